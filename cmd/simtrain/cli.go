@@ -1,0 +1,47 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// usageError marks an error caused by the command line (bad flag, unknown
+// name, out-of-range value); main exits with status 2 for it, 1 otherwise.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// usageErrorf builds a usageError. Messages name the flag and the valid
+// choices, on one line.
+func usageErrorf(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
+
+// checkChoice returns a usage error unless value is one of choices.
+func checkChoice(flag, value string, choices ...string) error {
+	if slices.Contains(choices, value) {
+		return nil
+	}
+	return usageErrorf("--%s: unknown value %q (valid: %s)", flag, value, strings.Join(choices, ", "))
+}
+
+// writeJSONLine writes v as one compact JSON object and a newline.
+func writeJSONLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	_, err = w.Write(b)
+	return err
+}
+
+// newTable returns a tabwriter for aligned, right-padded table output.
+func newTable(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+}

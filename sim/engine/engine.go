@@ -1,0 +1,238 @@
+// Package engine is simtrain's discrete-event kernel: integer simulated time,
+// a priority queue with a total (time, sequence) order, and a run loop.
+//
+// The kernel knows nothing about GPUs, links or models. Components register a
+// Handler once and then schedule events as (time, handler, argument) triples;
+// the argument is an int64 the component interprets (a task index, a flow id
+// with a generation counter, ...). Events are plain values in a typed binary
+// heap, so scheduling and executing an event allocates nothing.
+//
+// Determinism: events at the same time run in the order they were scheduled
+// (the sequence number breaks ties), and zero-delay events scheduled for the
+// current instant go through a FIFO that never touches the heap, which keeps
+// that same order. There are no goroutines, no wall clock and no I/O here.
+//
+// Cancellation is lazy and belongs to the component: it keeps a generation
+// counter, packs it into the argument, and ignores events whose generation is
+// stale (the approach ns-3 and htsim use). The kernel never searches its queue.
+package engine
+
+import (
+	"fmt"
+	"math"
+)
+
+// Time is simulated time in integer nanoseconds. int64 spans 292 years, so a
+// whole training run fits; integers keep results bit-identical across runs.
+type Time int64
+
+// Units of Time.
+const (
+	Nanosecond  Time = 1
+	Microsecond Time = 1000
+	Millisecond Time = 1000 * Microsecond
+	Second      Time = 1000 * Millisecond
+)
+
+// Forever is a time later than any event.
+const Forever Time = math.MaxInt64
+
+// Seconds converts a duration in seconds to Time, rounding up to a whole
+// nanosecond so that a positive duration never becomes zero. Negative, NaN
+// and infinite inputs are clamped to 0 and Forever respectively.
+func Seconds(s float64) Time {
+	if !(s > 0) { // also catches NaN
+		return 0
+	}
+	ns := s * 1e9
+	if ns >= float64(math.MaxInt64) {
+		return Forever
+	}
+	t := Time(ns)
+	if float64(t) < ns {
+		t++
+	}
+	return t
+}
+
+// Seconds returns t in seconds.
+func (t Time) Seconds() float64 { return float64(t) / 1e9 }
+
+// Microseconds returns t in microseconds.
+func (t Time) Microseconds() float64 { return float64(t) / 1e3 }
+
+// String formats t with a unit that keeps it readable.
+func (t Time) String() string {
+	switch {
+	case t >= Second || t <= -Second:
+		return fmt.Sprintf("%.6gs", t.Seconds())
+	case t >= Millisecond || t <= -Millisecond:
+		return fmt.Sprintf("%.6gms", float64(t)/1e6)
+	case t >= Microsecond || t <= -Microsecond:
+		return fmt.Sprintf("%.6gµs", float64(t)/1e3)
+	default:
+		return fmt.Sprintf("%dns", int64(t))
+	}
+}
+
+// Handler receives the events scheduled for it. Handle runs at simulated time
+// now with the argument given when the event was scheduled.
+type Handler interface {
+	Handle(now Time, arg int64)
+}
+
+// HandlerID names a registered Handler. It is an index, so events stay
+// pointer-free.
+type HandlerID int32
+
+// event is one pending event. It holds no pointers, so the garbage collector
+// never scans the queue.
+type event struct {
+	at      Time
+	seq     uint64
+	arg     int64
+	handler HandlerID
+}
+
+func (a *event) before(b *event) bool {
+	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
+}
+
+// Engine is the simulation kernel. The zero value is not usable; call New.
+type Engine struct {
+	now      Time
+	seq      uint64
+	heap     []event // binary min-heap on (at, seq)
+	fifo     []event // zero-delay events at now, in schedule order
+	fifoHead int
+	handlers []Handler
+	executed uint64
+	stopped  bool
+}
+
+// New returns an empty engine at time 0.
+func New() *Engine {
+	return &Engine{heap: make([]event, 0, 1024), fifo: make([]event, 0, 256)}
+}
+
+// Register adds a handler and returns the id to schedule events for it.
+func (e *Engine) Register(h Handler) HandlerID {
+	e.handlers = append(e.handlers, h)
+	return HandlerID(len(e.handlers) - 1)
+}
+
+// Now is the current simulated time.
+func (e *Engine) Now() Time { return e.now }
+
+// Executed is the number of events run so far.
+func (e *Engine) Executed() uint64 { return e.executed }
+
+// Pending is the number of events waiting to run.
+func (e *Engine) Pending() int { return len(e.heap) + len(e.fifo) - e.fifoHead }
+
+// At schedules an event for handler h at time t with argument arg. A time in
+// the past is a programming error and panics: causality is the one invariant
+// the kernel enforces itself.
+func (e *Engine) At(t Time, h HandlerID, arg int64) {
+	if t < e.now {
+		panic(fmt.Sprintf("engine: event scheduled at %v, before now %v", t, e.now))
+	}
+	e.seq++
+	ev := event{at: t, seq: e.seq, arg: arg, handler: h}
+	if t == e.now {
+		e.fifo = append(e.fifo, ev)
+		return
+	}
+	e.push(ev)
+}
+
+// After schedules an event d after now; a negative d is treated as zero.
+func (e *Engine) After(d Time, h HandlerID, arg int64) {
+	if d < 0 {
+		d = 0
+	}
+	e.At(e.now+d, h, arg)
+}
+
+// Stop makes Run return after the event being handled.
+func (e *Engine) Stop() { e.stopped = true }
+
+// Run executes events in (time, sequence) order until none remain or Stop is
+// called. It returns the number of events executed by this call.
+func (e *Engine) Run() uint64 { return e.RunUntil(Forever) }
+
+// RunUntil executes every event with time <= limit (or until Stop) and leaves
+// later ones pending. The clock stays at the last executed event.
+func (e *Engine) RunUntil(limit Time) uint64 {
+	start := e.executed
+	e.stopped = false
+	for !e.stopped {
+		var ev event
+		if e.fifoHead < len(e.fifo) && (len(e.heap) == 0 || !e.heap[0].before(&e.fifo[e.fifoHead])) {
+			// Zero-delay events run before heap events unless a heap event
+			// at this same instant was scheduled earlier.
+			ev = e.fifo[e.fifoHead]
+			e.fifoHead++
+			if e.fifoHead == len(e.fifo) {
+				e.fifo = e.fifo[:0]
+				e.fifoHead = 0
+			}
+		} else if len(e.heap) > 0 {
+			if e.heap[0].at > limit {
+				break
+			}
+			ev = e.pop()
+			e.now = ev.at
+		} else {
+			break
+		}
+		e.executed++
+		e.handlers[ev.handler].Handle(e.now, ev.arg)
+	}
+	return e.executed - start
+}
+
+func (e *Engine) push(ev event) {
+	h := append(e.heap, ev)
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h[i].before(&h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	e.heap = h
+}
+
+func (e *Engine) pop() event {
+	h := e.heap
+	top := h[0]
+	n := len(h) - 1
+	last := h[n]
+	h = h[:n]
+	if n > 0 {
+		// Sift the last element down from the root, moving holes instead of
+		// swapping: one write per level.
+		i := 0
+		for {
+			l := 2*i + 1
+			if l >= n {
+				break
+			}
+			c := l
+			if r := l + 1; r < n && h[r].before(&h[l]) {
+				c = r
+			}
+			if !h[c].before(&last) {
+				break
+			}
+			h[i] = h[c]
+			i = c
+		}
+		h[i] = last
+	}
+	e.heap = h
+	return top
+}

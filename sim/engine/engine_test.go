@@ -1,0 +1,191 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"sort"
+	"testing"
+)
+
+type recorder struct {
+	e   *Engine
+	got []int64
+	at  []Time
+}
+
+func (r *recorder) Handle(now Time, arg int64) {
+	r.got = append(r.got, arg)
+	r.at = append(r.at, now)
+}
+
+func TestOrderTimeThenSequence(t *testing.T) {
+	e := New()
+	r := &recorder{e: e}
+	h := e.Register(r)
+	e.At(30, h, 1)
+	e.At(10, h, 2)
+	e.At(10, h, 3)
+	e.At(20, h, 4)
+	e.At(0, h, 5) // zero-delay at now=0
+	e.Run()
+	want := []int64{5, 2, 3, 4, 1}
+	for i := range want {
+		if r.got[i] != want[i] {
+			t.Fatalf("order = %v, want %v", r.got, want)
+		}
+	}
+	if e.Now() != 30 {
+		t.Fatalf("now = %v, want 30", e.Now())
+	}
+}
+
+// chain schedules a zero-delay event from inside a handler; it must run
+// before any later-time event and after events already queued at now.
+type chain struct {
+	e   *Engine
+	h   HandlerID
+	log *[]int64
+}
+
+func (c *chain) Handle(now Time, arg int64) {
+	*c.log = append(*c.log, arg)
+	if arg == 1 {
+		c.e.After(0, c.h, 10)
+	}
+}
+
+func TestZeroDelayFIFO(t *testing.T) {
+	e := New()
+	var log []int64
+	c := &chain{e: e, log: &log}
+	c.h = e.Register(c)
+	e.At(5, c.h, 1)
+	e.At(5, c.h, 2)
+	e.At(6, c.h, 3)
+	e.Run()
+	want := []int64{1, 2, 10, 3}
+	for i := range want {
+		if log[i] != want[i] {
+			t.Fatalf("log = %v, want %v", log, want)
+		}
+	}
+}
+
+// TestAgainstSortedReference checks the heap against a stable sort of the
+// same events (the "dumb reference" check): equal times keep schedule order.
+func TestAgainstSortedReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	e := New()
+	r := &recorder{e: e}
+	h := e.Register(r)
+	type ev struct {
+		at  Time
+		arg int64
+	}
+	var ref []ev
+	for i := 0; i < 5000; i++ {
+		at := Time(rng.IntN(200)) // many ties
+		e.At(at, h, int64(i))
+		ref = append(ref, ev{at, int64(i)})
+	}
+	sort.SliceStable(ref, func(i, j int) bool { return ref[i].at < ref[j].at })
+	e.Run()
+	if len(r.got) != len(ref) {
+		t.Fatalf("ran %d events, want %d", len(r.got), len(ref))
+	}
+	for i := range ref {
+		if r.got[i] != ref[i].arg || r.at[i] != ref[i].at {
+			t.Fatalf("event %d: got (%v,%d), want (%v,%d)", i, r.at[i], r.got[i], ref[i].at, ref[i].arg)
+		}
+	}
+}
+
+func TestRunUntilAndStop(t *testing.T) {
+	e := New()
+	r := &recorder{e: e}
+	h := e.Register(r)
+	for i := 1; i <= 10; i++ {
+		e.At(Time(i)*Microsecond, h, int64(i))
+	}
+	if n := e.RunUntil(5 * Microsecond); n != 5 {
+		t.Fatalf("RunUntil ran %d events, want 5", n)
+	}
+	if e.Pending() != 5 {
+		t.Fatalf("pending = %d, want 5", e.Pending())
+	}
+	e.Run()
+	if e.Executed() != 10 {
+		t.Fatalf("executed = %d", e.Executed())
+	}
+}
+
+func TestPastEventPanics(t *testing.T) {
+	e := New()
+	r := &recorder{e: e}
+	h := e.Register(r)
+	e.At(10, h, 0)
+	e.Run()
+	defer func() {
+		if recover() == nil {
+			t.Fatal("scheduling in the past did not panic")
+		}
+	}()
+	e.At(5, h, 0)
+}
+
+func TestSeconds(t *testing.T) {
+	cases := []struct {
+		in   float64
+		want Time
+	}{
+		{0, 0}, {-1, 0}, {1e-9, 1}, {1.5e-9, 2}, {1, Second}, {2.5e-6, 2500},
+	}
+	for _, c := range cases {
+		if got := Seconds(c.in); got != c.want {
+			t.Errorf("Seconds(%g) = %d, want %d", c.in, got, c.want)
+		}
+	}
+}
+
+// hold implements the classic hold model: every event schedules one more at
+// now + an exponential delay, so the queue size stays constant.
+type hold struct {
+	e         *Engine
+	h         HandlerID
+	delays    []Time
+	i         int
+	remaining int
+}
+
+func (h *hold) Handle(now Time, arg int64) {
+	d := h.delays[h.i&(len(h.delays)-1)]
+	h.i++
+	h.e.After(d, h.h, arg)
+	h.remaining--
+	if h.remaining == 0 {
+		h.e.Stop()
+	}
+}
+
+func benchHold(b *testing.B, pending int) {
+	e := New()
+	rng := rand.New(rand.NewPCG(7, 9))
+	hd := &hold{e: e, delays: make([]Time, 1<<16)}
+	for i := range hd.delays {
+		hd.delays[i] = 1 + Time(rng.ExpFloat64()*1000) // mean 1 µs
+	}
+	hd.h = e.Register(hd)
+	for i := 0; i < pending; i++ {
+		e.At(Time(rng.IntN(1000)), hd.h, int64(i))
+	}
+	// Warm up so the heap has grown to its steady size.
+	e.RunUntil(e.Now() + 2000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	hd.remaining = b.N
+	e.Run()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Mevents/s")
+}
+
+func BenchmarkHold1k(b *testing.B)   { benchHold(b, 1_000) }
+func BenchmarkHold100k(b *testing.B) { benchHold(b, 100_000) }
+func BenchmarkHold1M(b *testing.B)   { benchHold(b, 1_000_000) }

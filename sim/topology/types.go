@@ -1,0 +1,116 @@
+// Package topology is simtrain's hardware model: the catalog of GPUs and NICs
+// (every number with its source), the cluster as a graph of devices and
+// full-duplex links, builders for the usual cluster shapes, and deterministic
+// routing between GPUs.
+//
+// API CONTRACT (stubs written before implementation; the exported names and
+// signatures below are relied on by sim/network, sim/collectives and sim).
+package topology
+
+import "github.com/simtrain/simtrain/sim/engine"
+
+// PeakFLOPS is dense (no sparsity) peak throughput in FLOP/s per datatype.
+// Zero means the GPU has no native support for that datatype.
+type PeakFLOPS struct {
+	FP32, TF32, FP16, BF16, FP8, FP4 float64
+}
+
+// GPU is one catalog entry. Bandwidths are bytes/s in one direction.
+type GPU struct {
+	Name               string  // catalog key, e.g. "h100-sxm"
+	Arch               string  // "ampere", "hopper", "blackwell", "ada", "cdna3"
+	HBMBytes           float64 // usable device memory, bytes
+	HBMBandwidth       float64 // bytes/s
+	Peak               PeakFLOPS
+	SMs                int     // streaming multiprocessors / compute units
+	ScaleUp            string  // "nvlink", "xgmi", "nvlink-bridge", "none"
+	ScaleUpBandwidth   float64 // per GPU, per direction, bytes/s (H100: 450e9)
+	ScaleUpLinks       int     // NVLink/XGMI links per GPU
+	NVLS               bool    // NVSwitch in-network reduction (NVLink SHARP) available
+	DomainGPUs         int     // GPUs in the default scale-up (NVLink) domain: 8 for HGX, 72 for NVL72
+	DefaultGPUsPerNode int
+	DefaultIntraNode   string // "nvswitch" | "pcie" | "nvlink-pairs"
+	PCIeGen            int
+	PCIeBandwidth      float64 // x16 per direction, bytes/s
+	TDPWatts           float64
+	GPUHourUSD         float64 // default on-demand price per GPU-hour (sweep cost model)
+	Compute            ComputeProfile
+	Comm               CommProfile
+	Sources            []string // one line per figure: "HBMBandwidth: NVIDIA H100 datasheet"
+}
+
+// NIC is one scale-out network adapter type.
+type NIC struct {
+	Name      string      // catalog key, e.g. "ib-ndr-400"
+	Kind      string      // "infiniband", "roce", "ethernet", "omnipath"
+	Gbps      float64     // line rate per port, Gb/s
+	Bandwidth float64     // line rate in bytes/s per direction (Gbps*1e9/8)
+	Latency   engine.Time // per switch hop
+	Comm      NICCommProfile
+	Sources   []string
+}
+
+// DeviceKind says what a vertex of the cluster graph is.
+type DeviceKind uint8
+
+const (
+	KindGPU DeviceKind = iota
+	KindNVSwitch
+	KindPCIeSwitch
+	KindNIC
+	KindLeaf  // tier-1 switch (ToR / rail leaf)
+	KindSpine // tier-2 switch
+	KindCore  // tier-3 switch
+)
+
+// LinkKind says what technology a link is.
+type LinkKind uint8
+
+const (
+	LinkNVLink LinkKind = iota
+	LinkXGMI
+	LinkPCIe
+	LinkNetwork // NIC-switch and switch-switch cables
+)
+
+// Device is one vertex.
+type Device struct {
+	Kind  DeviceKind
+	Node  int32 // node (server) index, -1 for devices outside a node
+	Local int32 // index within its node or tier
+	Name  string
+}
+
+// Link is one direction of a full-duplex cable. Links[2k] and Links[2k+1] are
+// the two directions of the same cable.
+type Link struct {
+	From, To  int32 // device ids
+	Kind      LinkKind
+	Bandwidth float64     // line rate, bytes/s, this direction
+	Latency   engine.Time // propagation + switching for this hop
+}
+
+// Spec describes a cluster to build (mirrors the scenario's cluster block).
+type Spec struct {
+	GPU              string
+	Nodes            int
+	GPUsPerNode      int     // 0: the GPU's default
+	IntraNode        string  // "" = GPU default; nvswitch | pcie | nvlink-pairs
+	Network          string  // "" = rail-optimized; rail-optimized | fat-tree | clos | single-switch
+	NIC              string  // "" = ib-ndr-400
+	NICGbps          float64 // 0: catalog line rate
+	NICsPerNode      int     // 0: GPUsPerNode
+	Oversubscription float64 // above the pod; 0 or 1 = none; 7 means 1:7
+	PodGPUs          int     // GPUs per full-bisection pod; 0 = whole cluster
+}
+
+// Cluster is a built, frozen cluster. Device and link ids are dense indices.
+type Cluster struct {
+	Spec      Spec // with defaults filled in
+	GPU       GPU
+	NIC       NIC
+	Devices   []Device
+	Links     []Link
+	GPUDevice []int32 // device id of GPU rank r (ranks are node-major: r = node*GPUsPerNode + local)
+	// unexported routing state added by the implementation
+}
