@@ -1,0 +1,109 @@
+package output
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+)
+
+// tmpSeq makes temporary names unique within one process, so two writers of
+// the same path never share a temporary file.
+var tmpSeq atomic.Uint64
+
+// testHookBeforeRename, when set by a test, runs after the temporary file is
+// complete and synced and before the rename; an error it returns fails the
+// write as an I/O error would.
+var testHookBeforeRename func(tmp string) error
+
+// atomicFile is a file written under a temporary name and renamed over its
+// final path by commit. Exactly one of commit or abort takes effect; after
+// either, both are no-ops (commit then returns the first error again).
+type atomicFile struct {
+	path, tmp string
+	f         *os.File
+	w         *bufio.Writer
+	done      bool
+	err       error
+}
+
+// createAtomic opens PATH.tmp-PID-N for writing in PATH's directory.
+func createAtomic(path string) (*atomicFile, error) {
+	if path == "" {
+		return nil, errors.New("output: empty file path")
+	}
+	tmp := path + ".tmp-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(tmpSeq.Add(1), 10)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("output: create %s: %w", path, err)
+	}
+	return &atomicFile{path: path, tmp: tmp, f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+}
+
+// commit flushes, syncs and closes the temporary file, renames it to the
+// final path and syncs the directory. On failure it removes the temporary.
+func (a *atomicFile) commit() error {
+	if a.done {
+		return a.err
+	}
+	a.done = true
+	err := a.w.Flush()
+	if err == nil {
+		err = a.f.Sync()
+	}
+	if cerr := a.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && testHookBeforeRename != nil {
+		err = testHookBeforeRename(a.tmp)
+	}
+	if err == nil {
+		err = os.Rename(a.tmp, a.path)
+	}
+	if err != nil {
+		os.Remove(a.tmp)
+		a.err = fmt.Errorf("output: write %s: %w", a.path, err)
+		return a.err
+	}
+	syncDir(filepath.Dir(a.path))
+	return nil
+}
+
+// abort closes and removes the temporary file; the final path is untouched.
+func (a *atomicFile) abort() {
+	if a.done {
+		return
+	}
+	a.done = true
+	a.err = errors.New("output: write " + a.path + ": aborted")
+	a.f.Close()
+	os.Remove(a.tmp)
+}
+
+// syncDir makes a rename durable. Errors are ignored: some file systems do
+// not support syncing a directory, and the rename itself already succeeded.
+func syncDir(dir string) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	d.Sync()
+	d.Close()
+}
+
+// writeAtomic writes a whole file through fn and commits it, or leaves no
+// trace of it if fn or the commit fails.
+func writeAtomic(path string, fn func(w *bufio.Writer) error) error {
+	a, err := createAtomic(path)
+	if err != nil {
+		return err
+	}
+	if err := fn(a.w); err != nil {
+		a.abort()
+		return err
+	}
+	return a.commit()
+}

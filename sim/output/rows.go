@@ -1,0 +1,109 @@
+package output
+
+// The row types below are the schemas of the small tables. Each field's arrow
+// tag is its column name (snake_case, unit in the name); ",dict" marks a
+// string column to dictionary-encode. Column order is field order. Pointer
+// fields are nullable. Documented column by column in results/README.md.
+
+// SummaryRow is one simulated scenario (summary.arrow; also one sweep point).
+type SummaryRow struct {
+	RunID string `arrow:"run_id"`
+	Name  string `arrow:"name"`
+	Error string `arrow:"error"` // empty when the point simulated
+
+	// Input knobs.
+	ModelPreset      string  `arrow:"model_preset,dict"`
+	Layers           int64   `arrow:"layers"`
+	Hidden           int64   `arrow:"hidden"`
+	Heads            int64   `arrow:"heads"`
+	KVHeads          int64   `arrow:"kv_heads"`
+	FFN              int64   `arrow:"ffn"`
+	Vocab            int64   `arrow:"vocab"`
+	Experts          int64   `arrow:"experts"`
+	TopK             int64   `arrow:"top_k"`
+	Params           float64 `arrow:"params"`
+	ActiveParams     float64 `arrow:"active_params"`
+	SeqLen           int64   `arrow:"seq_len"`
+	GlobalBatch      int64   `arrow:"global_batch"`
+	MicroBatch       int64   `arrow:"micro_batch"`
+	Precision        string  `arrow:"precision,dict"`
+	Optimizer        string  `arrow:"optimizer,dict"`
+	Recompute        string  `arrow:"recompute,dict"`
+	FlashAttention   bool    `arrow:"flash_attention"`
+	GPU              string  `arrow:"gpu,dict"`
+	Nodes            int64   `arrow:"nodes"`
+	GPUsPerNode      int64   `arrow:"gpus_per_node"`
+	NumGPUs          int64   `arrow:"num_gpus"`
+	IntraNode        string  `arrow:"intra_node,dict"`
+	Network          string  `arrow:"network,dict"`
+	NIC              string  `arrow:"nic,dict"`
+	NICGbps          float64 `arrow:"nic_gbps"`
+	NICsPerNode      int64   `arrow:"nics_per_node"`
+	Oversubscription float64 `arrow:"oversubscription"`
+	PodGPUs          int64   `arrow:"pod_gpus"`
+	TP               int64   `arrow:"tp"`
+	PP               int64   `arrow:"pp"`
+	DP               int64   `arrow:"dp"`
+	CP               int64   `arrow:"cp"`
+	EP               int64   `arrow:"ep"`
+	SP               bool    `arrow:"sp"`
+	Zero             int64   `arrow:"zero"`
+	Schedule         string  `arrow:"schedule,dict"`
+	VirtualStages    int64   `arrow:"virtual_stages"`
+	Microbatches     int64   `arrow:"microbatches"`
+	Fidelity         string  `arrow:"fidelity,dict"`
+	Steps            int64   `arrow:"steps"`
+
+	// Results.
+	StepTimeS            float64 `arrow:"step_time_s"`
+	TokensPerS           float64 `arrow:"tokens_per_s"`
+	TokensPerSPerGPU     float64 `arrow:"tokens_per_s_per_gpu"`
+	ModelFLOPsPerStep    float64 `arrow:"model_flops_per_step"`
+	HardwareFLOPsPerStep float64 `arrow:"hardware_flops_per_step"`
+	MFU                  float64 `arrow:"mfu"`
+	HFU                  float64 `arrow:"hfu"`
+	TFLOPsPerGPU         float64 `arrow:"tflops_per_gpu"`
+	BubbleFraction       float64 `arrow:"bubble_fraction"`
+	ComputeS             float64 `arrow:"compute_s"` // busy compute time of the busiest rank per step
+	ExposedTPS           float64 `arrow:"exposed_tp_s"`
+	ExposedCPS           float64 `arrow:"exposed_cp_s"`
+	ExposedEPS           float64 `arrow:"exposed_ep_s"`
+	ExposedDPS           float64 `arrow:"exposed_dp_s"`
+	ExposedPPS           float64 `arrow:"exposed_pp_s"`
+	PeakMemBytes         float64 `arrow:"peak_mem_bytes"`     // largest rank
+	MinPeakMemBytes      float64 `arrow:"min_peak_mem_bytes"` // smallest rank
+	MemCapacityBytes     float64 `arrow:"mem_capacity_bytes"`
+	Fits                 bool    `arrow:"fits"`
+	CostUSDPerStep       float64 `arrow:"cost_usd_per_step"`
+	EnergyKWhPerStep     float64 `arrow:"energy_kwh_per_step"`
+	Events               int64   `arrow:"events"`
+	SimWallS             float64 `arrow:"sim_wall_s"`
+}
+
+// MemoryRow is one rank's memory breakdown at its peak (memory.arrow).
+type MemoryRow struct {
+	Rank             int64   `arrow:"rank"`
+	Node             int64   `arrow:"node"`
+	Stage            int64   `arrow:"stage"`
+	WeightsBytes     float64 `arrow:"weights_bytes"`
+	GradientsBytes   float64 `arrow:"gradients_bytes"`
+	OptimizerBytes   float64 `arrow:"optimizer_bytes"`
+	ActivationsBytes float64 `arrow:"activations_bytes"`
+	BuffersBytes     float64 `arrow:"buffers_bytes"`
+	OverheadBytes    float64 `arrow:"overhead_bytes"`
+	TotalBytes       float64 `arrow:"total_bytes"`
+	CapacityBytes    float64 `arrow:"capacity_bytes"`
+	Fits             bool    `arrow:"fits"`
+}
+
+// LinkRow is one directed link's traffic over the simulated steps (links.arrow).
+type LinkRow struct {
+	Link               int64   `arrow:"link"`
+	From               string  `arrow:"from"`
+	To                 string  `arrow:"to"`
+	Kind               string  `arrow:"kind,dict"`
+	BandwidthBytesPerS float64 `arrow:"bandwidth_bytes_per_s"`
+	Bytes              float64 `arrow:"bytes"`
+	BusyNs             int64   `arrow:"busy_ns"`
+	Utilization        float64 `arrow:"utilization"` // bytes / (bandwidth * simulated time)
+}

@@ -1,0 +1,529 @@
+package output
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"reflect"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// WriteTable writes rows, a slice of structs with arrow-tagged fields (see
+// the package doc), to path as an uncompressed Arrow IPC file with batches
+// of at most [BatchRows] rows. The schema metadata holds schema_version and
+// every key of meta. Dictionary columns use the sorted distinct values of
+// the column as their one dictionary. The write is atomic: on error nothing
+// new is left at path. An empty slice gives a valid file with the schema and
+// no batches.
+func WriteTable(path string, rows any, meta map[string]string) error {
+	return writeTable(memory.DefaultAllocator, path, rows, meta)
+}
+
+func writeTable(mem memory.Allocator, path string, rows any, meta map[string]string) error {
+	tb, err := newTableBuilder(mem, rows, meta)
+	if err != nil {
+		return err
+	}
+	defer tb.release()
+	return writeAtomic(path, func(w *bufio.Writer) error {
+		fw, err := ipc.NewFileWriter(w, ipc.WithSchema(tb.schema), ipc.WithAllocator(mem))
+		if err != nil {
+			return fmt.Errorf("output: write %s: %w", path, err)
+		}
+		for lo := 0; lo < tb.n; lo += BatchRows {
+			rec := tb.batch(lo, min(lo+BatchRows, tb.n))
+			err := fw.Write(rec)
+			rec.Release()
+			if err != nil {
+				fw.Close() // releases the writer's dictionaries
+				return fmt.Errorf("output: write %s: %w", path, err)
+			}
+		}
+		if err := fw.Close(); err != nil {
+			return fmt.Errorf("output: write %s: %w", path, err)
+		}
+		return nil
+	})
+}
+
+// tableBuilder turns a slice of row structs into record batches that share
+// one fixed dictionary per dictionary column.
+type tableBuilder struct {
+	mem    memory.Allocator
+	spec   *structSpec
+	rows   reflect.Value // the slice
+	n      int
+	schema *arrow.Schema
+	dicts  []*fixedDict // per field; nil for non-dictionary fields
+}
+
+// fixedDict is one dictionary column's dictionary, built once.
+type fixedDict struct {
+	typ    *arrow.DictionaryType
+	values []string
+	index  map[string]int32
+	arr    arrow.Array // the utf8 dictionary, shared by every batch
+}
+
+func newFixedDict(mem memory.Allocator, values []string) *fixedDict {
+	d := &fixedDict{typ: dictType(len(values)), values: values, index: make(map[string]int32, len(values))}
+	for i, v := range values {
+		d.index[v] = int32(i)
+	}
+	b := array.NewStringBuilder(mem)
+	defer b.Release()
+	b.AppendValues(values, nil)
+	d.arr = b.NewArray()
+	return d
+}
+
+func (d *fixedDict) release() {
+	if d != nil && d.arr != nil {
+		d.arr.Release()
+		d.arr = nil
+	}
+}
+
+// rowsValue checks that rows is a slice (or a pointer to one) of structs.
+func rowsValue(rows any) (reflect.Value, error) {
+	v := reflect.ValueOf(rows)
+	if v.Kind() == reflect.Pointer && !v.IsNil() {
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Slice || v.Type().Elem().Kind() != reflect.Struct {
+		return reflect.Value{}, fmt.Errorf("output: rows must be a slice of structs, got %T", rows)
+	}
+	return v, nil
+}
+
+func newTableBuilder(mem memory.Allocator, rows any, meta map[string]string) (*tableBuilder, error) {
+	v, err := rowsValue(rows)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := specOf(v.Type().Elem())
+	if err != nil {
+		return nil, err
+	}
+	tb := &tableBuilder{mem: mem, spec: spec, rows: v, n: v.Len(), dicts: make([]*fixedDict, len(spec.fields))}
+	fields := make([]arrow.Field, len(spec.fields))
+	for fi := range spec.fields {
+		f := &spec.fields[fi]
+		dictLen := 0
+		if f.dict {
+			seen := map[string]bool{}
+			var values []string
+			for i := 0; i < tb.n; i++ {
+				fv := v.Index(i).Field(f.index)
+				if f.nullable {
+					if fv.IsNil() {
+						continue
+					}
+					fv = fv.Elem()
+				}
+				if s := validUTF8(fv.String()); !seen[s] {
+					seen[s] = true
+					values = append(values, s)
+				}
+			}
+			slices.Sort(values)
+			tb.dicts[fi] = newFixedDict(mem, values)
+			dictLen = len(values)
+		}
+		fields[fi] = arrow.Field{Name: f.column, Type: f.arrowType(dictLen), Nullable: f.nullable}
+	}
+	md := schemaMetadata(meta)
+	tb.schema = arrow.NewSchema(fields, &md)
+	return tb, nil
+}
+
+func (tb *tableBuilder) release() {
+	for _, d := range tb.dicts {
+		d.release()
+	}
+}
+
+// batch builds the record batch of rows [lo, hi).
+func (tb *tableBuilder) batch(lo, hi int) arrow.RecordBatch {
+	cols := make([]arrow.Array, len(tb.spec.fields))
+	for fi := range tb.spec.fields {
+		cols[fi] = tb.column(fi, lo, hi)
+	}
+	rec := array.NewRecordBatch(tb.schema, cols, int64(hi-lo))
+	for _, c := range cols {
+		c.Release()
+	}
+	return rec
+}
+
+// column builds field fi's array for rows [lo, hi).
+func (tb *tableBuilder) column(fi, lo, hi int) arrow.Array {
+	f := &tb.spec.fields[fi]
+	// value returns the field of row i, or ok=false for a nil pointer.
+	value := func(i int) (reflect.Value, bool) {
+		fv := tb.rows.Index(i).Field(f.index)
+		if f.nullable {
+			if fv.IsNil() {
+				return fv, false
+			}
+			fv = fv.Elem()
+		}
+		return fv, true
+	}
+	n := hi - lo
+	if d := tb.dicts[fi]; d != nil {
+		var idx arrow.Array
+		if d.typ.IndexType.ID() == arrow.INT16 {
+			b := array.NewInt16Builder(tb.mem)
+			b.Reserve(n)
+			for i := lo; i < hi; i++ {
+				if fv, ok := value(i); ok {
+					b.UnsafeAppend(int16(d.index[validUTF8(fv.String())]))
+				} else {
+					b.UnsafeAppendBoolToBitmap(false)
+				}
+			}
+			idx = b.NewArray()
+			b.Release()
+		} else {
+			b := array.NewInt32Builder(tb.mem)
+			b.Reserve(n)
+			for i := lo; i < hi; i++ {
+				if fv, ok := value(i); ok {
+					b.UnsafeAppend(d.index[validUTF8(fv.String())])
+				} else {
+					b.UnsafeAppendBoolToBitmap(false)
+				}
+			}
+			idx = b.NewArray()
+			b.Release()
+		}
+		arr := array.NewDictionaryArray(d.typ, idx, d.arr)
+		idx.Release()
+		return arr
+	}
+	var b array.Builder
+	switch f.kind {
+	case kindInt, kindInt64:
+		ib := array.NewInt64Builder(tb.mem)
+		ib.Reserve(n)
+		for i := lo; i < hi; i++ {
+			if fv, ok := value(i); ok {
+				ib.UnsafeAppend(fv.Int())
+			} else {
+				ib.UnsafeAppendBoolToBitmap(false)
+			}
+		}
+		b = ib
+	case kindInt32:
+		ib := array.NewInt32Builder(tb.mem)
+		ib.Reserve(n)
+		for i := lo; i < hi; i++ {
+			if fv, ok := value(i); ok {
+				ib.UnsafeAppend(int32(fv.Int()))
+			} else {
+				ib.UnsafeAppendBoolToBitmap(false)
+			}
+		}
+		b = ib
+	case kindUint64:
+		ub := array.NewUint64Builder(tb.mem)
+		ub.Reserve(n)
+		for i := lo; i < hi; i++ {
+			if fv, ok := value(i); ok {
+				ub.UnsafeAppend(fv.Uint())
+			} else {
+				ub.UnsafeAppendBoolToBitmap(false)
+			}
+		}
+		b = ub
+	case kindFloat64:
+		fb := array.NewFloat64Builder(tb.mem)
+		fb.Reserve(n)
+		for i := lo; i < hi; i++ {
+			if fv, ok := value(i); ok {
+				fb.UnsafeAppend(fv.Float())
+			} else {
+				fb.UnsafeAppendBoolToBitmap(false)
+			}
+		}
+		b = fb
+	case kindBool:
+		bb := array.NewBooleanBuilder(tb.mem)
+		bb.Reserve(n)
+		for i := lo; i < hi; i++ {
+			if fv, ok := value(i); ok {
+				bb.UnsafeAppend(fv.Bool())
+			} else {
+				bb.UnsafeAppendBoolToBitmap(false)
+			}
+		}
+		b = bb
+	default: // kindString
+		sb := array.NewStringBuilder(tb.mem)
+		sb.Reserve(n)
+		for i := lo; i < hi; i++ {
+			if fv, ok := value(i); ok {
+				sb.Append(validUTF8(fv.String()))
+			} else {
+				sb.AppendNull()
+			}
+		}
+		b = sb
+	}
+	arr := b.NewArray()
+	b.Release()
+	return arr
+}
+
+// TableInfo describes an Arrow IPC file: its schema, size and metadata.
+type TableInfo struct {
+	Columns []string          // column names, in order
+	Types   []string          // Arrow type of each column, e.g. "int64", "dictionary<values=utf8, indices=int16, ordered=false>"
+	Rows    int64             // total rows over all batches
+	Batches int               // record batches in the file
+	Meta    map[string]string // schema metadata, schema_version included
+}
+
+// ReadTableInfo returns the column names and types, row and batch counts
+// and metadata of the Arrow IPC file at path. It loads the batches one at a
+// time to count their rows, but does not convert any values.
+func ReadTableInfo(path string) (TableInfo, error) {
+	return readTableInfo(memory.DefaultAllocator, path)
+}
+
+func readTableInfo(mem memory.Allocator, path string) (TableInfo, error) {
+	var info TableInfo
+	err := withFileReader(mem, path, func(r *ipc.FileReader) error {
+		sc := r.Schema()
+		for _, f := range sc.Fields() {
+			info.Columns = append(info.Columns, f.Name)
+			info.Types = append(info.Types, f.Type.String())
+		}
+		info.Meta = metadataMap(sc.Metadata())
+		info.Batches = r.NumRecords()
+		for i := 0; i < info.Batches; i++ {
+			rec, err := r.RecordBatch(i)
+			if err != nil {
+				return err
+			}
+			info.Rows += rec.NumRows()
+		}
+		return nil
+	})
+	return info, err
+}
+
+// withFileReader opens path as an Arrow IPC file for fn. arrow-go's reader
+// can panic on a damaged file (a bad flatbuffer offset, a buffer past the
+// end of the body); such a panic, here or in fn, becomes an error.
+func withFileReader(mem memory.Allocator, path string, fn func(r *ipc.FileReader) error) (err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("output: read %w", err)
+	}
+	defer f.Close()
+	var r *ipc.FileReader
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("output: read %s: damaged Arrow IPC file: %v", path, p)
+		}
+		if r != nil {
+			r.Close()
+		}
+	}()
+	r, err = ipc.NewFileReader(f, ipc.WithAllocator(mem))
+	if err != nil {
+		return fmt.Errorf("output: read %s: not an Arrow IPC file: %w", path, err)
+	}
+	if err := fn(r); err != nil {
+		return fmt.Errorf("output: read %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadTable reads the Arrow IPC file at path into out, which must point to
+// a slice of structs with arrow tags (*[]T); *out is replaced by the file's
+// rows. Columns are matched by name: every tagged field needs its column,
+// columns without a field are ignored. A column may be wider than the
+// field's Arrow type only where no value changes (int32 into int or int64,
+// float32 into float64, a plain or dictionary string into string); a null in
+// a non-pointer field is an error. It returns the schema metadata.
+func ReadTable(path string, out any) (map[string]string, error) {
+	return readTable(memory.DefaultAllocator, path, out)
+}
+
+func readTable(mem memory.Allocator, path string, out any) (map[string]string, error) {
+	pv := reflect.ValueOf(out)
+	if pv.Kind() != reflect.Pointer || pv.IsNil() || pv.Elem().Kind() != reflect.Slice || pv.Elem().Type().Elem().Kind() != reflect.Struct {
+		return nil, fmt.Errorf("output: ReadTable out must be a non-nil *[]struct, got %T", out)
+	}
+	spec, err := specOf(pv.Elem().Type().Elem())
+	if err != nil {
+		return nil, err
+	}
+	var meta map[string]string
+	res := reflect.New(pv.Elem().Type()).Elem()
+	err = withFileReader(mem, path, func(r *ipc.FileReader) error {
+		cols, err := spec.match(r.Schema())
+		if err != nil {
+			return err
+		}
+		meta = metadataMap(r.Schema().Metadata())
+		for b := 0; b < r.NumRecords(); b++ {
+			rec, err := r.RecordBatch(b)
+			if err != nil {
+				return err
+			}
+			if err := spec.decode(rec, cols, &res); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	pv.Elem().Set(res)
+	return meta, nil
+}
+
+// match finds each field's column in sc and checks that its type can be
+// read into the field without loss.
+func (s *structSpec) match(sc *arrow.Schema) ([]int, error) {
+	cols := make([]int, len(s.fields))
+	for fi := range s.fields {
+		f := &s.fields[fi]
+		idx := sc.FieldIndices(f.column)
+		if len(idx) == 0 {
+			return nil, fmt.Errorf("column %q (field %s) not in file; file has %v", f.column, f.goName, columnNames(sc))
+		}
+		dt := sc.Field(idx[0]).Type
+		if !readable(f.kind, dt) {
+			return nil, fmt.Errorf("column %q has type %s, cannot read into field %s (%s)", f.column, dt, f.goName, s.typ.Field(f.index).Type)
+		}
+		cols[fi] = idx[0]
+	}
+	return cols, nil
+}
+
+func columnNames(sc *arrow.Schema) []string {
+	names := make([]string, sc.NumFields())
+	for i, f := range sc.Fields() {
+		names[i] = f.Name
+	}
+	return names
+}
+
+// readable says whether a column of type dt can fill a field of kind k.
+func readable(k colKind, dt arrow.DataType) bool {
+	switch k {
+	case kindInt, kindInt64:
+		return in(dt.ID(), arrow.INT64, arrow.INT32, arrow.INT16, arrow.INT8)
+	case kindInt32:
+		return in(dt.ID(), arrow.INT32, arrow.INT16, arrow.INT8)
+	case kindUint64:
+		return in(dt.ID(), arrow.UINT64, arrow.UINT32, arrow.UINT16, arrow.UINT8)
+	case kindFloat64:
+		return in(dt.ID(), arrow.FLOAT64, arrow.FLOAT32)
+	case kindBool:
+		return dt.ID() == arrow.BOOL
+	default:
+		if d, ok := dt.(*arrow.DictionaryType); ok {
+			dt = d.ValueType
+		}
+		return in(dt.ID(), arrow.STRING, arrow.LARGE_STRING)
+	}
+}
+
+func in(id arrow.Type, ids ...arrow.Type) bool { return slices.Contains(ids, id) }
+
+// decode appends the rows of rec to the slice *res. Dictionary indices are
+// checked first, so an index outside its dictionary is a clear error.
+func (s *structSpec) decode(rec arrow.RecordBatch, cols []int, res *reflect.Value) error {
+	n := int(rec.NumRows())
+	for fi := range s.fields {
+		if d, ok := rec.Column(cols[fi]).(*array.Dictionary); ok {
+			size := d.Dictionary().Len()
+			for i := 0; i < n; i++ {
+				if j := d.GetValueIndex(i); d.IsValid(i) && (j < 0 || j >= size) {
+					return fmt.Errorf("column %q row %d: dictionary index %d out of range [0, %d)", s.fields[fi].column, res.Len()+i, j, size)
+				}
+			}
+		}
+	}
+	base := res.Len()
+	res.Grow(n)
+	res.SetLen(base + n)
+	for fi := range s.fields {
+		f := &s.fields[fi]
+		arr := rec.Column(cols[fi])
+		get := getter(f.kind, arr)
+		for i := 0; i < n; i++ {
+			dst := res.Index(base + i).Field(f.index)
+			if arr.IsNull(i) {
+				if !f.nullable {
+					return fmt.Errorf("column %q row %d is null but field %s is not a pointer", f.column, base+i, f.goName)
+				}
+				continue
+			}
+			if f.nullable {
+				p := reflect.New(dst.Type().Elem())
+				dst.Set(p)
+				dst = p.Elem()
+			}
+			get(i, dst)
+		}
+	}
+	return nil
+}
+
+// getter returns a function that stores element i of arr into dst. The
+// column type has been checked by readable.
+func getter(k colKind, arr arrow.Array) func(i int, dst reflect.Value) {
+	if d, ok := arr.(*array.Dictionary); ok {
+		vals := d.Dictionary()
+		str := func(j int) string {
+			if ls, ok := vals.(*array.LargeString); ok {
+				return ls.Value(j)
+			}
+			return vals.(*array.String).Value(j)
+		}
+		return func(i int, dst reflect.Value) { dst.SetString(str(d.GetValueIndex(i))) }
+	}
+	switch a := arr.(type) {
+	case *array.Int64:
+		return func(i int, dst reflect.Value) { dst.SetInt(a.Value(i)) }
+	case *array.Int32:
+		return func(i int, dst reflect.Value) { dst.SetInt(int64(a.Value(i))) }
+	case *array.Int16:
+		return func(i int, dst reflect.Value) { dst.SetInt(int64(a.Value(i))) }
+	case *array.Int8:
+		return func(i int, dst reflect.Value) { dst.SetInt(int64(a.Value(i))) }
+	case *array.Uint64:
+		return func(i int, dst reflect.Value) { dst.SetUint(a.Value(i)) }
+	case *array.Uint32:
+		return func(i int, dst reflect.Value) { dst.SetUint(uint64(a.Value(i))) }
+	case *array.Uint16:
+		return func(i int, dst reflect.Value) { dst.SetUint(uint64(a.Value(i))) }
+	case *array.Uint8:
+		return func(i int, dst reflect.Value) { dst.SetUint(uint64(a.Value(i))) }
+	case *array.Float64:
+		return func(i int, dst reflect.Value) { dst.SetFloat(a.Value(i)) }
+	case *array.Float32:
+		return func(i int, dst reflect.Value) { dst.SetFloat(float64(a.Value(i))) }
+	case *array.Boolean:
+		return func(i int, dst reflect.Value) { dst.SetBool(a.Value(i)) }
+	case *array.String:
+		return func(i int, dst reflect.Value) { dst.SetString(a.Value(i)) }
+	case *array.LargeString:
+		return func(i int, dst reflect.Value) { dst.SetString(a.Value(i)) }
+	}
+	// Unreachable after readable; keep the zero value rather than panic.
+	return func(int, reflect.Value) {}
+}
