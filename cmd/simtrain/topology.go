@@ -2,11 +2,171 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/simtrain/simtrain/sim/topology"
 )
 
-// PLACEHOLDER: replaced by the real command.
+// specFlags maps a topology.SpecError field to the flag that sets it.
+var specFlags = map[string]string{
+	"cluster.gpu":                      "gpu",
+	"cluster.nodes":                    "nodes",
+	"cluster.gpus_per_node":            "gpus-per-node",
+	"cluster.intra_node":               "intra-node",
+	"cluster.network.kind":             "network",
+	"cluster.network.nic":              "nic",
+	"cluster.network.nic_gbps":         "nic-gbps",
+	"cluster.network.nics_per_node":    "nics-per-node",
+	"cluster.network.oversubscription": "oversubscription",
+	"cluster.network.pod_gpus":         "pod-gpus",
+}
+
 func newTopologyCmd() *cobra.Command {
-	return &cobra.Command{Use: "topology", Short: "(not built yet)", RunE: func(*cobra.Command, []string) error { return errors.New("topology: not built yet") }}
+	var (
+		spec   topology.Spec
+		format string
+	)
+	cmd := &cobra.Command{
+		Use:   "topology",
+		Short: "Build a cluster and summarise its devices, links, bisection and diameter",
+		Long: `topology builds the cluster graph simtrain simulates on (GPUs, NVSwitches,
+PCIe switches, NICs, leaf/spine/core switches and the links between them) and
+prints what was built: device and cable counts by kind, per-GPU scale-up and
+scale-out bandwidth, bisection bandwidth (the minimum cut between the two
+halves of the GPU ranks, one direction) and the diameter in hops between GPUs.
+Bandwidths are line rates in bytes/s (GB/s = 1e9 B/s).
+
+--format json prints one JSON object (snake_case keys with units); --format dot
+prints the graph for Graphviz.`,
+		Example: `  simtrain topology --gpu h100-sxm --nodes 4
+  simtrain topology --gpu h100-sxm --nodes 2048 --format json
+  simtrain topology --gpu h100-sxm --nodes 3072 --network clos --nic roce-400 --pod-gpus 3072 --oversubscription 7
+  simtrain topology --gpu gb200 --nodes 18 --format dot > nvl72.dot`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if spec.GPU == "" {
+				return usageErrorf("--gpu: required (valid: %s)", strings.Join(topology.GPUNames(), ", "))
+			}
+			if err := checkChoice("gpu", spec.GPU, topology.GPUNames()...); err != nil {
+				return err
+			}
+			if err := checkChoice("nic", spec.NIC, topology.NICNames()...); err != nil {
+				return err
+			}
+			if err := checkChoice("network", spec.Network, "rail-optimized", "fat-tree", "clos", "single-switch"); err != nil {
+				return err
+			}
+			if spec.IntraNode != "" {
+				if err := checkChoice("intra-node", spec.IntraNode, "nvswitch", "pcie", "nvlink-pairs"); err != nil {
+					return err
+				}
+			}
+			if err := checkChoice("format", format, "table", "json", "dot"); err != nil {
+				return err
+			}
+			c, err := topology.Build(spec)
+			if err != nil {
+				return specUsageError(err)
+			}
+			w := cmd.OutOrStdout()
+			switch format {
+			case "dot":
+				b, err := c.DOT()
+				if err != nil {
+					return err
+				}
+				_, err = w.Write(b)
+				return err
+			case "json":
+				return writeJSONLine(w, c.Summary())
+			}
+			return writeTopologyTable(w, c.Summary())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&spec.GPU, "gpu", "", "GPU catalog name (required): "+strings.Join(topology.GPUNames(), ", "))
+	f.IntVar(&spec.Nodes, "nodes", 1, "number of nodes (servers; compute trays for NVL72)")
+	f.IntVar(&spec.GPUsPerNode, "gpus-per-node", 0, "GPUs per node (0: the GPU's default, 8, or 4 for gb200/gb300)")
+	f.StringVar(&spec.IntraNode, "intra-node", "", "nvswitch | pcie | nvlink-pairs (default: the GPU's usual)")
+	f.StringVar(&spec.Network, "network", "rail-optimized", "rail-optimized | fat-tree | clos | single-switch")
+	f.StringVar(&spec.NIC, "nic", "ib-ndr-400", "NIC catalog name: "+strings.Join(topology.NICNames(), ", "))
+	f.Float64Var(&spec.NICGbps, "nic-gbps", 0, "NIC line rate in Gb/s (0: the catalog's)")
+	f.IntVar(&spec.NICsPerNode, "nics-per-node", 0, "NICs per node (0: one per GPU)")
+	f.Float64Var(&spec.Oversubscription, "oversubscription", 1, "bandwidth ratio above the pod (or the leaf when --pod-gpus is 0); 7 means 1:7")
+	f.IntVar(&spec.PodGPUs, "pod-gpus", 0, "GPUs per full-bisection pod (0: the whole cluster)")
+	f.StringVar(&format, "format", "table", "table | json | dot")
+	return cmd
+}
+
+// specUsageError turns a topology.SpecError into a usage error naming the
+// flag instead of the scenario field.
+func specUsageError(err error) error {
+	var se *topology.SpecError
+	if errors.As(err, &se) {
+		if flag, ok := specFlags[se.Field]; ok {
+			return usageErrorf("--%s: %s", flag, se.Msg)
+		}
+	}
+	return usageErrorf("%v", err)
+}
+
+// gbps formats bytes/s as GB/s, TB/s or PB/s (decimal units).
+func gbps(bytesPerS float64) string {
+	switch {
+	case bytesPerS >= 1e15:
+		return fmt.Sprintf("%.4g PB/s", bytesPerS/1e15)
+	case bytesPerS >= 1e12:
+		return fmt.Sprintf("%.4g TB/s", bytesPerS/1e12)
+	}
+	return fmt.Sprintf("%.4g GB/s", bytesPerS/1e9)
+}
+
+func writeTopologyTable(w io.Writer, s topology.Summary) error {
+	pods := fmt.Sprintf("%d pod", s.Pods)
+	if s.Pods != 1 {
+		pods += "s"
+	}
+	over := "non-blocking"
+	if s.Oversubscription != 1 {
+		where := "pods"
+		if s.PodGPUs == 0 {
+			where = "leaves"
+		}
+		over = fmt.Sprintf("1:%g above the %s", s.Oversubscription, where)
+	}
+	scaleUp := "none"
+	if s.ScaleUpBytesPerSPerGPU > 0 {
+		scaleUp = gbps(s.ScaleUpBytesPerSPerGPU) + " per GPU"
+	}
+	kv := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(kv, "cluster\t%d × %d %s = %d GPUs, intra-node %s\n", s.Nodes, s.GPUsPerNode, s.GPU, s.GPUs, s.IntraNode)
+	fmt.Fprintf(kv, "network\t%s, %d × %s (%g Gb/s) per node, %d tiers, %s, %s\n", s.Network, s.NICsPerNode, s.NIC, s.NICGbps, s.NetworkTiers, pods, over)
+	fmt.Fprintf(kv, "domains\t%d NVLink domains of up to %d GPUs\n", s.Domains, s.DomainGPUs)
+	fmt.Fprintf(kv, "scale-up\t%s\n", scaleUp)
+	fmt.Fprintf(kv, "scale-out\t%s per GPU\n", gbps(s.ScaleOutBytesPerSPerGPU))
+	fmt.Fprintf(kv, "bisection\t%s (NICs only: %s)\n", gbps(s.BisectionBytesPerS), gbps(s.NetworkBisectionBytesPerS))
+	fmt.Fprintf(kv, "diameter\t%d hops\n\n", s.DiameterHops)
+	if err := kv.Flush(); err != nil {
+		return err
+	}
+	tw := newTable(w)
+	fmt.Fprintln(tw, "device\tcount\t")
+	for _, d := range s.Devices {
+		fmt.Fprintf(tw, "%s\t%d\t\n", d.Kind, d.Count)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	tw = newTable(w)
+	fmt.Fprintln(tw, "tier\tkind\tlinks\tcables\tper link\ttotal\t")
+	for _, l := range s.Links {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t\n", l.Tier, l.Kind, l.Links, l.Cables, gbps(l.BytesPerSPerLink), gbps(l.TotalBytesPerS))
+	}
+	return tw.Flush()
 }

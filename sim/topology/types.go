@@ -1,10 +1,3 @@
-// Package topology is simtrain's hardware model: the catalog of GPUs and NICs
-// (every number with its source), the cluster as a graph of devices and
-// full-duplex links, builders for the usual cluster shapes, and deterministic
-// routing between GPUs.
-//
-// API CONTRACT (stubs written before implementation; the exported names and
-// signatures below are relied on by sim/network, sim/collectives and sim).
 package topology
 
 import "github.com/simtrain/simtrain/sim/engine"
@@ -15,11 +8,12 @@ type PeakFLOPS struct {
 	FP32, TF32, FP16, BF16, FP8, FP4 float64
 }
 
-// GPU is one catalog entry. Bandwidths are bytes/s in one direction.
+// GPU is one catalog entry. Bandwidths are bytes/s in one direction. Every
+// figure has a line in Sources naming where it comes from.
 type GPU struct {
 	Name               string  // catalog key, e.g. "h100-sxm"
 	Arch               string  // "ampere", "hopper", "blackwell", "ada", "cdna3"
-	HBMBytes           float64 // usable device memory, bytes
+	HBMBytes           float64 // device memory, bytes (datasheet decimal GB: H100 80e9)
 	HBMBandwidth       float64 // bytes/s
 	Peak               PeakFLOPS
 	SMs                int     // streaming multiprocessors / compute units
@@ -45,7 +39,7 @@ type NIC struct {
 	Kind      string      // "infiniband", "roce", "ethernet", "omnipath"
 	Gbps      float64     // line rate per port, Gb/s
 	Bandwidth float64     // line rate in bytes/s per direction (Gbps*1e9/8)
-	Latency   engine.Time // per switch hop
+	Latency   engine.Time // per network link (NIC-switch or switch-switch hop)
 	Comm      NICCommProfile
 	Sources   []string
 }
@@ -61,7 +55,18 @@ const (
 	KindLeaf  // tier-1 switch (ToR / rail leaf)
 	KindSpine // tier-2 switch
 	KindCore  // tier-3 switch
+	KindHost  // a node's CPU root complex, above its PCIe switches
 )
+
+var deviceKindNames = [...]string{"gpu", "nvswitch", "pcie-switch", "nic", "leaf", "spine", "core", "host"}
+
+// String returns the lower-case name used in summaries ("gpu", "leaf", ...).
+func (k DeviceKind) String() string {
+	if int(k) < len(deviceKindNames) {
+		return deviceKindNames[k]
+	}
+	return "unknown"
+}
 
 // LinkKind says what technology a link is.
 type LinkKind uint8
@@ -73,6 +78,16 @@ const (
 	LinkNetwork // NIC-switch and switch-switch cables
 )
 
+var linkKindNames = [...]string{"nvlink", "xgmi", "pcie", "network"}
+
+// String returns "nvlink", "xgmi", "pcie" or "network".
+func (k LinkKind) String() string {
+	if int(k) < len(linkKindNames) {
+		return linkKindNames[k]
+	}
+	return "unknown"
+}
+
 // Device is one vertex.
 type Device struct {
 	Kind  DeviceKind
@@ -82,12 +97,18 @@ type Device struct {
 }
 
 // Link is one direction of a full-duplex cable. Links[2k] and Links[2k+1] are
-// the two directions of the same cable.
+// the two directions of the same cable; Links[2k] points away from the GPUs
+// (GPU→switch, NIC→leaf, leaf→spine, ...), Links[2k+1] back towards them.
 type Link struct {
 	From, To  int32 // device ids
 	Kind      LinkKind
 	Bandwidth float64     // line rate, bytes/s, this direction
 	Latency   engine.Time // propagation + switching for this hop
+	// Cables is how many physical cables this link stands for: parallel
+	// cables between the same two switches are merged into one link of
+	// summed bandwidth (see the package doc). 1 for every GPU, PCIe and
+	// NIC link.
+	Cables int32
 }
 
 // Spec describes a cluster to build (mirrors the scenario's cluster block).
@@ -104,13 +125,34 @@ type Spec struct {
 	PodGPUs          int     // GPUs per full-bisection pod; 0 = whole cluster
 }
 
+// SpecError is a validation error of a Spec. Field is the scenario path of
+// the offending field ("cluster.gpus_per_node", "cluster.network.nic", ...)
+// so that callers can map it to their own names (the CLI maps it to a flag).
+type SpecError struct {
+	Field string
+	Msg   string
+}
+
+func (e *SpecError) Error() string { return e.Field + ": " + e.Msg }
+
 // Cluster is a built, frozen cluster. Device and link ids are dense indices.
+// A Cluster is never modified after Build, so it is safe to share between
+// goroutines (sweeps run many simulations on one cluster).
 type Cluster struct {
 	Spec      Spec // with defaults filled in
 	GPU       GPU
-	NIC       NIC
+	NIC       NIC // with Spec.NICGbps applied
 	Devices   []Device
 	Links     []Link
 	GPUDevice []int32 // device id of GPU rank r (ranks are node-major: r = node*GPUsPerNode + local)
-	// unexported routing state added by the implementation
+
+	l layout // shape, id bases and routing tables (build.go)
+
+	bw  []float64     // Links[i].Bandwidth, for sim/network
+	lat []engine.Time // Links[i].Latency
+
+	// Frozen CSR adjacency over directed links: the out-links of device v
+	// are adjLink[adjStart[v]:adjStart[v+1]], sorted by neighbour id, then
+	// link id.
+	adjStart, adjTo, adjLink []int32
 }

@@ -1,0 +1,594 @@
+package topology
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"strconv"
+	"strings"
+
+	"github.com/simtrain/simtrain/sim/engine"
+)
+
+// Sizing constants of the switched network (package doc, "Network").
+const (
+	// switchRadix is the port count of every network switch: NVIDIA
+	// Quantum-2 QM9700 has 64 × 400G NDR ports, Spectrum-4 SN5600 64 × 800GbE
+	// (HF §5b). A leaf uses half its ports down and half up (non-blocking).
+	switchRadix = 64
+	leafUp      = switchRadix / 2
+	// suNodes is the DGX SuperPOD scalable unit: 32 nodes (HF §6a, H100 RA
+	// RA-11333-001 and B200 RA).
+	suNodes = 32
+	// podLeaves is the leaf count of one spine-leaf group of a three-tier
+	// radix-64 fat tree: a spine has 32 ports down, so it reaches 32 leaves.
+	podLeaves = switchRadix / 2
+	// maxPods is how many spine-leaf groups radix-64 cores can join: a core
+	// has 64 ports down and every group needs at least one of them.
+	maxPods = switchRadix
+	// closRackNodes is the Meta Llama 3 cluster's rack: 2 Grand Teton nodes
+	// (16 GPUs) under one ToR (HF §6b, [KLOCK-META]).
+	closRackNodes = 2
+)
+
+// Sanity bounds on a Spec, far above any real system, so that a typo cannot
+// ask for gigabytes of graph.
+const (
+	maxGPUs        = 131072
+	maxGPUsPerNode = 256
+	maxNICsPerNode = 32
+	maxNICGbps     = 100000
+	maxOversub     = 1000
+)
+
+// Valid choices, in the order error messages list them.
+var (
+	intraNodeNames = []string{"nvswitch", "pcie", "nvlink-pairs"}
+	networkNames   = []string{"rail-optimized", "fat-tree", "clos", "single-switch"}
+)
+
+type intraKind uint8
+
+const (
+	intraNVSwitch intraKind = iota
+	intraPCIe
+	intraPairs
+)
+
+type netKind uint8
+
+const (
+	netRail netKind = iota
+	netFatTree
+	netClos
+	netSingle
+)
+
+// layout is everything the closed-form router and the summaries need: the
+// shape of the cluster, where each device and cable kind starts in the
+// dense id spaces, and a few small tables.
+type layout struct {
+	nodes, g, n, gpus int // nodes, GPUs per node, NICs per node, GPUs
+	intra             intraKind
+	net               netKind
+	scaleUpKind       LinkKind
+
+	gpusPerSwitch int // GPUs under one PCIe switch
+	psw           int // PCIe switches per node
+	nicPerGPU     int // NICs owned by each GPU (n >= g), else 1
+	gpuPerNIC     int // GPUs sharing one NIC (n < g), else 1
+	nicSwitch     []int32
+
+	domainNodes, domains int
+	pxn                  bool
+
+	// Switched network. Leaves are grouped into pods of leavesPerPod
+	// consecutive leaves; each pod has `spines` spines (slot j of every
+	// leaf of the pod goes to the pod's spine j); spine slot j of every
+	// pod belongs to plane j, whose `cores` cores it reaches with one
+	// link each.
+	leaves, leavesPerPod, pods, spines, cores int
+	leafNodes                                 int     // nodes spanned by one leaf group (SU, ToR group)
+	nicLeaf                                   []int32 // global NIC index → leaf
+	tiers                                     int     // switch tiers: 1 (leaf only), 2, 3
+
+	// First device id of each kind.
+	dPSW, dHost, dNIC, dNVS, dLeaf, dSpine, dCore int32
+	// First cable index of each kind (cable k = links 2k, 2k+1).
+	cUp, cGPUPCIe, cPCIeHost, cPCIeNIC, cNICLeaf, cLeafSpine, cSpineCore int32
+}
+
+// Build validates s, fills defaults and builds the cluster. Errors are
+// *SpecError values naming the field. Build is deterministic: the same Spec
+// gives the same devices, links and routes.
+func Build(s Spec) (*Cluster, error) {
+	c := &Cluster{}
+	if err := c.resolve(s); err != nil {
+		return nil, err
+	}
+	c.construct()
+	return c, nil
+}
+
+func specErr(field, format string, args ...any) error {
+	return &SpecError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// resolve validates s, fills c.Spec, c.GPU, c.NIC and the shape in c.l.
+func (c *Cluster) resolve(s Spec) error {
+	gpu, err := LookupGPU(s.GPU)
+	if err != nil {
+		return &SpecError{Field: "cluster.gpu", Msg: err.Error()}
+	}
+	if s.Nodes <= 0 {
+		return specErr("cluster.nodes", "must be > 0, got %d", s.Nodes)
+	}
+	if s.GPUsPerNode < 0 || s.GPUsPerNode > maxGPUsPerNode {
+		return specErr("cluster.gpus_per_node", "must be between 1 and %d (0 = the GPU's default %d), got %d", maxGPUsPerNode, gpu.DefaultGPUsPerNode, s.GPUsPerNode)
+	}
+	if s.GPUsPerNode == 0 {
+		s.GPUsPerNode = gpu.DefaultGPUsPerNode
+	}
+	if s.IntraNode == "" {
+		s.IntraNode = gpu.DefaultIntraNode
+	}
+	l := &c.l
+	switch s.IntraNode {
+	case "nvswitch":
+		if gpu.ScaleUp != "nvlink" && gpu.ScaleUp != "xgmi" {
+			return specErr("cluster.intra_node", "nvswitch needs a GPU with NVLink or XGMI; %s has %s (valid for %s: %s)", gpu.Name, gpu.ScaleUp, gpu.Name, validIntra(gpu))
+		}
+		l.intra = intraNVSwitch
+	case "pcie":
+		l.intra = intraPCIe
+	case "nvlink-pairs":
+		if gpu.ScaleUp != "nvlink-bridge" {
+			return specErr("cluster.intra_node", "nvlink-pairs needs a GPU with NVLink bridges; %s has %s (valid for %s: %s)", gpu.Name, gpu.ScaleUp, gpu.Name, validIntra(gpu))
+		}
+		if s.GPUsPerNode%2 != 0 {
+			return specErr("cluster.gpus_per_node", "nvlink-pairs needs an even GPU count, got %d", s.GPUsPerNode)
+		}
+		l.intra = intraPairs
+	default:
+		return specErr("cluster.intra_node", "unknown value %q (valid: %s)", s.IntraNode, strings.Join(intraNodeNames, ", "))
+	}
+	if gpu.ScaleUp == "xgmi" {
+		l.scaleUpKind = LinkXGMI
+	}
+	g := s.GPUsPerNode
+	rackScale := gpu.DomainGPUs > gpu.DefaultGPUsPerNode
+	l.domainNodes = 1
+	if l.intra == intraNVSwitch && rackScale {
+		if gpu.DomainGPUs%g != 0 {
+			return specErr("cluster.gpus_per_node", "%d does not divide the %d-GPU NVLink domain of %s", g, gpu.DomainGPUs, gpu.Name)
+		}
+		l.domainNodes = gpu.DomainGPUs / g
+	}
+	if int64(s.Nodes)*int64(g) > maxGPUs {
+		return specErr("cluster.nodes", "%d nodes × %d GPUs is more than the %d GPUs simtrain builds", s.Nodes, g, maxGPUs)
+	}
+
+	if s.Network == "" {
+		s.Network = "rail-optimized"
+	}
+	switch s.Network {
+	case "rail-optimized":
+		l.net = netRail
+	case "fat-tree":
+		l.net = netFatTree
+	case "clos":
+		l.net = netClos
+	case "single-switch":
+		l.net = netSingle
+	default:
+		return specErr("cluster.network.kind", "unknown value %q (valid: %s)", s.Network, strings.Join(networkNames, ", "))
+	}
+	if s.NIC == "" {
+		s.NIC = "ib-ndr-400"
+	}
+	nic, err := LookupNIC(s.NIC)
+	if err != nil {
+		return &SpecError{Field: "cluster.network.nic", Msg: err.Error()}
+	}
+	if math.IsNaN(s.NICGbps) || s.NICGbps < 0 || s.NICGbps > maxNICGbps {
+		return specErr("cluster.network.nic_gbps", "must be between 0 and %d Gb/s (0 = the catalog's %g), got %g", maxNICGbps, nic.Gbps, s.NICGbps)
+	}
+	if s.NICGbps == 0 {
+		s.NICGbps = nic.Gbps
+	}
+	nic.Gbps = s.NICGbps
+	nic.Bandwidth = s.NICGbps * 1e9 / 8
+	if s.NICsPerNode < 0 || s.NICsPerNode > maxNICsPerNode {
+		return specErr("cluster.network.nics_per_node", "must be between 1 and %d (0 = gpus_per_node), got %d", maxNICsPerNode, s.NICsPerNode)
+	}
+	if s.NICsPerNode == 0 {
+		// One NIC per GPU, or for very wide nodes the largest divisor of
+		// the GPU count that fits the bound.
+		s.NICsPerNode = g
+		for s.NICsPerNode > maxNICsPerNode || g%s.NICsPerNode != 0 {
+			s.NICsPerNode--
+		}
+	}
+	n := s.NICsPerNode
+	if g%n != 0 && n%g != 0 {
+		return specErr("cluster.network.nics_per_node", "%d must divide or be a multiple of gpus_per_node %d", n, g)
+	}
+	if math.IsNaN(s.Oversubscription) || s.Oversubscription < 0 || (s.Oversubscription > 0 && s.Oversubscription < 1) || s.Oversubscription > maxOversub {
+		return specErr("cluster.network.oversubscription", "must be >= 1 (7 means 1:7; 0 = 1), got %g", s.Oversubscription)
+	}
+	if s.Oversubscription == 0 {
+		s.Oversubscription = 1
+	}
+	if s.PodGPUs < 0 {
+		return specErr("cluster.network.pod_gpus", "must be >= 0 (0 = whole cluster), got %d", s.PodGPUs)
+	}
+
+	l.nodes, l.g, l.n, l.gpus = s.Nodes, g, n, s.Nodes*g
+	l.domains = (l.nodes + l.domainNodes - 1) / l.domainNodes
+	l.nicPerGPU, l.gpuPerNIC = 1, 1
+	if n >= g {
+		l.nicPerGPU = n / g
+	} else {
+		l.gpuPerNIC = g / n
+	}
+	// PCIe: two GPUs per switch as on DGX/HGX boards, or one switch per NIC
+	// when NICs are fewer than that, so every GPU shares a switch with its
+	// own NIC(s).
+	l.gpusPerSwitch = 2
+	if l.gpuPerNIC > 2 {
+		l.gpusPerSwitch = l.gpuPerNIC
+	}
+	l.psw = (g + l.gpusPerSwitch - 1) / l.gpusPerSwitch
+	l.nicSwitch = make([]int32, n)
+	for m := range n {
+		owner := m * g / n // first GPU served by NIC m (n < g) or its owner (n >= g)
+		if n >= g {
+			owner = m / l.nicPerGPU
+		}
+		l.nicSwitch[m] = int32(owner / l.gpusPerSwitch)
+	}
+	l.pxn = l.net == netRail && l.intra == intraNVSwitch && gpu.ScaleUp == "nvlink"
+
+	if err := l.shapeNetwork(&s); err != nil {
+		return err
+	}
+	c.Spec, c.GPU, c.NIC = s, gpu, nic
+	return nil
+}
+
+func validIntra(g GPU) string {
+	switch g.ScaleUp {
+	case "nvlink", "xgmi":
+		return "nvswitch, pcie"
+	case "nvlink-bridge":
+		return "nvlink-pairs, pcie"
+	}
+	return "pcie"
+}
+
+func nextPow2(x int) int {
+	if x <= 1 {
+		return 1
+	}
+	return 1 << bits.Len(uint(x-1))
+}
+
+// shapeNetwork decides leaves, pods, spines and cores (package doc).
+func (l *layout) shapeNetwork(s *Spec) error {
+	// Leaf assignment.
+	switch l.net {
+	case netRail:
+		l.leafNodes = suNodes
+		l.leaves = (l.nodes + suNodes - 1) / suNodes * l.n
+	case netFatTree:
+		l.leafNodes = max(1, leafUp/l.n)
+		l.leaves = (l.nodes + l.leafNodes - 1) / l.leafNodes
+	case netClos:
+		l.leafNodes = closRackNodes
+		l.leaves = (l.nodes + closRackNodes - 1) / closRackNodes
+	case netSingle:
+		l.leafNodes = l.nodes
+		l.leaves = 1
+	}
+	l.nicLeaf = make([]int32, l.nodes*l.n)
+	for node := range l.nodes {
+		for m := range l.n {
+			var leaf int
+			switch l.net {
+			case netRail:
+				leaf = node/suNodes*l.n + m
+			case netSingle:
+				leaf = 0
+			default:
+				leaf = node / l.leafNodes
+			}
+			l.nicLeaf[node*l.n+m] = int32(leaf)
+		}
+	}
+
+	over := s.Oversubscription
+	if l.net == netSingle {
+		if s.PodGPUs != 0 && s.PodGPUs != l.gpus {
+			return specErr("cluster.network.pod_gpus", "single-switch has no pods (use 0), got %d", s.PodGPUs)
+		}
+		if over != 1 {
+			return specErr("cluster.network.oversubscription", "single-switch has no tier above its leaf (use 1), got %g", over)
+		}
+		l.leavesPerPod, l.pods, l.tiers = 1, 1, 1
+		return nil
+	}
+	upPorts := leafUp // uplinks per leaf
+	if l.net == netClos {
+		upPorts = closRackNodes * l.n // a ToR is 1:1 (Meta: full bisection inside a pod)
+	}
+
+	if s.PodGPUs > 0 {
+		if l.gpus%s.PodGPUs != 0 {
+			return specErr("cluster.network.pod_gpus", "%d must divide the cluster's %d GPUs", s.PodGPUs, l.gpus)
+		}
+		if s.PodGPUs%l.g != 0 {
+			return specErr("cluster.network.pod_gpus", "%d must be a multiple of gpus_per_node %d", s.PodGPUs, l.g)
+		}
+		podNodes := s.PodGPUs / l.g
+		if podNodes != l.nodes && podNodes%l.leafNodes != 0 {
+			return specErr("cluster.network.pod_gpus", "%d must be a multiple of %d GPUs (the %d nodes under one %s leaf)", s.PodGPUs, l.leafNodes*l.g, l.leafNodes, s.Network)
+		}
+		if podNodes == l.nodes && over != 1 {
+			return specErr("cluster.network.oversubscription", "%g has no tier to apply to: pod_gpus %d is the whole cluster", over, s.PodGPUs)
+		}
+		l.pods = l.nodes / podNodes
+		l.leavesPerPod = l.leaves / l.pods
+		l.spines = upPorts
+		if l.pods > 1 {
+			l.cores = 1
+		}
+	} else {
+		switch {
+		case l.leaves == 1:
+			l.leavesPerPod, l.pods = 1, 1
+		case l.net == netClos:
+			l.leavesPerPod, l.pods, l.spines = l.leaves, 1, upPorts
+		case l.leaves <= switchRadix:
+			// Two tiers sized like the SuperPOD tables (HF §6a): spines =
+			// leaves/2 for a power-of-two leaf count, each leaf spreading
+			// its 32 uplinks evenly over them.
+			l.leavesPerPod, l.pods = l.leaves, 1
+			l.spines = nextPow2(l.leaves) / 2
+		default:
+			l.leavesPerPod = podLeaves
+			l.pods = (l.leaves + podLeaves - 1) / podLeaves
+			if nextPow2(l.pods) > maxPods {
+				return specErr("cluster.nodes", "%d nodes need %d leaves, more than a three-tier fabric of %d-port switches joins (%d); set cluster.network.pod_gpus to build it from pods",
+					l.nodes, l.leaves, switchRadix, maxPods*podLeaves)
+			}
+			l.spines = podLeaves
+			l.cores = nextPow2(l.pods) / 2
+		}
+	}
+	if over != 1 && l.spines == 0 {
+		return specErr("cluster.network.oversubscription", "%g has no tier to apply to: the network is a single leaf", over)
+	}
+	l.tiers = 1
+	if l.spines > 0 {
+		l.tiers = 2
+	}
+	if l.cores > 0 {
+		l.tiers = 3
+	}
+	return nil
+}
+
+// construct lays out devices and cables and freezes the adjacency.
+func (c *Cluster) construct() {
+	l := &c.l
+	gpu := c.GPU
+	nScaleUp := 0
+	nvsDevices := 0
+	switch l.intra {
+	case intraNVSwitch:
+		nScaleUp = l.gpus
+		nvsDevices = l.domains
+	case intraPairs:
+		nScaleUp = l.nodes * l.g / 2
+	}
+	nics := l.nodes * l.n
+	spines := l.pods * l.spines
+	cores := l.spines * l.cores
+
+	// Device ids: GPUs first, so that device id == rank.
+	l.dPSW = int32(l.gpus)
+	l.dHost = l.dPSW + int32(l.nodes*l.psw)
+	l.dNIC = l.dHost + int32(l.nodes)
+	l.dNVS = l.dNIC + int32(nics)
+	l.dLeaf = l.dNVS + int32(nvsDevices)
+	l.dSpine = l.dLeaf + int32(l.leaves)
+	l.dCore = l.dSpine + int32(spines)
+	nDev := int(l.dCore) + cores
+
+	// Cable indices.
+	l.cUp = 0
+	l.cGPUPCIe = int32(nScaleUp)
+	l.cPCIeHost = l.cGPUPCIe + int32(l.gpus)
+	l.cPCIeNIC = l.cPCIeHost + int32(l.nodes*l.psw)
+	l.cNICLeaf = l.cPCIeNIC + int32(nics)
+	l.cLeafSpine = l.cNICLeaf + int32(nics)
+	l.cSpineCore = l.cLeafSpine + int32(l.leaves*l.spines)
+	nCab := int(l.cSpineCore) + spines*l.cores
+
+	c.Devices = make([]Device, 0, nDev)
+	c.Links = make([]Link, 0, 2*nCab)
+	c.GPUDevice = make([]int32, l.gpus)
+
+	dev := func(k DeviceKind, node, local int, name string) {
+		c.Devices = append(c.Devices, Device{Kind: k, Node: int32(node), Local: int32(local), Name: name})
+	}
+	nodeName := func(node int) string { return "n" + strconv.Itoa(node) + "/" }
+	for r := range l.gpus {
+		c.GPUDevice[r] = int32(r)
+		dev(KindGPU, r/l.g, r%l.g, nodeName(r/l.g)+"gpu"+strconv.Itoa(r%l.g))
+	}
+	for node := range l.nodes {
+		for s := range l.psw {
+			dev(KindPCIeSwitch, node, s, nodeName(node)+"pcie"+strconv.Itoa(s))
+		}
+	}
+	for node := range l.nodes {
+		dev(KindHost, node, 0, nodeName(node)+"host")
+	}
+	for node := range l.nodes {
+		for m := range l.n {
+			dev(KindNIC, node, m, nodeName(node)+"nic"+strconv.Itoa(m))
+		}
+	}
+	nvsName := "nvswitch"
+	if l.scaleUpKind == LinkXGMI {
+		nvsName = "xgmi"
+	}
+	for d := range nvsDevices {
+		dev(KindNVSwitch, -1, d, "domain"+strconv.Itoa(d)+"/"+nvsName)
+	}
+	for i := range l.leaves {
+		dev(KindLeaf, -1, i, "leaf"+strconv.Itoa(i))
+	}
+	for i := range spines {
+		dev(KindSpine, -1, i, "spine"+strconv.Itoa(i))
+	}
+	for i := range cores {
+		dev(KindCore, -1, i, "core"+strconv.Itoa(i))
+	}
+
+	pcie := pcieGen[gpu.PCIeGen]
+	rate := c.NIC.Bandwidth
+	cable := func(from, to int32, k LinkKind, bw float64, lat engine.Time, cables int32) {
+		c.Links = append(c.Links,
+			Link{From: from, To: to, Kind: k, Bandwidth: bw, Latency: lat, Cables: cables},
+			Link{From: to, To: from, Kind: k, Bandwidth: bw, Latency: lat, Cables: cables})
+	}
+	// Scale-up.
+	switch l.intra {
+	case intraNVSwitch:
+		for r := range l.gpus {
+			cable(int32(r), l.dNVS+int32(r/l.g/l.domainNodes), l.scaleUpKind, gpu.ScaleUpBandwidth, nvlinkLatency, 1)
+		}
+	case intraPairs:
+		for r := 0; r < l.gpus; r += 2 {
+			cable(int32(r), int32(r+1), LinkNVLink, gpu.ScaleUpBandwidth, nvlinkLatency, 1)
+		}
+	}
+	// GPU ↔ PCIe switch.
+	for r := range l.gpus {
+		node, local := r/l.g, r%l.g
+		cable(int32(r), l.dPSW+int32(node*l.psw+local/l.gpusPerSwitch), LinkPCIe, pcie.bw, pcie.lat, 1)
+	}
+	// PCIe switch ↔ host.
+	for node := range l.nodes {
+		for s := range l.psw {
+			cable(l.dPSW+int32(node*l.psw+s), l.dHost+int32(node), LinkPCIe, pcie.bw, pcie.lat, 1)
+		}
+	}
+	// PCIe switch ↔ NIC.
+	for node := range l.nodes {
+		for m := range l.n {
+			cable(l.dPSW+int32(node*l.psw)+l.nicSwitch[m], l.dNIC+int32(node*l.n+m), LinkPCIe, pcie.bw, pcie.lat, 1)
+		}
+	}
+	// NIC ↔ leaf.
+	for i := range nics {
+		cable(l.dNIC+int32(i), l.dLeaf+l.nicLeaf[i], LinkNetwork, rate, c.NIC.Latency, 1)
+	}
+	// Leaf ↔ spine.
+	if l.spines > 0 {
+		cables := leafUp / l.spines // default two-tier sizing
+		if c.Spec.PodGPUs > 0 || l.net == netClos || l.pods > 1 {
+			cables = 1
+		}
+		bw := float64(cables) * rate
+		if c.Spec.PodGPUs == 0 { // oversubscription above the leaf
+			bw /= c.Spec.Oversubscription
+		}
+		cc := cableCount(bw, rate)
+		for leaf := range l.leaves {
+			pod := leaf / l.leavesPerPod
+			for j := range l.spines {
+				cable(l.dLeaf+int32(leaf), l.dSpine+int32(pod*l.spines+j), LinkNetwork, bw, c.NIC.Latency, cc)
+			}
+		}
+	}
+	// Spine ↔ core.
+	if l.cores > 0 {
+		var bw float64
+		if c.Spec.PodGPUs > 0 {
+			// One logical core per plane; above the pod the spine carries
+			// 1/oversubscription of what it receives from the pod's leaves.
+			bw = float64(l.leavesPerPod) * rate / c.Spec.Oversubscription
+		} else {
+			// Radix-64 three-tier: each spine's 32 uplinks spread evenly
+			// over its plane's cores.
+			bw = float64(leafUp/l.cores) * rate
+		}
+		cc := cableCount(bw, rate)
+		for sp := range spines {
+			plane := sp % l.spines
+			for m := range l.cores {
+				cable(l.dSpine+int32(sp), l.dCore+int32(plane*l.cores+m), LinkNetwork, bw, c.NIC.Latency, cc)
+			}
+		}
+	}
+
+	c.bw = make([]float64, len(c.Links))
+	c.lat = make([]engine.Time, len(c.Links))
+	for i := range c.Links {
+		c.bw[i] = c.Links[i].Bandwidth
+		c.lat[i] = c.Links[i].Latency
+	}
+	c.freeze()
+}
+
+// cableCount is the number of physical cables of line rate `rate` that a
+// link of bandwidth bw stands for (rounded up; oversubscribed tiers are
+// modelled at their exact ratio).
+func cableCount(bw, rate float64) int32 {
+	return int32(max(1, math.Ceil(bw/rate-1e-9)))
+}
+
+// NumGPUs is the number of GPU ranks.
+func (c *Cluster) NumGPUs() int { return c.l.gpus }
+
+// Nodes is the number of nodes (servers, or compute trays for NVL72).
+func (c *Cluster) Nodes() int { return c.l.nodes }
+
+// GPUsPerNode is the number of GPUs in every node.
+func (c *Cluster) GPUsPerNode() int { return c.l.g }
+
+// NICsPerNode is the number of scale-out NICs in every node.
+func (c *Cluster) NICsPerNode() int { return c.l.n }
+
+// NodeOf is the node (server) index of GPU rank r.
+func (c *Cluster) NodeOf(r int) int { return r / c.l.g }
+
+// DomainOf is the scale-up (NVLink) domain of GPU rank r: GPUs in one domain
+// talk over NVLink/NVSwitch (or PCIe, for PCIe-only nodes); between domains
+// traffic goes through NICs. For HGX nodes a domain is a node; for NVL72 it
+// is a 72-GPU rack (18 nodes of 4; a last, partial rack is its own domain).
+func (c *Cluster) DomainOf(r int) int { return r / c.l.g / c.l.domainNodes }
+
+// Domains is the number of scale-up domains.
+func (c *Cluster) Domains() int { return c.l.domains }
+
+// NVLS reports whether the cluster's GPUs sit on an NVSwitch with NVLink
+// SHARP (in-switch reduction): the GPU supports it and intra_node is nvswitch.
+func (c *Cluster) NVLS() bool { return c.GPU.NVLS && c.l.intra == intraNVSwitch }
+
+// NICBandwidthPerGPU is the scale-out line rate available to one GPU, bytes/s
+// per direction (nics_per_node * nic bandwidth / gpus_per_node).
+func (c *Cluster) NICBandwidthPerGPU() float64 {
+	return float64(c.l.n) * c.NIC.Bandwidth / float64(c.l.g)
+}
+
+// Bandwidths returns the per-directed-link line rates (bytes/s) indexed by
+// link id, for sim/network. The slice is shared: callers must not modify it.
+func (c *Cluster) Bandwidths() []float64 { return c.bw }
+
+// Latencies returns the per-directed-link latencies indexed by link id, for
+// sim/network. The slice is shared: callers must not modify it.
+func (c *Cluster) Latencies() []engine.Time { return c.lat }

@@ -1,0 +1,133 @@
+package topology
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The catalog names the issue and scenario-format.md require.
+var (
+	wantGPUs = []string{"h100-sxm", "h100-pcie", "h800", "h200", "b200", "b300", "gb200", "gb300",
+		"a100-80gb", "a100-40gb", "l40s", "mi300x", "mi325x"}
+	wantNICs = []string{"ib-hdr-200", "ib-ndr-400", "ib-xdr-800", "roce-200", "roce-400", "roce-800", "eth-100", "opa-100"}
+)
+
+func TestCatalogComplete(t *testing.T) {
+	if got := GPUNames(); len(got) != len(wantGPUs) || !slices.IsSorted(got) {
+		t.Errorf("GPUNames() = %v, want the %d required names sorted", got, len(wantGPUs))
+	}
+	for _, name := range wantGPUs {
+		g, err := LookupGPU(name)
+		if err != nil {
+			t.Errorf("LookupGPU(%q): %v", name, err)
+			continue
+		}
+		if g.Name != name || g.HBMBytes <= 0 || g.HBMBandwidth <= 0 || g.Peak.BF16 <= 0 || g.Peak.FP16 <= 0 ||
+			g.Peak.FP32 <= 0 || g.Peak.TF32 <= 0 || g.SMs <= 0 || g.TDPWatts <= 0 || g.GPUHourUSD <= 0 ||
+			g.PCIeBandwidth <= 0 || g.DomainGPUs <= 0 || g.DefaultGPUsPerNode <= 0 || len(g.Sources) == 0 {
+			t.Errorf("%s: a key field is zero: %+v", name, g)
+		}
+		if !slices.Contains([]string{"ampere", "hopper", "blackwell", "ada", "cdna3"}, g.Arch) {
+			t.Errorf("%s: Arch %q", name, g.Arch)
+		}
+		if !slices.Contains(intraNodeNames, g.DefaultIntraNode) {
+			t.Errorf("%s: DefaultIntraNode %q", name, g.DefaultIntraNode)
+		}
+		if (g.ScaleUp == "none") != (g.ScaleUpBandwidth == 0) || (g.ScaleUp == "none") != (g.ScaleUpLinks == 0) {
+			t.Errorf("%s: ScaleUp %q with %g B/s over %d links", name, g.ScaleUp, g.ScaleUpBandwidth, g.ScaleUpLinks)
+		}
+		// NVLS: Hopper and Blackwell SXM parts on an NVSwitch (brief).
+		wantNVLS := (g.Arch == "hopper" || g.Arch == "blackwell") && g.ScaleUp == "nvlink"
+		if g.NVLS != wantNVLS {
+			t.Errorf("%s: NVLS = %v, want %v", name, g.NVLS, wantNVLS)
+		}
+		// Every default must build.
+		if _, err := Build(Spec{GPU: name, Nodes: 2}); err != nil {
+			t.Errorf("Build(%s, 2 nodes): %v", name, err)
+		}
+	}
+	if got := NICNames(); len(got) != len(wantNICs) || !slices.IsSorted(got) {
+		t.Errorf("NICNames() = %v", got)
+	}
+	for _, name := range wantNICs {
+		n, err := LookupNIC(name)
+		if err != nil {
+			t.Errorf("LookupNIC(%q): %v", name, err)
+			continue
+		}
+		if n.Name != name || n.Gbps <= 0 || n.Bandwidth != n.Gbps*1e9/8 || n.Latency <= 0 || n.Kind == "" || len(n.Sources) == 0 {
+			t.Errorf("%s: %+v", name, n)
+		}
+	}
+}
+
+// Figures the brief and other packages rely on, checked by hand against
+// hardware-facts.md §5/§5b.
+func TestCatalogFigures(t *testing.T) {
+	type row struct {
+		name               string
+		hbm, scaleUp       float64
+		links, domain, gpn int
+		intra, arch        string
+		pcieGen            int
+		pcieBW, bf16, fp8  float64
+	}
+	for _, r := range []row{
+		// estimate fit relies on 8 × 80e9 bytes for a DGX H100.
+		{"h100-sxm", 80e9, 450e9, 18, 8, 8, "nvswitch", "hopper", 5, 63e9, 989e12, 1979e12},
+		{"h800", 80e9, 200e9, 8, 8, 8, "nvswitch", "hopper", 5, 63e9, 989e12, 1979e12},
+		{"a100-40gb", 40e9, 300e9, 12, 8, 8, "nvswitch", "ampere", 4, 31.5e9, 312e12, 0},
+		{"gb200", 186e9, 900e9, 18, 72, 4, "nvswitch", "blackwell", 5, 63e9, 2500e12, 5000e12},
+		{"gb300", 288e9, 900e9, 18, 72, 4, "nvswitch", "blackwell", 6, 121e9, 2500e12, 5000e12},
+		{"mi300x", 192e9, 448e9, 7, 8, 8, "nvswitch", "cdna3", 5, 63e9, 1307.4e12, 2614.9e12},
+		{"l40s", 48e9, 0, 0, 8, 8, "pcie", "ada", 4, 31.5e9, 362e12, 733e12},
+		{"h100-pcie", 80e9, 300e9, 12, 8, 8, "nvlink-pairs", "hopper", 5, 63e9, 756e12, 1513e12},
+	} {
+		g, _ := LookupGPU(r.name)
+		if g.HBMBytes != r.hbm || g.ScaleUpBandwidth != r.scaleUp || g.ScaleUpLinks != r.links ||
+			g.DomainGPUs != r.domain || g.DefaultGPUsPerNode != r.gpn || g.DefaultIntraNode != r.intra ||
+			g.Arch != r.arch || g.PCIeGen != r.pcieGen || g.PCIeBandwidth != r.pcieBW || g.Peak.BF16 != r.bf16 || g.Peak.FP8 != r.fp8 {
+			t.Errorf("%s: got %+v\nwant %+v", r.name, g, r)
+		}
+	}
+	n, _ := LookupNIC("ib-ndr-400")
+	if n.Bandwidth != 50e9 {
+		t.Errorf("ib-ndr-400 bandwidth %g, want 50e9 (400 Gb/s / 8)", n.Bandwidth)
+	}
+}
+
+func TestLookupErrorsListNames(t *testing.T) {
+	_, err := LookupGPU("x")
+	if err == nil || !strings.Contains(err.Error(), `"x"`) {
+		t.Fatalf("LookupGPU(x) = %v", err)
+	}
+	for _, name := range wantGPUs {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("LookupGPU error %q does not list %s", err, name)
+		}
+	}
+	_, err = LookupNIC("ib-edr-100")
+	if err == nil {
+		t.Fatal("LookupNIC(ib-edr-100) succeeded")
+	}
+	for _, name := range wantNICs {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("LookupNIC error %q does not list %s", err, name)
+		}
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Errorf("error is not one line: %q", err)
+	}
+}
+
+func TestLookupReturnsCopies(t *testing.T) {
+	g, _ := LookupGPU("h100-sxm")
+	g.Sources[0] = "changed"
+	names := GPUNames()
+	names[0] = "changed"
+	g2, _ := LookupGPU("h100-sxm")
+	if g2.Sources[0] == "changed" || GPUNames()[0] == "changed" {
+		t.Error("lookups share state with the catalog")
+	}
+}

@@ -1,0 +1,130 @@
+package topology
+
+// Closed-form routing. Every cable k is the directed links 2k (away from the
+// GPUs: GPU→switch, switch→NIC, NIC→leaf, leaf→spine, spine→core, and the
+// even→odd GPU of an NVLink-bridged pair) and 2k+1 (back). A route is written
+// as a sequence of "up" and "down" uses of cables whose indices are
+// arithmetic in the layout, so no search and no allocation happens here.
+
+func up(cable int32) int32   { return 2 * cable }
+func down(cable int32) int32 { return 2*cable + 1 }
+
+// mix spreads a (src, dst) pair over 64 bits (the splitmix64 finaliser). It
+// gives every pair its own ECMP offset, so that flows which all pass hash 0
+// still spread over the spines the way real five-tuple hashing does, while
+// consecutive hashes of one pair still visit every equal-cost path in turn.
+func mix(src, dst int) uint64 {
+	x := uint64(uint32(src))<<32 | uint64(uint32(dst))
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// AppendRoute appends to dst the directed link ids from GPU rank src to GPU
+// rank dstGPU and returns the extended slice. Deterministic: equal-cost paths
+// are chosen by hash (ECMP), never by map order; the same (src, dstGPU,
+// hash) always gives the same route. src == dstGPU gives an empty route. It
+// does not allocate when dst has capacity for the route (at most 12 links).
+// src and dstGPU must be ranks of c (0 <= r < NumGPUs); anything else is a
+// programming error and panics.
+//
+// Routes (package doc, "Routing"):
+//   - same scale-up domain on NVSwitch: GPU → NVSwitch → GPU;
+//   - same node otherwise: over the NVLink bridge for a bridged pair, else
+//     GPU → PCIe switch (→ host → PCIe switch) → GPU;
+//   - different domains: GPU → PCIe switch → NIC → leaf (→ spine (→ core →
+//     spine) →) leaf → NIC → PCIe switch → GPU, on the GPUs' own NICs. On a
+//     rail-optimized network, traffic to a different rail uses the
+//     destination's rail from the start: through the source GPU's PCIe
+//     switch when that rail's NIC hangs off it, else (NVSwitch nodes) after
+//     an NVLink hop to the GPU of its own node on the destination's rail
+//     (NCCL's PXN); without NVSwitch the rails are crossed at a spine.
+//
+// ECMP: with idx = hash + mix(src, dst), a GPU that owns several NICs uses
+// offset idx mod k, then the spine slot is (idx/k) mod spines and the core
+// (idx/k/spines) mod cores: hashes h, h+1, … of one pair visit every
+// equal-cost path in turn.
+func (c *Cluster) AppendRoute(dst []int32, src, dstGPU int, hash uint64) []int32 {
+	if src == dstGPU {
+		return dst
+	}
+	l := &c.l
+	g := l.g
+	sn, dn := src/g, dstGPU/g
+	if l.intra == intraNVSwitch && sn/l.domainNodes == dn/l.domainNodes {
+		return append(dst, up(l.cUp+int32(src)), down(l.cUp+int32(dstGPU)))
+	}
+	sl, dl := src-sn*g, dstGPU-dn*g
+	if sn == dn {
+		if l.intra == intraPairs && sl>>1 == dl>>1 {
+			cab := l.cUp + int32(src>>1)
+			if sl&1 == 0 {
+				return append(dst, up(cab))
+			}
+			return append(dst, down(cab))
+		}
+		return c.appendPCIe(dst, src, dstGPU, sn, sl, dl)
+	}
+
+	idx := hash + mix(src, dstGPU)
+	var sr, dr int // NIC local indices (rails)
+	if k := l.nicPerGPU; k > 1 {
+		off := int(idx % uint64(k))
+		idx /= uint64(k)
+		sr, dr = sl*k+off, dl*k+off
+	} else {
+		sr, dr = sl/l.gpuPerNIC, dl/l.gpuPerNIC
+	}
+	if sr != dr && l.net == netRail {
+		if sl/l.gpusPerSwitch == dl/l.gpusPerSwitch {
+			// The destination's rail NIC hangs off the source GPU's own
+			// PCIe switch: use it, no detour.
+			sr = dr
+		} else if l.pxn {
+			proxy := sn*g + dl
+			dst = append(dst, up(l.cUp+int32(src)), down(l.cUp+int32(proxy)))
+			src, sr = proxy, dr
+		}
+	}
+	sNIC, dNIC := int32(sn*l.n+sr), int32(dn*l.n+dr)
+	// GPU → PCIe switch → NIC (the NIC sits on its GPU's switch).
+	dst = append(dst, up(l.cGPUPCIe+int32(src)), up(l.cPCIeNIC+sNIC), up(l.cNICLeaf+sNIC))
+	la, lb := l.nicLeaf[sNIC], l.nicLeaf[dNIC]
+	if la != lb {
+		s := uint64(l.spines)
+		j := int32(idx % s)
+		idx /= s
+		dst = append(dst, up(l.cLeafSpine+la*int32(l.spines)+j))
+		pa, pb := la/int32(l.leavesPerPod), lb/int32(l.leavesPerPod)
+		if pa != pb {
+			m := int32(idx % uint64(l.cores))
+			sa, sb := pa*int32(l.spines)+j, pb*int32(l.spines)+j
+			dst = append(dst, up(l.cSpineCore+sa*int32(l.cores)+m), down(l.cSpineCore+sb*int32(l.cores)+m))
+		}
+		dst = append(dst, down(l.cLeafSpine+lb*int32(l.spines)+j))
+	}
+	return append(dst, down(l.cNICLeaf+dNIC), down(l.cPCIeNIC+dNIC), down(l.cGPUPCIe+int32(dstGPU)))
+}
+
+// appendPCIe routes between two GPUs of one node over PCIe: through their
+// shared switch, or up to the host and down again.
+func (c *Cluster) appendPCIe(dst []int32, src, dstGPU, node, sl, dl int) []int32 {
+	l := &c.l
+	ss, ds := sl/l.gpusPerSwitch, dl/l.gpusPerSwitch
+	dst = append(dst, up(l.cGPUPCIe+int32(src)))
+	if ss != ds {
+		base := l.cPCIeHost + int32(node*l.psw)
+		dst = append(dst, up(base+int32(ss)), down(base+int32(ds)))
+	}
+	return append(dst, down(l.cGPUPCIe+int32(dstGPU)))
+}
+
+// RouteHops returns the number of links on the route from src to dst (the
+// same for every hash).
+func (c *Cluster) RouteHops(src, dst int) int {
+	var buf [16]int32
+	return len(c.AppendRoute(buf[:0], src, dst, 0))
+}
