@@ -323,8 +323,8 @@ func (l *layout) shapeNetwork(s *Spec) error {
 	}
 
 	if s.PodGPUs > 0 {
-		if l.gpus%s.PodGPUs != 0 {
-			return specErr("cluster.network.pod_gpus", "%d must divide the cluster's %d GPUs", s.PodGPUs, l.gpus)
+		if s.PodGPUs > l.gpus {
+			return specErr("cluster.network.pod_gpus", "%d exceeds the cluster's %d GPUs", s.PodGPUs, l.gpus)
 		}
 		if s.PodGPUs%l.g != 0 {
 			return specErr("cluster.network.pod_gpus", "%d must be a multiple of gpus_per_node %d", s.PodGPUs, l.g)
@@ -336,8 +336,17 @@ func (l *layout) shapeNetwork(s *Spec) error {
 		if podNodes == l.nodes && over != 1 {
 			return specErr("cluster.network.oversubscription", "%g has no tier to apply to: pod_gpus %d is the whole cluster", over, s.PodGPUs)
 		}
-		l.pods = l.nodes / podNodes
-		l.leavesPerPod = l.leaves / l.pods
+		// A cluster need not be a whole number of pods: the Llama 3 405B
+		// run used 16,384 GPUs of 3,072-GPU pods, so the last pod is
+		// partial (fewer leaves, and proportionally less uplink).
+		l.pods = (l.nodes + podNodes - 1) / podNodes
+		l.leavesPerPod = podNodes / l.leafNodes
+		if l.net == netRail {
+			l.leavesPerPod *= l.n
+		}
+		if podNodes == l.nodes {
+			l.leavesPerPod = l.leaves
+		}
 		l.spines = upPorts
 		if l.pods > 1 {
 			l.cores = 1
@@ -526,11 +535,18 @@ func (c *Cluster) construct() {
 			// over its plane's cores.
 			bw = float64(leafUp/l.cores) * rate
 		}
-		cc := cableCount(bw, rate)
 		for sp := range spines {
 			plane := sp % l.spines
+			spBW := bw
+			if c.Spec.PodGPUs > 0 {
+				// A partial last pod has fewer leaves below its spines.
+				pod := sp / l.spines
+				inPod := min(l.leavesPerPod, l.leaves-pod*l.leavesPerPod)
+				spBW = bw * float64(inPod) / float64(l.leavesPerPod)
+			}
+			cc := cableCount(spBW, rate)
 			for m := range l.cores {
-				cable(l.dSpine+int32(sp), l.dCore+int32(plane*l.cores+m), LinkNetwork, bw, c.NIC.Latency, cc)
+				cable(l.dSpine+int32(sp), l.dCore+int32(plane*l.cores+m), LinkNetwork, spBW, c.NIC.Latency, cc)
 			}
 		}
 	}

@@ -180,6 +180,33 @@ func TestBuildLlamaClos(t *testing.T) {
 	}
 }
 
+// The Llama 3 405B run used 16,384 GPUs of the 3,072-GPU-pod cluster: five
+// full pods and a partial sixth of 1,024 GPUs, whose uplinks scale with its
+// 64 ToRs instead of 192.
+func TestBuildPartialPod(t *testing.T) {
+	c := mustBuild(t, Spec{GPU: "h100-sxm", Nodes: 2048, Network: "clos", NIC: "roce-400", PodGPUs: 3072, Oversubscription: 7})
+	s := c.Summary()
+	if s.Pods != 6 {
+		t.Fatalf("pods %d, want 6", s.Pods)
+	}
+	full, partial := 0, 0
+	for _, l := range c.Links {
+		if c.Devices[l.From].Kind == KindSpine && c.Devices[l.To].Kind == KindCore {
+			switch {
+			case near(l.Bandwidth, 192*50e9/7):
+				full++
+			case near(l.Bandwidth, 64*50e9/7):
+				partial++
+			default:
+				t.Fatalf("spine-core link of %g B/s", l.Bandwidth)
+			}
+		}
+	}
+	if full != 5*16 || partial != 16 {
+		t.Errorf("spine-core links: %d full-pod, %d partial-pod; want 80 and 16", full, partial)
+	}
+}
+
 // GB200 NVL72: 18 trays × 4 GPUs form one NVLink domain on one logical switch.
 func TestBuildNVL72(t *testing.T) {
 	c := mustBuild(t, Spec{GPU: "gb200", Nodes: 18})
@@ -250,7 +277,8 @@ func TestBuildErrors(t *testing.T) {
 		{Spec{GPU: "h100-sxm", Nodes: 1, NICsPerNode: 64}, "cluster.network.nics_per_node", "between 1 and 32"},
 		{Spec{GPU: "h100-sxm", Nodes: 1, Oversubscription: 0.5}, "cluster.network.oversubscription", ">= 1"},
 		{Spec{GPU: "h100-sxm", Nodes: 1, Oversubscription: math.Inf(1)}, "cluster.network.oversubscription", ">= 1"},
-		{Spec{GPU: "h100-sxm", Nodes: 4, PodGPUs: 24}, "cluster.network.pod_gpus", "divide"},
+		{Spec{GPU: "h100-sxm", Nodes: 4, PodGPUs: 24}, "cluster.network.pod_gpus", "multiple of"},
+		{Spec{GPU: "h100-sxm", Nodes: 4, PodGPUs: 64}, "cluster.network.pod_gpus", "exceeds"},
 		{Spec{GPU: "h100-sxm", Nodes: 4, PodGPUs: -8}, "cluster.network.pod_gpus", ">= 0"},
 		{Spec{GPU: "h100-sxm", Nodes: 64, PodGPUs: 128}, "cluster.network.pod_gpus", "multiple of 256 GPUs"},
 		{Spec{GPU: "h100-sxm", Nodes: 8, Network: "clos", PodGPUs: 64, Oversubscription: 7}, "cluster.network.oversubscription", "whole cluster"},
