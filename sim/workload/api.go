@@ -1,14 +1,12 @@
-// Package workload is the single source of simtrain's napkin math: datatypes,
-// model architectures, exact parameter counts, per-layer operators with their
-// FLOPs and HBM bytes, memory per rank, and the compute-time model.
-//
-// API CONTRACT (stubs written before implementation; the exported names and
-// signatures here are relied on by sim and sim/parallel).
 package workload
+
+// The exported types below are relied on by sim and sim/parallel; fields may
+// be added, never removed or renamed.
 
 // Dtype is a numeric format.
 type Dtype uint8
 
+// The dtypes, in the order that indexes Device.Peak.
 const (
 	FP32 Dtype = iota
 	TF32
@@ -52,7 +50,17 @@ type Model struct {
 	Bias           bool // linear layers carry biases (GPT-2/3 style)
 	MoE            *MoE
 	MLA            *MLA
-	Source         string
+	// MaxPositions is the size of a learned absolute position-embedding
+	// table (GPT-2/3: the context length); 0 means rotary or no position
+	// embedding parameters (RoPE is then applied to q and k).
+	MaxPositions int
+	// QKNorm adds an RMSNorm over each head's query and key (Qwen3).
+	QKNorm bool
+	// Dropout says the model has Megatron-style dropout layers (after
+	// attention probabilities, after the attention and MLP outputs, after
+	// the embedding). It adds dropout kernels and their masks.
+	Dropout bool
+	Source  string
 }
 
 // Recompute is the activation-recomputation policy.
@@ -99,16 +107,27 @@ const (
 )
 
 // Op is one kernel's work on one GPU (after the TP/CP/EP split).
+//
+// For ClassGEMM, M×N×K is one GEMM (C[M×N] = A[M×K]·B[K×N]) and Batch counts
+// identical GEMMs in the op; FLOPs = 2·M·N·K·Batch. For ClassAttention, M is
+// the query rows per head on this GPU, N the mean number of key rows each
+// query attends to (the full key length, or about half of it when causal),
+// K the query/key head dimension and Batch the micro-batch × local heads.
+// For ClassMemory, M, N, K are zero and Batch is 1.
 type Op struct {
 	Name         string
 	Block        Block
 	Class        OpClass
+	Pass         Pass    // Forward for forward and recompute kernels, Backward otherwise
 	FLOPs        float64 // floating-point operations the kernel executes
 	BytesRead    float64 // HBM bytes read
 	BytesWritten float64 // HBM bytes written
-	M, N, K      int     // GEMM problem (ClassGEMM)
+	M, N, K      int     // GEMM problem (ClassGEMM) or attention shape (ClassAttention)
 	Batch        int     // identical GEMMs in the op (e.g. local experts), >= 1
 }
+
+// Bytes is the op's total HBM traffic.
+func (o Op) Bytes() float64 { return o.BytesRead + o.BytesWritten }
 
 // Shape is the per-GPU problem: micro-batch, sequence and the split.
 type Shape struct {
@@ -118,4 +137,35 @@ type Shape struct {
 	TP, CP, EP     int // 0 treated as 1
 	SP             bool
 	FlashAttention bool
+}
+
+// MemoryInput describes one pipeline rank for the memory model.
+type MemoryInput struct {
+	Model         Model
+	Shape         Shape
+	Layers        int // transformer layers on this rank
+	HasEmbedding  bool
+	HasHead       bool
+	PP, DP        int
+	VirtualStages int
+	Stage         int // this rank's pipeline stage, 0-based
+	Schedule      string
+	Microbatches  int // per step per pipeline
+	Zero          int
+	Optimizer     string
+	MasterDtype   Dtype
+	GradDtype     Dtype // set by the caller: the zero value is FP32
+	Recompute     Recompute
+	// LayerIDs optionally lists this rank's transformer layers (0-based),
+	// which decides how many of them are MoE layers; nil means Layers
+	// consecutive layers starting at Stage·Layers.
+	LayerIDs []int
+}
+
+// Memory is a per-rank breakdown in bytes (see StageMemory): Optimizer
+// includes the master copy; Buffers are the embedding/output-layer buffers
+// and ZeRO-3's gathered layers; Overhead is the CUDA context, NCCL buffers
+// and allocator fragmentation; Total is their sum.
+type Memory struct {
+	Weights, Gradients, Optimizer, Activations, Buffers, Overhead, Total float64
 }

@@ -1,0 +1,73 @@
+package workload
+
+import (
+	"fmt"
+	"strings"
+)
+
+// attnFLOPsPerToken is one layer's forward attention-matrix FLOPs per token
+// at sequence length seq by the model-FLOPs convention: QKᵀ and the
+// probability-weighted sum over all seq keys (2·seq·heads·d_qk +
+// 2·seq·heads·d_v), with no causal discount. For multi-head attention with
+// d = h/heads this is 4·seq·h.
+func (m Model) attnFLOPsPerToken(seq int) float64 {
+	d := m.dims()
+	return 2 * float64(seq) * float64(d.heads) * float64(d.qk+d.v)
+}
+
+// ModelFLOPsPerToken is the training (forward + backward) FLOPs per token by
+// the standard convention (Kaplan et al. 2020; Narayanan et al. 2021 [SC21]
+// Appendix; Chowdhery et al. 2022 [PaLM] Appendix B), with no recomputation:
+//
+//	6·N_matmul + 3·L·attn(seq),  attn(seq) = 2·seq·heads·(d_qk + d_v)
+//
+// where N_matmul = Params().Matmul (active projection weights, routers and
+// the LM head; no embedding lookup, norms or biases) and the attention term
+// counts QKᵀ and the weighted sum over the full sequence (no causal
+// discount). For a GPT (h = heads·d, FFN 4h) this is 72·l·h² + 12·l·h·s +
+// 6·h·V per token, i.e. Megatron's 72·B·s·l·h²·(1 + s/6h + V/12lh) per step
+// of B·s tokens. Kernel FLOPs (Op.FLOPs) differ: causal FlashAttention skips
+// half the scores and its backward recomputes them.
+func (m Model) ModelFLOPsPerToken(seq int) float64 {
+	return 6*m.Params().Matmul + 3*float64(m.Layers)*m.attnFLOPsPerToken(seq)
+}
+
+// HardwareFLOPsPerToken adds the FLOPs of recomputation to
+// ModelFLOPsPerToken: selective recompute redoes the attention core
+// (+L·attn(seq)); full recompute redoes the forward of every transformer
+// layer (+2·(N_matmul − V·h) + L·attn(seq)), which for a GPT gives the SC21
+// paper's 96·B·s·l·h²·(1 + s/6h + V/16lh) per step. The convention does not
+// depend on the attention kernel: FlashAttention's in-kernel recomputation
+// is not counted.
+func (m Model) HardwareFLOPsPerToken(seq int, r Recompute) float64 {
+	f := m.ModelFLOPsPerToken(seq)
+	attn := float64(m.Layers) * m.attnFLOPsPerToken(seq)
+	switch r {
+	case RecomputeSelective:
+		f += attn
+	case RecomputeFull:
+		f += 2*(m.Params().Matmul-float64(m.Vocab)*float64(m.Hidden)) + attn
+	}
+	return f
+}
+
+// recomputeNames are the scenario spellings of Recompute, in order.
+var recomputeNames = [...]string{"none", "selective", "full"}
+
+// ParseRecompute parses none | selective | full.
+func ParseRecompute(s string) (Recompute, error) {
+	for i, n := range recomputeNames {
+		if s == n {
+			return Recompute(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown recompute policy %q (valid: %s)", s, strings.Join(recomputeNames[:], ", "))
+}
+
+// String is the scenario spelling.
+func (r Recompute) String() string {
+	if int(r) < len(recomputeNames) {
+		return recomputeNames[r]
+	}
+	return "recompute(?)"
+}

@@ -1,0 +1,367 @@
+package workload
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// optimizerStates is the number of per-parameter state tensors of each
+// optimizer (Adam/AdamW: first and second moments; Adagrad: squared-gradient
+// sum; SGD with momentum: the momentum buffer).
+var optimizerStates = []struct {
+	name   string
+	states int
+}{{"adamw", 2}, {"adam", 2}, {"sgd", 1}, {"adagrad", 1}}
+
+// OptimizerNames lists the optimizers the memory model knows.
+func OptimizerNames() []string {
+	n := make([]string, len(optimizerStates))
+	for i, o := range optimizerStates {
+		n[i] = o.name
+	}
+	return n
+}
+
+// OptimizerStates returns the per-parameter state tensors of an optimizer;
+// the error lists the valid names.
+func OptimizerStates(name string) (int, error) {
+	for _, o := range optimizerStates {
+		if o.name == name {
+			return o.states, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown optimizer %q (valid: %s)", name, strings.Join(OptimizerNames(), ", "))
+}
+
+// StateBytes is the model-state memory per parameter, in bytes.
+type StateBytes struct {
+	Weights   float64 // the compute copy (2 for bf16/fp16 and for fp8 recipes, 4 for fp32/tf32)
+	Gradients float64 // in the gradient dtype
+	Master    float64 // a master copy when its dtype differs from the weights'
+	Optimizer float64 // optimizer states, kept in the master dtype
+}
+
+// Total is the bytes per parameter of all model states.
+func (b StateBytes) Total() float64 { return b.Weights + b.Gradients + b.Master + b.Optimizer }
+
+// ModelStateBytes is the per-parameter memory of weights, gradients, master
+// weights and optimizer states (Rajbhandari et al. 2020, ZeRO, §3.1: mixed
+// precision Adam needs 2 + 2 + K with K = 12 = 4 master + 4 + 4 states, 16
+// bytes in all).
+func ModelStateBytes(precision, master, grad Dtype, optimizer string) (StateBytes, error) {
+	k, err := OptimizerStates(optimizer)
+	if err != nil {
+		return StateBytes{}, err
+	}
+	for _, d := range []Dtype{precision, master, grad} {
+		if !d.Valid() {
+			return StateBytes{}, fmt.Errorf("unknown dtype %v", d)
+		}
+	}
+	b := StateBytes{Weights: precision.storageBytes(), Gradients: grad.storageBytes()}
+	if master.Bytes() != b.Weights {
+		b.Master = master.Bytes()
+	}
+	b.Optimizer = float64(k) * master.Bytes()
+	return b, nil
+}
+
+// LayerActivationBytes is the activation memory one micro-batch of layer
+// keeps for its backward on one GPU, following Korthikanti et al. 2022
+// (arXiv:2205.05198) §4: every tensor a kernel saves for its backward, at
+// the activation width (2 bytes for 16-bit and fp8 recipes, 4 for fp32).
+// Sequence-parallel regions (norm inputs, dropout masks, the inputs of the
+// first projections) hold tok/tp tokens with SP and tok without; tensor-
+// parallel regions hold 1/tp of their width. With context parallelism tok =
+// micro-batch × seq/cp. For the paper's GPT (MHA, 4h GELU MLP, dropout,
+// 16-bit) this is exactly s·b·h·(34 + 5·a·s/h) bytes without parallelism,
+// s·b·h·(10 + 24/t + 5·a·s/(h·t)) with TP and s·b·h·(34 + 5·a·s/h)/t with
+// TP+SP. The 5·a·s/h score term disappears with selective recompute or
+// FlashAttention, and full recompute keeps only the layer input (2·s·b·h,
+// /t with SP).
+func (m Model) LayerActivationBytes(layer int, s Shape, r Recompute) float64 {
+	if layer < 0 || layer >= m.Layers {
+		return 0
+	}
+	sh := newSplit(m, s)
+	a, h := sh.act, float64(m.Hidden)
+	T, Tsp := sh.tok, sh.tokSP
+	if r == RecomputeFull {
+		return Tsp * h * a
+	}
+	d := sh.d
+	hl, kvl := float64(sh.hl), float64(sh.kvl)
+	mask := 0.0
+	if m.Dropout {
+		mask = 1 // one byte per element
+	}
+	// Attention block: norm input, the first projection's input, Q and K,
+	// V, the output projection's input, the output dropout mask.
+	act := Tsp*h*a + Tsp*h*a
+	if m.Attention == "mla" && m.MLA != nil {
+		ml := m.MLA
+		// latent norm inputs and up-projection inputs (replicated over TP)
+		act += T * float64(2*ml.QLoRARank+2*ml.KVLoRARank+ml.RopeHeadDim) * a
+	}
+	act += T*(hl+kvl)*float64(d.qk)*a + T*kvl*float64(d.v)*a + T*hl*float64(d.v)*a + Tsp*h*mask
+	if m.QKNorm {
+		act += T * (hl + kvl) * float64(d.qk) * a
+	}
+	// FlashAttention keeps O (counted as the output projection's input) and
+	// an fp32 log-sum-exp per query row and head, 4·a bytes per token, which
+	// the paper's accounting (written before FlashAttention) leaves out and
+	// so do we (< 0.2% of a layer).
+	if !s.FlashAttention && r != RecomputeSelective {
+		// softmax output (+ dropout mask and output): 5·a·s²·b/t bytes
+		scores := float64(sh.b) * hl * float64(sh.sl) * float64(sh.seq)
+		act += scores * (a + mask*(1+a))
+	}
+	// MLP block.
+	act += Tsp * h * a // norm input
+	if m.IsMoELayer(layer) {
+		e := m.MoE
+		f := float64(cdiv(e.ExpertFFN, sh.tp))
+		te := T * float64(e.TopK) * e.CapacityFactor
+		act += Tsp*h*a + Tsp*float64(e.Experts)*4 // router input, fp32 probabilities
+		act += te*h*a + te*float64(m.fc1Width(int(f)))*a + te*f*a + te*h*a
+		if e.SharedExperts > 0 {
+			fs := float64(cdiv(e.SharedExperts*e.ExpertFFN, sh.tp))
+			act += T*float64(m.fc1Width(int(fs)))*a + T*fs*a
+		}
+	} else {
+		f := float64(cdiv(m.FFN, sh.tp))
+		act += Tsp*h*a + T*float64(m.fc1Width(int(f)))*a + T*f*a
+	}
+	act += Tsp * h * mask
+	return act
+}
+
+// InFlightMicrobatches is how many micro-batches' activations a pipeline
+// stage holds at its peak (Korthikanti et al. 2022 §4.2.3; Narayanan et al.
+// 2021): 1 without pipelining; all m for GPipe; p − stage for 1F1B and
+// zero-bubble ZB-H1 (p on the first stage), capped at m; interleaved 1F1B
+// multiplies that by 1 + (p−1)/(p·v). m ≤ 0 means "at least p".
+func InFlightMicrobatches(schedule string, pp, stage, microbatches, virtual int) float64 {
+	if pp <= 1 {
+		return 1
+	}
+	m := microbatches
+	if m <= 0 {
+		m = pp
+	}
+	if schedule == "gpipe" {
+		return float64(m)
+	}
+	n := float64(min(max(pp-stage, 1), m))
+	if schedule == "interleaved" && virtual > 1 {
+		n *= 1 + float64(pp-1)/float64(pp*virtual)
+	}
+	return n
+}
+
+// Framework overhead (estimates, see doc.go).
+const (
+	// cudaContextBytes: the CUDA context, kernel images and cuBLAS
+	// workspaces of a PyTorch process; PyTorch forums report "~700+MB"
+	// allocated by the context alone (discuss.pytorch.org/t/81330).
+	// Estimate, rounded up.
+	cudaContextBytes = 1e9
+	// ncclGroupBytes: NCCL buffers of one communicator: Simple 4 MiB +
+	// LL128 ≈4.69 MiB + LL 0.5 MiB per channel (hardware-facts §3a
+	// [NCCL-TUNE]) × 32 channels ≈ 0.31 GB. Estimate.
+	ncclGroupBytes = 0.31e9
+	// fragmentation: caching-allocator fragmentation as a fraction of the
+	// tensors. Estimate.
+	fragmentation = 0.05
+)
+
+// rankParams is the parameter count on one GPU, split into parameters
+// replicated over the data-parallel×context-parallel group ("dense") and
+// expert parameters, replicated only over its DP·CP/EP part.
+type rankParams struct {
+	dense, expert float64
+	maxLayer      float64 // the largest layer on this rank, per GPU (ZeRO-3 gather unit)
+}
+
+// layerIDs are the rank's transformer layers: LayerIDs, or Layers
+// consecutive layers from Stage·Layers, clamped into the model.
+func (in MemoryInput) layerIDs() []int {
+	ids := make([]int, 0, max(len(in.LayerIDs), in.Layers))
+	if in.LayerIDs != nil {
+		ids = append(ids, in.LayerIDs...)
+	} else {
+		for i := range max(in.Layers, 0) {
+			ids = append(ids, in.Stage*in.Layers+i)
+		}
+	}
+	for i, id := range ids {
+		ids[i] = min(max(id, 0), max(in.Model.Layers-1, 0))
+	}
+	return ids
+}
+
+func (in MemoryInput) params(sh split, ids []int) rankParams {
+	m := in.Model
+	tp, ep := float64(sh.tp), float64(sh.ep)
+	var p rankParams
+	for _, id := range ids {
+		lp := m.layer(id)
+		attn := lp.attnMatmul / tp
+		if m.Attention == "mla" && m.MLA != nil { // down projections are replicated
+			ml := m.MLA
+			down := float64(m.Hidden) * float64(ml.QLoRARank+ml.KVLoRARank+ml.RopeHeadDim)
+			attn = down + (lp.attnMatmul-down)/tp
+		}
+		dense := attn + lp.attnOther + lp.norms + lp.router
+		var expert float64
+		if m.IsMoELayer(id) {
+			e := m.MoE
+			one, oneOther := m.mlpParams(e.ExpertFFN)
+			per := (one + oneOther) / tp
+			expert = per * math.Ceil(float64(e.Experts)/ep)
+			dense += per * float64(e.SharedExperts)
+		} else {
+			dense += (lp.mlpMatmul + lp.mlpOther) / tp
+		}
+		p.dense += dense
+		p.expert += expert
+		p.maxLayer = max(p.maxLayer, dense+expert)
+	}
+	vh := float64(m.Vocab) * float64(m.Hidden) / tp
+	if in.HasEmbedding {
+		p.dense += vh + float64(m.MaxPositions)*float64(m.Hidden)
+	}
+	if in.HasHead {
+		p.dense += m.normParams(m.Hidden)
+		if !m.TiedEmbeddings || !in.HasEmbedding {
+			p.dense += vh // untied head, or the tied copy Megatron keeps on the last stage
+		}
+	}
+	return p
+}
+
+// StageMemory is the peak memory of one GPU of a pipeline stage:
+//
+//   - Weights, Gradients, Optimizer (master copy + states): parameters on
+//     the rank (its layers split by TP, experts by EP, the vocabulary-
+//     parallel embedding/LM head on the first/last stage) × ModelStateBytes,
+//     divided by the ZeRO group (DP·CP; DP·CP/EP for experts) — optimizer
+//     from ZeRO-1, gradients from ZeRO-2, weights from ZeRO-3;
+//   - Activations: the rank's LayerActivationBytes × InFlightMicrobatches,
+//     plus, under full recompute, one layer's recomputed activations;
+//   - Buffers: the first stage's embedding dropout mask, the last stage's
+//     output-layer buffers (Korthikanti et al. §4.3: 4·s·b·h/t·(1 + V/h):
+//     norm and head inputs and fp32 logits), and with ZeRO-3 the gathered
+//     weights of two layers (current + prefetched) and one layer's
+//     unsharded gradients;
+//   - Overhead: CUDA context + NCCL buffers per process group + allocator
+//     fragmentation (estimates, see the constants).
+//
+// Invalid input (unknown optimizer or dtype) prices it as AdamW.
+func StageMemory(in MemoryInput) Memory {
+	m := in.Model
+	sh := newSplit(m, in.Shape)
+	sb, err := ModelStateBytes(in.Shape.Dtype, in.MasterDtype, in.GradDtype, in.Optimizer)
+	if err != nil {
+		sb, _ = ModelStateBytes(in.Shape.Dtype, FP32, in.Shape.Dtype, "adamw")
+	}
+	ids := in.layerIDs()
+	p := in.params(sh, ids)
+	cp := float64(max(in.Shape.CP, 1))
+	dgrp := float64(max(in.DP, 1)) * cp
+	egrp := max(dgrp/float64(sh.ep), 1)
+	shard := func(stage int, bytes float64) float64 {
+		if in.Zero >= stage {
+			return p.dense*bytes/dgrp + p.expert*bytes/egrp
+		}
+		return (p.dense + p.expert) * bytes
+	}
+	var mem Memory
+	mem.Weights = shard(3, sb.Weights)
+	mem.Gradients = shard(2, sb.Gradients)
+	mem.Optimizer = shard(1, sb.Master+sb.Optimizer)
+
+	inflight := InFlightMicrobatches(in.Schedule, in.PP, in.Stage, in.Microbatches, in.VirtualStages)
+	var perMB, work float64
+	for _, id := range ids {
+		perMB += m.LayerActivationBytes(id, in.Shape, in.Recompute)
+		if in.Recompute == RecomputeFull {
+			work = max(work, m.LayerActivationBytes(id, in.Shape, RecomputeNone))
+		}
+	}
+	mem.Activations = perMB*inflight + work
+
+	h := float64(m.Hidden)
+	if in.HasEmbedding && m.Dropout {
+		mem.Buffers += sh.tokSP * h * inflight
+	}
+	if in.HasHead {
+		mem.Buffers += 2*sh.tokSP*h*sh.act + 4*sh.tok*float64(cdiv(m.Vocab, sh.tp))
+	}
+	if in.Zero >= 3 {
+		mem.Buffers += p.maxLayer * (2*sb.Weights + sb.Gradients)
+	}
+
+	groups := 0
+	for _, g := range []int{sh.tp, in.Shape.CP, sh.ep, in.DP, in.PP} {
+		if g > 1 {
+			groups++
+		}
+	}
+	tensors := mem.Weights + mem.Gradients + mem.Optimizer + mem.Activations + mem.Buffers
+	mem.Overhead = cudaContextBytes + float64(groups)*ncclGroupBytes + fragmentation*tensors
+	mem.Total = tensors + mem.Overhead
+	return mem
+}
+
+// Fits reports whether the total fits in hbmBytes of device memory.
+func (mem Memory) Fits(hbmBytes float64) bool { return mem.Total <= hbmBytes }
+
+// KVCacheBytesPerToken is the inference key/value cache per token of
+// context at dtype dt: 2·L·kv_heads·head_dim values for MHA/GQA; for MLA the
+// compressed latent and the shared rope key, L·(kv_lora_rank + rope_dim)
+// (DeepSeek-V2, arXiv:2405.04434 §2.1.2).
+func (m Model) KVCacheBytesPerToken(dt Dtype) float64 {
+	if m.Attention == "mla" && m.MLA != nil {
+		return float64(m.Layers) * float64(m.MLA.KVLoRARank+m.MLA.RopeHeadDim) * dt.Bytes()
+	}
+	return 2 * float64(m.Layers) * float64(m.KVHeads) * float64(m.HeadDim) * dt.Bytes()
+}
+
+// Decode is the memory-bandwidth bound of autoregressive decoding.
+type Decode struct {
+	WeightBytes float64 // weights read per decode step
+	KVBytes     float64 // KV cache read per decode step (all sequences)
+	TokensPerS  float64 // batch / ((WeightBytes + KVBytes) / bandwidth)
+	// WeightsOnlyTokensPerS ignores the KV cache (the classic
+	// "bandwidth / model bytes" bound).
+	WeightsOnlyTokensPerS float64
+}
+
+// DecodeBound is the upper bound on decode throughput at batch sequences of
+// context seq on a GPU with HBM bandwidth bw (bytes/s): each step reads
+// every weight it uses once (the input embedding table only for the looked-up
+// rows; for MoE the experts the batch's tokens reach, E·(1 − (1 − k/E)^B)
+// per layer with uniform routing) plus every sequence's KV cache, and compute
+// is assumed free.
+func (m Model) DecodeBound(seq, batch int, dt Dtype, bw float64) Decode {
+	p := m.Params()
+	w := p.Total - float64(m.MaxPositions)*float64(m.Hidden)
+	if !m.TiedEmbeddings {
+		w -= float64(m.Vocab) * float64(m.Hidden) // input table: only batch rows are read
+	}
+	if e := m.MoE; e != nil {
+		one, other := m.mlpParams(e.ExpertFFN)
+		E, k := float64(e.Experts), float64(e.TopK)
+		touched := E * (1 - math.Pow(1-k/E, float64(max(batch, 1))))
+		moeLayers := float64(m.Layers - min(max(e.DenseLayers, 0), m.Layers))
+		w -= moeLayers * (E - touched) * (one + other)
+	}
+	d := Decode{WeightBytes: w * dt.Bytes(), KVBytes: m.KVCacheBytesPerToken(dt) * float64(seq) * float64(batch)}
+	if bw > 0 && d.WeightBytes > 0 {
+		d.TokensPerS = float64(batch) * bw / (d.WeightBytes + d.KVBytes)
+		d.WeightsOnlyTokensPerS = float64(batch) * bw / d.WeightBytes
+	}
+	return d
+}

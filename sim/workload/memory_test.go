@@ -1,0 +1,231 @@
+package workload
+
+import (
+	"strings"
+	"testing"
+)
+
+// korthikantiGPT is the GPT of Korthikanti et al. 2022: MHA, 4h GELU MLP,
+// LayerNorm, dropout, 16-bit activations. h = 1024, a = 16 heads.
+func korthikantiGPT() Model {
+	m := Model{Name: "gpt", Layers: 4, Hidden: 1024, Heads: 16, Vocab: 1000, Activation: "gelu",
+		Norm: "layernorm", Bias: true, TiedEmbeddings: true, MaxPositions: 2048, Dropout: true}
+	m.Fill()
+	return m
+}
+
+// TestKorthikantiActivations checks the per-layer activation memory against
+// arXiv:2205.05198 eqs. 1-2 and §5 for s = 2048, b = 2, h = 1024, a = 16:
+// s·b·h = 4,194,304 and 5·a·s/h = 160.
+func TestKorthikantiActivations(t *testing.T) {
+	m := korthikantiGPT()
+	const sbh = 2048 * 2 * 1024.0
+	base := Shape{MicroBatch: 2, Seq: 2048, Dtype: BF16}
+	tp4 := base
+	tp4.TP = 4
+	tp4sp := tp4
+	tp4sp.SP = true
+	flash := base
+	flash.FlashAttention = true
+	for _, c := range []struct {
+		name string
+		s    Shape
+		r    Recompute
+		want float64
+	}{
+		// 4,194,304 · 194 = 813,694,976
+		{"no parallelism: sbh(34 + 5as/h)", base, RecomputeNone, sbh * (34 + 160)},
+		// 4,194,304 · 56 = 234,881,024
+		{"TP 4: sbh(10 + 24/t + 5as/(ht))", tp4, RecomputeNone, sbh * (10 + 24.0/4 + 160.0/4)},
+		// 4,194,304 · 48.5 = 203,423,744
+		{"TP 4 + SP: sbh(34 + 5as/h)/t", tp4sp, RecomputeNone, sbh * (34 + 160) / 4},
+		{"selective: 34sbh", base, RecomputeSelective, sbh * 34},
+		{"selective, TP 4 + SP: 34sbh/t", tp4sp, RecomputeSelective, sbh * 34 / 4},
+		{"flash: 34sbh", flash, RecomputeNone, sbh * 34},
+		{"full recompute: 2sbh", base, RecomputeFull, 2 * sbh},
+		{"full recompute, TP 4 + SP: 2sbh/t", tp4sp, RecomputeFull, 2 * sbh / 4},
+		// 4-byte tensors, the two dropout masks stay 1 byte: 2·(34 − 2) + 2 = 66
+		{"fp32 activations", Shape{MicroBatch: 2, Seq: 2048, Dtype: FP32}, RecomputeSelective, 66 * sbh},
+		// each GPU holds s/2 tokens
+		{"CP 2 halves the sequence", Shape{MicroBatch: 2, Seq: 2048, CP: 2, Dtype: BF16, FlashAttention: true}, RecomputeNone, sbh * 34 / 2},
+	} {
+		if got := m.LayerActivationBytes(1, c.s, c.r); !near(got, c.want, 1e-12) {
+			t.Errorf("%s: %.0f bytes, want %.0f", c.name, got, c.want)
+		}
+	}
+}
+
+func TestInFlightMicrobatches(t *testing.T) {
+	for _, c := range []struct {
+		schedule        string
+		pp, stage, m, v int
+		want            float64
+	}{
+		{"1f1b", 1, 0, 8, 1, 1},
+		{"1f1b", 4, 0, 8, 1, 4},
+		{"1f1b", 4, 3, 8, 1, 1},
+		{"1f1b", 4, 0, 2, 1, 2}, // fewer micro-batches than stages
+		{"zero-bubble", 4, 1, 8, 1, 3},
+		{"gpipe", 4, 2, 8, 1, 8},
+		{"interleaved", 4, 0, 8, 2, 4 * (1 + 3.0/8)}, // p·(1 + (p−1)/(p·v)) = 5.5
+		{"interleaved", 16, 0, 64, 8, 16 * (1 + 15.0/128)},
+		{"", 4, 0, 0, 1, 4},
+	} {
+		if got := InFlightMicrobatches(c.schedule, c.pp, c.stage, c.m, c.v); got != c.want {
+			t.Errorf("%s p=%d stage=%d m=%d v=%d: %v, want %v", c.schedule, c.pp, c.stage, c.m, c.v, got, c.want)
+		}
+	}
+}
+
+func TestModelStateBytes(t *testing.T) {
+	for _, c := range []struct {
+		prec, master, grad Dtype
+		opt                string
+		want               float64
+	}{
+		{BF16, FP32, BF16, "adamw", 16},   // ZeRO §3.1: 2 + 2 + (4 + 4 + 4)
+		{BF16, FP32, FP32, "adam", 18},    // fp32 gradient accumulation
+		{BF16, FP32, BF16, "sgd", 12},     // 2 + 2 + 4 master + 4 momentum
+		{BF16, FP32, BF16, "adagrad", 12}, //
+		{FP32, FP32, FP32, "adamw", 16},   // no separate master copy: 4 + 4 + 8
+		{FP8, FP32, BF16, "adamw", 16},    // fp8 recipes keep bf16 weights
+		{BF16, BF16, BF16, "adamw", 8},    // pure bf16: 2 + 2 + 2·2
+	} {
+		b, err := ModelStateBytes(c.prec, c.master, c.grad, c.opt)
+		if err != nil || b.Total() != c.want {
+			t.Errorf("%v/%v/%v %s: %+v = %v, want %v (%v)", c.prec, c.master, c.grad, c.opt, b, b.Total(), c.want, err)
+		}
+	}
+	if _, err := ModelStateBytes(BF16, FP32, BF16, "lion"); err == nil || !strings.Contains(err.Error(), "adamw, adam, sgd, adagrad") {
+		t.Errorf("unknown optimizer: %v", err)
+	}
+}
+
+// TestStageMemory prices a whole GPU by hand. korthikantiGPT has
+// 4·(12h² + 13h) + V·h + 2048·h + 2h = 50,384,896 + 1,024,000 + 2,097,152 +
+// 2,048 = 53,508,096 parameters.
+func TestStageMemory(t *testing.T) {
+	m := korthikantiGPT()
+	const P = 53508096.0
+	if m.Params().Total != P {
+		t.Fatalf("params %.0f", m.Params().Total)
+	}
+	s := Shape{MicroBatch: 2, Seq: 2048, Dtype: BF16}
+	in := MemoryInput{Model: m, Shape: s, Layers: 4, HasEmbedding: true, HasHead: true, PP: 1, DP: 4,
+		Schedule: "1f1b", Microbatches: 8, Zero: 1, Optimizer: "adamw", MasterDtype: FP32, GradDtype: BF16}
+	got := StageMemory(in)
+	const sbh = 2048 * 2 * 1024.0
+	want := Memory{
+		Weights:     2 * P,
+		Gradients:   2 * P,
+		Optimizer:   12 * P / 4,           // ZeRO-1 over DP 4
+		Activations: 4 * sbh * (34 + 160), // four layers, one micro-batch in flight
+		// embedding dropout mask s·b·h·1 + output layer 4sbh(1 + V/h): norm and
+		// head inputs 2·sbh·2 bytes, fp32 logits s·b·V·4.
+		Buffers: sbh + 2*sbh*2 + 4*2048*2*1000,
+	}
+	tensors := want.Weights + want.Gradients + want.Optimizer + want.Activations + want.Buffers
+	want.Overhead = 1e9 + 0.31e9 + 0.05*tensors // context, one NCCL group (DP), fragmentation
+	want.Total = tensors + want.Overhead
+	if got != want {
+		t.Errorf("StageMemory\n got %+v\nwant %+v", got, want)
+	}
+	if !got.Fits(80e9) || got.Fits(1e9) {
+		t.Error("Fits")
+	}
+
+	// ZeRO-3 on the first of 4 pipeline stages (one layer, embedding only):
+	// weights, gradients and optimizer all / DP 2; gathered buffers of two
+	// layers of weights and one of gradients (12h² + 13h = 12,596,224 each);
+	// activations × 4 micro-batches in flight (1F1B, stage 0).
+	in = MemoryInput{Model: m, Shape: s, Layers: 1, HasEmbedding: true, PP: 4, DP: 2, Stage: 0,
+		Schedule: "1f1b", Microbatches: 8, Zero: 3, Optimizer: "adamw", MasterDtype: FP32, GradDtype: BF16}
+	got = StageMemory(in)
+	const layer, emb = 12596224.0, 1024000 + 2097152.0
+	if got.Weights != (layer+emb)*2/2 || got.Gradients != (layer+emb)*2/2 || got.Optimizer != (layer+emb)*12/2 {
+		t.Errorf("ZeRO-3 states %+v", got)
+	}
+	if got.Activations != 4*sbh*(34+160) || got.Buffers != 4*sbh+layer*(2*2+2) {
+		t.Errorf("ZeRO-3 activations %.0f buffers %.0f", got.Activations, got.Buffers)
+	}
+	// Full recompute: 2sbh per layer per micro-batch in flight + one layer's working set.
+	in.Recompute = RecomputeFull
+	if got = StageMemory(in); got.Activations != 4*2*sbh+sbh*(34+160) {
+		t.Errorf("full recompute activations %.0f", got.Activations)
+	}
+	// The model-state bytes do not depend on the activations.
+	if got.Weights != (layer+emb)*2/2 {
+		t.Error("recompute changed the weights")
+	}
+}
+
+// TestStageMemoryMoE: expert parameters shard over EP and TP, the rest
+// over TP only; mixtral-8x7b with TP 2, EP 8, one layer on the rank.
+func TestStageMemoryMoE(t *testing.T) {
+	m, _ := Preset("mixtral-8x7b")
+	in := MemoryInput{Model: m, Shape: Shape{MicroBatch: 1, Seq: 4096, Dtype: BF16, TP: 2, EP: 8, SP: true, FlashAttention: true},
+		Layers: 1, PP: 32, DP: 8, Stage: 5, Schedule: "1f1b", Microbatches: 64, Optimizer: "adamw", MasterDtype: FP32, GradDtype: BF16}
+	got := StageMemory(in)
+	// attention 41,943,040/2 + norms 8,192 + router 32,768 + one expert 176,160,768/2
+	want := (41943040/2 + 8192 + 32768 + 176160768/2) * 2.0
+	if got.Weights != want {
+		t.Errorf("weights %.0f, want %.0f", got.Weights, want)
+	}
+}
+
+func TestKVCacheAndDecode(t *testing.T) {
+	m, _ := Preset("llama3-70b")
+	// 2 (K,V) · 80 layers · 8 kv heads · 128 · 2 bytes = 327,680 bytes per token.
+	if got := m.KVCacheBytesPerToken(BF16) * 8192; got != 2684354560 {
+		t.Errorf("llama3-70b KV at 8192 = %.0f bytes, want 2,684,354,560", got)
+	}
+	ds, _ := Preset("deepseek-v3")
+	if got := ds.KVCacheBytesPerToken(BF16); got != 61*576*2 { // latent 512 + rope key 64
+		t.Errorf("deepseek-v3 MLA KV per token %.0f", got)
+	}
+	// Llama-3-70B in fp16 on one H100 (3.35 TB/s): every weight but the
+	// input table (70,553,706,496 − 1,050,673,152 = 69,503,033,344 → 139.0 GB)
+	// per token: 3.35e12/139.006e9 = 24.1 tok/s (the course's ≈ 24); with an
+	// 8192-token KV cache (2.68 GB) 23.6 tok/s.
+	d := m.DecodeBound(8192, 1, FP16, 3.35e12)
+	if d.WeightBytes != 2*69503033344.0 || d.KVBytes != 2684354560 {
+		t.Errorf("decode bytes %+v", d)
+	}
+	if !near(d.WeightsOnlyTokensPerS, 3.35e12/139006066688, 1e-12) || !near(d.TokensPerS, 3.35e12/(139006066688+2684354560), 1e-12) {
+		t.Errorf("decode tokens/s %+v", d)
+	}
+	if d.WeightsOnlyTokensPerS < 23.5 || d.WeightsOnlyTokensPerS >= 24.5 || d.TokensPerS < 23.5 || d.TokensPerS >= 24.5 {
+		t.Errorf("Llama-3-70B decode on H100 should be ≈ 24 tok/s: %+v", d)
+	}
+	// MoE decode at batch 1 reads only top-k experts: mixtral reads 2 of 8.
+	mx, _ := Preset("mixtral-8x7b")
+	one, _ := mx.mlpParams(14336)
+	if got := mx.DecodeBound(1, 1, BF16, 1e12).WeightBytes; got != 2*(mx.Params().Total-32000*4096-32*6*one) {
+		t.Errorf("mixtral decode weight bytes %.0f", got)
+	}
+}
+
+// TestStageMemoryLayerIDs: which layers a rank holds decides how many are
+// MoE; deepseek-v3's first three layers are dense.
+func TestStageMemoryLayerIDs(t *testing.T) {
+	m, _ := Preset("deepseek-v3")
+	in := MemoryInput{Model: m, Shape: Shape{MicroBatch: 1, Seq: 4096, Dtype: BF16, EP: 8, FlashAttention: true},
+		Layers: 3, PP: 16, DP: 8, Optimizer: "adamw", MasterDtype: FP32, GradDtype: BF16}
+	dense := StageMemory(in) // Stage 0: layers 0-2
+	in.LayerIDs = []int{3, 4, 5}
+	moe := StageMemory(in)
+	wd, we := 0.0, 0.0
+	for l := range 3 {
+		d, _ := m.LayerParams(l)
+		wd += 2 * d
+		d, e := m.LayerParams(3 + l)
+		we += 2 * (d + e/8)
+	}
+	if dense.Weights != wd || moe.Weights != we {
+		t.Errorf("weights dense %.0f (want %.0f), MoE %.0f (want %.0f)", dense.Weights, wd, moe.Weights, we)
+	}
+	in.LayerIDs, in.Stage = nil, 1 // Stage 1: layers 3-5
+	if got := StageMemory(in); got.Weights != moe.Weights || got.Activations != moe.Activations*15/16 {
+		t.Error("Stage 1 of 3-layer stages should hold layers 3-5, with 15 micro-batches in flight")
+	}
+}

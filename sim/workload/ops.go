@@ -1,0 +1,467 @@
+package workload
+
+import "math"
+
+// cost is the FLOPs and HBM traffic of one memory-bound kernel.
+type cost struct{ flops, read, write float64 }
+
+// opKind says how a forward op's backward is derived.
+type opKind uint8
+
+const (
+	kindGEMM opKind = iota // C = A·B: backward is dA = dC·Bᵀ (dgrad) then dB = Aᵀ·dC (wgrad)
+	kindAttn               // fused attention: one backward kernel
+	kindMem                // memory-bound kernel with an explicit backward cost
+)
+
+// fwdOp is a forward op plus what its backward needs.
+type fwdOp struct {
+	op   Op
+	kind opKind
+	bwd  cost
+}
+
+// split is a Shape with defaults applied and the per-GPU sizes derived.
+type split struct {
+	m        Model
+	d        attnDims
+	b, seq   int     // micro-batch, full sequence
+	tp, ep   int     // tensor and expert parallel degrees
+	sl       int     // local sequence: ceil(seq/cp)
+	tok      float64 // tokens per GPU per micro-batch: b·sl
+	tokSP    float64 // tokens of the norm/residual/dropout kernels: tok/tp with SP
+	hl, kvl  int     // local query and key/value heads (KV replicated when kv_heads < tp)
+	act, gin float64 // activation bytes; GEMM input bytes
+	flash    bool
+}
+
+func cdiv(a, b int) int {
+	if b <= 0 {
+		return a
+	}
+	return (a + b - 1) / b
+}
+
+// newSplit normalises s: zero TP/CP/EP and micro-batch mean 1.
+func newSplit(m Model, s Shape) split {
+	one := func(v int) int { return max(v, 1) }
+	tp, cp, ep, b := one(s.TP), one(s.CP), one(s.EP), one(s.MicroBatch)
+	seq := max(s.Seq, 0)
+	d := m.dims()
+	sp := split{m: m, d: d, b: b, seq: seq, tp: tp, ep: ep, sl: cdiv(seq, cp),
+		hl: cdiv(d.heads, tp), kvl: cdiv(d.kvHeads, tp),
+		act: s.Dtype.storageBytes(), gin: s.Dtype.Bytes(), flash: s.FlashAttention}
+	if sp.gin <= 0 {
+		sp.gin = sp.act
+	}
+	sp.tok = float64(b * sp.sl)
+	sp.tokSP = sp.tok
+	if s.SP {
+		sp.tokSP = sp.tok / float64(tp)
+	}
+	return sp
+}
+
+// builder accumulates one layer's forward ops.
+type builder struct {
+	split
+	ops []fwdOp
+}
+
+// gemm adds C[M×N] = A[M×K]·B[K×N], batch times. Inputs are read at the
+// GEMM input width (1 byte for fp8), the output written at activation width.
+func (b *builder) gemm(name string, blk Block, m, n, k, batch int) {
+	if m <= 0 || n <= 0 || k <= 0 {
+		return
+	}
+	o := gemmOp(m, n, k, batch, b.gin, b.act)
+	o.Name, o.Block = name, blk
+	b.ops = append(b.ops, fwdOp{op: o, kind: kindGEMM})
+}
+
+// gemmOp is batch GEMMs C[m×n] = A[m×k]·B[k×n] reading inputs of in bytes
+// per value and writing outputs of out bytes.
+func gemmOp(m, n, k, batch int, in, out float64) Op {
+	bt := float64(max(batch, 1))
+	M, N, K := float64(m), float64(n), float64(k)
+	return Op{Class: ClassGEMM, FLOPs: 2 * M * N * K * bt,
+		BytesRead: (M*K + K*N) * in * bt, BytesWritten: M * N * out * bt,
+		M: m, N: n, K: k, Batch: max(batch, 1)}
+}
+
+// mem adds a memory-bound kernel with its forward and backward costs.
+func (b *builder) mem(name string, blk Block, fwd, bwd cost) {
+	b.ops = append(b.ops, fwdOp{op: Op{Name: name, Block: blk, Class: ClassMemory,
+		FLOPs: fwd.flops, BytesRead: fwd.read, BytesWritten: fwd.write, Batch: 1}, kind: kindMem, bwd: bwd})
+}
+
+// Per-element FLOP counts of memory-bound kernels (our convention; they
+// rarely matter because these kernels are bandwidth-bound):
+// LayerNorm 8 (mean 1, variance 3, normalise 2, affine 2), RMSNorm 4,
+// residual add 1, dropout 2 (compare, scale), GELU 20 (tanh form: 8
+// multiply/adds plus tanh counted as 12), SwiGLU 8 per output
+// (sigmoid 4, two products, gate 2), squared ReLU 2, RoPE 3 (two products and
+// a sum per rotated element), softmax 5 (max, subtract, exp, sum, divide),
+// cross-entropy 5. Backward kernels count twice their forward.
+const (
+	flopsLayerNorm = 8
+	flopsRMSNorm   = 4
+	flopsResidual  = 1
+	flopsDropout   = 2
+	flopsGELU      = 20
+	flopsSwiGLU    = 8
+	flopsReLU2     = 2
+	flopsRoPE      = 3
+	flopsSoftmax   = 5
+	flopsXent      = 5
+)
+
+// norm adds a norm over rows×width elements; statistics are fp32 per row.
+func (b *builder) norm(name string, blk Block, rows float64, width int) {
+	e := rows * float64(width)
+	f := float64(flopsLayerNorm)
+	stats := 8 * rows // mean and rstd
+	if b.m.Norm == "rmsnorm" {
+		f, stats = flopsRMSNorm, 4*rows
+	}
+	b.mem(name, blk, cost{f * e, e * b.act, e*b.act + stats},
+		cost{2 * f * e, 2*e*b.act + stats, e * b.act})
+}
+
+func (b *builder) residual(name string, blk Block, e float64) {
+	c := cost{flopsResidual * e, 2 * e * b.act, e * b.act}
+	b.mem(name, blk, c, c)
+}
+
+func (b *builder) dropout(name string, blk Block, e float64) {
+	if !b.m.Dropout {
+		return
+	}
+	b.mem(name, blk, cost{flopsDropout * e, e * b.act, e*b.act + e},
+		cost{e, e*b.act + e, e * b.act})
+}
+
+// activation adds the MLP non-linearity on rows tokens of inner width f.
+func (b *builder) activation(name string, blk Block, rows float64, f int) {
+	e := rows * float64(f)
+	switch b.m.Activation {
+	case "swiglu":
+		b.mem(name, blk, cost{flopsSwiGLU * e, 2 * e * b.act, e * b.act},
+			cost{2 * flopsSwiGLU * e, 3 * e * b.act, 2 * e * b.act})
+	case "relu2":
+		b.mem(name, blk, cost{flopsReLU2 * e, e * b.act, e * b.act},
+			cost{2 * flopsReLU2 * e, 2 * e * b.act, e * b.act})
+	default:
+		b.mem(name, blk, cost{flopsGELU * e, e * b.act, e * b.act},
+			cost{2 * flopsGELU * e, 2 * e * b.act, e * b.act})
+	}
+}
+
+// LayerOps are one transformer layer's kernels for pass p, per GPU, in
+// execution order (backward ops in backward order: the forward list reversed,
+// each GEMM giving its dgrad then its wgrad). Every op carries its Block, and
+// the ops of a block are contiguous, so the step simulator can insert the
+// TP/SP collectives after BlockAttnPost and BlockMLP/BlockCombine (and, in
+// backward, after BlockAttnPre and BlockMLP/BlockRouter), CP K/V gathers
+// before BlockAttnCore and EP all-to-alls after BlockRouter and BlockExperts.
+// A layer index outside the model gives nil.
+func (m Model) LayerOps(layer int, s Shape, p Pass) []Op {
+	if layer < 0 || layer >= m.Layers {
+		return nil
+	}
+	b := m.forward(layer, s)
+	if p == Forward {
+		return fwdList(b.ops)
+	}
+	return bwdList(b.ops, b.gin, b.act)
+}
+
+// fwdList returns the forward ops of a builder list.
+func fwdList(ops []fwdOp) []Op {
+	out := make([]Op, len(ops))
+	for i, f := range ops {
+		out[i] = f.op
+		out[i].Pass = Forward
+	}
+	return out
+}
+
+// bwdList derives the backward kernels of a forward list, in reverse order.
+func bwdList(ops []fwdOp, gin, act float64) []Op {
+	out := make([]Op, 0, 2*len(ops))
+	for i := len(ops) - 1; i >= 0; i-- {
+		f := ops[i]
+		o := f.op
+		switch f.kind {
+		case kindGEMM:
+			M, N, K := o.M, o.N, o.K
+			bt := float64(o.Batch)
+			fm, fn, fk := float64(M), float64(N), float64(K)
+			// dA[M×K] = dC[M×N]·Bᵀ; dB[K×N] = Aᵀ·dC.
+			out = append(out,
+				Op{Name: o.Name + "_dgrad", Block: o.Block, Class: ClassGEMM, Pass: Backward,
+					FLOPs: o.FLOPs, BytesRead: (fm*fn + fk*fn) * gin * bt, BytesWritten: fm * fk * act * bt,
+					M: M, N: K, K: N, Batch: o.Batch},
+				Op{Name: o.Name + "_wgrad", Block: o.Block, Class: ClassGEMM, Pass: Backward,
+					FLOPs: o.FLOPs, BytesRead: (fm*fk + fm*fn) * gin * bt, BytesWritten: fk * fn * act * bt,
+					M: K, N: N, K: M, Batch: o.Batch})
+		default: // attention and memory kernels carry their backward cost
+			o.Name += "_bwd"
+			o.Pass = Backward
+			o.FLOPs, o.BytesRead, o.BytesWritten = f.bwd.flops, f.bwd.read, f.bwd.write
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// forward builds layer's forward ops.
+func (m Model) forward(layer int, s Shape) *builder {
+	b := &builder{split: newSplit(m, s)}
+	b.attention()
+	if m.IsMoELayer(layer) {
+		b.moe()
+	} else {
+		b.denseMLP()
+	}
+	return b
+}
+
+// attention adds BlockAttnPre, BlockAttnCore and BlockAttnPost.
+func (b *builder) attention() {
+	m, d := b.m, b.d
+	h := m.Hidden
+	T := int(b.tok)
+	b.norm("attn_norm", BlockAttnPre, b.tokSP, h)
+	if m.Attention == "mla" && m.MLA != nil {
+		// Megatron-Core MLA: the down projections are replicated over TP,
+		// the up projections split by heads.
+		a := m.MLA
+		if a.QLoRARank > 0 {
+			b.gemm("q_down", BlockAttnPre, T, a.QLoRARank, h, 1)
+			b.norm("q_norm", BlockAttnPre, b.tok, a.QLoRARank)
+			b.gemm("q_up", BlockAttnPre, T, b.hl*d.qk, a.QLoRARank, 1)
+		} else {
+			b.gemm("q_proj", BlockAttnPre, T, b.hl*d.qk, h, 1)
+		}
+		b.gemm("kv_down", BlockAttnPre, T, a.KVLoRARank+a.RopeHeadDim, h, 1)
+		b.norm("kv_norm", BlockAttnPre, b.tok, a.KVLoRARank)
+		b.gemm("kv_up", BlockAttnPre, T, b.hl*(a.NopeHeadDim+a.VHeadDim), a.KVLoRARank, 1)
+		e := b.tok * float64(b.hl*a.RopeHeadDim+a.RopeHeadDim)
+		b.mem("rope", BlockAttnPre, cost{flopsRoPE * e, e * b.act, e * b.act}, cost{flopsRoPE * e, e * b.act, e * b.act})
+	} else {
+		b.gemm("qkv_proj", BlockAttnPre, T, (b.hl+2*b.kvl)*d.qk, h, 1)
+		if m.QKNorm {
+			b.norm("qk_norm", BlockAttnPre, b.tok*float64(b.hl+b.kvl), d.qk)
+		}
+		if m.usesRoPE() {
+			e := b.tok * float64((b.hl+b.kvl)*d.qk)
+			b.mem("rope", BlockAttnPre, cost{flopsRoPE * e, e * b.act, e * b.act}, cost{flopsRoPE * e, e * b.act, e * b.act})
+		}
+	}
+	b.attnCore()
+	b.gemm("out_proj", BlockAttnPost, T, h, b.hl*d.v, 1)
+	b.dropout("attn_out_dropout", BlockAttnPost, b.tokSP*float64(h))
+	b.residual("attn_residual", BlockAttnPost, b.tokSP*float64(h))
+}
+
+// attnCore adds the attention kernels of BlockAttnCore. Attention is causal.
+// With context parallelism each GPU holds sl = seq/cp query rows and, after
+// the K/V all-gather, all seq key rows; with the load-balanced split each
+// GPU's queries attend to (seq+1)/2 keys on average.
+func (b *builder) attnCore() {
+	d := b.d
+	sl, seq := b.sl, b.seq
+	if sl <= 0 || seq <= 0 {
+		return
+	}
+	batch := b.b * b.hl
+	bh := float64(batch)
+	fsl, fseq := float64(sl), float64(seq)
+	q := float64(b.b) * fsl * float64(b.hl)
+	kvRows := float64(b.b) * fseq * float64(b.kvl)
+	if b.flash {
+		// FlashAttention (Dao 2022; Dao 2023): one kernel, causal blocks
+		// above the diagonal skipped, so it executes sl·(seq+1)/2 score
+		// entries per head; HBM traffic is the compulsory Q, K, V read and
+		// O (+ fp32 log-sum-exp) write. The backward kernel recomputes the
+		// scores and runs five GEMM-sized products against the forward's
+		// two: 2.5× the forward FLOPs (the flash-attention benchmark
+		// convention).
+		mean := (fseq + 1) / 2
+		flops := 2 * bh * fsl * mean * float64(d.qk+d.v)
+		qkvIn := (q*float64(d.qk) + kvRows*float64(d.qk+d.v)) * b.act
+		out := q*float64(d.v)*b.act + q*4
+		b.ops = append(b.ops, fwdOp{op: Op{Name: "flash_attn", Block: BlockAttnCore, Class: ClassAttention,
+			FLOPs: flops, BytesRead: qkvIn, BytesWritten: out,
+			M: sl, N: int(math.Ceil(mean)), K: d.qk, Batch: batch}, kind: kindAttn,
+			bwd: cost{2.5 * flops, qkvIn + out + q*float64(d.v)*b.act, qkvIn}})
+		return
+	}
+	// Unfused attention (Megatron core attention): the score GEMM computes
+	// every entry and the mask is applied afterwards, so nothing is skipped.
+	b.gemm("attn_scores", BlockAttnCore, sl, seq, d.qk, batch)
+	e := bh * fsl * fseq
+	b.mem("attn_softmax", BlockAttnCore, cost{flopsSoftmax * e, e * b.act, e * b.act},
+		cost{2 * flopsSoftmax * e, 2 * e * b.act, e * b.act})
+	b.dropout("attn_dropout", BlockAttnCore, e)
+	b.gemm("attn_context", BlockAttnCore, sl, d.v, seq, batch)
+}
+
+// denseMLP adds BlockMLP.
+func (b *builder) denseMLP() {
+	m := b.m
+	h := m.Hidden
+	T := int(b.tok)
+	f := cdiv(m.FFN, b.tp)
+	b.norm("mlp_norm", BlockMLP, b.tokSP, h)
+	b.gemm("fc1", BlockMLP, T, m.fc1Width(f), h, 1)
+	b.activation("act", BlockMLP, b.tok, f)
+	b.gemm("fc2", BlockMLP, T, h, f, 1)
+	b.dropout("mlp_dropout", BlockMLP, b.tokSP*float64(h))
+	b.residual("mlp_residual", BlockMLP, b.tokSP*float64(h))
+}
+
+// moe adds BlockRouter, BlockExperts and BlockCombine.
+//
+// Tokens: the router sees this GPU's tokens (tok/tp with sequence
+// parallelism). With balanced routing each EP rank receives top_k ×
+// capacity_factor tokens per token of its TP group (with TP the dispatched
+// tokens are gathered over the TP group, as Megatron-Core's all-to-all
+// dispatcher does), spread evenly over its experts/EP local experts. Expert
+// MLPs are split by TP along the inner dimension like dense MLPs (expert
+// tensor parallelism = TP). Shared experts run densely on all tokens.
+func (b *builder) moe() {
+	m, e := b.m, b.m.MoE
+	h, fh := m.Hidden, float64(m.Hidden)
+	tr := b.tokSP
+	k := float64(e.TopK)
+	b.norm("moe_norm", BlockRouter, tr, h)
+	b.gemm("router", BlockRouter, int(math.Ceil(tr)), e.Experts, h, 1)
+	re := tr * float64(e.Experts)
+	b.mem("router_topk", BlockRouter, cost{flopsSoftmax * re, 4 * re, 8 * tr * k},
+		cost{2 * flopsSoftmax * re, 4*re + 4*tr*k, 4 * re})
+	b.mem("moe_permute", BlockRouter, cost{0, tr * fh * b.act, tr * k * fh * b.act},
+		cost{tr * k * fh, tr * k * fh * b.act, tr * fh * b.act})
+
+	local := max(e.Experts/b.ep, 1)
+	te := b.tok * k * e.CapacityFactor // expert tokens on this GPU
+	me := int(math.Ceil(te / float64(local)))
+	f := cdiv(e.ExpertFFN, b.tp)
+	b.gemm("expert_fc1", BlockExperts, me, m.fc1Width(f), h, local)
+	b.activation("expert_act", BlockExperts, float64(me*local), f)
+	b.gemm("expert_fc2", BlockExperts, me, h, f, local)
+	if e.SharedExperts > 0 {
+		fs := cdiv(e.SharedExperts*e.ExpertFFN, b.tp)
+		T := int(b.tok)
+		b.gemm("shared_fc1", BlockExperts, T, m.fc1Width(fs), h, 1)
+		b.activation("shared_act", BlockExperts, b.tok, fs)
+		b.gemm("shared_fc2", BlockExperts, T, h, fs, 1)
+	}
+
+	b.mem("moe_unpermute", BlockCombine, cost{2 * tr * k * fh, tr * k * fh * b.act, tr * fh * b.act},
+		cost{3 * tr * k * fh, (tr + tr*k) * fh * b.act, tr * k * fh * b.act})
+	b.dropout("moe_dropout", BlockCombine, tr*fh)
+	b.residual("moe_residual", BlockCombine, tr*fh)
+}
+
+// RecomputeOps are the forward kernels redone before a layer's backward:
+// none; selective = the attention core (scores, softmax, dropout, context —
+// Korthikanti et al. 2022 §5), except with FlashAttention, whose backward
+// kernel already recomputes the scores (its FLOPs are in flash_attn_bwd), so
+// selective adds nothing; full = the whole forward of the layer.
+func (m Model) RecomputeOps(layer int, s Shape, r Recompute) []Op {
+	if layer < 0 || layer >= m.Layers || r == RecomputeNone {
+		return nil
+	}
+	b := m.forward(layer, s)
+	if r == RecomputeFull {
+		return fwdList(b.ops)
+	}
+	if s.FlashAttention {
+		return nil
+	}
+	var core []fwdOp
+	for _, f := range b.ops {
+		if f.op.Block == BlockAttnCore {
+			core = append(core, f)
+		}
+	}
+	return fwdList(core)
+}
+
+// EmbeddingOps price the input embedding on the first pipeline rank: a
+// vocabulary-parallel lookup (each TP rank reads its share of the rows and
+// writes a full-width partial sum for the following all-reduce), the learned
+// position rows when the model has them, and dropout.
+func (m Model) EmbeddingOps(s Shape, p Pass) []Op {
+	b := &builder{split: newSplit(m, s)}
+	e := b.tok * float64(m.Hidden)
+	fwd := cost{0, e*b.act/float64(b.tp) + 4*b.tok, e * b.act}
+	bwd := cost{e / float64(b.tp), e*b.act + e*b.act/float64(b.tp), e * b.act / float64(b.tp)}
+	if m.MaxPositions > 0 {
+		fwd.flops += e
+		fwd.read += e * b.act
+		bwd.read += e * b.act
+		bwd.write += e * b.act
+	}
+	b.mem("embedding", BlockEmbedding, fwd, bwd)
+	b.dropout("embedding_dropout", BlockEmbedding, b.tokSP*float64(m.Hidden))
+	if p == Forward {
+		return fwdList(b.ops)
+	}
+	return bwdList(b.ops, b.gin, b.act)
+}
+
+// HeadOps price the output layer on the last pipeline rank: the final norm,
+// the vocabulary-parallel LM head GEMM and the cross-entropy over this TP
+// rank's V/tp logits (its softmax is kept for the backward).
+func (m Model) HeadOps(s Shape, p Pass) []Op {
+	b := &builder{split: newSplit(m, s)}
+	v := cdiv(m.Vocab, b.tp)
+	b.norm("final_norm", BlockHead, b.tokSP, m.Hidden)
+	b.gemm("lm_head", BlockHead, int(b.tok), v, m.Hidden, 1)
+	e := b.tok * float64(v)
+	b.mem("cross_entropy", BlockHead, cost{flopsXent * e, e * b.act, e*b.act + 12*b.tok},
+		cost{2 * e, e*b.act + 4*b.tok, e * b.act})
+	if p == Forward {
+		return fwdList(b.ops)
+	}
+	return bwdList(b.ops, b.gin, b.act)
+}
+
+// CommSizes are the message sizes, in bytes per GPU, of the collectives the
+// step simulator inserts around a layer's blocks (see LayerOps).
+type CommSizes struct {
+	// TPActivation is the activation tensor of one TP collective: the
+	// all-reduce after BlockAttnPost / BlockMLP (tok·h, the full local
+	// sequence on every TP rank), or the all-gather + reduce-scatter pair
+	// of the same tensor with sequence parallelism.
+	TPActivation float64
+	// CPKeyValue is this GPU's K and V shard that the CP all-gather before
+	// BlockAttnCore exchanges: micro-batch·(seq/cp)·local kv heads·(d_qk+d_v).
+	CPKeyValue float64
+	// EPDispatch is what this GPU sends in one EP all-to-all (dispatch
+	// after BlockRouter, or combine after BlockExperts): its routed tokens
+	// × top_k × capacity factor × h.
+	EPDispatch float64
+	// PPActivation is one micro-batch's activation sent to the next
+	// pipeline stage (tok·h, divided by tp with sequence parallelism).
+	PPActivation float64
+}
+
+// Comm returns the per-GPU message sizes for shape s. EPDispatch is zero for
+// a dense model.
+func (m Model) Comm(s Shape) CommSizes {
+	sh := newSplit(m, s)
+	h := float64(m.Hidden)
+	c := CommSizes{
+		TPActivation: sh.tok * h * sh.act,
+		CPKeyValue:   sh.tok * float64(sh.kvl*(sh.d.qk+sh.d.v)) * sh.act,
+		PPActivation: sh.tokSP * h * sh.act,
+	}
+	if e := m.MoE; e != nil {
+		c.EPDispatch = sh.tokSP * float64(e.TopK) * e.CapacityFactor * h * sh.act
+	}
+	return c
+}
