@@ -1,12 +1,306 @@
 package main
 
 import (
-	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/simtrain/simtrain/sim/collectives"
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/topology"
 )
 
-// PLACEHOLDER: replaced by the real command.
+// collectiveRow is one size of a collective sweep; its JSON form is the
+// --format json line.
+type collectiveRow struct {
+	Op        string  `json:"op"`
+	SizeBytes int64   `json:"size_bytes"`
+	TimeUS    float64 `json:"time_us"`
+	AlgBW     float64 `json:"algbw_gbps"`
+	BusBW     float64 `json:"busbw_gbps"`
+	Algo      string  `json:"algo"`
+	Ranks     int     `json:"ranks"`
+	proto     string
+}
+
 func newCollectiveCmd() *cobra.Command {
-	return &cobra.Command{Use: "collective", Short: "(not built yet)", RunE: func(*cobra.Command, []string) error { return errors.New("collective: not built yet") }}
+	var (
+		spec                      topology.Spec
+		ranks                     int
+		opName, algoName, sizeArg string
+		fidName, format           string
+	)
+	cmd := &cobra.Command{
+		Use:   "collective",
+		Short: "Predict one collective's time and bandwidth over a range of sizes, like nccl-tests",
+		Long: `collective builds a cluster, takes its first --ranks GPUs (default: all) as one
+group and prints, for every size, the time of one collective and its algbw and
+busbw in nccl-tests' definitions (algbw = size / time; busbw = algbw x
+2(n-1)/n for all_reduce, (n-1)/n for all_gather, reduce_scatter and
+all_to_all, 1 otherwise; GB/s = 1e9 B/s), with the algorithm and NCCL protocol
+used. Sizes follow nccl-tests: the buffer for all_reduce, broadcast and reduce,
+the full output of all_gather, the full input of reduce_scatter, the full send
+buffer of all_to_all, the bytes each rank sends for send_recv and send
+(rank 0 to rank 1).
+
+--sizes takes sizes and ranges separated by commas; a range A:B doubles from A
+up to B. Units are binary: 1K = 1024 bytes, M, G, T.
+
+--algo auto picks the fastest algorithm and protocol as NCCL's tuner does;
+ring, tree, nvls (NVLink SHARP; across nodes NVLS+tree), hierarchical
+(intra-node reduce-scatter, inter-node per rail, intra-node all-gather) and
+direct (all_to_all, send_recv, send) force one. --fidelity flow plays the
+collective's transfers on the simulated fabric instead of the closed form.`,
+		Example: `  simtrain collective --gpu h100-sxm --nodes 1 --op all_reduce --sizes 1K:8G
+  simtrain collective --gpu a100-80gb --nodes 4 --nic ib-hdr-200 --op all_reduce --algo ring --sizes 1M,64M,1G
+  simtrain collective --gpu h100-sxm --nodes 2 --op all_to_all --sizes 64M --fidelity flow --format json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if spec.GPU == "" {
+				return usageErrorf("--gpu: required (valid: %s)", strings.Join(topology.GPUNames(), ", "))
+			}
+			if err := checkChoice("gpu", spec.GPU, topology.GPUNames()...); err != nil {
+				return err
+			}
+			if err := checkChoice("nic", spec.NIC, topology.NICNames()...); err != nil {
+				return err
+			}
+			if err := checkChoice("network", spec.Network, "rail-optimized", "fat-tree", "clos", "single-switch"); err != nil {
+				return err
+			}
+			if spec.IntraNode != "" {
+				if err := checkChoice("intra-node", spec.IntraNode, "nvswitch", "pcie", "nvlink-pairs"); err != nil {
+					return err
+				}
+			}
+			op, err := collectives.ParseOp(opName)
+			if err != nil {
+				return usageErrorf("--op: %v", err)
+			}
+			algo, err := collectives.ParseAlgo(algoName)
+			if err != nil {
+				return usageErrorf("--algo: %v", err)
+			}
+			fid, err := network.ParseFidelity(fidName)
+			if err != nil {
+				return usageErrorf("--fidelity: %v", err)
+			}
+			if err := checkChoice("format", format, "table", "json"); err != nil {
+				return err
+			}
+			sizes, err := parseSizes(sizeArg)
+			if err != nil {
+				return usageErrorf("--sizes: %v", err)
+			}
+			c, err := topology.Build(spec)
+			if err != nil {
+				return specUsageError(err)
+			}
+			n := c.NumGPUs()
+			switch {
+			case ranks < 0 || ranks > n:
+				return usageErrorf("--ranks: %d is not a group of this cluster's %d GPUs (valid: 1..%d, 0 for all)", ranks, n, n)
+			case ranks == 0:
+				ranks = n
+			}
+			if op == collectives.Send && ranks < 2 {
+				return usageErrorf("--ranks: send needs 2 ranks (valid: 2..%d, 0 for all)", n)
+			}
+			members := make([]int, ranks)
+			for i := range members {
+				members[i] = i
+			}
+			g, err := collectives.NewGroup(c, members)
+			if err != nil {
+				return err
+			}
+			if _, err := g.Cost(op, algo, float64(sizes[0])); err != nil {
+				return usageErrorf("--algo: %s", strings.TrimPrefix(err.Error(), "collectives: "))
+			}
+			rows := make([]collectiveRow, 0, len(sizes))
+			for _, size := range sizes {
+				row, err := collectiveRun(c, g, op, algo, fid, size)
+				if err != nil {
+					return err
+				}
+				rows = append(rows, row)
+			}
+			w := cmd.OutOrStdout()
+			if format == "json" {
+				for _, r := range rows {
+					if err := writeJSONLine(w, r); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			return writeCollectiveTable(w, c, op, algo, fid, ranks, rows)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&spec.GPU, "gpu", "", "GPU catalog name (required): "+strings.Join(topology.GPUNames(), ", "))
+	f.IntVar(&spec.Nodes, "nodes", 1, "number of nodes (servers; compute trays for NVL72)")
+	f.IntVar(&spec.GPUsPerNode, "gpus-per-node", 0, "GPUs per node (0: the GPU's default)")
+	f.StringVar(&spec.IntraNode, "intra-node", "", "nvswitch | pcie | nvlink-pairs (default: the GPU's usual)")
+	f.StringVar(&spec.Network, "network", "rail-optimized", "rail-optimized | fat-tree | clos | single-switch")
+	f.StringVar(&spec.NIC, "nic", "ib-ndr-400", "NIC catalog name: "+strings.Join(topology.NICNames(), ", "))
+	f.Float64Var(&spec.NICGbps, "nic-gbps", 0, "NIC line rate in Gb/s (0: the catalog's)")
+	f.IntVar(&spec.NICsPerNode, "nics-per-node", 0, "NICs per node (0: one per GPU)")
+	f.IntVar(&ranks, "ranks", 0, "group size: the first N GPUs in node-major order (0: all)")
+	f.StringVar(&opName, "op", "all_reduce", strings.Join(collectives.OpNames(), " | "))
+	f.StringVar(&algoName, "algo", "auto", strings.Join(collectives.AlgoNames(), " | "))
+	f.StringVar(&sizeArg, "sizes", "1K:8G", "sizes in bytes: a list (1M,64M,1G) and/or ranges doubling from A to B (1K:8G); 1K = 1024")
+	f.StringVar(&fidName, "fidelity", "analytic", "analytic (closed form) | flow (transfers on the fabric)")
+	f.StringVar(&format, "format", "table", "table | json (one object per size)")
+	return cmd
+}
+
+// collectiveRun prices one size: the closed form, or at flow fidelity the
+// runner's transfers on a fresh fabric.
+func collectiveRun(c *topology.Cluster, g *collectives.Group, op collectives.Op, algo collectives.Algo, fid network.Fidelity, size int64) (collectiveRow, error) {
+	bytes := float64(size)
+	cost, err := g.Cost(op, algo, bytes)
+	if err != nil {
+		return collectiveRow{}, usageErrorf("--algo: %s", strings.TrimPrefix(err.Error(), "collectives: "))
+	}
+	t := cost.Time
+	if fid == network.Flow {
+		e := engine.New()
+		fab := network.New(e, c.Bandwidths(), c.Latencies(), network.Flow)
+		r := collectives.NewRunner(e, fab, network.Flow, c)
+		var d doneAt
+		if err := r.Start(g, op, algo, bytes, &d, 0); err != nil {
+			return collectiveRow{}, err
+		}
+		e.Run()
+		if !d.done {
+			return collectiveRow{}, fmt.Errorf("%s of %d bytes did not complete on the fabric", op, size)
+		}
+		t = d.at
+	}
+	row := collectiveRow{Op: op.String(), SizeBytes: size, TimeUS: float64(t) / 1e3, Algo: cost.Algo.String(),
+		Ranks: g.Size(), proto: cost.Proto.String()}
+	if t > 0 {
+		row.AlgBW = bytes / t.Seconds() / 1e9
+		row.BusBW = row.AlgBW * collectives.BusFactor(op, g.Size())
+	}
+	return row, nil
+}
+
+// doneAt records when a collective finished.
+type doneAt struct {
+	at   engine.Time
+	done bool
+}
+
+func (d *doneAt) CollectiveDone(now engine.Time, _ int64) { d.at, d.done = now, true }
+
+// writeCollectiveTable prints an nccl-tests-style table.
+func writeCollectiveTable(w io.Writer, c *topology.Cluster, op collectives.Op, algo collectives.Algo, fid network.Fidelity, ranks int, rows []collectiveRow) error {
+	nodes := fmt.Sprintf("%d node", c.Nodes())
+	if c.Nodes() != 1 {
+		nodes += "s"
+	}
+	if _, err := fmt.Fprintf(w, "# %s on %d ranks of %s x %d %s (%s, %s), algo %s, fidelity %s\n",
+		op, ranks, nodes, c.GPUsPerNode(), c.GPU.Name, c.NIC.Name, c.Spec.Network, algo, fid); err != nil {
+		return err
+	}
+	tw := newTable(w)
+	fmt.Fprintln(tw, "size (B)\ttime (us)\talgbw (GB/s)\tbusbw (GB/s)\talgo\tproto\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%d\t%.2f\t%.2f\t%.2f\t%s\t%s\t\n", r.SizeBytes, r.TimeUS, r.AlgBW, r.BusBW, r.Algo, r.proto)
+	}
+	return tw.Flush()
+}
+
+// maxSize bounds one size (1 PiB) and maxSizes the number of sizes.
+const (
+	maxSize  = int64(1) << 50
+	maxSizes = 1000
+)
+
+// parseSizes parses a comma-separated list of sizes and A:B ranges that
+// double from A while <= B. Errors are one line without the flag name.
+func parseSizes(s string) ([]int64, error) {
+	var out []int64
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		lo, hi, isRange := strings.Cut(item, ":")
+		a, err := parseSize(lo)
+		if err != nil {
+			return nil, err
+		}
+		if !isRange {
+			out = append(out, a)
+			continue
+		}
+		b, err := parseSize(hi)
+		if err != nil {
+			return nil, err
+		}
+		if b < a {
+			return nil, fmt.Errorf("range %q ends below its start", item)
+		}
+		for x := a; x <= b; x *= 2 {
+			out = append(out, x)
+			if x > b/2 {
+				break
+			}
+		}
+	}
+	if len(out) > maxSizes {
+		return nil, fmt.Errorf("%d sizes, at most %d", len(out), maxSizes)
+	}
+	return out, nil
+}
+
+// parseSize parses a byte count with an optional binary unit K, M, G, T (an
+// optional trailing B or iB is accepted: 4K, 4KB, 4KiB, 4096).
+func parseSize(s string) (int64, error) {
+	orig := s
+	if s == "" {
+		return 0, fmt.Errorf("empty size (valid: a positive byte count such as 4096, 4K, 1M, 8G)")
+	}
+	u := strings.ToUpper(s)
+	switch {
+	case strings.HasSuffix(u, "IB"): // 4KiB
+		u = u[:len(u)-2]
+	case strings.HasSuffix(u, "B"): // 4KB, 4096B
+		u = u[:len(u)-1]
+	}
+	mult := 1.0
+	if n := len(u); n > 0 {
+		switch u[n-1] {
+		case 'K':
+			mult = 1 << 10
+		case 'M':
+			mult = 1 << 20
+		case 'G':
+			mult = 1 << 30
+		case 'T':
+			mult = 1 << 40
+		}
+		if mult > 1 {
+			u = u[:n-1]
+		}
+	}
+	v, err := strconv.ParseFloat(u, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("bad size %q (valid: a positive byte count such as 4096, 4K, 1M, 8G)", orig)
+	}
+	v *= mult
+	switch {
+	case v <= 0:
+		return 0, fmt.Errorf("size %q must be > 0", orig)
+	case v > float64(maxSize):
+		return 0, fmt.Errorf("size %q is larger than 1P", orig)
+	case v != math.Trunc(v):
+		return 0, fmt.Errorf("size %q is not a whole number of bytes", orig)
+	}
+	return int64(v), nil
 }

@@ -1,0 +1,75 @@
+package collectives
+
+import (
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/topology"
+)
+
+// BenchmarkCost prices one all_reduce with Auto (the step simulator's hot
+// call): 8 H100 in a node, and a 1,024-rank data-parallel group over 128
+// nodes.
+func BenchmarkCost(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		spec topology.Spec
+	}{
+		{"8xH100", topology.Spec{GPU: "h100-sxm", Nodes: 1}},
+		{"1024xH100", topology.Spec{GPU: "h100-sxm", Nodes: 128}},
+	} {
+		g := allRanks(b, cluster(b, bc.spec))
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			sizes := [4]float64{4 * KiB, 3 * MiB, 200 * MiB, 2 * GiB}
+			for i := 0; b.Loop(); i++ {
+				if _, err := g.Cost(AllReduce, Auto, sizes[i&3]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkNewGroup analyses a tensor-parallel group of 8 and a
+// data-parallel group of 1,024.
+func BenchmarkNewGroup(b *testing.B) {
+	c := cluster(b, topology.Spec{GPU: "h100-sxm", Nodes: 128})
+	tp := seq(8)
+	dp := make([]int, 128)
+	for i := range dp {
+		dp[i] = 8 * i
+	}
+	for name, ranks := range map[string][]int{"tp8": tp, "dp128": dp, "all1024": seq(1024)} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := NewGroup(c, ranks); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+type nopDone struct{}
+
+func (nopDone) CollectiveDone(engine.Time, int64) {}
+
+// BenchmarkFlowAllReduce plays one ring all_reduce at flow fidelity on 64
+// H100 (8 nodes, 512 transfers).
+func BenchmarkFlowAllReduce(b *testing.B) {
+	c := cluster(b, topology.Spec{GPU: "h100-sxm", Nodes: 8})
+	g := allRanks(b, c)
+	e := engine.New()
+	f := network.New(e, c.Bandwidths(), c.Latencies(), network.Flow)
+	r := NewRunner(e, f, network.Flow, c)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := r.Start(g, AllReduce, Ring, 256*MiB, nopDone{}, 0); err != nil {
+			b.Fatal(err)
+		}
+		e.Run()
+	}
+}

@@ -1,0 +1,216 @@
+package collectives
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/simtrain/simtrain/sim/topology"
+)
+
+// NewGroup analyses ranks (distinct GPU ranks of c, in ring order) once:
+// the scale-up domains they span, ranks per domain, rail alignment, and the
+// achievable bandwidths of the links their traffic crosses. Inside a domain
+// it routes the group's ring on the topology and takes the bottleneck of the
+// loaded links, each at its kind's achievable fraction (NVLink/XGMI:
+// CommProfile.RingEfficiency or P2PEfficiency, PCIe: PCIeEfficiency); across
+// domains it uses the NIC bandwidth per GPU at NICCommProfile.Efficiency.
+// Errors name the problem: no ranks, a rank outside the cluster, a repeated
+// rank.
+func NewGroup(c *topology.Cluster, ranks []int) (*Group, error) {
+	if c == nil {
+		return nil, fmt.Errorf("collectives: nil cluster")
+	}
+	total := c.NumGPUs()
+	if len(ranks) == 0 {
+		return nil, fmt.Errorf("collectives: group has no ranks (valid ranks: 0..%d)", total-1)
+	}
+	if len(ranks) > total {
+		return nil, fmt.Errorf("collectives: group of %d ranks is larger than the cluster's %d GPUs", len(ranks), total)
+	}
+	seen := make([]bool, total)
+	for _, r := range ranks {
+		if r < 0 || r >= total {
+			return nil, fmt.Errorf("collectives: rank %d outside the cluster (valid ranks: 0..%d)", r, total-1)
+		}
+		if seen[r] {
+			return nil, fmt.Errorf("collectives: rank %d appears twice in the group", r)
+		}
+		seen[r] = true
+	}
+
+	g := &Group{c: c, ranks: slices.Clone(ranks)}
+	gpn := max(c.GPUsPerNode(), 1)
+	type member struct{ dom, local, rank int }
+	ms := make([]member, len(ranks))
+	for i, r := range ranks {
+		ms[i] = member{c.DomainOf(r), r % gpn, r}
+	}
+	// Inside a domain, rank order: node-major, so that equal positions in
+	// two domains hold equal local indices (rails) whenever the domains hold
+	// the same local indices per node.
+	slices.SortFunc(ms, func(a, b member) int {
+		if a.dom != b.dom {
+			return cmp.Compare(a.dom, b.dom)
+		}
+		return cmp.Compare(a.rank, b.rank)
+	})
+	g.order = make([]int32, len(ms))
+	g.domOff = append(g.domOff, 0)
+	for i, m := range ms {
+		g.order[i] = int32(m.rank)
+		if i > 0 && m.dom != ms[i-1].dom {
+			g.domOff = append(g.domOff, int32(i))
+		}
+	}
+	g.domOff = append(g.domOff, int32(len(ms)))
+
+	s := &g.sh
+	s.p = &c.GPU.Comm
+	s.n = len(ranks)
+	s.domains = len(g.domOff) - 1
+	s.ppnMin, s.ppnMax = math.MaxInt, 0
+	big := 0 // a largest domain
+	for d := 0; d < s.domains; d++ {
+		k := int(g.domOff[d+1] - g.domOff[d])
+		s.ppnMin = min(s.ppnMin, k)
+		if k > s.ppnMax {
+			s.ppnMax, big = k, d
+		}
+	}
+	g.rail = true
+	first := ms[g.domOff[0]:g.domOff[1]]
+	for d := 1; d < s.domains && g.rail; d++ {
+		dm := ms[g.domOff[d]:g.domOff[d+1]]
+		if len(dm) != len(first) {
+			g.rail = false
+			break
+		}
+		for i := range dm {
+			if dm[i].local != first[i].local {
+				g.rail = false
+				break
+			}
+		}
+	}
+	for i := range ranks {
+		a, b := ranks[i], ranks[(i+1)%len(ranks)]
+		if c.DomainOf(a) != c.DomainOf(b) {
+			s.ringCross = true
+		}
+	}
+	if len(ranks) >= 2 {
+		s.sendCross = c.DomainOf(ranks[0]) != c.DomainOf(ranks[1])
+	}
+
+	s.treeDeg = treeDegree(s.domains)
+	s.intraBW, s.p2pBW, s.a2aBW = math.Inf(1), math.Inf(1), math.Inf(1)
+	if s.ppnMax >= 2 {
+		g.probeDomain(g.order[g.domOff[big]:g.domOff[big+1]])
+	}
+	s.netBW = c.NICBandwidthPerGPU() * c.NIC.Comm.Efficiency
+	if s.domains > 1 {
+		// The NIC share may exceed what the GPU's own path to its NIC
+		// carries (e.g. an 800G NIC behind a PCIe Gen5 x16 link): cap it by
+		// the achievable rate of the non-network links of a rail route.
+		a, b := g.member(0, 0), g.member(1, 0)
+		route := c.AppendRoute(nil, a, b, routeHash(a, b, 0))
+		for _, id := range route {
+			if l := c.Links[id]; l.Kind != topology.LinkNetwork {
+				s.netBW = math.Min(s.netBW, l.Bandwidth*g.linkEff(l.Kind, false))
+			}
+		}
+		if l := c.Links[route[0]]; s.pcie {
+			s.pcieBW = l.Bandwidth * g.linkEff(l.Kind, false)
+		}
+	}
+	return g, nil
+}
+
+// probeDomain routes traffic patterns over one domain's ranks and sets the
+// intra-domain rates, the PCIe flag and NVLS availability from the links
+// they load: the ring (every rank to the next), one pair, and all pairs
+// (all_to_all), each link at its kind's achievable fraction divided by the
+// number of the pattern's transfers that cross it.
+func (g *Group) probeDomain(dom []int32) {
+	c, s := g.c, &g.sh
+	var ids, route []int32
+	for i := range dom {
+		a, b := int(dom[i]), int(dom[(i+1)%len(dom)])
+		route = c.AppendRoute(route[:0], a, b, routeHash(a, b, 0))
+		ids = append(ids, route...)
+	}
+	nvlinkOnly := true
+	s.intraBW = g.bottleneck(ids, false, func(l topology.Link) {
+		if l.Kind == topology.LinkPCIe {
+			s.pcie = true
+		}
+		if l.Kind != topology.LinkNVLink {
+			nvlinkOnly = false
+		}
+	})
+	ids = ids[:0]
+	for i := range dom {
+		for j := range dom {
+			if i != j {
+				a, b := int(dom[i]), int(dom[j])
+				ids = c.AppendRoute(ids, a, b, routeHash(a, b, j))
+			}
+		}
+	}
+	s.a2aBW = g.bottleneck(ids, true, nil)
+	a, b := int(dom[0]), int(dom[1])
+	route = c.AppendRoute(route[:0], a, b, routeHash(a, b, 0))
+	s.p2pBW = g.bottleneck(slices.Clone(route), true, nil)
+	if c.NVLS() && nvlinkOnly && len(route) > 0 {
+		s.nvlsBW = c.Links[route[0]].Bandwidth * s.p.NVLSEfficiency
+	}
+}
+
+// bottleneck sorts ids (the links of a pattern's routes, one entry per
+// transfer crossing) and returns the lowest achievable rate per transfer,
+// min over links of bandwidth x efficiency / transfers; visit sees each link.
+func (g *Group) bottleneck(ids []int32, p2p bool, visit func(topology.Link)) float64 {
+	slices.Sort(ids)
+	rate := math.Inf(1)
+	for i := 0; i < len(ids); {
+		j := i
+		for j < len(ids) && ids[j] == ids[i] {
+			j++
+		}
+		l := g.c.Links[ids[i]]
+		if visit != nil {
+			visit(l)
+		}
+		rate = math.Min(rate, l.Bandwidth*g.linkEff(l.Kind, p2p)/float64(j-i))
+		i = j
+	}
+	return rate
+}
+
+// linkEff is the achievable fraction of a link of kind k for ring
+// (p2p=false) or point-to-point (p2p=true) traffic.
+func (g *Group) linkEff(k topology.LinkKind, p2p bool) float64 {
+	p := g.sh.p
+	switch k {
+	case topology.LinkNVLink, topology.LinkXGMI:
+		if p2p {
+			return p.P2PEfficiency
+		}
+		return p.RingEfficiency
+	case topology.LinkPCIe:
+		return p.PCIeEfficiency
+	}
+	return g.c.NIC.Comm.Efficiency
+}
+
+// routeHash spreads a collective's flows over equal-cost paths
+// deterministically (splitmix64 of the endpoints and a channel number).
+func routeHash(src, dst, ch int) uint64 {
+	x := uint64(src)<<40 ^ uint64(dst)<<16 ^ uint64(ch)
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}

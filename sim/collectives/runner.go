@@ -1,0 +1,406 @@
+package collectives
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/topology"
+)
+
+// Done is told when a collective started with Runner.Start has finished on
+// every rank.
+type Done interface {
+	CollectiveDone(now engine.Time, tag int64)
+}
+
+// Runner plays collectives in simulated time: at analytic fidelity one timer
+// of Cost.Time, at flow fidelity the algorithm's transfers on the fabric
+// (see the package doc for each algorithm's flows). Not safe for concurrent
+// use; deterministic like the engine that drives it.
+type Runner struct {
+	e     *engine.Engine
+	f     *network.Fabric
+	fid   network.Fidelity
+	c     *topology.Cluster
+	h     engine.HandlerID
+	runs  []run
+	free  []int32
+	route []int32 // scratch
+	count []int   // scratch
+	flows int64
+}
+
+// run is one collective in flight.
+type run struct {
+	g       *Group
+	op      Op
+	e       est // the chosen algorithm and protocol
+	bytes   float64
+	done    Done
+	tag     int64
+	phase   int // current phase (hierarchical has 2 or 3, everything else 1)
+	nphase  int
+	pending int         // flows of the current phase not yet arrived
+	after   float64     // seconds of fixed time (launch, latency, ramp) of the current phase
+	wire    engine.Time // route latency of the phase's last-arriving flow
+	scale   float64     // volume inflation of the current phase (protocol, channels)
+}
+
+// runnerTimer and runnerFlows adapt the Runner to engine.Handler and
+// network.Done without exporting those methods on Runner.
+type (
+	runnerTimer Runner
+	runnerFlows Runner
+)
+
+// NewRunner returns a runner on engine e. At network.Flow fidelity it plays
+// transfers on fabric f, which must be built over c's links
+// (c.Bandwidths(), c.Latencies()); at network.Analytic f may be nil.
+func NewRunner(e *engine.Engine, f *network.Fabric, fid network.Fidelity, c *topology.Cluster) *Runner {
+	r := &Runner{e: e, f: f, fid: fid, c: c}
+	r.h = e.Register((*runnerTimer)(r))
+	return r
+}
+
+// Flows is the number of fabric transfers the runner has started.
+func (r *Runner) Flows() int64 { return r.flows }
+
+// Start begins op on g now; done.CollectiveDone(now, tag) fires once when
+// it ends on every rank. The algorithm and protocol are those Group.Cost
+// picks. Analytic fidelity: done fires after Cost.Time. Flow fidelity: each
+// phase's transfers start together on the fabric (volumes inflated by the
+// achievable fraction of each transfer's bottleneck link and by the
+// protocol's bandwidth factor), and when the last one arrives the phase's
+// fixed time (launch, latency, ramp) elapses before the next phase or done.
+// Errors: those of Cost, a nil group or done, a group of another cluster, or
+// flow fidelity without a fabric. done is never called from inside Start.
+func (r *Runner) Start(g *Group, op Op, algo Algo, bytes float64, done Done, tag int64) error {
+	if g == nil || done == nil {
+		return fmt.Errorf("collectives: Start needs a group and a done")
+	}
+	if g.c != r.c {
+		return fmt.Errorf("collectives: group was built on a different cluster than the runner's")
+	}
+	if r.fid == network.Flow && r.f == nil {
+		return fmt.Errorf("collectives: flow fidelity needs a fabric")
+	}
+	e, err := g.estimate(op, algo, bytes)
+	if err != nil {
+		return err
+	}
+	id := r.alloc()
+	ru := &r.runs[id]
+	*ru = run{g: g, op: op, e: e, bytes: bytes, done: done, tag: tag, nphase: 1}
+	if r.fid != network.Flow || g.sh.n < 2 || bytes == 0 {
+		r.e.After(engine.Seconds(e.t), r.h, int64(id))
+		ru.nphase = 0 // the timer finishes it
+		return nil
+	}
+	if e.kind == kHier {
+		_, ru.nphase = g.sh.hierPlan(op, bytes)
+	}
+	r.startPhase(id)
+	return nil
+}
+
+func (r *Runner) alloc() int32 {
+	if n := len(r.free); n > 0 {
+		id := r.free[n-1]
+		r.free = r.free[:n-1]
+		return id
+	}
+	r.runs = append(r.runs, run{})
+	return int32(len(r.runs) - 1)
+}
+
+// Handle runs a phase's fixed-time timer (or an analytic collective's end).
+func (t *runnerTimer) Handle(now engine.Time, arg int64) {
+	r := (*Runner)(t)
+	id := int32(arg)
+	ru := &r.runs[id]
+	if ru.phase+1 < ru.nphase {
+		ru.phase++
+		r.startPhase(id)
+		return
+	}
+	done, tag := ru.done, ru.tag
+	*ru = run{}
+	r.free = append(r.free, id)
+	done.CollectiveDone(now, tag)
+}
+
+// TransferDone counts a phase's arrivals and starts its fixed-time timer
+// after the last.
+func (t *runnerFlows) TransferDone(now engine.Time, tag int64) {
+	r := (*Runner)(t)
+	id := tag & flowIDMask
+	ru := &r.runs[id]
+	ru.pending--
+	if ru.pending == 0 {
+		ru.wire = engine.Time(tag >> 32)
+		r.e.After(ru.remaining(), r.h, id)
+	}
+}
+
+// A flow's tag packs its run id (low 32 bits) and its route latency in ns
+// (high bits).
+const flowIDMask = 1<<32 - 1
+
+// remaining is the fixed time still to wait once a phase's flows have
+// arrived: NCCL's latency constants already include the wire latency that
+// the fabric charged the last flow, so that is taken off.
+func (ru *run) remaining() engine.Time {
+	return max(0, engine.Seconds(ru.after)-ru.wire)
+}
+
+// startPhase starts the current phase's flows of run id.
+func (r *Runner) startPhase(id int32) {
+	ru := &r.runs[id]
+	g, s := ru.g, &ru.g.sh
+	ru.pending, ru.wire = 0, 0
+	ru.after, ru.scale = ru.e.fixed, 1
+	if ru.e.ideal > 0 {
+		ru.scale = ru.e.xfer / ru.e.ideal
+	}
+	S := ru.bytes
+	switch ru.e.kind {
+	case kRing:
+		rings := 1
+		if s.domains > 1 {
+			rings = s.ppnMin
+		}
+		open := ru.op == Broadcast || ru.op == Reduce
+		r.rings(id, g, 0, len(g.domOff)-1, rings, S*busFactor(ru.op, s.n)/float64(rings), open)
+	case kTree:
+		r.chains(id, g, S)
+		r.trees(id, g, S/2/float64(s.ppnMin))
+	case kNVLS:
+		r.nvlsFlows(id, g, ru.op, 0, s.domains)
+	case kNVLSTree:
+		r.nvlsFlows(id, g, AllReduce, 0, s.domains)
+		r.trees(id, g, S/2/float64(s.ppnMin))
+	case kHier:
+		phases, _ := s.hierPlan(ru.op, S)
+		ph := phases[ru.phase]
+		e, _ := s.hierPhaseEst(ph)
+		ru.after, ru.scale = e.fixed, 1
+		if e.ideal > 0 {
+			ru.scale = e.xfer / e.ideal
+		}
+		if ph.inter {
+			vol := ph.bytes * busFactor(ph.op, s.domains)
+			for j := 0; j < s.ppnMin; j++ {
+				r.railRing(id, g, j, vol)
+			}
+		} else {
+			vol := ph.bytes * busFactor(ph.op, s.ppnMax)
+			for d := 0; d+1 < len(g.domOff); d++ {
+				r.rings(id, g, d, d+1, 1, vol, false)
+			}
+		}
+	case kDirect:
+		r.direct(id, g, ru.op, S)
+	}
+	if ru := &r.runs[id]; ru.pending == 0 {
+		r.e.After(ru.remaining(), r.h, int64(id))
+	}
+}
+
+// flow starts one transfer of vol bytes from rank a to rank b, inflated by
+// the achievable fraction of its bottleneck link (p2p selects the
+// point-to-point rather than the ring fraction on NVLink) and by the phase's
+// protocol scale.
+func (r *Runner) flow(id int32, g *Group, a, b int, vol float64, ch int, p2p bool) {
+	if a == b || vol <= 0 {
+		return
+	}
+	r.route = r.c.AppendRoute(r.route[:0], a, b, routeHash(a, b, ch))
+	line, ach := math.Inf(1), math.Inf(1)
+	for _, l := range r.route {
+		lk := &r.c.Links[l]
+		line = math.Min(line, lk.Bandwidth)
+		ach = math.Min(ach, lk.Bandwidth*g.linkEff(lk.Kind, p2p))
+	}
+	inflate := 1.0
+	if ach > 0 && !math.IsInf(line, 0) {
+		inflate = line / ach
+	}
+	r.start(id, r.route, vol*inflate)
+}
+
+func (r *Runner) start(id int32, route []int32, vol float64) {
+	ru := &r.runs[id]
+	lat := r.c.Latencies()
+	var wire engine.Time
+	for _, l := range route {
+		wire += lat[l]
+	}
+	wire = min(wire, math.MaxInt32)
+	ru.pending++
+	r.flows++
+	r.f.Start(route, vol*ru.scale, (*runnerFlows)(r), int64(id)|int64(wire)<<32)
+}
+
+// member returns the rank at position j of domain d (positions follow local
+// indices, so equal positions in rail-aligned domains share a rail).
+func (g *Group) member(d, j int) int {
+	off, size := int(g.domOff[d]), int(g.domOff[d+1]-g.domOff[d])
+	return int(g.order[off+((j%size)+size)%size])
+}
+
+func (g *Group) domSize(d int) int { return int(g.domOff[d+1] - g.domOff[d]) }
+
+// rings starts `rings` rings over domains [d0, d1), each ring edge carrying
+// vol. Ring c visits each domain's ranks contiguously, starting in domain d
+// at position c-d, so it leaves domain d from position c-d-1 and enters the
+// next domain at its own position c-(d+1): in domains of equal size both are
+// the same position, so the crossing stays on one rail, and the rings leave
+// each domain through different GPUs (NICs). The rings are played
+// aggregated: inside a domain every ring uses the edge p -> p+1 except the
+// one ring that leaves from p, so that edge is one transfer of vol times the
+// rings using it, and each ring's crossing is one transfer of vol; O(n)
+// transfers in all. open drops each ring's closing edge (a pipelined chain
+// for broadcast and reduce).
+func (r *Runner) rings(id int32, g *Group, d0, d1, rings int, vol float64, open bool) {
+	nd := d1 - d0
+	for d := d0; d < d1; d++ {
+		size := g.domSize(d)
+		r.count = r.count[:0]
+		for range size {
+			r.count = append(r.count, rings)
+		}
+		for c := 0; c < rings; c++ {
+			r.count[mod(c-(d-d0)-1, size)]--
+		}
+		for p, k := range r.count {
+			if k > 0 {
+				r.flow(id, g, g.member(d, p), g.member(d, p+1), vol*float64(k), p, false)
+			}
+		}
+		next := d0 + (d-d0+1)%nd
+		if open && next == d0 {
+			continue
+		}
+		for c := 0; c < rings; c++ {
+			exit, entry := g.member(d, c-(d-d0)-1), g.member(next, c-(next-d0))
+			r.flow(id, g, exit, entry, vol, c, false)
+		}
+	}
+}
+
+func mod(a, m int) int { return ((a % m) + m) % m }
+
+// railRing starts a ring over the rank at position j of every domain.
+func (r *Runner) railRing(id int32, g *Group, j int, vol float64) {
+	nd := len(g.domOff) - 1
+	for d := 0; d < nd; d++ {
+		r.flow(id, g, g.member(d, j), g.member((d+1)%nd, j), vol, j, false)
+	}
+}
+
+// chains starts a tree all-reduce's intra-domain chains: the buffer moves
+// up (reduce) and down (broadcast) each link of a chain over the domain's
+// ranks.
+func (r *Runner) chains(id int32, g *Group, S float64) {
+	for d := 0; d+1 < len(g.domOff); d++ {
+		size := g.domSize(d)
+		for j := 0; j+1 < size; j++ {
+			a, b := g.member(d, j), g.member(d, j+1)
+			r.flow(id, g, a, b, S, 0, false)
+			r.flow(id, g, b, a, S, 0, false)
+		}
+	}
+}
+
+// trees starts NCCL's double binary tree across domains (dtreeParent):
+// every parent-child pair of either tree exchanges vol in each direction on
+// every rail (position) j < ppnMin.
+func (r *Runner) trees(id int32, g *Group, vol float64) {
+	nd := len(g.domOff) - 1
+	for t := 0; t < 2; t++ {
+		for child := 0; child < nd; child++ {
+			parent := dtreeParent(nd, child, t)
+			if parent < 0 {
+				continue
+			}
+			for j := 0; j < g.sh.ppnMin; j++ {
+				a, b := g.member(child, j), g.member(parent, j)
+				r.flow(id, g, a, b, vol, t, false)
+				r.flow(id, g, b, a, vol, t, false)
+			}
+		}
+	}
+}
+
+// nvlsFlows starts, for every rank of domains [d0, d1), one transfer on its
+// port to the NVSwitch and one on the switch's port to it, with the volumes
+// of an NVLS op on that domain (see nvlsVolume), at NVLSEfficiency.
+func (r *Runner) nvlsFlows(id int32, g *Group, op Op, d0, d1 int) {
+	S := r.runs[id].bytes
+	eff := g.sh.p.NVLSEfficiency
+	for d := d0; d < d1; d++ {
+		size := g.domSize(d)
+		if size < 2 {
+			continue
+		}
+		fn := float64(size)
+		up, down := S*(fn+1)/fn, S*(fn+1)/fn
+		switch op {
+		case AllGather:
+			up, down = S/fn, S*(fn-1)/fn
+		case ReduceScatter:
+			up, down = S*(fn-1)/fn, S/fn
+		}
+		for j := 0; j < size; j++ {
+			me, other := g.member(d, j), g.member(d, j+1)
+			r.route = r.c.AppendRoute(r.route[:0], me, other, 0)
+			if len(r.route) > 0 {
+				r.start(id, r.route[:1], up/eff)
+			}
+			r.route = r.c.AppendRoute(r.route[:0], other, me, 0)
+			if n := len(r.route); n > 0 {
+				r.route[0] = r.route[n-1]
+				r.start(id, r.route[:1], down/eff)
+			}
+		}
+	}
+}
+
+// direct starts point-to-point flows: all_to_all sends S/n from every rank
+// to every other rank of its domain and, to each other domain, one
+// aggregated transfer of (that domain's ranks) x S/n to the rank at the same
+// position there (rail-aligned, as PXN does); send_recv sends S from each
+// rank to the next in the given order; send sends S from ranks[0] to
+// ranks[1].
+func (r *Runner) direct(id int32, g *Group, op Op, S float64) {
+	switch op {
+	case AllToAll:
+		n := float64(g.sh.n)
+		nd := len(g.domOff) - 1
+		for d := 0; d < nd; d++ {
+			size := g.domSize(d)
+			for j := 0; j < size; j++ {
+				src := g.member(d, j)
+				for k := 0; k < size; k++ {
+					if k != j {
+						r.flow(id, g, src, g.member(d, k), S/n, k, true)
+					}
+				}
+				for e := 0; e < nd; e++ {
+					if e != d {
+						r.flow(id, g, src, g.member(e, j), float64(g.domSize(e))*S/n, e, true)
+					}
+				}
+			}
+		}
+	case SendRecv:
+		n := len(g.ranks)
+		for i, a := range g.ranks {
+			r.flow(id, g, a, g.ranks[(i+1)%n], S, 0, true)
+		}
+	case Send:
+		r.flow(id, g, g.ranks[0], g.ranks[1], S, 0, true)
+	}
+}

@@ -1,0 +1,218 @@
+package collectives
+
+import (
+	"math"
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/topology"
+)
+
+// recorder records every CollectiveDone.
+type recorder struct {
+	at   []engine.Time
+	tags []int64
+	then func(now engine.Time, tag int64)
+}
+
+func (r *recorder) CollectiveDone(now engine.Time, tag int64) {
+	r.at = append(r.at, now)
+	r.tags = append(r.tags, tag)
+	if r.then != nil {
+		r.then(now, tag)
+	}
+}
+
+// play runs one collective alone and returns when it finished.
+func play(t testing.TB, c *topology.Cluster, fid network.Fidelity, g *Group, op Op, algo Algo, bytes float64) (engine.Time, *Runner) {
+	t.Helper()
+	e := engine.New()
+	f := network.New(e, c.Bandwidths(), c.Latencies(), fid)
+	r := NewRunner(e, f, fid, c)
+	rec := &recorder{}
+	if err := r.Start(g, op, algo, bytes, rec, 42); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.at) != 0 {
+		t.Fatal("done called inside Start")
+	}
+	e.Run()
+	if len(rec.at) != 1 || rec.tags[0] != 42 {
+		t.Fatalf("%s/%s: done called %d times (tags %v)", op, algo, len(rec.at), rec.tags)
+	}
+	return rec.at[0], r
+}
+
+// TestAnalyticRunner: one timer of Cost.Time.
+func TestAnalyticRunner(t *testing.T) {
+	c := cluster(t, topology.Spec{GPU: "h100-sxm", Nodes: 2})
+	g := allRanks(t, c)
+	for _, b := range []float64{0, 1, 3 * MiB, 2 * GiB} {
+		want, err := g.Cost(AllReduce, Auto, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, r := play(t, c, network.Analytic, g, AllReduce, Auto, b)
+		if got != want.Time || r.Flows() != 0 {
+			t.Errorf("%v B: done at %v, Cost.Time %v, %d flows", b, got, want.Time, r.Flows())
+		}
+	}
+}
+
+// TestFlowMatchesClosedForm is issue 2's "flow-level expansion agrees with
+// the closed form within 2% on uncontended patterns": every op and algorithm
+// on one node, across 4 nodes (A100 with HDR, H100 with NDR), with the named
+// patterns of the brief among them (single ring, hierarchical across nodes,
+// all-to-all). In practice they agree to 0.1%.
+func TestFlowMatchesClosedForm(t *testing.T) {
+	specs := []topology.Spec{
+		{GPU: "h100-sxm", Nodes: 1},
+		{GPU: "h100-sxm", Nodes: 4},
+		{GPU: "a100-80gb", Nodes: 4, NIC: "ib-hdr-200"},
+		{GPU: "l40s", Nodes: 1},
+		{GPU: "l40s", Nodes: 2},
+		{GPU: "gb200", Nodes: 20}, // an NVL72 rack of 18 trays and a partial one
+	}
+	worst := 0.0
+	for _, spec := range specs {
+		c := cluster(t, spec)
+		g := allRanks(t, c)
+		for op := AllReduce; op < numOps; op++ {
+			for algo := Auto; algo < numAlgos; algo++ {
+				for _, b := range []float64{256 * MiB, 2 * GiB} {
+					want, err := g.Cost(op, algo, b)
+					if err != nil {
+						continue // not applicable here
+					}
+					got, _ := play(t, c, network.Flow, g, op, algo, b)
+					d := float64(got)/float64(want.Time) - 1
+					worst = max(worst, math.Abs(d))
+					if math.Abs(d) > 0.02 {
+						t.Errorf("%s x%d %s/%s %v B: flow %v, closed form %v (%+.2f%%)",
+							spec.GPU, c.NumGPUs(), op, algo, b, got, want.Time, d*100)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("worst flow/closed-form difference: %.3f%%", worst*100)
+}
+
+// TestFlowCounts: O(n) transfers, O(n*ppn) for rings across domains.
+func TestFlowCounts(t *testing.T) {
+	c := cluster(t, topology.Spec{GPU: "h100-sxm", Nodes: 4})
+	g := allRanks(t, c)
+	node, err := NewGroup(c, seq(8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		g     *Group
+		op    Op
+		algo  Algo
+		flows int64
+	}{
+		{node, AllReduce, Ring, 8},                 // one ring
+		{node, AllReduce, NVLS, 16},                // up and down port per GPU
+		{node, Broadcast, Ring, 7},                 // chain
+		{node, AllToAll, Direct, 56},               // 8 x 7 pairs
+		{g, AllReduce, Ring, 32 + 8*4},             // 8 rings over 4 nodes: 8 edges inside each node, 8 crossings after it
+		{g, AllReduce, Hierarchical, 32 + 32 + 32}, // 4 rings of 8, 8 rail rings of 4, 4 rings of 8
+		{g, AllToAll, Direct, 32*7 + 32*3},         // intra pairs + one per (rank, other node)
+		{g, AllReduce, Tree, 4*7*2 + 6*8*2},        // chains + 6 tree edges x 8 rails x 2 ways
+	}
+	for _, tc := range cases {
+		_, r := play(t, c, network.Flow, tc.g, tc.op, tc.algo, GiB)
+		if r.Flows() != tc.flows {
+			t.Errorf("%s/%s on %d ranks: %d flows, want %d", tc.op, tc.algo, tc.g.Size(), r.Flows(), tc.flows)
+		}
+	}
+}
+
+// TestFlowContention: two all_reduces on the same 8 GPUs at once share every
+// link, so each takes about as long as one of twice the size (transmission
+// doubles, fixed time does not).
+func TestFlowContention(t *testing.T) {
+	c := cluster(t, topology.Spec{GPU: "h100-sxm", Nodes: 1})
+	g := allRanks(t, c)
+	e := engine.New()
+	f := network.New(e, c.Bandwidths(), c.Latencies(), network.Flow)
+	r := NewRunner(e, f, network.Flow, c)
+	rec := &recorder{}
+	for tag := int64(0); tag < 2; tag++ {
+		if err := r.Start(g, AllReduce, Ring, GiB, rec, tag); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.Run()
+	double, err := g.Cost(AllReduce, Ring, 2*GiB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.at) != 2 || rec.at[0] != rec.at[1] || math.Abs(float64(rec.at[0])/float64(double.Time)-1) > 0.01 {
+		t.Errorf("two concurrent 1 GiB all_reduces end at %v, one of 2 GiB takes %v", rec.at, double.Time)
+	}
+}
+
+// TestRunnerChainingAndDeterminism: a done callback may start the next
+// collective (slots are reused), and two identical runs give identical times.
+func TestRunnerChainingAndDeterminism(t *testing.T) {
+	c := cluster(t, topology.Spec{GPU: "h100-sxm", Nodes: 2})
+	g := allRanks(t, c)
+	run := func() []engine.Time {
+		e := engine.New()
+		f := network.New(e, c.Bandwidths(), c.Latencies(), network.Flow)
+		r := NewRunner(e, f, network.Flow, c)
+		rec := &recorder{}
+		ops := []Op{AllReduce, AllGather, AllToAll, ReduceScatter, Broadcast, SendRecv}
+		rec.then = func(now engine.Time, tag int64) {
+			if next := tag + 1; next < int64(len(ops)) {
+				if err := r.Start(g, ops[next], Auto, 64*MiB, rec, next); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := r.Start(g, ops[0], Auto, 64*MiB, rec, 0); err != nil {
+			t.Fatal(err)
+		}
+		e.Run()
+		if len(rec.at) != len(ops) || len(r.runs) != 1 {
+			t.Fatalf("%d collectives done, %d slots", len(rec.at), len(r.runs))
+		}
+		return rec.at
+	}
+	a, b := run(), run()
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("run 1 %v, run 2 %v", a, b)
+		}
+	}
+}
+
+func TestRunnerErrors(t *testing.T) {
+	c := cluster(t, topology.Spec{GPU: "h100-sxm", Nodes: 1})
+	other := cluster(t, topology.Spec{GPU: "h100-sxm", Nodes: 1})
+	g := allRanks(t, c)
+	e := engine.New()
+	rec := &recorder{}
+	noFabric := NewRunner(e, nil, network.Flow, c)
+	if err := noFabric.Start(g, AllReduce, Auto, 1, rec, 0); err == nil {
+		t.Error("flow without fabric: no error")
+	}
+	r := NewRunner(e, nil, network.Analytic, other)
+	for _, err := range []error{
+		r.Start(g, AllReduce, Auto, 1, rec, 0),                                        // other cluster
+		NewRunner(e, nil, network.Analytic, c).Start(nil, AllReduce, Auto, 1, rec, 0), // no group
+		NewRunner(e, nil, network.Analytic, c).Start(g, AllReduce, Auto, 1, nil, 0),   // no done
+		NewRunner(e, nil, network.Analytic, c).Start(g, AllReduce, Direct, 1, rec, 0), // bad algo
+	} {
+		if err == nil {
+			t.Error("no error")
+		}
+	}
+	e.Run()
+	if len(rec.at) != 0 {
+		t.Errorf("failed starts completed %d collectives", len(rec.at))
+	}
+}
