@@ -1,12 +1,251 @@
 package main
 
 import (
-	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/simtrain/simtrain/sim"
+	"github.com/simtrain/simtrain/sim/network"
 )
 
-// PLACEHOLDER: replaced by the real command.
+type runOptions struct {
+	out           string
+	format        string
+	fidelity      string
+	noTimeline    bool
+	timelineRanks string
+	traceRanks    string
+}
+
 func newRunCmd() *cobra.Command {
-	return &cobra.Command{Use: "run", Short: "(not built yet)", RunE: func(*cobra.Command, []string) error { return errors.New("run: not built yet") }}
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "run FILE...",
+		Short: "Simulate training steps of scenario files and write timelines",
+		Long: `run simulates the optimizer steps a scenario file describes (model, training
+settings, cluster, parallel layout) and prints a summary per scenario: step
+time, tokens/s, MFU, where the time goes, peak memory per GPU.
+
+For each scenario it writes, under OUT/<scenario name>/:
+  summary.arrow   one row: every input knob and every result
+  timeline.arrow  one row per executed task (default: the ranks of one
+                  data-parallel replica; --timeline-ranks widens it)
+  memory.arrow    per-rank memory breakdown
+  links.arrow     per-link bytes and busy time
+  trace.json      Chrome/Perfetto trace (open in ui.perfetto.dev)
+The directory is replaced atomically: a failed run leaves the previous one.`,
+		Example: `  simtrain run scenarios/quickstart.yaml
+  simtrain run scenarios/*.yaml --format json --no-timeline
+  simtrain run scenarios/llama3-405b-16k-h100.yaml --timeline-ranks 0-7,120-127`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("run: give at least one scenario file (e.g. scenarios/quickstart.yaml)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkChoice("format", o.format, "table", "json"); err != nil {
+				return err
+			}
+			var fid *network.Fidelity
+			if o.fidelity != "" {
+				f, err := network.ParseFidelity(o.fidelity)
+				if err != nil {
+					return usageErrorf("--fidelity: %v", err)
+				}
+				fid = &f
+			}
+			for _, flag := range []struct{ name, v string }{{"timeline-ranks", o.timelineRanks}, {"trace-ranks", o.traceRanks}} {
+				if _, err := parseRankList(flag.v, 1<<30); err != nil {
+					return usageErrorf("--%s: %v", flag.name, err)
+				}
+			}
+			failed := 0
+			for _, path := range args {
+				if err := runOne(cmd, path, o, fid); err != nil {
+					failed++
+					name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+					if o.format == "json" {
+						_ = writeJSONLine(cmd.OutOrStdout(), map[string]string{"name": name, "error": err.Error()})
+					} else {
+						fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: %s: %v\n", path, err)
+					}
+				}
+			}
+			if failed > 0 {
+				return fmt.Errorf("%d of %d scenarios failed", failed, len(args))
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.out, "out", "results", "output directory; each scenario writes OUT/<name>/")
+	f.StringVar(&o.format, "format", "table", "summary format on stdout: table or json (one object per line)")
+	f.StringVar(&o.fidelity, "fidelity", "", "override sim.fidelity: analytic or flow")
+	f.BoolVar(&o.noTimeline, "no-timeline", false, "skip timeline.arrow and trace.json")
+	f.StringVar(&o.timelineRanks, "timeline-ranks", "", "ranks in timeline.arrow: all, or a list like 0-7,64 (default: one data-parallel replica)")
+	f.StringVar(&o.traceRanks, "trace-ranks", "", "ranks in trace.json: all, or a list (default: one data-parallel replica)")
+	return cmd
+}
+
+func runOne(cmd *cobra.Command, path string, o runOptions, fid *network.Fidelity) error {
+	s, err := sim.Load(path)
+	if err != nil {
+		return err
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: %s: warning: %s\n", path, w)
+	}
+	res, err := sim.Run(cmd.Context(), s, sim.Options{Fidelity: fid})
+	if err != nil {
+		return err
+	}
+	timeline := s.TimelineEnabled() && !o.noTimeline
+	if err := writeRunDir(filepath.Join(o.out, s.Name), res, timeline, o.timelineRanks, o.traceRanks); err != nil {
+		return err
+	}
+	if o.format == "json" {
+		return writeJSONLine(cmd.OutOrStdout(), runJSON(res))
+	}
+	printRunTable(cmd.OutOrStdout(), res, filepath.Join(o.out, s.Name))
+	return nil
+}
+
+// runJSON is the contract's JSON summary (scenario-format.md, "Machine-readable
+// results on stdout"): exactly these keys.
+func runJSON(r *sim.Result) map[string]any {
+	exposed := map[string]float64{}
+	for i, k := range sim.ExposedKinds {
+		exposed[k] = r.ExposedCommS[i]
+	}
+	return map[string]any{
+		"name":                    r.Scenario.Name,
+		"run_id":                  r.RunID,
+		"step_time_s":             r.StepTimeS,
+		"tokens_per_s":            r.TokensPerS,
+		"tokens_per_s_per_gpu":    r.TokensPerSPerGPU,
+		"model_flops_per_step":    r.ModelFLOPsPerStep,
+		"hardware_flops_per_step": r.HardwareFLOPsPerStep,
+		"mfu":                     r.MFU,
+		"hfu":                     r.HFU,
+		"tflops_per_gpu":          r.TFLOPsPerGPU,
+		"peak_mem_bytes":          r.PeakMemBytes,
+		"fits":                    r.Fits,
+		"bubble_fraction":         r.BubbleFraction,
+		"exposed_comm_s":          exposed,
+		"sim_wall_s":              r.SimWallS,
+		"events":                  r.Events,
+	}
+}
+
+func printRunTable(w io.Writer, r *sim.Result, dir string) {
+	s := r.Scenario
+	p := s.Parallel
+	fmt.Fprintf(w, "%s  (%d× %s, tp %d pp %d dp %d cp %d ep %d, zero %d, %s, %s fidelity)\n",
+		s.Name, s.GPUs(), s.Cluster.GPU, p.TP, p.PP, p.DP, p.CP, p.EP, p.Zero, p.Schedule, s.Sim.Fidelity)
+	t := newTable(w)
+	row := func(k, v string) { fmt.Fprintf(t, "  %s\t%s\t\n", k, v) }
+	row("step time", fmt.Sprintf("%.4g s", r.StepTimeS))
+	row("tokens/s", fmt.Sprintf("%.4g (%.4g per GPU)", r.TokensPerS, r.TokensPerSPerGPU))
+	row("MFU / HFU", fmt.Sprintf("%.1f%% / %.1f%%", 100*r.MFU, 100*r.HFU))
+	row("TFLOP/s per GPU", fmt.Sprintf("%.1f", r.TFLOPsPerGPU))
+	row("compute (busiest rank)", fmt.Sprintf("%.4g s", r.ComputeS))
+	row("pipeline bubble", fmt.Sprintf("%.1f%%", 100*r.BubbleFraction))
+	var parts []string
+	for i, k := range sim.ExposedKinds {
+		if r.ExposedCommS[i] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.3g s", k, r.ExposedCommS[i]))
+		}
+	}
+	if len(parts) == 0 {
+		parts = []string{"none"}
+	}
+	row("exposed communication", strings.Join(parts, ", "))
+	fits := "fits"
+	if !r.Fits {
+		fits = "DOES NOT FIT"
+	}
+	row("peak memory per GPU", fmt.Sprintf("%.1f GB of %.0f GB (%s)", r.PeakMemBytes/1e9, r.MemCapacityBytes/1e9, fits))
+	row("simulated", fmt.Sprintf("%d events in %.3g s", r.Events, r.SimWallS))
+	row("outputs", dir)
+	t.Flush()
+}
+
+// parseRankList parses "all", "" or a list like "0-7,16,32-39" and returns
+// nil for "" (the default set) and a sentinel {-1} for "all".
+func parseRankList(s string, world int) ([]int, error) {
+	switch s {
+	case "":
+		return nil, nil
+	case "all":
+		return []int{-1}, nil
+	}
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(strings.TrimSpace(lo))
+		if err != nil || a < 0 {
+			return nil, fmt.Errorf("%q is not a rank, a range like 0-7, or all", part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(strings.TrimSpace(hi)); err != nil || b < a {
+				return nil, fmt.Errorf("%q is not a rank range like 0-7", part)
+			}
+		}
+		if b >= world {
+			return nil, fmt.Errorf("rank %d is outside the cluster (%d ranks)", b, world)
+		}
+		for r := a; r <= b; r++ {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// ranksFor resolves a rank-list flag against a result.
+func ranksFor(flag string, r *sim.Result) ([]int, error) {
+	list, err := parseRankList(flag, r.Layout.World())
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case list == nil:
+		return r.TimelineRanks(), nil
+	case len(list) == 1 && list[0] == -1:
+		all := make([]int, r.Layout.World())
+		for i := range all {
+			all[i] = i
+		}
+		return all, nil
+	}
+	return list, nil
+}
+
+// replaceDir moves tmp to dir, replacing an older dir only once tmp is
+// complete, so a failed run never leaves a half-written output directory.
+func replaceDir(tmp, dir string) error {
+	old := ""
+	if _, err := os.Stat(dir); err == nil {
+		old = dir + ".old-" + strconv.Itoa(os.Getpid())
+		if err := os.Rename(dir, old); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if old != "" {
+			_ = os.Rename(old, dir)
+		}
+		return err
+	}
+	if old != "" {
+		return os.RemoveAll(old)
+	}
+	return nil
 }

@@ -1,0 +1,760 @@
+package parallel
+
+import (
+	"github.com/simtrain/simtrain/sim/collectives"
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/workload"
+)
+
+const (
+	sendActName  = "send_act"
+	sendGradName = "send_grad"
+)
+
+// builder emits one stage's program. Dependencies follow the frameworks:
+// stream order (each task waits for the previous task on its stream), data
+// (a block waits for its inputs: the previous block or the collective that
+// produced them), and the overlap rules in Overlap.
+type builder struct {
+	cfg   *StepConfig
+	pr    Pricer
+	cache *blockCache
+	stage int
+	prog  *Program
+	step  int32
+
+	last [NumStreams]int32 // last task on each stream in this program
+
+	// TP overlap: with Overlap.TPComm the compute stream waits only for the
+	// TP collective before the most recent one.
+	tpRecent, tpOlder int32
+	// pendingBlock is a task the next compute must wait for (blocking sends).
+	pendingBlock int32
+
+	// DP gradient buckets (ZeRO 0-2): parameters accumulated since the last
+	// bucket was issued, and the DP tasks of this step.
+	bucketDense, bucketExpert float64
+	queued                    [][2]float64 // buckets waiting for the end of the backward
+	dpTasks                   []int32
+
+	// ZeRO-1/2 parameter all-gather per layer (issued at step start with
+	// Overlap.ParamGather); -1 when none.
+	paramAG   map[int]int32
+	embAG     int32
+	headAG    int32
+	barrier   []int32 // tasks the next step's first compute waits for
+	firstComp bool    // the next compute is the step's first
+
+	// FSDP: compute ends of the last two layers processed (buffer reuse).
+	fsdpPrev, fsdpPrev2 int32
+
+	// last micro-batch whose backward each chunk runs (DP reduction point)
+	lastBwdMicro []int
+	lastWMicro   []int
+}
+
+func (b *builder) dense() float64 { return float64(b.cfg.Layout.TP) }
+
+func (b *builder) build() error {
+	cfg := b.cfg
+	l := cfg.Layout
+	for i := range b.last {
+		b.last[i] = -1
+	}
+	b.tpRecent, b.tpOlder, b.pendingBlock = -1, -1, -1
+	b.fsdpPrev, b.fsdpPrev2 = -1, -1
+	order := Order(cfg.Schedule, l.PP, b.stage, cfg.Microbatches, cfg.Virtual)
+	b.lastBwdMicro = make([]int, cfg.Virtual)
+	b.lastWMicro = make([]int, cfg.Virtual)
+	for i := range b.lastBwdMicro {
+		b.lastBwdMicro[i], b.lastWMicro[i] = -1, -1
+	}
+	for _, st := range order {
+		switch st.Phase {
+		case PhaseB:
+			b.lastBwdMicro[st.Chunk] = st.Microbatch
+		case PhaseW:
+			b.lastWMicro[st.Chunk] = st.Microbatch
+		}
+	}
+	for step := 0; step < cfg.Steps; step++ {
+		b.step = int32(step)
+		b.dpTasks = b.dpTasks[:0]
+		b.bucketDense, b.bucketExpert = 0, 0
+		b.firstComp = true
+		b.startParamGather()
+		for _, st := range order {
+			ch := cfg.Chunks[b.stage][st.Chunk]
+			switch st.Phase {
+			case PhaseF:
+				b.forwardChunk(ch, st.Microbatch)
+			case PhaseB:
+				b.backwardChunk(ch, st.Microbatch, cfg.Schedule == ZeroBubble)
+			case PhaseW:
+				b.wgradChunk(ch, st.Microbatch)
+			}
+		}
+		b.flushBucket()
+		b.optimizer()
+	}
+	return nil
+}
+
+// add appends t with its stream-order dependency and deps (negative ids are
+// skipped). Receives have no local dependencies: the matching send starts them.
+func (b *builder) add(t Task, deps ...int32) int32 {
+	p := b.prog
+	idx := int32(len(p.Tasks))
+	t.Step = b.step
+	p.depOff = append(p.depOff, int32(len(p.deps)))
+	start := len(p.deps)
+	push := func(d int32) {
+		if d < 0 {
+			return
+		}
+		for _, e := range p.deps[start:] {
+			if e == d {
+				return
+			}
+		}
+		p.deps = append(p.deps, d)
+	}
+	if t.Kind != KindRecv {
+		push(b.last[t.Stream])
+		for _, d := range deps {
+			push(d)
+		}
+	}
+	p.Tasks = append(p.Tasks, t)
+	b.last[t.Stream] = idx
+	return idx
+}
+
+// compute adds a compute task; it waits for deps, the stream, any blocking
+// send, overlapped TP collectives and, for the step's first compute, the
+// previous step's barrier.
+func (b *builder) compute(kind Kind, name string, layer, micro, chunk int, c blockCost, deps ...int32) int32 {
+	deps = append(deps, b.pendingBlock, b.tpOlder)
+	b.pendingBlock = -1
+	if b.firstComp {
+		deps = append(deps, b.barrier...)
+		b.firstComp = false
+	}
+	return b.add(Task{Kind: kind, Stream: StreamCompute, Name: name, Layer: int32(layer), Micro: int32(micro),
+		Chunk: int32(chunk), Dur: c.dur, FLOPs: c.flops, Bytes: c.bytes, Peer: -1, Match: -1}, deps...)
+}
+
+var groupStream = [NumGroupKinds]Stream{StreamTP, StreamCP, StreamEP, StreamDP, StreamPPSend, StreamDP}
+
+// comm adds a collective on the group kind's stream.
+func (b *builder) comm(k GroupKind, op collectives.Op, bytes float64, name string, layer, micro, chunk int, deps ...int32) int32 {
+	d := b.pr.CommTime(k, b.stage, op, bytes)
+	return b.add(Task{Kind: kindOfOp(op), Stream: groupStream[k], Group: k, Op: op, Name: name,
+		Layer: int32(layer), Micro: int32(micro), Chunk: int32(chunk), Dur: d, Bytes: bytes, Peer: -1, Match: -1}, deps...)
+}
+
+// tpComm adds a TP collective after `after` and returns the task the next
+// compute must depend on (the collective itself unless TP comm is overlapped).
+func (b *builder) tpComm(op collectives.Op, name string, layer, micro, chunk int, after int32) int32 {
+	t := b.comm(GroupTP, op, b.actBytes(), name, layer, micro, chunk, after)
+	if !b.cfg.Overlap.TPComm {
+		return t
+	}
+	b.tpOlder, b.tpRecent = b.tpRecent, t
+	return after
+}
+
+// actBytes is the activation tensor a TP collective moves: b·s/cp·h values
+// (nccl-tests size convention: the full buffer for all-reduce, the full
+// output/input for all-gather/reduce-scatter).
+func (b *builder) actBytes() float64 {
+	s := b.cfg.Shape
+	return float64(s.MicroBatch) * float64(s.Seq) / float64(max(s.CP, 1)) * float64(b.cfg.Model.Hidden) * s.Dtype.Bytes()
+}
+
+// p2pBytes is what a pipeline send carries: one micro-batch's activations
+// (sharded over TP with sequence parallelism).
+func (b *builder) p2pBytes() float64 {
+	v := b.actBytes()
+	if b.cfg.Shape.SP {
+		v /= float64(b.cfg.Layout.TP)
+	}
+	return v
+}
+
+// kvBytes is the K and V a context-parallel all-gather assembles: the full
+// sequence's keys and values of this rank's heads.
+func (b *builder) kvBytes() float64 {
+	m, s := b.cfg.Model, b.cfg.Shape
+	kvh := max(m.KVHeads/max(s.TP, 1), 1)
+	hd := m.HeadDim
+	if m.Attention == "mla" && m.MLA != nil {
+		// MLA caches the compressed latent plus the shared rope key.
+		return float64(s.MicroBatch) * float64(s.Seq) * float64(m.MLA.KVLoRARank+m.MLA.RopeHeadDim) * s.Dtype.Bytes()
+	}
+	return 2 * float64(s.MicroBatch) * float64(s.Seq) * float64(kvh*hd) * s.Dtype.Bytes()
+}
+
+// a2aBytes is one rank's all-to-all send buffer: its tokens × top-k ×
+// capacity factor × hidden.
+func (b *builder) a2aBytes() float64 {
+	m, s := b.cfg.Model, b.cfg.Shape
+	tokens := float64(s.MicroBatch) * float64(s.Seq) / float64(max(s.CP, 1))
+	if s.SP {
+		tokens /= float64(max(s.TP, 1))
+	}
+	cf := m.MoE.CapacityFactor
+	if cf <= 0 {
+		cf = 1
+	}
+	return tokens * float64(m.MoE.TopK) * cf * float64(m.Hidden) * s.Dtype.Bytes()
+}
+
+func (b *builder) isFirstModelChunk(ch Chunk) bool { return ch.Stage == 0 && ch.Index == 0 }
+func (b *builder) isLastModelChunk(ch Chunk) bool {
+	return ch.Stage == b.cfg.Layout.PP-1 && ch.Index == b.cfg.Virtual-1
+}
+
+// next/prev model chunk (stage, chunk index) of ch in Megatron's interleaving.
+func (b *builder) nextChunk(ch Chunk) (int, int) {
+	if ch.Stage+1 < b.cfg.Layout.PP {
+		return ch.Stage + 1, ch.Index
+	}
+	return 0, ch.Index + 1
+}
+
+func (b *builder) prevChunk(ch Chunk) (int, int) {
+	if ch.Stage > 0 {
+		return ch.Stage - 1, ch.Index
+	}
+	return b.cfg.Layout.PP - 1, ch.Index - 1
+}
+
+func (b *builder) recv(grad bool, micro int, ch Chunk) int32 {
+	st, name := StreamPPRecvAct, "recv_act"
+	peer, _ := b.prevChunk(ch)
+	if grad {
+		st, name = StreamPPRecvGrd, "recv_grad"
+		peer, _ = b.nextChunk(ch)
+	}
+	return b.add(Task{Kind: KindRecv, Stream: st, Group: GroupPP, Op: collectives.Send, Name: name, Layer: -1,
+		Micro: int32(micro), Chunk: int32(ch.Index), Bytes: b.p2pBytes(), Peer: int32(peer), Match: -1})
+}
+
+func (b *builder) send(grad bool, micro int, ch Chunk, after int32) {
+	peer, pc := b.nextChunk(ch)
+	name := sendActName
+	if grad {
+		peer, pc = b.prevChunk(ch)
+		name = sendGradName
+	}
+	t := b.add(Task{Kind: KindSend, Stream: StreamPPSend, Group: GroupPP, Op: collectives.Send, Name: name, Layer: -1,
+		Micro: int32(micro), Chunk: int32(ch.Index), Bytes: b.p2pBytes(), Peer: int32(peer), Match: int32(pc),
+		Dur: b.pr.SendTime(b.stage, peer, b.p2pBytes())}, after)
+	if !b.cfg.Overlap.P2P {
+		b.pendingBlock = t
+	}
+}
+
+func (b *builder) forwardChunk(ch Chunk, mb int) {
+	in := int32(-1)
+	if !b.isFirstModelChunk(ch) {
+		in = b.recv(false, mb, ch)
+	}
+	tp := b.cfg.Layout.TP > 1
+	if ch.Embedding {
+		e := b.compute(KindForward, "embedding_fwd", -1, mb, ch.Index, b.cache.embHead(false, passFwd), in, b.gatherExtra(false, true))
+		in = e
+		if tp {
+			op := collectives.AllReduce
+			if b.cfg.Shape.SP {
+				op = collectives.ReduceScatter
+			}
+			in = b.tpComm(op, "tp_embedding", -1, mb, ch.Index, e)
+		}
+		b.releaseExtra(e)
+	}
+	for l := ch.FirstLayer; l < ch.FirstLayer+ch.Layers; l++ {
+		in = b.forwardLayer(l, mb, ch.Index, in)
+	}
+	if ch.Head {
+		if b.cfg.Shape.SP && tp {
+			in = b.tpComm(collectives.AllGather, "tp_head_gather", -1, mb, ch.Index, in)
+		}
+		h := b.compute(KindForward, "head_fwd", -1, mb, ch.Index, b.cache.embHead(true, passFwd), in, b.gatherExtra(true, true))
+		b.releaseExtra(h)
+		in = h
+	}
+	if !b.isLastModelChunk(ch) {
+		b.send(false, mb, ch, in)
+	}
+}
+
+func (b *builder) moe(layer int) bool {
+	return b.cfg.Model.MoE != nil && b.cfg.Model.IsMoELayer(layer)
+}
+
+// forwardLayer emits one transformer layer's forward and returns the task
+// whose completion makes its output available.
+func (b *builder) forwardLayer(l, mb, c int, in int32) int32 {
+	cfg := b.cfg
+	tp, sp, cp := cfg.Layout.TP > 1, cfg.Shape.SP, cfg.Layout.CP > 1
+	gather := b.gatherLayer(l, true)
+	if tp && sp {
+		in = b.tpComm(collectives.AllGather, "tp_attn_gather", l, mb, c, in)
+	}
+	var a int32
+	if cp {
+		pre := b.compute(KindForward, "attn_pre_fwd", l, mb, c, b.cache.block(l, passFwd, workload.BlockAttnPre), in, gather)
+		kv := b.comm(GroupCP, collectives.AllGather, b.kvBytes(), "cp_kv_gather", l, mb, c, pre)
+		// Ring attention overlaps the K/V exchange with the local block's
+		// attention (1/cp of the work); the rest waits for the remote K/V.
+		core := b.cache.block(l, passFwd, workload.BlockAttnCore)
+		local := scaleCost(core, 1/float64(cfg.Layout.CP))
+		b.compute(KindForward, "attn_core_local_fwd", l, mb, c, local, pre)
+		rest := scaleCost(core, 1-1/float64(cfg.Layout.CP))
+		post := b.cache.block(l, passFwd, workload.BlockAttnPost)
+		a = b.compute(KindForward, "attn_core_post_fwd", l, mb, c, addCost(rest, post), kv)
+	} else {
+		a = b.compute(KindForward, "attn_fwd", l, mb, c,
+			b.cache.block(l, passFwd, workload.BlockAttnPre, workload.BlockAttnCore, workload.BlockAttnPost), in, gather)
+	}
+	x := a
+	if tp {
+		op := collectives.AllReduce
+		if sp {
+			op = collectives.ReduceScatter
+		}
+		x = b.tpComm(op, "tp_attn", l, mb, c, a)
+		if sp {
+			x = b.tpComm(collectives.AllGather, "tp_mlp_gather", l, mb, c, x)
+		}
+	}
+	var o int32
+	if b.moe(l) {
+		r := b.compute(KindForward, "router_fwd", l, mb, c, b.cache.block(l, passFwd, workload.BlockRouter), x)
+		d := r
+		if cfg.Layout.EP > 1 {
+			d = b.comm(GroupEP, collectives.AllToAll, b.a2aBytes(), "ep_dispatch", l, mb, c, r)
+		}
+		e := b.compute(KindForward, "experts_fwd", l, mb, c, b.cache.block(l, passFwd, workload.BlockExperts), d)
+		cm := e
+		if cfg.Layout.EP > 1 {
+			cm = b.comm(GroupEP, collectives.AllToAll, b.a2aBytes(), "ep_combine", l, mb, c, e)
+		}
+		o = b.compute(KindForward, "combine_fwd", l, mb, c, b.cache.block(l, passFwd, workload.BlockCombine), cm)
+	} else {
+		o = b.compute(KindForward, "mlp_fwd", l, mb, c, b.cache.block(l, passFwd, workload.BlockMLP), x)
+	}
+	b.releaseLayer(o)
+	if tp {
+		op := collectives.AllReduce
+		if sp {
+			op = collectives.ReduceScatter
+		}
+		return b.tpComm(op, "tp_mlp", l, mb, c, o)
+	}
+	return o
+}
+
+func scaleCost(c blockCost, f float64) blockCost {
+	return blockCost{dur: engine.Time(float64(c.dur)*f + 0.5), flops: c.flops * f, bytes: c.bytes * f}
+}
+
+func addCost(a, b blockCost) blockCost {
+	return blockCost{dur: a.dur + b.dur, flops: a.flops + b.flops, bytes: a.bytes + b.bytes}
+}
+
+// backwardChunk emits one micro-batch's backward through a chunk. With
+// splitW (zero-bubble) it emits only the input-gradient part; wgradChunk emits
+// the rest.
+func (b *builder) backwardChunk(ch Chunk, mb int, splitW bool) {
+	in := int32(-1)
+	if !b.isLastModelChunk(ch) {
+		in = b.recv(true, mb, ch)
+	}
+	tp := b.cfg.Layout.TP > 1
+	reduce := !splitW && mb == b.lastBwdMicro[ch.Index]
+	if ch.Head {
+		h := b.compute(KindBackward, "head_bwd", -1, mb, ch.Index, b.bwdPart(b.cache.embHead(true, passBwd), splitW), in, b.gatherExtra(true, false))
+		in = h
+		if tp {
+			op := collectives.AllReduce
+			if b.cfg.Shape.SP {
+				op = collectives.ReduceScatter
+			}
+			in = b.tpComm(op, "tp_head_bwd", -1, mb, ch.Index, h)
+		}
+		if !splitW {
+			b.gradReady(b.headParams(), 0, h, reduce)
+		}
+		b.releaseExtra(h)
+	}
+	for l := ch.FirstLayer + ch.Layers - 1; l >= ch.FirstLayer; l-- {
+		in = b.backwardLayer(l, mb, ch.Index, in, splitW, reduce)
+	}
+	if ch.Embedding {
+		e := b.compute(KindBackward, "embedding_bwd", -1, mb, ch.Index, b.bwdPart(b.cache.embHead(false, passBwd), splitW), in, b.gatherExtra(false, false))
+		if !splitW {
+			b.gradReady(b.embParams(), 0, e, reduce)
+		}
+		b.releaseExtra(e)
+		in = e
+	}
+	if !b.isFirstModelChunk(ch) {
+		b.send(true, mb, ch, in)
+	}
+}
+
+// wgradFraction is the share of a backward that computes weight gradients:
+// a linear layer's backward is two GEMMs of equal FLOPs (input gradient and
+// weight gradient), so half of the GEMM time; attention and elementwise work
+// is all input-gradient work.
+const wgradFraction = 0.5
+
+// bwdPart returns the input-gradient part of a backward cost under splitW.
+func (b *builder) bwdPart(c blockCost, splitW bool) blockCost {
+	if !splitW {
+		return c
+	}
+	return scaleCost(c, 1-wgradFraction)
+}
+
+func (b *builder) backwardLayer(l, mb, c int, in int32, splitW, reduce bool) int32 {
+	cfg := b.cfg
+	tp, sp, cp := cfg.Layout.TP > 1, cfg.Shape.SP, cfg.Layout.CP > 1
+	gather := b.gatherLayer(l, false)
+	// Recomputation runs when the layer's output gradient is ready.
+	switch cfg.Recompute {
+	case workload.RecomputeFull:
+		rc := b.cache.block(l, passRec, workload.BlockAttnPre, workload.BlockAttnCore, workload.BlockAttnPost)
+		r := b.compute(KindRecompute, "attn_recompute", l, mb, c, rc, in, gather)
+		if tp {
+			op := collectives.AllReduce
+			if sp {
+				op = collectives.ReduceScatter
+			}
+			r = b.tpComm(op, "tp_attn_recompute", l, mb, c, r)
+		}
+		rm := b.cache.block(l, passRec, workload.BlockMLP, workload.BlockRouter, workload.BlockExperts, workload.BlockCombine)
+		in = b.compute(KindRecompute, "mlp_recompute", l, mb, c, rm, r, in)
+	case workload.RecomputeSelective:
+		rc := b.cache.block(l, passRec, workload.BlockAttnPre, workload.BlockAttnCore, workload.BlockAttnPost,
+			workload.BlockMLP, workload.BlockRouter, workload.BlockExperts, workload.BlockCombine)
+		if rc.dur > 0 {
+			in = b.compute(KindRecompute, "attn_core_recompute", l, mb, c, rc, in, gather)
+		}
+	}
+	if tp && sp {
+		in = b.tpComm(collectives.AllGather, "tp_mlp_bwd_gather", l, mb, c, in)
+	}
+	var x int32
+	if b.moe(l) {
+		cb := b.compute(KindBackward, "combine_bwd", l, mb, c, b.bwdPart(b.cache.block(l, passBwd, workload.BlockCombine), splitW), in, gather)
+		d := cb
+		if cfg.Layout.EP > 1 {
+			d = b.comm(GroupEP, collectives.AllToAll, b.a2aBytes(), "ep_combine_bwd", l, mb, c, cb)
+		}
+		e := b.compute(KindBackward, "experts_bwd", l, mb, c, b.bwdPart(b.cache.block(l, passBwd, workload.BlockExperts), splitW), d)
+		g := e
+		if cfg.Layout.EP > 1 {
+			g = b.comm(GroupEP, collectives.AllToAll, b.a2aBytes(), "ep_dispatch_bwd", l, mb, c, e)
+		}
+		x = b.compute(KindBackward, "router_bwd", l, mb, c, b.bwdPart(b.cache.block(l, passBwd, workload.BlockRouter), splitW), g)
+	} else {
+		x = b.compute(KindBackward, "mlp_bwd", l, mb, c, b.bwdPart(b.cache.block(l, passBwd, workload.BlockMLP), splitW), in, gather)
+	}
+	if tp {
+		op := collectives.AllReduce
+		if sp {
+			op = collectives.ReduceScatter
+		}
+		x = b.tpComm(op, "tp_mlp_bwd", l, mb, c, x)
+		if sp {
+			x = b.tpComm(collectives.AllGather, "tp_attn_bwd_gather", l, mb, c, x)
+		}
+	}
+	var a int32
+	if cp {
+		postCore := b.cache.block(l, passBwd, workload.BlockAttnPost, workload.BlockAttnCore)
+		pc := b.compute(KindBackward, "attn_post_core_bwd", l, mb, c, b.bwdPart(postCore, splitW), x)
+		rs := b.comm(GroupCP, collectives.ReduceScatter, b.kvBytes(), "cp_kv_grad_scatter", l, mb, c, pc)
+		a = b.compute(KindBackward, "attn_pre_bwd", l, mb, c, b.bwdPart(b.cache.block(l, passBwd, workload.BlockAttnPre), splitW), rs)
+	} else {
+		a = b.compute(KindBackward, "attn_bwd", l, mb, c,
+			b.bwdPart(b.cache.block(l, passBwd, workload.BlockAttnPost, workload.BlockAttnCore, workload.BlockAttnPre), splitW), x)
+	}
+	if !splitW {
+		dense, expert := b.layerParams(l)
+		b.gradReady(dense, expert, a, reduce)
+	}
+	b.releaseLayer(a)
+	if tp {
+		op := collectives.AllReduce
+		if sp {
+			op = collectives.ReduceScatter
+		}
+		return b.tpComm(op, "tp_attn_bwd", l, mb, c, a)
+	}
+	return a
+}
+
+// wgradChunk emits the zero-bubble weight-gradient pass of a chunk.
+func (b *builder) wgradChunk(ch Chunk, mb int) {
+	reduce := mb == b.lastWMicro[ch.Index]
+	if ch.Head {
+		w := b.compute(KindWGrad, "head_wgrad", -1, mb, ch.Index, scaleCost(b.cache.embHead(true, passBwd), wgradFraction))
+		b.gradReady(b.headParams(), 0, w, reduce)
+	}
+	for l := ch.FirstLayer + ch.Layers - 1; l >= ch.FirstLayer; l-- {
+		all := b.cache.block(l, passBwd, workload.BlockAttnPre, workload.BlockAttnCore, workload.BlockAttnPost,
+			workload.BlockMLP, workload.BlockRouter, workload.BlockExperts, workload.BlockCombine)
+		w := b.compute(KindWGrad, "layer_wgrad", l, mb, ch.Index, scaleCost(all, wgradFraction))
+		dense, expert := b.layerParams(l)
+		b.gradReady(dense, expert, w, reduce)
+	}
+	if ch.Embedding {
+		w := b.compute(KindWGrad, "embedding_wgrad", -1, mb, ch.Index, scaleCost(b.cache.embHead(false, passBwd), wgradFraction))
+		b.gradReady(b.embParams(), 0, w, reduce)
+	}
+}
+
+// layerParams are the parameters of layer l held by one rank: dense weights
+// split by TP, routed experts split by EP and TP.
+func (b *builder) layerParams(l int) (dense, expert float64) {
+	d, e := b.cfg.LayerParams(l)
+	return d / b.dense(), e / (b.dense() * float64(b.cfg.Layout.EP))
+}
+
+func (b *builder) embParams() float64 {
+	return float64(b.cfg.Model.Vocab) * float64(b.cfg.Model.Hidden) / b.dense()
+}
+
+func (b *builder) headParams() float64 {
+	if b.cfg.Model.TiedEmbeddings && b.cfg.Layout.PP == 1 {
+		return 0
+	}
+	return float64(b.cfg.Model.Vocab) * float64(b.cfg.Model.Hidden) / b.dense()
+}
+
+// gradReady records that a layer's gradients are complete after task t. For
+// ZeRO 0-2 they go into the DP bucket on the last micro-batch; for FSDP every
+// micro-batch reduce-scatters the layer (PyTorch FSDP without no_sync).
+func (b *builder) gradReady(dense, expert float64, t int32, lastMicro bool) {
+	cfg := b.cfg
+	dpSize := cfg.Layout.GroupSize(GroupDP)
+	if cfg.Zero == 3 {
+		if dpSize > 1 && dense > 0 {
+			b.comm(GroupDP, collectives.ReduceScatter, dense*cfg.GradDtype.Bytes(), "fsdp_grad_scatter", int(b.prog.Tasks[t].Layer), int(b.prog.Tasks[t].Micro), int(b.prog.Tasks[t].Chunk), t)
+		}
+		if cfg.Layout.GroupSize(GroupEDP) > 1 && expert > 0 {
+			b.comm(GroupEDP, collectives.ReduceScatter, expert*cfg.GradDtype.Bytes(), "fsdp_expert_grad_scatter", int(b.prog.Tasks[t].Layer), int(b.prog.Tasks[t].Micro), int(b.prog.Tasks[t].Chunk), t)
+		}
+		return
+	}
+	if !lastMicro {
+		return
+	}
+	b.bucketDense += dense
+	b.bucketExpert += expert
+	if b.bucketDense+b.bucketExpert >= cfg.BucketParams {
+		b.issueBucket(t)
+	}
+}
+
+// issueBucket reduces the accumulated bucket right after task t when DP
+// reduction overlaps the backward; otherwise it queues the bucket, and
+// flushBucket reduces the queue bucket by bucket once the backward is done
+// (what the frameworks do with overlap disabled).
+func (b *builder) issueBucket(after int32) {
+	if b.cfg.Overlap.GradReduce {
+		b.reduce(after, b.bucketDense, b.bucketExpert)
+	} else {
+		b.queued = append(b.queued, [2]float64{b.bucketDense, b.bucketExpert})
+	}
+	b.bucketDense, b.bucketExpert = 0, 0
+}
+
+func (b *builder) reduce(after int32, dense, expert float64) {
+	cfg := b.cfg
+	op := collectives.AllReduce
+	if cfg.Zero >= 1 {
+		op = collectives.ReduceScatter
+	}
+	if dense > 0 && cfg.Layout.GroupSize(GroupDP) > 1 {
+		b.dpTasks = append(b.dpTasks, b.comm(GroupDP, op, dense*cfg.GradDtype.Bytes(), "dp_grad_reduce", -1, -1, -1, after))
+	}
+	if expert > 0 && cfg.Layout.GroupSize(GroupEDP) > 1 {
+		b.dpTasks = append(b.dpTasks, b.comm(GroupEDP, op, expert*cfg.GradDtype.Bytes(), "edp_grad_reduce", -1, -1, -1, after))
+	}
+}
+
+func (b *builder) flushBucket() {
+	if b.cfg.Zero == 3 {
+		return
+	}
+	if b.bucketDense+b.bucketExpert > 0 {
+		b.issueBucket(b.last[StreamCompute])
+	}
+	for _, q := range b.queued {
+		b.reduce(b.last[StreamCompute], q[0], q[1])
+	}
+	b.queued = b.queued[:0]
+}
+
+// optimizer adds the optimizer step (memory-bound update of this rank's
+// shard) and, for ZeRO-1/2 without overlapped parameter gathers, the
+// all-gather of the updated parameters.
+func (b *builder) optimizer() {
+	cfg := b.cfg
+	dense, expert := b.stageParams()
+	dp, edp := float64(cfg.Layout.GroupSize(GroupDP)), float64(cfg.Layout.GroupSize(GroupEDP))
+	local := dense + expert
+	if cfg.Zero >= 1 {
+		local = dense/dp + expert/edp
+	}
+	deps := append([]int32{b.last[StreamCompute]}, b.dpTasks...)
+	deps = append(deps, b.last[StreamDP])
+	d := b.pr.OpsTime([]workload.Op{optimizerOp(cfg, local)})
+	op := optimizerOp(cfg, local)
+	opt := b.add(Task{Kind: KindOptimizer, Stream: StreamCompute, Name: "optimizer_step", Layer: -1, Micro: -1, Chunk: -1,
+		Dur: d, FLOPs: op.FLOPs, Bytes: op.BytesRead + op.BytesWritten, Peer: -1, Match: -1}, deps...)
+	b.barrier = []int32{opt}
+	if (cfg.Zero == 1 || cfg.Zero == 2) && !cfg.Overlap.ParamGather {
+		var ag []int32
+		if dense > 0 && dp > 1 {
+			ag = append(ag, b.comm(GroupDP, collectives.AllGather, dense*cfg.ParamDtype.Bytes(), "dp_param_gather", -1, -1, -1, opt))
+		}
+		if expert > 0 && edp > 1 {
+			ag = append(ag, b.comm(GroupEDP, collectives.AllGather, expert*cfg.ParamDtype.Bytes(), "edp_param_gather", -1, -1, -1, opt))
+		}
+		b.barrier = append(b.barrier, ag...)
+	}
+}
+
+// optimizerOp prices the update of n parameters: read the gradient, read and
+// write the master weight and every optimizer state, write the
+// compute-precision copy. About 10 FLOPs per parameter for Adam.
+func optimizerOp(cfg *StepConfig, n float64) workload.Op {
+	states := 2.0 // adam, adamw: first and second moments
+	switch cfg.Optimizer {
+	case "sgd", "adagrad":
+		states = 1
+	}
+	m := cfg.MasterDtype.Bytes()
+	perParam := cfg.GradDtype.Bytes() + 2*m*(1+states)
+	if cfg.ParamDtype != cfg.MasterDtype {
+		perParam += cfg.ParamDtype.Bytes()
+	}
+	return workload.Op{Name: "optimizer", Class: workload.ClassMemory, FLOPs: 10 * n,
+		BytesRead: n * (cfg.GradDtype.Bytes() + m*(1+states)), BytesWritten: n * (perParam - cfg.GradDtype.Bytes() - m*(1+states)), Batch: 1}
+}
+
+// stageParams sums the parameters this rank holds over its chunks.
+func (b *builder) stageParams() (dense, expert float64) {
+	for _, ch := range b.cfg.Chunks[b.stage] {
+		for l := ch.FirstLayer; l < ch.FirstLayer+ch.Layers; l++ {
+			d, e := b.layerParams(l)
+			dense += d
+			expert += e
+		}
+		if ch.Embedding {
+			dense += b.embParams()
+		}
+		if ch.Head {
+			dense += b.headParams()
+		}
+	}
+	return dense, expert
+}
+
+// startParamGather issues, at the start of a step, the ZeRO-1/2 all-gathers
+// of the parameters updated by the previous step (Megatron's distributed
+// optimizer with overlap_param_gather), one per layer in forward order.
+func (b *builder) startParamGather() {
+	cfg := b.cfg
+	b.paramAG = nil
+	b.embAG, b.headAG = -1, -1
+	if !(cfg.Zero == 1 || cfg.Zero == 2) || !cfg.Overlap.ParamGather || cfg.Layout.GroupSize(GroupDP) <= 1 {
+		return
+	}
+	b.paramAG = map[int]int32{}
+	prev := b.barrier
+	for _, ch := range cfg.Chunks[b.stage] {
+		if ch.Embedding {
+			b.embAG = b.comm(GroupDP, collectives.AllGather, b.embParams()*cfg.ParamDtype.Bytes(), "dp_param_gather", -1, -1, ch.Index, prev...)
+		}
+		for l := ch.FirstLayer; l < ch.FirstLayer+ch.Layers; l++ {
+			d, _ := b.layerParams(l)
+			b.paramAG[l] = b.comm(GroupDP, collectives.AllGather, d*cfg.ParamDtype.Bytes(), "dp_param_gather", l, -1, ch.Index, prev...)
+		}
+		if ch.Head && b.headParams() > 0 {
+			b.headAG = b.comm(GroupDP, collectives.AllGather, b.headParams()*cfg.ParamDtype.Bytes(), "dp_param_gather", -1, -1, ch.Index, prev...)
+		}
+	}
+	b.barrier = nil
+}
+
+// gatherLayer returns the task layer l's compute must wait for to have its
+// parameters: the ZeRO-1/2 start-of-step gather, or a ZeRO-3/FSDP per-use
+// all-gather (prefetched one layer ahead with Overlap.ParamGather).
+func (b *builder) gatherLayer(l int, forward bool) int32 {
+	cfg := b.cfg
+	if cfg.Zero != 3 {
+		if t, ok := b.paramAG[l]; ok && forward {
+			return t
+		}
+		return -1
+	}
+	if cfg.Layout.GroupSize(GroupDP) <= 1 {
+		return -1
+	}
+	d, _ := b.layerParams(l)
+	return b.fsdpGather(d, l, forward)
+}
+
+func (b *builder) fsdpGather(params float64, l int, forward bool) int32 {
+	// With prefetch the gather may run while the previous layer computes:
+	// it waits only for the layer before that (whose buffer it reuses).
+	wait := b.fsdpPrev
+	if b.cfg.Overlap.ParamGather {
+		wait = b.fsdpPrev2
+	}
+	name := "fsdp_param_gather_fwd"
+	if !forward {
+		name = "fsdp_param_gather_bwd"
+	}
+	return b.comm(GroupDP, collectives.AllGather, params*b.cfg.ParamDtype.Bytes(), name, l, -1, -1, wait)
+}
+
+// releaseLayer records the end of a layer's compute for FSDP buffer reuse.
+func (b *builder) releaseLayer(t int32) {
+	b.fsdpPrev2, b.fsdpPrev = b.fsdpPrev, t
+}
+
+// gatherExtra is gatherLayer for the embedding (head=false) or output layer.
+func (b *builder) gatherExtra(head, forward bool) int32 {
+	cfg := b.cfg
+	if cfg.Zero != 3 {
+		if !forward {
+			return -1
+		}
+		if head {
+			return b.headAG
+		}
+		return b.embAG
+	}
+	if cfg.Layout.GroupSize(GroupDP) <= 1 {
+		return -1
+	}
+	p := b.embParams()
+	if head {
+		p = b.headParams()
+	}
+	if p == 0 {
+		return -1
+	}
+	return b.fsdpGather(p, -1, forward)
+}
+
+func (b *builder) releaseExtra(t int32) { b.releaseLayer(t) }

@@ -1,0 +1,288 @@
+package parallel
+
+import (
+	"fmt"
+
+	"github.com/simtrain/simtrain/sim/collectives"
+	"github.com/simtrain/simtrain/sim/engine"
+)
+
+// Executor plays the stage programs on the engine.
+//
+// Symmetric mode (analytic fidelity) plays one representative rank per
+// pipeline stage: without contention every rank of a stage runs the same
+// program with the same collective costs, so the representative's times are
+// every such rank's times (the timeline replicates its rows for each rank it
+// stands for). Full mode plays every rank: collectives start when all members
+// of the group have reached them and run as transfers on the fabric through
+// collectives.Runner; pipeline sends are transfers between the two ranks.
+type Executor struct {
+	eng    *engine.Engine
+	layout *Layout
+	progs  []*Program
+	h      engine.HandlerID
+
+	symmetric bool
+	inst      []instance
+
+	// full mode
+	runner   *collectives.Runner
+	groupOf  [NumGroupKinds][]int32 // rank → group index
+	groups   [NumGroupKinds][]*groupState
+	sendTo   [][]*collectives.Group // [rank][0: next stage, 1: previous stage]
+	cluster  GroupMaker
+	arrivals [][]int32 // per leader instance, per task: members arrived
+
+	done  int
+	total int
+}
+
+// GroupMaker builds collective groups on the simulated cluster.
+type GroupMaker interface {
+	NewGroup(ranks []int) (*collectives.Group, error)
+}
+
+type groupState struct {
+	ranks []int
+	g     *collectives.Group
+}
+
+type instance struct {
+	rank, stage int
+	prog        *Program
+	remaining   []int32
+	Start, End  []engine.Time
+}
+
+// NewSymmetric prepares a symmetric (one rank per stage) execution.
+func NewSymmetric(eng *engine.Engine, l *Layout, progs []*Program) *Executor {
+	x := &Executor{eng: eng, layout: l, progs: progs, symmetric: true}
+	for s, p := range progs {
+		x.inst = append(x.inst, newInstance(l.RankOf(Coord{PP: s}), s, p))
+	}
+	x.h = eng.Register(x)
+	return x
+}
+
+// NewFull prepares an execution of every rank, with collectives played by r.
+func NewFull(eng *engine.Engine, l *Layout, progs []*Program, r *collectives.Runner, gm GroupMaker) (*Executor, error) {
+	x := &Executor{eng: eng, layout: l, progs: progs, runner: r, cluster: gm}
+	n := l.World()
+	x.inst = make([]instance, n)
+	for rank := 0; rank < n; rank++ {
+		st := l.CoordOf(rank).PP
+		x.inst[rank] = newInstance(rank, st, progs[st])
+	}
+	for k := GroupKind(0); k < NumGroupKinds; k++ {
+		if k == GroupPP {
+			continue
+		}
+		x.groupOf[k] = make([]int32, n)
+		for i := range x.groupOf[k] {
+			x.groupOf[k][i] = -1
+		}
+	}
+	x.arrivals = make([][]int32, n)
+	x.sendTo = make([][]*collectives.Group, n)
+	x.h = eng.Register(x)
+	return x, nil
+}
+
+func newInstance(rank, stage int, p *Program) instance {
+	in := instance{rank: rank, stage: stage, prog: p}
+	in.remaining = make([]int32, len(p.Tasks))
+	copy(in.remaining, p.ndeps)
+	in.Start = make([]engine.Time, len(p.Tasks))
+	in.End = make([]engine.Time, len(p.Tasks))
+	for i := range in.Start {
+		in.Start[i], in.End[i] = -1, -1
+	}
+	return in
+}
+
+// Instances is the number of played ranks.
+func (x *Executor) Instances() int { return len(x.inst) }
+
+// Instance returns the rank, stage, program and task times of instance i.
+func (x *Executor) Instance(i int) (rank, stage int, p *Program, start, end []engine.Time) {
+	in := &x.inst[i]
+	return in.rank, in.stage, in.prog, in.Start, in.End
+}
+
+// Symmetric reports whether instances stand for every rank of their stage.
+func (x *Executor) Symmetric() bool { return x.symmetric }
+
+// Run plays every task to completion. It fails if some task can never run
+// (a dependency cycle or a collective some member never reaches).
+func (x *Executor) Run() error {
+	for i := range x.inst {
+		x.total += len(x.inst[i].prog.Tasks)
+	}
+	for i := range x.inst {
+		in := &x.inst[i]
+		for t := range in.prog.Tasks {
+			if in.remaining[t] == 0 && in.prog.Tasks[t].Kind != KindRecv {
+				x.ready(i, t)
+			}
+		}
+	}
+	x.eng.Run()
+	if x.done != x.total {
+		for i := range x.inst {
+			in := &x.inst[i]
+			for t := range in.prog.Tasks {
+				if in.End[t] < 0 {
+					task := in.prog.Tasks[t]
+					return fmt.Errorf("simulation stalled: %d of %d tasks never ran (first: rank %d %s layer %d micro-batch %d)",
+						x.total-x.done, x.total, in.rank, task.Name, task.Layer, task.Micro)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func pack(i, t int) int64 { return int64(i)<<32 | int64(uint32(t)) }
+
+// Handle completes the task packed in arg.
+func (x *Executor) Handle(now engine.Time, arg int64) {
+	i, t := int(arg>>32), int(uint32(arg))
+	x.finish(i, t)
+}
+
+// CollectiveDone completes a collective or send on every rank involved.
+func (x *Executor) CollectiveDone(now engine.Time, tag int64) {
+	i, t := int(tag>>32), int(uint32(tag))
+	x.finish(i, t)
+}
+
+// finish completes task t of instance i, and for sends the matching receive,
+// and for full-mode collectives every member.
+func (x *Executor) finish(i, t int) {
+	in := &x.inst[i]
+	task := &in.prog.Tasks[t]
+	switch {
+	case task.Kind == KindSend:
+		j := x.peer(i, int(task.Peer))
+		x.complete1(i, t)
+		x.complete1(j, int(task.Match))
+	case !x.symmetric && task.Kind.IsComm():
+		gs := x.groups[task.Group][x.groupOf[task.Group][in.rank]]
+		for _, r := range gs.ranks {
+			x.complete1(r, t)
+		}
+	default:
+		x.complete1(i, t)
+	}
+}
+
+func (x *Executor) complete1(i, t int) {
+	in := &x.inst[i]
+	now := x.eng.Now()
+	in.End[t] = now
+	x.done++
+	p := in.prog
+	for _, s := range p.Succ(t) {
+		in.remaining[s]--
+		if in.remaining[s] == 0 {
+			x.ready(i, int(s))
+		}
+	}
+}
+
+// peer is the instance of the corresponding rank on pipeline stage st.
+func (x *Executor) peer(i, st int) int {
+	if x.symmetric {
+		return st
+	}
+	c := x.layout.CoordOf(x.inst[i].rank)
+	c.PP = st
+	return x.layout.RankOf(c)
+}
+
+func (x *Executor) ready(i, t int) {
+	in := &x.inst[i]
+	task := &in.prog.Tasks[t]
+	now := x.eng.Now()
+	in.Start[t] = now
+	switch {
+	case task.Kind == KindSend:
+		j := x.peer(i, int(task.Peer))
+		x.inst[j].Start[task.Match] = now
+		if x.symmetric {
+			x.eng.After(task.Dur, x.h, pack(i, t))
+			return
+		}
+		g, err := x.sendGroup(i, j, int(task.Peer) == (in.stage+1)%x.layout.PP)
+		if err == nil {
+			err = x.runner.Start(g, collectives.Send, collectives.Auto, task.Bytes, x, pack(i, t))
+		}
+		if err != nil {
+			panic(fmt.Sprintf("parallel: pipeline send: %v", err))
+		}
+	case x.symmetric || !task.Kind.IsComm():
+		x.eng.After(task.Dur, x.h, pack(i, t))
+	default:
+		x.arrive(i, t, task)
+	}
+}
+
+// arrive counts a member reaching a collective; the last arrival starts it.
+func (x *Executor) arrive(i, t int, task *Task) {
+	rank := x.inst[i].rank
+	gs := x.group(task.Group, rank)
+	leader := gs.ranks[0]
+	if x.arrivals[leader] == nil {
+		x.arrivals[leader] = make([]int32, len(x.inst[leader].prog.Tasks))
+	}
+	x.arrivals[leader][t]++
+	if int(x.arrivals[leader][t]) < len(gs.ranks) {
+		return
+	}
+	now := x.eng.Now()
+	for _, r := range gs.ranks {
+		x.inst[r].Start[t] = now
+	}
+	if err := x.runner.Start(gs.g, task.Op, collectives.Auto, task.Bytes, x, pack(leader, t)); err != nil {
+		panic(fmt.Sprintf("parallel: %s on %s group: %v", task.Name, task.Group, err))
+	}
+}
+
+func (x *Executor) group(k GroupKind, rank int) *groupState {
+	id := x.groupOf[k][rank]
+	if id >= 0 {
+		return x.groups[k][id]
+	}
+	ranks := x.layout.Group(k, rank)
+	g, err := x.cluster.NewGroup(ranks)
+	if err != nil {
+		panic(fmt.Sprintf("parallel: %s group: %v", k, err))
+	}
+	gs := &groupState{ranks: ranks, g: g}
+	id = int32(len(x.groups[k]))
+	x.groups[k] = append(x.groups[k], gs)
+	for _, r := range ranks {
+		x.groupOf[k][r] = id
+	}
+	return gs
+}
+
+func (x *Executor) sendGroup(i, j int, forward bool) (*collectives.Group, error) {
+	rank := x.inst[i].rank
+	if x.sendTo[rank] == nil {
+		x.sendTo[rank] = make([]*collectives.Group, 2)
+	}
+	k := 0
+	if !forward {
+		k = 1
+	}
+	if g := x.sendTo[rank][k]; g != nil {
+		return g, nil
+	}
+	g, err := x.cluster.NewGroup([]int{rank, x.inst[j].rank})
+	if err != nil {
+		return nil, err
+	}
+	x.sendTo[rank][k] = g
+	return g, nil
+}

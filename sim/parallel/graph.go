@@ -1,0 +1,353 @@
+package parallel
+
+import (
+	"fmt"
+
+	"github.com/simtrain/simtrain/sim/collectives"
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/workload"
+)
+
+// Stream is a serial queue of work on one GPU. Compute has one stream; each
+// process-group kind has its own communication stream (NCCL uses one
+// communicator per group), so work on different streams overlaps and work on
+// one stream never does.
+type Stream uint8
+
+const (
+	StreamCompute Stream = iota
+	StreamTP
+	StreamCP
+	StreamEP
+	StreamDP
+	StreamPPSend    // pipeline sends (both directions), in issue order
+	StreamPPRecvAct // activations arriving from the previous model chunk
+	StreamPPRecvGrd // gradients arriving from the next model chunk
+	NumStreams
+)
+
+// StreamNames are the timeline's stream names, indexed by Stream.
+var StreamNames = []string{"compute", "tp", "cp", "ep", "dp", "pp_send", "pp_recv_act", "pp_recv_grad"}
+
+func (s Stream) String() string { return StreamNames[s] }
+
+// Kind is what a task does.
+type Kind uint8
+
+const (
+	KindForward Kind = iota
+	KindBackward
+	KindWGrad // weight-gradient pass (zero-bubble)
+	KindRecompute
+	KindOptimizer
+	KindAllReduce
+	KindAllGather
+	KindReduceScatter
+	KindAllToAll
+	KindSend
+	KindRecv
+	NumKinds
+)
+
+// KindNames are the timeline's kind names, indexed by Kind.
+var KindNames = []string{"forward", "backward", "wgrad", "recompute", "optimizer",
+	"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send", "recv"}
+
+func (k Kind) String() string { return KindNames[k] }
+
+// IsComm reports whether the kind is communication.
+func (k Kind) IsComm() bool { return k >= KindAllReduce }
+
+func kindOfOp(op collectives.Op) Kind {
+	switch op {
+	case collectives.AllReduce:
+		return KindAllReduce
+	case collectives.AllGather:
+		return KindAllGather
+	case collectives.ReduceScatter:
+		return KindReduceScatter
+	case collectives.AllToAll:
+		return KindAllToAll
+	}
+	return KindSend
+}
+
+// Task is one unit of work of one rank in one step.
+type Task struct {
+	Kind   Kind
+	Stream Stream
+	Group  GroupKind // communication tasks: the process group
+	Op     collectives.Op
+	Name   string
+	Step   int32
+	Layer  int32 // -1 when not a layer's work
+	Micro  int32 // -1 when not per micro-batch
+	Chunk  int32 // -1 when not per chunk
+	Dur    engine.Time
+	FLOPs  float64 // compute: FLOPs executed
+	Bytes  float64 // compute: HBM bytes; communication: message size (nccl-tests convention)
+	Peer   int32   // send/recv: the peer's pipeline stage
+	Match  int32   // send: index of the matching recv in the peer stage's program; recv: of the send
+}
+
+// Program is one pipeline stage's tasks for the simulated steps, in issue
+// order, with dependencies inside the stage. Every rank of the stage runs the
+// same program; cross-rank coupling (collectives, send/recv) is resolved by
+// the executor.
+type Program struct {
+	Stage  int
+	Tasks  []Task
+	depOff []int32 // CSR: dependencies of task i are deps[depOff[i]:depOff[i+1]]
+	deps   []int32
+	succOf []int32 // CSR: successors, built by finish
+	succ   []int32
+	ndeps  []int32
+}
+
+// Deps returns task i's dependencies (indices into Tasks).
+func (p *Program) Deps(i int) []int32 { return p.deps[p.depOff[i]:p.depOff[i+1]] }
+
+// Succ returns the tasks that depend on task i.
+func (p *Program) Succ(i int) []int32 { return p.succ[p.succOf[i]:p.succOf[i+1]] }
+
+func (p *Program) finish() {
+	n := len(p.Tasks)
+	p.ndeps = make([]int32, n)
+	cnt := make([]int32, n+1)
+	for i := 0; i < n; i++ {
+		d := p.Deps(i)
+		p.ndeps[i] = int32(len(d))
+		for _, j := range d {
+			cnt[j+1]++
+		}
+	}
+	for i := 0; i < n; i++ {
+		cnt[i+1] += cnt[i]
+	}
+	p.succOf = make([]int32, n+1)
+	copy(p.succOf, cnt)
+	p.succ = make([]int32, len(p.deps))
+	fill := make([]int32, n)
+	copy(fill, cnt[:n])
+	for i := 0; i < n; i++ {
+		for _, j := range p.Deps(i) {
+			p.succ[fill[j]] = int32(i)
+			fill[j]++
+		}
+	}
+}
+
+// Overlap says which communication the frameworks overlap with compute.
+type Overlap struct {
+	GradReduce  bool // DP gradient reduction in buckets under the backward pass
+	ParamGather bool // ZeRO parameter all-gathers prefetched ahead of use
+	TPComm      bool // TP collectives overlapped with the neighbouring GEMMs
+	P2P         bool // pipeline sends do not block the compute stream
+}
+
+// StepConfig is everything the task-graph builder needs.
+type StepConfig struct {
+	Layout       *Layout
+	Model        workload.Model
+	Shape        workload.Shape // per-GPU problem: micro-batch, sequence, dtype, split
+	Recompute    workload.Recompute
+	Schedule     Schedule
+	Virtual      int
+	Microbatches int // per pipeline per step
+	Chunks       [][]Chunk
+	Zero         int
+	Optimizer    string
+	ParamDtype   workload.Dtype // the compute-precision weight copy
+	GradDtype    workload.Dtype
+	MasterDtype  workload.Dtype
+	Overlap      Overlap
+	// BucketParams is the DP gradient bucket size in parameters; 0 picks
+	// Megatron-LM's default max(40M, 1M·dp) (megatron/core/distributed/
+	// distributed_data_parallel_config.py, bucket_size).
+	BucketParams float64
+	Steps        int
+	// LayerParams returns layer l's parameters over the whole model: dense
+	// (attention, norms, dense MLP, router, shared experts) and routed experts.
+	LayerParams func(l int) (dense, expert float64)
+}
+
+// Pricer turns work into time. The builder asks for every compute block and,
+// for the analytic executor, every collective.
+type Pricer interface {
+	// OpsTime is the time of ops run back to back on one GPU.
+	OpsTime(ops []workload.Op) engine.Time
+	// CommTime is the closed-form time of op moving bytes on a kind-k group of
+	// pipeline stage `stage` (the slowest such group when they differ).
+	CommTime(k GroupKind, stage int, op collectives.Op, bytes float64) engine.Time
+	// SendTime is the time to send bytes from a rank of stage `from` to the
+	// corresponding rank of stage `to`.
+	SendTime(from, to int, bytes float64) engine.Time
+}
+
+// Build returns one program per pipeline stage.
+func Build(cfg *StepConfig, pr Pricer) ([]*Program, error) {
+	if cfg.Steps < 1 {
+		cfg.Steps = 1
+	}
+	if cfg.Virtual < 1 {
+		cfg.Virtual = 1
+	}
+	l := cfg.Layout
+	if cfg.BucketParams <= 0 {
+		cfg.BucketParams = max(40e6, 1e6*float64(l.GroupSize(GroupDP)))
+	}
+	cache := newBlockCache(cfg, pr)
+	progs := make([]*Program, l.PP)
+	for s := 0; s < l.PP; s++ {
+		b := &builder{cfg: cfg, pr: pr, cache: cache, stage: s, prog: &Program{Stage: s}}
+		if err := b.build(); err != nil {
+			return nil, err
+		}
+		b.prog.depOff = append(b.prog.depOff, int32(len(b.prog.deps)))
+		progs[s] = b.prog
+	}
+	if err := linkP2P(progs); err != nil {
+		return nil, err
+	}
+	for _, p := range progs {
+		p.finish()
+	}
+	return progs, nil
+}
+
+// p2pKey identifies one pipeline transfer: direction, step, micro-batch and
+// the model chunk that receives it.
+type p2pKey struct {
+	grad                 bool
+	step, micro, toChunk int32
+	toStage              int32
+}
+
+func linkP2P(progs []*Program) error {
+	recvs := map[p2pKey]int32{}
+	for _, p := range progs {
+		for i := range p.Tasks {
+			t := &p.Tasks[i]
+			if t.Kind == KindRecv {
+				recvs[p2pKey{t.Stream == StreamPPRecvGrd, t.Step, t.Micro, t.Chunk, int32(p.Stage)}] = int32(i)
+			}
+		}
+	}
+	matched := 0
+	for _, p := range progs {
+		for i := range p.Tasks {
+			t := &p.Tasks[i]
+			if t.Kind != KindSend {
+				continue
+			}
+			k := p2pKey{t.Name == sendGradName, t.Step, t.Micro, t.Match, t.Peer}
+			j, ok := recvs[k]
+			if !ok {
+				return fmt.Errorf("pipeline: send from stage %d (micro-batch %d) has no matching receive on stage %d", p.Stage, t.Micro, t.Peer)
+			}
+			t.Match = j
+			r := &progs[t.Peer].Tasks[j]
+			r.Match = int32(i)
+			r.Peer = int32(p.Stage)
+			matched++
+		}
+	}
+	if matched != len(recvs) {
+		return fmt.Errorf("pipeline: %d receives but %d sends", len(recvs), matched)
+	}
+	return nil
+}
+
+// blockCost is the priced work of one block of one layer kind.
+type blockCost struct {
+	dur          engine.Time
+	flops, bytes float64
+}
+
+// blockCache prices each (layer kind, pass, block) once: every dense layer is
+// identical, and so is every MoE layer.
+type blockCache struct {
+	cfg    *StepConfig
+	pr     Pricer
+	layers map[[3]int]blockCost // (moe?, pass/recompute, block)
+	extra  map[[2]int]blockCost // embedding/head per pass
+}
+
+func newBlockCache(cfg *StepConfig, pr Pricer) *blockCache {
+	return &blockCache{cfg: cfg, pr: pr, layers: map[[3]int]blockCost{}, extra: map[[2]int]blockCost{}}
+}
+
+const (
+	passFwd = 0
+	passBwd = 1
+	passRec = 2
+	passWgd = 3 // weight-gradient share of the backward (zero-bubble)
+)
+
+// block returns the cost of the ops of `blocks` in layer `layer` for pass.
+func (c *blockCache) block(layer, pass int, blocks ...workload.Block) blockCost {
+	moe := 0
+	if c.cfg.Model.MoE != nil && c.cfg.Model.IsMoELayer(layer) {
+		moe = 1
+	}
+	var total blockCost
+	for _, bl := range blocks {
+		key := [3]int{moe, pass, int(bl)}
+		bc, ok := c.layers[key]
+		if !ok {
+			var ops []workload.Op
+			switch pass {
+			case passFwd:
+				ops = c.cfg.Model.LayerOps(layer, c.cfg.Shape, workload.Forward)
+			case passBwd, passWgd:
+				ops = c.cfg.Model.LayerOps(layer, c.cfg.Shape, workload.Backward)
+			case passRec:
+				ops = c.cfg.Model.RecomputeOps(layer, c.cfg.Shape, c.cfg.Recompute)
+			}
+			var sel []workload.Op
+			for _, op := range ops {
+				if op.Block == bl {
+					sel = append(sel, op)
+				}
+			}
+			bc = c.price(sel)
+			c.layers[key] = bc
+		}
+		total.dur += bc.dur
+		total.flops += bc.flops
+		total.bytes += bc.bytes
+	}
+	return total
+}
+
+func (c *blockCache) price(ops []workload.Op) blockCost {
+	bc := blockCost{dur: c.pr.OpsTime(ops)}
+	for _, op := range ops {
+		bc.flops += op.FLOPs
+		bc.bytes += op.BytesRead + op.BytesWritten
+	}
+	return bc
+}
+
+func (c *blockCache) embHead(head bool, pass int) blockCost {
+	key := [2]int{0, pass}
+	if head {
+		key[0] = 1
+	}
+	if bc, ok := c.extra[key]; ok {
+		return bc
+	}
+	p := workload.Forward
+	if pass == passBwd {
+		p = workload.Backward
+	}
+	var ops []workload.Op
+	if head {
+		ops = c.cfg.Model.HeadOps(c.cfg.Shape, p)
+	} else {
+		ops = c.cfg.Model.EmbeddingOps(c.cfg.Shape, p)
+	}
+	bc := c.price(ops)
+	c.extra[key] = bc
+	return bc
+}

@@ -1,0 +1,127 @@
+package sim
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/collectives"
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/topology"
+)
+
+func mustRun(t *testing.T, s *Scenario, opt Options) *Result {
+	t.Helper()
+	r, err := Run(context.Background(), s, opt)
+	if err != nil {
+		t.Fatalf("%s: %v", s.Name, err)
+	}
+	if err := r.Check(); err != nil {
+		t.Fatalf("%s: invariant broken: %v", s.Name, err)
+	}
+	if r.StepTimeS <= 0 || math.IsNaN(r.MFU) || r.MFU <= 0 || r.MFU >= 1 {
+		t.Fatalf("%s: step %.4g s, MFU %.3f", s.Name, r.StepTimeS, r.MFU)
+	}
+	for _, m := range r.Memory {
+		if m.Total < 0 || m.Weights < 0 || m.Activations < 0 {
+			t.Fatalf("%s: negative memory %+v", s.Name, m)
+		}
+	}
+	// The step can never be shorter than the busiest rank's compute.
+	if r.StepTimeS+1e-9 < r.ComputeS {
+		t.Fatalf("%s: step %.6g s shorter than compute %.6g s", s.Name, r.StepTimeS, r.ComputeS)
+	}
+	return r
+}
+
+func TestBundledScenariosRun(t *testing.T) {
+	files, _ := filepath.Glob("../scenarios/*.yaml")
+	for _, f := range files {
+		s, err := Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if testing.Short() && s.GPUs() > 2048 {
+			continue
+		}
+		a := mustRun(t, s, Options{})
+		// Determinism: the same scenario twice gives the same figures.
+		s2, _ := Load(f)
+		b := mustRun(t, s2, Options{})
+		if a.StepTimeS != b.StepTimeS || a.Events != b.Events || a.ExposedCommS != b.ExposedCommS || a.PeakMemBytes != b.PeakMemBytes {
+			t.Errorf("%s: two runs differ: %v/%v s, %d/%d events", s.Name, a.StepTimeS, b.StepTimeS, a.Events, b.Events)
+		}
+	}
+}
+
+// TestPureDPExposedCommIsTheBucketedAllReduce: with gradient reduction not
+// overlapped, a data-parallel-only step exposes exactly the bucketed
+// all-reduces the collectives package predicts, one after another.
+func TestPureDPExposedCommIsTheBucketedAllReduce(t *testing.T) {
+	s, err := Parse(edit(t, "parallel.tp", "1", "parallel.overlap.grad_reduce", "false", "training.global_batch", "16"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := mustRun(t, s, Options{})
+	cl, err := topology.Build(s.topologySpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ranks := make([]int, s.GPUs())
+	for i := range ranks {
+		ranks[i] = i
+	}
+	g, err := collectives.NewGroup(cl, ranks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Rebuild the bucket sizes: layers in backward order, 40M-parameter
+	// buckets (Megatron's default for dp <= 40), embedding last.
+	m := s.ModelArch()
+	var buckets []float64
+	cur := 0.0
+	add := func(p float64) {
+		cur += p
+		if cur >= 40e6 {
+			buckets = append(buckets, cur)
+			cur = 0
+		}
+	}
+	add(float64(m.Vocab * m.Hidden)) // output layer (untied)
+	for l := m.Layers - 1; l >= 0; l-- {
+		d, e := m.LayerParams(l)
+		add(d + e)
+	}
+	add(float64(m.Vocab * m.Hidden)) // embedding
+	if cur > 0 {
+		buckets = append(buckets, cur)
+	}
+	var want engine.Time
+	for _, b := range buckets {
+		c, err := g.Cost(collectives.AllReduce, collectives.Auto, b*2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want += c.Time
+	}
+	got := r.ExposedCommS[3]
+	if math.Abs(got-want.Seconds()) > 1e-9*float64(len(buckets)+1) {
+		t.Errorf("exposed DP %.9f s, want Σ bucket all-reduce %.9f s over %d buckets", got, want.Seconds(), len(buckets))
+	}
+}
+
+func TestFlowFidelityAgreesOnUncontendedStep(t *testing.T) {
+	s, err := Parse([]byte(baseScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := mustRun(t, s, Options{})
+	s2, _ := Parse([]byte(baseScenario))
+	f := network.Flow
+	b := mustRun(t, s2, Options{Fidelity: &f})
+	if d := math.Abs(a.StepTimeS-b.StepTimeS) / a.StepTimeS; d > 0.05 {
+		t.Errorf("analytic %.6g s vs flow %.6g s differ by %.1f%%", a.StepTimeS, b.StepTimeS, 100*d)
+	}
+}

@@ -1,0 +1,232 @@
+// Package sim wires simtrain together: it loads and validates scenario files,
+// builds the cluster, the model and the parallel layout, plays training steps
+// on the simulated cluster and returns a Result of plain Go data.
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"strings"
+
+	"github.com/google/uuid"
+	"go.yaml.in/yaml/v3"
+)
+
+// Scenario is one scenario file (the contract is docs/scenario-format.md).
+// After Parse, every default is filled in and every rule has been checked.
+type Scenario struct {
+	Name        string         `yaml:"name" json:"name"`
+	Description string         `yaml:"description" json:"-"`
+	Model       ModelConfig    `yaml:"model" json:"model"`
+	Training    TrainingConfig `yaml:"training" json:"training"`
+	Cluster     ClusterConfig  `yaml:"cluster" json:"cluster"`
+	Parallel    ParallelConfig `yaml:"parallel" json:"parallel"`
+	Sim         SimConfig      `yaml:"sim" json:"sim"`
+	Expect      *Expect        `yaml:"expect" json:"-"`
+
+	// Warnings are non-fatal remarks found while validating (e.g. replicated KV heads).
+	Warnings []string `yaml:"-" json:"-"`
+
+	r resolved // derived from the fields above by validate
+}
+
+// ModelConfig is the model block. Explicit fields override the preset.
+type ModelConfig struct {
+	Preset         string     `yaml:"preset" json:"preset"`
+	Layers         int        `yaml:"layers" json:"layers"`
+	Hidden         int        `yaml:"hidden" json:"hidden"`
+	Heads          int        `yaml:"heads" json:"heads"`
+	KVHeads        int        `yaml:"kv_heads" json:"kv_heads"`
+	HeadDim        int        `yaml:"head_dim" json:"head_dim"`
+	FFN            int        `yaml:"ffn" json:"ffn"`
+	Vocab          int        `yaml:"vocab" json:"vocab"`
+	Activation     string     `yaml:"activation" json:"activation"`
+	Attention      string     `yaml:"attention" json:"attention"`
+	Norm           string     `yaml:"norm" json:"norm"`
+	TiedEmbeddings *bool      `yaml:"tied_embeddings" json:"tied_embeddings"`
+	MoE            *MoEConfig `yaml:"moe" json:"moe,omitempty"`
+}
+
+// MoEConfig is the model.moe block.
+type MoEConfig struct {
+	Experts        int     `yaml:"experts" json:"experts"`
+	TopK           int     `yaml:"top_k" json:"top_k"`
+	ExpertFFN      int     `yaml:"expert_ffn" json:"expert_ffn"`
+	SharedExperts  int     `yaml:"shared_experts" json:"shared_experts"`
+	DenseLayers    int     `yaml:"dense_layers" json:"dense_layers"`
+	CapacityFactor float64 `yaml:"capacity_factor" json:"capacity_factor"`
+}
+
+// TrainingConfig is the training block.
+type TrainingConfig struct {
+	SeqLen         int    `yaml:"seq_len" json:"seq_len"`
+	GlobalBatch    int    `yaml:"global_batch" json:"global_batch"`
+	MicroBatch     int    `yaml:"micro_batch" json:"micro_batch"`
+	Precision      string `yaml:"precision" json:"precision"`
+	Optimizer      string `yaml:"optimizer" json:"optimizer"`
+	MasterDtype    string `yaml:"master_dtype" json:"master_dtype"`
+	GradDtype      string `yaml:"grad_dtype" json:"grad_dtype"`
+	Recompute      string `yaml:"recompute" json:"recompute"`
+	FlashAttention *bool  `yaml:"flash_attention" json:"flash_attention"`
+}
+
+// ClusterConfig is the cluster block.
+type ClusterConfig struct {
+	GPU         string        `yaml:"gpu" json:"gpu"`
+	Nodes       int           `yaml:"nodes" json:"nodes"`
+	GPUsPerNode int           `yaml:"gpus_per_node" json:"gpus_per_node"`
+	IntraNode   string        `yaml:"intra_node" json:"intra_node"`
+	Network     NetworkConfig `yaml:"network" json:"network"`
+	// GPUHourUSD overrides the catalog price per GPU-hour (cost outputs).
+	GPUHourUSD float64 `yaml:"gpu_hour_usd" json:"gpu_hour_usd"`
+	// PUE is the data-centre power usage effectiveness for energy outputs
+	// (default 1.2).
+	PUE float64 `yaml:"pue" json:"pue"`
+}
+
+// NetworkConfig is the cluster.network block.
+type NetworkConfig struct {
+	Kind             string  `yaml:"kind" json:"kind"`
+	NIC              string  `yaml:"nic" json:"nic"`
+	NICGbps          float64 `yaml:"nic_gbps" json:"nic_gbps"`
+	NICsPerNode      int     `yaml:"nics_per_node" json:"nics_per_node"`
+	Oversubscription float64 `yaml:"oversubscription" json:"oversubscription"`
+	PodGPUs          int     `yaml:"pod_gpus" json:"pod_gpus"`
+}
+
+// ParallelConfig is the parallel block.
+type ParallelConfig struct {
+	TP               int           `yaml:"tp" json:"tp"`
+	PP               int           `yaml:"pp" json:"pp"`
+	DP               int           `yaml:"dp" json:"dp"`
+	CP               int           `yaml:"cp" json:"cp"`
+	EP               int           `yaml:"ep" json:"ep"`
+	SP               bool          `yaml:"sp" json:"sp"`
+	Zero             int           `yaml:"zero" json:"zero"`
+	Schedule         string        `yaml:"schedule" json:"schedule"`
+	VirtualStages    int           `yaml:"virtual_stages" json:"virtual_stages"`
+	FirstStageLayers int           `yaml:"first_stage_layers" json:"first_stage_layers"`
+	LastStageLayers  int           `yaml:"last_stage_layers" json:"last_stage_layers"`
+	Order            string        `yaml:"order" json:"order"`
+	Overlap          OverlapConfig `yaml:"overlap" json:"overlap"`
+}
+
+// OverlapConfig is the parallel.overlap block.
+type OverlapConfig struct {
+	GradReduce  *bool `yaml:"grad_reduce" json:"grad_reduce"`
+	ParamGather *bool `yaml:"param_gather" json:"param_gather"`
+	TPComm      *bool `yaml:"tp_comm" json:"tp_comm"`
+	P2P         *bool `yaml:"p2p" json:"p2p"`
+}
+
+// SimConfig is the sim block.
+type SimConfig struct {
+	Fidelity string `yaml:"fidelity" json:"fidelity"`
+	Steps    int    `yaml:"steps" json:"steps"`
+	Timeline *bool  `yaml:"timeline" json:"-"`
+}
+
+// Expect is a measured figure to compare a prediction against.
+type Expect struct {
+	StepTimeS        *float64 `yaml:"step_time_s" json:"step_time_s,omitempty"`
+	TokensPerSPerGPU *float64 `yaml:"tokens_per_s_per_gpu" json:"tokens_per_s_per_gpu,omitempty"`
+	MFU              *float64 `yaml:"mfu" json:"mfu,omitempty"`
+	TFLOPsPerGPU     *float64 `yaml:"tflops_per_gpu" json:"tflops_per_gpu,omitempty"`
+	Source           string   `yaml:"source" json:"source"`
+	FLOPsConvention  string   `yaml:"flops_convention" json:"flops_convention"`
+	// Group labels the row for per-group accuracy reports (e.g. the source table).
+	Group string `yaml:"group" json:"group,omitempty"`
+	// Notes carries free text about how the figure was read.
+	Notes string `yaml:"notes" json:"notes,omitempty"`
+}
+
+// Load reads and validates a scenario file.
+func Load(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Parse decodes and validates a scenario document.
+func Parse(data []byte) (*Scenario, error) {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("not a YAML scenario: %w", cleanYAMLError(err))
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, errors.New("the file holds more than one YAML document; a scenario is one document")
+	}
+	return ParseNode(&doc)
+}
+
+// ParseNode validates and decodes a scenario from a YAML node (a document or
+// its root mapping). Sweeps use it after editing the base scenario's node.
+func ParseNode(doc *yaml.Node) (*Scenario, error) {
+	root := doc
+	if root.Kind == yaml.DocumentNode {
+		if len(root.Content) == 0 {
+			return nil, errors.New("empty scenario")
+		}
+		root = root.Content[0]
+	}
+	set := map[string]bool{}
+	if err := checkNode(root, reflect.TypeOf(Scenario{}), "", set); err != nil {
+		return nil, err
+	}
+	var s Scenario
+	if err := root.Decode(&s); err != nil {
+		return nil, cleanYAMLError(err)
+	}
+	if err := s.validate(set); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+func cleanYAMLError(err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	return errors.New(strings.ReplaceAll(msg, "\n", "; "))
+}
+
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+
+// runIDNamespace is the UUIDv5 namespace of run ids (a fixed random UUID).
+var runIDNamespace = uuid.MustParse("5d3c3b53-8f0a-4f59-9a3e-3f2c0b6f1a10")
+
+// CanonicalJSON is the scenario's configuration with every default filled in,
+// without name, description and expect: two files that configure the same run
+// give the same bytes.
+func (s *Scenario) CanonicalJSON() []byte {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // plain data; cannot fail
+	}
+	// Name is part of the JSON for readability elsewhere; drop it here.
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(b, &m)
+	delete(m, "name")
+	out, _ := json.Marshal(m) // map keys are sorted by encoding/json
+	return out
+}
+
+// RunID is the UUIDv5 of the canonical configuration, so the same point gets
+// the same id in every sweep and a resumed sweep can skip what is done.
+func (s *Scenario) RunID() string {
+	return uuid.NewSHA1(runIDNamespace, s.CanonicalJSON()).String()
+}
+
+// TimelineEnabled reports sim.timeline (default true).
+func (s *Scenario) TimelineEnabled() bool { return s.Sim.Timeline == nil || *s.Sim.Timeline }

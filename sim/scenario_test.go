@@ -1,0 +1,187 @@
+package sim
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+const baseScenario = `
+name: t
+model:
+  preset: llama3-8b
+training:
+  seq_len: 4096
+  global_batch: 64
+cluster:
+  gpu: h100-sxm
+  nodes: 2
+parallel:
+  tp: 8
+`
+
+// edit applies dotted-path overrides (YAML values) to baseScenario.
+func edit(t *testing.T, kv ...string) []byte {
+	t.Helper()
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(baseScenario), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		var v yaml.Node
+		if err := yaml.Unmarshal([]byte(kv[i+1]), &v); err != nil {
+			t.Fatal(err)
+		}
+		if err := SetFieldPath(&doc, kv[i], v.Content[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := yaml.Marshal(&doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestDefaults(t *testing.T) {
+	s, err := Parse([]byte(baseScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.Parallel
+	if p.DP != 2 || p.PP != 1 || p.CP != 1 || p.EP != 1 || p.Schedule != "1f1b" || p.Order != "tp-cp-ep-dp-pp" {
+		t.Errorf("parallel defaults: %+v", p)
+	}
+	if s.Training.MicroBatch != 1 || s.Training.Precision != "bf16" || s.Training.GradDtype != "bf16" || s.Training.MasterDtype != "fp32" {
+		t.Errorf("training defaults: %+v", s.Training)
+	}
+	if s.Cluster.GPUsPerNode != 8 || s.Cluster.Network.Kind != "rail-optimized" || s.Cluster.Network.NICsPerNode != 8 {
+		t.Errorf("cluster defaults: %+v", s.Cluster)
+	}
+	if s.Microbatches() != 32 || s.Sim.Fidelity != "analytic" || s.Sim.Steps != 1 {
+		t.Errorf("microbatches %d, sim %+v", s.Microbatches(), s.Sim)
+	}
+	if s.Model.Layers != 32 || s.Model.KVHeads != 8 {
+		t.Errorf("preset not echoed: %+v", s.Model)
+	}
+}
+
+func TestParseErrorsNameTheField(t *testing.T) {
+	cases := []struct {
+		kv   []string
+		want string
+	}{
+		{[]string{"parallel.tp", "3"}, "parallel.tp: 3 does not divide model.heads 32"},
+		{[]string{"parallel.tp", "eight"}, "parallel.tp: expected an integer"},
+		{[]string{"parallel.pp", "3"}, "parallel: tp*pp*cp = 24 does not divide the 16 GPUs"},
+		{[]string{"parallel.dp", "4"}, "tp*pp*cp*dp"},
+		{[]string{"training.global_batch", "63"}, "training.global_batch: 63 is not a multiple of dp*micro_batch"},
+		{[]string{"parallel.ep", "2"}, "parallel.ep: 2 needs a mixture-of-experts model"},
+		{[]string{"parallel.cp", "2", "parallel.tp", "4", "training.seq_len", "4098"}, "parallel.cp"},
+		{[]string{"parallel.sp", "true", "parallel.tp", "1"}, "parallel.sp: sequence parallelism needs tp > 1"},
+		{[]string{"parallel.virtual_stages", "2"}, "parallel.virtual_stages: 2 needs parallel.schedule: interleaved"},
+		{[]string{"cluster.gpu", "h1000"}, "cluster.gpu:"},
+		{[]string{"cluster.network.nic", "ib-foo"}, "cluster.network.nic:"},
+		{[]string{"model.preset", "llama9"}, "model.preset:"},
+		{[]string{"parallel.schedule", "2f2b"}, "parallel.schedule: unknown schedule \"2f2b\" (valid: gpipe, 1f1b, interleaved, zero-bubble)"},
+		{[]string{"parallel.zero", "4"}, "parallel.zero: unknown stage 4"},
+		{[]string{"training.precision", "int8"}, "training.precision: unknown value \"int8\""},
+		{[]string{"sim.fidelity", "packet"}, "sim.fidelity:"},
+		{[]string{"parallel.order", "tp-dp-pp"}, "parallel.order:"},
+		{[]string{"name", "bad name"}, "name:"},
+		{[]string{"cluster.nodes", "0"}, "cluster.nodes: must be >= 1"},
+		{[]string{"parallel.pp", "2", "parallel.first_stage_layers", "40"}, "first_stage_layers"},
+	}
+	for _, c := range cases {
+		_, err := Parse(edit(t, c.kv...))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want it to contain %q", c.kv, err, c.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: error spans lines: %q", c.kv, err)
+		}
+	}
+}
+
+func TestUnknownKeySuggests(t *testing.T) {
+	_, err := Parse([]byte(strings.Replace(baseScenario, "  tp: 8", "  tpp: 8", 1)))
+	if err == nil || !strings.Contains(err.Error(), `parallel.tpp: unknown field`) || !strings.Contains(err.Error(), `did you mean "tp"?`) {
+		t.Fatalf("got %v", err)
+	}
+	_, err = Parse([]byte(baseScenario + "bogus: 1\n"))
+	if err == nil || !strings.Contains(err.Error(), "bogus: unknown field") || !strings.Contains(err.Error(), "valid fields:") {
+		t.Fatalf("got %v", err)
+	}
+	if err := CheckFieldPath("parallel.tp"); err != nil {
+		t.Error(err)
+	}
+	if err := CheckFieldPath("parallel.tpp"); err == nil || !strings.Contains(err.Error(), `did you mean "tp"`) {
+		t.Errorf("CheckFieldPath: %v", err)
+	}
+	if err := CheckFieldPath("parallel"); err == nil {
+		t.Error("CheckFieldPath accepted a group")
+	}
+}
+
+func TestRunIDIsCanonical(t *testing.T) {
+	a, err := Parse([]byte(baseScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Same configuration spelled differently (defaults written out, another name).
+	b, err := Parse(edit(t, "name", "other", "parallel.pp", "1", "training.micro_batch", "1", "parallel.dp", "2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.RunID() != b.RunID() {
+		t.Errorf("run ids differ for the same configuration: %s %s", a.RunID(), b.RunID())
+	}
+	c, err := Parse(edit(t, "training.micro_batch", "2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.RunID() == c.RunID() {
+		t.Error("run id ignores micro_batch")
+	}
+}
+
+func TestBundledScenariosLoad(t *testing.T) {
+	files, _ := filepath.Glob("../scenarios/*.yaml")
+	if len(files) < 6 {
+		t.Fatalf("found %d bundled scenarios", len(files))
+	}
+	for _, f := range files {
+		if _, err := Load(f); err != nil {
+			t.Errorf("%v", err)
+		}
+	}
+}
+
+// FuzzParse: arbitrary bytes never panic the parser, and what parses passes
+// validation again after a round trip through its canonical form.
+func FuzzParse(f *testing.F) {
+	files, _ := filepath.Glob("../scenarios/*.yaml")
+	for _, file := range files {
+		if b, err := os.ReadFile(file); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(baseScenario))
+	f.Add([]byte("name: x\nparallel: [1, 2]\n"))
+	f.Add([]byte("name: &a x\nmodel: *a\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Parse(data)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("multi-line error: %q", err)
+			}
+			return
+		}
+		if s.RunID() == "" {
+			t.Fatal("empty run id")
+		}
+	})
+}

@@ -1,0 +1,502 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/parallel"
+	"github.com/simtrain/simtrain/sim/topology"
+	"github.com/simtrain/simtrain/sim/workload"
+)
+
+// resolved holds what validation derives from a scenario.
+type resolved struct {
+	model        workload.Model
+	gpu          topology.GPU
+	precision    workload.Dtype
+	master, grad workload.Dtype
+	recompute    workload.Recompute
+	schedule     parallel.Schedule
+	order        [5]parallel.Dim
+	fidelity     network.Fidelity
+	numGPUs      int
+	microbatches int // per pipeline per step
+	chunks       [][]parallel.Chunk
+}
+
+func bptr(b bool) *bool { return &b }
+
+// PUEDefault is the power usage effectiveness used for energy when the
+// scenario does not set cluster.pue. It is an assumption typical of modern
+// large AI data centres, not a measurement; set cluster.pue for your site.
+const PUEDefault = 1.2
+
+// validate fills defaults and checks every rule of the scenario contract.
+// set holds the dotted paths present in the file, so that an explicit 0 is
+// told apart from an absent field.
+func (s *Scenario) validate(set map[string]bool) error {
+	if s.Name == "" {
+		return errors.New("name: required (letters, digits, '.', '_' and '-')")
+	}
+	if !namePattern.MatchString(s.Name) {
+		return fmt.Errorf("name: %q may contain only letters, digits, '.', '_' and '-'", s.Name)
+	}
+	if err := s.resolveModel(set); err != nil {
+		return err
+	}
+	if err := s.resolveTraining(set); err != nil {
+		return err
+	}
+	if err := s.resolveCluster(set); err != nil {
+		return err
+	}
+	if err := s.resolveParallel(set); err != nil {
+		return err
+	}
+	if err := s.resolveSim(set); err != nil {
+		return err
+	}
+	return s.validateExpect()
+}
+
+func (s *Scenario) resolveModel(set map[string]bool) error {
+	mc := &s.Model
+	var m workload.Model
+	if mc.Preset != "" {
+		p, err := workload.Preset(mc.Preset)
+		if err != nil {
+			return fmt.Errorf("model.preset: %w", err)
+		}
+		m = p
+	} else {
+		for _, f := range []struct {
+			name string
+			v    int
+		}{{"layers", mc.Layers}, {"hidden", mc.Hidden}, {"heads", mc.Heads}, {"vocab", mc.Vocab}} {
+			if !set["model."+f.name] {
+				return fmt.Errorf("model.%s: required when model.preset is not given", f.name)
+			}
+		}
+	}
+	derivedHeadDim := m.Heads > 0 && m.HeadDim == m.Hidden/m.Heads
+	override := func(field string, dst *int, v int) error {
+		if !set["model."+field] {
+			return nil
+		}
+		if v < 1 {
+			return fmt.Errorf("model.%s: must be >= 1, got %d", field, v)
+		}
+		*dst = v
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		dst  *int
+		v    int
+	}{{"layers", &m.Layers, mc.Layers}, {"hidden", &m.Hidden, mc.Hidden}, {"heads", &m.Heads, mc.Heads},
+		{"kv_heads", &m.KVHeads, mc.KVHeads}, {"head_dim", &m.HeadDim, mc.HeadDim}, {"ffn", &m.FFN, mc.FFN},
+		{"vocab", &m.Vocab, mc.Vocab}} {
+		if err := override(f.name, f.dst, f.v); err != nil {
+			return err
+		}
+	}
+	if mc.Preset != "" && derivedHeadDim && !set["model.head_dim"] && (set["model.hidden"] || set["model.heads"]) {
+		m.HeadDim = 0 // re-derive from the overridden hidden/heads
+	}
+	if mc.Preset != "" && !set["model.kv_heads"] && set["model.heads"] && m.KVHeads > m.Heads {
+		m.KVHeads = m.Heads
+	}
+	if set["model.activation"] {
+		m.Activation = mc.Activation
+	}
+	if set["model.attention"] {
+		m.Attention = mc.Attention
+	}
+	if set["model.norm"] {
+		m.Norm = mc.Norm
+	}
+	if mc.TiedEmbeddings != nil {
+		m.TiedEmbeddings = *mc.TiedEmbeddings
+	}
+	if mc.MoE != nil {
+		moe := workload.MoE{}
+		if m.MoE != nil {
+			moe = *m.MoE
+		}
+		mo := mc.MoE
+		for _, f := range []struct {
+			name string
+			dst  *int
+			v    int
+			min  int
+		}{{"experts", &moe.Experts, mo.Experts, 1}, {"top_k", &moe.TopK, mo.TopK, 1}, {"expert_ffn", &moe.ExpertFFN, mo.ExpertFFN, 1},
+			{"shared_experts", &moe.SharedExperts, mo.SharedExperts, 0}, {"dense_layers", &moe.DenseLayers, mo.DenseLayers, 0}} {
+			if !set["model.moe."+f.name] {
+				continue
+			}
+			if f.v < f.min {
+				return fmt.Errorf("model.moe.%s: must be >= %d, got %d", f.name, f.min, f.v)
+			}
+			*f.dst = f.v
+		}
+		if set["model.moe.capacity_factor"] {
+			if mo.CapacityFactor <= 0 {
+				return fmt.Errorf("model.moe.capacity_factor: must be > 0, got %g", mo.CapacityFactor)
+			}
+			moe.CapacityFactor = mo.CapacityFactor
+		}
+		if moe.Experts == 0 {
+			return errors.New("model.moe.experts: required in a model.moe block")
+		}
+		if moe.TopK == 0 {
+			return errors.New("model.moe.top_k: required in a model.moe block")
+		}
+		m.MoE = &moe
+	}
+	if mc.Preset == "" {
+		m.Name = "custom"
+	}
+	m.Fill()
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	s.r.model = m
+	// Echo the effective architecture so outputs and run ids see it.
+	mc.Layers, mc.Hidden, mc.Heads, mc.KVHeads, mc.HeadDim, mc.FFN, mc.Vocab = m.Layers, m.Hidden, m.Heads, m.KVHeads, m.HeadDim, m.FFN, m.Vocab
+	mc.Activation, mc.Attention, mc.Norm = m.Activation, m.Attention, m.Norm
+	mc.TiedEmbeddings = bptr(m.TiedEmbeddings)
+	if m.MoE != nil {
+		mc.MoE = &MoEConfig{Experts: m.MoE.Experts, TopK: m.MoE.TopK, ExpertFFN: m.MoE.ExpertFFN,
+			SharedExperts: m.MoE.SharedExperts, DenseLayers: m.MoE.DenseLayers, CapacityFactor: m.MoE.CapacityFactor}
+	}
+	return nil
+}
+
+func oneOf(field, v string, choices ...string) error {
+	for _, c := range choices {
+		if v == c {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: unknown value %q (valid: %s)", field, v, strings.Join(choices, ", "))
+}
+
+func (s *Scenario) resolveTraining(set map[string]bool) error {
+	t := &s.Training
+	if !set["training.seq_len"] {
+		return errors.New("training.seq_len: required")
+	}
+	if t.SeqLen < 1 {
+		return fmt.Errorf("training.seq_len: must be >= 1, got %d", t.SeqLen)
+	}
+	if !set["training.global_batch"] {
+		return errors.New("training.global_batch: required (sequences per optimizer step)")
+	}
+	if t.GlobalBatch < 1 {
+		return fmt.Errorf("training.global_batch: must be >= 1, got %d", t.GlobalBatch)
+	}
+	if !set["training.micro_batch"] {
+		t.MicroBatch = 1
+	}
+	if t.MicroBatch < 1 {
+		return fmt.Errorf("training.micro_batch: must be >= 1, got %d", t.MicroBatch)
+	}
+	if t.Precision == "" {
+		t.Precision = "bf16"
+	}
+	if err := oneOf("training.precision", t.Precision, "fp32", "tf32", "fp16", "bf16", "fp8"); err != nil {
+		return err
+	}
+	if t.Optimizer == "" {
+		t.Optimizer = "adamw"
+	}
+	if err := oneOf("training.optimizer", t.Optimizer, "adamw", "adam", "sgd", "adagrad"); err != nil {
+		return err
+	}
+	if t.MasterDtype == "" {
+		t.MasterDtype = "fp32"
+	}
+	if t.GradDtype == "" {
+		t.GradDtype = t.Precision
+		if t.Precision == "fp8" {
+			t.GradDtype = "bf16" // fp8 training keeps bf16 gradients (Transformer Engine)
+		}
+	}
+	if t.Recompute == "" {
+		t.Recompute = "none"
+	}
+	if t.FlashAttention == nil {
+		t.FlashAttention = bptr(true)
+	}
+	var err error
+	if s.r.precision, err = workload.ParseDtype(t.Precision); err != nil {
+		return fmt.Errorf("training.precision: %w", err)
+	}
+	if s.r.master, err = workload.ParseDtype(t.MasterDtype); err != nil {
+		return fmt.Errorf("training.master_dtype: %w", err)
+	}
+	if s.r.grad, err = workload.ParseDtype(t.GradDtype); err != nil {
+		return fmt.Errorf("training.grad_dtype: %w", err)
+	}
+	if s.r.recompute, err = workload.ParseRecompute(t.Recompute); err != nil {
+		return fmt.Errorf("training.recompute: %w", err)
+	}
+	return nil
+}
+
+func (s *Scenario) resolveCluster(set map[string]bool) error {
+	c := &s.Cluster
+	if c.GPU == "" {
+		return fmt.Errorf("cluster.gpu: required (valid: %s)", strings.Join(topology.GPUNames(), ", "))
+	}
+	g, err := topology.LookupGPU(c.GPU)
+	if err != nil {
+		return fmt.Errorf("cluster.gpu: %w", err)
+	}
+	s.r.gpu = g
+	if !set["cluster.nodes"] {
+		return errors.New("cluster.nodes: required")
+	}
+	if c.Nodes < 1 {
+		return fmt.Errorf("cluster.nodes: must be >= 1, got %d", c.Nodes)
+	}
+	if !set["cluster.gpus_per_node"] {
+		c.GPUsPerNode = g.DefaultGPUsPerNode
+	}
+	if c.GPUsPerNode < 1 {
+		return fmt.Errorf("cluster.gpus_per_node: must be >= 1, got %d", c.GPUsPerNode)
+	}
+	if c.IntraNode == "" {
+		c.IntraNode = g.DefaultIntraNode
+	}
+	if err := oneOf("cluster.intra_node", c.IntraNode, "nvswitch", "pcie", "nvlink-pairs"); err != nil {
+		return err
+	}
+	n := &c.Network
+	if n.Kind == "" {
+		n.Kind = "rail-optimized"
+	}
+	if err := oneOf("cluster.network.kind", n.Kind, "rail-optimized", "fat-tree", "clos", "single-switch"); err != nil {
+		return err
+	}
+	if n.NIC == "" {
+		n.NIC = "ib-ndr-400"
+	}
+	nic, err := topology.LookupNIC(n.NIC)
+	if err != nil {
+		return fmt.Errorf("cluster.network.nic: %w", err)
+	}
+	if n.NICGbps < 0 {
+		return fmt.Errorf("cluster.network.nic_gbps: must be > 0, got %g", n.NICGbps)
+	}
+	if n.NICGbps == 0 {
+		n.NICGbps = nic.Gbps
+	}
+	if !set["cluster.network.nics_per_node"] {
+		n.NICsPerNode = c.GPUsPerNode
+	}
+	if n.NICsPerNode < 1 {
+		return fmt.Errorf("cluster.network.nics_per_node: must be >= 1, got %d", n.NICsPerNode)
+	}
+	if !set["cluster.network.oversubscription"] {
+		n.Oversubscription = 1
+	}
+	if n.Oversubscription < 1 {
+		return fmt.Errorf("cluster.network.oversubscription: must be >= 1 (7 means 1:7), got %g", n.Oversubscription)
+	}
+	if n.PodGPUs < 0 {
+		return fmt.Errorf("cluster.network.pod_gpus: must be >= 0, got %d", n.PodGPUs)
+	}
+	if c.GPUHourUSD < 0 {
+		return fmt.Errorf("cluster.gpu_hour_usd: must be >= 0, got %g", c.GPUHourUSD)
+	}
+	if c.GPUHourUSD == 0 {
+		c.GPUHourUSD = g.GPUHourUSD
+	}
+	if set["cluster.pue"] && c.PUE < 1 {
+		return fmt.Errorf("cluster.pue: must be >= 1, got %g", c.PUE)
+	}
+	if c.PUE == 0 {
+		c.PUE = PUEDefault
+	}
+	s.r.numGPUs = c.Nodes * c.GPUsPerNode
+	return nil
+}
+
+func (s *Scenario) resolveParallel(set map[string]bool) error {
+	p := &s.Parallel
+	m := s.r.model
+	for _, f := range []struct {
+		name string
+		v    *int
+	}{{"tp", &p.TP}, {"pp", &p.PP}, {"cp", &p.CP}, {"ep", &p.EP}, {"virtual_stages", &p.VirtualStages}} {
+		if !set["parallel."+f.name] {
+			*f.v = 1
+		}
+		if *f.v < 1 {
+			return fmt.Errorf("parallel.%s: must be >= 1, got %d", f.name, *f.v)
+		}
+	}
+	if m.Heads%p.TP != 0 {
+		return fmt.Errorf("parallel.tp: %d does not divide model.heads %d", p.TP, m.Heads)
+	}
+	if m.KVHeads%p.TP != 0 {
+		if p.TP%m.KVHeads == 0 {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("parallel.tp: %d exceeds model.kv_heads %d; K/V heads are replicated %d× across tensor-parallel ranks", p.TP, m.KVHeads, p.TP/m.KVHeads))
+		} else {
+			return fmt.Errorf("parallel.tp: %d does not divide model.kv_heads %d (and is not a multiple of it)", p.TP, m.KVHeads)
+		}
+	}
+	n := s.r.numGPUs
+	if p.DP < 0 {
+		return fmt.Errorf("parallel.dp: must be >= 0 (0 = derived), got %d", p.DP)
+	}
+	if p.DP == 0 {
+		if n%(p.TP*p.PP*p.CP) != 0 {
+			return fmt.Errorf("parallel: tp*pp*cp = %d does not divide the %d GPUs (cluster.nodes * cluster.gpus_per_node)", p.TP*p.PP*p.CP, n)
+		}
+		p.DP = n / (p.TP * p.PP * p.CP)
+	}
+	if p.TP*p.PP*p.CP*p.DP != n {
+		return fmt.Errorf("parallel: tp*pp*cp*dp = %d*%d*%d*%d = %d, but the cluster has %d GPUs (cluster.nodes * cluster.gpus_per_node)",
+			p.TP, p.PP, p.CP, p.DP, p.TP*p.PP*p.CP*p.DP, n)
+	}
+	if p.EP > 1 && m.MoE == nil {
+		return fmt.Errorf("parallel.ep: %d needs a mixture-of-experts model (model.moe)", p.EP)
+	}
+	if (p.DP*p.CP)%p.EP != 0 {
+		return fmt.Errorf("parallel.ep: %d does not divide dp*cp = %d", p.EP, p.DP*p.CP)
+	}
+	if m.MoE != nil && m.MoE.Experts%p.EP != 0 {
+		return fmt.Errorf("parallel.ep: %d does not divide model.moe.experts %d", p.EP, m.MoE.Experts)
+	}
+	t := s.Training
+	if t.SeqLen%p.CP != 0 {
+		return fmt.Errorf("parallel.cp: %d does not divide training.seq_len %d", p.CP, t.SeqLen)
+	}
+	if p.CP > 1 && t.SeqLen%(2*p.CP) != 0 {
+		return fmt.Errorf("parallel.cp: training.seq_len %d must be a multiple of 2*cp = %d for the load-balanced causal split", t.SeqLen, 2*p.CP)
+	}
+	if p.SP && p.TP < 2 {
+		return errors.New("parallel.sp: sequence parallelism needs tp > 1")
+	}
+	if !set["parallel.zero"] {
+		p.Zero = 0
+	}
+	if p.Zero < 0 || p.Zero > 3 {
+		return fmt.Errorf("parallel.zero: unknown stage %d (valid: 0, 1, 2, 3)", p.Zero)
+	}
+	if p.Schedule == "" {
+		p.Schedule = "1f1b"
+	}
+	sched, err := parallel.ParseSchedule(p.Schedule)
+	if err != nil {
+		return err
+	}
+	s.r.schedule = sched
+	if p.VirtualStages > 1 && sched != parallel.Interleaved {
+		return fmt.Errorf("parallel.virtual_stages: %d needs parallel.schedule: interleaved (have %s)", p.VirtualStages, p.Schedule)
+	}
+	if sched == parallel.Interleaved && p.PP < 2 {
+		return errors.New("parallel.schedule: interleaved needs pp >= 2")
+	}
+	if p.Order == "" {
+		p.Order = "tp-cp-ep-dp-pp"
+	}
+	if s.r.order, err = parallel.ParseOrder(p.Order); err != nil {
+		return err
+	}
+	if p.FirstStageLayers < 0 || p.LastStageLayers < 0 {
+		return errors.New("parallel.first_stage_layers/last_stage_layers: must be >= 0")
+	}
+	chunks, err := parallel.Partition(m.Layers, p.PP, p.VirtualStages, p.FirstStageLayers, p.LastStageLayers)
+	if err != nil {
+		return err
+	}
+	s.r.chunks = chunks
+	if t.GlobalBatch%(p.DP*t.MicroBatch) != 0 {
+		return fmt.Errorf("training.global_batch: %d is not a multiple of dp*micro_batch = %d*%d", t.GlobalBatch, p.DP, t.MicroBatch)
+	}
+	s.r.microbatches = t.GlobalBatch / (p.DP * t.MicroBatch)
+	if sched == parallel.Interleaved && s.r.microbatches%p.PP != 0 {
+		return fmt.Errorf("training.global_batch: the interleaved schedule needs micro-batches per pipeline (%d = global_batch/(dp*micro_batch)) to be a multiple of pp %d", s.r.microbatches, p.PP)
+	}
+	o := &p.Overlap
+	if o.GradReduce == nil {
+		o.GradReduce = bptr(true)
+	}
+	if o.ParamGather == nil {
+		o.ParamGather = bptr(true)
+	}
+	if o.TPComm == nil {
+		o.TPComm = bptr(false)
+	}
+	if o.P2P == nil {
+		o.P2P = bptr(true)
+	}
+	return nil
+}
+
+func (s *Scenario) resolveSim(set map[string]bool) error {
+	if s.Sim.Fidelity == "" {
+		s.Sim.Fidelity = "analytic"
+	}
+	f, err := network.ParseFidelity(s.Sim.Fidelity)
+	if err != nil {
+		return fmt.Errorf("sim.fidelity: %w", err)
+	}
+	s.r.fidelity = f
+	if !set["sim.steps"] {
+		s.Sim.Steps = 1
+	}
+	if s.Sim.Steps < 1 {
+		return fmt.Errorf("sim.steps: must be >= 1, got %d", s.Sim.Steps)
+	}
+	if s.Sim.Timeline == nil {
+		s.Sim.Timeline = bptr(true)
+	}
+	return nil
+}
+
+func (s *Scenario) validateExpect() error {
+	e := s.Expect
+	if e == nil {
+		return nil
+	}
+	n := 0
+	for _, v := range []*float64{e.StepTimeS, e.TokensPerSPerGPU, e.MFU, e.TFLOPsPerGPU} {
+		if v != nil {
+			n++
+			if *v <= 0 {
+				return errors.New("expect: the measured figure must be > 0")
+			}
+		}
+	}
+	if n != 1 {
+		return fmt.Errorf("expect: give exactly one of step_time_s, tokens_per_s_per_gpu, mfu, tflops_per_gpu (got %d)", n)
+	}
+	if e.FLOPsConvention == "" {
+		e.FLOPsConvention = "model"
+	}
+	return oneOf("expect.flops_convention", e.FLOPsConvention, "model", "hardware", "megatron-sc21")
+}
+
+// Model returns the resolved model architecture.
+func (s *Scenario) ModelArch() workload.Model { return s.r.model }
+
+// GPUs is the number of GPUs in the cluster.
+func (s *Scenario) GPUs() int { return s.r.numGPUs }
+
+// Microbatches is the number of micro-batches per pipeline per step.
+func (s *Scenario) Microbatches() int { return s.r.microbatches }
+
+// Fidelity is the resolved sim.fidelity.
+func (s *Scenario) Fidelity() network.Fidelity { return s.r.fidelity }
+
+// SetFidelity overrides sim.fidelity (the CLI's --fidelity flag).
+func (s *Scenario) SetFidelity(f network.Fidelity) {
+	s.r.fidelity = f
+	s.Sim.Fidelity = f.String()
+}
