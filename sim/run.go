@@ -67,6 +67,11 @@ type StageMemory struct {
 type Options struct {
 	// Fidelity overrides sim.fidelity when set.
 	Fidelity *network.Fidelity
+	// AllRanks plays every rank even at analytic fidelity, where by default
+	// one representative rank per pipeline stage stands for all of them
+	// (identical without contention). Slower; the results are the same,
+	// which tests check.
+	AllRanks bool
 }
 
 // Run simulates the scenario's steps.
@@ -101,12 +106,16 @@ func Run(ctx context.Context, s *Scenario, opt Options) (*Result, error) {
 	eng := engine.New()
 	res := &Result{Scenario: s, RunID: s.RunID(), Cluster: cl, Layout: layout}
 	var x *parallel.Executor
-	if s.r.fidelity == network.Analytic {
+	switch {
+	case s.r.fidelity == network.Analytic && !opt.AllRanks:
 		x = parallel.NewSymmetric(eng, layout, progs)
-	} else {
-		fab := network.New(eng, cl.Bandwidths(), cl.Latencies(), network.Flow)
-		runner := collectives.NewRunner(eng, fab, network.Flow, cl)
-		res.fabric = fab
+	default:
+		var fab *network.Fabric
+		if s.r.fidelity == network.Flow {
+			fab = network.New(eng, cl.Bandwidths(), cl.Latencies(), network.Flow)
+			res.fabric = fab
+		}
+		runner := collectives.NewRunner(eng, fab, s.r.fidelity, cl)
 		x, err = parallel.NewFull(eng, layout, progs, runner, groupMaker{cl})
 		if err != nil {
 			return nil, err
@@ -287,27 +296,28 @@ func (s *Scenario) summarise(res *Result, dev workload.Device) {
 	steps := float64(s.Sim.Steps)
 	var end engine.Time
 	n := x.Instances()
-	var busyMax float64
-	var bubble float64
-	var exposed [5]float64
+	var busyMax, bubble engine.Time
+	var exposed [5]engine.Time
 	for i := 0; i < n; i++ {
 		_, _, prog, start, stop := x.Instance(i)
 		a := analyseInstance(prog, start, stop)
 		end = max(end, a.end)
-		busyMax = max(busyMax, a.compute.Seconds())
+		busyMax = max(busyMax, a.compute)
 		for k := range exposed {
-			exposed[k] += a.exposed[k].Seconds()
+			exposed[k] += a.exposed[k]
 		}
-		bubble += a.idle.Seconds()
+		bubble += a.idle
 	}
+	// Sums stay in integer nanoseconds, so averaging over one representative
+	// per stage or over every rank gives bit-identical figures.
 	total := end.Seconds()
 	res.StepTimeS = total / steps
-	res.ComputeS = busyMax / steps
+	res.ComputeS = busyMax.Seconds() / steps
 	for k := range exposed {
-		res.ExposedCommS[k] = exposed[k] / float64(n) / steps
+		res.ExposedCommS[k] = float64(exposed[k]) / float64(n) / 1e9 / steps
 	}
 	if total > 0 {
-		res.BubbleFraction = bubble / float64(n) / total
+		res.BubbleFraction = float64(bubble) / float64(n) / float64(end)
 	}
 	m := s.r.model
 	tokens := float64(s.Training.GlobalBatch) * float64(s.Training.SeqLen)
@@ -331,31 +341,50 @@ func (s *Scenario) summarise(res *Result, dev workload.Device) {
 }
 
 func (s *Scenario) memory(res *Result) {
-	p := s.Parallel
+	res.Memory, res.Fits = s.MemoryPerStage()
 	res.MemCapacityBytes = s.r.gpu.HBMBytes
-	res.Fits = true
 	res.MinPeakMemBytes = math.Inf(1)
+	for _, m := range res.Memory {
+		res.PeakMemBytes = max(res.PeakMemBytes, m.Total)
+		res.MinPeakMemBytes = min(res.MinPeakMemBytes, m.Total)
+	}
+}
+
+// MemoryPerStage is the accounting model's memory of every rank of each
+// pipeline stage and whether all of them fit in the GPU's memory. It needs no
+// simulation, so sweeps use it to prune layouts that cannot fit.
+func (s *Scenario) MemoryPerStage() ([]StageMemory, bool) {
+	p := s.Parallel
+	capacity := s.r.gpu.HBMBytes
+	all := true
+	out := make([]StageMemory, 0, p.PP)
 	for st := 0; st < p.PP; st++ {
 		layers := 0
 		emb, head := false, false
+		var ids []int
 		for _, ch := range s.r.chunks[st] {
 			layers += ch.Layers
 			emb = emb || ch.Embedding
 			head = head || ch.Head
+			for l := ch.FirstLayer; l < ch.FirstLayer+ch.Layers; l++ {
+				ids = append(ids, l)
+			}
 		}
 		mem := workload.StageMemory(workload.MemoryInput{
-			Model: s.r.model, Shape: s.shape(), Layers: layers, HasEmbedding: emb, HasHead: head,
+			Model: s.r.model, Shape: s.shape(), Layers: layers, LayerIDs: ids, HasEmbedding: emb, HasHead: head,
 			PP: p.PP, DP: p.DP, VirtualStages: p.VirtualStages, Stage: st, Schedule: p.Schedule,
 			Microbatches: s.r.microbatches, Zero: p.Zero, Optimizer: s.Training.Optimizer,
 			MasterDtype: s.r.master, GradDtype: s.r.grad, Recompute: s.r.recompute,
 		})
-		fits := mem.Total <= res.MemCapacityBytes
-		res.Fits = res.Fits && fits
-		res.Memory = append(res.Memory, StageMemory{Stage: st, Memory: mem, Fits: fits})
-		res.PeakMemBytes = max(res.PeakMemBytes, mem.Total)
-		res.MinPeakMemBytes = min(res.MinPeakMemBytes, mem.Total)
+		fits := mem.Total <= capacity
+		all = all && fits
+		out = append(out, StageMemory{Stage: st, Memory: mem, Fits: fits})
 	}
+	return out, all
 }
+
+// MemCapacityBytes is the memory of one GPU of the scenario's cluster.
+func (s *Scenario) MemCapacityBytes() float64 { return s.r.gpu.HBMBytes }
 
 // instanceStats is one played rank's time accounting.
 type instanceStats struct {

@@ -125,3 +125,31 @@ func TestFlowFidelityAgreesOnUncontendedStep(t *testing.T) {
 		t.Errorf("analytic %.6g s vs flow %.6g s differ by %.1f%%", a.StepTimeS, b.StepTimeS, 100*d)
 	}
 }
+
+// TestSymmetricEqualsAllRanks: at analytic fidelity the representative-rank
+// shortcut gives exactly what playing every rank gives.
+func TestSymmetricEqualsAllRanks(t *testing.T) {
+	for _, f := range []string{"../scenarios/quickstart.yaml", "../scenarios/mixtral-8x7b-ep8.yaml"} {
+		s, err := Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := mustRun(t, s, Options{})
+		s2, _ := Load(f)
+		b := mustRun(t, s2, Options{AllRanks: true})
+		if a.StepTimeS != b.StepTimeS || a.ExposedCommS != b.ExposedCommS || a.BubbleFraction != b.BubbleFraction {
+			t.Errorf("%s: symmetric %v s %v, all ranks %v s %v", f, a.StepTimeS, a.ExposedCommS, b.StepTimeS, b.ExposedCommS)
+		}
+	}
+	// A pipelined layout too.
+	s, err := Parse(edit(t, "parallel.tp", "2", "parallel.pp", "4", "parallel.schedule", "interleaved", "parallel.virtual_stages", "2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := mustRun(t, s, Options{})
+	s2, _ := Parse(edit(t, "parallel.tp", "2", "parallel.pp", "4", "parallel.schedule", "interleaved", "parallel.virtual_stages", "2"))
+	b := mustRun(t, s2, Options{AllRanks: true})
+	if a.StepTimeS != b.StepTimeS || a.BubbleFraction != b.BubbleFraction {
+		t.Errorf("pipeline: symmetric %v s %v %v, all ranks %v s %v %v", a.StepTimeS, a.BubbleFraction, a.ExposedCommS, b.StepTimeS, b.BubbleFraction, b.ExposedCommS)
+	}
+}

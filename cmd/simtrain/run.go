@@ -21,6 +21,7 @@ type runOptions struct {
 	noTimeline    bool
 	timelineRanks string
 	traceRanks    string
+	allRanks      bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -91,6 +92,7 @@ The directory is replaced atomically: a failed run leaves the previous one.`,
 	f.BoolVar(&o.noTimeline, "no-timeline", false, "skip timeline.arrow and trace.json")
 	f.StringVar(&o.timelineRanks, "timeline-ranks", "", "ranks in timeline.arrow: all, or a list like 0-7,64 (default: one data-parallel replica)")
 	f.StringVar(&o.traceRanks, "trace-ranks", "", "ranks in trace.json: all, or a list (default: one data-parallel replica)")
+	f.BoolVar(&o.allRanks, "all-ranks", false, "play every rank at analytic fidelity too (default: one representative rank per pipeline stage, identical results)")
 	return cmd
 }
 
@@ -102,7 +104,7 @@ func runOne(cmd *cobra.Command, path string, o runOptions, fid *network.Fidelity
 	for _, w := range s.Warnings {
 		fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: %s: warning: %s\n", path, w)
 	}
-	res, err := sim.Run(cmd.Context(), s, sim.Options{Fidelity: fid})
+	res, err := sim.Run(cmd.Context(), s, sim.Options{Fidelity: fid, AllRanks: o.allRanks})
 	if err != nil {
 		return err
 	}
@@ -149,8 +151,7 @@ func printRunTable(w io.Writer, r *sim.Result, dir string) {
 	p := s.Parallel
 	fmt.Fprintf(w, "%s  (%d× %s, tp %d pp %d dp %d cp %d ep %d, zero %d, %s, %s fidelity)\n",
 		s.Name, s.GPUs(), s.Cluster.GPU, p.TP, p.PP, p.DP, p.CP, p.EP, p.Zero, p.Schedule, s.Sim.Fidelity)
-	t := newTable(w)
-	row := func(k, v string) { fmt.Fprintf(t, "  %s\t%s\t\n", k, v) }
+	row := func(k, v string) { fmt.Fprintf(w, "  %-24s %s\n", k, v) }
 	row("step time", fmt.Sprintf("%.4g s", r.StepTimeS))
 	row("tokens/s", fmt.Sprintf("%.4g (%.4g per GPU)", r.TokensPerS, r.TokensPerSPerGPU))
 	row("MFU / HFU", fmt.Sprintf("%.1f%% / %.1f%%", 100*r.MFU, 100*r.HFU))
@@ -174,7 +175,6 @@ func printRunTable(w io.Writer, r *sim.Result, dir string) {
 	row("peak memory per GPU", fmt.Sprintf("%.1f GB of %.0f GB (%s)", r.PeakMemBytes/1e9, r.MemCapacityBytes/1e9, fits))
 	row("simulated", fmt.Sprintf("%d events in %.3g s", r.Events, r.SimWallS))
 	row("outputs", dir)
-	t.Flush()
 }
 
 // parseRankList parses "all", "" or a list like "0-7,16,32-39" and returns
