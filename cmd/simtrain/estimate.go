@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -68,12 +67,14 @@ func printEstimate(w io.Writer, format string, v estimateOut) error {
 		return writeJSONLine(w, v)
 	}
 	rows, notes := v.table()
-	tw := newTable(w)
+	width := 0
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t\n", r[0], r[1])
+		width = max(width, len(r[0]))
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	for _, r := range rows {
+		if _, err := fmt.Fprintf(w, "%-*s  %s\n", width, r[0], r[1]); err != nil {
+			return err
+		}
 	}
 	for _, n := range notes {
 		if _, err := fmt.Fprintln(w, n); err != nil {
@@ -526,11 +527,14 @@ Activations depend on the layout and are not included here.`,
   simtrain estimate memory --model llama3-70b --optimizer sgd --format json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				return errors.New("estimate memory SCENARIO: not available yet")
-			}
 			if err := checkFormat(*format); err != nil {
 				return err
+			}
+			if len(args) == 1 {
+				if model != "" || cmd.Flags().Changed("params") {
+					return usageErrorf("estimate memory: give a SCENARIO.yaml or --model/--params, not both")
+				}
+				return scenarioMemory(cmd.OutOrStdout(), *format, args[0])
 			}
 			e := memoryEstimate{Note: "model states only; activations depend on the layout (simtrain run reports them per rank)"}
 			switch {
@@ -570,6 +574,72 @@ Activations depend on the layout and are not included here.`,
 	cmd.Flags().StringVar(&model, "model", "", "model preset: "+strings.Join(workload.PresetNames(), ", "))
 	cmd.Flags().Float64Var(&params, "params", 0, "parameter count (e.g. 6.7e9)")
 	return cmd
+}
+
+// scenarioMemoryEstimate is the per-rank memory of a scenario's layout.
+type scenarioMemoryEstimate struct {
+	Scenario        string            `json:"scenario"`
+	Params          float64           `json:"params"`
+	ActiveParams    float64           `json:"active_params"`
+	ModelStateBytes float64           `json:"model_state_bytes"`
+	PeakMemBytes    float64           `json:"peak_mem_bytes"`
+	CapacityBytes   float64           `json:"capacity_bytes"`
+	Fits            bool              `json:"fits"`
+	Stages          []stageMemoryJSON `json:"stages"`
+	Note            string            `json:"note"`
+}
+
+type stageMemoryJSON struct {
+	Stage            int     `json:"stage"`
+	WeightsBytes     float64 `json:"weights_bytes"`
+	GradientsBytes   float64 `json:"gradients_bytes"`
+	OptimizerBytes   float64 `json:"optimizer_bytes"`
+	ActivationsBytes float64 `json:"activations_bytes"`
+	BuffersBytes     float64 `json:"buffers_bytes"`
+	OverheadBytes    float64 `json:"overhead_bytes"`
+	TotalBytes       float64 `json:"total_bytes"`
+	Fits             bool    `json:"fits"`
+}
+
+func (m scenarioMemoryEstimate) table() ([][2]string, []string) {
+	r := [][2]string{{"scenario", m.Scenario}, {"parameters", fmtCount(m.Params)}}
+	if m.ActiveParams != m.Params {
+		r = append(r, [2]string{"active per token", fmtCount(m.ActiveParams)})
+	}
+	for _, st := range m.Stages {
+		fit := "fits"
+		if !st.Fits {
+			fit = "DOES NOT FIT"
+		}
+		r = append(r, [2]string{fmt.Sprintf("stage %d per rank", st.Stage), fmt.Sprintf(
+			"%s total (weights %s, grads %s, optimizer %s, activations %s, buffers %s, overhead %s) %s",
+			fmtBytes(st.TotalBytes), fmtBytes(st.WeightsBytes), fmtBytes(st.GradientsBytes), fmtBytes(st.OptimizerBytes),
+			fmtBytes(st.ActivationsBytes), fmtBytes(st.BuffersBytes), fmtBytes(st.OverheadBytes), fit)})
+	}
+	r = append(r, [2]string{"peak per rank", fmt.Sprintf("%s of %s", fmtBytes(m.PeakMemBytes), fmtBytes(m.CapacityBytes))})
+	return r, []string{"note: " + m.Note}
+}
+
+// scenarioMemory prints the accounting model's per-rank memory for a
+// scenario's layout (every rank of a pipeline stage holds the same).
+func scenarioMemory(w io.Writer, format, path string) error {
+	s, err := sim.Load(path)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	stages, fits := s.MemoryPerStage()
+	p := s.ModelArch().Params()
+	e := scenarioMemoryEstimate{Scenario: s.Name, Params: p.Total, ActiveParams: p.Active,
+		CapacityBytes: s.MemCapacityBytes(), Fits: fits,
+		Note: "model_state_bytes sums weights, gradients and optimizer states over one rank of every pipeline stage; activations follow Korthikanti et al. for the schedule's micro-batches in flight"}
+	for _, st := range stages {
+		e.ModelStateBytes += st.Weights + st.Gradients + st.Optimizer
+		e.PeakMemBytes = max(e.PeakMemBytes, st.Total)
+		e.Stages = append(e.Stages, stageMemoryJSON{Stage: st.Stage, WeightsBytes: st.Weights, GradientsBytes: st.Gradients,
+			OptimizerBytes: st.Optimizer, ActivationsBytes: st.Activations, BuffersBytes: st.Buffers,
+			OverheadBytes: st.Overhead, TotalBytes: st.Total, Fits: st.Fits})
+	}
+	return printEstimate(w, format, e)
 }
 
 // ---- op ----

@@ -131,8 +131,33 @@ func TestEstimateMemory(t *testing.T) {
 	if num(t, m, "params") != 46702792704 || num(t, m, "active_params") != 12879925248 || num(t, m, "model_state_bytes") != 16*46702792704.0 {
 		t.Errorf("mixtral memory: %v", m)
 	}
-	if _, err := runEstimate(t, "memory", "scenario.yaml"); err == nil || err.Error() != "estimate memory SCENARIO: not available yet" {
-		t.Errorf("scenario form: %v", err)
+	if _, err := runEstimate(t, "memory", "no-such-scenario.yaml"); err == nil || !strings.Contains(err.Error(), "no-such-scenario.yaml") {
+		t.Errorf("missing scenario: %v", err)
+	}
+	// The scenario form: per-stage breakdown of the layout. The 8×H100 FSDP
+	// quick start has one stage; weights are 1/8 of 8.03B bf16 parameters.
+	m = estimateJSON(t, "memory", "../../scenarios/quickstart.yaml")
+	stages, _ := m["stages"].([]any)
+	if len(stages) != 1 || m["fits"] != true || num(t, m, "params") != 8030261248 {
+		t.Fatalf("scenario memory: %v", m)
+	}
+	st := stages[0].(map[string]any)
+	if w := st["weights_bytes"].(float64); w != 8030261248*2/8.0 {
+		t.Errorf("FSDP weights per rank %g, want %g", w, 8030261248*2/8.0)
+	}
+	if tot := st["total_bytes"].(float64); tot <= st["activations_bytes"].(float64) || tot > 80e9 {
+		t.Errorf("total %g", tot)
+	}
+	// Pipeline stages differ: the 70B 3D layout's first stage holds more
+	// micro-batches in flight than its last.
+	m = estimateJSON(t, "memory", "../../scenarios/llama3-70b-1024-h100-3d.yaml")
+	stages, _ = m["stages"].([]any)
+	first, last := stages[0].(map[string]any), stages[len(stages)-1].(map[string]any)
+	if len(stages) != 4 || first["activations_bytes"].(float64) <= last["activations_bytes"].(float64) {
+		t.Errorf("3D memory stages: %v", stages)
+	}
+	if _, err := runEstimate(t, "memory", "../../scenarios/quickstart.yaml", "--params", "1e9"); err == nil {
+		t.Error("scenario with --params accepted")
 	}
 }
 

@@ -88,7 +88,7 @@ func TestTopologyUsageErrors(t *testing.T) {
 		{[]string{"--gpu", "h100-sxm", "--nics-per-node", "3"}, "--nics-per-node: 3 must divide or be a multiple of gpus_per_node 8"},
 		{[]string{"--gpu", "h100-sxm", "--nic-gbps", "-5"}, "--nic-gbps:"},
 		{[]string{"--gpu", "h100-sxm", "--oversubscription", "0.5"}, "--oversubscription: must be >= 1"},
-		{[]string{"--gpu", "h100-sxm", "--nodes", "4", "--pod-gpus", "24"}, "--pod-gpus: 24 must divide the cluster's 32 GPUs"},
+		{[]string{"--gpu", "h100-sxm", "--nodes", "4", "--pod-gpus", "24"}, "--pod-gpus: 24 must be a multiple of 256 GPUs"},
 		{[]string{"--gpu", "h100-sxm", "--nodes", "lots"}, "invalid argument"},
 		{[]string{"--gpu", "h100-sxm", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"--gpu", "h100-sxm", "extra"}, "extra"},
