@@ -53,6 +53,7 @@ type Result struct {
 	Cluster *topology.Cluster
 	Layout  *parallel.Layout
 	exec    *parallel.Executor
+	progs   []*parallel.Program
 	fabric  *network.Fabric
 }
 
@@ -72,6 +73,9 @@ type Options struct {
 	// (identical without contention). Slower; the results are the same,
 	// which tests check.
 	AllRanks bool
+	// checkEvery, for tests, verifies the fabric's invariants (no link above
+	// its bandwidth, every active flow progressing) after every event.
+	checkEvery func(error)
 }
 
 // Run simulates the scenario's steps.
@@ -114,6 +118,13 @@ func Run(ctx context.Context, s *Scenario, opt Options) (*Result, error) {
 		if s.r.fidelity == network.Flow {
 			fab = network.New(eng, cl.Bandwidths(), cl.Latencies(), network.Flow)
 			res.fabric = fab
+			if opt.checkEvery != nil {
+				eng.AfterEvent = func(engine.Time) {
+					if err := fab.CheckInvariants(); err != nil {
+						opt.checkEvery(err)
+					}
+				}
+			}
 		}
 		runner := collectives.NewRunner(eng, fab, s.r.fidelity, cl)
 		x, err = parallel.NewFull(eng, layout, progs, runner, groupMaker{cl})
@@ -125,6 +136,7 @@ func Run(ctx context.Context, s *Scenario, opt Options) (*Result, error) {
 		return nil, err
 	}
 	res.exec = x
+	res.progs = progs
 	res.Events = eng.Executed()
 	s.summarise(res, dev)
 	res.SimWallS = time.Since(wall).Seconds()

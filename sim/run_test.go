@@ -120,7 +120,15 @@ func TestFlowFidelityAgreesOnUncontendedStep(t *testing.T) {
 	a := mustRun(t, s, Options{})
 	s2, _ := Parse([]byte(baseScenario))
 	f := network.Flow
-	b := mustRun(t, s2, Options{Fidelity: &f})
+	var broken error
+	b := mustRun(t, s2, Options{Fidelity: &f, checkEvery: func(err error) {
+		if broken == nil {
+			broken = err
+		}
+	}})
+	if broken != nil {
+		t.Fatalf("fabric invariant broken during the step: %v", broken)
+	}
 	if d := math.Abs(a.StepTimeS-b.StepTimeS) / a.StepTimeS; d > 0.05 {
 		t.Errorf("analytic %.6g s vs flow %.6g s differ by %.1f%%", a.StepTimeS, b.StepTimeS, 100*d)
 	}
@@ -151,5 +159,32 @@ func TestSymmetricEqualsAllRanks(t *testing.T) {
 	b := mustRun(t, s2, Options{AllRanks: true})
 	if a.StepTimeS != b.StepTimeS || a.BubbleFraction != b.BubbleFraction {
 		t.Errorf("pipeline: symmetric %v s %v %v, all ranks %v s %v %v", a.StepTimeS, a.BubbleFraction, a.ExposedCommS, b.StepTimeS, b.BubbleFraction, b.ExposedCommS)
+	}
+}
+
+// TestAnalyticLinkTrafficMatchesFlow: the traffic reconstructed at analytic
+// fidelity puts the same bytes on the same links as the flow simulation.
+func TestAnalyticLinkTrafficMatchesFlow(t *testing.T) {
+	for _, src := range [][]byte{[]byte(baseScenario), edit(t, "parallel.tp", "2", "parallel.pp", "2", "parallel.zero", "1")} {
+		s, err := Parse(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := mustRun(t, s, Options{})
+		s2, _ := Parse(src)
+		f := network.Flow
+		b := mustRun(t, s2, Options{Fidelity: &f})
+		la, lb := a.Links(), b.Links()
+		var ta, tb float64
+		for i := range la {
+			ta += la[i].Bytes
+			tb += lb[i].Bytes
+			if d := math.Abs(la[i].Bytes - lb[i].Bytes); d > 1e-6*max(la[i].Bytes, lb[i].Bytes)+1 {
+				t.Fatalf("link %d (%s→%s): analytic %g bytes, flow %g", i, la[i].From, la[i].To, la[i].Bytes, lb[i].Bytes)
+			}
+		}
+		if ta == 0 {
+			t.Fatal("no traffic")
+		}
 	}
 }

@@ -108,6 +108,9 @@ type Engine struct {
 	handlers []Handler
 	executed uint64
 	stopped  bool
+	// AfterEvent, when set, runs after every event; tests use it to check
+	// invariants at every instant of a simulation.
+	AfterEvent func(now Time)
 }
 
 // New returns an empty engine at time 0.
@@ -188,6 +191,9 @@ func (e *Engine) RunUntil(limit Time) uint64 {
 		}
 		e.executed++
 		e.handlers[ev.handler].Handle(e.now, ev.arg)
+		if e.AfterEvent != nil {
+			e.AfterEvent(e.now)
+		}
 	}
 	return e.executed - start
 }
