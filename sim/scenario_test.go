@@ -76,7 +76,8 @@ func TestParseErrorsNameTheField(t *testing.T) {
 	}{
 		{[]string{"parallel.tp", "3"}, "parallel.tp: 3 does not divide model.heads 32"},
 		{[]string{"parallel.tp", "eight"}, "parallel.tp: expected an integer"},
-		{[]string{"parallel.pp", "3"}, "parallel: tp*pp*cp = 24 does not divide the 16 GPUs"},
+		{[]string{"parallel.pp", "3"}, "parallel: tp*pp*cp = 8*3*1 is more than the cluster's 16 GPUs"},
+		{[]string{"parallel.pp", "3", "parallel.tp", "4"}, "parallel: tp*pp*cp = 12 does not divide the 16 GPUs"},
 		{[]string{"parallel.dp", "4"}, "tp*pp*cp*dp"},
 		{[]string{"training.global_batch", "63"}, "training.global_batch: 63 is not a multiple of dp*micro_batch"},
 		{[]string{"parallel.ep", "2"}, "parallel.ep: 2 needs a mixture-of-experts model"},

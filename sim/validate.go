@@ -85,8 +85,12 @@ func (s *Scenario) resolveModel(set map[string]bool) error {
 		if !set["model."+field] {
 			return nil
 		}
-		if v < 1 {
-			return fmt.Errorf("model.%s: must be >= 1, got %d", field, v)
+		limit := maxWidth
+		if field == "layers" {
+			limit = maxLayers
+		}
+		if v < 1 || v > limit {
+			return fmt.Errorf("model.%s: must be between 1 and %d, got %d", field, limit, v)
 		}
 		*dst = v
 		return nil
@@ -136,8 +140,8 @@ func (s *Scenario) resolveModel(set map[string]bool) error {
 			if !set["model.moe."+f.name] {
 				continue
 			}
-			if f.v < f.min {
-				return fmt.Errorf("model.moe.%s: must be >= %d, got %d", f.name, f.min, f.v)
+			if f.v < f.min || f.v > maxWidth {
+				return fmt.Errorf("model.moe.%s: must be between %d and %d, got %d", f.name, f.min, maxWidth, f.v)
 			}
 			*f.dst = f.v
 		}
@@ -188,20 +192,20 @@ func (s *Scenario) resolveTraining(set map[string]bool) error {
 	if !set["training.seq_len"] {
 		return errors.New("training.seq_len: required")
 	}
-	if t.SeqLen < 1 {
-		return fmt.Errorf("training.seq_len: must be >= 1, got %d", t.SeqLen)
+	if t.SeqLen < 1 || t.SeqLen > maxSeqLen {
+		return fmt.Errorf("training.seq_len: must be between 1 and %d, got %d", maxSeqLen, t.SeqLen)
 	}
 	if !set["training.global_batch"] {
 		return errors.New("training.global_batch: required (sequences per optimizer step)")
 	}
-	if t.GlobalBatch < 1 {
-		return fmt.Errorf("training.global_batch: must be >= 1, got %d", t.GlobalBatch)
+	if t.GlobalBatch < 1 || t.GlobalBatch > maxBatch {
+		return fmt.Errorf("training.global_batch: must be between 1 and %d, got %d", maxBatch, t.GlobalBatch)
 	}
 	if !set["training.micro_batch"] {
 		t.MicroBatch = 1
 	}
-	if t.MicroBatch < 1 {
-		return fmt.Errorf("training.micro_batch: must be >= 1, got %d", t.MicroBatch)
+	if t.MicroBatch < 1 || t.MicroBatch > t.GlobalBatch {
+		return fmt.Errorf("training.micro_batch: must be between 1 and training.global_batch %d, got %d", t.GlobalBatch, t.MicroBatch)
 	}
 	if t.Precision == "" {
 		t.Precision = "bf16"
@@ -321,9 +325,26 @@ func (s *Scenario) resolveCluster(set map[string]bool) error {
 	if c.PUE == 0 {
 		c.PUE = PUEDefault
 	}
+	if c.GPUsPerNode > MaxGPUs || int64(c.Nodes)*int64(c.GPUsPerNode) > MaxGPUs {
+		return fmt.Errorf("cluster: %d nodes × %d GPUs is more than the %d GPUs simtrain simulates", c.Nodes, c.GPUsPerNode, MaxGPUs)
+	}
 	s.r.numGPUs = c.Nodes * c.GPUsPerNode
 	return nil
 }
+
+// MaxGPUs is the largest cluster simtrain builds (the topology's limit).
+const MaxGPUs = 131072
+
+// Upper bounds that keep a hostile or mistyped file from asking for absurd
+// work; each is far beyond any real configuration.
+const (
+	maxLayers    = 100_000
+	maxWidth     = 1 << 24 // hidden, ffn, heads, vocab
+	maxSeqLen    = 1 << 24
+	maxBatch     = 1 << 30
+	maxSteps     = 10_000
+	maxMicroStep = 1 << 22 // micro-batches per pipeline per step
+)
 
 func (s *Scenario) resolveParallel(set map[string]bool) error {
 	p := &s.Parallel
@@ -338,6 +359,15 @@ func (s *Scenario) resolveParallel(set map[string]bool) error {
 		if *f.v < 1 {
 			return fmt.Errorf("parallel.%s: must be >= 1, got %d", f.name, *f.v)
 		}
+		if f.name != "virtual_stages" && *f.v > s.r.numGPUs {
+			return fmt.Errorf("parallel.%s: %d is more than the cluster's %d GPUs", f.name, *f.v, s.r.numGPUs)
+		}
+	}
+	if p.VirtualStages > m.Layers {
+		return fmt.Errorf("parallel.virtual_stages: %d is more than model.layers %d", p.VirtualStages, m.Layers)
+	}
+	if p.DP > s.r.numGPUs {
+		return fmt.Errorf("parallel.dp: %d is more than the cluster's %d GPUs", p.DP, s.r.numGPUs)
 	}
 	if m.Heads%p.TP != 0 {
 		return fmt.Errorf("parallel.tp: %d does not divide model.heads %d", p.TP, m.Heads)
@@ -353,13 +383,16 @@ func (s *Scenario) resolveParallel(set map[string]bool) error {
 	if p.DP < 0 {
 		return fmt.Errorf("parallel.dp: must be >= 0 (0 = derived), got %d", p.DP)
 	}
+	if int64(p.TP)*int64(p.PP)*int64(p.CP) > int64(n) {
+		return fmt.Errorf("parallel: tp*pp*cp = %d*%d*%d is more than the cluster's %d GPUs", p.TP, p.PP, p.CP, n)
+	}
 	if p.DP == 0 {
 		if n%(p.TP*p.PP*p.CP) != 0 {
 			return fmt.Errorf("parallel: tp*pp*cp = %d does not divide the %d GPUs (cluster.nodes * cluster.gpus_per_node)", p.TP*p.PP*p.CP, n)
 		}
 		p.DP = n / (p.TP * p.PP * p.CP)
 	}
-	if p.TP*p.PP*p.CP*p.DP != n {
+	if int64(p.TP)*int64(p.PP)*int64(p.CP)*int64(p.DP) != int64(n) {
 		return fmt.Errorf("parallel: tp*pp*cp*dp = %d*%d*%d*%d = %d, but the cluster has %d GPUs (cluster.nodes * cluster.gpus_per_node)",
 			p.TP, p.PP, p.CP, p.DP, p.TP*p.PP*p.CP*p.DP, n)
 	}
@@ -420,6 +453,9 @@ func (s *Scenario) resolveParallel(set map[string]bool) error {
 		return fmt.Errorf("training.global_batch: %d is not a multiple of dp*micro_batch = %d*%d", t.GlobalBatch, p.DP, t.MicroBatch)
 	}
 	s.r.microbatches = t.GlobalBatch / (p.DP * t.MicroBatch)
+	if s.r.microbatches > maxMicroStep {
+		return fmt.Errorf("training.global_batch: %d micro-batches per pipeline per step is more than simtrain plays (%d)", s.r.microbatches, maxMicroStep)
+	}
 	if sched == parallel.Interleaved && s.r.microbatches%p.PP != 0 {
 		return fmt.Errorf("training.global_batch: the interleaved schedule needs micro-batches per pipeline (%d = global_batch/(dp*micro_batch)) to be a multiple of pp %d", s.r.microbatches, p.PP)
 	}
@@ -451,8 +487,8 @@ func (s *Scenario) resolveSim(set map[string]bool) error {
 	if !set["sim.steps"] {
 		s.Sim.Steps = 1
 	}
-	if s.Sim.Steps < 1 {
-		return fmt.Errorf("sim.steps: must be >= 1, got %d", s.Sim.Steps)
+	if s.Sim.Steps < 1 || s.Sim.Steps > maxSteps {
+		return fmt.Errorf("sim.steps: must be between 1 and %d, got %d", maxSteps, s.Sim.Steps)
 	}
 	if s.Sim.Timeline == nil {
 		s.Sim.Timeline = bptr(true)
