@@ -1,12 +1,168 @@
 package main
 
 import (
-	"errors"
+	"cmp"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/simtrain/simtrain/sim/output"
 )
 
-// PLACEHOLDER: replaced by the real command.
 func newMergeCmd() *cobra.Command {
-	return &cobra.Command{Use: "merge", Short: "(not built yet)", RunE: func(*cobra.Command, []string) error { return errors.New("merge: not built yet") }}
+	var out string
+	cmd := &cobra.Command{
+		Use:   "merge DIR|FILE... --out FILE",
+		Short: "Join sweep shard files into one summary table, one row per run id",
+		Long: `merge reads the summary files of sweep directories (summary.arrow and
+summary.shard-I-of-N.arrow) and any .arrow or .parquet summary files given
+directly, keeps one row per run id, and writes them sorted by point name (the
+sweep's point order) to --out: an Arrow IPC file for .arrow, or a
+zstd-compressed Parquet file for .parquet (which DuckDB reads natively; it
+needs an extension for Arrow IPC). Rows that repeat a run id are the same
+configuration; a repeat whose results differ (other than the wall-clock
+sim_wall_s) is reported, since simulations are deterministic.`,
+		Example: `  simtrain merge results/l70 --out results/l70.arrow
+  simtrain merge /shared/run1 /shared/run2 --out all.parquet`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("merge: give at least one sweep directory or summary file")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return usageErrorf("--out: required (FILE.arrow or FILE.parquet)")
+			}
+			ext := strings.ToLower(filepath.Ext(out))
+			if err := checkChoice("out", ext, ".arrow", ".parquet"); err != nil {
+				return usageErrorf("--out: %s must end in .arrow or .parquet", out)
+			}
+			rows, metas, files, err := readSummaries(args)
+			if err != nil {
+				return err
+			}
+			merged, dups, differ := dedupeRows(rows)
+			meta := map[string]string{"merged_files": strconv.Itoa(len(files)), "rows": strconv.Itoa(len(merged))}
+			if name := commonMeta(metas, "sweep"); name != "" {
+				meta["sweep"] = name
+			}
+			if dir := filepath.Dir(out); dir != "." {
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					return err
+				}
+			}
+			if ext == ".parquet" {
+				err = output.WriteParquet(out, merged, meta)
+			} else {
+				err = output.WriteTable(out, merged, meta)
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "merged %d rows from %d files into %s (%d repeated run ids dropped)\n", len(merged), len(files), out, dups)
+			if len(differ) > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: merge: warning: %d run ids have rows with different results (first: %s); kept the first by name\n", len(differ), differ[0])
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "output file: .arrow (Arrow IPC) or .parquet (zstd)")
+	return cmd
+}
+
+// readSummaries reads summary rows from sweep directories and files.
+func readSummaries(args []string) ([]output.SummaryRow, []map[string]string, []string, error) {
+	var files []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, nil, nil, usageErrorf("%v", err)
+		}
+		if st.IsDir() {
+			fs, err := summaryFiles(a)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			if len(fs) == 0 {
+				return nil, nil, nil, usageErrorf("%s: no summary.arrow or summary.shard-I-of-N.arrow in this directory", a)
+			}
+			files = append(files, fs...)
+			continue
+		}
+		files = append(files, a)
+	}
+	var rows []output.SummaryRow
+	var metas []map[string]string
+	for _, f := range files {
+		var part []output.SummaryRow
+		var meta map[string]string
+		var err error
+		switch strings.ToLower(filepath.Ext(f)) {
+		case ".arrow":
+			meta, err = output.ReadTable(f, &part)
+		case ".parquet":
+			meta, err = output.ReadParquet(f, &part)
+		default:
+			return nil, nil, nil, usageErrorf("%s: not a summary file (want .arrow or .parquet, or a sweep directory)", f)
+		}
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		rows = append(rows, part...)
+		metas = append(metas, meta)
+	}
+	return rows, metas, files, nil
+}
+
+// dedupeRows sorts rows by (name, run id, sim wall time) and keeps the first
+// row of each run id. It returns the kept rows in point order, how many
+// were dropped, and the run ids whose repeats had different results.
+func dedupeRows(rows []output.SummaryRow) ([]output.SummaryRow, int, []string) {
+	rows = slices.Clone(rows)
+	slices.SortStableFunc(rows, func(a, b output.SummaryRow) int {
+		return cmp.Or(compareRows(a, b), cmp.Compare(a.SimWallS, b.SimWallS))
+	})
+	first := map[string]int{}
+	var out []output.SummaryRow
+	var differ []string
+	dups := 0
+	for _, r := range rows {
+		if j, ok := first[r.RunID]; ok {
+			dups++
+			if !sameResult(out[j], r) && !slices.Contains(differ, r.RunID) {
+				differ = append(differ, r.RunID)
+			}
+			continue
+		}
+		first[r.RunID] = len(out)
+		out = append(out, r)
+	}
+	return out, dups, differ
+}
+
+// sameResult compares two rows of one run id, ignoring the wall-clock
+// column and the name (the same configuration may be a point of two sweeps).
+func sameResult(a, b output.SummaryRow) bool {
+	a.SimWallS, b.SimWallS = 0, 0
+	a.Name, b.Name = "", ""
+	return a == b
+}
+
+// commonMeta is meta[key] when every file has the same value, else "".
+func commonMeta(metas []map[string]string, key string) string {
+	v := ""
+	for i, m := range metas {
+		if i == 0 {
+			v = m[key]
+		} else if m[key] != v {
+			return ""
+		}
+	}
+	return v
 }

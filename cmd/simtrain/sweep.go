@@ -1,12 +1,380 @@
 package main
 
 import (
+	"cmp"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/simtrain/simtrain/sim"
+	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/output"
 )
 
-// PLACEHOLDER: replaced by the real command.
+type sweepOptions struct {
+	out        string
+	workers    int
+	fidelity   string
+	shard      string
+	resume     bool
+	quiet      bool
+	batch      int
+	dryRun     bool
+	printPoint int
+}
+
 func newSweepCmd() *cobra.Command {
-	return &cobra.Command{Use: "sweep", Short: "(not built yet)", RunE: func(*cobra.Command, []string) error { return errors.New("sweep: not built yet") }}
+	var o sweepOptions
+	cmd := &cobra.Command{
+		Use:   "sweep SWEEP.yaml",
+		Short: "Simulate every point of a sweep file (layouts × batch × GPUs …) and write summary.arrow",
+		Long: `sweep runs the cross product of the values a sweep file lists for scenario
+fields (docs/sweeps.md) on a base scenario and writes one summary.arrow row per
+point: every knob as a column, the run id (UUIDv5 of the canonical scenario,
+the same in every sweep), and the results. Nothing is dropped: a point that is
+not a valid layout gets its reason in the error column, and one that cannot fit
+in GPU memory (by the accounting model) gets fits=false without being simulated.
+
+Points run on --workers goroutines; the rows do not depend on the number of
+workers or shards. Rows are written in batches: every --batch points (or
+every 5 s) the file is rewritten to a temporary name and renamed, so a killed
+sweep loses at most the batch in flight, and --resume skips every run id
+already in OUT.
+
+--shard I/N runs only the points whose number is I modulo N, each shard
+writing OUT/summary.shard-I-of-N.arrow (one Slurm array task or Kubernetes
+Indexed Job pod per shard; docs/scale-out.md). simtrain merge joins them.`,
+		Example: `  simtrain sweep scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml --out results/l70
+  simtrain sweep SWEEP.yaml --out /shared/run1 --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT --resume
+  simtrain sweep SWEEP.yaml --dry-run
+  simtrain sweep SWEEP.yaml --print-point 17 > point17.yaml && simtrain run point17.yaml`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("sweep: give one sweep file (e.g. scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSweep(cmd, args[0], o)
+		},
+		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return []string{"yaml", "yml"}, cobra.ShellCompDirectiveFilterFileExt
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.out, "out", "", "output directory (default results/sweeps/<sweep name>, apart from the results/<name> of simtrain run)")
+	f.IntVar(&o.workers, "workers", 0, "points simulated in parallel (0 = one per CPU)")
+	f.StringVar(&o.fidelity, "fidelity", "", "override sim.fidelity of every point: analytic or flow")
+	f.StringVar(&o.shard, "shard", "0/1", "run only the points whose number is I modulo N, given as I/N")
+	f.BoolVar(&o.resume, "resume", false, "skip points whose run id is already in OUT and keep this shard's rows")
+	f.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
+	f.IntVar(&o.batch, "batch", 64, "points per flush of the summary file (a kill loses at most this many)")
+	f.BoolVar(&o.dryRun, "dry-run", false, "list the points (number, run id, values, validity) without simulating")
+	f.IntVar(&o.printPoint, "print-point", -1, "print point N as a scenario file and exit (-1: off)")
+	return cmd
+}
+
+// parseShard parses --shard I/N.
+func parseShard(s string) (int, int, error) {
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(strings.TrimSpace(a))
+	n, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, usageErrorf("--shard: want I/N with 0 <= I < N (e.g. 3/16), got %q", s)
+	}
+	return i, n, nil
+}
+
+// shardFile is the summary file a shard writes in the sweep directory.
+func shardFile(i, n int) string {
+	if n == 1 {
+		return "summary.arrow"
+	}
+	return fmt.Sprintf("summary.shard-%d-of-%d.arrow", i, n)
+}
+
+// pointRow is the summary row of an evaluated point.
+func pointRow(pr sim.PointResult) output.SummaryRow {
+	p := pr.Point
+	row := summaryRow(p.Scenario, pr.Result)
+	row.Name, row.RunID = p.Name, p.RunID
+	if pr.Err != nil {
+		row.Error = oneLine(pr.Err.Error())
+	}
+	return row
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// compareRows orders summary rows by name (a sweep's points are named
+// NAME-<zero-padded number>, so this is point order), then run id.
+func compareRows(a, b output.SummaryRow) int {
+	return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.RunID, b.RunID))
+}
+
+// flushEvery bounds how long finished points wait for the next flush.
+const flushEvery = 5 * time.Second
+
+func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
+	si, sn, err := parseShard(o.shard)
+	if err != nil {
+		return err
+	}
+	if o.batch < 1 {
+		return usageErrorf("--batch: must be >= 1, got %d", o.batch)
+	}
+	if o.workers < 0 {
+		return usageErrorf("--workers: must be >= 0 (0 = one per CPU), got %d", o.workers)
+	}
+	var lo sim.SweepOptions
+	if o.fidelity != "" {
+		fid, err := network.ParseFidelity(o.fidelity)
+		if err != nil {
+			return usageErrorf("--fidelity: %v", err)
+		}
+		lo.Fidelity = &fid
+	}
+	sw, err := sim.LoadSweep(path, lo)
+	if err != nil {
+		return &usageError{err}
+	}
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if o.printPoint >= 0 {
+		if o.printPoint >= sw.Len() {
+			return usageErrorf("--print-point: %d is not a point (the sweep has %d: 0 to %d)", o.printPoint, sw.Len(), sw.Len()-1)
+		}
+		b, err := sw.PointYAML(o.printPoint)
+		if err != nil {
+			return err
+		}
+		_, err = stdout.Write(b)
+		return err
+	}
+	if sw.Duplicates > 0 {
+		fmt.Fprintf(stderr, "simtrain: %s: %d combinations repeat an earlier point's configuration and are run once (e.g. %s)\n",
+			path, sw.Duplicates, sw.DuplicateExample)
+	}
+	indices := sw.ShardIndices(si, sn)
+	if o.dryRun {
+		return printPoints(stdout, sw, indices)
+	}
+	dir := o.out
+	if dir == "" {
+		dir = filepath.Join("results", "sweeps", sw.Name)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	file := filepath.Join(dir, shardFile(si, sn))
+	if _, err := os.Stat(file); err == nil && !o.resume {
+		return usageErrorf("--out: %s already exists; pass --resume to continue that sweep, or choose another --out", file)
+	}
+	meta := map[string]string{
+		"sweep": sw.Name, "shard": fmt.Sprintf("%d/%d", si, sn), "points": strconv.Itoa(sw.Len()),
+	}
+	if lo.Fidelity != nil {
+		meta["fidelity_override"] = lo.Fidelity.String()
+	}
+	af, err := output.OpenAppendFile(file, meta, o.resume, compareRows)
+	if err != nil {
+		return err
+	}
+	af.BatchRows = o.batch
+	todo := indices
+	already := 0
+	if o.resume {
+		done, err := doneRunIDs(dir)
+		if err != nil {
+			return err
+		}
+		todo = todo[:0:0]
+		for _, i := range indices {
+			if done[sw.RunID(i)] {
+				already++
+				continue
+			}
+			todo = append(todo, i)
+		}
+	}
+	workers := o.workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	prog := newProgress(stderr, o.quiet, len(indices), already)
+	var stats sweepStats
+	lastFlush := time.Now()
+	start := time.Now()
+	runErr := sw.Run(cmd.Context(), todo, workers, func(pr sim.PointResult) error {
+		row := pointRow(pr)
+		af.Add(row)
+		stats.add(pr.Outcome, row)
+		prog.update(pr.Outcome, row)
+		if af.Pending() >= o.batch || time.Since(lastFlush) >= flushEvery {
+			if err := af.Flush(); err != nil {
+				return err
+			}
+			lastFlush = time.Now()
+		}
+		return nil
+	})
+	flushErr := af.Flush()
+	prog.finish()
+	wall := time.Since(start)
+	if flushErr != nil {
+		return flushErr
+	}
+	if runErr != nil {
+		if errors.Is(runErr, cmd.Context().Err()) {
+			return fmt.Errorf("sweep interrupted after %d of %d points; %s holds them, rerun with --resume to finish", already+stats.total(), len(indices), file)
+		}
+		return runErr
+	}
+	stats.print(stdout, sw, si, sn, len(indices), already, workers, wall, file)
+	return nil
+}
+
+// doneRunIDs is the set of run ids in every summary file in dir.
+func doneRunIDs(dir string) (map[string]bool, error) {
+	files, err := summaryFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	done := map[string]bool{}
+	for _, f := range files {
+		var rows []runIDRow
+		if _, err := output.ReadTable(f, &rows); err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			done[r.RunID] = true
+		}
+	}
+	return done, nil
+}
+
+// runIDRow reads only the run_id column of a summary file.
+type runIDRow struct {
+	RunID string `arrow:"run_id"`
+}
+
+// summaryFiles lists the sweep summary files of dir (summary.arrow and
+// summary.shard-I-of-N.arrow), sorted.
+func summaryFiles(dir string) ([]string, error) {
+	var out []string
+	for _, pat := range []string{"summary.arrow", "summary.shard-*-of-*.arrow"} {
+		m, err := filepath.Glob(filepath.Join(dir, pat))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m...)
+	}
+	return out, nil
+}
+
+// printPoints lists points for --dry-run.
+func printPoints(w io.Writer, sw *sim.Sweep, indices []int) error {
+	valid := 0
+	for _, i := range indices {
+		if sw.Valid(i) {
+			valid++
+		}
+	}
+	fmt.Fprintf(w, "sweep %s: %d points (%d here, %d valid)\n", sw.Name, sw.Len(), len(indices), valid)
+	tw := newTable(w)
+	head := []string{"point", "name", "run_id"}
+	for _, f := range sw.Fields {
+		head = append(head, f.Path)
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t  status")
+	for _, i := range indices {
+		p := sw.Point(i)
+		cells := []string{strconv.Itoa(i), p.Name, p.RunID}
+		for _, v := range p.Values {
+			if v == "" {
+				v = "-"
+			}
+			cells = append(cells, v)
+		}
+		status := "ok"
+		if p.Err != nil {
+			status = "error: " + oneLine(p.Err.Error())
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t  "+status)
+	}
+	return tw.Flush()
+}
+
+// sweepStats counts outcomes and remembers the best point.
+type sweepStats struct {
+	counts [4]int
+	best   *output.SummaryRow
+}
+
+func (s *sweepStats) total() int { return s.counts[0] + s.counts[1] + s.counts[2] + s.counts[3] }
+
+func (s *sweepStats) add(o sim.Outcome, row output.SummaryRow) {
+	s.counts[o]++
+	if o == sim.Simulated && row.Fits && (s.best == nil || better(row, *s.best)) {
+		s.best = &row
+	}
+}
+
+// better orders by tokens/s, ties by name, so the best is deterministic.
+func better(a, b output.SummaryRow) bool {
+	if a.TokensPerS != b.TokensPerS {
+		return a.TokensPerS > b.TokensPerS
+	}
+	return a.Name < b.Name
+}
+
+// layoutString is a short description of a row's layout.
+func layoutString(r output.SummaryRow) string {
+	s := fmt.Sprintf("tp %d pp %d dp %d", r.TP, r.PP, r.DP)
+	if r.CP > 1 {
+		s += fmt.Sprintf(" cp %d", r.CP)
+	}
+	if r.EP > 1 {
+		s += fmt.Sprintf(" ep %d", r.EP)
+	}
+	s += fmt.Sprintf(" mb %d", r.MicroBatch)
+	if r.VirtualStages > 1 {
+		s += fmt.Sprintf(" v %d", r.VirtualStages)
+	}
+	if r.Zero > 0 {
+		s += fmt.Sprintf(" zero %d", r.Zero)
+	}
+	return s
+}
+
+func (s *sweepStats) print(w io.Writer, sw *sim.Sweep, si, sn, here, already, workers int, wall time.Duration, file string) {
+	fmt.Fprintf(w, "sweep %s: %d points", sw.Name, sw.Len())
+	if sn > 1 {
+		fmt.Fprintf(w, ", shard %d/%d has %d", si, sn, here)
+	}
+	if already > 0 {
+		fmt.Fprintf(w, ", %d already done", already)
+	}
+	fmt.Fprintln(w)
+	ran := s.total()
+	fmt.Fprintf(w, "  ran %d: %d simulated, %d pruned (do not fit in memory), %d invalid, %d failed\n",
+		ran, s.counts[sim.Simulated], s.counts[sim.Pruned], s.counts[sim.Invalid], s.counts[sim.Failed])
+	rate := 0.0
+	if wall > 0 {
+		rate = float64(ran) / wall.Seconds()
+	}
+	fmt.Fprintf(w, "  wall %.3g s, %.4g points/s on %d workers\n", wall.Seconds(), rate, workers)
+	if s.best != nil {
+		b := s.best
+		fmt.Fprintf(w, "  best here: %s (%s, %s): %.4g tokens/s, step %.4g s, MFU %.1f%%\n",
+			b.Name, layoutString(*b), b.GPU, b.TokensPerS, b.StepTimeS, 100*b.MFU)
+	}
+	fmt.Fprintf(w, "  wrote %s\n", file)
 }

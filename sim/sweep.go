@@ -1,0 +1,791 @@
+package sim
+
+// Sweeps: a base scenario, the fields to vary, and the cross product of
+// their values as numbered points. The file format is docs/sweeps.md:
+//
+//	name: llama3-70b-layouts          # optional; default: the base scenario's name
+//	description: free text            # optional
+//	base: ../llama3-70b.yaml          # a scenario file relative to this one, or
+//	scenario: {...}                   # an inline scenario (exactly one of the two)
+//	sweep:
+//	  parallel.tp: [1, 2, 4, 8]       # a list of values
+//	  parallel.pp: auto               # every value that gives a valid scenario
+//	  training.micro_batch: {auto: true, max: 8}
+//
+// Everything that can be wrong with the file itself (an unknown key or field
+// path, an empty list, a value of the wrong type or outside a field's fixed
+// choices, a value listed twice, auto on a field it does not support) is an
+// error from LoadSweep/ParseSweep, before any point is simulated. A point
+// whose combination is invalid (tp does not divide the heads, ...) is not an
+// error of the file: it is a point with Err set, recorded as an error row.
+//
+// Numbering. Points are numbered like nested loops over the fields in file
+// order, the first field outermost and the last innermost; auto fields are
+// enumerated inside the listed ones, in file order, because their candidate
+// values depend on the point (divisors of its GPU count, ...). Only auto
+// values that give a valid scenario become points. A point whose canonical
+// configuration (its run id) repeats an earlier point's is not a new point:
+// it is counted in Sweep.Duplicates and skipped, so every run id appears once.
+// The numbering depends only on the file, so point i is the same
+// configuration in every process, which is what --shard I/N relies on.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/topology"
+)
+
+// Sweep is a loaded, validated and enumerated sweep file. It is immutable
+// after loading; Point and Evaluate may be called from many goroutines.
+type Sweep struct {
+	// Name is the sweep's name; point i is named Name-i (zero-padded).
+	Name        string
+	Description string
+	// Base is the base scenario's path as given in the file ("" for an
+	// inline scenario).
+	Base string
+	// Fields are the swept fields in file order.
+	Fields []SweepField
+	// Duplicates counts combinations dropped because they repeat an earlier
+	// point's configuration; DuplicateExample describes the first one.
+	Duplicates       int
+	DuplicateExample string
+
+	base     *yaml.Node // root mapping of the base scenario, name set to Name
+	points   []sweepPoint
+	fidelity *network.Fidelity
+	width    int // digits of the point number in names
+}
+
+// SweepField is one swept field.
+type SweepField struct {
+	Path string // dotted scenario field, e.g. "parallel.tp"
+	// Auto is true for `auto`: every candidate value that gives a valid
+	// scenario (see AutoFields), optionally bounded by Min/Max.
+	Auto     bool
+	Min, Max *int
+	// Values are the listed values as written (nil when Auto).
+	Values []string
+
+	nodes []*yaml.Node
+}
+
+type sweepPoint struct {
+	vals  []*yaml.Node // one per field
+	runID string
+	err   string // "" when the point is a valid scenario
+}
+
+// SweepOptions adjust how a sweep is loaded.
+type SweepOptions struct {
+	// Fidelity overrides sim.fidelity of every point (and so their run ids).
+	// It is an error for a sweep that varies sim.fidelity itself.
+	Fidelity *network.Fidelity
+}
+
+// sweepDoc lists the top-level keys of a sweep file (for key checking and
+// suggestions).
+type sweepDoc struct {
+	Name        string    `yaml:"name"`
+	Description string    `yaml:"description"`
+	Base        string    `yaml:"base"`
+	Scenario    yaml.Node `yaml:"scenario"`
+	Sweep       yaml.Node `yaml:"sweep"`
+}
+
+// notSwept are fields that are valid scenario fields but not knobs of a
+// configuration: they are not part of the run id, so sweeping them would
+// give the same point many times.
+var notSwept = map[string]string{
+	"name":         "points are named after the sweep (set the sweep's own name:)",
+	"description":  "it does not change the configuration",
+	"sim.timeline": "sweeps write no timelines; it does not change the configuration",
+}
+
+// LoadSweep reads a sweep file; a base: path is resolved against the file's
+// directory.
+func LoadSweep(path string, opt SweepOptions) (*Sweep, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	sw, err := ParseSweep(data, filepath.Dir(path), opt)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return sw, nil
+}
+
+// ParseSweep decodes, checks and enumerates a sweep document; dir resolves
+// a relative base: path. Errors are one line and name the key or field.
+func ParseSweep(data []byte, dir string, opt SweepOptions) (*Sweep, error) {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("not a YAML sweep file: %w", cleanYAMLError(err))
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, errors.New("the file holds more than one YAML document; a sweep is one document")
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, errors.New("a sweep file is a mapping with base: (or scenario:) and sweep:")
+	}
+	root := doc.Content[0]
+	sw := &Sweep{fidelity: opt.Fidelity}
+	keys := yamlFields(reflect.TypeOf(sweepDoc{}))
+	var scenarioNode, sweepNode *yaml.Node
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if seen[k.Value] {
+			return nil, fmt.Errorf("%s: given twice (line %d)", k.Value, k.Line)
+		}
+		seen[k.Value] = true
+		if _, ok := keys[k.Value]; !ok {
+			return nil, fmt.Errorf("%s: unknown key (line %d); %s", k.Value, k.Line, suggest(k.Value, keys))
+		}
+		switch k.Value {
+		case "name", "description", "base":
+			if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
+				return nil, fmt.Errorf("%s: expected a single value, got %s (line %d)", k.Value, describe(v), v.Line)
+			}
+			switch k.Value {
+			case "name":
+				sw.Name = v.Value
+			case "description":
+				sw.Description = v.Value
+			case "base":
+				sw.Base = v.Value
+			}
+		case "scenario":
+			scenarioNode = v
+		case "sweep":
+			sweepNode = v
+		}
+	}
+	base, err := sw.loadBase(scenarioNode, dir)
+	if err != nil {
+		return nil, err
+	}
+	sw.base = base
+	if sweepNode == nil {
+		return nil, errors.New("sweep: required (a mapping of dotted field → list of values or auto)")
+	}
+	if err := sw.parseFields(sweepNode); err != nil {
+		return nil, err
+	}
+	if opt.Fidelity != nil {
+		for _, f := range sw.Fields {
+			if f.Path == "sim.fidelity" {
+				return nil, errors.New("sweep: sim.fidelity: the sweep varies it, so the fidelity override (--fidelity) cannot apply")
+			}
+		}
+	}
+	if err := sw.enumerate(); err != nil {
+		return nil, err
+	}
+	return sw, nil
+}
+
+// loadBase returns the base scenario's root mapping, checked against the
+// scenario format (unknown keys and wrong types are errors here), with its
+// name set to the sweep's name.
+func (sw *Sweep) loadBase(inline *yaml.Node, dir string) (*yaml.Node, error) {
+	var root *yaml.Node
+	where := "scenario"
+	switch {
+	case inline != nil && sw.Base != "":
+		return nil, errors.New("base, scenario: give exactly one (a base scenario file or an inline scenario), not both")
+	case inline != nil:
+		root = inline
+	case sw.Base != "":
+		path := sw.Base
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
+		}
+		where = "base " + sw.Base
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("base: %w", err)
+		}
+		var doc yaml.Node
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			return nil, fmt.Errorf("%s: not a YAML scenario: %w", where, cleanYAMLError(err))
+		}
+		if len(doc.Content) == 0 {
+			return nil, fmt.Errorf("%s: empty scenario", where)
+		}
+		root = doc.Content[0]
+	default:
+		return nil, errors.New("base: required (a scenario file relative to the sweep file), or an inline scenario: mapping")
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s: expected a mapping of fields, got %s (line %d)", where, describe(root), root.Line)
+	}
+	root = cloneNode(root)
+	if err := checkNode(root, reflect.TypeOf(Scenario{}), "", map[string]bool{}); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	if sw.Name == "" {
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			if root.Content[i].Value == "name" {
+				sw.Name = root.Content[i+1].Value
+			}
+		}
+		if sw.Name == "" {
+			return nil, errors.New("name: required (neither the sweep nor its base scenario has a name)")
+		}
+	}
+	if !namePattern.MatchString(sw.Name) {
+		return nil, fmt.Errorf("name: %q may contain only letters, digits, '.', '_' and '-'", sw.Name)
+	}
+	if err := SetFieldPath(root, "name", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: sw.Name}); err != nil {
+		return nil, err
+	}
+	return root, nil
+}
+
+// parseFields reads the sweep: mapping and checks every field and value.
+func (sw *Sweep) parseFields(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode || len(n.Content) == 0 {
+		return fmt.Errorf("sweep: expected a mapping of dotted field → list of values or auto, got %s (line %d)", describeOrEmpty(n), n.Line)
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		path := k.Value
+		if seen[path] {
+			return fmt.Errorf("sweep: %s: given twice (line %d)", path, k.Line)
+		}
+		seen[path] = true
+		f, err := parseField(path, v)
+		if err != nil {
+			return fmt.Errorf("sweep: %w (line %d)", err, v.Line)
+		}
+		sw.Fields = append(sw.Fields, f)
+	}
+	return nil
+}
+
+func parseField(path string, v *yaml.Node) (SweepField, error) {
+	f := SweepField{Path: path}
+	if why, ok := notSwept[path]; ok {
+		return f, fmt.Errorf("%s: cannot be swept: %s", path, why)
+	}
+	if path == "expect" || strings.HasPrefix(path, "expect.") {
+		return f, fmt.Errorf("%s: cannot be swept: a measured figure, not a configuration knob", path)
+	}
+	if err := CheckFieldPath(path); err != nil {
+		return f, err
+	}
+	ft := fieldType(path)
+	rule, hasRule := autoRuleFor(path, ft)
+	switch {
+	case v.Kind == yaml.ScalarNode && v.Value == "auto" && v.Tag == "!!str":
+		f.Auto = true
+	case v.Kind == yaml.MappingNode:
+		if err := parseAutoSpec(&f, v); err != nil {
+			return f, err
+		}
+	case v.Kind == yaml.SequenceNode:
+		if len(v.Content) == 0 {
+			return f, fmt.Errorf("%s: empty list; give at least one value, or auto", path)
+		}
+		for i, c := range v.Content {
+			c = cloneNode(c)
+			ip := fmt.Sprintf("%s[%d]", path, i)
+			if c.Kind != yaml.ScalarNode {
+				return f, fmt.Errorf("%s: expected a single value, got %s", ip, describe(c))
+			}
+			if err := checkNode(c, ft, ip, map[string]bool{}); err != nil {
+				return f, stripLine(err)
+			}
+			if hasRule && rule.choices != nil && !rule.isBool && c.Tag != "!!null" {
+				if ch := rule.choices(); !slices.Contains(ch, c.Value) {
+					return f, fmt.Errorf("%s: unknown value %q (valid: %s)", ip, c.Value, strings.Join(ch, ", "))
+				}
+			}
+			for j, prev := range f.nodes {
+				if prev.Tag == c.Tag && prev.Value == c.Value {
+					return f, fmt.Errorf("%s: %q is listed twice (also %s[%d])", ip, c.Value, path, j)
+				}
+			}
+			f.nodes = append(f.nodes, c)
+			f.Values = append(f.Values, c.Value)
+		}
+		return f, nil
+	default:
+		hint := ""
+		if v.Kind == yaml.ScalarNode {
+			hint = fmt.Sprintf(" (for one value write [%s])", v.Value)
+		}
+		return f, fmt.Errorf("%s: expected a list of values or auto, got %s%s", path, describe(v), hint)
+	}
+	if !hasRule {
+		return f, fmt.Errorf("%s: auto is not supported for this field (supported: %s); list the values", path, strings.Join(AutoFields(), ", "))
+	}
+	if (f.Min != nil || f.Max != nil) && rule.ints == nil {
+		return f, fmt.Errorf("%s: min and max apply only to integer fields", path)
+	}
+	return f, nil
+}
+
+// parseAutoSpec reads {auto: true, min: N, max: N}.
+func parseAutoSpec(f *SweepField, v *yaml.Node) error {
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := v.Content[i].Value, v.Content[i+1]
+		switch k {
+		case "auto":
+			if val.Tag != "!!bool" || val.Value != "true" {
+				return fmt.Errorf("%s.auto: expected true, got %s", f.Path, describe(val))
+			}
+			f.Auto = true
+		case "min", "max":
+			if val.Tag != "!!int" {
+				return fmt.Errorf("%s.%s: expected an integer, got %s", f.Path, k, describe(val))
+			}
+			n, err := strconv.Atoi(val.Value)
+			if err != nil {
+				return fmt.Errorf("%s.%s: expected an integer, got %s", f.Path, k, describe(val))
+			}
+			if k == "min" {
+				f.Min = &n
+			} else {
+				f.Max = &n
+			}
+		default:
+			return fmt.Errorf("%s.%s: unknown key (valid: auto, min, max)", f.Path, k)
+		}
+	}
+	if !f.Auto {
+		return fmt.Errorf("%s: a mapping here must say auto: true (or give a list of values)", f.Path)
+	}
+	if f.Min != nil && f.Max != nil && *f.Min > *f.Max {
+		return fmt.Errorf("%s: min %d is above max %d", f.Path, *f.Min, *f.Max)
+	}
+	return nil
+}
+
+// fieldType is the Go type of a dotted scenario field (CheckFieldPath must
+// have accepted the path).
+func fieldType(path string) reflect.Type {
+	t := reflect.TypeOf(Scenario{})
+	for _, p := range strings.Split(path, ".") {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		t = yamlFields(t)[p].Type
+	}
+	return t
+}
+
+// autoRule gives a field's auto candidates: integers computed from the
+// point (its GPU count, model, batch), or a fixed list of choices.
+type autoRule struct {
+	doc     string
+	ints    func(s *Scenario) []int
+	choices func() []string
+	isBool  bool
+}
+
+func divisorsOf(n int) []int {
+	var out []int
+	for d := 1; d <= n; d++ {
+		if n%d == 0 {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func upTo(n int) []int {
+	out := make([]int, 0, n)
+	for i := 1; i <= n; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+func fixed(v ...string) func() []string { return func() []string { return v } }
+
+var gpuDivisors = func(s *Scenario) []int { return divisorsOf(s.r.numGPUs) }
+
+// autoRules are the fields that support auto. The choice lists repeat the
+// ones validate.go accepts; TestAutoChoicesAreValid keeps them in step.
+var autoRules = map[string]autoRule{
+	"parallel.tp":             {doc: "divisors of the GPU count", ints: gpuDivisors},
+	"parallel.pp":             {doc: "divisors of the GPU count", ints: gpuDivisors},
+	"parallel.cp":             {doc: "divisors of the GPU count", ints: gpuDivisors},
+	"parallel.ep":             {doc: "divisors of the GPU count", ints: gpuDivisors},
+	"parallel.dp":             {doc: "divisors of the GPU count", ints: gpuDivisors},
+	"parallel.virtual_stages": {doc: "1 … model.layers", ints: func(s *Scenario) []int { return upTo(s.r.model.Layers) }},
+	"training.micro_batch":    {doc: "divisors of training.global_batch", ints: func(s *Scenario) []int { return divisorsOf(s.Training.GlobalBatch) }},
+	"parallel.zero":           {doc: "0, 1, 2, 3", ints: func(*Scenario) []int { return []int{0, 1, 2, 3} }},
+	"parallel.schedule":       {choices: fixed("gpipe", "1f1b", "interleaved", "zero-bubble")},
+	"training.precision":      {choices: fixed("fp32", "tf32", "fp16", "bf16", "fp8")},
+	"training.optimizer":      {choices: fixed("adamw", "adam", "sgd", "adagrad")},
+	"training.recompute":      {choices: fixed("none", "selective", "full")},
+	"cluster.gpu":             {choices: topology.GPUNames},
+	"cluster.intra_node":      {choices: fixed("nvswitch", "pcie", "nvlink-pairs")},
+	"cluster.network.kind":    {choices: fixed("rail-optimized", "fat-tree", "clos", "single-switch")},
+	"cluster.network.nic":     {choices: topology.NICNames},
+	"sim.fidelity":            {choices: fixed("analytic", "flow")},
+}
+
+var boolRule = autoRule{choices: fixed("false", "true"), isBool: true}
+
+func autoRuleFor(path string, t reflect.Type) (autoRule, bool) {
+	if r, ok := autoRules[path]; ok {
+		return r, true
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() == reflect.Bool {
+		return boolRule, true
+	}
+	return autoRule{}, false
+}
+
+// AutoFields lists the fields that accept auto, sorted, each with what it
+// enumerates; every boolean field accepts it too (false, true).
+func AutoFields() []string {
+	out := make([]string, 0, len(autoRules)+1)
+	for k, r := range autoRules {
+		d := r.doc
+		if d == "" {
+			d = strings.Join(r.choices(), "|")
+		}
+		out = append(out, k+" ("+d+")")
+	}
+	slices.Sort(out)
+	return append(out, "any true/false field")
+}
+
+// enumerate fills sw.points.
+func (sw *Sweep) enumerate() error {
+	var listed, autos []int
+	for i, f := range sw.Fields {
+		if f.Auto {
+			autos = append(autos, i)
+		} else {
+			listed = append(listed, i)
+		}
+	}
+	seen := map[string]int{}
+	vals := make([]*yaml.Node, len(sw.Fields))
+	add := func(s *Scenario, err error) {
+		id := s.RunID()
+		if j, dup := seen[id]; dup {
+			if sw.Duplicates == 0 {
+				sw.DuplicateExample = fmt.Sprintf("%s is the same configuration as %s", sw.describe(vals), sw.describe(sw.points[j].vals))
+			}
+			sw.Duplicates++
+			return
+		}
+		seen[id] = len(sw.points)
+		p := sweepPoint{vals: slices.Clone(vals), runID: id}
+		if err != nil {
+			p.err = err.Error()
+		}
+		sw.points = append(sw.points, p)
+	}
+	idx := make([]int, len(listed))
+	for {
+		doc := cloneNode(sw.base)
+		for k, fi := range listed {
+			vals[fi] = sw.Fields[fi].nodes[idx[k]]
+			if err := setPath(doc, sw.Fields[fi].Path, cloneNode(vals[fi])); err != nil {
+				return err
+			}
+		}
+		if len(autos) == 0 {
+			add(sw.parsePoint(doc))
+		} else {
+			var firstErr error
+			found := false
+			sw.autoRec(doc, autos, vals, func(s *Scenario, err error) {
+				if err == nil {
+					found = true
+					add(s, nil)
+				} else if firstErr == nil {
+					firstErr = err
+				}
+			})
+			if !found {
+				// Never drop a combination silently: record it once, with
+				// the auto fields at the base's values, as an error.
+				for _, fi := range autos {
+					vals[fi] = nil
+				}
+				s, _ := sw.parsePoint(doc)
+				if firstErr == nil {
+					firstErr = errors.New("no candidate value within min and max")
+				}
+				var names []string
+				for _, fi := range autos {
+					names = append(names, sw.Fields[fi].Path)
+				}
+				add(s, fmt.Errorf("%s (auto): no value gives a valid scenario; first error: %v", strings.Join(names, ", "), firstErr))
+			}
+		}
+		// Odometer: the last listed field turns fastest.
+		k := len(idx) - 1
+		for ; k >= 0; k-- {
+			idx[k]++
+			if idx[k] < len(sw.Fields[listed[k]].nodes) {
+				break
+			}
+			idx[k] = 0
+		}
+		if k < 0 {
+			break
+		}
+	}
+	if len(sw.points) == 0 {
+		return errors.New("sweep: no points")
+	}
+	allBad := true
+	for _, p := range sw.points {
+		if p.err == "" {
+			allBad = false
+			break
+		}
+	}
+	if allBad {
+		return fmt.Errorf("sweep: every point is invalid; the first: %s", sw.points[0].err)
+	}
+	sw.width = len(strconv.Itoa(len(sw.points) - 1))
+	return nil
+}
+
+// autoRec enumerates the auto fields autos[0], autos[1], … depth first on
+// doc, calling leaf with every parsed combination. Each field's candidates
+// come from the point as set so far (its GPU count, model and batch).
+func (sw *Sweep) autoRec(doc *yaml.Node, autos []int, vals []*yaml.Node, leaf func(*Scenario, error)) {
+	if len(autos) == 0 {
+		leaf(sw.parsePoint(doc))
+		return
+	}
+	fi := autos[0]
+	f := &sw.Fields[fi]
+	cands, err := sw.candidates(doc, f)
+	if err != nil {
+		leaf(nil, err)
+		return
+	}
+	for _, c := range cands {
+		d := cloneNode(doc)
+		vals[fi] = c
+		if err := setPath(d, f.Path, cloneNode(c)); err != nil {
+			leaf(nil, err)
+			continue
+		}
+		sw.autoRec(d, autos[1:], vals, leaf)
+	}
+}
+
+// candidates lists an auto field's values for the point doc.
+func (sw *Sweep) candidates(doc *yaml.Node, f *SweepField) ([]*yaml.Node, error) {
+	rule, _ := autoRuleFor(f.Path, fieldType(f.Path))
+	if rule.choices != nil {
+		var out []*yaml.Node
+		tag := "!!str"
+		if rule.isBool {
+			tag = "!!bool"
+		}
+		for _, c := range rule.choices() {
+			out = append(out, &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: c})
+		}
+		return out, nil
+	}
+	probe, err := probeScenario(doc)
+	if err != nil {
+		return nil, err
+	}
+	var out []*yaml.Node
+	for _, v := range rule.ints(probe) {
+		if (f.Min != nil && v < *f.Min) || (f.Max != nil && v > *f.Max) {
+			continue
+		}
+		out = append(out, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(v)})
+	}
+	return out, nil
+}
+
+// probeScenario resolves a point's model, training and cluster (not its
+// layout), which is what auto candidates depend on.
+func probeScenario(doc *yaml.Node) (*Scenario, error) {
+	set := map[string]bool{}
+	if err := checkNode(doc, reflect.TypeOf(Scenario{}), "", set); err != nil {
+		return nil, err
+	}
+	var s Scenario
+	if err := doc.Decode(&s); err != nil {
+		return nil, cleanYAMLError(err)
+	}
+	if err := s.resolveModel(set); err != nil {
+		return nil, err
+	}
+	if err := s.resolveTraining(set); err != nil {
+		return nil, err
+	}
+	if err := s.resolveCluster(set); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// parsePoint validates a point's document. Unlike ParseNode it returns the
+// scenario even when validation fails: resolved as far as validation got,
+// with the remaining defaults filled, so an error row still shows the
+// point's knobs and has a run id (the UUIDv5 of that configuration).
+func (sw *Sweep) parsePoint(doc *yaml.Node) (*Scenario, error) {
+	set := map[string]bool{}
+	if err := checkNode(doc, reflect.TypeOf(Scenario{}), "", set); err != nil {
+		// Values and base were type-checked when loading; keep going with
+		// what decodes.
+		return &Scenario{Name: sw.Name}, err
+	}
+	s := &Scenario{}
+	if err := doc.Decode(s); err != nil {
+		return &Scenario{Name: sw.Name}, cleanYAMLError(err)
+	}
+	err := s.validate(set)
+	if err != nil {
+		s.fillDisplayDefaults(set)
+	}
+	if sw.fidelity != nil {
+		s.SetFidelity(*sw.fidelity)
+	}
+	return s, err
+}
+
+// fillDisplayDefaults fills the defaults an invalid scenario's summary row
+// reads (pointers, the sim block), which validation may not have reached.
+func (s *Scenario) fillDisplayDefaults(set map[string]bool) {
+	t := &s.Training
+	if t.FlashAttention == nil {
+		t.FlashAttention = bptr(true)
+	}
+	if s.Model.TiedEmbeddings == nil {
+		s.Model.TiedEmbeddings = bptr(false)
+	}
+	o := &s.Parallel.Overlap
+	for _, p := range []struct {
+		v **bool
+		d bool
+	}{{&o.GradReduce, true}, {&o.ParamGather, true}, {&o.TPComm, false}, {&o.P2P, true}} {
+		if *p.v == nil {
+			*p.v = bptr(p.d)
+		}
+	}
+	if s.Sim.Fidelity == "" || s.Sim.Steps == 0 || s.Sim.Timeline == nil {
+		_ = s.resolveSim(set)
+	}
+}
+
+// describe renders the swept values of a point, "parallel.tp=8 parallel.pp=4".
+func (sw *Sweep) describe(vals []*yaml.Node) string {
+	var parts []string
+	for i, f := range sw.Fields {
+		v := "(base)"
+		if vals[i] != nil {
+			v = vals[i].Value
+		}
+		parts = append(parts, f.Path+"="+v)
+	}
+	return strings.Join(parts, " ")
+}
+
+// cloneNode deep-copies a YAML node tree (aliases keep pointing at their
+// original anchors, which are only read).
+func cloneNode(n *yaml.Node) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	if len(n.Content) > 0 {
+		c.Content = make([]*yaml.Node, len(n.Content))
+		for i, x := range n.Content {
+			c.Content[i] = cloneNode(x)
+		}
+	}
+	return &c
+}
+
+func describeOrEmpty(n *yaml.Node) string {
+	if n.Kind == yaml.MappingNode {
+		return "an empty mapping"
+	}
+	if n.Tag == "!!null" {
+		return "nothing"
+	}
+	return describe(n)
+}
+
+// stripLine drops a trailing " (line N)" (the caller adds the line once).
+func stripLine(err error) error {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, " (line "); i > 0 && strings.HasSuffix(msg, ")") {
+		msg = msg[:i]
+	}
+	return errors.New(msg)
+}
+
+func stripComments(n *yaml.Node) {
+	n.HeadComment, n.LineComment, n.FootComment = "", "", ""
+	for _, c := range n.Content {
+		stripComments(c)
+	}
+}
+
+// setPath is SetFieldPath without re-checking the path against the format
+// (every swept path was checked when loading; this runs once per field per
+// point).
+func setPath(doc *yaml.Node, path string, value *yaml.Node) error {
+	n := doc
+	if n.Kind == yaml.DocumentNode {
+		n = n.Content[0]
+	}
+	parts := strings.Split(path, ".")
+	for i, p := range parts {
+		if n.Kind != yaml.MappingNode {
+			return fmt.Errorf("%s: %s is not a mapping in the base scenario", path, strings.Join(parts[:i], "."))
+		}
+		var next *yaml.Node
+		for j := 0; j+1 < len(n.Content); j += 2 {
+			if n.Content[j].Value == p {
+				if i == len(parts)-1 {
+					n.Content[j+1] = value
+					return nil
+				}
+				next = n.Content[j+1]
+				break
+			}
+		}
+		if next == nil {
+			key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: p}
+			if i == len(parts)-1 {
+				n.Content = append(n.Content, key, value)
+				return nil
+			}
+			next = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+			n.Content = append(n.Content, key, next)
+		}
+		n = next
+	}
+	return nil
+}
