@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -143,8 +144,16 @@ func join(path, key string) string {
 	return path + "." + key
 }
 
-// yamlFields maps the YAML keys of struct type t to their fields.
+// fieldCache memoises yamlFields per type: sweeps check thousands of points
+// from several goroutines.
+var fieldCache sync.Map // reflect.Type → map[string]reflect.StructField
+
+// yamlFields maps the YAML keys of struct type t to their fields. The map is
+// shared; callers must not modify it.
 func yamlFields(t reflect.Type) map[string]reflect.StructField {
+	if m, ok := fieldCache.Load(t); ok {
+		return m.(map[string]reflect.StructField)
+	}
 	m := map[string]reflect.StructField{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
@@ -155,6 +164,7 @@ func yamlFields(t reflect.Type) map[string]reflect.StructField {
 		}
 		m[name] = f
 	}
+	fieldCache.Store(t, m)
 	return m
 }
 
