@@ -1,12 +1,8 @@
-// Package network is simtrain's fabric: transfers between endpoints over
-// routes of directed links.
-//
-// API CONTRACT (stub written before implementation; relied on by
-// sim/collectives and sim).
 package network
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/simtrain/simtrain/sim/engine"
 )
@@ -46,22 +42,309 @@ type Done interface {
 	TransferDone(now engine.Time, tag int64)
 }
 
-// Fabric plays transfers on links. Create with New.
+// SolverStats counts the work of the flow-fidelity solver since New. They
+// measure cost only; results never depend on them.
+type SolverStats struct {
+	Solves       uint64 // max-min re-solves (one per simulated instant with arrivals or departures)
+	FlowsVisited uint64 // flows whose rate was recomputed, summed over solves
+	LinksVisited uint64 // links in the re-solved sets, summed over solves
+	Rescheduled  uint64 // flows whose rate changed and got a new completion time
+	LocalRounds  uint64 // extra rounds of the local re-solve (its check failed and the set grew)
+	Fallbacks    uint64 // solves where the local re-solve did not settle and the threshold re-solve ran
+}
+
+// Fabric plays transfers on directed links at one Fidelity. Create with New.
+//
+// A Fabric is driven by its engine and is not safe for concurrent use. Every
+// method is deterministic: the same calls at the same simulated times give
+// the same completion times and the same callbacks in the same order.
 type Fabric struct {
-	// implementation state
+	e   *engine.Engine
+	h   engine.HandlerID
+	fid Fidelity
+	bw  []float64
+	lat []engine.Time
+
+	// Completion callbacks: a slab with a free-index stack. Event arguments
+	// carry the slot index.
+	dels     []delivery
+	delFree  []int32
+	inFlight int
+
+	// Per-link statistics. lbytes: bytes carried (see LinkBytes). lbusy:
+	// busy time of closed busy periods. lbusyT: flow fidelity, start of the
+	// open busy period; analytic, end of the union of busy intervals.
+	lbytes []float64
+	lbusy  []engine.Time
+	lbusyT []engine.Time
+
+	flowState // flow fidelity only; see flow.go
+
+	// afterEvent, when set (tests only), runs after every event the fabric
+	// handles.
+	afterEvent func(now engine.Time)
+}
+
+type delivery struct {
+	done Done
+	tag  int64
+}
+
+// Event arguments: the low two bits say what the event is.
+const (
+	evDeliver  = iota // payload: delivery slot
+	evSolve           // payload: none; re-solve at this instant
+	evWake            // payload: wake generation
+	evKindBits = 2
+)
+
+type fabricHandler struct{ f *Fabric }
+
+func (h fabricHandler) Handle(now engine.Time, arg int64) {
+	f := h.f
+	switch arg & (1<<evKindBits - 1) {
+	case evDeliver:
+		slot := int32(arg >> evKindBits)
+		d := f.dels[slot]
+		f.dels[slot] = delivery{}
+		f.delFree = append(f.delFree, slot)
+		f.inFlight--
+		if f.afterEvent != nil {
+			f.afterEvent(now)
+		}
+		if d.done != nil {
+			d.done.TransferDone(now, d.tag)
+		}
+		return
+	case evSolve:
+		f.solvePending = false
+		f.step(now)
+	case evWake:
+		if arg>>evKindBits != f.wakeGen {
+			return // stale: a later step rescheduled the wake
+		}
+		f.wakeAt = -1
+		f.step(now)
+	}
+	if f.afterEvent != nil {
+		f.afterEvent(now)
+	}
 }
 
 // New makes a fabric over links with the given per-direction bandwidths
 // (bytes/s) and latencies, indexed by link id. The slices are not copied and
 // must not change afterwards.
+//
+// New trusts its inputs: len(latency) must equal len(bandwidth), every
+// bandwidth must be finite and >= 0 (0 means a transfer over that link never
+// completes) and every latency >= 0. Callers holding untrusted values check
+// them first with CheckLinks.
 func New(e *engine.Engine, bandwidth []float64, latency []engine.Time, f Fidelity) *Fabric {
-	panic("TODO")
+	n := len(bandwidth)
+	fb := &Fabric{
+		e:      e,
+		fid:    f,
+		bw:     bandwidth,
+		lat:    latency,
+		lbytes: make([]float64, n),
+		lbusy:  make([]engine.Time, n),
+		lbusyT: make([]engine.Time, n),
+	}
+	fb.h = e.Register(fabricHandler{fb})
+	if f == Flow {
+		fb.initFlow(n)
+	}
+	return fb
 }
+
+// CheckLinks reports the first problem with link arrays meant for New, or
+// nil: lengths must match, bandwidths finite and >= 0, latencies >= 0.
+func CheckLinks(bandwidth []float64, latency []engine.Time) error {
+	if len(bandwidth) != len(latency) {
+		return fmt.Errorf("network: %d bandwidths but %d latencies (need one of each per link)", len(bandwidth), len(latency))
+	}
+	for i, b := range bandwidth {
+		if !(b >= 0) || math.IsInf(b, 1) {
+			return fmt.Errorf("network: bandwidth[%d] = %v: must be finite and >= 0 bytes/s", i, b)
+		}
+	}
+	for i, l := range latency {
+		if l < 0 {
+			return fmt.Errorf("network: latency[%d] = %v: must be >= 0", i, l)
+		}
+	}
+	return nil
+}
+
+// CheckTransfer reports the first problem with arguments meant for Start, or
+// nil: bytes must be finite and >= 0, every link id in [0, NumLinks()), and
+// no link may appear twice in the route (routes are simple paths).
+func (f *Fabric) CheckTransfer(route []int32, bytes float64) error {
+	if !(bytes >= 0) || math.IsInf(bytes, 1) {
+		return fmt.Errorf("network: transfer bytes = %v: must be finite and >= 0", bytes)
+	}
+	for i, l := range route {
+		if l < 0 || int(l) >= len(f.bw) {
+			return fmt.Errorf("network: route[%d] = %d: link id out of range [0, %d)", i, l, len(f.bw))
+		}
+		for j := range i {
+			if route[j] == l {
+				return fmt.Errorf("network: route[%d] = %d repeats route[%d]: a route may cross a link once", i, l, j)
+			}
+		}
+	}
+	return nil
+}
+
+// Fidelity is the fidelity the fabric was made with.
+func (f *Fabric) Fidelity() Fidelity { return f.fid }
+
+// NumLinks is the number of links.
+func (f *Fabric) NumLinks() int { return len(f.bw) }
 
 // Start begins moving bytes along route (link ids, in order; the slice is
 // copied). The transfer's last byte arrives at the end of transmission plus
-// the sum of the route's latencies; then done.TransferDone(now, tag) is called.
+// the sum of the route's latencies; then done.TransferDone(now, tag) is called
+// (done may be nil when nobody needs to know).
 // An empty route (same endpoint) completes after zero time.
+//
+// Analytic: transmission takes bytes / (min bandwidth on the route), rounded
+// up to whole nanoseconds, whatever else is running. Flow: the transfer is a
+// flow that holds every link of its route from now until its last byte is
+// transmitted, at its max-min fair rate (see the package doc). Zero bytes
+// complete after the route latency without occupying links. A transfer over a
+// zero-bandwidth link never completes.
+//
+// Start trusts its inputs, which come from topology code, not from users:
+// bytes finite and >= 0, link ids valid, no link twice (see CheckTransfer).
+// Done is never called from inside Start.
 func (f *Fabric) Start(route []int32, bytes float64, done Done, tag int64) {
-	panic("TODO")
+	now := f.e.Now()
+	var lat engine.Time
+	for _, l := range route {
+		lat = addTime(lat, f.lat[l])
+	}
+	d := f.newDelivery(done, tag)
+	f.inFlight++
+	if len(route) == 0 || !(bytes > 0) {
+		f.e.At(addTime(now, lat), f.h, int64(d)<<evKindBits|evDeliver)
+		return
+	}
+	if f.fid == Analytic {
+		bw := f.bw[route[0]]
+		for _, l := range route[1:] {
+			bw = math.Min(bw, f.bw[l])
+		}
+		tx := txTime(bytes, bw)
+		end := addTime(now, tx)
+		for _, l := range route {
+			f.lbytes[l] += bytes
+			// Starts arrive in time order, so the union of the busy
+			// intervals [start, end) grows only at its right edge.
+			if be := f.lbusyT[l]; now >= be {
+				f.lbusy[l] += end - now
+				f.lbusyT[l] = end
+			} else if end > be {
+				f.lbusy[l] += end - be
+				f.lbusyT[l] = end
+			}
+		}
+		if tx == engine.Forever {
+			return // a zero-bandwidth link: never arrives
+		}
+		f.e.At(addTime(end, lat), f.h, int64(d)<<evKindBits|evDeliver)
+		return
+	}
+	f.startFlow(now, route, bytes, d, lat)
+}
+
+func (f *Fabric) newDelivery(done Done, tag int64) int32 {
+	if n := len(f.delFree); n > 0 {
+		s := f.delFree[n-1]
+		f.delFree = f.delFree[:n-1]
+		f.dels[s] = delivery{done, tag}
+		return s
+	}
+	f.dels = append(f.dels, delivery{done, tag})
+	return int32(len(f.dels) - 1)
+}
+
+// InFlight is the number of transfers started whose done has not been
+// called yet (including those that will never complete).
+func (f *Fabric) InFlight() int { return f.inFlight }
+
+// ActiveFlows is, at flow fidelity, the number of flows holding links now:
+// started with bytes > 0 on a non-empty route and not yet fully transmitted.
+// At analytic fidelity, where transfers hold nothing, it is InFlight().
+func (f *Fabric) ActiveFlows() int {
+	if f.fid == Flow {
+		return f.nActive
+	}
+	return f.inFlight
+}
+
+// LinkBytes is the number of bytes carried by link. Flow fidelity: bytes
+// transmitted so far, including the transmitted part of flows still
+// running. Analytic fidelity: the whole size of every transfer started over
+// the link (transfers are not tracked while in flight). Once every transfer
+// has completed both count each transfer's bytes once per link it crossed.
+func (f *Fabric) LinkBytes(link int) float64 {
+	if f.fid == Flow {
+		return f.flowLinkBytes(link, f.e.Now())
+	}
+	return f.lbytes[link]
+}
+
+// LinkBusy is the time up to now during which link carried at least one
+// transfer (flow fidelity: an active flow; analytic: a transfer between its
+// start and the end of its transmission). It never exceeds Now.
+func (f *Fabric) LinkBusy(link int) engine.Time {
+	now := f.e.Now()
+	if f.fid == Flow {
+		b := f.lbusy[link]
+		if len(f.links[link]) > 0 {
+			b += now - f.lbusyT[link]
+		}
+		return b
+	}
+	b := f.lbusy[link]
+	if be := f.lbusyT[link]; be > now {
+		b -= be - now
+	}
+	return b
+}
+
+// Stats returns the solver's work counters (all zero at analytic fidelity).
+func (f *Fabric) Stats() SolverStats { return f.stats }
+
+// txTime is the transmission time of bytes at rate bytes/s, rounded up to a
+// whole nanosecond. A quotient within a relative 1e-14 (about 45 float64
+// ulps) above a whole number of nanoseconds is taken as that number, so that
+// floating-point noise in rates and remaining bytes does not add a spurious
+// nanosecond to times that are exact on paper. Zero or negative bytes take
+// no time; a zero rate takes forever.
+func txTime(bytes, rate float64) engine.Time {
+	if !(bytes > 0) {
+		return 0
+	}
+	if !(rate > 0) {
+		return engine.Forever
+	}
+	ns := bytes / rate * 1e9
+	if !(ns < 9.2e18) { // beyond int64 range (292 years), or +Inf
+		return engine.Forever
+	}
+	t := math.Floor(ns)
+	if ns-t > ns*1e-14 {
+		t++
+	}
+	return engine.Time(t)
+}
+
+// addTime adds two non-negative times, saturating at engine.Forever.
+func addTime(a, b engine.Time) engine.Time {
+	if b >= engine.Forever-a {
+		return engine.Forever
+	}
+	return a + b
 }
