@@ -176,19 +176,28 @@ func suggest(key string, fields map[string]reflect.StructField) string {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	// Closest by edit distance; ties go to the longer common prefix, since
-	// typos are more often at the end ("tpp" → "tp", not "pp").
+	if best := Closest(key, names); best != "" {
+		return fmt.Sprintf("did you mean %q?", best)
+	}
+	return "valid fields: " + strings.Join(names, ", ")
+}
+
+// Closest returns the name nearest to s by edit distance when it is close
+// (at most max(2, len(s)/3) edits), or "". Ties go to the longer common
+// prefix, since typos are more often at the end ("tpp" → "tp", not "pp"),
+// then to the earlier name.
+func Closest(s string, names []string) string {
 	best, bestD, bestP := "", 1<<30, -1
 	for _, k := range names {
-		d, p := editDistance(key, k), commonPrefix(key, k)
+		d, p := editDistance(s, k), commonPrefix(s, k)
 		if d < bestD || (d == bestD && p > bestP) {
 			best, bestD, bestP = k, d, p
 		}
 	}
-	if best != "" && bestD <= max(2, len(key)/3) {
-		return fmt.Sprintf("did you mean %q?", best)
+	if best != "" && bestD <= max(2, len(s)/3) {
+		return best
 	}
-	return "valid fields: " + strings.Join(names, ", ")
+	return ""
 }
 
 // editDistance is the Levenshtein distance between a and b.
@@ -248,6 +257,12 @@ func SetFieldPath(doc *yaml.Node, path string, value *yaml.Node) error {
 	if err := CheckFieldPath(path); err != nil {
 		return err
 	}
+	return setPath(doc, path, value)
+}
+
+// setPath is SetFieldPath without checking the path against the format
+// (sweeps check every path once when loading, then set it for every point).
+func setPath(doc *yaml.Node, path string, value *yaml.Node) error {
 	n := doc
 	if n.Kind == yaml.DocumentNode {
 		if len(n.Content) == 0 {
@@ -263,11 +278,11 @@ func SetFieldPath(doc *yaml.Node, path string, value *yaml.Node) error {
 		var next *yaml.Node
 		for j := 0; j+1 < len(n.Content); j += 2 {
 			if n.Content[j].Value == p {
-				next = n.Content[j+1]
 				if i == len(parts)-1 {
 					n.Content[j+1] = value
 					return nil
 				}
+				next = n.Content[j+1]
 				break
 			}
 		}

@@ -20,6 +20,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/simtrain/simtrain/sim"
 	"github.com/simtrain/simtrain/sim/output"
 )
 
@@ -455,7 +456,7 @@ func parseConstraint(text string) (constraint, error) {
 			}
 			slices.Sort(names)
 			hint := "valid columns: " + strings.Join(names, ", ")
-			if near := closest(name, names); near != "" {
+			if near := sim.Closest(name, names); near != "" {
 				hint = fmt.Sprintf("did you mean %q?", near)
 			}
 			_, err := bad("unknown column %q; %s", name, hint)
@@ -547,40 +548,6 @@ func (c constraint) holds(r output.SummaryRow) bool {
 	default:
 		return x != c.num
 	}
-}
-
-// closest is the name nearest to s by edit distance, if it is close.
-func closest(s string, names []string) string {
-	best, bestD := "", 1<<30
-	for _, n := range names {
-		if d := levenshtein(s, n); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	if bestD <= max(2, len(s)/3) {
-		return best
-	}
-	return ""
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func yesNo(b bool) string {
