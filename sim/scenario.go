@@ -139,6 +139,11 @@ type Expect struct {
 	TFLOPsPerGPU     *float64 `yaml:"tflops_per_gpu" json:"tflops_per_gpu,omitempty"`
 	Source           string   `yaml:"source" json:"source"`
 	FLOPsConvention  string   `yaml:"flops_convention" json:"flops_convention"`
+	// AttentionFLOPs says how the source counted the attention-matrix FLOPs
+	// in an mfu or tflops_per_gpu figure: "full" (every query against every
+	// key: PaLM appendix B, Megatron-LM until 2024, llm-foundry; the default)
+	// or "causal" (half of that: Megatron-Core's formula since 2025).
+	AttentionFLOPs string `yaml:"attention_flops" json:"attention_flops,omitempty"`
 	// Group labels the row for per-group accuracy reports (e.g. the source table).
 	Group string `yaml:"group" json:"group,omitempty"`
 	// Notes carries free text about how the figure was read.

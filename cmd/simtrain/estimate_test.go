@@ -310,8 +310,11 @@ func TestDeviceFor(t *testing.T) {
 		if d.KernelOverhead != workload.FittedKernelOverhead {
 			t.Errorf("%s: kernel overhead %v, fitted %v", name, d.KernelOverhead, workload.FittedKernelOverhead)
 		}
+		// Attention efficiencies are training values: a FlashAttention
+		// benchmark × the fitted training fraction 0.5 (down to 0.095 for
+		// MI300X's estimated backward), see sim/topology/compute_profile.go.
 		for _, e := range []float64{d.MatmulEffBF16, d.HBMEff, d.AttnEff, d.AttnBwdEff} {
-			if !(e > 0.3 && e < 0.95) {
+			if !(e > 0.05 && e < 0.95) {
 				t.Errorf("%s: efficiency %v out of range: %+v", name, e, g.Compute)
 			}
 		}
@@ -322,11 +325,14 @@ func TestDeviceFor(t *testing.T) {
 			t.Errorf("%s: compute profile without sources", name)
 		}
 	}
-	// H100 SXM: the §4a/§4b/§4c figures.
+	// H100 SXM: the §4a/§4b/§4c figures times the training fractions
+	// (GEMM 0.9, attention 0.5): MAMF 0.803·0.9 = 0.7227, FP8 0.709·0.9 =
+	// 0.6381, STREAM 0.887, FlashAttention-2 0.35·0.5 = 0.175 forward and
+	// 0.35·(0.584/0.685)·0.5 = 0.1492 backward.
 	g, _ := topology.LookupGPU("h100-sxm")
 	d := sim.DeviceFor(g)
-	if !relNear(d.MatmulEffBF16, 0.803, 0.001) || !relNear(d.MatmulEffFP8, 0.709, 0.001) || !relNear(d.HBMEff, 0.887, 0.001) ||
-		d.AttnEff != 0.685 || d.AttnBwdEff != 0.584 || d.HBMBytes != 80e9 {
+	if !relNear(d.MatmulEffBF16, 0.803*0.9, 0.001) || !relNear(d.MatmulEffFP8, 0.709*0.9, 0.001) || !relNear(d.HBMEff, 0.887, 0.001) ||
+		!relNear(d.AttnEff, 0.175, 1e-9) || !relNear(d.AttnBwdEff, 0.35*0.584/0.685*0.5, 1e-9) || d.HBMBytes != 80e9 {
 		t.Errorf("h100-sxm device %+v", d)
 	}
 }

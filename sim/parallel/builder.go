@@ -172,14 +172,25 @@ func (b *builder) actBytes() float64 {
 	return float64(s.MicroBatch) * float64(s.Seq) / float64(max(s.CP, 1)) * float64(b.cfg.Model.Hidden) * s.Dtype.Bytes()
 }
 
-// p2pBytes is what a pipeline send carries: one micro-batch's activations
-// (sharded over TP with sequence parallelism).
+// p2pBytes is what a pipeline send carries: one micro-batch's activations,
+// split over the TP ranks. With sequence parallelism each rank holds 1/tp
+// of the sequence; without it every rank holds the whole activation and
+// sends only its 1/tp slice, which the receiving TP group all-gathers over
+// the scale-up fabric (Megatron-LM's scatter/gather of pipeline tensors,
+// Narayanan et al. SC21 §4.1, on by default since 2021): each stage
+// boundary crosses the scale-out network once, not tp times.
 func (b *builder) p2pBytes() float64 {
-	v := b.actBytes()
-	if b.cfg.Shape.SP {
-		v /= float64(b.cfg.Layout.TP)
+	return b.actBytes() / float64(max(b.cfg.Layout.TP, 1))
+}
+
+// p2pGather returns the task after which a received activation (or
+// gradient) is whole on this rank: the receive itself, or, with TP and no
+// sequence parallelism, the all-gather of the tp slices that follows it.
+func (b *builder) p2pGather(rcv int32, name string, micro, chunk int) int32 {
+	if b.cfg.Layout.TP <= 1 || b.cfg.Shape.SP {
+		return rcv
 	}
-	return v
+	return b.comm(GroupTP, collectives.AllGather, b.actBytes(), name, -1, micro, chunk, rcv)
 }
 
 // kvBytes is the K and V a context-parallel all-gather assembles: the full
@@ -259,7 +270,7 @@ func (b *builder) send(grad bool, micro int, ch Chunk, after int32) {
 func (b *builder) forwardChunk(ch Chunk, mb int) {
 	in := int32(-1)
 	if !b.isFirstModelChunk(ch) {
-		in = b.recv(false, mb, ch)
+		in = b.p2pGather(b.recv(false, mb, ch), "pp_gather_act", mb, ch.Index)
 	}
 	tp := b.cfg.Layout.TP > 1
 	if ch.Embedding {
@@ -371,7 +382,7 @@ func addCost(a, b blockCost) blockCost {
 func (b *builder) backwardChunk(ch Chunk, mb int, splitW bool) {
 	in := int32(-1)
 	if !b.isLastModelChunk(ch) {
-		in = b.recv(true, mb, ch)
+		in = b.p2pGather(b.recv(true, mb, ch), "pp_gather_grad", mb, ch.Index)
 	}
 	tp := b.cfg.Layout.TP > 1
 	reduce := !splitW && mb == b.lastBwdMicro[ch.Index]

@@ -290,7 +290,7 @@ func fitAmpere(p *CommProfile, gpu string) {
 func commProfile(gpu string) CommProfile {
 	var p CommProfile
 	switch gpu {
-	case "h100-sxm":
+	case "h100-sxm", "h100-96gb-500w":
 		p = ncclHopper()
 		p.Channels = 24
 		p.RingEfficiency = 370.0 / 450
@@ -303,6 +303,9 @@ func commProfile(gpu string) CommProfile {
 			"RingEfficiency 370/450: maintainer, effective NVLink bandwidth with protocol overhead, hardware-facts §1 (nccl-tests#212), §2a (nccl#1455: ring 365-370)",
 			"NVLSEfficiency: derived from NVLS all_reduce busbw 480 GB/s on 8 GPUs (nccl-tests#212, [AZ-H100] 478.87): algbw 480*8/14 = 274.3 GB/s over (9/8) bytes per port per byte, / 450",
 			"P2PEfficiency 374/450: p2pBandwidthLatencyTest unidirectional 371-377 GB/s, hardware-facts §2e (nccl#1264)")
+		if gpu == "h100-96gb-500w" {
+			p.Sources = append(p.Sources, "h100-96gb-500w: same NVLink4/NVSwitch board as H100 SXM (torchtitan benchmarks/llama3_h100_202412_torchtitan.md: 8 H100 per host fully connected with NVLink); every value assumed equal to h100-sxm")
+		}
 	case "h200":
 		p = ncclHopper()
 		p.Channels = 24

@@ -143,6 +143,7 @@ func attnShapeWith(queries, keys, batch, sms int, l0 float64) float64 {
 // OpTime is the op's time in seconds on d at compute dtype dt:
 //
 //	max(FLOPs / (peak × eff), bytes / (HBMBandwidth × HBMEff)) + KernelOverhead
+//	  + t_quantize   (GEMMs in an 8- or 4-bit format only, see quantizeTime)
 //
 // with peak and eff by class: GEMMs use the dtype's tensor-core peak and
 // GEMMEfficiency; attention the BF16 peak and AttentionEfficiency;
@@ -166,7 +167,37 @@ func (d Device) OpTime(op Op, dt Dtype) float64 {
 	if bw := d.HBMBandwidth * d.HBMEff; bw > 0 {
 		tm = (op.BytesRead + op.BytesWritten) / bw
 	}
-	return max(tc, tm) + d.KernelOverhead
+	return max(tc, tm) + d.KernelOverhead + d.quantizeTime(op, dt)
+}
+
+// quantizeBytesPerValue is the HBM traffic of quantizing one GEMM operand
+// value from bf16 to an 8-bit (or 4-bit) format with a per-tensor scale: an
+// amax pass that reads it (2 bytes), then a cast that reads it again (2) and
+// writes the narrow copy (1). Transformer Engine and torchao's float8
+// training keep activations, weights and gradients in bf16 and quantize
+// each GEMM's two inputs right before it (Micikevicius et al. 2022,
+// arXiv:2209.05433 §4; TE's cast/cast_transpose kernels), so every
+// forward, dgrad and wgrad GEMM pays this for both operands.
+const quantizeBytesPerValue = 5
+
+// quantizeTime is the time of the separate kernel that quantizes the inputs
+// of a GEMM run in an 8- or 4-bit format (zero for other ops and dtypes, and
+// when the GPU lacks the format and the GEMM runs at BF16).
+func (d Device) quantizeTime(op Op, dt Dtype) float64 {
+	if op.Class != ClassGEMM || !dt.Valid() || d.Peak[dt] == 0 {
+		return 0
+	}
+	switch dt {
+	case FP8, FP4, MXFP4, NVFP4:
+	default:
+		return 0
+	}
+	bw := d.HBMBandwidth * d.HBMEff
+	if !(bw > 0) || op.M <= 0 || op.N <= 0 || op.K <= 0 {
+		return 0
+	}
+	values := (float64(op.M)*float64(op.K) + float64(op.K)*float64(op.N)) * float64(max(op.Batch, 1))
+	return values*quantizeBytesPerValue/bw + d.KernelOverhead
 }
 
 // Bound says which roofline term limits op on d: "compute" or "memory".

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/simtrain/simtrain/sim"
+	"github.com/simtrain/simtrain/sim/output"
+)
+
+// tinyScenario is a small model on one 8-GPU H100 node: fast to simulate.
+const tinyScenario = `name: %s
+model: {preset: gpt3-125m}
+training: {seq_len: 1024, global_batch: 16, micro_batch: 2}
+cluster: {gpu: h100-sxm, nodes: 1}
+parallel: {zero: 3}
+`
+
+// simulatedStep returns the simulated step time of tinyScenario.
+func simulatedStep(t *testing.T) float64 {
+	t.Helper()
+	s, err := sim.Parse([]byte(fmt.Sprintf(tinyScenario, "probe")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.Run(context.Background(), s, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.StepTimeS
+}
+
+// writeValidationDir writes two scenarios whose published figures are set
+// from the simulated step time p so that the errors are known exactly:
+//
+//	a: step_time_s 0.8·p  → error (p − 0.8p)/0.8p = +0.25
+//	b: tokens_per_s_per_gpu = tokens/(1.25·p·8) → measured time 1.25·p,
+//	   error (p − 1.25p)/1.25p = −0.20
+//
+// so MAPE = median = 0.225 and the worst is 0.25 (scenario a). A third file
+// has no expect: block and is not validated.
+func writeValidationDir(t *testing.T) string {
+	t.Helper()
+	p := simulatedStep(t)
+	dir := t.TempDir()
+	files := map[string]string{
+		"a.yaml": fmt.Sprintf(tinyScenario, "a") + fmt.Sprintf("expect: {step_time_s: %.17g, source: test-a, group: alpha}\n", 0.8*p),
+		"b.yaml": fmt.Sprintf(tinyScenario, "b") + fmt.Sprintf("expect: {tokens_per_s_per_gpu: %.17g, source: test-b, group: beta}\n", 16*1024/(1.25*p*8)),
+		"c.yaml": fmt.Sprintf(tinyScenario, "c"),
+	}
+	for name, doc := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestValidateJSON(t *testing.T) {
+	dir := writeValidationDir(t)
+	out := t.TempDir()
+	stdout, stderr, err := runCLI(t, "validate", dir, "--format", "json", "--out", out)
+	if err != nil {
+		t.Fatalf("validate: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "c.yaml: no expect: block") {
+		t.Errorf("stderr does not mention the file without expect:\n%s", stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("want 2 row objects and a summary, got:\n%s", stdout)
+	}
+	want := map[string]struct {
+		metric string
+		err    float64
+	}{"a": {"step_time_s", 0.25}, "b": {"tokens_per_s_per_gpu", -0.20}}
+	for _, l := range lines[:2] {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"name", "metric", "measured", "predicted", "error", "source"} {
+			if _, ok := m[k]; !ok {
+				t.Errorf("row lacks %q: %v", k, m)
+			}
+		}
+		w := want[m["name"].(string)]
+		if m["metric"] != w.metric || math.Abs(m["error"].(float64)-w.err) > 1e-9 {
+			t.Errorf("row %v: want metric %s error %g", m, w.metric, w.err)
+		}
+	}
+	var sum map[string]any
+	if err := json.Unmarshal([]byte(lines[2]), &sum); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]float64{"rows": 2, "simulated": 2, "mape": 0.225, "median_ape": 0.225, "max_ape": 0.25} {
+		if got, ok := sum[k].(float64); !ok || math.Abs(got-v) > 1e-9 {
+			t.Errorf("summary %s = %v, want %g", k, sum[k], v)
+		}
+	}
+	groups, _ := sum["groups"].(map[string]any)
+	var kinds []string
+	for k := range groups {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	if !slices.Equal(kinds, []string{"arch", "gpu", "parallel", "source"}) {
+		t.Errorf("group kinds %v", kinds)
+	}
+	src := groups["source"].(map[string]any)
+	if a := src["alpha"].(map[string]any); math.Abs(a["mape"].(float64)-0.25) > 1e-9 {
+		t.Errorf("group alpha %v", a)
+	}
+	if g := groups["parallel"].(map[string]any)["fsdp"].(map[string]any); g["rows"].(float64) != 2 {
+		t.Errorf("parallel group %v", g)
+	}
+
+	// validation.arrow: one row per validated scenario, in file order.
+	var rows []output.ValidationRow
+	if _, err := output.ReadTable(filepath.Join(out, "validation.arrow"), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].Name != "a" || math.Abs(rows[0].RelError-0.25) > 1e-9 || math.Abs(rows[1].AbsError-0.2) > 1e-9 ||
+		rows[1].Metric != "tokens_per_s_per_gpu" || rows[0].GPU != "h100-sxm" || rows[0].ParallelStyle != "fsdp" || rows[0].Failure != "" {
+		t.Errorf("validation.arrow rows %+v", rows)
+	}
+	svg, err := os.ReadFile(filepath.Join(out, "validation.svg"))
+	if err != nil || !strings.HasPrefix(string(svg), "<?xml") || !strings.Contains(string(svg), "MAPE 22.5%") {
+		t.Errorf("validation.svg: %v\n%.300s", err, svg)
+	}
+}
+
+// TestValidateTableAndMaxMAPE: the table reports the MAPE, and --max-mape
+// turns a MAPE above the bar into a failure.
+func TestValidateTableAndMaxMAPE(t *testing.T) {
+	dir := writeValidationDir(t)
+	out := t.TempDir()
+	stdout, _, err := runCLI(t, "validate", dir, "--out", out, "--max-mape", "30")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"MAPE 22.50%", "median 22.50%", "worst 25.0% (a)", "by source", "by GPU", "by GPU architecture", "by parallel style", "+25.0%", "-20.0%"} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("table lacks %q:\n%s", s, stdout)
+		}
+	}
+	_, _, err = runCLI(t, "validate", dir, "--out", out, "--max-mape", "20")
+	if err == nil || !strings.Contains(err.Error(), "MAPE 22.50% exceeds --max-mape 20%") {
+		t.Errorf("--max-mape 20: %v", err)
+	}
+}
+
+// TestValidateDeterministic: the worker count does not change the output.
+func TestValidateDeterministic(t *testing.T) {
+	dir := writeValidationDir(t)
+	a, _, err := runCLI(t, "validate", dir, "--format", "json", "--workers", "1", "--out", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := runCLI(t, "validate", dir, "--format", "json", "--workers", "4", "--out", t.TempDir())
+	if err != nil || a != b {
+		t.Errorf("outputs differ between 1 and 4 workers (%v):\n%s\n%s", err, a, b)
+	}
+}
+
+func TestValidateBadInput(t *testing.T) {
+	dir := writeValidationDir(t)
+	bad := filepath.Join(dir, "d.yaml")
+	if err := os.WriteFile(bad, []byte("name: d\nmodel: {preset: nope}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A scenario that fails: reported as an error object, exit non-zero,
+	// the others still validated.
+	stdout, _, err := runCLI(t, "validate", dir, "--format", "json", "--out", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "1 of 3 scenarios failed") {
+		t.Errorf("want a failure for d.yaml, got %v", err)
+	}
+	if !strings.Contains(stdout, `{"error":"`) || !strings.Contains(stdout, `unknown model preset \"nope\"`) ||
+		!strings.Contains(stdout, `"name":"d"}`) || strings.Count(stdout, "\n") != 4 {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+	empty := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--format", "xml"}, "--format: unknown value \"xml\" (valid: table, json)"},
+		{[]string{"--fidelity", "exact"}, "--fidelity"},
+		{[]string{"--max-mape", "-1"}, "--max-mape"},
+		{[]string{"--workers", "-2"}, "--workers"},
+		{[]string{filepath.Join(dir, "missing.yaml")}, "validate:"},
+		{[]string{empty}, "holds no .yaml scenario files"},
+		{[]string{filepath.Join(dir, "c.yaml")}, "none of the 1 files has an expect: block"},
+	} {
+		args := append([]string{"validate", "--out", t.TempDir()}, c.args...)
+		if len(c.args) == 2 {
+			args = append(args, filepath.Join(dir, "a.yaml"))
+		}
+		_, _, err := runCLI(t, args...)
+		var ue *usageError
+		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.As(err, &ue) {
+			t.Errorf("%v: error %v, want a usage error containing %q", c.args, err, c.want)
+		}
+	}
+}
+
+// TestValidationScenariosSimulate runs the published-run scenarios at
+// analytic fidelity: every one must simulate (the accuracy bar itself is
+// enforced by .ci/validate.sh).
+func TestValidationScenariosSimulate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates every scenario under scenarios/validation")
+	}
+	stdout, stderr, err := runCLI(t, "validate", "../../scenarios/validation", "--format", "json", "--out", t.TempDir())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	var sum map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum["rows"] != sum["simulated"] || sum["rows"].(float64) < 150 {
+		t.Errorf("rows %v, simulated %v (want all simulated, at least 150)", sum["rows"], sum["simulated"])
+	}
+}

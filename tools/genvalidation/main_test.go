@@ -1,0 +1,144 @@
+package main
+
+import (
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/simtrain/simtrain/sim"
+)
+
+const (
+	csvPath = "../../scenarios/validation/published-runs.csv"
+	outDir  = "../../scenarios/validation"
+)
+
+func loadRows(t *testing.T) []row {
+	t.Helper()
+	f, err := os.Open(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := readRows(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// TestCommittedScenariosAreGenerated: scenarios/validation holds exactly
+// what the generator writes from the committed CSV.
+func TestCommittedScenariosAreGenerated(t *testing.T) {
+	if err := run(csvPath, outDir, true, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGeneratedScenariosParse: every generated file is a valid scenario
+// with an expect: block, names are unique, and at least 150 of the 188
+// rows are simulated; every other row has a reason.
+func TestGeneratedScenariosParse(t *testing.T) {
+	rows := loadRows(t)
+	if len(rows) != 188 {
+		t.Fatalf("%d rows, want 188", len(rows))
+	}
+	files, skipped := generate(rows)
+	if len(files) < 150 || len(files)+len(skipped) != len(rows) {
+		t.Errorf("%d scenarios + %d skipped for %d rows", len(files), len(skipped), len(rows))
+	}
+	for name, doc := range files {
+		s, err := sim.Parse(doc)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if s.Expect == nil || s.Name+".yaml" != name || s.Expect.Group == "" || s.Expect.Source == "" {
+			t.Errorf("%s: name %q, expect %+v", name, s.Name, s.Expect)
+		}
+		if _, err := s.MeasuredStepTimeS(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	for _, s := range skipped {
+		if s.reason == "" {
+			t.Errorf("line %d skipped without a reason", s.line)
+		}
+	}
+}
+
+// TestTranslate pins how each source family's rows become scenarios.
+func TestTranslate(t *testing.T) {
+	rows := loadRows(t)
+	byLine := func(line int) row { return rows[line-2] }
+	for _, c := range []struct {
+		line int
+		want []string // substrings of the generated YAML
+	}{
+		// SC21: fp16, full recompute, unfused attention, HDR fat tree,
+		// interleaved with v=3, 2021 overlap behaviour.
+		{7, []string{"precision: fp16", "recompute: full", "flash_attention: false", "kind: fat-tree", "nic: ib-hdr-200",
+			"schedule: interleaved", "virtual_stages: 3", "grad_reduce: false", "p2p: false",
+			"tflops_per_gpu: 140", "flops_convention: megatron-sc21"}},
+		// Megatron H100 README: distributed optimizer, SP and TP overlap.
+		{16, []string{"tied_embeddings: false", "ffn: 32768", "zero: 1", "sp: true", "tp_comm: true", "dp: 48", "flops_convention: model"}},
+		// Megatron MoE: EP 32 with ETP 1 over TP 2 × DP 16 → ep 16;
+		// 94 layers + 2 = 96 slots, 12 per stage, 3 per virtual stage.
+		{24, []string{"preset: qwen3-235b-a22b", "ep: 16", "virtual_stages: 4", "first_stage_layers: 11", "last_stage_layers: 11",
+			"attention_flops: causal"}},
+		// torchtitan 3D: FSDP under PP is the ZeRO-2 schedule; 126
+		// layers over 8 stages as 15 + 6·16 + 15.
+		{43, []string{"zero: 2", "first_stage_layers: 15", "last_stage_layers: 15", "precision: fp8", "micro_batch: 1", "global_batch: 256"}},
+		// torchtitan CP: global batch = local batch × dp.
+		{36, []string{"seq_len: 131072", "cp: 4", "dp: 2", "global_batch: 2", "recompute: full", "zero: 3"}},
+		// llm-foundry: MPT architecture, FSDP DEFAULT reduces in fp32,
+		// 1600 Gb/s RoCE per A100 node, tokens/s per GPU measured.
+		{113, []string{"tied_embeddings: true", "grad_dtype: fp32", "nic: roce-200", "zero: 3", "tokens_per_s_per_gpu: 814"}},
+		{111, []string{"precision: fp8", "micro_batch: 56"}},
+		{76, []string{"zero: 2", "recompute: none"}},
+	} {
+		sc, why := translate(byLine(c.line))
+		if why != "" {
+			t.Errorf("line %d skipped: %s", c.line, why)
+			continue
+		}
+		doc := string(sc.yaml())
+		for _, w := range c.want {
+			if !strings.Contains(doc, w) {
+				t.Errorf("line %d lacks %q:\n%s", c.line, w, doc)
+			}
+		}
+	}
+	for _, c := range []struct {
+		line int
+		want string
+	}{
+		{21, "tensor- and pipeline-parallel sizes are not stated"},
+		{23, "multi-token-prediction"},
+		{26, "partial NVL72 racks"},
+		{30, "cannot be reconstructed"},
+		{64, "'selective layer'"},
+	} {
+		if _, why := translate(byLine(c.line)); !strings.Contains(why, c.want) {
+			t.Errorf("line %d: reason %q, want it to contain %q", c.line, why, c.want)
+		}
+	}
+}
+
+func TestHelpers(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"GPT 1.7B", "gpt-1.7b"}, {"MPT-70b", "mpt-70b"}, {"LLaMa 13B (Llama 2 arch)", "llama-13b-llama-2-arch"}, {"  x  ", "x"},
+	} {
+		if got := slug(c.in); got != c.want {
+			t.Errorf("slug(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	notes := "MFU=42.42%; HFU=56.56%; grad_accum=1; mp_mode=DEFAULT"
+	if noteField(notes, "mp_mode") != "DEFAULT" || noteField(notes, "grad_accum") != "1" || noteField(notes, "x") != "" {
+		t.Error("noteField")
+	}
+	if atoi("") != 0 || atoi(" 48 ") != 48 || atoi("x") != 0 {
+		t.Error("atoi")
+	}
+}
