@@ -171,7 +171,7 @@ func (s *Scenario) stepConfig(l *parallel.Layout) *parallel.StepConfig {
 		Chunks: s.r.chunks, Zero: p.Zero, Optimizer: s.Training.Optimizer,
 		ParamDtype: s.r.precision, GradDtype: s.r.grad, MasterDtype: s.r.master,
 		Overlap: parallel.Overlap{GradReduce: *p.Overlap.GradReduce, ParamGather: *p.Overlap.ParamGather,
-			TPComm: *p.Overlap.TPComm, P2P: *p.Overlap.P2P},
+			TPComm: *p.Overlap.TPComm, P2P: *p.Overlap.P2P, EP: *p.Overlap.EP},
 		Steps:       s.Sim.Steps,
 		LayerParams: m.LayerParams,
 	}

@@ -122,6 +122,9 @@ type OverlapConfig struct {
 	ParamGather *bool `yaml:"param_gather" json:"param_gather"`
 	TPComm      *bool `yaml:"tp_comm" json:"tp_comm"`
 	P2P         *bool `yaml:"p2p" json:"p2p"`
+	// EP overlaps the MoE all-to-alls with expert and shared-expert compute
+	// (Megatron-Core's --moe-*-overlap / DeepEP-style dispatch). Default false.
+	EP *bool `yaml:"ep" json:"ep"`
 }
 
 // SimConfig is the sim block.

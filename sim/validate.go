@@ -472,6 +472,9 @@ func (s *Scenario) resolveParallel(set map[string]bool) error {
 	if o.P2P == nil {
 		o.P2P = bptr(true)
 	}
+	if o.EP == nil {
+		o.EP = bptr(false)
+	}
 	return nil
 }
 
@@ -515,6 +518,11 @@ func (s *Scenario) validateExpect() error {
 	}
 	if e.FLOPsConvention == "" {
 		e.FLOPsConvention = "model"
+	}
+	if e.AttentionFLOPs != "" {
+		if err := oneOf("expect.attention_flops", e.AttentionFLOPs, "full", "causal"); err != nil {
+			return err
+		}
 	}
 	return oneOf("expect.flops_convention", e.FLOPsConvention, "model", "hardware", "megatron-sc21")
 }

@@ -143,6 +143,7 @@ type Overlap struct {
 	ParamGather bool // ZeRO parameter all-gathers prefetched ahead of use
 	TPComm      bool // TP collectives overlapped with the neighbouring GEMMs
 	P2P         bool // pipeline sends do not block the compute stream
+	EP          bool // MoE all-to-alls overlapped with expert compute
 }
 
 // StepConfig is everything the task-graph builder needs.
