@@ -108,11 +108,15 @@ func TestMeasuredStepTime(t *testing.T) {
 }
 
 func TestExpectErrors(t *testing.T) {
+	// A bad attention_flops is caught when the scenario is loaded.
+	if _, err := Parse([]byte(smallScenario + "expect: {mfu: 0.4, source: x, attention_flops: half}\n")); err == nil ||
+		!strings.Contains(err.Error(), "expect.attention_flops: unknown value \"half\" (valid: full, causal)") {
+		t.Errorf("attention_flops: %v", err)
+	}
 	for _, c := range []struct {
 		doc, want string
 	}{
 		{smallScenario, "no expect: block"},
-		{smallScenario + "expect: {mfu: 0.4, source: x, attention_flops: half}\n", "expect.attention_flops: unknown value \"half\" (valid: full, causal)"},
 		{smallScenario + "expect: {mfu: 0.4, source: x, flops_convention: megatron-sc21, attention_flops: causal}\n", "causal does not apply"},
 		{strings.Replace(smallScenario, "vocab: 1000}", "vocab: 1000, moe: {experts: 8, top_k: 2}}", 1) +
 			"expect: {tflops_per_gpu: 100, source: x, flops_convention: megatron-sc21}\n", "dense GPT models"},
