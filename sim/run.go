@@ -73,6 +73,9 @@ type Options struct {
 	// (identical without contention). Slower; the results are the same,
 	// which tests check.
 	AllRanks bool
+	// Progress, when set, is called now and then during the simulation with
+	// the tasks completed and the total (all ranks played).
+	Progress func(done, total int)
 	// checkEvery, for tests, verifies the fabric's invariants (no link above
 	// its bandwidth, every active flow progressing) after every event.
 	checkEvery func(error)
@@ -132,6 +135,7 @@ func Run(ctx context.Context, s *Scenario, opt Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	x.Progress = opt.Progress
 	if err := x.Run(); err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ type runOptions struct {
 	timelineRanks string
 	traceRanks    string
 	allRanks      bool
+	quiet         bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -92,6 +93,7 @@ The directory is replaced atomically: a failed run leaves the previous one.`,
 	f.BoolVar(&o.noTimeline, "no-timeline", false, "skip timeline.arrow and trace.json")
 	f.StringVar(&o.timelineRanks, "timeline-ranks", "", "ranks in timeline.arrow: all, or a list like 0-7,64 (default: one data-parallel replica)")
 	f.StringVar(&o.traceRanks, "trace-ranks", "", "ranks in trace.json: all, or a list (default: one data-parallel replica)")
+	f.BoolVar(&o.quiet, "quiet", false, "no progress line on stderr (it is only drawn on a terminal, for runs longer than a second)")
 	f.BoolVar(&o.allRanks, "all-ranks", false, "play every rank at analytic fidelity too (default: one representative rank per pipeline stage, identical results)")
 	return cmd
 }
@@ -104,7 +106,9 @@ func runOne(cmd *cobra.Command, path string, o runOptions, fid *network.Fidelity
 	for _, w := range s.Warnings {
 		fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: %s: warning: %s\n", path, w)
 	}
-	res, err := sim.Run(cmd.Context(), s, sim.Options{Fidelity: fid, AllRanks: o.allRanks})
+	prog := newRunProgress(cmd.ErrOrStderr(), o.quiet, s.Name)
+	res, err := sim.Run(cmd.Context(), s, sim.Options{Fidelity: fid, AllRanks: o.allRanks, Progress: prog.update})
+	prog.finish()
 	if err != nil {
 		return err
 	}

@@ -35,6 +35,10 @@ type Executor struct {
 
 	done  int
 	total int
+
+	// Progress, when set, is called every 65,536 task completions with the
+	// tasks done and the total (for progress displays on long runs).
+	Progress func(done, total int)
 }
 
 // GroupMaker builds collective groups on the simulated cluster.
@@ -181,6 +185,9 @@ func (x *Executor) complete1(i, t int) {
 	now := x.eng.Now()
 	in.End[t] = now
 	x.done++
+	if x.done&0xffff == 0 && x.Progress != nil {
+		x.Progress(x.done, x.total)
+	}
 	p := in.prog
 	for _, s := range p.Succ(t) {
 		in.remaining[s]--
