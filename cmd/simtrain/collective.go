@@ -61,22 +61,8 @@ collective's transfers on the simulated fabric instead of the closed form.`,
   simtrain collective --gpu h100-sxm --nodes 2 --op all_to_all --sizes 64M --fidelity flow --format json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if spec.GPU == "" {
-				return usageErrorf("--gpu: required (valid: %s)", strings.Join(topology.GPUNames(), ", "))
-			}
-			if err := checkChoice("gpu", spec.GPU, topology.GPUNames()...); err != nil {
+			if err := checkClusterFlags(spec); err != nil {
 				return err
-			}
-			if err := checkChoice("nic", spec.NIC, topology.NICNames()...); err != nil {
-				return err
-			}
-			if err := checkChoice("network", spec.Network, "rail-optimized", "fat-tree", "clos", "single-switch"); err != nil {
-				return err
-			}
-			if spec.IntraNode != "" {
-				if err := checkChoice("intra-node", spec.IntraNode, "nvswitch", "pcie", "nvlink-pairs"); err != nil {
-					return err
-				}
 			}
 			op, err := collectives.ParseOp(opName)
 			if err != nil {
@@ -143,14 +129,7 @@ collective's transfers on the simulated fabric instead of the closed form.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&spec.GPU, "gpu", "", "GPU catalog name (required): "+strings.Join(topology.GPUNames(), ", "))
-	f.IntVar(&spec.Nodes, "nodes", 1, "number of nodes (servers; compute trays for NVL72)")
-	f.IntVar(&spec.GPUsPerNode, "gpus-per-node", 0, "GPUs per node (0: the GPU's default)")
-	f.StringVar(&spec.IntraNode, "intra-node", "", "nvswitch | pcie | nvlink-pairs (default: the GPU's usual)")
-	f.StringVar(&spec.Network, "network", "rail-optimized", "rail-optimized | fat-tree | clos | single-switch")
-	f.StringVar(&spec.NIC, "nic", "ib-ndr-400", "NIC catalog name: "+strings.Join(topology.NICNames(), ", "))
-	f.Float64Var(&spec.NICGbps, "nic-gbps", 0, "NIC line rate in Gb/s (0: the catalog's)")
-	f.IntVar(&spec.NICsPerNode, "nics-per-node", 0, "NICs per node (0: one per GPU)")
+	addClusterFlags(f, &spec, false)
 	f.IntVar(&ranks, "ranks", 0, "group size: the first N GPUs in node-major order (0: all)")
 	f.StringVar(&opName, "op", "all_reduce", strings.Join(collectives.OpNames(), " | "))
 	f.StringVar(&algoName, "algo", "auto", strings.Join(collectives.AlgoNames(), " | "))

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -49,22 +48,8 @@ prints the graph for Graphviz.`,
   simtrain topology --gpu gb200 --nodes 18 --format dot > nvl72.dot`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if spec.GPU == "" {
-				return usageErrorf("--gpu: required (valid: %s)", strings.Join(topology.GPUNames(), ", "))
-			}
-			if err := checkChoice("gpu", spec.GPU, topology.GPUNames()...); err != nil {
+			if err := checkClusterFlags(spec); err != nil {
 				return err
-			}
-			if err := checkChoice("nic", spec.NIC, topology.NICNames()...); err != nil {
-				return err
-			}
-			if err := checkChoice("network", spec.Network, "rail-optimized", "fat-tree", "clos", "single-switch"); err != nil {
-				return err
-			}
-			if spec.IntraNode != "" {
-				if err := checkChoice("intra-node", spec.IntraNode, "nvswitch", "pcie", "nvlink-pairs"); err != nil {
-					return err
-				}
 			}
 			if err := checkChoice("format", format, "table", "json", "dot"); err != nil {
 				return err
@@ -89,16 +74,7 @@ prints the graph for Graphviz.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&spec.GPU, "gpu", "", "GPU catalog name (required): "+strings.Join(topology.GPUNames(), ", "))
-	f.IntVar(&spec.Nodes, "nodes", 1, "number of nodes (servers; compute trays for NVL72)")
-	f.IntVar(&spec.GPUsPerNode, "gpus-per-node", 0, "GPUs per node (0: the GPU's default, 8, or 4 for gb200/gb300)")
-	f.StringVar(&spec.IntraNode, "intra-node", "", "nvswitch | pcie | nvlink-pairs (default: the GPU's usual)")
-	f.StringVar(&spec.Network, "network", "rail-optimized", "rail-optimized | fat-tree | clos | single-switch")
-	f.StringVar(&spec.NIC, "nic", "ib-ndr-400", "NIC catalog name: "+strings.Join(topology.NICNames(), ", "))
-	f.Float64Var(&spec.NICGbps, "nic-gbps", 0, "NIC line rate in Gb/s (0: the catalog's)")
-	f.IntVar(&spec.NICsPerNode, "nics-per-node", 0, "NICs per node (0: one per GPU)")
-	f.Float64Var(&spec.Oversubscription, "oversubscription", 1, "bandwidth ratio above the pod (or the leaf when --pod-gpus is 0); 7 means 1:7")
-	f.IntVar(&spec.PodGPUs, "pod-gpus", 0, "GPUs per full-bisection pod (0: the whole cluster)")
+	addClusterFlags(f, &spec, true)
 	f.StringVar(&format, "format", "table", "table | json | dot")
 	return cmd
 }
