@@ -1,7 +1,6 @@
 package output
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -128,30 +126,3 @@ func (a *AppendFile[T]) Flush() error {
 // Path is the file's path.
 func (a *AppendFile[T]) Path() string { return a.path }
 
-// writeTableBatches is [WriteTable] with record batches of batch rows.
-func writeTableBatches(mem memory.Allocator, path string, rows any, meta map[string]string, batch int) error {
-	tb, err := newTableBuilder(mem, rows, meta)
-	if err != nil {
-		return err
-	}
-	defer tb.release()
-	return writeAtomic(path, func(w *bufio.Writer) error {
-		fw, err := ipc.NewFileWriter(w, ipc.WithSchema(tb.schema), ipc.WithAllocator(mem))
-		if err != nil {
-			return fmt.Errorf("output: write %s: %w", path, err)
-		}
-		for lo := 0; lo < tb.n; lo += batch {
-			rec := tb.batch(lo, min(lo+batch, tb.n))
-			err := fw.Write(rec)
-			rec.Release()
-			if err != nil {
-				fw.Close()
-				return fmt.Errorf("output: write %s: %w", path, err)
-			}
-		}
-		if err := fw.Close(); err != nil {
-			return fmt.Errorf("output: write %s: %w", path, err)
-		}
-		return nil
-	})
-}

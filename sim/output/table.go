@@ -25,6 +25,11 @@ func WriteTable(path string, rows any, meta map[string]string) error {
 }
 
 func writeTable(mem memory.Allocator, path string, rows any, meta map[string]string) error {
+	return writeTableBatches(mem, path, rows, meta, BatchRows)
+}
+
+// writeTableBatches is [WriteTable] with record batches of batch rows.
+func writeTableBatches(mem memory.Allocator, path string, rows any, meta map[string]string, batch int) error {
 	tb, err := newTableBuilder(mem, rows, meta)
 	if err != nil {
 		return err
@@ -35,8 +40,8 @@ func writeTable(mem memory.Allocator, path string, rows any, meta map[string]str
 		if err != nil {
 			return fmt.Errorf("output: write %s: %w", path, err)
 		}
-		for lo := 0; lo < tb.n; lo += BatchRows {
-			rec := tb.batch(lo, min(lo+BatchRows, tb.n))
+		for lo := 0; lo < tb.n; lo += batch {
+			rec := tb.batch(lo, min(lo+batch, tb.n))
 			err := fw.Write(rec)
 			rec.Release()
 			if err != nil {
