@@ -125,4 +125,3 @@ func (a *AppendFile[T]) Flush() error {
 
 // Path is the file's path.
 func (a *AppendFile[T]) Path() string { return a.path }
-
