@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Accuracy gate for simtrain (issue 5): the published training runs under
 # scenarios/validation must stay at least as well predicted as they are now.
-# Called from .ci/run; runs in about three minutes on two cores (most of it
-# the flow-fidelity pass over the multi-node runs).
+# Called from .ci/run; runs in about four minutes on two cores (almost all of
+# it the flow-fidelity pass over the multi-node runs).
 #
 #   ANALYTIC_MAX_MAPE  bar for every run at analytic fidelity, in percent:
-#                      the MAPE achieved when it was last raised (8.06%),
+#                      the MAPE achieved when it was last lowered (6.88%),
 #                      rounded up slightly. Lower it when accuracy improves;
 #                      never raise it to make a change pass.
 #   FLOW_SLACK         percentage points the flow-fidelity MAPE of the
@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ANALYTIC_MAX_MAPE=8.2
+ANALYTIC_MAX_MAPE=7.0
 FLOW_SLACK=0.25
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -49,8 +49,8 @@ slower than the real run.
 
 It prints predicted vs measured and the signed error per scenario, then the
 mean absolute percentage error (MAPE), median and worst error overall and per
-group (the source, expect.group; the GPU type and its architecture; the
-parallel style), and writes OUT/validation.arrow (one row per scenario) and
+group (the source, expect.group; the GPU type, its model — a100, h100, ... —
+and its architecture; the parallel style), and writes OUT/validation.arrow (one row per scenario) and
 OUT/validation.svg (predicted vs measured step time, log-log, with y = x and
 a ±10% band).
 
@@ -295,8 +295,17 @@ var groupKinds = []struct {
 }{
 	{"source", "by source", func(v validation) string { return v.group }},
 	{"gpu", "by GPU", func(v validation) string { return v.gpu }},
+	{"model", "by GPU model", func(v validation) string { return gpuModel(v.gpu) }},
 	{"arch", "by GPU architecture", func(v validation) string { return v.arch }},
 	{"parallel", "by parallel style", func(v validation) string { return v.style }},
+}
+
+// gpuModel is the GPU model of a catalog name: the name up to its first '-'
+// (a100-40gb and a100-80gb are A100s; h100-sxm, h100-96gb-500w and
+// h100-pcie are H100s), the unit issue 5's per-GPU accuracy targets use.
+func gpuModel(gpu string) string {
+	m, _, _ := strings.Cut(gpu, "-")
+	return m
 }
 
 type namedStats struct {

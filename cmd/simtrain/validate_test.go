@@ -112,7 +112,7 @@ func TestValidateJSON(t *testing.T) {
 		kinds = append(kinds, k)
 	}
 	slices.Sort(kinds)
-	if !slices.Equal(kinds, []string{"arch", "gpu", "parallel", "source"}) {
+	if !slices.Equal(kinds, []string{"arch", "gpu", "model", "parallel", "source"}) {
 		t.Errorf("group kinds %v", kinds)
 	}
 	src := groups["source"].(map[string]any)
@@ -121,6 +121,11 @@ func TestValidateJSON(t *testing.T) {
 	}
 	if g := groups["parallel"].(map[string]any)["fsdp"].(map[string]any); g["rows"].(float64) != 2 {
 		t.Errorf("parallel group %v", g)
+	}
+	for gpu, want := range map[string]string{"h100-sxm": "h100", "h100-96gb-500w": "h100", "a100-40gb": "a100", "gb200": "gb200"} {
+		if got := gpuModel(gpu); got != want {
+			t.Errorf("gpuModel(%q) = %q, want %q", gpu, got, want)
+		}
 	}
 
 	// validation.arrow: one row per validated scenario, in file order.
@@ -147,7 +152,7 @@ func TestValidateTableAndMaxMAPE(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"MAPE 22.50%", "median 22.50%", "worst 25.0% (a)", "by source", "by GPU", "by GPU architecture", "by parallel style", "+25.0%", "-20.0%"} {
+	for _, s := range []string{"MAPE 22.50%", "median 22.50%", "worst 25.0% (a)", "by source", "by GPU", "by GPU model", "by GPU architecture", "by parallel style", "+25.0%", "-20.0%"} {
 		if !strings.Contains(stdout, s) {
 			t.Errorf("table lacks %q:\n%s", s, stdout)
 		}

@@ -28,6 +28,8 @@ type builder struct {
 	// TP overlap: with Overlap.TPComm the compute stream waits only for the
 	// TP collective before the most recent one.
 	tpRecent, tpOlder int32
+	// EP overlap: the same rule for the MoE all-to-alls with Overlap.EP.
+	epRecent, epOlder int32
 	// pendingBlock is a task the next compute must wait for (blocking sends).
 	pendingBlock int32
 
@@ -62,6 +64,7 @@ func (b *builder) build() error {
 		b.last[i] = -1
 	}
 	b.tpRecent, b.tpOlder, b.pendingBlock = -1, -1, -1
+	b.epRecent, b.epOlder = -1, -1
 	b.fsdpPrev, b.fsdpPrev2 = -1, -1
 	order := Order(cfg.Schedule, l.PP, b.stage, cfg.Microbatches, cfg.Virtual)
 	b.lastBwdMicro = make([]int, cfg.Virtual)
@@ -131,10 +134,10 @@ func (b *builder) add(t Task, deps ...int32) int32 {
 }
 
 // compute adds a compute task; it waits for deps, the stream, any blocking
-// send, overlapped TP collectives and, for the step's first compute, the
-// previous step's barrier.
+// send, overlapped TP and EP collectives and, for the step's first compute,
+// the previous step's barrier.
 func (b *builder) compute(kind Kind, name string, layer, micro, chunk int, c blockCost, deps ...int32) int32 {
-	deps = append(deps, b.pendingBlock, b.tpOlder)
+	deps = append(deps, b.pendingBlock, b.tpOlder, b.epOlder)
 	b.pendingBlock = -1
 	if b.firstComp {
 		deps = append(deps, b.barrier...)
@@ -161,6 +164,27 @@ func (b *builder) tpComm(op collectives.Op, name string, layer, micro, chunk int
 		return t
 	}
 	b.tpOlder, b.tpRecent = b.tpRecent, t
+	return after
+}
+
+// epComm adds an expert-parallel all-to-all after `after` and returns the
+// task the next compute must depend on. Without Overlap.EP that is the
+// all-to-all itself: the experts wait for the dispatch, the combine for
+// the experts' output. With Overlap.EP — Megatron-Core's combined 1F1B
+// schedule (--overlap-moe-expert-parallel-comm: the dispatch and combine
+// all-to-alls of one micro-batch run under the attention/MLP compute of an
+// adjacent micro-batch; Megatron-Core developer guide, "Combined 1F1B:
+// Expert-Parallel All-to-All Overlap") and DeepEP-style overlap — it is
+// modelled like overlapped TP communication: the compute stream waits only
+// for the all-to-all before the most recent one, so each all-to-all hides
+// behind the compute that follows it and is exposed only where it is longer
+// than that compute (the EP stream stays serial).
+func (b *builder) epComm(name string, layer, micro, chunk int, after int32) int32 {
+	t := b.comm(GroupEP, collectives.AllToAll, b.a2aBytes(), name, layer, micro, chunk, after)
+	if !b.cfg.Overlap.EP {
+		return t
+	}
+	b.epOlder, b.epRecent = b.epRecent, t
 	return after
 }
 
@@ -311,6 +335,9 @@ func (b *builder) forwardLayer(l, mb, c int, in int32) int32 {
 	cfg := b.cfg
 	tp, sp, cp := cfg.Layout.TP > 1, cfg.Shape.SP, cfg.Layout.CP > 1
 	gather := b.gatherLayer(l, true)
+	if b.tpPaired(l) {
+		return b.tpPairedLayer(passFwd, l, mb, c, in, gather)
+	}
 	if tp && sp {
 		in = b.tpComm(collectives.AllGather, "tp_attn_gather", l, mb, c, in)
 	}
@@ -346,12 +373,12 @@ func (b *builder) forwardLayer(l, mb, c int, in int32) int32 {
 		r := b.compute(KindForward, "router_fwd", l, mb, c, b.cache.block(l, passFwd, workload.BlockRouter), x)
 		d := r
 		if cfg.Layout.EP > 1 {
-			d = b.comm(GroupEP, collectives.AllToAll, b.a2aBytes(), "ep_dispatch", l, mb, c, r)
+			d = b.epComm("ep_dispatch", l, mb, c, r)
 		}
 		e := b.compute(KindForward, "experts_fwd", l, mb, c, b.cache.block(l, passFwd, workload.BlockExperts), d)
 		cm := e
 		if cfg.Layout.EP > 1 {
-			cm = b.comm(GroupEP, collectives.AllToAll, b.a2aBytes(), "ep_combine", l, mb, c, e)
+			cm = b.epComm("ep_combine", l, mb, c, e)
 		}
 		o = b.compute(KindForward, "combine_fwd", l, mb, c, b.cache.block(l, passFwd, workload.BlockCombine), cm)
 	} else {
@@ -366,6 +393,88 @@ func (b *builder) forwardLayer(l, mb, c int, in int32) int32 {
 		return b.tpComm(op, "tp_mlp", l, mb, c, o)
 	}
 	return o
+}
+
+// tpPaired reports whether layer l's TP collectives are paired with their
+// GEMMs (tpPairedLayer): tensor parallelism with Overlap.TPComm, a dense
+// layer and no context parallelism. Other layers with Overlap.TPComm use
+// tpComm's rule.
+func (b *builder) tpPaired(l int) bool {
+	cfg := b.cfg
+	return cfg.Layout.TP > 1 && cfg.Overlap.TPComm && cfg.Layout.CP <= 1 && !b.moe(l)
+}
+
+// tpPairedLayer emits a dense layer's forward (pass passFwd) or backward
+// (passBwd, after its recomputation) with Overlap.TPComm, following how
+// the frameworks overlap TP communication: each collective is pipelined
+// with the GEMM it is fused with — Megatron-Core's TP overlap with
+// Transformer Engine userbuffers (all-gather chunks feed the GEMM that
+// consumes them; the reduce-scatter of a GEMM's output runs as the GEMM
+// produces it; in the backward the reduce-scatter of the input gradient
+// runs under the weight-gradient GEMM), and PyTorch's AsyncTP
+// (fused_all_gather_matmul, fused_matmul_reduce_scatter). Each of the
+// attention and MLP parts is split (blockCache.split) into a head (up to
+// its first GEMM), a middle and a tail (its last GEMM on): the part's
+// all-gather (sequence parallelism) runs alongside the head, its
+// reduce-scatter (all-reduce without SP) alongside the tail, and the middle
+// waits for the all-gather. A collective is exposed only by what it takes
+// beyond its GEMM. Backward: the weight gradients are reduced after the
+// attention tail. It returns the task the next layer waits for.
+func (b *builder) tpPairedLayer(pass, l, mb, c int, in, gather int32, reduce ...bool) int32 {
+	sp := b.cfg.Shape.SP
+	red := collectives.AllReduce
+	if sp {
+		red = collectives.ReduceScatter
+	}
+	kind, dir := KindForward, "fwd"
+	parts := []struct {
+		name   string
+		blocks []workload.Block
+	}{
+		{"attn", []workload.Block{workload.BlockAttnPre, workload.BlockAttnCore, workload.BlockAttnPost}},
+		{"mlp", []workload.Block{workload.BlockMLP}},
+	}
+	if pass == passBwd {
+		kind, dir = KindBackward, "bwd"
+		parts[0], parts[1] = parts[1], parts[0]
+		parts[1].blocks = []workload.Block{workload.BlockAttnPost, workload.BlockAttnCore, workload.BlockAttnPre}
+	}
+	x, tail := in, int32(-1)
+	for i, p := range parts {
+		head, mid, end := b.cache.split(l, pass, p.blocks...)
+		ag := int32(-1)
+		if sp {
+			gname := "tp_" + p.name + "_gather"
+			if pass == passBwd {
+				gname = "tp_" + p.name + "_bwd_gather"
+			}
+			ag = b.comm(GroupTP, collectives.AllGather, b.actBytes(), gname, l, mb, c, x)
+		}
+		var h int32 = -1
+		if head.dur > 0 {
+			first := []int32{x}
+			if i == 0 {
+				first = append(first, gather)
+			}
+			h = b.compute(kind, p.name+"_head_"+dir, l, mb, c, head, first...)
+		}
+		m := b.compute(kind, p.name+"_"+dir, l, mb, c, mid, x, h, ag, gather)
+		tail = m
+		if end.dur > 0 {
+			tail = b.compute(kind, p.name+"_tail_"+dir, l, mb, c, end, m)
+		}
+		rname := "tp_" + p.name
+		if pass == passBwd {
+			rname += "_bwd"
+		}
+		x = b.comm(GroupTP, red, b.actBytes(), rname, l, mb, c, m)
+	}
+	if pass == passBwd {
+		dense, expert := b.layerParams(l)
+		b.gradReady(dense, expert, tail, len(reduce) > 0 && reduce[0])
+	}
+	b.releaseLayer(tail)
+	return x
 }
 
 func scaleCost(c blockCost, f float64) blockCost {
@@ -435,26 +544,63 @@ func (b *builder) backwardLayer(l, mb, c int, in int32, splitW, reduce bool) int
 	cfg := b.cfg
 	tp, sp, cp := cfg.Layout.TP > 1, cfg.Shape.SP, cfg.Layout.CP > 1
 	gather := b.gatherLayer(l, false)
-	// Recomputation runs when the layer's output gradient is ready.
+	// Recomputation runs when the layer's output gradient is ready. With
+	// sequence parallelism the recomputed forward redoes the all-gather of
+	// the sequence-sharded input before the attention and before the MLP
+	// (all-gathers are not saved); the MLP's closing reduce-scatter is not
+	// redone (its output, the layer output, is not needed by the backward:
+	// PyTorch's checkpoint stops early, torch.compile drops it).
 	switch cfg.Recompute {
 	case workload.RecomputeFull:
+		ain := in
+		if tp && sp {
+			ain = b.tpComm(collectives.AllGather, "tp_attn_recompute_gather", l, mb, c, in)
+		}
 		rc := b.cache.block(l, passRec, workload.BlockAttnPre, workload.BlockAttnCore, workload.BlockAttnPost)
-		r := b.compute(KindRecompute, "attn_recompute", l, mb, c, rc, in, gather)
+		r := b.compute(KindRecompute, "attn_recompute", l, mb, c, rc, ain, gather)
 		if tp {
 			op := collectives.AllReduce
 			if sp {
 				op = collectives.ReduceScatter
 			}
 			r = b.tpComm(op, "tp_attn_recompute", l, mb, c, r)
+			if sp {
+				r = b.tpComm(collectives.AllGather, "tp_mlp_recompute_gather", l, mb, c, r)
+			}
 		}
 		rm := b.cache.block(l, passRec, workload.BlockMLP, workload.BlockRouter, workload.BlockExperts, workload.BlockCombine)
 		in = b.compute(KindRecompute, "mlp_recompute", l, mb, c, rm, r, in)
+	case workload.RecomputeSelectiveOp:
+		// Per-op selective checkpointing (workload.RecomputeSelectiveOp)
+		// saves the reduce-scatter outputs, so the MLP's input is
+		// available without the attention part; the sequence-parallel
+		// all-gathers that feed the recomputed projections are redone.
+		// Without SP the attention's all-reduce (not saved) is redone
+		// after the recomputed output projection.
+		ain := in
+		if tp && sp {
+			ain = b.tpComm(collectives.AllGather, "tp_attn_recompute_gather", l, mb, c, in)
+		}
+		rc := b.cache.block(l, passRec, workload.BlockAttnPre, workload.BlockAttnCore, workload.BlockAttnPost)
+		r := b.compute(KindRecompute, "attn_recompute", l, mb, c, rc, ain, gather)
+		mlpIn := in
+		switch {
+		case tp && sp:
+			mlpIn = b.tpComm(collectives.AllGather, "tp_mlp_recompute_gather", l, mb, c, in)
+		case tp:
+			mlpIn = b.tpComm(collectives.AllReduce, "tp_attn_recompute", l, mb, c, r)
+		}
+		rm := b.cache.block(l, passRec, workload.BlockMLP, workload.BlockRouter, workload.BlockExperts, workload.BlockCombine)
+		in = b.compute(KindRecompute, "mlp_recompute", l, mb, c, rm, r, mlpIn, in)
 	case workload.RecomputeSelective:
 		rc := b.cache.block(l, passRec, workload.BlockAttnPre, workload.BlockAttnCore, workload.BlockAttnPost,
 			workload.BlockMLP, workload.BlockRouter, workload.BlockExperts, workload.BlockCombine)
 		if rc.dur > 0 {
 			in = b.compute(KindRecompute, "attn_core_recompute", l, mb, c, rc, in, gather)
 		}
+	}
+	if b.tpPaired(l) && !splitW {
+		return b.tpPairedLayer(passBwd, l, mb, c, in, gather, reduce)
 	}
 	if tp && sp {
 		in = b.tpComm(collectives.AllGather, "tp_mlp_bwd_gather", l, mb, c, in)
@@ -464,12 +610,12 @@ func (b *builder) backwardLayer(l, mb, c int, in int32, splitW, reduce bool) int
 		cb := b.compute(KindBackward, "combine_bwd", l, mb, c, b.bwdPart(b.cache.block(l, passBwd, workload.BlockCombine), splitW), in, gather)
 		d := cb
 		if cfg.Layout.EP > 1 {
-			d = b.comm(GroupEP, collectives.AllToAll, b.a2aBytes(), "ep_combine_bwd", l, mb, c, cb)
+			d = b.epComm("ep_combine_bwd", l, mb, c, cb)
 		}
 		e := b.compute(KindBackward, "experts_bwd", l, mb, c, b.bwdPart(b.cache.block(l, passBwd, workload.BlockExperts), splitW), d)
 		g := e
 		if cfg.Layout.EP > 1 {
-			g = b.comm(GroupEP, collectives.AllToAll, b.a2aBytes(), "ep_dispatch_bwd", l, mb, c, e)
+			g = b.epComm("ep_dispatch_bwd", l, mb, c, e)
 		}
 		x = b.compute(KindBackward, "router_bwd", l, mb, c, b.bwdPart(b.cache.block(l, passBwd, workload.BlockRouter), splitW), g)
 	} else {

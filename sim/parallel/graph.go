@@ -270,12 +270,65 @@ type blockCost struct {
 type blockCache struct {
 	cfg    *StepConfig
 	pr     Pricer
-	layers map[[3]int]blockCost // (moe?, pass/recompute, block)
-	extra  map[[2]int]blockCost // embedding/head per pass
+	layers map[[3]int]blockCost    // (moe?, pass/recompute, block)
+	extra  map[[2]int]blockCost    // embedding/head per pass
+	pieces map[[3]int][3]blockCost // (moe?, pass, block set) → head, middle, tail
 }
 
 func newBlockCache(cfg *StepConfig, pr Pricer) *blockCache {
-	return &blockCache{cfg: cfg, pr: pr, layers: map[[3]int]blockCost{}, extra: map[[2]int]blockCost{}}
+	return &blockCache{cfg: cfg, pr: pr, layers: map[[3]int]blockCost{}, extra: map[[2]int]blockCost{},
+		pieces: map[[3]int][3]blockCost{}}
+}
+
+// split prices the ops of `blocks` of layer `layer` for pass (passFwd or
+// passBwd) in three consecutive pieces: the head (the ops up to and
+// including the first GEMM), the tail (the last GEMM and the ops after it)
+// and the middle. A TP collective overlapped with computation runs
+// alongside the head (an all-gather feeding the first GEMM) or the tail (a
+// reduce-scatter of the last GEMM's output in the forward; in the backward
+// the tail's GEMM is the weight gradient, independent of the reduce-scatter
+// of the input gradient before it). With fewer than two GEMMs the whole
+// block is the middle.
+func (c *blockCache) split(layer, pass int, blocks ...workload.Block) (head, mid, tail blockCost) {
+	moe := 0
+	if c.cfg.Model.MoE != nil && c.cfg.Model.IsMoELayer(layer) {
+		moe = 1
+	}
+	mask := 0
+	for _, bl := range blocks {
+		mask |= 1 << bl
+	}
+	key := [3]int{moe, pass, mask}
+	if p, ok := c.pieces[key]; ok {
+		return p[0], p[1], p[2]
+	}
+	p := workload.Forward
+	if pass == passBwd {
+		p = workload.Backward
+	}
+	var ops []workload.Op
+	for _, op := range c.cfg.Model.LayerOps(layer, c.cfg.Shape, p) {
+		if mask&(1<<op.Block) != 0 {
+			ops = append(ops, op)
+		}
+	}
+	first, last := -1, -1
+	for i, op := range ops {
+		if op.Class == workload.ClassGEMM {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	var out [3]blockCost
+	if first < 0 || first == last {
+		out[1] = c.price(ops)
+	} else {
+		out = [3]blockCost{c.price(ops[:first+1]), c.price(ops[first+1 : last]), c.price(ops[last:])}
+	}
+	c.pieces[key] = out
+	return out[0], out[1], out[2]
 }
 
 const (

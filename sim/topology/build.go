@@ -225,6 +225,15 @@ func (c *Cluster) resolve(s Spec) error {
 
 	l.nodes, l.g, l.n, l.gpus = s.Nodes, g, n, s.Nodes*g
 	l.domains = (l.nodes + l.domainNodes - 1) / l.domainNodes
+	// A rack-scale cluster that does not fill its racks is spread evenly
+	// over the fewest racks that hold it (128 GB300s: two NVL72 racks of
+	// 16 trays = 64 GPUs, not 72 + 56), as rack-scale jobs are placed in
+	// equal blocks of trays (the Megatron-LM MoE recipes run EP 64 inside
+	// each rack of a 128-GPU GB300 job). The racks keep their size; only
+	// the trays in use are built.
+	if l.domains > 1 {
+		l.domainNodes = (l.nodes + l.domains - 1) / l.domains
+	}
 	l.nicPerGPU, l.gpuPerNIC = 1, 1
 	if n >= g {
 		l.nicPerGPU = n / g
@@ -585,7 +594,10 @@ func (c *Cluster) NodeOf(r int) int { return r / c.l.g }
 // DomainOf is the scale-up (NVLink) domain of GPU rank r: GPUs in one domain
 // talk over NVLink/NVSwitch (or PCIe, for PCIe-only nodes); between domains
 // traffic goes through NICs. For HGX nodes a domain is a node; for NVL72 it
-// is a 72-GPU rack (18 nodes of 4; a last, partial rack is its own domain).
+// is a rack of up to 72 GPUs (18 trays of 4): a cluster that does not fill
+// whole racks is spread over the fewest racks that hold it, the first racks
+// taking ceil(trays/racks) trays each (36 trays: 18 + 18; 32: 16 + 16; 25:
+// 13 + 12).
 func (c *Cluster) DomainOf(r int) int { return r / c.l.g / c.l.domainNodes }
 
 // Domains is the number of scale-up domains.

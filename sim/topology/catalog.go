@@ -91,6 +91,22 @@ var gpuCatalog = map[string]GPU{
 			"GPUHourUSD: Lambda on-demand H100 SXM $2.99 (cliffcenter.com/research/amd-inference-economics, 2026-05-18)",
 		},
 	},
+	"h100-96gb-500w": {
+		Name: "h100-96gb-500w", Arch: "hopper",
+		HBMBytes: 96e9, HBMBandwidth: 2.4e12,
+		Peak:    PeakFLOPS{FP32: 67e12, TF32: 494.5e12, FP16: 989e12, BF16: 989e12, FP8: 1979e12},
+		SMs:     132,
+		ScaleUp: "nvlink", ScaleUpBandwidth: 450e9, ScaleUpLinks: 18, NVLS: true,
+		DomainGPUs: 8, DefaultGPUsPerNode: 8, DefaultIntraNode: "nvswitch",
+		PCIeGen: 5, TDPWatts: 500, GPUHourUSD: 2.99,
+		Sources: []string{
+			"HBMBytes 96 GB HBM2e, HBMBandwidth 2.4 TB/s, TDPWatts 500 (the default power limit it ran at): pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md and asyncTP_llama3_h100_2025-06_torchtitan.md, Hardware (Meta Grand Teton hosts)",
+			"Peak: H100 SXM's dense peaks at its clocks (same GH100 die, 132 SMs; HF §5). The document adds that under its 500 W limit 'the actual peak TFLOPs number is between SXM and NVL' (989 and 835.5 dense BF16 TFLOP/s): what the limit costs GEMMs is in the compute profile (gemmPowerCap500W)",
+			"SMs, NVLink, NVLS, node: H100 SXM's (GH100 with 132 SMs; 8 H100 per host fully connected with NVLink, same document)",
+			"PCIe: Gen5 (GH100, as H100 SXM)",
+			"GPUHourUSD: unsourced estimate (the H100 SXM price)",
+		},
+	},
 	"h100-pcie": {
 		Name: "h100-pcie", Arch: "hopper",
 		HBMBytes: 80e9, HBMBandwidth: 2.0e12,

@@ -8,7 +8,7 @@ import (
 
 // The catalog names the issue and scenario-format.md require.
 var (
-	wantGPUs = []string{"h100-sxm", "h100-pcie", "h800", "h200", "b200", "b300", "gb200", "gb300",
+	wantGPUs = []string{"h100-sxm", "h100-96gb-500w", "h100-pcie", "h800", "h200", "b200", "b300", "gb200", "gb300",
 		"a100-80gb", "a100-40gb", "l40s", "mi300x", "mi325x"}
 	wantNICs = []string{"ib-hdr-200", "ib-ndr-400", "ib-xdr-800", "roce-200", "roce-400", "roce-800", "eth-100", "opa-100"}
 )
@@ -83,6 +83,7 @@ func TestCatalogFigures(t *testing.T) {
 		{"mi300x", 192e9, 448e9, 7, 8, 8, "nvswitch", "cdna3", 5, 63e9, 1307.4e12, 2614.9e12},
 		{"l40s", 48e9, 0, 0, 8, 8, "pcie", "ada", 4, 31.5e9, 362e12, 733e12},
 		{"h100-pcie", 80e9, 300e9, 12, 8, 8, "nvlink-pairs", "hopper", 5, 63e9, 756e12, 1513e12},
+		{"h100-96gb-500w", 96e9, 450e9, 18, 8, 8, "nvswitch", "hopper", 5, 63e9, 989e12, 1979e12},
 	} {
 		g, _ := LookupGPU(r.name)
 		if g.HBMBytes != r.hbm || g.ScaleUpBandwidth != r.scaleUp || g.ScaleUpLinks != r.links ||
@@ -90,6 +91,16 @@ func TestCatalogFigures(t *testing.T) {
 			g.Arch != r.arch || g.PCIeGen != r.pcieGen || g.PCIeBandwidth != r.pcieBW || g.Peak.BF16 != r.bf16 || g.Peak.FP8 != r.fp8 {
 			t.Errorf("%s: got %+v\nwant %+v", r.name, g, r)
 		}
+	}
+	// The 500 W H100: H100 SXM's profile with GEMMs at the H100 NVL's dense
+	// peak (835.5 of 989 TFLOP/s); attention and HBM fractions unchanged.
+	sxm, _ := LookupGPU("h100-sxm")
+	capped, _ := LookupGPU("h100-96gb-500w")
+	if capped.HBMBandwidth != 2.4e12 || capped.TDPWatts != 500 ||
+		!near(capped.Compute.MatmulEffBF16, sxm.Compute.MatmulEffBF16*835.5/989) ||
+		!near(capped.Compute.MatmulEffFP8, sxm.Compute.MatmulEffFP8*835.5/989) ||
+		capped.Compute.AttnEff != sxm.Compute.AttnEff || capped.Compute.HBMEff != sxm.Compute.HBMEff {
+		t.Errorf("h100-96gb-500w profile %+v\nvs h100-sxm %+v", capped.Compute, sxm.Compute)
 	}
 	n, _ := LookupNIC("ib-ndr-400")
 	if n.Bandwidth != 50e9 {

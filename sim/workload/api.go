@@ -68,8 +68,17 @@ type Recompute uint8
 
 const (
 	RecomputeNone Recompute = iota
+	// RecomputeSelective redoes the attention core (Korthikanti et al.
+	// 2022 §5): nothing next to FlashAttention.
 	RecomputeSelective
+	// RecomputeFull redoes the whole forward of every layer.
 	RecomputeFull
+	// RecomputeSelectiveOp is per-op selective checkpointing
+	// (torchtitan's selective_ac_option = "op"): every matmul output and
+	// the fused attention output are saved except every second projection
+	// matmul of a layer, which is recomputed together with every
+	// memory-bound kernel (norms, activations, RoPE, residual adds).
+	RecomputeSelectiveOp
 )
 
 // Pass is a direction of the training step.
@@ -137,6 +146,13 @@ type Shape struct {
 	TP, CP, EP     int // 0 treated as 1
 	SP             bool
 	FlashAttention bool
+	// UnfusedLoss prices the cross-entropy as PyTorch's unfused fp32
+	// kernels (cast, log_softmax, nll_loss and their backwards: torchtitan,
+	// plain F.cross_entropy under autocast) instead of one fused kernel
+	// that reads the low-precision logits and does the fp32 math in
+	// registers (flash-attn's cross_entropy, which llm-foundry's MPT uses
+	// by default; Megatron-LM's fused cross-entropy). See HeadOps.
+	UnfusedLoss bool
 }
 
 // MemoryInput describes one pipeline rank for the memory model.

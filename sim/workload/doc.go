@@ -76,8 +76,20 @@
 // the forward FLOPs (five products against two). Bias adds are fused into
 // their GEMMs and not counted. RecomputeOps adds, before a layer's backward,
 // nothing (none), the attention core (selective; nothing with
-// FlashAttention, whose backward already recomputes) or the whole forward
-// (full).
+// FlashAttention, whose backward already recomputes), the whole forward
+// (full), or per-op selective checkpointing (selective-op, torchtitan's
+// selective_ac_option = "op"): with the layer's projections counted in
+// forward order by their framework linears (a fused QKV GEMM counts as q, k,
+// v; a GLU fc1 as gate, up), every second one is recomputed — Llama's wk, wo
+// and w3, 36.5% of the forward projection FLOPs of Llama 3 8B — together
+// with every memory-bound kernel, while the FlashAttention output is saved.
+//
+// The output layer's cross-entropy runs in fp32 in every stack; a fused
+// kernel (flash-attn's, llm-foundry's default; Megatron-LM's) reads the
+// low-precision logits once per pass, while PyTorch's unfused path
+// (Shape.UnfusedLoss: torchtitan's cross_entropy(pred.float())) moves 36
+// bytes per bf16 logit instead of 6 (cast, log_softmax, nll_loss and their
+// backwards; see HeadOps).
 //
 // # FLOP conventions
 //
@@ -102,7 +114,11 @@
 //
 // GEMMs run at the tensor-core peak of their dtype (fp8 at the FP8 peak with
 // MatmulEffFP8, FP4 formats at the FP4 peak with the FP8 efficiency; a dtype
-// the GPU lacks runs at BF16), with
+// the GPU lacks runs at BF16). A GEMM in an 8- or 4-bit format also pays
+// t_quantize: a separate kernel that quantizes both inputs from bf16,
+// 5 bytes of HBM traffic per value (amax read, cast read, narrow write;
+// Micikevicius et al. 2022, Transformer Engine's cast kernels) plus one
+// kernel overhead. The GEMM efficiency is
 //
 //	eff = eff_MAMF × W(tiles, SMs) × K/(K + K0),  W = tiles/(⌈tiles/SMs⌉·SMs)
 //
@@ -146,7 +162,10 @@
 // is s·b·h·(34 + 5·a·s/h) bytes per layer, s·b·h·(10 + 24/t + 5·a·s/(h·t))
 // with TP, and (34 + 5·a·s/h)/t with TP+SP; FlashAttention or selective
 // recompute drop the 5·a·s/h term; full recompute keeps 2·s·b·h (/t with SP)
-// per layer plus one layer's working set. Activations are multiplied by the
+// per layer plus one layer's working set; per-op selective checkpointing
+// keeps the layer input, the outputs of the projections it saves, the
+// attention output and, with TP + SP, the two reduce-scatter outputs, plus
+// one layer's working set. Activations are multiplied by the
 // micro-batches in flight (1F1B and ZB-H1: p − stage; GPipe: m; interleaved:
 // × (1 + (p−1)/(p·v))). The first stage adds the embedding dropout mask, the
 // last 4·s·b·h/t·(1 + V/h) for the output layer (Korthikanti §4.3). Framework

@@ -36,7 +36,8 @@ func (m Model) ModelFLOPsPerToken(seq int) float64 {
 // ModelFLOPsPerToken: selective recompute redoes the attention core
 // (+L·attn(seq)); full recompute redoes the forward of every transformer
 // layer (+2·(N_matmul − V·h) + L·attn(seq)), which for a GPT gives the SC21
-// paper's 96·B·s·l·h²·(1 + s/6h + V/16lh) per step. The convention does not
+// paper's 96·B·s·l·h²·(1 + s/6h + V/16lh) per step; selective-op redoes
+// every second projection matmul of each layer (2 × those weights). The convention does not
 // depend on the attention kernel: FlashAttention's in-kernel recomputation
 // is not counted.
 func (m Model) HardwareFLOPsPerToken(seq int, r Recompute) float64 {
@@ -47,14 +48,34 @@ func (m Model) HardwareFLOPsPerToken(seq int, r Recompute) float64 {
 		f += attn
 	case RecomputeFull:
 		f += 2*(m.Params().Matmul-float64(m.Vocab)*float64(m.Hidden)) + attn
+	case RecomputeSelectiveOp:
+		f += m.selectiveOpMatmulFLOPsPerToken()
 	}
 	return f
 }
 
-// recomputeNames are the scenario spellings of Recompute, in order.
-var recomputeNames = [...]string{"none", "selective", "full"}
+// selectiveOpMatmulFLOPsPerToken is the per-token FLOPs of the projection
+// matmuls that per-op selective checkpointing recomputes, summed over the
+// layers: 2 × the weights of every second projection of each layer
+// (RecomputeOps), routed experts counted at their top-k × capacity share.
+func (m Model) selectiveOpMatmulFLOPsPerToken() float64 {
+	const seq = 1 << 12 // any length: projection FLOPs are linear in tokens
+	s := Shape{MicroBatch: 1, Seq: seq, Dtype: BF16, FlashAttention: true}
+	f := 0.0
+	for l := 0; l < m.Layers; l++ {
+		for _, o := range m.RecomputeOps(l, s, RecomputeSelectiveOp) {
+			if o.Class == ClassGEMM && o.Block != BlockAttnCore {
+				f += o.FLOPs
+			}
+		}
+	}
+	return f / seq
+}
 
-// ParseRecompute parses none | selective | full.
+// recomputeNames are the scenario spellings of Recompute, in order.
+var recomputeNames = [...]string{"none", "selective", "full", "selective-op"}
+
+// ParseRecompute parses none | selective | full | selective-op.
 func ParseRecompute(s string) (Recompute, error) {
 	for i, n := range recomputeNames {
 		if s == n {

@@ -87,8 +87,11 @@ func (m Model) LayerActivationBytes(layer int, s Shape, r Recompute) float64 {
 	sh := newSplit(m, s)
 	a, h := sh.act, float64(m.Hidden)
 	T, Tsp := sh.tok, sh.tokSP
-	if r == RecomputeFull {
+	switch r {
+	case RecomputeFull:
 		return Tsp * h * a
+	case RecomputeSelectiveOp:
+		return m.selectiveOpActivationBytes(layer, s)
 	}
 	d := sh.d
 	hl, kvl := float64(sh.hl), float64(sh.kvl)
@@ -134,6 +137,35 @@ func (m Model) LayerActivationBytes(layer int, s Shape, r Recompute) float64 {
 		act += Tsp*h*a + T*float64(m.fc1Width(int(f)))*a + T*f*a
 	}
 	act += Tsp * h * mask
+	return act
+}
+
+// selectiveOpActivationBytes is what per-op selective checkpointing keeps
+// for one micro-batch of layer (see selectiveOp): the layer input, the
+// output of every odd-numbered projection (the saved aten.mm results), the
+// FlashAttention output O, and with TP + SP the two reduce-scatter outputs
+// (attention and MLP). Everything else is recomputed from these.
+func (m Model) selectiveOpActivationBytes(layer int, s Shape) float64 {
+	b := m.forward(layer, s)
+	a, h := b.act, float64(m.Hidden)
+	act := b.tokSP * h * a
+	count := 0
+	for _, f := range b.ops {
+		switch {
+		case f.kind == kindAttn:
+			act += b.tok * float64(b.hl*b.d.v) * a
+		case f.kind == kindGEMM && f.op.Block != BlockAttnCore:
+			for _, p := range f.linears() {
+				count++
+				if count%2 != 0 {
+					act += float64(f.op.M) * float64(p.n) * float64(f.op.Batch) * a
+				}
+			}
+		}
+	}
+	if b.tp > 1 && s.SP {
+		act += 2 * b.tokSP * h * a
+	}
 	return act
 }
 
@@ -249,7 +281,8 @@ func (in MemoryInput) params(sh split, ids []int) rankParams {
 //     divided by the ZeRO group (DP·CP; DP·CP/EP for experts) — optimizer
 //     from ZeRO-1, gradients from ZeRO-2, weights from ZeRO-3;
 //   - Activations: the rank's LayerActivationBytes × InFlightMicrobatches,
-//     plus, under full recompute, one layer's recomputed activations;
+//     plus, under full or per-op selective recompute, one layer's
+//     recomputed activations;
 //   - Buffers: the first stage's embedding dropout mask, the last stage's
 //     output-layer buffers (Korthikanti et al. §4.3: 4·s·b·h/t·(1 + V/h):
 //     norm and head inputs and fp32 logits), and with ZeRO-3 the gathered
@@ -286,7 +319,7 @@ func StageMemory(in MemoryInput) Memory {
 	var perMB, work float64
 	for _, id := range ids {
 		perMB += m.LayerActivationBytes(id, in.Shape, in.Recompute)
-		if in.Recompute == RecomputeFull {
+		if in.Recompute == RecomputeFull || in.Recompute == RecomputeSelectiveOp {
 			work = max(work, m.LayerActivationBytes(id, in.Shape, RecomputeNone))
 		}
 	}

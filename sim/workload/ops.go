@@ -19,6 +19,19 @@ type fwdOp struct {
 	op   Op
 	kind opKind
 	bwd  cost
+	// parts lists the framework linears a fused GEMM stands for, in
+	// forward order (the Q, K and V projections of qkv_proj; the gate and
+	// up projections of a GLU fc1), each with its output width; nil means
+	// one linear of width op.N. Per-op selective checkpointing counts
+	// linears, not fused kernels.
+	parts []linear
+}
+
+// linear is one projection (nn.Linear) inside a fused GEMM: its name and
+// output width N; it shares the GEMM's M, K and batch.
+type linear struct {
+	name string
+	n    int
 }
 
 // split is a Shape with defaults applied and the per-GPU sizes derived.
@@ -70,13 +83,24 @@ type builder struct {
 
 // gemm adds C[M×N] = A[M×K]·B[K×N], batch times. Inputs are read at the
 // GEMM input width (1 byte for fp8), the output written at activation width.
-func (b *builder) gemm(name string, blk Block, m, n, k, batch int) {
+// parts, when given, are the linears fused in it (their widths sum to n).
+func (b *builder) gemm(name string, blk Block, m, n, k, batch int, parts ...linear) {
 	if m <= 0 || n <= 0 || k <= 0 {
 		return
 	}
 	o := gemmOp(m, n, k, batch, b.gin, b.act)
 	o.Name, o.Block = name, blk
-	b.ops = append(b.ops, fwdOp{op: o, kind: kindGEMM})
+	b.ops = append(b.ops, fwdOp{op: o, kind: kindGEMM, parts: parts})
+}
+
+// fc1Parts are the linears of an MLP's first projection of inner width f
+// (local to this GPU): the gate and up projections of a GLU (SwiGLU's w1
+// and w3, in that order), or nil for a single projection.
+func (b *builder) fc1Parts(name string, f int) []linear {
+	if !b.m.glu() {
+		return nil
+	}
+	return []linear{{name + "_gate", f}, {name + "_up", f}}
 }
 
 // gemmOp is batch GEMMs C[m×n] = A[m×k]·B[k×n] reading inputs of in bytes
@@ -250,7 +274,8 @@ func (b *builder) attention() {
 		e := b.tok * float64(b.hl*a.RopeHeadDim+a.RopeHeadDim)
 		b.mem("rope", BlockAttnPre, cost{flopsRoPE * e, e * b.act, e * b.act}, cost{flopsRoPE * e, e * b.act, e * b.act})
 	} else {
-		b.gemm("qkv_proj", BlockAttnPre, T, (b.hl+2*b.kvl)*d.qk, h, 1)
+		b.gemm("qkv_proj", BlockAttnPre, T, (b.hl+2*b.kvl)*d.qk, h, 1,
+			linear{"q_proj", b.hl * d.qk}, linear{"k_proj", b.kvl * d.qk}, linear{"v_proj", b.kvl * d.qk})
 		if m.QKNorm {
 			b.norm("qk_norm", BlockAttnPre, b.tok*float64(b.hl+b.kvl), d.qk)
 		}
@@ -315,7 +340,7 @@ func (b *builder) denseMLP() {
 	T := int(b.tok)
 	f := cdiv(m.FFN, b.tp)
 	b.norm("mlp_norm", BlockMLP, b.tokSP, h)
-	b.gemm("fc1", BlockMLP, T, m.fc1Width(f), h, 1)
+	b.gemm("fc1", BlockMLP, T, m.fc1Width(f), h, 1, b.fc1Parts("fc1", f)...)
 	b.activation("act", BlockMLP, b.tok, f)
 	b.gemm("fc2", BlockMLP, T, h, f, 1)
 	b.dropout("mlp_dropout", BlockMLP, b.tokSP*float64(h))
@@ -348,13 +373,13 @@ func (b *builder) moe() {
 	te := b.tok * k * e.CapacityFactor // expert tokens on this GPU
 	me := int(math.Ceil(te / float64(local)))
 	f := cdiv(e.ExpertFFN, b.tp)
-	b.gemm("expert_fc1", BlockExperts, me, m.fc1Width(f), h, local)
+	b.gemm("expert_fc1", BlockExperts, me, m.fc1Width(f), h, local, b.fc1Parts("expert_fc1", f)...)
 	b.activation("expert_act", BlockExperts, float64(me*local), f)
 	b.gemm("expert_fc2", BlockExperts, me, h, f, local)
 	if e.SharedExperts > 0 {
 		fs := cdiv(e.SharedExperts*e.ExpertFFN, b.tp)
 		T := int(b.tok)
-		b.gemm("shared_fc1", BlockExperts, T, m.fc1Width(fs), h, 1)
+		b.gemm("shared_fc1", BlockExperts, T, m.fc1Width(fs), h, 1, b.fc1Parts("shared_fc1", fs)...)
 		b.activation("shared_act", BlockExperts, b.tok, fs)
 		b.gemm("shared_fc2", BlockExperts, T, h, fs, 1)
 	}
@@ -369,14 +394,18 @@ func (b *builder) moe() {
 // none; selective = the attention core (scores, softmax, dropout, context —
 // Korthikanti et al. 2022 §5), except with FlashAttention, whose backward
 // kernel already recomputes the scores (its FLOPs are in flash_attn_bwd), so
-// selective adds nothing; full = the whole forward of the layer.
+// selective adds nothing; full = the whole forward of the layer;
+// selective-op = see selectiveOp.
 func (m Model) RecomputeOps(layer int, s Shape, r Recompute) []Op {
 	if layer < 0 || layer >= m.Layers || r == RecomputeNone {
 		return nil
 	}
 	b := m.forward(layer, s)
-	if r == RecomputeFull {
+	switch r {
+	case RecomputeFull:
 		return fwdList(b.ops)
+	case RecomputeSelectiveOp:
+		return fwdList(b.selectiveOp())
 	}
 	if s.FlashAttention {
 		return nil
@@ -388,6 +417,57 @@ func (m Model) RecomputeOps(layer int, s Shape, r Recompute) []Op {
 		}
 	}
 	return fwdList(core)
+}
+
+// selectiveOp is what per-op selective activation checkpointing redoes
+// before a layer's backward, in forward order. torchtitan's policy
+// (torchtitan/parallelisms/parallelize_llama.py, _apply_ac_to_transformer_block
+// with selective_ac_option = "op", 2024-12; a fresh counter per layer call)
+// saves the outputs of aten.mm, of the fused SDPA kernels and of the
+// reduce-scatters, except every second mm of the layer, and recomputes
+// everything else. So, with the layer's projections counted in forward order
+// (Llama: wq 1, wk 2, wv 3, wo 4, w1 5, w3 6, w2 7; fused GEMMs counted by
+// their linears):
+//
+//   - every even-numbered projection is recomputed, as its own GEMM of
+//     the linear's width (Llama: wk, wo and w3, 36% of the forward
+//     projection FLOPs of Llama 3 8B);
+//   - every memory-bound kernel (norms, RoPE, activation, residual adds,
+//     dropout, MoE permutations) is recomputed;
+//   - the FlashAttention kernel's output is saved; an unfused attention
+//     core (batched products and softmax, not aten.mm) is recomputed.
+func (b *builder) selectiveOp() []fwdOp {
+	var out []fwdOp
+	count := 0
+	for _, f := range b.ops {
+		switch {
+		case f.op.Block == BlockAttnCore:
+			if f.kind != kindAttn {
+				out = append(out, f)
+			}
+		case f.kind == kindGEMM:
+			for _, p := range f.linears() {
+				count++
+				if count%2 != 0 {
+					continue
+				}
+				o := gemmOp(f.op.M, p.n, f.op.K, f.op.Batch, b.gin, b.act)
+				o.Name, o.Block = p.name, f.op.Block
+				out = append(out, fwdOp{op: o, kind: kindGEMM})
+			}
+		default:
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// linears returns the framework linears of a GEMM: its parts, or itself.
+func (f fwdOp) linears() []linear {
+	if len(f.parts) > 0 {
+		return f.parts
+	}
+	return []linear{{f.op.Name, f.op.N}}
 }
 
 // EmbeddingOps price the input embedding on the first pipeline rank: a
@@ -415,15 +495,44 @@ func (m Model) EmbeddingOps(s Shape, p Pass) []Op {
 
 // HeadOps price the output layer on the last pipeline rank: the final norm,
 // the vocabulary-parallel LM head GEMM and the cross-entropy over this TP
-// rank's V/tp logits (its softmax is kept for the backward).
+// rank's e = tok·V/tp logits. Every stack computes the loss in fp32; what
+// differs is the HBM traffic. A fused kernel (flash-attn's cross_entropy,
+// the default of llm-foundry's MPT; Megatron-LM's fused vocab-parallel
+// cross-entropy) reads the logits at activation width, keeps the fp32
+// log-sum-exp per token and in the backward reads the logits again and
+// writes their gradient:
+//
+//	cross_entropy    read e·act, write 8 bytes per token
+//	backward         read e·act (+ 8 per token), write e·act
+//
+// PyTorch's unfused path (Shape.UnfusedLoss: torchtitan's
+// cross_entropy(pred.float(), labels), autocast's fp32 cross_entropy) runs
+// separate fp32 kernels:
+//
+//	logits_to_fp32   read e·act, write 4e      backward: read 4e, write e·act
+//	cross_entropy    read 4e, write 4e log-probabilities (+ 12 per token)
+//	                 backward: nll_loss_backward writes a dense fp32 gradient
+//	                 (4e), log_softmax_backward reads it and the log-
+//	                 probabilities (8e) and writes 4e
+//
+// (training in fp32 skips the cast).
 func (m Model) HeadOps(s Shape, p Pass) []Op {
 	b := &builder{split: newSplit(m, s)}
 	v := cdiv(m.Vocab, b.tp)
 	b.norm("final_norm", BlockHead, b.tokSP, m.Hidden)
 	b.gemm("lm_head", BlockHead, int(b.tok), v, m.Hidden, 1)
 	e := b.tok * float64(v)
-	b.mem("cross_entropy", BlockHead, cost{flopsXent * e, e * b.act, e*b.act + 12*b.tok},
-		cost{2 * e, e*b.act + 4*b.tok, e * b.act})
+	switch {
+	case !s.UnfusedLoss:
+		b.mem("cross_entropy", BlockHead, cost{flopsXent * e, e * b.act, 8 * b.tok},
+			cost{2 * e, e*b.act + 8*b.tok, e * b.act})
+	default:
+		if b.act < 4 {
+			b.mem("logits_to_fp32", BlockHead, cost{e, e * b.act, 4 * e}, cost{e, 4 * e, e * b.act})
+		}
+		b.mem("cross_entropy", BlockHead, cost{flopsXent * e, 4 * e, 4*e + 12*b.tok},
+			cost{2 * e, 8*e + 4*b.tok, 8 * e})
+	}
 	if p == Forward {
 		return fwdList(b.ops)
 	}

@@ -312,6 +312,41 @@ func TestEmbeddingAndHeadOps(t *testing.T) {
 	if len(m.HeadOps(s, Backward)) != 4 || len(m.EmbeddingOps(s, Forward)) != 1 || len(m.EmbeddingOps(s, Backward)) != 1 {
 		t.Error("head: norm, lm_head dgrad+wgrad, cross-entropy; embedding: one lookup (no dropout in Llama)")
 	}
+	// Cross-entropy over e = 2048 × 16032 logits of bf16 training.
+	// Fused: read 2e, write 8 bytes per token (loss, log-sum-exp); the
+	// backward reads 2e (+8 per token) and writes the 2e gradient.
+	// Unfused fp32: the cast reads 2e and writes 4e; the loss reads 4e
+	// and writes 4e plus 12 bytes per token; its backward reads 8e (+4 per
+	// token for the labels) and writes 8e, the cast back reads 4e and
+	// writes 2e.
+	e := 2048.0 * 16032
+	unfused := s
+	unfused.UnfusedLoss = true
+	for _, c := range []struct {
+		s           Shape
+		name        string
+		read, write float64
+	}{
+		{s, "cross_entropy", 2 * e, 8 * 2048},
+		{s, "cross_entropy_bwd", 2*e + 8*2048, 2 * e},
+		{unfused, "logits_to_fp32", 2 * e, 4 * e},
+		{unfused, "cross_entropy", 4 * e, 4*e + 12*2048},
+		{unfused, "cross_entropy_bwd", 8*e + 4*2048, 8 * e},
+		{unfused, "logits_to_fp32_bwd", 4 * e, 2 * e},
+	} {
+		var o Op
+		for _, x := range append(m.HeadOps(c.s, Forward), m.HeadOps(c.s, Backward)...) {
+			if x.Name == c.name {
+				o = x
+			}
+		}
+		if o.BytesRead != c.read || o.BytesWritten != c.write {
+			t.Errorf("%s (unfused %v): read %g write %g, want %g %g", c.name, c.s.UnfusedLoss, o.BytesRead, o.BytesWritten, c.read, c.write)
+		}
+	}
+	if slices.ContainsFunc(m.HeadOps(Shape{MicroBatch: 1, Seq: 2048, Dtype: FP32, TP: 8, UnfusedLoss: true}, Forward), func(o Op) bool { return o.Name == "logits_to_fp32" }) {
+		t.Error("fp32 training needs no cast before the loss")
+	}
 	g := smallGPT()
 	if len(g.EmbeddingOps(s, Forward)) != 2 {
 		t.Error("GPT embedding has dropout")

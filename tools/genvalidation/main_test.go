@@ -87,6 +87,11 @@ func TestTranslate(t *testing.T) {
 		// 94 layers + 2 = 96 slots, 12 per stage, 3 per virtual stage.
 		{24, []string{"preset: qwen3-235b-a22b", "ep: 16", "virtual_stages: 4", "first_stage_layers: 11", "last_stage_layers: 11",
 			"attention_flops: causal"}},
+		// Megatron MoE on 128 GB300: two racks of 64, EP 64 inside each;
+		// the recipe's EP overlap.
+		{26, []string{"gpu: gb300", "nodes: 32", "ep: 64", "ep: true", "racks of 64"}},
+		// torchtitan's per-op selective checkpointing.
+		{55, []string{"recompute: selective-op", "tp: 8", "sp: true"}},
 		// torchtitan 3D: FSDP under PP is the ZeRO-2 schedule; 126
 		// layers over 8 stages as 15 + 6·16 + 15.
 		{43, []string{"zero: 2", "first_stage_layers: 15", "last_stage_layers: 15", "precision: fp8", "micro_batch: 1", "global_batch: 256"}},
@@ -116,7 +121,6 @@ func TestTranslate(t *testing.T) {
 	}{
 		{21, "tensor- and pipeline-parallel sizes are not stated"},
 		{23, "multi-token-prediction"},
-		{26, "partial NVL72 racks"},
 		{30, "cannot be reconstructed"},
 		{64, "'selective layer'"},
 	} {

@@ -13,16 +13,6 @@ import (
 // Grand Teton hosts run (torchtitan's benchmark documents).
 const teton500W = "h100-96gb-500w"
 
-// gridTetonH100 returns the catalog GPU for torchtitan's Grand Teton H100s:
-// the 500 W HBM2e part when the catalog has it, else the H100 SXM (and the
-// scenario says so).
-func gridTetonH100() string {
-	if _, err := topology.LookupGPU(teton500W); err == nil {
-		return teton500W
-	}
-	return "h100-sxm"
-}
-
 // translate turns one row into a scenario, or returns why it cannot be
 // simulated. The source families and what each states are described in
 // docs/validation.md; the per-family functions below say, value by value,
@@ -187,6 +177,10 @@ func megatronH100(r row) (*scen, string) {
 	s.tied = bp(false)   // the stated parameter counts need an untied output layer
 	s.seq, s.globalBatch = atoi(r.get("seq")), atoi(r.get("global_batch"))
 	s.precision = "bf16" // MFU 41% of 989 TFLOP/s for 408.8 TFLOP/s
+	// Megatron-LM accumulates and reduces bf16 gradients in fp32 unless
+	// --grad-reduce-in-bf16 (megatron/training/arguments.py: "bfloat16
+	// requires gradient accumulation and all-reduce to be done in fp32").
+	s.gradDtype = "fp32"
 	s.gpu = "h100-sxm"
 	if why := s.layoutNodes(atoi(r.get("n_gpus")), 8); why != "" {
 		return nil, why
@@ -198,7 +192,8 @@ func megatronH100(r row) (*scen, string) {
 	s.overlap = []kv{{"grad_reduce", true}, {"param_gather", true}, {"tp_comm", s.tp > 1}, {"p2p", true}}
 	s.facts = append(s.facts,
 		"Configuration from the README: --overlap-grad-reduce --overlap-param-gather (distributed",
-		"optimizer) --tp-comm-overlap (sequence parallelism), PP overlap, vocab 131072, seq 4096, DGX H100 (Eos, NDR 400).")
+		"optimizer) --tp-comm-overlap (sequence parallelism), PP overlap, vocab 131072, seq 4096, DGX H100 (Eos, NDR 400);",
+		"Megatron-LM's default fp32 gradient reduction for bf16.")
 	s.microBatch = 1
 	s.assume("micro-batch size 1 (not stated)")
 	s.assume("no activation recomputation (not stated)")
@@ -232,17 +227,24 @@ func megatronMoE(r row) (*scen, string) {
 		return nil, "GPU " + r.get("gpu") + " is not in the catalog"
 	}
 	n := atoi(r.get("n_gpus"))
-	if strings.HasPrefix(gpu, "gb") {
-		// simtrain builds NVL72 racks of 72 GPUs; a GPU count that is not a
-		// multiple of 72 leaves the last rack partial, so an expert group
-		// laid out per rack by the source would straddle two racks here.
-		if dom := 72; n > dom && n%dom != 0 {
-			if ep := atoi(r.get("ep")); ep > 1 && dom%ep != 0 {
-				return nil, fmt.Sprintf("%d %s GPUs with EP %d: the run used partial NVL72 racks (EP groups of %d inside a rack), which the cluster description cannot express (it fills 72-GPU NVLink domains, so one EP group would straddle two racks)", n, r.get("gpu"), ep, ep)
-			}
+	rackGPUs := 0 // GPUs per NVL72 rack the cluster builder uses
+	if g, err := topology.LookupGPU(gpu); err == nil && g.DomainGPUs > g.DefaultGPUsPerNode {
+		// simtrain spreads a rack-scale cluster evenly over the fewest
+		// NVL72 racks that hold it (sim/topology: ceil(trays/18) racks of
+		// equal tray counts), so 128 GPUs are two racks of 64. An expert
+		// group must fit inside one rack, as the recipes lay it out.
+		trayGPUs, rackTrays := g.DefaultGPUsPerNode, g.DomainGPUs/g.DefaultGPUsPerNode
+		trays := (n + trayGPUs - 1) / trayGPUs
+		racks := (trays + rackTrays - 1) / rackTrays
+		rackGPUs = (trays + racks - 1) / racks * trayGPUs
+		if ep := atoi(r.get("ep")); ep > 1 && rackGPUs%ep != 0 && ep%rackGPUs != 0 {
+			return nil, fmt.Sprintf("%d %s GPUs with EP %d: racks of %d GPUs would split an EP group across racks", n, r.get("gpu"), ep, rackGPUs)
 		}
 	}
 	s := base(r, "megatron-moe-2026", preset, gpu)
+	if rackGPUs > 0 && n > rackGPUs {
+		s.facts = append(s.facts, fmt.Sprintf("NVL72 racks: %d GPUs in %d racks of %d (the cluster builder's even split of partial racks), each EP group inside one rack.", n, n/rackGPUs, rackGPUs))
+	}
 	s.preset = preset
 	s.seq, s.microBatch, s.globalBatch = atoi(r.get("seq")), atoi(r.get("micro_batch")), atoi(r.get("global_batch"))
 	notes := r.get("notes")
@@ -253,6 +255,10 @@ func megatronMoE(r row) (*scen, string) {
 	if strings.Contains(notes, "selective recompute") {
 		s.recompute = "selective"
 	}
+	// Megatron-LM's default for bf16 and fp8 training: fp32 gradient
+	// accumulation and reduction (arguments.py; --grad-reduce-in-bf16 is
+	// not in the row).
+	s.gradDtype = "fp32"
 	s.gpu = gpu
 	per := 8
 	if strings.HasPrefix(gpu, "gb") {
@@ -261,7 +267,13 @@ func megatronMoE(r row) (*scen, string) {
 	if why := s.layoutNodes(atoi(r.get("n_gpus")), per); why != "" {
 		return nil, why
 	}
-	if !strings.HasPrefix(gpu, "gb") {
+	switch {
+	case gpu == "gb300":
+		// GB300 NVL72 compute trays carry four ConnectX-8 800G NICs
+		// (one per GPU; the catalog's gb300 sources).
+		s.nic, s.nicsPerNode = "ib-xdr-800", 4
+		s.assume("scale-out network not stated: one 800G ConnectX-8 per GB300 (the tray's NICs)")
+	case !strings.HasPrefix(gpu, "gb"):
 		s.nic, s.nicsPerNode = "ib-ndr-400", 8
 		if gpu == "b300" {
 			s.nic = "ib-xdr-800"
@@ -276,6 +288,13 @@ func megatronMoE(r row) (*scen, string) {
 	s.facts = append(s.facts,
 		"Configuration from the recipe YAML: sequence parallelism, distributed optimizer, forced",
 		"balanced routing (capacity factor 1), expert tensor parallelism ETP=1.")
+	if strings.Contains(notes, "EP overlap") {
+		// overlap_moe_expert_parallel_comm: Megatron-Core's combined 1F1B
+		// schedule hides the dispatch/combine all-to-alls behind the
+		// compute of an adjacent micro-batch.
+		s.overlap = append(s.overlap, kv{"ep", true})
+		s.facts = append(s.facts, "EP overlap (the recipe's overlap_moe_expert_parallel_comm): parallel.overlap.ep.")
+	}
 	if dpcp%ep != 0 {
 		// Megatron-Core forms the expert-parallel group from TP×DP ranks
 		// (ETP=1); simtrain ties expert TP to TP and carves EP from DP·CP,
@@ -302,7 +321,7 @@ func megatronMoE(r row) (*scen, string) {
 		s.first, s.last = slots/s.pp-1, slots/s.pp-1
 		s.facts = append(s.facts, fmt.Sprintf("Pipeline: %d layers + embedding + loss = %d slots, %d per stage, %d per virtual stage (account-for-embedding/loss split).", layers, slots, slots/s.pp, per))
 	}
-	s.assume("CUDA graphs, HybridEP dispatch and EP communication overlap are not modelled (NCCL all-to-all on the EP stream)")
+	s.assume("CUDA graphs and the HybridEP dispatcher are not modelled (NCCL all-to-all on the EP stream)")
 	v, err := atof(r.get("measured_value"))
 	if err != nil {
 		return nil, "measured value is not a number"
@@ -322,9 +341,9 @@ func torchtitan(r row) (*scen, string) {
 	seq := atoi(r.get("seq"))
 	switch {
 	case strings.Contains(src, "llama3_h100_202412"):
-		family, gpu, nic = "torchtitan-2024-12", gridTetonH100(), "roce-400"
+		family, gpu, nic = "torchtitan-2024-12", teton500W, "roce-400"
 	case strings.Contains(src, "asyncTP_llama3_h100_2025-06"):
-		family, gpu, nic = "torchtitan-asynctp-2025-06", gridTetonH100(), "roce-400"
+		family, gpu, nic = "torchtitan-asynctp-2025-06", teton500W, "roce-400"
 	case strings.Contains(src, "llama3-8b_h200_202506"):
 		family, gpu, nic = "torchtitan-h200-2025-06", "h200", "ib-ndr-400"
 	case strings.Contains(src, "docs/performance.md"):
@@ -348,7 +367,7 @@ func torchtitan(r row) (*scen, string) {
 	}
 	rc := strings.ToLower(r.get("recompute"))
 	if rc == "selective layer" {
-		return nil, "'selective layer' checkpointing (every second layer fully recomputed) is not expressible: simtrain's none|selective|full are 0, 0 and 1/3 extra forward work, and this policy is halfway between selective and full"
+		return nil, "'selective layer' checkpointing (every second layer fully recomputed) is not expressible: training.recompute applies one policy to every layer"
 	}
 	s := base(r, family, preset, gpu)
 	s.preset = preset
@@ -361,11 +380,7 @@ func torchtitan(r row) (*scen, string) {
 	case "torchtitan-2024-12", "torchtitan-asynctp-2025-06":
 		s.facts = append(s.facts,
 			"Hardware per the document: 8 GPUs per host on NVLink, 400 Gb/s RDMA per GPU (written as RoCE 400G).")
-		if gpu == "h100-sxm" {
-			s.assume("the GPUs are H100 96GB HBM2e parts (2.4 TB/s) at a 500 W power limit (Grand Teton); the catalog has no such entry, so they are priced as the 700 W H100 SXM")
-		} else {
-			s.facts = append(s.facts, "GPU per the document: H100 with 96GB HBM2e (2.4 TB/s) at the default 500 W power limit ("+gpu+").")
-		}
+		s.facts = append(s.facts, "GPU per the document: H100 with 96GB HBM2e (2.4 TB/s) at the default 500 W power limit ("+gpu+").")
 	case "torchtitan-h200-2025-06":
 		s.facts = append(s.facts, "Hardware per the document: HGX H200, 8 GPUs per host, 400 Gb/s ConnectX-7 RDMA per GPU (written as NDR 400).")
 	case "torchtitan-2024-04":
@@ -413,14 +428,21 @@ func torchtitan(r row) (*scen, string) {
 	if strings.Contains(lower, "float8") {
 		s.precision = "fp8"
 	}
+	// torchtitan's FSDP mixed precision: bf16 parameters, gradients
+	// reduced in fp32 (training.mixed_precision_reduce = "float32", the
+	// default of its job config).
+	s.gradDtype = "fp32"
+	s.facts = append(s.facts, "FSDP2 mixed precision: bf16 parameters, fp32 gradient reduction (torchtitan's mixed_precision_reduce default).")
 	switch rc {
 	case "full":
 		s.recompute = "full"
 	case "none":
 		s.recompute = "none"
-	case "selective", "selective op", "per-op sac", "":
-		s.recompute = "selective"
-		s.assume("torchtitan's per-op selective checkpointing (saves every op output except every second matmul) is written as selective, which recomputes nothing next to FlashAttention: the recomputed matmuls (about 1/3 of the forward GEMM work) are not priced")
+	case "selective op", "per-op sac":
+		s.recompute = "selective-op" // selective_ac_option = "op"
+	case "selective", "":
+		s.recompute = "selective-op"
+		s.assume("selective checkpointing is torchtitan's per-op policy (selective_ac_option = \"op\", the default of its llama train configs)")
 	}
 	if s.pp > 1 {
 		// torch.distributed.pipelining runs micro-batches of 1: the local

@@ -1,0 +1,234 @@
+package parallel
+
+import (
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/collectives"
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/workload"
+)
+
+// blockPricer makes every priced block of a transformer layer take one
+// millisecond (the embedding, output layer and optimizer nothing), every
+// all-to-all a2a and every other collective nothing.
+type blockPricer struct{ a2a engine.Time }
+
+func (blockPricer) OpsTime(ops []workload.Op) engine.Time {
+	return unitPricer{unit: engine.Millisecond}.OpsTime(ops)
+}
+
+func (p blockPricer) CommTime(_ GroupKind, _ int, op collectives.Op, _ float64) engine.Time {
+	if op == collectives.AllToAll {
+		return p.a2a
+	}
+	return 0
+}
+
+func (blockPricer) SendTime(int, int, float64) engine.Time { return 0 }
+
+// stepEnd builds cfg with pr, plays one step on one pipeline stage and
+// returns the last task end and the program.
+func stepEnd(t *testing.T, cfg *StepConfig, pr Pricer) (engine.Time, *Program) {
+	t.Helper()
+	progs, err := Build(cfg, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := NewSymmetric(engine.New(), cfg.Layout, progs)
+	if err := x.Run(); err != nil {
+		t.Fatal(err)
+	}
+	_, _, prog, _, stop := x.Instance(0)
+	var end engine.Time
+	for _, e := range stop {
+		end = max(end, e)
+	}
+	return end, prog
+}
+
+func moeConfig(t *testing.T, overlapEP bool) *StepConfig {
+	t.Helper()
+	m := workload.Model{Name: "moe-test", Layers: 2, Hidden: 1024, Heads: 16, Vocab: 32000,
+		MoE: &workload.MoE{Experts: 8, TopK: 2}}
+	m.Fill()
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := NewLayout(1, 1, 2, 2, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, err := Partition(2, 1, 1, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &StepConfig{Layout: l, Model: m,
+		Shape:    workload.Shape{MicroBatch: 1, Seq: 128, Dtype: workload.BF16, EP: 2, FlashAttention: true},
+		Schedule: OneFOneB, Virtual: 1, Microbatches: 1, Chunks: chunks, Optimizer: "adamw",
+		ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32,
+		Overlap: Overlap{GradReduce: true, ParamGather: true, P2P: true, EP: overlapEP}, Steps: 1,
+		LayerParams: func(int) (float64, float64) { return 0, 0 },
+	}
+}
+
+// TestEPOverlap: two MoE layers, every block 1 ms, every all-to-all 0.5 ms.
+// Without overlap a layer's forward is attention (3 blocks) + router +
+// dispatch + experts + combine all-to-all + combine = 6 ms + 2 × 0.5 ms,
+// its backward the same: 2 layers × 14 ms = 28 ms. With overlap.ep each
+// all-to-all hides behind the 1 ms block that follows it: 24 ms, and the
+// experts no longer wait for their own dispatch.
+func TestEPOverlap(t *testing.T) {
+	pr := blockPricer{a2a: engine.Millisecond / 2}
+	plain, _ := stepEnd(t, moeConfig(t, false), pr)
+	hidden, prog := stepEnd(t, moeConfig(t, true), pr)
+	if plain != 28*engine.Millisecond || hidden != 24*engine.Millisecond {
+		t.Errorf("step %v without and %v with EP overlap, want 28 ms and 24 ms", plain, hidden)
+	}
+	for i, task := range prog.Tasks {
+		if task.Name != "experts_fwd" {
+			continue
+		}
+		for _, d := range prog.Deps(i) {
+			if prog.Tasks[d].Name == "ep_dispatch" && prog.Tasks[d].Layer == task.Layer {
+				t.Errorf("layer %d: with overlap.ep experts_fwd waits for its own dispatch", task.Layer)
+			}
+		}
+	}
+	// All-to-alls longer than the compute behind them stay exposed: 2 ms
+	// each, 8 of them, serial on the EP stream, against 1 ms blocks.
+	slow, _ := stepEnd(t, moeConfig(t, true), blockPricer{a2a: 2 * engine.Millisecond})
+	if slow <= 24*engine.Millisecond {
+		t.Errorf("2 ms all-to-alls fully hidden behind 1 ms blocks: step %v", slow)
+	}
+}
+
+// TestRecomputeSPGathers: with sequence parallelism the recomputed forward
+// redoes the all-gathers of the sequence-sharded input: before the
+// attention and before the MLP, for full recompute (with the attention's
+// reduce-scatter between them) and for per-op selective checkpointing (whose
+// saved reduce-scatter output needs none).
+func TestRecomputeSPGathers(t *testing.T) {
+	count := func(r workload.Recompute, sp bool) map[string]int {
+		l, err := NewLayout(2, 1, 1, 1, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks, _ := Partition(3, 1, 1, 0, 0)
+		cfg := &StepConfig{Layout: l, Model: testModel(t, 3), Recompute: r,
+			Shape:    workload.Shape{MicroBatch: 1, Seq: 128, Dtype: workload.BF16, TP: 2, SP: sp, FlashAttention: true},
+			Schedule: OneFOneB, Virtual: 1, Microbatches: 2, Chunks: chunks, Optimizer: "adamw",
+			ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32, Steps: 1,
+			LayerParams: func(int) (float64, float64) { return 1e6, 0 },
+		}
+		_, prog := stepEnd(t, cfg, blockPricer{})
+		n := map[string]int{}
+		for _, task := range prog.Tasks {
+			n[task.Name]++
+		}
+		return n
+	}
+	const layerMBs = 3 * 2
+	for _, c := range []struct {
+		r                     workload.Recompute
+		sp                    bool
+		attnAG, rs, mlpAG, ar int
+	}{
+		{workload.RecomputeFull, true, layerMBs, layerMBs, layerMBs, 0},
+		{workload.RecomputeFull, false, 0, 0, 0, layerMBs},
+		{workload.RecomputeSelectiveOp, true, layerMBs, 0, layerMBs, 0},
+		{workload.RecomputeSelectiveOp, false, 0, 0, 0, layerMBs},
+		{workload.RecomputeNone, true, 0, 0, 0, 0},
+	} {
+		n := count(c.r, c.sp)
+		rsOrAR := n["tp_attn_recompute"]
+		rs, ar := rsOrAR, 0
+		if !c.sp {
+			rs, ar = 0, rsOrAR
+		}
+		if n["tp_attn_recompute_gather"] != c.attnAG || rs != c.rs || n["tp_mlp_recompute_gather"] != c.mlpAG || ar != c.ar {
+			t.Errorf("%v sp=%v: attention gathers %d, reduce-scatters %d, MLP gathers %d, all-reduces %d; want %d %d %d %d",
+				c.r, c.sp, n["tp_attn_recompute_gather"], rs, n["tp_mlp_recompute_gather"], ar, c.attnAG, c.rs, c.mlpAG, c.ar)
+		}
+		if c.r != workload.RecomputeNone && (n["attn_recompute"] != layerMBs || n["mlp_recompute"] != layerMBs) {
+			t.Errorf("%v: %d attention and %d MLP recompute tasks, want %d each", c.r, n["attn_recompute"], n["mlp_recompute"], layerMBs)
+		}
+	}
+}
+
+// tpPricer makes every priced op list of a transformer layer take one
+// millisecond, the embedding, output layer and optimizer nothing, and every
+// TP collective c.
+type tpPricer struct{ c engine.Time }
+
+func (tpPricer) OpsTime(ops []workload.Op) engine.Time {
+	return unitPricer{unit: engine.Millisecond}.OpsTime(ops)
+}
+func (p tpPricer) CommTime(k GroupKind, _ int, _ collectives.Op, _ float64) engine.Time {
+	if k == GroupTP {
+		return p.c
+	}
+	return 0
+}
+func (tpPricer) SendTime(int, int, float64) engine.Time { return 0 }
+
+// TestTPCommPairedWithGEMMs: with overlap.tp_comm each TP collective of a
+// dense layer runs alongside the GEMM it is fused with. The attention and
+// MLP parts are split into head (up to the first GEMM), middle and tail
+// (the last GEMM on), 1 ms each here: the all-gather runs beside the head
+// and the middle waits for it; the reduce-scatter starts with the tail and
+// the next part waits for it. A 1.5 ms collective is therefore exposed
+// 0.5 ms: in layer 1 the middle starts 1.5 ms after the head and the MLP
+// head 1.5 ms after the attention tail; with 0.5 ms collectives nothing is
+// exposed (1 ms gaps).
+func TestTPCommPairedWithGEMMs(t *testing.T) {
+	l, err := NewLayout(2, 1, 1, 1, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, _ := Partition(3, 1, 1, 0, 0)
+	cfg := &StepConfig{Layout: l, Model: testModel(t, 3),
+		Shape:    workload.Shape{MicroBatch: 1, Seq: 128, Dtype: workload.BF16, TP: 2, SP: true, FlashAttention: true},
+		Schedule: OneFOneB, Virtual: 1, Microbatches: 1, Chunks: chunks, Optimizer: "adamw",
+		ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32, Steps: 1,
+		Overlap:     Overlap{TPComm: true, GradReduce: true, ParamGather: true, P2P: true},
+		LayerParams: func(int) (float64, float64) { return 1e6, 0 },
+	}
+	for _, c := range []struct{ comm, gap engine.Time }{
+		{3 * engine.Millisecond / 2, 3 * engine.Millisecond / 2},
+		{engine.Millisecond / 2, engine.Millisecond},
+	} {
+		progs, err := Build(cfg, tpPricer{c: c.comm})
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := NewSymmetric(engine.New(), l, progs)
+		if err := x.Run(); err != nil {
+			t.Fatal(err)
+		}
+		_, _, prog, start, _ := x.Instance(0)
+		at := map[string]engine.Time{}
+		deps := map[string]map[string]bool{}
+		for i, task := range prog.Tasks {
+			if task.Layer != 1 {
+				continue
+			}
+			at[task.Name] = start[i]
+			deps[task.Name] = map[string]bool{}
+			for _, d := range prog.Deps(i) {
+				deps[task.Name][prog.Tasks[d].Name] = true
+			}
+		}
+		for _, g := range []struct{ from, to string }{
+			{"attn_head_fwd", "attn_fwd"}, {"attn_tail_fwd", "mlp_head_fwd"}, {"mlp_head_fwd", "mlp_fwd"},
+			{"mlp_head_bwd", "mlp_bwd"}, {"mlp_tail_bwd", "attn_head_bwd"}, {"attn_head_bwd", "attn_bwd"},
+		} {
+			if got := at[g.to] - at[g.from]; got != c.gap {
+				t.Errorf("%v collectives: %s starts %v after %s, want %v", c.comm, g.to, got, g.from, c.gap)
+			}
+		}
+		if deps["attn_head_fwd"]["tp_attn_gather"] || !deps["attn_fwd"]["tp_attn_gather"] ||
+			!deps["tp_attn"]["attn_fwd"] || deps["tp_attn"]["attn_tail_fwd"] || !deps["mlp_head_fwd"]["tp_attn"] {
+			t.Errorf("dependencies %v", deps)
+		}
+	}
+}
