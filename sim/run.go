@@ -163,7 +163,8 @@ func (s *Scenario) topologySpec() topology.Spec {
 func (s *Scenario) shape() workload.Shape {
 	p := s.Parallel
 	return workload.Shape{MicroBatch: s.Training.MicroBatch, Seq: s.Training.SeqLen, Dtype: s.r.precision,
-		TP: p.TP, CP: p.CP, EP: p.EP, SP: p.SP, FlashAttention: *s.Training.FlashAttention}
+		TP: p.TP, CP: p.CP, EP: p.EP, SP: p.SP, FlashAttention: *s.Training.FlashAttention,
+		UnfusedLoss: !*s.Training.FusedLoss}
 }
 
 func (s *Scenario) stepConfig(l *parallel.Layout) *parallel.StepConfig {

@@ -73,6 +73,9 @@ type TrainingConfig struct {
 	GradDtype      string `yaml:"grad_dtype" json:"grad_dtype"`
 	Recompute      string `yaml:"recompute" json:"recompute"`
 	FlashAttention *bool  `yaml:"flash_attention" json:"flash_attention"`
+	// FusedLoss prices the vocabulary cross-entropy as one fused kernel
+	// (default true); false prices PyTorch's unfused fp32 path.
+	FusedLoss *bool `yaml:"fused_loss" json:"fused_loss"`
 }
 
 // ClusterConfig is the cluster block.

@@ -436,7 +436,7 @@ var autoRules = map[string]autoRule{
 	"parallel.schedule":       {choices: fixed("gpipe", "1f1b", "interleaved", "zero-bubble")},
 	"training.precision":      {choices: fixed("fp32", "tf32", "fp16", "bf16", "fp8")},
 	"training.optimizer":      {choices: fixed("adamw", "adam", "sgd", "adagrad")},
-	"training.recompute":      {choices: fixed("none", "selective", "full")},
+	"training.recompute":      {choices: fixed("none", "selective", "full", "selective-op")},
 	"cluster.gpu":             {choices: topology.GPUNames},
 	"cluster.intra_node":      {choices: fixed("nvswitch", "pcie", "nvlink-pairs")},
 	"cluster.network.kind":    {choices: fixed("rail-optimized", "fat-tree", "clos", "single-switch")},

@@ -234,6 +234,9 @@ func (s *Scenario) resolveTraining(set map[string]bool) error {
 	if t.FlashAttention == nil {
 		t.FlashAttention = bptr(true)
 	}
+	if t.FusedLoss == nil {
+		t.FusedLoss = bptr(true)
+	}
 	var err error
 	if s.r.precision, err = workload.ParseDtype(t.Precision); err != nil {
 		return fmt.Errorf("training.precision: %w", err)

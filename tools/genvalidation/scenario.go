@@ -23,6 +23,7 @@ type scen struct {
 	precision, gradDtype         string
 	recompute                    string
 	flash                        *bool // training.flash_attention; nil = default (true)
+	fusedLoss                    *bool // training.fused_loss; nil = default (true)
 
 	gpu                string
 	nodes, gpusPerNode int
@@ -112,6 +113,9 @@ func (s *scen) yaml() []byte {
 	str("recompute", s.recompute)
 	if s.flash != nil {
 		fmt.Fprintf(&b, "  flash_attention: %t\n", *s.flash)
+	}
+	if s.fusedLoss != nil {
+		fmt.Fprintf(&b, "  fused_loss: %t\n", *s.fusedLoss)
 	}
 
 	b.WriteString("\ncluster:\n")

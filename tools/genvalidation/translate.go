@@ -376,6 +376,15 @@ func torchtitan(r row) (*scen, string) {
 		return nil, why
 	}
 	s.nic, s.nicsPerNode = nic, 8
+	// torchtitan's loss is cross_entropy(pred.flatten(0, 1).float(), ...)
+	// (torchtitan/components/loss.py); build_cross_entropy_loss wraps it in
+	// torch.compile when training.compile is set, and Inductor then fuses the
+	// upcast, log-softmax and gather. Eager runs pay PyTorch's unfused path.
+	if !strings.Contains(strings.ToLower(notes), "compile") {
+		unfused := false
+		s.fusedLoss = &unfused
+		s.facts = append(s.facts, "Loss: eager torchtitan computes cross_entropy on the fp32-upcast logits with PyTorch's unfused kernels (torchtitan/components/loss.py; compiled runs fuse it), written as fused_loss: false.")
+	}
 	switch family {
 	case "torchtitan-2024-12", "torchtitan-asynctp-2025-06":
 		s.facts = append(s.facts,
