@@ -36,7 +36,9 @@
 //     other at its full NVLink rate, which is what the chips provide
 //     together. For NVL72 racks (gb200, gb300: DomainGPUs 72, 4 GPUs per
 //     compute tray) the domain spans 18 nodes and the 18 NVSwitch chips of
-//     its 9 switch trays are one logical switch. AMD MI300X/MI325X have no
+//     its 9 switch trays are one logical switch. A cluster that does not fill
+//     its racks is spread evenly over as many racks as it needs (128 GB300 =
+//     2 racks of 64 GPUs), as one would deploy a partial NVL72 job. AMD MI300X/MI325X have no
 //     switch: their 8 GPUs are a fully connected XGMI mesh, 7 links × 64 GB/s
 //     per direction (HF §5). We model that mesh, too, as one logical switch
 //     with 448 GB/s per GPU, because RCCL runs several rings over different
