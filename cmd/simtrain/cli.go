@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/simtrain/simtrain/sim/network"
 )
 
 // usageError marks an error caused by the command line (bad flag, unknown
@@ -44,4 +46,17 @@ func writeJSONLine(w io.Writer, v any) error {
 // newTable returns a tabwriter for aligned, right-padded table output.
 func newTable(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+}
+
+// fidelityFlag parses an optional --fidelity override: nil when the flag is
+// empty (each scenario's sim.fidelity applies).
+func fidelityFlag(v string) (*network.Fidelity, error) {
+	if v == "" {
+		return nil, nil
+	}
+	f, err := network.ParseFidelity(v)
+	if err != nil {
+		return nil, usageErrorf("--fidelity: %v", err)
+	}
+	return &f, nil
 }

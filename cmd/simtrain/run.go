@@ -55,13 +55,9 @@ The directory is replaced atomically: a failed run leaves the previous one.`,
 			if err := checkChoice("format", o.format, "table", "json"); err != nil {
 				return err
 			}
-			var fid *network.Fidelity
-			if o.fidelity != "" {
-				f, err := network.ParseFidelity(o.fidelity)
-				if err != nil {
-					return usageErrorf("--fidelity: %v", err)
-				}
-				fid = &f
+			fid, err := fidelityFlag(o.fidelity)
+			if err != nil {
+				return err
 			}
 			for _, flag := range []struct{ name, v string }{{"timeline-ranks", o.timelineRanks}, {"trace-ranks", o.traceRanks}} {
 				if _, err := parseRankList(flag.v, 1<<30); err != nil {

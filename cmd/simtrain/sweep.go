@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/simtrain/simtrain/sim"
-	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/output"
 )
 
@@ -134,14 +133,11 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 	if o.workers < 0 {
 		return usageErrorf("--workers: must be >= 0 (0 = one per CPU), got %d", o.workers)
 	}
-	var lo sim.SweepOptions
-	if o.fidelity != "" {
-		fid, err := network.ParseFidelity(o.fidelity)
-		if err != nil {
-			return usageErrorf("--fidelity: %v", err)
-		}
-		lo.Fidelity = &fid
+	fid, err := fidelityFlag(o.fidelity)
+	if err != nil {
+		return err
 	}
+	lo := sim.SweepOptions{Fidelity: fid}
 	sw, err := sim.LoadSweep(path, lo)
 	if err != nil {
 		return &usageError{err}
