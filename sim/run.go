@@ -164,7 +164,7 @@ func (s *Scenario) shape() workload.Shape {
 	p := s.Parallel
 	return workload.Shape{MicroBatch: s.Training.MicroBatch, Seq: s.Training.SeqLen, Dtype: s.r.precision,
 		TP: p.TP, CP: p.CP, EP: p.EP, SP: p.SP, FlashAttention: *s.Training.FlashAttention,
-		UnfusedLoss: !*s.Training.FusedLoss}
+		UnfusedLoss: !*s.Training.FusedLoss, AttnEff: s.r.attn[0], AttnBwdEff: s.r.attn[1]}
 }
 
 func (s *Scenario) stepConfig(l *parallel.Layout) *parallel.StepConfig {

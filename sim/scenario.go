@@ -76,6 +76,9 @@ type TrainingConfig struct {
 	// FusedLoss prices the vocabulary cross-entropy as one fused kernel
 	// (default true); false prices PyTorch's unfused fp32 path.
 	FusedLoss *bool `yaml:"fused_loss" json:"fused_loss"`
+	// AttentionKernel names the attention kernel (default auto: the GPU's
+	// profile kernel); unfused equals flash_attention: false.
+	AttentionKernel string `yaml:"attention_kernel" json:"attention_kernel"`
 }
 
 // ClusterConfig is the cluster block.

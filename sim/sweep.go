@@ -442,6 +442,8 @@ var autoRules = map[string]autoRule{
 	"cluster.network.kind":    {choices: fixed("rail-optimized", "fat-tree", "clos", "single-switch")},
 	"cluster.network.nic":     {choices: topology.NICNames},
 	"sim.fidelity":            {choices: fixed("analytic", "flow")},
+
+	"training.attention_kernel": {choices: topology.AttentionKernelNames},
 }
 
 var boolRule = autoRule{choices: fixed("false", "true"), isBool: true}

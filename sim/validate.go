@@ -24,6 +24,7 @@ type resolved struct {
 	numGPUs      int
 	microbatches int // per pipeline per step
 	chunks       [][]parallel.Chunk
+	attn         [2]float64 // training.attention_kernel's forward/backward efficiency on cluster.gpu (0 = unfused)
 }
 
 func bptr(b bool) *bool { return &b }
@@ -237,6 +238,21 @@ func (s *Scenario) resolveTraining(set map[string]bool) error {
 	if t.FusedLoss == nil {
 		t.FusedLoss = bptr(true)
 	}
+	if t.AttentionKernel == "" {
+		t.AttentionKernel = "auto"
+		if !*t.FlashAttention {
+			t.AttentionKernel = "unfused"
+		}
+	}
+	if err := oneOf("training.attention_kernel", t.AttentionKernel, topology.AttentionKernelNames()...); err != nil {
+		return err
+	}
+	if *t.FlashAttention == (t.AttentionKernel == "unfused") && (set["training.flash_attention"] || !*t.FlashAttention) {
+		return fmt.Errorf("training.attention_kernel: %s contradicts training.flash_attention: %t (use unfused for unfused attention, or drop one of the two)", t.AttentionKernel, *t.FlashAttention)
+	}
+	if t.AttentionKernel == "unfused" {
+		t.FlashAttention = bptr(false)
+	}
 	var err error
 	if s.r.precision, err = workload.ParseDtype(t.Precision); err != nil {
 		return fmt.Errorf("training.precision: %w", err)
@@ -263,6 +279,9 @@ func (s *Scenario) resolveCluster(set map[string]bool) error {
 		return fmt.Errorf("cluster.gpu: %w", err)
 	}
 	s.r.gpu = g
+	if s.r.attn[0], s.r.attn[1], err = g.Compute.Attention(s.Training.AttentionKernel); err != nil {
+		return fmt.Errorf("training.attention_kernel: on %s, %w", c.GPU, err)
+	}
 	if !set["cluster.nodes"] {
 		return errors.New("cluster.nodes: required")
 	}

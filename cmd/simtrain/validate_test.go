@@ -14,6 +14,7 @@ import (
 
 	"github.com/simtrain/simtrain/sim"
 	"github.com/simtrain/simtrain/sim/output"
+	"github.com/simtrain/simtrain/sim/topology"
 )
 
 // tinyScenario is a small model on one 8-GPU H100 node: fast to simulate.
@@ -235,5 +236,62 @@ func TestValidationScenariosSimulate(t *testing.T) {
 	}
 	if sum["rows"] != sum["simulated"] || sum["rows"].(float64) < 150 {
 		t.Errorf("rows %v, simulated %v (want all simulated, at least 150)", sum["rows"], sum["simulated"])
+	}
+}
+
+// TestAttentionKernelField checks training.attention_kernel end to end: bad
+// values are one-line errors naming the field and the valid choices, a
+// kernel the GPU cannot run is refused, auto is the GPU's own kernel,
+// unfused is flash_attention: false, and the step time follows the kernels'
+// speeds on H100 (FlashAttention-3 0.685, cuDNN 1.59 × FA2 = 0.556, FA2
+// 0.35, Triton 0.25 of peak forward, before the training fraction; unfused
+// attention materialises the scores).
+func TestAttentionKernelField(t *testing.T) {
+	scen := func(gpu, training string) string {
+		return fmt.Sprintf(`name: k
+model: {preset: gpt3-125m}
+training: {seq_len: 4096, global_batch: 16, micro_batch: 2%s}
+cluster: {gpu: %s, nodes: 1}
+parallel: {zero: 3}
+`, training, gpu)
+	}
+	for _, c := range []struct{ gpu, training, want string }{
+		{"h100-sxm", ", attention_kernel: fa9", `training.attention_kernel: unknown value "fa9" (valid: auto, flash2, flash3, cudnn, triton, unfused)`},
+		{"a100-80gb", ", attention_kernel: flash3", "training.attention_kernel: on a100-80gb, flash3 does not run on this GPU (valid: auto, flash2, cudnn, triton, unfused)"},
+		{"h100-sxm", ", attention_kernel: flash2, flash_attention: false", "training.attention_kernel: flash2 contradicts training.flash_attention: false"},
+		{"h100-sxm", ", attention_kernel: unfused, flash_attention: true", "training.attention_kernel: unfused contradicts training.flash_attention: true"},
+	} {
+		_, err := sim.Parse([]byte(scen(c.gpu, c.training)))
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s%s: error %v, want %q", c.gpu, c.training, err, c.want)
+		}
+	}
+	step := func(training string) float64 {
+		t.Helper()
+		s, err := sim.Parse([]byte(scen("h100-sxm", training)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := sim.Run(context.Background(), s, sim.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.StepTimeS
+	}
+	g, _ := topology.LookupGPU("h100-sxm")
+	if a, k := step(""), step(", attention_kernel: "+g.Compute.AttnKernel); a != k {
+		t.Errorf("auto %g s, %s %g s: auto must be the GPU's kernel", a, g.Compute.AttnKernel, k)
+	}
+	if u, f := step(", attention_kernel: unfused"), step(", flash_attention: false"); u != f {
+		t.Errorf("unfused %g s, flash_attention: false %g s", u, f)
+	}
+	order := []string{"unfused", "triton", "flash2", "cudnn", "flash3"}
+	prev := math.Inf(1)
+	for _, k := range order {
+		if s := step(", attention_kernel: " + k); !(s < prev) {
+			t.Errorf("%s: step %g s, not faster than the kernel before it in %v (%g s)", k, s, order, prev)
+		} else {
+			prev = s
+		}
 	}
 }

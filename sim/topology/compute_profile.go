@@ -1,23 +1,100 @@
 package topology
 
+import (
+	"fmt"
+	"strings"
+)
+
 // ComputeProfile holds the achievable-efficiency parameters of one GPU type
 // that the compute-time model (sim/workload) uses. Each value carries its
 // source in Sources. Owned by the workload work: fields may be added.
 //
 // The GEMM and attention efficiencies are what a training step sustains:
-// the published kernel benchmark of the GPU (MAMF for GEMMs, a
-// FlashAttention benchmark for attention) times the training fractions
-// trainGEMM and trainAttn, which were fitted once for all GPUs (see
-// trained). HBM efficiency and the per-kernel overhead are the published
-// and fitted microbenchmark values as they are.
+// the published kernel benchmark of the GPU (MAMF for GEMMs, the benchmark
+// of each fused attention kernel) times the training fractions trainGEMM
+// and trainAttn, which were fitted once for all GPUs (see trained). HBM
+// efficiency and the per-kernel overhead are the published and fitted
+// microbenchmark values as they are.
 type ComputeProfile struct {
 	MatmulEffBF16  float64 // dense GEMM throughput sustained in training / BF16 peak (MAMF §4a × trainGEMM)
 	MatmulEffFP8   float64 // same for FP8; 0 when the GPU has no FP8
 	HBMEff         float64 // STREAM triad / spec bandwidth (§4b)
-	AttnEff        float64 // fused causal attention forward in training, long sequences / BF16 peak (§4c × trainAttn)
-	AttnBwdEff     float64 // fused attention backward in training / BF16 peak
+	AttnEff        float64 // fused causal attention forward in training, long sequences / BF16 peak: the AttnKernel entry
+	AttnBwdEff     float64 // fused attention backward in training / BF16 peak: the AttnKernel entry
 	KernelOverhead float64 // seconds of fixed cost per kernel (launch + tail), §4e
-	Sources        []string
+	// AttnKernel names the fused attention kernel AttnEff and AttnBwdEff
+	// describe: the one a current software stack runs on this GPU, which
+	// training.attention_kernel: auto selects.
+	AttnKernel string
+	// AttnKernels lists every fused attention kernel that runs on this GPU
+	// with its training efficiencies, in AttentionKernelNames order; one of
+	// them is AttnKernel.
+	AttnKernels []AttnKernel
+	Sources     []string
+}
+
+// AttnKernel is one fused attention kernel's asymptotic efficiency on a GPU
+// (long sequences, head dimension 128; fractions of the BF16 peak). The
+// workload model multiplies it by its wave and key-length factors.
+type AttnKernel struct {
+	Name     string
+	Fwd, Bwd float64
+}
+
+// The attention kernels training.attention_kernel can name, besides auto
+// (the GPU's AttnKernel) and unfused (score GEMM, softmax and context GEMM
+// as separate kernels, priced by the op model, not by a profile entry):
+//
+//	flash2  FlashAttention-2 (Dao 2023, arXiv:2307.08691): flash-attn 2.x,
+//	        PyTorch SDPA's flash backend; Ampere-style MMA on every GPU.
+//	flash3  FlashAttention-3 (Shah et al. 2024, arXiv:2407.08608):
+//	        warp-specialised wgmma/TMA kernels, Hopper only.
+//	cudnn   cuDNN's fused flash attention (Transformer Engine's
+//	        FusedAttention, PyTorch SDPA's cuDNN backend).
+//	triton  the 2022-23 Triton FlashAttention kernel (flash-attn's
+//	        flash_attn_triton.py, which llm-foundry's MPT runs as
+//	        attn_impl: triton on triton-pre-mlir).
+const (
+	KernelFlash2 = "flash2"
+	KernelFlash3 = "flash3"
+	KernelCuDNN  = "cudnn"
+	KernelTriton = "triton"
+)
+
+// AttentionKernelNames lists the values of training.attention_kernel (a
+// fresh slice): auto, the fused kernels, unfused.
+func AttentionKernelNames() []string {
+	return []string{"auto", KernelFlash2, KernelFlash3, KernelCuDNN, KernelTriton, "unfused"}
+}
+
+// Attention returns the training efficiencies (forward, backward) of the
+// named attention kernel on this GPU: "auto" is AttnKernel's; "unfused"
+// gives 0, 0 (no fused kernel). A name outside AttentionKernelNames, or a
+// fused kernel that does not run on this GPU, is an error listing the
+// kernels that do.
+func (p ComputeProfile) Attention(kernel string) (fwd, bwd float64, err error) {
+	switch kernel {
+	case "auto":
+		return p.AttnEff, p.AttnBwdEff, nil
+	case "unfused":
+		return 0, 0, nil
+	}
+	for _, k := range p.AttnKernels {
+		if k.Name == kernel {
+			return k.Fwd, k.Bwd, nil
+		}
+	}
+	valid := []string{"auto"}
+	for _, k := range p.AttnKernels {
+		valid = append(valid, k.Name)
+	}
+	valid = append(valid, "unfused")
+	for _, n := range AttentionKernelNames() {
+		if n == kernel {
+			return 0, 0, fmt.Errorf("%s does not run on this GPU (valid: %s)", kernel, strings.Join(valid, ", "))
+		}
+	}
+	return 0, 0, fmt.Errorf("unknown attention kernel %q (valid: %s)", kernel, strings.Join(valid, ", "))
 }
 
 // kernelOverhead is sim/workload.FittedKernelOverhead (2.2 µs), written out
@@ -40,7 +117,17 @@ const kernelOverhead = 2.2e-6
 // Re-checked after the round-2 modelling changes (the same grid on the same
 // 92 A100 rows): still the optimum, 4.25%; the 59 bf16 Hopper rows are at
 // 5.8%. One value for every GPU type: the factors describe training
-// software, not a chip.
+// software, not a chip. trainAttn multiplies every attention kernel.
+//
+// Round 3 (docs/validation.md) found what trainAttn stands for: 78 of the
+// 92 A100 rows are llm-foundry runs of its Triton FlashAttention kernel
+// (attn_impl: triton), which runs at about half of FlashAttention-2's speed
+// (see tritonFwdSlowdown). With every source's kernel priced by its own
+// benchmark the A100 fit moves to trainAttn 0.90 (A100 4.05%), but the H100
+// rows, held out, rise to 11.2% — above the 10% target — because other
+// costs the 0.5 was absorbing on Hopper show up. So the validation scenarios
+// do not name their kernel yet and this calibration stays; the kernel table
+// is there for scenarios that choose a kernel, priced at the same fraction.
 const (
 	trainGEMM = 0.90
 	trainAttn = 0.50
@@ -48,7 +135,7 @@ const (
 
 // trainingSource is the Sources line every profile carries for the two
 // training fractions.
-const trainingSource = "MatmulEffBF16/FP8 × 0.90 and AttnEff/AttnBwdEff × 0.50: training fractions of the kernel benchmarks, fitted on the 92 A100 rows of scenarios/validation by grid search (mean |step-time error| 4.4%; 4.25% when re-checked in round 2) and held out on the 59 bf16 Hopper rows (7.9%; 5.8% in round 2); docs/validation.md"
+const trainingSource = "MatmulEffBF16/FP8 × 0.90 and every attention kernel × 0.50: training fractions of the kernel benchmarks, fitted on the 92 A100 rows of scenarios/validation by grid search (mean |step-time error| 4.4%; 4.25% when re-checked in round 2) and held out on the 59 bf16 Hopper rows (7.9%; 5.8% in round 2); round 3 traced the 0.50 to llm-foundry's Triton attention kernel (docs/validation.md)"
 
 // trained applies the training fractions to a profile of kernel-benchmark
 // values.
@@ -57,7 +144,26 @@ func trained(p ComputeProfile) ComputeProfile {
 	p.MatmulEffFP8 *= trainGEMM
 	p.AttnEff *= trainAttn
 	p.AttnBwdEff *= trainAttn
+	for i := range p.AttnKernels {
+		p.AttnKernels[i].Fwd *= trainAttn
+		p.AttnKernels[i].Bwd *= trainAttn
+	}
 	p.Sources = append(p.Sources, trainingSource)
+	return p
+}
+
+// withAttention sets a profile's attention kernels (kernel-benchmark
+// values) and its auto kernel, whose figures become AttnEff/AttnBwdEff.
+// Each kernel's source line follows the profile's other sources.
+func withAttention(p ComputeProfile, auto string, ks []AttnKernel, src []string) ComputeProfile {
+	p.AttnKernels = ks
+	p.AttnKernel = auto
+	for _, k := range ks {
+		if k.Name == auto {
+			p.AttnEff, p.AttnBwdEff = k.Fwd, k.Bwd
+		}
+	}
+	p.Sources = append(p.Sources, src...)
 	return p
 }
 
@@ -73,21 +179,68 @@ const (
 // FlashAttention-2 on Hopper: "FlashAttention-2 achieves only 35%
 // utilization on H100" (Shah et al. 2024, arXiv:2407.08608 abstract;
 // hardware-facts §4c; Azure measured FA2 at 327.9 TFLOP/s = 0.33 on H100,
-// 329.3 on H200). The PyTorch training stacks (PyTorch SDPA's flash
-// backend, llm-foundry, torchtitan) run FA2 on Hopper, so it is the Hopper
-// attention benchmark; the backward is taken at FA3's backward/forward ratio
-// (estimate). Megatron-Core's cuDNN attention is faster (FA3 class); its
-// rows are less attention-bound.
+// 329.3 on H200); Transformer Engine's benchmark below measured flash-attn
+// 2.4.2 at 324 TFLOP/s fwd+bwd (seq 8192, head dim 128, causal). FA2 uses
+// Ampere-style MMA instructions on Hopper. The backward is taken at FA3's
+// backward/forward ratio (estimate).
 const (
 	fa2HopperFwd = 0.35
 	fa2HopperBwd = fa2HopperFwd * fa3Bwd / fa3Fwd
 )
 
+// FlashAttention-2 on A100: "FlashAttention-2 reaches up to 230 TFLOPs/s,
+// 73% of the theoretical maximum TFLOPs/s on A100 GPUs" (Dao 2023,
+// arXiv:2307.08691 §4; hardware-facts §4c); backward at FA3's
+// backward/forward ratio (estimate, 0.622).
+const (
+	fa2AmpereFwd = 0.73
+	fa2AmpereBwd = fa2AmpereFwd * fa3Bwd / fa3Fwd
+)
+
+// cuDNN fused attention on Hopper is 1.59× flash-attn 2 (forward +
+// backward): Transformer Engine's attention benchmark on an H100 80GB HBM3
+// (docs/examples/attention/attention.ipynb, TE 1.10 with cuDNN 9.3.0 and
+// flash-attn 2.4.2, bf16, head dim 128, causal) measured 7.49 against
+// 11.89 ms at batch 2 × 32 heads × seq 8192 (GQA 4 groups), 1.59×, and
+// 1.60× at seq 2048. That is 0.82 of FA3's asymptotes, consistent with
+// FA3 "surpass[ing] the speed of ... cuDNN" for sequences of 1k and above
+// (arXiv:2407.08608 §4.1). Transformer Engine runs cuDNN first on sm90
+// (attention.py, since v1.4: "Select FusedAttention on sm90 and
+// FlashAttention on others for performance").
+const cudnnHopperSpeedup = 11.8879 / 7.4875
+
+// The Triton FlashAttention kernel against FlashAttention-2: "FlashAttention-2
+// is around 1.3-1.5× faster than FlashAttention in Triton in the forward
+// pass and around 2× faster in the backward pass" (arXiv:2307.08691 §4.1,
+// A100, head dim 64 and 128). We take 1.4 and 2. The kernel llm-foundry
+// ran (flash-attn's flash_attn_triton.py on triton-pre-mlir) says of
+// itself "Triton forward is generally faster than CUDA forward, while
+// Triton backward is generally slower ... Overall Triton forward + backward
+// is slightly slower than CUDA" — CUDA meaning FlashAttention-1, which
+// FlashAttention-2 is "around 2× faster than" (§4.1); FlashAttention-1
+// itself reaches 30-50% of A100's peak forward and 25-35% backward (§1),
+// which brackets 0.73/1.4 = 0.52 and 0.622/2 = 0.31. On GPUs other than
+// A100 the same ratios to FlashAttention-2 are assumed (estimate: the
+// pre-MLIR Triton compiler emits Ampere-style MMA like FA2 does).
+const (
+	tritonFwdSlowdown = 1.4
+	tritonBwdSlowdown = 2.0
+)
+
 // Blackwell attention: FlashAttention-4 on B200 runs forward+backward 1.88×
 // faster than FlashAttention-3 on H200 at 8K (hardware-facts §4c,
 // [STAS-UPG]); as a fraction of B200's 2250 TFLOP/s BF16 peak that is the
-// H100 fraction × 1.88 × 989/2250.
+// H100 fraction × 1.88 × 989/2250. cuDNN's Blackwell kernels are taken to
+// be of the same class (estimate; Transformer Engine runs cuDNN first on
+// sm100).
 const blackwellAttnScale = 1.88 * 989 / 2250
+
+// FlashAttention-2 on GB200: Azure measured 373.9 TFLOP/s against 327.9 on
+// H100 (hdim 128, batch 2, seq 8192; hardware-facts §4c [AZ-*]) — FA2 does
+// not use Blackwell's tensor-core instructions. FA2's Blackwell TFLOP/s are
+// H100's × 373.9/327.9, for every Blackwell part (estimate for B200, B300,
+// GB300).
+const fa2BlackwellPerH100 = 373.9 / 327.9
 
 // H100 ratios of attention to GEMM efficiency, used to estimate attention on
 // GPUs without a published flash-attention figure.
@@ -97,6 +250,14 @@ const (
 	attnPerGEMMBwd  = fa2HopperBwd / h100MAMF
 	medianHBMStream = 0.865 // §4b: median of the H100/H200/A100 triad fractions (88.7%, 86.5%, 83.4%)
 )
+
+// tritonFrom is the Triton kernel given FlashAttention-2's figures on the
+// same GPU.
+func tritonFrom(fa2 AttnKernel) AttnKernel {
+	return AttnKernel{KernelTriton, fa2.Fwd / tritonFwdSlowdown, fa2.Bwd / tritonBwdSlowdown}
+}
+
+const tritonSource = "attention triton: FlashAttention-2's figures / 1.4 forward, / 2 backward (arXiv:2307.08691 §4.1: FA2 'around 1.3-1.5× faster than FlashAttention in Triton in the forward pass and around 2× faster in the backward pass'; consistent with flash_attn_triton.py's 'slightly slower than' FlashAttention-1, which FA2 is 'around 2× faster than')"
 
 // gemmPowerCap500W is the share of its dense GEMM throughput an H100 keeps
 // at a 500 W power limit (h100-96gb-500w, Meta's Grand Teton hosts). A
@@ -111,7 +272,10 @@ const (
 // 0.825, 0.845, 0.875) on the 30 torchtitan rows of this GPU type, with
 // attention at SXM clocks, has its minimum MAPE (15.8%) at 0.845, flat
 // within 0.05 point from 0.825 to 0.90; at 0.70 and 1.00 it is 17.4% and
-// 16.6% (docs/validation.md).
+// 16.6% (docs/validation.md, round 2). Round 3: with every source's
+// attention kernel named (not switched on, see trainAttn), attention at
+// FlashAttention-2's benchmark speed makes this GPU's runs too fast unless
+// the same factor slows attention as well; that variant scales both.
 const gemmPowerCap500W = 835.5 / 989
 
 // profile constructors for the shared cases.
@@ -119,32 +283,51 @@ const gemmPowerCap500W = 835.5 / 989
 // Hopper part shares it.
 func hopperSXM(note string) ComputeProfile {
 	p := ComputeProfile{
-		MatmulEffBF16: 794.5 / 989, MatmulEffFP8: 1402.6 / 1979, HBMEff: 2.97 / 3.35,
-		AttnEff: fa2HopperFwd, AttnBwdEff: fa2HopperBwd, KernelOverhead: kernelOverhead,
+		MatmulEffBF16: 794.5 / 989, MatmulEffFP8: 1402.6 / 1979, HBMEff: 2.97 / 3.35, KernelOverhead: kernelOverhead,
 		Sources: []string{
 			"MatmulEffBF16: H100 SXM MAMF 794.5 of 989 TFLOP/s = 0.803 (hardware-facts §4a, [STAS-ACC])",
 			"MatmulEffFP8: H100 SXM FP8 MAMF 1402.6 of 1979 = 0.709 (§4a, [STAS-ACC])",
 			"HBMEff: H100 80GB STREAM triad 2.97 of 3.35 TB/s = 0.887 (§4b, [AZ-H100])",
-			"AttnEff/AttnBwdEff: FlashAttention-2 on H100 reaches 35% of peak (arXiv:2407.08608 abstract, hardware-facts §4c; Azure FA2 327.9 TFLOP/s); backward 0.35 × 0.584/0.685 = 0.298 at FA3's backward/forward ratio (estimate)",
 			"KernelOverhead: 2.2 µs fitted to §4a small shapes (sim/workload TestGEMMShapeFit), consistent with §4e",
 		},
 	}
+	fa2 := AttnKernel{KernelFlash2, fa2HopperFwd, fa2HopperBwd}
+	p = withAttention(p, KernelFlash2, []AttnKernel{
+		fa2,
+		{KernelFlash3, fa3Fwd, fa3Bwd},
+		{KernelCuDNN, fa2HopperFwd * cudnnHopperSpeedup, fa2HopperBwd * cudnnHopperSpeedup},
+		tritonFrom(fa2),
+	}, []string{
+		"attention flash2 (auto: the kernel the training fractions were fitted with; the PyTorch stacks in the data run it on Hopper): FlashAttention-2 on H100 reaches 35% of peak (arXiv:2407.08608 abstract, hardware-facts §4c; Azure FA2 327.9 TFLOP/s); backward 0.35 × 0.584/0.685 = 0.298 at FA3's backward/forward ratio (estimate)",
+		"attention flash3: FlashAttention-3 causal forward 0.685, backward 0.584 of 989 TFLOP/s (arXiv:2407.08608 Fig. 5-6, asymptotes of sim/workload TestAttentionShapeFit)",
+		"attention cudnn (what a current Transformer Engine, and PyTorch SDPA since 2.9, selects first on sm90): flash2 × 1.59 = 0.556 / 0.474 (Transformer Engine attention benchmark on H100, cuDNN 9.3 vs flash-attn 2.4.2, fwd+bwd 7.49 vs 11.89 ms at seq 8192; 1.60× at 2048)",
+		tritonSource,
+	})
 	if note != "" {
 		p.Sources = append(p.Sources, note)
 	}
 	return p
 }
 
-func blackwell(bf16, fp8 float64, src ...string) ComputeProfile {
-	return ComputeProfile{
-		MatmulEffBF16: bf16, MatmulEffFP8: fp8, HBMEff: medianHBMStream,
-		AttnEff: fa3Fwd * blackwellAttnScale, AttnBwdEff: fa3Bwd * blackwellAttnScale, KernelOverhead: kernelOverhead,
+func blackwell(peakTF, bf16, fp8 float64, src ...string) ComputeProfile {
+	p := ComputeProfile{
+		MatmulEffBF16: bf16, MatmulEffFP8: fp8, HBMEff: medianHBMStream, KernelOverhead: kernelOverhead,
 		Sources: append(src,
 			"HBMEff: no STREAM figure for Blackwell HBM3e; estimate: 0.865, the median §4b triad fraction (H200's HBM3e)",
-			"AttnEff/AttnBwdEff: FlashAttention-4 on B200 1.88× FA3 on H200 (fwd+bwd, 8K; §4c [STAS-UPG]) → H100 FA3 fractions × 1.88 × 989/2250 = 0.566 / 0.483 of the BF16 peak; the same fraction assumed for B300/GB200/GB300",
 			"KernelOverhead: 2.2 µs fitted to §4a small shapes (sim/workload TestGEMMShapeFit), consistent with §4e (3.0 µs cuLaunchKernel on GB200)",
 		),
 	}
+	fa2 := AttnKernel{KernelFlash2, fa2HopperFwd * 989 * fa2BlackwellPerH100 / peakTF, fa2HopperBwd * 989 * fa2BlackwellPerH100 / peakTF}
+	return withAttention(p, KernelCuDNN, []AttnKernel{
+		fa2,
+		{KernelCuDNN, fa3Fwd * blackwellAttnScale, fa3Bwd * blackwellAttnScale},
+		tritonFrom(fa2),
+	}, []string{
+		fmt.Sprintf("attention flash2: H100's FlashAttention-2 TFLOP/s × 373.9/327.9 (Azure FA2 on GB200 vs H100, §4c) of the %.0f TFLOP/s BF16 peak = %.3f / %.3f (estimate outside GB200)", peakTF, fa2.Fwd, fa2.Bwd),
+		"attention cudnn (auto: Transformer Engine selects cuDNN first on sm100): FlashAttention-4 on B200 1.88× FA3 on H200 (fwd+bwd, 8K; §4c [STAS-UPG]) → H100 FA3 fractions × 1.88 × 989/2250 = 0.566 / 0.483 of the BF16 peak; cuDNN taken as FA4-class and the same fraction assumed for B300/GB200/GB300 (estimate)",
+		"attention flash3: does not run (FlashAttention-3 is Hopper-only)",
+		tritonSource,
+	})
 }
 
 // ampere is A100 (both memory sizes): FlashAttention-2 figures.
@@ -153,34 +336,50 @@ func ampere(name string) ComputeProfile {
 	if name == "a100-40gb" {
 		hbm += "; the 40GB's HBM2 assumed to reach the same fraction"
 	}
-	return ComputeProfile{
-		MatmulEffBF16: 271.2 / 312, HBMEff: 1.70 / 2.039,
-		AttnEff: 0.73, AttnBwdEff: 0.73 * fa3Bwd / fa3Fwd, KernelOverhead: kernelOverhead,
+	p := ComputeProfile{
+		MatmulEffBF16: 271.2 / 312, HBMEff: 1.70 / 2.039, KernelOverhead: kernelOverhead,
 		Sources: []string{
 			"MatmulEffBF16: A100 SXM MAMF 271.2 of 312 TFLOP/s = 0.869 (§4a, [STAS-ACC])",
 			"MatmulEffFP8: none (Ampere has no FP8; fp8 GEMMs are priced at BF16)",
 			hbm,
-			"AttnEff: FlashAttention-2 reaches up to 73% of A100 peak (§4c; Dao 2023, arXiv:2307.08691)",
-			"AttnBwdEff: 0.73 × 0.584/0.685 = 0.622, assuming FA3-on-H100's backward/forward ratio (estimate)",
 			"KernelOverhead: 2.2 µs fitted to §4a small shapes (sim/workload TestGEMMShapeFit), consistent with §4e",
 		},
 	}
+	return withAttention(p, KernelFlash2, ampereKernels(), ampereKernelSources)
+}
+
+// ampereKernels are the attention kernels of an Ampere-class GPU at A100's
+// FlashAttention-2 figures.
+func ampereKernels() []AttnKernel {
+	fa2 := AttnKernel{KernelFlash2, fa2AmpereFwd, fa2AmpereBwd}
+	return []AttnKernel{fa2, {KernelCuDNN, fa2.Fwd, fa2.Bwd}, tritonFrom(fa2)}
+}
+
+var ampereKernelSources = []string{
+	"attention flash2 (auto: PyTorch SDPA's flash backend; Transformer Engine selects flash-attn first on sm8x): FlashAttention-2 reaches up to 73% of A100 peak (§4c; Dao 2023, arXiv:2307.08691); backward 0.73 × 0.584/0.685 = 0.622 at FA3-on-H100's backward/forward ratio (estimate)",
+	"attention cudnn: no A100 figure; taken equal to flash2 (estimate: Transformer Engine prefers flash-attn over cuDNN on sm8x 'for performance', so cuDNN is no faster)",
+	"attention flash3: does not run (FlashAttention-3 is Hopper-only)",
+	tritonSource,
 }
 
 // cdna3 is an AMD MI300-series GPU with its §4a MAMF fraction; FP8,
 // attention and HBM efficiency are estimates.
 func cdna3(mamf float64, src string) ComputeProfile {
-	return ComputeProfile{
-		MatmulEffBF16: mamf, MatmulEffFP8: mamf, HBMEff: medianHBMStream,
-		AttnEff: mamf * attnPerGEMMFwd, AttnBwdEff: mamf * attnPerGEMMBwd, KernelOverhead: kernelOverhead,
+	p := ComputeProfile{
+		MatmulEffBF16: mamf, MatmulEffFP8: mamf, HBMEff: medianHBMStream, KernelOverhead: kernelOverhead,
 		Sources: []string{
 			src,
 			"MatmulEffFP8: no FP8 MAMF published; estimate: the BF16 fraction",
 			"HBMEff: no STREAM figure; estimate: 0.865, the median §4b triad fraction",
-			"AttnEff/AttnBwdEff: no flash-attention figure; estimate: MatmulEffBF16 × H100's FlashAttention-2/MAMF ratio (0.35/0.803, 0.298/0.803)",
 			"KernelOverhead: 2.2 µs fitted to NVIDIA §4a small shapes (sim/workload TestGEMMShapeFit); assumed for ROCm",
 		},
 	}
+	fa2 := AttnKernel{KernelFlash2, mamf * attnPerGEMMFwd, mamf * attnPerGEMMBwd}
+	return withAttention(p, KernelFlash2, []AttnKernel{fa2, tritonFrom(fa2)}, []string{
+		"attention flash2 (auto: ROCm's FlashAttention-2 port): no flash-attention figure; estimate: MatmulEffBF16 × H100's FlashAttention-2/MAMF ratio (0.35/0.803, 0.298/0.803)",
+		"attention flash3, cudnn: do not run (NVIDIA Hopper / NVIDIA only)",
+		tritonSource,
+	})
 }
 
 // computeProfile returns the profile for a catalog GPU name; an unknown name
@@ -219,31 +418,32 @@ func kernelProfile(gpu string) ComputeProfile {
 		p.Sources[2] = "HBMEff: H200 STREAM triad 4.15 of 4.8 TB/s = 0.865 (§4b, [AZ-H200])"
 		return p
 	case "b200":
-		return blackwell(1745.0/2250, 3432.5/4500,
+		return blackwell(2250, 1745.0/2250, 3432.5/4500,
 			"MatmulEffBF16: B200 SXM MAMF 1745.0 of 2250 = 0.776 (§4a, [STAS-ACC])",
 			"MatmulEffFP8: B200 SXM FP8 MAMF 3432.5 of 4500 = 0.763 (§4a, [STAS-ACC])")
 	case "b300":
-		return blackwell(1769.0/2250, 3353.3/4500,
+		return blackwell(2250, 1769.0/2250, 3353.3/4500,
 			"MatmulEffBF16: B300 SXM MAMF 1769.0 of 2250 = 0.786 (§4a, [STAS-ACC])",
 			"MatmulEffFP8: B300 SXM FP8 MAMF 3353.3 of 4500 = 0.745 (§4a, [STAS-ACC])")
 	case "gb200":
-		return blackwell(1822.0/2500, 3615.6/5000,
+		return blackwell(2500, 1822.0/2500, 3615.6/5000,
 			"MatmulEffBF16: GB200 MAMF 1822.0 of 2500 = 0.729 (§4a, [STAS-ACC])",
 			"MatmulEffFP8: GB200 FP8 MAMF 3615.6 of 5000 = 0.723 (§4a, [STAS-ACC])")
 	case "gb300":
-		return blackwell(1822.0/2500, 3615.6/5000,
+		return blackwell(2500, 1822.0/2500, 3615.6/5000,
 			"MatmulEffBF16/FP8: no GB300 MAMF; GB200's 0.729 / 0.723 assumed (same NVL72 package and 2500/5000 TFLOP/s peaks; estimate)")
 	case "l40s":
-		p := ampere("l40s")
-		p.MatmulEffBF16, p.MatmulEffFP8, p.HBMEff = 794.5/989, 0.74, medianHBMStream
-		p.Sources = []string{
-			"MatmulEffBF16: no Ada MAMF published; estimate: 0.803, the median of §4a's NVIDIA BF16 fractions",
-			"MatmulEffFP8: estimate: 0.74, the median of §4a's FP8 fractions (0.709-0.776)",
-			"HBMEff: GDDR6, no STREAM figure; estimate: 0.865, the median §4b triad fraction",
-			"AttnEff/AttnBwdEff: Ada runs FlashAttention-2; A100's FA2 fractions assumed (0.73, §4c; 0.622 estimate)",
-			"KernelOverhead: 2.2 µs fitted to §4a small shapes (sim/workload TestGEMMShapeFit), consistent with §4e",
+		p := ComputeProfile{
+			MatmulEffBF16: 794.5 / 989, MatmulEffFP8: 0.74, HBMEff: medianHBMStream, KernelOverhead: kernelOverhead,
+			Sources: []string{
+				"MatmulEffBF16: no Ada MAMF published; estimate: 0.803, the median of §4a's NVIDIA BF16 fractions",
+				"MatmulEffFP8: estimate: 0.74, the median of §4a's FP8 fractions (0.709-0.776)",
+				"HBMEff: GDDR6, no STREAM figure; estimate: 0.865, the median §4b triad fraction",
+				"KernelOverhead: 2.2 µs fitted to §4a small shapes (sim/workload TestGEMMShapeFit), consistent with §4e",
+				"attention: Ada runs the Ampere kernels; A100's fractions assumed (estimate)",
+			},
 		}
-		return p
+		return withAttention(p, KernelFlash2, ampereKernels(), ampereKernelSources)
 	case "mi300x":
 		return cdna3(668.4/1300, "MatmulEffBF16: MI300X MAMF 668.4 of 1300 TFLOP/s = 0.514 with PyTorch TunableOp (§4a, [STAS-ACC])")
 	case "mi325x":

@@ -133,6 +133,11 @@ type Op struct {
 	BytesWritten float64 // HBM bytes written
 	M, N, K      int     // GEMM problem (ClassGEMM) or attention shape (ClassAttention)
 	Batch        int     // identical GEMMs in the op (e.g. local experts), >= 1
+	// AttnEff, for ClassAttention when positive, is the asymptotic
+	// efficiency (fraction of the BF16 peak) of the fused attention kernel
+	// that runs this op, for its pass: Shape.AttnEff or AttnBwdEff. Zero
+	// means the Device's AttnEff or AttnBwdEff.
+	AttnEff float64
 }
 
 // Bytes is the op's total HBM traffic.
@@ -153,6 +158,13 @@ type Shape struct {
 	// registers (flash-attn's cross_entropy, which llm-foundry's MPT uses
 	// by default; Megatron-LM's fused cross-entropy). See HeadOps.
 	UnfusedLoss bool
+	// AttnEff and AttnBwdEff, when positive, are the asymptotic forward and
+	// backward efficiencies (fractions of the BF16 peak) of the fused
+	// attention kernel the run uses on its GPU — training.attention_kernel
+	// resolved against the GPU's compute profile by sim. They are stamped
+	// on the attention ops (Op.AttnEff); zero keeps the Device's AttnEff and
+	// AttnBwdEff. Ignored without FlashAttention.
+	AttnEff, AttnBwdEff float64
 }
 
 // MemoryInput describes one pipeline rank for the memory model.

@@ -143,7 +143,11 @@
 // L the mean keys per query ((seq+1)/2 when causal). L0 = 306 was fitted to
 // the FlashAttention-3 paper's H100 figures (forward causal/non-causal and
 // backward at 512–16k, RMS 4.2%), which also give H100's asymptotes 0.685
-// (causal forward) and 0.584 (backward). Memory-bound kernels use the STREAM
+// (causal forward) and 0.584 (backward). The asymptote is the kernel's: a
+// Shape may carry the efficiencies of the kernel the run uses
+// (Shape.AttnEff/AttnBwdEff, from training.attention_kernel and the GPU's
+// compute profile — FlashAttention-2, -3, cuDNN or the Triton kernel), which
+// reach the attention ops as Op.AttnEff; otherwise the Device's apply. Memory-bound kernels use the STREAM
 // triad fraction of the HBM bandwidth (§4b) and the FP32 vector peak. Nothing
 // here is tuned to a training run; Device values come from the catalog with
 // their sources.

@@ -19,6 +19,9 @@ type fwdOp struct {
 	op   Op
 	kind opKind
 	bwd  cost
+	// bwdEff is the attention backward kernel's efficiency (Op.AttnEff of
+	// the backward op); zero for other ops.
+	bwdEff float64
 	// parts lists the framework linears a fused GEMM stands for, in
 	// forward order (the Q, K and V projections of qkv_proj; the gate and
 	// up projections of a GLU fc1), each with its output width; nil means
@@ -46,6 +49,7 @@ type split struct {
 	hl, kvl  int     // local query and key/value heads (KV replicated when kv_heads < tp)
 	act, gin float64 // activation bytes; GEMM input bytes
 	flash    bool
+	attnEff  [2]float64 // fused attention kernel efficiency by Pass (0 = the Device's)
 }
 
 func cdiv(a, b int) int {
@@ -63,7 +67,8 @@ func newSplit(m Model, s Shape) split {
 	d := m.dims()
 	sp := split{m: m, d: d, b: b, seq: seq, tp: tp, ep: ep, sl: cdiv(seq, cp),
 		hl: cdiv(d.heads, tp), kvl: cdiv(d.kvHeads, tp),
-		act: s.Dtype.storageBytes(), gin: s.Dtype.Bytes(), flash: s.FlashAttention}
+		act: s.Dtype.storageBytes(), gin: s.Dtype.Bytes(), flash: s.FlashAttention,
+		attnEff: [2]float64{max(s.AttnEff, 0), max(s.AttnBwdEff, 0)}}
 	if sp.gin <= 0 {
 		sp.gin = sp.act
 	}
@@ -233,6 +238,7 @@ func bwdList(ops []fwdOp, gin, act float64) []Op {
 			o.Name += "_bwd"
 			o.Pass = Backward
 			o.FLOPs, o.BytesRead, o.BytesWritten = f.bwd.flops, f.bwd.read, f.bwd.write
+			o.AttnEff = f.bwdEff
 			out = append(out, o)
 		}
 	}
@@ -319,8 +325,8 @@ func (b *builder) attnCore() {
 		out := q*float64(d.v)*b.act + q*4
 		b.ops = append(b.ops, fwdOp{op: Op{Name: "flash_attn", Block: BlockAttnCore, Class: ClassAttention,
 			FLOPs: flops, BytesRead: qkvIn, BytesWritten: out,
-			M: sl, N: int(math.Ceil(mean)), K: d.qk, Batch: batch}, kind: kindAttn,
-			bwd: cost{2.5 * flops, qkvIn + out + q*float64(d.v)*b.act, qkvIn}})
+			M: sl, N: int(math.Ceil(mean)), K: d.qk, Batch: batch, AttnEff: b.attnEff[Forward]}, kind: kindAttn,
+			bwd: cost{2.5 * flops, qkvIn + out + q*float64(d.v)*b.act, qkvIn}, bwdEff: b.attnEff[Backward]})
 		return
 	}
 	// Unfused attention (Megatron core attention): the score GEMM computes

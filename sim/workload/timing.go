@@ -116,13 +116,18 @@ func (d Device) attnPeak() float64 {
 }
 
 // AttentionEfficiency is the fraction of the BF16 peak a fused attention
-// kernel reaches: AttnEff (forward) or AttnBwdEff (backward) × the wave
-// quantisation of batch·ceil(queries/128) thread blocks over the SMs × the
-// key-length saturation L/(L + attnL0).
+// kernel reaches: the kernel's asymptote — op.AttnEff when the op names
+// one (the scenario's training.attention_kernel), else AttnEff (forward)
+// or AttnBwdEff (backward) — × the wave quantisation of
+// batch·ceil(queries/128) thread blocks over the SMs × the key-length
+// saturation L/(L + attnL0).
 func (d Device) AttentionEfficiency(op Op) float64 {
 	eff := d.AttnEff
 	if op.Pass == Backward {
 		eff = d.AttnBwdEff
+	}
+	if op.AttnEff > 0 {
+		eff = op.AttnEff
 	}
 	return eff * attnShape(op.M, op.N, op.Batch, d.SMs)
 }

@@ -124,3 +124,51 @@ func BenchmarkLayerOps(b *testing.B) {
 		_ = m.LayerOps(10, s, Backward)
 	}
 }
+
+// TestAttentionKernelEfficiency checks that a scenario's attention kernel
+// (Shape.AttnEff/AttnBwdEff) reaches the attention ops of both passes and
+// replaces the Device's asymptote, and that zero keeps the Device's.
+func TestAttentionKernelEfficiency(t *testing.T) {
+	d := h100() // FA3 asymptotes 0.685 / 0.584
+	m, _ := Preset("llama3-8b")
+	base := Shape{MicroBatch: 1, Seq: 8192, Dtype: BF16, FlashAttention: true}
+	find := func(ops []Op) Op {
+		for _, o := range ops {
+			if o.Class == ClassAttention {
+				return o
+			}
+		}
+		t.Fatal("no attention op")
+		return Op{}
+	}
+	// FlashAttention-2 on H100: 0.35 forward, 0.298 backward.
+	fa2 := base
+	fa2.AttnEff, fa2.AttnBwdEff = 0.35, 0.298
+	for _, c := range []struct {
+		pass     Pass
+		dev, fa2 float64 // asymptotes: the Device's, the kernel's
+	}{{Forward, 0.685, 0.35}, {Backward, 0.584, 0.298}} {
+		def := find(m.LayerOps(0, base, c.pass))
+		k := find(m.LayerOps(0, fa2, c.pass))
+		if def.AttnEff != 0 || k.AttnEff != c.fa2 {
+			t.Errorf("pass %d: Op.AttnEff %g / %g, want 0 / %g", c.pass, def.AttnEff, k.AttnEff, c.fa2)
+		}
+		// Same op shape, so the efficiencies scale by the asymptotes:
+		// e.g. forward 0.35/0.685 of the Device's.
+		got := d.AttentionEfficiency(k) / d.AttentionEfficiency(def)
+		if !near(got, c.fa2/c.dev, 1e-12) {
+			t.Errorf("pass %d: kernel/device efficiency %g, want %g", c.pass, got, c.fa2/c.dev)
+		}
+		// Only the attention op changes.
+		a, b := m.LayerOps(0, base, c.pass), m.LayerOps(0, fa2, c.pass)
+		for i := range a {
+			if a[i].Class != ClassAttention && d.OpTime(a[i], BF16) != d.OpTime(b[i], BF16) {
+				t.Errorf("pass %d: %s changed with the attention kernel", c.pass, a[i].Name)
+			}
+		}
+	}
+	// Full recompute replays the forward kernel at the forward efficiency.
+	if r := find(m.RecomputeOps(0, fa2, RecomputeFull)); r.AttnEff != 0.35 {
+		t.Errorf("recomputed attention AttnEff %g, want 0.35", r.AttnEff)
+	}
+}

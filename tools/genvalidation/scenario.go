@@ -22,8 +22,9 @@ type scen struct {
 	seq, globalBatch, microBatch int
 	precision, gradDtype         string
 	recompute                    string
-	flash                        *bool // training.flash_attention; nil = default (true)
-	fusedLoss                    *bool // training.fused_loss; nil = default (true)
+	flash                        *bool  // training.flash_attention; nil = default (true)
+	fusedLoss                    *bool  // training.fused_loss; nil = default (true)
+	attnKernel                   string // training.attention_kernel; empty = default (auto)
 
 	gpu                string
 	nodes, gpusPerNode int
@@ -117,6 +118,7 @@ func (s *scen) yaml() []byte {
 	if s.fusedLoss != nil {
 		fmt.Fprintf(&b, "  fused_loss: %t\n", *s.fusedLoss)
 	}
+	str("attention_kernel", s.attnKernel)
 
 	b.WriteString("\ncluster:\n")
 	str("gpu", s.gpu)

@@ -1,0 +1,94 @@
+package topology
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestAttentionKernels checks the attention kernel table of every catalog
+// GPU: auto is the profile's own kernel, unfused has no efficiency, every
+// fused kernel lies in (0, 1) with a slower backward, and a kernel that does
+// not run on the GPU is an error listing the ones that do.
+func TestAttentionKernels(t *testing.T) {
+	for _, name := range GPUNames() {
+		g, err := LookupGPU(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := g.Compute
+		f, b, err := c.Attention("auto")
+		if err != nil || f != c.AttnEff || b != c.AttnBwdEff {
+			t.Errorf("%s: auto = %g/%g (%v), want the profile's %g/%g", name, f, b, err, c.AttnEff, c.AttnBwdEff)
+		}
+		if f, b, err := c.Attention("unfused"); err != nil || f != 0 || b != 0 {
+			t.Errorf("%s: unfused = %g/%g (%v), want 0/0", name, f, b, err)
+		}
+		own := false
+		for _, k := range c.AttnKernels {
+			own = own || k.Name == c.AttnKernel
+			if !(k.Fwd > 0 && k.Fwd < 1 && k.Bwd > 0 && k.Bwd <= k.Fwd) {
+				t.Errorf("%s: kernel %s efficiencies %g/%g", name, k.Name, k.Fwd, k.Bwd)
+			}
+			if !slices.Contains(AttentionKernelNames(), k.Name) {
+				t.Errorf("%s: kernel %q not in AttentionKernelNames", name, k.Name)
+			}
+		}
+		if !own {
+			t.Errorf("%s: auto kernel %q not in the table", name, c.AttnKernel)
+		}
+		if _, _, err := c.Attention("bogus"); err == nil || !strings.Contains(err.Error(), "auto, flash2") {
+			t.Errorf("%s: unknown kernel error %v", name, err)
+		}
+		hopper := g.Arch == "hopper"
+		if _, _, err := c.Attention(KernelFlash3); (err == nil) != hopper {
+			t.Errorf("%s (%s): flash3 error %v; FlashAttention-3 runs on Hopper only", name, g.Arch, err)
+		} else if err != nil && !strings.Contains(err.Error(), "does not run on this GPU") {
+			t.Errorf("%s: flash3 error %q", name, err)
+		}
+	}
+}
+
+// TestAttentionKernelRatios holds the sourced ratios between kernels on one
+// GPU (they do not depend on the training fraction):
+//   - H100: FA3 0.685 / FA2 0.35 = 1.957 forward (arXiv:2407.08608);
+//     cuDNN / FA2 = 11.8879/7.4875 = 1.588 (Transformer Engine benchmark);
+//   - every GPU: Triton = FA2 / 1.4 forward, / 2 backward (arXiv:2307.08691
+//     §4.1);
+//   - A100: cuDNN = FA2 (estimate), and FA2 is auto.
+func TestAttentionKernelRatios(t *testing.T) {
+	kern := func(gpu, k string) (float64, float64) {
+		g, _ := LookupGPU(gpu)
+		f, b, err := g.Compute.Attention(k)
+		if err != nil {
+			t.Fatalf("%s %s: %v", gpu, k, err)
+		}
+		return f, b
+	}
+	for _, c := range []struct {
+		gpu, num, den string
+		fwd, bwd      float64
+	}{
+		{"h100-sxm", KernelFlash3, KernelFlash2, 0.685 / 0.35, 0.685 / 0.35},
+		{"h100-sxm", KernelCuDNN, KernelFlash2, 11.8879 / 7.4875, 11.8879 / 7.4875},
+		{"h200", KernelCuDNN, KernelFlash2, 11.8879 / 7.4875, 11.8879 / 7.4875},
+		{"h100-sxm", KernelTriton, KernelFlash2, 1 / 1.4, 1 / 2.0},
+		{"a100-80gb", KernelTriton, KernelFlash2, 1 / 1.4, 1 / 2.0},
+		{"b200", KernelTriton, KernelFlash2, 1 / 1.4, 1 / 2.0},
+		{"a100-40gb", KernelCuDNN, KernelFlash2, 1, 1},
+		{"a100-80gb", "auto", KernelFlash2, 1, 1},
+	} {
+		nf, nb := kern(c.gpu, c.num)
+		df, db := kern(c.gpu, c.den)
+		if !near(nf/df, c.fwd) || !near(nb/db, c.bwd) {
+			t.Errorf("%s %s/%s = %.4f/%.4f, want %.4f/%.4f", c.gpu, c.num, c.den, nf/df, nb/db, c.fwd, c.bwd)
+		}
+	}
+	// FA2 on GB200 runs 373.9/327.9 of H100's FA2 TFLOP/s (Azure, §4c):
+	// as fractions of 2500 and 989 TFLOP/s.
+	gf, _ := kern("gb200", KernelFlash2)
+	hf, _ := kern("h100-sxm", KernelFlash2)
+	if !near(gf*2500/(hf*989), 373.9/327.9) {
+		t.Errorf("gb200 FA2 TFLOP/s / H100's = %.4f, want %.4f", gf*2500/(hf*989), 373.9/327.9)
+	}
+}
