@@ -64,13 +64,9 @@ when a scenario fails to simulate or when the MAPE exceeds --max-mape.`,
 			if err := checkChoice("format", o.format, "table", "json"); err != nil {
 				return err
 			}
-			var fid *network.Fidelity
-			if o.fidelity != "" {
-				f, err := network.ParseFidelity(o.fidelity)
-				if err != nil {
-					return usageErrorf("--fidelity: %v", err)
-				}
-				fid = &f
+			fid, err := fidelityFlag(o.fidelity)
+			if err != nil {
+				return err
 			}
 			if o.maxMAPE < 0 || math.IsNaN(o.maxMAPE) {
 				return usageErrorf("--max-mape: %g must be a percentage >= 0 (0 = no limit)", o.maxMAPE)
