@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -27,13 +26,8 @@ func updateGolden() bool {
 // runCollective runs `simtrain collective args...` through the root command.
 func runCollective(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	root := newRootCmd()
-	var out, errOut bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	root.SetArgs(append([]string{"collective"}, args...))
-	err := root.Execute()
-	return out.String(), err
+	out, _, err := runCLI(t, append([]string{"collective"}, args...)...)
+	return out, err
 }
 
 // TestCollectiveGolden pins the table output (regenerate with

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
@@ -16,13 +15,8 @@ import (
 // runEstimate runs `simtrain estimate args...` and returns stdout.
 func runEstimate(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	root := newRootCmd()
-	var out, errOut bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	root.SetArgs(append([]string{"estimate"}, args...))
-	err := root.Execute()
-	return out.String(), err
+	out, _, err := runCLI(t, append([]string{"estimate"}, args...)...)
+	return out, err
 }
 
 // estimateJSON runs an estimate with --format json and decodes its one line.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
@@ -13,13 +12,8 @@ import (
 // returns stdout.
 func runTopology(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	root := newRootCmd()
-	var out, errOut bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	root.SetArgs(append([]string{"topology"}, args...))
-	err := root.Execute()
-	return out.String(), err
+	out, _, err := runCLI(t, append([]string{"topology"}, args...)...)
+	return out, err
 }
 
 func TestTopologyTable(t *testing.T) {

@@ -188,6 +188,17 @@ func (b *builder) epComm(name string, layer, micro, chunk int, after int32) int3
 	return after
 }
 
+// tpReduce adds the collective that combines the TP ranks' partial sums
+// after a row-parallel GEMM (Megatron's "g"): an all-reduce, or with
+// sequence parallelism a reduce-scatter.
+func (b *builder) tpReduce(name string, layer, micro, chunk int, after int32) int32 {
+	op := collectives.AllReduce
+	if b.cfg.Shape.SP {
+		op = collectives.ReduceScatter
+	}
+	return b.tpComm(op, name, layer, micro, chunk, after)
+}
+
 // actBytes is the activation tensor a TP collective moves: b·s/cp·h values
 // (nccl-tests size convention: the full buffer for all-reduce, the full
 // output/input for all-gather/reduce-scatter).
@@ -301,11 +312,7 @@ func (b *builder) forwardChunk(ch Chunk, mb int) {
 		e := b.compute(KindForward, "embedding_fwd", -1, mb, ch.Index, b.cache.embHead(false, passFwd), in, b.gatherExtra(false, true))
 		in = e
 		if tp {
-			op := collectives.AllReduce
-			if b.cfg.Shape.SP {
-				op = collectives.ReduceScatter
-			}
-			in = b.tpComm(op, "tp_embedding", -1, mb, ch.Index, e)
+			in = b.tpReduce("tp_embedding", -1, mb, ch.Index, e)
 		}
 		b.releaseExtra(e)
 	}
@@ -359,11 +366,7 @@ func (b *builder) forwardLayer(l, mb, c int, in int32) int32 {
 	}
 	x := a
 	if tp {
-		op := collectives.AllReduce
-		if sp {
-			op = collectives.ReduceScatter
-		}
-		x = b.tpComm(op, "tp_attn", l, mb, c, a)
+		x = b.tpReduce("tp_attn", l, mb, c, a)
 		if sp {
 			x = b.tpComm(collectives.AllGather, "tp_mlp_gather", l, mb, c, x)
 		}
@@ -386,11 +389,7 @@ func (b *builder) forwardLayer(l, mb, c int, in int32) int32 {
 	}
 	b.releaseLayer(o)
 	if tp {
-		op := collectives.AllReduce
-		if sp {
-			op = collectives.ReduceScatter
-		}
-		return b.tpComm(op, "tp_mlp", l, mb, c, o)
+		return b.tpReduce("tp_mlp", l, mb, c, o)
 	}
 	return o
 }
@@ -499,11 +498,7 @@ func (b *builder) backwardChunk(ch Chunk, mb int, splitW bool) {
 		h := b.compute(KindBackward, "head_bwd", -1, mb, ch.Index, b.bwdPart(b.cache.embHead(true, passBwd), splitW), in, b.gatherExtra(true, false))
 		in = h
 		if tp {
-			op := collectives.AllReduce
-			if b.cfg.Shape.SP {
-				op = collectives.ReduceScatter
-			}
-			in = b.tpComm(op, "tp_head_bwd", -1, mb, ch.Index, h)
+			in = b.tpReduce("tp_head_bwd", -1, mb, ch.Index, h)
 		}
 		if !splitW {
 			b.gradReady(b.headParams(), 0, h, reduce)
@@ -559,11 +554,7 @@ func (b *builder) backwardLayer(l, mb, c int, in int32, splitW, reduce bool) int
 		rc := b.cache.block(l, passRec, workload.BlockAttnPre, workload.BlockAttnCore, workload.BlockAttnPost)
 		r := b.compute(KindRecompute, "attn_recompute", l, mb, c, rc, ain, gather)
 		if tp {
-			op := collectives.AllReduce
-			if sp {
-				op = collectives.ReduceScatter
-			}
-			r = b.tpComm(op, "tp_attn_recompute", l, mb, c, r)
+			r = b.tpReduce("tp_attn_recompute", l, mb, c, r)
 			if sp {
 				r = b.tpComm(collectives.AllGather, "tp_mlp_recompute_gather", l, mb, c, r)
 			}
@@ -622,11 +613,7 @@ func (b *builder) backwardLayer(l, mb, c int, in int32, splitW, reduce bool) int
 		x = b.compute(KindBackward, "mlp_bwd", l, mb, c, b.bwdPart(b.cache.block(l, passBwd, workload.BlockMLP), splitW), in, gather)
 	}
 	if tp {
-		op := collectives.AllReduce
-		if sp {
-			op = collectives.ReduceScatter
-		}
-		x = b.tpComm(op, "tp_mlp_bwd", l, mb, c, x)
+		x = b.tpReduce("tp_mlp_bwd", l, mb, c, x)
 		if sp {
 			x = b.tpComm(collectives.AllGather, "tp_attn_bwd_gather", l, mb, c, x)
 		}
@@ -647,11 +634,7 @@ func (b *builder) backwardLayer(l, mb, c int, in int32, splitW, reduce bool) int
 	}
 	b.releaseLayer(a)
 	if tp {
-		op := collectives.AllReduce
-		if sp {
-			op = collectives.ReduceScatter
-		}
-		return b.tpComm(op, "tp_attn_bwd", l, mb, c, a)
+		return b.tpReduce("tp_attn_bwd", l, mb, c, a)
 	}
 	return a
 }
