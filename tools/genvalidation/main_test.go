@@ -94,7 +94,7 @@ func TestTranslate(t *testing.T) {
 		{55, []string{"recompute: selective-op", "tp: 8", "sp: true"}},
 		// torchtitan 3D: FSDP under PP is the ZeRO-2 schedule; 126
 		// layers over 8 stages as 15 + 6·16 + 15.
-		{43, []string{"zero: 2", "first_stage_layers: 15", "last_stage_layers: 15", "precision: fp8", "micro_batch: 1", "global_batch: 256"}},
+		{43, []string{"zero: 2", "first_stage_layers: 15", "last_stage_layers: 15", "precision: fp8", "micro_batch: 4", "global_batch: 256"}},
 		// torchtitan CP: global batch = local batch × dp.
 		{36, []string{"seq_len: 131072", "cp: 4", "dp: 2", "global_batch: 2", "recompute: full", "zero: 3"}},
 		// llm-foundry: MPT architecture, FSDP DEFAULT reduces in fp32,

@@ -493,26 +493,58 @@ func torchtitan(r row) (*scen, string) {
 		s.assume("selective checkpointing is torchtitan's per-op policy (selective_ac_option = \"op\", the default of its llama train configs)")
 	}
 	if s.pp > 1 {
-		// torch.distributed.pipelining runs micro-batches of 1: the local
-		// batch is split into local micro-batches.
-		s.microBatch = 1
+		// torchtitan 9dec370 (the document's commit),
+		// parallelisms/pipelining_utils.py build_pipeline_schedule: with
+		// experimental.pipeline_parallel_microbatches unset (the 405B
+		// train config does not set it) the local batch is split into
+		// pipeline_parallel_degree micro-batches.
+		if local%s.pp != 0 {
+			return nil, fmt.Sprintf("local batch %d does not split into pp %d micro-batches", local, s.pp)
+		}
+		s.microBatch = local / s.pp
+		s.facts = append(s.facts, fmt.Sprintf("torchtitan's default pipeline micro-batch count is the pp degree (pipelining_utils.py at 9dec370): local batch %d in %d micro-batches of %d.", local, s.pp, s.microBatch))
 		switch strings.ToLower(r.get("schedule")) {
 		case "1f1b":
 			s.schedule = "1f1b"
 		case "interleaved 1f1b":
+			// generate_split_points: 2 stages per rank for multi-stage
+			// schedules when no split points are given.
 			s.schedule, s.virtual = "interleaved", 2
-			s.assume("interleaved 1F1B with 2 stages per rank (stages per rank not stated)")
+			s.facts = append(s.facts, "Interleaved 1F1B with 2 stages per rank (generate_split_points' default without split points).")
 		default:
 			return nil, "pipeline schedule not stated"
 		}
 		layers := map[string]int{"llama3-405b": 126}[preset]
-		if layers%s.pp != 0 {
-			// Balance: the first and last stages carry the embedding
-			// and the output layer and take one layer fewer.
-			mid := (layers + 2) / s.pp
-			first := (layers - mid*(s.pp-2)) / 2
-			s.first, s.last = first, layers-mid*(s.pp-2)-first
-			s.assume("pipeline split %d layers on the first and last stage, %d on the others (split points not stated)", s.first, mid)
+		if layers%(s.pp*max(s.virtual, 1)) != 0 {
+			// generate_split_points (9dec370): the first and last of the
+			// pp·v stages take layers/(pp·v) layers, the middle stages
+			// one more while the remainder lasts. Per rank that is one
+			// layer fewer on the first and last rank for Llama 3 405B.
+			stages := s.pp * max(s.virtual, 1)
+			base, extra := layers/stages, layers%stages
+			if extra > stages-2 {
+				return nil, "pipeline split: remainder too large for the default split points"
+			}
+			perStage := make([]int, stages)
+			for i := range perStage {
+				perStage[i] = base
+				if i > 0 && i <= extra {
+					perStage[i]++
+				}
+			}
+			perStage[stages-1] = layers
+			for i := 0; i < stages-1; i++ {
+				perStage[stages-1] -= perStage[i]
+			}
+			rank := func(r int) int { // stages r, r+pp, ... (looped placement)
+				n := 0
+				for i := r; i < stages; i += s.pp {
+					n += perStage[i]
+				}
+				return n
+			}
+			s.first, s.last = rank(0), rank(s.pp-1)
+			s.facts = append(s.facts, fmt.Sprintf("Pipeline split from torchtitan's generate_split_points: %d layers on the first and last rank, %d on the others.", s.first, rank(1)))
 		}
 		// FSDP2 under torch.distributed.pipelining keeps parameters
 		// unsharded across micro-batches (reshard_after_forward=False) and
