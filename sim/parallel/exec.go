@@ -16,6 +16,9 @@ import (
 // stands for). Full mode plays every rank: collectives start when all members
 // of the group have reached them and run as transfers on the fabric through
 // collectives.Runner; pipeline sends are transfers between the two ranks.
+// After SetInterference, a compute task runs slower while communication is
+// in flight on its rank (doc.go, "Compute slowed by concurrent
+// communication"); its End includes the slowdown.
 type Executor struct {
 	eng    *engine.Engine
 	layout *Layout
@@ -35,6 +38,11 @@ type Executor struct {
 
 	done  int
 	total int
+
+	// compute slowdown under communication (interference.go); sms 0 = off
+	sms     int64
+	capCTAs int32
+	ctas    [][NumGroupKinds]int32 // per stage, per group kind (GroupPP: send/recv)
 
 	// Progress, when set, is called every 65,536 task completions with the
 	// tasks done and the total (for progress displays on long runs).
@@ -56,6 +64,13 @@ type instance struct {
 	prog        *Program
 	remaining   []int32
 	Start, End  []engine.Time
+
+	// compute slowdown state (interference.go)
+	busy  int32       // CTAs of the communication tasks in flight
+	cur   int32       // running compute task, -1 when none
+	rem   int64       // its remaining work at since, in SM-nanoseconds
+	since engine.Time // last rate change
+	end   engine.Time // its scheduled end at the current rate
 }
 
 // NewSymmetric prepares a symmetric (one rank per stage) execution.
@@ -93,7 +108,7 @@ func NewFull(eng *engine.Engine, l *Layout, progs []*Program, r *collectives.Run
 }
 
 func newInstance(rank, stage int, p *Program) instance {
-	in := instance{rank: rank, stage: stage, prog: p}
+	in := instance{rank: rank, stage: stage, prog: p, cur: -1}
 	in.remaining = make([]int32, len(p.Tasks))
 	copy(in.remaining, p.ndeps)
 	in.Start = make([]engine.Time, len(p.Tasks))
@@ -151,6 +166,13 @@ func pack(i, t int) int64 { return int64(i)<<32 | int64(uint32(t)) }
 // Handle completes the task packed in arg.
 func (x *Executor) Handle(now engine.Time, arg int64) {
 	i, t := int(arg>>32), int(uint32(arg))
+	if x.sms > 0 && !x.inst[i].prog.Tasks[t].Kind.IsComm() {
+		in := &x.inst[i]
+		if int(in.cur) != t || now != in.end {
+			return // superseded by a rate change
+		}
+		in.cur = -1
+	}
 	x.finish(i, t)
 }
 
@@ -184,6 +206,9 @@ func (x *Executor) complete1(i, t int) {
 	in := &x.inst[i]
 	now := x.eng.Now()
 	in.End[t] = now
+	if x.sms > 0 && in.prog.Tasks[t].Kind.IsComm() {
+		x.commBusy(i, -x.ctasOf(i, &in.prog.Tasks[t]))
+	}
 	x.done++
 	if x.done&0xffff == 0 && x.Progress != nil {
 		x.Progress(x.done, x.total)
@@ -216,6 +241,10 @@ func (x *Executor) ready(i, t int) {
 	case task.Kind == KindSend:
 		j := x.peer(i, int(task.Peer))
 		x.inst[j].Start[task.Match] = now
+		if x.sms > 0 {
+			x.commBusy(i, x.ctasOf(i, task))
+			x.commBusy(j, x.ctasOf(j, &x.inst[j].prog.Tasks[task.Match]))
+		}
 		if x.symmetric {
 			x.eng.After(task.Dur, x.h, pack(i, t))
 			return
@@ -227,7 +256,12 @@ func (x *Executor) ready(i, t int) {
 		if err != nil {
 			panic(fmt.Sprintf("parallel: pipeline send: %v", err))
 		}
+	case x.sms > 0 && !task.Kind.IsComm():
+		x.startCompute(i, t, task.Dur)
 	case x.symmetric || !task.Kind.IsComm():
+		if x.sms > 0 {
+			x.commBusy(i, x.ctasOf(i, task))
+		}
 		x.eng.After(task.Dur, x.h, pack(i, t))
 	default:
 		x.arrive(i, t, task)
@@ -249,6 +283,9 @@ func (x *Executor) arrive(i, t int, task *Task) {
 	now := x.eng.Now()
 	for _, r := range gs.ranks {
 		x.inst[r].Start[t] = now
+		if x.sms > 0 {
+			x.commBusy(r, x.ctasOf(r, task))
+		}
 	}
 	if err := x.runner.Start(gs.g, task.Op, collectives.Auto, task.Bytes, x, pack(leader, t)); err != nil {
 		panic(fmt.Sprintf("parallel: %s on %s group: %v", task.Name, task.Group, err))

@@ -105,7 +105,69 @@ type CommProfile struct {
 	RampTime  engine.Time
 	RampBytes float64
 
+	// Interference is the share of the GPU's SMs an in-flight
+	// communication kernel takes from compute kernels running beside it
+	// (sim/parallel's executor applies it; all zero turns it off).
+	Interference CommCTAs
+
 	Sources []string
+}
+
+// CommCTAs counts the thread blocks (CTAs) one in-flight communication
+// kernel of the collective library holds, by where the traffic goes. NCCL
+// launches one CTA per channel and "NCCL CTAs won't share an SM with compute
+// kernels" (NCCL maintainer, nccl#689), so while the kernel runs it takes
+// that many of the GPU's SMs away from the compute stream: the share is
+// CTAs / GPU.SMs.
+type CommCTAs struct {
+	// ScaleUp is a collective inside one scale-up domain (NVLink, XGMI,
+	// PCIe): NCCL's ring/tree channel count (Channels).
+	ScaleUp int
+	// ScaleOut is a collective whose group spans scale-up domains, over the
+	// NICs.
+	ScaleOut int
+	// P2P is one pipeline send or receive (NCCL p2p channels per peer).
+	P2P int
+}
+
+// The CTAs of a communication kernel crossing nodes, and of a send/recv
+// (hardware-facts §3b; NCCL maintainers):
+//
+//   - ctasScaleOut16: "NCCL uses the minimal number of SMs to achieve the
+//     performance of the platform. If you have a PCI system with a single
+//     NIC, which can achieve up to 12-24 GB/s it should just launch 2 SMs.
+//     If you are on DGX with 8 NICs and a top speed of 190 GB/s, then it
+//     would use 16 SMs" (sjeaugey, nccl#689; 190 GB/s = 8 HDR NICs, DGX
+//     A100). Hopper and Blackwell nodes pair twice the NIC bandwidth (8 NDR
+//     400) with twice NCCL's per-channel inter-node search speed (SM90 inter
+//     candidates up to 48 GB/s against Ampere's 24, hardware-facts §3c), so
+//     the same 16 is assumed there (estimate).
+//   - ctasScaleOutPCIe2: the same comment's "PCI system with a single NIC
+//     ... 2 SMs".
+//   - ctasP2P2: NCCL_NCHANNELS_PER_NET_PEER "is typically 2" (NCCL
+//     developer, nccl#1424), and an NCCL init log shows "2 p2p channels per
+//     peer" (nccl#1189, H20). Pipeline sends between stages cross nodes in
+//     the validation layouts; the same 2 is assumed for an NVLink peer
+//     (estimate).
+const (
+	ctasScaleOut16    = 16
+	ctasScaleOutPCIe2 = 2
+	ctasP2P2          = 2
+)
+
+// withInterference sets p.Interference: ScaleUp is p.Channels (the ring
+// channels NCCL opens inside a node, each one CTA on one SM).
+func withInterference(p *CommProfile, scaleOut int, note string) {
+	p.Interference = CommCTAs{ScaleUp: p.Channels, ScaleOut: scaleOut, P2P: ctasP2P2}
+	out := "16 (NCCL maintainer, nccl#689: 'DGX with 8 NICs ... would use 16 SMs'; assumed for 400G-NIC Hopper/Blackwell nodes, whose per-channel inter-node speed is also doubled)"
+	if scaleOut == ctasScaleOutPCIe2 {
+		out = "2 (nccl#689: 'a PCI system with a single NIC ... should just launch 2 SMs')"
+	}
+	src := "Interference: CTAs (one per channel, each holding one SM; nccl#689 'NCCL CTAs won't share an SM with compute kernels') of an in-flight kernel: scale-up = Channels; scale-out " + out + "; P2P 2 (NCCL_NCHANNELS_PER_NET_PEER 'typically 2', nccl#1424; '2 p2p channels per peer', nccl#1189 log)"
+	if note != "" {
+		src += "; " + note
+	}
+	p.Sources = append(p.Sources, src)
 }
 
 // NICCommProfile holds the achievable fractions of one NIC type (e.g. NDR
@@ -416,6 +478,16 @@ func commProfile(gpu string) CommProfile {
 			"Channels 24: unsourced estimate (no RCCL log in hardware-facts)",
 			"LL128Fraction 0: LL128 not modelled for RCCL (no measurement in hardware-facts)",
 			"NCCL constants: Ampere row, assumed for RCCL (no RCCL tuning tables in hardware-facts)")
+	}
+	switch gpu {
+	case "h100-pcie", "l40s":
+		withInterference(&p, ctasScaleOutPCIe2, "scale-up: Channels 4 is itself an estimate for a PCIe node")
+	case "mi300x", "mi325x":
+		withInterference(&p, ctasScaleOut16, "RCCL assumed to launch like NCCL (estimate: no RCCL channel log in hardware-facts)")
+	default:
+		if p.Library != "" {
+			withInterference(&p, ctasScaleOut16, "")
+		}
 	}
 	return p
 }

@@ -1,0 +1,135 @@
+package parallel
+
+import (
+	"fmt"
+
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/topology"
+)
+
+// Interference is the hardware input of the compute-slowdown model (see the
+// package documentation): the GPU's SM count and the SMs one in-flight
+// communication kernel holds, by where its traffic goes. The zero value, or
+// SMs = 0, turns the model off.
+type Interference struct {
+	SMs int
+	topology.CommCTAs
+}
+
+// InterferenceOf reads the model's input from a catalog GPU.
+func InterferenceOf(g topology.GPU) Interference {
+	return Interference{SMs: g.SMs, CommCTAs: g.Comm.Interference}
+}
+
+// DomainMap says which scale-up domain a rank's GPU is in
+// (*topology.Cluster implements it).
+type DomainMap interface {
+	DomainOf(rank int) int
+}
+
+// SetInterference turns on the compute slowdown under concurrent
+// communication: while communication tasks run on a rank, its compute task
+// progresses at rate 1 − min(ΣCTAs, SMs/2)/SMs. A kind-k collective of a
+// pipeline stage holds iv.ScaleOut CTAs when any kind-k group of the stage
+// spans more than one scale-up domain of dm, else iv.ScaleUp; a pipeline
+// send or receive holds iv.P2P. Call it before Run; it is an error after.
+// Every instance of a stage uses the stage's counts, so the symmetric and
+// full executors give the same times.
+func (x *Executor) SetInterference(iv Interference, dm DomainMap) error {
+	if x.total != 0 {
+		return fmt.Errorf("parallel: SetInterference after Run")
+	}
+	switch {
+	case iv.SMs < 0 || iv.ScaleUp < 0 || iv.ScaleOut < 0 || iv.P2P < 0:
+		return fmt.Errorf("parallel: interference %+v: counts must not be negative", iv)
+	case iv.SMs == 0 || iv.CommCTAs == (topology.CommCTAs{}):
+		x.sms, x.ctas = 0, nil
+		return nil
+	}
+	l := x.layout
+	x.ctas = make([][NumGroupKinds]int32, len(x.progs))
+	for s := range x.progs {
+		for k := GroupKind(0); k < NumGroupKinds; k++ {
+			if k == GroupPP {
+				x.ctas[s][k] = int32(iv.P2P)
+				continue
+			}
+			n := iv.ScaleUp
+			if l.GroupSize(k) > 1 && spansDomains(l.Groups(k, s), dm) {
+				n = iv.ScaleOut
+			}
+			x.ctas[s][k] = int32(n)
+		}
+	}
+	x.sms = int64(iv.SMs)
+	x.capCTAs = int32(iv.SMs / 2)
+	for i := range x.inst {
+		x.inst[i].cur = -1
+	}
+	return nil
+}
+
+func spansDomains(groups [][]int, dm DomainMap) bool {
+	for _, g := range groups {
+		for _, r := range g[1:] {
+			if dm.DomainOf(r) != dm.DomainOf(g[0]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// rate is the compute progress per nanosecond, in SM-nanoseconds, while
+// busy CTAs of communication kernels hold SMs: SMs − min(busy, SMs/2).
+func (x *Executor) rate(busy int32) int64 {
+	return x.sms - int64(min(busy, x.capCTAs))
+}
+
+// startCompute begins compute task t of instance i: its work is Dur × SMs
+// SM-nanoseconds, and it ends when that work is done at the current rate.
+func (x *Executor) startCompute(i, t int, dur engine.Time) {
+	in := &x.inst[i]
+	now := x.eng.Now()
+	in.cur = int32(t)
+	in.rem = int64(dur) * x.sms
+	in.since = now
+	in.end = now + ceilDiv(in.rem, x.rate(in.busy))
+	x.eng.At(in.end, x.h, pack(i, t))
+}
+
+// commBusy adds delta CTAs to instance i's in-flight communication and, if
+// that changes the rate of its running compute task, moves the task's end:
+// the work done since the last change is charged at the old rate, the rest
+// runs at the new one. A stale end event is recognised in Handle because
+// its time is no longer the instance's end.
+func (x *Executor) commBusy(i int, delta int32) {
+	in := &x.inst[i]
+	old := x.rate(in.busy)
+	in.busy += delta
+	nw := x.rate(in.busy)
+	if in.cur < 0 || old == nw {
+		return
+	}
+	now := x.eng.Now()
+	in.rem -= int64(now-in.since) * old
+	in.since = now
+	end := now
+	if in.rem > 0 {
+		end += ceilDiv(in.rem, nw)
+	}
+	if end != in.end {
+		in.end = end
+		x.eng.At(end, x.h, pack(i, int(in.cur)))
+	}
+}
+
+// ctasOf is the CTAs communication task t of instance i holds.
+func (x *Executor) ctasOf(i int, task *Task) int32 {
+	return x.ctas[x.inst[i].stage][task.Group]
+}
+
+// ceilDiv is ⌈a/b⌉ for a ≥ 0, b > 0, in engine time.
+func ceilDiv(a, b int64) engine.Time {
+	return engine.Time((a + b - 1) / b)
+}

@@ -1,0 +1,256 @@
+package parallel
+
+import (
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/collectives"
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/topology"
+	"github.com/simtrain/simtrain/sim/workload"
+)
+
+// ownDomain puts every rank in its own scale-up domain, so every group of
+// two or more ranks crosses domains.
+type ownDomain struct{}
+
+func (ownDomain) DomainOf(r int) int { return r }
+
+// handProgram is a one-stage program of the given tasks and dependencies.
+func handProgram(tasks []Task, deps [][]int32) *Program {
+	p := &Program{Tasks: tasks}
+	for i := range tasks {
+		p.depOff = append(p.depOff, int32(len(p.deps)))
+		p.deps = append(p.deps, deps[i]...)
+	}
+	p.depOff = append(p.depOff, int32(len(p.deps)))
+	p.finish()
+	return p
+}
+
+func compute(d engine.Time) Task {
+	return Task{Kind: KindForward, Stream: StreamCompute, Name: "fwd", Dur: d}
+}
+
+func coll(k GroupKind, st Stream, d engine.Time) Task {
+	return Task{Kind: KindAllReduce, Stream: st, Group: k, Op: collectives.AllReduce, Name: "ar", Dur: d}
+}
+
+// TestInterferenceHand checks the rate model on one compute task of
+// D = 1000 ns (task 0) overlapped by collectives, against hand-derived end
+// times. With a collective of C ns holding c of the SMs, inside the compute
+// task, the task does C·(1 − c/SMs) of its work during the collective and
+// the rest at full rate, so it ends at D + C·c/SMs, rounded up to a whole
+// nanosecond; a collective longer than the task keeps the rate at
+// 1 − c/SMs throughout, so the task ends at D / (1 − c/SMs).
+func TestInterferenceHand(t *testing.T) {
+	const D = 1000
+	tp := func(d engine.Time) Task { return coll(GroupTP, StreamTP, d) }
+	dp := func(d engine.Time) Task { return coll(GroupDP, StreamDP, d) }
+	cases := []struct {
+		name    string
+		iv      Interference // ScaleUp: the TP group; ScaleOut: the DP group (it spans two domains)
+		tasks   []Task
+		deps    [][]int32
+		wantEnd engine.Time // of task 0
+	}{
+		// 400 ns at 0.8 do 320 ns of work; 680 more at full rate: 1080 = D + 400·20/100.
+		{"inside", Interference{100, topology.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}},
+			[]Task{compute(D), tp(400)}, [][]int32{nil, nil}, 1080},
+		// 1000 / 0.8 = 1250.
+		{"longer", Interference{100, topology.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}},
+			[]Task{compute(D), tp(2000)}, [][]int32{nil, nil}, 1250},
+		// TP on [0,300] at 0.8 (240 ns of work), then DP on [300,700] at 0.7
+		// (280), then 480 at full rate: 1180 = D + 300·0.2 + 400·0.3.
+		{"sequence, rate changes mid-task", Interference{100, topology.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}},
+			[]Task{compute(D), tp(300), dp(400)}, [][]int32{nil, nil, {1}}, 1180},
+		// TP and DP together on [0,400]: 20 + 30 = 50 CTAs, rate 0.5, 200 ns
+		// of work; 800 more: 1200.
+		{"concurrent shares add", Interference{100, topology.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}},
+			[]Task{compute(D), tp(400), dp(400)}, [][]int32{nil, nil, nil}, 1200},
+		// 40 + 30 = 70 CTAs are capped at SMs/2 = 50: rate 0.5 as above,
+		// 1200 (uncapped, 0.3 would give 1280).
+		{"cap at half the SMs", Interference{100, topology.CommCTAs{ScaleUp: 40, ScaleOut: 30, P2P: 2}},
+			[]Task{compute(D), tp(400), dp(400)}, [][]int32{nil, nil, nil}, 1200},
+		// H100: 24 of 132 SMs. Work 132000 − 400·108 = 88800 SM-ns left at
+		// 400 ns, ⌈88800/132⌉ = 673 ns more: 1073 = D + ⌈400·24/132⌉.
+		{"rounding up", Interference{132, topology.CommCTAs{ScaleUp: 24, ScaleOut: 16, P2P: 2}},
+			[]Task{compute(D), tp(400)}, [][]int32{nil, nil}, 1073},
+		// Communication after the compute task does not touch it.
+		{"no overlap", Interference{100, topology.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}},
+			[]Task{compute(D), tp(400)}, [][]int32{nil, {0}}, 1000},
+		// Off: zero SMs.
+		{"off", Interference{},
+			[]Task{compute(D), tp(400)}, [][]int32{nil, nil}, 1000},
+	}
+	for _, c := range cases {
+		l, err := NewLayout(1, 1, 1, 2, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := handProgram(c.tasks, c.deps)
+		x := NewSymmetric(engine.New(), l, []*Program{p})
+		if err := x.SetInterference(c.iv, ownDomain{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := x.Run(); err != nil {
+			t.Fatal(err)
+		}
+		_, _, _, start, end := x.Instance(0)
+		if end[0] != c.wantEnd || start[0] != 0 {
+			t.Errorf("%s: compute task [%d, %d], want [0, %d]", c.name, start[0], end[0], c.wantEnd)
+		}
+		for i := 1; i < len(c.tasks); i++ { // communication keeps its duration
+			if end[i]-start[i] != c.tasks[i].Dur {
+				t.Errorf("%s: task %d lasts %d, want %d", c.name, i, end[i]-start[i], c.tasks[i].Dur)
+			}
+		}
+	}
+}
+
+// TestSetInterferenceErrors: negative counts are an error naming the
+// input; a call after Run is an error.
+func TestSetInterferenceErrors(t *testing.T) {
+	l, _ := NewLayout(1, 1, 1, 1, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+	x := NewSymmetric(engine.New(), l, []*Program{handProgram([]Task{compute(10)}, [][]int32{nil})})
+	if err := x.SetInterference(Interference{SMs: -1}, ownDomain{}); err == nil {
+		t.Error("negative SMs accepted")
+	}
+	if err := x.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.SetInterference(Interference{SMs: 100}, ownDomain{}); err == nil {
+		t.Error("SetInterference after Run accepted")
+	}
+}
+
+// commPricer prices each transformer block at unit and every collective at
+// comm, a pipeline send at comm/4: enough communication to overlap.
+type commPricer struct{ unit, comm engine.Time }
+
+func (u commPricer) OpsTime(ops []workload.Op) engine.Time { return unitPricer{u.unit}.OpsTime(ops) }
+func (u commPricer) CommTime(GroupKind, int, collectives.Op, float64) engine.Time {
+	return u.comm
+}
+func (u commPricer) SendTime(int, int, float64) engine.Time { return u.comm / 4 }
+
+// stepPrograms builds a TP×DP×PP step with overlapped TP, DP and pipeline
+// communication.
+func stepPrograms(tb testing.TB, tp, dp, pp, m int, sched Schedule, pr Pricer) (*Layout, []*Program) {
+	tb.Helper()
+	l, err := NewLayout(tp, 1, 1, dp, pp, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	layers := 4 * pp
+	chunks, err := Partition(layers, pp, 1, 0, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	mdl := workload.Model{Name: "test", Layers: layers, Hidden: 1024, Heads: 16, Vocab: 32000}
+	mdl.Fill()
+	cfg := &StepConfig{Layout: l, Model: mdl,
+		Shape:    workload.Shape{MicroBatch: 1, Seq: 128, Dtype: workload.BF16, TP: tp, CP: 1, EP: 1, SP: tp > 1, FlashAttention: true},
+		Schedule: sched, Virtual: 1, Microbatches: m, Chunks: chunks, Optimizer: "adamw", Zero: 1,
+		ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32,
+		Overlap: Overlap{GradReduce: true, ParamGather: true, P2P: true, TPComm: true}, Steps: 1,
+		LayerParams: func(int) (float64, float64) { return 1e6, 0 },
+	}
+	progs, err := Build(cfg, pr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return l, progs
+}
+
+// playStep runs the programs symmetrically; hook, when set, adjusts the
+// executor before Run (the tests' way to force the model's code path).
+func playStep(tb testing.TB, l *Layout, progs []*Program, iv Interference, hook func(*Executor)) *Executor {
+	tb.Helper()
+	x := NewSymmetric(engine.New(), l, progs)
+	if err := x.SetInterference(iv, ownDomain{}); err != nil {
+		tb.Fatal(err)
+	}
+	if hook != nil {
+		hook(x)
+	}
+	if err := x.Run(); err != nil {
+		tb.Fatal(err)
+	}
+	return x
+}
+
+func lastEnd(x *Executor) engine.Time {
+	var end engine.Time
+	for i := 0; i < x.Instances(); i++ {
+		_, _, _, _, e := x.Instance(i)
+		for _, v := range e {
+			end = max(end, v)
+		}
+	}
+	return end
+}
+
+// TestInterferenceInvariants plays pipelines with overlapped TP, DP and
+// send/recv traffic. With every share 0 — the model's code path forced on
+// by zeroing its CTA table — every task's start and end are bit-identical
+// to the executor without the model. With shares > 0 the step is never
+// shorter, a compute task never runs faster than its priced duration, and
+// communication keeps its own.
+func TestInterferenceInvariants(t *testing.T) {
+	h100 := Interference{132, topology.CommCTAs{ScaleUp: 24, ScaleOut: 16, P2P: 2}}
+	for _, c := range []struct {
+		tp, dp, pp, m int
+		sched         Schedule
+		comm          engine.Time
+	}{
+		{2, 2, 1, 4, OneFOneB, 300 * engine.Microsecond},
+		{2, 2, 4, 8, OneFOneB, 200 * engine.Microsecond},
+		{1, 4, 4, 8, ZeroBubble, 700 * engine.Microsecond},
+		{4, 2, 2, 6, GPipe, 2 * engine.Millisecond},
+	} {
+		l, progs := stepPrograms(t, c.tp, c.dp, c.pp, c.m, c.sched, commPricer{unit: engine.Millisecond, comm: c.comm})
+		base := playStep(t, l, progs, Interference{}, nil)
+		zero := playStep(t, l, progs, h100, func(x *Executor) { clear(x.ctas) })
+		on := playStep(t, l, progs, h100, nil)
+		slower := false
+		for i := 0; i < base.Instances(); i++ {
+			_, _, p, bs, be := base.Instance(i)
+			_, _, _, zs, ze := zero.Instance(i)
+			_, _, _, os, oe := on.Instance(i)
+			for k := range p.Tasks {
+				if bs[k] != zs[k] || be[k] != ze[k] {
+					t.Fatalf("%+v stage %d task %d %s: share 0 gives [%d, %d], without the model [%d, %d]",
+						c, i, k, p.Tasks[k].Name, zs[k], ze[k], bs[k], be[k])
+				}
+				d := oe[k] - os[k]
+				switch {
+				case p.Tasks[k].Kind == KindRecv:
+				case p.Tasks[k].Kind.IsComm() && d != p.Tasks[k].Dur:
+					t.Errorf("%+v: %s lasts %v, priced %v", c, p.Tasks[k].Name, d, p.Tasks[k].Dur)
+				case d < p.Tasks[k].Dur:
+					t.Errorf("%+v: compute %s lasts %v < priced %v", c, p.Tasks[k].Name, d, p.Tasks[k].Dur)
+				}
+				slower = slower || d > p.Tasks[k].Dur
+			}
+		}
+		if b, o := lastEnd(base), lastEnd(on); o < b || !slower {
+			t.Errorf("%+v: step %v with interference, %v without (some compute slowed: %v)", c, o, b, slower)
+		}
+	}
+}
+
+// BenchmarkExecutor plays a 4-stage 1F1B step with TP, DP and pipeline
+// traffic, without and with the interference model.
+func BenchmarkExecutor(b *testing.B) {
+	l, progs := stepPrograms(b, 2, 2, 4, 32, OneFOneB, commPricer{unit: engine.Millisecond, comm: 300 * engine.Microsecond})
+	for _, bc := range []struct {
+		name string
+		iv   Interference
+	}{{"off", Interference{}}, {"on", Interference{132, topology.CommCTAs{ScaleUp: 24, ScaleOut: 16, P2P: 2}}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				playStep(b, l, progs, bc.iv, nil)
+			}
+		})
+	}
+}
