@@ -135,6 +135,9 @@ func Run(ctx context.Context, s *Scenario, opt Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	if err := x.SetInterference(parallel.InterferenceOf(cl.GPU), cl); err != nil {
+		return nil, err
+	}
 	x.Progress = opt.Progress
 	if err := x.Run(); err != nil {
 		return nil, err
@@ -164,7 +167,9 @@ func (s *Scenario) shape() workload.Shape {
 	p := s.Parallel
 	return workload.Shape{MicroBatch: s.Training.MicroBatch, Seq: s.Training.SeqLen, Dtype: s.r.precision,
 		TP: p.TP, CP: p.CP, EP: p.EP, SP: p.SP, FlashAttention: *s.Training.FlashAttention,
-		UnfusedLoss: !*s.Training.FusedLoss, AttnEff: s.r.attn[0], AttnBwdEff: s.r.attn[1]}
+		UnfusedLoss: !*s.Training.FusedLoss, Eager: !*s.Training.Compile, EagerNorm: !*s.Training.FusedNorm,
+		AttnEff: s.r.attn[0], AttnBwdEff: s.r.attn[1],
+		FP8Recipe: s.r.fp8}
 }
 
 func (s *Scenario) stepConfig(l *parallel.Layout) *parallel.StepConfig {

@@ -76,9 +76,25 @@ type TrainingConfig struct {
 	// FusedLoss prices the vocabulary cross-entropy as one fused kernel
 	// (default true); false prices PyTorch's unfused fp32 path.
 	FusedLoss *bool `yaml:"fused_loss" json:"fused_loss"`
+	// Compile says the model runs under torch.compile or with fused
+	// elementwise kernels (default true): each norm, RoPE, activation and
+	// residual add is one kernel. false prices eager PyTorch: RMSNorm, RoPE
+	// and SwiGLU as their op-by-op ATen kernels with fp32 intermediates and
+	// autograd's backward kernels (torchtitan without compile; see
+	// sim/workload/eager.go).
+	Compile *bool `yaml:"compile" json:"compile"`
+	// FusedNorm runs the norms as one fused kernel even without compile
+	// (torchtitan's norm_type = "fused_rmsnorm"); default: compile. false
+	// needs compile: false.
+	FusedNorm *bool `yaml:"fused_norm" json:"fused_norm"`
 	// AttentionKernel names the attention kernel (default auto: the GPU's
 	// profile kernel); unfused equals flash_attention: false.
 	AttentionKernel string `yaml:"attention_kernel" json:"attention_kernel"`
+	// FP8Recipe is the FP8 scaling recipe (tensorwise, rowwise, delayed,
+	// blockwise, mxfp8; see workload.FP8Recipe): which quantisation kernels
+	// the GEMMs cost. Only with precision fp8, where it defaults to
+	// tensorwise; mxfp8 needs a Blackwell GPU.
+	FP8Recipe string `yaml:"fp8_recipe" json:"fp8_recipe"`
 }
 
 // ClusterConfig is the cluster block.

@@ -25,6 +25,8 @@ type resolved struct {
 	microbatches int // per pipeline per step
 	chunks       [][]parallel.Chunk
 	attn         [2]float64 // training.attention_kernel's forward/backward efficiency on cluster.gpu (0 = unfused)
+
+	fp8 workload.FP8Recipe // training.fp8_recipe (tensorwise when unset)
 }
 
 func bptr(b bool) *bool { return &b }
@@ -238,6 +240,15 @@ func (s *Scenario) resolveTraining(set map[string]bool) error {
 	if t.FusedLoss == nil {
 		t.FusedLoss = bptr(true)
 	}
+	if t.Compile == nil {
+		t.Compile = bptr(true)
+	}
+	if t.FusedNorm == nil {
+		t.FusedNorm = bptr(*t.Compile)
+	}
+	if *t.Compile && !*t.FusedNorm {
+		return errors.New("training.fused_norm: false needs training.compile: false (a compiled model fuses its norms; valid: true, or set compile: false)")
+	}
 	if t.AttentionKernel == "" {
 		t.AttentionKernel = "auto"
 		if !*t.FlashAttention {
@@ -266,7 +277,32 @@ func (s *Scenario) resolveTraining(set map[string]bool) error {
 	if s.r.recompute, err = workload.ParseRecompute(t.Recompute); err != nil {
 		return fmt.Errorf("training.recompute: %w", err)
 	}
+	// The default is not written back, so that a sweep over
+	// training.precision stays valid.
+	s.r.fp8 = workload.FP8Tensorwise
+	if t.FP8Recipe != "" {
+		if t.Precision != "fp8" {
+			return fmt.Errorf("training.fp8_recipe: %s needs training.precision: fp8, got %s (drop the field or set precision fp8)", t.FP8Recipe, t.Precision)
+		}
+		if err := oneOf("training.fp8_recipe", t.FP8Recipe, workload.FP8RecipeNames()...); err != nil {
+			return err
+		}
+		s.r.fp8, _ = workload.ParseFP8Recipe(t.FP8Recipe)
+	}
 	return nil
+}
+
+// fp8RecipesOn lists the FP8 recipes g runs: mxfp8 needs Blackwell's
+// block-scaled tensor cores (OCP MX formats; NVIDIA Blackwell architecture
+// technical brief), the others any GPU with FP8 tensor cores.
+func fp8RecipesOn(g topology.GPU) []string {
+	var out []string
+	for _, n := range workload.FP8RecipeNames() {
+		if n != workload.FP8MXFP8.String() || g.Arch == "blackwell" {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func (s *Scenario) resolveCluster(set map[string]bool) error {
@@ -281,6 +317,9 @@ func (s *Scenario) resolveCluster(set map[string]bool) error {
 	s.r.gpu = g
 	if s.r.attn[0], s.r.attn[1], err = g.Compute.Attention(s.Training.AttentionKernel); err != nil {
 		return fmt.Errorf("training.attention_kernel: on %s, %w", c.GPU, err)
+	}
+	if s.r.fp8 == workload.FP8MXFP8 && g.Arch != "blackwell" {
+		return fmt.Errorf("training.fp8_recipe: mxfp8 needs a Blackwell GPU, %s is %s (valid: %s)", c.GPU, g.Arch, strings.Join(fp8RecipesOn(g), ", "))
 	}
 	if !set["cluster.nodes"] {
 		return errors.New("cluster.nodes: required")

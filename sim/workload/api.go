@@ -138,7 +138,25 @@ type Op struct {
 	// that runs this op, for its pass: Shape.AttnEff or AttnBwdEff. Zero
 	// means the Device's AttnEff or AttnBwdEff.
 	AttnEff float64
+	// Quant says how the op takes part in an FP8 recipe's quantisation
+	// (Shape.FP8Recipe, fp8.go); QuantNone for every other op.
+	Quant QuantRole
 }
+
+// QuantRole marks the ops of an FP8 recipe.
+type QuantRole uint8
+
+const (
+	// QuantNone: OpTime adds the implicit quantisation kernel of a GEMM in
+	// an 8- or 4-bit format (a standalone GEMM, an FP4 format).
+	QuantNone QuantRole = iota
+	// QuantScaled: a GEMM whose inputs the op list's own QuantCast ops
+	// quantise; OpTime adds nothing for them.
+	QuantScaled
+	// QuantCast: a recipe's quantisation (or rescale) kernel. It costs
+	// nothing on a GPU without the format, where the GEMMs run at BF16.
+	QuantCast
+)
 
 // Bytes is the op's total HBM traffic.
 func (o Op) Bytes() float64 { return o.BytesRead + o.BytesWritten }
@@ -165,6 +183,21 @@ type Shape struct {
 	// on the attention ops (Op.AttnEff); zero keeps the Device's AttnEff and
 	// AttnBwdEff. Ignored without FlashAttention.
 	AttnEff, AttnBwdEff float64
+	// Eager prices RoPE and the SwiGLU product as eager PyTorch runs them
+	// (training.compile: false): one ATen kernel per op with fp32
+	// intermediates, and autograd's backward kernels, instead of one fused
+	// kernel each (eager.go). GELU, the squared ReLU, residual adds and
+	// dropout cost the same either way.
+	Eager bool
+	// EagerNorm prices RMSNorm as eager PyTorch's op-by-op kernels
+	// (torchtitan's RMSNorm module without compile); false is one fused
+	// kernel (compiled, or a fused norm kernel such as torchtitan's
+	// fused_rmsnorm). LayerNorm is one ATen kernel either way.
+	EagerNorm bool
+	// FP8Recipe is the scaling recipe of FP8 training (Dtype FP8; ignored
+	// otherwise): which quantisation kernels every GEMM's inputs cost
+	// (fp8.go). The zero value is tensorwise.
+	FP8Recipe FP8Recipe
 }
 
 // MemoryInput describes one pipeline rank for the memory model.

@@ -12,6 +12,7 @@ const (
 	kindGEMM opKind = iota // C = A·B: backward is dA = dC·Bᵀ (dgrad) then dB = Aᵀ·dC (wgrad)
 	kindAttn               // fused attention: one backward kernel
 	kindMem                // memory-bound kernel with an explicit backward cost
+	kindAten               // eager PyTorch (ATen) kernel: its module's backward kernels are bwdOps (eager.go)
 )
 
 // fwdOp is a forward op plus what its backward needs.
@@ -22,12 +23,19 @@ type fwdOp struct {
 	// bwdEff is the attention backward kernel's efficiency (Op.AttnEff of
 	// the backward op); zero for other ops.
 	bwdEff float64
+	// bwdOps, for kindAten, are the backward kernels of the op's eager
+	// module in execution order, carried by the module's last forward
+	// kernel; nil for the others (see builder.eager).
+	bwdOps []Op
 	// parts lists the framework linears a fused GEMM stands for, in
 	// forward order (the Q, K and V projections of qkv_proj; the gate and
 	// up projections of a GLU fc1), each with its output width; nil means
 	// one linear of width op.N. Per-op selective checkpointing counts
 	// linears, not fused kernels.
 	parts []linear
+	// quant marks an FP8 recipe's quantisation op (fp8.go), which
+	// precedes its GEMM.
+	quant bool
 }
 
 // linear is one projection (nn.Linear) inside a fused GEMM: its name and
@@ -50,6 +58,12 @@ type split struct {
 	act, gin float64 // activation bytes; GEMM input bytes
 	flash    bool
 	attnEff  [2]float64 // fused attention kernel efficiency by Pass (0 = the Device's)
+	// eagerOps and eagerNorm price RoPE and SwiGLU, and RMSNorm, as eager
+	// PyTorch kernels (Shape.Eager, Shape.EagerNorm; eager.go).
+	eagerOps, eagerNorm bool
+	// fp8 is the quantisation model of FP8 GEMMs (Shape.FP8Recipe); nil
+	// unless the dtype is FP8.
+	fp8 *fp8Recipe
 }
 
 func cdiv(a, b int) int {
@@ -68,7 +82,8 @@ func newSplit(m Model, s Shape) split {
 	sp := split{m: m, d: d, b: b, seq: seq, tp: tp, ep: ep, sl: cdiv(seq, cp),
 		hl: cdiv(d.heads, tp), kvl: cdiv(d.kvHeads, tp),
 		act: s.Dtype.storageBytes(), gin: s.Dtype.Bytes(), flash: s.FlashAttention,
-		attnEff: [2]float64{max(s.AttnEff, 0), max(s.AttnBwdEff, 0)}}
+		attnEff:  [2]float64{max(s.AttnEff, 0), max(s.AttnBwdEff, 0)},
+		eagerOps: s.Eager, eagerNorm: s.EagerNorm, fp8: s.fp8Recipe()}
 	if sp.gin <= 0 {
 		sp.gin = sp.act
 	}
@@ -95,6 +110,10 @@ func (b *builder) gemm(name string, blk Block, m, n, k, batch int, parts ...line
 	}
 	o := gemmOp(m, n, k, batch, b.gin, b.act)
 	o.Name, o.Block = name, blk
+	if b.fp8 != nil {
+		o.Quant = QuantScaled
+		b.ops = append(b.ops, b.fp8.quant(name, blk, m, n, k, batch, parts))
+	}
 	b.ops = append(b.ops, fwdOp{op: o, kind: kindGEMM, parts: parts})
 }
 
@@ -148,6 +167,11 @@ const (
 // norm adds a norm over rows×width elements; statistics are fp32 per row.
 func (b *builder) norm(name string, blk Block, rows float64, width int) {
 	e := rows * float64(width)
+	if b.eagerNorm && b.m.Norm == "rmsnorm" {
+		fwd, bwd := eagerRMSNorm(e, rows, b.act)
+		b.eager(name, blk, fwd, bwd)
+		return
+	}
 	f := float64(flopsLayerNorm)
 	stats := 8 * rows // mean and rstd
 	if b.m.Norm == "rmsnorm" {
@@ -173,6 +197,11 @@ func (b *builder) dropout(name string, blk Block, e float64) {
 // activation adds the MLP non-linearity on rows tokens of inner width f.
 func (b *builder) activation(name string, blk Block, rows float64, f int) {
 	e := rows * float64(f)
+	if b.eagerOps && b.m.Activation == "swiglu" {
+		fwd, bwd := eagerSwiGLU(e, b.act)
+		b.eager(name, blk, fwd, bwd)
+		return
+	}
 	switch b.m.Activation {
 	case "swiglu":
 		b.mem(name, blk, cost{flopsSwiGLU * e, 2 * e * b.act, e * b.act},
@@ -230,10 +259,12 @@ func bwdList(ops []fwdOp, gin, act float64) []Op {
 			out = append(out,
 				Op{Name: o.Name + "_dgrad", Block: o.Block, Class: ClassGEMM, Pass: Backward,
 					FLOPs: o.FLOPs, BytesRead: (fm*fn + fk*fn) * gin * bt, BytesWritten: fm * fk * act * bt,
-					M: M, N: K, K: N, Batch: o.Batch},
+					M: M, N: K, K: N, Batch: o.Batch, Quant: o.Quant},
 				Op{Name: o.Name + "_wgrad", Block: o.Block, Class: ClassGEMM, Pass: Backward,
 					FLOPs: o.FLOPs, BytesRead: (fm*fk + fm*fn) * gin * bt, BytesWritten: fk * fn * act * bt,
-					M: K, N: N, K: M, Batch: o.Batch})
+					M: K, N: N, K: M, Batch: o.Batch, Quant: o.Quant})
+		case kindAten: // the module's backward kernels, on its last forward kernel
+			out = append(out, f.bwdOps...)
 		default: // attention and memory kernels carry their backward cost
 			o.Name += "_bwd"
 			o.Pass = Backward
@@ -277,8 +308,7 @@ func (b *builder) attention() {
 		b.gemm("kv_down", BlockAttnPre, T, a.KVLoRARank+a.RopeHeadDim, h, 1)
 		b.norm("kv_norm", BlockAttnPre, b.tok, a.KVLoRARank)
 		b.gemm("kv_up", BlockAttnPre, T, b.hl*(a.NopeHeadDim+a.VHeadDim), a.KVLoRARank, 1)
-		e := b.tok * float64(b.hl*a.RopeHeadDim+a.RopeHeadDim)
-		b.mem("rope", BlockAttnPre, cost{flopsRoPE * e, e * b.act, e * b.act}, cost{flopsRoPE * e, e * b.act, e * b.act})
+		b.rope("rope", BlockAttnPre, b.tok, b.hl*a.RopeHeadDim, a.RopeHeadDim, a.RopeHeadDim)
 	} else {
 		b.gemm("qkv_proj", BlockAttnPre, T, (b.hl+2*b.kvl)*d.qk, h, 1,
 			linear{"q_proj", b.hl * d.qk}, linear{"k_proj", b.kvl * d.qk}, linear{"v_proj", b.kvl * d.qk})
@@ -286,8 +316,7 @@ func (b *builder) attention() {
 			b.norm("qk_norm", BlockAttnPre, b.tok*float64(b.hl+b.kvl), d.qk)
 		}
 		if m.usesRoPE() {
-			e := b.tok * float64((b.hl+b.kvl)*d.qk)
-			b.mem("rope", BlockAttnPre, cost{flopsRoPE * e, e * b.act, e * b.act}, cost{flopsRoPE * e, e * b.act, e * b.act})
+			b.rope("rope", BlockAttnPre, b.tok, b.hl*d.qk, b.kvl*d.qk, d.qk)
 		}
 	}
 	b.attnCore()
@@ -458,9 +487,13 @@ func (b *builder) selectiveOp() []fwdOp {
 					continue
 				}
 				o := gemmOp(f.op.M, p.n, f.op.K, f.op.Batch, b.gin, b.act)
-				o.Name, o.Block = p.name, f.op.Block
+				o.Name, o.Block, o.Quant = p.name, f.op.Block, f.op.Quant
+				if b.fp8 != nil { // the recomputed linear quantises its inputs again
+					out = append(out, b.fp8.quant(p.name, f.op.Block, f.op.M, p.n, f.op.K, f.op.Batch, nil))
+				}
 				out = append(out, fwdOp{op: o, kind: kindGEMM})
 			}
+		case f.quant: // priced with the recomputed linears above
 		default:
 			out = append(out, f)
 		}

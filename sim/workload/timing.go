@@ -148,13 +148,17 @@ func attnShapeWith(queries, keys, batch, sms int, l0 float64) float64 {
 // OpTime is the op's time in seconds on d at compute dtype dt:
 //
 //	max(FLOPs / (peak × eff), bytes / (HBMBandwidth × HBMEff)) + KernelOverhead
-//	  + t_quantize   (GEMMs in an 8- or 4-bit format only, see quantizeTime)
+//	  + t_quantize   (GEMMs in an 8- or 4-bit format only, see quantizeTime;
+//	                  not for GEMMs whose FP8 recipe ops quantise, Op.Quant)
 //
 // with peak and eff by class: GEMMs use the dtype's tensor-core peak and
 // GEMMEfficiency; attention the BF16 peak and AttentionEfficiency;
 // memory-bound kernels the FP32 (vector) peak at full efficiency, so their
 // bytes decide. OpTime does not allocate.
 func (d Device) OpTime(op Op, dt Dtype) float64 {
+	if op.Quant == QuantCast && (!dt.Valid() || d.Peak[dt] == 0) {
+		return 0 // no FP8 on this GPU: the GEMMs run at BF16, nothing is cast
+	}
 	var rate float64
 	switch op.Class {
 	case ClassGEMM:
@@ -189,8 +193,8 @@ const quantizeBytesPerValue = 5
 // of a GEMM run in an 8- or 4-bit format (zero for other ops and dtypes, and
 // when the GPU lacks the format and the GEMM runs at BF16).
 func (d Device) quantizeTime(op Op, dt Dtype) float64 {
-	if op.Class != ClassGEMM || !dt.Valid() || d.Peak[dt] == 0 {
-		return 0
+	if op.Class != ClassGEMM || op.Quant != QuantNone || !dt.Valid() || d.Peak[dt] == 0 {
+		return 0 // QuantScaled: the recipe's own ops quantise (fp8.go)
 	}
 	switch dt {
 	case FP8, FP4, MXFP4, NVFP4:

@@ -89,18 +89,25 @@ func TestTranslate(t *testing.T) {
 			"attention_flops: causal"}},
 		// Megatron MoE on 128 GB300: two racks of 64, EP 64 inside each;
 		// the recipe's EP overlap.
-		{26, []string{"gpu: gb300", "nodes: 32", "ep: 64", "ep: true", "racks of 64"}},
+		{26, []string{"gpu: gb300", "nodes: 32", "ep: 64", "ep: true", "racks of 64", "fp8_recipe: mxfp8"}},
+		// Megatron MoE "FP8 blockwise" (the recipe YAML's fp8_recipe).
+		{27, []string{"precision: fp8", "fp8_recipe: blockwise"}},
+		// torchtitan AsyncTP table: float8 rowwise and tensorwise rows;
+		// the December-2024 and H200 "Float8" rows are tensorwise.
+		{59, []string{"precision: fp8", "fp8_recipe: rowwise"}},
+		{57, []string{"precision: fp8", "fp8_recipe: tensorwise"}},
+		{61, []string{"precision: fp8", "fp8_recipe: tensorwise"}},
 		// torchtitan's per-op selective checkpointing.
 		{55, []string{"recompute: selective-op", "tp: 8", "sp: true"}},
 		// torchtitan 3D: FSDP under PP is the ZeRO-2 schedule; 126
 		// layers over 8 stages as 15 + 6·16 + 15.
-		{43, []string{"zero: 2", "first_stage_layers: 15", "last_stage_layers: 15", "precision: fp8", "micro_batch: 4", "global_batch: 256"}},
+		{43, []string{"zero: 2", "first_stage_layers: 15", "last_stage_layers: 15", "precision: fp8", "fp8_recipe: tensorwise", "micro_batch: 4", "global_batch: 256"}},
 		// torchtitan CP: global batch = local batch × dp.
 		{36, []string{"seq_len: 131072", "cp: 4", "dp: 2", "global_batch: 2", "recompute: full", "zero: 3"}},
 		// llm-foundry: MPT architecture, FSDP DEFAULT reduces in fp32,
 		// 1600 Gb/s RoCE per A100 node, tokens/s per GPU measured.
 		{113, []string{"tied_embeddings: true", "grad_dtype: fp32", "nic: roce-200", "zero: 3", "tokens_per_s_per_gpu: 814"}},
-		{111, []string{"precision: fp8", "micro_batch: 56"}},
+		{111, []string{"precision: fp8", "fp8_recipe: delayed", "micro_batch: 56"}},
 		{76, []string{"zero: 2", "recompute: none"}},
 	} {
 		sc, why := translate(byLine(c.line))
@@ -126,6 +133,44 @@ func TestTranslate(t *testing.T) {
 	} {
 		if _, why := translate(byLine(c.line)); !strings.Contains(why, c.want) {
 			t.Errorf("line %d: reason %q, want it to contain %q", c.line, why, c.want)
+		}
+	}
+}
+
+// TestTranslateCompile: torchtitan rows without torch.compile in their
+// techniques are eager (compile: false); the April-2024 13B config runs the
+// fused_rmsnorm Triton kernel (fused_norm: true), its 70B config the eager
+// RMSNorm; compiled rows write neither field.
+func TestTranslateCompile(t *testing.T) {
+	rows := loadRows(t)
+	for _, c := range []struct {
+		line              int
+		compile, fusedNrm string // the field lines expected; "" = absent
+	}{
+		{31, "compile: false", ""},
+		{32, "", ""},
+		{38, "compile: false", ""},
+		{39, "", ""},
+		{63, "compile: false", "fused_norm: true"},
+		{65, "compile: false", "fused_norm: true"},
+		{66, "compile: false", ""},
+		{67, "compile: false", ""},
+		{55, "", ""},
+	} {
+		sc, why := translate(rows[c.line-2])
+		if why != "" {
+			t.Errorf("line %d skipped: %s", c.line, why)
+			continue
+		}
+		doc := string(sc.yaml())
+		for field, want := range map[string]string{"  compile: ": c.compile, "  fused_norm: ": c.fusedNrm} {
+			if want == "" {
+				if strings.Contains(doc, field) {
+					t.Errorf("line %d writes %q:\n%s", c.line, field, doc)
+				}
+			} else if !strings.Contains(doc, "  "+want+"\n") {
+				t.Errorf("line %d lacks %q:\n%s", c.line, want, doc)
+			}
 		}
 	}
 }

@@ -24,7 +24,10 @@ type scen struct {
 	recompute                    string
 	flash                        *bool  // training.flash_attention; nil = default (true)
 	fusedLoss                    *bool  // training.fused_loss; nil = default (true)
+	compile                      *bool  // training.compile; nil = default (true)
+	fusedNorm                    *bool  // training.fused_norm; nil = default (compile)
 	attnKernel                   string // training.attention_kernel; empty = default (auto)
+	fp8Recipe                    string // training.fp8_recipe; empty = default (tensorwise with fp8)
 
 	gpu                string
 	nodes, gpusPerNode int
@@ -110,6 +113,7 @@ func (s *scen) yaml() []byte {
 	num("global_batch", s.globalBatch)
 	num("micro_batch", s.microBatch)
 	str("precision", s.precision)
+	str("fp8_recipe", s.fp8Recipe)
 	str("grad_dtype", s.gradDtype)
 	str("recompute", s.recompute)
 	if s.flash != nil {
@@ -117,6 +121,12 @@ func (s *scen) yaml() []byte {
 	}
 	if s.fusedLoss != nil {
 		fmt.Fprintf(&b, "  fused_loss: %t\n", *s.fusedLoss)
+	}
+	if s.compile != nil {
+		fmt.Fprintf(&b, "  compile: %t\n", *s.compile)
+	}
+	if s.fusedNorm != nil {
+		fmt.Fprintf(&b, "  fused_norm: %t\n", *s.fusedNorm)
 	}
 	str("attention_kernel", s.attnKernel)
 

@@ -282,6 +282,14 @@ func megatronMoE(r row) (*scen, string) {
 	s.precision = "bf16"
 	if strings.Contains(notes, "FP8") {
 		s.precision = "fp8" // MXFP8 / FP8 blockwise: GEMMs at the FP8 rate
+		// The recipe YAMLs pass fp8_recipe: mxfp8 (qwen3_235b b300/gb300)
+		// or blockwise (qwen3_30b/h100/fp8_32GPU_TP1PP1EP8.yaml).
+		switch {
+		case strings.Contains(notes, "MXFP8"):
+			s.fp8Recipe = "mxfp8"
+		case strings.Contains(notes, "FP8 blockwise"):
+			s.fp8Recipe = "blockwise"
+		}
 	}
 	if strings.Contains(notes, "selective recompute") {
 		s.recompute = "selective"
@@ -416,6 +424,23 @@ func torchtitan(r row) (*scen, string) {
 		unfused := false
 		s.fusedLoss = &unfused
 		s.facts = append(s.facts, "Loss: eager torchtitan computes cross_entropy on the fp32-upcast logits with PyTorch's unfused kernels (torchtitan/components/loss.py; compiled runs fuse it), written as fused_loss: false.")
+		// Without training.compile torchtitan runs its Llama op by op:
+		// RMSNorm, RoPE and SwiGLU as separate ATen kernels with fp32
+		// intermediates (sim/workload/eager.go, from torchtitan 9dec370).
+		eager := false
+		s.compile = &eager
+		s.facts = append(s.facts, "Eager: no torch.compile, so RMSNorm, RoPE and SwiGLU run as PyTorch's op-by-op kernels (torchtitan/models/norms.py RMSNorm, models/llama/model.py apply_rotary_emb, FeedForward), written as compile: false.")
+		// The April-2024 configs (torchtitan 613bfd0cf train_configs):
+		// llama_13b.toml sets norm_type = "fused_rmsnorm" (the Triton
+		// FusedRMSNorm of torchtitan/models/norms.py) with compile = false;
+		// llama_70b.toml keeps norm_type = "rmsnorm".
+		if family == "torchtitan-2024-04" && preset == "llama2-13b" {
+			fused := true
+			s.fusedNorm = &fused
+			s.facts = append(s.facts, "Norm: train_configs/llama_13b.toml @ 613bfd0cf sets norm_type = \"fused_rmsnorm\" (a Triton kernel) with compile = false, written as fused_norm: true.")
+		} else if family == "torchtitan-2024-04" {
+			s.facts = append(s.facts, "Norm: train_configs/llama_70b.toml @ 613bfd0cf keeps norm_type = \"rmsnorm\" (the eager module) with compile = false.")
+		}
 	}
 	// torchtitan calls F.scaled_dot_product_attention. PyTorch's SDPA runs
 	// its flash backend (FlashAttention-2) on A100 and H100/H200 in every
@@ -475,6 +500,14 @@ func torchtitan(r row) (*scen, string) {
 	s.precision = "bf16"
 	if strings.Contains(lower, "float8") {
 		s.precision = "fp8"
+		// torchao's dynamic tensorwise scaling is torchtitan's float8
+		// converter without a recipe_name (the only one in December 2024,
+		// and the "float8 tensorwise" rows of the 2025-06 AsyncTP table);
+		// "float8 rowwise" is recipe_name = "rowwise".
+		s.fp8Recipe = "tensorwise"
+		if strings.Contains(lower, "float8 rowwise") {
+			s.fp8Recipe = "rowwise"
+		}
 	}
 	// torchtitan's FSDP mixed precision: bf16 parameters, gradients
 	// reduced in fp32 (training.mixed_precision_reduce = "float32", the
@@ -596,6 +629,9 @@ func llmFoundry(r row) (*scen, string) {
 	s.precision = "bf16"
 	if noteField(notes, "precision") == "amp_fp8" {
 		s.precision = "fp8" // Composer amp_fp8: Transformer Engine FP8 linear layers
+		// Composer's amp_fp8 runs te.fp8_autocast with a DelayedScaling
+		// recipe (HYBRID format, amax history).
+		s.fp8Recipe = "delayed"
 	}
 	// Composer's FSDP mixed precision: DEFAULT keeps the reduction in the
 	// parameters' fp32, PURE reduces in bf16 (composer get_mixed_precision).

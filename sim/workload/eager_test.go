@@ -1,0 +1,288 @@
+package workload
+
+import (
+	"strings"
+	"testing"
+)
+
+// totals sums an op list: FLOPs, bytes read, bytes written and op count.
+func totals(ops []Op) [4]float64 {
+	var t [4]float64
+	for _, o := range ops {
+		t[0] += o.FLOPs
+		t[1] += o.BytesRead
+		t[2] += o.BytesWritten
+		t[3]++
+	}
+	return t
+}
+
+// compiledTotals sums, for the last layer of preset p at shape s, the
+// forward and backward layer ops, the full and per-op selective recompute
+// lists and the head ops.
+func compiledTotals(t *testing.T, p string, s Shape) [4]float64 {
+	t.Helper()
+	m, err := Preset(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := m.Layers - 1
+	var ops []Op
+	ops = append(ops, m.LayerOps(l, s, Forward)...)
+	ops = append(ops, m.LayerOps(l, s, Backward)...)
+	ops = append(ops, m.RecomputeOps(l, s, RecomputeFull)...)
+	ops = append(ops, m.RecomputeOps(l, s, RecomputeSelectiveOp)...)
+	ops = append(ops, m.HeadOps(s, Forward)...)
+	ops = append(ops, m.HeadOps(s, Backward)...)
+	return totals(ops)
+}
+
+var goldenShapes = map[string]Shape{
+	"flash":        {MicroBatch: 2, Seq: 4096, Dtype: BF16, FlashAttention: true},
+	"tp4sp":        {MicroBatch: 1, Seq: 2048, Dtype: BF16, TP: 4, SP: true, FlashAttention: true},
+	"unfused-fp32": {MicroBatch: 1, Seq: 1024, Dtype: FP32},
+}
+
+// TestCompiledUnchanged pins the compiled pricing (Eager and EagerNorm
+// false) bit for bit: the totals were printed by the same summation on the
+// builder before eager.go existed (commit 554592c).
+func TestCompiledUnchanged(t *testing.T) {
+	golden := []struct {
+		name                string
+		flops, read, writes float64
+		ops                 int
+	}{
+		{"llama3-8b/flash", 4.2672486088704e+13, 1.9861241856e+10, 1.0876125184e+10, 53},
+		{"llama3-8b/tp4sp", 2.62837567488e+12, 2.086754304e+09, 1.059223552e+09, 53},
+		{"llama3-8b/unfused-fp32", 5.266142396416e+12, 1.28136192e+10, 6.436196352e+09, 64},
+		{"gpt3-1.3b/flash", 9.495199612928e+12, 8.02029568e+09, 4.640473088e+09, 57},
+		{"gpt3-1.3b/tp4sp", 5.74122622976e+11, 7.27773184e+08, 4.04860928e+08, 57},
+		{"gpt3-1.3b/unfused-fp32", 1.153058209792e+12, 4.399857664e+09, 2.554396672e+09, 72},
+		{"nemotron-15b/flash", 1.07947426316288e+14, 3.6202872832e+10, 1.9045810176e+10, 53},
+		{"nemotron-15b/tp4sp", 6.688732086272e+12, 4.199673856e+09, 2.096345088e+09, 53},
+		{"nemotron-15b/unfused-fp32", 1.3391550742528e+13, 2.725462016e+10, 1.3308592128e+10, 64},
+		{"qwen3-30b-a3b/flash", 2.0840907276288e+13, 2.3430463488e+10, 1.2122750976e+10, 74},
+		{"qwen3-30b-a3b/tp4sp", 1.263901999104e+12, 2.906830848e+09, 1.341216768e+09, 74},
+		{"qwen3-30b-a3b/unfused-fp32", 2.537195044864e+12, 1.763305472e+10, 7.418826752e+09, 85},
+		{"deepseek-v3/flash", 9.34442172416e+13, 1.17736308736e+11, 4.8267886592e+10, 104},
+		{"deepseek-v3/tp4sp", 5.833079914496e+12, 2.3999469568e+10, 8.47686656e+09, 104},
+		{"deepseek-v3/unfused-fp32", 1.134009647104e+13, 1.7636923392e+11, 5.9944464384e+10, 115},
+	}
+	for _, g := range golden {
+		p, sh, _ := strings.Cut(g.name, "/")
+		got := compiledTotals(t, p, goldenShapes[sh])
+		want := [4]float64{g.flops, g.read, g.writes, float64(g.ops)}
+		if got != want {
+			t.Errorf("%s: FLOPs, read, written, ops = %v, want %v", g.name, got, want)
+		}
+	}
+}
+
+// smallLlama is a Llama-style layer small enough for hand arithmetic:
+// h 64, 4 heads of 16, 2 KV heads, SwiGLU inner width 128.
+func smallLlama() Model {
+	m := Model{Name: "llama-test", Layers: 1, Hidden: 64, Heads: 4, KVHeads: 2, FFN: 128, Vocab: 256,
+		Activation: "swiglu", Norm: "rmsnorm"}
+	m.Fill()
+	return m
+}
+
+// module sums the ops of one module (name or name_…) in ops.
+func module(ops []Op, name string) [4]float64 {
+	var sel []Op
+	for _, o := range ops {
+		if o.Name == name || strings.HasPrefix(o.Name, name+"_") {
+			sel = append(sel, o)
+		}
+	}
+	t := totals(sel)
+	t[0] = 0 // FLOPs are not part of the hand table
+	return t
+}
+
+// TestEagerLlamaLayer checks the bytes and kernel counts of one small Llama
+// layer's elementwise modules, eager against compiled. Micro-batch 1, seq 8:
+// t = 8 tokens; a = 2 (bf16), 4 (fp32).
+//
+// RMSNorm over n = 8·64 = 512 elements in r = 8 rows (eager.go table):
+//
+//	eager bf16  fwd  8 kernels, read 20n+12r = 10336, write 16n+12r = 8288
+//	            bwd 16 kernels, read 54n+24r = 27840, write 38n+16r = 19584
+//	eager fp32  (no casts) fwd 6 kernels, read 16n+12r = 8288, write 12n+12r = 6240
+//	            bwd 14 kernels, read 56n+24r = 28864, write 36n+16r = 18560
+//	compiled    fwd read a·n = 1024, write a·n + 4r = 1056
+//	            bwd read 2a·n + 4r = 2080, write a·n = 1024
+//
+// RoPE on q 8·4·16 = 512 and k 8·2·16 = 256 elements, freqs_cis 4·16·8 =
+// 512 bytes per product kernel: eager reads (a+4+4)·768 + 2·512 = 8704 and
+// writes (4+4+a)·768 = 7680 in 6 kernels each way; compiled reads and
+// writes a·768 = 1536 in one.
+//
+// SwiGLU on n = 8·128 = 1024: eager fwd 2 kernels, read 3a·n = 6144, write
+// 2a·n = 4096; bwd 3 kernels, read 6a·n = 12288, write 3a·n = 6144.
+// Compiled fwd read 2a·n = 4096, write a·n = 2048; bwd read 3a·n = 6144,
+// write 2a·n = 4096.
+func TestEagerLlamaLayer(t *testing.T) {
+	m := smallLlama()
+	base := Shape{MicroBatch: 1, Seq: 8, Dtype: BF16, FlashAttention: true}
+	eager := base
+	eager.Eager, eager.EagerNorm = true, true
+	fp32 := eager
+	fp32.Dtype = FP32
+	fusedNorm := eager
+	fusedNorm.EagerNorm = false
+	type want struct {
+		mod       string
+		pass      Pass
+		read, wr  float64
+		n         int
+		shape     Shape
+		shapeName string
+	}
+	cases := []want{
+		{"attn_norm", Forward, 10336, 8288, 8, eager, "eager"},
+		{"attn_norm", Backward, 27840, 19584, 16, eager, "eager"},
+		{"mlp_norm", Forward, 10336, 8288, 8, eager, "eager"},
+		{"mlp_norm", Backward, 27840, 19584, 16, eager, "eager"},
+		{"attn_norm", Forward, 8288, 6240, 6, fp32, "eager fp32"},
+		{"attn_norm", Backward, 28864, 18560, 14, fp32, "eager fp32"},
+		{"attn_norm", Forward, 1024, 1056, 1, base, "compiled"},
+		{"attn_norm", Backward, 2080, 1024, 1, base, "compiled"},
+		{"attn_norm", Forward, 1024, 1056, 1, fusedNorm, "eager, fused norm"},
+		{"rope", Forward, 8704, 7680, 6, eager, "eager"},
+		{"rope", Backward, 8704, 7680, 6, eager, "eager"},
+		{"rope", Forward, 1536, 1536, 1, base, "compiled"},
+		{"rope", Backward, 1536, 1536, 1, base, "compiled"},
+		{"rope", Forward, 8704, 7680, 6, fusedNorm, "eager, fused norm"},
+		{"act", Forward, 6144, 4096, 2, eager, "eager"},
+		{"act", Backward, 12288, 6144, 3, eager, "eager"},
+		{"act", Forward, 4096, 2048, 1, base, "compiled"},
+		{"act", Backward, 6144, 4096, 1, base, "compiled"},
+		// Residual adds are one add kernel (and one gradient accumulation)
+		// either way: 2a·n read, a·n written.
+		{"attn_residual", Forward, 2048, 1024, 1, eager, "eager"},
+		{"mlp_residual", Backward, 2048, 1024, 1, eager, "eager"},
+	}
+	for _, c := range cases {
+		got := module(m.LayerOps(0, c.shape, c.pass), c.mod)
+		if w := [4]float64{0, c.read, c.wr, float64(c.n)}; got != w {
+			t.Errorf("%s %s pass %d: read, written, kernels = %v, %v, %v; want %v, %v, %v",
+				c.shapeName, c.mod, c.pass, got[1], got[2], got[3], c.read, c.wr, c.n)
+		}
+	}
+	// The final norm goes through the same builder.
+	if got := module(m.HeadOps(eager, Backward), "final_norm"); got[1] != 27840 || got[3] != 16 {
+		t.Errorf("eager final_norm backward read %v in %v kernels, want 27840 in 16", got[1], got[3])
+	}
+}
+
+// TestEagerBlocksContiguous: the eager kernels keep every block's ops
+// contiguous in both passes (the step simulator inserts collectives at
+// block boundaries), and each module's backward kernels run together where
+// its fused backward ran.
+func TestEagerBlocksContiguous(t *testing.T) {
+	for _, p := range []string{"llama3-8b", "qwen3-30b-a3b", "deepseek-v3"} {
+		m, _ := Preset(p)
+		s := Shape{MicroBatch: 1, Seq: 4096, Dtype: BF16, TP: 2, SP: true, FlashAttention: true, Eager: true, EagerNorm: true}
+		l := m.Layers - 1
+		for _, pass := range []Pass{Forward, Backward} {
+			seen := map[Block]bool{}
+			ops := m.LayerOps(l, s, pass)
+			for i, o := range ops {
+				if o.Pass != pass {
+					t.Errorf("%s: %s has pass %d in pass %d", p, o.Name, o.Pass, pass)
+				}
+				if i > 0 && ops[i-1].Block == o.Block {
+					continue
+				}
+				if seen[o.Block] {
+					t.Errorf("%s pass %d: block %d not contiguous at %s", p, pass, o.Block, o.Name)
+				}
+				seen[o.Block] = true
+			}
+		}
+	}
+}
+
+// TestEagerRecompute: recomputation replays the eager forward kernels. Per-op
+// selective checkpointing recomputes every memory-bound kernel, so its
+// memory-bound ops are exactly the layer's forward memory-bound ops; full
+// recompute is the forward list.
+func TestEagerRecompute(t *testing.T) {
+	m, _ := Preset("llama3-8b")
+	s := Shape{MicroBatch: 1, Seq: 8192, Dtype: BF16, FlashAttention: true, Eager: true, EagerNorm: true}
+	mem := func(ops []Op) (names []string, bytes float64) {
+		for _, o := range ops {
+			if o.Class == ClassMemory {
+				names = append(names, o.Name)
+				bytes += o.Bytes()
+			}
+		}
+		return
+	}
+	fn, fb := mem(m.LayerOps(0, s, Forward))
+	sn, sb := mem(m.RecomputeOps(0, s, RecomputeSelectiveOp))
+	if strings.Join(fn, ",") != strings.Join(sn, ",") || fb != sb {
+		t.Errorf("selective-op recomputes %v (%g B), want the forward's %v (%g B)", sn, sb, fn, fb)
+	}
+	if len(fn) != 8+6+1+8+2+1 {
+		t.Errorf("%d eager forward memory kernels, want 26 (norm 8, rope 6, residual 1, norm 8, SwiGLU 2, residual 1)", len(fn))
+	}
+	if got, want := totals(m.RecomputeOps(0, s, RecomputeFull)), totals(m.LayerOps(0, s, Forward)); got != want {
+		t.Errorf("full recompute %v, forward %v", got, want)
+	}
+}
+
+// TestEagerLayerNormGELU: nn.LayerNorm and F.gelu are single ATen kernels,
+// so an eager GPT layer costs what the compiled one does.
+func TestEagerLayerNormGELU(t *testing.T) {
+	m := smallGPT()
+	s := Shape{MicroBatch: 2, Seq: 64, Dtype: BF16, FlashAttention: true}
+	e := s
+	e.Eager, e.EagerNorm = true, true
+	for _, pass := range []Pass{Forward, Backward} {
+		if a, b := totals(m.LayerOps(0, s, pass)), totals(m.LayerOps(0, e, pass)); a != b {
+			t.Errorf("pass %d: compiled %v, eager %v", pass, a, b)
+		}
+	}
+}
+
+// TestEagerTimeLlama3_8B prices the eager overhead of one Llama 3 8B layer on
+// an H100-like device (3.35 TB/s × 0.887 HBM efficiency, 2.2 µs per kernel;
+// hardware-facts §4b, §4e) per token: it must lie between the bytes-only
+// bound and the bytes + launches bound, and be positive for every module.
+func TestEagerTimeLlama3_8B(t *testing.T) {
+	m, _ := Preset("llama3-8b")
+	d := Device{Peak: [8]float64{FP32: 67e12, BF16: 989e12}, HBMBandwidth: 3.35e12, HBMEff: 2.97 / 3.35,
+		SMs: 132, MatmulEffBF16: 0.8, AttnEff: 0.5, AttnBwdEff: 0.4, KernelOverhead: FittedKernelOverhead}
+	s := Shape{MicroBatch: 1, Seq: 8192, Dtype: BF16, FlashAttention: true}
+	e := s
+	e.Eager, e.EagerNorm = true, true
+	sum := func(sh Shape) (tm, bytes float64, n int) {
+		for _, p := range []Pass{Forward, Backward} {
+			for _, o := range m.LayerOps(0, sh, p) {
+				if o.Class == ClassMemory {
+					tm += d.OpTime(o, BF16)
+					bytes += o.Bytes()
+					n++
+				}
+			}
+		}
+		return
+	}
+	tc, bc, nc := sum(s)
+	te, be, ne := sum(e)
+	bw := d.HBMBandwidth * d.HBMEff
+	extra := te - tc
+	lo := (be - bc) / bw
+	hi := lo + float64(ne-nc)*d.KernelOverhead
+	if !(extra >= lo*(1-1e-9) && extra <= hi*(1+1e-9)) {
+		t.Errorf("eager extra %g s outside [%g, %g]", extra, lo, hi)
+	}
+	// Bytes per token: norms 2·(4096·(128−10) + (64−8) row bytes) = 966768,
+	// RoPE (4096+1024)·(40−8) + 4 products · 4·128 freqs = 165888, SwiGLU
+	// 14336·(28−16) = 172032: 1304688.
+	if got := (be - bc) / 8192; got != 1304688 {
+		t.Errorf("eager extra bytes per token %v, want 1304688", got)
+	}
+}
