@@ -182,6 +182,7 @@ func (s *Scenario) stepConfig(l *parallel.Layout) *parallel.StepConfig {
 		ParamDtype: s.r.precision, GradDtype: s.r.grad, MasterDtype: s.r.master,
 		Overlap: parallel.Overlap{GradReduce: *p.Overlap.GradReduce, ParamGather: *p.Overlap.ParamGather,
 			TPComm: *p.Overlap.TPComm, P2P: *p.Overlap.P2P, EP: *p.Overlap.EP},
+		TPImplDTensor: p.TPImpl == "dtensor",
 		Steps:       s.Sim.Steps,
 		LayerParams: m.LayerParams,
 	}

@@ -135,7 +135,15 @@ type ParallelConfig struct {
 	FirstStageLayers int           `yaml:"first_stage_layers" json:"first_stage_layers"`
 	LastStageLayers  int           `yaml:"last_stage_layers" json:"last_stage_layers"`
 	Order            string        `yaml:"order" json:"order"`
-	Overlap          OverlapConfig `yaml:"overlap" json:"overlap"`
+	// TPImpl is how tensor parallelism is implemented: "megatron" (the
+	// default: Megatron-LM / Transformer Engine on sequence-first
+	// activations, collectives in place) or "dtensor" (PyTorch DTensor
+	// tensor parallelism on batch-first activations, as torchtitan runs it:
+	// a copy after every sequence all-gather and before every
+	// reduce-scatter, and AsyncTP leaves the backward input-gradient
+	// reduce-scatter exposed). See parallel.StepConfig.TPImplDTensor.
+	TPImpl  string        `yaml:"tp_impl" json:"tp_impl"`
+	Overlap OverlapConfig `yaml:"overlap" json:"overlap"`
 }
 
 // OverlapConfig is the parallel.overlap block.

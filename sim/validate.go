@@ -499,6 +499,12 @@ func (s *Scenario) resolveParallel(set map[string]bool) error {
 	if p.Order == "" {
 		p.Order = "tp-cp-ep-dp-pp"
 	}
+	if p.TPImpl == "" {
+		p.TPImpl = "megatron"
+	}
+	if err := oneOf("parallel.tp_impl", p.TPImpl, "megatron", "dtensor"); err != nil {
+		return err
+	}
 	if s.r.order, err = parallel.ParseOrder(p.Order); err != nil {
 		return err
 	}

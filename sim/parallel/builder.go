@@ -1,6 +1,8 @@
 package parallel
 
 import (
+	"strings"
+
 	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/workload"
@@ -159,7 +161,16 @@ func (b *builder) comm(k GroupKind, op collectives.Op, bytes float64, name strin
 // tpComm adds a TP collective after `after` and returns the task the next
 // compute must depend on (the collective itself unless TP comm is overlapped).
 func (b *builder) tpComm(op collectives.Op, name string, layer, micro, chunk int, after int32) int32 {
-	t := b.comm(GroupTP, op, b.actBytes(), name, layer, micro, chunk, after)
+	bytes := b.tpBytes(op, layer >= 0)
+	seqCopy := b.cfg.TPImplDTensor && b.cfg.Shape.SP && !b.cfg.Overlap.TPComm &&
+		(op == collectives.AllGather || op == collectives.ReduceScatter)
+	if seqCopy && op == collectives.ReduceScatter {
+		after = b.tpSeqCopy(name, layer, micro, chunk, bytes, after)
+	}
+	t := b.comm(GroupTP, op, bytes, name, layer, micro, chunk, after)
+	if seqCopy && op == collectives.AllGather {
+		return b.tpSeqCopy(name, layer, micro, chunk, bytes, t)
+	}
 	if !b.cfg.Overlap.TPComm {
 		return t
 	}
@@ -188,6 +199,23 @@ func (b *builder) epComm(name string, layer, micro, chunk int, after int32) int3
 	return after
 }
 
+// tpSeqCopy adds the copy DTensor makes around a sequence-dimension
+// collective on batch-first activations (StepConfig.TPImplDTensor): one
+// read and one write of the full tensor, on the compute stream, in the pass
+// the collective's name says (recompute, backward or forward).
+func (b *builder) tpSeqCopy(name string, layer, micro, chunk int, bytes float64, after int32) int32 {
+	kind := KindForward
+	switch {
+	case strings.Contains(name, "recompute"):
+		kind = KindRecompute
+	case strings.Contains(name, "bwd"):
+		kind = KindBackward
+	}
+	c := b.cache.price([]workload.Op{{Name: name + "_cat", Class: workload.ClassMemory,
+		BytesRead: bytes, BytesWritten: bytes, Batch: 1}})
+	return b.compute(kind, name+"_cat", layer, micro, chunk, c, after)
+}
+
 // tpReduce adds the collective that combines the TP ranks' partial sums
 // after a row-parallel GEMM (Megatron's "g"): an all-reduce, or with
 // sequence parallelism a reduce-scatter.
@@ -199,12 +227,40 @@ func (b *builder) tpReduce(name string, layer, micro, chunk int, after int32) in
 	return b.tpComm(op, name, layer, micro, chunk, after)
 }
 
-// actBytes is the activation tensor a TP collective moves: b·s/cp·h values
-// (nccl-tests size convention: the full buffer for all-reduce, the full
-// output/input for all-gather/reduce-scatter).
+// actBytes is one micro-batch's layer-boundary activation: b·s/cp·h values
+// at the storage width (bf16 in FP8/FP4 training: a layer's output is the
+// bf16 residual stream; the recipes quantise only GEMM inputs).
 func (b *builder) actBytes() float64 {
 	s := b.cfg.Shape
-	return float64(s.MicroBatch) * float64(s.Seq) / float64(max(s.CP, 1)) * float64(b.cfg.Model.Hidden) * s.Dtype.Bytes()
+	return float64(s.MicroBatch) * float64(s.Seq) / float64(max(s.CP, 1)) * float64(b.cfg.Model.Hidden) * s.Dtype.StorageBytes()
+}
+
+// tpBytes is the tensor a TP collective of kind op moves (the nccl-tests
+// size convention of actBytes) at the width the frameworks send it.
+// Reductions (the reduce-scatter or all-reduce of a row-parallel GEMM's
+// output, and of the input gradient in the backward) always move the
+// 16-bit activation: GEMMs write bf16 outputs even in FP8 training. An
+// all-gather inside a transformer layer (inLayer) moves the FP8 copy when
+// the recipe quantises before the gather: torchao's Float8ColwiseParallel /
+// PrepareFloat8ModuleInput cast the block input before redistributing it,
+// and Float8RowwiseParallel's output hook (_NoopFwToFloat8BwDynamic) casts
+// the output gradient before the backward all-gather; the reduce-scatter
+// and the input-gradient reduction stay bf16 (pytorch/ao
+// torchao/float8/float8_tensor_parallel.py). Transformer Engine also
+// gathers quantised inputs and output gradients, so every recipe but
+// rowwise keeps 1-byte gathers. torchtitan runs the rowwise recipe with
+// plain tensor parallelism ("float8 all-gather with TP is only supported
+// for tensorwise float8 scaling recipes", parallelize_llama.py at 820504e),
+// so its gathers are bf16. The output layer's input gather and the
+// embedding's reduction are bf16 (plain ColwiseParallel/RowwiseParallel).
+func (b *builder) tpBytes(op collectives.Op, inLayer bool) float64 {
+	s := b.cfg.Shape
+	w := s.Dtype.Bytes()
+	if w < 2 && (op != collectives.AllGather || !inLayer ||
+		(s.Dtype == workload.FP8 && s.FP8Recipe == workload.FP8Rowwise)) {
+		w = 2 // 8- and 4-bit training keeps activations and gradients in bf16
+	}
+	return float64(s.MicroBatch) * float64(s.Seq) / float64(max(s.CP, 1)) * float64(b.cfg.Model.Hidden) * w
 }
 
 // p2pBytes is what a pipeline send carries: one micro-batch's activations,
@@ -236,9 +292,11 @@ func (b *builder) kvBytes() float64 {
 	hd := m.HeadDim
 	if m.Attention == "mla" && m.MLA != nil {
 		// MLA caches the compressed latent plus the shared rope key.
-		return float64(s.MicroBatch) * float64(s.Seq) * float64(m.MLA.KVLoRARank+m.MLA.RopeHeadDim) * s.Dtype.Bytes()
+		return float64(s.MicroBatch) * float64(s.Seq) * float64(m.MLA.KVLoRARank+m.MLA.RopeHeadDim) * s.Dtype.StorageBytes()
 	}
-	return 2 * float64(s.MicroBatch) * float64(s.Seq) * float64(kvh*hd) * s.Dtype.Bytes()
+	// Attention runs in bf16 even in FP8 training (PyTorch's ring attention
+	// and Transformer Engine's CP exchange the bf16 K and V).
+	return 2 * float64(s.MicroBatch) * float64(s.Seq) * float64(kvh*hd) * s.Dtype.StorageBytes()
 }
 
 // a2aBytes is one rank's all-to-all send buffer: its tokens × top-k ×
@@ -253,6 +311,12 @@ func (b *builder) a2aBytes() float64 {
 	if cf <= 0 {
 		cf = 1
 	}
+	// At the compute dtype's width. Megatron's dispatchers may move bf16
+	// hidden states in FP8 recipes (Transformer Engine quantises inside the
+	// expert GroupedLinear), but its HybridEP backend also sends each token
+	// once per destination rank, not once per expert, at a higher measured
+	// bandwidth than NCCL's all-to-all; neither is modelled yet, so the
+	// width is left as it was (docs/validation.md, round 4).
 	return tokens * float64(m.MoE.TopK) * cf * float64(m.Hidden) * s.Dtype.Bytes()
 }
 
@@ -447,7 +511,7 @@ func (b *builder) tpPairedLayer(pass, l, mb, c int, in, gather int32, reduce ...
 			if pass == passBwd {
 				gname = "tp_" + p.name + "_bwd_gather"
 			}
-			ag = b.comm(GroupTP, collectives.AllGather, b.actBytes(), gname, l, mb, c, x)
+			ag = b.comm(GroupTP, collectives.AllGather, b.tpBytes(collectives.AllGather, true), gname, l, mb, c, x)
 		}
 		var h int32 = -1
 		if head.dur > 0 {
@@ -466,7 +530,14 @@ func (b *builder) tpPairedLayer(pass, l, mb, c int, in, gather int32, reduce ...
 		if pass == passBwd {
 			rname += "_bwd"
 		}
-		x = b.comm(GroupTP, red, b.actBytes(), rname, l, mb, c, m)
+		if pass == passBwd && b.cfg.TPImplDTensor {
+			// PyTorch's micro-pipeline TP cannot fuse the input-gradient
+			// reduce-scatter (a sum of the separate projections' dgrads):
+			// it waits for the whole block (StepConfig.TPImplDTensor).
+			x = b.comm(GroupTP, red, b.tpBytes(red, true), rname, l, mb, c, tail)
+			continue
+		}
+		x = b.comm(GroupTP, red, b.tpBytes(red, true), rname, l, mb, c, m)
 	}
 	if pass == passBwd {
 		dense, expert := b.layerParams(l)

@@ -232,3 +232,67 @@ func TestTPCommPairedWithGEMMs(t *testing.T) {
 		}
 	}
 }
+
+// TestTPCollectiveWidths: the bytes of each TP collective of a layer by
+// precision and recipe, for micro-batch 2 × seq 128 × hidden 1024 = 262144
+// values (TP 2, SP). bf16: every collective 2 bytes per value = 524288.
+// fp8 tensorwise: the block-input gathers (forward, and the output-gradient
+// gathers of the backward) move the FP8 copy, 262144 bytes; every
+// reduce-scatter moves bf16 GEMM outputs, 524288. fp8 rowwise: torchtitan's
+// plain TP, everything bf16. The output layer's input gather is bf16 in all
+// three (it stays a bf16 linear). Both the blocking (tpComm) and the paired
+// (Overlap.TPComm) paths are checked.
+func TestTPCollectiveWidths(t *testing.T) {
+	const vals = 2 * 128 * 1024
+	l, err := NewLayout(2, 1, 1, 1, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, _ := Partition(2, 1, 1, 0, 0)
+	for _, c := range []struct {
+		name            string
+		dt              workload.Dtype
+		recipe          workload.FP8Recipe
+		gather, reduce  float64
+		headGatherBytes float64
+	}{
+		{"bf16", workload.BF16, workload.FP8Tensorwise, 2 * vals, 2 * vals, 2 * vals},
+		{"fp8 tensorwise", workload.FP8, workload.FP8Tensorwise, vals, 2 * vals, 2 * vals},
+		{"fp8 rowwise", workload.FP8, workload.FP8Rowwise, 2 * vals, 2 * vals, 2 * vals},
+	} {
+		for _, paired := range []bool{false, true} {
+			cfg := &StepConfig{Layout: l, Model: testModel(t, 2),
+				Shape: workload.Shape{MicroBatch: 2, Seq: 128, Dtype: c.dt, FP8Recipe: c.recipe, TP: 2, SP: true,
+					FlashAttention: true},
+				Schedule: OneFOneB, Virtual: 1, Microbatches: 1, Chunks: chunks, Optimizer: "adamw",
+				ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32, Steps: 1,
+				Overlap:     Overlap{TPComm: paired, GradReduce: true, ParamGather: true, P2P: true},
+				LayerParams: func(int) (float64, float64) { return 1e6, 0 },
+			}
+			progs, err := Build(cfg, tpPricer{c: engine.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, task := range progs[0].Tasks {
+				if task.Stream != StreamTP {
+					continue
+				}
+				want := c.reduce
+				switch {
+				case task.Layer < 0 && task.Op == collectives.AllGather:
+					want = c.headGatherBytes
+				case task.Layer >= 0 && task.Op == collectives.AllGather:
+					want = c.gather
+				}
+				if task.Bytes != want {
+					t.Errorf("%s paired=%v: %s (%v) moves %v bytes, want %v", c.name, paired, task.Name, task.Op, task.Bytes, want)
+				}
+				n++
+			}
+			if n == 0 {
+				t.Errorf("%s paired=%v: no TP collectives", c.name, paired)
+			}
+		}
+	}
+}

@@ -162,6 +162,24 @@ type StepConfig struct {
 	GradDtype    workload.Dtype
 	MasterDtype  workload.Dtype
 	Overlap      Overlap
+	// TPImplDTensor prices tensor parallelism as PyTorch DTensor runs it on
+	// batch-first [b, s, h] activations (torchtitan). With sequence
+	// parallelism a sequence all-gather is an all-gather along dim 0
+	// followed by torch.cat(torch.chunk(...), dim=1), and a reduce-scatter
+	// along the sequence is preceded by the reverse cat
+	// (torch/distributed/_functional_collectives.py all_gather_tensor /
+	// reduce_scatter_tensor with a dim other than 0): one extra read and
+	// write of the gathered tensor per collective. torchtitan notes the
+	// cost and does not fold batch and sequence (parallelize_llama.py at
+	// 9dec370 and 820504e, "we can accelerate Sequence Parallel by folding
+	// ... the batch dimension and the sequence dimension", PR #437, which
+	// measured the two cats at 0.18 ms of a 3 ms FFN). AsyncTP's fused
+	// all-gather-matmul and matmul-reduce-scatter need no copies, but
+	// PyTorch's micro-pipeline pass fuses a reduce-scatter only when its
+	// input is a matmul output; the backward input gradient of torchtitan's
+	// separate q/k/v and w1/w3 projections is a sum of matmuls, so that
+	// reduce-scatter runs after the whole block's backward, exposed.
+	TPImplDTensor bool
 	// BucketParams is the DP gradient bucket size in parameters; 0 picks
 	// Megatron-LM's default max(40M, 1M·dp) (megatron/core/distributed/
 	// distributed_data_parallel_config.py, bucket_size).

@@ -90,6 +90,11 @@ func (d Dtype) Bits() float64 {
 // (0.53125 and 0.5625). Zero for an undefined dtype.
 func (d Dtype) Bytes() float64 { return d.Bits() / 8 }
 
+// StorageBytes is the width of an activation held in HBM, and so of an
+// activation sent between GPUs (pipeline sends, context-parallel K/V,
+// expert-parallel dispatch), when the compute dtype is d (see storageBytes).
+func (d Dtype) StorageBytes() float64 { return d.storageBytes() }
+
 // storageBytes is the size of an activation or weight held in HBM when the
 // compute dtype is d. FP8 and FP4 training recipes (Transformer Engine,
 // Micikevicius et al. arXiv:2209.05433) keep weights and activations in bf16

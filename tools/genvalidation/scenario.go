@@ -40,7 +40,8 @@ type scen struct {
 	schedule           string
 	virtual            int
 	first, last        int
-	overlap            []kv // parallel.overlap entries, in order
+	tpImpl             string // parallel.tp_impl; empty = default (megatron)
+	overlap            []kv   // parallel.overlap entries, in order
 
 	metric     string // expect key: step_time_s | tokens_per_s_per_gpu | mfu | tflops_per_gpu
 	value      float64
@@ -158,6 +159,7 @@ func (s *scen) yaml() []byte {
 	}
 	num("zero", s.zero)
 	str("schedule", s.schedule)
+	str("tp_impl", s.tpImpl)
 	num("virtual_stages", s.virtual)
 	num("first_stage_layers", s.first)
 	num("last_stage_layers", s.last)

@@ -590,6 +590,11 @@ func torchtitan(r row) (*scen, string) {
 		s.zero = 3
 	}
 	if s.tp > 1 {
+		// torchtitan's TP is PyTorch DTensor on batch-first activations
+		// (parallelize_llama.py: SequenceParallel(), PrepareModuleInput with
+		// Shard(1)).
+		s.tpImpl = "dtensor"
+		s.facts = append(s.facts, "Tensor parallelism is PyTorch DTensor on batch-first activations (written as tp_impl: dtensor).")
 		s.sp = true // torchtitan's TP plan uses SequenceParallel for norms
 		async := strings.Contains(lower, "asynctp") || strings.Contains(lower, "async tp")
 		s.overlap = append(s.overlap, kv{"tp_comm", async})
@@ -647,15 +652,27 @@ func llmFoundry(r row) (*scen, string) {
 		s.recompute = "none"
 	}
 	// The attention kernel: the 2024-01 large-scale H100 sweep
-	// (scripts/train/benchmarking/sweep.py, commit 5e85bd62) passes
-	// --attn_impl flash and installs llm-foundry[gpu-flash2] (flash-attn
-	// 2.x). Every other table was made with submit_benchmarks.py's default
-	// --attn_impl triton (the default from the first llm-foundry commit
-	// until 2024-01, also the MPT pretrain yamls' attn_config.attn_impl):
-	// flash-attn's Triton kernel flash_attn_triton.py on triton-pre-mlir.
+	// (scripts/train/benchmarking/sweep.py, added with the table in commit
+	// 5e85bd62) installs llm-foundry[gpu-flash2] (flash-attn 2.4.2) and
+	// passes --attn_impl flash for MPT-1b, 3b and 7b but --attn_impl
+	// triton for MPT-13b, 30b and 70b. Every other table was made with
+	// submit_benchmarks.py's default --attn_impl triton (the default from
+	// the first llm-foundry commit until 2024-01, also the MPT pretrain
+	// yamls' attn_config.attn_impl): flash-attn's Triton kernel
+	// flash_attn_triton.py on triton-pre-mlir.
 	if strings.Contains(r.get("source"), "Large Scale") {
-		s.ranAttention("flash2", "Attention: sweep.py (commit 5e85bd62, 2024-01) runs --attn_impl flash with llm-foundry[gpu-flash2]",
-			"(flash-attn 2.x).")
+		// The sweep's FSDP settings (sweep.py base_args), recorded as
+		// facts: simtrain's FSDP prefetches the next gather in both
+		// directions, which is what these settings do.
+		s.facts = append(s.facts, "FSDP (sweep.py, commit 5e85bd62): forward_prefetch true, backward_prefetch BACKWARD_PRE, limit_all_gathers true, one micro-batch per step (--accum 1).")
+		switch r.get("model") {
+		case "MPT-13b", "MPT-30b", "MPT-70b":
+			s.ranAttention("triton", "Attention: sweep.py (commit 5e85bd62, 2024-01) runs MPT-13b/30b/70b with --attn_impl triton",
+				"(flash-attn's Triton kernel flash_attn_triton.py on triton-pre-mlir).")
+		default:
+			s.ranAttention("flash2", "Attention: sweep.py (commit 5e85bd62, 2024-01) runs MPT-1b/3b/7b with --attn_impl flash and llm-foundry[gpu-flash2]",
+				"(flash-attn 2.4.2).")
+		}
 	} else {
 		s.ranAttention("triton", "Attention: submit_benchmarks.py's default --attn_impl triton (until 2024-01; the MPT yamls' attn_config)",
 			"runs flash-attn's Triton kernel flash_attn_triton.py on triton-pre-mlir.")
