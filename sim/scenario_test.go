@@ -92,6 +92,7 @@ func TestParseErrorsNameTheField(t *testing.T) {
 		{[]string{"training.precision", "int8"}, "training.precision: unknown value \"int8\""},
 		{[]string{"sim.fidelity", "packet"}, "sim.fidelity:"},
 		{[]string{"parallel.order", "tp-dp-pp"}, "parallel.order:"},
+		{[]string{"parallel.tp_impl", "deepspeed"}, "parallel.tp_impl: unknown value \"deepspeed\" (valid: megatron, dtensor)"},
 		{[]string{"name", "bad name"}, "name:"},
 		{[]string{"cluster.nodes", "0"}, "cluster.nodes: must be >= 1"},
 		{[]string{"parallel.pp", "2", "parallel.first_stage_layers", "40"}, "first_stage_layers"},

@@ -38,6 +38,10 @@ func TestClosedFormHandComputed(t *testing.T) {
 	h := h100Node(t)
 	h2 := h
 	h2.n, h2.domains, h2.treeDeg, h2.sendCross, h2.ringCross = 16, 2, 2, true, true
+	// 64 DGX H100 over 8 x NDR 400 (512 ranks): the FSDP data-parallel
+	// group of llm-foundry's MPT runs at 512 GPUs.
+	h64 := h
+	h64.n, h64.domains, h64.treeDeg = 512, 64, 4
 	a4 := shape{n: 32, domains: 4, ppnMin: 8, ppnMax: 8, treeDeg: 4,
 		intraBW: 231.58e9, p2pBW: 237.5e9, a2aBW: 237.5e9 / 7, netBW: 24e9, p: profile(t, "a100-80gb")}
 	cases := []struct {
@@ -74,6 +78,18 @@ func TestClosedFormHandComputed(t *testing.T) {
 		// 8/16 S/47) = 8/16 S/47; latency 8.4 + 14 (net hop) + 8 remote
 		// peers x 3 x 1 µs + 12 + 30 µs.
 		{"a2a 2xH100 1GiB", h2, AllToAll, Direct, 1 * GiB, 11511186, Simple},
+		// all_gather of one MPT-1b block in bf16 (100,679,680 B) over 64
+		// DGX H100 nodes, NCCL's ring model at 512 ranks (tuning.cc, the
+		// same at v2.19 and 2.30): rate min(370*8/7, 8*47) = 376 GB/s.
+		// LL128 (Auto's pick): 12 + 14 + (511-63) x max(1.9, 1.0) + 63 x
+		// 4.0 µs = 1129.2 µs, + S x 511/512 / (0.92 x 376 GB/s) = 290.48 µs
+		// -> 1419.68 µs (busbw 70.8 GB/s: latency is 80%). Simple would
+		// take 12 + 8.4 + 448 x max(3.4, 3 x 1.0) + 63 x 14 + ramp 30 µs
+		// + S x 511/512 / 376 GB/s = 2722.8 µs, so NCCL's model picks LL128.
+		{"ring AG 64xDGX-H100 96MiB", h64, AllGather, Auto, 100679680, 1419681, LL128},
+		// The same for reduce_scatter of its fp32 gradients (201,359,360
+		// B): 1129.2 µs + S x 511/512 / 345.92 GB/s = 580.96 µs.
+		{"ring RS 64xDGX-H100 192MiB", h64, ReduceScatter, Auto, 201359360, 1710162, LL128},
 	}
 	for _, c := range cases {
 		g := shapeGroup(c.sh)

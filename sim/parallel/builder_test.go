@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/collectives"
@@ -294,5 +295,95 @@ func TestTPCollectiveWidths(t *testing.T) {
 				t.Errorf("%s paired=%v: no TP collectives", c.name, paired)
 			}
 		}
+	}
+}
+
+// TestTPImplDTensor: with StepConfig.TPImplDTensor and blocking TP, every
+// sequence all-gather is followed, and every reduce-scatter preceded, by a
+// compute-stream copy of the collective's full tensor (one read, one write
+// of its bytes), in the pass of the collective; Megatron-style TP has none.
+// With AsyncTP (paired layers) no copies are added, and each backward
+// input-gradient reduce-scatter starts only after its part's last compute.
+func TestTPImplDTensor(t *testing.T) {
+	l, err := NewLayout(2, 1, 1, 1, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, _ := Partition(2, 1, 1, 0, 0)
+	build := func(dtensor, paired bool) *Program {
+		cfg := &StepConfig{Layout: l, Model: testModel(t, 2),
+			Shape:    workload.Shape{MicroBatch: 2, Seq: 128, Dtype: workload.BF16, TP: 2, SP: true, FlashAttention: true},
+			Schedule: OneFOneB, Virtual: 1, Microbatches: 1, Chunks: chunks, Optimizer: "adamw",
+			ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32, Steps: 1,
+			Overlap:       Overlap{TPComm: paired, GradReduce: true, ParamGather: true, P2P: true},
+			TPImplDTensor: dtensor,
+			LayerParams:   func(int) (float64, float64) { return 1e6, 0 },
+		}
+		progs, err := Build(cfg, tpPricer{c: engine.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return progs[0]
+	}
+	copies := func(p *Program) (n int, bad []string) {
+		for i, task := range p.Tasks {
+			if !strings.HasSuffix(task.Name, "_cat") {
+				continue
+			}
+			n++
+			coll := strings.TrimSuffix(task.Name, "_cat")
+			// The copy's bytes are the collective's read plus write.
+			for _, d := range p.Deps(i) {
+				if p.Tasks[d].Name == coll && task.Bytes != 2*p.Tasks[d].Bytes {
+					bad = append(bad, task.Name)
+				}
+			}
+			for _, s := range p.Succ(i) {
+				if p.Tasks[s].Name == coll && task.Bytes != 2*p.Tasks[s].Bytes {
+					bad = append(bad, task.Name)
+				}
+			}
+		}
+		return n, bad
+	}
+	var gathers, scatters int
+	for _, task := range build(true, false).Tasks {
+		if task.Stream == StreamTP && task.Op == collectives.AllGather {
+			gathers++
+		}
+		if task.Stream == StreamTP && task.Op == collectives.ReduceScatter {
+			scatters++
+		}
+	}
+	if n, bad := copies(build(true, false)); n != gathers+scatters || len(bad) > 0 {
+		t.Errorf("dtensor blocking TP: %d copies for %d gathers + %d reduce-scatters; wrong sizes: %v", n, gathers, scatters, bad)
+	}
+	if n, _ := copies(build(false, false)); n != 0 {
+		t.Errorf("megatron TP: %d copies, want 0", n)
+	}
+	p := build(true, true)
+	if n, _ := copies(p); n != 0 {
+		t.Errorf("dtensor AsyncTP: %d copies, want 0", n)
+	}
+	checked := 0
+	for i, task := range p.Tasks {
+		if task.Stream != StreamTP || task.Op != collectives.ReduceScatter || task.Layer < 0 || !strings.HasSuffix(task.Name, "_bwd") {
+			continue
+		}
+		for _, d := range p.Deps(i) {
+			dep := p.Tasks[d]
+			if dep.Stream == StreamCompute && !strings.Contains(dep.Name, "tail") && strings.Contains(dep.Name, "_bwd") && task.Layer == dep.Layer {
+				// the part has a tail: the reduce-scatter must wait for it
+				for _, s := range p.Succ(int(d)) {
+					if strings.Contains(p.Tasks[s].Name, "tail") && p.Tasks[s].Layer == task.Layer {
+						t.Errorf("%s layer %d waits for %s, not its tail", task.Name, task.Layer, dep.Name)
+					}
+				}
+			}
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Error("no backward reduce-scatters in the AsyncTP program")
 	}
 }
