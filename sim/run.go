@@ -183,8 +183,8 @@ func (s *Scenario) stepConfig(l *parallel.Layout) *parallel.StepConfig {
 		Overlap: parallel.Overlap{GradReduce: *p.Overlap.GradReduce, ParamGather: *p.Overlap.ParamGather,
 			TPComm: *p.Overlap.TPComm, P2P: *p.Overlap.P2P, EP: *p.Overlap.EP},
 		TPImplDTensor: p.TPImpl == "dtensor",
-		Steps:       s.Sim.Steps,
-		LayerParams: m.LayerParams,
+		Steps:         s.Sim.Steps,
+		LayerParams:   m.LayerParams,
 	}
 }
 

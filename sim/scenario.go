@@ -123,18 +123,18 @@ type NetworkConfig struct {
 
 // ParallelConfig is the parallel block.
 type ParallelConfig struct {
-	TP               int           `yaml:"tp" json:"tp"`
-	PP               int           `yaml:"pp" json:"pp"`
-	DP               int           `yaml:"dp" json:"dp"`
-	CP               int           `yaml:"cp" json:"cp"`
-	EP               int           `yaml:"ep" json:"ep"`
-	SP               bool          `yaml:"sp" json:"sp"`
-	Zero             int           `yaml:"zero" json:"zero"`
-	Schedule         string        `yaml:"schedule" json:"schedule"`
-	VirtualStages    int           `yaml:"virtual_stages" json:"virtual_stages"`
-	FirstStageLayers int           `yaml:"first_stage_layers" json:"first_stage_layers"`
-	LastStageLayers  int           `yaml:"last_stage_layers" json:"last_stage_layers"`
-	Order            string        `yaml:"order" json:"order"`
+	TP               int    `yaml:"tp" json:"tp"`
+	PP               int    `yaml:"pp" json:"pp"`
+	DP               int    `yaml:"dp" json:"dp"`
+	CP               int    `yaml:"cp" json:"cp"`
+	EP               int    `yaml:"ep" json:"ep"`
+	SP               bool   `yaml:"sp" json:"sp"`
+	Zero             int    `yaml:"zero" json:"zero"`
+	Schedule         string `yaml:"schedule" json:"schedule"`
+	VirtualStages    int    `yaml:"virtual_stages" json:"virtual_stages"`
+	FirstStageLayers int    `yaml:"first_stage_layers" json:"first_stage_layers"`
+	LastStageLayers  int    `yaml:"last_stage_layers" json:"last_stage_layers"`
+	Order            string `yaml:"order" json:"order"`
 	// TPImpl is how tensor parallelism is implemented: "megatron" (the
 	// default: Megatron-LM / Transformer Engine on sequence-first
 	// activations, collectives in place) or "dtensor" (PyTorch DTensor

@@ -92,14 +92,14 @@ func TestCatalogFigures(t *testing.T) {
 			t.Errorf("%s: got %+v\nwant %+v", r.name, g, r)
 		}
 	}
-	// The 500 W H100: H100 SXM's profile with GEMMs at the H100 NVL's dense
-	// peak (835.5 of 989 TFLOP/s); attention and HBM fractions unchanged.
+	// The 500 W H100: H100 SXM's profile with GEMMs and attention at the
+	// H100 NVL's dense peak (835.5 of 989 TFLOP/s); HBM fraction unchanged.
 	sxm, _ := LookupGPU("h100-sxm")
 	capped, _ := LookupGPU("h100-96gb-500w")
 	if capped.HBMBandwidth != 2.4e12 || capped.TDPWatts != 500 ||
 		!near(capped.Compute.MatmulEffBF16, sxm.Compute.MatmulEffBF16*835.5/989) ||
 		!near(capped.Compute.MatmulEffFP8, sxm.Compute.MatmulEffFP8*835.5/989) ||
-		capped.Compute.AttnEff != sxm.Compute.AttnEff || capped.Compute.HBMEff != sxm.Compute.HBMEff {
+		!near(capped.Compute.AttnEff, sxm.Compute.AttnEff*835.5/989) || capped.Compute.HBMEff != sxm.Compute.HBMEff {
 		t.Errorf("h100-96gb-500w profile %+v\nvs h100-sxm %+v", capped.Compute, sxm.Compute)
 	}
 	n, _ := LookupNIC("ib-ndr-400")
