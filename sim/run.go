@@ -134,8 +134,16 @@ func Run(ctx context.Context, s *Scenario, opt Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		if s.r.epBackend != parallel.EPNCCL && s.r.fidelity != network.Flow {
+			// DeepEP/HybridEP dispatch is priced from the backend's
+			// measured bandwidth, not NCCL's all-to-all: every rank plays
+			// the same priced duration as the representative-rank run.
+			x.TimeByTask(parallel.GroupEP)
+		}
 	}
-	if err := x.SetInterference(parallel.InterferenceOf(cl.GPU), cl); err != nil {
+	iv := parallel.InterferenceOf(cl.GPU)
+	iv.EP = pr.epSMs()
+	if err := x.SetInterference(iv, cl); err != nil {
 		return nil, err
 	}
 	x.Progress = opt.Progress
@@ -183,6 +191,7 @@ func (s *Scenario) stepConfig(l *parallel.Layout) *parallel.StepConfig {
 		Overlap: parallel.Overlap{GradReduce: *p.Overlap.GradReduce, ParamGather: *p.Overlap.ParamGather,
 			TPComm: *p.Overlap.TPComm, P2P: *p.Overlap.P2P, EP: *p.Overlap.EP},
 		TPImplDTensor: p.TPImpl == "dtensor",
+		EPBackend:     s.r.epBackend,
 		Steps:         s.Sim.Steps,
 		LayerParams:   m.LayerParams,
 	}
@@ -227,6 +236,11 @@ func (p *pricer) CommTime(k parallel.GroupKind, stage int, op collectives.Op, by
 		return t
 	}
 	var worst engine.Time
+	if k == parallel.GroupEP && op == collectives.AllToAll && p.s.r.epBackend != parallel.EPNCCL {
+		worst = p.epDispatchTime(stage, bytes)
+		p.costs[key] = worst
+		return worst
+	}
 	for _, g := range p.stageGroups(k, stage) {
 		c, err := g.Cost(op, collectives.Auto, bytes)
 		if err != nil {
@@ -237,6 +251,77 @@ func (p *pricer) CommTime(k parallel.GroupKind, stage int, op collectives.Op, by
 	}
 	p.costs[key] = worst
 	return worst
+}
+
+// epDispatchTime prices a DeepEP/HybridEP dispatch or combine of bytes per
+// rank on the EP groups of a pipeline stage (parallel.EPDispatch); the
+// slowest group sets the time.
+func (p *pricer) epDispatchTime(stage int, bytes float64) engine.Time {
+	var worst engine.Time
+	for _, d := range p.epDispatches(stage) {
+		t, err := d.Time(bytes)
+		if err != nil {
+			p.fail(err)
+			continue
+		}
+		worst = max(worst, t)
+	}
+	return worst
+}
+
+// epDispatches describes each distinct EP group shape of a stage (by the
+// scale-up domains it spans) for parallel.EPDispatch.
+func (p *pricer) epDispatches(stage int) []parallel.EPDispatch {
+	m := p.s.r.model
+	var out []parallel.EPDispatch
+	for _, ranks := range p.l.Groups(parallel.GroupEP, stage) {
+		doms := p.domainsOf(ranks)
+		if slices.ContainsFunc(out, func(d parallel.EPDispatch) bool { return d.Domains == doms }) {
+			continue
+		}
+		out = append(out, parallel.EPDispatch{Backend: p.s.r.epBackend, SMs: p.epSMsFor(doms > 1),
+			Experts: m.MoE.Experts, TopK: m.MoE.TopK, Ranks: len(ranks), Domains: doms,
+			ScaleUpBW: p.c.GPU.ScaleUpBandwidth, NICBW: p.c.NICBandwidthPerGPU()})
+	}
+	return out
+}
+
+func (p *pricer) domainsOf(ranks []int) int {
+	var seen []int
+	for _, r := range ranks {
+		if d := p.c.DomainOf(r); !slices.Contains(seen, d) {
+			seen = append(seen, d)
+		}
+	}
+	return len(seen)
+}
+
+// epSMsFor is parallel.ep_sms, or the backend's default for a group inside
+// one scale-up domain (multi false) or across domains.
+func (p *pricer) epSMsFor(multi bool) int {
+	if n := p.s.Parallel.EPSMs; n > 0 {
+		return n
+	}
+	return p.s.r.epBackend.DefaultSMs(multi)
+}
+
+// epSMs is the SMs an EP dispatch or combine holds in the compute-slowdown
+// model (parallel.Interference.EP): 0 for NCCL, else the backend's count,
+// at the cross-domain default when any EP group spans domains.
+func (p *pricer) epSMs() int {
+	if p.s.r.epBackend == parallel.EPNCCL || p.l.GroupSize(parallel.GroupEP) < 2 {
+		return 0
+	}
+	multi := false
+	for st := 0; st < p.l.PP && !multi; st++ {
+		for _, ranks := range p.l.Groups(parallel.GroupEP, st) {
+			if p.domainsOf(ranks) > 1 {
+				multi = true
+				break
+			}
+		}
+	}
+	return p.epSMsFor(multi)
 }
 
 func (p *pricer) fail(err error) {

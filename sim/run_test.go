@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"math"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -149,6 +150,14 @@ func TestSymmetricEqualsAllRanks(t *testing.T) {
 			t.Errorf("%s: symmetric %v s %v, all ranks %v s %v", f, a.StepTimeS, a.ExposedCommS, b.StepTimeS, b.ExposedCommS)
 		}
 	}
+	// A HybridEP dispatch, priced from its measured bandwidth, not NCCL's.
+	for _, backend := range []string{"hybridep", "deepep"} {
+		a := mustRun(t, loadEdited(t, "../scenarios/mixtral-8x7b-ep8.yaml", "parallel.ep_backend", backend), Options{})
+		b := mustRun(t, loadEdited(t, "../scenarios/mixtral-8x7b-ep8.yaml", "parallel.ep_backend", backend), Options{AllRanks: true})
+		if a.StepTimeS != b.StepTimeS || a.ExposedCommS != b.ExposedCommS {
+			t.Errorf("%s: symmetric %v s %v, all ranks %v s %v", backend, a.StepTimeS, a.ExposedCommS, b.StepTimeS, b.ExposedCommS)
+		}
+	}
 	// A pipelined layout too.
 	s, err := Parse(edit(t, "parallel.tp", "2", "parallel.pp", "4", "parallel.schedule", "interleaved", "parallel.virtual_stages", "2"))
 	if err != nil {
@@ -187,4 +196,19 @@ func TestAnalyticLinkTrafficMatchesFlow(t *testing.T) {
 			t.Fatal("no traffic")
 		}
 	}
+}
+
+// loadEdited loads a scenario file and sets field paths on it (key, value
+// pairs, as SetFieldPath takes them).
+func loadEdited(t *testing.T, file string, kv ...string) *Scenario {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse(editBytes(t, raw, kv...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -142,7 +142,17 @@ type ParallelConfig struct {
 	// a copy after every sequence all-gather and before every
 	// reduce-scatter, and AsyncTP leaves the backward input-gradient
 	// reduce-scatter exposed). See parallel.StepConfig.TPImplDTensor.
-	TPImpl  string        `yaml:"tp_impl" json:"tp_impl"`
+	TPImpl string `yaml:"tp_impl" json:"tp_impl"`
+	// EPBackend is the library that runs the MoE dispatch and combine:
+	// "nccl" (the default: an all-to-all of tokens × top-k rows), "deepep"
+	// or "hybridep" (one bf16 row per destination rank at the backend's
+	// measured bandwidth; see parallel.EPDispatch). Not "nccl" needs ep > 1.
+	// The canonical form leaves nccl empty, so run ids do not change.
+	EPBackend string `yaml:"ep_backend" json:"ep_backend,omitempty"`
+	// EPSMs is the SMs the DeepEP/HybridEP kernels hold (Megatron's
+	// moe_flex_dispatcher_num_sms / moe_hybridep_num_sms); 0 picks the
+	// backend's default (parallel.EPBackend.DefaultSMs).
+	EPSMs   int           `yaml:"ep_sms" json:"ep_sms,omitempty"`
 	Overlap OverlapConfig `yaml:"overlap" json:"overlap"`
 }
 

@@ -26,8 +26,14 @@ parallel:
 // edit applies dotted-path overrides (YAML values) to baseScenario.
 func edit(t *testing.T, kv ...string) []byte {
 	t.Helper()
+	return editBytes(t, []byte(baseScenario), kv...)
+}
+
+// editBytes is edit on any scenario document.
+func editBytes(t *testing.T, src []byte, kv ...string) []byte {
+	t.Helper()
 	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(baseScenario), &doc); err != nil {
+	if err := yaml.Unmarshal(src, &doc); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i+1 < len(kv); i += 2 {

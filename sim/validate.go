@@ -27,6 +27,8 @@ type resolved struct {
 	attn         [2]float64 // training.attention_kernel's forward/backward efficiency on cluster.gpu (0 = unfused)
 
 	fp8 workload.FP8Recipe // training.fp8_recipe (tensorwise when unset)
+
+	epBackend parallel.EPBackend // parallel.ep_backend (nccl when unset)
 }
 
 func bptr(b bool) *bool { return &b }
@@ -504,6 +506,27 @@ func (s *Scenario) resolveParallel(set map[string]bool) error {
 	}
 	if err := oneOf("parallel.tp_impl", p.TPImpl, "megatron", "dtensor"); err != nil {
 		return err
+	}
+	if p.EPBackend == "nccl" {
+		p.EPBackend = "" // canonical: the default is left empty
+	}
+	s.r.epBackend = parallel.EPNCCL
+	if p.EPBackend != "" {
+		if s.r.epBackend, err = parallel.ParseEPBackend(p.EPBackend); err != nil {
+			return err
+		}
+		if p.EP < 2 {
+			return fmt.Errorf("parallel.ep_backend: %s needs ep > 1 (have ep %d; valid with ep 1: nccl)", p.EPBackend, p.EP)
+		}
+	}
+	if p.EPSMs < 0 {
+		return fmt.Errorf("parallel.ep_sms: %d must be >= 0 (0 = the backend's default)", p.EPSMs)
+	}
+	if p.EPSMs > 0 && s.r.epBackend == parallel.EPNCCL {
+		return errors.New("parallel.ep_sms: needs parallel.ep_backend deepep or hybridep (nccl uses its channel count)")
+	}
+	if s.r.gpu.SMs > 0 && p.EPSMs > s.r.gpu.SMs/2 {
+		return fmt.Errorf("parallel.ep_sms: %d is more than half of %s's %d SMs", p.EPSMs, s.r.gpu.Name, s.r.gpu.SMs)
 	}
 	if s.r.order, err = parallel.ParseOrder(p.Order); err != nil {
 		return err

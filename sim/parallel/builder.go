@@ -299,24 +299,26 @@ func (b *builder) kvBytes() float64 {
 	return 2 * float64(s.MicroBatch) * float64(s.Seq) * float64(kvh*hd) * s.Dtype.StorageBytes()
 }
 
-// a2aBytes is one rank's all-to-all send buffer: its tokens × top-k ×
-// capacity factor × hidden.
+// a2aBytes is what one rank's EP dispatch (or combine) sends. NCCL
+// all-to-all (EPNCCL): its tokens × top-k × capacity factor × hidden at the
+// compute dtype's width (the padded all-to-all of Megatron's alltoall
+// dispatcher; the width of FP8 recipes there is left as it was,
+// docs/validation.md round 4). DeepEP and HybridEP: tokens ×
+// ExpectedDistinct(experts, ep, top-k) × hidden × 2 — one bf16 row per
+// destination rank, dropless (epdispatch.go gives the sources).
 func (b *builder) a2aBytes() float64 {
 	m, s := b.cfg.Model, b.cfg.Shape
 	tokens := float64(s.MicroBatch) * float64(s.Seq) / float64(max(s.CP, 1))
 	if s.SP {
 		tokens /= float64(max(s.TP, 1))
 	}
+	if b.cfg.EPBackend != EPNCCL {
+		return tokens * ExpectedDistinct(m.MoE.Experts, b.cfg.Layout.EP, m.MoE.TopK) * float64(m.Hidden) * 2
+	}
 	cf := m.MoE.CapacityFactor
 	if cf <= 0 {
 		cf = 1
 	}
-	// At the compute dtype's width. Megatron's dispatchers may move bf16
-	// hidden states in FP8 recipes (Transformer Engine quantises inside the
-	// expert GroupedLinear), but its HybridEP backend also sends each token
-	// once per destination rank, not once per expert, at a higher measured
-	// bandwidth than NCCL's all-to-all; neither is modelled yet, so the
-	// width is left as it was (docs/validation.md, round 4).
 	return tokens * float64(m.MoE.TopK) * cf * float64(m.Hidden) * s.Dtype.Bytes()
 }
 

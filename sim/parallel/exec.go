@@ -39,6 +39,8 @@ type Executor struct {
 	done  int
 	total int
 
+	byTask [NumGroupKinds]bool // collectives timed by Task.Dur (TimeByTask)
+
 	// compute slowdown under communication (interference.go); sms 0 = off
 	sms     int64
 	capCTAs int32
@@ -268,6 +270,13 @@ func (x *Executor) ready(i, t int) {
 	}
 }
 
+// TimeByTask makes the collectives of group kind k take their task's priced
+// duration (Task.Dur) once every member has arrived, instead of the
+// runner's NCCL model. For collectives the runner cannot model at analytic
+// fidelity (a DeepEP/HybridEP dispatch); it keeps full mode equal to the
+// symmetric one.
+func (x *Executor) TimeByTask(k GroupKind) { x.byTask[k] = true }
+
 // arrive counts a member reaching a collective; the last arrival starts it.
 func (x *Executor) arrive(i, t int, task *Task) {
 	rank := x.inst[i].rank
@@ -281,6 +290,16 @@ func (x *Executor) arrive(i, t int, task *Task) {
 		return
 	}
 	now := x.eng.Now()
+	if x.byTask[task.Group] {
+		for _, r := range gs.ranks {
+			x.inst[r].Start[t] = now
+			if x.sms > 0 {
+				x.commBusy(r, x.ctasOf(r, task))
+			}
+		}
+		x.eng.After(task.Dur, x.h, pack(leader, t))
+		return
+	}
 	for _, r := range gs.ranks {
 		x.inst[r].Start[t] = now
 		if x.sms > 0 {

@@ -180,6 +180,12 @@ type StepConfig struct {
 	// separate q/k/v and w1/w3 projections is a sum of matmuls, so that
 	// reduce-scatter runs after the whole block's backward, exposed.
 	TPImplDTensor bool
+	// EPBackend is the library running the MoE dispatch and combine
+	// (epdispatch.go). EPNCCL, the zero value, is an all-to-all of
+	// tokens × top-k rows at the compute width; DeepEP and HybridEP send
+	// each token once per destination rank in bf16 (a2aBytes), and the
+	// pricer times them with EPDispatch.
+	EPBackend EPBackend
 	// BucketParams is the DP gradient bucket size in parameters; 0 picks
 	// Megatron-LM's default max(40M, 1M·dp) (megatron/core/distributed/
 	// distributed_data_parallel_config.py, bucket_size).

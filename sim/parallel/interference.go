@@ -14,6 +14,11 @@ import (
 type Interference struct {
 	SMs int
 	topology.CommCTAs
+	// EP, when positive, is the SMs an expert-parallel dispatch or combine
+	// holds whatever fabric it crosses: the DeepEP/HybridEP kernels' SM
+	// count (StepConfig.EPBackend, EPBackend.DefaultSMs) in place of NCCL's
+	// channels. 0 keeps the NCCL counts.
+	EP int
 }
 
 // InterferenceOf reads the model's input from a catalog GPU.
@@ -40,7 +45,7 @@ func (x *Executor) SetInterference(iv Interference, dm DomainMap) error {
 		return fmt.Errorf("parallel: SetInterference after Run")
 	}
 	switch {
-	case iv.SMs < 0 || iv.ScaleUp < 0 || iv.ScaleOut < 0 || iv.P2P < 0:
+	case iv.SMs < 0 || iv.ScaleUp < 0 || iv.ScaleOut < 0 || iv.P2P < 0 || iv.EP < 0:
 		return fmt.Errorf("parallel: interference %+v: counts must not be negative", iv)
 	case iv.SMs == 0 || iv.CommCTAs == (topology.CommCTAs{}):
 		x.sms, x.ctas = 0, nil
@@ -55,7 +60,10 @@ func (x *Executor) SetInterference(iv Interference, dm DomainMap) error {
 				continue
 			}
 			n := iv.ScaleUp
-			if l.GroupSize(k) > 1 && spansDomains(l.Groups(k, s), dm) {
+			switch {
+			case k == GroupEP && iv.EP > 0:
+				n = iv.EP
+			case l.GroupSize(k) > 1 && spansDomains(l.Groups(k, s), dm):
 				n = iv.ScaleOut
 			}
 			x.ctas[s][k] = int32(n)

@@ -41,6 +41,8 @@ type scen struct {
 	virtual            int
 	first, last        int
 	tpImpl             string // parallel.tp_impl; empty = default (megatron)
+	epBackend          string // parallel.ep_backend; empty = default (nccl)
+	epSMs              int    // parallel.ep_sms; 0 = the backend's default
 	overlap            []kv   // parallel.overlap entries, in order
 
 	metric     string // expect key: step_time_s | tokens_per_s_per_gpu | mfu | tflops_per_gpu
@@ -160,6 +162,8 @@ func (s *scen) yaml() []byte {
 	num("zero", s.zero)
 	str("schedule", s.schedule)
 	str("tp_impl", s.tpImpl)
+	str("ep_backend", s.epBackend)
+	num("ep_sms", s.epSMs)
 	num("virtual_stages", s.virtual)
 	num("first_stage_layers", s.first)
 	num("last_stage_layers", s.last)

@@ -359,7 +359,17 @@ func megatronMoE(r row) (*scen, string) {
 		s.first, s.last = slots/s.pp-1, slots/s.pp-1
 		s.facts = append(s.facts, fmt.Sprintf("Pipeline: %d layers + embedding + loss = %d slots, %d per stage, %d per virtual stage (account-for-embedding/loss split).", layers, slots, slots/s.pp, per))
 	}
-	s.assume("CUDA graphs and the HybridEP dispatcher are not modelled (NCCL all-to-all on the EP stream)")
+	// Every recipe YAML sets moe_token_dispatcher_type: flex with
+	// moe_flex_dispatcher_backend: hybridep, and the B300 and GB300 ones
+	// moe_hybridep_num_sms: 32 (examples/moe_recipes/qwen3_*/*/*.yaml at
+	// 9c5258f109); the others keep HybridEP's default SMs.
+	s.epBackend = "hybridep"
+	s.facts = append(s.facts, "EP dispatcher (the recipe's moe_flex_dispatcher_backend: hybridep): parallel.ep_backend: hybridep.")
+	if gpu == "b300" || gpu == "gb300" {
+		s.epSMs = 32
+		s.facts = append(s.facts, "HybridEP SMs (the recipe's moe_hybridep_num_sms: 32): parallel.ep_sms: 32.")
+	}
+	s.assume("CUDA graphs are not modelled")
 	v, err := atof(r.get("measured_value"))
 	if err != nil {
 		return nil, "measured value is not a number"

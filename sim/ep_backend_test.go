@@ -1,0 +1,97 @@
+package sim
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/parallel"
+)
+
+// moeKV turns baseScenario into Qwen3-30B-A3B on 16 H100 with EP 8 inside
+// each node.
+var moeKV = []string{"model.preset", "qwen3-30b-a3b", "parallel.tp", "1", "parallel.ep", "8"}
+
+// TestEPBackendField checks parallel.ep_backend and parallel.ep_sms: the
+// default, the canonical form, the wiring, and one-line errors naming the
+// field and the valid choices.
+func TestEPBackendField(t *testing.T) {
+	def, err := Parse(edit(t, moeKV...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	explicit, err := Parse(edit(t, append(moeKV, "parallel.ep_backend", "nccl")...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def.r.epBackend != parallel.EPNCCL || explicit.Parallel.EPBackend != "" || def.RunID() != explicit.RunID() {
+		t.Errorf("nccl default: %v %q, run ids %s %s", def.r.epBackend, explicit.Parallel.EPBackend, def.RunID(), explicit.RunID())
+	}
+	hy, err := Parse(edit(t, append(moeKV, "parallel.ep_backend", "hybridep", "parallel.ep_sms", "32")...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hy.r.epBackend != parallel.EPHybridEP || hy.RunID() == def.RunID() {
+		t.Errorf("hybridep: %v, run id %s", hy.r.epBackend, hy.RunID())
+	}
+	for _, c := range []struct {
+		kv   []string
+		want string
+	}{
+		{[]string{"parallel.ep_backend", "mori"}, `parallel.ep_backend: unknown value "mori" (valid: nccl, deepep, hybridep)`},
+		{[]string{"parallel.ep", "1", "parallel.ep_backend", "deepep"}, "parallel.ep_backend: deepep needs ep > 1 (have ep 1; valid with ep 1: nccl)"},
+		{[]string{"parallel.ep_sms", "24"}, "parallel.ep_sms: needs parallel.ep_backend deepep or hybridep"},
+		{[]string{"parallel.ep_backend", "hybridep", "parallel.ep_sms", "-1"}, "parallel.ep_sms: -1 must be >= 0"},
+		{[]string{"parallel.ep_backend", "hybridep", "parallel.ep_sms", "100"}, "parallel.ep_sms: 100 is more than half of h100-sxm's 132 SMs"},
+	} {
+		_, err := Parse(edit(t, append(append([]string{}, moeKV...), c.kv...)...))
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: error %v, want %q", c.kv, err, c.want)
+		}
+	}
+}
+
+// TestEPBackendRun runs the MoE scenario with each backend: nccl (explicit)
+// is bit-identical to the default; hybridep moves the bf16 distinct-rank
+// bytes (D(128, 8, 8) = 5.33936 rows of 2048 × 2 bytes per token) on the
+// EP stream and prices them differently.
+func TestEPBackendRun(t *testing.T) {
+	run := func(kv ...string) *Result {
+		t.Helper()
+		s, err := Parse(edit(t, append(append([]string{}, moeKV...), kv...)...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Run(context.Background(), s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Check(); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	epBytes := func(r *Result) (n int, bytes float64) {
+		r.Tasks([]int{0}, func(tr TaskRecord) {
+			if tr.Stream == "ep" && tr.Step == 0 {
+				n++
+				bytes = tr.Bytes
+			}
+		})
+		return n, bytes
+	}
+	def, nccl := run(), run("parallel.ep_backend", "nccl")
+	if def.StepTimeS != nccl.StepTimeS || def.ExposedCommS != nccl.ExposedCommS {
+		t.Errorf("explicit nccl differs: %v %v", def.StepTimeS, nccl.StepTimeS)
+	}
+	hy := run("parallel.ep_backend", "hybridep")
+	n0, b0 := epBytes(def)
+	n1, b1 := epBytes(hy)
+	// seq 4096, micro-batch 1: NCCL 4096·8·2048·2; HybridEP 4096·5.33936·2048·2.
+	if n0 == 0 || n0 != n1 || b0 != 4096*8*2048*2 || b1 != 4096*parallel.ExpectedDistinct(128, 8, 8)*2048*2 {
+		t.Errorf("EP tasks: nccl %d × %.0f B, hybridep %d × %.0f B", n0, b0, n1, b1)
+	}
+	if hy.StepTimeS == def.StepTimeS {
+		t.Error("hybridep priced like nccl")
+	}
+}
