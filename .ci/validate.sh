@@ -5,7 +5,7 @@
 # it the flow-fidelity pass over the multi-node runs).
 #
 #   ANALYTIC_MAX_MAPE  bar for every run at analytic fidelity, in percent:
-#                      the MAPE achieved when it was last lowered (6.23%),
+#                      the MAPE achieved when it was last lowered (6.19%),
 #                      rounded up slightly. Lower it when accuracy improves;
 #                      never raise it to make a change pass.
 #   FLOW_SLACK         percentage points the flow-fidelity MAPE of the
@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ANALYTIC_MAX_MAPE=6.4
+ANALYTIC_MAX_MAPE=6.3
 FLOW_SLACK=0.25
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -43,7 +43,9 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/parallel"
 	"github.com/simtrain/simtrain/sim/topology"
+	"github.com/simtrain/simtrain/sim/workload"
 )
 
 // Sweep is a loaded, validated and enumerated sweep file. It is immutable
@@ -444,6 +446,9 @@ var autoRules = map[string]autoRule{
 	"sim.fidelity":            {choices: fixed("analytic", "flow")},
 
 	"training.attention_kernel": {choices: topology.AttentionKernelNames},
+	"training.fp8_recipe":       {choices: workload.FP8RecipeNames},
+	"parallel.tp_impl":          {choices: fixed("megatron", "dtensor")},
+	"parallel.ep_backend":       {choices: func() []string { return parallel.EPBackendNames }},
 }
 
 var boolRule = autoRule{choices: fixed("false", "true"), isBool: true}
