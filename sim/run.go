@@ -92,7 +92,7 @@ func Run(ctx context.Context, s *Scenario, opt Options) (*Result, error) {
 		return nil, err
 	}
 	p := s.Parallel
-	layout, err := parallel.NewLayout(p.TP, p.CP, p.EP, p.DP, p.PP, s.r.order)
+	layout, err := parallel.NewFoldedLayout(p.TP, s.expertTP(), p.CP, p.EP, p.DP, p.PP, s.r.order)
 	if err != nil {
 		return nil, err
 	}
@@ -174,10 +174,18 @@ func (s *Scenario) topologySpec() topology.Spec {
 func (s *Scenario) shape() workload.Shape {
 	p := s.Parallel
 	return workload.Shape{MicroBatch: s.Training.MicroBatch, Seq: s.Training.SeqLen, Dtype: s.r.precision,
-		TP: p.TP, CP: p.CP, EP: p.EP, SP: p.SP, FlashAttention: *s.Training.FlashAttention,
+		TP: p.TP, CP: p.CP, EP: p.EP, ETP: s.expertTP(), SP: p.SP, FlashAttention: *s.Training.FlashAttention,
 		UnfusedLoss: !*s.Training.FusedLoss, Eager: !*s.Training.Compile, EagerNorm: !*s.Training.FusedNorm,
 		AttnEff: s.r.attn[0], AttnBwdEff: s.r.attn[1],
 		FP8Recipe: s.r.fp8}
+}
+
+// expertTP is the resolved parallel.expert_tp: tp unless folded.
+func (s *Scenario) expertTP() int {
+	if s.Parallel.ExpertTP > 0 {
+		return s.Parallel.ExpertTP
+	}
+	return s.Parallel.TP
 }
 
 func (s *Scenario) stepConfig(l *parallel.Layout) *parallel.StepConfig {
@@ -503,7 +511,7 @@ type instanceStats struct {
 }
 
 var kindIndex = map[parallel.GroupKind]int{parallel.GroupTP: 0, parallel.GroupCP: 1, parallel.GroupEP: 2,
-	parallel.GroupDP: 3, parallel.GroupEDP: 3, parallel.GroupPP: 4}
+	parallel.GroupDP: 3, parallel.GroupEDP: 3, parallel.GroupPP: 4, parallel.GroupETP: 0}
 
 // analyseInstance measures a rank's compute time, the communication exposed
 // per kind (in flight while compute is idle) and idle time (neither).

@@ -123,11 +123,17 @@ type NetworkConfig struct {
 
 // ParallelConfig is the parallel block.
 type ParallelConfig struct {
-	TP               int    `yaml:"tp" json:"tp"`
-	PP               int    `yaml:"pp" json:"pp"`
-	DP               int    `yaml:"dp" json:"dp"`
-	CP               int    `yaml:"cp" json:"cp"`
-	EP               int    `yaml:"ep" json:"ep"`
+	TP int `yaml:"tp" json:"tp"`
+	PP int `yaml:"pp" json:"pp"`
+	DP int `yaml:"dp" json:"dp"`
+	CP int `yaml:"cp" json:"cp"`
+	EP int `yaml:"ep" json:"ep"`
+	// ExpertTP is the expert tensor-parallel size (MoE parallel folding,
+	// Megatron-LM --expert-tensor-parallel-size): a divisor of tp, default
+	// tp. Below tp the MoE layers use their own ETP×EP×EDP layout over each
+	// stage's TP×CP×DP ranks (parallel.NewFoldedLayout). The canonical form
+	// leaves it 0 when it equals tp, so run ids do not change.
+	ExpertTP         int    `yaml:"expert_tp" json:"expert_tp,omitempty"`
 	SP               bool   `yaml:"sp" json:"sp"`
 	Zero             int    `yaml:"zero" json:"zero"`
 	Schedule         string `yaml:"schedule" json:"schedule"`

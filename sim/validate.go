@@ -409,6 +409,30 @@ const (
 	maxMicroStep = 1 << 22 // micro-batches per pipeline per step
 )
 
+// resolveExpertTP checks parallel.expert_tp against tp and leaves it in
+// canonical form: 0 for the default (equal to tp), else the folded size.
+func (s *Scenario) resolveExpertTP(set map[string]bool) error {
+	p := &s.Parallel
+	if !set["parallel.expert_tp"] || p.ExpertTP == p.TP {
+		p.ExpertTP = 0
+		return nil
+	}
+	etp := p.ExpertTP
+	switch {
+	case etp < 1:
+		return fmt.Errorf("parallel.expert_tp: must be >= 1, got %d (valid: divisors of tp %d)", etp, p.TP)
+	case etp > p.TP:
+		return fmt.Errorf("parallel.expert_tp: %d is more than tp %d; expert TP above TP is not supported (valid: divisors of tp %d)", etp, p.TP, p.TP)
+	case p.TP%etp != 0:
+		return fmt.Errorf("parallel.expert_tp: %d does not divide tp %d (valid: divisors of tp)", etp, p.TP)
+	case s.r.model.MoE == nil:
+		return fmt.Errorf("parallel.expert_tp: %d needs a mixture-of-experts model (model.moe); valid without one: tp %d", etp, p.TP)
+	case !p.SP:
+		return fmt.Errorf("parallel.expert_tp: %d < tp %d needs parallel.sp: true (Megatron-Core's MoE layer requires sequence parallelism with tp > 1)", etp, p.TP)
+	}
+	return nil
+}
+
 func (s *Scenario) resolveParallel(set map[string]bool) error {
 	p := &s.Parallel
 	m := s.r.model
@@ -462,7 +486,14 @@ func (s *Scenario) resolveParallel(set map[string]bool) error {
 	if p.EP > 1 && m.MoE == nil {
 		return fmt.Errorf("parallel.ep: %d needs a mixture-of-experts model (model.moe)", p.EP)
 	}
-	if (p.DP*p.CP)%p.EP != 0 {
+	if err := s.resolveExpertTP(set); err != nil {
+		return err
+	}
+	if etp := p.ExpertTP; etp != 0 {
+		if (p.TP*p.CP*p.DP)%(p.EP*etp) != 0 {
+			return fmt.Errorf("parallel.ep: ep*expert_tp = %d*%d does not divide tp*cp*dp = %d (valid ep: divisors of %d)", p.EP, etp, p.TP*p.CP*p.DP, p.TP*p.CP*p.DP/etp)
+		}
+	} else if (p.DP*p.CP)%p.EP != 0 {
 		return fmt.Errorf("parallel.ep: %d does not divide dp*cp = %d", p.EP, p.DP*p.CP)
 	}
 	if m.MoE != nil && m.MoE.Experts%p.EP != 0 {
@@ -530,6 +561,9 @@ func (s *Scenario) resolveParallel(set map[string]bool) error {
 	}
 	if s.r.order, err = parallel.ParseOrder(p.Order); err != nil {
 		return err
+	}
+	if p.ExpertTP != 0 && s.r.order[4] != parallel.DimPP {
+		return fmt.Errorf("parallel.order: expert_tp %d < tp %d (MoE parallel folding) needs pp last in the order, got %s", p.ExpertTP, p.TP, p.Order)
 	}
 	if p.FirstStageLayers < 0 || p.LastStageLayers < 0 {
 		return errors.New("parallel.first_stage_layers/last_stage_layers: must be >= 0")

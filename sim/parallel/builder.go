@@ -149,7 +149,7 @@ func (b *builder) compute(kind Kind, name string, layer, micro, chunk int, c blo
 		Chunk: int32(chunk), Dur: c.dur, FLOPs: c.flops, Bytes: c.bytes, Peer: -1, Match: -1}, deps...)
 }
 
-var groupStream = [NumGroupKinds]Stream{StreamTP, StreamCP, StreamEP, StreamDP, StreamPPSend, StreamDP}
+var groupStream = [NumGroupKinds]Stream{StreamTP, StreamCP, StreamEP, StreamDP, StreamPPSend, StreamDP, StreamTP}
 
 // comm adds a collective on the group kind's stream.
 func (b *builder) comm(k GroupKind, op collectives.Op, bytes float64, name string, layer, micro, chunk int, deps ...int32) int32 {
@@ -402,6 +402,53 @@ func (b *builder) moe(layer int) bool {
 	return b.cfg.Model.MoE != nil && b.cfg.Model.IsMoELayer(layer)
 }
 
+// mlpTP reports whether layer l's MLP part is wrapped in TP collectives
+// (the sequence all-gather before it with SP, the reduction after it):
+// always, except for an MoE layer of a folded layout (Layout.Folded)
+// without shared experts. With folding the routed experts are split by
+// ETP, not TP: the router and the EP dispatch take the rank's own
+// sequence-parallel tokens, and the TP ranks are part of the EP group
+// (Megatron-Core's MoE layer: its token dispatchers use the expert TP
+// group, pg_collection.expt_tp, for the gather after the dispatch and the
+// reduce-scatter before the combine; megatron/core/transformer/moe/
+// token_dispatcher.py at NVIDIA/Megatron-LM d98e8a6). Shared experts are
+// dense MLPs on the attention TP group and keep its collectives.
+func (b *builder) mlpTP(layer int) bool {
+	return !b.moe(layer) || !b.cfg.Layout.Folded() || b.cfg.Model.MoE.SharedExperts > 0
+}
+
+// etpComm adds, on a folded layout with expert TP > 1, the expert-TP
+// collective around the experts (op: the all-gather of the dispatched
+// tokens, or the reduce-scatter of the experts' partial outputs) and
+// returns the task the next compute waits for; without one it returns
+// after.
+func (b *builder) etpComm(op collectives.Op, name string, layer, micro, chunk int, after int32) int32 {
+	l := b.cfg.Layout
+	if !l.Folded() || l.GroupSize(GroupETP) < 2 {
+		return after
+	}
+	return b.comm(GroupETP, op, b.etpBytes(), name, layer, micro, chunk, after)
+}
+
+// etpBytes is the tensor an expert-TP all-gather assembles (or a
+// reduce-scatter splits), in the nccl-tests size convention of tpBytes:
+// the etp ranks' dispatched tokens — each rank's routed tokens × top-k ×
+// capacity factor after the balanced all-to-all — × hidden at the
+// activation storage width.
+func (b *builder) etpBytes() float64 {
+	m, s := b.cfg.Model, b.cfg.Shape
+	tokens := float64(s.MicroBatch) * float64(s.Seq) / float64(max(s.CP, 1))
+	if s.SP {
+		tokens /= float64(max(s.TP, 1))
+	}
+	cf := m.MoE.CapacityFactor
+	if cf <= 0 {
+		cf = 1
+	}
+	etp := float64(b.cfg.Layout.GroupSize(GroupETP))
+	return etp * tokens * float64(m.MoE.TopK) * cf * float64(m.Hidden) * s.Dtype.StorageBytes()
+}
+
 // forwardLayer emits one transformer layer's forward and returns the task
 // whose completion makes its output available.
 func (b *builder) forwardLayer(l, mb, c int, in int32) int32 {
@@ -431,9 +478,10 @@ func (b *builder) forwardLayer(l, mb, c int, in int32) int32 {
 			b.cache.block(l, passFwd, workload.BlockAttnPre, workload.BlockAttnCore, workload.BlockAttnPost), in, gather)
 	}
 	x := a
+	mlpTP := b.mlpTP(l)
 	if tp {
 		x = b.tpReduce("tp_attn", l, mb, c, a)
-		if sp {
+		if sp && mlpTP {
 			x = b.tpComm(collectives.AllGather, "tp_mlp_gather", l, mb, c, x)
 		}
 	}
@@ -444,7 +492,9 @@ func (b *builder) forwardLayer(l, mb, c int, in int32) int32 {
 		if cfg.Layout.EP > 1 {
 			d = b.epComm("ep_dispatch", l, mb, c, r)
 		}
+		d = b.etpComm(collectives.AllGather, "etp_gather", l, mb, c, d)
 		e := b.compute(KindForward, "experts_fwd", l, mb, c, b.cache.block(l, passFwd, workload.BlockExperts), d)
+		e = b.etpComm(collectives.ReduceScatter, "etp_scatter", l, mb, c, e)
 		cm := e
 		if cfg.Layout.EP > 1 {
 			cm = b.epComm("ep_combine", l, mb, c, e)
@@ -454,7 +504,7 @@ func (b *builder) forwardLayer(l, mb, c int, in int32) int32 {
 		o = b.compute(KindForward, "mlp_fwd", l, mb, c, b.cache.block(l, passFwd, workload.BlockMLP), x)
 	}
 	b.releaseLayer(o)
-	if tp {
+	if tp && mlpTP {
 		return b.tpReduce("tp_mlp", l, mb, c, o)
 	}
 	return o
@@ -628,7 +678,7 @@ func (b *builder) backwardLayer(l, mb, c int, in int32, splitW, reduce bool) int
 		r := b.compute(KindRecompute, "attn_recompute", l, mb, c, rc, ain, gather)
 		if tp {
 			r = b.tpReduce("tp_attn_recompute", l, mb, c, r)
-			if sp {
+			if sp && b.mlpTP(l) {
 				r = b.tpComm(collectives.AllGather, "tp_mlp_recompute_gather", l, mb, c, r)
 			}
 		}
@@ -649,6 +699,9 @@ func (b *builder) backwardLayer(l, mb, c int, in int32, splitW, reduce bool) int
 		r := b.compute(KindRecompute, "attn_recompute", l, mb, c, rc, ain, gather)
 		mlpIn := in
 		switch {
+		case tp && sp && !b.mlpTP(l):
+			// folded MoE layer: the router takes the saved
+			// sequence-sharded input as it is
 		case tp && sp:
 			mlpIn = b.tpComm(collectives.AllGather, "tp_mlp_recompute_gather", l, mb, c, in)
 		case tp:
@@ -666,7 +719,8 @@ func (b *builder) backwardLayer(l, mb, c int, in int32, splitW, reduce bool) int
 	if b.tpPaired(l) && !splitW {
 		return b.tpPairedLayer(passBwd, l, mb, c, in, gather, reduce)
 	}
-	if tp && sp {
+	mlpTP := b.mlpTP(l)
+	if tp && sp && mlpTP {
 		in = b.tpComm(collectives.AllGather, "tp_mlp_bwd_gather", l, mb, c, in)
 	}
 	var x int32
@@ -676,7 +730,11 @@ func (b *builder) backwardLayer(l, mb, c int, in int32, splitW, reduce bool) int
 		if cfg.Layout.EP > 1 {
 			d = b.epComm("ep_combine_bwd", l, mb, c, cb)
 		}
+		// the backward of the expert-TP reduce-scatter is an all-gather
+		// of the output gradients, and the other way round
+		d = b.etpComm(collectives.AllGather, "etp_bwd_gather", l, mb, c, d)
 		e := b.compute(KindBackward, "experts_bwd", l, mb, c, b.bwdPart(b.cache.block(l, passBwd, workload.BlockExperts), splitW), d)
+		e = b.etpComm(collectives.ReduceScatter, "etp_bwd_scatter", l, mb, c, e)
 		g := e
 		if cfg.Layout.EP > 1 {
 			g = b.epComm("ep_dispatch_bwd", l, mb, c, e)
@@ -686,7 +744,9 @@ func (b *builder) backwardLayer(l, mb, c int, in int32, splitW, reduce bool) int
 		x = b.compute(KindBackward, "mlp_bwd", l, mb, c, b.bwdPart(b.cache.block(l, passBwd, workload.BlockMLP), splitW), in, gather)
 	}
 	if tp {
-		x = b.tpReduce("tp_mlp_bwd", l, mb, c, x)
+		if mlpTP {
+			x = b.tpReduce("tp_mlp_bwd", l, mb, c, x)
+		}
 		if sp {
 			x = b.tpComm(collectives.AllGather, "tp_attn_bwd_gather", l, mb, c, x)
 		}
@@ -733,10 +793,11 @@ func (b *builder) wgradChunk(ch Chunk, mb int) {
 }
 
 // layerParams are the parameters of layer l held by one rank: dense weights
-// split by TP, routed experts split by EP and TP.
+// split by TP, routed experts split by EP and expert TP (= TP unless the
+// layout is folded).
 func (b *builder) layerParams(l int) (dense, expert float64) {
 	d, e := b.cfg.LayerParams(l)
-	return d / b.dense(), e / (b.dense() * float64(b.cfg.Layout.EP))
+	return d / b.dense(), e / (float64(b.cfg.Layout.GroupSize(GroupETP)) * float64(b.cfg.Layout.EP))
 }
 
 func (b *builder) embParams() float64 {

@@ -387,3 +387,63 @@ func TestTPImplDTensor(t *testing.T) {
 		t.Error("no backward reduce-scatters in the AsyncTP program")
 	}
 }
+
+// TestFoldedMoECollectives: with MoE parallel folding the MoE block of a
+// layer without shared experts has no TP collectives (tp_mlp_gather and the
+// tp_mlp reduce-scatter, and their backward twins, disappear) while the
+// attention keeps its own; with 1 < ETP < TP an expert-TP all-gather and
+// reduce-scatter wrap the experts in each pass. Their size (nccl-tests
+// convention, the gathered tensor): etp · tokens per rank (128/tp with SP)
+// · top-k 2 · hidden 1024 · 2 bytes = 2·32·2·1024·2 = 262,144 for tp 4,
+// etp 2. The expert gradients are per rank experts·params/(etp·ep).
+func TestFoldedMoECollectives(t *testing.T) {
+	count := func(tp, etp, ep, dp int) (map[string]int, map[string]float64) {
+		cfg := moeConfig(t, false)
+		l, err := NewFoldedLayout(tp, etp, 1, ep, dp, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Layout = l
+		cfg.Shape.TP, cfg.Shape.ETP, cfg.Shape.EP, cfg.Shape.SP = tp, etp, ep, true
+		_, prog := stepEnd(t, cfg, blockPricer{})
+		n, bytes := map[string]int{}, map[string]float64{}
+		for _, task := range prog.Tasks {
+			n[task.Name]++
+			bytes[task.Name] = task.Bytes
+			if strings.HasPrefix(task.Name, "etp_") && task.Group != GroupETP {
+				t.Errorf("%s on group %s", task.Name, task.Group)
+			}
+		}
+		return n, bytes
+	}
+	const layers = 2 // one micro-batch
+	// unfolded tp 2: TP collectives around the MoE block, no ETP ones
+	n, _ := count(2, 2, 2, 2)
+	if n["tp_mlp_gather"] != layers || n["tp_mlp"] != layers || n["tp_mlp_bwd"] != layers || n["etp_gather"] != 0 {
+		t.Errorf("unfolded: %v", n)
+	}
+	// tp 2, etp 1, ep 4 over tp×dp: none around the MoE block
+	n, _ = count(2, 1, 4, 2)
+	if n["tp_mlp_gather"]+n["tp_mlp"]+n["tp_mlp_bwd_gather"]+n["tp_mlp_bwd"]+n["etp_gather"] != 0 ||
+		n["tp_attn"] != layers || n["tp_attn_bwd_gather"] != layers || n["ep_dispatch"] != layers {
+		t.Errorf("etp 1: %v", n)
+	}
+	// tp 4, etp 2, ep 2: expert-TP collectives in both passes
+	n, b := count(4, 2, 2, 1)
+	for _, name := range []string{"etp_gather", "etp_scatter", "etp_bwd_gather", "etp_bwd_scatter"} {
+		if n[name] != layers || b[name] != 262144 {
+			t.Errorf("etp 2: %s ×%d, %v bytes; want ×%d, 262144", name, n[name], b[name], layers)
+		}
+	}
+	if n["tp_mlp"] != 0 {
+		t.Errorf("etp 2: tp_mlp ×%d", n["tp_mlp"])
+	}
+	// expert parameters per rank: 8 experts × 1 param / (etp 2 · ep 2)
+	cfg := moeConfig(t, false)
+	cfg.Layout, _ = NewFoldedLayout(4, 2, 1, 2, 1, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+	bld := &builder{cfg: cfg}
+	cfg.LayerParams = func(int) (float64, float64) { return 4, 8 }
+	if d, e := bld.layerParams(0); d != 1 || e != 2 {
+		t.Errorf("layerParams = %v, %v; want 1 (4/tp), 2 (8/(etp·ep))", d, e)
+	}
+}

@@ -15,6 +15,23 @@
 // expert-data-parallel digit when ep precedes dp in the order (the default),
 // or the other way round otherwise. GPU rank r is the r-th GPU counted node by
 // node, so the order decides which groups share a node.
+//
+// # MoE parallel folding (expert TP < TP)
+//
+// With an expert tensor-parallel size ETP below TP (Liu et al. 2025, "MoE
+// Parallel Folding", arXiv:2504.14960; Megatron-LM
+// --expert-tensor-parallel-size) the MoE layers use their own layout over
+// the same GPUs: ETP×EP×EDP per pipeline stage with ETP·EP·EDP = TP·CP·DP.
+// The expert coordinates follow Megatron-Core's expert rank generator
+// (megatron/core/parallel_state.py, initialize_model_parallel at
+// NVIDIA/Megatron-LM d98e8a6: RankGenerator(tp=ETP, ep=EP, dp=EDP, cp=1,
+// pp=PP) over the same order string): the rank number is re-read as a
+// mixed-radix number whose digits are etp, ep and edp in the positions tp,
+// ep and dp hold in parallel.order (cp has size 1 there), with pp outermost
+// — by default etp innermost, then ep, then edp. An EP group therefore spans
+// TP ranks as well as CP×DP ranks (TP2 DP16 EP32 ETP1: one EP group of the
+// stage's 32 GPUs). Folding needs pp last in the order (Megatron asserts the
+// expert and dense pipeline groups agree; with pp last they always do).
 package parallel
 
 import (
@@ -47,20 +64,27 @@ const (
 	GroupEP                   // expert parallel (all-to-all)
 	GroupDP                   // data parallel over dp×cp ranks (dense gradients, ZeRO/FSDP)
 	GroupPP                   // pipeline neighbours (send/recv)
-	GroupEDP                  // expert data parallel: dp·cp/ep ranks holding the same experts
+	GroupEDP                  // expert data parallel: tp·cp·dp/(etp·ep) ranks holding the same expert shards
+	GroupETP                  // expert tensor parallel: the etp ranks splitting each expert (the TP group unless folded)
 	NumGroupKinds
 )
 
-var groupNames = [NumGroupKinds]string{"tp", "cp", "ep", "dp", "pp", "edp"}
+var groupNames = [NumGroupKinds]string{"tp", "cp", "ep", "dp", "pp", "edp", "etp"}
 
 func (g GroupKind) String() string { return groupNames[g] }
 
 // Layout is a validated parallel layout.
 type Layout struct {
 	TP, CP, EP, DP, PP int
-	Order              [5]Dim // innermost first, a permutation of all five dims
+	// ETP is the expert tensor-parallel size: TP (no folding) or a proper
+	// divisor of it (MoE parallel folding, see the package comment).
+	ETP   int
+	Order [5]Dim // innermost first, a permutation of all five dims
 	// strides of tp, cp, dp, pp in the rank number (ep is not a rank digit)
 	stride [numDims]int
+	// folded layouts: strides of the expert digits etp (DimTP), ep (DimEP)
+	// and edp (DimDP) in the rank's index within its pipeline stage
+	estride [numDims]int
 }
 
 // ParseOrder parses "tp-cp-ep-dp-pp" style orders.
@@ -88,20 +112,42 @@ func ParseOrder(s string) ([5]Dim, error) {
 	return out, nil
 }
 
-// NewLayout checks the sizes and builds the rank mapping.
+// NewLayout checks the sizes and builds the rank mapping, with expert
+// tensor parallelism equal to tp (no folding).
 func NewLayout(tp, cp, ep, dp, pp int, order [5]Dim) (*Layout, error) {
+	return NewFoldedLayout(tp, tp, cp, ep, dp, pp, order)
+}
+
+// NewFoldedLayout is NewLayout with an expert tensor-parallel size etp: tp
+// gives NewLayout's layout; a proper divisor of tp folds the expert groups
+// over the TP×CP×DP ranks of each pipeline stage (package comment), which
+// needs ep·etp to divide tp·cp·dp and pp last in order. ETP > TP, which
+// Megatron-Core allows in principle, is not supported.
+func NewFoldedLayout(tp, etp, cp, ep, dp, pp int, order [5]Dim) (*Layout, error) {
 	for _, v := range []struct {
 		name string
 		n    int
-	}{{"tp", tp}, {"cp", cp}, {"ep", ep}, {"dp", dp}, {"pp", pp}} {
+	}{{"tp", tp}, {"cp", cp}, {"ep", ep}, {"dp", dp}, {"pp", pp}, {"expert_tp", etp}} {
 		if v.n < 1 {
 			return nil, fmt.Errorf("parallel.%s: must be >= 1, got %d", v.name, v.n)
 		}
 	}
-	if (dp*cp)%ep != 0 {
-		return nil, fmt.Errorf("parallel.ep: %d does not divide dp*cp = %d", ep, dp*cp)
+	if tp%etp != 0 {
+		return nil, fmt.Errorf("parallel.expert_tp: %d must divide tp %d (valid: divisors of tp; expert_tp > tp is not supported)", etp, tp)
 	}
-	l := &Layout{TP: tp, CP: cp, EP: ep, DP: dp, PP: pp, Order: order}
+	if etp == tp {
+		if (dp*cp)%ep != 0 {
+			return nil, fmt.Errorf("parallel.ep: %d does not divide dp*cp = %d", ep, dp*cp)
+		}
+	} else {
+		if (tp*cp*dp)%(ep*etp) != 0 {
+			return nil, fmt.Errorf("parallel.ep: ep*expert_tp = %d*%d does not divide tp*cp*dp = %d", ep, etp, tp*cp*dp)
+		}
+		if order[4] != DimPP {
+			return nil, fmt.Errorf("parallel.order: expert_tp %d < tp %d (MoE parallel folding) needs pp last in the order, got %s", etp, tp, orderString(order))
+		}
+	}
+	l := &Layout{TP: tp, CP: cp, EP: ep, DP: dp, PP: pp, ETP: etp, Order: order}
 	stride := 1
 	for _, d := range order {
 		if d == DimEP {
@@ -110,7 +156,58 @@ func NewLayout(tp, cp, ep, dp, pp int, order [5]Dim) (*Layout, error) {
 		l.stride[d] = stride
 		stride *= l.size(d)
 	}
+	if l.Folded() {
+		es := 1
+		for _, d := range order {
+			switch d {
+			case DimTP, DimEP, DimDP:
+				l.estride[d] = es
+				es *= l.expertSize(d)
+			}
+		}
+	}
 	return l, nil
+}
+
+func orderString(order [5]Dim) string {
+	parts := make([]string, len(order))
+	for i, d := range order {
+		parts[i] = d.String()
+	}
+	return strings.Join(parts, "-")
+}
+
+// Folded reports whether the MoE layers use their own layout (ETP < TP).
+func (l *Layout) Folded() bool { return l.ETP > 0 && l.ETP < l.TP }
+
+// etp is ETP, or TP for a Layout built without a constructor.
+func (l *Layout) etp() int {
+	if l.ETP <= 0 {
+		return l.TP
+	}
+	return l.ETP
+}
+
+// EDP is the expert data-parallel size: TP·CP·DP/(ETP·EP) ranks of a
+// pipeline stage hold the same expert shard (DP·CP/EP without folding).
+func (l *Layout) EDP() int {
+	if !l.Folded() {
+		return l.DP * l.CP / l.EP
+	}
+	return l.TP * l.CP * l.DP / (l.ETP * l.EP)
+}
+
+// expertSize is the radix of the folded expert digit standing in d's place.
+func (l *Layout) expertSize(d Dim) int {
+	switch d {
+	case DimTP:
+		return l.etp()
+	case DimEP:
+		return l.EP
+	case DimDP:
+		return l.EDP()
+	}
+	return 1
 }
 
 func (l *Layout) size(d Dim) int {
@@ -182,6 +279,12 @@ func (l *Layout) epInner() bool { return l.pos(DimEP) < l.pos(DimDP) }
 // Group returns the ranks of the kind-k group that contains rank, in ring
 // order (ascending coordinate). For GroupPP it is the pipeline of the rank.
 func (l *Layout) Group(k GroupKind, rank int) []int {
+	if k == GroupETP && !l.Folded() {
+		k = GroupTP
+	}
+	if l.Folded() && (k == GroupEP || k == GroupEDP || k == GroupETP) {
+		return l.foldedGroup(k, rank)
+	}
 	c := l.CoordOf(rank)
 	var out []int
 	switch k {
@@ -228,6 +331,28 @@ func (l *Layout) Group(k GroupKind, rank int) []int {
 	return out
 }
 
+// foldedGroup is an expert group of a folded layout: the ranks of rank's
+// pipeline stage that share every expert digit but the one k varies (etp for
+// GroupETP, ep for GroupEP, edp for GroupEDP), in ascending digit order.
+func (l *Layout) foldedGroup(k GroupKind, rank int) []int {
+	d := DimDP
+	switch k {
+	case GroupETP:
+		d = DimTP
+	case GroupEP:
+		d = DimEP
+	}
+	n, st := l.expertSize(d), l.estride[d]
+	stageSize := l.TP * l.CP * l.DP // pp is the outermost digit
+	base, local := rank-rank%stageSize, rank%stageSize
+	local -= (local / st % n) * st
+	out := make([]int, n)
+	for i := range out {
+		out[i] = base + local + i*st
+	}
+	return out
+}
+
 func (l *Layout) joinData(ep, edp, edpSize int) int {
 	if l.epInner() {
 		return ep + l.EP*edp
@@ -249,7 +374,9 @@ func (l *Layout) GroupSize(k GroupKind) int {
 	case GroupPP:
 		return l.PP
 	case GroupEDP:
-		return l.DP * l.CP / l.EP
+		return l.EDP()
+	case GroupETP:
+		return l.etp()
 	}
 	return 0
 }

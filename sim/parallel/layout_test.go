@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -202,5 +203,129 @@ func TestScheduleOrders(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestFoldedLayoutGroups: MoE parallel folding re-reads a stage's ranks as
+// etp + ETP·(ep + EP·edp) (Megatron-Core's expert rank generator with the
+// default order tp-cp-ep-dp-pp, pp outermost). Hand-listed groups:
+//   - tp2 dp4 pp2 ep4 etp1: a stage is 8 ranks, ep = local%4, edp =
+//     local/4, so rank 13 (stage 1, local 5) has EP {12..15}, EDP {9, 13}
+//     and ETP {13}; its EP group spans two TP groups ({12,13}, {14,15});
+//   - tp4 dp2 ep2 etp2: rank 5 = etp 1 + 2·(ep 0 + 2·edp 1): ETP {4, 5},
+//     EP {5, 7}, EDP {1, 5};
+//   - tp2 cp2 dp2 ep4 etp1: cp has size 1 in the expert generator, so the
+//     EP group of rank 6 is the stage's ranks 4-7 (tp × cp at dp 1);
+//   - r024's Qwen3-235B layout, tp2 dp16 pp8 ep32 etp1: an EP group is a
+//     whole stage of 32 GPUs (2 TP ranks × 16 DP ranks), EDP is 1.
+func TestFoldedLayoutGroups(t *testing.T) {
+	def := mustOrder(t, "tp-cp-ep-dp-pp")
+	seq := func(a, n int) []int {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = a + i
+		}
+		return out
+	}
+	for _, c := range []struct {
+		tp, etp, cp, ep, dp, pp, rank int
+		epG, edp, etpG                []int
+	}{
+		{2, 1, 1, 4, 4, 2, 13, []int{12, 13, 14, 15}, []int{9, 13}, []int{13}},
+		{4, 2, 1, 2, 2, 1, 5, []int{5, 7}, []int{1, 5}, []int{4, 5}},
+		{2, 1, 2, 4, 2, 1, 6, []int{4, 5, 6, 7}, []int{2, 6}, []int{6}},
+		{2, 1, 1, 32, 16, 8, 40, seq(32, 32), []int{40}, []int{40}},
+	} {
+		l, err := NewFoldedLayout(c.tp, c.etp, c.cp, c.ep, c.dp, c.pp, def)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !l.Folded() || l.EDP() != len(c.edp) {
+			t.Errorf("%+v: folded %v, EDP %d", c, l.Folded(), l.EDP())
+		}
+		for _, g := range []struct {
+			k    GroupKind
+			want []int
+		}{{GroupEP, c.epG}, {GroupEDP, c.edp}, {GroupETP, c.etpG}} {
+			if got := l.Group(g.k, c.rank); !slices.Equal(got, g.want) {
+				t.Errorf("tp%d etp%d cp%d ep%d dp%d pp%d: %s group of %d = %v, want %v",
+					c.tp, c.etp, c.cp, c.ep, c.dp, c.pp, g.k, c.rank, got, g.want)
+			}
+		}
+	}
+	// Without folding the expert TP group is the TP group.
+	l, _ := NewLayout(2, 1, 2, 4, 1, def)
+	if got := l.Group(GroupETP, 3); l.Folded() || !slices.Equal(got, []int{2, 3}) || l.EDP() != 2 {
+		t.Errorf("unfolded: ETP group of 3 = %v, EDP %d", got, l.EDP())
+	}
+}
+
+// TestFoldedGroupsPartition: in folded layouts every expert group kind
+// partitions the ranks, stays inside one pipeline stage, and ETP·EP·EDP =
+// TP·CP·DP; the dense groups are unchanged.
+func TestFoldedGroupsPartition(t *testing.T) {
+	for _, c := range []struct {
+		tp, etp, cp, ep, dp, pp int
+		order                   string
+	}{
+		{2, 1, 1, 4, 4, 2, "tp-cp-ep-dp-pp"},
+		{4, 2, 2, 4, 2, 2, "tp-cp-ep-dp-pp"},
+		{8, 1, 1, 16, 4, 1, "tp-cp-ep-dp-pp"},
+		{4, 1, 2, 2, 2, 2, "tp-cp-dp-ep-pp"},
+		{2, 1, 2, 4, 2, 2, "cp-dp-tp-ep-pp"},
+	} {
+		l, err := NewFoldedLayout(c.tp, c.etp, c.cp, c.ep, c.dp, c.pp, mustOrder(t, c.order))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.GroupSize(GroupETP)*l.GroupSize(GroupEP)*l.GroupSize(GroupEDP) != c.tp*c.cp*c.dp {
+			t.Fatalf("%+v: etp*ep*edp != tp*cp*dp", c)
+		}
+		for k := GroupKind(0); k < NumGroupKinds; k++ {
+			seen := make([]int, l.World())
+			for _, g := range l.Groups(k, -1) {
+				if len(g) != l.GroupSize(k) {
+					t.Fatalf("%+v %s: group %v has size %d, want %d", c, k, g, len(g), l.GroupSize(k))
+				}
+				for _, r := range g {
+					seen[r]++
+					if !slices.Equal(l.Group(k, r), g) {
+						t.Fatalf("%+v %s: Group(%d) = %v, want %v", c, k, r, l.Group(k, r), g)
+					}
+					if k != GroupPP && l.CoordOf(r).PP != l.CoordOf(g[0]).PP {
+						t.Fatalf("%+v %s: group %v spans pipeline stages", c, k, g)
+					}
+				}
+			}
+			for r, n := range seen {
+				if n != 1 {
+					t.Fatalf("%+v %s: rank %d in %d groups", c, k, r, n)
+				}
+			}
+		}
+	}
+}
+
+func TestFoldedLayoutErrors(t *testing.T) {
+	def := mustOrder(t, "tp-cp-ep-dp-pp")
+	for _, c := range []struct {
+		tp, etp, cp, ep, dp, pp int
+		order                   [5]Dim
+		want                    string
+	}{
+		{4, 3, 1, 1, 2, 1, def, "parallel.expert_tp: 3 must divide tp 4"},
+		{2, 4, 1, 1, 2, 1, def, "expert_tp > tp is not supported"},
+		{2, 0, 1, 1, 2, 1, def, "parallel.expert_tp: must be >= 1"},
+		{2, 1, 1, 8, 2, 1, def, "parallel.ep: ep*expert_tp = 8*1 does not divide tp*cp*dp = 4"},
+		{2, 1, 1, 4, 2, 2, mustOrder(t, "tp-cp-ep-pp-dp"), "needs pp last"},
+	} {
+		_, err := NewFoldedLayout(c.tp, c.etp, c.cp, c.ep, c.dp, c.pp, c.order)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want %q", c, err, c.want)
+		}
+	}
+	// expert_tp = tp is NewLayout, whose EP must divide dp*cp.
+	if _, err := NewFoldedLayout(2, 2, 1, 4, 2, 1, def); err == nil {
+		t.Error("unfolded ep not dividing dp*cp accepted")
 	}
 }

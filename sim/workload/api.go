@@ -163,10 +163,15 @@ func (o Op) Bytes() float64 { return o.BytesRead + o.BytesWritten }
 
 // Shape is the per-GPU problem: micro-batch, sequence and the split.
 type Shape struct {
-	MicroBatch     int
-	Seq            int // full sequence length (before the CP split)
-	Dtype          Dtype
-	TP, CP, EP     int // 0 treated as 1
+	MicroBatch int
+	Seq        int // full sequence length (before the CP split)
+	Dtype      Dtype
+	TP, CP, EP int // 0 treated as 1
+	// ETP is the expert tensor-parallel size (MoE parallel folding): the
+	// routed experts are split ETP ways instead of TP ways and each EP rank
+	// receives the dispatched tokens of ETP·EP ranks' own (sequence-
+	// parallel) tokens. 0, or a value not below TP, means TP: no folding.
+	ETP            int
 	SP             bool
 	FlashAttention bool
 	// UnfusedLoss prices the cross-entropy as PyTorch's unfused fp32

@@ -160,7 +160,9 @@
 // states in the master dtype: 2 + 2 + 4 + 8 = 16 bytes for mixed-precision
 // AdamW, ZeRO §3.1), sharded over the data-parallel × context-parallel group
 // by ZeRO stage (1: optimizer, 2: + gradients, 3: + weights; expert
-// parameters over DP·CP/EP), with ZeRO-3 adding two gathered layers of
+// parameters, split by EP and by ETP (= TP unless folded), over the expert
+// data-parallel group DP·CP/EP, or TP·CP·DP/(ETP·EP) with MoE parallel
+// folding, Liu et al. 2025, arXiv:2504.14960), with ZeRO-3 adding two gathered layers of
 // weights and one of gradients. Activations follow Korthikanti et al. 2022
 // (arXiv:2205.05198): each tensor saved for the backward, which for their GPT
 // is s·b·h·(34 + 5·a·s/h) bytes per layer, s·b·h·(10 + 24/t + 5·a·s/(h·t))

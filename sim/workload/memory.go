@@ -124,8 +124,11 @@ func (m Model) LayerActivationBytes(layer int, s Shape, r Recompute) float64 {
 	act += Tsp * h * a // norm input
 	if m.IsMoELayer(layer) {
 		e := m.MoE
-		f := float64(cdiv(e.ExpertFFN, sh.tp))
+		f := float64(cdiv(e.ExpertFFN, sh.etp))
 		te := T * float64(e.TopK) * e.CapacityFactor
+		if sh.etp != sh.tp { // folded: see split.expertTokens
+			te = te * float64(sh.etp) / float64(sh.tp)
+		}
 		act += Tsp*h*a + Tsp*float64(e.Experts)*4 // router input, fp32 probabilities
 		act += te*h*a + te*float64(m.fc1Width(int(f)))*a + te*f*a + te*h*a
 		if e.SharedExperts > 0 {
@@ -210,7 +213,8 @@ const (
 
 // rankParams is the parameter count on one GPU, split into parameters
 // replicated over the data-parallel×context-parallel group ("dense") and
-// expert parameters, replicated only over its DP·CP/EP part.
+// expert parameters, replicated only over its expert data-parallel part
+// (DP·CP/EP; TP·CP·DP/(ETP·EP) with MoE parallel folding).
 type rankParams struct {
 	dense, expert float64
 	maxLayer      float64 // the largest layer on this rank, per GPU (ZeRO-3 gather unit)
@@ -251,7 +255,7 @@ func (in MemoryInput) params(sh split, ids []int) rankParams {
 			e := m.MoE
 			one, oneOther := m.mlpParams(e.ExpertFFN)
 			per := (one + oneOther) / tp
-			expert = per * math.Ceil(float64(e.Experts)/ep)
+			expert = (one + oneOther) / float64(sh.etp) * math.Ceil(float64(e.Experts)/ep)
 			dense += per * float64(e.SharedExperts)
 		} else {
 			dense += (lp.mlpMatmul + lp.mlpOther) / tp
@@ -278,7 +282,8 @@ func (in MemoryInput) params(sh split, ids []int) rankParams {
 //   - Weights, Gradients, Optimizer (master copy + states): parameters on
 //     the rank (its layers split by TP, experts by EP, the vocabulary-
 //     parallel embedding/LM head on the first/last stage) × ModelStateBytes,
-//     divided by the ZeRO group (DP·CP; DP·CP/EP for experts) — optimizer
+//     divided by the ZeRO group (DP·CP; the EDP group DP·CP/EP, or
+//     TP·CP·DP/(ETP·EP) folded, for experts, which ETP splits) — optimizer
 //     from ZeRO-1, gradients from ZeRO-2, weights from ZeRO-3;
 //   - Activations: the rank's LayerActivationBytes × InFlightMicrobatches,
 //     plus, under full or per-op selective recompute, one layer's
@@ -304,6 +309,10 @@ func StageMemory(in MemoryInput) Memory {
 	cp := float64(max(in.Shape.CP, 1))
 	dgrp := float64(max(in.DP, 1)) * cp
 	egrp := max(dgrp/float64(sh.ep), 1)
+	if sh.etp != sh.tp {
+		// folded: the expert data-parallel group is tp·cp·dp/(etp·ep)
+		egrp = max(dgrp*float64(sh.tp)/(float64(sh.etp)*float64(sh.ep)), 1)
+	}
 	shard := func(stage int, bytes float64) float64 {
 		if in.Zero >= stage {
 			return p.dense*bytes/dgrp + p.expert*bytes/egrp

@@ -229,3 +229,23 @@ func TestStageMemoryLayerIDs(t *testing.T) {
 		t.Error("Stage 1 of 3-layer stages should hold layers 3-5, with 15 micro-batches in flight")
 	}
 }
+
+// TestStageMemoryFolded: Mixtral with tp 2, ep 8 and expert TP 1 on dp 8:
+// each GPU holds one whole expert (8/ep, not split), attention split by TP:
+// weights (41,943,040/2 + 8,192 + 32,768 + 176,160,768) × 2 bytes. With
+// ZeRO-1 the optimizer (12 bytes: fp32 master + two Adam states) is sharded
+// over DP·CP = 8 for dense parameters and over the expert data-parallel
+// group tp·cp·dp/(etp·ep) = 2·8/8 = 2 for the expert ones.
+func TestStageMemoryFolded(t *testing.T) {
+	m, _ := Preset("mixtral-8x7b")
+	in := MemoryInput{Model: m, Shape: Shape{MicroBatch: 1, Seq: 4096, Dtype: BF16, TP: 2, ETP: 1, EP: 8, SP: true, FlashAttention: true},
+		Layers: 1, PP: 32, DP: 8, Stage: 5, Schedule: "1f1b", Microbatches: 64, Zero: 1, Optimizer: "adamw", MasterDtype: FP32, GradDtype: BF16}
+	got := StageMemory(in)
+	dense, expert := 41943040/2+8192+32768.0, 176160768.0
+	if got.Weights != (dense+expert)*2 {
+		t.Errorf("weights %.0f, want %.0f", got.Weights, (dense+expert)*2)
+	}
+	if want := (dense/8 + expert/2) * 12; got.Optimizer != want {
+		t.Errorf("optimizer %.0f, want %.0f", got.Optimizer, want)
+	}
+}

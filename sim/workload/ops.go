@@ -51,6 +51,7 @@ type split struct {
 	d        attnDims
 	b, seq   int     // micro-batch, full sequence
 	tp, ep   int     // tensor and expert parallel degrees
+	etp      int     // expert tensor parallel degree: tp unless folded (Shape.ETP)
 	sl       int     // local sequence: ceil(seq/cp)
 	tok      float64 // tokens per GPU per micro-batch: b·sl
 	tokSP    float64 // tokens of the norm/residual/dropout kernels: tok/tp with SP
@@ -79,7 +80,11 @@ func newSplit(m Model, s Shape) split {
 	tp, cp, ep, b := one(s.TP), one(s.CP), one(s.EP), one(s.MicroBatch)
 	seq := max(s.Seq, 0)
 	d := m.dims()
-	sp := split{m: m, d: d, b: b, seq: seq, tp: tp, ep: ep, sl: cdiv(seq, cp),
+	etp := tp
+	if s.ETP > 0 && s.ETP < tp {
+		etp = s.ETP
+	}
+	sp := split{m: m, d: d, b: b, seq: seq, tp: tp, ep: ep, etp: etp, sl: cdiv(seq, cp),
 		hl: cdiv(d.heads, tp), kvl: cdiv(d.kvHeads, tp),
 		act: s.Dtype.storageBytes(), gin: s.Dtype.Bytes(), flash: s.FlashAttention,
 		attnEff:  [2]float64{max(s.AttnEff, 0), max(s.AttnBwdEff, 0)},
@@ -391,6 +396,13 @@ func (b *builder) denseMLP() {
 // dispatcher does), spread evenly over its experts/EP local experts. Expert
 // MLPs are split by TP along the inner dimension like dense MLPs (expert
 // tensor parallelism = TP). Shared experts run densely on all tokens.
+//
+// With MoE parallel folding (Shape.ETP = etp < tp) the experts are split
+// etp ways and an EP rank's expert tokens are those of its etp-rank expert
+// TP group: the stage's tp·cp·dp ranks route b·s/cp tokens per TP group,
+// k·cf·b·s/cp·cp·dp in all, shared by tp·cp·dp/etp expert shards, so
+// k·cf·tok·etp/tp per GPU (= k·cf·tokSP·etp with SP). Shared experts stay
+// on TP.
 func (b *builder) moe() {
 	m, e := b.m, b.m.MoE
 	h, fh := m.Hidden, float64(m.Hidden)
@@ -405,9 +417,9 @@ func (b *builder) moe() {
 		cost{tr * k * fh, tr * k * fh * b.act, tr * fh * b.act})
 
 	local := max(e.Experts/b.ep, 1)
-	te := b.tok * k * e.CapacityFactor // expert tokens on this GPU
+	te := b.expertTokens()
 	me := int(math.Ceil(te / float64(local)))
-	f := cdiv(e.ExpertFFN, b.tp)
+	f := cdiv(e.ExpertFFN, b.etp)
 	b.gemm("expert_fc1", BlockExperts, me, m.fc1Width(f), h, local, b.fc1Parts("expert_fc1", f)...)
 	b.activation("expert_act", BlockExperts, float64(me*local), f)
 	b.gemm("expert_fc2", BlockExperts, me, h, f, local)
@@ -423,6 +435,17 @@ func (b *builder) moe() {
 		cost{3 * tr * k * fh, (tr + tr*k) * fh * b.act, tr * k * fh * b.act})
 	b.dropout("moe_dropout", BlockCombine, tr*fh)
 	b.residual("moe_residual", BlockCombine, tr*fh)
+}
+
+// expertTokens is the routed tokens one GPU's experts process per
+// micro-batch (see moe): tok·k·cf, times etp/tp when folded.
+func (sp split) expertTokens() float64 {
+	e := sp.m.MoE
+	te := sp.tok * float64(e.TopK) * e.CapacityFactor
+	if sp.etp != sp.tp {
+		te = te * float64(sp.etp) / float64(sp.tp)
+	}
+	return te
 }
 
 // RecomputeOps are the forward kernels redone before a layer's backward:

@@ -377,3 +377,45 @@ func TestBadShapesDoNotPanic(t *testing.T) {
 	_ = empty.Params()
 	_ = empty.LayerOps(0, Shape{Seq: 8}, Forward)
 }
+
+// TestFoldedExpertGEMMs: with MoE parallel folding (ETP < TP) the expert
+// GEMMs are split by ETP and a GPU's experts see tok·k·cf·etp/tp tokens.
+// Mixtral (h 4096, expert FFN 14336, SwiGLU, 8 experts, top-2), 4096
+// tokens, SP:
+//   - tp 2, ep 8 (unfolded): 1 local expert, 4096·2 = 8192 tokens, fc1
+//     width 2·14336/2 = 14336;
+//   - tp 2, etp 1, ep 8: 4096·2·1/2 = 4096 tokens, width 2·14336 = 28672
+//     (same FLOPs: 8192·14336 = 4096·28672);
+//   - tp 4, etp 2, ep 4: 2 local experts, 4096·2·2/4 = 4096 tokens, 2048
+//     each, width 2·14336/2 = 14336.
+//
+// Shared experts stay on TP; ETP ≥ TP (or 0) means no folding.
+func TestFoldedExpertGEMMs(t *testing.T) {
+	m, _ := Preset("mixtral-8x7b")
+	for _, c := range []struct {
+		tp, etp, ep    int
+		m, n, k, batch int
+	}{
+		{2, 0, 8, 8192, 14336, 4096, 1},
+		{2, 2, 8, 8192, 14336, 4096, 1},
+		{2, 4, 8, 8192, 14336, 4096, 1},
+		{2, 1, 8, 4096, 28672, 4096, 1},
+		{4, 2, 4, 2048, 14336, 4096, 2},
+	} {
+		s := Shape{MicroBatch: 1, Seq: 4096, Dtype: BF16, TP: c.tp, ETP: c.etp, EP: c.ep, SP: true, FlashAttention: true}
+		ops := m.LayerOps(0, s, Forward)
+		i := slices.IndexFunc(ops, func(o Op) bool { return o.Name == "expert_fc1" })
+		if o := ops[i]; o.M != c.m || o.N != c.n || o.K != c.k || o.Batch != c.batch {
+			t.Errorf("tp %d etp %d ep %d: expert_fc1 %d×%d×%d ×%d, want %d×%d×%d ×%d",
+				c.tp, c.etp, c.ep, o.M, o.N, o.K, o.Batch, c.m, c.n, c.k, c.batch)
+		}
+	}
+	// DeepSeek-V3's shared expert stays a dense MLP on TP 4: all 4096 tokens
+	// (gathered over TP), fc1 width 2·2048/4.
+	ds, _ := Preset("deepseek-v3")
+	ops := ds.LayerOps(5, Shape{MicroBatch: 1, Seq: 4096, Dtype: BF16, TP: 4, ETP: 1, EP: 64, SP: true, FlashAttention: true}, Forward)
+	i := slices.IndexFunc(ops, func(o Op) bool { return o.Name == "shared_fc1" })
+	if i < 0 || ops[i].M != 4096 || ops[i].N != 2*ds.MoE.ExpertFFN/4 {
+		t.Errorf("shared_fc1 with etp 1 < tp 4: %+v", ops[i])
+	}
+}

@@ -83,10 +83,13 @@ func TestTranslate(t *testing.T) {
 			"tflops_per_gpu: 140", "flops_convention: megatron-sc21"}},
 		// Megatron H100 README: distributed optimizer, SP and TP overlap.
 		{16, []string{"tied_embeddings: false", "ffn: 32768", "zero: 1", "sp: true", "tp_comm: true", "dp: 48", "flops_convention: model"}},
-		// Megatron MoE: EP 32 with ETP 1 over TP 2 × DP 16 → ep 16;
-		// 94 layers + 2 = 96 slots, 12 per stage, 3 per virtual stage.
-		{24, []string{"preset: qwen3-235b-a22b", "ep: 16", "virtual_stages: 4", "first_stage_layers: 11", "last_stage_layers: 11",
+		// Megatron MoE: EP 32 with ETP 1 over TP 2 × DP 16, the recipe's
+		// values (MoE parallel folding); 94 layers + 2 = 96 slots, 12 per
+		// stage, 3 per virtual stage.
+		{24, []string{"preset: qwen3-235b-a22b", "tp: 2", "ep: 32", "expert_tp: 1", "virtual_stages: 4", "first_stage_layers: 11", "last_stage_layers: 11",
 			"attention_flops: causal"}},
+		// ETP 1 with TP 2 on 128 B300: ep 16 over TP 2 × DP 64.
+		{25, []string{"tp: 2", "ep: 16", "expert_tp: 1"}},
 		// Megatron MoE on 128 GB300: two racks of 64, EP 64 inside each;
 		// the recipe's EP overlap.
 		{26, []string{"gpu: gb300", "nodes: 32", "ep: 64", "ep: true", "racks of 64", "fp8_recipe: mxfp8"}},

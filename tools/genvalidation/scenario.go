@@ -35,6 +35,7 @@ type scen struct {
 	nicsPerNode        int
 
 	tp, pp, dp, cp, ep int
+	expertTP           int // parallel.expert_tp; 0 = tp (not written)
 	sp                 bool
 	zero               int
 	schedule           string
@@ -156,6 +157,7 @@ func (s *scen) yaml() []byte {
 	num("dp", s.dp)
 	num("cp", s.cp)
 	num("ep", s.ep)
+	num("expert_tp", s.expertTP)
 	if s.sp {
 		b.WriteString("  sp: true\n")
 	}

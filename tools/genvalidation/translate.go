@@ -333,13 +333,18 @@ func megatronMoE(r row) (*scen, string) {
 		s.overlap = append(s.overlap, kv{"ep", true})
 		s.facts = append(s.facts, "EP overlap (the recipe's overlap_moe_expert_parallel_comm): parallel.overlap.ep.")
 	}
-	if dpcp%ep != 0 {
-		// Megatron-Core forms the expert-parallel group from TP×DP ranks
-		// (ETP=1); simtrain ties expert TP to TP and carves EP from DP·CP,
-		// so the same ep·etp ranks per expert group become ep·1/tp.
-		e2 := ep / s.tp
-		s.assume("EP %d with ETP 1 over TP %d × DP %d is written as ep %d with expert TP %d (same ranks per expert group, same expert FLOPs per GPU; simtrain splits each expert by TP)", ep, s.tp, dpcp, e2, s.tp)
-		ep = e2
+	// The recipes' expert tensor parallelism (the notes' "ETP=n"; Megatron's
+	// default is TP): below TP the MoE layers fold their EP groups over
+	// the TP×DP ranks (MoE parallel folding), written as parallel.expert_tp.
+	if m := regexp.MustCompile(`ETP=([0-9]+)`).FindStringSubmatch(notes); m != nil && s.tp > 1 {
+		etp := atoi(m[1])
+		if etp < 1 || s.tp%etp != 0 {
+			return nil, "expert TP does not divide TP"
+		}
+		if etp < s.tp {
+			s.expertTP = etp
+			s.facts = append(s.facts, fmt.Sprintf("MoE parallel folding: EP %d × ETP %d over TP %d × DP %d: parallel.expert_tp: %d.", ep, etp, s.tp, dpcp, etp))
+		}
 	}
 	s.ep = ep
 	if s.pp > 1 {
