@@ -71,6 +71,9 @@ The directory is replaced atomically: a failed run leaves the previous one.`,
 					name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 					if o.format == "json" {
 						_ = writeJSONLine(cmd.OutOrStdout(), map[string]string{"name": name, "error": err.Error()})
+					} else if strings.Contains(err.Error(), path) {
+						// sim.Load already names the file.
+						fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: %v\n", err)
 					} else {
 						fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: %s: %v\n", path, err)
 					}

@@ -210,3 +210,25 @@ func structColumns(v any) []string {
 	}
 	return out
 }
+
+// TestRunBadScenarioNamesFileOnce: a scenario that fails validation gets a
+// one-line error naming the file once and the field with its choices.
+func TestRunBadScenarioNamesFileOnce(t *testing.T) {
+	src, err := os.ReadFile("../../scenarios/quickstart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "bad.yaml")
+	bad := strings.Replace(string(src), "parallel:\n", "parallel:\n  tp_impl: foo\n", 1)
+	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err := runCLI(t, "run", path, "--out", t.TempDir())
+	if err == nil {
+		t.Fatal("bad scenario ran")
+	}
+	line := strings.SplitN(stderr, "\n", 2)[0]
+	if strings.Count(line, path) != 1 || !strings.Contains(line, `parallel.tp_impl: unknown value "foo" (valid: megatron, dtensor)`) {
+		t.Errorf("error line %q", line)
+	}
+}
