@@ -534,9 +534,12 @@ func (b *builder) tpPaired(l int) bool {
 // reduce-scatter (all-reduce without SP) alongside the tail, and the middle
 // waits for the all-gather. A collective is exposed only by what it takes
 // beyond its GEMM. Backward: the weight gradients are reduced after the
-// attention tail. It returns the task the next layer waits for.
+// attention tail. With StepConfig.TPImplDTensor and sequence parallelism
+// the pairs are PyTorch's symmetric-memory ops (asyncTPGather,
+// asyncTPReduce). It returns the task the next layer waits for.
 func (b *builder) tpPairedLayer(pass, l, mb, c int, in, gather int32, reduce ...bool) int32 {
 	sp := b.cfg.Shape.SP
+	asyncTP := sp && b.cfg.TPImplDTensor
 	red := collectives.AllReduce
 	if sp {
 		red = collectives.ReduceScatter
@@ -573,6 +576,9 @@ func (b *builder) tpPairedLayer(pass, l, mb, c int, in, gather int32, reduce ...
 			}
 			h = b.compute(kind, p.name+"_head_"+dir, l, mb, c, head, first...)
 		}
+		if asyncTP {
+			b.asyncTPGather(ag, kind, l, mb, c, x, h)
+		}
 		m := b.compute(kind, p.name+"_"+dir, l, mb, c, mid, x, h, ag, gather)
 		tail = m
 		if end.dur > 0 {
@@ -590,6 +596,9 @@ func (b *builder) tpPairedLayer(pass, l, mb, c int, in, gather int32, reduce ...
 			continue
 		}
 		x = b.comm(GroupTP, red, b.tpBytes(red, true), rname, l, mb, c, m)
+		if asyncTP {
+			x = b.asyncTPReduce(x, kind, l, mb, c)
+		}
 	}
 	if pass == passBwd {
 		dense, expert := b.layerParams(l)
@@ -597,6 +606,47 @@ func (b *builder) tpPairedLayer(pass, l, mb, c int, in, gather int32, reduce ...
 	}
 	b.releaseLayer(tail)
 	return x
+}
+
+// asyncTPGather turns the all-gather ag of a paired layer into PyTorch's
+// fused_all_gather_matmul (torch/distributed/_symmetric_memory/__init__.py,
+// _pipelined_multi_all_gather_and_consume, 2025 versions): the peers'
+// shards arrive by p2p copy_ between contiguous tensors, which ATen runs as
+// cudaMemcpyAsync (aten/src/ATen/native/cuda/Copy.cu,
+// copy_device_to_device, memcpy_eligible) on the copy engines, so the
+// gather holds no SMs (Task.CopyEngine). Before the first shard is
+// consumed, each rank copies its own shard into its symmetric buffer on
+// the compute stream ("mv"; the source gives up overlapping it with the
+// first GEMM): a read and a write of 1/tp of the gathered tensor, added
+// here after the head (deps), which the first GEMM waits for.
+func (b *builder) asyncTPGather(ag int32, kind Kind, l, mb, c int, deps ...int32) {
+	t := &b.prog.Tasks[ag]
+	t.CopyEngine = true
+	shard := t.Bytes / b.dense()
+	cost := b.cache.price([]workload.Op{{Name: t.Name + "_shard_copy", Class: workload.ClassMemory,
+		BytesRead: shard, BytesWritten: shard, Batch: 1}})
+	b.compute(kind, t.Name+"_shard_copy", l, mb, c, cost, deps...)
+}
+
+// asyncTPReduce turns the reduce-scatter rs of a paired layer into
+// PyTorch's fused_matmul_reduce_scatter (the same file,
+// _fused_matmul_reduce_scatter_impl and _pipelined_produce_and_all2all):
+// each GEMM chunk is written to a symmetric buffer and pulled by its
+// destination rank with copy_ (copy engine, no SMs: Task.CopyEngine); the
+// rank then sums the tp partial results it received (reduce_fn, torch.sum
+// over the stacked partials) on the compute stream after the last chunk.
+// That reduction reads the whole stacked tensor (rs's bytes, tp partials
+// of 1/tp each) and writes 1/tp of it; it is returned as the task the
+// next compute waits for.
+func (b *builder) asyncTPReduce(rs int32, kind Kind, l, mb, c int) int32 {
+	t := &b.prog.Tasks[rs]
+	if t.Op != collectives.ReduceScatter {
+		return rs
+	}
+	t.CopyEngine = true
+	cost := b.cache.price([]workload.Op{{Name: t.Name + "_reduce", Class: workload.ClassMemory,
+		BytesRead: t.Bytes, BytesWritten: t.Bytes / b.dense(), Batch: 1}})
+	return b.compute(kind, t.Name+"_reduce", l, mb, c, cost, rs)
 }
 
 func scaleCost(c blockCost, f float64) blockCost {

@@ -447,3 +447,99 @@ func TestFoldedMoECollectives(t *testing.T) {
 		t.Errorf("layerParams = %v, %v; want 1 (4/tp), 2 (8/(etp·ep))", d, e)
 	}
 }
+
+// TestAsyncTPSymmetricMemory: with StepConfig.TPImplDTensor, sequence
+// parallelism and paired TP collectives (PyTorch AsyncTP), every paired
+// all-gather and forward reduce-scatter is a copy-engine transfer, every
+// paired all-gather has a compute-stream copy of the local shard before
+// its first GEMM, and every forward reduce-scatter is followed by the
+// reduction of the tp partial results, which the next compute waits for.
+// Sizes, from the test shape (micro-batch 2, sequence 128, hidden 1024,
+// bf16, tp 2): a gathered tensor S = 2·128·1024·2 = 524,288 bytes; the
+// shard copy reads and writes S/2 (Bytes 524,288); the reduction reads S
+// and writes S/2 (Bytes 786,432). The backward input-gradient
+// reduce-scatters stay NCCL kernels without a reduction, and Megatron-style
+// pairing (TPImplDTensor off) has none of this.
+func TestAsyncTPSymmetricMemory(t *testing.T) {
+	l, err := NewLayout(2, 1, 1, 1, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, _ := Partition(2, 1, 1, 0, 0)
+	build := func(dtensor bool) *Program {
+		cfg := &StepConfig{Layout: l, Model: testModel(t, 2),
+			Shape:    workload.Shape{MicroBatch: 2, Seq: 128, Dtype: workload.BF16, TP: 2, SP: true, FlashAttention: true},
+			Schedule: OneFOneB, Virtual: 1, Microbatches: 1, Chunks: chunks, Optimizer: "adamw",
+			ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32, Steps: 1,
+			Overlap:       Overlap{TPComm: true, GradReduce: true, ParamGather: true, P2P: true},
+			TPImplDTensor: dtensor,
+			LayerParams:   func(int) (float64, float64) { return 1e6, 0 },
+		}
+		progs, err := Build(cfg, tpPricer{c: engine.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return progs[0]
+	}
+	const S = 2 * 128 * 1024 * 2
+	p := build(true)
+	var gathers, fwdScatters, bwdScatters int
+	for i, task := range p.Tasks {
+		if task.Stream != StreamTP || task.Layer < 0 {
+			continue
+		}
+		switch {
+		case task.Op == collectives.AllGather:
+			gathers++
+			if !task.CopyEngine {
+				t.Errorf("%s layer %d: not a copy-engine transfer", task.Name, task.Layer)
+			}
+			found := false
+			for j := i + 1; j < len(p.Tasks); j++ {
+				c := p.Tasks[j]
+				if c.Name == task.Name+"_shard_copy" && c.Layer == task.Layer && c.Stream == StreamCompute {
+					found = c.Bytes == S
+					break
+				}
+			}
+			if !found {
+				t.Errorf("%s layer %d: no shard copy of %d bytes", task.Name, task.Layer, S)
+			}
+		case task.Op == collectives.ReduceScatter && strings.HasSuffix(task.Name, "_bwd"):
+			bwdScatters++
+			if task.CopyEngine {
+				t.Errorf("%s layer %d: the unfused reduce-scatter is an NCCL kernel", task.Name, task.Layer)
+			}
+			for _, s := range p.Succ(i) {
+				if strings.HasSuffix(p.Tasks[s].Name, "_reduce") {
+					t.Errorf("%s layer %d: unexpected reduction %s", task.Name, task.Layer, p.Tasks[s].Name)
+				}
+			}
+		case task.Op == collectives.ReduceScatter:
+			fwdScatters++
+			if !task.CopyEngine {
+				t.Errorf("%s layer %d: not a copy-engine transfer", task.Name, task.Layer)
+			}
+			n := 0
+			for _, s := range p.Succ(i) {
+				r := p.Tasks[s]
+				if r.Name == task.Name+"_reduce" && r.Stream == StreamCompute && r.Bytes == S+S/2 {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Errorf("%s layer %d: %d reductions of %d bytes, want 1", task.Name, task.Layer, n, S+S/2)
+			}
+		}
+	}
+	// 2 layers × (2 forward + 2 backward gathers, 2 forward and 2 backward
+	// reduce-scatters).
+	if gathers != 8 || fwdScatters != 4 || bwdScatters != 4 {
+		t.Errorf("gathers %d, forward reduce-scatters %d, backward %d; want 8, 4, 4", gathers, fwdScatters, bwdScatters)
+	}
+	for _, task := range build(false).Tasks {
+		if task.CopyEngine || strings.HasSuffix(task.Name, "_shard_copy") || strings.HasSuffix(task.Name, "_reduce") {
+			t.Errorf("megatron pairing: unexpected AsyncTP task %s", task.Name)
+		}
+	}
+}

@@ -53,6 +53,41 @@
 // results are bit-identical to the executor without the model
 // (TestInterferenceInvariants).
 //
+// # PyTorch AsyncTP
+//
+// With tensor parallelism as PyTorch DTensor runs it (StepConfig.
+// TPImplDTensor), sequence parallelism and overlapped TP communication, the
+// paired collectives of a dense layer are PyTorch's symmetric-memory ops
+// (torch/distributed/_symmetric_memory/__init__.py, 2025 versions, the
+// torch.cuda-based file before the torch.accelerator rewrite):
+//
+//	fused_all_gather_matmul      each rank copies its shard (S/tp bytes of a
+//	                             gathered tensor of S) into its symmetric
+//	                             buffer on the compute stream, then pulls the
+//	                             peers' shards by copy_ while the GEMM chunks
+//	                             run on two alternating streams
+//	                             (_pipelined_multi_all_gather_and_consume)
+//	fused_matmul_reduce_scatter  each GEMM chunk lands in a symmetric buffer
+//	                             and its destination pulls it by copy_; the
+//	                             rank then sums its tp partials on the compute
+//	                             stream (_fused_matmul_reduce_scatter_impl:
+//	                             reduce_fn over the stacked partials, read S,
+//	                             write S/tp)
+//
+// The copies are copy_ between contiguous tensors of one dtype, which ATen
+// issues as cudaMemcpyAsync (aten/src/ATen/native/cuda/Copy.cu,
+// copy_device_to_device): copy engines, no SMs, so these collectives hold
+// c = 0 (Task.CopyEngine) while the shard copy (read and write S/tp) and
+// the reduction (read S, write S/tp) are memory-bound compute-stream tasks.
+// The backward input-gradient reduce-scatter is not fused (see
+// StepConfig.TPImplDTensor) and stays an NCCL kernel of c CTAs without a
+// reduction. Each call also runs 3 (all-gather) or 2·tp (reduce-scatter)
+// symm_mem barriers, single-block signal kernels of about one NVLink write
+// latency (≈2 µs on NVLink, cuda-samples#230 and nccl-tests#123 in
+// hardware-facts.md §5); they are left out: on the Llama 3 8B AsyncTP run
+// (r056: 32 layers, one micro-batch, 2.5 s steps) even all 44 per layer at
+// 3 µs, none hidden, would add 4 ms, 0.2%.
+//
 // Not modelled: HBM bandwidth taken by the communication kernels' copies and
 // reductions (nccl#1433: a send/recv kernel of one CTA still slows a GEMM
 // through memory bandwidth), wave quantisation (a GEMM sized to exactly one
@@ -60,6 +95,7 @@
 // an H100 report measured its time nearly doubling, NVIDIA developer forum
 // thread 337991, "Compute-Communication Overlap Causes Severe GEMM
 // Performance Degradation because of Tail Effect"), the copy-engine
-// and chunked-GEMM costs of AsyncTP and userbuffers, and which NCCL algorithm
+// and chunked-GEMM costs of userbuffers, AsyncTP's GEMM decomposition into
+// tp chunks of 1/tp of the rows on two streams, and which NCCL algorithm
 // (ring 24 channels or NVLS 16 on Hopper) a collective uses.
 package parallel

@@ -88,6 +88,11 @@ type Task struct {
 	Bytes  float64 // compute: HBM bytes; communication: message size (nccl-tests convention)
 	Peer   int32   // send/recv: the peer's pipeline stage
 	Match  int32   // send: index of the matching recv in the peer stage's program; recv: of the send
+	// CopyEngine marks a communication task whose data the GPU's copy
+	// engines move (PyTorch AsyncTP's symmetric-memory p2p copies,
+	// cudaMemcpyAsync): it holds no SMs, so it does not slow compute
+	// (interference.go). False for NCCL kernels.
+	CopyEngine bool
 }
 
 // Program is one pipeline stage's tasks for the simulated steps, in issue
@@ -179,6 +184,10 @@ type StepConfig struct {
 	// input is a matmul output; the backward input gradient of torchtitan's
 	// separate q/k/v and w1/w3 projections is a sum of matmuls, so that
 	// reduce-scatter runs after the whole block's backward, exposed.
+	// The fused ops move data by copy-engine p2p copies (no SMs) and add a
+	// shard copy per all-gather and a partial-sum reduction per forward
+	// reduce-scatter on the compute stream (builder.go asyncTPGather,
+	// asyncTPReduce; package documentation, "PyTorch AsyncTP").
 	TPImplDTensor bool
 	// EPBackend is the library running the MoE dispatch and combine
 	// (epdispatch.go). EPNCCL, the zero value, is an all-to-all of

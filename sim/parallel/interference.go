@@ -132,8 +132,13 @@ func (x *Executor) commBusy(i int, delta int32) {
 	}
 }
 
-// ctasOf is the CTAs communication task t of instance i holds.
+// ctasOf is the CTAs communication task t of instance i holds: none for a
+// copy-engine transfer (Task.CopyEngine), else its stage's count for the
+// task's group kind.
 func (x *Executor) ctasOf(i int, task *Task) int32 {
+	if task.CopyEngine {
+		return 0
+	}
 	return x.ctas[x.inst[i].stage][task.Group]
 }
 

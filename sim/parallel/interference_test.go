@@ -31,6 +31,11 @@ func compute(d engine.Time) Task {
 	return Task{Kind: KindForward, Stream: StreamCompute, Name: "fwd", Dur: d}
 }
 
+func copyEngine(t Task) Task {
+	t.CopyEngine = true
+	return t
+}
+
 func coll(k GroupKind, st Stream, d engine.Time) Task {
 	return Task{Kind: KindAllReduce, Stream: st, Group: k, Op: collectives.AllReduce, Name: "ar", Dur: d}
 }
@@ -84,6 +89,14 @@ func TestInterferenceHand(t *testing.T) {
 		// Without the override the EP all-to-all holds ScaleUp = 20: 1080.
 		{"EP NCCL channels", Interference{100, topology.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
 			[]Task{compute(D), ep(400)}, [][]int32{nil, nil}, 1080},
+		// An AsyncTP copy-engine transfer (Task.CopyEngine) holds no SMs:
+		// the compute task keeps its 1000 ns.
+		{"copy engine", Interference{100, topology.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
+			[]Task{compute(D), copyEngine(tp(400))}, [][]int32{nil, nil}, 1000},
+		// Beside a DP kernel (30 CTAs: the group spans domains) only that
+		// kernel counts: 1000 + 400·30/100 = 1120.
+		{"copy engine beside NCCL", Interference{100, topology.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
+			[]Task{compute(D), copyEngine(tp(400)), dp(400)}, [][]int32{nil, nil, nil}, 1120},
 		{"no overlap", Interference{100, topology.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
 			[]Task{compute(D), tp(400)}, [][]int32{nil, {0}}, 1000},
 		// Off: zero SMs.
