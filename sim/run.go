@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/simtrain/simtrain/sim/collectives"
@@ -699,4 +700,37 @@ func (r *Result) peerInstance(i, stage int) int {
 	c := r.Layout.CoordOf(rank)
 	c.PP = stage
 	return r.Layout.RankOf(c)
+}
+
+// Software describes, in one line, the framework choices a run is priced
+// with after defaults and "auto" are resolved: compute precision (and FP8
+// recipe), attention kernel, fused or eager elementwise kernels, and, where
+// they apply, the tensor-parallel implementation and the MoE dispatch
+// library. For tables and logs; the scenario fields are the contract.
+func (s *Scenario) Software() string {
+	t, p := s.Training, s.Parallel
+	prec := t.Precision
+	if s.r.precision == workload.FP8 {
+		prec += " " + s.r.fp8.String()
+	}
+	attn := t.AttentionKernel
+	if attn == "auto" {
+		attn = s.r.gpu.Compute.AttnKernel + " (auto)"
+	}
+	parts := []string{prec, "attention " + attn}
+	switch {
+	case t.Compile != nil && !*t.Compile && t.FusedNorm != nil && *t.FusedNorm:
+		parts = append(parts, "eager (fused norm)")
+	case t.Compile != nil && !*t.Compile:
+		parts = append(parts, "eager")
+	default:
+		parts = append(parts, "fused kernels")
+	}
+	if p.TP > 1 {
+		parts = append(parts, "tp "+p.TPImpl)
+	}
+	if p.EP > 1 {
+		parts = append(parts, "ep "+s.r.epBackend.String())
+	}
+	return strings.Join(parts, ", ")
 }

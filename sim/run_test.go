@@ -212,3 +212,24 @@ func loadEdited(t *testing.T, file string, kv ...string) *Scenario {
 	}
 	return s
 }
+
+// TestSoftware: the software line resolves auto choices and names only the
+// parts that apply.
+func TestSoftware(t *testing.T) {
+	for _, c := range []struct {
+		kv   []string
+		want string
+	}{
+		{nil, "bf16, attention cudnn (auto), fused kernels, tp megatron"},
+		{[]string{"training.precision", "fp8", "training.fp8_recipe", "rowwise", "training.compile", "false"}, "fp8 rowwise, attention cudnn (auto), eager, tp megatron"},
+		{[]string{"training.attention_kernel", "flash2", "training.compile", "false", "training.fused_norm", "true", "parallel.tp", "2", "parallel.tp_impl", "dtensor"}, "bf16, attention flash2, eager (fused norm), tp dtensor"},
+	} {
+		s, err := Parse(edit(t, c.kv...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Software(); got != c.want {
+			t.Errorf("%v: %q, want %q", c.kv, got, c.want)
+		}
+	}
+}

@@ -155,6 +155,7 @@ func printRunTable(w io.Writer, r *sim.Result, dir string) {
 	fmt.Fprintf(w, "%s  (%d× %s, tp %d pp %d dp %d cp %d ep %d, zero %d, %s, %s fidelity)\n",
 		s.Name, s.GPUs(), s.Cluster.GPU, p.TP, p.PP, p.DP, p.CP, p.EP, p.Zero, p.Schedule, s.Sim.Fidelity)
 	row := func(k, v string) { fmt.Fprintf(w, "  %-24s %s\n", k, v) }
+	row("software", s.Software())
 	row("step time", fmt.Sprintf("%.4g s", r.StepTimeS))
 	row("tokens/s", fmt.Sprintf("%.4g (%.4g per GPU)", r.TokensPerS, r.TokensPerSPerGPU))
 	row("MFU / HFU", fmt.Sprintf("%.1f%% / %.1f%%", 100*r.MFU, 100*r.HFU))
