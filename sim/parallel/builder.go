@@ -211,9 +211,16 @@ func (b *builder) tpSeqCopy(name string, layer, micro, chunk int, bytes float64,
 	case strings.Contains(name, "bwd"):
 		kind = KindBackward
 	}
-	c := b.cache.price([]workload.Op{{Name: name + "_cat", Class: workload.ClassMemory,
-		BytesRead: bytes, BytesWritten: bytes, Batch: 1}})
-	return b.compute(kind, name+"_cat", layer, micro, chunk, c, after)
+	return b.memTask(kind, name+"_cat", layer, micro, chunk, bytes, bytes, after)
+}
+
+// memTask adds one memory-bound kernel (read and written bytes) on the
+// compute stream: the copies and reductions the TP implementations add
+// around their collectives.
+func (b *builder) memTask(kind Kind, name string, layer, micro, chunk int, read, written float64, deps ...int32) int32 {
+	c := b.cache.price([]workload.Op{{Name: name, Class: workload.ClassMemory,
+		BytesRead: read, BytesWritten: written, Batch: 1}})
+	return b.compute(kind, name, layer, micro, chunk, c, deps...)
 }
 
 // tpReduce adds the collective that combines the TP ranks' partial sums
@@ -623,9 +630,7 @@ func (b *builder) asyncTPGather(ag int32, kind Kind, l, mb, c int, deps ...int32
 	t := &b.prog.Tasks[ag]
 	t.CopyEngine = true
 	shard := t.Bytes / b.dense()
-	cost := b.cache.price([]workload.Op{{Name: t.Name + "_shard_copy", Class: workload.ClassMemory,
-		BytesRead: shard, BytesWritten: shard, Batch: 1}})
-	b.compute(kind, t.Name+"_shard_copy", l, mb, c, cost, deps...)
+	b.memTask(kind, t.Name+"_shard_copy", l, mb, c, shard, shard, deps...)
 }
 
 // asyncTPReduce turns the reduce-scatter rs of a paired layer into
@@ -644,9 +649,7 @@ func (b *builder) asyncTPReduce(rs int32, kind Kind, l, mb, c int) int32 {
 		return rs
 	}
 	t.CopyEngine = true
-	cost := b.cache.price([]workload.Op{{Name: t.Name + "_reduce", Class: workload.ClassMemory,
-		BytesRead: t.Bytes, BytesWritten: t.Bytes / b.dense(), Batch: 1}})
-	return b.compute(kind, t.Name+"_reduce", l, mb, c, cost, rs)
+	return b.memTask(kind, t.Name+"_reduce", l, mb, c, t.Bytes, t.Bytes/b.dense(), rs)
 }
 
 func scaleCost(c blockCost, f float64) blockCost {

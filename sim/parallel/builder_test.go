@@ -234,6 +234,32 @@ func TestTPCommPairedWithGEMMs(t *testing.T) {
 	}
 }
 
+// tp2Program builds stage 0 of a two-layer model on TP 2 with sequence
+// parallelism (micro-batch 2 × 128 tokens, one micro-batch), every TP
+// collective 1 ms (tpPricer), for the TP width and implementation tests.
+func tp2Program(t *testing.T, dt workload.Dtype, recipe workload.FP8Recipe, paired, dtensor bool) *Program {
+	t.Helper()
+	l, err := NewLayout(2, 1, 1, 1, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, _ := Partition(2, 1, 1, 0, 0)
+	cfg := &StepConfig{Layout: l, Model: testModel(t, 2),
+		Shape: workload.Shape{MicroBatch: 2, Seq: 128, Dtype: dt, FP8Recipe: recipe, TP: 2, SP: true,
+			FlashAttention: true},
+		Schedule: OneFOneB, Virtual: 1, Microbatches: 1, Chunks: chunks, Optimizer: "adamw",
+		ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32, Steps: 1,
+		Overlap:       Overlap{TPComm: paired, GradReduce: true, ParamGather: true, P2P: true},
+		TPImplDTensor: dtensor,
+		LayerParams:   func(int) (float64, float64) { return 1e6, 0 },
+	}
+	progs, err := Build(cfg, tpPricer{c: engine.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return progs[0]
+}
+
 // TestTPCollectiveWidths: the bytes of each TP collective of a layer by
 // precision and recipe, for micro-batch 2 × seq 128 × hidden 1024 = 262144
 // values (TP 2, SP). bf16: every collective 2 bytes per value = 524288.
@@ -245,11 +271,6 @@ func TestTPCommPairedWithGEMMs(t *testing.T) {
 // (Overlap.TPComm) paths are checked.
 func TestTPCollectiveWidths(t *testing.T) {
 	const vals = 2 * 128 * 1024
-	l, err := NewLayout(2, 1, 1, 1, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
-	if err != nil {
-		t.Fatal(err)
-	}
-	chunks, _ := Partition(2, 1, 1, 0, 0)
 	for _, c := range []struct {
 		name            string
 		dt              workload.Dtype
@@ -262,20 +283,9 @@ func TestTPCollectiveWidths(t *testing.T) {
 		{"fp8 rowwise", workload.FP8, workload.FP8Rowwise, 2 * vals, 2 * vals, 2 * vals},
 	} {
 		for _, paired := range []bool{false, true} {
-			cfg := &StepConfig{Layout: l, Model: testModel(t, 2),
-				Shape: workload.Shape{MicroBatch: 2, Seq: 128, Dtype: c.dt, FP8Recipe: c.recipe, TP: 2, SP: true,
-					FlashAttention: true},
-				Schedule: OneFOneB, Virtual: 1, Microbatches: 1, Chunks: chunks, Optimizer: "adamw",
-				ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32, Steps: 1,
-				Overlap:     Overlap{TPComm: paired, GradReduce: true, ParamGather: true, P2P: true},
-				LayerParams: func(int) (float64, float64) { return 1e6, 0 },
-			}
-			progs, err := Build(cfg, tpPricer{c: engine.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
+			prog := tp2Program(t, c.dt, c.recipe, paired, false)
 			n := 0
-			for _, task := range progs[0].Tasks {
+			for _, task := range prog.Tasks {
 				if task.Stream != StreamTP {
 					continue
 				}
@@ -305,25 +315,8 @@ func TestTPCollectiveWidths(t *testing.T) {
 // With AsyncTP (paired layers) no copies are added, and each backward
 // input-gradient reduce-scatter starts only after its part's last compute.
 func TestTPImplDTensor(t *testing.T) {
-	l, err := NewLayout(2, 1, 1, 1, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
-	if err != nil {
-		t.Fatal(err)
-	}
-	chunks, _ := Partition(2, 1, 1, 0, 0)
 	build := func(dtensor, paired bool) *Program {
-		cfg := &StepConfig{Layout: l, Model: testModel(t, 2),
-			Shape:    workload.Shape{MicroBatch: 2, Seq: 128, Dtype: workload.BF16, TP: 2, SP: true, FlashAttention: true},
-			Schedule: OneFOneB, Virtual: 1, Microbatches: 1, Chunks: chunks, Optimizer: "adamw",
-			ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32, Steps: 1,
-			Overlap:       Overlap{TPComm: paired, GradReduce: true, ParamGather: true, P2P: true},
-			TPImplDTensor: dtensor,
-			LayerParams:   func(int) (float64, float64) { return 1e6, 0 },
-		}
-		progs, err := Build(cfg, tpPricer{c: engine.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return progs[0]
+		return tp2Program(t, workload.BF16, workload.FP8Tensorwise, paired, dtensor)
 	}
 	copies := func(p *Program) (n int, bad []string) {
 		for i, task := range p.Tasks {
@@ -461,25 +454,8 @@ func TestFoldedMoECollectives(t *testing.T) {
 // reduce-scatters stay NCCL kernels without a reduction, and Megatron-style
 // pairing (TPImplDTensor off) has none of this.
 func TestAsyncTPSymmetricMemory(t *testing.T) {
-	l, err := NewLayout(2, 1, 1, 1, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
-	if err != nil {
-		t.Fatal(err)
-	}
-	chunks, _ := Partition(2, 1, 1, 0, 0)
 	build := func(dtensor bool) *Program {
-		cfg := &StepConfig{Layout: l, Model: testModel(t, 2),
-			Shape:    workload.Shape{MicroBatch: 2, Seq: 128, Dtype: workload.BF16, TP: 2, SP: true, FlashAttention: true},
-			Schedule: OneFOneB, Virtual: 1, Microbatches: 1, Chunks: chunks, Optimizer: "adamw",
-			ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32, Steps: 1,
-			Overlap:       Overlap{TPComm: true, GradReduce: true, ParamGather: true, P2P: true},
-			TPImplDTensor: dtensor,
-			LayerParams:   func(int) (float64, float64) { return 1e6, 0 },
-		}
-		progs, err := Build(cfg, tpPricer{c: engine.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return progs[0]
+		return tp2Program(t, workload.BF16, workload.FP8Tensorwise, true, dtensor)
 	}
 	const S = 2 * 128 * 1024 * 2
 	p := build(true)
