@@ -290,21 +290,15 @@ func (x *Executor) arrive(i, t int, task *Task) {
 		return
 	}
 	now := x.eng.Now()
-	if x.byTask[task.Group] {
-		for _, r := range gs.ranks {
-			x.inst[r].Start[t] = now
-			if x.sms > 0 {
-				x.commBusy(r, x.ctasOf(r, task))
-			}
-		}
-		x.eng.After(task.Dur, x.h, pack(leader, t))
-		return
-	}
 	for _, r := range gs.ranks {
 		x.inst[r].Start[t] = now
 		if x.sms > 0 {
 			x.commBusy(r, x.ctasOf(r, task))
 		}
+	}
+	if x.byTask[task.Group] {
+		x.eng.After(task.Dur, x.h, pack(leader, t))
+		return
 	}
 	if err := x.runner.Start(gs.g, task.Op, collectives.Auto, task.Bytes, x, pack(leader, t)); err != nil {
 		panic(fmt.Sprintf("parallel: %s on %s group: %v", task.Name, task.Group, err))
