@@ -5,8 +5,8 @@
 # it the flow-fidelity pass over the multi-node runs).
 #
 #   ANALYTIC_MAX_MAPE  bar for every run at analytic fidelity, in percent:
-#                      the MAPE achieved when it was last lowered (6.19%; 6.29% since the MoE
-#                      recipes are written with their parallel folding),
+#                      the MAPE achieved when it was last lowered (5.67%
+#                      with the dropless MoE host stall, round 5),
 #                      rounded up slightly. Lower it when accuracy improves;
 #                      never raise it to make a change pass.
 #   FLOW_SLACK         percentage points the flow-fidelity MAPE of the
@@ -16,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ANALYTIC_MAX_MAPE=6.3
+ANALYTIC_MAX_MAPE=5.7
 FLOW_SLACK=0.25
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -34,6 +34,10 @@ type Result struct {
 	TFLOPsPerGPU         float64 // model FLOPs per second per GPU, in TFLOP/s
 	BubbleFraction       float64 // mean over ranks of idle time (no compute, no communication) / step time
 	ComputeS             float64 // busiest rank's compute time per step
+	// HostSyncS is the mean over ranks of the time per step the compute
+	// stream idles in host synchronisations (parallel.KindHostSync: the
+	// dropless MoE dispatch's, StepConfig.MoEHostSync).
+	HostSyncS float64
 	// ExposedCommS is, per kind in ExposedKinds, the mean over ranks of the
 	// time per step that kind's communication is in flight while the compute
 	// stream is idle.
@@ -181,6 +185,16 @@ func (s *Scenario) shape() workload.Shape {
 		FP8Recipe: s.r.fp8}
 }
 
+// moeHostSync is the stall per MoE layer forward (parallel.StepConfig
+// .MoEHostSync): the GPU's profile value for a dropless MoE model outside
+// whole-iteration CUDA graphs, else 0.
+func (s *Scenario) moeHostSync() engine.Time {
+	if s.r.model.MoE == nil || !s.r.dropless || s.Training.CUDAGraphs == "full" {
+		return 0
+	}
+	return engine.Time(s.r.gpu.Compute.MoEHostSync*1e9 + 0.5)
+}
+
 // expertTP is the resolved parallel.expert_tp: tp unless folded.
 func (s *Scenario) expertTP() int {
 	if s.Parallel.ExpertTP > 0 {
@@ -203,6 +217,7 @@ func (s *Scenario) stepConfig(l *parallel.Layout) *parallel.StepConfig {
 		EPBackend:     s.r.epBackend,
 		Steps:         s.Sim.Steps,
 		LayerParams:   m.LayerParams,
+		MoEHostSync:   s.moeHostSync(),
 	}
 }
 
@@ -413,7 +428,7 @@ func (s *Scenario) summarise(res *Result, dev workload.Device) {
 	steps := float64(s.Sim.Steps)
 	var end engine.Time
 	n := x.Instances()
-	var busyMax, bubble engine.Time
+	var busyMax, bubble, host engine.Time
 	var exposed [5]engine.Time
 	for i := 0; i < n; i++ {
 		_, _, prog, start, stop := x.Instance(i)
@@ -424,12 +439,14 @@ func (s *Scenario) summarise(res *Result, dev workload.Device) {
 			exposed[k] += a.exposed[k]
 		}
 		bubble += a.idle
+		host += a.host
 	}
 	// Sums stay in integer nanoseconds, so averaging over one representative
 	// per stage or over every rank gives bit-identical figures.
 	total := end.Seconds()
 	res.StepTimeS = total / steps
 	res.ComputeS = busyMax.Seconds() / steps
+	res.HostSyncS = float64(host) / float64(n) / 1e9 / steps
 	for k := range exposed {
 		res.ExposedCommS[k] = float64(exposed[k]) / float64(n) / 1e9 / steps
 	}
@@ -507,6 +524,7 @@ func (s *Scenario) MemCapacityBytes() float64 { return s.r.gpu.HBMBytes }
 type instanceStats struct {
 	end     engine.Time
 	compute engine.Time
+	host    engine.Time // host-synchronisation stalls (KindHostSync)
 	exposed [5]engine.Time
 	idle    engine.Time
 }
@@ -527,12 +545,19 @@ func analyseInstance(p *parallel.Program, start, end []engine.Time) instanceStat
 		if end[i] <= start[i] {
 			continue
 		}
-		if t.Kind.IsComm() {
+		switch {
+		case t.Kind.IsComm():
 			k := kindIndex[t.Group]
 			comm[k] = append(comm[k], iv{start[i], end[i]})
-		} else {
+		case t.Kind.IsCompute():
 			comp = append(comp, iv{start[i], end[i]})
 			st.compute += end[i] - start[i]
+		default:
+			// A host stall holds the compute stream: communication
+			// under it is not what the rank waits for, and it is not
+			// pipeline bubble.
+			comp = append(comp, iv{start[i], end[i]})
+			st.host += end[i] - start[i]
 		}
 	}
 	merge := func(v []iv) []iv {
@@ -731,6 +756,16 @@ func (s *Scenario) Software() string {
 	}
 	if p.EP > 1 {
 		parts = append(parts, "ep "+s.r.epBackend.String())
+	}
+	if s.r.model.MoE != nil {
+		if s.r.dropless {
+			parts = append(parts, "moe dropless")
+		} else {
+			parts = append(parts, "moe token-drop")
+		}
+	}
+	if t.CUDAGraphs == "full" {
+		parts = append(parts, "cuda graphs full")
 	}
 	return strings.Join(parts, ", ")
 }

@@ -223,6 +223,8 @@ func TestSoftware(t *testing.T) {
 		{nil, "bf16, attention cudnn (auto), fused kernels, tp megatron"},
 		{[]string{"training.precision", "fp8", "training.fp8_recipe", "rowwise", "training.compile", "false"}, "fp8 rowwise, attention cudnn (auto), eager, tp megatron"},
 		{[]string{"training.attention_kernel", "flash2", "training.compile", "false", "training.fused_norm", "true", "parallel.tp", "2", "parallel.tp_impl", "dtensor"}, "bf16, attention flash2, eager (fused norm), tp dtensor"},
+		{append(append([]string{}, moeKV...), "parallel.ep_backend", "hybridep"), "bf16, attention cudnn (auto), fused kernels, ep hybridep, moe dropless"},
+		{append(append([]string{}, moeKV...), "model.moe.dropless", "false", "training.cuda_graphs", "full"), "bf16, attention cudnn (auto), fused kernels, ep nccl, moe token-drop, cuda graphs full"},
 	} {
 		s, err := Parse(edit(t, c.kv...))
 		if err != nil {

@@ -60,6 +60,15 @@ type MoEConfig struct {
 	SharedExperts  int     `yaml:"shared_experts" json:"shared_experts"`
 	DenseLayers    int     `yaml:"dense_layers" json:"dense_layers"`
 	CapacityFactor float64 `yaml:"capacity_factor" json:"capacity_factor"`
+	// Dropless routes every token to its experts with data-dependent
+	// shapes (default true, Megatron-Core without a capacity factor):
+	// the dispatch synchronises the host once per MoE layer forward
+	// (parallel.StepConfig.MoEHostSync). false drops tokens beyond the
+	// capacity and pads every expert's input to it (Megatron
+	// --moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity):
+	// static shapes, no synchronisation. The canonical form leaves it
+	// unset when true, so run ids do not change.
+	Dropless *bool `yaml:"dropless" json:"dropless,omitempty"`
 }
 
 // TrainingConfig is the training block.
@@ -95,6 +104,13 @@ type TrainingConfig struct {
 	// the GEMMs cost. Only with precision fp8, where it defaults to
 	// tensorwise; mxfp8 needs a Blackwell GPU.
 	FP8Recipe string `yaml:"fp8_recipe" json:"fp8_recipe"`
+	// CUDAGraphs is how much of the step runs as captured CUDA graphs:
+	// none (default) or full (one graph per iteration, Megatron-LM's
+	// full-iteration CUDA graph, which needs a synchronisation-free MoE
+	// dispatch, so a dropless MoE layer does not stall the GPU). Per-layer
+	// graph scopes leave the dynamic-shape MoE dispatch outside the graphs
+	// and are written as none. The canonical form leaves none unset.
+	CUDAGraphs string `yaml:"cuda_graphs" json:"cuda_graphs,omitempty"`
 }
 
 // ClusterConfig is the cluster block.

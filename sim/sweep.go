@@ -449,6 +449,7 @@ var autoRules = map[string]autoRule{
 	"training.fp8_recipe":       {choices: workload.FP8RecipeNames},
 	"parallel.tp_impl":          {choices: fixed("megatron", "dtensor")},
 	"parallel.ep_backend":       {choices: func() []string { return parallel.EPBackendNames }},
+	"training.cuda_graphs":      {choices: fixed("none", "full")},
 }
 
 var boolRule = autoRule{choices: fixed("false", "true"), isBool: true}

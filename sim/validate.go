@@ -29,6 +29,8 @@ type resolved struct {
 	fp8 workload.FP8Recipe // training.fp8_recipe (tensorwise when unset)
 
 	epBackend parallel.EPBackend // parallel.ep_backend (nccl when unset)
+
+	dropless bool // model.moe.dropless (true when unset)
 }
 
 func bptr(b bool) *bool { return &b }
@@ -176,9 +178,13 @@ func (s *Scenario) resolveModel(set map[string]bool) error {
 	mc.Layers, mc.Hidden, mc.Heads, mc.KVHeads, mc.HeadDim, mc.FFN, mc.Vocab = m.Layers, m.Hidden, m.Heads, m.KVHeads, m.HeadDim, m.FFN, m.Vocab
 	mc.Activation, mc.Attention, mc.Norm = m.Activation, m.Attention, m.Norm
 	mc.TiedEmbeddings = bptr(m.TiedEmbeddings)
+	s.r.dropless = mc.MoE == nil || mc.MoE.Dropless == nil || *mc.MoE.Dropless
 	if m.MoE != nil {
 		mc.MoE = &MoEConfig{Experts: m.MoE.Experts, TopK: m.MoE.TopK, ExpertFFN: m.MoE.ExpertFFN,
 			SharedExperts: m.MoE.SharedExperts, DenseLayers: m.MoE.DenseLayers, CapacityFactor: m.MoE.CapacityFactor}
+		if !s.r.dropless {
+			mc.MoE.Dropless = bptr(false)
+		}
 	}
 	return nil
 }
@@ -278,6 +284,13 @@ func (s *Scenario) resolveTraining(set map[string]bool) error {
 	}
 	if s.r.recompute, err = workload.ParseRecompute(t.Recompute); err != nil {
 		return fmt.Errorf("training.recompute: %w", err)
+	}
+	switch t.CUDAGraphs {
+	case "", "none":
+		t.CUDAGraphs = "" // canonical: none is the default
+	case "full":
+	default:
+		return fmt.Errorf("training.cuda_graphs: unknown value %q (valid: none, full)", t.CUDAGraphs)
 	}
 	// The default is not written back, so that a sweep over
 	// training.precision stays valid.

@@ -46,7 +46,7 @@ func summaryRow(s *sim.Scenario, r *sim.Result) output.SummaryRow {
 	row.StepTimeS, row.TokensPerS, row.TokensPerSPerGPU = r.StepTimeS, r.TokensPerS, r.TokensPerSPerGPU
 	row.ModelFLOPsPerStep, row.HardwareFLOPsPerStep = r.ModelFLOPsPerStep, r.HardwareFLOPsPerStep
 	row.MFU, row.HFU, row.TFLOPsPerGPU = r.MFU, r.HFU, r.TFLOPsPerGPU
-	row.BubbleFraction, row.ComputeS = r.BubbleFraction, r.ComputeS
+	row.BubbleFraction, row.ComputeS, row.HostSyncS = r.BubbleFraction, r.ComputeS, r.HostSyncS
 	row.ExposedTPS, row.ExposedCPS, row.ExposedEPS, row.ExposedDPS, row.ExposedPPS =
 		r.ExposedCommS[0], r.ExposedCommS[1], r.ExposedCommS[2], r.ExposedCommS[3], r.ExposedCommS[4]
 	row.PeakMemBytes, row.MinPeakMemBytes, row.MemCapacityBytes, row.Fits = r.PeakMemBytes, r.MinPeakMemBytes, r.MemCapacityBytes, r.Fits

@@ -162,6 +162,9 @@ func printRunTable(w io.Writer, r *sim.Result, dir string) {
 	row("TFLOP/s per GPU", fmt.Sprintf("%.1f", r.TFLOPsPerGPU))
 	row("compute (busiest rank)", fmt.Sprintf("%.4g s", r.ComputeS))
 	row("pipeline bubble", fmt.Sprintf("%.1f%%", 100*r.BubbleFraction))
+	if r.HostSyncS > 0 {
+		row("host sync stalls", fmt.Sprintf("%.4g s (MoE dispatch: dropless, token counts to the host)", r.HostSyncS))
+	}
 	var parts []string
 	for i, k := range sim.ExposedKinds {
 		if r.ExposedCommS[i] > 0 {

@@ -64,7 +64,8 @@ type SummaryRow struct {
 	HFU                  float64 `arrow:"hfu"`
 	TFLOPsPerGPU         float64 `arrow:"tflops_per_gpu"`
 	BubbleFraction       float64 `arrow:"bubble_fraction"`
-	ComputeS             float64 `arrow:"compute_s"` // busy compute time of the busiest rank per step
+	ComputeS             float64 `arrow:"compute_s"`   // busy compute time of the busiest rank per step
+	HostSyncS            float64 `arrow:"host_sync_s"` // compute-stream idle in host synchronisations, mean over ranks, per step
 	ExposedTPS           float64 `arrow:"exposed_tp_s"`
 	ExposedCPS           float64 `arrow:"exposed_cp_s"`
 	ExposedEPS           float64 `arrow:"exposed_ep_s"`

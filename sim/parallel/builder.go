@@ -495,6 +495,10 @@ func (b *builder) forwardLayer(l, mb, c int, in int32) int32 {
 	var o int32
 	if b.moe(l) {
 		r := b.compute(KindForward, "router_fwd", l, mb, c, b.cache.block(l, passFwd, workload.BlockRouter), x)
+		if cfg.MoEHostSync > 0 {
+			r = b.add(Task{Kind: KindHostSync, Stream: StreamCompute, Name: "moe_host_sync", Layer: int32(l), Micro: int32(mb),
+				Chunk: int32(c), Dur: cfg.MoEHostSync, Peer: -1, Match: -1}, r)
+		}
 		d := r
 		if cfg.Layout.EP > 1 {
 			d = b.epComm("ep_dispatch", l, mb, c, r)

@@ -519,3 +519,56 @@ func TestAsyncTPSymmetricMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestMoEHostSync: a dropless MoE layer's forward stalls the compute stream
+// for StepConfig.MoEHostSync after its router and before its dispatch, once
+// per MoE layer and micro-batch: with 0.25 ms stalls the TestEPOverlap step
+// grows from 28 ms by 2 layers × 0.25 ms. The stall is a host-sync task,
+// not compute, and none is emitted when MoEHostSync is 0.
+func TestMoEHostSync(t *testing.T) {
+	pr := blockPricer{a2a: engine.Millisecond / 2}
+	cfg := moeConfig(t, false)
+	cfg.MoEHostSync = engine.Millisecond / 4
+	end, prog := stepEnd(t, cfg, pr)
+	if want := 28*engine.Millisecond + 2*cfg.MoEHostSync; end != want {
+		t.Errorf("step %v with host syncs, want %v", end, want)
+	}
+	stalls := 0
+	for i, task := range prog.Tasks {
+		if task.Kind != KindHostSync {
+			continue
+		}
+		stalls++
+		if task.Name != "moe_host_sync" || task.Stream != StreamCompute || task.Dur != cfg.MoEHostSync || task.Kind.IsCompute() || task.Kind.IsComm() {
+			t.Errorf("stall task %+v", task)
+		}
+		after := false
+		for _, d := range prog.Deps(i) {
+			after = after || prog.Tasks[d].Name == "router_fwd" && prog.Tasks[d].Layer == task.Layer
+		}
+		if !after {
+			t.Errorf("layer %d: stall does not follow its router", task.Layer)
+		}
+	}
+	for i, task := range prog.Tasks {
+		if task.Name != "ep_dispatch" {
+			continue
+		}
+		waits := false
+		for _, d := range prog.Deps(i) {
+			waits = waits || prog.Tasks[d].Kind == KindHostSync && prog.Tasks[d].Layer == task.Layer
+		}
+		if !waits {
+			t.Errorf("layer %d: dispatch does not wait for the host", task.Layer)
+		}
+	}
+	if stalls != 2 {
+		t.Errorf("%d stalls, want one per MoE layer forward (2)", stalls)
+	}
+	_, none := stepEnd(t, moeConfig(t, false), pr)
+	for _, task := range none.Tasks {
+		if task.Kind == KindHostSync {
+			t.Fatal("stall emitted with MoEHostSync 0")
+		}
+	}
+}

@@ -168,7 +168,7 @@ func pack(i, t int) int64 { return int64(i)<<32 | int64(uint32(t)) }
 // Handle completes the task packed in arg.
 func (x *Executor) Handle(now engine.Time, arg int64) {
 	i, t := int(arg>>32), int(uint32(arg))
-	if x.sms > 0 && !x.inst[i].prog.Tasks[t].Kind.IsComm() {
+	if x.sms > 0 && x.inst[i].prog.Tasks[t].Kind.IsCompute() {
 		in := &x.inst[i]
 		if int(in.cur) != t || now != in.end {
 			return // superseded by a rate change
@@ -258,10 +258,10 @@ func (x *Executor) ready(i, t int) {
 		if err != nil {
 			panic(fmt.Sprintf("parallel: pipeline send: %v", err))
 		}
-	case x.sms > 0 && !task.Kind.IsComm():
+	case x.sms > 0 && task.Kind.IsCompute():
 		x.startCompute(i, t, task.Dur)
 	case x.symmetric || !task.Kind.IsComm():
-		if x.sms > 0 {
+		if x.sms > 0 && task.Kind.IsComm() {
 			x.commBusy(i, x.ctasOf(i, task))
 		}
 		x.eng.After(task.Dur, x.h, pack(i, t))

@@ -40,6 +40,11 @@ const (
 	KindWGrad // weight-gradient pass (zero-bubble)
 	KindRecompute
 	KindOptimizer
+	// KindHostSync is time the GPU idles on its compute stream because the
+	// host blocked on a device-to-host synchronisation and has not yet
+	// issued the next kernels (StepConfig.MoEHostSync). It is neither
+	// compute nor communication.
+	KindHostSync
 	KindAllReduce
 	KindAllGather
 	KindReduceScatter
@@ -50,13 +55,17 @@ const (
 )
 
 // KindNames are the timeline's kind names, indexed by Kind.
-var KindNames = []string{"forward", "backward", "wgrad", "recompute", "optimizer",
+var KindNames = []string{"forward", "backward", "wgrad", "recompute", "optimizer", "host_sync",
 	"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send", "recv"}
 
 func (k Kind) String() string { return KindNames[k] }
 
 // IsComm reports whether the kind is communication.
 func (k Kind) IsComm() bool { return k >= KindAllReduce }
+
+// IsCompute reports whether the kind is GPU computation (not communication,
+// not a host stall).
+func (k Kind) IsCompute() bool { return k < KindHostSync }
 
 func kindOfOp(op collectives.Op) Kind {
 	switch op {
@@ -203,6 +212,18 @@ type StepConfig struct {
 	// LayerParams returns layer l's parameters over the whole model: dense
 	// (attention, norms, dense MLP, router, shared experts) and routed experts.
 	LayerParams func(l int) (dense, expert float64)
+	// MoEHostSync is the time the compute stream idles in every MoE
+	// layer's forward (and recomputed forward) per micro-batch, after the
+	// router: a dropless dispatch copies the token counts to the host
+	// (input/output splits of the all-to-all, the grouped GEMM's m-splits)
+	// and the host, blocked until the router's kernels finish, then issues
+	// the rest of the layer (Megatron-Core token_dispatcher.py: "A
+	// synchronization is needed before expert parallel AlltoAll
+	// communication to get the input_splits and output_splits CPU values";
+	// HybridEP: "None means no up-bound, will cause a CPU sync"). 0 = no
+	// stall: token dropping with padding to capacity, or a sync-free
+	// dispatch under whole-iteration CUDA graphs.
+	MoEHostSync engine.Time
 }
 
 // Pricer turns work into time. The builder asks for every compute block and,

@@ -275,3 +275,29 @@ func BenchmarkExecutor(b *testing.B) {
 		})
 	}
 }
+
+// TestHostSyncIgnoresInterference: a host-sync stall (KindHostSync) is
+// GPU idle time: a collective in flight does not stretch it, and it holds
+// no SMs, so the compute task after it runs at full rate once the
+// collective is done. Stall [0, 500] beside a 400 ns TP collective, then
+// the 1000 ns compute task: [500, 1500].
+func TestHostSyncIgnoresInterference(t *testing.T) {
+	stall := Task{Kind: KindHostSync, Stream: StreamCompute, Name: "moe_host_sync", Dur: 500}
+	p := handProgram([]Task{stall, compute(1000), coll(GroupTP, StreamTP, 400)}, [][]int32{nil, {0}, nil})
+	l, err := NewLayout(1, 1, 1, 2, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := NewSymmetric(engine.New(), l, []*Program{p})
+	if err := x.SetInterference(Interference{100, topology.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0}, ownDomain{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Run(); err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, start, end := x.Instance(0)
+	if start[0] != 0 || end[0] != 500 || start[1] != 500 || end[1] != 1500 || end[2] != 400 {
+		t.Errorf("stall [%d, %d], compute [%d, %d], collective ends %d; want [0, 500], [500, 1500], 400",
+			start[0], end[0], start[1], end[1], end[2])
+	}
+}

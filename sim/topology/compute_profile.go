@@ -22,6 +22,10 @@ type ComputeProfile struct {
 	AttnEff        float64 // fused causal attention forward in training, long sequences / BF16 peak: the AttnKernel entry
 	AttnBwdEff     float64 // fused attention backward in training / BF16 peak: the AttnKernel entry
 	KernelOverhead float64 // seconds of fixed cost per kernel (launch + tail), §4e
+	// MoEHostSync is the seconds the GPU idles per dropless MoE layer
+	// forward and micro-batch while the host waits for the token counts
+	// and re-issues the layer (parallel.StepConfig.MoEHostSync); fitted.
+	MoEHostSync float64
 	// AttnKernel names the fused attention kernel AttnEff and AttnBwdEff
 	// describe: the one a current software stack runs on this GPU, which
 	// training.attention_kernel: auto selects.
@@ -391,8 +395,35 @@ func computeProfile(gpu string) ComputeProfile {
 	if p.MatmulEffBF16 == 0 {
 		return p
 	}
-	return trained(p)
+	p = trained(p)
+	p.MoEHostSync = moeHostSync
+	p.Sources = append(p.Sources, moeHostSyncSource)
+	return p
 }
+
+// moeHostSync is the GPU idle time per dropless MoE layer forward and
+// micro-batch (ComputeProfile.MoEHostSync). Dropless dispatchers copy the
+// token counts to the host before the all-to-all (Megatron-Core
+// token_dispatcher.py cuda_sync_point "before_ep_alltoall"; HybridEP's
+// "None means no up-bound, will cause a CPU sync"); the host, blocked
+// until the router's kernels end, then issues the permutation, dispatch,
+// grouped GEMMs and combine from Python while the GPU waits. NVIDIA names
+// this host-boundedness the MoE "compute wall" (Megatron-Core MoE,
+// arXiv:2603.07685) and removes it with sync-free kernels under
+// full-iteration CUDA graphs (NVIDIA technical blog "Boosting MoE Training
+// Throughput with Advanced Fusion Kernels", 2026-06). Megatron-Bridge's
+// performance summary shows its size: the same Qwen3-30B-A3B recipe on 8
+// B200 at micro-batch 1 ran 18,066 tokens/s/GPU with token dropping (NeMo
+// 25.09) and 9,299 dropless (25.11). No source gives the stall's length,
+// so it is fitted: one value for every GPU (the host runs the same Python
+// on every system; the rows cannot tell hosts apart), on the five dropless
+// Megatron MoE recipe rows without whole-iteration graphs (r024, r025,
+// r027, r028, r029) by a grid minimising their mean |step-time error|:
+// 0.5, 1, 1.5, 2, 2.5, 2.75, 3, 3.5, 4 ms give 26.7, 22.1, 17.5, 12.8,
+// 10.0, 8.9, 8.9, 11.0, 14.1% (docs/validation.md, round 5).
+const moeHostSync = 2.75e-3
+
+const moeHostSyncSource = "MoEHostSync 2.75 ms per dropless MoE layer forward and micro-batch: the host stall of the dispatch's device-to-host synchronisation (Megatron-Core token_dispatcher.py; arXiv:2603.07685 'compute wall'), fitted on the five dropless Megatron MoE recipe rows without full CUDA graphs (grid 0.5-4 ms, minimum of their mean |step-time error| 8.9% at 2.75 ms, from 26.7% without the stall), one value for every GPU; docs/validation.md round 5"
 
 // kernelProfile returns the kernel-benchmark profile of a catalog GPU (the
 // zero profile for an unknown name).

@@ -28,6 +28,7 @@ type scen struct {
 	fusedNorm                    *bool  // training.fused_norm; nil = default (compile)
 	attnKernel                   string // training.attention_kernel; empty = default (auto)
 	fp8Recipe                    string // training.fp8_recipe; empty = default (tensorwise with fp8)
+	cudaGraphs                   string // training.cuda_graphs; empty = default (none)
 
 	gpu                string
 	nodes, gpusPerNode int
@@ -133,6 +134,7 @@ func (s *scen) yaml() []byte {
 		fmt.Fprintf(&b, "  fused_norm: %t\n", *s.fusedNorm)
 	}
 	str("attention_kernel", s.attnKernel)
+	str("cuda_graphs", s.cudaGraphs)
 
 	b.WriteString("\ncluster:\n")
 	str("gpu", s.gpu)

@@ -374,7 +374,22 @@ func megatronMoE(r row) (*scen, string) {
 		s.epSMs = 32
 		s.facts = append(s.facts, "HybridEP SMs (the recipe's moe_hybridep_num_sms: 32): parallel.ep_sms: 32.")
 	}
-	s.assume("CUDA graphs are not modelled")
+	// Dropless routing (no moe_expert_capacity_factor in the recipe):
+	// the dispatch copies the token counts to the host every MoE layer
+	// (token_dispatcher.py), the default model.moe.dropless. The GB300
+	// recipe's moe_expert_rank_capacity_factor 1.2 with moe_paged_stash
+	// bounds the buffers, so it runs sync-free inside one
+	// cuda_graph_scope: full_iteration graph (the notes' "full CG");
+	// per-layer graph scopes ("partial CG", "router/preprocess CG") leave
+	// the dispatch outside the graphs.
+	if strings.Contains(notes, "full CG") {
+		s.cudaGraphs = "full"
+		s.facts = append(s.facts, "Whole-iteration CUDA graph with a bounded, sync-free dispatch (the recipe's cuda_graph_scope: full_iteration,",
+			"moe_expert_rank_capacity_factor, moe_paged_stash): training.cuda_graphs: full.")
+	} else {
+		s.facts = append(s.facts, "Dropless routing (no capacity factor in the recipe): the dispatch synchronises the host every MoE layer",
+			"(model.moe.dropless, the default); per-layer CUDA graph scopes leave the dispatch outside the graphs.")
+	}
 	v, err := atof(r.get("measured_value"))
 	if err != nil {
 		return nil, "measured value is not a number"

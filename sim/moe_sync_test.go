@@ -1,0 +1,91 @@
+package sim
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestMoEHostSyncFields checks model.moe.dropless and training.cuda_graphs:
+// defaults (dropless, no graphs) that leave run ids unchanged when written
+// out, the stall they switch on and off, and one-line errors naming the
+// field.
+func TestMoEHostSyncFields(t *testing.T) {
+	parse := func(kv ...string) *Scenario {
+		t.Helper()
+		s, err := Parse(edit(t, append(append([]string{}, moeKV...), kv...)...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	def := parse()
+	explicit := parse("model.moe.dropless", "true", "training.cuda_graphs", "none")
+	if def.RunID() != explicit.RunID() || explicit.Training.CUDAGraphs != "" || explicit.Model.MoE.Dropless != nil {
+		t.Errorf("defaults written out change the run id or the canonical form: %s %s %+v", def.RunID(), explicit.RunID(), explicit.Model.MoE)
+	}
+	drop, full := parse("model.moe.dropless", "false"), parse("training.cuda_graphs", "full")
+	if drop.RunID() == def.RunID() || full.RunID() == def.RunID() || drop.RunID() == full.RunID() {
+		t.Error("run id ignores model.moe.dropless or training.cuda_graphs")
+	}
+	want := def.r.gpu.Compute.MoEHostSync
+	if want <= 0 || math.Abs(def.moeHostSync().Seconds()-want) > 1e-9 {
+		t.Errorf("dropless default stall %v, want the profile's %v s", def.moeHostSync(), want)
+	}
+	if drop.moeHostSync() != 0 || full.moeHostSync() != 0 {
+		t.Errorf("stall with token dropping %v, under full graphs %v; want 0", drop.moeHostSync(), full.moeHostSync())
+	}
+	dense, err := Parse(edit(t, "parallel.tp", "1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dense.moeHostSync() != 0 {
+		t.Errorf("dense model stalls %v", dense.moeHostSync())
+	}
+	for _, c := range []struct {
+		kv   []string
+		want string
+	}{
+		{[]string{"training.cuda_graphs", "partial"}, `training.cuda_graphs: unknown value "partial" (valid: none, full)`},
+		{[]string{"model.moe.dropless", "maybe"}, "model.moe.dropless"},
+	} {
+		_, err := Parse(edit(t, append(append([]string{}, moeKV...), c.kv...)...))
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: error %v, want %q", c.kv, err, c.want)
+		}
+	}
+}
+
+// TestMoEHostSyncRun: the stall lengthens the step by the stalls on the
+// critical path, is reported as HostSyncS (one per MoE layer and
+// micro-batch per step), and is neither compute nor pipeline bubble.
+func TestMoEHostSyncRun(t *testing.T) {
+	run := func(kv ...string) *Result {
+		t.Helper()
+		s, err := Parse(edit(t, append(append([]string{}, moeKV...), kv...)...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Run(context.Background(), s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Check(); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	sync, drop := run(), run("model.moe.dropless", "false")
+	s := sync.Scenario
+	stalls := float64(s.Microbatches()*s.r.model.Layers) * s.moeHostSync().Seconds()
+	if math.Abs(sync.HostSyncS-stalls) > 1e-9 || drop.HostSyncS != 0 {
+		t.Errorf("host sync %v s with dropless, want %v; %v s with token dropping, want 0", sync.HostSyncS, stalls, drop.HostSyncS)
+	}
+	if sync.StepTimeS <= drop.StepTimeS || sync.StepTimeS > drop.StepTimeS+stalls+1e-9 {
+		t.Errorf("step %v s dropless vs %v s token dropping; the stalls add at most %v s", sync.StepTimeS, drop.StepTimeS, stalls)
+	}
+	if sync.ComputeS != drop.ComputeS || sync.BubbleFraction > drop.BubbleFraction+1e-12 {
+		t.Errorf("stalls counted as compute (%v vs %v s) or bubble (%v vs %v)", sync.ComputeS, drop.ComputeS, sync.BubbleFraction, drop.BubbleFraction)
+	}
+}
