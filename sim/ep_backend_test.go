@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/parallel"
 )
 
@@ -93,5 +94,46 @@ func TestEPBackendRun(t *testing.T) {
 	}
 	if hy.StepTimeS == def.StepTimeS {
 		t.Error("hybridep priced like nccl")
+	}
+}
+
+// TestEPBackendFlowFloor: under flow fidelity a HybridEP dispatch plays its
+// bytes on the fabric but never finishes faster than the library's measured
+// bandwidth allows (parallel.Executor.FloorByTask): every EP task of rank
+// 0 lasts at least its analytic (priced) duration, and at least one of the
+// fabric-played tasks is held to exactly that floor (inside one NVLink
+// domain the flows alone would finish sooner).
+func TestEPBackendFlowFloor(t *testing.T) {
+	s, err := Parse(edit(t, append(append([]string{}, moeKV...), "parallel.ep_backend", "hybridep")...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	durs := func(r *Result) []int64 {
+		var d []int64
+		r.Tasks([]int{0}, func(tr TaskRecord) {
+			if tr.Stream == "ep" {
+				d = append(d, tr.EndNs-tr.StartNs)
+			}
+		})
+		return d
+	}
+	a := mustRun(t, s, Options{})
+	f := network.Flow
+	b := mustRun(t, s, Options{Fidelity: &f})
+	da, db := durs(a), durs(b)
+	if len(da) == 0 || len(da) != len(db) {
+		t.Fatalf("EP tasks: %d analytic, %d flow", len(da), len(db))
+	}
+	held := 0
+	for i := range da {
+		if db[i] < da[i] {
+			t.Fatalf("EP task %d: %d ns under flow, faster than the priced %d ns", i, db[i], da[i])
+		}
+		if db[i] == da[i] {
+			held++
+		}
+	}
+	if held == 0 {
+		t.Error("no EP task held to the library's measured bandwidth under flow fidelity")
 	}
 }

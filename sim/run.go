@@ -139,11 +139,16 @@ func Run(ctx context.Context, s *Scenario, opt Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		if s.r.epBackend != parallel.EPNCCL && s.r.fidelity != network.Flow {
+		switch {
+		case s.r.epBackend != parallel.EPNCCL && s.r.fidelity != network.Flow:
 			// DeepEP/HybridEP dispatch is priced from the backend's
 			// measured bandwidth, not NCCL's all-to-all: every rank plays
 			// the same priced duration as the representative-rank run.
 			x.TimeByTask(parallel.GroupEP)
+		case s.r.epBackend != parallel.EPNCCL:
+			// Under flow fidelity its bytes contend on the fabric, but
+			// the library is never faster than its measured bandwidth.
+			x.FloorByTask(parallel.GroupEP)
 		}
 	}
 	iv := parallel.InterferenceOf(cl.GPU)

@@ -39,7 +39,9 @@ type Executor struct {
 	done  int
 	total int
 
-	byTask [NumGroupKinds]bool // collectives timed by Task.Dur (TimeByTask)
+	byTask  [NumGroupKinds]bool // collectives timed by Task.Dur (TimeByTask)
+	floorBy [NumGroupKinds]bool // fabric-played collectives lasting at least Task.Dur (FloorByTask)
+	minEnd  [][]engine.Time     // per leader instance, per task: earliest end under FloorByTask
 
 	// compute slowdown under communication (interference.go); sms 0 = off
 	sms     int64
@@ -181,6 +183,10 @@ func (x *Executor) Handle(now engine.Time, arg int64) {
 // CollectiveDone completes a collective or send on every rank involved.
 func (x *Executor) CollectiveDone(now engine.Time, tag int64) {
 	i, t := int(tag>>32), int(uint32(tag))
+	if x.minEnd != nil && x.minEnd[i] != nil && now < x.minEnd[i][t] {
+		x.eng.After(x.minEnd[i][t]-now, x.h, tag) // FloorByTask: not before its priced end
+		return
+	}
 	x.finish(i, t)
 }
 
@@ -277,6 +283,13 @@ func (x *Executor) ready(i, t int) {
 // symmetric one.
 func (x *Executor) TimeByTask(k GroupKind) { x.byTask[k] = true }
 
+// FloorByTask makes the collectives of group kind k, played on the fabric by
+// the runner, last at least their task's priced duration (Task.Dur): a
+// library whose kernels reach a measured bandwidth on an idle fabric (a
+// DeepEP/HybridEP dispatch) is no faster under flow fidelity, and slower
+// when its flows contend.
+func (x *Executor) FloorByTask(k GroupKind) { x.floorBy[k] = true }
+
 // arrive counts a member reaching a collective; the last arrival starts it.
 func (x *Executor) arrive(i, t int, task *Task) {
 	rank := x.inst[i].rank
@@ -299,6 +312,15 @@ func (x *Executor) arrive(i, t int, task *Task) {
 	if x.byTask[task.Group] {
 		x.eng.After(task.Dur, x.h, pack(leader, t))
 		return
+	}
+	if x.floorBy[task.Group] {
+		if x.minEnd == nil {
+			x.minEnd = make([][]engine.Time, len(x.inst))
+		}
+		if x.minEnd[leader] == nil {
+			x.minEnd[leader] = make([]engine.Time, len(x.inst[leader].prog.Tasks))
+		}
+		x.minEnd[leader][t] = now + task.Dur
 	}
 	if err := x.runner.Start(gs.g, task.Op, collectives.Auto, task.Bytes, x, pack(leader, t)); err != nil {
 		panic(fmt.Sprintf("parallel: %s on %s group: %v", task.Name, task.Group, err))
