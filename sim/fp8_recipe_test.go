@@ -32,9 +32,9 @@ func TestFP8RecipeField(t *testing.T) {
 	}{
 		{[]string{"training.fp8_recipe", "rowwise"}, "training.fp8_recipe: rowwise needs training.precision: fp8, got bf16"},
 		{[]string{"training.precision", "fp8", "training.fp8_recipe", "perblock"},
-			`training.fp8_recipe: unknown value "perblock" (valid: tensorwise, rowwise, delayed, blockwise, mxfp8)`},
+			`training.fp8_recipe: unknown value "perblock" (valid: tensorwise, rowwise, delayed, blockwise, mxfp8, current)`},
 		{[]string{"training.precision", "fp8", "training.fp8_recipe", "mxfp8"},
-			"training.fp8_recipe: mxfp8 needs a Blackwell GPU, h100-sxm is hopper (valid: tensorwise, rowwise, delayed, blockwise)"},
+			"training.fp8_recipe: mxfp8 needs a Blackwell GPU, h100-sxm is hopper (valid: tensorwise, rowwise, delayed, blockwise, current)"},
 	} {
 		_, err := Parse(edit(t, c.kv...))
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {

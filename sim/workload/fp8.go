@@ -26,6 +26,7 @@ import (
 //	delayed     2     2           1        no          no         0
 //	blockwise   2     2+8/128     1        no          no         0
 //	mxfp8       2     2+2/32      1        no          no         0
+//	current     4     2           1        no          no         0
 //
 // tensorwise — torchao Float8Linear with dynamic per-tensor scales
 // (torchtitan's default float8 converter): torchao's
@@ -76,6 +77,17 @@ import (
 // scale; Blackwell tensor cores apply the block scales inside the GEMM. One
 // pass writes both orientations: read 2, write 1+1 plus 2/32 bytes of scales.
 //
+// current — Transformer Engine's Float8CurrentScaling, which Megatron-Core
+// runs for --fp8-recipe tensorwise (megatron/core/fp8_utils.py: "elif
+// config.fp8_recipe == Fp8Recipe.tensorwise ... Float8CurrentScaling") and
+// Megatron-Bridge's performance tables call FP8-CS: per-tensor scales
+// computed from the tensor itself, so an amax pass (read 2) precedes a
+// cast-transpose that writes the fp8 tensor and its transpose (read 2,
+// write 1+1). As in the delayed recipe X and W are cast once in the forward
+// with their transposes saved for wgrad and dgrad, and G once for both
+// backward GEMMs; only the amax pass is added. Same per-tensor scaling as
+// tensorwise, different costs: torchao casts every GEMM operand again.
+//
 // Weights are quantised per micro-batch in every recipe. Known savings not
 // modelled: TE caches the fp8 weight across micro-batches
 // (is_first_microbatch), and torchao with enable_fsdp_float8_all_gather and
@@ -90,6 +102,7 @@ const (
 	FP8Delayed
 	FP8Blockwise
 	FP8MXFP8
+	FP8Current
 )
 
 // fp8Recipe is the quantisation cost model of one recipe (see FP8Recipe).
@@ -117,6 +130,7 @@ var fp8Recipes = [...]fp8Recipe{
 	FP8Delayed:    {name: "delayed", castRead: 2, castWrite: 2, gradCasts: 1},
 	FP8Blockwise:  {name: "blockwise", castRead: 2, castWrite: 2 + 8.0/128, gradCasts: 1},
 	FP8MXFP8:      {name: "mxfp8", castRead: 2, castWrite: 2 + 2.0/32, gradCasts: 1},
+	FP8Current:    {name: "current", castRead: 4, castWrite: 2, gradCasts: 1},
 }
 
 // FP8RecipeNames lists the recipe names in FP8Recipe order.

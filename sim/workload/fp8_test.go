@@ -48,6 +48,9 @@ func opNamed(ops []Op, name string) (Op, bool) {
 //	            fwd write 393216·2.0625 = 811008; bwd write 524288·2.0625
 //	            = 1081344.
 //	mxfp8       as delayed plus 2/32 B of E8M0 scales: the same 2.0625.
+//	current     as delayed plus the amax read: fwd read 4·393216 =
+//	            1572864, write 786432; bwd G once, read 4·eg = 2097152,
+//	            write 1048576.
 func TestFP8QuantBytes(t *testing.T) {
 	m := fp8Llama()
 	for _, c := range []struct {
@@ -59,6 +62,7 @@ func TestFP8QuantBytes(t *testing.T) {
 		{FP8Delayed, 786432, 786432, 1048576, 1048576},
 		{FP8Blockwise, 786432, 811008, 1048576, 1081344},
 		{FP8MXFP8, 786432, 811008, 1048576, 1081344},
+		{FP8Current, 1572864, 786432, 2097152, 1048576},
 	} {
 		s := Shape{MicroBatch: 1, Seq: 1024, Dtype: FP8, FlashAttention: true, FP8Recipe: c.r}
 		fwd, okF := opNamed(m.LayerOps(0, s, Forward), "qkv_proj_fp8_quant")

@@ -299,9 +299,12 @@ const (
 	// and its FP8 configs start from bf16_mixed().
 	gradFact = "Gradients reduced in fp32: Megatron-Bridge's bf16_mixed() sets grad_reduce_in_fp32=True and its FP8 configs build on it (src/megatron/bridge/training/mixed_precision.py @ v0.2.0 7af9601, v0.3.0 21b02e0), written as grad_dtype: fp32."
 	// csFact: the performance scripts map compute_dtype fp8_cs to
-	// bf16_with_fp8_current_scaling_mixed(), whose fp8_recipe is
-	// "tensorwise" (per-tensor current scaling).
-	csFact = "FP8 current scaling: the performance scripts' fp8_cs is bf16_with_fp8_current_scaling_mixed(), fp8_recipe \"tensorwise\" (scripts/performance/utils/helpers.py @ v0.2.0, utils/precision.py @ v0.3.0; training/mixed_precision.py), written as fp8_recipe: tensorwise."
+	// bf16_with_fp8_current_scaling_mixed(), whose fp8_recipe is Megatron's
+	// "tensorwise", which Megatron-Core runs as Transformer Engine's
+	// Float8CurrentScaling: simtrain's "current" recipe. (The first
+	// translation wrote simtrain's "tensorwise", which prices torchao's
+	// recipe, by name; corrected in round 5, see the README.)
+	csFact = "FP8 current scaling: the performance scripts' fp8_cs is bf16_with_fp8_current_scaling_mixed(), fp8_recipe \"tensorwise\" (scripts/performance/utils/helpers.py @ v0.2.0, utils/precision.py @ v0.3.0; training/mixed_precision.py), which Megatron-Core runs as Transformer Engine's Float8CurrentScaling (megatron/core/fp8_utils.py), written as fp8_recipe: current."
 	// fp8Is26CS: the 26.02 tables write "FP8" next to MXFP8 and NVFP4;
 	// Megatron-Bridge v0.3.0 (the 26.02 release, 2026-02-26) defines only
 	// FP8_CS presets (no FP8_SC) for Llama 3, Llama 3.1 and Qwen3 on H100,
@@ -336,10 +339,10 @@ func translate(r row) (*scen, []string) {
 	case "BF16":
 		s.precision = "bf16"
 	case "FP8-CS":
-		s.precision, s.fp8Recipe = "fp8", "tensorwise"
+		s.precision, s.fp8Recipe = "fp8", "current"
 		s.facts = append(s.facts, csFact)
 	case "FP8":
-		s.precision, s.fp8Recipe = "fp8", "tensorwise"
+		s.precision, s.fp8Recipe = "fp8", "current"
 		s.facts = append(s.facts, fp8Is26CS, csFact)
 	case "FP8-MX", "MXFP8":
 		s.precision, s.fp8Recipe = "fp8", "mxfp8"

@@ -183,13 +183,13 @@ func TestTranslate(t *testing.T) {
 		// 26.02 H100 "FP8" on an MoE model: current scaling (the release's
 		// presets); EP 32 > DP 16: ETP 1 folding over TP 2 × DP 16.
 		{"26.02", "DGX-H100", "Qwen3_235B_a22B", "FP8", "",
-			[]string{"precision: fp8", "fp8_recipe: tensorwise", "expert_tp: 1", "sp: true", "tp_comm: true", "first_stage_layers: 11",
+			[]string{"precision: fp8", "fp8_recipe: current", "expert_tp: 1", "sp: true", "tp_comm: true", "first_stage_layers: 11",
 				"virtual_stages: 4", "nodes: 32", "nic: ib-ndr-400", "nics_per_node: 8", "grad_dtype: fp32", "attention_kernel: cudnn",
 				"Model: Qwen3_235B_a22B table, DGX-H100 row", "NCCL all-to-all"},
 			nil},
 		// FSDP 64: Megatron-FSDP, zero 3; no pipeline.
 		{"26.02", "DGX-GB300", "LLAMA3_70B", "FP8", "",
-			[]string{"zero: 3", "fp8_recipe: tensorwise", "micro_batch: 2", "CUDA graphs not stated"},
+			[]string{"zero: 3", "fp8_recipe: current", "micro_batch: 2", "CUDA graphs not stated"},
 			[]string{"schedule:", "ep:", "sp: true"}},
 		// MXFP8; 80 layers over PP 4 × VP 5 split evenly; GB200 keeps the
 		// catalog's network.
@@ -204,7 +204,7 @@ func TestTranslate(t *testing.T) {
 		// 126 layers over PP 8 × VP 8: 128 slots, 2 per virtual stage, 15
 		// layers on the first and last rank; CP 2.
 		{"25.11", "DGX-B200", "LLAMA3.1_405B", "FP8-CS", "",
-			[]string{"cp: 2", "tp: 4", "pp: 8", "virtual_stages: 8", "first_stage_layers: 15", "nodes: 16", "fp8_recipe: tensorwise"},
+			[]string{"cp: 2", "tp: 4", "pp: 8", "virtual_stages: 8", "first_stage_layers: 15", "nodes: 16", "fp8_recipe: current"},
 			nil},
 		// 48 layers over PP 2 × VP 12 split evenly; EP 8 = DP 8: no folding.
 		{"26.02", "DGX-H100", "Qwen3_30B_a3B", "FP8", "",
