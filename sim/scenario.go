@@ -37,19 +37,26 @@ type Scenario struct {
 
 // ModelConfig is the model block. Explicit fields override the preset.
 type ModelConfig struct {
-	Preset         string     `yaml:"preset" json:"preset"`
-	Layers         int        `yaml:"layers" json:"layers"`
-	Hidden         int        `yaml:"hidden" json:"hidden"`
-	Heads          int        `yaml:"heads" json:"heads"`
-	KVHeads        int        `yaml:"kv_heads" json:"kv_heads"`
-	HeadDim        int        `yaml:"head_dim" json:"head_dim"`
-	FFN            int        `yaml:"ffn" json:"ffn"`
-	Vocab          int        `yaml:"vocab" json:"vocab"`
-	Activation     string     `yaml:"activation" json:"activation"`
-	Attention      string     `yaml:"attention" json:"attention"`
-	Norm           string     `yaml:"norm" json:"norm"`
-	TiedEmbeddings *bool      `yaml:"tied_embeddings" json:"tied_embeddings"`
-	MoE            *MoEConfig `yaml:"moe" json:"moe,omitempty"`
+	Preset         string `yaml:"preset" json:"preset"`
+	Layers         int    `yaml:"layers" json:"layers"`
+	Hidden         int    `yaml:"hidden" json:"hidden"`
+	Heads          int    `yaml:"heads" json:"heads"`
+	KVHeads        int    `yaml:"kv_heads" json:"kv_heads"`
+	HeadDim        int    `yaml:"head_dim" json:"head_dim"`
+	FFN            int    `yaml:"ffn" json:"ffn"`
+	Vocab          int    `yaml:"vocab" json:"vocab"`
+	Activation     string `yaml:"activation" json:"activation"`
+	Attention      string `yaml:"attention" json:"attention"`
+	Norm           string `yaml:"norm" json:"norm"`
+	TiedEmbeddings *bool  `yaml:"tied_embeddings" json:"tied_embeddings"`
+	// AttentionWindow is the sliding attention window in tokens (0 = full
+	// causal attention) and FullAttentionEvery keeps every K-th layer at
+	// full attention (workload.Model). Both are echoed from the resolved
+	// model and left out of the canonical form when 0, so run ids of
+	// full-attention models do not change.
+	AttentionWindow    int        `yaml:"attention_window" json:"attention_window,omitempty"`
+	FullAttentionEvery int        `yaml:"full_attention_every" json:"full_attention_every,omitempty"`
+	MoE                *MoEConfig `yaml:"moe" json:"moe,omitempty"`
 }
 
 // MoEConfig is the model.moe block.

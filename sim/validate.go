@@ -131,6 +131,18 @@ func (s *Scenario) resolveModel(set map[string]bool) error {
 	if mc.TiedEmbeddings != nil {
 		m.TiedEmbeddings = *mc.TiedEmbeddings
 	}
+	if set["model.attention_window"] {
+		if mc.AttentionWindow < 0 || mc.AttentionWindow > maxSeqLen {
+			return fmt.Errorf("model.attention_window: must be between 0 (full attention) and %d tokens, got %d", maxSeqLen, mc.AttentionWindow)
+		}
+		m.AttentionWindow = mc.AttentionWindow
+	}
+	if set["model.full_attention_every"] {
+		if mc.FullAttentionEvery < 0 || mc.FullAttentionEvery > maxLayers {
+			return fmt.Errorf("model.full_attention_every: must be between 0 (every layer windowed) and %d, got %d", maxLayers, mc.FullAttentionEvery)
+		}
+		m.FullAttentionEvery = mc.FullAttentionEvery
+	}
 	if mc.MoE != nil {
 		moe := workload.MoE{}
 		if m.MoE != nil {
@@ -178,6 +190,7 @@ func (s *Scenario) resolveModel(set map[string]bool) error {
 	mc.Layers, mc.Hidden, mc.Heads, mc.KVHeads, mc.HeadDim, mc.FFN, mc.Vocab = m.Layers, m.Hidden, m.Heads, m.KVHeads, m.HeadDim, m.FFN, m.Vocab
 	mc.Activation, mc.Attention, mc.Norm = m.Activation, m.Attention, m.Norm
 	mc.TiedEmbeddings = bptr(m.TiedEmbeddings)
+	mc.AttentionWindow, mc.FullAttentionEvery = m.AttentionWindow, m.FullAttentionEvery
 	s.r.dropless = mc.MoE == nil || mc.MoE.Dropless == nil || *mc.MoE.Dropless
 	if m.MoE != nil {
 		mc.MoE = &MoEConfig{Experts: m.MoE.Experts, TopK: m.MoE.TopK, ExpertFFN: m.MoE.ExpertFFN,

@@ -324,9 +324,23 @@ type blockCost struct {
 type blockCache struct {
 	cfg    *StepConfig
 	pr     Pricer
-	layers map[[3]int]blockCost    // (moe?, pass/recompute, block)
+	layers map[[3]int]blockCost    // (layerKind, pass/recompute, block)
 	extra  map[[2]int]blockCost    // embedding/head per pass
-	pieces map[[3]int][3]blockCost // (moe?, pass, block set) → head, middle, tail
+	pieces map[[3]int][3]blockCost // (layerKind, pass, block set) → head, middle, tail
+}
+
+// layerKind tells the layers whose blocks cost differently apart: bit 0 an
+// MoE MLP, bit 1 a sliding attention window (workload.Model.Window). Every
+// layer of one kind is identical.
+func (c *blockCache) layerKind(layer int) int {
+	k := 0
+	if c.cfg.Model.MoE != nil && c.cfg.Model.IsMoELayer(layer) {
+		k = 1
+	}
+	if c.cfg.Model.Window(layer) > 0 {
+		k |= 2
+	}
+	return k
 }
 
 func newBlockCache(cfg *StepConfig, pr Pricer) *blockCache {
@@ -344,10 +358,7 @@ func newBlockCache(cfg *StepConfig, pr Pricer) *blockCache {
 // of the input gradient before it). With fewer than two GEMMs the whole
 // block is the middle.
 func (c *blockCache) split(layer, pass int, blocks ...workload.Block) (head, mid, tail blockCost) {
-	moe := 0
-	if c.cfg.Model.MoE != nil && c.cfg.Model.IsMoELayer(layer) {
-		moe = 1
-	}
+	moe := c.layerKind(layer)
 	mask := 0
 	for _, bl := range blocks {
 		mask |= 1 << bl
@@ -394,10 +405,7 @@ const (
 
 // block returns the cost of the ops of `blocks` in layer `layer` for pass.
 func (c *blockCache) block(layer, pass int, blocks ...workload.Block) blockCost {
-	moe := 0
-	if c.cfg.Model.MoE != nil && c.cfg.Model.IsMoELayer(layer) {
-		moe = 1
-	}
+	moe := c.layerKind(layer)
 	var total blockCost
 	for _, bl := range blocks {
 		key := [3]int{moe, pass, int(bl)}

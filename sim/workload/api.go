@@ -56,6 +56,14 @@ type Model struct {
 	MaxPositions int
 	// QKNorm adds an RMSNorm over each head's query and key (Qwen3).
 	QKNorm bool
+	// AttentionWindow is the sliding (banded) attention window in tokens:
+	// a query attends to itself and the AttentionWindow−1 keys before it
+	// (GPT-OSS 128, Mistral 7B 4096, Gemma 3 1024); 0 = full causal
+	// attention. FullAttentionEvery K > 0 keeps every K-th layer (layers
+	// K−1, 2K−1, …) at full attention, as GPT-OSS (K = 2) and Gemma 3
+	// (K = 6) alternate; 0 windows every layer.
+	AttentionWindow    int
+	FullAttentionEvery int
 	// Dropout says the model has Megatron-style dropout layers (after
 	// attention probabilities, after the attention and MLP outputs, after
 	// the embedding). It adds dropout kernels and their masks.

@@ -15,6 +15,21 @@ func (m Model) attnFLOPsPerToken(seq int) float64 {
 	return 2 * float64(seq) * float64(d.heads) * float64(d.qk+d.v)
 }
 
+// attnFLOPsAllLayers sums attnFLOPsPerToken over the layers, each at the
+// keys it can see: seq, or its sliding window when shorter (the same
+// no-causal-discount convention: a query is counted against a full window).
+func (m Model) attnFLOPsAllLayers(seq int) float64 {
+	var f float64
+	for l := 0; l < m.Layers; l++ {
+		k := seq
+		if w := m.Window(l); w > 0 && w < seq {
+			k = w
+		}
+		f += m.attnFLOPsPerToken(k)
+	}
+	return f
+}
+
 // ModelFLOPsPerToken is the training (forward + backward) FLOPs per token by
 // the standard convention (Kaplan et al. 2020; Narayanan et al. 2021 [SC21]
 // Appendix; Chowdhery et al. 2022 [PaLM] Appendix B), with no recomputation:
@@ -24,12 +39,12 @@ func (m Model) attnFLOPsPerToken(seq int) float64 {
 // where N_matmul = Params().Matmul (active projection weights, routers and
 // the LM head; no embedding lookup, norms or biases) and the attention term
 // counts QKᵀ and the weighted sum over the full sequence (no causal
-// discount). For a GPT (h = heads·d, FFN 4h) this is 72·l·h² + 12·l·h·s +
+// discount; a sliding-window layer counts its window when shorter). For a GPT (h = heads·d, FFN 4h) this is 72·l·h² + 12·l·h·s +
 // 6·h·V per token, i.e. Megatron's 72·B·s·l·h²·(1 + s/6h + V/12lh) per step
 // of B·s tokens. Kernel FLOPs (Op.FLOPs) differ: causal FlashAttention skips
 // half the scores and its backward recomputes them.
 func (m Model) ModelFLOPsPerToken(seq int) float64 {
-	return 6*m.Params().Matmul + 3*float64(m.Layers)*m.attnFLOPsPerToken(seq)
+	return 6*m.Params().Matmul + 3*m.attnFLOPsAllLayers(seq)
 }
 
 // HardwareFLOPsPerToken adds the FLOPs of recomputation to
@@ -42,7 +57,7 @@ func (m Model) ModelFLOPsPerToken(seq int) float64 {
 // is not counted.
 func (m Model) HardwareFLOPsPerToken(seq int, r Recompute) float64 {
 	f := m.ModelFLOPsPerToken(seq)
-	attn := float64(m.Layers) * m.attnFLOPsPerToken(seq)
+	attn := m.attnFLOPsAllLayers(seq)
 	switch r {
 	case RecomputeSelective:
 		f += attn

@@ -79,6 +79,15 @@ func (m Model) Validate() error {
 	if m.MaxPositions < 0 {
 		return fmt.Errorf("model.max_positions: %d must not be negative", m.MaxPositions)
 	}
+	if m.AttentionWindow < 0 {
+		return fmt.Errorf("model.attention_window: %d must not be negative (0 = full attention)", m.AttentionWindow)
+	}
+	if m.FullAttentionEvery < 0 {
+		return fmt.Errorf("model.full_attention_every: %d must not be negative (0 = every layer windowed)", m.FullAttentionEvery)
+	}
+	if m.FullAttentionEvery > 0 && m.AttentionWindow == 0 {
+		return fmt.Errorf("model.full_attention_every: %d needs model.attention_window > 0", m.FullAttentionEvery)
+	}
 	if err := oneOf("model.activation", m.Activation, activations); err != nil {
 		return err
 	}
@@ -141,6 +150,31 @@ func oneOf(field, v string, valid []string) error {
 // model has MoE and the layer is past the DenseLayers dense ones.
 func (m Model) IsMoELayer(layer int) bool {
 	return m.MoE != nil && layer >= m.MoE.DenseLayers && layer < m.Layers
+}
+
+// Window returns the sliding attention window of layer (0-based) in tokens,
+// 0 for a full-attention layer (Model.AttentionWindow, FullAttentionEvery).
+func (m Model) Window(layer int) int {
+	if m.AttentionWindow <= 0 {
+		return 0
+	}
+	if k := m.FullAttentionEvery; k > 0 && (layer+1)%k == 0 {
+		return 0
+	}
+	return m.AttentionWindow
+}
+
+// causalKeys is the mean number of keys a query attends to in a causal
+// sequence of seq tokens with sliding window w (0 = none): query i (0-based)
+// sees min(i+1, w) keys, so the mean is (seq+1)/2 without a window and
+// (w(w+1)/2 + (seq−w)·w)/seq when w < seq.
+func causalKeys(seq, w int) float64 {
+	s := float64(seq)
+	if w <= 0 || w >= seq {
+		return (s + 1) / 2
+	}
+	fw := float64(w)
+	return (fw*(fw+1)/2 + (s-fw)*fw) / s
 }
 
 // attnDims are the per-head widths of attention.

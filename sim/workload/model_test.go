@@ -59,8 +59,8 @@ func TestValidateNamesTheField(t *testing.T) {
 
 func TestPresetsLoadAndValidate(t *testing.T) {
 	names := PresetNames()
-	if len(names) != 20 {
-		t.Errorf("%d presets, want the 20 of scenario-format.md", len(names))
+	if len(names) != 22 {
+		t.Errorf("%d presets, want the 22 of docs/scenario-format.md", len(names))
 	}
 	for _, n := range names {
 		m, err := Preset(n)

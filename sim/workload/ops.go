@@ -103,7 +103,8 @@ func newSplit(m Model, s Shape) split {
 // builder accumulates one layer's forward ops.
 type builder struct {
 	split
-	ops []fwdOp
+	ops    []fwdOp
+	window int // the layer's sliding attention window (Model.Window), 0 = full
 }
 
 // gemm adds C[M×N] = A[M×K]·B[K×N], batch times. Inputs are read at the
@@ -283,7 +284,7 @@ func bwdList(ops []fwdOp, gin, act float64) []Op {
 
 // forward builds layer's forward ops.
 func (m Model) forward(layer int, s Shape) *builder {
-	b := &builder{split: newSplit(m, s)}
+	b := &builder{split: newSplit(m, s), window: m.Window(layer)}
 	b.attention()
 	if m.IsMoELayer(layer) {
 		b.moe()
@@ -333,7 +334,10 @@ func (b *builder) attention() {
 // attnCore adds the attention kernels of BlockAttnCore. Attention is causal.
 // With context parallelism each GPU holds sl = seq/cp query rows and, after
 // the K/V all-gather, all seq key rows; with the load-balanced split each
-// GPU's queries attend to (seq+1)/2 keys on average.
+// GPU's queries attend to (seq+1)/2 keys on average. A sliding-window layer
+// attends to at most window keys per query (causalKeys); FlashAttention
+// skips the blocks outside the band (flash-attn's window_size, cuDNN's
+// sliding window), unfused attention computes every score and masks them.
 func (b *builder) attnCore() {
 	d := b.d
 	sl, seq := b.sl, b.seq
@@ -353,7 +357,7 @@ func (b *builder) attnCore() {
 		// scores and runs five GEMM-sized products against the forward's
 		// two: 2.5× the forward FLOPs (the flash-attention benchmark
 		// convention).
-		mean := (fseq + 1) / 2
+		mean := causalKeys(seq, b.window)
 		flops := 2 * bh * fsl * mean * float64(d.qk+d.v)
 		qkvIn := (q*float64(d.qk) + kvRows*float64(d.qk+d.v)) * b.act
 		out := q*float64(d.v)*b.act + q*4

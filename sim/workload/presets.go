@@ -90,6 +90,13 @@ var catalog = []preset{
 		return m
 	}},
 
+	{"gpt-oss-120b", func() Model {
+		return gptOSS("gpt-oss-120b", 36, 128)
+	}},
+	{"gpt-oss-20b", func() Model {
+		return gptOSS("gpt-oss-20b", 24, 32)
+	}},
+
 	{"nemotron-15b", func() Model {
 		return Model{Name: "nemotron-15b", Layers: 32, Hidden: 6144, Heads: 48, KVHeads: 8,
 			FFN: 24576, Vocab: 256000, Activation: "relu2", Norm: "layernorm",
@@ -130,4 +137,21 @@ func Preset(name string) (Model, error) {
 		}
 	}
 	return Model{}, fmt.Errorf("unknown model preset %q (valid: %s)", name, strings.Join(PresetNames(), ", "))
+}
+
+// gptOSS is OpenAI's gpt-oss architecture (OpenAI 2025, "gpt-oss-120b &
+// gpt-oss-20b Model Card", arXiv:2508.10925, Table 1 and §2.1;
+// openai/gpt-oss-120b and -20b config.json): residual width 2880, 64 query
+// heads and 8 key/value heads of 64, every MoE layer top-4 with experts of
+// width 2880 (SwiGLU), biases in the attention and expert projections,
+// o200k_harmony vocabulary 201,088, untied embeddings, and attention that
+// alternates a 128-token band with full causal attention, starting banded
+// (layer_types sliding, full, …). The learned attention sinks (one scalar
+// per head) are not costed.
+func gptOSS(name string, layers, experts int) Model {
+	return Model{Name: name, Layers: layers, Hidden: 2880, Heads: 64, KVHeads: 8, HeadDim: 64,
+		FFN: 2880, Vocab: 201088, Activation: "swiglu", Norm: "rmsnorm", Bias: true,
+		AttentionWindow: 128, FullAttentionEvery: 2,
+		MoE:    &MoE{Experts: experts, TopK: 4, ExpertFFN: 2880},
+		Source: "OpenAI 2025, gpt-oss model card (arXiv:2508.10925) Table 1; openai/" + name + " config.json (sliding_window 128, layer_types alternating sliding/full)"}
 }

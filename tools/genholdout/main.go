@@ -261,6 +261,7 @@ var presets = map[string]string{
 	"Qwen3_30B_a3B":   "qwen3-30b-a3b",
 	"Qwen3_235B_a22B": "qwen3-235b-a22b",
 	"DeepSeekV3":      "deepseek-v3",
+	"GPT OSS 120B":    "gpt-oss-120b",
 }
 
 // system is how a table's system is written as a cluster.
@@ -319,10 +320,7 @@ const (
 func translate(r row) (*scen, []string) {
 	var why []string
 	preset, known := presets[r.model]
-	switch {
-	case r.model == "GPT OSS 120B":
-		why = append(why, "no GPT-OSS preset: alternating sliding-window attention and attention sinks are not modelled")
-	case !known:
+	if !known {
 		why = append(why, fmt.Sprintf("model %s has no simtrain preset", r.model))
 	}
 	if preset == "deepseek-v3" {

@@ -247,7 +247,6 @@ func TestSkipReasons(t *testing.T) {
 		release, system, model, precision, variant string
 		want, absent                               string
 	}{
-		{"26.02", "DGX-H100", "GPT OSS 120B", "BF16", "", "no GPT-OSS preset", ""},
 		{"25.11", "DGX-B200", "DeepSeekV3", "FP8-MX", "", "multi-token prediction layer not modelled", ""},
 		{"26.02", "DGX-GB300", "DeepSeekV3", "MXFP8", "", "MTP not stated", ""},
 		{"25.11", "DGX-GB300", "DeepSeekV3", "BF16", "", "pipeline layout not stated", "MTP"},
