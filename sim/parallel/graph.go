@@ -213,8 +213,7 @@ type StepConfig struct {
 	// (attention, norms, dense MLP, router, shared experts) and routed experts.
 	LayerParams func(l int) (dense, expert float64)
 	// MoEHostSync is the time the compute stream idles in every MoE
-	// layer's forward (and recomputed forward) per micro-batch, after the
-	// router: a dropless dispatch copies the token counts to the host
+	// layer's forward per micro-batch, after the router: a dropless dispatch copies the token counts to the host
 	// (input/output splits of the all-to-all, the grouped GEMM's m-splits)
 	// and the host, blocked until the router's kernels finish, then issues
 	// the rest of the layer (Megatron-Core token_dispatcher.py: "A
@@ -358,12 +357,12 @@ func newBlockCache(cfg *StepConfig, pr Pricer) *blockCache {
 // of the input gradient before it). With fewer than two GEMMs the whole
 // block is the middle.
 func (c *blockCache) split(layer, pass int, blocks ...workload.Block) (head, mid, tail blockCost) {
-	moe := c.layerKind(layer)
+	kind := c.layerKind(layer)
 	mask := 0
 	for _, bl := range blocks {
 		mask |= 1 << bl
 	}
-	key := [3]int{moe, pass, mask}
+	key := [3]int{kind, pass, mask}
 	if p, ok := c.pieces[key]; ok {
 		return p[0], p[1], p[2]
 	}
@@ -405,10 +404,10 @@ const (
 
 // block returns the cost of the ops of `blocks` in layer `layer` for pass.
 func (c *blockCache) block(layer, pass int, blocks ...workload.Block) blockCost {
-	moe := c.layerKind(layer)
+	kind := c.layerKind(layer)
 	var total blockCost
 	for _, bl := range blocks {
-		key := [3]int{moe, pass, int(bl)}
+		key := [3]int{kind, pass, int(bl)}
 		bc, ok := c.layers[key]
 		if !ok {
 			var ops []workload.Op
