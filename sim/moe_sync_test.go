@@ -89,3 +89,47 @@ func TestMoEHostSyncRun(t *testing.T) {
 		t.Errorf("stalls counted as compute (%v vs %v s) or bubble (%v vs %v)", sync.ComputeS, drop.ComputeS, sync.BubbleFraction, drop.BubbleFraction)
 	}
 }
+
+// TestRecomputeModulesField checks training.recompute_modules: the default
+// (core_attn alone, left out of the canonical form), the memory it saves
+// on an MoE model with moe_act and layernorm (and that the step does not
+// get faster), and one-line errors naming the field.
+func TestRecomputeModulesField(t *testing.T) {
+	run := func(kv ...string) *Result {
+		t.Helper()
+		s, err := Parse(edit(t, append(append([]string{}, moeKV...), kv...)...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Run(context.Background(), s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Check(); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	sel := run("training.recompute", "selective")
+	core := run("training.recompute", "selective", "training.recompute_modules", "[core_attn]")
+	mods := run("training.recompute", "selective", "training.recompute_modules", "[moe_act, layernorm]")
+	if sel.RunID != core.RunID || sel.RunID == mods.RunID {
+		t.Errorf("run ids: default %s, [core_attn] %s, [moe_act, layernorm] %s", sel.RunID, core.RunID, mods.RunID)
+	}
+	if !(mods.PeakMemBytes < sel.PeakMemBytes) || mods.StepTimeS < sel.StepTimeS {
+		t.Errorf("moe_act+layernorm: peak %v vs %v bytes, step %v vs %v s", mods.PeakMemBytes, sel.PeakMemBytes, mods.StepTimeS, sel.StepTimeS)
+	}
+	for _, c := range []struct {
+		kv   []string
+		want string
+	}{
+		{[]string{"training.recompute", "selective", "training.recompute_modules", "[mlp]"},
+			`training.recompute_modules: unknown module "mlp" (valid: core_attn, moe_act, layernorm)`},
+		{[]string{"training.recompute_modules", "[moe_act]"}, "training.recompute_modules: needs training.recompute: selective, got none"},
+	} {
+		_, err := Parse(edit(t, append(append([]string{}, moeKV...), c.kv...)...))
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: error %v, want %q", c.kv, err, c.want)
+		}
+	}
+}

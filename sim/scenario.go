@@ -80,15 +80,20 @@ type MoEConfig struct {
 
 // TrainingConfig is the training block.
 type TrainingConfig struct {
-	SeqLen         int    `yaml:"seq_len" json:"seq_len"`
-	GlobalBatch    int    `yaml:"global_batch" json:"global_batch"`
-	MicroBatch     int    `yaml:"micro_batch" json:"micro_batch"`
-	Precision      string `yaml:"precision" json:"precision"`
-	Optimizer      string `yaml:"optimizer" json:"optimizer"`
-	MasterDtype    string `yaml:"master_dtype" json:"master_dtype"`
-	GradDtype      string `yaml:"grad_dtype" json:"grad_dtype"`
-	Recompute      string `yaml:"recompute" json:"recompute"`
-	FlashAttention *bool  `yaml:"flash_attention" json:"flash_attention"`
+	SeqLen      int    `yaml:"seq_len" json:"seq_len"`
+	GlobalBatch int    `yaml:"global_batch" json:"global_batch"`
+	MicroBatch  int    `yaml:"micro_batch" json:"micro_batch"`
+	Precision   string `yaml:"precision" json:"precision"`
+	Optimizer   string `yaml:"optimizer" json:"optimizer"`
+	MasterDtype string `yaml:"master_dtype" json:"master_dtype"`
+	GradDtype   string `yaml:"grad_dtype" json:"grad_dtype"`
+	Recompute   string `yaml:"recompute" json:"recompute"`
+	// RecomputeModules are the modules selective recomputation redoes
+	// (Megatron-LM --recompute-modules): core_attn, moe_act, layernorm;
+	// empty is core_attn alone. Only with recompute: selective; the
+	// canonical form leaves the default out.
+	RecomputeModules []string `yaml:"recompute_modules" json:"recompute_modules,omitempty"`
+	FlashAttention   *bool    `yaml:"flash_attention" json:"flash_attention"`
 	// FusedLoss prices the vocabulary cross-entropy as one fused kernel
 	// (default true); false prices PyTorch's unfused fp32 path.
 	FusedLoss *bool `yaml:"fused_loss" json:"fused_loss"`

@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/simtrain/simtrain/sim/network"
@@ -31,6 +32,28 @@ type resolved struct {
 	epBackend parallel.EPBackend // parallel.ep_backend (nccl when unset)
 
 	dropless bool // model.moe.dropless (true when unset)
+
+	recomputeModules workload.RecomputeModules // training.recompute_modules (0 = core_attn)
+}
+
+// parseRecomputeModules resolves training.recompute_modules: module names
+// (workload.RecomputeModuleNames), only with recompute: selective.
+func parseRecomputeModules(names []string, r workload.Recompute) (workload.RecomputeModules, error) {
+	if len(names) == 0 {
+		return 0, nil
+	}
+	if r != workload.RecomputeSelective {
+		return 0, fmt.Errorf("training.recompute_modules: needs training.recompute: selective, got %s (drop the field or set selective)", r)
+	}
+	var set workload.RecomputeModules
+	for _, n := range names {
+		i := slices.Index(workload.RecomputeModuleNames, n)
+		if i < 0 {
+			return 0, fmt.Errorf("training.recompute_modules: unknown module %q (valid: %s)", n, strings.Join(workload.RecomputeModuleNames, ", "))
+		}
+		set |= 1 << i
+	}
+	return set, nil
 }
 
 func bptr(b bool) *bool { return &b }
@@ -297,6 +320,12 @@ func (s *Scenario) resolveTraining(set map[string]bool) error {
 	}
 	if s.r.recompute, err = workload.ParseRecompute(t.Recompute); err != nil {
 		return fmt.Errorf("training.recompute: %w", err)
+	}
+	if s.r.recomputeModules, err = parseRecomputeModules(t.RecomputeModules, s.r.recompute); err != nil {
+		return err
+	}
+	if s.r.recomputeModules == workload.RecomputeCoreAttn {
+		t.RecomputeModules = nil // canonical: core_attn alone is the default
 	}
 	switch t.CUDAGraphs {
 	case "", "none":

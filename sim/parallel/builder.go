@@ -770,7 +770,11 @@ func (b *builder) backwardLayer(l, mb, c int, in int32, splitW, reduce bool) int
 		rc := b.cache.block(l, passRec, workload.BlockAttnPre, workload.BlockAttnCore, workload.BlockAttnPost,
 			workload.BlockMLP, workload.BlockRouter, workload.BlockExperts, workload.BlockCombine)
 		if rc.dur > 0 {
-			in = b.compute(KindRecompute, "attn_core_recompute", l, mb, c, rc, in, gather)
+			name := "attn_core_recompute"
+			if m := cfg.Shape.RecomputeModules; m != 0 && m != workload.RecomputeCoreAttn {
+				name = "selective_recompute" // Megatron's recompute modules (norms, MoE activation)
+			}
+			in = b.compute(KindRecompute, name, l, mb, c, rc, in, gather)
 		}
 	}
 	if b.tpPaired(l) && !splitW {

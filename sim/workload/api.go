@@ -211,6 +211,43 @@ type Shape struct {
 	// otherwise): which quantisation kernels every GEMM's inputs cost
 	// (fp8.go). The zero value is tensorwise.
 	FP8Recipe FP8Recipe
+	// RecomputeModules are the modules RecomputeSelective recomputes
+	// (Megatron-LM --recompute-modules); the zero value is the attention
+	// core alone (RecomputeCoreAttn), Megatron's default.
+	RecomputeModules RecomputeModules
+}
+
+// RecomputeModules is a set of modules selective recomputation redoes
+// before a layer's backward (Megatron-Core --recompute-granularity
+// selective --recompute-modules; transformer_config.py): their outputs are
+// not kept for the backward and their forward kernels run again. The zero
+// value means the attention core alone.
+type RecomputeModules uint8
+
+const (
+	// RecomputeCoreAttn is the attention core (Korthikanti et al. 2022
+	// §5): the score matrices of unfused attention; nothing next to
+	// FlashAttention, whose backward recomputes the scores anyway.
+	RecomputeCoreAttn RecomputeModules = 1 << iota
+	// RecomputeMoEAct is the routed experts' activation function: its
+	// output (the second expert GEMM's input) is recomputed from the first
+	// GEMM's output.
+	RecomputeMoEAct
+	// RecomputeLayerNorm is the layer's two input norms (before attention
+	// and before the MLP or router): their outputs are recomputed from the
+	// kept layer inputs.
+	RecomputeLayerNorm
+)
+
+// RecomputeModuleNames are the module names in RecomputeModules bit order.
+var RecomputeModuleNames = []string{"core_attn", "moe_act", "layernorm"}
+
+// has reports whether the set (zero = core_attn) contains m.
+func (r RecomputeModules) has(m RecomputeModules) bool {
+	if r == 0 {
+		r = RecomputeCoreAttn
+	}
+	return r&m != 0
 }
 
 // MemoryInput describes one pipeline rank for the memory model.

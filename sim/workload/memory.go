@@ -99,9 +99,16 @@ func (m Model) LayerActivationBytes(layer int, s Shape, r Recompute) float64 {
 	if m.Dropout {
 		mask = 1 // one byte per element
 	}
+	// With the layernorm module recomputed (RecomputeModules) the norms'
+	// outputs are not kept: the first projection's and the MLP's (or
+	// router's) input.
+	normOut := Tsp * h * a
+	if r == RecomputeSelective && s.RecomputeModules.has(RecomputeLayerNorm) {
+		normOut = 0
+	}
 	// Attention block: norm input, the first projection's input, Q and K,
 	// V, the output projection's input, the output dropout mask.
-	act := Tsp*h*a + Tsp*h*a
+	act := Tsp*h*a + normOut
 	if m.Attention == "mla" && m.MLA != nil {
 		ml := m.MLA
 		// latent norm inputs and up-projection inputs (replicated over TP)
@@ -115,7 +122,7 @@ func (m Model) LayerActivationBytes(layer int, s Shape, r Recompute) float64 {
 	// an fp32 log-sum-exp per query row and head, 4·a bytes per token, which
 	// the paper's accounting (written before FlashAttention) leaves out and
 	// so do we (< 0.2% of a layer).
-	if !s.FlashAttention && r != RecomputeSelective {
+	if !s.FlashAttention && !(r == RecomputeSelective && s.RecomputeModules.has(RecomputeCoreAttn)) {
 		// softmax output (+ dropout mask and output): 5·a·s²·b/t bytes
 		scores := float64(sh.b) * hl * float64(sh.sl) * float64(sh.seq)
 		act += scores * (a + mask*(1+a))
@@ -129,15 +136,19 @@ func (m Model) LayerActivationBytes(layer int, s Shape, r Recompute) float64 {
 		if sh.etp != sh.tp { // folded: see split.expertTokens
 			te = te * float64(sh.etp) / float64(sh.tp)
 		}
-		act += Tsp*h*a + Tsp*float64(e.Experts)*4 // router input, fp32 probabilities
-		act += te*h*a + te*float64(m.fc1Width(int(f)))*a + te*f*a + te*h*a
+		act += normOut + Tsp*float64(e.Experts)*4 // router input, fp32 probabilities
+		actOut := te * f * a                      // the second expert GEMM's input
+		if r == RecomputeSelective && s.RecomputeModules.has(RecomputeMoEAct) {
+			actOut = 0
+		}
+		act += te*h*a + te*float64(m.fc1Width(int(f)))*a + actOut + te*h*a
 		if e.SharedExperts > 0 {
 			fs := float64(cdiv(e.SharedExperts*e.ExpertFFN, sh.tp))
 			act += T*float64(m.fc1Width(int(fs)))*a + T*fs*a
 		}
 	} else {
 		f := float64(cdiv(m.FFN, sh.tp))
-		act += Tsp*h*a + T*float64(m.fc1Width(int(f)))*a + T*f*a
+		act += normOut + T*float64(m.fc1Width(int(f)))*a + T*f*a
 	}
 	act += Tsp * h * mask
 	return act

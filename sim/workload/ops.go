@@ -1,6 +1,9 @@
 package workload
 
-import "math"
+import (
+	"math"
+	"strings"
+)
 
 // cost is the FLOPs and HBM traffic of one memory-bound kernel.
 type cost struct{ flops, read, write float64 }
@@ -469,16 +472,34 @@ func (m Model) RecomputeOps(layer int, s Shape, r Recompute) []Op {
 	case RecomputeSelectiveOp:
 		return fwdList(b.selectiveOp())
 	}
-	if s.FlashAttention {
-		return nil
-	}
-	var core []fwdOp
+	var redo []fwdOp
 	for _, f := range b.ops {
-		if f.op.Block == BlockAttnCore {
-			core = append(core, f)
+		switch {
+		case f.op.Block == BlockAttnCore:
+			if !s.FlashAttention && s.RecomputeModules.has(RecomputeCoreAttn) {
+				redo = append(redo, f)
+			}
+		case isOp(f.op.Name, "expert_act"):
+			if s.RecomputeModules.has(RecomputeMoEAct) {
+				redo = append(redo, f)
+			}
+		case isOp(f.op.Name, "attn_norm"), isOp(f.op.Name, "mlp_norm"), isOp(f.op.Name, "moe_norm"):
+			if s.RecomputeModules.has(RecomputeLayerNorm) {
+				redo = append(redo, f)
+			}
 		}
 	}
-	return fwdList(core)
+	if len(redo) == 0 {
+		return nil
+	}
+	return fwdList(redo)
+}
+
+// isOp reports whether an op named name belongs to the module kernel base:
+// the fused kernel itself or one of its eager ATen kernels (eager.go names
+// them base_<kernel>).
+func isOp(name, base string) bool {
+	return name == base || strings.HasPrefix(name, base+"_")
 }
 
 // selectiveOp is what per-op selective activation checkpointing redoes

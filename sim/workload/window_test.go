@@ -2,6 +2,7 @@ package workload
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -81,5 +82,49 @@ func TestWindowValidate(t *testing.T) {
 	m.AttentionWindow, m.FullAttentionEvery = 0, 2
 	if err := m.Validate(); err == nil || err.Error()[:len("model.full_attention_every")] != "model.full_attention_every" {
 		t.Errorf("full_attention_every without a window: %v", err)
+	}
+}
+
+// TestRecomputeModules: Megatron's fine-grained selective recompute. With
+// moe_act the routed experts' activation output (te·f·a) is not kept and
+// the activation runs again; with layernorm the two norm outputs (2·T·h·a
+// without sequence parallelism) are not kept and the norms run again; the
+// default (zero) set is the attention core, which adds nothing next to
+// FlashAttention.
+func TestRecomputeModules(t *testing.T) {
+	m, err := Preset("qwen3-30b-a3b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Shape{MicroBatch: 1, Seq: 1024, Dtype: BF16, FlashAttention: true}
+	base := m.LayerActivationBytes(0, s, RecomputeSelective)
+	act, norm := s, s
+	act.RecomputeModules = RecomputeMoEAct
+	norm.RecomputeModules = RecomputeLayerNorm
+	// te = 1024 tokens × top-8 = 8192 rows of the 768-wide activation, 2 B.
+	if d := base - m.LayerActivationBytes(0, act, RecomputeSelective); d != 8192*768*2 {
+		t.Errorf("moe_act saves %v bytes, want %v", d, 8192*768*2)
+	}
+	if d := base - m.LayerActivationBytes(0, norm, RecomputeSelective); d != 2*1024*2048*2 {
+		t.Errorf("layernorm saves %v bytes, want %v", d, 2*1024*2048*2)
+	}
+	if m.LayerActivationBytes(0, act, RecomputeNone) != m.LayerActivationBytes(0, s, RecomputeNone) {
+		t.Error("modules change the memory without selective recompute")
+	}
+	names := func(ops []Op) []string {
+		var n []string
+		for _, o := range ops {
+			n = append(n, o.Name)
+		}
+		return n
+	}
+	if ops := m.RecomputeOps(0, s, RecomputeSelective); ops != nil {
+		t.Errorf("core_attn with flash attention recomputes %v", names(ops))
+	}
+	both := s
+	both.RecomputeModules = RecomputeMoEAct | RecomputeLayerNorm
+	got := strings.Join(names(m.RecomputeOps(0, both, RecomputeSelective)), ",")
+	if got != "attn_norm,moe_norm,expert_act" {
+		t.Errorf("moe_act+layernorm recompute %q, want attn_norm,moe_norm,expert_act", got)
 	}
 }

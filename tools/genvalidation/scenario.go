@@ -22,13 +22,14 @@ type scen struct {
 	seq, globalBatch, microBatch int
 	precision, gradDtype         string
 	recompute                    string
-	flash                        *bool  // training.flash_attention; nil = default (true)
-	fusedLoss                    *bool  // training.fused_loss; nil = default (true)
-	compile                      *bool  // training.compile; nil = default (true)
-	fusedNorm                    *bool  // training.fused_norm; nil = default (compile)
-	attnKernel                   string // training.attention_kernel; empty = default (auto)
-	fp8Recipe                    string // training.fp8_recipe; empty = default (tensorwise with fp8)
-	cudaGraphs                   string // training.cuda_graphs; empty = default (none)
+	recomputeModules             []string // training.recompute_modules; nil = default (core_attn)
+	flash                        *bool    // training.flash_attention; nil = default (true)
+	fusedLoss                    *bool    // training.fused_loss; nil = default (true)
+	compile                      *bool    // training.compile; nil = default (true)
+	fusedNorm                    *bool    // training.fused_norm; nil = default (compile)
+	attnKernel                   string   // training.attention_kernel; empty = default (auto)
+	fp8Recipe                    string   // training.fp8_recipe; empty = default (tensorwise with fp8)
+	cudaGraphs                   string   // training.cuda_graphs; empty = default (none)
 
 	gpu                string
 	nodes, gpusPerNode int
@@ -121,6 +122,9 @@ func (s *scen) yaml() []byte {
 	str("fp8_recipe", s.fp8Recipe)
 	str("grad_dtype", s.gradDtype)
 	str("recompute", s.recompute)
+	if len(s.recomputeModules) > 0 {
+		fmt.Fprintf(&b, "  recompute_modules: [%s]\n", strings.Join(s.recomputeModules, ", "))
+	}
 	if s.flash != nil {
 		fmt.Fprintf(&b, "  flash_attention: %t\n", *s.flash)
 	}

@@ -291,6 +291,13 @@ func megatronMoE(r row) (*scen, string) {
 	}
 	if strings.Contains(notes, "selective recompute") {
 		s.recompute = "selective"
+		// The notes name Megatron's --recompute-modules ("selective
+		// recompute moe_act+layernorm"; the recipe YAML's recompute_modules:
+		// moe_act layernorm), which replace the default core_attn.
+		if m := regexp.MustCompile(`selective recompute ([a-z_+]+)`).FindStringSubmatch(notes); m != nil {
+			s.recomputeModules = strings.Split(m[1], "+")
+			s.facts = append(s.facts, fmt.Sprintf("Selective recompute of Megatron's modules %s (the recipe's recompute_modules): training.recompute_modules.", strings.Join(s.recomputeModules, ", ")))
+		}
 	}
 	// Megatron-LM's default for bf16 and fp8 training: fp32 gradient
 	// accumulation and reduction (arguments.py; --grad-reduce-in-bf16 is
