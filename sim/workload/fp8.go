@@ -122,15 +122,31 @@ type fp8Recipe struct {
 	// rescale: bytes per element of the dgrad and wgrad outputs moved by a
 	// separate scaling kernel.
 	rescale float64
+	// saved: bytes per element of a GEMM input kept for the backward. A
+	// recipe that quantises once and saves the quantised copy for wgrad
+	// (Transformer Engine's Linear saves its fp8 input, with the
+	// recipe's scales) keeps 1 byte plus its scales; torchao's recipes
+	// (recast) keep the bf16 tensor, 0 here meaning the activation width.
+	saved float64
 }
 
 var fp8Recipes = [...]fp8Recipe{
 	FP8Tensorwise: {name: "tensorwise", castRead: 4, castWrite: 1, gradCasts: 2, recast: true},
 	FP8Rowwise:    {name: "rowwise", castRead: 4, castWrite: 1, gradCasts: 2, recast: true, perLinearInput: true, rescale: 4},
-	FP8Delayed:    {name: "delayed", castRead: 2, castWrite: 2, gradCasts: 1},
-	FP8Blockwise:  {name: "blockwise", castRead: 2, castWrite: 2 + 8.0/128, gradCasts: 1},
-	FP8MXFP8:      {name: "mxfp8", castRead: 2, castWrite: 2 + 2.0/32, gradCasts: 1},
-	FP8Current:    {name: "current", castRead: 4, castWrite: 2, gradCasts: 1},
+	FP8Delayed:    {name: "delayed", castRead: 2, castWrite: 2, gradCasts: 1, saved: 1},
+	FP8Blockwise:  {name: "blockwise", castRead: 2, castWrite: 2 + 8.0/128, gradCasts: 1, saved: 1 + 4.0/128},
+	FP8MXFP8:      {name: "mxfp8", castRead: 2, castWrite: 2 + 2.0/32, gradCasts: 1, saved: 1 + 1.0/32},
+	FP8Current:    {name: "current", castRead: 4, castWrite: 2, gradCasts: 1, saved: 1},
+}
+
+// savedGEMMInputBytes is the bytes per element of a GEMM input kept for
+// the backward under s: the recipe's quantised copy (fp8Recipe.saved) in
+// FP8 training with a Transformer Engine-style recipe, else act.
+func (s Shape) savedGEMMInputBytes(act float64) float64 {
+	if r := s.fp8Recipe(); r != nil && r.saved > 0 {
+		return r.saved
+	}
+	return act
 }
 
 // FP8RecipeNames lists the recipe names in FP8Recipe order.

@@ -102,7 +102,12 @@ func (m Model) LayerActivationBytes(layer int, s Shape, r Recompute) float64 {
 	// With the layernorm module recomputed (RecomputeModules) the norms'
 	// outputs are not kept: the first projection's and the MLP's (or
 	// router's) input.
-	normOut := Tsp * h * a
+	// GEMM inputs are kept at the width the recipe saves them:
+	// Transformer Engine's FP8 recipes keep the quantised copy
+	// (savedGEMMInputBytes; DeepSeek-V3 arXiv:2412.19437 §3.3.2 caches
+	// them in FP8 likewise).
+	g := s.savedGEMMInputBytes(a)
+	normOut := Tsp * h * g
 	if r == RecomputeSelective && s.RecomputeModules.has(RecomputeLayerNorm) {
 		normOut = 0
 	}
@@ -136,19 +141,28 @@ func (m Model) LayerActivationBytes(layer int, s Shape, r Recompute) float64 {
 		if sh.etp != sh.tp { // folded: see split.expertTokens
 			te = te * float64(sh.etp) / float64(sh.tp)
 		}
-		act += normOut + Tsp*float64(e.Experts)*4 // router input, fp32 probabilities
-		actOut := te * f * a                      // the second expert GEMM's input
+		// router input (the norm output, kept in bf16 for the router GEMM
+		// and the permutation), fp32 probabilities
+		routerIn := Tsp * h * a
+		if normOut == 0 {
+			routerIn = 0
+		}
+		act += routerIn + Tsp*float64(e.Experts)*4
+		actOut := te * f * g // the second expert GEMM's input
 		if r == RecomputeSelective && s.RecomputeModules.has(RecomputeMoEAct) {
 			actOut = 0
 		}
-		act += te*h*a + te*float64(m.fc1Width(int(f)))*a + actOut + te*h*a
+		// first expert GEMM's input, its output (the activation's input),
+		// the activation output, the second GEMM's output (kept for the
+		// probability-weighted combine)
+		act += te*h*g + te*float64(m.fc1Width(int(f)))*a + actOut + te*h*a
 		if e.SharedExperts > 0 {
 			fs := float64(cdiv(e.SharedExperts*e.ExpertFFN, sh.tp))
 			act += T*float64(m.fc1Width(int(fs)))*a + T*fs*a
 		}
 	} else {
 		f := float64(cdiv(m.FFN, sh.tp))
-		act += normOut + T*float64(m.fc1Width(int(f)))*a + T*f*a
+		act += normOut + T*float64(m.fc1Width(int(f)))*a + T*f*g
 	}
 	act += Tsp * h * mask
 	return act

@@ -128,3 +128,32 @@ func TestRecomputeModules(t *testing.T) {
 		t.Errorf("moe_act+layernorm recompute %q, want attn_norm,moe_norm,expert_act", got)
 	}
 }
+
+// TestFP8SavedInputs: Transformer Engine's FP8 recipes keep a GEMM's
+// quantised input for the backward, torchao's the bf16 one. Llama 3 8B at
+// micro-batch 1, sequence 1024, no TP: the GEMM inputs kept are the two
+// norm outputs (1024 × 4096 each) and the second MLP GEMM's input
+// (1024 × 14336); with delayed scaling each is 1 byte instead of 2, with
+// MXFP8 1 + 1/32, and tensorwise keeps all of them in bf16.
+func TestFP8SavedInputs(t *testing.T) {
+	m, err := Preset("llama3-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Shape{MicroBatch: 1, Seq: 1024, Dtype: FP8, FlashAttention: true}
+	tw := m.LayerActivationBytes(0, s, RecomputeNone)
+	elems := 2*1024*4096 + 1024*14336.0
+	for _, c := range []struct {
+		r    FP8Recipe
+		save float64
+	}{{FP8Delayed, elems}, {FP8Current, elems}, {FP8MXFP8, elems * (1 - 1.0/32)}, {FP8Rowwise, 0}} {
+		s.FP8Recipe = c.r
+		if d := tw - m.LayerActivationBytes(0, s, RecomputeNone); math.Abs(d-c.save) > 1e-6 {
+			t.Errorf("%v keeps %v bytes less than tensorwise, want %v", c.r, d, c.save)
+		}
+	}
+	s.Dtype, s.FP8Recipe = BF16, FP8Tensorwise
+	if bf := m.LayerActivationBytes(0, s, RecomputeNone); bf != tw {
+		t.Errorf("tensorwise keeps %v bytes, bf16 %v: torchao saves the bf16 inputs", tw, bf)
+	}
+}
