@@ -494,23 +494,7 @@ func (b *builder) forwardLayer(l, mb, c int, in int32) int32 {
 	}
 	var o int32
 	if b.moe(l) {
-		r := b.compute(KindForward, "router_fwd", l, mb, c, b.cache.block(l, passFwd, workload.BlockRouter), x)
-		if cfg.MoEHostSync > 0 {
-			r = b.add(Task{Kind: KindHostSync, Stream: StreamCompute, Name: "moe_host_sync", Layer: int32(l), Micro: int32(mb),
-				Chunk: int32(c), Dur: cfg.MoEHostSync, Peer: -1, Match: -1}, r)
-		}
-		d := r
-		if cfg.Layout.EP > 1 {
-			d = b.epComm("ep_dispatch", l, mb, c, r)
-		}
-		d = b.etpComm(collectives.AllGather, "etp_gather", l, mb, c, d)
-		e := b.compute(KindForward, "experts_fwd", l, mb, c, b.cache.block(l, passFwd, workload.BlockExperts), d)
-		e = b.etpComm(collectives.ReduceScatter, "etp_scatter", l, mb, c, e)
-		cm := e
-		if cfg.Layout.EP > 1 {
-			cm = b.epComm("ep_combine", l, mb, c, e)
-		}
-		o = b.compute(KindForward, "combine_fwd", l, mb, c, b.cache.block(l, passFwd, workload.BlockCombine), cm)
+		o = b.moeForward(passFwd, l, mb, c, x)
 	} else {
 		o = b.compute(KindForward, "mlp_fwd", l, mb, c, b.cache.block(l, passFwd, workload.BlockMLP), x)
 	}
@@ -519,6 +503,47 @@ func (b *builder) forwardLayer(l, mb, c int, in int32) int32 {
 		return b.tpReduce("tp_mlp", l, mb, c, o)
 	}
 	return o
+}
+
+// moeForward emits an MoE block's forward (pass passFwd) or its recomputed
+// forward (passRec, full recomputation) after task x: router, the dropless
+// dispatch's host stall (StepConfig.MoEHostSync), the dispatch all-to-all,
+// the experts and the combine all-to-all; it returns the combine's task. A
+// recomputed MoE layer redoes its dispatch and combine, as Megatron-Core's
+// checkpointed TransformerLayer does, and so its host synchronisation.
+func (b *builder) moeForward(pass, l, mb, c int, x int32, deps ...int32) int32 {
+	cfg := b.cfg
+	kind, sfx := KindForward, "_fwd"
+	if pass == passRec {
+		kind, sfx = KindRecompute, "_recompute"
+	}
+	name := func(base string) string {
+		if pass == passRec {
+			return base + "_recompute"
+		}
+		return base
+	}
+	blocks := []workload.Block{workload.BlockRouter}
+	if pass == passRec {
+		blocks = []workload.Block{workload.BlockMLP, workload.BlockRouter}
+	}
+	r := b.compute(kind, "router"+sfx, l, mb, c, b.cache.block(l, pass, blocks...), append(deps, x)...)
+	if cfg.MoEHostSync > 0 {
+		r = b.add(Task{Kind: KindHostSync, Stream: StreamCompute, Name: "moe_host_sync", Layer: int32(l), Micro: int32(mb),
+			Chunk: int32(c), Dur: cfg.MoEHostSync, Peer: -1, Match: -1}, r)
+	}
+	d := r
+	if cfg.Layout.EP > 1 {
+		d = b.epComm(name("ep_dispatch"), l, mb, c, r)
+	}
+	d = b.etpComm(collectives.AllGather, name("etp_gather"), l, mb, c, d)
+	e := b.compute(kind, "experts"+sfx, l, mb, c, b.cache.block(l, pass, workload.BlockExperts), d)
+	e = b.etpComm(collectives.ReduceScatter, name("etp_scatter"), l, mb, c, e)
+	cm := e
+	if cfg.Layout.EP > 1 {
+		cm = b.epComm(name("ep_combine"), l, mb, c, e)
+	}
+	return b.compute(kind, "combine"+sfx, l, mb, c, b.cache.block(l, pass, workload.BlockCombine), cm)
 }
 
 // tpPaired reports whether layer l's TP collectives are paired with their
@@ -739,8 +764,12 @@ func (b *builder) backwardLayer(l, mb, c int, in int32, splitW, reduce bool) int
 				r = b.tpComm(collectives.AllGather, "tp_mlp_recompute_gather", l, mb, c, r)
 			}
 		}
-		rm := b.cache.block(l, passRec, workload.BlockMLP, workload.BlockRouter, workload.BlockExperts, workload.BlockCombine)
-		in = b.compute(KindRecompute, "mlp_recompute", l, mb, c, rm, r, in)
+		if b.moe(l) {
+			in = b.moeForward(passRec, l, mb, c, r, in)
+		} else {
+			rm := b.cache.block(l, passRec, workload.BlockMLP, workload.BlockRouter, workload.BlockExperts, workload.BlockCombine)
+			in = b.compute(KindRecompute, "mlp_recompute", l, mb, c, rm, r, in)
+		}
 	case workload.RecomputeSelectiveOp:
 		// Per-op selective checkpointing (workload.RecomputeSelectiveOp)
 		// saves the reduce-scatter outputs, so the MLP's input is

@@ -572,3 +572,36 @@ func TestMoEHostSync(t *testing.T) {
 		}
 	}
 }
+
+// TestMoEFullRecompute: full recomputation redoes an MoE layer's forward
+// with its dispatch and combine all-to-alls (and the dropless host stall),
+// as Megatron-Core's checkpointed TransformerLayer does. TestEPOverlap's
+// step (28 ms) gains per layer the attention recompute (3 blocks, 3 ms) and
+// router, dispatch, experts, combine all-to-all and combine (1 + 0.5 + 1 +
+// 0.5 + 1 ms): 2 × 7 ms = 42 ms; with 0.25 ms stalls, four more stalls.
+func TestMoEFullRecompute(t *testing.T) {
+	pr := blockPricer{a2a: engine.Millisecond / 2}
+	cfg := moeConfig(t, false)
+	cfg.Recompute = workload.RecomputeFull
+	end, prog := stepEnd(t, cfg, pr)
+	if end != 42*engine.Millisecond {
+		t.Errorf("step %v with full recompute, want 42 ms", end)
+	}
+	count := map[string]int{}
+	for _, task := range prog.Tasks {
+		count[task.Name]++
+	}
+	for _, n := range []string{"router_recompute", "ep_dispatch_recompute", "experts_recompute", "ep_combine_recompute", "combine_recompute"} {
+		if count[n] != 2 {
+			t.Errorf("%d %s tasks, want one per layer (2)", count[n], n)
+		}
+	}
+	if count["mlp_recompute"] != 0 {
+		t.Error("an MoE layer recomputed as one dense MLP task")
+	}
+	cfg.MoEHostSync = engine.Millisecond / 4
+	stalled, _ := stepEnd(t, cfg, pr)
+	if want := 42*engine.Millisecond + 4*cfg.MoEHostSync; stalled != want {
+		t.Errorf("step %v with host syncs in forward and recompute, want %v", stalled, want)
+	}
+}

@@ -213,7 +213,8 @@ type StepConfig struct {
 	// (attention, norms, dense MLP, router, shared experts) and routed experts.
 	LayerParams func(l int) (dense, expert float64)
 	// MoEHostSync is the time the compute stream idles in every MoE
-	// layer's forward per micro-batch, after the router: a dropless dispatch copies the token counts to the host
+	// layer's forward per micro-batch (and its recomputed forward under
+	// full recomputation), after the router: a dropless dispatch copies the token counts to the host
 	// (input/output splits of the all-to-all, the grouped GEMM's m-splits)
 	// and the host, blocked until the router's kernels finish, then issues
 	// the rest of the layer (Megatron-Core token_dispatcher.py: "A
