@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"context"
-	"strings"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/network"
@@ -17,39 +15,22 @@ var moeKV = []string{"model.preset", "qwen3-30b-a3b", "parallel.tp", "1", "paral
 // default, the canonical form, the wiring, and one-line errors naming the
 // field and the valid choices.
 func TestEPBackendField(t *testing.T) {
-	def, err := Parse(edit(t, moeKV...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	explicit, err := Parse(edit(t, append(moeKV, "parallel.ep_backend", "nccl")...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	def := parseWith(t, moeKV)
+	explicit := parseWith(t, moeKV, "parallel.ep_backend", "nccl")
 	if def.r.epBackend != parallel.EPNCCL || explicit.Parallel.EPBackend != "" || def.RunID() != explicit.RunID() {
 		t.Errorf("nccl default: %v %q, run ids %s %s", def.r.epBackend, explicit.Parallel.EPBackend, def.RunID(), explicit.RunID())
 	}
-	hy, err := Parse(edit(t, append(moeKV, "parallel.ep_backend", "hybridep", "parallel.ep_sms", "32")...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	hy := parseWith(t, moeKV, "parallel.ep_backend", "hybridep", "parallel.ep_sms", "32")
 	if hy.r.epBackend != parallel.EPHybridEP || hy.RunID() == def.RunID() {
 		t.Errorf("hybridep: %v, run id %s", hy.r.epBackend, hy.RunID())
 	}
-	for _, c := range []struct {
-		kv   []string
-		want string
-	}{
+	checkParseErrors(t, moeKV, []parseErrorCase{
 		{[]string{"parallel.ep_backend", "mori"}, `parallel.ep_backend: unknown value "mori" (valid: nccl, deepep, hybridep)`},
 		{[]string{"parallel.ep", "1", "parallel.ep_backend", "deepep"}, "parallel.ep_backend: deepep needs ep > 1 (have ep 1; valid with ep 1: nccl)"},
 		{[]string{"parallel.ep_sms", "24"}, "parallel.ep_sms: needs parallel.ep_backend deepep or hybridep"},
 		{[]string{"parallel.ep_backend", "hybridep", "parallel.ep_sms", "-1"}, "parallel.ep_sms: -1 must be >= 0"},
 		{[]string{"parallel.ep_backend", "hybridep", "parallel.ep_sms", "100"}, "parallel.ep_sms: 100 is more than half of h100-sxm's 132 SMs"},
-	} {
-		_, err := Parse(edit(t, append(append([]string{}, moeKV...), c.kv...)...))
-		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%v: error %v, want %q", c.kv, err, c.want)
-		}
-	}
+	})
 }
 
 // TestEPBackendRun runs the MoE scenario with each backend: nccl (explicit)
@@ -57,21 +38,7 @@ func TestEPBackendField(t *testing.T) {
 // bytes (D(128, 8, 8) = 5.33936 rows of 2048 × 2 bytes per token) on the
 // EP stream and prices them differently.
 func TestEPBackendRun(t *testing.T) {
-	run := func(kv ...string) *Result {
-		t.Helper()
-		s, err := Parse(edit(t, append(append([]string{}, moeKV...), kv...)...))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := Run(context.Background(), s, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Check(); err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	run := func(kv ...string) *Result { return runWith(t, moeKV, kv...) }
 	epBytes := func(r *Result) (n int, bytes float64) {
 		r.Tasks([]int{0}, func(tr TaskRecord) {
 			if tr.Stream == "ep" && tr.Step == 0 {
@@ -104,10 +71,7 @@ func TestEPBackendRun(t *testing.T) {
 // fabric-played tasks is held to exactly that floor (inside one NVLink
 // domain the flows alone would finish sooner).
 func TestEPBackendFlowFloor(t *testing.T) {
-	s, err := Parse(edit(t, append(append([]string{}, moeKV...), "parallel.ep_backend", "hybridep")...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := parseWith(t, moeKV, "parallel.ep_backend", "hybridep")
 	durs := func(r *Result) []int64 {
 		var d []int64
 		r.Tasks([]int{0}, func(tr TaskRecord) {

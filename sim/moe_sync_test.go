@@ -1,9 +1,7 @@
 package sim
 
 import (
-	"context"
 	"math"
-	"strings"
 	"testing"
 )
 
@@ -12,14 +10,7 @@ import (
 // out, the stall they switch on and off, and one-line errors naming the
 // field.
 func TestMoEHostSyncFields(t *testing.T) {
-	parse := func(kv ...string) *Scenario {
-		t.Helper()
-		s, err := Parse(edit(t, append(append([]string{}, moeKV...), kv...)...))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
+	parse := func(kv ...string) *Scenario { return parseWith(t, moeKV, kv...) }
 	def := parse()
 	explicit := parse("model.moe.dropless", "true", "training.cuda_graphs", "none")
 	if def.RunID() != explicit.RunID() || explicit.Training.CUDAGraphs != "" || explicit.Model.MoE.Dropless != nil {
@@ -43,39 +34,17 @@ func TestMoEHostSyncFields(t *testing.T) {
 	if dense.moeHostSync() != 0 {
 		t.Errorf("dense model stalls %v", dense.moeHostSync())
 	}
-	for _, c := range []struct {
-		kv   []string
-		want string
-	}{
+	checkParseErrors(t, moeKV, []parseErrorCase{
 		{[]string{"training.cuda_graphs", "partial"}, `training.cuda_graphs: unknown value "partial" (valid: none, full)`},
 		{[]string{"model.moe.dropless", "maybe"}, "model.moe.dropless"},
-	} {
-		_, err := Parse(edit(t, append(append([]string{}, moeKV...), c.kv...)...))
-		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%v: error %v, want %q", c.kv, err, c.want)
-		}
-	}
+	})
 }
 
 // TestMoEHostSyncRun: the stall lengthens the step by the stalls on the
 // critical path, is reported as HostSyncS (one per MoE layer and
 // micro-batch per step), and is neither compute nor pipeline bubble.
 func TestMoEHostSyncRun(t *testing.T) {
-	run := func(kv ...string) *Result {
-		t.Helper()
-		s, err := Parse(edit(t, append(append([]string{}, moeKV...), kv...)...))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := Run(context.Background(), s, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Check(); err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	run := func(kv ...string) *Result { return runWith(t, moeKV, kv...) }
 	sync, drop := run(), run("model.moe.dropless", "false")
 	s := sync.Scenario
 	stalls := float64(s.Microbatches()*s.r.model.Layers) * s.moeHostSync().Seconds()
@@ -95,21 +64,7 @@ func TestMoEHostSyncRun(t *testing.T) {
 // on an MoE model with moe_act and layernorm (and that the step does not
 // get faster), and one-line errors naming the field.
 func TestRecomputeModulesField(t *testing.T) {
-	run := func(kv ...string) *Result {
-		t.Helper()
-		s, err := Parse(edit(t, append(append([]string{}, moeKV...), kv...)...))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := Run(context.Background(), s, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Check(); err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	run := func(kv ...string) *Result { return runWith(t, moeKV, kv...) }
 	sel := run("training.recompute", "selective")
 	core := run("training.recompute", "selective", "training.recompute_modules", "[core_attn]")
 	mods := run("training.recompute", "selective", "training.recompute_modules", "[moe_act, layernorm]")
@@ -119,17 +74,9 @@ func TestRecomputeModulesField(t *testing.T) {
 	if !(mods.PeakMemBytes < sel.PeakMemBytes) || mods.StepTimeS < sel.StepTimeS {
 		t.Errorf("moe_act+layernorm: peak %v vs %v bytes, step %v vs %v s", mods.PeakMemBytes, sel.PeakMemBytes, mods.StepTimeS, sel.StepTimeS)
 	}
-	for _, c := range []struct {
-		kv   []string
-		want string
-	}{
+	checkParseErrors(t, moeKV, []parseErrorCase{
 		{[]string{"training.recompute", "selective", "training.recompute_modules", "[mlp]"},
 			`training.recompute_modules: unknown module "mlp" (valid: core_attn, moe_act, layernorm)`},
 		{[]string{"training.recompute_modules", "[moe_act]"}, "training.recompute_modules: needs training.recompute: selective, got none"},
-	} {
-		_, err := Parse(edit(t, append(append([]string{}, moeKV...), c.kv...)...))
-		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%v: error %v, want %q", c.kv, err, c.want)
-		}
-	}
+	})
 }

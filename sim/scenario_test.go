@@ -29,6 +29,40 @@ func edit(t *testing.T, kv ...string) []byte {
 	return editBytes(t, []byte(baseScenario), kv...)
 }
 
+// parseWith parses baseScenario edited first by base, then by kv.
+func parseWith(t *testing.T, base []string, kv ...string) *Scenario {
+	t.Helper()
+	s, err := Parse(edit(t, append(append([]string{}, base...), kv...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// runWith parses as parseWith and runs the scenario with mustRun's checks.
+func runWith(t *testing.T, base []string, kv ...string) *Result {
+	t.Helper()
+	return mustRun(t, parseWith(t, base, kv...), Options{})
+}
+
+// parseErrorCase is an edit that must not parse.
+type parseErrorCase struct {
+	kv   []string
+	want string
+}
+
+// checkParseErrors: every case's edit, applied after base, fails with a
+// one-line error containing want.
+func checkParseErrors(t *testing.T, base []string, cases []parseErrorCase) {
+	t.Helper()
+	for _, c := range cases {
+		_, err := Parse(edit(t, append(append([]string{}, base...), c.kv...)...))
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: error %v, want %q", c.kv, err, c.want)
+		}
+	}
+}
+
 // editBytes is edit on any scenario document.
 func editBytes(t *testing.T, src []byte, kv ...string) []byte {
 	t.Helper()

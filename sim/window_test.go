@@ -1,10 +1,6 @@
 package sim
 
-import (
-	"context"
-	"strings"
-	"testing"
-)
+import "testing"
 
 // TestAttentionWindowFields: model.attention_window and
 // model.full_attention_every reach the model, change the run id only when
@@ -13,21 +9,7 @@ import (
 // banded and none; bad values are one-line errors naming the field.
 func TestAttentionWindowFields(t *testing.T) {
 	long := []string{"training.seq_len", "16384", "parallel.tp", "1"}
-	run := func(kv ...string) *Result {
-		t.Helper()
-		s, err := Parse(edit(t, append(append([]string{}, long...), kv...)...))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := Run(context.Background(), s, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Check(); err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	run := func(kv ...string) *Result { return runWith(t, long, kv...) }
 	full, zero := run(), run("model.attention_window", "0")
 	banded := run("model.attention_window", "1024")
 	alt := run("model.attention_window", "1024", "model.full_attention_every", "2")
@@ -40,23 +22,12 @@ func TestAttentionWindowFields(t *testing.T) {
 	if !(banded.ModelFLOPsPerStep < alt.ModelFLOPsPerStep && alt.ModelFLOPsPerStep < full.ModelFLOPsPerStep) {
 		t.Errorf("model FLOPs: banded %v, alternating %v, full %v", banded.ModelFLOPsPerStep, alt.ModelFLOPsPerStep, full.ModelFLOPsPerStep)
 	}
-	for _, c := range []struct {
-		kv   []string
-		want string
-	}{
+	checkParseErrors(t, nil, []parseErrorCase{
 		{[]string{"model.attention_window", "-5"}, "model.attention_window: must be between 0"},
 		{[]string{"model.full_attention_every", "2"}, "model.full_attention_every: 2 needs model.attention_window > 0"},
 		{[]string{"model.attention_window", "128", "model.full_attention_every", "-1"}, "model.full_attention_every: must be between 0"},
-	} {
-		_, err := Parse(edit(t, c.kv...))
-		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%v: error %v, want %q", c.kv, err, c.want)
-		}
-	}
-	oss, err := Parse(edit(t, "model.preset", "gpt-oss-20b", "parallel.tp", "1", "parallel.ep", "8"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
+	oss := parseWith(t, nil, "model.preset", "gpt-oss-20b", "parallel.tp", "1", "parallel.ep", "8")
 	if oss.Model.AttentionWindow != 128 || oss.Model.FullAttentionEvery != 2 {
 		t.Errorf("gpt-oss-20b echoes window %d every %d", oss.Model.AttentionWindow, oss.Model.FullAttentionEvery)
 	}
