@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -32,6 +31,7 @@ import (
 
 	"github.com/simtrain/simtrain/sim/topology"
 	"github.com/simtrain/simtrain/sim/workload"
+	"github.com/simtrain/simtrain/tools/internal/genfiles"
 )
 
 func main() {
@@ -74,50 +74,12 @@ func run(in, out string, check bool, log io.Writer) error {
 	nScenarios := len(files)
 	files["SKIPPED.md"] = skippedMarkdown(len(rows), nScenarios, skipped)
 
-	existing, err := os.ReadDir(out)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := genfiles.Sync(out, files, generatedName, check, "genholdout"); err != nil {
 		return err
 	}
-	var stale []string
-	for _, e := range existing {
-		if generatedName.MatchString(e.Name()) {
-			if _, ok := files[e.Name()]; !ok {
-				stale = append(stale, e.Name())
-			}
-		}
-	}
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	slices.Sort(names)
 	if check {
-		var diff []string
-		for _, n := range names {
-			old, err := os.ReadFile(filepath.Join(out, n))
-			if err != nil || !bytes.Equal(old, files[n]) {
-				diff = append(diff, n)
-			}
-		}
-		diff = append(diff, stale...)
-		if len(diff) > 0 {
-			return fmt.Errorf("%d generated files are out of date (run go run ./tools/genholdout): %s", len(diff), strings.Join(diff, ", "))
-		}
 		fmt.Fprintf(log, "%d scenarios and SKIPPED.md are up to date\n", nScenarios)
 		return nil
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
-	for _, n := range stale {
-		if err := os.Remove(filepath.Join(out, n)); err != nil {
-			return err
-		}
-	}
-	for _, n := range names {
-		if err := os.WriteFile(filepath.Join(out, n), files[n], 0o644); err != nil {
-			return err
-		}
 	}
 	fmt.Fprintf(log, "wrote %d scenarios and SKIPPED.md (%d rows skipped) to %s\n", nScenarios, len(skipped), out)
 	return nil

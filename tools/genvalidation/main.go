@@ -21,10 +21,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/simtrain/simtrain/tools/internal/genfiles"
 )
 
 func main() {
@@ -55,50 +56,12 @@ func run(in, out string, check bool, log io.Writer) error {
 	nScenarios := len(files)
 	files["SKIPPED.md"] = skippedMarkdown(len(rows), nScenarios, skipped)
 
-	existing, err := os.ReadDir(out)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := genfiles.Sync(out, files, generatedName, check, "genvalidation"); err != nil {
 		return err
 	}
-	var stale []string
-	for _, e := range existing {
-		if generatedName.MatchString(e.Name()) {
-			if _, ok := files[e.Name()]; !ok {
-				stale = append(stale, e.Name())
-			}
-		}
-	}
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	slices.Sort(names)
 	if check {
-		var diff []string
-		for _, n := range names {
-			old, err := os.ReadFile(filepath.Join(out, n))
-			if err != nil || !bytes.Equal(old, files[n]) {
-				diff = append(diff, n)
-			}
-		}
-		diff = append(diff, stale...)
-		if len(diff) > 0 {
-			return fmt.Errorf("%d generated files are out of date (run go run ./tools/genvalidation): %s", len(diff), strings.Join(diff, ", "))
-		}
 		fmt.Fprintf(log, "%d scenarios and SKIPPED.md are up to date\n", len(files)-1)
 		return nil
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
-	for _, n := range stale {
-		if err := os.Remove(filepath.Join(out, n)); err != nil {
-			return err
-		}
-	}
-	for _, n := range names {
-		if err := os.WriteFile(filepath.Join(out, n), files[n], 0o644); err != nil {
-			return err
-		}
 	}
 	fmt.Fprintf(log, "wrote %d scenarios and SKIPPED.md (%d rows skipped) to %s\n", len(files)-1, len(skipped), out)
 	return nil
