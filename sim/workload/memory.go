@@ -107,10 +107,11 @@ func (m Model) LayerActivationBytes(layer int, s Shape, r Recompute) float64 {
 	// (savedGEMMInputBytes; DeepSeek-V3 arXiv:2412.19437 §3.3.2 caches
 	// them in FP8 likewise).
 	g := s.savedGEMMInputBytes(a)
-	normOut := Tsp * h * g
+	keepNorm := 1.0
 	if r == RecomputeSelective && s.RecomputeModules.has(RecomputeLayerNorm) {
-		normOut = 0
+		keepNorm = 0
 	}
+	normOut := keepNorm * Tsp * h * g
 	// Attention block: norm input, the first projection's input, Q and K,
 	// V, the output projection's input, the output dropout mask.
 	act := Tsp*h*a + normOut
@@ -143,11 +144,7 @@ func (m Model) LayerActivationBytes(layer int, s Shape, r Recompute) float64 {
 		}
 		// router input (the norm output, kept in bf16 for the router GEMM
 		// and the permutation), fp32 probabilities
-		routerIn := Tsp * h * a
-		if normOut == 0 {
-			routerIn = 0
-		}
-		act += routerIn + Tsp*float64(e.Experts)*4
+		act += keepNorm*Tsp*h*a + Tsp*float64(e.Experts)*4
 		actOut := te * f * g // the second expert GEMM's input
 		if r == RecomputeSelective && s.RecomputeModules.has(RecomputeMoEAct) {
 			actOut = 0
