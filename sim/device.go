@@ -30,5 +30,6 @@ func DeviceFor(g topology.GPU) workload.Device {
 	d.AttnEff = c.AttnEff
 	d.AttnBwdEff = c.AttnBwdEff
 	d.KernelOverhead = c.KernelOverhead
+	d.BlockScaledGEMMRel = c.BlockScaledGEMMRel
 	return d
 }

@@ -149,6 +149,10 @@ type Op struct {
 	// Quant says how the op takes part in an FP8 recipe's quantisation
 	// (Shape.FP8Recipe, fp8.go); QuantNone for every other op.
 	Quant QuantRole
+	// BlockScaled marks a GEMM whose FP8 inputs carry per-block scales the
+	// kernel applies while it accumulates (the mxfp8 and blockwise
+	// recipes); OpTime prices it with Device.BlockScaledGEMMRel.
+	BlockScaled bool
 }
 
 // QuantRole marks the ops of an FP8 recipe.

@@ -128,14 +128,17 @@ type fp8Recipe struct {
 	// recipe's scales) keeps 1 byte plus its scales; torchao's recipes
 	// (recast) keep the bf16 tensor, 0 here meaning the activation width.
 	saved float64
+	// blockScaled: the GEMMs take per-block scales that the kernel applies
+	// as it accumulates (Op.BlockScaled), not one scale per tensor.
+	blockScaled bool
 }
 
 var fp8Recipes = [...]fp8Recipe{
 	FP8Tensorwise: {name: "tensorwise", castRead: 4, castWrite: 1, gradCasts: 2, recast: true},
 	FP8Rowwise:    {name: "rowwise", castRead: 4, castWrite: 1, gradCasts: 2, recast: true, perLinearInput: true, rescale: 4},
 	FP8Delayed:    {name: "delayed", castRead: 2, castWrite: 2, gradCasts: 1, saved: 1},
-	FP8Blockwise:  {name: "blockwise", castRead: 2, castWrite: 2 + 8.0/128, gradCasts: 1, saved: 1 + 4.0/128},
-	FP8MXFP8:      {name: "mxfp8", castRead: 2, castWrite: 2 + 2.0/32, gradCasts: 1, saved: 1 + 1.0/32},
+	FP8Blockwise:  {name: "blockwise", castRead: 2, castWrite: 2 + 8.0/128, gradCasts: 1, saved: 1 + 4.0/128, blockScaled: true},
+	FP8MXFP8:      {name: "mxfp8", castRead: 2, castWrite: 2 + 2.0/32, gradCasts: 1, saved: 1 + 1.0/32, blockScaled: true},
 	FP8Current:    {name: "current", castRead: 4, castWrite: 2, gradCasts: 1, saved: 1},
 }
 

@@ -200,3 +200,52 @@ func TestParseFP8Recipe(t *testing.T) {
 		t.Error(s)
 	}
 }
+
+// TestBlockScaledGEMMs: the mxfp8 and blockwise recipes mark every GEMM
+// block-scaled and no other op; the per-tensor recipes mark none. On a GPU
+// with BlockScaledGEMMRel r a compute-bound block-scaled GEMM takes 1/r of
+// the per-tensor time (8192³ at FP8: r = 0.95 → the compute term / 0.95);
+// without the figure (0) or in BF16 it is priced as before.
+func TestBlockScaledGEMMs(t *testing.T) {
+	m := fp8Llama()
+	for r := FP8Tensorwise; r <= FP8Current; r++ {
+		s := Shape{MicroBatch: 1, Seq: 512, Dtype: FP8, FP8Recipe: r, FlashAttention: true}
+		want := r == FP8MXFP8 || r == FP8Blockwise
+		for _, p := range []Pass{Forward, Backward} {
+			gemms := 0
+			for _, o := range m.LayerOps(0, s, p) {
+				if o.BlockScaled && o.Class != ClassGEMM {
+					t.Errorf("%v: %s is not a GEMM but is block-scaled", r, o.Name)
+				}
+				if o.Class == ClassGEMM {
+					gemms++
+					if o.BlockScaled != want {
+						t.Errorf("%v %v: GEMM %s block-scaled %v, want %v", r, p, o.Name, o.BlockScaled, want)
+					}
+				}
+			}
+			if gemms == 0 {
+				t.Fatalf("%v %v: no GEMMs", r, p)
+			}
+		}
+	}
+
+	d := h100()
+	op := gemmOp(8192, 8192, 8192, 1, 1, 2)
+	op.Quant = QuantScaled
+	perTensor := d.OpTime(op, FP8)
+	op.BlockScaled = true
+	if got := d.OpTime(op, FP8); got != perTensor {
+		t.Errorf("no BlockScaledGEMMRel: %g s, want the per-tensor %g s", got, perTensor)
+	}
+	d.BlockScaledGEMMRel = 0.95
+	compute := perTensor - d.KernelOverhead
+	if got, want := d.OpTime(op, FP8), compute/0.95+d.KernelOverhead; math.Abs(got-want) > 1e-12 {
+		t.Errorf("block-scaled at 0.95: %g s, want %g s", got, want)
+	}
+	bf16 := op
+	bf16.BlockScaled = false
+	if got, want := d.OpTime(op, BF16), d.OpTime(bf16, BF16); got != want {
+		t.Errorf("bf16: the block-scaled mark changed the time: %g s, want %g s", got, want)
+	}
+}

@@ -121,6 +121,7 @@ func (b *builder) gemm(name string, blk Block, m, n, k, batch int, parts ...line
 	o.Name, o.Block = name, blk
 	if b.fp8 != nil {
 		o.Quant = QuantScaled
+		o.BlockScaled = b.fp8.blockScaled
 		b.ops = append(b.ops, b.fp8.quant(name, blk, m, n, k, batch, parts))
 	}
 	b.ops = append(b.ops, fwdOp{op: o, kind: kindGEMM, parts: parts})
@@ -268,10 +269,10 @@ func bwdList(ops []fwdOp, gin, act float64) []Op {
 			out = append(out,
 				Op{Name: o.Name + "_dgrad", Block: o.Block, Class: ClassGEMM, Pass: Backward,
 					FLOPs: o.FLOPs, BytesRead: (fm*fn + fk*fn) * gin * bt, BytesWritten: fm * fk * act * bt,
-					M: M, N: K, K: N, Batch: o.Batch, Quant: o.Quant},
+					M: M, N: K, K: N, Batch: o.Batch, Quant: o.Quant, BlockScaled: o.BlockScaled},
 				Op{Name: o.Name + "_wgrad", Block: o.Block, Class: ClassGEMM, Pass: Backward,
 					FLOPs: o.FLOPs, BytesRead: (fm*fk + fm*fn) * gin * bt, BytesWritten: fk * fn * act * bt,
-					M: K, N: N, K: M, Batch: o.Batch, Quant: o.Quant})
+					M: K, N: N, K: M, Batch: o.Batch, Quant: o.Quant, BlockScaled: o.BlockScaled})
 		case kindAten: // the module's backward kernels, on its last forward kernel
 			out = append(out, f.bwdOps...)
 		default: // attention and memory kernels carry their backward cost

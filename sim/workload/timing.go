@@ -15,6 +15,10 @@ type Device struct {
 	AttnEff        float64 // fused causal attention forward, long sequences / BF16 peak (§4c)
 	AttnBwdEff     float64 // fused attention backward / BF16 peak
 	KernelOverhead float64 // seconds added to every kernel
+	// BlockScaledGEMMRel is the throughput of a block-scaled FP8 GEMM
+	// (Op.BlockScaled) relative to a per-tensor-scaled one of the same
+	// shape on this GPU; 0 means the same.
+	BlockScaledGEMMRel float64
 }
 
 // Fitted shape parameters of the GEMM and attention efficiency model (see
@@ -152,7 +156,7 @@ func attnShapeWith(queries, keys, batch, sms int, l0 float64) float64 {
 //	                  not for GEMMs whose FP8 recipe ops quantise, Op.Quant)
 //
 // with peak and eff by class: GEMMs use the dtype's tensor-core peak and
-// GEMMEfficiency; attention the BF16 peak and AttentionEfficiency;
+// GEMMEfficiency (× BlockScaledGEMMRel for a block-scaled FP8 GEMM); attention the BF16 peak and AttentionEfficiency;
 // memory-bound kernels the FP32 (vector) peak at full efficiency, so their
 // bytes decide. OpTime does not allocate.
 func (d Device) OpTime(op Op, dt Dtype) float64 {
@@ -164,6 +168,9 @@ func (d Device) OpTime(op Op, dt Dtype) float64 {
 	case ClassGEMM:
 		peak, eff := d.gemmPeak(dt)
 		rate = peak * eff * gemmShape(op.M, op.N, op.K, op.Batch, d.SMs)
+		if op.BlockScaled && dt == FP8 && d.BlockScaledGEMMRel > 0 {
+			rate *= d.BlockScaledGEMMRel
+		}
 	case ClassAttention:
 		rate = d.attnPeak() * d.AttentionEfficiency(op)
 	default:
