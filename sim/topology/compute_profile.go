@@ -320,6 +320,28 @@ func hopperSXM(note string) ComputeProfile {
 	return p
 }
 
+// blackwellShapeBF16 and blackwellShapeFP8 take a Blackwell GPU's MAMF
+// down to what its GEMMs reach at training shapes. Transformer Engine's GEMM
+// profiling guide (docs/examples/gemm_profiling/gemm_profiling.rst,
+// NVIDIA/TransformerEngine#2863) times the forward, dgrad and wgrad GEMMs of
+// a hidden-4096, FFN-16384 layer at 15,872 tokens with pre-quantised
+// inputs: on a B300 13.102 ms (BF16) and 6.812 ms (FP8 current scaling) per
+// layer, where B300's MAMF fractions (0.786, 0.745) with the shape model
+// (sim/workload GEMMEfficiency) give 11.51 and 6.09 ms: the kernels reach
+// 0.879 and 0.893 of it. On Hopper the same model reproduces the guide's
+// H200 NVL timings within 4% (BF16) and 0.4% (FP8), so Hopper keeps its
+// MAMF. Azure's cuBLASLt sweep on GB200 (hardware-facts §4a shape table)
+// agrees: 2,876-2,907 TFLOP/s FP8 at 8192³-16384³ and 6144×12288×12288, about
+// 0.85 of what GB200's MAMF (3,615.6) gives at those shapes. The B300
+// figures are applied to every Blackwell part (estimate outside B300);
+// sim.TestBlackwellGEMMsAtTrainingShapes holds the derivation.
+const (
+	blackwellShapeBF16 = 0.879
+	blackwellShapeFP8  = 0.893
+)
+
+const blackwellShapeSource = "MatmulEffBF16/FP8 × 0.879 / 0.893 (Blackwell at training shapes): Transformer Engine's GEMM profiling guide (TransformerEngine#2863) times a hidden-4096/FFN-16384 layer's 12 GEMMs at 15,872 tokens on B300 at 13.102 ms BF16 and 6.812 ms FP8 with pre-quantised inputs, where the MAMF fraction and shape model give 11.51 and 6.09 ms; the same model matches its H200 NVL timings within 4%, and Azure's GB200 FP8 sweep is ~0.85 of GB200's MAMF (§4a); B300's ratios assumed for B200, GB200, GB300"
+
 // blackwellMXFP8PerFP8 is how fast MXFP8 GEMM kernels run against
 // per-tensor FP8 ones on Blackwell: Transformer Engine's GEMM profiling
 // guide (docs/examples/gemm_profiling/gemm_profiling.rst, NVIDIA/
@@ -336,9 +358,11 @@ const blackwellMXFP8Source = "BlockScaledGEMMRel: MXFP8 GEMM kernels at 6.812/7.
 
 func blackwell(peakTF, bf16, fp8 float64, src ...string) ComputeProfile {
 	p := ComputeProfile{
-		MatmulEffBF16: bf16, MatmulEffFP8: fp8, HBMEff: medianHBMStream, KernelOverhead: kernelOverhead,
+		MatmulEffBF16: bf16 * blackwellShapeBF16, MatmulEffFP8: fp8 * blackwellShapeFP8,
+		HBMEff: medianHBMStream, KernelOverhead: kernelOverhead,
 		BlockScaledGEMMRel: blackwellMXFP8PerFP8,
 		Sources: append(src,
+			blackwellShapeSource,
 			blackwellMXFP8Source,
 			"HBMEff: no STREAM figure for Blackwell HBM3e; estimate: 0.865, the median §4b triad fraction (H200's HBM3e)",
 			"KernelOverhead: 2.2 µs fitted to §4a small shapes (sim/workload TestGEMMShapeFit), consistent with §4e (3.0 µs cuLaunchKernel on GB200)",
