@@ -31,5 +31,6 @@ func DeviceFor(g topology.GPU) workload.Device {
 	d.AttnBwdEff = c.AttnBwdEff
 	d.KernelOverhead = c.KernelOverhead
 	d.BlockScaledGEMMRel = c.BlockScaledGEMMRel
+	d.RowScaledGEMMRel = c.RowScaledGEMMRel
 	return d
 }

@@ -149,11 +149,22 @@ type Op struct {
 	// Quant says how the op takes part in an FP8 recipe's quantisation
 	// (Shape.FP8Recipe, fp8.go); QuantNone for every other op.
 	Quant QuantRole
-	// BlockScaled marks a GEMM whose FP8 inputs carry per-block scales the
-	// kernel applies while it accumulates (the mxfp8 and blockwise
-	// recipes); OpTime prices it with Device.BlockScaledGEMMRel.
-	BlockScaled bool
+	// Scaling is how an FP8 GEMM's inputs are scaled, which picks its
+	// kernel: one scale per tensor (the zero value), per row and column
+	// (torchao's rowwise forward GEMM, a CUTLASS kernel), or per block (the
+	// mxfp8 and blockwise recipes). OpTime prices the last two with
+	// Device.RowScaledGEMMRel and Device.BlockScaledGEMMRel.
+	Scaling Scaling
 }
+
+// Scaling is the scale granularity of an FP8 GEMM's inputs (Op.Scaling).
+type Scaling uint8
+
+const (
+	ScalingTensor Scaling = iota // one scale per tensor (cuBLAS)
+	ScalingRow                   // one scale per row of A and column of B
+	ScalingBlock                 // one scale per block of 32 (MX) or 128 values
+)
 
 // QuantRole marks the ops of an FP8 recipe.
 type QuantRole uint8

@@ -56,8 +56,9 @@ import (
 // and write the bf16 dgrad and wgrad outputs, 4 bytes per element. The
 // forward GEMM is CUTLASS's rowwise kernel with fast accumulation, "most
 // shapes within 90-100% of tensor-wise efficiency, but a long tail down to
-// 50%" (pytorch/pytorch#147971); no single factor is given, so the GEMM is
-// priced at the FP8 efficiency.
+// 50%" (pytorch/pytorch#147971): it is marked ScalingRow and priced at the
+// GPU's Device.RowScaledGEMMRel (fitted for Hopper on torchao's own
+// tensorwise/rowwise training pair, sim/topology compute_profile.go).
 //
 // delayed — Transformer Engine's DelayedScaling (Megatron-LM --fp8-format
 // hybrid, Composer amp_fp8): the scale comes from the amax history, so a
@@ -128,17 +129,17 @@ type fp8Recipe struct {
 	// recipe's scales) keeps 1 byte plus its scales; torchao's recipes
 	// (recast) keep the bf16 tensor, 0 here meaning the activation width.
 	saved float64
-	// blockScaled: the GEMMs take per-block scales that the kernel applies
-	// as it accumulates (Op.BlockScaled), not one scale per tensor.
-	blockScaled bool
+	// fwdScaling, bwdScaling: the scaling of the forward GEMM and of the
+	// dgrad and wgrad GEMMs (Op.Scaling), which picks their kernels.
+	fwdScaling, bwdScaling Scaling
 }
 
 var fp8Recipes = [...]fp8Recipe{
 	FP8Tensorwise: {name: "tensorwise", castRead: 4, castWrite: 1, gradCasts: 2, recast: true},
-	FP8Rowwise:    {name: "rowwise", castRead: 4, castWrite: 1, gradCasts: 2, recast: true, perLinearInput: true, rescale: 4},
+	FP8Rowwise:    {name: "rowwise", castRead: 4, castWrite: 1, gradCasts: 2, recast: true, perLinearInput: true, rescale: 4, fwdScaling: ScalingRow},
 	FP8Delayed:    {name: "delayed", castRead: 2, castWrite: 2, gradCasts: 1, saved: 1},
-	FP8Blockwise:  {name: "blockwise", castRead: 2, castWrite: 2 + 8.0/128, gradCasts: 1, saved: 1 + 4.0/128, blockScaled: true},
-	FP8MXFP8:      {name: "mxfp8", castRead: 2, castWrite: 2 + 2.0/32, gradCasts: 1, saved: 1 + 1.0/32, blockScaled: true},
+	FP8Blockwise:  {name: "blockwise", castRead: 2, castWrite: 2 + 8.0/128, gradCasts: 1, saved: 1 + 4.0/128, fwdScaling: ScalingBlock, bwdScaling: ScalingBlock},
+	FP8MXFP8:      {name: "mxfp8", castRead: 2, castWrite: 2 + 2.0/32, gradCasts: 1, saved: 1 + 1.0/32, fwdScaling: ScalingBlock, bwdScaling: ScalingBlock},
 	FP8Current:    {name: "current", castRead: 4, castWrite: 2, gradCasts: 1, saved: 1},
 }
 

@@ -201,31 +201,46 @@ func TestParseFP8Recipe(t *testing.T) {
 	}
 }
 
-// TestBlockScaledGEMMs: the mxfp8 and blockwise recipes mark every GEMM
-// block-scaled and no other op; the per-tensor recipes mark none. On a GPU
-// with BlockScaledGEMMRel r a compute-bound block-scaled GEMM takes 1/r of
-// the per-tensor time (8192³ at FP8: r = 0.95 → the compute term / 0.95);
+// TestGEMMScaling: the mxfp8 and blockwise recipes mark every GEMM
+// block-scaled, forward and backward; rowwise marks its forward GEMMs
+// row-scaled and leaves dgrad and wgrad per-tensor (torchao runs them on
+// cuBLAS and rescales afterwards); the other recipes mark none, and no
+// other op is marked. On a GPU with a relative rate r a compute-bound
+// scaled GEMM takes 1/r of the per-tensor time (8192³ at FP8, r = 0.95);
 // without the figure (0) or in BF16 it is priced as before.
-func TestBlockScaledGEMMs(t *testing.T) {
+func TestGEMMScaling(t *testing.T) {
 	m := fp8Llama()
 	for r := FP8Tensorwise; r <= FP8Current; r++ {
-		s := Shape{MicroBatch: 1, Seq: 512, Dtype: FP8, FP8Recipe: r, FlashAttention: true}
-		want := r == FP8MXFP8 || r == FP8Blockwise
-		for _, p := range []Pass{Forward, Backward} {
-			gemms := 0
-			for _, o := range m.LayerOps(0, s, p) {
-				if o.BlockScaled && o.Class != ClassGEMM {
-					t.Errorf("%v: %s is not a GEMM but is block-scaled", r, o.Name)
+		for _, rec := range []Recompute{RecomputeNone, RecomputeSelectiveOp} {
+			s := Shape{MicroBatch: 1, Seq: 512, Dtype: FP8, FP8Recipe: r, FlashAttention: true}
+			var fwd, bwd Scaling
+			switch r {
+			case FP8MXFP8, FP8Blockwise:
+				fwd, bwd = ScalingBlock, ScalingBlock
+			case FP8Rowwise:
+				fwd = ScalingRow
+			}
+			lists := map[string][]Op{
+				"forward":   m.LayerOps(0, s, Forward),
+				"backward":  m.LayerOps(0, s, Backward),
+				"recompute": m.RecomputeOps(0, s, rec),
+			}
+			for _, name := range []string{"forward", "backward", "recompute"} {
+				want := fwd
+				if name == "backward" {
+					want = bwd
 				}
-				if o.Class == ClassGEMM {
-					gemms++
-					if o.BlockScaled != want {
-						t.Errorf("%v %v: GEMM %s block-scaled %v, want %v", r, p, o.Name, o.BlockScaled, want)
+				for _, o := range lists[name] {
+					if o.Class != ClassGEMM {
+						if o.Scaling != ScalingTensor {
+							t.Errorf("%v %s: %s is not a GEMM but has scaling %d", r, name, o.Name, o.Scaling)
+						}
+						continue
+					}
+					if o.Scaling != want {
+						t.Errorf("%v %s: GEMM %s scaling %d, want %d", r, name, o.Name, o.Scaling, want)
 					}
 				}
-			}
-			if gemms == 0 {
-				t.Fatalf("%v %v: no GEMMs", r, p)
 			}
 		}
 	}
@@ -234,18 +249,27 @@ func TestBlockScaledGEMMs(t *testing.T) {
 	op := gemmOp(8192, 8192, 8192, 1, 1, 2)
 	op.Quant = QuantScaled
 	perTensor := d.OpTime(op, FP8)
-	op.BlockScaled = true
-	if got := d.OpTime(op, FP8); got != perTensor {
-		t.Errorf("no BlockScaledGEMMRel: %g s, want the per-tensor %g s", got, perTensor)
-	}
-	d.BlockScaledGEMMRel = 0.95
 	compute := perTensor - d.KernelOverhead
-	if got, want := d.OpTime(op, FP8), compute/0.95+d.KernelOverhead; math.Abs(got-want) > 1e-12 {
-		t.Errorf("block-scaled at 0.95: %g s, want %g s", got, want)
-	}
-	bf16 := op
-	bf16.BlockScaled = false
-	if got, want := d.OpTime(op, BF16), d.OpTime(bf16, BF16); got != want {
-		t.Errorf("bf16: the block-scaled mark changed the time: %g s, want %g s", got, want)
+	for _, sc := range []Scaling{ScalingRow, ScalingBlock} {
+		d := h100()
+		op := op
+		op.Scaling = sc
+		if got := d.OpTime(op, FP8); got != perTensor {
+			t.Errorf("scaling %d without a figure: %g s, want the per-tensor %g s", sc, got, perTensor)
+		}
+		d.RowScaledGEMMRel, d.BlockScaledGEMMRel = 0.5, 0.5
+		if sc == ScalingRow {
+			d.RowScaledGEMMRel = 0.95
+		} else {
+			d.BlockScaledGEMMRel = 0.95
+		}
+		if got, want := d.OpTime(op, FP8), compute/0.95+d.KernelOverhead; math.Abs(got-want) > 1e-12 {
+			t.Errorf("scaling %d at 0.95: %g s, want %g s", sc, got, want)
+		}
+		bf16 := op
+		bf16.Scaling = ScalingTensor
+		if got, want := d.OpTime(op, BF16), d.OpTime(bf16, BF16); got != want {
+			t.Errorf("scaling %d in bf16: %g s, want %g s", sc, got, want)
+		}
 	}
 }

@@ -39,6 +39,8 @@ type fwdOp struct {
 	// quant marks an FP8 recipe's quantisation op (fp8.go), which
 	// precedes its GEMM.
 	quant bool
+	// bwdScaling is the scaling of a GEMM's dgrad and wgrad (Op.Scaling).
+	bwdScaling Scaling
 }
 
 // linear is one projection (nn.Linear) inside a fused GEMM: its name and
@@ -119,12 +121,13 @@ func (b *builder) gemm(name string, blk Block, m, n, k, batch int, parts ...line
 	}
 	o := gemmOp(m, n, k, batch, b.gin, b.act)
 	o.Name, o.Block = name, blk
+	var bwdScaling Scaling
 	if b.fp8 != nil {
 		o.Quant = QuantScaled
-		o.BlockScaled = b.fp8.blockScaled
+		o.Scaling, bwdScaling = b.fp8.fwdScaling, b.fp8.bwdScaling
 		b.ops = append(b.ops, b.fp8.quant(name, blk, m, n, k, batch, parts))
 	}
-	b.ops = append(b.ops, fwdOp{op: o, kind: kindGEMM, parts: parts})
+	b.ops = append(b.ops, fwdOp{op: o, kind: kindGEMM, parts: parts, bwdScaling: bwdScaling})
 }
 
 // fc1Parts are the linears of an MLP's first projection of inner width f
@@ -269,10 +272,10 @@ func bwdList(ops []fwdOp, gin, act float64) []Op {
 			out = append(out,
 				Op{Name: o.Name + "_dgrad", Block: o.Block, Class: ClassGEMM, Pass: Backward,
 					FLOPs: o.FLOPs, BytesRead: (fm*fn + fk*fn) * gin * bt, BytesWritten: fm * fk * act * bt,
-					M: M, N: K, K: N, Batch: o.Batch, Quant: o.Quant, BlockScaled: o.BlockScaled},
+					M: M, N: K, K: N, Batch: o.Batch, Quant: o.Quant, Scaling: f.bwdScaling},
 				Op{Name: o.Name + "_wgrad", Block: o.Block, Class: ClassGEMM, Pass: Backward,
 					FLOPs: o.FLOPs, BytesRead: (fm*fk + fm*fn) * gin * bt, BytesWritten: fk * fn * act * bt,
-					M: K, N: N, K: M, Batch: o.Batch, Quant: o.Quant, BlockScaled: o.BlockScaled})
+					M: K, N: N, K: M, Batch: o.Batch, Quant: o.Quant, Scaling: f.bwdScaling})
 		case kindAten: // the module's backward kernels, on its last forward kernel
 			out = append(out, f.bwdOps...)
 		default: // attention and memory kernels carry their backward cost
@@ -536,11 +539,11 @@ func (b *builder) selectiveOp() []fwdOp {
 					continue
 				}
 				o := gemmOp(f.op.M, p.n, f.op.K, f.op.Batch, b.gin, b.act)
-				o.Name, o.Block, o.Quant = p.name, f.op.Block, f.op.Quant
+				o.Name, o.Block, o.Quant, o.Scaling = p.name, f.op.Block, f.op.Quant, f.op.Scaling
 				if b.fp8 != nil { // the recomputed linear quantises its inputs again
 					out = append(out, b.fp8.quant(p.name, f.op.Block, f.op.M, p.n, f.op.K, f.op.Batch, nil))
 				}
-				out = append(out, fwdOp{op: o, kind: kindGEMM})
+				out = append(out, fwdOp{op: o, kind: kindGEMM, bwdScaling: f.bwdScaling})
 			}
 		case f.quant: // priced with the recomputed linears above
 		default:

@@ -15,10 +15,10 @@ type Device struct {
 	AttnEff        float64 // fused causal attention forward, long sequences / BF16 peak (§4c)
 	AttnBwdEff     float64 // fused attention backward / BF16 peak
 	KernelOverhead float64 // seconds added to every kernel
-	// BlockScaledGEMMRel is the throughput of a block-scaled FP8 GEMM
-	// (Op.BlockScaled) relative to a per-tensor-scaled one of the same
-	// shape on this GPU; 0 means the same.
-	BlockScaledGEMMRel float64
+	// BlockScaledGEMMRel and RowScaledGEMMRel are the throughputs of a
+	// block-scaled and a row-scaled FP8 GEMM (Op.Scaling) relative to a
+	// per-tensor-scaled one of the same shape on this GPU; 0 means the same.
+	BlockScaledGEMMRel, RowScaledGEMMRel float64
 }
 
 // Fitted shape parameters of the GEMM and attention efficiency model (see
@@ -156,7 +156,8 @@ func attnShapeWith(queries, keys, batch, sms int, l0 float64) float64 {
 //	                  not for GEMMs whose FP8 recipe ops quantise, Op.Quant)
 //
 // with peak and eff by class: GEMMs use the dtype's tensor-core peak and
-// GEMMEfficiency (× BlockScaledGEMMRel for a block-scaled FP8 GEMM); attention the BF16 peak and AttentionEfficiency;
+// GEMMEfficiency (× RowScaledGEMMRel or BlockScaledGEMMRel for a row- or
+// block-scaled FP8 GEMM, Op.Scaling); attention the BF16 peak and AttentionEfficiency;
 // memory-bound kernels the FP32 (vector) peak at full efficiency, so their
 // bytes decide. OpTime does not allocate.
 func (d Device) OpTime(op Op, dt Dtype) float64 {
@@ -168,8 +169,8 @@ func (d Device) OpTime(op Op, dt Dtype) float64 {
 	case ClassGEMM:
 		peak, eff := d.gemmPeak(dt)
 		rate = peak * eff * gemmShape(op.M, op.N, op.K, op.Batch, d.SMs)
-		if op.BlockScaled && dt == FP8 && d.BlockScaledGEMMRel > 0 {
-			rate *= d.BlockScaledGEMMRel
+		if dt == FP8 {
+			rate *= d.scalingRel(op.Scaling)
 		}
 	case ClassAttention:
 		rate = d.attnPeak() * d.AttentionEfficiency(op)
@@ -184,6 +185,22 @@ func (d Device) OpTime(op Op, dt Dtype) float64 {
 		tm = (op.BytesRead + op.BytesWritten) / bw
 	}
 	return max(tc, tm) + d.KernelOverhead + d.quantizeTime(op, dt)
+}
+
+// scalingRel is the rate of an FP8 GEMM with scaling sc relative to a
+// per-tensor-scaled one (1 where the device has no figure).
+func (d Device) scalingRel(sc Scaling) float64 {
+	r := 0.0
+	switch sc {
+	case ScalingRow:
+		r = d.RowScaledGEMMRel
+	case ScalingBlock:
+		r = d.BlockScaledGEMMRel
+	}
+	if r > 0 {
+		return r
+	}
+	return 1
 }
 
 // quantizeBytesPerValue is the HBM traffic of quantizing one GEMM operand
