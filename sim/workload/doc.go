@@ -116,7 +116,9 @@
 // MatmulEffFP8, FP4 formats at the FP4 peak with the FP8 efficiency; a dtype
 // the GPU lacks runs at BF16; a block-scaled FP8 GEMM of the mxfp8 or
 // blockwise recipe runs at Device.BlockScaledGEMMRel of the FP8 rate,
-// 0.951 on Blackwell from Transformer Engine's B300 kernel timings). A GEMM
+// 0.951 on Blackwell from Transformer Engine's B300 kernel timings, and
+// torchao's row-scaled forward GEMM at Device.RowScaledGEMMRel, fitted for
+// Hopper on torchao's tensorwise/rowwise pair). A GEMM
 // in an 8- or 4-bit format also pays
 // t_quantize: a separate kernel that quantizes both inputs from bf16,
 // 5 bytes of HBM traffic per value (amax read, cast read, narrow write;

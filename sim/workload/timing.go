@@ -157,8 +157,8 @@ func attnShapeWith(queries, keys, batch, sms int, l0 float64) float64 {
 //
 // with peak and eff by class: GEMMs use the dtype's tensor-core peak and
 // GEMMEfficiency (× RowScaledGEMMRel or BlockScaledGEMMRel for a row- or
-// block-scaled FP8 GEMM, Op.Scaling); attention the BF16 peak and AttentionEfficiency;
-// memory-bound kernels the FP32 (vector) peak at full efficiency, so their
+// block-scaled FP8 GEMM, Op.Scaling); attention the BF16 peak and
+// AttentionEfficiency; memory-bound kernels the FP32 (vector) peak at full efficiency, so their
 // bytes decide. OpTime does not allocate.
 func (d Device) OpTime(op Op, dt Dtype) float64 {
 	if op.Quant == QuantCast && (!dt.Valid() || d.Peak[dt] == 0) {
