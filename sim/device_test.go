@@ -54,3 +54,31 @@ func TestBlackwellGEMMsAtTrainingShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestHopperGEMMsAtTrainingShapes is the counterpart that keeps Hopper on its
+// MAMF: the H200 profile's fractions at the H200 NVL's dense peaks (NVIDIA
+// H200 NVL datasheet: 1,671 and 3,341 TFLOP/s with sparsity, halved) price
+// the guide's layer within 5% of its H200 NVL kernel times, 31.968 ms in
+// BF16 and 16.785 ms in FP8 with pre-quantised inputs.
+func TestHopperGEMMsAtTrainingShapes(t *testing.T) {
+	const trainGEMM = 0.90
+	g, err := topology.LookupGPU("h200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := DeviceFor(g)
+	d.Peak[workload.BF16], d.Peak[workload.FP8] = 1671e12/2, 3341e12/2
+	for _, c := range []struct {
+		dt       workload.Dtype
+		measured float64
+	}{{workload.BF16, 31.968e-3}, {workload.FP8, 16.785e-3}} {
+		var sum float64
+		for _, op := range teLayerGEMMs(c.dt) {
+			sum += d.OpTime(op, c.dt)
+		}
+		if kernel := sum * trainGEMM; math.Abs(kernel/c.measured-1) > 0.05 {
+			t.Errorf("%v: the H200 profile at H200 NVL peaks prices the layer's GEMMs at %.3f ms before the training fraction, TE measured %.3f ms",
+				c.dt, kernel*1e3, c.measured*1e3)
+		}
+	}
+}
