@@ -28,57 +28,53 @@ func teLayerGEMMs(dt workload.Dtype) []workload.Op {
 	return ops
 }
 
-// TestBlackwellGEMMsAtTrainingShapes: the B300 profile prices the guide's
-// layer at its measured kernel times once the training fraction (0.90,
-// topology's trainGEMM, which every GPU's profile includes) is taken out —
-// 13.102 ms in BF16 and 6.812 ms in FP8 with pre-quantised inputs — so the
-// Blackwell shape factors are what that measurement says.
-func TestBlackwellGEMMsAtTrainingShapes(t *testing.T) {
+// checkTELayer prices the guide's layer on d in BF16 and FP8, takes out the
+// training fraction every profile includes (0.90, topology's trainGEMM), and
+// requires each kernel time within tol of TE's measurement (pre-quantised
+// inputs).
+func checkTELayer(t *testing.T, d workload.Device, bf16, fp8, tol float64) {
+	t.Helper()
 	const trainGEMM = 0.90
-	g, err := topology.LookupGPU("b300")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := DeviceFor(g)
 	for _, c := range []struct {
 		dt       workload.Dtype
 		measured float64
-	}{{workload.BF16, 13.102e-3}, {workload.FP8, 6.812e-3}} {
+	}{{workload.BF16, bf16}, {workload.FP8, fp8}} {
 		var sum float64
 		for _, op := range teLayerGEMMs(c.dt) {
 			sum += d.OpTime(op, c.dt)
 		}
-		if kernel := sum * trainGEMM; math.Abs(kernel/c.measured-1) > 0.01 {
-			t.Errorf("%v: the B300 profile prices the layer's GEMMs at %.3f ms before the training fraction, TE measured %.3f ms",
-				c.dt, kernel*1e3, c.measured*1e3)
+		if kernel := sum * trainGEMM; math.Abs(kernel/c.measured-1) > tol {
+			t.Errorf("%s %v: the layer's GEMMs priced at %.3f ms before the training fraction, TE measured %.3f ms",
+				d.Name, c.dt, kernel*1e3, c.measured*1e3)
 		}
 	}
+}
+
+// profileDevice is the catalog GPU as the compute-time model sees it.
+func profileDevice(t *testing.T, gpu string) workload.Device {
+	t.Helper()
+	g, err := topology.LookupGPU(gpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return DeviceFor(g)
+}
+
+// TestBlackwellGEMMsAtTrainingShapes: the B300 profile prices the guide's
+// layer at its measured B300 kernel times, 13.102 ms in BF16 and 6.812 ms in
+// FP8, within 1% — so the Blackwell shape factors are what that measurement
+// says.
+func TestBlackwellGEMMsAtTrainingShapes(t *testing.T) {
+	checkTELayer(t, profileDevice(t, "b300"), 13.102e-3, 6.812e-3, 0.01)
 }
 
 // TestHopperGEMMsAtTrainingShapes is the counterpart that keeps Hopper on its
 // MAMF: the H200 profile's fractions at the H200 NVL's dense peaks (NVIDIA
 // H200 NVL datasheet: 1,671 and 3,341 TFLOP/s with sparsity, halved) price
 // the guide's layer within 5% of its H200 NVL kernel times, 31.968 ms in
-// BF16 and 16.785 ms in FP8 with pre-quantised inputs.
+// BF16 and 16.785 ms in FP8.
 func TestHopperGEMMsAtTrainingShapes(t *testing.T) {
-	const trainGEMM = 0.90
-	g, err := topology.LookupGPU("h200")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := DeviceFor(g)
+	d := profileDevice(t, "h200")
 	d.Peak[workload.BF16], d.Peak[workload.FP8] = 1671e12/2, 3341e12/2
-	for _, c := range []struct {
-		dt       workload.Dtype
-		measured float64
-	}{{workload.BF16, 31.968e-3}, {workload.FP8, 16.785e-3}} {
-		var sum float64
-		for _, op := range teLayerGEMMs(c.dt) {
-			sum += d.OpTime(op, c.dt)
-		}
-		if kernel := sum * trainGEMM; math.Abs(kernel/c.measured-1) > 0.05 {
-			t.Errorf("%v: the H200 profile at H200 NVL peaks prices the layer's GEMMs at %.3f ms before the training fraction, TE measured %.3f ms",
-				c.dt, kernel*1e3, c.measured*1e3)
-		}
-	}
+	checkTELayer(t, d, 31.968e-3, 16.785e-3, 0.05)
 }
