@@ -185,7 +185,7 @@ func (s *Scenario) shape() workload.Shape {
 	p := s.Parallel
 	return workload.Shape{MicroBatch: s.Training.MicroBatch, Seq: s.Training.SeqLen, Dtype: s.r.precision,
 		TP: p.TP, CP: p.CP, EP: p.EP, ETP: s.expertTP(), SP: p.SP, FlashAttention: *s.Training.FlashAttention,
-		UnfusedLoss: !*s.Training.FusedLoss, Eager: !*s.Training.Compile, EagerNorm: !*s.Training.FusedNorm,
+		CrossEntropy: s.r.crossEntropy, Eager: !*s.Training.Compile, EagerNorm: !*s.Training.FusedNorm,
 		AttnEff: s.r.attn[0], AttnBwdEff: s.r.attn[1],
 		FP8Recipe: s.r.fp8, RecomputeModules: s.r.recomputeModules}
 }

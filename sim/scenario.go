@@ -95,8 +95,13 @@ type TrainingConfig struct {
 	RecomputeModules []string `yaml:"recompute_modules" json:"recompute_modules,omitempty"`
 	FlashAttention   *bool    `yaml:"flash_attention" json:"flash_attention"`
 	// FusedLoss prices the vocabulary cross-entropy as one fused kernel
-	// (default true); false prices PyTorch's unfused fp32 path.
+	// (default true); false prices PyTorch's unfused fp32 path. Kept for
+	// existing files: CrossEntropy says the same and more.
 	FusedLoss *bool `yaml:"fused_loss" json:"fused_loss"`
+	// CrossEntropy is the cross-entropy implementation: fused (default),
+	// unfused (PyTorch's fp32 kernels; = fused_loss: false) or
+	// vocab-parallel (Megatron-LM's unfused VocabParallelCrossEntropy).
+	CrossEntropy string `yaml:"cross_entropy" json:"cross_entropy"`
 	// Compile says the model runs under torch.compile or with fused
 	// elementwise kernels (default true): each norm, RoPE, activation and
 	// residual add is one kernel. false prices eager PyTorch: RMSNorm, RoPE

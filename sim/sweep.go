@@ -447,6 +447,7 @@ var autoRules = map[string]autoRule{
 
 	"training.attention_kernel": {choices: topology.AttentionKernelNames},
 	"training.fp8_recipe":       {choices: workload.FP8RecipeNames},
+	"training.cross_entropy":    {choices: workload.CrossEntropyNames},
 	"parallel.tp_impl":          {choices: fixed("megatron", "dtensor")},
 	"parallel.ep_backend":       {choices: func() []string { return parallel.EPBackendNames }},
 	"training.cuda_graphs":      {choices: fixed("none", "full")},

@@ -18,6 +18,7 @@ type resolved struct {
 	gpu          topology.GPU
 	precision    workload.Dtype
 	master, grad workload.Dtype
+	crossEntropy workload.CrossEntropy
 	recompute    workload.Recompute
 	schedule     parallel.Schedule
 	order        [5]parallel.Dim
@@ -281,9 +282,24 @@ func (s *Scenario) resolveTraining(set map[string]bool) error {
 	if t.FlashAttention == nil {
 		t.FlashAttention = bptr(true)
 	}
-	if t.FusedLoss == nil {
-		t.FusedLoss = bptr(true)
+	if t.CrossEntropy == "" {
+		t.CrossEntropy = workload.CrossEntropyFused.String()
+		if t.FusedLoss != nil && !*t.FusedLoss {
+			t.CrossEntropy = workload.CrossEntropyUnfused.String()
+		}
 	}
+	if err := oneOf("training.cross_entropy", t.CrossEntropy, workload.CrossEntropyNames()...); err != nil {
+		return err
+	}
+	ce, err := workload.ParseCrossEntropy(t.CrossEntropy)
+	if err != nil {
+		return fmt.Errorf("training.cross_entropy: %w", err)
+	}
+	if t.FusedLoss != nil && *t.FusedLoss != (ce == workload.CrossEntropyFused) {
+		return fmt.Errorf("training.cross_entropy: %s contradicts training.fused_loss: %t (use fused for a fused loss kernel, or drop one of the two)", t.CrossEntropy, *t.FusedLoss)
+	}
+	t.FusedLoss = bptr(ce == workload.CrossEntropyFused)
+	s.r.crossEntropy = ce
 	if t.Compile == nil {
 		t.Compile = bptr(true)
 	}
@@ -308,7 +324,6 @@ func (s *Scenario) resolveTraining(set map[string]bool) error {
 	if t.AttentionKernel == "unfused" {
 		t.FlashAttention = bptr(false)
 	}
-	var err error
 	if s.r.precision, err = workload.ParseDtype(t.Precision); err != nil {
 		return fmt.Errorf("training.precision: %w", err)
 	}

@@ -197,13 +197,10 @@ type Shape struct {
 	ETP            int
 	SP             bool
 	FlashAttention bool
-	// UnfusedLoss prices the cross-entropy as PyTorch's unfused fp32
-	// kernels (cast, log_softmax, nll_loss and their backwards: torchtitan,
-	// plain F.cross_entropy under autocast) instead of one fused kernel
-	// that reads the low-precision logits and does the fp32 math in
-	// registers (flash-attn's cross_entropy, which llm-foundry's MPT uses
-	// by default; Megatron-LM's fused cross-entropy). See HeadOps.
-	UnfusedLoss bool
+	// CrossEntropy is how the output layer's cross-entropy runs: one fused
+	// kernel (the zero value), PyTorch's unfused fp32 kernels or
+	// Megatron-LM's unfused vocabulary-parallel kernels. See HeadOps.
+	CrossEntropy CrossEntropy
 	// AttnEff and AttnBwdEff, when positive, are the asymptotic forward and
 	// backward efficiencies (fractions of the BF16 peak) of the fused
 	// attention kernel the run uses on its GPU — training.attention_kernel

@@ -87,9 +87,10 @@
 // The output layer's cross-entropy runs in fp32 in every stack; a fused
 // kernel (flash-attn's, llm-foundry's default; Megatron-LM's) reads the
 // low-precision logits once per pass, while PyTorch's unfused path
-// (Shape.UnfusedLoss: torchtitan's cross_entropy(pred.float())) moves 36
-// bytes per bf16 logit instead of 6 (cast, log_softmax, nll_loss and their
-// backwards; see HeadOps).
+// (torchtitan's cross_entropy(pred.float())) moves 36 bytes per bf16 logit
+// instead of 6 (cast, log_softmax, nll_loss and their backwards), and
+// Megatron-LM's unfused vocabulary-parallel cross-entropy 52 (seven fp32
+// passes; see Shape.CrossEntropy and HeadOps).
 //
 // # FLOP conventions
 //

@@ -596,7 +596,7 @@ func (m Model) EmbeddingOps(s Shape, p Pass) []Op {
 //	cross_entropy    read e·act, write 8 bytes per token
 //	backward         read e·act (+ 8 per token), write e·act
 //
-// PyTorch's unfused path (Shape.UnfusedLoss: torchtitan's
+// PyTorch's unfused path (Shape.CrossEntropy unfused: torchtitan's
 // cross_entropy(pred.float(), labels), autocast's fp32 cross_entropy) runs
 // separate fp32 kernels:
 //
@@ -606,6 +606,10 @@ func (m Model) EmbeddingOps(s Shape, p Pass) []Op {
 //	                 (4e), log_softmax_backward reads it and the log-
 //	                 probabilities (8e) and writes 4e
 //
+// Megatron-LM's unfused vocabulary-parallel path (vocab-parallel) makes
+// five fp32 passes over the logits in the forward and two in the backward
+// (vocabParallelCrossEntropy).
+//
 // (training in fp32 skips the cast).
 func (m Model) HeadOps(s Shape, p Pass) []Op {
 	b := &builder{split: newSplit(m, s)}
@@ -613,10 +617,13 @@ func (m Model) HeadOps(s Shape, p Pass) []Op {
 	b.norm("final_norm", BlockHead, b.tokSP, m.Hidden)
 	b.gemm("lm_head", BlockHead, int(b.tok), v, m.Hidden, 1)
 	e := b.tok * float64(v)
-	switch {
-	case !s.UnfusedLoss:
+	switch s.CrossEntropy {
+	case CrossEntropyFused:
 		b.mem("cross_entropy", BlockHead, cost{flopsXent * e, e * b.act, 8 * b.tok},
 			cost{2 * e, e*b.act + 8*b.tok, e * b.act})
+	case CrossEntropyVocabParallel:
+		fwd, bwd := vocabParallelCrossEntropy(e, b.tok, b.act)
+		b.eager("cross_entropy", BlockHead, fwd, bwd)
 	default:
 		if b.act < 4 {
 			b.mem("logits_to_fp32", BlockHead, cost{e, e * b.act, 4 * e}, cost{e, 4 * e, e * b.act})

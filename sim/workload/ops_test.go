@@ -3,6 +3,7 @@ package workload
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -321,7 +322,7 @@ func TestEmbeddingAndHeadOps(t *testing.T) {
 	// writes 2e.
 	e := 2048.0 * 16032
 	unfused := s
-	unfused.UnfusedLoss = true
+	unfused.CrossEntropy = CrossEntropyUnfused
 	for _, c := range []struct {
 		s           Shape
 		name        string
@@ -341,10 +342,34 @@ func TestEmbeddingAndHeadOps(t *testing.T) {
 			}
 		}
 		if o.BytesRead != c.read || o.BytesWritten != c.write {
-			t.Errorf("%s (unfused %v): read %g write %g, want %g %g", c.name, c.s.UnfusedLoss, o.BytesRead, o.BytesWritten, c.read, c.write)
+			t.Errorf("%s (%v): read %g write %g, want %g %g", c.name, c.s.CrossEntropy, o.BytesRead, o.BytesWritten, c.read, c.write)
 		}
 	}
-	if slices.ContainsFunc(m.HeadOps(Shape{MicroBatch: 1, Seq: 2048, Dtype: FP32, TP: 8, UnfusedLoss: true}, Forward), func(o Op) bool { return o.Name == "logits_to_fp32" }) {
+	// Megatron-LM's unfused vocabulary-parallel cross-entropy, by hand from
+	// its kernels (cast, max, subtract, exp, sum, per-token loss, divide;
+	// backward: scale, cast back): 24e + 2e read and 16e written forward,
+	// 8e read and 4e + 2e written backward = 52 bytes per bf16 logit, plus
+	// 4 + 4 + 12 + 4 + 4 + 4 + 4 bytes per token.
+	vp := s
+	vp.CrossEntropy = CrossEntropyVocabParallel
+	var read, write float64
+	var names []string
+	for _, o := range append(m.HeadOps(vp, Forward), m.HeadOps(vp, Backward)...) {
+		if strings.HasPrefix(o.Name, "cross_entropy") {
+			read += o.BytesRead
+			write += o.BytesWritten
+			names = append(names, o.Name)
+		}
+	}
+	want := []string{"cross_entropy_to_fp32", "cross_entropy_max", "cross_entropy_sub_max", "cross_entropy_exp", "cross_entropy_sum",
+		"cross_entropy_loss", "cross_entropy_softmax", "cross_entropy_grad_scale_bwd", "cross_entropy_to_act_bwd"}
+	if !slices.Equal(names, want) {
+		t.Errorf("vocab-parallel kernels %v, want %v", names, want)
+	}
+	if tok := 2048.0; read+write != 52*e+36*tok {
+		t.Errorf("vocab-parallel cross-entropy moves %g bytes, want 52e + 36 per token = %g", read+write, 52*e+36*tok)
+	}
+	if slices.ContainsFunc(m.HeadOps(Shape{MicroBatch: 1, Seq: 2048, Dtype: FP32, TP: 8, CrossEntropy: CrossEntropyUnfused}, Forward), func(o Op) bool { return o.Name == "logits_to_fp32" }) {
 		t.Error("fp32 training needs no cast before the loss")
 	}
 	g := smallGPT()

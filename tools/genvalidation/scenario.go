@@ -25,6 +25,7 @@ type scen struct {
 	recomputeModules             []string // training.recompute_modules; nil = default (core_attn)
 	flash                        *bool    // training.flash_attention; nil = default (true)
 	fusedLoss                    *bool    // training.fused_loss; nil = default (true)
+	crossEntropy                 string   // training.cross_entropy; empty = default (fused, or fused_loss)
 	compile                      *bool    // training.compile; nil = default (true)
 	fusedNorm                    *bool    // training.fused_norm; nil = default (compile)
 	attnKernel                   string   // training.attention_kernel; empty = default (auto)
@@ -131,6 +132,7 @@ func (s *scen) yaml() []byte {
 	if s.fusedLoss != nil {
 		fmt.Fprintf(&b, "  fused_loss: %t\n", *s.fusedLoss)
 	}
+	str("cross_entropy", s.crossEntropy)
 	if s.compile != nil {
 		fmt.Fprintf(&b, "  compile: %t\n", *s.compile)
 	}

@@ -179,6 +179,8 @@ func megatronSC21(r row) (*scen, string) {
 	s.facts = append(s.facts,
 		"Configuration from the row and the paper's run_table_1.sh: fp16, full (uniform) activation",
 		"recomputation, DGX A100 with 8 HDR-200 HCAs on a fat tree, Megatron 2021 overlap behaviour.")
+	s.megatronLoss("Loss: Megatron-LM of 2021 (de7dc40f88, the SC21 scripts) computes mpu.vocab_parallel_cross_entropy(output.float(), labels)",
+		"(megatron/model/gpt_model.py; run_table_1.sh sets no --fp16-lm-cross-entropy), unfused (mpu/cross_entropy.py:")
 	if strings.Contains(r.get("schedule"), "scatter/gather") && s.tp > 1 && s.pp > 1 {
 		s.assume("the scatter/gather optimisation of pipeline sends (1/tp of the activation per NIC) is not modelled: each stage boundary sends the whole activation")
 	}
@@ -223,6 +225,8 @@ func megatronH100(r row) (*scen, string) {
 		"optimizer) --tp-comm-overlap (sequence parallelism), PP overlap, vocab 131072, seq 4096, DGX H100 (Eos, NDR 400);",
 		"Megatron-LM's default fp32 gradient reduction for bf16.")
 	s.ranAttention("cudnn", teAttentionFact)
+	s.megatronLoss("Loss: Megatron-Core r0.8.0 fuses it only with --cross-entropy-loss-fusion (arguments.py, store_true), which the",
+		"README does not list; language_module.py then runs tensor_parallel.vocab_parallel_cross_entropy, unfused (cross_entropy.py:")
 	s.microBatch = 1
 	s.assume("micro-batch size 1 (not stated)")
 	s.assume("no activation recomputation (not stated)")
@@ -236,6 +240,15 @@ func megatronH100(r row) (*scen, string) {
 	}
 	s.metric, s.value, s.convention = "tflops_per_gpu", v, "model"
 	return s, ""
+}
+
+// megatronLoss records that a Megatron-LM run computes its loss with the
+// unfused VocabParallelCrossEntropy: upcast, max, subtract, exp, sum and
+// divide as separate fp32 kernels (workload.CrossEntropyVocabParallel).
+func (s *scen) megatronLoss(why ...string) {
+	s.crossEntropy = "vocab-parallel"
+	s.facts = append(s.facts, why...)
+	s.facts = append(s.facts, ".float(), max, in-place subtract, exp and divide, sum), written as cross_entropy: vocab-parallel.")
 }
 
 // megatronMoE covers the Megatron-LM MoE recipe table (examples/moe_recipes,

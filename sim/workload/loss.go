@@ -1,0 +1,79 @@
+package workload
+
+import (
+	"fmt"
+	"strings"
+)
+
+// CrossEntropy is how the output layer computes the cross-entropy over the
+// vocabulary; it decides the loss kernels' HBM traffic (see HeadOps).
+type CrossEntropy uint8
+
+const (
+	// CrossEntropyFused is one fused kernel per pass that reads the
+	// low-precision logits and does the fp32 math in registers:
+	// flash-attn's cross_entropy (llm-foundry's MPT default), Megatron-Core
+	// with --cross-entropy-loss-fusion, Transformer Engine's, Inductor's.
+	CrossEntropyFused CrossEntropy = iota
+	// CrossEntropyUnfused is PyTorch's F.cross_entropy on fp32-upcast
+	// logits: cast, log_softmax, nll_loss and their backward kernels
+	// (eager torchtitan, autocast's fp32 cross_entropy).
+	CrossEntropyUnfused
+	// CrossEntropyVocabParallel is Megatron-LM's VocabParallelCrossEntropy
+	// without --cross-entropy-loss-fusion (the default through
+	// Megatron-Core r0.8.0 and in the 2021 code): the logits upcast with
+	// .float(), then max, in-place subtract, in-place exp, sum and in-place
+	// divide as separate ATen kernels over the fp32 logits, whose softmax
+	// the backward scales in place before the cast back.
+	CrossEntropyVocabParallel
+)
+
+var crossEntropyNames = []string{"fused", "unfused", "vocab-parallel"}
+
+func (c CrossEntropy) String() string { return crossEntropyNames[c] }
+
+// CrossEntropyNames lists the values of training.cross_entropy (a fresh slice).
+func CrossEntropyNames() []string { return append([]string(nil), crossEntropyNames...) }
+
+// ParseCrossEntropy parses a cross-entropy implementation name.
+func ParseCrossEntropy(s string) (CrossEntropy, error) {
+	for i, n := range crossEntropyNames {
+		if n == s {
+			return CrossEntropy(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown cross-entropy %q (valid: %s)", s, strings.Join(crossEntropyNames, ", "))
+}
+
+// vocabParallelCrossEntropy returns the forward and backward kernels of
+// Megatron-LM's unfused VocabParallelCrossEntropy over e fp32 logits of tok
+// tokens, upcast from activation width a (megatron/core/tensor_parallel/
+// cross_entropy.py at core_r0.8.0; megatron/mpu/cross_entropy.py in 2021):
+//
+//	.float()          read e·a, write 4e      (skipped when a = 4)
+//	max(dim=-1)       read 4e, write 4/token
+//	-= logits_max     read 4e, write 4e       (in place)
+//	exp(out=)         read 4e, write 4e       (in place)
+//	sum(dim=-1)       read 4e, write 4/token
+//	predicted logit and log(sum) − predicted: per-token gathers and
+//	                  arithmetic, read 12, write 4 per token (folded into
+//	                  one kernel; they are tiny beside the vocabulary passes)
+//	div_(sum)         read 4e, write 4e       (the softmax saved for backward)
+//
+// backward: grad_input.mul_(grad_output) reads and writes the saved softmax
+// (4e each; the per-token "−= 1" at the targets is folded in), and the cast
+// back to activation width reads 4e and writes e·a. In all 44e + 2·e·a
+// bytes, 52 per bf16 logit, against the fused kernel's 6.
+func vocabParallelCrossEntropy(e, tok, a float64) (fwd, bwd eagerKernels) {
+	const f = 4 // fp32
+	fwd.cast("to_fp32", e, a, f)
+	fwd.add("max", e, f*e, f*tok)
+	fwd.add("sub_max", e, f*e+f*tok, f*e)
+	fwd.add("exp", e, f*e, f*e)
+	fwd.add("sum", e, f*e, f*tok)
+	fwd.add("loss", 2*tok, 12*tok, f*tok)
+	fwd.add("softmax", e, f*e+f*tok, f*e)
+	bwd.add("grad_scale", e, f*e+f*tok, f*e)
+	bwd.cast("to_act", e, f, a)
+	return fwd, bwd
+}
