@@ -184,7 +184,7 @@ func (s *Scenario) topologySpec() topology.Spec {
 func (s *Scenario) shape() workload.Shape {
 	p := s.Parallel
 	return workload.Shape{MicroBatch: s.Training.MicroBatch, Seq: s.Training.SeqLen, Dtype: s.r.precision,
-		TP: p.TP, CP: p.CP, EP: p.EP, ETP: s.expertTP(), SP: p.SP, FlashAttention: *s.Training.FlashAttention,
+		TP: p.TP, CP: p.CP, EP: p.EP, ETP: s.expertTP(), SP: p.SP, FlashAttention: *s.Training.FlashAttention, AttentionUnpad: s.Training.AttentionUnpad,
 		CrossEntropy: s.r.crossEntropy, Eager: !*s.Training.Compile, EagerNorm: !*s.Training.FusedNorm,
 		AttnEff: s.r.attn[0], AttnBwdEff: s.r.attn[1],
 		FP8Recipe: s.r.fp8, RecomputeModules: s.r.recomputeModules}

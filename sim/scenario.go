@@ -116,6 +116,11 @@ type TrainingConfig struct {
 	// AttentionKernel names the attention kernel (default auto: the GPU's
 	// profile kernel); unfused equals flash_attention: false.
 	AttentionKernel string `yaml:"attention_kernel" json:"attention_kernel"`
+	// AttentionUnpad runs the fused attention on unpadded (varlen) rows:
+	// flash-attn's bert_padding gathers Q, K and V before the kernel and
+	// scatters its output back after it in every layer (llm-foundry's
+	// attn_impl: flash). Default false; needs a fused attention kernel.
+	AttentionUnpad bool `yaml:"attention_unpad" json:"attention_unpad,omitempty"`
 	// FP8Recipe is the FP8 scaling recipe (tensorwise, rowwise, delayed,
 	// blockwise, mxfp8; see workload.FP8Recipe): which quantisation kernels
 	// the GEMMs cost. Only with precision fp8, where it defaults to

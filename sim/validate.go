@@ -324,6 +324,9 @@ func (s *Scenario) resolveTraining(set map[string]bool) error {
 	if t.AttentionKernel == "unfused" {
 		t.FlashAttention = bptr(false)
 	}
+	if t.AttentionUnpad && !*t.FlashAttention {
+		return errors.New("training.attention_unpad: true needs a fused attention kernel, got attention_kernel: unfused (valid: false, or a fused attention_kernel)")
+	}
 	if s.r.precision, err = workload.ParseDtype(t.Precision); err != nil {
 		return fmt.Errorf("training.precision: %w", err)
 	}

@@ -197,6 +197,12 @@ type Shape struct {
 	ETP            int
 	SP             bool
 	FlashAttention bool
+	// AttentionUnpad runs the fused attention kernel on unpadded (varlen)
+	// inputs: flash-attn's bert_padding gathers Q, K and V into packed rows
+	// before it and scatters the output back after it, every layer
+	// (llm-foundry's attn_impl: flash; see unpadKernels). Only with
+	// FlashAttention.
+	AttentionUnpad bool
 	// CrossEntropy is how the output layer's cross-entropy runs: one fused
 	// kernel (the zero value), PyTorch's unfused fp32 kernels or
 	// Megatron-LM's unfused vocabulary-parallel kernels. See HeadOps.

@@ -63,6 +63,7 @@ type split struct {
 	hl, kvl  int     // local query and key/value heads (KV replicated when kv_heads < tp)
 	act, gin float64 // activation bytes; GEMM input bytes
 	flash    bool
+	unpad    bool // AttentionUnpad: bert_padding gathers around the fused attention
 	attnEff  [2]float64 // fused attention kernel efficiency by Pass (0 = the Device's)
 	// eagerOps and eagerNorm price RoPE and SwiGLU, and RMSNorm, as eager
 	// PyTorch kernels (Shape.Eager, Shape.EagerNorm; eager.go).
@@ -91,7 +92,7 @@ func newSplit(m Model, s Shape) split {
 	}
 	sp := split{m: m, d: d, b: b, seq: seq, tp: tp, ep: ep, etp: etp, sl: cdiv(seq, cp),
 		hl: cdiv(d.heads, tp), kvl: cdiv(d.kvHeads, tp),
-		act: s.Dtype.storageBytes(), gin: s.Dtype.Bytes(), flash: s.FlashAttention,
+		act: s.Dtype.storageBytes(), gin: s.Dtype.Bytes(), flash: s.FlashAttention, unpad: s.AttentionUnpad && s.FlashAttention,
 		attnEff:  [2]float64{max(s.AttnEff, 0), max(s.AttnBwdEff, 0)},
 		eagerOps: s.Eager, eagerNorm: s.EagerNorm, fp8: s.fp8Recipe()}
 	if sp.gin <= 0 {
@@ -368,10 +369,18 @@ func (b *builder) attnCore() {
 		flops := 2 * bh * fsl * mean * float64(d.qk+d.v)
 		qkvIn := (q*float64(d.qk) + kvRows*float64(d.qk+d.v)) * b.act
 		out := q*float64(d.v)*b.act + q*4
+		if b.unpad {
+			fwd, bwd := unpadKernels(q*float64(d.qk), kvRows*float64(d.qk), kvRows*float64(d.v), b.act)
+			b.eager("unpad", BlockAttnCore, fwd, bwd)
+		}
 		b.ops = append(b.ops, fwdOp{op: Op{Name: "flash_attn", Block: BlockAttnCore, Class: ClassAttention,
 			FLOPs: flops, BytesRead: qkvIn, BytesWritten: out,
 			M: sl, N: int(math.Ceil(mean)), K: d.qk, Batch: batch, AttnEff: b.attnEff[Forward]}, kind: kindAttn,
 			bwd: cost{2.5 * flops, qkvIn + out + q*float64(d.v)*b.act, qkvIn}, bwdEff: b.attnEff[Backward]})
+		if b.unpad {
+			fwd, bwd := padKernels(q*float64(d.v), b.act)
+			b.eager("pad", BlockAttnCore, fwd, bwd)
+		}
 		return
 	}
 	// Unfused attention (Megatron core attention): the score GEMM computes

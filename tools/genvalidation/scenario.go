@@ -29,6 +29,7 @@ type scen struct {
 	compile                      *bool    // training.compile; nil = default (true)
 	fusedNorm                    *bool    // training.fused_norm; nil = default (compile)
 	attnKernel                   string   // training.attention_kernel; empty = default (auto)
+	attnUnpad                    bool     // training.attention_unpad
 	fp8Recipe                    string   // training.fp8_recipe; empty = default (tensorwise with fp8)
 	cudaGraphs                   string   // training.cuda_graphs; empty = default (none)
 
@@ -140,6 +141,9 @@ func (s *scen) yaml() []byte {
 		fmt.Fprintf(&b, "  fused_norm: %t\n", *s.fusedNorm)
 	}
 	str("attention_kernel", s.attnKernel)
+	if s.attnUnpad {
+		b.WriteString("  attention_unpad: true\n")
+	}
 	str("cuda_graphs", s.cudaGraphs)
 
 	b.WriteString("\ncluster:\n")

@@ -702,24 +702,31 @@ func llmFoundry(r row) (*scen, string) {
 	// The attention kernel: the 2024-01 large-scale H100 sweep
 	// (scripts/train/benchmarking/sweep.py, added with the table in commit
 	// 5e85bd62) installs llm-foundry[gpu-flash2] (flash-attn 2.4.2) and
-	// passes --attn_impl flash for MPT-1b, 3b and 7b but --attn_impl
-	// triton for MPT-13b, 30b and 70b. Every other table was made with
+	// passes --attn_impl flash for MPT-1b, 3b, 7b and 70b but --attn_impl
+	// triton for MPT-13b and 30b (switched to flash only in 7f0fdae66,
+	// 2024-03, after the table). Every other table was made with
 	// submit_benchmarks.py's default --attn_impl triton (the default from
 	// the first llm-foundry commit until 2024-01, also the MPT pretrain
 	// yamls' attn_config.attn_impl): flash-attn's Triton kernel
-	// flash_attn_triton.py on triton-pre-mlir.
+	// flash_attn_triton.py on triton-pre-mlir. llm-foundry's flash path
+	// (flash_attn_fn in llmfoundry/models/layers/attention.py at 5e85bd62)
+	// unpads Q, K and V and pads the output back around
+	// flash_attn_varlen_func in every layer.
 	if strings.Contains(r.get("source"), "Large Scale") {
 		// The sweep's FSDP settings (sweep.py base_args), recorded as
 		// facts: simtrain's FSDP prefetches the next gather in both
 		// directions, which is what these settings do.
 		s.facts = append(s.facts, "FSDP (sweep.py, commit 5e85bd62): forward_prefetch true, backward_prefetch BACKWARD_PRE, limit_all_gathers true, one micro-batch per step (--accum 1).")
 		switch r.get("model") {
-		case "MPT-13b", "MPT-30b", "MPT-70b":
-			s.ranAttention("triton", "Attention: sweep.py (commit 5e85bd62, 2024-01) runs MPT-13b/30b/70b with --attn_impl triton",
+		case "MPT-13b", "MPT-30b":
+			s.ranAttention("triton", "Attention: sweep.py (commit 5e85bd62, 2024-01) runs MPT-13b/30b with --attn_impl triton",
 				"(flash-attn's Triton kernel flash_attn_triton.py on triton-pre-mlir).")
 		default:
-			s.ranAttention("flash2", "Attention: sweep.py (commit 5e85bd62, 2024-01) runs MPT-1b/3b/7b with --attn_impl flash and llm-foundry[gpu-flash2]",
+			s.ranAttention("flash2", "Attention: sweep.py (commit 5e85bd62, 2024-01) runs MPT-1b/3b/7b/70b with --attn_impl flash and llm-foundry[gpu-flash2]",
 				"(flash-attn 2.4.2).")
+			s.attnUnpad = true
+			s.facts = append(s.facts, "Unpadding: llm-foundry's flash_attn_fn (attention.py at 5e85bd62) runs bert_padding.unpad_input on Q, K and V",
+				"and pad_input on the output around flash_attn_varlen_func in every layer, written as attention_unpad: true.")
 		}
 	} else {
 		s.ranAttention("triton", "Attention: submit_benchmarks.py's default --attn_impl triton (until 2024-01; the MPT yamls' attn_config)",
