@@ -63,7 +63,7 @@ type split struct {
 	hl, kvl  int     // local query and key/value heads (KV replicated when kv_heads < tp)
 	act, gin float64 // activation bytes; GEMM input bytes
 	flash    bool
-	unpad    bool // AttentionUnpad: bert_padding gathers around the fused attention
+	unpad    bool       // AttentionUnpad: bert_padding gathers around the fused attention
 	attnEff  [2]float64 // fused attention kernel efficiency by Pass (0 = the Device's)
 	// eagerOps and eagerNorm price RoPE and SwiGLU, and RMSNorm, as eager
 	// PyTorch kernels (Shape.Eager, Shape.EagerNorm; eager.go).
