@@ -20,10 +20,8 @@ import (
 	"bytes"
 	"encoding/csv"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -32,21 +30,11 @@ import (
 	"github.com/simtrain/simtrain/sim/topology"
 	"github.com/simtrain/simtrain/sim/workload"
 	"github.com/simtrain/simtrain/tools/internal/genfiles"
+	"github.com/simtrain/simtrain/tools/internal/scenfile"
 )
 
 func main() {
-	in := flag.String("csv", "scenarios/holdout/megatron-bridge.csv", "the transcribed Megatron-Bridge performance tables")
-	out := flag.String("out", "scenarios/holdout", "directory to (re)generate")
-	check := flag.Bool("check", false, "do not write; exit 1 if the generated files differ from those on disk")
-	flag.Parse()
-	if flag.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "genholdout: unexpected argument %q (flags: -csv, -out, -check)\n", flag.Arg(0))
-		os.Exit(2)
-	}
-	if err := run(*in, *out, *check, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "genholdout:", err)
-		os.Exit(1)
-	}
+	genfiles.Main("genholdout", "scenarios/holdout/megatron-bridge.csv", "scenarios/holdout", "the transcribed Megatron-Bridge performance tables", generatedName, generateFiles)
 }
 
 // generatedName matches the files this program owns in the output directory:
@@ -57,32 +45,25 @@ var generatedName = regexp.MustCompile(`^mb[0-9]{4}-[a-z0-9.-]+\.yaml$`)
 // releaseRE matches a NeMo container release, YY.MM.
 var releaseRE = regexp.MustCompile(`^[0-9]{2}\.[0-9]{2}$`)
 
+// run regenerates (or with check verifies) out from the CSV file in.
 func run(in, out string, check bool, log io.Writer) error {
-	f, err := os.Open(in)
+	return genfiles.Run("genholdout", in, out, check, log, generatedName, generateFiles)
+}
+
+// generateFiles is the genfiles.Generator of this program: every scenario
+// and SKIPPED.md.
+func generateFiles(csv io.Reader) (map[string][]byte, int, int, error) {
+	rows, err := readRows(csv)
 	if err != nil {
-		return err
-	}
-	defer f.Close()
-	rows, err := readRows(f)
-	if err != nil {
-		return fmt.Errorf("%s: %w", in, err)
+		return nil, 0, 0, err
 	}
 	files, skipped, err := generate(rows)
 	if err != nil {
-		return fmt.Errorf("%s: %w", in, err)
+		return nil, 0, 0, err
 	}
-	nScenarios := len(files)
-	files["SKIPPED.md"] = skippedMarkdown(len(rows), nScenarios, skipped)
-
-	if err := genfiles.Sync(out, files, generatedName, check, "genholdout"); err != nil {
-		return err
-	}
-	if check {
-		fmt.Fprintf(log, "%d scenarios and SKIPPED.md are up to date\n", nScenarios)
-		return nil
-	}
-	fmt.Fprintf(log, "wrote %d scenarios and SKIPPED.md (%d rows skipped) to %s\n", nScenarios, len(skipped), out)
-	return nil
+	n := len(files)
+	files["SKIPPED.md"] = skippedMarkdown(len(rows), n, skipped)
+	return files, n, len(skipped), nil
 }
 
 // columns is the CSV header, in order.
@@ -184,11 +165,11 @@ func generate(rows []row) (map[string][]byte, []skip, error) {
 			skipped = append(skipped, skip{r, strings.Join(reasons, "; ")})
 			continue
 		}
-		n := sc.name + ".yaml"
+		n := sc.Name + ".yaml"
 		if _, dup := files[n]; dup {
-			return nil, nil, fmt.Errorf("line %d: scenario name %s is used by an earlier row", r.line, sc.name)
+			return nil, nil, fmt.Errorf("line %d: scenario name %s is used by an earlier row", r.line, sc.Name)
 		}
-		files[n] = sc.yaml()
+		files[n] = sc.YAML()
 	}
 	return files, skipped, nil
 }
@@ -294,19 +275,19 @@ func translate(r row) (*scen, []string) {
 			why = append(why, "MTP not stated")
 		}
 	}
-	s := &scen{preset: preset}
+	s := &scen{Scenario: scenfile.Scenario{Preset: preset, Metric: "tokens_per_s_per_gpu"}}
 	switch r.precision {
 	case "BF16":
-		s.precision = "bf16"
+		s.Precision = "bf16"
 	case "FP8-CS":
-		s.precision, s.fp8Recipe = "fp8", "current"
-		s.facts = append(s.facts, csFact)
+		s.Precision, s.FP8Recipe = "fp8", "current"
+		s.Facts = append(s.Facts, csFact)
 	case "FP8":
-		s.precision, s.fp8Recipe = "fp8", "current"
-		s.facts = append(s.facts, fp8Is26CS, csFact)
+		s.Precision, s.FP8Recipe = "fp8", "current"
+		s.Facts = append(s.Facts, fp8Is26CS, csFact)
 	case "FP8-MX", "MXFP8":
-		s.precision, s.fp8Recipe = "fp8", "mxfp8"
-		s.facts = append(s.facts, mxFact)
+		s.Precision, s.FP8Recipe = "fp8", "mxfp8"
+		s.Facts = append(s.Facts, mxFact)
 	case "NVFP4":
 		why = append(why, "NVFP4 training is not modelled")
 	case "unstated":
@@ -359,18 +340,18 @@ func translate(r row) (*scen, []string) {
 	}
 
 	// Identity and provenance.
-	s.name = fmt.Sprintf("mb%s-%s-%s-%s-%d", strings.ReplaceAll(r.release, ".", ""),
-		slug(strings.TrimPrefix(r.system, "DGX-")), preset, slug(r.precision), r.gpus)
+	s.Name = fmt.Sprintf("mb%s-%s-%s-%s-%d", strings.ReplaceAll(r.release, ".", ""),
+		scenfile.Slug(strings.TrimPrefix(r.system, "DGX-")), preset, scenfile.Slug(r.precision), r.gpus)
 	if r.variant != "" {
-		s.name += "-" + r.variant
+		s.Name += "-" + r.variant
 	}
 	cell := ""
 	if r.variant == "paren" {
 		cell = ", parenthesised cell"
 	}
-	s.description = fmt.Sprintf("%s on %d %s GPUs, %s%s, as published (Megatron-Bridge %s performance summary)",
+	s.Description = fmt.Sprintf("%s on %d %s GPUs, %s%s, as published (Megatron-Bridge %s performance summary)",
 		r.model, r.gpus, strings.TrimPrefix(r.system, "DGX-"), r.precision, cell, r.release)
-	s.header = []string{
+	s.Header = []string{
 		fmt.Sprintf("Published run: megatron-bridge.csv line %d (%s NeMo container, %s, %s, %s, %d GPUs%s).",
 			r.line, r.release, r.system, r.model, r.precision, r.gpus, cell),
 		"Source: " + r.source,
@@ -378,13 +359,13 @@ func translate(r row) (*scen, []string) {
 			strconv.FormatFloat(r.tokens, 'g', -1, 64), strconv.FormatFloat(r.tflops, 'g', -1, 64)),
 	}
 	if r.notes != "" {
-		s.header = append(s.header, "Transcription note: "+r.notes)
+		s.Header = append(s.Header, "Transcription note: "+r.notes)
 	}
-	s.header = append(s.header,
+	s.Header = append(s.Header,
 		"Holdout: no simtrain parameter was fitted on these rows (scenarios/holdout/README.md).",
 		"Generated by `go run ./tools/genholdout`; edit the generator, not this file.")
-	s.source, s.group = expectSource(r), "megatron-bridge-"+r.release
-	s.value = r.tokens
+	s.Source, s.Group = expectSource(r), "megatron-bridge-"+r.release
+	s.Value = r.tokens
 
 	// Configuration the table states.
 	stated := fmt.Sprintf("Configuration from the source: %s, %d GPUs, %s, GBS %d, MBS %d, sequence %d, FSDP %d, TP %d, PP %d, CP %d, VP %s, EP %s",
@@ -392,99 +373,99 @@ func translate(r row) (*scen, []string) {
 	if r.ga > 0 {
 		stated += fmt.Sprintf(", GA %d", r.ga)
 	}
-	s.facts = append([]string{stated + "."}, s.facts...)
-	s.seq, s.globalBatch, s.microBatch = r.seq, r.gbs, r.mbs
-	s.gradDtype = "fp32"
-	s.facts = append(s.facts, gradFact)
-	s.attnKernel = "cudnn"
-	s.facts = append(s.facts, teAttentionFact)
+	s.Facts = append([]string{stated + "."}, s.Facts...)
+	s.Seq, s.GlobalBatch, s.MicroBatch = r.seq, r.gbs, r.mbs
+	s.GradDtype = "fp32"
+	s.Facts = append(s.Facts, gradFact)
+	s.AttnKernel = "cudnn"
+	s.Facts = append(s.Facts, teAttentionFact)
 	if r.ga > 0 && r.ga*r.mbs*dp != r.gbs {
-		s.assume("the table's GA %d disagrees with GBS / (MBS x DP) = %d / (%d x %d) = %d: GBS and MBS used as stated",
+		s.Assume("the table's GA %d disagrees with GBS / (MBS x DP) = %d / (%d x %d) = %d: GBS and MBS used as stated",
 			r.ga, r.gbs, r.mbs, dp, r.gbs/(r.mbs*dp))
 	}
 
 	// Cluster.
-	s.gpu, s.nodes, s.gpusPerNode = sys.gpu, r.gpus/sys.gpusPerNode, sys.gpusPerNode
-	s.nic, s.nicsPerNode = sys.nic, sys.nicsPerNode
+	s.GPU, s.Nodes, s.GPUsPerNode = sys.gpu, r.gpus/sys.gpusPerNode, sys.gpusPerNode
+	s.NIC, s.NICsPerNode = sys.nic, sys.nicsPerNode
 	if g, err := topology.LookupGPU(sys.gpu); err == nil && g.DomainGPUs > g.DefaultGPUsPerNode {
 		// simtrain spreads a rack-scale cluster evenly over the fewest
 		// NVL72 racks that hold it (sim/topology: ceil(trays/18) racks of
 		// equal tray counts).
-		trays := s.nodes
+		trays := s.Nodes
 		rackTrays := g.DomainGPUs / g.DefaultGPUsPerNode
 		racks := (trays + rackTrays - 1) / rackTrays
 		if racks > 1 {
-			s.facts = append(s.facts, fmt.Sprintf("NVL72 racks: %d GPUs in %d racks of %d (the cluster builder's even split of partial racks).",
+			s.Facts = append(s.Facts, fmt.Sprintf("NVL72 racks: %d GPUs in %d racks of %d (the cluster builder's even split of partial racks).",
 				r.gpus, racks, (trays+racks-1)/racks*g.DefaultGPUsPerNode))
 		}
 	}
-	s.assume("%s", sys.network)
+	s.Assume("%s", sys.network)
 
 	// Parallelism.
-	s.tp, s.pp, s.cp = r.tp, r.pp, r.cp
+	s.TP, s.PP, s.CP = r.tp, r.pp, r.cp
 	if r.ep > 1 {
-		s.ep = r.ep
+		s.EP = r.ep
 	}
 	if r.tp > 1 {
-		s.sp = true
-		s.assume("sequence parallelism not stated: on with TP > 1, as Megatron performance recipes run TP")
+		s.SP = true
+		s.Assume("sequence parallelism not stated: on with TP > 1, as Megatron performance recipes run TP")
 	}
 	if r.fsdp > 0 {
-		s.zero = 3
-		s.facts = append(s.facts, fmt.Sprintf("FSDP %d: Megatron-FSDP sharding over GPUs / (TP x PP) (the tables' nomenclature), written as zero: 3.", r.fsdp))
+		s.Zero = 3
+		s.Facts = append(s.Facts, fmt.Sprintf("FSDP %d: Megatron-FSDP sharding over GPUs / (TP x PP) (the tables' nomenclature), written as zero: 3.", r.fsdp))
 	} else {
-		s.zero = 1
-		s.assume("FSDP 0 (DDP): Megatron's distributed optimizer assumed (zero: 1)")
+		s.Zero = 1
+		s.Assume("FSDP 0 (DDP): Megatron's distributed optimizer assumed (zero: 1)")
 	}
 	if r.pp > 1 {
 		if vp > 1 {
-			s.schedule, s.virtual = "interleaved", vp
-			s.facts = append(s.facts, fmt.Sprintf("VP %d: Megatron's interleaved 1F1B schedule with %d virtual stages per pipeline rank.", vp, vp))
+			s.Schedule, s.Virtual = "interleaved", vp
+			s.Facts = append(s.Facts, fmt.Sprintf("VP %d: Megatron's interleaved 1F1B schedule with %d virtual stages per pipeline rank.", vp, vp))
 		} else {
-			s.schedule = "1f1b"
-			s.facts = append(s.facts, "PP without VP: Megatron's non-interleaved 1F1B schedule.")
+			s.Schedule = "1f1b"
+			s.Facts = append(s.Facts, "PP without VP: Megatron's non-interleaved 1F1B schedule.")
 		}
 		switch split {
 		case evenSplit:
-			s.facts = append(s.facts, fmt.Sprintf("Pipeline: %d layers split evenly over PP %d x VP %d (%d per virtual stage).", m.Layers, r.pp, vp, m.Layers/(r.pp*vp)))
+			s.Facts = append(s.Facts, fmt.Sprintf("Pipeline: %d layers split evenly over PP %d x VP %d (%d per virtual stage).", m.Layers, r.pp, vp, m.Layers/(r.pp*vp)))
 		case embeddingSplit:
-			s.first, s.last = first, first
+			s.First, s.Last = first, first
 			per := (m.Layers + 2) / (r.pp * vp)
-			s.assume("pipeline split not stated: Megatron's account-for-embedding-and-loss split, %d layers + embedding + loss = %d slots, %d per virtual stage, so %d layers on the first and last rank",
+			s.Assume("pipeline split not stated: Megatron's account-for-embedding-and-loss split, %d layers + embedding + loss = %d slots, %d per virtual stage, so %d layers on the first and last rank",
 				m.Layers, m.Layers+2, per, first)
 		}
 	} else if vp > 1 {
-		s.assume("VP %d without pipeline parallelism has no effect: no virtual stages", vp)
+		s.Assume("VP %d without pipeline parallelism has no effect: no virtual stages", vp)
 	}
 	if fold {
-		s.expertTP = 1
-		s.assume("expert tensor parallelism not stated: ETP 1 with MoE parallel folding (EP %d x ETP 1 over TP %d x DP %d x CP %d), as the Megatron MoE recipes run", r.ep, r.tp, dp, r.cp)
+		s.ExpertTP = 1
+		s.Assume("expert tensor parallelism not stated: ETP 1 with MoE parallel folding (EP %d x ETP 1 over TP %d x DP %d x CP %d), as the Megatron MoE recipes run", r.ep, r.tp, dp, r.cp)
 	}
-	s.overlap = []kv{{"grad_reduce", true}, {"param_gather", true}}
+	s.Overlap = []kv{{K: "grad_reduce", V: true}, {K: "param_gather", V: true}}
 	if r.tp > 1 {
-		s.overlap = append(s.overlap, kv{"tp_comm", true})
+		s.Overlap = append(s.Overlap, kv{K: "tp_comm", V: true})
 	}
-	s.overlap = append(s.overlap, kv{"p2p", true})
+	s.Overlap = append(s.Overlap, kv{K: "p2p", V: true})
 	over := "gradient-reduce, parameter-gather and pipeline send/receive overlap not stated: on"
 	if r.tp > 1 {
 		over = "gradient-reduce, parameter-gather, TP-communication and pipeline send/receive overlap not stated: on"
 	}
-	s.assume("%s", over)
-	s.assume("activation recomputation not stated: none")
+	s.Assume("%s", over)
+	s.Assume("activation recomputation not stated: none")
 
 	// MoE routing.
 	if moe {
 		switch r.routing {
 		case "tokendrop":
-			s.dropless = bp(false)
-			s.facts = append(s.facts, "Routing: token dropping (the row's \"(tokendrop)\"), written as model.moe.dropless: false.")
-			s.assume("capacity factor and router balance not stated for token dropping: capacity factor 1.0, balanced routing (simtrain's defaults)")
+			s.Dropless = bp(false)
+			s.Facts = append(s.Facts, "Routing: token dropping (the row's \"(tokendrop)\"), written as model.moe.dropless: false.")
+			s.Assume("capacity factor and router balance not stated for token dropping: capacity factor 1.0, balanced routing (simtrain's defaults)")
 		default:
-			s.facts = append(s.facts, "Routing: token-dropless with a force-balanced token distribution (the section's footnote): model.moe.dropless true (the default), balanced experts.")
+			s.Facts = append(s.Facts, "Routing: token-dropless with a force-balanced token distribution (the section's footnote): model.moe.dropless true (the default), balanced experts.")
 		}
-		s.assume("EP dispatcher, EP overlap and CUDA graphs not stated: defaults (NCCL all-to-all, no overlap, no graphs)")
+		s.Assume("EP dispatcher, EP overlap and CUDA graphs not stated: defaults (NCCL all-to-all, no overlap, no graphs)")
 	} else {
-		s.assume("CUDA graphs not stated: none")
+		s.Assume("CUDA graphs not stated: none")
 	}
 	return s, nil
 }
@@ -561,164 +542,13 @@ func na(v int) string {
 	return strconv.Itoa(v)
 }
 
-// slug makes a file-name fragment: lower case, letters, digits, '.', '-'.
-func slug(s string) string {
-	var b strings.Builder
-	dash := false
-	for _, c := range strings.ToLower(s) {
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '.':
-			b.WriteRune(c)
-			dash = false
-		default:
-			if !dash && b.Len() > 0 {
-				b.WriteByte('-')
-				dash = true
-			}
-		}
-	}
-	return strings.TrimSuffix(b.String(), "-")
-}
-
 // ---------------------------------------------------------------------------
 // Scenario rendering.
 
-// scen is the part of a scenario file the generator writes. Zero values are
-// left out of the YAML so that the simulator's documented defaults apply.
-type scen struct {
-	name, description string
-	header            []string // comment lines: provenance
-	facts             []string // comment lines: configuration taken from the source
+// scen is a scenario file under construction (scenfile.Scenario).
+type scen struct{ scenfile.Scenario }
 
-	preset   string
-	dropless *bool // model.moe.dropless; nil = default (true)
+// kv is one parallel.overlap entry.
+type kv = scenfile.KV
 
-	seq, globalBatch, microBatch int
-	precision, fp8Recipe         string
-	gradDtype, attnKernel        string
-
-	gpu                string
-	nodes, gpusPerNode int
-	nic                string
-	nicsPerNode        int
-
-	tp, pp, cp, ep int
-	expertTP       int // 0 = tp (not written)
-	sp             bool
-	zero           int
-	schedule       string
-	virtual        int
-	first, last    int
-	overlap        []kv
-
-	value         float64 // expect.tokens_per_s_per_gpu
-	source, group string
-	notes         []string // assumptions, joined into expect.notes
-}
-
-type kv struct {
-	k string
-	v bool
-}
-
-func bp(b bool) *bool { return &b }
-
-// assume records an assumption in the header and in expect.notes.
-func (s *scen) assume(format string, args ...any) {
-	s.notes = append(s.notes, fmt.Sprintf(format, args...))
-}
-
-// yaml renders the scenario. Strings that may hold YAML syntax are
-// double-quoted with Go escaping, valid YAML for the text used here.
-func (s *scen) yaml() []byte {
-	var b bytes.Buffer
-	lines := append([]string(nil), s.header...)
-	if len(s.facts) > 0 {
-		lines = append(lines, "")
-		lines = append(lines, s.facts...)
-	}
-	if len(s.notes) > 0 {
-		lines = append(lines, "", "Assumptions (not stated by the source):")
-		for _, n := range s.notes {
-			lines = append(lines, "- "+n)
-		}
-	}
-	for _, h := range lines {
-		if h == "" {
-			b.WriteString("#\n")
-			continue
-		}
-		fmt.Fprintf(&b, "# %s\n", h)
-	}
-	fmt.Fprintf(&b, "name: %s\n", s.name)
-	fmt.Fprintf(&b, "description: %s\n", q(s.description))
-	str := func(k, v string) {
-		if v != "" {
-			fmt.Fprintf(&b, "  %s: %s\n", k, v)
-		}
-	}
-	num := func(k string, v int) {
-		if v != 0 {
-			fmt.Fprintf(&b, "  %s: %d\n", k, v)
-		}
-	}
-
-	b.WriteString("\nmodel:\n")
-	str("preset", s.preset)
-	if s.dropless != nil {
-		fmt.Fprintf(&b, "  moe:\n    dropless: %t\n", *s.dropless)
-	}
-
-	b.WriteString("\ntraining:\n")
-	num("seq_len", s.seq)
-	num("global_batch", s.globalBatch)
-	num("micro_batch", s.microBatch)
-	str("precision", s.precision)
-	str("fp8_recipe", s.fp8Recipe)
-	str("grad_dtype", s.gradDtype)
-	str("attention_kernel", s.attnKernel)
-
-	b.WriteString("\ncluster:\n")
-	str("gpu", s.gpu)
-	num("nodes", s.nodes)
-	num("gpus_per_node", s.gpusPerNode)
-	if s.nic != "" {
-		fmt.Fprintf(&b, "  network:\n    nic: %s\n", s.nic)
-		if s.nicsPerNode != 0 {
-			fmt.Fprintf(&b, "    nics_per_node: %d\n", s.nicsPerNode)
-		}
-	}
-
-	b.WriteString("\nparallel:\n")
-	num("tp", s.tp)
-	num("pp", s.pp)
-	num("cp", s.cp)
-	num("ep", s.ep)
-	num("expert_tp", s.expertTP)
-	if s.sp {
-		b.WriteString("  sp: true\n")
-	}
-	num("zero", s.zero)
-	str("schedule", s.schedule)
-	num("virtual_stages", s.virtual)
-	num("first_stage_layers", s.first)
-	num("last_stage_layers", s.last)
-	if len(s.overlap) > 0 {
-		b.WriteString("  overlap:\n")
-		for _, o := range s.overlap {
-			fmt.Fprintf(&b, "    %s: %t\n", o.k, o.v)
-		}
-	}
-
-	b.WriteString("\nexpect:\n")
-	fmt.Fprintf(&b, "  tokens_per_s_per_gpu: %s\n", strconv.FormatFloat(s.value, 'g', -1, 64))
-	fmt.Fprintf(&b, "  source: %s\n", q(s.source))
-	fmt.Fprintf(&b, "  group: %s\n", s.group)
-	if len(s.notes) > 0 {
-		fmt.Fprintf(&b, "  notes: %s\n", q(strings.Join(s.notes, "; ")))
-	}
-	return b.Bytes()
-}
-
-// q quotes a string for YAML (a JSON string is a YAML double-quoted scalar).
-func q(s string) string { return strconv.Quote(s) }
+func bp(b bool) *bool { return scenfile.BP(b) }

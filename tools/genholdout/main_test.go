@@ -226,7 +226,7 @@ func TestTranslate(t *testing.T) {
 			t.Errorf("line %d skipped: %v", r.line, why)
 			continue
 		}
-		doc := string(sc.yaml())
+		doc := string(sc.YAML())
 		for _, w := range c.want {
 			if !strings.Contains(doc, w) {
 				t.Errorf("line %d lacks %q:\n%s", r.line, w, doc)
@@ -326,13 +326,6 @@ func TestReadRowsErrors(t *testing.T) {
 }
 
 func TestHelpers(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"FP8-CS", "fp8-cs"}, {"MXFP8", "mxfp8"}, {"DGX-GB300", "dgx-gb300"}, {"  x  ", "x"},
-	} {
-		if got := slug(c.in); got != c.want {
-			t.Errorf("slug(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
 	if na(0) != "n/a" || na(4) != "4" {
 		t.Error("na")
 	}

@@ -17,10 +17,8 @@ import (
 	"bytes"
 	"encoding/csv"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -29,42 +27,28 @@ import (
 )
 
 func main() {
-	in := flag.String("csv", "scenarios/validation/published-runs.csv", "the published-runs table")
-	out := flag.String("out", "scenarios/validation", "directory to (re)generate")
-	check := flag.Bool("check", false, "do not write; exit 1 if the generated files differ from those on disk")
-	flag.Parse()
-	if err := run(*in, *out, *check, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "genvalidation:", err)
-		os.Exit(1)
-	}
+	genfiles.Main("genvalidation", "scenarios/validation/published-runs.csv", "scenarios/validation", "the published-runs table", generatedName, generateFiles)
 }
 
 // generatedName matches the files this program owns in the output directory.
 var generatedName = regexp.MustCompile(`^r[0-9]{3}-[A-Za-z0-9._-]+\.yaml$`)
 
+// run regenerates (or with check verifies) out from the CSV file in.
 func run(in, out string, check bool, log io.Writer) error {
-	f, err := os.Open(in)
+	return genfiles.Run("genvalidation", in, out, check, log, generatedName, generateFiles)
+}
+
+// generateFiles is the genfiles.Generator of this program: every scenario
+// and SKIPPED.md.
+func generateFiles(csv io.Reader) (map[string][]byte, int, int, error) {
+	rows, err := readRows(csv)
 	if err != nil {
-		return err
-	}
-	defer f.Close()
-	rows, err := readRows(f)
-	if err != nil {
-		return fmt.Errorf("%s: %w", in, err)
+		return nil, 0, 0, err
 	}
 	files, skipped := generate(rows)
-	nScenarios := len(files)
-	files["SKIPPED.md"] = skippedMarkdown(len(rows), nScenarios, skipped)
-
-	if err := genfiles.Sync(out, files, generatedName, check, "genvalidation"); err != nil {
-		return err
-	}
-	if check {
-		fmt.Fprintf(log, "%d scenarios and SKIPPED.md are up to date\n", len(files)-1)
-		return nil
-	}
-	fmt.Fprintf(log, "wrote %d scenarios and SKIPPED.md (%d rows skipped) to %s\n", len(files)-1, len(skipped), out)
-	return nil
+	n := len(files)
+	files["SKIPPED.md"] = skippedMarkdown(len(rows), n, skipped)
+	return files, n, len(skipped), nil
 }
 
 // row is one CSV record by column name, plus its line number in the file
@@ -120,7 +104,7 @@ func generate(rows []row) (map[string][]byte, []skip) {
 			skipped = append(skipped, skip{r.line, r.get("model"), shortSource(r.get("source")), reason})
 			continue
 		}
-		files[sc.name+".yaml"] = sc.yaml()
+		files[sc.Name+".yaml"] = sc.YAML()
 	}
 	return files, skipped
 }

@@ -118,7 +118,7 @@ func TestTranslate(t *testing.T) {
 			t.Errorf("line %d skipped: %s", c.line, why)
 			continue
 		}
-		doc := string(sc.yaml())
+		doc := string(sc.YAML())
 		for _, w := range c.want {
 			if !strings.Contains(doc, w) {
 				t.Errorf("line %d lacks %q:\n%s", c.line, w, doc)
@@ -165,7 +165,7 @@ func TestTranslateCompile(t *testing.T) {
 			t.Errorf("line %d skipped: %s", c.line, why)
 			continue
 		}
-		doc := string(sc.yaml())
+		doc := string(sc.YAML())
 		for field, want := range map[string]string{"  compile: ": c.compile, "  fused_norm: ": c.fusedNrm} {
 			if want == "" {
 				if strings.Contains(doc, field) {
@@ -179,13 +179,6 @@ func TestTranslateCompile(t *testing.T) {
 }
 
 func TestHelpers(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"GPT 1.7B", "gpt-1.7b"}, {"MPT-70b", "mpt-70b"}, {"LLaMa 13B (Llama 2 arch)", "llama-13b-llama-2-arch"}, {"  x  ", "x"},
-	} {
-		if got := slug(c.in); got != c.want {
-			t.Errorf("slug(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
 	notes := "MFU=42.42%; HFU=56.56%; grad_accum=1; mp_mode=DEFAULT"
 	if noteField(notes, "mp_mode") != "DEFAULT" || noteField(notes, "grad_accum") != "1" || noteField(notes, "x") != "" {
 		t.Error("noteField")

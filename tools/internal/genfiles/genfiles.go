@@ -5,7 +5,9 @@ package genfiles
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -60,9 +62,80 @@ func Sync(dir string, files map[string][]byte, owned *regexp.Regexp, check bool,
 		}
 	}
 	for _, n := range names {
-		if err := os.WriteFile(filepath.Join(dir, n), files[n], 0o644); err != nil {
+		if err := writeAtomic(filepath.Join(dir, n), files[n]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writeAtomic writes data to a temporary file next to path and renames it
+// over path, so that an interrupted run never leaves a half-written file.
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// Generator turns the rows of a CSV file into the generated files (by file
+// name, SKIPPED.md included) and says how many scenarios and skipped rows
+// they hold.
+type Generator func(csv io.Reader) (files map[string][]byte, scenarios, skipped int, err error)
+
+// Run generates from the CSV file in and syncs directory out with the result
+// (Sync, with owned and check), then reports on log what it wrote or that
+// everything is up to date. Errors reading in name the file.
+func Run(tool, in, out string, check bool, log io.Writer, owned *regexp.Regexp, gen Generator) error {
+	f, err := os.Open(in)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	files, scenarios, skipped, err := gen(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", in, err)
+	}
+	if err := Sync(out, files, owned, check, tool); err != nil {
+		return err
+	}
+	if check {
+		fmt.Fprintf(log, "%d scenarios and SKIPPED.md are up to date\n", scenarios)
+		return nil
+	}
+	fmt.Fprintf(log, "wrote %d scenarios and SKIPPED.md (%d rows skipped) to %s\n", scenarios, skipped, out)
+	return nil
+}
+
+// Main is a generator's command line: -csv (default csvPath), -out
+// (default outDir) and -check; it exits 2 on a usage error and 1 when Run
+// fails.
+func Main(tool, csvPath, outDir, csvHelp string, owned *regexp.Regexp, gen Generator) {
+	in := flag.String("csv", csvPath, csvHelp)
+	out := flag.String("out", outDir, "directory to (re)generate")
+	check := flag.Bool("check", false, "do not write; exit 1 if the generated files differ from those on disk")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "%s: unexpected argument %q (flags: -csv, -out, -check)\n", tool, flag.Arg(0))
+		os.Exit(2)
+	}
+	if err := Run(tool, *in, *out, *check, os.Stdout, owned, gen); err != nil {
+		fmt.Fprintln(os.Stderr, tool+":", err)
+		os.Exit(1)
+	}
 }
