@@ -734,9 +734,9 @@ func (r *Result) peerInstance(i, stage int) int {
 
 // Software describes, in one line, the framework choices a run is priced
 // with after defaults and "auto" are resolved: compute precision (and FP8
-// recipe), attention kernel, fused or eager elementwise kernels, and, where
-// they apply, the tensor-parallel implementation and the MoE dispatch
-// library. For tables and logs; the scenario fields are the contract.
+// recipe), attention kernel (and unpadded inputs), an unfused loss, fused
+// or eager elementwise kernels, and, where they apply, the tensor-parallel
+// implementation and the MoE dispatch library. For tables and logs; the scenario fields are the contract.
 func (s *Scenario) Software() string {
 	t, p := s.Training, s.Parallel
 	prec := t.Precision
@@ -747,7 +747,13 @@ func (s *Scenario) Software() string {
 	if attn == "auto" {
 		attn = s.r.gpu.Compute.AttnKernel + " (auto)"
 	}
+	if t.AttentionUnpad {
+		attn += " unpadded"
+	}
 	parts := []string{prec, "attention " + attn}
+	if s.r.crossEntropy != workload.CrossEntropyFused {
+		parts = append(parts, "loss "+s.r.crossEntropy.String())
+	}
 	switch {
 	case t.Compile != nil && !*t.Compile && t.FusedNorm != nil && *t.FusedNorm:
 		parts = append(parts, "eager (fused norm)")
