@@ -736,7 +736,8 @@ func (r *Result) peerInstance(i, stage int) int {
 // with after defaults and "auto" are resolved: compute precision (and FP8
 // recipe), attention kernel (and unpadded inputs), an unfused loss, fused
 // or eager elementwise kernels, and, where they apply, the tensor-parallel
-// implementation and the MoE dispatch library. For tables and logs; the scenario fields are the contract.
+// implementation and the MoE dispatch library. For tables and logs; the
+// scenario fields are the contract.
 func (s *Scenario) Software() string {
 	t, p := s.Training, s.Parallel
 	prec := t.Precision

@@ -89,8 +89,9 @@
 // low-precision logits once per pass, while PyTorch's unfused path
 // (torchtitan's cross_entropy(pred.float())) moves 36 bytes per bf16 logit
 // instead of 6 (cast, log_softmax, nll_loss and their backwards), and
-// Megatron-LM's unfused vocabulary-parallel cross-entropy 52 (seven fp32
-// passes; see Shape.CrossEntropy and HeadOps).
+// Megatron-LM's unfused vocabulary-parallel cross-entropy 52 (the upcast,
+// five fp32 passes forward, two backward; see Shape.CrossEntropy and
+// HeadOps).
 //
 // # FLOP conventions
 //

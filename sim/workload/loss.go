@@ -62,7 +62,7 @@ func ParseCrossEntropy(s string) (CrossEntropy, error) {
 //
 // backward: grad_input.mul_(grad_output) reads and writes the saved softmax
 // (4e each; the per-token "−= 1" at the targets is folded in), and the cast
-// back to activation width reads 4e and writes e·a. In all 44e + 2·e·a
+// back to activation width reads 4e and writes e·a. In all 48e + 2·e·a
 // bytes, 52 per bf16 logit, against the fused kernel's 6.
 func vocabParallelCrossEntropy(e, tok, a float64) (fwd, bwd eagerKernels) {
 	const f = 4 // fp32
