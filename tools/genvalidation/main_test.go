@@ -112,6 +112,16 @@ func TestTranslate(t *testing.T) {
 		{113, []string{"tied_embeddings: true", "grad_dtype: fp32", "nic: roce-200", "zero: 3", "tokens_per_s_per_gpu: 814"}},
 		{111, []string{"precision: fp8", "fp8_recipe: delayed", "micro_batch: 56"}},
 		{76, []string{"zero: 2", "recompute: none"}},
+		// The 2024-01 large-scale sweep: --attn_impl flash (unpadded) for
+		// 1b, 3b, 7b and 70b, triton for 13b and 30b.
+		{78, []string{"attention_kernel: flash2", "attention_unpad: true"}},
+		{68, []string{"attention_kernel: flash2", "attention_unpad: true"}},
+		{71, []string{"attention_kernel: triton"}},
+		// Megatron-LM without --cross-entropy-loss-fusion (README, SC21);
+		// eager torchtitan's unfused PyTorch loss.
+		{12, []string{"cross_entropy: vocab-parallel"}},
+		{2, []string{"cross_entropy: vocab-parallel"}},
+		{31, []string{"fused_loss: false"}},
 	} {
 		sc, why := translate(byLine(c.line))
 		if why != "" {
@@ -123,6 +133,15 @@ func TestTranslate(t *testing.T) {
 			if !strings.Contains(doc, w) {
 				t.Errorf("line %d lacks %q:\n%s", c.line, w, doc)
 			}
+		}
+	}
+	// The MoE recipes fuse their loss; the Triton tables do not unpad.
+	for _, c := range []struct {
+		line  int
+		wrong string
+	}{{24, "cross_entropy:"}, {71, "attention_unpad"}, {100, "attention_unpad"}} {
+		if sc, _ := translate(byLine(c.line)); sc == nil || strings.Contains(string(sc.YAML()), c.wrong) {
+			t.Errorf("line %d: must not write %q", c.line, c.wrong)
 		}
 	}
 	for _, c := range []struct {
