@@ -52,19 +52,7 @@ func run(in, out string, check bool, log io.Writer) error {
 
 // generateFiles is the genfiles.Generator of this program: every scenario
 // and SKIPPED.md.
-func generateFiles(csv io.Reader) (map[string][]byte, int, int, error) {
-	rows, err := readRows(csv)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	files, skipped, err := generate(rows)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	n := len(files)
-	files["SKIPPED.md"] = skippedMarkdown(len(rows), n, skipped)
-	return files, n, len(skipped), nil
-}
+var generateFiles = genfiles.FromRows(readRows, generate, skippedMarkdown)
 
 // columns is the CSV header, in order.
 var columns = []string{"release", "system", "model", "variant", "gpus", "precision", "gbs", "mbs", "seq",

@@ -39,17 +39,11 @@ func run(in, out string, check bool, log io.Writer) error {
 }
 
 // generateFiles is the genfiles.Generator of this program: every scenario
-// and SKIPPED.md.
-func generateFiles(csv io.Reader) (map[string][]byte, int, int, error) {
-	rows, err := readRows(csv)
-	if err != nil {
-		return nil, 0, 0, err
-	}
+// and SKIPPED.md (generate itself cannot fail).
+var generateFiles = genfiles.FromRows(readRows, func(rows []row) (map[string][]byte, []skip, error) {
 	files, skipped := generate(rows)
-	n := len(files)
-	files["SKIPPED.md"] = skippedMarkdown(len(rows), n, skipped)
-	return files, n, len(skipped), nil
-}
+	return files, skipped, nil
+}, skippedMarkdown)
 
 // row is one CSV record by column name, plus its line number in the file
 // (the header is line 1), which names the scenario.

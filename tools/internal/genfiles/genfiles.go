@@ -98,6 +98,27 @@ func writeAtomic(path string, data []byte) error {
 // they hold.
 type Generator func(csv io.Reader) (files map[string][]byte, scenarios, skipped int, err error)
 
+// FromRows builds a Generator from a generator's three steps: read parses
+// the CSV into rows, gen makes the scenario files and the skipped rows, and
+// skipped renders SKIPPED.md from the row count, the scenario count and the
+// skipped rows; SKIPPED.md joins the files.
+func FromRows[R, S any](read func(io.Reader) ([]R, error), gen func([]R) (map[string][]byte, []S, error),
+	skipped func(rows, scenarios int, sk []S) []byte) Generator {
+	return func(csv io.Reader) (map[string][]byte, int, int, error) {
+		rows, err := read(csv)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		files, sk, err := gen(rows)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		n := len(files)
+		files["SKIPPED.md"] = skipped(len(rows), n, sk)
+		return files, n, len(sk), nil
+	}
+}
+
 // Run generates from the CSV file in and syncs directory out with the result
 // (Sync, with owned and check), then reports on log what it wrote or that
 // everything is up to date. Errors reading in name the file.
