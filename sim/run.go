@@ -185,6 +185,7 @@ func (s *Scenario) shape() workload.Shape {
 	p := s.Parallel
 	return workload.Shape{MicroBatch: s.Training.MicroBatch, Seq: s.Training.SeqLen, Dtype: s.r.precision,
 		TP: p.TP, CP: p.CP, EP: p.EP, ETP: s.expertTP(), SP: p.SP, FlashAttention: *s.Training.FlashAttention, AttentionUnpad: s.Training.AttentionUnpad,
+		RepeatKV: s.Training.AttentionRepeatKV, CPImpl: s.r.cpImpl,
 		CrossEntropy: s.r.crossEntropy, Eager: !*s.Training.Compile, EagerNorm: !*s.Training.FusedNorm,
 		AttnEff: s.r.attn[0], AttnBwdEff: s.r.attn[1],
 		FP8Recipe: s.r.fp8, RecomputeModules: s.r.recomputeModules}
@@ -751,6 +752,9 @@ func (s *Scenario) Software() string {
 	if t.AttentionUnpad {
 		attn += " unpadded"
 	}
+	if t.AttentionRepeatKV && s.r.model.KVHeads < s.r.model.Heads && s.r.model.Attention != "mla" {
+		attn += " repeat-kv"
+	}
 	parts := []string{prec, "attention " + attn}
 	if s.r.crossEntropy != workload.CrossEntropyFused {
 		parts = append(parts, "loss "+s.r.crossEntropy.String())
@@ -765,6 +769,9 @@ func (s *Scenario) Software() string {
 	}
 	if p.TP > 1 {
 		parts = append(parts, "tp "+p.TPImpl)
+	}
+	if p.CP > 1 {
+		parts = append(parts, "cp "+s.r.cpImpl.String())
 	}
 	if p.EP > 1 {
 		parts = append(parts, "ep "+s.r.epBackend.String())

@@ -121,6 +121,12 @@ type TrainingConfig struct {
 	// scatters its output back after it in every layer (llm-foundry's
 	// attn_impl: flash). Default false; needs a fused attention kernel.
 	AttentionUnpad bool `yaml:"attention_unpad" json:"attention_unpad,omitempty"`
+	// AttentionRepeatKV materialises the key and value heads at the query
+	// head count before the attention kernel (torchtitan's Llama
+	// repeat_kv): a copy forward, a sum backward, and context parallelism
+	// exchanges every query head's K and V. Default false; no effect without
+	// grouped-query attention.
+	AttentionRepeatKV bool `yaml:"attention_repeat_kv" json:"attention_repeat_kv,omitempty"`
 	// FP8Recipe is the FP8 scaling recipe (tensorwise, rowwise, delayed,
 	// blockwise, mxfp8; see workload.FP8Recipe): which quantisation kernels
 	// the GEMMs cost. Only with precision fp8, where it defaults to
@@ -196,7 +202,15 @@ type ParallelConfig struct {
 	// EPSMs is the SMs the DeepEP/HybridEP kernels hold (Megatron's
 	// moe_flex_dispatcher_num_sms / moe_hybridep_num_sms); 0 picks the
 	// backend's default (parallel.EPBackend.DefaultSMs).
-	EPSMs   int           `yaml:"ep_sms" json:"ep_sms,omitempty"`
+	EPSMs int `yaml:"ep_sms" json:"ep_sms,omitempty"`
+	// CPImpl is the context-parallel attention implementation:
+	// "allgather" (the default: K and V all-gathered once, dK and dV
+	// reduce-scattered; Transformer Engine's cp_comm_type all_gather) or
+	// "pytorch" (PyTorch's experimental context_parallel as torchtitan runs
+	// it: fp32 merges of per-step outputs, K and V gathered again in the
+	// backward, fp32 dK and dV passed around the ring every step; see
+	// workload.CPPyTorch). The canonical form leaves allgather empty.
+	CPImpl  string        `yaml:"cp_impl" json:"cp_impl,omitempty"`
 	Overlap OverlapConfig `yaml:"overlap" json:"overlap"`
 }
 

@@ -449,6 +449,7 @@ var autoRules = map[string]autoRule{
 	"training.fp8_recipe":       {choices: workload.FP8RecipeNames},
 	"training.cross_entropy":    {choices: workload.CrossEntropyNames},
 	"parallel.tp_impl":          {choices: fixed("megatron", "dtensor")},
+	"parallel.cp_impl":          {choices: workload.CPImplNames},
 	"parallel.ep_backend":       {choices: func() []string { return parallel.EPBackendNames }},
 	"training.cuda_graphs":      {choices: fixed("none", "full")},
 }

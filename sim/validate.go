@@ -32,6 +32,8 @@ type resolved struct {
 
 	epBackend parallel.EPBackend // parallel.ep_backend (nccl when unset)
 
+	cpImpl workload.CPImpl // parallel.cp_impl (allgather when unset)
+
 	dropless bool // model.moe.dropless (true when unset)
 
 	recomputeModules workload.RecomputeModules // training.recompute_modules (0 = core_attn)
@@ -621,6 +623,15 @@ func (s *Scenario) resolveParallel(set map[string]bool) error {
 		}
 		if p.EP < 2 {
 			return fmt.Errorf("parallel.ep_backend: %s needs ep > 1 (have ep %d; valid with ep 1: nccl)", p.EPBackend, p.EP)
+		}
+	}
+	if p.CPImpl == "allgather" {
+		p.CPImpl = "" // canonical: the default is left empty
+	}
+	s.r.cpImpl = workload.CPAllGather
+	if p.CPImpl != "" {
+		if s.r.cpImpl, err = workload.ParseCPImpl(p.CPImpl); err != nil {
+			return fmt.Errorf("parallel.cp_impl: unknown value %q (valid: %s)", p.CPImpl, strings.Join(workload.CPImplNames(), ", "))
 		}
 	}
 	if p.EPSMs < 0 {

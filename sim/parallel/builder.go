@@ -296,6 +296,9 @@ func (b *builder) p2pGather(rcv int32, name string, micro, chunk int) int32 {
 func (b *builder) kvBytes() float64 {
 	m, s := b.cfg.Model, b.cfg.Shape
 	kvh := max(m.KVHeads/max(s.TP, 1), 1)
+	if s.RepeatKV && m.KVHeads < m.Heads {
+		kvh = max(m.Heads/max(s.TP, 1), 1) // repeated to the query heads before the ring
+	}
 	hd := m.HeadDim
 	if m.Attention == "mla" && m.MLA != nil {
 		// MLA caches the compressed latent plus the shared rope key.
@@ -470,16 +473,7 @@ func (b *builder) forwardLayer(l, mb, c int, in int32) int32 {
 	}
 	var a int32
 	if cp {
-		pre := b.compute(KindForward, "attn_pre_fwd", l, mb, c, b.cache.block(l, passFwd, workload.BlockAttnPre), in, gather)
-		kv := b.comm(GroupCP, collectives.AllGather, b.kvBytes(), "cp_kv_gather", l, mb, c, pre)
-		// Ring attention overlaps the K/V exchange with the local block's
-		// attention (1/cp of the work); the rest waits for the remote K/V.
-		core := b.cache.block(l, passFwd, workload.BlockAttnCore)
-		local := scaleCost(core, 1/float64(cfg.Layout.CP))
-		b.compute(KindForward, "attn_core_local_fwd", l, mb, c, local, pre)
-		rest := scaleCost(core, 1-1/float64(cfg.Layout.CP))
-		post := b.cache.block(l, passFwd, workload.BlockAttnPost)
-		a = b.compute(KindForward, "attn_core_post_fwd", l, mb, c, addCost(rest, post), kv)
+		a = b.cpAttention(passFwd, l, mb, c, in, gather)
 	} else {
 		a = b.compute(KindForward, "attn_fwd", l, mb, c,
 			b.cache.block(l, passFwd, workload.BlockAttnPre, workload.BlockAttnCore, workload.BlockAttnPost), in, gather)
@@ -503,6 +497,27 @@ func (b *builder) forwardLayer(l, mb, c int, in int32) int32 {
 		return b.tpReduce("tp_mlp", l, mb, c, o)
 	}
 	return o
+}
+
+// cpAttention emits a context-parallel attention forward (pass passFwd)
+// or its recomputation (passRec, full recomputation: the checkpointed
+// layer runs the ring again, K/V all-gather included) after task in and
+// returns the task that ends it. Ring attention overlaps the K/V
+// all-gather with the local block's attention (1/cp of the work); the
+// rest waits for the remote K/V.
+func (b *builder) cpAttention(pass, l, mb, c int, in, gather int32) int32 {
+	kind, sfx := KindForward, "_fwd"
+	gname := "cp_kv_gather"
+	if pass == passRec {
+		kind, sfx, gname = KindRecompute, "_recompute", "cp_kv_recompute_gather"
+	}
+	cp := float64(b.cfg.Layout.CP)
+	pre := b.compute(kind, "attn_pre"+sfx, l, mb, c, b.cache.block(l, pass, workload.BlockAttnPre), in, gather)
+	kv := b.comm(GroupCP, collectives.AllGather, b.kvBytes(), gname, l, mb, c, pre)
+	core := b.cache.block(l, pass, workload.BlockAttnCore)
+	b.compute(kind, "attn_core_local"+sfx, l, mb, c, scaleCost(core, 1/cp), pre)
+	post := b.cache.block(l, pass, workload.BlockAttnPost)
+	return b.compute(kind, "attn_core_post"+sfx, l, mb, c, addCost(scaleCost(core, 1-1/cp), post), kv)
 }
 
 // moeForward emits an MoE block's forward (pass passFwd) or its recomputed
@@ -756,8 +771,13 @@ func (b *builder) backwardLayer(l, mb, c int, in int32, splitW, reduce bool) int
 		if tp && sp {
 			ain = b.tpComm(collectives.AllGather, "tp_attn_recompute_gather", l, mb, c, in)
 		}
-		rc := b.cache.block(l, passRec, workload.BlockAttnPre, workload.BlockAttnCore, workload.BlockAttnPost)
-		r := b.compute(KindRecompute, "attn_recompute", l, mb, c, rc, ain, gather)
+		var r int32
+		if cp {
+			r = b.cpAttention(passRec, l, mb, c, ain, gather)
+		} else {
+			rc := b.cache.block(l, passRec, workload.BlockAttnPre, workload.BlockAttnCore, workload.BlockAttnPost)
+			r = b.compute(KindRecompute, "attn_recompute", l, mb, c, rc, ain, gather)
+		}
 		if tp {
 			r = b.tpReduce("tp_attn_recompute", l, mb, c, r)
 			if sp && b.mlpTP(l) {
@@ -843,10 +863,15 @@ func (b *builder) backwardLayer(l, mb, c int, in int32, splitW, reduce bool) int
 	}
 	var a int32
 	if cp {
-		postCore := b.cache.block(l, passBwd, workload.BlockAttnPost, workload.BlockAttnCore)
-		pc := b.compute(KindBackward, "attn_post_core_bwd", l, mb, c, b.bwdPart(postCore, splitW), x)
-		rs := b.comm(GroupCP, collectives.ReduceScatter, b.kvBytes(), "cp_kv_grad_scatter", l, mb, c, pc)
-		a = b.compute(KindBackward, "attn_pre_bwd", l, mb, c, b.bwdPart(b.cache.block(l, passBwd, workload.BlockAttnPre), splitW), rs)
+		var kvg int32
+		if cfg.Shape.CPImpl == workload.CPPyTorch {
+			kvg = b.pytorchRingBackward(l, mb, c, x, splitW)
+		} else {
+			postCore := b.cache.block(l, passBwd, workload.BlockAttnPost, workload.BlockAttnCore)
+			pc := b.compute(KindBackward, "attn_post_core_bwd", l, mb, c, b.bwdPart(postCore, splitW), x)
+			kvg = b.comm(GroupCP, collectives.ReduceScatter, b.kvBytes(), "cp_kv_grad_scatter", l, mb, c, pc)
+		}
+		a = b.compute(KindBackward, "attn_pre_bwd", l, mb, c, b.bwdPart(b.cache.block(l, passBwd, workload.BlockAttnPre), splitW), kvg)
 	} else {
 		a = b.compute(KindBackward, "attn_bwd", l, mb, c,
 			b.bwdPart(b.cache.block(l, passBwd, workload.BlockAttnPost, workload.BlockAttnCore, workload.BlockAttnPre), splitW), x)
@@ -860,6 +885,29 @@ func (b *builder) backwardLayer(l, mb, c int, in int32, splitW, reduce bool) int
 		return b.tpReduce("tp_attn_bwd", l, mb, c, a)
 	}
 	return a
+}
+
+// pytorchRingBackward emits the attention output projection's and core's
+// backward under PyTorch's ring attention (workload.CPPyTorch) after task
+// x and returns the task after which dK and dV are complete. The backward
+// all-gathers K and V again (its own rotater), overlapped with the local
+// block; after each of the cp steps the fp32 dK and dV travel one rank
+// along the ring (_templated_ring_attention_backward's ALL_TO_ALL rotater)
+// while the next step computes, and the last pass is waited for after the
+// loop. The cp−1 overlapped passes are one all-gather's worth of ring
+// traffic (cp−1 steps of the rank's fp32 dK/dV) running with the core's
+// remaining steps; the last is priced as one more ring step.
+func (b *builder) pytorchRingBackward(l, mb, c int, x int32, splitW bool) int32 {
+	cp := float64(b.cfg.Layout.CP)
+	kvg := b.comm(GroupCP, collectives.AllGather, b.kvBytes(), "cp_kv_bwd_gather", l, mb, c, x)
+	core := b.cache.block(l, passBwd, workload.BlockAttnCore)
+	post := b.cache.block(l, passBwd, workload.BlockAttnPost)
+	local := b.compute(KindBackward, "attn_post_core_local_bwd", l, mb, c, b.bwdPart(addCost(post, scaleCost(core, 1/cp)), splitW), x)
+	// one rank's dK and dV in fp32: its share of the all-gathered K and V
+	step := b.kvBytes() / cp * 4 / b.cfg.Shape.Dtype.StorageBytes()
+	rot := b.comm(GroupCP, collectives.AllGather, cp*step, "cp_dkv_rotate", l, mb, c, local)
+	rest := b.compute(KindBackward, "attn_core_rest_bwd", l, mb, c, b.bwdPart(scaleCost(core, 1-1/cp), splitW), local, kvg)
+	return b.comm(GroupCP, collectives.AllGather, cp*step/(cp-1), "cp_dkv_rotate_last", l, mb, c, rest, rot)
 }
 
 // wgradChunk emits the zero-bubble weight-gradient pass of a chunk.

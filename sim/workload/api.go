@@ -203,6 +203,17 @@ type Shape struct {
 	// (llm-foundry's attn_impl: flash; see unpadKernels). Only with
 	// FlashAttention.
 	AttentionUnpad bool
+	// RepeatKV materialises the keys and values at the query head count
+	// before the attention kernel, as torchtitan's Llama does (repeat_kv):
+	// a copy forward and a sum backward (repeatKVKernels), the kernel reads
+	// every query head's K and V and saves them for the backward, and
+	// context parallelism exchanges them at that size. No effect without
+	// grouped-query attention (fewer KV heads than query heads) or with MLA.
+	RepeatKV bool
+	// CPImpl is the context-parallel attention implementation (CP > 1):
+	// the zero value CPAllGather, or PyTorch's ring attention, whose merge
+	// and accumulation kernels ringKernels adds to the attention core.
+	CPImpl CPImpl
 	// CrossEntropy is how the output layer's cross-entropy runs: one fused
 	// kernel (the zero value), PyTorch's unfused fp32 kernels or
 	// Megatron-LM's unfused vocabulary-parallel kernels. See HeadOps.

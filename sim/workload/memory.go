@@ -95,6 +95,7 @@ func (m Model) LayerActivationBytes(layer int, s Shape, r Recompute) float64 {
 	}
 	d := sh.d
 	hl, kvl := float64(sh.hl), float64(sh.kvl)
+	kva := float64(sh.kva) // K and V as the attention kernel saves them
 	mask := 0.0
 	if m.Dropout {
 		mask = 1 // one byte per element
@@ -120,7 +121,7 @@ func (m Model) LayerActivationBytes(layer int, s Shape, r Recompute) float64 {
 		// latent norm inputs and up-projection inputs (replicated over TP)
 		act += T * float64(2*ml.QLoRARank+2*ml.KVLoRARank+ml.RopeHeadDim) * a
 	}
-	act += T*(hl+kvl)*float64(d.qk)*a + T*kvl*float64(d.v)*a + T*hl*float64(d.v)*a + Tsp*h*mask
+	act += T*(hl+kva)*float64(d.qk)*a + T*kva*float64(d.v)*a + T*hl*float64(d.v)*a + Tsp*h*mask
 	if m.QKNorm {
 		act += T * (hl + kvl) * float64(d.qk) * a
 	}

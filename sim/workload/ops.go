@@ -61,6 +61,9 @@ type split struct {
 	tok      float64 // tokens per GPU per micro-batch: b·sl
 	tokSP    float64 // tokens of the norm/residual/dropout kernels: tok/tp with SP
 	hl, kvl  int     // local query and key/value heads (KV replicated when kv_heads < tp)
+	kva      int     // key/value heads the attention kernel reads: hl with Shape.RepeatKV, else kvl
+	cp       int     // context-parallel degree
+	cpImpl   CPImpl  // Shape.CPImpl
 	act, gin float64 // activation bytes; GEMM input bytes
 	flash    bool
 	unpad    bool       // AttentionUnpad: bert_padding gathers around the fused attention
@@ -90,13 +93,17 @@ func newSplit(m Model, s Shape) split {
 	if s.ETP > 0 && s.ETP < tp {
 		etp = s.ETP
 	}
-	sp := split{m: m, d: d, b: b, seq: seq, tp: tp, ep: ep, etp: etp, sl: cdiv(seq, cp),
+	sp := split{m: m, d: d, b: b, seq: seq, tp: tp, ep: ep, etp: etp, sl: cdiv(seq, cp), cp: cp, cpImpl: s.CPImpl,
 		hl: cdiv(d.heads, tp), kvl: cdiv(d.kvHeads, tp),
 		act: s.Dtype.storageBytes(), gin: s.Dtype.Bytes(), flash: s.FlashAttention, unpad: s.AttentionUnpad && s.FlashAttention,
 		attnEff:  [2]float64{max(s.AttnEff, 0), max(s.AttnBwdEff, 0)},
 		eagerOps: s.Eager, eagerNorm: s.EagerNorm, fp8: s.fp8Recipe()}
 	if sp.gin <= 0 {
 		sp.gin = sp.act
+	}
+	sp.kva = sp.kvl
+	if s.RepeatKV && !(m.Attention == "mla" && m.MLA != nil) && sp.kvl < sp.hl {
+		sp.kva = sp.hl
 	}
 	sp.tok = float64(b * sp.sl)
 	sp.tokSP = sp.tok
@@ -332,6 +339,10 @@ func (b *builder) attention() {
 		if m.usesRoPE() {
 			b.rope("rope", BlockAttnPre, b.tok, b.hl*d.qk, b.kvl*d.qk, d.qk)
 		}
+		if b.kva > b.kvl {
+			fwd, bwd := repeatKVKernels(b.tok*float64(b.kvl*d.qk), b.tok*float64(b.kvl*d.v), b.kva/b.kvl, b.act)
+			b.eager("repeat_kv", BlockAttnPre, fwd, bwd)
+		}
 	}
 	b.attnCore()
 	b.gemm("out_proj", BlockAttnPost, T, h, b.hl*d.v, 1)
@@ -356,7 +367,7 @@ func (b *builder) attnCore() {
 	bh := float64(batch)
 	fsl, fseq := float64(sl), float64(seq)
 	q := float64(b.b) * fsl * float64(b.hl)
-	kvRows := float64(b.b) * fseq * float64(b.kvl)
+	kvRows := float64(b.b) * fseq * float64(b.kva)
 	if b.flash {
 		// FlashAttention (Dao 2022; Dao 2023): one kernel, causal blocks
 		// above the diagonal skipped, so it executes sl·(seq+1)/2 score
@@ -377,6 +388,11 @@ func (b *builder) attnCore() {
 			FLOPs: flops, BytesRead: qkvIn, BytesWritten: out,
 			M: sl, N: int(math.Ceil(mean)), K: d.qk, Batch: batch, AttnEff: b.attnEff[Forward]}, kind: kindAttn,
 			bwd: cost{2.5 * flops, qkvIn + out + q*float64(d.v)*b.act, qkvIn}, bwdEff: b.attnEff[Backward]})
+		if b.cp > 1 && b.cpImpl == CPPyTorch {
+			kl := float64(b.b) * fsl * float64(b.kva)
+			fwd, bwd := ringKernels(b.cp, q*float64(d.v), q*float64(d.qk), kl*float64(d.qk), kl*float64(d.v), b.act, b.eagerOps)
+			b.eager("cp_ring", BlockAttnCore, fwd, bwd)
+		}
 		if b.unpad {
 			fwd, bwd := padKernels(q*float64(d.v), b.act)
 			b.eager("pad", BlockAttnCore, fwd, bwd)
@@ -673,7 +689,7 @@ func (m Model) Comm(s Shape) CommSizes {
 	h := float64(m.Hidden)
 	c := CommSizes{
 		TPActivation: sh.tok * h * sh.act,
-		CPKeyValue:   sh.tok * float64(sh.kvl*(sh.d.qk+sh.d.v)) * sh.act,
+		CPKeyValue:   sh.tok * float64(sh.kva*(sh.d.qk+sh.d.v)) * sh.act,
 		PPActivation: sh.tokSP * h * sh.act,
 	}
 	if e := m.MoE; e != nil {
