@@ -122,6 +122,10 @@ func TestTranslate(t *testing.T) {
 		{12, []string{"cross_entropy: vocab-parallel"}},
 		{2, []string{"cross_entropy: vocab-parallel"}},
 		{31, []string{"fused_loss: false"}},
+		// torchtitan repeats the KV heads before SDPA; its CP is PyTorch's
+		// ring attention.
+		{48, []string{"attention_repeat_kv: true", "cp: 8", "cp_impl: pytorch"}},
+		{66, []string{"attention_repeat_kv: true"}},
 	} {
 		sc, why := translate(byLine(c.line))
 		if why != "" {
@@ -135,11 +139,15 @@ func TestTranslate(t *testing.T) {
 			}
 		}
 	}
-	// The MoE recipes fuse their loss; the Triton tables do not unpad.
+	// The MoE recipes fuse their loss; the Triton tables do not unpad;
+	// the rest as commented below.
 	for _, c := range []struct {
 		line  int
 		wrong string
-	}{{24, "cross_entropy:"}, {71, "attention_unpad"}, {100, "attention_unpad"}} {
+	}{{24, "cross_entropy:"}, {71, "attention_unpad"}, {100, "attention_unpad"},
+		// Llama 2 13B has no grouped-query attention; CP 1 has no ring;
+		// Megatron's CP is Transformer Engine's.
+		{63, "attention_repeat_kv"}, {34, "cp_impl"}, {24, "attention_repeat_kv"}} {
 		if sc, _ := translate(byLine(c.line)); sc == nil || strings.Contains(string(sc.YAML()), c.wrong) {
 			t.Errorf("line %d: must not write %q", c.line, c.wrong)
 		}

@@ -473,6 +473,17 @@ func torchtitan(r row) (*scen, string) {
 	// torchtitan enabled it on B200 only (torchtitan#1209, May 2025).
 	s.ranAttention("flash2", "Attention: PyTorch SDPA's flash backend, FlashAttention-2 (cuDNN SDPA was opt-in from pytorch#138522 until",
 		"pytorch#162073 in 2.9; torchtitan#1209 enabled it on B200 only).")
+	// Every torchtitan of these documents repeats the KV heads before the
+	// attention (repeat_kv in models/llama/model.py at 613bfd0cf and
+	// 9dec370, models/llama3/model.py at 820504e and e7c0cae) until "GQA
+	// without kv repeats" (torchtitan#2259, 2026-01). Llama 2 13B has no
+	// grouped-query attention, so nothing to repeat.
+	if preset != "llama2-13b" {
+		s.AttnRepeatKV = true
+		s.Facts = append(s.Facts, "GQA: torchtitan's Llama repeats the KV heads to the query heads before F.scaled_dot_product_attention",
+			"(repeat_kv, models/llama/model.py at 613bfd0cf/9dec370, llama3/model.py at 820504e/e7c0cae; removed by torchtitan#2259 in 2026-01),",
+			"written as attention_repeat_kv: true.")
+	}
 	switch family {
 	case "torchtitan-2024-12", "torchtitan-asynctp-2025-06":
 		s.Facts = append(s.Facts,
@@ -514,6 +525,13 @@ func torchtitan(r row) (*scen, string) {
 	}
 	if s.CP == 1 {
 		s.CP = 0
+	} else {
+		// torchtitan 9dec370 (utils.py create_context_parallel_ctx) runs
+		// PyTorch's experimental context_parallel with
+		// experimental.context_parallel_rotate_method, default "allgather".
+		s.CPImpl = "pytorch"
+		s.Facts = append(s.Facts, "Context parallelism: PyTorch's experimental context_parallel (torchtitan utils.py create_context_parallel_ctx at 9dec370,",
+			"rotate method allgather, the experimental.context_parallel_rotate_method default), written as cp_impl: pytorch.")
 	}
 	local := atoi(r.get("micro_batch"))
 	s.GlobalBatch = atoi(r.get("global_batch"))

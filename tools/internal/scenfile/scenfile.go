@@ -36,6 +36,7 @@ type Scenario struct {
 	FusedNorm                    *bool    // training.fused_norm; nil = default (compile)
 	AttnKernel                   string   // training.attention_kernel; empty = default (auto)
 	AttnUnpad                    bool     // training.attention_unpad
+	AttnRepeatKV                 bool     // training.attention_repeat_kv
 	FP8Recipe                    string   // training.fp8_recipe; empty = default (tensorwise with fp8)
 	CUDAGraphs                   string   // training.cuda_graphs; empty = default (none)
 
@@ -52,6 +53,7 @@ type Scenario struct {
 	Virtual            int
 	First, Last        int
 	TPImpl             string // parallel.tp_impl; empty = default (megatron)
+	CPImpl             string // parallel.cp_impl; empty = default (allgather)
 	EPBackend          string // parallel.ep_backend; empty = default (nccl)
 	EPSMs              int    // parallel.ep_sms; 0 = the backend's default
 	Overlap            []KV   // parallel.overlap entries, in order
@@ -159,6 +161,9 @@ func (s *Scenario) YAML() []byte {
 	if s.AttnUnpad {
 		b.WriteString("  attention_unpad: true\n")
 	}
+	if s.AttnRepeatKV {
+		b.WriteString("  attention_repeat_kv: true\n")
+	}
 	str("cuda_graphs", s.CUDAGraphs)
 
 	b.WriteString("\ncluster:\n")
@@ -191,6 +196,7 @@ func (s *Scenario) YAML() []byte {
 	num("zero", s.Zero)
 	str("schedule", s.Schedule)
 	str("tp_impl", s.TPImpl)
+	str("cp_impl", s.CPImpl)
 	str("ep_backend", s.EPBackend)
 	num("ep_sms", s.EPSMs)
 	num("virtual_stages", s.Virtual)

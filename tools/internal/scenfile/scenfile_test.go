@@ -24,9 +24,9 @@ func TestYAMLParses(t *testing.T) {
 	s := Scenario{
 		Name: "t", Description: `a "quoted" run`, Header: []string{"provenance"}, Facts: []string{"a fact"},
 		Preset: "llama3-8b", Seq: 4096, GlobalBatch: 64, MicroBatch: 1, Precision: "bf16", GradDtype: "fp32",
-		CrossEntropy: "vocab-parallel", AttnKernel: "flash2", AttnUnpad: true, Compile: BP(true),
+		CrossEntropy: "vocab-parallel", AttnKernel: "flash2", AttnUnpad: true, AttnRepeatKV: true, Compile: BP(true),
 		GPU: "h100-sxm", Nodes: 2, GPUsPerNode: 8, NIC: "ib-ndr-400", NICsPerNode: 8,
-		TP: 2, DP: 8, SP: true, Zero: 1, Overlap: []KV{{"grad_reduce", true}},
+		TP: 2, DP: 4, CP: 2, CPImpl: "pytorch", SP: true, Zero: 1, Overlap: []KV{{"grad_reduce", true}},
 		Metric: "tokens_per_s_per_gpu", Value: 1234.5, Source: "a: source", Group: "g",
 	}
 	s.Assume("an assumption with a %s", "value")
@@ -35,7 +35,8 @@ func TestYAMLParses(t *testing.T) {
 		t.Fatalf("%v\n%s", err, s.YAML())
 	}
 	tr := sc.Training
-	if sc.Name != "t" || tr.CrossEntropy != "vocab-parallel" || !tr.AttentionUnpad || sc.Parallel.TP != 2 || sc.Cluster.Nodes != 2 {
+	if sc.Name != "t" || tr.CrossEntropy != "vocab-parallel" || !tr.AttentionUnpad || !tr.AttentionRepeatKV ||
+		sc.Parallel.TP != 2 || sc.Parallel.CPImpl != "pytorch" || sc.Cluster.Nodes != 2 {
 		t.Errorf("read back %+v", sc)
 	}
 	if sc.Expect == nil || sc.Expect.Notes != "an assumption with a value" || sc.Expect.Source != "a: source" {
