@@ -5,8 +5,8 @@
 # it the flow-fidelity pass over the multi-node runs).
 #
 #   ANALYTIC_MAX_MAPE  bar for every run at analytic fidelity, in percent:
-#                      the MAPE achieved when it was last lowered (5.37%
-#                      with round 7's loss and unpadded-attention kernels),
+#                      the MAPE achieved when it was last lowered (5.25%
+#                      with round 8's repeated K/V heads and ring attention),
 #                      rounded up slightly. Lower it when accuracy improves;
 #                      never raise it to make a change pass.
 #   FLOW_SLACK         percentage points the flow-fidelity MAPE of the
@@ -16,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ANALYTIC_MAX_MAPE=5.4
+ANALYTIC_MAX_MAPE=5.3
 FLOW_SLACK=0.25
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
