@@ -303,8 +303,8 @@ type MemoryInput struct {
 }
 
 // Memory is a per-rank breakdown in bytes (see StageMemory): Optimizer
-// includes the master copy; Buffers are the embedding/output-layer buffers
-// and ZeRO-3's gathered layers; Overhead is the CUDA context, NCCL buffers
+// includes the master copy; Buffers are the embedding/output-layer buffers,
+// ZeRO-3's gathered layers and context parallelism's gathered K/V; Overhead is the CUDA context, NCCL buffers
 // and allocator fragmentation; Total is their sum.
 type Memory struct {
 	Weights, Gradients, Optimizer, Activations, Buffers, Overhead, Total float64

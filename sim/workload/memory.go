@@ -313,9 +313,10 @@ func (in MemoryInput) params(sh split, ids []int) rankParams {
 //     recomputed activations;
 //   - Buffers: the first stage's embedding dropout mask, the last stage's
 //     output-layer buffers (Korthikanti et al. §4.3: 4·s·b·h/t·(1 + V/h):
-//     norm and head inputs and fp32 logits), and with ZeRO-3 the gathered
+//     norm and head inputs and fp32 logits), with ZeRO-3 the gathered
 //     weights of two layers (current + prefetched) and one layer's
-//     unsharded gradients;
+//     unsharded gradients, and with context parallelism one layer's
+//     gathered K/V (and PyTorch's ring's fp32 gradient buffers, cpBuffers);
 //   - Overhead: CUDA context + NCCL buffers per process group + allocator
 //     fragmentation (estimates, see the constants).
 //
@@ -367,6 +368,9 @@ func StageMemory(in MemoryInput) Memory {
 	if in.Zero >= 3 {
 		mem.Buffers += p.maxLayer * (2*sb.Weights + sb.Gradients)
 	}
+	if in.Shape.CP > 1 {
+		mem.Buffers += cpBuffers(m, sh)
+	}
 
 	groups := 0
 	for _, g := range []int{sh.tp, in.Shape.CP, sh.ep, in.DP, in.PP} {
@@ -378,6 +382,25 @@ func StageMemory(in MemoryInput) Memory {
 	mem.Overhead = cudaContextBytes + float64(groups)*ncclGroupBytes + fragmentation*tensors
 	mem.Total = tensors + mem.Overhead
 	return mem
+}
+
+// cpBuffers is what context parallelism holds while one layer's attention
+// runs: the all-gathered keys and values of the whole sequence (the
+// compressed latent and rope key for MLA), and under PyTorch's ring
+// (CPPyTorch) the backward's fp32 dQ, dK and dV sums and the fp32 dK/dV
+// being sent and received (_templated_ring_attention_backward).
+func cpBuffers(m Model, sh split) float64 {
+	rows := float64(sh.b) * float64(sh.seq)
+	if m.Attention == "mla" && m.MLA != nil {
+		return rows * float64(m.MLA.KVLoRARank+m.MLA.RopeHeadDim) * sh.act
+	}
+	buf := rows * float64(sh.kva*(sh.d.qk+sh.d.v)) * sh.act
+	if sh.cpImpl == CPPyTorch {
+		q := sh.tok * float64(sh.hl*sh.d.qk)
+		kv := sh.tok * float64(sh.kva*(sh.d.qk+sh.d.v))
+		buf += 4*(q+kv) + 2*4*kv
+	}
+	return buf
 }
 
 // Fits reports whether the total fits in hbmBytes of device memory.

@@ -131,3 +131,36 @@ func TestRingKernels(t *testing.T) {
 		t.Errorf("ParseCPImpl(ring): %v", err)
 	}
 }
+
+// TestCPBuffers checks context parallelism's transient buffers in the
+// stage memory, by hand, on Llama 3 8B at cp 4, sequence 32768, one
+// sequence: the all-gathered K and V of the whole sequence are 32768 rows
+// of 2·8·128 values at 2 bytes (32 heads with repeat_kv); PyTorch's ring
+// adds fp32 dQ (8192 local rows of 4096), dK and dV (8192 rows of 2·1024,
+// or 2·4096 repeated) and the dK/dV in flight both ways.
+func TestCPBuffers(t *testing.T) {
+	m := llama8B()
+	in := MemoryInput{Model: m, Layers: 32, PP: 1, DP: 1, Stage: 0, Schedule: "1f1b", Microbatches: 1,
+		Optimizer: "adamw", MasterDtype: FP32, GradDtype: FP32, Recompute: RecomputeFull,
+		Shape: Shape{MicroBatch: 1, Seq: 32768, Dtype: BF16, FlashAttention: true}}
+	buffers := func(cp int, impl CPImpl, repeat bool) float64 {
+		i := in
+		i.Shape.CP, i.Shape.CPImpl, i.Shape.RepeatKV = cp, impl, repeat
+		return StageMemory(i).Buffers
+	}
+	base := buffers(1, CPAllGather, false)
+	for _, c := range []struct {
+		impl   CPImpl
+		repeat bool
+		want   float64
+	}{
+		{CPAllGather, false, 32768 * 2048 * 2},
+		{CPAllGather, true, 32768 * 8192 * 2},
+		{CPPyTorch, false, 32768*2048*2 + 4*(8192*4096+8192*2048) + 8*8192*2048},
+		{CPPyTorch, true, 32768*8192*2 + 4*(8192*4096+8192*8192) + 8*8192*8192},
+	} {
+		if got := buffers(4, c.impl, c.repeat) - base; got != c.want {
+			t.Errorf("%v repeat %v: CP buffers %g bytes, want %g", c.impl, c.repeat, got, c.want)
+		}
+	}
+}
