@@ -50,13 +50,16 @@
 // (Megatron-LM column/row-parallel linears); sequence parallelism makes the
 // norm, dropout and residual kernels process tok/t tokens; context
 // parallelism c gives each GPU seq/c queries against all seq keys after a
-// K/V all-gather (load-balanced causal split); expert parallelism e gives
-// each GPU E/e experts and, with balanced routing, tok·k·capacity tokens of
-// its group; expert MLPs are also split by t along their inner size. Each
-// op belongs to a Block, the unit at which the simulator inserts
-// communication, and blocks appear in execution order:
+// K/V all-gather (load-balanced causal split; PyTorch's ring attention
+// adds its fp32 merge and accumulation kernels, ringKernels); expert
+// parallelism e gives each GPU E/e experts and, with balanced routing,
+// tok·k·capacity tokens of its group; expert MLPs are also split by t
+// along their inner size. Each op belongs to a Block, the unit at which
+// the simulator inserts communication, and blocks appear in execution
+// order:
 //
-//	AttnPre    norm, QKV (or MLA down/up) projections, q/k norms, RoPE
+//	AttnPre    norm, QKV (or MLA down/up) projections, q/k norms, RoPE,
+//	           repeat_kv (Shape.RepeatKV)
 //	AttnCore   flash attention — or scores GEMM, softmax, dropout, context GEMM
 //	AttnPost   output projection, dropout, residual
 //	MLP        norm, fc1, activation, fc2, dropout, residual
