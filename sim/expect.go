@@ -128,7 +128,7 @@ func (s *Scenario) SourceFLOPsPerStep() (float64, error) {
 		full, none := m.ModelFLOPsPerToken(seq), m.ModelFLOPsPerToken(0)
 		return tokens * attention(none, full, causal), nil
 	case "hardware":
-		full, none := m.HardwareFLOPsPerToken(seq, s.r.recompute), m.HardwareFLOPsPerToken(0, s.r.recompute)
+		full, none := s.hardwareFLOPsPerToken(seq), s.hardwareFLOPsPerToken(0)
 		return tokens * attention(none, full, causal), nil
 	}
 	return 0, fmt.Errorf("expect.flops_convention: unknown value %q (valid: model, hardware, megatron-sc21)", e.FLOPsConvention)

@@ -213,7 +213,7 @@ func (s *Scenario) stepConfig(l *parallel.Layout) *parallel.StepConfig {
 	p := s.Parallel
 	m := s.r.model
 	return &parallel.StepConfig{
-		Layout: l, Model: m, Shape: s.shape(), Recompute: s.r.recompute,
+		Layout: l, Model: m, Shape: s.shape(), Recompute: s.r.recompute, RecomputeEvery: s.Training.RecomputeEvery,
 		Schedule: s.r.schedule, Virtual: p.VirtualStages, Microbatches: s.r.microbatches,
 		Chunks: s.r.chunks, Zero: p.Zero, Optimizer: s.Training.Optimizer,
 		ParamDtype: s.r.precision, GradDtype: s.r.grad, MasterDtype: s.r.master,
@@ -463,7 +463,7 @@ func (s *Scenario) summarise(res *Result, dev workload.Device) {
 	tokens := float64(s.Training.GlobalBatch) * float64(s.Training.SeqLen)
 	gpus := float64(s.r.numGPUs)
 	res.ModelFLOPsPerStep = m.ModelFLOPsPerToken(s.Training.SeqLen) * tokens
-	res.HardwareFLOPsPerStep = m.HardwareFLOPsPerToken(s.Training.SeqLen, s.r.recompute) * tokens
+	res.HardwareFLOPsPerStep = s.hardwareFLOPsPerToken(s.Training.SeqLen) * tokens
 	if res.StepTimeS > 0 {
 		res.TokensPerS = tokens / res.StepTimeS
 		res.TokensPerSPerGPU = res.TokensPerS / gpus
@@ -515,6 +515,7 @@ func (s *Scenario) MemoryPerStage() ([]StageMemory, bool) {
 			PP: p.PP, DP: p.DP, VirtualStages: p.VirtualStages, Stage: st, Schedule: p.Schedule,
 			Microbatches: s.r.microbatches, Zero: p.Zero, Optimizer: s.Training.Optimizer,
 			MasterDtype: s.r.master, GradDtype: s.r.grad, Recompute: s.r.recompute,
+			RecomputeEvery: s.Training.RecomputeEvery,
 		})
 		fits := mem.Total <= capacity
 		all = all && fits
@@ -787,4 +788,26 @@ func (s *Scenario) Software() string {
 		parts = append(parts, "cuda graphs full")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// hardwareFLOPsPerToken is Model.HardwareFLOPsPerToken for the scenario's
+// recomputation: with training.recompute_every only the recomputed layers'
+// share of full recomputation's extra FLOPs counts.
+func (s *Scenario) hardwareFLOPsPerToken(seq int) float64 {
+	m := s.r.model
+	h := m.HardwareFLOPsPerToken(seq, s.r.recompute)
+	k := s.Training.RecomputeEvery
+	if k <= 1 || s.r.recompute != workload.RecomputeFull || m.Layers == 0 {
+		return h
+	}
+	recomputed := 0
+	for _, stage := range s.r.chunks {
+		n := 0
+		for _, ch := range stage {
+			n += ch.Layers
+		}
+		recomputed += n / k
+	}
+	base := m.ModelFLOPsPerToken(seq)
+	return base + (h-base)*float64(recomputed)/float64(m.Layers)
 }

@@ -93,7 +93,12 @@ type TrainingConfig struct {
 	// empty is core_attn alone. Only with recompute: selective; the
 	// canonical form leaves the default out.
 	RecomputeModules []string `yaml:"recompute_modules" json:"recompute_modules,omitempty"`
-	FlashAttention   *bool    `yaml:"flash_attention" json:"flash_attention"`
+	// RecomputeEvery applies full recomputation to every k-th transformer
+	// layer of each pipeline rank and keeps the others' activations
+	// (torchtitan's selective layer checkpointing, selective_ac_option =
+	// "k"); 0 or 1 = every layer (canonical 0). Only with recompute: full.
+	RecomputeEvery int   `yaml:"recompute_every" json:"recompute_every,omitempty"`
+	FlashAttention *bool `yaml:"flash_attention" json:"flash_attention"`
 	// FusedLoss prices the vocabulary cross-entropy as one fused kernel
 	// (default true); false prices PyTorch's unfused fp32 path. Kept for
 	// existing files: CrossEntropy says the same and more.

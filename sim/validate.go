@@ -347,6 +347,14 @@ func (s *Scenario) resolveTraining(set map[string]bool) error {
 	if s.r.recomputeModules == workload.RecomputeCoreAttn {
 		t.RecomputeModules = nil // canonical: core_attn alone is the default
 	}
+	switch {
+	case t.RecomputeEvery < 0:
+		return fmt.Errorf("training.recompute_every: %d must be >= 0 (0 or 1 = every layer)", t.RecomputeEvery)
+	case t.RecomputeEvery == 1:
+		t.RecomputeEvery = 0 // canonical: every layer is the default
+	case t.RecomputeEvery > 1 && s.r.recompute != workload.RecomputeFull:
+		return fmt.Errorf("training.recompute_every: %d needs recompute: full (have %s)", t.RecomputeEvery, t.Recompute)
+	}
 	switch t.CUDAGraphs {
 	case "", "none":
 		t.CUDAGraphs = "" // canonical: none is the default

@@ -25,6 +25,10 @@ type builder struct {
 	prog  *Program
 	step  int32
 
+	// recomputed marks the layers (global index) this stage recomputes
+	// under full recomputation (StepConfig.RecomputeEvery).
+	recomputed []bool
+
 	last [NumStreams]int32 // last task on each stream in this program
 
 	// TP overlap: with Overlap.TPComm the compute stream waits only for the
@@ -69,6 +73,14 @@ func (b *builder) build() error {
 	b.epRecent, b.epOlder = -1, -1
 	b.fsdpPrev, b.fsdpPrev2 = -1, -1
 	order := Order(cfg.Schedule, l.PP, b.stage, cfg.Microbatches, cfg.Virtual)
+	b.recomputed = make([]bool, cfg.Model.Layers)
+	pos := 0
+	for _, ch := range cfg.Chunks[b.stage] {
+		for l := ch.FirstLayer; l < ch.FirstLayer+ch.Layers && l < len(b.recomputed); l++ {
+			pos++
+			b.recomputed[l] = workload.RecomputesLayer(cfg.RecomputeEvery, pos)
+		}
+	}
 	b.lastBwdMicro = make([]int, cfg.Virtual)
 	b.lastWMicro = make([]int, cfg.Virtual)
 	for i := range b.lastBwdMicro {
@@ -765,7 +777,11 @@ func (b *builder) backwardLayer(l, mb, c int, in int32, splitW, reduce bool) int
 	// (all-gathers are not saved); the MLP's closing reduce-scatter is not
 	// redone (its output, the layer output, is not needed by the backward:
 	// PyTorch's checkpoint stops early, torch.compile drops it).
-	switch cfg.Recompute {
+	mode := cfg.Recompute
+	if mode == workload.RecomputeFull && l < len(b.recomputed) && !b.recomputed[l] {
+		mode = workload.RecomputeNone // recompute_every: this layer keeps its activations
+	}
+	switch mode {
 	case workload.RecomputeFull:
 		ain := in
 		if tp && sp {

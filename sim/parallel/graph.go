@@ -162,20 +162,24 @@ type Overlap struct {
 
 // StepConfig is everything the task-graph builder needs.
 type StepConfig struct {
-	Layout       *Layout
-	Model        workload.Model
-	Shape        workload.Shape // per-GPU problem: micro-batch, sequence, dtype, split
-	Recompute    workload.Recompute
-	Schedule     Schedule
-	Virtual      int
-	Microbatches int // per pipeline per step
-	Chunks       [][]Chunk
-	Zero         int
-	Optimizer    string
-	ParamDtype   workload.Dtype // the compute-precision weight copy
-	GradDtype    workload.Dtype
-	MasterDtype  workload.Dtype
-	Overlap      Overlap
+	Layout    *Layout
+	Model     workload.Model
+	Shape     workload.Shape // per-GPU problem: micro-batch, sequence, dtype, split
+	Recompute workload.Recompute
+	// RecomputeEvery applies full recomputation only to every k-th layer
+	// of each pipeline rank, counted in model order
+	// (workload.RecomputesLayer); 0 or 1 = every layer.
+	RecomputeEvery int
+	Schedule       Schedule
+	Virtual        int
+	Microbatches   int // per pipeline per step
+	Chunks         [][]Chunk
+	Zero           int
+	Optimizer      string
+	ParamDtype     workload.Dtype // the compute-precision weight copy
+	GradDtype      workload.Dtype
+	MasterDtype    workload.Dtype
+	Overlap        Overlap
 	// TPImplDTensor prices tensor parallelism as PyTorch DTensor runs it on
 	// batch-first [b, s, h] activations (torchtitan). With sequence
 	// parallelism a sequence all-gather is an all-gather along dim 0

@@ -296,6 +296,10 @@ type MemoryInput struct {
 	MasterDtype   Dtype
 	GradDtype     Dtype // set by the caller: the zero value is FP32
 	Recompute     Recompute
+	// RecomputeEvery applies full recomputation to every k-th layer of the
+	// rank (RecomputesLayer) and keeps the others' activations; 0 or 1 =
+	// every layer. Only with Recompute RecomputeFull.
+	RecomputeEvery int
 	// LayerIDs optionally lists this rank's transformer layers (0-based),
 	// which decides how many of them are MoE layers; nil means Layers
 	// consecutive layers starting at Stage·Layers.

@@ -47,6 +47,14 @@ func (m Model) ModelFLOPsPerToken(seq int) float64 {
 	return 6*m.Params().Matmul + 3*m.attnFLOPsAllLayers(seq)
 }
 
+// RecomputesLayer reports whether full recomputation applied to every k-th
+// layer (training.recompute_every) recomputes the layer at 1-based position
+// pos among one rank's layers in model order: torchtitan's selective layer
+// checkpointing counts the TransformerBlocks it wraps and checkpoints those
+// whose count is a multiple of k (parallelize_llama.py checkpoint_wrapper at
+// 613bfd0cf). every ≤ 1 recomputes every layer.
+func RecomputesLayer(every, pos int) bool { return every <= 1 || pos%every == 0 }
+
 // HardwareFLOPsPerToken adds the FLOPs of recomputation to
 // ModelFLOPsPerToken: selective recompute redoes the attention core
 // (+L·attn(seq)); full recompute redoes the forward of every transformer

@@ -350,9 +350,13 @@ func StageMemory(in MemoryInput) Memory {
 
 	inflight := InFlightMicrobatches(in.Schedule, in.PP, in.Stage, in.Microbatches, in.VirtualStages)
 	var perMB, work float64
-	for _, id := range ids {
-		perMB += m.LayerActivationBytes(id, in.Shape, in.Recompute)
-		if in.Recompute == RecomputeFull || in.Recompute == RecomputeSelectiveOp {
+	for i, id := range ids {
+		r := in.Recompute
+		if r == RecomputeFull && !RecomputesLayer(in.RecomputeEvery, i+1) {
+			r = RecomputeNone
+		}
+		perMB += m.LayerActivationBytes(id, in.Shape, r)
+		if r == RecomputeFull || r == RecomputeSelectiveOp {
 			work = max(work, m.LayerActivationBytes(id, in.Shape, RecomputeNone))
 		}
 	}

@@ -249,3 +249,31 @@ func TestStageMemoryFolded(t *testing.T) {
 		t.Errorf("optimizer %.0f, want %.0f", got.Optimizer, want)
 	}
 }
+
+// TestRecomputeEveryMemory: with full recomputation of every 2nd of the
+// four layers, two layers keep their full activations (34 + 160 sbh each,
+// korthikantiGPT without FlashAttention), two keep their input (2 sbh),
+// and one recomputed layer's activations are the working set.
+func TestRecomputeEveryMemory(t *testing.T) {
+	m := korthikantiGPT()
+	s := Shape{MicroBatch: 2, Seq: 2048, Dtype: BF16}
+	const sbh = 2048 * 2 * 1024.0
+	for _, c := range []struct {
+		every int
+		want  float64
+	}{
+		{0, 4*2*sbh + (34+160)*sbh},
+		{1, 4*2*sbh + (34+160)*sbh},
+		{2, 2*2*sbh + 2*(34+160)*sbh + (34+160)*sbh},
+		{5, 4*(34+160)*sbh + 0}, // no layer reaches the 5th: nothing recomputed
+	} {
+		in := MemoryInput{Model: m, Shape: s, Layers: 4, PP: 1, DP: 1, Schedule: "1f1b", Microbatches: 1,
+			Optimizer: "adamw", MasterDtype: FP32, GradDtype: BF16, Recompute: RecomputeFull, RecomputeEvery: c.every}
+		if got := StageMemory(in).Activations; got != c.want {
+			t.Errorf("every %d: activations %.0f, want %.0f", c.every, got, c.want)
+		}
+	}
+	if RecomputesLayer(2, 1) || !RecomputesLayer(2, 2) || !RecomputesLayer(0, 1) {
+		t.Error("RecomputesLayer")
+	}
+}

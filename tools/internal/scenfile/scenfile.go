@@ -29,6 +29,7 @@ type Scenario struct {
 	Precision, GradDtype         string
 	Recompute                    string
 	RecomputeModules             []string // training.recompute_modules; nil = default (core_attn)
+	RecomputeEvery               int      // training.recompute_every; 0 = every layer
 	Flash                        *bool    // training.flash_attention; nil = default (true)
 	FusedLoss                    *bool    // training.fused_loss; nil = default (true)
 	CrossEntropy                 string   // training.cross_entropy; empty = default (fused, or fused_loss)
@@ -151,6 +152,9 @@ func (s *Scenario) YAML() []byte {
 	str("recompute", s.Recompute)
 	if len(s.RecomputeModules) > 0 {
 		fmt.Fprintf(&b, "  recompute_modules: [%s]\n", strings.Join(s.RecomputeModules, ", "))
+	}
+	if s.RecomputeEvery > 0 {
+		fmt.Fprintf(&b, "  recompute_every: %d\n", s.RecomputeEvery)
 	}
 	flag("flash_attention", s.Flash)
 	flag("fused_loss", s.FusedLoss)
