@@ -17,9 +17,9 @@ var cpKV = []string{"parallel.tp", "1", "parallel.cp", "4", "training.seq_len", 
 // K/V cost step time, and the one-line error naming the valid choices.
 func TestCPImplField(t *testing.T) {
 	def := parseWith(t, cpKV)
-	explicit := parseWith(t, cpKV, "parallel.cp_impl", "allgather")
-	if def.r.cpImpl != workload.CPAllGather || explicit.Parallel.CPImpl != "" || def.RunID() != explicit.RunID() {
-		t.Errorf("allgather default: %v %q, run ids %s %s", def.r.cpImpl, explicit.Parallel.CPImpl, def.RunID(), explicit.RunID())
+	explicit := parseWith(t, cpKV, "parallel.cp_impl", "p2p")
+	if def.r.cpImpl != workload.CPP2P || explicit.Parallel.CPImpl != "" || def.RunID() != explicit.RunID() {
+		t.Errorf("p2p default: %v %q, run ids %s %s", def.r.cpImpl, explicit.Parallel.CPImpl, def.RunID(), explicit.RunID())
 	}
 	py := parseWith(t, cpKV, "parallel.cp_impl", "pytorch", "training.attention_repeat_kv", "true")
 	if sh := py.shape(); sh.CPImpl != workload.CPPyTorch || !sh.RepeatKV || py.RunID() == def.RunID() {
@@ -28,13 +28,19 @@ func TestCPImplField(t *testing.T) {
 	if sw := py.Software(); !strings.Contains(sw, "repeat-kv") || !strings.Contains(sw, "cp pytorch") {
 		t.Errorf("software line %q: want repeat-kv and cp pytorch", sw)
 	}
-	base := runWith(t, cpKV).StepTimeS
+	base := runWith(t, cpKV, "parallel.cp_impl", "allgather").StepTimeS
 	ring := runWith(t, cpKV, "parallel.cp_impl", "pytorch").StepTimeS
 	both := runWith(t, cpKV, "parallel.cp_impl", "pytorch", "training.attention_repeat_kv", "true").StepTimeS
 	if !(ring > base && both > ring) {
 		t.Errorf("step times: allgather %g s, pytorch %g s, pytorch + repeat_kv %g s: want increasing", base, ring, both)
 	}
+	if !strings.Contains(def.Software(), "cp p2p") {
+		t.Errorf("default software line %q: want cp p2p", def.Software())
+	}
+	if r := mustRun(t, def, Options{}); !(r.StepTimeS > 0) {
+		t.Errorf("p2p step %g s", r.StepTimeS)
+	}
 	checkParseErrors(t, cpKV, []parseErrorCase{
-		{[]string{"parallel.cp_impl", "ring"}, `parallel.cp_impl: unknown value "ring" (valid: allgather, pytorch)`},
+		{[]string{"parallel.cp_impl", "ring"}, `parallel.cp_impl: unknown value "ring" (valid: allgather, pytorch, p2p)`},
 	})
 }

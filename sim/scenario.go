@@ -208,13 +208,15 @@ type ParallelConfig struct {
 	// moe_flex_dispatcher_num_sms / moe_hybridep_num_sms); 0 picks the
 	// backend's default (parallel.EPBackend.DefaultSMs).
 	EPSMs int `yaml:"ep_sms" json:"ep_sms,omitempty"`
-	// CPImpl is the context-parallel attention implementation:
-	// "allgather" (the default: K and V all-gathered once, dK and dV
-	// reduce-scattered; Transformer Engine's cp_comm_type all_gather) or
-	// "pytorch" (PyTorch's experimental context_parallel as torchtitan runs
-	// it: fp32 merges of per-step outputs, K and V gathered again in the
-	// backward, fp32 dK and dV passed around the ring every step; see
-	// workload.CPPyTorch). The canonical form leaves allgather empty.
+	// CPImpl is the context-parallel attention implementation: "p2p" (the
+	// default: Transformer Engine's cp_comm_type p2p, Megatron-Core's
+	// default, K/V passed along the ring step by step; workload.CPP2P),
+	// "allgather" (K and V all-gathered once, dK and dV reduce-scattered;
+	// Transformer Engine's cp_comm_type all_gather) or "pytorch" (PyTorch's
+	// experimental context_parallel as torchtitan runs it: fp32 merges of
+	// per-step outputs, K and V gathered again in the backward, fp32 dK and
+	// dV passed around the ring every step; workload.CPPyTorch). The
+	// canonical form leaves p2p empty.
 	CPImpl  string        `yaml:"cp_impl" json:"cp_impl,omitempty"`
 	Overlap OverlapConfig `yaml:"overlap" json:"overlap"`
 }

@@ -32,7 +32,7 @@ type resolved struct {
 
 	epBackend parallel.EPBackend // parallel.ep_backend (nccl when unset)
 
-	cpImpl workload.CPImpl // parallel.cp_impl (allgather when unset)
+	cpImpl workload.CPImpl // parallel.cp_impl (p2p when unset)
 
 	dropless bool // model.moe.dropless (true when unset)
 
@@ -633,10 +633,10 @@ func (s *Scenario) resolveParallel(set map[string]bool) error {
 			return fmt.Errorf("parallel.ep_backend: %s needs ep > 1 (have ep %d; valid with ep 1: nccl)", p.EPBackend, p.EP)
 		}
 	}
-	if p.CPImpl == "allgather" {
+	if p.CPImpl == "p2p" {
 		p.CPImpl = "" // canonical: the default is left empty
 	}
-	s.r.cpImpl = workload.CPAllGather
+	s.r.cpImpl = workload.CPP2P
 	if p.CPImpl != "" {
 		if s.r.cpImpl, err = workload.ParseCPImpl(p.CPImpl); err != nil {
 			return fmt.Errorf("parallel.cp_impl: unknown value %q (valid: %s)", p.CPImpl, strings.Join(workload.CPImplNames(), ", "))

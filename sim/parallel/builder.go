@@ -513,10 +513,11 @@ func (b *builder) forwardLayer(l, mb, c int, in int32) int32 {
 
 // cpAttention emits a context-parallel attention forward (pass passFwd)
 // or its recomputation (passRec, full recomputation: the checkpointed
-// layer runs the ring again, K/V all-gather included) after task in and
-// returns the task that ends it. Ring attention overlaps the K/V
-// all-gather with the local block's attention (1/cp of the work); the
-// rest waits for the remote K/V.
+// layer runs the ring again, K/V exchange included) after task in and
+// returns the task that ends it. The all-gather implementations overlap
+// the K/V all-gather with the local block's attention (1/cp of the work);
+// the rest waits for the remote K/V. Transformer Engine's p2p ring passes
+// one rank's K/V per step while a step computes (ringSteps).
 func (b *builder) cpAttention(pass, l, mb, c int, in, gather int32) int32 {
 	kind, sfx := KindForward, "_fwd"
 	gname := "cp_kv_gather"
@@ -525,11 +526,44 @@ func (b *builder) cpAttention(pass, l, mb, c int, in, gather int32) int32 {
 	}
 	cp := float64(b.cfg.Layout.CP)
 	pre := b.compute(kind, "attn_pre"+sfx, l, mb, c, b.cache.block(l, pass, workload.BlockAttnPre), in, gather)
-	kv := b.comm(GroupCP, collectives.AllGather, b.kvBytes(), gname, l, mb, c, pre)
 	core := b.cache.block(l, pass, workload.BlockAttnCore)
-	b.compute(kind, "attn_core_local"+sfx, l, mb, c, scaleCost(core, 1/cp), pre)
 	post := b.cache.block(l, pass, workload.BlockAttnPost)
+	if b.cfg.Shape.CPImpl == workload.CPP2P {
+		rname := "cp_kv_ring"
+		if pass == passRec {
+			rname = "cp_kv_recompute_ring"
+		}
+		return b.ringSteps(kind, "attn_core"+sfx, rname, l, mb, c, core, post, b.kvBytes()/cp, pre)
+	}
+	kv := b.comm(GroupCP, collectives.AllGather, b.kvBytes(), gname, l, mb, c, pre)
+	b.compute(kind, "attn_core_local"+sfx, l, mb, c, scaleCost(core, 1/cp), pre)
 	return b.compute(kind, "attn_core_post"+sfx, l, mb, c, addCost(scaleCost(core, 1-1/cp), post), kv)
+}
+
+// ringSteps emits cp ring steps of an attention core (cost core; extra
+// runs with the first step when first is set, after the last otherwise)
+// after task after, each step passing step bytes one rank along the ring
+// while it computes, and returns the last step's task. The first step
+// uses local data; step i (i ≥ 1) needs the i-th transfer, so with
+// per-step compute c and transfer r the ring ends after
+// max(c, r)·(cp − 1) + c when both are uniform. It is played as the first
+// step, the middle cp − 2 steps, and the last step, which also waits for
+// the cp − 1 transfers (one all-gather's worth of ring traffic, cp·step
+// bytes in the all-gather convention, started with the first step).
+func (b *builder) ringSteps(kind Kind, name, ring string, l, mb, c int, core, extra blockCost, step float64, after int32, first ...bool) int32 {
+	cp := float64(b.cfg.Layout.CP)
+	head, tail := scaleCost(core, 1/cp), scaleCost(core, 1/cp)
+	if len(first) > 0 && first[0] {
+		head = addCost(extra, head)
+	} else {
+		tail = addCost(tail, extra)
+	}
+	r := b.comm(GroupCP, collectives.AllGather, cp*step, ring, l, mb, c, after)
+	x := b.compute(kind, name+"_first", l, mb, c, head, after)
+	if cp > 2 {
+		x = b.compute(kind, name+"_middle", l, mb, c, scaleCost(core, (cp-2)/cp), x)
+	}
+	return b.compute(kind, name+"_last", l, mb, c, tail, x, r)
 }
 
 // moeForward emits an MoE block's forward (pass passFwd) or its recomputed
@@ -880,9 +914,21 @@ func (b *builder) backwardLayer(l, mb, c int, in int32, splitW, reduce bool) int
 	var a int32
 	if cp {
 		var kvg int32
-		if cfg.Shape.CPImpl == workload.CPPyTorch {
+		switch cfg.Shape.CPImpl {
+		case workload.CPPyTorch:
 			kvg = b.pytorchRingBackward(l, mb, c, x, splitW)
-		} else {
+		case workload.CPP2P:
+			// K/V and the accumulated dK/dV travel together, one
+			// activation-width buffer per step; the finished dK/dV then
+			// go home, one more ring step (cp·s/(cp−1) in the
+			// all-gather convention).
+			cp := float64(cfg.Layout.CP)
+			s := b.kvBytes() / cp
+			core := b.bwdPart(b.cache.block(l, passBwd, workload.BlockAttnCore), splitW)
+			post := b.bwdPart(b.cache.block(l, passBwd, workload.BlockAttnPost), splitW)
+			last := b.ringSteps(KindBackward, "attn_core_bwd", "cp_kv_dkv_ring", l, mb, c, core, post, 2*s, x, true)
+			kvg = b.comm(GroupCP, collectives.AllGather, cp*s/(cp-1), "cp_dkv_send_last", l, mb, c, last)
+		default:
 			postCore := b.cache.block(l, passBwd, workload.BlockAttnPost, workload.BlockAttnCore)
 			pc := b.compute(KindBackward, "attn_post_core_bwd", l, mb, c, b.bwdPart(postCore, splitW), x)
 			kvg = b.comm(GroupCP, collectives.ReduceScatter, b.kvBytes(), "cp_kv_grad_scatter", l, mb, c, pc)

@@ -84,6 +84,13 @@ func TestCPPyTorchRing(t *testing.T) {
 		{workload.CPPyTorch, true, map[string][]float64{
 			"cp_kv_gather": rep(524288), "cp_kv_recompute_gather": rep(524288), "cp_kv_bwd_gather": rep(524288),
 			"cp_dkv_rotate": rep(1048576), "cp_dkv_rotate_last": rep(1048576)}},
+		// Transformer Engine's p2p ring: one rank's bf16 K/V (262,144
+		// bytes repeated) per step, cp − 1 = 1 step in the all-gather
+		// convention cp·s; backward K/V + dK/dV (2s per step), then dK/dV
+		// home (cp·s/(cp−1)).
+		{workload.CPP2P, true, map[string][]float64{
+			"cp_kv_ring": rep(524288), "cp_kv_recompute_ring": rep(524288),
+			"cp_kv_dkv_ring": rep(1048576), "cp_dkv_send_last": rep(524288)}},
 	} {
 		_, p := cpProgram(t, c.impl, c.repeat, cpPricer{})
 		got := count(p)
@@ -96,19 +103,28 @@ func TestCPPyTorchRing(t *testing.T) {
 				t.Errorf("%v repeat %v: %s bytes %v, want %v", c.impl, c.repeat, name, got[name], b)
 			}
 		}
-		if c.impl != workload.CPPyTorch {
-			continue
-		}
-		for i, task := range p.Tasks {
-			if task.Name != "attn_pre_bwd" {
-				continue
+		waitsFor := map[workload.CPImpl][][2]string{
+			workload.CPPyTorch: {{"attn_pre_bwd", "cp_dkv_rotate_last"}},
+			workload.CPP2P: {{"attn_core_fwd_last", "cp_kv_ring"}, {"attn_core_recompute_last", "cp_kv_recompute_ring"},
+				{"attn_core_bwd_last", "cp_kv_dkv_ring"}, {"attn_pre_bwd", "cp_dkv_send_last"}},
+		}[c.impl]
+		for _, w := range waitsFor {
+			found := 0
+			for i, task := range p.Tasks {
+				if task.Name != w[0] {
+					continue
+				}
+				found++
+				waits := false
+				for _, d := range p.Deps(i) {
+					waits = waits || p.Tasks[d].Name == w[1]
+				}
+				if !waits {
+					t.Errorf("%v: %s (layer %d, micro-batch %d) does not wait for %s", c.impl, w[0], task.Layer, task.Micro, w[1])
+				}
 			}
-			waits := false
-			for _, d := range p.Deps(i) {
-				waits = waits || p.Tasks[d].Name == "cp_dkv_rotate_last"
-			}
-			if !waits {
-				t.Errorf("attn_pre_bwd (layer %d, micro-batch %d) does not wait for the last dK/dV rotation", task.Layer, task.Micro)
+			if found != layerMBs {
+				t.Errorf("%v: %d %s tasks, want %d", c.impl, found, w[0], layerMBs)
 			}
 		}
 	}
@@ -119,5 +135,42 @@ func TestCPPyTorchRing(t *testing.T) {
 	b, _ := cpProgram(t, workload.CPPyTorch, true, cpPricer{cp: 3 * engine.Millisecond})
 	if !(b > a) {
 		t.Errorf("step with PyTorch's ring %v, with all-gather %v: want longer", b, a)
+	}
+}
+
+// TestRingStepsPipeline checks ringSteps' timing by hand: cp 4 steps of
+// compute c = 1 ms each (a 4 ms core) with per-step transfers r end after
+// max(c, r)·3 + c: 4 ms when the transfers hide (r = 0.5 ms), 3·2 + 1 = 7
+// ms when they do not (r = 2 ms; the all-gather convention's cp·step bytes
+// take 3r on the CP stream).
+func TestRingStepsPipeline(t *testing.T) {
+	for _, c := range []struct {
+		ring, want engine.Time
+	}{
+		{3 * engine.Millisecond / 2, 4 * engine.Millisecond},
+		{6 * engine.Millisecond, 7 * engine.Millisecond},
+	} {
+		l, err := NewLayout(1, 4, 1, 1, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := &StepConfig{Layout: l}
+		b := &builder{cfg: cfg, prog: &Program{}, pr: cpPricer{cp: c.ring}}
+		for i := range b.last {
+			b.last[i] = -1
+		}
+		b.tpRecent, b.tpOlder, b.pendingBlock, b.epRecent, b.epOlder = -1, -1, -1, -1, -1
+		core := blockCost{dur: 4 * engine.Millisecond}
+		b.ringSteps(KindForward, "attn_core_fwd", "cp_kv_ring", 0, 0, 0, core, blockCost{}, 1, -1)
+		b.prog.depOff = append(b.prog.depOff, int32(len(b.prog.deps)))
+		b.prog.finish()
+		x := NewSymmetric(engine.New(), l, []*Program{b.prog})
+		if err := x.Run(); err != nil {
+			t.Fatal(err)
+		}
+		_, _, _, _, end := x.Instance(0)
+		if got := slices.Max(end); got != c.want {
+			t.Errorf("transfers %v in all: ring ends at %v, want %v", c.ring, got, c.want)
+		}
 	}
 }

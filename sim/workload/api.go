@@ -211,8 +211,10 @@ type Shape struct {
 	// grouped-query attention (fewer KV heads than query heads) or with MLA.
 	RepeatKV bool
 	// CPImpl is the context-parallel attention implementation (CP > 1):
-	// the zero value CPAllGather, or PyTorch's ring attention, whose merge
-	// and accumulation kernels ringKernels adds to the attention core.
+	// the zero value CPAllGather, Transformer Engine's p2p ring (its output
+	// corrections, p2pKernels) or PyTorch's ring attention (its fp32 merges
+	// and accumulations, ringKernels), priced in the attention core. The
+	// scenario default is CPP2P (sim resolves it).
 	CPImpl CPImpl
 	// CrossEntropy is how the output layer's cross-entropy runs: one fused
 	// kernel (the zero value), PyTorch's unfused fp32 kernels or

@@ -388,10 +388,15 @@ func (b *builder) attnCore() {
 			FLOPs: flops, BytesRead: qkvIn, BytesWritten: out,
 			M: sl, N: int(math.Ceil(mean)), K: d.qk, Batch: batch, AttnEff: b.attnEff[Forward]}, kind: kindAttn,
 			bwd: cost{2.5 * flops, qkvIn + out + q*float64(d.v)*b.act, qkvIn}, bwdEff: b.attnEff[Backward]})
-		if b.cp > 1 && b.cpImpl == CPPyTorch {
-			kl := float64(b.b) * fsl * float64(b.kva)
-			fwd, bwd := ringKernels(b.cp, q*float64(d.v), q*float64(d.qk), kl*float64(d.qk), kl*float64(d.v), b.act, b.eagerOps)
-			b.eager("cp_ring", BlockAttnCore, fwd, bwd)
+		if kl := float64(b.b) * fsl * float64(b.kva); b.cp > 1 {
+			switch b.cpImpl {
+			case CPPyTorch:
+				fwd, bwd := ringKernels(b.cp, q*float64(d.v), q*float64(d.qk), kl*float64(d.qk), kl*float64(d.v), b.act, b.eagerOps)
+				b.eager("cp_ring", BlockAttnCore, fwd, bwd)
+			case CPP2P:
+				fwd, bwd := p2pKernels(b.cp, q*float64(d.v), q*float64(d.qk), kl*float64(d.qk), kl*float64(d.v), b.act)
+				b.eager("cp_p2p", BlockAttnCore, fwd, bwd)
+			}
 		}
 		if b.unpad {
 			fwd, bwd := padKernels(q*float64(d.v), b.act)

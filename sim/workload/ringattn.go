@@ -27,9 +27,19 @@ const (
 	// last pass waited for after the loop. ringKernels prices the merge and
 	// accumulation kernels; the parallel package the rotation.
 	CPPyTorch
+	// CPP2P is Transformer Engine's cp_comm_type p2p, Megatron-Core's
+	// default (AttnFuncWithCPAndKVP2P in transformer_engine/pytorch/
+	// attention/dot_product_attention/context_parallel.py): K and V pass
+	// one rank along the ring per step while the step's attention runs;
+	// each step's output is folded into the running output with its
+	// log-sum-exp (flash_attn_fwd_out_correction, a fused kernel at the
+	// activation width); the backward passes K/V and the accumulated dK/dV
+	// together, in one activation-width buffer, and sends the finished
+	// dK/dV home after the last step.
+	CPP2P
 )
 
-var cpImplNames = []string{"allgather", "pytorch"}
+var cpImplNames = []string{"allgather", "pytorch", "p2p"}
 
 // CPImplNames lists the values of parallel.cp_impl (a fresh slice).
 func CPImplNames() []string { return append([]string(nil), cpImplNames...) }
@@ -124,5 +134,21 @@ func ringKernels(cp int, n, q, k, v, a float64, eager bool) (fwd, bwd eagerKerne
 	bwd.add("kv_pack", 0, kv*a, kv*a)
 	bwd.add("accumulate", steps*(q+kv), steps*(4+a)*(q+kv), steps*4*(q+kv))
 	bwd.cast("grad_cast", q+kv, 4, a)
+	return fwd, bwd
+}
+
+// p2pKernels returns the elementwise kernels of Transformer Engine's p2p
+// ring (CPP2P) on one CP rank of cp, sizes as ringKernels': forward, the
+// first step's output scaled into the running output and each later
+// step's folded in (read the step's output and the running one, write the
+// running one, at width a; the per-row log-sum-exp updates are left out);
+// backward, K and V copied into the ring buffer once and every step's dQ,
+// dK and dV added into the running sums (read both, write one).
+func p2pKernels(cp int, n, q, k, v, a float64) (fwd, bwd eagerKernels) {
+	steps := float64(cp)
+	kv := k + v
+	fwd.add("out_correction", 2*steps*n, steps*2*a*n, steps*a*n)
+	bwd.add("kv_copy", 0, kv*a, kv*a)
+	bwd.add("grad_accumulate", steps*(q+kv), steps*2*a*(q+kv), steps*a*(q+kv))
 	return fwd, bwd
 }

@@ -127,7 +127,7 @@ func TestRingKernels(t *testing.T) {
 			t.Errorf("cp %d impl %v: ring kernels %v", sh.CP, sh.CPImpl, names)
 		}
 	}
-	if _, err := ParseCPImpl("ring"); err == nil || err.Error() != `unknown context-parallel implementation "ring" (valid: allgather, pytorch)` {
+	if _, err := ParseCPImpl("ring"); err == nil || err.Error() != `unknown context-parallel implementation "ring" (valid: allgather, pytorch, p2p)` {
 		t.Errorf("ParseCPImpl(ring): %v", err)
 	}
 }
@@ -162,5 +162,27 @@ func TestCPBuffers(t *testing.T) {
 		if got := buffers(4, c.impl, c.repeat) - base; got != c.want {
 			t.Errorf("%v repeat %v: CP buffers %g bytes, want %g", c.impl, c.repeat, got, c.want)
 		}
+	}
+}
+
+// TestP2PKernels checks Transformer Engine's p2p ring kernels by hand at cp
+// 4 on the TestRingKernels shape (n = 8192·4096 values each for the
+// output, Q, K and V after repeat_kv; bf16). Forward: four output
+// corrections reading 4n and writing 2n bytes each. Backward: K and V
+// copied into the ring buffer (read and write 4n), four accumulations of
+// dQ, dK, dV reading 12n and writing 6n each.
+func TestP2PKernels(t *testing.T) {
+	m := llama8B()
+	s := Shape{MicroBatch: 1, Seq: 32768, Dtype: BF16, FlashAttention: true, CP: 4, RepeatKV: true, CPImpl: CPP2P}
+	n := 8192.0 * 4096
+	fn, fr, fw := memOps(m, s, Forward, BlockAttnCore, "cp_p2p")
+	if want := []string{"cp_p2p_out_correction"}; !slices.Equal(fn, want) || fr != 4*4*n || fw != 4*2*n {
+		t.Errorf("forward %v read %g write %g, want %v read %g write %g", fn, fr, fw, want, 16*n, 8*n)
+	}
+	if _, br, bw := memOps(m, s, Backward, BlockAttnCore, "cp_p2p"); br != 4*n+4*12*n || bw != 4*n+4*6*n {
+		t.Errorf("backward read %g write %g, want %g %g", br, bw, 52*n, 28*n)
+	}
+	if names, _, _ := memOps(m, s, Forward, BlockAttnCore, "cp_ring"); len(names) != 0 {
+		t.Errorf("p2p runs PyTorch's ring kernels %v", names)
 	}
 }
