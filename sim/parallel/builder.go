@@ -533,7 +533,7 @@ func (b *builder) cpAttention(pass, l, mb, c int, in, gather int32) int32 {
 		if pass == passRec {
 			rname = "cp_kv_recompute_ring"
 		}
-		return b.ringSteps(kind, "attn_core"+sfx, rname, l, mb, c, core, post, b.kvBytes()/cp, pre)
+		return b.ringSteps(kind, "attn_core"+sfx, rname, l, mb, c, core, post, false, b.kvBytes()/cp, pre)
 	}
 	kv := b.comm(GroupCP, collectives.AllGather, b.kvBytes(), gname, l, mb, c, pre)
 	b.compute(kind, "attn_core_local"+sfx, l, mb, c, scaleCost(core, 1/cp), pre)
@@ -541,19 +541,19 @@ func (b *builder) cpAttention(pass, l, mb, c int, in, gather int32) int32 {
 }
 
 // ringSteps emits cp ring steps of an attention core (cost core; extra
-// runs with the first step when first is set, after the last otherwise)
-// after task after, each step passing step bytes one rank along the ring
-// while it computes, and returns the last step's task. The first step
+// runs with the first step when extraFirst is set, after the last
+// otherwise) after task after, each step passing step bytes one rank
+// along the ring while it computes, and returns the last step's task. The first step
 // uses local data; step i (i ≥ 1) needs the i-th transfer, so with
 // per-step compute c and transfer r the ring ends after
 // max(c, r)·(cp − 1) + c when both are uniform. It is played as the first
 // step, the middle cp − 2 steps, and the last step, which also waits for
 // the cp − 1 transfers (one all-gather's worth of ring traffic, cp·step
 // bytes in the all-gather convention, started with the first step).
-func (b *builder) ringSteps(kind Kind, name, ring string, l, mb, c int, core, extra blockCost, step float64, after int32, first ...bool) int32 {
+func (b *builder) ringSteps(kind Kind, name, ring string, l, mb, c int, core, extra blockCost, extraFirst bool, step float64, after int32) int32 {
 	cp := float64(b.cfg.Layout.CP)
 	head, tail := scaleCost(core, 1/cp), scaleCost(core, 1/cp)
-	if len(first) > 0 && first[0] {
+	if extraFirst {
 		head = addCost(extra, head)
 	} else {
 		tail = addCost(tail, extra)
@@ -926,7 +926,7 @@ func (b *builder) backwardLayer(l, mb, c int, in int32, splitW, reduce bool) int
 			s := b.kvBytes() / cp
 			core := b.bwdPart(b.cache.block(l, passBwd, workload.BlockAttnCore), splitW)
 			post := b.bwdPart(b.cache.block(l, passBwd, workload.BlockAttnPost), splitW)
-			last := b.ringSteps(KindBackward, "attn_core_bwd", "cp_kv_dkv_ring", l, mb, c, core, post, 2*s, x, true)
+			last := b.ringSteps(KindBackward, "attn_core_bwd", "cp_kv_dkv_ring", l, mb, c, core, post, true, 2*s, x)
 			kvg = b.comm(GroupCP, collectives.AllGather, cp*s/(cp-1), "cp_dkv_send_last", l, mb, c, last)
 		default:
 			postCore := b.cache.block(l, passBwd, workload.BlockAttnPost, workload.BlockAttnCore)

@@ -161,7 +161,7 @@ func TestRingStepsPipeline(t *testing.T) {
 		}
 		b.tpRecent, b.tpOlder, b.pendingBlock, b.epRecent, b.epOlder = -1, -1, -1, -1, -1
 		core := blockCost{dur: 4 * engine.Millisecond}
-		b.ringSteps(KindForward, "attn_core_fwd", "cp_kv_ring", 0, 0, 0, core, blockCost{}, 1, -1)
+		b.ringSteps(KindForward, "attn_core_fwd", "cp_kv_ring", 0, 0, 0, core, blockCost{}, false, 1, -1)
 		b.prog.depOff = append(b.prog.depOff, int32(len(b.prog.deps)))
 		b.prog.finish()
 		x := NewSymmetric(engine.New(), l, []*Program{b.prog})
