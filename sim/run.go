@@ -201,6 +201,37 @@ func (s *Scenario) moeHostSync() engine.Time {
 	return engine.Time(s.r.gpu.Compute.MoEHostSync*1e9 + 0.5)
 }
 
+// unpadSyncsPerLayer is the blocking host synchronisations of llm-foundry's
+// unpadded FlashAttention path per layer forward: flash-attn's
+// bert_padding.unpad_input (v2.4.2) reads torch.nonzero's size and
+// seqlens.max().item() on the host, and flash_attn_fn calls it for Q, K
+// and V (llmfoundry/models/layers/attention.py at 5e85bd62); pad_input and
+// the backward read nothing back.
+const unpadSyncsPerLayer = 6
+
+// unpadHostSync is the stall per layer forward of training.attention_unpad
+// (parallel.StepConfig.UnpadHostSync): unpadSyncsPerLayer × the GPU
+// profile's HostSyncStall.
+func (s *Scenario) unpadHostSync() engine.Time {
+	if !s.Training.AttentionUnpad || !*s.Training.FlashAttention {
+		return 0
+	}
+	return engine.Time(unpadSyncsPerLayer*s.r.gpu.Compute.HostSyncStall*1e9 + 0.5)
+}
+
+// HostSyncCauses names what makes the host wait for the GPU inside a step
+// (the host sync stalls of Result.HostSyncS), "" when nothing does.
+func (s *Scenario) HostSyncCauses() string {
+	var c []string
+	if s.moeHostSync() > 0 {
+		c = append(c, "MoE dispatch: dropless, token counts to the host")
+	}
+	if s.unpadHostSync() > 0 {
+		c = append(c, "unpadded attention: nonzero and .item() on Q, K, V")
+	}
+	return strings.Join(c, "; ")
+}
+
 // expertTP is the resolved parallel.expert_tp: tp unless folded.
 func (s *Scenario) expertTP() int {
 	if s.Parallel.ExpertTP > 0 {
@@ -224,6 +255,7 @@ func (s *Scenario) stepConfig(l *parallel.Layout) *parallel.StepConfig {
 		Steps:         s.Sim.Steps,
 		LayerParams:   m.LayerParams,
 		MoEHostSync:   s.moeHostSync(),
+		UnpadHostSync: s.unpadHostSync(),
 	}
 }
 

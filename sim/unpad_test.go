@@ -20,3 +20,33 @@ func TestAttentionUnpadField(t *testing.T) {
 		t.Errorf("error %v, want %q", err, want)
 	}
 }
+
+// TestUnpadHostSync: the unpadded attention path stalls the compute stream
+// six host synchronisations of the profile's HostSyncStall per layer
+// forward, and once more per layer under full recomputation. Llama 3 8B
+// (32 layers) on baseScenario's TP 8 × DP 2 has 64/2 = 32 micro-batches of
+// one sequence per rank: 32 · 32 · 6 stalls per step, twice that with
+// full recomputation.
+func TestUnpadHostSync(t *testing.T) {
+	stall := parseWith(t, nil).r.gpu.Compute.HostSyncStall
+	if stall <= 0 {
+		t.Fatalf("HostSyncStall %g", stall)
+	}
+	for _, c := range []struct {
+		recompute string
+		passes    float64
+	}{{"none", 1}, {"full", 2}} {
+		r := runWith(t, nil, "training.attention_unpad", "true", "training.recompute", c.recompute)
+		want := 32 * 32 * 6 * stall * c.passes
+		if d := r.HostSyncS - want; d > 1e-6*want || d < -1e-6*want {
+			t.Errorf("recompute %s: host sync stalls %g s, want %g s", c.recompute, r.HostSyncS, want)
+		}
+		s := parseWith(t, nil, "training.attention_unpad", "true", "training.recompute", c.recompute)
+		if got := s.HostSyncCauses(); !strings.Contains(got, "unpadded attention") {
+			t.Errorf("host sync causes %q", got)
+		}
+	}
+	if r := runWith(t, nil); r.HostSyncS != 0 {
+		t.Errorf("no unpadding: host sync stalls %g s", r.HostSyncS)
+	}
+}

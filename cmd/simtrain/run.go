@@ -163,7 +163,7 @@ func printRunTable(w io.Writer, r *sim.Result, dir string) {
 	row("compute (busiest rank)", fmt.Sprintf("%.4g s", r.ComputeS))
 	row("pipeline bubble", fmt.Sprintf("%.1f%%", 100*r.BubbleFraction))
 	if r.HostSyncS > 0 {
-		row("host sync stalls", fmt.Sprintf("%.4g s (MoE dispatch: dropless, token counts to the host)", r.HostSyncS))
+		row("host sync stalls", fmt.Sprintf("%.4g s (%s)", r.HostSyncS, s.HostSyncCauses()))
 	}
 	var parts []string
 	for i, k := range sim.ExposedKinds {

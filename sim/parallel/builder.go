@@ -475,6 +475,7 @@ func (b *builder) etpBytes() float64 {
 // whose completion makes its output available.
 func (b *builder) forwardLayer(l, mb, c int, in int32) int32 {
 	cfg := b.cfg
+	in = b.unpadSync(l, mb, c, in)
 	tp, sp, cp := cfg.Layout.TP > 1, cfg.Shape.SP, cfg.Layout.CP > 1
 	gather := b.gatherLayer(l, true)
 	if b.tpPaired(l) {
@@ -509,6 +510,18 @@ func (b *builder) forwardLayer(l, mb, c int, in int32) int32 {
 		return b.tpReduce("tp_mlp", l, mb, c, o)
 	}
 	return o
+}
+
+// unpadSync adds the compute-stream stall of an unpadded attention path's
+// host synchronisations (StepConfig.UnpadHostSync) to layer l's forward or
+// recomputed forward, after task in, and returns the task that follows
+// (in itself when there is none).
+func (b *builder) unpadSync(l, mb, c int, in int32) int32 {
+	if b.cfg.UnpadHostSync <= 0 {
+		return in
+	}
+	return b.add(Task{Kind: KindHostSync, Stream: StreamCompute, Name: "unpad_host_sync", Layer: int32(l), Micro: int32(mb),
+		Chunk: int32(c), Dur: b.cfg.UnpadHostSync, Peer: -1, Match: -1}, in)
 }
 
 // cpAttention emits a context-parallel attention forward (pass passFwd)
@@ -814,6 +827,9 @@ func (b *builder) backwardLayer(l, mb, c int, in int32, splitW, reduce bool) int
 	mode := cfg.Recompute
 	if mode == workload.RecomputeFull && l < len(b.recomputed) && !b.recomputed[l] {
 		mode = workload.RecomputeNone // recompute_every: this layer keeps its activations
+	}
+	if mode == workload.RecomputeFull || mode == workload.RecomputeSelectiveOp {
+		in = b.unpadSync(l, mb, c, in) // the recomputed attention unpads again
 	}
 	switch mode {
 	case workload.RecomputeFull:

@@ -228,6 +228,12 @@ type StepConfig struct {
 	// stall: token dropping with padding to capacity, or a sync-free
 	// dispatch under whole-iteration CUDA graphs.
 	MoEHostSync engine.Time
+	// UnpadHostSync is the time the compute stream idles per layer forward
+	// (and recomputed forward) for the host synchronisations of an
+	// unpadded attention path (workload.Shape.AttentionUnpad): flash-attn's
+	// bert_padding.unpad_input calls torch.nonzero and .item() on each of
+	// Q, K and V. 0 = none.
+	UnpadHostSync engine.Time
 }
 
 // Pricer turns work into time. The builder asks for every compute block and,

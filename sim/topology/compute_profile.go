@@ -35,6 +35,12 @@ type ComputeProfile struct {
 	// forward and micro-batch while the host waits for the token counts
 	// and re-issues the layer (parallel.StepConfig.MoEHostSync); fitted.
 	MoEHostSync float64
+	// HostSyncStall is the seconds the GPU idles per blocking host
+	// synchronisation inside eager PyTorch model code (a device-to-host
+	// read the host waits for, such as torch.nonzero or .item(), after
+	// which the host runs Python until it issues the next kernel);
+	// fitted (hostSyncStall).
+	HostSyncStall float64
 	// AttnKernel names the fused attention kernel AttnEff and AttnBwdEff
 	// describe: the one a current software stack runs on this GPU, which
 	// training.attention_kernel: auto selects.
@@ -468,7 +474,8 @@ func computeProfile(gpu string) ComputeProfile {
 	}
 	p = trained(p)
 	p.MoEHostSync = moeHostSync
-	p.Sources = append(p.Sources, moeHostSyncSource)
+	p.HostSyncStall = hostSyncStall
+	p.Sources = append(p.Sources, moeHostSyncSource, hostSyncStallSource)
 	return p
 }
 
@@ -495,6 +502,25 @@ func computeProfile(gpu string) ComputeProfile {
 const moeHostSync = 2.75e-3
 
 const moeHostSyncSource = "MoEHostSync 2.75 ms per dropless MoE layer forward and micro-batch: the host stall of the dispatch's device-to-host synchronisation (Megatron-Core token_dispatcher.py; arXiv:2603.07685 'compute wall'), fitted on the five dropless Megatron MoE recipe rows without full CUDA graphs (grid 0.5-4 ms, minimum of their mean |step-time error| 8.9% at 2.75 ms, from 26.7% without the stall), one value for every GPU; docs/validation.md round 5"
+
+// hostSyncStall is the GPU idle time per blocking host synchronisation in
+// eager model code (ComputeProfile.HostSyncStall). A device-to-host read
+// the host waits for (torch.nonzero's output size, .item()) drains the
+// stream: the GPU finishes what was queued and then idles while the host,
+// with nothing queued ahead any more, runs the Python that issues the next
+// kernels. llm-foundry's unpadded FlashAttention path does it six times
+// per layer forward (flash-attn 2.4.2 bert_padding.unpad_input on Q, K and
+// V: nonzero and .item() each). No source gives the idle time (the only
+// figure, a ~20 µs PyTorch round trip quoted for V100 in hardware-facts
+// §4e, is the synchronisation alone), so it is fitted: one value for every
+// GPU, on the eight validation runs with that path (llm-foundry's 2024-01
+// large-scale H100 sweep, MPT-1B/3B/7B/70B, r068, r069, r073-r078), by a
+// grid minimising their mean |step-time error|: 0, 0.2, 0.4, 0.5, 0.6,
+// 0.65, 0.7, 0.75, 0.8, 1.0 ms give 12.03, 9.03, 5.89, 4.27, 2.82, 2.39,
+// 2.21, 2.42, 2.79, 4.75% (docs/validation.md, round 8).
+const hostSyncStall = 0.7e-3
+
+const hostSyncStallSource = "HostSyncStall 0.7 ms per blocking host synchronisation in eager model code (llm-foundry's unpadded attention: six per layer forward): fitted on the eight validation runs with that path (r068, r069, r073-r078; grid 0-1 ms, minimum of their mean |step-time error| 2.21% at 0.7 ms, from 12.03% without), one value for every GPU; docs/validation.md round 8"
 
 // kernelProfile returns the kernel-benchmark profile of a catalog GPU (the
 // zero profile for an unknown name).
