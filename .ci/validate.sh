@@ -5,9 +5,9 @@
 # it the flow-fidelity pass over the multi-node runs).
 #
 #   ANALYTIC_MAX_MAPE  bar for every run at analytic fidelity, in percent:
-#                      the MAPE achieved when it was last lowered (5.22%
-#                      with round 8's repeated K/V heads, ring attention and
-#                      selective layer checkpointing),
+#                      the MAPE achieved when it was last lowered (4.79%
+#                      with round 8's repeated K/V heads, ring attention,
+#                      selective layer checkpointing and unpad host stall),
 #                      rounded up slightly. Lower it when accuracy improves;
 #                      never raise it to make a change pass.
 #   FLOW_SLACK         percentage points the flow-fidelity MAPE of the
@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ANALYTIC_MAX_MAPE=5.3
+ANALYTIC_MAX_MAPE=4.8
 FLOW_SLACK=0.25
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
