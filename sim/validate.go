@@ -638,9 +638,10 @@ func (s *Scenario) resolveParallel(set map[string]bool) error {
 	}
 	s.r.cpImpl = workload.CPP2P
 	if p.CPImpl != "" {
-		if s.r.cpImpl, err = workload.ParseCPImpl(p.CPImpl); err != nil {
-			return fmt.Errorf("parallel.cp_impl: unknown value %q (valid: %s)", p.CPImpl, strings.Join(workload.CPImplNames(), ", "))
+		if err := oneOf("parallel.cp_impl", p.CPImpl, workload.CPImplNames()...); err != nil {
+			return err
 		}
+		s.r.cpImpl, _ = workload.ParseCPImpl(p.CPImpl)
 	}
 	if p.EPSMs < 0 {
 		return fmt.Errorf("parallel.ep_sms: %d must be >= 0 (0 = the backend's default)", p.EPSMs)

@@ -520,8 +520,14 @@ func (b *builder) unpadSync(l, mb, c int, in int32) int32 {
 	if b.cfg.UnpadHostSync <= 0 {
 		return in
 	}
-	return b.add(Task{Kind: KindHostSync, Stream: StreamCompute, Name: "unpad_host_sync", Layer: int32(l), Micro: int32(mb),
-		Chunk: int32(c), Dur: b.cfg.UnpadHostSync, Peer: -1, Match: -1}, in)
+	return b.hostSync("unpad_host_sync", b.cfg.UnpadHostSync, l, mb, c, in)
+}
+
+// hostSync adds a compute-stream stall of dur (KindHostSync) after task
+// after and returns it.
+func (b *builder) hostSync(name string, dur engine.Time, l, mb, c int, after int32) int32 {
+	return b.add(Task{Kind: KindHostSync, Stream: StreamCompute, Name: name, Layer: int32(l), Micro: int32(mb),
+		Chunk: int32(c), Dur: dur, Peer: -1, Match: -1}, after)
 }
 
 // cpAttention emits a context-parallel attention forward (pass passFwd)
@@ -603,8 +609,7 @@ func (b *builder) moeForward(pass, l, mb, c int, x int32, deps ...int32) int32 {
 	}
 	r := b.compute(kind, "router"+sfx, l, mb, c, b.cache.block(l, pass, blocks...), append(deps, x)...)
 	if cfg.MoEHostSync > 0 {
-		r = b.add(Task{Kind: KindHostSync, Stream: StreamCompute, Name: "moe_host_sync", Layer: int32(l), Micro: int32(mb),
-			Chunk: int32(c), Dur: cfg.MoEHostSync, Peer: -1, Match: -1}, r)
+		r = b.hostSync("moe_host_sync", cfg.MoEHostSync, l, mb, c, r)
 	}
 	d := r
 	if cfg.Layout.EP > 1 {
