@@ -76,7 +76,7 @@ func TestRecomputeModulesField(t *testing.T) {
 	}
 	checkParseErrors(t, moeKV, []parseErrorCase{
 		{[]string{"training.recompute", "selective", "training.recompute_modules", "[mlp]"},
-			`training.recompute_modules: unknown module "mlp" (valid: core_attn, moe_act, layernorm)`},
+			`training.recompute_modules: unknown module "mlp" (valid: core_attn, moe_act, layernorm, mla_up_proj)`},
 		{[]string{"training.recompute_modules", "[moe_act]"}, "training.recompute_modules: needs training.recompute: selective, got none"},
 	})
 }

@@ -841,5 +841,5 @@ func (s *Scenario) hardwareFLOPsPerToken(seq int) float64 {
 		recomputed += n / k
 	}
 	base := m.ModelFLOPsPerToken(seq)
-	return base + (h-base)*float64(recomputed)/float64(m.Layers)
+	return base + (h-base)*float64(recomputed)/float64(m.StackLayers())
 }

@@ -54,9 +54,12 @@ type ModelConfig struct {
 	// full attention (workload.Model). Both are echoed from the resolved
 	// model and left out of the canonical form when 0, so run ids of
 	// full-attention models do not change.
-	AttentionWindow    int        `yaml:"attention_window" json:"attention_window,omitempty"`
-	FullAttentionEvery int        `yaml:"full_attention_every" json:"full_attention_every,omitempty"`
-	MoE                *MoEConfig `yaml:"moe" json:"moe,omitempty"`
+	AttentionWindow    int `yaml:"attention_window" json:"attention_window,omitempty"`
+	FullAttentionEvery int `yaml:"full_attention_every" json:"full_attention_every,omitempty"`
+	// MTPLayers is the multi-token-prediction depth (workload.Model.MTPLayers;
+	// Megatron-LM --mtp-num-layers); left out of the canonical form when 0.
+	MTPLayers int        `yaml:"mtp_layers" json:"mtp_layers,omitempty"`
+	MoE       *MoEConfig `yaml:"moe" json:"moe,omitempty"`
 }
 
 // MoEConfig is the model.moe block.

@@ -169,6 +169,12 @@ func (s *Scenario) resolveModel(set map[string]bool) error {
 		}
 		m.FullAttentionEvery = mc.FullAttentionEvery
 	}
+	if set["model.mtp_layers"] {
+		if mc.MTPLayers < 0 || mc.MTPLayers > maxMTPLayers {
+			return fmt.Errorf("model.mtp_layers: must be between 0 (no multi-token prediction) and %d, got %d", maxMTPLayers, mc.MTPLayers)
+		}
+		m.MTPLayers = mc.MTPLayers
+	}
 	if mc.MoE != nil {
 		moe := workload.MoE{}
 		if m.MoE != nil {
@@ -217,6 +223,7 @@ func (s *Scenario) resolveModel(set map[string]bool) error {
 	mc.Activation, mc.Attention, mc.Norm = m.Activation, m.Attention, m.Norm
 	mc.TiedEmbeddings = bptr(m.TiedEmbeddings)
 	mc.AttentionWindow, mc.FullAttentionEvery = m.AttentionWindow, m.FullAttentionEvery
+	mc.MTPLayers = m.MTPLayers
 	s.r.dropless = mc.MoE == nil || mc.MoE.Dropless == nil || *mc.MoE.Dropless
 	if m.MoE != nil {
 		mc.MoE = &MoEConfig{Experts: m.MoE.Experts, TopK: m.MoE.TopK, ExpertFFN: m.MoE.ExpertFFN,
@@ -485,6 +492,7 @@ const MaxGPUs = 131072
 // work; each is far beyond any real configuration.
 const (
 	maxLayers    = 100_000
+	maxMTPLayers = 16      // prediction depths; DeepSeek-V3 trained with 1
 	maxWidth     = 1 << 24 // hidden, ffn, heads, vocab
 	maxSeqLen    = 1 << 24
 	maxBatch     = 1 << 30
@@ -665,6 +673,7 @@ func (s *Scenario) resolveParallel(set map[string]bool) error {
 	if err != nil {
 		return err
 	}
+	parallel.AppendMTP(chunks, m.MTPLayers)
 	s.r.chunks = chunks
 	if t.GlobalBatch%(p.DP*t.MicroBatch) != 0 {
 		return fmt.Errorf("training.global_batch: %d is not a multiple of dp*micro_batch = %d*%d", t.GlobalBatch, p.DP, t.MicroBatch)

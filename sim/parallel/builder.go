@@ -73,7 +73,7 @@ func (b *builder) build() error {
 	b.epRecent, b.epOlder = -1, -1
 	b.fsdpPrev, b.fsdpPrev2 = -1, -1
 	order := Order(cfg.Schedule, l.PP, b.stage, cfg.Microbatches, cfg.Virtual)
-	b.recomputed = make([]bool, cfg.Model.Layers)
+	b.recomputed = make([]bool, cfg.Model.StackLayers())
 	pos := 0
 	for _, ch := range cfg.Chunks[b.stage] {
 		for l := ch.FirstLayer; l < ch.FirstLayer+ch.Layers && l < len(b.recomputed); l++ {
@@ -1025,11 +1025,20 @@ func (b *builder) embParams() float64 {
 	return float64(b.cfg.Model.Vocab) * float64(b.cfg.Model.Hidden) / b.dense()
 }
 
+// headParams are the output layer's parameters on the last stage: none
+// when tied on a single stage, and with multi-token prediction on pp > 1
+// also the copy of the untied embedding Megatron builds there for the MTP
+// modules' lookups (gpt_model.py: pre_process or mtp_process).
 func (b *builder) headParams() float64 {
-	if b.cfg.Model.TiedEmbeddings && b.cfg.Layout.PP == 1 {
+	m := b.cfg.Model
+	if m.TiedEmbeddings && b.cfg.Layout.PP == 1 {
 		return 0
 	}
-	return float64(b.cfg.Model.Vocab) * float64(b.cfg.Model.Hidden) / b.dense()
+	vh := float64(m.Vocab) * float64(m.Hidden) / b.dense()
+	if m.MTPLayers > 0 && !m.TiedEmbeddings && b.cfg.Layout.PP > 1 {
+		return 2 * vh
+	}
+	return vh
 }
 
 // gradReady records that a layer's gradients are complete after task t. For

@@ -350,6 +350,9 @@ func (c *blockCache) layerKind(layer int) int {
 	if c.cfg.Model.Window(layer) > 0 {
 		k |= 2
 	}
+	if c.cfg.Model.IsMTPLayer(layer) { // its module's input ops come first
+		k |= 4
+	}
 	return k
 }
 

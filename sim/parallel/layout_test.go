@@ -329,3 +329,26 @@ func TestFoldedLayoutErrors(t *testing.T) {
 		t.Error("unfolded ep not dividing dp*cp accepted")
 	}
 }
+
+// TestAppendMTP: the MTP layers join the chunk with the output layer (the
+// last rank's last chunk in model order) and continue the numbering; no
+// other chunk moves.
+func TestAppendMTP(t *testing.T) {
+	p, err := Partition(61, 4, 4, 16, 13)
+	if err != nil {
+		t.Fatal(err)
+	}
+	AppendMTP(p, 1)
+	for s := range p {
+		for c, ch := range p[s] {
+			switch {
+			case ch.Head:
+				if s != 3 || c != 3 || ch.FirstLayer+ch.Layers != 62 {
+					t.Errorf("head chunk stage %d chunk %d layers %d..%d, want stage 3 chunk 3 ending at 61", s, c, ch.FirstLayer, ch.FirstLayer+ch.Layers-1)
+				}
+			case ch.FirstLayer+ch.Layers > 61:
+				t.Errorf("stage %d chunk %d reaches layer %d", s, c, ch.FirstLayer+ch.Layers-1)
+			}
+		}
+	}
+}

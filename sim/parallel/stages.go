@@ -126,3 +126,21 @@ func Partition(layers, pp, v, first, last int) ([][]Chunk, error) {
 	}
 	return out, nil
 }
+
+// AppendMTP adds mtp multi-token-prediction layers to the chunk holding the
+// output layer: Megatron-Core places the MTP block with the loss on the
+// last pipeline stage (mtp_on_this_rank; the recipes' layouts end in
+// "…tmL"), after that chunk's decoder layers, so the new layers continue
+// the global numbering (model.StackLayers). It is a no-op for mtp ≤ 0.
+func AppendMTP(chunks [][]Chunk, mtp int) {
+	if mtp <= 0 {
+		return
+	}
+	for s := range chunks {
+		for c := range chunks[s] {
+			if chunks[s][c].Head {
+				chunks[s][c].Layers += mtp
+			}
+		}
+	}
+}

@@ -68,7 +68,16 @@ type Model struct {
 	// attention probabilities, after the attention and MLP outputs, after
 	// the embedding). It adds dropout kernels and their masks.
 	Dropout bool
-	Source  string
+	// MTPLayers is the depth of multi-token prediction (DeepSeek-V3
+	// arXiv:2412.19437 §2.2; Megatron-LM --mtp-num-layers): each module
+	// embeds the tokens one further ahead with the shared embedding, norms
+	// them and the previous depth's hidden state, projects the 2h concat
+	// back to h (eh_proj), runs one transformer layer of the decoder's last
+	// layer's kind, and predicts through the shared output head with its
+	// own loss. The modules follow the decoder on the last pipeline stage
+	// and are numbered Layers … Layers+MTPLayers−1 (StackLayers). 0 = none.
+	MTPLayers int
+	Source    string
 }
 
 // Recompute is the activation-recomputation policy.
@@ -268,10 +277,17 @@ const (
 	// and before the MLP or router): their outputs are recomputed from the
 	// kept layer inputs.
 	RecomputeLayerNorm
+	// RecomputeMLAUpProj is multi-head latent attention's up projections
+	// and RoPE (Megatron-Core multi_latent_attention.py recompute_up_proj:
+	// qkv_up_proj_and_rope_apply under CheckpointWithoutOutput, its output
+	// discarded once the attention core has run): the query, key and value
+	// heads the attention core reads are not kept, and q_up, kv_up and the
+	// RoPE run again before the backward. Nothing for other attention.
+	RecomputeMLAUpProj
 )
 
 // RecomputeModuleNames are the module names in RecomputeModules bit order.
-var RecomputeModuleNames = []string{"core_attn", "moe_act", "layernorm"}
+var RecomputeModuleNames = []string{"core_attn", "moe_act", "layernorm", "mla_up_proj"}
 
 // has reports whether the set (zero = core_attn) contains m.
 func (r RecomputeModules) has(m RecomputeModules) bool {

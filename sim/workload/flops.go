@@ -20,7 +20,7 @@ func (m Model) attnFLOPsPerToken(seq int) float64 {
 // no-causal-discount convention: a query is counted against a full window).
 func (m Model) attnFLOPsAllLayers(seq int) float64 {
 	var f float64
-	for l := 0; l < m.Layers; l++ {
+	for l := 0; l < m.StackLayers(); l++ {
 		k := seq
 		if w := m.Window(l); w > 0 && w < seq {
 			k = w
@@ -41,8 +41,13 @@ func (m Model) attnFLOPsAllLayers(seq int) float64 {
 // counts QKᵀ and the weighted sum over the full sequence (no causal
 // discount; a sliding-window layer counts its window when shorter). For a GPT (h = heads·d, FFN 4h) this is 72·l·h² + 12·l·h·s +
 // 6·h·V per token, i.e. Megatron's 72·B·s·l·h²·(1 + s/6h + V/12lh) per step
-// of B·s tokens. Kernel FLOPs (Op.FLOPs) differ: causal FlashAttention skips
-// half the scores and its backward recomputes them.
+// of B·s tokens. Multi-token prediction counts each module's layer,
+// eh_proj and pass through the LM head, and its layer's attention, as
+// Megatron-LM's num_floating_point_operations does (training.py at
+// 9c5258f109: mtp_num_layers added to the layer counts, 2h² per module,
+// the logits × (1 + mtp_num_layers); its 3h norm term is left out here
+// like every norm). Kernel FLOPs (Op.FLOPs) differ: causal FlashAttention
+// skips half the scores and its backward recomputes them.
 func (m Model) ModelFLOPsPerToken(seq int) float64 {
 	return 6*m.Params().Matmul + 3*m.attnFLOPsAllLayers(seq)
 }
@@ -70,7 +75,8 @@ func (m Model) HardwareFLOPsPerToken(seq int, r Recompute) float64 {
 	case RecomputeSelective:
 		f += attn
 	case RecomputeFull:
-		f += 2*(m.Params().Matmul-float64(m.Vocab)*float64(m.Hidden)) + attn
+		heads := float64(1+max(m.MTPLayers, 0)) * float64(m.Vocab) * float64(m.Hidden)
+		f += 2*(m.Params().Matmul-heads) + attn
 	case RecomputeSelectiveOp:
 		f += m.selectiveOpMatmulFLOPsPerToken()
 	}
@@ -85,7 +91,7 @@ func (m Model) selectiveOpMatmulFLOPsPerToken() float64 {
 	const seq = 1 << 12 // any length: projection FLOPs are linear in tokens
 	s := Shape{MicroBatch: 1, Seq: seq, Dtype: BF16, FlashAttention: true}
 	f := 0.0
-	for l := 0; l < m.Layers; l++ {
+	for l := 0; l < m.StackLayers(); l++ {
 		for _, o := range m.RecomputeOps(l, s, RecomputeSelectiveOp) {
 			if o.Class == ClassGEMM && o.Block != BlockAttnCore {
 				f += o.FLOPs

@@ -81,17 +81,27 @@ func ModelStateBytes(precision, master, grad Dtype, optimizer string) (StateByte
 // FlashAttention, and full recompute keeps only the layer input (2·s·b·h,
 // /t with SP).
 func (m Model) LayerActivationBytes(layer int, s Shape, r Recompute) float64 {
-	if layer < 0 || layer >= m.Layers {
+	if layer < 0 || layer >= m.StackLayers() {
 		return 0
 	}
 	sh := newSplit(m, s)
 	a, h := sh.act, float64(m.Hidden)
 	T, Tsp := sh.tok, sh.tokSP
+	// A multi-token-prediction module also keeps its inputs: the
+	// embedding and hidden state (the norms' inputs) and eh_proj's 2h
+	// input; under full recompute it keeps the two inputs.
+	mtp := 0.0
+	if m.IsMTPLayer(layer) {
+		mtp = 2 * Tsp * h * a
+		if r != RecomputeFull {
+			mtp += 2 * T * h * s.savedGEMMInputBytes(a)
+		}
+	}
 	switch r {
 	case RecomputeFull:
-		return Tsp * h * a
+		return Tsp*h*a + mtp
 	case RecomputeSelectiveOp:
-		return m.selectiveOpActivationBytes(layer, s)
+		return m.selectiveOpActivationBytes(layer, s) + mtp
 	}
 	d := sh.d
 	hl, kvl := float64(sh.hl), float64(sh.kvl)
@@ -121,7 +131,11 @@ func (m Model) LayerActivationBytes(layer int, s Shape, r Recompute) float64 {
 		// latent norm inputs and up-projection inputs (replicated over TP)
 		act += T * float64(2*ml.QLoRARank+2*ml.KVLoRARank+ml.RopeHeadDim) * a
 	}
-	act += T*(hl+kva)*float64(d.qk)*a + T*kva*float64(d.v)*a + T*hl*float64(d.v)*a + Tsp*h*mask
+	qkv := T*(hl+kva)*float64(d.qk)*a + T*kva*float64(d.v)*a
+	if m.Attention == "mla" && m.MLA != nil && r == RecomputeSelective && s.RecomputeModules.has(RecomputeMLAUpProj) {
+		qkv = 0 // rebuilt from the kept latents before the backward
+	}
+	act += qkv + T*hl*float64(d.v)*a + Tsp*h*mask
 	if m.QKNorm {
 		act += T * (hl + kvl) * float64(d.qk) * a
 	}
@@ -163,7 +177,7 @@ func (m Model) LayerActivationBytes(layer int, s Shape, r Recompute) float64 {
 		act += normOut + T*float64(m.fc1Width(int(f)))*a + T*f*g
 	}
 	act += Tsp * h * mask
-	return act
+	return act + mtp
 }
 
 // selectiveOpActivationBytes is what per-op selective checkpointing keeps
@@ -255,7 +269,7 @@ func (in MemoryInput) layerIDs() []int {
 		}
 	}
 	for i, id := range ids {
-		ids[i] = min(max(id, 0), max(in.Model.Layers-1, 0))
+		ids[i] = min(max(id, 0), max(in.Model.StackLayers()-1, 0))
 	}
 	return ids
 }
@@ -283,6 +297,9 @@ func (in MemoryInput) params(sh split, ids []int) rankParams {
 		} else {
 			dense += (lp.mlpMatmul + lp.mlpOther) / tp
 		}
+		if m.IsMTPLayer(id) { // eh_proj is column-parallel; the norms are replicated
+			dense += m.mtpInputParams() - m.mtpProjParams() + m.mtpProjParams()/tp
+		}
 		p.dense += dense
 		p.expert += expert
 		p.maxLayer = max(p.maxLayer, dense+expert)
@@ -295,6 +312,12 @@ func (in MemoryInput) params(sh split, ids []int) rankParams {
 		p.dense += m.normParams(m.Hidden)
 		if !m.TiedEmbeddings || !in.HasEmbedding {
 			p.dense += vh // untied head, or the tied copy Megatron keeps on the last stage
+		}
+		if m.MTPLayers > 0 && !in.HasEmbedding && !m.TiedEmbeddings {
+			// multi-token prediction embeds tokens on the last stage: Megatron
+			// builds the embedding there too (gpt_model.py: pre_process or
+			// mtp_process); a tied model's copy is the head already
+			p.dense += vh
 		}
 	}
 	return p
@@ -368,6 +391,10 @@ func StageMemory(in MemoryInput) Memory {
 	}
 	if in.HasHead {
 		mem.Buffers += 2*sh.tokSP*h*sh.act + 4*sh.tok*float64(cdiv(m.Vocab, sh.tp))
+		// each multi-token-prediction depth's loss runs after the main one
+		// and keeps its own norm and head inputs and logits for the backward
+		mtp := float64(max(m.MTPLayers, 0))
+		mem.Buffers += mtp * (2*sh.tokSP*h*sh.act + sh.tok*float64(cdiv(m.Vocab, sh.tp))*sh.act)
 	}
 	if in.Zero >= 3 {
 		mem.Buffers += p.maxLayer * (2*sb.Weights + sb.Gradients)

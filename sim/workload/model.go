@@ -79,6 +79,9 @@ func (m Model) Validate() error {
 	if m.MaxPositions < 0 {
 		return fmt.Errorf("model.max_positions: %d must not be negative", m.MaxPositions)
 	}
+	if m.MTPLayers < 0 {
+		return fmt.Errorf("model.mtp_layers: %d must not be negative (0 = no multi-token prediction)", m.MTPLayers)
+	}
 	if m.AttentionWindow < 0 {
 		return fmt.Errorf("model.attention_window: %d must not be negative (0 = full attention)", m.AttentionWindow)
 	}
@@ -149,7 +152,27 @@ func oneOf(field, v string, valid []string) error {
 // IsMoELayer reports whether layer (0-based) has a routed-expert MLP: the
 // model has MoE and the layer is past the DenseLayers dense ones.
 func (m Model) IsMoELayer(layer int) bool {
-	return m.MoE != nil && layer >= m.MoE.DenseLayers && layer < m.Layers
+	return m.MoE != nil && layer >= 0 && layer < m.StackLayers() && m.specLayer(layer) >= m.MoE.DenseLayers
+}
+
+// StackLayers is the number of transformer layers a step runs: the
+// decoder's Layers and one per multi-token-prediction module, numbered
+// after them.
+func (m Model) StackLayers() int { return m.Layers + max(m.MTPLayers, 0) }
+
+// IsMTPLayer reports whether layer is the transformer layer of a
+// multi-token-prediction module (Model.MTPLayers).
+func (m Model) IsMTPLayer(layer int) bool { return layer >= m.Layers && layer < m.StackLayers() }
+
+// specLayer is the decoder layer whose kind layer has: itself, or for a
+// multi-token-prediction layer the decoder's last layer (Megatron-Core
+// builds the MTP block from the last decoder layer's spec,
+// get_gpt_mtp_block_spec; DeepSeek-V3's MTP modules are MoE layers).
+func (m Model) specLayer(layer int) int {
+	if layer >= m.Layers {
+		return m.Layers - 1
+	}
+	return layer
 }
 
 // Window returns the sliding attention window of layer (0-based) in tokens,
@@ -158,6 +181,7 @@ func (m Model) Window(layer int) int {
 	if m.AttentionWindow <= 0 {
 		return 0
 	}
+	layer = m.specLayer(layer)
 	if k := m.FullAttentionEvery; k > 0 && (layer+1)%k == 0 {
 		return 0
 	}

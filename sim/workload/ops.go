@@ -2,6 +2,7 @@ package workload
 
 import (
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -245,7 +246,7 @@ func (b *builder) activation(name string, blk Block, rows float64, f int) {
 // before BlockAttnCore and EP all-to-alls after BlockRouter and BlockExperts.
 // A layer index outside the model gives nil.
 func (m Model) LayerOps(layer int, s Shape, p Pass) []Op {
-	if layer < 0 || layer >= m.Layers {
+	if layer < 0 || layer >= m.StackLayers() {
 		return nil
 	}
 	b := m.forward(layer, s)
@@ -297,9 +298,13 @@ func bwdList(ops []fwdOp, gin, act float64) []Op {
 	return out
 }
 
-// forward builds layer's forward ops.
+// forward builds layer's forward ops; a multi-token-prediction layer
+// starts with its module's input ops (mtpInput).
 func (m Model) forward(layer int, s Shape) *builder {
 	b := &builder{split: newSplit(m, s), window: m.Window(layer)}
+	if m.IsMTPLayer(layer) {
+		b.mtpInput()
+	}
 	b.attention()
 	if m.IsMoELayer(layer) {
 		b.moe()
@@ -496,7 +501,7 @@ func (sp split) expertTokens() float64 {
 // selective adds nothing; full = the whole forward of the layer;
 // selective-op = see selectiveOp.
 func (m Model) RecomputeOps(layer int, s Shape, r Recompute) []Op {
-	if layer < 0 || layer >= m.Layers || r == RecomputeNone {
+	if layer < 0 || layer >= m.StackLayers() || r == RecomputeNone {
 		return nil
 	}
 	b := m.forward(layer, s)
@@ -519,6 +524,10 @@ func (m Model) RecomputeOps(layer int, s Shape, r Recompute) []Op {
 			}
 		case isOp(f.op.Name, "attn_norm"), isOp(f.op.Name, "mlp_norm"), isOp(f.op.Name, "moe_norm"):
 			if s.RecomputeModules.has(RecomputeLayerNorm) {
+				redo = append(redo, f)
+			}
+		case m.Attention == "mla" && (isOp(f.op.Name, "q_up") || isOp(f.op.Name, "q_proj") || isOp(f.op.Name, "kv_up") || isOp(f.op.Name, "rope")):
+			if s.RecomputeModules.has(RecomputeMLAUpProj) {
 				redo = append(redo, f)
 			}
 		}
@@ -591,22 +600,46 @@ func (f fwdOp) linears() []linear {
 	return []linear{{f.op.Name, f.op.N}}
 }
 
-// EmbeddingOps price the input embedding on the first pipeline rank: a
-// vocabulary-parallel lookup (each TP rank reads its share of the rows and
-// writes a full-width partial sum for the following all-reduce), the learned
-// position rows when the model has them, and dropout.
-func (m Model) EmbeddingOps(s Shape, p Pass) []Op {
-	b := &builder{split: newSplit(m, s)}
-	e := b.tok * float64(m.Hidden)
+// mtpInput adds a multi-token-prediction module's ops before its
+// transformer layer (Megatron-Core MultiTokenPredictionLayer.forward; DeepSeek-V3
+// arXiv:2412.19437 §2.2, eq. 21): the shared embedding's lookup of the
+// tokens one further ahead, enorm on it and hnorm on the previous depth's
+// hidden state, their concatenation (a copy of both), and eh_proj, the
+// column-parallel 2h → h projection. The TP all-gather Megatron runs after
+// eh_proj with sequence parallelism is not priced.
+func (b *builder) mtpInput() {
+	h := b.m.Hidden
+	b.lookup("mtp_embedding", BlockAttnPre)
+	b.norm("mtp_enorm", BlockAttnPre, b.tokSP, h)
+	b.norm("mtp_hnorm", BlockAttnPre, b.tokSP, h)
+	e := 2 * b.tokSP * float64(h)
+	b.mem("mtp_concat", BlockAttnPre, cost{0, e * b.act, e * b.act}, cost{0, e * b.act, e * b.act})
+	b.gemm("mtp_eh_proj", BlockAttnPre, int(b.tok), cdiv(h, b.tp), 2*h, 1)
+}
+
+// lookup adds a vocabulary-parallel embedding lookup: each TP rank reads
+// its share of the rows and writes a full-width partial sum for the
+// following all-reduce; the backward scatters the gradient into the
+// table's rows. Learned position rows are added where the model has them.
+func (b *builder) lookup(name string, blk Block) {
+	e := b.tok * float64(b.m.Hidden)
 	fwd := cost{0, e*b.act/float64(b.tp) + 4*b.tok, e * b.act}
 	bwd := cost{e / float64(b.tp), e*b.act + e*b.act/float64(b.tp), e * b.act / float64(b.tp)}
-	if m.MaxPositions > 0 {
+	if b.m.MaxPositions > 0 {
 		fwd.flops += e
 		fwd.read += e * b.act
 		bwd.read += e * b.act
 		bwd.write += e * b.act
 	}
-	b.mem("embedding", BlockEmbedding, fwd, bwd)
+	b.mem(name, blk, fwd, bwd)
+}
+
+// EmbeddingOps price the input embedding on the first pipeline rank: a
+// vocabulary-parallel lookup (builder.lookup), the learned position rows
+// when the model has them, and dropout.
+func (m Model) EmbeddingOps(s Shape, p Pass) []Op {
+	b := &builder{split: newSplit(m, s)}
+	b.lookup("embedding", BlockEmbedding)
 	b.dropout("embedding_dropout", BlockEmbedding, b.tokSP*float64(m.Hidden))
 	if p == Forward {
 		return fwdList(b.ops)
@@ -641,30 +674,48 @@ func (m Model) EmbeddingOps(s Shape, p Pass) []Op {
 // (vocabParallelCrossEntropy).
 //
 // (training in fp32 skips the cast).
+//
+// With multi-token prediction each module's hidden state passes through
+// its own final norm, the shared LM head and a loss of its own, after the
+// main one (Megatron-Core's GPTModel postprocess: one output_layer call
+// and loss per depth); those ops are named mtp<k>_….
 func (m Model) HeadOps(s Shape, p Pass) []Op {
 	b := &builder{split: newSplit(m, s)}
-	v := cdiv(m.Vocab, b.tp)
-	b.norm("final_norm", BlockHead, b.tokSP, m.Hidden)
-	b.gemm("lm_head", BlockHead, int(b.tok), v, m.Hidden, 1)
-	e := b.tok * float64(v)
-	switch s.CrossEntropy {
-	case CrossEntropyFused:
-		b.mem("cross_entropy", BlockHead, cost{flopsXent * e, e * b.act, 8 * b.tok},
-			cost{2 * e, e*b.act + 8*b.tok, e * b.act})
-	case CrossEntropyVocabParallel:
-		fwd, bwd := vocabParallelCrossEntropy(e, b.tok, b.act)
-		b.eager("cross_entropy", BlockHead, fwd, bwd)
-	default:
-		if b.act < 4 {
-			b.mem("logits_to_fp32", BlockHead, cost{e, e * b.act, 4 * e}, cost{e, 4 * e, e * b.act})
+	for k := 0; k <= max(m.MTPLayers, 0); k++ {
+		prefix := ""
+		if k > 0 {
+			prefix = "mtp" + strconv.Itoa(k) + "_"
 		}
-		b.mem("cross_entropy", BlockHead, cost{flopsXent * e, 4 * e, 4*e + 12*b.tok},
-			cost{2 * e, 8*e + 4*b.tok, 8 * e})
+		b.head(prefix, s.CrossEntropy)
 	}
 	if p == Forward {
 		return fwdList(b.ops)
 	}
 	return bwdList(b.ops, b.gin, b.act)
+}
+
+// head adds one output layer: the final norm, the vocabulary-parallel LM
+// head GEMM and the cross-entropy (see HeadOps), names prefixed.
+func (b *builder) head(prefix string, ce CrossEntropy) {
+	m := b.m
+	v := cdiv(m.Vocab, b.tp)
+	b.norm(prefix+"final_norm", BlockHead, b.tokSP, m.Hidden)
+	b.gemm(prefix+"lm_head", BlockHead, int(b.tok), v, m.Hidden, 1)
+	e := b.tok * float64(v)
+	switch ce {
+	case CrossEntropyFused:
+		b.mem(prefix+"cross_entropy", BlockHead, cost{flopsXent * e, e * b.act, 8 * b.tok},
+			cost{2 * e, e*b.act + 8*b.tok, e * b.act})
+	case CrossEntropyVocabParallel:
+		fwd, bwd := vocabParallelCrossEntropy(e, b.tok, b.act)
+		b.eager(prefix+"cross_entropy", BlockHead, fwd, bwd)
+	default:
+		if b.act < 4 {
+			b.mem(prefix+"logits_to_fp32", BlockHead, cost{e, e * b.act, 4 * e}, cost{e, 4 * e, e * b.act})
+		}
+		b.mem(prefix+"cross_entropy", BlockHead, cost{flopsXent * e, 4 * e, 4*e + 12*b.tok},
+			cost{2 * e, 8*e + 4*b.tok, 8 * e})
+	}
 }
 
 // CommSizes are the message sizes, in bytes per GPU, of the collectives the

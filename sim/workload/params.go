@@ -74,8 +74,10 @@ func (m Model) mlpParams(f int) (matmul, other float64) {
 	return matmul, other
 }
 
-// layer counts layer (0-based) of m.
+// layer counts layer (0-based) of m; a multi-token-prediction layer
+// counts as the decoder layer it copies (mtpInputParams holds the rest).
 func (m Model) layer(i int) layerParams {
+	i = m.specLayer(i)
 	var p layerParams
 	p.attnMatmul, p.attnOther = m.attnParams()
 	p.norms = 2 * m.normParams(m.Hidden)
@@ -131,6 +133,15 @@ func (m Model) Params() Params {
 		p.Active += n * lp.active()
 		p.Matmul += n * (lp.attnMatmul + lp.mlpActive + lp.router)
 	}
+	if n := float64(max(m.MTPLayers, 0)); n > 0 && m.Layers > 0 {
+		// each module: one layer of the last layer's kind, its input
+		// norms and projection, and a pass through the shared head
+		lp := m.layer(m.Layers - 1)
+		in := m.mtpInputParams()
+		p.Total += n * (lp.total() + in)
+		p.Active += n * (lp.active() + in)
+		p.Matmul += n * (lp.attnMatmul + lp.mlpActive + lp.router + m.mtpProjParams() + lmHead)
+	}
 	edge := m.embeddingParams() + m.headParams()
 	p.Total += edge
 	p.Active += edge
@@ -142,16 +153,37 @@ func (m Model) Params() Params {
 	return p
 }
 
+// mtpProjParams is one multi-token-prediction module's eh_proj weight:
+// the concatenated [embedding; hidden] (2h) projected back to h
+// (DeepSeek-V3 §2.2's M_k ∈ R^{d×2d}).
+func (m Model) mtpProjParams() float64 { return 2 * float64(m.Hidden) * float64(m.Hidden) }
+
+// mtpInputParams is what a multi-token-prediction module adds to its
+// transformer layer: eh_proj (with a bias where the linears have one) and
+// its three norms — enorm and hnorm on the two inputs, and the module's
+// final norm before the shared output head (Megatron-Core
+// MultiTokenPredictionLayer).
+func (m Model) mtpInputParams() float64 {
+	p := m.mtpProjParams() + 3*m.normParams(m.Hidden)
+	if m.Bias {
+		p += float64(m.Hidden)
+	}
+	return p
+}
+
 // LayerParams splits layer l's parameters (whole model, before any
 // parallel split) into dense ones — attention, norms, a dense MLP, the
 // router and shared experts — and routed experts (all of them). A layer
 // outside the model has none.
 func (m Model) LayerParams(l int) (dense, expert float64) {
-	if l < 0 || l >= m.Layers {
+	if l < 0 || l >= m.StackLayers() {
 		return 0, 0
 	}
 	p := m.layer(l)
 	dense = p.attnMatmul + p.attnOther + p.norms + p.router
+	if m.IsMTPLayer(l) {
+		dense += m.mtpInputParams()
+	}
 	if !m.IsMoELayer(l) {
 		return dense + p.mlpMatmul + p.mlpOther, 0
 	}
