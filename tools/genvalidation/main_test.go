@@ -128,6 +128,10 @@ func TestTranslate(t *testing.T) {
 		{66, []string{"attention_repeat_kv: true"}},
 		// torchtitan's selective layer checkpointing: every 2nd layer.
 		{64, []string{"recompute: full", "recompute_every: 2", "every 2nd layer"}},
+		// The DeepSeek-V3 recipe: MTP 1, its layout as first/last 16/13
+		// over 4 virtual stages, mla_up_proj recompute, offloading noted.
+		{23, []string{"mtp_layers: 1", "virtual_stages: 4", "first_stage_layers: 16", "last_stage_layers: 13",
+			"recompute_modules: [mla_up_proj]", "ep_sms: 32", "offloading are not modelled"}},
 	} {
 		sc, why := translate(byLine(c.line))
 		if why != "" {
@@ -159,7 +163,6 @@ func TestTranslate(t *testing.T) {
 		want string
 	}{
 		{21, "tensor- and pipeline-parallel sizes are not stated"},
-		{23, "multi-token-prediction"},
 		{30, "cannot be reconstructed"},
 	} {
 		if _, why := translate(byLine(c.line)); !strings.Contains(why, c.want) {
@@ -213,5 +216,34 @@ func TestHelpers(t *testing.T) {
 	}
 	if atoi("") != 0 || atoi(" 48 ") != 48 || atoi("x") != 0 {
 		t.Error("atoi")
+	}
+}
+
+// TestMegatronLayout reads Megatron-Core layout strings by hand: the
+// DeepSeek-V3 GB200 recipe's 16 chunks over pp 4 (first rank E + 4·4
+// layers, last rank 3·4 + 1 layers with the MTP module and the loss), an
+// even layout, and ones that do not divide or leave the middle uneven.
+func TestMegatronLayout(t *testing.T) {
+	for _, c := range []struct {
+		layout            string
+		pp                int
+		first, last, virt int
+		bad               bool
+	}{
+		{"Et*4|(tttt|)*14tmL", 4, 16, 13, 4, false},
+		{"Ett|tt|tt|ttL", 2, 4, 4, 2, false},
+		{"Et|t|tL", 2, 0, 0, 0, true},
+		{"Et|ttt|t|tL", 4, 0, 0, 0, true},
+	} {
+		f, l, v, err := megatronLayout(c.layout, c.pp)
+		if c.bad {
+			if err == nil {
+				t.Errorf("%s over pp %d: no error", c.layout, c.pp)
+			}
+			continue
+		}
+		if err != nil || f != c.first || l != c.last || v != c.virt {
+			t.Errorf("%s over pp %d = %d, %d, %d, %v; want %d, %d, %d", c.layout, c.pp, f, l, v, err, c.first, c.last, c.virt)
+		}
 	}
 }

@@ -237,8 +237,10 @@ func megatronMoE(r row) (*scen, string) {
 		preset = "qwen3-235b-a22b"
 	case strings.HasPrefix(model, "Qwen3-30B"):
 		preset = "qwen3-30b-a3b"
+	case strings.HasPrefix(model, "DeepSeek-V3"):
+		preset = "deepseek-v3"
 	default:
-		return nil, "DeepSeek-V3 recipe: its multi-token-prediction layer and activation offloading are not modelled, and the row does not give how the 61 layers split over the 4 pipeline stages"
+		return nil, "model " + model + " is not in the preset catalog"
 	}
 	gpu := map[string]string{"H100": "h100-sxm", "B300": "b300", "GB300": "gb300", "GB200": "gb200"}[r.get("gpu")]
 	if gpu == "" {
@@ -343,7 +345,11 @@ func megatronMoE(r row) (*scen, string) {
 		}
 	}
 	s.EP = ep
-	if s.PP > 1 {
+	if preset == "deepseek-v3" {
+		if why := s.deepSeekV3Recipe(r); why != "" {
+			return nil, why
+		}
+	} else if s.PP > 1 {
 		m := regexp.MustCompile(`VPP \(([0-9]+) layers/virtual stage\)`).FindStringSubmatch(notes)
 		if m == nil {
 			return nil, "pipeline layout (virtual stages) not stated"
@@ -362,11 +368,11 @@ func megatronMoE(r row) (*scen, string) {
 	}
 	// Every recipe YAML sets moe_token_dispatcher_type: flex with
 	// moe_flex_dispatcher_backend: hybridep, and the B300 and GB300 ones
-	// moe_hybridep_num_sms: 32 (examples/moe_recipes/qwen3_*/*/*.yaml at
-	// 9c5258f109); the others keep HybridEP's default SMs.
+	// and DeepSeek-V3's moe_hybridep_num_sms: 32 (examples/moe_recipes/
+	// */*/*.yaml at 9c5258f109); the others keep HybridEP's default SMs.
 	s.EPBackend = "hybridep"
 	s.Facts = append(s.Facts, "EP dispatcher (the recipe's moe_flex_dispatcher_backend: hybridep): parallel.ep_backend: hybridep.")
-	if gpu == "b300" || gpu == "gb300" {
+	if gpu == "b300" || gpu == "gb300" || preset == "deepseek-v3" {
 		s.EPSMs = 32
 		s.Facts = append(s.Facts, "HybridEP SMs (the recipe's moe_hybridep_num_sms: 32): parallel.ep_sms: 32.")
 	}
@@ -394,6 +400,74 @@ func megatronMoE(r row) (*scen, string) {
 	// training.py, 2025+) counts causal attention: half the score matrix.
 	s.Metric, s.Value, s.Convention, s.Attention = "tflops_per_gpu", v, "model", "causal"
 	return s, ""
+}
+
+// deepSeekV3GB200Layout is the pipeline layout of the DeepSeek-V3 GB200
+// recipe (examples/moe_recipes/deepseek_v3/gb200/mxfp8_256GPU_TP1PP4EP64.yaml
+// at 9c5258f109, pipeline_model_parallel_layout), the only DeepSeek-V3 row.
+const deepSeekV3GB200Layout = "Et*4|(tttt|)*14tmL"
+
+// deepSeekV3Recipe adds what the DeepSeek-V3 recipe YAML sets beyond the
+// row: the multi-token-prediction depth (the row's "MTP 1"), the pipeline
+// layout, selective recomputation of MLA's up projections; and records
+// what simtrain does not model (the offloading).
+func (s *scen) deepSeekV3Recipe(r row) string {
+	m := regexp.MustCompile(`MTP ([0-9]+)`).FindStringSubmatch(r.get("ffn"))
+	if m == nil {
+		return "DeepSeek-V3 recipe: multi-token-prediction depth not stated"
+	}
+	s.MTPLayers = atoi(m[1])
+	first, last, virtual, err := megatronLayout(deepSeekV3GB200Layout, s.PP)
+	if err != nil || s.PP != 4 || r.get("gpu") != "GB200" {
+		return "DeepSeek-V3 recipe: pipeline layout known only for the GB200 PP 4 recipe"
+	}
+	s.Schedule, s.Virtual, s.First, s.Last = "interleaved", virtual, first, last
+	s.Recompute, s.RecomputeModules = "selective", []string{"mla_up_proj"}
+	s.Facts = append(s.Facts,
+		fmt.Sprintf("Multi-token prediction depth %d (the row; the recipe's mtp_num_layers): model.mtp_layers.", s.MTPLayers),
+		fmt.Sprintf("Pipeline: the recipe's pipeline_model_parallel_layout %s = %d chunks, %d per stage;", deepSeekV3GB200Layout, s.PP*virtual, virtual),
+		fmt.Sprintf("the first stage holds %d layers (and the embedding), the last %d (and the MTP module and the loss).", first, last),
+		"Selective recomputation of MLA's up projections (the recipe's recompute_modules: mla_up_proj): training.recompute_modules.")
+	s.Assume("the recipe's activation offloading (expert_fc1 inputs) and optimizer-state offloading are not modelled: " +
+		"their host transfers are taken as hidden, and the memory model (which keeps both on the GPU) does not fit the run")
+	s.Assume("the recipe's fp8_param_gather and bf16 Adam moments (use_precision_aware_optimizer) are not modelled: " +
+		"parameters gathered at bf16 width, moments at master width")
+	return ""
+}
+
+// megatronLayout reads a Megatron-Core pipeline_model_parallel_layout
+// (transformer_config.py: chunks separated by "|", "t" a decoder layer,
+// "E" the embedding, "m" an MTP module, "L" the loss, "x*n" and "(…)*n"
+// repeats; chunk k runs on pipeline rank k mod pp) into the decoder layers
+// of the first and last ranks and the chunks per rank. It fails when the
+// chunks do not divide over pp or the middle ranks' layers differ.
+func megatronLayout(layout string, pp int) (first, last, virtual int, err error) {
+	group := regexp.MustCompile(`\(([^()]*)\)\*([0-9]+)`)
+	single := regexp.MustCompile(`([A-Za-z])\*([0-9]+)`)
+	for group.MatchString(layout) {
+		layout = group.ReplaceAllStringFunc(layout, func(g string) string {
+			p := group.FindStringSubmatch(g)
+			return strings.Repeat(p[1], atoi(p[2]))
+		})
+	}
+	layout = single.ReplaceAllStringFunc(layout, func(g string) string {
+		p := single.FindStringSubmatch(g)
+		return strings.Repeat(p[1], atoi(p[2]))
+	})
+	chunks := strings.Split(layout, "|")
+	if pp < 1 || len(chunks)%pp != 0 {
+		return 0, 0, 0, fmt.Errorf("%d chunks over pp %d", len(chunks), pp)
+	}
+	per := make([]int, pp)
+	for k, c := range chunks {
+		per[k%pp] += strings.Count(c, "t")
+	}
+	for st := 1; st < pp-1; st++ {
+		if per[st] != per[1] {
+			return 0, 0, 0, fmt.Errorf("middle ranks hold %v layers", per)
+		}
+	}
+	return per[0], per[pp-1], len(chunks) / pp, nil
 }
 
 // torchtitan covers pytorch/torchtitan's published benchmarks.

@@ -24,6 +24,7 @@ type Scenario struct {
 	Activation, Norm                           string
 	Tied                                       *bool // model.tied_embeddings; nil = the preset's
 	Dropless                                   *bool // model.moe.dropless; nil = default (true)
+	MTPLayers                                  int   // model.mtp_layers; 0 = none (not written)
 
 	Seq, GlobalBatch, MicroBatch int
 	Precision, GradDtype         string
@@ -138,6 +139,7 @@ func (s *Scenario) YAML() []byte {
 	str("activation", s.Activation)
 	str("norm", s.Norm)
 	flag("tied_embeddings", s.Tied)
+	num("mtp_layers", s.MTPLayers)
 	if s.Dropless != nil {
 		fmt.Fprintf(&b, "  moe:\n    dropless: %t\n", *s.Dropless)
 	}
