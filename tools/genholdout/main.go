@@ -254,16 +254,17 @@ func translate(r row) (*scen, []string) {
 	if !known {
 		why = append(why, fmt.Sprintf("model %s has no simtrain preset", r.model))
 	}
+	s := &scen{Scenario: scenfile.Scenario{Preset: preset, Metric: "tokens_per_s_per_gpu"}}
 	if preset == "deepseek-v3" {
 		switch r.mtp {
 		case "w/o":
 		case "w/":
-			why = append(why, "multi-token prediction layer not modelled")
+			// DeepSeek-V3's one MTP module (config.json num_nextn_predict_layers: 1)
+			s.MTPLayers = 1
 		default:
 			why = append(why, "MTP not stated")
 		}
 	}
-	s := &scen{Scenario: scenfile.Scenario{Preset: preset, Metric: "tokens_per_s_per_gpu"}}
 	switch r.precision {
 	case "BF16":
 		s.Precision = "bf16"

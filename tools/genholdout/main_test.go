@@ -247,7 +247,7 @@ func TestSkipReasons(t *testing.T) {
 		release, system, model, precision, variant string
 		want, absent                               string
 	}{
-		{"25.11", "DGX-B200", "DeepSeekV3", "FP8-MX", "", "multi-token prediction layer not modelled", ""},
+		{"25.11", "DGX-B200", "DeepSeekV3", "FP8-MX", "", "pipeline layout not stated", "MTP"},
 		{"26.02", "DGX-GB300", "DeepSeekV3", "MXFP8", "", "MTP not stated", ""},
 		{"25.11", "DGX-GB300", "DeepSeekV3", "BF16", "", "pipeline layout not stated", "MTP"},
 		{"26.02", "DGX-GB300", "LLAMA3_70B", "NVFP4", "", "NVFP4 training is not modelled", ""},
