@@ -188,7 +188,7 @@ func (s *Scenario) shape() workload.Shape {
 		RepeatKV: s.Training.AttentionRepeatKV, CPImpl: s.r.cpImpl,
 		CrossEntropy: s.r.crossEntropy, Eager: !*s.Training.Compile, EagerNorm: !*s.Training.FusedNorm,
 		AttnEff: s.r.attn[0], AttnBwdEff: s.r.attn[1],
-		FP8Recipe: s.r.fp8, RecomputeModules: s.r.recomputeModules}
+		FP8Recipe: s.r.fp8, RecomputeModules: s.r.recomputeModules, Offload: s.r.offload}
 }
 
 // moeHostSync is the stall per MoE layer forward (parallel.StepConfig
@@ -243,6 +243,7 @@ func (s *Scenario) expertTP() int {
 func (s *Scenario) stepConfig(l *parallel.Layout) *parallel.StepConfig {
 	p := s.Parallel
 	m := s.r.model
+	hc := topology.HostCopyOf(s.r.gpu)
 	return &parallel.StepConfig{
 		Layout: l, Model: m, Shape: s.shape(), Recompute: s.r.recompute, RecomputeEvery: s.Training.RecomputeEvery,
 		Schedule: s.r.schedule, Virtual: p.VirtualStages, Microbatches: s.r.microbatches,
@@ -256,6 +257,8 @@ func (s *Scenario) stepConfig(l *parallel.Layout) *parallel.StepConfig {
 		LayerParams:   m.LayerParams,
 		MoEHostSync:   s.moeHostSync(),
 		UnpadHostSync: s.unpadHostSync(),
+		HostH2D:       hc.H2D, HostD2H: hc.D2H,
+		OffloadOptimizer: s.Training.OffloadOptimizer,
 	}
 }
 
@@ -547,7 +550,7 @@ func (s *Scenario) MemoryPerStage() ([]StageMemory, bool) {
 			PP: p.PP, DP: p.DP, VirtualStages: p.VirtualStages, Stage: st, Schedule: p.Schedule,
 			Microbatches: s.r.microbatches, Zero: p.Zero, Optimizer: s.Training.Optimizer,
 			MasterDtype: s.r.master, GradDtype: s.r.grad, Recompute: s.r.recompute,
-			RecomputeEvery: s.Training.RecomputeEvery,
+			RecomputeEvery: s.Training.RecomputeEvery, OffloadOptimizer: s.Training.OffloadOptimizer,
 		})
 		fits := mem.Total <= capacity
 		all = all && fits
@@ -591,6 +594,9 @@ func analyseInstance(p *parallel.Program, start, end []engine.Time) instanceStat
 		case t.Kind.IsCompute():
 			comp = append(comp, iv{start[i], end[i]})
 			st.compute += end[i] - start[i]
+		case t.Kind == parallel.KindHostCopy:
+			// a copy engine's transfer: what the compute stream waits
+			// for it shows as idle time
 		default:
 			// A host stall holds the compute stream: communication
 			// under it is not what the rank waits for, and it is not

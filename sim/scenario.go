@@ -96,6 +96,15 @@ type TrainingConfig struct {
 	// empty is core_attn alone. Only with recompute: selective; the
 	// canonical form leaves the default out.
 	RecomputeModules []string `yaml:"recompute_modules" json:"recompute_modules,omitempty"`
+	// OffloadModules are the modules whose input activations are offloaded
+	// to host memory between forward and backward (Megatron-Core
+	// --fine-grained-activation-offloading --offload-modules;
+	// workload.OffloadModules); OffloadOptimizer keeps the master weights
+	// and optimizer states in host memory outside the optimizer step
+	// (--offload-optimizer-states). Both left out of the canonical form
+	// when unset.
+	OffloadModules   []string `yaml:"offload_modules" json:"offload_modules,omitempty"`
+	OffloadOptimizer bool     `yaml:"offload_optimizer" json:"offload_optimizer,omitempty"`
 	// RecomputeEvery applies full recomputation to every k-th transformer
 	// layer of each pipeline rank and keeps the others' activations
 	// (torchtitan's selective layer checkpointing, selective_ac_option =

@@ -37,6 +37,7 @@ type resolved struct {
 	dropless bool // model.moe.dropless (true when unset)
 
 	recomputeModules workload.RecomputeModules // training.recompute_modules (0 = core_attn)
+	offload          workload.OffloadModules   // training.offload_modules
 }
 
 // parseRecomputeModules resolves training.recompute_modules: module names
@@ -53,6 +54,20 @@ func parseRecomputeModules(names []string, r workload.Recompute) (workload.Recom
 		i := slices.Index(workload.RecomputeModuleNames, n)
 		if i < 0 {
 			return 0, fmt.Errorf("training.recompute_modules: unknown module %q (valid: %s)", n, strings.Join(workload.RecomputeModuleNames, ", "))
+		}
+		set |= 1 << i
+	}
+	return set, nil
+}
+
+// parseOffloadModules resolves training.offload_modules: module names
+// (workload.OffloadModuleNames), each at most once.
+func parseOffloadModules(names []string) (workload.OffloadModules, error) {
+	var set workload.OffloadModules
+	for _, n := range names {
+		i := slices.Index(workload.OffloadModuleNames, n)
+		if i < 0 {
+			return 0, fmt.Errorf("training.offload_modules: unknown module %q (valid: %s)", n, strings.Join(workload.OffloadModuleNames, ", "))
 		}
 		set |= 1 << i
 	}
@@ -353,6 +368,15 @@ func (s *Scenario) resolveTraining(set map[string]bool) error {
 	}
 	if s.r.recomputeModules == workload.RecomputeCoreAttn {
 		t.RecomputeModules = nil // canonical: core_attn alone is the default
+	}
+	if s.r.offload, err = parseOffloadModules(t.OffloadModules); err != nil {
+		return err
+	}
+	t.OffloadModules = nil // canonical: the set, in module order
+	for i, n := range workload.OffloadModuleNames {
+		if s.r.offload&(1<<i) != 0 {
+			t.OffloadModules = append(t.OffloadModules, n)
+		}
 	}
 	switch {
 	case t.RecomputeEvery < 0:

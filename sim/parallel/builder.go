@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"math"
 	"strings"
 
 	"github.com/simtrain/simtrain/sim/collectives"
@@ -38,6 +39,11 @@ type builder struct {
 	epRecent, epOlder int32
 	// pendingBlock is a task the next compute must wait for (blocking sends).
 	pendingBlock int32
+	// reload is the host-to-device copy of offloaded activations the next
+	// compute (a layer's backward) must wait for; offloaded maps a layer
+	// and micro-batch (offloadKey) to the copy that took them to the host.
+	reload    int32
+	offloaded map[int64]hostCopies
 
 	// DP gradient buckets (ZeRO 0-2): parameters accumulated since the last
 	// bucket was issued, and the DP tasks of this step.
@@ -69,7 +75,8 @@ func (b *builder) build() error {
 	for i := range b.last {
 		b.last[i] = -1
 	}
-	b.tpRecent, b.tpOlder, b.pendingBlock = -1, -1, -1
+	b.tpRecent, b.tpOlder, b.pendingBlock, b.reload = -1, -1, -1, -1
+	b.offloaded = map[int64]hostCopies{}
 	b.epRecent, b.epOlder = -1, -1
 	b.fsdpPrev, b.fsdpPrev2 = -1, -1
 	order := Order(cfg.Schedule, l.PP, b.stage, cfg.Microbatches, cfg.Virtual)
@@ -151,8 +158,8 @@ func (b *builder) add(t Task, deps ...int32) int32 {
 // send, overlapped TP and EP collectives and, for the step's first compute,
 // the previous step's barrier.
 func (b *builder) compute(kind Kind, name string, layer, micro, chunk int, c blockCost, deps ...int32) int32 {
-	deps = append(deps, b.pendingBlock, b.tpOlder, b.epOlder)
-	b.pendingBlock = -1
+	deps = append(deps, b.pendingBlock, b.tpOlder, b.epOlder, b.reload)
+	b.pendingBlock, b.reload = -1, -1
 	if b.firstComp {
 		deps = append(deps, b.barrier...)
 		b.firstComp = false
@@ -406,6 +413,7 @@ func (b *builder) forwardChunk(ch Chunk, mb int) {
 	}
 	for l := ch.FirstLayer; l < ch.FirstLayer+ch.Layers; l++ {
 		in = b.forwardLayer(l, mb, ch.Index, in)
+		b.offload(ch, l, mb, in)
 	}
 	if ch.Head {
 		if b.cfg.Shape.SP && tp {
@@ -790,6 +798,12 @@ func (b *builder) backwardChunk(ch Chunk, mb int, splitW bool) {
 		b.releaseExtra(h)
 	}
 	for l := ch.FirstLayer + ch.Layers - 1; l >= ch.FirstLayer; l-- {
+		// the previous layer's offloaded inputs come back while this
+		// one's backward runs (Megatron reloads one group ahead)
+		b.reload = b.reloadLayer(l, mb, ch.Index, in)
+		if l > ch.FirstLayer {
+			b.reloadLayer(l-1, mb, ch.Index, in)
+		}
 		in = b.backwardLayer(l, mb, ch.Index, in, splitW, reduce)
 	}
 	if ch.Embedding {
@@ -1106,6 +1120,63 @@ func (b *builder) flushBucket() {
 	b.queued = b.queued[:0]
 }
 
+// hostCopies are the copies of one layer's offloaded activations of one
+// micro-batch: to the host and back (-1 until issued).
+type hostCopies struct{ d2h, h2d int32 }
+
+// offloadKey identifies a layer's activations of one micro-batch.
+func offloadKey(l, mb int) int64 { return int64(l)<<32 | int64(uint32(mb)) }
+
+// offloadedBytes is what layer l keeps in host memory per micro-batch
+// (workload.Model.OffloadBytes at the layer's recompute policy).
+func (b *builder) offloadedBytes(l int) float64 {
+	cfg := b.cfg
+	if cfg.Shape.Offload == 0 || cfg.HostD2H <= 0 || cfg.HostH2D <= 0 {
+		return 0
+	}
+	r := cfg.Recompute
+	if r == workload.RecomputeFull && l < len(b.recomputed) && !b.recomputed[l] {
+		r = workload.RecomputeNone
+	}
+	return cfg.Model.OffloadBytes(l, cfg.Shape, r)
+}
+
+// offload copies layer l's offloaded inputs of micro-batch mb to the host
+// once its forward (ending at task after) is done. The chunk's last layer
+// keeps them: its backward comes first, and Megatron leaves the last
+// groups on the GPU so that the backward does not wait for a reload.
+func (b *builder) offload(ch Chunk, l, mb int, after int32) {
+	bytes := b.offloadedBytes(l)
+	if bytes <= 0 || l == ch.FirstLayer+ch.Layers-1 {
+		return
+	}
+	d2h := b.add(Task{Kind: KindHostCopy, Stream: StreamD2H, Name: "offload_d2h",
+		Layer: int32(l), Micro: int32(mb), Chunk: int32(ch.Index), Dur: copyTime(bytes, b.cfg.HostD2H),
+		Bytes: bytes, Peer: -1, Match: -1, CopyEngine: true}, after)
+	b.offloaded[offloadKey(l, mb)] = hostCopies{d2h: d2h, h2d: -1}
+}
+
+// reloadLayer issues, once, the copy of layer l's offloaded inputs of
+// micro-batch mb back to the GPU, after their offload and task after, and
+// returns it (-1 when nothing was offloaded).
+func (b *builder) reloadLayer(l, mb, chunk int, after int32) int32 {
+	k := offloadKey(l, mb)
+	c, ok := b.offloaded[k]
+	if !ok {
+		return -1
+	}
+	if c.h2d < 0 {
+		bytes := b.offloadedBytes(l)
+		c.h2d = b.add(Task{Kind: KindHostCopy, Stream: StreamH2D, Name: "reload_h2d", Layer: int32(l), Micro: int32(mb),
+			Chunk: int32(chunk), Dur: copyTime(bytes, b.cfg.HostH2D), Bytes: bytes, Peer: -1, Match: -1, CopyEngine: true}, c.d2h, after)
+		b.offloaded[k] = c
+	}
+	return c.h2d
+}
+
+// copyTime is a host copy of bytes at bw bytes/s, in simulated ns.
+func copyTime(bytes, bw float64) engine.Time { return engine.Time(math.Ceil(bytes / bw * 1e9)) }
+
 // optimizer adds the optimizer step (memory-bound update of this rank's
 // shard) and, for ZeRO-1/2 without overlapped parameter gathers, the
 // all-gather of the updated parameters.
@@ -1119,10 +1190,23 @@ func (b *builder) optimizer() {
 	}
 	deps := append([]int32{b.last[StreamCompute]}, b.dpTasks...)
 	deps = append(deps, b.last[StreamDP])
+	states := 0.0
+	if cfg.OffloadOptimizer && cfg.HostH2D > 0 && cfg.HostD2H > 0 {
+		// Megatron-Core reloads the states when the gradients are being
+		// finalised (finalize_model_grads, after the backward) and
+		// offloads them after the step (optimizer_state_offloader.py).
+		states = local * cfg.MasterDtype.Bytes() * (1 + optimizerStates(cfg.Optimizer))
+		deps = append(deps, b.add(Task{Kind: KindHostCopy, Stream: StreamH2D, Name: "optimizer_reload_h2d", Layer: -1, Micro: -1, Chunk: -1,
+			Dur: copyTime(states, cfg.HostH2D), Bytes: states, Peer: -1, Match: -1, CopyEngine: true}, b.last[StreamCompute]))
+	}
 	d := b.pr.OpsTime([]workload.Op{optimizerOp(cfg, local)})
 	op := optimizerOp(cfg, local)
 	opt := b.add(Task{Kind: KindOptimizer, Stream: StreamCompute, Name: "optimizer_step", Layer: -1, Micro: -1, Chunk: -1,
 		Dur: d, FLOPs: op.FLOPs, Bytes: op.BytesRead + op.BytesWritten, Peer: -1, Match: -1}, deps...)
+	if states > 0 {
+		b.add(Task{Kind: KindHostCopy, Stream: StreamD2H, Name: "optimizer_offload_d2h", Layer: -1, Micro: -1, Chunk: -1,
+			Dur: copyTime(states, cfg.HostD2H), Bytes: states, Peer: -1, Match: -1, CopyEngine: true}, opt)
+	}
 	b.barrier = []int32{opt}
 	if (cfg.Zero == 1 || cfg.Zero == 2) && !cfg.Overlap.ParamGather {
 		var ag []int32
@@ -1140,11 +1224,7 @@ func (b *builder) optimizer() {
 // write the master weight and every optimizer state, write the
 // compute-precision copy. About 10 FLOPs per parameter for Adam.
 func optimizerOp(cfg *StepConfig, n float64) workload.Op {
-	states := 2.0 // adam, adamw: first and second moments
-	switch cfg.Optimizer {
-	case "sgd", "adagrad":
-		states = 1
-	}
+	states := optimizerStates(cfg.Optimizer)
 	m := cfg.MasterDtype.Bytes()
 	perParam := cfg.GradDtype.Bytes() + 2*m*(1+states)
 	if cfg.ParamDtype != cfg.MasterDtype {
@@ -1262,3 +1342,13 @@ func (b *builder) gatherExtra(head, forward bool) int32 {
 }
 
 func (b *builder) releaseExtra(t int32) { b.releaseLayer(t) }
+
+// optimizerStates is the optimizer's per-parameter states: Adam's two
+// moments, SGD's momentum, Adagrad's sum.
+func optimizerStates(name string) float64 {
+	switch name {
+	case "sgd", "adagrad":
+		return 1
+	}
+	return 2
+}

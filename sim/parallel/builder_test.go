@@ -605,3 +605,69 @@ func TestMoEFullRecompute(t *testing.T) {
 		t.Errorf("step %v with host syncs in forward and recompute, want %v", stalled, want)
 	}
 }
+
+// TestOffloadTasks: with expert_fc1 offloaded, TestEPOverlap's two-layer
+// step (one chunk) copies layer 0's inputs to the host after its forward
+// and back before its backward (layer 1, the chunk's last, keeps its own),
+// on the two copy-engine streams; the backward of layer 0 waits for the
+// reload, issued when layer 1's backward may start. Fast copies hide (28
+// ms); 20 ms copies do not: the offload ends 20 ms after layer 0's forward
+// (7 ms), the reload 20 ms later at 47 ms, where layer 0's backward would
+// have started at 21 ms: +26 ms. Optimizer-state offloading reloads the
+// states before the step and offloads them after it.
+func TestOffloadTasks(t *testing.T) {
+	pr := blockPricer{a2a: engine.Millisecond / 2}
+	cfg := moeConfig(t, false)
+	cfg.Shape.Offload = workload.OffloadExpertFC1
+	bytes := cfg.Model.OffloadBytes(0, cfg.Shape, workload.RecomputeNone)
+	cfg.HostD2H, cfg.HostH2D = bytes*1e6, bytes*1e6 // 1 µs copies
+	fast, prog := stepEnd(t, cfg, pr)
+	if fast != 28*engine.Millisecond {
+		t.Errorf("step %v with fast copies, want 28 ms", fast)
+	}
+	names := map[string]int{}
+	for i, task := range prog.Tasks {
+		if task.Kind != KindHostCopy {
+			continue
+		}
+		names[task.Name]++
+		if task.Layer != 0 || !task.CopyEngine || task.Kind.IsComm() || task.Kind.IsCompute() {
+			t.Errorf("copy task %+v", task)
+		}
+		if task.Name == "reload_h2d" {
+			waits := false
+			for _, d := range prog.Deps(i) {
+				waits = waits || prog.Tasks[d].Name == "offload_d2h"
+			}
+			if task.Stream != StreamH2D || !waits {
+				t.Errorf("reload on stream %v, after its offload: %v", task.Stream, waits)
+			}
+		}
+	}
+	if names["offload_d2h"] != 1 || names["reload_h2d"] != 1 {
+		t.Errorf("copies %v, want one offload and one reload (layer 0)", names)
+	}
+	cfg.HostD2H, cfg.HostH2D = bytes/0.020, bytes/0.020 // 20 ms copies
+	slow, _ := stepEnd(t, cfg, pr)
+	if want := fast + 26*engine.Millisecond; slow != want {
+		t.Errorf("step %v with 20 ms copies, want %v", slow, want)
+	}
+	cfg.Shape.Offload, cfg.OffloadOptimizer = 0, true
+	_, opt := stepEnd(t, cfg, pr)
+	seen := map[string]bool{}
+	for i, task := range opt.Tasks {
+		seen[task.Name] = true
+		if task.Name == "optimizer_step" {
+			waits := false
+			for _, d := range opt.Deps(i) {
+				waits = waits || opt.Tasks[d].Name == "optimizer_reload_h2d"
+			}
+			if !waits {
+				t.Error("optimizer step does not wait for its states")
+			}
+		}
+	}
+	if !seen["optimizer_reload_h2d"] || !seen["optimizer_offload_d2h"] || seen["offload_d2h"] {
+		t.Errorf("optimizer offload tasks: %v", seen)
+	}
+}

@@ -159,7 +159,7 @@ func TestRingStepsPipeline(t *testing.T) {
 		for i := range b.last {
 			b.last[i] = -1
 		}
-		b.tpRecent, b.tpOlder, b.pendingBlock, b.epRecent, b.epOlder = -1, -1, -1, -1, -1
+		b.tpRecent, b.tpOlder, b.pendingBlock, b.epRecent, b.epOlder, b.reload = -1, -1, -1, -1, -1, -1
 		core := blockCost{dur: 4 * engine.Millisecond}
 		b.ringSteps(KindForward, "attn_core_fwd", "cp_kv_ring", 0, 0, 0, core, blockCost{}, false, 1, -1)
 		b.prog.depOff = append(b.prog.depOff, int32(len(b.prog.deps)))

@@ -23,11 +23,13 @@ const (
 	StreamPPSend    // pipeline sends (both directions), in issue order
 	StreamPPRecvAct // activations arriving from the previous model chunk
 	StreamPPRecvGrd // gradients arriving from the next model chunk
+	StreamD2H       // copies to host memory (offloading), copy engine
+	StreamH2D       // copies back from host memory (reloads), copy engine
 	NumStreams
 )
 
 // StreamNames are the timeline's stream names, indexed by Stream.
-var StreamNames = []string{"compute", "tp", "cp", "ep", "dp", "pp_send", "pp_recv_act", "pp_recv_grad"}
+var StreamNames = []string{"compute", "tp", "cp", "ep", "dp", "pp_send", "pp_recv_act", "pp_recv_grad", "host_d2h", "host_h2d"}
 
 func (s Stream) String() string { return StreamNames[s] }
 
@@ -51,17 +53,21 @@ const (
 	KindAllToAll
 	KindSend
 	KindRecv
+	// KindHostCopy is a copy between the GPU and pinned host memory by a
+	// copy engine (activation offloading and its reload, optimizer-state
+	// offloading): neither compute nor communication, it holds no SMs.
+	KindHostCopy
 	NumKinds
 )
 
 // KindNames are the timeline's kind names, indexed by Kind.
 var KindNames = []string{"forward", "backward", "wgrad", "recompute", "optimizer", "host_sync",
-	"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send", "recv"}
+	"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send", "recv", "host_copy"}
 
 func (k Kind) String() string { return KindNames[k] }
 
 // IsComm reports whether the kind is communication.
-func (k Kind) IsComm() bool { return k >= KindAllReduce }
+func (k Kind) IsComm() bool { return k >= KindAllReduce && k <= KindRecv }
 
 // IsCompute reports whether the kind is GPU computation (not communication,
 // not a host stall).
@@ -234,6 +240,15 @@ type StepConfig struct {
 	// bert_padding.unpad_input calls torch.nonzero and .item() on each of
 	// Q, K and V. 0 = none.
 	UnpadHostSync engine.Time
+	// HostH2D and HostD2H are the GPU's pinned host copy bandwidths
+	// (bytes/s, topology.HostCopyOf) that offloading's copies run at;
+	// zero when nothing is offloaded.
+	HostH2D, HostD2H float64
+	// OffloadOptimizer keeps this rank's master weights and optimizer
+	// states in host memory outside the optimizer step
+	// (training.offload_optimizer): reloaded after the backward, before
+	// the step, and offloaded again after it.
+	OffloadOptimizer bool
 }
 
 // Pricer turns work into time. The builder asks for every compute block and,

@@ -255,6 +255,10 @@ type Shape struct {
 	// (Megatron-LM --recompute-modules); the zero value is the attention
 	// core alone (RecomputeCoreAttn), Megatron's default.
 	RecomputeModules RecomputeModules
+	// Offload are the modules whose inputs are offloaded to host memory
+	// after the forward and reloaded before the backward (Megatron-Core
+	// fine-grained activation offloading, --offload-modules); zero = none.
+	Offload OffloadModules
 }
 
 // RecomputeModules is a set of modules selective recomputation redoes
@@ -322,6 +326,11 @@ type MemoryInput struct {
 	// which decides how many of them are MoE layers; nil means Layers
 	// consecutive layers starting at Stage·Layers.
 	LayerIDs []int
+	// OffloadOptimizer keeps the master weights and optimizer states in
+	// host memory outside the optimizer step (Megatron-Core
+	// --offload-optimizer-states): they are on the GPU only from the
+	// reload after the backward through the step.
+	OffloadOptimizer bool
 }
 
 // Memory is a per-rank breakdown in bytes (see StageMemory): Optimizer

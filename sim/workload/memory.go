@@ -370,20 +370,31 @@ func StageMemory(in MemoryInput) Memory {
 	mem.Weights = shard(3, sb.Weights)
 	mem.Gradients = shard(2, sb.Gradients)
 	mem.Optimizer = shard(1, sb.Master+sb.Optimizer)
+	// Offloaded, the master weights and states are on the GPU only from
+	// their reload after the backward through the step, when the
+	// activations are gone: the step's peak is checked below.
+	stepStates := 0.0
+	if in.OffloadOptimizer {
+		stepStates, mem.Optimizer = mem.Optimizer, 0
+	}
 
 	inflight := InFlightMicrobatches(in.Schedule, in.PP, in.Stage, in.Microbatches, in.VirtualStages)
-	var perMB, work float64
+	var perMB, work, reload float64
 	for i, id := range ids {
 		r := in.Recompute
 		if r == RecomputeFull && !RecomputesLayer(in.RecomputeEvery, i+1) {
 			r = RecomputeNone
 		}
-		perMB += m.LayerActivationBytes(id, in.Shape, r)
+		off := m.OffloadBytes(id, in.Shape, r)
+		perMB += m.LayerActivationBytes(id, in.Shape, r) - off
+		reload = max(reload, off)
 		if r == RecomputeFull || r == RecomputeSelectiveOp {
 			work = max(work, m.LayerActivationBytes(id, in.Shape, RecomputeNone))
 		}
 	}
-	mem.Activations = perMB*inflight + work
+	// Offloaded inputs come back one layer ahead of the backward: the
+	// layer being differentiated and the next one hold theirs.
+	mem.Activations = perMB*inflight + work + 2*reload
 
 	h := float64(m.Hidden)
 	if in.HasEmbedding && m.Dropout {
@@ -410,6 +421,11 @@ func StageMemory(in MemoryInput) Memory {
 		}
 	}
 	tensors := mem.Weights + mem.Gradients + mem.Optimizer + mem.Activations + mem.Buffers
+	if step := mem.Weights + mem.Gradients + stepStates; step > tensors {
+		// the optimizer step with the reloaded states is the peak
+		mem.Optimizer, mem.Activations, mem.Buffers = stepStates, 0, 0
+		tensors = step
+	}
 	mem.Overhead = cudaContextBytes + float64(groups)*ncclGroupBytes + fragmentation*tensors
 	mem.Total = tensors + mem.Overhead
 	return mem

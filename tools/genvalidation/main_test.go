@@ -131,7 +131,7 @@ func TestTranslate(t *testing.T) {
 		// The DeepSeek-V3 recipe: MTP 1, its layout as first/last 16/13
 		// over 4 virtual stages, mla_up_proj recompute, offloading noted.
 		{23, []string{"mtp_layers: 1", "virtual_stages: 4", "first_stage_layers: 16", "last_stage_layers: 13",
-			"recompute_modules: [mla_up_proj]", "ep_sms: 32", "offloading are not modelled"}},
+			"recompute_modules: [mla_up_proj]", "ep_sms: 32", "offload_modules: [expert_fc1]", "offload_optimizer: true"}},
 	} {
 		sc, why := translate(byLine(c.line))
 		if why != "" {

@@ -31,6 +31,8 @@ type Scenario struct {
 	Recompute                    string
 	RecomputeModules             []string // training.recompute_modules; nil = default (core_attn)
 	RecomputeEvery               int      // training.recompute_every; 0 = every layer
+	OffloadModules               []string // training.offload_modules; nil = none
+	OffloadOptimizer             bool     // training.offload_optimizer
 	Flash                        *bool    // training.flash_attention; nil = default (true)
 	FusedLoss                    *bool    // training.fused_loss; nil = default (true)
 	CrossEntropy                 string   // training.cross_entropy; empty = default (fused, or fused_loss)
@@ -157,6 +159,12 @@ func (s *Scenario) YAML() []byte {
 	}
 	if s.RecomputeEvery > 0 {
 		fmt.Fprintf(&b, "  recompute_every: %d\n", s.RecomputeEvery)
+	}
+	if len(s.OffloadModules) > 0 {
+		fmt.Fprintf(&b, "  offload_modules: [%s]\n", strings.Join(s.OffloadModules, ", "))
+	}
+	if s.OffloadOptimizer {
+		b.WriteString("  offload_optimizer: true\n")
 	}
 	flag("flash_attention", s.Flash)
 	flag("fused_loss", s.FusedLoss)
