@@ -8,7 +8,8 @@
 #                      the MAPE achieved when it was last lowered (4.79%
 #                      with round 8's repeated K/V heads, ring attention,
 #                      selective layer checkpointing and unpad host stall;
-#                      4.79% again on 185 runs with round 9's DeepSeek-V3),
+#                      4.77% on 185 runs with round 9's DeepSeek-V3 and
+#                      the FP8 parameter-gather fix),
 #                      rounded up slightly. Lower it when accuracy improves;
 #                      never raise it to make a change pass.
 #   FLOW_SLACK         percentage points the flow-fidelity MAPE of the
@@ -18,7 +19,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ANALYTIC_MAX_MAPE=4.8
+ANALYTIC_MAX_MAPE=4.78
 FLOW_SLACK=0.25
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

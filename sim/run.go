@@ -248,7 +248,7 @@ func (s *Scenario) stepConfig(l *parallel.Layout) *parallel.StepConfig {
 		Layout: l, Model: m, Shape: s.shape(), Recompute: s.r.recompute, RecomputeEvery: s.Training.RecomputeEvery,
 		Schedule: s.r.schedule, Virtual: p.VirtualStages, Microbatches: s.r.microbatches,
 		Chunks: s.r.chunks, Zero: p.Zero, Optimizer: s.Training.Optimizer,
-		ParamDtype: s.r.precision, GradDtype: s.r.grad, MasterDtype: s.r.master,
+		ParamDtype: s.paramDtype(), GradDtype: s.r.grad, MasterDtype: s.r.master,
 		Overlap: parallel.Overlap{GradReduce: *p.Overlap.GradReduce, ParamGather: *p.Overlap.ParamGather,
 			TPComm: *p.Overlap.TPComm, P2P: *p.Overlap.P2P, EP: *p.Overlap.EP},
 		TPImplDTensor: p.TPImpl == "dtensor",
@@ -260,6 +260,17 @@ func (s *Scenario) stepConfig(l *parallel.Layout) *parallel.StepConfig {
 		HostH2D:       hc.H2D, HostD2H: hc.D2H,
 		OffloadOptimizer: s.Training.OffloadOptimizer,
 	}
+}
+
+// paramDtype is the width the parameters are all-gathered at and the
+// optimizer writes back: the compute dtype's storage (bf16 for FP8
+// training: Transformer Engine and torchao keep bf16 weights), or FP8 with
+// training.fp8_param_gather.
+func (s *Scenario) paramDtype() workload.Dtype {
+	if s.Training.FP8ParamGather {
+		return workload.FP8
+	}
+	return s.r.precision.StorageDtype()
 }
 
 // pricer prices compute with the workload model on the scenario's GPU and

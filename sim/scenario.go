@@ -149,6 +149,12 @@ type TrainingConfig struct {
 	// the GEMMs cost. Only with precision fp8, where it defaults to
 	// tensorwise; mxfp8 needs a Blackwell GPU.
 	FP8Recipe string `yaml:"fp8_recipe" json:"fp8_recipe"`
+	// FP8ParamGather all-gathers the parameters in FP8 (Megatron-LM
+	// --fp8-param-gather; torchtitan enable_fsdp_float8_all_gather): one
+	// byte per parameter in the ZeRO/FSDP parameter all-gathers instead of
+	// the bf16 copy's two. Only with precision fp8; default false, both
+	// frameworks' default.
+	FP8ParamGather bool `yaml:"fp8_param_gather" json:"fp8_param_gather,omitempty"`
 	// CUDAGraphs is how much of the step runs as captured CUDA graphs:
 	// none (default) or full (one graph per iteration, Megatron-LM's
 	// full-iteration CUDA graph, which needs a synchronisation-free MoE

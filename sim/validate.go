@@ -405,6 +405,9 @@ func (s *Scenario) resolveTraining(set map[string]bool) error {
 		}
 		s.r.fp8, _ = workload.ParseFP8Recipe(t.FP8Recipe)
 	}
+	if t.FP8ParamGather && t.Precision != "fp8" {
+		return fmt.Errorf("training.fp8_param_gather: needs training.precision: fp8, got %s (drop the field or set precision fp8)", t.Precision)
+	}
 	return nil
 }
 

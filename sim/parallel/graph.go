@@ -182,7 +182,7 @@ type StepConfig struct {
 	Chunks         [][]Chunk
 	Zero           int
 	Optimizer      string
-	ParamDtype     workload.Dtype // the compute-precision weight copy
+	ParamDtype     workload.Dtype // the weight copy the parameter all-gathers move and the optimizer writes (bf16 for FP8 training unless fp8_param_gather)
 	GradDtype      workload.Dtype
 	MasterDtype    workload.Dtype
 	Overlap        Overlap

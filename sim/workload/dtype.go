@@ -110,3 +110,15 @@ func (d Dtype) storageBytes() float64 {
 	}
 	return 2
 }
+
+// StorageDtype is the dtype a tensor of compute dtype d is held in (see
+// storageBytes): bf16 for the narrow training formats, fp32 for tf32.
+func (d Dtype) StorageDtype() Dtype {
+	switch d {
+	case FP8, FP4, MXFP4, NVFP4:
+		return BF16
+	case TF32:
+		return FP32
+	}
+	return d
+}

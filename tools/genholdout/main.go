@@ -244,6 +244,9 @@ const (
 	fp8Is26CS = "26.02's \"FP8\" is FP8 current scaling: Megatron-Bridge v0.3.0 (21b02e0, the 26.02 release) defines only FP8_CS presets, no FP8_SC, for Llama 3, Llama 3.1 and Qwen3 on H100, GB200 and GB300 (scripts/performance/configs/{llama,qwen}/*_workload_base_configs.py)."
 	// mxFact: fp8_mx is bf16_with_mxfp8_mixed(), fp8_recipe "mxfp8".
 	mxFact = "MXFP8: the performance scripts' fp8_mx is bf16_with_mxfp8_mixed(), fp8_recipe \"mxfp8\" (same files), written as fp8_recipe: mxfp8."
+	// paramGatherFact: both FP8 mixed-precision configs set
+	// fp8_param_gather = True and the performance scripts do not reset it.
+	paramGatherFact = "Both FP8 mixed-precision configs set fp8_param_gather = True (training/mixed_precision.py @ v0.2.0 and v0.3.0; the performance scripts do not override it), written as fp8_param_gather: true."
 )
 
 // translate turns one row into a scenario, or returns every reason it cannot
@@ -269,14 +272,14 @@ func translate(r row) (*scen, []string) {
 	case "BF16":
 		s.Precision = "bf16"
 	case "FP8-CS":
-		s.Precision, s.FP8Recipe = "fp8", "current"
-		s.Facts = append(s.Facts, csFact)
+		s.Precision, s.FP8Recipe, s.FP8ParamGather = "fp8", "current", true
+		s.Facts = append(s.Facts, csFact, paramGatherFact)
 	case "FP8":
-		s.Precision, s.FP8Recipe = "fp8", "current"
-		s.Facts = append(s.Facts, fp8Is26CS, csFact)
+		s.Precision, s.FP8Recipe, s.FP8ParamGather = "fp8", "current", true
+		s.Facts = append(s.Facts, fp8Is26CS, csFact, paramGatherFact)
 	case "FP8-MX", "MXFP8":
-		s.Precision, s.FP8Recipe = "fp8", "mxfp8"
-		s.Facts = append(s.Facts, mxFact)
+		s.Precision, s.FP8Recipe, s.FP8ParamGather = "fp8", "mxfp8", true
+		s.Facts = append(s.Facts, mxFact, paramGatherFact)
 	case "NVFP4":
 		why = append(why, "NVFP4 training is not modelled")
 	case "unstated":

@@ -130,6 +130,11 @@ func TestTranslate(t *testing.T) {
 		{64, []string{"recompute: full", "recompute_every: 2", "every 2nd layer"}},
 		// The DeepSeek-V3 recipe: MTP 1, its layout as first/last 16/13
 		// over 4 virtual stages, mla_up_proj recompute, offloading noted.
+		// FP8 parameter gathers: the H200 run's flag, torchtitan's float8
+		// guide for tensorwise, the MoE recipes' fp8_param_gather.
+		{61, []string{"fp8_param_gather: true"}},
+		{43, []string{"fp8_param_gather: true"}},
+		{27, []string{"fp8_param_gather: true"}},
 		{23, []string{"mtp_layers: 1", "virtual_stages: 4", "first_stage_layers: 16", "last_stage_layers: 13",
 			"recompute_modules: [mla_up_proj]", "ep_sms: 32", "offload_modules: [expert_fc1]", "offload_optimizer: true"}},
 	} {
@@ -153,7 +158,9 @@ func TestTranslate(t *testing.T) {
 	}{{24, "cross_entropy:"}, {71, "attention_unpad"}, {100, "attention_unpad"},
 		// Llama 2 13B has no grouped-query attention; CP 1 has no ring;
 		// Megatron's CP is Transformer Engine's.
-		{63, "attention_repeat_kv"}, {34, "cp_impl"}, {24, "attention_repeat_kv"}} {
+		{63, "attention_repeat_kv"}, {34, "cp_impl"}, {24, "attention_repeat_kv"},
+		// rowwise float8 and Transformer Engine under FSDP gather bf16
+		{59, "fp8_param_gather"}, {111, "fp8_param_gather"}} {
 		if sc, _ := translate(byLine(c.line)); sc == nil || strings.Contains(string(sc.YAML()), c.wrong) {
 			t.Errorf("line %d: must not write %q", c.line, c.wrong)
 		}

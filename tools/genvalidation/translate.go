@@ -279,6 +279,11 @@ func megatronMoE(r row) (*scen, string) {
 		case strings.Contains(notes, "FP8 blockwise"):
 			s.FP8Recipe = "blockwise"
 		}
+		// Every FP8 recipe of these rows sets fp8_param_gather: true
+		// (qwen3_235b/b300, qwen3_235b/gb300, qwen3_30b/h100/fp8,
+		// deepseek_v3/gb200 YAMLs at 9c5258f109).
+		s.FP8ParamGather = true
+		s.Facts = append(s.Facts, "Parameters all-gathered in FP8 (the recipe's fp8_param_gather: true): training.fp8_param_gather.")
 	}
 	if strings.Contains(notes, "selective recompute") {
 		s.Recompute = "selective"
@@ -431,8 +436,7 @@ func (s *scen) deepSeekV3Recipe(r row) string {
 		"Selective recomputation of MLA's up projections (the recipe's recompute_modules: mla_up_proj): training.recompute_modules.",
 		"Activation offloading of the expert_fc1 inputs (fine_grained_activation_offloading, offload_modules: [expert_fc1]) and",
 		"optimizer-state offloading (offload_optimizer_states): training.offload_modules, training.offload_optimizer.")
-	s.Assume("the recipe's fp8_param_gather and bf16 Adam moments (use_precision_aware_optimizer) are not modelled: " +
-		"parameters gathered at bf16 width, moments at master width")
+	s.Assume("the recipe's bf16 Adam moments (use_precision_aware_optimizer) are not modelled: moments at master width (fp32)")
 	return ""
 }
 
@@ -622,6 +626,23 @@ func torchtitan(r row) (*scen, string) {
 		if strings.Contains(lower, "float8 rowwise") {
 			s.FP8Recipe = "rowwise"
 		}
+		// FSDP's parameter all-gather in float8: torchtitan's float8 guide
+		// launches tensorwise training with it and says rowwise
+		// communicates in high precision; the H200 run states it.
+		switch {
+		case s.FP8Recipe == "rowwise":
+			s.Facts = append(s.Facts, "FSDP all-gathers in bf16: with rowwise scaling \"all distributed communication is done in high precision\"",
+				"(torchtitan docs/float8.md at 594a120ad).")
+		case family == "torchtitan-h200-2025-06":
+			s.FP8ParamGather = true
+			s.Facts = append(s.Facts, "Float8 FSDP all-gather (the run's --quantize.linear.float8.enable_fsdp_float8_all_gather,",
+				"benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md): training.fp8_param_gather.")
+		default:
+			s.FP8ParamGather = true
+			s.Assume("Float8 FSDP all-gather (training.fp8_param_gather): not stated; torchtitan's float8 guide launches tensorwise " +
+				"training with --float8.enable_fsdp_float8_all_gather (docs/float8.md at 1d5815c4b, 2024-12, and 594a120ad, 2025-06), " +
+				"and its 405B config sets it")
+		}
 	}
 	// torchtitan's FSDP mixed precision: bf16 parameters, gradients
 	// reduced in fp32 (training.mixed_precision_reduce = "float32", the
@@ -760,6 +781,7 @@ func llmFoundry(r row) (*scen, string) {
 		// Composer's amp_fp8 runs te.fp8_autocast with a DelayedScaling
 		// recipe (HYBRID format, amax history).
 		s.FP8Recipe = "delayed"
+		s.Facts = append(s.Facts, "FSDP gathers the bf16 parameters: Transformer Engine casts to FP8 inside the linear layers.")
 	}
 	// Composer's FSDP mixed precision: DEFAULT keeps the reduction in the
 	// parameters' fp32, PURE reduces in bf16 (composer get_mixed_precision).

@@ -42,6 +42,7 @@ type Scenario struct {
 	AttnUnpad                    bool     // training.attention_unpad
 	AttnRepeatKV                 bool     // training.attention_repeat_kv
 	FP8Recipe                    string   // training.fp8_recipe; empty = default (tensorwise with fp8)
+	FP8ParamGather               bool     // training.fp8_param_gather
 	CUDAGraphs                   string   // training.cuda_graphs; empty = default (none)
 
 	GPU                string
@@ -152,6 +153,9 @@ func (s *Scenario) YAML() []byte {
 	num("micro_batch", s.MicroBatch)
 	str("precision", s.Precision)
 	str("fp8_recipe", s.FP8Recipe)
+	if s.FP8ParamGather {
+		b.WriteString("  fp8_param_gather: true\n")
+	}
 	str("grad_dtype", s.GradDtype)
 	str("recompute", s.Recompute)
 	if len(s.RecomputeModules) > 0 {
