@@ -40,3 +40,24 @@ func TestFP8ParamGather(t *testing.T) {
 		{[]string{"training.fp8_param_gather", "true"}, "training.fp8_param_gather: needs training.precision: fp8, got bf16"},
 	})
 }
+
+// TestOptimizerStateDtype: bf16 Adam moments (Megatron's precision-aware
+// optimizer) take 2 × 2 bytes per parameter where fp32 take 2 × 4, in the
+// optimizer memory of a replicated (zero 0) run: the difference is 4 bytes
+// × the rank's parameters; fp32 (= master) keeps the run id; fp8 states
+// are an error naming the valid dtypes.
+func TestOptimizerStateDtype(t *testing.T) {
+	one := []string{"parallel.tp", "1", "training.global_batch", "16", "parallel.zero", "0"}
+	base, same := runWith(t, one), runWith(t, one, "training.optimizer_state_dtype", "fp32")
+	bf := runWith(t, one, "training.optimizer_state_dtype", "bf16")
+	if base.RunID != same.RunID || base.RunID == bf.RunID {
+		t.Errorf("run ids: default %s, fp32 %s, bf16 %s", base.RunID, same.RunID, bf.RunID)
+	}
+	m, _ := workload.Preset("llama3-8b")
+	if got, want := base.Memory[0].Optimizer-bf.Memory[0].Optimizer, 4*m.Params().Total; got < 0.999*want || got > 1.001*want {
+		t.Errorf("optimizer memory −%.4g bytes with bf16 states, want −%.4g", got, want)
+	}
+	checkParseErrors(t, nil, []parseErrorCase{
+		{[]string{"training.optimizer_state_dtype", "fp8"}, `training.optimizer_state_dtype: unknown value "fp8" (valid: fp32, bf16, fp16)`},
+	})
+}

@@ -248,7 +248,7 @@ func (s *Scenario) stepConfig(l *parallel.Layout) *parallel.StepConfig {
 		Layout: l, Model: m, Shape: s.shape(), Recompute: s.r.recompute, RecomputeEvery: s.Training.RecomputeEvery,
 		Schedule: s.r.schedule, Virtual: p.VirtualStages, Microbatches: s.r.microbatches,
 		Chunks: s.r.chunks, Zero: p.Zero, Optimizer: s.Training.Optimizer,
-		ParamDtype: s.paramDtype(), GradDtype: s.r.grad, MasterDtype: s.r.master,
+		ParamDtype: s.paramDtype(), GradDtype: s.r.grad, MasterDtype: s.r.master, StateDtype: s.r.states,
 		Overlap: parallel.Overlap{GradReduce: *p.Overlap.GradReduce, ParamGather: *p.Overlap.ParamGather,
 			TPComm: *p.Overlap.TPComm, P2P: *p.Overlap.P2P, EP: *p.Overlap.EP},
 		TPImplDTensor: p.TPImpl == "dtensor",
@@ -560,7 +560,7 @@ func (s *Scenario) MemoryPerStage() ([]StageMemory, bool) {
 			Model: s.r.model, Shape: s.shape(), Layers: layers, LayerIDs: ids, HasEmbedding: emb, HasHead: head,
 			PP: p.PP, DP: p.DP, VirtualStages: p.VirtualStages, Stage: st, Schedule: p.Schedule,
 			Microbatches: s.r.microbatches, Zero: p.Zero, Optimizer: s.Training.Optimizer,
-			MasterDtype: s.r.master, GradDtype: s.r.grad, Recompute: s.r.recompute,
+			MasterDtype: s.r.master, GradDtype: s.r.grad, StateDtype: s.r.states, Recompute: s.r.recompute,
 			RecomputeEvery: s.Training.RecomputeEvery, OffloadOptimizer: s.Training.OffloadOptimizer,
 		})
 		fits := mem.Total <= capacity

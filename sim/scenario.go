@@ -89,8 +89,13 @@ type TrainingConfig struct {
 	Precision   string `yaml:"precision" json:"precision"`
 	Optimizer   string `yaml:"optimizer" json:"optimizer"`
 	MasterDtype string `yaml:"master_dtype" json:"master_dtype"`
-	GradDtype   string `yaml:"grad_dtype" json:"grad_dtype"`
-	Recompute   string `yaml:"recompute" json:"recompute"`
+	// OptimizerStateDtype is the optimizer states' dtype: fp32, bf16 or
+	// fp16 (Megatron-Core's precision-aware optimizer, --exp-avg-dtype and
+	// --exp-avg-sq-dtype); default master_dtype, left out of the canonical
+	// form when equal to it.
+	OptimizerStateDtype string `yaml:"optimizer_state_dtype" json:"optimizer_state_dtype,omitempty"`
+	GradDtype           string `yaml:"grad_dtype" json:"grad_dtype"`
+	Recompute           string `yaml:"recompute" json:"recompute"`
 	// RecomputeModules are the modules selective recomputation redoes
 	// (Megatron-LM --recompute-modules): core_attn, moe_act, layernorm;
 	// empty is core_attn alone. Only with recompute: selective; the

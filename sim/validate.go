@@ -18,6 +18,7 @@ type resolved struct {
 	gpu          topology.GPU
 	precision    workload.Dtype
 	master, grad workload.Dtype
+	states       workload.Dtype // training.optimizer_state_dtype (default master)
 	crossEntropy workload.CrossEntropy
 	recompute    workload.Recompute
 	schedule     parallel.Schedule
@@ -359,6 +360,16 @@ func (s *Scenario) resolveTraining(set map[string]bool) error {
 	}
 	if s.r.grad, err = workload.ParseDtype(t.GradDtype); err != nil {
 		return fmt.Errorf("training.grad_dtype: %w", err)
+	}
+	s.r.states = s.r.master
+	if t.OptimizerStateDtype != "" {
+		if err := oneOf("training.optimizer_state_dtype", t.OptimizerStateDtype, "fp32", "bf16", "fp16"); err != nil {
+			return err
+		}
+		s.r.states, _ = workload.ParseDtype(t.OptimizerStateDtype)
+		if s.r.states == s.r.master {
+			t.OptimizerStateDtype = "" // canonical: the default is the master dtype
+		}
 	}
 	if s.r.recompute, err = workload.ParseRecompute(t.Recompute); err != nil {
 		return fmt.Errorf("training.recompute: %w", err)

@@ -1195,7 +1195,7 @@ func (b *builder) optimizer() {
 		// Megatron-Core reloads the states when the gradients are being
 		// finalised (finalize_model_grads, after the backward) and
 		// offloads them after the step (optimizer_state_offloader.py).
-		states = local * cfg.MasterDtype.Bytes() * (1 + optimizerStates(cfg.Optimizer))
+		states = local * (cfg.MasterDtype.Bytes() + cfg.StateDtype.Bytes()*optimizerStates(cfg.Optimizer))
 		deps = append(deps, b.add(Task{Kind: KindHostCopy, Stream: StreamH2D, Name: "optimizer_reload_h2d", Layer: -1, Micro: -1, Chunk: -1,
 			Dur: copyTime(states, cfg.HostH2D), Bytes: states, Peer: -1, Match: -1, CopyEngine: true}, b.last[StreamCompute]))
 	}
@@ -1224,14 +1224,14 @@ func (b *builder) optimizer() {
 // write the master weight and every optimizer state, write the
 // compute-precision copy. About 10 FLOPs per parameter for Adam.
 func optimizerOp(cfg *StepConfig, n float64) workload.Op {
-	states := optimizerStates(cfg.Optimizer)
-	m := cfg.MasterDtype.Bytes()
-	perParam := cfg.GradDtype.Bytes() + 2*m*(1+states)
+	// master weight and states, read and written once each
+	kept := cfg.MasterDtype.Bytes() + cfg.StateDtype.Bytes()*optimizerStates(cfg.Optimizer)
+	written := kept
 	if cfg.ParamDtype != cfg.MasterDtype {
-		perParam += cfg.ParamDtype.Bytes()
+		written += cfg.ParamDtype.Bytes()
 	}
 	return workload.Op{Name: "optimizer", Class: workload.ClassMemory, FLOPs: 10 * n,
-		BytesRead: n * (cfg.GradDtype.Bytes() + m*(1+states)), BytesWritten: n * (perParam - cfg.GradDtype.Bytes() - m*(1+states)), Batch: 1}
+		BytesRead: n * (cfg.GradDtype.Bytes() + kept), BytesWritten: n * written, Batch: 1}
 }
 
 // stageParams sums the parameters this rank holds over its chunks.

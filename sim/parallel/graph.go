@@ -185,6 +185,7 @@ type StepConfig struct {
 	ParamDtype     workload.Dtype // the weight copy the parameter all-gathers move and the optimizer writes (bf16 for FP8 training unless fp8_param_gather)
 	GradDtype      workload.Dtype
 	MasterDtype    workload.Dtype
+	StateDtype     workload.Dtype // the optimizer states' dtype (MasterDtype unless narrower)
 	Overlap        Overlap
 	// TPImplDTensor prices tensor parallelism as PyTorch DTensor runs it on
 	// batch-first [b, s, h] activations (torchtitan). With sequence

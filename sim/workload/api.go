@@ -317,7 +317,11 @@ type MemoryInput struct {
 	Optimizer     string
 	MasterDtype   Dtype
 	GradDtype     Dtype // set by the caller: the zero value is FP32
-	Recompute     Recompute
+	// StateDtype is the optimizer states' dtype, set by the caller (the
+	// zero value is FP32): MasterDtype unless a precision-aware optimizer
+	// keeps them narrower (StateBytes.WithStates).
+	StateDtype Dtype
+	Recompute  Recompute
 	// RecomputeEvery applies full recomputation to every k-th layer of the
 	// rank (RecomputesLayer) and keeps the others' activations; 0 or 1 =
 	// every layer. Only with Recompute RecomputeFull.

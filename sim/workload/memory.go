@@ -45,6 +45,18 @@ type StateBytes struct {
 // Total is the bytes per parameter of all model states.
 func (b StateBytes) Total() float64 { return b.Weights + b.Gradients + b.Master + b.Optimizer }
 
+// WithStates returns b with the optimizer states held in d instead of the
+// master dtype (Megatron-Core's precision-aware optimizer,
+// --use-precision-aware-optimizer with --exp-avg-dtype/--exp-avg-sq-dtype:
+// DeepSeek-V3's recipes keep both Adam moments in bf16). An unknown
+// optimizer leaves b as it is.
+func (b StateBytes) WithStates(d Dtype, optimizer string) StateBytes {
+	if k, err := OptimizerStates(optimizer); err == nil && d.Valid() {
+		b.Optimizer = float64(k) * d.Bytes()
+	}
+	return b
+}
+
 // ModelStateBytes is the per-parameter memory of weights, gradients, master
 // weights and optimizer states (Rajbhandari et al. 2020, ZeRO, §3.1: mixed
 // precision Adam needs 2 + 2 + K with K = 12 = 4 master + 4 + 4 states, 16
@@ -350,6 +362,8 @@ func StageMemory(in MemoryInput) Memory {
 	sb, err := ModelStateBytes(in.Shape.Dtype, in.MasterDtype, in.GradDtype, in.Optimizer)
 	if err != nil {
 		sb, _ = ModelStateBytes(in.Shape.Dtype, FP32, in.Shape.Dtype, "adamw")
+	} else {
+		sb = sb.WithStates(in.StateDtype, in.Optimizer)
 	}
 	ids := in.layerIDs()
 	p := in.params(sh, ids)

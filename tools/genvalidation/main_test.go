@@ -136,7 +136,7 @@ func TestTranslate(t *testing.T) {
 		{43, []string{"fp8_param_gather: true"}},
 		{27, []string{"fp8_param_gather: true"}},
 		{23, []string{"mtp_layers: 1", "virtual_stages: 4", "first_stage_layers: 16", "last_stage_layers: 13",
-			"recompute_modules: [mla_up_proj]", "ep_sms: 32", "offload_modules: [expert_fc1]", "offload_optimizer: true"}},
+			"recompute_modules: [mla_up_proj]", "ep_sms: 32", "offload_modules: [expert_fc1]", "offload_optimizer: true", "optimizer_state_dtype: bf16"}},
 	} {
 		sc, why := translate(byLine(c.line))
 		if why != "" {

@@ -429,14 +429,15 @@ func (s *scen) deepSeekV3Recipe(r row) string {
 	s.Schedule, s.Virtual, s.First, s.Last = "interleaved", virtual, first, last
 	s.Recompute, s.RecomputeModules = "selective", []string{"mla_up_proj"}
 	s.OffloadModules, s.OffloadOptimizer = []string{"expert_fc1"}, true
+	s.StateDtype = "bf16"
 	s.Facts = append(s.Facts,
 		fmt.Sprintf("Multi-token prediction depth %d (the row; the recipe's mtp_num_layers): model.mtp_layers.", s.MTPLayers),
 		fmt.Sprintf("Pipeline: the recipe's pipeline_model_parallel_layout %s = %d chunks, %d per stage;", deepSeekV3GB200Layout, s.PP*virtual, virtual),
 		fmt.Sprintf("the first stage holds %d layers (and the embedding), the last %d (and the MTP module and the loss).", first, last),
 		"Selective recomputation of MLA's up projections (the recipe's recompute_modules: mla_up_proj): training.recompute_modules.",
 		"Activation offloading of the expert_fc1 inputs (fine_grained_activation_offloading, offload_modules: [expert_fc1]) and",
-		"optimizer-state offloading (offload_optimizer_states): training.offload_modules, training.offload_optimizer.")
-	s.Assume("the recipe's bf16 Adam moments (use_precision_aware_optimizer) are not modelled: moments at master width (fp32)")
+		"optimizer-state offloading (offload_optimizer_states): training.offload_modules, training.offload_optimizer.",
+		"Adam moments in bf16 (use_precision_aware_optimizer, exp_avg_dtype and exp_avg_sq_dtype bf16): training.optimizer_state_dtype.")
 	return ""
 }
 

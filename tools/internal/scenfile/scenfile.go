@@ -28,6 +28,7 @@ type Scenario struct {
 
 	Seq, GlobalBatch, MicroBatch int
 	Precision, GradDtype         string
+	StateDtype                   string // training.optimizer_state_dtype; empty = master_dtype
 	Recompute                    string
 	RecomputeModules             []string // training.recompute_modules; nil = default (core_attn)
 	RecomputeEvery               int      // training.recompute_every; 0 = every layer
@@ -157,6 +158,7 @@ func (s *Scenario) YAML() []byte {
 		b.WriteString("  fp8_param_gather: true\n")
 	}
 	str("grad_dtype", s.GradDtype)
+	str("optimizer_state_dtype", s.StateDtype)
 	str("recompute", s.Recompute)
 	if len(s.RecomputeModules) > 0 {
 		fmt.Fprintf(&b, "  recompute_modules: [%s]\n", strings.Join(s.RecomputeModules, ", "))

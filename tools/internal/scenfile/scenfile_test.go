@@ -23,7 +23,7 @@ func TestSlug(t *testing.T) {
 func TestYAMLParses(t *testing.T) {
 	s := Scenario{
 		Name: "t", Description: `a "quoted" run`, Header: []string{"provenance"}, Facts: []string{"a fact"},
-		Preset: "llama3-8b", MTPLayers: 1, Seq: 4096, GlobalBatch: 64, MicroBatch: 1, Precision: "bf16", GradDtype: "fp32", Recompute: "full", RecomputeEvery: 2, OffloadModules: []string{"attn_norm"}, OffloadOptimizer: true,
+		Preset: "llama3-8b", MTPLayers: 1, Seq: 4096, GlobalBatch: 64, MicroBatch: 1, Precision: "bf16", GradDtype: "fp32", Recompute: "full", RecomputeEvery: 2, OffloadModules: []string{"attn_norm"}, OffloadOptimizer: true, StateDtype: "bf16",
 		CrossEntropy: "vocab-parallel", AttnKernel: "flash2", AttnUnpad: true, AttnRepeatKV: true, Compile: BP(true),
 		GPU: "h100-sxm", Nodes: 2, GPUsPerNode: 8, NIC: "ib-ndr-400", NICsPerNode: 8,
 		TP: 2, DP: 4, CP: 2, CPImpl: "pytorch", SP: true, Zero: 1, Overlap: []KV{{"grad_reduce", true}},
@@ -37,7 +37,7 @@ func TestYAMLParses(t *testing.T) {
 	tr := sc.Training
 	if sc.Name != "t" || tr.CrossEntropy != "vocab-parallel" || !tr.AttentionUnpad || !tr.AttentionRepeatKV || tr.RecomputeEvery != 2 ||
 		sc.Parallel.TP != 2 || sc.Parallel.CPImpl != "pytorch" || sc.Cluster.Nodes != 2 || sc.Model.MTPLayers != 1 ||
-		len(tr.OffloadModules) != 1 || !tr.OffloadOptimizer {
+		len(tr.OffloadModules) != 1 || !tr.OffloadOptimizer || tr.OptimizerStateDtype != "bf16" {
 		t.Errorf("read back %+v", sc)
 	}
 	if sc.Expect == nil || sc.Expect.Notes != "an assumption with a value" || sc.Expect.Source != "a: source" {
