@@ -281,6 +281,19 @@ func (sw *Sweep) parseFields(n *yaml.Node) error {
 	return nil
 }
 
+// nodeValue is a sweep value as written in the point's values and
+// summary.arrow: a scalar's text, or a list of scalars in flow style.
+func nodeValue(v *yaml.Node) string {
+	if v.Kind != yaml.SequenceNode {
+		return v.Value
+	}
+	items := make([]string, len(v.Content))
+	for i, e := range v.Content {
+		items[i] = e.Value
+	}
+	return "[" + strings.Join(items, ", ") + "]"
+}
+
 func parseField(path string, v *yaml.Node) (SweepField, error) {
 	f := SweepField{Path: path}
 	if why, ok := notSwept[path]; ok {
@@ -308,24 +321,35 @@ func parseField(path string, v *yaml.Node) (SweepField, error) {
 		for i, c := range v.Content {
 			c = cloneNode(c)
 			ip := fmt.Sprintf("%s[%d]", path, i)
-			if c.Kind != yaml.ScalarNode {
+			switch {
+			case c.Kind == yaml.SequenceNode && ft != nil && ft.Kind() == reflect.Slice:
+				// a list-valued field (training.recompute_modules,
+				// training.offload_modules): each value is one list
+				for _, e := range c.Content {
+					if e.Kind != yaml.ScalarNode {
+						return f, fmt.Errorf("%s: expected a list of single values, got %s inside", ip, describe(e))
+					}
+				}
+				c.Style = yaml.FlowStyle
+			case c.Kind != yaml.ScalarNode:
 				return f, fmt.Errorf("%s: expected a single value, got %s", ip, describe(c))
 			}
 			if err := checkNode(c, ft, ip, map[string]bool{}); err != nil {
 				return f, stripLine(err)
 			}
+			value := nodeValue(c)
 			if hasRule && rule.choices != nil && !rule.isBool && c.Tag != "!!null" {
 				if ch := rule.choices(); !slices.Contains(ch, c.Value) {
 					return f, fmt.Errorf("%s: unknown value %q (valid: %s)", ip, c.Value, strings.Join(ch, ", "))
 				}
 			}
 			for j, prev := range f.nodes {
-				if prev.Tag == c.Tag && prev.Value == c.Value {
-					return f, fmt.Errorf("%s: %q is listed twice (also %s[%d])", ip, c.Value, path, j)
+				if prev.Tag == c.Tag && f.Values[j] == value {
+					return f, fmt.Errorf("%s: %q is listed twice (also %s[%d])", ip, value, path, j)
 				}
 			}
 			f.nodes = append(f.nodes, c)
-			f.Values = append(f.Values, c.Value)
+			f.Values = append(f.Values, value)
 		}
 		return f, nil
 	default:

@@ -53,7 +53,7 @@ func (sw *Sweep) Point(i int) *Point {
 		if v == nil {
 			continue
 		}
-		p.Values[fi] = v.Value
+		p.Values[fi] = nodeValue(v)
 		if err := setPath(doc, sw.Fields[fi].Path, cloneNode(v)); err != nil {
 			p.Err = err
 		}

@@ -455,3 +455,38 @@ func BenchmarkSweep70B(b *testing.B) {
 		}
 	}
 }
+
+// TestSweepListValues: a list-valued field takes lists as its values, each
+// one point, written flow-style in the point's values; a point equals the
+// scenario edited by hand; a list listed twice and a list of lists are
+// errors naming the value.
+func TestSweepListValues(t *testing.T) {
+	sw := parseSweep(t, "sweep:\n  training.recompute: [selective]\n  training.recompute_modules: [[core_attn], [layernorm, moe_act]]\n")
+	if sw.Len() != 2 {
+		t.Fatalf("%d points, want 2", sw.Len())
+	}
+	for i, w := range []string{"[core_attn]", "[layernorm, moe_act]"} {
+		p := sw.Point(i)
+		if p.Err != nil || p.Values[1] != w {
+			t.Errorf("point %d: values %v err %v, want %s", i, p.Values, p.Err, w)
+			continue
+		}
+		byHand, err := Parse(edit(t, "training.recompute", "selective", "training.recompute_modules", w))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.RunID != byHand.RunID() {
+			t.Errorf("point %d: run id %s, by hand %s", i, p.RunID, byHand.RunID())
+		}
+	}
+	for body, want := range map[string]string{
+		"sweep:\n  training.offload_modules: [[expert_fc1], [expert_fc1]]\n": `training.offload_modules[1]: "[expert_fc1]" is listed twice`,
+		"sweep:\n  training.offload_modules: [[[expert_fc1]]]\n":             "training.offload_modules[0]: expected a list of single values",
+		"sweep:\n  parallel.tp: [[1, 2]]\n":                                  "parallel.tp[0]: expected a single value",
+	} {
+		_, err := ParseSweep([]byte(sweepBase+body), t.TempDir(), SweepOptions{})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want %q", body, err, want)
+		}
+	}
+}
