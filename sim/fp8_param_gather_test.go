@@ -61,3 +61,23 @@ func TestOptimizerStateDtype(t *testing.T) {
 		{[]string{"training.optimizer_state_dtype", "fp8"}, `training.optimizer_state_dtype: unknown value "fp8" (valid: fp32, bf16, fp16)`},
 	})
 }
+
+// TestBF16LayersFields: training.bf16_layers_at_start/_at_end slow an FP8
+// step (two of 32 layers lose the FP8 rate), keep run ids at 0, and are
+// checked: FP8 only, within the layers.
+func TestBF16LayersFields(t *testing.T) {
+	fp8 := []string{"training.precision", "fp8", "parallel.tp", "1", "training.global_batch", "16"}
+	base, zero := runWith(t, fp8), runWith(t, fp8, "training.bf16_layers_at_start", "0")
+	ends := runWith(t, fp8, "training.bf16_layers_at_start", "1", "training.bf16_layers_at_end", "1")
+	if base.RunID != zero.RunID || base.RunID == ends.RunID {
+		t.Errorf("run ids: default %s, 0 %s, 1/1 %s", base.RunID, zero.RunID, ends.RunID)
+	}
+	if !(ends.StepTimeS > base.StepTimeS) {
+		t.Errorf("step %v s with BF16 ends, %v s all FP8", ends.StepTimeS, base.StepTimeS)
+	}
+	checkParseErrors(t, nil, []parseErrorCase{
+		{[]string{"training.bf16_layers_at_start", "1"}, "training.bf16_layers_at_start: needs training.precision: fp8, got bf16"},
+		{[]string{"training.precision", "fp8", "training.bf16_layers_at_end", "33"}, "training.bf16_layers_at_end: must be between 0 and model.layers 32, got 33"},
+		{[]string{"training.precision", "fp8", "training.bf16_layers_at_start", "20", "training.bf16_layers_at_end", "20"}, "training.bf16_layers_at_start + bf16_layers_at_end: 40 is more than model.layers 32"},
+	})
+}

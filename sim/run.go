@@ -188,7 +188,8 @@ func (s *Scenario) shape() workload.Shape {
 		RepeatKV: s.Training.AttentionRepeatKV, CPImpl: s.r.cpImpl,
 		CrossEntropy: s.r.crossEntropy, Eager: !*s.Training.Compile, EagerNorm: !*s.Training.FusedNorm,
 		AttnEff: s.r.attn[0], AttnBwdEff: s.r.attn[1],
-		FP8Recipe: s.r.fp8, RecomputeModules: s.r.recomputeModules, Offload: s.r.offload}
+		FP8Recipe: s.r.fp8, RecomputeModules: s.r.recomputeModules, Offload: s.r.offload,
+		BF16AtStart: s.Training.BF16LayersAtStart, BF16AtEnd: s.Training.BF16LayersAtEnd}
 }
 
 // moeHostSync is the stall per MoE layer forward (parallel.StepConfig

@@ -160,6 +160,13 @@ type TrainingConfig struct {
 	// the bf16 copy's two. Only with precision fp8; default false, both
 	// frameworks' default.
 	FP8ParamGather bool `yaml:"fp8_param_gather" json:"fp8_param_gather,omitempty"`
+	// BF16LayersAtStart and BF16LayersAtEnd keep that many first and last
+	// decoder layers of an FP8 run in BF16 (Megatron-Core
+	// --first-last-layers-bf16 --num-layers-at-start-in-bf16 N
+	// --num-layers-at-end-in-bf16 N; Megatron-Bridge's FP8 current-scaling
+	// config uses 1 and 1). Default 0; only with precision fp8.
+	BF16LayersAtStart int `yaml:"bf16_layers_at_start" json:"bf16_layers_at_start,omitempty"`
+	BF16LayersAtEnd   int `yaml:"bf16_layers_at_end" json:"bf16_layers_at_end,omitempty"`
 	// CUDAGraphs is how much of the step runs as captured CUDA graphs:
 	// none (default) or full (one graph per iteration, Megatron-LM's
 	// full-iteration CUDA graph, which needs a synchronisation-free MoE

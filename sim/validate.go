@@ -419,6 +419,23 @@ func (s *Scenario) resolveTraining(set map[string]bool) error {
 	if t.FP8ParamGather && t.Precision != "fp8" {
 		return fmt.Errorf("training.fp8_param_gather: needs training.precision: fp8, got %s (drop the field or set precision fp8)", t.Precision)
 	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"bf16_layers_at_start", t.BF16LayersAtStart}, {"bf16_layers_at_end", t.BF16LayersAtEnd}} {
+		if f.v == 0 {
+			continue
+		}
+		if t.Precision != "fp8" {
+			return fmt.Errorf("training.%s: needs training.precision: fp8, got %s (drop the field or set precision fp8)", f.name, t.Precision)
+		}
+		if f.v < 0 || f.v > s.r.model.Layers {
+			return fmt.Errorf("training.%s: must be between 0 and model.layers %d, got %d", f.name, s.r.model.Layers, f.v)
+		}
+	}
+	if n := t.BF16LayersAtStart + t.BF16LayersAtEnd; n > s.r.model.Layers {
+		return fmt.Errorf("training.bf16_layers_at_start + bf16_layers_at_end: %d is more than model.layers %d", n, s.r.model.Layers)
+	}
 	return nil
 }
 

@@ -369,6 +369,9 @@ func (c *blockCache) layerKind(layer int) int {
 	if c.cfg.Model.IsMTPLayer(layer) { // its module's input ops come first
 		k |= 4
 	}
+	if c.cfg.Shape.IsBF16Layer(c.cfg.Model, layer) { // BF16 GEMMs in an FP8 run
+		k |= 8
+	}
 	return k
 }
 

@@ -251,6 +251,12 @@ type Shape struct {
 	// otherwise): which quantisation kernels every GEMM's inputs cost
 	// (fp8.go). The zero value is tensorwise.
 	FP8Recipe FP8Recipe
+	// BF16AtStart and BF16AtEnd keep the first and last decoder layers
+	// (and the multi-token-prediction layers after them) of an FP8 run in
+	// BF16 (Megatron-Core first_last_layers_bf16 with
+	// num_layers_at_start_in_bf16 / num_layers_at_end_in_bf16; fp8_utils.py
+	// is_first_last_bf16_layer). Ignored for other dtypes.
+	BF16AtStart, BF16AtEnd int
 	// RecomputeModules are the modules RecomputeSelective recomputes
 	// (Megatron-LM --recompute-modules); the zero value is the attention
 	// core alone (RecomputeCoreAttn), Megatron's default.

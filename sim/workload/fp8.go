@@ -188,6 +188,26 @@ func (r FP8Recipe) String() string {
 // fp8Recipe returns the quantisation model the builder applies to its
 // GEMMs: the recipe's when the compute dtype is FP8 (an undefined recipe
 // counts as tensorwise), nil otherwise.
+// IsBF16Layer reports whether layer of m runs in BF16 inside an FP8 run
+// (Shape.BF16AtStart, BF16AtEnd): the global index is below the first
+// count or at least Layers minus the last one, as Megatron-Core's
+// is_first_last_bf16_layer counts (MTP layers, numbered after the
+// decoder's, fall in the last group).
+func (s Shape) IsBF16Layer(m Model, layer int) bool {
+	if s.Dtype != FP8 || layer < 0 {
+		return false
+	}
+	return layer < s.BF16AtStart || (s.BF16AtEnd > 0 && layer >= m.Layers-s.BF16AtEnd)
+}
+
+// forLayer is s as layer of m runs: BF16 for a BF16 layer of an FP8 run.
+func (s Shape) forLayer(m Model, layer int) Shape {
+	if s.IsBF16Layer(m, layer) {
+		s.Dtype = BF16
+	}
+	return s
+}
+
 func (s Shape) fp8Recipe() *fp8Recipe {
 	if s.Dtype != FP8 {
 		return nil

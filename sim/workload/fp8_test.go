@@ -273,3 +273,38 @@ func TestGEMMScaling(t *testing.T) {
 		}
 	}
 }
+
+// TestBF16Layers: with one BF16 layer at each end, an FP8 Llama 3 8B runs
+// layers 0 and 31 (and an MTP layer 32 after them) with BF16 GEMMs and
+// no quantisation kernels, the others in FP8, as Megatron-Core's
+// is_first_last_bf16_layer counts; a BF16 run is unaffected.
+func TestBF16Layers(t *testing.T) {
+	m, _ := Preset("llama3-8b")
+	m.MTPLayers = 1
+	s := Shape{MicroBatch: 1, Seq: 4096, TP: 1, Dtype: FP8, FlashAttention: true, BF16AtStart: 1, BF16AtEnd: 1}
+	for l, want := range map[int]bool{0: true, 1: false, 30: false, 31: true, 32: true} {
+		if got := s.IsBF16Layer(m, l); got != want {
+			t.Errorf("layer %d: BF16 %v, want %v", l, got, want)
+		}
+		quant := 0
+		for _, o := range m.LayerOps(l, s, Forward) {
+			if o.Quant != 0 {
+				quant++
+			}
+		}
+		if (quant == 0) != want {
+			t.Errorf("layer %d: %d quantisation kernels, BF16 %v", l, quant, want)
+		}
+	}
+	bf := s
+	bf.Dtype = BF16
+	if bf.IsBF16Layer(m, 1) || s.IsBF16Layer(m, -1) {
+		t.Error("only FP8 runs have BF16 layers, and only real ones")
+	}
+	plain := s
+	plain.BF16AtStart, plain.BF16AtEnd = 0, 0
+	if m.LayerActivationBytes(0, s, RecomputeNone) <= m.LayerActivationBytes(0, plain, RecomputeNone) &&
+		plain.savedGEMMInputBytes(2) < 2 {
+		t.Error("a BF16 layer must keep its GEMM inputs at bf16 width")
+	}
+}

@@ -96,6 +96,7 @@ func (m Model) LayerActivationBytes(layer int, s Shape, r Recompute) float64 {
 	if layer < 0 || layer >= m.StackLayers() {
 		return 0
 	}
+	s = s.forLayer(m, layer)
 	sh := newSplit(m, s)
 	a, h := sh.act, float64(m.Hidden)
 	T, Tsp := sh.tok, sh.tokSP

@@ -301,6 +301,7 @@ func bwdList(ops []fwdOp, gin, act float64) []Op {
 // forward builds layer's forward ops; a multi-token-prediction layer
 // starts with its module's input ops (mtpInput).
 func (m Model) forward(layer int, s Shape) *builder {
+	s = s.forLayer(m, layer)
 	b := &builder{split: newSplit(m, s), window: m.Window(layer)}
 	if m.IsMTPLayer(layer) {
 		b.mtpInput()

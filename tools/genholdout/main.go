@@ -246,6 +246,9 @@ const (
 	mxFact = "MXFP8: the performance scripts' fp8_mx is bf16_with_mxfp8_mixed(), fp8_recipe \"mxfp8\" (same files), written as fp8_recipe: mxfp8."
 	// paramGatherFact: both FP8 mixed-precision configs set
 	// fp8_param_gather = True and the performance scripts do not reset it.
+	// csBF16Fact: the current-scaling config keeps the first and last
+	// transformer layers in BF16.
+	csBF16Fact      = "The current-scaling config keeps the first and last transformer layers in BF16 (first_last_layers_bf16 = True, num_layers_at_start_in_bf16 = num_layers_at_end_in_bf16 = 1, training/mixed_precision.py @ v0.2.0 and v0.3.0), written as bf16_layers_at_start/_at_end: 1."
 	paramGatherFact = "Both FP8 mixed-precision configs set fp8_param_gather = True (training/mixed_precision.py @ v0.2.0 and v0.3.0; the performance scripts do not override it), written as fp8_param_gather: true."
 )
 
@@ -273,10 +276,12 @@ func translate(r row) (*scen, []string) {
 		s.Precision = "bf16"
 	case "FP8-CS":
 		s.Precision, s.FP8Recipe, s.FP8ParamGather = "fp8", "current", true
-		s.Facts = append(s.Facts, csFact, paramGatherFact)
+		s.BF16AtStart, s.BF16AtEnd = 1, 1
+		s.Facts = append(s.Facts, csFact, paramGatherFact, csBF16Fact)
 	case "FP8":
 		s.Precision, s.FP8Recipe, s.FP8ParamGather = "fp8", "current", true
-		s.Facts = append(s.Facts, fp8Is26CS, csFact, paramGatherFact)
+		s.BF16AtStart, s.BF16AtEnd = 1, 1
+		s.Facts = append(s.Facts, fp8Is26CS, csFact, paramGatherFact, csBF16Fact)
 	case "FP8-MX", "MXFP8":
 		s.Precision, s.FP8Recipe, s.FP8ParamGather = "fp8", "mxfp8", true
 		s.Facts = append(s.Facts, mxFact, paramGatherFact)

@@ -44,6 +44,7 @@ type Scenario struct {
 	AttnRepeatKV                 bool     // training.attention_repeat_kv
 	FP8Recipe                    string   // training.fp8_recipe; empty = default (tensorwise with fp8)
 	FP8ParamGather               bool     // training.fp8_param_gather
+	BF16AtStart, BF16AtEnd       int      // training.bf16_layers_at_start/_at_end; 0 = none
 	CUDAGraphs                   string   // training.cuda_graphs; empty = default (none)
 
 	GPU                string
@@ -157,6 +158,8 @@ func (s *Scenario) YAML() []byte {
 	if s.FP8ParamGather {
 		b.WriteString("  fp8_param_gather: true\n")
 	}
+	num("bf16_layers_at_start", s.BF16AtStart)
+	num("bf16_layers_at_end", s.BF16AtEnd)
 	str("grad_dtype", s.GradDtype)
 	str("optimizer_state_dtype", s.StateDtype)
 	str("recompute", s.Recompute)
