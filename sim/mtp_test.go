@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -34,4 +35,22 @@ func TestMTPField(t *testing.T) {
 		{[]string{"model.mtp_layers", "-1"}, "model.mtp_layers: must be between 0"},
 		{[]string{"model.mtp_layers", "17"}, "model.mtp_layers: must be between 0"},
 	})
+}
+
+// TestSoftwareLineNamesRound9Features: the run's software line says when
+// multi-token prediction, offloading, FP8 parameter gathers and BF16 end
+// layers are on, so a reader of the summary sees what was priced.
+func TestSoftwareLineNamesRound9Features(t *testing.T) {
+	s := parseWith(t, nil, "model.mtp_layers", "1", "training.precision", "fp8", "training.fp8_param_gather", "true",
+		"training.bf16_layers_at_start", "1", "training.bf16_layers_at_end", "2",
+		"training.offload_modules", "[attn_norm, core_attn]", "training.offload_optimizer", "true")
+	sw := s.Software()
+	for _, want := range []string{"(fp8 param gather)", "(bf16 layers: first 1, last 2)", "mtp 1", "offload attn_norm+core_attn", "offload optimizer"} {
+		if !strings.Contains(sw, want) {
+			t.Errorf("software line %q lacks %q", sw, want)
+		}
+	}
+	if sw := parseWith(t, nil).Software(); strings.Contains(sw, "mtp") || strings.Contains(sw, "offload") {
+		t.Errorf("default software line %q names a feature that is off", sw)
+	}
 }

@@ -799,6 +799,12 @@ func (s *Scenario) Software() string {
 	prec := t.Precision
 	if s.r.precision == workload.FP8 {
 		prec += " " + s.r.fp8.String()
+		if t.FP8ParamGather {
+			prec += " (fp8 param gather)"
+		}
+		if a, e := t.BF16LayersAtStart, t.BF16LayersAtEnd; a+e > 0 {
+			prec += fmt.Sprintf(" (bf16 layers: first %d, last %d)", a, e)
+		}
 	}
 	attn := t.AttentionKernel
 	if attn == "auto" {
@@ -840,6 +846,15 @@ func (s *Scenario) Software() string {
 	}
 	if t.CUDAGraphs == "full" {
 		parts = append(parts, "cuda graphs full")
+	}
+	if n := s.r.model.MTPLayers; n > 0 {
+		parts = append(parts, fmt.Sprintf("mtp %d", n))
+	}
+	if len(t.OffloadModules) > 0 {
+		parts = append(parts, "offload "+strings.Join(t.OffloadModules, "+"))
+	}
+	if t.OffloadOptimizer {
+		parts = append(parts, "offload optimizer")
 	}
 	return strings.Join(parts, ", ")
 }
