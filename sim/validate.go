@@ -44,31 +44,20 @@ type resolved struct {
 // parseRecomputeModules resolves training.recompute_modules: module names
 // (workload.RecomputeModuleNames), only with recompute: selective.
 func parseRecomputeModules(names []string, r workload.Recompute) (workload.RecomputeModules, error) {
-	if len(names) == 0 {
-		return 0, nil
-	}
-	if r != workload.RecomputeSelective {
+	if len(names) > 0 && r != workload.RecomputeSelective {
 		return 0, fmt.Errorf("training.recompute_modules: needs training.recompute: selective, got %s (drop the field or set selective)", r)
 	}
-	var set workload.RecomputeModules
-	for _, n := range names {
-		i := slices.Index(workload.RecomputeModuleNames, n)
-		if i < 0 {
-			return 0, fmt.Errorf("training.recompute_modules: unknown module %q (valid: %s)", n, strings.Join(workload.RecomputeModuleNames, ", "))
-		}
-		set |= 1 << i
-	}
-	return set, nil
+	return parseModuleSet[workload.RecomputeModules]("training.recompute_modules", names, workload.RecomputeModuleNames)
 }
 
-// parseOffloadModules resolves training.offload_modules: module names
-// (workload.OffloadModuleNames), each at most once.
-func parseOffloadModules(names []string) (workload.OffloadModules, error) {
-	var set workload.OffloadModules
+// parseModuleSet resolves a list of module names into the bit set whose
+// bit i is valid[i]; a name listed twice sets its bit once.
+func parseModuleSet[S ~uint8](field string, names, valid []string) (S, error) {
+	var set S
 	for _, n := range names {
-		i := slices.Index(workload.OffloadModuleNames, n)
+		i := slices.Index(valid, n)
 		if i < 0 {
-			return 0, fmt.Errorf("training.offload_modules: unknown module %q (valid: %s)", n, strings.Join(workload.OffloadModuleNames, ", "))
+			return 0, fmt.Errorf("%s: unknown module %q (valid: %s)", field, n, strings.Join(valid, ", "))
 		}
 		set |= 1 << i
 	}
@@ -380,7 +369,7 @@ func (s *Scenario) resolveTraining(set map[string]bool) error {
 	if s.r.recomputeModules == workload.RecomputeCoreAttn {
 		t.RecomputeModules = nil // canonical: core_attn alone is the default
 	}
-	if s.r.offload, err = parseOffloadModules(t.OffloadModules); err != nil {
+	if s.r.offload, err = parseModuleSet[workload.OffloadModules]("training.offload_modules", t.OffloadModules, workload.OffloadModuleNames); err != nil {
 		return err
 	}
 	t.OffloadModules = nil // canonical: the set, in module order

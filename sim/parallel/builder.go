@@ -1121,8 +1121,11 @@ func (b *builder) flushBucket() {
 }
 
 // hostCopies are the copies of one layer's offloaded activations of one
-// micro-batch: to the host and back (-1 until issued).
-type hostCopies struct{ d2h, h2d int32 }
+// micro-batch: to the host and back (-1 until issued), and their size.
+type hostCopies struct {
+	d2h, h2d int32
+	bytes    float64
+}
 
 // offloadKey identifies a layer's activations of one micro-batch.
 func offloadKey(l, mb int) int64 { return int64(l)<<32 | int64(uint32(mb)) }
@@ -1153,7 +1156,7 @@ func (b *builder) offload(ch Chunk, l, mb int, after int32) {
 	d2h := b.add(Task{Kind: KindHostCopy, Stream: StreamD2H, Name: "offload_d2h",
 		Layer: int32(l), Micro: int32(mb), Chunk: int32(ch.Index), Dur: copyTime(bytes, b.cfg.HostD2H),
 		Bytes: bytes, Peer: -1, Match: -1, CopyEngine: true}, after)
-	b.offloaded[offloadKey(l, mb)] = hostCopies{d2h: d2h, h2d: -1}
+	b.offloaded[offloadKey(l, mb)] = hostCopies{d2h: d2h, h2d: -1, bytes: bytes}
 }
 
 // reloadLayer issues, once, the copy of layer l's offloaded inputs of
@@ -1166,9 +1169,8 @@ func (b *builder) reloadLayer(l, mb, chunk int, after int32) int32 {
 		return -1
 	}
 	if c.h2d < 0 {
-		bytes := b.offloadedBytes(l)
 		c.h2d = b.add(Task{Kind: KindHostCopy, Stream: StreamH2D, Name: "reload_h2d", Layer: int32(l), Micro: int32(mb),
-			Chunk: int32(chunk), Dur: copyTime(bytes, b.cfg.HostH2D), Bytes: bytes, Peer: -1, Match: -1, CopyEngine: true}, c.d2h, after)
+			Chunk: int32(chunk), Dur: copyTime(c.bytes, b.cfg.HostH2D), Bytes: c.bytes, Peer: -1, Match: -1, CopyEngine: true}, c.d2h, after)
 		b.offloaded[k] = c
 	}
 	return c.h2d
@@ -1199,8 +1201,8 @@ func (b *builder) optimizer() {
 		deps = append(deps, b.add(Task{Kind: KindHostCopy, Stream: StreamH2D, Name: "optimizer_reload_h2d", Layer: -1, Micro: -1, Chunk: -1,
 			Dur: copyTime(states, cfg.HostH2D), Bytes: states, Peer: -1, Match: -1, CopyEngine: true}, b.last[StreamCompute]))
 	}
-	d := b.pr.OpsTime([]workload.Op{optimizerOp(cfg, local)})
 	op := optimizerOp(cfg, local)
+	d := b.pr.OpsTime([]workload.Op{op})
 	opt := b.add(Task{Kind: KindOptimizer, Stream: StreamCompute, Name: "optimizer_step", Layer: -1, Micro: -1, Chunk: -1,
 		Dur: d, FLOPs: op.FLOPs, Bytes: op.BytesRead + op.BytesWritten, Peer: -1, Match: -1}, deps...)
 	if states > 0 {
