@@ -53,7 +53,18 @@ type Comparison struct {
 	// Convention is expect.flops_convention plus "/causal" when the source
 	// counted causal attention.
 	Convention string
+	// HasMemory says the source published a peak memory
+	// (expect.peak_memory_gib); MeasuredMemBytes is it in bytes,
+	// PredictedMemBytes the simulated peak of the largest rank, and
+	// MemError (PredictedMemBytes − MeasuredMemBytes) / MeasuredMemBytes,
+	// positive when simtrain predicts more memory. All zero without.
+	HasMemory                           bool
+	MeasuredMemBytes, PredictedMemBytes float64
+	MemError                            float64
 }
+
+// gib is bytes per GiB, the unit of expect.peak_memory_gib.
+const gib = 1 << 30
 
 // Expectation kinds, the keys of the expect: block.
 const (
@@ -209,6 +220,11 @@ func Compare(res *Result) (Comparison, error) {
 	}
 	if metric == MetricTFLOPs || metric == MetricMFU {
 		c.SourceFLOPsPerStep, _ = s.SourceFLOPsPerStep()
+	}
+	if m := s.Expect.PeakMemoryGiB; m != nil && *m > 0 {
+		c.HasMemory = true
+		c.MeasuredMemBytes, c.PredictedMemBytes = *m*gib, res.PeakMemBytes
+		c.MemError = (c.PredictedMemBytes - c.MeasuredMemBytes) / c.MeasuredMemBytes
 	}
 	return c, nil
 }

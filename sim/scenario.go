@@ -275,8 +275,12 @@ type Expect struct {
 	TokensPerSPerGPU *float64 `yaml:"tokens_per_s_per_gpu" json:"tokens_per_s_per_gpu,omitempty"`
 	MFU              *float64 `yaml:"mfu" json:"mfu,omitempty"`
 	TFLOPsPerGPU     *float64 `yaml:"tflops_per_gpu" json:"tflops_per_gpu,omitempty"`
-	Source           string   `yaml:"source" json:"source"`
-	FLOPsConvention  string   `yaml:"flops_convention" json:"flops_convention"`
+	// PeakMemoryGiB is the source's peak memory per GPU in GiB (2^30
+	// bytes), the largest GPU's; optional, compared beside the speed figure
+	// with the simulated peak (Result.PeakMemBytes).
+	PeakMemoryGiB   *float64 `yaml:"peak_memory_gib" json:"peak_memory_gib,omitempty"`
+	Source          string   `yaml:"source" json:"source"`
+	FLOPsConvention string   `yaml:"flops_convention" json:"flops_convention"`
 	// AttentionFLOPs says how the source counted the attention-matrix FLOPs
 	// in an mfu or tflops_per_gpu figure: "full" (every query against every
 	// key: PaLM appendix B, Megatron-LM until 2024, llm-foundry; the default)

@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -785,6 +786,9 @@ func (s *Scenario) validateExpect() error {
 	}
 	if n != 1 {
 		return fmt.Errorf("expect: give exactly one of step_time_s, tokens_per_s_per_gpu, mfu, tflops_per_gpu (got %d)", n)
+	}
+	if m := e.PeakMemoryGiB; m != nil && !(*m > 0 && !math.IsInf(*m, 0)) {
+		return fmt.Errorf("expect.peak_memory_gib: must be a positive number of GiB, got %g", *m)
 	}
 	if e.FLOPsConvention == "" {
 		e.FLOPsConvention = "model"

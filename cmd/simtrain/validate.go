@@ -267,21 +267,48 @@ func statsOf(rows []validation) stats {
 		}
 	}
 	st.simulated = len(abs)
-	if len(abs) == 0 {
-		return st
-	}
-	total := 0.0
-	for _, a := range abs {
-		total += a
-	}
-	st.mape = total / float64(len(abs))
-	slices.Sort(abs)
-	if n := len(abs); n%2 == 1 {
-		st.median = abs[n/2]
-	} else {
-		st.median = (abs[n/2-1] + abs[n/2]) / 2
-	}
+	st.mape, st.median = meanMedian(abs)
 	return st
+}
+
+// memStatsOf is statsOf over the peak-memory errors of the rows whose
+// source published a peak memory.
+func memStatsOf(rows []validation) stats {
+	var st stats
+	var abs []float64
+	for _, v := range rows {
+		if v.err != nil || !v.cmp.HasMemory {
+			continue
+		}
+		st.rows++
+		a := math.Abs(v.cmp.MemError)
+		abs = append(abs, a)
+		if a > st.worst || st.worstName == "" {
+			st.worst, st.worstName = a, v.name
+		}
+	}
+	st.simulated = len(abs)
+	st.mape, st.median = meanMedian(abs)
+	return st
+}
+
+// meanMedian returns the mean and the median of xs (zeros when empty); it
+// sorts xs.
+func meanMedian(xs []float64) (mean, median float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	slices.Sort(xs)
+	if n := len(xs); n%2 == 1 {
+		median = xs[n/2]
+	} else {
+		median = (xs[n/2-1] + xs[n/2]) / 2
+	}
+	return mean, median
 }
 
 // groupKinds are the groupings of the per-group report, in print order.
@@ -311,11 +338,12 @@ type namedStats struct {
 
 type summary struct {
 	all    stats
+	memory stats          // peak-memory errors of the rows with a published peak
 	groups [][]namedStats // per groupKinds entry, sorted by name
 }
 
 func summarise(rows []validation) summary {
-	s := summary{all: statsOf(rows)}
+	s := summary{all: statsOf(rows), memory: memStatsOf(rows)}
 	for _, g := range groupKinds {
 		by := map[string][]validation{}
 		for _, v := range rows {
@@ -373,7 +401,30 @@ func printValidateTable(w io.Writer, rows []validation, sum summary, out string)
 		}
 		tw.Flush()
 	}
+	printMemoryTable(w, rows, sum.memory)
 	fmt.Fprintf(w, "\noutputs: %s, %s\n", filepath.Join(out, "validation.arrow"), filepath.Join(out, "validation.svg"))
+}
+
+// printMemoryTable prints the peak memory of the rows whose source
+// published one, against the simulated peak of the largest rank, and their
+// summary; nothing when no row has one.
+func printMemoryTable(w io.Writer, rows []validation, m stats) {
+	if m.rows == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\npeak memory per GPU (runs that publish it)\n")
+	tw := newTable(w)
+	fmt.Fprintln(tw, "scenario\tmeasured GiB\tpredicted GiB\terror\t")
+	for _, v := range rows {
+		if v.err != nil || !v.cmp.HasMemory {
+			continue
+		}
+		c := v.cmp
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s\t\n", v.name, c.MeasuredMemBytes/(1<<30), c.PredictedMemBytes/(1<<30), pct(c.MemError))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "memory: %d runs: MAPE %.2f%%, median %.2f%%, worst %.1f%% (%s)\n",
+		m.simulated, 100*m.mape, 100*m.median, 100*m.worst, m.worstName)
 }
 
 // printValidateJSON prints the contract of scenario-format.md: one object per
@@ -392,6 +443,11 @@ func printValidateJSON(w io.Writer, rows []validation, sum summary) error {
 				"flops_convention": c.Convention, "group": v.group, "gpu": v.gpu, "parallel_style": v.style,
 				"fidelity": v.fidLbl,
 			}
+			if c.HasMemory {
+				obj["measured_peak_memory_gib"] = c.MeasuredMemBytes / (1 << 30)
+				obj["predicted_peak_memory_gib"] = c.PredictedMemBytes / (1 << 30)
+				obj["memory_error"] = c.MemError
+			}
 		}
 		if err := writeJSONLine(w, obj); err != nil {
 			return err
@@ -407,6 +463,9 @@ func printValidateJSON(w io.Writer, rows []validation, sum summary) error {
 	}
 	obj := statsJSON(sum.all)
 	obj["groups"] = groups
+	if sum.memory.rows > 0 {
+		obj["memory"] = statsJSON(sum.memory)
+	}
 	return writeJSONLine(w, obj)
 }
 
@@ -424,6 +483,7 @@ func writeValidationFiles(dir string, rows []validation, sum summary) error {
 		r := output.ValidationRow{Name: v.name, Group: v.group, GPU: v.gpu, ParallelStyle: v.style}
 		nan := math.NaN()
 		r.Measured, r.Predicted, r.MeasuredStepTimeS, r.PredictedStepTimeS, r.RelError, r.AbsError = nan, nan, nan, nan, nan, nan
+		r.MeasuredPeakMemGiB, r.PredictedPeakMemGiB, r.MemRelError = nan, nan, nan
 		if v.scen != nil {
 			r.RunID, r.Source, r.NumGPUs = v.scen.RunID(), v.scen.Expect.Source, int64(v.scen.GPUs())
 			r.Metric, _ = v.scen.Expect.Metric()
@@ -438,6 +498,10 @@ func writeValidationFiles(dir string, rows []validation, sum summary) error {
 			r.MeasuredStepTimeS, r.PredictedStepTimeS = c.MeasuredStepTimeS, c.PredictedStepTimeS
 			r.RelError, r.AbsError = c.Error, math.Abs(c.Error)
 			r.Fits, r.SimWallS = v.res.Fits, v.res.SimWallS
+			r.PredictedPeakMemGiB = v.res.PeakMemBytes / (1 << 30)
+			if c.HasMemory {
+				r.MeasuredPeakMemGiB, r.MemRelError = c.MeasuredMemBytes/(1<<30), c.MemError
+			}
 		}
 		out = append(out, r)
 	}
@@ -445,6 +509,10 @@ func writeValidationFiles(dir string, rows []validation, sum summary) error {
 		"mape":       fmt.Sprintf("%g", sum.all.mape),
 		"median_ape": fmt.Sprintf("%g", sum.all.median),
 		"max_ape":    fmt.Sprintf("%g", sum.all.worst),
+	}
+	if sum.memory.rows > 0 {
+		meta["memory_mape"] = fmt.Sprintf("%g", sum.memory.mape)
+		meta["memory_max_ape"] = fmt.Sprintf("%g", sum.memory.worst)
 	}
 	if err := output.WriteTable(filepath.Join(dir, "validation.arrow"), out, meta); err != nil {
 		return err

@@ -30,5 +30,13 @@ type ValidationRow struct {
 	RelError float64 `arrow:"rel_error"`
 	AbsError float64 `arrow:"abs_rel_error"`
 	Fits     bool    `arrow:"fits"` // the memory model says every rank fits
-	SimWallS float64 `arrow:"sim_wall_s"`
+	// MeasuredPeakMemGiB is the source's peak memory per GPU
+	// (expect.peak_memory_gib), NaN when it published none;
+	// PredictedPeakMemGiB is the simulated peak of the largest rank, and
+	// MemRelError (predicted − measured) / measured, NaN without a
+	// published figure.
+	MeasuredPeakMemGiB  float64 `arrow:"measured_peak_mem_gib"`
+	PredictedPeakMemGiB float64 `arrow:"predicted_peak_mem_gib"`
+	MemRelError         float64 `arrow:"mem_rel_error"`
+	SimWallS            float64 `arrow:"sim_wall_s"`
 }

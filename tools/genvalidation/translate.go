@@ -520,8 +520,29 @@ func torchtitan(r row) (*scen, string) {
 	// torchtitan's loss is cross_entropy(pred.flatten(0, 1).float(), ...)
 	// (torchtitan/components/loss.py); build_cross_entropy_loss wraps it in
 	// torch.compile when training.compile is set, and Inductor then fuses the
-	// upcast, log-softmax and gather. Eager runs pay PyTorch's unfused path.
-	if !strings.Contains(strings.ToLower(notes), "compile") {
+	// upcast, log-softmax and gather. Eager runs pay PyTorch's unfused path,
+	// and so do the compiled runs of the December-2024 document: its
+	// torchtitan, 9dec370, compiles the TransformerBlocks only, the loss's
+	// compile having been commented out on 2024-12-18 (e8977b007, train.py:
+	// "compiling loss function causes CUDA errors, turning off for now").
+	compiled := strings.Contains(strings.ToLower(notes), "compile")
+	if compiled && family == "torchtitan-2024-12" {
+		unfused := false
+		s.FusedLoss = &unfused
+		s.Facts = append(s.Facts, "Loss: torchtitan 9dec370 (the document's version) compiles each TransformerBlock but not the loss (train.py: compile of loss_fn",
+			"commented out by e8977b007, 2024-12-18), so cross_entropy runs on the fp32-upcast logits with PyTorch's unfused kernels: fused_loss: false.")
+	}
+	// The documents' Memory(GiB) is what torchtitan logs: the caching
+	// allocator's peak reserved bytes (metrics.py DeviceMemoryMonitor,
+	// memory_stats()["reserved_bytes.all.peak"], at 9dec370 and in
+	// components/metrics.py of 2025), the largest over the GPUs (the
+	// December-2024 document's footnote 1).
+	if m, err := atof(noteField(notes, "peak memory GiB")); err == nil && m > 0 {
+		s.PeakMemGiB = m
+		s.Facts = append(s.Facts, "Peak memory: the document's Memory(GiB), torchtitan's logged peak reserved memory of the caching allocator",
+			"(reserved_bytes.all.peak, metrics.py), the largest over the GPUs: expect.peak_memory_gib.")
+	}
+	if !compiled {
 		unfused := false
 		s.FusedLoss = &unfused
 		s.Facts = append(s.Facts, "Loss: eager torchtitan computes cross_entropy on the fp32-upcast logits with PyTorch's unfused kernels (torchtitan/components/loss.py; compiled runs fuse it), written as fused_loss: false.")

@@ -67,6 +67,9 @@ type Scenario struct {
 
 	Metric     string // expect key: step_time_s | tokens_per_s_per_gpu | mfu | tflops_per_gpu
 	Value      float64
+	// PeakMemGiB is the source's peak memory per GPU in GiB (2^30 bytes),
+	// written as expect.peak_memory_gib; 0 = not published.
+	PeakMemGiB float64
 	Source     string
 	Convention string // flops_convention; empty = default (model)
 	Attention  string // attention_flops; empty = default (full)
@@ -234,6 +237,9 @@ func (s *Scenario) YAML() []byte {
 
 	b.WriteString("\nexpect:\n")
 	fmt.Fprintf(&b, "  %s: %s\n", s.Metric, strconv.FormatFloat(s.Value, 'g', -1, 64))
+	if s.PeakMemGiB > 0 {
+		fmt.Fprintf(&b, "  peak_memory_gib: %s\n", strconv.FormatFloat(s.PeakMemGiB, 'g', -1, 64))
+	}
 	fmt.Fprintf(&b, "  source: %s\n", Quote(s.Source))
 	str("flops_convention", s.Convention)
 	str("attention_flops", s.Attention)
