@@ -167,6 +167,31 @@ func TestCompare(t *testing.T) {
 	}
 }
 
+// TestCompareMemory: a published peak memory (GiB) is compared with the
+// simulated peak of the largest rank; 48 GiB simulated against 40 GiB
+// published is +20%. Without the field nothing is compared, and a field
+// that is not a positive number is rejected with its name.
+func TestCompareMemory(t *testing.T) {
+	s := parseExpect(t, smallScenario+"expect: {step_time_s: 1, peak_memory_gib: 40, source: x}\n")
+	got, err := Compare(&Result{Scenario: s, StepTimeS: 1, PeakMemBytes: 48 * (1 << 30)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.HasMemory || got.MeasuredMemBytes != 40*(1<<30) || got.PredictedMemBytes != 48*(1<<30) || !expectNear(got.MemError, 0.2, 1e-12) {
+		t.Errorf("memory comparison %+v", got)
+	}
+	got, err = Compare(&Result{Scenario: parseExpect(t, smallScenario+"expect: {step_time_s: 1, source: x}\n"), StepTimeS: 1, PeakMemBytes: 1e9})
+	if err != nil || got.HasMemory || got.MemError != 0 {
+		t.Errorf("no published memory: %+v (%v)", got, err)
+	}
+	for _, v := range []string{"0", "-3", ".inf"} {
+		_, err := Parse([]byte(smallScenario + "expect: {step_time_s: 1, peak_memory_gib: " + v + ", source: x}\n"))
+		if err == nil || !strings.Contains(err.Error(), "expect.peak_memory_gib: must be a positive number of GiB") {
+			t.Errorf("peak_memory_gib %s: %v", v, err)
+		}
+	}
+}
+
 func TestParallelStyle(t *testing.T) {
 	base := `
 name: p

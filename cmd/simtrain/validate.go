@@ -26,7 +26,10 @@ type validateOptions struct {
 	format   string
 	out      string
 	maxMAPE  float64
-	workers  int
+	// maxMemMAPE bounds the peak-memory MAPE of the rows that publish a
+	// peak memory (percent; 0 = no limit).
+	maxMemMAPE float64
+	workers    int
 }
 
 // defaultValidationDir is what `simtrain validate` checks without arguments.
@@ -52,13 +55,16 @@ mean absolute percentage error (MAPE), median and worst error overall and per
 group (the source, expect.group; the GPU type, its model — a100, h100, ... —
 and its architecture; the parallel style), and writes OUT/validation.arrow (one row per scenario) and
 OUT/validation.svg (predicted vs measured step time, log-log, with y = x and
-a ±10% band).
+a ±10% band). Scenarios whose source also published a peak memory per GPU
+(expect.peak_memory_gib) get a second comparison, the simulated peak of the
+largest rank against it, reported as its own table and MAPE.
 
 Directories are searched for *.yaml and *.yml files (not recursively); with no
 argument it validates ` + defaultValidationDir + `. The exit status is non-zero
-when a scenario fails to simulate or when the MAPE exceeds --max-mape.`,
+when a scenario fails to simulate, when the MAPE exceeds --max-mape, or when
+the peak-memory MAPE exceeds --max-memory-mape.`,
 		Example: `  simtrain validate
-  simtrain validate scenarios/validation --max-mape 12 --format json
+  simtrain validate scenarios/validation --max-mape 12 --max-memory-mape 10 --format json
   simtrain validate scenarios/validation/r068-mpt-70b-h100-sxm-256gpu.yaml --fidelity flow`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkChoice("format", o.format, "table", "json"); err != nil {
@@ -70,6 +76,9 @@ when a scenario fails to simulate or when the MAPE exceeds --max-mape.`,
 			}
 			if o.maxMAPE < 0 || math.IsNaN(o.maxMAPE) {
 				return usageErrorf("--max-mape: %g must be a percentage >= 0 (0 = no limit)", o.maxMAPE)
+			}
+			if o.maxMemMAPE < 0 || math.IsNaN(o.maxMemMAPE) {
+				return usageErrorf("--max-memory-mape: %g must be a percentage >= 0 (0 = no limit)", o.maxMemMAPE)
 			}
 			if o.workers < 0 {
 				return usageErrorf("--workers: %d must be >= 0 (0 = one per CPU)", o.workers)
@@ -89,6 +98,7 @@ when a scenario fails to simulate or when the MAPE exceeds --max-mape.`,
 	f.StringVar(&o.format, "format", "table", "stdout format: table, or json (one object per scenario, then a summary object)")
 	f.StringVar(&o.out, "out", "results/validation", "directory for validation.arrow and validation.svg")
 	f.Float64Var(&o.maxMAPE, "max-mape", 0, "fail when the MAPE exceeds this many percent (0 = no limit)")
+	f.Float64Var(&o.maxMemMAPE, "max-memory-mape", 0, "fail when the peak-memory MAPE of the runs that publish one (expect.peak_memory_gib) exceeds this many percent (0 = no limit)")
 	f.IntVar(&o.workers, "workers", 0, "scenarios simulated at once (0 = one per CPU); results do not depend on it")
 	return cmd
 }
@@ -240,6 +250,9 @@ func runValidate(cmd *cobra.Command, paths []string, o validateOptions, fid *net
 	}
 	if o.maxMAPE > 0 && 100*sum.all.mape > o.maxMAPE {
 		return fmt.Errorf("MAPE %.2f%% exceeds --max-mape %g%%", 100*sum.all.mape, o.maxMAPE)
+	}
+	if o.maxMemMAPE > 0 && 100*sum.memory.mape > o.maxMemMAPE {
+		return fmt.Errorf("peak-memory MAPE %.2f%% exceeds --max-memory-mape %g%%", 100*sum.memory.mape, o.maxMemMAPE)
 	}
 	return nil
 }

@@ -164,6 +164,89 @@ func TestValidateTableAndMaxMAPE(t *testing.T) {
 	}
 }
 
+// TestValidateMemory: a row with a published peak memory gets a memory
+// comparison in the table, the JSON row and summary and validation.arrow;
+// rows without one get none (NaN in Arrow). The published figure is set
+// from the simulated peak so that the error is −20% exactly.
+func TestValidateMemory(t *testing.T) {
+	s, err := sim.Parse([]byte(fmt.Sprintf(tinyScenario, "probe")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sim.Run(context.Background(), s, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gibs := res.PeakMemBytes / (1 << 30)
+	dir := t.TempDir()
+	for name, doc := range map[string]string{
+		"m.yaml": fmt.Sprintf(tinyScenario, "m") + fmt.Sprintf("expect: {step_time_s: %.17g, peak_memory_gib: %.17g, source: test-m}\n", res.StepTimeS, gibs/0.8),
+		"n.yaml": fmt.Sprintf(tinyScenario, "n") + fmt.Sprintf("expect: {step_time_s: %.17g, source: test-n}\n", res.StepTimeS),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := t.TempDir()
+	stdout, _, err := runCLI(t, "validate", dir, "--out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"peak memory per GPU (runs that publish it)", "-20.0%", "memory: 1 runs: MAPE 20.00%, median 20.00%, worst 20.0% (m)"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
+		}
+	}
+	if _, _, err := runCLI(t, "validate", dir, "--out", out, "--max-memory-mape", "19"); err == nil ||
+		!strings.Contains(err.Error(), "peak-memory MAPE 20.00% exceeds --max-memory-mape 19%") {
+		t.Errorf("--max-memory-mape 19: %v", err)
+	}
+	if _, _, err := runCLI(t, "validate", dir, "--out", out, "--max-memory-mape", "21"); err != nil {
+		t.Errorf("--max-memory-mape 21: %v", err)
+	}
+	stdout, _, err = runCLI(t, "validate", dir, "--format", "json", "--out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("want 2 rows and a summary:\n%s", stdout)
+	}
+	// The top-level MAPE is the one right after the groups object (the
+	// accuracy gate in .ci/validate.sh reads it so).
+	if !strings.Contains(lines[2], `},"mape":0,`) {
+		t.Errorf("summary layout changed: %s", lines[2])
+	}
+	for _, l := range lines[:2] {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		e, has := m["memory_error"].(float64)
+		if m["name"] == "m" && (!has || math.Abs(e+0.2) > 1e-9 || math.Abs(m["measured_peak_memory_gib"].(float64)-gibs/0.8) > 1e-9) {
+			t.Errorf("row m: %v", m)
+		}
+		if m["name"] == "n" && has {
+			t.Errorf("row n has a memory error: %v", m)
+		}
+	}
+	var sum map[string]any
+	if err := json.Unmarshal([]byte(lines[2]), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if mem, _ := sum["memory"].(map[string]any); mem == nil || mem["rows"].(float64) != 1 || math.Abs(mem["mape"].(float64)-0.2) > 1e-9 {
+		t.Errorf("summary memory %v", sum["memory"])
+	}
+	var rows []output.ValidationRow
+	if _, err := output.ReadTable(filepath.Join(out, "validation.arrow"), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].Name != "m" || math.Abs(rows[0].MemRelError+0.2) > 1e-9 || math.Abs(rows[0].PredictedPeakMemGiB-gibs) > 1e-9 ||
+		!math.IsNaN(rows[1].MeasuredPeakMemGiB) || !math.IsNaN(rows[1].MemRelError) || math.Abs(rows[1].PredictedPeakMemGiB-gibs) > 1e-9 {
+		t.Errorf("validation.arrow memory columns %+v", rows)
+	}
+}
+
 // TestValidateDeterministic: the worker count does not change the output.
 func TestValidateDeterministic(t *testing.T) {
 	dir := writeValidationDir(t)

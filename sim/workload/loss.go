@@ -45,6 +45,28 @@ func ParseCrossEntropy(s string) (CrossEntropy, error) {
 	return 0, fmt.Errorf("unknown cross-entropy %q (valid: %s)", s, strings.Join(crossEntropyNames, ", "))
 }
 
+// LossBytesPerLogit is the memory the cross-entropy holds at its peak per
+// logit (a token × vocabulary entry of the rank's shard), beside the
+// activations still saved for the backward:
+//
+//   - fused and vocab-parallel: 4 bytes, the fp32 logits (Korthikanti et
+//     al. 2022, §4.3: the 4·s·b·V/t of the output layer); a fused kernel
+//     keeps the bf16 logits and writes their bf16 gradient, Megatron's
+//     vocab-parallel path works in place on one fp32 copy.
+//   - unfused: 12 bytes, PyTorch's F.cross_entropy on the fp32 upcast at the
+//     start of the backward: log_softmax saved its fp32 output for the
+//     backward, nll_loss's backward writes a dense fp32 gradient of it, and
+//     log_softmax's backward allocates its fp32 result beside both
+//     (aten log_softmax_backward_data is out of place). In the forward it
+//     holds 10 (the bf16 logits, their fp32 copy and the log-probabilities;
+//     torchtitan deletes the bf16 logits before loss.backward()).
+func LossBytesPerLogit(c CrossEntropy) float64 {
+	if c == CrossEntropyUnfused {
+		return 12
+	}
+	return 4
+}
+
 // vocabParallelCrossEntropy returns the forward and backward kernels of
 // Megatron-LM's unfused VocabParallelCrossEntropy over e fp32 logits of tok
 // tokens, upcast from activation width a (megatron/core/tensor_parallel/

@@ -410,13 +410,32 @@ func StageMemory(in MemoryInput) Memory {
 	// Offloaded inputs come back one layer ahead of the backward: the
 	// layer being differentiated and the next one hold theirs.
 	mem.Activations = perMB*inflight + work + 2*reload
+	if in.Zero == 2 && in.Microbatches > 1 {
+		// ZeRO-2 reduces gradients on the last micro-batch only (the
+		// builder's gradReady: FSDP2 under torch.distributed.pipelining
+		// turns gradient sync and post-backward resharding off for every
+		// backward but the last, stage.py backward_maybe_with_nosync), so
+		// the rank's whole gradient accumulates unsharded, in the reduce
+		// dtype (FSDPParam.to_accumulated_grad_if_needed upcasts it), from
+		// the first backward on. The activations then held are the
+		// in-flight micro-batches', less the one whose backward ran when no
+		// forward follows it.
+		unsharded := (p.dense + p.expert) * sb.Gradients
+		after := mem.Activations
+		if float64(in.Microbatches) <= inflight {
+			after -= perMB
+		}
+		if unsharded+after > mem.Gradients+mem.Activations {
+			mem.Gradients, mem.Activations = unsharded, after
+		}
+	}
 
 	h := float64(m.Hidden)
 	if in.HasEmbedding && m.Dropout {
 		mem.Buffers += sh.tokSP * h * inflight
 	}
 	if in.HasHead {
-		mem.Buffers += 2*sh.tokSP*h*sh.act + 4*sh.tok*float64(cdiv(m.Vocab, sh.tp))
+		mem.Buffers += 2*sh.tokSP*h*sh.act + LossBytesPerLogit(in.Shape.CrossEntropy)*sh.tok*float64(cdiv(m.Vocab, sh.tp))
 		// each multi-token-prediction depth's loss runs after the main one
 		// and keeps its own norm and head inputs and logits for the backward
 		mtp := float64(max(m.MTPLayers, 0))

@@ -159,6 +159,87 @@ func TestStageMemory(t *testing.T) {
 	}
 }
 
+// TestLossMemory: PyTorch's unfused cross-entropy holds 12 bytes per logit
+// at the start of its backward (fp32 log-probabilities, their incoming
+// gradient and log_softmax's out-of-place result), the fused and
+// vocab-parallel ones 4 (Korthikanti's fp32 logits): on korthikantiGPT's
+// head stage the buffers differ by 8·s·b·V = 8·2048·2·1000 bytes, and by
+// 1/tp of it with the vocabulary split over TP 2.
+func TestLossMemory(t *testing.T) {
+	m := korthikantiGPT()
+	for _, tp := range []int{1, 2} {
+		in := MemoryInput{Model: m, Shape: Shape{MicroBatch: 2, Seq: 2048, Dtype: BF16, TP: tp}, Layers: 4, HasHead: true, PP: 1, DP: 1,
+			Schedule: "1f1b", Microbatches: 1, Optimizer: "adamw", MasterDtype: FP32, GradDtype: BF16}
+		byCE := map[CrossEntropy]float64{}
+		for _, ce := range []CrossEntropy{CrossEntropyFused, CrossEntropyUnfused, CrossEntropyVocabParallel} {
+			in.Shape.CrossEntropy = ce
+			byCE[ce] = StageMemory(in).Buffers
+		}
+		want := 8 * 2048 * 2 * 1000 / float64(tp)
+		if got := byCE[CrossEntropyUnfused] - byCE[CrossEntropyFused]; got != want {
+			t.Errorf("tp %d: unfused − fused buffers = %.0f, want %.0f", tp, got, want)
+		}
+		if byCE[CrossEntropyVocabParallel] != byCE[CrossEntropyFused] {
+			t.Errorf("tp %d: vocab-parallel %.0f, fused %.0f", tp, byCE[CrossEntropyVocabParallel], byCE[CrossEntropyFused])
+		}
+	}
+	// Only the stage with the head pays it.
+	in := MemoryInput{Model: m, Shape: Shape{MicroBatch: 2, Seq: 2048, Dtype: BF16, CrossEntropy: CrossEntropyUnfused}, Layers: 1, HasEmbedding: true,
+		PP: 4, DP: 1, Schedule: "1f1b", Microbatches: 8, Optimizer: "adamw", MasterDtype: FP32, GradDtype: BF16}
+	fused := in
+	fused.Shape.CrossEntropy = CrossEntropyFused
+	if StageMemory(in) != StageMemory(fused) {
+		t.Error("the loss changed a stage without the head")
+	}
+}
+
+// TestZeRO2Accumulation: ZeRO-2 reduce-scatters gradients on the last
+// micro-batch only, so with gradient accumulation the rank's whole gradient
+// is held unsharded, in the reduce dtype, from the first backward on, beside
+// the activations then in flight. korthikantiGPT's first of 4 stages (one
+// layer + embedding: 12,596,224 + 3,121,152 = 15,717,376 parameters), fp32
+// gradients, DP 4.
+func TestZeRO2Accumulation(t *testing.T) {
+	m := korthikantiGPT()
+	const params = 12596224 + 1024000 + 2097152.0
+	const sbh = 2048 * 2 * 1024.0
+	perMB := sbh * (34 + 160)
+	in := MemoryInput{Model: m, Shape: Shape{MicroBatch: 2, Seq: 2048, Dtype: BF16}, Layers: 1, HasEmbedding: true, PP: 4, DP: 4,
+		Schedule: "1f1b", Microbatches: 8, Zero: 2, Optimizer: "adamw", MasterDtype: FP32, GradDtype: FP32}
+	for _, c := range []struct {
+		name        string
+		micro       int
+		r           Recompute
+		grads, acts float64
+	}{
+		// 8 micro-batches > 4 in flight: forwards follow the first
+		// backward, so all four micro-batches' activations meet the
+		// unsharded gradient.
+		{"8 micro-batches", 8, RecomputeNone, 4 * params, 4 * perMB},
+		// 4 micro-batches = 4 in flight: after the first backward only
+		// three remain, and the end of the warm-up (four in flight, no
+		// gradient yet) is the larger peak with these activations ...
+		{"4 micro-batches", 4, RecomputeNone, 4 * params / 4, 4 * perMB},
+		// ... but not under full recomputation (2sbh per micro-batch plus
+		// one layer's working set).
+		{"4 micro-batches, full recompute", 4, RecomputeFull, 4 * params, 3*2*sbh + perMB},
+		// one micro-batch: nothing accumulates, the gradients are reduced
+		// as the backward makes them and held sharded.
+		{"1 micro-batch", 1, RecomputeNone, 4 * params / 4, 1 * perMB},
+	} {
+		in.Microbatches, in.Recompute = c.micro, c.r
+		got := StageMemory(in)
+		if !near(got.Gradients, c.grads, 1e-12) || !near(got.Activations, c.acts, 1e-12) {
+			t.Errorf("%s: gradients %.0f activations %.0f, want %.0f and %.0f", c.name, got.Gradients, got.Activations, c.grads, c.acts)
+		}
+	}
+	// ZeRO-3 reduce-scatters every micro-batch: its gradients stay sharded.
+	in.Zero, in.Microbatches, in.Recompute = 3, 8, RecomputeNone
+	if got := StageMemory(in); !near(got.Gradients, 4*params/4, 1e-12) {
+		t.Errorf("ZeRO-3 gradients %.0f, want %.0f", got.Gradients, 4*params/4)
+	}
+}
+
 // TestStageMemoryMoE: expert parameters shard over EP and TP, the rest
 // over TP only; mixtral-8x7b with TP 2, EP 8, one layer on the rank.
 func TestStageMemoryMoE(t *testing.T) {
