@@ -65,8 +65,8 @@ type Scenario struct {
 	EPSMs              int    // parallel.ep_sms; 0 = the backend's default
 	Overlap            []KV   // parallel.overlap entries, in order
 
-	Metric     string // expect key: step_time_s | tokens_per_s_per_gpu | mfu | tflops_per_gpu
-	Value      float64
+	Metric string // expect key: step_time_s | tokens_per_s_per_gpu | mfu | tflops_per_gpu
+	Value  float64
 	// PeakMemGiB is the source's peak memory per GPU in GiB (2^30 bytes),
 	// written as expect.peak_memory_gib; 0 = not published.
 	PeakMemGiB float64
