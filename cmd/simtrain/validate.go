@@ -415,7 +415,22 @@ func printValidateTable(w io.Writer, rows []validation, sum summary, out string)
 		tw.Flush()
 	}
 	printMemoryTable(w, rows, sum.memory)
+	if names := notFitting(rows); len(names) > 0 {
+		fmt.Fprintf(w, "\npredicted not to fit in memory, though the published run ran: %d of %d (%s)\n", len(names), a.simulated, strings.Join(names, ", "))
+	}
 	fmt.Fprintf(w, "\noutputs: %s, %s\n", filepath.Join(out, "validation.arrow"), filepath.Join(out, "validation.svg"))
+}
+
+// notFitting names the simulated rows whose memory model says some rank
+// does not fit: every published run ran, so each is a miss of the model.
+func notFitting(rows []validation) []string {
+	var names []string
+	for _, v := range rows {
+		if v.err == nil && !v.res.Fits {
+			names = append(names, v.name)
+		}
+	}
+	return names
 }
 
 // printMemoryTable prints the peak memory of the rows whose source
@@ -454,7 +469,7 @@ func printValidateJSON(w io.Writer, rows []validation, sum summary) error {
 				"error": c.Error, "source": v.scen.Expect.Source,
 				"measured_step_time_s": c.MeasuredStepTimeS, "predicted_step_time_s": c.PredictedStepTimeS,
 				"flops_convention": c.Convention, "group": v.group, "gpu": v.gpu, "parallel_style": v.style,
-				"fidelity": v.fidLbl,
+				"fidelity": v.fidLbl, "fits": v.res.Fits,
 			}
 			if c.HasMemory {
 				obj["measured_peak_memory_gib"] = c.MeasuredMemBytes / (1 << 30)
@@ -479,6 +494,7 @@ func printValidateJSON(w io.Writer, rows []validation, sum summary) error {
 	if sum.memory.rows > 0 {
 		obj["memory"] = statsJSON(sum.memory)
 	}
+	obj["not_fitting"] = len(notFitting(rows))
 	return writeJSONLine(w, obj)
 }
 

@@ -234,6 +234,9 @@ func TestValidateMemory(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[2]), &sum); err != nil {
 		t.Fatal(err)
 	}
+	if nf, ok := sum["not_fitting"].(float64); !ok || nf != 0 {
+		t.Errorf("summary not_fitting = %v, want 0 (the tiny model fits)", sum["not_fitting"])
+	}
 	if mem, _ := sum["memory"].(map[string]any); mem == nil || mem["rows"].(float64) != 1 || math.Abs(mem["mape"].(float64)-0.2) > 1e-9 {
 		t.Errorf("summary memory %v", sum["memory"])
 	}
@@ -244,6 +247,30 @@ func TestValidateMemory(t *testing.T) {
 	if len(rows) != 2 || rows[0].Name != "m" || math.Abs(rows[0].MemRelError+0.2) > 1e-9 || math.Abs(rows[0].PredictedPeakMemGiB-gibs) > 1e-9 ||
 		!math.IsNaN(rows[1].MeasuredPeakMemGiB) || !math.IsNaN(rows[1].MemRelError) || math.Abs(rows[1].PredictedPeakMemGiB-gibs) > 1e-9 {
 		t.Errorf("validation.arrow memory columns %+v", rows)
+	}
+}
+
+// TestValidateNotFitting: a run the memory model says cannot fit is named
+// (the published run ran, so it is a miss of the model): the tiny model
+// with micro-batch 16 at 64k tokens on 40 GB A100s.
+func TestValidateNotFitting(t *testing.T) {
+	dir := t.TempDir()
+	doc := `name: big
+model: {preset: gpt3-125m}
+training: {seq_len: 65536, global_batch: 128, micro_batch: 16}
+cluster: {gpu: a100-40gb, nodes: 1}
+parallel: {zero: 3}
+expect: {step_time_s: 10, source: test}
+`
+	if err := os.WriteFile(filepath.Join(dir, "big.yaml"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _, err := runCLI(t, "validate", dir, "--out", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, "predicted not to fit in memory, though the published run ran: 1 of 1 (big)") {
+		t.Errorf("table lacks the not-fitting line:\n%s", stdout)
 	}
 }
 

@@ -409,7 +409,7 @@ func StageMemory(in MemoryInput) Memory {
 	}
 	// Offloaded inputs come back one layer ahead of the backward: the
 	// layer being differentiated and the next one hold theirs.
-	mem.Activations = perMB*inflight + work + 2*reload
+	mem.Activations = perMB*inflight + 2*reload
 	if in.Zero == 2 && in.Microbatches > 1 {
 		// ZeRO-2 reduces gradients on the last micro-batch only (the
 		// builder's gradReady: FSDP2 under torch.distributed.pipelining
@@ -434,8 +434,14 @@ func StageMemory(in MemoryInput) Memory {
 	if in.HasEmbedding && m.Dropout {
 		mem.Buffers += sh.tokSP * h * inflight
 	}
+	// Two transients never meet: the loss's buffers live from the logits
+	// to the output layer's backward, a recomputed layer's working set and
+	// context parallelism's gathered K/V only inside one layer's backward.
+	// The larger of the two is the peak's.
+	var loss, cpBuf float64
 	if in.HasHead {
-		mem.Buffers += 2*sh.tokSP*h*sh.act + LossBytesPerLogit(in.Shape.CrossEntropy)*sh.tok*float64(cdiv(m.Vocab, sh.tp))
+		loss = LossBytesPerLogit(in.Shape.CrossEntropy) * sh.tok * float64(cdiv(m.Vocab, sh.tp))
+		mem.Buffers += 2 * sh.tokSP * h * sh.act
 		// each multi-token-prediction depth's loss runs after the main one
 		// and keeps its own norm and head inputs and logits for the backward
 		mtp := float64(max(m.MTPLayers, 0))
@@ -445,7 +451,13 @@ func StageMemory(in MemoryInput) Memory {
 		mem.Buffers += p.maxLayer * (2*sb.Weights + sb.Gradients)
 	}
 	if in.Shape.CP > 1 {
-		mem.Buffers += cpBuffers(m, sh)
+		cpBuf = cpBuffers(m, sh)
+	}
+	if loss >= work+cpBuf {
+		mem.Buffers += loss
+	} else {
+		mem.Activations += work
+		mem.Buffers += cpBuf
 	}
 
 	groups := 0
