@@ -410,6 +410,7 @@ func StageMemory(in MemoryInput) Memory {
 	// Offloaded inputs come back one layer ahead of the backward: the
 	// layer being differentiated and the next one hold theirs.
 	mem.Activations = perMB*inflight + 2*reload
+	stepGrads := mem.Gradients // by the optimizer step every gradient is reduced
 	if in.Zero == 2 && in.Microbatches > 1 {
 		// ZeRO-2 reduces gradients on the last micro-batch only (the
 		// builder's gradReady: FSDP2 under torch.distributed.pipelining
@@ -467,9 +468,9 @@ func StageMemory(in MemoryInput) Memory {
 		}
 	}
 	tensors := mem.Weights + mem.Gradients + mem.Optimizer + mem.Activations + mem.Buffers
-	if step := mem.Weights + mem.Gradients + stepStates; step > tensors {
+	if step := mem.Weights + stepGrads + stepStates; step > tensors {
 		// the optimizer step with the reloaded states is the peak
-		mem.Optimizer, mem.Activations, mem.Buffers = stepStates, 0, 0
+		mem.Gradients, mem.Optimizer, mem.Activations, mem.Buffers = stepGrads, stepStates, 0, 0
 		tensors = step
 	}
 	mem.Overhead = cudaContextBytes + float64(groups)*ncclGroupBytes + fragmentation*tensors
