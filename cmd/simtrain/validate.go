@@ -267,34 +267,33 @@ type stats struct {
 }
 
 func statsOf(rows []validation) stats {
-	st := stats{rows: len(rows)}
-	var abs []float64
-	for _, v := range rows {
-		if v.err != nil {
-			continue
-		}
-		a := math.Abs(v.cmp.Error)
-		abs = append(abs, a)
-		if a > st.worst || st.worstName == "" {
-			st.worst, st.worstName = a, v.name
-		}
-	}
-	st.simulated = len(abs)
-	st.mape, st.median = meanMedian(abs)
+	st := statsBy(rows, func(v validation) (float64, bool) { return v.cmp.Error, true })
+	st.rows = len(rows)
 	return st
 }
 
 // memStatsOf is statsOf over the peak-memory errors of the rows whose
 // source published a peak memory.
 func memStatsOf(rows []validation) stats {
+	st := statsBy(rows, func(v validation) (float64, bool) { return v.cmp.MemError, v.cmp.HasMemory })
+	st.rows = st.simulated
+	return st
+}
+
+// statsBy summarises the errors errOf gives for the simulated rows (those
+// it reports as present); rows is left for the caller to set.
+func statsBy(rows []validation, errOf func(validation) (float64, bool)) stats {
 	var st stats
 	var abs []float64
 	for _, v := range rows {
-		if v.err != nil || !v.cmp.HasMemory {
+		if v.err != nil {
 			continue
 		}
-		st.rows++
-		a := math.Abs(v.cmp.MemError)
+		e, ok := errOf(v)
+		if !ok {
+			continue
+		}
+		a := math.Abs(e)
 		abs = append(abs, a)
 		if a > st.worst || st.worstName == "" {
 			st.worst, st.worstName = a, v.name

@@ -25,8 +25,8 @@ cluster: {gpu: h100-sxm, nodes: 1}
 parallel: {zero: 3}
 `
 
-// simulatedStep returns the simulated step time of tinyScenario.
-func simulatedStep(t *testing.T) float64 {
+// simulatedProbe returns the simulated result of tinyScenario.
+func simulatedProbe(t *testing.T) *sim.Result {
 	t.Helper()
 	s, err := sim.Parse([]byte(fmt.Sprintf(tinyScenario, "probe")))
 	if err != nil {
@@ -36,8 +36,11 @@ func simulatedStep(t *testing.T) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res.StepTimeS
+	return res
 }
+
+// simulatedStep returns the simulated step time of tinyScenario.
+func simulatedStep(t *testing.T) float64 { return simulatedProbe(t).StepTimeS }
 
 // writeValidationDir writes two scenarios whose published figures are set
 // from the simulated step time p so that the errors are known exactly:
@@ -169,14 +172,7 @@ func TestValidateTableAndMaxMAPE(t *testing.T) {
 // rows without one get none (NaN in Arrow). The published figure is set
 // from the simulated peak so that the error is −20% exactly.
 func TestValidateMemory(t *testing.T) {
-	s, err := sim.Parse([]byte(fmt.Sprintf(tinyScenario, "probe")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := sim.Run(context.Background(), s, sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := simulatedProbe(t)
 	gibs := res.PeakMemBytes / (1 << 30)
 	dir := t.TempDir()
 	for name, doc := range map[string]string{
