@@ -330,3 +330,54 @@ func TestHelpers(t *testing.T) {
 		t.Error("na")
 	}
 }
+
+// TestHandWrittenScenarios: the holdout files this generator does not own
+// (other frameworks' published runs, written by hand; README.md "Other
+// frameworks' published runs") each parse, are named after their file, carry
+// an expect: block with a source, a group that is not one of the
+// generator's and their assumptions in notes, and a header that cites the
+// source and lists the assumptions, so that a new file cannot slip in
+// without its provenance.
+func TestHandWrittenScenarios(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(outDir, "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, path := range files {
+		name := filepath.Base(path)
+		if generatedName.MatchString(name) {
+			continue
+		}
+		n++
+		doc, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := sim.Parse(doc)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		e := s.Expect
+		switch {
+		case s.Name+".yaml" != name:
+			t.Errorf("%s: name %q", name, s.Name)
+		case e == nil || e.Source == "" || e.Group == "" || e.Notes == "":
+			t.Errorf("%s: expect needs source, group and notes: %+v", name, e)
+		case strings.HasPrefix(e.Group, "megatron-bridge-"):
+			t.Errorf("%s: group %q belongs to the generated files", name, e.Group)
+		}
+		for _, want := range []string{"# Source: ", "# Measured: ", "# Assumptions (not stated by the source):\n# - "} {
+			if !strings.Contains(string(doc), want) {
+				t.Errorf("%s: header lacks %q", name, want)
+			}
+		}
+		if _, err := s.MeasuredStepTimeS(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if n == 0 {
+		t.Error("no hand-written holdout scenarios found")
+	}
+}
