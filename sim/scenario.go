@@ -15,6 +15,8 @@ import (
 
 	"github.com/google/uuid"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/simtrain/simtrain/sim/goodput"
 )
 
 // Scenario is one scenario file (the contract is docs/scenario-format.md).
@@ -28,6 +30,10 @@ type Scenario struct {
 	Parallel    ParallelConfig `yaml:"parallel" json:"parallel"`
 	Sim         SimConfig      `yaml:"sim" json:"sim"`
 	Expect      *Expect        `yaml:"expect" json:"-"`
+	// Goodput is the optional whole-run block (failures, restarts,
+	// checkpoints; sim/goodput). Absent, it stays nil and out of the
+	// canonical form, so run ids of scenarios without it do not change.
+	Goodput *goodput.Config `yaml:"goodput" json:"goodput,omitempty"`
 
 	// Warnings are non-fatal remarks found while validating (e.g. replicated KV heads).
 	Warnings []string `yaml:"-" json:"-"`

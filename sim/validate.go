@@ -97,6 +97,11 @@ func (s *Scenario) validate(set map[string]bool) error {
 	if err := s.resolveSim(set); err != nil {
 		return err
 	}
+	if s.Goodput != nil {
+		if err := s.Goodput.Resolve(); err != nil {
+			return err
+		}
+	}
 	return s.validateExpect()
 }
 
