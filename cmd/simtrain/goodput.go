@@ -111,7 +111,8 @@ func runGoodput(cmd *cobra.Command, path string, o goodputOptions) error {
 	est := plan.Expect(tokens)
 	rep := goodputReport{plan: plan, est: est, tokens: tokens, windowDays: math.Min(window, est.Days())}
 	if o.trials > 0 {
-		var rows []output.GoodputRow
+		// room for the expected interruptions of every trial and a margin
+		rows := make([]output.GoodputRow, 0, int(float64(o.trials)*1.2*(est.Interruptions+est.PlannedInterruptions))+16)
 		windowNs := int64(math.MaxInt64) // the whole run of every trial
 		if !math.IsInf(window, 1) {
 			windowNs = int64(math.Min(window*86400e9, math.MaxInt64/2))

@@ -184,14 +184,29 @@ func TestRunOutputsForArrowJS(t *testing.T) {
 		add("summary.arrow", structColumns(output.SummaryRow{}))
 		add("memory.arrow", structColumns(output.MemoryRow{}))
 		add("links.arrow", structColumns(output.LinkRow{}))
-		add("timeline.arrow", output.TimelineColumns())
 		// Row counts the Go side promises: one summary row, one memory row
 		// per rank.
 		n := len(manifest)
-		if manifest[n-4].Rows != 1 || manifest[n-3].Rows != int64(s.GPUs()) || manifest[n-1].Rows < 1 {
-			t.Errorf("%s: rows summary %d memory %d timeline %d", name, manifest[n-4].Rows, manifest[n-3].Rows, manifest[n-1].Rows)
+		if manifest[n-3].Rows != 1 || manifest[n-2].Rows != int64(s.GPUs()) {
+			t.Errorf("%s: rows summary %d memory %d", name, manifest[n-3].Rows, manifest[n-2].Rows)
+		}
+		if s.TimelineEnabled() {
+			add("timeline.arrow", output.TimelineColumns())
+			if manifest[n].Rows < 1 {
+				t.Errorf("%s: empty timeline", name)
+			}
 		}
 	}
+	// goodput.arrow (simtrain goodput), after run has written the directory
+	if _, _, err := runCLI(t, "goodput", "../../scenarios/llama3-405b-16k-h100-goodput.yaml", "--tokens", "15.6T",
+		"--trials", "5", "--out", dir); err != nil {
+		t.Fatal(err)
+	}
+	info, err := output.ReadTableInfo(filepath.Join(dir, "llama3-405b-16k-h100-goodput", "goodput.arrow"))
+	if err != nil || info.Rows < 1 {
+		t.Fatalf("goodput.arrow: %v, %d rows", err, info.Rows)
+	}
+	manifest = append(manifest, entry{filepath.Join("llama3-405b-16k-h100-goodput", "goodput.arrow"), structColumns(output.GoodputRow{}), info.Rows})
 	b, _ := json.MarshalIndent(manifest, "", "  ")
 	if err := os.WriteFile(filepath.Join(dir, "manifest.json"), b, 0o644); err != nil {
 		t.Fatal(err)

@@ -287,3 +287,18 @@ func TestCheckpointFormats(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSimulateLlama3 plays Llama 3 405B's 15.6T tokens (7.4 s steps,
+// 31-step segments, ~9 failures a day) once per iteration.
+func BenchmarkSimulateLlama3(b *testing.B) {
+	c := Defaults()
+	p, err := NewPlan(c, Job{GPUs: Llama3GPUs, Nodes: Llama3Nodes, NICsPerNode: 8, StepTimeS: 7.381, TokensPerStep: 16 << 20,
+		CheckpointBytes: 5.68e12, HeldBytesPerGPU: 6.7e9, D2HBytesPerS: 52e9})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for n := 0; b.Loop(); n++ {
+		p.Simulate(15.6e12, 1, uint64(n), nil)
+	}
+}
