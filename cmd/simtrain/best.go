@@ -50,6 +50,15 @@ layout beats on both step time and GPU count (--pareto gpus) or cost per step
 --by cost_per_token    lowest cost per token first: cost_usd_per_step (GPU-hour
                        price × GPUs × step time) / tokens per step
 --by time_to_train     shortest time to train --tokens tokens first
+--by goodput           highest goodput first: tokens_per_s × the effective
+                       training fraction of the whole run (failures, restarts,
+                       checkpoints; docs/goodput.md), from the sweep's
+                       goodput-summary.arrow (points with a goodput: block)
+
+When the sweep directory holds goodput-summary.arrow, the table adds each
+layout's effective training fraction and goodput, and time_to_train and the
+train columns count the time lost to failures and checkpoints (so a layout
+that is fast but checkpoints slowly can lose).
 
 With --tokens N (e.g. 15T, 2e12) the table adds the time, cost and energy to
 train on N tokens: N / tokens_per_s, and cost_usd_per_step and
@@ -72,7 +81,7 @@ memory) are never ranked.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runBest(cmd, args, o) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.by, "by", "tokens_per_s", "ranking: tokens_per_s, cost_per_token or time_to_train")
+	f.StringVar(&o.by, "by", "tokens_per_s", "ranking: tokens_per_s, cost_per_token, time_to_train or goodput")
 	f.StringArrayVar(&o.constraints, "constraint", nil, "keep rows satisfying this (repeatable; default: fits)")
 	f.IntVar(&o.top, "top", 10, "rows in the ranking")
 	f.StringVar(&o.tokens, "tokens", "", "training tokens (e.g. 15T, 300B, 2e12): adds time, cost and energy to train")
@@ -90,10 +99,21 @@ type rankedRow struct {
 	TrainS       float64 // with --tokens
 	TrainUSD     float64
 	TrainKWh     float64
+	// Goodput is the point's whole-run goodput, when the sweep wrote it.
+	Goodput *output.GoodputSummaryRow
+}
+
+// effectiveTokensPerS is tokens/s over the whole run: × the effective
+// training fraction when the row has one.
+func (r rankedRow) effectiveTokensPerS() float64 {
+	if r.Goodput != nil {
+		return r.Goodput.GoodputTokensPerS
+	}
+	return r.TokensPerS
 }
 
 func runBest(cmd *cobra.Command, args []string, o bestOptions) error {
-	if err := checkChoice("by", o.by, "tokens_per_s", "cost_per_token", "time_to_train"); err != nil {
+	if err := checkChoice("by", o.by, "tokens_per_s", "cost_per_token", "time_to_train", "goodput"); err != nil {
 		return err
 	}
 	if err := checkChoice("pareto", o.pareto, "gpus", "cost"); err != nil {
@@ -133,6 +153,13 @@ func runBest(cmd *cobra.Command, args []string, o bestOptions) error {
 		return err
 	}
 	rows, _, _ = dedupeRows(rows)
+	goodputs, err := readGoodputSides(args)
+	if err != nil {
+		return err
+	}
+	if o.by == "goodput" && len(goodputs) == 0 {
+		return usageErrorf("--by goodput: no goodput-summary.arrow in %s (sweep a base scenario with a goodput: block)", strings.Join(args, ", "))
+	}
 	var kept []rankedRow
 	simulated := 0
 	for _, r := range rows {
@@ -148,6 +175,11 @@ func runBest(cmd *cobra.Command, args []string, o bestOptions) error {
 			continue
 		}
 		rr := rankedRow{SummaryRow: r}
+		if g, ok := goodputs[r.RunID]; ok && g.EffectiveTrainingFraction > 0 {
+			rr.Goodput = &g
+		} else if o.by == "goodput" {
+			continue // no goodput for this point: nothing to rank it by
+		}
 		if tps := float64(r.GlobalBatch) * float64(r.SeqLen); tps > 0 {
 			rr.CostPerToken = r.CostUSDPerStep / tps
 			if tokens > 0 {
@@ -155,6 +187,10 @@ func runBest(cmd *cobra.Command, args []string, o bestOptions) error {
 				rr.TrainS = steps * r.StepTimeS
 				rr.TrainUSD = steps * r.CostUSDPerStep
 				rr.TrainKWh = steps * r.EnergyKWhPerStep
+				if rr.Goodput != nil { // the wall time and GPU-hours of the whole run
+					rr.TrainS /= rr.Goodput.EffectiveTrainingFraction
+					rr.TrainUSD /= rr.Goodput.EffectiveTrainingFraction
+				}
 			}
 		}
 		kept = append(kept, rr)
@@ -203,8 +239,10 @@ func rankRows(rows []rankedRow, by string) {
 	slices.SortStableFunc(rows, func(a, b rankedRow) int {
 		var c int
 		switch by {
-		case "tokens_per_s", "time_to_train":
+		case "tokens_per_s":
 			c = cmp.Compare(b.TokensPerS, a.TokensPerS)
+		case "time_to_train", "goodput":
+			c = cmp.Compare(b.effectiveTokensPerS(), a.effectiveTokensPerS())
 		case "cost_per_token":
 			c = cmp.Or(cmp.Compare(a.CostPerToken, b.CostPerToken), cmp.Compare(b.TokensPerS, a.TokensPerS))
 		}
@@ -241,6 +279,10 @@ func paretoFront(rows []rankedRow, x func(rankedRow) float64) []rankedRow {
 func printRanked(w io.Writer, rows []rankedRow, tokens float64) {
 	tw := newTable(w)
 	head := "#\tname\tgpu\tgpus\ttp\tpp\tdp\tcp\tep\tsp\tmb\tv\tzero\trecompute\tstep_s\ttokens/s\tMFU\tmem_GB\tUSD/Mtok"
+	withGoodput := slices.ContainsFunc(rows, func(r rankedRow) bool { return r.Goodput != nil })
+	if withGoodput {
+		head += "\tETTR\tgoodput_tok/s"
+	}
 	if tokens > 0 {
 		head += "\ttrain_days\ttrain_kUSD\ttrain_MWh"
 	}
@@ -249,6 +291,13 @@ func printRanked(w io.Writer, rows []rankedRow, tokens float64) {
 		line := fmt.Sprintf("%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%s\t%.4g\t%.4g\t%.1f%%\t%.1f\t%.4g",
 			i+1, r.Name, r.GPU, r.NumGPUs, r.TP, r.PP, r.DP, r.CP, r.EP, yesNo(r.SP), r.MicroBatch, r.VirtualStages, r.Zero, r.Recompute,
 			r.StepTimeS, r.TokensPerS, 100*r.MFU, r.PeakMemBytes/1e9, r.CostPerToken*1e6)
+		if withGoodput {
+			if g := r.Goodput; g != nil {
+				line += fmt.Sprintf("\t%.1f%%\t%.4g", 100*g.EffectiveTrainingFraction, g.GoodputTokensPerS)
+			} else {
+				line += "\t-\t-"
+			}
+		}
 		if tokens > 0 {
 			line += fmt.Sprintf("\t%.4g\t%.4g\t%.4g", r.TrainS/86400, r.TrainUSD/1e3, r.TrainKWh/1e3)
 		}
@@ -268,6 +317,10 @@ func bestJSON(top, front []rankedRow, by, xName string, tokens float64) map[stri
 		}
 		if tokens > 0 {
 			m["train_s"], m["train_usd"], m["train_kwh"] = r.TrainS, r.TrainUSD, r.TrainKWh
+		}
+		if g := r.Goodput; g != nil {
+			m["effective_training_fraction"], m["goodput_tokens_per_s"] = g.EffectiveTrainingFraction, g.GoodputTokensPerS
+			m["checkpoint_write_s"], m["checkpoint_interval_s"] = g.CheckpointWriteS, g.CheckpointIntervalS
 		}
 		return m
 	}

@@ -136,7 +136,7 @@ func TestBestBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--by", "speed"}, `--by: unknown value "speed" (valid: tokens_per_s, cost_per_token, time_to_train)`},
+		{[]string{"--by", "speed"}, `--by: unknown value "speed" (valid: tokens_per_s, cost_per_token, time_to_train, goodput)`},
 		{[]string{"--by", "time_to_train"}, "--by time_to_train: needs --tokens N"},
 		{[]string{"--tokens", "lots"}, `--tokens: "lots" is not a positive count`},
 		{[]string{"--constraint", "fit"}, `--constraint "fit": unknown column "fit"; did you mean "fits"?`},

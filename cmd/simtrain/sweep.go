@@ -184,6 +184,7 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 		return err
 	}
 	af.BatchRows = o.batch
+	gp := &goodputSide{path: filepath.Join(dir, goodputSideFile(si, sn)), meta: meta, resume: o.resume, batch: o.batch}
 	todo := indices
 	already := 0
 	if o.resume {
@@ -211,17 +212,23 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 	runErr := sw.Run(cmd.Context(), todo, workers, func(pr sim.PointResult) error {
 		row := pointRow(pr)
 		af.Add(row)
+		if err := gp.add(pr); err != nil {
+			return err
+		}
 		stats.add(pr.Outcome, row)
 		prog.update(pr.Outcome, row)
 		if af.Pending() >= o.batch || time.Since(lastFlush) >= flushEvery {
 			if err := af.Flush(); err != nil {
 				return err
 			}
+			if err := gp.flush(); err != nil {
+				return err
+			}
 			lastFlush = time.Now()
 		}
 		return nil
 	})
-	flushErr := af.Flush()
+	flushErr := cmp.Or(af.Flush(), gp.flush())
 	prog.finish()
 	wall := time.Since(start)
 	if flushErr != nil {

@@ -145,6 +145,17 @@ func (p *Plan) segment(tau float64) cycle {
 	return c
 }
 
+// EffectiveTrainingFraction is the long-run effective training fraction of
+// the plan's checkpoint interval (1 when nothing fails: the run then
+// checkpoints only at its end, where it also takes planned stops).
+func (p *Plan) EffectiveTrainingFraction() float64 {
+	if math.IsInf(p.IntervalS, 1) {
+		return 1
+	}
+	c := p.segment(p.IntervalS)
+	return c.progress / c.time
+}
+
 // Expect is the closed-form expectation of training `tokens` tokens: the
 // long-run renewal-reward rate of the segment cycle (exact to within one
 // cycle for a run of many segments), the failure counts over the run's
