@@ -109,6 +109,9 @@ func runGoodput(cmd *cobra.Command, path string, o goodputOptions) error {
 		return err
 	}
 	est := plan.Expect(tokens)
+	if !(est.EffectiveTrainingFraction > 1e-6) || est.Days() > 100*365 {
+		return fmt.Errorf("goodput: %s: the run does not finish (effective training fraction %.3g): failures every %.3g s against restarts of %.3g s", path, est.EffectiveTrainingFraction, 3600/plan.FailuresPerHour, plan.RestartS)
+	}
 	rep := goodputReport{plan: plan, est: est, tokens: tokens, windowDays: math.Min(window, est.Days())}
 	if o.trials > 0 {
 		// room for the expected interruptions of every trial and a margin

@@ -192,8 +192,8 @@ func (ck *CheckpointConfig) interval() (rule string, seconds float64, err error)
 		return ck.Interval, 0, nil
 	}
 	v, perr := strconv.ParseFloat(ck.Interval, 64)
-	if perr != nil || !(v > 0) || math.IsInf(v, 0) {
-		return "", 0, fmt.Errorf("goodput.checkpoint.interval: %q is neither a rule (%s) nor a number of seconds > 0", ck.Interval, strings.Join(IntervalRules, ", "))
+	if perr != nil || !(v > 0) || v > maxIntervalS {
+		return "", 0, fmt.Errorf("goodput.checkpoint.interval: %q is neither a rule (%s) nor a number of seconds in (0, 1e9]", ck.Interval, strings.Join(IntervalRules, ", "))
 	}
 	return "", v, nil
 }
@@ -207,5 +207,8 @@ func Defaults() *Config {
 	}
 	return c
 }
+
+// maxIntervalS bounds a given checkpoint interval (about 32 years).
+const maxIntervalS = 1e9
 
 var errNoSteps = errors.New("goodput: the step simulation gave no step time")

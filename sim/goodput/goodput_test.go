@@ -245,7 +245,7 @@ func TestResolveErrors(t *testing.T) {
 		{Config{SpareNodes: i(-2)}, "goodput.spare_nodes: must be >= 0"},
 		{Config{Checkpoint: CheckpointConfig{Format: "zip"}}, "goodput.checkpoint.format: unknown value \"zip\" (valid: sharded, full)"},
 		{Config{Checkpoint: CheckpointConfig{Mode: "lazy"}}, "goodput.checkpoint.mode: unknown value \"lazy\" (valid: sync, async)"},
-		{Config{Checkpoint: CheckpointConfig{Interval: "hourly"}}, "goodput.checkpoint.interval: \"hourly\" is neither a rule (daly, young) nor a number of seconds > 0"},
+		{Config{Checkpoint: CheckpointConfig{Interval: "hourly"}}, "goodput.checkpoint.interval: \"hourly\" is neither a rule (daly, young) nor a number of seconds in (0, 1e9]"},
 		{Config{Checkpoint: CheckpointConfig{Interval: "-5"}}, "goodput.checkpoint.interval"},
 	} {
 		err := tc.c.Resolve()
@@ -300,5 +300,21 @@ func BenchmarkSimulateLlama3(b *testing.B) {
 	b.ReportAllocs()
 	for n := 0; b.Loop(); n++ {
 		p.Simulate(15.6e12, 1, uint64(n), nil)
+	}
+}
+
+// Failures that outpace restarts: the closed form says the run never
+// finishes and the Monte Carlo stops instead of spinning.
+func TestRunawayFailures(t *testing.T) {
+	p := testPlan(t, 1e6, 600, 60, "daly", nil)
+	if e := p.Expect(3600); e.EffectiveTrainingFraction > 1e-6 {
+		t.Errorf("fraction %v with a failure every 3.6 ms", e.EffectiveTrainingFraction)
+	}
+	if d := p.Simulate(3600, 1, 1, nil); !math.IsInf(d.MeanDays, 1) {
+		t.Errorf("Monte Carlo days %v, want +Inf", d.MeanDays)
+	}
+	q := testPlan(t, 1, 600, 60, "1e9", nil)
+	if q.IntervalSteps != 1e9 {
+		t.Errorf("a 1e9 s interval: %d steps", q.IntervalSteps)
 	}
 }

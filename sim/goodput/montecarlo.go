@@ -103,6 +103,10 @@ func newSimState(p *Plan, trainS float64) *simState {
 	return s
 }
 
+// maxInterruptions stops a trial whose failures outpace its restarts
+// (Expect's fraction is then about 0; callers check it first).
+const maxInterruptions = 10_000_000
+
 // never is a time no run reaches (146 years), so t + never cannot overflow.
 const never = int64(1) << 62
 
@@ -170,11 +174,19 @@ func (s *simState) run(rng *rand.Rand, trial int, emit func(Interruption)) Trial
 			}
 			t = nextFail
 			iv = Interruption{AtNs: t, DuringRestart: true}
+			if seq > maxInterruptions {
+				break
+			}
 		}
 		inFlight = false
 		nextReq = t + expNs(rng, s.mu)
 	}
 	for done < s.work {
+		if seq > maxInterruptions {
+			// failures outpace restarts: the run does not finish
+			tr.TimeS = math.Inf(1)
+			return tr
+		}
 		seg := min(s.tau, s.work-done)
 		a := seg + s.blocking
 		start := t

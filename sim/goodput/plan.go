@@ -236,7 +236,7 @@ func (p *Plan) interval() {
 			tau = DalyInterval(p.BlockingS, mtbf)
 		}
 	}
-	steps := max(1, int(math.Round(tau/step)))
+	steps := max(1, int(math.Round(min(tau, maxIntervalS)/step)))
 	if p.BackgroundS > 0 {
 		steps = max(steps, int(math.Ceil(p.BackgroundS/step)))
 	}
