@@ -15,17 +15,7 @@ import (
 // 3; llama3-table5 is fitted on Table 5, so its 419 is in sample (a
 // consistency check, not a prediction).
 func TestGoodputLlama3405B(t *testing.T) {
-	s, err := Load("../scenarios/llama3-405b-16k-h100-goodput.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Run(context.Background(), s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := res.Check(); err != nil {
-		t.Fatal(err)
-	}
+	s, res := loadAndRun(t, "../scenarios/llama3-405b-16k-h100-goodput.yaml")
 	for _, tc := range []struct {
 		set          string
 		lo, hi, want float64 // interruptions in 54 days
@@ -57,14 +47,7 @@ func TestGoodputLlama3405B(t *testing.T) {
 // parameter for bf16 AdamW with fp32 master weights and states: 2 + 4 + 8)
 // and the largest per-GPU state under ZeRO-1.
 func TestGoodputJobLlama3405B(t *testing.T) {
-	s, err := Load("../scenarios/llama3-405b-16k-h100.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Run(context.Background(), s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, res := loadAndRun(t, "../scenarios/llama3-405b-16k-h100.yaml")
 	j := GoodputJob(res)
 	params := s.ModelArch().Params().Total
 	if want := params * 14; j.CheckpointBytes != want {
@@ -88,4 +71,21 @@ func TestGoodputJobLlama3405B(t *testing.T) {
 	if with.RunID() == s.RunID() {
 		t.Error("a goodput block should change the run id")
 	}
+}
+
+// loadAndRun simulates a scenario file and checks the run's invariants.
+func loadAndRun(t *testing.T, path string) (*Scenario, *Result) {
+	t.Helper()
+	s, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Check(); err != nil {
+		t.Fatal(err)
+	}
+	return s, res
 }

@@ -271,8 +271,13 @@ type runIDRow struct {
 // summaryFiles lists the sweep summary files of dir (summary.arrow and
 // summary.shard-I-of-N.arrow), sorted.
 func summaryFiles(dir string) ([]string, error) {
+	return globIn(dir, "summary.arrow", "summary.shard-*-of-*.arrow")
+}
+
+// globIn lists the files of dir matching each pattern, pattern by pattern.
+func globIn(dir string, patterns ...string) ([]string, error) {
 	var out []string
-	for _, pat := range []string{"summary.arrow", "summary.shard-*-of-*.arrow"} {
+	for _, pat := range patterns {
 		m, err := filepath.Glob(filepath.Join(dir, pat))
 		if err != nil {
 			return nil, err

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/simtrain/simtrain/sim"
@@ -78,13 +77,9 @@ func readGoodputSides(args []string) (map[string]output.GoodputSummaryRow, error
 		if st, err := os.Stat(a); err != nil || !st.IsDir() {
 			continue
 		}
-		var files []string
-		for _, pat := range []string{"goodput-summary.arrow", "goodput-summary.shard-*-of-*.arrow"} {
-			m, err := filepath.Glob(filepath.Join(a, pat))
-			if err != nil {
-				return nil, err
-			}
-			files = append(files, m...)
+		files, err := globIn(a, "goodput-summary.arrow", "goodput-summary.shard-*-of-*.arrow")
+		if err != nil {
+			return nil, err
 		}
 		for _, f := range files {
 			var rows []output.GoodputSummaryRow
