@@ -1,7 +1,9 @@
 package output
 
 import (
+	"os"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -39,5 +41,98 @@ func TestParquetTimeline(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, rows) {
 		t.Error("round trip differs")
+	}
+}
+
+// TestArrowToParquet: a converted Arrow file reads back as the same rows
+// with the same metadata, for a small table and a multi-batch timeline.
+func TestArrowToParquet(t *testing.T) {
+	mem := checkedMem(t)
+	src, dst := tempPath(t, "m.arrow"), tempPath(t, "m.parquet")
+	rows := makeRows[allKinds](50)
+	if err := writeTable(mem, src, rows, map[string]string{"run_id": "r"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := arrowToParquet(mem, src, dst); err != nil {
+		t.Fatal(err)
+	}
+	var got []allKinds
+	meta, err := readParquet(mem, dst, &got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, rows) {
+		t.Error("table: round trip differs")
+	}
+	if want := map[string]string{"run_id": "r", "schema_version": SchemaVersion}; !reflect.DeepEqual(meta, want) {
+		t.Errorf("metadata %v, want %v", meta, want)
+	}
+
+	tl := makeTimeline(2*BatchRows + 5)
+	w, err := newTimelineWriter(mem, src, map[string]string{"ranks": "0-7"}, testDicts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for lo := 0; lo < len(tl); lo += 10000 {
+		if err := w.Write(tl[lo:min(lo+10000, len(tl))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := arrowToParquet(mem, src, dst); err != nil {
+		t.Fatal(err)
+	}
+	var gotTL []TimelineRow
+	meta, err = readParquet(mem, dst, &gotTL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(gotTL, tl) {
+		t.Error("timeline: round trip differs")
+	}
+	if meta["ranks"] != "0-7" {
+		t.Errorf("timeline metadata %v lacks ranks", meta)
+	}
+	if err := ArrowToParquet(tempPath(t, "absent.arrow"), dst); err == nil {
+		t.Error("converting a missing file: no error")
+	}
+}
+
+// TestParquetErrors: a column of the wrong type, a missing column and a file
+// cut at any length are errors that name the problem, never panics.
+func TestParquetErrors(t *testing.T) {
+	path := tempPath(t, "l.parquet")
+	if err := WriteParquet(path, makeRows[LinkRow](10), nil); err != nil {
+		t.Fatal(err)
+	}
+	type wrongType struct {
+		Link string `arrow:"link"`
+	}
+	type missing struct {
+		Hops int64 `arrow:"hops"`
+	}
+	var wt []wrongType
+	if _, err := ReadParquet(path, &wt); err == nil || !strings.Contains(err.Error(), `column "link" has type INT64`) {
+		t.Errorf("wrong type: error %v", err)
+	}
+	var ms []missing
+	if _, err := ReadParquet(path, &ms); err == nil || !strings.Contains(err.Error(), `column "hops" (field Hops) not in file`) {
+		t.Errorf("missing column: error %v", err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := tempPath(t, "cut.parquet")
+	for n := 0; n < len(b); n += 17 {
+		if err := os.WriteFile(cut, b[:n], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var rows []LinkRow
+		if _, err := ReadParquet(cut, &rows); err == nil {
+			t.Errorf("file cut at %d of %d bytes read without error", n, len(b))
+		}
 	}
 }
