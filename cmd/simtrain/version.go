@@ -8,9 +8,44 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is set at link time with -ldflags "-X main.version=..."; otherwise
-// the module version or VCS revision from the build info is shown.
-var version = ""
+// Stamped at link time by tools/release.sh (and the Dockerfile):
+//
+//	go build -ldflags "-X main.version=v0.4.0 -X main.commit=$(git rev-parse HEAD) -X main.date=2026-12-01T20:00:00Z"
+//
+// Unstamped, version is the module version from the build info (what
+// `go install ...@v0.4.0` records, "(devel)" for a build in a clone) and
+// commit the VCS revision Go records for builds in a clone.
+var version, commit, date string
+
+// versionString is the one line `simtrain version` prints: version, commit
+// (12 hex digits), build date when stamped, platform and Go release.
+func versionString() string {
+	v, rev := version, commit
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v == "" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && rev == "" {
+				rev = s.Value
+			}
+		}
+	}
+	if v == "" {
+		v = "(devel)"
+	}
+	s := "simtrain " + v
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev != "" {
+		s += " " + rev
+	}
+	if date != "" {
+		s += " built " + date
+	}
+	return fmt.Sprintf("%s %s/%s %s", s, runtime.GOOS, runtime.GOARCH, runtime.Version())
+}
 
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
@@ -19,27 +54,8 @@ func newVersionCmd() *cobra.Command {
 		Example: "  simtrain version",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := version
-			rev := ""
-			if bi, ok := debug.ReadBuildInfo(); ok {
-				if v == "" {
-					v = bi.Main.Version
-				}
-				for _, s := range bi.Settings {
-					if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-						rev = s.Value[:12]
-					}
-				}
-			}
-			if v == "" {
-				v = "(devel)"
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "simtrain %s", v)
-			if rev != "" {
-				fmt.Fprintf(cmd.OutOrStdout(), " %s", rev)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), " %s/%s %s\n", runtime.GOOS, runtime.GOARCH, runtime.Version())
-			return nil
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), versionString())
+			return err
 		},
 	}
 }
