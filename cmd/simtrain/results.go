@@ -65,8 +65,9 @@ func fileMeta(r *sim.Result) map[string]string {
 	}
 }
 
-// writeRunDir writes every output file of one run into dir, atomically.
-func writeRunDir(dir string, r *sim.Result, timeline bool, timelineRanks, traceRanks string) error {
+// writeRunDir writes every output file of one run into dir, atomically;
+// extras adds optional files to the finished directory before it is committed.
+func writeRunDir(dir string, r *sim.Result, timeline bool, timelineRanks, traceRanks string, extras func(dir string) error) error {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return err
 	}
@@ -94,6 +95,9 @@ func writeRunDir(dir string, r *sim.Result, timeline bool, timelineRanks, traceR
 		if err := writeTimeline(tmp, r, meta, timelineRanks, traceRanks); err != nil {
 			return err
 		}
+	}
+	if err := extras(tmp); err != nil {
+		return err
 	}
 	if err := replaceDir(tmp, dir); err != nil {
 		return err

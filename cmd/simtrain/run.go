@@ -23,6 +23,8 @@ type runOptions struct {
 	traceRanks    string
 	allRanks      bool
 	quiet         bool
+	parquet       bool // also write every table as Parquet
+	report        bool // also write report.html
 }
 
 func newRunCmd() *cobra.Command {
@@ -41,8 +43,11 @@ For each scenario it writes, under OUT/<scenario name>/:
   memory.arrow    per-rank memory breakdown
   links.arrow     per-link bytes and busy time
   trace.json      Chrome/Perfetto trace (open in ui.perfetto.dev)
+  *.parquet       with --parquet: each table again as Parquet
+  report.html     with --report: the run's HTML report (simtrain report)
 The directory is replaced atomically: a failed run leaves the previous one.`,
 		Example: `  simtrain run scenarios/quickstart.yaml
+  simtrain run scenarios/quickstart.yaml --parquet --report
   simtrain run scenarios/*.yaml --format json --no-timeline
   simtrain run scenarios/llama3-405b-16k-h100.yaml --timeline-ranks 0-7,120-127`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -93,6 +98,8 @@ The directory is replaced atomically: a failed run leaves the previous one.`,
 	f.StringVar(&o.timelineRanks, "timeline-ranks", "", "ranks in timeline.arrow: all, or a list like 0-7,64 (default: one data-parallel replica)")
 	f.StringVar(&o.traceRanks, "trace-ranks", "", "ranks in trace.json: all, or a list (default: one data-parallel replica)")
 	f.BoolVar(&o.quiet, "quiet", false, "no progress line on stderr (it is only drawn on a terminal, for runs longer than a second)")
+	f.BoolVar(&o.parquet, "parquet", false, "also write every table as Parquet (zstd) next to its .arrow file, for DuckDB, polars and Spark")
+	f.BoolVar(&o.report, "report", false, "also write report.html: summary, Gantt chart, memory and link charts in one offline page")
 	f.BoolVar(&o.allRanks, "all-ranks", false, "play every rank at analytic fidelity too (default: one representative rank per pipeline stage, identical results)")
 	return cmd
 }
@@ -112,7 +119,8 @@ func runOne(cmd *cobra.Command, path string, o runOptions, fid *network.Fidelity
 		return err
 	}
 	timeline := s.TimelineEnabled() && !o.noTimeline
-	if err := writeRunDir(filepath.Join(o.out, s.Name), res, timeline, o.timelineRanks, o.traceRanks); err != nil {
+	extras := func(dir string) error { return runExtras(dir, o.parquet, o.report) }
+	if err := writeRunDir(filepath.Join(o.out, s.Name), res, timeline, o.timelineRanks, o.traceRanks, extras); err != nil {
 		return err
 	}
 	if o.format == "json" {
