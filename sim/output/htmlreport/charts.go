@@ -66,7 +66,7 @@ func MemorySVG(mem []output.MemoryRow) string {
 		top = max(top, m.TotalBytes, m.CapacityBytes)
 	}
 	const label, plotW, barH, gap, right = 80, 720, 18, 6, 170
-	height := 10 + len(stages)*(barH+gap) + 40
+	height := 10 + len(stages)*(barH+gap) + 62
 	width := label + plotW + right
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="memory" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="peak memory per pipeline stage">`, width, height, width, height)
 	b.WriteString("\n")
@@ -102,21 +102,15 @@ func MemorySVG(mem []output.MemoryRow) string {
 	for _, v := range linearTicks(0, top*1.02, 8) {
 		px := ax.pos(v)
 		fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%d" y2="%d" class="axis"/><text x="%s" y="%d" class="tick">%s</text>`,
-			num(px), num(px), ya, ya+4, num(px), ya+16, fmtGB(v))
+			num(px), num(px), ya, ya+4, num(px), ya+16, tickNum(v/1e9)+" GB")
 	}
 	fmt.Fprintf(&b, `<text x="%d" y="%d" class="axlbl">peak memory of the stage's fullest rank (dashed: GPU capacity)</text>`, label+plotW/2, ya+32)
-	b.WriteString("</svg>")
-	return b.String()
-}
-
-// memoryLegendHTML lists the memory parts with their colours.
-func memoryLegendHTML() string {
-	var b strings.Builder
-	b.WriteString(`<p class="legend">`)
-	for _, p := range memoryParts {
-		fmt.Fprintf(&b, `<span><i style="background:%s"></i>%s</span> `, p.color, p.name)
+	items := make([][2]string, len(memoryParts))
+	for i, p := range memoryParts {
+		items[i] = [2]string{p.name, p.color}
 	}
-	b.WriteString("</p>")
+	legendSVG(&b, label, ya+44, items)
+	b.WriteString("</svg>")
 	return b.String()
 }
 
@@ -315,7 +309,7 @@ func ParetoSVG(rows []output.SummaryRow) string {
 		if xName == "GPUs" {
 			return grouped(v)
 		}
-		return fmtUSD(v)
+		return tickUSD(v)
 	}
 	for _, v := range ax.ticks(6) {
 		px := ax.pos(v)
@@ -325,7 +319,7 @@ func ParetoSVG(rows []output.SummaryRow) string {
 	for _, v := range ay.ticks(6) {
 		py := ay.pos(v)
 		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%s" y2="%s" class="grid"/><text x="%d" y="%s" class="lbl">%s</text>`,
-			left, left+plotW, num(py), num(py), left-6, num(py+4), esc(fmtSeconds(v)))
+			left, left+plotW, num(py), num(py), left-6, num(py+4), esc(tickSeconds(v)))
 	}
 	fmt.Fprintf(&b, `<text x="%d" y="%d" class="axlbl">%s</text>`, left+plotW/2, top+plotH+40, esc(xName))
 	fmt.Fprintf(&b, `<text x="14" y="%d" class="axlbl" transform="rotate(-90 14 %d)">step time</text>`, top+plotH/2, top+plotH/2)

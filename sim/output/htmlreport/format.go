@@ -95,3 +95,39 @@ func fmtCount[T ~int | ~int64](n T) string { return grouped(float64(n)) }
 func layoutString(tp, pp, dp, cp, ep, zero int64, schedule string) string {
 	return fmt.Sprintf("tp %d pp %d dp %d cp %d ep %d, zero %d, %s", tp, pp, dp, cp, ep, zero, schedule)
 }
+
+// tickNum formats a tick value (a round number by construction) with as
+// few digits as it needs: 5, 10, 2.5, 0.25.
+func tickNum(v float64) string {
+	if v == 0 {
+		return "0"
+	}
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64) // drop float noise from k*step
+	return strconv.FormatFloat(r, 'f', -1, 64)
+}
+
+// tickSeconds labels a time tick in the unit fmtSeconds would choose.
+func tickSeconds(s float64) string {
+	switch a := math.Abs(s); {
+	case a == 0:
+		return "0"
+	case a < 1e-6:
+		return tickNum(s*1e9) + " ns"
+	case a < 1e-3:
+		return tickNum(s*1e6) + " µs"
+	case a < 1:
+		return tickNum(s*1e3) + " ms"
+	case a < 3600:
+		return tickNum(s) + " s"
+	default:
+		return tickNum(s/3600) + " h"
+	}
+}
+
+// tickUSD labels a dollar tick.
+func tickUSD(v float64) string {
+	if math.Abs(v) >= 1000 {
+		return "$" + grouped(v)
+	}
+	return "$" + tickNum(v)
+}

@@ -149,7 +149,7 @@ func GanttSVG(t *Timeline) string {
 		slices.SortStableFunc(idx, func(a, b int32) int { return cmp.Compare(tasks[a].StartNs, tasks[b].StartNs) })
 	}
 
-	height := ganttTop + len(rows)*(ganttRowH+ganttRowGap) + ganttAxisH + 24
+	height := ganttTop + len(rows)*(ganttRowH+ganttRowGap) + ganttAxisH + 44
 	width := ganttLabel + W + 20
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="gantt" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="Gantt chart of the step">`, width, height, width, height)
 	b.WriteString("\n")
@@ -185,9 +185,14 @@ func GanttSVG(t *Timeline) string {
 	for _, v := range linearTicks(0, span, 8) {
 		px := ax.pos(v)
 		fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%d" y2="%d" class="axis"/><text x="%s" y="%d" class="tick">%s</text>`,
-			num(px), num(px), ya, ya+4, num(px), ya+16, esc(fmtNs(int64(v))))
+			num(px), num(px), ya, ya+4, num(px), ya+16, esc(tickSeconds(v/1e9)))
 	}
 	fmt.Fprintf(&b, `<text x="%d" y="%d" class="axlbl">simulated time from the step's first task</text>`, x0+W/2, ya+32)
+	names := make([][2]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = [2]string{k, colors[k]}
+	}
+	legendSVG(&b, x0, ya+44, names)
 	b.WriteString("</svg>")
 	return b.String()
 }
@@ -243,26 +248,16 @@ func runTitle(tasks []output.TimelineRow, idx []int32, kind string, t0 int64, sp
 	return s
 }
 
-// legendHTML lists the kinds of the tasks with their colours.
-func legendHTML(t *Timeline) string {
-	if t == nil {
-		return ""
+// legendSVG draws a row of colour swatches and their names at (x, y),
+// wrapping before the chart's width.
+func legendSVG(b *strings.Builder, x, y int, items [][2]string) {
+	cx := x
+	for _, it := range items {
+		w := 16 + 7*len(it[0]) + 14
+		if cx+w > x+ganttWidth && cx > x {
+			cx, y = x, y+16
+		}
+		fmt.Fprintf(b, `<rect x="%d" y="%d" width="11" height="11" fill="%s"/><text x="%d" y="%d" class="val">%s</text>`, cx, y, it[1], cx+15, y+10, esc(it[0]))
+		cx += w
 	}
-	set := map[string]bool{}
-	for i := range t.Tasks {
-		set[t.Tasks[i].Kind] = true
-	}
-	kinds := make([]string, 0, len(set))
-	for k := range set {
-		kinds = append(kinds, k)
-	}
-	slices.SortFunc(kinds, orderOf(kindOrder))
-	colors := colorsFor(kinds)
-	var b strings.Builder
-	b.WriteString(`<p class="legend">`)
-	for _, k := range kinds {
-		fmt.Fprintf(&b, `<span><i style="background:%s"></i>%s</span> `, colors[k], esc(k))
-	}
-	b.WriteString("</p>")
-	return b.String()
 }

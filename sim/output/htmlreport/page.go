@@ -5,14 +5,16 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/simtrain/simtrain/sim/output"
 )
 
-// style is the report's whole stylesheet (inline: the page loads nothing).
-const style = `
+// pageStyle styles the page around the charts; chartStyle styles the
+// charts (also embedded by [Standalone]). Inline: the page loads nothing.
+const pageStyle = `
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px auto; max-width: 1200px; padding: 0 16px; color: #222; }
 h1 { font-size: 22px; margin-bottom: 4px; } h2 { font-size: 17px; margin-top: 32px; border-bottom: 1px solid #ddd; }
 p.sub { color: #555; margin-top: 0; } .note { color: #666; font-size: 13px; }
@@ -23,7 +25,11 @@ table.sortable th { cursor: pointer; user-select: none; } table.sortable th:hove
 table.kv th { font-weight: normal; color: #555; }
 .bad { color: #b00020; font-weight: 600; }
 .scroll { overflow-x: auto; }
-svg.chart { font-size: 11px; display: block; }
+svg.chart { display: block; }
+`
+
+const chartStyle = `
+svg.chart { font: 11px system-ui, -apple-system, "Segoe UI", sans-serif; }
 svg .lbl { text-anchor: end; fill: #333; } svg .val { fill: #333; } svg .kind { font-weight: 600; fill: #333; }
 svg .tick { text-anchor: middle; fill: #555; } svg .axlbl { text-anchor: middle; fill: #333; font-size: 12px; }
 svg .axis { stroke: #888; } svg .sep { stroke: #ddd; } svg .lane { fill: #f7f7f7; }
@@ -31,8 +37,24 @@ svg .grid { stroke: #eee; } svg .frame { fill: none; stroke: #ccc; }
 svg .cap { stroke: #222; stroke-dasharray: 3 2; stroke-width: 1.5; }
 svg .pt { fill: #4e79a7; fill-opacity: .55; } svg .pt.nofit { fill: none; stroke: #aaa; }
 svg .pt.best { fill: #d62728; fill-opacity: 1; } svg .front { fill: none; stroke: #d62728; stroke-width: 1.5; }
-p.legend span { margin-right: 12px; white-space: nowrap; } p.legend i { display: inline-block; width: 11px; height: 11px; margin-right: 4px; vertical-align: -1px; }
 `
+
+// Standalone turns a chart of this package into an SVG file of its own for
+// documents: the chart styles embedded, a white background (for viewers in
+// dark mode), and no tooltips (an SVG shown as an image is not interactive,
+// and they are most of its bytes).
+func Standalone(svg string) string {
+	i := strings.Index(svg, ">")
+	if i < 0 {
+		return svg
+	}
+	body := titleElement.ReplaceAllString(svg[i+1:], "")
+	return svg[:i+1] + "\n<style>" + chartStyle + "</style>\n" + `<rect width="100%" height="100%" fill="#fff"/>` + body + "\n"
+}
+
+// titleElement matches a tooltip (the charts escape their text, so a title
+// holds no "<").
+var titleElement = regexp.MustCompile(`<title>[^<]*</title>`)
 
 // script makes tables with class "sortable" sort by a click on a header
 // (numbers by the cell's data-v, text otherwise). It is all the page runs.
@@ -88,7 +110,7 @@ type pageData struct {
 }
 
 func render(w io.Writer, d pageData) error {
-	d.Style, d.Script = template.CSS(style), template.JS(script)
+	d.Style, d.Script = template.CSS(pageStyle+chartStyle), template.JS(script)
 	return page.Execute(w, d)
 }
 
@@ -159,14 +181,13 @@ func RenderRun(w io.Writer, r *Run) error {
 			g.WriteString(` Every rank of a pipeline stage has its representative's task times (analytic fidelity).`)
 		}
 		g.WriteString(` Each pixel shows the kind of task that covers most of its time; hover for tasks and times.</p>`)
-		g.WriteString(legendHTML(t))
 		g.WriteString(`<div class="scroll">` + GanttSVG(t) + `</div>`)
 	} else {
 		g.WriteString(`<p class="note">This run wrote no timeline (--no-timeline or sim.timeline: false).</p>`)
 	}
 	d.Sections = append(d.Sections, section{"gantt", "Step timeline", template.HTML(g.String())})
 	d.Sections = append(d.Sections, section{"memory", "Memory per pipeline stage",
-		template.HTML(memoryLegendHTML() + `<div class="scroll">` + MemorySVG(r.Memory) + `</div>`)})
+		template.HTML(`<div class="scroll">` + MemorySVG(r.Memory) + `</div>`)})
 	d.Sections = append(d.Sections, section{"links", "Link utilisation",
 		template.HTML(`<p class="note">Bytes moved over each directed link divided by what it could move in the simulated steps.</p><div class="scroll">` + LinkHeatmapSVG(r.Links) + `</div>`)})
 	return render(w, d)
