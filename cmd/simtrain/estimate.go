@@ -517,14 +517,23 @@ func newEstimateMemoryCmd(format *string) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "memory (SCENARIO.yaml | --model PRESET | --params N)",
-		Short: "Model-state memory of a model (weights, gradients, optimizer states)",
-		Long: `memory prints the model-state memory: parameters × bytes per parameter
-(--bytes-per-param, or derived from the optimizer and dtypes; mixed-precision
-AdamW is 16). A preset reports its exact total and active parameter counts.
-Activations depend on the layout and are not included here.`,
+		Short: "Memory per GPU: a scenario's whole peak, or a model's weights, gradients and optimizer states",
+		Long: `memory prints the memory per GPU.
+
+With a SCENARIO.yaml it is the whole peak per pipeline stage for the
+scenario's layout: weights, gradients, optimizer states, activations (for the
+schedule's micro-batches in flight), communication buffers and framework
+overhead, against the GPU's capacity.
+
+With --model or --params it is the model-state memory only: parameters ×
+bytes per parameter (--bytes-per-param, or derived from the optimizer and
+dtypes; mixed-precision AdamW is 16); activations depend on a layout, which
+these flags do not give. A preset reports its exact total and active
+parameter counts.`,
 		Example: `  simtrain estimate memory --params 6.7e9 --bytes-per-param 16
   simtrain estimate memory --model mixtral-8x7b
-  simtrain estimate memory --model llama3-70b --optimizer sgd --format json`,
+  simtrain estimate memory --model llama3-70b --optimizer sgd --format json
+  simtrain estimate memory scenarios/llama3-70b-1024-h100-3d.yaml   # with activations`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(*format); err != nil {
