@@ -22,6 +22,7 @@ import (
 
 	"github.com/simtrain/simtrain/sim"
 	"github.com/simtrain/simtrain/sim/output"
+	"github.com/simtrain/simtrain/sim/output/htmlreport"
 )
 
 type bestOptions struct {
@@ -261,19 +262,8 @@ func paretoAxis(kind string) (string, func(rankedRow) float64) {
 // time (lower is better on both), by increasing x. Among rows with equal x
 // only the fastest can be on the front; exact ties keep the first by name.
 func paretoFront(rows []rankedRow, x func(rankedRow) float64) []rankedRow {
-	s := slices.Clone(rows)
-	slices.SortStableFunc(s, func(a, b rankedRow) int {
-		return cmp.Or(cmp.Compare(x(a), x(b)), cmp.Compare(a.StepTimeS, b.StepTimeS), compareRows(a.SummaryRow, b.SummaryRow))
-	})
-	var front []rankedRow
-	bestStep := math.Inf(1)
-	for _, r := range s {
-		if r.StepTimeS < bestStep {
-			front = append(front, r)
-			bestStep = r.StepTimeS
-		}
-	}
-	return front
+	return htmlreport.Front(rows, x, func(r rankedRow) float64 { return r.StepTimeS },
+		func(a, b rankedRow) int { return compareRows(a.SummaryRow, b.SummaryRow) })
 }
 
 func printRanked(w io.Writer, rows []rankedRow, tokens float64) {

@@ -251,15 +251,25 @@ func ParetoFront(rows []output.SummaryRow, x func(*output.SummaryRow) float64) [
 			s = append(s, r)
 		}
 	}
-	slices.SortStableFunc(s, func(a, b output.SummaryRow) int {
-		return cmp.Or(cmp.Compare(x(&a), x(&b)), cmp.Compare(a.StepTimeS, b.StepTimeS), compareNames(a, b))
+	return Front(s, func(r output.SummaryRow) float64 { return x(&r) },
+		func(r output.SummaryRow) float64 { return r.StepTimeS }, compareNames)
+}
+
+// Front returns the items that no other item beats on both x and y (lower
+// is better on both), by increasing x. Among items with equal x only the
+// one with the lowest y can be on the front; exact ties keep the first by
+// tie.
+func Front[T any](items []T, x, y func(T) float64, tie func(a, b T) int) []T {
+	s := slices.Clone(items)
+	slices.SortStableFunc(s, func(a, b T) int {
+		return cmp.Or(cmp.Compare(x(a), x(b)), cmp.Compare(y(a), y(b)), tie(a, b))
 	})
-	var front []output.SummaryRow
-	bestStep := math.Inf(1)
-	for _, r := range s {
-		if r.StepTimeS < bestStep {
-			front = append(front, r)
-			bestStep = r.StepTimeS
+	var front []T
+	best := math.Inf(1)
+	for _, it := range s {
+		if y(it) < best {
+			front = append(front, it)
+			best = y(it)
 		}
 	}
 	return front

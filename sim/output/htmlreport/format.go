@@ -54,20 +54,24 @@ func grouped(v float64) string {
 }
 
 // fmtSeconds formats a duration in seconds with a unit that keeps it short.
-func fmtSeconds(s float64) string {
+func fmtSeconds(s float64) string { return withTimeUnit(s, sig) }
+
+// withTimeUnit picks the unit of a duration in seconds (ns, µs, ms, s, h)
+// and formats the number in it with f.
+func withTimeUnit(s float64, f func(float64) string) string {
 	switch a := math.Abs(s); {
 	case a == 0:
 		return "0 s"
 	case a < 1e-6:
-		return sig(s*1e9) + " ns"
+		return f(s*1e9) + " ns"
 	case a < 1e-3:
-		return sig(s*1e6) + " µs"
+		return f(s*1e6) + " µs"
 	case a < 1:
-		return sig(s*1e3) + " ms"
+		return f(s*1e3) + " ms"
 	case a < 3600:
-		return sig(s) + " s"
+		return f(s) + " s"
 	default:
-		return sig(s/3600) + " h"
+		return f(s/3600) + " h"
 	}
 }
 
@@ -108,20 +112,10 @@ func tickNum(v float64) string {
 
 // tickSeconds labels a time tick in the unit fmtSeconds would choose.
 func tickSeconds(s float64) string {
-	switch a := math.Abs(s); {
-	case a == 0:
+	if s == 0 {
 		return "0"
-	case a < 1e-6:
-		return tickNum(s*1e9) + " ns"
-	case a < 1e-3:
-		return tickNum(s*1e6) + " µs"
-	case a < 1:
-		return tickNum(s*1e3) + " ms"
-	case a < 3600:
-		return tickNum(s) + " s"
-	default:
-		return tickNum(s/3600) + " h"
 	}
+	return withTimeUnit(s, tickNum)
 }
 
 // tickUSD labels a dollar tick.
