@@ -559,7 +559,7 @@ func (s *Scenario) MemoryPerStage() ([]StageMemory, bool) {
 		}
 		mem := workload.StageMemory(workload.MemoryInput{
 			Model: s.r.model, Shape: s.shape(), Layers: layers, LayerIDs: ids, HasEmbedding: emb, HasHead: head,
-			PP: p.PP, DP: p.DP, VirtualStages: p.VirtualStages, Stage: st, Schedule: p.Schedule,
+			PP: p.PP, DP: p.DP, VirtualStages: p.VirtualStages, Stage: st, Schedule: s.r.schedule,
 			Microbatches: s.r.microbatches, Zero: p.Zero, Optimizer: s.Training.Optimizer,
 			MasterDtype: s.r.master, GradDtype: s.r.grad, StateDtype: s.r.states, Recompute: s.r.recompute,
 			RecomputeEvery: s.Training.RecomputeEvery, OffloadOptimizer: s.Training.OffloadOptimizer,

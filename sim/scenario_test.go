@@ -127,7 +127,7 @@ func TestParseErrorsNameTheField(t *testing.T) {
 		{[]string{"cluster.gpu", "h1000"}, "cluster.gpu:"},
 		{[]string{"cluster.network.nic", "ib-foo"}, "cluster.network.nic:"},
 		{[]string{"model.preset", "llama9"}, "model.preset:"},
-		{[]string{"parallel.schedule", "2f2b"}, "parallel.schedule: unknown schedule \"2f2b\" (valid: gpipe, 1f1b, interleaved, zero-bubble)"},
+		{[]string{"parallel.schedule", "2f2b"}, "parallel.schedule: unknown schedule \"2f2b\" (valid: gpipe, 1f1b, interleaved, zero-bubble, dualpipe, dualpipe-v)"},
 		{[]string{"parallel.zero", "4"}, "parallel.zero: unknown stage 4"},
 		{[]string{"training.precision", "int8"}, "training.precision: unknown value \"int8\""},
 		{[]string{"sim.fidelity", "packet"}, "sim.fidelity:"},
@@ -136,6 +136,10 @@ func TestParseErrorsNameTheField(t *testing.T) {
 		{[]string{"name", "bad name"}, "name:"},
 		{[]string{"cluster.nodes", "0"}, "cluster.nodes: must be >= 1"},
 		{[]string{"parallel.pp", "2", "parallel.first_stage_layers", "40"}, "first_stage_layers"},
+		{[]string{"parallel.schedule", "dualpipe"}, "parallel.pp: dualpipe needs an even pp >= 2 (have 1; valid with odd pp: dualpipe-v, 1f1b, zero-bubble)"},
+		{[]string{"parallel.schedule", "dualpipe", "parallel.pp", "2", "training.global_batch", "2"}, "training.global_batch: dualpipe needs an even number of micro-batches per pipeline, at least 2*pp = 4 (have 2"},
+		{[]string{"parallel.schedule", "dualpipe-v", "parallel.pp", "2", "parallel.virtual_stages", "2"}, "parallel.virtual_stages: 2 needs parallel.schedule: interleaved (have dualpipe-v)"},
+		{[]string{"parallel.schedule", "dualpipe-v", "parallel.pp", "2", "parallel.first_stage_layers", "3"}, "parallel: the 29 layers left after first_stage_layers/last_stage_layers do not split evenly over 3 model chunks"},
 	}
 	for _, c := range cases {
 		_, err := Parse(edit(t, c.kv...))

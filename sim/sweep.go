@@ -44,6 +44,7 @@ import (
 
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/parallel"
+	"github.com/simtrain/simtrain/sim/pipeline"
 	"github.com/simtrain/simtrain/sim/topology"
 	"github.com/simtrain/simtrain/sim/workload"
 )
@@ -459,7 +460,7 @@ var autoRules = map[string]autoRule{
 	"parallel.virtual_stages": {doc: "1 … model.layers", ints: func(s *Scenario) []int { return upTo(s.r.model.Layers) }},
 	"training.micro_batch":    {doc: "divisors of training.global_batch", ints: func(s *Scenario) []int { return divisorsOf(s.Training.GlobalBatch) }},
 	"parallel.zero":           {doc: "0, 1, 2, 3", ints: func(*Scenario) []int { return []int{0, 1, 2, 3} }},
-	"parallel.schedule":       {choices: fixed("gpipe", "1f1b", "interleaved", "zero-bubble")},
+	"parallel.schedule":       {choices: pipeline.Names},
 	"training.precision":      {choices: fixed("fp32", "tf32", "fp16", "bf16", "fp8")},
 	"training.optimizer":      {choices: fixed("adamw", "adam", "sgd", "adagrad")},
 	"training.recompute":      {choices: fixed("none", "selective", "full", "selective-op")},

@@ -49,7 +49,7 @@ func TestSweepFileErrors(t *testing.T) {
 		{"sweep:\n  parallel.sp: [false, 1]\n", `sweep: parallel.sp[1]: expected true or false, got "1"`},
 		{"sweep:\n  cluster.network.nic_gbps: [400, fast]\n", `cluster.network.nic_gbps[1]: expected a number, got "fast"`},
 		{"sweep:\n  cluster.gpu: [h100]\n", `sweep: cluster.gpu[0]: unknown value "h100" (valid: a100-40gb`},
-		{"sweep:\n  parallel.schedule: [1f1b, zb]\n", `parallel.schedule[1]: unknown value "zb" (valid: gpipe, 1f1b, interleaved, zero-bubble)`},
+		{"sweep:\n  parallel.schedule: [1f1b, zb]\n", `parallel.schedule[1]: unknown value "zb" (valid: gpipe, 1f1b, interleaved, zero-bubble, dualpipe, dualpipe-v)`},
 		{"sweep:\n  parallel.tp: [2, 2]\n", `parallel.tp[1]: "2" is listed twice`},
 		{"sweep:\n  parallel.tp: 4\n", "parallel.tp: expected a list of values or auto, got \"4\" (for one value write [4])"},
 		{"sweep:\n  parallel.tp: [[1]]\n", "parallel.tp[0]: expected a single value, got a list"},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/parallel"
+	"github.com/simtrain/simtrain/sim/pipeline"
 	"github.com/simtrain/simtrain/sim/topology"
 	"github.com/simtrain/simtrain/sim/workload"
 )
@@ -22,7 +23,7 @@ type resolved struct {
 	states       workload.Dtype // training.optimizer_state_dtype (default master)
 	crossEntropy workload.CrossEntropy
 	recompute    workload.Recompute
-	schedule     parallel.Schedule
+	schedule     pipeline.Schedule
 	order        [5]parallel.Dim
 	fidelity     network.Fidelity
 	numGPUs      int
@@ -659,16 +660,13 @@ func (s *Scenario) resolveParallel(set map[string]bool) error {
 	if p.Schedule == "" {
 		p.Schedule = "1f1b"
 	}
-	sched, err := parallel.ParseSchedule(p.Schedule)
+	sched, err := pipeline.Lookup(p.Schedule)
 	if err != nil {
 		return err
 	}
 	s.r.schedule = sched
-	if p.VirtualStages > 1 && sched != parallel.Interleaved {
-		return fmt.Errorf("parallel.virtual_stages: %d needs parallel.schedule: interleaved (have %s)", p.VirtualStages, p.Schedule)
-	}
-	if sched == parallel.Interleaved && p.PP < 2 {
-		return errors.New("parallel.schedule: interleaved needs pp >= 2")
+	if err := sched.Check(pipeline.Shape{Stages: p.PP, Virtual: p.VirtualStages}); err != nil {
+		return err
 	}
 	if p.Order == "" {
 		p.Order = "tp-cp-ep-dp-pp"
@@ -719,7 +717,7 @@ func (s *Scenario) resolveParallel(set map[string]bool) error {
 	if p.FirstStageLayers < 0 || p.LastStageLayers < 0 {
 		return errors.New("parallel.first_stage_layers/last_stage_layers: must be >= 0")
 	}
-	chunks, err := parallel.Partition(m.Layers, p.PP, p.VirtualStages, p.FirstStageLayers, p.LastStageLayers)
+	chunks, err := parallel.Place(sched.Placement(pipeline.Shape{Stages: p.PP, Virtual: p.VirtualStages}), m.Layers, p.FirstStageLayers, p.LastStageLayers)
 	if err != nil {
 		return err
 	}
@@ -732,8 +730,8 @@ func (s *Scenario) resolveParallel(set map[string]bool) error {
 	if s.r.microbatches > maxMicroStep {
 		return fmt.Errorf("training.global_batch: %d micro-batches per pipeline per step is more than simtrain plays (%d)", s.r.microbatches, maxMicroStep)
 	}
-	if sched == parallel.Interleaved && s.r.microbatches%p.PP != 0 {
-		return fmt.Errorf("training.global_batch: the interleaved schedule needs micro-batches per pipeline (%d = global_batch/(dp*micro_batch)) to be a multiple of pp %d", s.r.microbatches, p.PP)
+	if err := sched.Check(pipeline.Shape{Stages: p.PP, Microbatches: s.r.microbatches, Virtual: p.VirtualStages}); err != nil {
+		return err
 	}
 	o := &p.Overlap
 	if o.GradReduce == nil {

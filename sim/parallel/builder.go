@@ -1,11 +1,13 @@
 package parallel
 
 import (
+	"fmt"
 	"math"
 	"strings"
 
 	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/pipeline"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -39,6 +41,10 @@ type builder struct {
 	epRecent, epOlder int32
 	// pendingBlock is a task the next compute must wait for (blocking sends).
 	pendingBlock int32
+	// pairWait are the two inputs of an overlapped forward and backward
+	// (runOverlapped) that the pair's first compute waits for; empty when
+	// none.
+	pairWait []int32
 	// reload is the host-to-device copy of offloaded activations the next
 	// compute (a layer's backward) must wait for; offloaded maps a layer
 	// and micro-batch (offloadKey) to the copy that took them to the host.
@@ -62,16 +68,27 @@ type builder struct {
 	// FSDP: compute ends of the last two layers processed (buffer reuse).
 	fsdpPrev, fsdpPrev2 int32
 
-	// last micro-batch whose backward each chunk runs (DP reduction point)
-	lastBwdMicro []int
-	lastWMicro   []int
+	// place is the schedule's placement of model chunks; order this
+	// stage's steps; lastGrad, per chunk, the index in order of the step
+	// that completes its weight gradients last (the DP reduction point).
+	place    pipeline.Placement
+	order    []pipeline.Step
+	lastGrad []int
+	// plans are the block emitters of each layer of this stage (by
+	// global layer index); passes the two chunk passes being emitted.
+	plans  []*layerPlan
+	passes [2]chunkPass
+	// local holds, for pipeline hand-offs between two chunks of this
+	// stage (a V-shaped placement's turn), the task that produced the
+	// activation or gradient.
+	local map[p2pKey]int32
+	err   error // the first error while emitting
 }
 
 func (b *builder) dense() float64 { return float64(b.cfg.Layout.TP) }
 
 func (b *builder) build() error {
 	cfg := b.cfg
-	l := cfg.Layout
 	for i := range b.last {
 		b.last[i] = -1
 	}
@@ -79,7 +96,6 @@ func (b *builder) build() error {
 	b.offloaded = map[int64]hostCopies{}
 	b.epRecent, b.epOlder = -1, -1
 	b.fsdpPrev, b.fsdpPrev2 = -1, -1
-	order := Order(cfg.Schedule, l.PP, b.stage, cfg.Microbatches, cfg.Virtual)
 	b.recomputed = make([]bool, cfg.Model.StackLayers())
 	pos := 0
 	for _, ch := range cfg.Chunks[b.stage] {
@@ -88,17 +104,15 @@ func (b *builder) build() error {
 			b.recomputed[l] = workload.RecomputesLayer(cfg.RecomputeEvery, pos)
 		}
 	}
-	b.lastBwdMicro = make([]int, cfg.Virtual)
-	b.lastWMicro = make([]int, cfg.Virtual)
-	for i := range b.lastBwdMicro {
-		b.lastBwdMicro[i], b.lastWMicro[i] = -1, -1
+	b.planLayers()
+	b.local = map[p2pKey]int32{}
+	b.lastGrad = make([]int, len(cfg.Chunks[b.stage]))
+	for i := range b.lastGrad {
+		b.lastGrad[i] = -1
 	}
-	for _, st := range order {
-		switch st.Phase {
-		case PhaseB:
-			b.lastBwdMicro[st.Chunk] = st.Microbatch
-		case PhaseW:
-			b.lastWMicro[st.Chunk] = st.Microbatch
+	for i, st := range b.order {
+		if st.Phase == pipeline.PhaseB || st.Phase == pipeline.PhaseW {
+			b.lastGrad[st.Chunk] = i
 		}
 	}
 	for step := 0; step < cfg.Steps; step++ {
@@ -107,15 +121,29 @@ func (b *builder) build() error {
 		b.bucketDense, b.bucketExpert = 0, 0
 		b.firstComp = true
 		b.startParamGather()
-		for _, st := range order {
+		for i := 0; i < len(b.order); i++ {
+			st := b.order[i]
 			ch := cfg.Chunks[b.stage][st.Chunk]
+			last := i == b.lastGrad[st.Chunk]
 			switch st.Phase {
-			case PhaseF:
-				b.forwardChunk(ch, st.Microbatch)
-			case PhaseB:
-				b.backwardChunk(ch, st.Microbatch, cfg.Schedule == ZeroBubble)
-			case PhaseW:
-				b.wgradChunk(ch, st.Microbatch)
+			case pipeline.PhaseF:
+				f := b.newPass(&b.passes[0], ch, st.Microbatch, true, false, false)
+				if st.Overlap && i+1 < len(b.order) && b.order[i+1].Phase != pipeline.PhaseF && b.order[i+1].Phase != pipeline.PhaseW {
+					i++
+					nx := b.order[i]
+					g := b.newPass(&b.passes[1], cfg.Chunks[b.stage][nx.Chunk], nx.Microbatch, false,
+						nx.Phase == pipeline.PhaseI, nx.Phase == pipeline.PhaseB && i == b.lastGrad[nx.Chunk])
+					b.runOverlapped(f, g)
+					continue
+				}
+				b.run(f)
+			case pipeline.PhaseB, pipeline.PhaseI:
+				b.run(b.newPass(&b.passes[0], ch, st.Microbatch, false, st.Phase == pipeline.PhaseI, st.Phase == pipeline.PhaseB && last))
+			case pipeline.PhaseW:
+				b.wgradChunk(ch, st.Microbatch, last)
+			}
+			if b.err != nil {
+				return b.err
 			}
 		}
 		b.flushBucket()
@@ -159,6 +187,10 @@ func (b *builder) add(t Task, deps ...int32) int32 {
 // the previous step's barrier.
 func (b *builder) compute(kind Kind, name string, layer, micro, chunk int, c blockCost, deps ...int32) int32 {
 	deps = append(deps, b.pendingBlock, b.tpOlder, b.epOlder, b.reload)
+	if len(b.pairWait) > 0 {
+		deps = append(deps, b.pairWait...)
+		b.pairWait = b.pairWait[:0]
+	}
 	b.pendingBlock, b.reload = -1, -1
 	if b.firstComp {
 		deps = append(deps, b.barrier...)
@@ -351,80 +383,50 @@ func (b *builder) a2aBytes() float64 {
 	return tokens * float64(m.MoE.TopK) * cf * float64(m.Hidden) * s.Dtype.Bytes()
 }
 
-func (b *builder) isFirstModelChunk(ch Chunk) bool { return ch.Stage == 0 && ch.Index == 0 }
-func (b *builder) isLastModelChunk(ch Chunk) bool {
-	return ch.Stage == b.cfg.Layout.PP-1 && ch.Index == b.cfg.Virtual-1
-}
-
-// next/prev model chunk (stage, chunk index) of ch in Megatron's interleaving.
-func (b *builder) nextChunk(ch Chunk) (int, int) {
-	if ch.Stage+1 < b.cfg.Layout.PP {
-		return ch.Stage + 1, ch.Index
-	}
-	return 0, ch.Index + 1
-}
-
-func (b *builder) prevChunk(ch Chunk) (int, int) {
-	if ch.Stage > 0 {
-		return ch.Stage - 1, ch.Index
-	}
-	return b.cfg.Layout.PP - 1, ch.Index - 1
-}
-
+// recv adds the receive of micro-batch mb's activation (or, with grad, its
+// output gradient) for chunk ch from the chunk that feeds it, and returns
+// the task after which it is here. A hand-off between two chunks of this
+// stage is no transfer: it returns the task that produced the data.
 func (b *builder) recv(grad bool, micro int, ch Chunk) int32 {
 	st, name := StreamPPRecvAct, "recv_act"
-	peer, _ := b.prevChunk(ch)
+	from, _ := b.place.Prev(ch.Stage, ch.Index)
 	if grad {
 		st, name = StreamPPRecvGrd, "recv_grad"
-		peer, _ = b.nextChunk(ch)
+		from, _ = b.place.Next(ch.Stage, ch.Index)
+	}
+	if from.Stage == b.stage {
+		t, ok := b.local[p2pKey{grad: grad, step: b.step, micro: int32(micro), toChunk: int32(ch.Index)}]
+		if !ok && b.err == nil {
+			b.err = fmt.Errorf("pipeline: stage %d chunk %d uses micro-batch %d's %s before its own chunk %d produced it (schedule %s)",
+				b.stage, ch.Index, micro, name, from.Chunk, b.cfg.Schedule.Name())
+		}
+		if !ok {
+			return -1
+		}
+		return t
 	}
 	return b.add(Task{Kind: KindRecv, Stream: st, Group: GroupPP, Op: collectives.Send, Name: name, Layer: -1,
-		Micro: int32(micro), Chunk: int32(ch.Index), Bytes: b.p2pBytes(), Peer: int32(peer), Match: -1})
+		Micro: int32(micro), Chunk: int32(ch.Index), Bytes: b.p2pBytes(), Peer: int32(from.Stage), Match: -1})
 }
 
+// send adds the send of micro-batch mb's output (or, with grad, its input
+// gradient) of chunk ch after task after to the chunk that takes it.
 func (b *builder) send(grad bool, micro int, ch Chunk, after int32) {
-	peer, pc := b.nextChunk(ch)
+	to, _ := b.place.Next(ch.Stage, ch.Index)
 	name := sendActName
 	if grad {
-		peer, pc = b.prevChunk(ch)
+		to, _ = b.place.Prev(ch.Stage, ch.Index)
 		name = sendGradName
 	}
+	if to.Stage == b.stage {
+		b.local[p2pKey{grad: grad, step: b.step, micro: int32(micro), toChunk: int32(to.Chunk)}] = after
+		return
+	}
 	t := b.add(Task{Kind: KindSend, Stream: StreamPPSend, Group: GroupPP, Op: collectives.Send, Name: name, Layer: -1,
-		Micro: int32(micro), Chunk: int32(ch.Index), Bytes: b.p2pBytes(), Peer: int32(peer), Match: int32(pc),
-		Dur: b.pr.SendTime(b.stage, peer, b.p2pBytes())}, after)
+		Micro: int32(micro), Chunk: int32(ch.Index), Bytes: b.p2pBytes(), Peer: int32(to.Stage), Match: int32(to.Chunk),
+		Dur: b.pr.SendTime(b.stage, to.Stage, b.p2pBytes())}, after)
 	if !b.cfg.Overlap.P2P {
 		b.pendingBlock = t
-	}
-}
-
-func (b *builder) forwardChunk(ch Chunk, mb int) {
-	in := int32(-1)
-	if !b.isFirstModelChunk(ch) {
-		in = b.p2pGather(b.recv(false, mb, ch), "pp_gather_act", mb, ch.Index)
-	}
-	tp := b.cfg.Layout.TP > 1
-	if ch.Embedding {
-		e := b.compute(KindForward, "embedding_fwd", -1, mb, ch.Index, b.cache.embHead(false, passFwd), in, b.gatherExtra(false, true))
-		in = e
-		if tp {
-			in = b.tpReduce("tp_embedding", -1, mb, ch.Index, e)
-		}
-		b.releaseExtra(e)
-	}
-	for l := ch.FirstLayer; l < ch.FirstLayer+ch.Layers; l++ {
-		in = b.forwardLayer(l, mb, ch.Index, in)
-		b.offload(ch, l, mb, in)
-	}
-	if ch.Head {
-		if b.cfg.Shape.SP && tp {
-			in = b.tpComm(collectives.AllGather, "tp_head_gather", -1, mb, ch.Index, in)
-		}
-		h := b.compute(KindForward, "head_fwd", -1, mb, ch.Index, b.cache.embHead(true, passFwd), in, b.gatherExtra(true, true))
-		b.releaseExtra(h)
-		in = h
-	}
-	if !b.isLastModelChunk(ch) {
-		b.send(false, mb, ch, in)
 	}
 }
 
@@ -477,47 +479,6 @@ func (b *builder) etpBytes() float64 {
 	}
 	etp := float64(b.cfg.Layout.GroupSize(GroupETP))
 	return etp * tokens * float64(m.MoE.TopK) * cf * float64(m.Hidden) * s.Dtype.StorageBytes()
-}
-
-// forwardLayer emits one transformer layer's forward and returns the task
-// whose completion makes its output available.
-func (b *builder) forwardLayer(l, mb, c int, in int32) int32 {
-	cfg := b.cfg
-	in = b.unpadSync(l, mb, c, in)
-	tp, sp, cp := cfg.Layout.TP > 1, cfg.Shape.SP, cfg.Layout.CP > 1
-	gather := b.gatherLayer(l, true)
-	if b.tpPaired(l) {
-		return b.tpPairedLayer(passFwd, l, mb, c, in, gather)
-	}
-	if tp && sp {
-		in = b.tpComm(collectives.AllGather, "tp_attn_gather", l, mb, c, in)
-	}
-	var a int32
-	if cp {
-		a = b.cpAttention(passFwd, l, mb, c, in, gather)
-	} else {
-		a = b.compute(KindForward, "attn_fwd", l, mb, c,
-			b.cache.block(l, passFwd, workload.BlockAttnPre, workload.BlockAttnCore, workload.BlockAttnPost), in, gather)
-	}
-	x := a
-	mlpTP := b.mlpTP(l)
-	if tp {
-		x = b.tpReduce("tp_attn", l, mb, c, a)
-		if sp && mlpTP {
-			x = b.tpComm(collectives.AllGather, "tp_mlp_gather", l, mb, c, x)
-		}
-	}
-	var o int32
-	if b.moe(l) {
-		o = b.moeForward(passFwd, l, mb, c, x)
-	} else {
-		o = b.compute(KindForward, "mlp_fwd", l, mb, c, b.cache.block(l, passFwd, workload.BlockMLP), x)
-	}
-	b.releaseLayer(o)
-	if tp && mlpTP {
-		return b.tpReduce("tp_mlp", l, mb, c, o)
-	}
-	return o
 }
 
 // unpadSync adds the compute-stream stall of an unpadded attention path's
@@ -591,46 +552,6 @@ func (b *builder) ringSteps(kind Kind, name, ring string, l, mb, c int, core, ex
 		x = b.compute(kind, name+"_middle", l, mb, c, scaleCost(core, (cp-2)/cp), x)
 	}
 	return b.compute(kind, name+"_last", l, mb, c, tail, x, r)
-}
-
-// moeForward emits an MoE block's forward (pass passFwd) or its recomputed
-// forward (passRec, full recomputation) after task x: router, the dropless
-// dispatch's host stall (StepConfig.MoEHostSync), the dispatch all-to-all,
-// the experts and the combine all-to-all; it returns the combine's task. A
-// recomputed MoE layer redoes its dispatch and combine, as Megatron-Core's
-// checkpointed TransformerLayer does, and so its host synchronisation.
-func (b *builder) moeForward(pass, l, mb, c int, x int32, deps ...int32) int32 {
-	cfg := b.cfg
-	kind, sfx := KindForward, "_fwd"
-	if pass == passRec {
-		kind, sfx = KindRecompute, "_recompute"
-	}
-	name := func(base string) string {
-		if pass == passRec {
-			return base + "_recompute"
-		}
-		return base
-	}
-	blocks := []workload.Block{workload.BlockRouter}
-	if pass == passRec {
-		blocks = []workload.Block{workload.BlockMLP, workload.BlockRouter}
-	}
-	r := b.compute(kind, "router"+sfx, l, mb, c, b.cache.block(l, pass, blocks...), append(deps, x)...)
-	if cfg.MoEHostSync > 0 {
-		r = b.hostSync("moe_host_sync", cfg.MoEHostSync, l, mb, c, r)
-	}
-	d := r
-	if cfg.Layout.EP > 1 {
-		d = b.epComm(name("ep_dispatch"), l, mb, c, r)
-	}
-	d = b.etpComm(collectives.AllGather, name("etp_gather"), l, mb, c, d)
-	e := b.compute(kind, "experts"+sfx, l, mb, c, b.cache.block(l, pass, workload.BlockExperts), d)
-	e = b.etpComm(collectives.ReduceScatter, name("etp_scatter"), l, mb, c, e)
-	cm := e
-	if cfg.Layout.EP > 1 {
-		cm = b.epComm(name("ep_combine"), l, mb, c, e)
-	}
-	return b.compute(kind, "combine"+sfx, l, mb, c, b.cache.block(l, pass, workload.BlockCombine), cm)
 }
 
 // tpPaired reports whether layer l's TP collectives are paired with their
@@ -776,49 +697,6 @@ func addCost(a, b blockCost) blockCost {
 	return blockCost{dur: a.dur + b.dur, flops: a.flops + b.flops, bytes: a.bytes + b.bytes}
 }
 
-// backwardChunk emits one micro-batch's backward through a chunk. With
-// splitW (zero-bubble) it emits only the input-gradient part; wgradChunk emits
-// the rest.
-func (b *builder) backwardChunk(ch Chunk, mb int, splitW bool) {
-	in := int32(-1)
-	if !b.isLastModelChunk(ch) {
-		in = b.p2pGather(b.recv(true, mb, ch), "pp_gather_grad", mb, ch.Index)
-	}
-	tp := b.cfg.Layout.TP > 1
-	reduce := !splitW && mb == b.lastBwdMicro[ch.Index]
-	if ch.Head {
-		h := b.compute(KindBackward, "head_bwd", -1, mb, ch.Index, b.bwdPart(b.cache.embHead(true, passBwd), splitW), in, b.gatherExtra(true, false))
-		in = h
-		if tp {
-			in = b.tpReduce("tp_head_bwd", -1, mb, ch.Index, h)
-		}
-		if !splitW {
-			b.gradReady(b.headParams(), 0, h, reduce)
-		}
-		b.releaseExtra(h)
-	}
-	for l := ch.FirstLayer + ch.Layers - 1; l >= ch.FirstLayer; l-- {
-		// the previous layer's offloaded inputs come back while this
-		// one's backward runs (Megatron reloads one group ahead)
-		b.reload = b.reloadLayer(l, mb, ch.Index, in)
-		if l > ch.FirstLayer {
-			b.reloadLayer(l-1, mb, ch.Index, in)
-		}
-		in = b.backwardLayer(l, mb, ch.Index, in, splitW, reduce)
-	}
-	if ch.Embedding {
-		e := b.compute(KindBackward, "embedding_bwd", -1, mb, ch.Index, b.bwdPart(b.cache.embHead(false, passBwd), splitW), in, b.gatherExtra(false, false))
-		if !splitW {
-			b.gradReady(b.embParams(), 0, e, reduce)
-		}
-		b.releaseExtra(e)
-		in = e
-	}
-	if !b.isFirstModelChunk(ch) {
-		b.send(true, mb, ch, in)
-	}
-}
-
 // wgradFraction is the share of a backward that computes weight gradients:
 // a linear layer's backward is two GEMMs of equal FLOPs (input gradient and
 // weight gradient), so half of the GEMM time; attention and elementwise work
@@ -831,157 +709,6 @@ func (b *builder) bwdPart(c blockCost, splitW bool) blockCost {
 		return c
 	}
 	return scaleCost(c, 1-wgradFraction)
-}
-
-func (b *builder) backwardLayer(l, mb, c int, in int32, splitW, reduce bool) int32 {
-	cfg := b.cfg
-	tp, sp, cp := cfg.Layout.TP > 1, cfg.Shape.SP, cfg.Layout.CP > 1
-	gather := b.gatherLayer(l, false)
-	// Recomputation runs when the layer's output gradient is ready. With
-	// sequence parallelism the recomputed forward redoes the all-gather of
-	// the sequence-sharded input before the attention and before the MLP
-	// (all-gathers are not saved); the MLP's closing reduce-scatter is not
-	// redone (its output, the layer output, is not needed by the backward:
-	// PyTorch's checkpoint stops early, torch.compile drops it).
-	mode := cfg.Recompute
-	if mode == workload.RecomputeFull && l < len(b.recomputed) && !b.recomputed[l] {
-		mode = workload.RecomputeNone // recompute_every: this layer keeps its activations
-	}
-	if mode == workload.RecomputeFull || mode == workload.RecomputeSelectiveOp {
-		in = b.unpadSync(l, mb, c, in) // the recomputed attention unpads again
-	}
-	switch mode {
-	case workload.RecomputeFull:
-		ain := in
-		if tp && sp {
-			ain = b.tpComm(collectives.AllGather, "tp_attn_recompute_gather", l, mb, c, in)
-		}
-		var r int32
-		if cp {
-			r = b.cpAttention(passRec, l, mb, c, ain, gather)
-		} else {
-			rc := b.cache.block(l, passRec, workload.BlockAttnPre, workload.BlockAttnCore, workload.BlockAttnPost)
-			r = b.compute(KindRecompute, "attn_recompute", l, mb, c, rc, ain, gather)
-		}
-		if tp {
-			r = b.tpReduce("tp_attn_recompute", l, mb, c, r)
-			if sp && b.mlpTP(l) {
-				r = b.tpComm(collectives.AllGather, "tp_mlp_recompute_gather", l, mb, c, r)
-			}
-		}
-		if b.moe(l) {
-			in = b.moeForward(passRec, l, mb, c, r, in)
-		} else {
-			rm := b.cache.block(l, passRec, workload.BlockMLP, workload.BlockRouter, workload.BlockExperts, workload.BlockCombine)
-			in = b.compute(KindRecompute, "mlp_recompute", l, mb, c, rm, r, in)
-		}
-	case workload.RecomputeSelectiveOp:
-		// Per-op selective checkpointing (workload.RecomputeSelectiveOp)
-		// saves the reduce-scatter outputs, so the MLP's input is
-		// available without the attention part; the sequence-parallel
-		// all-gathers that feed the recomputed projections are redone.
-		// Without SP the attention's all-reduce (not saved) is redone
-		// after the recomputed output projection.
-		ain := in
-		if tp && sp {
-			ain = b.tpComm(collectives.AllGather, "tp_attn_recompute_gather", l, mb, c, in)
-		}
-		rc := b.cache.block(l, passRec, workload.BlockAttnPre, workload.BlockAttnCore, workload.BlockAttnPost)
-		r := b.compute(KindRecompute, "attn_recompute", l, mb, c, rc, ain, gather)
-		mlpIn := in
-		switch {
-		case tp && sp && !b.mlpTP(l):
-			// folded MoE layer: the router takes the saved
-			// sequence-sharded input as it is
-		case tp && sp:
-			mlpIn = b.tpComm(collectives.AllGather, "tp_mlp_recompute_gather", l, mb, c, in)
-		case tp:
-			mlpIn = b.tpComm(collectives.AllReduce, "tp_attn_recompute", l, mb, c, r)
-		}
-		rm := b.cache.block(l, passRec, workload.BlockMLP, workload.BlockRouter, workload.BlockExperts, workload.BlockCombine)
-		in = b.compute(KindRecompute, "mlp_recompute", l, mb, c, rm, r, mlpIn, in)
-	case workload.RecomputeSelective:
-		rc := b.cache.block(l, passRec, workload.BlockAttnPre, workload.BlockAttnCore, workload.BlockAttnPost,
-			workload.BlockMLP, workload.BlockRouter, workload.BlockExperts, workload.BlockCombine)
-		if rc.dur > 0 {
-			name := "attn_core_recompute"
-			if m := cfg.Shape.RecomputeModules; m != 0 && m != workload.RecomputeCoreAttn {
-				name = "selective_recompute" // Megatron's recompute modules (norms, MoE activation)
-			}
-			in = b.compute(KindRecompute, name, l, mb, c, rc, in, gather)
-		}
-	}
-	if b.tpPaired(l) && !splitW {
-		return b.tpPairedLayer(passBwd, l, mb, c, in, gather, reduce)
-	}
-	mlpTP := b.mlpTP(l)
-	if tp && sp && mlpTP {
-		in = b.tpComm(collectives.AllGather, "tp_mlp_bwd_gather", l, mb, c, in)
-	}
-	var x int32
-	if b.moe(l) {
-		cb := b.compute(KindBackward, "combine_bwd", l, mb, c, b.bwdPart(b.cache.block(l, passBwd, workload.BlockCombine), splitW), in, gather)
-		d := cb
-		if cfg.Layout.EP > 1 {
-			d = b.epComm("ep_combine_bwd", l, mb, c, cb)
-		}
-		// the backward of the expert-TP reduce-scatter is an all-gather
-		// of the output gradients, and the other way round
-		d = b.etpComm(collectives.AllGather, "etp_bwd_gather", l, mb, c, d)
-		e := b.compute(KindBackward, "experts_bwd", l, mb, c, b.bwdPart(b.cache.block(l, passBwd, workload.BlockExperts), splitW), d)
-		e = b.etpComm(collectives.ReduceScatter, "etp_bwd_scatter", l, mb, c, e)
-		g := e
-		if cfg.Layout.EP > 1 {
-			g = b.epComm("ep_dispatch_bwd", l, mb, c, e)
-		}
-		x = b.compute(KindBackward, "router_bwd", l, mb, c, b.bwdPart(b.cache.block(l, passBwd, workload.BlockRouter), splitW), g)
-	} else {
-		x = b.compute(KindBackward, "mlp_bwd", l, mb, c, b.bwdPart(b.cache.block(l, passBwd, workload.BlockMLP), splitW), in, gather)
-	}
-	if tp {
-		if mlpTP {
-			x = b.tpReduce("tp_mlp_bwd", l, mb, c, x)
-		}
-		if sp {
-			x = b.tpComm(collectives.AllGather, "tp_attn_bwd_gather", l, mb, c, x)
-		}
-	}
-	var a int32
-	if cp {
-		var kvg int32
-		switch cfg.Shape.CPImpl {
-		case workload.CPPyTorch:
-			kvg = b.pytorchRingBackward(l, mb, c, x, splitW)
-		case workload.CPP2P:
-			// K/V and the accumulated dK/dV travel together, one
-			// activation-width buffer per step; the finished dK/dV then
-			// go home, one more ring step (cp·s/(cp−1) in the
-			// all-gather convention).
-			cp := float64(cfg.Layout.CP)
-			s := b.kvBytes() / cp
-			core := b.bwdPart(b.cache.block(l, passBwd, workload.BlockAttnCore), splitW)
-			post := b.bwdPart(b.cache.block(l, passBwd, workload.BlockAttnPost), splitW)
-			last := b.ringSteps(KindBackward, "attn_core_bwd", "cp_kv_dkv_ring", l, mb, c, core, post, true, 2*s, x)
-			kvg = b.comm(GroupCP, collectives.AllGather, cp*s/(cp-1), "cp_dkv_send_last", l, mb, c, last)
-		default:
-			postCore := b.cache.block(l, passBwd, workload.BlockAttnPost, workload.BlockAttnCore)
-			pc := b.compute(KindBackward, "attn_post_core_bwd", l, mb, c, b.bwdPart(postCore, splitW), x)
-			kvg = b.comm(GroupCP, collectives.ReduceScatter, b.kvBytes(), "cp_kv_grad_scatter", l, mb, c, pc)
-		}
-		a = b.compute(KindBackward, "attn_pre_bwd", l, mb, c, b.bwdPart(b.cache.block(l, passBwd, workload.BlockAttnPre), splitW), kvg)
-	} else {
-		a = b.compute(KindBackward, "attn_bwd", l, mb, c,
-			b.bwdPart(b.cache.block(l, passBwd, workload.BlockAttnPost, workload.BlockAttnCore, workload.BlockAttnPre), splitW), x)
-	}
-	if !splitW {
-		dense, expert := b.layerParams(l)
-		b.gradReady(dense, expert, a, reduce)
-	}
-	b.releaseLayer(a)
-	if tp {
-		return b.tpReduce("tp_attn_bwd", l, mb, c, a)
-	}
-	return a
 }
 
 // pytorchRingBackward emits the attention output projection's and core's
@@ -1007,9 +734,10 @@ func (b *builder) pytorchRingBackward(l, mb, c int, x int32, splitW bool) int32 
 	return b.comm(GroupCP, collectives.AllGather, cp*step/(cp-1), "cp_dkv_rotate_last", l, mb, c, rest, rot)
 }
 
-// wgradChunk emits the zero-bubble weight-gradient pass of a chunk.
-func (b *builder) wgradChunk(ch Chunk, mb int) {
-	reduce := mb == b.lastWMicro[ch.Index]
+// wgradChunk emits the weight-gradient pass of a chunk split out of its
+// backward (zero-bubble schedules); reduce says it completes the chunk's
+// gradients for the step.
+func (b *builder) wgradChunk(ch Chunk, mb int, reduce bool) {
 	if ch.Head {
 		w := b.compute(KindWGrad, "head_wgrad", -1, mb, ch.Index, scaleCost(b.cache.embHead(true, passBwd), wgradFraction))
 		b.gradReady(b.headParams(), 0, w, reduce)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/pipeline"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -65,7 +66,7 @@ func moeConfig(t *testing.T, overlapEP bool) *StepConfig {
 	}
 	return &StepConfig{Layout: l, Model: m,
 		Shape:    workload.Shape{MicroBatch: 1, Seq: 128, Dtype: workload.BF16, EP: 2, FlashAttention: true},
-		Schedule: OneFOneB, Virtual: 1, Microbatches: 1, Chunks: chunks, Optimizer: "adamw",
+		Schedule: pipeline.OneFOneB, Virtual: 1, Microbatches: 1, Chunks: chunks, Optimizer: "adamw",
 		ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32,
 		Overlap: Overlap{GradReduce: true, ParamGather: true, P2P: true, EP: overlapEP}, Steps: 1,
 		LayerParams: func(int) (float64, float64) { return 0, 0 },
@@ -117,7 +118,7 @@ func TestRecomputeSPGathers(t *testing.T) {
 		chunks, _ := Partition(3, 1, 1, 0, 0)
 		cfg := &StepConfig{Layout: l, Model: testModel(t, 3), Recompute: r,
 			Shape:    workload.Shape{MicroBatch: 1, Seq: 128, Dtype: workload.BF16, TP: 2, SP: sp, FlashAttention: true},
-			Schedule: OneFOneB, Virtual: 1, Microbatches: 2, Chunks: chunks, Optimizer: "adamw",
+			Schedule: pipeline.OneFOneB, Virtual: 1, Microbatches: 2, Chunks: chunks, Optimizer: "adamw",
 			ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32, Steps: 1,
 			LayerParams: func(int) (float64, float64) { return 1e6, 0 },
 		}
@@ -189,7 +190,7 @@ func TestTPCommPairedWithGEMMs(t *testing.T) {
 	chunks, _ := Partition(3, 1, 1, 0, 0)
 	cfg := &StepConfig{Layout: l, Model: testModel(t, 3),
 		Shape:    workload.Shape{MicroBatch: 1, Seq: 128, Dtype: workload.BF16, TP: 2, SP: true, FlashAttention: true},
-		Schedule: OneFOneB, Virtual: 1, Microbatches: 1, Chunks: chunks, Optimizer: "adamw",
+		Schedule: pipeline.OneFOneB, Virtual: 1, Microbatches: 1, Chunks: chunks, Optimizer: "adamw",
 		ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32, Steps: 1,
 		Overlap:     Overlap{TPComm: true, GradReduce: true, ParamGather: true, P2P: true},
 		LayerParams: func(int) (float64, float64) { return 1e6, 0 },
@@ -247,7 +248,7 @@ func tp2Program(t *testing.T, dt workload.Dtype, recipe workload.FP8Recipe, pair
 	cfg := &StepConfig{Layout: l, Model: testModel(t, 2),
 		Shape: workload.Shape{MicroBatch: 2, Seq: 128, Dtype: dt, FP8Recipe: recipe, TP: 2, SP: true,
 			FlashAttention: true},
-		Schedule: OneFOneB, Virtual: 1, Microbatches: 1, Chunks: chunks, Optimizer: "adamw",
+		Schedule: pipeline.OneFOneB, Virtual: 1, Microbatches: 1, Chunks: chunks, Optimizer: "adamw",
 		ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32, Steps: 1,
 		Overlap:       Overlap{TPComm: paired, GradReduce: true, ParamGather: true, P2P: true},
 		TPImplDTensor: dtensor,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/pipeline"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -43,7 +44,7 @@ func cpProgram(t *testing.T, impl workload.CPImpl, repeat bool, pr Pricer) (engi
 	cfg := &StepConfig{Layout: l, Model: m, Recompute: workload.RecomputeFull,
 		Shape: workload.Shape{MicroBatch: 1, Seq: 128, Dtype: workload.BF16, CP: 2, FlashAttention: true,
 			RepeatKV: repeat, CPImpl: impl},
-		Schedule: OneFOneB, Virtual: 1, Microbatches: 2, Chunks: chunks, Optimizer: "adamw",
+		Schedule: pipeline.OneFOneB, Virtual: 1, Microbatches: 2, Chunks: chunks, Optimizer: "adamw",
 		ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32, Steps: 1,
 		LayerParams: func(int) (float64, float64) { return 1e6, 0 },
 	}

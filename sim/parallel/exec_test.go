@@ -6,6 +6,7 @@ import (
 
 	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/pipeline"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -36,7 +37,7 @@ func testModel(t *testing.T, layers int) workload.Model {
 	return m
 }
 
-func runPipeline(t *testing.T, sched Schedule, p, v, m, layers int) (busy, idle engine.Time) {
+func runPipeline(t *testing.T, sched pipeline.Schedule, p, v, m, layers int) (busy, idle engine.Time) {
 	t.Helper()
 	l, err := NewLayout(1, 1, 1, 1, p, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
 	if err != nil {
@@ -85,19 +86,19 @@ func runPipeline(t *testing.T, sched Schedule, p, v, m, layers int) (busy, idle 
 // ratio (p−1)/m by v.
 func TestOneFOneBBubble(t *testing.T) {
 	for _, c := range []struct{ p, m int }{{4, 8}, {4, 16}, {8, 8}, {2, 5}} {
-		busy, idle := runPipeline(t, OneFOneB, c.p, 1, c.m, 4*c.p)
+		busy, idle := runPipeline(t, pipeline.OneFOneB, c.p, 1, c.m, 4*c.p)
 		got := float64(idle) / float64(busy+idle)
 		want := float64(c.p-1) / float64(c.m+c.p-1)
 		if math.Abs(got-want) > 1e-9 {
 			t.Errorf("1F1B p%d m%d: bubble %.6f, want %.6f", c.p, c.m, got, want)
 		}
-		gb, gi := runPipeline(t, GPipe, c.p, 1, c.m, 4*c.p)
+		gb, gi := runPipeline(t, pipeline.GPipe, c.p, 1, c.m, 4*c.p)
 		if float64(gi)/float64(gb+gi) != got {
-			t.Errorf("GPipe p%d m%d: bubble %.6f, want 1F1B's %.6f", c.p, c.m, float64(gi)/float64(gb+gi), got)
+			t.Errorf("pipeline.GPipe p%d m%d: bubble %.6f, want 1F1B's %.6f", c.p, c.m, float64(gi)/float64(gb+gi), got)
 		}
 	}
 	for _, c := range []struct{ p, v, m int }{{4, 2, 8}, {4, 4, 8}, {2, 3, 4}} {
-		busy, idle := runPipeline(t, Interleaved, c.p, c.v, c.m, 4*c.p*c.v)
+		busy, idle := runPipeline(t, pipeline.Interleaved, c.p, c.v, c.m, 4*c.p*c.v)
 		got := float64(idle) / float64(busy)
 		want := float64(c.p-1) / float64(c.m*c.v)
 		if math.Abs(got-want) > 1e-9 {
@@ -111,8 +112,8 @@ func TestOneFOneBBubble(t *testing.T) {
 // T_F = 4 units per layer, T_B = T_W = 2, i.e. 3/4 of 1F1B's (p−1)(T_F+T_B+T_W).
 func TestZeroBubbleBubble(t *testing.T) {
 	for _, c := range []struct{ p, m int }{{4, 8}, {4, 16}, {8, 16}} {
-		_, i1 := runPipeline(t, OneFOneB, c.p, 1, c.m, 4*c.p)
-		_, iz := runPipeline(t, ZeroBubble, c.p, 1, c.m, 4*c.p)
+		_, i1 := runPipeline(t, pipeline.OneFOneB, c.p, 1, c.m, 4*c.p)
+		_, iz := runPipeline(t, pipeline.ZeroBubble, c.p, 1, c.m, 4*c.p)
 		if got := float64(iz) / float64(i1); math.Abs(got-0.75) > 1e-9 {
 			t.Errorf("p%d m%d: zero-bubble idle %v = %.4f × 1F1B's %v, want 0.75", c.p, c.m, iz, got, i1)
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/pipeline"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -176,17 +177,20 @@ type StepConfig struct {
 	// of each pipeline rank, counted in model order
 	// (workload.RecomputesLayer); 0 or 1 = every layer.
 	RecomputeEvery int
-	Schedule       Schedule
-	Virtual        int
-	Microbatches   int // per pipeline per step
-	Chunks         [][]Chunk
-	Zero           int
-	Optimizer      string
-	ParamDtype     workload.Dtype // the weight copy the parameter all-gathers move and the optimizer writes (bf16 for FP8 training unless fp8_param_gather)
-	GradDtype      workload.Dtype
-	MasterDtype    workload.Dtype
-	StateDtype     workload.Dtype // the optimizer states' dtype (MasterDtype unless narrower)
-	Overlap        Overlap
+	// Schedule is the pipeline schedule (nil: 1F1B); it places the model
+	// chunks and orders each stage's steps. Chunks must be cut for its
+	// placement (Place).
+	Schedule     pipeline.Schedule
+	Virtual      int
+	Microbatches int // per pipeline per step
+	Chunks       [][]Chunk
+	Zero         int
+	Optimizer    string
+	ParamDtype   workload.Dtype // the weight copy the parameter all-gathers move and the optimizer writes (bf16 for FP8 training unless fp8_param_gather)
+	GradDtype    workload.Dtype
+	MasterDtype  workload.Dtype
+	StateDtype   workload.Dtype // the optimizer states' dtype (MasterDtype unless narrower)
+	Overlap      Overlap
 	// TPImplDTensor prices tensor parallelism as PyTorch DTensor runs it on
 	// batch-first [b, s, h] activations (torchtitan). With sequence
 	// parallelism a sequence all-gather is an all-gather along dim 0
@@ -277,10 +281,22 @@ func Build(cfg *StepConfig, pr Pricer) ([]*Program, error) {
 	if cfg.BucketParams <= 0 {
 		cfg.BucketParams = max(40e6, 1e6*float64(l.GroupSize(GroupDP)))
 	}
+	cfg.Schedule = pipeline.Of(cfg.Schedule)
+	shape := pipeline.Shape{Stages: l.PP, Microbatches: cfg.Microbatches, Virtual: cfg.Virtual}
+	place := cfg.Schedule.Placement(shape)
+	if len(cfg.Chunks) != place.Stages {
+		return nil, fmt.Errorf("pipeline: %d stages of chunks for schedule %s on pp %d", len(cfg.Chunks), cfg.Schedule.Name(), l.PP)
+	}
+	for s, ch := range cfg.Chunks {
+		if len(ch) != place.Chunks {
+			return nil, fmt.Errorf("pipeline: stage %d has %d chunks, schedule %s places %d", s, len(ch), cfg.Schedule.Name(), place.Chunks)
+		}
+	}
 	cache := newBlockCache(cfg, pr)
 	progs := make([]*Program, l.PP)
 	for s := 0; s < l.PP; s++ {
-		b := &builder{cfg: cfg, pr: pr, cache: cache, stage: s, prog: &Program{Stage: s}}
+		b := &builder{cfg: cfg, pr: pr, cache: cache, stage: s, prog: &Program{Stage: s},
+			place: place, order: cfg.Schedule.Order(shape, s)}
 		if err := b.build(); err != nil {
 			return nil, err
 		}

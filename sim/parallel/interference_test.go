@@ -5,6 +5,7 @@ import (
 
 	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/pipeline"
 	"github.com/simtrain/simtrain/sim/topology"
 	"github.com/simtrain/simtrain/sim/workload"
 )
@@ -156,7 +157,7 @@ func (u commPricer) SendTime(int, int, float64) engine.Time { return u.comm / 4 
 
 // stepPrograms builds a TP×DP×PP step with overlapped TP, DP and pipeline
 // communication.
-func stepPrograms(tb testing.TB, tp, dp, pp, m int, sched Schedule, pr Pricer) (*Layout, []*Program) {
+func stepPrograms(tb testing.TB, tp, dp, pp, m int, sched pipeline.Schedule, pr Pricer) (*Layout, []*Program) {
 	tb.Helper()
 	l, err := NewLayout(tp, 1, 1, dp, pp, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
 	if err != nil {
@@ -221,13 +222,13 @@ func TestInterferenceInvariants(t *testing.T) {
 	h100 := Interference{132, topology.CommCTAs{ScaleUp: 24, ScaleOut: 16, P2P: 2}, 0}
 	for _, c := range []struct {
 		tp, dp, pp, m int
-		sched         Schedule
+		sched         pipeline.Schedule
 		comm          engine.Time
 	}{
-		{2, 2, 1, 4, OneFOneB, 300 * engine.Microsecond},
-		{2, 2, 4, 8, OneFOneB, 200 * engine.Microsecond},
-		{1, 4, 4, 8, ZeroBubble, 700 * engine.Microsecond},
-		{4, 2, 2, 6, GPipe, 2 * engine.Millisecond},
+		{2, 2, 1, 4, pipeline.OneFOneB, 300 * engine.Microsecond},
+		{2, 2, 4, 8, pipeline.OneFOneB, 200 * engine.Microsecond},
+		{1, 4, 4, 8, pipeline.ZeroBubble, 700 * engine.Microsecond},
+		{4, 2, 2, 6, pipeline.GPipe, 2 * engine.Millisecond},
 	} {
 		l, progs := stepPrograms(t, c.tp, c.dp, c.pp, c.m, c.sched, commPricer{unit: engine.Millisecond, comm: c.comm})
 		base := playStep(t, l, progs, Interference{}, nil)
@@ -263,7 +264,7 @@ func TestInterferenceInvariants(t *testing.T) {
 // BenchmarkExecutor plays a 4-stage 1F1B step with TP, DP and pipeline
 // traffic, without and with the interference model.
 func BenchmarkExecutor(b *testing.B) {
-	l, progs := stepPrograms(b, 2, 2, 4, 32, OneFOneB, commPricer{unit: engine.Millisecond, comm: 300 * engine.Microsecond})
+	l, progs := stepPrograms(b, 2, 2, 4, 32, pipeline.OneFOneB, commPricer{unit: engine.Millisecond, comm: 300 * engine.Microsecond})
 	for _, bc := range []struct {
 		name string
 		iv   Interference

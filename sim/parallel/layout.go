@@ -1,7 +1,26 @@
 // Package parallel turns a parallel layout into work: the rank ↔ coordinate
-// mapping and process groups, the layer partition over pipeline stages, the
-// pipeline schedules, and the per-rank task graph of one training step with
-// its overlap rules, played on the engine by an executor.
+// mapping and process groups, the layer partition over a pipeline
+// schedule's placement of model chunks (Place), and the per-rank task graph
+// of one training step with its overlap rules, played on the engine by an
+// executor. The schedules themselves — placement, per-stage order,
+// micro-batches in flight — are sim/pipeline's.
+//
+// # Task graph
+//
+// The builder walks each stage's pipeline order. Each step is a chunk
+// pass (passes.go): one micro-batch's forward or backward through one
+// chunk, issued as its pipeline receive and embedding or output layer,
+// then each block of each layer, then its output layer or embedding and
+// pipeline send. A layer's blocks are emitters chosen once per layer from
+// the recipe: in the forward the attention (plain, context-parallel, or
+// with its TP collectives paired with its GEMMs) and the dense MLP or the
+// MoE router, experts and combine; in the backward the recomputation by
+// policy (full, per-op selective, selective), the MLP or MoE blocks, and
+// the attention by context-parallel implementation. A pass issued alone
+// emits its blocks in sequence; a DualPipe forward marked Overlap and the
+// backward after it are issued together, switching to the other pass
+// after a block that issues a collective, so that each pass's
+// communication runs under the other's computation (runOverlapped).
 //
 // # Rank layout
 //

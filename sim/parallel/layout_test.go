@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/simtrain/simtrain/sim/pipeline"
 )
 
 func mustOrder(t *testing.T, s string) [5]Dim {
@@ -149,59 +151,50 @@ func TestPartition(t *testing.T) {
 	}
 }
 
-func TestScheduleOrders(t *testing.T) {
-	count := func(st []Step, ph Phase) int {
-		n := 0
-		for _, s := range st {
-			if s.Phase == ph {
-				n++
-			}
-		}
-		return n
+// TestPlaceVAndBidirectional cuts layers into the model chunks of the
+// V-shaped and bidirectional placements: stage s holds model chunks s and
+// 2p−1−s of one copy (V), or chunk s of one copy and p−1−s of the other
+// (bidirectional, the same layers twice); first_stage_layers and
+// last_stage_layers size the first and last model chunk.
+func TestPlaceVAndBidirectional(t *testing.T) {
+	v, err := Place(pipeline.VShape(4), 16, 0, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, sched := range []Schedule{GPipe, OneFOneB, Interleaved, ZeroBubble} {
-		for _, pv := range [][2]int{{1, 1}, {4, 1}, {4, 2}, {8, 3}} {
-			p, v := pv[0], pv[1]
-			if v > 1 && sched != Interleaved {
-				continue
-			}
-			for _, m := range []int{p, 2 * p, 4 * p} {
-				for s := 0; s < p; s++ {
-					st := Order(sched, p, s, m, v)
-					if count(st, PhaseF) != m*v || count(st, PhaseB) != m*v {
-						t.Fatalf("%s p%d v%d m%d s%d: %d F %d B", sched, p, v, m, s, count(st, PhaseF), count(st, PhaseB))
-					}
-					if sched == ZeroBubble && count(st, PhaseW) != m {
-						t.Fatalf("zero-bubble: %d W, want %d", count(st, PhaseW), m)
-					}
-					// every B after its F, every W after its B
-					seenF, seenB := map[[2]int]bool{}, map[[2]int]bool{}
-					for _, x := range st {
-						k := [2]int{x.Microbatch, x.Chunk}
-						switch x.Phase {
-						case PhaseF:
-							seenF[k] = true
-						case PhaseB:
-							if !seenF[k] {
-								t.Fatalf("%s: B before F for %v", sched, k)
-							}
-							seenB[k] = true
-						case PhaseW:
-							if !seenB[k] {
-								t.Fatalf("%s: W before B for %v", sched, k)
-							}
-						}
-					}
-					if sched == OneFOneB || sched == ZeroBubble {
-						if got, want := InFlight(st), min(p-s, m); got != want {
-							t.Fatalf("%s p%d m%d s%d: in flight %d, want %d", sched, p, m, s, got, want)
-						}
-					}
-					if sched == GPipe && InFlight(st) != m*v {
-						t.Fatalf("gpipe holds %d", InFlight(st))
-					}
-				}
-			}
+	// model chunk k holds layers 2k, 2k+1; stage 1 holds chunks 1 and 6
+	if c := v[1][0]; c.FirstLayer != 2 || c.Layers != 2 || c.Embedding || c.Head {
+		t.Errorf("V stage 1 chunk 0: %+v", c)
+	}
+	if c := v[1][1]; c.FirstLayer != 12 || c.Layers != 2 {
+		t.Errorf("V stage 1 chunk 1: %+v", c)
+	}
+	if !v[0][0].Embedding || !v[0][1].Head || v[0][1].FirstLayer != 14 {
+		t.Errorf("V stage 0 holds the embedding and the output layer: %+v %+v", v[0][0], v[0][1])
+	}
+	bi, err := Place(pipeline.Bidirectional(4), 30, 6, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 6 layers on model chunk 0, 8 on the other three; copy 1 runs from
+	// stage 3 back to stage 0 with the same layers
+	if bi[0][0].Layers != 6 || bi[3][1].Layers != 6 || bi[3][1].FirstLayer != 0 || !bi[3][1].Embedding {
+		t.Errorf("bidirectional: first chunks %+v %+v", bi[0][0], bi[3][1])
+	}
+	if bi[1][1] != (Chunk{Stage: 1, Index: 1, FirstLayer: 14, Layers: 8}) || !bi[0][1].Head || !bi[3][0].Head {
+		t.Errorf("bidirectional: stage 1 slot 1 %+v; heads %v %v", bi[1][1], bi[0][1].Head, bi[3][0].Head)
+	}
+	for _, bad := range []struct {
+		pl                  pipeline.Placement
+		layers, first, last int
+	}{
+		{pipeline.VShape(4), 15, 0, 0},         // 15 over 8 chunks
+		{pipeline.VShape(4), 16, 4, 0},         // 12 left over 7
+		{pipeline.Bidirectional(4), 10, 6, 6},  // exceed
+		{pipeline.Bidirectional(2), 10, 4, 5},  // must equal with 2 chunks
+		{pipeline.Bidirectional(4), 16, -1, 0}, // negative
+	} {
+		if _, err := Place(bad.pl, bad.layers, bad.first, bad.last); err == nil {
+			t.Errorf("Place(%d chunks, %d layers, %d, %d) accepted", bad.pl.ModelChunks(), bad.layers, bad.first, bad.last)
 		}
 	}
 }

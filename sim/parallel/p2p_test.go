@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/collectives"
+	"github.com/simtrain/simtrain/sim/pipeline"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -29,7 +30,7 @@ func TestPipelineScatterGather(t *testing.T) {
 		}
 		cfg := &StepConfig{Layout: l, Model: testModel(t, 4),
 			Shape:    workload.Shape{MicroBatch: 2, Seq: 512, Dtype: workload.BF16, TP: 4, CP: 1, EP: 1, SP: sp, FlashAttention: true},
-			Schedule: OneFOneB, Virtual: 1, Microbatches: 4, Chunks: chunks, Optimizer: "adamw",
+			Schedule: pipeline.OneFOneB, Virtual: 1, Microbatches: 4, Chunks: chunks, Optimizer: "adamw",
 			ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32,
 			Overlap: Overlap{GradReduce: true, ParamGather: true, P2P: true}, Steps: 1,
 			LayerParams: func(int) (float64, float64) { return 1e6, 0 },

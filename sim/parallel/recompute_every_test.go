@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/simtrain/simtrain/sim/pipeline"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -25,7 +26,7 @@ func TestRecomputeEvery(t *testing.T) {
 		}
 		cfg := &StepConfig{Layout: l, Model: testModel(t, 4), Recompute: workload.RecomputeFull, RecomputeEvery: every,
 			Shape:    workload.Shape{MicroBatch: 1, Seq: 128, Dtype: workload.BF16, FlashAttention: true},
-			Schedule: OneFOneB, Virtual: 1, Microbatches: 2, Chunks: chunks, Optimizer: "adamw",
+			Schedule: pipeline.OneFOneB, Virtual: 1, Microbatches: 2, Chunks: chunks, Optimizer: "adamw",
 			ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32, Steps: 1,
 			LayerParams: func(int) (float64, float64) { return 1e6, 0 },
 		}

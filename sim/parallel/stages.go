@@ -1,6 +1,10 @@
 package parallel
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/simtrain/simtrain/sim/pipeline"
+)
 
 // Chunk is one model chunk: a contiguous run of transformer layers held by one
 // pipeline rank, plus the embedding (first chunk of the model) or the output
@@ -13,7 +17,105 @@ type Chunk struct {
 	Head         bool
 }
 
-// Partition assigns layers to pipeline ranks and virtual chunks.
+// Partition assigns layers to pipeline ranks and virtual chunks in
+// Megatron-LM's interleaving (pipeline.Interleaving): Place on that
+// placement.
+func Partition(layers, pp, v, first, last int) ([][]Chunk, error) {
+	if pp < 1 || v < 1 || layers < 1 {
+		return nil, fmt.Errorf("parallel: layers, pp and virtual_stages must be >= 1")
+	}
+	return Place(pipeline.Interleaving(pp, v), layers, first, last)
+}
+
+// Place assigns layers to the chunk slots of a placement, indexed
+// [stage][chunk]. A placement with StageSplit is cut as partitionStages
+// does; any other (V-shaped, bidirectional) is cut as partitionChunks does.
+// Errors name the offending field.
+func Place(pl pipeline.Placement, layers, first, last int) ([][]Chunk, error) {
+	if layers < 1 {
+		return nil, fmt.Errorf("parallel: layers, pp and virtual_stages must be >= 1")
+	}
+	if pl.StageSplit && pl.Routes == 1 {
+		return partitionStages(layers, pl.Stages, pl.Chunks, first, last)
+	}
+	return partitionChunks(pl, layers, first, last)
+}
+
+// partitionChunks cuts the layers into the placement's model chunks, evenly,
+// or with first_stage_layers f and last_stage_layers l as the sizes of the
+// first and last model chunk (those holding the embedding and the output
+// layer) and the rest split evenly. Every route (copy of the model) gets the
+// same cut: a bidirectional placement's two copies of model chunk k hold the
+// same layers.
+func partitionChunks(pl pipeline.Placement, layers, first, last int) ([][]Chunk, error) {
+	k := pl.ModelChunks()
+	if first < 0 || last < 0 {
+		return nil, fmt.Errorf("parallel.first_stage_layers/last_stage_layers: must be >= 0")
+	}
+	sizes := make([]int, k)
+	middle, rest := splitEnds(k, layers, first, last)
+	fixed := k - middle
+	switch {
+	case k < 2 && fixed > 0:
+		return nil, fmt.Errorf("parallel.first_stage_layers/last_stage_layers: need at least 2 model chunks, have %d", k)
+	case rest < 0:
+		return nil, fmt.Errorf("parallel.first_stage_layers + last_stage_layers = %d exceed model.layers %d", first+last, layers)
+	case middle == 0 && rest != 0:
+		return nil, fmt.Errorf("parallel.first_stage_layers + last_stage_layers = %d must equal model.layers %d with %d model chunks", first+last, layers, k)
+	case middle > 0 && rest%middle != 0 && fixed == 0:
+		return nil, fmt.Errorf("parallel.pp: model.layers %d do not split evenly over %d model chunks (pp %d × 2 for this schedule; set first_stage_layers/last_stage_layers)", layers, k, pl.Stages)
+	case middle > 0 && rest%middle != 0:
+		return nil, fmt.Errorf("parallel: the %d layers left after first_stage_layers/last_stage_layers do not split evenly over %d model chunks", rest, middle)
+	}
+	fillEnds(sizes, middle, rest, first, last)
+	out := make([][]Chunk, pl.Stages)
+	for s := range out {
+		out[s] = make([]Chunk, pl.Chunks)
+	}
+	for r := range pl.Routes {
+		next := 0
+		for i := range k {
+			at := pl.Locate(r, i)
+			out[at.Stage][at.Chunk] = Chunk{Stage: at.Stage, Index: at.Chunk, FirstLayer: next, Layers: sizes[i],
+				Embedding: i == 0, Head: i == k-1}
+			next += sizes[i]
+		}
+	}
+	return out, nil
+}
+
+// splitEnds says what first_stage_layers first and last_stage_layers last
+// (each 0 when unset) leave of n parts and layers: the parts between them
+// and their layers.
+func splitEnds(n, layers, first, last int) (middle, rest int) {
+	middle, rest = n, layers-first-last
+	if first > 0 {
+		middle--
+	}
+	if last > 0 {
+		middle--
+	}
+	return middle, rest
+}
+
+// fillEnds gives the first and last of parts first and last layers when
+// set, and the others rest/middle each.
+func fillEnds(parts []int, middle, rest, first, last int) {
+	for i := range parts {
+		parts[i] = 0
+		if middle > 0 {
+			parts[i] = rest / middle
+		}
+	}
+	if first > 0 {
+		parts[0] = first
+	}
+	if last > 0 {
+		parts[len(parts)-1] = last
+	}
+}
+
+// partitionStages is Megatron-LM's cut into stages × v chunks.
 //
 // Without first/last overrides every rank gets layers/pp layers, spread over
 // its v chunks evenly. With first_stage_layers f or last_stage_layers l, the
@@ -25,10 +127,7 @@ type Chunk struct {
 //
 // Model chunk k = c·pp + s (Megatron's interleaving) holds consecutive layers,
 // so the result is indexed [stage][chunk]. Errors name the offending field.
-func Partition(layers, pp, v, first, last int) ([][]Chunk, error) {
-	if pp < 1 || v < 1 || layers < 1 {
-		return nil, fmt.Errorf("parallel: layers, pp and virtual_stages must be >= 1")
-	}
+func partitionStages(layers, pp, v, first, last int) ([][]Chunk, error) {
 	if (first > 0 || last > 0) && pp < 2 {
 		return nil, fmt.Errorf("parallel.first_stage_layers/last_stage_layers: need pp >= 2, have pp %d", pp)
 	}
@@ -44,16 +143,7 @@ func Partition(layers, pp, v, first, last int) ([][]Chunk, error) {
 			perStage[s] = layers / pp
 		}
 	} else {
-		fixed, rest := 0, layers
-		if first > 0 {
-			fixed++
-			rest -= first
-		}
-		if last > 0 {
-			fixed++
-			rest -= last
-		}
-		middle := pp - fixed
+		middle, rest := splitEnds(pp, layers, first, last)
 		switch {
 		case rest < 0:
 			return nil, fmt.Errorf("parallel.first_stage_layers + last_stage_layers = %d exceed model.layers %d", first+last, layers)
@@ -62,18 +152,7 @@ func Partition(layers, pp, v, first, last int) ([][]Chunk, error) {
 		case middle > 0 && rest%(middle*v) != 0:
 			return nil, fmt.Errorf("parallel: the %d layers left after first_stage_layers/last_stage_layers do not split evenly over %d stages × %d virtual stages", rest, middle, v)
 		}
-		for s := range perStage {
-			perStage[s] = 0
-			if middle > 0 {
-				perStage[s] = rest / middle
-			}
-		}
-		if first > 0 {
-			perStage[0] = first
-		}
-		if last > 0 {
-			perStage[pp-1] = last
-		}
+		fillEnds(perStage, middle, rest, first, last)
 	}
 	// Slots per chunk on each rank: layers, plus the embedding/output layer as
 	// a slot when virtual stages are used with an explicit first/last size.

@@ -1,5 +1,7 @@
 package workload
 
+import "github.com/simtrain/simtrain/sim/pipeline"
+
 // The exported types below are relied on by sim and sim/parallel; fields may
 // be added, never removed or renamed.
 
@@ -316,9 +318,9 @@ type MemoryInput struct {
 	HasHead       bool
 	PP, DP        int
 	VirtualStages int
-	Stage         int // this rank's pipeline stage, 0-based
-	Schedule      string
-	Microbatches  int // per step per pipeline
+	Stage         int               // this rank's pipeline stage, 0-based
+	Schedule      pipeline.Schedule // nil: 1F1B
+	Microbatches  int               // per step per pipeline
 	Zero          int
 	Optimizer     string
 	MasterDtype   Dtype

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/simtrain/simtrain/sim/pipeline"
 )
 
 // optimizerStates is the number of per-parameter state tensors of each
@@ -222,29 +224,6 @@ func (m Model) selectiveOpActivationBytes(layer int, s Shape) float64 {
 	return act
 }
 
-// InFlightMicrobatches is how many micro-batches' activations a pipeline
-// stage holds at its peak (Korthikanti et al. 2022 §4.2.3; Narayanan et al.
-// 2021): 1 without pipelining; all m for GPipe; p − stage for 1F1B and
-// zero-bubble ZB-H1 (p on the first stage), capped at m; interleaved 1F1B
-// multiplies that by 1 + (p−1)/(p·v). m ≤ 0 means "at least p".
-func InFlightMicrobatches(schedule string, pp, stage, microbatches, virtual int) float64 {
-	if pp <= 1 {
-		return 1
-	}
-	m := microbatches
-	if m <= 0 {
-		m = pp
-	}
-	if schedule == "gpipe" {
-		return float64(m)
-	}
-	n := float64(min(max(pp-stage, 1), m))
-	if schedule == "interleaved" && virtual > 1 {
-		n *= 1 + float64(pp-1)/float64(pp*virtual)
-	}
-	return n
-}
-
 // Framework overhead (estimates, see doc.go).
 const (
 	// cudaContextBytes: the CUDA context, kernel images and cuBLAS
@@ -344,7 +323,8 @@ func (in MemoryInput) params(sh split, ids []int) rankParams {
 //     divided by the ZeRO group (DP·CP; the EDP group DP·CP/EP, or
 //     TP·CP·DP/(ETP·EP) folded, for experts, which ETP splits) — optimizer
 //     from ZeRO-1, gradients from ZeRO-2, weights from ZeRO-3;
-//   - Activations: the rank's LayerActivationBytes × InFlightMicrobatches,
+//   - Activations: the rank's LayerActivationBytes × the micro-batches in
+//     flight at the schedule's peak (pipeline.Schedule.InFlight),
 //     plus, under full or per-op selective recompute, one layer's
 //     recomputed activations;
 //   - Buffers: the first stage's embedding dropout mask, the last stage's
@@ -393,7 +373,7 @@ func StageMemory(in MemoryInput) Memory {
 		stepStates, mem.Optimizer = mem.Optimizer, 0
 	}
 
-	inflight := InFlightMicrobatches(in.Schedule, in.PP, in.Stage, in.Microbatches, in.VirtualStages)
+	inflight := pipeline.Of(in.Schedule).InFlight(pipeline.Shape{Stages: in.PP, Microbatches: in.Microbatches, Virtual: in.VirtualStages}, in.Stage)
 	var perMB, work, reload float64
 	for i, id := range ids {
 		r := in.Recompute

@@ -1,8 +1,11 @@
 package workload
 
 import (
+	"math"
 	"strings"
 	"testing"
+
+	"github.com/simtrain/simtrain/sim/pipeline"
 )
 
 // korthikantiGPT is the GPT of Korthikanti et al. 2022: MHA, 4h GELU MLP,
@@ -55,28 +58,6 @@ func TestKorthikantiActivations(t *testing.T) {
 	}
 }
 
-func TestInFlightMicrobatches(t *testing.T) {
-	for _, c := range []struct {
-		schedule        string
-		pp, stage, m, v int
-		want            float64
-	}{
-		{"1f1b", 1, 0, 8, 1, 1},
-		{"1f1b", 4, 0, 8, 1, 4},
-		{"1f1b", 4, 3, 8, 1, 1},
-		{"1f1b", 4, 0, 2, 1, 2}, // fewer micro-batches than stages
-		{"zero-bubble", 4, 1, 8, 1, 3},
-		{"gpipe", 4, 2, 8, 1, 8},
-		{"interleaved", 4, 0, 8, 2, 4 * (1 + 3.0/8)}, // p·(1 + (p−1)/(p·v)) = 5.5
-		{"interleaved", 16, 0, 64, 8, 16 * (1 + 15.0/128)},
-		{"", 4, 0, 0, 1, 4},
-	} {
-		if got := InFlightMicrobatches(c.schedule, c.pp, c.stage, c.m, c.v); got != c.want {
-			t.Errorf("%s p=%d stage=%d m=%d v=%d: %v, want %v", c.schedule, c.pp, c.stage, c.m, c.v, got, c.want)
-		}
-	}
-}
-
 func TestModelStateBytes(t *testing.T) {
 	for _, c := range []struct {
 		prec, master, grad Dtype
@@ -112,7 +93,7 @@ func TestStageMemory(t *testing.T) {
 	}
 	s := Shape{MicroBatch: 2, Seq: 2048, Dtype: BF16}
 	in := MemoryInput{Model: m, Shape: s, Layers: 4, HasEmbedding: true, HasHead: true, PP: 1, DP: 4,
-		Schedule: "1f1b", Microbatches: 8, Zero: 1, Optimizer: "adamw", MasterDtype: FP32, GradDtype: BF16}
+		Schedule: pipeline.OneFOneB, Microbatches: 8, Zero: 1, Optimizer: "adamw", MasterDtype: FP32, GradDtype: BF16}
 	got := StageMemory(in)
 	const sbh = 2048 * 2 * 1024.0
 	want := Memory{
@@ -139,7 +120,7 @@ func TestStageMemory(t *testing.T) {
 	// layers of weights and one of gradients (12h² + 13h = 12,596,224 each);
 	// activations × 4 micro-batches in flight (1F1B, stage 0).
 	in = MemoryInput{Model: m, Shape: s, Layers: 1, HasEmbedding: true, PP: 4, DP: 2, Stage: 0,
-		Schedule: "1f1b", Microbatches: 8, Zero: 3, Optimizer: "adamw", MasterDtype: FP32, GradDtype: BF16}
+		Schedule: pipeline.OneFOneB, Microbatches: 8, Zero: 3, Optimizer: "adamw", MasterDtype: FP32, GradDtype: BF16}
 	got = StageMemory(in)
 	const layer, emb = 12596224.0, 1024000 + 2097152.0
 	if got.Weights != (layer+emb)*2/2 || got.Gradients != (layer+emb)*2/2 || got.Optimizer != (layer+emb)*12/2 {
@@ -169,7 +150,7 @@ func TestLossMemory(t *testing.T) {
 	m := korthikantiGPT()
 	for _, tp := range []int{1, 2} {
 		in := MemoryInput{Model: m, Shape: Shape{MicroBatch: 2, Seq: 2048, Dtype: BF16, TP: tp}, Layers: 4, HasHead: true, PP: 1, DP: 1,
-			Schedule: "1f1b", Microbatches: 1, Optimizer: "adamw", MasterDtype: FP32, GradDtype: BF16}
+			Schedule: pipeline.OneFOneB, Microbatches: 1, Optimizer: "adamw", MasterDtype: FP32, GradDtype: BF16}
 		byCE := map[CrossEntropy]float64{}
 		for _, ce := range []CrossEntropy{CrossEntropyFused, CrossEntropyUnfused, CrossEntropyVocabParallel} {
 			in.Shape.CrossEntropy = ce
@@ -185,7 +166,7 @@ func TestLossMemory(t *testing.T) {
 	}
 	// Only the stage with the head pays it.
 	in := MemoryInput{Model: m, Shape: Shape{MicroBatch: 2, Seq: 2048, Dtype: BF16, CrossEntropy: CrossEntropyUnfused}, Layers: 1, HasEmbedding: true,
-		PP: 4, DP: 1, Schedule: "1f1b", Microbatches: 8, Optimizer: "adamw", MasterDtype: FP32, GradDtype: BF16}
+		PP: 4, DP: 1, Schedule: pipeline.OneFOneB, Microbatches: 8, Optimizer: "adamw", MasterDtype: FP32, GradDtype: BF16}
 	fused := in
 	fused.Shape.CrossEntropy = CrossEntropyFused
 	if StageMemory(in) != StageMemory(fused) {
@@ -205,7 +186,7 @@ func TestZeRO2Accumulation(t *testing.T) {
 	const sbh = 2048 * 2 * 1024.0
 	perMB := sbh * (34 + 160)
 	in := MemoryInput{Model: m, Shape: Shape{MicroBatch: 2, Seq: 2048, Dtype: BF16}, Layers: 1, HasEmbedding: true, PP: 4, DP: 4,
-		Schedule: "1f1b", Microbatches: 8, Zero: 2, Optimizer: "adamw", MasterDtype: FP32, GradDtype: FP32}
+		Schedule: pipeline.OneFOneB, Microbatches: 8, Zero: 2, Optimizer: "adamw", MasterDtype: FP32, GradDtype: FP32}
 	for _, c := range []struct {
 		name        string
 		micro       int
@@ -245,7 +226,7 @@ func TestZeRO2Accumulation(t *testing.T) {
 func TestStageMemoryMoE(t *testing.T) {
 	m, _ := Preset("mixtral-8x7b")
 	in := MemoryInput{Model: m, Shape: Shape{MicroBatch: 1, Seq: 4096, Dtype: BF16, TP: 2, EP: 8, SP: true, FlashAttention: true},
-		Layers: 1, PP: 32, DP: 8, Stage: 5, Schedule: "1f1b", Microbatches: 64, Optimizer: "adamw", MasterDtype: FP32, GradDtype: BF16}
+		Layers: 1, PP: 32, DP: 8, Stage: 5, Schedule: pipeline.OneFOneB, Microbatches: 64, Optimizer: "adamw", MasterDtype: FP32, GradDtype: BF16}
 	got := StageMemory(in)
 	// attention 41,943,040/2 + norms 8,192 + router 32,768 + one expert 176,160,768/2
 	want := (41943040/2 + 8192 + 32768 + 176160768/2) * 2.0
@@ -320,7 +301,7 @@ func TestStageMemoryLayerIDs(t *testing.T) {
 func TestStageMemoryFolded(t *testing.T) {
 	m, _ := Preset("mixtral-8x7b")
 	in := MemoryInput{Model: m, Shape: Shape{MicroBatch: 1, Seq: 4096, Dtype: BF16, TP: 2, ETP: 1, EP: 8, SP: true, FlashAttention: true},
-		Layers: 1, PP: 32, DP: 8, Stage: 5, Schedule: "1f1b", Microbatches: 64, Zero: 1, Optimizer: "adamw", MasterDtype: FP32, GradDtype: BF16}
+		Layers: 1, PP: 32, DP: 8, Stage: 5, Schedule: pipeline.OneFOneB, Microbatches: 64, Zero: 1, Optimizer: "adamw", MasterDtype: FP32, GradDtype: BF16}
 	got := StageMemory(in)
 	dense, expert := 41943040/2+8192+32768.0, 176160768.0
 	if got.Weights != (dense+expert)*2 {
@@ -348,7 +329,7 @@ func TestRecomputeEveryMemory(t *testing.T) {
 		{2, 2*2*sbh + 2*(34+160)*sbh + (34+160)*sbh},
 		{5, 4*(34+160)*sbh + 0}, // no layer reaches the 5th: nothing recomputed
 	} {
-		in := MemoryInput{Model: m, Shape: s, Layers: 4, PP: 1, DP: 1, Schedule: "1f1b", Microbatches: 1,
+		in := MemoryInput{Model: m, Shape: s, Layers: 4, PP: 1, DP: 1, Schedule: pipeline.OneFOneB, Microbatches: 1,
 			Optimizer: "adamw", MasterDtype: FP32, GradDtype: BF16, Recompute: RecomputeFull, RecomputeEvery: c.every}
 		if got := StageMemory(in).Activations; got != c.want {
 			t.Errorf("every %d: activations %.0f, want %.0f", c.every, got, c.want)
@@ -356,5 +337,37 @@ func TestRecomputeEveryMemory(t *testing.T) {
 	}
 	if RecomputesLayer(2, 1) || !RecomputesLayer(2, 2) || !RecomputesLayer(0, 1) {
 		t.Error("RecomputesLayer")
+	}
+}
+
+// TestDualPipeMemory holds the memory model to DeepSeek-V3's Table 2
+// (arXiv:2412.19437 §3.2.1): against 1F1B on the same p stages, a
+// DualPipe stage holds two model chunks (one of each copy of the model:
+// 2× the parameters) and p + 1 chunk-micro-batches of activations
+// against 1F1B's first stage's p.
+func TestDualPipeMemory(t *testing.T) {
+	m, _ := Preset("llama3-8b")
+	const p, mb = 4, 16
+	per := m.Layers / p
+	chunk := func(k int) []int {
+		ids := make([]int, per)
+		for i := range ids {
+			ids[i] = k*per + i
+		}
+		return ids
+	}
+	s := Shape{MicroBatch: 1, Seq: 4096, TP: 1, EP: 1, Dtype: BF16, FlashAttention: true}
+	in := func(sched pipeline.Schedule, stage int, ids []int) Memory {
+		return StageMemory(MemoryInput{Model: m, Shape: s, Layers: len(ids), LayerIDs: ids, PP: p, DP: 1, Stage: stage,
+			Schedule: sched, Microbatches: mb, Optimizer: "adamw", MasterDtype: FP32, GradDtype: BF16})
+	}
+	// stage 1 of DualPipe holds model chunk 1 of one copy and chunk p−2 of the other
+	oneF, dual := in(pipeline.OneFOneB, 1, chunk(1)), in(pipeline.DualPipe, 1, append(chunk(1), chunk(p-2)...))
+	if dual.Weights != 2*oneF.Weights || dual.Optimizer != 2*oneF.Optimizer {
+		t.Errorf("dualpipe parameters %.4g B, 1F1B %.4g B: want 2×", dual.Weights, oneF.Weights)
+	}
+	first := in(pipeline.OneFOneB, 0, chunk(1)) // 1F1B's first stage: p in flight (same layer kind)
+	if got, want := dual.Activations/first.Activations, float64(p+1)/p; math.Abs(got-want) > 1e-12 {
+		t.Errorf("dualpipe activations %.4g B = %.4f × 1F1B's first stage, Table 2 gives (p+1)/p = %.4f", dual.Activations, got, want)
 	}
 }

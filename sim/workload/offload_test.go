@@ -3,6 +3,8 @@ package workload
 import (
 	"math"
 	"testing"
+
+	"github.com/simtrain/simtrain/sim/pipeline"
 )
 
 // TestOffloadBytes: by hand, per micro-batch of one DeepSeek-V3 layer at
@@ -47,14 +49,14 @@ func TestOffloadBytes(t *testing.T) {
 func TestOffloadMemory(t *testing.T) {
 	m, _ := Preset("deepseek-v3")
 	in := MemoryInput{Model: m, Shape: Shape{MicroBatch: 1, Seq: 4096, TP: 1, EP: 64, Dtype: BF16, FlashAttention: true},
-		Layers: 4, LayerIDs: []int{10, 11, 12, 13}, PP: 4, DP: 64, VirtualStages: 1, Stage: 0, Schedule: "1f1b",
+		Layers: 4, LayerIDs: []int{10, 11, 12, 13}, PP: 4, DP: 64, VirtualStages: 1, Stage: 0, Schedule: pipeline.OneFOneB,
 		Microbatches: 32, Zero: 1, Optimizer: "adamw", MasterDtype: FP32, GradDtype: FP32}
 	base := StageMemory(in)
 	off := in
 	off.Shape.Offload = OffloadExpertFC1
 	o := StageMemory(off)
 	per := m.OffloadBytes(10, off.Shape, RecomputeNone)
-	inflight := InFlightMicrobatches("1f1b", 4, 0, 32, 1)
+	inflight := pipeline.OneFOneB.InFlight(pipeline.Shape{Stages: 4, Microbatches: 32, Virtual: 1}, 0)
 	if want := base.Activations - (4*inflight-2)*per; math.Abs(o.Activations-want) > 1 {
 		t.Errorf("activations %v, want %v", o.Activations, want)
 	}

@@ -3,6 +3,8 @@ package workload
 import (
 	"slices"
 	"testing"
+
+	"github.com/simtrain/simtrain/sim/pipeline"
 )
 
 // llama8B is Llama 3 8B's layer: 32 query heads and 8 KV heads of 128.
@@ -140,7 +142,7 @@ func TestRingKernels(t *testing.T) {
 // or 2·4096 repeated) and the dK/dV in flight both ways.
 func TestCPBuffers(t *testing.T) {
 	m := llama8B()
-	in := MemoryInput{Model: m, Layers: 32, PP: 1, DP: 1, Stage: 0, Schedule: "1f1b", Microbatches: 1,
+	in := MemoryInput{Model: m, Layers: 32, PP: 1, DP: 1, Stage: 0, Schedule: pipeline.OneFOneB, Microbatches: 1,
 		Optimizer: "adamw", MasterDtype: FP32, GradDtype: FP32, Recompute: RecomputeFull,
 		Shape: Shape{MicroBatch: 1, Seq: 32768, Dtype: BF16, FlashAttention: true}}
 	buffers := func(cp int, impl CPImpl, repeat bool) float64 {
