@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/simtrain/simtrain/sim/topology"
+	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -53,11 +53,11 @@ func checkTELayer(t *testing.T, d workload.Device, bf16, fp8, tol float64) {
 // profileDevice is the catalog GPU as the compute-time model sees it.
 func profileDevice(t *testing.T, gpu string) workload.Device {
 	t.Helper()
-	g, err := topology.LookupGPU(gpu)
+	g, err := hardware.LookupGPU(gpu)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return DeviceFor(g)
+	return workload.DeviceOf(g)
 }
 
 // TestBlackwellGEMMsAtTrainingShapes: the B300 profile prices the guide's

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"github.com/simtrain/simtrain/sim/goodput"
-	"github.com/simtrain/simtrain/sim/topology"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -19,7 +18,7 @@ func GoodputJob(r *Result) goodput.Job {
 		StepTimeS:     r.StepTimeS,
 		TokensPerStep: float64(s.Training.GlobalBatch) * float64(s.Training.SeqLen),
 		GPUHourUSD:    s.Cluster.GPUHourUSD,
-		D2HBytesPerS:  topology.HostCopyOf(s.r.gpu).D2H,
+		D2HBytesPerS:  float64(s.r.gpu.HostCopy.D2H),
 	}
 	sb, err := workload.ModelStateBytes(s.r.precision, s.r.master, s.r.grad, s.Training.Optimizer)
 	if err == nil {

@@ -101,7 +101,7 @@ func Run(ctx context.Context, s *Scenario, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	dev := DeviceFor(s.r.gpu)
+	dev := workload.DeviceOf(s.r.gpu)
 	cfg := s.stepConfig(layout)
 	pr := newPricer(s, cl, layout, dev)
 	progs, err := parallel.Build(cfg, pr)
@@ -244,7 +244,7 @@ func (s *Scenario) expertTP() int {
 func (s *Scenario) stepConfig(l *parallel.Layout) *parallel.StepConfig {
 	p := s.Parallel
 	m := s.r.model
-	hc := topology.HostCopyOf(s.r.gpu)
+	hc := s.r.gpu.HostCopy
 	return &parallel.StepConfig{
 		Layout: l, Model: m, Shape: s.shape(), Recompute: s.r.recompute, RecomputeEvery: s.Training.RecomputeEvery,
 		Schedule: s.r.schedule, Virtual: p.VirtualStages, Microbatches: s.r.microbatches,
@@ -258,7 +258,7 @@ func (s *Scenario) stepConfig(l *parallel.Layout) *parallel.StepConfig {
 		LayerParams:   m.LayerParams,
 		MoEHostSync:   s.moeHostSync(),
 		UnpadHostSync: s.unpadHostSync(),
-		HostH2D:       hc.H2D, HostD2H: hc.D2H,
+		HostH2D:       float64(hc.H2D), HostD2H: float64(hc.D2H),
 		OffloadOptimizer: s.Training.OffloadOptimizer,
 	}
 }
@@ -358,7 +358,7 @@ func (p *pricer) epDispatches(stage int) []parallel.EPDispatch {
 		}
 		out = append(out, parallel.EPDispatch{Backend: p.s.r.epBackend, SMs: p.epSMsFor(doms > 1),
 			Experts: m.MoE.Experts, TopK: m.MoE.TopK, Ranks: len(ranks), Domains: doms,
-			ScaleUpBW: p.c.GPU.ScaleUpBandwidth, NICBW: p.c.NICBandwidthPerGPU()})
+			ScaleUpBW: float64(p.c.GPU.ScaleUpBandwidth), NICBW: p.c.NICBandwidthPerGPU()})
 	}
 	return out
 }
@@ -529,7 +529,7 @@ func (s *Scenario) summarise(res *Result, dev workload.Device) {
 
 func (s *Scenario) memory(res *Result) {
 	res.Memory, res.Fits = s.MemoryPerStage()
-	res.MemCapacityBytes = s.r.gpu.HBMBytes
+	res.MemCapacityBytes = float64(s.r.gpu.HBMBytes)
 	res.MinPeakMemBytes = math.Inf(1)
 	for _, m := range res.Memory {
 		res.PeakMemBytes = max(res.PeakMemBytes, m.Total)
@@ -542,7 +542,7 @@ func (s *Scenario) memory(res *Result) {
 // simulation, so sweeps use it to prune layouts that cannot fit.
 func (s *Scenario) MemoryPerStage() ([]StageMemory, bool) {
 	p := s.Parallel
-	capacity := s.r.gpu.HBMBytes
+	capacity := float64(s.r.gpu.HBMBytes)
 	all := true
 	out := make([]StageMemory, 0, p.PP)
 	for st := 0; st < p.PP; st++ {
@@ -572,7 +572,7 @@ func (s *Scenario) MemoryPerStage() ([]StageMemory, bool) {
 }
 
 // MemCapacityBytes is the memory of one GPU of the scenario's cluster.
-func (s *Scenario) MemCapacityBytes() float64 { return s.r.gpu.HBMBytes }
+func (s *Scenario) MemCapacityBytes() float64 { return float64(s.r.gpu.HBMBytes) }
 
 // instanceStats is one played rank's time accounting.
 type instanceStats struct {

@@ -42,10 +42,10 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/parallel"
 	"github.com/simtrain/simtrain/sim/pipeline"
-	"github.com/simtrain/simtrain/sim/topology"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -464,13 +464,13 @@ var autoRules = map[string]autoRule{
 	"training.precision":      {choices: fixed("fp32", "tf32", "fp16", "bf16", "fp8")},
 	"training.optimizer":      {choices: fixed("adamw", "adam", "sgd", "adagrad")},
 	"training.recompute":      {choices: fixed("none", "selective", "full", "selective-op")},
-	"cluster.gpu":             {choices: topology.GPUNames},
+	"cluster.gpu":             {choices: hardware.GPUNames},
 	"cluster.intra_node":      {choices: fixed("nvswitch", "pcie", "nvlink-pairs")},
 	"cluster.network.kind":    {choices: fixed("rail-optimized", "fat-tree", "clos", "single-switch")},
-	"cluster.network.nic":     {choices: topology.NICNames},
+	"cluster.network.nic":     {choices: hardware.NICNames},
 	"sim.fidelity":            {choices: fixed("analytic", "flow")},
 
-	"training.attention_kernel": {choices: topology.AttentionKernelNames},
+	"training.attention_kernel": {choices: hardware.AttentionKernelNames},
 	"training.fp8_recipe":       {choices: workload.FP8RecipeNames},
 	"training.cross_entropy":    {choices: workload.CrossEntropyNames},
 	"parallel.tp_impl":          {choices: fixed("megatron", "dtensor")},

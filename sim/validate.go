@@ -7,17 +7,17 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/parallel"
 	"github.com/simtrain/simtrain/sim/pipeline"
-	"github.com/simtrain/simtrain/sim/topology"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
 // resolved holds what validation derives from a scenario.
 type resolved struct {
 	model        workload.Model
-	gpu          topology.GPU
+	gpu          hardware.GPU
 	precision    workload.Dtype
 	master, grad workload.Dtype
 	states       workload.Dtype // training.optimizer_state_dtype (default master)
@@ -336,7 +336,7 @@ func (s *Scenario) resolveTraining(set map[string]bool) error {
 			t.AttentionKernel = "unfused"
 		}
 	}
-	if err := oneOf("training.attention_kernel", t.AttentionKernel, topology.AttentionKernelNames()...); err != nil {
+	if err := oneOf("training.attention_kernel", t.AttentionKernel, hardware.AttentionKernelNames()...); err != nil {
 		return err
 	}
 	if *t.FlashAttention == (t.AttentionKernel == "unfused") && (set["training.flash_attention"] || !*t.FlashAttention) {
@@ -438,7 +438,7 @@ func (s *Scenario) resolveTraining(set map[string]bool) error {
 // fp8RecipesOn lists the FP8 recipes g runs: mxfp8 needs Blackwell's
 // block-scaled tensor cores (OCP MX formats; NVIDIA Blackwell architecture
 // technical brief), the others any GPU with FP8 tensor cores.
-func fp8RecipesOn(g topology.GPU) []string {
+func fp8RecipesOn(g hardware.GPU) []string {
 	var out []string
 	for _, n := range workload.FP8RecipeNames() {
 		if n != workload.FP8MXFP8.String() || g.Arch == "blackwell" {
@@ -451,9 +451,9 @@ func fp8RecipesOn(g topology.GPU) []string {
 func (s *Scenario) resolveCluster(set map[string]bool) error {
 	c := &s.Cluster
 	if c.GPU == "" {
-		return fmt.Errorf("cluster.gpu: required (valid: %s)", strings.Join(topology.GPUNames(), ", "))
+		return fmt.Errorf("cluster.gpu: required (valid: %s)", strings.Join(hardware.GPUNames(), ", "))
 	}
-	g, err := topology.LookupGPU(c.GPU)
+	g, err := hardware.LookupGPU(c.GPU)
 	if err != nil {
 		return fmt.Errorf("cluster.gpu: %w", err)
 	}
@@ -492,7 +492,7 @@ func (s *Scenario) resolveCluster(set map[string]bool) error {
 	if n.NIC == "" {
 		n.NIC = "ib-ndr-400"
 	}
-	nic, err := topology.LookupNIC(n.NIC)
+	nic, err := hardware.LookupNIC(n.NIC)
 	if err != nil {
 		return fmt.Errorf("cluster.network.nic: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/topology"
 )
 
@@ -12,12 +13,12 @@ import (
 // commands that build one without a scenario file (collective, topology);
 // withPods adds the pod and oversubscription flags.
 func addClusterFlags(f *pflag.FlagSet, spec *topology.Spec, withPods bool) {
-	f.StringVar(&spec.GPU, "gpu", "", "GPU catalog name (required): "+strings.Join(topology.GPUNames(), ", "))
+	f.StringVar(&spec.GPU, "gpu", "", "GPU catalog name (required): "+strings.Join(hardware.GPUNames(), ", "))
 	f.IntVar(&spec.Nodes, "nodes", 1, "number of nodes (servers; compute trays for NVL72)")
 	f.IntVar(&spec.GPUsPerNode, "gpus-per-node", 0, "GPUs per node (0: the GPU's default, 8, or 4 for gb200/gb300)")
 	f.StringVar(&spec.IntraNode, "intra-node", "", "nvswitch | pcie | nvlink-pairs (default: the GPU's usual)")
 	f.StringVar(&spec.Network, "network", "rail-optimized", "rail-optimized | fat-tree | clos | single-switch")
-	f.StringVar(&spec.NIC, "nic", "ib-ndr-400", "NIC catalog name: "+strings.Join(topology.NICNames(), ", "))
+	f.StringVar(&spec.NIC, "nic", "ib-ndr-400", "NIC catalog name: "+strings.Join(hardware.NICNames(), ", "))
 	f.Float64Var(&spec.NICGbps, "nic-gbps", 0, "NIC line rate in Gb/s (0: the catalog's)")
 	f.IntVar(&spec.NICsPerNode, "nics-per-node", 0, "NICs per node (0: one per GPU)")
 	if withPods {
@@ -30,12 +31,12 @@ func addClusterFlags(f *pflag.FlagSet, spec *topology.Spec, withPods bool) {
 // error that lists the valid choices; sizes are checked by topology.Build.
 func checkClusterFlags(spec topology.Spec) error {
 	if spec.GPU == "" {
-		return usageErrorf("--gpu: required (valid: %s)", strings.Join(topology.GPUNames(), ", "))
+		return usageErrorf("--gpu: required (valid: %s)", strings.Join(hardware.GPUNames(), ", "))
 	}
-	if err := checkChoice("gpu", spec.GPU, topology.GPUNames()...); err != nil {
+	if err := checkChoice("gpu", spec.GPU, hardware.GPUNames()...); err != nil {
 		return err
 	}
-	if err := checkChoice("nic", spec.NIC, topology.NICNames()...); err != nil {
+	if err := checkChoice("nic", spec.NIC, hardware.NICNames()...); err != nil {
 		return err
 	}
 	if err := checkChoice("network", spec.Network, "rail-optimized", "fat-tree", "clos", "single-switch"); err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/simtrain/simtrain/sim"
-	"github.com/simtrain/simtrain/sim/topology"
+	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -89,16 +89,16 @@ func checkFormat(format string) error { return checkChoice("format", format, "ta
 // gpuDevice looks a --gpu value up in the catalog.
 func gpuDevice(name string) (workload.Device, error) {
 	if name == "" {
-		return workload.Device{}, usageErrorf("--gpu: required (valid: %s)", strings.Join(topology.GPUNames(), ", "))
+		return workload.Device{}, usageErrorf("--gpu: required (valid: %s)", strings.Join(hardware.GPUNames(), ", "))
 	}
-	if err := checkChoice("gpu", name, topology.GPUNames()...); err != nil {
+	if err := checkChoice("gpu", name, hardware.GPUNames()...); err != nil {
 		return workload.Device{}, err
 	}
-	g, err := topology.LookupGPU(name)
+	g, err := hardware.LookupGPU(name)
 	if err != nil {
 		return workload.Device{}, usageErrorf("--gpu: %v", err)
 	}
-	return sim.DeviceFor(g), nil
+	return workload.DeviceOf(g), nil
 }
 
 // dtypeFlag parses a dtype flag value.
@@ -332,7 +332,7 @@ FLOP/s the cluster delivers: GPUs × dense peak at --dtype × MFU.`,
 	pf.add(cmd)
 	f := cmd.Flags()
 	f.Float64Var(&tokens, "tokens", 0, "training tokens D (e.g. 15e12)")
-	f.StringVar(&gpu, "gpu", "", "GPU catalog name: "+strings.Join(topology.GPUNames(), ", "))
+	f.StringVar(&gpu, "gpu", "", "GPU catalog name: "+strings.Join(hardware.GPUNames(), ", "))
 	f.IntVar(&gpus, "gpus", 0, "number of GPUs")
 	f.Float64Var(&mfu, "mfu", 0, "model FLOPs utilisation, a fraction (e.g. 0.4)")
 	f.StringVar(&dtype, "dtype", "bf16", "peak used: "+strings.Join(workload.DtypeNames(), ", "))
@@ -468,7 +468,7 @@ and the states are assumed fully sharded (ZeRO-3), so this is an upper bound.`,
 		},
 	}
 	sf.add(cmd)
-	cmd.Flags().StringVar(&gpu, "gpu", "", "GPU catalog name: "+strings.Join(topology.GPUNames(), ", "))
+	cmd.Flags().StringVar(&gpu, "gpu", "", "GPU catalog name: "+strings.Join(hardware.GPUNames(), ", "))
 	cmd.Flags().IntVar(&gpus, "gpus", 1, "number of GPUs")
 	return cmd
 }
@@ -776,7 +776,7 @@ default to --n).`,
 	f.IntVar(&m, "m", 0, "matvec/matmul rows (default --n)")
 	f.IntVar(&k, "k", 0, "matvec/matmul inner dimension (default --n)")
 	f.StringVar(&dtype, "dtype", "bf16", strings.Join(workload.DtypeNames(), ", "))
-	f.StringVar(&gpu, "gpu", "", "GPU catalog name: "+strings.Join(topology.GPUNames(), ", "))
+	f.StringVar(&gpu, "gpu", "", "GPU catalog name: "+strings.Join(hardware.GPUNames(), ", "))
 	return cmd
 }
 
@@ -875,7 +875,7 @@ run takes.`,
 	pf.add(cmd)
 	f := cmd.Flags()
 	f.Float64Var(&tps, "tokens-per-s-per-gpu", 0, "measured training tokens per second per GPU")
-	f.StringVar(&gpu, "gpu", "", "GPU catalog name: "+strings.Join(topology.GPUNames(), ", "))
+	f.StringVar(&gpu, "gpu", "", "GPU catalog name: "+strings.Join(hardware.GPUNames(), ", "))
 	f.IntVar(&gpus, "gpus", 1, "number of GPUs")
 	f.Float64Var(&tok, "tokens", 0, "training tokens, for the run time (optional)")
 	f.StringVar(&dtype, "dtype", "bf16", "peak used: "+strings.Join(workload.DtypeNames(), ", "))
@@ -991,7 +991,7 @@ cache from HBM at the spec bandwidth and compute is free.`,
 	f.IntVar(&seq, "seq", 0, "context length in tokens")
 	f.IntVar(&batch, "batch", 1, "sequences")
 	f.StringVar(&dtype, "dtype", "bf16", "weights and cache: "+strings.Join(workload.DtypeNames(), ", "))
-	f.StringVar(&gpu, "gpu", "", "GPU catalog name (optional): "+strings.Join(topology.GPUNames(), ", "))
+	f.StringVar(&gpu, "gpu", "", "GPU catalog name (optional): "+strings.Join(hardware.GPUNames(), ", "))
 	f.BoolVar(&decode, "decode", false, "also give the HBM-bandwidth bound on decode tokens/s (needs --gpu)")
 	return cmd
 }

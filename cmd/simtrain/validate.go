@@ -16,9 +16,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/simtrain/simtrain/sim"
+	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/output"
-	"github.com/simtrain/simtrain/sim/topology"
 )
 
 type validateOptions struct {
@@ -170,7 +170,7 @@ func validateOne(ctx context.Context, path string, fid *network.Fidelity) valida
 		v.group = s.Expect.Source
 	}
 	v.gpu = s.Cluster.GPU
-	if g, err := topology.LookupGPU(v.gpu); err == nil {
+	if g, err := hardware.LookupGPU(v.gpu); err == nil {
 		v.arch = g.Arch
 	}
 	v.style = s.ParallelStyle()

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/simtrain/simtrain/sim"
+	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/output"
-	"github.com/simtrain/simtrain/sim/topology"
 )
 
 // tinyScenario is a small model on one 8-GPU H100 node: fast to simulate.
@@ -384,7 +384,7 @@ parallel: {zero: 3}
 		}
 		return res.StepTimeS
 	}
-	g, _ := topology.LookupGPU("h100-sxm")
+	g, _ := hardware.LookupGPU("h100-sxm")
 	if a, k := step(""), step(", attention_kernel: "+g.Compute.AttnKernel); a != k {
 		t.Errorf("auto %g s, %s %g s: auto must be the GPU's kernel", a, g.Compute.AttnKernel, k)
 	}

@@ -16,8 +16,8 @@
 // NewGroup analyses a group once. It counts the scale-up domains D the ranks
 // span (an NVSwitch node, an NVL72 rack, a PCIe node) and the fewest and most
 // ranks in one domain (ppn), and it derives achievable per-GPU bandwidths from
-// the topology and the hardware profiles (topology.CommProfile,
-// topology.NICCommProfile), each link at its kind's measured fraction:
+// the topology and the hardware profiles (hardware.CommProfile,
+// hardware.NICCommProfile), each link at its kind's measured fraction:
 //
 //	B_intra  ring rate inside a domain: the ring over the largest domain's ranks
 //	         is routed on the topology and B_intra = min over loaded links of
@@ -132,7 +132,7 @@
 // 1 MiB to 8 GiB; both sweeps give L0 = 12 µs. The resulting model is within
 // 7.3% (H100) and 6.8% (A100) of every row from 1 MiB to 8 GiB and within 2x
 // from 64 KiB. GPUs without a published sweep take the values of the nearest
-// measured one (topology.CommProfile.Sources says which).
+// measured one (hardware.CommProfile.Sources says which).
 //
 // # Flow fidelity
 //

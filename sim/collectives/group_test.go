@@ -100,7 +100,7 @@ func TestPCIeNodes(t *testing.T) {
 	c := cluster(t, topology.Spec{GPU: "l40s", Nodes: 1})
 	g := allRanks(t, c)
 	ring, _, _, _ := g.Bandwidths()
-	if !g.sh.pcie || ring > 0.8*c.GPU.PCIeBandwidth+1 || ring <= 0 {
+	if !g.sh.pcie || ring > 0.8*float64(c.GPU.PCIeBandwidth)+1 || ring <= 0 {
 		t.Errorf("l40s: pcie %v ring %.4g (PCIe x16 %.4g)", g.sh.pcie, ring, c.GPU.PCIeBandwidth)
 	}
 	for b := 1.0; b < 16*GiB; b *= 8 {

@@ -3,8 +3,7 @@ package collectives
 import (
 	"math"
 
-	"github.com/simtrain/simtrain/sim/engine"
-	"github.com/simtrain/simtrain/sim/topology"
+	"github.com/simtrain/simtrain/sim/hardware"
 )
 
 // kind is an algorithm as the cost model sees it: the public Algo NVLS is
@@ -85,7 +84,7 @@ type shape struct {
 	sendCross bool // ranks[0] and ranks[1] are in different domains
 	ringCross bool // some neighbour pair i, i+1 (cyclic, given order) crosses domains
 
-	p *topology.CommProfile
+	p *hardware.CommProfile
 }
 
 // est is one candidate's prediction. Times are seconds.
@@ -98,9 +97,9 @@ type est struct {
 	proto Proto
 }
 
-func sec(t engine.Time) float64 { return float64(t) * 1e-9 }
+func sec[T ~int64](t T) float64 { return float64(t) * 1e-9 }
 
-func protoLat(l topology.ProtoLatency, p Proto) float64 {
+func protoLat(l hardware.ProtoLatency, p Proto) float64 {
 	switch p {
 	case LL:
 		return sec(l.LL)
@@ -110,7 +109,7 @@ func protoLat(l topology.ProtoLatency, p Proto) float64 {
 	return sec(l.Simple)
 }
 
-func algoLat(t *topology.AlgoLatency, k kind, p Proto) float64 {
+func algoLat(t *hardware.AlgoLatency, k kind, p Proto) float64 {
 	switch k {
 	case kTree:
 		return protoLat(t.Tree, p)
@@ -143,7 +142,7 @@ func busFactor(op Op, n int) float64 {
 }
 
 // ramp is the Simple-protocol pipeline ramp for a collective moving
-// busBytes bus bytes (see topology.CommProfile.RampTime).
+// busBytes bus bytes (see hardware.CommProfile.RampTime).
 func (s *shape) ramp(busBytes float64) float64 {
 	if s.p.RampBytes <= 0 {
 		return 0

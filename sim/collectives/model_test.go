@@ -5,12 +5,12 @@ import (
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/engine"
-	"github.com/simtrain/simtrain/sim/topology"
+	"github.com/simtrain/simtrain/sim/hardware"
 )
 
-func profile(t testing.TB, gpu string) *topology.CommProfile {
+func profile(t testing.TB, gpu string) *hardware.CommProfile {
 	t.Helper()
-	g, err := topology.LookupGPU(gpu)
+	g, err := hardware.LookupGPU(gpu)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/topology"
 )
 
@@ -123,8 +124,8 @@ func TestLargeMessageBusBW(t *testing.T) {
 // TestProfilesComplete: every catalog GPU and NIC has the communication
 // parameters the model needs, each with sources.
 func TestProfilesComplete(t *testing.T) {
-	for _, name := range topology.GPUNames() {
-		g, err := topology.LookupGPU(name)
+	for _, name := range hardware.GPUNames() {
+		g, err := hardware.LookupGPU(name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,8 +154,8 @@ func TestProfilesComplete(t *testing.T) {
 			t.Errorf("%s comm profile:%s", name, problems)
 		}
 	}
-	for _, name := range topology.NICNames() {
-		n, err := topology.LookupNIC(name)
+	for _, name := range hardware.NICNames() {
+		n, err := hardware.LookupNIC(name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,7 +169,7 @@ func TestProfilesComplete(t *testing.T) {
 // with Auto, with busbw below its scale-up line rate (or PCIe for PCIe-only
 // nodes) x the in-switch factor, and above zero.
 func TestEveryGPUPrices(t *testing.T) {
-	for _, name := range topology.GPUNames() {
+	for _, name := range hardware.GPUNames() {
 		c := cluster(t, topology.Spec{GPU: name, Nodes: 2})
 		g := allRanks(t, c)
 		for op := AllReduce; op < numOps; op++ {
@@ -177,7 +178,7 @@ func TestEveryGPUPrices(t *testing.T) {
 				t.Errorf("%s %s: %v", name, op, err)
 				continue
 			}
-			if !(cost.BusBW > 0) || cost.BusBW > 3*math.Max(c.GPU.ScaleUpBandwidth, c.GPU.PCIeBandwidth) {
+			if !(cost.BusBW > 0) || cost.BusBW > 3*math.Max(float64(c.GPU.ScaleUpBandwidth), float64(c.GPU.PCIeBandwidth)) {
 				t.Errorf("%s %s: busbw %.1f GB/s", name, op, cost.BusBW/1e9)
 			}
 		}

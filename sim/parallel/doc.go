@@ -17,7 +17,7 @@
 // at half the SMs (an estimate, not a measurement: it keeps the rate away
 // from zero when many communicators are in flight at once; one kernel of each
 // fabric kind stays under it on every catalog GPU, TestCommInterference). The
-// counts c, per GPU type, are topology.CommProfile.Interference:
+// counts c, per GPU type, are hardware.CommProfile.Interference:
 //
 //	inside a scale-up domain   c = NCCL's ring channel count (24 on 8×A100,
 //	                           nccl-tests#100; 24 on 8×H100, nccl#1259; 16 on

@@ -246,7 +246,7 @@ type StepConfig struct {
 	// Q, K and V. 0 = none.
 	UnpadHostSync engine.Time
 	// HostH2D and HostD2H are the GPU's pinned host copy bandwidths
-	// (bytes/s, topology.HostCopyOf) that offloading's copies run at;
+	// (bytes/s, hardware.GPU.HostCopy) that offloading's copies run at;
 	// zero when nothing is offloaded.
 	HostH2D, HostD2H float64
 	// OffloadOptimizer keeps this rank's master weights and optimizer

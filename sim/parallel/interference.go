@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/simtrain/simtrain/sim/engine"
-	"github.com/simtrain/simtrain/sim/topology"
+	"github.com/simtrain/simtrain/sim/hardware"
 )
 
 // Interference is the hardware input of the compute-slowdown model (see the
@@ -13,7 +13,7 @@ import (
 // SMs = 0, turns the model off.
 type Interference struct {
 	SMs int
-	topology.CommCTAs
+	hardware.CommCTAs
 	// EP, when positive, is the SMs an expert-parallel dispatch or combine
 	// holds whatever fabric it crosses: the DeepEP/HybridEP kernels' SM
 	// count (StepConfig.EPBackend, EPBackend.DefaultSMs) in place of NCCL's
@@ -22,7 +22,7 @@ type Interference struct {
 }
 
 // InterferenceOf reads the model's input from a catalog GPU.
-func InterferenceOf(g topology.GPU) Interference {
+func InterferenceOf(g hardware.GPU) Interference {
 	return Interference{SMs: g.SMs, CommCTAs: g.Comm.Interference}
 }
 
@@ -47,7 +47,7 @@ func (x *Executor) SetInterference(iv Interference, dm DomainMap) error {
 	switch {
 	case iv.SMs < 0 || iv.ScaleUp < 0 || iv.ScaleOut < 0 || iv.P2P < 0 || iv.EP < 0:
 		return fmt.Errorf("parallel: interference %+v: counts must not be negative", iv)
-	case iv.SMs == 0 || iv.CommCTAs == (topology.CommCTAs{}):
+	case iv.SMs == 0 || iv.CommCTAs == (hardware.CommCTAs{}):
 		x.sms, x.ctas = 0, nil
 		return nil
 	}

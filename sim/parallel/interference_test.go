@@ -5,8 +5,8 @@ import (
 
 	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/pipeline"
-	"github.com/simtrain/simtrain/sim/topology"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -61,44 +61,44 @@ func TestInterferenceHand(t *testing.T) {
 		wantEnd engine.Time // of task 0
 	}{
 		// 400 ns at 0.8 do 320 ns of work; 680 more at full rate: 1080 = D + 400·20/100.
-		{"inside", Interference{100, topology.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
+		{"inside", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
 			[]Task{compute(D), tp(400)}, [][]int32{nil, nil}, 1080},
 		// 1000 / 0.8 = 1250.
-		{"longer", Interference{100, topology.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
+		{"longer", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
 			[]Task{compute(D), tp(2000)}, [][]int32{nil, nil}, 1250},
 		// TP on [0,300] at 0.8 (240 ns of work), then DP on [300,700] at 0.7
 		// (280), then 480 at full rate: 1180 = D + 300·0.2 + 400·0.3.
-		{"sequence, rate changes mid-task", Interference{100, topology.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
+		{"sequence, rate changes mid-task", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
 			[]Task{compute(D), tp(300), dp(400)}, [][]int32{nil, nil, {1}}, 1180},
 		// TP and DP together on [0,400]: 20 + 30 = 50 CTAs, rate 0.5, 200 ns
 		// of work; 800 more: 1200.
-		{"concurrent shares add", Interference{100, topology.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
+		{"concurrent shares add", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
 			[]Task{compute(D), tp(400), dp(400)}, [][]int32{nil, nil, nil}, 1200},
 		// 40 + 30 = 70 CTAs are capped at SMs/2 = 50: rate 0.5 as above,
 		// 1200 (uncapped, 0.3 would give 1280).
-		{"cap at half the SMs", Interference{100, topology.CommCTAs{ScaleUp: 40, ScaleOut: 30, P2P: 2}, 0},
+		{"cap at half the SMs", Interference{100, hardware.CommCTAs{ScaleUp: 40, ScaleOut: 30, P2P: 2}, 0},
 			[]Task{compute(D), tp(400), dp(400)}, [][]int32{nil, nil, nil}, 1200},
 		// H100: 24 of 132 SMs. Work 132000 − 400·108 = 88800 SM-ns left at
 		// 400 ns, ⌈88800/132⌉ = 673 ns more: 1073 = D + ⌈400·24/132⌉.
-		{"rounding up", Interference{132, topology.CommCTAs{ScaleUp: 24, ScaleOut: 16, P2P: 2}, 0},
+		{"rounding up", Interference{132, hardware.CommCTAs{ScaleUp: 24, ScaleOut: 16, P2P: 2}, 0},
 			[]Task{compute(D), tp(400)}, [][]int32{nil, nil}, 1073},
 		// Communication after the compute task does not touch it.
 		// A DeepEP/HybridEP kernel holds Interference.EP = 10 SMs, not the
 		// NCCL 20: 1000 + 400·10/100 = 1040.
-		{"EP backend SMs", Interference{100, topology.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 10},
+		{"EP backend SMs", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 10},
 			[]Task{compute(D), ep(400)}, [][]int32{nil, nil}, 1040},
 		// Without the override the EP all-to-all holds ScaleUp = 20: 1080.
-		{"EP NCCL channels", Interference{100, topology.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
+		{"EP NCCL channels", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
 			[]Task{compute(D), ep(400)}, [][]int32{nil, nil}, 1080},
 		// An AsyncTP copy-engine transfer (Task.CopyEngine) holds no SMs:
 		// the compute task keeps its 1000 ns.
-		{"copy engine", Interference{100, topology.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
+		{"copy engine", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
 			[]Task{compute(D), copyEngine(tp(400))}, [][]int32{nil, nil}, 1000},
 		// Beside a DP kernel (30 CTAs: the group spans domains) only that
 		// kernel counts: 1000 + 400·30/100 = 1120.
-		{"copy engine beside NCCL", Interference{100, topology.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
+		{"copy engine beside NCCL", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
 			[]Task{compute(D), copyEngine(tp(400)), dp(400)}, [][]int32{nil, nil, nil}, 1120},
-		{"no overlap", Interference{100, topology.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
+		{"no overlap", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
 			[]Task{compute(D), tp(400)}, [][]int32{nil, {0}}, 1000},
 		// Off: zero SMs.
 		{"off", Interference{},
@@ -219,7 +219,7 @@ func lastEnd(x *Executor) engine.Time {
 // shorter, a compute task never runs faster than its priced duration, and
 // communication keeps its own.
 func TestInterferenceInvariants(t *testing.T) {
-	h100 := Interference{132, topology.CommCTAs{ScaleUp: 24, ScaleOut: 16, P2P: 2}, 0}
+	h100 := Interference{132, hardware.CommCTAs{ScaleUp: 24, ScaleOut: 16, P2P: 2}, 0}
 	for _, c := range []struct {
 		tp, dp, pp, m int
 		sched         pipeline.Schedule
@@ -268,7 +268,7 @@ func BenchmarkExecutor(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		iv   Interference
-	}{{"off", Interference{}}, {"on", Interference{132, topology.CommCTAs{ScaleUp: 24, ScaleOut: 16, P2P: 2}, 0}}} {
+	}{{"off", Interference{}}, {"on", Interference{132, hardware.CommCTAs{ScaleUp: 24, ScaleOut: 16, P2P: 2}, 0}}} {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
 				playStep(b, l, progs, bc.iv, nil)
@@ -290,7 +290,7 @@ func TestHostSyncIgnoresInterference(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := NewSymmetric(engine.New(), l, []*Program{p})
-	if err := x.SetInterference(Interference{100, topology.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0}, ownDomain{}); err != nil {
+	if err := x.SetInterference(Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0}, ownDomain{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := x.Run(); err != nil {

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/hardware"
+	"github.com/simtrain/simtrain/sim/units"
 )
 
 // Sizing constants of the switched network (package doc, "Network").
@@ -116,9 +118,16 @@ func specErr(field, format string, args ...any) error {
 
 // resolve validates s, fills c.Spec, c.GPU, c.NIC and the shape in c.l.
 func (c *Cluster) resolve(s Spec) error {
-	gpu, err := LookupGPU(s.GPU)
-	if err != nil {
-		return &SpecError{Field: "cluster.gpu", Msg: err.Error()}
+	var gpu hardware.GPU
+	if s.Hardware != nil {
+		gpu = *s.Hardware
+		s.GPU = gpu.Name
+	} else {
+		g, err := hardware.LookupGPU(s.GPU)
+		if err != nil {
+			return &SpecError{Field: "cluster.gpu", Msg: err.Error()}
+		}
+		gpu = g
 	}
 	if s.Nodes <= 0 {
 		return specErr("cluster.nodes", "must be > 0, got %d", s.Nodes)
@@ -186,7 +195,7 @@ func (c *Cluster) resolve(s Spec) error {
 	if s.NIC == "" {
 		s.NIC = "ib-ndr-400"
 	}
-	nic, err := LookupNIC(s.NIC)
+	nic, err := hardware.LookupNIC(s.NIC)
 	if err != nil {
 		return &SpecError{Field: "cluster.network.nic", Msg: err.Error()}
 	}
@@ -197,7 +206,7 @@ func (c *Cluster) resolve(s Spec) error {
 		s.NICGbps = nic.Gbps
 	}
 	nic.Gbps = s.NICGbps
-	nic.Bandwidth = s.NICGbps * 1e9 / 8
+	nic.Bandwidth = units.BytesPerSecond(s.NICGbps * 1e9 / 8)
 	if s.NICsPerNode < 0 || s.NICsPerNode > maxNICsPerNode {
 		return specErr("cluster.network.nics_per_node", "must be between 1 and %d (0 = gpus_per_node), got %d", maxNICsPerNode, s.NICsPerNode)
 	}
@@ -265,7 +274,7 @@ func (c *Cluster) resolve(s Spec) error {
 	return nil
 }
 
-func validIntra(g GPU) string {
+func validIntra(g hardware.GPU) string {
 	switch g.ScaleUp {
 	case "nvlink", "xgmi":
 		return "nvswitch, pcie"
@@ -475,8 +484,10 @@ func (c *Cluster) construct() {
 		dev(KindCore, -1, i, "core"+strconv.Itoa(i))
 	}
 
-	pcie := pcieGen[gpu.PCIeGen]
-	rate := c.NIC.Bandwidth
+	pcieBW, pcieLat := float64(gpu.PCIeBandwidth), engine.Time(gpu.PCIeLatency)
+	scaleUpBW, scaleUpLat := float64(gpu.ScaleUpBandwidth), engine.Time(gpu.ScaleUpLatency)
+	rate := float64(c.NIC.Bandwidth)
+	netLat := engine.Time(c.NIC.Latency)
 	cable := func(from, to int32, k LinkKind, bw float64, lat engine.Time, cables int32) {
 		c.Links = append(c.Links,
 			Link{From: from, To: to, Kind: k, Bandwidth: bw, Latency: lat, Cables: cables},
@@ -486,33 +497,33 @@ func (c *Cluster) construct() {
 	switch l.intra {
 	case intraNVSwitch:
 		for r := range l.gpus {
-			cable(int32(r), l.dNVS+int32(r/l.g/l.domainNodes), l.scaleUpKind, gpu.ScaleUpBandwidth, nvlinkLatency, 1)
+			cable(int32(r), l.dNVS+int32(r/l.g/l.domainNodes), l.scaleUpKind, scaleUpBW, scaleUpLat, 1)
 		}
 	case intraPairs:
 		for r := 0; r < l.gpus; r += 2 {
-			cable(int32(r), int32(r+1), LinkNVLink, gpu.ScaleUpBandwidth, nvlinkLatency, 1)
+			cable(int32(r), int32(r+1), LinkNVLink, scaleUpBW, scaleUpLat, 1)
 		}
 	}
 	// GPU ↔ PCIe switch.
 	for r := range l.gpus {
 		node, local := r/l.g, r%l.g
-		cable(int32(r), l.dPSW+int32(node*l.psw+local/l.gpusPerSwitch), LinkPCIe, pcie.bw, pcie.lat, 1)
+		cable(int32(r), l.dPSW+int32(node*l.psw+local/l.gpusPerSwitch), LinkPCIe, pcieBW, pcieLat, 1)
 	}
 	// PCIe switch ↔ host.
 	for node := range l.nodes {
 		for s := range l.psw {
-			cable(l.dPSW+int32(node*l.psw+s), l.dHost+int32(node), LinkPCIe, pcie.bw, pcie.lat, 1)
+			cable(l.dPSW+int32(node*l.psw+s), l.dHost+int32(node), LinkPCIe, pcieBW, pcieLat, 1)
 		}
 	}
 	// PCIe switch ↔ NIC.
 	for node := range l.nodes {
 		for m := range l.n {
-			cable(l.dPSW+int32(node*l.psw)+l.nicSwitch[m], l.dNIC+int32(node*l.n+m), LinkPCIe, pcie.bw, pcie.lat, 1)
+			cable(l.dPSW+int32(node*l.psw)+l.nicSwitch[m], l.dNIC+int32(node*l.n+m), LinkPCIe, pcieBW, pcieLat, 1)
 		}
 	}
 	// NIC ↔ leaf.
 	for i := range nics {
-		cable(l.dNIC+int32(i), l.dLeaf+l.nicLeaf[i], LinkNetwork, rate, c.NIC.Latency, 1)
+		cable(l.dNIC+int32(i), l.dLeaf+l.nicLeaf[i], LinkNetwork, rate, netLat, 1)
 	}
 	// Leaf ↔ spine.
 	if l.spines > 0 {
@@ -528,7 +539,7 @@ func (c *Cluster) construct() {
 		for leaf := range l.leaves {
 			pod := leaf / l.leavesPerPod
 			for j := range l.spines {
-				cable(l.dLeaf+int32(leaf), l.dSpine+int32(pod*l.spines+j), LinkNetwork, bw, c.NIC.Latency, cc)
+				cable(l.dLeaf+int32(leaf), l.dSpine+int32(pod*l.spines+j), LinkNetwork, bw, netLat, cc)
 			}
 		}
 	}
@@ -555,7 +566,7 @@ func (c *Cluster) construct() {
 			}
 			cc := cableCount(spBW, rate)
 			for m := range l.cores {
-				cable(l.dSpine+int32(sp), l.dCore+int32(plane*l.cores+m), LinkNetwork, spBW, c.NIC.Latency, cc)
+				cable(l.dSpine+int32(sp), l.dCore+int32(plane*l.cores+m), LinkNetwork, spBW, netLat, cc)
 			}
 		}
 	}
@@ -610,7 +621,7 @@ func (c *Cluster) NVLS() bool { return c.GPU.NVLS && c.l.intra == intraNVSwitch 
 // NICBandwidthPerGPU is the scale-out line rate available to one GPU, bytes/s
 // per direction (nics_per_node * nic bandwidth / gpus_per_node).
 func (c *Cluster) NICBandwidthPerGPU() float64 {
-	return float64(c.l.n) * c.NIC.Bandwidth / float64(c.l.g)
+	return float64(c.l.n) * float64(c.NIC.Bandwidth) / float64(c.l.g)
 }
 
 // Bandwidths returns the per-directed-link line rates (bytes/s) indexed by

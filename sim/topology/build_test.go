@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/simtrain/simtrain/sim/hardware"
 )
 
 func mustBuild(t testing.TB, s Spec) *Cluster {
@@ -413,6 +415,15 @@ func TestBandwidthsLatencies(t *testing.T) {
 		want := map[LinkKind]int64{LinkNVLink: 25, LinkPCIe: 105, LinkNetwork: 600}[l.Kind]
 		if int64(l.Latency) != want {
 			t.Fatalf("link %d kind %v latency %v, want %dns", i, l.Kind, l.Latency, want)
+		}
+	}
+}
+
+// TestCatalogGPUsBuild: every catalog GPU's defaults build a cluster.
+func TestCatalogGPUsBuild(t *testing.T) {
+	for _, name := range hardware.GPUNames() {
+		if _, err := Build(Spec{GPU: name, Nodes: 2}); err != nil {
+			t.Errorf("Build(%s, 2 nodes): %v", name, err)
 		}
 	}
 }

@@ -1,21 +1,18 @@
-// Package topology is simtrain's hardware model: a catalog of GPUs and NICs
-// with a source for every number, the cluster as a graph of devices joined
-// by full-duplex links, builders for the usual cluster shapes, and
-// deterministic closed-form routing between GPUs.
+// Package topology is simtrain's cluster model: the cluster as a graph of
+// devices joined by full-duplex links, builders for the usual cluster
+// shapes, and deterministic closed-form routing between GPUs. The GPUs and
+// NICs it builds with are sim/hardware's records.
 //
-// # Catalog
+// # Hardware
 //
-// LookupGPU and LookupNIC return datasheet figures: HBM capacity in decimal
-// bytes (H100: 80e9), HBM bandwidth, dense peak FLOP/s per datatype, the
-// scale-up link (kind, per-direction bandwidth, link count), PCIe generation
-// and x16 bandwidth, TDP and a default on-demand price per GPU-hour. Every
-// entry's Sources lists, figure by figure, where the number comes from
-// (shared/validation/hardware-facts.md, "HF §n" below, and the pages it
-// cites) or says "unsourced estimate". All bandwidths are line rates: what a
-// collective actually achieves (protocol overhead, NIC efficiency) lives in
-// the GPU's CommProfile and the NIC's NICCommProfile, and compute
-// efficiencies in ComputeProfile; those are owned by sim/collectives and
-// sim/workload and filled in by the lookups.
+// Build takes a catalog GPU by name (or a resolved record, Spec.Hardware)
+// and a catalog NIC, and uses their datasheet figures: the scale-up link
+// (kind, per-direction bandwidth and latency, link count), the PCIe host
+// link (x16 bandwidth and switch latency), the NIC line rate and per-hop
+// latency, and the GPU's scale-up domain and default node size. All
+// bandwidths are line rates: what a collective actually achieves (protocol
+// overhead, NIC efficiency) lives in the GPU's and NIC's communication
+// profiles (sim/hardware), which sim/collectives applies.
 //
 // # Graph
 //
@@ -62,7 +59,7 @@
 // an unsourced estimate for XGMI); a PCIe link is one switch traversal,
 // 105 ns on Gen4 and 115 ns on Gen5 (Broadcom PEX88000 / PEX89144
 // figures; Gen6 taken equal to Gen5); every network link (NIC–leaf and
-// switch–switch) has the NIC catalog's per-hop latency: 600 ns for HDR
+// switch–switch) has the NIC record's per-hop latency: 600 ns for HDR
 // ([STAS-NET]), 500 ns for NDR, XDR and Ethernet (SimAI's default link
 // latency; no published NDR/XDR figure), 110 ns for Omni-Path (estimate).
 //

@@ -78,7 +78,7 @@ func (c *Cluster) Summary() Summary {
 		ScaleOutBytesPerSPerGPU: c.NICBandwidthPerGPU(),
 	}
 	if l.intra != intraPCIe {
-		sum.ScaleUpBytesPerSPerGPU = c.GPU.ScaleUpBandwidth
+		sum.ScaleUpBytesPerSPerGPU = float64(c.GPU.ScaleUpBandwidth)
 	}
 	for _, k := range []DeviceKind{KindGPU, KindNVSwitch, KindPCIeSwitch, KindHost, KindNIC, KindLeaf, KindSpine, KindCore} {
 		n := 0

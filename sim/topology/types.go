@@ -1,48 +1,9 @@
 package topology
 
-import "github.com/simtrain/simtrain/sim/engine"
-
-// PeakFLOPS is dense (no sparsity) peak throughput in FLOP/s per datatype.
-// Zero means the GPU has no native support for that datatype.
-type PeakFLOPS struct {
-	FP32, TF32, FP16, BF16, FP8, FP4 float64
-}
-
-// GPU is one catalog entry. Bandwidths are bytes/s in one direction. Every
-// figure has a line in Sources naming where it comes from.
-type GPU struct {
-	Name               string  // catalog key, e.g. "h100-sxm"
-	Arch               string  // "ampere", "hopper", "blackwell", "ada", "cdna3"
-	HBMBytes           float64 // device memory, bytes (datasheet decimal GB: H100 80e9)
-	HBMBandwidth       float64 // bytes/s
-	Peak               PeakFLOPS
-	SMs                int     // streaming multiprocessors / compute units
-	ScaleUp            string  // "nvlink", "xgmi", "nvlink-bridge", "none"
-	ScaleUpBandwidth   float64 // per GPU, per direction, bytes/s (H100: 450e9)
-	ScaleUpLinks       int     // NVLink/XGMI links per GPU
-	NVLS               bool    // NVSwitch in-network reduction (NVLink SHARP) available
-	DomainGPUs         int     // GPUs in the default scale-up (NVLink) domain: 8 for HGX, 72 for NVL72
-	DefaultGPUsPerNode int
-	DefaultIntraNode   string // "nvswitch" | "pcie" | "nvlink-pairs"
-	PCIeGen            int
-	PCIeBandwidth      float64 // x16 per direction, bytes/s
-	TDPWatts           float64
-	GPUHourUSD         float64 // default on-demand price per GPU-hour (sweep cost model)
-	Compute            ComputeProfile
-	Comm               CommProfile
-	Sources            []string // one line per figure: "HBMBandwidth: NVIDIA H100 datasheet"
-}
-
-// NIC is one scale-out network adapter type.
-type NIC struct {
-	Name      string      // catalog key, e.g. "ib-ndr-400"
-	Kind      string      // "infiniband", "roce", "ethernet", "omnipath"
-	Gbps      float64     // line rate per port, Gb/s
-	Bandwidth float64     // line rate in bytes/s per direction (Gbps*1e9/8)
-	Latency   engine.Time // per network link (NIC-switch or switch-switch hop)
-	Comm      NICCommProfile
-	Sources   []string
-}
+import (
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/hardware"
+)
 
 // DeviceKind says what a vertex of the cluster graph is.
 type DeviceKind uint8
@@ -113,7 +74,10 @@ type Link struct {
 
 // Spec describes a cluster to build (mirrors the scenario's cluster block).
 type Spec struct {
-	GPU              string
+	GPU string // a catalog GPU (hardware.GPUNames)
+	// Hardware, when set, is the GPU itself (a record read from a file,
+	// hardware.ParseGPU), used in place of the catalog's GPU.
+	Hardware         *hardware.GPU
 	Nodes            int
 	GPUsPerNode      int     // 0: the GPU's default
 	IntraNode        string  // "" = GPU default; nvswitch | pcie | nvlink-pairs
@@ -140,8 +104,8 @@ func (e *SpecError) Error() string { return e.Field + ": " + e.Msg }
 // goroutines (sweeps run many simulations on one cluster).
 type Cluster struct {
 	Spec      Spec // with defaults filled in
-	GPU       GPU
-	NIC       NIC // with Spec.NICGbps applied
+	GPU       hardware.GPU
+	NIC       hardware.NIC // with Spec.NICGbps applied
 	Devices   []Device
 	Links     []Link
 	GPUDevice []int32 // device id of GPU rank r (ranks are node-major: r = node*GPUsPerNode + local)

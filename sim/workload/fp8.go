@@ -58,7 +58,7 @@ import (
 // shapes within 90-100% of tensor-wise efficiency, but a long tail down to
 // 50%" (pytorch/pytorch#147971): it is marked ScalingRow and priced at the
 // GPU's Device.RowScaledGEMMRel (fitted for Hopper on torchao's own
-// tensorwise/rowwise training pair, sim/topology compute_profile.go).
+// tensorwise/rowwise training pair, sim/hardware calibration.yaml, hopper_rowwise_gemm).
 //
 // delayed — Transformer Engine's DelayedScaling (Megatron-LM --fp8-format
 // hybrid, Composer amp_fp8): the scale comes from the amax history, so a

@@ -1,7 +1,9 @@
 package workload
 
+import "github.com/simtrain/simtrain/sim/hardware"
+
 // Device is the GPU description the compute-time model prices ops against;
-// sim fills it from the topology catalog (sim.DeviceFor). A zero efficiency
+// DeviceOf fills it from a GPU's hardware record. A zero efficiency
 // or bandwidth means "unknown": that term then does not limit the op.
 type Device struct {
 	Name           string
@@ -240,4 +242,34 @@ func (d Device) Bound(op Op, dt Dtype) string {
 		return "memory"
 	}
 	return "compute"
+}
+
+// DeviceOf is the description the compute-time model prices ops against
+// for a GPU: its dense peaks per dtype (the FP4 peak serves fp4, mxfp4 and
+// nvfp4), HBM bandwidth and capacity, SM count and the efficiencies of its
+// compute profile, each sourced in its hardware record.
+func DeviceOf(g hardware.GPU) Device {
+	var d Device
+	d.Name = g.Name
+	d.Peak[FP32] = float64(g.Peak.FP32)
+	d.Peak[TF32] = float64(g.Peak.TF32)
+	d.Peak[FP16] = float64(g.Peak.FP16)
+	d.Peak[BF16] = float64(g.Peak.BF16)
+	d.Peak[FP8] = float64(g.Peak.FP8)
+	d.Peak[FP4] = float64(g.Peak.FP4)
+	d.Peak[MXFP4] = float64(g.Peak.FP4)
+	d.Peak[NVFP4] = float64(g.Peak.FP4)
+	d.HBMBandwidth = float64(g.HBMBandwidth)
+	d.HBMBytes = float64(g.HBMBytes)
+	d.SMs = g.SMs
+	c := g.Compute
+	d.MatmulEffBF16 = c.MatmulEffBF16
+	d.MatmulEffFP8 = c.MatmulEffFP8
+	d.HBMEff = c.HBMEff
+	d.AttnEff = c.AttnEff
+	d.AttnBwdEff = c.AttnBwdEff
+	d.KernelOverhead = c.KernelOverhead
+	d.BlockScaledGEMMRel = c.BlockScaledGEMMRel
+	d.RowScaledGEMMRel = c.RowScaledGEMMRel
+	return d
 }

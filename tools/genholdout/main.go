@@ -27,7 +27,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/simtrain/simtrain/sim/topology"
+	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/workload"
 	"github.com/simtrain/simtrain/tools/internal/genfiles"
 	"github.com/simtrain/simtrain/tools/internal/scenfile"
@@ -384,7 +384,7 @@ func translate(r row) (*scen, []string) {
 	// Cluster.
 	s.GPU, s.Nodes, s.GPUsPerNode = sys.gpu, r.gpus/sys.gpusPerNode, sys.gpusPerNode
 	s.NIC, s.NICsPerNode = sys.nic, sys.nicsPerNode
-	if g, err := topology.LookupGPU(sys.gpu); err == nil && g.DomainGPUs > g.DefaultGPUsPerNode {
+	if g, err := hardware.LookupGPU(sys.gpu); err == nil && g.DomainGPUs > g.DefaultGPUsPerNode {
 		// simtrain spreads a rack-scale cluster evenly over the fewest
 		// NVL72 racks that hold it (sim/topology: ceil(trays/18) racks of
 		// equal tray counts).

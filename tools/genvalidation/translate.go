@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/simtrain/simtrain/sim/topology"
+	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/tools/internal/scenfile"
 )
 
@@ -248,7 +248,7 @@ func megatronMoE(r row) (*scen, string) {
 	}
 	n := atoi(r.get("n_gpus"))
 	rackGPUs := 0 // GPUs per NVL72 rack the cluster builder uses
-	if g, err := topology.LookupGPU(gpu); err == nil && g.DomainGPUs > g.DefaultGPUsPerNode {
+	if g, err := hardware.LookupGPU(gpu); err == nil && g.DomainGPUs > g.DefaultGPUsPerNode {
 		// simtrain spreads a rack-scale cluster evenly over the fewest
 		// NVL72 racks that hold it (sim/topology: ceil(trays/18) racks of
 		// equal tray counts), so 128 GPUs are two racks of 64. An expert

@@ -1,9 +1,12 @@
-package topology
+package hardware
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/simtrain/simtrain/sim/units"
 )
 
 // The catalog names the issue and scenario-format.md require.
@@ -31,7 +34,7 @@ func TestCatalogComplete(t *testing.T) {
 		if !slices.Contains([]string{"ampere", "hopper", "blackwell", "ada", "cdna3"}, g.Arch) {
 			t.Errorf("%s: Arch %q", name, g.Arch)
 		}
-		if !slices.Contains(intraNodeNames, g.DefaultIntraNode) {
+		if !slices.Contains([]string{"nvswitch", "pcie", "nvlink-pairs"}, g.DefaultIntraNode) {
 			t.Errorf("%s: DefaultIntraNode %q", name, g.DefaultIntraNode)
 		}
 		if (g.ScaleUp == "none") != (g.ScaleUpBandwidth == 0) || (g.ScaleUp == "none") != (g.ScaleUpLinks == 0) {
@@ -41,10 +44,6 @@ func TestCatalogComplete(t *testing.T) {
 		wantNVLS := (g.Arch == "hopper" || g.Arch == "blackwell") && g.ScaleUp == "nvlink"
 		if g.NVLS != wantNVLS {
 			t.Errorf("%s: NVLS = %v, want %v", name, g.NVLS, wantNVLS)
-		}
-		// Every default must build.
-		if _, err := Build(Spec{GPU: name, Nodes: 2}); err != nil {
-			t.Errorf("Build(%s, 2 nodes): %v", name, err)
 		}
 	}
 	if got := NICNames(); len(got) != len(wantNICs) || !slices.IsSorted(got) {
@@ -56,7 +55,7 @@ func TestCatalogComplete(t *testing.T) {
 			t.Errorf("LookupNIC(%q): %v", name, err)
 			continue
 		}
-		if n.Name != name || n.Gbps <= 0 || n.Bandwidth != n.Gbps*1e9/8 || n.Latency <= 0 || n.Kind == "" || len(n.Sources) == 0 {
+		if n.Name != name || n.Gbps <= 0 || float64(n.Bandwidth) != n.Gbps*1e9/8 || n.Latency <= 0 || n.Kind == "" || len(n.Sources) == 0 {
 			t.Errorf("%s: %+v", name, n)
 		}
 	}
@@ -67,11 +66,13 @@ func TestCatalogComplete(t *testing.T) {
 func TestCatalogFigures(t *testing.T) {
 	type row struct {
 		name               string
-		hbm, scaleUp       float64
+		hbm                units.Bytes
+		scaleUp            units.BytesPerSecond
 		links, domain, gpn int
 		intra, arch        string
 		pcieGen            int
-		pcieBW, bf16, fp8  float64
+		pcieBW             units.BytesPerSecond
+		bf16, fp8          units.FLOPPerSecond
 	}
 	for _, r := range []row{
 		// estimate fit relies on 8 × 80e9 bytes for a DGX H100.
@@ -142,3 +143,5 @@ func TestLookupReturnsCopies(t *testing.T) {
 		t.Error("lookups share state with the catalog")
 	}
 }
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }

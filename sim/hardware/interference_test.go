@@ -1,4 +1,4 @@
-package topology
+package hardware
 
 import (
 	"strings"
@@ -37,12 +37,14 @@ func TestCommInterference(t *testing.T) {
 		if sum := iv.ScaleUp + iv.ScaleOut + iv.P2P; 2*sum > g.SMs {
 			t.Errorf("%s: one kernel of each kind holds %d of %d SMs, over half", name, sum, g.SMs)
 		}
-		found := false
+		found := 0
 		for _, s := range g.Comm.Sources {
-			found = found || strings.HasPrefix(s, "Interference: ")
+			if strings.HasPrefix(s, "comm.ctas_scale_out: ") || strings.HasPrefix(s, "comm.ctas_p2p: ") || strings.HasPrefix(s, "comm.channels: ") {
+				found++
+			}
 		}
-		if !found {
-			t.Errorf("%s: no Interference source line", name)
+		if found != 3 {
+			t.Errorf("%s: %d of the channels' and CTAs' source lines", name, found)
 		}
 	}
 }

@@ -1,0 +1,282 @@
+package hardware
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+//go:embed data
+var dataFS embed.FS
+
+// calEntry is one calibration entry: its value as written (parsed into the
+// figure's type where it is used) and its source.
+type calEntry struct {
+	raw yaml.Node
+	Source
+}
+
+func (e *calEntry) UnmarshalYAML(n *yaml.Node) error {
+	var f Figure[float64]
+	var val *yaml.Node
+	cp := *n
+	cp.Content = nil
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		switch k.Value {
+		case "value":
+			// kept as text: an entry may be a duration (2.75ms) or a number
+			val = v
+			continue
+		case "fitted", "measured", "runs":
+		default:
+			return fmt.Errorf("line %d: unknown calibration key %q (valid: value, fitted, measured, runs)", k.Line, k.Value)
+		}
+		cp.Content = append(cp.Content, k, v)
+	}
+	if val == nil || val.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: a calibration entry needs a value", n.Line)
+	}
+	cp.Content = append(cp.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "value"}, &yaml.Node{Kind: yaml.ScalarNode, Value: "0"})
+	if err := cp.Decode(&f); err != nil {
+		return err
+	}
+	if f.Kind != Fitted && f.Kind != Measured {
+		return fmt.Errorf("line %d: a calibration entry is fitted: \"how\" (or measured), with the runs", n.Line)
+	}
+	e.raw, e.Source = *val, f.Source
+	return nil
+}
+
+type protoLatencyRecord struct {
+	LL     Figure[time.Duration] `yaml:"ll"`
+	LL128  Figure[time.Duration] `yaml:"ll128"`
+	Simple Figure[time.Duration] `yaml:"simple"`
+}
+
+type algoLatencyRecord struct {
+	Ring     protoLatencyRecord `yaml:"ring"`
+	Tree     protoLatencyRecord `yaml:"tree"`
+	NVLS     protoLatencyRecord `yaml:"nvls"`
+	NVLSTree protoLatencyRecord `yaml:"nvls_tree"`
+}
+
+// ncclTuning is one architecture row of NCCL's tuning tables.
+type ncclTuning struct {
+	LLMaxBW               Figure[float64]    `yaml:"ll_max_bw"`
+	LL128Fraction         Figure[float64]    `yaml:"ll128_fraction"`
+	PerChannelRingLL128BW Figure[float64]    `yaml:"per_channel_ring_ll128_bw"`
+	PerChannelTreeBW      [3]Figure[float64] `yaml:"per_channel_tree_bw"`
+	PerChannelTreeLL128BW [3]Figure[float64] `yaml:"per_channel_tree_ll128_bw"`
+	PerChannelNVLSTreeBW  [3]Figure[float64] `yaml:"per_channel_nvls_tree_bw"`
+	NVLSChannels          Figure[int]        `yaml:"nvls_channels"`
+}
+
+type ncclHost struct {
+	NetOverhead Figure[time.Duration] `yaml:"net_overhead"`
+	LLMaxBW     [2]Figure[float64]    `yaml:"ll_max_bw"`
+}
+
+// ncclFile is nccl.yaml: NCCL's constants shared by every GPU of an
+// architecture or host.
+type ncclFile struct {
+	Tuning  map[string]ncclTuning `yaml:"tuning"`
+	Latency struct {
+		Base   algoLatencyRecord `yaml:"base"`
+		NVLink algoLatencyRecord `yaml:"nvlink"`
+		PCIe   algoLatencyRecord `yaml:"pcie"`
+		Net    algoLatencyRecord `yaml:"net"`
+	} `yaml:"latency"`
+	LLFraction     Figure[float64]     `yaml:"ll_fraction"`
+	PCIeEfficiency Figure[float64]     `yaml:"pcie_efficiency"`
+	Hosts          map[string]ncclHost `yaml:"hosts"`
+}
+
+// catalog is the embedded hardware data, parsed once.
+type catalog struct {
+	gpus     map[string]GPURecord
+	gpuNames []string
+	nics     map[string]NICRecord
+	nicNames []string
+	links    map[string]HostLinkRecord
+	cal      map[string]calEntry
+	nccl     ncclFile
+
+	resolved map[string]GPU // the catalog GPUs, resolved
+	nicRes   map[string]NIC
+}
+
+var load = sync.OnceValues(func() (*catalog, error) {
+	c := &catalog{gpus: map[string]GPURecord{}, nics: map[string]NICRecord{}, links: map[string]HostLinkRecord{}}
+	if err := decodeFile("data/calibration.yaml", &c.cal); err != nil {
+		return nil, err
+	}
+	if err := decodeFile("data/nccl.yaml", &c.nccl); err != nil {
+		return nil, err
+	}
+	if err := decodeDir("data/links", c.links, func(r HostLinkRecord) string { return r.Name }); err != nil {
+		return nil, err
+	}
+	if err := decodeDir("data/nics", c.nics, func(r NICRecord) string { return r.Name }); err != nil {
+		return nil, err
+	}
+	if err := decodeDir("data/gpus", c.gpus, func(r GPURecord) string { return r.Name }); err != nil {
+		return nil, err
+	}
+	c.gpuNames, c.nicNames = sortedKeys(c.gpus), sortedKeys(c.nics)
+	c.resolved = map[string]GPU{}
+	for _, n := range c.gpuNames {
+		g, err := c.resolveGPU(c.gpus[n], 0)
+		if err != nil {
+			return nil, fmt.Errorf("hardware catalog: gpus/%s.yaml: %w", n, err)
+		}
+		c.resolved[n] = g
+	}
+	c.nicRes = map[string]NIC{}
+	for _, n := range c.nicNames {
+		nic, err := resolveNIC(c.cal, c.nics[n])
+		if err != nil {
+			return nil, fmt.Errorf("hardware catalog: nics/%s.yaml: %w", n, err)
+		}
+		c.nicRes[n] = nic
+	}
+	return c, nil
+})
+
+func decodeFile(name string, v any) error {
+	data, err := dataFS.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	if err := strictDecode(data, v); err != nil {
+		return fmt.Errorf("hardware catalog: %s: %w", strings.TrimPrefix(name, "data/"), err)
+	}
+	return nil
+}
+
+func decodeDir[R any](dir string, into map[string]R, key func(R) string) error {
+	entries, err := fs.ReadDir(dataFS, dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		var r R
+		name := path.Join(dir, e.Name())
+		if err := decodeFile(name, &r); err != nil {
+			return err
+		}
+		k := key(r)
+		if k+".yaml" != e.Name() {
+			return fmt.Errorf("hardware catalog: %s holds %q: the file is named for its record", name, k)
+		}
+		into[k] = r
+	}
+	return nil
+}
+
+// strictDecode decodes YAML, rejecting unknown fields.
+func strictDecode(data []byte, v any) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	return dec.Decode(v)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// mustLoad is the catalog; the embedded files are checked by the tests, so
+// a failure here is a build defect.
+func mustLoad() *catalog {
+	c, err := load()
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// LookupGPU returns a catalog GPU, resolved. The error names the unknown
+// value and lists the valid names. The returned value is a copy.
+func LookupGPU(name string) (GPU, error) {
+	c := mustLoad()
+	g, ok := c.resolved[name]
+	if !ok {
+		return GPU{}, fmt.Errorf("unknown GPU %q (valid: %s)", name, strings.Join(c.gpuNames, ", "))
+	}
+	return g.clone(), nil
+}
+
+// LookupNIC returns a catalog NIC, resolved; the error lists valid names.
+func LookupNIC(name string) (NIC, error) {
+	c := mustLoad()
+	n, ok := c.nicRes[name]
+	if !ok {
+		return NIC{}, fmt.Errorf("unknown NIC %q (valid: %s)", name, strings.Join(c.nicNames, ", "))
+	}
+	n.Sources = slices.Clone(n.Sources)
+	n.Comm.Sources = slices.Clone(n.Comm.Sources)
+	return n, nil
+}
+
+// GPUNames lists the catalog's GPUs in sorted order (a fresh slice).
+func GPUNames() []string { return slices.Clone(mustLoad().gpuNames) }
+
+// NICNames lists the catalog's NICs in sorted order (a fresh slice).
+func NICNames() []string { return slices.Clone(mustLoad().nicNames) }
+
+// GPURecordOf returns a catalog GPU's record as its file holds it.
+func GPURecordOf(name string) (GPURecord, error) {
+	c := mustLoad()
+	r, ok := c.gpus[name]
+	if !ok {
+		return GPURecord{}, fmt.Errorf("unknown GPU %q (valid: %s)", name, strings.Join(c.gpuNames, ", "))
+	}
+	return r, nil
+}
+
+// NICRecordOf returns a catalog NIC's record as its file holds it.
+func NICRecordOf(name string) (NICRecord, error) {
+	c := mustLoad()
+	r, ok := c.nics[name]
+	if !ok {
+		return NICRecord{}, fmt.Errorf("unknown NIC %q (valid: %s)", name, strings.Join(c.nicNames, ", "))
+	}
+	return r, nil
+}
+
+// ParseGPU reads a GPU record file and resolves it; errors name the field.
+// Reading the file is the caller's (the core does no I/O).
+func ParseGPU(data []byte) (GPU, error) {
+	var rec GPURecord
+	if err := strictDecode(data, &rec); err != nil {
+		return GPU{}, err
+	}
+	if _, err := load(); err != nil {
+		return GPU{}, err
+	}
+	return mustLoad().resolveGPU(rec, 0)
+}
+
+// FitNames lists the calibration table's entries.
+func FitNames() []string { return sortedKeys(mustLoad().cal) }
+
+func (g GPU) clone() GPU {
+	g.Sources = slices.Clone(g.Sources)
+	g.Compute.Sources = slices.Clone(g.Compute.Sources)
+	g.Compute.AttnKernels = slices.Clone(g.Compute.AttnKernels)
+	g.Comm.Sources = slices.Clone(g.Comm.Sources)
+	return g
+}
