@@ -176,7 +176,7 @@ func (g groupMaker) NewGroup(ranks []int) (*collectives.Group, error) {
 
 func (s *Scenario) topologySpec() topology.Spec {
 	c := s.Cluster
-	return topology.Spec{GPU: c.GPU, Nodes: c.Nodes, GPUsPerNode: c.GPUsPerNode, IntraNode: c.IntraNode,
+	return topology.Spec{GPU: c.GPU, Hardware: &s.r.gpu, Nodes: c.Nodes, GPUsPerNode: c.GPUsPerNode, IntraNode: c.IntraNode,
 		Network: c.Network.Kind, NIC: c.Network.NIC, NICGbps: c.Network.NICGbps, NICsPerNode: c.Network.NICsPerNode,
 		Oversubscription: c.Network.Oversubscription, PodGPUs: c.Network.PodGPUs}
 }

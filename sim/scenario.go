@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
@@ -39,6 +40,9 @@ type Scenario struct {
 	Warnings []string `yaml:"-" json:"-"`
 
 	r resolved // derived from the fields above by validate
+	// dir is the directory of the scenario file, which a relative path in
+	// cluster.gpu is read from ("" = the working directory).
+	dir string
 }
 
 // ModelConfig is the model block. Explicit fields override the preset.
@@ -304,15 +308,26 @@ func Load(path string) (*Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	doc, err := parseDoc(data)
+	if err == nil {
+		var s *Scenario
+		if s, err = parseNodeIn(doc, filepath.Dir(path)); err == nil {
+			return s, nil
+		}
 	}
-	return s, nil
+	return nil, fmt.Errorf("%s: %w", path, err)
 }
 
 // Parse decodes and validates a scenario document.
 func Parse(data []byte) (*Scenario, error) {
+	doc, err := parseDoc(data)
+	if err != nil {
+		return nil, err
+	}
+	return ParseNode(doc)
+}
+
+func parseDoc(data []byte) (*yaml.Node, error) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
@@ -322,12 +337,15 @@ func Parse(data []byte) (*Scenario, error) {
 	if err := dec.Decode(&extra); err == nil {
 		return nil, errors.New("the file holds more than one YAML document; a scenario is one document")
 	}
-	return ParseNode(&doc)
+	return &doc, nil
 }
 
 // ParseNode validates and decodes a scenario from a YAML node (a document or
 // its root mapping). Sweeps use it after editing the base scenario's node.
-func ParseNode(doc *yaml.Node) (*Scenario, error) {
+func ParseNode(doc *yaml.Node) (*Scenario, error) { return parseNodeIn(doc, "") }
+
+// parseNodeIn is ParseNode for a scenario read from directory dir.
+func parseNodeIn(doc *yaml.Node, dir string) (*Scenario, error) {
 	root := doc
 	if root.Kind == yaml.DocumentNode {
 		if len(root.Content) == 0 {
@@ -339,7 +357,7 @@ func ParseNode(doc *yaml.Node) (*Scenario, error) {
 	if err := checkNode(root, reflect.TypeOf(Scenario{}), "", set); err != nil {
 		return nil, err
 	}
-	var s Scenario
+	s := Scenario{dir: dir}
 	if err := root.Decode(&s); err != nil {
 		return nil, cleanYAMLError(err)
 	}

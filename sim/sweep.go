@@ -68,7 +68,8 @@ type Sweep struct {
 	base     *yaml.Node // root mapping of the base scenario, name set to Name
 	points   []sweepPoint
 	fidelity *network.Fidelity
-	width    int // digits of the point number in names
+	dir      string // where the base scenario lives: relative cluster.gpu files are read from it
+	width    int    // digits of the point number in names
 }
 
 // SweepField is one swept field.
@@ -213,11 +214,13 @@ func (sw *Sweep) loadBase(inline *yaml.Node, dir string) (*yaml.Node, error) {
 		return nil, errors.New("base, scenario: give exactly one (a base scenario file or an inline scenario), not both")
 	case inline != nil:
 		root = inline
+		sw.dir = dir
 	case sw.Base != "":
 		path := sw.Base
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(dir, path)
 		}
+		sw.dir = filepath.Dir(path)
 		where = "base " + sw.Base
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -694,7 +697,7 @@ func (sw *Sweep) parsePoint(doc *yaml.Node) (*Scenario, error) {
 		// what decodes.
 		return &Scenario{Name: sw.Name}, err
 	}
-	s := &Scenario{}
+	s := &Scenario{dir: sw.dir}
 	if err := doc.Decode(s); err != nil {
 		return &Scenario{Name: sw.Name}, cleanYAMLError(err)
 	}

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/network"
@@ -448,12 +451,61 @@ func fp8RecipesOn(g hardware.GPU) []string {
 	return out
 }
 
+// IsGPUFile reports whether a cluster.gpu value names a GPU record file
+// (a path, ending in .yaml or .yml) rather than a catalog GPU.
+func IsGPUFile(v string) bool {
+	ext := strings.ToLower(filepath.Ext(v))
+	return ext == ".yaml" || ext == ".yml"
+}
+
+// gpuFiles caches the GPU record files read by scenarios (a sweep reads
+// its base's once).
+var gpuFiles sync.Map // path → gpuFile
+
+type gpuFile struct {
+	g   hardware.GPU
+	err error
+}
+
+// lookupGPU resolves cluster.gpu: a catalog name, or a GPU record file,
+// relative to the scenario's directory.
+func (s *Scenario) lookupGPU(v string) (hardware.GPU, error) {
+	if !IsGPUFile(v) {
+		return hardware.LookupGPU(v)
+	}
+	path := v
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(s.dir, path)
+	}
+	if f, ok := gpuFiles.Load(path); ok {
+		return f.(gpuFile).g, f.(gpuFile).err
+	}
+	var f gpuFile
+	data, err := os.ReadFile(path)
+	if err == nil {
+		f.g, err = hardware.ParseGPU(data)
+	}
+	if err != nil {
+		f.err = fmt.Errorf("%s: %v", v, cleanYAMLError(err))
+	}
+	gpuFiles.Store(path, f)
+	return f.g, f.err
+}
+
+// GPUFile is the GPU record file cluster.gpu names, "" for a catalog GPU.
+func (s *Scenario) GPUFile() string {
+	if IsGPUFile(s.Cluster.GPU) {
+		return s.Cluster.GPU
+	}
+	return ""
+}
+
 func (s *Scenario) resolveCluster(set map[string]bool) error {
 	c := &s.Cluster
 	if c.GPU == "" {
 		return fmt.Errorf("cluster.gpu: required (valid: %s)", strings.Join(hardware.GPUNames(), ", "))
 	}
-	g, err := hardware.LookupGPU(c.GPU)
+	g, err := s.lookupGPU(c.GPU)
 	if err != nil {
 		return fmt.Errorf("cluster.gpu: %w", err)
 	}

@@ -28,7 +28,7 @@ compute and communication tasks of every rank on a graph of GPUs and links.`,
 		c.GroupID = "sim"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{newEstimateCmd(), newCollectiveCmd(), newTopologyCmd()} {
+	for _, c := range []*cobra.Command{newEstimateCmd(), newCollectiveCmd(), newTopologyCmd(), newListCmd()} {
 		c.GroupID = "tools"
 		root.AddCommand(c)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/simtrain/simtrain/sim"
+	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/network"
 )
 
@@ -164,6 +165,9 @@ func printRunTable(w io.Writer, r *sim.Result, dir string) {
 		s.Name, s.GPUs(), s.Cluster.GPU, p.TP, p.PP, p.DP, p.CP, p.EP, p.Zero, p.Schedule, s.Sim.Fidelity)
 	row := func(k, v string) { fmt.Fprintf(w, "  %-24s %s\n", k, v) }
 	row("software", s.Software())
+	if g := r.Cluster.GPU; g.Inherits != "" || s.GPUFile() != "" {
+		row("hardware", hardwareNote(s, g))
+	}
 	row("step time", fmt.Sprintf("%.4g s", r.StepTimeS))
 	row("tokens/s", fmt.Sprintf("%.4g (%.4g per GPU)", r.TokensPerS, r.TokensPerSPerGPU))
 	row("MFU / HFU", fmt.Sprintf("%.1f%% / %.1f%%", 100*r.MFU, 100*r.HFU))
@@ -263,4 +267,19 @@ func replaceDir(tmp, dir string) error {
 		return os.RemoveAll(old)
 	}
 	return nil
+}
+
+// hardwareNote says where the GPU's figures come from when that is not
+// simply its catalog record: a record file, and the reference GPU whose
+// measured efficiencies an unmeasured part takes (hardware.GPU.Inherits).
+func hardwareNote(s *sim.Scenario, g hardware.GPU) string {
+	var parts []string
+	if f := s.GPUFile(); f != "" {
+		parts = append(parts, g.Name+" from "+f)
+	}
+	if g.Inherits != "" {
+		parts = append(parts, fmt.Sprintf("%d of %d figures inherited from %s (measured there, not on this part; simtrain list gpus %s)",
+			g.InheritedFigures(), len(g.Sources), g.Inherits, g.Name))
+	}
+	return strings.Join(parts, "; ")
 }

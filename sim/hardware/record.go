@@ -142,3 +142,8 @@ type HostLinkRecord struct {
 	// reaches, for GPUs without a host-copy measurement.
 	CopyFraction Figure[float64] `yaml:"copy_fraction,omitempty"`
 }
+
+// IsZero lets a record that inherits its peaks leave the block out.
+func (p PeakRecord) IsZero() bool {
+	return p.FP32.IsZero() && p.TF32.IsZero() && p.FP16.IsZero() && p.BF16.IsZero() && p.FP8.IsZero() && p.FP4.IsZero()
+}

@@ -415,3 +415,15 @@ func oneOf(s string, valid ...string) bool {
 	}
 	return false
 }
+
+// InheritedFigures counts the figures the GPU took from its reference GPU
+// (Inherits).
+func (g GPU) InheritedFigures() int {
+	n := 0
+	for _, s := range g.Sources {
+		if _, rest, ok := strings.Cut(s, ": "); ok && strings.HasPrefix(rest, Inherited.String()) {
+			n++
+		}
+	}
+	return n
+}
