@@ -181,7 +181,7 @@ func (s *Scenario) MeasuredStepTimeS() (float64, error) {
 	if metric == MetricTFLOPs {
 		return f / (v * 1e12 * gpus), nil
 	}
-	peak := workload.DeviceOf(s.r.gpu).Peak[s.r.precision]
+	peak := float64(workload.DeviceOf(s.r.gpu).Peak[s.r.precision])
 	if !(peak > 0) {
 		return 0, fmt.Errorf("expect.mfu: %s has no dense peak for %s", s.Cluster.GPU, s.Training.Precision)
 	}

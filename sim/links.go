@@ -5,6 +5,7 @@ import (
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/parallel"
+	"github.com/simtrain/simtrain/sim/units"
 )
 
 // LinkStat is one directed link's traffic over the simulated steps.
@@ -33,11 +34,11 @@ func (r *Result) Links() []LinkStat {
 	c := r.Cluster
 	out := make([]LinkStat, len(c.Links))
 	for i, l := range c.Links {
-		out[i] = LinkStat{ID: i, From: c.Devices[l.From].Name, To: c.Devices[l.To].Name, Kind: l.Kind.String(), Bandwidth: l.Bandwidth}
+		out[i] = LinkStat{ID: i, From: c.Devices[l.From].Name, To: c.Devices[l.To].Name, Kind: l.Kind.String(), Bandwidth: float64(l.Bandwidth)}
 	}
 	if r.fabric != nil {
 		for i := range out {
-			out[i].Bytes = r.fabric.LinkBytes(i)
+			out[i].Bytes = float64(r.fabric.LinkBytes(i))
 			out[i].BusyNs = int64(r.fabric.LinkBusy(i))
 		}
 		return out
@@ -117,18 +118,18 @@ func (r *Result) analyticTraffic() ([]float64, []engine.Time) {
 					}
 					co.PP = k.peer
 					if g := pair(rank, l.RankOf(co)); g != nil {
-						_ = runner.Start(g, collectives.Send, collectives.Auto, k.bytes, nopDone{}, 0)
+						_ = runner.Start(g, collectives.Send, collectives.Auto, units.Bytes(k.bytes), nopDone{}, 0)
 					}
 				}
 			} else {
 				for _, g := range groups[k.kind] {
-					_ = runner.Start(g, k.op, collectives.Auto, k.bytes, nopDone{}, 0)
+					_ = runner.Start(g, k.op, collectives.Auto, units.Bytes(k.bytes), nopDone{}, 0)
 				}
 			}
 			eng.Run()
 			scale := float64(counts[k])
 			for i := 0; i < n; i++ {
-				b, t := fab.LinkBytes(i), fab.LinkBusy(i)
+				b, t := float64(fab.LinkBytes(i)), fab.LinkBusy(i)
 				if b != prevB[i] || t != prevT[i] {
 					bytes[i] += (b - prevB[i]) * scale
 					busy[i] += engine.Time(float64(t-prevT[i]) * scale)

@@ -13,6 +13,7 @@ import (
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/parallel"
 	"github.com/simtrain/simtrain/sim/topology"
+	"github.com/simtrain/simtrain/sim/units"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -307,7 +308,8 @@ func (p *pricer) OpsTime(ops []workload.Op) engine.Time {
 	return engine.Seconds(t)
 }
 
-func (p *pricer) CommTime(k parallel.GroupKind, stage int, op collectives.Op, bytes float64) engine.Time {
+func (p *pricer) CommTime(k parallel.GroupKind, stage int, op collectives.Op, size units.Bytes) engine.Time {
+	bytes := float64(size)
 	key := costKey{int(k), stage, op, bytes}
 	if t, ok := p.costs[key]; ok {
 		return t
@@ -319,7 +321,7 @@ func (p *pricer) CommTime(k parallel.GroupKind, stage int, op collectives.Op, by
 		return worst
 	}
 	for _, g := range p.stageGroups(k, stage) {
-		c, err := g.Cost(op, collectives.Auto, bytes)
+		c, err := g.Cost(op, collectives.Auto, size)
 		if err != nil {
 			p.fail(err)
 			continue
@@ -358,7 +360,7 @@ func (p *pricer) epDispatches(stage int) []parallel.EPDispatch {
 		}
 		out = append(out, parallel.EPDispatch{Backend: p.s.r.epBackend, SMs: p.epSMsFor(doms > 1),
 			Experts: m.MoE.Experts, TopK: m.MoE.TopK, Ranks: len(ranks), Domains: doms,
-			ScaleUpBW: float64(p.c.GPU.ScaleUpBandwidth), NICBW: p.c.NICBandwidthPerGPU()})
+			ScaleUpBW: float64(p.c.GPU.ScaleUpBandwidth), NICBW: float64(p.c.NICBandwidthPerGPU())})
 	}
 	return out
 }
@@ -453,7 +455,7 @@ func (p *pricer) signature(ranks []int) []int {
 	return append([]int{len(ranks), len(perDomain), len(nodes), len(locals)}, counts...)
 }
 
-func (p *pricer) SendTime(from, to int, bytes float64) engine.Time {
+func (p *pricer) SendTime(from, to int, bytes units.Bytes) engine.Time {
 	key := [2]int{from, to}
 	g, ok := p.sends[key]
 	if !ok {
@@ -514,7 +516,7 @@ func (s *Scenario) summarise(res *Result, dev workload.Device) {
 	if res.StepTimeS > 0 {
 		res.TokensPerS = tokens / res.StepTimeS
 		res.TokensPerSPerGPU = res.TokensPerS / gpus
-		peak := dev.Peak[s.r.precision] * gpus * res.StepTimeS
+		peak := float64(dev.Peak[s.r.precision]) * gpus * res.StepTimeS
 		if peak > 0 {
 			res.MFU = res.ModelFLOPsPerStep / peak
 			res.HFU = res.HardwareFLOPsPerStep / peak

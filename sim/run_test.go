@@ -11,6 +11,7 @@ import (
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/topology"
+	"github.com/simtrain/simtrain/sim/units"
 )
 
 func mustRun(t *testing.T, s *Scenario, opt Options) *Result {
@@ -101,7 +102,7 @@ func TestPureDPExposedCommIsTheBucketedAllReduce(t *testing.T) {
 	}
 	var want engine.Time
 	for _, b := range buckets {
-		c, err := g.Cost(collectives.AllReduce, collectives.Auto, b*2)
+		c, err := g.Cost(collectives.AllReduce, collectives.Auto, units.Bytes(b*2))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/topology"
+	"github.com/simtrain/simtrain/sim/units"
 )
 
 // collectiveRow is one size of a collective sweep; its JSON form is the
@@ -105,7 +106,7 @@ collective's transfers on the simulated fabric instead of the closed form.`,
 			if err != nil {
 				return err
 			}
-			if _, err := g.Cost(op, algo, float64(sizes[0])); err != nil {
+			if _, err := g.Cost(op, algo, units.Bytes(sizes[0])); err != nil {
 				return usageErrorf("--algo: %s", strings.TrimPrefix(err.Error(), "collectives: "))
 			}
 			rows := make([]collectiveRow, 0, len(sizes))
@@ -143,7 +144,7 @@ collective's transfers on the simulated fabric instead of the closed form.`,
 // runner's transfers on a fresh fabric.
 func collectiveRun(c *topology.Cluster, g *collectives.Group, op collectives.Op, algo collectives.Algo, fid network.Fidelity, size int64) (collectiveRow, error) {
 	bytes := float64(size)
-	cost, err := g.Cost(op, algo, bytes)
+	cost, err := g.Cost(op, algo, units.Bytes(bytes))
 	if err != nil {
 		return collectiveRow{}, usageErrorf("--algo: %s", strings.TrimPrefix(err.Error(), "collectives: "))
 	}
@@ -153,7 +154,7 @@ func collectiveRun(c *topology.Cluster, g *collectives.Group, op collectives.Op,
 		fab := network.New(e, c.Bandwidths(), c.Latencies(), network.Flow)
 		r := collectives.NewRunner(e, fab, network.Flow, c)
 		var d doneAt
-		if err := r.Start(g, op, algo, bytes, &d, 0); err != nil {
+		if err := r.Start(g, op, algo, units.Bytes(bytes), &d, 0); err != nil {
 			return collectiveRow{}, err
 		}
 		e.Run()

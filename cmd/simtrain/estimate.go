@@ -113,7 +113,7 @@ func dtypeFlag(flag, v string) (workload.Dtype, error) {
 // peakFor is d's dense peak at dt, a usage error when the GPU lacks it.
 func peakFor(d workload.Device, dt workload.Dtype, flag string) (float64, error) {
 	if p := d.Peak[dt]; p > 0 {
-		return p, nil
+		return float64(p), nil
 	}
 	var have []string
 	for i, p := range d.Peak {
@@ -459,7 +459,7 @@ and the states are assumed fully sharded (ZeRO-3), so this is an upper bound.`,
 			if err != nil {
 				return err
 			}
-			e := fitEstimate{GPU: gpu, GPUs: gpus, HBMBytes: float64(gpus) * dev.HBMBytes, BytesPerParam: bpp, Note: fitNote}
+			e := fitEstimate{GPU: gpu, GPUs: gpus, HBMBytes: float64(gpus) * float64(dev.HBMBytes), BytesPerParam: bpp, Note: fitNote}
 			e.MaxParams = e.HBMBytes / bpp
 			if b != nil {
 				e.Breakdown = stateBreakdown(b, sf.optimizer)
@@ -760,12 +760,12 @@ default to --n).`,
 				}
 			}
 			e.ArithmeticIntensity = op.FLOPs / op.Bytes()
-			e.AcceleratorIntensity = peak / dev.HBMBandwidth
+			e.AcceleratorIntensity = peak / float64(dev.HBMBandwidth)
 			e.Bound = "compute"
 			if e.ArithmeticIntensity < e.AcceleratorIntensity {
 				e.Bound = "memory"
 			}
-			e.TimeS = max(op.FLOPs/peak, op.Bytes()/dev.HBMBandwidth)
+			e.TimeS = max(op.FLOPs/peak, op.Bytes()/float64(dev.HBMBandwidth))
 			e.ModeledTimeS = dev.OpTime(op, dt)
 			return printEstimate(cmd.OutOrStdout(), *format, e)
 		},
@@ -975,10 +975,10 @@ cache from HBM at the spec bandwidth and compute is free.`,
 				if err != nil {
 					return err
 				}
-				fits := e.WeightBytes+e.KVCacheBytes <= dev.HBMBytes
-				e.GPU, e.HBMBytes, e.Fits = gpu, dev.HBMBytes, &fits
+				fits := e.WeightBytes+e.KVCacheBytes <= float64(dev.HBMBytes)
+				e.GPU, e.HBMBytes, e.Fits = gpu, float64(dev.HBMBytes), &fits
 				if decode {
-					d := m.DecodeBound(seq, batch, dt, dev.HBMBandwidth)
+					d := m.DecodeBound(seq, batch, dt, float64(dev.HBMBandwidth))
 					e.DecodeBytesPerStep = d.WeightBytes + d.KVBytes
 					e.TokensPerS, e.TokensPerSWeightsOnly = d.TokensPerS, d.WeightsOnlyTokensPerS
 				}

@@ -6,6 +6,7 @@ import (
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/topology"
+	"github.com/simtrain/simtrain/sim/units"
 )
 
 // BenchmarkCost prices one all_reduce with Auto (the step simulator's hot
@@ -24,7 +25,7 @@ func BenchmarkCost(b *testing.B) {
 			b.ReportAllocs()
 			sizes := [4]float64{4 * KiB, 3 * MiB, 200 * MiB, 2 * GiB}
 			for i := 0; b.Loop(); i++ {
-				if _, err := g.Cost(AllReduce, Auto, sizes[i&3]); err != nil {
+				if _, err := g.Cost(AllReduce, Auto, units.Bytes(sizes[i&3])); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/topology"
+	"github.com/simtrain/simtrain/sim/units"
 )
 
 // Op is a collective operation. Sizes follow nccl-tests' "size" convention:
@@ -149,10 +150,10 @@ func (g *Group) Bandwidths() (ring, p2p, nvls, net float64) {
 // Cost is the closed-form prediction for one collective.
 type Cost struct {
 	Time  engine.Time
-	Algo  Algo    // the algorithm used (resolved when Auto was asked)
-	Proto Proto   // the NCCL protocol used
-	AlgBW float64 // bytes/s, nccl-tests definition (0 when Time is 0)
-	BusBW float64 // bytes/s, nccl-tests definition (0 when Time is 0)
+	Algo  Algo                 // the algorithm used (resolved when Auto was asked)
+	Proto Proto                // the NCCL protocol used
+	AlgBW units.BytesPerSecond // nccl-tests definition (0 when Time is 0)
+	BusBW units.BytesPerSecond // nccl-tests definition (0 when Time is 0)
 }
 
 // candidates lists the algorithm kinds considered for op with algorithm a on
@@ -320,7 +321,8 @@ func (g *Group) unavailable(op Op, a Algo) error {
 // Zero bytes or a one-rank group cost nothing. Errors: unknown op or
 // algorithm, an algorithm that does not apply (the error lists the valid
 // ones), bytes negative or not finite.
-func (g *Group) Cost(op Op, algo Algo, bytes float64) (Cost, error) {
+func (g *Group) Cost(op Op, algo Algo, size units.Bytes) (Cost, error) {
+	bytes := float64(size)
 	e, err := g.estimate(op, algo, bytes)
 	if err != nil {
 		return Cost{}, err
@@ -336,8 +338,8 @@ func BusFactor(op Op, n int) float64 { return busFactor(op, n) }
 func (g *Group) toCost(op Op, e est, bytes float64) Cost {
 	c := Cost{Time: engine.Seconds(e.t), Algo: e.kind.algo(), Proto: e.proto}
 	if c.Time > 0 {
-		c.AlgBW = bytes / c.Time.Seconds()
-		c.BusBW = c.AlgBW * busFactor(op, g.sh.n)
+		c.AlgBW = units.BytesPerSecond(bytes / c.Time.Seconds())
+		c.BusBW = c.AlgBW * units.BytesPerSecond(busFactor(op, g.sh.n))
 	}
 	return c
 }

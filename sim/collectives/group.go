@@ -109,7 +109,7 @@ func NewGroup(c *topology.Cluster, ranks []int) (*Group, error) {
 	if s.ppnMax >= 2 {
 		g.probeDomain(g.order[g.domOff[big]:g.domOff[big+1]])
 	}
-	s.netBW = c.NICBandwidthPerGPU() * c.NIC.Comm.Efficiency
+	s.netBW = float64(c.NICBandwidthPerGPU()) * c.NIC.Comm.Efficiency
 	if s.domains > 1 {
 		// The NIC share may exceed what the GPU's own path to its NIC
 		// carries (e.g. an 800G NIC behind a PCIe Gen5 x16 link): cap it by
@@ -118,11 +118,11 @@ func NewGroup(c *topology.Cluster, ranks []int) (*Group, error) {
 		route := c.AppendRoute(nil, a, b, routeHash(a, b, 0))
 		for _, id := range route {
 			if l := c.Links[id]; l.Kind != topology.LinkNetwork {
-				s.netBW = math.Min(s.netBW, l.Bandwidth*g.linkEff(l.Kind, false))
+				s.netBW = math.Min(s.netBW, float64(l.Bandwidth)*g.linkEff(l.Kind, false))
 			}
 		}
 		if l := c.Links[route[0]]; s.pcie {
-			s.pcieBW = l.Bandwidth * g.linkEff(l.Kind, false)
+			s.pcieBW = float64(l.Bandwidth) * g.linkEff(l.Kind, false)
 		}
 	}
 	return g, nil
@@ -164,7 +164,7 @@ func (g *Group) probeDomain(dom []int32) {
 	route = c.AppendRoute(route[:0], a, b, routeHash(a, b, 0))
 	s.p2pBW = g.bottleneck(slices.Clone(route), true, nil)
 	if c.NVLS() && nvlinkOnly && len(route) > 0 {
-		s.nvlsBW = c.Links[route[0]].Bandwidth * s.p.NVLSEfficiency
+		s.nvlsBW = float64(c.Links[route[0]].Bandwidth) * s.p.NVLSEfficiency
 	}
 }
 
@@ -183,7 +183,7 @@ func (g *Group) bottleneck(ids []int32, p2p bool, visit func(topology.Link)) flo
 		if visit != nil {
 			visit(l)
 		}
-		rate = math.Min(rate, l.Bandwidth*g.linkEff(l.Kind, p2p)/float64(j-i))
+		rate = math.Min(rate, float64(l.Bandwidth)*g.linkEff(l.Kind, p2p)/float64(j-i))
 		i = j
 	}
 	return rate

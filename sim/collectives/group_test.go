@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/topology"
+	"github.com/simtrain/simtrain/sim/units"
 )
 
 func TestNewGroupErrors(t *testing.T) {
@@ -104,7 +105,7 @@ func TestPCIeNodes(t *testing.T) {
 		t.Errorf("l40s: pcie %v ring %.4g (PCIe x16 %.4g)", g.sh.pcie, ring, c.GPU.PCIeBandwidth)
 	}
 	for b := 1.0; b < 16*GiB; b *= 8 {
-		cost, err := g.Cost(AllReduce, Auto, b)
+		cost, err := g.Cost(AllReduce, Auto, units.Bytes(b))
 		if err != nil || cost.Proto == LL128 || cost.Algo == NVLS {
 			t.Errorf("l40s %v B: %+v %v", b, cost, err)
 		}
@@ -127,7 +128,7 @@ func TestH100PCIeBridge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cost.BusBW / 1e9; math.Abs(got/116-1) > 0.1 {
+	if got := float64(cost.BusBW) / 1e9; math.Abs(got/116-1) > 0.1 {
 		t.Errorf("2xH100 PCIe bridge all_reduce 4 GB: busbw %.1f GB/s, measured 116", got)
 	}
 }
@@ -148,8 +149,8 @@ func TestRenumbering(t *testing.T) {
 	for op := AllReduce; op <= Reduce; op++ {
 		for algo := Auto; algo < numAlgos; algo++ {
 			for _, bytes := range []float64{1 * KiB, 3 * MiB, 5 * GiB} {
-				ca, errA := a.Cost(op, algo, bytes)
-				cb, errB := b.Cost(op, algo, bytes)
+				ca, errA := a.Cost(op, algo, units.Bytes(bytes))
+				cb, errB := b.Cost(op, algo, units.Bytes(bytes))
 				if (errA == nil) != (errB == nil) || ca != cb {
 					t.Errorf("%s/%s %v B: %+v (%v) vs %+v (%v)", op, algo, bytes, ca, errA, cb, errB)
 				}

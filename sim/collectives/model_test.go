@@ -6,6 +6,7 @@ import (
 
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/hardware"
+	"github.com/simtrain/simtrain/sim/units"
 )
 
 func profile(t testing.TB, gpu string) *hardware.CommProfile {
@@ -93,7 +94,7 @@ func TestClosedFormHandComputed(t *testing.T) {
 	}
 	for _, c := range cases {
 		g := shapeGroup(c.sh)
-		got, err := g.Cost(c.op, c.algo, c.bytes)
+		got, err := g.Cost(c.op, c.algo, units.Bytes(c.bytes))
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -201,7 +202,7 @@ func TestAutoIsMinimum(t *testing.T) {
 		g := shapeGroup(sh)
 		for op := AllReduce; op < numOps; op++ {
 			for b := 1.0; b <= 16*GiB; b *= 4 {
-				auto, err := g.Cost(op, Auto, b)
+				auto, err := g.Cost(op, Auto, units.Bytes(b))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -210,7 +211,7 @@ func TestAutoIsMinimum(t *testing.T) {
 					if a == Hierarchical {
 						continue // never chosen by Auto
 					}
-					if c, err := g.Cost(op, a, b); err == nil && c.Time < best {
+					if c, err := g.Cost(op, a, units.Bytes(b)); err == nil && c.Time < best {
 						best = c.Time
 					}
 				}
@@ -232,13 +233,13 @@ func TestHierarchicalIsSumOfPhases(t *testing.T) {
 	rail := h4
 	rail.n, rail.ppnMin, rail.ppnMax = 4, 1, 1
 	for _, b := range []float64{64 * KiB, 16 * MiB, 4 * GiB} {
-		got, err := shapeGroup(h4).Cost(AllReduce, Hierarchical, b)
+		got, err := shapeGroup(h4).Cost(AllReduce, Hierarchical, units.Bytes(b))
 		if err != nil {
 			t.Fatal(err)
 		}
-		rs, _ := shapeGroup(node).Cost(ReduceScatter, Ring, b)
-		ar, _ := shapeGroup(rail).Cost(AllReduce, Ring, b/8)
-		ag, _ := shapeGroup(node).Cost(AllGather, Ring, b)
+		rs, _ := shapeGroup(node).Cost(ReduceScatter, Ring, units.Bytes(b))
+		ar, _ := shapeGroup(rail).Cost(AllReduce, Ring, units.Bytes(b/8))
+		ag, _ := shapeGroup(node).Cost(AllGather, Ring, units.Bytes(b))
 		if want := rs.Time + ar.Time + ag.Time; math.Abs(float64(got.Time-want)) > 3 {
 			t.Errorf("%v B: hierarchical %v, phases %v+%v+%v", b, got.Time, rs.Time, ar.Time, ag.Time)
 		}
@@ -266,7 +267,7 @@ func TestCostErrors(t *testing.T) {
 		{h, AllReduce, numAlgos, 1},
 	}
 	for _, c := range cases {
-		if _, err := shapeGroup(c.sh).Cost(c.op, c.algo, c.bytes); err == nil {
+		if _, err := shapeGroup(c.sh).Cost(c.op, c.algo, units.Bytes(c.bytes)); err == nil {
 			t.Errorf("%s/%s %v: no error", c.op, c.algo, c.bytes)
 		}
 	}
@@ -280,7 +281,7 @@ func TestCostErrors(t *testing.T) {
 		sh    shape
 		bytes float64
 	}{{one, GiB}, {h, 0}} {
-		got, err := shapeGroup(c.sh).Cost(AllReduce, Auto, c.bytes)
+		got, err := shapeGroup(c.sh).Cost(AllReduce, Auto, units.Bytes(c.bytes))
 		if err != nil || got.Time != 0 || got.AlgBW != 0 || got.Algo != Ring {
 			t.Errorf("n=%d %v B: %+v %v", c.sh.n, c.bytes, got, err)
 		}
@@ -298,7 +299,7 @@ func TestMonotone(t *testing.T) {
 			for a := Auto; a < numAlgos; a++ {
 				var prev engine.Time
 				for b := 1.0; b <= 64*GiB; b *= 1.5 {
-					c, err := g.Cost(op, a, b)
+					c, err := g.Cost(op, a, units.Bytes(b))
 					if err != nil {
 						break
 					}
@@ -316,7 +317,7 @@ func TestCostAllocatesNothing(t *testing.T) {
 	g := shapeGroup(h100Node(t))
 	allocs := testing.AllocsPerRun(100, func() {
 		for _, b := range []float64{1 * KiB, 1 * MiB, 1 * GiB} {
-			if _, err := g.Cost(AllReduce, Auto, b); err != nil {
+			if _, err := g.Cost(AllReduce, Auto, units.Bytes(b)); err != nil {
 				t.Fatal(err)
 			}
 		}

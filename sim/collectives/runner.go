@@ -7,6 +7,7 @@ import (
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/topology"
+	"github.com/simtrain/simtrain/sim/units"
 )
 
 // Done is told when a collective started with Runner.Start has finished on
@@ -76,7 +77,8 @@ func (r *Runner) Flows() int64 { return r.flows }
 // fixed time (launch, latency, ramp) elapses before the next phase or done.
 // Errors: those of Cost, a nil group or done, a group of another cluster, or
 // flow fidelity without a fabric. done is never called from inside Start.
-func (r *Runner) Start(g *Group, op Op, algo Algo, bytes float64, done Done, tag int64) error {
+func (r *Runner) Start(g *Group, op Op, algo Algo, size units.Bytes, done Done, tag int64) error {
+	bytes := float64(size)
 	if g == nil || done == nil {
 		return fmt.Errorf("collectives: Start needs a group and a done")
 	}
@@ -220,8 +222,8 @@ func (r *Runner) flow(id int32, g *Group, a, b int, vol float64, ch int, p2p boo
 	line, ach := math.Inf(1), math.Inf(1)
 	for _, l := range r.route {
 		lk := &r.c.Links[l]
-		line = math.Min(line, lk.Bandwidth)
-		ach = math.Min(ach, lk.Bandwidth*g.linkEff(lk.Kind, p2p))
+		line = math.Min(line, float64(lk.Bandwidth))
+		ach = math.Min(ach, float64(lk.Bandwidth)*g.linkEff(lk.Kind, p2p))
 	}
 	inflate := 1.0
 	if ach > 0 && !math.IsInf(line, 0) {
@@ -240,7 +242,7 @@ func (r *Runner) start(id int32, route []int32, vol float64) {
 	wire = min(wire, math.MaxInt32)
 	ru.pending++
 	r.flows++
-	r.f.Start(route, vol*ru.scale, (*runnerFlows)(r), int64(id)|int64(wire)<<32)
+	r.f.Start(route, units.Bytes(vol*ru.scale), (*runnerFlows)(r), int64(id)|int64(wire)<<32)
 }
 
 // member returns the rank at position j of domain d (positions follow local

@@ -7,6 +7,7 @@ import (
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/topology"
+	"github.com/simtrain/simtrain/sim/units"
 )
 
 // recorder records every CollectiveDone.
@@ -31,7 +32,7 @@ func play(t testing.TB, c *topology.Cluster, fid network.Fidelity, g *Group, op 
 	f := network.New(e, c.Bandwidths(), c.Latencies(), fid)
 	r := NewRunner(e, f, fid, c)
 	rec := &recorder{}
-	if err := r.Start(g, op, algo, bytes, rec, 42); err != nil {
+	if err := r.Start(g, op, algo, units.Bytes(bytes), rec, 42); err != nil {
 		t.Fatal(err)
 	}
 	if len(rec.at) != 0 {
@@ -49,7 +50,7 @@ func TestAnalyticRunner(t *testing.T) {
 	c := cluster(t, topology.Spec{GPU: "h100-sxm", Nodes: 2})
 	g := allRanks(t, c)
 	for _, b := range []float64{0, 1, 3 * MiB, 2 * GiB} {
-		want, err := g.Cost(AllReduce, Auto, b)
+		want, err := g.Cost(AllReduce, Auto, units.Bytes(b))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +82,7 @@ func TestFlowMatchesClosedForm(t *testing.T) {
 		for op := AllReduce; op < numOps; op++ {
 			for algo := Auto; algo < numAlgos; algo++ {
 				for _, b := range []float64{256 * MiB, 2 * GiB} {
-					want, err := g.Cost(op, algo, b)
+					want, err := g.Cost(op, algo, units.Bytes(b))
 					if err != nil {
 						continue // not applicable here
 					}

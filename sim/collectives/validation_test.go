@@ -7,6 +7,7 @@ import (
 
 	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/topology"
+	"github.com/simtrain/simtrain/sim/units"
 )
 
 // cluster builds a cluster or fails the test.
@@ -60,11 +61,11 @@ func TestSweep2c(t *testing.T) {
 				want = row.a100
 			}
 			bytes := math.Ldexp(1, row.log2)
-			c, err := g.Cost(AllReduce, Auto, bytes)
+			c, err := g.Cost(AllReduce, Auto, units.Bytes(bytes))
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := c.BusBW / 1e9
+			got := float64(c.BusBW) / 1e9
 			ratio := got / want
 			switch {
 			case row.log2 >= 20:
@@ -113,7 +114,7 @@ func TestLargeMessageBusBW(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := cost.BusBW / 1e9
+		got := float64(cost.BusBW) / 1e9
 		if got < 0.9*c.lo || got > 1.1*c.hi {
 			t.Errorf("%s: busbw %.1f GB/s, measured %v-%v (%s), limit 10%%", c.name, got, c.lo, c.hi, c.source)
 		}
@@ -178,7 +179,7 @@ func TestEveryGPUPrices(t *testing.T) {
 				t.Errorf("%s %s: %v", name, op, err)
 				continue
 			}
-			if !(cost.BusBW > 0) || cost.BusBW > 3*math.Max(float64(c.GPU.ScaleUpBandwidth), float64(c.GPU.PCIeBandwidth)) {
+			if !(cost.BusBW > 0) || float64(cost.BusBW) > 3*math.Max(float64(c.GPU.ScaleUpBandwidth), float64(c.GPU.PCIeBandwidth)) {
 				t.Errorf("%s %s: busbw %.1f GB/s", name, op, cost.BusBW/1e9)
 			}
 		}

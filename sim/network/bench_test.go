@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/units"
 )
 
 // fatTree is a synthetic two-tier (leaf/spine) fat tree for benchmarks:
@@ -65,7 +66,7 @@ func (c *closedLoop) startOne() {
 	}
 	c.buf = c.t.route(c.buf[:0], a, b)
 	bytes := float64(1<<20 + c.r.IntN(63<<20)) // 1–64 MiB
-	c.f.Start(c.buf, bytes, c, 0)
+	c.f.Start(c.buf, units.Bytes(bytes), c, 0)
 }
 
 func (c *closedLoop) TransferDone(engine.Time, int64) {
@@ -78,7 +79,7 @@ func (c *closedLoop) TransferDone(engine.Time, int64) {
 
 func runClosedLoop(b *testing.B, fid Fidelity, tree *fatTree, concurrent int) {
 	e := engine.New()
-	f := New(e, tree.bw, tree.lat, fid)
+	f := New(e, rates(tree.bw), tree.lat, fid)
 	c := &closedLoop{e: e, f: f, t: tree, r: rand.New(rand.NewPCG(1, 2))}
 	for i := 0; i < concurrent; i++ {
 		c.startOne()
@@ -144,7 +145,7 @@ func BenchmarkFlowBurst(b *testing.B) {
 			}
 			var sink nopDone
 			e := engine.New()
-			f := New(e, tree.bw, tree.lat, Flow)
+			f := New(e, rates(tree.bw), tree.lat, Flow)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/units"
 )
 
 type printDone struct{}
@@ -17,7 +18,7 @@ func (printDone) TransferDone(now engine.Time, tag int64) {
 // each gets 5 GB/s: 1e9 bytes take 200 ms, plus 1 µs. At analytic fidelity
 // each is alone on the link: 100 ms plus 1 µs.
 func Example() {
-	bw := []float64{10e9}
+	bw := []units.BytesPerSecond{10e9}
 	lat := []engine.Time{engine.Microsecond}
 	for _, fid := range []network.Fidelity{network.Flow, network.Analytic} {
 		e := engine.New()

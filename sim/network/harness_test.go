@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/units"
 )
 
 // Test harness: a fabric on a fresh engine, transfers started at given
@@ -52,11 +53,11 @@ func newHarness(t testing.TB, bw []float64, lat []engine.Time, fid Fidelity) *ha
 	if lat == nil {
 		lat = make([]engine.Time, len(bw))
 	}
-	if err := CheckLinks(bw, lat); err != nil {
+	if err := CheckLinks(rates(bw), lat); err != nil {
 		t.Fatal(err)
 	}
 	e := engine.New()
-	h := &harness{t: t, e: e, f: New(e, bw, lat, fid), doneAt: map[int64]engine.Time{}, checkRates: true}
+	h := &harness{t: t, e: e, f: New(e, rates(bw), lat, fid), doneAt: map[int64]engine.Time{}, checkRates: true}
 	h.h = e.Register(h)
 	h.f.afterEvent = func(now engine.Time) {
 		h.events++
@@ -81,12 +82,12 @@ func (h *harness) at(t engine.Time, fn func(now engine.Time)) {
 // start schedules transfer tag = index in xs.
 func (h *harness) start(xs []xfer) {
 	for i, x := range xs {
-		if err := h.f.CheckTransfer(x.route, x.bytes); err != nil {
+		if err := h.f.CheckTransfer(x.route, units.Bytes(x.bytes)); err != nil {
 			h.t.Fatal(err)
 		}
 		tag := int64(i)
 		x := x
-		h.at(x.at, func(engine.Time) { h.f.Start(x.route, x.bytes, h, tag) })
+		h.at(x.at, func(engine.Time) { h.f.Start(x.route, units.Bytes(x.bytes), h, tag) })
 	}
 }
 
@@ -203,3 +204,12 @@ func (h *harness) rateOf(tag int64) float64 {
 
 func nan() float64 { return math.NaN() }
 func inf() float64 { return math.Inf(1) }
+
+// rates types a list of link bandwidths (bytes/s).
+func rates(bw []float64) []units.BytesPerSecond {
+	out := make([]units.BytesPerSecond, len(bw))
+	for i, b := range bw {
+		out[i] = units.BytesPerSecond(b)
+	}
+	return out
+}

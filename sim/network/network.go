@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/units"
 )
 
 // Fidelity selects how transfers share links.
@@ -132,19 +133,23 @@ func (h fabricHandler) Handle(now engine.Time, arg int64) {
 }
 
 // New makes a fabric over links with the given per-direction bandwidths
-// (bytes/s) and latencies, indexed by link id. The slices are not copied and
-// must not change afterwards.
+// and latencies, indexed by link id. The bandwidths are copied; the latencies
+// are not and must not change afterwards.
 //
 // New trusts its inputs: len(latency) must equal len(bandwidth), every
 // bandwidth must be finite and >= 0 (0 means a transfer over that link never
 // completes) and every latency >= 0. Callers holding untrusted values check
 // them first with CheckLinks.
-func New(e *engine.Engine, bandwidth []float64, latency []engine.Time, f Fidelity) *Fabric {
+func New(e *engine.Engine, bandwidth []units.BytesPerSecond, latency []engine.Time, f Fidelity) *Fabric {
 	n := len(bandwidth)
+	bw := make([]float64, n) // the solver's arithmetic is in plain bytes/s
+	for i, b := range bandwidth {
+		bw[i] = float64(b)
+	}
 	fb := &Fabric{
 		e:      e,
 		fid:    f,
-		bw:     bandwidth,
+		bw:     bw,
 		lat:    latency,
 		lbytes: make([]float64, n),
 		lbusy:  make([]engine.Time, n),
@@ -159,12 +164,12 @@ func New(e *engine.Engine, bandwidth []float64, latency []engine.Time, f Fidelit
 
 // CheckLinks reports the first problem with link arrays meant for New, or
 // nil: lengths must match, bandwidths finite and >= 0, latencies >= 0.
-func CheckLinks(bandwidth []float64, latency []engine.Time) error {
+func CheckLinks(bandwidth []units.BytesPerSecond, latency []engine.Time) error {
 	if len(bandwidth) != len(latency) {
 		return fmt.Errorf("network: %d bandwidths but %d latencies (need one of each per link)", len(bandwidth), len(latency))
 	}
 	for i, b := range bandwidth {
-		if !(b >= 0) || math.IsInf(b, 1) {
+		if !(b >= 0) || math.IsInf(float64(b), 1) {
 			return fmt.Errorf("network: bandwidth[%d] = %v: must be finite and >= 0 bytes/s", i, b)
 		}
 	}
@@ -179,8 +184,8 @@ func CheckLinks(bandwidth []float64, latency []engine.Time) error {
 // CheckTransfer reports the first problem with arguments meant for Start, or
 // nil: bytes must be finite and >= 0, every link id in [0, NumLinks()), and
 // no link may appear twice in the route (routes are simple paths).
-func (f *Fabric) CheckTransfer(route []int32, bytes float64) error {
-	if !(bytes >= 0) || math.IsInf(bytes, 1) {
+func (f *Fabric) CheckTransfer(route []int32, bytes units.Bytes) error {
+	if !(bytes >= 0) || math.IsInf(float64(bytes), 1) {
 		return fmt.Errorf("network: transfer bytes = %v: must be finite and >= 0", bytes)
 	}
 	for i, l := range route {
@@ -218,7 +223,8 @@ func (f *Fabric) NumLinks() int { return len(f.bw) }
 // Start trusts its inputs, which come from topology code, not from users:
 // bytes finite and >= 0, link ids valid, no link twice (see CheckTransfer).
 // Done is never called from inside Start.
-func (f *Fabric) Start(route []int32, bytes float64, done Done, tag int64) {
+func (f *Fabric) Start(route []int32, size units.Bytes, done Done, tag int64) {
+	bytes := float64(size)
 	now := f.e.Now()
 	var lat engine.Time
 	for _, l := range route {
@@ -288,11 +294,11 @@ func (f *Fabric) ActiveFlows() int {
 // running. Analytic fidelity: the whole size of every transfer started over
 // the link (transfers are not tracked while in flight). Once every transfer
 // has completed both count each transfer's bytes once per link it crossed.
-func (f *Fabric) LinkBytes(link int) float64 {
+func (f *Fabric) LinkBytes(link int) units.Bytes {
 	if f.fid == Flow {
-		return f.flowLinkBytes(link, f.e.Now())
+		return units.Bytes(f.flowLinkBytes(link, f.e.Now()))
 	}
-	return f.lbytes[link]
+	return units.Bytes(f.lbytes[link])
 }
 
 // LinkBusy is the time up to now during which link carried at least one

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/units"
 )
 
 // Units in these tests: a capacity of 1e9 bytes/s moves one byte per
@@ -180,7 +181,7 @@ func TestThreeFlowStats(t *testing.T) {
 		bytes float64
 		busy  engine.Time
 	}{{0, 6e9, 2 * sec}, {1, 1.5e9, 1500 * ms}} {
-		if got := h.f.LinkBytes(c.link); got != c.bytes {
+		if got := h.f.LinkBytes(c.link); got != units.Bytes(c.bytes) {
 			t.Errorf("link %d bytes = %v, want %v", c.link, got, c.bytes)
 		}
 		if got := h.f.LinkBusy(c.link); got != c.busy {
@@ -213,7 +214,7 @@ func TestFlowBusyGaps(t *testing.T) {
 		if got := h.f.LinkBusy(c.link); got != c.busy {
 			t.Errorf("link %d busy = %v, want %v", c.link, got, c.busy)
 		}
-		if got := h.f.LinkBytes(c.link); got != c.bytes {
+		if got := h.f.LinkBytes(c.link); got != units.Bytes(c.bytes) {
 			t.Errorf("link %d bytes = %v, want %v", c.link, got, c.bytes)
 		}
 	}
@@ -354,7 +355,7 @@ func (c *chainer) TransferDone(now engine.Time, _ int64) {
 		return
 	}
 	c.left--
-	c.h.f.Start([]int32{0, 1}, c.bytes, c, 0)
+	c.h.f.Start([]int32{0, 1}, units.Bytes(c.bytes), c, 0)
 }
 
 // TestZeroCapacity: a flow over a zero-capacity link never completes and
@@ -456,12 +457,12 @@ func TestCheckInputs(t *testing.T) {
 		{[]float64{1}, []engine.Time{-1}, "latency[0] = -1ns"},
 		{[]float64{0, 1}, []engine.Time{0, 5}, ""},
 	} {
-		err := CheckLinks(c.bw, c.lat)
+		err := CheckLinks(rates(c.bw), c.lat)
 		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("CheckLinks(%v, %v) = %v, want %q", c.bw, c.lat, err, c.want)
 		}
 	}
-	f := New(engine.New(), []float64{1, 1, 1}, make([]engine.Time, 3), Flow)
+	f := New(engine.New(), []units.BytesPerSecond{1, 1, 1}, make([]engine.Time, 3), Flow)
 	for _, c := range []struct {
 		route []int32
 		bytes float64
@@ -476,7 +477,7 @@ func TestCheckInputs(t *testing.T) {
 		{nil, 0, ""},
 		{[]int32{2, 1, 0}, 5, ""},
 	} {
-		err := f.CheckTransfer(c.route, c.bytes)
+		err := f.CheckTransfer(c.route, units.Bytes(c.bytes))
 		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("CheckTransfer(%v, %v) = %v, want %q", c.route, c.bytes, err, c.want)
 		}
@@ -525,7 +526,7 @@ func TestCheckInvariantsDetects(t *testing.T) {
 		{"inactive listed", func(f *Fabric) { f.hot[0].state = flowFree }, "not active"},
 	} {
 		e := engine.New()
-		f := New(e, []float64{gbps}, []engine.Time{0}, Flow)
+		f := New(e, []units.BytesPerSecond{gbps}, []engine.Time{0}, Flow)
 		f.Start([]int32{0}, 1e9, nil, 0)
 		f.Start([]int32{0}, 1e9, nil, 1)
 		e.At(sec, e.Register(noop{}), 0) // move the clock to 1 s

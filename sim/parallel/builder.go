@@ -8,6 +8,7 @@ import (
 	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/pipeline"
+	"github.com/simtrain/simtrain/sim/units"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -204,7 +205,7 @@ var groupStream = [NumGroupKinds]Stream{StreamTP, StreamCP, StreamEP, StreamDP, 
 
 // comm adds a collective on the group kind's stream.
 func (b *builder) comm(k GroupKind, op collectives.Op, bytes float64, name string, layer, micro, chunk int, deps ...int32) int32 {
-	d := b.pr.CommTime(k, b.stage, op, bytes)
+	d := b.pr.CommTime(k, b.stage, op, units.Bytes(bytes))
 	return b.add(Task{Kind: kindOfOp(op), Stream: groupStream[k], Group: k, Op: op, Name: name,
 		Layer: int32(layer), Micro: int32(micro), Chunk: int32(chunk), Dur: d, Bytes: bytes, Peer: -1, Match: -1}, deps...)
 }
@@ -424,7 +425,7 @@ func (b *builder) send(grad bool, micro int, ch Chunk, after int32) {
 	}
 	t := b.add(Task{Kind: KindSend, Stream: StreamPPSend, Group: GroupPP, Op: collectives.Send, Name: name, Layer: -1,
 		Micro: int32(micro), Chunk: int32(ch.Index), Bytes: b.p2pBytes(), Peer: int32(to.Stage), Match: int32(to.Chunk),
-		Dur: b.pr.SendTime(b.stage, to.Stage, b.p2pBytes())}, after)
+		Dur: b.pr.SendTime(b.stage, to.Stage, units.Bytes(b.p2pBytes()))}, after)
 	if !b.cfg.Overlap.P2P {
 		b.pendingBlock = t
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/pipeline"
+	"github.com/simtrain/simtrain/sim/units"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -19,14 +20,14 @@ func (blockPricer) OpsTime(ops []workload.Op) engine.Time {
 	return unitPricer{unit: engine.Millisecond}.OpsTime(ops)
 }
 
-func (p blockPricer) CommTime(_ GroupKind, _ int, op collectives.Op, _ float64) engine.Time {
+func (p blockPricer) CommTime(_ GroupKind, _ int, op collectives.Op, _ units.Bytes) engine.Time {
 	if op == collectives.AllToAll {
 		return p.a2a
 	}
 	return 0
 }
 
-func (blockPricer) SendTime(int, int, float64) engine.Time { return 0 }
+func (blockPricer) SendTime(int, int, units.Bytes) engine.Time { return 0 }
 
 // stepEnd builds cfg with pr, plays one step on one pipeline stage and
 // returns the last task end and the program.
@@ -165,13 +166,13 @@ type tpPricer struct{ c engine.Time }
 func (tpPricer) OpsTime(ops []workload.Op) engine.Time {
 	return unitPricer{unit: engine.Millisecond}.OpsTime(ops)
 }
-func (p tpPricer) CommTime(k GroupKind, _ int, _ collectives.Op, _ float64) engine.Time {
+func (p tpPricer) CommTime(k GroupKind, _ int, _ collectives.Op, _ units.Bytes) engine.Time {
 	if k == GroupTP {
 		return p.c
 	}
 	return 0
 }
-func (tpPricer) SendTime(int, int, float64) engine.Time { return 0 }
+func (tpPricer) SendTime(int, int, units.Bytes) engine.Time { return 0 }
 
 // TestTPCommPairedWithGEMMs: with overlap.tp_comm each TP collective of a
 // dense layer runs alongside the GEMM it is fused with. The attention and

@@ -7,6 +7,7 @@ import (
 	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/pipeline"
+	"github.com/simtrain/simtrain/sim/units"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -18,14 +19,14 @@ func (cpPricer) OpsTime(ops []workload.Op) engine.Time {
 	return unitPricer{unit: engine.Millisecond}.OpsTime(ops)
 }
 
-func (p cpPricer) CommTime(k GroupKind, _ int, _ collectives.Op, _ float64) engine.Time {
+func (p cpPricer) CommTime(k GroupKind, _ int, _ collectives.Op, _ units.Bytes) engine.Time {
 	if k == GroupCP {
 		return p.cp
 	}
 	return 0
 }
 
-func (cpPricer) SendTime(int, int, float64) engine.Time { return 0 }
+func (cpPricer) SendTime(int, int, units.Bytes) engine.Time { return 0 }
 
 // cpProgram builds one step of a 2-layer GQA model (16 query heads, 4 KV
 // heads of 64) at CP 2, sequence 128, two micro-batches, full recomputation.

@@ -6,6 +6,7 @@ import (
 	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/pipeline"
+	"github.com/simtrain/simtrain/sim/units"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -27,13 +28,13 @@ func (u passPricer) OpsTime(ops []workload.Op) engine.Time {
 	return 0
 }
 
-func (u passPricer) CommTime(k GroupKind, _ int, op collectives.Op, _ float64) engine.Time {
+func (u passPricer) CommTime(k GroupKind, _ int, op collectives.Op, _ units.Bytes) engine.Time {
 	if k == GroupEP && op == collectives.AllToAll {
 		return u.a2a
 	}
 	return 0
 }
-func (passPricer) SendTime(int, int, float64) engine.Time { return 0 }
+func (passPricer) SendTime(int, int, units.Bytes) engine.Time { return 0 }
 
 // playSchedule builds and plays one step of sched on p stages with m
 // micro-batches of a model of `layers` layers (MoE layers with 2-way
@@ -161,10 +162,10 @@ func (u moePricer) OpsTime(ops []workload.Op) engine.Time {
 	return t
 }
 
-func (u moePricer) CommTime(k GroupKind, s int, op collectives.Op, b float64) engine.Time {
+func (u moePricer) CommTime(k GroupKind, s int, op collectives.Op, b units.Bytes) engine.Time {
 	return passPricer{a2a: u.a2a}.CommTime(k, s, op, b)
 }
-func (moePricer) SendTime(int, int, float64) engine.Time { return 0 }
+func (moePricer) SendTime(int, int, units.Bytes) engine.Time { return 0 }
 
 // TestDualPipeHidesAllToAll checks DeepSeek-V3's claim for DualPipe's
 // overlapped chunks (§3.2.1, Fig. 4): with cross-node expert parallelism at

@@ -5,6 +5,7 @@ import (
 
 	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/units"
 )
 
 // Executor plays the stage programs on the engine.
@@ -259,7 +260,7 @@ func (x *Executor) ready(i, t int) {
 		}
 		g, err := x.sendGroup(i, j, int(task.Peer) == (in.stage+1)%x.layout.PP)
 		if err == nil {
-			err = x.runner.Start(g, collectives.Send, collectives.Auto, task.Bytes, x, pack(i, t))
+			err = x.runner.Start(g, collectives.Send, collectives.Auto, units.Bytes(task.Bytes), x, pack(i, t))
 		}
 		if err != nil {
 			panic(fmt.Sprintf("parallel: pipeline send: %v", err))
@@ -322,7 +323,7 @@ func (x *Executor) arrive(i, t int, task *Task) {
 		}
 		x.minEnd[leader][t] = now + task.Dur
 	}
-	if err := x.runner.Start(gs.g, task.Op, collectives.Auto, task.Bytes, x, pack(leader, t)); err != nil {
+	if err := x.runner.Start(gs.g, task.Op, collectives.Auto, units.Bytes(task.Bytes), x, pack(leader, t)); err != nil {
 		panic(fmt.Sprintf("parallel: %s on %s group: %v", task.Name, task.Group, err))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/pipeline"
+	"github.com/simtrain/simtrain/sim/units"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -24,8 +25,8 @@ func (u unitPricer) OpsTime(ops []workload.Op) engine.Time {
 	return 0
 }
 
-func (unitPricer) CommTime(GroupKind, int, collectives.Op, float64) engine.Time { return 0 }
-func (unitPricer) SendTime(int, int, float64) engine.Time                       { return 0 }
+func (unitPricer) CommTime(GroupKind, int, collectives.Op, units.Bytes) engine.Time { return 0 }
+func (unitPricer) SendTime(int, int, units.Bytes) engine.Time                       { return 0 }
 
 func testModel(t *testing.T, layers int) workload.Model {
 	t.Helper()

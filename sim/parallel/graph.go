@@ -6,6 +6,7 @@ import (
 	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/pipeline"
+	"github.com/simtrain/simtrain/sim/units"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -263,10 +264,10 @@ type Pricer interface {
 	OpsTime(ops []workload.Op) engine.Time
 	// CommTime is the closed-form time of op moving bytes on a kind-k group of
 	// pipeline stage `stage` (the slowest such group when they differ).
-	CommTime(k GroupKind, stage int, op collectives.Op, bytes float64) engine.Time
+	CommTime(k GroupKind, stage int, op collectives.Op, bytes units.Bytes) engine.Time
 	// SendTime is the time to send bytes from a rank of stage `from` to the
 	// corresponding rank of stage `to`.
-	SendTime(from, to int, bytes float64) engine.Time
+	SendTime(from, to int, bytes units.Bytes) engine.Time
 }
 
 // Build returns one program per pipeline stage.

@@ -7,6 +7,7 @@ import (
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/pipeline"
+	"github.com/simtrain/simtrain/sim/units"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -150,10 +151,10 @@ func TestSetInterferenceErrors(t *testing.T) {
 type commPricer struct{ unit, comm engine.Time }
 
 func (u commPricer) OpsTime(ops []workload.Op) engine.Time { return unitPricer{u.unit}.OpsTime(ops) }
-func (u commPricer) CommTime(GroupKind, int, collectives.Op, float64) engine.Time {
+func (u commPricer) CommTime(GroupKind, int, collectives.Op, units.Bytes) engine.Time {
 	return u.comm
 }
-func (u commPricer) SendTime(int, int, float64) engine.Time { return u.comm / 4 }
+func (u commPricer) SendTime(int, int, units.Bytes) engine.Time { return u.comm / 4 }
 
 // stepPrograms builds a TP×DP×PP step with overlapped TP, DP and pipeline
 // communication.

@@ -490,8 +490,8 @@ func (c *Cluster) construct() {
 	netLat := engine.Time(c.NIC.Latency)
 	cable := func(from, to int32, k LinkKind, bw float64, lat engine.Time, cables int32) {
 		c.Links = append(c.Links,
-			Link{From: from, To: to, Kind: k, Bandwidth: bw, Latency: lat, Cables: cables},
-			Link{From: to, To: from, Kind: k, Bandwidth: bw, Latency: lat, Cables: cables})
+			Link{From: from, To: to, Kind: k, Bandwidth: units.BytesPerSecond(bw), Latency: lat, Cables: cables},
+			Link{From: to, To: from, Kind: k, Bandwidth: units.BytesPerSecond(bw), Latency: lat, Cables: cables})
 	}
 	// Scale-up.
 	switch l.intra {
@@ -571,7 +571,7 @@ func (c *Cluster) construct() {
 		}
 	}
 
-	c.bw = make([]float64, len(c.Links))
+	c.bw = make([]units.BytesPerSecond, len(c.Links))
 	c.lat = make([]engine.Time, len(c.Links))
 	for i := range c.Links {
 		c.bw[i] = c.Links[i].Bandwidth
@@ -620,13 +620,13 @@ func (c *Cluster) NVLS() bool { return c.GPU.NVLS && c.l.intra == intraNVSwitch 
 
 // NICBandwidthPerGPU is the scale-out line rate available to one GPU, bytes/s
 // per direction (nics_per_node * nic bandwidth / gpus_per_node).
-func (c *Cluster) NICBandwidthPerGPU() float64 {
-	return float64(c.l.n) * float64(c.NIC.Bandwidth) / float64(c.l.g)
+func (c *Cluster) NICBandwidthPerGPU() units.BytesPerSecond {
+	return units.BytesPerSecond(float64(c.l.n) * float64(c.NIC.Bandwidth) / float64(c.l.g))
 }
 
 // Bandwidths returns the per-directed-link line rates (bytes/s) indexed by
 // link id, for sim/network. The slice is shared: callers must not modify it.
-func (c *Cluster) Bandwidths() []float64 { return c.bw }
+func (c *Cluster) Bandwidths() []units.BytesPerSecond { return c.bw }
 
 // Latencies returns the per-directed-link latencies indexed by link id, for
 // sim/network. The slice is shared: callers must not modify it.

@@ -195,9 +195,9 @@ func TestBuildPartialPod(t *testing.T) {
 	for _, l := range c.Links {
 		if c.Devices[l.From].Kind == KindSpine && c.Devices[l.To].Kind == KindCore {
 			switch {
-			case near(l.Bandwidth, 192*50e9/7):
+			case near(float64(l.Bandwidth), 192*50e9/7):
 				full++
-			case near(l.Bandwidth, 64*50e9/7):
+			case near(float64(l.Bandwidth), 64*50e9/7):
 				partial++
 			default:
 				t.Fatalf("spine-core link of %g B/s", l.Bandwidth)

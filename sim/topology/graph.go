@@ -121,9 +121,9 @@ func (c *Cluster) maxFlow(half int, use func(e int) bool) float64 {
 	flow := make([]float64, ne/2) // net flow along the cable's even direction
 	residual := func(e int32) float64 {
 		if e&1 == 0 {
-			return c.Links[e].Bandwidth - flow[e>>1]
+			return float64(c.Links[e].Bandwidth) - flow[e>>1]
 		}
-		return c.Links[e].Bandwidth + flow[e>>1]
+		return float64(c.Links[e].Bandwidth) + flow[e>>1]
 	}
 	isSink := func(v int32) bool { return int(v) >= half && int(v) < c.l.gpus }
 	level := make([]int32, nv)
@@ -222,7 +222,7 @@ func (e gEdge) ReversedEdge() graph.Edge { e.f, e.t = e.t, e.f; return e }
 func (e gEdge) Attributes() []encoding.Attribute {
 	a := []encoding.Attribute{
 		{Key: "kind", Value: e.link.Kind.String()},
-		{Key: "gbytes_per_s", Value: strconv.FormatFloat(e.link.Bandwidth/1e9, 'g', -1, 64)},
+		{Key: "gbytes_per_s", Value: strconv.FormatFloat(float64(e.link.Bandwidth)/1e9, 'g', -1, 64)},
 	}
 	if e.link.Cables > 1 {
 		a = append(a, encoding.Attribute{Key: "cables", Value: strconv.Itoa(int(e.link.Cables))})

@@ -75,7 +75,7 @@ func TestRouteBandwidthLatency(t *testing.T) {
 	route := c.AppendRoute(nil, 0, 8, 0)
 	bottleneck, lat := 1e300, int64(0)
 	for _, e := range route {
-		bottleneck = min(bottleneck, c.Bandwidths()[e])
+		bottleneck = min(bottleneck, float64(c.Bandwidths()[e]))
 		lat += int64(c.Latencies()[e])
 	}
 	if bottleneck != 50e9 || lat != 4*115+2*500 {

@@ -75,7 +75,7 @@ func (c *Cluster) Summary() Summary {
 		NICGbps: s.NICGbps, Oversubscription: s.Oversubscription, PodGPUs: s.PodGPUs,
 		Domains: l.domains, DomainGPUs: l.domainNodes * l.g,
 		Pods: l.pods, NetworkTiers: l.tiers,
-		ScaleOutBytesPerSPerGPU: c.NICBandwidthPerGPU(),
+		ScaleOutBytesPerSPerGPU: float64(c.NICBandwidthPerGPU()),
 	}
 	if l.intra != intraPCIe {
 		sum.ScaleUpBytesPerSPerGPU = float64(c.GPU.ScaleUpBandwidth)
@@ -98,14 +98,14 @@ func (c *Cluster) Summary() Summary {
 		last := len(sum.Links) - 1
 		// Cables are laid out tier by tier, so a tier is a run of cables.
 		if last < 0 || fk != prevFrom || tk != prevTo {
-			sum.Links = append(sum.Links, LinkCount{Tier: fk.String() + "-" + tk.String(), Kind: ln.Kind.String(), BytesPerSPerLink: ln.Bandwidth})
+			sum.Links = append(sum.Links, LinkCount{Tier: fk.String() + "-" + tk.String(), Kind: ln.Kind.String(), BytesPerSPerLink: float64(ln.Bandwidth)})
 			prevFrom, prevTo = fk, tk
 			last++
 		}
 		lc := &sum.Links[last]
 		lc.Links++
 		lc.Cables += int(ln.Cables)
-		lc.TotalBytesPerS += ln.Bandwidth
+		lc.TotalBytesPerS += float64(ln.Bandwidth)
 	}
 	half := l.gpus / 2
 	sum.BisectionBytesPerS = c.maxFlow(half, func(int) bool { return true })

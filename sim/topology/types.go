@@ -3,6 +3,7 @@ package topology
 import (
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/hardware"
+	"github.com/simtrain/simtrain/sim/units"
 )
 
 // DeviceKind says what a vertex of the cluster graph is.
@@ -63,8 +64,8 @@ type Device struct {
 type Link struct {
 	From, To  int32 // device ids
 	Kind      LinkKind
-	Bandwidth float64     // line rate, bytes/s, this direction
-	Latency   engine.Time // propagation + switching for this hop
+	Bandwidth units.BytesPerSecond // line rate, this direction
+	Latency   engine.Time          // propagation + switching for this hop
 	// Cables is how many physical cables this link stands for: parallel
 	// cables between the same two switches are merged into one link of
 	// summed bandwidth (see the package doc). 1 for every GPU, PCIe and
@@ -112,8 +113,8 @@ type Cluster struct {
 
 	l layout // shape, id bases and routing tables (build.go)
 
-	bw  []float64     // Links[i].Bandwidth, for sim/network
-	lat []engine.Time // Links[i].Latency
+	bw  []units.BytesPerSecond // Links[i].Bandwidth, for sim/network
+	lat []engine.Time          // Links[i].Latency
 
 	// Frozen CSR adjacency over directed links: the out-links of device v
 	// are adjLink[adjStart[v]:adjStart[v+1]], sorted by neighbour id, then

@@ -18,8 +18,8 @@ func TestDeviceOf(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := DeviceOf(g)
-		if d.Name != name || d.Peak[BF16] != float64(g.Peak.BF16) || d.Peak[NVFP4] != float64(g.Peak.FP4) ||
-			d.HBMBandwidth != float64(g.HBMBandwidth) || d.HBMBytes != float64(g.HBMBytes) || d.SMs != g.SMs {
+		if d.Name != name || d.Peak[BF16] != g.Peak.BF16 || d.Peak[NVFP4] != g.Peak.FP4 ||
+			d.HBMBandwidth != g.HBMBandwidth || d.HBMBytes != g.HBMBytes || d.SMs != g.SMs {
 			t.Errorf("%s: device %+v", name, d)
 		}
 		if d.KernelOverhead != FittedKernelOverhead {

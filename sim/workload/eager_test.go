@@ -3,6 +3,8 @@ package workload
 import (
 	"strings"
 	"testing"
+
+	"github.com/simtrain/simtrain/sim/units"
 )
 
 // totals sums an op list: FLOPs, bytes read, bytes written and op count.
@@ -253,7 +255,7 @@ func TestEagerLayerNormGELU(t *testing.T) {
 // bound and the bytes + launches bound, and be positive for every module.
 func TestEagerTimeLlama3_8B(t *testing.T) {
 	m, _ := Preset("llama3-8b")
-	d := Device{Peak: [8]float64{FP32: 67e12, BF16: 989e12}, HBMBandwidth: 3.35e12, HBMEff: 2.97 / 3.35,
+	d := Device{Peak: [8]units.FLOPPerSecond{FP32: 67e12, BF16: 989e12}, HBMBandwidth: 3.35e12, HBMEff: 2.97 / 3.35,
 		SMs: 132, MatmulEffBF16: 0.8, AttnEff: 0.5, AttnBwdEff: 0.4, KernelOverhead: FittedKernelOverhead}
 	s := Shape{MicroBatch: 1, Seq: 8192, Dtype: BF16, FlashAttention: true}
 	e := s
@@ -272,7 +274,7 @@ func TestEagerTimeLlama3_8B(t *testing.T) {
 	}
 	tc, bc, nc := sum(s)
 	te, be, ne := sum(e)
-	bw := d.HBMBandwidth * d.HBMEff
+	bw := float64(d.HBMBandwidth) * d.HBMEff
 	extra := te - tc
 	lo := (be - bc) / bw
 	hi := lo + float64(ne-nc)*d.KernelOverhead

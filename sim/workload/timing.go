@@ -1,15 +1,18 @@
 package workload
 
-import "github.com/simtrain/simtrain/sim/hardware"
+import (
+	"github.com/simtrain/simtrain/sim/hardware"
+	"github.com/simtrain/simtrain/sim/units"
+)
 
 // Device is the GPU description the compute-time model prices ops against;
 // DeviceOf fills it from a GPU's hardware record. A zero efficiency
 // or bandwidth means "unknown": that term then does not limit the op.
 type Device struct {
 	Name           string
-	Peak           [8]float64 // dense FLOP/s indexed by Dtype; 0 = no native support
-	HBMBandwidth   float64    // bytes/s
-	HBMBytes       float64
+	Peak           [8]units.FLOPPerSecond // dense, indexed by Dtype; 0 = no native support
+	HBMBandwidth   units.BytesPerSecond
+	HBMBytes       units.Bytes
 	SMs            int
 	MatmulEffBF16  float64 // large-shape dense GEMM throughput / BF16 peak (MAMF, hardware-facts §4a)
 	MatmulEffFP8   float64 // same for FP8 (also used for FP4 formats)
@@ -94,7 +97,7 @@ func waveEfficiency(tiles, sms int) float64 {
 // MAMF). A dtype the GPU lacks (Peak 0, e.g. fp8 on A100) runs at BF16.
 func (d Device) gemmPeak(dt Dtype) (peak, eff float64) {
 	if dt.Valid() {
-		peak = d.Peak[dt]
+		peak = float64(d.Peak[dt])
 	}
 	switch dt {
 	case FP8, FP4, MXFP4, NVFP4:
@@ -106,7 +109,7 @@ func (d Device) gemmPeak(dt Dtype) (peak, eff float64) {
 		eff = d.MatmulEffBF16
 	}
 	if peak == 0 {
-		peak, eff = d.Peak[BF16], d.MatmulEffBF16
+		peak, eff = float64(d.Peak[BF16]), d.MatmulEffBF16
 	}
 	return peak, eff
 }
@@ -116,9 +119,9 @@ func (d Device) gemmPeak(dt Dtype) (peak, eff float64) {
 // Engine's default recipe does.
 func (d Device) attnPeak() float64 {
 	if d.Peak[BF16] > 0 {
-		return d.Peak[BF16]
+		return float64(d.Peak[BF16])
 	}
-	return d.Peak[FP16]
+	return float64(d.Peak[FP16])
 }
 
 // AttentionEfficiency is the fraction of the BF16 peak a fused attention
@@ -177,13 +180,13 @@ func (d Device) OpTime(op Op, dt Dtype) float64 {
 	case ClassAttention:
 		rate = d.attnPeak() * d.AttentionEfficiency(op)
 	default:
-		rate = d.Peak[FP32]
+		rate = float64(d.Peak[FP32])
 	}
 	var tc, tm float64
 	if rate > 0 {
 		tc = op.FLOPs / rate
 	}
-	if bw := d.HBMBandwidth * d.HBMEff; bw > 0 {
+	if bw := float64(d.HBMBandwidth) * d.HBMEff; bw > 0 {
 		tm = (op.BytesRead + op.BytesWritten) / bw
 	}
 	return max(tc, tm) + d.KernelOverhead + d.quantizeTime(op, dt)
@@ -227,7 +230,7 @@ func (d Device) quantizeTime(op Op, dt Dtype) float64 {
 	default:
 		return 0
 	}
-	bw := d.HBMBandwidth * d.HBMEff
+	bw := float64(d.HBMBandwidth) * d.HBMEff
 	if !(bw > 0) || op.M <= 0 || op.N <= 0 || op.K <= 0 {
 		return 0
 	}
@@ -238,7 +241,7 @@ func (d Device) quantizeTime(op Op, dt Dtype) float64 {
 // Bound says which roofline term limits op on d: "compute" or "memory".
 func (d Device) Bound(op Op, dt Dtype) string {
 	t := d.OpTime(op, dt) - d.KernelOverhead
-	if bw := d.HBMBandwidth * d.HBMEff; bw > 0 && (op.BytesRead+op.BytesWritten)/bw >= t {
+	if bw := float64(d.HBMBandwidth) * d.HBMEff; bw > 0 && (op.BytesRead+op.BytesWritten)/bw >= t {
 		return "memory"
 	}
 	return "compute"
@@ -251,16 +254,16 @@ func (d Device) Bound(op Op, dt Dtype) string {
 func DeviceOf(g hardware.GPU) Device {
 	var d Device
 	d.Name = g.Name
-	d.Peak[FP32] = float64(g.Peak.FP32)
-	d.Peak[TF32] = float64(g.Peak.TF32)
-	d.Peak[FP16] = float64(g.Peak.FP16)
-	d.Peak[BF16] = float64(g.Peak.BF16)
-	d.Peak[FP8] = float64(g.Peak.FP8)
-	d.Peak[FP4] = float64(g.Peak.FP4)
-	d.Peak[MXFP4] = float64(g.Peak.FP4)
-	d.Peak[NVFP4] = float64(g.Peak.FP4)
-	d.HBMBandwidth = float64(g.HBMBandwidth)
-	d.HBMBytes = float64(g.HBMBytes)
+	d.Peak[FP32] = g.Peak.FP32
+	d.Peak[TF32] = g.Peak.TF32
+	d.Peak[FP16] = g.Peak.FP16
+	d.Peak[BF16] = g.Peak.BF16
+	d.Peak[FP8] = g.Peak.FP8
+	d.Peak[FP4] = g.Peak.FP4
+	d.Peak[MXFP4] = g.Peak.FP4
+	d.Peak[NVFP4] = g.Peak.FP4
+	d.HBMBandwidth = g.HBMBandwidth
+	d.HBMBytes = g.HBMBytes
 	d.SMs = g.SMs
 	c := g.Compute
 	d.MatmulEffBF16 = c.MatmulEffBF16
