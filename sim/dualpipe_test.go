@@ -27,6 +27,14 @@ func TestDualPipeRuns(t *testing.T) {
 	if dual.StepTimeS >= oneF.StepTimeS {
 		t.Errorf("dualpipe step %.4g s, 1f1b %.4g s: the bubble should shrink", dual.StepTimeS, oneF.StepTimeS)
 	}
+	// Every rank played gives the representative ranks' figures, for both
+	// placements (the bidirectional one sends both ways between stages).
+	for _, r := range []*Result{dual, v} {
+		all := mustRun(t, r.Scenario, Options{AllRanks: true})
+		if all.StepTimeS != r.StepTimeS || all.ExposedCommS != r.ExposedCommS {
+			t.Errorf("%s: every rank %v s, representatives %v s", r.Scenario.Parallel.Schedule, all.StepTimeS, r.StepTimeS)
+		}
+	}
 }
 
 // TestDeepSeekV3DualPipe checks the DualPipe schedule against what the
