@@ -43,21 +43,11 @@ func TestGPUFromFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	write("gpus/my-h100.yaml", string(out))
-	write("gpus/next-gen.yaml", `
-name: next-gen
-description: a part announced with these datasheet figures, not yet measured
-arch: hopper
-inherits: h100-sxm
-hbm_bytes: {value: 80e9, datasheet: "announcement"}
-hbm_bandwidth: {value: 3.35e12, datasheet: "announcement"}
-peak_flops:
-  fp32: {value: 67e12, datasheet: "announcement"}
-  tf32: {value: 494.5e12, datasheet: "announcement"}
-  fp16: {value: 989e12, datasheet: "announcement"}
-  bf16: {value: 989e12, datasheet: "announcement"}
-  fp8: {value: 1979e12, datasheet: "announcement"}
-sms: {value: 132, datasheet: "announcement"}
-`)
+	unmeasured, err := os.ReadFile("hardware/testdata/unmeasured.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("gpus/next-gen.yaml", string(unmeasured))
 	base, err := os.ReadFile("../scenarios/quickstart.yaml")
 	if err != nil {
 		t.Fatal(err)

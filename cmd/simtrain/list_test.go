@@ -93,18 +93,11 @@ func TestList(t *testing.T) {
 // from, and which it took from a reference GPU.
 func TestRunSaysInherited(t *testing.T) {
 	dir := t.TempDir()
-	gpu := `name: part-x
-arch: hopper
-inherits: h100-sxm
-hbm_bytes: {value: 96e9, datasheet: "announcement"}
-hbm_bandwidth: {value: 4e12, datasheet: "announcement"}
-peak_flops:
-  fp32: {value: 67e12, datasheet: "announcement"}
-  fp16: {value: 989e12, datasheet: "announcement"}
-  bf16: {value: 989e12, datasheet: "announcement"}
-sms: {value: 132, datasheet: "announcement"}
-`
-	if err := os.WriteFile(filepath.Join(dir, "part-x.yaml"), []byte(gpu), 0o644); err != nil {
+	gpu, err := os.ReadFile("../../sim/hardware/testdata/unmeasured.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "part-x.yaml"), gpu, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	base, err := os.ReadFile("../../scenarios/quickstart.yaml")
@@ -116,7 +109,7 @@ sms: {value: 132, datasheet: "announcement"}
 		t.Fatal(err)
 	}
 	out, _, err := runCLI(t, "run", scen, "--out", dir, "--no-timeline")
-	if err != nil || !strings.Contains(out, "hardware                 part-x from part-x.yaml;") ||
+	if err != nil || !strings.Contains(out, "hardware                 next-gen from part-x.yaml;") ||
 		!strings.Contains(out, "inherited from h100-sxm (measured there, not on this part") {
 		t.Errorf("run on part-x: %v\n%s", err, out)
 	}

@@ -1,6 +1,7 @@
 package hardware
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -171,25 +172,18 @@ func TestEveryFigureSourced(t *testing.T) {
 // as a block; an unknown reference or a missing figure without one is an
 // error naming the field.
 func TestInherits(t *testing.T) {
-	rec := `
-name: next-gen
-arch: blackwell
-inherits: h100-sxm
-hbm_bytes: {value: 216e9, datasheet: "vendor announcement"}
-hbm_bandwidth: {value: 10e12, datasheet: "vendor announcement"}
-peak_flops:
-  fp32: {value: 100e12, datasheet: "vendor announcement"}
-  fp16: {value: 3000e12, datasheet: "vendor announcement"}
-  bf16: {value: 3000e12, datasheet: "vendor announcement"}
-sms: {value: 160, datasheet: "vendor announcement"}
-`
-	g, err := ParseGPU([]byte(rec))
+	data, err := os.ReadFile("testdata/unmeasured.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := string(data)
+	g, err := ParseGPU([]byte(strings.Replace(rec, "fp8: {value: 1979e12", "fp4: {value: 1979e12", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ref, _ := LookupGPU("h100-sxm")
-	if g.Inherits != "h100-sxm" || g.HBMBytes != 216e9 || g.Peak.BF16 != 3000e12 || g.Peak.FP8 != 0 || g.Peak.TF32 != 0 {
-		t.Errorf("own figures: %+v", g)
+	if g.Inherits != "h100-sxm" || g.HBMBytes != 80e9 || g.Peak.BF16 != 989e12 || g.Peak.FP8 != 0 || g.Peak.FP4 != 1979e12 {
+		t.Errorf("own figures (the peaks taken as a block): %+v", g.Peak)
 	}
 	if g.Compute.MatmulEffBF16 != ref.Compute.MatmulEffBF16 || g.Comm.RingEfficiency != ref.Comm.RingEfficiency ||
 		g.HostCopy.H2D != ref.HostCopy.H2D || g.HostCopy.D2H != ref.HostCopy.D2H || g.ScaleUpBandwidth != ref.ScaleUpBandwidth || g.DomainGPUs != 8 {
@@ -211,7 +205,7 @@ sms: {value: 160, datasheet: "vendor announcement"}
 		{strings.Replace(rec, "inherits: h100-sxm", "inherits: h900", 1), `inherits: unknown GPU "h900"`},
 		{strings.Replace(rec, "inherits: h100-sxm\n", "", 1), "next-gen: scale_up: required"},
 		{strings.Replace(rec, "inherits: h100-sxm\n", "scale_up: none\ndefault_intra_node: pcie\npcie: pcie-gen5\n", 1), "next-gen: domain_gpus: missing"},
-		{strings.Replace(rec, "sms: {value: 160", "smz: {value: 160", 1), "field smz not found"},
+		{strings.Replace(rec, "sms: {value: 132", "smz: {value: 132", 1), "field smz not found"},
 		{rec + "pcie: pcie-gen9\n", `pcie: unknown host link "pcie-gen9"`},
 	} {
 		if _, err := ParseGPU([]byte(c.yaml)); err == nil || !strings.Contains(err.Error(), c.want) {
