@@ -12,8 +12,8 @@ import (
 // builder can issue a pass alone (run) or two passes alternately
 // (runOverlapped: a forward and a backward of different micro-batches,
 // DualPipe's overlapped chunks), where each pass's communication runs
-// under the other's computation. Issued alone, a pass emits exactly the
-// tasks of the layer-by-layer emitters it replaces, in the same order.
+// under the other's computation. Issued alone, a pass emits its units in
+// sequence: the task graph of a layer-by-layer emitter.
 //
 // A layer is a list of block emitters chosen once per layer from the
 // recipe (layerBlocks): the attention (plain, context-parallel or with
