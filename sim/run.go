@@ -82,6 +82,9 @@ type Options struct {
 	// Progress, when set, is called now and then during the simulation with
 	// the tasks completed and the total (all ranks played).
 	Progress func(done, total int)
+	// Budget bounds the work; Run refuses a scenario whose estimate
+	// (Scenario.EstimateWork) exceeds it before building anything.
+	Budget Budget
 	// checkEvery, for tests, verifies the fabric's invariants (no link above
 	// its bandwidth, every active flow progressing) after every event.
 	checkEvery func(error)
@@ -92,6 +95,9 @@ func Run(ctx context.Context, s *Scenario, opt Options) (*Result, error) {
 	wall := time.Now()
 	if opt.Fidelity != nil {
 		s.SetFidelity(*opt.Fidelity)
+	}
+	if err := s.CheckBudget(opt, opt.Budget); err != nil {
+		return nil, err
 	}
 	cl, err := topology.Build(s.topologySpec())
 	if err != nil {
@@ -104,6 +110,7 @@ func Run(ctx context.Context, s *Scenario, opt Options) (*Result, error) {
 	}
 	dev := workload.DeviceOf(s.r.gpu)
 	cfg := s.stepConfig(layout)
+	cfg.Interrupt = ctx.Err
 	pr := newPricer(s, cl, layout, dev)
 	progs, err := parallel.Build(cfg, pr)
 	if err != nil {
@@ -158,13 +165,16 @@ func Run(ctx context.Context, s *Scenario, opt Options) (*Result, error) {
 		return nil, err
 	}
 	x.Progress = opt.Progress
+	x.Interrupt = ctx.Err
 	if err := x.Run(); err != nil {
-		return nil, err
+		return nil, s.explainRunError(err)
 	}
 	res.exec = x
 	res.progs = progs
 	res.Events = eng.Executed()
-	s.summarise(res, dev)
+	if err := s.summarise(ctx, res, dev); err != nil {
+		return nil, err
+	}
 	res.SimWallS = time.Since(wall).Seconds()
 	return res, nil
 }
@@ -478,7 +488,7 @@ func (p *pricer) SendTime(from, to int, bytes units.Bytes) engine.Time {
 }
 
 // summarise fills the result's figures from the executed programs.
-func (s *Scenario) summarise(res *Result, dev workload.Device) {
+func (s *Scenario) summarise(ctx context.Context, res *Result, dev workload.Device) error {
 	x := res.exec
 	steps := float64(s.Sim.Steps)
 	var end engine.Time
@@ -486,6 +496,11 @@ func (s *Scenario) summarise(res *Result, dev workload.Device) {
 	var busyMax, bubble, host engine.Time
 	var exposed [5]engine.Time
 	for i := 0; i < n; i++ {
+		if i&63 == 63 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		_, _, prog, start, stop := x.Instance(i)
 		a := analyseInstance(prog, start, stop)
 		end = max(end, a.end)
@@ -527,6 +542,7 @@ func (s *Scenario) summarise(res *Result, dev workload.Device) {
 	hours := res.StepTimeS / 3600
 	res.CostUSDPerStep = s.Cluster.GPUHourUSD * gpus * hours
 	res.EnergyKWhPerStep = s.r.gpu.TDPWatts * s.Cluster.PUE * gpus * hours / 1000
+	return nil
 }
 
 func (s *Scenario) memory(res *Result) {

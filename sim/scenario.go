@@ -8,16 +8,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strings"
 
 	"github.com/google/uuid"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/simtrain/simtrain/sim/goodput"
+	"github.com/simtrain/simtrain/sim/limits"
 )
 
 // Scenario is one scenario file (the contract is docs/scenario-format.md).
@@ -304,7 +303,7 @@ type Expect struct {
 
 // Load reads and validates a scenario file.
 func Load(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := limits.ReadFile(path, limits.MaxInputBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -371,8 +370,6 @@ func cleanYAMLError(err error) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	return errors.New(strings.ReplaceAll(msg, "\n", "; "))
 }
-
-var namePattern = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
 // runIDNamespace is the UUIDv5 namespace of run ids (a fixed random UUID).
 var runIDNamespace = uuid.MustParse("5d3c3b53-8f0a-4f59-9a3e-3f2c0b6f1a10")

@@ -31,9 +31,9 @@ package sim
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -43,6 +43,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/simtrain/simtrain/sim/hardware"
+	"github.com/simtrain/simtrain/sim/limits"
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/parallel"
 	"github.com/simtrain/simtrain/sim/pipeline"
@@ -69,7 +70,9 @@ type Sweep struct {
 	points   []sweepPoint
 	fidelity *network.Fidelity
 	dir      string // where the base scenario lives: relative cluster.gpu files are read from it
-	width    int    // digits of the point number in names
+	budget   Budget
+	ctx      context.Context
+	width    int // digits of the point number in names
 }
 
 // SweepField is one swept field.
@@ -96,6 +99,11 @@ type SweepOptions struct {
 	// Fidelity overrides sim.fidelity of every point (and so their run ids).
 	// It is an error for a sweep that varies sim.fidelity itself.
 	Fidelity *network.Fidelity
+	// Budget bounds each point's simulation (Options.Budget); a point
+	// above it is Failed with the budget's error.
+	Budget Budget
+	// Context, when set, cancels the enumeration of a large sweep.
+	Context context.Context
 }
 
 // sweepDoc lists the top-level keys of a sweep file (for key checking and
@@ -120,7 +128,7 @@ var notSwept = map[string]string{
 // LoadSweep reads a sweep file; a base: path is resolved against the file's
 // directory.
 func LoadSweep(path string, opt SweepOptions) (*Sweep, error) {
-	data, err := os.ReadFile(path)
+	data, err := limits.ReadFile(path, limits.MaxInputBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +155,7 @@ func ParseSweep(data []byte, dir string, opt SweepOptions) (*Sweep, error) {
 		return nil, errors.New("a sweep file is a mapping with base: (or scenario:) and sweep:")
 	}
 	root := doc.Content[0]
-	sw := &Sweep{fidelity: opt.Fidelity}
+	sw := &Sweep{fidelity: opt.Fidelity, budget: opt.Budget, ctx: opt.Context}
 	keys := yamlFields(reflect.TypeOf(sweepDoc{}))
 	var scenarioNode, sweepNode *yaml.Node
 	seen := map[string]bool{}
@@ -197,8 +205,14 @@ func ParseSweep(data []byte, dir string, opt SweepOptions) (*Sweep, error) {
 			}
 		}
 	}
+	if err := sw.checkSize(); err != nil {
+		return nil, err
+	}
 	if err := sw.enumerate(); err != nil {
 		return nil, err
+	}
+	if err := limits.CheckName("name", sw.PointName(sw.Len()-1)); err != nil {
+		return nil, fmt.Errorf("%w (the points are named %s)", err, sw.PointName(0))
 	}
 	return sw, nil
 }
@@ -222,7 +236,7 @@ func (sw *Sweep) loadBase(inline *yaml.Node, dir string) (*yaml.Node, error) {
 		}
 		sw.dir = filepath.Dir(path)
 		where = "base " + sw.Base
-		data, err := os.ReadFile(path)
+		data, err := limits.ReadFile(path, limits.MaxInputBytes)
 		if err != nil {
 			return nil, fmt.Errorf("base: %w", err)
 		}
@@ -254,8 +268,8 @@ func (sw *Sweep) loadBase(inline *yaml.Node, dir string) (*yaml.Node, error) {
 			return nil, errors.New("name: required (neither the sweep nor its base scenario has a name)")
 		}
 	}
-	if !namePattern.MatchString(sw.Name) {
-		return nil, fmt.Errorf("name: %q may contain only letters, digits, '.', '_' and '-'", sw.Name)
+	if err := limits.CheckName("name", sw.Name); err != nil {
+		return nil, err
 	}
 	if err := SetFieldPath(root, "name", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: sw.Name}); err != nil {
 		return nil, err
@@ -578,6 +592,9 @@ func (sw *Sweep) enumerate() error {
 				}
 				add(s, fmt.Errorf("%s (auto): no value gives a valid scenario; first error: %v", strings.Join(names, ", "), firstErr))
 			}
+		}
+		if err := sw.checkProgress(); err != nil {
+			return err
 		}
 		// Odometer: the last listed field turns fastest.
 		k := len(idx) - 1

@@ -164,7 +164,7 @@ func (sw *Sweep) Evaluate(ctx context.Context, i int) (pr PointResult, ok bool) 
 		pr.Outcome, pr.Result = Pruned, r
 		return pr, true
 	}
-	res, err := runRecovered(ctx, s)
+	res, err := runRecovered(ctx, s, sw.budget)
 	if err != nil {
 		if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 			return pr, false
@@ -178,13 +178,13 @@ func (sw *Sweep) Evaluate(ctx context.Context, i int) (pr PointResult, ok bool) 
 
 // runRecovered is Run with a panic turned into an error, so one bad point
 // cannot take a long sweep down with it.
-func runRecovered(ctx context.Context, s *Scenario) (res *Result, err error) {
+func runRecovered(ctx context.Context, s *Scenario, b Budget) (res *Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			res, err = nil, fmt.Errorf("internal error while simulating (please report): %v", p)
 		}
 	}()
-	return Run(ctx, s, Options{})
+	return Run(ctx, s, Options{Budget: b})
 }
 
 // Run evaluates the given points on workers goroutines (≤ 0: one per

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/simtrain/simtrain/sim/hardware"
+	"github.com/simtrain/simtrain/sim/limits"
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/parallel"
 	"github.com/simtrain/simtrain/sim/pipeline"
@@ -80,11 +81,8 @@ const PUEDefault = 1.2
 // set holds the dotted paths present in the file, so that an explicit 0 is
 // told apart from an absent field.
 func (s *Scenario) validate(set map[string]bool) error {
-	if s.Name == "" {
-		return errors.New("name: required (letters, digits, '.', '_' and '-')")
-	}
-	if !namePattern.MatchString(s.Name) {
-		return fmt.Errorf("name: %q may contain only letters, digits, '.', '_' and '-'", s.Name)
+	if err := limits.CheckName("name", s.Name); err != nil {
+		return err
 	}
 	if err := s.resolveModel(set); err != nil {
 		return err

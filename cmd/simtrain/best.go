@@ -446,10 +446,11 @@ func parseCount(s string) (float64, error) {
 		}
 	}
 	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || v <= 0 || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("%q is not a positive count (e.g. 15T, 300B, 2e12)", s)
+	v *= mult
+	if err != nil || !(v > 0) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%q is not a positive count (e.g. 15T, 300B, 2e12)", clipFlag(s))
 	}
-	return v * mult, nil
+	return v, nil
 }
 
 // summaryColumn is one column of summary.arrow, found by its arrow tag.

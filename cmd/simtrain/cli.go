@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -59,4 +60,18 @@ func fidelityFlag(v string) (*network.Fidelity, error) {
 		return nil, usageErrorf("--fidelity: %v", err)
 	}
 	return &f, nil
+}
+
+// maxWorkersPerCPU bounds --workers: simulations are CPU-bound, so workers
+// beyond a few per CPU only multiply memory (each holds a task graph).
+const maxWorkersPerCPU = 4
+
+// checkWorkers validates a --workers value: 0 (one per CPU) up to
+// maxWorkersPerCPU per CPU, at least 8.
+func checkWorkers(n int) error {
+	limit := max(8, maxWorkersPerCPU*runtime.NumCPU())
+	if n < 0 || n > limit {
+		return usageErrorf("--workers: %d is not between 0 (one per CPU) and %d (%d per CPU on this machine)", n, limit, maxWorkersPerCPU)
+	}
+	return nil
 }

@@ -63,6 +63,9 @@ type estimateOut interface {
 
 // printEstimate writes v as one JSON line or as a two-column table.
 func printEstimate(w io.Writer, format string, v estimateOut) error {
+	if err := checkFinite(v); err != nil {
+		return err
+	}
 	if format == "json" {
 		return writeJSONLine(w, v)
 	}

@@ -21,6 +21,7 @@ type goodputOptions struct {
 	seed         uint64
 	format, out  string
 	fidelity     string
+	budget       budgetFlags
 }
 
 func newGoodputCmd() *cobra.Command {
@@ -64,6 +65,7 @@ a published window (Llama 3's 54 days: 419 unexpected, 47 planned).`,
 	f.StringVar(&o.format, "format", "table", "table or json (one object)")
 	f.StringVar(&o.out, "out", "results", "output directory; writes OUT/<scenario>/goodput.arrow")
 	f.StringVar(&o.fidelity, "fidelity", "", "override sim.fidelity of the step simulation: analytic or flow")
+	o.budget.add(cmd)
 	return cmd
 }
 
@@ -93,16 +95,19 @@ func runGoodput(cmd *cobra.Command, path string, o goodputOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := o.budget.check(); err != nil {
+		return err
+	}
 	s, err := sim.Load(path)
 	if err != nil {
-		return err
+		return inputError(err)
 	}
 	for _, w := range s.Warnings {
 		fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: %s: warning: %s\n", path, w)
 	}
-	res, err := sim.Run(cmd.Context(), s, sim.Options{Fidelity: fid})
+	res, err := sim.Run(cmd.Context(), s, sim.Options{Fidelity: fid, Budget: o.budget.budget()})
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	plan, err := sim.GoodputPlan(res)
 	if err != nil {
@@ -113,6 +118,9 @@ func runGoodput(cmd *cobra.Command, path string, o goodputOptions) error {
 		return fmt.Errorf("goodput: %s: the run does not finish (effective training fraction %.3g): failures every %.3g s against restarts of %.3g s", path, est.EffectiveTrainingFraction, 3600/plan.FailuresPerHour, plan.RestartS)
 	}
 	rep := goodputReport{plan: plan, est: est, tokens: tokens, windowDays: math.Min(window, est.Days())}
+	if err := checkGoodputBudget(o, est.Interruptions+est.PlannedInterruptions); err != nil {
+		return err
+	}
 	if o.trials > 0 {
 		// room for the expected interruptions of every trial and a margin
 		rows := make([]output.GoodputRow, 0, int(float64(o.trials)*1.2*(est.Interruptions+est.PlannedInterruptions))+16)
@@ -147,10 +155,34 @@ func runGoodput(cmd *cobra.Command, path string, o goodputOptions) error {
 			return err
 		}
 	}
+	js := goodputJSON(res, rep)
+	if err := checkFinite(js); err != nil {
+		return err
+	}
 	if o.format == "json" {
-		return writeJSONLine(cmd.OutOrStdout(), goodputJSON(res, rep))
+		return writeJSONLine(cmd.OutOrStdout(), js)
 	}
 	printGoodputTable(cmd.OutOrStdout(), res, rep)
+	return nil
+}
+
+// bytesPerGoodputRow is one simulated interruption held for goodput.arrow:
+// the 80-byte output.GoodputRow and its share of the Arrow builders.
+const bytesPerGoodputRow = 160
+
+// checkGoodputBudget refuses a Monte Carlo whose interruption rows (trials
+// × the expected interruptions of one run, with the 20% margin the rows
+// are allocated with) would exceed --max-memory.
+func checkGoodputBudget(o goodputOptions, perRun float64) error {
+	limit := o.budget.budget().MaxMemoryBytes
+	if limit == 0 {
+		limit = sim.DefaultMaxMemoryBytes
+	}
+	rows := float64(o.trials) * 1.2 * perRun
+	if mem := rows * bytesPerGoodputRow; mem > float64(limit) {
+		return fmt.Errorf("%w: about %.3g GiB for %.3g interruption rows (--trials %d × %.3g interruptions per run), more than --max-memory %.3g GiB (lower --trials or --tokens, or raise --max-memory)",
+			sim.ErrBudget, mem/(1<<30), rows, o.trials, perRun, float64(limit)/(1<<30))
+	}
 	return nil
 }
 

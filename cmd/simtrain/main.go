@@ -4,23 +4,20 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"os/signal"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	root := newRootCmd()
-	err := root.ExecuteContext(ctx)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "simtrain:", err)
-		var ue *usageError
-		if errors.As(err, &ue) {
-			os.Exit(2)
-		}
-		os.Exit(1)
-	}
+	// The first Ctrl-C cancels ctx: every long phase stops within a second
+	// and leaves no partial output. Then the default action is restored, so
+	// a second Ctrl-C ends the process at once.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	code := execute(ctx, newRootCmd(), os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }

@@ -1,8 +1,8 @@
 package main
 
 import (
+	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 
@@ -65,45 +65,30 @@ func fileMeta(r *sim.Result) map[string]string {
 	}
 }
 
-// writeRunDir writes every output file of one run into dir, atomically;
-// extras adds optional files to the finished directory before it is committed.
-func writeRunDir(dir string, r *sim.Result, timeline bool, timelineRanks, traceRanks string, extras func(dir string) error) error {
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-")
-	if err != nil {
-		return err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			os.RemoveAll(tmp)
-		}
-	}()
-	meta := fileMeta(r)
-	if err := output.WriteTable(filepath.Join(tmp, "summary.arrow"), []output.SummaryRow{summaryRow(r.Scenario, r)}, meta); err != nil {
-		return err
-	}
-	if err := output.WriteTable(filepath.Join(tmp, "memory.arrow"), memoryRows(r), meta); err != nil {
-		return err
-	}
-	if err := output.WriteTable(filepath.Join(tmp, "links.arrow"), linkRows(r), meta); err != nil {
-		return err
-	}
-	if timeline {
-		if err := writeTimeline(tmp, r, meta, timelineRanks, traceRanks); err != nil {
+// writeRunDir writes every output file of one run into OUT/<name> as one
+// unit (output.WriteDir: inside OUT, locked, atomic, leftovers of killed
+// runs cleaned); ctx cancels it and leaves nothing behind. extras adds
+// optional files to the finished directory before it is committed.
+func writeRunDir(ctx context.Context, out string, r *sim.Result, timeline bool, tlRanks, trRanks rankSet, warn func(string), extras func(dir string) error) error {
+	_, err := output.WriteDir(ctx, out, r.Scenario.Name, output.DirOptions{Warn: warn}, func(tmp string) error {
+		meta := fileMeta(r)
+		if err := output.WriteTable(filepath.Join(tmp, "summary.arrow"), []output.SummaryRow{summaryRow(r.Scenario, r)}, meta); err != nil {
 			return err
 		}
-	}
-	if err := extras(tmp); err != nil {
-		return err
-	}
-	if err := replaceDir(tmp, dir); err != nil {
-		return err
-	}
-	ok = true
-	return nil
+		if err := output.WriteTable(filepath.Join(tmp, "memory.arrow"), memoryRows(r), meta); err != nil {
+			return err
+		}
+		if err := output.WriteTable(filepath.Join(tmp, "links.arrow"), linkRows(r), meta); err != nil {
+			return err
+		}
+		if timeline {
+			if err := writeTimeline(ctx, tmp, r, meta, tlRanks, trRanks); err != nil {
+				return err
+			}
+		}
+		return extras(tmp)
+	})
+	return err
 }
 
 func memoryRows(r *sim.Result) []output.MemoryRow {
@@ -135,15 +120,10 @@ func linkRows(r *sim.Result) []output.LinkRow {
 	return rows
 }
 
-func writeTimeline(dir string, r *sim.Result, meta map[string]string, timelineFlag, traceFlag string) error {
-	tlRanks, err := ranksFor(timelineFlag, r)
-	if err != nil {
-		return usageErrorf("--timeline-ranks: %v", err)
-	}
-	trRanks, err := ranksFor(traceFlag, r)
-	if err != nil {
-		return usageErrorf("--trace-ranks: %v", err)
-	}
+func writeTimeline(ctx context.Context, dir string, r *sim.Result, meta map[string]string, tlSet, trSet rankSet) error {
+	world := r.Layout.World()
+	tlRanks := tlSet.ranks(world, r.TimelineRanks)
+	trRanks := trSet.ranks(world, r.TimelineRanks)
 	tlMeta := map[string]string{"ranks": rankListString(tlRanks), "symmetric": strconv.FormatBool(r.Symmetric())}
 	for k, v := range meta {
 		tlMeta[k] = v
@@ -154,7 +134,7 @@ func writeTimeline(dir string, r *sim.Result, meta map[string]string, timelineFl
 	if err != nil {
 		return err
 	}
-	if err := emitRows(r, tlRanks, tw.Write); err != nil {
+	if err := emitRows(ctx, r, tlRanks, tw.Write); err != nil {
 		tw.Abort()
 		return err
 	}
@@ -167,15 +147,16 @@ func writeTimeline(dir string, r *sim.Result, meta map[string]string, timelineFl
 	if err != nil {
 		return err
 	}
-	if err := emitRows(r, trRanks, trw.Write); err != nil {
+	if err := emitRows(ctx, r, trRanks, trw.Write); err != nil {
 		trw.Abort()
 		return err
 	}
 	return trw.Close()
 }
 
-// emitRows streams the timeline rows of ranks to write in batches.
-func emitRows(r *sim.Result, ranks []int, write func([]output.TimelineRow) error) error {
+// emitRows streams the timeline rows of ranks to write in batches; a
+// cancelled ctx stops it between two batches.
+func emitRows(ctx context.Context, r *sim.Result, ranks []int, write func([]output.TimelineRow) error) error {
 	const batch = 1 << 16
 	buf := make([]output.TimelineRow, 0, batch)
 	var werr error
@@ -187,7 +168,9 @@ func emitRows(r *sim.Result, ranks []int, write func([]output.TimelineRow) error
 			Stream: t.Stream, Kind: t.Kind, Name: t.Name, Layer: int32(t.Layer), Microbatch: int32(t.Microbatch),
 			Chunk: int32(t.Chunk), StartNs: t.StartNs, EndNs: t.EndNs, FLOPs: t.FLOPs, Bytes: t.Bytes, Group: t.Group})
 		if len(buf) == batch {
-			werr = write(buf)
+			if werr = ctx.Err(); werr == nil {
+				werr = write(buf)
+			}
 			buf = buf[:0]
 		}
 	})

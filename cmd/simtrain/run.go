@@ -3,9 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -26,6 +24,9 @@ type runOptions struct {
 	quiet         bool
 	parquet       bool // also write every table as Parquet
 	report        bool // also write report.html
+
+	tlRanks, trRanks rankSet // parsed --timeline-ranks, --trace-ranks
+	budget           budgetFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -46,7 +47,15 @@ For each scenario it writes, under OUT/<scenario name>/:
   trace.json      Chrome/Perfetto trace (open in ui.perfetto.dev)
   *.parquet       with --parquet: each table again as Parquet
   report.html     with --report: the run's HTML report (simtrain report)
-The directory is replaced atomically: a failed run leaves the previous one.`,
+The directory is replaced atomically: a failed or interrupted run leaves the
+previous one. simtrain replaces OUT/<name> only if it holds nothing but these
+files (anything else there is an error, exit status 2), takes turns with
+another run writing the same directory (a lock file OUT/.<name>.lock), and
+removes the temporary directories .<name>.tmp-* that killed runs left.
+
+Exit status: 0 success, 1 a scenario could not be simulated or written, 2 bad
+input (a flag, a file, a field; also work above --max-tasks or --max-memory),
+130 interrupted.`,
 		Example: `  simtrain run scenarios/quickstart.yaml
   simtrain run scenarios/quickstart.yaml --parquet --report
   simtrain run scenarios/*.yaml --format json --no-timeline
@@ -65,30 +74,48 @@ The directory is replaced atomically: a failed run leaves the previous one.`,
 			if err != nil {
 				return err
 			}
-			for _, flag := range []struct{ name, v string }{{"timeline-ranks", o.timelineRanks}, {"trace-ranks", o.traceRanks}} {
-				if _, err := parseRankList(flag.v, 1<<30); err != nil {
-					return usageErrorf("--%s: %v", flag.name, err)
-				}
+			if o.tlRanks, err = parseRankSet(o.timelineRanks); err != nil {
+				return usageErrorf("--timeline-ranks: %v", err)
 			}
-			failed := 0
+			if o.trRanks, err = parseRankSet(o.traceRanks); err != nil {
+				return usageErrorf("--trace-ranks: %v", err)
+			}
+			if err := o.budget.check(); err != nil {
+				return err
+			}
+			// Each failed file: a JSON error object on stdout with --format
+			// json, and one line on stderr (for a single file, the
+			// command's own error). The exit status is the worst file's.
+			failed, code := 0, exitOK
+			var first error
 			for _, path := range args {
-				if err := runOne(cmd, path, o, fid); err != nil {
-					failed++
+				err := runOne(cmd, path, o, fid)
+				if err == nil {
+					continue
+				}
+				if cmd.Context().Err() != nil {
+					return err
+				}
+				failed++
+				code = max(code, exitCode(err))
+				if first == nil {
+					first = err
+				}
+				if o.format == "json" {
 					name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-					if o.format == "json" {
-						_ = writeJSONLine(cmd.OutOrStdout(), map[string]string{"name": name, "error": err.Error()})
-					} else if strings.Contains(err.Error(), path) {
-						// sim.Load already names the file.
-						fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: %v\n", err)
-					} else {
-						fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: %s: %v\n", path, err)
-					}
+					_ = writeJSONLine(cmd.OutOrStdout(), map[string]string{"name": name, "error": errorLine(err)})
+				}
+				if len(args) > 1 {
+					fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: %s\n", errorLine(err))
 				}
 			}
-			if failed > 0 {
-				return fmt.Errorf("%d of %d scenarios failed", failed, len(args))
+			switch {
+			case failed == 0:
+				return nil
+			case len(args) == 1:
+				return first
 			}
-			return nil
+			return &exitError{code, fmt.Errorf("%d of %d scenarios failed", failed, len(args))}
 		},
 	}
 	f := cmd.Flags()
@@ -102,27 +129,43 @@ The directory is replaced atomically: a failed run leaves the previous one.`,
 	f.BoolVar(&o.parquet, "parquet", false, "also write every table as Parquet (zstd) next to its .arrow file, for DuckDB, polars and Spark")
 	f.BoolVar(&o.report, "report", false, "also write report.html: summary, Gantt chart, memory and link charts in one offline page")
 	f.BoolVar(&o.allRanks, "all-ranks", false, "play every rank at analytic fidelity too (default: one representative rank per pipeline stage, identical results)")
+	o.budget.add(cmd)
 	return cmd
 }
 
+// runOne simulates one scenario file and writes its directory. Errors name
+// the file; an invalid file or flag is bad input (exit status 2).
 func runOne(cmd *cobra.Command, path string, o runOptions, fid *network.Fidelity) error {
 	s, err := sim.Load(path)
 	if err != nil {
-		return err
+		return inputError(err) // sim.Load names the file
 	}
 	for _, w := range s.Warnings {
 		fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: %s: warning: %s\n", path, w)
 	}
+	// Rank lists are checked against the cluster before simulating.
+	for _, f := range []struct {
+		name string
+		rs   rankSet
+	}{{"timeline-ranks", o.tlRanks}, {"trace-ranks", o.trRanks}} {
+		if err := f.rs.check(s.GPUs()); err != nil {
+			return usageErrorf("%s: --%s: %v", path, f.name, err)
+		}
+	}
 	prog := newRunProgress(cmd.ErrOrStderr(), o.quiet, s.Name)
-	res, err := sim.Run(cmd.Context(), s, sim.Options{Fidelity: fid, AllRanks: o.allRanks, Progress: prog.update})
+	res, err := sim.Run(cmd.Context(), s, sim.Options{Fidelity: fid, AllRanks: o.allRanks, Progress: prog.update, Budget: o.budget.budget()})
 	prog.finish()
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := checkFinite(runJSON(res)); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	timeline := s.TimelineEnabled() && !o.noTimeline
 	extras := func(dir string) error { return runExtras(dir, o.parquet, o.report) }
-	if err := writeRunDir(filepath.Join(o.out, s.Name), res, timeline, o.timelineRanks, o.traceRanks, extras); err != nil {
-		return err
+	warn := func(msg string) { fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: warning: %s\n", msg) }
+	if err := writeRunDir(cmd.Context(), o.out, res, timeline, o.tlRanks, o.trRanks, warn, extras); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	if o.format == "json" {
 		return writeJSONLine(cmd.OutOrStdout(), runJSON(res))
@@ -194,79 +237,6 @@ func printRunTable(w io.Writer, r *sim.Result, dir string) {
 	row("peak memory per GPU", fmt.Sprintf("%.1f GB of %.0f GB (%s)", r.PeakMemBytes/1e9, r.MemCapacityBytes/1e9, fits))
 	row("simulated", fmt.Sprintf("%d events in %.3g s", r.Events, r.SimWallS))
 	row("outputs", dir)
-}
-
-// parseRankList parses "all", "" or a list like "0-7,16,32-39" and returns
-// nil for "" (the default set) and a sentinel {-1} for "all".
-func parseRankList(s string, world int) ([]int, error) {
-	switch s {
-	case "":
-		return nil, nil
-	case "all":
-		return []int{-1}, nil
-	}
-	var out []int
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(strings.TrimSpace(lo))
-		if err != nil || a < 0 {
-			return nil, fmt.Errorf("%q is not a rank, a range like 0-7, or all", part)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(strings.TrimSpace(hi)); err != nil || b < a {
-				return nil, fmt.Errorf("%q is not a rank range like 0-7", part)
-			}
-		}
-		if b >= world {
-			return nil, fmt.Errorf("rank %d is outside the cluster (%d ranks)", b, world)
-		}
-		for r := a; r <= b; r++ {
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-
-// ranksFor resolves a rank-list flag against a result.
-func ranksFor(flag string, r *sim.Result) ([]int, error) {
-	list, err := parseRankList(flag, r.Layout.World())
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case list == nil:
-		return r.TimelineRanks(), nil
-	case len(list) == 1 && list[0] == -1:
-		all := make([]int, r.Layout.World())
-		for i := range all {
-			all[i] = i
-		}
-		return all, nil
-	}
-	return list, nil
-}
-
-// replaceDir moves tmp to dir, replacing an older dir only once tmp is
-// complete, so a failed run never leaves a half-written output directory.
-func replaceDir(tmp, dir string) error {
-	old := ""
-	if _, err := os.Stat(dir); err == nil {
-		old = dir + ".old-" + strconv.Itoa(os.Getpid())
-		if err := os.Rename(dir, old); err != nil {
-			return err
-		}
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if old != "" {
-			_ = os.Rename(old, dir)
-		}
-		return err
-	}
-	if old != "" {
-		return os.RemoveAll(old)
-	}
-	return nil
 }
 
 // hardwareNote says where the GPU's figures come from when that is not

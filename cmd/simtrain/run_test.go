@@ -238,9 +238,12 @@ func TestRunBadScenarioNamesFileOnce(t *testing.T) {
 	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, stderr, err := runCLI(t, "run", path, "--out", t.TempDir())
-	if err == nil {
-		t.Fatal("bad scenario ran")
+	_, stderr, code := runMain(t, "run", path, "--out", t.TempDir())
+	if code != exitBadInput {
+		t.Fatalf("bad scenario: exit status %d, want %d", code, exitBadInput)
+	}
+	if strings.Count(stderr, "\n") != 1 {
+		t.Errorf("want one line on stderr, got %q", stderr)
 	}
 	line := strings.SplitN(stderr, "\n", 2)[0]
 	if strings.Count(line, path) != 1 || !strings.Contains(line, `parallel.tp_impl: unknown value "foo" (valid: megatron, dtensor)`) {

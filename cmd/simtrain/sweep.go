@@ -28,6 +28,7 @@ type sweepOptions struct {
 	batch      int
 	dryRun     bool
 	printPoint int
+	budget     budgetFlags
 }
 
 func newSweepCmd() *cobra.Command {
@@ -77,7 +78,8 @@ Indexed Job pod per shard; docs/scale-out.md). simtrain merge joins them.`,
 	f.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	f.IntVar(&o.batch, "batch", 64, "points per flush of the summary file (a kill loses at most this many)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "list the points (number, run id, values, validity) without simulating")
-	f.IntVar(&o.printPoint, "print-point", -1, "print point N as a scenario file and exit (-1: off)")
+	f.IntVar(&o.printPoint, "print-point", -1, "print point N as a scenario file and exit")
+	o.budget.add(cmd)
 	return cmd
 }
 
@@ -130,20 +132,29 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 	if o.batch < 1 {
 		return usageErrorf("--batch: must be >= 1, got %d", o.batch)
 	}
-	if o.workers < 0 {
-		return usageErrorf("--workers: must be >= 0 (0 = one per CPU), got %d", o.workers)
+	if err := checkWorkers(o.workers); err != nil {
+		return err
+	}
+	if cmd.Flags().Changed("print-point") && o.printPoint < 0 {
+		return usageErrorf("--print-point: %d is not a point number (valid: 0 and up; the sweep's points are listed by --dry-run)", o.printPoint)
 	}
 	fid, err := fidelityFlag(o.fidelity)
 	if err != nil {
 		return err
 	}
-	lo := sim.SweepOptions{Fidelity: fid}
+	if err := o.budget.check(); err != nil {
+		return err
+	}
+	lo := sim.SweepOptions{Fidelity: fid, Budget: o.budget.budget(), Context: cmd.Context()}
 	sw, err := sim.LoadSweep(path, lo)
 	if err != nil {
-		return &usageError{err}
+		if cmd.Context().Err() != nil {
+			return err
+		}
+		return inputError(err)
 	}
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	if o.printPoint >= 0 {
+	if cmd.Flags().Changed("print-point") {
 		if o.printPoint >= sw.Len() {
 			return usageErrorf("--print-point: %d is not a point (the sweep has %d: 0 to %d)", o.printPoint, sw.Len(), sw.Len()-1)
 		}
@@ -170,6 +181,18 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 		return err
 	}
 	file := filepath.Join(dir, shardFile(si, sn))
+	// One process per shard file: a second sweep of the same shard into
+	// the same directory would rewrite the file under the first one.
+	lock, held, err := output.TryLock(filepath.Join(dir, "."+shardFile(si, sn)+".lock"))
+	switch {
+	case errors.Is(err, output.ErrLockUnsupported):
+		fmt.Fprintf(stderr, "simtrain: warning: cannot lock %s (%v): run one sweep of this shard at a time\n", file, err)
+	case err != nil:
+		return err
+	case !held:
+		return usageErrorf("--out: another simtrain sweep is writing %s (shard %d/%d); wait for it to finish, or choose another --out", file, si, sn)
+	}
+	defer lock.Unlock()
 	if _, err := os.Stat(file); err == nil && !o.resume {
 		return usageErrorf("--out: %s already exists; pass --resume to continue that sweep, or choose another --out", file)
 	}
@@ -236,7 +259,7 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 	}
 	if runErr != nil {
 		if errors.Is(runErr, cmd.Context().Err()) {
-			return fmt.Errorf("sweep interrupted after %d of %d points; %s holds them, rerun with --resume to finish", already+stats.total(), len(indices), file)
+			return &exitError{exitInterrupted, fmt.Errorf("sweep interrupted after %d of %d points; %s holds them, rerun with --resume to finish", already+stats.total(), len(indices), file)}
 		}
 		return runErr
 	}

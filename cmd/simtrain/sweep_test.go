@@ -350,8 +350,8 @@ poll:
 	}
 	sameRows(t, "resumed / uninterrupted", readRows(t, filepath.Join(whole, "summary.shard-0-of-2.arrow")), rows)
 
-	// Ctrl-C (SIGINT) stops at the next point, writes what finished, says
-	// how to resume and exits with status 1.
+	// Ctrl-C (SIGINT) stops within a second, writes what finished, says
+	// how to resume and exits with status 130 (interrupted).
 	intr := t.TempDir()
 	var stderr bytes.Buffer
 	cmd = exec.Command(bin, "sweep", sweepFile, "--out", intr, "--workers", "1", "--batch", "10", "--quiet")
@@ -375,7 +375,7 @@ poll:
 	}
 	err = cmd.Wait()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "rerun with --resume to finish") {
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted || !strings.Contains(stderr.String(), "rerun with --resume to finish") {
 		t.Errorf("after SIGINT: %v, stderr %q", err, stderr.String())
 	}
 	if rows := readRows(t, filepath.Join(intr, "summary.arrow")); len(rows) == 0 || len(rows) == 1000 {

@@ -30,6 +30,7 @@ type validateOptions struct {
 	// peak memory (percent; 0 = no limit).
 	maxMemMAPE float64
 	workers    int
+	budget     budgetFlags
 }
 
 // defaultValidationDir is what `simtrain validate` checks without arguments.
@@ -80,8 +81,11 @@ the peak-memory MAPE exceeds --max-memory-mape.`,
 			if o.maxMemMAPE < 0 || math.IsNaN(o.maxMemMAPE) {
 				return usageErrorf("--max-memory-mape: %g must be a percentage >= 0 (0 = no limit)", o.maxMemMAPE)
 			}
-			if o.workers < 0 {
-				return usageErrorf("--workers: %d must be >= 0 (0 = one per CPU)", o.workers)
+			if err := checkWorkers(o.workers); err != nil {
+				return err
+			}
+			if err := o.budget.check(); err != nil {
+				return err
 			}
 			if len(args) == 0 {
 				args = []string{defaultValidationDir}
@@ -100,6 +104,7 @@ the peak-memory MAPE exceeds --max-memory-mape.`,
 	f.Float64Var(&o.maxMAPE, "max-mape", 0, "fail when the MAPE exceeds this many percent (0 = no limit)")
 	f.Float64Var(&o.maxMemMAPE, "max-memory-mape", 0, "fail when the peak-memory MAPE of the runs that publish one (expect.peak_memory_gib) exceeds this many percent (0 = no limit)")
 	f.IntVar(&o.workers, "workers", 0, "scenarios simulated at once (0 = one per CPU); results do not depend on it")
+	o.budget.add(cmd)
 	return cmd
 }
 
@@ -152,11 +157,11 @@ type validation struct {
 	fidLbl string
 }
 
-func validateOne(ctx context.Context, path string, fid *network.Fidelity) validation {
+func validateOne(ctx context.Context, path string, fid *network.Fidelity, budget sim.Budget) validation {
 	v := validation{path: path, name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))}
 	s, err := sim.Load(path)
 	if err != nil {
-		v.err = err
+		v.err = inputError(err)
 		return v
 	}
 	v.name = s.Name
@@ -174,9 +179,9 @@ func validateOne(ctx context.Context, path string, fid *network.Fidelity) valida
 		v.arch = g.Arch
 	}
 	v.style = s.ParallelStyle()
-	res, err := sim.Run(ctx, s, sim.Options{Fidelity: fid})
+	res, err := sim.Run(ctx, s, sim.Options{Fidelity: fid, Budget: budget})
 	if err != nil {
-		v.err = err
+		v.err = fmt.Errorf("%s: %w", path, err)
 		return v
 	}
 	v.res = res
@@ -203,7 +208,7 @@ func runValidate(cmd *cobra.Command, paths []string, o validateOptions, fid *net
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				results[i] = validateOne(ctx, paths[i], fid)
+				results[i] = validateOne(ctx, paths[i], fid, o.budget.budget())
 			}
 		}()
 	}
@@ -212,9 +217,12 @@ func runValidate(cmd *cobra.Command, paths []string, o validateOptions, fid *net
 	}
 	close(jobs)
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err // interrupted: no table, no files
+	}
 
 	var rows []validation
-	failed := 0
+	failed, code := 0, exitFailed
 	for _, v := range results {
 		if v.noExp {
 			fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: %s: no expect: block, not validated\n", v.path)
@@ -222,6 +230,7 @@ func runValidate(cmd *cobra.Command, paths []string, o validateOptions, fid *net
 		}
 		if v.err != nil {
 			failed++
+			code = max(code, exitCode(v.err))
 		}
 		rows = append(rows, v)
 	}
@@ -238,15 +247,18 @@ func runValidate(cmd *cobra.Command, paths []string, o validateOptions, fid *net
 		printValidateTable(w, rows, sum, o.out)
 	}
 	for _, v := range rows {
-		if v.err != nil && o.format != "json" {
-			fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: %v\n", v.err)
+		if v.err != nil && o.format != "json" && len(rows) > 1 {
+			fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: %s\n", errorLine(v.err))
 		}
 	}
 	if err := writeValidationFiles(o.out, rows, sum); err != nil {
 		return err
 	}
-	if failed > 0 {
-		return fmt.Errorf("%d of %d scenarios failed to simulate", failed, len(rows))
+	switch {
+	case failed > 0 && len(rows) == 1:
+		return &exitError{code, rows[0].err} // one file: its error is the one line
+	case failed > 0:
+		return &exitError{code, fmt.Errorf("%d of %d scenarios failed to simulate", failed, len(rows))}
 	}
 	if o.maxMAPE > 0 && 100*sum.all.mape > o.maxMAPE {
 		return fmt.Errorf("MAPE %.2f%% exceeds --max-mape %g%%", 100*sum.all.mape, o.maxMAPE)

@@ -18,6 +18,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"math"
 )
@@ -54,6 +55,27 @@ func Seconds(s float64) Time {
 	}
 	return t
 }
+
+// Add returns t+d saturated to [-Forever, Forever]: a sum that int64
+// nanoseconds cannot hold becomes Forever (or -Forever) instead of
+// wrapping around to a time in the past.
+func (t Time) Add(d Time) Time {
+	s := t + d
+	// Signed overflow happened iff both operands have the same sign and
+	// the sum's sign differs from it.
+	switch {
+	case t > 0 && d > 0 && s < 0:
+		return Forever
+	case t < 0 && d < 0 && (s >= 0 || s == math.MinInt64):
+		return -Forever
+	}
+	return s
+}
+
+// ErrTimeOverflow is reported by Engine.Err when an event was scheduled at
+// or beyond Forever: the simulated time no longer fits int64 nanoseconds
+// (about 292 years).
+var ErrTimeOverflow = errors.New("simulated time exceeds what int64 nanoseconds can hold (about 292 years)")
 
 // Seconds returns t in seconds.
 func (t Time) Seconds() float64 { return float64(t) / 1e9 }
@@ -108,6 +130,7 @@ type Engine struct {
 	handlers []Handler
 	executed uint64
 	stopped  bool
+	overflow bool // an event was scheduled at Forever (ErrTimeOverflow)
 	// AfterEvent, when set, runs after every event; tests use it to check
 	// invariants at every instant of a simulation.
 	AfterEvent func(now Time)
@@ -135,10 +158,16 @@ func (e *Engine) Pending() int { return len(e.heap) + len(e.fifo) - e.fifoHead }
 
 // At schedules an event for handler h at time t with argument arg. A time in
 // the past is a programming error and panics: causality is the one invariant
-// the kernel enforces itself.
+// the kernel enforces itself. A time at Forever (a saturated sum: see
+// Time.Add) cannot be simulated: the event is dropped, Err reports
+// ErrTimeOverflow and Run stops after the current event.
 func (e *Engine) At(t Time, h HandlerID, arg int64) {
 	if t < e.now {
 		panic(fmt.Sprintf("engine: event scheduled at %v, before now %v", t, e.now))
+	}
+	if t == Forever {
+		e.overflow, e.stopped = true, true
+		return
 	}
 	e.seq++
 	ev := event{at: t, seq: e.seq, arg: arg, handler: h}
@@ -149,12 +178,23 @@ func (e *Engine) At(t Time, h HandlerID, arg int64) {
 	e.push(ev)
 }
 
-// After schedules an event d after now; a negative d is treated as zero.
+// After schedules an event d after now; a negative d is treated as zero,
+// and a time past Forever saturates to it (see At).
 func (e *Engine) After(d Time, h HandlerID, arg int64) {
 	if d < 0 {
 		d = 0
 	}
-	e.At(e.now+d, h, arg)
+	e.At(e.now.Add(d), h, arg)
+}
+
+// Err is ErrTimeOverflow once an event could not be scheduled because its
+// time does not fit int64 nanoseconds, else nil. Run does not continue
+// after it: the simulation's later times would be meaningless.
+func (e *Engine) Err() error {
+	if e.overflow {
+		return ErrTimeOverflow
+	}
+	return nil
 }
 
 // Stop makes Run return after the event being handled.
@@ -168,7 +208,7 @@ func (e *Engine) Run() uint64 { return e.RunUntil(Forever) }
 // later ones pending. The clock stays at the last executed event.
 func (e *Engine) RunUntil(limit Time) uint64 {
 	start := e.executed
-	e.stopped = false
+	e.stopped = e.overflow
 	for !e.stopped {
 		var ev event
 		if e.fifoHead < len(e.fifo) && (len(e.heap) == 0 || !e.heap[0].before(&e.fifo[e.fifoHead])) {

@@ -84,6 +84,10 @@ type builder struct {
 	// activation or gradient.
 	local map[p2pKey]int32
 	err   error // the first error while emitting
+
+	// interrupt is StepConfig.Interrupt's error, polled every 16,384
+	// tasks; the build stops at the next schedule entry.
+	interrupt error
 }
 
 func (b *builder) dense() float64 { return float64(b.cfg.Layout.TP) }
@@ -124,6 +128,9 @@ func (b *builder) build() error {
 		b.startParamGather()
 		for i := 0; i < len(b.order); i++ {
 			st := b.order[i]
+			if b.interrupt != nil {
+				return b.interrupt
+			}
 			ch := cfg.Chunks[b.stage][st.Chunk]
 			last := i == b.lastGrad[st.Chunk]
 			switch st.Phase {
@@ -180,6 +187,9 @@ func (b *builder) add(t Task, deps ...int32) int32 {
 	}
 	p.Tasks = append(p.Tasks, t)
 	b.last[t.Stream] = idx
+	if idx&(1<<14-1) == 0 && b.interrupt == nil {
+		b.interrupt = b.cfg.interrupted()
+	}
 	return idx
 }
 

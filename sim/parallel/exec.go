@@ -52,6 +52,24 @@ type Executor struct {
 	// Progress, when set, is called every 65,536 task completions with the
 	// tasks done and the total (for progress displays on long runs).
 	Progress func(done, total int)
+	// Interrupt, when set, is called every 65,536 task completions; a
+	// non-nil error (a cancelled context's) stops the run, and Run returns
+	// it.
+	Interrupt   func() error
+	interrupted error
+}
+
+// poll reports progress and checks for an interruption.
+func (x *Executor) poll() {
+	if x.Progress != nil {
+		x.Progress(x.done, x.total)
+	}
+	if x.Interrupt != nil && x.interrupted == nil {
+		if err := x.Interrupt(); err != nil {
+			x.interrupted = err
+			x.eng.Stop()
+		}
+	}
 }
 
 // GroupMaker builds collective groups on the simulated cluster.
@@ -151,6 +169,12 @@ func (x *Executor) Run() error {
 		}
 	}
 	x.eng.Run()
+	if err := x.eng.Err(); err != nil {
+		return err
+	}
+	if err := x.interrupted; err != nil {
+		return err
+	}
 	if x.done != x.total {
 		for i := range x.inst {
 			in := &x.inst[i]
@@ -219,8 +243,8 @@ func (x *Executor) complete1(i, t int) {
 		x.commBusy(i, -x.ctasOf(i, &in.prog.Tasks[t]))
 	}
 	x.done++
-	if x.done&0xffff == 0 && x.Progress != nil {
-		x.Progress(x.done, x.total)
+	if x.done&0xffff == 0 {
+		x.poll()
 	}
 	p := in.prog
 	for _, s := range p.Succ(t) {
@@ -321,7 +345,7 @@ func (x *Executor) arrive(i, t int, task *Task) {
 		if x.minEnd[leader] == nil {
 			x.minEnd[leader] = make([]engine.Time, len(x.inst[leader].prog.Tasks))
 		}
-		x.minEnd[leader][t] = now + task.Dur
+		x.minEnd[leader][t] = now.Add(task.Dur)
 	}
 	if err := x.runner.Start(gs.g, task.Op, collectives.Auto, units.Bytes(task.Bytes), x, pack(leader, t)); err != nil {
 		panic(fmt.Sprintf("parallel: %s on %s group: %v", task.Name, task.Group, err))

@@ -255,6 +255,17 @@ type StepConfig struct {
 	// (training.offload_optimizer): reloaded after the backward, before
 	// the step, and offloaded again after it.
 	OffloadOptimizer bool
+	// Interrupt, when set, is polled while the programs are built (every
+	// 16,384 tasks and between stages); a non-nil error, such as a
+	// cancelled context's, stops Build, which returns it.
+	Interrupt func() error
+}
+
+func (c *StepConfig) interrupted() error {
+	if c.Interrupt == nil {
+		return nil
+	}
+	return c.Interrupt()
 }
 
 // Pricer turns work into time. The builder asks for every compute block and,
@@ -301,6 +312,9 @@ func Build(cfg *StepConfig, pr Pricer) ([]*Program, error) {
 		if err := b.build(); err != nil {
 			return nil, err
 		}
+		if err := cfg.interrupted(); err != nil {
+			return nil, err
+		}
 		b.prog.depOff = append(b.prog.depOff, int32(len(b.prog.deps)))
 		progs[s] = b.prog
 	}
@@ -308,6 +322,9 @@ func Build(cfg *StepConfig, pr Pricer) ([]*Program, error) {
 		return nil, err
 	}
 	for _, p := range progs {
+		if err := cfg.interrupted(); err != nil {
+			return nil, err
+		}
 		p.finish()
 	}
 	return progs, nil

@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/hardware"
@@ -100,9 +101,14 @@ func (x *Executor) startCompute(i, t int, dur engine.Time) {
 	in := &x.inst[i]
 	now := x.eng.Now()
 	in.cur = int32(t)
-	in.rem = int64(dur) * x.sms
 	in.since = now
-	in.end = now + ceilDiv(in.rem, x.rate(in.busy))
+	if int64(dur) > math.MaxInt64/x.sms {
+		// Dur × SMs does not fit int64: neither does the task's end.
+		in.rem, in.end = math.MaxInt64, engine.Forever
+	} else {
+		in.rem = int64(dur) * x.sms
+		in.end = now.Add(ceilDiv(in.rem, x.rate(in.busy)))
+	}
 	x.eng.At(in.end, x.h, pack(i, t))
 }
 
@@ -120,11 +126,11 @@ func (x *Executor) commBusy(i int, delta int32) {
 		return
 	}
 	now := x.eng.Now()
-	in.rem -= int64(now-in.since) * old
+	in.rem -= satMul(int64(now-in.since), old)
 	in.since = now
 	end := now
 	if in.rem > 0 {
-		end += ceilDiv(in.rem, nw)
+		end = end.Add(ceilDiv(in.rem, nw))
 	}
 	if end != in.end {
 		in.end = end
@@ -144,5 +150,17 @@ func (x *Executor) ctasOf(i int, task *Task) int32 {
 
 // ceilDiv is ⌈a/b⌉ for a ≥ 0, b > 0, in engine time.
 func ceilDiv(a, b int64) engine.Time {
-	return engine.Time((a + b - 1) / b)
+	q := a / b // a >= 0, b > 0; a + b - 1 could overflow near MaxInt64
+	if a%b != 0 {
+		q++
+	}
+	return engine.Time(q)
+}
+
+// satMul is a×b for a, b >= 0, saturated at math.MaxInt64.
+func satMul(a, b int64) int64 {
+	if b != 0 && a > math.MaxInt64/b {
+		return math.MaxInt64
+	}
+	return a * b
 }
