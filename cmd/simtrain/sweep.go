@@ -202,6 +202,14 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 	if lo.Fidelity != nil {
 		meta["fidelity_override"] = lo.Fidelity.String()
 	}
+	warn := func(msg string) { fmt.Fprintf(stderr, "simtrain: warning: %s\n", msg) }
+	if o.resume {
+		for _, f := range []string{file, filepath.Join(dir, goodputSideFile(si, sn))} {
+			if err := setAsideDamaged(f, path, dir, si, sn, warn); err != nil {
+				return err
+			}
+		}
+	}
 	af, err := output.OpenAppendFile(file, meta, o.resume, compareRows)
 	if err != nil {
 		return err
@@ -211,7 +219,7 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 	todo := indices
 	already := 0
 	if o.resume {
-		done, err := doneRunIDs(dir)
+		done, err := doneRunIDs(dir, path, warn)
 		if err != nil {
 			return err
 		}
@@ -267,8 +275,11 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 	return nil
 }
 
-// doneRunIDs is the set of run ids in every summary file in dir.
-func doneRunIDs(dir string) (map[string]bool, error) {
+// doneRunIDs is the set of run ids in every summary file in dir. A damaged
+// file (another shard's, killed while its disk failed, or copied badly) is
+// skipped with a warning that names it and how to rebuild it: its points
+// then count as not done here.
+func doneRunIDs(dir, sweepFile string, warn func(string)) (map[string]bool, error) {
 	files, err := summaryFiles(dir)
 	if err != nil {
 		return nil, err
@@ -277,6 +288,11 @@ func doneRunIDs(dir string) (map[string]bool, error) {
 	for _, f := range files {
 		var rows []runIDRow
 		if _, err := output.ReadTable(f, &rows); err != nil {
+			if errors.Is(err, output.ErrDamaged) {
+				warn(fmt.Sprintf("%s is damaged, skipped (%s); to rebuild it, run its shard again: %s",
+					f, damageReason(err), rebuildCommand(f, sweepFile, dir)))
+				continue
+			}
 			return nil, err
 		}
 		for _, r := range rows {

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"hash"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -26,6 +28,8 @@ type atomicFile struct {
 	path, tmp string
 	f         *os.File
 	w         *bufio.Writer
+	sum       hash.Hash // the file's checksum (integrity.go); nil for files without one
+	seal      func(f *os.File, size int64, sum hash.Hash) error
 	done      bool
 	err       error
 }
@@ -36,11 +40,33 @@ func createAtomic(path string) (*atomicFile, error) {
 		return nil, errors.New("output: empty file path")
 	}
 	tmp := path + ".tmp-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(tmpSeq.Add(1), 10)
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("output: create %s: %w", path, err)
 	}
 	return &atomicFile{path: path, tmp: tmp, f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+}
+
+// createAtomicIPC is createAtomic for an Arrow IPC file whose schema
+// metadata holds the checksum placeholder: the bytes are hashed as they
+// are written and commit writes the checksum (integrity.go).
+func createAtomicIPC(path string) (*atomicFile, error) {
+	return createAtomicSealed(path, sealChecksum)
+}
+
+// createAtomicParquet is createAtomicIPC for a Parquet file.
+func createAtomicParquet(path string) (*atomicFile, error) {
+	return createAtomicSealed(path, sealParquetChecksum)
+}
+
+func createAtomicSealed(path string, seal func(*os.File, int64, hash.Hash) error) (*atomicFile, error) {
+	a, err := createAtomic(path)
+	if err != nil {
+		return nil, err
+	}
+	a.sum, a.seal = newChecksum(), seal
+	a.w = bufio.NewWriterSize(io.MultiWriter(a.f, a.sum), 1<<20)
+	return a, nil
 }
 
 // commit flushes, syncs and closes the temporary file, renames it to the
@@ -51,6 +77,12 @@ func (a *atomicFile) commit() error {
 	}
 	a.done = true
 	err := a.w.Flush()
+	if err == nil && a.sum != nil {
+		var st os.FileInfo
+		if st, err = a.f.Stat(); err == nil {
+			err = a.seal(a.f, st.Size(), a.sum)
+		}
+	}
 	if err == nil {
 		err = a.f.Sync()
 	}
@@ -97,7 +129,11 @@ func syncDir(dir string) {
 // writeAtomic writes a whole file through fn and commits it, or leaves no
 // trace of it if fn or the commit fails.
 func writeAtomic(path string, fn func(w *bufio.Writer) error) error {
-	a, err := createAtomic(path)
+	return writeAtomicWith(createAtomic, path, fn)
+}
+
+func writeAtomicWith(create func(string) (*atomicFile, error), path string, fn func(w *bufio.Writer) error) error {
+	a, err := create(path)
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,7 @@ func writeParquet(mem memory.Allocator, path string, rows any, meta map[string]s
 		return err
 	}
 	defer tb.release()
-	return writeAtomic(path, func(w *bufio.Writer) error {
+	return writeAtomicWith(createAtomicParquet, path, func(w *bufio.Writer) error {
 		pw, err := newParquetFile(mem, w, tb.schema)
 		if err != nil {
 			return fmt.Errorf("output: write %s: %w", path, err)
@@ -83,7 +83,7 @@ func ArrowToParquet(src, dst string) error {
 
 func arrowToParquet(mem memory.Allocator, src, dst string) error {
 	return withFileReader(mem, src, func(r *ipc.FileReader) error {
-		return writeAtomic(dst, func(w *bufio.Writer) error {
+		return writeAtomicWith(createAtomicParquet, dst, func(w *bufio.Writer) error {
 			pw, err := newParquetFile(mem, w, r.Schema())
 			if err != nil {
 				return fmt.Errorf("write %s: %w", dst, err)
@@ -142,6 +142,10 @@ func newParquetFile(mem memory.Allocator, w io.Writer, sc *arrow.Schema) (*parqu
 	if err != nil {
 		return nil, err
 	}
+	// An Arrow file's checksum is not this file's: it is left out of the
+	// stored schema, and this file's own goes into the key-value metadata
+	// as a placeholder that the atomic writer fills in (integrity.go).
+	sc = withoutChecksum(sc)
 	kv := metadata.KeyValueMetadata{}
 	md := sc.Metadata()
 	for i, k := range md.Keys() {
@@ -153,6 +157,7 @@ func newParquetFile(mem memory.Allocator, w io.Writer, sc *arrow.Schema) (*parqu
 		return nil, err
 	}
 	kv.Append(arrowSchemaKey, base64.StdEncoding.EncodeToString(ser.Bytes()))
+	kv.Append(MetaChecksum, checksumPlaceholder)
 	props := parquet.NewWriterProperties(
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithAllocator(mem),
@@ -163,6 +168,22 @@ func newParquetFile(mem memory.Allocator, w io.Writer, sc *arrow.Schema) (*parqu
 		return nil, err
 	}
 	return &parquetFile{pw: pw, schema: sc}, nil
+}
+
+// withoutChecksum is sc without MetaChecksum in its metadata.
+func withoutChecksum(sc *arrow.Schema) *arrow.Schema {
+	md := sc.Metadata()
+	if md.FindKey(MetaChecksum) < 0 {
+		return sc
+	}
+	var keys, vals []string
+	for i, k := range md.Keys() {
+		if k != MetaChecksum {
+			keys, vals = append(keys, k), append(vals, md.Values()[i])
+		}
+	}
+	m := arrow.NewMetadata(keys, vals)
+	return arrow.NewSchema(sc.Fields(), &m)
 }
 
 // parquetType is the Parquet logical and physical type of an Arrow column.
@@ -332,11 +353,19 @@ func readParquet(mem memory.Allocator, path string, out any) (meta map[string]st
 		return nil, fmt.Errorf("output: read %w", err)
 	}
 	defer f.Close()
-	// arrow-go's Parquet reader can panic on a damaged file; that becomes
-	// an error, as for Arrow IPC files.
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("output: read %w", err)
+	}
+	if err := verifyParquetFile(f, st.Size()); err != nil {
+		return nil, fmt.Errorf("output: read %s: %w", path, err)
+	}
+	// arrow-go's Parquet reader can panic on a damaged file (a nil page
+	// header after one changed byte); that becomes an error, as for Arrow
+	// IPC files. A file without a checksum can still be damaged.
 	defer func() {
 		if p := recover(); p != nil {
-			meta, err = nil, fmt.Errorf("output: read %s: damaged Parquet file: %v", path, p)
+			meta, err = nil, fmt.Errorf("output: read %s: %w: damaged Parquet file: %v", path, ErrDamaged, p)
 		}
 	}()
 	pf, err := file.NewParquetReader(f, file.WithReadProps(parquet.NewReaderProperties(mem)))

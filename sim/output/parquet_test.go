@@ -23,6 +23,10 @@ func TestParquetRoundTrip(t *testing.T) {
 		if n > 0 && !reflect.DeepEqual(got, rows) || len(got) != n {
 			t.Errorf("%d rows: round trip differs", n)
 		}
+		if len(meta[MetaChecksum]) != 64 {
+			t.Errorf("no checksum in %v", meta)
+		}
+		delete(meta, MetaChecksum)
 		if want := map[string]string{"run_id": "r", "schema_version": SchemaVersion}; !reflect.DeepEqual(meta, want) {
 			t.Errorf("metadata %v, want %v", meta, want)
 		}
@@ -64,6 +68,11 @@ func TestArrowToParquet(t *testing.T) {
 	if !reflect.DeepEqual(got, rows) {
 		t.Error("table: round trip differs")
 	}
+	// The Parquet file carries its own checksum, not the Arrow file's.
+	if srcMeta, _ := ReadTableInfo(src); meta[MetaChecksum] == "" || meta[MetaChecksum] == srcMeta.Meta[MetaChecksum] {
+		t.Errorf("checksum %q (the Arrow file's: %q)", meta[MetaChecksum], srcMeta.Meta[MetaChecksum])
+	}
+	delete(meta, MetaChecksum)
 	if want := map[string]string{"run_id": "r", "schema_version": SchemaVersion}; !reflect.DeepEqual(meta, want) {
 		t.Errorf("metadata %v, want %v", meta, want)
 	}

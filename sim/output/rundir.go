@@ -30,8 +30,7 @@ type DirOptions struct {
 	// simtrain writes there. WriteDir replaces the directory only when
 	// every entry is a regular file it owns, so a user's notes or a
 	// symbolic link put beside the results are never deleted. Nil accepts
-	// only the files simtrain run and simtrain goodput write there
-	// (runDirFiles).
+	// only the files simtrain's commands write there (runDirFiles).
 	Owned func(name string) bool
 	// Warn receives one-line remarks: leftovers of killed runs removed or
 	// reported, a wait for another run's lock, no lock support. Nil
@@ -43,8 +42,10 @@ type DirOptions struct {
 var RunFiles = []string{"summary.arrow", "timeline.arrow", "memory.arrow", "links.arrow", "trace.json"}
 
 // runDirFiles are the files any simtrain command writes into OUT/NAME:
-// RunFiles, and goodput.arrow of simtrain goodput.
-var runDirFiles = append(slices.Clone(RunFiles), "goodput.arrow")
+// RunFiles, goodput.arrow of simtrain goodput, the Parquet copies of run
+// --parquet and the report.html of run --report and simtrain report.
+var runDirFiles = append(slices.Clone(RunFiles), "goodput.arrow",
+	"summary.parquet", "timeline.parquet", "memory.parquet", "links.parquet", "goodput.parquet", "report.html")
 
 // ownedRunFile accepts runDirFiles and the temporary names the atomic
 // writer gives them (FILE.tmp-PID-N).

@@ -30,12 +30,12 @@ func writeTable(mem memory.Allocator, path string, rows any, meta map[string]str
 
 // writeTableBatches is [WriteTable] with record batches of batch rows.
 func writeTableBatches(mem memory.Allocator, path string, rows any, meta map[string]string, batch int) error {
-	tb, err := newTableBuilder(mem, rows, meta)
+	tb, err := newTableBuilder(mem, rows, withChecksumKey(meta))
 	if err != nil {
 		return err
 	}
 	defer tb.release()
-	return writeAtomic(path, func(w *bufio.Writer) error {
+	return writeAtomicWith(createAtomicIPC, path, func(w *bufio.Writer) error {
 		fw, err := ipc.NewFileWriter(w, ipc.WithSchema(tb.schema), ipc.WithAllocator(mem))
 		if err != nil {
 			return fmt.Errorf("output: write %s: %w", path, err)
@@ -333,10 +333,19 @@ func withFileReader(mem memory.Allocator, path string, fn func(r *ipc.FileReader
 		return fmt.Errorf("output: read %w", err)
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("output: read %w", err)
+	}
+	// arrow-go trusts the lengths in the file: check them, and the
+	// checksum, before it reads anything (integrity.go).
+	if err := verifyIPCFile(f, st.Size()); err != nil {
+		return fmt.Errorf("output: read %s: %w", path, err)
+	}
 	var r *ipc.FileReader
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("output: read %s: damaged Arrow IPC file: %v", path, p)
+			err = fmt.Errorf("output: read %s: %w: damaged Arrow IPC file: %v", path, ErrDamaged, p)
 		}
 		if r != nil {
 			r.Close()

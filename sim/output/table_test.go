@@ -124,6 +124,11 @@ func TestMetadata(t *testing.T) {
 	meta := map[string]string{"run_id": "abc", "scenario": "q.yaml", "schema_version": "999", "z": ""}
 	info, got := roundTrip(t, makeRows[MemoryRow](3), meta)
 	want := map[string]string{"run_id": "abc", "scenario": "q.yaml", "schema_version": SchemaVersion, "z": ""}
+	// Every file also carries its checksum (integrity.go).
+	if sum := got[MetaChecksum]; len(sum) != 64 || strings.Trim(sum, "0123456789abcdef") != "" || sum == checksumPlaceholder {
+		t.Errorf("checksum %q", sum)
+	}
+	want[MetaChecksum] = got[MetaChecksum]
 	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(info.Meta, want) {
 		t.Errorf("metadata %v, want %v (a caller's schema_version is replaced)", got, want)
 	}

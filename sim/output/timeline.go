@@ -102,9 +102,9 @@ func newTimelineWriter(mem memory.Allocator, path string, meta map[string]string
 		}
 		fields[i] = arrow.Field{Name: f.column, Type: f.arrowType(n), Nullable: f.nullable}
 	}
-	md := schemaMetadata(meta)
+	md := schemaMetadata(withChecksumKey(meta))
 	w.schema = arrow.NewSchema(fields, &md)
-	af, err := createAtomic(path)
+	af, err := createAtomicIPC(path)
 	if err != nil {
 		w.releaseDicts()
 		return nil, err
