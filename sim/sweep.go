@@ -630,6 +630,9 @@ func (sw *Sweep) enumerate() error {
 // doc, calling leaf with every parsed combination. Each field's candidates
 // come from the point as set so far (its GPU count, model and batch).
 func (sw *Sweep) autoRec(doc *yaml.Node, autos []int, vals []*yaml.Node, leaf func(*Scenario, error)) {
+	if sw.checkProgress() != nil {
+		return // enumerate reports it
+	}
 	if len(autos) == 0 {
 		leaf(sw.parsePoint(doc))
 		return

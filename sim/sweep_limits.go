@@ -12,6 +12,10 @@ import (
 // many) and would otherwise run away at load.
 const MaxSweepPoints = 1 << 20
 
+// maxSweepPoints is the bound in force: MaxSweepPoints, lowered by the
+// fuzz test so that each input stays quick.
+var maxSweepPoints = MaxSweepPoints
+
 // checkSize refuses, before enumerating, a sweep whose listed values alone
 // multiply beyond MaxSweepPoints, naming each field's count.
 func (sw *Sweep) checkSize() error {
@@ -24,9 +28,9 @@ func (sw *Sweep) checkSize() error {
 		product *= float64(len(f.nodes))
 		parts = append(parts, fmt.Sprintf("%s (%d)", f.Path, len(f.nodes)))
 	}
-	if product > MaxSweepPoints {
+	if product > float64(maxSweepPoints) {
 		return fmt.Errorf("sweep: %s = %.3g combinations, more than the %d a sweep may hold; split it into several sweeps or list fewer values",
-			strings.Join(parts, " × "), product, MaxSweepPoints)
+			strings.Join(parts, " × "), product, maxSweepPoints)
 	}
 	return nil
 }
@@ -34,8 +38,8 @@ func (sw *Sweep) checkSize() error {
 // checkProgress is called while enumerating: it stops a sweep whose auto
 // fields multiply the points beyond MaxSweepPoints, and a cancelled load.
 func (sw *Sweep) checkProgress() error {
-	if len(sw.points) > MaxSweepPoints {
-		return fmt.Errorf("sweep: more than %d points with the auto fields' values; bound them with {auto: true, max: N} or list fewer values", MaxSweepPoints)
+	if len(sw.points) > maxSweepPoints {
+		return fmt.Errorf("sweep: more than %d points with the auto fields' values; bound them with {auto: true, max: N} or list fewer values", maxSweepPoints)
 	}
 	if sw.ctx != nil {
 		return sw.ctx.Err()

@@ -79,6 +79,7 @@ sweep:
 		{"run invalid scenario", []string{"run", invalid, "--out", out}, exitBadInput},
 		{"run missing file", []string{"run", filepath.Join(dir, "missing.yaml"), "--out", out}, exitBadInput},
 		{"run name ..", []string{"run", dotdot, "--out", out}, exitBadInput},
+		{"run /dev/zero", []string{"run", "/dev/zero", "--out", out}, exitBadInput},
 		{"run bad flag value", []string{"run", quick, "--format", "xml"}, exitBadInput},
 		{"run unknown flag", []string{"run", quick, "--no-such-flag"}, exitBadInput},
 		{"run rank outside cluster", []string{"run", quick, "--out", out, "--timeline-ranks", "0-1073741823"}, exitBadInput},
