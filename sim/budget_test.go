@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,15 +88,8 @@ func TestWorkEstimateBoundsBuiltTasks(t *testing.T) {
 // task graph past 7 GB (issue 19): now Run refuses it before building,
 // naming the fields and the estimate.
 func TestRunRefusesWorkAboveBudget(t *testing.T) {
-	s, err := Parse([]byte(`name: runaway
-model: {preset: llama3-8b, layers: 100000}
-training: {seq_len: 2048, global_batch: 4096, micro_batch: 1}
-cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 1}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = Run(context.Background(), s, Options{})
+	s := llama8bOnOneGPU(t, 100_000, 2048, 4096)
+	_, err := Run(context.Background(), s, Options{})
 	if !errors.Is(err, ErrBudget) {
 		t.Fatalf("got %v, want ErrBudget", err)
 	}
@@ -104,4 +98,19 @@ cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 1}
 			t.Errorf("error %q does not name %q", err, want)
 		}
 	}
+}
+
+// llama8bOnOneGPU is Llama 3 8B with the given depth on one H100, one
+// sequence per micro-batch: the shape of the runaway and long-build cases.
+func llama8bOnOneGPU(t *testing.T, layers, seq, globalBatch int) *Scenario {
+	t.Helper()
+	s, err := Parse([]byte(fmt.Sprintf(`name: one-gpu
+model: {preset: llama3-8b, layers: %d}
+training: {seq_len: %d, global_batch: %d, micro_batch: 1}
+cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 1}
+`, layers, seq, globalBatch)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

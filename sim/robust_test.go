@@ -79,21 +79,14 @@ func (c *cancelOnPoll) Err() error {
 // cancellation during the build stops it there, long before the graph
 // (about 1.3 million tasks here, some 200 MB) is complete.
 func TestRunCancelStopsTheBuild(t *testing.T) {
-	s, err := Parse([]byte(`name: long-build
-model: {preset: llama3-8b, layers: 64}
-training: {seq_len: 1024, global_batch: 4096, micro_batch: 1}
-cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 1}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := llama8bOnOneGPU(t, 64, 1024, 4096)
 	if w := s.EstimateWork(Options{}); w.ProgramTasks < 1e6 {
 		t.Fatalf("the scenario is too small to show anything: %d tasks", w.ProgramTasks)
 	}
 	ctx := &cancelOnPoll{Context: context.Background(), after: 1}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err = Run(ctx, s, Options{})
+	_, err := Run(ctx, s, Options{})
 	runtime.ReadMemStats(&after)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)

@@ -129,19 +129,30 @@ func hashZeroed(f io.ReaderAt, size int64, zeroed []int64) (string, error) {
 // decoding it (see verifyIPCFile). simtrain's readers do the same before
 // every read; VerifyFile lets a caller sort files before reading them.
 func VerifyFile(path string) error {
+	f, err := openVerified(path)
+	if err == nil {
+		f.Close()
+	}
+	return err
+}
+
+// openVerified opens the Arrow IPC file at path after checking its
+// structure and checksum (verifyIPCFile): arrow-go trusts the lengths in a
+// file, so this runs before it reads anything.
+func openVerified(path string) (*os.File, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("output: read %w", err)
+		return nil, fmt.Errorf("output: read %w", err)
 	}
-	defer f.Close()
 	st, err := f.Stat()
+	if err == nil {
+		err = verifyIPCFile(f, st.Size())
+	}
 	if err != nil {
-		return fmt.Errorf("output: read %w", err)
+		f.Close()
+		return nil, fmt.Errorf("output: read %s: %w", path, err)
 	}
-	if err := verifyIPCFile(f, st.Size()); err != nil {
-		return fmt.Errorf("output: read %s: %w", path, err)
-	}
-	return nil
+	return f, nil
 }
 
 // Parquet files (simtrain merge --out FILE.parquet) carry the checksum in

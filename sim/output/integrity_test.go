@@ -35,16 +35,7 @@ func summaryFile(t testing.TB, n int) (string, []byte) {
 func TestChecksumDefinition(t *testing.T) {
 	for _, write := range []func(path string) error{
 		func(path string) error { return WriteTable(path, makeRows[SummaryRow](3), nil) },
-		func(path string) error {
-			w, err := NewTimelineWriter(path, map[string]string{"run_id": "r"}, testDicts)
-			if err != nil {
-				return err
-			}
-			if err := w.Write(makeTimeline(100)); err != nil {
-				return err
-			}
-			return w.Close()
-		},
+		func(path string) error { return writeTimelineFile(path, 100) },
 	} {
 		path := filepath.Join(t.TempDir(), "x.arrow")
 		if err := write(path); err != nil {
@@ -104,6 +95,18 @@ func TestEveryFlipIsDetected(t *testing.T) {
 			t.Errorf("truncated to %d bytes: %v", n, err)
 		}
 	}
+}
+
+// writeTimelineFile writes a timeline of n rows to path.
+func writeTimelineFile(path string, n int) error {
+	w, err := NewTimelineWriter(path, map[string]string{"run_id": "r"}, testDicts)
+	if err != nil {
+		return err
+	}
+	if err := w.Write(makeTimeline(n)); err != nil {
+		return err
+	}
+	return w.Close()
 }
 
 // writeLegacy writes rows as an IPC file without a checksum, as simtrain
@@ -227,16 +230,7 @@ func FuzzReadDamaged(f *testing.F) {
 	var bases [][]byte
 	for i, write := range []func(string) error{
 		func(p string) error { return WriteTable(p, makeRows[SummaryRow](5), map[string]string{"sweep": "s"}) },
-		func(p string) error {
-			w, err := NewTimelineWriter(p, map[string]string{"run_id": "r"}, testDicts)
-			if err != nil {
-				return err
-			}
-			if err := w.Write(makeTimeline(50)); err != nil {
-				return err
-			}
-			return w.Close()
-		},
+		func(p string) error { return writeTimelineFile(p, 50) },
 		func(p string) error { writeLegacy(f, p, 5); return nil },
 		func(p string) error { return WriteParquet(p, makeRows[SummaryRow](5), nil) },
 	} {

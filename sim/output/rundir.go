@@ -301,7 +301,10 @@ func replaceDir(tmp, dir string) error {
 	}
 	err := exchange(tmp, dir)
 	if err == nil {
-		return os.RemoveAll(tmp)
+		// The new directory is in place; if the old one cannot be removed
+		// now, the next run of NAME removes it as a leftover.
+		os.RemoveAll(tmp)
+		return nil
 	}
 	if !errors.Is(err, errExchangeUnsupported) {
 		return err
@@ -314,5 +317,6 @@ func replaceDir(tmp, dir string) error {
 		_ = os.Rename(old, dir)
 		return err
 	}
-	return os.RemoveAll(old)
+	os.RemoveAll(old) // as above: a leftover the next run removes
+	return nil
 }

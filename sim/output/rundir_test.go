@@ -23,19 +23,6 @@ func fillRun(tag string) func(string) error {
 	}
 }
 
-func listDir(t *testing.T, dir string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	return names
-}
-
 // Scenario names "." and ".." made simtrain run replace OUT itself or its
 // parent, deleting the user's project (issue 19). WriteDir refuses them
 // (and every name that is not one plain path component) and touches
@@ -59,10 +46,10 @@ func TestWriteDirRefusesNamesOutsideOut(t *testing.T) {
 	if b, err := os.ReadFile(keep); err != nil || string(b) != "mine" {
 		t.Fatalf("the project's file is gone or changed: %v", err)
 	}
-	if got := listDir(t, out); !slices.Equal(got, []string{"other"}) {
+	if got := dirEntries(t, out); !slices.Equal(got, []string{"other"}) {
 		t.Errorf("results holds %v, want [other]", got)
 	}
-	if got := listDir(t, project); !slices.Equal(got, []string{"keep.txt", "results"}) {
+	if got := dirEntries(t, project); !slices.Equal(got, []string{"keep.txt", "results"}) {
 		t.Errorf("project holds %v", got)
 	}
 }
@@ -93,7 +80,7 @@ func TestWriteDirKeepsForeignFiles(t *testing.T) {
 	if _, err := WriteDir(ctx, out, "link", DirOptions{}, fillRun("3")); !errors.Is(err, ErrUnsafeOutput) {
 		t.Fatalf("symlink replaced: %v", err)
 	}
-	if got := listDir(t, elsewhere); len(got) != 0 {
+	if got := dirEntries(t, elsewhere); len(got) != 0 {
 		t.Errorf("wrote through the symlink: %v", got)
 	}
 }
@@ -127,7 +114,7 @@ func TestWriteDirCleansLeftovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{".run.tmp-88", ".run.tmp-x", ".run2.tmp-5", "run", "run.old-4242"}
-	if got := listDir(t, out); !slices.Equal(got, want) {
+	if got := dirEntries(t, out); !slices.Equal(got, want) {
 		t.Errorf("out holds %v, want %v", got, want)
 	}
 	all := strings.Join(warnings, "\n")
@@ -161,7 +148,7 @@ func TestWriteDirConcurrentWriters(t *testing.T) {
 			t.Errorf("writer %d: %v", i, err)
 		}
 	}
-	if got := listDir(t, out); !slices.Equal(got, []string{"run"}) {
+	if got := dirEntries(t, out); !slices.Equal(got, []string{"run"}) {
 		t.Errorf("out holds %v, want [run]", got)
 	}
 	var tag string
@@ -202,7 +189,7 @@ func TestWriteDirFailureKeepsPrevious(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(out, "run", "summary.arrow")); string(b) != "old" {
 		t.Errorf("summary.arrow is %q, want the previous run's", b)
 	}
-	if got := listDir(t, out); !slices.Equal(got, []string{"run"}) {
+	if got := dirEntries(t, out); !slices.Equal(got, []string{"run"}) {
 		t.Errorf("out holds %v", got)
 	}
 }

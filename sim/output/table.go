@@ -3,7 +3,6 @@ package output
 import (
 	"bufio"
 	"fmt"
-	"os"
 	"reflect"
 	"slices"
 
@@ -328,20 +327,11 @@ func readTableInfo(mem memory.Allocator, path string) (TableInfo, error) {
 // can panic on a damaged file (a bad flatbuffer offset, a buffer past the
 // end of the body); such a panic, here or in fn, becomes an error.
 func withFileReader(mem memory.Allocator, path string, fn func(r *ipc.FileReader) error) (err error) {
-	f, err := os.Open(path)
+	f, err := openVerified(path)
 	if err != nil {
-		return fmt.Errorf("output: read %w", err)
+		return err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("output: read %w", err)
-	}
-	// arrow-go trusts the lengths in the file: check them, and the
-	// checksum, before it reads anything (integrity.go).
-	if err := verifyIPCFile(f, st.Size()); err != nil {
-		return fmt.Errorf("output: read %s: %w", path, err)
-	}
 	var r *ipc.FileReader
 	defer func() {
 		if p := recover(); p != nil {
