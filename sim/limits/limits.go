@@ -62,7 +62,7 @@ const NameMax = 255
 
 // MaxNameLen is the longest scenario or sweep name. simtrain run writes a
 // scenario's files into a temporary directory ".NAME.tmp-" + a random
-// decimal uint32 (at most 10 digits; os.MkdirTemp) before renaming it to
+// decimal uint32 (at most 10 digits; output.WriteDir) before renaming it to
 // NAME, so NAME needs room for 16 more bytes within NameMax.
 const MaxNameLen = NameMax - len(".") - len(".tmp-") - 10
 
