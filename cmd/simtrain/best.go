@@ -489,7 +489,7 @@ func parseConstraint(text string) (constraint, error) {
 	c := constraint{text: text}
 	cols := summaryColumns()
 	bad := func(format string, a ...any) (constraint, error) {
-		return c, usageErrorf("--constraint %q: "+format, append([]any{text}, a...)...)
+		return c, usageErrorf("--constraint %q: "+format, append([]any{clipFlag(text)}, a...)...)
 	}
 	lookup := func(name string) (summaryColumn, error) {
 		col, ok := cols[name]

@@ -286,7 +286,7 @@ func parseSizes(s string) ([]int64, error) {
 			return nil, err
 		}
 		if b < a {
-			return nil, fmt.Errorf("range %q ends below its start", item)
+			return nil, fmt.Errorf("range %q ends below its start", clipFlag(item))
 		}
 		for x := a; x <= b; x *= 2 {
 			out = append(out, x)
@@ -333,16 +333,16 @@ func parseSize(s string) (int64, error) {
 	}
 	v, err := strconv.ParseFloat(u, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("bad size %q (valid: a positive byte count such as 4096, 4K, 1M, 8G)", orig)
+		return 0, fmt.Errorf("bad size %q (valid: a positive byte count such as 4096, 4K, 1M, 8G)", clipFlag(orig))
 	}
 	v *= mult
 	switch {
 	case v <= 0:
-		return 0, fmt.Errorf("size %q must be > 0", orig)
+		return 0, fmt.Errorf("size %q must be > 0", clipFlag(orig))
 	case v > float64(maxSize):
-		return 0, fmt.Errorf("size %q is larger than 1P", orig)
+		return 0, fmt.Errorf("size %q is larger than 1P", clipFlag(orig))
 	case v != math.Trunc(v):
-		return 0, fmt.Errorf("size %q is not a whole number of bytes", orig)
+		return 0, fmt.Errorf("size %q is not a whole number of bytes", clipFlag(orig))
 	}
 	return int64(v), nil
 }

@@ -89,7 +89,7 @@ func parseShard(s string) (int, int, error) {
 	i, err1 := strconv.Atoi(strings.TrimSpace(a))
 	n, err2 := strconv.Atoi(strings.TrimSpace(b))
 	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
-		return 0, 0, usageErrorf("--shard: want I/N with 0 <= I < N (e.g. 3/16), got %q", s)
+		return 0, 0, usageErrorf("--shard: want I/N with 0 <= I < N (e.g. 3/16), got %q", clipFlag(s))
 	}
 	return i, n, nil
 }
