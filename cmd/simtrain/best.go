@@ -503,7 +503,7 @@ func parseConstraint(text string) (constraint, error) {
 			if near := sim.Closest(name, names); near != "" {
 				hint = fmt.Sprintf("did you mean %q?", near)
 			}
-			_, err := bad("unknown column %q; %s", name, hint)
+			_, err := bad("unknown column %q; %s", clipFlag(name), hint)
 			return col, err
 		}
 		return col, nil
@@ -549,14 +549,14 @@ func parseConstraint(text string) (constraint, error) {
 		}
 		b, err := strconv.ParseBool(c.str)
 		if err != nil {
-			return bad("%s is a true/false column; compare with true or false, not %q", col.name, c.str)
+			return bad("%s is a true/false column; compare with true or false, not %q", col.name, clipFlag(c.str))
 		}
 		c.b = b == (op == "==")
 		c.op = "=="
 	default:
 		v, err := strconv.ParseFloat(c.str, 64)
 		if err != nil {
-			return bad("%q is not a number", c.str)
+			return bad("%q is not a number", clipFlag(c.str))
 		}
 		c.num = v
 	}
