@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -479,7 +478,7 @@ func (s *Scenario) lookupGPU(v string) (hardware.GPU, error) {
 		return f.(gpuFile).g, f.(gpuFile).err
 	}
 	var f gpuFile
-	data, err := os.ReadFile(path)
+	data, err := limits.ReadFile(path, limits.MaxInputBytes)
 	if err == nil {
 		f.g, err = hardware.ParseGPU(data)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/simtrain/simtrain/sim"
 	"github.com/simtrain/simtrain/sim/hardware"
+	"github.com/simtrain/simtrain/sim/limits"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -139,13 +139,13 @@ func listGPUs(w io.Writer, name, format string) error {
 // gpuArg resolves a catalog GPU name or a GPU record file.
 func gpuArg(name string) (hardware.GPU, hardware.GPURecord, error) {
 	if sim.IsGPUFile(name) {
-		data, err := os.ReadFile(name)
+		data, err := limits.ReadFile(name, limits.MaxInputBytes)
 		if err != nil {
 			return hardware.GPU{}, hardware.GPURecord{}, usageErrorf("list gpus: %v", err)
 		}
 		g, err := hardware.ParseGPU(data)
 		if err != nil {
-			return hardware.GPU{}, hardware.GPURecord{}, fmt.Errorf("%s: %w", name, err)
+			return hardware.GPU{}, hardware.GPURecord{}, usageErrorf("%s: %v", name, err)
 		}
 		return g, g.Record, nil
 	}
