@@ -49,10 +49,8 @@ bar=$(awk -v a="$a" -v s="$FLOW_SLACK" 'BEGIN { printf "%.4f", 100 * a + s }')
 echo "analytic MAPE on the multi-node runs: $(awk -v a="$a" 'BEGIN { printf "%.2f%%", 100 * a }'); flow bar ${bar}%"
 "$out/simtrain" validate "${multi[@]}" --fidelity flow --workers 2 --out "$out/multi-flow" --max-mape "$bar" | grep -E "scenarios, [0-9]+ simulated"
 
-# The holdout (scenarios/holdout, Megatron-Bridge's performance tables): no
-# parameter was fitted on it, so it reports how the accuracy generalises. No
-# bar: a bar would invite tuning on it.
-echo "== holdout scenarios are generated from their CSV"
-go run ./tools/genholdout -check
+# The holdout (scenarios/holdout: published runs from sources nothing is
+# fitted on): no bar, because nothing may be tuned to it; the figure is
+# printed so that a change's effect on it is seen.
 echo "== holdout report (no bar)"
 "$out/simtrain" validate scenarios/holdout --out "$out/holdout" | grep -E "scenarios, [0-9]+ simulated"
