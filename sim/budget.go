@@ -9,6 +9,7 @@ import (
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/pipeline"
+	"github.com/simtrain/simtrain/sim/scenario"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -93,29 +94,26 @@ const (
 )
 
 // EstimateWork estimates the work of simulating s with opt, from the
-// resolved scenario alone.
-func (s *Scenario) EstimateWork(opt Options) Work {
-	fid := s.r.fidelity
-	if opt.Fidelity != nil {
-		fid = *opt.Fidelity
-	}
+// resolved plan alone.
+func EstimateWork(s *scenario.Plan, opt Options) Work {
+	fid := s.Fidelity()
 	p := s.Parallel
-	m := s.r.model
+	m := s.Arch()
 	// Float arithmetic: the product of the fields' limits overflows int64.
 	steps := float64(max(s.Sim.Steps, 1))
-	micro := float64(max(s.r.microbatches, 1))
+	micro := float64(max(s.Microbatches(), 1))
 	passes := 2.0 // forward, backward
-	if s.r.recompute != workload.RecomputeNone {
+	if s.Recompute() != workload.RecomputeNone {
 		passes++
 	}
-	if s.splitsWeightGradients() {
+	if splitsWeightGradients(s) {
 		passes++ // weight-gradient pass
 	}
-	dense, moe := s.tasksPerLayerPass(false), s.tasksPerLayerPass(true)
+	dense, moe := tasksPerLayerPass(s, false), tasksPerLayerPass(s, true)
 	const perChunkMicro = 12 // receives, TP gathers of them, sends, embedding and head with their TP reductions
 	const perStepStage = 32  // optimizer, barrier, bucket flushes
 	var program, layers float64
-	for _, chunks := range s.r.chunks {
+	for _, chunks := range s.Chunks() {
 		var perMicro, stageLayers float64
 		for _, ch := range chunks {
 			perMicro += perChunkMicro
@@ -133,7 +131,7 @@ func (s *Scenario) EstimateWork(opt Options) Work {
 		// layer and step (buckets of layers), not per micro-batch.
 		program += steps * (micro*perMicro + 4*stageLayers + perStepStage)
 	}
-	world := float64(s.r.numGPUs)
+	world := float64(s.GPUs())
 	pp := float64(max(p.PP, 1))
 	every := fid == network.Flow || opt.AllRanks
 	played := program
@@ -142,7 +140,7 @@ func (s *Scenario) EstimateWork(opt Options) Work {
 	}
 	mem := program*bytesPerProgramTask + played*bytesPerPlayedTask + world*bytesPerRank + bytesFixed
 	return Work{ProgramTasks: clampInt64(program), PlayedTasks: clampInt64(played), MemoryBytes: clampInt64(mem),
-		Drivers: s.workDrivers(int64(layers), int64(micro), int64(steps), int64(world), int64(pp), every)}
+		Drivers: workDrivers(s, int64(layers), int64(micro), int64(steps), int64(world), int64(pp), every)}
 }
 
 // clampInt64 converts a non-negative estimate, saturating at MaxInt64.
@@ -157,13 +155,14 @@ func clampInt64(x float64) int64 {
 // weight-gradient passes (zero-bubble schedules, DualPipe): one stage's
 // order on a small pipeline of the scenario's shape is probed for them,
 // so a new schedule needs no entry here.
-func (s *Scenario) splitsWeightGradients() bool {
+func splitsWeightGradients(s *scenario.Plan) bool {
 	p := s.Parallel
-	sh := pipeline.Shape{Stages: p.PP, Microbatches: min(s.r.microbatches, 2*max(p.PP, 1)), Virtual: p.VirtualStages}
-	if s.r.schedule == nil || s.r.schedule.Check(sh) != nil {
+	sh := pipeline.Shape{Stages: p.PP, Microbatches: min(s.Microbatches(), 2*max(p.PP, 1)), Virtual: p.VirtualStages}
+	sched := s.Schedule()
+	if sched == nil || sched.Check(sh) != nil {
 		return true // unknown: count the pass, the estimate stays an upper one
 	}
-	for _, st := range s.r.schedule.Order(sh, 0) {
+	for _, st := range sched.Order(sh, 0) {
 		if st.Phase == pipeline.PhaseW {
 			return true
 		}
@@ -174,7 +173,7 @@ func (s *Scenario) splitsWeightGradients() bool {
 // tasksPerLayerPass bounds the tasks of one layer's forward, backward or
 // recomputation for one micro-batch, by the features that add tasks
 // (parallel/builder.go).
-func (s *Scenario) tasksPerLayerPass(moe bool) float64 {
+func tasksPerLayerPass(s *scenario.Plan, moe bool) float64 {
 	p := s.Parallel
 	t := 4.0 // the layer's compute blocks and host stalls
 	switch {
@@ -197,14 +196,14 @@ func (s *Scenario) tasksPerLayerPass(moe bool) float64 {
 	if p.Zero == 3 {
 		t++ // FSDP parameter gather
 	}
-	if s.r.offload != 0 {
+	if s.Offload() != 0 {
 		t += 2 // device-to-host copy and reload
 	}
 	return t
 }
 
 // workDrivers describes the product the estimate grows with.
-func (s *Scenario) workDrivers(layers, micro, steps, world, pp int64, allRanks bool) string {
+func workDrivers(s *scenario.Plan, layers, micro, steps, world, pp int64, allRanks bool) string {
 	parts := []string{
 		fmt.Sprintf("model.layers %d", layers),
 		fmt.Sprintf("%d micro-batches per step (training.global_batch %d / (micro_batch %d × dp %d))",
@@ -219,8 +218,8 @@ func (s *Scenario) workDrivers(layers, micro, steps, world, pp int64, allRanks b
 
 // CheckBudget returns an error wrapping ErrBudget when s's estimated work
 // exceeds b, naming the fields that drive it and the estimate.
-func (s *Scenario) CheckBudget(opt Options, b Budget) error {
-	w := s.EstimateWork(opt)
+func CheckBudget(s *scenario.Plan, opt Options, b Budget) error {
+	w := EstimateWork(s, opt)
 	switch {
 	case w.PlayedTasks > b.maxTasks():
 		return fmt.Errorf("%w: about %.3g rank-tasks to simulate, more than --max-tasks %.3g; it grows with %s (lower one, or raise --max-tasks)",
@@ -246,11 +245,11 @@ func formatBytes(n int64) string {
 }
 
 // explainRunError adds to an engine time overflow what drives it.
-func (s *Scenario) explainRunError(err error) error {
+func explainRunError(s *scenario.Plan, err error) error {
 	if !errors.Is(err, engine.ErrTimeOverflow) {
 		return err
 	}
-	m := s.r.model
+	m := s.Arch()
 	return fmt.Errorf("%w: one step of this scenario would last longer than that (model.layers %d, model.hidden %d, training.seq_len %d, training.global_batch %d on %d× %s)",
-		err, m.Layers, m.Hidden, s.Training.SeqLen, s.Training.GlobalBatch, s.r.numGPUs, s.Cluster.GPU)
+		err, m.Layers, m.Hidden, s.Training.SeqLen, s.Training.GlobalBatch, s.GPUs(), s.Cluster.GPU)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/parallel"
+	"github.com/simtrain/simtrain/sim/scenario"
 	"github.com/simtrain/simtrain/sim/topology"
 	"github.com/simtrain/simtrain/sim/workload"
 )
@@ -41,18 +42,17 @@ func estimateCheckFiles(t *testing.T) []string {
 }
 
 // builtTasks builds s's stage programs as Run does and counts their tasks.
-func builtTasks(t *testing.T, s *Scenario) int64 {
+func builtTasks(t *testing.T, s *scenario.Plan) int64 {
 	t.Helper()
-	cl, err := topology.Build(s.topologySpec())
+	cl, err := topology.Build(s.TopologySpec())
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := s.Parallel
-	layout, err := parallel.NewFoldedLayout(p.TP, s.expertTP(), p.CP, p.EP, p.DP, p.PP, s.r.order)
+	layout, err := s.NewLayout()
 	if err != nil {
 		t.Fatal(err)
 	}
-	progs, err := parallel.Build(s.stepConfig(layout), newPricer(s, cl, layout, workload.DeviceOf(s.r.gpu)))
+	progs, err := parallel.Build(s.StepConfig(layout), newPricer(s, cl, layout, workload.DeviceOf(s.GPU())))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,12 +69,12 @@ func builtTasks(t *testing.T, s *Scenario) int64 {
 func TestWorkEstimateBoundsBuiltTasks(t *testing.T) {
 	lo, hi := 1e9, 0.0
 	for _, f := range estimateCheckFiles(t) {
-		s, err := Load(f)
+		s, err := scenario.Load(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := builtTasks(t, s)
-		est := s.EstimateWork(Options{}).ProgramTasks
+		est := EstimateWork(s, Options{}).ProgramTasks
 		ratio := float64(est) / float64(got)
 		lo, hi = min(lo, ratio), max(hi, ratio)
 		if est < got || ratio > WorkEstimateFactor {
@@ -102,9 +102,9 @@ func TestRunRefusesWorkAboveBudget(t *testing.T) {
 
 // llama8bOnOneGPU is Llama 3 8B with the given depth on one H100, one
 // sequence per micro-batch: the shape of the runaway and long-build cases.
-func llama8bOnOneGPU(t *testing.T, layers, seq, globalBatch int) *Scenario {
+func llama8bOnOneGPU(t *testing.T, layers, seq, globalBatch int) *scenario.Plan {
 	t.Helper()
-	s, err := Parse([]byte(fmt.Sprintf(`name: one-gpu
+	s, err := scenario.Parse([]byte(fmt.Sprintf(`name: one-gpu
 model: {preset: llama3-8b, layers: %d}
 training: {seq_len: %d, global_batch: %d, micro_batch: 1}
 cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 1}

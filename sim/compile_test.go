@@ -26,7 +26,7 @@ func TestCompileFields(t *testing.T) {
 		{[]string{"training.fused_norm", "3"}, false, false, "training.fused_norm:"},
 	}
 	for _, c := range cases {
-		s, err := Parse(edit(t, c.kv...))
+		s, err := parse(c.kv...)
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("%v: error %v, want one line containing %q", c.kv, err, c.err)
@@ -37,7 +37,7 @@ func TestCompileFields(t *testing.T) {
 			t.Errorf("%v: %v", c.kv, err)
 			continue
 		}
-		sh := s.shape()
+		sh := s.Shape()
 		if sh.Eager != c.eager || sh.EagerNorm != c.eagerNorm {
 			t.Errorf("%v: Shape.Eager %t, EagerNorm %t; want %t, %t", c.kv, sh.Eager, sh.EagerNorm, c.eager, c.eagerNorm)
 		}
@@ -48,7 +48,7 @@ func TestCompileFields(t *testing.T) {
 // with a fused norm, which is longer than the compiled one.
 func TestEagerIsSlower(t *testing.T) {
 	step := func(kv ...string) float64 {
-		s, err := Parse(edit(t, kv...))
+		s, err := parse(kv...)
 		if err != nil {
 			t.Fatal(err)
 		}

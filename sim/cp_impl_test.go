@@ -18,11 +18,11 @@ var cpKV = []string{"parallel.tp", "1", "parallel.cp", "4", "training.seq_len", 
 func TestCPImplField(t *testing.T) {
 	def := parseWith(t, cpKV)
 	explicit := parseWith(t, cpKV, "parallel.cp_impl", "p2p")
-	if def.r.cpImpl != workload.CPP2P || explicit.Parallel.CPImpl != "" || def.RunID() != explicit.RunID() {
-		t.Errorf("p2p default: %v %q, run ids %s %s", def.r.cpImpl, explicit.Parallel.CPImpl, def.RunID(), explicit.RunID())
+	if def.Shape().CPImpl != workload.CPP2P || explicit.Parallel.CPImpl != "" || def.RunID() != explicit.RunID() {
+		t.Errorf("p2p default: %v %q, run ids %s %s", def.Shape().CPImpl, explicit.Parallel.CPImpl, def.RunID(), explicit.RunID())
 	}
 	py := parseWith(t, cpKV, "parallel.cp_impl", "pytorch", "training.attention_repeat_kv", "true")
-	if sh := py.shape(); sh.CPImpl != workload.CPPyTorch || !sh.RepeatKV || py.RunID() == def.RunID() {
+	if sh := py.Shape(); sh.CPImpl != workload.CPPyTorch || !sh.RepeatKV || py.RunID() == def.RunID() {
 		t.Errorf("pytorch + repeat: shape %v %v, run id %s", sh.CPImpl, sh.RepeatKV, py.RunID())
 	}
 	if sw := py.Software(); !strings.Contains(sw, "repeat-kv") || !strings.Contains(sw, "cp pytorch") {

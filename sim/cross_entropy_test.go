@@ -21,11 +21,11 @@ func TestCrossEntropyField(t *testing.T) {
 		{[]string{"training.cross_entropy", "unfused"}, workload.CrossEntropyUnfused},
 		{[]string{"training.cross_entropy", "vocab-parallel", "training.fused_loss", "false"}, workload.CrossEntropyVocabParallel},
 	} {
-		s, err := Parse(edit(t, c.kv...))
+		s, err := parse(c.kv...)
 		if err != nil {
 			t.Fatalf("%v: %v", c.kv, err)
 		}
-		if got := s.shape().CrossEntropy; got != c.want || s.Training.CrossEntropy != c.want.String() {
+		if got := s.Shape().CrossEntropy; got != c.want || s.Training.CrossEntropy != c.want.String() {
 			t.Errorf("%v: %v (%q), want %v", c.kv, got, s.Training.CrossEntropy, c.want)
 		}
 	}
@@ -37,7 +37,7 @@ func TestCrossEntropyField(t *testing.T) {
 		{[]string{"training.cross_entropy", "fused", "training.fused_loss", "false"}, "training.cross_entropy: fused contradicts training.fused_loss: false"},
 		{[]string{"training.cross_entropy", "vocab-parallel", "training.fused_loss", "true"}, "training.cross_entropy: vocab-parallel contradicts training.fused_loss: true"},
 	} {
-		_, err := Parse(edit(t, c.kv...))
+		_, err := parse(c.kv...)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%v: error %v, want %q", c.kv, err, c.want)
 		}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/simtrain/simtrain/sim/scenario"
 	"os"
 	"strings"
 	"testing"
@@ -63,7 +64,7 @@ func TestDeepSeekV3DualPipe(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(yaml string) *Result {
-		s, err := Parse([]byte(yaml))
+		s, err := scenario.Parse([]byte(yaml))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,7 +3,6 @@ package sim
 import (
 	"testing"
 
-	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/parallel"
 )
 
@@ -17,12 +16,12 @@ var moeKV = []string{"model.preset", "qwen3-30b-a3b", "parallel.tp", "1", "paral
 func TestEPBackendField(t *testing.T) {
 	def := parseWith(t, moeKV)
 	explicit := parseWith(t, moeKV, "parallel.ep_backend", "nccl")
-	if def.r.epBackend != parallel.EPNCCL || explicit.Parallel.EPBackend != "" || def.RunID() != explicit.RunID() {
-		t.Errorf("nccl default: %v %q, run ids %s %s", def.r.epBackend, explicit.Parallel.EPBackend, def.RunID(), explicit.RunID())
+	if def.EPBackend() != parallel.EPNCCL || explicit.Parallel.EPBackend != "" || def.RunID() != explicit.RunID() {
+		t.Errorf("nccl default: %v %q, run ids %s %s", def.EPBackend(), explicit.Parallel.EPBackend, def.RunID(), explicit.RunID())
 	}
 	hy := parseWith(t, moeKV, "parallel.ep_backend", "hybridep", "parallel.ep_sms", "32")
-	if hy.r.epBackend != parallel.EPHybridEP || hy.RunID() == def.RunID() {
-		t.Errorf("hybridep: %v, run id %s", hy.r.epBackend, hy.RunID())
+	if hy.EPBackend() != parallel.EPHybridEP || hy.RunID() == def.RunID() {
+		t.Errorf("hybridep: %v, run id %s", hy.EPBackend(), hy.RunID())
 	}
 	checkParseErrors(t, moeKV, []parseErrorCase{
 		{[]string{"parallel.ep_backend", "mori"}, `parallel.ep_backend: unknown value "mori" (valid: nccl, deepep, hybridep)`},
@@ -82,8 +81,7 @@ func TestEPBackendFlowFloor(t *testing.T) {
 		return d
 	}
 	a := mustRun(t, s, Options{})
-	f := network.Flow
-	b := mustRun(t, s, Options{Fidelity: &f})
+	b := mustRun(t, parseWith(t, moeKV, "parallel.ep_backend", "hybridep", "sim.fidelity", "flow"), Options{})
 	da, db := durs(a), durs(b)
 	if len(da) == 0 || len(da) != len(db) {
 		t.Fatalf("EP tasks: %d analytic, %d flow", len(da), len(db))

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/simtrain/simtrain/sim/scenario"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -65,38 +66,16 @@ type Comparison struct {
 	MemError                            float64
 }
 
-// gib is bytes per GiB, the unit of expect.peak_memory_gib.
-const gib = 1 << 30
-
-// Expectation kinds, the keys of the expect: block.
 const (
-	MetricStepTime  = "step_time_s"
-	MetricTokens    = "tokens_per_s_per_gpu"
-	MetricMFU       = "mfu"
-	MetricTFLOPs    = "tflops_per_gpu"
 	attentionFull   = "full"
 	attentionCausal = "causal"
 )
 
-// Metric returns the expect: block's measured figure and its key
-// (MetricStepTime, MetricTokens, MetricMFU or MetricTFLOPs); "" when none is
-// set.
-func (e *Expect) Metric() (string, float64) {
-	switch {
-	case e.StepTimeS != nil:
-		return MetricStepTime, *e.StepTimeS
-	case e.TokensPerSPerGPU != nil:
-		return MetricTokens, *e.TokensPerSPerGPU
-	case e.MFU != nil:
-		return MetricMFU, *e.MFU
-	case e.TFLOPsPerGPU != nil:
-		return MetricTFLOPs, *e.TFLOPsPerGPU
-	}
-	return "", 0
-}
+// gib is bytes per GiB, the unit of expect.peak_memory_gib.
+const gib = 1 << 30
 
 // checkExpect validates the parts of expect: that Parse does not check.
-func (s *Scenario) checkExpect() error {
+func checkExpect(s *scenario.Plan) error {
 	e := s.Expect
 	if e == nil {
 		return errors.New("expect: the scenario has no expect: block")
@@ -116,12 +95,12 @@ func (s *Scenario) checkExpect() error {
 // of the scenario's expect: block (see the comment at the top of this file):
 // megatron-sc21, model or hardware, with causal attention when
 // expect.attention_flops says so.
-func (s *Scenario) SourceFLOPsPerStep() (float64, error) {
-	if err := s.checkExpect(); err != nil {
+func SourceFLOPsPerStep(s *scenario.Plan) (float64, error) {
+	if err := checkExpect(s); err != nil {
 		return 0, err
 	}
 	e := s.Expect
-	m := s.r.model
+	m := s.Arch()
 	seq := s.Training.SeqLen
 	tokens := float64(s.Training.GlobalBatch) * float64(seq)
 	causal := e.AttentionFLOPs == attentionCausal
@@ -141,7 +120,7 @@ func (s *Scenario) SourceFLOPsPerStep() (float64, error) {
 		full, none := m.ModelFLOPsPerToken(seq), m.ModelFLOPsPerToken(0)
 		return tokens * attention(none, full, causal), nil
 	case "hardware":
-		full, none := s.hardwareFLOPsPerToken(seq), s.hardwareFLOPsPerToken(0)
+		full, none := s.HardwareFLOPsPerToken(seq), s.HardwareFLOPsPerToken(0)
 		return tokens * attention(none, full, causal), nil
 	}
 	return 0, fmt.Errorf("expect.flops_convention: unknown value %q (valid: model, hardware, megatron-sc21)", e.FLOPsConvention)
@@ -161,27 +140,27 @@ func attention(none, full float64, causal bool) float64 {
 // (figure · GPUs); TFLOP/s per GPU as SourceFLOPsPerStep / (figure·1e12 ·
 // GPUs); MFU as SourceFLOPsPerStep / (figure · peak · GPUs) with the
 // catalog's dense peak of the scenario's GPU at training.precision.
-func (s *Scenario) MeasuredStepTimeS() (float64, error) {
-	if err := s.checkExpect(); err != nil {
+func MeasuredStepTimeS(s *scenario.Plan) (float64, error) {
+	if err := checkExpect(s); err != nil {
 		return 0, err
 	}
 	metric, v := s.Expect.Metric()
-	gpus := float64(s.r.numGPUs)
+	gpus := float64(s.GPUs())
 	tokens := float64(s.Training.GlobalBatch) * float64(s.Training.SeqLen)
 	switch metric {
-	case MetricStepTime:
+	case scenario.MetricStepTime:
 		return v, nil
-	case MetricTokens:
+	case scenario.MetricTokens:
 		return tokens / (v * gpus), nil
 	}
-	f, err := s.SourceFLOPsPerStep()
+	f, err := SourceFLOPsPerStep(s)
 	if err != nil {
 		return 0, err
 	}
-	if metric == MetricTFLOPs {
+	if metric == scenario.MetricTFLOPs {
 		return f / (v * 1e12 * gpus), nil
 	}
-	peak := float64(workload.DeviceOf(s.r.gpu).Peak[s.r.precision])
+	peak := float64(workload.DeviceOf(s.GPU()).Peak[s.Precision()])
 	if !(peak > 0) {
 		return 0, fmt.Errorf("expect.mfu: %s has no dense peak for %s", s.Cluster.GPU, s.Training.Precision)
 	}
@@ -196,7 +175,7 @@ func Compare(res *Result) (Comparison, error) {
 		return Comparison{}, errors.New("compare: no result")
 	}
 	s := res.Scenario
-	measured, err := s.MeasuredStepTimeS()
+	measured, err := MeasuredStepTimeS(s)
 	if err != nil {
 		return Comparison{}, err
 	}
@@ -215,13 +194,13 @@ func Compare(res *Result) (Comparison, error) {
 	}
 	// Every figure is inversely proportional to the step time except the
 	// step time itself.
-	if metric == MetricStepTime {
+	if metric == scenario.MetricStepTime {
 		c.Predicted = res.StepTimeS
 	} else {
 		c.Predicted = v * measured / res.StepTimeS
 	}
-	if metric == MetricTFLOPs || metric == MetricMFU {
-		c.SourceFLOPsPerStep, _ = s.SourceFLOPsPerStep()
+	if metric == scenario.MetricTFLOPs || metric == scenario.MetricMFU {
+		c.SourceFLOPsPerStep, _ = SourceFLOPsPerStep(s)
 	}
 	if m := s.Expect.PeakMemoryGiB; m != nil && *m > 0 {
 		c.HasMemory = true
@@ -235,7 +214,7 @@ func Compare(res *Result) (Comparison, error) {
 // the data-parallel flavour when dp > 1 (dp, zero1, zero2, fsdp), then each
 // model-parallel dimension larger than one (tp, pp, cp, ep), joined by '+';
 // "single" for one GPU.
-func (s *Scenario) ParallelStyle() string {
+func ParallelStyle(s *scenario.Plan) string {
 	p := s.Parallel
 	var parts []string
 	if p.DP > 1 {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/simtrain/simtrain/sim/scenario"
 	"math"
 	"strings"
 	"testing"
@@ -28,9 +29,9 @@ training: {seq_len: 1024, global_batch: 16, micro_batch: 2}
 cluster: {gpu: h100-sxm, nodes: 1}
 `
 
-func parseExpect(t *testing.T, doc string) *Scenario {
+func parseExpect(t *testing.T, doc string) *scenario.Plan {
 	t.Helper()
-	s, err := Parse([]byte(doc))
+	s, err := scenario.Parse([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,11 +47,11 @@ func TestSourceFLOPs(t *testing.T) {
 	// At 137 TFLOP/s on 32 GPUs: 1.546683e16 / 4.384e15 = 3.5280 s.
 	s := parseExpect(t, sc21Scenario)
 	wantF := 96.0 * 512 * 2048 * 24 * 2304 * 2304 * (1 + 2048.0/(6*2304) + 51200.0/(16*24*2304))
-	f, err := s.SourceFLOPsPerStep()
+	f, err := SourceFLOPsPerStep(s)
 	if err != nil || !expectNear(f, wantF, 1e-12) || !expectNear(f, 1.546683e16, 1e-6) {
 		t.Errorf("sc21 FLOPs %g (%v), want %g", f, err, wantF)
 	}
-	st, err := s.MeasuredStepTimeS()
+	st, err := MeasuredStepTimeS(s)
 	if err != nil || !expectNear(st, wantF/(137e12*32), 1e-12) || !expectNear(st, 3.5280, 1e-4) {
 		t.Errorf("sc21 step time %g (%v), want 3.5280 s", st, err)
 	}
@@ -73,12 +74,12 @@ func TestSourceFLOPs(t *testing.T) {
 		{"flops_convention: hardware", 182304768},
 	} {
 		s := parseExpect(t, smallScenario+"expect: {mfu: 0.4, source: x, "+c.extra+"}\n")
-		f, err := s.SourceFLOPsPerStep()
+		f, err := SourceFLOPsPerStep(s)
 		if err != nil || !expectNear(f, c.perToken*16384, 1e-12) {
 			t.Errorf("%s: %g FLOPs (%v), want %g", c.extra, f, err, c.perToken*16384)
 		}
 		// MFU 0.4 of 8 × 989 TFLOP/s (BF16 dense) → F / 3.1648e15 s.
-		st, err := s.MeasuredStepTimeS()
+		st, err := MeasuredStepTimeS(s)
 		if err != nil || !expectNear(st, c.perToken*16384/(0.4*989e12*8), 1e-12) {
 			t.Errorf("%s: step time %g (%v)", c.extra, st, err)
 		}
@@ -89,7 +90,7 @@ func TestSourceFLOPs(t *testing.T) {
 	// 8,388,608 = 241,025,024 per token.
 	s = parseExpect(t, strings.Replace(smallScenario, "micro_batch: 2}", "micro_batch: 2, recompute: full}", 1)+
 		"expect: {mfu: 0.5, source: x, flops_convention: hardware}\n")
-	if f, err := s.SourceFLOPsPerStep(); err != nil || !expectNear(f, 241025024*16384, 1e-12) {
+	if f, err := SourceFLOPsPerStep(s); err != nil || !expectNear(f, 241025024*16384, 1e-12) {
 		t.Errorf("hardware FLOPs with full recompute %g (%v), want %g", f, err, 241025024.0*16384)
 	}
 }
@@ -98,18 +99,18 @@ func TestSourceFLOPs(t *testing.T) {
 func TestMeasuredStepTime(t *testing.T) {
 	// tokens/s per GPU: 16·1024 tokens / (2048 tok/s × 8 GPUs) = 1 s.
 	s := parseExpect(t, smallScenario+"expect: {tokens_per_s_per_gpu: 2048, source: x}\n")
-	if st, err := s.MeasuredStepTimeS(); err != nil || st != 1 {
+	if st, err := MeasuredStepTimeS(s); err != nil || st != 1 {
 		t.Errorf("tokens: %g (%v), want 1 s", st, err)
 	}
 	s = parseExpect(t, smallScenario+"expect: {step_time_s: 2.5, source: x}\n")
-	if st, err := s.MeasuredStepTimeS(); err != nil || st != 2.5 {
+	if st, err := MeasuredStepTimeS(s); err != nil || st != 2.5 {
 		t.Errorf("step time: %g (%v), want 2.5 s", st, err)
 	}
 }
 
 func TestExpectErrors(t *testing.T) {
 	// A bad attention_flops is caught when the scenario is loaded.
-	if _, err := Parse([]byte(smallScenario + "expect: {mfu: 0.4, source: x, attention_flops: half}\n")); err == nil ||
+	if _, err := scenario.Parse([]byte(smallScenario + "expect: {mfu: 0.4, source: x, attention_flops: half}\n")); err == nil ||
 		!strings.Contains(err.Error(), "expect.attention_flops: unknown value \"half\" (valid: full, causal)") {
 		t.Errorf("attention_flops: %v", err)
 	}
@@ -122,7 +123,7 @@ func TestExpectErrors(t *testing.T) {
 			"expect: {tflops_per_gpu: 100, source: x, flops_convention: megatron-sc21}\n", "dense GPT models"},
 	} {
 		s := parseExpect(t, c.doc)
-		if _, err := s.MeasuredStepTimeS(); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := MeasuredStepTimeS(s); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %v, want it to contain %q", err, c.want)
 		}
 	}
@@ -137,12 +138,12 @@ func TestCompare(t *testing.T) {
 		metric    string
 		predicted float64
 	}{
-		{"{tokens_per_s_per_gpu: 2048, source: x}", MetricTokens, 2048 * 0.8},
-		{"{step_time_s: 1, source: x}", MetricStepTime, 1.25},
-		{"{mfu: 0.4, source: x, attention_flops: causal}", MetricMFU, 0.4 * 0.8},
+		{"{tokens_per_s_per_gpu: 2048, source: x}", scenario.MetricTokens, 2048 * 0.8},
+		{"{step_time_s: 1, source: x}", scenario.MetricStepTime, 1.25},
+		{"{mfu: 0.4, source: x, attention_flops: causal}", scenario.MetricMFU, 0.4 * 0.8},
 	} {
 		s := parseExpect(t, smallScenario+"expect: "+c.expect+"\n")
-		measured, err := s.MeasuredStepTimeS()
+		measured, err := MeasuredStepTimeS(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +156,7 @@ func TestCompare(t *testing.T) {
 			got.MeasuredStepTimeS != measured || got.PredictedStepTimeS != res.StepTimeS {
 			t.Errorf("%s: %+v", c.expect, got)
 		}
-		if c.metric == MetricMFU && (got.Convention != "model/causal" || got.SourceFLOPsPerStep != 169721856*16384) {
+		if c.metric == scenario.MetricMFU && (got.Convention != "model/causal" || got.SourceFLOPsPerStep != 169721856*16384) {
 			t.Errorf("mfu comparison convention %q, FLOPs %g", got.Convention, got.SourceFLOPsPerStep)
 		}
 	}
@@ -185,7 +186,7 @@ func TestCompareMemory(t *testing.T) {
 		t.Errorf("no published memory: %+v (%v)", got, err)
 	}
 	for _, v := range []string{"0", "-3", ".inf"} {
-		_, err := Parse([]byte(smallScenario + "expect: {step_time_s: 1, peak_memory_gib: " + v + ", source: x}\n"))
+		_, err := scenario.Parse([]byte(smallScenario + "expect: {step_time_s: 1, peak_memory_gib: " + v + ", source: x}\n"))
 		if err == nil || !strings.Contains(err.Error(), "expect.peak_memory_gib: must be a positive number of GiB") {
 			t.Errorf("peak_memory_gib %s: %v", v, err)
 		}
@@ -211,7 +212,7 @@ cluster: {gpu: h100-sxm, nodes: 8}
 		{"{tp: 8, pp: 8}", "tp+pp"},
 	} {
 		s := parseExpect(t, base+"parallel: "+c.par+"\n")
-		if got := s.ParallelStyle(); got != c.want {
+		if got := ParallelStyle(s); got != c.want {
 			t.Errorf("%s: %q, want %q", c.par, got, c.want)
 		}
 	}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/simtrain/simtrain/sim/scenario"
 	"os"
 	"strings"
 	"testing"
@@ -27,7 +28,7 @@ func TestExpertTPErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = Parse(editBytes(t, raw, c.kv...))
+		_, err = scenario.Parse(raw, kvs(c.kv...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: error %v, want %q", c.kv, err, c.want)
 		}
@@ -36,7 +37,7 @@ func TestExpertTPErrors(t *testing.T) {
 		}
 	}
 	// A dense model cannot fold.
-	if _, err := Parse(edit(t, "parallel.expert_tp", "4")); err == nil || !strings.Contains(err.Error(), "parallel.expert_tp: 4 needs a mixture-of-experts model") {
+	if _, err := parse("parallel.expert_tp", "4"); err == nil || !strings.Contains(err.Error(), "parallel.expert_tp: 4 needs a mixture-of-experts model") {
 		t.Errorf("dense model: %v", err)
 	}
 }

@@ -21,11 +21,11 @@ func TestFP8ParamGather(t *testing.T) {
 		{nil, workload.BF16},
 		{[]string{"training.fp8_param_gather", "true"}, workload.FP8},
 	} {
-		if got := parseWith(t, fsdp, c.kv...).paramDtype(); got != c.want {
+		if got := parseWith(t, fsdp, c.kv...).StepConfig(nil).ParamDtype; got != c.want {
 			t.Errorf("%v: parameters gathered as %v, want %v", c.kv, got, c.want)
 		}
 	}
-	if got := parseWith(t, nil, "training.precision", "tf32").paramDtype(); got != workload.FP32 {
+	if got := parseWith(t, nil, "training.precision", "tf32").StepConfig(nil).ParamDtype; got != workload.FP32 {
 		t.Errorf("tf32: parameters as %v, want fp32", got)
 	}
 	bf, f8 := runWith(t, fsdp), runWith(t, fsdp, "training.fp8_param_gather", "true")

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/simtrain/simtrain/sim/scenario"
 )
 
 // FuzzParseSweep: any sweep file is a sweep whose points are all
@@ -126,7 +128,7 @@ func FuzzSimulate(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		text := fuzzScenario(b)
-		s, err := Parse([]byte(text))
+		s, err := scenario.Parse([]byte(text))
 		if err != nil {
 			if strings.ContainsAny(err.Error(), "\n\r") {
 				t.Fatalf("multi-line error: %q", err)

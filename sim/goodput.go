@@ -2,7 +2,6 @@ package sim
 
 import (
 	"github.com/simtrain/simtrain/sim/goodput"
-	"github.com/simtrain/simtrain/sim/workload"
 )
 
 // GoodputJob describes a simulated run to the goodput model: the job's
@@ -18,12 +17,10 @@ func GoodputJob(r *Result) goodput.Job {
 		StepTimeS:     r.StepTimeS,
 		TokensPerStep: float64(s.Training.GlobalBatch) * float64(s.Training.SeqLen),
 		GPUHourUSD:    s.Cluster.GPUHourUSD,
-		D2HBytesPerS:  float64(s.r.gpu.HostCopy.D2H),
+		D2HBytesPerS:  float64(s.GPU().HostCopy.D2H),
 	}
-	sb, err := workload.ModelStateBytes(s.r.precision, s.r.master, s.r.grad, s.Training.Optimizer)
-	if err == nil {
-		sb = sb.WithStates(s.r.states, s.Training.Optimizer)
-		j.CheckpointBytes = s.r.model.Params().Total * (sb.Weights + sb.Master + sb.Optimizer)
+	if sb, err := s.StateBytes(); err == nil {
+		j.CheckpointBytes = s.Arch().Params().Total * (sb.Weights + sb.Master + sb.Optimizer)
 	}
 	for _, m := range r.Memory {
 		j.HeldBytesPerGPU = max(j.HeldBytesPerGPU, m.Weights+m.Optimizer)

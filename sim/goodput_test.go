@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/goodput"
+	"github.com/simtrain/simtrain/sim/scenario"
 )
 
 // Issue 20's bar: for the Llama 3 405B scenario over 54 days the expected
@@ -49,7 +50,7 @@ func TestGoodputLlama3405B(t *testing.T) {
 func TestGoodputJobLlama3405B(t *testing.T) {
 	s, res := loadAndRun(t, "../scenarios/llama3-405b-16k-h100.yaml")
 	j := GoodputJob(res)
-	params := s.ModelArch().Params().Total
+	params := s.Arch().Params().Total
 	if want := params * 14; j.CheckpointBytes != want {
 		t.Errorf("checkpoint bytes %.4g, want %.4g (14 B × %.4g params)", j.CheckpointBytes, want, params)
 	}
@@ -74,9 +75,9 @@ func TestGoodputJobLlama3405B(t *testing.T) {
 }
 
 // loadAndRun simulates a scenario file and checks the run's invariants.
-func loadAndRun(t *testing.T, path string) (*Scenario, *Result) {
+func loadAndRun(t *testing.T, path string) (*scenario.Plan, *Result) {
 	t.Helper()
-	s, err := Load(path)
+	s, err := scenario.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

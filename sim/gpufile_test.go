@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/simtrain/simtrain/sim/scenario"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,19 +53,19 @@ func TestGPUFromFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scenario := func(gpu string) *Scenario {
+	scen := func(gpu string) *scenario.Plan {
 		t.Helper()
 		p := write("scenario-"+strings.ReplaceAll(filepath.Base(gpu), ".yaml", "")+".yaml",
 			strings.Replace(string(base), "gpu: h100-sxm", "gpu: "+gpu, 1))
-		s, err := Load(p)
+		s, err := scenario.Load(p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return s
 	}
-	ref := mustRun(t, scenario("h100-sxm"), Options{})
+	ref := mustRun(t, scen("h100-sxm"), Options{})
 	for _, gpu := range []string{"gpus/my-h100.yaml", "gpus/next-gen.yaml"} {
-		s := scenario(gpu)
+		s := scen(gpu)
 		r := mustRun(t, s, Options{})
 		if s.GPUFile() != gpu || r.Cluster.GPU.Name != strings.TrimSuffix(filepath.Base(gpu), ".yaml") {
 			t.Errorf("%s: file %q, GPU %q", gpu, s.GPUFile(), r.Cluster.GPU.Name)
@@ -73,8 +74,8 @@ func TestGPUFromFile(t *testing.T) {
 			t.Errorf("%s: step %v s, peak %v B; h100-sxm: %v s, %v B", gpu, r.StepTimeS, r.PeakMemBytes, ref.StepTimeS, ref.PeakMemBytes)
 		}
 	}
-	next := scenario("gpus/next-gen.yaml")
-	if g := next.r.gpu; g.Inherits != "h100-sxm" || g.InheritedFigures() < 30 {
+	next := scen("gpus/next-gen.yaml")
+	if g := next.GPU(); g.Inherits != "h100-sxm" || g.InheritedFigures() < 30 {
 		t.Errorf("next-gen: inherits %q, %d figures inherited", g.Inherits, g.InheritedFigures())
 	}
 
@@ -85,7 +86,7 @@ func TestGPUFromFile(t *testing.T) {
 		{"h1000", `cluster.gpu: unknown GPU "h1000"`},
 	} {
 		p := write("scenario-err.yaml", strings.Replace(string(base), "gpu: h100-sxm", "gpu: "+c.gpu, 1))
-		_, err := Load(p)
+		_, err := scenario.Load(p)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v, want %q", c.gpu, err, c.want)
 		}

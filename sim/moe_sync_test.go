@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/simtrain/simtrain/sim/scenario"
 	"math"
 	"testing"
 )
@@ -10,7 +11,7 @@ import (
 // out, the stall they switch on and off, and one-line errors naming the
 // field.
 func TestMoEHostSyncFields(t *testing.T) {
-	parse := func(kv ...string) *Scenario { return parseWith(t, moeKV, kv...) }
+	parse := func(kv ...string) *scenario.Plan { return parseWith(t, moeKV, kv...) }
 	def := parse()
 	explicit := parse("model.moe.dropless", "true", "training.cuda_graphs", "none")
 	if def.RunID() != explicit.RunID() || explicit.Training.CUDAGraphs != "" || explicit.Model.MoE.Dropless != nil {
@@ -20,19 +21,16 @@ func TestMoEHostSyncFields(t *testing.T) {
 	if drop.RunID() == def.RunID() || full.RunID() == def.RunID() || drop.RunID() == full.RunID() {
 		t.Error("run id ignores model.moe.dropless or training.cuda_graphs")
 	}
-	want := def.r.gpu.Compute.MoEHostSync
-	if want <= 0 || math.Abs(def.moeHostSync().Seconds()-want) > 1e-9 {
-		t.Errorf("dropless default stall %v, want the profile's %v s", def.moeHostSync(), want)
+	want := def.GPU().Compute.MoEHostSync
+	if want <= 0 || math.Abs(def.MoEHostSync().Seconds()-want) > 1e-9 {
+		t.Errorf("dropless default stall %v, want the profile's %v s", def.MoEHostSync(), want)
 	}
-	if drop.moeHostSync() != 0 || full.moeHostSync() != 0 {
-		t.Errorf("stall with token dropping %v, under full graphs %v; want 0", drop.moeHostSync(), full.moeHostSync())
+	if drop.MoEHostSync() != 0 || full.MoEHostSync() != 0 {
+		t.Errorf("stall with token dropping %v, under full graphs %v; want 0", drop.MoEHostSync(), full.MoEHostSync())
 	}
-	dense, err := Parse(edit(t, "parallel.tp", "1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if dense.moeHostSync() != 0 {
-		t.Errorf("dense model stalls %v", dense.moeHostSync())
+	dense := parseWith(t, nil, "parallel.tp", "1")
+	if dense.MoEHostSync() != 0 {
+		t.Errorf("dense model stalls %v", dense.MoEHostSync())
 	}
 	checkParseErrors(t, moeKV, []parseErrorCase{
 		{[]string{"training.cuda_graphs", "partial"}, `training.cuda_graphs: unknown value "partial" (valid: none, full)`},
@@ -47,7 +45,7 @@ func TestMoEHostSyncRun(t *testing.T) {
 	run := func(kv ...string) *Result { return runWith(t, moeKV, kv...) }
 	sync, drop := run(), run("model.moe.dropless", "false")
 	s := sync.Scenario
-	stalls := float64(s.Microbatches()*s.r.model.Layers) * s.moeHostSync().Seconds()
+	stalls := float64(s.Microbatches()*s.Arch().Layers) * s.MoEHostSync().Seconds()
 	if math.Abs(sync.HostSyncS-stalls) > 1e-9 || drop.HostSyncS != 0 {
 		t.Errorf("host sync %v s with dropless, want %v; %v s with token dropping, want 0", sync.HostSyncS, stalls, drop.HostSyncS)
 	}

@@ -1,3 +1,7 @@
+// Package sim wires simtrain together: it builds the cluster, the layout
+// and the task graph of a resolved scenario (sim/scenario), plays training
+// steps on the simulated cluster and returns a Result of plain Go data; it
+// also runs sweeps and compares runs with published figures.
 package sim
 
 import (
@@ -5,13 +9,13 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/parallel"
+	"github.com/simtrain/simtrain/sim/scenario"
 	"github.com/simtrain/simtrain/sim/topology"
 	"github.com/simtrain/simtrain/sim/units"
 	"github.com/simtrain/simtrain/sim/workload"
@@ -23,7 +27,7 @@ var ExposedKinds = []string{"tp", "cp", "ep", "dp", "pp"}
 
 // Result is what one simulated scenario produced, as plain Go data.
 type Result struct {
-	Scenario *Scenario
+	Scenario *scenario.Plan
 	RunID    string
 
 	StepTimeS            float64 // mean simulated time per optimizer step
@@ -64,16 +68,10 @@ type Result struct {
 }
 
 // StageMemory is the memory of every rank of one pipeline stage.
-type StageMemory struct {
-	Stage int
-	workload.Memory
-	Fits bool
-}
+type StageMemory = scenario.StageMemory
 
 // Options adjust a run without editing the scenario.
 type Options struct {
-	// Fidelity overrides sim.fidelity when set.
-	Fidelity *network.Fidelity
 	// AllRanks plays every rank even at analytic fidelity, where by default
 	// one representative rank per pipeline stage stands for all of them
 	// (identical without contention). Slower; the results are the same,
@@ -83,7 +81,7 @@ type Options struct {
 	// the tasks completed and the total (all ranks played).
 	Progress func(done, total int)
 	// Budget bounds the work; Run refuses a scenario whose estimate
-	// (Scenario.EstimateWork) exceeds it before building anything.
+	// (EstimateWork) exceeds it before building anything.
 	Budget Budget
 	// checkEvery, for tests, verifies the fabric's invariants (no link above
 	// its bandwidth, every active flow progressing) after every event.
@@ -91,25 +89,21 @@ type Options struct {
 }
 
 // Run simulates the scenario's steps.
-func Run(ctx context.Context, s *Scenario, opt Options) (*Result, error) {
+func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 	wall := time.Now()
-	if opt.Fidelity != nil {
-		s.SetFidelity(*opt.Fidelity)
-	}
-	if err := s.CheckBudget(opt, opt.Budget); err != nil {
+	if err := CheckBudget(s, opt, opt.Budget); err != nil {
 		return nil, err
 	}
-	cl, err := topology.Build(s.topologySpec())
+	cl, err := topology.Build(s.TopologySpec())
 	if err != nil {
 		return nil, err
 	}
-	p := s.Parallel
-	layout, err := parallel.NewFoldedLayout(p.TP, s.expertTP(), p.CP, p.EP, p.DP, p.PP, s.r.order)
+	layout, err := s.NewLayout()
 	if err != nil {
 		return nil, err
 	}
-	dev := workload.DeviceOf(s.r.gpu)
-	cfg := s.stepConfig(layout)
+	dev := workload.DeviceOf(s.GPU())
+	cfg := s.StepConfig(layout)
 	cfg.Interrupt = ctx.Err
 	pr := newPricer(s, cl, layout, dev)
 	progs, err := parallel.Build(cfg, pr)
@@ -127,11 +121,11 @@ func Run(ctx context.Context, s *Scenario, opt Options) (*Result, error) {
 	res := &Result{Scenario: s, RunID: s.RunID(), Cluster: cl, Layout: layout}
 	var x *parallel.Executor
 	switch {
-	case s.r.fidelity == network.Analytic && !opt.AllRanks:
+	case s.Fidelity() == network.Analytic && !opt.AllRanks:
 		x = parallel.NewSymmetric(eng, layout, progs)
 	default:
 		var fab *network.Fabric
-		if s.r.fidelity == network.Flow {
+		if s.Fidelity() == network.Flow {
 			fab = network.New(eng, cl.Bandwidths(), cl.Latencies(), network.Flow)
 			res.fabric = fab
 			if opt.checkEvery != nil {
@@ -142,18 +136,18 @@ func Run(ctx context.Context, s *Scenario, opt Options) (*Result, error) {
 				}
 			}
 		}
-		runner := collectives.NewRunner(eng, fab, s.r.fidelity, cl)
+		runner := collectives.NewRunner(eng, fab, s.Fidelity(), cl)
 		x, err = parallel.NewFull(eng, layout, progs, runner, groupMaker{cl})
 		if err != nil {
 			return nil, err
 		}
 		switch {
-		case s.r.epBackend != parallel.EPNCCL && s.r.fidelity != network.Flow:
+		case s.EPBackend() != parallel.EPNCCL && s.Fidelity() != network.Flow:
 			// DeepEP/HybridEP dispatch is priced from the backend's
 			// measured bandwidth, not NCCL's all-to-all: every rank plays
 			// the same priced duration as the representative-rank run.
 			x.TimeByTask(parallel.GroupEP)
-		case s.r.epBackend != parallel.EPNCCL:
+		case s.EPBackend() != parallel.EPNCCL:
 			// Under flow fidelity its bytes contend on the fabric, but
 			// the library is never faster than its measured bandwidth.
 			x.FloorByTask(parallel.GroupEP)
@@ -167,12 +161,12 @@ func Run(ctx context.Context, s *Scenario, opt Options) (*Result, error) {
 	x.Progress = opt.Progress
 	x.Interrupt = ctx.Err
 	if err := x.Run(); err != nil {
-		return nil, s.explainRunError(err)
+		return nil, explainRunError(s, err)
 	}
 	res.exec = x
 	res.progs = progs
 	res.Events = eng.Executed()
-	if err := s.summarise(ctx, res, dev); err != nil {
+	if err := summarise(ctx, s, res, dev); err != nil {
 		return nil, err
 	}
 	res.SimWallS = time.Since(wall).Seconds()
@@ -185,110 +179,10 @@ func (g groupMaker) NewGroup(ranks []int) (*collectives.Group, error) {
 	return collectives.NewGroup(g.c, ranks)
 }
 
-func (s *Scenario) topologySpec() topology.Spec {
-	c := s.Cluster
-	return topology.Spec{GPU: c.GPU, Hardware: &s.r.gpu, Nodes: c.Nodes, GPUsPerNode: c.GPUsPerNode, IntraNode: c.IntraNode,
-		Network: c.Network.Kind, NIC: c.Network.NIC, NICGbps: c.Network.NICGbps, NICsPerNode: c.Network.NICsPerNode,
-		Oversubscription: c.Network.Oversubscription, PodGPUs: c.Network.PodGPUs}
-}
-
-func (s *Scenario) shape() workload.Shape {
-	p := s.Parallel
-	return workload.Shape{MicroBatch: s.Training.MicroBatch, Seq: s.Training.SeqLen, Dtype: s.r.precision,
-		TP: p.TP, CP: p.CP, EP: p.EP, ETP: s.expertTP(), SP: p.SP, FlashAttention: *s.Training.FlashAttention, AttentionUnpad: s.Training.AttentionUnpad,
-		RepeatKV: s.Training.AttentionRepeatKV, CPImpl: s.r.cpImpl,
-		CrossEntropy: s.r.crossEntropy, Eager: !*s.Training.Compile, EagerNorm: !*s.Training.FusedNorm,
-		AttnEff: s.r.attn[0], AttnBwdEff: s.r.attn[1],
-		FP8Recipe: s.r.fp8, RecomputeModules: s.r.recomputeModules, Offload: s.r.offload,
-		BF16AtStart: s.Training.BF16LayersAtStart, BF16AtEnd: s.Training.BF16LayersAtEnd}
-}
-
-// moeHostSync is the stall per MoE layer forward (parallel.StepConfig
-// .MoEHostSync): the GPU's profile value for a dropless MoE model outside
-// whole-iteration CUDA graphs, else 0.
-func (s *Scenario) moeHostSync() engine.Time {
-	if s.r.model.MoE == nil || !s.r.dropless || s.Training.CUDAGraphs == "full" {
-		return 0
-	}
-	return engine.Time(s.r.gpu.Compute.MoEHostSync*1e9 + 0.5)
-}
-
-// unpadSyncsPerLayer is the blocking host synchronisations of llm-foundry's
-// unpadded FlashAttention path per layer forward: flash-attn's
-// bert_padding.unpad_input (v2.4.2) reads torch.nonzero's size and
-// seqlens.max().item() on the host, and flash_attn_fn calls it for Q, K
-// and V (llmfoundry/models/layers/attention.py at 5e85bd62); pad_input and
-// the backward read nothing back.
-const unpadSyncsPerLayer = 6
-
-// unpadHostSync is the stall per layer forward of training.attention_unpad
-// (parallel.StepConfig.UnpadHostSync): unpadSyncsPerLayer × the GPU
-// profile's HostSyncStall.
-func (s *Scenario) unpadHostSync() engine.Time {
-	if !s.Training.AttentionUnpad || !*s.Training.FlashAttention {
-		return 0
-	}
-	return engine.Time(unpadSyncsPerLayer*s.r.gpu.Compute.HostSyncStall*1e9 + 0.5)
-}
-
-// HostSyncCauses names what makes the host wait for the GPU inside a step
-// (the host sync stalls of Result.HostSyncS), "" when nothing does.
-func (s *Scenario) HostSyncCauses() string {
-	var c []string
-	if s.moeHostSync() > 0 {
-		c = append(c, "MoE dispatch: dropless, token counts to the host")
-	}
-	if s.unpadHostSync() > 0 {
-		c = append(c, "unpadded attention: nonzero and .item() on Q, K, V")
-	}
-	return strings.Join(c, "; ")
-}
-
-// expertTP is the resolved parallel.expert_tp: tp unless folded.
-func (s *Scenario) expertTP() int {
-	if s.Parallel.ExpertTP > 0 {
-		return s.Parallel.ExpertTP
-	}
-	return s.Parallel.TP
-}
-
-func (s *Scenario) stepConfig(l *parallel.Layout) *parallel.StepConfig {
-	p := s.Parallel
-	m := s.r.model
-	hc := s.r.gpu.HostCopy
-	return &parallel.StepConfig{
-		Layout: l, Model: m, Shape: s.shape(), Recompute: s.r.recompute, RecomputeEvery: s.Training.RecomputeEvery,
-		Schedule: s.r.schedule, Virtual: p.VirtualStages, Microbatches: s.r.microbatches,
-		Chunks: s.r.chunks, Zero: p.Zero, Optimizer: s.Training.Optimizer,
-		ParamDtype: s.paramDtype(), GradDtype: s.r.grad, MasterDtype: s.r.master, StateDtype: s.r.states,
-		Overlap: parallel.Overlap{GradReduce: *p.Overlap.GradReduce, ParamGather: *p.Overlap.ParamGather,
-			TPComm: *p.Overlap.TPComm, P2P: *p.Overlap.P2P, EP: *p.Overlap.EP},
-		TPImplDTensor: p.TPImpl == "dtensor",
-		EPBackend:     s.r.epBackend,
-		Steps:         s.Sim.Steps,
-		LayerParams:   m.LayerParams,
-		MoEHostSync:   s.moeHostSync(),
-		UnpadHostSync: s.unpadHostSync(),
-		HostH2D:       float64(hc.H2D), HostD2H: float64(hc.D2H),
-		OffloadOptimizer: s.Training.OffloadOptimizer,
-	}
-}
-
-// paramDtype is the width the parameters are all-gathered at and the
-// optimizer writes back: the compute dtype's storage (bf16 for FP8
-// training: Transformer Engine and torchao keep bf16 weights), or FP8 with
-// training.fp8_param_gather.
-func (s *Scenario) paramDtype() workload.Dtype {
-	if s.Training.FP8ParamGather {
-		return workload.FP8
-	}
-	return s.r.precision.StorageDtype()
-}
-
 // pricer prices compute with the workload model on the scenario's GPU and
 // collectives with their closed-form costs on the actual groups.
 type pricer struct {
-	s      *Scenario
+	s      *scenario.Plan
 	c      *topology.Cluster
 	l      *parallel.Layout
 	dev    workload.Device
@@ -305,8 +199,8 @@ type costKey struct {
 	bytes       float64
 }
 
-func newPricer(s *Scenario, c *topology.Cluster, l *parallel.Layout, dev workload.Device) *pricer {
-	return &pricer{s: s, c: c, l: l, dev: dev, dtype: s.r.precision,
+func newPricer(s *scenario.Plan, c *topology.Cluster, l *parallel.Layout, dev workload.Device) *pricer {
+	return &pricer{s: s, c: c, l: l, dev: dev, dtype: s.Precision(),
 		groups: map[[2]int][]*collectives.Group{}, costs: map[costKey]engine.Time{}, sends: map[[2]int]*collectives.Group{}}
 }
 
@@ -325,7 +219,7 @@ func (p *pricer) CommTime(k parallel.GroupKind, stage int, op collectives.Op, si
 		return t
 	}
 	var worst engine.Time
-	if k == parallel.GroupEP && op == collectives.AllToAll && p.s.r.epBackend != parallel.EPNCCL {
+	if k == parallel.GroupEP && op == collectives.AllToAll && p.s.EPBackend() != parallel.EPNCCL {
 		worst = p.epDispatchTime(stage, bytes)
 		p.costs[key] = worst
 		return worst
@@ -361,14 +255,14 @@ func (p *pricer) epDispatchTime(stage int, bytes float64) engine.Time {
 // epDispatches describes each distinct EP group shape of a stage (by the
 // scale-up domains it spans) for parallel.EPDispatch.
 func (p *pricer) epDispatches(stage int) []parallel.EPDispatch {
-	m := p.s.r.model
+	m := p.s.Arch()
 	var out []parallel.EPDispatch
 	for _, ranks := range p.l.Groups(parallel.GroupEP, stage) {
 		doms := p.domainsOf(ranks)
 		if slices.ContainsFunc(out, func(d parallel.EPDispatch) bool { return d.Domains == doms }) {
 			continue
 		}
-		out = append(out, parallel.EPDispatch{Backend: p.s.r.epBackend, SMs: p.epSMsFor(doms > 1),
+		out = append(out, parallel.EPDispatch{Backend: p.s.EPBackend(), SMs: p.epSMsFor(doms > 1),
 			Experts: m.MoE.Experts, TopK: m.MoE.TopK, Ranks: len(ranks), Domains: doms,
 			ScaleUpBW: float64(p.c.GPU.ScaleUpBandwidth), NICBW: float64(p.c.NICBandwidthPerGPU())})
 	}
@@ -391,14 +285,14 @@ func (p *pricer) epSMsFor(multi bool) int {
 	if n := p.s.Parallel.EPSMs; n > 0 {
 		return n
 	}
-	return p.s.r.epBackend.DefaultSMs(multi)
+	return p.s.EPBackend().DefaultSMs(multi)
 }
 
 // epSMs is the SMs an EP dispatch or combine holds in the compute-slowdown
 // model (parallel.Interference.EP): 0 for NCCL, else the backend's count,
 // at the cross-domain default when any EP group spans domains.
 func (p *pricer) epSMs() int {
-	if p.s.r.epBackend == parallel.EPNCCL || p.l.GroupSize(parallel.GroupEP) < 2 {
+	if p.s.EPBackend() == parallel.EPNCCL || p.l.GroupSize(parallel.GroupEP) < 2 {
 		return 0
 	}
 	multi := false
@@ -488,7 +382,7 @@ func (p *pricer) SendTime(from, to int, bytes units.Bytes) engine.Time {
 }
 
 // summarise fills the result's figures from the executed programs.
-func (s *Scenario) summarise(ctx context.Context, res *Result, dev workload.Device) error {
+func summarise(ctx context.Context, s *scenario.Plan, res *Result, dev workload.Device) error {
 	x := res.exec
 	steps := float64(s.Sim.Steps)
 	var end engine.Time
@@ -523,74 +417,37 @@ func (s *Scenario) summarise(ctx context.Context, res *Result, dev workload.Devi
 	if total > 0 {
 		res.BubbleFraction = float64(bubble) / float64(n) / float64(end)
 	}
-	m := s.r.model
+	m := s.Arch()
 	tokens := float64(s.Training.GlobalBatch) * float64(s.Training.SeqLen)
-	gpus := float64(s.r.numGPUs)
+	gpus := float64(s.GPUs())
 	res.ModelFLOPsPerStep = m.ModelFLOPsPerToken(s.Training.SeqLen) * tokens
-	res.HardwareFLOPsPerStep = s.hardwareFLOPsPerToken(s.Training.SeqLen) * tokens
+	res.HardwareFLOPsPerStep = s.HardwareFLOPsPerToken(s.Training.SeqLen) * tokens
 	if res.StepTimeS > 0 {
 		res.TokensPerS = tokens / res.StepTimeS
 		res.TokensPerSPerGPU = res.TokensPerS / gpus
-		peak := float64(dev.Peak[s.r.precision]) * gpus * res.StepTimeS
+		peak := float64(dev.Peak[s.Precision()]) * gpus * res.StepTimeS
 		if peak > 0 {
 			res.MFU = res.ModelFLOPsPerStep / peak
 			res.HFU = res.HardwareFLOPsPerStep / peak
 		}
 		res.TFLOPsPerGPU = res.ModelFLOPsPerStep / res.StepTimeS / gpus / 1e12
 	}
-	s.memory(res)
+	memory(s, res)
 	hours := res.StepTimeS / 3600
 	res.CostUSDPerStep = s.Cluster.GPUHourUSD * gpus * hours
-	res.EnergyKWhPerStep = s.r.gpu.TDPWatts * s.Cluster.PUE * gpus * hours / 1000
+	res.EnergyKWhPerStep = s.GPU().TDPWatts * s.Cluster.PUE * gpus * hours / 1000
 	return nil
 }
 
-func (s *Scenario) memory(res *Result) {
+func memory(s *scenario.Plan, res *Result) {
 	res.Memory, res.Fits = s.MemoryPerStage()
-	res.MemCapacityBytes = float64(s.r.gpu.HBMBytes)
+	res.MemCapacityBytes = s.MemCapacityBytes()
 	res.MinPeakMemBytes = math.Inf(1)
 	for _, m := range res.Memory {
 		res.PeakMemBytes = max(res.PeakMemBytes, m.Total)
 		res.MinPeakMemBytes = min(res.MinPeakMemBytes, m.Total)
 	}
 }
-
-// MemoryPerStage is the accounting model's memory of every rank of each
-// pipeline stage and whether all of them fit in the GPU's memory. It needs no
-// simulation, so sweeps use it to prune layouts that cannot fit.
-func (s *Scenario) MemoryPerStage() ([]StageMemory, bool) {
-	p := s.Parallel
-	capacity := float64(s.r.gpu.HBMBytes)
-	all := true
-	out := make([]StageMemory, 0, p.PP)
-	for st := 0; st < p.PP; st++ {
-		layers := 0
-		emb, head := false, false
-		var ids []int
-		for _, ch := range s.r.chunks[st] {
-			layers += ch.Layers
-			emb = emb || ch.Embedding
-			head = head || ch.Head
-			for l := ch.FirstLayer; l < ch.FirstLayer+ch.Layers; l++ {
-				ids = append(ids, l)
-			}
-		}
-		mem := workload.StageMemory(workload.MemoryInput{
-			Model: s.r.model, Shape: s.shape(), Layers: layers, LayerIDs: ids, HasEmbedding: emb, HasHead: head,
-			PP: p.PP, DP: p.DP, VirtualStages: p.VirtualStages, Stage: st, Schedule: s.r.schedule,
-			Microbatches: s.r.microbatches, Zero: p.Zero, Optimizer: s.Training.Optimizer,
-			MasterDtype: s.r.master, GradDtype: s.r.grad, StateDtype: s.r.states, Recompute: s.r.recompute,
-			RecomputeEvery: s.Training.RecomputeEvery, OffloadOptimizer: s.Training.OffloadOptimizer,
-		})
-		fits := mem.Total <= capacity
-		all = all && fits
-		out = append(out, StageMemory{Stage: st, Memory: mem, Fits: fits})
-	}
-	return out, all
-}
-
-// MemCapacityBytes is the memory of one GPU of the scenario's cluster.
-func (s *Scenario) MemCapacityBytes() float64 { return float64(s.r.gpu.HBMBytes) }
 
 // instanceStats is one played rank's time accounting.
 type instanceStats struct {
@@ -804,97 +661,4 @@ func (r *Result) peerInstance(i, stage int) int {
 	c := r.Layout.CoordOf(rank)
 	c.PP = stage
 	return r.Layout.RankOf(c)
-}
-
-// Software describes, in one line, the framework choices a run is priced
-// with after defaults and "auto" are resolved: compute precision (and FP8
-// recipe), attention kernel (and unpadded inputs), an unfused loss, fused
-// or eager elementwise kernels, and, where they apply, the tensor-parallel
-// implementation and the MoE dispatch library. For tables and logs; the
-// scenario fields are the contract.
-func (s *Scenario) Software() string {
-	t, p := s.Training, s.Parallel
-	prec := t.Precision
-	if s.r.precision == workload.FP8 {
-		prec += " " + s.r.fp8.String()
-		if t.FP8ParamGather {
-			prec += " (fp8 param gather)"
-		}
-		if a, e := t.BF16LayersAtStart, t.BF16LayersAtEnd; a+e > 0 {
-			prec += fmt.Sprintf(" (bf16 layers: first %d, last %d)", a, e)
-		}
-	}
-	attn := t.AttentionKernel
-	if attn == "auto" {
-		attn = s.r.gpu.Compute.AttnKernel + " (auto)"
-	}
-	if t.AttentionUnpad {
-		attn += " unpadded"
-	}
-	if t.AttentionRepeatKV && s.r.model.KVHeads < s.r.model.Heads && s.r.model.Attention != "mla" {
-		attn += " repeat-kv"
-	}
-	parts := []string{prec, "attention " + attn}
-	if s.r.crossEntropy != workload.CrossEntropyFused {
-		parts = append(parts, "loss "+s.r.crossEntropy.String())
-	}
-	switch {
-	case t.Compile != nil && !*t.Compile && t.FusedNorm != nil && *t.FusedNorm:
-		parts = append(parts, "eager (fused norm)")
-	case t.Compile != nil && !*t.Compile:
-		parts = append(parts, "eager")
-	default:
-		parts = append(parts, "fused kernels")
-	}
-	if p.TP > 1 {
-		parts = append(parts, "tp "+p.TPImpl)
-	}
-	if p.CP > 1 {
-		parts = append(parts, "cp "+s.r.cpImpl.String())
-	}
-	if p.EP > 1 {
-		parts = append(parts, "ep "+s.r.epBackend.String())
-	}
-	if s.r.model.MoE != nil {
-		if s.r.dropless {
-			parts = append(parts, "moe dropless")
-		} else {
-			parts = append(parts, "moe token-drop")
-		}
-	}
-	if t.CUDAGraphs == "full" {
-		parts = append(parts, "cuda graphs full")
-	}
-	if n := s.r.model.MTPLayers; n > 0 {
-		parts = append(parts, fmt.Sprintf("mtp %d", n))
-	}
-	if len(t.OffloadModules) > 0 {
-		parts = append(parts, "offload "+strings.Join(t.OffloadModules, "+"))
-	}
-	if t.OffloadOptimizer {
-		parts = append(parts, "offload optimizer")
-	}
-	return strings.Join(parts, ", ")
-}
-
-// hardwareFLOPsPerToken is Model.HardwareFLOPsPerToken for the scenario's
-// recomputation: with training.recompute_every only the recomputed layers'
-// share of full recomputation's extra FLOPs counts.
-func (s *Scenario) hardwareFLOPsPerToken(seq int) float64 {
-	m := s.r.model
-	h := m.HardwareFLOPsPerToken(seq, s.r.recompute)
-	k := s.Training.RecomputeEvery
-	if k <= 1 || s.r.recompute != workload.RecomputeFull || m.Layers == 0 {
-		return h
-	}
-	recomputed := 0
-	for _, stage := range s.r.chunks {
-		n := 0
-		for _, ch := range stage {
-			n += ch.Layers
-		}
-		recomputed += n / k
-	}
-	base := m.ModelFLOPsPerToken(seq)
-	return base + (h-base)*float64(recomputed)/float64(m.StackLayers())
 }

@@ -2,19 +2,21 @@ package sim
 
 import (
 	"context"
+	"github.com/simtrain/simtrain/sim/scenario"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
-	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/topology"
 	"github.com/simtrain/simtrain/sim/units"
 )
 
-func mustRun(t *testing.T, s *Scenario, opt Options) *Result {
+// flow runs a scenario at flow fidelity.
+var flow = scenario.Override{Path: "sim.fidelity", Value: "flow"}
+
+func mustRun(t *testing.T, s *scenario.Plan, opt Options) *Result {
 	t.Helper()
 	r, err := Run(context.Background(), s, opt)
 	if err != nil {
@@ -41,7 +43,7 @@ func mustRun(t *testing.T, s *Scenario, opt Options) *Result {
 func TestBundledScenariosRun(t *testing.T) {
 	files, _ := filepath.Glob("../scenarios/*.yaml")
 	for _, f := range files {
-		s, err := Load(f)
+		s, err := scenario.Load(f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +52,7 @@ func TestBundledScenariosRun(t *testing.T) {
 		}
 		a := mustRun(t, s, Options{})
 		// Determinism: the same scenario twice gives the same figures.
-		s2, _ := Load(f)
+		s2, _ := scenario.Load(f)
 		b := mustRun(t, s2, Options{})
 		if a.StepTimeS != b.StepTimeS || a.Events != b.Events || a.ExposedCommS != b.ExposedCommS || a.PeakMemBytes != b.PeakMemBytes {
 			t.Errorf("%s: two runs differ: %v/%v s, %d/%d events", s.Name, a.StepTimeS, b.StepTimeS, a.Events, b.Events)
@@ -62,12 +64,12 @@ func TestBundledScenariosRun(t *testing.T) {
 // overlapped, a data-parallel-only step exposes exactly the bucketed
 // all-reduces the collectives package predicts, one after another.
 func TestPureDPExposedCommIsTheBucketedAllReduce(t *testing.T) {
-	s, err := Parse(edit(t, "parallel.tp", "1", "parallel.overlap.grad_reduce", "false", "training.global_batch", "16"))
+	s, err := parse("parallel.tp", "1", "parallel.overlap.grad_reduce", "false", "training.global_batch", "16")
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := mustRun(t, s, Options{})
-	cl, err := topology.Build(s.topologySpec())
+	cl, err := topology.Build(s.TopologySpec())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +83,7 @@ func TestPureDPExposedCommIsTheBucketedAllReduce(t *testing.T) {
 	}
 	// Rebuild the bucket sizes: layers in backward order, 40M-parameter
 	// buckets (Megatron's default for dp <= 40), embedding last.
-	m := s.ModelArch()
+	m := s.Arch()
 	var buckets []float64
 	cur := 0.0
 	add := func(p float64) {
@@ -115,15 +117,14 @@ func TestPureDPExposedCommIsTheBucketedAllReduce(t *testing.T) {
 }
 
 func TestFlowFidelityAgreesOnUncontendedStep(t *testing.T) {
-	s, err := Parse([]byte(baseScenario))
+	s, err := scenario.Parse([]byte(baseScenario))
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := mustRun(t, s, Options{})
-	s2, _ := Parse([]byte(baseScenario))
-	f := network.Flow
+	s2, _ := scenario.Parse([]byte(baseScenario), flow)
 	var broken error
-	b := mustRun(t, s2, Options{Fidelity: &f, checkEvery: func(err error) {
+	b := mustRun(t, s2, Options{checkEvery: func(err error) {
 		if broken == nil {
 			broken = err
 		}
@@ -140,12 +141,12 @@ func TestFlowFidelityAgreesOnUncontendedStep(t *testing.T) {
 // shortcut gives exactly what playing every rank gives.
 func TestSymmetricEqualsAllRanks(t *testing.T) {
 	for _, f := range []string{"../scenarios/quickstart.yaml", "../scenarios/mixtral-8x7b-ep8.yaml"} {
-		s, err := Load(f)
+		s, err := scenario.Load(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		a := mustRun(t, s, Options{})
-		s2, _ := Load(f)
+		s2, _ := scenario.Load(f)
 		b := mustRun(t, s2, Options{AllRanks: true})
 		if a.StepTimeS != b.StepTimeS || a.ExposedCommS != b.ExposedCommS || a.BubbleFraction != b.BubbleFraction {
 			t.Errorf("%s: symmetric %v s %v, all ranks %v s %v", f, a.StepTimeS, a.ExposedCommS, b.StepTimeS, b.ExposedCommS)
@@ -160,12 +161,12 @@ func TestSymmetricEqualsAllRanks(t *testing.T) {
 		}
 	}
 	// A pipelined layout too.
-	s, err := Parse(edit(t, "parallel.tp", "2", "parallel.pp", "4", "parallel.schedule", "interleaved", "parallel.virtual_stages", "2"))
+	s, err := parse("parallel.tp", "2", "parallel.pp", "4", "parallel.schedule", "interleaved", "parallel.virtual_stages", "2")
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := mustRun(t, s, Options{})
-	s2, _ := Parse(edit(t, "parallel.tp", "2", "parallel.pp", "4", "parallel.schedule", "interleaved", "parallel.virtual_stages", "2"))
+	s2, _ := parse("parallel.tp", "2", "parallel.pp", "4", "parallel.schedule", "interleaved", "parallel.virtual_stages", "2")
 	b := mustRun(t, s2, Options{AllRanks: true})
 	if a.StepTimeS != b.StepTimeS || a.BubbleFraction != b.BubbleFraction {
 		t.Errorf("pipeline: symmetric %v s %v %v, all ranks %v s %v %v", a.StepTimeS, a.BubbleFraction, a.ExposedCommS, b.StepTimeS, b.BubbleFraction, b.ExposedCommS)
@@ -175,15 +176,9 @@ func TestSymmetricEqualsAllRanks(t *testing.T) {
 // TestAnalyticLinkTrafficMatchesFlow: the traffic reconstructed at analytic
 // fidelity puts the same bytes on the same links as the flow simulation.
 func TestAnalyticLinkTrafficMatchesFlow(t *testing.T) {
-	for _, src := range [][]byte{[]byte(baseScenario), edit(t, "parallel.tp", "2", "parallel.pp", "2", "parallel.zero", "1")} {
-		s, err := Parse(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a := mustRun(t, s, Options{})
-		s2, _ := Parse(src)
-		f := network.Flow
-		b := mustRun(t, s2, Options{Fidelity: &f})
+	for _, kv := range [][]string{nil, {"parallel.tp", "2", "parallel.pp", "2", "parallel.zero", "1"}} {
+		a := mustRun(t, parseWith(t, kv), Options{})
+		b := mustRun(t, parseWith(t, kv, "sim.fidelity", "flow"), Options{})
 		la, lb := a.Links(), b.Links()
 		var ta, tb float64
 		for i := range la {
@@ -201,13 +196,9 @@ func TestAnalyticLinkTrafficMatchesFlow(t *testing.T) {
 
 // loadEdited loads a scenario file and sets field paths on it (key, value
 // pairs, as SetFieldPath takes them).
-func loadEdited(t *testing.T, file string, kv ...string) *Scenario {
+func loadEdited(t *testing.T, file string, kv ...string) *scenario.Plan {
 	t.Helper()
-	raw, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Parse(editBytes(t, raw, kv...))
+	s, err := scenario.Load(file, kvs(kv...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +218,7 @@ func TestSoftware(t *testing.T) {
 		{append(append([]string{}, moeKV...), "parallel.ep_backend", "hybridep"), "bf16, attention cudnn (auto), fused kernels, ep hybridep, moe dropless"},
 		{append(append([]string{}, moeKV...), "model.moe.dropless", "false", "training.cuda_graphs", "full"), "bf16, attention cudnn (auto), fused kernels, ep nccl, moe token-drop, cuda graphs full"},
 	} {
-		s, err := Parse(edit(t, c.kv...))
+		s, err := parse(c.kv...)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -35,19 +35,15 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/limits"
 	"github.com/simtrain/simtrain/sim/network"
-	"github.com/simtrain/simtrain/sim/parallel"
-	"github.com/simtrain/simtrain/sim/pipeline"
-	"github.com/simtrain/simtrain/sim/workload"
+	"github.com/simtrain/simtrain/sim/scenario"
 )
 
 // Sweep is a loaded, validated and enumerated sweep file. It is immutable
@@ -86,6 +82,7 @@ type SweepField struct {
 	Values []string
 
 	nodes []*yaml.Node
+	knob  *scenario.Knob
 }
 
 type sweepPoint struct {
@@ -106,24 +103,8 @@ type SweepOptions struct {
 	Context context.Context
 }
 
-// sweepDoc lists the top-level keys of a sweep file (for key checking and
-// suggestions).
-type sweepDoc struct {
-	Name        string    `yaml:"name"`
-	Description string    `yaml:"description"`
-	Base        string    `yaml:"base"`
-	Scenario    yaml.Node `yaml:"scenario"`
-	Sweep       yaml.Node `yaml:"sweep"`
-}
-
-// notSwept are fields that are valid scenario fields but not knobs of a
-// configuration: they are not part of the run id, so sweeping them would
-// give the same point many times.
-var notSwept = map[string]string{
-	"name":         "points are named after the sweep (set the sweep's own name:)",
-	"description":  "it does not change the configuration",
-	"sim.timeline": "sweeps write no timelines; it does not change the configuration",
-}
+// sweepKeys are the top-level keys of a sweep file.
+var sweepKeys = []string{"name", "description", "base", "scenario", "sweep"}
 
 // LoadSweep reads a sweep file; a base: path is resolved against the file's
 // directory.
@@ -145,7 +126,7 @@ func ParseSweep(data []byte, dir string, opt SweepOptions) (*Sweep, error) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("not a YAML sweep file: %w", cleanYAMLError(err))
+		return nil, fmt.Errorf("not a YAML sweep file: %w", scenario.YAMLError(err))
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
@@ -156,7 +137,6 @@ func ParseSweep(data []byte, dir string, opt SweepOptions) (*Sweep, error) {
 	}
 	root := doc.Content[0]
 	sw := &Sweep{fidelity: opt.Fidelity, budget: opt.Budget, ctx: opt.Context}
-	keys := yamlFields(reflect.TypeOf(sweepDoc{}))
 	var scenarioNode, sweepNode *yaml.Node
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
@@ -165,13 +145,13 @@ func ParseSweep(data []byte, dir string, opt SweepOptions) (*Sweep, error) {
 			return nil, fmt.Errorf("%s: given twice (line %d)", k.Value, k.Line)
 		}
 		seen[k.Value] = true
-		if _, ok := keys[k.Value]; !ok {
-			return nil, fmt.Errorf("%s: unknown key (line %d); %s", k.Value, k.Line, suggest(k.Value, keys))
+		if !slices.Contains(sweepKeys, k.Value) {
+			return nil, fmt.Errorf("%s: unknown key (line %d); %s", k.Value, k.Line, scenario.Suggest(k.Value, sweepKeys))
 		}
 		switch k.Value {
 		case "name", "description", "base":
 			if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
-				return nil, fmt.Errorf("%s: expected a single value, got %s (line %d)", k.Value, describe(v), v.Line)
+				return nil, fmt.Errorf("%s: expected a single value, got %s (line %d)", k.Value, scenario.DescribeNode(v), v.Line)
 			}
 			switch k.Value {
 			case "name":
@@ -203,6 +183,12 @@ func ParseSweep(data []byte, dir string, opt SweepOptions) (*Sweep, error) {
 			if f.Path == "sim.fidelity" {
 				return nil, errors.New("sweep: sim.fidelity: the sweep varies it, so the fidelity override (--fidelity) cannot apply")
 			}
+		}
+		// Every point runs at the override's fidelity, so the base
+		// carries it.
+		v := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: opt.Fidelity.String()}
+		if err := scenario.SetFieldPath(sw.base, "sim.fidelity", v); err != nil {
+			return nil, err
 		}
 	}
 	if err := sw.checkSize(); err != nil {
@@ -242,7 +228,7 @@ func (sw *Sweep) loadBase(inline *yaml.Node, dir string) (*yaml.Node, error) {
 		}
 		var doc yaml.Node
 		if err := yaml.Unmarshal(data, &doc); err != nil {
-			return nil, fmt.Errorf("%s: not a YAML scenario: %w", where, cleanYAMLError(err))
+			return nil, fmt.Errorf("%s: not a YAML scenario: %w", where, scenario.YAMLError(err))
 		}
 		if len(doc.Content) == 0 {
 			return nil, fmt.Errorf("%s: empty scenario", where)
@@ -252,10 +238,10 @@ func (sw *Sweep) loadBase(inline *yaml.Node, dir string) (*yaml.Node, error) {
 		return nil, errors.New("base: required (a scenario file relative to the sweep file), or an inline scenario: mapping")
 	}
 	if root.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%s: expected a mapping of fields, got %s (line %d)", where, describe(root), root.Line)
+		return nil, fmt.Errorf("%s: expected a mapping of fields, got %s (line %d)", where, scenario.DescribeNode(root), root.Line)
 	}
-	root = cloneNode(root)
-	if err := checkNode(root, reflect.TypeOf(Scenario{}), "", map[string]bool{}); err != nil {
+	root = scenario.CloneNode(root)
+	if err := scenario.CheckDocument(root); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	if sw.Name == "" {
@@ -271,7 +257,7 @@ func (sw *Sweep) loadBase(inline *yaml.Node, dir string) (*yaml.Node, error) {
 	if err := limits.CheckName("name", sw.Name); err != nil {
 		return nil, err
 	}
-	if err := SetFieldPath(root, "name", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: sw.Name}); err != nil {
+	if err := scenario.SetFieldPath(root, "name", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: sw.Name}); err != nil {
 		return nil, err
 	}
 	return root, nil
@@ -314,17 +300,17 @@ func nodeValue(v *yaml.Node) string {
 
 func parseField(path string, v *yaml.Node) (SweepField, error) {
 	f := SweepField{Path: path}
-	if why, ok := notSwept[path]; ok {
-		return f, fmt.Errorf("%s: cannot be swept: %s", path, why)
+	k, err := scenario.Lookup(path)
+	if err != nil && (path == "expect" || strings.HasPrefix(path, "expect.")) {
+		k, err = scenario.Lookup("expect.source") // every expect field has its reason
 	}
-	if path == "expect" || strings.HasPrefix(path, "expect.") {
-		return f, fmt.Errorf("%s: cannot be swept: a measured figure, not a configuration knob", path)
-	}
-	if err := CheckFieldPath(path); err != nil {
+	if err != nil {
 		return f, err
 	}
-	ft := fieldType(path)
-	rule, hasRule := autoRuleFor(path, ft)
+	if k.NotSwept != "" {
+		return f, fmt.Errorf("%s: cannot be swept: %s", path, k.NotSwept)
+	}
+	f.knob = k
 	switch {
 	case v.Kind == yaml.ScalarNode && v.Value == "auto" && v.Tag == "!!str":
 		f.Auto = true
@@ -337,29 +323,27 @@ func parseField(path string, v *yaml.Node) (SweepField, error) {
 			return f, fmt.Errorf("%s: empty list; give at least one value, or auto", path)
 		}
 		for i, c := range v.Content {
-			c = cloneNode(c)
+			c = scenario.CloneNode(c)
 			ip := fmt.Sprintf("%s[%d]", path, i)
 			switch {
-			case c.Kind == yaml.SequenceNode && ft != nil && ft.Kind() == reflect.Slice:
+			case c.Kind == yaml.SequenceNode && k.IsList():
 				// a list-valued field (training.recompute_modules,
 				// training.offload_modules): each value is one list
 				for _, e := range c.Content {
 					if e.Kind != yaml.ScalarNode {
-						return f, fmt.Errorf("%s: expected a list of single values, got %s inside", ip, describe(e))
+						return f, fmt.Errorf("%s: expected a list of single values, got %s inside", ip, scenario.DescribeNode(e))
 					}
 				}
 				c.Style = yaml.FlowStyle
 			case c.Kind != yaml.ScalarNode:
-				return f, fmt.Errorf("%s: expected a single value, got %s", ip, describe(c))
+				return f, fmt.Errorf("%s: expected a single value, got %s", ip, scenario.DescribeNode(c))
 			}
-			if err := checkNode(c, ft, ip, map[string]bool{}); err != nil {
+			if err := scenario.CheckValue(path, ip, c); err != nil {
 				return f, stripLine(err)
 			}
 			value := nodeValue(c)
-			if hasRule && rule.choices != nil && !rule.isBool && c.Tag != "!!null" {
-				if ch := rule.choices(); !slices.Contains(ch, c.Value) {
-					return f, fmt.Errorf("%s: unknown value %q (valid: %s)", ip, c.Value, strings.Join(ch, ", "))
-				}
+			if c.Kind == yaml.ScalarNode && c.Tag != "!!null" && !k.Valid(c.Value) {
+				return f, fmt.Errorf("%s: unknown value %q (valid: %s)", ip, c.Value, strings.Join(k.Choices(), ", "))
 			}
 			for j, prev := range f.nodes {
 				if prev.Tag == c.Tag && f.Values[j] == value {
@@ -375,12 +359,12 @@ func parseField(path string, v *yaml.Node) (SweepField, error) {
 		if v.Kind == yaml.ScalarNode {
 			hint = fmt.Sprintf(" (for one value write [%s])", v.Value)
 		}
-		return f, fmt.Errorf("%s: expected a list of values or auto, got %s%s", path, describe(v), hint)
+		return f, fmt.Errorf("%s: expected a list of values or auto, got %s%s", path, scenario.DescribeNode(v), hint)
 	}
-	if !hasRule {
-		return f, fmt.Errorf("%s: auto is not supported for this field (supported: %s); list the values", path, strings.Join(AutoFields(), ", "))
+	if !k.SupportsAuto() {
+		return f, fmt.Errorf("%s: auto is not supported for this field (supported: %s); list the values", path, strings.Join(scenario.AutoFields(), ", "))
 	}
-	if (f.Min != nil || f.Max != nil) && rule.ints == nil {
+	if (f.Min != nil || f.Max != nil) && k.Auto == nil {
 		return f, fmt.Errorf("%s: min and max apply only to integer fields", path)
 	}
 	return f, nil
@@ -393,16 +377,16 @@ func parseAutoSpec(f *SweepField, v *yaml.Node) error {
 		switch k {
 		case "auto":
 			if val.Tag != "!!bool" || val.Value != "true" {
-				return fmt.Errorf("%s.auto: expected true, got %s", f.Path, describe(val))
+				return fmt.Errorf("%s.auto: expected true, got %s", f.Path, scenario.DescribeNode(val))
 			}
 			f.Auto = true
 		case "min", "max":
 			if val.Tag != "!!int" {
-				return fmt.Errorf("%s.%s: expected an integer, got %s", f.Path, k, describe(val))
+				return fmt.Errorf("%s.%s: expected an integer, got %s", f.Path, k, scenario.DescribeNode(val))
 			}
 			n, err := strconv.Atoi(val.Value)
 			if err != nil {
-				return fmt.Errorf("%s.%s: expected an integer, got %s", f.Path, k, describe(val))
+				return fmt.Errorf("%s.%s: expected an integer, got %s", f.Path, k, scenario.DescribeNode(val))
 			}
 			if k == "min" {
 				f.Min = &n
@@ -422,110 +406,6 @@ func parseAutoSpec(f *SweepField, v *yaml.Node) error {
 	return nil
 }
 
-// fieldType is the Go type of a dotted scenario field (CheckFieldPath must
-// have accepted the path).
-func fieldType(path string) reflect.Type {
-	t := reflect.TypeOf(Scenario{})
-	for _, p := range strings.Split(path, ".") {
-		for t.Kind() == reflect.Pointer {
-			t = t.Elem()
-		}
-		t = yamlFields(t)[p].Type
-	}
-	return t
-}
-
-// autoRule gives a field's auto candidates: integers computed from the
-// point (its GPU count, model, batch), or a fixed list of choices.
-type autoRule struct {
-	doc     string
-	ints    func(s *Scenario) []int
-	choices func() []string
-	isBool  bool
-}
-
-func divisorsOf(n int) []int {
-	var out []int
-	for d := 1; d <= n; d++ {
-		if n%d == 0 {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-func upTo(n int) []int {
-	out := make([]int, 0, n)
-	for i := 1; i <= n; i++ {
-		out = append(out, i)
-	}
-	return out
-}
-
-func fixed(v ...string) func() []string { return func() []string { return v } }
-
-var gpuDivisors = func(s *Scenario) []int { return divisorsOf(s.r.numGPUs) }
-
-// autoRules are the fields that support auto. The choice lists repeat the
-// ones validate.go accepts; TestAutoChoicesAreValid keeps them in step.
-var autoRules = map[string]autoRule{
-	"parallel.tp":             {doc: "divisors of the GPU count", ints: gpuDivisors},
-	"parallel.pp":             {doc: "divisors of the GPU count", ints: gpuDivisors},
-	"parallel.cp":             {doc: "divisors of the GPU count", ints: gpuDivisors},
-	"parallel.ep":             {doc: "divisors of the GPU count", ints: gpuDivisors},
-	"parallel.dp":             {doc: "divisors of the GPU count", ints: gpuDivisors},
-	"parallel.virtual_stages": {doc: "1 … model.layers", ints: func(s *Scenario) []int { return upTo(s.r.model.Layers) }},
-	"training.micro_batch":    {doc: "divisors of training.global_batch", ints: func(s *Scenario) []int { return divisorsOf(s.Training.GlobalBatch) }},
-	"parallel.zero":           {doc: "0, 1, 2, 3", ints: func(*Scenario) []int { return []int{0, 1, 2, 3} }},
-	"parallel.schedule":       {choices: pipeline.Names},
-	"training.precision":      {choices: fixed("fp32", "tf32", "fp16", "bf16", "fp8")},
-	"training.optimizer":      {choices: fixed("adamw", "adam", "sgd", "adagrad")},
-	"training.recompute":      {choices: fixed("none", "selective", "full", "selective-op")},
-	"cluster.gpu":             {choices: hardware.GPUNames},
-	"cluster.intra_node":      {choices: fixed("nvswitch", "pcie", "nvlink-pairs")},
-	"cluster.network.kind":    {choices: fixed("rail-optimized", "fat-tree", "clos", "single-switch")},
-	"cluster.network.nic":     {choices: hardware.NICNames},
-	"sim.fidelity":            {choices: fixed("analytic", "flow")},
-
-	"training.attention_kernel": {choices: hardware.AttentionKernelNames},
-	"training.fp8_recipe":       {choices: workload.FP8RecipeNames},
-	"training.cross_entropy":    {choices: workload.CrossEntropyNames},
-	"parallel.tp_impl":          {choices: fixed("megatron", "dtensor")},
-	"parallel.cp_impl":          {choices: workload.CPImplNames},
-	"parallel.ep_backend":       {choices: func() []string { return parallel.EPBackendNames }},
-	"training.cuda_graphs":      {choices: fixed("none", "full")},
-}
-
-var boolRule = autoRule{choices: fixed("false", "true"), isBool: true}
-
-func autoRuleFor(path string, t reflect.Type) (autoRule, bool) {
-	if r, ok := autoRules[path]; ok {
-		return r, true
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() == reflect.Bool {
-		return boolRule, true
-	}
-	return autoRule{}, false
-}
-
-// AutoFields lists the fields that accept auto, sorted, each with what it
-// enumerates; every boolean field accepts it too (false, true).
-func AutoFields() []string {
-	out := make([]string, 0, len(autoRules)+1)
-	for k, r := range autoRules {
-		d := r.doc
-		if d == "" {
-			d = strings.Join(r.choices(), "|")
-		}
-		out = append(out, k+" ("+d+")")
-	}
-	slices.Sort(out)
-	return append(out, "any true/false field")
-}
-
 // enumerate fills sw.points.
 func (sw *Sweep) enumerate() error {
 	var listed, autos []int
@@ -538,7 +418,7 @@ func (sw *Sweep) enumerate() error {
 	}
 	seen := map[string]int{}
 	vals := make([]*yaml.Node, len(sw.Fields))
-	add := func(s *Scenario, err error) {
+	add := func(s *scenario.Plan, err error) {
 		id := s.RunID()
 		if j, dup := seen[id]; dup {
 			if sw.Duplicates == 0 {
@@ -556,10 +436,10 @@ func (sw *Sweep) enumerate() error {
 	}
 	idx := make([]int, len(listed))
 	for {
-		doc := cloneNode(sw.base)
+		doc := scenario.CloneNode(sw.base)
 		for k, fi := range listed {
 			vals[fi] = sw.Fields[fi].nodes[idx[k]]
-			if err := setPath(doc, sw.Fields[fi].Path, cloneNode(vals[fi])); err != nil {
+			if err := scenario.SetFieldPath(doc, sw.Fields[fi].Path, scenario.CloneNode(vals[fi])); err != nil {
 				return err
 			}
 		}
@@ -568,7 +448,7 @@ func (sw *Sweep) enumerate() error {
 		} else {
 			var firstErr error
 			found := false
-			sw.autoRec(doc, autos, vals, func(s *Scenario, err error) {
+			sw.autoRec(doc, autos, vals, func(s *scenario.Plan, err error) {
 				if err == nil {
 					found = true
 					add(s, nil)
@@ -629,7 +509,7 @@ func (sw *Sweep) enumerate() error {
 // autoRec enumerates the auto fields autos[0], autos[1], … depth first on
 // doc, calling leaf with every parsed combination. Each field's candidates
 // come from the point as set so far (its GPU count, model and batch).
-func (sw *Sweep) autoRec(doc *yaml.Node, autos []int, vals []*yaml.Node, leaf func(*Scenario, error)) {
+func (sw *Sweep) autoRec(doc *yaml.Node, autos []int, vals []*yaml.Node, leaf func(*scenario.Plan, error)) {
 	if sw.checkProgress() != nil {
 		return // enumerate reports it
 	}
@@ -645,9 +525,9 @@ func (sw *Sweep) autoRec(doc *yaml.Node, autos []int, vals []*yaml.Node, leaf fu
 		return
 	}
 	for _, c := range cands {
-		d := cloneNode(doc)
+		d := scenario.CloneNode(doc)
 		vals[fi] = c
-		if err := setPath(d, f.Path, cloneNode(c)); err != nil {
+		if err := scenario.SetFieldPath(d, f.Path, scenario.CloneNode(c)); err != nil {
 			leaf(nil, err)
 			continue
 		}
@@ -657,24 +537,23 @@ func (sw *Sweep) autoRec(doc *yaml.Node, autos []int, vals []*yaml.Node, leaf fu
 
 // candidates lists an auto field's values for the point doc.
 func (sw *Sweep) candidates(doc *yaml.Node, f *SweepField) ([]*yaml.Node, error) {
-	rule, _ := autoRuleFor(f.Path, fieldType(f.Path))
-	if rule.choices != nil {
-		var out []*yaml.Node
+	if vals := f.knob.AutoValues(); vals != nil {
 		tag := "!!str"
-		if rule.isBool {
+		if f.knob.IsBool() {
 			tag = "!!bool"
 		}
-		for _, c := range rule.choices() {
-			out = append(out, &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: c})
+		out := make([]*yaml.Node, len(vals))
+		for i, c := range vals {
+			out[i] = &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: c}
 		}
 		return out, nil
 	}
-	probe, err := probeScenario(doc)
+	probe, err := scenario.Probe(doc, sw.dir)
 	if err != nil {
 		return nil, err
 	}
 	var out []*yaml.Node
-	for _, v := range rule.ints(probe) {
+	for _, v := range f.knob.Auto.Ints(probe) {
 		if (f.Min != nil && v < *f.Min) || (f.Max != nil && v > *f.Max) {
 			continue
 		}
@@ -683,76 +562,11 @@ func (sw *Sweep) candidates(doc *yaml.Node, f *SweepField) ([]*yaml.Node, error)
 	return out, nil
 }
 
-// probeScenario resolves a point's model, training and cluster (not its
-// layout), which is what auto candidates depend on.
-func probeScenario(doc *yaml.Node) (*Scenario, error) {
-	set := map[string]bool{}
-	if err := checkNode(doc, reflect.TypeOf(Scenario{}), "", set); err != nil {
-		return nil, err
-	}
-	var s Scenario
-	if err := doc.Decode(&s); err != nil {
-		return nil, cleanYAMLError(err)
-	}
-	if err := s.resolveModel(set); err != nil {
-		return nil, err
-	}
-	if err := s.resolveTraining(set); err != nil {
-		return nil, err
-	}
-	if err := s.resolveCluster(set); err != nil {
-		return nil, err
-	}
-	return &s, nil
-}
-
-// parsePoint validates a point's document. Unlike ParseNode it returns the
-// scenario even when validation fails: resolved as far as validation got,
-// with the remaining defaults filled, so an error row still shows the
-// point's knobs and has a run id (the UUIDv5 of that configuration).
-func (sw *Sweep) parsePoint(doc *yaml.Node) (*Scenario, error) {
-	set := map[string]bool{}
-	if err := checkNode(doc, reflect.TypeOf(Scenario{}), "", set); err != nil {
-		// Values and base were type-checked when loading; keep going with
-		// what decodes.
-		return &Scenario{Name: sw.Name}, err
-	}
-	s := &Scenario{dir: sw.dir}
-	if err := doc.Decode(s); err != nil {
-		return &Scenario{Name: sw.Name}, cleanYAMLError(err)
-	}
-	err := s.validate(set)
-	if err != nil {
-		s.fillDisplayDefaults(set)
-	}
-	if sw.fidelity != nil {
-		s.SetFidelity(*sw.fidelity)
-	}
-	return s, err
-}
-
-// fillDisplayDefaults fills the defaults an invalid scenario's summary row
-// reads (pointers, the sim block), which validation may not have reached.
-func (s *Scenario) fillDisplayDefaults(set map[string]bool) {
-	t := &s.Training
-	if t.FlashAttention == nil {
-		t.FlashAttention = bptr(true)
-	}
-	if s.Model.TiedEmbeddings == nil {
-		s.Model.TiedEmbeddings = bptr(false)
-	}
-	o := &s.Parallel.Overlap
-	for _, p := range []struct {
-		v **bool
-		d bool
-	}{{&o.GradReduce, true}, {&o.ParamGather, true}, {&o.TPComm, false}, {&o.P2P, true}} {
-		if *p.v == nil {
-			*p.v = bptr(p.d)
-		}
-	}
-	if s.Sim.Fidelity == "" || s.Sim.Steps == 0 || s.Sim.Timeline == nil {
-		_ = s.resolveSim(set)
-	}
+// parsePoint resolves a point's document; an invalid point still gives
+// its plan as far as resolution got (scenario.ParsePartial), so the error
+// row has the point's knobs and a run id.
+func (sw *Sweep) parsePoint(doc *yaml.Node) (*scenario.Plan, error) {
+	return scenario.ParsePartial(doc, sw.dir, sw.Name)
 }
 
 // describe renders the swept values of a point, "parallel.tp=8 parallel.pp=4".
@@ -768,22 +582,6 @@ func (sw *Sweep) describe(vals []*yaml.Node) string {
 	return strings.Join(parts, " ")
 }
 
-// cloneNode deep-copies a YAML node tree (aliases keep pointing at their
-// original anchors, which are only read).
-func cloneNode(n *yaml.Node) *yaml.Node {
-	if n == nil {
-		return nil
-	}
-	c := *n
-	if len(n.Content) > 0 {
-		c.Content = make([]*yaml.Node, len(n.Content))
-		for i, x := range n.Content {
-			c.Content[i] = cloneNode(x)
-		}
-	}
-	return &c
-}
-
 func describeOrEmpty(n *yaml.Node) string {
 	if n.Kind == yaml.MappingNode {
 		return "an empty mapping"
@@ -791,7 +589,7 @@ func describeOrEmpty(n *yaml.Node) string {
 	if n.Tag == "!!null" {
 		return "nothing"
 	}
-	return describe(n)
+	return scenario.DescribeNode(n)
 }
 
 // stripLine drops a trailing " (line N)" (the caller adds the line once).

@@ -14,6 +14,8 @@ import (
 	"sync"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/simtrain/simtrain/sim/scenario"
 )
 
 // Len is the number of points.
@@ -39,7 +41,7 @@ type Point struct {
 	Values []string
 	// Scenario is the validated scenario, or when Err is set the scenario
 	// as far as validation got (for the error row's knobs).
-	Scenario *Scenario
+	Scenario *scenario.Plan
 	// Err says why the point is not a valid scenario.
 	Err error
 }
@@ -47,14 +49,14 @@ type Point struct {
 // Point builds point i (0 ≤ i < Len) afresh, so callers may change it.
 func (sw *Sweep) Point(i int) *Point {
 	sp := sw.points[i]
-	doc := cloneNode(sw.base)
+	doc := scenario.CloneNode(sw.base)
 	p := &Point{Index: i, Name: sw.PointName(i), RunID: sp.runID, Values: make([]string, len(sw.Fields))}
 	for fi, v := range sp.vals {
 		if v == nil {
 			continue
 		}
 		p.Values[fi] = nodeValue(v)
-		if err := setPath(doc, sw.Fields[fi].Path, cloneNode(v)); err != nil {
+		if err := scenario.SetFieldPath(doc, sw.Fields[fi].Path, scenario.CloneNode(v)); err != nil {
 			p.Err = err
 		}
 	}
@@ -74,21 +76,16 @@ func (sw *Sweep) Point(i int) *Point {
 // for `simtrain run`.
 func (sw *Sweep) PointYAML(i int) ([]byte, error) {
 	sp := sw.points[i]
-	doc := cloneNode(sw.base)
+	doc := scenario.CloneNode(sw.base)
 	for fi, v := range sp.vals {
 		if v != nil {
-			if err := setPath(doc, sw.Fields[fi].Path, cloneNode(v)); err != nil {
+			if err := scenario.SetFieldPath(doc, sw.Fields[fi].Path, scenario.CloneNode(v)); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if err := SetFieldPath(doc, "name", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: sw.PointName(i)}); err != nil {
+	if err := scenario.SetFieldPath(doc, "name", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: sw.PointName(i)}); err != nil {
 		return nil, err
-	}
-	if sw.fidelity != nil {
-		if err := SetFieldPath(doc, "sim.fidelity", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: sw.fidelity.String()}); err != nil {
-			return nil, err
-		}
 	}
 	// The base's comments describe the base, not this point.
 	stripComments(doc)
@@ -178,7 +175,7 @@ func (sw *Sweep) Evaluate(ctx context.Context, i int) (pr PointResult, ok bool) 
 
 // runRecovered is Run with a panic turned into an error, so one bad point
 // cannot take a long sweep down with it.
-func runRecovered(ctx context.Context, s *Scenario, b Budget) (res *Result, err error) {
+func runRecovered(ctx context.Context, s *scenario.Plan, b Budget) (res *Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			res, err = nil, fmt.Errorf("internal error while simulating (please report): %v", p)

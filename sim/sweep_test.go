@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/scenario"
 )
 
 // sweepBase is an inline scenario for sweep tests: Llama 3 8B (32 layers,
@@ -135,7 +136,7 @@ func TestSweepEnumeration(t *testing.T) {
 		if !slices.Equal(p.Values, w) || p.Name != "grid-"+string(rune('0'+i)) || p.Err != nil {
 			t.Errorf("point %d: values %v name %q err %v, want %v", i, p.Values, p.Name, p.Err, w)
 		}
-		byHand, err := Parse(edit(t, "parallel.tp", w[0], "training.micro_batch", w[1]))
+		byHand, err := parse("parallel.tp", w[0], "training.micro_batch", w[1])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,27 +254,6 @@ func TestSweepAuto(t *testing.T) {
 	sw = parseSweep(t, "sweep:\n  cluster.nodes: [1, 2]\n  parallel.tp: {auto: true, min: 16}\n")
 	if p := sw.Point(0); sw.Len() != 2 || p.Err == nil || !strings.HasSuffix(p.Err.Error(), "first error: no candidate value within min and max") {
 		t.Errorf("%d points, first: %v", sw.Len(), p.Err)
-	}
-}
-
-// TestAutoChoicesAreValid keeps autoRules' fixed lists in step with what
-// validation accepts: every choice must pass the field's own check.
-func TestAutoChoicesAreValid(t *testing.T) {
-	for path, r := range autoRules {
-		if r.choices == nil {
-			continue
-		}
-		for _, c := range r.choices() {
-			_, err := Parse(edit(t, path, c, "parallel.tp", "1"))
-			if err != nil && strings.Contains(err.Error(), "unknown") {
-				t.Errorf("%s: %s: %v", path, c, err)
-			}
-		}
-	}
-	for _, f := range AutoFields() {
-		if !strings.Contains(f, "(") && f != "any true/false field" {
-			t.Errorf("AutoFields entry %q has no description", f)
-		}
 	}
 }
 
@@ -397,7 +377,7 @@ func TestPointYAMLRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := Parse(b)
+		s, err := scenario.Parse(b)
 		if err != nil {
 			t.Fatalf("point %d: %v\n%s", i, err, b)
 		}
@@ -471,7 +451,7 @@ func TestSweepListValues(t *testing.T) {
 			t.Errorf("point %d: values %v err %v, want %s", i, p.Values, p.Err, w)
 			continue
 		}
-		byHand, err := Parse(edit(t, "training.recompute", "selective", "training.recompute_modules", w))
+		byHand, err := parse("training.recompute", "selective", "training.recompute_modules", w)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,13 +9,13 @@ import (
 // workload shape, costs step time, and needs a fused attention kernel.
 func TestAttentionUnpadField(t *testing.T) {
 	s := parseWith(t, nil, "training.attention_unpad", "true")
-	if !s.shape().AttentionUnpad {
+	if !s.Shape().AttentionUnpad {
 		t.Error("attention_unpad: true did not reach workload.Shape")
 	}
 	if a, b := runWith(t, nil).StepTimeS, runWith(t, nil, "training.attention_unpad", "true").StepTimeS; !(b > a) {
 		t.Errorf("step with unpadding %g s, without %g s: want longer", b, a)
 	}
-	_, err := Parse(edit(t, "training.attention_unpad", "true", "training.attention_kernel", "unfused"))
+	_, err := parse("training.attention_unpad", "true", "training.attention_kernel", "unfused")
 	if want := "training.attention_unpad: true needs a fused attention kernel"; err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 		t.Errorf("error %v, want %q", err, want)
 	}
@@ -28,7 +28,7 @@ func TestAttentionUnpadField(t *testing.T) {
 // one sequence per rank: 32 · 32 · 6 stalls per step, twice that with
 // full recomputation.
 func TestUnpadHostSync(t *testing.T) {
-	stall := parseWith(t, nil).r.gpu.Compute.HostSyncStall
+	stall := parseWith(t, nil).GPU().Compute.HostSyncStall
 	if stall <= 0 {
 		t.Fatalf("HostSyncStall %g", stall)
 	}

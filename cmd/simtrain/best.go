@@ -20,9 +20,9 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/simtrain/simtrain/sim"
 	"github.com/simtrain/simtrain/sim/output"
 	"github.com/simtrain/simtrain/sim/output/htmlreport"
+	"github.com/simtrain/simtrain/sim/scenario"
 )
 
 type bestOptions struct {
@@ -500,7 +500,7 @@ func parseConstraint(text string) (constraint, error) {
 			}
 			slices.Sort(names)
 			hint := "valid columns: " + strings.Join(names, ", ")
-			if near := sim.Closest(name, names); near != "" {
+			if near := scenario.Closest(name, names); near != "" {
 				hint = fmt.Sprintf("did you mean %q?", near)
 			}
 			_, err := bad("unknown column %q; %s", clipFlag(name), hint)

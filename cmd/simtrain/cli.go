@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/scenario"
 )
 
 // usageError marks an error caused by the command line (bad flag, unknown
@@ -74,4 +75,13 @@ func checkWorkers(n int) error {
 		return usageErrorf("--workers: %d is not between 0 (one per CPU) and %d (%d per CPU on this machine)", n, limit, maxWorkersPerCPU)
 	}
 	return nil
+}
+
+// fidelityOverride turns a --fidelity override into the scenario override
+// it is: nil when the flag is empty.
+func fidelityOverride(f *network.Fidelity) []scenario.Override {
+	if f == nil {
+		return nil
+	}
+	return []scenario.Override{{Path: "sim.fidelity", Value: f.String()}}
 }

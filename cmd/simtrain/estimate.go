@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/simtrain/simtrain/sim"
 	"github.com/simtrain/simtrain/sim/hardware"
+	"github.com/simtrain/simtrain/sim/scenario"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -377,10 +377,7 @@ func (s *stateFlags) resolve(cmd *cobra.Command) (float64, *workload.StateBytes,
 	if err != nil {
 		return 0, nil, err
 	}
-	grad := prec
-	if prec == workload.FP8 || prec == workload.FP4 || prec == workload.MXFP4 || prec == workload.NVFP4 {
-		grad = workload.BF16
-	}
+	grad := scenario.DefaultGradDtype(prec)
 	if s.g != "" {
 		if grad, err = dtypeFlag("grad-dtype", s.g); err != nil {
 			return 0, nil, err
@@ -635,12 +632,12 @@ func (m scenarioMemoryEstimate) table() ([][2]string, []string) {
 // scenarioMemory prints the accounting model's per-rank memory for a
 // scenario's layout (every rank of a pipeline stage holds the same).
 func scenarioMemory(w io.Writer, format, path string) error {
-	s, err := sim.Load(path)
+	s, err := scenario.Load(path)
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
 	stages, fits := s.MemoryPerStage()
-	p := s.ModelArch().Params()
+	p := s.Arch().Params()
 	e := scenarioMemoryEstimate{Scenario: s.Name, Params: p.Total, ActiveParams: p.Active,
 		CapacityBytes: s.MemCapacityBytes(), Fits: fits,
 		Note: "model_state_bytes sums weights, gradients and optimizer states over one rank of every pipeline stage; activations follow Korthikanti et al. for the schedule's micro-batches in flight"}

@@ -13,6 +13,7 @@ import (
 	"github.com/simtrain/simtrain/sim"
 	"github.com/simtrain/simtrain/sim/goodput"
 	"github.com/simtrain/simtrain/sim/output"
+	"github.com/simtrain/simtrain/sim/scenario"
 )
 
 type goodputOptions struct {
@@ -98,14 +99,14 @@ func runGoodput(cmd *cobra.Command, path string, o goodputOptions) error {
 	if err := o.budget.check(); err != nil {
 		return err
 	}
-	s, err := sim.Load(path)
+	s, err := scenario.Load(path, fidelityOverride(fid)...)
 	if err != nil {
 		return inputError(err)
 	}
 	for _, w := range s.Warnings {
 		fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: %s: warning: %s\n", path, w)
 	}
-	res, err := sim.Run(cmd.Context(), s, sim.Options{Fidelity: fid, Budget: o.budget.budget()})
+	res, err := sim.Run(cmd.Context(), s, sim.Options{Budget: o.budget.budget()})
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

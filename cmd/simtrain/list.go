@@ -9,9 +9,9 @@ import (
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/simtrain/simtrain/sim"
 	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/limits"
+	"github.com/simtrain/simtrain/sim/scenario"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -138,7 +138,7 @@ func listGPUs(w io.Writer, name, format string) error {
 
 // gpuArg resolves a catalog GPU name or a GPU record file.
 func gpuArg(name string) (hardware.GPU, hardware.GPURecord, error) {
-	if sim.IsGPUFile(name) {
+	if scenario.IsGPUFile(name) {
 		data, err := limits.ReadFile(name, limits.MaxInputBytes)
 		if err != nil {
 			return hardware.GPU{}, hardware.GPURecord{}, usageErrorf("list gpus: %v", err)

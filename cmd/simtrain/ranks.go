@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/simtrain/simtrain/sim"
+	"github.com/simtrain/simtrain/sim/scenario"
 )
 
 // rankSet is a parsed --timeline-ranks / --trace-ranks value: the default
@@ -47,8 +47,8 @@ func parseRankSet(s string) (rankSet, error) {
 				return rankSet{}, fmt.Errorf("%q is not a rank range like 0-7", clipFlag(part))
 			}
 		}
-		if b >= sim.MaxGPUs {
-			return rankSet{}, fmt.Errorf("rank %d is beyond the largest cluster simtrain simulates (%d GPUs)", b, sim.MaxGPUs)
+		if b >= scenario.MaxGPUs {
+			return rankSet{}, fmt.Errorf("rank %d is beyond the largest cluster simtrain simulates (%d GPUs)", b, scenario.MaxGPUs)
 		}
 		rs.ranges = append(rs.ranges, [2]int{a, b})
 	}

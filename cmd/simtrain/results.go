@@ -9,11 +9,12 @@ import (
 	"github.com/simtrain/simtrain/sim"
 	"github.com/simtrain/simtrain/sim/output"
 	"github.com/simtrain/simtrain/sim/parallel"
+	"github.com/simtrain/simtrain/sim/scenario"
 )
 
 // summaryRow flattens a scenario (and its result, when it ran) into the
 // summary.arrow schema; sweeps use it for every point.
-func summaryRow(s *sim.Scenario, r *sim.Result) output.SummaryRow {
+func summaryRow(s *scenario.Plan, r *sim.Result) output.SummaryRow {
 	m := s.Model
 	t := s.Training
 	c := s.Cluster
@@ -37,7 +38,7 @@ func summaryRow(s *sim.Scenario, r *sim.Result) output.SummaryRow {
 	if m.MoE != nil {
 		row.Experts, row.TopK = int64(m.MoE.Experts), int64(m.MoE.TopK)
 	}
-	arch := s.ModelArch()
+	arch := s.Arch()
 	pc := arch.Params()
 	row.Params, row.ActiveParams = pc.Total, pc.Active
 	if r == nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/simtrain/simtrain/sim"
 	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/scenario"
 )
 
 type runOptions struct {
@@ -136,7 +137,7 @@ input (a flag, a file, a field; also work above --max-tasks or --max-memory),
 // runOne simulates one scenario file and writes its directory. Errors name
 // the file; an invalid file or flag is bad input (exit status 2).
 func runOne(cmd *cobra.Command, path string, o runOptions, fid *network.Fidelity) error {
-	s, err := sim.Load(path)
+	s, err := scenario.Load(path, fidelityOverride(fid)...)
 	if err != nil {
 		return inputError(err) // sim.Load names the file
 	}
@@ -153,7 +154,7 @@ func runOne(cmd *cobra.Command, path string, o runOptions, fid *network.Fidelity
 		}
 	}
 	prog := newRunProgress(cmd.ErrOrStderr(), o.quiet, s.Name)
-	res, err := sim.Run(cmd.Context(), s, sim.Options{Fidelity: fid, AllRanks: o.allRanks, Progress: prog.update, Budget: o.budget.budget()})
+	res, err := sim.Run(cmd.Context(), s, sim.Options{AllRanks: o.allRanks, Progress: prog.update, Budget: o.budget.budget()})
 	prog.finish()
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
@@ -242,7 +243,7 @@ func printRunTable(w io.Writer, r *sim.Result, dir string) {
 // hardwareNote says where the GPU's figures come from when that is not
 // simply its catalog record: a record file, and the reference GPU whose
 // measured efficiencies an unmeasured part takes (hardware.GPU.Inherits).
-func hardwareNote(s *sim.Scenario, g hardware.GPU) string {
+func hardwareNote(s *scenario.Plan, g hardware.GPU) string {
 	var parts []string
 	if f := s.GPUFile(); f != "" {
 		parts = append(parts, g.Name+" from "+f)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/simtrain/simtrain/sim"
 	"github.com/simtrain/simtrain/sim/output"
+	"github.com/simtrain/simtrain/sim/scenario"
 )
 
 // runCLI runs the root command with args and returns stdout, stderr.
@@ -170,7 +171,7 @@ func TestRunOutputsForArrowJS(t *testing.T) {
 			t.Fatal(err)
 		}
 		name := m["name"].(string)
-		s, err := sim.Load(f)
+		s, err := scenario.Load(f)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/simtrain/simtrain/sim"
 	"github.com/simtrain/simtrain/sim/output"
+	"github.com/simtrain/simtrain/sim/scenario"
 )
 
 // smallSweep is 4 × 2 × 2 × 2 = 32 points of Llama 3 8B on 2 × 8 H100:
@@ -225,7 +226,7 @@ func TestSweepDryRunAndPrintPoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := sim.Parse([]byte(y))
+	s, err := scenario.Parse([]byte(y))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, y)
 	}

@@ -16,9 +16,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/simtrain/simtrain/sim"
-	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/output"
+	"github.com/simtrain/simtrain/sim/scenario"
 )
 
 type validateOptions struct {
@@ -147,7 +147,7 @@ type validation struct {
 	name   string
 	noExp  bool // the file has no expect: block (not validated)
 	err    error
-	scen   *sim.Scenario
+	scen   *scenario.Plan
 	res    *sim.Result
 	cmp    sim.Comparison
 	group  string
@@ -159,7 +159,7 @@ type validation struct {
 
 func validateOne(ctx context.Context, path string, fid *network.Fidelity, budget sim.Budget) validation {
 	v := validation{path: path, name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))}
-	s, err := sim.Load(path)
+	s, err := scenario.Load(path, fidelityOverride(fid)...)
 	if err != nil {
 		v.err = inputError(err)
 		return v
@@ -175,11 +175,9 @@ func validateOne(ctx context.Context, path string, fid *network.Fidelity, budget
 		v.group = s.Expect.Source
 	}
 	v.gpu = s.Cluster.GPU
-	if g, err := hardware.LookupGPU(v.gpu); err == nil {
-		v.arch = g.Arch
-	}
-	v.style = s.ParallelStyle()
-	res, err := sim.Run(ctx, s, sim.Options{Fidelity: fid, Budget: budget})
+	v.arch = s.GPU().Arch
+	v.style = sim.ParallelStyle(s)
+	res, err := sim.Run(ctx, s, sim.Options{Budget: budget})
 	if err != nil {
 		v.err = fmt.Errorf("%s: %w", path, err)
 		return v

@@ -15,6 +15,7 @@ import (
 	"github.com/simtrain/simtrain/sim"
 	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/output"
+	"github.com/simtrain/simtrain/sim/scenario"
 )
 
 // tinyScenario is a small model on one 8-GPU H100 node: fast to simulate.
@@ -28,7 +29,7 @@ parallel: {zero: 3}
 // simulatedProbe returns the simulated result of tinyScenario.
 func simulatedProbe(t *testing.T) *sim.Result {
 	t.Helper()
-	s, err := sim.Parse([]byte(fmt.Sprintf(tinyScenario, "probe")))
+	s, err := scenario.Parse([]byte(fmt.Sprintf(tinyScenario, "probe")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,14 +368,14 @@ parallel: {zero: 3}
 		{"h100-sxm", ", attention_kernel: flash2, flash_attention: false", "training.attention_kernel: flash2 contradicts training.flash_attention: false"},
 		{"h100-sxm", ", attention_kernel: unfused, flash_attention: true", "training.attention_kernel: unfused contradicts training.flash_attention: true"},
 	} {
-		_, err := sim.Parse([]byte(scen(c.gpu, c.training)))
+		_, err := scenario.Parse([]byte(scen(c.gpu, c.training)))
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s%s: error %v, want %q", c.gpu, c.training, err, c.want)
 		}
 	}
 	step := func(training string) float64 {
 		t.Helper()
-		s, err := sim.Parse([]byte(scen("h100-sxm", training)))
+		s, err := scenario.Parse([]byte(scen("h100-sxm", training)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,6 +27,9 @@ func (f Fidelity) String() string {
 	return "analytic"
 }
 
+// FidelityNames lists the values ParseFidelity accepts.
+func FidelityNames() []string { return []string{"analytic", "flow"} }
+
 // ParseFidelity parses "analytic" or "flow".
 func ParseFidelity(s string) (Fidelity, error) {
 	switch s {

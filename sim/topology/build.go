@@ -49,6 +49,11 @@ var (
 	networkNames   = []string{"rail-optimized", "fat-tree", "clos", "single-switch"}
 )
 
+// IntraNodeNames and NetworkNames list the values of Spec.IntraNode and
+// Spec.Network (fresh slices).
+func IntraNodeNames() []string { return append([]string(nil), intraNodeNames...) }
+func NetworkNames() []string   { return append([]string(nil), networkNames...) }
+
 type intraKind uint8
 
 const (

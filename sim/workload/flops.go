@@ -104,6 +104,9 @@ func (m Model) selectiveOpMatmulFLOPsPerToken() float64 {
 // recomputeNames are the scenario spellings of Recompute, in order.
 var recomputeNames = [...]string{"none", "selective", "full", "selective-op"}
 
+// RecomputeNames lists the values of training.recompute (a fresh slice).
+func RecomputeNames() []string { return append([]string(nil), recomputeNames[:]...) }
+
 // ParseRecompute parses none | selective | full | selective-op.
 func ParseRecompute(s string) (Recompute, error) {
 	for i, n := range recomputeNames {

@@ -12,6 +12,12 @@ var (
 	norms       = []string{"layernorm", "rmsnorm"}
 )
 
+// ActivationNames, AttentionNames and NormNames list the values of
+// model.activation, model.attention and model.norm (fresh slices).
+func ActivationNames() []string { return append([]string(nil), activations...) }
+func AttentionNames() []string  { return append([]string(nil), attentions...) }
+func NormNames() []string       { return append([]string(nil), norms...) }
+
 // Fill sets the defaults of scenario-format.md for zero fields: KVHeads =
 // Heads, HeadDim = Hidden/Heads (when it divides), FFN = 4·Hidden,
 // Activation gelu, Attention mha (mla when MLA is set), Norm layernorm, and

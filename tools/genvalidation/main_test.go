@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/simtrain/simtrain/sim"
+	"github.com/simtrain/simtrain/sim/scenario"
 )
 
 const (
@@ -49,7 +50,7 @@ func TestGeneratedScenariosParse(t *testing.T) {
 		t.Errorf("%d scenarios + %d skipped for %d rows", len(files), len(skipped), len(rows))
 	}
 	for name, doc := range files {
-		s, err := sim.Parse(doc)
+		s, err := scenario.Parse(doc)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -57,7 +58,7 @@ func TestGeneratedScenariosParse(t *testing.T) {
 		if s.Expect == nil || s.Name+".yaml" != name || s.Expect.Group == "" || s.Expect.Source == "" {
 			t.Errorf("%s: name %q, expect %+v", name, s.Name, s.Expect)
 		}
-		if _, err := s.MeasuredStepTimeS(); err != nil {
+		if _, err := sim.MeasuredStepTimeS(s); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

@@ -6,7 +6,4 @@ import "github.com/simtrain/simtrain/tools/internal/scenfile"
 // translation helpers of this generator (translate.go).
 type scen struct{ scenfile.Scenario }
 
-// kv is one parallel.overlap entry.
-type kv = scenfile.KV
-
 func bp(b bool) *bool { return scenfile.BP(b) }

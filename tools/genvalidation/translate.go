@@ -35,7 +35,7 @@ const setAttentionKernel = true
 func (s *scen) ranAttention(kernel string, facts ...string) {
 	s.Facts = append(s.Facts, facts...)
 	if setAttentionKernel {
-		s.AttnKernel = kernel
+		s.Training.AttentionKernel = kernel
 		s.Facts = append(s.Facts, "Written as attention_kernel: "+kernel+".")
 		return
 	}
@@ -94,11 +94,9 @@ func noteField(notes, key string) string {
 // base fills what every family shares: name, header and the measured figure.
 func base(r row, family, model, gpu string) *scen {
 	n := atoi(r.get("n_gpus"))
-	s := &scen{Scenario: scenfile.Scenario{
-		Name:   fmt.Sprintf("r%03d-%s-%s-%dgpu", r.line, scenfile.Slug(model), gpu, n),
-		Source: r.get("source"),
-		Group:  family,
-	}}
+	s := &scen{}
+	s.Name = fmt.Sprintf("r%03d-%s-%s-%dgpu", r.line, scenfile.Slug(model), gpu, n)
+	s.Exp().Source, s.Exp().Group = r.get("source"), family
 	s.Header = []string{
 		fmt.Sprintf("Published run: published-runs.csv line %d (%s, %s GPUs).", r.line, r.get("model"), r.get("n_gpus")),
 		"Source: " + r.get("source"),
@@ -115,7 +113,7 @@ func (s *scen) layoutNodes(n, perNode int) string {
 	if n <= 0 || perNode <= 0 || n%perNode != 0 {
 		return fmt.Sprintf("%d GPUs is not a whole number of %d-GPU nodes", n, perNode)
 	}
-	s.Nodes, s.GPUsPerNode = n/perNode, perNode
+	s.Cluster.Nodes, s.Cluster.GPUsPerNode = n/perNode, perNode
 	return ""
 }
 
@@ -123,48 +121,49 @@ func (s *scen) layoutNodes(n, perNode int) string {
 // GPT models on DGX A100 (Selene), flags from the paper's run_table_1.sh.
 func megatronSC21(r row) (*scen, string) {
 	s := base(r, "megatron-sc21", r.get("model"), "a100-80gb")
-	s.Preset = "gpt3-175b" // GPT-2/3 architecture: learned positions, LayerNorm, GELU, biases, dropout, tied embeddings
-	s.Layers, s.Hidden, s.Heads = atoi(r.get("layers")), atoi(r.get("hidden")), atoi(r.get("heads"))
-	s.KVHeads = s.Heads // multi-head attention
-	s.FFN, s.Vocab = atoi(r.get("ffn")), atoi(r.get("vocab"))
-	s.Seq, s.MicroBatch, s.GlobalBatch = atoi(r.get("seq")), atoi(r.get("micro_batch")), atoi(r.get("global_batch"))
-	s.Precision = "fp16" // notes: fp16 mixed precision
-	s.Recompute = "full" // --activations-checkpoint-method uniform
-	s.Flash = bp(false)  // Megatron-LM of 2021: unfused attention (scaled masked softmax kernel between two batched GEMMs)
-	s.GPU = "a100-80gb"
+	s.Model.Preset = "gpt3-175b" // GPT-2/3 architecture: learned positions, LayerNorm, GELU, biases, dropout, tied embeddings
+	s.Model.Layers, s.Model.Hidden, s.Model.Heads = atoi(r.get("layers")), atoi(r.get("hidden")), atoi(r.get("heads"))
+	s.Model.KVHeads = s.Model.Heads // multi-head attention
+	s.Model.FFN, s.Model.Vocab = atoi(r.get("ffn")), atoi(r.get("vocab"))
+	s.Training.SeqLen, s.Training.MicroBatch, s.Training.GlobalBatch = atoi(r.get("seq")), atoi(r.get("micro_batch")), atoi(r.get("global_batch"))
+	s.Training.Precision = "fp16"         // notes: fp16 mixed precision
+	s.Training.Recompute = "full"         // --activations-checkpoint-method uniform
+	s.Training.FlashAttention = bp(false) // Megatron-LM of 2021: unfused attention (scaled masked softmax kernel between two batched GEMMs)
+	s.Cluster.GPU = "a100-80gb"
 	if why := s.layoutNodes(atoi(r.get("n_gpus")), 8); why != "" {
 		return nil, why
 	}
 	// notes: 8x200Gb/s HDR InfiniBand HCAs per node, 3-level fat tree.
-	s.NetKind, s.NIC, s.NICsPerNode = "fat-tree", "ib-hdr-200", 8
-	s.TP, s.PP = atoi(r.get("tp")), atoi(r.get("pp"))
-	if s.PP > 1 {
-		s.Schedule = "1f1b"
+	s.Cluster.Network.Kind, s.Cluster.Network.NIC, s.Cluster.Network.NICsPerNode = "fat-tree", "ib-hdr-200", 8
+	s.Parallel.TP, s.Parallel.PP = atoi(r.get("tp")), atoi(r.get("pp"))
+	if s.Parallel.PP > 1 {
+		s.Parallel.Schedule = "1f1b"
 		if m := regexp.MustCompile(`v=([0-9]+)`).FindStringSubmatch(r.get("interleave")); m != nil && atoi(m[1]) > 1 {
-			s.Schedule, s.Virtual = "interleaved", atoi(m[1])
+			s.Parallel.Schedule, s.Parallel.VirtualStages = "interleaved", atoi(m[1])
 		}
 	}
 	// Megatron-LM of 2021: DDP impl 'torch' overlaps the gradient
 	// all-reduce with the backward (PyTorch DDP buckets); 'local' reduces
 	// after the backward. Pipeline sends/receives were blocking.
 	overlapDP := strings.Contains(r.get("zero_stage"), "'torch'")
-	s.Overlap = []kv{{K: "grad_reduce", V: overlapDP}}
-	if s.PP > 1 {
-		s.Overlap = append(s.Overlap, kv{K: "p2p", V: false})
+	s.Parallel.Overlap.GradReduce = bp(overlapDP)
+	if s.Parallel.PP > 1 {
+		s.Parallel.Overlap.P2P = bp(false)
 	}
 	s.Facts = append(s.Facts,
 		"Configuration from the row and the paper's run_table_1.sh: fp16, full (uniform) activation",
 		"recomputation, DGX A100 with 8 HDR-200 HCAs on a fat tree, Megatron 2021 overlap behaviour.")
 	s.megatronLoss("Loss: Megatron-LM of 2021 (de7dc40f88, the SC21 scripts) computes mpu.vocab_parallel_cross_entropy(output.float(), labels)",
 		"(megatron/model/gpt_model.py; run_table_1.sh sets no --fp16-lm-cross-entropy), unfused (mpu/cross_entropy.py:")
-	if strings.Contains(r.get("schedule"), "scatter/gather") && s.TP > 1 && s.PP > 1 {
+	if strings.Contains(r.get("schedule"), "scatter/gather") && s.Parallel.TP > 1 && s.Parallel.PP > 1 {
 		s.Assume("the scatter/gather optimisation of pipeline sends (1/tp of the activation per NIC) is not modelled: each stage boundary sends the whole activation")
 	}
 	v, err := atof(r.get("measured_value"))
 	if err != nil {
 		return nil, "measured value is not a number"
 	}
-	s.Metric, s.Value, s.Convention = "tflops_per_gpu", v, "megatron-sc21"
+	s.Measured("tflops_per_gpu", v)
+	s.Exp().FLOPsConvention = "megatron-sc21"
 	return s, ""
 }
 
@@ -175,27 +174,28 @@ func megatronH100(r row) (*scen, string) {
 		return nil, "tensor- and pipeline-parallel sizes are not stated (strong-scaling endpoints give only GPU count, batch and MFU); the layout cannot be reconstructed"
 	}
 	s := base(r, "megatron-h100-2024", r.get("model"), "h100-sxm")
-	s.Preset = "gpt3-175b"
-	s.Layers, s.Hidden, s.Heads = atoi(r.get("layers")), atoi(r.get("hidden")), atoi(r.get("heads"))
-	s.KVHeads = s.Heads // GPT: multi-head attention
-	s.Vocab = atoi(r.get("vocab"))
-	s.FFN = 4 * s.Hidden // README: GPT models; FFN 4h (the stated sizes match 12·l·h² + 2·V·h)
-	s.Tied = bp(false)   // the stated parameter counts need an untied output layer
-	s.Seq, s.GlobalBatch = atoi(r.get("seq")), atoi(r.get("global_batch"))
-	s.Precision = "bf16" // MFU 41% of 989 TFLOP/s for 408.8 TFLOP/s
+	s.Model.Preset = "gpt3-175b"
+	s.Model.Layers, s.Model.Hidden, s.Model.Heads = atoi(r.get("layers")), atoi(r.get("hidden")), atoi(r.get("heads"))
+	s.Model.KVHeads = s.Model.Heads // GPT: multi-head attention
+	s.Model.Vocab = atoi(r.get("vocab"))
+	s.Model.FFN = 4 * s.Model.Hidden   // README: GPT models; FFN 4h (the stated sizes match 12·l·h² + 2·V·h)
+	s.Model.TiedEmbeddings = bp(false) // the stated parameter counts need an untied output layer
+	s.Training.SeqLen, s.Training.GlobalBatch = atoi(r.get("seq")), atoi(r.get("global_batch"))
+	s.Training.Precision = "bf16" // MFU 41% of 989 TFLOP/s for 408.8 TFLOP/s
 	// Megatron-LM accumulates and reduces bf16 gradients in fp32 unless
 	// --grad-reduce-in-bf16 (megatron/training/arguments.py: "bfloat16
 	// requires gradient accumulation and all-reduce to be done in fp32").
-	s.GradDtype = "fp32"
-	s.GPU = "h100-sxm"
+	s.Training.GradDtype = "fp32"
+	s.Cluster.GPU = "h100-sxm"
 	if why := s.layoutNodes(atoi(r.get("n_gpus")), 8); why != "" {
 		return nil, why
 	}
-	s.NIC, s.NICsPerNode = "ib-ndr-400", 8
-	s.TP, s.PP, s.DP = atoi(r.get("tp")), atoi(r.get("pp")), atoi(r.get("dp"))
-	s.SP = s.TP > 1 // --tp-comm-overlap needs sequence parallelism
-	s.Zero = 1      // --overlap-param-gather needs the distributed optimizer
-	s.Overlap = []kv{{K: "grad_reduce", V: true}, {K: "param_gather", V: true}, {K: "tp_comm", V: s.TP > 1}, {K: "p2p", V: true}}
+	s.Cluster.Network.NIC, s.Cluster.Network.NICsPerNode = "ib-ndr-400", 8
+	s.Parallel.TP, s.Parallel.PP, s.Parallel.DP = atoi(r.get("tp")), atoi(r.get("pp")), atoi(r.get("dp"))
+	s.Parallel.SP = s.Parallel.TP > 1 // --tp-comm-overlap needs sequence parallelism
+	s.Parallel.Zero = 1               // --overlap-param-gather needs the distributed optimizer
+	o := &s.Parallel.Overlap
+	o.GradReduce, o.ParamGather, o.TPComm, o.P2P = bp(true), bp(true), bp(s.Parallel.TP > 1), bp(true)
 	s.Facts = append(s.Facts,
 		"Configuration from the README: --overlap-grad-reduce --overlap-param-gather (distributed",
 		"optimizer) --tp-comm-overlap (sequence parallelism), PP overlap, vocab 131072, seq 4096, DGX H100 (Eos, NDR 400);",
@@ -203,18 +203,19 @@ func megatronH100(r row) (*scen, string) {
 	s.ranAttention("cudnn", teAttentionFact)
 	s.megatronLoss("Loss: Megatron-Core r0.8.0 fuses it only with --cross-entropy-loss-fusion (arguments.py, store_true), which the",
 		"README does not list; language_module.py then runs tensor_parallel.vocab_parallel_cross_entropy, unfused (cross_entropy.py:")
-	s.MicroBatch = 1
+	s.Training.MicroBatch = 1
 	s.Assume("micro-batch size 1 (not stated)")
 	s.Assume("no activation recomputation (not stated)")
-	if s.PP > 1 {
-		s.Schedule = "1f1b"
+	if s.Parallel.PP > 1 {
+		s.Parallel.Schedule = "1f1b"
 		s.Assume("non-interleaved 1F1B pipeline schedule (not stated)")
 	}
 	v, err := atof(r.get("measured_value"))
 	if err != nil {
 		return nil, "measured value is not a number"
 	}
-	s.Metric, s.Value, s.Convention = "tflops_per_gpu", v, "model"
+	s.Measured("tflops_per_gpu", v)
+	s.Exp().FLOPsConvention = "model"
 	return s, ""
 }
 
@@ -222,7 +223,7 @@ func megatronH100(r row) (*scen, string) {
 // unfused VocabParallelCrossEntropy: upcast, max, subtract, exp, sum and
 // divide as separate fp32 kernels (workload.CrossEntropyVocabParallel).
 func (s *scen) megatronLoss(why ...string) {
-	s.CrossEntropy = "vocab-parallel"
+	s.Training.CrossEntropy = "vocab-parallel"
 	s.Facts = append(s.Facts, why...)
 	s.Facts = append(s.Facts, ".float(), max, in-place subtract, exp and divide, sum), written as cross_entropy: vocab-parallel.")
 }
@@ -265,41 +266,41 @@ func megatronMoE(r row) (*scen, string) {
 	if rackGPUs > 0 && n > rackGPUs {
 		s.Facts = append(s.Facts, fmt.Sprintf("NVL72 racks: %d GPUs in %d racks of %d (the cluster builder's even split of partial racks), each EP group inside one rack.", n, n/rackGPUs, rackGPUs))
 	}
-	s.Preset = preset
-	s.Seq, s.MicroBatch, s.GlobalBatch = atoi(r.get("seq")), atoi(r.get("micro_batch")), atoi(r.get("global_batch"))
+	s.Model.Preset = preset
+	s.Training.SeqLen, s.Training.MicroBatch, s.Training.GlobalBatch = atoi(r.get("seq")), atoi(r.get("micro_batch")), atoi(r.get("global_batch"))
 	notes := r.get("notes")
-	s.Precision = "bf16"
+	s.Training.Precision = "bf16"
 	if strings.Contains(notes, "FP8") {
-		s.Precision = "fp8" // MXFP8 / FP8 blockwise: GEMMs at the FP8 rate
+		s.Training.Precision = "fp8" // MXFP8 / FP8 blockwise: GEMMs at the FP8 rate
 		// The recipe YAMLs pass fp8_recipe: mxfp8 (qwen3_235b b300/gb300)
 		// or blockwise (qwen3_30b/h100/fp8_32GPU_TP1PP1EP8.yaml).
 		switch {
 		case strings.Contains(notes, "MXFP8"):
-			s.FP8Recipe = "mxfp8"
+			s.Training.FP8Recipe = "mxfp8"
 		case strings.Contains(notes, "FP8 blockwise"):
-			s.FP8Recipe = "blockwise"
+			s.Training.FP8Recipe = "blockwise"
 		}
 		// Every FP8 recipe of these rows sets fp8_param_gather: true
 		// (qwen3_235b/b300, qwen3_235b/gb300, qwen3_30b/h100/fp8,
 		// deepseek_v3/gb200 YAMLs at 9c5258f109).
-		s.FP8ParamGather = true
+		s.Training.FP8ParamGather = true
 		s.Facts = append(s.Facts, "Parameters all-gathered in FP8 (the recipe's fp8_param_gather: true): training.fp8_param_gather.")
 	}
 	if strings.Contains(notes, "selective recompute") {
-		s.Recompute = "selective"
+		s.Training.Recompute = "selective"
 		// The notes name Megatron's --recompute-modules ("selective
 		// recompute moe_act+layernorm"; the recipe YAML's recompute_modules:
 		// moe_act layernorm), which replace the default core_attn.
 		if m := regexp.MustCompile(`selective recompute ([a-z_+]+)`).FindStringSubmatch(notes); m != nil {
-			s.RecomputeModules = strings.Split(m[1], "+")
-			s.Facts = append(s.Facts, fmt.Sprintf("Selective recompute of Megatron's modules %s (the recipe's recompute_modules): training.recompute_modules.", strings.Join(s.RecomputeModules, ", ")))
+			s.Training.RecomputeModules = strings.Split(m[1], "+")
+			s.Facts = append(s.Facts, fmt.Sprintf("Selective recompute of Megatron's modules %s (the recipe's recompute_modules): training.recompute_modules.", strings.Join(s.Training.RecomputeModules, ", ")))
 		}
 	}
 	// Megatron-LM's default for bf16 and fp8 training: fp32 gradient
 	// accumulation and reduction (arguments.py; --grad-reduce-in-bf16 is
 	// not in the row).
-	s.GradDtype = "fp32"
-	s.GPU = gpu
+	s.Training.GradDtype = "fp32"
+	s.Cluster.GPU = gpu
 	per := 8
 	if strings.HasPrefix(gpu, "gb") {
 		per = 4 // NVL72 compute tray: 4 GPUs, one NVLink domain of 72
@@ -311,20 +312,21 @@ func megatronMoE(r row) (*scen, string) {
 	case gpu == "gb300":
 		// GB300 NVL72 compute trays carry four ConnectX-8 800G NICs
 		// (one per GPU; the catalog's gb300 sources).
-		s.NIC, s.NICsPerNode = "ib-xdr-800", 4
+		s.Cluster.Network.NIC, s.Cluster.Network.NICsPerNode = "ib-xdr-800", 4
 		s.Assume("scale-out network not stated: one 800G ConnectX-8 per GB300 (the tray's NICs)")
 	case !strings.HasPrefix(gpu, "gb"):
-		s.NIC, s.NICsPerNode = "ib-ndr-400", 8
+		s.Cluster.Network.NIC, s.Cluster.Network.NICsPerNode = "ib-ndr-400", 8
 		if gpu == "b300" {
-			s.NIC = "ib-xdr-800"
+			s.Cluster.Network.NIC = "ib-xdr-800"
 		}
 	}
-	s.TP, s.PP, s.CP = atoi(r.get("tp")), atoi(r.get("pp")), atoi(r.get("cp"))
+	s.Parallel.TP, s.Parallel.PP, s.Parallel.CP = atoi(r.get("tp")), atoi(r.get("pp")), atoi(r.get("cp"))
 	ep := atoi(r.get("ep"))
-	dpcp := n / (s.TP * s.PP)
-	s.SP = s.TP > 1
-	s.Zero = 1
-	s.Overlap = []kv{{K: "grad_reduce", V: true}, {K: "param_gather", V: true}, {K: "p2p", V: true}}
+	dpcp := n / (s.Parallel.TP * s.Parallel.PP)
+	s.Parallel.SP = s.Parallel.TP > 1
+	s.Parallel.Zero = 1
+	o := &s.Parallel.Overlap
+	o.GradReduce, o.ParamGather, o.P2P = bp(true), bp(true), bp(true)
 	s.Facts = append(s.Facts,
 		"Configuration from the recipe YAML: sequence parallelism, distributed optimizer, forced",
 		"balanced routing (capacity factor 1), expert tensor parallelism ETP=1.")
@@ -333,28 +335,28 @@ func megatronMoE(r row) (*scen, string) {
 		// overlap_moe_expert_parallel_comm: Megatron-Core's combined 1F1B
 		// schedule hides the dispatch/combine all-to-alls behind the
 		// compute of an adjacent micro-batch.
-		s.Overlap = append(s.Overlap, kv{K: "ep", V: true})
+		s.Parallel.Overlap.EP = bp(true)
 		s.Facts = append(s.Facts, "EP overlap (the recipe's overlap_moe_expert_parallel_comm): parallel.overlap.ep.")
 	}
 	// The recipes' expert tensor parallelism (the notes' "ETP=n"; Megatron's
 	// default is TP): below TP the MoE layers fold their EP groups over
 	// the TP×DP ranks (MoE parallel folding), written as parallel.expert_tp.
-	if m := regexp.MustCompile(`ETP=([0-9]+)`).FindStringSubmatch(notes); m != nil && s.TP > 1 {
+	if m := regexp.MustCompile(`ETP=([0-9]+)`).FindStringSubmatch(notes); m != nil && s.Parallel.TP > 1 {
 		etp := atoi(m[1])
-		if etp < 1 || s.TP%etp != 0 {
+		if etp < 1 || s.Parallel.TP%etp != 0 {
 			return nil, "expert TP does not divide TP"
 		}
-		if etp < s.TP {
-			s.ExpertTP = etp
-			s.Facts = append(s.Facts, fmt.Sprintf("MoE parallel folding: EP %d × ETP %d over TP %d × DP %d: parallel.expert_tp: %d.", ep, etp, s.TP, dpcp, etp))
+		if etp < s.Parallel.TP {
+			s.Parallel.ExpertTP = etp
+			s.Facts = append(s.Facts, fmt.Sprintf("MoE parallel folding: EP %d × ETP %d over TP %d × DP %d: parallel.expert_tp: %d.", ep, etp, s.Parallel.TP, dpcp, etp))
 		}
 	}
-	s.EP = ep
+	s.Parallel.EP = ep
 	if preset == "deepseek-v3" {
 		if why := s.deepSeekV3Recipe(r); why != "" {
 			return nil, why
 		}
-	} else if s.PP > 1 {
+	} else if s.Parallel.PP > 1 {
 		m := regexp.MustCompile(`VPP \(([0-9]+) layers/virtual stage\)`).FindStringSubmatch(notes)
 		if m == nil {
 			return nil, "pipeline layout (virtual stages) not stated"
@@ -364,21 +366,21 @@ func megatronMoE(r row) (*scen, string) {
 		// in the pipeline split: (layers+2)/pp slots per stage.
 		layers := map[string]int{"qwen3-235b-a22b": 94, "qwen3-30b-a3b": 48}[preset]
 		slots := layers + 2
-		if slots%s.PP != 0 || (slots/s.PP)%per != 0 {
+		if slots%s.Parallel.PP != 0 || (slots/s.Parallel.PP)%per != 0 {
 			return nil, "pipeline layout does not divide"
 		}
-		s.Schedule, s.Virtual = "interleaved", slots/s.PP/per
-		s.First, s.Last = slots/s.PP-1, slots/s.PP-1
-		s.Facts = append(s.Facts, fmt.Sprintf("Pipeline: %d layers + embedding + loss = %d slots, %d per stage, %d per virtual stage (account-for-embedding/loss split).", layers, slots, slots/s.PP, per))
+		s.Parallel.Schedule, s.Parallel.VirtualStages = "interleaved", slots/s.Parallel.PP/per
+		s.Parallel.FirstStageLayers, s.Parallel.LastStageLayers = slots/s.Parallel.PP-1, slots/s.Parallel.PP-1
+		s.Facts = append(s.Facts, fmt.Sprintf("Pipeline: %d layers + embedding + loss = %d slots, %d per stage, %d per virtual stage (account-for-embedding/loss split).", layers, slots, slots/s.Parallel.PP, per))
 	}
 	// Every recipe YAML sets moe_token_dispatcher_type: flex with
 	// moe_flex_dispatcher_backend: hybridep, and the B300 and GB300 ones
 	// and DeepSeek-V3's moe_hybridep_num_sms: 32 (examples/moe_recipes/
 	// */*/*.yaml at 9c5258f109); the others keep HybridEP's default SMs.
-	s.EPBackend = "hybridep"
+	s.Parallel.EPBackend = "hybridep"
 	s.Facts = append(s.Facts, "EP dispatcher (the recipe's moe_flex_dispatcher_backend: hybridep): parallel.ep_backend: hybridep.")
 	if gpu == "b300" || gpu == "gb300" || preset == "deepseek-v3" {
-		s.EPSMs = 32
+		s.Parallel.EPSMs = 32
 		s.Facts = append(s.Facts, "HybridEP SMs (the recipe's moe_hybridep_num_sms: 32): parallel.ep_sms: 32.")
 	}
 	// Dropless routing (no moe_expert_capacity_factor in the recipe):
@@ -390,7 +392,7 @@ func megatronMoE(r row) (*scen, string) {
 	// per-layer graph scopes ("partial CG", "router/preprocess CG") leave
 	// the dispatch outside the graphs.
 	if strings.Contains(notes, "full CG") {
-		s.CUDAGraphs = "full"
+		s.Training.CUDAGraphs = "full"
 		s.Facts = append(s.Facts, "Whole-iteration CUDA graph with a bounded, sync-free dispatch (the recipe's cuda_graph_scope: full_iteration,",
 			"moe_expert_rank_capacity_factor, moe_paged_stash): training.cuda_graphs: full.")
 	} else {
@@ -403,7 +405,8 @@ func megatronMoE(r row) (*scen, string) {
 	}
 	// Megatron-Core's num_floating_point_operations (megatron/training/
 	// training.py, 2025+) counts causal attention: half the score matrix.
-	s.Metric, s.Value, s.Convention, s.Attention = "tflops_per_gpu", v, "model", "causal"
+	s.Measured("tflops_per_gpu", v)
+	s.Exp().FLOPsConvention, s.Exp().AttentionFLOPs = "model", "causal"
 	return s, ""
 }
 
@@ -421,18 +424,18 @@ func (s *scen) deepSeekV3Recipe(r row) string {
 	if m == nil {
 		return "DeepSeek-V3 recipe: multi-token-prediction depth not stated"
 	}
-	s.MTPLayers = atoi(m[1])
-	first, last, virtual, err := megatronLayout(deepSeekV3GB200Layout, s.PP)
-	if err != nil || s.PP != 4 || r.get("gpu") != "GB200" {
+	s.Model.MTPLayers = atoi(m[1])
+	first, last, virtual, err := megatronLayout(deepSeekV3GB200Layout, s.Parallel.PP)
+	if err != nil || s.Parallel.PP != 4 || r.get("gpu") != "GB200" {
 		return "DeepSeek-V3 recipe: pipeline layout known only for the GB200 PP 4 recipe"
 	}
-	s.Schedule, s.Virtual, s.First, s.Last = "interleaved", virtual, first, last
-	s.Recompute, s.RecomputeModules = "selective", []string{"mla_up_proj"}
-	s.OffloadModules, s.OffloadOptimizer = []string{"expert_fc1"}, true
-	s.StateDtype = "bf16"
+	s.Parallel.Schedule, s.Parallel.VirtualStages, s.Parallel.FirstStageLayers, s.Parallel.LastStageLayers = "interleaved", virtual, first, last
+	s.Training.Recompute, s.Training.RecomputeModules = "selective", []string{"mla_up_proj"}
+	s.Training.OffloadModules, s.Training.OffloadOptimizer = []string{"expert_fc1"}, true
+	s.Training.OptimizerStateDtype = "bf16"
 	s.Facts = append(s.Facts,
-		fmt.Sprintf("Multi-token prediction depth %d (the row; the recipe's mtp_num_layers): model.mtp_layers.", s.MTPLayers),
-		fmt.Sprintf("Pipeline: the recipe's pipeline_model_parallel_layout %s = %d chunks, %d per stage;", deepSeekV3GB200Layout, s.PP*virtual, virtual),
+		fmt.Sprintf("Multi-token prediction depth %d (the row; the recipe's mtp_num_layers): model.mtp_layers.", s.Model.MTPLayers),
+		fmt.Sprintf("Pipeline: the recipe's pipeline_model_parallel_layout %s = %d chunks, %d per stage;", deepSeekV3GB200Layout, s.Parallel.PP*virtual, virtual),
 		fmt.Sprintf("the first stage holds %d layers (and the embedding), the last %d (and the MTP module and the loss).", first, last),
 		"Selective recomputation of MLA's up projections (the recipe's recompute_modules: mla_up_proj): training.recompute_modules.",
 		"Activation offloading of the expert_fc1 inputs (fine_grained_activation_offloading, offload_modules: [expert_fc1]) and",
@@ -511,12 +514,12 @@ func torchtitan(r row) (*scen, string) {
 	}
 	rc := strings.ToLower(r.get("recompute"))
 	s := base(r, family, preset, gpu)
-	s.Preset = preset
-	s.GPU = gpu
+	s.Model.Preset = preset
+	s.Cluster.GPU = gpu
 	if why := s.layoutNodes(atoi(r.get("n_gpus")), 8); why != "" {
 		return nil, why
 	}
-	s.NIC, s.NICsPerNode = nic, 8
+	s.Cluster.Network.NIC, s.Cluster.Network.NICsPerNode = nic, 8
 	// torchtitan's loss is cross_entropy(pred.flatten(0, 1).float(), ...)
 	// (torchtitan/components/loss.py); build_cross_entropy_loss wraps it in
 	// torch.compile when training.compile is set, and Inductor then fuses the
@@ -528,7 +531,7 @@ func torchtitan(r row) (*scen, string) {
 	compiled := strings.Contains(strings.ToLower(notes), "compile")
 	if compiled && family == "torchtitan-2024-12" {
 		unfused := false
-		s.FusedLoss = &unfused
+		s.Training.FusedLoss = &unfused
 		s.Facts = append(s.Facts, "Loss: torchtitan 9dec370 (the document's version) compiles each TransformerBlock but not the loss (train.py: compile of loss_fn",
 			"commented out by e8977b007, 2024-12-18), so cross_entropy runs on the fp32-upcast logits with PyTorch's unfused kernels: fused_loss: false.")
 	}
@@ -538,19 +541,19 @@ func torchtitan(r row) (*scen, string) {
 	// components/metrics.py of 2025), the largest over the GPUs (the
 	// December-2024 document's footnote 1).
 	if m, err := atof(noteField(notes, "peak memory GiB")); err == nil && m > 0 {
-		s.PeakMemGiB = m
+		s.Exp().PeakMemoryGiB = &m
 		s.Facts = append(s.Facts, "Peak memory: the document's Memory(GiB), torchtitan's logged peak reserved memory of the caching allocator",
 			"(reserved_bytes.all.peak, metrics.py), the largest over the GPUs: expect.peak_memory_gib.")
 	}
 	if !compiled {
 		unfused := false
-		s.FusedLoss = &unfused
+		s.Training.FusedLoss = &unfused
 		s.Facts = append(s.Facts, "Loss: eager torchtitan computes cross_entropy on the fp32-upcast logits with PyTorch's unfused kernels (torchtitan/components/loss.py; compiled runs fuse it), written as fused_loss: false.")
 		// Without training.compile torchtitan runs its Llama op by op:
 		// RMSNorm, RoPE and SwiGLU as separate ATen kernels with fp32
 		// intermediates (sim/workload/eager.go, from torchtitan 9dec370).
 		eager := false
-		s.Compile = &eager
+		s.Training.Compile = &eager
 		s.Facts = append(s.Facts, "Eager: no torch.compile, so RMSNorm, RoPE and SwiGLU run as PyTorch's op-by-op kernels (torchtitan/models/norms.py RMSNorm, models/llama/model.py apply_rotary_emb, FeedForward), written as compile: false.")
 		// The April-2024 configs (torchtitan 613bfd0cf train_configs):
 		// llama_13b.toml sets norm_type = "fused_rmsnorm" (the Triton
@@ -558,7 +561,7 @@ func torchtitan(r row) (*scen, string) {
 		// llama_70b.toml keeps norm_type = "rmsnorm".
 		if family == "torchtitan-2024-04" && preset == "llama2-13b" {
 			fused := true
-			s.FusedNorm = &fused
+			s.Training.FusedNorm = &fused
 			s.Facts = append(s.Facts, "Norm: train_configs/llama_13b.toml @ 613bfd0cf sets norm_type = \"fused_rmsnorm\" (a Triton kernel) with compile = false, written as fused_norm: true.")
 		} else if family == "torchtitan-2024-04" {
 			s.Facts = append(s.Facts, "Norm: train_configs/llama_70b.toml @ 613bfd0cf keeps norm_type = \"rmsnorm\" (the eager module) with compile = false.")
@@ -577,7 +580,7 @@ func torchtitan(r row) (*scen, string) {
 	// without kv repeats" (torchtitan#2259, 2026-01). Llama 2 13B has no
 	// grouped-query attention, so nothing to repeat.
 	if preset != "llama2-13b" {
-		s.AttnRepeatKV = true
+		s.Training.AttentionRepeatKV = true
 		s.Facts = append(s.Facts, "GQA: torchtitan's Llama repeats the KV heads to the query heads before F.scaled_dot_product_attention",
 			"(repeat_kv, models/llama/model.py at 613bfd0cf/9dec370, llama3/model.py at 820504e/e7c0cae; removed by torchtitan#2259 in 2026-01),",
 			"written as attention_repeat_kv: true.")
@@ -605,62 +608,62 @@ func torchtitan(r row) (*scen, string) {
 			s.Assume("seq_len 8192 (torchtitan llama3 train configs; not restated in the document)")
 		}
 	}
-	s.Seq = seq
-	s.TP, s.PP, s.CP = max(atoi(r.get("tp")), 1), max(atoi(r.get("pp")), 1), max(atoi(r.get("cp")), 1)
+	s.Training.SeqLen = seq
+	s.Parallel.TP, s.Parallel.PP, s.Parallel.CP = max(atoi(r.get("tp")), 1), max(atoi(r.get("pp")), 1), max(atoi(r.get("cp")), 1)
 	n := atoi(r.get("n_gpus"))
-	s.DP = atoi(r.get("dp"))
-	if s.DP == 0 {
-		s.DP = n / (s.TP * s.PP * s.CP)
+	s.Parallel.DP = atoi(r.get("dp"))
+	if s.Parallel.DP == 0 {
+		s.Parallel.DP = n / (s.Parallel.TP * s.Parallel.PP * s.Parallel.CP)
 	}
-	if s.TP*s.PP*s.CP*s.DP != n {
-		return nil, fmt.Sprintf("tp*pp*cp*dp = %d does not match %d GPUs", s.TP*s.PP*s.CP*s.DP, n)
+	if s.Parallel.TP*s.Parallel.PP*s.Parallel.CP*s.Parallel.DP != n {
+		return nil, fmt.Sprintf("tp*pp*cp*dp = %d does not match %d GPUs", s.Parallel.TP*s.Parallel.PP*s.Parallel.CP*s.Parallel.DP, n)
 	}
-	if s.TP == 1 {
-		s.TP = 0
+	if s.Parallel.TP == 1 {
+		s.Parallel.TP = 0
 	}
-	if s.PP == 1 {
-		s.PP = 0
+	if s.Parallel.PP == 1 {
+		s.Parallel.PP = 0
 	}
-	if s.CP == 1 {
-		s.CP = 0
+	if s.Parallel.CP == 1 {
+		s.Parallel.CP = 0
 	} else {
 		// torchtitan 9dec370 (utils.py create_context_parallel_ctx) runs
 		// PyTorch's experimental context_parallel with
 		// experimental.context_parallel_rotate_method, default "allgather".
-		s.CPImpl = "pytorch"
+		s.Parallel.CPImpl = "pytorch"
 		s.Facts = append(s.Facts, "Context parallelism: PyTorch's experimental context_parallel (torchtitan utils.py create_context_parallel_ctx at 9dec370,",
 			"rotate method allgather, the experimental.context_parallel_rotate_method default), written as cp_impl: pytorch.")
 	}
 	local := atoi(r.get("micro_batch"))
-	s.GlobalBatch = atoi(r.get("global_batch"))
-	if s.GlobalBatch == 0 {
-		s.GlobalBatch = local * s.DP
+	s.Training.GlobalBatch = atoi(r.get("global_batch"))
+	if s.Training.GlobalBatch == 0 {
+		s.Training.GlobalBatch = local * s.Parallel.DP
 	}
 	lower := strings.ToLower(notes)
-	s.Precision = "bf16"
+	s.Training.Precision = "bf16"
 	if strings.Contains(lower, "float8") {
-		s.Precision = "fp8"
+		s.Training.Precision = "fp8"
 		// torchao's dynamic tensorwise scaling is torchtitan's float8
 		// converter without a recipe_name (the only one in December 2024,
 		// and the "float8 tensorwise" rows of the 2025-06 AsyncTP table);
 		// "float8 rowwise" is recipe_name = "rowwise".
-		s.FP8Recipe = "tensorwise"
+		s.Training.FP8Recipe = "tensorwise"
 		if strings.Contains(lower, "float8 rowwise") {
-			s.FP8Recipe = "rowwise"
+			s.Training.FP8Recipe = "rowwise"
 		}
 		// FSDP's parameter all-gather in float8: torchtitan's float8 guide
 		// launches tensorwise training with it and says rowwise
 		// communicates in high precision; the H200 run states it.
 		switch {
-		case s.FP8Recipe == "rowwise":
+		case s.Training.FP8Recipe == "rowwise":
 			s.Facts = append(s.Facts, "FSDP all-gathers in bf16: with rowwise scaling \"all distributed communication is done in high precision\"",
 				"(torchtitan docs/float8.md at 594a120ad).")
 		case family == "torchtitan-h200-2025-06":
-			s.FP8ParamGather = true
+			s.Training.FP8ParamGather = true
 			s.Facts = append(s.Facts, "Float8 FSDP all-gather (the run's --quantize.linear.float8.enable_fsdp_float8_all_gather,",
 				"benchmarks/llama3-8b_h200_202506_trainy-whitefiber.md): training.fp8_param_gather.")
 		default:
-			s.FP8ParamGather = true
+			s.Training.FP8ParamGather = true
 			s.Assume("Float8 FSDP all-gather (training.fp8_param_gather): not stated; torchtitan's float8 guide launches tensorwise " +
 				"training with --float8.enable_fsdp_float8_all_gather (docs/float8.md at 1d5815c4b, 2024-12, and 594a120ad, 2025-06), " +
 				"and its 405B config sets it")
@@ -669,57 +672,57 @@ func torchtitan(r row) (*scen, string) {
 	// torchtitan's FSDP mixed precision: bf16 parameters, gradients
 	// reduced in fp32 (training.mixed_precision_reduce = "float32", the
 	// default of its job config).
-	s.GradDtype = "fp32"
+	s.Training.GradDtype = "fp32"
 	s.Facts = append(s.Facts, "FSDP2 mixed precision: bf16 parameters, fp32 gradient reduction (torchtitan's mixed_precision_reduce default).")
 	switch rc {
 	case "full":
-		s.Recompute = "full"
+		s.Training.Recompute = "full"
 	case "none":
-		s.Recompute = "none"
+		s.Training.Recompute = "none"
 	case "selective op", "per-op sac":
-		s.Recompute = "selective-op" // selective_ac_option = "op"
+		s.Training.Recompute = "selective-op" // selective_ac_option = "op"
 	case "selective layer":
 		// selective_ac_option = "<k>": every k-th TransformerBlock wrapped
 		// in a full checkpoint; the document does not give k, and the job
 		// config's default is "2" ("2 = checkpoint every other layer",
 		// torchtitan/config_manager.py at 613bfd0cf).
-		s.Recompute, s.RecomputeEvery = "full", 2
+		s.Training.Recompute, s.Training.RecomputeEvery = "full", 2
 		s.Facts = append(s.Facts, "Selective layer checkpointing: torchtitan wraps every k-th TransformerBlock in a full checkpoint",
 			"(parallelize_llama.py checkpoint_wrapper at 613bfd0cf), written as recompute: full, recompute_every: k.")
 		s.Assume("selective layer checkpointing of every 2nd layer (k not stated; selective_ac_option's default \"2\", config_manager.py at 613bfd0cf)")
 	case "selective", "":
-		s.Recompute = "selective-op"
+		s.Training.Recompute = "selective-op"
 		s.Assume("selective checkpointing is torchtitan's per-op policy (selective_ac_option = \"op\", the default of its llama train configs)")
 	}
-	if s.PP > 1 {
+	if s.Parallel.PP > 1 {
 		// torchtitan 9dec370 (the document's commit),
 		// parallelisms/pipelining_utils.py build_pipeline_schedule: with
 		// experimental.pipeline_parallel_microbatches unset (the 405B
 		// train config does not set it) the local batch is split into
 		// pipeline_parallel_degree micro-batches.
-		if local%s.PP != 0 {
-			return nil, fmt.Sprintf("local batch %d does not split into pp %d micro-batches", local, s.PP)
+		if local%s.Parallel.PP != 0 {
+			return nil, fmt.Sprintf("local batch %d does not split into pp %d micro-batches", local, s.Parallel.PP)
 		}
-		s.MicroBatch = local / s.PP
-		s.Facts = append(s.Facts, fmt.Sprintf("torchtitan's default pipeline micro-batch count is the pp degree (pipelining_utils.py at 9dec370): local batch %d in %d micro-batches of %d.", local, s.PP, s.MicroBatch))
+		s.Training.MicroBatch = local / s.Parallel.PP
+		s.Facts = append(s.Facts, fmt.Sprintf("torchtitan's default pipeline micro-batch count is the pp degree (pipelining_utils.py at 9dec370): local batch %d in %d micro-batches of %d.", local, s.Parallel.PP, s.Training.MicroBatch))
 		switch strings.ToLower(r.get("schedule")) {
 		case "1f1b":
-			s.Schedule = "1f1b"
+			s.Parallel.Schedule = "1f1b"
 		case "interleaved 1f1b":
 			// generate_split_points: 2 stages per rank for multi-stage
 			// schedules when no split points are given.
-			s.Schedule, s.Virtual = "interleaved", 2
+			s.Parallel.Schedule, s.Parallel.VirtualStages = "interleaved", 2
 			s.Facts = append(s.Facts, "Interleaved 1F1B with 2 stages per rank (generate_split_points' default without split points).")
 		default:
 			return nil, "pipeline schedule not stated"
 		}
 		layers := map[string]int{"llama3-405b": 126}[preset]
-		if layers%(s.PP*max(s.Virtual, 1)) != 0 {
+		if layers%(s.Parallel.PP*max(s.Parallel.VirtualStages, 1)) != 0 {
 			// generate_split_points (9dec370): the first and last of the
 			// pp·v stages take layers/(pp·v) layers, the middle stages
 			// one more while the remainder lasts. Per rank that is one
 			// layer fewer on the first and last rank for Llama 3 405B.
-			stages := s.PP * max(s.Virtual, 1)
+			stages := s.Parallel.PP * max(s.Parallel.VirtualStages, 1)
 			base, extra := layers/stages, layers%stages
 			if extra > stages-2 {
 				return nil, "pipeline split: remainder too large for the default split points"
@@ -737,33 +740,33 @@ func torchtitan(r row) (*scen, string) {
 			}
 			rank := func(r int) int { // stages r, r+pp, ... (looped placement)
 				n := 0
-				for i := r; i < stages; i += s.PP {
+				for i := r; i < stages; i += s.Parallel.PP {
 					n += perStage[i]
 				}
 				return n
 			}
-			s.First, s.Last = rank(0), rank(s.PP-1)
-			s.Facts = append(s.Facts, fmt.Sprintf("Pipeline split from torchtitan's generate_split_points: %d layers on the first and last rank, %d on the others.", s.First, rank(1)))
+			s.Parallel.FirstStageLayers, s.Parallel.LastStageLayers = rank(0), rank(s.Parallel.PP-1)
+			s.Facts = append(s.Facts, fmt.Sprintf("Pipeline split from torchtitan's generate_split_points: %d layers on the first and last rank, %d on the others.", s.Parallel.FirstStageLayers, rank(1)))
 		}
 		// FSDP2 under torch.distributed.pipelining keeps parameters
 		// unsharded across micro-batches (reshard_after_forward=False) and
 		// reduce-scatters gradients only on the last micro-batch: the
 		// ZeRO-2 schedule of gathers and reductions.
-		s.Zero = 2
+		s.Parallel.Zero = 2
 		s.Facts = append(s.Facts, "FSDP2 with pipeline parallelism gathers parameters once per step and reduce-scatters on the last micro-batch: written as zero 2.")
 	} else {
-		s.MicroBatch = local
-		s.Zero = 3
+		s.Training.MicroBatch = local
+		s.Parallel.Zero = 3
 	}
-	if s.TP > 1 {
+	if s.Parallel.TP > 1 {
 		// torchtitan's TP is PyTorch DTensor on batch-first activations
 		// (parallelize_llama.py: SequenceParallel(), PrepareModuleInput with
 		// Shard(1)).
-		s.TPImpl = "dtensor"
+		s.Parallel.TPImpl = "dtensor"
 		s.Facts = append(s.Facts, "Tensor parallelism is PyTorch DTensor on batch-first activations (written as tp_impl: dtensor).")
-		s.SP = true // torchtitan's TP plan uses SequenceParallel for norms
+		s.Parallel.SP = true // torchtitan's TP plan uses SequenceParallel for norms
 		async := strings.Contains(lower, "asynctp") || strings.Contains(lower, "async tp")
-		s.Overlap = append(s.Overlap, kv{K: "tp_comm", V: async})
+		s.Parallel.Overlap.TPComm = bp(async)
 	}
 	if strings.Contains(lower, "torch.compile") || strings.Contains(lower, "compile") {
 		s.Facts = append(s.Facts, "torch.compile: fused elementwise kernels (not modelled separately: simtrain prices each elementwise kernel).")
@@ -772,7 +775,7 @@ func torchtitan(r row) (*scen, string) {
 	if err != nil {
 		return nil, "measured value is not a number"
 	}
-	s.Metric, s.Value = "tokens_per_s_per_gpu", v
+	s.Measured("tokens_per_s_per_gpu", v)
 	return s, ""
 }
 
@@ -792,31 +795,31 @@ func llmFoundry(r row) (*scen, string) {
 	// lookup in time, but its seq·d_model parameters (a large share of the
 	// small models' at long sequences) are not counted in the optimizer and
 	// FSDP traffic.
-	s.Layers, s.Hidden, s.Heads = atoi(r.get("layers")), atoi(r.get("hidden")), atoi(r.get("heads"))
-	s.FFN, s.Vocab = atoi(r.get("ffn")), atoi(r.get("vocab"))
-	s.Activation, s.Norm, s.Tied = "gelu", "layernorm", bp(true)
-	s.Seq, s.MicroBatch, s.GlobalBatch = atoi(r.get("seq")), atoi(r.get("micro_batch")), atoi(r.get("global_batch"))
+	s.Model.Layers, s.Model.Hidden, s.Model.Heads = atoi(r.get("layers")), atoi(r.get("hidden")), atoi(r.get("heads"))
+	s.Model.FFN, s.Model.Vocab = atoi(r.get("ffn")), atoi(r.get("vocab"))
+	s.Model.Activation, s.Model.Norm, s.Model.TiedEmbeddings = "gelu", "layernorm", bp(true)
+	s.Training.SeqLen, s.Training.MicroBatch, s.Training.GlobalBatch = atoi(r.get("seq")), atoi(r.get("micro_batch")), atoi(r.get("global_batch"))
 	notes := r.get("notes")
-	s.Precision = "bf16"
+	s.Training.Precision = "bf16"
 	if noteField(notes, "precision") == "amp_fp8" {
-		s.Precision = "fp8" // Composer amp_fp8: Transformer Engine FP8 linear layers
+		s.Training.Precision = "fp8" // Composer amp_fp8: Transformer Engine FP8 linear layers
 		// Composer's amp_fp8 runs te.fp8_autocast with a DelayedScaling
 		// recipe (HYBRID format, amax history).
-		s.FP8Recipe = "delayed"
+		s.Training.FP8Recipe = "delayed"
 		s.Facts = append(s.Facts, "FSDP gathers the bf16 parameters: Transformer Engine casts to FP8 inside the linear layers.")
 	}
 	// Composer's FSDP mixed precision: DEFAULT keeps the reduction in the
 	// parameters' fp32, PURE reduces in bf16 (composer get_mixed_precision).
 	switch noteField(notes, "mp_mode") {
 	case "DEFAULT":
-		s.GradDtype = "fp32"
+		s.Training.GradDtype = "fp32"
 	case "PURE":
-		s.GradDtype = "bf16"
+		s.Training.GradDtype = "bf16"
 	}
 	if strings.Contains(r.get("recompute"), "full") {
-		s.Recompute = "full"
+		s.Training.Recompute = "full"
 	} else {
-		s.Recompute = "none"
+		s.Training.Recompute = "none"
 	}
 	// The attention kernel: the 2024-01 large-scale H100 sweep
 	// (scripts/train/benchmarking/sweep.py, added with the table in commit
@@ -843,7 +846,7 @@ func llmFoundry(r row) (*scen, string) {
 		default:
 			s.ranAttention("flash2", "Attention: sweep.py (commit 5e85bd62, 2024-01) runs MPT-1b/3b/7b/70b with --attn_impl flash and llm-foundry[gpu-flash2]",
 				"(flash-attn 2.4.2).")
-			s.AttnUnpad = true
+			s.Training.AttentionUnpad = true
 			s.Facts = append(s.Facts, "Unpadding: llm-foundry's flash_attn_fn (attention.py at 5e85bd62) runs bert_padding.unpad_input on Q, K and V",
 				"and pad_input on the output around flash_attn_varlen_func in every layer, written as attention_unpad: true.")
 		}
@@ -851,35 +854,35 @@ func llmFoundry(r row) (*scen, string) {
 		s.ranAttention("triton", "Attention: submit_benchmarks.py's default --attn_impl triton (until 2024-01; the MPT yamls' attn_config)",
 			"runs flash-attn's Triton kernel flash_attn_triton.py on triton-pre-mlir.")
 	}
-	s.GPU = gpu
+	s.Cluster.GPU = gpu
 	if why := s.layoutNodes(atoi(r.get("n_gpus")), 8); why != "" {
 		return nil, why
 	}
 	if strings.Contains(r.get("source"), "1600 Gbps") {
-		s.NIC, s.NICsPerNode = "roce-200", 8 // 1600 Gb/s per node = 8 x 200G RoCE
+		s.Cluster.Network.NIC, s.Cluster.Network.NICsPerNode = "roce-200", 8 // 1600 Gb/s per node = 8 x 200G RoCE
 		s.Facts = append(s.Facts, "Section title: 1600 Gbps node-node interconnect (RoCE), written as 8 x RoCE 200G per node.")
 	} else {
-		s.NIC, s.NICsPerNode = "ib-ndr-400", 8
+		s.Cluster.Network.NIC, s.Cluster.Network.NICsPerNode = "ib-ndr-400", 8
 		s.Assume("node interconnect not stated for the H100 sections: 8 x 400G per node")
 	}
 	switch {
 	case strings.Contains(r.get("zero_stage"), "FULL_SHARD"):
-		s.Zero = 3
+		s.Parallel.Zero = 3
 	case strings.Contains(r.get("zero_stage"), "SHARD_GRAD_OP"):
-		s.Zero = 2
+		s.Parallel.Zero = 2
 	default:
 		return nil, "sharding strategy not recognised"
 	}
 	if ga := atoi(noteField(notes, "grad_accum")); ga > 0 {
 		n := atoi(r.get("n_gpus"))
-		if ga*n*s.MicroBatch != s.GlobalBatch {
-			return nil, fmt.Sprintf("grad_accum %d x %d GPUs x micro-batch %d does not give the global batch %d", ga, n, s.MicroBatch, s.GlobalBatch)
+		if ga*n*s.Training.MicroBatch != s.Training.GlobalBatch {
+			return nil, fmt.Sprintf("grad_accum %d x %d GPUs x micro-batch %d does not give the global batch %d", ga, n, s.Training.MicroBatch, s.Training.GlobalBatch)
 		}
 	}
 	v, err := atof(r.get("measured_value"))
 	if err != nil {
 		return nil, "measured value is not a number"
 	}
-	s.Metric, s.Value = "tokens_per_s_per_gpu", v
+	s.Measured("tokens_per_s_per_gpu", v)
 	return s, ""
 }

@@ -3,7 +3,7 @@ package scenfile
 import (
 	"testing"
 
-	"github.com/simtrain/simtrain/sim"
+	"github.com/simtrain/simtrain/sim/scenario"
 )
 
 func TestSlug(t *testing.T) {
@@ -21,16 +21,20 @@ func TestSlug(t *testing.T) {
 // the simulator's parser accepts it and reads the fields back: the layout
 // and the key names are the scenario format's.
 func TestYAMLParses(t *testing.T) {
-	s := Scenario{
-		Name: "t", Description: `a "quoted" run`, Header: []string{"provenance"}, Facts: []string{"a fact"},
-		Preset: "llama3-8b", MTPLayers: 1, Seq: 4096, GlobalBatch: 64, MicroBatch: 1, Precision: "bf16", GradDtype: "fp32", Recompute: "full", RecomputeEvery: 2, OffloadModules: []string{"attn_norm"}, OffloadOptimizer: true, StateDtype: "bf16",
-		CrossEntropy: "vocab-parallel", AttnKernel: "flash2", AttnUnpad: true, AttnRepeatKV: true, Compile: BP(true),
-		GPU: "h100-sxm", Nodes: 2, GPUsPerNode: 8, NIC: "ib-ndr-400", NICsPerNode: 8,
-		TP: 2, DP: 4, CP: 2, CPImpl: "pytorch", SP: true, Zero: 1, Overlap: []KV{{"grad_reduce", true}},
-		Metric: "tokens_per_s_per_gpu", Value: 1234.5, Source: "a: source", Group: "g",
-	}
+	s := Scenario{Header: []string{"provenance"}, Facts: []string{"a fact"}}
+	s.Name, s.Description = "t", `a "quoted" run`
+	s.Model = scenario.ModelConfig{Preset: "llama3-8b", MTPLayers: 1}
+	s.Training = scenario.TrainingConfig{SeqLen: 4096, GlobalBatch: 64, MicroBatch: 1, Precision: "bf16", GradDtype: "fp32",
+		Recompute: "full", RecomputeEvery: 2, OffloadModules: []string{"attn_norm"}, OffloadOptimizer: true, OptimizerStateDtype: "bf16",
+		CrossEntropy: "vocab-parallel", AttentionKernel: "flash2", AttentionUnpad: true, AttentionRepeatKV: true, Compile: BP(true)}
+	s.Cluster = scenario.ClusterConfig{GPU: "h100-sxm", Nodes: 2, GPUsPerNode: 8,
+		Network: scenario.NetworkConfig{NIC: "ib-ndr-400", NICsPerNode: 8}}
+	s.Parallel = scenario.ParallelConfig{TP: 2, DP: 4, CP: 2, CPImpl: "pytorch", SP: true, Zero: 1,
+		Overlap: scenario.OverlapConfig{GradReduce: BP(true)}}
+	s.Measured("tokens_per_s_per_gpu", 1234.5)
+	s.Exp().Source, s.Exp().Group = "a: source", "g"
 	s.Assume("an assumption with a %s", "value")
-	sc, err := sim.Parse(s.YAML())
+	sc, err := scenario.Parse(s.YAML())
 	if err != nil {
 		t.Fatalf("%v\n%s", err, s.YAML())
 	}
@@ -42,5 +46,23 @@ func TestYAMLParses(t *testing.T) {
 	}
 	if sc.Expect == nil || sc.Expect.Notes != "an assumption with a value" || sc.Expect.Source != "a: source" {
 		t.Errorf("expect block %+v", sc.Expect)
+	}
+}
+
+// TestYAMLLayout pins the layout: sections after a blank line, nested
+// blocks indented, free text quoted, zero values left out.
+func TestYAMLLayout(t *testing.T) {
+	var s Scenario
+	s.Name = "x"
+	s.Model.Preset = "llama3-8b"
+	s.MoE().Dropless = BP(false)
+	s.Parallel.TP, s.Parallel.Overlap.P2P = 2, BP(false)
+	s.Measured("mfu", 0.5)
+	s.Exp().Source = "a: b"
+	s.Assume("one")
+	want := "#\n# Assumptions (not stated by the source):\n# - one\nname: x\n\nmodel:\n  preset: llama3-8b\n  moe:\n    dropless: false\n\n" +
+		"parallel:\n  tp: 2\n  overlap:\n    p2p: false\n\nexpect:\n  mfu: 0.5\n  source: \"a: b\"\n  notes: \"one\"\n"
+	if got := string(s.YAML()); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }

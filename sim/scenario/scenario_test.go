@@ -1,12 +1,10 @@
-package sim
+package scenario
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"go.yaml.in/yaml/v3"
 )
 
 const baseScenario = `
@@ -23,68 +21,17 @@ parallel:
   tp: 8
 `
 
-// edit applies dotted-path overrides (YAML values) to baseScenario.
-func edit(t *testing.T, kv ...string) []byte {
-	t.Helper()
-	return editBytes(t, []byte(baseScenario), kv...)
-}
-
-// parseWith parses baseScenario edited first by base, then by kv.
-func parseWith(t *testing.T, base []string, kv ...string) *Scenario {
-	t.Helper()
-	s, err := Parse(edit(t, append(append([]string{}, base...), kv...)...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// runWith parses as parseWith and runs the scenario with mustRun's checks.
-func runWith(t *testing.T, base []string, kv ...string) *Result {
-	t.Helper()
-	return mustRun(t, parseWith(t, base, kv...), Options{})
-}
-
-// parseErrorCase is an edit that must not parse.
-type parseErrorCase struct {
-	kv   []string
-	want string
-}
-
-// checkParseErrors: every case's edit, applied after base, fails with a
-// one-line error containing want.
-func checkParseErrors(t *testing.T, base []string, cases []parseErrorCase) {
-	t.Helper()
-	for _, c := range cases {
-		_, err := Parse(edit(t, append(append([]string{}, base...), c.kv...)...))
-		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%v: error %v, want %q", c.kv, err, c.want)
-		}
-	}
-}
-
-// editBytes is edit on any scenario document.
-func editBytes(t *testing.T, src []byte, kv ...string) []byte {
-	t.Helper()
-	var doc yaml.Node
-	if err := yaml.Unmarshal(src, &doc); err != nil {
-		t.Fatal(err)
-	}
+// kvs turns dotted-path, YAML-value pairs into overrides.
+func kvs(kv ...string) []Override {
+	out := make([]Override, 0, len(kv)/2)
 	for i := 0; i+1 < len(kv); i += 2 {
-		var v yaml.Node
-		if err := yaml.Unmarshal([]byte(kv[i+1]), &v); err != nil {
-			t.Fatal(err)
-		}
-		if err := SetFieldPath(&doc, kv[i], v.Content[0]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	out, err := yaml.Marshal(&doc)
-	if err != nil {
-		t.Fatal(err)
+		out = append(out, Override{Path: kv[i], Value: kv[i+1]})
 	}
 	return out
 }
+
+// parse parses baseScenario edited by kv.
+func parse(kv ...string) (*Plan, error) { return Parse([]byte(baseScenario), kvs(kv...)...) }
 
 func TestDefaults(t *testing.T) {
 	s, err := Parse([]byte(baseScenario))
@@ -142,7 +89,7 @@ func TestParseErrorsNameTheField(t *testing.T) {
 		{[]string{"parallel.schedule", "dualpipe-v", "parallel.pp", "2", "parallel.first_stage_layers", "3"}, "parallel: the 29 layers left after first_stage_layers/last_stage_layers do not split evenly over 3 model chunks"},
 	}
 	for _, c := range cases {
-		_, err := Parse(edit(t, c.kv...))
+		_, err := parse(c.kv...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: error %v, want it to contain %q", c.kv, err, c.want)
 		}
@@ -178,14 +125,14 @@ func TestRunIDIsCanonical(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Same configuration spelled differently (defaults written out, another name).
-	b, err := Parse(edit(t, "name", "other", "parallel.pp", "1", "training.micro_batch", "1", "parallel.dp", "2"))
+	b, err := parse("name", "other", "parallel.pp", "1", "training.micro_batch", "1", "parallel.dp", "2")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a.RunID() != b.RunID() {
 		t.Errorf("run ids differ for the same configuration: %s %s", a.RunID(), b.RunID())
 	}
-	c, err := Parse(edit(t, "training.micro_batch", "2"))
+	c, err := parse("training.micro_batch", "2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +142,7 @@ func TestRunIDIsCanonical(t *testing.T) {
 }
 
 func TestBundledScenariosLoad(t *testing.T) {
-	files, _ := filepath.Glob("../scenarios/*.yaml")
+	files, _ := filepath.Glob("../../scenarios/*.yaml")
 	if len(files) < 6 {
 		t.Fatalf("found %d bundled scenarios", len(files))
 	}
@@ -209,7 +156,7 @@ func TestBundledScenariosLoad(t *testing.T) {
 // FuzzParse: arbitrary bytes never panic the parser, and what parses passes
 // validation again after a round trip through its canonical form.
 func FuzzParse(f *testing.F) {
-	files, _ := filepath.Glob("../scenarios/*.yaml")
+	files, _ := filepath.Glob("../../scenarios/*.yaml")
 	for _, file := range files {
 		if b, err := os.ReadFile(file); err == nil {
 			f.Add(b)

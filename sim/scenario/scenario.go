@@ -1,7 +1,4 @@
-// Package sim wires simtrain together: it loads and validates scenario files,
-// builds the cluster, the model and the parallel layout, plays training steps
-// on the simulated cluster and returns a Result of plain Go data.
-package sim
+package scenario
 
 import (
 	"bytes"
@@ -19,8 +16,9 @@ import (
 	"github.com/simtrain/simtrain/sim/limits"
 )
 
-// Scenario is one scenario file (the contract is docs/scenario-format.md).
-// After Parse, every default is filled in and every rule has been checked.
+// Scenario is the document of one scenario file (the contract is
+// docs/scenario-format.md), field for field. In a Plan it holds every
+// default filled in, in canonical form: the bytes the run id hashes.
 type Scenario struct {
 	Name        string         `yaml:"name" json:"name"`
 	Description string         `yaml:"description" json:"-"`
@@ -34,14 +32,6 @@ type Scenario struct {
 	// checkpoints; sim/goodput). Absent, it stays nil and out of the
 	// canonical form, so run ids of scenarios without it do not change.
 	Goodput *goodput.Config `yaml:"goodput" json:"goodput,omitempty"`
-
-	// Warnings are non-fatal remarks found while validating (e.g. replicated KV heads).
-	Warnings []string `yaml:"-" json:"-"`
-
-	r resolved // derived from the fields above by validate
-	// dir is the directory of the scenario file, which a relative path in
-	// cluster.gpu is read from ("" = the working directory).
-	dir string
 }
 
 // ModelConfig is the model block. Explicit fields override the preset.
@@ -301,31 +291,41 @@ type Expect struct {
 	Notes string `yaml:"notes" json:"notes,omitempty"`
 }
 
-// Load reads and validates a scenario file.
-func Load(path string) (*Scenario, error) {
+// Override gives one field a value from outside the file (the CLI's
+// --fidelity, a sweep's --fidelity): Value is YAML text of one value or a
+// flow-style list. It is checked like the file's own fields and wins over
+// them.
+type Override struct {
+	Path, Value string
+}
+
+// Load reads, checks and resolves a scenario file.
+func Load(path string, overrides ...Override) (*Plan, error) {
 	data, err := limits.ReadFile(path, limits.MaxInputBytes)
 	if err != nil {
 		return nil, err
 	}
 	doc, err := parseDoc(data)
 	if err == nil {
-		var s *Scenario
-		if s, err = parseNodeIn(doc, filepath.Dir(path)); err == nil {
+		var s *Plan
+		if s, err = ParseNodeIn(doc, filepath.Dir(path), overrides...); err == nil {
 			return s, nil
 		}
 	}
 	return nil, fmt.Errorf("%s: %w", path, err)
 }
 
-// Parse decodes and validates a scenario document.
-func Parse(data []byte) (*Scenario, error) {
+// Parse decodes, checks and resolves a scenario document; a relative
+// cluster.gpu file is read from the working directory.
+func Parse(data []byte, overrides ...Override) (*Plan, error) {
 	doc, err := parseDoc(data)
 	if err != nil {
 		return nil, err
 	}
-	return ParseNode(doc)
+	return ParseNodeIn(doc, "", overrides...)
 }
 
+// parseDoc decodes one YAML document.
 func parseDoc(data []byte) (*yaml.Node, error) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -339,12 +339,66 @@ func parseDoc(data []byte) (*yaml.Node, error) {
 	return &doc, nil
 }
 
-// ParseNode validates and decodes a scenario from a YAML node (a document or
-// its root mapping). Sweeps use it after editing the base scenario's node.
-func ParseNode(doc *yaml.Node) (*Scenario, error) { return parseNodeIn(doc, "") }
+// ParseNode checks and resolves a scenario from a YAML node (a document or
+// its root mapping), with the overrides applied first. The node is not
+// changed.
+func ParseNode(doc *yaml.Node, overrides ...Override) (*Plan, error) {
+	return ParseNodeIn(doc, "", overrides...)
+}
 
-// parseNodeIn is ParseNode for a scenario read from directory dir.
-func parseNodeIn(doc *yaml.Node, dir string) (*Scenario, error) {
+// ParseNodeIn is ParseNode for a scenario that lives in directory dir: a
+// relative cluster.gpu file is read from there.
+func ParseNodeIn(doc *yaml.Node, dir string, overrides ...Override) (*Plan, error) {
+	s, err := decode(doc, dir, overrides)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.resolve(s.set); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ParsePartial is ParseNode for a sweep's invalid points: when resolution
+// fails it still returns the plan as far as resolution got, with the
+// defaults a summary row shows filled in, so the error row has the point's
+// knobs and a run id. A document that does not even decode gives a plan
+// that holds only its name. dir is as for ParseNodeIn.
+func ParsePartial(doc *yaml.Node, dir, name string) (*Plan, error) {
+	s, err := decode(doc, dir, nil)
+	if err != nil {
+		return &Plan{Scenario: Scenario{Name: name}}, err
+	}
+	if err := s.resolve(s.set); err != nil {
+		s.fillDisplayDefaults()
+		return s, err
+	}
+	return s, nil
+}
+
+// Probe resolves a document's model, training and cluster, not its layout:
+// what a sweep's auto candidates depend on (Knob.Auto). dir is as for
+// ParseNodeIn.
+func Probe(doc *yaml.Node, dir string) (*Plan, error) {
+	s, err := decode(doc, dir, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.resolveModel(s.set); err != nil {
+		return nil, err
+	}
+	if err := s.resolveTraining(s.set); err != nil {
+		return nil, err
+	}
+	if err := s.resolveCluster(s.set); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// decode checks doc against the format (field names and types) and decodes
+// it, overrides applied, into an unresolved plan living in dir.
+func decode(doc *yaml.Node, dir string, overrides []Override) (*Plan, error) {
 	root := doc
 	if root.Kind == yaml.DocumentNode {
 		if len(root.Content) == 0 {
@@ -352,19 +406,50 @@ func parseNodeIn(doc *yaml.Node, dir string) (*Scenario, error) {
 		}
 		root = root.Content[0]
 	}
-	set := map[string]bool{}
+	if len(overrides) > 0 {
+		root = CloneNode(root)
+		for _, o := range overrides {
+			if err := applyOverride(root, o); err != nil {
+				return nil, err
+			}
+		}
+	}
+	set := fieldSet{}
 	if err := checkNode(root, reflect.TypeOf(Scenario{}), "", set); err != nil {
 		return nil, err
 	}
-	s := Scenario{dir: dir}
-	if err := root.Decode(&s); err != nil {
+	s := &Plan{set: set, dir: dir}
+	if err := root.Decode(&s.Scenario); err != nil {
 		return nil, cleanYAMLError(err)
 	}
-	if err := s.validate(set); err != nil {
-		return nil, err
-	}
-	return &s, nil
+	return s, nil
 }
+
+// applyOverride sets o's field in the root mapping.
+func applyOverride(root *yaml.Node, o Override) error {
+	if root.Kind != yaml.MappingNode {
+		return fmt.Errorf("scenario: expected a mapping of fields, got %s (line %d)", describe(root), root.Line)
+	}
+	var v yaml.Node
+	if err := yaml.Unmarshal([]byte(o.Value), &v); err != nil || len(v.Content) != 1 {
+		return fmt.Errorf("%s: %q is not a YAML value", o.Path, o.Value)
+	}
+	val := v.Content[0]
+	clearLines(val)
+	return SetFieldPath(root, o.Path, val)
+}
+
+// clearLines marks a node as given outside the file: errors about it then
+// carry no line number.
+func clearLines(n *yaml.Node) {
+	n.Line, n.Column = 0, 0
+	for _, c := range n.Content {
+		clearLines(c)
+	}
+}
+
+// YAMLError turns a yaml.v3 error into one line without its package prefix.
+func YAMLError(err error) error { return cleanYAMLError(err) }
 
 func cleanYAMLError(err error) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
@@ -396,5 +481,43 @@ func (s *Scenario) RunID() string {
 	return uuid.NewSHA1(runIDNamespace, s.CanonicalJSON()).String()
 }
 
-// TimelineEnabled reports sim.timeline (default true).
-func (s *Scenario) TimelineEnabled() bool { return s.Sim.Timeline == nil || *s.Sim.Timeline }
+// CloneNode deep-copies a YAML node tree (aliases keep pointing at their
+// original anchors, which are only read).
+func CloneNode(n *yaml.Node) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	if len(n.Content) > 0 {
+		c.Content = make([]*yaml.Node, len(n.Content))
+		for i, x := range n.Content {
+			c.Content[i] = CloneNode(x)
+		}
+	}
+	return &c
+}
+
+// Expectation kinds, the keys of the expect: block.
+const (
+	MetricStepTime = "step_time_s"
+	MetricTokens   = "tokens_per_s_per_gpu"
+	MetricMFU      = "mfu"
+	MetricTFLOPs   = "tflops_per_gpu"
+)
+
+// Metric returns the expect: block's measured figure and its key
+// (MetricStepTime, MetricTokens, MetricMFU or MetricTFLOPs); "" when none is
+// set.
+func (e *Expect) Metric() (string, float64) {
+	switch {
+	case e.StepTimeS != nil:
+		return MetricStepTime, *e.StepTimeS
+	case e.TokensPerSPerGPU != nil:
+		return MetricTokens, *e.TokensPerSPerGPU
+	case e.MFU != nil:
+		return MetricMFU, *e.MFU
+	case e.TFLOPsPerGPU != nil:
+		return MetricTFLOPs, *e.TFLOPsPerGPU
+	}
+	return "", 0
+}

@@ -1,8 +1,9 @@
-package sim
+package scenario
 
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,7 +19,7 @@ import (
 
 // checkNode walks n against type t (a struct, pointer, map or scalar type)
 // and records the dotted paths of every key present in set.
-func checkNode(n *yaml.Node, t reflect.Type, path string, set map[string]bool) error {
+func checkNode(n *yaml.Node, t reflect.Type, path string, set fieldSet) error {
 	if n.Kind == yaml.AliasNode {
 		n = n.Alias
 	}
@@ -34,7 +35,7 @@ func checkNode(n *yaml.Node, t reflect.Type, path string, set map[string]bool) e
 			return nil
 		}
 		if n.Kind != yaml.MappingNode {
-			return fmt.Errorf("%s: expected a mapping of fields, got %s (line %d)", orRoot(path), describe(n), n.Line)
+			return fmt.Errorf("%s: expected a mapping of fields, got %s %s", orRoot(path), describe(n), at(n))
 		}
 		fields := yamlFields(t)
 		seen := map[string]bool{}
@@ -43,12 +44,12 @@ func checkNode(n *yaml.Node, t reflect.Type, path string, set map[string]bool) e
 			key := k.Value
 			full := join(path, key)
 			if seen[key] {
-				return fmt.Errorf("%s: given twice (line %d)", full, k.Line)
+				return fmt.Errorf("%s: given twice %s", full, at(k))
 			}
 			seen[key] = true
 			f, ok := fields[key]
 			if !ok {
-				return fmt.Errorf("%s: unknown field (line %d); %s", full, k.Line, suggest(key, fields))
+				return fmt.Errorf("%s: unknown field %s; %s", full, at(k), suggest(key, fields))
 			}
 			set[full] = true
 			if err := checkNode(v, f.Type, full, set); err != nil {
@@ -61,7 +62,7 @@ func checkNode(n *yaml.Node, t reflect.Type, path string, set map[string]bool) e
 			return nil
 		}
 		if n.Kind != yaml.MappingNode {
-			return fmt.Errorf("%s: expected a mapping, got %s (line %d)", orRoot(path), describe(n), n.Line)
+			return fmt.Errorf("%s: expected a mapping, got %s %s", orRoot(path), describe(n), at(n))
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			full := join(path, n.Content[i].Value)
@@ -76,7 +77,7 @@ func checkNode(n *yaml.Node, t reflect.Type, path string, set map[string]bool) e
 			return nil
 		}
 		if n.Kind != yaml.SequenceNode {
-			return fmt.Errorf("%s: expected a list, got %s (line %d)", path, describe(n), n.Line)
+			return fmt.Errorf("%s: expected a list, got %s %s", path, describe(n), at(n))
 		}
 		for i, c := range n.Content {
 			if err := checkNode(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i), set); err != nil {
@@ -90,7 +91,7 @@ func checkNode(n *yaml.Node, t reflect.Type, path string, set map[string]bool) e
 
 func checkScalar(n *yaml.Node, k reflect.Kind, path string) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("%s: expected a single value, got %s (line %d)", path, describe(n), n.Line)
+		return fmt.Errorf("%s: expected a single value, got %s %s", path, describe(n), at(n))
 	}
 	switch k {
 	case reflect.Int, reflect.Int64, reflect.Int32:
@@ -102,23 +103,36 @@ func checkScalar(n *yaml.Node, k reflect.Kind, path string) error {
 					return nil
 				}
 			}
-			return fmt.Errorf("%s: expected an integer, got %q (line %d)", path, n.Value, n.Line)
+			return fmt.Errorf("%s: expected an integer, got %q %s", path, n.Value, at(n))
 		}
 	case reflect.Float64, reflect.Float32:
 		if n.Tag != "!!int" && n.Tag != "!!float" {
-			return fmt.Errorf("%s: expected a number, got %q (line %d)", path, n.Value, n.Line)
+			return fmt.Errorf("%s: expected a number, got %q %s", path, n.Value, at(n))
 		}
 	case reflect.Bool:
 		if n.Tag != "!!bool" {
-			return fmt.Errorf("%s: expected true or false, got %q (line %d)", path, n.Value, n.Line)
+			return fmt.Errorf("%s: expected true or false, got %q %s", path, n.Value, at(n))
 		}
 	case reflect.String:
 		if n.Tag == "!!null" {
-			return fmt.Errorf("%s: expected a value, got nothing (line %d)", path, n.Line)
+			return fmt.Errorf("%s: expected a value, got nothing %s", path, at(n))
 		}
 	}
 	return nil
 }
+
+// at says where a node stands: "(line N)" in a file, or "(set outside the
+// file)" for an Override's value.
+func at(n *yaml.Node) string {
+	if n.Line == 0 {
+		return "(set outside the file)"
+	}
+	return fmt.Sprintf("(line %d)", n.Line)
+}
+
+// DescribeNode names what a node holds, for errors: "a mapping", "a list"
+// or the quoted scalar.
+func DescribeNode(n *yaml.Node) string { return describe(n) }
 
 func describe(n *yaml.Node) string {
 	switch n.Kind {
@@ -175,6 +189,13 @@ func suggest(key string, fields map[string]reflect.StructField) string {
 	for k := range fields {
 		names = append(names, k)
 	}
+	return Suggest(key, names)
+}
+
+// Suggest returns "did you mean X?" for the name closest to key, or the
+// sorted list of valid names when nothing is close.
+func Suggest(key string, names []string) string {
+	names = slices.Clone(names)
 	sort.Strings(names)
 	if best := Closest(key, names); best != "" {
 		return fmt.Sprintf("did you mean %q?", best)
@@ -248,6 +269,30 @@ func CheckFieldPath(path string) error {
 		return fmt.Errorf("%s: is a group of fields, not a single value", path)
 	}
 	return nil
+}
+
+// CheckDocument checks a scenario document's root mapping against the
+// format: known fields, each given once, values of the right type.
+func CheckDocument(root *yaml.Node) error {
+	return checkNode(root, reflect.TypeOf(Scenario{}), "", fieldSet{})
+}
+
+// CheckValue checks one value for the field at path (CheckFieldPath must
+// accept the path); where names the value in the error ("parallel.tp[2]").
+func CheckValue(path, where string, v *yaml.Node) error {
+	return checkNode(v, fieldType(path), where, fieldSet{})
+}
+
+// fieldType is the Go type of a dotted scenario field.
+func fieldType(path string) reflect.Type {
+	t := reflect.TypeOf(Scenario{})
+	for _, p := range strings.Split(path, ".") {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		t = yamlFields(t)[p].Type
+	}
+	return t
 }
 
 // SetFieldPath sets the value at a dotted path in a scenario document,

@@ -1,4 +1,4 @@
-package sim
+package scenario
 
 import (
 	"errors"
@@ -16,35 +16,6 @@ import (
 	"github.com/simtrain/simtrain/sim/pipeline"
 	"github.com/simtrain/simtrain/sim/workload"
 )
-
-// resolved holds what validation derives from a scenario.
-type resolved struct {
-	model        workload.Model
-	gpu          hardware.GPU
-	precision    workload.Dtype
-	master, grad workload.Dtype
-	states       workload.Dtype // training.optimizer_state_dtype (default master)
-	crossEntropy workload.CrossEntropy
-	recompute    workload.Recompute
-	schedule     pipeline.Schedule
-	order        [5]parallel.Dim
-	fidelity     network.Fidelity
-	numGPUs      int
-	microbatches int // per pipeline per step
-	chunks       [][]parallel.Chunk
-	attn         [2]float64 // training.attention_kernel's forward/backward efficiency on cluster.gpu (0 = unfused)
-
-	fp8 workload.FP8Recipe // training.fp8_recipe (tensorwise when unset)
-
-	epBackend parallel.EPBackend // parallel.ep_backend (nccl when unset)
-
-	cpImpl workload.CPImpl // parallel.cp_impl (p2p when unset)
-
-	dropless bool // model.moe.dropless (true when unset)
-
-	recomputeModules workload.RecomputeModules // training.recompute_modules (0 = core_attn)
-	offload          workload.OffloadModules   // training.offload_modules
-}
 
 // parseRecomputeModules resolves training.recompute_modules: module names
 // (workload.RecomputeModuleNames), only with recompute: selective.
@@ -76,10 +47,12 @@ func bptr(b bool) *bool { return &b }
 // large AI data centres, not a measurement; set cluster.pue for your site.
 const PUEDefault = 1.2
 
-// validate fills defaults and checks every rule of the scenario contract.
-// set holds the dotted paths present in the file, so that an explicit 0 is
-// told apart from an absent field.
-func (s *Scenario) validate(set map[string]bool) error {
+// resolve fills defaults and checks every rule of the scenario contract, in
+// dependency order: model, training, cluster (the GPU), layout and schedule,
+// simulation, expectation. set holds the dotted paths present in the file,
+// so that an explicit 0 is told apart from an absent field.
+func (s *Plan) resolve(set fieldSet) error {
+	s.set = set
 	if err := limits.CheckName("name", s.Name); err != nil {
 		return err
 	}
@@ -106,7 +79,7 @@ func (s *Scenario) validate(set map[string]bool) error {
 	return s.validateExpect()
 }
 
-func (s *Scenario) resolveModel(set map[string]bool) error {
+func (s *Plan) resolveModel(set fieldSet) error {
 	mc := &s.Model
 	var m workload.Model
 	if mc.Preset != "" {
@@ -247,16 +220,7 @@ func (s *Scenario) resolveModel(set map[string]bool) error {
 	return nil
 }
 
-func oneOf(field, v string, choices ...string) error {
-	for _, c := range choices {
-		if v == c {
-			return nil
-		}
-	}
-	return fmt.Errorf("%s: unknown value %q (valid: %s)", field, v, strings.Join(choices, ", "))
-}
-
-func (s *Scenario) resolveTraining(set map[string]bool) error {
+func (s *Plan) resolveTraining(set fieldSet) error {
 	t := &s.Training
 	if !set["training.seq_len"] {
 		return errors.New("training.seq_len: required")
@@ -270,46 +234,28 @@ func (s *Scenario) resolveTraining(set map[string]bool) error {
 	if t.GlobalBatch < 1 || t.GlobalBatch > maxBatch {
 		return fmt.Errorf("training.global_batch: must be between 1 and %d, got %d", maxBatch, t.GlobalBatch)
 	}
-	if !set["training.micro_batch"] {
-		t.MicroBatch = 1
-	}
+	s.fill("training.micro_batch")
 	if t.MicroBatch < 1 || t.MicroBatch > t.GlobalBatch {
 		return fmt.Errorf("training.micro_batch: must be between 1 and training.global_batch %d, got %d", t.GlobalBatch, t.MicroBatch)
 	}
-	if t.Precision == "" {
-		t.Precision = "bf16"
-	}
-	if err := oneOf("training.precision", t.Precision, "fp32", "tf32", "fp16", "bf16", "fp8"); err != nil {
+	s.fill("training.precision")
+	if err := checkChoice("training.precision", t.Precision); err != nil {
 		return err
 	}
-	if t.Optimizer == "" {
-		t.Optimizer = "adamw"
+	var err error
+	if s.r.precision, err = workload.ParseDtype(t.Precision); err != nil {
+		return fmt.Errorf("training.precision: %w", err)
 	}
-	if err := oneOf("training.optimizer", t.Optimizer, "adamw", "adam", "sgd", "adagrad"); err != nil {
+	s.fill("training.optimizer")
+	if err := checkChoice("training.optimizer", t.Optimizer); err != nil {
 		return err
 	}
-	if t.MasterDtype == "" {
-		t.MasterDtype = "fp32"
-	}
-	if t.GradDtype == "" {
-		t.GradDtype = t.Precision
-		if t.Precision == "fp8" {
-			t.GradDtype = "bf16" // fp8 training keeps bf16 gradients (Transformer Engine)
-		}
-	}
-	if t.Recompute == "" {
-		t.Recompute = "none"
-	}
-	if t.FlashAttention == nil {
-		t.FlashAttention = bptr(true)
-	}
-	if t.CrossEntropy == "" {
-		t.CrossEntropy = workload.CrossEntropyFused.String()
-		if t.FusedLoss != nil && !*t.FusedLoss {
-			t.CrossEntropy = workload.CrossEntropyUnfused.String()
-		}
-	}
-	if err := oneOf("training.cross_entropy", t.CrossEntropy, workload.CrossEntropyNames()...); err != nil {
+	s.fill("training.master_dtype")
+	s.fill("training.grad_dtype")
+	s.fill("training.recompute")
+	s.fill("training.flash_attention")
+	s.fill("training.cross_entropy")
+	if err := checkChoice("training.cross_entropy", t.CrossEntropy); err != nil {
 		return err
 	}
 	ce, err := workload.ParseCrossEntropy(t.CrossEntropy)
@@ -321,22 +267,13 @@ func (s *Scenario) resolveTraining(set map[string]bool) error {
 	}
 	t.FusedLoss = bptr(ce == workload.CrossEntropyFused)
 	s.r.crossEntropy = ce
-	if t.Compile == nil {
-		t.Compile = bptr(true)
-	}
-	if t.FusedNorm == nil {
-		t.FusedNorm = bptr(*t.Compile)
-	}
+	s.fill("training.compile")
+	s.fill("training.fused_norm")
 	if *t.Compile && !*t.FusedNorm {
 		return errors.New("training.fused_norm: false needs training.compile: false (a compiled model fuses its norms; valid: true, or set compile: false)")
 	}
-	if t.AttentionKernel == "" {
-		t.AttentionKernel = "auto"
-		if !*t.FlashAttention {
-			t.AttentionKernel = "unfused"
-		}
-	}
-	if err := oneOf("training.attention_kernel", t.AttentionKernel, hardware.AttentionKernelNames()...); err != nil {
+	s.fill("training.attention_kernel")
+	if err := checkChoice("training.attention_kernel", t.AttentionKernel); err != nil {
 		return err
 	}
 	if *t.FlashAttention == (t.AttentionKernel == "unfused") && (set["training.flash_attention"] || !*t.FlashAttention) {
@@ -348,9 +285,6 @@ func (s *Scenario) resolveTraining(set map[string]bool) error {
 	if t.AttentionUnpad && !*t.FlashAttention {
 		return errors.New("training.attention_unpad: true needs a fused attention kernel, got attention_kernel: unfused (valid: false, or a fused attention_kernel)")
 	}
-	if s.r.precision, err = workload.ParseDtype(t.Precision); err != nil {
-		return fmt.Errorf("training.precision: %w", err)
-	}
 	if s.r.master, err = workload.ParseDtype(t.MasterDtype); err != nil {
 		return fmt.Errorf("training.master_dtype: %w", err)
 	}
@@ -359,7 +293,7 @@ func (s *Scenario) resolveTraining(set map[string]bool) error {
 	}
 	s.r.states = s.r.master
 	if t.OptimizerStateDtype != "" {
-		if err := oneOf("training.optimizer_state_dtype", t.OptimizerStateDtype, "fp32", "bf16", "fp16"); err != nil {
+		if err := checkChoice("training.optimizer_state_dtype", t.OptimizerStateDtype); err != nil {
 			return err
 		}
 		s.r.states, _ = workload.ParseDtype(t.OptimizerStateDtype)
@@ -393,12 +327,13 @@ func (s *Scenario) resolveTraining(set map[string]bool) error {
 	case t.RecomputeEvery > 1 && s.r.recompute != workload.RecomputeFull:
 		return fmt.Errorf("training.recompute_every: %d needs recompute: full (have %s)", t.RecomputeEvery, t.Recompute)
 	}
-	switch t.CUDAGraphs {
-	case "", "none":
+	if t.CUDAGraphs != "" {
+		if err := checkChoice("training.cuda_graphs", t.CUDAGraphs); err != nil {
+			return err
+		}
+	}
+	if t.CUDAGraphs == "none" {
 		t.CUDAGraphs = "" // canonical: none is the default
-	case "full":
-	default:
-		return fmt.Errorf("training.cuda_graphs: unknown value %q (valid: none, full)", t.CUDAGraphs)
 	}
 	// The default is not written back, so that a sweep over
 	// training.precision stays valid.
@@ -407,7 +342,7 @@ func (s *Scenario) resolveTraining(set map[string]bool) error {
 		if t.Precision != "fp8" {
 			return fmt.Errorf("training.fp8_recipe: %s needs training.precision: fp8, got %s (drop the field or set precision fp8)", t.FP8Recipe, t.Precision)
 		}
-		if err := oneOf("training.fp8_recipe", t.FP8Recipe, workload.FP8RecipeNames()...); err != nil {
+		if err := checkChoice("training.fp8_recipe", t.FP8Recipe); err != nil {
 			return err
 		}
 		s.r.fp8, _ = workload.ParseFP8Recipe(t.FP8Recipe)
@@ -464,9 +399,22 @@ type gpuFile struct {
 	err error
 }
 
-// lookupGPU resolves cluster.gpu: a catalog name, or a GPU record file,
-// relative to the scenario's directory.
-func (s *Scenario) lookupGPU(v string) (hardware.GPU, error) {
+// lookupGPU resolves cluster.gpu into its hardware record: a catalog name,
+// or a GPU record file relative to the scenario's directory. It is the one
+// place a scenario's GPU is found.
+func (s *Plan) lookupGPU(v string) (hardware.GPU, error) {
+	if v == "" {
+		return hardware.GPU{}, fmt.Errorf("cluster.gpu: required (valid: %s)", strings.Join(hardware.GPUNames(), ", "))
+	}
+	g, err := s.gpuRecord(v)
+	if err != nil {
+		return hardware.GPU{}, fmt.Errorf("cluster.gpu: %w", err)
+	}
+	return g, nil
+}
+
+// gpuRecord reads cluster.gpu's record from the catalog or its file.
+func (s *Plan) gpuRecord(v string) (hardware.GPU, error) {
 	if !IsGPUFile(v) {
 		return hardware.LookupGPU(v)
 	}
@@ -490,21 +438,18 @@ func (s *Scenario) lookupGPU(v string) (hardware.GPU, error) {
 }
 
 // GPUFile is the GPU record file cluster.gpu names, "" for a catalog GPU.
-func (s *Scenario) GPUFile() string {
+func (s *Plan) GPUFile() string {
 	if IsGPUFile(s.Cluster.GPU) {
 		return s.Cluster.GPU
 	}
 	return ""
 }
 
-func (s *Scenario) resolveCluster(set map[string]bool) error {
+func (s *Plan) resolveCluster(set fieldSet) error {
 	c := &s.Cluster
-	if c.GPU == "" {
-		return fmt.Errorf("cluster.gpu: required (valid: %s)", strings.Join(hardware.GPUNames(), ", "))
-	}
 	g, err := s.lookupGPU(c.GPU)
 	if err != nil {
-		return fmt.Errorf("cluster.gpu: %w", err)
+		return err
 	}
 	s.r.gpu = g
 	if s.r.attn[0], s.r.attn[1], err = g.Compute.Attention(s.Training.AttentionKernel); err != nil {
@@ -519,47 +464,32 @@ func (s *Scenario) resolveCluster(set map[string]bool) error {
 	if c.Nodes < 1 {
 		return fmt.Errorf("cluster.nodes: must be >= 1, got %d", c.Nodes)
 	}
-	if !set["cluster.gpus_per_node"] {
-		c.GPUsPerNode = g.DefaultGPUsPerNode
-	}
+	s.fill("cluster.gpus_per_node")
 	if c.GPUsPerNode < 1 {
 		return fmt.Errorf("cluster.gpus_per_node: must be >= 1, got %d", c.GPUsPerNode)
 	}
-	if c.IntraNode == "" {
-		c.IntraNode = g.DefaultIntraNode
-	}
-	if err := oneOf("cluster.intra_node", c.IntraNode, "nvswitch", "pcie", "nvlink-pairs"); err != nil {
+	s.fill("cluster.intra_node")
+	if err := checkChoice("cluster.intra_node", c.IntraNode); err != nil {
 		return err
 	}
 	n := &c.Network
-	if n.Kind == "" {
-		n.Kind = "rail-optimized"
-	}
-	if err := oneOf("cluster.network.kind", n.Kind, "rail-optimized", "fat-tree", "clos", "single-switch"); err != nil {
+	s.fill("cluster.network.kind")
+	if err := checkChoice("cluster.network.kind", n.Kind); err != nil {
 		return err
 	}
-	if n.NIC == "" {
-		n.NIC = "ib-ndr-400"
-	}
-	nic, err := hardware.LookupNIC(n.NIC)
-	if err != nil {
+	s.fill("cluster.network.nic")
+	if s.r.nic, err = hardware.LookupNIC(n.NIC); err != nil {
 		return fmt.Errorf("cluster.network.nic: %w", err)
 	}
 	if n.NICGbps < 0 {
 		return fmt.Errorf("cluster.network.nic_gbps: must be > 0, got %g", n.NICGbps)
 	}
-	if n.NICGbps == 0 {
-		n.NICGbps = nic.Gbps
-	}
-	if !set["cluster.network.nics_per_node"] {
-		n.NICsPerNode = c.GPUsPerNode
-	}
+	s.fill("cluster.network.nic_gbps")
+	s.fill("cluster.network.nics_per_node")
 	if n.NICsPerNode < 1 {
 		return fmt.Errorf("cluster.network.nics_per_node: must be >= 1, got %d", n.NICsPerNode)
 	}
-	if !set["cluster.network.oversubscription"] {
-		n.Oversubscription = 1
-	}
+	s.fill("cluster.network.oversubscription")
 	if n.Oversubscription < 1 {
 		return fmt.Errorf("cluster.network.oversubscription: must be >= 1 (7 means 1:7), got %g", n.Oversubscription)
 	}
@@ -569,15 +499,11 @@ func (s *Scenario) resolveCluster(set map[string]bool) error {
 	if c.GPUHourUSD < 0 {
 		return fmt.Errorf("cluster.gpu_hour_usd: must be >= 0, got %g", c.GPUHourUSD)
 	}
-	if c.GPUHourUSD == 0 {
-		c.GPUHourUSD = g.GPUHourUSD
-	}
+	s.fill("cluster.gpu_hour_usd")
 	if set["cluster.pue"] && c.PUE < 1 {
 		return fmt.Errorf("cluster.pue: must be >= 1, got %g", c.PUE)
 	}
-	if c.PUE == 0 {
-		c.PUE = PUEDefault
-	}
+	s.fill("cluster.pue")
 	if c.GPUsPerNode > MaxGPUs || int64(c.Nodes)*int64(c.GPUsPerNode) > MaxGPUs {
 		return fmt.Errorf("cluster: %d nodes × %d GPUs is more than the %d GPUs simtrain simulates", c.Nodes, c.GPUsPerNode, MaxGPUs)
 	}
@@ -602,7 +528,7 @@ const (
 
 // resolveExpertTP checks parallel.expert_tp against tp and leaves it in
 // canonical form: 0 for the default (equal to tp), else the folded size.
-func (s *Scenario) resolveExpertTP(set map[string]bool) error {
+func (s *Plan) resolveExpertTP(set fieldSet) error {
 	p := &s.Parallel
 	if !set["parallel.expert_tp"] || p.ExpertTP == p.TP {
 		p.ExpertTP = 0
@@ -624,16 +550,14 @@ func (s *Scenario) resolveExpertTP(set map[string]bool) error {
 	return nil
 }
 
-func (s *Scenario) resolveParallel(set map[string]bool) error {
+func (s *Plan) resolveParallel(set fieldSet) error {
 	p := &s.Parallel
 	m := s.r.model
 	for _, f := range []struct {
 		name string
 		v    *int
 	}{{"tp", &p.TP}, {"pp", &p.PP}, {"cp", &p.CP}, {"ep", &p.EP}, {"virtual_stages", &p.VirtualStages}} {
-		if !set["parallel."+f.name] {
-			*f.v = 1
-		}
+		s.fill("parallel." + f.name)
 		if *f.v < 1 {
 			return fmt.Errorf("parallel.%s: must be >= 1, got %d", f.name, *f.v)
 		}
@@ -668,7 +592,7 @@ func (s *Scenario) resolveParallel(set map[string]bool) error {
 		if n%(p.TP*p.PP*p.CP) != 0 {
 			return fmt.Errorf("parallel: tp*pp*cp = %d does not divide the %d GPUs (cluster.nodes * cluster.gpus_per_node)", p.TP*p.PP*p.CP, n)
 		}
-		p.DP = n / (p.TP * p.PP * p.CP)
+		s.fill("parallel.dp")
 	}
 	if int64(p.TP)*int64(p.PP)*int64(p.CP)*int64(p.DP) != int64(n) {
 		return fmt.Errorf("parallel: tp*pp*cp*dp = %d*%d*%d*%d = %d, but the cluster has %d GPUs (cluster.nodes * cluster.gpus_per_node)",
@@ -700,15 +624,11 @@ func (s *Scenario) resolveParallel(set map[string]bool) error {
 	if p.SP && p.TP < 2 {
 		return errors.New("parallel.sp: sequence parallelism needs tp > 1")
 	}
-	if !set["parallel.zero"] {
-		p.Zero = 0
-	}
+	s.fill("parallel.zero")
 	if p.Zero < 0 || p.Zero > 3 {
 		return fmt.Errorf("parallel.zero: unknown stage %d (valid: 0, 1, 2, 3)", p.Zero)
 	}
-	if p.Schedule == "" {
-		p.Schedule = "1f1b"
-	}
+	s.fill("parallel.schedule")
 	sched, err := pipeline.Lookup(p.Schedule)
 	if err != nil {
 		return err
@@ -717,13 +637,9 @@ func (s *Scenario) resolveParallel(set map[string]bool) error {
 	if err := sched.Check(pipeline.Shape{Stages: p.PP, Virtual: p.VirtualStages}); err != nil {
 		return err
 	}
-	if p.Order == "" {
-		p.Order = "tp-cp-ep-dp-pp"
-	}
-	if p.TPImpl == "" {
-		p.TPImpl = "megatron"
-	}
-	if err := oneOf("parallel.tp_impl", p.TPImpl, "megatron", "dtensor"); err != nil {
+	s.fill("parallel.order")
+	s.fill("parallel.tp_impl")
+	if err := checkChoice("parallel.tp_impl", p.TPImpl); err != nil {
 		return err
 	}
 	if p.EPBackend == "nccl" {
@@ -743,7 +659,7 @@ func (s *Scenario) resolveParallel(set map[string]bool) error {
 	}
 	s.r.cpImpl = workload.CPP2P
 	if p.CPImpl != "" {
-		if err := oneOf("parallel.cp_impl", p.CPImpl, workload.CPImplNames()...); err != nil {
+		if err := checkChoice("parallel.cp_impl", p.CPImpl); err != nil {
 			return err
 		}
 		s.r.cpImpl, _ = workload.ParseCPImpl(p.CPImpl)
@@ -782,47 +698,28 @@ func (s *Scenario) resolveParallel(set map[string]bool) error {
 	if err := sched.Check(pipeline.Shape{Stages: p.PP, Microbatches: s.r.microbatches, Virtual: p.VirtualStages}); err != nil {
 		return err
 	}
-	o := &p.Overlap
-	if o.GradReduce == nil {
-		o.GradReduce = bptr(true)
-	}
-	if o.ParamGather == nil {
-		o.ParamGather = bptr(true)
-	}
-	if o.TPComm == nil {
-		o.TPComm = bptr(false)
-	}
-	if o.P2P == nil {
-		o.P2P = bptr(true)
-	}
-	if o.EP == nil {
-		o.EP = bptr(false)
+	for _, f := range []string{"grad_reduce", "param_gather", "tp_comm", "p2p", "ep"} {
+		s.fill("parallel.overlap." + f)
 	}
 	return nil
 }
 
-func (s *Scenario) resolveSim(set map[string]bool) error {
-	if s.Sim.Fidelity == "" {
-		s.Sim.Fidelity = "analytic"
-	}
+func (s *Plan) resolveSim(set fieldSet) error {
+	s.fill("sim.fidelity")
 	f, err := network.ParseFidelity(s.Sim.Fidelity)
 	if err != nil {
 		return fmt.Errorf("sim.fidelity: %w", err)
 	}
 	s.r.fidelity = f
-	if !set["sim.steps"] {
-		s.Sim.Steps = 1
-	}
+	s.fill("sim.steps")
 	if s.Sim.Steps < 1 || s.Sim.Steps > maxSteps {
 		return fmt.Errorf("sim.steps: must be between 1 and %d, got %d", maxSteps, s.Sim.Steps)
 	}
-	if s.Sim.Timeline == nil {
-		s.Sim.Timeline = bptr(true)
-	}
+	s.fill("sim.timeline")
 	return nil
 }
 
-func (s *Scenario) validateExpect() error {
+func (s *Plan) validateExpect() error {
 	e := s.Expect
 	if e == nil {
 		return nil
@@ -842,31 +739,27 @@ func (s *Scenario) validateExpect() error {
 	if m := e.PeakMemoryGiB; m != nil && !(*m > 0 && !math.IsInf(*m, 0)) {
 		return fmt.Errorf("expect.peak_memory_gib: must be a positive number of GiB, got %g", *m)
 	}
-	if e.FLOPsConvention == "" {
-		e.FLOPsConvention = "model"
-	}
+	s.fill("expect.flops_convention")
 	if e.AttentionFLOPs != "" {
-		if err := oneOf("expect.attention_flops", e.AttentionFLOPs, "full", "causal"); err != nil {
+		if err := checkChoice("expect.attention_flops", e.AttentionFLOPs); err != nil {
 			return err
 		}
 	}
-	return oneOf("expect.flops_convention", e.FLOPsConvention, "model", "hardware", "megatron-sc21")
+	return checkChoice("expect.flops_convention", e.FLOPsConvention)
 }
 
-// Model returns the resolved model architecture.
-func (s *Scenario) ModelArch() workload.Model { return s.r.model }
-
-// GPUs is the number of GPUs in the cluster.
-func (s *Scenario) GPUs() int { return s.r.numGPUs }
-
-// Microbatches is the number of micro-batches per pipeline per step.
-func (s *Scenario) Microbatches() int { return s.r.microbatches }
-
-// Fidelity is the resolved sim.fidelity.
-func (s *Scenario) Fidelity() network.Fidelity { return s.r.fidelity }
-
-// SetFidelity overrides sim.fidelity (the CLI's --fidelity flag).
-func (s *Scenario) SetFidelity(f network.Fidelity) {
-	s.r.fidelity = f
-	s.Sim.Fidelity = f.String()
+// fillDisplayDefaults fills the defaults an invalid point's summary row
+// shows (ParsePartial): the ones validation may not have reached. The set
+// is fixed: the row's run id hashes the result.
+func (s *Plan) fillDisplayDefaults() {
+	s.fill("training.flash_attention")
+	if s.Model.TiedEmbeddings == nil {
+		s.Model.TiedEmbeddings = bptr(false)
+	}
+	for _, f := range []string{"grad_reduce", "param_gather", "tp_comm", "p2p"} {
+		s.fill("parallel.overlap." + f)
+	}
+	if s.Sim.Fidelity == "" || s.Sim.Steps == 0 || s.Sim.Timeline == nil {
+		_ = s.resolveSim(s.set)
+	}
 }

@@ -1,0 +1,422 @@
+package scenario
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/simtrain/simtrain/sim/goodput"
+	"github.com/simtrain/simtrain/sim/hardware"
+	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/parallel"
+	"github.com/simtrain/simtrain/sim/pipeline"
+	"github.com/simtrain/simtrain/sim/topology"
+	"github.com/simtrain/simtrain/sim/workload"
+)
+
+// Knob is one field of the scenario format and everything simtrain knows
+// about it apart from its model code: its default, the values it accepts,
+// what a sweep's `auto` enumerates for it, whether a sweep may vary it and
+// how a generated file writes it. The registry, Knobs, holds one per field
+// of Scenario; the resolver fills defaults from it, sweeps take their auto
+// rules and value checks from it, Encode writes files in its order, and the
+// tests hold docs/scenario-format.md's tables to it.
+type Knob struct {
+	// Path is the dotted field, as a file nests it and a sweep names it
+	// ("parallel.tp").
+	Path string
+	// Default is the default as docs/scenario-format.md states it: a value,
+	// "required", "derived", or how it is derived ("`heads`"). With Const
+	// set it may be left empty: it is then Const as written in a file.
+	Default string
+	// Const is a constant default: the value an unset field takes.
+	Const any
+	// Derive computes the default of an unset field from the plan resolved
+	// so far (the resolver calls it where the field's inputs are known).
+	Derive func(s *Plan) any
+	// Choices lists the values the field accepts, as written in a file; nil
+	// when any value of its type is accepted (numbers, free text) or its
+	// resolver checks a rule instead.
+	Choices func() []string
+	// Accepts reports the values outside Choices the field also accepts
+	// (cluster.gpu: a GPU record file); nil when Choices is the whole set.
+	Accepts func(v string) bool
+	// Items lists the values each item of a list-valued field accepts.
+	Items func() []string
+	// Auto enumerates a sweep's `auto` candidates of an integer field for a
+	// point. Without it a field with Choices enumerates them, a true/false
+	// field false and true, and other fields do not support auto.
+	Auto *Auto
+	// NotSwept says why a sweep may not vary the field ("" when it may).
+	NotSwept string
+	// Quote marks free text, which Encode writes double-quoted.
+	Quote bool
+	// ZeroIsUnset: an explicit 0 also takes the default ("0 = the catalog's").
+	ZeroIsUnset bool
+
+	index []int // reflect field index path from Scenario
+}
+
+// Auto is a sweep's `auto` rule for an integer field.
+type Auto struct {
+	// Doc says what is enumerated, for messages and docs/sweeps.md.
+	Doc string
+	// Ints lists the candidates for a point whose model, training and
+	// cluster are resolved (Probe).
+	Ints func(s *Plan) []int
+}
+
+// DefaultText is the default as the docs state it.
+func (k *Knob) DefaultText() string {
+	if k.Default == "" && k.Const != nil {
+		return fmt.Sprint(k.Const)
+	}
+	return k.Default
+}
+
+// AutoValues lists a field's auto candidates that do not depend on the point
+// (Choices, or false and true), nil for an integer rule (Auto.Ints) or a
+// field without auto.
+func (k *Knob) AutoValues() []string {
+	switch {
+	case k.Auto != nil:
+		return nil
+	case k.Choices != nil:
+		return k.Choices()
+	case k.IsBool():
+		return []string{"false", "true"}
+	}
+	return nil
+}
+
+// SupportsAuto reports whether a sweep may write `auto` for the field.
+func (k *Knob) SupportsAuto() bool { return k.Auto != nil || k.AutoValues() != nil }
+
+// AutoDoc says what auto enumerates for the field ("" without auto).
+func (k *Knob) AutoDoc() string {
+	if k.Auto != nil {
+		return k.Auto.Doc
+	}
+	return strings.Join(k.AutoValues(), "|")
+}
+
+// IsBool reports a true/false field.
+func (k *Knob) IsBool() bool { return k.kind() == reflect.Bool }
+
+// IsList reports a list-valued field (training.recompute_modules, ...).
+func (k *Knob) IsList() bool { return k.typ().Kind() == reflect.Slice }
+
+func (k *Knob) typ() reflect.Type {
+	t := reflect.TypeOf(Scenario{})
+	for _, i := range k.index {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		t = t.Field(i).Type
+	}
+	return t
+}
+
+// kind is the field's kind with a pointer (optional true/false) removed.
+func (k *Knob) kind() reflect.Kind {
+	t := k.typ()
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Kind()
+}
+
+func fixed(v ...string) func() []string { return func() []string { return slices.Clone(v) } }
+
+func divisorsOf(n int) []int {
+	var out []int
+	for d := 1; d <= n; d++ {
+		if n%d == 0 {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func upTo(n int) []int {
+	out := make([]int, 0, n)
+	for i := 1; i <= n; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+var gpuDivisors = &Auto{Doc: "divisors of the GPU count", Ints: func(s *Plan) []int { return divisorsOf(s.r.numGPUs) }}
+
+const notAKnob = "a measured figure, not a configuration knob"
+
+// Knobs is the registry, in the order Encode writes a file (and the docs
+// list the fields). Adding a field to the format is one entry here, the
+// field in Scenario, and the model code that reads it.
+var Knobs = []*Knob{
+	{Path: "name", Default: "required", NotSwept: "points are named after the sweep (set the sweep's own name:)"},
+	{Path: "description", Default: `""`, Quote: true, NotSwept: "it does not change the configuration"},
+
+	// model: a preset fills every field (workload.Preset), workload.Model.Fill
+	// what is left; the model resolver echoes the result.
+	{Path: "model.preset", Default: "—", Choices: workload.PresetNames},
+	{Path: "model.layers", Default: "preset"},
+	{Path: "model.hidden", Default: "preset"},
+	{Path: "model.heads", Default: "preset"},
+	{Path: "model.kv_heads", Default: "`heads`"},
+	{Path: "model.head_dim", Default: "`hidden/heads`"},
+	{Path: "model.ffn", Default: "`4*hidden`"},
+	{Path: "model.vocab", Default: "preset"},
+	{Path: "model.activation", Default: "gelu", Choices: workload.ActivationNames},
+	{Path: "model.attention", Default: "mha", Choices: workload.AttentionNames},
+	{Path: "model.attention_window", Default: "0"},
+	{Path: "model.full_attention_every", Default: "0"},
+	{Path: "model.norm", Default: "layernorm", Choices: workload.NormNames},
+	{Path: "model.tied_embeddings", Default: "false"},
+	{Path: "model.mtp_layers", Default: "0"},
+	{Path: "model.moe.experts", Default: "required in `moe`"},
+	{Path: "model.moe.top_k", Default: "required in `moe`"},
+	{Path: "model.moe.expert_ffn", Default: "`ffn`"},
+	{Path: "model.moe.shared_experts", Default: "0"},
+	{Path: "model.moe.dense_layers", Default: "0"},
+	{Path: "model.moe.capacity_factor", Default: "1.0"},
+	{Path: "model.moe.dropless", Default: "true"},
+
+	{Path: "training.seq_len", Default: "required"},
+	{Path: "training.global_batch", Default: "required"},
+	{Path: "training.micro_batch", Const: 1, Auto: &Auto{Doc: "divisors of training.global_batch", Ints: func(s *Plan) []int { return divisorsOf(s.Training.GlobalBatch) }}},
+	{Path: "training.precision", Const: "bf16", Choices: fixed("fp32", "tf32", "fp16", "bf16", "fp8")},
+	{Path: "training.fp8_recipe", Default: "tensorwise (with `precision: fp8`)", Choices: workload.FP8RecipeNames},
+	{Path: "training.fp8_param_gather", Default: "false"},
+	{Path: "training.bf16_layers_at_start", Default: "0"},
+	{Path: "training.bf16_layers_at_end", Default: "0"},
+	{Path: "training.optimizer", Const: "adamw", Choices: workload.OptimizerNames},
+	{Path: "training.master_dtype", Const: "fp32"},
+	{Path: "training.grad_dtype", Default: "precision (bf16 for fp8)",
+		Derive: func(s *Plan) any { return DefaultGradDtype(s.r.precision).String() }},
+	{Path: "training.optimizer_state_dtype", Default: "`master_dtype`", Choices: fixed("fp32", "bf16", "fp16")},
+	{Path: "training.recompute", Const: "none", Choices: workload.RecomputeNames},
+	{Path: "training.recompute_modules", Default: "[core_attn]", Items: func() []string { return slices.Clone(workload.RecomputeModuleNames) }},
+	{Path: "training.recompute_every", Default: "0"},
+	{Path: "training.offload_modules", Default: "[]", Items: func() []string { return slices.Clone(workload.OffloadModuleNames) }},
+	{Path: "training.offload_optimizer", Default: "false"},
+	{Path: "training.flash_attention", Const: true},
+	{Path: "training.fused_loss", Default: "true"},
+	{Path: "training.cross_entropy", Default: "`fused`", Choices: workload.CrossEntropyNames,
+		Derive: func(s *Plan) any {
+			if f := s.Training.FusedLoss; f != nil && !*f {
+				return workload.CrossEntropyUnfused.String()
+			}
+			return workload.CrossEntropyFused.String()
+		}},
+	{Path: "training.compile", Const: true},
+	{Path: "training.fused_norm", Default: "`compile`", Derive: func(s *Plan) any { return *s.Training.Compile }},
+	{Path: "training.attention_kernel", Default: "auto", Choices: hardware.AttentionKernelNames,
+		Derive: func(s *Plan) any {
+			if !*s.Training.FlashAttention {
+				return "unfused"
+			}
+			return "auto"
+		}},
+	{Path: "training.attention_unpad", Default: "false"},
+	{Path: "training.attention_repeat_kv", Default: "false"},
+	{Path: "training.cuda_graphs", Default: "none", Choices: fixed("none", "full")},
+
+	{Path: "cluster.gpu", Default: "required", Choices: hardware.GPUNames, Accepts: IsGPUFile},
+	{Path: "cluster.nodes", Default: "required"},
+	{Path: "cluster.gpus_per_node", Default: "the GPU's usual", Derive: func(s *Plan) any { return s.r.gpu.DefaultGPUsPerNode }},
+	{Path: "cluster.intra_node", Default: "the GPU's usual", Choices: topology.IntraNodeNames, Derive: func(s *Plan) any { return s.r.gpu.DefaultIntraNode }},
+	{Path: "cluster.network.kind", Const: "rail-optimized", Choices: topology.NetworkNames},
+	{Path: "cluster.network.nic", Const: "ib-ndr-400", Choices: hardware.NICNames},
+	{Path: "cluster.network.nic_gbps", Default: "catalog", ZeroIsUnset: true, Derive: func(s *Plan) any { return s.r.nic.Gbps }},
+	{Path: "cluster.network.nics_per_node", Default: "`gpus_per_node`", Derive: func(s *Plan) any { return s.Cluster.GPUsPerNode }},
+	{Path: "cluster.network.oversubscription", Const: 1.0},
+	{Path: "cluster.network.pod_gpus", Default: "0"},
+	{Path: "cluster.gpu_hour_usd", Default: "catalog", ZeroIsUnset: true, Derive: func(s *Plan) any { return s.r.gpu.GPUHourUSD }},
+	{Path: "cluster.pue", Const: PUEDefault},
+
+	{Path: "parallel.tp", Const: 1, Auto: gpuDivisors},
+	{Path: "parallel.pp", Const: 1, Auto: gpuDivisors},
+	{Path: "parallel.dp", Default: "derived", Auto: gpuDivisors, ZeroIsUnset: true,
+		Derive: func(s *Plan) any { p := s.Parallel; return s.r.numGPUs / (p.TP * p.PP * p.CP) }},
+	{Path: "parallel.cp", Const: 1, Auto: gpuDivisors},
+	{Path: "parallel.ep", Const: 1, Auto: gpuDivisors},
+	{Path: "parallel.expert_tp", Default: "tp"},
+	{Path: "parallel.sp", Default: "false"},
+	{Path: "parallel.zero", Const: 0, Auto: &Auto{Doc: "0, 1, 2, 3", Ints: func(*Plan) []int { return []int{0, 1, 2, 3} }}},
+	{Path: "parallel.schedule", Const: "1f1b", Choices: pipeline.Names},
+	{Path: "parallel.tp_impl", Const: "megatron", Choices: fixed("megatron", "dtensor")},
+	{Path: "parallel.cp_impl", Default: "p2p", Choices: workload.CPImplNames},
+	{Path: "parallel.ep_backend", Default: "nccl", Choices: func() []string { return slices.Clone(parallel.EPBackendNames) }},
+	{Path: "parallel.ep_sms", Default: "0"},
+	{Path: "parallel.virtual_stages", Const: 1, Auto: &Auto{Doc: "1 … model.layers", Ints: func(s *Plan) []int { return upTo(s.r.model.Layers) }}},
+	{Path: "parallel.first_stage_layers", Default: "0"},
+	{Path: "parallel.last_stage_layers", Default: "0"},
+	{Path: "parallel.order", Const: "tp-cp-ep-dp-pp"},
+	{Path: "parallel.overlap.grad_reduce", Const: true},
+	{Path: "parallel.overlap.param_gather", Const: true},
+	{Path: "parallel.overlap.tp_comm", Const: false},
+	{Path: "parallel.overlap.p2p", Const: true},
+	{Path: "parallel.overlap.ep", Const: false},
+
+	{Path: "sim.fidelity", Const: "analytic", Choices: network.FidelityNames},
+	{Path: "sim.steps", Const: 1},
+	{Path: "sim.timeline", Const: true, NotSwept: "sweeps write no timelines; it does not change the configuration"},
+
+	// goodput: the whole-run block; goodput.Config.Resolve fills its
+	// defaults (sim/goodput states their sources).
+	{Path: "goodput.failure_rates", Default: "meta-rsc", Choices: goodput.RateSetNames},
+	{Path: "goodput.failures_per_hour", Default: "the set's"},
+	{Path: "goodput.planned_per_day", Default: "0.870"},
+	{Path: "goodput.detect_s", Default: "150"},
+	{Path: "goodput.relaunch_s", Default: "300"},
+	{Path: "goodput.comm_init_ms_per_gpu", Default: "2.44"},
+	{Path: "goodput.spare_nodes", Default: "auto"},
+	{Path: "goodput.node_repair_h", Default: "2.2"},
+	{Path: "goodput.checkpoint.format", Default: "sharded", Choices: func() []string { return slices.Clone(goodput.FormatNames) }},
+	{Path: "goodput.checkpoint.mode", Default: "sync", Choices: func() []string { return slices.Clone(goodput.ModeNames) }},
+	{Path: "goodput.checkpoint.interval", Default: "daly"},
+	{Path: "goodput.checkpoint.node_gb_s", Default: "100"},
+	{Path: "goodput.checkpoint.storage_write_gb_s", Default: "2000"},
+	{Path: "goodput.checkpoint.storage_read_gb_s", Default: "2000"},
+
+	{Path: "expect.step_time_s", NotSwept: notAKnob},
+	{Path: "expect.tokens_per_s_per_gpu", NotSwept: notAKnob},
+	{Path: "expect.mfu", NotSwept: notAKnob},
+	{Path: "expect.tflops_per_gpu", NotSwept: notAKnob},
+	{Path: "expect.peak_memory_gib", NotSwept: notAKnob},
+	{Path: "expect.source", Quote: true, NotSwept: notAKnob},
+	{Path: "expect.flops_convention", Const: "model", Choices: fixed("model", "hardware", "megatron-sc21"), NotSwept: notAKnob},
+	{Path: "expect.attention_flops", Default: "full", Choices: fixed("full", "causal"), NotSwept: notAKnob},
+	{Path: "expect.group", NotSwept: notAKnob},
+	{Path: "expect.notes", Quote: true, NotSwept: notAKnob},
+}
+
+// knobByPath indexes Knobs; init checks that the registry and Scenario's
+// fields are the same set.
+var knobByPath = map[string]*Knob{}
+
+func init() {
+	leaves := map[string][]int{}
+	leafPaths(reflect.TypeOf(Scenario{}), "", nil, leaves)
+	for _, k := range Knobs {
+		idx, ok := leaves[k.Path]
+		if !ok {
+			panic("scenario: registry knob " + k.Path + " is not a field of Scenario")
+		}
+		if knobByPath[k.Path] != nil {
+			panic("scenario: registry knob " + k.Path + " listed twice")
+		}
+		k.index = idx
+		knobByPath[k.Path] = k
+	}
+	for p := range leaves {
+		if knobByPath[p] == nil {
+			panic("scenario: field " + p + " of Scenario has no entry in Knobs (knobs.go)")
+		}
+	}
+}
+
+// leafPaths records the dotted path and field index of every value field
+// below struct type t (pointers to structs are followed).
+func leafPaths(t reflect.Type, prefix string, index []int, out map[string][]int) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		path := join(prefix, name)
+		idx := append(slices.Clone(index), i)
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct {
+			ft = ft.Elem()
+		}
+		if ft.Kind() == reflect.Struct {
+			leafPaths(ft, path, idx, out)
+			continue
+		}
+		out[path] = idx
+	}
+}
+
+// Lookup returns the registry entry of a dotted field, or an error that
+// suggests the nearest field.
+func Lookup(path string) (*Knob, error) {
+	if k := knobByPath[path]; k != nil {
+		return k, nil
+	}
+	if err := CheckFieldPath(path); err != nil {
+		return nil, err
+	}
+	return nil, fmt.Errorf("%s: not a field of the scenario format", path)
+}
+
+// Choices lists the values a field accepts (nil: not a fixed set): the CLI
+// offers the same lists for its flags.
+func Choices(path string) []string {
+	if k := knobByPath[path]; k != nil && k.Choices != nil {
+		return k.Choices()
+	}
+	return nil
+}
+
+// AutoFields lists the fields that accept auto, sorted, each with what it
+// enumerates; every true/false field accepts it too (false, true).
+func AutoFields() []string {
+	var out []string
+	for _, k := range Knobs {
+		if k.NotSwept != "" || !k.SupportsAuto() || k.IsBool() {
+			continue
+		}
+		out = append(out, k.Path+" ("+k.AutoDoc()+")")
+	}
+	slices.Sort(out)
+	return append(out, "any true/false field")
+}
+
+// field returns the addressable value of knob k in s (nil when a pointer
+// to a block on the way is nil).
+func (k *Knob) field(s *Scenario) (reflect.Value, bool) {
+	v := reflect.ValueOf(s).Elem()
+	for _, i := range k.index {
+		if v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return reflect.Value{}, false
+			}
+			v = v.Elem()
+		}
+		v = v.Field(i)
+	}
+	return v, true
+}
+
+// Valid reports whether v is one of the field's Choices or a value it also
+// Accepts; true for a field without a fixed set of values.
+func (k *Knob) Valid(v string) bool {
+	return k.Choices == nil || slices.Contains(k.Choices(), v) || (k.Accepts != nil && k.Accepts(v))
+}
+
+// checkChoice checks v against the knob's Choices, with the error every
+// enumerated field gives.
+func checkChoice(path, v string) error {
+	k := knobByPath[path]
+	if k.Valid(v) {
+		return nil
+	}
+	ch := k.Choices()
+	return fmt.Errorf("%s: unknown value %q (valid: %s)", path, v, strings.Join(ch, ", "))
+}
+
+// DefaultGradDtype is the gradient dtype when training.grad_dtype is unset:
+// the compute precision, except that FP8 and FP4 training keep bf16
+// gradients (Transformer Engine and torchao quantise only the GEMM
+// operands; the weight gradients they produce and reduce are bf16).
+func DefaultGradDtype(precision workload.Dtype) workload.Dtype {
+	switch precision {
+	case workload.FP8, workload.FP4, workload.MXFP4, workload.NVFP4:
+		return workload.BF16
+	}
+	return precision
+}

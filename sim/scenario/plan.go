@@ -1,0 +1,412 @@
+package scenario
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/hardware"
+	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/parallel"
+	"github.com/simtrain/simtrain/sim/pipeline"
+	"github.com/simtrain/simtrain/sim/topology"
+	"github.com/simtrain/simtrain/sim/workload"
+)
+
+// Plan is a resolved scenario: the document with every default filled in and
+// every rule checked (Scenario, in canonical form), and what resolution
+// derived from it: the model architecture, the hardware records, the
+// recipe's dtypes and kernels, the layout and the pipeline schedule with its
+// chunks. Only Parse, ParseNode and Load build one; nothing changes it
+// afterwards (no method writes to it), so a plan is safe to share between
+// goroutines. Callers must treat the embedded document as read-only too: a
+// different configuration is a different plan (an Override at load).
+type Plan struct {
+	Scenario
+	// Warnings are non-fatal remarks found while resolving (e.g. replicated
+	// KV heads).
+	Warnings []string
+
+	set fieldSet // the dotted fields the file (or an override) gave
+	r   resolved
+	// dir is the directory of the scenario file, which a relative path in
+	// cluster.gpu is read from ("" = the working directory).
+	dir string
+}
+
+// fieldSet holds the dotted paths of the fields a document gives.
+type fieldSet map[string]bool
+
+// resolved holds what resolution derives from the document.
+type resolved struct {
+	model        workload.Model
+	gpu          hardware.GPU
+	nic          hardware.NIC
+	precision    workload.Dtype
+	master, grad workload.Dtype
+	states       workload.Dtype // training.optimizer_state_dtype (default master)
+	crossEntropy workload.CrossEntropy
+	recompute    workload.Recompute
+	schedule     pipeline.Schedule
+	order        [5]parallel.Dim
+	fidelity     network.Fidelity
+	numGPUs      int
+	microbatches int // per pipeline per step
+	chunks       [][]parallel.Chunk
+	attn         [2]float64 // training.attention_kernel's forward/backward efficiency on cluster.gpu (0 = unfused)
+
+	fp8 workload.FP8Recipe // training.fp8_recipe (tensorwise when unset)
+
+	epBackend parallel.EPBackend // parallel.ep_backend (nccl when unset)
+
+	cpImpl workload.CPImpl // parallel.cp_impl (p2p when unset)
+
+	dropless bool // model.moe.dropless (true when unset)
+
+	recomputeModules workload.RecomputeModules // training.recompute_modules (0 = core_attn)
+	offload          workload.OffloadModules   // training.offload_modules
+}
+
+// fill gives the field at path its default when the document leaves it
+// unset: absent, an empty string or a null, or 0 where the knob says 0
+// means the default (Knob.ZeroIsUnset). The default is the registry's
+// (Knob.Const, or Knob.Derive on what is resolved so far). This is the one
+// place a default enters a plan: a framework profile's values (issue 16)
+// come in here, ahead of the registry's.
+func (s *Plan) fill(path string) {
+	k := knobByPath[path]
+	v, ok := k.field(&s.Scenario)
+	if !ok || !s.unset(k, v) {
+		return
+	}
+	var d any
+	switch {
+	case k.Derive != nil:
+		d = k.Derive(s)
+	case k.Const != nil:
+		d = k.Const
+	default:
+		panic("scenario: fill " + path + ": the knob has no default")
+	}
+	dv := reflect.ValueOf(d)
+	if v.Kind() == reflect.Pointer {
+		p := reflect.New(v.Type().Elem())
+		p.Elem().Set(dv.Convert(v.Type().Elem()))
+		v.Set(p)
+		return
+	}
+	v.Set(dv.Convert(v.Type()))
+}
+
+func (s *Plan) unset(k *Knob, v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.String:
+		return v.String() == ""
+	case reflect.Pointer, reflect.Slice:
+		return v.IsNil()
+	}
+	return !s.set[k.Path] || (k.ZeroIsUnset && v.IsZero())
+}
+
+// Given reports whether the document (or an override) gave the field at
+// path, as opposed to the plan taking its default.
+func (s *Plan) Given(path string) bool { return s.set[path] }
+
+// Arch is the resolved model architecture.
+func (s *Plan) Arch() workload.Model { return s.r.model }
+
+// GPU is cluster.gpu's hardware record.
+func (s *Plan) GPU() hardware.GPU { return s.r.gpu }
+
+// GPUs is the number of GPUs in the cluster.
+func (s *Plan) GPUs() int { return s.r.numGPUs }
+
+// Precision is the compute dtype (training.precision).
+func (s *Plan) Precision() workload.Dtype { return s.r.precision }
+
+// Microbatches is the number of micro-batches per pipeline per step.
+func (s *Plan) Microbatches() int { return s.r.microbatches }
+
+// Fidelity is the resolved sim.fidelity.
+func (s *Plan) Fidelity() network.Fidelity { return s.r.fidelity }
+
+// EPBackend is the MoE dispatch library (parallel.ep_backend).
+func (s *Plan) EPBackend() parallel.EPBackend { return s.r.epBackend }
+
+// Dropless reports model.moe.dropless (true for dense models).
+func (s *Plan) Dropless() bool { return s.r.dropless }
+
+// Recompute is training.recompute's policy.
+func (s *Plan) Recompute() workload.Recompute { return s.r.recompute }
+
+// Schedule is parallel.schedule's pipeline schedule.
+func (s *Plan) Schedule() pipeline.Schedule { return s.r.schedule }
+
+// Offload is the set of training.offload_modules.
+func (s *Plan) Offload() workload.OffloadModules { return s.r.offload }
+
+// Chunks are the model chunks of every pipeline stage (read-only).
+func (s *Plan) Chunks() [][]parallel.Chunk { return s.r.chunks }
+
+// StateBytes is the model state per parameter in the plan's dtypes:
+// weights at the compute precision, gradients, master weights and optimizer
+// states (workload.ModelStateBytes, with training.optimizer_state_dtype).
+func (s *Plan) StateBytes() (workload.StateBytes, error) {
+	sb, err := workload.ModelStateBytes(s.r.precision, s.r.master, s.r.grad, s.Training.Optimizer)
+	if err != nil {
+		return sb, err
+	}
+	return sb.WithStates(s.r.states, s.Training.Optimizer), nil
+}
+
+// NewLayout builds the parallel layout: ranks, coordinates and groups.
+func (s *Plan) NewLayout() (*parallel.Layout, error) {
+	p := s.Parallel
+	return parallel.NewFoldedLayout(p.TP, s.ExpertTP(), p.CP, p.EP, p.DP, p.PP, s.r.order)
+}
+
+// TimelineEnabled reports sim.timeline (default true).
+func (s *Plan) TimelineEnabled() bool { return s.Sim.Timeline == nil || *s.Sim.Timeline }
+
+// StageMemory is the memory of every rank of one pipeline stage.
+type StageMemory struct {
+	Stage int
+	workload.Memory
+	Fits bool
+}
+
+// TopologySpec is the cluster block as topology.Build takes it.
+func (s *Plan) TopologySpec() topology.Spec {
+	c := s.Cluster
+	return topology.Spec{GPU: c.GPU, Hardware: &s.r.gpu, Nodes: c.Nodes, GPUsPerNode: c.GPUsPerNode, IntraNode: c.IntraNode,
+		Network: c.Network.Kind, NIC: c.Network.NIC, NICGbps: c.Network.NICGbps, NICsPerNode: c.Network.NICsPerNode,
+		Oversubscription: c.Network.Oversubscription, PodGPUs: c.Network.PodGPUs}
+}
+
+// Shape is what the workload model prices every op of a micro-batch with:
+// the per-rank batch and sequence, the parallel split and the recipe.
+func (s *Plan) Shape() workload.Shape {
+	p := s.Parallel
+	return workload.Shape{MicroBatch: s.Training.MicroBatch, Seq: s.Training.SeqLen, Dtype: s.r.precision,
+		TP: p.TP, CP: p.CP, EP: p.EP, ETP: s.ExpertTP(), SP: p.SP, FlashAttention: *s.Training.FlashAttention, AttentionUnpad: s.Training.AttentionUnpad,
+		RepeatKV: s.Training.AttentionRepeatKV, CPImpl: s.r.cpImpl,
+		CrossEntropy: s.r.crossEntropy, Eager: !*s.Training.Compile, EagerNorm: !*s.Training.FusedNorm,
+		AttnEff: s.r.attn[0], AttnBwdEff: s.r.attn[1],
+		FP8Recipe: s.r.fp8, RecomputeModules: s.r.recomputeModules, Offload: s.r.offload,
+		BF16AtStart: s.Training.BF16LayersAtStart, BF16AtEnd: s.Training.BF16LayersAtEnd}
+}
+
+// MoEHostSync is the stall per MoE layer forward (parallel.StepConfig
+// .MoEHostSync): the GPU's profile value for a dropless MoE model outside
+// whole-iteration CUDA graphs, else 0.
+func (s *Plan) MoEHostSync() engine.Time {
+	if s.r.model.MoE == nil || !s.r.dropless || s.Training.CUDAGraphs == "full" {
+		return 0
+	}
+	return engine.Time(s.r.gpu.Compute.MoEHostSync*1e9 + 0.5)
+}
+
+// unpadSyncsPerLayer is the blocking host synchronisations of llm-foundry's
+// unpadded FlashAttention path per layer forward: flash-attn's
+// bert_padding.unpad_input (v2.4.2) reads torch.nonzero's size and
+// seqlens.max().item() on the host, and flash_attn_fn calls it for Q, K
+// and V (llmfoundry/models/layers/attention.py at 5e85bd62); pad_input and
+// the backward read nothing back.
+const unpadSyncsPerLayer = 6
+
+// UnpadHostSync is the stall per layer forward of training.attention_unpad
+// (parallel.StepConfig.UnpadHostSync): unpadSyncsPerLayer × the GPU
+// profile's HostSyncStall.
+func (s *Plan) UnpadHostSync() engine.Time {
+	if !s.Training.AttentionUnpad || !*s.Training.FlashAttention {
+		return 0
+	}
+	return engine.Time(unpadSyncsPerLayer*s.r.gpu.Compute.HostSyncStall*1e9 + 0.5)
+}
+
+// HostSyncCauses names what makes the host wait for the GPU inside a step
+// (the host sync stalls of Result.HostSyncS), "" when nothing does.
+func (s *Plan) HostSyncCauses() string {
+	var c []string
+	if s.MoEHostSync() > 0 {
+		c = append(c, "MoE dispatch: dropless, token counts to the host")
+	}
+	if s.UnpadHostSync() > 0 {
+		c = append(c, "unpadded attention: nonzero and .item() on Q, K, V")
+	}
+	return strings.Join(c, "; ")
+}
+
+// ExpertTP is the resolved parallel.expert_tp: tp unless folded.
+func (s *Plan) ExpertTP() int {
+	if s.Parallel.ExpertTP > 0 {
+		return s.Parallel.ExpertTP
+	}
+	return s.Parallel.TP
+}
+
+// StepConfig is what parallel.Build turns into the task graph of one step
+// on layout l (NewLayout).
+func (s *Plan) StepConfig(l *parallel.Layout) *parallel.StepConfig {
+	p := s.Parallel
+	m := s.r.model
+	hc := s.r.gpu.HostCopy
+	return &parallel.StepConfig{
+		Layout: l, Model: m, Shape: s.Shape(), Recompute: s.r.recompute, RecomputeEvery: s.Training.RecomputeEvery,
+		Schedule: s.r.schedule, Virtual: p.VirtualStages, Microbatches: s.r.microbatches,
+		Chunks: s.r.chunks, Zero: p.Zero, Optimizer: s.Training.Optimizer,
+		ParamDtype: s.paramDtype(), GradDtype: s.r.grad, MasterDtype: s.r.master, StateDtype: s.r.states,
+		Overlap: parallel.Overlap{GradReduce: *p.Overlap.GradReduce, ParamGather: *p.Overlap.ParamGather,
+			TPComm: *p.Overlap.TPComm, P2P: *p.Overlap.P2P, EP: *p.Overlap.EP},
+		TPImplDTensor: p.TPImpl == "dtensor",
+		EPBackend:     s.r.epBackend,
+		Steps:         s.Sim.Steps,
+		LayerParams:   m.LayerParams,
+		MoEHostSync:   s.MoEHostSync(),
+		UnpadHostSync: s.UnpadHostSync(),
+		HostH2D:       float64(hc.H2D), HostD2H: float64(hc.D2H),
+		OffloadOptimizer: s.Training.OffloadOptimizer,
+	}
+}
+
+// paramDtype is the width the parameters are all-gathered at and the
+// optimizer writes back: the compute dtype's storage (bf16 for FP8
+// training: Transformer Engine and torchao keep bf16 weights), or FP8 with
+// training.fp8_param_gather.
+func (s *Plan) paramDtype() workload.Dtype {
+	if s.Training.FP8ParamGather {
+		return workload.FP8
+	}
+	return s.r.precision.StorageDtype()
+}
+
+// MemoryPerStage is the accounting model's memory of every rank of each
+// pipeline stage and whether all of them fit in the GPU's memory. It needs no
+// simulation, so sweeps use it to prune layouts that cannot fit.
+func (s *Plan) MemoryPerStage() ([]StageMemory, bool) {
+	p := s.Parallel
+	capacity := float64(s.r.gpu.HBMBytes)
+	all := true
+	out := make([]StageMemory, 0, p.PP)
+	for st := 0; st < p.PP; st++ {
+		layers := 0
+		emb, head := false, false
+		var ids []int
+		for _, ch := range s.r.chunks[st] {
+			layers += ch.Layers
+			emb = emb || ch.Embedding
+			head = head || ch.Head
+			for l := ch.FirstLayer; l < ch.FirstLayer+ch.Layers; l++ {
+				ids = append(ids, l)
+			}
+		}
+		mem := workload.StageMemory(workload.MemoryInput{
+			Model: s.r.model, Shape: s.Shape(), Layers: layers, LayerIDs: ids, HasEmbedding: emb, HasHead: head,
+			PP: p.PP, DP: p.DP, VirtualStages: p.VirtualStages, Stage: st, Schedule: s.r.schedule,
+			Microbatches: s.r.microbatches, Zero: p.Zero, Optimizer: s.Training.Optimizer,
+			MasterDtype: s.r.master, GradDtype: s.r.grad, StateDtype: s.r.states, Recompute: s.r.recompute,
+			RecomputeEvery: s.Training.RecomputeEvery, OffloadOptimizer: s.Training.OffloadOptimizer,
+		})
+		fits := mem.Total <= capacity
+		all = all && fits
+		out = append(out, StageMemory{Stage: st, Memory: mem, Fits: fits})
+	}
+	return out, all
+}
+
+// MemCapacityBytes is the memory of one GPU of the scenario's cluster.
+func (s *Plan) MemCapacityBytes() float64 { return float64(s.r.gpu.HBMBytes) }
+
+// Software describes, in one line, the framework choices a run is priced
+// with after defaults and "auto" are resolved: compute precision (and FP8
+// recipe), attention kernel (and unpadded inputs), an unfused loss, fused
+// or eager elementwise kernels, and, where they apply, the tensor-parallel
+// implementation and the MoE dispatch library. For tables and logs; the
+// scenario fields are the contract.
+func (s *Plan) Software() string {
+	t, p := s.Training, s.Parallel
+	prec := t.Precision
+	if s.r.precision == workload.FP8 {
+		prec += " " + s.r.fp8.String()
+		if t.FP8ParamGather {
+			prec += " (fp8 param gather)"
+		}
+		if a, e := t.BF16LayersAtStart, t.BF16LayersAtEnd; a+e > 0 {
+			prec += fmt.Sprintf(" (bf16 layers: first %d, last %d)", a, e)
+		}
+	}
+	attn := t.AttentionKernel
+	if attn == "auto" {
+		attn = s.r.gpu.Compute.AttnKernel + " (auto)"
+	}
+	if t.AttentionUnpad {
+		attn += " unpadded"
+	}
+	if t.AttentionRepeatKV && s.r.model.KVHeads < s.r.model.Heads && s.r.model.Attention != "mla" {
+		attn += " repeat-kv"
+	}
+	parts := []string{prec, "attention " + attn}
+	if s.r.crossEntropy != workload.CrossEntropyFused {
+		parts = append(parts, "loss "+s.r.crossEntropy.String())
+	}
+	switch {
+	case t.Compile != nil && !*t.Compile && t.FusedNorm != nil && *t.FusedNorm:
+		parts = append(parts, "eager (fused norm)")
+	case t.Compile != nil && !*t.Compile:
+		parts = append(parts, "eager")
+	default:
+		parts = append(parts, "fused kernels")
+	}
+	if p.TP > 1 {
+		parts = append(parts, "tp "+p.TPImpl)
+	}
+	if p.CP > 1 {
+		parts = append(parts, "cp "+s.r.cpImpl.String())
+	}
+	if p.EP > 1 {
+		parts = append(parts, "ep "+s.r.epBackend.String())
+	}
+	if s.r.model.MoE != nil {
+		if s.r.dropless {
+			parts = append(parts, "moe dropless")
+		} else {
+			parts = append(parts, "moe token-drop")
+		}
+	}
+	if t.CUDAGraphs == "full" {
+		parts = append(parts, "cuda graphs full")
+	}
+	if n := s.r.model.MTPLayers; n > 0 {
+		parts = append(parts, fmt.Sprintf("mtp %d", n))
+	}
+	if len(t.OffloadModules) > 0 {
+		parts = append(parts, "offload "+strings.Join(t.OffloadModules, "+"))
+	}
+	if t.OffloadOptimizer {
+		parts = append(parts, "offload optimizer")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// HardwareFLOPsPerToken is Model.HardwareFLOPsPerToken for the scenario's
+// recomputation: with training.recompute_every only the recomputed layers'
+// share of full recomputation's extra FLOPs counts.
+func (s *Plan) HardwareFLOPsPerToken(seq int) float64 {
+	m := s.r.model
+	h := m.HardwareFLOPsPerToken(seq, s.r.recompute)
+	k := s.Training.RecomputeEvery
+	if k <= 1 || s.r.recompute != workload.RecomputeFull || m.Layers == 0 {
+		return h
+	}
+	recomputed := 0
+	for _, stage := range s.r.chunks {
+		n := 0
+		for _, ch := range stage {
+			n += ch.Layers
+		}
+		recomputed += n / k
+	}
+	base := m.ModelFLOPsPerToken(seq)
+	return base + (h-base)*float64(recomputed)/float64(m.StackLayers())
+}
