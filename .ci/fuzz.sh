@@ -10,9 +10,9 @@ cd "$(dirname "$0")/.."
 FUZZTIME="${FUZZTIME:-5s}"
 
 targets=(
-  "./sim FuzzParse"               # scenario files
-  "./sim FuzzParseSweep"          # sweep files
-  "./sim FuzzSimulate"            # random valid scenarios through Result.Check
+  "./sim/scenario FuzzParse"      # scenario files
+  "./sim/sweep FuzzParseSweep"    # sweep files
+  "./sim/simulation FuzzSimulate" # random valid scenarios through Result.Check
   "./sim/output FuzzReadDamaged"  # Arrow and Parquet readers on damaged files
   "./cmd/simtrain FuzzParseSizes"       # --sizes, --max-memory
   "./cmd/simtrain FuzzParseRankSet"     # --timeline-ranks, --trace-ranks

@@ -8,20 +8,20 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/simtrain/simtrain/sim"
+	"github.com/simtrain/simtrain/sim/simulation"
 )
 
 // budgetFlags are --max-tasks and --max-memory, the override of the work
-// budget (sim.Budget) that every simulating command takes.
+// budget (simulation.Budget) that every simulating command takes.
 type budgetFlags struct {
 	maxTasks, maxMemory string
-	parsed              sim.Budget
+	parsed              simulation.Budget
 }
 
 func (b *budgetFlags) add(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&b.maxTasks, "max-tasks", "", fmt.Sprintf("refuse a simulation estimated to play more rank-tasks than this, e.g. 2e9 (default %.0e)", float64(sim.DefaultMaxTasks)))
-	f.StringVar(&b.maxMemory, "max-memory", "", fmt.Sprintf("refuse a simulation estimated to need more memory than this, e.g. 32G (default %dG)", sim.DefaultMaxMemoryBytes>>30))
+	f.StringVar(&b.maxTasks, "max-tasks", "", fmt.Sprintf("refuse a simulation estimated to play more rank-tasks than this, e.g. 2e9 (default %.0e)", float64(simulation.DefaultMaxTasks)))
+	f.StringVar(&b.maxMemory, "max-memory", "", fmt.Sprintf("refuse a simulation estimated to need more memory than this, e.g. 32G (default %dG)", simulation.DefaultMaxMemoryBytes>>30))
 }
 
 // check parses the flags; call it before budget.
@@ -43,7 +43,7 @@ func (b *budgetFlags) check() error {
 	return nil
 }
 
-func (b *budgetFlags) budget() sim.Budget { return b.parsed }
+func (b *budgetFlags) budget() simulation.Budget { return b.parsed }
 
 // checkFinite fails when a result to print holds a NaN or an infinity (an
 // input far outside what the formulas were made for): simtrain never prints

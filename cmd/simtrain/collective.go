@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/simtrain/simtrain/sim"
 	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/simulation"
 	"github.com/simtrain/simtrain/sim/topology"
 	"github.com/simtrain/simtrain/sim/units"
 )
@@ -165,13 +165,13 @@ const bytesPerFlow = 1024
 // links it crossed, which an all-to-all loads with O(ranks) transfers. The
 // same runs took 7.6 s and 52 s for 137k transfers on 1,024 ranks and 537k
 // on 2,048: 47 to 54 ns per transfer × rank. One unit of --max-tasks is
-// about 1 µs of simulation (sim.Budget), so a transfer costs ranks/20 units.
+// about 1 µs of simulation (simulation.Budget), so a transfer costs ranks/20 units.
 const flowRankNs = 50
 
 // checkFlowBudget refuses, before any flow starts, a flow-fidelity sweep
 // whose transfers (collectives.Group.Transfers) would take longer or more
 // memory than the budget.
-func checkFlowBudget(g *collectives.Group, op collectives.Op, algo collectives.Algo, sizes []int64, gpus int, spec topology.Spec, b sim.Budget) error {
+func checkFlowBudget(g *collectives.Group, op collectives.Op, algo collectives.Algo, sizes []int64, gpus int, spec topology.Spec, b simulation.Budget) error {
 	var transfers, peak float64
 	for _, size := range sizes {
 		n, err := g.Transfers(op, algo, float64(size))
@@ -184,20 +184,20 @@ func checkFlowBudget(g *collectives.Group, op collectives.Op, algo collectives.A
 	units := transfers * max(1, float64(g.Size())*flowRankNs/1000)
 	maxTasks, maxMem := b.MaxTasks, b.MaxMemoryBytes
 	if maxTasks == 0 {
-		maxTasks = sim.DefaultMaxTasks
+		maxTasks = simulation.DefaultMaxTasks
 	}
 	if maxMem == 0 {
-		maxMem = sim.DefaultMaxMemoryBytes
+		maxMem = simulation.DefaultMaxMemoryBytes
 	}
 	drivers := fmt.Sprintf("--op %s on %d ranks (--nodes %d × %d GPUs) and %d sizes", op, g.Size(), spec.Nodes, gpus/max(spec.Nodes, 1), len(sizes))
 	mem := peak*bytesPerFlow + 64<<20
 	switch {
 	case mem > float64(maxMem):
 		return fmt.Errorf("%w: about %.3g GiB for %.3g concurrent transfers at flow fidelity, more than --max-memory %.3g GiB; they grow with %s (use --fidelity analytic or fewer ranks, or raise --max-memory)",
-			sim.ErrBudget, mem/(1<<30), peak, float64(maxMem)/(1<<30), drivers)
+			simulation.ErrBudget, mem/(1<<30), peak, float64(maxMem)/(1<<30), drivers)
 	case units > float64(maxTasks):
 		return fmt.Errorf("%w: %.3g transfers at flow fidelity, about %.3g task units (%.3g s per transfer and rank), more than --max-tasks %.3g; they grow with %s (use --fidelity analytic, fewer ranks or sizes, or raise --max-tasks)",
-			sim.ErrBudget, transfers, units, flowRankNs*1e-9, float64(maxTasks), drivers)
+			simulation.ErrBudget, transfers, units, flowRankNs*1e-9, float64(maxTasks), drivers)
 	}
 	return nil
 }

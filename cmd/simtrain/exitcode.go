@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/simtrain/simtrain/sim"
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/output"
+	"github.com/simtrain/simtrain/sim/simulation"
 )
 
 // Exit statuses, one convention for every command (README, "Exit status"):
@@ -73,7 +73,7 @@ func exitCode(err error) int {
 	if errors.As(err, &ue) {
 		return exitBadInput
 	}
-	for _, target := range []error{sim.ErrBudget, engine.ErrTimeOverflow, output.ErrUnsafeOutput, output.ErrDamaged} {
+	for _, target := range []error{simulation.ErrBudget, engine.ErrTimeOverflow, output.ErrUnsafeOutput, output.ErrDamaged} {
 		if errors.Is(err, target) {
 			return exitBadInput
 		}

@@ -10,10 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/simtrain/simtrain/sim"
 	"github.com/simtrain/simtrain/sim/goodput"
 	"github.com/simtrain/simtrain/sim/output"
+	"github.com/simtrain/simtrain/sim/report"
 	"github.com/simtrain/simtrain/sim/scenario"
+	"github.com/simtrain/simtrain/sim/simulation"
 )
 
 type goodputOptions struct {
@@ -106,11 +107,11 @@ func runGoodput(cmd *cobra.Command, path string, o goodputOptions) error {
 	for _, w := range s.Warnings {
 		fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: %s: warning: %s\n", path, w)
 	}
-	res, err := sim.Run(cmd.Context(), s, sim.Options{Budget: o.budget.budget()})
+	res, err := simulation.Run(cmd.Context(), s, simulation.Options{Budget: o.budget.budget()})
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	plan, err := sim.GoodputPlan(res)
+	plan, err := simulation.GoodputPlan(res)
 	if err != nil {
 		return err
 	}
@@ -148,7 +149,7 @@ func runGoodput(cmd *cobra.Command, path string, o goodputOptions) error {
 			return err
 		}
 		rep.file = filepath.Join(dir, "goodput.arrow")
-		meta := fileMeta(res)
+		meta := report.Meta(res)
 		meta["tokens"] = strconv.FormatFloat(tokens, 'g', -1, 64)
 		meta["trials"] = strconv.Itoa(o.trials)
 		meta["seed"] = strconv.FormatUint(o.seed, 10)
@@ -177,12 +178,12 @@ const bytesPerGoodputRow = 160
 func checkGoodputBudget(o goodputOptions, perRun float64) error {
 	limit := o.budget.budget().MaxMemoryBytes
 	if limit == 0 {
-		limit = sim.DefaultMaxMemoryBytes
+		limit = simulation.DefaultMaxMemoryBytes
 	}
 	rows := float64(o.trials) * 1.2 * perRun
 	if mem := rows * bytesPerGoodputRow; mem > float64(limit) {
 		return fmt.Errorf("%w: about %.3g GiB for %.3g interruption rows (--trials %d × %.3g interruptions per run), more than --max-memory %.3g GiB (lower --trials or --tokens, or raise --max-memory)",
-			sim.ErrBudget, mem/(1<<30), rows, o.trials, perRun, float64(limit)/(1<<30))
+			simulation.ErrBudget, mem/(1<<30), rows, o.trials, perRun, float64(limit)/(1<<30))
 	}
 	return nil
 }
@@ -204,7 +205,7 @@ func (r goodputReport) window() (unplanned, planned float64) {
 	return r.plan.InterruptionsIn(r.est, r.windowDays*86400)
 }
 
-func goodputJSON(res *sim.Result, r goodputReport) map[string]any {
+func goodputJSON(res *simulation.Result, r goodputReport) map[string]any {
 	p, e := r.plan, r.est
 	unplanned, planned := r.window()
 	byClass := map[string]float64{}
@@ -250,7 +251,7 @@ func goodputJSON(res *sim.Result, r goodputReport) map[string]any {
 	return m
 }
 
-func printGoodputTable(w io.Writer, res *sim.Result, r goodputReport) {
+func printGoodputTable(w io.Writer, res *simulation.Result, r goodputReport) {
 	p, e := r.plan, r.est
 	s := res.Scenario
 	fmt.Fprintf(w, "%s  (%d× %s, %s tokens, step %.4g s)\n", s.Name, s.GPUs(), s.Cluster.GPU, fmtCount(r.tokens), res.StepTimeS)

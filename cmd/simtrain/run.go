@@ -8,10 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/simtrain/simtrain/sim"
 	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/report"
 	"github.com/simtrain/simtrain/sim/scenario"
+	"github.com/simtrain/simtrain/sim/simulation"
 )
 
 type runOptions struct {
@@ -139,7 +140,7 @@ input (a flag, a file, a field; also work above --max-tasks or --max-memory),
 func runOne(cmd *cobra.Command, path string, o runOptions, fid *network.Fidelity) error {
 	s, err := scenario.Load(path, fidelityOverride(fid)...)
 	if err != nil {
-		return inputError(err) // sim.Load names the file
+		return inputError(err) // scenario.Load names the file
 	}
 	for _, w := range s.Warnings {
 		fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: %s: warning: %s\n", path, w)
@@ -154,12 +155,12 @@ func runOne(cmd *cobra.Command, path string, o runOptions, fid *network.Fidelity
 		}
 	}
 	prog := newRunProgress(cmd.ErrOrStderr(), o.quiet, s.Name)
-	res, err := sim.Run(cmd.Context(), s, sim.Options{AllRanks: o.allRanks, Progress: prog.update, Budget: o.budget.budget()})
+	res, err := simulation.Run(cmd.Context(), s, simulation.Options{AllRanks: o.allRanks, Progress: prog.update, Budget: o.budget.budget()})
 	prog.finish()
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if err := checkFinite(runJSON(res)); err != nil {
+	if err := checkFinite(report.RunJSON(res)); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	timeline := s.TimelineEnabled() && !o.noTimeline
@@ -169,40 +170,13 @@ func runOne(cmd *cobra.Command, path string, o runOptions, fid *network.Fidelity
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if o.format == "json" {
-		return writeJSONLine(cmd.OutOrStdout(), runJSON(res))
+		return writeJSONLine(cmd.OutOrStdout(), report.RunJSON(res))
 	}
 	printRunTable(cmd.OutOrStdout(), res, filepath.Join(o.out, s.Name))
 	return nil
 }
 
-// runJSON is the contract's JSON summary (scenario-format.md, "Machine-readable
-// results on stdout"): exactly these keys.
-func runJSON(r *sim.Result) map[string]any {
-	exposed := map[string]float64{}
-	for i, k := range sim.ExposedKinds {
-		exposed[k] = r.ExposedCommS[i]
-	}
-	return map[string]any{
-		"name":                    r.Scenario.Name,
-		"run_id":                  r.RunID,
-		"step_time_s":             r.StepTimeS,
-		"tokens_per_s":            r.TokensPerS,
-		"tokens_per_s_per_gpu":    r.TokensPerSPerGPU,
-		"model_flops_per_step":    r.ModelFLOPsPerStep,
-		"hardware_flops_per_step": r.HardwareFLOPsPerStep,
-		"mfu":                     r.MFU,
-		"hfu":                     r.HFU,
-		"tflops_per_gpu":          r.TFLOPsPerGPU,
-		"peak_mem_bytes":          r.PeakMemBytes,
-		"fits":                    r.Fits,
-		"bubble_fraction":         r.BubbleFraction,
-		"exposed_comm_s":          exposed,
-		"sim_wall_s":              r.SimWallS,
-		"events":                  r.Events,
-	}
-}
-
-func printRunTable(w io.Writer, r *sim.Result, dir string) {
+func printRunTable(w io.Writer, r *simulation.Result, dir string) {
 	s := r.Scenario
 	p := s.Parallel
 	fmt.Fprintf(w, "%s  (%d× %s, tp %d pp %d dp %d cp %d ep %d, zero %d, %s, %s fidelity)\n",
@@ -222,7 +196,7 @@ func printRunTable(w io.Writer, r *sim.Result, dir string) {
 		row("host sync stalls", fmt.Sprintf("%.4g s (%s)", r.HostSyncS, s.HostSyncCauses()))
 	}
 	var parts []string
-	for i, k := range sim.ExposedKinds {
+	for i, k := range simulation.ExposedKinds {
 		if r.ExposedCommS[i] > 0 {
 			parts = append(parts, fmt.Sprintf("%s %.3g s", k, r.ExposedCommS[i]))
 		}

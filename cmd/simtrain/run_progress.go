@@ -31,7 +31,7 @@ func newRunProgress(w io.Writer, quiet bool, name string) *runProgress {
 	return p
 }
 
-// update is sim.Options.Progress: it redraws at most five times a second,
+// update is simulation.Options.Progress: it redraws at most five times a second,
 // and only once the run has taken a second.
 func (p *runProgress) update(done, total int) {
 	if !p.on {

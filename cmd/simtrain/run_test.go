@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/simtrain/simtrain/sim"
 	"github.com/simtrain/simtrain/sim/output"
 	"github.com/simtrain/simtrain/sim/scenario"
+	"github.com/simtrain/simtrain/sim/simulation"
 )
 
 // runCLI runs the root command with args and returns stdout, stderr.
@@ -53,7 +53,7 @@ func TestRunJSONHasExactlyTheContractKeys(t *testing.T) {
 		t.Errorf("keys %v, want %v", keys, want)
 	}
 	exp := m["exposed_comm_s"].(map[string]any)
-	for _, k := range sim.ExposedKinds {
+	for _, k := range simulation.ExposedKinds {
 		if _, ok := exp[k]; !ok {
 			t.Errorf("exposed_comm_s lacks %s", k)
 		}

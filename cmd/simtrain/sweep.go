@@ -14,8 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/simtrain/simtrain/sim"
 	"github.com/simtrain/simtrain/sim/output"
+	"github.com/simtrain/simtrain/sim/report"
+	"github.com/simtrain/simtrain/sim/sweep"
 )
 
 type sweepOptions struct {
@@ -102,17 +103,6 @@ func shardFile(i, n int) string {
 	return fmt.Sprintf("summary.shard-%d-of-%d.arrow", i, n)
 }
 
-// pointRow is the summary row of an evaluated point.
-func pointRow(pr sim.PointResult) output.SummaryRow {
-	p := pr.Point
-	row := summaryRow(p.Scenario, pr.Result)
-	row.Name, row.RunID = p.Name, p.RunID
-	if pr.Err != nil {
-		row.Error = oneLine(pr.Err.Error())
-	}
-	return row
-}
-
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // compareRows orders summary rows by name (a sweep's points are named
@@ -145,8 +135,8 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 	if err := o.budget.check(); err != nil {
 		return err
 	}
-	lo := sim.SweepOptions{Fidelity: fid, Budget: o.budget.budget(), Context: cmd.Context()}
-	sw, err := sim.LoadSweep(path, lo)
+	lo := sweep.Options{Fidelity: fid, Budget: o.budget.budget(), Context: cmd.Context()}
+	sw, err := sweep.Load(path, lo)
 	if err != nil {
 		if cmd.Context().Err() != nil {
 			return err
@@ -240,8 +230,8 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 	var stats sweepStats
 	lastFlush := time.Now()
 	start := time.Now()
-	runErr := sw.Run(cmd.Context(), todo, workers, func(pr sim.PointResult) error {
-		row := pointRow(pr)
+	runErr := sw.Run(cmd.Context(), todo, workers, func(pr sweep.PointResult) error {
+		row := report.Point(pr)
 		af.Add(row)
 		if err := gp.add(pr); err != nil {
 			return err
@@ -327,7 +317,7 @@ func globIn(dir string, patterns ...string) ([]string, error) {
 }
 
 // printPoints lists points for --dry-run.
-func printPoints(w io.Writer, sw *sim.Sweep, indices []int) error {
+func printPoints(w io.Writer, sw *sweep.Sweep, indices []int) error {
 	valid := 0
 	for _, i := range indices {
 		if sw.Valid(i) {
@@ -367,9 +357,9 @@ type sweepStats struct {
 
 func (s *sweepStats) total() int { return s.counts[0] + s.counts[1] + s.counts[2] + s.counts[3] }
 
-func (s *sweepStats) add(o sim.Outcome, row output.SummaryRow) {
+func (s *sweepStats) add(o sweep.Outcome, row output.SummaryRow) {
 	s.counts[o]++
-	if o == sim.Simulated && row.Fits && (s.best == nil || better(row, *s.best)) {
+	if o == sweep.Simulated && row.Fits && (s.best == nil || better(row, *s.best)) {
 		s.best = &row
 	}
 }
@@ -401,7 +391,7 @@ func layoutString(r output.SummaryRow) string {
 	return s
 }
 
-func (s *sweepStats) print(w io.Writer, sw *sim.Sweep, si, sn, here, already, workers int, wall time.Duration, file string) {
+func (s *sweepStats) print(w io.Writer, sw *sweep.Sweep, si, sn, here, already, workers int, wall time.Duration, file string) {
 	fmt.Fprintf(w, "sweep %s: %d points", sw.Name, sw.Len())
 	if sn > 1 {
 		fmt.Fprintf(w, ", shard %d/%d has %d", si, sn, here)
@@ -412,7 +402,7 @@ func (s *sweepStats) print(w io.Writer, sw *sim.Sweep, si, sn, here, already, wo
 	fmt.Fprintln(w)
 	ran := s.total()
 	fmt.Fprintf(w, "  ran %d: %d simulated, %d pruned (do not fit in memory), %d invalid, %d failed\n",
-		ran, s.counts[sim.Simulated], s.counts[sim.Pruned], s.counts[sim.Invalid], s.counts[sim.Failed])
+		ran, s.counts[sweep.Simulated], s.counts[sweep.Pruned], s.counts[sweep.Invalid], s.counts[sweep.Failed])
 	rate := 0.0
 	if wall > 0 {
 		rate = float64(ran) / wall.Seconds()

@@ -7,8 +7,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/simtrain/simtrain/sim"
 	"github.com/simtrain/simtrain/sim/output"
+	"github.com/simtrain/simtrain/sim/simulation"
+	"github.com/simtrain/simtrain/sim/sweep"
 )
 
 // goodputSide is a sweep's goodput-summary file: one row per simulated
@@ -33,11 +34,11 @@ func compareGoodputRows(a, b output.GoodputSummaryRow) int {
 }
 
 // add computes a point's goodput when its scenario asks for it.
-func (g *goodputSide) add(pr sim.PointResult) error {
+func (g *goodputSide) add(pr sweep.PointResult) error {
 	if pr.Result == nil || pr.Err != nil || pr.Point.Scenario.Goodput == nil {
 		return nil
 	}
-	plan, err := sim.GoodputPlan(pr.Result)
+	plan, err := simulation.GoodputPlan(pr.Result)
 	if err != nil {
 		return nil // no step time: the summary row says why
 	}

@@ -17,8 +17,8 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/simtrain/simtrain/sim"
 	"github.com/simtrain/simtrain/sim/output"
+	"github.com/simtrain/simtrain/sim/sweep"
 )
 
 type progressMode uint8
@@ -68,10 +68,10 @@ func newProgress(w io.Writer, quiet bool, total, already int) *progress {
 }
 
 // update records one finished point and redraws when the interval is up.
-func (p *progress) update(o sim.Outcome, row output.SummaryRow) {
+func (p *progress) update(o sweep.Outcome, row output.SummaryRow) {
 	p.done++
 	p.ran++
-	if o == sim.Simulated && row.Fits && (p.best == nil || better(row, *p.best)) {
+	if o == sweep.Simulated && row.Fits && (p.best == nil || better(row, *p.best)) {
 		r := row
 		p.best = &r
 	}

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/simtrain/simtrain/sim"
 	"github.com/simtrain/simtrain/sim/output"
 	"github.com/simtrain/simtrain/sim/scenario"
+	"github.com/simtrain/simtrain/sim/sweep"
 )
 
 // smallSweep is 4 × 2 × 2 × 2 = 32 points of Llama 3 8B on 2 × 8 H100:
@@ -116,7 +116,7 @@ func TestSweepShardsMergeToTheUnshardedRun(t *testing.T) {
 	sameRows(t, "unsharded / merged parquet", ref, readRows(t, filepath.Join(dir, "merged.parquet")))
 
 	// One row per point, in point order, with the sweep's run ids.
-	sw, err := sim.LoadSweep(path, sim.SweepOptions{})
+	sw, err := sweep.Load(path, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestSweepDryRunAndPrintPoint(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, y)
 	}
-	sw, _ := sim.LoadSweep(path, sim.SweepOptions{})
+	sw, _ := sweep.Load(path, sweep.Options{})
 	if s.RunID() != sw.RunID(25) || s.Name != "small-25" || s.Parallel.TP != 8 || s.Training.MicroBatch != 2 {
 		t.Errorf("point 25: %s %s", s.Name, s.RunID())
 	}
@@ -310,7 +310,7 @@ poll:
 		t.Errorf("resume summary lacks %q:\n%s", want, stdout.String())
 	}
 	rows := readRows(t, file)
-	sw, err := sim.LoadSweep(sweepFile, sim.SweepOptions{})
+	sw, err := sweep.Load(sweepFile, sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -451,7 +451,7 @@ func TestProgress(t *testing.T) {
 	row := output.SummaryRow{Name: "s-3", TokensPerS: 1.5e6, Fits: true, TP: 8, PP: 2, DP: 4, MicroBatch: 1}
 	for i := 0; i < 4; i++ {
 		now = now.Add(4 * time.Second) // lines every 10 s: one at 12 s
-		p.update(sim.Simulated, row)
+		p.update(sweep.Simulated, row)
 	}
 	p.finish()
 	want := "sweep: 5/10 points (50%), 0.25/s, ETA 20s, best 1.5e+06 tok/s tp8 pp2 dp4 mb1 z0\n" +
@@ -461,7 +461,7 @@ func TestProgress(t *testing.T) {
 	}
 	buf.Reset()
 	q := newProgress(&buf, true, 10, 0)
-	q.update(sim.Simulated, row)
+	q.update(sweep.Simulated, row)
 	q.finish()
 	if buf.Len() != 0 {
 		t.Errorf("--quiet wrote %q", buf.String())

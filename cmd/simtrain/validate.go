@@ -7,18 +7,15 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"sort"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
-	"github.com/simtrain/simtrain/sim"
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/output"
-	"github.com/simtrain/simtrain/sim/scenario"
+	"github.com/simtrain/simtrain/sim/report"
+	"github.com/simtrain/simtrain/sim/validation"
 )
 
 type validateOptions struct {
@@ -141,101 +138,36 @@ func scenarioPaths(args []string) ([]string, error) {
 	return out, nil
 }
 
-// validation is one scenario's outcome.
-type validation struct {
-	path   string
-	name   string
-	noExp  bool // the file has no expect: block (not validated)
-	err    error
-	scen   *scenario.Plan
-	res    *sim.Result
-	cmp    sim.Comparison
-	group  string
-	gpu    string
-	arch   string // the GPU's architecture family (ampere, hopper, ...)
-	style  string
-	fidLbl string
-}
-
-func validateOne(ctx context.Context, path string, fid *network.Fidelity, budget sim.Budget) validation {
-	v := validation{path: path, name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))}
-	s, err := scenario.Load(path, fidelityOverride(fid)...)
-	if err != nil {
-		v.err = inputError(err)
-		return v
-	}
-	v.name = s.Name
-	if s.Expect == nil {
-		v.noExp = true
-		return v
-	}
-	v.scen = s
-	v.group = s.Expect.Group
-	if v.group == "" {
-		v.group = s.Expect.Source
-	}
-	v.gpu = s.Cluster.GPU
-	v.arch = s.GPU().Arch
-	v.style = sim.ParallelStyle(s)
-	res, err := sim.Run(ctx, s, sim.Options{Budget: budget})
-	if err != nil {
-		v.err = fmt.Errorf("%s: %w", path, err)
-		return v
-	}
-	v.res = res
-	v.fidLbl = s.Sim.Fidelity
-	v.cmp, v.err = sim.Compare(res)
-	return v
-}
-
 func runValidate(cmd *cobra.Command, paths []string, o validateOptions, fid *network.Fidelity) error {
-	workers := o.workers
-	if workers == 0 {
-		workers = runtime.NumCPU()
-	}
-	workers = max(1, min(workers, len(paths)))
-	results := make([]validation, len(paths))
-	jobs := make(chan int)
-	var wg sync.WaitGroup
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				results[i] = validateOne(ctx, paths[i], fid, o.budget.budget())
-			}
-		}()
-	}
-	for i := range paths {
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
+	results := validation.Run(ctx, paths, o.workers, o.budget.budget(), fidelityOverride(fid)...)
 	if err := ctx.Err(); err != nil {
 		return err // interrupted: no table, no files
 	}
 
-	var rows []validation
+	var rows []validation.Case
 	failed, code := 0, exitFailed
 	for _, v := range results {
-		if v.noExp {
-			fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: %s: no expect: block, not validated\n", v.path)
+		if v.NoExpect {
+			fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: %s: no expect: block, not validated\n", v.Path)
 			continue
 		}
-		if v.err != nil {
+		if v.Err != nil {
+			if v.Plan == nil {
+				v.Err = inputError(v.Err) // the file did not load
+			}
 			failed++
-			code = max(code, exitCode(v.err))
+			code = max(code, exitCode(v.Err))
 		}
 		rows = append(rows, v)
 	}
 	if len(rows) == 0 {
 		return usageErrorf("validate: none of the %d files has an expect: block", len(paths))
 	}
-	sum := summarise(rows)
+	sum := validation.Summarise(rows)
 	w := cmd.OutOrStdout()
 	if o.format == "json" {
 		if err := printValidateJSON(w, rows, sum); err != nil {
@@ -245,8 +177,8 @@ func runValidate(cmd *cobra.Command, paths []string, o validateOptions, fid *net
 		printValidateTable(w, rows, sum, o.out)
 	}
 	for _, v := range rows {
-		if v.err != nil && o.format != "json" && len(rows) > 1 {
-			fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: %s\n", errorLine(v.err))
+		if v.Err != nil && o.format != "json" && len(rows) > 1 {
+			fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: %s\n", errorLine(v.Err))
 		}
 	}
 	if err := writeValidationFiles(o.out, rows, sum); err != nil {
@@ -254,231 +186,97 @@ func runValidate(cmd *cobra.Command, paths []string, o validateOptions, fid *net
 	}
 	switch {
 	case failed > 0 && len(rows) == 1:
-		return &exitError{code, rows[0].err} // one file: its error is the one line
+		return &exitError{code, rows[0].Err} // one file: its error is the one line
 	case failed > 0:
 		return &exitError{code, fmt.Errorf("%d of %d scenarios failed to simulate", failed, len(rows))}
 	}
-	if o.maxMAPE > 0 && 100*sum.all.mape > o.maxMAPE {
-		return fmt.Errorf("MAPE %.2f%% exceeds --max-mape %g%%", 100*sum.all.mape, o.maxMAPE)
+	if o.maxMAPE > 0 && 100*sum.All.MAPE > o.maxMAPE {
+		return fmt.Errorf("MAPE %.2f%% exceeds --max-mape %g%%", 100*sum.All.MAPE, o.maxMAPE)
 	}
-	if o.maxMemMAPE > 0 && 100*sum.memory.mape > o.maxMemMAPE {
-		return fmt.Errorf("peak-memory MAPE %.2f%% exceeds --max-memory-mape %g%%", 100*sum.memory.mape, o.maxMemMAPE)
+	if o.maxMemMAPE > 0 && 100*sum.Memory.MAPE > o.maxMemMAPE {
+		return fmt.Errorf("peak-memory MAPE %.2f%% exceeds --max-memory-mape %g%%", 100*sum.Memory.MAPE, o.maxMemMAPE)
 	}
 	return nil
 }
 
-// stats are the accuracy figures of a set of rows (absolute errors as
-// fractions).
-type stats struct {
-	rows, simulated int
-	mape, median    float64
-	worst           float64
-	worstName       string
-}
-
-func statsOf(rows []validation) stats {
-	st := statsBy(rows, func(v validation) (float64, bool) { return v.cmp.Error, true })
-	st.rows = len(rows)
-	return st
-}
-
-// memStatsOf is statsOf over the peak-memory errors of the rows whose
-// source published a peak memory.
-func memStatsOf(rows []validation) stats {
-	st := statsBy(rows, func(v validation) (float64, bool) { return v.cmp.MemError, v.cmp.HasMemory })
-	st.rows = st.simulated
-	return st
-}
-
-// statsBy summarises the errors errOf gives for the simulated rows (those
-// it reports as present); rows is left for the caller to set.
-func statsBy(rows []validation, errOf func(validation) (float64, bool)) stats {
-	var st stats
-	var abs []float64
-	for _, v := range rows {
-		if v.err != nil {
-			continue
-		}
-		e, ok := errOf(v)
-		if !ok {
-			continue
-		}
-		a := math.Abs(e)
-		abs = append(abs, a)
-		if a > st.worst || st.worstName == "" {
-			st.worst, st.worstName = a, v.name
-		}
-	}
-	st.simulated = len(abs)
-	st.mape, st.median = meanMedian(abs)
-	return st
-}
-
-// meanMedian returns the mean and the median of xs (zeros when empty); it
-// sorts xs.
-func meanMedian(xs []float64) (mean, median float64) {
-	if len(xs) == 0 {
-		return 0, 0
-	}
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= float64(len(xs))
-	slices.Sort(xs)
-	if n := len(xs); n%2 == 1 {
-		median = xs[n/2]
-	} else {
-		median = (xs[n/2-1] + xs[n/2]) / 2
-	}
-	return mean, median
-}
-
-// groupKinds are the groupings of the per-group report, in print order.
-var groupKinds = []struct {
-	key, title string
-	of         func(validation) string
-}{
-	{"source", "by source", func(v validation) string { return v.group }},
-	{"gpu", "by GPU", func(v validation) string { return v.gpu }},
-	{"model", "by GPU model", func(v validation) string { return gpuModel(v.gpu) }},
-	{"arch", "by GPU architecture", func(v validation) string { return v.arch }},
-	{"parallel", "by parallel style", func(v validation) string { return v.style }},
-}
-
-// gpuModel is the GPU model of a catalog name: the name up to its first '-'
-// (a100-40gb and a100-80gb are A100s; h100-sxm, h100-96gb-500w and
-// h100-pcie are H100s), the unit issue 5's per-GPU accuracy targets use.
-func gpuModel(gpu string) string {
-	m, _, _ := strings.Cut(gpu, "-")
-	return m
-}
-
-type namedStats struct {
-	name string
-	stats
-}
-
-type summary struct {
-	all    stats
-	memory stats          // peak-memory errors of the rows with a published peak
-	groups [][]namedStats // per groupKinds entry, sorted by name
-}
-
-func summarise(rows []validation) summary {
-	s := summary{all: statsOf(rows), memory: memStatsOf(rows)}
-	for _, g := range groupKinds {
-		by := map[string][]validation{}
-		for _, v := range rows {
-			k := g.of(v)
-			if k == "" {
-				k = "(none)"
-			}
-			by[k] = append(by[k], v)
-		}
-		names := make([]string, 0, len(by))
-		for k := range by {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		var list []namedStats
-		for _, k := range names {
-			list = append(list, namedStats{k, statsOf(by[k])})
-		}
-		s.groups = append(s.groups, list)
-	}
-	return s
-}
-
 func pct(x float64) string { return fmt.Sprintf("%+.1f%%", 100*x) }
 
-func printValidateTable(w io.Writer, rows []validation, sum summary, out string) {
+func printValidateTable(w io.Writer, rows []validation.Case, sum validation.Summary, out string) {
 	tw := newTable(w)
 	fmt.Fprintln(tw, "scenario\tGPU\tGPUs\tlayout\tmetric\tmeasured\tpredicted\tstep s (meas)\tstep s (sim)\terror\t")
 	for _, v := range rows {
-		if v.err != nil {
-			fmt.Fprintf(tw, "%s\t%s\t\t%s\tFAILED\t\t\t\t\t\t\n", v.name, v.gpu, v.style)
+		if v.Err != nil {
+			fmt.Fprintf(tw, "%s\t%s\t\t%s\tFAILED\t\t\t\t\t\t\n", v.Name, v.GPU, v.Style)
 			continue
 		}
-		c := v.cmp
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%.4g\t%.4g\t%.4g\t%.4g\t%s\t\n", v.name, v.gpu, v.scen.GPUs(), v.style,
+		c := v.Comparison
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%.4g\t%.4g\t%.4g\t%.4g\t%s\t\n", v.Name, v.GPU, v.Plan.GPUs(), v.Style,
 			c.Metric, c.Measured, c.Predicted, c.MeasuredStepTimeS, c.PredictedStepTimeS, pct(c.Error))
 	}
 	tw.Flush()
-	a := sum.all
+	a := sum.All
 	fid := ""
 	for _, v := range rows {
-		if v.fidLbl != "" {
-			fid = v.fidLbl
+		if v.Fidelity != "" {
+			fid = v.Fidelity
 			break
 		}
 	}
 	fmt.Fprintf(w, "\n%d scenarios, %d simulated (%s fidelity): MAPE %.2f%%, median %.2f%%, worst %.1f%% (%s)\n",
-		a.rows, a.simulated, fid, 100*a.mape, 100*a.median, 100*a.worst, a.worstName)
-	for gi, g := range groupKinds {
-		fmt.Fprintf(w, "\n%s\n", g.title)
+		a.Rows, a.Simulated, fid, 100*a.MAPE, 100*a.Median, 100*a.Worst, a.WorstName)
+	for gi, g := range validation.Groupings {
+		fmt.Fprintf(w, "\n%s\n", g.Title)
 		tw := newTable(w)
 		fmt.Fprintln(tw, "group\trows\tMAPE\tmedian\tworst\t")
-		for _, ns := range sum.groups[gi] {
-			fmt.Fprintf(tw, "%s\t%d\t%.1f%%\t%.1f%%\t%.1f%%\t\n", ns.name, ns.simulated, 100*ns.mape, 100*ns.median, 100*ns.worst)
+		for _, ns := range sum.Groups[gi] {
+			fmt.Fprintf(tw, "%s\t%d\t%.1f%%\t%.1f%%\t%.1f%%\t\n", ns.Name, ns.Simulated, 100*ns.MAPE, 100*ns.Median, 100*ns.Worst)
 		}
 		tw.Flush()
 	}
-	printMemoryTable(w, rows, sum.memory)
-	if names := notFitting(rows); len(names) > 0 {
-		fmt.Fprintf(w, "\npredicted not to fit in memory, though the published run ran: %d of %d (%s)\n", len(names), a.simulated, strings.Join(names, ", "))
+	printMemoryTable(w, rows, sum.Memory)
+	if names := validation.NotFitting(rows); len(names) > 0 {
+		fmt.Fprintf(w, "\npredicted not to fit in memory, though the published run ran: %d of %d (%s)\n", len(names), a.Simulated, strings.Join(names, ", "))
 	}
 	fmt.Fprintf(w, "\noutputs: %s, %s\n", filepath.Join(out, "validation.arrow"), filepath.Join(out, "validation.svg"))
-}
-
-// notFitting names the simulated rows whose memory model says some rank
-// does not fit: every published run ran, so each is a miss of the model.
-func notFitting(rows []validation) []string {
-	var names []string
-	for _, v := range rows {
-		if v.err == nil && !v.res.Fits {
-			names = append(names, v.name)
-		}
-	}
-	return names
 }
 
 // printMemoryTable prints the peak memory of the rows whose source
 // published one, against the simulated peak of the largest rank, and their
 // summary; nothing when no row has one.
-func printMemoryTable(w io.Writer, rows []validation, m stats) {
-	if m.rows == 0 {
+func printMemoryTable(w io.Writer, rows []validation.Case, m validation.Stats) {
+	if m.Rows == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\npeak memory per GPU (runs that publish it)\n")
 	tw := newTable(w)
 	fmt.Fprintln(tw, "scenario\tmeasured GiB\tpredicted GiB\terror\t")
 	for _, v := range rows {
-		if v.err != nil || !v.cmp.HasMemory {
+		if v.Err != nil || !v.Comparison.HasMemory {
 			continue
 		}
-		c := v.cmp
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s\t\n", v.name, c.MeasuredMemBytes/(1<<30), c.PredictedMemBytes/(1<<30), pct(c.MemError))
+		c := v.Comparison
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s\t\n", v.Name, c.MeasuredMemBytes/(1<<30), c.PredictedMemBytes/(1<<30), pct(c.MemError))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "memory: %d runs: MAPE %.2f%%, median %.2f%%, worst %.1f%% (%s)\n",
-		m.simulated, 100*m.mape, 100*m.median, 100*m.worst, m.worstName)
+		m.Simulated, 100*m.MAPE, 100*m.Median, 100*m.Worst, m.WorstName)
 }
 
 // printValidateJSON prints the contract of scenario-format.md: one object per
 // scenario, then one summary object (errors as fractions).
-func printValidateJSON(w io.Writer, rows []validation, sum summary) error {
+func printValidateJSON(w io.Writer, rows []validation.Case, sum validation.Summary) error {
 	for _, v := range rows {
 		var obj map[string]any
-		if v.err != nil {
-			obj = map[string]any{"name": v.name, "error": v.err.Error()}
+		if v.Err != nil {
+			obj = map[string]any{"name": v.Name, "error": v.Err.Error()}
 		} else {
-			c := v.cmp
+			c := v.Comparison
 			obj = map[string]any{
-				"name": v.name, "metric": c.Metric, "measured": c.Measured, "predicted": c.Predicted,
-				"error": c.Error, "source": v.scen.Expect.Source,
+				"name": v.Name, "metric": c.Metric, "measured": c.Measured, "predicted": c.Predicted,
+				"error": c.Error, "source": v.Plan.Expect.Source,
 				"measured_step_time_s": c.MeasuredStepTimeS, "predicted_step_time_s": c.PredictedStepTimeS,
-				"flops_convention": c.Convention, "group": v.group, "gpu": v.gpu, "parallel_style": v.style,
-				"fidelity": v.fidLbl, "fits": v.res.Fits,
+				"flops_convention": c.Convention, "group": v.Group, "gpu": v.GPU, "parallel_style": v.Style,
+				"fidelity": v.Fidelity, "fits": v.Result.Fits,
 			}
 			if c.HasMemory {
 				obj["measured_peak_memory_gib"] = c.MeasuredMemBytes / (1 << 30)
@@ -491,68 +289,32 @@ func printValidateJSON(w io.Writer, rows []validation, sum summary) error {
 		}
 	}
 	groups := map[string]any{}
-	for gi, g := range groupKinds {
+	for gi, g := range validation.Groupings {
 		m := map[string]any{}
-		for _, ns := range sum.groups[gi] {
-			m[ns.name] = statsJSON(ns.stats)
+		for _, ns := range sum.Groups[gi] {
+			m[ns.Name] = statsJSON(ns.Stats)
 		}
-		groups[g.key] = m
+		groups[g.Key] = m
 	}
-	obj := statsJSON(sum.all)
+	obj := statsJSON(sum.All)
 	obj["groups"] = groups
-	if sum.memory.rows > 0 {
-		obj["memory"] = statsJSON(sum.memory)
+	if sum.Memory.Rows > 0 {
+		obj["memory"] = statsJSON(sum.Memory)
 	}
-	obj["not_fitting"] = len(notFitting(rows))
+	obj["not_fitting"] = len(validation.NotFitting(rows))
 	return writeJSONLine(w, obj)
 }
 
-func statsJSON(s stats) map[string]any {
-	return map[string]any{"rows": s.rows, "simulated": s.simulated, "mape": s.mape, "median_ape": s.median, "max_ape": s.worst}
+func statsJSON(s validation.Stats) map[string]any {
+	return map[string]any{"rows": s.Rows, "simulated": s.Simulated, "mape": s.MAPE, "median_ape": s.Median, "max_ape": s.Worst}
 }
 
 // writeValidationFiles writes validation.arrow and validation.svg under dir.
-func writeValidationFiles(dir string, rows []validation, sum summary) error {
+func writeValidationFiles(dir string, rows []validation.Case, sum validation.Summary) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	out := make([]output.ValidationRow, 0, len(rows))
-	for _, v := range rows {
-		r := output.ValidationRow{Name: v.name, Group: v.group, GPU: v.gpu, ParallelStyle: v.style}
-		nan := math.NaN()
-		r.Measured, r.Predicted, r.MeasuredStepTimeS, r.PredictedStepTimeS, r.RelError, r.AbsError = nan, nan, nan, nan, nan, nan
-		r.MeasuredPeakMemGiB, r.PredictedPeakMemGiB, r.MemRelError = nan, nan, nan
-		if v.scen != nil {
-			r.RunID, r.Source, r.NumGPUs = v.scen.RunID(), v.scen.Expect.Source, int64(v.scen.GPUs())
-			r.Metric, _ = v.scen.Expect.Metric()
-			r.FLOPsConvention = v.scen.Expect.FLOPsConvention
-		}
-		if v.err != nil {
-			r.Failure = v.err.Error()
-		} else {
-			c := v.cmp
-			r.Fidelity, r.Metric, r.FLOPsConvention = v.fidLbl, c.Metric, c.Convention
-			r.Measured, r.Predicted = c.Measured, c.Predicted
-			r.MeasuredStepTimeS, r.PredictedStepTimeS = c.MeasuredStepTimeS, c.PredictedStepTimeS
-			r.RelError, r.AbsError = c.Error, math.Abs(c.Error)
-			r.Fits, r.SimWallS = v.res.Fits, v.res.SimWallS
-			r.PredictedPeakMemGiB = v.res.PeakMemBytes / (1 << 30)
-			if c.HasMemory {
-				r.MeasuredPeakMemGiB, r.MemRelError = c.MeasuredMemBytes/(1<<30), c.MemError
-			}
-		}
-		out = append(out, r)
-	}
-	meta := map[string]string{
-		"mape":       fmt.Sprintf("%g", sum.all.mape),
-		"median_ape": fmt.Sprintf("%g", sum.all.median),
-		"max_ape":    fmt.Sprintf("%g", sum.all.worst),
-	}
-	if sum.memory.rows > 0 {
-		meta["memory_mape"] = fmt.Sprintf("%g", sum.memory.mape)
-		meta["memory_max_ape"] = fmt.Sprintf("%g", sum.memory.worst)
-	}
-	if err := output.WriteTable(filepath.Join(dir, "validation.arrow"), out, meta); err != nil {
+	if err := output.WriteTable(filepath.Join(dir, "validation.arrow"), report.Validation(rows), report.ValidationMeta(sum)); err != nil {
 		return err
 	}
 	svg, err := scatterSVG(rows, sum)

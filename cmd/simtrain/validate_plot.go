@@ -12,16 +12,18 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/simtrain/simtrain/sim/validation"
 )
 
 // scatterSVG draws predicted against measured step time on log-log axes,
 // one colour and marker per source group, with the y = x line and the ±10%
 // band (y = 0.9x to 1.1x). The output depends only on the rows.
-func scatterSVG(rows []validation, sum summary) ([]byte, error) {
+func scatterSVG(rows []validation.Case, sum validation.Summary) ([]byte, error) {
 	p := plot.New()
-	a := sum.all
+	a := sum.All
 	p.Title.Text = fmt.Sprintf("simtrain validate: %d runs, MAPE %.1f%%, median %.1f%%, worst %.1f%%",
-		a.simulated, 100*a.mape, 100*a.median, 100*a.worst)
+		a.Simulated, 100*a.MAPE, 100*a.Median, 100*a.Worst)
 	p.X.Label.Text = "measured step time (s)"
 	p.Y.Label.Text = "simulated step time (s)"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
@@ -31,12 +33,12 @@ func scatterSVG(rows []validation, sum summary) ([]byte, error) {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	byGroup := map[string]plotter.XYs{}
 	for _, v := range rows {
-		if v.err != nil {
+		if v.Err != nil {
 			continue
 		}
-		x, y := v.cmp.MeasuredStepTimeS, v.cmp.PredictedStepTimeS
+		x, y := v.Comparison.MeasuredStepTimeS, v.Comparison.PredictedStepTimeS
 		lo, hi = math.Min(lo, math.Min(x, y)), math.Max(hi, math.Max(x, y))
-		byGroup[v.group] = append(byGroup[v.group], plotter.XY{X: x, Y: y})
+		byGroup[v.Group] = append(byGroup[v.Group], plotter.XY{X: x, Y: y})
 	}
 	if math.IsInf(lo, 0) {
 		lo, hi = 0.1, 10

@@ -12,10 +12,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/simtrain/simtrain/sim"
 	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/output"
 	"github.com/simtrain/simtrain/sim/scenario"
+	"github.com/simtrain/simtrain/sim/simulation"
+	"github.com/simtrain/simtrain/sim/validation"
 )
 
 // tinyScenario is a small model on one 8-GPU H100 node: fast to simulate.
@@ -27,13 +28,13 @@ parallel: {zero: 3}
 `
 
 // simulatedProbe returns the simulated result of tinyScenario.
-func simulatedProbe(t *testing.T) *sim.Result {
+func simulatedProbe(t *testing.T) *simulation.Result {
 	t.Helper()
 	s, err := scenario.Parse([]byte(fmt.Sprintf(tinyScenario, "probe")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := sim.Run(context.Background(), s, sim.Options{})
+	res, err := simulation.Run(context.Background(), s, simulation.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,8 +129,8 @@ func TestValidateJSON(t *testing.T) {
 		t.Errorf("parallel group %v", g)
 	}
 	for gpu, want := range map[string]string{"h100-sxm": "h100", "h100-96gb-500w": "h100", "a100-40gb": "a100", "gb200": "gb200"} {
-		if got := gpuModel(gpu); got != want {
-			t.Errorf("gpuModel(%q) = %q, want %q", gpu, got, want)
+		if got := validation.GPUModel(gpu); got != want {
+			t.Errorf("GPUModel(%q) = %q, want %q", gpu, got, want)
 		}
 	}
 
@@ -379,7 +380,7 @@ parallel: {zero: 3}
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := sim.Run(context.Background(), s, sim.Options{})
+		res, err := simulation.Run(context.Background(), s, simulation.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,7 @@ import (
 )
 
 // Job is what the step simulation says about a training job, as plain
-// values (sim.GoodputJob fills it from a simulated step).
+// values (simulation.GoodputJob fills it from a simulated step).
 type Job struct {
 	GPUs, Nodes, NICsPerNode int
 	StepTimeS                float64

@@ -20,7 +20,7 @@ func Encode(s *Scenario) []byte {
 	var b bytes.Buffer
 	var open []string // the blocks the last written field sits in
 	for _, k := range Knobs {
-		v, ok := k.field(s)
+		v, ok := k.Field(s)
 		if !ok || isZero(v) {
 			continue
 		}

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"cmp"
 	"fmt"
 	"reflect"
 	"slices"
@@ -52,6 +53,15 @@ type Knob struct {
 	NotSwept string
 	// Quote marks free text, which Encode writes double-quoted.
 	Quote bool
+	// Column is the summary.arrow column that reports the field (sim/report
+	// fills it), "" when NoColumn says why there is none. Value reads the
+	// column's value from a plan: int64, float64, bool or string; without
+	// it the field's own value is reported (a null optional as false, a
+	// missing block as zero). A plan that failed to resolve (a sweep's
+	// invalid point) is only partly filled: Value must not assume more.
+	Column   string
+	Value    func(s *Plan) any
+	NoColumn string
 	// ZeroIsUnset: an explicit 0 also takes the default ("0 = the catalog's").
 	ZeroIsUnset bool
 
@@ -155,19 +165,19 @@ const notAKnob = "a measured figure, not a configuration knob"
 // list the fields). Adding a field to the format is one entry here, the
 // field in Scenario, and the model code that reads it.
 var Knobs = []*Knob{
-	{Path: "name", Default: "required", NotSwept: "points are named after the sweep (set the sweep's own name:)"},
+	{Path: "name", Column: "name", Default: "required", NotSwept: "points are named after the sweep (set the sweep's own name:)"},
 	{Path: "description", Default: `""`, Quote: true, NotSwept: "it does not change the configuration"},
 
 	// model: a preset fills every field (workload.Preset), workload.Model.Fill
 	// what is left; the model resolver echoes the result.
-	{Path: "model.preset", Default: "—", Choices: workload.PresetNames},
-	{Path: "model.layers", Default: "preset"},
-	{Path: "model.hidden", Default: "preset"},
-	{Path: "model.heads", Default: "preset"},
-	{Path: "model.kv_heads", Default: "`heads`"},
+	{Path: "model.preset", Column: "model_preset", Value: func(s *Plan) any { return cmp.Or(s.Model.Preset, "custom") }, Default: "—", Choices: workload.PresetNames},
+	{Path: "model.layers", Column: "layers", Default: "preset"},
+	{Path: "model.hidden", Column: "hidden", Default: "preset"},
+	{Path: "model.heads", Column: "heads", Default: "preset"},
+	{Path: "model.kv_heads", Column: "kv_heads", Default: "`heads`"},
 	{Path: "model.head_dim", Default: "`hidden/heads`"},
-	{Path: "model.ffn", Default: "`4*hidden`"},
-	{Path: "model.vocab", Default: "preset"},
+	{Path: "model.ffn", Column: "ffn", Default: "`4*hidden`"},
+	{Path: "model.vocab", Column: "vocab", Default: "preset"},
 	{Path: "model.activation", Default: "gelu", Choices: workload.ActivationNames},
 	{Path: "model.attention", Default: "mha", Choices: workload.AttentionNames},
 	{Path: "model.attention_window", Default: "0"},
@@ -175,33 +185,33 @@ var Knobs = []*Knob{
 	{Path: "model.norm", Default: "layernorm", Choices: workload.NormNames},
 	{Path: "model.tied_embeddings", Default: "false"},
 	{Path: "model.mtp_layers", Default: "0"},
-	{Path: "model.moe.experts", Default: "required in `moe`"},
-	{Path: "model.moe.top_k", Default: "required in `moe`"},
+	{Path: "model.moe.experts", Column: "experts", Default: "required in `moe`"},
+	{Path: "model.moe.top_k", Column: "top_k", Default: "required in `moe`"},
 	{Path: "model.moe.expert_ffn", Default: "`ffn`"},
 	{Path: "model.moe.shared_experts", Default: "0"},
 	{Path: "model.moe.dense_layers", Default: "0"},
 	{Path: "model.moe.capacity_factor", Default: "1.0"},
 	{Path: "model.moe.dropless", Default: "true"},
 
-	{Path: "training.seq_len", Default: "required"},
-	{Path: "training.global_batch", Default: "required"},
-	{Path: "training.micro_batch", Const: 1, Auto: &Auto{Doc: "divisors of training.global_batch", Ints: func(s *Plan) []int { return divisorsOf(s.Training.GlobalBatch) }}},
-	{Path: "training.precision", Const: "bf16", Choices: fixed("fp32", "tf32", "fp16", "bf16", "fp8")},
+	{Path: "training.seq_len", Column: "seq_len", Default: "required"},
+	{Path: "training.global_batch", Column: "global_batch", Default: "required"},
+	{Path: "training.micro_batch", Column: "micro_batch", Const: 1, Auto: &Auto{Doc: "divisors of training.global_batch", Ints: func(s *Plan) []int { return divisorsOf(s.Training.GlobalBatch) }}},
+	{Path: "training.precision", Column: "precision", Const: "bf16", Choices: fixed("fp32", "tf32", "fp16", "bf16", "fp8")},
 	{Path: "training.fp8_recipe", Default: "tensorwise (with `precision: fp8`)", Choices: workload.FP8RecipeNames},
 	{Path: "training.fp8_param_gather", Default: "false"},
 	{Path: "training.bf16_layers_at_start", Default: "0"},
 	{Path: "training.bf16_layers_at_end", Default: "0"},
-	{Path: "training.optimizer", Const: "adamw", Choices: workload.OptimizerNames},
+	{Path: "training.optimizer", Column: "optimizer", Const: "adamw", Choices: workload.OptimizerNames},
 	{Path: "training.master_dtype", Const: "fp32"},
 	{Path: "training.grad_dtype", Default: "precision (bf16 for fp8)",
 		Derive: func(s *Plan) any { return DefaultGradDtype(s.r.precision).String() }},
 	{Path: "training.optimizer_state_dtype", Default: "`master_dtype`", Choices: fixed("fp32", "bf16", "fp16")},
-	{Path: "training.recompute", Const: "none", Choices: workload.RecomputeNames},
+	{Path: "training.recompute", Column: "recompute", Const: "none", Choices: workload.RecomputeNames},
 	{Path: "training.recompute_modules", Default: "[core_attn]", Items: func() []string { return slices.Clone(workload.RecomputeModuleNames) }},
 	{Path: "training.recompute_every", Default: "0"},
 	{Path: "training.offload_modules", Default: "[]", Items: func() []string { return slices.Clone(workload.OffloadModuleNames) }},
 	{Path: "training.offload_optimizer", Default: "false"},
-	{Path: "training.flash_attention", Const: true},
+	{Path: "training.flash_attention", Column: "flash_attention", Const: true},
 	{Path: "training.fused_loss", Default: "true"},
 	{Path: "training.cross_entropy", Default: "`fused`", Choices: workload.CrossEntropyNames,
 		Derive: func(s *Plan) any {
@@ -223,34 +233,34 @@ var Knobs = []*Knob{
 	{Path: "training.attention_repeat_kv", Default: "false"},
 	{Path: "training.cuda_graphs", Default: "none", Choices: fixed("none", "full")},
 
-	{Path: "cluster.gpu", Default: "required", Choices: hardware.GPUNames, Accepts: IsGPUFile},
-	{Path: "cluster.nodes", Default: "required"},
-	{Path: "cluster.gpus_per_node", Default: "the GPU's usual", Derive: func(s *Plan) any { return s.r.gpu.DefaultGPUsPerNode }},
-	{Path: "cluster.intra_node", Default: "the GPU's usual", Choices: topology.IntraNodeNames, Derive: func(s *Plan) any { return s.r.gpu.DefaultIntraNode }},
-	{Path: "cluster.network.kind", Const: "rail-optimized", Choices: topology.NetworkNames},
-	{Path: "cluster.network.nic", Const: "ib-ndr-400", Choices: hardware.NICNames},
-	{Path: "cluster.network.nic_gbps", Default: "catalog", ZeroIsUnset: true, Derive: func(s *Plan) any { return s.r.nic.Gbps }},
-	{Path: "cluster.network.nics_per_node", Default: "`gpus_per_node`", Derive: func(s *Plan) any { return s.Cluster.GPUsPerNode }},
-	{Path: "cluster.network.oversubscription", Const: 1.0},
-	{Path: "cluster.network.pod_gpus", Default: "0"},
+	{Path: "cluster.gpu", Column: "gpu", Default: "required", Choices: hardware.GPUNames, Accepts: IsGPUFile},
+	{Path: "cluster.nodes", Column: "nodes", Default: "required"},
+	{Path: "cluster.gpus_per_node", Column: "gpus_per_node", Default: "the GPU's usual", Derive: func(s *Plan) any { return s.r.gpu.DefaultGPUsPerNode }},
+	{Path: "cluster.intra_node", Column: "intra_node", Default: "the GPU's usual", Choices: topology.IntraNodeNames, Derive: func(s *Plan) any { return s.r.gpu.DefaultIntraNode }},
+	{Path: "cluster.network.kind", Column: "network", Const: "rail-optimized", Choices: topology.NetworkNames},
+	{Path: "cluster.network.nic", Column: "nic", Const: "ib-ndr-400", Choices: hardware.NICNames},
+	{Path: "cluster.network.nic_gbps", Column: "nic_gbps", Default: "catalog", ZeroIsUnset: true, Derive: func(s *Plan) any { return s.r.nic.Gbps }},
+	{Path: "cluster.network.nics_per_node", Column: "nics_per_node", Default: "`gpus_per_node`", Derive: func(s *Plan) any { return s.Cluster.GPUsPerNode }},
+	{Path: "cluster.network.oversubscription", Column: "oversubscription", Const: 1.0},
+	{Path: "cluster.network.pod_gpus", Column: "pod_gpus", Default: "0"},
 	{Path: "cluster.gpu_hour_usd", Default: "catalog", ZeroIsUnset: true, Derive: func(s *Plan) any { return s.r.gpu.GPUHourUSD }},
 	{Path: "cluster.pue", Const: PUEDefault},
 
-	{Path: "parallel.tp", Const: 1, Auto: gpuDivisors},
-	{Path: "parallel.pp", Const: 1, Auto: gpuDivisors},
-	{Path: "parallel.dp", Default: "derived", Auto: gpuDivisors, ZeroIsUnset: true,
+	{Path: "parallel.tp", Column: "tp", Const: 1, Auto: gpuDivisors},
+	{Path: "parallel.pp", Column: "pp", Const: 1, Auto: gpuDivisors},
+	{Path: "parallel.dp", Column: "dp", Default: "derived", Auto: gpuDivisors, ZeroIsUnset: true,
 		Derive: func(s *Plan) any { p := s.Parallel; return s.r.numGPUs / (p.TP * p.PP * p.CP) }},
-	{Path: "parallel.cp", Const: 1, Auto: gpuDivisors},
-	{Path: "parallel.ep", Const: 1, Auto: gpuDivisors},
+	{Path: "parallel.cp", Column: "cp", Const: 1, Auto: gpuDivisors},
+	{Path: "parallel.ep", Column: "ep", Const: 1, Auto: gpuDivisors},
 	{Path: "parallel.expert_tp", Default: "tp"},
-	{Path: "parallel.sp", Default: "false"},
-	{Path: "parallel.zero", Const: 0, Auto: &Auto{Doc: "0, 1, 2, 3", Ints: func(*Plan) []int { return []int{0, 1, 2, 3} }}},
-	{Path: "parallel.schedule", Const: "1f1b", Choices: pipeline.Names},
+	{Path: "parallel.sp", Column: "sp", Default: "false"},
+	{Path: "parallel.zero", Column: "zero", Const: 0, Auto: &Auto{Doc: "0, 1, 2, 3", Ints: func(*Plan) []int { return []int{0, 1, 2, 3} }}},
+	{Path: "parallel.schedule", Column: "schedule", Const: "1f1b", Choices: pipeline.Names},
 	{Path: "parallel.tp_impl", Const: "megatron", Choices: fixed("megatron", "dtensor")},
 	{Path: "parallel.cp_impl", Default: "p2p", Choices: workload.CPImplNames},
 	{Path: "parallel.ep_backend", Default: "nccl", Choices: func() []string { return slices.Clone(parallel.EPBackendNames) }},
 	{Path: "parallel.ep_sms", Default: "0"},
-	{Path: "parallel.virtual_stages", Const: 1, Auto: &Auto{Doc: "1 … model.layers", Ints: func(s *Plan) []int { return upTo(s.r.model.Layers) }}},
+	{Path: "parallel.virtual_stages", Column: "virtual_stages", Const: 1, Auto: &Auto{Doc: "1 … model.layers", Ints: func(s *Plan) []int { return upTo(s.r.model.Layers) }}},
 	{Path: "parallel.first_stage_layers", Default: "0"},
 	{Path: "parallel.last_stage_layers", Default: "0"},
 	{Path: "parallel.order", Const: "tp-cp-ep-dp-pp"},
@@ -260,8 +270,8 @@ var Knobs = []*Knob{
 	{Path: "parallel.overlap.p2p", Const: true},
 	{Path: "parallel.overlap.ep", Const: false},
 
-	{Path: "sim.fidelity", Const: "analytic", Choices: network.FidelityNames},
-	{Path: "sim.steps", Const: 1},
+	{Path: "sim.fidelity", Column: "fidelity", Const: "analytic", Choices: network.FidelityNames},
+	{Path: "sim.steps", Column: "steps", Const: 1},
 	{Path: "sim.timeline", Const: true, NotSwept: "sweeps write no timelines; it does not change the configuration"},
 
 	// goodput: the whole-run block; goodput.Config.Resolve fills its
@@ -376,9 +386,9 @@ func AutoFields() []string {
 	return append(out, "any true/false field")
 }
 
-// field returns the addressable value of knob k in s (nil when a pointer
-// to a block on the way is nil).
-func (k *Knob) field(s *Scenario) (reflect.Value, bool) {
+// Field returns the addressable value of knob k in s (ok false when a
+// block on the way, model.moe or expect, is absent).
+func (k *Knob) Field(s *Scenario) (reflect.Value, bool) {
 	v := reflect.ValueOf(s).Elem()
 	for _, i := range k.index {
 		if v.Kind() == reflect.Pointer {

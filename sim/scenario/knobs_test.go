@@ -40,7 +40,7 @@ func TestConstDefaultsFill(t *testing.T) {
 		if k.Const == nil || s.Given(k.Path) || strings.HasPrefix(k.Path, "expect.") {
 			continue
 		}
-		v, ok := k.field(&s.Scenario)
+		v, ok := k.Field(&s.Scenario)
 		if !ok {
 			t.Fatalf("%s: no field", k.Path)
 		}
@@ -63,7 +63,7 @@ func TestOverrides(t *testing.T) {
 	if s.Parallel.TP != 4 || s.Parallel.DP != 4 || s.Sim.Fidelity != "flow" || !s.Given("parallel.tp") || s.Given("parallel.dp") {
 		t.Errorf("overrides not applied: %+v %+v", s.Parallel, s.Sim)
 	}
-	byFile, err := Parse([]byte(baseScenario+"sim:\n  fidelity: flow\n"), kvs("parallel.tp", "4")...)
+	byFile, err := Parse([]byte(baseScenario+"sim:\n  fidelity: flow\n"), Overrides("parallel.tp", "4")...)
 	if err != nil || byFile.RunID() != s.RunID() {
 		t.Errorf("override and file spellings differ: %v", err)
 	}

@@ -76,7 +76,7 @@ type resolved struct {
 // come in here, ahead of the registry's.
 func (s *Plan) fill(path string) {
 	k := knobByPath[path]
-	v, ok := k.field(&s.Scenario)
+	v, ok := k.Field(&s.Scenario)
 	if !ok || !s.unset(k, v) {
 		return
 	}

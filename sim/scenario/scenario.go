@@ -299,6 +299,16 @@ type Override struct {
 	Path, Value string
 }
 
+// Overrides pairs up dotted paths and YAML values: Overrides("parallel.tp",
+// "8", "sim.fidelity", "flow"). An odd last argument is ignored.
+func Overrides(pathValue ...string) []Override {
+	out := make([]Override, 0, len(pathValue)/2)
+	for i := 0; i+1 < len(pathValue); i += 2 {
+		out = append(out, Override{Path: pathValue[i], Value: pathValue[i+1]})
+	}
+	return out
+}
+
 // Load reads, checks and resolves a scenario file.
 func Load(path string, overrides ...Override) (*Plan, error) {
 	data, err := limits.ReadFile(path, limits.MaxInputBytes)

@@ -7,31 +7,17 @@ import (
 	"testing"
 )
 
-const baseScenario = `
-name: t
-model:
-  preset: llama3-8b
-training:
-  seq_len: 4096
-  global_batch: 64
-cluster:
-  gpu: h100-sxm
-  nodes: 2
-parallel:
-  tp: 8
-`
-
-// kvs turns dotted-path, YAML-value pairs into overrides.
-func kvs(kv ...string) []Override {
-	out := make([]Override, 0, len(kv)/2)
-	for i := 0; i+1 < len(kv); i += 2 {
-		out = append(out, Override{Path: kv[i], Value: kv[i+1]})
+// baseScenario is the scenario the package's tests edit (sim/testdata).
+var baseScenario = func() string {
+	b, err := os.ReadFile("../testdata/base.yaml")
+	if err != nil {
+		panic(err)
 	}
-	return out
-}
+	return string(b)
+}()
 
 // parse parses baseScenario edited by kv.
-func parse(kv ...string) (*Plan, error) { return Parse([]byte(baseScenario), kvs(kv...)...) }
+func parse(kv ...string) (*Plan, error) { return Parse([]byte(baseScenario), Overrides(kv...)...) }
 
 func TestDefaults(t *testing.T) {
 	s, err := Parse([]byte(baseScenario))

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/simtrain/simtrain/sim"
 	"github.com/simtrain/simtrain/sim/scenario"
+	"github.com/simtrain/simtrain/sim/validation"
 )
 
 const (
@@ -58,7 +58,7 @@ func TestGeneratedScenariosParse(t *testing.T) {
 		if s.Expect == nil || s.Name+".yaml" != name || s.Expect.Group == "" || s.Expect.Source == "" {
 			t.Errorf("%s: name %q, expect %+v", name, s.Name, s.Expect)
 		}
-		if _, err := sim.MeasuredStepTimeS(s); err != nil {
+		if _, err := validation.MeasuredStepTimeS(s); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

@@ -1,0 +1,274 @@
+// Package report turns what a run produced into the rows of simtrain's
+// tables, the same rows the CLI writes: summary.arrow (one row per scenario
+// or sweep point), memory.arrow (per rank), links.arrow (per link),
+// timeline.arrow and trace.json (per executed task), validation.arrow (per
+// validated scenario) and the JSON summary line of `simtrain run`. It
+// computes nothing about the training step; every number is the Result's,
+// the Plan's or the validation Case's, and the column schemas, units and
+// meanings are sim/output's (results/README.md).
+//
+// # Knob columns
+//
+// summary.arrow has one column per input knob. Which knobs, under which
+// name and with which value is the knob registry's (scenario.Knob.Column,
+// Knob.Value): Summary fills those columns generically, by the column's
+// name, so adding a knob with a column is its registry entry and its field
+// in output.SummaryRow; a test holds the two to each other. The other input
+// columns are derived from the plan (parameter counts, GPU count,
+// micro-batches per step), the result columns from the Result.
+package report
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+
+	"github.com/simtrain/simtrain/sim/output"
+	"github.com/simtrain/simtrain/sim/parallel"
+	"github.com/simtrain/simtrain/sim/scenario"
+	"github.com/simtrain/simtrain/sim/simulation"
+	"github.com/simtrain/simtrain/sim/sweep"
+	"github.com/simtrain/simtrain/sim/validation"
+)
+
+// summaryFields maps summary.arrow's column names to output.SummaryRow's
+// field indices.
+var summaryFields = func() map[string]int {
+	t := reflect.TypeOf(output.SummaryRow{})
+	m := map[string]int{}
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("arrow"), ",")
+		if name != "" {
+			m[name] = i
+		}
+	}
+	return m
+}()
+
+// knobValue is knob k's column value in plan s: Knob.Value, else the
+// field's own value (a null optional as false, a missing block as zero).
+func knobValue(k *scenario.Knob, s *scenario.Plan) (reflect.Value, bool) {
+	if k.Value != nil {
+		return reflect.ValueOf(k.Value(s)), true
+	}
+	v, ok := k.Field(&s.Scenario)
+	if !ok {
+		return reflect.Value{}, false
+	}
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return reflect.Value{}, false
+		}
+		v = v.Elem()
+	}
+	return v, true
+}
+
+// Summary is the summary.arrow row of plan s and, when it ran, its result r
+// (nil: the input columns only; the result columns stay 0).
+func Summary(s *scenario.Plan, r *simulation.Result) output.SummaryRow {
+	row := output.SummaryRow{RunID: s.RunID()}
+	rv := reflect.ValueOf(&row).Elem()
+	for _, k := range scenario.Knobs {
+		if k.Column == "" {
+			continue
+		}
+		if v, ok := knobValue(k, s); ok {
+			f := rv.Field(summaryFields[k.Column])
+			f.Set(v.Convert(f.Type()))
+		}
+	}
+	row.NumGPUs, row.Microbatches = int64(s.GPUs()), int64(s.Microbatches())
+	pc := s.Arch().Params()
+	row.Params, row.ActiveParams = pc.Total, pc.Active
+	if r == nil {
+		return row
+	}
+	row.StepTimeS, row.TokensPerS, row.TokensPerSPerGPU = r.StepTimeS, r.TokensPerS, r.TokensPerSPerGPU
+	row.ModelFLOPsPerStep, row.HardwareFLOPsPerStep = r.ModelFLOPsPerStep, r.HardwareFLOPsPerStep
+	row.MFU, row.HFU, row.TFLOPsPerGPU = r.MFU, r.HFU, r.TFLOPsPerGPU
+	row.BubbleFraction, row.ComputeS, row.HostSyncS = r.BubbleFraction, r.ComputeS, r.HostSyncS
+	row.ExposedTPS, row.ExposedCPS, row.ExposedEPS, row.ExposedDPS, row.ExposedPPS =
+		r.ExposedCommS[0], r.ExposedCommS[1], r.ExposedCommS[2], r.ExposedCommS[3], r.ExposedCommS[4]
+	row.PeakMemBytes, row.MinPeakMemBytes, row.MemCapacityBytes, row.Fits = r.PeakMemBytes, r.MinPeakMemBytes, r.MemCapacityBytes, r.Fits
+	row.CostUSDPerStep, row.EnergyKWhPerStep = r.CostUSDPerStep, r.EnergyKWhPerStep
+	row.Events, row.SimWallS = int64(r.Events), r.SimWallS
+	return row
+}
+
+// Point is a sweep point's summary.arrow row: Summary under the point's
+// name and run id, with its error (on one line) when it did not simulate.
+func Point(pr sweep.PointResult) output.SummaryRow {
+	p := pr.Point
+	row := Summary(p.Scenario, pr.Result)
+	row.Name, row.RunID = p.Name, p.RunID
+	if pr.Err != nil {
+		row.Error = strings.Join(strings.Fields(pr.Err.Error()), " ")
+	}
+	return row
+}
+
+// Meta is the schema metadata every output file of a run carries: run id,
+// scenario name, fidelity and the canonical configuration.
+func Meta(r *simulation.Result) map[string]string {
+	return map[string]string{
+		output.MetaRunID:    r.RunID,
+		output.MetaScenario: r.Scenario.Name,
+		output.MetaFidelity: r.Scenario.Sim.Fidelity,
+		output.MetaConfig:   string(r.Scenario.CanonicalJSON()),
+	}
+}
+
+// Memory is memory.arrow: every rank's breakdown at its peak (every rank
+// of a pipeline stage holds the same).
+func Memory(r *simulation.Result) []output.MemoryRow {
+	rows := make([]output.MemoryRow, 0, r.Layout.World())
+	for rank := 0; rank < r.Layout.World(); rank++ {
+		st := r.Layout.CoordOf(rank).PP
+		m := r.Memory[st]
+		rows = append(rows, output.MemoryRow{
+			Rank: int64(rank), Node: int64(r.Cluster.NodeOf(rank)), Stage: int64(st),
+			WeightsBytes: m.Weights, GradientsBytes: m.Gradients, OptimizerBytes: m.Optimizer,
+			ActivationsBytes: m.Activations, BuffersBytes: m.Buffers, OverheadBytes: m.Overhead,
+			TotalBytes: m.Total, CapacityBytes: r.MemCapacityBytes, Fits: m.Fits,
+		})
+	}
+	return rows
+}
+
+// Links is links.arrow: every directed link's bytes, busy time and
+// utilisation (bytes over what its line rate carries in the simulated time).
+func Links(r *simulation.Result) []output.LinkRow {
+	var rows []output.LinkRow
+	total := r.StepTimeS * float64(r.Scenario.Sim.Steps)
+	for _, l := range r.Links() {
+		u := 0.0
+		if total > 0 && l.Bandwidth > 0 {
+			u = l.Bytes / (l.Bandwidth * total)
+		}
+		rows = append(rows, output.LinkRow{Link: int64(l.ID), From: l.From, To: l.To, Kind: l.Kind,
+			BandwidthBytesPerS: l.Bandwidth, Bytes: l.Bytes, BusyNs: l.BusyNs, Utilization: u})
+	}
+	return rows
+}
+
+// TimelineDicts are the fixed dictionaries of timeline.arrow's repeated
+// strings.
+func TimelineDicts() output.TimelineDicts {
+	return output.TimelineDicts{Stream: parallel.StreamNames, Kind: parallel.KindNames,
+		Group: []string{"", "tp", "cp", "ep", "dp", "pp", "edp"}}
+}
+
+// timelineBatch is how many rows Timeline hands over at a time.
+const timelineBatch = 1 << 16
+
+// Timeline streams the timeline rows of the given ranks (rank by rank,
+// tasks in issue order) to write in batches; it stops at write's first
+// error and returns it, and a cancelled ctx stops it between two batches.
+func Timeline(ctx context.Context, r *simulation.Result, ranks []int, write func([]output.TimelineRow) error) error {
+	buf := make([]output.TimelineRow, 0, timelineBatch)
+	var werr error
+	r.Tasks(ranks, func(t simulation.TaskRecord) {
+		if werr != nil {
+			return
+		}
+		buf = append(buf, output.TimelineRow{Step: int32(t.Step), Rank: int32(t.Rank), Node: int32(t.Node),
+			Stream: t.Stream, Kind: t.Kind, Name: t.Name, Layer: int32(t.Layer), Microbatch: int32(t.Microbatch),
+			Chunk: int32(t.Chunk), StartNs: t.StartNs, EndNs: t.EndNs, FLOPs: t.FLOPs, Bytes: t.Bytes, Group: t.Group})
+		if len(buf) == timelineBatch {
+			if werr = ctx.Err(); werr == nil {
+				werr = write(buf)
+			}
+			buf = buf[:0]
+		}
+	})
+	if werr != nil {
+		return werr
+	}
+	if len(buf) > 0 {
+		return write(buf)
+	}
+	return nil
+}
+
+// RunJSON is `simtrain run --format json`'s line for one result: exactly
+// the keys docs/scenario-format.md lists ("Machine-readable results on
+// stdout").
+func RunJSON(r *simulation.Result) map[string]any {
+	exposed := map[string]float64{}
+	for i, k := range simulation.ExposedKinds {
+		exposed[k] = r.ExposedCommS[i]
+	}
+	return map[string]any{
+		"name":                    r.Scenario.Name,
+		"run_id":                  r.RunID,
+		"step_time_s":             r.StepTimeS,
+		"tokens_per_s":            r.TokensPerS,
+		"tokens_per_s_per_gpu":    r.TokensPerSPerGPU,
+		"model_flops_per_step":    r.ModelFLOPsPerStep,
+		"hardware_flops_per_step": r.HardwareFLOPsPerStep,
+		"mfu":                     r.MFU,
+		"hfu":                     r.HFU,
+		"tflops_per_gpu":          r.TFLOPsPerGPU,
+		"peak_mem_bytes":          r.PeakMemBytes,
+		"fits":                    r.Fits,
+		"bubble_fraction":         r.BubbleFraction,
+		"exposed_comm_s":          exposed,
+		"sim_wall_s":              r.SimWallS,
+		"events":                  r.Events,
+	}
+}
+
+// gib is bytes per GiB, the unit of the validation table's memory columns.
+const gib = 1 << 30
+
+// Validation is validation.arrow: one row per validated case, NaN figures
+// for a case that did not simulate.
+func Validation(cases []validation.Case) []output.ValidationRow {
+	out := make([]output.ValidationRow, 0, len(cases))
+	nan := math.NaN()
+	for _, v := range cases {
+		r := output.ValidationRow{Name: v.Name, Group: v.Group, GPU: v.GPU, ParallelStyle: v.Style}
+		r.Measured, r.Predicted, r.MeasuredStepTimeS, r.PredictedStepTimeS, r.RelError, r.AbsError = nan, nan, nan, nan, nan, nan
+		r.MeasuredPeakMemGiB, r.PredictedPeakMemGiB, r.MemRelError = nan, nan, nan
+		if v.Plan != nil {
+			r.RunID, r.Source, r.NumGPUs = v.Plan.RunID(), v.Plan.Expect.Source, int64(v.Plan.GPUs())
+			r.Metric, _ = v.Plan.Expect.Metric()
+			r.FLOPsConvention = v.Plan.Expect.FLOPsConvention
+		}
+		if v.Err != nil {
+			r.Failure = v.Err.Error()
+		} else {
+			c := v.Comparison
+			r.Fidelity, r.Metric, r.FLOPsConvention = v.Fidelity, c.Metric, c.Convention
+			r.Measured, r.Predicted = c.Measured, c.Predicted
+			r.MeasuredStepTimeS, r.PredictedStepTimeS = c.MeasuredStepTimeS, c.PredictedStepTimeS
+			r.RelError, r.AbsError = c.Error, math.Abs(c.Error)
+			r.Fits, r.SimWallS = v.Result.Fits, v.Result.SimWallS
+			r.PredictedPeakMemGiB = v.Result.PeakMemBytes / gib
+			if c.HasMemory {
+				r.MeasuredPeakMemGiB, r.MemRelError = c.MeasuredMemBytes/gib, c.MemError
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// ValidationMeta is validation.arrow's schema metadata: the set's step-time
+// MAPE, median and worst error, and the peak-memory MAPE and worst error
+// when some case publishes a peak memory.
+func ValidationMeta(sum validation.Summary) map[string]string {
+	meta := map[string]string{
+		"mape":       fmt.Sprintf("%g", sum.All.MAPE),
+		"median_ape": fmt.Sprintf("%g", sum.All.Median),
+		"max_ape":    fmt.Sprintf("%g", sum.All.Worst),
+	}
+	if sum.Memory.Rows > 0 {
+		meta["memory_mape"] = fmt.Sprintf("%g", sum.Memory.MAPE)
+		meta["memory_max_ape"] = fmt.Sprintf("%g", sum.Memory.Worst)
+	}
+	return meta
+}

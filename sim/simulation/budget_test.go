@@ -1,0 +1,116 @@
+package simulation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/parallel"
+	"github.com/simtrain/simtrain/sim/scenario"
+	"github.com/simtrain/simtrain/sim/topology"
+	"github.com/simtrain/simtrain/sim/workload"
+)
+
+// estimateCheckFiles lists the bundled scenarios (scenarios/*.yaml) and
+// every third published run of scenarios/validation and scenarios/holdout
+// (all of them with SIMTRAIN_ALL_SCENARIOS=1; building them all takes
+// half a minute).
+func estimateCheckFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("../../scenarios/*.yaml")
+	if err != nil || len(files) < 5 {
+		t.Fatalf("bundled scenarios: %v %v", files, err)
+	}
+	step := 3
+	if os.Getenv("SIMTRAIN_ALL_SCENARIOS") != "" {
+		step = 1
+	}
+	for _, pat := range []string{"../../scenarios/validation/*.yaml", "../../scenarios/holdout/*.yaml"} {
+		m, err := filepath.Glob(pat)
+		if err != nil || len(m) < 20 {
+			t.Fatalf("%s: %d files, %v", pat, len(m), err)
+		}
+		for i := 0; i < len(m); i += step {
+			files = append(files, m[i])
+		}
+	}
+	return files
+}
+
+// builtTasks builds s's stage programs as Run does and counts their tasks.
+func builtTasks(t *testing.T, s *scenario.Plan) int64 {
+	t.Helper()
+	cl, err := topology.Build(s.TopologySpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	layout, err := s.NewLayout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs, err := parallel.Build(s.StepConfig(layout), newPricer(s, cl, layout, workload.DeviceOf(s.GPU())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, pr := range progs {
+		n += int64(len(pr.Tasks))
+	}
+	return n
+}
+
+// The closed-form estimate must bound the tasks really built, and not by
+// much: between 1 and WorkEstimateFactor times the count, on every bundled
+// scenario.
+func TestWorkEstimateBoundsBuiltTasks(t *testing.T) {
+	lo, hi := 1e9, 0.0
+	for _, f := range estimateCheckFiles(t) {
+		s, err := scenario.Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := builtTasks(t, s)
+		est := EstimateWork(s, Options{}).ProgramTasks
+		ratio := float64(est) / float64(got)
+		lo, hi = min(lo, ratio), max(hi, ratio)
+		if est < got || ratio > WorkEstimateFactor {
+			t.Errorf("%s: estimate %d tasks, built %d (ratio %.2f, want 1..%d)", f, est, got, ratio, WorkEstimateFactor)
+		}
+	}
+	t.Logf("estimate / built tasks: %.2f .. %.2f", lo, hi)
+}
+
+// 100,000 layers × 4,096 micro-batches passed every check and then built a
+// task graph past 7 GB (issue 19): now Run refuses it before building,
+// naming the fields and the estimate.
+func TestRunRefusesWorkAboveBudget(t *testing.T) {
+	s := llama8bOnOneGPU(t, 100_000, 2048, 4096)
+	_, err := Run(context.Background(), s, Options{})
+	if !errors.Is(err, ErrBudget) {
+		t.Fatalf("got %v, want ErrBudget", err)
+	}
+	for _, want := range []string{"model.layers 100000", "4096 micro-batches", "--max-tasks"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %q", err, want)
+		}
+	}
+}
+
+// llama8bOnOneGPU is Llama 3 8B with the given depth on one H100, one
+// sequence per micro-batch: the shape of the runaway and long-build cases.
+func llama8bOnOneGPU(t *testing.T, layers, seq, globalBatch int) *scenario.Plan {
+	t.Helper()
+	s, err := scenario.Parse([]byte(fmt.Sprintf(`name: one-gpu
+model: {preset: llama3-8b, layers: %d}
+training: {seq_len: %d, global_batch: %d, micro_batch: 1}
+cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 1}
+`, layers, seq, globalBatch)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

@@ -1,0 +1,57 @@
+package simulation
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/scenario"
+)
+
+// baseScenario is the scenario the package's tests edit (sim/testdata).
+var baseScenario = func() string {
+	b, err := os.ReadFile("../testdata/base.yaml")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
+
+// parse parses baseScenario edited by kv.
+func parse(kv ...string) (*scenario.Plan, error) {
+	return scenario.Parse([]byte(baseScenario), scenario.Overrides(kv...)...)
+}
+
+// parseWith parses baseScenario edited first by base, then by kv.
+func parseWith(t *testing.T, base []string, kv ...string) *scenario.Plan {
+	t.Helper()
+	s, err := parse(append(append([]string{}, base...), kv...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// runWith parses as parseWith and runs the scenario with mustRun's checks.
+func runWith(t *testing.T, base []string, kv ...string) *Result {
+	t.Helper()
+	return mustRun(t, parseWith(t, base, kv...), Options{})
+}
+
+// parseErrorCase is an edit that must not parse.
+type parseErrorCase struct {
+	kv   []string
+	want string
+}
+
+// checkParseErrors: every case's edit, applied after base, fails with a
+// one-line error containing want.
+func checkParseErrors(t *testing.T, base []string, cases []parseErrorCase) {
+	t.Helper()
+	for _, c := range cases {
+		_, err := parse(append(append([]string{}, base...), c.kv...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: error %v, want %q", c.kv, err, c.want)
+		}
+	}
+}

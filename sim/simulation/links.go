@@ -1,0 +1,142 @@
+package simulation
+
+import (
+	"github.com/simtrain/simtrain/sim/collectives"
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/parallel"
+	"github.com/simtrain/simtrain/sim/units"
+)
+
+// LinkStat is one directed link's traffic over the simulated steps.
+type LinkStat struct {
+	ID        int
+	From, To  string
+	Kind      string
+	Bandwidth float64 // bytes/s, line rate
+	Bytes     float64
+	BusyNs    int64
+}
+
+// Symmetric reports whether the run played one representative rank per
+// pipeline stage (analytic fidelity) rather than every rank.
+func (r *Result) Symmetric() bool { return r.exec.Symmetric() }
+
+// Links returns per-link traffic over the simulated steps. At flow fidelity
+// it is what the fabric carried while the step played. At analytic fidelity
+// links are not played, so the traffic is reconstructed: every distinct
+// collective of every group of every stage is expanded into the transfers
+// the flow model would use, played once on an uncontended fabric, and scaled
+// by how many times the step issues it. Busy time there is the sum over
+// collectives of the time each keeps the link transmitting (collectives of
+// one kind are assumed not to overlap each other).
+func (r *Result) Links() []LinkStat {
+	c := r.Cluster
+	out := make([]LinkStat, len(c.Links))
+	for i, l := range c.Links {
+		out[i] = LinkStat{ID: i, From: c.Devices[l.From].Name, To: c.Devices[l.To].Name, Kind: l.Kind.String(), Bandwidth: float64(l.Bandwidth)}
+	}
+	if r.fabric != nil {
+		for i := range out {
+			out[i].Bytes = float64(r.fabric.LinkBytes(i))
+			out[i].BusyNs = int64(r.fabric.LinkBusy(i))
+		}
+		return out
+	}
+	bytes, busy := r.analyticTraffic()
+	for i := range out {
+		out[i].Bytes, out[i].BusyNs = bytes[i], int64(busy[i])
+	}
+	return out
+}
+
+type trafficKey struct {
+	kind  parallel.GroupKind
+	op    collectives.Op
+	bytes float64
+	peer  int // send: the peer stage
+}
+
+type nopDone struct{}
+
+func (nopDone) CollectiveDone(engine.Time, int64) {}
+
+func (r *Result) analyticTraffic() ([]float64, []engine.Time) {
+	c, l := r.Cluster, r.Layout
+	n := len(c.Links)
+	bytes := make([]float64, n)
+	busy := make([]engine.Time, n)
+	eng := engine.New()
+	fab := network.New(eng, c.Bandwidths(), c.Latencies(), network.Analytic)
+	runner := collectives.NewRunner(eng, fab, network.Flow, c)
+	prevB := make([]float64, n)
+	prevT := make([]engine.Time, n)
+	groupCache := map[[2]int]*collectives.Group{}
+	pair := func(a, b int) *collectives.Group {
+		k := [2]int{a, b}
+		if g, ok := groupCache[k]; ok {
+			return g
+		}
+		g, err := collectives.NewGroup(c, []int{a, b})
+		if err != nil {
+			return nil
+		}
+		groupCache[k] = g
+		return g
+	}
+	for stage, prog := range r.progs {
+		counts := map[trafficKey]int{}
+		var keys []trafficKey // first-seen order, for determinism
+		for i := range prog.Tasks {
+			t := &prog.Tasks[i]
+			if !t.Kind.IsComm() || t.Kind == parallel.KindRecv {
+				continue
+			}
+			k := trafficKey{kind: t.Group, op: t.Op, bytes: t.Bytes, peer: -1}
+			if t.Kind == parallel.KindSend {
+				k.peer = int(t.Peer)
+			}
+			if counts[k] == 0 {
+				keys = append(keys, k)
+			}
+			counts[k]++
+		}
+		var groups [parallel.NumGroupKinds][]*collectives.Group
+		for _, k := range keys {
+			if k.kind != parallel.GroupPP && groups[k.kind] == nil {
+				for _, ranks := range l.Groups(k.kind, stage) {
+					if g, err := collectives.NewGroup(c, ranks); err == nil {
+						groups[k.kind] = append(groups[k.kind], g)
+					}
+				}
+			}
+			if k.peer >= 0 {
+				for rank := 0; rank < l.World(); rank++ {
+					co := l.CoordOf(rank)
+					if co.PP != stage {
+						continue
+					}
+					co.PP = k.peer
+					if g := pair(rank, l.RankOf(co)); g != nil {
+						_ = runner.Start(g, collectives.Send, collectives.Auto, units.Bytes(k.bytes), nopDone{}, 0)
+					}
+				}
+			} else {
+				for _, g := range groups[k.kind] {
+					_ = runner.Start(g, k.op, collectives.Auto, units.Bytes(k.bytes), nopDone{}, 0)
+				}
+			}
+			eng.Run()
+			scale := float64(counts[k])
+			for i := 0; i < n; i++ {
+				b, t := float64(fab.LinkBytes(i)), fab.LinkBusy(i)
+				if b != prevB[i] || t != prevT[i] {
+					bytes[i] += (b - prevB[i]) * scale
+					busy[i] += engine.Time(float64(t-prevT[i]) * scale)
+					prevB[i], prevT[i] = b, t
+				}
+			}
+		}
+	}
+	return bytes, busy
+}

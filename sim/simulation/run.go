@@ -1,0 +1,660 @@
+package simulation
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/simtrain/simtrain/sim/collectives"
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/parallel"
+	"github.com/simtrain/simtrain/sim/scenario"
+	"github.com/simtrain/simtrain/sim/topology"
+	"github.com/simtrain/simtrain/sim/units"
+	"github.com/simtrain/simtrain/sim/workload"
+)
+
+// ExposedKinds are the group kinds whose exposed communication is reported,
+// in the order of Result.ExposedCommS.
+var ExposedKinds = []string{"tp", "cp", "ep", "dp", "pp"}
+
+// Result is what one simulated scenario produced, as plain Go data.
+type Result struct {
+	Scenario *scenario.Plan
+	RunID    string
+
+	StepTimeS            float64 // mean simulated time per optimizer step
+	TokensPerS           float64
+	TokensPerSPerGPU     float64
+	ModelFLOPsPerStep    float64
+	HardwareFLOPsPerStep float64
+	MFU, HFU             float64
+	TFLOPsPerGPU         float64 // model FLOPs per second per GPU, in TFLOP/s
+	BubbleFraction       float64 // mean over ranks of idle time (no compute, no communication) / step time
+	ComputeS             float64 // busiest rank's compute time per step
+	// HostSyncS is the mean over ranks of the time per step the compute
+	// stream idles in host synchronisations (parallel.KindHostSync: the
+	// dropless MoE dispatch's, StepConfig.MoEHostSync).
+	HostSyncS float64
+	// ExposedCommS is, per kind in ExposedKinds, the mean over ranks of the
+	// time per step that kind's communication is in flight while the compute
+	// stream is idle.
+	ExposedCommS [5]float64
+
+	Memory           []StageMemory // one per pipeline stage (every rank of a stage holds the same)
+	PeakMemBytes     float64       // largest rank
+	MinPeakMemBytes  float64       // smallest rank
+	MemCapacityBytes float64
+	Fits             bool
+
+	CostUSDPerStep   float64
+	EnergyKWhPerStep float64
+
+	Events   uint64
+	SimWallS float64
+
+	Cluster *topology.Cluster
+	Layout  *parallel.Layout
+	exec    *parallel.Executor
+	progs   []*parallel.Program
+	fabric  *network.Fabric
+}
+
+// StageMemory is the memory of every rank of one pipeline stage.
+type StageMemory = scenario.StageMemory
+
+// Options adjust a run without editing the scenario.
+type Options struct {
+	// AllRanks plays every rank even at analytic fidelity, where by default
+	// one representative rank per pipeline stage stands for all of them
+	// (identical without contention). Slower; the results are the same,
+	// which tests check.
+	AllRanks bool
+	// Progress, when set, is called now and then during the simulation with
+	// the tasks completed and the total (all ranks played).
+	Progress func(done, total int)
+	// Budget bounds the work; Run refuses a scenario whose estimate
+	// (EstimateWork) exceeds it before building anything.
+	Budget Budget
+	// checkEvery, for tests, verifies the fabric's invariants (no link above
+	// its bandwidth, every active flow progressing) after every event.
+	checkEvery func(error)
+}
+
+// Run simulates the scenario's steps.
+func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
+	wall := time.Now()
+	if err := CheckBudget(s, opt, opt.Budget); err != nil {
+		return nil, err
+	}
+	cl, err := topology.Build(s.TopologySpec())
+	if err != nil {
+		return nil, err
+	}
+	layout, err := s.NewLayout()
+	if err != nil {
+		return nil, err
+	}
+	dev := workload.DeviceOf(s.GPU())
+	cfg := s.StepConfig(layout)
+	cfg.Interrupt = ctx.Err
+	pr := newPricer(s, cl, layout, dev)
+	progs, err := parallel.Build(cfg, pr)
+	if err != nil {
+		return nil, err
+	}
+	if err := pr.err; err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	eng := engine.New()
+	res := &Result{Scenario: s, RunID: s.RunID(), Cluster: cl, Layout: layout}
+	var x *parallel.Executor
+	switch {
+	case s.Fidelity() == network.Analytic && !opt.AllRanks:
+		x = parallel.NewSymmetric(eng, layout, progs)
+	default:
+		var fab *network.Fabric
+		if s.Fidelity() == network.Flow {
+			fab = network.New(eng, cl.Bandwidths(), cl.Latencies(), network.Flow)
+			res.fabric = fab
+			if opt.checkEvery != nil {
+				eng.AfterEvent = func(engine.Time) {
+					if err := fab.CheckInvariants(); err != nil {
+						opt.checkEvery(err)
+					}
+				}
+			}
+		}
+		runner := collectives.NewRunner(eng, fab, s.Fidelity(), cl)
+		x, err = parallel.NewFull(eng, layout, progs, runner, groupMaker{cl})
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case s.EPBackend() != parallel.EPNCCL && s.Fidelity() != network.Flow:
+			// DeepEP/HybridEP dispatch is priced from the backend's
+			// measured bandwidth, not NCCL's all-to-all: every rank plays
+			// the same priced duration as the representative-rank run.
+			x.TimeByTask(parallel.GroupEP)
+		case s.EPBackend() != parallel.EPNCCL:
+			// Under flow fidelity its bytes contend on the fabric, but
+			// the library is never faster than its measured bandwidth.
+			x.FloorByTask(parallel.GroupEP)
+		}
+	}
+	iv := parallel.InterferenceOf(cl.GPU)
+	iv.EP = pr.epSMs()
+	if err := x.SetInterference(iv, cl); err != nil {
+		return nil, err
+	}
+	x.Progress = opt.Progress
+	x.Interrupt = ctx.Err
+	if err := x.Run(); err != nil {
+		return nil, explainRunError(s, err)
+	}
+	res.exec = x
+	res.progs = progs
+	res.Events = eng.Executed()
+	if err := summarise(ctx, s, res, dev); err != nil {
+		return nil, err
+	}
+	res.SimWallS = time.Since(wall).Seconds()
+	return res, nil
+}
+
+type groupMaker struct{ c *topology.Cluster }
+
+func (g groupMaker) NewGroup(ranks []int) (*collectives.Group, error) {
+	return collectives.NewGroup(g.c, ranks)
+}
+
+// pricer prices compute with the workload model on the scenario's GPU and
+// collectives with their closed-form costs on the actual groups.
+type pricer struct {
+	s      *scenario.Plan
+	c      *topology.Cluster
+	l      *parallel.Layout
+	dev    workload.Device
+	dtype  workload.Dtype
+	groups map[[2]int][]*collectives.Group // (kind, stage) → one group per distinct shape
+	costs  map[costKey]engine.Time
+	sends  map[[2]int]*collectives.Group
+	err    error
+}
+
+type costKey struct {
+	kind, stage int
+	op          collectives.Op
+	bytes       float64
+}
+
+func newPricer(s *scenario.Plan, c *topology.Cluster, l *parallel.Layout, dev workload.Device) *pricer {
+	return &pricer{s: s, c: c, l: l, dev: dev, dtype: s.Precision(),
+		groups: map[[2]int][]*collectives.Group{}, costs: map[costKey]engine.Time{}, sends: map[[2]int]*collectives.Group{}}
+}
+
+func (p *pricer) OpsTime(ops []workload.Op) engine.Time {
+	t := 0.0
+	for _, op := range ops {
+		t += p.dev.OpTime(op, p.dtype)
+	}
+	return engine.Seconds(t)
+}
+
+func (p *pricer) CommTime(k parallel.GroupKind, stage int, op collectives.Op, size units.Bytes) engine.Time {
+	bytes := float64(size)
+	key := costKey{int(k), stage, op, bytes}
+	if t, ok := p.costs[key]; ok {
+		return t
+	}
+	var worst engine.Time
+	if k == parallel.GroupEP && op == collectives.AllToAll && p.s.EPBackend() != parallel.EPNCCL {
+		worst = p.epDispatchTime(stage, bytes)
+		p.costs[key] = worst
+		return worst
+	}
+	for _, g := range p.stageGroups(k, stage) {
+		c, err := g.Cost(op, collectives.Auto, size)
+		if err != nil {
+			p.fail(err)
+			continue
+		}
+		worst = max(worst, c.Time)
+	}
+	p.costs[key] = worst
+	return worst
+}
+
+// epDispatchTime prices a DeepEP/HybridEP dispatch or combine of bytes per
+// rank on the EP groups of a pipeline stage (parallel.EPDispatch); the
+// slowest group sets the time.
+func (p *pricer) epDispatchTime(stage int, bytes float64) engine.Time {
+	var worst engine.Time
+	for _, d := range p.epDispatches(stage) {
+		t, err := d.Time(bytes)
+		if err != nil {
+			p.fail(err)
+			continue
+		}
+		worst = max(worst, t)
+	}
+	return worst
+}
+
+// epDispatches describes each distinct EP group shape of a stage (by the
+// scale-up domains it spans) for parallel.EPDispatch.
+func (p *pricer) epDispatches(stage int) []parallel.EPDispatch {
+	m := p.s.Arch()
+	var out []parallel.EPDispatch
+	for _, ranks := range p.l.Groups(parallel.GroupEP, stage) {
+		doms := p.domainsOf(ranks)
+		if slices.ContainsFunc(out, func(d parallel.EPDispatch) bool { return d.Domains == doms }) {
+			continue
+		}
+		out = append(out, parallel.EPDispatch{Backend: p.s.EPBackend(), SMs: p.epSMsFor(doms > 1),
+			Experts: m.MoE.Experts, TopK: m.MoE.TopK, Ranks: len(ranks), Domains: doms,
+			ScaleUpBW: float64(p.c.GPU.ScaleUpBandwidth), NICBW: float64(p.c.NICBandwidthPerGPU())})
+	}
+	return out
+}
+
+func (p *pricer) domainsOf(ranks []int) int {
+	var seen []int
+	for _, r := range ranks {
+		if d := p.c.DomainOf(r); !slices.Contains(seen, d) {
+			seen = append(seen, d)
+		}
+	}
+	return len(seen)
+}
+
+// epSMsFor is parallel.ep_sms, or the backend's default for a group inside
+// one scale-up domain (multi false) or across domains.
+func (p *pricer) epSMsFor(multi bool) int {
+	if n := p.s.Parallel.EPSMs; n > 0 {
+		return n
+	}
+	return p.s.EPBackend().DefaultSMs(multi)
+}
+
+// epSMs is the SMs an EP dispatch or combine holds in the compute-slowdown
+// model (parallel.Interference.EP): 0 for NCCL, else the backend's count,
+// at the cross-domain default when any EP group spans domains.
+func (p *pricer) epSMs() int {
+	if p.s.EPBackend() == parallel.EPNCCL || p.l.GroupSize(parallel.GroupEP) < 2 {
+		return 0
+	}
+	multi := false
+	for st := 0; st < p.l.PP && !multi; st++ {
+		for _, ranks := range p.l.Groups(parallel.GroupEP, st) {
+			if p.domainsOf(ranks) > 1 {
+				multi = true
+				break
+			}
+		}
+	}
+	return p.epSMsFor(multi)
+}
+
+func (p *pricer) fail(err error) {
+	if p.err == nil {
+		p.err = err
+	}
+}
+
+// stageGroups returns one collectives.Group per distinct shape among the
+// kind-k groups of a pipeline stage; the slowest sets the (symmetric) time.
+func (p *pricer) stageGroups(k parallel.GroupKind, stage int) []*collectives.Group {
+	key := [2]int{int(k), stage}
+	if gs, ok := p.groups[key]; ok {
+		return gs
+	}
+	var out []*collectives.Group
+	var sigs [][]int
+	for _, ranks := range p.l.Groups(k, stage) {
+		sig := p.signature(ranks)
+		if slices.ContainsFunc(sigs, func(x []int) bool { return slices.Equal(x, sig) }) {
+			continue
+		}
+		sigs = append(sigs, sig)
+		g, err := collectives.NewGroup(p.c, ranks)
+		if err != nil {
+			p.fail(err)
+			continue
+		}
+		out = append(out, g)
+	}
+	p.groups[key] = out
+	return out
+}
+
+// signature summarises how a group sits on the cluster: its size, how many
+// scale-up domains and nodes it spans, the ranks per domain (sorted) and
+// whether its members share one local GPU index (rail-aligned).
+func (p *pricer) signature(ranks []int) []int {
+	perDomain := map[int]int{}
+	nodes := map[int]bool{}
+	locals := map[int]bool{}
+	for _, r := range ranks {
+		perDomain[p.c.DomainOf(r)]++
+		nodes[p.c.NodeOf(r)] = true
+		locals[r%p.c.GPUsPerNode()] = true
+	}
+	counts := make([]int, 0, len(perDomain))
+	for _, n := range perDomain {
+		counts = append(counts, n)
+	}
+	slices.Sort(counts)
+	return append([]int{len(ranks), len(perDomain), len(nodes), len(locals)}, counts...)
+}
+
+func (p *pricer) SendTime(from, to int, bytes units.Bytes) engine.Time {
+	key := [2]int{from, to}
+	g, ok := p.sends[key]
+	if !ok {
+		a := p.l.RankOf(parallel.Coord{PP: from})
+		b := p.l.RankOf(parallel.Coord{PP: to})
+		var err error
+		g, err = collectives.NewGroup(p.c, []int{a, b})
+		if err != nil {
+			p.fail(err)
+			return 0
+		}
+		p.sends[key] = g
+	}
+	c, err := g.Cost(collectives.Send, collectives.Auto, bytes)
+	if err != nil {
+		p.fail(err)
+		return 0
+	}
+	return c.Time
+}
+
+// summarise fills the result's figures from the executed programs.
+func summarise(ctx context.Context, s *scenario.Plan, res *Result, dev workload.Device) error {
+	x := res.exec
+	steps := float64(s.Sim.Steps)
+	var end engine.Time
+	n := x.Instances()
+	var busyMax, bubble, host engine.Time
+	var exposed [5]engine.Time
+	for i := 0; i < n; i++ {
+		if i&63 == 63 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		_, _, prog, start, stop := x.Instance(i)
+		a := analyseInstance(prog, start, stop)
+		end = max(end, a.end)
+		busyMax = max(busyMax, a.compute)
+		for k := range exposed {
+			exposed[k] += a.exposed[k]
+		}
+		bubble += a.idle
+		host += a.host
+	}
+	// Sums stay in integer nanoseconds, so averaging over one representative
+	// per stage or over every rank gives bit-identical figures.
+	total := end.Seconds()
+	res.StepTimeS = total / steps
+	res.ComputeS = busyMax.Seconds() / steps
+	res.HostSyncS = float64(host) / float64(n) / 1e9 / steps
+	for k := range exposed {
+		res.ExposedCommS[k] = float64(exposed[k]) / float64(n) / 1e9 / steps
+	}
+	if total > 0 {
+		res.BubbleFraction = float64(bubble) / float64(n) / float64(end)
+	}
+	m := s.Arch()
+	tokens := float64(s.Training.GlobalBatch) * float64(s.Training.SeqLen)
+	gpus := float64(s.GPUs())
+	res.ModelFLOPsPerStep = m.ModelFLOPsPerToken(s.Training.SeqLen) * tokens
+	res.HardwareFLOPsPerStep = s.HardwareFLOPsPerToken(s.Training.SeqLen) * tokens
+	if res.StepTimeS > 0 {
+		res.TokensPerS = tokens / res.StepTimeS
+		res.TokensPerSPerGPU = res.TokensPerS / gpus
+		peak := float64(dev.Peak[s.Precision()]) * gpus * res.StepTimeS
+		if peak > 0 {
+			res.MFU = res.ModelFLOPsPerStep / peak
+			res.HFU = res.HardwareFLOPsPerStep / peak
+		}
+		res.TFLOPsPerGPU = res.ModelFLOPsPerStep / res.StepTimeS / gpus / 1e12
+	}
+	memory(s, res)
+	hours := res.StepTimeS / 3600
+	res.CostUSDPerStep = s.Cluster.GPUHourUSD * gpus * hours
+	res.EnergyKWhPerStep = s.GPU().TDPWatts * s.Cluster.PUE * gpus * hours / 1000
+	return nil
+}
+
+func memory(s *scenario.Plan, res *Result) {
+	res.Memory, res.Fits = s.MemoryPerStage()
+	res.MemCapacityBytes = s.MemCapacityBytes()
+	res.MinPeakMemBytes = math.Inf(1)
+	for _, m := range res.Memory {
+		res.PeakMemBytes = max(res.PeakMemBytes, m.Total)
+		res.MinPeakMemBytes = min(res.MinPeakMemBytes, m.Total)
+	}
+}
+
+// instanceStats is one played rank's time accounting.
+type instanceStats struct {
+	end     engine.Time
+	compute engine.Time
+	host    engine.Time // host-synchronisation stalls (KindHostSync)
+	exposed [5]engine.Time
+	idle    engine.Time
+}
+
+var kindIndex = map[parallel.GroupKind]int{parallel.GroupTP: 0, parallel.GroupCP: 1, parallel.GroupEP: 2,
+	parallel.GroupDP: 3, parallel.GroupEDP: 3, parallel.GroupPP: 4, parallel.GroupETP: 0}
+
+// analyseInstance measures a rank's compute time, the communication exposed
+// per kind (in flight while compute is idle) and idle time (neither).
+func analyseInstance(p *parallel.Program, start, end []engine.Time) instanceStats {
+	var st instanceStats
+	type iv struct{ a, b engine.Time }
+	var comp []iv
+	var comm [5][]iv
+	for i := range p.Tasks {
+		t := &p.Tasks[i]
+		if t.Kind != parallel.KindHostCopy {
+			// a copy nobody waits for (the states' offload after the
+			// optimizer step) runs under the next step's forward
+			st.end = max(st.end, end[i])
+		}
+		if end[i] <= start[i] {
+			continue
+		}
+		switch {
+		case t.Kind.IsComm():
+			k := kindIndex[t.Group]
+			comm[k] = append(comm[k], iv{start[i], end[i]})
+		case t.Kind.IsCompute():
+			comp = append(comp, iv{start[i], end[i]})
+			st.compute += end[i] - start[i]
+		case t.Kind == parallel.KindHostCopy:
+			// a copy engine's transfer: what the compute stream waits
+			// for it shows as idle time
+		default:
+			// A host stall holds the compute stream: communication
+			// under it is not what the rank waits for, and it is not
+			// pipeline bubble.
+			comp = append(comp, iv{start[i], end[i]})
+			st.host += end[i] - start[i]
+		}
+	}
+	merge := func(v []iv) []iv {
+		slices.SortFunc(v, func(x, y iv) int {
+			if x.a != y.a {
+				return int(x.a - y.a)
+			}
+			return int(x.b - y.b)
+		})
+		var out []iv
+		for _, x := range v {
+			if n := len(out); n > 0 && x.a <= out[n-1].b {
+				out[n-1].b = max(out[n-1].b, x.b)
+				continue
+			}
+			out = append(out, x)
+		}
+		return out
+	}
+	// minus returns the length of a \ b (both merged).
+	minus := func(a, b []iv) engine.Time {
+		var total engine.Time
+		j := 0
+		for _, x := range a {
+			cur := x.a
+			for j < len(b) && b[j].b <= cur {
+				j++
+			}
+			k := j
+			for k < len(b) && b[k].a < x.b {
+				if b[k].a > cur {
+					total += b[k].a - cur
+				}
+				cur = max(cur, b[k].b)
+				k++
+			}
+			if cur < x.b {
+				total += x.b - cur
+			}
+		}
+		return total
+	}
+	comp = merge(comp)
+	var all []iv
+	for k := range comm {
+		comm[k] = merge(comm[k])
+		st.exposed[k] = minus(comm[k], comp)
+		all = append(all, comm[k]...)
+	}
+	busy := merge(append(all, comp...))
+	var covered engine.Time
+	for _, x := range busy {
+		covered += x.b - x.a
+	}
+	st.idle = st.end - covered
+	return st
+}
+
+// TaskRecord is one executed task of one rank, for timelines and traces.
+type TaskRecord struct {
+	Step                     int
+	Rank, Node               int
+	Stream, Kind, Name       string
+	Group                    string
+	Layer, Microbatch, Chunk int
+	StartNs, EndNs           int64
+	FLOPs, Bytes             float64
+}
+
+// TimelineRanks is the default set of ranks in the timeline: one
+// data-parallel replica (every TP/CP/PP rank with data-parallel coordinate 0).
+func (r *Result) TimelineRanks() []int {
+	var out []int
+	for rank := 0; rank < r.Layout.World(); rank++ {
+		if c := r.Layout.CoordOf(rank); c.DP == 0 {
+			out = append(out, rank)
+		}
+	}
+	return out
+}
+
+// Tasks calls fn for every executed task of the given ranks, rank by rank in
+// the order given, tasks in issue order. A symmetric (analytic) run reports
+// for each rank the times of its stage's representative.
+func (r *Result) Tasks(ranks []int, fn func(TaskRecord)) {
+	x := r.exec
+	byRank := map[int]int{}
+	byStage := map[int]int{}
+	for i := 0; i < x.Instances(); i++ {
+		rank, stage, _, _, _ := x.Instance(i)
+		byRank[rank] = i
+		byStage[stage] = i
+	}
+	for _, rank := range ranks {
+		var i int
+		var ok bool
+		if x.Symmetric() {
+			i, ok = byStage[r.Layout.CoordOf(rank).PP]
+		} else {
+			i, ok = byRank[rank]
+		}
+		if !ok {
+			continue
+		}
+		_, _, prog, start, end := x.Instance(i)
+		node := r.Cluster.NodeOf(rank)
+		for t := range prog.Tasks {
+			task := &prog.Tasks[t]
+			group := ""
+			if task.Kind.IsComm() {
+				group = task.Group.String()
+			}
+			fn(TaskRecord{Step: int(task.Step), Rank: rank, Node: node, Stream: task.Stream.String(),
+				Kind: task.Kind.String(), Name: task.Name, Group: group, Layer: int(task.Layer),
+				Microbatch: int(task.Micro), Chunk: int(task.Chunk), StartNs: int64(start[t]), EndNs: int64(end[t]),
+				FLOPs: task.FLOPs, Bytes: task.Bytes})
+		}
+	}
+}
+
+// Check verifies the invariants every simulated run must satisfy: tasks on
+// one stream never overlap, every task starts after its dependencies end and
+// ends no earlier than it starts, sends and receives pair up with equal
+// bytes and times, and the step is no shorter than the compute critical path.
+func (r *Result) Check() error {
+	x := r.exec
+	for i := 0; i < x.Instances(); i++ {
+		rank, _, prog, start, end := x.Instance(i)
+		var lastEnd [parallel.NumStreams]engine.Time
+		for t := range prog.Tasks {
+			task := &prog.Tasks[t]
+			if start[t] < 0 || end[t] < start[t] {
+				return fmt.Errorf("rank %d task %d (%s): bad times %d..%d", rank, t, task.Name, start[t], end[t])
+			}
+			for _, d := range prog.Deps(t) {
+				if end[d] > start[t] {
+					return fmt.Errorf("rank %d task %d (%s) starts at %d before dependency %s ends at %d", rank, t, task.Name, start[t], prog.Tasks[d].Name, end[d])
+				}
+			}
+			if task.Kind != parallel.KindRecv {
+				if start[t] < lastEnd[task.Stream] {
+					return fmt.Errorf("rank %d stream %s: %s starts at %d before the previous task ends at %d", rank, task.Stream, task.Name, start[t], lastEnd[task.Stream])
+				}
+				lastEnd[task.Stream] = end[t]
+			}
+			if task.Kind == parallel.KindSend {
+				j := r.peerInstance(i, int(task.Peer))
+				_, _, pp, ps, pe := x.Instance(j)
+				rv := &pp.Tasks[task.Match]
+				if rv.Kind != parallel.KindRecv || rv.Bytes != task.Bytes || ps[task.Match] != start[t] || pe[task.Match] != end[t] {
+					return fmt.Errorf("rank %d send %s micro-batch %d does not match its receive", rank, task.Name, task.Micro)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (r *Result) peerInstance(i, stage int) int {
+	x := r.exec
+	if x.Symmetric() {
+		return stage
+	}
+	rank, _, _, _, _ := x.Instance(i)
+	c := r.Layout.CoordOf(rank)
+	c.PP = stage
+	return r.Layout.RankOf(c)
+}

@@ -1,0 +1,241 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/simtrain/simtrain/sim/scenario"
+	"github.com/simtrain/simtrain/sim/simulation"
+)
+
+// Len is the number of points.
+func (sw *Sweep) Len() int { return len(sw.points) }
+
+// RunID is point i's run id (UUIDv5 of its canonical configuration).
+func (sw *Sweep) RunID(i int) string { return sw.points[i].runID }
+
+// PointName is point i's name: the sweep's name and the zero-padded point
+// number, so names sort in point order.
+func (sw *Sweep) PointName(i int) string { return fmt.Sprintf("%s-%0*d", sw.Name, sw.width, i) }
+
+// Valid reports whether point i is a valid scenario.
+func (sw *Sweep) Valid(i int) bool { return sw.points[i].err == "" }
+
+// Point is one enumerated point of a sweep.
+type Point struct {
+	Index int
+	Name  string
+	RunID string
+	// Values are the point's value of each of Sweep.Fields, as written;
+	// "" for an auto field of a combination that had no valid value.
+	Values []string
+	// Scenario is the validated scenario, or when Err is set the scenario
+	// as far as validation got (for the error row's knobs).
+	Scenario *scenario.Plan
+	// Err says why the point is not a valid scenario.
+	Err error
+}
+
+// Point builds point i (0 ≤ i < Len) afresh, so callers may change it.
+func (sw *Sweep) Point(i int) *Point {
+	sp := sw.points[i]
+	doc := scenario.CloneNode(sw.base)
+	p := &Point{Index: i, Name: sw.PointName(i), RunID: sp.runID, Values: make([]string, len(sw.Fields))}
+	for fi, v := range sp.vals {
+		if v == nil {
+			continue
+		}
+		p.Values[fi] = nodeValue(v)
+		if err := scenario.SetFieldPath(doc, sw.Fields[fi].Path, scenario.CloneNode(v)); err != nil {
+			p.Err = err
+		}
+	}
+	s, err := sw.parsePoint(doc)
+	s.Name = p.Name
+	p.Scenario = s
+	if p.Err == nil && sp.err != "" {
+		p.Err = errors.New(sp.err)
+	}
+	if p.Err == nil && err != nil {
+		p.Err = err // cannot happen: the same document validated when loading
+	}
+	return p
+}
+
+// PointYAML is point i as a scenario file (named after the point), ready
+// for `simtrain run`.
+func (sw *Sweep) PointYAML(i int) ([]byte, error) {
+	sp := sw.points[i]
+	doc := scenario.CloneNode(sw.base)
+	for fi, v := range sp.vals {
+		if v != nil {
+			if err := scenario.SetFieldPath(doc, sw.Fields[fi].Path, scenario.CloneNode(v)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := scenario.SetFieldPath(doc, "name", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: sw.PointName(i)}); err != nil {
+		return nil, err
+	}
+	// The base's comments describe the base, not this point.
+	stripComments(doc)
+	doc.HeadComment = fmt.Sprintf("Point %d of sweep %s (run id %s):\n%s", i, sw.Name, sp.runID, sw.describe(sp.vals))
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), enc.Close()
+}
+
+// ShardIndices are the point numbers of shard i of n (index ≡ i mod n).
+func (sw *Sweep) ShardIndices(i, n int) []int {
+	var out []int
+	for k := i; k < len(sw.points); k += n {
+		out = append(out, k)
+	}
+	return out
+}
+
+// Outcome says what became of an evaluated point.
+type Outcome uint8
+
+const (
+	// Simulated: the engine played the point; Result holds its figures.
+	Simulated Outcome = iota
+	// Pruned: the accounting model says it does not fit in memory, so it
+	// was not simulated; Result holds the memory figures, Fits is false.
+	Pruned
+	// Invalid: the point is not a valid scenario (Err says why).
+	Invalid
+	// Failed: the scenario is valid but the simulation failed (Err).
+	Failed
+)
+
+func (o Outcome) String() string {
+	return [...]string{"simulated", "pruned", "invalid", "failed"}[o]
+}
+
+// PointResult is one evaluated point.
+type PointResult struct {
+	Point   *Point
+	Outcome Outcome
+	Result  *simulation.Result // nil for Invalid and Failed
+	Err     error              // set for Invalid and Failed
+}
+
+// Evaluate runs point i: an invalid point is returned as is, one that does
+// not fit in memory is pruned without simulating, the rest are simulated
+// with Run. ok is false only when ctx was cancelled before the point
+// finished, in which case it must be run again (it is not a result).
+func (sw *Sweep) Evaluate(ctx context.Context, i int) (pr PointResult, ok bool) {
+	p := sw.Point(i)
+	pr.Point = p
+	if p.Err != nil {
+		pr.Outcome, pr.Err = Invalid, p.Err
+		return pr, true
+	}
+	if err := ctx.Err(); err != nil {
+		return pr, false
+	}
+	s := p.Scenario
+	mem, fits := s.MemoryPerStage()
+	if !fits {
+		r := &simulation.Result{Scenario: s, RunID: p.RunID, Memory: mem, MemCapacityBytes: s.MemCapacityBytes()}
+		r.MinPeakMemBytes = mem[0].Total
+		for _, m := range mem {
+			r.PeakMemBytes = max(r.PeakMemBytes, m.Total)
+			r.MinPeakMemBytes = min(r.MinPeakMemBytes, m.Total)
+		}
+		pr.Outcome, pr.Result = Pruned, r
+		return pr, true
+	}
+	res, err := runRecovered(ctx, s, sw.budget)
+	if err != nil {
+		if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+			return pr, false
+		}
+		pr.Outcome, pr.Err = Failed, err
+		return pr, true
+	}
+	pr.Outcome, pr.Result = Simulated, res
+	return pr, true
+}
+
+// runRecovered is Run with a panic turned into an error, so one bad point
+// cannot take a long sweep down with it.
+func runRecovered(ctx context.Context, s *scenario.Plan, b simulation.Budget) (res *simulation.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, fmt.Errorf("internal error while simulating (please report): %v", p)
+		}
+	}()
+	return simulation.Run(ctx, s, simulation.Options{Budget: b})
+}
+
+// Run evaluates the given points on workers goroutines (≤ 0: one per
+// available CPU) and calls emit once per finished point, from the calling
+// goroutine, in completion order. Results do not depend on workers: every
+// point is simulated independently and deterministically. It stops early
+// when emit returns an error (returned) or ctx is cancelled (ctx.Err() is
+// returned after the points in flight finish; those are still emitted).
+func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(PointResult) error) error {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = max(1, min(workers, len(indices)))
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan int)
+	type done struct {
+		pr PointResult
+		ok bool
+	}
+	results := make(chan done, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				pr, ok := sw.Evaluate(cctx, i)
+				results <- done{pr, ok}
+			}
+		}()
+	}
+	go func() {
+		defer close(jobs)
+		for _, i := range indices {
+			select {
+			case jobs <- i:
+			case <-cctx.Done():
+				return
+			}
+		}
+	}()
+	go func() {
+		wg.Wait()
+		close(results)
+	}()
+	var emitErr error
+	for d := range results {
+		if emitErr != nil || !d.ok {
+			continue
+		}
+		if err := emit(d.pr); err != nil {
+			emitErr = err
+			cancel()
+		}
+	}
+	if emitErr != nil {
+		return emitErr
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,581 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/simtrain/simtrain/sim/limits"
+	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/scenario"
+	"github.com/simtrain/simtrain/sim/simulation"
+)
+
+// Sweep is a loaded, validated and enumerated sweep file. It is immutable
+// after loading; Point and Evaluate may be called from many goroutines.
+type Sweep struct {
+	// Name is the sweep's name; point i is named Name-i (zero-padded).
+	Name        string
+	Description string
+	// Base is the base scenario's path as given in the file ("" for an
+	// inline scenario).
+	Base string
+	// Fields are the swept fields in file order.
+	Fields []Field
+	// Duplicates counts combinations dropped because they repeat an earlier
+	// point's configuration; DuplicateExample describes the first one.
+	Duplicates       int
+	DuplicateExample string
+
+	base     *yaml.Node // root mapping of the base scenario, name set to Name
+	points   []sweepPoint
+	fidelity *network.Fidelity
+	dir      string // where the base scenario lives: relative cluster.gpu files are read from it
+	budget   simulation.Budget
+	ctx      context.Context
+	width    int // digits of the point number in names
+}
+
+// Field is one swept field.
+type Field struct {
+	Path string // dotted scenario field, e.g. "parallel.tp"
+	// Auto is true for `auto`: every candidate value that gives a valid
+	// scenario (see AutoFields), optionally bounded by Min/Max.
+	Auto     bool
+	Min, Max *int
+	// Values are the listed values as written (nil when Auto).
+	Values []string
+
+	nodes []*yaml.Node
+	knob  *scenario.Knob
+}
+
+type sweepPoint struct {
+	vals  []*yaml.Node // one per field
+	runID string
+	err   string // "" when the point is a valid scenario
+}
+
+// Options adjust how a sweep is loaded.
+type Options struct {
+	// Fidelity overrides sim.fidelity of every point (and so their run ids).
+	// It is an error for a sweep that varies sim.fidelity itself.
+	Fidelity *network.Fidelity
+	// Budget bounds each point's simulation (Options.Budget); a point
+	// above it is Failed with the budget's error.
+	Budget simulation.Budget
+	// Context, when set, cancels the enumeration of a large sweep.
+	Context context.Context
+}
+
+// sweepKeys are the top-level keys of a sweep file.
+var sweepKeys = []string{"name", "description", "base", "scenario", "sweep"}
+
+// Load reads a sweep file; a base: path is resolved against the file's
+// directory.
+func Load(path string, opt Options) (*Sweep, error) {
+	data, err := limits.ReadFile(path, limits.MaxInputBytes)
+	if err != nil {
+		return nil, err
+	}
+	sw, err := Parse(data, filepath.Dir(path), opt)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return sw, nil
+}
+
+// Parse decodes, checks and enumerates a sweep document; dir resolves
+// a relative base: path. Errors are one line and name the key or field.
+func Parse(data []byte, dir string, opt Options) (*Sweep, error) {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("not a YAML sweep file: %w", scenario.YAMLError(err))
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, errors.New("the file holds more than one YAML document; a sweep is one document")
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, errors.New("a sweep file is a mapping with base: (or scenario:) and sweep:")
+	}
+	root := doc.Content[0]
+	sw := &Sweep{fidelity: opt.Fidelity, budget: opt.Budget, ctx: opt.Context}
+	var scenarioNode, sweepNode *yaml.Node
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if seen[k.Value] {
+			return nil, fmt.Errorf("%s: given twice (line %d)", k.Value, k.Line)
+		}
+		seen[k.Value] = true
+		if !slices.Contains(sweepKeys, k.Value) {
+			return nil, fmt.Errorf("%s: unknown key (line %d); %s", k.Value, k.Line, scenario.Suggest(k.Value, sweepKeys))
+		}
+		switch k.Value {
+		case "name", "description", "base":
+			if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
+				return nil, fmt.Errorf("%s: expected a single value, got %s (line %d)", k.Value, scenario.DescribeNode(v), v.Line)
+			}
+			switch k.Value {
+			case "name":
+				sw.Name = v.Value
+			case "description":
+				sw.Description = v.Value
+			case "base":
+				sw.Base = v.Value
+			}
+		case "scenario":
+			scenarioNode = v
+		case "sweep":
+			sweepNode = v
+		}
+	}
+	base, err := sw.loadBase(scenarioNode, dir)
+	if err != nil {
+		return nil, err
+	}
+	sw.base = base
+	if sweepNode == nil {
+		return nil, errors.New("sweep: required (a mapping of dotted field → list of values or auto)")
+	}
+	if err := sw.parseFields(sweepNode); err != nil {
+		return nil, err
+	}
+	if opt.Fidelity != nil {
+		for _, f := range sw.Fields {
+			if f.Path == "sim.fidelity" {
+				return nil, errors.New("sweep: sim.fidelity: the sweep varies it, so the fidelity override (--fidelity) cannot apply")
+			}
+		}
+		// Every point runs at the override's fidelity, so the base
+		// carries it.
+		v := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: opt.Fidelity.String()}
+		if err := scenario.SetFieldPath(sw.base, "sim.fidelity", v); err != nil {
+			return nil, err
+		}
+	}
+	if err := sw.checkSize(); err != nil {
+		return nil, err
+	}
+	if err := sw.enumerate(); err != nil {
+		return nil, err
+	}
+	if err := limits.CheckName("name", sw.PointName(sw.Len()-1)); err != nil {
+		return nil, fmt.Errorf("%w (the points are named %s)", err, sw.PointName(0))
+	}
+	return sw, nil
+}
+
+// loadBase returns the base scenario's root mapping, checked against the
+// scenario format (unknown keys and wrong types are errors here), with its
+// name set to the sweep's name.
+func (sw *Sweep) loadBase(inline *yaml.Node, dir string) (*yaml.Node, error) {
+	var root *yaml.Node
+	where := "scenario"
+	switch {
+	case inline != nil && sw.Base != "":
+		return nil, errors.New("base, scenario: give exactly one (a base scenario file or an inline scenario), not both")
+	case inline != nil:
+		root = inline
+		sw.dir = dir
+	case sw.Base != "":
+		path := sw.Base
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
+		}
+		sw.dir = filepath.Dir(path)
+		where = "base " + sw.Base
+		data, err := limits.ReadFile(path, limits.MaxInputBytes)
+		if err != nil {
+			return nil, fmt.Errorf("base: %w", err)
+		}
+		var doc yaml.Node
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			return nil, fmt.Errorf("%s: not a YAML scenario: %w", where, scenario.YAMLError(err))
+		}
+		if len(doc.Content) == 0 {
+			return nil, fmt.Errorf("%s: empty scenario", where)
+		}
+		root = doc.Content[0]
+	default:
+		return nil, errors.New("base: required (a scenario file relative to the sweep file), or an inline scenario: mapping")
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s: expected a mapping of fields, got %s (line %d)", where, scenario.DescribeNode(root), root.Line)
+	}
+	root = scenario.CloneNode(root)
+	if err := scenario.CheckDocument(root); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	if sw.Name == "" {
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			if root.Content[i].Value == "name" {
+				sw.Name = root.Content[i+1].Value
+			}
+		}
+		if sw.Name == "" {
+			return nil, errors.New("name: required (neither the sweep nor its base scenario has a name)")
+		}
+	}
+	if err := limits.CheckName("name", sw.Name); err != nil {
+		return nil, err
+	}
+	if err := scenario.SetFieldPath(root, "name", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: sw.Name}); err != nil {
+		return nil, err
+	}
+	return root, nil
+}
+
+// parseFields reads the sweep: mapping and checks every field and value.
+func (sw *Sweep) parseFields(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode || len(n.Content) == 0 {
+		return fmt.Errorf("sweep: expected a mapping of dotted field → list of values or auto, got %s (line %d)", describeOrEmpty(n), n.Line)
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		path := k.Value
+		if seen[path] {
+			return fmt.Errorf("sweep: %s: given twice (line %d)", path, k.Line)
+		}
+		seen[path] = true
+		f, err := parseField(path, v)
+		if err != nil {
+			return fmt.Errorf("sweep: %w (line %d)", err, v.Line)
+		}
+		sw.Fields = append(sw.Fields, f)
+	}
+	return nil
+}
+
+// nodeValue is a sweep value as written in the point's values and
+// summary.arrow: a scalar's text, or a list of scalars in flow style.
+func nodeValue(v *yaml.Node) string {
+	if v.Kind != yaml.SequenceNode {
+		return v.Value
+	}
+	items := make([]string, len(v.Content))
+	for i, e := range v.Content {
+		items[i] = e.Value
+	}
+	return "[" + strings.Join(items, ", ") + "]"
+}
+
+func parseField(path string, v *yaml.Node) (Field, error) {
+	f := Field{Path: path}
+	k, err := scenario.Lookup(path)
+	if err != nil && (path == "expect" || strings.HasPrefix(path, "expect.")) {
+		k, err = scenario.Lookup("expect.source") // every expect field has its reason
+	}
+	if err != nil {
+		return f, err
+	}
+	if k.NotSwept != "" {
+		return f, fmt.Errorf("%s: cannot be swept: %s", path, k.NotSwept)
+	}
+	f.knob = k
+	switch {
+	case v.Kind == yaml.ScalarNode && v.Value == "auto" && v.Tag == "!!str":
+		f.Auto = true
+	case v.Kind == yaml.MappingNode:
+		if err := parseAutoSpec(&f, v); err != nil {
+			return f, err
+		}
+	case v.Kind == yaml.SequenceNode:
+		if len(v.Content) == 0 {
+			return f, fmt.Errorf("%s: empty list; give at least one value, or auto", path)
+		}
+		for i, c := range v.Content {
+			c = scenario.CloneNode(c)
+			ip := fmt.Sprintf("%s[%d]", path, i)
+			switch {
+			case c.Kind == yaml.SequenceNode && k.IsList():
+				// a list-valued field (training.recompute_modules,
+				// training.offload_modules): each value is one list
+				for _, e := range c.Content {
+					if e.Kind != yaml.ScalarNode {
+						return f, fmt.Errorf("%s: expected a list of single values, got %s inside", ip, scenario.DescribeNode(e))
+					}
+				}
+				c.Style = yaml.FlowStyle
+			case c.Kind != yaml.ScalarNode:
+				return f, fmt.Errorf("%s: expected a single value, got %s", ip, scenario.DescribeNode(c))
+			}
+			if err := scenario.CheckValue(path, ip, c); err != nil {
+				return f, stripLine(err)
+			}
+			value := nodeValue(c)
+			if c.Kind == yaml.ScalarNode && c.Tag != "!!null" && !k.Valid(c.Value) {
+				return f, fmt.Errorf("%s: unknown value %q (valid: %s)", ip, c.Value, strings.Join(k.Choices(), ", "))
+			}
+			for j, prev := range f.nodes {
+				if prev.Tag == c.Tag && f.Values[j] == value {
+					return f, fmt.Errorf("%s: %q is listed twice (also %s[%d])", ip, value, path, j)
+				}
+			}
+			f.nodes = append(f.nodes, c)
+			f.Values = append(f.Values, value)
+		}
+		return f, nil
+	default:
+		hint := ""
+		if v.Kind == yaml.ScalarNode {
+			hint = fmt.Sprintf(" (for one value write [%s])", v.Value)
+		}
+		return f, fmt.Errorf("%s: expected a list of values or auto, got %s%s", path, scenario.DescribeNode(v), hint)
+	}
+	if !k.SupportsAuto() {
+		return f, fmt.Errorf("%s: auto is not supported for this field (supported: %s); list the values", path, strings.Join(scenario.AutoFields(), ", "))
+	}
+	if (f.Min != nil || f.Max != nil) && k.Auto == nil {
+		return f, fmt.Errorf("%s: min and max apply only to integer fields", path)
+	}
+	return f, nil
+}
+
+// parseAutoSpec reads {auto: true, min: N, max: N}.
+func parseAutoSpec(f *Field, v *yaml.Node) error {
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := v.Content[i].Value, v.Content[i+1]
+		switch k {
+		case "auto":
+			if val.Tag != "!!bool" || val.Value != "true" {
+				return fmt.Errorf("%s.auto: expected true, got %s", f.Path, scenario.DescribeNode(val))
+			}
+			f.Auto = true
+		case "min", "max":
+			if val.Tag != "!!int" {
+				return fmt.Errorf("%s.%s: expected an integer, got %s", f.Path, k, scenario.DescribeNode(val))
+			}
+			n, err := strconv.Atoi(val.Value)
+			if err != nil {
+				return fmt.Errorf("%s.%s: expected an integer, got %s", f.Path, k, scenario.DescribeNode(val))
+			}
+			if k == "min" {
+				f.Min = &n
+			} else {
+				f.Max = &n
+			}
+		default:
+			return fmt.Errorf("%s.%s: unknown key (valid: auto, min, max)", f.Path, k)
+		}
+	}
+	if !f.Auto {
+		return fmt.Errorf("%s: a mapping here must say auto: true (or give a list of values)", f.Path)
+	}
+	if f.Min != nil && f.Max != nil && *f.Min > *f.Max {
+		return fmt.Errorf("%s: min %d is above max %d", f.Path, *f.Min, *f.Max)
+	}
+	return nil
+}
+
+// enumerate fills sw.points.
+func (sw *Sweep) enumerate() error {
+	var listed, autos []int
+	for i, f := range sw.Fields {
+		if f.Auto {
+			autos = append(autos, i)
+		} else {
+			listed = append(listed, i)
+		}
+	}
+	seen := map[string]int{}
+	vals := make([]*yaml.Node, len(sw.Fields))
+	add := func(s *scenario.Plan, err error) {
+		id := s.RunID()
+		if j, dup := seen[id]; dup {
+			if sw.Duplicates == 0 {
+				sw.DuplicateExample = fmt.Sprintf("%s is the same configuration as %s", sw.describe(vals), sw.describe(sw.points[j].vals))
+			}
+			sw.Duplicates++
+			return
+		}
+		seen[id] = len(sw.points)
+		p := sweepPoint{vals: slices.Clone(vals), runID: id}
+		if err != nil {
+			p.err = err.Error()
+		}
+		sw.points = append(sw.points, p)
+	}
+	idx := make([]int, len(listed))
+	for {
+		doc := scenario.CloneNode(sw.base)
+		for k, fi := range listed {
+			vals[fi] = sw.Fields[fi].nodes[idx[k]]
+			if err := scenario.SetFieldPath(doc, sw.Fields[fi].Path, scenario.CloneNode(vals[fi])); err != nil {
+				return err
+			}
+		}
+		if len(autos) == 0 {
+			add(sw.parsePoint(doc))
+		} else {
+			var firstErr error
+			found := false
+			sw.autoRec(doc, autos, vals, func(s *scenario.Plan, err error) {
+				if err == nil {
+					found = true
+					add(s, nil)
+				} else if firstErr == nil {
+					firstErr = err
+				}
+			})
+			if !found {
+				// Never drop a combination silently: record it once, with
+				// the auto fields at the base's values, as an error.
+				for _, fi := range autos {
+					vals[fi] = nil
+				}
+				s, _ := sw.parsePoint(doc)
+				if firstErr == nil {
+					firstErr = errors.New("no candidate value within min and max")
+				}
+				var names []string
+				for _, fi := range autos {
+					names = append(names, sw.Fields[fi].Path)
+				}
+				add(s, fmt.Errorf("%s (auto): no value gives a valid scenario; first error: %v", strings.Join(names, ", "), firstErr))
+			}
+		}
+		if err := sw.checkProgress(); err != nil {
+			return err
+		}
+		// Odometer: the last listed field turns fastest.
+		k := len(idx) - 1
+		for ; k >= 0; k-- {
+			idx[k]++
+			if idx[k] < len(sw.Fields[listed[k]].nodes) {
+				break
+			}
+			idx[k] = 0
+		}
+		if k < 0 {
+			break
+		}
+	}
+	if len(sw.points) == 0 {
+		return errors.New("sweep: no points")
+	}
+	allBad := true
+	for _, p := range sw.points {
+		if p.err == "" {
+			allBad = false
+			break
+		}
+	}
+	if allBad {
+		return fmt.Errorf("sweep: every point is invalid; the first: %s", sw.points[0].err)
+	}
+	sw.width = len(strconv.Itoa(len(sw.points) - 1))
+	return nil
+}
+
+// autoRec enumerates the auto fields autos[0], autos[1], … depth first on
+// doc, calling leaf with every parsed combination. Each field's candidates
+// come from the point as set so far (its GPU count, model and batch).
+func (sw *Sweep) autoRec(doc *yaml.Node, autos []int, vals []*yaml.Node, leaf func(*scenario.Plan, error)) {
+	if sw.checkProgress() != nil {
+		return // enumerate reports it
+	}
+	if len(autos) == 0 {
+		leaf(sw.parsePoint(doc))
+		return
+	}
+	fi := autos[0]
+	f := &sw.Fields[fi]
+	cands, err := sw.candidates(doc, f)
+	if err != nil {
+		leaf(nil, err)
+		return
+	}
+	for _, c := range cands {
+		d := scenario.CloneNode(doc)
+		vals[fi] = c
+		if err := scenario.SetFieldPath(d, f.Path, scenario.CloneNode(c)); err != nil {
+			leaf(nil, err)
+			continue
+		}
+		sw.autoRec(d, autos[1:], vals, leaf)
+	}
+}
+
+// candidates lists an auto field's values for the point doc.
+func (sw *Sweep) candidates(doc *yaml.Node, f *Field) ([]*yaml.Node, error) {
+	if vals := f.knob.AutoValues(); vals != nil {
+		tag := "!!str"
+		if f.knob.IsBool() {
+			tag = "!!bool"
+		}
+		out := make([]*yaml.Node, len(vals))
+		for i, c := range vals {
+			out[i] = &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: c}
+		}
+		return out, nil
+	}
+	probe, err := scenario.Probe(doc, sw.dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []*yaml.Node
+	for _, v := range f.knob.Auto.Ints(probe) {
+		if (f.Min != nil && v < *f.Min) || (f.Max != nil && v > *f.Max) {
+			continue
+		}
+		out = append(out, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(v)})
+	}
+	return out, nil
+}
+
+// parsePoint resolves a point's document; an invalid point still gives
+// its plan as far as resolution got (scenario.ParsePartial), so the error
+// row has the point's knobs and a run id.
+func (sw *Sweep) parsePoint(doc *yaml.Node) (*scenario.Plan, error) {
+	return scenario.ParsePartial(doc, sw.dir, sw.Name)
+}
+
+// describe renders the swept values of a point, "parallel.tp=8 parallel.pp=4".
+func (sw *Sweep) describe(vals []*yaml.Node) string {
+	var parts []string
+	for i, f := range sw.Fields {
+		v := "(base)"
+		if vals[i] != nil {
+			v = vals[i].Value
+		}
+		parts = append(parts, f.Path+"="+v)
+	}
+	return strings.Join(parts, " ")
+}
+
+func describeOrEmpty(n *yaml.Node) string {
+	if n.Kind == yaml.MappingNode {
+		return "an empty mapping"
+	}
+	if n.Tag == "!!null" {
+		return "nothing"
+	}
+	return scenario.DescribeNode(n)
+}
+
+// stripLine drops a trailing " (line N)" (the caller adds the line once).
+func stripLine(err error) error {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, " (line "); i > 0 && strings.HasSuffix(msg, ")") {
+		msg = msg[:i]
+	}
+	return errors.New(msg)
+}
+
+func stripComments(n *yaml.Node) {
+	n.HeadComment, n.LineComment, n.FootComment = "", "", ""
+	for _, c := range n.Content {
+		stripComments(c)
+	}
+}

@@ -1,0 +1,484 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/scenario"
+)
+
+// sweepBase is an inline scenario for sweep tests: Llama 3 8B (32 layers,
+// 32 heads, 8 KV heads) on 2 × 8 H100, 64 sequences of 4K per step.
+const sweepBase = `
+scenario:
+  name: t
+  model:
+    preset: llama3-8b
+  training:
+    seq_len: 4096
+    global_batch: 64
+  cluster:
+    gpu: h100-sxm
+    nodes: 2
+  parallel:
+    tp: 8
+`
+
+// parse resolves sweepBase's inline scenario with fields set (dotted path,
+// YAML value pairs), as a point sets them.
+func parse(kv ...string) (*scenario.Plan, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(sweepBase), &doc); err != nil {
+		return nil, err
+	}
+	return scenario.ParseNode(doc.Content[0].Content[1], scenario.Overrides(kv...)...)
+}
+
+func parseSweep(t *testing.T, body string) *Sweep {
+	t.Helper()
+	sw, err := Parse([]byte(sweepBase+body), t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sw
+}
+
+// TestSweepFileErrors: everything wrong with the file itself is an error
+// before any point runs, on one line, naming the key or field.
+func TestSweepFileErrors(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{"sweep:\n  parallel.tpp: [1, 2]\n", `sweep: parallel.tpp: unknown field; did you mean "tp"? (line`},
+		{"sweep:\n  parallel.tp: []\n", "sweep: parallel.tp: empty list"},
+		{"sweep:\n  parallel.tp: [1, two]\n", `sweep: parallel.tp[1]: expected an integer, got "two"`},
+		{"sweep:\n  parallel.sp: [false, 1]\n", `sweep: parallel.sp[1]: expected true or false, got "1"`},
+		{"sweep:\n  cluster.network.nic_gbps: [400, fast]\n", `cluster.network.nic_gbps[1]: expected a number, got "fast"`},
+		{"sweep:\n  cluster.gpu: [h100]\n", `sweep: cluster.gpu[0]: unknown value "h100" (valid: a100-40gb`},
+		{"sweep:\n  parallel.schedule: [1f1b, zb]\n", `parallel.schedule[1]: unknown value "zb" (valid: gpipe, 1f1b, interleaved, zero-bubble, dualpipe, dualpipe-v)`},
+		{"sweep:\n  parallel.tp: [2, 2]\n", `parallel.tp[1]: "2" is listed twice`},
+		{"sweep:\n  parallel.tp: 4\n", "parallel.tp: expected a list of values or auto, got \"4\" (for one value write [4])"},
+		{"sweep:\n  parallel.tp: [[1]]\n", "parallel.tp[0]: expected a single value, got a list"},
+		{"sweep:\n  parallel: [1]\n", "sweep: parallel: is a group of fields, not a single value"},
+		{"sweep:\n  name: [a, b]\n", "sweep: name: cannot be swept"},
+		{"sweep:\n  expect.mfu: [0.4]\n", "sweep: expect.mfu: cannot be swept"},
+		{"sweep:\n  cluster.nodes: auto\n", "sweep: cluster.nodes: auto is not supported for this field (supported: cluster.gpu"},
+		{"sweep:\n  parallel.tp: {auto: true, mx: 4}\n", "sweep: parallel.tp.mx: unknown key (valid: auto, min, max)"},
+		{"sweep:\n  parallel.tp: {auto: true, min: 8, max: 2}\n", "parallel.tp: min 8 is above max 2"},
+		{"sweep:\n  parallel.tp: {min: 2}\n", "parallel.tp: a mapping here must say auto: true"},
+		{"sweep:\n  parallel.schedule: {auto: true, max: 2}\n", "parallel.schedule: min and max apply only to integer fields"},
+		{"sweep:\n  parallel.tp: [1]\n  parallel.tp: [2]\n", "sweep: parallel.tp: given twice"},
+		{"sweep: {}\n", "sweep: expected a mapping of dotted field"},
+		{"", "sweep: required"},
+		{"swep:\n  parallel.tp: [1]\n", `swep: unknown key (line 14); did you mean "sweep"?`},
+		{"base: other.yaml\nsweep:\n  parallel.tp: [1]\n", "base, scenario: give exactly one"},
+		{"sweep:\n  parallel.tp: [3, 5]\n", "sweep: every point is invalid; the first: parallel.tp: 3 does not divide model.heads 32"},
+	} {
+		_, err := Parse([]byte(sweepBase+tc.body), t.TempDir(), Options{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want it to contain %q", tc.body, err, tc.want)
+			continue
+		}
+		if strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: error is not one line: %q", tc.body, err)
+		}
+	}
+	// The base scenario itself is checked against the format up front.
+	bad := strings.Replace(sweepBase, "nodes: 2", "nodez: 2", 1)
+	_, err := Parse([]byte(bad+"sweep:\n  parallel.tp: [1]\n"), "", Options{})
+	if err == nil || !strings.Contains(err.Error(), `scenario: cluster.nodez: unknown field`) {
+		t.Errorf("bad base: %v", err)
+	}
+	// A fidelity override conflicts with a sweep over the fidelity.
+	f := network.Flow
+	_, err = Parse([]byte(sweepBase+"sweep:\n  sim.fidelity: [analytic, flow]\n"), "", Options{Fidelity: &f})
+	if err == nil || !strings.Contains(err.Error(), "sim.fidelity: the sweep varies it") {
+		t.Errorf("fidelity conflict: %v", err)
+	}
+}
+
+// TestSweepBaseFile: base: is resolved against the sweep file's directory,
+// and the sweep's name defaults to the base scenario's.
+func TestSweepBaseFile(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "sweeps"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	base := "name: base8b\nmodel: {preset: llama3-8b}\ntraining: {seq_len: 4096, global_batch: 64}\ncluster: {gpu: h100-sxm, nodes: 1}\n"
+	if err := os.WriteFile(filepath.Join(dir, "base.yaml"), []byte(base), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "sweeps", "s.yaml")
+	if err := os.WriteFile(path, []byte("base: ../base.yaml\nsweep:\n  parallel.tp: [1, 2, 4, 8]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sw, err := Load(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sw.Name != "base8b" || sw.Len() != 4 || sw.PointName(3) != "base8b-3" {
+		t.Errorf("name %q, %d points, point 3 named %q", sw.Name, sw.Len(), sw.PointName(3))
+	}
+	if err := os.WriteFile(path, []byte("base: ../missing.yaml\nsweep:\n  parallel.tp: [1]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path, Options{}); err == nil || !strings.Contains(err.Error(), "base: open") {
+		t.Errorf("missing base: %v", err)
+	}
+}
+
+// TestSweepEnumeration: points are nested loops over the fields in file
+// order (first outermost), each point is the base with its values set, and
+// its run id is that of the same scenario written out by hand.
+func TestSweepEnumeration(t *testing.T) {
+	sw := parseSweep(t, "name: grid\nsweep:\n  parallel.tp: [2, 4, 8]\n  training.micro_batch: [1, 2]\n")
+	if sw.Len() != 6 {
+		t.Fatalf("%d points, want 3 × 2", sw.Len())
+	}
+	want := [][]string{{"2", "1"}, {"2", "2"}, {"4", "1"}, {"4", "2"}, {"8", "1"}, {"8", "2"}}
+	for i, w := range want {
+		p := sw.Point(i)
+		if !slices.Equal(p.Values, w) || p.Name != "grid-"+string(rune('0'+i)) || p.Err != nil {
+			t.Errorf("point %d: values %v name %q err %v, want %v", i, p.Values, p.Name, p.Err, w)
+		}
+		byHand, err := parse("parallel.tp", w[0], "training.micro_batch", w[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.RunID != byHand.RunID() || p.Scenario.RunID() != p.RunID {
+			t.Errorf("point %d: run id %s, by hand %s", i, p.RunID, byHand.RunID())
+		}
+		if p.Scenario.Parallel.TP != byHand.Parallel.TP || p.Scenario.Parallel.DP != byHand.Parallel.DP {
+			t.Errorf("point %d: layout %+v, by hand %+v", i, p.Scenario.Parallel, byHand.Parallel)
+		}
+	}
+	// Shards partition the points by index mod N.
+	var all []int
+	for i := 0; i < 4; i++ {
+		for _, k := range sw.ShardIndices(i, 4) {
+			if k%4 != i {
+				t.Errorf("shard %d/4 has point %d", i, k)
+			}
+			all = append(all, k)
+		}
+	}
+	slices.Sort(all)
+	if !slices.Equal(all, []int{0, 1, 2, 3, 4, 5}) {
+		t.Errorf("shards cover %v", all)
+	}
+}
+
+// TestSweepInvalidPointsAreKept: a combination that is not a valid layout is
+// a point with its reason, its knobs and a stable run id, never dropped.
+func TestSweepInvalidPointsAreKept(t *testing.T) {
+	const body = "sweep:\n  parallel.tp: [3, 8]\n  parallel.pp: [1, 3]\n"
+	sw := parseSweep(t, body)
+	if sw.Len() != 4 {
+		t.Fatalf("%d points", sw.Len())
+	}
+	for i, want := range []string{
+		"parallel.tp: 3 does not divide model.heads 32",
+		"parallel.tp: 3 does not divide model.heads 32",
+		"",
+		"parallel: tp*pp*cp = ", // validate.go's wording of "24 GPUs do not fit in 16"
+	} {
+		p := sw.Point(i)
+		got := ""
+		if p.Err != nil {
+			got = p.Err.Error()
+		}
+		if !strings.HasPrefix(got, want) || (want == "") != (got == "") || sw.Valid(i) != (want == "") {
+			t.Errorf("point %d: error %q, want %q", i, got, want)
+		}
+		if p.Scenario == nil || p.Scenario.Parallel.TP == 0 || p.Scenario.Training.FlashAttention == nil || p.Scenario.Sim.Steps != 1 {
+			t.Errorf("point %d: scenario not filled for its row: %+v", i, p.Scenario)
+		}
+		pr, ok := sw.Evaluate(context.Background(), i)
+		if !ok || (want != "") != (pr.Outcome == Invalid) {
+			t.Errorf("point %d: outcome %v", i, pr.Outcome)
+		}
+	}
+	// The same file loaded again numbers and names every point the same.
+	again := parseSweep(t, body)
+	for i := 0; i < sw.Len(); i++ {
+		if sw.RunID(i) != again.RunID(i) {
+			t.Errorf("point %d: run id not stable", i)
+		}
+	}
+}
+
+// TestSweepAuto: auto enumerates the values that give a valid scenario.
+// Llama 3 8B on 16 GPUs with tp 8: pp must divide 16/8 = 2 GPUs' worth of
+// tp·pp ≤ 16, so pp ∈ divisors(16) ∩ {tp·pp | 16} = {1, 2}. tp alone
+// (pp 1): every divisor of 16 divides 32 heads, and 8 KV heads divide or are
+// divided by it (tp 16 replicates K/V, a warning), so {1, 2, 4, 8, 16}.
+func TestSweepAuto(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		want [][]string
+	}{
+		{"sweep:\n  parallel.pp: auto\n", [][]string{{"1"}, {"2"}}},
+		{"sweep:\n  parallel.tp: {auto: true}\n", [][]string{{"1"}, {"2"}, {"4"}, {"8"}, {"16"}}},
+		{"sweep:\n  parallel.tp: {auto: true, min: 2, max: 8}\n", [][]string{{"2"}, {"4"}, {"8"}}},
+		// Auto inside a listed field: candidates follow each point's cluster.
+		{"sweep:\n  cluster.nodes: [1, 2]\n  parallel.tp: {auto: true, min: 8}\n", [][]string{{"1", "8"}, {"2", "8"}, {"2", "16"}}},
+		// Two autos, depth first in file order: tp·pp | 16 and tp ≥ 8.
+		{"sweep:\n  parallel.tp: {auto: true, min: 8}\n  parallel.pp: auto\n", [][]string{{"8", "1"}, {"8", "2"}, {"16", "1"}}},
+		// Choices and booleans.
+		{"sweep:\n  training.recompute: auto\n", [][]string{{"none"}, {"selective"}, {"full"}, {"selective-op"}}},
+		{"sweep:\n  parallel.sp: auto\n", [][]string{{"false"}, {"true"}}},
+		// virtual_stages > 1 needs the interleaved schedule: only v=1 with 1f1b.
+		{"sweep:\n  parallel.virtual_stages: auto\n", [][]string{{"1"}}},
+	} {
+		sw := parseSweep(t, tc.body)
+		var got [][]string
+		for i := 0; i < sw.Len(); i++ {
+			p := sw.Point(i)
+			if p.Err != nil {
+				t.Errorf("%q: point %d invalid: %v", tc.body, i, p.Err)
+			}
+			got = append(got, p.Values)
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%q: points %v, want %v", tc.body, got, tc.want)
+		}
+	}
+	// A listed combination for which no auto value is valid is kept once,
+	// as an error, with the auto field at the base's value.
+	// With pp 3, tp·3 divides no 16-GPU cluster for any tp ∈ {2, 4, 8, 16}.
+	sw := parseSweep(t, "sweep:\n  parallel.pp: [1, 3]\n  parallel.tp: {auto: true, min: 2}\n")
+	last := sw.Point(sw.Len() - 1)
+	if sw.Len() != 5 || last.Err == nil || !strings.Contains(last.Err.Error(), "parallel.tp (auto): no value gives a valid scenario; first error: parallel: tp*pp*cp = ") {
+		t.Errorf("%d points, last %v: %v", sw.Len(), last.Values, last.Err)
+	}
+	if last.Values[0] != "3" || last.Values[1] != "" {
+		t.Errorf("last point values %q", last.Values)
+	}
+	// Bounds that leave no candidate at all say so: one node has no divisor
+	// of its 8 GPUs at or above 16.
+	sw = parseSweep(t, "sweep:\n  cluster.nodes: [1, 2]\n  parallel.tp: {auto: true, min: 16}\n")
+	if p := sw.Point(0); sw.Len() != 2 || p.Err == nil || !strings.HasSuffix(p.Err.Error(), "first error: no candidate value within min and max") {
+		t.Errorf("%d points, first: %v", sw.Len(), p.Err)
+	}
+}
+
+// TestSweepDuplicatesRunOnce: dp 0 derives dp = 16/8 = 2, the same
+// configuration as dp 2, so it is one point.
+func TestSweepDuplicatesRunOnce(t *testing.T) {
+	sw := parseSweep(t, "sweep:\n  parallel.dp: [0, 2]\n  training.micro_batch: [1, 2]\n")
+	if sw.Len() != 2 || sw.Duplicates != 2 || !strings.Contains(sw.DuplicateExample, "parallel.dp=2 training.micro_batch=1 is the same configuration as parallel.dp=0 training.micro_batch=1") {
+		t.Errorf("%d points, %d duplicates: %s", sw.Len(), sw.Duplicates, sw.DuplicateExample)
+	}
+	seen := map[string]bool{}
+	for i := 0; i < sw.Len(); i++ {
+		if seen[sw.RunID(i)] {
+			t.Errorf("run id %s twice", sw.RunID(i))
+		}
+		seen[sw.RunID(i)] = true
+	}
+}
+
+// TestSweepPruneWithoutSimulating: Llama 3 70B unsharded on one 80 GB GPU
+// per rank (tp 1, 8-way DP, ZeRO-0) needs 70.6e9 × (2 + 2 + 12) bytes of
+// weights, gradients and fp32 Adam states: it cannot fit, so it is pruned
+// with its memory figures and no simulated events.
+func TestSweepPruneWithoutSimulating(t *testing.T) {
+	body := strings.Replace(sweepBase, "llama3-8b", "llama3-70b", 1)
+	sw, err := Parse([]byte(body+"sweep:\n  parallel.tp: [1, 8]\n  cluster.nodes: [1]\n  parallel.zero: [0]\n"), "", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, ok := sw.Evaluate(context.Background(), 0)
+	if !ok || pr.Outcome != Pruned || pr.Result == nil || pr.Result.Fits || pr.Result.Events != 0 || pr.Result.StepTimeS != 0 {
+		t.Fatalf("tp 1: outcome %v, result %+v", pr.Outcome, pr.Result)
+	}
+	if r := pr.Result; r.PeakMemBytes < 70.6e9*16 || r.MemCapacityBytes != 80e9 || r.MinPeakMemBytes > r.PeakMemBytes || len(r.Memory) != 1 {
+		t.Errorf("tp 1 memory: peak %.4g, min %.4g, capacity %.4g", r.PeakMemBytes, r.MinPeakMemBytes, r.MemCapacityBytes)
+	}
+}
+
+// TestSweepRunIndependentOfWorkers: the same points on 1 and 3 workers give
+// the same results (everything but the wall-clock time).
+func TestSweepRunIndependentOfWorkers(t *testing.T) {
+	sw := parseSweep(t, "sweep:\n  parallel.tp: [1, 2, 4, 8]\n  parallel.pp: [1, 2]\n  parallel.zero: [0, 3]\n")
+	idx := sw.ShardIndices(0, 1)
+	collect := func(workers int) map[int]PointResult {
+		out := map[int]PointResult{}
+		err := sw.Run(context.Background(), idx, workers, func(pr PointResult) error {
+			if _, dup := out[pr.Point.Index]; dup {
+				t.Errorf("point %d emitted twice", pr.Point.Index)
+			}
+			out[pr.Point.Index] = pr
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	a, b := collect(1), collect(3)
+	if len(a) != len(idx) || len(b) != len(idx) {
+		t.Fatalf("%d and %d results for %d points", len(a), len(b), len(idx))
+	}
+	simulated := 0
+	for i, ra := range a {
+		rb := b[i]
+		if ra.Outcome != rb.Outcome || (ra.Err == nil) != (rb.Err == nil) {
+			t.Errorf("point %d: %v/%v", i, ra.Outcome, rb.Outcome)
+			continue
+		}
+		if ra.Outcome == Simulated {
+			simulated++
+			x, y := *ra.Result, *rb.Result
+			if x.StepTimeS != y.StepTimeS || x.Events != y.Events || x.MFU != y.MFU || x.ExposedCommS != y.ExposedCommS ||
+				x.PeakMemBytes != y.PeakMemBytes || x.CostUSDPerStep != y.CostUSDPerStep {
+				t.Errorf("point %d differs between 1 and 3 workers", i)
+			}
+		}
+	}
+	if simulated == 0 {
+		t.Error("no point was simulated")
+	}
+}
+
+// TestSweepRunStops: an emit error stops the sweep and is returned; a
+// cancelled context returns its error, and nothing is emitted twice.
+func TestSweepRunStops(t *testing.T) {
+	sw := parseSweep(t, "sweep:\n  parallel.tp: [1, 2, 4, 8]\n  parallel.zero: [0, 1, 2, 3]\n")
+	idx := sw.ShardIndices(0, 1)
+	boom := errors.New("disk full")
+	n := 0
+	err := sw.Run(context.Background(), idx, 2, func(PointResult) error {
+		n++
+		return boom
+	})
+	if !errors.Is(err, boom) || n != 1 {
+		t.Errorf("emit error: %v after %d emits", err, n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	seen := map[int]bool{}
+	err = sw.Run(ctx, idx, 2, func(pr PointResult) error {
+		if seen[pr.Point.Index] {
+			t.Errorf("point %d twice", pr.Point.Index)
+		}
+		seen[pr.Point.Index] = true
+		cancel()
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || len(seen) == len(idx) {
+		t.Errorf("cancel: %v with %d of %d emitted", err, len(seen), len(idx))
+	}
+}
+
+// TestPointYAMLRoundTrip: --print-point's scenario file is the point.
+func TestPointYAMLRoundTrip(t *testing.T) {
+	f := network.Flow
+	sw, err := Parse([]byte(sweepBase+"sweep:\n  parallel.tp: [4, 8]\n"), "", Options{Fidelity: &f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < sw.Len(); i++ {
+		b, err := sw.PointYAML(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := scenario.Parse(b)
+		if err != nil {
+			t.Fatalf("point %d: %v\n%s", i, err, b)
+		}
+		if s.RunID() != sw.RunID(i) || s.Name != sw.PointName(i) || s.Sim.Fidelity != "flow" {
+			t.Errorf("point %d: run id %s want %s, name %s, fidelity %s", i, s.RunID(), sw.RunID(i), s.Name, s.Sim.Fidelity)
+		}
+	}
+	// The fidelity override is part of the configuration, so of the run id.
+	plain := parseSweep(t, "sweep:\n  parallel.tp: [4, 8]\n")
+	if plain.RunID(0) == sw.RunID(0) {
+		t.Error("fidelity override did not change the run id")
+	}
+}
+
+// TestBundledSweepsLoad: the example sweeps under scenarios/sweeps load, and
+// the 70B example has the 1,000 points docs/sweeps.md promises.
+func TestBundledSweepsLoad(t *testing.T) {
+	files, _ := filepath.Glob("../../scenarios/sweeps/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no example sweeps")
+	}
+	for _, f := range files {
+		sw, err := Load(f, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(f, "llama3-70b-1024-h100-layouts.yaml") && sw.Len() != 1000 {
+			t.Errorf("%s: %d points, want 1000", f, sw.Len())
+		}
+	}
+}
+
+func BenchmarkLoadSweep1000(b *testing.B) {
+	for b.Loop() {
+		if _, err := Load("../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml", Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSweep70B evaluates every 20th point of the 1,000-point example
+// (50 points: invalid, pruned and simulated in the sweep's proportions) on
+// one goroutine; ns/op / 50 is the cost of one point.
+func BenchmarkSweep70B(b *testing.B) {
+	sw, err := Load("../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml", Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	idx := sw.ShardIndices(0, 20)
+	for b.Loop() {
+		for _, i := range idx {
+			if _, ok := sw.Evaluate(context.Background(), i); !ok {
+				b.Fatal("cancelled")
+			}
+		}
+	}
+}
+
+// TestSweepListValues: a list-valued field takes lists as its values, each
+// one point, written flow-style in the point's values; a point equals the
+// scenario edited by hand; a list listed twice and a list of lists are
+// errors naming the value.
+func TestSweepListValues(t *testing.T) {
+	sw := parseSweep(t, "sweep:\n  training.recompute: [selective]\n  training.recompute_modules: [[core_attn], [layernorm, moe_act]]\n")
+	if sw.Len() != 2 {
+		t.Fatalf("%d points, want 2", sw.Len())
+	}
+	for i, w := range []string{"[core_attn]", "[layernorm, moe_act]"} {
+		p := sw.Point(i)
+		if p.Err != nil || p.Values[1] != w {
+			t.Errorf("point %d: values %v err %v, want %s", i, p.Values, p.Err, w)
+			continue
+		}
+		byHand, err := parse("training.recompute", "selective", "training.recompute_modules", w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.RunID != byHand.RunID() {
+			t.Errorf("point %d: run id %s, by hand %s", i, p.RunID, byHand.RunID())
+		}
+	}
+	for body, want := range map[string]string{
+		"sweep:\n  training.offload_modules: [[expert_fc1], [expert_fc1]]\n": `training.offload_modules[1]: "[expert_fc1]" is listed twice`,
+		"sweep:\n  training.offload_modules: [[[expert_fc1]]]\n":             "training.offload_modules[0]: expected a list of single values",
+		"sweep:\n  parallel.tp: [[1, 2]]\n":                                  "parallel.tp[0]: expected a single value",
+	} {
+		_, err := Parse([]byte(sweepBase+body), t.TempDir(), Options{})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want %q", body, err, want)
+		}
+	}
+}
