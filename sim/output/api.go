@@ -2,7 +2,7 @@ package output
 
 // SchemaVersion is stored as "schema_version" in every file's metadata; bump
 // it on any change to a column's name, type or meaning.
-const SchemaVersion = "1"
+const SchemaVersion = "2"
 
 // TimelineRow is one executed task on one rank (one row of timeline.arrow).
 // The arrow tags give the column names; [TimelineWriter] writes the same

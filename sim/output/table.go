@@ -374,11 +374,14 @@ func readTable(mem memory.Allocator, path string, out any) (map[string]string, e
 	var meta map[string]string
 	res := reflect.New(pv.Elem().Type()).Elem()
 	err = withFileReader(mem, path, func(r *ipc.FileReader) error {
+		meta = metadataMap(r.Schema().Metadata())
 		cols, err := spec.match(r.Schema())
+		if v := meta[MetaSchemaVersion]; err != nil && v != "" && v != SchemaVersion {
+			return fmt.Errorf("written with schema_version %s, this simtrain reads %s (results/README.md lists the changes): %w", v, SchemaVersion, err)
+		}
 		if err != nil {
 			return err
 		}
-		meta = metadataMap(r.Schema().Metadata())
 		for b := 0; b < r.NumRecords(); b++ {
 			rec, err := r.RecordBatch(b)
 			if err != nil {

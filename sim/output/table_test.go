@@ -3,11 +3,17 @@ package output
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // allKinds has one field of every supported kind, nullable and not.
@@ -329,5 +335,43 @@ func TestReadTableWidens(t *testing.T) {
 	}
 	if len(got) != 1 || got[0].A != -3 || got[0].D == nil || *got[0].D != "x" || got[0].S != "y" {
 		t.Errorf("got %+v", got)
+	}
+}
+
+// TestReadOlderSchemaNamesTheVersion: a file of another schema_version that
+// lacks a column says which version wrote it, besides the column.
+func TestReadOlderSchemaNamesTheVersion(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.arrow")
+	md := arrow.NewMetadata([]string{MetaSchemaVersion}, []string{"0"})
+	sc := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}}, &md)
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	b.Append(1)
+	col := b.NewArray()
+	rec := array.NewRecordBatch(sc, []arrow.Array{col}, 1)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(sc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	rec.Release()
+	col.Release()
+	b.Release()
+	var rows []struct {
+		A int64 `arrow:"a"`
+		B int64 `arrow:"b"`
+	}
+	_, err = ReadTable(path, &rows)
+	if err == nil || !strings.Contains(err.Error(), "written with schema_version 0, this simtrain reads "+SchemaVersion) || !strings.Contains(err.Error(), `column "b"`) {
+		t.Errorf("got %v", err)
 	}
 }

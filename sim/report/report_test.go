@@ -21,7 +21,8 @@ const firstResultColumn = "step_time_s"
 
 // TestKnobColumnsMatchTheSchema: every knob column of the registry is a
 // summary.arrow input column whose type holds the knob's value, and every
-// input column is a knob's or a derived one.
+// input column is a knob's or a derived one; every knob without a column
+// says why.
 func TestKnobColumnsMatchTheSchema(t *testing.T) {
 	s, err := scenario.Load("../../scenarios/quickstart.yaml")
 	if err != nil {
@@ -31,6 +32,9 @@ func TestKnobColumnsMatchTheSchema(t *testing.T) {
 	covered := map[string]string{}
 	for _, k := range scenario.Knobs {
 		if k.Column == "" {
+			if k.NoColumn == "" {
+				t.Errorf("%s: no summary column and no reason (Knob.NoColumn)", k.Path)
+			}
 			continue
 		}
 		if prev, dup := covered[k.Column]; dup {

@@ -161,12 +161,43 @@ var gpuDivisors = &Auto{Doc: "divisors of the GPU count", Ints: func(s *Plan) []
 
 const notAKnob = "a measured figure, not a configuration knob"
 
+// noColumnGoodput is why the goodput fields have no summary.arrow column.
+const noColumnGoodput = "a whole-run input, not a step knob: simtrain goodput and goodput-summary.arrow report the run under it"
+
+// noColumnExpect is why the expect fields have no summary.arrow column.
+const noColumnExpect = "a measured figure: validation.arrow reports it"
+
+// fp8RecipeColumn is training.fp8_recipe's summary value: the recipe an FP8
+// run uses, "" for other precisions.
+func fp8RecipeColumn(s *Plan) any {
+	if s.Training.Precision != "fp8" {
+		return ""
+	}
+	return s.r.fp8.String()
+}
+
+// recomputeModulesColumn is training.recompute_modules' summary value: the
+// modules selective recomputation redoes, joined by '+' in module order;
+// "" for other recompute policies.
+func recomputeModulesColumn(s *Plan) any {
+	if s.Training.Recompute != workload.RecomputeSelective.String() {
+		return ""
+	}
+	var names []string
+	for i, n := range workload.RecomputeModuleNames {
+		if s.r.recomputeModules&(1<<i) != 0 || (i == 0 && s.r.recomputeModules == 0) {
+			names = append(names, n)
+		}
+	}
+	return strings.Join(names, "+")
+}
+
 // Knobs is the registry, in the order Encode writes a file (and the docs
 // list the fields). Adding a field to the format is one entry here, the
 // field in Scenario, and the model code that reads it.
 var Knobs = []*Knob{
 	{Path: "name", Column: "name", Default: "required", NotSwept: "points are named after the sweep (set the sweep's own name:)"},
-	{Path: "description", Default: `""`, Quote: true, NotSwept: "it does not change the configuration"},
+	{Path: "description", NoColumn: "free text, not a configuration knob", Default: `""`, Quote: true, NotSwept: "it does not change the configuration"},
 
 	// model: a preset fills every field (workload.Preset), workload.Model.Fill
 	// what is left; the model resolver echoes the result.
@@ -175,63 +206,63 @@ var Knobs = []*Knob{
 	{Path: "model.hidden", Column: "hidden", Default: "preset"},
 	{Path: "model.heads", Column: "heads", Default: "preset"},
 	{Path: "model.kv_heads", Column: "kv_heads", Default: "`heads`"},
-	{Path: "model.head_dim", Default: "`hidden/heads`"},
+	{Path: "model.head_dim", Column: "head_dim", Default: "`hidden/heads`"},
 	{Path: "model.ffn", Column: "ffn", Default: "`4*hidden`"},
 	{Path: "model.vocab", Column: "vocab", Default: "preset"},
-	{Path: "model.activation", Default: "gelu", Choices: workload.ActivationNames},
-	{Path: "model.attention", Default: "mha", Choices: workload.AttentionNames},
-	{Path: "model.attention_window", Default: "0"},
-	{Path: "model.full_attention_every", Default: "0"},
-	{Path: "model.norm", Default: "layernorm", Choices: workload.NormNames},
-	{Path: "model.tied_embeddings", Default: "false"},
-	{Path: "model.mtp_layers", Default: "0"},
+	{Path: "model.activation", Column: "activation", Default: "gelu", Choices: workload.ActivationNames},
+	{Path: "model.attention", Column: "attention", Default: "mha", Choices: workload.AttentionNames},
+	{Path: "model.attention_window", Column: "attention_window", Default: "0"},
+	{Path: "model.full_attention_every", Column: "full_attention_every", Default: "0"},
+	{Path: "model.norm", Column: "norm", Default: "layernorm", Choices: workload.NormNames},
+	{Path: "model.tied_embeddings", Column: "tied_embeddings", Default: "false"},
+	{Path: "model.mtp_layers", Column: "mtp_layers", Default: "0"},
 	{Path: "model.moe.experts", Column: "experts", Default: "required in `moe`"},
 	{Path: "model.moe.top_k", Column: "top_k", Default: "required in `moe`"},
-	{Path: "model.moe.expert_ffn", Default: "`ffn`"},
-	{Path: "model.moe.shared_experts", Default: "0"},
-	{Path: "model.moe.dense_layers", Default: "0"},
-	{Path: "model.moe.capacity_factor", Default: "1.0"},
-	{Path: "model.moe.dropless", Default: "true"},
+	{Path: "model.moe.expert_ffn", Column: "expert_ffn", Default: "`ffn`"},
+	{Path: "model.moe.shared_experts", Column: "shared_experts", Default: "0"},
+	{Path: "model.moe.dense_layers", Column: "dense_layers", Default: "0"},
+	{Path: "model.moe.capacity_factor", Column: "capacity_factor", Default: "1.0"},
+	{Path: "model.moe.dropless", Column: "dropless", Value: func(s *Plan) any { return s.r.model.MoE != nil && s.r.dropless }, Default: "true"},
 
 	{Path: "training.seq_len", Column: "seq_len", Default: "required"},
 	{Path: "training.global_batch", Column: "global_batch", Default: "required"},
 	{Path: "training.micro_batch", Column: "micro_batch", Const: 1, Auto: &Auto{Doc: "divisors of training.global_batch", Ints: func(s *Plan) []int { return divisorsOf(s.Training.GlobalBatch) }}},
 	{Path: "training.precision", Column: "precision", Const: "bf16", Choices: fixed("fp32", "tf32", "fp16", "bf16", "fp8")},
-	{Path: "training.fp8_recipe", Default: "tensorwise (with `precision: fp8`)", Choices: workload.FP8RecipeNames},
-	{Path: "training.fp8_param_gather", Default: "false"},
-	{Path: "training.bf16_layers_at_start", Default: "0"},
-	{Path: "training.bf16_layers_at_end", Default: "0"},
+	{Path: "training.fp8_recipe", Column: "fp8_recipe", Value: fp8RecipeColumn, Default: "tensorwise (with `precision: fp8`)", Choices: workload.FP8RecipeNames},
+	{Path: "training.fp8_param_gather", Column: "fp8_param_gather", Default: "false"},
+	{Path: "training.bf16_layers_at_start", Column: "bf16_layers_at_start", Default: "0"},
+	{Path: "training.bf16_layers_at_end", Column: "bf16_layers_at_end", Default: "0"},
 	{Path: "training.optimizer", Column: "optimizer", Const: "adamw", Choices: workload.OptimizerNames},
-	{Path: "training.master_dtype", Const: "fp32"},
-	{Path: "training.grad_dtype", Default: "precision (bf16 for fp8)",
+	{Path: "training.master_dtype", Column: "master_dtype", Const: "fp32"},
+	{Path: "training.grad_dtype", Column: "grad_dtype", Default: "precision (bf16 for fp8)",
 		Derive: func(s *Plan) any { return DefaultGradDtype(s.r.precision).String() }},
-	{Path: "training.optimizer_state_dtype", Default: "`master_dtype`", Choices: fixed("fp32", "bf16", "fp16")},
+	{Path: "training.optimizer_state_dtype", Column: "optimizer_state_dtype", Value: func(s *Plan) any { return cmp.Or(s.Training.OptimizerStateDtype, s.Training.MasterDtype) }, Default: "`master_dtype`", Choices: fixed("fp32", "bf16", "fp16")},
 	{Path: "training.recompute", Column: "recompute", Const: "none", Choices: workload.RecomputeNames},
-	{Path: "training.recompute_modules", Default: "[core_attn]", Items: func() []string { return slices.Clone(workload.RecomputeModuleNames) }},
-	{Path: "training.recompute_every", Default: "0"},
-	{Path: "training.offload_modules", Default: "[]", Items: func() []string { return slices.Clone(workload.OffloadModuleNames) }},
-	{Path: "training.offload_optimizer", Default: "false"},
+	{Path: "training.recompute_modules", Column: "recompute_modules", Value: recomputeModulesColumn, Default: "[core_attn]", Items: func() []string { return slices.Clone(workload.RecomputeModuleNames) }},
+	{Path: "training.recompute_every", Column: "recompute_every", Default: "0"},
+	{Path: "training.offload_modules", Column: "offload_modules", Value: func(s *Plan) any { return strings.Join(s.Training.OffloadModules, "+") }, Default: "[]", Items: func() []string { return slices.Clone(workload.OffloadModuleNames) }},
+	{Path: "training.offload_optimizer", Column: "offload_optimizer", Default: "false"},
 	{Path: "training.flash_attention", Column: "flash_attention", Const: true},
-	{Path: "training.fused_loss", Default: "true"},
-	{Path: "training.cross_entropy", Default: "`fused`", Choices: workload.CrossEntropyNames,
+	{Path: "training.fused_loss", NoColumn: "an alias of cross_entropy (false = unfused), which has the column", Default: "true"},
+	{Path: "training.cross_entropy", Column: "cross_entropy", Default: "`fused`", Choices: workload.CrossEntropyNames,
 		Derive: func(s *Plan) any {
 			if f := s.Training.FusedLoss; f != nil && !*f {
 				return workload.CrossEntropyUnfused.String()
 			}
 			return workload.CrossEntropyFused.String()
 		}},
-	{Path: "training.compile", Const: true},
-	{Path: "training.fused_norm", Default: "`compile`", Derive: func(s *Plan) any { return *s.Training.Compile }},
-	{Path: "training.attention_kernel", Default: "auto", Choices: hardware.AttentionKernelNames,
+	{Path: "training.compile", Column: "compile", Const: true},
+	{Path: "training.fused_norm", Column: "fused_norm", Default: "`compile`", Derive: func(s *Plan) any { return *s.Training.Compile }},
+	{Path: "training.attention_kernel", Column: "attention_kernel", Default: "auto", Choices: hardware.AttentionKernelNames,
 		Derive: func(s *Plan) any {
 			if !*s.Training.FlashAttention {
 				return "unfused"
 			}
 			return "auto"
 		}},
-	{Path: "training.attention_unpad", Default: "false"},
-	{Path: "training.attention_repeat_kv", Default: "false"},
-	{Path: "training.cuda_graphs", Default: "none", Choices: fixed("none", "full")},
+	{Path: "training.attention_unpad", Column: "attention_unpad", Default: "false"},
+	{Path: "training.attention_repeat_kv", Column: "attention_repeat_kv", Default: "false"},
+	{Path: "training.cuda_graphs", Column: "cuda_graphs", Value: func(s *Plan) any { return cmp.Or(s.Training.CUDAGraphs, "none") }, Default: "none", Choices: fixed("none", "full")},
 
 	{Path: "cluster.gpu", Column: "gpu", Default: "required", Choices: hardware.GPUNames, Accepts: IsGPUFile},
 	{Path: "cluster.nodes", Column: "nodes", Default: "required"},
@@ -243,8 +274,8 @@ var Knobs = []*Knob{
 	{Path: "cluster.network.nics_per_node", Column: "nics_per_node", Default: "`gpus_per_node`", Derive: func(s *Plan) any { return s.Cluster.GPUsPerNode }},
 	{Path: "cluster.network.oversubscription", Column: "oversubscription", Const: 1.0},
 	{Path: "cluster.network.pod_gpus", Column: "pod_gpus", Default: "0"},
-	{Path: "cluster.gpu_hour_usd", Default: "catalog", ZeroIsUnset: true, Derive: func(s *Plan) any { return s.r.gpu.GPUHourUSD }},
-	{Path: "cluster.pue", Const: PUEDefault},
+	{Path: "cluster.gpu_hour_usd", Column: "gpu_hour_usd", Default: "catalog", ZeroIsUnset: true, Derive: func(s *Plan) any { return s.r.gpu.GPUHourUSD }},
+	{Path: "cluster.pue", Column: "pue", Const: PUEDefault},
 
 	{Path: "parallel.tp", Column: "tp", Const: 1, Auto: gpuDivisors},
 	{Path: "parallel.pp", Column: "pp", Const: 1, Auto: gpuDivisors},
@@ -252,55 +283,55 @@ var Knobs = []*Knob{
 		Derive: func(s *Plan) any { p := s.Parallel; return s.r.numGPUs / (p.TP * p.PP * p.CP) }},
 	{Path: "parallel.cp", Column: "cp", Const: 1, Auto: gpuDivisors},
 	{Path: "parallel.ep", Column: "ep", Const: 1, Auto: gpuDivisors},
-	{Path: "parallel.expert_tp", Default: "tp"},
+	{Path: "parallel.expert_tp", Column: "expert_tp", Value: func(s *Plan) any { return s.ExpertTP() }, Default: "tp"},
 	{Path: "parallel.sp", Column: "sp", Default: "false"},
 	{Path: "parallel.zero", Column: "zero", Const: 0, Auto: &Auto{Doc: "0, 1, 2, 3", Ints: func(*Plan) []int { return []int{0, 1, 2, 3} }}},
 	{Path: "parallel.schedule", Column: "schedule", Const: "1f1b", Choices: pipeline.Names},
-	{Path: "parallel.tp_impl", Const: "megatron", Choices: fixed("megatron", "dtensor")},
-	{Path: "parallel.cp_impl", Default: "p2p", Choices: workload.CPImplNames},
-	{Path: "parallel.ep_backend", Default: "nccl", Choices: func() []string { return slices.Clone(parallel.EPBackendNames) }},
-	{Path: "parallel.ep_sms", Default: "0"},
+	{Path: "parallel.tp_impl", Column: "tp_impl", Const: "megatron", Choices: fixed("megatron", "dtensor")},
+	{Path: "parallel.cp_impl", Column: "cp_impl", Value: func(s *Plan) any { return cmp.Or(s.Parallel.CPImpl, workload.CPP2P.String()) }, Default: "p2p", Choices: workload.CPImplNames},
+	{Path: "parallel.ep_backend", Column: "ep_backend", Value: func(s *Plan) any { return cmp.Or(s.Parallel.EPBackend, parallel.EPNCCL.String()) }, Default: "nccl", Choices: func() []string { return slices.Clone(parallel.EPBackendNames) }},
+	{Path: "parallel.ep_sms", Column: "ep_sms", Default: "0"},
 	{Path: "parallel.virtual_stages", Column: "virtual_stages", Const: 1, Auto: &Auto{Doc: "1 … model.layers", Ints: func(s *Plan) []int { return upTo(s.r.model.Layers) }}},
-	{Path: "parallel.first_stage_layers", Default: "0"},
-	{Path: "parallel.last_stage_layers", Default: "0"},
-	{Path: "parallel.order", Const: "tp-cp-ep-dp-pp"},
-	{Path: "parallel.overlap.grad_reduce", Const: true},
-	{Path: "parallel.overlap.param_gather", Const: true},
-	{Path: "parallel.overlap.tp_comm", Const: false},
-	{Path: "parallel.overlap.p2p", Const: true},
-	{Path: "parallel.overlap.ep", Const: false},
+	{Path: "parallel.first_stage_layers", Column: "first_stage_layers", Default: "0"},
+	{Path: "parallel.last_stage_layers", Column: "last_stage_layers", Default: "0"},
+	{Path: "parallel.order", Column: "order", Const: "tp-cp-ep-dp-pp"},
+	{Path: "parallel.overlap.grad_reduce", Column: "overlap_grad_reduce", Const: true},
+	{Path: "parallel.overlap.param_gather", Column: "overlap_param_gather", Const: true},
+	{Path: "parallel.overlap.tp_comm", Column: "overlap_tp_comm", Const: false},
+	{Path: "parallel.overlap.p2p", Column: "overlap_p2p", Const: true},
+	{Path: "parallel.overlap.ep", Column: "overlap_ep", Const: false},
 
 	{Path: "sim.fidelity", Column: "fidelity", Const: "analytic", Choices: network.FidelityNames},
 	{Path: "sim.steps", Column: "steps", Const: 1},
-	{Path: "sim.timeline", Const: true, NotSwept: "sweeps write no timelines; it does not change the configuration"},
+	{Path: "sim.timeline", NoColumn: "what a run writes, not part of the configuration", Const: true, NotSwept: "sweeps write no timelines; it does not change the configuration"},
 
 	// goodput: the whole-run block; goodput.Config.Resolve fills its
 	// defaults (sim/goodput states their sources).
-	{Path: "goodput.failure_rates", Default: "meta-rsc", Choices: goodput.RateSetNames},
-	{Path: "goodput.failures_per_hour", Default: "the set's"},
-	{Path: "goodput.planned_per_day", Default: "0.870"},
-	{Path: "goodput.detect_s", Default: "150"},
-	{Path: "goodput.relaunch_s", Default: "300"},
-	{Path: "goodput.comm_init_ms_per_gpu", Default: "2.44"},
-	{Path: "goodput.spare_nodes", Default: "auto"},
-	{Path: "goodput.node_repair_h", Default: "2.2"},
-	{Path: "goodput.checkpoint.format", Default: "sharded", Choices: func() []string { return slices.Clone(goodput.FormatNames) }},
-	{Path: "goodput.checkpoint.mode", Default: "sync", Choices: func() []string { return slices.Clone(goodput.ModeNames) }},
-	{Path: "goodput.checkpoint.interval", Default: "daly"},
-	{Path: "goodput.checkpoint.node_gb_s", Default: "100"},
-	{Path: "goodput.checkpoint.storage_write_gb_s", Default: "2000"},
-	{Path: "goodput.checkpoint.storage_read_gb_s", Default: "2000"},
+	{Path: "goodput.failure_rates", Default: "meta-rsc", Choices: goodput.RateSetNames, NoColumn: noColumnGoodput},
+	{Path: "goodput.failures_per_hour", Default: "the set's", NoColumn: noColumnGoodput},
+	{Path: "goodput.planned_per_day", Default: "0.870", NoColumn: noColumnGoodput},
+	{Path: "goodput.detect_s", Default: "150", NoColumn: noColumnGoodput},
+	{Path: "goodput.relaunch_s", Default: "300", NoColumn: noColumnGoodput},
+	{Path: "goodput.comm_init_ms_per_gpu", Default: "2.44", NoColumn: noColumnGoodput},
+	{Path: "goodput.spare_nodes", Default: "auto", NoColumn: noColumnGoodput},
+	{Path: "goodput.node_repair_h", Default: "2.2", NoColumn: noColumnGoodput},
+	{Path: "goodput.checkpoint.format", Default: "sharded", Choices: func() []string { return slices.Clone(goodput.FormatNames) }, NoColumn: noColumnGoodput},
+	{Path: "goodput.checkpoint.mode", Default: "sync", Choices: func() []string { return slices.Clone(goodput.ModeNames) }, NoColumn: noColumnGoodput},
+	{Path: "goodput.checkpoint.interval", Default: "daly", NoColumn: noColumnGoodput},
+	{Path: "goodput.checkpoint.node_gb_s", Default: "100", NoColumn: noColumnGoodput},
+	{Path: "goodput.checkpoint.storage_write_gb_s", Default: "2000", NoColumn: noColumnGoodput},
+	{Path: "goodput.checkpoint.storage_read_gb_s", Default: "2000", NoColumn: noColumnGoodput},
 
-	{Path: "expect.step_time_s", NotSwept: notAKnob},
-	{Path: "expect.tokens_per_s_per_gpu", NotSwept: notAKnob},
-	{Path: "expect.mfu", NotSwept: notAKnob},
-	{Path: "expect.tflops_per_gpu", NotSwept: notAKnob},
-	{Path: "expect.peak_memory_gib", NotSwept: notAKnob},
-	{Path: "expect.source", Quote: true, NotSwept: notAKnob},
-	{Path: "expect.flops_convention", Const: "model", Choices: fixed("model", "hardware", "megatron-sc21"), NotSwept: notAKnob},
-	{Path: "expect.attention_flops", Default: "full", Choices: fixed("full", "causal"), NotSwept: notAKnob},
-	{Path: "expect.group", NotSwept: notAKnob},
-	{Path: "expect.notes", Quote: true, NotSwept: notAKnob},
+	{Path: "expect.step_time_s", NotSwept: notAKnob, NoColumn: noColumnExpect},
+	{Path: "expect.tokens_per_s_per_gpu", NotSwept: notAKnob, NoColumn: noColumnExpect},
+	{Path: "expect.mfu", NotSwept: notAKnob, NoColumn: noColumnExpect},
+	{Path: "expect.tflops_per_gpu", NotSwept: notAKnob, NoColumn: noColumnExpect},
+	{Path: "expect.peak_memory_gib", NotSwept: notAKnob, NoColumn: noColumnExpect},
+	{Path: "expect.source", Quote: true, NotSwept: notAKnob, NoColumn: noColumnExpect},
+	{Path: "expect.flops_convention", Const: "model", Choices: fixed("model", "hardware", "megatron-sc21"), NotSwept: notAKnob, NoColumn: noColumnExpect},
+	{Path: "expect.attention_flops", Default: "full", Choices: fixed("full", "causal"), NotSwept: notAKnob, NoColumn: noColumnExpect},
+	{Path: "expect.group", NotSwept: notAKnob, NoColumn: noColumnExpect},
+	{Path: "expect.notes", Quote: true, NotSwept: notAKnob, NoColumn: noColumnExpect},
 }
 
 // knobByPath indexes Knobs; init checks that the registry and Scenario's
