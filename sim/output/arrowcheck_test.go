@@ -164,12 +164,18 @@ func writeRawIPC(t *testing.T, opt ipc.Option, badIndex, version bool) []byte {
 	defer col.Release()
 	rec := array.NewRecordBatch(sc, []arrow.Array{col}, 3)
 	defer rec.Release()
-	var buf bytes.Buffer
-	opts := []ipc.Option{ipc.WithSchema(sc), ipc.WithAllocator(mem)}
+	opts := []ipc.Option{ipc.WithAllocator(mem)}
 	if opt != nil {
 		opts = append(opts, opt)
 	}
-	w, err := ipc.NewFileWriter(&buf, opts...)
+	return ipcBytes(t, rec, opts...)
+}
+
+// ipcBytes is rec as an Arrow IPC file written with the raw arrow-go API.
+func ipcBytes(t *testing.T, rec arrow.RecordBatch, opts ...ipc.Option) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := ipc.NewFileWriter(&buf, append([]ipc.Option{ipc.WithSchema(rec.Schema())}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

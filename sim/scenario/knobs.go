@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/simtrain/simtrain/sim/goodput"
 	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/network"
@@ -65,8 +67,14 @@ type Knob struct {
 	// ZeroIsUnset: an explicit 0 also takes the default ("0 = the catalog's").
 	ZeroIsUnset bool
 
-	index []int // reflect field index path from Scenario
+	index []int    // reflect field index path from Scenario
+	parts []string // Path split at its dots
 }
+
+// Set sets the field's value in a scenario document (a document node or
+// its root mapping), creating the blocks on the way; sweeps set their
+// points' values with it.
+func (k *Knob) Set(doc, value *yaml.Node) error { return setParts(doc, k.Path, k.parts, value) }
 
 // Auto is a sweep's `auto` rule for an integer field.
 type Auto struct {
@@ -349,7 +357,7 @@ func init() {
 		if knobByPath[k.Path] != nil {
 			panic("scenario: registry knob " + k.Path + " listed twice")
 		}
-		k.index = idx
+		k.index, k.parts = idx, strings.Split(k.Path, ".")
 		knobByPath[k.Path] = k
 	}
 	for p := range leaves {

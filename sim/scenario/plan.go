@@ -89,14 +89,35 @@ func (s *Plan) fill(path string) {
 	default:
 		panic("scenario: fill " + path + ": the knob has no default")
 	}
-	dv := reflect.ValueOf(d)
 	if v.Kind() == reflect.Pointer {
 		p := reflect.New(v.Type().Elem())
-		p.Elem().Set(dv.Convert(v.Type().Elem()))
+		setScalar(p.Elem(), d)
 		v.Set(p)
 		return
 	}
-	v.Set(dv.Convert(v.Type()))
+	setScalar(v, d)
+}
+
+// setScalar sets v to d, a bool, int, float64 or string (an int may fill a
+// float field), without the allocations of reflect's Convert: sweeps
+// resolve thousands of plans.
+func setScalar(v reflect.Value, d any) {
+	switch x := d.(type) {
+	case bool:
+		v.SetBool(x)
+	case int:
+		if v.Kind() == reflect.Float64 {
+			v.SetFloat(float64(x))
+		} else {
+			v.SetInt(int64(x))
+		}
+	case float64:
+		v.SetFloat(x)
+	case string:
+		v.SetString(x)
+	default:
+		panic(fmt.Sprintf("scenario: default of type %T", d))
+	}
 }
 
 func (s *Plan) unset(k *Knob, v reflect.Value) bool {

@@ -308,6 +308,11 @@ func SetFieldPath(doc *yaml.Node, path string, value *yaml.Node) error {
 // setPath is SetFieldPath without checking the path against the format
 // (sweeps check every path once when loading, then set it for every point).
 func setPath(doc *yaml.Node, path string, value *yaml.Node) error {
+	return setParts(doc, path, strings.Split(path, "."), value)
+}
+
+// setParts is setPath with the path already split at its dots.
+func setParts(doc *yaml.Node, path string, parts []string, value *yaml.Node) error {
 	n := doc
 	if n.Kind == yaml.DocumentNode {
 		if len(n.Content) == 0 {
@@ -315,7 +320,6 @@ func setPath(doc *yaml.Node, path string, value *yaml.Node) error {
 		}
 		n = n.Content[0]
 	}
-	parts := strings.Split(path, ".")
 	for i, p := range parts {
 		if n.Kind != yaml.MappingNode {
 			return fmt.Errorf("%s: %s is not a mapping in the base scenario", path, strings.Join(parts[:i], "."))

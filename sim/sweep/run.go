@@ -52,7 +52,7 @@ func (sw *Sweep) Point(i int) *Point {
 			continue
 		}
 		p.Values[fi] = nodeValue(v)
-		if err := scenario.SetFieldPath(doc, sw.Fields[fi].Path, scenario.CloneNode(v)); err != nil {
+		if err := sw.Fields[fi].knob.Set(doc, scenario.CloneNode(v)); err != nil {
 			p.Err = err
 		}
 	}
@@ -75,7 +75,7 @@ func (sw *Sweep) PointYAML(i int) ([]byte, error) {
 	doc := scenario.CloneNode(sw.base)
 	for fi, v := range sp.vals {
 		if v != nil {
-			if err := scenario.SetFieldPath(doc, sw.Fields[fi].Path, scenario.CloneNode(v)); err != nil {
+			if err := sw.Fields[fi].knob.Set(doc, scenario.CloneNode(v)); err != nil {
 				return nil, err
 			}
 		}

@@ -411,7 +411,7 @@ func (sw *Sweep) enumerate() error {
 		doc := scenario.CloneNode(sw.base)
 		for k, fi := range listed {
 			vals[fi] = sw.Fields[fi].nodes[idx[k]]
-			if err := scenario.SetFieldPath(doc, sw.Fields[fi].Path, scenario.CloneNode(vals[fi])); err != nil {
+			if err := sw.Fields[fi].knob.Set(doc, scenario.CloneNode(vals[fi])); err != nil {
 				return err
 			}
 		}
@@ -499,7 +499,7 @@ func (sw *Sweep) autoRec(doc *yaml.Node, autos []int, vals []*yaml.Node, leaf fu
 	for _, c := range cands {
 		d := scenario.CloneNode(doc)
 		vals[fi] = c
-		if err := scenario.SetFieldPath(d, f.Path, scenario.CloneNode(c)); err != nil {
+		if err := f.knob.Set(d, scenario.CloneNode(c)); err != nil {
 			leaf(nil, err)
 			continue
 		}
