@@ -195,6 +195,7 @@ func printRunTable(w io.Writer, r *simulation.Result, dir string) {
 	if r.HostSyncS > 0 {
 		row("host sync stalls", fmt.Sprintf("%.4g s (%s)", r.HostSyncS, s.HostSyncCauses()))
 	}
+	row("host thread", fmt.Sprintf("%s dispatch: busy %.4g s, GPU waits %.4g s", s.HostDispatchClass(), r.HostIssueS, r.HostBoundS))
 	var parts []string
 	for i, k := range simulation.ExposedKinds {
 		if r.ExposedCommS[i] > 0 {

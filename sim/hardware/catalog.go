@@ -109,6 +109,7 @@ type catalog struct {
 	links    map[string]HostLinkRecord
 	cal      map[string]calEntry
 	nccl     ncclFile
+	dispatch map[string]HostDispatch // data/host.yaml, resolved
 
 	resolved map[string]GPU // the catalog GPUs, resolved
 	nicRes   map[string]NIC
@@ -121,6 +122,23 @@ var load = sync.OnceValues(func() (*catalog, error) {
 	}
 	if err := decodeFile("data/nccl.yaml", &c.nccl); err != nil {
 		return nil, err
+	}
+	var host hostFile
+	if err := decodeFile("data/host.yaml", &host); err != nil {
+		return nil, err
+	}
+	c.dispatch = map[string]HostDispatch{}
+	for _, n := range sortedKeys(host.Dispatch) {
+		d, err := resolveDispatch(c.cal, n, host.Dispatch[n])
+		if err != nil {
+			return nil, fmt.Errorf("hardware catalog: host.yaml: dispatch.%s: %w", n, err)
+		}
+		c.dispatch[n] = d
+	}
+	for _, n := range []string{DispatchEager, DispatchGraphs} {
+		if _, ok := c.dispatch[n]; !ok {
+			return nil, fmt.Errorf("hardware catalog: host.yaml: dispatch.%s: missing", n)
+		}
 	}
 	if err := decodeDir("data/links", c.links, func(r HostLinkRecord) string { return r.Name }); err != nil {
 		return nil, err
@@ -279,4 +297,65 @@ func (g GPU) clone() GPU {
 	g.Compute.AttnKernels = slices.Clone(g.Compute.AttnKernels)
 	g.Comm.Sources = slices.Clone(g.Comm.Sources)
 	return g
+}
+
+// dispatchRecord is one dispatch class of data/host.yaml.
+type dispatchRecord struct {
+	Description string                `yaml:"description"`
+	KernelFwd   Figure[time.Duration] `yaml:"kernel_fwd"`
+	KernelBwd   Figure[time.Duration] `yaml:"kernel_bwd"`
+	Call        Figure[time.Duration] `yaml:"call"`
+}
+
+// hostFile is data/host.yaml.
+type hostFile struct {
+	Dispatch map[string]dispatchRecord `yaml:"dispatch"`
+}
+
+// HostDispatch is the host time of one dispatch class (data/host.yaml) on
+// an x86 host: what issuing one GPU kernel costs the rank's CPU thread in
+// a forward (and recomputed forward, optimizer) pass and in a backward
+// pass, and what one collective, pipeline send or host copy call costs.
+// Scale by the GPU's ComputeProfile.HostDispatchScale for its host CPU.
+type HostDispatch struct {
+	Class       string
+	Description string
+	// KernelFwd, KernelBwd and Call are seconds.
+	KernelFwd, KernelBwd, Call float64
+	Sources                    []string
+}
+
+// Dispatch classes (HostDispatchNames lists every one in data/host.yaml).
+const (
+	DispatchEager  = "eager"
+	DispatchGraphs = "graphs"
+)
+
+// LookupHostDispatch returns the dispatch class named class.
+func LookupHostDispatch(class string) (HostDispatch, error) {
+	c, err := load()
+	if err != nil {
+		return HostDispatch{}, err
+	}
+	d, ok := c.dispatch[class]
+	if !ok {
+		return HostDispatch{}, fmt.Errorf("host dispatch class %q: unknown (valid: %s)", class, strings.Join(sortedKeys(c.dispatch), ", "))
+	}
+	return d, nil
+}
+
+// HostDispatchNames lists the dispatch classes, sorted.
+func HostDispatchNames() []string { return sortedKeys(mustLoad().dispatch) }
+
+func resolveDispatch(cal map[string]calEntry, name string, d dispatchRecord) (HostDispatch, error) {
+	r := &resolver{cal: cal}
+	h := HostDispatch{Class: name, Description: d.Description,
+		KernelFwd: value(r, "kernel_fwd", d.KernelFwd, true).Seconds(),
+		KernelBwd: value(r, "kernel_bwd", d.KernelBwd, true).Seconds(),
+		Call:      value(r, "call", d.Call, true).Seconds()}
+	if r.err != nil {
+		return HostDispatch{}, r.err
+	}
+	h.Sources = r.sources
+	return h, nil
 }

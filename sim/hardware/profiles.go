@@ -120,6 +120,10 @@ type ComputeProfile struct {
 	// which the host runs Python until it issues the next kernel);
 	// fitted (hostSyncStall).
 	HostSyncStall float64
+	// HostDispatchScale multiplies the host dispatch costs (HostDispatch,
+	// measured on x86 hosts) for this GPU's host CPU: 1 for x86, about
+	// 2.75 for Grace (TransformerEngine#2053).
+	HostDispatchScale float64
 	// AttnKernel names the fused attention kernel AttnEff and AttnBwdEff
 	// describe: the one a current software stack runs on this GPU, which
 	// training.attention_kernel: auto selects.

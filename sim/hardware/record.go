@@ -69,7 +69,10 @@ type ComputeRecord struct {
 	RowScaledGEMMRel   Figure[float64]       `yaml:"row_scaled_gemm_rel,omitempty"`
 	MoEHostSync        Figure[time.Duration] `yaml:"moe_host_sync,omitempty"`
 	HostSyncStall      Figure[time.Duration] `yaml:"host_sync_stall,omitempty"`
-	Attention          AttentionRecord       `yaml:"attention"`
+	// HostDispatchScale is how much slower than an x86 host this GPU's
+	// host CPU issues work (data/host.yaml's costs are x86's); left out: 1.
+	HostDispatchScale Figure[float64] `yaml:"host_dispatch_scale,omitempty"`
+	Attention         AttentionRecord `yaml:"attention"`
 }
 
 // AttentionRecord lists the fused attention kernels that run on the GPU,

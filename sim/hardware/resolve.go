@@ -213,7 +213,11 @@ func resolveCompute(r *resolver, c ComputeRecord) ComputeProfile {
 		RowScaledGEMMRel:   value(r, "compute.row_scaled_gemm_rel", c.RowScaledGEMMRel, false),
 		MoEHostSync:        value(r, "compute.moe_host_sync", c.MoEHostSync, true).Seconds(),
 		HostSyncStall:      value(r, "compute.host_sync_stall", c.HostSyncStall, true).Seconds(),
+		HostDispatchScale:  value(r, "compute.host_dispatch_scale", c.HostDispatchScale, false),
 		AttnKernel:         c.Attention.Auto,
+	}
+	if p.HostDispatchScale == 0 {
+		p.HostDispatchScale = 1 // an x86 host, as data/host.yaml's costs
 	}
 	for _, k := range c.Attention.Kernels {
 		if !oneOf(k.Name, KernelFlash2, KernelFlash3, KernelCuDNN, KernelTriton) {

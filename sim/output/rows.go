@@ -61,6 +61,7 @@ type SummaryRow struct {
 	AttentionUnpad      bool    `arrow:"attention_unpad"`
 	AttentionRepeatKV   bool    `arrow:"attention_repeat_kv"`
 	CUDAGraphs          string  `arrow:"cuda_graphs,dict"`
+	HostDispatch        string  `arrow:"host_dispatch,dict"`
 	GPU                 string  `arrow:"gpu,dict"`
 	Nodes               int64   `arrow:"nodes"`
 	GPUsPerNode         int64   `arrow:"gpus_per_node"`
@@ -110,8 +111,10 @@ type SummaryRow struct {
 	HFU                  float64 `arrow:"hfu"`
 	TFLOPsPerGPU         float64 `arrow:"tflops_per_gpu"`
 	BubbleFraction       float64 `arrow:"bubble_fraction"`
-	ComputeS             float64 `arrow:"compute_s"`   // busy compute time of the busiest rank per step
-	HostSyncS            float64 `arrow:"host_sync_s"` // compute-stream idle in host synchronisations, mean over ranks, per step
+	ComputeS             float64 `arrow:"compute_s"`    // busy compute time of the busiest rank per step
+	HostSyncS            float64 `arrow:"host_sync_s"`  // compute-stream idle in host synchronisations, mean over ranks, per step
+	HostBoundS           float64 `arrow:"host_bound_s"` // compute-stream wait for the host thread's issue, mean over ranks, per step
+	HostIssueS           float64 `arrow:"host_issue_s"` // host thread busy issuing kernels and calls, mean over ranks, per step
 	ExposedTPS           float64 `arrow:"exposed_tp_s"`
 	ExposedCPS           float64 `arrow:"exposed_cp_s"`
 	ExposedEPS           float64 `arrow:"exposed_ep_s"`

@@ -69,6 +69,10 @@ type builder struct {
 	// FSDP: compute ends of the last two layers processed (buffer reuse).
 	fsdpPrev, fsdpPrev2 int32
 
+	// hostBlock is the task whose end the host thread waits for before it
+	// issues the next task (StepConfig.Host), -1 when none.
+	hostBlock int32
+
 	// place is the schedule's placement of model chunks; order this
 	// stage's steps; lastGrad, per chunk, the index in order of the step
 	// that completes its weight gradients last (the DP reduction point).
@@ -101,6 +105,8 @@ func (b *builder) build() error {
 	b.offloaded = map[int64]hostCopies{}
 	b.epRecent, b.epOlder = -1, -1
 	b.fsdpPrev, b.fsdpPrev2 = -1, -1
+	b.hostBlock = -1
+	b.prog.Hosted = cfg.Host.On
 	b.recomputed = make([]bool, cfg.Model.StackLayers())
 	pos := 0
 	for _, ch := range cfg.Chunks[b.stage] {
@@ -166,6 +172,15 @@ func (b *builder) add(t Task, deps ...int32) int32 {
 	p := b.prog
 	idx := int32(len(p.Tasks))
 	t.Step = b.step
+	if p.Hosted && t.Kind != KindRecv {
+		if t.Kind.IsComm() || t.Kind == KindHostCopy {
+			t.Issue = b.cfg.Host.Call
+		}
+		if b.hostBlock >= 0 {
+			t.hostAfter = b.hostBlock + 1
+			b.hostBlock = -1
+		}
+	}
 	p.depOff = append(p.depOff, int32(len(p.deps)))
 	start := len(p.deps)
 	push := func(d int32) {
@@ -208,7 +223,23 @@ func (b *builder) compute(kind Kind, name string, layer, micro, chunk int, c blo
 		b.firstComp = false
 	}
 	return b.add(Task{Kind: kind, Stream: StreamCompute, Name: name, Layer: int32(layer), Micro: int32(micro),
-		Chunk: int32(chunk), Dur: c.dur, FLOPs: c.flops, Bytes: c.bytes, Peer: -1, Match: -1}, deps...)
+		Chunk: int32(chunk), Dur: c.dur, FLOPs: c.flops, Bytes: c.bytes, Peer: -1, Match: -1,
+		Issue: b.issueTime(kind, c.kernels)}, deps...)
+}
+
+// issueTime is the host time to issue kernels GPU kernels of a task of
+// kind (StepConfig.Host): forward-type and backward-type passes cost
+// differently per kernel.
+func (b *builder) issueTime(kind Kind, kernels float64) engine.Time {
+	h := &b.cfg.Host
+	if !h.On {
+		return 0
+	}
+	per := h.KernelFwd
+	if kind == KindBackward || kind == KindWGrad {
+		per = h.KernelBwd
+	}
+	return engine.Time(kernels*float64(per) + 0.5)
 }
 
 var groupStream = [NumGroupKinds]Stream{StreamTP, StreamCP, StreamEP, StreamDP, StreamPPSend, StreamDP, StreamTP}
@@ -505,9 +536,15 @@ func (b *builder) unpadSync(l, mb, c int, in int32) int32 {
 
 // hostSync adds a compute-stream stall of dur (KindHostSync) after task
 // after and returns it.
+// With a host thread (StepConfig.Host) the host, having issued up to the
+// sync, waits for task after (the kernels whose results it reads) before
+// it issues anything more: the GPU then idles for the longer of the stall
+// and the re-issue of what follows.
 func (b *builder) hostSync(name string, dur engine.Time, l, mb, c int, after int32) int32 {
-	return b.add(Task{Kind: KindHostSync, Stream: StreamCompute, Name: name, Layer: int32(l), Micro: int32(mb),
+	t := b.add(Task{Kind: KindHostSync, Stream: StreamCompute, Name: name, Layer: int32(l), Micro: int32(mb),
 		Chunk: int32(c), Dur: dur, Peer: -1, Match: -1}, after)
+	b.hostBlock = after
+	return t
 }
 
 // cpAttention emits a context-parallel attention forward (pass passFwd)
@@ -701,11 +738,11 @@ func (b *builder) asyncTPReduce(rs int32, kind Kind, l, mb, c int) int32 {
 }
 
 func scaleCost(c blockCost, f float64) blockCost {
-	return blockCost{dur: engine.Time(float64(c.dur)*f + 0.5), flops: c.flops * f, bytes: c.bytes * f}
+	return blockCost{dur: engine.Time(float64(c.dur)*f + 0.5), flops: c.flops * f, bytes: c.bytes * f, kernels: c.kernels * f}
 }
 
 func addCost(a, b blockCost) blockCost {
-	return blockCost{dur: a.dur + b.dur, flops: a.flops + b.flops, bytes: a.bytes + b.bytes}
+	return blockCost{dur: a.dur + b.dur, flops: a.flops + b.flops, bytes: a.bytes + b.bytes, kernels: a.kernels + b.kernels}
 }
 
 // wgradFraction is the share of a backward that computes weight gradients:
@@ -943,7 +980,11 @@ func (b *builder) optimizer() {
 	op := optimizerOp(cfg, local)
 	d := b.pr.OpsTime([]workload.Op{op})
 	opt := b.add(Task{Kind: KindOptimizer, Stream: StreamCompute, Name: "optimizer_step", Layer: -1, Micro: -1, Chunk: -1,
-		Dur: d, FLOPs: op.FLOPs, Bytes: op.BytesRead + op.BytesWritten, Peer: -1, Match: -1}, deps...)
+		Dur: d, FLOPs: op.FLOPs, Bytes: op.BytesRead + op.BytesWritten, Peer: -1, Match: -1,
+		Issue: b.issueTime(KindOptimizer, 1)}, deps...)
+	// The step boundary: the host reads the step's loss, gradient norm or
+	// overflow flag back before it issues the next step.
+	b.hostBlock = opt
 	if states > 0 {
 		b.add(Task{Kind: KindHostCopy, Stream: StreamD2H, Name: "optimizer_offload_d2h", Layer: -1, Micro: -1, Chunk: -1,
 			Dur: copyTime(states, cfg.HostD2H), Bytes: states, Peer: -1, Match: -1, CopyEngine: true}, opt)

@@ -25,6 +25,7 @@ type Executor struct {
 	layout *Layout
 	progs  []*Program
 	h      engine.HandlerID
+	hh     engine.HandlerID // host-thread issues (hostIssuer)
 
 	symmetric bool
 	inst      []instance
@@ -87,6 +88,14 @@ type instance struct {
 	prog        *Program
 	remaining   []int32
 	Start, End  []engine.Time
+	// Issued is when the host thread finished issuing each task (-1 until
+	// then, and for receives); nil when the program has no host thread.
+	Issued []engine.Time
+	// hostNext is the next task in program order the host thread issues;
+	// hostWait the task whose end it waits for, -1 when it is not waiting;
+	// hostFree when it has issued everything before hostNext.
+	hostNext, hostWait int32
+	hostFree           engine.Time
 
 	// compute slowdown state (interference.go)
 	busy  int32       // CTAs of the communication tasks in flight
@@ -103,6 +112,7 @@ func NewSymmetric(eng *engine.Engine, l *Layout, progs []*Program) *Executor {
 		x.inst = append(x.inst, newInstance(l.RankOf(Coord{PP: s}), s, p))
 	}
 	x.h = eng.Register(x)
+	x.hh = eng.Register((*hostIssuer)(x))
 	return x
 }
 
@@ -127,6 +137,7 @@ func NewFull(eng *engine.Engine, l *Layout, progs []*Program, r *collectives.Run
 	x.arrivals = make([][]int32, n)
 	x.sendTo = make([][]*collectives.Group, n)
 	x.h = eng.Register(x)
+	x.hh = eng.Register((*hostIssuer)(x))
 	return x, nil
 }
 
@@ -139,7 +150,80 @@ func newInstance(rank, stage int, p *Program) instance {
 	for i := range in.Start {
 		in.Start[i], in.End[i] = -1, -1
 	}
+	in.hostWait = -1
+	if p.Hosted {
+		in.Issued = make([]engine.Time, len(p.Tasks))
+		for i := range in.Issued {
+			in.Issued[i] = -1
+			if p.Tasks[i].Kind != KindRecv {
+				in.remaining[i]++ // its issue
+			}
+		}
+	}
 	return in
+}
+
+// Issued returns, for instance i, when the host thread finished issuing
+// each task (-1 for receives, which it does not issue), or nil when the
+// programs have no host thread (StepConfig.Host).
+func (x *Executor) Issued(i int) []engine.Time { return x.inst[i].Issued }
+
+// hostIssuer is the executor seen as the handler of host-thread issue
+// events: a task whose inputs were ready before the host had issued it
+// becomes ready when the issue ends.
+type hostIssuer Executor
+
+// Handle makes the task packed in arg ready: its issue has ended.
+func (h *hostIssuer) Handle(now engine.Time, arg int64) {
+	x := (*Executor)(h)
+	i, t := int(arg>>32), int(uint32(arg))
+	x.inst[i].remaining[t] = 0
+	x.ready(i, t)
+}
+
+// hostAdvance plays instance i's host thread from its next task on: it
+// issues task after task in program order, each starting when the
+// previous ends, until it reaches one that must wait for a GPU task still
+// running (Program.HostAfter), where it parks. Issue times are computed
+// ahead of the simulation clock; an event is scheduled only for a task
+// whose inputs are ready before its issue ends (hostIssued), so a thread
+// that runs ahead of the GPU costs no events.
+func (x *Executor) hostAdvance(i int) {
+	in := &x.inst[i]
+	p := in.prog
+	now := x.eng.Now()
+	for ; int(in.hostNext) < len(p.Tasks); in.hostNext++ {
+		t := int(in.hostNext)
+		if p.Tasks[t].Kind == KindRecv {
+			continue // started by its send
+		}
+		begin := in.hostFree
+		if w := p.HostAfter(t); w >= 0 {
+			if in.End[w] < 0 {
+				in.hostWait = int32(w)
+				return
+			}
+			begin = max(begin, in.End[w])
+		}
+		begin = max(begin, now)
+		in.hostFree = begin + p.Tasks[t].Issue
+		in.Issued[t] = in.hostFree
+		if in.remaining[t] == 1 { // every input ready: only the issue is missing
+			x.hostIssued(i, t)
+		}
+	}
+}
+
+// hostIssued makes task t of instance i, whose inputs are all ready and
+// whose issue is known, ready now or when its issue ends.
+func (x *Executor) hostIssued(i, t int) {
+	in := &x.inst[i]
+	if d := in.Issued[t] - x.eng.Now(); d > 0 {
+		x.eng.After(d, x.hh, pack(i, t))
+		return
+	}
+	in.remaining[t] = 0
+	x.ready(i, t)
 }
 
 // Instances is the number of played ranks.
@@ -166,6 +250,11 @@ func (x *Executor) Run() error {
 			if in.remaining[t] == 0 && in.prog.Tasks[t].Kind != KindRecv {
 				x.ready(i, t)
 			}
+		}
+	}
+	for i := range x.inst {
+		if x.inst[i].prog.Hosted {
+			x.hostAdvance(i)
 		}
 	}
 	x.eng.Run()
@@ -249,9 +338,16 @@ func (x *Executor) complete1(i, t int) {
 	p := in.prog
 	for _, s := range p.Succ(t) {
 		in.remaining[s]--
-		if in.remaining[s] == 0 {
+		switch {
+		case in.remaining[s] == 0:
 			x.ready(i, int(s))
+		case in.remaining[s] == 1 && in.Issued != nil && in.Issued[s] >= 0:
+			x.hostIssued(i, int(s)) // inputs ready; issued or being issued
 		}
+	}
+	if int(in.hostWait) == t {
+		in.hostWait = -1
+		x.hostAdvance(i)
 	}
 }
 

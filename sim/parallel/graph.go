@@ -27,11 +27,15 @@ const (
 	StreamPPRecvGrd // gradients arriving from the next model chunk
 	StreamD2H       // copies to host memory (offloading), copy engine
 	StreamH2D       // copies back from host memory (reloads), copy engine
+	// StreamHost is the rank's host thread (StepConfig.Host). No task of a
+	// program is on it: the executor plays each task's issue (Task.Issue)
+	// there, and the timeline shows it as its own track.
+	StreamHost
 	NumStreams
 )
 
 // StreamNames are the timeline's stream names, indexed by Stream.
-var StreamNames = []string{"compute", "tp", "cp", "ep", "dp", "pp_send", "pp_recv_act", "pp_recv_grad", "host_d2h", "host_h2d"}
+var StreamNames = []string{"compute", "tp", "cp", "ep", "dp", "pp_send", "pp_recv_act", "pp_recv_grad", "host_d2h", "host_h2d", "host"}
 
 func (s Stream) String() string { return StreamNames[s] }
 
@@ -59,12 +63,15 @@ const (
 	// copy engine (activation offloading and its reload, optimizer-state
 	// offloading): neither compute nor communication, it holds no SMs.
 	KindHostCopy
+	// KindHostIssue is the host thread's time issuing a task (Task.Issue):
+	// a kind of the timeline's host track, never of a program's task.
+	KindHostIssue
 	NumKinds
 )
 
 // KindNames are the timeline's kind names, indexed by Kind.
 var KindNames = []string{"forward", "backward", "wgrad", "recompute", "optimizer", "host_sync",
-	"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send", "recv", "host_copy"}
+	"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send", "recv", "host_copy", "host_issue"}
 
 func (k Kind) String() string { return KindNames[k] }
 
@@ -105,6 +112,16 @@ type Task struct {
 	Bytes  float64 // compute: HBM bytes; communication: message size (nccl-tests convention)
 	Peer   int32   // send/recv: the peer's pipeline stage
 	Match  int32   // send: index of the matching recv in the peer stage's program; recv: of the send
+	// Issue is the host time to issue the task (StepConfig.Host): its
+	// kernels' launches and the framework's dispatch, or one library
+	// call. The rank's host thread issues the tasks one after another in
+	// program order (receives excepted: the matching send starts them), and
+	// a task starts no earlier than its issue ends.
+	Issue engine.Time
+	// hostAfter is 1 + the task whose end the host waits for before it
+	// issues this task (a device-to-host synchronisation, the step
+	// boundary); 0 when it waits for none.
+	hostAfter int32
 	// CopyEngine marks a communication task whose data the GPU's copy
 	// engines move (PyTorch AsyncTP's symmetric-memory p2p copies,
 	// cudaMemcpyAsync): it holds no SMs, so it does not slow compute
@@ -117,14 +134,21 @@ type Task struct {
 // same program; cross-rank coupling (collectives, send/recv) is resolved by
 // the executor.
 type Program struct {
-	Stage  int
-	Tasks  []Task
+	Stage int
+	Tasks []Task
+	// Hosted says the tasks wait for their issue by the rank's host
+	// thread (StepConfig.Host.On).
+	Hosted bool
 	depOff []int32 // CSR: dependencies of task i are deps[depOff[i]:depOff[i+1]]
 	deps   []int32
 	succOf []int32 // CSR: successors, built by finish
 	succ   []int32
 	ndeps  []int32
 }
+
+// HostAfter returns the task whose end the host thread waits for before
+// issuing task i, or -1.
+func (p *Program) HostAfter(i int) int { return int(p.Tasks[i].hostAfter) - 1 }
 
 // Deps returns task i's dependencies (indices into Tasks).
 func (p *Program) Deps(i int) []int32 { return p.deps[p.depOff[i]:p.depOff[i+1]] }
@@ -259,6 +283,29 @@ type StepConfig struct {
 	// 16,384 tasks and between stages); a non-nil error, such as a
 	// cancelled context's, stops Build, which returns it.
 	Interrupt func() error
+	// Host is the rank's host thread; the zero value issues everything at
+	// once (no host model).
+	Host HostModel
+}
+
+// HostModel is the rank's host thread: one CPU thread issues the rank's
+// tasks in program order, each costing host time (Task.Issue), and a task
+// cannot start on the GPU before its issue ends. The thread runs ahead of
+// the GPU as far as it likes, except where it waits for the GPU: after a
+// host synchronisation (KindHostSync: it reads what the kernels before
+// the sync computed) and at the step boundary (after the optimizer step:
+// the frameworks read the loss, the gradient norm or the overflow flag
+// back to the host). Small kernels, many-op layers and short micro-batches
+// become host-bound. Costs come from the dispatch class of the framework
+// (sim/hardware data/host.yaml).
+type HostModel struct {
+	On bool
+	// KernelFwd is the host time per kernel of a forward, recomputed
+	// forward or optimizer task; KernelBwd per kernel of a backward or
+	// weight-gradient task.
+	KernelFwd, KernelBwd engine.Time
+	// Call is the host time of one collective, pipeline send or host copy.
+	Call engine.Time
 }
 
 func (c *StepConfig) interrupted() error {
@@ -377,6 +424,7 @@ func linkP2P(progs []*Program) error {
 type blockCost struct {
 	dur          engine.Time
 	flops, bytes float64
+	kernels      float64 // GPU kernels launched (one per priced op; fractional when a block is split)
 }
 
 // blockCache prices each (layer kind, pass, block) once: every dense layer is
@@ -498,12 +546,13 @@ func (c *blockCache) block(layer, pass int, blocks ...workload.Block) blockCost 
 		total.dur += bc.dur
 		total.flops += bc.flops
 		total.bytes += bc.bytes
+		total.kernels += bc.kernels
 	}
 	return total
 }
 
 func (c *blockCache) price(ops []workload.Op) blockCost {
-	bc := blockCost{dur: c.pr.OpsTime(ops)}
+	bc := blockCost{dur: c.pr.OpsTime(ops), kernels: float64(len(ops))}
 	for _, op := range ops {
 		bc.flops += op.FLOPs
 		bc.bytes += op.BytesRead + op.BytesWritten

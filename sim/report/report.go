@@ -90,6 +90,7 @@ func Summary(s *scenario.Plan, r *simulation.Result) output.SummaryRow {
 	row.ModelFLOPsPerStep, row.HardwareFLOPsPerStep = r.ModelFLOPsPerStep, r.HardwareFLOPsPerStep
 	row.MFU, row.HFU, row.TFLOPsPerGPU = r.MFU, r.HFU, r.TFLOPsPerGPU
 	row.BubbleFraction, row.ComputeS, row.HostSyncS = r.BubbleFraction, r.ComputeS, r.HostSyncS
+	row.HostBoundS, row.HostIssueS = r.HostBoundS, r.HostIssueS
 	row.ExposedTPS, row.ExposedCPS, row.ExposedEPS, row.ExposedDPS, row.ExposedPPS =
 		r.ExposedCommS[0], r.ExposedCommS[1], r.ExposedCommS[2], r.ExposedCommS[3], r.ExposedCommS[4]
 	row.PeakMemBytes, row.MinPeakMemBytes, row.MemCapacityBytes, row.Fits = r.PeakMemBytes, r.MinPeakMemBytes, r.MemCapacityBytes, r.Fits

@@ -271,6 +271,8 @@ var Knobs = []*Knob{
 	{Path: "training.attention_unpad", Column: "attention_unpad", Default: "false"},
 	{Path: "training.attention_repeat_kv", Column: "attention_repeat_kv", Default: "false"},
 	{Path: "training.cuda_graphs", Column: "cuda_graphs", Value: func(s *Plan) any { return cmp.Or(s.Training.CUDAGraphs, "none") }, Default: "none", Choices: fixed("none", "full")},
+	{Path: "training.host_dispatch", Column: "host_dispatch", Value: func(s *Plan) any { return s.HostDispatchClass() }, Default: "auto",
+		Choices: func() []string { return append([]string{"auto"}, hardware.HostDispatchNames()...) }},
 
 	{Path: "cluster.gpu", Column: "gpu", Default: "required", Choices: hardware.GPUNames, Accepts: IsGPUFile},
 	{Path: "cluster.nodes", Column: "nodes", Default: "required"},

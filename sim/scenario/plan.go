@@ -288,6 +288,7 @@ func (s *Plan) StepConfig(l *parallel.Layout) *parallel.StepConfig {
 		UnpadHostSync: s.UnpadHostSync(),
 		HostH2D:       float64(hc.H2D), HostD2H: float64(hc.D2H),
 		OffloadOptimizer: s.Training.OffloadOptimizer,
+		Host:             s.HostModel(),
 	}
 }
 

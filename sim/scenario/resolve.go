@@ -335,6 +335,14 @@ func (s *Plan) resolveTraining(set fieldSet) error {
 	if t.CUDAGraphs == "none" {
 		t.CUDAGraphs = "" // canonical: none is the default
 	}
+	if t.HostDispatch != "" {
+		if err := checkChoice("training.host_dispatch", t.HostDispatch); err != nil {
+			return err
+		}
+	}
+	if t.HostDispatch == "auto" {
+		t.HostDispatch = "" // canonical: auto is the default
+	}
 	// The default is not written back, so that a sweep over
 	// training.precision stays valid.
 	s.r.fp8 = workload.FP8Tensorwise

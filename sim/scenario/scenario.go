@@ -173,6 +173,12 @@ type TrainingConfig struct {
 	// graph scopes leave the dynamic-shape MoE dispatch outside the graphs
 	// and are written as none. The canonical form leaves none unset.
 	CUDAGraphs string `yaml:"cuda_graphs" json:"cuda_graphs,omitempty"`
+	// HostDispatch is the dispatch class of the rank's host thread
+	// (sim/hardware data/host.yaml): eager (kernels issued from eager
+	// Python), graphs (the step replays without the host) or auto
+	// (default: graphs with cuda_graphs full, else eager). The canonical
+	// form leaves auto unset.
+	HostDispatch string `yaml:"host_dispatch" json:"host_dispatch,omitempty"`
 }
 
 // ClusterConfig is the cluster block.

@@ -63,7 +63,7 @@ func TestOptimizerStateDtype(t *testing.T) {
 }
 
 // TestBF16LayersFields: training.bf16_layers_at_start/_at_end slow an FP8
-// step (two of 32 layers lose the FP8 rate), keep run ids at 0, and are
+// step's compute (two of 32 layers lose the FP8 rate), keep run ids at 0, and are
 // checked: FP8 only, within the layers.
 func TestBF16LayersFields(t *testing.T) {
 	fp8 := []string{"training.precision", "fp8", "parallel.tp", "1", "training.global_batch", "16"}
@@ -72,8 +72,10 @@ func TestBF16LayersFields(t *testing.T) {
 	if base.RunID != zero.RunID || base.RunID == ends.RunID {
 		t.Errorf("run ids: default %s, 0 %s, 1/1 %s", base.RunID, zero.RunID, ends.RunID)
 	}
-	if !(ends.StepTimeS > base.StepTimeS) {
-		t.Errorf("step %v s with BF16 ends, %v s all FP8", ends.StepTimeS, base.StepTimeS)
+	// The GPU's work grows; the step need not: the BF16 layers issue fewer
+	// kernels (no casts), which shortens the host's lead at the step start.
+	if !(ends.ComputeS > base.ComputeS) {
+		t.Errorf("compute %v s with BF16 ends, %v s all FP8", ends.ComputeS, base.ComputeS)
 	}
 	checkParseErrors(t, nil, []parseErrorCase{
 		{[]string{"training.bf16_layers_at_start", "1"}, "training.bf16_layers_at_start: needs training.precision: fp8, got bf16"},

@@ -39,6 +39,13 @@ type Result struct {
 	// stream idles in host synchronisations (parallel.KindHostSync: the
 	// dropless MoE dispatch's, StepConfig.MoEHostSync).
 	HostSyncS float64
+	// HostBoundS is the mean over ranks of the time per step the compute
+	// stream waits for the host thread to issue its next kernels
+	// (parallel.HostModel): every other input of the task was ready.
+	HostBoundS float64
+	// HostIssueS is the mean over ranks of the host thread's busy time per
+	// step, issuing kernels and library calls.
+	HostIssueS float64
 	// ExposedCommS is, per kind in ExposedKinds, the mean over ranks of the
 	// time per step that kind's communication is in flight while the compute
 	// stream is idle.
@@ -383,7 +390,7 @@ func summarise(ctx context.Context, s *scenario.Plan, res *Result, dev workload.
 	steps := float64(s.Sim.Steps)
 	var end engine.Time
 	n := x.Instances()
-	var busyMax, bubble, host engine.Time
+	var busyMax, bubble, host, hostBound, hostIssue engine.Time
 	var exposed [5]engine.Time
 	for i := 0; i < n; i++ {
 		if i&63 == 63 {
@@ -392,7 +399,9 @@ func summarise(ctx context.Context, s *scenario.Plan, res *Result, dev workload.
 			}
 		}
 		_, _, prog, start, stop := x.Instance(i)
-		a := analyseInstance(prog, start, stop)
+		a := analyseInstance(prog, start, stop, x.Issued(i))
+		hostBound += a.hostBound
+		hostIssue += a.hostIssue
 		end = max(end, a.end)
 		busyMax = max(busyMax, a.compute)
 		for k := range exposed {
@@ -407,6 +416,8 @@ func summarise(ctx context.Context, s *scenario.Plan, res *Result, dev workload.
 	res.StepTimeS = total / steps
 	res.ComputeS = busyMax.Seconds() / steps
 	res.HostSyncS = float64(host) / float64(n) / 1e9 / steps
+	res.HostBoundS = float64(hostBound) / float64(n) / 1e9 / steps
+	res.HostIssueS = float64(hostIssue) / float64(n) / 1e9 / steps
 	for k := range exposed {
 		res.ExposedCommS[k] = float64(exposed[k]) / float64(n) / 1e9 / steps
 	}
@@ -450,16 +461,22 @@ type instanceStats struct {
 	end     engine.Time
 	compute engine.Time
 	host    engine.Time // host-synchronisation stalls (KindHostSync)
-	exposed [5]engine.Time
-	idle    engine.Time
+	// hostBound is the compute stream's wait for the host thread's issue
+	// after every other input was ready; hostIssue the thread's busy time.
+	hostBound, hostIssue engine.Time
+	exposed              [5]engine.Time
+	idle                 engine.Time
 }
 
 var kindIndex = map[parallel.GroupKind]int{parallel.GroupTP: 0, parallel.GroupCP: 1, parallel.GroupEP: 2,
 	parallel.GroupDP: 3, parallel.GroupEDP: 3, parallel.GroupPP: 4, parallel.GroupETP: 0}
 
 // analyseInstance measures a rank's compute time, the communication exposed
-// per kind (in flight while compute is idle) and idle time (neither).
-func analyseInstance(p *parallel.Program, start, end []engine.Time) instanceStats {
+// per kind (in flight while compute is idle), idle time (neither) and,
+// with a host thread (issued not nil), the time the compute stream waited
+// for it. A wait for the host holds the compute stream like a host stall:
+// it is neither bubble nor exposed communication.
+func analyseInstance(p *parallel.Program, start, end, issued []engine.Time) instanceStats {
 	var st instanceStats
 	type iv struct{ a, b engine.Time }
 	var comp []iv
@@ -470,6 +487,19 @@ func analyseInstance(p *parallel.Program, start, end []engine.Time) instanceStat
 			// a copy nobody waits for (the states' offload after the
 			// optimizer step) runs under the next step's forward
 			st.end = max(st.end, end[i])
+		}
+		if issued != nil && t.Kind != parallel.KindRecv {
+			st.hostIssue += t.Issue
+			if t.Stream == parallel.StreamCompute {
+				var ready engine.Time
+				for _, d := range p.Deps(i) {
+					ready = max(ready, end[d])
+				}
+				if issued[i] > ready {
+					comp = append(comp, iv{ready, issued[i]})
+					st.hostBound += issued[i] - ready
+				}
+			}
 		}
 		if end[i] <= start[i] {
 			continue
@@ -595,9 +625,16 @@ func (r *Result) Tasks(ranks []int, fn func(TaskRecord)) {
 			continue
 		}
 		_, _, prog, start, end := x.Instance(i)
+		issued := x.Issued(i)
 		node := r.Cluster.NodeOf(rank)
 		for t := range prog.Tasks {
 			task := &prog.Tasks[t]
+			if issued != nil && issued[t] >= 0 && task.Issue > 0 {
+				// the host track: the thread issuing this task
+				fn(TaskRecord{Step: int(task.Step), Rank: rank, Node: node, Stream: parallel.StreamHost.String(),
+					Kind: parallel.KindHostIssue.String(), Name: task.Name, Layer: int(task.Layer),
+					Microbatch: int(task.Micro), Chunk: int(task.Chunk), StartNs: int64(issued[t] - task.Issue), EndNs: int64(issued[t])})
+			}
 			group := ""
 			if task.Kind.IsComm() {
 				group = task.Group.String()
@@ -614,15 +651,30 @@ func (r *Result) Tasks(ranks []int, fn func(TaskRecord)) {
 // one stream never overlap, every task starts after its dependencies end and
 // ends no earlier than it starts, sends and receives pair up with equal
 // bytes and times, and the step is no shorter than the compute critical path.
+// With a host thread, it issues the tasks one at a time in program order,
+// after the GPU tasks it waits for, and no task starts before its issue.
 func (r *Result) Check() error {
 	x := r.exec
 	for i := 0; i < x.Instances(); i++ {
 		rank, _, prog, start, end := x.Instance(i)
+		issued := x.Issued(i)
 		var lastEnd [parallel.NumStreams]engine.Time
 		for t := range prog.Tasks {
 			task := &prog.Tasks[t]
 			if start[t] < 0 || end[t] < start[t] {
 				return fmt.Errorf("rank %d task %d (%s): bad times %d..%d", rank, t, task.Name, start[t], end[t])
+			}
+			if issued != nil && task.Kind != parallel.KindRecv {
+				begin := issued[t] - task.Issue
+				switch w := prog.HostAfter(t); {
+				case issued[t] < 0 || start[t] < issued[t]:
+					return fmt.Errorf("rank %d task %d (%s) starts at %d before its issue ends at %d", rank, t, task.Name, start[t], issued[t])
+				case begin < lastEnd[parallel.StreamHost]:
+					return fmt.Errorf("rank %d host: issue of %s starts at %d before the previous issue ends at %d", rank, task.Name, begin, lastEnd[parallel.StreamHost])
+				case w >= 0 && begin < end[w]:
+					return fmt.Errorf("rank %d host: issue of %s starts at %d before %s, which the host waits for, ends at %d", rank, task.Name, begin, prog.Tasks[w].Name, end[w])
+				}
+				lastEnd[parallel.StreamHost] = issued[t]
 			}
 			for _, d := range prog.Deps(t) {
 				if end[d] > start[t] {

@@ -1,0 +1,174 @@
+package parallel
+
+import (
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/pipeline"
+	"github.com/simtrain/simtrain/sim/workload"
+)
+
+// hostConfig is one rank (no parallelism) training a dense model of
+// `layers` layers for one step of one micro-batch.
+func hostConfig(t *testing.T, layers int, host HostModel) *StepConfig {
+	t.Helper()
+	l, err := NewLayout(1, 1, 1, 1, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, err := Partition(layers, 1, 1, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &StepConfig{Layout: l, Model: testModel(t, layers),
+		Shape:    workload.Shape{MicroBatch: 1, Seq: 128, Dtype: workload.BF16, TP: 1, CP: 1, EP: 1, FlashAttention: true},
+		Schedule: pipeline.OneFOneB, Virtual: 1, Microbatches: 1, Chunks: chunks, Optimizer: "adamw",
+		ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32,
+		Overlap: Overlap{GradReduce: true, ParamGather: true, P2P: true}, Steps: 1,
+		LayerParams: func(int) (float64, float64) { return 1e6, 0 }, Host: host,
+	}
+}
+
+// runHost plays cfg on one rank and returns the step's end and the
+// executor.
+func runHost(t *testing.T, cfg *StepConfig, pr Pricer) (engine.Time, *Executor) {
+	t.Helper()
+	progs, err := Build(cfg, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := NewSymmetric(engine.New(), cfg.Layout, progs)
+	if err := x.Run(); err != nil {
+		t.Fatal(err)
+	}
+	_, _, prog, start, end := x.Instance(0)
+	issued := x.Issued(0)
+	var last engine.Time
+	hostFree := engine.Time(0)
+	for i := range prog.Tasks {
+		last = max(last, end[i])
+		if cfg.Host.On && prog.Tasks[i].Kind != KindRecv {
+			// the host issues in program order, one task at a time, and
+			// no task starts before its issue ends
+			if begin := issued[i] - prog.Tasks[i].Issue; begin < hostFree || start[i] < issued[i] {
+				t.Fatalf("task %d (%s): issue %v..%v after the host was free at %v, start %v", i, prog.Tasks[i].Name, begin, issued[i], hostFree, start[i])
+			}
+			hostFree = issued[i]
+		}
+	}
+	return last, x
+}
+
+// TestHostBoundChain: every block takes 1 ns on the GPU and every kernel
+// 1 ms of host time, so the GPU always waits for the host: the step ends
+// when the host has issued every kernel, one millisecond per kernel of the
+// workload's op lists (embedding, the layers and the output layer, forward
+// and backward, and the optimizer's one), plus the last task's 1 ns.
+func TestHostBoundChain(t *testing.T) {
+	const layers = 2
+	host := HostModel{On: true, KernelFwd: engine.Millisecond, KernelBwd: engine.Millisecond}
+	cfg := hostConfig(t, layers, host)
+	end, x := runHost(t, cfg, unitPricer{unit: engine.Nanosecond})
+	m, s := cfg.Model, cfg.Shape
+	kernels := 1 // the optimizer step
+	for _, p := range []workload.Pass{workload.Forward, workload.Backward} {
+		kernels += len(m.EmbeddingOps(s, p)) + len(m.HeadOps(s, p))
+		for l := 0; l < layers; l++ {
+			kernels += len(m.LayerOps(l, s, p))
+		}
+	}
+	_, _, prog, _, _ := x.Instance(0)
+	lastDur := prog.Tasks[len(prog.Tasks)-1].Dur
+	if want := engine.Time(kernels)*engine.Millisecond + lastDur; end != want {
+		t.Errorf("host-bound step ends at %v, want %d kernels × 1 ms + %v = %v", end, kernels, lastDur, want)
+	}
+	off, _ := runHost(t, hostConfig(t, layers, HostModel{}), unitPricer{unit: engine.Nanosecond})
+	if off >= engine.Microsecond {
+		t.Errorf("without a host thread the step takes %v, want the GPU's few ns", off)
+	}
+}
+
+// TestHostHiddenByBigKernels: every block takes 1 s on the GPU and every
+// kernel 10 µs of host time. The host runs ahead of the GPU from the first
+// block on, so the step is the host-free step plus only what the GPU
+// waited at the start: the issue of every task up to the first one with
+// GPU time (the embedding's forward takes none here).
+func TestHostHiddenByBigKernels(t *testing.T) {
+	host := HostModel{On: true, KernelFwd: 10 * engine.Microsecond, KernelBwd: 10 * engine.Microsecond, Call: 10 * engine.Microsecond}
+	pr := unitPricer{unit: engine.Second}
+	off, _ := runHost(t, hostConfig(t, 2, HostModel{}), pr)
+	on, x := runHost(t, hostConfig(t, 2, host), pr)
+	_, _, prog, _, _ := x.Instance(0)
+	var head engine.Time
+	for _, task := range prog.Tasks {
+		head += task.Issue
+		if task.Dur > 0 {
+			break
+		}
+	}
+	if head <= 0 || head > engine.Millisecond {
+		t.Fatalf("issue before the first block %v, want a few kernels' 10 µs", head)
+	}
+	if on != off+head {
+		t.Errorf("step with host %v, want %v + %v (the issue before the first block)", on, off, head)
+	}
+}
+
+// TestHostWaitsAtSync: after a dropless MoE dispatch's host sync the host
+// issues nothing until the router's kernels have finished, so the
+// dispatch starts no earlier than the router's end plus its own issue.
+// With 1 ms blocks and 0.4 ms of host time per call the stall (0.25 ms)
+// is shorter than the dispatch's issue: the GPU waits for the host, not
+// the stall.
+func TestHostWaitsAtSync(t *testing.T) {
+	cfg := moeConfig(t, false)
+	cfg.MoEHostSync = engine.Millisecond / 4
+	cfg.Host = HostModel{On: true, Call: 400 * engine.Microsecond}
+	_, x := runHost(t, cfg, blockPricer{a2a: engine.Millisecond / 2})
+	_, _, prog, start, end := x.Instance(0)
+	issued := x.Issued(0)
+	checked := 0
+	for i, task := range prog.Tasks {
+		if task.Kind != KindHostSync {
+			continue
+		}
+		router := -1
+		for _, d := range prog.Deps(i) {
+			if prog.Tasks[d].Name == "router_fwd" {
+				router = int(d)
+			}
+		}
+		next := i + 1
+		if router < 0 || prog.HostAfter(next) != router {
+			t.Fatalf("layer %d: the task after the sync waits for task %d, want the router %d", task.Layer, prog.HostAfter(next), router)
+		}
+		if prog.Tasks[next].Name != "ep_dispatch" {
+			t.Fatalf("task after the sync is %s, want ep_dispatch", prog.Tasks[next].Name)
+		}
+		if want := end[router] + cfg.Host.Call; issued[next] != want || start[next] != want {
+			t.Errorf("layer %d: dispatch issued at %v, starts at %v, want both at the router's end %v + 0.4 ms", task.Layer, issued[next], start[next], end[router])
+		}
+		checked++
+	}
+	if checked != 2 {
+		t.Errorf("%d host syncs checked, want 2", checked)
+	}
+}
+
+// BenchmarkExecutorHost plays BenchmarkExecutor's step with a host thread
+// issuing every task at 5 µs: the host runs ahead of the 1 ms blocks, so
+// after the step's first tasks no task waits for its issue.
+func BenchmarkExecutorHost(b *testing.B) {
+	l, progs := stepPrograms(b, 2, 2, 4, 32, pipeline.OneFOneB, commPricer{unit: engine.Millisecond, comm: 300 * engine.Microsecond})
+	for _, p := range progs {
+		p.Hosted = true
+		for i := range p.Tasks {
+			if p.Tasks[i].Kind != KindRecv {
+				p.Tasks[i].Issue = 5 * engine.Microsecond
+			}
+		}
+	}
+	for b.Loop() {
+		playStep(b, l, progs, Interference{}, nil)
+	}
+}
