@@ -627,13 +627,26 @@ func (r *Result) Tasks(ranks []int, fn func(TaskRecord)) {
 		_, _, prog, start, end := x.Instance(i)
 		issued := x.Issued(i)
 		node := r.Cluster.NodeOf(rank)
+		// The host track: one row per run of back-to-back issues of one
+		// layer's pass (same step, layer, micro-batch and chunk), named
+		// after its first task, so that the track adds a row per layer
+		// pass rather than per task.
+		var span TaskRecord
 		for t := range prog.Tasks {
 			task := &prog.Tasks[t]
 			if issued != nil && issued[t] >= 0 && task.Issue > 0 {
-				// the host track: the thread issuing this task
-				fn(TaskRecord{Step: int(task.Step), Rank: rank, Node: node, Stream: parallel.StreamHost.String(),
-					Kind: parallel.KindHostIssue.String(), Name: task.Name, Layer: int(task.Layer),
-					Microbatch: int(task.Micro), Chunk: int(task.Chunk), StartNs: int64(issued[t] - task.Issue), EndNs: int64(issued[t])})
+				begin, end := int64(issued[t]-task.Issue), int64(issued[t])
+				if span.EndNs == begin && span.Step == int(task.Step) && span.Layer == int(task.Layer) &&
+					span.Microbatch == int(task.Micro) && span.Chunk == int(task.Chunk) && span.Stream != "" {
+					span.EndNs = end
+				} else {
+					if span.Stream != "" {
+						fn(span)
+					}
+					span = TaskRecord{Step: int(task.Step), Rank: rank, Node: node, Stream: parallel.StreamHost.String(),
+						Kind: parallel.KindHostIssue.String(), Name: task.Name, Layer: int(task.Layer),
+						Microbatch: int(task.Micro), Chunk: int(task.Chunk), StartNs: begin, EndNs: end}
+				}
 			}
 			group := ""
 			if task.Kind.IsComm() {
@@ -643,6 +656,9 @@ func (r *Result) Tasks(ranks []int, fn func(TaskRecord)) {
 				Kind: task.Kind.String(), Name: task.Name, Group: group, Layer: int(task.Layer),
 				Microbatch: int(task.Micro), Chunk: int(task.Chunk), StartNs: int64(start[t]), EndNs: int64(end[t]),
 				FLOPs: task.FLOPs, Bytes: task.Bytes})
+		}
+		if span.Stream != "" {
+			fn(span)
 		}
 	}
 }
