@@ -33,6 +33,18 @@ func (blockPricer) SendTime(int, int, units.Bytes) engine.Time { return 0 }
 // returns the last task end and the program.
 func stepEnd(t *testing.T, cfg *StepConfig, pr Pricer) (engine.Time, *Program) {
 	t.Helper()
+	_, _, prog, _, stop := playSymmetric(t, cfg, pr).Instance(0)
+	var end engine.Time
+	for _, e := range stop {
+		end = max(end, e)
+	}
+	return end, prog
+}
+
+// playSymmetric builds cfg with pr and plays it with one representative
+// rank per pipeline stage.
+func playSymmetric(t *testing.T, cfg *StepConfig, pr Pricer) *Executor {
+	t.Helper()
 	progs, err := Build(cfg, pr)
 	if err != nil {
 		t.Fatal(err)
@@ -41,12 +53,7 @@ func stepEnd(t *testing.T, cfg *StepConfig, pr Pricer) (engine.Time, *Program) {
 	if err := x.Run(); err != nil {
 		t.Fatal(err)
 	}
-	_, _, prog, _, stop := x.Instance(0)
-	var end engine.Time
-	for _, e := range stop {
-		end = max(end, e)
-	}
-	return end, prog
+	return x
 }
 
 func moeConfig(t *testing.T, overlapEP bool) *StepConfig {

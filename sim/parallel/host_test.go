@@ -33,14 +33,7 @@ func hostConfig(t *testing.T, layers int, host HostModel) *StepConfig {
 // executor.
 func runHost(t *testing.T, cfg *StepConfig, pr Pricer) (engine.Time, *Executor) {
 	t.Helper()
-	progs, err := Build(cfg, pr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x := NewSymmetric(engine.New(), cfg.Layout, progs)
-	if err := x.Run(); err != nil {
-		t.Fatal(err)
-	}
+	x := playSymmetric(t, cfg, pr)
 	_, _, prog, start, end := x.Instance(0)
 	issued := x.Issued(0)
 	var last engine.Time
