@@ -514,6 +514,7 @@ func newEstimateMemoryCmd(format *string) *cobra.Command {
 		sf     stateFlags
 		model  string
 		params float64
+		sets   []string
 	)
 	cmd := &cobra.Command{
 		Use:   "memory (SCENARIO.yaml | --model PRESET | --params N)",
@@ -543,7 +544,14 @@ parameter counts.`,
 				if model != "" || cmd.Flags().Changed("params") {
 					return usageErrorf("estimate memory: give a SCENARIO.yaml or --model/--params, not both")
 				}
-				return scenarioMemory(cmd.OutOrStdout(), *format, args[0])
+				overrides, err := parseSets(sets)
+				if err != nil {
+					return err
+				}
+				return scenarioMemory(cmd.OutOrStdout(), *format, args[0], overrides)
+			}
+			if len(sets) > 0 {
+				return usageErrorf("--set: applies to a SCENARIO.yaml; with --model/--params use their own flags")
 			}
 			e := memoryEstimate{Note: "model states only; activations depend on the layout (simtrain run reports them per rank)"}
 			switch {
@@ -582,6 +590,7 @@ parameter counts.`,
 	sf.add(cmd)
 	cmd.Flags().StringVar(&model, "model", "", "model preset: "+strings.Join(workload.PresetNames(), ", "))
 	cmd.Flags().Float64Var(&params, "params", 0, "parameter count (e.g. 6.7e9)")
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "with a SCENARIO.yaml: "+setHelp)
 	return cmd
 }
 
@@ -631,8 +640,8 @@ func (m scenarioMemoryEstimate) table() ([][2]string, []string) {
 
 // scenarioMemory prints the accounting model's per-rank memory for a
 // scenario's layout (every rank of a pipeline stage holds the same).
-func scenarioMemory(w io.Writer, format, path string) error {
-	s, err := scenario.Load(path)
+func scenarioMemory(w io.Writer, format, path string, overrides []scenario.Override) error {
+	s, err := scenario.Load(path, overrides...)
 	if err != nil {
 		return usageErrorf("%v", err)
 	}

@@ -24,6 +24,7 @@ type goodputOptions struct {
 	format, out  string
 	fidelity     string
 	budget       budgetFlags
+	sets         []string
 }
 
 func newGoodputCmd() *cobra.Command {
@@ -68,6 +69,7 @@ a published window (Llama 3's 54 days: 419 unexpected, 47 planned).`,
 	f.StringVar(&o.out, "out", "results", "output directory; writes OUT/<scenario>/goodput.arrow")
 	f.StringVar(&o.fidelity, "fidelity", "", "override sim.fidelity of the step simulation: analytic or flow")
 	o.budget.add(cmd)
+	addSetFlag(cmd, &o.sets)
 	return cmd
 }
 
@@ -100,7 +102,11 @@ func runGoodput(cmd *cobra.Command, path string, o goodputOptions) error {
 	if err := o.budget.check(); err != nil {
 		return err
 	}
-	s, err := scenario.Load(path, fidelityOverride(fid)...)
+	overrides, err := parseSets(o.sets)
+	if err != nil {
+		return err
+	}
+	s, err := scenario.Load(path, append(overrides, fidelityOverride(fid)...)...)
 	if err != nil {
 		return inputError(err)
 	}

@@ -29,6 +29,8 @@ type runOptions struct {
 
 	tlRanks, trRanks rankSet // parsed --timeline-ranks, --trace-ranks
 	budget           budgetFlags
+	sets             []string
+	overrides        []scenario.Override // parsed --set, then --fidelity
 }
 
 func newRunCmd() *cobra.Command {
@@ -85,6 +87,10 @@ input (a flag, a file, a field; also work above --max-tasks or --max-memory),
 			if err := o.budget.check(); err != nil {
 				return err
 			}
+			if o.overrides, err = parseSets(o.sets); err != nil {
+				return err
+			}
+			o.overrides = append(o.overrides, fidelityOverride(fid)...)
 			// Each failed file: a JSON error object on stdout with --format
 			// json, and one line on stderr (for a single file, the
 			// command's own error). The exit status is the worst file's.
@@ -132,13 +138,14 @@ input (a flag, a file, a field; also work above --max-tasks or --max-memory),
 	f.BoolVar(&o.report, "report", false, "also write report.html: summary, Gantt chart, memory and link charts in one offline page")
 	f.BoolVar(&o.allRanks, "all-ranks", false, "play every rank at analytic fidelity too (default: one representative rank per pipeline stage, identical results)")
 	o.budget.add(cmd)
+	addSetFlag(cmd, &o.sets)
 	return cmd
 }
 
 // runOne simulates one scenario file and writes its directory. Errors name
 // the file; an invalid file or flag is bad input (exit status 2).
 func runOne(cmd *cobra.Command, path string, o runOptions, fid *network.Fidelity) error {
-	s, err := scenario.Load(path, fidelityOverride(fid)...)
+	s, err := scenario.Load(path, o.overrides...)
 	if err != nil {
 		return inputError(err) // scenario.Load names the file
 	}

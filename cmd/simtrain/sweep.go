@@ -30,6 +30,7 @@ type sweepOptions struct {
 	dryRun     bool
 	printPoint int
 	budget     budgetFlags
+	sets       []string
 }
 
 func newSweepCmd() *cobra.Command {
@@ -81,6 +82,7 @@ Indexed Job pod per shard; docs/scale-out.md). simtrain merge joins them.`,
 	f.BoolVar(&o.dryRun, "dry-run", false, "list the points (number, run id, values, validity) without simulating")
 	f.IntVar(&o.printPoint, "print-point", -1, "print point N as a scenario file and exit")
 	o.budget.add(cmd)
+	cmd.Flags().StringArrayVar(&o.sets, "set", nil, "override a field of the base scenario: dotted.field=value (repeatable; changes every point; not a field the sweep varies)")
 	return cmd
 }
 
@@ -135,7 +137,11 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 	if err := o.budget.check(); err != nil {
 		return err
 	}
-	lo := sweep.Options{Fidelity: fid, Budget: o.budget.budget(), Context: cmd.Context()}
+	overrides, err := parseSets(o.sets)
+	if err != nil {
+		return err
+	}
+	lo := sweep.Options{Fidelity: fid, Budget: o.budget.budget(), Context: cmd.Context(), Overrides: overrides}
 	sw, err := sweep.Load(path, lo)
 	if err != nil {
 		if cmd.Context().Err() != nil {

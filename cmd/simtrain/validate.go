@@ -28,6 +28,7 @@ type validateOptions struct {
 	maxMemMAPE float64
 	workers    int
 	budget     budgetFlags
+	sets       []string
 }
 
 // defaultValidationDir is what `simtrain validate` checks without arguments.
@@ -102,6 +103,7 @@ the peak-memory MAPE exceeds --max-memory-mape.`,
 	f.Float64Var(&o.maxMemMAPE, "max-memory-mape", 0, "fail when the peak-memory MAPE of the runs that publish one (expect.peak_memory_gib) exceeds this many percent (0 = no limit)")
 	f.IntVar(&o.workers, "workers", 0, "scenarios simulated at once (0 = one per CPU); results do not depend on it")
 	o.budget.add(cmd)
+	addSetFlag(cmd, &o.sets)
 	return cmd
 }
 
@@ -143,7 +145,11 @@ func runValidate(cmd *cobra.Command, paths []string, o validateOptions, fid *net
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	results := validation.Run(ctx, paths, o.workers, o.budget.budget(), fidelityOverride(fid)...)
+	overrides, err := parseSets(o.sets)
+	if err != nil {
+		return err
+	}
+	results := validation.Run(ctx, paths, o.workers, o.budget.budget(), append(overrides, fidelityOverride(fid)...)...)
 	if err := ctx.Err(); err != nil {
 		return err // interrupted: no table, no files
 	}

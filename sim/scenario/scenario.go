@@ -425,7 +425,7 @@ func decode(doc *yaml.Node, dir string, overrides []Override) (*Plan, error) {
 	if len(overrides) > 0 {
 		root = CloneNode(root)
 		for _, o := range overrides {
-			if err := applyOverride(root, o); err != nil {
+			if err := o.Apply(root); err != nil {
 				return nil, err
 			}
 		}
@@ -441,8 +441,9 @@ func decode(doc *yaml.Node, dir string, overrides []Override) (*Plan, error) {
 	return s, nil
 }
 
-// applyOverride sets o's field in the root mapping.
-func applyOverride(root *yaml.Node, o Override) error {
+// Apply sets o's field in a scenario's root mapping, checked like a field
+// of the file: an unknown path or a value that is not YAML is an error.
+func (o Override) Apply(root *yaml.Node) error {
 	if root.Kind != yaml.MappingNode {
 		return fmt.Errorf("scenario: expected a mapping of fields, got %s (line %d)", describe(root), root.Line)
 	}

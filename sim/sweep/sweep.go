@@ -73,6 +73,10 @@ type Options struct {
 	Budget simulation.Budget
 	// Context, when set, cancels the enumeration of a large sweep.
 	Context context.Context
+	// Overrides set fields of the base scenario (--set) before the points
+	// are enumerated, so they change every point and its run id. Overriding
+	// a field the sweep varies is an error.
+	Overrides []scenario.Override
 }
 
 // sweepKeys are the top-level keys of a sweep file.
@@ -149,6 +153,16 @@ func Parse(data []byte, dir string, opt Options) (*Sweep, error) {
 	}
 	if err := sw.parseFields(sweepNode); err != nil {
 		return nil, err
+	}
+	for _, o := range opt.Overrides {
+		for _, f := range sw.Fields {
+			if f.Path == o.Path {
+				return nil, fmt.Errorf("sweep: %s: the sweep varies it, so --set %s=%s cannot apply (edit its values in the sweep file instead)", o.Path, o.Path, o.Value)
+			}
+		}
+		if err := o.Apply(sw.base); err != nil {
+			return nil, err
+		}
 	}
 	if opt.Fidelity != nil {
 		for _, f := range sw.Fields {

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/simtrain/simtrain/sim/output/numfmt"
 )
 
 // esc escapes text for HTML and SVG content and attribute values.
@@ -26,71 +28,29 @@ func num(v float64) string {
 }
 
 // sig formats v with 3 significant digits, in plain decimal notation.
-func sig(v float64) string {
-	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-		return "0"
-	}
-	d := 2 - int(math.Floor(math.Log10(math.Abs(v))))
-	if d < 0 {
-		return grouped(math.Round(v))
-	}
-	return strconv.FormatFloat(v, 'f', d, 64)
-}
+func sig(v float64) string { return numfmt.Sig(v) }
 
 // grouped formats the integer part of v with thousands separators.
-func grouped(v float64) string {
-	s := strconv.FormatFloat(math.Round(math.Abs(v)), 'f', 0, 64)
-	var b strings.Builder
-	if v < 0 {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
+func grouped(v float64) string { return numfmt.Grouped(v) }
 
 // fmtSeconds formats a duration in seconds with a unit that keeps it short.
-func fmtSeconds(s float64) string { return withTimeUnit(s, sig) }
+func fmtSeconds(s float64) string { return numfmt.Seconds(s) }
 
-// withTimeUnit picks the unit of a duration in seconds (ns, µs, ms, s, h)
-// and formats the number in it with f.
-func withTimeUnit(s float64, f func(float64) string) string {
-	switch a := math.Abs(s); {
-	case a == 0:
-		return "0 s"
-	case a < 1e-6:
-		return f(s*1e9) + " ns"
-	case a < 1e-3:
-		return f(s*1e6) + " µs"
-	case a < 1:
-		return f(s*1e3) + " ms"
-	case a < 3600:
-		return f(s) + " s"
-	default:
-		return f(s/3600) + " h"
-	}
-}
+// withTimeUnit picks the unit of a duration in seconds and formats the
+// number in it with f.
+func withTimeUnit(s float64, f func(float64) string) string { return numfmt.WithTimeUnit(s, f) }
 
 // fmtNs formats integer nanoseconds of simulated time.
 func fmtNs(ns int64) string { return fmtSeconds(float64(ns) / 1e9) }
 
 // fmtGB formats bytes as decimal gigabytes (10⁹ bytes, as the CLI prints).
-func fmtGB(b float64) string { return sig(b/1e9) + " GB" }
+func fmtGB(b float64) string { return numfmt.GB(b) }
 
 // fmtUSD formats dollars.
-func fmtUSD(v float64) string {
-	if math.Abs(v) >= 1000 {
-		return "$" + grouped(v)
-	}
-	return "$" + sig(v)
-}
+func fmtUSD(v float64) string { return numfmt.USD(v) }
 
 // fmtPct formats a fraction as a percentage with one decimal.
-func fmtPct(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" }
+func fmtPct(f float64) string { return numfmt.Pct(f) }
 
 // fmtCount formats a count with thousands separators.
 func fmtCount[T ~int | ~int64](n T) string { return grouped(float64(n)) }

@@ -1,0 +1,586 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/simtrain/simtrain/sim/hardware"
+	"github.com/simtrain/simtrain/sim/output"
+	"github.com/simtrain/simtrain/sim/output/numfmt"
+	"github.com/simtrain/simtrain/sim/report"
+	"github.com/simtrain/simtrain/sim/scenario"
+	"github.com/simtrain/simtrain/sim/sweep"
+	"github.com/simtrain/simtrain/sim/workload"
+)
+
+// planBatchTokens is the default tokens per optimizer step: Llama 2 trained
+// every size with a global batch of 4M tokens (Touvron et al. 2023,
+// arXiv:2307.09288 §2.2), and Llama 3 405B started from the same 4M before
+// growing it (arXiv:2407.21783 §3.4.1).
+const planBatchTokens = 4 << 20
+
+// planDefaultSeq is the default sequence length: Llama 2's pre-training
+// context (arXiv:2307.09288 §2.2).
+const planDefaultSeq = 4096
+
+type planOptions struct {
+	model       string
+	gpus        []string
+	numGPUs     int
+	gpusPerNode int
+	tokens      string
+	seq         int
+	globalBatch int
+	budgetUSD   float64
+	days        float64
+	by          string
+	top         int
+	format      string
+	out         string
+	sets        []string
+	workers     int
+	quiet       bool
+	printSweep  bool
+	budget      budgetFlags
+}
+
+func newPlanCmd() *cobra.Command {
+	var o planOptions
+	cmd := &cobra.Command{
+		Use:   "plan --model PRESET --gpu GPU[,GPU...] --gpus N --tokens N",
+		Short: "Find the best layouts for a model on N GPUs, with days and cost to train — no file to write",
+		Long: `plan answers "how should I train this model on these GPUs, and how long and how
+much will it take?" from the command line. It writes the sweep a user would
+write by hand — tensor × pipeline parallel size (1F1B), sequence parallelism,
+micro-batch, activation recompute and ZeRO stage (plus expert parallelism for
+MoE models and context parallelism from 32k tokens) on the model, the GPUs
+and a batch of about 4M tokens — prunes the layouts that do not fit in
+memory, simulates the rest, and prints the best few with step time, MFU,
+memory, days and cost to train on --tokens, and why the next ones lose.
+
+--gpu may list several GPU types (h100-sxm,b200) to compare hardware in one
+answer. --budget-usd and --days drop layouts that cost or take more. Any
+scenario field can be pinned with --set (e.g. --set parallel.tp=8 removes tp
+from the search; --set training.precision=fp8). --print-sweep prints the
+sweep file instead of running it; --out DIR keeps the sweep files and every
+point's row (DIR/summary.arrow) for simtrain best and notebooks.`,
+		Example: `  simtrain plan --model llama3-70b --gpu h100-sxm --gpus 512 --tokens 2T
+  simtrain plan --model llama3-8b --gpu h100-sxm,b200 --gpus 64 --tokens 1T --seq 8192 --format json
+  simtrain plan --model mixtral-8x7b --gpu a100-80gb --gpus 64 --tokens 500B --budget-usd 2e6 --out results/plan
+  simtrain plan --model llama3-70b --gpu h100-sxm --gpus 512 --tokens 2T --set training.precision=fp8 --print-sweep`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runPlan(cmd, o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.model, "model", "", "model preset (required): "+strings.Join(workload.PresetNames(), ", "))
+	f.StringSliceVar(&o.gpus, "gpu", nil, "GPU type(s), comma-separated (required): "+strings.Join(hardware.GPUNames(), ", "))
+	f.IntVar(&o.numGPUs, "gpus", 0, "number of GPUs (required)")
+	f.IntVar(&o.gpusPerNode, "gpus-per-node", 0, "GPUs per node (default: the GPU's usual server)")
+	f.StringVar(&o.tokens, "tokens", "", "tokens to train on (required; e.g. 2T, 300B, 1.5e12)")
+	f.IntVar(&o.seq, "seq", planDefaultSeq, "sequence length")
+	f.IntVar(&o.globalBatch, "global-batch", 0, "sequences per optimizer step (default: about 4M tokens / --seq)")
+	f.Float64Var(&o.budgetUSD, "budget-usd", 0, "drop layouts whose training costs more (USD; 0 = no limit)")
+	f.Float64Var(&o.days, "days", 0, "drop layouts that take longer to train (days; 0 = no limit)")
+	f.StringVar(&o.by, "by", "days", "ranking: days (fastest to train) or cost (cheapest)")
+	f.IntVar(&o.top, "top", 5, "layouts to propose")
+	f.StringVar(&o.format, "format", "table", "output: table or json (one object)")
+	f.StringVar(&o.out, "out", "", "directory for the sweep files and summary.arrow of every point (default: keep nothing)")
+	f.IntVar(&o.workers, "workers", 0, "points simulated at once (0 = one per CPU); results do not depend on it")
+	f.BoolVar(&o.quiet, "quiet", false, "no progress line on stderr")
+	f.BoolVar(&o.printSweep, "print-sweep", false, "print the sweep file(s) plan would run, and exit")
+	addSetFlag(cmd, &o.sets)
+	o.budget.add(cmd)
+	return cmd
+}
+
+// planSearch is one swept field of plan's search and its values.
+type planSearch struct {
+	path   string
+	values []string
+}
+
+// planSweepFile is the sweep document plan runs for one GPU type, as text a
+// user can save and run with simtrain sweep.
+func planSweepFile(o planOptions, gpu string, nodes, gpn int, m workload.Model, pinned map[string]bool) (name, doc string) {
+	name = fmt.Sprintf("plan-%s-%s-%d", o.model, planGPUName(gpu), o.numGPUs)
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Written by simtrain plan: %s on %d× %s, %s tokens.\n", o.model, o.numGPUs, gpu, o.tokens)
+	fmt.Fprintf(&b, "#   simtrain sweep THIS_FILE --out DIR && simtrain best DIR --by time_to_train --tokens %s\n", o.tokens)
+	fmt.Fprintf(&b, "name: %s\n", name)
+	b.WriteString("scenario:\n")
+	fmt.Fprintf(&b, "  name: %s\n", name)
+	fmt.Fprintf(&b, "  model: {preset: %s}\n", o.model)
+	fmt.Fprintf(&b, "  training: {seq_len: %d, global_batch: %d, micro_batch: 1}\n", o.seq, o.globalBatch)
+	fmt.Fprintf(&b, "  cluster: {gpu: %s, nodes: %d, gpus_per_node: %d}\n", strconv.Quote(gpu), nodes, gpn)
+	b.WriteString("  parallel: {tp: 1, pp: 1, zero: 1, schedule: 1f1b}\n")
+	b.WriteString("sweep:\n")
+	for _, f := range planSpace(m, gpn, o.seq) {
+		if pinned[f.path] {
+			continue
+		}
+		fmt.Fprintf(&b, "  %s: [%s]\n", f.path, strings.Join(f.values, ", "))
+	}
+	return name, b.String()
+}
+
+// planSpace is the search: the layouts Megatron-style trainers are run
+// with. Tensor parallelism stays inside a node's NVLink domain (at most 8
+// ways); pipeline parallelism goes up to 16 stages, no more than the
+// model's layers; expert parallelism up to 8 for MoE models (at most their
+// experts); context parallelism only from 32k-token sequences, where
+// attention memory needs it.
+func planSpace(m workload.Model, gpn, seq int) []planSearch {
+	pow2 := func(limit int, top int) []string {
+		var out []string
+		for v := 1; v <= top && v <= limit; v *= 2 {
+			out = append(out, strconv.Itoa(v))
+		}
+		return out
+	}
+	space := []planSearch{
+		{"parallel.tp", pow2(max(gpn, 1), 8)},
+		{"parallel.pp", pow2(m.Layers, 16)},
+		{"parallel.sp", []string{"false", "true"}},
+		{"training.micro_batch", []string{"1", "2", "4"}},
+		{"training.recompute", []string{"none", "selective", "full"}},
+		{"parallel.zero", []string{"1", "3"}},
+	}
+	if m.MoE != nil {
+		space = append(space, planSearch{"parallel.ep", pow2(m.MoE.Experts, 8)})
+	}
+	if seq >= 32768 {
+		space = append(space, planSearch{"parallel.cp", pow2(8, 8)})
+	}
+	return space
+}
+
+// planGPUName is a GPU's name as it may appear in a sweep name: a catalog
+// name as is, a GPU file by its base name.
+func planGPUName(gpu string) string {
+	if scenario.IsGPUFile(gpu) {
+		gpu = strings.TrimSuffix(filepath.Base(gpu), filepath.Ext(gpu))
+	}
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '_' {
+			return r
+		}
+		return '-'
+	}, gpu)
+}
+
+// planRow is a simulated point with what training on --tokens takes.
+type planRow struct {
+	output.SummaryRow
+	Days, CostUSD float64
+}
+
+// layout names a point's layout compactly.
+func (r planRow) layout() string {
+	s := fmt.Sprintf("tp%d pp%d dp%d", r.TP, r.PP, r.DP)
+	if r.CP > 1 {
+		s += fmt.Sprintf(" cp%d", r.CP)
+	}
+	if r.EP > 1 {
+		s += fmt.Sprintf(" ep%d", r.EP)
+	}
+	if r.SP {
+		s += " sp"
+	}
+	return s + fmt.Sprintf(" mb%d zero%d %s", r.MicroBatch, r.Zero, r.Recompute)
+}
+
+func runPlan(cmd *cobra.Command, o planOptions) error {
+	if err := o.check(cmd); err != nil {
+		return err
+	}
+	tokens, _ := parseCount(o.tokens) // checked
+	m, err := workload.Preset(o.model)
+	if err != nil {
+		return usageErrorf("--model: %v", err)
+	}
+	overrides, err := parseSets(o.sets)
+	if err != nil {
+		return err
+	}
+	pinned := map[string]bool{}
+	for _, ov := range overrides {
+		pinned[ov.Path] = true
+	}
+	if o.globalBatch == 0 {
+		o.globalBatch = max(1, int(math.Round(planBatchTokens/float64(o.seq))))
+	}
+	type planned struct{ name, doc string }
+	var sweeps []planned
+	for _, gpu := range o.gpus {
+		gpn := o.gpusPerNode
+		if gpn == 0 {
+			g, err := planGPU(gpu)
+			if err != nil {
+				return err
+			}
+			gpn = g.DefaultGPUsPerNode
+		}
+		nodes := o.numGPUs / gpn
+		if o.numGPUs < gpn {
+			nodes, gpn = 1, o.numGPUs
+		} else if o.numGPUs%gpn != 0 {
+			return usageErrorf("--gpus: %d is not a whole number of %s nodes of %d GPUs (pass --gpus-per-node, or a multiple of %d)", o.numGPUs, gpu, gpn, gpn)
+		}
+		name, doc := planSweepFile(o, gpu, nodes, gpn, m, pinned)
+		sweeps = append(sweeps, planned{name, doc})
+	}
+	w := cmd.OutOrStdout()
+	if o.printSweep {
+		for i, s := range sweeps {
+			if i > 0 {
+				fmt.Fprintln(w, "---")
+			}
+			fmt.Fprint(w, s.doc)
+		}
+		return nil
+	}
+	var rows []output.SummaryRow
+	loaded := map[string]*sweep.Sweep{}
+	for _, s := range sweeps {
+		sw, err := sweep.Parse([]byte(s.doc), ".", sweep.Options{Budget: o.budget.budget(), Context: cmd.Context(), Overrides: overrides})
+		if err != nil {
+			if cmd.Context().Err() != nil {
+				return err
+			}
+			return inputError(err)
+		}
+		loaded[sw.Name] = sw
+		got, err := planRun(cmd, sw, o)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, got...)
+		if o.out != "" {
+			if err := writePlanSweep(o.out, s.name, s.doc, overrides); err != nil {
+				return err
+			}
+		}
+	}
+	slices.SortFunc(rows, compareRows)
+	if o.out != "" {
+		meta := map[string]string{"sweep": "plan", "points": strconv.Itoa(len(rows))}
+		if err := output.WriteTable(filepath.Join(o.out, "summary.arrow"), rows, meta); err != nil {
+			return err
+		}
+	}
+	res := rankPlan(rows, tokens, o)
+	if o.out != "" && len(res.proposals) > 0 {
+		if err := writeBestScenario(o.out, res.proposals[0], loaded); err != nil {
+			return err
+		}
+	}
+	if o.format == "json" {
+		return writeJSONLine(w, res.json(o, tokens))
+	}
+	res.print(w, o, tokens)
+	if o.out != "" {
+		fmt.Fprintf(w, "\nwrote %s (every point: simtrain best %s --by time_to_train --tokens %s), the sweep files and best.yaml (the best layout as a scenario: simtrain run %s)\n",
+			filepath.Join(o.out, "summary.arrow"), o.out, o.tokens, filepath.Join(o.out, "best.yaml"))
+	}
+	return nil
+}
+
+// check validates the flags before anything runs.
+func (o *planOptions) check(cmd *cobra.Command) error {
+	if err := checkChoice("format", o.format, "table", "json"); err != nil {
+		return err
+	}
+	if err := checkChoice("by", o.by, "days", "cost"); err != nil {
+		return err
+	}
+	switch {
+	case o.model == "":
+		return usageErrorf("--model: required (one of %s)", strings.Join(workload.PresetNames(), ", "))
+	case len(o.gpus) == 0:
+		return usageErrorf("--gpu: required (one or more of %s, comma-separated)", strings.Join(hardware.GPUNames(), ", "))
+	case o.numGPUs < 1:
+		return usageErrorf("--gpus: required, a positive number of GPUs")
+	case o.tokens == "":
+		return usageErrorf("--tokens: required (e.g. 2T)")
+	case o.seq < 1:
+		return usageErrorf("--seq: must be >= 1, got %d", o.seq)
+	case o.globalBatch < 0:
+		return usageErrorf("--global-batch: must be >= 1, got %d", o.globalBatch)
+	case o.gpusPerNode < 0:
+		return usageErrorf("--gpus-per-node: must be >= 1, got %d", o.gpusPerNode)
+	case o.top < 1:
+		return usageErrorf("--top: must be >= 1, got %d", o.top)
+	case o.budgetUSD < 0 || math.IsNaN(o.budgetUSD) || math.IsInf(o.budgetUSD, 0):
+		return usageErrorf("--budget-usd: must be a positive number of dollars, got %v", o.budgetUSD)
+	case o.days < 0 || math.IsNaN(o.days) || math.IsInf(o.days, 0):
+		return usageErrorf("--days: must be a positive number of days, got %v", o.days)
+	}
+	if _, err := parseCount(o.tokens); err != nil {
+		return usageErrorf("--tokens: %v", err)
+	}
+	if err := checkWorkers(o.workers); err != nil {
+		return err
+	}
+	for _, g := range o.gpus {
+		if _, err := planGPU(g); err != nil {
+			return err
+		}
+	}
+	return o.budget.check()
+}
+
+// planGPU resolves a --gpu value: a catalog name or a GPU file.
+func planGPU(name string) (hardware.GPU, error) {
+	if scenario.IsGPUFile(name) {
+		g, _, err := gpuArg(name)
+		return g, err
+	}
+	g, err := hardware.LookupGPU(name)
+	if err != nil {
+		return hardware.GPU{}, usageErrorf("--gpu: %v", err)
+	}
+	return g, nil
+}
+
+// planRun simulates every point of one sweep and returns its rows.
+func planRun(cmd *cobra.Command, sw *sweep.Sweep, o planOptions) ([]output.SummaryRow, error) {
+	indices := sw.ShardIndices(0, 1)
+	workers := o.workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	prog := newProgress(cmd.ErrOrStderr(), o.quiet, len(indices), 0)
+	rows := make([]output.SummaryRow, 0, len(indices))
+	err := sw.Run(cmd.Context(), indices, workers, func(pr sweep.PointResult) error {
+		row := report.Point(pr)
+		rows = append(rows, row)
+		prog.update(pr.Outcome, row)
+		return nil
+	})
+	prog.finish()
+	if err != nil {
+		if cmd.Context().Err() != nil {
+			return nil, &exitError{exitInterrupted, fmt.Errorf("plan interrupted; nothing written")}
+		}
+		return nil, err
+	}
+	return rows, nil
+}
+
+// writePlanSweep saves the sweep file plan ran, with the --set overrides
+// written into its base scenario's comment so the file reproduces the run.
+func writePlanSweep(dir, name, doc string, overrides []scenario.Override) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if len(overrides) > 0 {
+		var b strings.Builder
+		b.WriteString("# Run with the same overrides:")
+		for _, ov := range overrides {
+			fmt.Fprintf(&b, " --set %s=%s", ov.Path, ov.Value)
+		}
+		doc = b.String() + "\n" + doc
+	}
+	return output.WriteFileAtomic(filepath.Join(dir, name+".yaml"), func(w io.Writer) error {
+		_, err := io.WriteString(w, doc)
+		return err
+	})
+}
+
+// writeBestScenario saves the best proposal as a scenario file, DIR/best.yaml.
+func writeBestScenario(dir string, best planRow, sweeps map[string]*sweep.Sweep) error {
+	i := strings.LastIndexByte(best.Name, '-')
+	sw := sweeps[best.Name[:max(i, 0)]]
+	n, err := strconv.Atoi(best.Name[i+1:])
+	if sw == nil || err != nil {
+		return fmt.Errorf("plan: cannot find the sweep point %s", best.Name)
+	}
+	doc, err := sw.PointYAML(n)
+	if err != nil {
+		return err
+	}
+	return output.WriteFileAtomic(filepath.Join(dir, "best.yaml"), func(w io.Writer) error {
+		_, err := w.Write(doc)
+		return err
+	})
+}
+
+// planResult is plan's answer: the proposals, and why others lost.
+type planResult struct {
+	proposals                           []planRow
+	why                                 []string // one per proposal
+	excluded                            []string // layouts better on the ranking that were dropped, and why
+	points, simulated, fitting, invalid int
+}
+
+// rankPlan ranks the fitting layouts by days (or cost) to train on tokens
+// and explains what lost.
+func rankPlan(rows []output.SummaryRow, tokens float64, o planOptions) planResult {
+	var res planResult
+	res.points = len(rows)
+	var fit, tooBig, over []planRow
+	for _, r := range rows {
+		if r.Error != "" {
+			if !strings.Contains(r.Error, "does not fit") {
+				res.invalid++
+			}
+		}
+		pr := planRow{SummaryRow: r}
+		if tps := float64(r.GlobalBatch) * float64(r.SeqLen); tps > 0 && r.StepTimeS > 0 {
+			steps := tokens / tps
+			pr.Days = steps * r.StepTimeS / 86400
+			pr.CostUSD = steps * r.CostUSDPerStep
+		}
+		switch {
+		case r.Error == "" && r.StepTimeS > 0 && r.Fits:
+			res.simulated++
+			if (o.budgetUSD > 0 && pr.CostUSD > o.budgetUSD) || (o.days > 0 && pr.Days > o.days) {
+				over = append(over, pr)
+				continue
+			}
+			fit = append(fit, pr)
+		case r.Error == "" && !r.Fits && r.PeakMemBytes > 0:
+			tooBig = append(tooBig, pr)
+		}
+	}
+	res.fitting = len(fit)
+	better := func(a, b planRow) int {
+		if o.by == "cost" {
+			return cmp.Or(cmp.Compare(a.CostUSD, b.CostUSD), cmp.Compare(a.Days, b.Days), compareRows(a.SummaryRow, b.SummaryRow))
+		}
+		return cmp.Or(cmp.Compare(a.Days, b.Days), cmp.Compare(a.CostUSD, b.CostUSD), compareRows(a.SummaryRow, b.SummaryRow))
+	}
+	slices.SortFunc(fit, better)
+	slices.SortFunc(over, better)
+	// Layouts that differ only in the recompute policy and simulate to the
+	// same step and memory (selective recompute of flash attention costs
+	// nothing) are one proposal: the first, which sorts by name.
+	type same struct {
+		gpu                          string
+		tp, pp, dp, cp, ep, mb, zero int64
+		sp                           bool
+		step, mem                    float64
+	}
+	seen := map[same]bool{}
+	for _, p := range fit {
+		k := same{p.GPU, p.TP, p.PP, p.DP, p.CP, p.EP, p.MicroBatch, p.Zero, p.SP, p.StepTimeS, p.PeakMemBytes}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		res.proposals = append(res.proposals, p)
+		if len(res.proposals) == o.top {
+			break
+		}
+	}
+	for i, p := range res.proposals {
+		res.why = append(res.why, planWhy(i, p, res.proposals, o.by))
+	}
+	if len(over) > 0 && (len(fit) == 0 || better(over[0], fit[0]) < 0) {
+		limit := []string{}
+		if o.days > 0 {
+			limit = append(limit, fmt.Sprintf("%s days", numfmt.Sig(o.days)))
+		}
+		if o.budgetUSD > 0 {
+			limit = append(limit, numfmt.USD(o.budgetUSD))
+		}
+		res.excluded = append(res.excluded, fmt.Sprintf("%d layouts exceed %s; the best of them, %s %s, takes %s days and %s",
+			len(over), strings.Join(limit, " / "), over[0].GPU, over[0].layout(), numfmt.Sig(over[0].Days), numfmt.USD(over[0].CostUSD)))
+	}
+	if len(tooBig) > 0 {
+		slices.SortFunc(tooBig, func(a, b planRow) int {
+			return cmp.Or(cmp.Compare(a.PeakMemBytes/a.MemCapacityBytes, b.PeakMemBytes/b.MemCapacityBytes), compareRows(a.SummaryRow, b.SummaryRow))
+		})
+		t := tooBig[0]
+		res.excluded = append(res.excluded, fmt.Sprintf("%d layouts do not fit in memory; the closest, %s %s, needs %s per GPU of %s",
+			len(tooBig), t.GPU, t.layout(), numfmt.GiB(t.PeakMemBytes), numfmt.GiB(t.MemCapacityBytes)))
+	}
+	if res.invalid > 0 {
+		res.excluded = append(res.excluded, fmt.Sprintf("%d combinations are not valid layouts (e.g. dp × micro-batch does not divide the global batch, sp without tp)", res.invalid))
+	}
+	return res
+}
+
+// planWhy says why proposal i ranks where it does against the first.
+func planWhy(i int, p planRow, all []planRow, by string) string {
+	best := all[0]
+	if i == 0 {
+		if by == "cost" {
+			return "cheapest layout that fits"
+		}
+		return "fastest layout that fits"
+	}
+	dDays := p.Days/best.Days - 1
+	dCost := p.CostUSD - best.CostUSD
+	var parts []string
+	if p.GPU != best.GPU {
+		parts = append(parts, "on "+p.GPU)
+	}
+	parts = append(parts, fmt.Sprintf("%s longer to train (+%s days)", numfmt.Pct(dDays), numfmt.Sig(p.Days-best.Days)))
+	switch {
+	case dCost < 0:
+		parts = append(parts, fmt.Sprintf("but %s cheaper", numfmt.USD(-dCost)))
+	case dCost > 0:
+		parts = append(parts, fmt.Sprintf("and %s dearer", numfmt.USD(dCost)))
+	}
+	if p.PeakMemBytes < best.PeakMemBytes*0.9 {
+		parts = append(parts, fmt.Sprintf("with more memory headroom (%s vs %s)", numfmt.GiB(p.PeakMemBytes), numfmt.GiB(best.PeakMemBytes)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (res planResult) print(w io.Writer, o planOptions, tokens float64) {
+	fmt.Fprintf(w, "%s on %s GPUs (%s), %s tokens, seq %s, global batch %s: %s points, %s simulated and fitting\n",
+		o.model, numfmt.Grouped(float64(o.numGPUs)), strings.Join(o.gpus, ", "), o.tokens, numfmt.Grouped(float64(o.seq)),
+		numfmt.Grouped(float64(o.globalBatch)), numfmt.Grouped(float64(res.points)), numfmt.Grouped(float64(res.simulated)))
+	if len(res.proposals) == 0 {
+		fmt.Fprintln(w, "no layout fits the constraints")
+	} else {
+		tw := newTable(w)
+		fmt.Fprintln(tw, "#\tgpu\tlayout\tstep time\ttokens/s\tMFU\tmemory/GPU\tdays\tcost\twhy\t")
+		for i, p := range res.proposals {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", i+1, p.GPU, p.layout(), numfmt.Seconds(p.StepTimeS),
+				numfmt.Grouped(p.TokensPerS), numfmt.Pct(p.MFU), numfmt.GiB(p.PeakMemBytes), numfmt.Sig(p.Days), numfmt.USD(p.CostUSD), res.why[i])
+		}
+		tw.Flush()
+		p := res.proposals[0]
+		fmt.Fprintf(w, "\nbest: %s %s — %s days and %s at %s per GPU-hour", p.GPU, p.layout(), numfmt.Sig(p.Days),
+			numfmt.USD(p.CostUSD), numfmt.USD(p.CostUSDPerStep/(float64(p.NumGPUs)*p.StepTimeS/3600)))
+		if o.out == "" {
+			fmt.Fprint(w, " (--out DIR keeps it as a scenario file)")
+		}
+		fmt.Fprintln(w)
+	}
+	for _, e := range res.excluded {
+		fmt.Fprintln(w, "not proposed: "+e)
+	}
+}
+
+func (res planResult) json(o planOptions, tokens float64) map[string]any {
+	props := make([]map[string]any, 0, len(res.proposals))
+	for i, p := range res.proposals {
+		props = append(props, map[string]any{
+			"rank": i + 1, "name": p.Name, "run_id": p.RunID, "gpu": p.GPU, "num_gpus": p.NumGPUs,
+			"layout": p.layout(), "tp": p.TP, "pp": p.PP, "dp": p.DP, "cp": p.CP, "ep": p.EP, "sp": p.SP,
+			"zero": p.Zero, "micro_batch": p.MicroBatch, "recompute": p.Recompute, "schedule": p.Schedule,
+			"step_time_s": p.StepTimeS, "tokens_per_s": p.TokensPerS, "mfu": p.MFU,
+			"peak_memory_gib": p.PeakMemBytes / (1 << 30), "memory_capacity_gib": p.MemCapacityBytes / (1 << 30),
+			"days": p.Days, "cost_usd": p.CostUSD, "why": res.why[i],
+		})
+	}
+	return map[string]any{
+		"model": o.model, "gpus": o.gpus, "num_gpus": o.numGPUs, "tokens": tokens, "seq_len": o.seq,
+		"global_batch": o.globalBatch, "by": o.by, "points": res.points, "simulated": res.simulated,
+		"proposals": props, "not_proposed": res.excluded,
+	}
+}
