@@ -41,3 +41,6 @@ ls "$gopath/bin"
 "$gopath/bin/simtrain" version
 "$gopath/bin/simtrain" run scenarios/quickstart.yaml --out "$work/installed" --quiet --parquet --report | grep -E '^  (step time|outputs)'
 ls "$work/installed/quickstart-llama3-8b-fsdp"
+# issue 21: plan from the installed binary, the one-command journey.
+(cd "$work" && "$gopath/bin/simtrain" plan --model llama3-8b --gpu h100-sxm --gpus 8 --tokens 100B --seq 2048 --global-batch 64 --quiet --format json) \
+  | grep -o '"layout":"[^"]*"' | head -1
