@@ -4,8 +4,8 @@
 // The kernel knows nothing about GPUs, links or models. Components register a
 // Handler once and then schedule events as (time, handler, argument) triples;
 // the argument is an int64 the component interprets (a task index, a flow id
-// with a generation counter, ...). Events are plain values in a typed binary
-// heap, so scheduling and executing an event allocates nothing.
+// with a generation counter, ...). Events are 24-byte plain values in a typed
+// binary heap, so scheduling and executing an event allocates nothing.
 //
 // Determinism: events at the same time run in the order they were scheduled
 // (the sequence number breaks ties), and zero-delay events scheduled for the
@@ -108,23 +108,32 @@ type Handler interface {
 type HandlerID int32
 
 // event is one pending event. It holds no pointers, so the garbage collector
-// never scans the queue.
+// never scans the queue. key packs the sequence number (high 48 bits) above
+// the handler id (low 16 bits): sequence numbers are unique, so ordering by
+// key is ordering by sequence, and the event stays 24 bytes instead of 32.
 type event struct {
-	at      Time
-	seq     uint64
-	arg     int64
-	handler HandlerID
+	at  Time
+	key uint64
+	arg int64
 }
 
+// handlerBits is the width of the handler id inside event.key.
+const handlerBits = 16
+
 func (a *event) before(b *event) bool {
-	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	return a.key < b.key
 }
+
+func (a *event) handler() HandlerID { return HandlerID(a.key & (1<<handlerBits - 1)) }
 
 // Engine is the simulation kernel. The zero value is not usable; call New.
 type Engine struct {
 	now      Time
 	seq      uint64
-	heap     []event // binary min-heap on (at, seq)
+	heap     []event // binary min-heap on (at, key)
 	fifo     []event // zero-delay events at now, in schedule order
 	fifoHead int
 	handlers []Handler
@@ -141,8 +150,12 @@ func New() *Engine {
 	return &Engine{heap: make([]event, 0, 1024), fifo: make([]event, 0, 256)}
 }
 
-// Register adds a handler and returns the id to schedule events for it.
+// Register adds a handler and returns the id to schedule events for it. An
+// engine holds at most 65,536 handlers.
 func (e *Engine) Register(h Handler) HandlerID {
+	if len(e.handlers) == 1<<handlerBits {
+		panic("engine: more than 65536 handlers")
+	}
 	e.handlers = append(e.handlers, h)
 	return HandlerID(len(e.handlers) - 1)
 }
@@ -170,7 +183,7 @@ func (e *Engine) At(t Time, h HandlerID, arg int64) {
 		return
 	}
 	e.seq++
-	ev := event{at: t, seq: e.seq, arg: arg, handler: h}
+	ev := event{at: t, key: e.seq<<handlerBits | uint64(h), arg: arg}
 	if t == e.now {
 		e.fifo = append(e.fifo, ev)
 		return
@@ -230,7 +243,7 @@ func (e *Engine) RunUntil(limit Time) uint64 {
 			break
 		}
 		e.executed++
-		e.handlers[ev.handler].Handle(e.now, ev.arg)
+		e.handlers[ev.handler()].Handle(e.now, ev.arg)
 		if e.AfterEvent != nil {
 			e.AfterEvent(e.now)
 		}
@@ -238,17 +251,37 @@ func (e *Engine) RunUntil(limit Time) uint64 {
 	return e.executed - start
 }
 
+// The queue is a binary heap of 24-byte events. Which child of a node is
+// smaller is a coin toss the branch predictor cannot learn, so pop turns
+// that comparison into an index (b2i) instead of a branch. While the heap
+// fits in the core's caches pop works bottom-up (Floyd): it moves the hole
+// from the root to a leaf along the smaller children, one comparison per
+// level, then sifts the last element up from there, which it rarely climbs
+// because it came from the bottom. A large heap would pay a cache miss for
+// each level it descends needlessly, so there pop sifts down as before and
+// stops as soon as the last element fits, with a branch, which lets the core
+// fetch the next level while the comparison resolves. At 1,000 pending
+// events this runs the hold benchmark about 1.3× faster than the plain
+// sift-down it replaced; a 4-ary heap (with the same branch-free choice) was
+// as fast at 1,000 but slower at 1,000,000 (README, Performance).
+
+// bottomUpMax is the largest heap pop handles bottom-up: 4,096 events are
+// 96 KiB, inside a core's L2 cache.
+const bottomUpMax = 4096
+
 func (e *Engine) push(ev event) {
 	h := append(e.heap, ev)
 	i := len(h) - 1
+	// Move the hole up instead of swapping: one write per level.
 	for i > 0 {
-		p := (i - 1) / 2
-		if !h[i].before(&h[p]) {
+		p := (i - 1) >> 1
+		if !ev.before(&h[p]) {
 			break
 		}
-		h[i], h[p] = h[p], h[i]
+		h[i] = h[p]
 		i = p
 	}
+	h[i] = ev
 	e.heap = h
 }
 
@@ -258,10 +291,35 @@ func (e *Engine) pop() event {
 	n := len(h) - 1
 	last := h[n]
 	h = h[:n]
-	if n > 0 {
-		// Sift the last element down from the root, moving holes instead of
-		// swapping: one write per level.
-		i := 0
+	if n == 0 {
+		e.heap = h
+		return top
+	}
+	i := 0
+	if n <= bottomUpMax {
+		for {
+			l := 2*i + 1
+			if l+1 < n {
+				c := l + b2i(h[l+1].before(&h[l]))
+				h[i] = h[c]
+				i = c
+				continue
+			}
+			if l < n {
+				h[i] = h[l]
+				i = l
+			}
+			break
+		}
+		for i > 0 {
+			p := (i - 1) >> 1
+			if !last.before(&h[p]) {
+				break
+			}
+			h[i] = h[p]
+			i = p
+		}
+	} else {
 		for {
 			l := 2*i + 1
 			if l >= n {
@@ -269,7 +327,7 @@ func (e *Engine) pop() event {
 			}
 			c := l
 			if r := l + 1; r < n && h[r].before(&h[l]) {
-				c = r
+				c = r // a branch: predicted, it lets the core fetch the next level early
 			}
 			if !h[c].before(&last) {
 				break
@@ -277,8 +335,15 @@ func (e *Engine) pop() event {
 			h[i] = h[c]
 			i = c
 		}
-		h[i] = last
 	}
+	h[i] = last
 	e.heap = h
 	return top
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
