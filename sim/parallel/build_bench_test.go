@@ -15,3 +15,17 @@ func BenchmarkBuildPrograms(b *testing.B) {
 		stepPrograms(b, 2, 2, 8, 64, pipeline.OneFOneB, pr)
 	}
 }
+
+// BenchmarkBuildProgramsArena is BenchmarkBuildPrograms building into one
+// Arena, as a sweep worker does point after point.
+func BenchmarkBuildProgramsArena(b *testing.B) {
+	pr := commPricer{unit: engine.Millisecond, comm: 300 * engine.Microsecond}
+	_, cfg := stepConfig(b, 2, 2, 8, 64, pipeline.OneFOneB)
+	cfg.Arena = new(Arena)
+	for b.Loop() {
+		c := *cfg
+		if _, err := Build(&c, pr); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

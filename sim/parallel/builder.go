@@ -58,9 +58,9 @@ type builder struct {
 	queued                    [][2]float64 // buckets waiting for the end of the backward
 	dpTasks                   []int32
 
-	// ZeRO-1/2 parameter all-gather per layer (issued at step start with
-	// Overlap.ParamGather); -1 when none.
-	paramAG   map[int]int32
+	// ZeRO-1/2 parameter all-gather per layer, by global layer index
+	// (issued at step start with Overlap.ParamGather); nil or -1 when none.
+	paramAG   []int32
 	embAG     int32
 	headAG    int32
 	barrier   []int32 // tasks the next step's first compute waits for
@@ -92,6 +92,19 @@ type builder struct {
 	// interrupt is StepConfig.Interrupt's error, polled every 16,384
 	// tasks; the build stops at the next schedule entry.
 	interrupt error
+
+	// depBuf is compute's scratch list of dependencies, reused so that
+	// collecting them allocates nothing.
+	depBuf []int32
+}
+
+// reset readies the builder to emit stage s into prog with the stage's
+// schedule order, keeping only reusable scratch storage from the stage
+// before.
+func (b *builder) reset(s int, prog *Program, order []pipeline.Step) {
+	*b = builder{cfg: b.cfg, pr: b.pr, cache: b.cache, place: b.place, stage: s, prog: prog, order: order,
+		recomputed: b.recomputed, pairWait: b.pairWait[:0], queued: b.queued[:0], dpTasks: b.dpTasks[:0],
+		paramAG: b.paramAG, lastGrad: b.lastGrad, depBuf: b.depBuf[:0]}
 }
 
 func (b *builder) dense() float64 { return float64(b.cfg.Layout.TP) }
@@ -102,12 +115,12 @@ func (b *builder) build() error {
 		b.last[i] = -1
 	}
 	b.tpRecent, b.tpOlder, b.pendingBlock, b.reload = -1, -1, -1, -1
-	b.offloaded = map[int64]hostCopies{}
 	b.epRecent, b.epOlder = -1, -1
 	b.fsdpPrev, b.fsdpPrev2 = -1, -1
 	b.hostBlock = -1
 	b.prog.Hosted = cfg.Host.On
-	b.recomputed = make([]bool, cfg.Model.StackLayers())
+	b.recomputed = resize(b.recomputed, cfg.Model.StackLayers())
+	clear(b.recomputed)
 	pos := 0
 	for _, ch := range cfg.Chunks[b.stage] {
 		for l := ch.FirstLayer; l < ch.FirstLayer+ch.Layers && l < len(b.recomputed); l++ {
@@ -116,8 +129,7 @@ func (b *builder) build() error {
 		}
 	}
 	b.planLayers()
-	b.local = map[p2pKey]int32{}
-	b.lastGrad = make([]int, len(cfg.Chunks[b.stage]))
+	b.lastGrad = resize(b.lastGrad, len(cfg.Chunks[b.stage]))
 	for i := range b.lastGrad {
 		b.lastGrad[i] = -1
 	}
@@ -181,23 +193,12 @@ func (b *builder) add(t Task, deps ...int32) int32 {
 			b.hostBlock = -1
 		}
 	}
-	p.depOff = append(p.depOff, int32(len(p.deps)))
 	start := len(p.deps)
-	push := func(d int32) {
-		if d < 0 {
-			return
-		}
-		for _, e := range p.deps[start:] {
-			if e == d {
-				return
-			}
-		}
-		p.deps = append(p.deps, d)
-	}
+	p.depOff = append(p.depOff, int32(start))
 	if t.Kind != KindRecv {
-		push(b.last[t.Stream])
+		p.deps = appendDep(p.deps, start, b.last[t.Stream])
 		for _, d := range deps {
-			push(d)
+			p.deps = appendDep(p.deps, start, d)
 		}
 	}
 	p.Tasks = append(p.Tasks, t)
@@ -208,23 +209,39 @@ func (b *builder) add(t Task, deps ...int32) int32 {
 	return idx
 }
 
+// appendDep appends dependency d to the list deps[start:] unless it is
+// negative (none) or already there.
+func appendDep(deps []int32, start int, d int32) []int32 {
+	if d < 0 {
+		return deps
+	}
+	for _, e := range deps[start:] {
+		if e == d {
+			return deps
+		}
+	}
+	return append(deps, d)
+}
+
 // compute adds a compute task; it waits for deps, the stream, any blocking
 // send, overlapped TP and EP collectives and, for the step's first compute,
 // the previous step's barrier.
 func (b *builder) compute(kind Kind, name string, layer, micro, chunk int, c blockCost, deps ...int32) int32 {
-	deps = append(deps, b.pendingBlock, b.tpOlder, b.epOlder, b.reload)
+	all := append(b.depBuf[:0], deps...)
+	all = append(all, b.pendingBlock, b.tpOlder, b.epOlder, b.reload)
 	if len(b.pairWait) > 0 {
-		deps = append(deps, b.pairWait...)
+		all = append(all, b.pairWait...)
 		b.pairWait = b.pairWait[:0]
 	}
 	b.pendingBlock, b.reload = -1, -1
 	if b.firstComp {
-		deps = append(deps, b.barrier...)
+		all = append(all, b.barrier...)
 		b.firstComp = false
 	}
+	b.depBuf = all
 	return b.add(Task{Kind: kind, Stream: StreamCompute, Name: name, Layer: int32(layer), Micro: int32(micro),
 		Chunk: int32(chunk), Dur: c.dur, FLOPs: c.flops, Bytes: c.bytes, Peer: -1, Match: -1,
-		Issue: b.issueTime(kind, c.kernels)}, deps...)
+		Issue: b.issueTime(kind, c.kernels)}, all...)
 }
 
 // issueTime is the host time to issue kernels GPU kernels of a task of
@@ -246,7 +263,7 @@ var groupStream = [NumGroupKinds]Stream{StreamTP, StreamCP, StreamEP, StreamDP, 
 
 // comm adds a collective on the group kind's stream.
 func (b *builder) comm(k GroupKind, op collectives.Op, bytes float64, name string, layer, micro, chunk int, deps ...int32) int32 {
-	d := b.pr.CommTime(k, b.stage, op, units.Bytes(bytes))
+	d := b.cache.commTime(k, b.stage, op, bytes)
 	return b.add(Task{Kind: kindOfOp(op), Stream: groupStream[k], Group: k, Op: op, Name: name,
 		Layer: int32(layer), Micro: int32(micro), Chunk: int32(chunk), Dur: d, Bytes: bytes, Peer: -1, Match: -1}, deps...)
 }
@@ -461,6 +478,9 @@ func (b *builder) send(grad bool, micro int, ch Chunk, after int32) {
 		name = sendGradName
 	}
 	if to.Stage == b.stage {
+		if b.local == nil {
+			b.local = map[p2pKey]int32{}
+		}
 		b.local[p2pKey{grad: grad, step: b.step, micro: int32(micro), toChunk: int32(to.Chunk)}] = after
 		return
 	}
@@ -636,50 +656,36 @@ func (b *builder) tpPairedLayer(pass, l, mb, c int, in, gather int32, reduce ...
 	if sp {
 		red = collectives.ReduceScatter
 	}
-	kind, dir := KindForward, "fwd"
-	parts := []struct {
-		name   string
-		blocks []workload.Block
-	}{
-		{"attn", []workload.Block{workload.BlockAttnPre, workload.BlockAttnCore, workload.BlockAttnPost}},
-		{"mlp", []workload.Block{workload.BlockMLP}},
-	}
+	kind := KindForward
+	parts := &pairedForward
 	if pass == passBwd {
-		kind, dir = KindBackward, "bwd"
-		parts[0], parts[1] = parts[1], parts[0]
-		parts[1].blocks = []workload.Block{workload.BlockAttnPost, workload.BlockAttnCore, workload.BlockAttnPre}
+		kind, parts = KindBackward, &pairedBackward
 	}
 	x, tail := in, int32(-1)
-	for i, p := range parts {
+	for i := range parts {
+		p := &parts[i]
 		head, mid, end := b.cache.split(l, pass, p.blocks...)
 		ag := int32(-1)
 		if sp {
-			gname := "tp_" + p.name + "_gather"
-			if pass == passBwd {
-				gname = "tp_" + p.name + "_bwd_gather"
-			}
-			ag = b.comm(GroupTP, collectives.AllGather, b.tpBytes(collectives.AllGather, true), gname, l, mb, c, x)
+			ag = b.comm(GroupTP, collectives.AllGather, b.tpBytes(collectives.AllGather, true), p.gather, l, mb, c, x)
 		}
 		var h int32 = -1
 		if head.dur > 0 {
-			first := []int32{x}
+			g := int32(-1)
 			if i == 0 {
-				first = append(first, gather)
+				g = gather
 			}
-			h = b.compute(kind, p.name+"_head_"+dir, l, mb, c, head, first...)
+			h = b.compute(kind, p.head, l, mb, c, head, x, g)
 		}
 		if asyncTP {
 			b.asyncTPGather(ag, kind, l, mb, c, x, h)
 		}
-		m := b.compute(kind, p.name+"_"+dir, l, mb, c, mid, x, h, ag, gather)
+		m := b.compute(kind, p.mid, l, mb, c, mid, x, h, ag, gather)
 		tail = m
 		if end.dur > 0 {
-			tail = b.compute(kind, p.name+"_tail_"+dir, l, mb, c, end, m)
+			tail = b.compute(kind, p.tail, l, mb, c, end, m)
 		}
-		rname := "tp_" + p.name
-		if pass == passBwd {
-			rname += "_bwd"
-		}
+		rname := p.reduce
 		if pass == passBwd && b.cfg.TPImplDTensor {
 			// PyTorch's micro-pipeline TP cannot fuse the input-gradient
 			// reduce-scatter (a sum of the separate projections' dgrads):
@@ -699,6 +705,35 @@ func (b *builder) tpPairedLayer(pass, l, mb, c int, in, gather int32, reduce ...
 	b.releaseLayer(tail)
 	return x
 }
+
+// pairedPart is one part (attention or MLP) of a TP-paired layer pass: its
+// blocks in pass order and its tasks' names, spelled out once so that
+// emitting a layer builds no strings.
+type pairedPart struct {
+	blocks                          []workload.Block
+	gather, head, mid, tail, reduce string
+}
+
+func newPairedPart(name string, bwd bool, blocks ...workload.Block) pairedPart {
+	dir, rs := "fwd", ""
+	if bwd {
+		dir, rs = "bwd", "_bwd"
+	}
+	return pairedPart{blocks: blocks, gather: "tp_" + name + rs + "_gather", head: name + "_head_" + dir,
+		mid: name + "_" + dir, tail: name + "_tail_" + dir, reduce: "tp_" + name + rs}
+}
+
+// The parts of a paired layer's forward and backward, in emission order.
+var (
+	pairedForward = [2]pairedPart{
+		newPairedPart("attn", false, workload.BlockAttnPre, workload.BlockAttnCore, workload.BlockAttnPost),
+		newPairedPart("mlp", false, workload.BlockMLP),
+	}
+	pairedBackward = [2]pairedPart{
+		newPairedPart("mlp", true, workload.BlockMLP),
+		newPairedPart("attn", true, workload.BlockAttnPost, workload.BlockAttnCore, workload.BlockAttnPre),
+	}
+)
 
 // asyncTPGather turns the all-gather ag of a paired layer into PyTorch's
 // fused_all_gather_matmul (torch/distributed/_symmetric_memory/__init__.py,
@@ -932,6 +967,9 @@ func (b *builder) offload(ch Chunk, l, mb int, after int32) {
 	d2h := b.add(Task{Kind: KindHostCopy, Stream: StreamD2H, Name: "offload_d2h",
 		Layer: int32(l), Micro: int32(mb), Chunk: int32(ch.Index), Dur: copyTime(bytes, b.cfg.HostD2H),
 		Bytes: bytes, Peer: -1, Match: -1, CopyEngine: true}, after)
+	if b.offloaded == nil {
+		b.offloaded = map[int64]hostCopies{}
+	}
 	b.offloaded[offloadKey(l, mb)] = hostCopies{d2h: d2h, h2d: -1, bytes: bytes}
 }
 
@@ -1039,12 +1077,15 @@ func (b *builder) stageParams() (dense, expert float64) {
 // optimizer with overlap_param_gather), one per layer in forward order.
 func (b *builder) startParamGather() {
 	cfg := b.cfg
-	b.paramAG = nil
+	b.paramAG = b.paramAG[:0]
 	b.embAG, b.headAG = -1, -1
 	if !(cfg.Zero == 1 || cfg.Zero == 2) || !cfg.Overlap.ParamGather || cfg.Layout.GroupSize(GroupDP) <= 1 {
 		return
 	}
-	b.paramAG = map[int]int32{}
+	b.paramAG = resize(b.paramAG, cfg.Model.StackLayers())
+	for i := range b.paramAG {
+		b.paramAG[i] = -1
+	}
 	prev := b.barrier
 	for _, ch := range cfg.Chunks[b.stage] {
 		if ch.Embedding {
@@ -1067,8 +1108,8 @@ func (b *builder) startParamGather() {
 func (b *builder) gatherLayer(l int, forward bool) int32 {
 	cfg := b.cfg
 	if cfg.Zero != 3 {
-		if t, ok := b.paramAG[l]; ok && forward {
-			return t
+		if l < len(b.paramAG) && forward {
+			return b.paramAG[l]
 		}
 		return -1
 	}

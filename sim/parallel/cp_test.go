@@ -157,7 +157,8 @@ func TestRingStepsPipeline(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg := &StepConfig{Layout: l}
-		b := &builder{cfg: cfg, prog: &Program{}, pr: cpPricer{cp: c.ring}}
+		pr := cpPricer{cp: c.ring}
+		b := &builder{cfg: cfg, prog: &Program{}, pr: pr, cache: newBlockCache(cfg, pr)}
 		for i := range b.last {
 			b.last[i] = -1
 		}

@@ -50,6 +50,8 @@ type Executor struct {
 	capCTAs int32
 	ctas    [][NumGroupKinds]int32 // per stage, per group kind (GroupPP: send/recv)
 
+	scratch statsScratch // Stats' storage, reused instance after instance
+
 	// Progress, when set, is called every 65,536 task completions with the
 	// tasks done and the total (for progress displays on long runs).
 	Progress func(done, total int)
@@ -108,8 +110,9 @@ type instance struct {
 // NewSymmetric prepares a symmetric (one rank per stage) execution.
 func NewSymmetric(eng *engine.Engine, l *Layout, progs []*Program) *Executor {
 	x := &Executor{eng: eng, layout: l, progs: progs, symmetric: true}
+	x.inst = make([]instance, 0, len(progs))
 	for s, p := range progs {
-		x.inst = append(x.inst, newInstance(l.RankOf(Coord{PP: s}), s, p))
+		x.inst = append(x.inst, newInstance(l.RankOf(Coord{PP: s}), s, p, p.arena, s))
 	}
 	x.h = eng.Register(x)
 	x.hh = eng.Register((*hostIssuer)(x))
@@ -123,7 +126,7 @@ func NewFull(eng *engine.Engine, l *Layout, progs []*Program, r *collectives.Run
 	x.inst = make([]instance, n)
 	for rank := 0; rank < n; rank++ {
 		st := l.CoordOf(rank).PP
-		x.inst[rank] = newInstance(rank, st, progs[st])
+		x.inst[rank] = newInstance(rank, st, progs[st], nil, 0)
 	}
 	for k := GroupKind(0); k < NumGroupKinds; k++ {
 		if k == GroupPP {
@@ -141,12 +144,17 @@ func NewFull(eng *engine.Engine, l *Layout, progs []*Program, r *collectives.Run
 	return x, nil
 }
 
-func newInstance(rank, stage int, p *Program) instance {
+// newInstance prepares rank's execution of program p; with an arena its
+// per-task state is the arena's slot-th instance storage.
+func newInstance(rank, stage int, p *Program, a *Arena, slot int) instance {
 	in := instance{rank: rank, stage: stage, prog: p, cur: -1}
-	in.remaining = make([]int32, len(p.Tasks))
+	n := len(p.Tasks)
+	if a != nil {
+		in.remaining, in.Start, in.End = a.buffers(slot, n)
+	} else {
+		in.remaining, in.Start, in.End = make([]int32, n), make([]engine.Time, n), make([]engine.Time, n)
+	}
 	copy(in.remaining, p.ndeps)
-	in.Start = make([]engine.Time, len(p.Tasks))
-	in.End = make([]engine.Time, len(p.Tasks))
 	for i := range in.Start {
 		in.Start[i], in.End[i] = -1, -1
 	}

@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
@@ -144,6 +145,8 @@ type Program struct {
 	succOf []int32 // CSR: successors, built by finish
 	succ   []int32
 	ndeps  []int32
+	fill   []int32 // finish's scratch
+	arena  *Arena  // where the program's storage comes from; nil: its own
 }
 
 // HostAfter returns the task whose end the host thread waits for before
@@ -158,8 +161,9 @@ func (p *Program) Succ(i int) []int32 { return p.succ[p.succOf[i]:p.succOf[i+1]]
 
 func (p *Program) finish() {
 	n := len(p.Tasks)
-	p.ndeps = make([]int32, n)
-	cnt := make([]int32, n+1)
+	p.ndeps = resize(p.ndeps, n)
+	cnt := resize(p.succOf, n+1) // successor counts, then their offsets
+	clear(cnt)
 	for i := 0; i < n; i++ {
 		d := p.Deps(i)
 		p.ndeps[i] = int32(len(d))
@@ -170,10 +174,9 @@ func (p *Program) finish() {
 	for i := 0; i < n; i++ {
 		cnt[i+1] += cnt[i]
 	}
-	p.succOf = make([]int32, n+1)
-	copy(p.succOf, cnt)
-	p.succ = make([]int32, len(p.deps))
-	fill := make([]int32, n)
+	p.succOf = cnt
+	p.succ = resize(p.succ, len(p.deps))
+	fill := resize(p.fill, n)
 	copy(fill, cnt[:n])
 	for i := 0; i < n; i++ {
 		for _, j := range p.Deps(i) {
@@ -181,6 +184,7 @@ func (p *Program) finish() {
 			fill[j]++
 		}
 	}
+	p.fill = fill
 }
 
 // Overlap says which communication the frameworks overlap with compute.
@@ -274,6 +278,9 @@ type StepConfig struct {
 	// (bytes/s, hardware.GPU.HostCopy) that offloading's copies run at;
 	// zero when nothing is offloaded.
 	HostH2D, HostD2H float64
+	// Arena, when set, is the storage the programs are built in and the
+	// symmetric executor of them plays in (Arena); nil allocates afresh.
+	Arena *Arena
 	// OffloadOptimizer keeps this rank's master weights and optimizer
 	// states in host memory outside the optimizer step
 	// (training.offload_optimizer): reloaded after the backward, before
@@ -353,9 +360,22 @@ func Build(cfg *StepConfig, pr Pricer) ([]*Program, error) {
 	}
 	cache := newBlockCache(cfg, pr)
 	progs := make([]*Program, l.PP)
+	b := &builder{cfg: cfg, pr: pr, cache: cache, place: place}
 	for s := 0; s < l.PP; s++ {
-		b := &builder{cfg: cfg, pr: pr, cache: cache, stage: s, prog: &Program{Stage: s},
-			place: place, order: cfg.Schedule.Order(shape, s)}
+		var prog *Program
+		switch {
+		case cfg.Arena != nil:
+			prog = cfg.Arena.program(s)
+		case s > 0:
+			// Stages hold similar numbers of tasks: start each at the
+			// size of the first instead of growing it by appends.
+			q := progs[0]
+			prog = &Program{Stage: s, Tasks: make([]Task, 0, len(q.Tasks)+len(q.Tasks)/8),
+				deps: make([]int32, 0, len(q.deps)+len(q.deps)/8), depOff: make([]int32, 0, len(q.depOff)+len(q.depOff)/8)}
+		default:
+			prog = &Program{Stage: s}
+		}
+		b.reset(s, prog, cfg.Schedule.Order(shape, s))
 		if err := b.build(); err != nil {
 			return nil, err
 		}
@@ -365,7 +385,11 @@ func Build(cfg *StepConfig, pr Pricer) ([]*Program, error) {
 		b.prog.depOff = append(b.prog.depOff, int32(len(b.prog.deps)))
 		progs[s] = b.prog
 	}
-	if err := linkP2P(progs); err != nil {
+	var recvs map[p2pKey]int32
+	if cfg.Arena != nil {
+		recvs = cfg.Arena.recvMap()
+	}
+	if err := linkP2P(progs, recvs); err != nil {
 		return nil, err
 	}
 	for _, p := range progs {
@@ -385,8 +409,12 @@ type p2pKey struct {
 	toStage              int32
 }
 
-func linkP2P(progs []*Program) error {
-	recvs := map[p2pKey]int32{}
+// linkP2P pairs every pipeline send with its receive; recvs, when not nil,
+// is an empty map to index the receives in.
+func linkP2P(progs []*Program, recvs map[p2pKey]int32) error {
+	if recvs == nil {
+		recvs = map[p2pKey]int32{}
+	}
 	for _, p := range progs {
 		for i := range p.Tasks {
 			t := &p.Tasks[i]
@@ -428,19 +456,70 @@ type blockCost struct {
 }
 
 // blockCache prices each (layer kind, pass, block) once: every dense layer is
-// identical, and so is every MoE layer.
+// identical, and so is every MoE layer. Its tables are arrays indexed by
+// kind, pass and block, not maps: the builder asks for a block's cost for
+// every task it emits.
 type blockCache struct {
 	cfg    *StepConfig
 	pr     Pricer
-	layers map[[3]int]blockCost    // (layerKind, pass/recompute, block)
-	extra  map[[2]int]blockCost    // embedding/head per pass
-	pieces map[[3]int][3]blockCost // (layerKind, pass, block set) → head, middle, tail
+	kinds  []int8                                      // layerKind per layer, -1 until computed
+	layers [numLayerKinds][numPasses][numBlocks]cached // (layerKind, pass/recompute, block)
+	extra  [2][numPasses]cached                        // embedding/head per pass
+	pieces []pieceCost                                 // split's results, few enough to search
+	comm   [256]commEntry                              // recent CommTime answers (commTime)
 }
+
+// commEntry is one remembered Pricer.CommTime answer.
+type commEntry struct {
+	kind  GroupKind
+	op    collectives.Op
+	ok    bool
+	stage int
+	bytes float64
+	t     engine.Time
+}
+
+// commTime is c.pr.CommTime through a direct-mapped table: a step prices
+// the same few collectives (a layer's TP reduction, a bucket's DP
+// reduction) thousands of times, and a pricer's own cache is a map keyed
+// by a float. The answer is the pricer's, so a collision costs only a
+// second call.
+func (c *blockCache) commTime(k GroupKind, stage int, op collectives.Op, bytes float64) engine.Time {
+	h := math.Float64bits(bytes) ^ uint64(k)<<3 ^ uint64(op)<<7 ^ uint64(stage)<<11
+	e := &c.comm[(h*0x9E3779B97F4A7C15)>>56]
+	if e.ok && e.kind == k && e.op == op && e.stage == stage && e.bytes == bytes {
+		return e.t
+	}
+	t := c.pr.CommTime(k, stage, op, units.Bytes(bytes))
+	*e = commEntry{kind: k, op: op, ok: true, stage: stage, bytes: bytes, t: t}
+	return t
+}
+
+// cached is a table entry: the cost once ok.
+type cached struct {
+	blockCost
+	ok bool
+}
+
+// pieceCost is split's result for one (layer kind, pass, block set).
+type pieceCost struct {
+	kind, pass, mask int
+	costs            [3]blockCost
+}
+
+const (
+	numLayerKinds = 16 // layerKind's four bits
+	numPasses     = 4  // passFwd, passBwd, passRec, passWgd
+	numBlocks     = int(workload.BlockHead) + 1
+)
 
 // layerKind tells the layers whose blocks cost differently apart: bit 0 an
 // MoE MLP, bit 1 a sliding attention window (workload.Model.Window). Every
 // layer of one kind is identical.
 func (c *blockCache) layerKind(layer int) int {
+	if layer >= 0 && layer < len(c.kinds) && c.kinds[layer] >= 0 {
+		return int(c.kinds[layer])
+	}
 	k := 0
 	if c.cfg.Model.MoE != nil && c.cfg.Model.IsMoELayer(layer) {
 		k = 1
@@ -454,12 +533,18 @@ func (c *blockCache) layerKind(layer int) int {
 	if c.cfg.Shape.IsBF16Layer(c.cfg.Model, layer) { // BF16 GEMMs in an FP8 run
 		k |= 8
 	}
+	if layer >= 0 && layer < len(c.kinds) {
+		c.kinds[layer] = int8(k)
+	}
 	return k
 }
 
 func newBlockCache(cfg *StepConfig, pr Pricer) *blockCache {
-	return &blockCache{cfg: cfg, pr: pr, layers: map[[3]int]blockCost{}, extra: map[[2]int]blockCost{},
-		pieces: map[[3]int][3]blockCost{}}
+	c := &blockCache{cfg: cfg, pr: pr, kinds: make([]int8, cfg.Model.StackLayers())}
+	for i := range c.kinds {
+		c.kinds[i] = -1
+	}
+	return c
 }
 
 // split prices the ops of `blocks` of layer `layer` for pass (passFwd or
@@ -477,9 +562,10 @@ func (c *blockCache) split(layer, pass int, blocks ...workload.Block) (head, mid
 	for _, bl := range blocks {
 		mask |= 1 << bl
 	}
-	key := [3]int{kind, pass, mask}
-	if p, ok := c.pieces[key]; ok {
-		return p[0], p[1], p[2]
+	for i := range c.pieces {
+		if p := &c.pieces[i]; p.kind == kind && p.pass == pass && p.mask == mask {
+			return p.costs[0], p.costs[1], p.costs[2]
+		}
 	}
 	p := workload.Forward
 	if pass == passBwd {
@@ -506,7 +592,7 @@ func (c *blockCache) split(layer, pass int, blocks ...workload.Block) (head, mid
 	} else {
 		out = [3]blockCost{c.price(ops[:first+1]), c.price(ops[first+1 : last]), c.price(ops[last:])}
 	}
-	c.pieces[key] = out
+	c.pieces = append(c.pieces, pieceCost{kind: kind, pass: pass, mask: mask, costs: out})
 	return out[0], out[1], out[2]
 }
 
@@ -522,9 +608,8 @@ func (c *blockCache) block(layer, pass int, blocks ...workload.Block) blockCost 
 	kind := c.layerKind(layer)
 	var total blockCost
 	for _, bl := range blocks {
-		key := [3]int{kind, pass, int(bl)}
-		bc, ok := c.layers[key]
-		if !ok {
+		e := &c.layers[kind][pass][bl]
+		if !e.ok {
 			var ops []workload.Op
 			switch pass {
 			case passFwd:
@@ -540,13 +625,12 @@ func (c *blockCache) block(layer, pass int, blocks ...workload.Block) blockCost 
 					sel = append(sel, op)
 				}
 			}
-			bc = c.price(sel)
-			c.layers[key] = bc
+			e.blockCost, e.ok = c.price(sel), true
 		}
-		total.dur += bc.dur
-		total.flops += bc.flops
-		total.bytes += bc.bytes
-		total.kernels += bc.kernels
+		total.dur += e.dur
+		total.flops += e.flops
+		total.bytes += e.bytes
+		total.kernels += e.kernels
 	}
 	return total
 }
@@ -561,12 +645,12 @@ func (c *blockCache) price(ops []workload.Op) blockCost {
 }
 
 func (c *blockCache) embHead(head bool, pass int) blockCost {
-	key := [2]int{0, pass}
+	e := &c.extra[0][pass]
 	if head {
-		key[0] = 1
+		e = &c.extra[1][pass]
 	}
-	if bc, ok := c.extra[key]; ok {
-		return bc
+	if e.ok {
+		return e.blockCost
 	}
 	p := workload.Forward
 	if pass == passBwd {
@@ -578,7 +662,6 @@ func (c *blockCache) embHead(head bool, pass int) blockCost {
 	} else {
 		ops = c.cfg.Model.EmbeddingOps(c.cfg.Shape, p)
 	}
-	bc := c.price(ops)
-	c.extra[key] = bc
-	return bc
+	e.blockCost, e.ok = c.price(ops), true
+	return e.blockCost
 }

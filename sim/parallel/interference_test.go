@@ -160,6 +160,17 @@ func (u commPricer) SendTime(int, int, units.Bytes) engine.Time { return u.comm 
 // communication.
 func stepPrograms(tb testing.TB, tp, dp, pp, m int, sched pipeline.Schedule, pr Pricer) (*Layout, []*Program) {
 	tb.Helper()
+	l, cfg := stepConfig(tb, tp, dp, pp, m, sched)
+	progs, err := Build(cfg, pr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return l, progs
+}
+
+// stepConfig is stepPrograms' layout and step configuration.
+func stepConfig(tb testing.TB, tp, dp, pp, m int, sched pipeline.Schedule) (*Layout, *StepConfig) {
+	tb.Helper()
 	l, err := NewLayout(tp, 1, 1, dp, pp, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
 	if err != nil {
 		tb.Fatal(err)
@@ -178,11 +189,7 @@ func stepPrograms(tb testing.TB, tp, dp, pp, m int, sched pipeline.Schedule, pr 
 		Overlap: Overlap{GradReduce: true, ParamGather: true, P2P: true, TPComm: true}, Steps: 1,
 		LayerParams: func(int) (float64, float64) { return 1e6, 0 },
 	}
-	progs, err := Build(cfg, pr)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return l, progs
+	return l, cfg
 }
 
 // playStep runs the programs symmetrically; hook, when set, adjusts the

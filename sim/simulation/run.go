@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"time"
 
@@ -86,6 +87,10 @@ type Options struct {
 	// Budget bounds the work; Run refuses a scenario whose estimate
 	// (EstimateWork) exceeds it before building anything.
 	Budget Budget
+	// Reuse, when set, is what the previous Run given the same Reuse left
+	// to reuse: that run's Result loses its tasks and times. For a
+	// goroutine running many scenarios one after another (a sweep worker).
+	Reuse *Reuse
 	// checkEvery, for tests, verifies the fabric's invariants (no link above
 	// its bandwidth, every active flow progressing) after every event.
 	checkEvery func(error)
@@ -97,7 +102,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 	if err := CheckBudget(s, opt, opt.Budget); err != nil {
 		return nil, err
 	}
-	cl, err := topology.Build(s.TopologySpec())
+	cl, err := opt.Reuse.cluster(s.TopologySpec())
 	if err != nil {
 		return nil, err
 	}
@@ -108,6 +113,9 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 	dev := workload.DeviceOf(s.GPU())
 	cfg := s.StepConfig(layout)
 	cfg.Interrupt = ctx.Err
+	if opt.Reuse != nil {
+		cfg.Arena = &opt.Reuse.arena
+	}
 	pr := newPricer(s, cl, layout, dev)
 	progs, err := parallel.Build(cfg, pr)
 	if err != nil {
@@ -175,6 +183,58 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 	res.SimWallS = time.Since(wall).Seconds()
 	return res, nil
 }
+
+// Reuse is what a goroutine running many scenarios one after another keeps
+// from one Run to the next (Options.Reuse): the storage the task graphs are
+// built and played in (parallel.Arena), and the last cluster built, used
+// again while the scenarios ask for the same one (a sweep's points mostly
+// do; a Cluster is never modified after it is built). The zero value is
+// ready to use; one goroutine at a time.
+type Reuse struct {
+	arena parallel.Arena
+	spec  topology.Spec // of built, with its own copy of the GPU record
+	built *topology.Cluster
+}
+
+// cluster builds the cluster of spec, or returns the last one built when
+// spec asks for the same (a nil Reuse always builds).
+func (r *Reuse) cluster(spec topology.Spec) (*topology.Cluster, error) {
+	if r == nil {
+		return topology.Build(spec)
+	}
+	if r.built != nil && r.same(spec) {
+		return r.built, nil
+	}
+	c, err := topology.Build(spec)
+	if err != nil {
+		return nil, err
+	}
+	r.spec, r.built = spec, c
+	if spec.Hardware != nil {
+		gpu := *spec.Hardware // the scenario may change its record; this copy does not
+		r.spec.Hardware = &gpu
+	}
+	return c, nil
+}
+
+// same reports whether spec asks for the cluster last built: equal fields,
+// and an equal GPU record by value.
+func (r *Reuse) same(spec topology.Spec) bool {
+	a, b := r.spec, spec
+	if (a.Hardware == nil) != (b.Hardware == nil) {
+		return false
+	}
+	if a.Hardware != nil && !reflect.DeepEqual(*a.Hardware, *b.Hardware) {
+		return false
+	}
+	a.Hardware, b.Hardware = nil, nil
+	return a == b
+}
+
+// KeepFiguresOnly drops the played tasks and times a Result holds (Tasks,
+// Links and Check need them and must not be called afterwards), keeping the
+// figures: for a Result whose storage a Reuse will overwrite.
+func (r *Result) KeepFiguresOnly() { r.exec, r.progs = nil, nil }
 
 type groupMaker struct{ c *topology.Cluster }
 
@@ -398,17 +458,16 @@ func summarise(ctx context.Context, s *scenario.Plan, res *Result, dev workload.
 				return err
 			}
 		}
-		_, _, prog, start, stop := x.Instance(i)
-		a := analyseInstance(prog, start, stop, x.Issued(i))
-		hostBound += a.hostBound
-		hostIssue += a.hostIssue
-		end = max(end, a.end)
-		busyMax = max(busyMax, a.compute)
+		a := x.Stats(i)
+		hostBound += a.HostBound
+		hostIssue += a.HostIssue
+		end = max(end, a.End)
+		busyMax = max(busyMax, a.Compute)
 		for k := range exposed {
-			exposed[k] += a.exposed[k]
+			exposed[k] += a.Exposed[k]
 		}
-		bubble += a.idle
-		host += a.host
+		bubble += a.Idle
+		host += a.Host
 	}
 	// Sums stay in integer nanoseconds, so averaging over one representative
 	// per stage or over every rank gives bit-identical figures.
@@ -454,128 +513,6 @@ func memory(s *scenario.Plan, res *Result) {
 		res.PeakMemBytes = max(res.PeakMemBytes, m.Total)
 		res.MinPeakMemBytes = min(res.MinPeakMemBytes, m.Total)
 	}
-}
-
-// instanceStats is one played rank's time accounting.
-type instanceStats struct {
-	end     engine.Time
-	compute engine.Time
-	host    engine.Time // host-synchronisation stalls (KindHostSync)
-	// hostBound is the compute stream's wait for the host thread's issue
-	// after every other input was ready; hostIssue the thread's busy time.
-	hostBound, hostIssue engine.Time
-	exposed              [5]engine.Time
-	idle                 engine.Time
-}
-
-var kindIndex = map[parallel.GroupKind]int{parallel.GroupTP: 0, parallel.GroupCP: 1, parallel.GroupEP: 2,
-	parallel.GroupDP: 3, parallel.GroupEDP: 3, parallel.GroupPP: 4, parallel.GroupETP: 0}
-
-// analyseInstance measures a rank's compute time, the communication exposed
-// per kind (in flight while compute is idle), idle time (neither) and,
-// with a host thread (issued not nil), the time the compute stream waited
-// for it. A wait for the host holds the compute stream like a host stall:
-// it is neither bubble nor exposed communication.
-func analyseInstance(p *parallel.Program, start, end, issued []engine.Time) instanceStats {
-	var st instanceStats
-	type iv struct{ a, b engine.Time }
-	var comp []iv
-	var comm [5][]iv
-	for i := range p.Tasks {
-		t := &p.Tasks[i]
-		if t.Kind != parallel.KindHostCopy {
-			// a copy nobody waits for (the states' offload after the
-			// optimizer step) runs under the next step's forward
-			st.end = max(st.end, end[i])
-		}
-		if issued != nil && t.Kind != parallel.KindRecv {
-			st.hostIssue += t.Issue
-			if t.Stream == parallel.StreamCompute {
-				var ready engine.Time
-				for _, d := range p.Deps(i) {
-					ready = max(ready, end[d])
-				}
-				if issued[i] > ready {
-					comp = append(comp, iv{ready, issued[i]})
-					st.hostBound += issued[i] - ready
-				}
-			}
-		}
-		if end[i] <= start[i] {
-			continue
-		}
-		switch {
-		case t.Kind.IsComm():
-			k := kindIndex[t.Group]
-			comm[k] = append(comm[k], iv{start[i], end[i]})
-		case t.Kind.IsCompute():
-			comp = append(comp, iv{start[i], end[i]})
-			st.compute += end[i] - start[i]
-		case t.Kind == parallel.KindHostCopy:
-			// a copy engine's transfer: what the compute stream waits
-			// for it shows as idle time
-		default:
-			// A host stall holds the compute stream: communication
-			// under it is not what the rank waits for, and it is not
-			// pipeline bubble.
-			comp = append(comp, iv{start[i], end[i]})
-			st.host += end[i] - start[i]
-		}
-	}
-	merge := func(v []iv) []iv {
-		slices.SortFunc(v, func(x, y iv) int {
-			if x.a != y.a {
-				return int(x.a - y.a)
-			}
-			return int(x.b - y.b)
-		})
-		var out []iv
-		for _, x := range v {
-			if n := len(out); n > 0 && x.a <= out[n-1].b {
-				out[n-1].b = max(out[n-1].b, x.b)
-				continue
-			}
-			out = append(out, x)
-		}
-		return out
-	}
-	// minus returns the length of a \ b (both merged).
-	minus := func(a, b []iv) engine.Time {
-		var total engine.Time
-		j := 0
-		for _, x := range a {
-			cur := x.a
-			for j < len(b) && b[j].b <= cur {
-				j++
-			}
-			k := j
-			for k < len(b) && b[k].a < x.b {
-				if b[k].a > cur {
-					total += b[k].a - cur
-				}
-				cur = max(cur, b[k].b)
-				k++
-			}
-			if cur < x.b {
-				total += x.b - cur
-			}
-		}
-		return total
-	}
-	comp = merge(comp)
-	var all []iv
-	for k := range comm {
-		comm[k] = merge(comm[k])
-		st.exposed[k] = minus(comm[k], comp)
-		all = append(all, comm[k]...)
-	}
-	busy := merge(append(all, comp...))
-	var covered engine.Time
-	for _, x := range busy {
-		covered += x.b - x.a
-	}
-	st.idle = st.end - covered
-	return st
 }
 
 // TaskRecord is one executed task of one rank, for timelines and traces.

@@ -127,8 +127,10 @@ func (o Outcome) String() string {
 type PointResult struct {
 	Point   *Point
 	Outcome Outcome
-	Result  *simulation.Result // nil for Invalid and Failed
-	Err     error              // set for Invalid and Failed
+	// Result is nil for Invalid and Failed; from Sweep.Run it holds the
+	// figures only (Result.KeepFiguresOnly: no Tasks, Links or Check).
+	Result *simulation.Result
+	Err    error // set for Invalid and Failed
 }
 
 // Evaluate runs point i: an invalid point is returned as is, one that does
@@ -136,6 +138,13 @@ type PointResult struct {
 // with Run. ok is false only when ctx was cancelled before the point
 // finished, in which case it must be run again (it is not a result).
 func (sw *Sweep) Evaluate(ctx context.Context, i int) (pr PointResult, ok bool) {
+	return sw.evaluate(ctx, i, nil)
+}
+
+// evaluate is Evaluate reusing what reuse holds (nil: nothing). A result
+// simulated with a Reuse keeps its figures only: the next run with it
+// overwrites its tasks and times.
+func (sw *Sweep) evaluate(ctx context.Context, i int, reuse *simulation.Reuse) (pr PointResult, ok bool) {
 	p := sw.Point(i)
 	pr.Point = p
 	if p.Err != nil {
@@ -157,7 +166,7 @@ func (sw *Sweep) Evaluate(ctx context.Context, i int) (pr PointResult, ok bool) 
 		pr.Outcome, pr.Result = Pruned, r
 		return pr, true
 	}
-	res, err := runRecovered(ctx, s, sw.budget)
+	res, err := runRecovered(ctx, s, sw.budget, reuse)
 	if err != nil {
 		if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 			return pr, false
@@ -165,19 +174,22 @@ func (sw *Sweep) Evaluate(ctx context.Context, i int) (pr PointResult, ok bool) 
 		pr.Outcome, pr.Err = Failed, err
 		return pr, true
 	}
+	if reuse != nil {
+		res.KeepFiguresOnly()
+	}
 	pr.Outcome, pr.Result = Simulated, res
 	return pr, true
 }
 
 // runRecovered is Run with a panic turned into an error, so one bad point
 // cannot take a long sweep down with it.
-func runRecovered(ctx context.Context, s *scenario.Plan, b simulation.Budget) (res *simulation.Result, err error) {
+func runRecovered(ctx context.Context, s *scenario.Plan, b simulation.Budget, reuse *simulation.Reuse) (res *simulation.Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			res, err = nil, fmt.Errorf("internal error while simulating (please report): %v", p)
 		}
 	}()
-	return simulation.Run(ctx, s, simulation.Options{Budget: b})
+	return simulation.Run(ctx, s, simulation.Options{Budget: b, Reuse: reuse})
 }
 
 // Run evaluates the given points on workers goroutines (≤ 0: one per
@@ -204,8 +216,9 @@ func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			reuse := new(simulation.Reuse) // this worker's storage and cluster, reused point after point
 			for i := range jobs {
-				pr, ok := sw.Evaluate(cctx, i)
+				pr, ok := sw.evaluate(cctx, i, reuse)
 				results <- done{pr, ok}
 			}
 		}()

@@ -8,12 +8,15 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/scenario"
+	"github.com/simtrain/simtrain/sim/simulation"
 )
 
 // sweepBase is an inline scenario for sweep tests: Llama 3 8B (32 layers,
@@ -432,17 +435,61 @@ func BenchmarkLoadSweep1000(b *testing.B) {
 
 // BenchmarkSweep70B evaluates every 20th point of the 1,000-point example
 // (50 points: invalid, pruned and simulated in the sweep's proportions) on
-// one goroutine; ns/op / 50 is the cost of one point.
+// one goroutine, with one Reuse as a sweep worker has; ns/op / 50 is the
+// cost of one point.
 func BenchmarkSweep70B(b *testing.B) {
 	sw, err := Load("../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml", Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	idx := sw.ShardIndices(0, 20)
+	reuse := new(simulation.Reuse)
+	var cpu0, cpu1 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &cpu0)
 	for b.Loop() {
 		for _, i := range idx {
-			if _, ok := sw.Evaluate(context.Background(), i); !ok {
+			if _, ok := sw.evaluate(context.Background(), i, reuse); !ok {
 				b.Fatal("cancelled")
+			}
+		}
+	}
+	// CPU time per point (this process, garbage collection included): on
+	// a shared machine wall time also counts other processes.
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &cpu1)
+	cpu := time.Duration(cpu1.Utime.Nano() + cpu1.Stime.Nano() - cpu0.Utime.Nano() - cpu0.Stime.Nano())
+	b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N*len(idx)), "cpu-ms/point")
+}
+
+// TestSweepReuseSameFigures evaluates sweep points one after another with one
+// Reuse, as a sweep worker does (cluster and task-graph storage carried from
+// point to point, GPU types changing under it), and checks every figure
+// against the point evaluated afresh.
+func TestSweepReuseSameFigures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates dozens of points")
+	}
+	figures := func(r *simulation.Result) []any {
+		return []any{r.StepTimeS, r.TokensPerS, r.MFU, r.HFU, r.BubbleFraction, r.ComputeS, r.HostSyncS,
+			r.ExposedCommS, r.PeakMemBytes, r.MinPeakMemBytes, r.Fits, r.CostUSDPerStep, r.EnergyKWhPerStep, r.Events}
+	}
+	for _, f := range []string{"../../scenarios/sweeps/llama3-8b-gpu-types.yaml", "../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml"} {
+		sw, err := Load(f, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx := sw.ShardIndices(0, max(1, sw.Len()/25))
+		reuse := new(simulation.Reuse)
+		for _, i := range idx {
+			got, _ := sw.evaluate(context.Background(), i, reuse)
+			want, _ := sw.Evaluate(context.Background(), i)
+			if got.Outcome != want.Outcome {
+				t.Fatalf("%s point %d: %s with a Reuse, %s without", f, i, got.Outcome, want.Outcome)
+			}
+			if want.Result == nil {
+				continue
+			}
+			if g, w := figures(got.Result), figures(want.Result); !reflect.DeepEqual(g, w) {
+				t.Fatalf("%s point %d: figures %v with a Reuse, %v without", f, i, g, w)
 			}
 		}
 	}

@@ -1,0 +1,78 @@
+package parallel
+
+import "github.com/simtrain/simtrain/sim/engine"
+
+// Arena is storage that successive builds reuse: a sweep worker simulates
+// thousands of layouts one after another, and without an arena every one of
+// them grows its task slices from nothing and leaves them to the garbage
+// collector (half of all bytes a sweep allocated). Build with
+// StepConfig.Arena set takes each stage's program from the arena, keeping
+// the capacity the previous build left there, and the symmetric executor of
+// those programs takes its per-task state from it too.
+//
+// Reuse invalidates: a Build with an arena overwrites the programs of the
+// previous Build with the same arena, and NewSymmetric on them the state of
+// the previous execution. One goroutine uses an arena at a time; the zero
+// value is ready to use.
+type Arena struct {
+	progs []*Program
+	recvs map[p2pKey]int32
+	inst  []instanceBuffers
+}
+
+// instanceBuffers are one executed instance's per-task slices.
+type instanceBuffers struct {
+	remaining  []int32
+	start, end []engine.Time
+}
+
+// program returns stage s's program, emptied, with the capacity of the
+// last program built for stage s (or, for a stage not built before, of
+// stage 0: stages of one layout hold similar numbers of tasks).
+func (a *Arena) program(s int) *Program {
+	for len(a.progs) <= s {
+		p := &Program{arena: a}
+		if len(a.progs) > 0 {
+			q := a.progs[0]
+			p.Tasks = make([]Task, 0, cap(q.Tasks))
+			p.deps = make([]int32, 0, cap(q.deps))
+			p.depOff = make([]int32, 0, cap(q.depOff))
+		}
+		a.progs = append(a.progs, p)
+	}
+	p := a.progs[s]
+	*p = Program{Stage: s, arena: a, Tasks: p.Tasks[:0], depOff: p.depOff[:0], deps: p.deps[:0],
+		succOf: p.succOf[:0], succ: p.succ[:0], ndeps: p.ndeps[:0], fill: p.fill[:0]}
+	return p
+}
+
+// recvMap returns the arena's receive index, emptied.
+func (a *Arena) recvMap() map[p2pKey]int32 {
+	if a.recvs == nil {
+		a.recvs = map[p2pKey]int32{}
+	}
+	clear(a.recvs)
+	return a.recvs
+}
+
+// buffers returns instance i's slices sized for n tasks (contents
+// unspecified).
+func (a *Arena) buffers(i, n int) ([]int32, []engine.Time, []engine.Time) {
+	for len(a.inst) <= i {
+		a.inst = append(a.inst, instanceBuffers{})
+	}
+	b := &a.inst[i]
+	b.remaining = resize(b.remaining, n)
+	b.start = resize(b.start, n)
+	b.end = resize(b.end, n)
+	return b.remaining, b.start, b.end
+}
+
+// resize returns s with length n, reusing its array when large enough. The
+// contents are unspecified: callers overwrite every element.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}

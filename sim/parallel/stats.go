@@ -1,0 +1,185 @@
+package parallel
+
+import (
+	"slices"
+
+	"github.com/simtrain/simtrain/sim/engine"
+)
+
+// Exposed communication is reported per kind: tensor (and expert tensor)
+// parallel, context parallel, expert parallel, data parallel (dense and
+// expert) and pipeline, in this order.
+const NumExposed = 5
+
+// ExposedOf is the exposed-communication kind of each group kind.
+var ExposedOf = [NumGroupKinds]int{GroupTP: 0, GroupCP: 1, GroupEP: 2, GroupDP: 3, GroupPP: 4, GroupEDP: 3, GroupETP: 0}
+
+// Stats is one played rank's time accounting over the simulated steps.
+type Stats struct {
+	End     engine.Time // the last task's end (a copy nobody waits for excepted)
+	Compute engine.Time // compute-stream busy time (computation only)
+	Host    engine.Time // host-synchronisation stalls (KindHostSync)
+	// HostBound is the compute stream's wait for the host thread's issue
+	// after every other input was ready; HostIssue the thread's busy time
+	// (both 0 without a host thread, StepConfig.Host).
+	HostBound, HostIssue engine.Time
+	// Exposed is, per kind of ExposedOf, the time that kind's
+	// communication is in flight while the compute stream is idle.
+	Exposed [NumExposed]engine.Time
+	Idle    engine.Time // neither compute nor communication
+}
+
+// interval is a task's [a, b) on the simulated clock.
+type interval struct{ a, b engine.Time }
+
+// statsScratch is Stats' reusable storage.
+type statsScratch struct {
+	comp, union, tmp []interval
+	comm             [NumExposed][]interval
+}
+
+// Stats measures instance i's compute time, the communication exposed per
+// kind (in flight while compute is idle), idle time (neither) and, with a
+// host thread, the time the compute stream waited for it: a wait for the
+// host holds the compute stream like a host stall, so it is neither bubble
+// nor exposed communication. Tasks on
+// one stream run one after another in issue order, so the intervals come
+// out sorted and the measuring is linear; a list that is not (pipeline
+// receives, which start when their send does) is sorted first.
+func (x *Executor) Stats(i int) Stats {
+	in := &x.inst[i]
+	p, start, end, issued := in.prog, in.Start, in.End, in.Issued
+	sc := &x.scratch
+	var st Stats
+	comp := sc.comp[:0]
+	var comm [NumExposed][]interval
+	for k := range comm {
+		comm[k] = sc.comm[k][:0]
+	}
+	for i := range p.Tasks {
+		t := &p.Tasks[i]
+		if t.Kind != KindHostCopy {
+			// a copy nobody waits for (the states' offload after the
+			// optimizer step) runs under the next step's forward
+			st.End = max(st.End, end[i])
+		}
+		if issued != nil && t.Kind != KindRecv {
+			st.HostIssue += t.Issue
+			if t.Stream == StreamCompute {
+				var ready engine.Time
+				for _, d := range p.Deps(i) {
+					ready = max(ready, end[d])
+				}
+				if issued[i] > ready {
+					comp = append(comp, interval{ready, issued[i]})
+					st.HostBound += issued[i] - ready
+				}
+			}
+		}
+		if end[i] <= start[i] {
+			continue
+		}
+		switch {
+		case t.Kind.IsComm():
+			k := ExposedOf[t.Group]
+			comm[k] = append(comm[k], interval{start[i], end[i]})
+		case t.Kind.IsCompute():
+			comp = append(comp, interval{start[i], end[i]})
+			st.Compute += end[i] - start[i]
+		case t.Kind == KindHostCopy:
+			// a copy engine's transfer: what the compute stream waits
+			// for it shows as idle time
+		default:
+			// A host stall holds the compute stream: communication
+			// under it is not what the rank waits for, and it is not
+			// pipeline bubble.
+			comp = append(comp, interval{start[i], end[i]})
+			st.Host += end[i] - start[i]
+		}
+	}
+	comp = mergeIntervals(comp)
+	union := append(sc.union[:0], comp...)
+	tmp := sc.tmp
+	for k := range comm {
+		comm[k] = mergeIntervals(comm[k])
+		st.Exposed[k] = lengthMinus(comm[k], comp)
+		tmp = unionIntervals(tmp[:0], union, comm[k])
+		union, tmp = tmp, union
+	}
+	var covered engine.Time
+	for _, v := range union {
+		covered += v.b - v.a
+	}
+	st.Idle = st.End - covered
+	sc.comp, sc.union, sc.tmp, sc.comm = comp, union, tmp, comm
+	return st
+}
+
+// mergeIntervals sorts v by start (unless it already is) and merges
+// overlapping or touching intervals, in place.
+func mergeIntervals(v []interval) []interval {
+	if !slices.IsSortedFunc(v, compareIntervals) {
+		slices.SortFunc(v, compareIntervals)
+	}
+	out := v[:0]
+	for _, x := range v {
+		if n := len(out); n > 0 && x.a <= out[n-1].b {
+			out[n-1].b = max(out[n-1].b, x.b)
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+func compareIntervals(x, y interval) int {
+	if x.a != y.a {
+		return int(x.a - y.a)
+	}
+	return int(x.b - y.b)
+}
+
+// unionIntervals appends to dst the union of a and b (each merged), merged.
+func unionIntervals(dst, a, b []interval) []interval {
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		var x interval
+		if j >= len(b) || (i < len(a) && a[i].a <= b[j].a) {
+			x = a[i]
+			i++
+		} else {
+			x = b[j]
+			j++
+		}
+		if n := len(dst); n > 0 && x.a <= dst[n-1].b {
+			dst[n-1].b = max(dst[n-1].b, x.b)
+			continue
+		}
+		dst = append(dst, x)
+	}
+	return dst
+}
+
+// lengthMinus returns the length of a \ b (both merged).
+func lengthMinus(a, b []interval) engine.Time {
+	var total engine.Time
+	j := 0
+	for _, x := range a {
+		cur := x.a
+		for j < len(b) && b[j].b <= cur {
+			j++
+		}
+		k := j
+		for k < len(b) && b[k].a < x.b {
+			if b[k].a > cur {
+				total += b[k].a - cur
+			}
+			cur = max(cur, b[k].b)
+			k++
+		}
+		if cur < x.b {
+			total += x.b - cur
+		}
+	}
+	return total
+}

@@ -1,0 +1,111 @@
+package parallel
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/engine"
+)
+
+// statsOf measures tasks played at the given times as one instance.
+func statsOf(tasks []Task, start, end []engine.Time) Stats {
+	x := &Executor{inst: []instance{{prog: &Program{Tasks: tasks}, Start: start, End: end}}}
+	return x.Stats(0)
+}
+
+// TestStatsByHand: a step small enough to account for on paper.
+func TestStatsByHand(t *testing.T) {
+	tasks := []Task{
+		{Kind: KindForward, Stream: StreamCompute},                   // [0, 10)
+		{Kind: KindAllReduce, Stream: StreamTP, Group: GroupTP},      // [5, 15): under compute
+		{Kind: KindForward, Stream: StreamCompute},                   // [10, 20)
+		{Kind: KindRecv, Stream: StreamPPRecvAct, Group: GroupPP},    // [25, 35)
+		{Kind: KindSend, Stream: StreamPPSend, Group: GroupPP},       // [22, 24): listed after the later receive
+		{Kind: KindReduceScatter, Stream: StreamDP, Group: GroupEDP}, // [20, 30): expert DP counts as DP
+		{Kind: KindHostSync, Stream: StreamCompute},                  // [40, 45)
+		{Kind: KindHostCopy, Stream: StreamD2H},                      // [50, 60): nobody waits, not in End
+		{Kind: KindAllGather, Stream: StreamTP, Group: GroupETP},     // [45, 45): empty
+		{Kind: KindAllToAll, Stream: StreamEP, Group: GroupEP},       // [42, 44): under the host stall
+		{Kind: KindReduceScatter, Stream: StreamDP, Group: GroupDP},  // [30, 31)
+		{Kind: KindBackward, Stream: StreamCompute},                  // [36, 38)
+		{Kind: KindAllGather, Stream: StreamCP, Group: GroupCP},      // [35, 37): 1 exposed
+		{Kind: KindRecv, Stream: StreamPPRecvGrd, Group: GroupPP},    // [33, 34): inside [25, 35)
+	}
+	start := []engine.Time{0, 5, 10, 25, 22, 20, 40, 50, 45, 42, 30, 36, 35, 33}
+	end := []engine.Time{10, 15, 20, 35, 24, 30, 45, 60, 45, 44, 31, 38, 37, 34}
+	got := statsOf(tasks, start, end)
+	want := Stats{End: 45, Compute: 22, Host: 5,
+		// tp 0, cp [35,36), ep 0, dp [20,31) less nothing = 11, pp [22,24) and [25,35) = 12
+		Exposed: [NumExposed]engine.Time{0, 1, 0, 11, 12},
+		// busy: [0,38) and [40,45), so idle [38,40)
+		Idle: 2}
+	if got != want {
+		t.Fatalf("stats %+v, want %+v", got, want)
+	}
+}
+
+// TestStatsAgainstNanoseconds checks the interval arithmetic against
+// counting every nanosecond of random steps (the dumb reference).
+func TestStatsAgainstNanoseconds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	kinds := []Task{
+		{Kind: KindForward, Stream: StreamCompute}, {Kind: KindHostSync, Stream: StreamCompute},
+		{Kind: KindHostCopy, Stream: StreamH2D}, {Kind: KindAllReduce, Group: GroupTP},
+		{Kind: KindAllGather, Group: GroupCP}, {Kind: KindAllToAll, Group: GroupEP},
+		{Kind: KindReduceScatter, Group: GroupDP}, {Kind: KindReduceScatter, Group: GroupEDP},
+		{Kind: KindSend, Group: GroupPP}, {Kind: KindRecv, Group: GroupPP}, {Kind: KindAllGather, Group: GroupETP},
+	}
+	for trial := 0; trial < 200; trial++ {
+		n := 1 + rng.IntN(40)
+		tasks := make([]Task, n)
+		start, end := make([]engine.Time, n), make([]engine.Time, n)
+		for i := range tasks {
+			tasks[i] = kinds[rng.IntN(len(kinds))]
+			start[i] = engine.Time(rng.IntN(200))
+			end[i] = start[i] + engine.Time(rng.IntN(30))
+		}
+		got := statsOf(tasks, start, end)
+		var want Stats
+		for i := range tasks {
+			if tasks[i].Kind != KindHostCopy {
+				want.End = max(want.End, end[i])
+			}
+		}
+		for ns := engine.Time(0); ns < 240; ns++ {
+			var comp, busy bool
+			var comm [NumExposed]bool
+			for i, tk := range tasks {
+				if start[i] > ns || ns >= end[i] {
+					continue
+				}
+				switch {
+				case tk.Kind.IsComm():
+					comm[ExposedOf[tk.Group]], busy = true, true
+				case tk.Kind.IsCompute():
+					comp, busy = true, true
+				case tk.Kind == KindHostSync:
+					comp, busy = true, true
+				}
+			}
+			for k := range comm {
+				if comm[k] && !comp {
+					want.Exposed[k]++
+				}
+			}
+			if !busy && ns < want.End {
+				want.Idle++
+			}
+		}
+		for i, tk := range tasks {
+			switch {
+			case tk.Kind.IsCompute():
+				want.Compute += end[i] - start[i]
+			case tk.Kind == KindHostSync:
+				want.Host += end[i] - start[i]
+			}
+		}
+		if got != want {
+			t.Fatalf("trial %d: stats %+v, counting nanoseconds %+v", trial, got, want)
+		}
+	}
+}
