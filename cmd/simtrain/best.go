@@ -22,6 +22,7 @@ import (
 
 	"github.com/simtrain/simtrain/sim/output"
 	"github.com/simtrain/simtrain/sim/output/htmlreport"
+	"github.com/simtrain/simtrain/sim/output/numfmt"
 	"github.com/simtrain/simtrain/sim/scenario"
 )
 
@@ -278,18 +279,18 @@ func printRanked(w io.Writer, rows []rankedRow, tokens float64) {
 	}
 	fmt.Fprintln(tw, head+"\t")
 	for i, r := range rows {
-		line := fmt.Sprintf("%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%s\t%.4g\t%.4g\t%.1f%%\t%.1f\t%.4g",
+		line := fmt.Sprintf("%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%.1f%%\t%.1f\t%s",
 			i+1, r.Name, r.GPU, r.NumGPUs, r.TP, r.PP, r.DP, r.CP, r.EP, yesNo(r.SP), r.MicroBatch, r.VirtualStages, r.Zero, r.Recompute,
-			r.StepTimeS, r.TokensPerS, 100*r.MFU, r.PeakMemBytes/1e9, r.CostPerToken*1e6)
+			numfmt.Digits(r.StepTimeS, 4), numfmt.Grouped(r.TokensPerS), 100*r.MFU, r.PeakMemBytes/1e9, numfmt.Sig(r.CostPerToken*1e6))
 		if withGoodput {
 			if g := r.Goodput; g != nil {
-				line += fmt.Sprintf("\t%.1f%%\t%.4g", 100*g.EffectiveTrainingFraction, g.GoodputTokensPerS)
+				line += fmt.Sprintf("\t%.1f%%\t%s", 100*g.EffectiveTrainingFraction, numfmt.Grouped(g.GoodputTokensPerS))
 			} else {
 				line += "\t-\t-"
 			}
 		}
 		if tokens > 0 {
-			line += fmt.Sprintf("\t%.4g\t%.4g\t%.4g", r.TrainS/86400, r.TrainUSD/1e3, r.TrainKWh/1e3)
+			line += fmt.Sprintf("\t%s\t%s\t%s", numfmt.Sig(r.TrainS/86400), numfmt.Sig(r.TrainUSD/1e3), numfmt.Sig(r.TrainKWh/1e3))
 		}
 		fmt.Fprintln(tw, line+"\t")
 	}

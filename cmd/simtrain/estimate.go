@@ -207,7 +207,7 @@ type paramsFlags struct {
 
 func (p *paramsFlags) add(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.Float64Var(&p.params, "params", 0, "parameter count N (e.g. 70e9); or use --model")
+	countVar(f, &p.params, "params", "parameter count N (e.g. 70B, 70e9); or use --model")
 	f.StringVar(&p.model, "model", "", "model preset instead of --params (its active parameters): "+strings.Join(workload.PresetNames(), ", "))
 	f.IntVar(&p.seq, "seq", 0, "with --model: add the attention FLOPs at this sequence length (0: 6·N only)")
 }
@@ -334,7 +334,7 @@ FLOP/s the cluster delivers: GPUs × dense peak at --dtype × MFU.`,
 	}
 	pf.add(cmd)
 	f := cmd.Flags()
-	f.Float64Var(&tokens, "tokens", 0, "training tokens D (e.g. 15e12)")
+	countVar(f, &tokens, "tokens", "training tokens D (e.g. 15T, 15e12)")
 	f.StringVar(&gpu, "gpu", "", "GPU catalog name: "+strings.Join(hardware.GPUNames(), ", "))
 	f.IntVar(&gpus, "gpus", 0, "number of GPUs")
 	f.Float64Var(&mfu, "mfu", 0, "model FLOPs utilisation, a fraction (e.g. 0.4)")
@@ -589,7 +589,7 @@ parameter counts.`,
 	}
 	sf.add(cmd)
 	cmd.Flags().StringVar(&model, "model", "", "model preset: "+strings.Join(workload.PresetNames(), ", "))
-	cmd.Flags().Float64Var(&params, "params", 0, "parameter count (e.g. 6.7e9)")
+	countVar(cmd.Flags(), &params, "params", "parameter count (e.g. 6.7B, 6.7e9)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "with a SCENARIO.yaml: "+setHelp)
 	return cmd
 }
@@ -886,7 +886,7 @@ run takes.`,
 	f.Float64Var(&tps, "tokens-per-s-per-gpu", 0, "measured training tokens per second per GPU")
 	f.StringVar(&gpu, "gpu", "", "GPU catalog name: "+strings.Join(hardware.GPUNames(), ", "))
 	f.IntVar(&gpus, "gpus", 1, "number of GPUs")
-	f.Float64Var(&tok, "tokens", 0, "training tokens, for the run time (optional)")
+	countVar(f, &tok, "tokens", "training tokens, for the run time (optional; e.g. 2T)")
 	f.StringVar(&dtype, "dtype", "bf16", "peak used: "+strings.Join(workload.DtypeNames(), ", "))
 	return cmd
 }

@@ -15,20 +15,26 @@ import (
 )
 
 func newMergeCmd() *cobra.Command {
-	var out string
+	var (
+		out, format string
+		parquet     bool
+	)
 	cmd := &cobra.Command{
-		Use:   "merge DIR|FILE... --out FILE",
+		Use:   "merge DIR|FILE... --out DIR",
 		Short: "Join sweep shard files into one summary table, one row per run id",
 		Long: `merge reads the summary files of sweep directories (summary.arrow and
 summary.shard-I-of-N.arrow) and any .arrow or .parquet summary files given
 directly, keeps one row per run id, and writes them sorted by point name (the
-sweep's point order) to --out: an Arrow IPC file for .arrow, or a
-zstd-compressed Parquet file for .parquet (which DuckDB reads natively; it
-needs an extension for Arrow IPC). Rows that repeat a run id are the same
+sweep's point order) into the directory --out as summary.arrow, and with
+--parquet also as summary.parquet (zstd; DuckDB reads it natively, where Arrow
+IPC needs an extension). simtrain best and report read that directory like a
+sweep's. An --out ending in .arrow or .parquet is still taken as that one
+file, as earlier versions did. Rows that repeat a run id are the same
 configuration; a repeat whose results differ (other than the wall-clock
 sim_wall_s) is reported, since simulations are deterministic.`,
-		Example: `  simtrain merge results/l70 --out results/l70.arrow
-  simtrain merge /shared/run1 /shared/run2 --out all.parquet`,
+		Example: `  simtrain merge results/l70-shards --out results/l70
+  simtrain merge /shared/run1 /shared/run2 --out results/all --parquet --format json
+  simtrain merge results/l70 --out all.parquet        # one file`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErrorf("merge: give at least one sweep directory or summary file")
@@ -37,11 +43,25 @@ sim_wall_s) is reported, since simulations are deterministic.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
-				return usageErrorf("--out: required (FILE.arrow or FILE.parquet)")
+				return usageErrorf("--out: required (a directory for summary.arrow)")
 			}
-			ext := strings.ToLower(filepath.Ext(out))
-			if err := checkChoice("out", ext, ".arrow", ".parquet"); err != nil {
-				return usageErrorf("--out: %s must end in .arrow or .parquet", out)
+			if err := checkChoice("format", format, "table", "json"); err != nil {
+				return err
+			}
+			// The files to write: DIR/summary.arrow (and .parquet), or the
+			// one file an --out ending in .arrow or .parquet names.
+			var targets []string
+			switch ext := strings.ToLower(filepath.Ext(out)); ext {
+			case ".arrow", ".parquet":
+				if parquet {
+					return usageErrorf("--parquet: applies to an --out directory; %s is one file", out)
+				}
+				targets = []string{out}
+			default:
+				targets = []string{filepath.Join(out, "summary.arrow")}
+				if parquet {
+					targets = append(targets, filepath.Join(out, "summary.parquet"))
+				}
 			}
 			rows, metas, files, err := readSummaries(args)
 			if err != nil {
@@ -52,27 +72,38 @@ sim_wall_s) is reported, since simulations are deterministic.`,
 			if name := commonMeta(metas, "sweep"); name != "" {
 				meta["sweep"] = name
 			}
-			if dir := filepath.Dir(out); dir != "." {
-				if err := os.MkdirAll(dir, 0o755); err != nil {
+			for _, t := range targets {
+				if dir := filepath.Dir(t); dir != "." {
+					if err := os.MkdirAll(dir, 0o755); err != nil {
+						return err
+					}
+				}
+				if strings.EqualFold(filepath.Ext(t), ".parquet") {
+					err = output.WriteParquet(t, merged, meta)
+				} else {
+					err = output.WriteTable(t, merged, meta)
+				}
+				if err != nil {
 					return err
 				}
 			}
-			if ext == ".parquet" {
-				err = output.WriteParquet(out, merged, meta)
+			if format == "json" {
+				if err := writeJSONLine(cmd.OutOrStdout(), map[string]any{"rows": len(merged), "files": len(files),
+					"repeated_dropped": dups, "differing_results": len(differ), "wrote": targets}); err != nil {
+					return err
+				}
 			} else {
-				err = output.WriteTable(out, merged, meta)
+				fmt.Fprintf(cmd.OutOrStdout(), "merged %d rows from %d files into %s (%d repeated run ids dropped)\n", len(merged), len(files), strings.Join(targets, " and "), dups)
 			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "merged %d rows from %d files into %s (%d repeated run ids dropped)\n", len(merged), len(files), out, dups)
 			if len(differ) > 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: merge: warning: %d run ids have rows with different results (first: %s); kept the first by name\n", len(differ), differ[0])
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", "", "output file: .arrow (Arrow IPC) or .parquet (zstd)")
+	cmd.Flags().StringVar(&out, "out", "", "output directory for summary.arrow (or one FILE.arrow / FILE.parquet)")
+	cmd.Flags().BoolVar(&parquet, "parquet", false, "also write summary.parquet (zstd) in the --out directory")
+	cmd.Flags().StringVar(&format, "format", "table", "what merge prints: table or json (one object)")
 	return cmd
 }
 

@@ -17,9 +17,7 @@ compute and communication tasks of every rank on a graph of GPUs and links.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return &usageError{err}
-	})
+	root.SetFlagErrorFunc(flagError)
 	root.AddGroup(
 		&cobra.Group{ID: "sim", Title: "Simulation:"},
 		&cobra.Group{ID: "tools", Title: "Building blocks:"},

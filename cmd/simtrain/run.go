@@ -10,6 +10,7 @@ import (
 
 	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/output/numfmt"
 	"github.com/simtrain/simtrain/sim/report"
 	"github.com/simtrain/simtrain/sim/scenario"
 	"github.com/simtrain/simtrain/sim/simulation"
@@ -193,20 +194,20 @@ func printRunTable(w io.Writer, r *simulation.Result, dir string) {
 	if g := r.Cluster.GPU; g.Inherits != "" || s.GPUFile() != "" {
 		row("hardware", hardwareNote(s, g))
 	}
-	row("step time", fmt.Sprintf("%.4g s", r.StepTimeS))
-	row("tokens/s", fmt.Sprintf("%.4g (%.4g per GPU)", r.TokensPerS, r.TokensPerSPerGPU))
+	row("step time", numfmt.Seconds4(r.StepTimeS))
+	row("tokens/s", fmt.Sprintf("%s (%s per GPU)", numfmt.Grouped(r.TokensPerS), numfmt.Grouped(r.TokensPerSPerGPU)))
 	row("MFU / HFU", fmt.Sprintf("%.1f%% / %.1f%%", 100*r.MFU, 100*r.HFU))
 	row("TFLOP/s per GPU", fmt.Sprintf("%.1f", r.TFLOPsPerGPU))
-	row("compute (busiest rank)", fmt.Sprintf("%.4g s", r.ComputeS))
+	row("compute (busiest rank)", numfmt.Seconds4(r.ComputeS))
 	row("pipeline bubble", fmt.Sprintf("%.1f%%", 100*r.BubbleFraction))
 	if r.HostSyncS > 0 {
-		row("host sync stalls", fmt.Sprintf("%.4g s (%s)", r.HostSyncS, s.HostSyncCauses()))
+		row("host sync stalls", fmt.Sprintf("%s (%s)", numfmt.Seconds4(r.HostSyncS), s.HostSyncCauses()))
 	}
-	row("host thread", fmt.Sprintf("%s dispatch: busy %.4g s, GPU waits %.4g s", s.HostDispatchClass(), r.HostIssueS, r.HostBoundS))
+	row("host thread", fmt.Sprintf("%s dispatch: busy %s, GPU waits %s", s.HostDispatchClass(), numfmt.Seconds(r.HostIssueS), numfmt.Seconds(r.HostBoundS)))
 	var parts []string
 	for i, k := range simulation.ExposedKinds {
 		if r.ExposedCommS[i] > 0 {
-			parts = append(parts, fmt.Sprintf("%s %.3g s", k, r.ExposedCommS[i]))
+			parts = append(parts, fmt.Sprintf("%s %s", k, numfmt.Seconds(r.ExposedCommS[i])))
 		}
 	}
 	if len(parts) == 0 {
@@ -218,7 +219,7 @@ func printRunTable(w io.Writer, r *simulation.Result, dir string) {
 		fits = "DOES NOT FIT"
 	}
 	row("peak memory per GPU", fmt.Sprintf("%.1f GB of %.0f GB (%s)", r.PeakMemBytes/1e9, r.MemCapacityBytes/1e9, fits))
-	row("simulated", fmt.Sprintf("%d events in %.3g s", r.Events, r.SimWallS))
+	row("simulated", fmt.Sprintf("%s events in %s", numfmt.Grouped(float64(r.Events)), numfmt.Seconds(r.SimWallS)))
 	row("outputs", dir)
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/simtrain/simtrain/sim/output"
+	"github.com/simtrain/simtrain/sim/output/numfmt"
 	"github.com/simtrain/simtrain/sim/report"
 	"github.com/simtrain/simtrain/sim/sweep"
 )
@@ -31,6 +32,7 @@ type sweepOptions struct {
 	printPoint int
 	budget     budgetFlags
 	sets       []string
+	format     string
 }
 
 func newSweepCmd() *cobra.Command {
@@ -81,6 +83,7 @@ Indexed Job pod per shard; docs/scale-out.md). simtrain merge joins them.`,
 	f.IntVar(&o.batch, "batch", 64, "points per flush of the summary file (a kill loses at most this many)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "list the points (number, run id, values, validity) without simulating")
 	f.IntVar(&o.printPoint, "print-point", -1, "print point N as a scenario file and exit")
+	f.StringVar(&o.format, "format", "table", "what sweep prints when it ends: table or json (one object)")
 	o.budget.add(cmd)
 	cmd.Flags().StringArrayVar(&o.sets, "set", nil, "override a field of the base scenario: dotted.field=value (repeatable; changes every point; not a field the sweep varies)")
 	return cmd
@@ -119,6 +122,9 @@ const flushEvery = 5 * time.Second
 func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 	si, sn, err := parseShard(o.shard)
 	if err != nil {
+		return err
+	}
+	if err := checkChoice("format", o.format, "table", "json"); err != nil {
 		return err
 	}
 	if o.batch < 1 {
@@ -267,6 +273,9 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 		}
 		return runErr
 	}
+	if o.format == "json" {
+		return writeJSONLine(stdout, stats.json(sw, si, sn, len(indices), already, workers, wall, file))
+	}
 	stats.print(stdout, sw, si, sn, len(indices), already, workers, wall, file)
 	return nil
 }
@@ -397,6 +406,20 @@ func layoutString(r output.SummaryRow) string {
 	return s
 }
 
+// json is what print says, as one object for scripts.
+func (s *sweepStats) json(sw *sweep.Sweep, si, sn, here, already, workers int, wall time.Duration, file string) map[string]any {
+	m := map[string]any{
+		"sweep": sw.Name, "points": sw.Len(), "shard": fmt.Sprintf("%d/%d", si, sn), "shard_points": here,
+		"already_done": already, "ran": s.total(), "simulated": s.counts[sweep.Simulated], "pruned": s.counts[sweep.Pruned],
+		"invalid": s.counts[sweep.Invalid], "failed": s.counts[sweep.Failed], "wall_s": wall.Seconds(), "workers": workers, "wrote": file,
+	}
+	if b := s.best; b != nil {
+		m["best"] = map[string]any{"name": b.Name, "layout": layoutString(*b), "gpu": b.GPU,
+			"tokens_per_s": b.TokensPerS, "step_time_s": b.StepTimeS, "mfu": b.MFU}
+	}
+	return m
+}
+
 func (s *sweepStats) print(w io.Writer, sw *sweep.Sweep, si, sn, here, already, workers int, wall time.Duration, file string) {
 	fmt.Fprintf(w, "sweep %s: %d points", sw.Name, sw.Len())
 	if sn > 1 {
@@ -413,11 +436,11 @@ func (s *sweepStats) print(w io.Writer, sw *sweep.Sweep, si, sn, here, already, 
 	if wall > 0 {
 		rate = float64(ran) / wall.Seconds()
 	}
-	fmt.Fprintf(w, "  wall %.3g s, %.4g points/s on %d workers\n", wall.Seconds(), rate, workers)
+	fmt.Fprintf(w, "  wall %s, %s points/s on %d workers\n", numfmt.Seconds(wall.Seconds()), numfmt.Sig(rate), workers)
 	if s.best != nil {
 		b := s.best
-		fmt.Fprintf(w, "  best here: %s (%s, %s): %.4g tokens/s, step %.4g s, MFU %.1f%%\n",
-			b.Name, layoutString(*b), b.GPU, b.TokensPerS, b.StepTimeS, 100*b.MFU)
+		fmt.Fprintf(w, "  best here: %s (%s, %s): %s tokens/s, step %s, MFU %.1f%%\n",
+			b.Name, layoutString(*b), b.GPU, numfmt.Grouped(b.TokensPerS), numfmt.Seconds4(b.StepTimeS), 100*b.MFU)
 	}
 	fmt.Fprintf(w, "  wrote %s\n", file)
 }

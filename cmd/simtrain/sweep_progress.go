@@ -18,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/simtrain/simtrain/sim/output"
+	"github.com/simtrain/simtrain/sim/output/numfmt"
 	"github.com/simtrain/simtrain/sim/sweep"
 )
 
@@ -138,9 +139,9 @@ func (p *progress) status() string {
 	if rate > 0 {
 		eta = (time.Duration(float64(p.total-p.done) / rate * float64(time.Second))).Round(time.Second).String()
 	}
-	s := fmt.Sprintf("%d/%d points (%d%%), %.3g/s, ETA %s", p.done, p.total, pct, rate, eta)
+	s := fmt.Sprintf("%d/%d points (%d%%), %s/s, ETA %s", p.done, p.total, pct, numfmt.Sig(rate), eta)
 	if b := p.best; b != nil {
-		s += fmt.Sprintf(", best %.3g tok/s tp%d pp%d dp%d", b.TokensPerS, b.TP, b.PP, b.DP)
+		s += fmt.Sprintf(", best %s tok/s tp%d pp%d dp%d", numfmt.Grouped(b.TokensPerS), b.TP, b.PP, b.DP)
 		for _, kv := range []struct {
 			k string
 			v int64

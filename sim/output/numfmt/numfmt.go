@@ -12,15 +12,25 @@ import (
 
 // Sig formats v with 3 significant digits in plain decimal notation; values
 // of 1,000 and more are rounded to an integer and grouped.
-func Sig(v float64) string {
+func Sig(v float64) string { return Digits(v, 3) }
+
+// Digits formats v with n significant digits in plain decimal notation;
+// values of 10ⁿ and more are rounded to an integer and grouped.
+func Digits(v float64, n int) string {
 	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return "0"
 	}
-	d := 2 - int(math.Floor(math.Log10(math.Abs(v))))
+	d := n - 1 - int(math.Floor(math.Log10(math.Abs(v))))
 	if d < 0 {
 		return Grouped(math.Round(v))
 	}
 	return strconv.FormatFloat(v, 'f', d, 64)
+}
+
+// Seconds4 is Seconds with 4 significant digits, for step times that
+// layouts are compared by.
+func Seconds4(s float64) string {
+	return WithTimeUnit(s, func(v float64) string { return Digits(v, 4) })
 }
 
 // Grouped formats the integer part of v with thousands separators.
