@@ -58,6 +58,12 @@ sim_wall_s) is reported, since simulations are deterministic.`,
 				}
 				targets = []string{out}
 			default:
+				// A name with another extension is more likely a file name
+				// than a directory (x.csv): refuse it unless it is a
+				// directory already.
+				if st, err := os.Stat(out); ext != "" && (err != nil || !st.IsDir()) {
+					return usageErrorf("--out: %s is neither a directory nor a FILE.arrow / FILE.parquet", out)
+				}
 				targets = []string{filepath.Join(out, "summary.arrow")}
 				if parquet {
 					targets = append(targets, filepath.Join(out, "summary.parquet"))

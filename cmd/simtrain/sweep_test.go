@@ -426,7 +426,7 @@ func TestMergeDeduplicates(t *testing.T) {
 		want string
 	}{
 		{[]string{"merge", run}, "--out: required"},
-		{[]string{"merge", run, "--out", "x.csv"}, "--out: x.csv must end in .arrow or .parquet"},
+		{[]string{"merge", run, "--out", "x.csv"}, "--out: x.csv is neither a directory nor a FILE.arrow / FILE.parquet"},
 		{[]string{"merge", t.TempDir(), "--out", "x.arrow"}, "no summary.arrow"},
 		{[]string{"merge", path, "--out", "x.arrow"}, "not a summary file"},
 	} {
