@@ -454,8 +454,8 @@ func TestProgress(t *testing.T) {
 		p.update(sweep.Simulated, row)
 	}
 	p.finish()
-	want := "sweep: 5/10 points (50%), 0.25/s, ETA 20s, best 1.5e+06 tok/s tp8 pp2 dp4 mb1 z0\n" +
-		"sweep: 6/10 points (60%), 0.25/s, ETA 16s, best 1.5e+06 tok/s tp8 pp2 dp4 mb1 z0\n"
+	want := "sweep: 5/10 points (50%), 0.250/s, ETA 20s, best 1,500,000 tok/s tp8 pp2 dp4 mb1 z0\n" +
+		"sweep: 6/10 points (60%), 0.250/s, ETA 16s, best 1,500,000 tok/s tp8 pp2 dp4 mb1 z0\n"
 	if buf.String() != want {
 		t.Errorf("lines:\n%s\nwant:\n%s", buf.String(), want)
 	}
