@@ -218,7 +218,7 @@ func printRunTable(w io.Writer, r *simulation.Result, dir string) {
 	if !r.Fits {
 		fits = "DOES NOT FIT"
 	}
-	row("peak memory per GPU", fmt.Sprintf("%.1f GB of %.0f GB (%s)", r.PeakMemBytes/1e9, r.MemCapacityBytes/1e9, fits))
+	row("peak memory per GPU", fmt.Sprintf("%s of %s (%s, margin %s)", numfmt.GB(r.PeakMemBytes), numfmt.GB(r.MemCapacityBytes), fits, numfmt.GB(r.MemMarginBytes)))
 	row("simulated", fmt.Sprintf("%s events in %s", numfmt.Grouped(float64(r.Events)), numfmt.Seconds(r.SimWallS)))
 	row("outputs", dir)
 }

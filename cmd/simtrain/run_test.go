@@ -30,7 +30,7 @@ func runCLI(t *testing.T, args ...string) (string, string, error) {
 // contractKeys are the JSON keys scenario-format.md lists for `run --format json`.
 var contractKeys = []string{"name", "run_id", "step_time_s", "tokens_per_s", "tokens_per_s_per_gpu",
 	"model_flops_per_step", "hardware_flops_per_step", "mfu", "hfu", "tflops_per_gpu", "peak_mem_bytes",
-	"fits", "bubble_fraction", "exposed_comm_s", "sim_wall_s", "events"}
+	"mem_capacity_bytes", "mem_margin_bytes", "fits", "bubble_fraction", "exposed_comm_s", "sim_wall_s", "events"}
 
 func TestRunJSONHasExactlyTheContractKeys(t *testing.T) {
 	dir := t.TempDir()

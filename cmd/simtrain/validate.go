@@ -241,7 +241,12 @@ func printValidateTable(w io.Writer, rows []validation.Case, sum validation.Summ
 	}
 	printMemoryTable(w, rows, sum.Memory)
 	if names := validation.NotFitting(rows); len(names) > 0 {
-		fmt.Fprintf(w, "\npredicted not to fit in memory, though the published run ran: %d of %d (%s)\n", len(names), a.Simulated, strings.Join(names, ", "))
+		fmt.Fprintf(w, "\npredicted not to fit in memory, though the published run ran: %d of %d (peak GiB / usable GiB)\n", len(names), a.Simulated)
+		for _, v := range rows {
+			if v.Err == nil && !v.Result.Fits {
+				fmt.Fprintf(w, "  %s  %.1f / %.1f\n", v.Name, v.Result.PeakMemBytes/(1<<30), v.Result.MemCapacityBytes/(1<<30))
+			}
+		}
 	}
 	fmt.Fprintf(w, "\noutputs: %s, %s\n", filepath.Join(out, "validation.arrow"), filepath.Join(out, "validation.svg"))
 }
@@ -283,6 +288,7 @@ func printValidateJSON(w io.Writer, rows []validation.Case, sum validation.Summa
 				"measured_step_time_s": c.MeasuredStepTimeS, "predicted_step_time_s": c.PredictedStepTimeS,
 				"flops_convention": c.Convention, "group": v.Group, "gpu": v.GPU, "parallel_style": v.Style,
 				"fidelity": v.Fidelity, "fits": v.Result.Fits,
+				"peak_mem_bytes": v.Result.PeakMemBytes, "mem_capacity_bytes": v.Result.MemCapacityBytes, "mem_margin_bytes": v.Result.MemMarginBytes,
 			}
 			if c.HasMemory {
 				obj["measured_peak_memory_gib"] = c.MeasuredMemBytes / (1 << 30)

@@ -267,7 +267,7 @@ expect: {step_time_s: 10, source: test}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(stdout, "predicted not to fit in memory, though the published run ran: 1 of 1 (big)") {
+	if !strings.Contains(stdout, "predicted not to fit in memory, though the published run ran: 1 of 1") || !strings.Contains(stdout, "  big  ") {
 		t.Errorf("table lacks the not-fitting line:\n%s", stdout)
 	}
 }

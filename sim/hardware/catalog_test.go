@@ -2,6 +2,7 @@ package hardware
 
 import (
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -145,3 +146,45 @@ func TestLookupReturnsCopies(t *testing.T) {
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }
+
+// TestUsableMemory: the fit limit is the memory the CUDA runtime reports,
+// GiB-based on NVIDIA parts (an "80 GB" H100 is 79.11 GiB to a process,
+// more than 80e9 bytes); a GPU without a reading falls back to its
+// datasheet figure, and a record that gives its own hbm_bytes does not
+// take its reference's reading.
+func TestUsableMemory(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want float64
+	}{
+		{"h100-sxm", 79.11 * (1 << 30)}, {"a100-80gb", 79.15 * (1 << 30)}, {"a100-40gb", 39.59 * (1 << 30)},
+		{"h200", 139.72 * (1 << 30)}, {"b200", 178.35 * (1 << 30)}, {"gb200", 184.31 * (1 << 30)},
+		{"gb300", 288e9}, {"mi300x", 192e9},
+	} {
+		g, err := LookupGPU(c.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(float64(g.HBMUsableBytes)-c.want) > 1 {
+			t.Errorf("%s: usable %.0f bytes, want %.0f", c.name, float64(g.HBMUsableBytes), c.want)
+		}
+	}
+	data, err := os.ReadFile("testdata/unmeasured.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := ParseGPU(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.HBMUsableBytes != g.HBMBytes {
+		t.Errorf("own hbm_bytes %v took the reference's usable reading %v", g.HBMBytes, g.HBMUsableBytes)
+	}
+	g, err = ParseGPU([]byte(strings.Replace(string(data), "hbm_bytes:", "hbm_usable_bytes: {value: 70e9, measured: \"a reading\"}\nhbm_bytes:", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.HBMUsableBytes != 70e9 {
+		t.Errorf("own usable reading lost: %v", g.HBMUsableBytes)
+	}
+}

@@ -20,10 +20,13 @@ type GPU struct {
 	// record left them out ("" for a fully measured GPU).
 	Inherits string
 
-	HBMBytes     units.Bytes
-	HBMBandwidth units.BytesPerSecond
-	Peak         PeakFLOPS
-	SMs          int
+	HBMBytes units.Bytes // datasheet device memory
+	// HBMUsableBytes is what a process can allocate (cudaMemGetInfo's
+	// total): the limit the memory model's fit checks against.
+	HBMUsableBytes units.Bytes
+	HBMBandwidth   units.BytesPerSecond
+	Peak           PeakFLOPS
+	SMs            int
 
 	ScaleUp            string               // nvlink, xgmi, nvlink-bridge, none
 	ScaleUpBandwidth   units.BytesPerSecond // per GPU, per direction (H100: 450e9)

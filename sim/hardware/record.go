@@ -20,10 +20,17 @@ type GPURecord struct {
 	// record leaves out.
 	Inherits string `yaml:"inherits,omitempty"`
 
-	HBMBytes     Figure[units.Bytes]          `yaml:"hbm_bytes,omitempty"`     // device memory (datasheet decimal GB)
-	HBMBandwidth Figure[units.BytesPerSecond] `yaml:"hbm_bandwidth,omitempty"` // device memory bandwidth
-	Peak         PeakRecord                   `yaml:"peak_flops"`              // dense peaks by dtype
-	SMs          Figure[int]                  `yaml:"sms,omitempty"`           // streaming multiprocessors / compute units
+	HBMBytes Figure[units.Bytes] `yaml:"hbm_bytes,omitempty"` // device memory (datasheet decimal GB)
+	// HBMUsableBytes is the device memory the CUDA runtime reports
+	// (cudaMemGetInfo's total, PyTorch's "total capacity"): what a
+	// process may allocate, the fit limit. NVIDIA's "80 GB" parts carry
+	// 80 GiB less the driver's reservation, so it differs from HBMBytes
+	// both ways. Left out, HBMBytes stands for it; a record that gives
+	// its own hbm_bytes does not inherit it.
+	HBMUsableBytes Figure[units.Bytes]          `yaml:"hbm_usable_bytes,omitempty"`
+	HBMBandwidth   Figure[units.BytesPerSecond] `yaml:"hbm_bandwidth,omitempty"` // device memory bandwidth
+	Peak           PeakRecord                   `yaml:"peak_flops"`              // dense peaks by dtype
+	SMs            Figure[int]                  `yaml:"sms,omitempty"`           // streaming multiprocessors / compute units
 
 	ScaleUp          string                       `yaml:"scale_up"`                     // nvlink, xgmi, nvlink-bridge, none
 	ScaleUpBandwidth Figure[units.BytesPerSecond] `yaml:"scale_up_bandwidth,omitempty"` // per GPU, per direction

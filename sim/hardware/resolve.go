@@ -134,6 +134,10 @@ func (c *catalog) resolveGPU(rec GPURecord, depth int) (GPU, error) {
 	g := GPU{Name: rec.Name, Description: rec.Description, Arch: rec.Arch, Inherits: rec.Inherits, Record: written,
 		ScaleUp: rec.ScaleUp, DefaultIntraNode: rec.DefaultIntraNode}
 	g.HBMBytes = value(r, "hbm_bytes", rec.HBMBytes, true)
+	g.HBMUsableBytes = value(r, "hbm_usable_bytes", rec.HBMUsableBytes, false)
+	if g.HBMUsableBytes <= 0 {
+		g.HBMUsableBytes = g.HBMBytes
+	}
 	g.HBMBandwidth = value(r, "hbm_bandwidth", rec.HBMBandwidth, true)
 	p := rec.Peak
 	g.Peak = PeakFLOPS{
@@ -356,7 +360,12 @@ func inherit(rec *GPURecord, parent GPURecord) {
 		keepPeak = keepPeak || f.given()
 	}
 	peak := rec.Peak
+	// the usable memory belongs to the device memory it was read on
+	ownHBM := rec.HBMBytes.given() && !rec.HBMUsableBytes.given()
 	fill(reflect.ValueOf(rec).Elem(), reflect.ValueOf(&parent).Elem(), parent.Name, true)
+	if ownHBM {
+		rec.HBMUsableBytes = Figure[units.Bytes]{}
+	}
 	if keepPeak {
 		rec.Peak = peak
 	}

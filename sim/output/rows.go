@@ -123,6 +123,7 @@ type SummaryRow struct {
 	PeakMemBytes         float64 `arrow:"peak_mem_bytes"`     // largest rank
 	MinPeakMemBytes      float64 `arrow:"min_peak_mem_bytes"` // smallest rank
 	MemCapacityBytes     float64 `arrow:"mem_capacity_bytes"`
+	MemMarginBytes       float64 `arrow:"mem_margin_bytes"` // mem_capacity_bytes − peak_mem_bytes, negative when it does not fit
 	Fits                 bool    `arrow:"fits"`
 	CostUSDPerStep       float64 `arrow:"cost_usd_per_step"`
 	EnergyKWhPerStep     float64 `arrow:"energy_kwh_per_step"`

@@ -38,5 +38,8 @@ type ValidationRow struct {
 	MeasuredPeakMemGiB  float64 `arrow:"measured_peak_mem_gib"`
 	PredictedPeakMemGiB float64 `arrow:"predicted_peak_mem_gib"`
 	MemRelError         float64 `arrow:"mem_rel_error"`
-	SimWallS            float64 `arrow:"sim_wall_s"`
+	// MemMarginGiB is the device's usable memory less the predicted peak
+	// (negative when the model says the run does not fit).
+	MemMarginGiB float64 `arrow:"mem_margin_gib"`
+	SimWallS     float64 `arrow:"sim_wall_s"`
 }

@@ -94,6 +94,7 @@ func Summary(s *scenario.Plan, r *simulation.Result) output.SummaryRow {
 	row.ExposedTPS, row.ExposedCPS, row.ExposedEPS, row.ExposedDPS, row.ExposedPPS =
 		r.ExposedCommS[0], r.ExposedCommS[1], r.ExposedCommS[2], r.ExposedCommS[3], r.ExposedCommS[4]
 	row.PeakMemBytes, row.MinPeakMemBytes, row.MemCapacityBytes, row.Fits = r.PeakMemBytes, r.MinPeakMemBytes, r.MemCapacityBytes, r.Fits
+	row.MemMarginBytes = r.MemMarginBytes
 	row.CostUSDPerStep, row.EnergyKWhPerStep = r.CostUSDPerStep, r.EnergyKWhPerStep
 	row.Events, row.SimWallS = int64(r.Events), r.SimWallS
 	return row
@@ -214,6 +215,8 @@ func RunJSON(r *simulation.Result) map[string]any {
 		"hfu":                     r.HFU,
 		"tflops_per_gpu":          r.TFLOPsPerGPU,
 		"peak_mem_bytes":          r.PeakMemBytes,
+		"mem_capacity_bytes":      r.MemCapacityBytes,
+		"mem_margin_bytes":        r.MemMarginBytes,
 		"fits":                    r.Fits,
 		"bubble_fraction":         r.BubbleFraction,
 		"exposed_comm_s":          exposed,
@@ -233,7 +236,7 @@ func Validation(cases []validation.Case) []output.ValidationRow {
 	for _, v := range cases {
 		r := output.ValidationRow{Name: v.Name, Group: v.Group, GPU: v.GPU, ParallelStyle: v.Style}
 		r.Measured, r.Predicted, r.MeasuredStepTimeS, r.PredictedStepTimeS, r.RelError, r.AbsError = nan, nan, nan, nan, nan, nan
-		r.MeasuredPeakMemGiB, r.PredictedPeakMemGiB, r.MemRelError = nan, nan, nan
+		r.MeasuredPeakMemGiB, r.PredictedPeakMemGiB, r.MemRelError, r.MemMarginGiB = nan, nan, nan, nan
 		if v.Plan != nil {
 			r.RunID, r.Source, r.NumGPUs = v.Plan.RunID(), v.Plan.Expect.Source, int64(v.Plan.GPUs())
 			r.Metric, _ = v.Plan.Expect.Metric()
@@ -249,6 +252,7 @@ func Validation(cases []validation.Case) []output.ValidationRow {
 			r.RelError, r.AbsError = c.Error, math.Abs(c.Error)
 			r.Fits, r.SimWallS = v.Result.Fits, v.Result.SimWallS
 			r.PredictedPeakMemGiB = v.Result.PeakMemBytes / gib
+			r.MemMarginGiB = v.Result.MemMarginBytes / gib
 			if c.HasMemory {
 				r.MeasuredPeakMemGiB, r.MemRelError = c.MeasuredMemBytes/gib, c.MemError
 			}

@@ -308,7 +308,7 @@ func (s *Plan) paramDtype() workload.Dtype {
 // simulation, so sweeps use it to prune layouts that cannot fit.
 func (s *Plan) MemoryPerStage() ([]StageMemory, bool) {
 	p := s.Parallel
-	capacity := float64(s.r.gpu.HBMBytes)
+	capacity := s.MemCapacityBytes()
 	all := true
 	out := make([]StageMemory, 0, p.PP)
 	for st := 0; st < p.PP; st++ {
@@ -337,8 +337,9 @@ func (s *Plan) MemoryPerStage() ([]StageMemory, bool) {
 	return out, all
 }
 
-// MemCapacityBytes is the memory of one GPU of the scenario's cluster.
-func (s *Plan) MemCapacityBytes() float64 { return float64(s.r.gpu.HBMBytes) }
+// MemCapacityBytes is the memory a process can allocate on one GPU of the
+// scenario's cluster (hardware.GPU.HBMUsableBytes): the fit limit.
+func (s *Plan) MemCapacityBytes() float64 { return float64(s.r.gpu.HBMUsableBytes) }
 
 // Software describes, in one line, the framework choices a run is priced
 // with after defaults and "auto" are resolved: compute precision (and FP8

@@ -56,7 +56,10 @@ type Result struct {
 	PeakMemBytes     float64       // largest rank
 	MinPeakMemBytes  float64       // smallest rank
 	MemCapacityBytes float64
-	Fits             bool
+	// MemMarginBytes is MemCapacityBytes − PeakMemBytes: the headroom of
+	// the largest rank, negative when it does not fit.
+	MemMarginBytes float64
+	Fits           bool
 
 	CostUSDPerStep   float64
 	EnergyKWhPerStep float64
@@ -513,6 +516,7 @@ func memory(s *scenario.Plan, res *Result) {
 		res.PeakMemBytes = max(res.PeakMemBytes, m.Total)
 		res.MinPeakMemBytes = min(res.MinPeakMemBytes, m.Total)
 	}
+	res.MemMarginBytes = res.MemCapacityBytes - res.PeakMemBytes
 }
 
 // TaskRecord is one executed task of one rank, for timelines and traces.

@@ -163,6 +163,7 @@ func (sw *Sweep) evaluate(ctx context.Context, i int, reuse *simulation.Reuse) (
 			r.PeakMemBytes = max(r.PeakMemBytes, m.Total)
 			r.MinPeakMemBytes = min(r.MinPeakMemBytes, m.Total)
 		}
+		r.MemMarginBytes = r.MemCapacityBytes - r.PeakMemBytes
 		pr.Outcome, pr.Result = Pruned, r
 		return pr, true
 	}

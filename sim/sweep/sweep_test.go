@@ -302,7 +302,7 @@ func TestSweepPruneWithoutSimulating(t *testing.T) {
 	if !ok || pr.Outcome != Pruned || pr.Result == nil || pr.Result.Fits || pr.Result.Events != 0 || pr.Result.StepTimeS != 0 {
 		t.Fatalf("tp 1: outcome %v, result %+v", pr.Outcome, pr.Result)
 	}
-	if r := pr.Result; r.PeakMemBytes < 70.6e9*16 || r.MemCapacityBytes != 80e9 || r.MinPeakMemBytes > r.PeakMemBytes || len(r.Memory) != 1 {
+	if r := pr.Result; r.PeakMemBytes < 70.6e9*16 || r.MemCapacityBytes != 79.11*(1<<30) || r.MemMarginBytes != r.MemCapacityBytes-r.PeakMemBytes || r.MinPeakMemBytes > r.PeakMemBytes || len(r.Memory) != 1 {
 		t.Errorf("tp 1 memory: peak %.4g, min %.4g, capacity %.4g", r.PeakMemBytes, r.MinPeakMemBytes, r.MemCapacityBytes)
 	}
 }

@@ -19,7 +19,7 @@ func TestDeviceOf(t *testing.T) {
 		}
 		d := DeviceOf(g)
 		if d.Name != name || d.Peak[BF16] != g.Peak.BF16 || d.Peak[NVFP4] != g.Peak.FP4 ||
-			d.HBMBandwidth != g.HBMBandwidth || d.HBMBytes != g.HBMBytes || d.SMs != g.SMs {
+			d.HBMBandwidth != g.HBMBandwidth || d.HBMBytes != g.HBMUsableBytes || d.SMs != g.SMs {
 			t.Errorf("%s: device %+v", name, d)
 		}
 		if d.KernelOverhead != FittedKernelOverhead {
@@ -48,7 +48,7 @@ func TestDeviceOf(t *testing.T) {
 	g, _ := hardware.LookupGPU("h100-sxm")
 	d := DeviceOf(g)
 	if !relNear(d.MatmulEffBF16, 0.803*0.9, 0.001) || !relNear(d.MatmulEffFP8, 0.709*0.9, 0.001) || !relNear(d.HBMEff, 0.887, 0.001) ||
-		!relNear(d.AttnEff, 0.35*1.59*0.9, 0.002) || !relNear(d.AttnBwdEff, 0.35*0.584/0.685*1.59*0.9, 0.002) || d.HBMBytes != 80e9 {
+		!relNear(d.AttnEff, 0.35*1.59*0.9, 0.002) || !relNear(d.AttnBwdEff, 0.35*0.584/0.685*1.59*0.9, 0.002) || d.HBMBytes != 79.11*(1<<30) {
 		t.Errorf("h100-sxm device %+v", d)
 	}
 }

@@ -12,7 +12,7 @@ type Device struct {
 	Name           string
 	Peak           [8]units.FLOPPerSecond // dense, indexed by Dtype; 0 = no native support
 	HBMBandwidth   units.BytesPerSecond
-	HBMBytes       units.Bytes
+	HBMBytes       units.Bytes // what a process can allocate (hardware.GPU.HBMUsableBytes)
 	SMs            int
 	MatmulEffBF16  float64 // large-shape dense GEMM throughput / BF16 peak (MAMF, hardware-facts §4a)
 	MatmulEffFP8   float64 // same for FP8 (also used for FP4 formats)
@@ -263,7 +263,7 @@ func DeviceOf(g hardware.GPU) Device {
 	d.Peak[MXFP4] = g.Peak.FP4
 	d.Peak[NVFP4] = g.Peak.FP4
 	d.HBMBandwidth = g.HBMBandwidth
-	d.HBMBytes = g.HBMBytes
+	d.HBMBytes = g.HBMUsableBytes
 	d.SMs = g.SMs
 	c := g.Compute
 	d.MatmulEffBF16 = c.MatmulEffBF16
