@@ -277,6 +277,12 @@ func megatronMoE(r row) (*scen, string) {
 		switch {
 		case strings.Contains(notes, "MXFP8"):
 			s.Training.FP8Recipe = "mxfp8"
+			// The MXFP8 recipe YAMLs (qwen3_235b/b300, qwen3_235b/gb300,
+			// deepseek_v3/gb200) keep both Adam moments in bf16
+			// (use_precision_aware_optimizer, exp_avg_dtype and
+			// exp_avg_sq_dtype: bf16; master weights and main grads fp32).
+			s.Training.OptimizerStateDtype = "bf16"
+			s.Facts = append(s.Facts, "Adam moments in bf16 (the recipe's use_precision_aware_optimizer, exp_avg_dtype and exp_avg_sq_dtype bf16): training.optimizer_state_dtype.")
 		case strings.Contains(notes, "FP8 blockwise"):
 			s.Training.FP8Recipe = "blockwise"
 		}
@@ -432,15 +438,13 @@ func (s *scen) deepSeekV3Recipe(r row) string {
 	s.Parallel.Schedule, s.Parallel.VirtualStages, s.Parallel.FirstStageLayers, s.Parallel.LastStageLayers = "interleaved", virtual, first, last
 	s.Training.Recompute, s.Training.RecomputeModules = "selective", []string{"mla_up_proj"}
 	s.Training.OffloadModules, s.Training.OffloadOptimizer = []string{"expert_fc1"}, true
-	s.Training.OptimizerStateDtype = "bf16"
 	s.Facts = append(s.Facts,
 		fmt.Sprintf("Multi-token prediction depth %d (the row; the recipe's mtp_num_layers): model.mtp_layers.", s.Model.MTPLayers),
 		fmt.Sprintf("Pipeline: the recipe's pipeline_model_parallel_layout %s = %d chunks, %d per stage;", deepSeekV3GB200Layout, s.Parallel.PP*virtual, virtual),
 		fmt.Sprintf("the first stage holds %d layers (and the embedding), the last %d (and the MTP module and the loss).", first, last),
 		"Selective recomputation of MLA's up projections (the recipe's recompute_modules: mla_up_proj): training.recompute_modules.",
 		"Activation offloading of the expert_fc1 inputs (fine_grained_activation_offloading, offload_modules: [expert_fc1]) and",
-		"optimizer-state offloading (offload_optimizer_states): training.offload_modules, training.offload_optimizer.",
-		"Adam moments in bf16 (use_precision_aware_optimizer, exp_avg_dtype and exp_avg_sq_dtype bf16): training.optimizer_state_dtype.")
+		"optimizer-state offloading (offload_optimizer_states): training.offload_modules, training.offload_optimizer.")
 	return ""
 }
 
