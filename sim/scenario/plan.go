@@ -329,12 +329,23 @@ func (s *Plan) MemoryPerStage() ([]StageMemory, bool) {
 			Microbatches: s.r.microbatches, Zero: p.Zero, Optimizer: s.Training.Optimizer,
 			MasterDtype: s.r.master, GradDtype: s.r.grad, StateDtype: s.r.states, Recompute: s.r.recompute,
 			RecomputeEvery: s.Training.RecomputeEvery, OffloadOptimizer: s.Training.OffloadOptimizer,
+			WeightBytes: s.fp8WeightBytes(),
 		})
 		fits := mem.Total <= capacity
 		all = all && fits
 		out = append(out, StageMemory{Stage: st, Memory: mem, Fits: fits})
 	}
 	return out, all
+}
+
+// fp8WeightBytes is the bytes per kept parameter under
+// training.fp8_param_gather (workload.FP8ParamBytes; Blackwell runs FP8
+// GEMMs in every layout), 0 otherwise.
+func (s *Plan) fp8WeightBytes() float64 {
+	if !s.Training.FP8ParamGather {
+		return 0
+	}
+	return workload.FP8ParamBytes(s.r.fp8, s.r.gpu.Arch == "blackwell")
 }
 
 // MemCapacityBytes is the memory a process can allocate on one GPU of the

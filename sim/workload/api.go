@@ -343,6 +343,11 @@ type MemoryInput struct {
 	// --offload-optimizer-states): they are on the GPU only from the
 	// reload after the backward through the step.
 	OffloadOptimizer bool
+	// WeightBytes is what one parameter's kept compute copy takes when it
+	// is not the precision's storage width: the FP8 parameters of
+	// Megatron-LM's --fp8-param-gather (FP8ParamBytes). 0 keeps
+	// StateBytes.Weights.
+	WeightBytes float64
 }
 
 // Memory is a per-rank breakdown in bytes (see StageMemory): Optimizer

@@ -240,6 +240,26 @@ const (
 	fragmentation = 0.05
 )
 
+// FP8ParamBytes is what one parameter kept in FP8 takes: Megatron-LM's
+// --fp8-param-gather keeps "the compute param in fp8 (do not use any other
+// intermediate dtype)" (arguments.py), as Transformer Engine FP8 tensors.
+// A per-tensor-scaled tensor (tensorwise, delayed, rowwise, blockwise) is
+// one byte per value plus, where FP8 GEMMs run only in the TN layout
+// (Hopper; TE's non_tn_fp8_gemm_supported() is compute capability >= 10,
+// transformer_engine/pytorch/csrc/extensions/util.cpp), its cached
+// transpose for the backward GEMMs: 2 bytes. MXFP8 scales along rows for
+// the forward and along columns for the backward, so it keeps both
+// quantisations with one E8M0 scale per 32 values each: 2 + 2/32 bytes.
+func FP8ParamBytes(r FP8Recipe, nonTNGEMM bool) float64 {
+	switch {
+	case r == FP8MXFP8:
+		return 2 + 2.0/32
+	case nonTNGEMM:
+		return 1
+	}
+	return 2
+}
+
 // rankParams is the parameter count on one GPU, split into parameters
 // replicated over the data-parallel×context-parallel group ("dense") and
 // expert parameters, replicated only over its expert data-parallel part
@@ -345,6 +365,9 @@ func StageMemory(in MemoryInput) Memory {
 		sb, _ = ModelStateBytes(in.Shape.Dtype, FP32, in.Shape.Dtype, "adamw")
 	} else {
 		sb = sb.WithStates(in.StateDtype, in.Optimizer)
+	}
+	if in.WeightBytes > 0 {
+		sb.Weights = in.WeightBytes
 	}
 	ids := in.layerIDs()
 	p := in.params(sh, ids)

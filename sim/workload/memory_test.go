@@ -371,3 +371,32 @@ func TestDualPipeMemory(t *testing.T) {
 		t.Errorf("dualpipe activations %.4g B = %.4f × 1F1B's first stage, Table 2 gives (p+1)/p = %.4f", dual.Activations, got, want)
 	}
 }
+
+// TestFP8ParamMemory: Megatron's FP8 parameters replace the bf16 compute
+// copy: 1 byte per parameter where FP8 GEMMs run in any layout
+// (Blackwell), 2 with Hopper's cached transpose, 2 + 2/32 for MXFP8's row-
+// and column-wise copies with their E8M0 scales; only the weights move.
+func TestFP8ParamMemory(t *testing.T) {
+	for _, c := range []struct {
+		r     FP8Recipe
+		nonTN bool
+		want  float64
+	}{
+		{FP8Tensorwise, true, 1}, {FP8Tensorwise, false, 2}, {FP8Delayed, true, 1}, {FP8Blockwise, false, 2},
+		{FP8MXFP8, true, 2.0625}, {FP8MXFP8, false, 2.0625},
+	} {
+		if got := FP8ParamBytes(c.r, c.nonTN); got != c.want {
+			t.Errorf("%v nonTN=%v: %v bytes, want %v", c.r, c.nonTN, got, c.want)
+		}
+	}
+	m := korthikantiGPT()
+	P := m.Params().Total
+	in := MemoryInput{Model: m, Shape: Shape{MicroBatch: 2, Seq: 2048, Dtype: FP8}, Layers: 4, HasEmbedding: true, HasHead: true,
+		PP: 1, DP: 4, Schedule: pipeline.OneFOneB, Microbatches: 8, Zero: 1, Optimizer: "adamw", MasterDtype: FP32, GradDtype: FP32}
+	bf := StageMemory(in)
+	in.WeightBytes = 1
+	f8 := StageMemory(in)
+	if bf.Weights != 2*P || f8.Weights != P || f8.Gradients != bf.Gradients || f8.Optimizer != bf.Optimizer || f8.Activations != bf.Activations {
+		t.Errorf("bf16 copy %+v\nFP8 params %+v", bf, f8)
+	}
+}
