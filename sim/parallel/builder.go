@@ -425,7 +425,9 @@ func (b *builder) kvBytes() float64 {
 // dispatcher; the width of FP8 recipes there is left as it was,
 // docs/validation.md round 4). DeepEP and HybridEP: tokens ×
 // ExpectedDistinct(experts, ep, top-k) × hidden × 2 — one bf16 row per
-// destination rank, dropless (epdispatch.go gives the sources).
+// destination rank, dropless (epdispatch.go gives the sources). Both scale
+// by the most-loaded rank's routing imbalance (workload.MoE.Imbalance): an
+// all-to-all ends when its largest receiver has its rows.
 func (b *builder) a2aBytes() float64 {
 	m, s := b.cfg.Model, b.cfg.Shape
 	tokens := float64(s.MicroBatch) * float64(s.Seq) / float64(max(s.CP, 1))
@@ -433,13 +435,9 @@ func (b *builder) a2aBytes() float64 {
 		tokens /= float64(max(s.TP, 1))
 	}
 	if b.cfg.EPBackend != EPNCCL {
-		return tokens * ExpectedDistinct(m.MoE.Experts, b.cfg.Layout.EP, m.MoE.TopK) * float64(m.Hidden) * 2
+		return tokens * ExpectedDistinct(m.MoE.Experts, b.cfg.Layout.EP, m.MoE.TopK) * max(m.MoE.Imbalance, 1) * float64(m.Hidden) * 2
 	}
-	cf := m.MoE.CapacityFactor
-	if cf <= 0 {
-		cf = 1
-	}
-	return tokens * float64(m.MoE.TopK) * cf * float64(m.Hidden) * s.Dtype.Bytes()
+	return tokens * float64(m.MoE.TopK) * m.MoE.RankLoad() * float64(m.Hidden) * s.Dtype.Bytes()
 }
 
 // recv adds the receive of micro-batch mb's activation (or, with grad, its
@@ -535,12 +533,8 @@ func (b *builder) etpBytes() float64 {
 	if s.SP {
 		tokens /= float64(max(s.TP, 1))
 	}
-	cf := m.MoE.CapacityFactor
-	if cf <= 0 {
-		cf = 1
-	}
 	etp := float64(b.cfg.Layout.GroupSize(GroupETP))
-	return etp * tokens * float64(m.MoE.TopK) * cf * float64(m.Hidden) * s.Dtype.StorageBytes()
+	return etp * tokens * float64(m.MoE.TopK) * m.MoE.RankLoad() * float64(m.Hidden) * s.Dtype.StorageBytes()
 }
 
 // unpadSync adds the compute-stream stall of an unpadded attention path's

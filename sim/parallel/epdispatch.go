@@ -74,8 +74,9 @@ import (
 //
 // Not modelled: a fixed per-call latency (the measured bandwidths are at
 // 4096 tokens × 7168 hidden, 58 MB per rank; smaller messages would run
-// below them), HybridEP's preprocessing (metadata scan) kernel, routing
-// imbalance (the recipes force balanced routing).
+// below them), HybridEP's preprocessing (metadata scan) kernel. Routing
+// imbalance scales the bytes by the most-loaded rank's share
+// (workload.MoE.Imbalance; the recipes force balanced routing).
 
 // EPBackend is the library that runs the MoE dispatch and combine.
 type EPBackend uint8

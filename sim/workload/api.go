@@ -28,6 +28,24 @@ type MoE struct {
 	SharedExperts  int     // always-on experts of size ExpertFFN (DeepSeek/Qwen style)
 	DenseLayers    int     // the first DenseLayers layers use a dense MLP of size Model.FFN
 	CapacityFactor float64 // default 1.0
+	// Imbalance is the routed tokens of the most-loaded expert-parallel
+	// rank over the mean (≥ 1; 0 or 1 = balanced, as benchmarks force it
+	// with Megatron's --moe-router-force-load-balancing). Every MoE layer
+	// waits for that rank in its combine, so the step runs at its load:
+	// the expert GEMMs, the dispatch and combine bytes it receives and the
+	// activations it keeps scale by it. Dropless routing only; a capacity
+	// factor pads every expert to the capacity instead.
+	Imbalance float64
+}
+
+// RankLoad is the routed tokens the most-loaded expert-parallel rank
+// processes per token routed to it on average: CapacityFactor × Imbalance.
+func (e MoE) RankLoad() float64 {
+	cf := e.CapacityFactor
+	if cf <= 0 {
+		cf = 1
+	}
+	return cf * max(e.Imbalance, 1)
 }
 
 // MLA describes DeepSeek's multi-head latent attention.

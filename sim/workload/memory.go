@@ -168,7 +168,7 @@ func (m Model) LayerActivationBytes(layer int, s Shape, r Recompute) float64 {
 	if m.IsMoELayer(layer) {
 		e := m.MoE
 		f := float64(cdiv(e.ExpertFFN, sh.etp))
-		te := T * float64(e.TopK) * e.CapacityFactor
+		te := T * float64(e.TopK) * e.RankLoad()
 		if sh.etp != sh.tp { // folded: see split.expertTokens
 			te = te * float64(sh.etp) / float64(sh.tp)
 		}

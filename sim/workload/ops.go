@@ -488,7 +488,7 @@ func (b *builder) moe() {
 // micro-batch (see moe): tok·k·cf, times etp/tp when folded.
 func (sp split) expertTokens() float64 {
 	e := sp.m.MoE
-	te := sp.tok * float64(e.TopK) * e.CapacityFactor
+	te := sp.tok * float64(e.TopK) * e.RankLoad()
 	if sp.etp != sp.tp {
 		te = te * float64(sp.etp) / float64(sp.tp)
 	}
@@ -750,7 +750,7 @@ func (m Model) Comm(s Shape) CommSizes {
 		PPActivation: sh.tokSP * h * sh.act,
 	}
 	if e := m.MoE; e != nil {
-		c.EPDispatch = sh.tokSP * float64(e.TopK) * e.CapacityFactor * h * sh.act
+		c.EPDispatch = sh.tokSP * float64(e.TopK) * e.RankLoad() * h * sh.act
 	}
 	return c
 }

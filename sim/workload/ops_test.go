@@ -444,3 +444,45 @@ func TestFoldedExpertGEMMs(t *testing.T) {
 		t.Errorf("shared_fc1 with etp 1 < tp 4: %+v", ops[i])
 	}
 }
+
+// TestMoEImbalance: the most-loaded EP rank's routed tokens are the mean ×
+// capacity factor × imbalance; with imbalance 1.25 its expert GEMMs do
+// 1.25× the FLOPs, its dispatch moves 1.25× the bytes and its kept expert
+// activations grow by 1.25×; the router, the attention and everything
+// outside the expert block do not move. Imbalance below 1 counts as balanced.
+func TestMoEImbalance(t *testing.T) {
+	m, err := Preset("qwen3-30b-a3b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Shape{MicroBatch: 1, Seq: 4096, Dtype: BF16, TP: 1, EP: 8, ETP: 1}
+	flops := func(m Model) (experts, other float64) {
+		for _, o := range m.LayerOps(0, s, Forward) {
+			switch {
+			case o.Block == BlockExperts && o.Class == ClassGEMM:
+				experts += o.FLOPs
+			case o.Block != BlockExperts:
+				other += o.FLOPs
+			}
+		}
+		return
+	}
+	e0, o0 := flops(m)
+	a0 := m.LayerActivationBytes(0, s, RecomputeNone)
+	base := *m.MoE
+	for _, c := range []struct{ imb, want float64 }{{0, 1}, {0.5, 1}, {1, 1}, {1.25, 1.25}} {
+		moe := base
+		moe.Imbalance = c.imb
+		m.MoE = &moe
+		e1, o1 := flops(m)
+		if math.Abs(e1/e0-c.want) > 1e-3 || math.Abs(o1-o0) > 1e-6*o0 {
+			t.Errorf("imbalance %v: expert FLOPs ×%.4f (want ×%v), other %v vs %v", c.imb, e1/e0, c.want, o1, o0)
+		}
+		if a1 := m.LayerActivationBytes(0, s, RecomputeNone); (c.want == 1) != (a1 == a0) || a1 < a0 {
+			t.Errorf("imbalance %v: activations %v, balanced %v", c.imb, a1, a0)
+		}
+		if got := m.Comm(s).EPDispatch / (float64(4096*base.TopK*m.Hidden) * 2); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("imbalance %v: dispatch ×%v, want ×%v", c.imb, got, c.want)
+		}
+	}
+}
