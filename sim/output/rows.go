@@ -34,6 +34,7 @@ type SummaryRow struct {
 	DenseLayers         int64   `arrow:"dense_layers"`
 	CapacityFactor      float64 `arrow:"capacity_factor"`
 	Dropless            bool    `arrow:"dropless"`
+	MoEImbalance        float64 `arrow:"moe_imbalance"`
 	Params              float64 `arrow:"params"`
 	ActiveParams        float64 `arrow:"active_params"`
 	SeqLen              int64   `arrow:"seq_len"`

@@ -184,6 +184,16 @@ func fp8RecipeColumn(s *Plan) any {
 	return s.r.fp8.String()
 }
 
+// moeImbalanceColumn is model.moe.imbalance's summary value: the
+// most-loaded expert-parallel rank's share the model uses (1 when unset or
+// with capacity padding), 0 for a dense model.
+func moeImbalanceColumn(s *Plan) any {
+	if s.r.model.MoE == nil {
+		return 0.0
+	}
+	return max(s.r.model.MoE.Imbalance, 1)
+}
+
 // recomputeModulesColumn is training.recompute_modules' summary value: the
 // modules selective recomputation redoes, joined by '+' in module order;
 // "" for other recompute policies.
@@ -231,6 +241,7 @@ var Knobs = []*Knob{
 	{Path: "model.moe.dense_layers", Column: "dense_layers", Default: "0"},
 	{Path: "model.moe.capacity_factor", Column: "capacity_factor", Default: "1.0"},
 	{Path: "model.moe.dropless", Column: "dropless", Value: func(s *Plan) any { return s.r.model.MoE != nil && s.r.dropless }, Default: "true"},
+	{Path: "model.moe.imbalance", Column: "moe_imbalance", Value: moeImbalanceColumn, Default: "1.0"},
 
 	{Path: "training.seq_len", Column: "seq_len", Default: "required"},
 	{Path: "training.global_batch", Column: "global_batch", Default: "required"},

@@ -187,6 +187,15 @@ func (s *Plan) resolveModel(set fieldSet) error {
 			}
 			moe.CapacityFactor = mo.CapacityFactor
 		}
+		if set["model.moe.imbalance"] {
+			if !(mo.Imbalance >= 1) || math.IsInf(mo.Imbalance, 0) {
+				return fmt.Errorf("model.moe.imbalance: the most-loaded expert-parallel rank's tokens over the mean, must be >= 1 (1 = balanced), got %g", mo.Imbalance)
+			}
+			if mo.Dropless != nil && !*mo.Dropless && mo.Imbalance > 1 {
+				return errors.New("model.moe.imbalance: applies to dropless routing; with model.moe.dropless false every expert is padded to model.moe.capacity_factor")
+			}
+			moe.Imbalance = mo.Imbalance
+		}
 		if moe.Experts == 0 {
 			return errors.New("model.moe.experts: required in a model.moe block")
 		}
@@ -213,6 +222,9 @@ func (s *Plan) resolveModel(set fieldSet) error {
 	if m.MoE != nil {
 		mc.MoE = &MoEConfig{Experts: m.MoE.Experts, TopK: m.MoE.TopK, ExpertFFN: m.MoE.ExpertFFN,
 			SharedExperts: m.MoE.SharedExperts, DenseLayers: m.MoE.DenseLayers, CapacityFactor: m.MoE.CapacityFactor}
+		if m.MoE.Imbalance > 1 {
+			mc.MoE.Imbalance = m.MoE.Imbalance
+		}
 		if !s.r.dropless {
 			mc.MoE.Dropless = bptr(false)
 		}

@@ -78,6 +78,14 @@ type MoEConfig struct {
 	// static shapes, no synchronisation. The canonical form leaves it
 	// unset when true, so run ids do not change.
 	Dropless *bool `yaml:"dropless" json:"dropless,omitempty"`
+	// Imbalance is the routed tokens of the most-loaded expert-parallel
+	// rank over the mean (≥ 1; unset = 1, the forced balance of
+	// benchmarks, Megatron --moe-router-force-load-balancing): that rank's
+	// expert GEMMs, dispatch/combine bytes and expert activations scale by
+	// it (workload.MoE.Imbalance). Dropless routing only: with dropless
+	// false every expert is padded to the capacity instead. The canonical
+	// form leaves it unset at 1, so run ids do not change.
+	Imbalance float64 `yaml:"imbalance" json:"imbalance,omitempty"`
 }
 
 // TrainingConfig is the training block.
