@@ -74,3 +74,39 @@ func BenchmarkFlowAllReduce(b *testing.B) {
 		e.Run()
 	}
 }
+
+// BenchmarkStaticShares prices the contention of one pipeline stage of the
+// Llama 3 405B layout on Meta's 16K-GPU Clos (3,072-GPU pods, 1:7 above
+// them): eight 128-rank DP groups, one GPU per node, and the 1,024 pipeline
+// sends between two stages. Run once per (kind, stage) by the pricer.
+func BenchmarkStaticShares(b *testing.B) {
+	c := cluster(b, topology.Spec{GPU: "h100-sxm", Nodes: 2048, Network: "clos", NIC: "roce-400", PodGPUs: 3072, Oversubscription: 7})
+	var dp [][]int
+	for j := 0; j < 8; j++ {
+		g := make([]int, 128)
+		for i := range g {
+			g[i] = i*8 + j
+		}
+		dp = append(dp, g)
+	}
+	var sends [][2]int
+	for r := 2048; r < 3072; r++ {
+		sends = append(sends, [2]int{r, r + 1024}) // stage 2 → 3 crosses pods
+	}
+	b.Run("dp-rings-trees", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := StaticShares(c, dp, false); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("pp-sends", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := SendShares(c, sends); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -115,13 +115,22 @@ func (p Proto) String() string {
 // (domains spanned, ranks per domain, bottleneck bandwidths). Immutable after
 // NewGroup, so safe to reuse and to share between goroutines.
 type Group struct {
-	c      *topology.Cluster
-	ranks  []int   // as given (ring order for send_recv, Ranks[0]→Ranks[1] for send)
+	c     *topology.Cluster
+	ranks []int // as given (ring order for send_recv, Ranks[0]→Ranks[1] for send)
+	arrangement
+	rail  bool  // every domain holds the same local indices (rail-aligned)
+	sh    shape // uncontended shape
+	share Share // contention share of the analytic costs (WithShare)
+}
+
+// arrangement is a group's ranks ordered by scale-up domain.
+type arrangement struct {
 	order  []int32 // ranks grouped by domain, in rank order inside each
 	domOff []int32 // domain i's ranks are order[domOff[i]:domOff[i+1]]
-	rail   bool    // every domain holds the same local indices (rail-aligned)
-	sh     shape
 }
+
+// domains is the number of scale-up domains spanned.
+func (a *arrangement) domains() int { return len(a.domOff) - 1 }
 
 // Ranks returns a copy of the group's ranks in the order given to NewGroup.
 func (g *Group) Ranks() []int { return slices.Clone(g.ranks) }
@@ -284,6 +293,19 @@ func (g *Group) estimate(op Op, a Algo, bytes float64) (est, error) {
 		return est{}, fmt.Errorf("collectives: algorithm %s does not apply to %s (valid: %s)", a, op, g.validAlgos(op))
 	case pickUnavailable:
 		return est{}, g.unavailable(op, a)
+	}
+	if s, ok := g.contended(e.kind); ok && g.sh.n >= 2 && bytes > 0 {
+		// NCCL chose on the fabric it models (uncontended); the choice
+		// runs at the contended rate.
+		var c est
+		if e.kind == kHier {
+			c, ok = s.hier(op, bytes)
+		} else {
+			c, ok = s.eval(op, e.kind, e.proto, bytes)
+		}
+		if ok {
+			e = c
+		}
 	}
 	return e, nil
 }

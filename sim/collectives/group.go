@@ -2,7 +2,6 @@ package collectives
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"slices"
 
@@ -19,52 +18,12 @@ import (
 // Errors name the problem: no ranks, a rank outside the cluster, a repeated
 // rank.
 func NewGroup(c *topology.Cluster, ranks []int) (*Group, error) {
-	if c == nil {
-		return nil, fmt.Errorf("collectives: nil cluster")
+	if err := checkRanks(c, ranks); err != nil {
+		return nil, err
 	}
-	total := c.NumGPUs()
-	if len(ranks) == 0 {
-		return nil, fmt.Errorf("collectives: group has no ranks (valid ranks: 0..%d)", total-1)
-	}
-	if len(ranks) > total {
-		return nil, fmt.Errorf("collectives: group of %d ranks is larger than the cluster's %d GPUs", len(ranks), total)
-	}
-	seen := make([]bool, total)
-	for _, r := range ranks {
-		if r < 0 || r >= total {
-			return nil, fmt.Errorf("collectives: rank %d outside the cluster (valid ranks: 0..%d)", r, total-1)
-		}
-		if seen[r] {
-			return nil, fmt.Errorf("collectives: rank %d appears twice in the group", r)
-		}
-		seen[r] = true
-	}
-
-	g := &Group{c: c, ranks: slices.Clone(ranks)}
-	gpn := max(c.GPUsPerNode(), 1)
-	type member struct{ dom, local, rank int }
-	ms := make([]member, len(ranks))
-	for i, r := range ranks {
-		ms[i] = member{c.DomainOf(r), r % gpn, r}
-	}
-	// Inside a domain, rank order: node-major, so that equal positions in
-	// two domains hold equal local indices (rails) whenever the domains hold
-	// the same local indices per node.
-	slices.SortFunc(ms, func(a, b member) int {
-		if a.dom != b.dom {
-			return cmp.Compare(a.dom, b.dom)
-		}
-		return cmp.Compare(a.rank, b.rank)
-	})
-	g.order = make([]int32, len(ms))
-	g.domOff = append(g.domOff, 0)
-	for i, m := range ms {
-		g.order[i] = int32(m.rank)
-		if i > 0 && m.dom != ms[i-1].dom {
-			g.domOff = append(g.domOff, int32(i))
-		}
-	}
-	g.domOff = append(g.domOff, int32(len(ms)))
+	g := &Group{c: c, ranks: slices.Clone(ranks), share: noContention}
+	var ms []member
+	g.order, g.domOff, ms = arrange(c, ranks)
 
 	s := &g.sh
 	s.p = &c.GPU.Comm
@@ -111,21 +70,45 @@ func NewGroup(c *topology.Cluster, ranks []int) (*Group, error) {
 	}
 	s.netBW = float64(c.NICBandwidthPerGPU()) * c.NIC.Comm.Efficiency
 	if s.domains > 1 {
-		// The NIC share may exceed what the GPU's own path to its NIC
-		// carries (e.g. an 800G NIC behind a PCIe Gen5 x16 link): cap it by
-		// the achievable rate of the non-network links of a rail route.
-		a, b := g.member(0, 0), g.member(1, 0)
-		route := c.AppendRoute(nil, a, b, routeHash(a, b, 0))
-		for _, id := range route {
-			if l := c.Links[id]; l.Kind != topology.LinkNetwork {
-				s.netBW = math.Min(s.netBW, float64(l.Bandwidth)*g.linkEff(l.Kind, false))
-			}
-		}
+		var route []int32
+		s.netBW, route = netRate(c, g.member(0, 0), g.member(1, 0), nil)
 		if l := c.Links[route[0]]; s.pcie {
-			s.pcieBW = float64(l.Bandwidth) * g.linkEff(l.Kind, false)
+			s.pcieBW = float64(l.Bandwidth) * linkEff(c, l.Kind, false)
 		}
 	}
 	return g, nil
+}
+
+// member is one rank of a group with its scale-up domain and local index.
+type member struct{ dom, local, rank int }
+
+// arrange orders a group's ranks by domain, in rank order inside each
+// (node-major, so that equal positions in two domains hold equal local
+// indices, i.e. share a rail, whenever the domains hold the same local
+// indices), and returns that order, the offsets of each domain's ranks in
+// it (domain i is order[domOff[i]:domOff[i+1]]) and the members in order.
+// The ranks must be valid and distinct.
+func arrange(c *topology.Cluster, ranks []int) (order, domOff []int32, ms []member) {
+	gpn := max(c.GPUsPerNode(), 1)
+	ms = make([]member, len(ranks))
+	for i, r := range ranks {
+		ms[i] = member{c.DomainOf(r), r % gpn, r}
+	}
+	slices.SortFunc(ms, func(a, b member) int {
+		if a.dom != b.dom {
+			return cmp.Compare(a.dom, b.dom)
+		}
+		return cmp.Compare(a.rank, b.rank)
+	})
+	order = make([]int32, len(ms))
+	domOff = append(domOff, 0)
+	for i, m := range ms {
+		order[i] = int32(m.rank)
+		if i > 0 && m.dom != ms[i-1].dom {
+			domOff = append(domOff, int32(i))
+		}
+	}
+	return order, append(domOff, int32(len(ms))), ms
 }
 
 // probeDomain routes traffic patterns over one domain's ranks and sets the
@@ -191,8 +174,13 @@ func (g *Group) bottleneck(ids []int32, p2p bool, visit func(topology.Link)) flo
 
 // linkEff is the achievable fraction of a link of kind k for ring
 // (p2p=false) or point-to-point (p2p=true) traffic.
-func (g *Group) linkEff(k topology.LinkKind, p2p bool) float64 {
-	p := g.sh.p
+func (g *Group) linkEff(k topology.LinkKind, p2p bool) float64 { return linkEff(g.c, k, p2p) }
+
+// linkEff is the achievable fraction of a link of kind k on cluster c: the
+// GPU's communication profile for scale-up and PCIe links, the NIC's
+// efficiency for network links.
+func linkEff(c *topology.Cluster, k topology.LinkKind, p2p bool) float64 {
+	p := &c.GPU.Comm
 	switch k {
 	case topology.LinkNVLink, topology.LinkXGMI:
 		if p2p {
@@ -202,7 +190,23 @@ func (g *Group) linkEff(k topology.LinkKind, p2p bool) float64 {
 	case topology.LinkPCIe:
 		return p.PCIeEfficiency
 	}
-	return g.c.NIC.Comm.Efficiency
+	return c.NIC.Comm.Efficiency
+}
+
+// netRate is the achievable scale-out rate per GPU between ranks a and b of
+// different domains: the NIC bandwidth per GPU at the NIC's efficiency,
+// capped by the achievable rate of the route's non-network links (e.g. an
+// 800G NIC behind a PCIe Gen5 x16 link). It returns the route (appended to
+// buf) too.
+func netRate(c *topology.Cluster, a, b int, buf []int32) (float64, []int32) {
+	net := float64(c.NICBandwidthPerGPU()) * c.NIC.Comm.Efficiency
+	route := c.AppendRoute(buf[:0], a, b, routeHash(a, b, 0))
+	for _, id := range route {
+		if l := c.Links[id]; l.Kind != topology.LinkNetwork {
+			net = math.Min(net, float64(l.Bandwidth)*linkEff(c, l.Kind, false))
+		}
+	}
+	return net, route
 }
 
 // routeHash spreads a collective's flows over equal-cost paths

@@ -247,12 +247,12 @@ func (r *Runner) start(id int32, route []int32, vol float64) {
 
 // member returns the rank at position j of domain d (positions follow local
 // indices, so equal positions in rail-aligned domains share a rail).
-func (g *Group) member(d, j int) int {
-	off, size := int(g.domOff[d]), int(g.domOff[d+1]-g.domOff[d])
-	return int(g.order[off+((j%size)+size)%size])
+func (a *arrangement) member(d, j int) int {
+	off, size := int(a.domOff[d]), int(a.domOff[d+1]-a.domOff[d])
+	return int(a.order[off+((j%size)+size)%size])
 }
 
-func (g *Group) domSize(d int) int { return int(g.domOff[d+1] - g.domOff[d]) }
+func (a *arrangement) domSize(d int) int { return int(a.domOff[d+1] - a.domOff[d]) }
 
 // rings starts `rings` rings over domains [d0, d1), each ring edge carrying
 // vol. Ring c visits each domain's ranks contiguously, starting in domain d

@@ -151,7 +151,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 			}
 		}
 		runner := collectives.NewRunner(eng, fab, s.Fidelity(), cl)
-		x, err = parallel.NewFull(eng, layout, progs, runner, groupMaker{cl})
+		x, err = parallel.NewFull(eng, layout, progs, runner, groupMaker{cl, pr.shares})
 		if err != nil {
 			return nil, err
 		}
@@ -239,10 +239,22 @@ func (r *Reuse) same(spec topology.Spec) bool {
 // figures: for a Result whose storage a Reuse will overwrite.
 func (r *Result) KeepFiguresOnly() { r.exec, r.progs = nil, nil }
 
-type groupMaker struct{ c *topology.Cluster }
+// groupMaker builds the every-rank executor's groups, each with the
+// contention share the pricer found for it (analytic fidelity).
+type groupMaker struct {
+	c      *topology.Cluster
+	shares map[uint64]collectives.Share
+}
 
 func (g groupMaker) NewGroup(ranks []int) (*collectives.Group, error) {
-	return collectives.NewGroup(g.c, ranks)
+	grp, err := collectives.NewGroup(g.c, ranks)
+	if err != nil {
+		return nil, err
+	}
+	if sh, ok := g.shares[ranksKey(ranks)]; ok {
+		grp = grp.WithShare(sh)
+	}
+	return grp, nil
 }
 
 // pricer prices compute with the workload model on the scenario's GPU and
@@ -256,6 +268,7 @@ type pricer struct {
 	groups map[[2]int][]*collectives.Group // (kind, stage) → one group per distinct shape
 	costs  map[costKey]engine.Time
 	sends  map[[2]int]*collectives.Group
+	shares map[uint64]collectives.Share // contended groups by ranksKey (contention)
 	err    error
 }
 
@@ -267,7 +280,8 @@ type costKey struct {
 
 func newPricer(s *scenario.Plan, c *topology.Cluster, l *parallel.Layout, dev workload.Device) *pricer {
 	return &pricer{s: s, c: c, l: l, dev: dev, dtype: s.Precision(),
-		groups: map[[2]int][]*collectives.Group{}, costs: map[costKey]engine.Time{}, sends: map[[2]int]*collectives.Group{}}
+		groups: map[[2]int][]*collectives.Group{}, costs: map[costKey]engine.Time{}, sends: map[[2]int]*collectives.Group{},
+		shares: map[uint64]collectives.Share{}}
 }
 
 func (p *pricer) OpsTime(ops []workload.Op) engine.Time {
@@ -388,7 +402,9 @@ func (p *pricer) stageGroups(k parallel.GroupKind, stage int) []*collectives.Gro
 	}
 	var out []*collectives.Group
 	var sigs [][]int
-	for _, ranks := range p.l.Groups(k, stage) {
+	all := p.l.Groups(k, stage)
+	share := p.contention(all, k == parallel.GroupEP)
+	for _, ranks := range all {
 		sig := p.signature(ranks)
 		if slices.ContainsFunc(sigs, func(x []int) bool { return slices.Equal(x, sig) }) {
 			continue
@@ -399,10 +415,101 @@ func (p *pricer) stageGroups(k parallel.GroupKind, stage int) []*collectives.Gro
 			p.fail(err)
 			continue
 		}
-		out = append(out, g)
+		out = append(out, g.WithShare(share))
 	}
 	p.groups[key] = out
 	return out
+}
+
+// noContention is the share of a group alone on the fabric.
+var noContention = collectives.Share{Ring: 1, Tree: 1, Direct: 1}
+
+// contention is, at analytic fidelity, the share of the scale-out network
+// that the groups of one kind and pipeline stage keep when all of them run
+// the same collective at once (collectives.StaticShares: oversubscribed
+// tiers and ECMP collisions), the lowest over the groups per pattern: the
+// step waits for the slowest group, and giving every group that share
+// keeps the representative-rank and every-rank executors identical. It
+// records the share for the every-rank executor (groupMaker). allToAll
+// routes the all-to-all pattern too (EP groups, the only ones that issue
+// one). At flow fidelity the fabric shares the links itself: no share.
+func (p *pricer) contention(groups [][]int, allToAll bool) collectives.Share {
+	if p.s.Fidelity() != network.Analytic {
+		return noContention
+	}
+	all, err := collectives.StaticShares(p.c, groups, allToAll)
+	if err != nil {
+		p.fail(err)
+		return noContention
+	}
+	low := noContention
+	for _, sh := range all {
+		low = collectives.Share{Ring: min(low.Ring, sh.Ring), Tree: min(low.Tree, sh.Tree), Direct: min(low.Direct, sh.Direct)}
+	}
+	if low != noContention {
+		for _, ranks := range groups {
+			p.shares[ranksKey(ranks)] = low
+		}
+	}
+	return low
+}
+
+// sendContention is contention for the pipeline sends between stages a
+// and b: every rank of one stage sending to its peer in the other at once,
+// in one direction (a forward activation or a backward gradient; in a
+// pipelined step the two directions of a boundary do not coincide). Unlike
+// a ring, whose every edge waits for its slowest, a send waits only for
+// itself: its share is the mean over the stage's pairs of each pair's
+// static-load share (collectives.SendShares), the lower of the two
+// directions. Checked against flow fidelity (docs/validation.md, "Fabric
+// contention at analytic fidelity"): the lowest pair's share instead
+// doubles or triples the exposed pipeline time that flow fidelity shows.
+func (p *pricer) sendContention(a, b int) float64 {
+	if p.s.Fidelity() != network.Analytic {
+		return 1
+	}
+	var fwd, bwd [][2]int
+	for r := 0; r < p.l.World(); r++ {
+		co := p.l.CoordOf(r)
+		if co.PP != a {
+			continue
+		}
+		co.PP = b
+		q := p.l.RankOf(co)
+		fwd = append(fwd, [2]int{r, q})
+		bwd = append(bwd, [2]int{q, r})
+	}
+	low := 1.0
+	for _, pairs := range [][][2]int{fwd, bwd} {
+		sh, err := collectives.SendShares(p.c, pairs)
+		if err != nil {
+			p.fail(err)
+			return 1
+		}
+		sum := 0.0
+		for _, f := range sh {
+			sum += f
+		}
+		low = min(low, sum/float64(len(sh)))
+	}
+	if low < 1 {
+		for _, pr := range fwd {
+			p.shares[ranksKey(pr[:])] = collectives.Share{Ring: 1, Tree: 1, Direct: low}
+		}
+	}
+	return low
+}
+
+// ranksKey identifies a rank set whatever its order (FNV-1a of the sorted
+// ranks).
+func ranksKey(ranks []int) uint64 {
+	rs := slices.Clone(ranks)
+	slices.Sort(rs)
+	h := uint64(14695981039346656037)
+	for _, r := range rs {
+		h = (h ^ uint64(r)) * 1099511628211
+	}
+	return h
 }
 
 // signature summarises how a group sits on the cluster: its size, how many
@@ -437,6 +544,7 @@ func (p *pricer) SendTime(from, to int, bytes units.Bytes) engine.Time {
 			p.fail(err)
 			return 0
 		}
+		g = g.WithShare(collectives.Share{Ring: 1, Tree: 1, Direct: p.sendContention(from, to)})
 		p.sends[key] = g
 	}
 	c, err := g.Cost(collectives.Send, collectives.Auto, bytes)

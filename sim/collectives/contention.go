@@ -1,0 +1,308 @@
+package collectives
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/simtrain/simtrain/sim/topology"
+)
+
+// Share is the fraction of its achievable scale-out bandwidth per GPU that
+// a group keeps when it runs a collective together with other groups, one
+// figure per traffic pattern that crosses the network: Ring (ring
+// collectives, hierarchical phases), Tree (the double binary tree of tree
+// and NVLSTree all-reduce) and Direct (all_to_all, send_recv and send
+// across domains). 1 is the uncontended fabric, the value of a new Group.
+type Share struct {
+	Ring, Tree, Direct float64
+}
+
+// noContention is the Share of a group alone on a non-blocking fabric.
+var noContention = Share{Ring: 1, Tree: 1, Direct: 1}
+
+// pattern is a traffic pattern whose cross-domain flows StaticShares
+// routes.
+type pattern uint8
+
+const (
+	patRing pattern = iota
+	patTree
+	patAllToAll
+	patSend
+	numPatterns
+)
+
+// Share returns the contention share the group's analytic costs use
+// (noContention unless WithShare set one).
+func (g *Group) Share() Share { return g.share }
+
+// WithShare returns a copy of g whose analytic costs (Cost, and Runner at
+// analytic fidelity) run each pattern's scale-out traffic at s of the
+// achievable NIC rate: the group still picks its algorithm and protocol
+// as NCCL does, from the uncontended fabric it cannot see (NCCL's tuner
+// knows no other job), and that choice is then priced at the contended
+// rate. Values outside (0, 1] are taken as 1. Flow fidelity must use
+// uncontended groups: the fabric shares the links itself.
+func (g *Group) WithShare(s Share) *Group {
+	h := *g
+	clamp := func(f float64) float64 {
+		if f > 0 && f < 1 {
+			return f
+		}
+		return 1
+	}
+	h.share = Share{clamp(s.Ring), clamp(s.Tree), clamp(s.Direct)}
+	return &h
+}
+
+// contended returns the shape that prices kind k under the group's share:
+// the scale-out rate per GPU times the share of k's pattern.
+func (g *Group) contended(k kind) (shape, bool) {
+	f := 1.0
+	switch k {
+	case kRing, kHier:
+		f = g.share.Ring
+	case kTree, kNVLSTree:
+		f = g.share.Tree
+	case kDirect:
+		f = g.share.Direct
+	}
+	if !(f > 0 && f < 1) || g.sh.domains < 2 { // a zero Share is no contention too
+		return g.sh, false
+	}
+	s := g.sh
+	s.netBW *= f
+	if s.pcieBW > 0 {
+		// The GPU's own PCIe link is not what is contended.
+		s.pcieBW = max(s.pcieBW, s.netBW)
+	}
+	return s, true
+}
+
+// StaticShares prices the contention among groups that run the same
+// collective at the same moment (in a data-parallel step: the groups of
+// one kind and pipeline stage) without playing flows: every group's
+// cross-domain transfers for each pattern are routed exactly as the flow
+// runner routes them (same rings, trees and all-to-all peers, same ECMP
+// hash), each network link's achievable bandwidth (line rate × the NIC's
+// efficiency) is split evenly among the transfers routed over it (static
+// load: all of them active at once), and a transfer's share is that rate
+// on its most loaded link over the rate the closed form gives it alone (its
+// GPU's scale-out rate split among the group's own transfers leaving or
+// entering that GPU: one for a ring, up to the tree degree for the double
+// binary tree, one per other domain for all-to-all). A group's share is
+// its transfers' lowest, at most 1. An oversubscribed tier
+// (network.oversubscription above network.pod_gpus pods, or oversubscribed
+// leaf uplinks) and ECMP collisions both show up as links with more
+// transfers than they carry at full rate. Groups inside one domain get
+// share 1. The work is O(transfers × hops) with one counter per link; the
+// all-to-all pattern (n·(D−1) transfers a group) is routed only when
+// allToAll asks for it (else its share is 1). Errors are NewGroup's.
+func StaticShares(c *topology.Cluster, groups [][]int, allToAll bool) ([]Share, error) {
+	pats := []pattern{patRing, patTree}
+	if allToAll {
+		pats = append(pats, patAllToAll)
+	}
+	sh, err := staticLoad(c, groups, pats)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Share, len(groups))
+	for i, s := range sh {
+		out[i] = Share{Ring: s[patRing], Tree: s[patTree], Direct: s[patAllToAll]}
+	}
+	return out, nil
+}
+
+// SendShares is StaticShares for point-to-point sends that run at once,
+// pair i sending from pairs[i][0] to pairs[i][1] (one transfer each, routed
+// as the runner routes a send): the share of each pair's send, for
+// Share.Direct.
+func SendShares(c *topology.Cluster, pairs [][2]int) ([]float64, error) {
+	groups := make([][]int, len(pairs))
+	for i := range pairs {
+		groups[i] = pairs[i][:]
+	}
+	sh, err := staticLoad(c, groups, []pattern{patSend})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(pairs))
+	for i, s := range sh {
+		out[i] = s[patSend]
+	}
+	return out, nil
+}
+
+// staticLoad computes the static-load share of every group for each of
+// pats (1 for the others); see StaticShares.
+func staticLoad(c *topology.Cluster, groups [][]int, pats []pattern) ([][numPatterns]float64, error) {
+	out := make([][numPatterns]float64, len(groups))
+	type gr struct {
+		arr    arrangement
+		first  [2]int // ranks[0], ranks[1] (a send's direction)
+		ppnMin int
+		net    float64
+	}
+	var multi []int // indices of groups spanning domains
+	gs := make([]gr, len(groups))
+	var seen []bool
+	for i, ranks := range groups {
+		out[i] = [numPatterns]float64{1, 1, 1, 1}
+		if err := checkRanksInto(c, ranks, &seen); err != nil {
+			return nil, err
+		}
+		order, domOff, _ := arrange(c, ranks)
+		a := arrangement{order, domOff}
+		if a.domains() < 2 {
+			continue
+		}
+		ppn := len(ranks)
+		for d := 0; d < a.domains(); d++ {
+			ppn = min(ppn, a.domSize(d))
+		}
+		gs[i] = gr{arr: a, first: [2]int{ranks[0], ranks[1]}, ppnMin: ppn}
+		multi = append(multi, i)
+	}
+	if len(multi) == 0 {
+		return out, nil
+	}
+	each := func(i int, p pattern, f func(a, b, ch int)) {
+		if p == patSend {
+			if x, y := gs[i].first[0], gs[i].first[1]; c.DomainOf(x) != c.DomainOf(y) {
+				f(x, y, 0)
+			}
+			return
+		}
+		gs[i].arr.crossings(p, gs[i].ppnMin, f)
+	}
+	eff := c.NIC.Comm.Efficiency
+	load := make([]int32, len(c.Links))
+	var route []int32
+	fanOut, fanIn := make([]int32, c.NumGPUs()), make([]int32, c.NumGPUs())
+	for _, p := range pats {
+		clear(load)
+		for _, i := range multi {
+			each(i, p, func(a, b, ch int) {
+				route = c.AppendRoute(route[:0], a, b, routeHash(a, b, ch))
+				for _, l := range route {
+					if c.Links[l].Kind == topology.LinkNetwork {
+						load[l]++
+					}
+				}
+			})
+		}
+		for _, i := range multi {
+			if gs[i].net == 0 {
+				// The group's own uncontended rate per GPU (NewGroup's netBW).
+				gs[i].net, route = netRate(c, gs[i].arr.member(0, 0), gs[i].arr.member(1, 0), route)
+			}
+			each(i, p, func(a, b, _ int) {
+				fanOut[a]++
+				fanIn[b]++
+			})
+			share := 1.0
+			each(i, p, func(a, b, ch int) {
+				alone := gs[i].net / float64(max(fanOut[a], fanIn[b]))
+				route = c.AppendRoute(route[:0], a, b, routeHash(a, b, ch))
+				for _, l := range route {
+					if lk := &c.Links[l]; lk.Kind == topology.LinkNetwork {
+						share = math.Min(share, float64(lk.Bandwidth)*eff/float64(load[l])/alone)
+					}
+				}
+			})
+			each(i, p, func(a, b, _ int) { fanOut[a], fanIn[b] = 0, 0 })
+			out[i][p] = share
+		}
+	}
+	return out, nil
+}
+
+// checkRanks is NewGroup's validation of a rank list.
+func checkRanks(c *topology.Cluster, ranks []int) error {
+	var seen []bool
+	return checkRanksInto(c, ranks, &seen)
+}
+
+// checkRanksInto is checkRanks with a scratch slice of flags that it leaves
+// all false for the next call.
+func checkRanksInto(c *topology.Cluster, ranks []int, seen *[]bool) error {
+	if c == nil {
+		return fmt.Errorf("collectives: nil cluster")
+	}
+	total := c.NumGPUs()
+	if len(ranks) == 0 {
+		return fmt.Errorf("collectives: group has no ranks (valid ranks: 0..%d)", total-1)
+	}
+	if len(ranks) > total {
+		return fmt.Errorf("collectives: group of %d ranks is larger than the cluster's %d GPUs", len(ranks), total)
+	}
+	if len(*seen) < total {
+		*seen = make([]bool, total)
+	}
+	s := *seen
+	var err error
+	for _, r := range ranks {
+		if r < 0 || r >= total {
+			err = fmt.Errorf("collectives: rank %d outside the cluster (valid ranks: 0..%d)", r, total-1)
+			break
+		}
+		if s[r] {
+			err = fmt.Errorf("collectives: rank %d appears twice in the group", r)
+			break
+		}
+		s[r] = true
+	}
+	for _, r := range ranks {
+		if r >= 0 && r < total {
+			s[r] = false
+		}
+	}
+	return err
+}
+
+// crossings calls f(src, dst, channel) for every cross-domain transfer the
+// flow runner starts for pattern p on this arrangement (ppnMin the fewest
+// ranks in a domain): ring, ppnMin rings leaving every domain once, ring c
+// from position c-d-1 of domain d to position c-d-1 of the next
+// (Runner.rings); tree, both directions of every parent-child edge of
+// either tree on every rail j < ppnMin (Runner.trees); all-to-all, from
+// every rank to the rank at its position in every other domain
+// (Runner.direct). The channel is the one the runner hashes with.
+func (a *arrangement) crossings(p pattern, ppnMin int, f func(src, dst, ch int)) {
+	nd := a.domains()
+	switch p {
+	case patRing:
+		for d := 0; d < nd; d++ {
+			next := (d + 1) % nd
+			for c := 0; c < ppnMin; c++ {
+				f(a.member(d, c-d-1), a.member(next, c-next), c)
+			}
+		}
+	case patTree:
+		for t := 0; t < 2; t++ {
+			for child := 0; child < nd; child++ {
+				parent := dtreeParent(nd, child, t)
+				if parent < 0 {
+					continue
+				}
+				for j := 0; j < ppnMin; j++ {
+					x, y := a.member(child, j), a.member(parent, j)
+					f(x, y, t)
+					f(y, x, t)
+				}
+			}
+		}
+	case patAllToAll:
+		for d := 0; d < nd; d++ {
+			for j := 0; j < a.domSize(d); j++ {
+				src := a.member(d, j)
+				for e := 0; e < nd; e++ {
+					if e != d {
+						f(src, a.member(e, j), e)
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,144 @@
+package collectives
+
+import (
+	"math"
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/topology"
+	"github.com/simtrain/simtrain/sim/units"
+)
+
+// twoLeaves is 8 DGX H100 on a fat-tree of two leaves (4 nodes each) under
+// one spine, every leaf's 32 uplinks merged into one link and divided by
+// oversubscription: at 32:1 each leaf has one 50 GB/s uplink, exactly one
+// NDR NIC's rate.
+func twoLeaves(t *testing.T, over float64) *topology.Cluster {
+	return cluster(t, topology.Spec{GPU: "h100-sxm", Nodes: 8, Network: "fat-tree", Oversubscription: over})
+}
+
+// TestStaticShareHandComputed: two 2-rank groups, {0, 32} and {1, 33}, each
+// with one GPU under leaf 0 and one under leaf 1. Their rings cross the
+// leaves both ways; both upward transfers (0→32, 1→33) share leaf 0's
+// single uplink, so at 32:1 (uplink = one NIC rate) each gets half its NIC
+// rate: share 1/2 for ring, tree and all-to-all alike, and an all_gather
+// of S takes S/2 / (net/2) instead of S/2 / net on the wire. At 16:1 the
+// uplink carries both at full rate (share 1). A group alone shares with
+// nobody (share 1).
+func TestStaticShareHandComputed(t *testing.T) {
+	groups := [][]int{{0, 32}, {1, 33}}
+	for _, tc := range []struct {
+		over, want float64
+	}{{32, 0.5}, {16, 1}, {64, 0.25}} {
+		c := twoLeaves(t, tc.over)
+		sh, err := StaticShares(c, groups, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range sh {
+			if math.Abs(s.Ring-tc.want) > 1e-12 || math.Abs(s.Tree-tc.want) > 1e-12 || math.Abs(s.Direct-tc.want) > 1e-12 {
+				t.Errorf("%g:1 group %v: share %+v, want %g", tc.over, groups[i], s, tc.want)
+			}
+		}
+		alone, err := StaticShares(c, groups[:1], true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := math.Min(1, 2*tc.want); alone[0].Ring != want {
+			t.Errorf("%g:1 one group alone: ring share %g, want %g", tc.over, alone[0].Ring, want)
+		}
+	}
+
+	// The cost: only the wire time changes, by exactly S/2/(net·share) −
+	// S/2/net, with the algorithm and protocol the uncontended tuner chose.
+	c := twoLeaves(t, 32)
+	g, err := NewGroup(c, groups[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, _ := StaticShares(c, groups, true)
+	h := g.WithShare(sh[0])
+	_, _, _, net := g.Bandwidths()
+	const S = 1 << 30
+	free, err := g.Cost(AllGather, Auto, S)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow, err := h.Cost(AllGather, Auto, S)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := free.Time + engine.Seconds(S/2/(net*0.5)-S/2/net)
+	if d := slow.Time - want; d < -2 || d > 2 || slow.Algo != free.Algo || slow.Proto != free.Proto {
+		t.Errorf("contended all_gather %v (%s/%s), want %v (%s/%s)", slow.Time, slow.Algo, slow.Proto, want, free.Algo, free.Proto)
+	}
+	if g.Share() != noContention || h.Share() != (Share{0.5, 0.5, 0.5}) {
+		t.Errorf("shares: original %+v, copy %+v", g.Share(), h.Share())
+	}
+}
+
+// TestStaticShareMatchesFlow: groups playing the same collective at once on
+// an oversubscribed fabric take, at flow fidelity, what their contended
+// analytic cost says (within 3%): the static load is what the fabric's
+// max-min sharing settles on when every transfer of the pattern is active.
+func TestStaticShareMatchesFlow(t *testing.T) {
+	c := cluster(t, topology.Spec{GPU: "h100-sxm", Nodes: 16, Network: "fat-tree", Oversubscription: 8})
+	// Eight 4-rank groups on rail j, one rank on each of nodes 0, 4, 8, 12
+	// (four leaves): every ring edge crosses leaves.
+	var groups [][]int
+	for j := 0; j < 8; j++ {
+		groups = append(groups, []int{j, 32 + j, 64 + j, 96 + j})
+	}
+	sh, err := StaticShares(c, groups, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []Op{AllGather, AllReduce} {
+		const S = 512 << 20
+		e := engine.New()
+		f := network.New(e, c.Bandwidths(), c.Latencies(), network.Flow)
+		r := NewRunner(e, f, network.Flow, c)
+		rec := &recorder{}
+		var worst engine.Time
+		for i, ranks := range groups {
+			g, err := NewGroup(c, ranks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Start(g, op, Auto, units.Bytes(S), rec, int64(i)); err != nil {
+				t.Fatal(err)
+			}
+			cost, err := g.WithShare(sh[i]).Cost(op, Auto, S)
+			if err != nil {
+				t.Fatal(err)
+			}
+			worst = max(worst, cost.Time)
+		}
+		e.Run()
+		flow := rec.at[len(rec.at)-1]
+		t.Logf("%s: analytic %v flow %v shares[0] %+v", op, worst, flow, sh[0])
+		if d := float64(worst)/float64(flow) - 1; math.Abs(d) > 0.03 {
+			t.Errorf("%s: analytic with static shares %v, flow %v (%+.1f%%); shares %+v", op, worst, flow, 100*d, sh)
+		}
+		free, _ := NewGroup(c, groups[0])
+		fc, _ := free.Cost(op, Auto, S)
+		if fc.Time >= flow*9/10 {
+			t.Errorf("%s: the fabric should be contended here: uncontended %v, flow %v", op, fc.Time, flow)
+		}
+	}
+}
+
+// TestStaticShareErrors: bad ranks are NewGroup's errors.
+func TestStaticShareErrors(t *testing.T) {
+	c := twoLeaves(t, 1)
+	for _, g := range [][]int{{}, {0, 0}, {-1}, {1 << 20}} {
+		if _, err := StaticShares(c, [][]int{g}, true); err == nil {
+			t.Errorf("%v: no error", g)
+		}
+	}
+	sh, err := StaticShares(c, [][]int{seq(8)}, true)
+	if err != nil || sh[0] != noContention {
+		t.Errorf("one node: %+v %v, want no contention", sh, err)
+	}
+}
