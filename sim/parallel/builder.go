@@ -1125,7 +1125,30 @@ func (b *builder) fsdpGather(params float64, l int, forward bool) int32 {
 	if !forward {
 		name = "fsdp_param_gather_bwd"
 	}
-	return b.comm(GroupDP, collectives.AllGather, params*b.cfg.ParamDtype.Bytes(), name, l, -1, -1, wait)
+	calls := zero3GatherCalls(params, b.cfg.Zero3GatherParams)
+	bytes := params / float64(calls) * b.cfg.ParamDtype.Bytes()
+	t := wait
+	for range calls {
+		t = b.comm(GroupDP, collectives.AllGather, bytes, name, l, -1, -1, t)
+	}
+	return t
+}
+
+// zero3GatherCalls is the number of all-gather calls a ZeRO-3 framework
+// issues for a unit of params parameters when one call moves at most
+// perCall (0: one call per unit, FSDP's flat parameter). DeepSpeed stage 3
+// (deepspeed/runtime/zero/partitioned_param_coordinator.py,
+// fetch_sub_module at 00a31c99) issues one all_gather_coalesced per
+// submodule fetch and, once the module trace is complete, one per prefetch
+// of the next parameters up to stage3_prefetch_bucket_size elements; in
+// steady state every parameter arrives by prefetch, so a layer is gathered
+// in ⌈params / bucket⌉ calls (whole-tensor packing, which can add one call
+// where a bucket closes on a large tensor, is not modelled).
+func zero3GatherCalls(params, perCall float64) int {
+	if !(perCall > 0) || params <= perCall {
+		return 1
+	}
+	return int(math.Ceil(params / perCall))
 }
 
 // releaseLayer records the end of a layer's compute for FSDP buffer reuse.

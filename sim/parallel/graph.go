@@ -248,6 +248,15 @@ type StepConfig struct {
 	// each token once per destination rank in bf16 (a2aBytes), and the
 	// pricer times them with EPDispatch.
 	EPBackend EPBackend
+	// Zero3GatherParams is the most parameters one ZeRO-3 parameter
+	// all-gather call moves, the framework's call granularity: 0 gathers
+	// each layer in one call (PyTorch FSDP1/FSDP2 and Megatron-FSDP: one
+	// flat parameter per wrapped unit, a transformer block); DeepSpeed
+	// stage 3 gathers by its prefetch bucket (stage3_prefetch_bucket_size,
+	// 5e7 elements by default), so a layer of P parameters takes
+	// ⌈P / bucket⌉ calls of P/⌈P/bucket⌉ each (see fsdpGather), every one
+	// paying a collective's launch and ring latency.
+	Zero3GatherParams float64
 	// BucketParams is the DP gradient bucket size in parameters; 0 picks
 	// Megatron-LM's default max(40M, 1M·dp) (megatron/core/distributed/
 	// distributed_data_parallel_config.py, bucket_size).
