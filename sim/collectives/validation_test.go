@@ -197,3 +197,45 @@ func ExampleGroup_Cost() {
 	// ring/Simple: 40726 µs, busbw 369 GB/s
 	// nvls/Simple: 31384 µs, busbw 479 GB/s
 }
+
+// TestMultiNodeNCCLTests holds the closed form to the published multi-node
+// nccl-tests figures of host-and-scale-facts §2b (docs/validation.md,
+// "Collectives across nodes"): small-message latencies within 1.5x and
+// busbw within 25%. NCCL's own model is what is priced; these bound how
+// far it is from what the machines measured.
+func TestMultiNodeNCCLTests(t *testing.T) {
+	cases := []struct {
+		name      string
+		spec      topology.Spec
+		algo      Algo
+		bytes     float64
+		us, busbw float64 // measured: time (µs) or busbw (GB/s)
+		source    string
+	}{
+		{"2x1 A100 HDR all_reduce 8 B", topology.Spec{GPU: "a100-80gb", Nodes: 2, GPUsPerNode: 1, NIC: "ib-hdr-200"}, Auto, 8, 19.90, 0, "nccl-tests#150"},
+		{"2xDGX A100 ring all_reduce 8 B", topology.Spec{GPU: "a100-80gb", Nodes: 2, NIC: "ib-hdr-200"}, Ring, 8, 93.12, 0, "nccl#812"},
+		{"3x8 A100 4xHDR all_reduce 128 MB", topology.Spec{GPU: "a100-40gb", Nodes: 3, NIC: "ib-hdr-200", NICsPerNode: 4}, Auto, 128 * MiB, 0, 96, "nccl-tests#119 (peak)"},
+		{"2x1 H100 4 NICs tree 32 MiB", topology.Spec{GPU: "h100-sxm", Nodes: 2, GPUsPerNode: 1, NICsPerNode: 4}, Tree, 32 * MiB, 0, 41.52, "nccl-tests#232"},
+		{"2x1 H100 4 NICs tree 2 MiB", topology.Spec{GPU: "h100-sxm", Nodes: 2, GPUsPerNode: 1, NICsPerNode: 4}, Tree, 2 * MiB, 0, 22.46, "nccl-tests#232"},
+	}
+	for _, c := range cases {
+		g := allRanks(t, cluster(t, c.spec))
+		cost, err := g.Cost(AllReduce, c.algo, units.Bytes(c.bytes))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.us > 0 {
+			got := cost.Time.Microseconds()
+			if r := got / c.us; r < 1/1.5 || r > 1.5 {
+				t.Errorf("%s: %.1f µs, measured %.1f µs (%s), limit 1.5x", c.name, got, c.us, c.source)
+			}
+			t.Logf("%-36s %8.1f µs  measured %8.1f  %+6.1f%%  %s/%s [%s]", c.name, got, c.us, (got/c.us-1)*100, cost.Algo, cost.Proto, c.source)
+			continue
+		}
+		got := float64(cost.BusBW) / 1e9
+		if r := got / c.busbw; r < 0.75 || r > 1.25 {
+			t.Errorf("%s: busbw %.1f GB/s, measured %.1f (%s), limit 25%%", c.name, got, c.busbw, c.source)
+		}
+		t.Logf("%-36s busbw %6.1f GB/s  measured %6.1f  %+6.1f%%  %s/%s [%s]", c.name, got, c.busbw, (got/c.busbw-1)*100, cost.Algo, cost.Proto, c.source)
+	}
+}
