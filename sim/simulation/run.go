@@ -260,16 +260,17 @@ func (g groupMaker) NewGroup(ranks []int) (*collectives.Group, error) {
 // pricer prices compute with the workload model on the scenario's GPU and
 // collectives with their closed-form costs on the actual groups.
 type pricer struct {
-	s      *scenario.Plan
-	c      *topology.Cluster
-	l      *parallel.Layout
-	dev    workload.Device
-	dtype  workload.Dtype
-	groups map[[2]int][]*collectives.Group // (kind, stage) → one group per distinct shape
-	costs  map[costKey]engine.Time
-	sends  map[[2]int]*collectives.Group
-	shares map[uint64]collectives.Share // contended groups by ranksKey (contention)
-	err    error
+	s         *scenario.Plan
+	c         *topology.Cluster
+	l         *parallel.Layout
+	dev       workload.Device
+	dtype     workload.Dtype
+	groups    map[[2]int][]*collectives.Group // (kind, stage) → one group per distinct shape
+	costs     map[costKey]engine.Time
+	sends     map[[2]int]*collectives.Group
+	shares    map[uint64]collectives.Share // contended groups by ranksKey (contention)
+	sendShare map[[2]int]float64           // sendContention by stage pair
+	err       error
 }
 
 type costKey struct {
@@ -281,7 +282,7 @@ type costKey struct {
 func newPricer(s *scenario.Plan, c *topology.Cluster, l *parallel.Layout, dev workload.Device) *pricer {
 	return &pricer{s: s, c: c, l: l, dev: dev, dtype: s.Precision(),
 		groups: map[[2]int][]*collectives.Group{}, costs: map[costKey]engine.Time{}, sends: map[[2]int]*collectives.Group{},
-		shares: map[uint64]collectives.Share{}}
+		shares: map[uint64]collectives.Share{}, sendShare: map[[2]int]float64{}}
 }
 
 func (p *pricer) OpsTime(ops []workload.Op) engine.Time {
@@ -464,10 +465,15 @@ func (p *pricer) contention(groups [][]int, allToAll bool) collectives.Share {
 // directions. Checked against flow fidelity (docs/validation.md, "Fabric
 // contention at analytic fidelity"): the lowest pair's share instead
 // doubles or triples the exposed pipeline time that flow fidelity shows.
-func (p *pricer) sendContention(a, b int) float64 {
+func (p *pricer) sendContention(a, b int) (low float64) {
 	if p.s.Fidelity() != network.Analytic {
 		return 1
 	}
+	key := [2]int{min(a, b), max(a, b)}
+	if f, ok := p.sendShare[key]; ok {
+		return f
+	}
+	defer func() { p.sendShare[key] = low }()
 	var fwd, bwd [][2]int
 	for r := 0; r < p.l.World(); r++ {
 		co := p.l.CoordOf(r)
@@ -479,7 +485,7 @@ func (p *pricer) sendContention(a, b int) float64 {
 		fwd = append(fwd, [2]int{r, q})
 		bwd = append(bwd, [2]int{q, r})
 	}
-	low := 1.0
+	low = 1.0
 	for _, pairs := range [][][2]int{fwd, bwd} {
 		sh, err := collectives.SendShares(p.c, pairs)
 		if err != nil {
