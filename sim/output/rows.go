@@ -83,6 +83,7 @@ type SummaryRow struct {
 	EP                  int64   `arrow:"ep"`
 	SP                  bool    `arrow:"sp"`
 	Zero                int64   `arrow:"zero"`
+	Zero3PrefetchBucket float64 `arrow:"zero3_prefetch_bucket"`
 	Schedule            string  `arrow:"schedule,dict"`
 	VirtualStages       int64   `arrow:"virtual_stages"`
 	Microbatches        int64   `arrow:"microbatches"`

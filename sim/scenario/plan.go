@@ -287,8 +287,9 @@ func (s *Plan) StepConfig(l *parallel.Layout) *parallel.StepConfig {
 		MoEHostSync:   s.MoEHostSync(),
 		UnpadHostSync: s.UnpadHostSync(),
 		HostH2D:       float64(hc.H2D), HostD2H: float64(hc.D2H),
-		OffloadOptimizer: s.Training.OffloadOptimizer,
-		Host:             s.HostModel(),
+		OffloadOptimizer:  s.Training.OffloadOptimizer,
+		Host:              s.HostModel(),
+		Zero3GatherParams: p.Zero3PrefetchBucket,
 	}
 }
 

@@ -687,6 +687,12 @@ func (s *Plan) resolveParallel(set fieldSet) error {
 	if p.EPSMs < 0 {
 		return fmt.Errorf("parallel.ep_sms: %d must be >= 0 (0 = the backend's default)", p.EPSMs)
 	}
+	if b := p.Zero3PrefetchBucket; math.IsNaN(b) || math.IsInf(b, 0) || b < 0 {
+		return fmt.Errorf("parallel.zero3_prefetch_bucket: %g must be >= 0 parameters (0 = one all-gather per layer, as FSDP; DeepSpeed's default 5e7)", b)
+	}
+	if p.Zero3PrefetchBucket > 0 && p.Zero != 3 {
+		return fmt.Errorf("parallel.zero3_prefetch_bucket: needs parallel.zero 3, got zero %d", p.Zero)
+	}
 	if p.EPSMs > 0 && s.r.epBackend == parallel.EPNCCL {
 		return errors.New("parallel.ep_sms: needs parallel.ep_backend deepep or hybridep (nccl uses its channel count)")
 	}

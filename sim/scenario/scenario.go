@@ -225,14 +225,22 @@ type ParallelConfig struct {
 	// tp. Below tp the MoE layers use their own ETP×EP×EDP layout over each
 	// stage's TP×CP×DP ranks (parallel.NewFoldedLayout). The canonical form
 	// leaves it 0 when it equals tp, so run ids do not change.
-	ExpertTP         int    `yaml:"expert_tp" json:"expert_tp,omitempty"`
-	SP               bool   `yaml:"sp" json:"sp"`
-	Zero             int    `yaml:"zero" json:"zero"`
-	Schedule         string `yaml:"schedule" json:"schedule"`
-	VirtualStages    int    `yaml:"virtual_stages" json:"virtual_stages"`
-	FirstStageLayers int    `yaml:"first_stage_layers" json:"first_stage_layers"`
-	LastStageLayers  int    `yaml:"last_stage_layers" json:"last_stage_layers"`
-	Order            string `yaml:"order" json:"order"`
+	ExpertTP int  `yaml:"expert_tp" json:"expert_tp,omitempty"`
+	SP       bool `yaml:"sp" json:"sp"`
+	Zero     int  `yaml:"zero" json:"zero"`
+	// Zero3PrefetchBucket is the most parameters one ZeRO-3 parameter
+	// all-gather call moves: 0 (the default) gathers each layer in one call,
+	// as PyTorch FSDP's flat parameter per wrapped block does; DeepSpeed
+	// stage 3 gathers by its stage3_prefetch_bucket_size (5e7 elements by
+	// default), ⌈layer parameters / bucket⌉ calls a layer, each paying a
+	// collective's launch and ring latency (parallel.StepConfig
+	// .Zero3GatherParams). Needs zero 3.
+	Zero3PrefetchBucket float64 `yaml:"zero3_prefetch_bucket" json:"zero3_prefetch_bucket,omitempty"`
+	Schedule            string  `yaml:"schedule" json:"schedule"`
+	VirtualStages       int     `yaml:"virtual_stages" json:"virtual_stages"`
+	FirstStageLayers    int     `yaml:"first_stage_layers" json:"first_stage_layers"`
+	LastStageLayers     int     `yaml:"last_stage_layers" json:"last_stage_layers"`
+	Order               string  `yaml:"order" json:"order"`
 	// TPImpl is how tensor parallelism is implemented: "megatron" (the
 	// default: Megatron-LM / Transformer Engine on sequence-first
 	// activations, collectives in place) or "dtensor" (PyTorch DTensor
