@@ -19,7 +19,7 @@ func TestZero3PrefetchBucket(t *testing.T) {
 	}
 	gathers := func(r *Result) (n int) {
 		r.Tasks([]int{0}, func(tr TaskRecord) {
-			if tr.Name == "fsdp_param_gather_fwd" && tr.Layer == 0 && tr.Step == 0 {
+			if tr.Name == "fsdp_param_gather_fwd" && tr.Layer == 0 && tr.Step == 0 && tr.Stream == "dp" {
 				n++
 			}
 		})
