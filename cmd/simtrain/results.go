@@ -28,6 +28,11 @@ func writeRunDir(ctx context.Context, out string, r *simulation.Result, timeline
 		if err := output.WriteTable(filepath.Join(tmp, "links.arrow"), report.Links(r), meta); err != nil {
 			return err
 		}
+		if r.Scenario.Sim.Variability != nil {
+			if err := output.WriteTable(filepath.Join(tmp, "steps.arrow"), report.Steps(r), meta); err != nil {
+				return err
+			}
+		}
 		if timeline {
 			if err := writeTimeline(ctx, tmp, r, meta, tlRanks, trRanks); err != nil {
 				return err

@@ -49,6 +49,8 @@ For each scenario it writes, under OUT/<scenario name>/:
                   data-parallel replica; --timeline-ranks widens it)
   memory.arrow    per-rank memory breakdown
   links.arrow     per-link bytes and busy time
+  steps.arrow     with sim.variability: one row per step (its time, the
+                  rank it waited for)
   trace.json      Chrome/Perfetto trace (open in ui.perfetto.dev)
   *.parquet       with --parquet: each table again as Parquet
   report.html     with --report: the run's HTML report (simtrain report)
@@ -195,6 +197,9 @@ func printRunTable(w io.Writer, r *simulation.Result, dir string) {
 		row("hardware", hardwareNote(s, g))
 	}
 	row("step time", numfmt.Seconds4(r.StepTimeS))
+	if v := s.VariabilityModel(); v.Distribution != "none" {
+		row("step p50 / p99", fmt.Sprintf("%s / %s over %d steps (%s variability, seed %d)", numfmt.Seconds4(r.StepP50S), numfmt.Seconds4(r.StepP99S), len(r.Steps), v.Distribution, s.Sim.Seed))
+	}
 	row("tokens/s", fmt.Sprintf("%s (%s per GPU)", numfmt.Grouped(r.TokensPerS), numfmt.Grouped(r.TokensPerSPerGPU)))
 	row("MFU / HFU", fmt.Sprintf("%.1f%% / %.1f%%", 100*r.MFU, 100*r.HFU))
 	row("TFLOP/s per GPU", fmt.Sprintf("%.1f", r.TFLOPsPerGPU))

@@ -102,9 +102,17 @@ type SummaryRow struct {
 	OverlapEP           bool    `arrow:"overlap_ep"`
 	Fidelity            string  `arrow:"fidelity,dict"`
 	Steps               int64   `arrow:"steps"`
+	Seed                int64   `arrow:"seed"`
+	Variability         string  `arrow:"variability,dict"`
+	VariabilityGPUCV    float64 `arrow:"variability_gpu_cv"`
+	VariabilityStepCV   float64 `arrow:"variability_step_cv"`
+	VariabilitySlowProb float64 `arrow:"variability_slow_prob"`
+	VariabilitySlowFac  float64 `arrow:"variability_slow_factor"`
 
 	// Results.
 	StepTimeS            float64 `arrow:"step_time_s"`
+	StepP50S             float64 `arrow:"step_p50_s"` // median step (nearest rank) over sim.steps
+	StepP99S             float64 `arrow:"step_p99_s"` // 99th-percentile step (nearest rank) over sim.steps
 	TokensPerS           float64 `arrow:"tokens_per_s"`
 	TokensPerSPerGPU     float64 `arrow:"tokens_per_s_per_gpu"`
 	ModelFLOPsPerStep    float64 `arrow:"model_flops_per_step"`
@@ -131,6 +139,16 @@ type SummaryRow struct {
 	EnergyKWhPerStep     float64 `arrow:"energy_kwh_per_step"`
 	Events               int64   `arrow:"events"`
 	SimWallS             float64 `arrow:"sim_wall_s"`
+}
+
+// StepRow is one simulated optimizer step (steps.arrow, written when the
+// scenario has a sim.variability block).
+type StepRow struct {
+	Step        int64   `arrow:"step"`
+	StepTimeS   float64 `arrow:"step_time_s"`  // with the slowest rank's delay
+	BaseS       float64 `arrow:"base_s"`       // as simulated, every rank at its profile's speed
+	SlowestRank int64   `arrow:"slowest_rank"` // the rank the step waited for
+	Slowdown    float64 `arrow:"slowdown"`     // that rank's compute-time factor
 }
 
 // MemoryRow is one rank's memory breakdown at its peak (memory.arrow).

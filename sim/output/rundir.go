@@ -42,10 +42,11 @@ type DirOptions struct {
 var RunFiles = []string{"summary.arrow", "timeline.arrow", "memory.arrow", "links.arrow", "trace.json"}
 
 // runDirFiles are the files any simtrain command writes into OUT/NAME:
-// RunFiles, goodput.arrow of simtrain goodput, the Parquet copies of run
+// RunFiles, steps.arrow of a run with variability, goodput.arrow of
+// simtrain goodput, the Parquet copies of run
 // --parquet and the report.html of run --report and simtrain report.
-var runDirFiles = append(slices.Clone(RunFiles), "goodput.arrow",
-	"summary.parquet", "timeline.parquet", "memory.parquet", "links.parquet", "goodput.parquet", "report.html")
+var runDirFiles = append(slices.Clone(RunFiles), "steps.arrow", "goodput.arrow",
+	"summary.parquet", "steps.parquet", "timeline.parquet", "memory.parquet", "links.parquet", "goodput.parquet", "report.html")
 
 // ownedRunFile accepts runDirFiles and the temporary names the atomic
 // writer gives them (FILE.tmp-PID-N).

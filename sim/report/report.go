@@ -87,6 +87,7 @@ func Summary(s *scenario.Plan, r *simulation.Result) output.SummaryRow {
 		return row
 	}
 	row.StepTimeS, row.TokensPerS, row.TokensPerSPerGPU = r.StepTimeS, r.TokensPerS, r.TokensPerSPerGPU
+	row.StepP50S, row.StepP99S = r.StepP50S, r.StepP99S
 	row.ModelFLOPsPerStep, row.HardwareFLOPsPerStep = r.ModelFLOPsPerStep, r.HardwareFLOPsPerStep
 	row.MFU, row.HFU, row.TFLOPsPerGPU = r.MFU, r.HFU, r.TFLOPsPerGPU
 	row.BubbleFraction, row.ComputeS, row.HostSyncS = r.BubbleFraction, r.ComputeS, r.HostSyncS
@@ -98,6 +99,16 @@ func Summary(s *scenario.Plan, r *simulation.Result) output.SummaryRow {
 	row.CostUSDPerStep, row.EnergyKWhPerStep = r.CostUSDPerStep, r.EnergyKWhPerStep
 	row.Events, row.SimWallS = int64(r.Events), r.SimWallS
 	return row
+}
+
+// Steps is steps.arrow: one row per simulated step.
+func Steps(r *simulation.Result) []output.StepRow {
+	rows := make([]output.StepRow, len(r.Steps))
+	for i, st := range r.Steps {
+		rows[i] = output.StepRow{Step: int64(st.Step), StepTimeS: st.TimeS, BaseS: st.BaseS,
+			SlowestRank: int64(st.SlowestRank), Slowdown: st.Slowdown}
+	}
+	return rows
 }
 
 // Point is a sweep point's summary.arrow row: Summary under the point's

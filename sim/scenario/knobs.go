@@ -169,6 +169,11 @@ var gpuDivisors = &Auto{Doc: "divisors of the GPU count", Ints: func(s *Plan) []
 
 const notAKnob = "a measured figure, not a configuration knob"
 
+// constant is the Derive of a field of an optional block: its default,
+// filled only when the block is present (a Const default would be expected
+// of a scenario without the block).
+func constant(v any) func(*Plan) any { return func(*Plan) any { return v } }
+
 // noColumnGoodput is why the goodput fields have no summary.arrow column.
 const noColumnGoodput = "a whole-run input, not a step knob: simtrain goodput and goodput-summary.arrow report the run under it"
 
@@ -325,6 +330,13 @@ var Knobs = []*Knob{
 
 	{Path: "sim.fidelity", Column: "fidelity", Const: "analytic", Choices: network.FidelityNames},
 	{Path: "sim.steps", Column: "steps", Const: 1},
+	{Path: "sim.seed", Column: "seed", Default: "1 with `variability`, else 0"},
+	{Path: "sim.variability.distribution", Column: "variability", Default: "none", Derive: constant("none"), Choices: func() []string { return slices.Clone(VariabilityNames) },
+		Value: func(s *Plan) any { return cmp.Or(s.VariabilityModel().Distribution, "none") }},
+	{Path: "sim.variability.gpu_cv", Column: "variability_gpu_cv", Default: "0.011", Derive: constant(VariabilityGPUCV)},
+	{Path: "sim.variability.step_cv", Column: "variability_step_cv", Default: "0", Derive: constant(0.0)},
+	{Path: "sim.variability.slow_prob", Column: "variability_slow_prob", Default: "0", Derive: constant(0.0)},
+	{Path: "sim.variability.slow_factor", Column: "variability_slow_factor", Default: "1.5", Derive: constant(VariabilitySlowFactor)},
 	{Path: "sim.timeline", NoColumn: "what a run writes, not part of the configuration", Const: true, NotSwept: "sweeps write no timelines; it does not change the configuration"},
 
 	// goodput: the whole-run block; goodput.Config.Resolve fills its

@@ -445,3 +445,26 @@ func (s *Plan) HardwareFLOPsPerToken(seq int) float64 {
 	base := m.ModelFLOPsPerToken(seq)
 	return base + (h-base)*float64(recomputed)/float64(m.StackLayers())
 }
+
+// VariabilityGPUCV is sim.variability.gpu_cv's default, the coefficient of
+// variation of a GPU's speed across the GPUs of one cluster (persistent per
+// GPU). Estimate: Sinha et al., "Not All GPUs Are Created Equal", SC22
+// (arXiv:2208.11035), measured an average 8% performance variation between
+// GPUs of the same SKU across four large V100/MI60 clusters; read as the
+// range of a normal sample of a few thousand GPUs (about 7.3 standard
+// deviations), that is a standard deviation of 0.08/7.3 ≈ 1.1%.
+const VariabilityGPUCV = 0.011
+
+// VariabilitySlowFactor is sim.variability.slow_factor's default, how much
+// slower a straggling rank computes: Sinha et al. (SC22) found outlier GPUs
+// up to 1.5× slower than the cluster's median GPU.
+const VariabilitySlowFactor = 1.5
+
+// VariabilityModel is the run's sim.variability block with its defaults
+// filled; Distribution "none" when the scenario has none.
+func (s *Plan) VariabilityModel() Variability {
+	if s.Sim.Variability == nil {
+		return Variability{Distribution: "none"}
+	}
+	return *s.Sim.Variability
+}

@@ -742,6 +742,38 @@ func (s *Plan) resolveSim(set fieldSet) error {
 		return fmt.Errorf("sim.steps: must be between 1 and %d, got %d", maxSteps, s.Sim.Steps)
 	}
 	s.fill("sim.timeline")
+	return s.resolveVariability()
+}
+
+// resolveVariability fills the sim.variability block's defaults and the
+// seed when the block is present, and checks its values.
+func (s *Plan) resolveVariability() error {
+	v := s.Sim.Variability
+	if v == nil {
+		if s.Sim.Seed != 0 {
+			return errors.New("sim.seed: seeds sim.variability's draws; give a sim.variability block or drop the seed")
+		}
+		return nil
+	}
+	if !s.set["sim.seed"] {
+		s.Sim.Seed = 1
+	}
+	for _, f := range []string{"distribution", "gpu_cv", "step_cv", "slow_prob", "slow_factor"} {
+		s.fill("sim.variability." + f)
+	}
+	if err := checkChoice("sim.variability.distribution", v.Distribution); err != nil {
+		return err
+	}
+	switch {
+	case !(v.GPUCV >= 0 && v.GPUCV <= 0.5):
+		return fmt.Errorf("sim.variability.gpu_cv: must be between 0 and 0.5, got %g", v.GPUCV)
+	case !(v.StepCV >= 0 && v.StepCV <= 0.5):
+		return fmt.Errorf("sim.variability.step_cv: must be between 0 and 0.5, got %g", v.StepCV)
+	case !(v.SlowProb >= 0 && v.SlowProb <= 1):
+		return fmt.Errorf("sim.variability.slow_prob: must be between 0 and 1, got %g", v.SlowProb)
+	case !(v.SlowFactor >= 1 && v.SlowFactor <= 100):
+		return fmt.Errorf("sim.variability.slow_factor: must be between 1 and 100, got %g", v.SlowFactor)
+	}
 	return nil
 }
 

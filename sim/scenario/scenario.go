@@ -288,7 +288,34 @@ type SimConfig struct {
 	Fidelity string `yaml:"fidelity" json:"fidelity"`
 	Steps    int    `yaml:"steps" json:"steps"`
 	Timeline *bool  `yaml:"timeline" json:"-"`
+	// Seed seeds every random draw of the run (Variability's); 0 when the
+	// run draws nothing, so that a scenario without variability keeps its
+	// run id.
+	Seed int64 `yaml:"seed" json:"seed,omitempty"`
+	// Variability, when present, slows each rank's compute per step by a
+	// random factor (sim/simulation's variability model); nil plays every
+	// step at the profile's speed.
+	Variability *Variability `yaml:"variability" json:"variability,omitempty"`
 }
+
+// Variability is the sim.variability block: the per-rank, per-step compute
+// slowdown a step's synchronous collectives make every rank wait for.
+// Factor of rank r in step k: g_r · j_{r,k} · (SlowFactor with probability
+// SlowProb, else 1), where g_r (GPUCV, drawn once per rank: GPU-to-GPU
+// variation) and j_{r,k} (StepCV, drawn per step: throttling and jitter)
+// follow Distribution with median 1.
+type Variability struct {
+	Distribution string  `yaml:"distribution" json:"distribution"`
+	GPUCV        float64 `yaml:"gpu_cv" json:"gpu_cv"`
+	StepCV       float64 `yaml:"step_cv" json:"step_cv"`
+	SlowProb     float64 `yaml:"slow_prob" json:"slow_prob"`
+	SlowFactor   float64 `yaml:"slow_factor" json:"slow_factor"`
+}
+
+// VariabilityNames are sim.variability.distribution's values: none (every
+// factor 1), normal (1 + cv·Z) and lognormal (exp(σZ), σ² = ln(1+cv²): the
+// same coefficient of variation, never negative, a heavier slow tail).
+var VariabilityNames = []string{"none", "normal", "lognormal"}
 
 // Expect is a measured figure to compare a prediction against.
 type Expect struct {

@@ -27,7 +27,13 @@ type Result struct {
 	Scenario *scenario.Plan
 	RunID    string
 
-	StepTimeS            float64 // mean simulated time per optimizer step
+	StepTimeS float64 // mean simulated time per optimizer step
+	// StepP50S and StepP99S are the median and 99th percentile of the
+	// steps' times (nearest rank), Steps the steps one by one: with
+	// sim.variability they include the slowest rank's delay per step
+	// (playSteps), without it every step is the simulated one.
+	StepP50S, StepP99S   float64
+	Steps                []StepRecord
 	TokensPerS           float64
 	TokensPerSPerGPU     float64
 	ModelFLOPsPerStep    float64
@@ -569,6 +575,7 @@ func summarise(ctx context.Context, s *scenario.Plan, res *Result, dev workload.
 	n := x.Instances()
 	var busyMax, bubble, host, hostBound, hostIssue engine.Time
 	var exposed [5]engine.Time
+	stageCompute := make([]engine.Time, s.Parallel.PP)
 	for i := 0; i < n; i++ {
 		if i&63 == 63 {
 			if err := ctx.Err(); err != nil {
@@ -576,6 +583,8 @@ func summarise(ctx context.Context, s *scenario.Plan, res *Result, dev workload.
 			}
 		}
 		a := x.Stats(i)
+		_, stage, _, _, _ := x.Instance(i)
+		stageCompute[stage] = max(stageCompute[stage], a.Compute/engine.Time(s.Sim.Steps))
 		hostBound += a.HostBound
 		hostIssue += a.HostIssue
 		end = max(end, a.End)
@@ -588,7 +597,7 @@ func summarise(ctx context.Context, s *scenario.Plan, res *Result, dev workload.
 	}
 	// Sums stay in integer nanoseconds, so averaging over one representative
 	// per stage or over every rank gives bit-identical figures.
-	total := end.Seconds()
+	total := end.Seconds() + playSteps(s, res, stageCompute)
 	res.StepTimeS = total / steps
 	res.ComputeS = busyMax.Seconds() / steps
 	res.HostSyncS = float64(host) / float64(n) / 1e9 / steps
