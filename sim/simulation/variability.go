@@ -106,19 +106,19 @@ func nearestRank(sorted []float64, p float64) float64 {
 // the sum of the extras.
 func drawSlowdowns(v scenario.Variability, seed uint64, l *parallel.Layout, stageCompute []engine.Time, steps []StepRecord) float64 {
 	rng := rand.New(rand.NewPCG(seed, 0x5354_5241_4747_4c45))
-	draw := sampler(v.Distribution)
+	gpuDraw, stepDraw := sampler(v.Distribution, v.GPUCV), sampler(v.Distribution, v.StepCV)
 	world := l.World()
 	compute := make([]float64, world) // C_{stage(r)}, seconds
 	gpu := make([]float64, world)     // g_r
 	for r := range world {
 		compute[r] = stageCompute[l.CoordOf(r).PP].Seconds()
-		gpu[r] = draw(rng, v.GPUCV)
+		gpu[r] = gpuDraw(rng)
 	}
 	var total float64
 	for k := range steps {
 		worst, worstRank, worstF := math.Inf(-1), 0, 1.0
 		for r := range world {
-			f := gpu[r] * draw(rng, v.StepCV)
+			f := gpu[r] * stepDraw(rng)
 			if v.SlowProb > 0 && rng.Float64() < v.SlowProb {
 				f *= v.SlowFactor
 			}
@@ -135,22 +135,15 @@ func drawSlowdowns(v scenario.Variability, seed uint64, l *parallel.Layout, stag
 
 // sampler returns the factor draw of a distribution with median 1 and
 // coefficient of variation cv (cv 0: always 1, no draw).
-func sampler(dist string) func(rng *rand.Rand, cv float64) float64 {
-	if dist == "normal" {
-		return func(rng *rand.Rand, cv float64) float64 {
-			if cv == 0 {
-				return 1
-			}
-			// a normal factor below 0 would make time run backwards;
-			// at cv ≤ 0.5 that is a 2-sigma event, clamped
-			return max(1+cv*rng.NormFloat64(), 0.01)
-		}
+func sampler(dist string, cv float64) func(rng *rand.Rand) float64 {
+	switch {
+	case cv == 0:
+		return func(*rand.Rand) float64 { return 1 }
+	case dist == "normal":
+		// a factor at or below 0 would make time run backwards; at
+		// cv ≤ 0.5 the floor takes the draws below −1.98 σ
+		return func(rng *rand.Rand) float64 { return max(1+cv*rng.NormFloat64(), 0.01) }
 	}
-	return func(rng *rand.Rand, cv float64) float64 {
-		if cv == 0 {
-			return 1
-		}
-		sigma := math.Sqrt(math.Log1p(cv * cv))
-		return math.Exp(sigma * rng.NormFloat64())
-	}
+	sigma := math.Sqrt(math.Log1p(cv * cv))
+	return func(rng *rand.Rand) float64 { return math.Exp(sigma * rng.NormFloat64()) }
 }

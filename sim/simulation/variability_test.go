@@ -124,3 +124,22 @@ func TestVariabilityParseErrors(t *testing.T) {
 		{[]string{"sim.seed", "3"}, "sim.seed"},
 	})
 }
+
+// BenchmarkDrawSlowdowns16k: 100 steps of draws over 16,384 ranks.
+func BenchmarkDrawSlowdowns16k(b *testing.B) {
+	order, _ := parallel.ParseOrder("tp-cp-ep-dp-pp")
+	l, err := parallel.NewLayout(8, 1, 1, 128, 16, order)
+	if err != nil {
+		b.Fatal(err)
+	}
+	stage := make([]engine.Time, 16)
+	for i := range stage {
+		stage[i] = engine.Time(1e9)
+	}
+	v := scenario.Variability{Distribution: "lognormal", GPUCV: 0.011, StepCV: 0.02, SlowProb: 1e-4, SlowFactor: 1.5}
+	steps := make([]StepRecord, 100)
+	b.ResetTimer()
+	for range b.N {
+		drawSlowdowns(v, 1, l, stage, steps)
+	}
+}
