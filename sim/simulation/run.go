@@ -597,7 +597,7 @@ func summarise(ctx context.Context, s *scenario.Plan, res *Result, dev workload.
 	}
 	// Sums stay in integer nanoseconds, so averaging over one representative
 	// per stage or over every rank gives bit-identical figures.
-	total := end.Seconds() + playSteps(s, res, stageCompute)
+	total := end.Seconds() + playSteps(s, res, stageCompute, end)
 	res.StepTimeS = total / steps
 	res.ComputeS = busyMax.Seconds() / steps
 	res.HostSyncS = float64(host) / float64(n) / 1e9 / steps

@@ -69,9 +69,14 @@ func stepEnds(x *parallel.Executor, steps int) []engine.Time {
 // with B_k the simulated step and C_s the compute time per step of stage
 // s's busiest rank. Communication is not slowed. Draws are per rank, so a
 // 16,384-GPU run costs 16,384 draws per step, not a 16,384-rank simulation.
-func playSteps(s *scenario.Plan, res *Result, stageCompute []engine.Time) float64 {
+func playSteps(s *scenario.Plan, res *Result, stageCompute []engine.Time, end engine.Time) float64 {
 	steps := s.Sim.Steps
-	ends := stepEnds(res.exec, steps)
+	var ends []engine.Time
+	if steps == 1 {
+		ends = []engine.Time{end} // a sweep point's usual case: no pass over the tasks
+	} else {
+		ends = stepEnds(res.exec, steps)
+	}
 	res.Steps = make([]StepRecord, steps)
 	var prev engine.Time
 	for k := range res.Steps {
