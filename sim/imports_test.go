@@ -33,7 +33,8 @@ var mayImport = map[string][]string{
 	"sim/scenario":          {"sim/engine", "sim/limits", "sim/hardware", "sim/pipeline", "sim/topology", "sim/network", "sim/parallel", "sim/workload", "sim/goodput"},
 	"sim/simulation":        {"sim/engine", "sim/units", "sim/pipeline", "sim/topology", "sim/network", "sim/collectives", "sim/parallel", "sim/workload", "sim/scenario", "sim/goodput"},
 	"sim/sweep":             {"sim/limits", "sim/network", "sim/scenario", "sim/simulation"},
-	"sim/validation":        {"sim/workload", "sim/scenario", "sim/simulation"},
+	"sim/validation":        {"sim/workload", "sim/hardware", "sim/scenario", "sim/simulation"},
+	"sim/calibration":       {"sim/hardware", "sim/scenario", "sim/simulation", "sim/validation"},
 	"sim/report":            {"sim/output", "sim/parallel", "sim/scenario", "sim/simulation", "sim/sweep", "sim/validation"},
 	"sim":                   {"sim/output", "sim/scenario", "sim/simulation", "sim/sweep", "sim/validation", "sim/report"},
 }

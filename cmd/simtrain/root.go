@@ -22,7 +22,7 @@ compute and communication tasks of every rank on a graph of GPUs and links.`,
 		&cobra.Group{ID: "sim", Title: "Simulation:"},
 		&cobra.Group{ID: "tools", Title: "Building blocks:"},
 	)
-	for _, c := range []*cobra.Command{newRunCmd(), newPlanCmd(), newGoodputCmd(), newSweepCmd(), newMergeCmd(), newBestCmd(), newReportCmd(), newValidateCmd()} {
+	for _, c := range []*cobra.Command{newRunCmd(), newPlanCmd(), newGoodputCmd(), newSweepCmd(), newMergeCmd(), newBestCmd(), newReportCmd(), newValidateCmd(), newCalibrateCmd()} {
 		c.GroupID = "sim"
 		root.AddCommand(c)
 	}

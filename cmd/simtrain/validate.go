@@ -29,6 +29,10 @@ type validateOptions struct {
 	workers    int
 	budget     budgetFlags
 	sets       []string
+	// cv is the cross-validation: "" (none) or "source" (leave one source
+	// group out); maxCVMAPE bounds its MAPE (percent; 0 = no limit).
+	cv        string
+	maxCVMAPE float64
 }
 
 // defaultValidationDir is what `simtrain validate` checks without arguments.
@@ -61,9 +65,17 @@ largest rank against it, reported as its own table and MAPE.
 Directories are searched for *.yaml and *.yml files (not recursively); with no
 argument it validates ` + defaultValidationDir + `. The exit status is non-zero
 when a scenario fails to simulate, when the MAPE exceeds --max-mape, or when
-the peak-memory MAPE exceeds --max-memory-mape.`,
+the peak-memory MAPE exceeds --max-memory-mape.
+
+--cv source adds the out-of-sample figure: for each source group it refits the
+constants fitted on published runs (as simtrain calibrate does) on the other
+groups' rows, a constant with no row left taking its prior (0 for a stall),
+and scores the held-out group with the refit values. In-sample and
+out-of-sample MAPE are printed side by side per group (JSON summary: mape and
+cv_mape); --max-cv-mape bounds the out-of-sample MAPE.`,
 		Example: `  simtrain validate
   simtrain validate scenarios/validation --max-mape 12 --max-memory-mape 10 --format json
+  simtrain validate --cv source --max-cv-mape 7
   simtrain validate scenarios/validation/r068-mpt-70b-h100-sxm-256gpu.yaml --fidelity flow`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkChoice("format", o.format, "table", "json"); err != nil {
@@ -85,6 +97,12 @@ the peak-memory MAPE exceeds --max-memory-mape.`,
 			if err := o.budget.check(); err != nil {
 				return err
 			}
+			if err := checkChoice("cv", o.cv, "", "source"); err != nil {
+				return err
+			}
+			if o.maxCVMAPE < 0 || math.IsNaN(o.maxCVMAPE) {
+				return usageErrorf("--max-cv-mape: %g must be a percentage >= 0 (0 = no limit)", o.maxCVMAPE)
+			}
 			if len(args) == 0 {
 				args = []string{defaultValidationDir}
 			}
@@ -102,6 +120,8 @@ the peak-memory MAPE exceeds --max-memory-mape.`,
 	f.Float64Var(&o.maxMAPE, "max-mape", 0, "fail when the MAPE exceeds this many percent (0 = no limit)")
 	f.Float64Var(&o.maxMemMAPE, "max-memory-mape", 0, "fail when the peak-memory MAPE of the runs that publish one (expect.peak_memory_gib) exceeds this many percent (0 = no limit)")
 	f.IntVar(&o.workers, "workers", 0, "scenarios simulated at once (0 = one per CPU); results do not depend on it")
+	f.StringVar(&o.cv, "cv", "", "cross-validation: source (leave one source group out: refit on the others, score it)")
+	f.Float64Var(&o.maxCVMAPE, "max-cv-mape", 0, "fail when the out-of-sample MAPE of --cv exceeds this many percent (0 = no limit)")
 	o.budget.add(cmd)
 	addSetFlag(cmd, &o.sets)
 	return cmd
@@ -149,7 +169,8 @@ func runValidate(cmd *cobra.Command, paths []string, o validateOptions, fid *net
 	if err != nil {
 		return err
 	}
-	results := validation.Run(ctx, paths, o.workers, o.budget.budget(), append(overrides, fidelityOverride(fid)...)...)
+	overrides = append(overrides, fidelityOverride(fid)...)
+	results := validation.Run(ctx, paths, o.workers, o.budget.budget(), overrides...)
 	if err := ctx.Err(); err != nil {
 		return err // interrupted: no table, no files
 	}
@@ -174,13 +195,20 @@ func runValidate(cmd *cobra.Command, paths []string, o validateOptions, fid *net
 		return usageErrorf("validate: none of the %d files has an expect: block", len(paths))
 	}
 	sum := validation.Summarise(rows)
+	var cv *crossValidation
+	if o.cv != "" && failed == 0 {
+		if cv, err = runCrossValidation(ctx, rows, o, overrides); err != nil {
+			return err
+		}
+	}
 	w := cmd.OutOrStdout()
 	if o.format == "json" {
-		if err := printValidateJSON(w, rows, sum); err != nil {
+		if err := printValidateJSON(w, rows, sum, cv); err != nil {
 			return err
 		}
 	} else {
 		printValidateTable(w, rows, sum, o.out)
+		printCrossValidation(w, sum, cv)
 	}
 	for _, v := range rows {
 		if v.Err != nil && o.format != "json" && len(rows) > 1 {
@@ -201,6 +229,9 @@ func runValidate(cmd *cobra.Command, paths []string, o validateOptions, fid *net
 	}
 	if o.maxMemMAPE > 0 && 100*sum.Memory.MAPE > o.maxMemMAPE {
 		return fmt.Errorf("peak-memory MAPE %.2f%% exceeds --max-memory-mape %g%%", 100*sum.Memory.MAPE, o.maxMemMAPE)
+	}
+	if cv != nil && o.maxCVMAPE > 0 && 100*cv.all > o.maxCVMAPE {
+		return fmt.Errorf("out-of-sample (leave-one-source-out) MAPE %.2f%% exceeds --max-cv-mape %g%%", 100*cv.all, o.maxCVMAPE)
 	}
 	return nil
 }
@@ -275,7 +306,7 @@ func printMemoryTable(w io.Writer, rows []validation.Case, m validation.Stats) {
 
 // printValidateJSON prints the contract of scenario-format.md: one object per
 // scenario, then one summary object (errors as fractions).
-func printValidateJSON(w io.Writer, rows []validation.Case, sum validation.Summary) error {
+func printValidateJSON(w io.Writer, rows []validation.Case, sum validation.Summary, cv *crossValidation) error {
 	for _, v := range rows {
 		var obj map[string]any
 		if v.Err != nil {
@@ -304,11 +335,20 @@ func printValidateJSON(w io.Writer, rows []validation.Case, sum validation.Summa
 	for gi, g := range validation.Groupings {
 		m := map[string]any{}
 		for _, ns := range sum.Groups[gi] {
-			m[ns.Name] = statsJSON(ns.Stats)
+			st := statsJSON(ns.Stats)
+			if f, ok := cv.fold(ns.Name); ok && g.Key == "source" {
+				st["cv_mape"] = f.mape
+				st["cv_refit"] = f.refit
+			}
+			m[ns.Name] = st
 		}
 		groups[g.Key] = m
 	}
 	obj := statsJSON(sum.All)
+	if cv != nil {
+		obj["cv"] = cv.kind
+		obj["cv_mape"] = cv.all
+	}
 	obj["groups"] = groups
 	if sum.Memory.Rows > 0 {
 		obj["memory"] = statsJSON(sum.Memory)

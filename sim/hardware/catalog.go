@@ -21,6 +21,7 @@ var dataFS embed.FS
 // figure's type where it is used) and its source.
 type calEntry struct {
 	raw yaml.Node
+	fit *FitSpec // how calibrate refits it from published runs; nil: not refit
 	Source
 }
 
@@ -36,9 +37,21 @@ func (e *calEntry) UnmarshalYAML(n *yaml.Node) error {
 			// kept as text: an entry may be a duration (2.75ms) or a number
 			val = v
 			continue
+		case "fit":
+			var spec FitSpec
+			if err := v.Decode(&spec); err != nil {
+				return fmt.Errorf("line %d: fit: %w", v.Line, err)
+			}
+			if len(spec.Grid) == 0 || spec.Prior == "" {
+				return fmt.Errorf("line %d: fit: needs a grid and a prior", v.Line)
+			}
+			e.fit = &spec
+			continue
+		case "objective":
+			continue // what calibrate measured at the value: for the reader
 		case "fitted", "measured", "runs":
 		default:
-			return fmt.Errorf("line %d: unknown calibration key %q (valid: value, fitted, measured, runs)", k.Line, k.Value)
+			return fmt.Errorf("line %d: unknown calibration key %q (valid: value, fitted, measured, runs, fit, objective)", k.Line, k.Value)
 		}
 		cp.Content = append(cp.Content, k, v)
 	}
@@ -108,6 +121,7 @@ type catalog struct {
 	nicNames []string
 	links    map[string]HostLinkRecord
 	cal      map[string]calEntry
+	calOrder []string // the calibration entries in the file's order
 	nccl     ncclFile
 	dispatch map[string]HostDispatch // data/host.yaml, resolved
 
@@ -119,6 +133,13 @@ var load = sync.OnceValues(func() (*catalog, error) {
 	c := &catalog{gpus: map[string]GPURecord{}, nics: map[string]NICRecord{}, links: map[string]HostLinkRecord{}}
 	if err := decodeFile("data/calibration.yaml", &c.cal); err != nil {
 		return nil, err
+	}
+	var calDoc yaml.Node
+	if err := yaml.Unmarshal(CalibrationFile(), &calDoc); err != nil || len(calDoc.Content) == 0 {
+		return nil, fmt.Errorf("hardware catalog: calibration.yaml: %v", err)
+	}
+	for i := 0; i < len(calDoc.Content[0].Content); i += 2 {
+		c.calOrder = append(c.calOrder, calDoc.Content[0].Content[i].Value)
 	}
 	if err := decodeFile("data/nccl.yaml", &c.nccl); err != nil {
 		return nil, err

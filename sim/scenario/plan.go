@@ -33,6 +33,9 @@ type Plan struct {
 	// dir is the directory of the scenario file, which a relative path in
 	// cluster.gpu is read from ("" = the working directory).
 	dir string
+	// cal replaces calibration entries when cluster.gpu is resolved
+	// (LoadCalibrated; nil: the committed table).
+	cal hardware.Calibration
 }
 
 // fieldSet holds the dotted paths of the fields a document gives.

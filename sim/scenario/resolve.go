@@ -436,11 +436,22 @@ func (s *Plan) lookupGPU(v string) (hardware.GPU, error) {
 // gpuRecord reads cluster.gpu's record from the catalog or its file.
 func (s *Plan) gpuRecord(v string) (hardware.GPU, error) {
 	if !IsGPUFile(v) {
-		return hardware.LookupGPU(v)
+		return hardware.LookupGPUCalibrated(v, s.cal)
 	}
 	path := v
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(s.dir, path)
+	}
+	if len(s.cal) > 0 {
+		data, err := limits.ReadFile(path, limits.MaxInputBytes)
+		if err != nil {
+			return hardware.GPU{}, fmt.Errorf("%s: %v", v, err)
+		}
+		g, err := hardware.ParseGPUCalibrated(data, s.cal)
+		if err != nil {
+			return hardware.GPU{}, fmt.Errorf("%s: %v", v, cleanYAMLError(err))
+		}
+		return g, nil
 	}
 	if f, ok := gpuFiles.Load(path); ok {
 		return f.(gpuFile).g, f.(gpuFile).err

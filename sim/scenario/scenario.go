@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/simtrain/simtrain/sim/goodput"
+	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/limits"
 )
 
@@ -360,6 +361,13 @@ func Overrides(pathValue ...string) []Override {
 
 // Load reads, checks and resolves a scenario file.
 func Load(path string, overrides ...Override) (*Plan, error) {
+	return LoadCalibrated(path, nil, overrides...)
+}
+
+// LoadCalibrated is Load with the calibration entries of cal replaced when
+// cluster.gpu is resolved: how `simtrain calibrate` evaluates a fitted
+// constant at another value (nil: the committed table).
+func LoadCalibrated(path string, cal hardware.Calibration, overrides ...Override) (*Plan, error) {
 	data, err := limits.ReadFile(path, limits.MaxInputBytes)
 	if err != nil {
 		return nil, err
@@ -367,7 +375,7 @@ func Load(path string, overrides ...Override) (*Plan, error) {
 	doc, err := parseDoc(data)
 	if err == nil {
 		var s *Plan
-		if s, err = ParseNodeIn(doc, filepath.Dir(path), overrides...); err == nil {
+		if s, err = parseNodeCal(doc, filepath.Dir(path), cal, overrides); err == nil {
 			return s, nil
 		}
 	}
@@ -408,10 +416,15 @@ func ParseNode(doc *yaml.Node, overrides ...Override) (*Plan, error) {
 // ParseNodeIn is ParseNode for a scenario that lives in directory dir: a
 // relative cluster.gpu file is read from there.
 func ParseNodeIn(doc *yaml.Node, dir string, overrides ...Override) (*Plan, error) {
+	return parseNodeCal(doc, dir, nil, overrides)
+}
+
+func parseNodeCal(doc *yaml.Node, dir string, cal hardware.Calibration, overrides []Override) (*Plan, error) {
 	s, err := decode(doc, dir, overrides)
 	if err != nil {
 		return nil, err
 	}
+	s.cal = cal
 	if err := s.resolve(s.set); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/scenario"
 	"github.com/simtrain/simtrain/sim/simulation"
 )
@@ -39,8 +40,14 @@ type Case struct {
 // Evaluate loads, simulates within budget and compares one scenario file,
 // with the overrides applied (the CLI's --fidelity).
 func Evaluate(ctx context.Context, path string, budget simulation.Budget, overrides ...scenario.Override) Case {
+	return EvaluateCalibrated(ctx, path, budget, nil, overrides...)
+}
+
+// EvaluateCalibrated is Evaluate with the calibration entries of cal
+// replaced (scenario.LoadCalibrated).
+func EvaluateCalibrated(ctx context.Context, path string, budget simulation.Budget, cal hardware.Calibration, overrides ...scenario.Override) Case {
 	c := Case{Path: path, Name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))}
-	s, err := scenario.Load(path, overrides...)
+	s, err := scenario.LoadCalibrated(path, cal, overrides...)
 	if err != nil {
 		c.Err = err
 		return c
