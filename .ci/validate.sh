@@ -16,6 +16,10 @@
 #                      publish it (expect.peak_memory_gib, torchtitan's
 #                      documents): 8.35% when introduced (round 10), rounded
 #                      up. Same rule: lower it, never raise it.
+#   CV_MAX_MAPE        bar for the out-of-sample figure: leave-one-source-out
+#                      (validate --cv source: each source group scored with
+#                      the fitted-on-runs constants refit without it), the
+#                      issue 16 bar of 7%; 6.38% when introduced.
 #   FLOW_SLACK         percentage points the flow-fidelity MAPE of the
 #                      multi-node runs may exceed their analytic MAPE
 #                      (flow must be at least as accurate; the slack only
@@ -25,6 +29,7 @@ cd "$(dirname "$0")/.."
 
 ANALYTIC_MAX_MAPE=4.78
 MEMORY_MAX_MAPE=8.4
+CV_MAX_MAPE=7
 FLOW_SLACK=0.25
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -34,8 +39,14 @@ go run ./tools/genvalidation -check
 
 go build -o "$out/simtrain" ./cmd/simtrain
 
-echo "== every published run, analytic fidelity (bars: MAPE <= ${ANALYTIC_MAX_MAPE}%, peak-memory MAPE <= ${MEMORY_MAX_MAPE}%)"
-"$out/simtrain" validate scenarios/validation --out "$out/analytic" --max-mape "$ANALYTIC_MAX_MAPE" --max-memory-mape "$MEMORY_MAX_MAPE"
+echo "== every published run, analytic fidelity (bars: MAPE <= ${ANALYTIC_MAX_MAPE}%, peak-memory MAPE <= ${MEMORY_MAX_MAPE}%, leave-one-source-out MAPE <= ${CV_MAX_MAPE}%)"
+"$out/simtrain" validate scenarios/validation --out "$out/analytic" --max-mape "$ANALYTIC_MAX_MAPE" --max-memory-mape "$MEMORY_MAX_MAPE" \
+  --cv source --max-cv-mape "$CV_MAX_MAPE"
+
+# The committed calibration.yaml must be what calibrate fits on the same
+# runs (about 30 s of CPU: ~1,900 simulations beyond the validation pass).
+echo "== the fitted-on-runs constants are calibrate's output"
+"$out/simtrain" calibrate scenarios/validation --check
 
 # Multi-node runs: the generated files spell the node count as "  nodes: N".
 mapfile -t multi < <(grep -L '^  nodes: 1$' scenarios/validation/r*.yaml)
