@@ -298,16 +298,7 @@ func NICRecordOf(name string) (NICRecord, error) {
 
 // ParseGPU reads a GPU record file and resolves it; errors name the field.
 // Reading the file is the caller's (the core does no I/O).
-func ParseGPU(data []byte) (GPU, error) {
-	var rec GPURecord
-	if err := strictDecode(data, &rec); err != nil {
-		return GPU{}, err
-	}
-	if _, err := load(); err != nil {
-		return GPU{}, err
-	}
-	return mustLoad().resolveGPU(rec, 0)
-}
+func ParseGPU(data []byte) (GPU, error) { return ParseGPUCalibrated(data, nil) }
 
 // FitNames lists the calibration table's entries.
 func FitNames() []string { return sortedKeys(mustLoad().cal) }
