@@ -44,7 +44,8 @@ echo "== every published run, analytic fidelity (bars: MAPE <= ${ANALYTIC_MAX_MA
   --cv source --max-cv-mape "$CV_MAX_MAPE"
 
 # The committed calibration.yaml must be what calibrate fits on the same
-# runs (about 30 s of CPU: ~1,900 simulations beyond the validation pass).
+# runs (20 s of CPU, 39 s wall on two loaded cores: ~1,900 simulations
+# beyond the validation pass).
 echo "== the fitted-on-runs constants are calibrate's output"
 "$out/simtrain" calibrate scenarios/validation --check
 
