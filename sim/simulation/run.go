@@ -654,11 +654,14 @@ type TaskRecord struct {
 }
 
 // TimelineRanks is the default set of ranks in the timeline: one
-// data-parallel replica (every TP/CP/PP rank with data-parallel coordinate 0).
+// data-parallel replica (every TP/CP/PP rank with data-parallel coordinate 0)
+// and every rank of the first node, so that a one-node run shows all its
+// GPUs (issue 21) while a large cluster's files stay one replica in size.
 func (r *Result) TimelineRanks() []int {
+	gpn := r.Scenario.Cluster.GPUsPerNode
 	var out []int
 	for rank := 0; rank < r.Layout.World(); rank++ {
-		if c := r.Layout.CoordOf(rank); c.DP == 0 {
+		if c := r.Layout.CoordOf(rank); c.DP == 0 || rank < gpn {
 			out = append(out, rank)
 		}
 	}
