@@ -155,6 +155,14 @@ func runOne(cmd *cobra.Command, path string, o runOptions, fid *network.Fidelity
 	for _, w := range s.Warnings {
 		fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: %s: warning: %s\n", path, w)
 	}
+	if d := s.FrameworkDefaults(); len(d) > 0 && !o.quiet {
+		used := make([]string, len(d))
+		for i, f := range d {
+			used[i] = f.Path + ": " + f.Value.Value
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: %s: framework %s set %s (sources: sim/hardware/data/frameworks.yaml)\n",
+			path, s.Training.Framework, strings.Join(used, ", "))
+	}
 	// Rank lists are checked against the cluster before simulating.
 	for _, f := range []struct {
 		name string

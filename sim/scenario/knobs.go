@@ -289,6 +289,8 @@ var Knobs = []*Knob{
 	{Path: "training.cuda_graphs", Column: "cuda_graphs", Value: func(s *Plan) any { return cmp.Or(s.Training.CUDAGraphs, "none") }, Default: "none", Choices: fixed("none", "full")},
 	{Path: "training.host_dispatch", Column: "host_dispatch", Value: func(s *Plan) any { return s.HostDispatchClass() }, Default: "auto",
 		Choices: func() []string { return append([]string{"auto"}, hardware.HostDispatchNames()...) }},
+	{Path: "training.framework", NoColumn: "a profile of defaults: the fields it sets have their own columns", Default: "auto",
+		Choices: func() []string { return append([]string{"auto"}, hardware.FrameworkNames()...) }},
 
 	{Path: "cluster.gpu", Column: "gpu", Default: "required", Choices: hardware.GPUNames, Accepts: IsGPUFile},
 	{Path: "cluster.nodes", Column: "nodes", Default: "required"},

@@ -36,6 +36,9 @@ type Plan struct {
 	// cal replaces calibration entries when cluster.gpu is resolved
 	// (LoadCalibrated; nil: the committed table).
 	cal hardware.Calibration
+	// framework lists the training.framework profile's defaults that filled
+	// fields the document left unset, in the profile's order.
+	framework []hardware.FrameworkDefault
 }
 
 // fieldSet holds the dotted paths of the fields a document gives.

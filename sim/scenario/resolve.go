@@ -355,6 +355,9 @@ func (s *Plan) resolveTraining(set fieldSet) error {
 	if t.HostDispatch == "auto" {
 		t.HostDispatch = "" // canonical: auto is the default
 	}
+	if t.Framework == "auto" {
+		t.Framework = "" // canonical: auto is the default (decode checked the name)
+	}
 	// The default is not written back, so that a sweep over
 	// training.precision stays valid.
 	s.r.fp8 = workload.FP8Tensorwise

@@ -188,6 +188,12 @@ type TrainingConfig struct {
 	// (default: graphs with cuda_graphs full, else eager). The canonical
 	// form leaves auto unset.
 	HostDispatch string `yaml:"host_dispatch" json:"host_dispatch,omitempty"`
+	// Framework names the training framework whose defaults fill the
+	// implementation fields this scenario leaves unset (sim/hardware
+	// data/frameworks.yaml: megatron-lm, torchtitan, deepspeed, ...);
+	// explicit fields always win. auto (the default) applies no profile.
+	// The canonical form leaves auto unset.
+	Framework string `yaml:"framework" json:"framework,omitempty"`
 }
 
 // ClusterConfig is the cluster block.
@@ -493,6 +499,9 @@ func decode(doc *yaml.Node, dir string, overrides []Override) (*Plan, error) {
 	s := &Plan{set: set, dir: dir}
 	if err := root.Decode(&s.Scenario); err != nil {
 		return nil, cleanYAMLError(err)
+	}
+	if err := s.applyFramework(root); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

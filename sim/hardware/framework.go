@@ -1,0 +1,100 @@
+package hardware
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// FrameworkProfile is one training framework's defaults (data/frameworks.yaml):
+// the scenario fields it sets when the scenario leaves them unset, each with
+// the framework code or documentation that says so. The scenario package
+// applies them (training.framework); this package only reads and checks
+// the file's shape.
+type FrameworkProfile struct {
+	Name        string
+	Description string
+	Defaults    []FrameworkDefault
+}
+
+// FrameworkDefault is one field a profile sets: its dotted scenario path,
+// its value as a YAML scalar, and its source. When, if set, maps dotted
+// paths to the values (as written) the scenario must have for the default
+// to apply (DeepSpeed's stage-3 prefetch bucket only with parallel.zero 3).
+type FrameworkDefault struct {
+	Path   string
+	Value  yaml.Node
+	Source string
+	When   map[string]string
+}
+
+type frameworkFile struct {
+	Frameworks map[string]struct {
+		Description string `yaml:"description"`
+		Defaults    []struct {
+			Path   string            `yaml:"path"`
+			Value  yaml.Node         `yaml:"value"`
+			Source string            `yaml:"source"`
+			When   map[string]string `yaml:"when"`
+		} `yaml:"defaults"`
+	} `yaml:"frameworks"`
+}
+
+var loadFrameworks = sync.OnceValues(func() (map[string]FrameworkProfile, error) {
+	var f frameworkFile
+	if err := decodeFile("data/frameworks.yaml", &f); err != nil {
+		return nil, err
+	}
+	out := map[string]FrameworkProfile{}
+	for _, name := range sortedKeys(f.Frameworks) {
+		r := f.Frameworks[name]
+		if name == "auto" {
+			return nil, fmt.Errorf("hardware catalog: frameworks.yaml: %q is reserved (no profile)", name)
+		}
+		if r.Description == "" {
+			return nil, fmt.Errorf("hardware catalog: frameworks.yaml: %s: needs a description", name)
+		}
+		p := FrameworkProfile{Name: name, Description: r.Description}
+		seen := map[string]bool{}
+		for _, d := range r.Defaults {
+			switch {
+			case d.Path == "" || d.Source == "":
+				return nil, fmt.Errorf("hardware catalog: frameworks.yaml: %s: every default needs a path and a source", name)
+			case d.Value.Kind != yaml.ScalarNode:
+				return nil, fmt.Errorf("hardware catalog: frameworks.yaml: %s: %s: the value must be a scalar", name, d.Path)
+			case d.Path == "training.framework":
+				return nil, fmt.Errorf("hardware catalog: frameworks.yaml: %s: a profile cannot set training.framework", name)
+			case seen[d.Path]:
+				return nil, fmt.Errorf("hardware catalog: frameworks.yaml: %s: %s set twice", name, d.Path)
+			}
+			seen[d.Path] = true
+			p.Defaults = append(p.Defaults, FrameworkDefault{Path: d.Path, Value: d.Value, Source: d.Source, When: d.When})
+		}
+		out[name] = p
+	}
+	return out, nil
+})
+
+// LookupFramework returns the framework profile named name.
+func LookupFramework(name string) (FrameworkProfile, error) {
+	m, err := loadFrameworks()
+	if err != nil {
+		return FrameworkProfile{}, err
+	}
+	p, ok := m[name]
+	if !ok {
+		return FrameworkProfile{}, fmt.Errorf("framework %q: unknown (valid: auto, %s)", name, strings.Join(sortedKeys(m), ", "))
+	}
+	return p, nil
+}
+
+// FrameworkNames lists the framework profiles, sorted.
+func FrameworkNames() []string {
+	m, err := loadFrameworks()
+	if err != nil {
+		panic(err) // embedded: a build defect, caught by the tests
+	}
+	return sortedKeys(m)
+}

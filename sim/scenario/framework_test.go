@@ -1,0 +1,110 @@
+package scenario
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/hardware"
+)
+
+// A profile fills what the scenario leaves unset, never what it states, and
+// auto applies nothing.
+func TestFrameworkProfileFillsUnsetFields(t *testing.T) {
+	none, err := parse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tt, err := parse("training.framework", "torchtitan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *tt.Training.Compile || *tt.Training.FusedNorm || tt.Training.CrossEntropy != "unfused" || tt.Parallel.TPImpl != "dtensor" || !tt.Training.AttentionRepeatKV {
+		t.Errorf("torchtitan profile not applied: %+v %+v", tt.Training, tt.Parallel)
+	}
+	if !*none.Training.Compile || none.Training.CrossEntropy != "fused" || none.Parallel.TPImpl != "megatron" || len(none.FrameworkDefaults()) != 0 {
+		t.Errorf("no framework changed the defaults: %+v", none.Training)
+	}
+	auto, err := parse("training.framework", "auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := Encode(&auto.Scenario), Encode(&none.Scenario); string(a) != string(b) {
+		t.Errorf("auto is not the canonical default:\n%s\nvs\n%s", a, b)
+	}
+	// Explicit fields win, and their aliases count as explicit.
+	ex, err := parse("training.framework", "torchtitan", "training.compile", "true", "training.fused_loss", "true", "parallel.tp_impl", "megatron")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !*ex.Training.Compile || ex.Training.CrossEntropy != "fused" || ex.Parallel.TPImpl != "megatron" {
+		t.Errorf("explicit fields overridden: %+v %+v", ex.Training, ex.Parallel)
+	}
+	if !*ex.Training.FusedNorm {
+		t.Errorf("fused_norm follows the explicit compile: true, not the profile")
+	}
+	var filled []string
+	for _, d := range ex.FrameworkDefaults() {
+		filled = append(filled, d.Path)
+	}
+	if got := strings.Join(filled, " "); got != "training.attention_repeat_kv" {
+		t.Errorf("filled %q, want only training.attention_repeat_kv", got)
+	}
+}
+
+// Every profile resolves on the base scenario, and each default it fills
+// reads back as its value in the resolved plan's canonical form.
+func TestEveryFrameworkProfileResolves(t *testing.T) {
+	for _, name := range hardware.FrameworkNames() {
+		s, err := parse("training.framework", name)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if len(s.FrameworkDefaults()) == 0 {
+			t.Errorf("%s: no default applied", name)
+		}
+		enc := string(Encode(&s.Scenario))
+		for _, d := range s.FrameworkDefaults() {
+			if _, err := Lookup(d.Path); err != nil {
+				t.Errorf("%s: %s is not a scenario field", name, d.Path)
+			}
+			leaf := d.Path[strings.LastIndexByte(d.Path, '.')+1:]
+			if !strings.Contains(enc, leaf+": "+d.Value.Value) && !strings.Contains(enc, leaf+": "+canonicalNumber(d.Value.Value)) {
+				t.Errorf("%s: %s: %s not in the canonical form", name, d.Path, d.Value.Value)
+			}
+		}
+	}
+}
+
+func canonicalNumber(v string) string {
+	if v == "5e7" {
+		return "5e+07"
+	}
+	return v
+}
+
+func TestUnknownFrameworkNamesTheChoices(t *testing.T) {
+	_, err := parse("training.framework", "jax")
+	if err == nil || !strings.Contains(err.Error(), "training.framework") || !strings.Contains(err.Error(), "torchtitan") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// A conditional default applies only where its condition holds: DeepSpeed's
+// stage-3 prefetch bucket with ZeRO-3, not with ZeRO-1.
+func TestFrameworkDefaultWhen(t *testing.T) {
+	z3, err := parse("training.framework", "deepspeed", "parallel.zero", "3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if z3.Parallel.Zero3PrefetchBucket != 5e7 {
+		t.Errorf("zero 3: bucket %g, want 5e7", z3.Parallel.Zero3PrefetchBucket)
+	}
+	z1, err := parse("training.framework", "deepspeed", "parallel.zero", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if z1.Parallel.Zero3PrefetchBucket != 0 {
+		t.Errorf("zero 1: bucket %g, want 0", z1.Parallel.Zero3PrefetchBucket)
+	}
+}
