@@ -142,6 +142,14 @@ func TestTranslate(t *testing.T) {
 		{61, []string{"fp8_param_gather: true"}},
 		{43, []string{"fp8_param_gather: true"}},
 		{27, []string{"fp8_param_gather: true"}},
+		// Every row names its framework (training.framework) and states
+		// where it departs from that profile: the MoE recipes' fused loss
+		// (cross_entropy_loss_fusion: true), compiled torchtitan runs.
+		{24, []string{"framework: megatron-lm", "cross_entropy: fused"}},
+		{2, []string{"framework: megatron-lm"}},
+		{12, []string{"framework: megatron-lm"}},
+		{31, []string{"framework: torchtitan"}},
+		{113, []string{"framework: llm-foundry"}},
 		{23, []string{"mtp_layers: 1", "virtual_stages: 4", "first_stage_layers: 16", "last_stage_layers: 13",
 			"recompute_modules: [mla_up_proj]", "ep_sms: 32", "offload_modules: [expert_fc1]", "offload_optimizer: true", "optimizer_state_dtype: bf16"}},
 	} {
@@ -157,12 +165,11 @@ func TestTranslate(t *testing.T) {
 			}
 		}
 	}
-	// The MoE recipes fuse their loss; the Triton tables do not unpad;
-	// the rest as commented below.
+	// The Triton tables do not unpad; the rest as commented below.
 	for _, c := range []struct {
 		line  int
 		wrong string
-	}{{24, "cross_entropy:"}, {71, "attention_unpad"}, {100, "attention_unpad"},
+	}{{71, "attention_unpad"}, {100, "attention_unpad"},
 		// Llama 2 13B has no grouped-query attention; CP 1 has no ring;
 		// Megatron's CP is Transformer Engine's.
 		{63, "attention_repeat_kv"}, {34, "cp_impl"}, {24, "attention_repeat_kv"},
@@ -188,7 +195,8 @@ func TestTranslate(t *testing.T) {
 // TestTranslateCompile: torchtitan rows without torch.compile in their
 // techniques are eager (compile: false); the April-2024 13B config runs the
 // fused_rmsnorm Triton kernel (fused_norm: true), its 70B config the eager
-// RMSNorm; compiled rows write neither field.
+// RMSNorm; compiled rows write compile: true (torchtitan's profile default is
+// eager) and no fused_norm.
 func TestTranslateCompile(t *testing.T) {
 	rows := loadRows(t)
 	for _, c := range []struct {
@@ -196,14 +204,14 @@ func TestTranslateCompile(t *testing.T) {
 		compile, fusedNrm string // the field lines expected; "" = absent
 	}{
 		{31, "compile: false", ""},
-		{32, "", ""},
+		{32, "compile: true", ""},
 		{38, "compile: false", ""},
-		{39, "", ""},
+		{39, "compile: true", ""},
 		{63, "compile: false", "fused_norm: true"},
 		{65, "compile: false", "fused_norm: true"},
 		{66, "compile: false", ""},
 		{67, "compile: false", ""},
-		{55, "", ""},
+		{55, "compile: true", ""},
 	} {
 		sc, why := translate(rows[c.line-2])
 		if why != "" {

@@ -107,6 +107,14 @@ func base(r row, family, model, gpu string) *scen {
 	return s
 }
 
+// framework names the training framework whose profile
+// (sim/hardware/data/frameworks.yaml) fills what the file leaves unset; the
+// translators state every field where the source departs from it.
+func (s *scen) framework(name string) {
+	s.Training.Framework = name
+	s.Facts = append(s.Facts, "Framework: "+name+" (training.framework); its defaults fill the fields this file leaves unset.")
+}
+
 // layoutNodes sets nodes from the GPU count; it fails when the count is not a
 // whole number of nodes.
 func (s *scen) layoutNodes(n, perNode int) string {
@@ -121,6 +129,7 @@ func (s *scen) layoutNodes(n, perNode int) string {
 // GPT models on DGX A100 (Selene), flags from the paper's run_table_1.sh.
 func megatronSC21(r row) (*scen, string) {
 	s := base(r, "megatron-sc21", r.get("model"), "a100-80gb")
+	s.framework("megatron-lm")
 	s.Model.Preset = "gpt3-175b" // GPT-2/3 architecture: learned positions, LayerNorm, GELU, biases, dropout, tied embeddings
 	s.Model.Layers, s.Model.Hidden, s.Model.Heads = atoi(r.get("layers")), atoi(r.get("hidden")), atoi(r.get("heads"))
 	s.Model.KVHeads = s.Model.Heads // multi-head attention
@@ -174,6 +183,7 @@ func megatronH100(r row) (*scen, string) {
 		return nil, "tensor- and pipeline-parallel sizes are not stated (strong-scaling endpoints give only GPU count, batch and MFU); the layout cannot be reconstructed"
 	}
 	s := base(r, "megatron-h100-2024", r.get("model"), "h100-sxm")
+	s.framework("megatron-lm")
 	s.Model.Preset = "gpt3-175b"
 	s.Model.Layers, s.Model.Hidden, s.Model.Heads = atoi(r.get("layers")), atoi(r.get("hidden")), atoi(r.get("heads"))
 	s.Model.KVHeads = s.Model.Heads // GPT: multi-head attention
@@ -263,6 +273,13 @@ func megatronMoE(r row) (*scen, string) {
 		}
 	}
 	s := base(r, "megatron-moe-2026", preset, gpu)
+	s.framework("megatron-lm")
+	// Every recipe YAML passes cross_entropy_loss_fusion: true with
+	// cross_entropy_fusion_impl: te (qwen3_30b/h100/bf16_32GPU_TP1PP1EP8.yaml,
+	// deepseek_v3/gb200/mxfp8_256GPU_TP1PP4EP64.yaml), which departs from
+	// Megatron-LM's default, so the file states it.
+	s.Training.CrossEntropy = "fused"
+	s.Facts = append(s.Facts, "Loss: the recipe's cross_entropy_loss_fusion: true (cross_entropy_fusion_impl: te), written as cross_entropy: fused.")
 	if rackGPUs > 0 && n > rackGPUs {
 		s.Facts = append(s.Facts, fmt.Sprintf("NVL72 racks: %d GPUs in %d racks of %d (the cluster builder's even split of partial racks), each EP group inside one rack.", n, n/rackGPUs, rackGPUs))
 	}
@@ -518,6 +535,7 @@ func torchtitan(r row) (*scen, string) {
 	}
 	rc := strings.ToLower(r.get("recompute"))
 	s := base(r, family, preset, gpu)
+	s.framework("torchtitan")
 	s.Model.Preset = preset
 	s.Cluster.GPU = gpu
 	if why := s.layoutNodes(atoi(r.get("n_gpus")), 8); why != "" {
@@ -548,6 +566,18 @@ func torchtitan(r row) (*scen, string) {
 		s.Exp().PeakMemoryGiB = &m
 		s.Facts = append(s.Facts, "Peak memory: the document's Memory(GiB), torchtitan's logged peak reserved memory of the caching allocator",
 			"(reserved_bytes.all.peak, metrics.py), the largest over the GPUs: expect.peak_memory_gib.")
+	}
+	if compiled {
+		// torchtitan's default is eager (the framework profile's compile:
+		// false), so a compiled run states it; so does its compiled loss,
+		// which the profile's unfused default would otherwise replace.
+		s.Training.Compile = bp(true)
+		s.Facts = append(s.Facts, "Compiled: the document's runs use torch.compile (training.compile), written as compile: true against torchtitan's eager default.")
+		if family != "torchtitan-2024-12" {
+			s.Training.CrossEntropy = "fused"
+			s.Facts = append(s.Facts, "Loss: build_cross_entropy_loss compiles the loss with the model (torchtitan/components/loss.py), so Inductor fuses the upcast,",
+				"log-softmax and gather: cross_entropy: fused.")
+		}
 	}
 	if !compiled {
 		unfused := false
@@ -791,6 +821,7 @@ func llmFoundry(r row) (*scen, string) {
 		return nil, "GPU " + r.get("gpu") + " is not in the catalog"
 	}
 	s := base(r, "llm-foundry", r.get("model"), gpu)
+	s.framework("llm-foundry")
 	// MPT (llm-foundry scripts/train/yamls/pretrain/mpt-*.yaml): no biases,
 	// no dropout, low-precision LayerNorm, GELU MLP of 4h (the row's ffn),
 	// tied input/output embeddings. The benchmark yamls do not enable
