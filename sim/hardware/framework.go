@@ -21,23 +21,24 @@ type FrameworkProfile struct {
 
 // FrameworkDefault is one field a profile sets: its dotted scenario path,
 // its value as a YAML scalar, and its source. When, if set, maps dotted
-// paths to the values (as written) the scenario must have for the default
-// to apply (DeepSpeed's stage-3 prefetch bucket only with parallel.zero 3).
+// paths to the values (as written) one of which the scenario must have for
+// the default to apply (DeepSpeed's stage-3 prefetch bucket only with
+// parallel.zero 3).
 type FrameworkDefault struct {
 	Path   string
 	Value  yaml.Node
 	Source string
-	When   map[string]string
+	When   map[string][]string
 }
 
 type frameworkFile struct {
 	Frameworks map[string]struct {
 		Description string `yaml:"description"`
 		Defaults    []struct {
-			Path   string            `yaml:"path"`
-			Value  yaml.Node         `yaml:"value"`
-			Source string            `yaml:"source"`
-			When   map[string]string `yaml:"when"`
+			Path   string              `yaml:"path"`
+			Value  yaml.Node           `yaml:"value"`
+			Source string              `yaml:"source"`
+			When   map[string][]string `yaml:"when"`
 		} `yaml:"defaults"`
 	} `yaml:"frameworks"`
 }

@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"reflect"
+	"slices"
 
 	"go.yaml.in/yaml/v3"
 
@@ -64,9 +65,9 @@ func (s *Plan) applyFramework(root *yaml.Node) error {
 	return nil
 }
 
-// holds reports whether every field of when has the value given there
-// (as fmt.Sprint writes the decoded field; an unset integer reads 0).
-func (s *Plan) holds(when map[string]string) bool {
+// holds reports whether every field of when has one of the values given
+// there (as fmt.Sprint writes the decoded field; an unset integer reads 0).
+func (s *Plan) holds(when map[string][]string) bool {
 	for path, want := range when {
 		k, err := Lookup(path)
 		if err != nil {
@@ -82,7 +83,7 @@ func (s *Plan) holds(when map[string]string) bool {
 			}
 			v = v.Elem()
 		}
-		if fmt.Sprint(v.Interface()) != want {
+		if !slices.Contains(want, fmt.Sprint(v.Interface())) {
 			return false
 		}
 	}

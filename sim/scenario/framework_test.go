@@ -107,4 +107,11 @@ func TestFrameworkDefaultWhen(t *testing.T) {
 	if z1.Parallel.Zero3PrefetchBucket != 0 {
 		t.Errorf("zero 1: bucket %g, want 0", z1.Parallel.Zero3PrefetchBucket)
 	}
+	// DeepSpeed overlaps the gradient reduction only at stage 3.
+	if g := z1.Parallel.Overlap.GradReduce; g == nil || *g {
+		t.Errorf("zero 1: overlap.grad_reduce %v, want false", g)
+	}
+	if g := z3.Parallel.Overlap.GradReduce; g == nil || !*g {
+		t.Errorf("zero 3: overlap.grad_reduce %v, want the default true", g)
+	}
 }
