@@ -360,10 +360,11 @@ func (s *Plan) fp8WeightBytes() float64 {
 func (s *Plan) MemCapacityBytes() float64 { return float64(s.r.gpu.HBMUsableBytes) }
 
 // Software describes, in one line, the framework choices a run is priced
-// with after defaults and "auto" are resolved: compute precision (and FP8
-// recipe), attention kernel (and unpadded inputs), an unfused loss, fused
-// or eager elementwise kernels, and, where they apply, the tensor-parallel
-// implementation and the MoE dispatch library. For tables and logs; the
+// with after defaults and "auto" are resolved: the framework profile named,
+// compute precision (and FP8 recipe), attention kernel (and unpadded
+// inputs), an unfused loss, fused or eager elementwise kernels, and, where
+// they apply, the tensor-parallel implementation and the MoE dispatch
+// library. For tables and logs; the
 // scenario fields are the contract.
 func (s *Plan) Software() string {
 	t, p := s.Training, s.Parallel
@@ -388,6 +389,9 @@ func (s *Plan) Software() string {
 		attn += " repeat-kv"
 	}
 	parts := []string{prec, "attention " + attn}
+	if t.Framework != "" {
+		parts = append([]string{t.Framework}, parts...)
+	}
 	if s.r.crossEntropy != workload.CrossEntropyFused {
 		parts = append(parts, "loss "+s.r.crossEntropy.String())
 	}
