@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -18,28 +20,32 @@ import (
 func newListCmd() *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
-		Use:   "list gpus|nics|models [NAME|FILE]",
+		Use:   "list gpus|nics|models|frameworks [NAME|FILE]",
 		Short: "Print the hardware and model catalogs, or one record with its sources",
 		Long: `list prints the catalog simtrain draws on: the GPUs (cluster.gpu), the NICs
-(cluster.network.nic) and the model presets (model.preset).
+(cluster.network.nic), the model presets (model.preset) and the framework
+profiles (training.framework).
 
 With a NAME it prints that entry: for a GPU or NIC every figure with its
 provenance (datasheet, measured, derived, estimate, fitted or inherited, and
 where it comes from). --format yaml prints a GPU's or NIC's record as its file
 holds it: the starting point for a record of your own, which cluster.gpu then
 takes as a path (relative to the scenario file). A FILE (ending in .yaml)
-instead of a GPU name reads and checks such a record.`,
+instead of a GPU name reads and checks such a record. For a framework it
+prints every field the profile sets, its value, the condition it applies
+under and its source.`,
 		Example: `  simtrain list gpus
   simtrain list gpus h100-sxm
   simtrain list gpus h100-sxm --format yaml > my-gpu.yaml
   simtrain list gpus my-gpu.yaml
   simtrain list nics --format json
-  simtrain list models`,
+  simtrain list models
+  simtrain list frameworks torchtitan`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
-				return usageErrorf("list takes gpus, nics or models and an optional name (got %d arguments)", len(args))
+				return usageErrorf("list takes gpus, nics, models or frameworks and an optional name (got %d arguments)", len(args))
 			}
-			return checkChoice("list", args[0], "gpus", "nics", "models")
+			return checkChoice("list", args[0], "gpus", "nics", "models", "frameworks")
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkChoice("format", format, "table", "json", "yaml"); err != nil {
@@ -55,6 +61,8 @@ instead of a GPU name reads and checks such a record.`,
 				return listGPUs(w, name, format)
 			case "nics":
 				return listNICs(w, name, format)
+			case "frameworks":
+				return listFrameworks(w, name, format)
 			}
 			return listModels(w, name, format)
 		},
@@ -270,6 +278,67 @@ func listModels(w io.Writer, name, format string) error {
 	if name != "" && format == "table" {
 		m, _ := workload.Preset(name)
 		fmt.Fprintf(w, "  source: %s\n", m.Source)
+	}
+	return nil
+}
+
+// listFrameworks prints the framework profiles (sim/hardware
+// data/frameworks.yaml), or one profile's defaults with their sources.
+func listFrameworks(w io.Writer, name, format string) error {
+	if format == "yaml" {
+		return usageErrorf("--format: yaml prints hardware records; frameworks list as table or json")
+	}
+	type defaultRow struct {
+		Path   string              `json:"path"`
+		Value  string              `json:"value"`
+		When   map[string][]string `json:"when,omitempty"`
+		Source string              `json:"source"`
+	}
+	type frameworkRow struct {
+		Name        string       `json:"name"`
+		Description string       `json:"description"`
+		Defaults    []defaultRow `json:"defaults"`
+	}
+	names := hardware.FrameworkNames()
+	if name != "" {
+		if _, err := hardware.LookupFramework(name); err != nil {
+			return usageErrorf("list frameworks: %v", err)
+		}
+		names = []string{name}
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if format == "table" && name == "" {
+		fmt.Fprintln(tw, "framework\tsets\tdescription")
+	}
+	for _, n := range names {
+		p, _ := hardware.LookupFramework(n)
+		r := frameworkRow{Name: p.Name, Description: p.Description}
+		for _, d := range p.Defaults {
+			r.Defaults = append(r.Defaults, defaultRow{Path: d.Path, Value: d.Value.Value, When: d.When, Source: d.Source})
+		}
+		switch {
+		case format == "json":
+			if err := writeJSONLine(w, r); err != nil {
+				return err
+			}
+		case name == "":
+			fmt.Fprintf(tw, "%s\t%d\t%s\n", r.Name, len(r.Defaults), r.Description)
+		default:
+			fmt.Fprintf(w, "%s: %s\n", r.Name, r.Description)
+			for _, d := range r.Defaults {
+				cond := ""
+				for _, k := range slices.Sorted(maps.Keys(d.When)) {
+					cond += fmt.Sprintf(" (with %s %s)", k, strings.Join(d.When[k], " or "))
+				}
+				fmt.Fprintf(w, "  %s: %s%s\n    %s\n", d.Path, d.Value, cond, d.Source)
+			}
+		}
+	}
+	if format == "table" && name == "" {
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w, "auto (the default) applies no profile; explicit fields always win. simtrain list frameworks NAME for the sources.")
 	}
 	return nil
 }

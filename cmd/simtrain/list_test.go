@@ -53,6 +53,35 @@ func TestList(t *testing.T) {
 		t.Errorf("list gpus gb200 --format json: %v %+v", err, g)
 	}
 
+	// Framework profiles: every one listed; one with each default and its
+	// source; JSON with the condition of a conditional default.
+	out, _, err = runCLI(t, "list", "frameworks")
+	for _, n := range hardware.FrameworkNames() {
+		if err != nil || !strings.Contains(out, n+" ") {
+			t.Errorf("list frameworks: %s missing: %v\n%s", n, err, out)
+		}
+	}
+	out, _, err = runCLI(t, "list", "frameworks", "deepspeed")
+	if err != nil || !strings.Contains(out, "parallel.zero3_prefetch_bucket: 5e7 (with parallel.zero 3)") || !strings.Contains(out, "stage3_prefetch_bucket_size") {
+		t.Errorf("list frameworks deepspeed: %v\n%s", err, out)
+	}
+	out, _, err = runCLI(t, "list", "frameworks", "deepspeed", "--format", "json")
+	var fw struct {
+		Defaults []struct {
+			Path   string              `json:"path"`
+			When   map[string][]string `json:"when"`
+			Source string              `json:"source"`
+		} `json:"defaults"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &fw) != nil || len(fw.Defaults) == 0 {
+		t.Fatalf("list frameworks deepspeed --format json: %v\n%s", err, out)
+	}
+	for _, d := range fw.Defaults {
+		if d.Source == "" || (d.Path == "parallel.zero3_prefetch_bucket" && strings.Join(d.When["parallel.zero"], ",") != "3") {
+			t.Errorf("default %+v", d)
+		}
+	}
+
 	yml, _, err := runCLI(t, "list", "gpus", "b200", "--format", "yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -74,8 +103,10 @@ func TestList(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"list"}, "list takes gpus, nics or models"},
-		{[]string{"list", "cpus"}, `--list: unknown value "cpus" (valid: gpus, nics, models)`},
+		{[]string{"list"}, "list takes gpus, nics, models or frameworks"},
+		{[]string{"list", "cpus"}, `--list: unknown value "cpus" (valid: gpus, nics, models, frameworks)`},
+		{[]string{"list", "frameworks", "jax"}, `framework "jax": unknown (valid: auto, deepspeed`},
+		{[]string{"list", "frameworks", "--format", "yaml"}, "frameworks list as table or json"},
 		{[]string{"list", "gpus", "h1000"}, `unknown GPU "h1000" (valid: a100-40gb`},
 		{[]string{"list", "gpus", "--format", "yaml"}, "--format yaml prints one record: give a GPU name"},
 		{[]string{"list", "gpus", "--format", "csv"}, `--format: unknown value "csv" (valid: table, json, yaml)`},
