@@ -281,7 +281,7 @@ func printRanked(w io.Writer, rows []rankedRow, tokens float64) {
 	for i, r := range rows {
 		line := fmt.Sprintf("%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%.1f%%\t%.1f\t%s",
 			i+1, r.Name, r.GPU, r.NumGPUs, r.TP, r.PP, r.DP, r.CP, r.EP, yesNo(r.SP), r.MicroBatch, r.VirtualStages, r.Zero, r.Recompute,
-			numfmt.Digits(r.StepTimeS, 4), numfmt.Grouped(r.TokensPerS), 100*r.MFU, r.PeakMemBytes/1e9, numfmt.Sig(r.CostPerToken*1e6))
+			numfmt.Digits(r.StepTimeS, 4), numfmt.Grouped(r.TokensPerS), 100*r.MFU, float64(r.PeakMemBytes)/1e9, numfmt.Sig(r.CostPerToken*1e6))
 		if withGoodput {
 			if g := r.Goodput; g != nil {
 				line += fmt.Sprintf("\t%.1f%%\t%s", 100*g.EffectiveTrainingFraction, numfmt.Grouped(g.GoodputTokensPerS))

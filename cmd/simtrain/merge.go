@@ -149,7 +149,9 @@ func readSummaries(args []string) ([]output.SummaryRow, []map[string]string, []s
 			return nil, nil, nil, usageErrorf("%s: not a summary file (want .arrow or .parquet, or a sweep directory)", f)
 		}
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, oldSchemaError(err, f, func(meta map[string]string) string {
+				return "rebuild it: " + rebuildSweep(meta, "", filepath.Dir(f)+"-v"+output.SchemaVersion)
+			})
 		}
 		rows = append(rows, part...)
 		metas = append(metas, meta)

@@ -469,7 +469,8 @@ func rankPlan(rows []output.SummaryRow, tokens float64, o planOptions) planResul
 		gpu                          string
 		tp, pp, dp, cp, ep, mb, zero int64
 		sp                           bool
-		step, mem                    float64
+		step                         float64
+		mem                          int64
 	}
 	seen := map[same]bool{}
 	for _, p := range fit {
@@ -499,7 +500,7 @@ func rankPlan(rows []output.SummaryRow, tokens float64, o planOptions) planResul
 	}
 	if len(tooBig) > 0 {
 		slices.SortFunc(tooBig, func(a, b planRow) int {
-			return cmp.Or(cmp.Compare(a.PeakMemBytes/a.MemCapacityBytes, b.PeakMemBytes/b.MemCapacityBytes), compareRows(a.SummaryRow, b.SummaryRow))
+			return cmp.Or(cmp.Compare(float64(a.PeakMemBytes)/float64(a.MemCapacityBytes), float64(b.PeakMemBytes)/float64(b.MemCapacityBytes)), compareRows(a.SummaryRow, b.SummaryRow))
 		})
 		t := tooBig[0]
 		res.excluded = append(res.excluded, fmt.Sprintf("%d layouts do not fit in memory; the closest, %s %s, needs %s per GPU of %s",
@@ -533,7 +534,7 @@ func planWhy(i int, p planRow, all []planRow, by string) string {
 	case dCost > 0:
 		parts = append(parts, fmt.Sprintf("and %s dearer", numfmt.USD(dCost)))
 	}
-	if p.PeakMemBytes < best.PeakMemBytes*0.9 {
+	if float64(p.PeakMemBytes) < float64(best.PeakMemBytes)*0.9 {
 		parts = append(parts, fmt.Sprintf("with more memory headroom (%s vs %s)", numfmt.GiB(p.PeakMemBytes), numfmt.GiB(best.PeakMemBytes)))
 	}
 	return strings.Join(parts, ", ")

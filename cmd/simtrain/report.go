@@ -74,7 +74,7 @@ func writeReport(dir, outDir string) (string, error) {
 	if _, err := os.Stat(filepath.Join(dir, "memory.arrow")); err == nil {
 		run, err := htmlreport.LoadRun(dir)
 		if err != nil {
-			return "", err
+			return "", oldSchemaError(err, dir, func(meta map[string]string) string { return "rebuild it: " + rebuildRun(meta, dir) })
 		}
 		render = func(w io.Writer) error { return htmlreport.RenderRun(w, run) }
 	} else if !errors.Is(err, os.ErrNotExist) {

@@ -214,7 +214,9 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 	}
 	af, err := output.OpenAppendFile(file, meta, o.resume, compareRows)
 	if err != nil {
-		return err
+		return oldSchemaError(err, file, func(old map[string]string) string {
+			return "--resume cannot continue it; run the shard again in a new directory: " + rebuildSweep(old, path, filepath.Clean(dir)+"-v"+output.SchemaVersion)
+		})
 	}
 	af.BatchRows = o.batch
 	gp := &goodputSide{path: filepath.Join(dir, goodputSideFile(si, sn)), meta: meta, resume: o.resume, batch: o.batch}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/simtrain/simtrain/sim/output"
@@ -57,7 +58,7 @@ func (g *goodputSide) add(pr sweep.PointResult) error {
 	}
 	g.file.Add(output.GoodputSummaryRow{RunID: pr.Point.RunID, Name: pr.Point.Name,
 		EffectiveTrainingFraction: f, GoodputTokensPerS: pr.Result.TokensPerS * f,
-		FailuresPerDay: plan.FailuresPerHour * 24, CheckpointBytes: plan.CheckpointBytes,
+		FailuresPerDay: plan.FailuresPerHour * 24, CheckpointBytes: output.ByteCount(plan.CheckpointBytes),
 		CheckpointWriteS: plan.WriteS, CheckpointStallS: plan.BlockingS, CheckpointIntervalS: interval,
 		RestartS: plan.RestartS, SpareNodes: int64(plan.SpareNodes)})
 	return nil
@@ -85,7 +86,9 @@ func readGoodputSides(args []string) (map[string]output.GoodputSummaryRow, error
 		for _, f := range files {
 			var rows []output.GoodputSummaryRow
 			if _, err := output.ReadTable(f, &rows); err != nil {
-				return nil, fmt.Errorf("%s: %w", f, err)
+				return nil, oldSchemaError(fmt.Errorf("%s: %w", f, err), f, func(meta map[string]string) string {
+					return "rebuild it: " + rebuildSweep(meta, "", filepath.Clean(a)+"-v"+output.SchemaVersion)
+				})
 			}
 			for _, r := range rows {
 				out[r.RunID] = r

@@ -137,7 +137,7 @@ func TestSweepShardsMergeToTheUnshardedRun(t *testing.T) {
 		case !r.Fits:
 			counts["pruned"]++
 			if r.TP*r.PP > 2 || r.Zero != 0 || r.StepTimeS != 0 || r.Events != 0 || r.PeakMemBytes <= r.MemCapacityBytes {
-				t.Errorf("row %d: pruned tp %d zero %d step %g mem %g", i, r.TP, r.Zero, r.StepTimeS, r.PeakMemBytes)
+				t.Errorf("row %d: pruned tp %d zero %d step %g mem %d", i, r.TP, r.Zero, r.StepTimeS, r.PeakMemBytes)
 			}
 		default:
 			counts["simulated"]++

@@ -39,7 +39,7 @@ func TestRunVariabilityWritesSteps(t *testing.T) {
 		t.Fatalf("%d step rows, want 6", len(rows))
 	}
 	for i, r := range rows {
-		if r.Step != int64(i) || r.SlowestRank < 0 || r.SlowestRank >= 8 || r.BaseS != rows[0].BaseS || r.StepTimeS <= 0 {
+		if r.Step != int32(i) || r.SlowestRank < 0 || r.SlowestRank >= 8 || r.BaseS != rows[0].BaseS || r.StepTimeS <= 0 {
 			t.Errorf("row %d: %+v", i, r)
 		}
 	}

@@ -29,7 +29,7 @@ type GoodputSummaryRow struct {
 	EffectiveTrainingFraction float64 `arrow:"effective_training_fraction"`
 	GoodputTokensPerS         float64 `arrow:"goodput_tokens_per_s"`
 	FailuresPerDay            float64 `arrow:"failures_per_day"`
-	CheckpointBytes           float64 `arrow:"checkpoint_bytes"`
+	CheckpointBytes           int64   `arrow:"checkpoint_bytes"`
 	CheckpointWriteS          float64 `arrow:"checkpoint_write_s"`
 	CheckpointStallS          float64 `arrow:"checkpoint_stall_s"`    // what a step waits for at each checkpoint
 	CheckpointIntervalS       float64 `arrow:"checkpoint_interval_s"` // training time between checkpoints; 0 when nothing fails

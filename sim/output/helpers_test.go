@@ -107,7 +107,7 @@ func makeTimeline(n int) []TimelineRow {
 			Stream: s, Kind: kinds[s], Name: fmt.Sprintf("op%d", i%97),
 			Layer: layer, Microbatch: int32(i % 8), Chunk: -1,
 			StartNs: start, EndNs: start + dur,
-			FLOPs: float64(i) * 1e9, Bytes: float64(i%4096) * 512, Group: groups[s],
+			FLOPs: float64(i) * 1e9, Bytes: int64(i%4096) * 512, Group: groups[s],
 		}
 	}
 	return rows

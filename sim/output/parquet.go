@@ -383,7 +383,7 @@ func readParquet(mem memory.Allocator, path string, out any) (meta map[string]st
 	sc := pf.MetaData().Schema
 	cols, err := spec.matchParquet(sc)
 	if err != nil {
-		return nil, fmt.Errorf("output: read %s: %w", path, err)
+		return nil, fmt.Errorf("output: read %s: %w", path, versionMismatch(meta, err))
 	}
 	res := reflect.New(pv.Elem().Type()).Elem()
 	for g := 0; g < pf.NumRowGroups(); g++ {

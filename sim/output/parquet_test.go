@@ -123,7 +123,7 @@ func TestParquetErrors(t *testing.T) {
 		Hops int64 `arrow:"hops"`
 	}
 	var wt []wrongType
-	if _, err := ReadParquet(path, &wt); err == nil || !strings.Contains(err.Error(), `column "link" has type INT64`) {
+	if _, err := ReadParquet(path, &wt); err == nil || !strings.Contains(err.Error(), `column "link" has type INT32`) {
 		t.Errorf("wrong type: error %v", err)
 	}
 	var ms []missing

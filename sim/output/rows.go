@@ -1,5 +1,7 @@
 package output
 
+import "math"
+
 // The row types below are the schemas of the small tables. Each field's arrow
 // tag is its column name (snake_case, unit in the name); ",dict" marks a
 // string column to dictionary-encode. Column order is field order. Pointer
@@ -130,10 +132,10 @@ type SummaryRow struct {
 	ExposedEPS           float64 `arrow:"exposed_ep_s"`
 	ExposedDPS           float64 `arrow:"exposed_dp_s"`
 	ExposedPPS           float64 `arrow:"exposed_pp_s"`
-	PeakMemBytes         float64 `arrow:"peak_mem_bytes"`     // largest rank
-	MinPeakMemBytes      float64 `arrow:"min_peak_mem_bytes"` // smallest rank
-	MemCapacityBytes     float64 `arrow:"mem_capacity_bytes"`
-	MemMarginBytes       float64 `arrow:"mem_margin_bytes"` // mem_capacity_bytes − peak_mem_bytes, negative when it does not fit
+	PeakMemBytes         int64   `arrow:"peak_mem_bytes"`     // largest rank
+	MinPeakMemBytes      int64   `arrow:"min_peak_mem_bytes"` // smallest rank
+	MemCapacityBytes     int64   `arrow:"mem_capacity_bytes"`
+	MemMarginBytes       int64   `arrow:"mem_margin_bytes"` // mem_capacity_bytes − peak_mem_bytes, negative when it does not fit
 	Fits                 bool    `arrow:"fits"`
 	CostUSDPerStep       float64 `arrow:"cost_usd_per_step"`
 	EnergyKWhPerStep     float64 `arrow:"energy_kwh_per_step"`
@@ -144,37 +146,53 @@ type SummaryRow struct {
 // StepRow is one simulated optimizer step (steps.arrow, written when the
 // scenario has a sim.variability block).
 type StepRow struct {
-	Step        int64   `arrow:"step"`
+	Step        int32   `arrow:"step"`
 	StepTimeS   float64 `arrow:"step_time_s"`  // with the slowest rank's delay
 	BaseS       float64 `arrow:"base_s"`       // as simulated, every rank at its profile's speed
-	SlowestRank int64   `arrow:"slowest_rank"` // the rank the step waited for
+	SlowestRank int32   `arrow:"slowest_rank"` // the rank the step waited for
 	Slowdown    float64 `arrow:"slowdown"`     // that rank's compute-time factor
 }
 
 // MemoryRow is one rank's memory breakdown at its peak (memory.arrow).
 type MemoryRow struct {
-	Rank             int64   `arrow:"rank"`
-	Node             int64   `arrow:"node"`
-	Stage            int64   `arrow:"stage"`
-	WeightsBytes     float64 `arrow:"weights_bytes"`
-	GradientsBytes   float64 `arrow:"gradients_bytes"`
-	OptimizerBytes   float64 `arrow:"optimizer_bytes"`
-	ActivationsBytes float64 `arrow:"activations_bytes"`
-	BuffersBytes     float64 `arrow:"buffers_bytes"`
-	OverheadBytes    float64 `arrow:"overhead_bytes"`
-	TotalBytes       float64 `arrow:"total_bytes"`
-	CapacityBytes    float64 `arrow:"capacity_bytes"`
-	Fits             bool    `arrow:"fits"`
+	Rank             int32 `arrow:"rank"`
+	Node             int32 `arrow:"node"`
+	Stage            int32 `arrow:"stage"`
+	WeightsBytes     int64 `arrow:"weights_bytes"`
+	GradientsBytes   int64 `arrow:"gradients_bytes"`
+	OptimizerBytes   int64 `arrow:"optimizer_bytes"`
+	ActivationsBytes int64 `arrow:"activations_bytes"`
+	BuffersBytes     int64 `arrow:"buffers_bytes"`
+	OverheadBytes    int64 `arrow:"overhead_bytes"`
+	TotalBytes       int64 `arrow:"total_bytes"`
+	CapacityBytes    int64 `arrow:"capacity_bytes"`
+	Fits             bool  `arrow:"fits"`
 }
 
 // LinkRow is one directed link's traffic over the simulated steps (links.arrow).
 type LinkRow struct {
-	Link               int64   `arrow:"link"`
+	Link               int32   `arrow:"link"`
 	From               string  `arrow:"from"`
 	To                 string  `arrow:"to"`
 	Kind               string  `arrow:"kind,dict"`
 	BandwidthBytesPerS float64 `arrow:"bandwidth_bytes_per_s"`
-	Bytes              float64 `arrow:"bytes"`
+	Bytes              int64   `arrow:"bytes"`
 	BusyNs             int64   `arrow:"busy_ns"`
 	Utilization        float64 `arrow:"utilization"` // bytes / (bandwidth * simulated time)
+}
+
+// ByteCount is a modelled byte count (a float64 in the simulator, where
+// sizes come from products of shapes and fractions) rounded to the nearest
+// whole byte: every *_bytes column is int64 (results/README.md). NaN is 0;
+// values beyond the int64 range saturate.
+func ByteCount(b float64) int64 {
+	switch {
+	case b != b:
+		return 0
+	case b >= math.MaxInt64:
+		return math.MaxInt64
+	case b <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(math.Round(b))
 }

@@ -23,11 +23,11 @@ func scanTable[T any](mem memory.Allocator, path string, fn func(meta map[string
 		return err
 	}
 	return withFileReader(mem, path, func(r *ipc.FileReader) error {
+		meta := metadataMap(r.Schema().Metadata())
 		cols, err := spec.match(r.Schema())
 		if err != nil {
-			return err
+			return versionMismatch(meta, err)
 		}
-		meta := metadataMap(r.Schema().Metadata())
 		var rows []T
 		res := reflect.ValueOf(&rows).Elem()
 		for b := 0; b < r.NumRecords(); b++ {

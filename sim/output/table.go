@@ -376,11 +376,8 @@ func readTable(mem memory.Allocator, path string, out any) (map[string]string, e
 	err = withFileReader(mem, path, func(r *ipc.FileReader) error {
 		meta = metadataMap(r.Schema().Metadata())
 		cols, err := spec.match(r.Schema())
-		if v := meta[MetaSchemaVersion]; err != nil && v != "" && v != SchemaVersion {
-			return fmt.Errorf("written with schema_version %s, this simtrain reads %s (results/README.md lists the changes): %w", v, SchemaVersion, err)
-		}
 		if err != nil {
-			return err
+			return versionMismatch(meta, err)
 		}
 		for b := 0; b < r.NumRecords(); b++ {
 			rec, err := r.RecordBatch(b)

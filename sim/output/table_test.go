@@ -146,7 +146,7 @@ func TestDictionaryAcrossBatches(t *testing.T) {
 	n := 2*BatchRows + 10 // 3 batches: 65536, 65536, 10 rows
 	rows := make([]LinkRow, n)
 	for i := range rows {
-		rows[i] = LinkRow{Link: int64(i), Kind: "nvlink"}
+		rows[i] = LinkRow{Link: int32(i), Kind: "nvlink"}
 	}
 	rows[BatchRows+3].Kind = "ib"       // only in batch 2
 	rows[n-1].Kind = "pcie"             // only in batch 3
@@ -276,7 +276,7 @@ func TestReadTableErrors(t *testing.T) {
 		Rank string `arrow:"rank"`
 	}
 	type narrower struct {
-		Rank int32 `arrow:"rank"` // file has int64
+		Total int32 `arrow:"total_bytes"` // file has int64
 	}
 	type rankOnly struct {
 		Rank int64 `arrow:"rank"`
@@ -297,8 +297,8 @@ func TestReadTableErrors(t *testing.T) {
 		{path, []MemoryRow{}, "out must be a non-nil *[]struct, got []output.MemoryRow"},
 		{path, (*[]MemoryRow)(nil), "out must be a non-nil *[]struct"},
 		{path, &[]missing{}, `column "nope" (field Nope) not in file; file has [rank node stage`},
-		{path, &[]wrongType{}, `column "rank" has type int64, cannot read into field Rank (string)`},
-		{path, &[]narrower{}, `column "rank" has type int64, cannot read into field Rank (int32)`},
+		{path, &[]wrongType{}, `column "rank" has type int32, cannot read into field Rank (string)`},
+		{path, &[]narrower{}, `column "total_bytes" has type int64, cannot read into field Total (int32)`},
 		{nullPath, &[]rankOnly{}, `column "rank" row 0 is null but field Rank is not a pointer`},
 		{dir + "/absent.arrow", &[]MemoryRow{}, "no such file"},
 		{notArrow, &[]MemoryRow{}, "not an Arrow IPC file"},

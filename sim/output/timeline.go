@@ -50,7 +50,8 @@ type TimelineWriter struct {
 	step, rank, node, layer, micro, chunk []int32
 	stream, kind, group                   []int32
 	start, end                            []int64
-	flops, bytes                          []float64
+	flops                                 []float64
+	bytes                                 []int64
 	nameOff                               []int32
 	nameData                              []byte
 	idx16                                 [3][]int16 // int16 dictionary indices, one buffer per column
@@ -207,7 +208,7 @@ func (w *TimelineWriter) allocBatch() {
 	w.step, w.rank, w.node, w.layer, w.micro, w.chunk = i32(), i32(), i32(), i32(), i32(), i32()
 	w.stream, w.kind, w.group = i32(), i32(), i32()
 	w.start, w.end = make([]int64, 0, BatchRows), make([]int64, 0, BatchRows)
-	w.flops, w.bytes = make([]float64, 0, BatchRows), make([]float64, 0, BatchRows)
+	w.flops, w.bytes = make([]float64, 0, BatchRows), make([]int64, 0, BatchRows)
 	w.nameData = make([]byte, 0, 16*BatchRows)
 }
 
@@ -235,7 +236,7 @@ func (w *TimelineWriter) flush() error {
 		fixedArray(arrow.PrimitiveTypes.Int64, n, arrow.Int64Traits.CastToBytes(w.start)),
 		fixedArray(arrow.PrimitiveTypes.Int64, n, arrow.Int64Traits.CastToBytes(w.end)),
 		fixedArray(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(w.flops)),
-		fixedArray(arrow.PrimitiveTypes.Float64, n, arrow.Float64Traits.CastToBytes(w.bytes)),
+		fixedArray(arrow.PrimitiveTypes.Int64, n, arrow.Int64Traits.CastToBytes(w.bytes)),
 		w.dictArray(dictGroup, w.group),
 	}
 	rec := array.NewRecordBatch(w.schema, cols, int64(n))

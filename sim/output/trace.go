@@ -205,7 +205,7 @@ func (w *TraceWriter) Write(rows []TimelineRow) error {
 			b = strconv.AppendInt(b, int64(r.Chunk), 10)
 		}
 		b = append(b, `,"bytes":`...)
-		b = appendJSONFloat(b, r.Bytes)
+		b = strconv.AppendInt(b, r.Bytes, 10)
 		b = append(b, `,"flops":`...)
 		b = appendJSONFloat(b, r.FLOPs)
 		if r.Group != "" {

@@ -94,8 +94,9 @@ func Summary(s *scenario.Plan, r *simulation.Result) output.SummaryRow {
 	row.HostBoundS, row.HostIssueS = r.HostBoundS, r.HostIssueS
 	row.ExposedTPS, row.ExposedCPS, row.ExposedEPS, row.ExposedDPS, row.ExposedPPS =
 		r.ExposedCommS[0], r.ExposedCommS[1], r.ExposedCommS[2], r.ExposedCommS[3], r.ExposedCommS[4]
-	row.PeakMemBytes, row.MinPeakMemBytes, row.MemCapacityBytes, row.Fits = r.PeakMemBytes, r.MinPeakMemBytes, r.MemCapacityBytes, r.Fits
-	row.MemMarginBytes = r.MemMarginBytes
+	row.PeakMemBytes, row.MinPeakMemBytes = output.ByteCount(r.PeakMemBytes), output.ByteCount(r.MinPeakMemBytes)
+	row.MemCapacityBytes, row.Fits = output.ByteCount(r.MemCapacityBytes), r.Fits
+	row.MemMarginBytes = output.ByteCount(r.MemMarginBytes)
 	row.CostUSDPerStep, row.EnergyKWhPerStep = r.CostUSDPerStep, r.EnergyKWhPerStep
 	row.Events, row.SimWallS = int64(r.Events), r.SimWallS
 	return row
@@ -105,8 +106,8 @@ func Summary(s *scenario.Plan, r *simulation.Result) output.SummaryRow {
 func Steps(r *simulation.Result) []output.StepRow {
 	rows := make([]output.StepRow, len(r.Steps))
 	for i, st := range r.Steps {
-		rows[i] = output.StepRow{Step: int64(st.Step), StepTimeS: st.TimeS, BaseS: st.BaseS,
-			SlowestRank: int64(st.SlowestRank), Slowdown: st.Slowdown}
+		rows[i] = output.StepRow{Step: int32(st.Step), StepTimeS: st.TimeS, BaseS: st.BaseS,
+			SlowestRank: int32(st.SlowestRank), Slowdown: st.Slowdown}
 	}
 	return rows
 }
@@ -142,10 +143,11 @@ func Memory(r *simulation.Result) []output.MemoryRow {
 		st := r.Layout.CoordOf(rank).PP
 		m := r.Memory[st]
 		rows = append(rows, output.MemoryRow{
-			Rank: int64(rank), Node: int64(r.Cluster.NodeOf(rank)), Stage: int64(st),
-			WeightsBytes: m.Weights, GradientsBytes: m.Gradients, OptimizerBytes: m.Optimizer,
-			ActivationsBytes: m.Activations, BuffersBytes: m.Buffers, OverheadBytes: m.Overhead,
-			TotalBytes: m.Total, CapacityBytes: r.MemCapacityBytes, Fits: m.Fits,
+			Rank: int32(rank), Node: int32(r.Cluster.NodeOf(rank)), Stage: int32(st),
+			WeightsBytes: output.ByteCount(m.Weights), GradientsBytes: output.ByteCount(m.Gradients),
+			OptimizerBytes: output.ByteCount(m.Optimizer), ActivationsBytes: output.ByteCount(m.Activations),
+			BuffersBytes: output.ByteCount(m.Buffers), OverheadBytes: output.ByteCount(m.Overhead),
+			TotalBytes: output.ByteCount(m.Total), CapacityBytes: output.ByteCount(r.MemCapacityBytes), Fits: m.Fits,
 		})
 	}
 	return rows
@@ -161,8 +163,8 @@ func Links(r *simulation.Result) []output.LinkRow {
 		if total > 0 && l.Bandwidth > 0 {
 			u = l.Bytes / (l.Bandwidth * total)
 		}
-		rows = append(rows, output.LinkRow{Link: int64(l.ID), From: l.From, To: l.To, Kind: l.Kind,
-			BandwidthBytesPerS: l.Bandwidth, Bytes: l.Bytes, BusyNs: l.BusyNs, Utilization: u})
+		rows = append(rows, output.LinkRow{Link: int32(l.ID), From: l.From, To: l.To, Kind: l.Kind,
+			BandwidthBytesPerS: l.Bandwidth, Bytes: output.ByteCount(l.Bytes), BusyNs: l.BusyNs, Utilization: u})
 	}
 	return rows
 }
@@ -189,7 +191,7 @@ func Timeline(ctx context.Context, r *simulation.Result, ranks []int, write func
 		}
 		buf = append(buf, output.TimelineRow{Step: int32(t.Step), Rank: int32(t.Rank), Node: int32(t.Node),
 			Stream: t.Stream, Kind: t.Kind, Name: t.Name, Layer: int32(t.Layer), Microbatch: int32(t.Microbatch),
-			Chunk: int32(t.Chunk), StartNs: t.StartNs, EndNs: t.EndNs, FLOPs: t.FLOPs, Bytes: t.Bytes, Group: t.Group})
+			Chunk: int32(t.Chunk), StartNs: t.StartNs, EndNs: t.EndNs, FLOPs: t.FLOPs, Bytes: output.ByteCount(t.Bytes), Group: t.Group})
 		if len(buf) == timelineBatch {
 			if werr = ctx.Err(); werr == nil {
 				werr = write(buf)

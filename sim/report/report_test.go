@@ -80,7 +80,7 @@ func TestSummaryOfARun(t *testing.T) {
 	if in := Summary(s, nil); in.StepTimeS != 0 || in.TP != row.TP || in.Params != row.Params {
 		t.Errorf("inputs-only row %+v", in)
 	}
-	if m := Memory(r); len(m) != r.Layout.World() || m[0].TotalBytes != r.Memory[0].Total {
+	if m := Memory(r); len(m) != r.Layout.World() || m[0].TotalBytes != output.ByteCount(r.Memory[0].Total) {
 		t.Errorf("memory rows %d for %d ranks", len(m), r.Layout.World())
 	}
 	n := 0

@@ -16,12 +16,12 @@ var memoryParts = []struct {
 	name, color string
 	get         func(*output.MemoryRow) float64
 }{
-	{"weights", "#4e79a7", func(m *output.MemoryRow) float64 { return m.WeightsBytes }},
-	{"gradients", "#f28e2b", func(m *output.MemoryRow) float64 { return m.GradientsBytes }},
-	{"optimizer", "#59a14f", func(m *output.MemoryRow) float64 { return m.OptimizerBytes }},
-	{"activations", "#e15759", func(m *output.MemoryRow) float64 { return m.ActivationsBytes }},
-	{"buffers", "#76b7b2", func(m *output.MemoryRow) float64 { return m.BuffersBytes }},
-	{"overhead", "#bab0ac", func(m *output.MemoryRow) float64 { return m.OverheadBytes }},
+	{"weights", "#4e79a7", func(m *output.MemoryRow) float64 { return float64(m.WeightsBytes) }},
+	{"gradients", "#f28e2b", func(m *output.MemoryRow) float64 { return float64(m.GradientsBytes) }},
+	{"optimizer", "#59a14f", func(m *output.MemoryRow) float64 { return float64(m.OptimizerBytes) }},
+	{"activations", "#e15759", func(m *output.MemoryRow) float64 { return float64(m.ActivationsBytes) }},
+	{"buffers", "#76b7b2", func(m *output.MemoryRow) float64 { return float64(m.BuffersBytes) }},
+	{"overhead", "#bab0ac", func(m *output.MemoryRow) float64 { return float64(m.OverheadBytes) }},
 }
 
 // maxMemoryBars is the most pipeline stages the memory chart draws; more
@@ -36,14 +36,14 @@ func MemorySVG(mem []output.MemoryRow) string {
 	if len(mem) == 0 {
 		return `<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="memory" width="400" height="30" role="img"><text x="4" y="20">no memory rows</text></svg>`
 	}
-	byStage := map[int64]*output.MemoryRow{}
+	byStage := map[int32]*output.MemoryRow{}
 	for i := range mem {
 		m := &mem[i]
 		if cur, ok := byStage[m.Stage]; !ok || m.TotalBytes > cur.TotalBytes {
 			byStage[m.Stage] = m
 		}
 	}
-	stages := make([]int64, 0, len(byStage))
+	stages := make([]int32, 0, len(byStage))
 	for s := range byStage {
 		stages = append(stages, s)
 	}
@@ -54,7 +54,7 @@ func MemorySVG(mem []output.MemoryRow) string {
 			idx[i] = i
 		}
 		keep := sampleEvenly(idx, maxMemoryBars-1)
-		sampled := make([]int64, 0, maxMemoryBars)
+		sampled := make([]int32, 0, maxMemoryBars)
 		for _, i := range keep {
 			sampled = append(sampled, stages[i])
 		}
@@ -63,7 +63,7 @@ func MemorySVG(mem []output.MemoryRow) string {
 	top := 0.0
 	for _, s := range stages {
 		m := byStage[s]
-		top = max(top, m.TotalBytes, m.CapacityBytes)
+		top = max(top, float64(m.TotalBytes), float64(m.CapacityBytes))
 	}
 	const label, plotW, barH, gap, right = 80, 720, 18, 6, 170
 	height := 10 + len(stages)*(barH+gap) + 62
@@ -90,9 +90,9 @@ func MemorySVG(mem []output.MemoryRow) string {
 		if !m.Fits {
 			fits = " — does not fit"
 		}
-		fmt.Fprintf(&b, `<text x="%s" y="%d" class="val">%s of %s%s</text>`, num(ax.pos(math.Max(m.TotalBytes, m.CapacityBytes))+6), y+barH-5, fmtGB(m.TotalBytes), fmtGB(m.CapacityBytes), fits)
+		fmt.Fprintf(&b, `<text x="%s" y="%d" class="val">%s of %s%s</text>`, num(ax.pos(float64(max(m.TotalBytes, m.CapacityBytes)))+6), y+barH-5, fmtGB(float64(m.TotalBytes)), fmtGB(float64(m.CapacityBytes)), fits)
 		if m.CapacityBytes > 0 {
-			cx := ax.pos(m.CapacityBytes)
+			cx := ax.pos(float64(m.CapacityBytes))
 			fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%d" y2="%d" class="cap"/>`, num(cx), num(cx), y-2, y+barH+2)
 		}
 		b.WriteString("\n")
@@ -186,7 +186,7 @@ func LinkHeatmapSVG(links []output.LinkRow) string {
 					top = l
 				}
 			}
-			title := fmt.Sprintf("link %d %s → %s: %s busy, %s moved", top.Link, top.From, top.To, fmtPct(top.Utilization), fmtGB(top.Bytes))
+			title := fmt.Sprintf("link %d %s → %s: %s busy, %s moved", top.Link, top.From, top.To, fmtPct(top.Utilization), fmtGB(float64(top.Bytes)))
 			if len(bin) > 1 {
 				title = fmt.Sprintf("links %d…%d, busiest ", bin[0].Link, bin[len(bin)-1].Link) + title
 			}
@@ -369,7 +369,7 @@ func ParetoSVG(rows []output.SummaryRow) string {
 // pointTitle is a sweep point's tooltip.
 func pointTitle(r *output.SummaryRow, xName string, x func(*output.SummaryRow) float64) string {
 	s := fmt.Sprintf("%s: %d× %s, %s; step %s, MFU %s, %s peak", r.Name, r.NumGPUs, r.GPU,
-		layoutString(r.TP, r.PP, r.DP, r.CP, r.EP, r.Zero, r.Schedule), fmtSeconds(r.StepTimeS), fmtPct(r.MFU), fmtGB(r.PeakMemBytes))
+		layoutString(r.TP, r.PP, r.DP, r.CP, r.EP, r.Zero, r.Schedule), fmtSeconds(r.StepTimeS), fmtPct(r.MFU), fmtGB(float64(r.PeakMemBytes)))
 	if xName != "GPUs" {
 		s += ", " + fmtUSD(x(r)) + " per step"
 	}

@@ -81,7 +81,7 @@ func TestMemoryBars(t *testing.T) {
 func TestHeatmapBins(t *testing.T) {
 	var links []output.LinkRow
 	for i := 0; i < 2*heatMaxCells; i++ {
-		links = append(links, output.LinkRow{Link: int64(i), From: fmt.Sprint("a", i), To: "b", Kind: "network", Utilization: float64(i%2) * 0.5})
+		links = append(links, output.LinkRow{Link: int32(i), From: fmt.Sprint("a", i), To: "b", Kind: "network", Utilization: float64(i%2) * 0.5})
 	}
 	links = append(links, output.LinkRow{Link: 5000, From: "g0", To: "sw", Kind: "nvlink", Utilization: 1})
 	svg := LinkHeatmapSVG(links)

@@ -157,7 +157,7 @@ func RenderRun(w io.Writer, r *Run) error {
 		{"compute (busiest rank)", esc(fmtSeconds(s.ComputeS))},
 		{"pipeline bubble", esc(fmtPct(s.BubbleFraction))},
 		{"exposed communication", esc(strings.Join(exposed, ", "))},
-		{"peak memory per GPU", esc(fmtGB(s.PeakMemBytes)+" of "+fmtGB(s.MemCapacityBytes)+" (") + fits + ")"},
+		{"peak memory per GPU", esc(fmtGB(float64(s.PeakMemBytes))+" of "+fmtGB(float64(s.MemCapacityBytes))+" (") + fits + ")"},
 	}
 	if s.CostUSDPerStep > 0 {
 		kv = append(kv, [2]string{"cost per step", esc(fmtUSD(s.CostUSDPerStep))})
@@ -291,9 +291,9 @@ func pointsTable(rows []output.SummaryRow, class string) string {
 		if !r.Fits {
 			fits = `<span class="bad">no</span>`
 		}
-		fmt.Fprintf(&b, `<tr><td>%s</td><td>%s</td><td class="n" data-v="%d">%s</td><td class="n">%d</td><td class="n">%d</td><td class="n">%d</td><td class="n">%d</td><td class="n">%d</td><td class="n">%d</td><td class="n">%d</td><td>%s</td><td>%s</td><td class="n" data-v="%g">%s</td><td class="n" data-v="%g">%s</td><td class="n" data-v="%g">%s</td><td>%s</td><td class="n" data-v="%g">%s</td></tr>`,
+		fmt.Fprintf(&b, `<tr><td>%s</td><td>%s</td><td class="n" data-v="%d">%s</td><td class="n">%d</td><td class="n">%d</td><td class="n">%d</td><td class="n">%d</td><td class="n">%d</td><td class="n">%d</td><td class="n">%d</td><td>%s</td><td>%s</td><td class="n" data-v="%g">%s</td><td class="n" data-v="%g">%s</td><td class="n" data-v="%d">%s</td><td>%s</td><td class="n" data-v="%g">%s</td></tr>`,
 			esc(r.Name), esc(r.GPU), r.NumGPUs, grouped(float64(r.NumGPUs)), r.TP, r.PP, r.DP, r.CP, r.EP, r.Zero, r.MicroBatch, esc(r.Schedule), esc(r.Recompute),
-			r.StepTimeS, fmtSeconds(r.StepTimeS), r.MFU, fmtPct(r.MFU), r.PeakMemBytes, fmtGB(r.PeakMemBytes), fits, r.CostUSDPerStep, fmtUSD(r.CostUSDPerStep))
+			r.StepTimeS, fmtSeconds(r.StepTimeS), r.MFU, fmtPct(r.MFU), r.PeakMemBytes, fmtGB(float64(r.PeakMemBytes)), fits, r.CostUSDPerStep, fmtUSD(r.CostUSDPerStep))
 		b.WriteString("\n")
 	}
 	b.WriteString("</tbody></table></div>")

@@ -84,9 +84,59 @@ func USD(v float64) string {
 // Pct formats a fraction as a percentage with one decimal.
 func Pct(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" }
 
+// ByteCount is a number of bytes: a modelled float64 or an int64 column
+// value (the *_bytes columns of the Arrow files).
+type ByteCount interface{ ~int64 | ~float64 }
+
 // GB formats bytes as decimal gigabytes (10⁹ bytes).
-func GB(b float64) string { return Sig(b/1e9) + " GB" }
+func GB[T ByteCount](b T) string { return Sig(float64(b)/1e9) + " GB" }
 
 // GiB formats bytes as binary gigabytes (2³⁰ bytes), the unit of the GPU
 // memory figures that frameworks log.
-func GiB(b float64) string { return Sig(b/(1<<30)) + " GiB" }
+func GiB[T ByteCount](b T) string { return Sig(float64(b)/(1<<30)) + " GiB" }
+
+// Compact formats v with n significant digits in plain decimal notation,
+// trailing zeros dropped (2, 0.75, 1.25); values of 10ⁿ and more are
+// rounded to an integer and grouped. It replaces %.ng, which switches to
+// exponents (5e+05) for large and small values.
+func Compact(v float64, n int) string {
+	s := Digits(v, n)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+// Plain formats v exactly (the shortest decimal that reads back as v),
+// without an exponent: for configured values such as 2 bytes per
+// parameter or 0.35 MFU that should print as written.
+func Plain(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// Bytes formats a byte count in decimal units (B, kB, MB, GB, TB, PB) with
+// three significant digits.
+func Bytes[T ByteCount](b T) string {
+	v := float64(b)
+	for _, u := range []struct {
+		scale float64
+		name  string
+	}{{1e15, "PB"}, {1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "kB"}} {
+		if math.Abs(v) >= u.scale {
+			return Compact(v/u.scale, 3) + " " + u.name
+		}
+	}
+	return Compact(v, 4) + " B"
+}
+
+// Count formats a count with a K/M/B/T suffix and four significant digits,
+// trailing zeros dropped: 70.55B, 125M, 15T, 512.
+func Count(v float64) string {
+	for _, u := range []struct {
+		scale float64
+		name  string
+	}{{1e12, "T"}, {1e9, "B"}, {1e6, "M"}} {
+		if math.Abs(v) >= u.scale {
+			return Compact(v/u.scale, 4) + u.name
+		}
+	}
+	return Compact(v, 4)
+}

@@ -18,7 +18,22 @@ func TestFormats(t *testing.T) {
 		{USD(5e5), "$500,000"},
 		{Pct(0.4567), "45.7%"},
 		{GB(26.4e9), "26.4 GB"},
-		{GiB(80 << 30), "80.0 GiB"},
+		{GiB(int64(80 << 30)), "80.0 GiB"},
+		{Compact(2, 3), "2"},
+		{Compact(0.75, 3), "0.75"},
+		{Compact(5e5, 3), "500,000"},
+		{Compact(1.07e4, 4), "10,700"},
+		{Compact(1.234e-7, 3), "0.000000123"},
+		{Plain(12), "12"},
+		{Plain(0.35), "0.35"},
+		{Bytes(26.4e9), "26.4 GB"},
+		{Bytes(int64(1 << 20)), "1.05 MB"},
+		{Bytes(512.0), "512 B"},
+		{Bytes(3e15), "3 PB"},
+		{Count(70.55e9), "70.55B"},
+		{Count(2e12), "2T"},
+		{Count(125e6), "125M"},
+		{Count(512), "512"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
