@@ -12,6 +12,7 @@ import (
 	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/output/numfmt"
 	"github.com/simtrain/simtrain/sim/simulation"
 	"github.com/simtrain/simtrain/sim/topology"
 	"github.com/simtrain/simtrain/sim/units"
@@ -255,7 +256,8 @@ func writeCollectiveTable(w io.Writer, c *topology.Cluster, op collectives.Op, a
 	tw := newTable(w)
 	fmt.Fprintln(tw, "size (B)\ttime (us)\talgbw (GB/s)\tbusbw (GB/s)\talgo\tproto\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%d\t%.2f\t%.2f\t%.2f\t%s\t%s\t\n", r.SizeBytes, r.TimeUS, r.AlgBW, r.BusBW, r.Algo, r.proto)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", numfmt.Grouped(float64(r.SizeBytes)), numfmt.Fixed(r.TimeUS, 2),
+			numfmt.Fixed(r.AlgBW, 2), numfmt.Fixed(r.BusBW, 2), r.Algo, r.proto)
 	}
 	return tw.Flush()
 }

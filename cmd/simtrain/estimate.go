@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/simtrain/simtrain/sim/hardware"
+	"github.com/simtrain/simtrain/sim/output/numfmt"
 	"github.com/simtrain/simtrain/sim/scenario"
 	"github.com/simtrain/simtrain/sim/workload"
 )
@@ -152,22 +153,11 @@ func presetFlag(name string) (workload.Model, error) {
 }
 
 // fmtBytes prints bytes in decimal units with three significant digits.
-func fmtBytes(b float64) string {
-	switch {
-	case b >= 1e12:
-		return fmt.Sprintf("%.3g TB", b/1e12)
-	case b >= 1e9:
-		return fmt.Sprintf("%.3g GB", b/1e9)
-	case b >= 1e6:
-		return fmt.Sprintf("%.3g MB", b/1e6)
-	case b >= 1e3:
-		return fmt.Sprintf("%.3g kB", b/1e3)
-	}
-	return fmt.Sprintf("%.4g B", b)
-}
+func fmtBytes(b float64) string { return numfmt.Bytes(b) }
 
 // fmtSci prints a number with three significant digits and a plain
-// exponent: 6.3e24, 3.54e6.
+// exponent: 6.3e24. Only for FLOP counts and rates, which have no unit
+// that keeps them short.
 func fmtSci(v float64) string {
 	s := strconv.FormatFloat(v, 'g', 3, 64)
 	mant, exp, ok := strings.Cut(s, "e")
@@ -182,20 +172,10 @@ func fmtSci(v float64) string {
 }
 
 // fmtDays prints a duration in days with three significant digits.
-func fmtDays(s float64) string { return fmt.Sprintf("%.3g days", s/86400) }
+func fmtDays(s float64) string { return numfmt.Compact(s/86400, 3) + " days" }
 
 // fmtCount prints a parameter count as 70.6B / 125M.
-func fmtCount(n float64) string {
-	switch {
-	case n >= 1e12:
-		return fmt.Sprintf("%.4gT", n/1e12)
-	case n >= 1e9:
-		return fmt.Sprintf("%.4gB", n/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.4gM", n/1e6)
-	}
-	return fmt.Sprintf("%.4g", n)
-}
+func fmtCount(n float64) string { return numfmt.Count(n) }
 
 // paramsFlags resolves --params / --model into a parameter count (active
 // parameters for MoE) and, with --seq, the FLOPs per token.
@@ -262,13 +242,13 @@ type trainEstimate struct {
 func (t trainEstimate) table() ([][2]string, []string) {
 	return [][2]string{
 			{"FLOPs", fmtSci(t.FLOPs)},
-			{"peak per GPU", fmt.Sprintf("%.4g TFLOP/s", t.PeakFLOPsPerSPerGPU/1e12)},
+			{"peak per GPU", numfmt.Compact(t.PeakFLOPsPerSPerGPU/1e12, 4) + " TFLOP/s"},
 			{"FLOP/s", fmtSci(t.FLOPsPerS)},
 			{"time", fmtDays(t.TimeS)},
-			{"GPU-hours", fmtSci(t.GPUHours)},
+			{"GPU-hours", numfmt.Grouped(t.GPUHours)},
 		}, []string{
-			fmt.Sprintf("FLOPs = %s per token × %s tokens; FLOP/s = %d GPUs × %s dense peak × MFU %g",
-				t.FLOPsPerTokenFormula, fmtSci(t.Tokens), t.GPUs, t.Dtype, t.MFU),
+			fmt.Sprintf("FLOPs = %s per token × %s tokens; FLOP/s = %d GPUs × %s dense peak × MFU %s",
+				t.FLOPsPerTokenFormula, fmtCount(t.Tokens), t.GPUs, t.Dtype, numfmt.Plain(t.MFU)),
 		}
 }
 
@@ -392,11 +372,11 @@ func (s *stateFlags) resolve(cmd *cobra.Command) (float64, *workload.StateBytes,
 
 // stateBreakdown describes a StateBytes in words.
 func stateBreakdown(b *workload.StateBytes, optimizer string) string {
-	s := fmt.Sprintf("%g weights + %g gradients", b.Weights, b.Gradients)
+	s := numfmt.Plain(b.Weights) + " weights + " + numfmt.Plain(b.Gradients) + " gradients"
 	if b.Master > 0 {
-		s += fmt.Sprintf(" + %g master", b.Master)
+		s += " + " + numfmt.Plain(b.Master) + " master"
 	}
-	return s + fmt.Sprintf(" + %g %s states", b.Optimizer, optimizer)
+	return s + " + " + numfmt.Plain(b.Optimizer) + " " + optimizer + " states"
 }
 
 // ---- fit ----
@@ -421,7 +401,7 @@ func (f fitEstimate) table() ([][2]string, []string) {
 	return [][2]string{
 		{"GPUs", fmt.Sprintf("%d × %s", f.GPUs, f.GPU)},
 		{"HBM", fmtBytes(f.HBMBytes)},
-		{"bytes per parameter", fmt.Sprintf("%g", f.BytesPerParam)},
+		{"bytes per parameter", numfmt.Plain(f.BytesPerParam)},
 		{"largest model", fmtCount(f.MaxParams) + " parameters"},
 	}, append(notes, "note: "+f.Note)
 }
@@ -497,7 +477,7 @@ func (m memoryEstimate) table() ([][2]string, []string) {
 	if m.ActiveParams != m.Params {
 		r = append(r, [2]string{"active per token", fmtCount(m.ActiveParams)})
 	}
-	r = append(r, [2]string{"bytes per parameter", fmt.Sprintf("%g", m.BytesPerParam)})
+	r = append(r, [2]string{"bytes per parameter", numfmt.Plain(m.BytesPerParam)})
 	var notes []string
 	if m.Breakdown != "" {
 		r = append(r,
@@ -685,13 +665,13 @@ func (o opEstimate) table() ([][2]string, []string) {
 	}
 	return [][2]string{
 			{"kernel", fmt.Sprintf("%s %s %s", o.Kind, shape, o.Dtype)},
-			{"FLOPs", fmt.Sprintf("%.4g", o.FLOPs)},
-			{"bytes", fmt.Sprintf("%.4g", o.Bytes)},
-			{"arithmetic intensity", fmt.Sprintf("%.4g FLOP/byte", o.ArithmeticIntensity)},
-			{"accelerator intensity", fmt.Sprintf("%.4g FLOP/byte", o.AcceleratorIntensity)},
+			{"FLOPs", fmtSci(o.FLOPs)},
+			{"bytes", fmtBytes(o.Bytes)},
+			{"arithmetic intensity", numfmt.Compact(o.ArithmeticIntensity, 4) + " FLOP/byte"},
+			{"accelerator intensity", numfmt.Compact(o.AcceleratorIntensity, 4) + " FLOP/byte"},
 			{"bound", o.Bound},
-			{"roofline time", fmt.Sprintf("%.4g s", o.TimeS)},
-			{"modeled time", fmt.Sprintf("%.4g s", o.ModeledTimeS)},
+			{"roofline time", numfmt.Seconds4(o.TimeS)},
+			{"modeled time", numfmt.Seconds4(o.ModeledTimeS)},
 		}, []string{
 			fmt.Sprintf("accelerator intensity = %s %s dense peak / HBM bandwidth; roofline time = max(FLOPs/peak, bytes/bandwidth);", o.GPU, o.Dtype),
 			"modeled time = what the simulator charges (measured GEMM/STREAM efficiencies + per-kernel overhead)",
@@ -810,15 +790,15 @@ type throughputEstimate struct {
 func (t throughputEstimate) table() ([][2]string, []string) {
 	r := [][2]string{
 		{"FLOPs per token", fmtSci(t.FLOPsPerToken)},
-		{"model TFLOP/s per GPU", fmt.Sprintf("%.4g", t.TFLOPsPerGPU)},
-		{"MFU", fmt.Sprintf("%.1f%%", 100*t.MFU)},
-		{"cluster tokens/s", fmtSci(t.TokensPerS)},
+		{"model TFLOP/s per GPU", numfmt.Compact(t.TFLOPsPerGPU, 4)},
+		{"MFU", numfmt.Pct(t.MFU)},
+		{"cluster tokens/s", numfmt.Grouped(t.TokensPerS)},
 	}
 	if t.Tokens > 0 {
 		r = append(r, [2]string{"time", fmtDays(t.TimeS)})
 	}
-	return r, []string{fmt.Sprintf("MFU = FLOPs per token × %g tokens/s / %.4g TFLOP/s (%s %s dense peak); %d GPUs",
-		t.TokensPerSPerGPU, t.PeakFLOPsPerSPerGPU/1e12, t.GPU, t.Dtype, t.GPUs)}
+	return r, []string{fmt.Sprintf("MFU = FLOPs per token × %s tokens/s / %s TFLOP/s (%s %s dense peak); %d GPUs",
+		numfmt.Compact(t.TokensPerSPerGPU, 6), numfmt.Compact(t.PeakFLOPsPerSPerGPU/1e12, 4), t.GPU, t.Dtype, t.GPUs)}
 }
 
 func newEstimateThroughputCmd(format *string) *cobra.Command {
@@ -926,8 +906,8 @@ func (k kvEstimate) table() ([][2]string, []string) {
 	if k.TokensPerS > 0 {
 		r = append(r,
 			[2]string{"read per decode step", fmtBytes(k.DecodeBytesPerStep)},
-			[2]string{"decode tokens/s", fmt.Sprintf("%.3g", k.TokensPerS)},
-			[2]string{"weights only", fmt.Sprintf("%.3g", k.TokensPerSWeightsOnly)})
+			[2]string{"decode tokens/s", numfmt.Compact(k.TokensPerS, 3)},
+			[2]string{"weights only", numfmt.Compact(k.TokensPerSWeightsOnly, 3)})
 		notes = append(notes, "decode tokens/s: upper bound, every step reads the weights and KV cache at the spec HBM bandwidth")
 	}
 	return r, notes

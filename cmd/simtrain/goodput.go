@@ -12,6 +12,7 @@ import (
 
 	"github.com/simtrain/simtrain/sim/goodput"
 	"github.com/simtrain/simtrain/sim/output"
+	"github.com/simtrain/simtrain/sim/output/numfmt"
 	"github.com/simtrain/simtrain/sim/report"
 	"github.com/simtrain/simtrain/sim/scenario"
 	"github.com/simtrain/simtrain/sim/simulation"
@@ -260,15 +261,15 @@ func goodputJSON(res *simulation.Result, r goodputReport) map[string]any {
 func printGoodputTable(w io.Writer, res *simulation.Result, r goodputReport) {
 	p, e := r.plan, r.est
 	s := res.Scenario
-	fmt.Fprintf(w, "%s  (%d× %s, %s tokens, step %.4g s)\n", s.Name, s.GPUs(), s.Cluster.GPU, fmtCount(r.tokens), res.StepTimeS)
+	fmt.Fprintf(w, "%s  (%d× %s, %s tokens, step %s)\n", s.Name, s.GPUs(), s.Cluster.GPU, fmtCount(r.tokens), numfmt.Seconds4(res.StepTimeS))
 	row := func(k, v string) { fmt.Fprintf(w, "  %-28s %s\n", k, v) }
 	rs := "independent of Llama 3"
 	if p.Set.InSample {
 		rs = "fitted on Llama 3 Table 5"
 	}
-	row("failure rates", fmt.Sprintf("%s (%s): %.3g failures/day, MTBF %.3g h", p.Set.Name, rs, p.FailuresPerHour*24, 1/p.FailuresPerHour))
+	row("failure rates", fmt.Sprintf("%s (%s): %s failures/day, MTBF %s h", p.Set.Name, rs, numfmt.Compact(p.FailuresPerHour*24, 3), numfmt.Compact(1/p.FailuresPerHour, 3)))
 	unplanned, planned := r.window()
-	what := fmt.Sprintf("in the first %.4g days", r.windowDays)
+	what := fmt.Sprintf("in the first %s days", numfmt.Compact(r.windowDays, 4))
 	if r.windowDays >= e.Days() {
 		what = "over the run"
 	}
@@ -286,21 +287,21 @@ func printGoodputTable(w io.Writer, res *simulation.Result, r goodputReport) {
 		row("  by component", parts)
 	}
 	ck := p.Config.Checkpoint
-	row("checkpoint", fmt.Sprintf("%s %s, %.4g GB; write %.3g s, load %.3g s, step stall %.3g s", ck.Format, ck.Mode, p.CheckpointBytes/1e9, p.WriteS, p.LoadS, p.BlockingS))
+	row("checkpoint", fmt.Sprintf("%s %s, %s; write %s, load %s, step stall %s", ck.Format, ck.Mode, numfmt.GB(p.CheckpointBytes), numfmt.Seconds(p.WriteS), numfmt.Seconds(p.LoadS), numfmt.Seconds(p.BlockingS)))
 	if math.IsInf(p.IntervalS, 1) {
 		row("checkpoint interval", "none (nothing fails)")
 	} else {
-		row("checkpoint interval", fmt.Sprintf("%.4g s (%d steps, %s)", p.IntervalS, p.IntervalSteps, p.IntervalRule))
+		row("checkpoint interval", fmt.Sprintf("%s (%s steps, %s)", numfmt.Seconds4(p.IntervalS), numfmt.Grouped(float64(p.IntervalSteps)), p.IntervalRule))
 	}
 	spares := fmt.Sprintf("%d", p.SpareNodes)
 	if p.SpareAuto {
 		spares += " (auto: p99 of nodes in repair)"
 	}
-	row("restart", fmt.Sprintf("%.4g s (detect %.3g, relaunch %.3g, comm init %.3g, load %.3g); spare nodes %s", p.RestartS, p.DetectS, p.RelaunchS, p.CommInitS, p.LoadS, spares))
-	row("effective training fraction", fmt.Sprintf("%.1f%%", 100*e.EffectiveTrainingFraction))
-	row("lost work", fmt.Sprintf("%.4g h of training redone", e.LostWorkS/3600))
+	row("restart", fmt.Sprintf("%s (detect %s, relaunch %s, comm init %s, load %s); spare nodes %s", numfmt.Seconds4(p.RestartS), numfmt.Seconds(p.DetectS), numfmt.Seconds(p.RelaunchS), numfmt.Seconds(p.CommInitS), numfmt.Seconds(p.LoadS), spares))
+	row("effective training fraction", numfmt.Pct(e.EffectiveTrainingFraction))
+	row("lost work", fmt.Sprintf("%s h of training redone", numfmt.Compact(e.LostWorkS/3600, 4)))
 	row("time to train", fmt.Sprintf("%.2f days (%.2f without failures)", e.Days(), e.TrainS/86400))
-	row("cost", fmt.Sprintf("$%s (%d GPUs incl. spares at $%.3g/GPU-hour)", fmtCount(e.CostUSD), e.GPUs, p.Job.GPUHourUSD))
+	row("cost", fmt.Sprintf("%s (%s GPUs incl. spares at %s/GPU-hour)", numfmt.USD(e.CostUSD), numfmt.Grouped(float64(e.GPUs)), numfmt.USD(p.Job.GPUHourUSD)))
 	if r.simulated {
 		d := r.dist
 		row("Monte Carlo", fmt.Sprintf("%d runs, seed %d: days p10 %.2f, p50 %.2f, p90 %.2f (mean %.2f); %.1f unexpected interruptions %s", d.Trials, d.Seed, d.P10Days, d.P50Days, d.P90Days, d.MeanDays, r.mcWindowInterruptions, what))

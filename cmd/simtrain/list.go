@@ -13,6 +13,7 @@ import (
 
 	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/limits"
+	"github.com/simtrain/simtrain/sim/output/numfmt"
 	"github.com/simtrain/simtrain/sim/scenario"
 	"github.com/simtrain/simtrain/sim/workload"
 )
@@ -119,8 +120,8 @@ func listGPUs(w io.Writer, name, format string) error {
 		tw := newTable(w)
 		fmt.Fprintln(tw, "gpu\tarch\tHBM GB\tTB/s\tBF16 TFLOP/s\tFP8\tFP4\tscale-up\tGB/s\tdomain\tinherits\t")
 		for _, r := range rows {
-			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.3g\t%.0f\t%s\t%s\t%s\t%s\t%d\t%s\t\n", r.Name, r.Arch, r.HBMBytes/1e9,
-				r.HBMBytesPerS/1e12, r.BF16FLOPS/1e12, orDash(r.FP8FLOPS/1e12), orDash(r.FP4FLOPS/1e12), r.ScaleUp,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", r.Name, r.Arch, numfmt.Grouped(r.HBMBytes/1e9),
+				numfmt.Compact(r.HBMBytesPerS/1e12, 3), numfmt.Grouped(r.BF16FLOPS/1e12), orDash(r.FP8FLOPS/1e12), orDash(r.FP4FLOPS/1e12), r.ScaleUp,
 				orDash(r.ScaleUpBytesPerS/1e9), r.DomainGPUs, dashIfEmpty(r.Inherits))
 		}
 		return tw.Flush()
@@ -201,7 +202,7 @@ func listNICs(w io.Writer, name, format string) error {
 				}
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%g\t%d\t%.3g\t\n", r.Name, r.Kind, r.Gbps, r.LatencyNs, r.Efficiency)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", r.Name, r.Kind, numfmt.Plain(r.Gbps), numfmt.Grouped(float64(r.LatencyNs)), numfmt.Compact(r.Efficiency, 3))
 		}
 		return tw.Flush()
 	}
@@ -269,8 +270,8 @@ func listModels(w io.Writer, name, format string) error {
 			}
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%.3gB\t%.3gB\t\n", r.Name, r.Layers, r.Hidden, r.Heads, r.KVHeads,
-			r.FFN, r.Vocab, experts, r.Params/1e9, r.ActiveParams/1e9)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%s\t%s\t%s\t%sB\t%sB\t\n", r.Name, r.Layers, numfmt.Grouped(float64(r.Hidden)), r.Heads, r.KVHeads,
+			numfmt.Grouped(float64(r.FFN)), numfmt.Grouped(float64(r.Vocab)), experts, numfmt.Compact(r.Params/1e9, 3), numfmt.Compact(r.ActiveParams/1e9, 3))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -366,7 +367,7 @@ func orDash(x float64) string {
 	if x == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.0f", x)
+	return numfmt.Grouped(x)
 }
 
 func dashIfEmpty(s string) string {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/simtrain/simtrain/sim/output/numfmt"
 	"github.com/simtrain/simtrain/sim/topology"
 )
 
@@ -95,11 +96,11 @@ func specUsageError(err error) error {
 func gbps(bytesPerS float64) string {
 	switch {
 	case bytesPerS >= 1e15:
-		return fmt.Sprintf("%.4g PB/s", bytesPerS/1e15)
+		return numfmt.Compact(bytesPerS/1e15, 4) + " PB/s"
 	case bytesPerS >= 1e12:
-		return fmt.Sprintf("%.4g TB/s", bytesPerS/1e12)
+		return numfmt.Compact(bytesPerS/1e12, 4) + " TB/s"
 	}
-	return fmt.Sprintf("%.4g GB/s", bytesPerS/1e9)
+	return numfmt.Compact(bytesPerS/1e9, 4) + " GB/s"
 }
 
 func writeTopologyTable(w io.Writer, s topology.Summary) error {
@@ -113,7 +114,7 @@ func writeTopologyTable(w io.Writer, s topology.Summary) error {
 		if s.PodGPUs == 0 {
 			where = "leaves"
 		}
-		over = fmt.Sprintf("1:%g above the %s", s.Oversubscription, where)
+		over = fmt.Sprintf("1:%s above the %s", numfmt.Plain(s.Oversubscription), where)
 	}
 	scaleUp := "none"
 	if s.ScaleUpBytesPerSPerGPU > 0 {
@@ -121,7 +122,7 @@ func writeTopologyTable(w io.Writer, s topology.Summary) error {
 	}
 	kv := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(kv, "cluster\t%d × %d %s = %d GPUs, intra-node %s\n", s.Nodes, s.GPUsPerNode, s.GPU, s.GPUs, s.IntraNode)
-	fmt.Fprintf(kv, "network\t%s, %d × %s (%g Gb/s) per node, %d tiers, %s, %s\n", s.Network, s.NICsPerNode, s.NIC, s.NICGbps, s.NetworkTiers, pods, over)
+	fmt.Fprintf(kv, "network\t%s, %d × %s (%s Gb/s) per node, %d tiers, %s, %s\n", s.Network, s.NICsPerNode, s.NIC, numfmt.Plain(s.NICGbps), s.NetworkTiers, pods, over)
 	fmt.Fprintf(kv, "domains\t%d NVLink domains of up to %d GPUs\n", s.Domains, s.DomainGPUs)
 	fmt.Fprintf(kv, "scale-up\t%s\n", scaleUp)
 	fmt.Fprintf(kv, "scale-out\t%s per GPU\n", gbps(s.ScaleOutBytesPerSPerGPU))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/output"
+	"github.com/simtrain/simtrain/sim/output/numfmt"
 	"github.com/simtrain/simtrain/sim/report"
 	"github.com/simtrain/simtrain/sim/validation"
 )
@@ -247,8 +248,8 @@ func printValidateTable(w io.Writer, rows []validation.Case, sum validation.Summ
 			continue
 		}
 		c := v.Comparison
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%.4g\t%.4g\t%.4g\t%.4g\t%s\t\n", v.Name, v.GPU, v.Plan.GPUs(), v.Style,
-			c.Metric, c.Measured, c.Predicted, c.MeasuredStepTimeS, c.PredictedStepTimeS, pct(c.Error))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", v.Name, v.GPU, numfmt.Grouped(float64(v.Plan.GPUs())), v.Style,
+			c.Metric, numfmt.Compact(c.Measured, 4), numfmt.Compact(c.Predicted, 4), numfmt.Compact(c.MeasuredStepTimeS, 4), numfmt.Compact(c.PredictedStepTimeS, 4), pct(c.Error))
 	}
 	tw.Flush()
 	a := sum.All

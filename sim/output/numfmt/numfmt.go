@@ -140,3 +140,27 @@ func Count(v float64) string {
 	}
 	return Compact(v, 4)
 }
+
+// Fixed formats v with d decimals and its integer part grouped:
+// 12,345.68. For columns read against each other, such as the
+// nccl-tests-style table of simtrain collective.
+func Fixed(v float64, d int) string {
+	s := strconv.FormatFloat(v, 'f', d, 64)
+	whole, frac, ok := strings.Cut(s, ".")
+	neg := strings.HasPrefix(whole, "-")
+	whole = strings.TrimPrefix(whole, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if ok {
+		b.WriteString("." + frac)
+	}
+	return b.String()
+}

@@ -34,6 +34,9 @@ func TestFormats(t *testing.T) {
 		{Count(2e12), "2T"},
 		{Count(125e6), "125M"},
 		{Count(512), "512"},
+		{Fixed(12345.678, 2), "12,345.68"},
+		{Fixed(-1234, 2), "-1,234.00"},
+		{Fixed(0.03, 2), "0.03"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
