@@ -12,7 +12,10 @@
 // implementation, sharing no code with the Go writer), its column names and
 // row count are compared with the manifest, every value of every column is
 // decoded (so a bad buffer, offset or dictionary index fails here rather than
-// in a user's notebook), and the schema metadata must hold schema_version.
+// in a user's notebook), the schema metadata must hold schema_version, and
+// the column types follow results/README.md's one-integer-type rule: index
+// columns (rank, node, stage, step, …) are int32 and byte counts (bytes,
+// *_bytes) are int64.
 // One line is printed per file; the exit status is 0 only if every file
 // passes, 1 if any fails, 2 on a usage or manifest error. With --expect-fail
 // (for a manifest of deliberately damaged files, which tests the checker
@@ -20,7 +23,7 @@
 
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { tableFromIPC } from 'apache-arrow';
+import { tableFromIPC, Type } from 'apache-arrow';
 
 function usage(msg) {
   console.error(`check.mjs: ${msg}\nusage: node check.mjs [--expect-fail] MANIFEST.json`);
@@ -57,6 +60,20 @@ function checkValues(col) {
   return bad;
 }
 
+// indexColumns are the columns results/README.md types int32.
+const indexColumns = new Set(['rank', 'node', 'stage', 'step', 'layer', 'microbatch', 'chunk', 'link', 'slowest_rank', 'trial', 'seq']);
+
+// typeProblems checks the one-integer-type rule on a schema's fields.
+function typeProblems(fields) {
+  const out = [];
+  const isInt = (t, bits) => t.typeId === Type.Int && t.bitWidth === bits && t.isSigned;
+  for (const f of fields) {
+    if (indexColumns.has(f.name) && !isInt(f.type, 32)) out.push(`column ${f.name} is ${f.type}, want Int32 (an index)`);
+    if ((f.name === 'bytes' || f.name.endsWith('_bytes')) && !isInt(f.type, 64)) out.push(`column ${f.name} is ${f.type}, want Int64 (a byte count)`);
+  }
+  return out;
+}
+
 let failed = 0;
 for (const entry of manifest) {
   const path = resolve(dirname(manifestPath), entry.path);
@@ -75,6 +92,7 @@ for (const entry of manifest) {
       const bad = checkValues(table.getChildAt(i));
       if (bad > 0) problems.push(`column ${names[i]}: ${bad} valid values did not decode`);
     }
+    problems.push(...typeProblems(table.schema.fields));
     const version = table.schema.metadata.get('schema_version');
     if (!version) problems.push('schema metadata has no schema_version');
     summary = `rows=${table.numRows} columns=${table.numCols} batches=${table.batches.length} schema_version=${version}`;
