@@ -5,6 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/simtrain/simtrain/sim/output"
 )
 
 // TestUnknownFlagSuggestion: an unknown flag names the closest one the
@@ -75,5 +79,31 @@ func TestMergeOutDirectory(t *testing.T) {
 	}
 	if _, _, err := runCLI(t, "merge", sweepDir, "--out", one, "--parquet"); err == nil {
 		t.Error("--parquet with a file --out should be refused")
+	}
+}
+
+// TestFormatFlagEverywhere: every command that does work takes --format
+// table|json (issue 21), and its --out, where it has one, is documented as
+// a directory — except calibrate's, which names the calibration file.
+func TestFormatFlagEverywhere(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		if c.HasSubCommands() || !c.Runnable() || c.Name() == "help" || c.Parent() == nil || c.Parent().Name() == "completion" || c.Name() == "completion" {
+			return
+		}
+		if c.Flags().Lookup("format") == nil && c.InheritedFlags().Lookup("format") == nil {
+			t.Errorf("%s has no --format", c.CommandPath())
+		}
+		if f := c.Flags().Lookup("out"); f != nil && c.Name() != "calibrate" && !strings.Contains(f.Usage, "director") {
+			t.Errorf("%s --out: %q does not say it is a directory", c.CommandPath(), f.Usage)
+		}
+	}
+	walk(newRootCmd())
+	out, _, err := runCLI(t, "version", "--format", "json")
+	if err != nil || !strings.Contains(out, `"schema_version":"`+output.SchemaVersion+`"`) {
+		t.Errorf("version --format json: %v %q", err, out)
 	}
 }

@@ -18,7 +18,7 @@ import (
 const reportFile = "report.html"
 
 func newReportCmd() *cobra.Command {
-	var out string
+	var out, format string
 	cmd := &cobra.Command{
 		Use:   "report DIR",
 		Short: "Write a self-contained HTML report of a run's or a sweep's output directory",
@@ -35,7 +35,8 @@ sampled (at most 8 ranks in the Gantt chart, one rectangle per pixel).`,
 		Example: `  simtrain run scenarios/quickstart.yaml --report     # the same, while running
   simtrain report results/quickstart-llama3-8b-fsdp
   simtrain sweep scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml --out results/l70 --quiet
-  simtrain report results/l70`,
+  simtrain report results/l70
+  simtrain report results/quickstart-llama3-8b-fsdp --format json   # {"kind":"run","report":"…/report.html"}`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErrorf("report: give one output directory (of simtrain run or simtrain sweep)")
@@ -43,6 +44,9 @@ sampled (at most 8 ranks in the Gantt chart, one rectangle per pixel).`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkChoice("format", format, "table", "json"); err != nil {
+				return err
+			}
 			dst := out
 			if dst == "" {
 				dst = args[0]
@@ -51,11 +55,16 @@ sampled (at most 8 ranks in the Gantt chart, one rectangle per pixel).`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote the %s report %s\n", kind, filepath.Join(dst, reportFile))
+			path := filepath.Join(dst, reportFile)
+			if format == "json" {
+				return writeJSONLine(cmd.OutOrStdout(), map[string]string{"kind": kind, "report": path})
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote the %s report %s\n", kind, path)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "directory to write report.html into (default: DIR)")
+	cmd.Flags().StringVar(&format, "format", "table", "table (one line) or json (one object: kind, report)")
 	return cmd
 }
 

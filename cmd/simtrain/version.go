@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/simtrain/simtrain/sim/output"
 )
 
 // Stamped at link time by tools/release.sh (and the Dockerfile):
@@ -48,16 +50,28 @@ func versionString() string {
 }
 
 func newVersionCmd() *cobra.Command {
-	return &cobra.Command{
+	var format string
+	cmd := &cobra.Command{
 		Use:     "version",
 		Short:   "Print the simtrain version",
-		Example: "  simtrain version",
+		Example: "  simtrain version\n  simtrain version --format json   # {\"version\":…,\"schema_version\":\"3\",…}",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkChoice("format", format, "table", "json"); err != nil {
+				return err
+			}
+			if format == "json" {
+				return writeJSONLine(cmd.OutOrStdout(), map[string]string{
+					"version": versionString(), "schema_version": output.SchemaVersion,
+					"go": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH,
+				})
+			}
 			_, err := fmt.Fprintln(cmd.OutOrStdout(), versionString())
 			return err
 		},
 	}
+	cmd.Flags().StringVar(&format, "format", "table", "table (one line) or json (one object, with the schema_version of the files it writes)")
+	return cmd
 }
 
 // noArgs rejects positional arguments with a usage error.
