@@ -210,7 +210,7 @@ func runBest(cmd *cobra.Command, args []string, o bestOptions) error {
 			return err
 		}
 	} else {
-		fmt.Fprintf(w, "%d of %d rows satisfy %s (%d simulated); top %d by %s:\n", len(kept), len(rows), strings.Join(cons, " and "), simulated, len(top), o.by)
+		fmt.Fprintf(w, "%s of %s rows satisfy %s (%s simulated); top %d by %s:\n", groupedInt(len(kept)), groupedInt(len(rows)), strings.Join(cons, " and "), groupedInt(simulated), len(top), o.by)
 		printRanked(w, top, tokens)
 		fmt.Fprintf(w, "\nPareto front, step time against %s (%d layouts):\n", xName, len(front))
 		printRanked(w, front, tokens)

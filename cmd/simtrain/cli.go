@@ -11,6 +11,8 @@ import (
 
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/scenario"
+
+	"github.com/simtrain/simtrain/sim/output/numfmt"
 )
 
 // usageError marks an error caused by the command line (bad flag, unknown
@@ -85,3 +87,6 @@ func fidelityOverride(f *network.Fidelity) []scenario.Override {
 	}
 	return []scenario.Override{{Path: "sim.fidelity", Value: f.String()}}
 }
+
+// groupedInt formats an integer count with thousands separators (16,384).
+func groupedInt[T ~int | ~int32 | ~int64](n T) string { return numfmt.Grouped(float64(n)) }

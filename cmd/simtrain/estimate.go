@@ -247,8 +247,8 @@ func (t trainEstimate) table() ([][2]string, []string) {
 			{"time", fmtDays(t.TimeS)},
 			{"GPU-hours", numfmt.Grouped(t.GPUHours)},
 		}, []string{
-			fmt.Sprintf("FLOPs = %s per token × %s tokens; FLOP/s = %d GPUs × %s dense peak × MFU %s",
-				t.FLOPsPerTokenFormula, fmtCount(t.Tokens), t.GPUs, t.Dtype, numfmt.Plain(t.MFU)),
+			fmt.Sprintf("FLOPs = %s per token × %s tokens; FLOP/s = %s GPUs × %s dense peak × MFU %s",
+				t.FLOPsPerTokenFormula, fmtCount(t.Tokens), groupedInt(t.GPUs), t.Dtype, numfmt.Plain(t.MFU)),
 		}
 }
 
@@ -797,8 +797,8 @@ func (t throughputEstimate) table() ([][2]string, []string) {
 	if t.Tokens > 0 {
 		r = append(r, [2]string{"time", fmtDays(t.TimeS)})
 	}
-	return r, []string{fmt.Sprintf("MFU = FLOPs per token × %s tokens/s / %s TFLOP/s (%s %s dense peak); %d GPUs",
-		numfmt.Compact(t.TokensPerSPerGPU, 6), numfmt.Compact(t.PeakFLOPsPerSPerGPU/1e12, 4), t.GPU, t.Dtype, t.GPUs)}
+	return r, []string{fmt.Sprintf("MFU = FLOPs per token × %s tokens/s / %s TFLOP/s (%s %s dense peak); %s GPUs",
+		numfmt.Compact(t.TokensPerSPerGPU, 6), numfmt.Compact(t.PeakFLOPsPerSPerGPU/1e12, 4), t.GPU, t.Dtype, groupedInt(t.GPUs))}
 }
 
 func newEstimateThroughputCmd(format *string) *cobra.Command {

@@ -99,7 +99,7 @@ sim_wall_s) is reported, since simulations are deterministic.`,
 					return err
 				}
 			} else {
-				fmt.Fprintf(cmd.OutOrStdout(), "merged %d rows from %d files into %s (%d repeated run ids dropped)\n", len(merged), len(files), strings.Join(targets, " and "), dups)
+				fmt.Fprintf(cmd.OutOrStdout(), "merged %s rows from %d files into %s (%s repeated run ids dropped)\n", groupedInt(len(merged)), len(files), strings.Join(targets, " and "), groupedInt(dups))
 			}
 			if len(differ) > 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: merge: warning: %d run ids have rows with different results (first: %s); kept the first by name\n", len(differ), differ[0])

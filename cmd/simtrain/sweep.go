@@ -341,7 +341,7 @@ func printPoints(w io.Writer, sw *sweep.Sweep, indices []int) error {
 			valid++
 		}
 	}
-	fmt.Fprintf(w, "sweep %s: %d points (%d here, %d valid)\n", sw.Name, sw.Len(), len(indices), valid)
+	fmt.Fprintf(w, "sweep %s: %s points (%s here, %s valid)\n", sw.Name, groupedInt(sw.Len()), groupedInt(len(indices)), groupedInt(valid))
 	tw := newTable(w)
 	head := []string{"point", "name", "run_id"}
 	for _, f := range sw.Fields {
@@ -423,17 +423,17 @@ func (s *sweepStats) json(sw *sweep.Sweep, si, sn, here, already, workers int, w
 }
 
 func (s *sweepStats) print(w io.Writer, sw *sweep.Sweep, si, sn, here, already, workers int, wall time.Duration, file string) {
-	fmt.Fprintf(w, "sweep %s: %d points", sw.Name, sw.Len())
+	fmt.Fprintf(w, "sweep %s: %s points", sw.Name, groupedInt(sw.Len()))
 	if sn > 1 {
 		fmt.Fprintf(w, ", shard %d/%d has %d", si, sn, here)
 	}
 	if already > 0 {
-		fmt.Fprintf(w, ", %d already done", already)
+		fmt.Fprintf(w, ", %s already done", groupedInt(already))
 	}
 	fmt.Fprintln(w)
 	ran := s.total()
-	fmt.Fprintf(w, "  ran %d: %d simulated, %d pruned (do not fit in memory), %d invalid, %d failed\n",
-		ran, s.counts[sweep.Simulated], s.counts[sweep.Pruned], s.counts[sweep.Invalid], s.counts[sweep.Failed])
+	fmt.Fprintf(w, "  ran %s: %s simulated, %s pruned (do not fit in memory), %s invalid, %s failed\n",
+		groupedInt(ran), groupedInt(s.counts[sweep.Simulated]), groupedInt(s.counts[sweep.Pruned]), groupedInt(s.counts[sweep.Invalid]), groupedInt(s.counts[sweep.Failed]))
 	rate := 0.0
 	if wall > 0 {
 		rate = float64(ran) / wall.Seconds()

@@ -139,7 +139,7 @@ func (p *progress) status() string {
 	if rate > 0 {
 		eta = (time.Duration(float64(p.total-p.done) / rate * float64(time.Second))).Round(time.Second).String()
 	}
-	s := fmt.Sprintf("%d/%d points (%d%%), %s/s, ETA %s", p.done, p.total, pct, numfmt.Sig(rate), eta)
+	s := fmt.Sprintf("%s/%s points (%d%%), %s/s, ETA %s", groupedInt(p.done), groupedInt(p.total), pct, numfmt.Sig(rate), eta)
 	if b := p.best; b != nil {
 		s += fmt.Sprintf(", best %s tok/s tp%d pp%d dp%d", numfmt.Grouped(b.TokensPerS), b.TP, b.PP, b.DP)
 		for _, kv := range []struct {

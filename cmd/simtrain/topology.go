@@ -121,9 +121,9 @@ func writeTopologyTable(w io.Writer, s topology.Summary) error {
 		scaleUp = gbps(s.ScaleUpBytesPerSPerGPU) + " per GPU"
 	}
 	kv := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(kv, "cluster\t%d × %d %s = %d GPUs, intra-node %s\n", s.Nodes, s.GPUsPerNode, s.GPU, s.GPUs, s.IntraNode)
+	fmt.Fprintf(kv, "cluster\t%s × %d %s = %s GPUs, intra-node %s\n", groupedInt(s.Nodes), s.GPUsPerNode, s.GPU, groupedInt(s.GPUs), s.IntraNode)
 	fmt.Fprintf(kv, "network\t%s, %d × %s (%s Gb/s) per node, %d tiers, %s, %s\n", s.Network, s.NICsPerNode, s.NIC, numfmt.Plain(s.NICGbps), s.NetworkTiers, pods, over)
-	fmt.Fprintf(kv, "domains\t%d NVLink domains of up to %d GPUs\n", s.Domains, s.DomainGPUs)
+	fmt.Fprintf(kv, "domains\t%s NVLink domains of up to %d GPUs\n", groupedInt(s.Domains), s.DomainGPUs)
 	fmt.Fprintf(kv, "scale-up\t%s\n", scaleUp)
 	fmt.Fprintf(kv, "scale-out\t%s per GPU\n", gbps(s.ScaleOutBytesPerSPerGPU))
 	fmt.Fprintf(kv, "bisection\t%s (NICs only: %s)\n", gbps(s.BisectionBytesPerS), gbps(s.NetworkBisectionBytesPerS))
