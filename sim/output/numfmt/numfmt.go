@@ -35,16 +35,28 @@ func Seconds4(s float64) string {
 
 // Grouped formats the integer part of v with thousands separators.
 func Grouped(v float64) string {
-	s := strconv.FormatFloat(math.Round(math.Abs(v)), 'f', 0, 64)
+	return groupDigits(strconv.FormatFloat(math.Round(v), 'f', 0, 64))
+}
+
+// groupDigits puts thousands separators into the integer part of a plain
+// decimal number: "-1234567.5" becomes "-1,234,567.5".
+func groupDigits(s string) string {
+	whole, frac, hasFrac := strings.Cut(s, ".")
 	var b strings.Builder
-	if v < 0 {
-		b.WriteByte('-')
+	if strings.HasPrefix(whole, "-") {
+		whole = whole[1:]
+		if strings.Trim(whole, "0") != "" || strings.Trim(frac, "0") != "" {
+			b.WriteByte('-') // no "-0"
+		}
 	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
+	for i, c := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
 			b.WriteByte(',')
 		}
 		b.WriteRune(c)
+	}
+	if hasFrac {
+		b.WriteString("." + frac)
 	}
 	return b.String()
 }
@@ -127,7 +139,7 @@ func Bytes[T ByteCount](b T) string {
 	return Compact(v, 4) + " B"
 }
 
-// Count formats a count with a K/M/B/T suffix and four significant digits,
+// Count formats a count with an M, B or T suffix and four significant digits,
 // trailing zeros dropped: 70.55B, 125M, 15T, 512.
 func Count(v float64) string {
 	for _, u := range []struct {
@@ -144,23 +156,4 @@ func Count(v float64) string {
 // Fixed formats v with d decimals and its integer part grouped:
 // 12,345.68. For columns read against each other, such as the
 // nccl-tests-style table of simtrain collective.
-func Fixed(v float64, d int) string {
-	s := strconv.FormatFloat(v, 'f', d, 64)
-	whole, frac, ok := strings.Cut(s, ".")
-	neg := strings.HasPrefix(whole, "-")
-	whole = strings.TrimPrefix(whole, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, c := range whole {
-		if i > 0 && (len(whole)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if ok {
-		b.WriteString("." + frac)
-	}
-	return b.String()
-}
+func Fixed(v float64, d int) string { return groupDigits(strconv.FormatFloat(v, 'f', d, 64)) }
