@@ -575,7 +575,7 @@ func (res planResult) json(o planOptions, tokens float64) map[string]any {
 			"layout": p.layout(), "tp": p.TP, "pp": p.PP, "dp": p.DP, "cp": p.CP, "ep": p.EP, "sp": p.SP,
 			"zero": p.Zero, "micro_batch": p.MicroBatch, "recompute": p.Recompute, "schedule": p.Schedule,
 			"step_time_s": p.StepTimeS, "tokens_per_s": p.TokensPerS, "mfu": p.MFU,
-			"peak_memory_gib": p.PeakMemBytes / (1 << 30), "memory_capacity_gib": p.MemCapacityBytes / (1 << 30),
+			"peak_memory_gib": gibOf(p.PeakMemBytes), "memory_capacity_gib": gibOf(p.MemCapacityBytes),
 			"days": p.Days, "cost_usd": p.CostUSD, "why": res.why[i],
 		})
 	}
@@ -585,3 +585,7 @@ func (res planResult) json(o planOptions, tokens float64) map[string]any {
 		"proposals": props, "not_proposed": res.excluded,
 	}
 }
+
+// gibOf is a byte count of summary.arrow in GiB, rounded to 10⁻⁹ GiB (about
+// one byte, the precision of the column) so that 79.11 GiB prints as 79.11.
+func gibOf(b int64) float64 { return math.Round(float64(b)/(1<<30)*1e9) / 1e9 }

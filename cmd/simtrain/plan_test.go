@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -93,6 +94,11 @@ func TestPlanAgreesWithSweepAndBest(t *testing.T) {
 	}
 	if run["step_time_s"] != step {
 		t.Errorf("best.yaml runs at %v s, plan said %v", run["step_time_s"], step)
+	}
+	// peak_memory_gib is the run's peak to the byte (summary.arrow holds
+	// whole bytes), not an integer number of GiB.
+	if gib, want := first["peak_memory_gib"].(float64), run["peak_mem_bytes"].(float64)/(1<<30); math.Abs(gib-want) > 1e-8 {
+		t.Errorf("peak_memory_gib %v, the run's peak is %v GiB", gib, want)
 	}
 }
 
