@@ -126,11 +126,17 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 		cfg.Arena = &opt.Reuse.arena
 	}
 	pr := newPricer(s, cl, layout, dev)
-	progs, err := parallel.Build(cfg, pr)
-	if err != nil {
-		return nil, err
+	if s.Fidelity() == network.Analytic && !opt.AllRanks {
+		// Only the representative-rank executor: the every-rank one reads
+		// pr.shares, which must hold this run's groups only.
+		pr.priceTables = opt.Reuse.tables(cl, layout)
 	}
-	if err := pr.err; err != nil {
+	progs, err := parallel.Build(cfg, pr)
+	if err == nil {
+		err = pr.err
+	}
+	if err != nil {
+		opt.Reuse.dropTables(layout) // they may hold what the failed pricing left half done
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -203,6 +209,40 @@ type Reuse struct {
 	arena parallel.Arena
 	spec  topology.Spec // of built, with its own copy of the GPU record
 	built *topology.Cluster
+	// priced holds the collective groups, contention shares and prices
+	// found for each layout on built (analytic fidelity, representative
+	// rank): they depend on the cluster and the rank layout only, and a
+	// sweep's points share a layout dozens of times over (micro-batch,
+	// recompute, ZeRO and sp vary under one tp × pp).
+	priced map[parallel.Layout]*priceTables
+}
+
+// maxPricedLayouts bounds Reuse.priced: a sweep worker meets its points'
+// layouts in runs, so a few dozen hold every layout still in use.
+const maxPricedLayouts = 64
+
+// tables returns the price tables kept for layout l on cluster c, empty
+// ones the first time (a nil Reuse: always fresh ones).
+func (r *Reuse) tables(c *topology.Cluster, l *parallel.Layout) *priceTables {
+	if r == nil || c != r.built {
+		return newPriceTables()
+	}
+	if t, ok := r.priced[*l]; ok {
+		return t
+	}
+	if r.priced == nil || len(r.priced) >= maxPricedLayouts {
+		r.priced = map[parallel.Layout]*priceTables{}
+	}
+	t := newPriceTables()
+	r.priced[*l] = t
+	return t
+}
+
+// dropTables forgets the price tables of layout l.
+func (r *Reuse) dropTables(l *parallel.Layout) {
+	if r != nil {
+		delete(r.priced, *l)
+	}
 }
 
 // cluster builds the cluster of spec, or returns the last one built when
@@ -218,7 +258,7 @@ func (r *Reuse) cluster(spec topology.Spec) (*topology.Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.spec, r.built = spec, c
+	r.spec, r.built, r.priced = spec, c, nil
 	if spec.Hardware != nil {
 		gpu := *spec.Hardware // the scenario may change its record; this copy does not
 		r.spec.Hardware = &gpu
@@ -266,17 +306,30 @@ func (g groupMaker) NewGroup(ranks []int) (*collectives.Group, error) {
 // pricer prices compute with the workload model on the scenario's GPU and
 // collectives with their closed-form costs on the actual groups.
 type pricer struct {
-	s         *scenario.Plan
-	c         *topology.Cluster
-	l         *parallel.Layout
-	dev       workload.Device
-	dtype     workload.Dtype
+	s     *scenario.Plan
+	c     *topology.Cluster
+	l     *parallel.Layout
+	dev   workload.Device
+	dtype workload.Dtype
+	*priceTables
+	epCosts map[costKey]engine.Time // DeepEP/HybridEP dispatches: they depend on the scenario
+	err     error
+}
+
+// priceTables are what a pricer finds for one cluster and rank layout: the
+// groups, contention shares and collective prices depend on nothing else
+// (at analytic fidelity), so a Reuse keeps them across sweep points.
+type priceTables struct {
 	groups    map[[2]int][]*collectives.Group // (kind, stage) → one group per distinct shape
 	costs     map[costKey]engine.Time
 	sends     map[[2]int]*collectives.Group
 	shares    map[uint64]collectives.Share // contended groups by ranksKey (contention)
 	sendShare map[[2]int]float64           // sendContention by stage pair
-	err       error
+}
+
+func newPriceTables() *priceTables {
+	return &priceTables{groups: map[[2]int][]*collectives.Group{}, costs: map[costKey]engine.Time{},
+		sends: map[[2]int]*collectives.Group{}, shares: map[uint64]collectives.Share{}, sendShare: map[[2]int]float64{}}
 }
 
 type costKey struct {
@@ -286,9 +339,8 @@ type costKey struct {
 }
 
 func newPricer(s *scenario.Plan, c *topology.Cluster, l *parallel.Layout, dev workload.Device) *pricer {
-	return &pricer{s: s, c: c, l: l, dev: dev, dtype: s.Precision(),
-		groups: map[[2]int][]*collectives.Group{}, costs: map[costKey]engine.Time{}, sends: map[[2]int]*collectives.Group{},
-		shares: map[uint64]collectives.Share{}, sendShare: map[[2]int]float64{}}
+	return &pricer{s: s, c: c, l: l, dev: dev, dtype: s.Precision(), priceTables: newPriceTables(),
+		epCosts: map[costKey]engine.Time{}}
 }
 
 func (p *pricer) OpsTime(ops []workload.Op) engine.Time {
@@ -302,15 +354,18 @@ func (p *pricer) OpsTime(ops []workload.Op) engine.Time {
 func (p *pricer) CommTime(k parallel.GroupKind, stage int, op collectives.Op, size units.Bytes) engine.Time {
 	bytes := float64(size)
 	key := costKey{int(k), stage, op, bytes}
+	if k == parallel.GroupEP && op == collectives.AllToAll && p.s.EPBackend() != parallel.EPNCCL {
+		t, ok := p.epCosts[key]
+		if !ok {
+			t = p.epDispatchTime(stage, bytes)
+			p.epCosts[key] = t
+		}
+		return t
+	}
 	if t, ok := p.costs[key]; ok {
 		return t
 	}
 	var worst engine.Time
-	if k == parallel.GroupEP && op == collectives.AllToAll && p.s.EPBackend() != parallel.EPNCCL {
-		worst = p.epDispatchTime(stage, bytes)
-		p.costs[key] = worst
-		return worst
-	}
 	for _, g := range p.stageGroups(k, stage) {
 		c, err := g.Cost(op, collectives.Auto, size)
 		if err != nil {

@@ -460,6 +460,29 @@ func BenchmarkSweep70B(b *testing.B) {
 	b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N*len(idx)), "cpu-ms/point")
 }
 
+// BenchmarkSweep70BAll runs all 1,000 points of the example on two
+// workers, as `simtrain sweep --workers 2` does (no files written): the
+// workers' Reuse serves the points that share a layout in runs, which
+// every-20th sampling cannot show. cpu-ms/point is this process's CPU
+// time (garbage collection included) over the points.
+func BenchmarkSweep70BAll(b *testing.B) {
+	sw, err := Load("../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml", Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	idx := sw.ShardIndices(0, 1)
+	var cpu0, cpu1 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &cpu0)
+	for b.Loop() {
+		if err := sw.Run(context.Background(), idx, 2, func(PointResult) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &cpu1)
+	cpu := time.Duration(cpu1.Utime.Nano() + cpu1.Stime.Nano() - cpu0.Utime.Nano() - cpu0.Stime.Nano())
+	b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N*len(idx)), "cpu-ms/point")
+}
+
 // TestSweepReuseSameFigures evaluates sweep points one after another with one
 // Reuse, as a sweep worker does (cluster and task-graph storage carried from
 // point to point, GPU types changing under it), and checks every figure
@@ -478,6 +501,11 @@ func TestSweepReuseSameFigures(t *testing.T) {
 			t.Fatal(err)
 		}
 		idx := sw.ShardIndices(0, max(1, sw.Len()/25))
+		// and a run of consecutive points, which share their layout (and
+		// so the Reuse's price tables) as a worker's points mostly do
+		for i := sw.Len() / 2; i < min(sw.Len(), sw.Len()/2+48); i++ {
+			idx = append(idx, i)
+		}
 		reuse := new(simulation.Reuse)
 		for _, i := range idx {
 			got, _ := sw.evaluate(context.Background(), i, reuse)
