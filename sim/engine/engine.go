@@ -138,6 +138,11 @@ type Engine struct {
 	fifoHead int
 	handlers []Handler
 	executed uint64
+	// held says the heap's root is the event being handled: it leaves
+	// the heap after its handler returns, or is replaced by the first
+	// event the handler schedules (replaceTop: one sift instead of a
+	// pop's and a push's).
+	held     bool
 	stopped  bool
 	overflow bool // an event was scheduled at Forever (ErrTimeOverflow)
 	// AfterEvent, when set, runs after every event; tests use it to check
@@ -167,7 +172,7 @@ func (e *Engine) Now() Time { return e.now }
 func (e *Engine) Executed() uint64 { return e.executed }
 
 // Pending is the number of events waiting to run.
-func (e *Engine) Pending() int { return len(e.heap) + len(e.fifo) - e.fifoHead }
+func (e *Engine) Pending() int { return len(e.heap) - b2i(e.held) + len(e.fifo) - e.fifoHead }
 
 // At schedules an event for handler h at time t with argument arg. A time in
 // the past is a programming error and panics: causality is the one invariant
@@ -186,6 +191,11 @@ func (e *Engine) At(t Time, h HandlerID, arg int64) {
 	ev := event{at: t, key: e.seq<<handlerBits | uint64(h), arg: arg}
 	if t == e.now {
 		e.fifo = append(e.fifo, ev)
+		return
+	}
+	if e.held {
+		e.held = false
+		e.replaceTop(ev)
 		return
 	}
 	e.push(ev)
@@ -237,13 +247,20 @@ func (e *Engine) RunUntil(limit Time) uint64 {
 			if e.heap[0].at > limit {
 				break
 			}
-			ev = e.pop()
+			// The event stays in the heap while it is handled: the
+			// first event its handler schedules takes its place.
+			ev = e.heap[0]
 			e.now = ev.at
+			e.held = true
 		} else {
 			break
 		}
 		e.executed++
 		e.handlers[ev.handler()].Handle(e.now, ev.arg)
+		if e.held {
+			e.held = false
+			e.pop()
+		}
 		if e.AfterEvent != nil {
 			e.AfterEvent(e.now)
 		}
@@ -289,12 +306,22 @@ func (e *Engine) pop() event {
 	h := e.heap
 	top := h[0]
 	n := len(h) - 1
-	last := h[n]
-	h = h[:n]
-	if n == 0 {
-		e.heap = h
-		return top
+	e.heap = h[:n]
+	if n > 0 {
+		e.fillRoot(h[n])
 	}
+	return top
+}
+
+// replaceTop removes the heap's smallest event and adds ev in one sift:
+// what a pop followed by a push does, at the cost of the pop alone.
+func (e *Engine) replaceTop(ev event) { e.fillRoot(ev) }
+
+// fillRoot puts x in place of the heap's root (a hole) and restores the
+// heap order below it.
+func (e *Engine) fillRoot(x event) {
+	h := e.heap
+	n := len(h)
 	i := 0
 	if n <= bottomUpMax {
 		for {
@@ -313,7 +340,7 @@ func (e *Engine) pop() event {
 		}
 		for i > 0 {
 			p := (i - 1) >> 1
-			if !last.before(&h[p]) {
+			if !x.before(&h[p]) {
 				break
 			}
 			h[i] = h[p]
@@ -329,16 +356,14 @@ func (e *Engine) pop() event {
 			if r := l + 1; r < n && h[r].before(&h[l]) {
 				c = r // a branch: predicted, it lets the core fetch the next level early
 			}
-			if !h[c].before(&last) {
+			if !h[c].before(&x) {
 				break
 			}
 			h[i] = h[c]
 			i = c
 		}
 	}
-	h[i] = last
-	e.heap = h
-	return top
+	h[i] = x
 }
 
 func b2i(b bool) int {
