@@ -133,16 +133,11 @@ func (a *event) handler() HandlerID { return HandlerID(a.key & (1<<handlerBits -
 type Engine struct {
 	now      Time
 	seq      uint64
-	heap     []event // binary min-heap on (at, key)
+	q        queue   // events after now, and at now scheduled before it
 	fifo     []event // zero-delay events at now, in schedule order
 	fifoHead int
 	handlers []Handler
 	executed uint64
-	// held says the heap's root is the event being handled: it leaves
-	// the heap after its handler returns, or is replaced by the first
-	// event the handler schedules (replaceTop: one sift instead of a
-	// pop's and a push's).
-	held     bool
 	stopped  bool
 	overflow bool // an event was scheduled at Forever (ErrTimeOverflow)
 	// AfterEvent, when set, runs after every event; tests use it to check
@@ -152,7 +147,16 @@ type Engine struct {
 
 // New returns an empty engine at time 0.
 func New() *Engine {
-	return &Engine{heap: make([]event, 0, 1024), fifo: make([]event, 0, 256)}
+	return &Engine{fifo: make([]event, 0, 256)}
+}
+
+// Reset returns the engine to the state New gives (time 0, no events, no
+// handlers), keeping its queue's storage: for a goroutine that runs one
+// simulation after another.
+func (e *Engine) Reset() {
+	clear(e.handlers)
+	e.q.reset()
+	*e = Engine{q: e.q, fifo: e.fifo[:0], handlers: e.handlers[:0]}
 }
 
 // Register adds a handler and returns the id to schedule events for it. An
@@ -172,7 +176,7 @@ func (e *Engine) Now() Time { return e.now }
 func (e *Engine) Executed() uint64 { return e.executed }
 
 // Pending is the number of events waiting to run.
-func (e *Engine) Pending() int { return len(e.heap) - b2i(e.held) + len(e.fifo) - e.fifoHead }
+func (e *Engine) Pending() int { return e.q.len() + len(e.fifo) - e.fifoHead }
 
 // At schedules an event for handler h at time t with argument arg. A time in
 // the past is a programming error and panics: causality is the one invariant
@@ -193,12 +197,7 @@ func (e *Engine) At(t Time, h HandlerID, arg int64) {
 		e.fifo = append(e.fifo, ev)
 		return
 	}
-	if e.held {
-		e.held = false
-		e.replaceTop(ev)
-		return
-	}
-	e.push(ev)
+	e.q.push(ev)
 }
 
 // After schedules an event d after now; a negative d is treated as zero,
@@ -234,33 +233,26 @@ func (e *Engine) RunUntil(limit Time) uint64 {
 	e.stopped = e.overflow
 	for !e.stopped {
 		var ev event
-		if e.fifoHead < len(e.fifo) && (len(e.heap) == 0 || !e.heap[0].before(&e.fifo[e.fifoHead])) {
-			// Zero-delay events run before heap events unless a heap event
-			// at this same instant was scheduled earlier.
+		if e.fifoHead < len(e.fifo) && !(e.q.hasAt(e.now) && e.q.min().before(&e.fifo[e.fifoHead])) {
+			// Zero-delay events run before queued events unless one
+			// queued for this same instant was scheduled earlier.
 			ev = e.fifo[e.fifoHead]
 			e.fifoHead++
 			if e.fifoHead == len(e.fifo) {
 				e.fifo = e.fifo[:0]
 				e.fifoHead = 0
 			}
-		} else if len(e.heap) > 0 {
-			if e.heap[0].at > limit {
+		} else if e.q.len() > 0 {
+			if e.q.min().at > limit {
 				break
 			}
-			// The event stays in the heap while it is handled: the
-			// first event its handler schedules takes its place.
-			ev = e.heap[0]
+			ev = e.q.popMin()
 			e.now = ev.at
-			e.held = true
 		} else {
 			break
 		}
 		e.executed++
 		e.handlers[ev.handler()].Handle(e.now, ev.arg)
-		if e.held {
-			e.held = false
-			e.pop()
-		}
 		if e.AfterEvent != nil {
 			e.AfterEvent(e.now)
 		}
@@ -268,7 +260,7 @@ func (e *Engine) RunUntil(limit Time) uint64 {
 	return e.executed - start
 }
 
-// The queue is a binary heap of 24-byte events. Which child of a node is
+// binHeap is a binary heap of 24-byte events (the queue's early events). Which child of a node is
 // smaller is a coin toss the branch predictor cannot learn, so pop turns
 // that comparison into an index (b2i) instead of a branch. While the heap
 // fits in the core's caches pop works bottom-up (Floyd): it moves the hole
@@ -286,8 +278,10 @@ func (e *Engine) RunUntil(limit Time) uint64 {
 // 96 KiB, inside a core's L2 cache.
 const bottomUpMax = 4096
 
-func (e *Engine) push(ev event) {
-	h := append(e.heap, ev)
+type binHeap []event
+
+func (bh *binHeap) push(ev event) {
+	h := append(*bh, ev)
 	i := len(h) - 1
 	// Move the hole up instead of swapping: one write per level.
 	for i > 0 {
@@ -299,29 +293,19 @@ func (e *Engine) push(ev event) {
 		i = p
 	}
 	h[i] = ev
-	e.heap = h
+	*bh = h
 }
 
-func (e *Engine) pop() event {
-	h := e.heap
+func (bh *binHeap) pop() event {
+	h := *bh
 	top := h[0]
 	n := len(h) - 1
-	e.heap = h[:n]
-	if n > 0 {
-		e.fillRoot(h[n])
+	last := h[n]
+	h = h[:n]
+	if n == 0 {
+		*bh = h
+		return top
 	}
-	return top
-}
-
-// replaceTop removes the heap's smallest event and adds ev in one sift:
-// what a pop followed by a push does, at the cost of the pop alone.
-func (e *Engine) replaceTop(ev event) { e.fillRoot(ev) }
-
-// fillRoot puts x in place of the heap's root (a hole) and restores the
-// heap order below it.
-func (e *Engine) fillRoot(x event) {
-	h := e.heap
-	n := len(h)
 	i := 0
 	if n <= bottomUpMax {
 		for {
@@ -340,7 +324,7 @@ func (e *Engine) fillRoot(x event) {
 		}
 		for i > 0 {
 			p := (i - 1) >> 1
-			if !x.before(&h[p]) {
+			if !last.before(&h[p]) {
 				break
 			}
 			h[i] = h[p]
@@ -356,14 +340,16 @@ func (e *Engine) fillRoot(x event) {
 			if r := l + 1; r < n && h[r].before(&h[l]) {
 				c = r // a branch: predicted, it lets the core fetch the next level early
 			}
-			if !h[c].before(&x) {
+			if !h[c].before(&last) {
 				break
 			}
 			h[i] = h[c]
 			i = c
 		}
 	}
-	h[i] = x
+	h[i] = last
+	*bh = h
+	return top
 }
 
 func b2i(b bool) int {
