@@ -15,15 +15,16 @@ import "github.com/simtrain/simtrain/sim/engine"
 // the previous execution. One goroutine uses an arena at a time; the zero
 // value is ready to use.
 type Arena struct {
-	progs []*Program
-	recvs map[p2pKey]int32
-	inst  []instanceBuffers
+	progs   []*Program
+	recvs   map[p2pKey]int32
+	inst    []instanceBuffers
+	scratch statsScratch // Executor.Stats' storage
 }
 
 // instanceBuffers are one executed instance's per-task slices.
 type instanceBuffers struct {
-	remaining  []int32
-	start, end []engine.Time
+	remaining          []int32
+	start, end, issued []engine.Time
 }
 
 // program returns stage s's program, emptied, with the capacity of the
@@ -56,8 +57,8 @@ func (a *Arena) recvMap() map[p2pKey]int32 {
 }
 
 // buffers returns instance i's slices sized for n tasks (contents
-// unspecified).
-func (a *Arena) buffers(i, n int) ([]int32, []engine.Time, []engine.Time) {
+// unspecified): remaining, start, end and, when hosted, issued (else nil).
+func (a *Arena) buffers(i, n int, hosted bool) (remaining []int32, start, end, issued []engine.Time) {
 	for len(a.inst) <= i {
 		a.inst = append(a.inst, instanceBuffers{})
 	}
@@ -65,14 +66,19 @@ func (a *Arena) buffers(i, n int) ([]int32, []engine.Time, []engine.Time) {
 	b.remaining = resize(b.remaining, n)
 	b.start = resize(b.start, n)
 	b.end = resize(b.end, n)
-	return b.remaining, b.start, b.end
+	if hosted {
+		b.issued = resize(b.issued, n)
+		issued = b.issued
+	}
+	return b.remaining, b.start, b.end, issued
 }
 
-// resize returns s with length n, reusing its array when large enough. The
-// contents are unspecified: callers overwrite every element.
+// resize returns s with length n, reusing its array when large enough, else
+// a new one with a quarter to spare (a sweep's next point is often a little
+// larger). The contents are unspecified: callers overwrite every element.
 func resize[T any](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]T, n)
+		return make([]T, n, n+n/4)
 	}
 	return s[:n]
 }

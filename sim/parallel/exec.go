@@ -50,7 +50,7 @@ type Executor struct {
 	capCTAs int32
 	ctas    [][NumGroupKinds]int32 // per stage, per group kind (GroupPP: send/recv)
 
-	scratch statsScratch // Stats' storage, reused instance after instance
+	scratch *statsScratch // Stats' storage, reused instance after instance (with an Arena, run after run; nil: Stats makes it)
 
 	// Progress, when set, is called every 65,536 task completions with the
 	// tasks done and the total (for progress displays on long runs).
@@ -110,6 +110,9 @@ type instance struct {
 // NewSymmetric prepares a symmetric (one rank per stage) execution.
 func NewSymmetric(eng *engine.Engine, l *Layout, progs []*Program) *Executor {
 	x := &Executor{eng: eng, layout: l, progs: progs, symmetric: true}
+	if len(progs) > 0 && progs[0].arena != nil {
+		x.scratch = &progs[0].arena.scratch
+	}
 	x.inst = make([]instance, 0, len(progs))
 	for s, p := range progs {
 		x.inst = append(x.inst, newInstance(l.RankOf(Coord{PP: s}), s, p, p.arena, s))
@@ -150,9 +153,12 @@ func newInstance(rank, stage int, p *Program, a *Arena, slot int) instance {
 	in := instance{rank: rank, stage: stage, prog: p, cur: -1}
 	n := len(p.Tasks)
 	if a != nil {
-		in.remaining, in.Start, in.End = a.buffers(slot, n)
+		in.remaining, in.Start, in.End, in.Issued = a.buffers(slot, n, p.Hosted)
 	} else {
 		in.remaining, in.Start, in.End = make([]int32, n), make([]engine.Time, n), make([]engine.Time, n)
+		if p.Hosted {
+			in.Issued = make([]engine.Time, n)
+		}
 	}
 	copy(in.remaining, p.ndeps)
 	for i := range in.Start {
@@ -160,7 +166,6 @@ func newInstance(rank, stage int, p *Program, a *Arena, slot int) instance {
 	}
 	in.hostWait = -1
 	if p.Hosted {
-		in.Issued = make([]engine.Time, len(p.Tasks))
 		for i := range in.Issued {
 			in.Issued[i] = -1
 			if p.Tasks[i].Kind != KindRecv {

@@ -49,7 +49,10 @@ type statsScratch struct {
 func (x *Executor) Stats(i int) Stats {
 	in := &x.inst[i]
 	p, start, end, issued := in.prog, in.Start, in.End, in.Issued
-	sc := &x.scratch
+	if x.scratch == nil {
+		x.scratch = new(statsScratch)
+	}
+	sc := x.scratch
 	var st Stats
 	comp := sc.comp[:0]
 	var comm [NumExposed][]interval

@@ -143,7 +143,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 		return nil, err
 	}
 
-	eng := engine.New()
+	eng := opt.Reuse.newEngine()
 	res := &Result{Scenario: s, RunID: s.RunID(), Cluster: cl, Layout: layout}
 	var x *parallel.Executor
 	switch {
@@ -215,6 +215,21 @@ type Reuse struct {
 	// sweep's points share a layout dozens of times over (micro-batch,
 	// recompute, ZeRO and sp vary under one tp × pp).
 	priced map[parallel.Layout]*priceTables
+	eng    *engine.Engine // the last run's, reset for the next (its queue storage kept)
+}
+
+// newEngine returns an empty engine: the last run's, reset (a nil Reuse: a
+// new one).
+func (r *Reuse) newEngine() *engine.Engine {
+	if r == nil {
+		return engine.New()
+	}
+	if r.eng == nil {
+		r.eng = engine.New()
+	} else {
+		r.eng.Reset()
+	}
+	return r.eng
 }
 
 // maxPricedLayouts bounds Reuse.priced: a sweep worker meets its points'
