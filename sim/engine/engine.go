@@ -4,12 +4,13 @@
 // The kernel knows nothing about GPUs, links or models. Components register a
 // Handler once and then schedule events as (time, handler, argument) triples;
 // the argument is an int64 the component interprets (a task index, a flow id
-// with a generation counter, ...). Events are 24-byte plain values in a typed
-// binary heap, so scheduling and executing an event allocates nothing.
+// with a generation counter, ...). Events are 24-byte plain values in a radix
+// heap on their (time, sequence) key (queue.go), so scheduling and executing
+// an event allocates nothing once the queue's buckets have grown.
 //
 // Determinism: events at the same time run in the order they were scheduled
 // (the sequence number breaks ties), and zero-delay events scheduled for the
-// current instant go through a FIFO that never touches the heap, which keeps
+// current instant go through a FIFO that never touches the queue, which keeps
 // that same order. There are no goroutines, no wall clock and no I/O here.
 //
 // Cancellation is lazy and belongs to the component: it keeps a generation
