@@ -1,8 +1,10 @@
 package collectives
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/simtrain/simtrain/sim/topology"
 )
@@ -218,10 +220,47 @@ func staticLoad(c *topology.Cluster, groups [][]int, pats []pattern) ([][numPatt
 	return out, nil
 }
 
-// checkRanks is NewGroup's validation of a rank list.
+// checkRanks is NewGroup's validation of a rank list: the error
+// checkRanksInto reports, found without cluster-sized scratch (a group is
+// usually far smaller than its cluster, and NewGroup runs once per group).
 func checkRanks(c *topology.Cluster, ranks []int) error {
-	var seen []bool
-	return checkRanksInto(c, ranks, &seen)
+	if c == nil || len(ranks) == 0 || len(ranks) > c.NumGPUs() {
+		var seen []bool
+		return checkRanksInto(c, ranks, &seen)
+	}
+	total := c.NumGPUs()
+	// bad is the first index whose rank is out of range or repeats an
+	// earlier one: the index where checkRanksInto's scan stops.
+	bad := len(ranks)
+	for i, r := range ranks {
+		if r < 0 || r >= total {
+			bad = i
+			break
+		}
+	}
+	type at struct{ rank, i int }
+	sorted := make([]at, 0, bad)
+	for i, r := range ranks[:bad] {
+		sorted = append(sorted, at{r, i})
+	}
+	slices.SortFunc(sorted, func(a, b at) int {
+		if a.rank != b.rank {
+			return cmp.Compare(a.rank, b.rank)
+		}
+		return cmp.Compare(a.i, b.i)
+	})
+	for k := 1; k < len(sorted); k++ {
+		if sorted[k].rank == sorted[k-1].rank {
+			bad = min(bad, sorted[k].i)
+		}
+	}
+	switch {
+	case bad == len(ranks):
+		return nil
+	case ranks[bad] < 0 || ranks[bad] >= total:
+		return fmt.Errorf("collectives: rank %d outside the cluster (valid ranks: 0..%d)", ranks[bad], total-1)
+	}
+	return fmt.Errorf("collectives: rank %d appears twice in the group", ranks[bad])
 }
 
 // checkRanksInto is checkRanks with a scratch slice of flags that it leaves

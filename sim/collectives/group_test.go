@@ -2,6 +2,7 @@ package collectives
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -214,4 +215,27 @@ func TestUnavailableAlgorithms(t *testing.T) {
 			t.Errorf("%s/%s: %v, want %q", tc.op, tc.algo, err, tc.want)
 		}
 	}
+}
+
+// TestCheckRanksMatchesScan: the sort-based check NewGroup uses reports
+// exactly what the cluster-sized scan (checkRanksInto) reports, on every
+// rank list of up to four entries drawn from -1..8 on an 8-GPU cluster.
+func TestCheckRanksMatchesScan(t *testing.T) {
+	c := cluster(t, topology.Spec{GPU: "h100-sxm", Nodes: 1})
+	var seen []bool
+	var walk func(ranks []int)
+	walk = func(ranks []int) {
+		want := checkRanksInto(c, ranks, &seen)
+		got := checkRanks(c, ranks)
+		if (want == nil) != (got == nil) || (want != nil && want.Error() != got.Error()) {
+			t.Fatalf("checkRanks(%v) = %v, the scan says %v", ranks, got, want)
+		}
+		if len(ranks) == 4 {
+			return
+		}
+		for r := -1; r <= 8; r++ {
+			walk(append(slices.Clone(ranks), r))
+		}
+	}
+	walk(nil)
 }

@@ -55,6 +55,7 @@ package parallel
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -402,16 +403,45 @@ func (l *Layout) GroupSize(k GroupKind) int {
 
 // Groups lists every kind-k group once, ordered by its smallest rank. For
 // stage >= 0 only groups of that pipeline stage are listed.
+//
+// With a stage it walks only that stage's ranks (a group of any kind but
+// GroupPP lies inside one stage), so listing every stage's groups costs the
+// world once, not once per stage.
 func (l *Layout) Groups(k GroupKind, stage int) [][]int {
-	seen := make([]bool, l.World())
 	var out [][]int
-	for r := 0; r < l.World(); r++ {
-		if seen[r] || (stage >= 0 && k != GroupPP && l.CoordOf(r).PP != stage) {
+	if stage < 0 || k == GroupPP {
+		seen := make([]bool, l.World())
+		for r := 0; r < l.World(); r++ {
+			if seen[r] || (stage >= 0 && k != GroupPP && l.CoordOf(r).PP != stage) {
+				continue
+			}
+			g := l.Group(k, r)
+			for _, m := range g {
+				seen[m] = true
+			}
+			out = append(out, g)
+		}
+		return out
+	}
+	if stage >= l.PP {
+		return nil
+	}
+	// seen is indexed by a rank's position inside its stage.
+	at := func(c Coord) int { return c.TP + l.TP*(c.CP+l.CP*c.DP) }
+	n := l.TP * l.CP * l.DP
+	ranks := make([]int, n)
+	for i := range ranks {
+		ranks[i] = l.RankOf(Coord{TP: i % l.TP, CP: i / l.TP % l.CP, DP: i / (l.TP * l.CP), PP: stage})
+	}
+	slices.Sort(ranks)
+	seen := make([]bool, n)
+	for _, r := range ranks {
+		if seen[at(l.CoordOf(r))] {
 			continue
 		}
 		g := l.Group(k, r)
 		for _, m := range g {
-			seen[m] = true
+			seen[at(l.CoordOf(m))] = true
 		}
 		out = append(out, g)
 	}

@@ -156,9 +156,10 @@ func Memory(r *simulation.Result) []output.MemoryRow {
 // Links is links.arrow: every directed link's bytes, busy time and
 // utilisation (bytes over what its line rate carries in the simulated time).
 func Links(r *simulation.Result) []output.LinkRow {
-	var rows []output.LinkRow
+	links := r.Links()
+	rows := make([]output.LinkRow, 0, len(links))
 	total := r.StepTimeS * float64(r.Scenario.Sim.Steps)
-	for _, l := range r.Links() {
+	for _, l := range links {
 		u := 0.0
 		if total > 0 && l.Bandwidth > 0 {
 			u = l.Bytes / (l.Bandwidth * total)
