@@ -82,6 +82,11 @@ type Fabric struct {
 	lbusy  []engine.Time
 	lbusyT []engine.Time
 
+	// Analytic fidelity with TrackChanges: the links whose statistics may
+	// have moved since the last Changed, each once (marked).
+	changed     []int32
+	changedMark []bool
+
 	flowState // flow fidelity only; see flow.go
 
 	// afterEvent, when set (tests only), runs after every event the fabric
@@ -248,6 +253,10 @@ func (f *Fabric) Start(route []int32, size units.Bytes, done Done, tag int64) {
 		end := addTime(now, tx)
 		for _, l := range route {
 			f.lbytes[l] += bytes
+			if f.changedMark != nil && !f.changedMark[l] {
+				f.changedMark[l] = true
+				f.changed = append(f.changed, l)
+			}
 			// Starts arrive in time order, so the union of the busy
 			// intervals [start, end) grows only at its right edge.
 			if be := f.lbusyT[l]; now >= be {
@@ -321,6 +330,38 @@ func (f *Fabric) LinkBusy(link int) engine.Time {
 		b -= be - now
 	}
 	return b
+}
+
+// TrackChanges makes an analytic fabric remember which links its transfers
+// cross, for Changed. It has no effect at flow fidelity.
+func (f *Fabric) TrackChanges() {
+	if f.fid == Analytic && f.changedMark == nil {
+		f.changedMark = make([]bool, len(f.bw))
+	}
+}
+
+// Changed appends to buf, and returns, every link whose LinkBytes or
+// LinkBusy may differ from what they were at the previous Changed (since
+// TrackChanges for the first): the links transfers have crossed since then
+// and those still transmitting (a link's busy time grows with Now until its
+// transmission ends). Every other link's figures are unchanged. Analytic
+// fidelity after TrackChanges only; otherwise it returns buf.
+func (f *Fabric) Changed(buf []int32) []int32 {
+	if f.changedMark == nil {
+		return buf
+	}
+	now := f.e.Now()
+	keep := f.changed[:0]
+	for _, l := range f.changed {
+		buf = append(buf, l)
+		if f.lbusyT[l] > now {
+			keep = append(keep, l)
+		} else {
+			f.changedMark[l] = false
+		}
+	}
+	f.changed = keep
+	return buf
 }
 
 // Stats returns the solver's work counters (all zero at analytic fidelity).

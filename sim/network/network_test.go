@@ -1,6 +1,7 @@
 package network
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -544,3 +545,41 @@ func TestCheckInvariantsDetects(t *testing.T) {
 type noop struct{}
 
 func (noop) Handle(engine.Time, int64) {}
+
+// TestAnalyticChanged: after each round of transfers, every link whose
+// LinkBytes or LinkBusy moved is in Changed's list, including a link held
+// open by a transfer over a zero-bandwidth link (its busy time grows with
+// Now), and no link appears twice.
+func TestAnalyticChanged(t *testing.T) {
+	bw := []units.BytesPerSecond{gbps, 2 * gbps, 0, gbps, 4 * gbps, gbps}
+	lat := make([]engine.Time, len(bw))
+	e := engine.New()
+	f := New(e, bw, lat, Analytic)
+	f.TrackChanges()
+	routes := [][]int32{{0, 1}, {3}, {1, 4, 5}, {2, 3}, {4}, {0, 5}}
+	prevB := make([]units.Bytes, len(bw))
+	prevT := make([]engine.Time, len(bw))
+	var changed []int32
+	for round := 0; round < 12; round++ {
+		for i := 0; i <= round%3; i++ {
+			f.Start(routes[(round*5+i*3)%len(routes)], units.Bytes(1e6*(1+round%4)), nil, 0)
+		}
+		e.Run()
+		changed = f.Changed(changed[:0])
+		in := make([]int, len(bw))
+		for _, l := range changed {
+			in[l]++
+		}
+		for l := range bw {
+			b, busy := f.LinkBytes(l), f.LinkBusy(l)
+			if in[l] > 1 || (in[l] == 0 && (b != prevB[l] || busy != prevT[l])) {
+				t.Fatalf("round %d: link %d listed %d times, bytes %v -> %v, busy %v -> %v",
+					round, l, in[l], prevB[l], b, prevT[l], busy)
+			}
+			prevB[l], prevT[l] = b, busy
+		}
+	}
+	if !slices.Contains(changed, 2) {
+		t.Errorf("the zero-bandwidth link's open busy period is not tracked: %v", changed)
+	}
+}

@@ -68,6 +68,8 @@ func (r *Result) analyticTraffic() ([]float64, []engine.Time) {
 	busy := make([]engine.Time, n)
 	eng := engine.New()
 	fab := network.New(eng, c.Bandwidths(), c.Latencies(), network.Analytic)
+	fab.TrackChanges()
+	var changed []int32 // links whose figures moved during one collective
 	runner := collectives.NewRunner(eng, fab, network.Flow, c)
 	prevB := make([]float64, n)
 	prevT := make([]engine.Time, n)
@@ -128,7 +130,9 @@ func (r *Result) analyticTraffic() ([]float64, []engine.Time) {
 			}
 			eng.Run()
 			scale := float64(counts[k])
-			for i := 0; i < n; i++ {
+			changed = fab.Changed(changed[:0])
+			for _, li := range changed {
+				i := int(li)
 				b, t := float64(fab.LinkBytes(i)), fab.LinkBusy(i)
 				if b != prevB[i] || t != prevT[i] {
 					bytes[i] += (b - prevB[i]) * scale
