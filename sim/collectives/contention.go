@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/simtrain/simtrain/sim/topology"
 )
@@ -148,10 +149,11 @@ func staticLoad(c *topology.Cluster, groups [][]int, pats []pattern) ([][numPatt
 	}
 	var multi []int // indices of groups spanning domains
 	gs := make([]gr, len(groups))
-	var seen []bool
+	sc := loadScratchPool.Get().(*loadScratch)
+	defer loadScratchPool.Put(sc)
 	for i, ranks := range groups {
 		out[i] = [numPatterns]float64{1, 1, 1, 1}
-		if err := checkRanksInto(c, ranks, &seen); err != nil {
+		if err := checkRanksInto(c, ranks, &sc.seen); err != nil {
 			return nil, err
 		}
 		order, domOff, _ := arrange(c, ranks)
@@ -179,16 +181,21 @@ func staticLoad(c *topology.Cluster, groups [][]int, pats []pattern) ([][numPatt
 		gs[i].arr.crossings(p, gs[i].ppnMin, f)
 	}
 	eff := c.NIC.Comm.Efficiency
-	load := make([]int32, len(c.Links))
+	load, fanOut, fanIn := sc.zeroed(len(c.Links), c.NumGPUs())
 	var route []int32
-	fanOut, fanIn := make([]int32, c.NumGPUs()), make([]int32, c.NumGPUs())
 	for _, p := range pats {
-		clear(load)
+		for _, l := range sc.loaded {
+			load[l] = 0
+		}
+		sc.loaded = sc.loaded[:0]
 		for _, i := range multi {
 			each(i, p, func(a, b, ch int) {
 				route = c.AppendRoute(route[:0], a, b, routeHash(a, b, ch))
 				for _, l := range route {
 					if c.Links[l].Kind == topology.LinkNetwork {
+						if load[l] == 0 {
+							sc.loaded = append(sc.loaded, l)
+						}
 						load[l]++
 					}
 				}
@@ -218,6 +225,35 @@ func staticLoad(c *topology.Cluster, groups [][]int, pats []pattern) ([][numPatt
 		}
 	}
 	return out, nil
+}
+
+// loadScratch is staticLoad's link- and GPU-sized counters, kept between
+// calls so that a call costs its groups' routes, not the cluster's size
+// (the pricer calls it once per group kind and stage). staticLoad leaves
+// fanOut and fanIn zero, seen false (checkRanksInto), and load zero but at
+// the links listed in loaded.
+type loadScratch struct {
+	load, fanOut, fanIn []int32
+	loaded              []int32
+	seen                []bool
+}
+
+var loadScratchPool = sync.Pool{New: func() any { return new(loadScratch) }}
+
+// zeroed returns the counters sized for links links and gpus GPUs, all
+// zero.
+func (s *loadScratch) zeroed(links, gpus int) (load, fanOut, fanIn []int32) {
+	for _, l := range s.loaded {
+		s.load[l] = 0
+	}
+	s.loaded = s.loaded[:0]
+	if len(s.load) < links {
+		s.load = make([]int32, links)
+	}
+	if len(s.fanOut) < gpus {
+		s.fanOut, s.fanIn = make([]int32, gpus), make([]int32, gpus)
+	}
+	return s.load[:links], s.fanOut[:gpus], s.fanIn[:gpus]
 }
 
 // checkRanks is NewGroup's validation of a rank list: the error

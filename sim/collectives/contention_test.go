@@ -2,6 +2,7 @@ package collectives
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/engine"
@@ -140,5 +141,37 @@ func TestStaticShareErrors(t *testing.T) {
 	sh, err := StaticShares(c, [][]int{seq(8)}, true)
 	if err != nil || sh[0] != noContention {
 		t.Errorf("one node: %+v %v, want no contention", sh, err)
+	}
+}
+
+// TestStaticSharesScratchReuse: staticLoad keeps its counters between
+// calls; a call gives the same shares whatever ran before it, on a larger
+// or smaller cluster, and after a call that failed on a bad group.
+func TestStaticSharesScratchReuse(t *testing.T) {
+	small, big := twoLeaves(t, 32), twoLeaves(t, 64)
+	groups := [][]int{{0, 32}, {1, 33}, {2, 40, 3}}
+	fresh := func(c *topology.Cluster) []Share {
+		sh, err := StaticShares(c, groups, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sh
+	}
+	wantSmall, wantBig := fresh(small), fresh(big)
+	for round := 0; round < 3; round++ {
+		if _, err := StaticShares(small, [][]int{{0, 32}, {5, 5}}, false); err == nil {
+			t.Fatal("a repeated rank: no error")
+		}
+		if _, err := SendShares(big, [][2]int{{0, 63}, {8, 40}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			c    *topology.Cluster
+			want []Share
+		}{{small, wantSmall}, {big, wantBig}} {
+			if got := fresh(tc.c); !slices.Equal(got, tc.want) {
+				t.Fatalf("round %d: shares %v, want %v", round, got, tc.want)
+			}
+		}
 	}
 }
