@@ -1,0 +1,82 @@
+package simulation
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/scenario"
+)
+
+// llama405B is the bundled 16,384-GPU Llama 3 405B scenario.
+const llama405B = "../../scenarios/llama3-405b-16k-h100.yaml"
+
+// load405B loads llama405B on gpus GPUs: the same model, layout per
+// replica and micro-batches per replica, with data parallelism (and the
+// global batch) scaled to fill the cluster.
+func load405B(b *testing.B, gpus int) *scenario.Plan {
+	b.Helper()
+	dp := gpus / (8 * 16) // tp 8, pp 16
+	s, err := scenario.Load(llama405B, scenario.Overrides(
+		"cluster.nodes", fmt.Sprint(gpus/8), "parallel.dp", fmt.Sprint(dp),
+		"training.global_batch", fmt.Sprint(16*dp))...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// BenchmarkRun405B is the default mode of `simtrain run` on Llama 3 405B
+// without writing files: the simulation (one rank per pipeline stage) and
+// the per-link traffic of links.arrow, at 16,384 and 131,072 GPUs. Its
+// cost should barely grow with the cluster (issue 18).
+//
+//	go test ./sim/simulation -run '^$' -bench 'Run405B|Links405B' -benchtime 3x
+func BenchmarkRun405B(b *testing.B) {
+	for _, gpus := range []int{16384, 131072} {
+		b.Run(fmt.Sprintf("gpus=%d", gpus), func(b *testing.B) {
+			s := load405B(b, gpus)
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := Run(context.Background(), s, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				_ = res.Links()
+			}
+		})
+	}
+}
+
+// BenchmarkLinks405B is links.arrow's traffic alone (Result.Links: the
+// analytic reconstruction of every link's bytes and busy time) for the
+// 405B default run at 16,384 and 131,072 GPUs.
+func BenchmarkLinks405B(b *testing.B) {
+	for _, gpus := range []int{16384, 131072} {
+		b.Run(fmt.Sprintf("gpus=%d", gpus), func(b *testing.B) {
+			res, err := Run(context.Background(), load405B(b, gpus), Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = res.Links()
+			}
+		})
+	}
+}
+
+// BenchmarkAllRanks405B plays every one of the 16,384 ranks of the 405B
+// scenario (`simtrain run --all-ranks` without writing files). One
+// iteration takes tens of seconds:
+//
+//	go test ./sim/simulation -run '^$' -bench AllRanks405B -benchtime 1x
+func BenchmarkAllRanks405B(b *testing.B) {
+	s := load405B(b, 16384)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Run(context.Background(), s, Options{AllRanks: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
