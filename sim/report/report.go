@@ -156,16 +156,18 @@ func Memory(r *simulation.Result) []output.MemoryRow {
 // Links is links.arrow: every directed link's bytes, busy time and
 // utilisation (bytes over what its line rate carries in the simulated time).
 func Links(r *simulation.Result) []output.LinkRow {
-	links := r.Links()
-	rows := make([]output.LinkRow, 0, len(links))
+	c := r.Cluster
+	bytes, busy := r.LinkTraffic()
+	rows := make([]output.LinkRow, len(c.Links))
 	total := r.StepTimeS * float64(r.Scenario.Sim.Steps)
-	for _, l := range links {
+	for i, l := range c.Links {
+		bw := float64(l.Bandwidth)
 		u := 0.0
-		if total > 0 && l.Bandwidth > 0 {
-			u = l.Bytes / (l.Bandwidth * total)
+		if total > 0 && bw > 0 {
+			u = bytes[i] / (bw * total)
 		}
-		rows = append(rows, output.LinkRow{Link: int32(l.ID), From: l.From, To: l.To, Kind: l.Kind,
-			BandwidthBytesPerS: l.Bandwidth, Bytes: output.ByteCount(l.Bytes), BusyNs: l.BusyNs, Utilization: u})
+		rows[i] = output.LinkRow{Link: int32(i), From: c.Devices[l.From].Name, To: c.Devices[l.To].Name, Kind: l.Kind.String(),
+			BandwidthBytesPerS: bw, Bytes: output.ByteCount(bytes[i]), BusyNs: busy[i], Utilization: u}
 	}
 	return rows
 }

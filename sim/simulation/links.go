@@ -33,21 +33,31 @@ func (r *Result) Symmetric() bool { return r.exec.Symmetric() }
 func (r *Result) Links() []LinkStat {
 	c := r.Cluster
 	out := make([]LinkStat, len(c.Links))
+	bytes, busy := r.LinkTraffic()
 	for i, l := range c.Links {
-		out[i] = LinkStat{ID: i, From: c.Devices[l.From].Name, To: c.Devices[l.To].Name, Kind: l.Kind.String(), Bandwidth: float64(l.Bandwidth)}
-	}
-	if r.fabric != nil {
-		for i := range out {
-			out[i].Bytes = float64(r.fabric.LinkBytes(i))
-			out[i].BusyNs = int64(r.fabric.LinkBusy(i))
-		}
-		return out
-	}
-	bytes, busy := r.analyticTraffic()
-	for i := range out {
-		out[i].Bytes, out[i].BusyNs = bytes[i], int64(busy[i])
+		out[i] = LinkStat{ID: i, From: c.Devices[l.From].Name, To: c.Devices[l.To].Name, Kind: l.Kind.String(),
+			Bandwidth: float64(l.Bandwidth), Bytes: bytes[i], BusyNs: busy[i]}
 	}
 	return out
+}
+
+// LinkTraffic is Links' bytes and busy time (ns) alone, indexed by the
+// cluster's link id, for callers that read the rest from r.Cluster.Links.
+func (r *Result) LinkTraffic() (bytes []float64, busyNs []int64) {
+	n := len(r.Cluster.Links)
+	bytes, busyNs = make([]float64, n), make([]int64, n)
+	if r.fabric != nil {
+		for i := range n {
+			bytes[i] = float64(r.fabric.LinkBytes(i))
+			busyNs[i] = int64(r.fabric.LinkBusy(i))
+		}
+		return bytes, busyNs
+	}
+	b, t := r.analyticTraffic()
+	for i := range n {
+		bytes[i], busyNs[i] = b[i], int64(t[i])
+	}
+	return bytes, busyNs
 }
 
 type trafficKey struct {
