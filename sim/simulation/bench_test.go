@@ -42,14 +42,14 @@ func BenchmarkRun405B(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				_ = res.Links()
+				_, _ = res.LinkTraffic()
 			}
 		})
 	}
 }
 
-// BenchmarkLinks405B is links.arrow's traffic alone (Result.Links: the
-// analytic reconstruction of every link's bytes and busy time) for the
+// BenchmarkLinks405B is links.arrow's traffic alone (Result.LinkTraffic:
+// the analytic reconstruction of every link's bytes and busy time) for the
 // 405B default run at 16,384 and 131,072 GPUs.
 func BenchmarkLinks405B(b *testing.B) {
 	for _, gpus := range []int{16384, 131072} {
@@ -60,7 +60,7 @@ func BenchmarkLinks405B(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				_ = res.Links()
+				_, _ = res.LinkTraffic()
 			}
 		})
 	}
