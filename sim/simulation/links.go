@@ -83,19 +83,6 @@ func (r *Result) analyticTraffic() ([]float64, []engine.Time) {
 	runner := collectives.NewRunner(eng, fab, network.Flow, c)
 	prevB := make([]float64, n)
 	prevT := make([]engine.Time, n)
-	groupCache := map[[2]int]*collectives.Group{}
-	pair := func(a, b int) *collectives.Group {
-		k := [2]int{a, b}
-		if g, ok := groupCache[k]; ok {
-			return g
-		}
-		g, err := collectives.NewGroup(c, []int{a, b})
-		if err != nil {
-			return nil
-		}
-		groupCache[k] = g
-		return g
-	}
 	for stage, prog := range r.progs {
 		counts := map[trafficKey]int{}
 		var keys []trafficKey // first-seen order, for determinism
@@ -114,6 +101,9 @@ func (r *Result) analyticTraffic() ([]float64, []engine.Time) {
 			counts[k]++
 		}
 		var groups [parallel.NumGroupKinds][]*collectives.Group
+		// sends[peer]: the pair (rank, its peer on stage peer) of every rank
+		// of the stage, in rank order; nil where the pair is not a group.
+		sends := map[int][]*collectives.Group{}
 		for _, k := range keys {
 			if k.kind != parallel.GroupPP && groups[k.kind] == nil {
 				for _, ranks := range l.Groups(k.kind, stage) {
@@ -123,13 +113,24 @@ func (r *Result) analyticTraffic() ([]float64, []engine.Time) {
 				}
 			}
 			if k.peer >= 0 {
-				for rank := 0; rank < l.World(); rank++ {
-					co := l.CoordOf(rank)
-					if co.PP != stage {
-						continue
+				pairs, ok := sends[k.peer]
+				if !ok {
+					for rank := 0; rank < l.World(); rank++ {
+						co := l.CoordOf(rank)
+						if co.PP != stage {
+							continue
+						}
+						co.PP = k.peer
+						g, err := collectives.NewGroup(c, []int{rank, l.RankOf(co)})
+						if err != nil {
+							g = nil
+						}
+						pairs = append(pairs, g)
 					}
-					co.PP = k.peer
-					if g := pair(rank, l.RankOf(co)); g != nil {
+					sends[k.peer] = pairs
+				}
+				for _, g := range pairs {
+					if g != nil {
 						_ = runner.Start(g, collectives.Send, collectives.Auto, units.Bytes(k.bytes), nopDone{}, 0)
 					}
 				}
