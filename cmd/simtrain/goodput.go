@@ -261,7 +261,7 @@ func goodputJSON(res *simulation.Result, r goodputReport) map[string]any {
 func printGoodputTable(w io.Writer, res *simulation.Result, r goodputReport) {
 	p, e := r.plan, r.est
 	s := res.Scenario
-	fmt.Fprintf(w, "%s  (%d× %s, %s tokens, step %s)\n", s.Name, s.GPUs(), s.Cluster.GPU, fmtCount(r.tokens), numfmt.Seconds4(res.StepTimeS))
+	fmt.Fprintf(w, "%s  (%d× %s, %s tokens, step %s)\n", s.Name, s.GPUs(), s.GPUName(), fmtCount(r.tokens), numfmt.Seconds4(res.StepTimeS))
 	row := func(k, v string) { fmt.Fprintf(w, "  %-28s %s\n", k, v) }
 	rs := "independent of Llama 3"
 	if p.Set.InSample {

@@ -198,7 +198,7 @@ func printRunTable(w io.Writer, r *simulation.Result, dir string) {
 	s := r.Scenario
 	p := s.Parallel
 	fmt.Fprintf(w, "%s  (%d× %s, tp %d pp %d dp %d cp %d ep %d, zero %d, %s, %s fidelity)\n",
-		s.Name, s.GPUs(), s.Cluster.GPU, p.TP, p.PP, p.DP, p.CP, p.EP, p.Zero, p.Schedule, s.Sim.Fidelity)
+		s.Name, s.GPUs(), s.GPUName(), p.TP, p.PP, p.DP, p.CP, p.EP, p.Zero, p.Schedule, s.Sim.Fidelity)
 	row := func(k, v string) { fmt.Fprintf(w, "  %-24s %s\n", k, v) }
 	row("software", s.Software())
 	if g := r.Cluster.GPU; g.Inherits != "" || s.GPUFile() != "" {

@@ -1010,7 +1010,7 @@ func (b *builder) optimizer() {
 			Dur: copyTime(states, cfg.HostH2D), Bytes: states, Peer: -1, Match: -1, CopyEngine: true}, b.last[StreamCompute]))
 	}
 	op := optimizerOp(cfg, local)
-	d := b.pr.OpsTime([]workload.Op{op})
+	d := b.pr.OpsTime(b.stage, []workload.Op{op})
 	opt := b.add(Task{Kind: KindOptimizer, Stream: StreamCompute, Name: "optimizer_step", Layer: -1, Micro: -1, Chunk: -1,
 		Dur: d, FLOPs: op.FLOPs, Bytes: op.BytesRead + op.BytesWritten, Peer: -1, Match: -1,
 		Issue: b.issueTime(KindOptimizer, 1)}, deps...)

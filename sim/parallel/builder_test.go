@@ -16,8 +16,8 @@ import (
 // all-to-all a2a and every other collective nothing.
 type blockPricer struct{ a2a engine.Time }
 
-func (blockPricer) OpsTime(ops []workload.Op) engine.Time {
-	return unitPricer{unit: engine.Millisecond}.OpsTime(ops)
+func (blockPricer) OpsTime(_ int, ops []workload.Op) engine.Time {
+	return unitPricer{unit: engine.Millisecond}.OpsTime(0, ops)
 }
 
 func (p blockPricer) CommTime(_ GroupKind, _ int, op collectives.Op, _ units.Bytes) engine.Time {
@@ -170,8 +170,8 @@ func TestRecomputeSPGathers(t *testing.T) {
 // TP collective c.
 type tpPricer struct{ c engine.Time }
 
-func (tpPricer) OpsTime(ops []workload.Op) engine.Time {
-	return unitPricer{unit: engine.Millisecond}.OpsTime(ops)
+func (tpPricer) OpsTime(_ int, ops []workload.Op) engine.Time {
+	return unitPricer{unit: engine.Millisecond}.OpsTime(0, ops)
 }
 func (p tpPricer) CommTime(k GroupKind, _ int, _ collectives.Op, _ units.Bytes) engine.Time {
 	if k == GroupTP {

@@ -15,8 +15,8 @@ import (
 // every CP collective cp.
 type cpPricer struct{ cp engine.Time }
 
-func (cpPricer) OpsTime(ops []workload.Op) engine.Time {
-	return unitPricer{unit: engine.Millisecond}.OpsTime(ops)
+func (cpPricer) OpsTime(_ int, ops []workload.Op) engine.Time {
+	return unitPricer{unit: engine.Millisecond}.OpsTime(0, ops)
 }
 
 func (p cpPricer) CommTime(k GroupKind, _ int, _ collectives.Op, _ units.Bytes) engine.Time {
@@ -158,7 +158,7 @@ func TestRingStepsPipeline(t *testing.T) {
 		}
 		cfg := &StepConfig{Layout: l}
 		pr := cpPricer{cp: c.ring}
-		b := &builder{cfg: cfg, prog: &Program{}, pr: pr, cache: newBlockCache(cfg, pr)}
+		b := &builder{cfg: cfg, prog: &Program{}, pr: pr, cache: newBlockCache(cfg, pr, 0)}
 		for i := range b.last {
 			b.last[i] = -1
 		}

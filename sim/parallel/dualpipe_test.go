@@ -16,7 +16,7 @@ import (
 // communication is free.
 type passPricer struct{ unit, a2a engine.Time }
 
-func (u passPricer) OpsTime(ops []workload.Op) engine.Time {
+func (u passPricer) OpsTime(_ int, ops []workload.Op) engine.Time {
 	for _, op := range ops {
 		if op.Block != workload.BlockEmbedding && op.Block != workload.BlockHead && op.Name != "optimizer" {
 			if op.Pass == workload.Backward {
@@ -143,7 +143,7 @@ func TestDualPipeBubble(t *testing.T) {
 // forward, and each expert-parallel all-to-all a2a.
 type moePricer struct{ unit, a2a engine.Time }
 
-func (u moePricer) OpsTime(ops []workload.Op) engine.Time {
+func (u moePricer) OpsTime(_ int, ops []workload.Op) engine.Time {
 	if len(ops) == 0 {
 		return 0
 	}

@@ -16,7 +16,7 @@ import (
 // pipeline-schedule setting of the textbook bubble formulas.
 type unitPricer struct{ unit engine.Time }
 
-func (u unitPricer) OpsTime(ops []workload.Op) engine.Time {
+func (u unitPricer) OpsTime(_ int, ops []workload.Op) engine.Time {
 	for _, op := range ops {
 		if op.Block != workload.BlockEmbedding && op.Block != workload.BlockHead && op.Name != "optimizer" {
 			return u.unit

@@ -212,14 +212,18 @@ type StepConfig struct {
 	Schedule     pipeline.Schedule
 	Virtual      int
 	Microbatches int // per pipeline per step
-	Chunks       [][]Chunk
-	Zero         int
-	Optimizer    string
-	ParamDtype   workload.Dtype // the weight copy the parameter all-gathers move and the optimizer writes (bf16 for FP8 training unless fp8_param_gather)
-	GradDtype    workload.Dtype
-	MasterDtype  workload.Dtype
-	StateDtype   workload.Dtype // the optimizer states' dtype (MasterDtype unless narrower)
-	Overlap      Overlap
+	// DeviceClass is, per pipeline stage, which GPU type prices its
+	// compute (Pricer.OpsTime): stages of one class price alike. nil or
+	// all 0 on a homogeneous cluster.
+	DeviceClass []int
+	Chunks      [][]Chunk
+	Zero        int
+	Optimizer   string
+	ParamDtype  workload.Dtype // the weight copy the parameter all-gathers move and the optimizer writes (bf16 for FP8 training unless fp8_param_gather)
+	GradDtype   workload.Dtype
+	MasterDtype workload.Dtype
+	StateDtype  workload.Dtype // the optimizer states' dtype (MasterDtype unless narrower)
+	Overlap     Overlap
 	// TPImplDTensor prices tensor parallelism as PyTorch DTensor runs it on
 	// batch-first [b, s, h] activations (torchtitan). With sequence
 	// parallelism a sequence all-gather is an all-gather along dim 0
@@ -334,8 +338,10 @@ func (c *StepConfig) interrupted() error {
 // Pricer turns work into time. The builder asks for every compute block and,
 // for the analytic executor, every collective.
 type Pricer interface {
-	// OpsTime is the time of ops run back to back on one GPU.
-	OpsTime(ops []workload.Op) engine.Time
+	// OpsTime is the time of ops run back to back on one GPU of pipeline
+	// stage `stage` (the slowest of its GPUs when a heterogeneous cluster
+	// places the stage's ranks on several types).
+	OpsTime(stage int, ops []workload.Op) engine.Time
 	// CommTime is the closed-form time of op moving bytes on a kind-k group of
 	// pipeline stage `stage` (the slowest such group when they differ).
 	CommTime(k GroupKind, stage int, op collectives.Op, bytes units.Bytes) engine.Time
@@ -367,10 +373,23 @@ func Build(cfg *StepConfig, pr Pricer) ([]*Program, error) {
 			return nil, fmt.Errorf("pipeline: stage %d has %d chunks, schedule %s places %d", s, len(ch), cfg.Schedule.Name(), place.Chunks)
 		}
 	}
-	cache := newBlockCache(cfg, pr)
+	// One table of block costs per device class: stages of one class
+	// price every block alike.
+	var caches []*blockCache
 	progs := make([]*Program, l.PP)
-	b := &builder{cfg: cfg, pr: pr, cache: cache, place: place}
+	b := &builder{cfg: cfg, pr: pr, place: place}
 	for s := 0; s < l.PP; s++ {
+		class := 0
+		if s < len(cfg.DeviceClass) {
+			class = cfg.DeviceClass[s]
+		}
+		for len(caches) <= class {
+			caches = append(caches, nil)
+		}
+		if caches[class] == nil {
+			caches[class] = newBlockCache(cfg, pr, s)
+		}
+		b.cache = caches[class]
 		var prog *Program
 		switch {
 		case cfg.Arena != nil:
@@ -471,6 +490,7 @@ type blockCost struct {
 type blockCache struct {
 	cfg    *StepConfig
 	pr     Pricer
+	stage  int                                         // the stage whose GPUs price the blocks (any of its device class)
 	kinds  []int8                                      // layerKind per layer, -1 until computed
 	layers [numLayerKinds][numPasses][numBlocks]cached // (layerKind, pass/recompute, block)
 	extra  [2][numPasses]cached                        // embedding/head per pass
@@ -548,8 +568,8 @@ func (c *blockCache) layerKind(layer int) int {
 	return k
 }
 
-func newBlockCache(cfg *StepConfig, pr Pricer) *blockCache {
-	c := &blockCache{cfg: cfg, pr: pr, kinds: make([]int8, cfg.Model.StackLayers())}
+func newBlockCache(cfg *StepConfig, pr Pricer, stage int) *blockCache {
+	c := &blockCache{cfg: cfg, pr: pr, stage: stage, kinds: make([]int8, cfg.Model.StackLayers())}
 	for i := range c.kinds {
 		c.kinds[i] = -1
 	}
@@ -645,7 +665,7 @@ func (c *blockCache) block(layer, pass int, blocks ...workload.Block) blockCost 
 }
 
 func (c *blockCache) price(ops []workload.Op) blockCost {
-	bc := blockCost{dur: c.pr.OpsTime(ops), kernels: float64(len(ops))}
+	bc := blockCost{dur: c.pr.OpsTime(c.stage, ops), kernels: float64(len(ops))}
 	for _, op := range ops {
 		bc.flops += op.FLOPs
 		bc.bytes += op.BytesRead + op.BytesWritten

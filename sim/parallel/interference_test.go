@@ -150,7 +150,9 @@ func TestSetInterferenceErrors(t *testing.T) {
 // comm, a pipeline send at comm/4: enough communication to overlap.
 type commPricer struct{ unit, comm engine.Time }
 
-func (u commPricer) OpsTime(ops []workload.Op) engine.Time { return unitPricer{u.unit}.OpsTime(ops) }
+func (u commPricer) OpsTime(_ int, ops []workload.Op) engine.Time {
+	return unitPricer{u.unit}.OpsTime(0, ops)
+}
 func (u commPricer) CommTime(GroupKind, int, collectives.Op, units.Bytes) engine.Time {
 	return u.comm
 }

@@ -154,13 +154,47 @@ func partitionStages(layers, pp, v, first, last int) ([][]Chunk, error) {
 		}
 		fillEnds(perStage, middle, rest, first, last)
 	}
+	return cutStages(perStage, v, layers, first > 0, last > 0)
+}
+
+// PlaceStages assigns perStage[s] layers to pipeline stage s
+// (parallel.stage_layers: an uneven split, e.g. more layers on the faster
+// GPUs of a heterogeneous cluster), spread over each stage's chunks as
+// partitionStages spreads them. It needs a placement cut by stage (1F1B and
+// its interleaved form); errors name the field.
+func PlaceStages(pl pipeline.Placement, layers int, perStage []int) ([][]Chunk, error) {
+	if !pl.StageSplit || pl.Routes != 1 {
+		return nil, fmt.Errorf("parallel.stage_layers: needs a schedule that cuts the model by stage (1f1b, interleaved-1f1b and the like), not this one")
+	}
+	if len(perStage) != pl.Stages {
+		return nil, fmt.Errorf("parallel.stage_layers: %d entries for pp %d (one per pipeline stage)", len(perStage), pl.Stages)
+	}
+	sum := 0
+	for s, n := range perStage {
+		if n < 0 {
+			return nil, fmt.Errorf("parallel.stage_layers: stage %d has %d layers, must be >= 0", s, n)
+		}
+		sum += n
+	}
+	if sum != layers {
+		return nil, fmt.Errorf("parallel.stage_layers: the entries sum to %d, model.layers is %d", sum, layers)
+	}
+	return cutStages(perStage, pl.Chunks, layers, false, false)
+}
+
+// cutStages spreads perStage[s] layers over stage s's v chunks, in
+// Megatron's interleaved numbering; embSlot/headSlot count the embedding
+// and output layer as a layer slot on the first/last stage (virtual stages
+// with an explicit first/last size).
+func cutStages(perStage []int, v, layers int, embFirst, headLast bool) ([][]Chunk, error) {
+	pp := len(perStage)
 	// Slots per chunk on each rank: layers, plus the embedding/output layer as
 	// a slot when virtual stages are used with an explicit first/last size.
 	out := make([][]Chunk, pp)
 	for s := 0; s < pp; s++ {
 		slots := perStage[s]
-		embSlot := v > 1 && s == 0 && first > 0
-		headSlot := v > 1 && s == pp-1 && last > 0
+		embSlot := v > 1 && s == 0 && embFirst
+		headSlot := v > 1 && s == pp-1 && headLast
 		if embSlot {
 			slots++
 		}

@@ -73,9 +73,30 @@ func encodeValue(k *Knob, v reflect.Value) string {
 	case reflect.Slice:
 		items := make([]string, v.Len())
 		for i := range items {
+			if e := v.Index(i); e.Kind() == reflect.Struct {
+				items[i] = encodeStruct(e)
+				continue
+			}
 			items[i] = fmt.Sprint(v.Index(i).Interface())
 		}
 		return "[" + strings.Join(items, ", ") + "]"
 	}
 	return fmt.Sprint(v.Interface())
+}
+
+// encodeStruct writes a list item with fields (cluster.node_groups) as a
+// flow mapping of its non-zero fields: {gpu: h100-sxm, nodes: 64}.
+func encodeStruct(v reflect.Value) string {
+	var parts []string
+	for i := range v.NumField() {
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
+		if f := v.Field(i); name != "" && name != "-" && !f.IsZero() {
+			val := fmt.Sprint(f.Interface())
+			if f.Kind() == reflect.Float64 {
+				val = strconv.FormatFloat(f.Float(), 'g', -1, 64)
+			}
+			parts = append(parts, name+": "+val)
+		}
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }

@@ -1,7 +1,9 @@
 package scenario
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 
@@ -72,6 +74,19 @@ type resolved struct {
 
 	recomputeModules workload.RecomputeModules // training.recompute_modules (0 = core_attn)
 	offload          workload.OffloadModules   // training.offload_modules
+
+	groups      []GPUGroup // the cluster's node groups (one without cluster.node_groups)
+	gpuHourUSD  float64    // the GPU-weighted mean of the groups' prices
+	stageGroups []uint64   // per pipeline stage, the bit set of groups its ranks sit on (nil: one group)
+}
+
+// GPUGroup is one resolved node group of the cluster: a homogeneous
+// cluster is one group, cluster.node_groups lists several.
+type GPUGroup struct {
+	GPU        hardware.GPU
+	Nodes      int
+	GPUs       int
+	GPUHourUSD float64 // the group's price (its own, or the catalog's)
 }
 
 // fill gives the field at path its default when the document leaves it
@@ -206,9 +221,102 @@ type StageMemory struct {
 // TopologySpec is the cluster block as topology.Build takes it.
 func (s *Plan) TopologySpec() topology.Spec {
 	c := s.Cluster
-	return topology.Spec{GPU: c.GPU, Hardware: &s.r.gpu, Nodes: c.Nodes, GPUsPerNode: c.GPUsPerNode, IntraNode: c.IntraNode,
+	spec := topology.Spec{GPU: c.GPU, Hardware: &s.r.gpu, Nodes: c.Nodes, GPUsPerNode: c.GPUsPerNode, IntraNode: c.IntraNode,
 		Network: c.Network.Kind, NIC: c.Network.NIC, NICGbps: c.Network.NICGbps, NICsPerNode: c.Network.NICsPerNode,
 		Oversubscription: c.Network.Oversubscription, PodGPUs: c.Network.PodGPUs}
+	if len(c.NodeGroups) > 0 {
+		spec.GPU, spec.Nodes = s.r.gpu.Name, s.Nodes()
+		for _, g := range s.r.groups {
+			spec.Groups = append(spec.Groups, topology.NodeGroup{GPU: g.GPU, Nodes: g.Nodes})
+		}
+	}
+	return spec
+}
+
+// GPUName names the cluster's GPU: cluster.gpu, or the node groups' GPUs
+// joined by "+" (h100-sxm+h200). It reads the document only, so it works on
+// a plan that failed to resolve.
+func (s *Plan) GPUName() string {
+	if len(s.Cluster.NodeGroups) == 0 {
+		return s.Cluster.GPU
+	}
+	names := make([]string, len(s.Cluster.NodeGroups))
+	for i, g := range s.Cluster.NodeGroups {
+		names[i] = g.GPU
+	}
+	return strings.Join(names, "+")
+}
+
+// Nodes is the cluster's node count: cluster.nodes, or the node groups'
+// sum. It reads the document only.
+func (s *Plan) Nodes() int {
+	if len(s.Cluster.NodeGroups) == 0 {
+		return s.Cluster.Nodes
+	}
+	n := 0
+	for _, g := range s.Cluster.NodeGroups {
+		n += g.Nodes
+	}
+	return n
+}
+
+// GPUGroups are the cluster's node groups in node order (read-only): one
+// for a homogeneous cluster.
+func (s *Plan) GPUGroups() []GPUGroup { return s.r.groups }
+
+// GPUHourUSD is the price per GPU-hour the cost outputs use:
+// cluster.gpu_hour_usd, or with node groups their GPU-weighted mean (so
+// cost = Σ groups GPUs × price).
+func (s *Plan) GPUHourUSD() float64 { return cmp.Or(s.Cluster.GPUHourUSD, s.r.gpuHourUSD) }
+
+// Heterogeneous reports whether the cluster mixes GPU types
+// (cluster.node_groups of more than one group).
+func (s *Plan) Heterogeneous() bool { return len(s.r.groups) > 1 }
+
+// StageGroups is, per pipeline stage, the bit set of node groups (bit i:
+// GPUGroups()[i]) that hold its ranks; nil for a one-group cluster. Where
+// a stage spans groups its data-parallel replicas run on different GPUs,
+// and the slowest sets the stage's pace (synchronous gradient reduction).
+func (s *Plan) StageGroups() []uint64 { return s.r.stageGroups }
+
+// StageCapacityBytes is the usable HBM of every GPU of pipeline stage st:
+// the smallest among the groups its ranks sit on.
+func (s *Plan) StageCapacityBytes(st int) float64 {
+	if s.r.stageGroups == nil || st >= len(s.r.stageGroups) {
+		return s.MemCapacityBytes()
+	}
+	c := math.Inf(1)
+	for i, g := range s.r.groups {
+		if s.r.stageGroups[st]&(1<<i) != 0 {
+			c = min(c, float64(g.GPU.HBMUsableBytes))
+		}
+	}
+	return c
+}
+
+// resolveStageGroups fills s.r.stageGroups from the layout's rank order:
+// rank r sits on node r / gpus_per_node, and the groups hold consecutive
+// node ranges in order.
+func (s *Plan) resolveStageGroups() error {
+	s.r.stageGroups = nil
+	if len(s.r.groups) < 2 {
+		return nil
+	}
+	l, err := s.NewLayout()
+	if err != nil {
+		return err
+	}
+	s.r.stageGroups = make([]uint64, l.PP)
+	gpn := s.Cluster.GPUsPerNode
+	group, end := 0, s.r.groups[0].Nodes
+	for r := range l.World() {
+		for r/gpn >= end && group < len(s.r.groups)-1 {
+			group++
+			end += s.r.groups[group].Nodes
+		}
+		s.r.stageGroups[l.CoordOf(r).PP] |= 1 << group
+	}
+	return nil
 }
 
 // Shape is what the workload model prices every op of a micro-batch with:
@@ -315,7 +423,6 @@ func (s *Plan) paramDtype() workload.Dtype {
 // simulation, so sweeps use it to prune layouts that cannot fit.
 func (s *Plan) MemoryPerStage() ([]StageMemory, bool) {
 	p := s.Parallel
-	capacity := s.MemCapacityBytes()
 	all := true
 	out := make([]StageMemory, 0, p.PP)
 	for st := 0; st < p.PP; st++ {
@@ -338,7 +445,7 @@ func (s *Plan) MemoryPerStage() ([]StageMemory, bool) {
 			RecomputeEvery: s.Training.RecomputeEvery, OffloadOptimizer: s.Training.OffloadOptimizer,
 			WeightBytes: s.fp8WeightBytes(),
 		})
-		fits := mem.Total <= capacity
+		fits := mem.Total <= s.StageCapacityBytes(st)
 		all = all && fits
 		out = append(out, StageMemory{Stage: st, Memory: mem, Fits: fits})
 	}
@@ -356,8 +463,15 @@ func (s *Plan) fp8WeightBytes() float64 {
 }
 
 // MemCapacityBytes is the memory a process can allocate on one GPU of the
-// scenario's cluster (hardware.GPU.HBMUsableBytes): the fit limit.
-func (s *Plan) MemCapacityBytes() float64 { return float64(s.r.gpu.HBMUsableBytes) }
+// scenario's cluster (hardware.GPU.HBMUsableBytes): the fit limit; with
+// node groups the smallest group's (each stage's own is StageCapacityBytes).
+func (s *Plan) MemCapacityBytes() float64 {
+	c := float64(s.r.gpu.HBMUsableBytes)
+	for _, g := range s.r.groups {
+		c = min(c, float64(g.GPU.HBMUsableBytes))
+	}
+	return c
+}
 
 // Software describes, in one line, the framework choices a run is priced
 // with after defaults and "auto" are resolved: the framework profile named,

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -14,6 +15,7 @@ import (
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/parallel"
 	"github.com/simtrain/simtrain/sim/pipeline"
+	"github.com/simtrain/simtrain/sim/topology"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -481,7 +483,13 @@ func (s *Plan) GPUFile() string {
 
 func (s *Plan) resolveCluster(set fieldSet) error {
 	c := &s.Cluster
-	g, err := s.lookupGPU(c.GPU)
+	var g hardware.GPU
+	var err error
+	if len(c.NodeGroups) > 0 {
+		g, err = s.resolveNodeGroups(set)
+	} else {
+		g, err = s.lookupGPU(c.GPU)
+	}
 	if err != nil {
 		return err
 	}
@@ -492,11 +500,15 @@ func (s *Plan) resolveCluster(set fieldSet) error {
 	if s.r.fp8 == workload.FP8MXFP8 && g.Arch != "blackwell" {
 		return fmt.Errorf("training.fp8_recipe: mxfp8 needs a Blackwell GPU, %s is %s (valid: %s)", c.GPU, g.Arch, strings.Join(fp8RecipesOn(g), ", "))
 	}
-	if !set["cluster.nodes"] {
-		return errors.New("cluster.nodes: required")
-	}
-	if c.Nodes < 1 {
-		return fmt.Errorf("cluster.nodes: must be >= 1, got %d", c.Nodes)
+	nodes := s.Nodes()
+	if len(c.NodeGroups) == 0 {
+		if !set["cluster.nodes"] {
+			return errors.New("cluster.nodes: required")
+		}
+		if c.Nodes < 1 {
+			return fmt.Errorf("cluster.nodes: must be >= 1, got %d", c.Nodes)
+		}
+		s.r.groups = []GPUGroup{{GPU: g, Nodes: c.Nodes}}
 	}
 	s.fill("cluster.gpus_per_node")
 	if c.GPUsPerNode < 1 {
@@ -533,16 +545,72 @@ func (s *Plan) resolveCluster(set fieldSet) error {
 	if c.GPUHourUSD < 0 {
 		return fmt.Errorf("cluster.gpu_hour_usd: must be >= 0, got %g", c.GPUHourUSD)
 	}
-	s.fill("cluster.gpu_hour_usd")
+	if len(c.NodeGroups) > 0 && c.GPUHourUSD != 0 {
+		return errors.New("cluster.gpu_hour_usd: with cluster.node_groups give each group's gpu_hour_usd (the cost uses their GPU-weighted mean)")
+	}
+	s.r.gpuHourUSD = 0
+	for i := range s.r.groups {
+		gr := &s.r.groups[i]
+		gr.GPUs = gr.Nodes * c.GPUsPerNode
+		if gr.GPUHourUSD == 0 {
+			gr.GPUHourUSD = gr.GPU.GPUHourUSD
+		}
+		if len(s.r.groups) == 1 {
+			gr.GPUHourUSD = cmp.Or(c.GPUHourUSD, gr.GPUHourUSD)
+		}
+		s.r.gpuHourUSD += gr.GPUHourUSD * float64(gr.Nodes) / float64(nodes)
+	}
+	if len(c.NodeGroups) == 0 {
+		s.fill("cluster.gpu_hour_usd")
+	}
 	if set["cluster.pue"] && c.PUE < 1 {
 		return fmt.Errorf("cluster.pue: must be >= 1, got %g", c.PUE)
 	}
 	s.fill("cluster.pue")
-	if c.GPUsPerNode > MaxGPUs || int64(c.Nodes)*int64(c.GPUsPerNode) > MaxGPUs {
-		return fmt.Errorf("cluster: %d nodes × %d GPUs is more than the %d GPUs simtrain simulates", c.Nodes, c.GPUsPerNode, MaxGPUs)
+	if c.GPUsPerNode > MaxGPUs || int64(nodes)*int64(c.GPUsPerNode) > MaxGPUs {
+		return fmt.Errorf("cluster: %d nodes × %d GPUs is more than the %d GPUs simtrain simulates", nodes, c.GPUsPerNode, MaxGPUs)
 	}
-	s.r.numGPUs = c.Nodes * c.GPUsPerNode
+	s.r.numGPUs = nodes * c.GPUsPerNode
 	return nil
+}
+
+// maxNodeGroups bounds cluster.node_groups (a stage's groups are a bit set).
+const maxNodeGroups = 16
+
+// resolveNodeGroups reads cluster.node_groups into s.r.groups and returns
+// the first group's GPU: the one whose fabric, software defaults (attention
+// kernel, FP8 recipes, gpus_per_node, intra_node) and NCCL profile the
+// cluster takes. Every group must share that GPU's node fabric.
+func (s *Plan) resolveNodeGroups(set fieldSet) (hardware.GPU, error) {
+	c := &s.Cluster
+	if c.GPU != "" || set["cluster.nodes"] {
+		return hardware.GPU{}, errors.New("cluster.node_groups: replaces cluster.gpu and cluster.nodes; give one or the other")
+	}
+	if len(c.NodeGroups) > maxNodeGroups {
+		return hardware.GPU{}, fmt.Errorf("cluster.node_groups: %d groups, at most %d", len(c.NodeGroups), maxNodeGroups)
+	}
+	s.r.groups = make([]GPUGroup, len(c.NodeGroups))
+	for i, ng := range c.NodeGroups {
+		if ng.GPU == "" {
+			return hardware.GPU{}, fmt.Errorf("cluster.node_groups[%d].gpu: required (valid: %s)", i, strings.Join(hardware.GPUNames(), ", "))
+		}
+		g, err := s.gpuRecord(ng.GPU)
+		if err != nil {
+			return hardware.GPU{}, fmt.Errorf("cluster.node_groups[%d].gpu: %w", i, err)
+		}
+		if ng.Nodes < 1 {
+			return hardware.GPU{}, fmt.Errorf("cluster.node_groups[%d].nodes: must be >= 1, got %d", i, ng.Nodes)
+		}
+		if !(ng.GPUHourUSD >= 0) || math.IsInf(ng.GPUHourUSD, 0) {
+			return hardware.GPU{}, fmt.Errorf("cluster.node_groups[%d].gpu_hour_usd: must be >= 0 (0 = the catalog's), got %g", i, ng.GPUHourUSD)
+		}
+		if first := s.r.groups[0].GPU; i > 0 && !topology.SameNodeFabric(first, g) {
+			return hardware.GPU{}, fmt.Errorf("cluster.node_groups[%d].gpu: %s's node fabric (%s, %d-GPU domain, %d GPUs a node) differs from the first group's %s (%s, %d, %d); valid: GPUs of one board family (h100-sxm, h200)",
+				i, g.Name, g.ScaleUp, g.DomainGPUs, g.DefaultGPUsPerNode, first.Name, first.ScaleUp, first.DomainGPUs, first.DefaultGPUsPerNode)
+		}
+		s.r.groups[i] = GPUGroup{GPU: g, Nodes: ng.Nodes, GPUHourUSD: ng.GPUHourUSD}
+	}
+	return s.r.groups[0].GPU, nil
 }
 
 // MaxGPUs is the largest cluster simtrain builds (the topology's limit).
@@ -722,7 +790,16 @@ func (s *Plan) resolveParallel(set fieldSet) error {
 	if p.FirstStageLayers < 0 || p.LastStageLayers < 0 {
 		return errors.New("parallel.first_stage_layers/last_stage_layers: must be >= 0")
 	}
-	chunks, err := parallel.Place(sched.Placement(pipeline.Shape{Stages: p.PP, Virtual: p.VirtualStages}), m.Layers, p.FirstStageLayers, p.LastStageLayers)
+	place := sched.Placement(pipeline.Shape{Stages: p.PP, Virtual: p.VirtualStages})
+	var chunks [][]parallel.Chunk
+	if p.StageLayers != nil {
+		if p.FirstStageLayers > 0 || p.LastStageLayers > 0 {
+			return errors.New("parallel.stage_layers: replaces first_stage_layers/last_stage_layers; give one or the other")
+		}
+		chunks, err = parallel.PlaceStages(place, m.Layers, p.StageLayers)
+	} else {
+		chunks, err = parallel.Place(place, m.Layers, p.FirstStageLayers, p.LastStageLayers)
+	}
 	if err != nil {
 		return err
 	}
@@ -741,7 +818,7 @@ func (s *Plan) resolveParallel(set fieldSet) error {
 	for _, f := range []string{"grad_reduce", "param_gather", "tp_comm", "p2p", "ep"} {
 		s.fill("parallel.overlap." + f)
 	}
-	return nil
+	return s.resolveStageGroups()
 }
 
 func (s *Plan) resolveSim(set fieldSet) error {

@@ -198,8 +198,13 @@ type TrainingConfig struct {
 
 // ClusterConfig is the cluster block.
 type ClusterConfig struct {
-	GPU         string        `yaml:"gpu" json:"gpu"`
-	Nodes       int           `yaml:"nodes" json:"nodes"`
+	GPU   string `yaml:"gpu" json:"gpu"`
+	Nodes int    `yaml:"nodes" json:"nodes"`
+	// NodeGroups, in place of GPU and Nodes, makes a heterogeneous cluster:
+	// consecutive node ranges of different GPUs, in the order listed (ranks
+	// are node-major, so with pp outermost in parallel.order the first
+	// stages sit on the first group).
+	NodeGroups  []NodeGroup   `yaml:"node_groups" json:"node_groups,omitempty"`
 	GPUsPerNode int           `yaml:"gpus_per_node" json:"gpus_per_node"`
 	IntraNode   string        `yaml:"intra_node" json:"intra_node"`
 	Network     NetworkConfig `yaml:"network" json:"network"`
@@ -208,6 +213,15 @@ type ClusterConfig struct {
 	// PUE is the data-centre power usage effectiveness for energy outputs
 	// (default 1.2).
 	PUE float64 `yaml:"pue" json:"pue"`
+}
+
+// NodeGroup is one item of cluster.node_groups: nodes of one GPU type,
+// optionally at their own price.
+type NodeGroup struct {
+	GPU   string `yaml:"gpu" json:"gpu"`
+	Nodes int    `yaml:"nodes" json:"nodes"`
+	// GPUHourUSD is the group's price per GPU-hour (0 = the catalog's).
+	GPUHourUSD float64 `yaml:"gpu_hour_usd" json:"gpu_hour_usd,omitempty"`
 }
 
 // NetworkConfig is the cluster.network block.
@@ -247,7 +261,11 @@ type ParallelConfig struct {
 	VirtualStages       int     `yaml:"virtual_stages" json:"virtual_stages"`
 	FirstStageLayers    int     `yaml:"first_stage_layers" json:"first_stage_layers"`
 	LastStageLayers     int     `yaml:"last_stage_layers" json:"last_stage_layers"`
-	Order               string  `yaml:"order" json:"order"`
+	// StageLayers gives every pipeline stage its own number of layers (one
+	// entry per stage, summing to model.layers), for uneven splits: a
+	// heterogeneous pipeline gives its faster GPUs more layers.
+	StageLayers []int  `yaml:"stage_layers" json:"stage_layers,omitempty"`
+	Order       string `yaml:"order" json:"order"`
 	// TPImpl is how tensor parallelism is implemented: "megatron" (the
 	// default: Megatron-LM / Transformer Engine on sequence-first
 	// activations, collectives in place) or "dtensor" (PyTorch DTensor

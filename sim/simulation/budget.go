@@ -251,5 +251,5 @@ func explainRunError(s *scenario.Plan, err error) error {
 	}
 	m := s.Arch()
 	return fmt.Errorf("%w: one step of this scenario would last longer than that (model.layers %d, model.hidden %d, training.seq_len %d, training.global_batch %d on %d× %s)",
-		err, m.Layers, m.Hidden, s.Training.SeqLen, s.Training.GlobalBatch, s.GPUs(), s.Cluster.GPU)
+		err, m.Layers, m.Hidden, s.Training.SeqLen, s.Training.GlobalBatch, s.GPUs(), s.GPUName())
 }

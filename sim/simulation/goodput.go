@@ -13,10 +13,10 @@ import (
 func GoodputJob(r *Result) goodput.Job {
 	s := r.Scenario
 	j := goodput.Job{
-		GPUs: s.GPUs(), Nodes: s.Cluster.Nodes, NICsPerNode: s.Cluster.Network.NICsPerNode,
+		GPUs: s.GPUs(), Nodes: s.Nodes(), NICsPerNode: s.Cluster.Network.NICsPerNode,
 		StepTimeS:     r.StepTimeS,
 		TokensPerStep: float64(s.Training.GlobalBatch) * float64(s.Training.SeqLen),
-		GPUHourUSD:    s.Cluster.GPUHourUSD,
+		GPUHourUSD:    s.GPUHourUSD(),
 		D2HBytesPerS:  float64(s.GPU().HostCopy.D2H),
 	}
 	if sb, err := s.StateBytes(); err == nil {

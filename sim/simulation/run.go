@@ -131,6 +131,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 		// pr.shares, which must hold this run's groups only.
 		pr.priceTables = opt.Reuse.tables(cl, layout)
 	}
+	cfg.DeviceClass = pr.deviceClasses()
 	progs, err := parallel.Build(cfg, pr)
 	if err == nil {
 		err = pr.err
@@ -278,6 +279,7 @@ func (r *Reuse) cluster(spec topology.Spec) (*topology.Cluster, error) {
 		gpu := *spec.Hardware // the scenario may change its record; this copy does not
 		r.spec.Hardware = &gpu
 	}
+	r.spec.Groups = slices.Clone(spec.Groups)
 	return c, nil
 }
 
@@ -292,7 +294,7 @@ func (r *Reuse) same(spec topology.Spec) bool {
 		return false
 	}
 	a.Hardware, b.Hardware = nil, nil
-	return a == b
+	return reflect.DeepEqual(a, b) // Groups hold GPU records by value
 }
 
 // KeepFiguresOnly drops the played tasks and times a Result holds (Tasks,
@@ -325,6 +327,7 @@ type pricer struct {
 	c     *topology.Cluster
 	l     *parallel.Layout
 	dev   workload.Device
+	devs  []workload.Device // per node group (scenario.Plan.GPUGroups), when there are several
 	dtype workload.Dtype
 	*priceTables
 	epCosts map[costKey]engine.Time // DeepEP/HybridEP dispatches: they depend on the scenario
@@ -354,16 +357,53 @@ type costKey struct {
 }
 
 func newPricer(s *scenario.Plan, c *topology.Cluster, l *parallel.Layout, dev workload.Device) *pricer {
-	return &pricer{s: s, c: c, l: l, dev: dev, dtype: s.Precision(), priceTables: newPriceTables(),
+	p := &pricer{s: s, c: c, l: l, dev: dev, dtype: s.Precision(), priceTables: newPriceTables(),
 		epCosts: map[costKey]engine.Time{}}
+	if s.Heterogeneous() {
+		for _, g := range s.GPUGroups() {
+			p.devs = append(p.devs, workload.DeviceOf(g.GPU))
+		}
+	}
+	return p
 }
 
-func (p *pricer) OpsTime(ops []workload.Op) engine.Time {
+// OpsTime prices ops on the GPU of the stage: on a heterogeneous cluster
+// the slowest of the GPU types its ranks sit on, since synchronous data
+// parallelism (the gradient reduction every step ends in) makes every
+// replica of a stage wait for the slowest.
+func (p *pricer) OpsTime(stage int, ops []workload.Op) engine.Time {
+	if p.devs == nil {
+		return engine.Seconds(opsTime(p.dev, p.dtype, ops))
+	}
+	worst := 0.0
+	for i, dev := range p.devs {
+		if p.s.StageGroups()[stage]&(1<<i) != 0 {
+			worst = max(worst, opsTime(dev, p.dtype, ops))
+		}
+	}
+	return engine.Seconds(worst)
+}
+
+func opsTime(dev workload.Device, dtype workload.Dtype, ops []workload.Op) float64 {
 	t := 0.0
 	for _, op := range ops {
-		t += p.dev.OpTime(op, p.dtype)
+		t += dev.OpTime(op, dtype)
 	}
-	return engine.Seconds(t)
+	return t
+}
+
+// deviceClasses numbers the stages' sets of GPU types (StepConfig
+// .DeviceClass) in order of first appearance; nil on a homogeneous cluster.
+func (p *pricer) deviceClasses() []int {
+	masks := p.s.StageGroups()
+	if p.devs == nil || masks == nil {
+		return nil
+	}
+	out := make([]int, len(masks))
+	for st, m := range masks {
+		out[st] = slices.Index(masks, m) // the first stage with this set
+	}
+	return out
 }
 
 func (p *pricer) CommTime(k parallel.GroupKind, stage int, op collectives.Op, size units.Bytes) engine.Time {
@@ -688,6 +728,13 @@ func summarise(ctx context.Context, s *scenario.Plan, res *Result, dev workload.
 		res.TokensPerS = tokens / res.StepTimeS
 		res.TokensPerSPerGPU = res.TokensPerS / gpus
 		peak := float64(dev.Peak[s.Precision()]) * gpus * res.StepTimeS
+		if s.Heterogeneous() {
+			// Peak of a mixed cluster: the sum of every GPU's own peak.
+			peak = 0
+			for _, g := range s.GPUGroups() {
+				peak += float64(workload.DeviceOf(g.GPU).Peak[s.Precision()]) * float64(g.GPUs) * res.StepTimeS
+			}
+		}
 		if peak > 0 {
 			res.MFU = res.ModelFLOPsPerStep / peak
 			res.HFU = res.HardwareFLOPsPerStep / peak
@@ -696,8 +743,17 @@ func summarise(ctx context.Context, s *scenario.Plan, res *Result, dev workload.
 	}
 	memory(s, res)
 	hours := res.StepTimeS / 3600
-	res.CostUSDPerStep = s.Cluster.GPUHourUSD * gpus * hours
+	res.CostUSDPerStep = s.GPUHourUSD() * gpus * hours
 	res.EnergyKWhPerStep = s.GPU().TDPWatts * s.Cluster.PUE * gpus * hours / 1000
+	if s.Heterogeneous() {
+		// GPUHourUSD is the groups' GPU-weighted mean price, so
+		// the cost above is the sum of each group's; energy sums each
+		// group's TDP the same way.
+		res.EnergyKWhPerStep = 0
+		for _, g := range s.GPUGroups() {
+			res.EnergyKWhPerStep += g.GPU.TDPWatts * s.Cluster.PUE * float64(g.GPUs) * hours / 1000
+		}
+	}
 	return nil
 }
 
@@ -710,6 +766,13 @@ func memory(s *scenario.Plan, res *Result) {
 		res.MinPeakMemBytes = min(res.MinPeakMemBytes, m.Total)
 	}
 	res.MemMarginBytes = res.MemCapacityBytes - res.PeakMemBytes
+	if s.Heterogeneous() {
+		// Each stage against its own GPUs' capacity.
+		res.MemMarginBytes = math.Inf(1)
+		for _, m := range res.Memory {
+			res.MemMarginBytes = min(res.MemMarginBytes, s.StageCapacityBytes(m.Stage)-m.Total)
+		}
+	}
 }
 
 // TaskRecord is one executed task of one rank, for timelines and traces.

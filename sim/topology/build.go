@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -275,8 +276,58 @@ func (c *Cluster) resolve(s Spec) error {
 	if err := l.shapeNetwork(&s); err != nil {
 		return err
 	}
+	if err := c.resolveGroups(&s, gpu); err != nil {
+		return err
+	}
 	c.Spec, c.GPU, c.NIC = s, gpu, nic
 	return nil
+}
+
+// resolveGroups checks Spec.Groups against the cluster's shape and fills
+// c.Groups. Every node of a heterogeneous cluster sits on the same scale-up
+// fabric and the same NICs, so the groups must agree on what builds it:
+// scale-up kind, bandwidth and domain size.
+func (c *Cluster) resolveGroups(s *Spec, gpu hardware.GPU) error {
+	if len(s.Groups) == 0 {
+		c.Groups = []NodeGroup{{GPU: gpu, Nodes: s.Nodes}}
+		return nil
+	}
+	n := 0
+	for i, g := range s.Groups {
+		if g.Nodes < 1 {
+			return specErr("cluster.node_groups", "group %d (%s): nodes must be >= 1, got %d", i, g.GPU.Name, g.Nodes)
+		}
+		if !SameNodeFabric(gpu, g.GPU) {
+			return specErr("cluster.node_groups", "group %d: %s's scale-up (%s, %d-GPU domain) differs from %s's (%s, %d-GPU domain); the groups share one node fabric",
+				i, g.GPU.Name, g.GPU.ScaleUp, g.GPU.DomainGPUs, gpu.Name, gpu.ScaleUp, gpu.DomainGPUs)
+		}
+		n += g.Nodes
+	}
+	if n != s.Nodes {
+		return specErr("cluster.node_groups", "the groups hold %d nodes, the cluster %d", n, s.Nodes)
+	}
+	c.Groups = slices.Clone(s.Groups)
+	return nil
+}
+
+// SameNodeFabric reports whether nodes of GPU b can sit in a cluster built
+// for GPU a's nodes: the same scale-up kind, bandwidth, domain and node
+// size (H100 SXM and H200 share the HGX board's NVLink4 switch system).
+func SameNodeFabric(a, b hardware.GPU) bool {
+	return a.ScaleUp == b.ScaleUp && a.ScaleUpBandwidth == b.ScaleUpBandwidth && a.ScaleUpLinks == b.ScaleUpLinks &&
+		a.DomainGPUs == b.DomainGPUs && a.DefaultGPUsPerNode == b.DefaultGPUsPerNode && a.DefaultIntraNode == b.DefaultIntraNode
+}
+
+// GroupOf is the index in Groups of the node group holding GPU rank r.
+func (c *Cluster) GroupOf(r int) int {
+	node := r / c.l.g
+	for i, g := range c.Groups {
+		if node < g.Nodes {
+			return i
+		}
+		node -= g.Nodes
+	}
+	return len(c.Groups) - 1
 }
 
 func validIntra(g hardware.GPU) string {

@@ -247,7 +247,7 @@ func TestBuildDefaultsFilled(t *testing.T) {
 	c := mustBuild(t, Spec{GPU: "a100-80gb", Nodes: 2, NIC: "ib-hdr-200"})
 	want := Spec{GPU: "a100-80gb", Nodes: 2, GPUsPerNode: 8, IntraNode: "nvswitch", Network: "rail-optimized",
 		NIC: "ib-hdr-200", NICGbps: 200, NICsPerNode: 8, Oversubscription: 1}
-	if c.Spec != want {
+	if !reflect.DeepEqual(c.Spec, want) {
 		t.Errorf("Spec %+v, want %+v", c.Spec, want)
 	}
 	c = mustBuild(t, Spec{GPU: "h100-sxm", Nodes: 1, NICGbps: 200, NICsPerNode: 4})

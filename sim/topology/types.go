@@ -88,6 +88,18 @@ type Spec struct {
 	NICsPerNode      int     // 0: GPUsPerNode
 	Oversubscription float64 // above the pod; 0 or 1 = none; 7 means 1:7
 	PodGPUs          int     // GPUs per full-bisection pod; 0 = whole cluster
+	// Groups, when set, makes the cluster heterogeneous: consecutive node
+	// ranges of different GPUs, in order (the first group holds nodes 0 …
+	// Nodes₀−1). Nodes must equal the groups' sum and GPU/Hardware name the
+	// first group's GPU, whose scale-up fabric every node shares (the groups
+	// must agree on it). Empty: every node holds GPU.
+	Groups []NodeGroup
+}
+
+// NodeGroup is one node range of a heterogeneous cluster (Spec.Groups).
+type NodeGroup struct {
+	GPU   hardware.GPU
+	Nodes int
 }
 
 // SpecError is a validation error of a Spec. Field is the scenario path of
@@ -110,6 +122,9 @@ type Cluster struct {
 	Devices   []Device
 	Links     []Link
 	GPUDevice []int32 // device id of GPU rank r (ranks are node-major: r = node*GPUsPerNode + local)
+	// Groups are the cluster's node groups in node order: Spec.Groups, or
+	// one group of every node holding GPU.
+	Groups []NodeGroup
 
 	l layout // shape, id bases and routing tables (build.go)
 
