@@ -31,7 +31,10 @@ IPC needs an extension). simtrain best and report read that directory like a
 sweep's. An --out ending in .arrow or .parquet is still taken as that one
 file, as earlier versions did. Rows that repeat a run id are the same
 configuration; a repeat whose results differ (other than the wall-clock
-sim_wall_s) is reported, since simulations are deterministic.`,
+sim_wall_s) is reported, since simulations are deterministic. The sweep
+directories' goodput-summary files (points with a goodput: block) are joined
+the same way, one row per run id, into --out's goodput-summary.arrow, which
+best --by goodput reads (an --out that names one file gets no goodput rows).`,
 		Example: `  simtrain merge results/l70-shards --out results/l70
   simtrain merge /shared/run1 /shared/run2 --out results/all --parquet --format json
   simtrain merge results/l70 --out all.parquet        # one file`,
@@ -93,8 +96,22 @@ sim_wall_s) is reported, since simulations are deterministic.`,
 					return err
 				}
 			}
+			goodputRows := 0
+			if len(targets) > 0 && filepath.Base(targets[0]) == "summary.arrow" {
+				side, err := readGoodputSides(args)
+				if err != nil {
+					return err
+				}
+				if len(side) > 0 {
+					t := filepath.Join(out, "goodput-summary.arrow")
+					if err := output.WriteTable(t, sortedGoodputRows(side), meta); err != nil {
+						return err
+					}
+					targets, goodputRows = append(targets, t), len(side)
+				}
+			}
 			if format == "json" {
-				if err := writeJSONLine(cmd.OutOrStdout(), map[string]any{"rows": len(merged), "files": len(files),
+				if err := writeJSONLine(cmd.OutOrStdout(), map[string]any{"rows": len(merged), "goodput_rows": goodputRows, "files": len(files),
 					"repeated_dropped": dups, "differing_results": len(differ), "wrote": targets}); err != nil {
 					return err
 				}
@@ -191,6 +208,17 @@ func sameResult(a, b output.SummaryRow) bool {
 	a.SimWallS, b.SimWallS = 0, 0
 	a.Name, b.Name = "", ""
 	return a == b
+}
+
+// sortedGoodputRows lists goodput-summary rows (one per run id) in the
+// sweep's point order, as the summary's.
+func sortedGoodputRows(byRun map[string]output.GoodputSummaryRow) []output.GoodputSummaryRow {
+	rows := make([]output.GoodputSummaryRow, 0, len(byRun))
+	for _, r := range byRun {
+		rows = append(rows, r)
+	}
+	slices.SortFunc(rows, compareGoodputRows)
+	return rows
 }
 
 // commonMeta is meta[key] when every file has the same value, else "".

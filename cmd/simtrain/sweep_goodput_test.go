@@ -117,3 +117,49 @@ func TestBestGoodputNeedsTheSideFile(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// merge joins the shards' goodput-summary files as it joins their
+// summaries: the merged directory's goodput rows are the unsharded sweep's,
+// and best --by goodput reads it.
+func TestMergeJoinsGoodputSummary(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "sweep.yaml")
+	if err := os.WriteFile(file, []byte(goodputSweep), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	whole, shards, merged := filepath.Join(dir, "whole"), filepath.Join(dir, "shards"), filepath.Join(dir, "merged")
+	if _, stderr, err := runCLI(t, "sweep", file, "--out", whole, "--quiet"); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	for _, sh := range []string{"0/2", "1/2"} {
+		if _, stderr, err := runCLI(t, "sweep", file, "--out", shards, "--shard", sh, "--quiet"); err != nil {
+			t.Fatalf("%v\n%s", err, stderr)
+		}
+	}
+	stdout, stderr, err := runCLI(t, "merge", shards, "--out", merged, "--format", "json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout, `"goodput_rows":4`) {
+		t.Errorf("merge reported %s, want 4 goodput rows", stdout)
+	}
+	read := func(d string) []output.GoodputSummaryRow {
+		var rows []output.GoodputSummaryRow
+		if _, err := output.ReadTable(filepath.Join(d, "goodput-summary.arrow"), &rows); err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	want, got := read(whole), read(merged)
+	if len(got) != len(want) {
+		t.Fatalf("%d merged goodput rows, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("row %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if _, stderr, err := runCLI(t, "best", merged, "--by", "goodput", "--tokens", "1T", "--no-svg"); err != nil {
+		t.Errorf("best on the merged directory: %v\n%s", err, stderr)
+	}
+}
