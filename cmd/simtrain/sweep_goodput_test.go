@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,5 +162,39 @@ func TestMergeJoinsGoodputSummary(t *testing.T) {
 	}
 	if _, stderr, err := runCLI(t, "best", merged, "--by", "goodput", "--tokens", "1T", "--no-svg"); err != nil {
 		t.Errorf("best on the merged directory: %v\n%s", err, stderr)
+	}
+}
+
+// A sweep varies one failure class's rate (goodput.failures_per_hour.gpu),
+// keeping the base's other overrides: more GPU failures, less effective
+// training time.
+func TestSweepVariesAFailureRate(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "sweep.yaml")
+	doc := strings.Replace(goodputSweep, "    failures_per_hour: {gpu: 0.01}", "    failures_per_hour: {host: 0.001}", 1)
+	doc = strings.Replace(doc, "  goodput.checkpoint.format: [sharded, full]\n  parallel.zero: [1, 3]", "  goodput.failures_per_hour.gpu: [0.0001, 0.001, 0.01]", 1)
+	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	if _, stderr, err := runCLI(t, "sweep", file, "--out", out, "--quiet"); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var gp []output.GoodputSummaryRow
+	if _, err := output.ReadTable(filepath.Join(out, "goodput-summary.arrow"), &gp); err != nil {
+		t.Fatal(err)
+	}
+	if len(gp) != 3 {
+		t.Fatalf("%d goodput rows, want 3", len(gp))
+	}
+	// The other classes keep the set's rates; the gpu class adds 16 GPUs ×
+	// its rate × 24 h a day.
+	for i, r := range []float64{0.0001, 0.001, 0.01} {
+		if want := gp[0].FailuresPerDay + 16*(r-0.0001)*24; math.Abs(gp[i].FailuresPerDay-want) > 1e-9 {
+			t.Errorf("%s: %.6g failures a day, want %.6g", gp[i].Name, gp[i].FailuresPerDay, want)
+		}
+		if i > 0 && gp[i].EffectiveTrainingFraction >= gp[i-1].EffectiveTrainingFraction {
+			t.Errorf("%s: fraction %.6g not below %.6g", gp[i].Name, gp[i].EffectiveTrainingFraction, gp[i-1].EffectiveTrainingFraction)
+		}
 	}
 }

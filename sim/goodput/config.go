@@ -21,7 +21,9 @@ type Config struct {
 	FailureRates string `yaml:"failure_rates" json:"failure_rates"`
 	// FailuresPerHour overrides single classes of the set, in failures per
 	// unit-hour of the class's unit (ClassNames; e.g. gpu: per GPU-hour).
-	FailuresPerHour map[string]float64 `yaml:"failures_per_hour" json:"failures_per_hour,omitempty"`
+	// Each class is its own field, so a sweep can vary it
+	// (goodput.failures_per_hour.gpu).
+	FailuresPerHour *ClassRates `yaml:"failures_per_hour" json:"failures_per_hour,omitempty"`
 	// PlannedPerDay is the rate of planned maintenance stops (firmware,
 	// kernel upgrades) requested per day.
 	PlannedPerDay *float64 `yaml:"planned_per_day" json:"planned_per_day"`
@@ -113,6 +115,59 @@ var (
 
 func fptr(v float64) *float64 { return &v }
 
+// ClassRates overrides the rate set's per-class failure rates, in failures
+// per unit-hour of the class's unit (Classes); nil fields keep the set's.
+// Fields are in the alphabetical order of their keys, so the canonical JSON
+// is the one the earlier map wrote.
+type ClassRates struct {
+	GPU      *float64 `yaml:"gpu" json:"gpu,omitempty"`
+	HBM      *float64 `yaml:"hbm" json:"hbm,omitempty"`
+	Host     *float64 `yaml:"host" json:"host,omitempty"`
+	Network  *float64 `yaml:"network" json:"network,omitempty"`
+	NIC      *float64 `yaml:"nic" json:"nic,omitempty"`
+	Software *float64 `yaml:"software" json:"software,omitempty"`
+}
+
+// field is the override of class name (a ClassNames entry), nil for
+// another name.
+func (r *ClassRates) field(name string) **float64 {
+	switch name {
+	case "gpu":
+		return &r.GPU
+	case "hbm":
+		return &r.HBM
+	case "host":
+		return &r.Host
+	case "network":
+		return &r.Network
+	case "nic":
+		return &r.NIC
+	case "software":
+		return &r.Software
+	}
+	return nil
+}
+
+// Rate is class name's override, nil when unset (or r is nil).
+func (r *ClassRates) Rate(name string) *float64 {
+	if r == nil {
+		return nil
+	}
+	if f := r.field(name); f != nil {
+		return *f
+	}
+	return nil
+}
+
+// Set overrides class name's rate; it reports false for an unknown class.
+func (r *ClassRates) Set(name string, v float64) bool {
+	f := r.field(name)
+	if f != nil {
+		*f = &v
+	}
+	return f != nil
+}
+
 // Resolve fills the defaults and checks every field. Errors name the field
 // as goodput.<path> and list the valid choices.
 func (c *Config) Resolve() error {
@@ -122,17 +177,9 @@ func (c *Config) Resolve() error {
 	if RateSetByName(c.FailureRates) == nil {
 		return fmt.Errorf("goodput.failure_rates: unknown set %q (valid: %s)", c.FailureRates, strings.Join(RateSetNames(), ", "))
 	}
-	keys := make([]string, 0, len(c.FailuresPerHour))
-	for k := range c.FailuresPerHour {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if classIndex(k) < 0 {
-			return fmt.Errorf("goodput.failures_per_hour.%s: unknown component (valid: %s)", k, strings.Join(ClassNames(), ", "))
-		}
-		if v := c.FailuresPerHour[k]; !(v >= 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("goodput.failures_per_hour.%s: must be a finite number >= 0, got %v", k, v)
+	for _, k := range ClassNames() {
+		if v := c.FailuresPerHour.Rate(k); v != nil && (!(*v >= 0) || math.IsInf(*v, 0)) {
+			return fmt.Errorf("goodput.failures_per_hour.%s: must be a finite number >= 0, got %v", k, *v)
 		}
 	}
 	for _, f := range []struct {

@@ -16,7 +16,7 @@ func i(v int) *int         { return &v }
 func testPlan(t *testing.T, perHour, restartS, writeS float64, interval string, mod func(*Config)) *Plan {
 	t.Helper()
 	c := &Config{
-		FailuresPerHour: map[string]float64{"gpu": 0, "hbm": 0, "software": perHour, "network": 0, "nic": 0, "host": 0},
+		FailuresPerHour: &ClassRates{GPU: f(0), HBM: f(0), Software: f(perHour), Network: f(0), NIC: f(0), Host: f(0)},
 		PlannedPerDay:   f(0), DetectS: f(0), RelaunchS: f(restartS), CommInitMsPerGPU: f(0),
 		Checkpoint: CheckpointConfig{Interval: interval, NodeGBs: f(1e12), StorageWriteGBs: f(1), StorageReadGBs: f(1e12)},
 	}
@@ -121,14 +121,14 @@ func TestMonteCarloConvergesToClosedForm(t *testing.T) {
 		{"sync", nil},
 		{"sync, planned stops, no spares", func(c *Config) {
 			c.PlannedPerDay = f(6)
-			c.FailuresPerHour["host"] = 0.3
+			c.FailuresPerHour.Set("host", 0.3)
 			c.SpareNodes = i(0)
 			c.NodeRepairH = f(0.5)
 		}},
 		{"async, planned stops, spares", func(c *Config) {
 			c.Checkpoint.Mode = "async"
 			c.PlannedPerDay = f(6)
-			c.FailuresPerHour["gpu"] = 0.4
+			c.FailuresPerHour.Set("gpu", 0.4)
 			c.SpareNodes = i(1)
 			c.NodeRepairH = f(2)
 		}},
@@ -182,8 +182,8 @@ func TestSimulateDeterministic(t *testing.T) {
 // none means every node-out failure waits for a repair.
 func TestSpares(t *testing.T) {
 	p := testPlan(t, 0, 600, 60, "daly", func(c *Config) {
-		c.FailuresPerHour["host"] = 1 // one node-out failure an hour
-		c.NodeRepairH = f(2)          // m = 2 nodes in repair
+		c.FailuresPerHour.Set("host", 1) // one node-out failure an hour
+		c.NodeRepairH = f(2)             // m = 2 nodes in repair
 	})
 	// P(N ≥ 6) = 0.0166, P(N ≥ 7) = 0.00453 for N ~ Poisson(2)
 	if !p.SpareAuto || p.SpareNodes != 7 {
@@ -192,7 +192,7 @@ func TestSpares(t *testing.T) {
 	near(t, "P(no spare)", p.PNoSpare, PoissonTail(2, 7), 0)
 	near(t, "spare wait", p.SpareWaitS, 2*3600.0/8, 1e-12)
 	none := testPlan(t, 0, 600, 60, "daly", func(c *Config) {
-		c.FailuresPerHour["host"] = 1
+		c.FailuresPerHour.Set("host", 1)
 		c.NodeRepairH = f(2)
 		c.SpareNodes = i(0)
 	})
@@ -238,8 +238,7 @@ func TestResolveErrors(t *testing.T) {
 		want string
 	}{
 		{Config{FailureRates: "bogus"}, "goodput.failure_rates: unknown set \"bogus\" (valid: meta-rsc, llama3-table5)"},
-		{Config{FailuresPerHour: map[string]float64{"gpus": 1}}, "goodput.failures_per_hour.gpus: unknown component (valid: gpu, hbm, software, network, nic, host)"},
-		{Config{FailuresPerHour: map[string]float64{"gpu": -1}}, "goodput.failures_per_hour.gpu: must be a finite number >= 0"},
+		{Config{FailuresPerHour: &ClassRates{GPU: f(-1)}}, "goodput.failures_per_hour.gpu: must be a finite number >= 0"},
 		{Config{DetectS: f(-1)}, "goodput.detect_s: must be a finite number >= 0"},
 		{Config{NodeRepairH: f(0)}, "goodput.node_repair_h: must be > 0"},
 		{Config{SpareNodes: i(-2)}, "goodput.spare_nodes: must be >= 0"},

@@ -92,9 +92,9 @@ func NewPlan(c *Config, job Job) (*Plan, error) {
 		return nil, fmt.Errorf("goodput.failure_rates: unknown set %q", c.FailureRates)
 	}
 	p := &Plan{Config: c, Job: job, Set: set, PerUnitHour: set.PerHour}
-	for k, v := range c.FailuresPerHour {
-		if i := classIndex(k); i >= 0 {
-			p.PerUnitHour[i] = v
+	for i, cl := range Classes {
+		if v := c.FailuresPerHour.Rate(cl.Name); v != nil {
+			p.PerUnitHour[i] = *v
 		}
 	}
 	units := map[Unit]float64{PerGPU: float64(job.GPUs), PerNIC: float64(job.Nodes * job.NICsPerNode), PerNode: float64(job.Nodes)}

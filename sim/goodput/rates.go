@@ -46,15 +46,6 @@ func ClassNames() []string {
 	return out
 }
 
-func classIndex(name string) int {
-	for i, c := range Classes {
-		if c.Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
 // Llama 3's 405B pre-training snapshot (arXiv:2407.21783 §3.3.4, Table 5):
 // 54 days on 16,384 H100 in 2,048 Grand Teton nodes, one 400 Gb/s RoCE NIC
 // per GPU (hardware-facts §6b), 419 unexpected and 47 planned interruptions.

@@ -349,7 +349,12 @@ var Knobs = []*Knob{
 	// goodput: the whole-run block; goodput.Config.Resolve fills its
 	// defaults (sim/goodput states their sources).
 	{Path: "goodput.failure_rates", Default: "meta-rsc", Choices: goodput.RateSetNames, NoColumn: noColumnGoodput},
-	{Path: "goodput.failures_per_hour", Default: "the set's", NoColumn: noColumnGoodput},
+	{Path: "goodput.failures_per_hour.gpu", Default: "the set's", NoColumn: noColumnGoodput},
+	{Path: "goodput.failures_per_hour.hbm", Default: "the set's", NoColumn: noColumnGoodput},
+	{Path: "goodput.failures_per_hour.software", Default: "the set's", NoColumn: noColumnGoodput},
+	{Path: "goodput.failures_per_hour.network", Default: "the set's", NoColumn: noColumnGoodput},
+	{Path: "goodput.failures_per_hour.nic", Default: "the set's", NoColumn: noColumnGoodput},
+	{Path: "goodput.failures_per_hour.host", Default: "the set's", NoColumn: noColumnGoodput},
 	{Path: "goodput.planned_per_day", Default: "0.870", NoColumn: noColumnGoodput},
 	{Path: "goodput.detect_s", Default: "150", NoColumn: noColumnGoodput},
 	{Path: "goodput.relaunch_s", Default: "300", NoColumn: noColumnGoodput},
