@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -204,6 +205,9 @@ func printRunTable(w io.Writer, r *simulation.Result, dir string) {
 	if g := r.Cluster.GPU; g.Inherits != "" || s.GPUFile() != "" {
 		row("hardware", hardwareNote(s, g))
 	}
+	if s.Heterogeneous() {
+		row("placement", stagePlacement(s))
+	}
 	row("step time", numfmt.Seconds4(r.StepTimeS))
 	if v := s.VariabilityModel(); v.Distribution != "none" {
 		row("step p50 / p99", fmt.Sprintf("%s / %s over %d steps (%s variability, seed %d)", numfmt.Seconds4(r.StepP50S), numfmt.Seconds4(r.StepP99S), len(r.Steps), v.Distribution, s.Sim.Seed))
@@ -234,6 +238,52 @@ func printRunTable(w io.Writer, r *simulation.Result, dir string) {
 	row("peak memory per GPU", fmt.Sprintf("%s of %s (%s, margin %s)", numfmt.GB(r.PeakMemBytes), numfmt.GB(r.MemCapacityBytes), fits, numfmt.GB(r.MemMarginBytes)))
 	row("simulated", fmt.Sprintf("%s events in %s", numfmt.Grouped(float64(r.Events)), numfmt.Seconds(r.SimWallS)))
 	row("outputs", dir)
+}
+
+// stagePlacement says which node groups hold each run of pipeline stages
+// and their layers ("stages 0-1 on h200 (21+21 layers), stages 2-3 on
+// h100-sxm (19+19 layers)"); a stage on several groups runs at the slowest
+// one's pace.
+func stagePlacement(s *scenario.Plan) string {
+	groups, masks, chunks := s.GPUGroups(), s.StageGroups(), s.Chunks()
+	name := func(m uint64) string {
+		var n []string
+		for i, g := range groups {
+			if m&(1<<i) != 0 {
+				n = append(n, g.GPU.Name)
+			}
+		}
+		return strings.Join(n, "+")
+	}
+	layers := func(st int) string {
+		n := 0
+		for _, c := range chunks[st] {
+			n += c.Layers
+		}
+		return strconv.Itoa(n)
+	}
+	var parts []string
+	for a := 0; a < len(masks); {
+		b := a
+		var ls []string
+		for b < len(masks) && masks[b] == masks[a] {
+			ls = append(ls, layers(b))
+			b++
+		}
+		span := fmt.Sprintf("stage %d", a)
+		if b-1 > a {
+			span = fmt.Sprintf("stages %d-%d", a, b-1)
+		}
+		parts = append(parts, fmt.Sprintf("%s on %s (%s layers)", span, name(masks[a]), strings.Join(ls, "+")))
+		a = b
+	}
+	out := strings.Join(parts, ", ")
+	for _, m := range masks {
+		if m&(m-1) != 0 {
+			return out + "; a stage on several GPU types runs at the slowest one's pace (synchronous data parallelism)"
+		}
+	}
+	return out
 }
 
 // hardwareNote says where the GPU's figures come from when that is not

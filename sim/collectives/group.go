@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/topology"
 )
 
@@ -26,7 +27,7 @@ func NewGroup(c *topology.Cluster, ranks []int) (*Group, error) {
 	g.order, g.domOff, ms = arrange(c, ranks)
 
 	s := &g.sh
-	s.p = &c.GPU.Comm
+	s.p = &c.GPUOf(ranks[0]).Comm // a heterogeneous cluster's: the first rank's node group
 	s.n = len(ranks)
 	s.domains = len(g.domOff) - 1
 	s.ppnMin, s.ppnMax = math.MaxInt, 0
@@ -73,7 +74,7 @@ func NewGroup(c *topology.Cluster, ranks []int) (*Group, error) {
 		var route []int32
 		s.netBW, route = netRate(c, g.member(0, 0), g.member(1, 0), nil)
 		if l := c.Links[route[0]]; s.pcie {
-			s.pcieBW = float64(l.Bandwidth) * linkEff(c, l.Kind, false)
+			s.pcieBW = float64(l.Bandwidth) * linkEff(c, s.p, l.Kind, false)
 		}
 	}
 	return g, nil
@@ -174,13 +175,12 @@ func (g *Group) bottleneck(ids []int32, p2p bool, visit func(topology.Link)) flo
 
 // linkEff is the achievable fraction of a link of kind k for ring
 // (p2p=false) or point-to-point (p2p=true) traffic.
-func (g *Group) linkEff(k topology.LinkKind, p2p bool) float64 { return linkEff(g.c, k, p2p) }
+func (g *Group) linkEff(k topology.LinkKind, p2p bool) float64 { return linkEff(g.c, g.sh.p, k, p2p) }
 
 // linkEff is the achievable fraction of a link of kind k on cluster c: the
-// GPU's communication profile for scale-up and PCIe links, the NIC's
+// GPU's communication profile p for scale-up and PCIe links, the NIC's
 // efficiency for network links.
-func linkEff(c *topology.Cluster, k topology.LinkKind, p2p bool) float64 {
-	p := &c.GPU.Comm
+func linkEff(c *topology.Cluster, p *hardware.CommProfile, k topology.LinkKind, p2p bool) float64 {
 	switch k {
 	case topology.LinkNVLink, topology.LinkXGMI:
 		if p2p {
@@ -203,7 +203,7 @@ func netRate(c *topology.Cluster, a, b int, buf []int32) (float64, []int32) {
 	route := c.AppendRoute(buf[:0], a, b, routeHash(a, b, 0))
 	for _, id := range route {
 		if l := c.Links[id]; l.Kind != topology.LinkNetwork {
-			net = math.Min(net, float64(l.Bandwidth)*linkEff(c, l.Kind, false))
+			net = math.Min(net, float64(l.Bandwidth)*linkEff(c, &c.GPUOf(a).Comm, l.Kind, false))
 		}
 	}
 	return net, route

@@ -636,7 +636,9 @@ func ranksKey(ranks []int) uint64 {
 
 // signature summarises how a group sits on the cluster: its size, how many
 // scale-up domains and nodes it spans, the ranks per domain (sorted) and
-// whether its members share one local GPU index (rail-aligned).
+// whether its members share one local GPU index (rail-aligned), and on a
+// heterogeneous cluster the node group whose communication profile the
+// group runs with (collectives.NewGroup: its first rank's).
 func (p *pricer) signature(ranks []int) []int {
 	perDomain := map[int]int{}
 	nodes := map[int]bool{}
@@ -651,7 +653,11 @@ func (p *pricer) signature(ranks []int) []int {
 		counts = append(counts, n)
 	}
 	slices.Sort(counts)
-	return append([]int{len(ranks), len(perDomain), len(nodes), len(locals)}, counts...)
+	sig := append([]int{len(ranks), len(perDomain), len(nodes), len(locals)}, counts...)
+	if len(p.c.Groups) > 1 {
+		sig = append(sig, -1-p.c.GroupOf(ranks[0])) // negative: apart from the counts
+	}
+	return sig
 }
 
 func (p *pricer) SendTime(from, to int, bytes units.Bytes) engine.Time {

@@ -312,10 +312,21 @@ func (c *Cluster) resolveGroups(s *Spec, gpu hardware.GPU) error {
 
 // SameNodeFabric reports whether nodes of GPU b can sit in a cluster built
 // for GPU a's nodes: the same scale-up kind, bandwidth, domain and node
-// size (H100 SXM and H200 share the HGX board's NVLink4 switch system).
+// size, NVLink SHARP and PCIe links (H100 SXM and H200 share the HGX
+// board's NVLink4 switch system and PCIe Gen5).
 func SameNodeFabric(a, b hardware.GPU) bool {
 	return a.ScaleUp == b.ScaleUp && a.ScaleUpBandwidth == b.ScaleUpBandwidth && a.ScaleUpLinks == b.ScaleUpLinks &&
-		a.DomainGPUs == b.DomainGPUs && a.DefaultGPUsPerNode == b.DefaultGPUsPerNode && a.DefaultIntraNode == b.DefaultIntraNode
+		a.DomainGPUs == b.DomainGPUs && a.DefaultGPUsPerNode == b.DefaultGPUsPerNode && a.DefaultIntraNode == b.DefaultIntraNode &&
+		a.NVLS == b.NVLS && a.PCIeBandwidth == b.PCIeBandwidth && a.PCIeLatency == b.PCIeLatency
+}
+
+// GPUOf is the GPU of rank r: its node group's (c.GPU on a homogeneous
+// cluster).
+func (c *Cluster) GPUOf(r int) *hardware.GPU {
+	if len(c.Groups) < 2 {
+		return &c.GPU
+	}
+	return &c.Groups[c.GroupOf(r)].GPU
 }
 
 // GroupOf is the index in Groups of the node group holding GPU rank r.
