@@ -31,19 +31,27 @@ sweep:
   parallel.zero: [1, 3]
 `
 
+// runSweepDoc writes the sweep file doc and sweeps it (extra flags after
+// --out), returning the output directory.
+func runSweepDoc(t *testing.T, doc string, extra ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "sweep.yaml")
+	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	if _, stderr, err := runCLI(t, append([]string{"sweep", file, "--out", out, "--quiet"}, extra...)...); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	return out
+}
+
 // A sweep whose points have a goodput block writes goodput-summary.arrow
 // beside summary.arrow, and best joins it: a full (one-node) checkpoint
 // costs effective training time that the step time does not show.
 func TestSweepGoodputSummaryAndBest(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "sweep.yaml")
-	if err := os.WriteFile(file, []byte(goodputSweep), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "out")
-	if _, stderr, err := runCLI(t, "sweep", file, "--out", out, "--quiet"); err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
-	}
+	out := runSweepDoc(t, goodputSweep)
 	var sum []output.SummaryRow
 	if _, err := output.ReadTable(filepath.Join(out, "summary.arrow"), &sum); err != nil {
 		t.Fatal(err)
@@ -169,17 +177,9 @@ func TestMergeJoinsGoodputSummary(t *testing.T) {
 // keeping the base's other overrides: more GPU failures, less effective
 // training time.
 func TestSweepVariesAFailureRate(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "sweep.yaml")
 	doc := strings.Replace(goodputSweep, "    failures_per_hour: {gpu: 0.01}", "    failures_per_hour: {host: 0.001}", 1)
 	doc = strings.Replace(doc, "  goodput.checkpoint.format: [sharded, full]\n  parallel.zero: [1, 3]", "  goodput.failures_per_hour.gpu: [0.0001, 0.001, 0.01]", 1)
-	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "out")
-	if _, stderr, err := runCLI(t, "sweep", file, "--out", out, "--quiet"); err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
-	}
+	out := runSweepDoc(t, doc)
 	var gp []output.GoodputSummaryRow
 	if _, err := output.ReadTable(filepath.Join(out, "goodput-summary.arrow"), &gp); err != nil {
 		t.Fatal(err)
