@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -368,6 +369,34 @@ func checkStageGroups(t *testing.T, l *Layout) {
 			if got := l.Groups(k, s); !slices.EqualFunc(got, want, slices.Equal[[]int]) {
 				t.Fatalf("%+v %s stage %d: %v, want %v", l, k, s, got, want)
 			}
+		}
+	}
+}
+
+// parallel.stage_layers: each stage's own layer count, spread over its
+// virtual chunks, numbered in Megatron's chunk order (k = c·pp + s).
+func TestPlaceStagesUneven(t *testing.T) {
+	ch, err := PlaceStages(pipeline.Interleaving(2, 2), 32, []int{20, 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]Chunk{
+		{{Stage: 0, Index: 0, FirstLayer: 0, Layers: 10, Embedding: true}, {Stage: 0, Index: 1, FirstLayer: 16, Layers: 10}},
+		{{Stage: 1, Index: 0, FirstLayer: 10, Layers: 6}, {Stage: 1, Index: 1, FirstLayer: 26, Layers: 6, Head: true}},
+	}
+	if !reflect.DeepEqual(ch, want) {
+		t.Errorf("got %+v\nwant %+v", ch, want)
+	}
+	for _, c := range []struct {
+		per  []int
+		want string
+	}{
+		{[]int{20}, "parallel.stage_layers: 1 entries for pp 2"},
+		{[]int{20, 13}, "sum to 33, model.layers is 32"},
+		{[]int{33, -1}, "stage 1 has -1 layers"},
+	} {
+		if _, err := PlaceStages(pipeline.Interleaving(2, 1), 32, c.per); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.per, err, c.want)
 		}
 	}
 }

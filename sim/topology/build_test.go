@@ -427,3 +427,36 @@ func TestCatalogGPUsBuild(t *testing.T) {
 		}
 	}
 }
+
+// A heterogeneous cluster: node groups hold consecutive nodes in order,
+// GPUOf gives each rank its group's GPU, and groups that cannot share the
+// first group's node fabric, or do not add up to the nodes, are refused
+// naming cluster.node_groups.
+func TestNodeGroups(t *testing.T) {
+	h100, _ := hardware.LookupGPU("h100-sxm")
+	h200, _ := hardware.LookupGPU("h200")
+	a100, _ := hardware.LookupGPU("a100-80gb")
+	c := mustBuild(t, Spec{GPU: "h100-sxm", Nodes: 3, Groups: []NodeGroup{{GPU: h100, Nodes: 1}, {GPU: h200, Nodes: 2}}})
+	for r, want := range map[int]string{0: "h100-sxm", 7: "h100-sxm", 8: "h200", 23: "h200"} {
+		if got := c.GPUOf(r).Name; got != want {
+			t.Errorf("rank %d on %s, want %s", r, got, want)
+		}
+	}
+	if c.GroupOf(8) != 1 || c.NumGPUs() != 24 {
+		t.Errorf("GroupOf(8) %d, GPUs %d", c.GroupOf(8), c.NumGPUs())
+	}
+	if one := mustBuild(t, Spec{GPU: "h100-sxm", Nodes: 2}); len(one.Groups) != 1 || one.GPUOf(15) != &one.GPU {
+		t.Errorf("homogeneous cluster: groups %d", len(one.Groups))
+	}
+	for _, s := range []Spec{
+		{GPU: "h100-sxm", Nodes: 2, Groups: []NodeGroup{{GPU: h100, Nodes: 1}, {GPU: a100, Nodes: 1}}},
+		{GPU: "h100-sxm", Nodes: 3, Groups: []NodeGroup{{GPU: h100, Nodes: 1}, {GPU: h200, Nodes: 1}}},
+		{GPU: "h100-sxm", Nodes: 1, Groups: []NodeGroup{{GPU: h100, Nodes: 1}, {GPU: h200, Nodes: 0}}},
+	} {
+		_, err := Build(s)
+		var se *SpecError
+		if !errors.As(err, &se) || se.Field != "cluster.node_groups" {
+			t.Errorf("%+v: error %v, want one naming cluster.node_groups", s.Groups, err)
+		}
+	}
+}
