@@ -574,6 +574,20 @@ func (s *Plan) resolveCluster(set fieldSet) error {
 	return nil
 }
 
+// stageCutSchedules lists the pipeline schedules whose placement cuts the
+// model by stage, the ones parallel.stage_layers applies to.
+func stageCutSchedules() []string {
+	var out []string
+	for _, n := range pipeline.Names() {
+		if sc, err := pipeline.Lookup(n); err == nil {
+			if pl := sc.Placement(pipeline.Shape{Stages: 2, Virtual: 1}); pl.StageSplit && pl.Routes == 1 {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
 // maxNodeGroups bounds cluster.node_groups (a stage's groups are a bit set).
 const maxNodeGroups = 16
 
@@ -795,6 +809,9 @@ func (s *Plan) resolveParallel(set fieldSet) error {
 	if p.StageLayers != nil {
 		if p.FirstStageLayers > 0 || p.LastStageLayers > 0 {
 			return errors.New("parallel.stage_layers: replaces first_stage_layers/last_stage_layers; give one or the other")
+		}
+		if !place.StageSplit || place.Routes != 1 {
+			return fmt.Errorf("parallel.stage_layers: schedule %s does not cut the model by stage (valid: %s)", p.Schedule, strings.Join(stageCutSchedules(), ", "))
 		}
 		chunks, err = parallel.PlaceStages(place, m.Layers, p.StageLayers)
 	} else {

@@ -183,7 +183,7 @@ func TestHeteroErrors(t *testing.T) {
 		{"  gpu: h100-sxm\n  nodes: 2", "  pp: 2\n  stage_layers: [16]", "parallel.stage_layers: 1 entries for pp 2"},
 		{"  gpu: h100-sxm\n  nodes: 2", "  pp: 2\n  stage_layers: [16, 15]", "parallel.stage_layers: the entries sum to 31, model.layers is 32"},
 		{"  gpu: h100-sxm\n  nodes: 2", "  pp: 2\n  stage_layers: [16, 16]\n  first_stage_layers: 10", "parallel.stage_layers: replaces first_stage_layers"},
-		{"  gpu: h100-sxm\n  nodes: 2", "  pp: 2\n  schedule: dualpipe-v\n  stage_layers: [16, 16]", "parallel.stage_layers: needs a schedule"},
+		{"  gpu: h100-sxm\n  nodes: 2", "  pp: 2\n  schedule: dualpipe-v\n  stage_layers: [16, 16]", "parallel.stage_layers: schedule dualpipe-v does not cut the model by stage (valid: gpipe, 1f1b, interleaved, zero-bubble)"},
 	} {
 		doc := fmt.Sprintf("name: e\nmodel:\n  preset: llama3-8b\ntraining:\n  seq_len: 4096\n  global_batch: 64\ncluster:\n%s\nparallel:\n  tp: 8\n%s\n", c.cluster, c.par)
 		_, err := scenario.Parse([]byte(doc))
