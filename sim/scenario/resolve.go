@@ -612,8 +612,8 @@ func (s *Plan) resolveNodeGroups(set fieldSet) (hardware.GPU, error) {
 		if err != nil {
 			return hardware.GPU{}, fmt.Errorf("cluster.node_groups[%d].gpu: %w", i, err)
 		}
-		if ng.Nodes < 1 {
-			return hardware.GPU{}, fmt.Errorf("cluster.node_groups[%d].nodes: must be >= 1, got %d", i, ng.Nodes)
+		if ng.Nodes < 1 || ng.Nodes > MaxGPUs {
+			return hardware.GPU{}, fmt.Errorf("cluster.node_groups[%d].nodes: must be between 1 and %d, got %d", i, MaxGPUs, ng.Nodes)
 		}
 		if !(ng.GPUHourUSD >= 0) || math.IsInf(ng.GPUHourUSD, 0) {
 			return hardware.GPU{}, fmt.Errorf("cluster.node_groups[%d].gpu_hour_usd: must be >= 0 (0 = the catalog's), got %g", i, ng.GPUHourUSD)

@@ -51,13 +51,25 @@ func fuzzScenario(b []byte) string {
 	fmt.Fprintf(&s, "name: fuzz\nmodel:\n  preset: %s\n  layers: %d\n", m.name, layers)
 	fmt.Fprintf(&s, "training:\n  seq_len: %d\n  global_batch: %d\n  micro_batch: %d\n  recompute: %s\n  precision: %s\n",
 		pickInt(128, 512, 2048, 4096), gb, mb, []string{"none", "full", "selective"}[next(3)], []string{"bf16", "fp8", "fp16"}[next(3)])
-	fmt.Fprintf(&s, "cluster:\n  gpu: %s\n  nodes: %d\n  gpus_per_node: %d\n", []string{"h100-sxm", "a100-80gb", "gb200", "mi300x", "b200"}[next(5)], nodes, gpn)
+	gpu := []string{"h100-sxm", "a100-80gb", "gb200", "mi300x", "b200"}[next(5)]
+	cluster := fmt.Sprintf("  gpu: %s\n  nodes: %d\n", gpu, nodes)
+	fmt.Fprintf(&s, "cluster:\n%s  gpus_per_node: %d\n", cluster, gpn)
 	fmt.Fprintf(&s, "parallel:\n  tp: %d\n  pp: %d\n  cp: %d\n  ep: %d\n  zero: %d\n  sp: %v\n  schedule: %s\n",
 		tp, pp, pickInt(1, 1, 2), ep, pickInt(0, 1, 2, 3), next(2) == 1 && tp > 1, sched)
 	if sched == "interleaved" {
 		fmt.Fprintf(&s, "  virtual_stages: %d\n", pickInt(2, 4))
 	}
 	fmt.Fprintf(&s, "sim:\n  fidelity: %s\n  steps: %d\n", []string{"analytic", "flow"}[next(2)], pickInt(1, 2))
+	// Drawn last, so that the seeds above keep their meaning: the same
+	// nodes as two node groups (H100 SXM and H200, or the GPU twice).
+	if nodes >= 2 && next(2) == 1 {
+		second := gpu
+		if gpu == "h100-sxm" {
+			second = "h200"
+		}
+		k := 1 + next(nodes-1)
+		return strings.Replace(s.String(), cluster, fmt.Sprintf("  node_groups: [{gpu: %s, nodes: %d}, {gpu: %s, nodes: %d}]\n", gpu, k, second, nodes-k), 1)
+	}
 	return s.String()
 }
 
@@ -73,6 +85,8 @@ func FuzzSimulate(f *testing.F) {
 		{0x1, 0x3, 0x5, 0x3, 0x3, 0x1, 0x5, 0x3, 0x7, 0x4, 0x4, 0x3, 0x1, 0x6, 0x5, 0x1, 0x7, 0x7, 0x4, 0x5, 0x6, 0x2},
 		{0x6, 0x1, 0x4, 0x7, 0x4, 0x7, 0x0, 0x7, 0x5, 0x2, 0x3, 0x0, 0x2, 0x2, 0x0, 0x4, 0x3, 0x2, 0x3, 0x2, 0x1, 0x5},
 		{0x7, 0x2, 0x4, 0x3, 0x2, 0x3, 0x1, 0x0, 0x6, 0x1, 0x1, 0x5, 0x1, 0x0, 0x5, 0x0, 0x6, 0x3, 0x1, 0x6, 0x3, 0x4},
+		// a heterogeneous cluster: one H100 SXM node and one H200 node, tp 4, pp 2
+		{0x0, 0x1, 0x4, 0x0, 0x3, 0x1, 0x2, 0x1, 0x0, 0x1, 0x0, 0x0, 0x0, 0x0, 0x1, 0x1, 0x0, 0x0, 0x1, 0x0},
 	} {
 		f.Add(seed)
 	}
