@@ -597,6 +597,9 @@ type stageMemoryJSON struct {
 	OverheadBytes    float64 `json:"overhead_bytes"`
 	TotalBytes       float64 `json:"total_bytes"`
 	Fits             bool    `json:"fits"`
+	// CapacityBytes is the stage's own GPUs' capacity on a heterogeneous
+	// cluster (cluster.node_groups), absent otherwise.
+	CapacityBytes float64 `json:"capacity_bytes,omitempty"`
 }
 
 func (m scenarioMemoryEstimate) table() ([][2]string, []string) {
@@ -609,12 +612,19 @@ func (m scenarioMemoryEstimate) table() ([][2]string, []string) {
 		if !st.Fits {
 			fit = "DOES NOT FIT"
 		}
+		if st.CapacityBytes > 0 {
+			fit += " in " + fmtBytes(st.CapacityBytes)
+		}
 		r = append(r, [2]string{fmt.Sprintf("stage %d per rank", st.Stage), fmt.Sprintf(
 			"%s total (weights %s, grads %s, optimizer %s, activations %s, buffers %s, overhead %s) %s",
 			fmtBytes(st.TotalBytes), fmtBytes(st.WeightsBytes), fmtBytes(st.GradientsBytes), fmtBytes(st.OptimizerBytes),
 			fmtBytes(st.ActivationsBytes), fmtBytes(st.BuffersBytes), fmtBytes(st.OverheadBytes), fit)})
 	}
-	r = append(r, [2]string{"peak per rank", fmt.Sprintf("%s of %s", fmtBytes(m.PeakMemBytes), fmtBytes(m.CapacityBytes))})
+	peak := fmt.Sprintf("%s of %s", fmtBytes(m.PeakMemBytes), fmtBytes(m.CapacityBytes))
+	if len(m.Stages) > 0 && m.Stages[0].CapacityBytes > 0 {
+		peak += " (the smallest GPU's; each stage is checked against its own GPUs above)"
+	}
+	r = append(r, [2]string{"peak per rank", peak})
 	return r, []string{"note: " + m.Note}
 }
 
@@ -636,6 +646,9 @@ func scenarioMemory(w io.Writer, format, path string, overrides []scenario.Overr
 		e.Stages = append(e.Stages, stageMemoryJSON{Stage: st.Stage, WeightsBytes: st.Weights, GradientsBytes: st.Gradients,
 			OptimizerBytes: st.Optimizer, ActivationsBytes: st.Activations, BuffersBytes: st.Buffers,
 			OverheadBytes: st.Overhead, TotalBytes: st.Total, Fits: st.Fits})
+		if s.Heterogeneous() {
+			e.Stages[len(e.Stages)-1].CapacityBytes = s.StageCapacityBytes(st.Stage)
+		}
 	}
 	return printEstimate(w, format, e)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -304,5 +305,26 @@ func TestFmtSci(t *testing.T) {
 		if got := fmtSci(v); got != want {
 			t.Errorf("fmtSci(%v) = %q, want %q", v, got, want)
 		}
+	}
+}
+
+// On a heterogeneous cluster every stage is checked against its own GPUs:
+// the example's stages 0-1 sit on H200 (139.72 GiB usable), 2-3 on H100 SXM,
+// and the capacity reported for the run is the smaller.
+func TestEstimateMemoryNodeGroups(t *testing.T) {
+	h100, _ := hardware.LookupGPU("h100-sxm")
+	h200, _ := hardware.LookupGPU("h200")
+	m := estimateJSON(t, "memory", "../../scenarios/llama3-70b-h100-h200-pp.yaml")
+	stages, _ := m["stages"].([]any)
+	if len(stages) != 4 || num(t, m, "capacity_bytes") != float64(h100.HBMUsableBytes) {
+		t.Fatalf("memory: %v", m)
+	}
+	for i, want := range []float64{float64(h200.HBMUsableBytes), float64(h200.HBMUsableBytes), float64(h100.HBMUsableBytes), float64(h100.HBMUsableBytes)} {
+		if got := stages[i].(map[string]any)["capacity_bytes"]; got != want {
+			t.Errorf("stage %d capacity %v, want %g", i, got, want)
+		}
+	}
+	if st := estimateJSON(t, "memory", "../../scenarios/quickstart.yaml")["stages"].([]any)[0].(map[string]any); st["capacity_bytes"] != nil {
+		t.Errorf("a homogeneous scenario's stages report capacity_bytes %v", st["capacity_bytes"])
 	}
 }
