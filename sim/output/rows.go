@@ -100,6 +100,7 @@ type SummaryRow struct {
 	OverlapGradReduce   bool    `arrow:"overlap_grad_reduce"`
 	OverlapParamGather  bool    `arrow:"overlap_param_gather"`
 	OverlapTPComm       bool    `arrow:"overlap_tp_comm"`
+	OverlapTPBwd        bool    `arrow:"overlap_tp_bwd"`
 	OverlapP2P          bool    `arrow:"overlap_p2p"`
 	OverlapEP           bool    `arrow:"overlap_ep"`
 	Fidelity            string  `arrow:"fidelity,dict"`

@@ -1192,3 +1192,62 @@ func optimizerStates(name string) float64 {
 	}
 	return 2
 }
+
+// tpAsync reports whether a layer pass's backward runs Megatron's
+// asynchronous TP communication (tpAsyncBackward): Overlap.TPBwd, Megatron's
+// TP (not TPImplDTensor) without the userbuffers overlap of Overlap.TPComm,
+// and no zero-bubble split of the weight gradients (whose GEMMs then run
+// elsewhere in the schedule).
+func (b *builder) tpAsync(p *layerPass) bool {
+	cfg := b.cfg
+	return cfg.Layout.TP > 1 && cfg.Overlap.TPBwd && !cfg.Overlap.TPComm && !cfg.TPImplDTensor && !p.splitW
+}
+
+// asyncNames are the task names of one part's tpAsyncBackward, spelled
+// out once so that emitting a layer builds no strings.
+type asyncNames struct{ pre, dgrad, wgrad, post, gather, reduce string }
+
+var (
+	mlpAsync  = asyncNames{"mlp_bwd", "fc1_dgrad_bwd", "fc1_wgrad_bwd", "mlp_norm_bwd", "tp_mlp_bwd_input_gather", "tp_mlp_bwd"}
+	attnAsync = asyncNames{"attn_bwd", "qkv_dgrad_bwd", "qkv_wgrad_bwd", "attn_norm_bwd", "tp_attn_bwd_input_gather", "tp_attn_bwd"}
+)
+
+// tpAsyncBackward emits the backward of one part (attention or MLP) of a
+// layer after task in as Megatron's column-parallel linear runs it
+// (megatron/core/tensor_parallel/layers.py,
+// LinearWithGradAccumulationAndAsyncCommunication.backward; the same in
+// Megatron-DeepSpeed's copy and in Transformer Engine's Linear and
+// LayerNormLinear): the ops before the linear's backward (pre); with
+// sequence parallelism the all-gather of the linear's saved input shard,
+// issued before the input-gradient GEMM and waited for before the weight-
+// gradient GEMM, which needs it; the input-gradient GEMM (dgrad); the
+// reduction of the input gradient (all-reduce, or reduce-scatter with
+// sequence parallelism), issued before the weight-gradient GEMM (wgrad)
+// and waited for when the linear's backward returns, so before the ops
+// after it (post: the norm's backward). CUDA_DEVICE_MAX_CONNECTIONS=1 makes
+// the GPU start the kernels in that issue order, which is what lets each
+// collective run beside the GEMM issued after it. It returns the task the
+// next part waits for, the last compute task (the layer's weight gradients
+// are complete there), and ok false when the part has no column-parallel
+// GEMM pair (then nothing was emitted).
+func (b *builder) tpAsyncBackward(n asyncNames, p *layerPass, in int32, blocks ...workload.Block) (next, last int32, ok bool) {
+	pre, dgrad, wgrad, post, ok := b.cache.splitColumn(p.l, blocks...)
+	if !ok {
+		return -1, -1, false
+	}
+	l, mb, c := p.l, p.mb, p.c
+	x := b.compute(KindBackward, n.pre, l, mb, c, pre, in, p.gather)
+	red, ag := collectives.AllReduce, int32(-1)
+	if b.cfg.Shape.SP {
+		red = collectives.ReduceScatter
+		ag = b.comm(GroupTP, collectives.AllGather, b.tpBytes(collectives.AllGather, true), n.gather, l, mb, c, x)
+	}
+	d := b.compute(KindBackward, n.dgrad, l, mb, c, dgrad, x)
+	r := b.comm(GroupTP, red, b.tpBytes(red, true), n.reduce, l, mb, c, d)
+	last = b.compute(KindBackward, n.wgrad, l, mb, c, wgrad, d, ag)
+	if post.dur > 0 {
+		last = b.compute(KindBackward, n.post, l, mb, c, post, last, r)
+		return last, last, true
+	}
+	return r, last, true
+}

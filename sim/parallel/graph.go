@@ -3,6 +3,7 @@ package parallel
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
@@ -192,8 +193,12 @@ type Overlap struct {
 	GradReduce  bool // DP gradient reduction in buckets under the backward pass
 	ParamGather bool // ZeRO parameter all-gathers prefetched ahead of use
 	TPComm      bool // TP collectives overlapped with the neighbouring GEMMs
-	P2P         bool // pipeline sends do not block the compute stream
-	EP          bool // MoE all-to-alls overlapped with expert compute
+	// TPBwd is Megatron's asynchronous TP communication in the backward
+	// of a column-parallel linear (builder.tpAsyncBackward); it applies
+	// where TPComm does not and TP is Megatron's (not TPImplDTensor).
+	TPBwd bool
+	P2P   bool // pipeline sends do not block the compute stream
+	EP    bool // MoE all-to-alls overlapped with expert compute
 }
 
 // StepConfig is everything the task-graph builder needs.
@@ -533,7 +538,7 @@ type cached struct {
 // pieceCost is split's result for one (layer kind, pass, block set).
 type pieceCost struct {
 	kind, pass, mask int
-	costs            [3]blockCost
+	costs            [4]blockCost
 }
 
 const (
@@ -621,8 +626,51 @@ func (c *blockCache) split(layer, pass int, blocks ...workload.Block) (head, mid
 	} else {
 		out = [3]blockCost{c.price(ops[:first+1]), c.price(ops[first+1 : last]), c.price(ops[last:])}
 	}
-	c.pieces = append(c.pieces, pieceCost{kind: kind, pass: pass, mask: mask, costs: out})
+	c.pieces = append(c.pieces, pieceCost{kind: kind, pass: pass, mask: mask, costs: [4]blockCost{out[0], out[1], out[2]}})
 	return out[0], out[1], out[2]
+}
+
+// passColumn tags splitColumn's entries in blockCache.pieces.
+const passColumn = -1
+
+// splitColumn prices the backward ops of `blocks` of layer `layer` in four
+// consecutive pieces around the backward of the part's column-parallel
+// linear (its first GEMM in the forward, so the last dgrad/wgrad pair in
+// backward order): pre (the ops before its input-gradient GEMM), dgrad,
+// wgrad (the weight-gradient GEMM) and post (the ops after it: the norm's
+// backward). ok is false when the ops hold no such pair; the block is then
+// emitted whole.
+func (c *blockCache) splitColumn(layer int, blocks ...workload.Block) (pre, dgrad, wgrad, post blockCost, ok bool) {
+	kind := c.layerKind(layer)
+	mask := 0
+	for _, bl := range blocks {
+		mask |= 1 << bl
+	}
+	for i := range c.pieces {
+		if p := &c.pieces[i]; p.kind == kind && p.pass == passColumn && p.mask == mask {
+			return p.costs[0], p.costs[1], p.costs[2], p.costs[3], p.costs[1].dur > 0
+		}
+	}
+	var ops []workload.Op
+	for _, op := range c.cfg.Model.LayerOps(layer, c.cfg.Shape, workload.Backward) {
+		if mask&(1<<op.Block) != 0 {
+			ops = append(ops, op)
+		}
+	}
+	d := -1
+	for i := len(ops) - 2; i >= 0; i-- {
+		if ops[i].Class == workload.ClassGEMM && ops[i+1].Class == workload.ClassGEMM &&
+			strings.HasSuffix(ops[i].Name, "_dgrad") && strings.HasSuffix(ops[i+1].Name, "_wgrad") {
+			d = i
+			break
+		}
+	}
+	var out [4]blockCost
+	if d >= 0 {
+		out = [4]blockCost{c.price(ops[:d]), c.price(ops[d : d+1]), c.price(ops[d+1 : d+2]), c.price(ops[d+2:])}
+	}
+	c.pieces = append(c.pieces, pieceCost{kind: kind, pass: passColumn, mask: mask, costs: out})
+	return out[0], out[1], out[2], out[3], out[1].dur > 0
 }
 
 const (

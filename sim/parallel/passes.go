@@ -573,10 +573,11 @@ func (b *builder) mlpBackwardStart(p *layerPass) int32 {
 }
 
 // mlpBackwardEnd is the TP reduction after an MLP part's backward ended
-// at x, and the sequence all-gather before the attention's.
-func (b *builder) mlpBackwardEnd(p *layerPass, x int32) {
+// at x (unless reduced: tpAsyncBackward issued it), and the sequence
+// all-gather before the attention's.
+func (b *builder) mlpBackwardEnd(p *layerPass, x int32, reduced ...bool) {
 	if b.cfg.Layout.TP > 1 {
-		if b.mlpTP(p.l) {
+		if b.mlpTP(p.l) && (len(reduced) == 0 || !reduced[0]) {
 			x = b.tpReduce("tp_mlp_bwd", p.l, p.mb, p.c, x)
 		}
 		if b.cfg.Shape.SP {
@@ -589,6 +590,12 @@ func (b *builder) mlpBackwardEnd(p *layerPass, x int32) {
 // bwdMLP is a dense MLP's backward.
 func bwdMLP(b *builder, p *layerPass) {
 	in := b.mlpBackwardStart(p)
+	if b.tpAsync(p) && b.mlpTP(p.l) {
+		if x, _, ok := b.tpAsyncBackward(mlpAsync, p, in, workload.BlockMLP); ok {
+			b.mlpBackwardEnd(p, x, true)
+			return
+		}
+	}
 	x := b.compute(KindBackward, "mlp_bwd", p.l, p.mb, p.c, b.bwdPart(b.cache.block(p.l, passBwd, workload.BlockMLP), p.splitW), in, p.gather)
 	b.mlpBackwardEnd(p, x)
 }
@@ -626,6 +633,15 @@ func bwdRouter(b *builder, p *layerPass) {
 
 // bwdAttn is the attention's backward without context parallelism.
 func bwdAttn(b *builder, p *layerPass) {
+	if b.tpAsync(p) {
+		if x, a, ok := b.tpAsyncBackward(attnAsync, p, p.in, workload.BlockAttnPost, workload.BlockAttnCore, workload.BlockAttnPre); ok {
+			dense, expert := b.layerParams(p.l)
+			b.gradReady(dense, expert, a, p.reduce)
+			b.releaseLayer(a)
+			p.in = x
+			return
+		}
+	}
 	a := b.compute(KindBackward, "attn_bwd", p.l, p.mb, p.c,
 		b.bwdPart(b.cache.block(p.l, passBwd, workload.BlockAttnPost, workload.BlockAttnCore, workload.BlockAttnPre), p.splitW), p.in)
 	b.attnBackwardEnd(p, a)

@@ -393,7 +393,7 @@ func (s *Plan) StepConfig(l *parallel.Layout) *parallel.StepConfig {
 		Chunks: s.r.chunks, Zero: p.Zero, Optimizer: s.Training.Optimizer,
 		ParamDtype: s.paramDtype(), GradDtype: s.r.grad, MasterDtype: s.r.master, StateDtype: s.r.states,
 		Overlap: parallel.Overlap{GradReduce: *p.Overlap.GradReduce, ParamGather: *p.Overlap.ParamGather,
-			TPComm: *p.Overlap.TPComm, P2P: *p.Overlap.P2P, EP: *p.Overlap.EP},
+			TPComm: *p.Overlap.TPComm, TPBwd: *p.Overlap.TPBwd, P2P: *p.Overlap.P2P, EP: *p.Overlap.EP},
 		TPImplDTensor: p.TPImpl == "dtensor",
 		EPBackend:     s.r.epBackend,
 		Steps:         s.Sim.Steps,

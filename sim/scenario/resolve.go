@@ -832,7 +832,7 @@ func (s *Plan) resolveParallel(set fieldSet) error {
 	if err := sched.Check(pipeline.Shape{Stages: p.PP, Microbatches: s.r.microbatches, Virtual: p.VirtualStages}); err != nil {
 		return err
 	}
-	for _, f := range []string{"grad_reduce", "param_gather", "tp_comm", "p2p", "ep"} {
+	for _, f := range []string{"grad_reduce", "param_gather", "tp_comm", "tp_bwd", "p2p", "ep"} {
 		s.fill("parallel.overlap." + f)
 	}
 	return s.resolveStageGroups()
@@ -922,7 +922,7 @@ func (s *Plan) fillDisplayDefaults() {
 	if s.Model.TiedEmbeddings == nil {
 		s.Model.TiedEmbeddings = bptr(false)
 	}
-	for _, f := range []string{"grad_reduce", "param_gather", "tp_comm", "p2p"} {
+	for _, f := range []string{"grad_reduce", "param_gather", "tp_comm", "tp_bwd", "p2p"} {
 		s.fill("parallel.overlap." + f)
 	}
 	if s.Sim.Fidelity == "" || s.Sim.Steps == 0 || s.Sim.Timeline == nil {

@@ -302,7 +302,10 @@ type OverlapConfig struct {
 	GradReduce  *bool `yaml:"grad_reduce" json:"grad_reduce"`
 	ParamGather *bool `yaml:"param_gather" json:"param_gather"`
 	TPComm      *bool `yaml:"tp_comm" json:"tp_comm"`
-	P2P         *bool `yaml:"p2p" json:"p2p"`
+	// TPBwd is Megatron's asynchronous TP communication in the backward of
+	// a column-parallel linear (parallel.Overlap.TPBwd). Default true.
+	TPBwd *bool `yaml:"tp_bwd" json:"tp_bwd"`
+	P2P   *bool `yaml:"p2p" json:"p2p"`
 	// EP overlaps the MoE all-to-alls with expert and shared-expert compute
 	// (Megatron-Core's --moe-*-overlap / DeepEP-style dispatch). Default false.
 	EP *bool `yaml:"ep" json:"ep"`

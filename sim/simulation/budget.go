@@ -183,6 +183,11 @@ func tasksPerLayerPass(s *scenario.Plan, moe bool) float64 {
 		t += 10
 	case p.TP > 1:
 		t += 4 // sequence gathers and reductions around attention and MLP
+		if *p.Overlap.TPBwd && p.TPImpl != "dtensor" {
+			// Megatron's asynchronous backward: per part the input
+			// gather and the split into pre, dgrad, wgrad and post
+			t += 6
+		}
 	}
 	if p.TP > 1 && p.TPImpl == "dtensor" {
 		t += 4 // DTensor's copies around the sequence collectives, or AsyncTP's

@@ -159,6 +159,13 @@ func megatronSC21(r row) (*scen, string) {
 	if s.Parallel.PP > 1 {
 		s.Parallel.Overlap.P2P = bp(false)
 	}
+	if s.Parallel.TP > 1 {
+		// de7dc40f88 (2021-08-10) reduces the column-parallel input
+		// gradient in copy_to_tensor_model_parallel_region's backward,
+		// after the whole linear; the asynchronous all-reduce beside the
+		// weight-gradient GEMM came with cf7efd4f5a (2021-08-30).
+		s.Parallel.Overlap.TPBwd = bp(false)
+	}
 	s.Facts = append(s.Facts,
 		"Configuration from the row and the paper's run_table_1.sh: fp16, full (uniform) activation",
 		"recomputation, DGX A100 with 8 HDR-200 HCAs on a fat tree, Megatron 2021 overlap behaviour.")
