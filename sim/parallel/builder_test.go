@@ -191,18 +191,8 @@ func (tpPricer) SendTime(int, int, units.Bytes) engine.Time { return 0 }
 // head 1.5 ms after the attention tail; with 0.5 ms collectives nothing is
 // exposed (1 ms gaps).
 func TestTPCommPairedWithGEMMs(t *testing.T) {
-	l, err := NewLayout(2, 1, 1, 1, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
-	if err != nil {
-		t.Fatal(err)
-	}
-	chunks, _ := Partition(3, 1, 1, 0, 0)
-	cfg := &StepConfig{Layout: l, Model: testModel(t, 3),
-		Shape:    workload.Shape{MicroBatch: 1, Seq: 128, Dtype: workload.BF16, TP: 2, SP: true, FlashAttention: true},
-		Schedule: pipeline.OneFOneB, Virtual: 1, Microbatches: 1, Chunks: chunks, Optimizer: "adamw",
-		ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32, Steps: 1,
-		Overlap:     Overlap{TPComm: true, GradReduce: true, ParamGather: true, P2P: true},
-		LayerParams: func(int) (float64, float64) { return 1e6, 0 },
-	}
+	cfg := tpLayerConfig(t, true, Overlap{TPComm: true})
+	l := cfg.Layout
 	for _, c := range []struct{ comm, gap engine.Time }{
 		{3 * engine.Millisecond / 2, 3 * engine.Millisecond / 2},
 		{engine.Millisecond / 2, engine.Millisecond},

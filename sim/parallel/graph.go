@@ -591,15 +591,9 @@ func newBlockCache(cfg *StepConfig, pr Pricer, stage int) *blockCache {
 // of the input gradient before it). With fewer than two GEMMs the whole
 // block is the middle.
 func (c *blockCache) split(layer, pass int, blocks ...workload.Block) (head, mid, tail blockCost) {
-	kind := c.layerKind(layer)
-	mask := 0
-	for _, bl := range blocks {
-		mask |= 1 << bl
-	}
-	for i := range c.pieces {
-		if p := &c.pieces[i]; p.kind == kind && p.pass == pass && p.mask == mask {
-			return p.costs[0], p.costs[1], p.costs[2]
-		}
+	kind, mask, hit := c.piece(layer, pass, blocks)
+	if hit != nil {
+		return hit.costs[0], hit.costs[1], hit.costs[2]
 	}
 	p := workload.Forward
 	if pass == passBwd {
@@ -630,6 +624,22 @@ func (c *blockCache) split(layer, pass int, blocks ...workload.Block) (head, mid
 	return out[0], out[1], out[2]
 }
 
+// piece returns the layer's kind and the blocks' mask, the keys of
+// blockCache.pieces, and the entry already priced for them and pass (nil
+// when none).
+func (c *blockCache) piece(layer, pass int, blocks []workload.Block) (kind, mask int, hit *pieceCost) {
+	kind = c.layerKind(layer)
+	for _, bl := range blocks {
+		mask |= 1 << bl
+	}
+	for i := range c.pieces {
+		if p := &c.pieces[i]; p.kind == kind && p.pass == pass && p.mask == mask {
+			return kind, mask, p
+		}
+	}
+	return kind, mask, nil
+}
+
 // passColumn tags splitColumn's entries in blockCache.pieces.
 const passColumn = -1
 
@@ -641,15 +651,9 @@ const passColumn = -1
 // backward). ok is false when the ops hold no such pair; the block is then
 // emitted whole.
 func (c *blockCache) splitColumn(layer int, blocks ...workload.Block) (pre, dgrad, wgrad, post blockCost, ok bool) {
-	kind := c.layerKind(layer)
-	mask := 0
-	for _, bl := range blocks {
-		mask |= 1 << bl
-	}
-	for i := range c.pieces {
-		if p := &c.pieces[i]; p.kind == kind && p.pass == passColumn && p.mask == mask {
-			return p.costs[0], p.costs[1], p.costs[2], p.costs[3], p.costs[1].dur > 0
-		}
+	kind, mask, hit := c.piece(layer, passColumn, blocks)
+	if hit != nil {
+		return hit.costs[0], hit.costs[1], hit.costs[2], hit.costs[3], hit.costs[1].dur > 0
 	}
 	var ops []workload.Op
 	for _, op := range c.cfg.Model.LayerOps(layer, c.cfg.Shape, workload.Backward) {

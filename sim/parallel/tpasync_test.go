@@ -3,17 +3,15 @@ package parallel
 import (
 	"testing"
 
-	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/pipeline"
-	"github.com/simtrain/simtrain/sim/units"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
 // gemmPricer prices every GEMM at 1 ms and every other kernel at 0, and
-// every TP collective at c: the backward of a dense part is then its
-// GEMMs, one millisecond each.
-type gemmPricer struct{ c engine.Time }
+// every TP collective as tpPricer does: the backward of a dense part is
+// then its GEMMs, one millisecond each.
+type gemmPricer struct{ tpPricer }
 
 func (gemmPricer) OpsTime(_ int, ops []workload.Op) engine.Time {
 	var t engine.Time
@@ -24,13 +22,25 @@ func (gemmPricer) OpsTime(_ int, ops []workload.Op) engine.Time {
 	}
 	return t
 }
-func (p gemmPricer) CommTime(k GroupKind, _ int, _ collectives.Op, _ units.Bytes) engine.Time {
-	if k == GroupTP {
-		return p.c
+
+// tpLayerConfig is a three-layer dense model on TP 2 (micro-batch 1 × 128
+// tokens, one micro-batch) with the overlap rules ov, for the TP schedule
+// tests.
+func tpLayerConfig(t *testing.T, sp bool, ov Overlap) *StepConfig {
+	t.Helper()
+	l, err := NewLayout(2, 1, 1, 1, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return 0
+	chunks, _ := Partition(3, 1, 1, 0, 0)
+	ov.GradReduce, ov.ParamGather, ov.P2P = true, true, true
+	return &StepConfig{Layout: l, Model: testModel(t, 3),
+		Shape:    workload.Shape{MicroBatch: 1, Seq: 128, Dtype: workload.BF16, TP: 2, SP: sp, FlashAttention: true},
+		Schedule: pipeline.OneFOneB, Virtual: 1, Microbatches: 1, Chunks: chunks, Optimizer: "adamw",
+		ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32, Steps: 1,
+		Overlap: ov, LayerParams: func(int) (float64, float64) { return 1e6, 0 },
+	}
 }
-func (gemmPricer) SendTime(int, int, units.Bytes) engine.Time { return 0 }
 
 // TestTPAsyncBackward holds Megatron's asynchronous TP backward
 // (tpAsyncBackward) to hand-computed times. The MLP backward of layer 1 is
@@ -47,11 +57,6 @@ func (gemmPricer) SendTime(int, int, units.Bytes) engine.Time { return 0 }
 // Without sequence parallelism the all-reduce [T+3, T+3+c] runs beside the
 // wgrad: 4.5 ms at c = 1.5 ms, 4 ms at 0.5 ms (5.5 and 4.5 synchronous).
 func TestTPAsyncBackward(t *testing.T) {
-	l, err := NewLayout(2, 1, 1, 1, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
-	if err != nil {
-		t.Fatal(err)
-	}
-	chunks, _ := Partition(3, 1, 1, 0, 0)
 	ms := engine.Millisecond
 	for _, c := range []struct {
 		sp, async bool
@@ -64,18 +69,12 @@ func TestTPAsyncBackward(t *testing.T) {
 		{false, true, ms / 2, 4 * ms},
 		{false, false, 3 * ms / 2, 11 * ms / 2},
 	} {
-		cfg := &StepConfig{Layout: l, Model: testModel(t, 3),
-			Shape:    workload.Shape{MicroBatch: 1, Seq: 128, Dtype: workload.BF16, TP: 2, SP: c.sp, FlashAttention: true},
-			Schedule: pipeline.OneFOneB, Virtual: 1, Microbatches: 1, Chunks: chunks, Optimizer: "adamw",
-			ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32, Steps: 1,
-			Overlap:     Overlap{TPBwd: c.async, GradReduce: true, ParamGather: true, P2P: true},
-			LayerParams: func(int) (float64, float64) { return 1e6, 0 },
-		}
-		progs, err := Build(cfg, gemmPricer{c: c.comm})
+		cfg := tpLayerConfig(t, c.sp, Overlap{TPBwd: c.async})
+		progs, err := Build(cfg, gemmPricer{tpPricer{c: c.comm}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		x := NewSymmetric(engine.New(), l, progs)
+		x := NewSymmetric(engine.New(), cfg.Layout, progs)
 		if err := x.Run(); err != nil {
 			t.Fatal(err)
 		}
