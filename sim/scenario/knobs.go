@@ -332,7 +332,7 @@ var Knobs = []*Knob{
 	{Path: "parallel.overlap.grad_reduce", Column: "overlap_grad_reduce", Const: true},
 	{Path: "parallel.overlap.param_gather", Column: "overlap_param_gather", Const: true},
 	{Path: "parallel.overlap.tp_comm", Column: "overlap_tp_comm", Const: false},
-	{Path: "parallel.overlap.tp_bwd", Column: "overlap_tp_bwd", Const: true},
+	{Path: "parallel.overlap.tp_bwd", Column: "overlap_tp_bwd", Const: false},
 	{Path: "parallel.overlap.p2p", Column: "overlap_p2p", Const: true},
 	{Path: "parallel.overlap.ep", Column: "overlap_ep", Const: false},
 

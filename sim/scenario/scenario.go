@@ -303,7 +303,8 @@ type OverlapConfig struct {
 	ParamGather *bool `yaml:"param_gather" json:"param_gather"`
 	TPComm      *bool `yaml:"tp_comm" json:"tp_comm"`
 	// TPBwd is Megatron's asynchronous TP communication in the backward of
-	// a column-parallel linear (parallel.Overlap.TPBwd). Default true.
+	// a column-parallel linear (parallel.Overlap.TPBwd). Default false: on,
+	// it raised the holdout MAPE (docs/validation.md round 14).
 	TPBwd *bool `yaml:"tp_bwd" json:"tp_bwd"`
 	P2P   *bool `yaml:"p2p" json:"p2p"`
 	// EP overlaps the MoE all-to-alls with expert and shared-expert compute
