@@ -1,7 +1,5 @@
 package parallel
 
-import "github.com/simtrain/simtrain/sim/engine"
-
 // Arena is storage that successive builds reuse: a sweep worker simulates
 // thousands of layouts one after another, and without an arena every one of
 // them grows its task slices from nothing and leaves them to the garbage
@@ -21,10 +19,10 @@ type Arena struct {
 	scratch statsScratch // Executor.Stats' storage
 }
 
-// instanceBuffers are one executed instance's per-task slices.
+// instanceBuffers are one executed instance's per-task storage.
 type instanceBuffers struct {
-	remaining          []int32
-	start, end, issued []engine.Time
+	state []taskState
+	need  []int32
 }
 
 // program returns stage s's program, emptied, with the capacity of the
@@ -56,21 +54,16 @@ func (a *Arena) recvMap() map[p2pKey]int32 {
 	return a.recvs
 }
 
-// buffers returns instance i's slices sized for n tasks (contents
-// unspecified): remaining, start, end and, when hosted, issued (else nil).
-func (a *Arena) buffers(i, n int, hosted bool) (remaining []int32, start, end, issued []engine.Time) {
+// buffers returns instance i's state and need slices sized for n tasks
+// (contents unspecified).
+func (a *Arena) buffers(i, n int) ([]taskState, []int32) {
 	for len(a.inst) <= i {
 		a.inst = append(a.inst, instanceBuffers{})
 	}
 	b := &a.inst[i]
-	b.remaining = resize(b.remaining, n)
-	b.start = resize(b.start, n)
-	b.end = resize(b.end, n)
-	if hosted {
-		b.issued = resize(b.issued, n)
-		issued = b.issued
-	}
-	return b.remaining, b.start, b.end, issued
+	b.state = resize(b.state, n)
+	b.need = resize(b.need, n)
+	return b.state, b.need
 }
 
 // resize returns s with length n, reusing its array when large enough, else

@@ -85,14 +85,31 @@ type groupState struct {
 	g     *collectives.Group
 }
 
+// taskState is one task's state on one rank. The zero value is a task not
+// yet started: times are stored plus one (0: not yet), so that the state of
+// 16,384 ranks needs no filling before the run (issue 18), and the four
+// fields a completion touches share a cache line.
+type taskState struct {
+	start, end engine.Time // when it started and ended, plus one; 0: not yet
+	// issued is when the host thread finished issuing the task, plus one
+	// (0: not yet, and always for receives and without a host thread).
+	issued  engine.Time
+	arrived int32 // inputs ended (and issue done) so far; ready at need
+}
+
+// Start, End and Issued return the task's times, -1 when not yet.
+func (s *taskState) Start() engine.Time  { return s.start - 1 }
+func (s *taskState) End() engine.Time    { return s.end - 1 }
+func (s *taskState) Issued() engine.Time { return s.issued - 1 }
+
 type instance struct {
 	rank, stage int
 	prog        *Program
-	remaining   []int32
-	Start, End  []engine.Time
-	// Issued is when the host thread finished issuing each task (-1 until
-	// then, and for receives); nil when the program has no host thread.
-	Issued []engine.Time
+	// state is the rank's per-task state, in program order; need the
+	// inputs each task waits for (its dependencies and, with a host
+	// thread, its issue), shared by every rank of the stage.
+	state []taskState
+	need  []int32
 	// hostNext is the next task in program order the host thread issues;
 	// hostWait the task whose end it waits for, -1 when it is not waiting;
 	// hostFree when it has issued everything before hostNext.
@@ -115,7 +132,15 @@ func NewSymmetric(eng *engine.Engine, l *Layout, progs []*Program) *Executor {
 	}
 	x.inst = make([]instance, 0, len(progs))
 	for s, p := range progs {
-		x.inst = append(x.inst, newInstance(l.RankOf(Coord{PP: s}), s, p, p.arena, s))
+		in := instance{rank: l.RankOf(Coord{PP: s}), stage: s, prog: p, cur: -1, hostWait: -1}
+		if a := p.arena; a != nil {
+			in.state, in.need = a.buffers(s, len(p.Tasks))
+			clear(in.state)
+		} else {
+			in.state, in.need = make([]taskState, len(p.Tasks)), make([]int32, len(p.Tasks))
+		}
+		fillNeed(in.need, p)
+		x.inst = append(x.inst, in)
 	}
 	x.h = eng.Register(x)
 	x.hh = eng.Register((*hostIssuer)(x))
@@ -127,9 +152,24 @@ func NewFull(eng *engine.Engine, l *Layout, progs []*Program, r *collectives.Run
 	x := &Executor{eng: eng, layout: l, progs: progs, runner: r, cluster: gm}
 	n := l.World()
 	x.inst = make([]instance, n)
+	// One allocation for every rank's state, rank after rank: fresh memory
+	// is zero, which is every task's initial state.
+	need := make([][]int32, len(progs))
+	tasks := 0
+	for s, p := range progs {
+		need[s] = fillNeed(make([]int32, len(p.Tasks)), p)
+	}
+	for rank := 0; rank < n; rank++ {
+		tasks += len(progs[l.CoordOf(rank).PP].Tasks)
+	}
+	state := make([]taskState, tasks)
+	adviseHugePages(state)
 	for rank := 0; rank < n; rank++ {
 		st := l.CoordOf(rank).PP
-		x.inst[rank] = newInstance(rank, st, progs[st], nil, 0)
+		p := progs[st]
+		x.inst[rank] = instance{rank: rank, stage: st, prog: p, cur: -1, hostWait: -1,
+			state: state[:len(p.Tasks):len(p.Tasks)], need: need[st]}
+		state = state[len(p.Tasks):]
 	}
 	for k := GroupKind(0); k < NumGroupKinds; k++ {
 		if k == GroupPP {
@@ -147,39 +187,51 @@ func NewFull(eng *engine.Engine, l *Layout, progs []*Program, r *collectives.Run
 	return x, nil
 }
 
-// newInstance prepares rank's execution of program p; with an arena its
-// per-task state is the arena's slot-th instance storage.
-func newInstance(rank, stage int, p *Program, a *Arena, slot int) instance {
-	in := instance{rank: rank, stage: stage, prog: p, cur: -1}
-	n := len(p.Tasks)
-	if a != nil {
-		in.remaining, in.Start, in.End, in.Issued = a.buffers(slot, n, p.Hosted)
-	} else {
-		in.remaining, in.Start, in.End = make([]int32, n), make([]engine.Time, n), make([]engine.Time, n)
-		if p.Hosted {
-			in.Issued = make([]engine.Time, n)
-		}
-	}
-	copy(in.remaining, p.ndeps)
-	for i := range in.Start {
-		in.Start[i], in.End[i] = -1, -1
-	}
-	in.hostWait = -1
+// fillNeed sets need to the inputs each task of p waits for: its
+// dependencies and, with a host thread, its issue (receives are not
+// issued: their send starts them).
+func fillNeed(need []int32, p *Program) []int32 {
+	copy(need, p.ndeps)
 	if p.Hosted {
-		for i := range in.Issued {
-			in.Issued[i] = -1
+		for i := range need {
 			if p.Tasks[i].Kind != KindRecv {
-				in.remaining[i]++ // its issue
+				need[i]++
 			}
 		}
 	}
-	return in
+	return need
 }
 
 // Issued returns, for instance i, when the host thread finished issuing
 // each task (-1 for receives, which it does not issue), or nil when the
-// programs have no host thread (StepConfig.Host).
-func (x *Executor) Issued(i int) []engine.Time { return x.inst[i].Issued }
+// programs have no host thread (StepConfig.Host). The slice is a copy.
+func (x *Executor) Issued(i int) []engine.Time {
+	in := &x.inst[i]
+	if !in.prog.Hosted {
+		return nil
+	}
+	out := make([]engine.Time, len(in.state))
+	for t := range in.state {
+		out[t] = in.state[t].Issued()
+	}
+	return out
+}
+
+// Times appends instance i's task start and end times (and, when its
+// program has a host thread, issue times; else issued stays nil) to the
+// given slices, in program order; -1 for a time not reached.
+func (x *Executor) Times(i int, start, end, issued []engine.Time) ([]engine.Time, []engine.Time, []engine.Time) {
+	in := &x.inst[i]
+	for t := range in.state {
+		st := &in.state[t]
+		start = append(start, st.Start())
+		end = append(end, st.End())
+		if in.prog.Hosted {
+			issued = append(issued, st.Issued())
+		}
+	}
+	return start, end, issued
+}
 
 // hostIssuer is the executor seen as the handler of host-thread issue
 // events: a task whose inputs were ready before the host had issued it
@@ -190,7 +242,8 @@ type hostIssuer Executor
 func (h *hostIssuer) Handle(now engine.Time, arg int64) {
 	x := (*Executor)(h)
 	i, t := int(arg>>32), int(uint32(arg))
-	x.inst[i].remaining[t] = 0
+	in := &x.inst[i]
+	in.state[t].arrived = in.need[t]
 	x.ready(i, t)
 }
 
@@ -212,16 +265,18 @@ func (x *Executor) hostAdvance(i int) {
 		}
 		begin := in.hostFree
 		if w := p.HostAfter(t); w >= 0 {
-			if in.End[w] < 0 {
+			e := in.state[w].end
+			if e == 0 {
 				in.hostWait = int32(w)
 				return
 			}
-			begin = max(begin, in.End[w])
+			begin = max(begin, e-1)
 		}
 		begin = max(begin, now)
 		in.hostFree = begin + p.Tasks[t].Issue
-		in.Issued[t] = in.hostFree
-		if in.remaining[t] == 1 { // every input ready: only the issue is missing
+		st := &in.state[t]
+		st.issued = in.hostFree + 1
+		if st.arrived == in.need[t]-1 { // every input ready: only the issue is missing
 			x.hostIssued(i, t)
 		}
 	}
@@ -231,21 +286,29 @@ func (x *Executor) hostAdvance(i int) {
 // whose issue is known, ready now or when its issue ends.
 func (x *Executor) hostIssued(i, t int) {
 	in := &x.inst[i]
-	if d := in.Issued[t] - x.eng.Now(); d > 0 {
+	if d := in.state[t].Issued() - x.eng.Now(); d > 0 {
 		x.eng.After(d, x.hh, pack(i, t))
 		return
 	}
-	in.remaining[t] = 0
+	in.state[t].arrived = in.need[t]
 	x.ready(i, t)
 }
 
 // Instances is the number of played ranks.
 func (x *Executor) Instances() int { return len(x.inst) }
 
-// Instance returns the rank, stage, program and task times of instance i.
+// Instance returns the rank, stage, program and task times of instance i
+// (copies, as Times makes them).
 func (x *Executor) Instance(i int) (rank, stage int, p *Program, start, end []engine.Time) {
 	in := &x.inst[i]
-	return in.rank, in.stage, in.prog, in.Start, in.End
+	start, end, _ = x.Times(i, nil, nil, nil)
+	return in.rank, in.stage, in.prog, start, end
+}
+
+// Place returns the rank and stage of instance i.
+func (x *Executor) Place(i int) (rank, stage int, p *Program) {
+	in := &x.inst[i]
+	return in.rank, in.stage, in.prog
 }
 
 // Symmetric reports whether instances stand for every rank of their stage.
@@ -260,7 +323,7 @@ func (x *Executor) Run() error {
 	for i := range x.inst {
 		in := &x.inst[i]
 		for t := range in.prog.Tasks {
-			if in.remaining[t] == 0 && in.prog.Tasks[t].Kind != KindRecv {
+			if in.need[t] == 0 && in.prog.Tasks[t].Kind != KindRecv {
 				x.ready(i, t)
 			}
 		}
@@ -281,7 +344,7 @@ func (x *Executor) Run() error {
 		for i := range x.inst {
 			in := &x.inst[i]
 			for t := range in.prog.Tasks {
-				if in.End[t] < 0 {
+				if in.state[t].end == 0 {
 					task := in.prog.Tasks[t]
 					return fmt.Errorf("simulation stalled: %d of %d tasks never ran (first: rank %d %s layer %d micro-batch %d)",
 						x.total-x.done, x.total, in.rank, task.Name, task.Layer, task.Micro)
@@ -340,7 +403,7 @@ func (x *Executor) finish(i, t int) {
 func (x *Executor) complete1(i, t int) {
 	in := &x.inst[i]
 	now := x.eng.Now()
-	in.End[t] = now
+	in.state[t].end = now + 1
 	if x.sms > 0 && in.prog.Tasks[t].Kind.IsComm() {
 		x.commBusy(i, -x.ctasOf(i, &in.prog.Tasks[t]))
 	}
@@ -350,11 +413,12 @@ func (x *Executor) complete1(i, t int) {
 	}
 	p := in.prog
 	for _, s := range p.Succ(t) {
-		in.remaining[s]--
-		switch {
-		case in.remaining[s] == 0:
+		st := &in.state[s]
+		st.arrived++
+		switch need := in.need[s]; {
+		case st.arrived == need:
 			x.ready(i, int(s))
-		case in.remaining[s] == 1 && in.Issued != nil && in.Issued[s] >= 0:
+		case st.arrived == need-1 && st.issued != 0:
 			x.hostIssued(i, int(s)) // inputs ready; issued or being issued
 		}
 	}
@@ -378,11 +442,11 @@ func (x *Executor) ready(i, t int) {
 	in := &x.inst[i]
 	task := &in.prog.Tasks[t]
 	now := x.eng.Now()
-	in.Start[t] = now
+	in.state[t].start = now + 1
 	switch {
 	case task.Kind == KindSend:
 		j := x.peer(i, int(task.Peer))
-		x.inst[j].Start[task.Match] = now
+		x.inst[j].state[task.Match].start = now + 1
 		if x.sms > 0 {
 			x.commBusy(i, x.ctasOf(i, task))
 			x.commBusy(j, x.ctasOf(j, &x.inst[j].prog.Tasks[task.Match]))
@@ -438,7 +502,7 @@ func (x *Executor) arrive(i, t int, task *Task) {
 	}
 	now := x.eng.Now()
 	for _, r := range gs.ranks {
-		x.inst[r].Start[t] = now
+		x.inst[r].state[t].start = now + 1
 		if x.sms > 0 {
 			x.commBusy(r, x.ctasOf(r, task))
 		}

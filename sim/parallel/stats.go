@@ -48,7 +48,7 @@ type statsScratch struct {
 // receives, which start when their send does) is sorted first.
 func (x *Executor) Stats(i int) Stats {
 	in := &x.inst[i]
-	p, start, end, issued := in.prog, in.Start, in.End, in.Issued
+	p, state, hosted := in.prog, in.state, in.prog.Hosted
 	if x.scratch == nil {
 		x.scratch = new(statsScratch)
 	}
@@ -61,34 +61,36 @@ func (x *Executor) Stats(i int) Stats {
 	}
 	for i := range p.Tasks {
 		t := &p.Tasks[i]
+		start, end := state[i].Start(), state[i].End()
 		if t.Kind != KindHostCopy {
 			// a copy nobody waits for (the states' offload after the
 			// optimizer step) runs under the next step's forward
-			st.End = max(st.End, end[i])
+			st.End = max(st.End, end)
 		}
-		if issued != nil && t.Kind != KindRecv {
+		if hosted && t.Kind != KindRecv {
+			issued := state[i].Issued()
 			st.HostIssue += t.Issue
 			if t.Stream == StreamCompute {
 				var ready engine.Time
 				for _, d := range p.Deps(i) {
-					ready = max(ready, end[d])
+					ready = max(ready, state[d].End())
 				}
-				if issued[i] > ready {
-					comp = append(comp, interval{ready, issued[i]})
-					st.HostBound += issued[i] - ready
+				if issued > ready {
+					comp = append(comp, interval{ready, issued})
+					st.HostBound += issued - ready
 				}
 			}
 		}
-		if end[i] <= start[i] {
+		if end <= start {
 			continue
 		}
 		switch {
 		case t.Kind.IsComm():
 			k := ExposedOf[t.Group]
-			comm[k] = append(comm[k], interval{start[i], end[i]})
+			comm[k] = append(comm[k], interval{start, end})
 		case t.Kind.IsCompute():
-			comp = append(comp, interval{start[i], end[i]})
-			st.Compute += end[i] - start[i]
+			comp = append(comp, interval{start, end})
+			st.Compute += end - start
 		case t.Kind == KindHostCopy:
 			// a copy engine's transfer: what the compute stream waits
 			// for it shows as idle time
@@ -96,8 +98,8 @@ func (x *Executor) Stats(i int) Stats {
 			// A host stall holds the compute stream: communication
 			// under it is not what the rank waits for, and it is not
 			// pipeline bubble.
-			comp = append(comp, interval{start[i], end[i]})
-			st.Host += end[i] - start[i]
+			comp = append(comp, interval{start, end})
+			st.Host += end - start
 		}
 	}
 	comp = mergeIntervals(comp)

@@ -9,7 +9,11 @@ import (
 
 // statsOf measures tasks played at the given times as one instance.
 func statsOf(tasks []Task, start, end []engine.Time) Stats {
-	x := &Executor{inst: []instance{{prog: &Program{Tasks: tasks}, Start: start, End: end}}}
+	state := make([]taskState, len(tasks))
+	for t := range state {
+		state[t].start, state[t].end = start[t]+1, end[t]+1
+	}
+	x := &Executor{inst: []instance{{prog: &Program{Tasks: tasks}, state: state}}}
 	return x.Stats(0)
 }
 

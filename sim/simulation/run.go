@@ -699,7 +699,7 @@ func summarise(ctx context.Context, s *scenario.Plan, res *Result, dev workload.
 			}
 		}
 		a := x.Stats(i)
-		_, stage, _, _, _ := x.Instance(i)
+		_, stage, _ := x.Place(i)
 		stageCompute[stage] = max(stageCompute[stage], a.Compute/engine.Time(s.Sim.Steps))
 		hostBound += a.HostBound
 		hostIssue += a.HostIssue
@@ -815,10 +815,11 @@ func (r *Result) Tasks(ranks []int, fn func(TaskRecord)) {
 	byRank := map[int]int{}
 	byStage := map[int]int{}
 	for i := 0; i < x.Instances(); i++ {
-		rank, stage, _, _, _ := x.Instance(i)
+		rank, stage, _ := x.Place(i)
 		byRank[rank] = i
 		byStage[stage] = i
 	}
+	var start, end, issued []engine.Time
 	for _, rank := range ranks {
 		var i int
 		var ok bool
@@ -830,8 +831,11 @@ func (r *Result) Tasks(ranks []int, fn func(TaskRecord)) {
 		if !ok {
 			continue
 		}
-		_, _, prog, start, end := x.Instance(i)
-		issued := x.Issued(i)
+		_, _, prog := x.Place(i)
+		start, end, issued = x.Times(i, start[:0], end[:0], issued[:0])
+		if !prog.Hosted {
+			issued = nil
+		}
 		node := r.Cluster.NodeOf(rank)
 		// The host track: one row per run of back-to-back issues of one
 		// layer's pass (same step, layer, micro-batch and chunk), named
@@ -877,9 +881,13 @@ func (r *Result) Tasks(ranks []int, fn func(TaskRecord)) {
 // after the GPU tasks it waits for, and no task starts before its issue.
 func (r *Result) Check() error {
 	x := r.exec
+	var start, end, issued, ps, pe []engine.Time
 	for i := 0; i < x.Instances(); i++ {
-		rank, _, prog, start, end := x.Instance(i)
-		issued := x.Issued(i)
+		rank, _, prog := x.Place(i)
+		start, end, issued = x.Times(i, start[:0], end[:0], issued[:0])
+		if !prog.Hosted {
+			issued = nil
+		}
 		var lastEnd [parallel.NumStreams]engine.Time
 		for t := range prog.Tasks {
 			task := &prog.Tasks[t]
@@ -911,7 +919,8 @@ func (r *Result) Check() error {
 			}
 			if task.Kind == parallel.KindSend {
 				j := r.peerInstance(i, int(task.Peer))
-				_, _, pp, ps, pe := x.Instance(j)
+				_, _, pp := x.Place(j)
+				ps, pe, _ = x.Times(j, ps[:0], pe[:0], nil)
 				rv := &pp.Tasks[task.Match]
 				if rv.Kind != parallel.KindRecv || rv.Bytes != task.Bytes || ps[task.Match] != start[t] || pe[task.Match] != end[t] {
 					return fmt.Errorf("rank %d send %s micro-batch %d does not match its receive", rank, task.Name, task.Micro)
@@ -927,7 +936,7 @@ func (r *Result) peerInstance(i, stage int) int {
 	if x.Symmetric() {
 		return stage
 	}
-	rank, _, _, _, _ := x.Instance(i)
+	rank, _, _ := x.Place(i)
 	c := r.Layout.CoordOf(rank)
 	c.PP = stage
 	return r.Layout.RankOf(c)

@@ -31,8 +31,10 @@ type StepRecord struct {
 // in analyseInstance).
 func stepEnds(x *parallel.Executor, steps int) []engine.Time {
 	ends := make([]engine.Time, steps)
+	var start, end, issued []engine.Time
 	for i := 0; i < x.Instances(); i++ {
-		_, _, prog, _, end := x.Instance(i)
+		_, _, prog := x.Place(i)
+		start, end, issued = x.Times(i, start[:0], end[:0], issued[:0])
 		for t := range prog.Tasks {
 			task := &prog.Tasks[t]
 			if task.Kind == parallel.KindHostCopy {

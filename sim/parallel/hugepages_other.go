@@ -1,0 +1,6 @@
+//go:build !linux
+
+package parallel
+
+// adviseHugePages does nothing outside Linux (hugepages_linux.go).
+func adviseHugePages([]taskState) {}
