@@ -85,22 +85,33 @@ type groupState struct {
 	g     *collectives.Group
 }
 
-// taskState is one task's state on one rank. The zero value is a task not
-// yet started: times are stored plus one (0: not yet), so that the state of
-// 16,384 ranks needs no filling before the run (issue 18), and the four
-// fields a completion touches share a cache line.
+// taskState is one task's state on one rank, 24 bytes. The zero value is a
+// task not yet started: times are stored plus one (0: not yet), so that the
+// state of 16,384 ranks needs no filling before the run (issue 18), and
+// what a completion touches shares a cache line.
 type taskState struct {
-	start, end engine.Time // when it started and ended, plus one; 0: not yet
+	// start is when the task started plus one; until it starts, minus the
+	// number of its inputs that have arrived (0, -1, …; ready at -need).
+	start engine.Time
+	end   engine.Time // when it ended, plus one; 0: not yet
 	// issued is when the host thread finished issuing the task, plus one
 	// (0: not yet, and always for receives and without a host thread).
-	issued  engine.Time
-	arrived int32 // inputs ended (and issue done) so far; ready at need
+	issued engine.Time
 }
 
 // Start, End and Issued return the task's times, -1 when not yet.
-func (s *taskState) Start() engine.Time  { return s.start - 1 }
+func (s *taskState) Start() engine.Time {
+	if s.start <= 0 {
+		return -1
+	}
+	return s.start - 1
+}
 func (s *taskState) End() engine.Time    { return s.end - 1 }
 func (s *taskState) Issued() engine.Time { return s.issued - 1 }
+
+// arrived is the number of inputs of a task not yet started that have
+// arrived (its dependencies' ends and, with a host thread, its issue).
+func (s *taskState) arrived() int32 { return int32(-s.start) }
 
 type instance struct {
 	rank, stage int
@@ -242,8 +253,6 @@ type hostIssuer Executor
 func (h *hostIssuer) Handle(now engine.Time, arg int64) {
 	x := (*Executor)(h)
 	i, t := int(arg>>32), int(uint32(arg))
-	in := &x.inst[i]
-	in.state[t].arrived = in.need[t]
 	x.ready(i, t)
 }
 
@@ -276,7 +285,7 @@ func (x *Executor) hostAdvance(i int) {
 		in.hostFree = begin + p.Tasks[t].Issue
 		st := &in.state[t]
 		st.issued = in.hostFree + 1
-		if st.arrived == in.need[t]-1 { // every input ready: only the issue is missing
+		if st.arrived() == in.need[t]-1 { // every input ready: only the issue is missing
 			x.hostIssued(i, t)
 		}
 	}
@@ -290,7 +299,6 @@ func (x *Executor) hostIssued(i, t int) {
 		x.eng.After(d, x.hh, pack(i, t))
 		return
 	}
-	in.state[t].arrived = in.need[t]
 	x.ready(i, t)
 }
 
@@ -414,11 +422,11 @@ func (x *Executor) complete1(i, t int) {
 	p := in.prog
 	for _, s := range p.Succ(t) {
 		st := &in.state[s]
-		st.arrived++
-		switch need := in.need[s]; {
-		case st.arrived == need:
+		st.start-- // one more input arrived
+		switch arrived, need := st.arrived(), in.need[s]; {
+		case arrived == need:
 			x.ready(i, int(s))
-		case st.arrived == need-1 && st.issued != 0:
+		case arrived == need-1 && st.issued != 0:
 			x.hostIssued(i, int(s)) // inputs ready; issued or being issued
 		}
 	}
