@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -39,13 +41,14 @@ architectures it is scored on, or the rows whose scenario applies it), the
 others fixed, and takes the value with the lowest mean |step-time error|;
 entries named together (fit.with) are evaluated on the product of their grids.
 Two passes of this coordinate descent over the entries in the file's order.
-It prints committed and refit values; --out writes the calibration file with
-the refit values, the runs each was scored on and its objective there; --check
+It prints committed and refit values; --out DIR writes DIR/calibration.yaml
+with the refit values, the runs each was scored on and its objective there (an
+--out ending in .yaml or .yml is still taken as that one file); --check
 fails when the refit file differs from the one built into simtrain (the
 committed calibration.yaml is calibrate's output). Without arguments it uses
 ` + defaultValidationDir + `.`,
 		Example: `  simtrain calibrate
-  simtrain calibrate scenarios/validation --out sim/hardware/data/calibration.yaml
+  simtrain calibrate scenarios/validation --out sim/hardware/data
   simtrain calibrate --check`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkChoice("format", o.format, "table", "json"); err != nil {
@@ -56,6 +59,12 @@ committed calibration.yaml is calibrate's output). Without arguments it uses
 			}
 			if err := o.budget.check(); err != nil {
 				return err
+			}
+			if o.out != "" {
+				var err error
+				if o.out, err = calibrationOutPath(o.out); err != nil {
+					return err
+				}
 			}
 			if len(args) == 0 {
 				args = []string{defaultValidationDir}
@@ -68,7 +77,7 @@ committed calibration.yaml is calibrate's output). Without arguments it uses
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.out, "out", "", "write the refit calibration file here (e.g. sim/hardware/data/calibration.yaml)")
+	f.StringVar(&o.out, "out", "", "output directory for the refit calibration.yaml (e.g. sim/hardware/data; or one FILE.yaml)")
 	f.BoolVar(&o.check, "check", false, "fail when the refit calibration file differs from the one built into simtrain")
 	f.StringVar(&o.format, "format", "table", "stdout format: table, or json (one object per refit entry)")
 	f.IntVar(&o.workers, "workers", 0, "scenarios simulated at once (0 = one per CPU); results do not depend on it")
@@ -152,7 +161,7 @@ func runCalibrate(cmd *cobra.Command, paths []string, o calibrateOptions) error 
 		if len(changed) > 0 {
 			what = strings.Join(changed, ", ")
 		}
-		return fmt.Errorf("calibrate --check: the refit calibration file differs from the committed one (%s); run simtrain calibrate --out sim/hardware/data/calibration.yaml", what)
+		return fmt.Errorf("calibrate --check: the refit calibration file differs from the committed one (%s); run simtrain calibrate --out sim/hardware/data", what)
 	}
 	return nil
 }
@@ -163,4 +172,21 @@ func finiteOrNil(x float64) any {
 		return nil
 	}
 	return x
+}
+
+// calibrationOutPath is the file calibrate --out writes: DIR/calibration.yaml
+// for a directory (created if missing, like every other --out), or the path
+// itself where it ends in .yaml or .yml, the form scripts used before.
+func calibrationOutPath(out string) (string, error) {
+	switch strings.ToLower(filepath.Ext(out)) {
+	case ".yaml", ".yml":
+		return out, nil
+	}
+	if st, err := os.Stat(out); err == nil && !st.IsDir() {
+		return "", usageErrorf("--out: %s is neither a directory nor a FILE.yaml", out)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return "", fmt.Errorf("--out: %w", err)
+	}
+	return filepath.Join(out, "calibration.yaml"), nil
 }

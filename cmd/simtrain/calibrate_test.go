@@ -60,8 +60,9 @@ func TestValidateCrossValidation(t *testing.T) {
 // says so, and --check fails against the committed one.
 func TestCalibrateOutAndCheck(t *testing.T) {
 	dir := writeValidationDir(t)
-	out := filepath.Join(t.TempDir(), "calibration.yaml")
-	stdout, stderr, err := runCLI(t, "calibrate", dir, "--out", out)
+	outDir := filepath.Join(t.TempDir(), "cal")
+	out := filepath.Join(outDir, "calibration.yaml")
+	stdout, stderr, err := runCLI(t, "calibrate", dir, "--out", outDir)
 	if err != nil {
 		t.Fatalf("calibrate: %v\n%s", err, stderr)
 	}
@@ -87,5 +88,34 @@ func TestCalibrateOutAndCheck(t *testing.T) {
 	}
 	if _, _, err := runCLI(t, "calibrate", dir, "--check"); err == nil || !strings.Contains(err.Error(), "train_gemm 0.90 → 1") {
 		t.Errorf("--check: err = %v, want the changed entries named", err)
+	}
+}
+
+// TestCalibrationOutPath: --out is a directory (created when missing) that
+// receives calibration.yaml; a .yaml/.yml path names the file itself; an
+// existing file of another kind is refused with the field's name.
+func TestCalibrationOutPath(t *testing.T) {
+	tmp := t.TempDir()
+	plain := filepath.Join(tmp, "notes.txt")
+	if err := os.WriteFile(plain, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ out, want, err string }{
+		{filepath.Join(tmp, "new"), filepath.Join(tmp, "new", "calibration.yaml"), ""},
+		{tmp, filepath.Join(tmp, "calibration.yaml"), ""},
+		{filepath.Join(tmp, "x.yaml"), filepath.Join(tmp, "x.yaml"), ""},
+		{filepath.Join(tmp, "x.YML"), filepath.Join(tmp, "x.YML"), ""},
+		{plain, "", "--out: "},
+	} {
+		got, err := calibrationOutPath(c.out)
+		if c.err != "" {
+			if err == nil || !strings.HasPrefix(err.Error(), c.err) {
+				t.Errorf("%s: err %v, want prefix %q", c.out, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%s: %q, %v; want %q", c.out, got, err, c.want)
+		}
 	}
 }
