@@ -485,6 +485,29 @@ type constraint struct {
 
 var constraintOps = []string{"<=", ">=", "==", "!=", "<", ">", "="}
 
+// unknownColumnHint names the valid choices for an unknown --constraint
+// column in a bounded line: the closest name, else the columns that share the
+// name's first word, else the column count, where they are listed and the
+// usual ones. The summary has over 100 columns, so listing them all would
+// make an error of several kilobytes.
+func unknownColumnHint(name string, names []string) string {
+	if near := scenario.Closest(name, names); near != "" {
+		return fmt.Sprintf("did you mean %q?", near)
+	}
+	if word, _, _ := strings.Cut(name, "_"); len(word) >= 2 {
+		var same []string
+		for _, n := range names {
+			if strings.HasPrefix(n, word) {
+				same = append(same, n)
+			}
+		}
+		if len(same) > 0 && len(same) <= 12 {
+			return fmt.Sprintf("columns starting with %q: %s", clipFlag(word), strings.Join(same, ", "))
+		}
+	}
+	return fmt.Sprintf("valid columns: the %d columns of summary.arrow (results/README.md), e.g. step_time_s, mfu, tokens_per_s, peak_mem_bytes, num_gpus, gpu, tp, pp, dp, fits", len(names))
+}
+
 // parseConstraint parses "fits", "!fits" or "COLUMN OP VALUE".
 func parseConstraint(text string) (constraint, error) {
 	c := constraint{text: text}
@@ -500,10 +523,7 @@ func parseConstraint(text string) (constraint, error) {
 				names = append(names, k)
 			}
 			slices.Sort(names)
-			hint := "valid columns: " + strings.Join(names, ", ")
-			if near := scenario.Closest(name, names); near != "" {
-				hint = fmt.Sprintf("did you mean %q?", near)
-			}
+			hint := unknownColumnHint(name, names)
 			_, err := bad("unknown column %q; %s", clipFlag(name), hint)
 			return col, err
 		}

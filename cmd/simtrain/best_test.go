@@ -196,3 +196,23 @@ func TestParseCount(t *testing.T) {
 		}
 	}
 }
+
+// An unknown column gets one bounded line naming the valid choices, however
+// many columns the summary has.
+func TestParseConstraintUnknownColumn(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"step_tme_s<1", `did you mean "step_time_s"?`},
+		{"exposed_qqqqqqqq>0", `columns starting with "exposed": exposed_cp_s,`},
+		{"qqqqqqqqqqqqqqqqq>1", "valid columns: the "},
+		{strings.Repeat("\xa5", 40) + "0>1", "valid columns: the "},
+	} {
+		_, err := parseConstraint(tc.text)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.text, err, tc.want)
+			continue
+		}
+		if msg := err.Error(); len(msg) > 600 || strings.Contains(msg, "\n") {
+			t.Errorf("%q: error of %d bytes: %s", tc.text, len(msg), msg)
+		}
+	}
+}
