@@ -16,6 +16,7 @@ type Arena struct {
 	progs   []*Program
 	recvs   map[p2pKey]int32
 	inst    []instanceBuffers
+	events  [][]int32    // Executor.CountEvents' counters, per instance
 	scratch statsScratch // Executor.Stats' storage
 }
 
@@ -41,7 +42,7 @@ func (a *Arena) program(s int) *Program {
 	}
 	p := a.progs[s]
 	*p = Program{Stage: s, arena: a, Tasks: p.Tasks[:0], depOff: p.depOff[:0], deps: p.deps[:0],
-		succOf: p.succOf[:0], succ: p.succ[:0], ndeps: p.ndeps[:0], fill: p.fill[:0]}
+		succOf: p.succOf[:0], succ: p.succ[:0], ndeps: p.ndeps[:0], fill: p.fill[:0], entries: p.entries[:0]}
 	return p
 }
 

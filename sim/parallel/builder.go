@@ -146,6 +146,9 @@ func (b *builder) build() error {
 		b.startParamGather()
 		for i := 0; i < len(b.order); i++ {
 			st := b.order[i]
+			if step == 0 {
+				b.prog.entries = append(b.prog.entries, int32(len(b.prog.Tasks)))
+			}
 			if b.interrupt != nil {
 				return b.interrupt
 			}
@@ -156,6 +159,9 @@ func (b *builder) build() error {
 				f := b.newPass(&b.passes[0], ch, st.Microbatch, true, false, false)
 				if st.Overlap && i+1 < len(b.order) && b.order[i+1].Phase != pipeline.PhaseF && b.order[i+1].Phase != pipeline.PhaseW {
 					i++
+					if step == 0 { // the pair is emitted interleaved: no boundary between them
+						b.prog.entries = append(b.prog.entries, int32(len(b.prog.Tasks)))
+					}
 					nx := b.order[i]
 					g := b.newPass(&b.passes[1], cfg.Chunks[b.stage][nx.Chunk], nx.Microbatch, false,
 						nx.Phase == pipeline.PhaseI, nx.Phase == pipeline.PhaseB && i == b.lastGrad[nx.Chunk])
@@ -171,6 +177,9 @@ func (b *builder) build() error {
 			if b.err != nil {
 				return b.err
 			}
+		}
+		if step == 0 {
+			b.prog.entries = append(b.prog.entries, int32(len(b.prog.Tasks)))
 		}
 		b.flushBucket()
 		b.optimizer()

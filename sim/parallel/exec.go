@@ -50,6 +50,8 @@ type Executor struct {
 	capCTAs int32
 	ctas    [][NumGroupKinds]int32 // per stage, per group kind (GroupPP: send/recv)
 
+	rep []replica // per instance, after Replicate succeeded (steady.go); nil: the played step is the step
+
 	scratch *statsScratch // Stats' storage, reused instance after instance (with an Arena, run after run; nil: Stats makes it)
 
 	// Progress, when set, is called every 65,536 task completions with the
@@ -126,6 +128,9 @@ type instance struct {
 	// hostFree when it has issued everything before hostNext.
 	hostNext, hostWait int32
 	hostFree           engine.Time
+	// events counts each task's engine events (CountEvents; nil: not
+	// counted).
+	events []int32
 
 	// compute slowdown state (interference.go)
 	busy  int32       // CTAs of the communication tasks in flight
@@ -253,6 +258,9 @@ type hostIssuer Executor
 func (h *hostIssuer) Handle(now engine.Time, arg int64) {
 	x := (*Executor)(h)
 	i, t := int(arg>>32), int(uint32(arg))
+	if ev := x.inst[i].events; ev != nil {
+		ev[t]++
+	}
 	x.ready(i, t)
 }
 
@@ -368,6 +376,9 @@ func pack(i, t int) int64 { return int64(i)<<32 | int64(uint32(t)) }
 // Handle completes the task packed in arg.
 func (x *Executor) Handle(now engine.Time, arg int64) {
 	i, t := int(arg>>32), int(uint32(arg))
+	if ev := x.inst[i].events; ev != nil {
+		ev[t]++
+	}
 	if x.sms > 0 && x.inst[i].prog.Tasks[t].Kind.IsCompute() {
 		in := &x.inst[i]
 		if int(in.cur) != t || now != in.end {

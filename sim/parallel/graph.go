@@ -148,6 +148,11 @@ type Program struct {
 	ndeps  []int32
 	fill   []int32 // finish's scratch
 	arena  *Arena  // where the program's storage comes from; nil: its own
+	// entries[i] is the first task of the first step's schedule entry i
+	// (pipeline.Schedule.Order), entries[len(order)] the first task after
+	// them (the gradient flush and optimizer): the boundaries steady-state
+	// replication (steady.go) cuts the program at.
+	entries []int32
 }
 
 // HostAfter returns the task whose end the host thread waits for before

@@ -59,47 +59,35 @@ func (x *Executor) Stats(i int) Stats {
 	for k := range comm {
 		comm[k] = sc.comm[k][:0]
 	}
-	for i := range p.Tasks {
-		t := &p.Tasks[i]
-		start, end := state[i].Start(), state[i].End()
-		if t.Kind != KindHostCopy {
-			// a copy nobody waits for (the states' offload after the
-			// optimizer step) runs under the next step's forward
-			st.End = max(st.End, end)
+	// The played tasks in segments, each shifted: with replication
+	// (Replicate) the tasks up to the last played unit as played, that
+	// unit's copies a period later each, then the suffix after them.
+	type segment struct {
+		lo, hi int32
+		shift  engine.Time
+	}
+	segs := [3]segment{{0, int32(len(p.Tasks)), 0}}
+	nseg, win := 1, int32(0)
+	if x.rep != nil {
+		r := x.rep[i]
+		segs[0].hi, win = r.b, r.win
+		segs[1] = segment{r.a, r.b, 0} // repeated r.extra times
+		segs[2] = segment{r.b, int32(len(p.Tasks)), engine.Time(r.extra) * r.period}
+		nseg = 3
+	}
+	for sg := 0; sg < nseg; sg++ {
+		copies := 1
+		if sg == 1 {
+			copies = x.rep[i].extra
 		}
-		if hosted && t.Kind != KindRecv {
-			issued := state[i].Issued()
-			st.HostIssue += t.Issue
-			if t.Stream == StreamCompute {
-				var ready engine.Time
-				for _, d := range p.Deps(i) {
-					ready = max(ready, state[d].End())
-				}
-				if issued > ready {
-					comp = append(comp, interval{ready, issued})
-					st.HostBound += issued - ready
-				}
+		for c := 1; c <= copies; c++ {
+			seg := segs[sg]
+			if sg == 1 {
+				seg.shift = engine.Time(c) * x.rep[i].period
 			}
-		}
-		if end <= start {
-			continue
-		}
-		switch {
-		case t.Kind.IsComm():
-			k := ExposedOf[t.Group]
-			comm[k] = append(comm[k], interval{start, end})
-		case t.Kind.IsCompute():
-			comp = append(comp, interval{start, end})
-			st.Compute += end - start
-		case t.Kind == KindHostCopy:
-			// a copy engine's transfer: what the compute stream waits
-			// for it shows as idle time
-		default:
-			// A host stall holds the compute stream: communication
-			// under it is not what the rank waits for, and it is not
-			// pipeline bubble.
-			comp = append(comp, interval{start, end})
-			st.Host += end - start
+			for t := seg.lo; t < seg.hi; t++ {
+				st = statsTask(st, p, state, hosted, int(t), seg.shift, win, &comp, &comm)
+			}
 		}
 	}
 	comp = mergeIntervals(comp)
@@ -117,6 +105,58 @@ func (x *Executor) Stats(i int) Stats {
 	}
 	st.Idle = st.End - covered
 	sc.comp, sc.union, sc.tmp, sc.comm = comp, union, tmp, comm
+	return st
+}
+
+// statsTask adds task i, its times shifted by shift (and its dependencies'
+// too, those from win on), to st and the interval lists.
+func statsTask(st Stats, p *Program, state []taskState, hosted bool, i int, shift engine.Time, win int32,
+	comp *[]interval, comm *[NumExposed][]interval) Stats {
+	t := &p.Tasks[i]
+	start, end := state[i].Start()+shift, state[i].End()+shift
+	if t.Kind != KindHostCopy {
+		// a copy nobody waits for (the states' offload after the
+		// optimizer step) runs under the next step's forward
+		st.End = max(st.End, end)
+	}
+	if hosted && t.Kind != KindRecv {
+		issued := state[i].Issued() + shift
+		st.HostIssue += t.Issue
+		if t.Stream == StreamCompute {
+			var ready engine.Time
+			for _, d := range p.Deps(i) {
+				e := state[d].End()
+				if d >= win {
+					e += shift
+				}
+				ready = max(ready, e)
+			}
+			if issued > ready {
+				*comp = append(*comp, interval{ready, issued})
+				st.HostBound += issued - ready
+			}
+		}
+	}
+	if end <= start {
+		return st
+	}
+	switch {
+	case t.Kind.IsComm():
+		k := ExposedOf[t.Group]
+		comm[k] = append(comm[k], interval{start, end})
+	case t.Kind.IsCompute():
+		*comp = append(*comp, interval{start, end})
+		st.Compute += end - start
+	case t.Kind == KindHostCopy:
+		// a copy engine's transfer: what the compute stream waits
+		// for it shows as idle time
+	default:
+		// A host stall holds the compute stream: communication
+		// under it is not what the rank waits for, and it is not
+		// pipeline bubble.
+		*comp = append(*comp, interval{start, end})
+		st.Host += end - start
+	}
 	return st
 }
 

@@ -72,6 +72,10 @@ type Result struct {
 
 	Events   uint64
 	SimWallS float64
+	// Replicated is how many micro-batches per pipeline were not played
+	// but derived by steady-state replication (Options.FiguresOnly); 0
+	// when the step was played whole.
+	Replicated int
 
 	Cluster *topology.Cluster
 	Layout  *parallel.Layout
@@ -96,6 +100,12 @@ type Options struct {
 	// Budget bounds the work; Run refuses a scenario whose estimate
 	// (EstimateWork) exceeds it before building anything.
 	Budget Budget
+	// FiguresOnly says the caller reads the Result's figures only, not its
+	// tasks (Tasks, Links, Check): a step of many micro-batches may then be
+	// played shortened, its steady-state micro-batches replicated
+	// (parallel.PlanSteady), with the same figures, to the bit, as the full
+	// play. Tasks, Links and Check see the shortened play.
+	FiguresOnly bool
 	// Reuse, when set, is what the previous Run given the same Reuse left
 	// to reuse: that run's Result loses its tasks and times. For a
 	// goroutine running many scenarios one after another (a sweep worker).
@@ -132,20 +142,72 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 		pr.priceTables = opt.Reuse.tables(cl, layout)
 	}
 	cfg.DeviceClass = pr.deviceClasses()
+	res := &Result{Scenario: s, RunID: s.RunID(), Cluster: cl, Layout: layout}
+	var x *parallel.Executor
+	var progs []*parallel.Program
+	var eng *engine.Engine
+	var extraEvents uint64
+	if !opt.FiguresOnly || s.Fidelity() != network.Analytic || opt.AllRanks {
+		// played whole below
+	} else {
+		// Steady-state replication (parallel.PlanSteady): play fewer
+		// micro-batches; when the last ones played repeat exactly, the
+		// rest follow arithmetically. A pipeline that has not settled
+		// by then is tried once more with more micro-batches, then
+		// played whole.
+		for _, margin := range steadyMargins {
+			steady, ok := parallel.PlanSteady(cfg, margin)
+			if !ok {
+				break
+			}
+			short := *cfg
+			short.Microbatches = steady.Played
+			x, progs, eng, err = play(ctx, s, opt, &short, pr, cl, layout, res, true)
+			if err != nil {
+				return nil, err
+			}
+			if x.Replicate(steady) {
+				extraEvents = x.ExtraEvents()
+				res.Replicated = cfg.Microbatches - steady.Played
+				break
+			}
+			x = nil
+		}
+	}
+	if x == nil {
+		x, progs, eng, err = play(ctx, s, opt, cfg, pr, cl, layout, res, false)
+		if err != nil {
+			return nil, err
+		}
+	}
+	res.exec = x
+	res.progs = progs
+	res.Events = eng.Executed() + extraEvents
+	if err := summarise(ctx, s, res, dev); err != nil {
+		return nil, err
+	}
+	res.SimWallS = time.Since(wall).Seconds()
+	return res, nil
+}
+
+// play builds cfg's programs and plays them: on the representative ranks at
+// analytic fidelity (unless opt.AllRanks), else on every rank. countEvents
+// counts each task's events (parallel.Executor.CountEvents).
+func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.StepConfig, pr *pricer,
+	cl *topology.Cluster, layout *parallel.Layout, res *Result, countEvents bool) (*parallel.Executor, []*parallel.Program, *engine.Engine, error) {
 	progs, err := parallel.Build(cfg, pr)
 	if err == nil {
 		err = pr.err
 	}
 	if err != nil {
 		opt.Reuse.dropTables(layout) // they may hold what the failed pricing left half done
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 
 	eng := opt.Reuse.newEngine()
-	res := &Result{Scenario: s, RunID: s.RunID(), Cluster: cl, Layout: layout}
 	var x *parallel.Executor
 	switch {
 	case s.Fidelity() == network.Analytic && !opt.AllRanks:
@@ -166,7 +228,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 		runner := collectives.NewRunner(eng, fab, s.Fidelity(), cl)
 		x, err = parallel.NewFull(eng, layout, progs, runner, groupMaker{cl, pr.shares})
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		switch {
 		case s.EPBackend() != parallel.EPNCCL && s.Fidelity() != network.Flow:
@@ -183,22 +245,22 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 	iv := parallel.InterferenceOf(cl.GPU)
 	iv.EP = pr.epSMs()
 	if err := x.SetInterference(iv, cl); err != nil {
-		return nil, err
+		return nil, nil, nil, err
+	}
+	if countEvents {
+		x.CountEvents()
 	}
 	x.Progress = opt.Progress
 	x.Interrupt = ctx.Err
 	if err := x.Run(); err != nil {
-		return nil, explainRunError(s, err)
+		return nil, nil, nil, explainRunError(s, err)
 	}
-	res.exec = x
-	res.progs = progs
-	res.Events = eng.Executed()
-	if err := summarise(ctx, s, res, dev); err != nil {
-		return nil, err
-	}
-	res.SimWallS = time.Since(wall).Seconds()
-	return res, nil
+	return x, progs, eng, nil
 }
+
+// steadyMargins are the micro-batches beyond the pipeline's depth that a
+// replicated step plays (parallel.PlanSteady), tried in turn.
+var steadyMargins = []int{8, 16}
 
 // Reuse is what a goroutine running many scenarios one after another keeps
 // from one Run to the next (Options.Reuse): the storage the task graphs are

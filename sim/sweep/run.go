@@ -190,7 +190,9 @@ func runRecovered(ctx context.Context, s *scenario.Plan, b simulation.Budget, re
 			res, err = nil, fmt.Errorf("internal error while simulating (please report): %v", p)
 		}
 	}()
-	return simulation.Run(ctx, s, simulation.Options{Budget: b, Reuse: reuse})
+	// A sweep worker (reuse set) keeps only the figures (KeepFiguresOnly),
+	// so long steps may be replicated rather than played whole.
+	return simulation.Run(ctx, s, simulation.Options{Budget: b, Reuse: reuse, FiguresOnly: reuse != nil})
 }
 
 // Run evaluates the given points on workers goroutines (≤ 0: one per

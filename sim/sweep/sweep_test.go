@@ -483,6 +483,44 @@ func BenchmarkSweep70BAll(b *testing.B) {
 	b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N*len(idx)), "cpu-ms/point")
 }
 
+// Steady-state replication is exact on the 70B sweep: every simulated
+// point with enough micro-batches to be replicated (simulation.Options
+// .FiguresOnly, which a sweep worker sets) has the figures of its full
+// play, Events included.
+func TestSweepSteadyMatchesFull(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays a third of the 70B sweep twice")
+	}
+	sw, err := Load("../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	figures := func(r *simulation.Result) []any {
+		return []any{r.StepTimeS, r.TokensPerS, r.MFU, r.HFU, r.BubbleFraction, r.ComputeS, r.HostSyncS, r.HostBoundS,
+			r.HostIssueS, r.ExposedCommS, r.StepP50S, r.StepP99S, r.Fits, r.CostUSDPerStep, r.EnergyKWhPerStep, r.Events}
+	}
+	reuse := new(simulation.Reuse)
+	replicated := 0
+	for i := 0; i < sw.Len(); i++ {
+		got, _ := sw.evaluate(context.Background(), i, reuse)
+		if got.Outcome != Simulated || got.Result.Replicated == 0 {
+			continue
+		}
+		replicated++
+		want, _ := sw.Evaluate(context.Background(), i)
+		if want.Result == nil || want.Result.Replicated != 0 {
+			t.Fatalf("point %d: played whole: %v", i, want.Outcome)
+		}
+		if g, w := figures(got.Result), figures(want.Result); !reflect.DeepEqual(g, w) {
+			t.Errorf("point %d: replicated %v, full play %v", i, g, w)
+		}
+	}
+	if replicated < 50 {
+		t.Errorf("%d points replicated, want most of those with 16 or more micro-batches", replicated)
+	}
+	t.Logf("%d points replicated", replicated)
+}
+
 // TestSweepReuseSameFigures evaluates sweep points one after another with one
 // Reuse, as a sweep worker does (cluster and task-graph storage carried from
 // point to point, GPU types changing under it), and checks every figure

@@ -65,7 +65,8 @@ func EvaluateCalibrated(ctx context.Context, path string, budget simulation.Budg
 	c.GPU = s.Cluster.GPU
 	c.Arch = s.GPU().Arch
 	c.Style = ParallelStyle(s)
-	res, err := simulation.Run(ctx, s, simulation.Options{Budget: budget})
+	// Only the figures are compared: long steps may be replicated.
+	res, err := simulation.Run(ctx, s, simulation.Options{Budget: budget, FiguresOnly: true})
 	if err != nil {
 		c.Err = fmt.Errorf("%s: %w", path, err)
 		return c

@@ -1,0 +1,440 @@
+package parallel
+
+import (
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/pipeline"
+)
+
+// Steady-state replication (issue 18). In a pipeline schedule the
+// micro-batches between the warm-up and the cool-down repeat one pattern:
+// each stage's order is a prefix, a unit of entries repeated once per
+// micro-batch (1F1B: one forward and one backward) and a suffix, and once
+// the pipeline is full every unit's tasks run exactly one period after the
+// previous unit's. A step of M micro-batches is then played as one of
+// M' < M: PlanSteady checks that the schedule's order for M is the order for
+// M' with M − M' more copies of its last unit, the programs are built and
+// played for M', and Executor.Replicate checks, per task and exactly in
+// integer nanoseconds, that the last played units repeat (start, end, host
+// issue times and engine events, each unit one period after the one before,
+// over as many units as a unit's tasks reach back through their
+// dependencies, plus one). The units not played are then that last unit
+// shifted by one period more each, and the suffix is shifted by all of
+// them: Stats and ExtraEvents give the figures of the full play
+// arithmetically. When a check fails (a host thread falling behind a little
+// more each micro-batch, a transient that has not settled) the caller plays
+// the full step. TestSteadyMatchesFull compares both plays' figures on every
+// bundled, validation and holdout scenario.
+
+// Steady is a plan to play a step of Microbatches as one of Played (PlanSteady).
+type Steady struct {
+	Played int // micro-batches built and played
+	Extra  int // copies of each stage's last played unit not played
+	g      int // micro-batches per unit
+	stages []steadyStage
+}
+
+// steadyStage is one stage's cut of the played order: entries [0, end) hold
+// the prefix and the units, the last unit is entries [end−unit, end), and
+// the suffix is entries [end, len(order)).
+type steadyStage struct{ end, unit int }
+
+// steadyMinExtra is the fewest unplayed micro-batches worth replicating.
+const steadyMinExtra = 2
+
+// steadyTail is how many units before the suffix are not replicated but
+// played as part of it (PlanSteady).
+const steadyTail = 1
+
+// PlanSteady returns how to play cfg's step with fewer micro-batches, or
+// false when it cannot be replicated (one step only; no schedule entry
+// that overlaps two passes; not enough micro-batches for a gain).
+func PlanSteady(cfg *StepConfig, margin int) (Steady, bool) {
+	if cfg.Steps > 1 || cfg.Layout == nil {
+		return Steady{}, false
+	}
+	sched := pipeline.Of(cfg.Schedule)
+	pp, m := cfg.Layout.PP, cfg.Microbatches
+	virtual := max(cfg.Virtual, 1)
+	shape := func(n int) pipeline.Shape { return pipeline.Shape{Stages: pp, Microbatches: n, Virtual: virtual} }
+	// The played micro-batches: the warm-up and cool-down, and enough
+	// units to cover a backward's reach to its forward, twice.
+	g := 1
+	played := pp + margin + steadyTail
+	if sched.Check(shape(played+1)) != nil {
+		g = pp
+		played = (played + pp - 1) / pp * pp
+	}
+	if m < played+steadyMinExtra || (m-played)%g != 0 ||
+		sched.Check(shape(played)) != nil || sched.Check(shape(played+g)) != nil {
+		return Steady{}, false
+	}
+	st := Steady{Played: played, Extra: (m - played) / g, g: g, stages: make([]steadyStage, pp)}
+	for s := 0; s < pp; s++ {
+		o1, o2 := sched.Order(shape(played), s), sched.Order(shape(played+g), s)
+		u := len(o2) - len(o1)
+		if u <= 0 {
+			return Steady{}, false
+		}
+		end := 0
+		for end < len(o1) && o1[end] == o2[end] {
+			end++
+		}
+		if end < u || !shifted(o2[end:end+u], o1[end-u:end], g) || !shifted(o2[end+u:], o1[end:], g) {
+			return Steady{}, false
+		}
+		// The last backward of each chunk issues the gradient reduction:
+		// keep it in the suffix, which is played once.
+		last := map[int]int{}
+		for i, e := range o1 {
+			if e.Overlap {
+				return Steady{}, false
+			}
+			if e.Phase == pipeline.PhaseB || e.Phase == pipeline.PhaseW {
+				last[e.Chunk] = i
+			}
+		}
+		for moved := true; moved && end >= u; {
+			moved = false
+			for _, i := range last {
+				if i >= end-u && i < end {
+					moved = true
+				}
+			}
+			if moved {
+				end -= u
+			}
+		}
+		// The last units played run beside the suffix (its sends and
+		// receives, which slow compute while in flight, doc.go), where
+		// the full step runs further units: they are played as part of
+		// the suffix, and the copies are of a unit before them.
+		end -= steadyTail * u
+		if end < u {
+			return Steady{}, false
+		}
+		// The full order must be the played one with Extra more units.
+		full := sched.Order(shape(m), s)
+		if len(full) != len(o1)+st.Extra*u {
+			return Steady{}, false
+		}
+		for i := range full {
+			var want pipeline.Step
+			switch c := (i - end) / u; {
+			case i < end:
+				want = o1[i]
+			case c < st.Extra:
+				want = o1[end-u+(i-end)%u]
+				want.Microbatch += (c + 1) * g
+			default:
+				want = o1[i-st.Extra*u]
+				want.Microbatch += st.Extra * g
+			}
+			if full[i] != want {
+				return Steady{}, false
+			}
+		}
+		st.stages[s] = steadyStage{end: end, unit: u}
+	}
+	return st, true
+}
+
+// shifted reports whether a is b with every micro-batch g higher.
+func shifted(a, b []pipeline.Step, g int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		e := b[i]
+		e.Microbatch += g
+		if a[i] != e {
+			return false
+		}
+	}
+	return true
+}
+
+// replica is one stage's replication, found by Replicate: the last played
+// unit is tasks [a, b); the window [win, b) are the units it reaches back
+// to, every one a period after the one before; extra copies of the last
+// unit follow it, each one period later; the suffix follows them.
+type replica struct {
+	a, b, win int32
+	extra     int
+	period    engine.Time
+}
+
+// CountEvents makes the executor count the engine events of each task, for
+// Replicate; call it before Run.
+func (x *Executor) CountEvents() {
+	for i := range x.inst {
+		in := &x.inst[i]
+		if a := in.prog.arena; a != nil {
+			in.events = a.eventBuffer(i, len(in.prog.Tasks))
+			clear(in.events)
+		} else {
+			in.events = make([]int32, len(in.prog.Tasks))
+		}
+	}
+}
+
+// Replicate checks, after Run of the programs built for st.Played
+// micro-batches with CountEvents, that the last played units of every
+// stage repeat exactly, and if so makes Stats and ExtraEvents report the
+// step of st.Played + st.Extra·g micro-batches. It returns false (and
+// changes nothing) when they do not: the caller then plays the full step.
+// Times and Instance keep returning the played tasks.
+func (x *Executor) Replicate(st Steady) bool { return x.replicate(st) == "" }
+
+// replicate is Replicate, returning why it failed ("" when it did not).
+func (x *Executor) replicate(st Steady) string {
+	if !x.symmetric || len(st.stages) != len(x.inst) {
+		return "not symmetric"
+	}
+	reps := make([]replica, len(x.inst))
+	// reach: how many units back the last unit's tasks depend, here or
+	// (through receives) on another stage; one more for the alignment of
+	// units across stages.
+	reach := 1
+	for i := range x.inst {
+		in := &x.inst[i]
+		p := in.prog
+		cut := st.stages[in.stage]
+		if len(p.entries) <= cut.end {
+			return "programs cut elsewhere"
+		}
+		a, b := p.entries[cut.end-cut.unit], p.entries[cut.end]
+		if b <= a {
+			return "empty unit"
+		}
+		reps[i] = replica{a: a, b: b, extra: st.Extra}
+	}
+	// back is how many units before r's last unit task d lies.
+	back := func(d int32, r replica) int {
+		if d >= r.a {
+			return 0
+		}
+		u := r.b - r.a
+		return int((r.a - d + u - 1) / u)
+	}
+	// A dependency the last unit shares with the unit before (the step's
+	// parameter all-gather every forward waits for) is absolute: it must
+	// lie before the checked units (absLast), and it is not shifted.
+	absLast := make([]int32, len(x.inst))
+	for i := range x.inst {
+		p, r := x.inst[i].prog, reps[i]
+		u := r.b - r.a
+		absLast[i] = -1
+		if r.a < u {
+			return "too few units"
+		}
+		for t := r.a; t < r.b; t++ {
+			prev := p.Deps(int(t - u))
+			for k, d := range p.Deps(int(t)) {
+				if k < len(prev) && prev[k] == d {
+					absLast[i] = max(absLast[i], d)
+					continue
+				}
+				reach = max(reach, back(d, r))
+			}
+			if w := p.HostAfter(int(t)); w >= 0 {
+				if p.HostAfter(int(t-u)) == w {
+					absLast[i] = max(absLast[i], int32(w))
+				} else {
+					reach = max(reach, back(int32(w), r))
+				}
+			}
+			if task := &p.Tasks[t]; task.Kind == KindRecv {
+				q := reps[task.Peer]
+				if task.Match >= q.b {
+					return "receive from a suffix"
+				}
+				reach = max(reach, 1+back(task.Match, q))
+			}
+		}
+	}
+	// Check reach+2 units per stage: reach+1 that the unplayed units depend
+	// on, and one before them whose tasks may overlap them.
+	var period engine.Time = -1
+	for i := range x.inst {
+		in := &x.inst[i]
+		p, r := in.prog, &reps[i]
+		cut := st.stages[in.stage]
+		if cut.end-(reach+2)*cut.unit < 0 {
+			return "too few units"
+		}
+		u := r.b - r.a
+		for k := 1; k <= reach+2; k++ {
+			hi := cut.end - (k-1)*cut.unit
+			if p.entries[hi]-p.entries[hi-cut.unit] != u {
+				return "units of different sizes"
+			}
+		}
+		lo := r.b - int32(reach+2)*u
+		if absLast[i] >= lo {
+			return "absolute dependency inside the checked units"
+		}
+		if period < 0 {
+			period = in.state[r.a].Start() - in.state[r.a-u].Start()
+		}
+		if period <= 0 {
+			return "no period"
+		}
+		for t := lo; t < r.a; t++ {
+			if !x.repeats(i, t, u, period, reps) {
+				return "units do not repeat"
+			}
+		}
+		if p.Hosted && !x.hostRepeats(i, lo, r.a, u, period) {
+			return "host thread does not repeat"
+		}
+		r.win = r.b - int32(reach+1)*u
+		r.period = period
+		// Everything before the checked units ends before the window
+		// starts: no task the copies lack runs beside them.
+		first := engine.Time(-1)
+		for t := r.win; t < r.b; t++ {
+			if s := in.state[t].Start(); first < 0 || s < first {
+				first = s
+			}
+		}
+		for t := int32(0); t < lo; t++ {
+			if in.state[t].End() > first {
+				return "a task before the checked units runs beside them"
+			}
+		}
+		// The suffix depends on the window and itself only (or on tasks
+		// that ended before the window began).
+		for t := r.b; t < int32(len(p.Tasks)); t++ {
+			for _, d := range p.Deps(int(t)) {
+				if d < r.win && in.state[d].End() > first {
+					return "the suffix waits for a task before the window"
+				}
+			}
+		}
+	}
+	x.rep = reps
+	return ""
+}
+
+// repeats reports whether task t+u of instance i is task t one unit later:
+// the same work, its dependencies one unit later, and its times and events
+// one period later.
+func (x *Executor) repeats(i int, t, u int32, period engine.Time, reps []replica) bool {
+	in := &x.inst[i]
+	p := in.prog
+	n := t + u
+	a, b := p.Tasks[t], p.Tasks[n]
+	if a.Micro >= 0 {
+		a.Micro = b.Micro // the unit's micro-batches: checked through the schedule's order
+	}
+	if a.Kind == KindSend || a.Kind == KindRecv {
+		q := reps[a.Peer]
+		a.Match += q.b - q.a
+	}
+	if a.hostAfter > 0 && a.hostAfter != b.hostAfter {
+		a.hostAfter += u // else absolute (Replicate)
+	}
+	if a != b {
+		return false
+	}
+	da, db := p.Deps(int(t)), p.Deps(int(n))
+	if len(da) != len(db) {
+		return false
+	}
+	for k := range da {
+		if da[k]+u != db[k] && da[k] != db[k] { // relative or absolute (Replicate)
+			return false
+		}
+	}
+	sa, sb := &in.state[t], &in.state[n]
+	if sb.Start() != sa.Start()+period || sb.End() != sa.End()+period || in.events[t] != in.events[n] {
+		return false
+	}
+	return (sa.issued == 0) == (sb.issued == 0)
+}
+
+// hostRepeats checks the host thread's issue times over the checked units
+// [lo, a+u) of instance i. Either they repeat with the GPU's period (the
+// host waits for the GPU, or the GPU for it), or the thread runs ahead of
+// the GPU, issuing each unit host seconds < period after the one before,
+// and no task of the units or of the suffix, before a wait of the host
+// for the GPU, waits for its issue. Then the unplayed units, whose issues
+// come ever earlier before their inputs, wait for none either, and after
+// such a wait the host's times follow the GPU's. A thread that issues each
+// unit more slowly than the period falls behind, unit after unit, until
+// the step turns host-bound, a kink the played units may not reach: not
+// replicated.
+func (x *Executor) hostRepeats(i int, lo, a, u int32, period engine.Time) bool {
+	in := &x.inst[i]
+	p := in.prog
+	host := engine.Time(-1)
+	for t := lo; t < a; t++ {
+		sa, sb := &in.state[t], &in.state[t+u]
+		if sa.issued == 0 {
+			continue
+		}
+		if host < 0 {
+			host = sb.issued - sa.issued
+		}
+		if sb.issued-sa.issued != host {
+			return false
+		}
+	}
+	if host == period || host < 0 {
+		return true
+	}
+	if host > period || host <= 0 {
+		return false
+	}
+	ahead := func(t int32) bool {
+		if p.Tasks[t].Kind == KindRecv {
+			return true
+		}
+		var ready engine.Time
+		for _, d := range p.Deps(int(t)) {
+			ready = max(ready, in.state[d].End())
+		}
+		return in.state[t].Issued() <= ready
+	}
+	for t := lo; t < a+u; t++ {
+		if !ahead(t) {
+			return false
+		}
+	}
+	for t := a + u; t < int32(len(p.Tasks)); t++ {
+		if w := p.HostAfter(int(t)); w >= 0 && in.state[t].Issued()-p.Tasks[t].Issue == in.state[w].End() {
+			return true // the host waited for the GPU: it follows it from here
+		}
+		if !ahead(t) {
+			return false
+		}
+	}
+	return true
+}
+
+// ExtraEvents is the engine events the unplayed units would have executed
+// (0 without Replicate).
+func (x *Executor) ExtraEvents() uint64 {
+	var n uint64
+	for i, r := range x.rep {
+		var unit uint64
+		for t := r.a; t < r.b; t++ {
+			unit += uint64(x.inst[i].events[t])
+		}
+		n += unit * uint64(r.extra)
+	}
+	return n
+}
+
+// Replicated reports whether Replicate succeeded.
+func (x *Executor) Replicated() bool { return x.rep != nil }
+
+// eventBuffer returns instance i's event counters sized for n tasks
+// (contents unspecified).
+func (a *Arena) eventBuffer(i, n int) []int32 {
+	for len(a.events) <= i {
+		a.events = append(a.events, nil)
+	}
+	a.events[i] = resize(a.events[i], n)
+	return a.events[i]
+}

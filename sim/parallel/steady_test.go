@@ -1,0 +1,133 @@
+package parallel
+
+import (
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/pipeline"
+	"github.com/simtrain/simtrain/sim/workload"
+)
+
+// steadyConfig is a two-stage 1F1B pipeline of one layer per stage and m
+// micro-batches, every layer block priced at 1 ms (unitPricer), with the
+// given host thread.
+func steadyConfig(t *testing.T, m int, host HostModel) *StepConfig {
+	t.Helper()
+	l, err := NewLayout(1, 1, 1, 1, 2, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, err := Partition(2, 2, 1, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &StepConfig{Layout: l, Model: testModel(t, 2),
+		Shape:    workload.Shape{MicroBatch: 1, Seq: 128, Dtype: workload.BF16, TP: 1, CP: 1, EP: 1, FlashAttention: true},
+		Schedule: pipeline.OneFOneB, Virtual: 1, Microbatches: m, Chunks: chunks, Optimizer: "adamw",
+		ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32,
+		Overlap: Overlap{GradReduce: true, ParamGather: true, P2P: true}, Steps: 1,
+		LayerParams: func(int) (float64, float64) { return 1e6, 0 }, Host: host,
+	}
+}
+
+// playSteady plays cfg whole, then shortened by PlanSteady, and returns
+// both executors, both engines' event counts and whether Replicate took
+// the shortened play (with its reason when not).
+func playSteady(t *testing.T, cfg *StepConfig) (full, short *Executor, fullEvents, shortEvents uint64, why string) {
+	t.Helper()
+	pr := unitPricer{unit: engine.Millisecond}
+	plan, ok := PlanSteady(cfg, 8)
+	if !ok {
+		t.Fatalf("PlanSteady refused %d micro-batches on pp %d", cfg.Microbatches, cfg.Layout.PP)
+	}
+	play := func(c *StepConfig, count bool) (*Executor, uint64) {
+		progs, err := Build(c, pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng := engine.New()
+		x := NewSymmetric(eng, c.Layout, progs)
+		if count {
+			x.CountEvents()
+		}
+		if err := x.Run(); err != nil {
+			t.Fatal(err)
+		}
+		return x, eng.Executed()
+	}
+	full, fullEvents = play(cfg, false)
+	c := *cfg
+	c.Microbatches = plan.Played
+	short, shortEvents = play(&c, true)
+	why = short.replicate(plan)
+	return full, short, fullEvents, shortEvents, why
+}
+
+// unitHost returns the host time one 1F1B unit (a forward and a backward)
+// of stage s issues at 1 ns per kernel and the GPU's period without a host
+// thread.
+func unitHost(t *testing.T, m, s int) (host, period engine.Time) {
+	t.Helper()
+	x := playSymmetric(t, steadyConfig(t, m, HostModel{On: true, KernelFwd: 1, KernelBwd: 1}), unitPricer{unit: engine.Millisecond})
+	p := x.inst[s].prog
+	e := p.entries
+	mid := len(e) / 2 &^ 1 // an entry starting a unit (forward, backward), inside the steady state
+	for i := e[mid]; i < e[mid+2]; i++ {
+		host += p.Tasks[i].Issue
+	}
+	y := playSymmetric(t, steadyConfig(t, m, HostModel{}), unitPricer{unit: engine.Millisecond})
+	q, st := y.inst[s].prog, y.inst[s].state
+	period = st[q.entries[mid+2]].Start() - st[q.entries[mid]].Start()
+	return host, period
+}
+
+// A host thread that runs ahead of the GPU: the replicated figures are the
+// full play's, to the nanosecond and the event.
+func TestSteadyReplicatesHostAhead(t *testing.T) {
+	const m = 40
+	cfg := steadyConfig(t, m, HostModel{On: true, KernelFwd: 20 * engine.Microsecond, KernelBwd: 20 * engine.Microsecond, Call: 5 * engine.Microsecond})
+	full, short, fe, se, why := playSteady(t, cfg)
+	if why != "" {
+		t.Fatalf("not replicated: %s", why)
+	}
+	for i := range full.inst {
+		if g, w := short.Stats(i), full.Stats(i); g != w {
+			t.Errorf("stage %d: replicated %+v, full %+v", i, g, w)
+		}
+	}
+	if g := se + short.ExtraEvents(); g != fe {
+		t.Errorf("events: replicated %d + %d = %d, full %d", se, short.ExtraEvents(), g, fe)
+	}
+}
+
+// The last stage issues more kernels per micro-batch than the first (the
+// output layer and loss) and its host thread is slightly slower than the
+// pipeline's period, but starts ahead: it issues during the warm-up, while
+// its GPU waits for the first activations. Its lead shrinks every
+// micro-batch until, past the micro-batches played, the GPU waits for it
+// (a kink a replicated step would miss). Replicate must refuse: the issue
+// times do not repeat with the GPU's period.
+func TestSteadyRefusesHostFallingBehind(t *testing.T) {
+	const m = 48
+	h0, p := unitHost(t, m, 0)
+	h1, _ := unitHost(t, m, 1)
+	if h1 <= h0 {
+		t.Fatalf("the last stage issues %d kernels per unit, the first %d: want more", h1, h0)
+	}
+	// k ns per kernel: the last stage's thread is 1/100 slower than the
+	// period, the first's faster.
+	k := engine.Time(float64(p) * 1.01 / float64(h1))
+	if engine.Time(h0)*k >= p {
+		t.Fatalf("the first stage's host (%d kernels × %d ns) would be the bottleneck of period %d", h0, k, p)
+	}
+	cfg := steadyConfig(t, m, HostModel{On: true, KernelFwd: k, KernelBwd: k})
+	full, short, _, _, why := playSteady(t, cfg)
+	if why != "host thread does not repeat" {
+		t.Errorf("Replicate: %q, want the host thread's refusal", why)
+	}
+	// The kink is real: the full step's last stage waits for its host,
+	// the shortened step's does not.
+	if fb, sb := full.Stats(1).HostBound, short.Stats(1).HostBound; fb == 0 || sb != 0 {
+		t.Errorf("host-bound time on the last stage: full %v, shortened %v; want > 0 and 0", fb, sb)
+	}
+}

@@ -1,0 +1,90 @@
+package simulation
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/parallel"
+	"github.com/simtrain/simtrain/sim/scenario"
+)
+
+// figures are every figure of a Result that a summary row holds, Events
+// included.
+func figures(r *Result) []any {
+	return []any{r.StepTimeS, r.StepP50S, r.StepP99S, r.Steps, r.TokensPerS, r.MFU, r.HFU, r.TFLOPsPerGPU,
+		r.BubbleFraction, r.ComputeS, r.HostSyncS, r.HostBoundS, r.HostIssueS, r.ExposedCommS,
+		r.PeakMemBytes, r.MinPeakMemBytes, r.MemMarginBytes, r.Fits, r.CostUSDPerStep, r.EnergyKWhPerStep, r.Events}
+}
+
+// steadyMatches runs s played whole and with FiguresOnly (steady-state
+// replication where it applies) and fails unless every figure is equal to
+// the bit; it reports whether replication was used.
+func steadyMatches(t *testing.T, name string, s *scenario.Plan, reuse *Reuse) bool {
+	t.Helper()
+	full, err := Run(context.Background(), s, Options{})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	short, err := Run(context.Background(), s, Options{FiguresOnly: true, Reuse: reuse})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if err := short.Check(); err != nil {
+		t.Fatalf("%s: the played (shortened) step breaks an invariant: %v", name, err)
+	}
+	if g, w := figures(short), figures(full); !reflect.DeepEqual(g, w) {
+		t.Errorf("%s: replicated figures\n%v\nfull play\n%v", name, g, w)
+	}
+	if short.exec.Replicated() != (short.Replicated > 0) {
+		t.Errorf("%s: Replicated %d, executor replicated %v", name, short.Replicated, short.exec.Replicated())
+	}
+	return short.Replicated > 0
+}
+
+// Steady-state replication is exact: on every bundled scenario, every
+// published run of scenarios/validation and scenarios/holdout (every third
+// with -short) that PlanSteady accepts, the figures of the replicated play equal the full play's,
+// Events included.
+func TestSteadyMatchesFull(t *testing.T) {
+	files, _ := filepath.Glob("../../scenarios/*.yaml")
+	for _, pat := range []string{"../../scenarios/validation/*.yaml", "../../scenarios/holdout/*.yaml"} {
+		m, _ := filepath.Glob(pat)
+		for i := 0; i < len(m); i++ {
+			if !testing.Short() || i%3 == 0 {
+				files = append(files, m[i])
+			}
+		}
+	}
+	if len(files) < 30 {
+		t.Fatalf("%d scenario files", len(files))
+	}
+	reuse := new(Reuse)
+	used, tried := 0, 0
+	for _, f := range files {
+		s, err := scenario.Load(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if s.GPUs() > 4096 && os.Getenv("SIMTRAIN_ALL_SCENARIOS") == "" {
+			continue // the 16k-GPU runs take seconds each, played whole
+		}
+		layout, err := s.NewLayout()
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if _, ok := parallel.PlanSteady(s.StepConfig(layout), steadyMargins[0]); !ok {
+			continue // played whole either way
+		}
+		tried++
+		if steadyMatches(t, filepath.Base(f), s, reuse) {
+			used++
+		}
+	}
+	t.Logf("replicated %d of the %d that PlanSteady accepts, of %d", used, tried, len(files))
+	if used == 0 {
+		t.Error("no scenario was replicated")
+	}
+}
