@@ -42,6 +42,16 @@ type DomainMap interface {
 // Every instance of a stage uses the stage's counts, so the symmetric and
 // full executors give the same times.
 func (x *Executor) SetInterference(iv Interference, dm DomainMap) error {
+	return x.SetInterferenceSpans(iv, SpansOf(x.layout, dm))
+}
+
+// SetInterferenceSpans is SetInterference with the stages' domain spans
+// given (SpansOf the executor's layout and domain map): a sweep worker
+// finds them once per layout.
+func (x *Executor) SetInterferenceSpans(iv Interference, spans [][NumGroupKinds]bool) error {
+	if len(spans) != len(x.progs) {
+		return fmt.Errorf("parallel: interference spans for %d stages, want %d", len(spans), len(x.progs))
+	}
 	if x.total != 0 {
 		return fmt.Errorf("parallel: SetInterference after Run")
 	}
@@ -52,7 +62,6 @@ func (x *Executor) SetInterference(iv Interference, dm DomainMap) error {
 		x.sms, x.ctas = 0, nil
 		return nil
 	}
-	l := x.layout
 	x.ctas = make([][NumGroupKinds]int32, len(x.progs))
 	for s := range x.progs {
 		for k := GroupKind(0); k < NumGroupKinds; k++ {
@@ -64,7 +73,7 @@ func (x *Executor) SetInterference(iv Interference, dm DomainMap) error {
 			switch {
 			case k == GroupEP && iv.EP > 0:
 				n = iv.EP
-			case l.GroupSize(k) > 1 && spansDomains(l.Groups(k, s), dm):
+			case spans[s][k]:
 				n = iv.ScaleOut
 			}
 			x.ctas[s][k] = int32(n)
@@ -76,6 +85,18 @@ func (x *Executor) SetInterference(iv Interference, dm DomainMap) error {
 		x.inst[i].cur = -1
 	}
 	return nil
+}
+
+// SpansOf says, per pipeline stage and group kind, whether some group of
+// that kind on the stage spans more than one scale-up domain of dm.
+func SpansOf(l *Layout, dm DomainMap) [][NumGroupKinds]bool {
+	out := make([][NumGroupKinds]bool, l.PP)
+	for s := range out {
+		for k := GroupKind(0); k < NumGroupKinds; k++ {
+			out[s][k] = k != GroupPP && l.GroupSize(k) > 1 && spansDomains(l.Groups(k, s), dm)
+		}
+	}
+	return out
 }
 
 func spansDomains(groups [][]int, dm DomainMap) bool {

@@ -86,7 +86,7 @@ func (x *Executor) Stats(i int) Stats {
 				seg.shift = engine.Time(c) * x.rep[i].period
 			}
 			for t := seg.lo; t < seg.hi; t++ {
-				st = statsTask(st, p, state, hosted, int(t), seg.shift, win, &comp, &comm)
+				statsTask(&st, p, state, hosted, int(t), seg.shift, win, &comp, &comm)
 			}
 		}
 	}
@@ -110,8 +110,8 @@ func (x *Executor) Stats(i int) Stats {
 
 // statsTask adds task i, its times shifted by shift (and its dependencies'
 // too, those from win on), to st and the interval lists.
-func statsTask(st Stats, p *Program, state []taskState, hosted bool, i int, shift engine.Time, win int32,
-	comp *[]interval, comm *[NumExposed][]interval) Stats {
+func statsTask(st *Stats, p *Program, state []taskState, hosted bool, i int, shift engine.Time, win int32,
+	comp *[]interval, comm *[NumExposed][]interval) {
 	t := &p.Tasks[i]
 	start, end := state[i].Start()+shift, state[i].End()+shift
 	if t.Kind != KindHostCopy {
@@ -138,7 +138,7 @@ func statsTask(st Stats, p *Program, state []taskState, hosted bool, i int, shif
 		}
 	}
 	if end <= start {
-		return st
+		return
 	}
 	switch {
 	case t.Kind.IsComm():
@@ -157,7 +157,6 @@ func statsTask(st Stats, p *Program, state []taskState, hosted bool, i int, shif
 		*comp = append(*comp, interval{start, end})
 		st.Host += end - start
 	}
-	return st
 }
 
 // mergeIntervals sorts v by start (unless it already is) and merges

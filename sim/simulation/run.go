@@ -244,7 +244,10 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 	}
 	iv := parallel.InterferenceOf(cl.GPU)
 	iv.EP = pr.epSMs()
-	if err := x.SetInterference(iv, cl); err != nil {
+	if pr.spans == nil {
+		pr.spans = parallel.SpansOf(layout, cl)
+	}
+	if err := x.SetInterferenceSpans(iv, pr.spans); err != nil {
 		return nil, nil, nil, err
 	}
 	if countEvents {
@@ -403,8 +406,9 @@ type priceTables struct {
 	groups    map[[2]int][]*collectives.Group // (kind, stage) → one group per distinct shape
 	costs     map[costKey]engine.Time
 	sends     map[[2]int]*collectives.Group
-	shares    map[uint64]collectives.Share // contended groups by ranksKey (contention)
-	sendShare map[[2]int]float64           // sendContention by stage pair
+	shares    map[uint64]collectives.Share   // contended groups by ranksKey (contention)
+	sendShare map[[2]int]float64             // sendContention by stage pair
+	spans     [][parallel.NumGroupKinds]bool // parallel.SpansOf the layout on the cluster
 }
 
 func newPriceTables() *priceTables {
