@@ -12,30 +12,32 @@ import (
 // the pipeline is full every unit's tasks run exactly one period after the
 // previous unit's. A step of M micro-batches is then played as one of
 // M' < M: PlanSteady checks that the schedule's order for M is the order for
-// M' with M − M' more copies of its last unit, the programs are built and
-// played for M', and Executor.Replicate checks, per task and exactly in
-// integer nanoseconds, that the last played units repeat (start, end, host
-// issue times and engine events, each unit one period after the one before,
-// over as many units as a unit's tasks reach back through their
-// dependencies, plus one). The units not played are then that last unit
-// shifted by one period more each, and the suffix is shifted by all of
-// them: Stats and ExtraEvents give the figures of the full play
-// arithmetically. When a check fails (a host thread falling behind a little
+// M' with M − M' more copies of one unit (the last before a tail unit, which
+// runs beside the cool-down and is played with the suffix), the programs are
+// built and played for M', and Executor.Replicate checks, per task and
+// exactly in integer nanoseconds, that the units up to that one repeat
+// (start, end and engine events one period after the unit before, the host
+// thread's issue times too or running ahead, over as many units as a unit's
+// tasks reach back through their dependencies, plus one). The units not
+// played are then that unit shifted by one period more each, and the suffix
+// is shifted by all of them: Stats and ExtraEvents give the figures of the
+// full play arithmetically. When a check fails (a host thread falling behind a little
 // more each micro-batch, a transient that has not settled) the caller plays
 // the full step. TestSteadyMatchesFull compares both plays' figures on every
 // bundled, validation and holdout scenario.
 
-// Steady is a plan to play a step of Microbatches as one of Played (PlanSteady).
+// Steady is a plan to play a step of StepConfig.Microbatches as one of
+// Played (PlanSteady).
 type Steady struct {
 	Played int // micro-batches built and played
-	Extra  int // copies of each stage's last played unit not played
+	Extra  int // copies of each stage's replicated unit not played
 	g      int // micro-batches per unit
 	stages []steadyStage
 }
 
 // steadyStage is one stage's cut of the played order: entries [0, end) hold
-// the prefix and the units, the last unit is entries [end−unit, end), and
-// the suffix is entries [end, len(order)).
+// the prefix and the units, the replicated unit is entries [end−unit, end),
+// and the suffix (the tail unit included) is entries [end, len(order)).
 type steadyStage struct{ end, unit int }
 
 // steadyMinExtra is the fewest unplayed micro-batches worth replicating.
@@ -45,9 +47,11 @@ const steadyMinExtra = 2
 // played as part of it (PlanSteady).
 const steadyTail = 1
 
-// PlanSteady returns how to play cfg's step with fewer micro-batches, or
-// false when it cannot be replicated (one step only; no schedule entry
-// that overlaps two passes; not enough micro-batches for a gain).
+// PlanSteady returns how to play cfg's step with pp + margin + steadyTail
+// micro-batches (margin: the units the pipeline gets to settle and the
+// checked ones), or false when it cannot be replicated (one step only; no
+// schedule entry that overlaps two passes; a schedule whose order does not
+// grow by copies of one unit; not enough micro-batches for a gain).
 func PlanSteady(cfg *StepConfig, margin int) (Steady, bool) {
 	if cfg.Steps > 1 || cfg.Layout == nil {
 		return Steady{}, false
@@ -56,8 +60,8 @@ func PlanSteady(cfg *StepConfig, margin int) (Steady, bool) {
 	pp, m := cfg.Layout.PP, cfg.Microbatches
 	virtual := max(cfg.Virtual, 1)
 	shape := func(n int) pipeline.Shape { return pipeline.Shape{Stages: pp, Microbatches: n, Virtual: virtual} }
-	// The played micro-batches: the warm-up and cool-down, and enough
-	// units to cover a backward's reach to its forward, twice.
+	// g micro-batches per unit: 1, or pp for a schedule that takes
+	// only multiples of pp (interleaved).
 	g := 1
 	played := pp + margin + steadyTail
 	if sched.Check(shape(played+1)) != nil {
@@ -153,10 +157,10 @@ func shifted(a, b []pipeline.Step, g int) bool {
 	return true
 }
 
-// replica is one stage's replication, found by Replicate: the last played
+// replica is one stage's replication, found by Replicate: the replicated
 // unit is tasks [a, b); the window [win, b) are the units it reaches back
-// to, every one a period after the one before; extra copies of the last
-// unit follow it, each one period later; the suffix follows them.
+// to, every one a period after the one before; extra copies of the unit
+// follow it, each one period later; the suffix (from b) follows them.
 type replica struct {
 	a, b, win int32
 	extra     int
@@ -178,8 +182,8 @@ func (x *Executor) CountEvents() {
 }
 
 // Replicate checks, after Run of the programs built for st.Played
-// micro-batches with CountEvents, that the last played units of every
-// stage repeat exactly, and if so makes Stats and ExtraEvents report the
+// micro-batches with CountEvents, that the units of every stage up to the
+// replicated one repeat exactly, and if so makes Stats and ExtraEvents report the
 // step of st.Played + st.Extra·g micro-batches. It returns false (and
 // changes nothing) when they do not: the caller then plays the full step.
 // Times and Instance keep returning the played tasks.
@@ -189,6 +193,11 @@ func (x *Executor) Replicate(st Steady) bool { return x.replicate(st) == "" }
 func (x *Executor) replicate(st Steady) string {
 	if !x.symmetric || len(st.stages) != len(x.inst) {
 		return "not symmetric"
+	}
+	for i := range x.inst {
+		if x.inst[i].events == nil {
+			return "events not counted (CountEvents)"
+		}
 	}
 	reps := make([]replica, len(x.inst))
 	// reach: how many units back the last unit's tasks depend, here or
