@@ -4,8 +4,6 @@ import (
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/engine"
-	"github.com/simtrain/simtrain/sim/pipeline"
-	"github.com/simtrain/simtrain/sim/workload"
 )
 
 // steadyConfig is a two-stage 1F1B pipeline of one layer per stage and m
@@ -13,6 +11,7 @@ import (
 // given host thread.
 func steadyConfig(t *testing.T, m int, host HostModel) *StepConfig {
 	t.Helper()
+	cfg := hostConfig(t, 2, host)
 	l, err := NewLayout(1, 1, 1, 1, 2, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
 	if err != nil {
 		t.Fatal(err)
@@ -21,13 +20,8 @@ func steadyConfig(t *testing.T, m int, host HostModel) *StepConfig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &StepConfig{Layout: l, Model: testModel(t, 2),
-		Shape:    workload.Shape{MicroBatch: 1, Seq: 128, Dtype: workload.BF16, TP: 1, CP: 1, EP: 1, FlashAttention: true},
-		Schedule: pipeline.OneFOneB, Virtual: 1, Microbatches: m, Chunks: chunks, Optimizer: "adamw",
-		ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32,
-		Overlap: Overlap{GradReduce: true, ParamGather: true, P2P: true}, Steps: 1,
-		LayerParams: func(int) (float64, float64) { return 1e6, 0 }, Host: host,
-	}
+	cfg.Layout, cfg.Chunks, cfg.Microbatches = l, chunks, m
+	return cfg
 }
 
 // playSteady plays cfg whole, then shortened by PlanSteady, and returns
