@@ -16,7 +16,7 @@ func TestParquetRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got []allKinds
-		meta, err := readParquet(mem, path, &got)
+		meta, err := readParquet(path, &got)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func TestArrowToParquet(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []allKinds
-	meta, err := readParquet(mem, dst, &got)
+	meta, err := readParquet(dst, &got)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestArrowToParquet(t *testing.T) {
 		t.Fatal(err)
 	}
 	var gotTL []TimelineRow
-	meta, err = readParquet(mem, dst, &gotTL)
+	meta, err = readParquet(dst, &gotTL)
 	if err != nil {
 		t.Fatal(err)
 	}
