@@ -503,8 +503,39 @@ func (r *chunkReader) dataPage(h *pageHeader, page []byte) error {
 			r.out.Bool = append(r.out.Bool, b == 1)
 		}
 		return nil
+	case encDeltaBinary:
+		if r.col.Type != Int32 && r.col.Type != Int64 {
+			return formatErr("DELTA_BINARY_PACKED in a %s column", r.col.Type)
+		}
+		vals, _, err := decodeDelta(values, present, make([]int64, 0, present))
+		if err != nil {
+			return err
+		}
+		for _, v := range vals {
+			if r.col.Type == Int32 {
+				r.out.Int32 = append(r.out.Int32, int32(v))
+			} else {
+				r.out.Int64 = append(r.out.Int64, v)
+			}
+		}
+		return nil
+	case encDeltaLength, encDeltaByteArray:
+		if r.col.Type != ByteArray {
+			return formatErr("%s in a %s column", encodingName(h.encoding), r.col.Type)
+		}
+		var err error
+		if h.encoding == encDeltaLength {
+			r.out.Bytes, _, err = decodeDeltaLength(values, present, r.out.Bytes)
+		} else {
+			r.out.Bytes, err = decodeDeltaByteArray(values, present, r.out.Bytes)
+		}
+		return err
+	case encByteStream:
+		var err error
+		r.out, err = decodeByteStreamSplit(r.col.Type, values, present, r.out)
+		return err
 	}
-	return fmt.Errorf("%w: encoding %s not supported (simtrain reads PLAIN, PLAIN_DICTIONARY, RLE_DICTIONARY and RLE)", ErrFormat, encodingName(h.encoding))
+	return fmt.Errorf("%w: encoding %s not supported", ErrFormat, encodingName(h.encoding))
 }
 
 // lookup appends the dictionary values at idx.
