@@ -161,7 +161,7 @@ func openVerified(path string) (*os.File, error) {
 // in the Thrift footer, where the key is followed by the compact
 // protocol's field header of the value (0x18) and its length (0x40); that
 // sequence locates it without decoding the footer, so the check runs
-// before arrow-go's Parquet reader sees the file.
+// before the Parquet reader (sim/output/parquet) sees the file.
 var parquetChecksumKey = append([]byte(MetaChecksum), 0x18, checksumHexLen)
 
 // parquetChecksumPos finds the checksum value in the footer of a Parquet

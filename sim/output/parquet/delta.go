@@ -16,6 +16,9 @@ import (
 func decodeDelta(b []byte, n int, out []int64) ([]int64, int, error) {
 	pos := 0
 	uv := func() uint64 {
+		if pos < 0 {
+			return 0
+		}
 		v, k := binary.Uvarint(b[pos:])
 		if k <= 0 {
 			pos = -1
@@ -39,7 +42,9 @@ func decodeDelta(b []byte, n int, out []int64) ([]int64, int, error) {
 	if blockSize == 0 || blockSize%128 != 0 || blockSize > 1<<16 || miniblocks == 0 || blockSize%miniblocks != 0 || (blockSize/miniblocks)%32 != 0 {
 		return out, 0, formatErr("DELTA_BINARY_PACKED block of %d values in %d miniblocks", blockSize, miniblocks)
 	}
-	if total < uint64(n) {
+	// The header counts the values encoded; it must be the page's count,
+	// or a damaged count would spin through empty (bit width 0) miniblocks.
+	if total != uint64(n) {
 		return out, 0, formatErr("DELTA_BINARY_PACKED holds %d values, the page %d", total, n)
 	}
 	if n == 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"os"
 	"reflect"
 	"testing"
 )
@@ -288,4 +289,35 @@ func TestDamaged(t *testing.T) {
 			_ = readAll(b) // must not panic
 		}
 	}
+}
+
+// FuzzRead: any bytes are an error or a table, never a panic or a hang.
+func FuzzRead(f *testing.F) {
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, testColumns, []KeyValue{{"k", "v"}})
+	if err := w.WriteRowGroup(testChunks(20, 2)); err != nil {
+		f.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	// A page whose zstd frame declares 117 MB for a 29-byte page: the
+	// decoder allocated the frame before failing (seconds per read).
+	damaged, err := os.ReadFile("testdata/damaged-zstd-frame-size.parquet")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(damaged)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := Open(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			return
+		}
+		for g := 0; g < p.NumRowGroups(); g++ {
+			for c := range p.Columns {
+				_, _ = p.ReadColumn(g, c)
+			}
+		}
+	})
 }

@@ -224,7 +224,7 @@ func (f *File) ReadColumn(g, col int) (Chunk, error) {
 	if m.typ != c.Type {
 		return Chunk{}, formatErr("column %q: chunk type %s, schema type %s", c.Name, m.typ, c.Type)
 	}
-	if rows > math.MaxInt32 {
+	if rows > maxRowGroupRows {
 		return Chunk{}, formatErr("row group of %d rows", rows)
 	}
 	if m.numValues != rows {
@@ -364,6 +364,12 @@ func (d *decoder) readPageHeader() pageHeader {
 	return h
 }
 
+// maxRowGroupRows bounds the rows of a row group read: a few bytes of
+// run-length encoding can declare billions of rows, and a damaged footer
+// must not size allocations beyond this (pyarrow writes 1 Mi rows per
+// group, DuckDB 122,880, polars 512²; simtrain 65,536).
+const maxRowGroupRows = 1 << 26
+
 // maxPage bounds a page's uncompressed size (a damaged header must not
 // size an allocation); parquet-cpp's default page is 1 MiB.
 const maxPage = 1 << 30
@@ -396,8 +402,18 @@ func decompress(codec int32, b []byte, size int) ([]byte, error) {
 			_, err = io.ReadFull(zr, out)
 		}
 	case codecZstd:
+		// A damaged frame header could declare a window or content size
+		// that the decoder would allocate before failing: check it first
+		// (zstd's own levels use windows of at most 8 MiB, long mode 128 MiB).
+		var fh zstd.Header
+		if err = fh.Decode(b); err == nil && (fh.HasFCS && fh.FrameContentSize != uint64(size) || fh.WindowSize > 1<<27) {
+			err = fmt.Errorf("frame of %d bytes (window %d), the page header says %d", fh.FrameContentSize, fh.WindowSize, size)
+		}
 		var zd *zstd.Decoder
-		if zd, err = zstdDecoder(); err == nil {
+		if err == nil {
+			zd, err = zstdDecoder()
+		}
+		if err == nil {
 			out, err = zd.DecodeAll(b, make([]byte, 0, size))
 		}
 	case codecLZ4Raw:
