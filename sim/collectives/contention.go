@@ -188,6 +188,10 @@ func staticLoad(c *topology.Cluster, groups [][]int, pats []pattern) ([][numPatt
 			load[l] = 0
 		}
 		sc.loaded = sc.loaded[:0]
+		// Every transfer's network links, in the order the transfers are
+		// met (ends[t] closes transfer t): the share pass below meets them
+		// in the same order and reads them instead of routing again.
+		sc.netLinks, sc.ends = sc.netLinks[:0], sc.ends[:0]
 		for _, i := range multi {
 			each(i, p, func(a, b, ch int) {
 				route = c.AppendRoute(route[:0], a, b, routeHash(a, b, ch))
@@ -197,10 +201,13 @@ func staticLoad(c *topology.Cluster, groups [][]int, pats []pattern) ([][numPatt
 							sc.loaded = append(sc.loaded, l)
 						}
 						load[l]++
+						sc.netLinks = append(sc.netLinks, l)
 					}
 				}
+				sc.ends = append(sc.ends, int32(len(sc.netLinks)))
 			})
 		}
+		t := 0 // the next transfer of the share pass
 		for _, i := range multi {
 			if gs[i].net == 0 {
 				// The group's own uncontended rate per GPU (NewGroup's netBW).
@@ -211,14 +218,16 @@ func staticLoad(c *topology.Cluster, groups [][]int, pats []pattern) ([][numPatt
 				fanIn[b]++
 			})
 			share := 1.0
-			each(i, p, func(a, b, ch int) {
+			each(i, p, func(a, b, _ int) {
 				alone := gs[i].net / float64(max(fanOut[a], fanIn[b]))
-				route = c.AppendRoute(route[:0], a, b, routeHash(a, b, ch))
-				for _, l := range route {
-					if lk := &c.Links[l]; lk.Kind == topology.LinkNetwork {
-						share = math.Min(share, float64(lk.Bandwidth)*eff/float64(load[l])/alone)
-					}
+				from := int32(0)
+				if t > 0 {
+					from = sc.ends[t-1]
 				}
+				for _, l := range sc.netLinks[from:sc.ends[t]] {
+					share = math.Min(share, float64(c.Links[l].Bandwidth)*eff/float64(load[l])/alone)
+				}
+				t++
 			})
 			each(i, p, func(a, b, _ int) { fanOut[a], fanIn[b] = 0, 0 })
 			out[i][p] = share
@@ -236,6 +245,9 @@ type loadScratch struct {
 	load, fanOut, fanIn []int32
 	loaded              []int32
 	seen                []bool
+	// netLinks and ends: one pattern's routed network links per transfer
+	// (see staticLoad).
+	netLinks, ends []int32
 }
 
 var loadScratchPool = sync.Pool{New: func() any { return new(loadScratch) }}

@@ -401,6 +401,22 @@ func (l *Layout) GroupSize(k GroupKind) int {
 	return 0
 }
 
+// StageRanks returns the ranks of pipeline stage stage in ascending order
+// (the order a scan of every rank meets them), without visiting the other
+// stages' ranks: a stage holds 1/PP of the world. Nil for a stage outside
+// [0, PP).
+func (l *Layout) StageRanks(stage int) []int {
+	if stage < 0 || stage >= l.PP {
+		return nil
+	}
+	ranks := make([]int, l.TP*l.CP*l.DP)
+	for i := range ranks {
+		ranks[i] = l.RankOf(Coord{TP: i % l.TP, CP: i / l.TP % l.CP, DP: i / (l.TP * l.CP), PP: stage})
+	}
+	slices.Sort(ranks)
+	return ranks
+}
+
 // Groups lists every kind-k group once, ordered by its smallest rank. For
 // stage >= 0 only groups of that pipeline stage are listed.
 //
@@ -428,13 +444,8 @@ func (l *Layout) Groups(k GroupKind, stage int) [][]int {
 	}
 	// seen is indexed by a rank's position inside its stage.
 	at := func(c Coord) int { return c.TP + l.TP*(c.CP+l.CP*c.DP) }
-	n := l.TP * l.CP * l.DP
-	ranks := make([]int, n)
-	for i := range ranks {
-		ranks[i] = l.RankOf(Coord{TP: i % l.TP, CP: i / l.TP % l.CP, DP: i / (l.TP * l.CP), PP: stage})
-	}
-	slices.Sort(ranks)
-	seen := make([]bool, n)
+	ranks := l.StageRanks(stage)
+	seen := make([]bool, len(ranks))
 	for _, r := range ranks {
 		if seen[at(l.CoordOf(r))] {
 			continue

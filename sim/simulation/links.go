@@ -115,11 +115,8 @@ func (r *Result) analyticTraffic() ([]float64, []engine.Time) {
 			if k.peer >= 0 {
 				pairs, ok := sends[k.peer]
 				if !ok {
-					for rank := 0; rank < l.World(); rank++ {
+					for _, rank := range l.StageRanks(stage) {
 						co := l.CoordOf(rank)
-						if co.PP != stage {
-							continue
-						}
 						co.PP = k.peer
 						g, err := collectives.NewGroup(c, []int{rank, l.RankOf(co)})
 						if err != nil {

@@ -136,6 +136,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 		cfg.Arena = &opt.Reuse.arena
 	}
 	pr := newPricer(s, cl, layout, dev)
+	pr.recordShares = opt.AllRanks
 	if s.Fidelity() == network.Analytic && !opt.AllRanks {
 		// Only the representative-rank executor: the every-rank one reads
 		// pr.shares, which must hold this run's groups only.
@@ -397,6 +398,10 @@ type pricer struct {
 	*priceTables
 	epCosts map[costKey]engine.Time // DeepEP/HybridEP dispatches: they depend on the scenario
 	err     error
+	// recordShares fills priceTables.shares, which only the every-rank
+	// executor reads (groupMaker); the representative-rank run skips a map
+	// entry per contended group and pipeline pair (131,072 at 128k GPUs).
+	recordShares bool
 }
 
 // priceTables are what a pricer finds for one cluster and rank layout: the
@@ -629,7 +634,7 @@ func (p *pricer) contention(groups [][]int, allToAll bool) collectives.Share {
 	for _, sh := range all {
 		low = collectives.Share{Ring: min(low.Ring, sh.Ring), Tree: min(low.Tree, sh.Tree), Direct: min(low.Direct, sh.Direct)}
 	}
-	if low != noContention {
+	if low != noContention && p.recordShares {
 		for _, ranks := range groups {
 			p.shares[ranksKey(ranks)] = low
 		}
@@ -657,11 +662,8 @@ func (p *pricer) sendContention(a, b int) (low float64) {
 	}
 	defer func() { p.sendShare[key] = low }()
 	var fwd, bwd [][2]int
-	for r := 0; r < p.l.World(); r++ {
+	for _, r := range p.l.StageRanks(a) {
 		co := p.l.CoordOf(r)
-		if co.PP != a {
-			continue
-		}
 		co.PP = b
 		q := p.l.RankOf(co)
 		fwd = append(fwd, [2]int{r, q})
@@ -680,7 +682,7 @@ func (p *pricer) sendContention(a, b int) (low float64) {
 		}
 		low = min(low, sum/float64(len(sh)))
 	}
-	if low < 1 {
+	if low < 1 && p.recordShares {
 		for _, pr := range fwd {
 			p.shares[ranksKey(pr[:])] = collectives.Share{Ring: 1, Tree: 1, Direct: low}
 		}

@@ -13,6 +13,7 @@ var benchSpecs = []struct {
 	{"rail-16384", Spec{GPU: "h100-sxm", Nodes: 2048}},
 	{"clos-16384-pod2048-1to7", Spec{GPU: "h100-sxm", Nodes: 2048, Network: "clos", PodGPUs: 2048, Oversubscription: 7}},
 	{"llama3-clos-24576", Spec{GPU: "h100-sxm", Nodes: 3072, Network: "clos", NIC: "roce-400", PodGPUs: 3072, Oversubscription: 7}},
+	{"llama3-clos-131072", Spec{GPU: "h100-sxm", Nodes: 16384, Network: "clos", NIC: "roce-400", PodGPUs: 3072, Oversubscription: 7}},
 }
 
 func BenchmarkBuild(b *testing.B) {
