@@ -364,6 +364,29 @@ func (f *Fabric) Changed(buf []int32) []int32 {
 	return buf
 }
 
+// Repeat makes link dst's analytic figures what they would be had it
+// carried, since the last Changed, the same transfers as link src at the
+// same times: dst's bytes become src's, its busy time grows by what src's
+// grew (srcBusyBefore: src's LinkBusy at the last Changed) and its busy
+// period ends where src's ends. dst is marked changed. Exact when both
+// links carried equal bytes before (a link's bytes are a running float sum,
+// so equal sums plus the same transfers in the same order stay equal) and
+// nothing else crossed dst since; callers check the first and guarantee
+// the second. Analytic fidelity after TrackChanges only, with nothing in
+// flight on src.
+func (f *Fabric) Repeat(dst, src int, srcBusyBefore engine.Time) {
+	if f.changedMark == nil {
+		return
+	}
+	f.lbytes[dst] = f.lbytes[src]
+	f.lbusy[dst] += f.lbusy[src] - srcBusyBefore
+	f.lbusyT[dst] = f.lbusyT[src]
+	if !f.changedMark[dst] {
+		f.changedMark[dst] = true
+		f.changed = append(f.changed, int32(dst))
+	}
+}
+
 // Stats returns the solver's work counters (all zero at analytic fidelity).
 func (f *Fabric) Stats() SolverStats { return f.stats }
 

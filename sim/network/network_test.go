@@ -583,3 +583,37 @@ func TestAnalyticChanged(t *testing.T) {
 		t.Errorf("the zero-bandwidth link's open busy period is not tracked: %v", changed)
 	}
 }
+
+// TestAnalyticRepeat: Repeat gives a link what playing the same transfers
+// on it would have, by hand. Links 0, 1 and 2 each carried 1 MB, link 0 in
+// 1 ms, links 1 and 2 in 2 ms (behind a 0.5 GB/s link); link 0 then
+// carries 2 MB + 1 MB back to back (3 ms), and so does link 2. Repeating
+// link 0's round on link 1 leaves it, like link 2, 4 MB and 2 + 3 = 5 ms
+// busy.
+func TestAnalyticRepeat(t *testing.T) {
+	bw := []units.BytesPerSecond{gbps, gbps, gbps, gbps / 2, gbps / 2}
+	e := engine.New()
+	f := New(e, bw, make([]engine.Time, len(bw)), Analytic)
+	f.TrackChanges()
+	for _, r := range [][]int32{{0}, {1, 3}, {2, 4}} {
+		f.Start(r, 1e6, nil, 0)
+	}
+	e.Run()
+	f.Changed(nil)
+	before := f.LinkBusy(0)
+	for _, size := range []units.Bytes{2e6, 1e6} {
+		f.Start([]int32{0}, size, nil, 0)
+		f.Start([]int32{2}, size, nil, 0)
+		e.Run()
+	}
+	f.Changed(nil)
+	f.Repeat(1, 0, before)
+	if got := f.Changed(nil); !slices.Equal(got, []int32{1}) {
+		t.Errorf("Changed after Repeat = %v, want [1]", got)
+	}
+	for _, l := range []int{1, 2} {
+		if b, busy := f.LinkBytes(l), f.LinkBusy(l); b != 4e6 || busy != 5*engine.Millisecond {
+			t.Errorf("link %d: %v B, %v busy; want 4e6 B, 5 ms", l, b, busy)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/parallel"
+	"github.com/simtrain/simtrain/sim/topology"
 	"github.com/simtrain/simtrain/sim/units"
 )
 
@@ -71,7 +72,91 @@ type nopDone struct{}
 
 func (nopDone) CollectiveDone(engine.Time, int64) {}
 
+// stageGroups are one pipeline stage's groups of one kind for
+// analyticTraffic, each built when first played.
+type stageGroups struct {
+	ranks  [][]int
+	groups []*collectives.Group
+	built  []bool
+	// shift[i] is how many nodes group i lies after group 0 when every
+	// group sits inside one node and is group 0 moved by whole nodes (rank
+	// j of group i is rank j of group 0 plus shift[i] nodes) on a cluster
+	// of one GPU type; nil otherwise.
+	shift []int
+}
+
+func newStageGroups(c *topology.Cluster, ranks [][]int) *stageGroups {
+	return &stageGroups{ranks: ranks, groups: make([]*collectives.Group, len(ranks)),
+		built: make([]bool, len(ranks)), shift: nodeShifts(c, ranks)}
+}
+
+// group is group i, nil where NewGroup refuses its ranks (such a group
+// plays nothing, as before).
+func (sg *stageGroups) group(c *topology.Cluster, i int) *collectives.Group {
+	if !sg.built[i] {
+		sg.built[i] = true
+		if g, err := collectives.NewGroup(c, sg.ranks[i]); err == nil {
+			sg.groups[i] = g
+		}
+	}
+	return sg.groups[i]
+}
+
+// nodeShifts is stageGroups.shift.
+func nodeShifts(c *topology.Cluster, groups [][]int) []int {
+	if len(groups) < 2 || len(c.Groups) > 1 {
+		return nil
+	}
+	gpn := c.GPUsPerNode()
+	first := groups[0]
+	if len(first) == 0 {
+		return nil
+	}
+	for _, r := range first {
+		if c.NodeOf(r) != c.NodeOf(first[0]) {
+			return nil
+		}
+	}
+	shift := make([]int, len(groups))
+	for i, ranks := range groups[1:] {
+		if len(ranks) != len(first) {
+			return nil
+		}
+		d := ranks[0] - first[0]
+		if d%gpn != 0 {
+			return nil
+		}
+		for j := range ranks {
+			if ranks[j]-first[j] != d {
+				return nil
+			}
+		}
+		shift[i+1] = d / gpn
+	}
+	return shift
+}
+
+// analyticTraffic reconstructs links.arrow's traffic at analytic fidelity
+// (see Links). Transfers do not interact there, so every group's figures
+// are its own play's, except on links that several groups cross in one
+// collective, where a link's bytes are a float sum in the order the
+// transfers start and its busy time a union of intervals. A group inside
+// one node crosses only that node's links (topology routes), so when all
+// the groups of a kind are one node's group moved by whole nodes, the first
+// is played and each other group's links are given the first's figures
+// (Fabric.Repeat through Cluster.ShiftNodes) wherever they held the same
+// bytes before, which repeats the same float operations exactly; the others
+// are played. Outputs are those of playing every group.
 func (r *Result) analyticTraffic() ([]float64, []engine.Time) {
+	b, t, _ := r.traffic(true)
+	return b, t
+}
+
+// traffic is analyticTraffic, copying node-shifted groups' figures when
+// copyShifts is set (tests compare with playing every group), and how many
+// groups' figures it copied.
+func (r *Result) traffic(copyShifts bool) ([]float64, []engine.Time, int) {
+	copied := 0
 	c, l := r.Cluster, r.Layout
 	n := len(c.Links)
 	bytes := make([]float64, n)
@@ -100,18 +185,12 @@ func (r *Result) analyticTraffic() ([]float64, []engine.Time) {
 			}
 			counts[k]++
 		}
-		var groups [parallel.NumGroupKinds][]*collectives.Group
+		var groups [parallel.NumGroupKinds]*stageGroups
 		// sends[peer]: the pair (rank, its peer on stage peer) of every rank
 		// of the stage, in rank order; nil where the pair is not a group.
 		sends := map[int][]*collectives.Group{}
 		for _, k := range keys {
-			if k.kind != parallel.GroupPP && groups[k.kind] == nil {
-				for _, ranks := range l.Groups(k.kind, stage) {
-					if g, err := collectives.NewGroup(c, ranks); err == nil {
-						groups[k.kind] = append(groups[k.kind], g)
-					}
-				}
-			}
+			changed = changed[:0]
 			if k.peer >= 0 {
 				pairs, ok := sends[k.peer]
 				if !ok {
@@ -131,14 +210,43 @@ func (r *Result) analyticTraffic() ([]float64, []engine.Time) {
 						_ = runner.Start(g, collectives.Send, collectives.Auto, units.Bytes(k.bytes), nopDone{}, 0)
 					}
 				}
-			} else {
-				for _, g := range groups[k.kind] {
-					_ = runner.Start(g, k.op, collectives.Auto, units.Bytes(k.bytes), nopDone{}, 0)
+			} else if k.kind != parallel.GroupPP { // (a pipeline collective other than a send plays nothing)
+				sg := groups[k.kind]
+				if sg == nil {
+					sg = newStageGroups(c, l.Groups(k.kind, stage))
+					groups[k.kind] = sg
+				}
+				first := 0 // the groups [first, len) still to play
+				if copyShifts && sg.shift != nil && fab.InFlight() == 0 {
+					if g := sg.group(c, 0); g != nil {
+						_ = runner.Start(g, k.op, collectives.Auto, units.Bytes(k.bytes), nopDone{}, 0)
+						eng.Run()
+						changed = fab.Changed(changed)
+						first = 1
+						if fab.InFlight() == 0 { // else a transfer never ends: play the others
+							for i := 1; i < len(sg.ranks); i++ {
+								if repeatNodeShift(c, fab, changed, sg.shift[i], prevB, prevT) {
+									copied++
+									sg.built[i] = true // never played: no group needed
+									continue
+								}
+								if g := sg.group(c, i); g != nil {
+									_ = runner.Start(g, k.op, collectives.Auto, units.Bytes(k.bytes), nopDone{}, 0)
+								}
+							}
+							first = len(sg.ranks)
+						}
+					}
+				}
+				for i := first; i < len(sg.ranks); i++ {
+					if g := sg.group(c, i); g != nil {
+						_ = runner.Start(g, k.op, collectives.Auto, units.Bytes(k.bytes), nopDone{}, 0)
+					}
 				}
 			}
 			eng.Run()
 			scale := float64(counts[k])
-			changed = fab.Changed(changed[:0])
+			changed = fab.Changed(changed)
 			for _, li := range changed {
 				i := int(li)
 				b, t := float64(fab.LinkBytes(i)), fab.LinkBusy(i)
@@ -150,5 +258,26 @@ func (r *Result) analyticTraffic() ([]float64, []engine.Time) {
 			}
 		}
 	}
-	return bytes, busy
+	return bytes, busy, copied
+}
+
+// repeatNodeShift gives the links of the group shift nodes after the one
+// just played (whose links are played) the played group's figures, when
+// each of them held the same bytes as its counterpart before (prevB, prevT:
+// every link's bytes and busy time before the collective), and reports
+// whether it did; it changes nothing otherwise. The shifted group's
+// transfers would cross the shifted links only, in the same order at the
+// same times (the cluster's nodes are alike and the group sits in one node).
+func repeatNodeShift(c *topology.Cluster, fab *network.Fabric, played []int32, shift int, prevB []float64, prevT []engine.Time) bool {
+	for _, l := range played {
+		m, ok := c.ShiftNodes(l, shift)
+		if !ok || prevB[m] != prevB[l] {
+			return false
+		}
+	}
+	for _, l := range played {
+		m, _ := c.ShiftNodes(l, shift)
+		fab.Repeat(int(m), int(l), prevT[l])
+	}
+	return true
 }

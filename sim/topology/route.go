@@ -128,3 +128,55 @@ func (c *Cluster) RouteHops(src, dst int) int {
 	var buf [16]int32
 	return len(c.AppendRoute(buf[:0], src, dst, 0))
 }
+
+// ShiftNodes returns the link that plays link's part on the node nodes
+// further on (nodes may be negative): the same cable of the same local GPU,
+// PCIe switch or NIC, in the same direction. Only links inside a node have
+// one (a GPU's scale-up cable, GPU↔PCIe switch, PCIe switch↔host, PCIe
+// switch↔NIC): ok is false for network links and when the shifted node is
+// outside the cluster. Every node is wired alike (build.go), so a transfer
+// between two GPUs of one node and the same transfer shifted by whole
+// nodes cross corresponding links; callers copy one node's traffic onto
+// another through it (Result.Links, links.arrow).
+func (c *Cluster) ShiftNodes(link int32, nodes int) (int32, bool) {
+	l := &c.l
+	cable, dir := link/2, link%2
+	var perNode int // cables per node in cable's range
+	switch {
+	case cable < l.cUp:
+		return 0, false
+	case cable < l.cGPUPCIe:
+		switch l.intra {
+		case intraNVSwitch:
+			perNode = l.g
+		case intraPairs:
+			perNode = l.g / 2
+		default:
+			return 0, false
+		}
+	case cable < l.cPCIeHost:
+		perNode = l.g
+	case cable < l.cPCIeNIC:
+		perNode = l.psw
+	case cable < l.cNICLeaf:
+		perNode = l.n
+	default:
+		return 0, false
+	}
+	var base int32
+	switch {
+	case cable < l.cGPUPCIe:
+		base = l.cUp
+	case cable < l.cPCIeHost:
+		base = l.cGPUPCIe
+	case cable < l.cPCIeNIC:
+		base = l.cPCIeHost
+	default:
+		base = l.cPCIeNIC
+	}
+	node := int(cable-base)/perNode + nodes
+	if node < 0 || node >= l.nodes {
+		return 0, false
+	}
+	return 2*(cable+int32(nodes*perNode)) + dir, true
+}

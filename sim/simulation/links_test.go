@@ -1,0 +1,77 @@
+package simulation
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/scenario"
+)
+
+// links.arrow's traffic with node-shifted groups' figures copied equals,
+// bit for bit, playing every group: on layouts whose groups are copied
+// (tp 8 on 8-GPU nodes, NVLink pairs, PCIe-only nodes, NVL72 trays, data
+// parallelism inside a node) and on layouts where they are not (two tensor
+// groups per node, groups across nodes, a mixed cluster), with pipeline
+// sends, oversubscribed pods and expert parallelism beside them.
+func TestLinkTrafficCopiesEqualPlay(t *testing.T) {
+	cases := []struct {
+		name   string
+		edits  []string
+		file   string // a bundled scenario instead of the base one
+		copies bool   // some group's figures must have been copied
+	}{
+		{name: "tp8", edits: []string{"cluster.nodes=4", "parallel.dp=4"}, copies: true},
+		{name: "tp8-pp2-oversubscribed", edits: []string{"cluster.nodes=8", "parallel.pp=2", "parallel.dp=4",
+			"cluster.network.kind=clos", "cluster.network.pod_gpus=32", "cluster.network.oversubscription=3"}, copies: true},
+		{name: "tp4", edits: []string{"cluster.nodes=2", "parallel.tp=4", "parallel.dp=4"}},
+		{name: "dp8-in-node", edits: []string{"cluster.nodes=2", "parallel.tp=1", "parallel.dp=16"}},
+		{name: "tp2-dp4-in-node", edits: []string{"cluster.nodes=2", "parallel.tp=2", "parallel.dp=4", "parallel.pp=2"}},
+		{name: "pcie", edits: []string{"cluster.nodes=3", "cluster.intra_node=pcie", "parallel.dp=3", "training.global_batch=48"}, copies: true},
+		{name: "nvlink-pairs", edits: []string{"cluster.gpu=h100-pcie", "cluster.nodes=3", "parallel.dp=3", "training.global_batch=48"}, copies: true},
+		{name: "nvlink-pairs-tp2", edits: []string{"cluster.gpu=h100-pcie", "cluster.nodes=3", "parallel.tp=2", "parallel.dp=12", "training.global_batch=48"}},
+		{name: "nvl72-tray", edits: []string{"cluster.gpu=gb200", "cluster.nodes=18", "parallel.tp=4", "parallel.dp=18", "training.global_batch=72"}, copies: true},
+		{name: "quickstart", file: "../../scenarios/quickstart.yaml"},
+		{name: "mixtral-ep8", file: "../../scenarios/mixtral-8x7b-ep8.yaml"},
+		{name: "hetero", file: "../../scenarios/llama3-70b-h100-h200-pp.yaml"},
+		{name: "llama3-70b-3d", file: "../../scenarios/llama3-70b-1024-h100-3d.yaml", copies: true},
+		{name: "llama3-405b-16k", file: llama405B, copies: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if testing.Short() && tc.file == llama405B {
+				t.Skip("16,384 GPUs")
+			}
+			var s *scenario.Plan
+			var err error
+			if tc.file != "" {
+				s, err = scenario.Load(tc.file)
+			} else {
+				var kv []string
+				for _, e := range tc.edits {
+					k, v, _ := strings.Cut(e, "=")
+					kv = append(kv, k, v)
+				}
+				s, err = parse(kv...)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := mustRun(t, s, Options{})
+			wantB, wantT, none := r.traffic(false)
+			gotB, gotT, copied := r.traffic(true)
+			if none != 0 {
+				t.Fatalf("copied %d groups with copying off", none)
+			}
+			if tc.copies && copied == 0 {
+				t.Fatalf("no group's figures copied")
+			}
+			t.Logf("%d groups copied", copied)
+			for i := range wantB {
+				if math.Float64bits(gotB[i]) != math.Float64bits(wantB[i]) || gotT[i] != wantT[i] {
+					t.Fatalf("link %d: copied %v B %d ns, played %v B %d ns", i, gotB[i], gotT[i], wantB[i], wantT[i])
+				}
+			}
+		})
+	}
+}
