@@ -286,6 +286,17 @@ func checkRanks(c *topology.Cluster, ranks []int) error {
 			break
 		}
 	}
+	if bad <= smallGroup {
+		// A few ranks (a pipeline pair, a tensor group): compare each with
+		// those before it rather than sort a copy.
+		for i := 1; i < bad; i++ {
+			if slices.Contains(ranks[:i], ranks[i]) {
+				bad = i
+				break
+			}
+		}
+		return ranksError(ranks, bad, total)
+	}
 	type at struct{ rank, i int }
 	sorted := make([]at, 0, bad)
 	for i, r := range ranks[:bad] {
@@ -302,6 +313,15 @@ func checkRanks(c *topology.Cluster, ranks []int) error {
 			bad = min(bad, sorted[k].i)
 		}
 	}
+	return ranksError(ranks, bad, total)
+}
+
+// smallGroup is the most ranks checkRanks checks pairwise.
+const smallGroup = 16
+
+// ranksError is checkRanks' error for the first bad index (none when bad
+// is len(ranks)).
+func ranksError(ranks []int, bad, total int) error {
 	switch {
 	case bad == len(ranks):
 		return nil

@@ -71,8 +71,9 @@ func NewGroup(c *topology.Cluster, ranks []int) (*Group, error) {
 	}
 	s.netBW = float64(c.NICBandwidthPerGPU()) * c.NIC.Comm.Efficiency
 	if s.domains > 1 {
+		var buf [16]int32 // a route has at most 12 links (AppendRoute)
 		var route []int32
-		s.netBW, route = netRate(c, g.member(0, 0), g.member(1, 0), nil)
+		s.netBW, route = netRate(c, g.member(0, 0), g.member(1, 0), buf[:0])
 		if l := c.Links[route[0]]; s.pcie {
 			s.pcieBW = float64(l.Bandwidth) * linkEff(c, s.p, l.Kind, false)
 		}

@@ -2,6 +2,7 @@ package collectives
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -217,10 +218,32 @@ func TestUnavailableAlgorithms(t *testing.T) {
 	}
 }
 
-// TestCheckRanksMatchesScan: the sort-based check NewGroup uses reports
-// exactly what the cluster-sized scan (checkRanksInto) reports, on every
-// rank list of up to four entries drawn from -1..8 on an 8-GPU cluster.
+// TestCheckRanksMatchesScan: the pairwise and sort-based checks NewGroup
+// uses report exactly what the cluster-sized scan (checkRanksInto)
+// reports, on every rank list of up to four entries drawn from -1..8 on an
+// 8-GPU cluster and on random lists longer than smallGroup.
 func TestCheckRanksMatchesScan(t *testing.T) {
+	big := cluster(t, topology.Spec{GPU: "h100-sxm", Nodes: 5})
+	rng := rand.New(rand.NewPCG(1, 2))
+	var scratch []bool
+	for range 2000 {
+		ranks := make([]int, smallGroup+1+rng.IntN(24))
+		for i := range ranks {
+			ranks[i] = i
+		}
+		rng.Shuffle(len(ranks), func(i, j int) { ranks[i], ranks[j] = ranks[j], ranks[i] })
+		switch rng.IntN(3) { // a repeat, a rank off the cluster, or neither
+		case 0:
+			ranks[1+rng.IntN(len(ranks)-1)] = ranks[rng.IntN(len(ranks))]
+		case 1:
+			ranks[rng.IntN(len(ranks))] = []int{-1, 40, 99}[rng.IntN(3)]
+		}
+		want := checkRanksInto(big, ranks, &scratch)
+		got := checkRanks(big, ranks)
+		if (want == nil) != (got == nil) || (want != nil && want.Error() != got.Error()) {
+			t.Fatalf("checkRanks(%v) = %v, the scan says %v", ranks, got, want)
+		}
+	}
 	c := cluster(t, topology.Spec{GPU: "h100-sxm", Nodes: 1})
 	var seen []bool
 	var walk func(ranks []int)
