@@ -141,11 +141,13 @@ func (c *Cluster) RouteHops(src, dst int) int {
 func (c *Cluster) ShiftNodes(link int32, nodes int) (int32, bool) {
 	l := &c.l
 	cable, dir := link/2, link%2
-	var perNode int // cables per node in cable's range
+	var base int32  // first cable of cable's range
+	var perNode int // cables per node in that range
 	switch {
 	case cable < l.cUp:
 		return 0, false
 	case cable < l.cGPUPCIe:
+		base = l.cUp
 		switch l.intra {
 		case intraNVSwitch:
 			perNode = l.g
@@ -155,24 +157,13 @@ func (c *Cluster) ShiftNodes(link int32, nodes int) (int32, bool) {
 			return 0, false
 		}
 	case cable < l.cPCIeHost:
-		perNode = l.g
+		base, perNode = l.cGPUPCIe, l.g
 	case cable < l.cPCIeNIC:
-		perNode = l.psw
+		base, perNode = l.cPCIeHost, l.psw
 	case cable < l.cNICLeaf:
-		perNode = l.n
+		base, perNode = l.cPCIeNIC, l.n
 	default:
 		return 0, false
-	}
-	var base int32
-	switch {
-	case cable < l.cGPUPCIe:
-		base = l.cUp
-	case cable < l.cPCIeHost:
-		base = l.cGPUPCIe
-	case cable < l.cPCIeNIC:
-		base = l.cPCIeHost
-	default:
-		base = l.cPCIeNIC
 	}
 	node := int(cable-base)/perNode + nodes
 	if node < 0 || node >= l.nodes {
