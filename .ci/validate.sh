@@ -15,7 +15,9 @@
 #   MEMORY_MAX_MAPE    bar for the peak memory per GPU of the runs that
 #                      publish it (expect.peak_memory_gib, torchtitan's
 #                      documents): 8.35% when introduced (round 10), rounded
-#                      up. Same rule: lower it, never raise it.
+#                      up; 6.62% with the caching allocator's reserve and
+#                      FSDP's fp32-only shard (round 13). Same rule: lower
+#                      it, never raise it.
 #   CV_MAX_MAPE        bar for the out-of-sample figure: leave-one-source-out
 #                      (validate --cv source: each source group scored with
 #                      the fitted-on-runs constants refit without it), the
@@ -28,7 +30,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ANALYTIC_MAX_MAPE=4.78
-MEMORY_MAX_MAPE=8.4
+MEMORY_MAX_MAPE=6.7
 CV_MAX_MAPE=7
 FLOW_SLACK=0.25
 out=$(mktemp -d)

@@ -130,15 +130,16 @@ func TestEstimateMemory(t *testing.T) {
 		t.Errorf("missing scenario: %v", err)
 	}
 	// The scenario form: per-stage breakdown of the layout. The 8×H100 FSDP
-	// quick start has one stage; weights are 1/8 of 8.03B bf16 parameters.
+	// quick start has one stage; weights are 1/8 of 8.03B parameters, kept
+	// in fp32 (PyTorch FSDP's shard is the master copy, zero3_impl fsdp).
 	m = estimateJSON(t, "memory", "../../scenarios/quickstart.yaml")
 	stages, _ := m["stages"].([]any)
 	if len(stages) != 1 || m["fits"] != true || num(t, m, "params") != 8030261248 {
 		t.Fatalf("scenario memory: %v", m)
 	}
 	st := stages[0].(map[string]any)
-	if w := st["weights_bytes"].(float64); w != 8030261248*2/8.0 {
-		t.Errorf("FSDP weights per rank %g, want %g", w, 8030261248*2/8.0)
+	if w := st["weights_bytes"].(float64); w != 8030261248*4/8.0 {
+		t.Errorf("FSDP weights per rank %g, want %g", w, 8030261248*4/8.0)
 	}
 	if tot := st["total_bytes"].(float64); tot <= st["activations_bytes"].(float64) || tot > 80e9 {
 		t.Errorf("total %g", tot)

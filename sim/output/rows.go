@@ -94,6 +94,7 @@ type SummaryRow struct {
 	EPSMs               int64   `arrow:"ep_sms"`
 	CPImpl              string  `arrow:"cp_impl,dict"`
 	TPImpl              string  `arrow:"tp_impl,dict"`
+	Zero3Impl           string  `arrow:"zero3_impl,dict"`
 	FirstStageLayers    int64   `arrow:"first_stage_layers"`
 	LastStageLayers     int64   `arrow:"last_stage_layers"`
 	Order               string  `arrow:"order,dict"`

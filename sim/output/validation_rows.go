@@ -32,7 +32,9 @@ type ValidationRow struct {
 	Fits     bool    `arrow:"fits"` // the memory model says every rank fits
 	// MeasuredPeakMemGiB is the source's peak memory per GPU
 	// (expect.peak_memory_gib), NaN when it published none;
-	// PredictedPeakMemGiB is the simulated peak of the largest rank, and
+	// PredictedPeakMemGiB is the simulated caching-allocator reservation
+	// of the largest rank at its peak (what PyTorch's reserved_bytes.all
+	// .peak counts: no CUDA context or NCCL buffers), and
 	// MemRelError (predicted − measured) / measured, NaN without a
 	// published figure.
 	MeasuredPeakMemGiB  float64 `arrow:"measured_peak_mem_gib"`

@@ -267,7 +267,7 @@ func Validation(cases []validation.Case) []output.ValidationRow {
 			r.MeasuredStepTimeS, r.PredictedStepTimeS = c.MeasuredStepTimeS, c.PredictedStepTimeS
 			r.RelError, r.AbsError = c.Error, math.Abs(c.Error)
 			r.Fits, r.SimWallS = v.Result.Fits, v.Result.SimWallS
-			r.PredictedPeakMemGiB = v.Result.PeakMemBytes / gib
+			r.PredictedPeakMemGiB = v.Result.PeakReservedBytes / gib
 			r.MemMarginGiB = v.Result.MemMarginBytes / gib
 			if c.HasMemory {
 				r.MeasuredPeakMemGiB, r.MemRelError = c.MeasuredMemBytes/gib, c.MemError

@@ -443,7 +443,8 @@ func (s *Plan) MemoryPerStage() ([]StageMemory, bool) {
 			Microbatches: s.r.microbatches, Zero: p.Zero, Optimizer: s.Training.Optimizer,
 			MasterDtype: s.r.master, GradDtype: s.r.grad, StateDtype: s.r.states, Recompute: s.r.recompute,
 			RecomputeEvery: s.Training.RecomputeEvery, OffloadOptimizer: s.Training.OffloadOptimizer,
-			WeightBytes: s.fp8WeightBytes(),
+			WeightBytes: s.fp8WeightBytes(), ShardIsMaster: p.Zero3Impl == "fsdp",
+			CapacityBytes: s.StageCapacityBytes(st),
 		})
 		fits := mem.Total <= s.StageCapacityBytes(st)
 		all = all && fits

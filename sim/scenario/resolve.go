@@ -758,6 +758,10 @@ func (s *Plan) resolveParallel(set fieldSet) error {
 	if err := checkChoice("parallel.tp_impl", p.TPImpl); err != nil {
 		return err
 	}
+	s.fill("parallel.zero3_impl")
+	if err := checkChoice("parallel.zero3_impl", p.Zero3Impl); err != nil {
+		return err
+	}
 	if p.EPBackend == "nccl" {
 		p.EPBackend = "" // canonical: the default is left empty
 	}

@@ -257,10 +257,16 @@ type ParallelConfig struct {
 	// collective's launch and ring latency (parallel.StepConfig
 	// .Zero3GatherParams). Needs zero 3.
 	Zero3PrefetchBucket float64 `yaml:"zero3_prefetch_bucket" json:"zero3_prefetch_bucket,omitempty"`
-	Schedule            string  `yaml:"schedule" json:"schedule"`
-	VirtualStages       int     `yaml:"virtual_stages" json:"virtual_stages"`
-	FirstStageLayers    int     `yaml:"first_stage_layers" json:"first_stage_layers"`
-	LastStageLayers     int     `yaml:"last_stage_layers" json:"last_stage_layers"`
+	// Zero3Impl is the library that shards the parameters under zero 3:
+	// "fsdp" (the default: PyTorch FSDP1/FSDP2, whose fp32 parameter shard
+	// is the master copy), "deepspeed" or "megatron" (Megatron-FSDP), which
+	// keep a 16-bit shard beside the fp32 one (workload.MemoryInput
+	// .ShardIsMaster).
+	Zero3Impl        string `yaml:"zero3_impl" json:"zero3_impl"`
+	Schedule         string `yaml:"schedule" json:"schedule"`
+	VirtualStages    int    `yaml:"virtual_stages" json:"virtual_stages"`
+	FirstStageLayers int    `yaml:"first_stage_layers" json:"first_stage_layers"`
+	LastStageLayers  int    `yaml:"last_stage_layers" json:"last_stage_layers"`
 	// StageLayers gives every pipeline stage its own number of layers (one
 	// entry per stage, summing to model.layers), for uneven splits: a
 	// heterogeneous pipeline gives its faster GPUs more layers.
@@ -353,8 +359,9 @@ type Expect struct {
 	MFU              *float64 `yaml:"mfu" json:"mfu,omitempty"`
 	TFLOPsPerGPU     *float64 `yaml:"tflops_per_gpu" json:"tflops_per_gpu,omitempty"`
 	// PeakMemoryGiB is the source's peak memory per GPU in GiB (2^30
-	// bytes), the largest GPU's; optional, compared beside the speed figure
-	// with the simulated peak (Result.PeakMemBytes).
+	// bytes), the largest GPU's, as PyTorch's caching allocator reports it
+	// (reserved_bytes.all.peak); optional, compared beside the speed figure
+	// with the simulated reservation (Result.PeakReservedBytes).
 	PeakMemoryGiB   *float64 `yaml:"peak_memory_gib" json:"peak_memory_gib,omitempty"`
 	Source          string   `yaml:"source" json:"source"`
 	FLOPsConvention string   `yaml:"flops_convention" json:"flops_convention"`

@@ -58,10 +58,15 @@ type Result struct {
 	// stream is idle.
 	ExposedCommS [5]float64
 
-	Memory           []StageMemory // one per pipeline stage (every rank of a stage holds the same)
-	PeakMemBytes     float64       // largest rank
-	MinPeakMemBytes  float64       // smallest rank
-	MemCapacityBytes float64
+	Memory          []StageMemory // one per pipeline stage (every rank of a stage holds the same)
+	PeakMemBytes    float64       // largest rank
+	MinPeakMemBytes float64       // smallest rank
+	// PeakReservedBytes is the largest rank's caching-allocator reservation
+	// at the peak (workload.Memory.AllocatorReserved): what PyTorch's
+	// memory_stats "reserved_bytes.all.peak" reports, without the CUDA
+	// context and NCCL buffers that PeakMemBytes counts.
+	PeakReservedBytes float64
+	MemCapacityBytes  float64
 	// MemMarginBytes is MemCapacityBytes − PeakMemBytes: the headroom of
 	// the largest rank, negative when it does not fit.
 	MemMarginBytes float64
@@ -838,6 +843,7 @@ func memory(s *scenario.Plan, res *Result) {
 	for _, m := range res.Memory {
 		res.PeakMemBytes = max(res.PeakMemBytes, m.Total)
 		res.MinPeakMemBytes = min(res.MinPeakMemBytes, m.Total)
+		res.PeakReservedBytes = max(res.PeakReservedBytes, m.AllocatorReserved())
 	}
 	res.MemMarginBytes = res.MemCapacityBytes - res.PeakMemBytes
 	if s.Heterogeneous() {

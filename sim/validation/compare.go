@@ -33,7 +33,9 @@ type Comparison struct {
 	Convention string
 	// HasMemory says the source published a peak memory
 	// (expect.peak_memory_gib); MeasuredMemBytes is it in bytes,
-	// PredictedMemBytes the simulated peak of the largest rank, and
+	// PredictedMemBytes the simulated caching-allocator reservation of the
+	// largest rank at its peak (Result.PeakReservedBytes: the published
+	// figures are PyTorch's reserved_bytes.all.peak), and
 	// MemError (PredictedMemBytes − MeasuredMemBytes) / MeasuredMemBytes,
 	// positive when simtrain predicts more memory. All zero without.
 	HasMemory                           bool
@@ -179,7 +181,7 @@ func Compare(res *simulation.Result) (Comparison, error) {
 	}
 	if m := s.Expect.PeakMemoryGiB; m != nil && *m > 0 {
 		c.HasMemory = true
-		c.MeasuredMemBytes, c.PredictedMemBytes = *m*gib, res.PeakMemBytes
+		c.MeasuredMemBytes, c.PredictedMemBytes = *m*gib, res.PeakReservedBytes
 		c.MemError = (c.PredictedMemBytes - c.MeasuredMemBytes) / c.MeasuredMemBytes
 	}
 	return c, nil

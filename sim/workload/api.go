@@ -366,12 +366,47 @@ type MemoryInput struct {
 	// Megatron-LM's --fp8-param-gather (FP8ParamBytes). 0 keeps
 	// StateBytes.Weights.
 	WeightBytes float64
+	// ShardIsMaster: under ZeRO-3 the rank's parameter shard is the
+	// master copy itself, with no low-precision copy kept beside it —
+	// PyTorch FSDP with a mixed-precision policy: "the *sharded*
+	// parameters are kept in full precision" (FSDP1, torch/distributed/
+	// fsdp/api.py MixedPrecision) and FSDP2 "keeps the high-precision
+	// sharded parameters in memory anyway ... does not require any extra
+	// memory to keep a high-precision copy of the parameters for the
+	// optimizer step" (_fully_shard/_fsdp_api.py MixedPrecisionPolicy);
+	// the low-precision copy is cast for each all-gather and freed with
+	// it. DeepSpeed ZeRO-3 (fp16/bf16 partitions beside the fp32 ones)
+	// and Megatron-FSDP (a bf16 weight buffer beside the fp32 main
+	// weights) keep both.
+	ShardIsMaster bool
+	// CapacityBytes is what a process can allocate on the rank's GPU
+	// (hardware.GPU.HBMUsableBytes); it bounds the caching allocator's
+	// reserve (Memory.AllocatorReserve). 0: unbounded.
+	CapacityBytes float64
 }
 
 // Memory is a per-rank breakdown in bytes (see StageMemory): Optimizer
 // includes the master copy; Buffers are the embedding/output-layer buffers,
-// ZeRO-3's gathered layers and context parallelism's gathered K/V; Overhead is the CUDA context, NCCL buffers
-// and allocator fragmentation; Total is their sum.
+// ZeRO-3's gathered layers and context parallelism's gathered K/V; Overhead
+// is the CUDA context, NCCL buffers and the caching allocator's reserve
+// above the live tensors (AllocatorReserve, part of Overhead); Total is
+// their sum.
 type Memory struct {
 	Weights, Gradients, Optimizer, Activations, Buffers, Overhead, Total float64
+	// AllocatorReserve is the memory PyTorch's caching allocator holds in
+	// its cache beyond the live tensors at the peak (allocatorFragmentation),
+	// never more than the device has left once the live tensors, context
+	// and NCCL buffers are placed (the allocator frees its cache and
+	// retries before it fails an allocation), but at least the part it
+	// cannot free (allocatorPinned).
+	AllocatorReserve float64
+}
+
+// AllocatorReserved is what the caching allocator has reserved from the
+// device at the peak (PyTorch's memory_stats "reserved_bytes.all.peak",
+// what torchtitan logs as its memory): the live tensors and the
+// allocator's reserve, without the CUDA context and NCCL's buffers, which
+// are allocated outside it.
+func (m Memory) AllocatorReserved() float64 {
+	return m.Weights + m.Gradients + m.Optimizer + m.Activations + m.Buffers + m.AllocatorReserve
 }

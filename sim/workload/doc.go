@@ -187,8 +187,14 @@
 // last 4·s·b·h/t·(1 + V/h) for the output layer (Korthikanti §4.3). Framework
 // overhead: 1 GB for the CUDA context and workspaces (estimate; PyTorch
 // forums measure ~0.7 GB for the context alone), 0.31 GB of NCCL buffers per
-// process group (estimate from §3a's buffer sizes × 32 channels) and 5%
-// allocator fragmentation (estimate). Not fitting is a result, not an error.
+// process group (estimate from §3a's buffer sizes × 32 channels) and the
+// caching allocator's reserve: 15% of what it reserves holds no live tensor
+// at the peak (GMLake's average over eight LLMs; torchtitan#135 measured
+// 17-27%), bounded by what the device has left, since the allocator frees
+// its cache and retries before it fails, and never less than the 5% of the
+// live tensors it cannot free (estimate). A rank fits when its live tensors,
+// context, NCCL buffers and that 5% do. Not fitting is a result, not an
+// error.
 //
 // # Sources
 //

@@ -106,10 +106,40 @@ func TestStageMemory(t *testing.T) {
 		Buffers: sbh + 2*sbh*2 + 4*2048*2*1000,
 	}
 	tensors := want.Weights + want.Gradients + want.Optimizer + want.Activations + want.Buffers
-	want.Overhead = 1e9 + 0.31e9 + 0.05*tensors // context, one NCCL group (DP), fragmentation
+	// the allocator reserves tensors/0.85: 15% of it holds no live tensor
+	want.AllocatorReserve = tensors * 0.15 / 0.85
+	want.Overhead = 1e9 + 0.31e9 + want.AllocatorReserve // context, one NCCL group (DP), allocator cache
 	want.Total = tensors + want.Overhead
 	if got != want {
 		t.Errorf("StageMemory\n got %+v\nwant %+v", got, want)
+	}
+	if r := got.AllocatorReserved(); math.Abs(r-tensors/0.85) > 1e-6*r {
+		t.Errorf("allocator reserved %.0f, want tensors/0.85 = %.0f", r, tensors/0.85)
+	}
+	// The cache never takes the device beyond its capacity: the allocator
+	// frees it and retries first. 0.5 GB above the live tensors, context and
+	// NCCL buffers (the uncapped cache is 0.65 GB, the part it cannot free
+	// 5% of 3.66 GB = 0.18 GB) leaves a 0.5 GB cache and a total of exactly
+	// the capacity; 0.1 GB above them leaves less than the 0.18 GB it
+	// cannot free: the rank does not fit; neither does a device smaller
+	// than the tensors.
+	outside := 1e9 + 0.31e9
+	for _, c := range []struct {
+		capacity, reserve float64
+		fits              bool
+	}{
+		{tensors + outside + 0.5e9, 0.5e9, true},
+		{tensors + outside + 1e12, tensors * 0.15 / 0.85, true},
+		{tensors + outside + 0.1e9, tensors * 0.05, false},
+		{tensors, tensors * 0.05, false},
+	} {
+		capped := in
+		capped.CapacityBytes = c.capacity
+		m := StageMemory(capped)
+		if math.Abs(m.AllocatorReserve-c.reserve) > 1 || math.Abs(m.Total-(tensors+outside+c.reserve)) > 1 ||
+			m.Fits(c.capacity) != c.fits {
+			t.Errorf("capacity %.0f: reserve %.0f total %.0f, want reserve %.0f", c.capacity, m.AllocatorReserve, m.Total, c.reserve)
+		}
 	}
 	if !got.Fits(80e9) || got.Fits(1e9) {
 		t.Error("Fits")
@@ -128,6 +158,16 @@ func TestStageMemory(t *testing.T) {
 	}
 	if got.Activations != 4*sbh*(34+160) || got.Buffers != 4*sbh+layer*(2*2+2) {
 		t.Errorf("ZeRO-3 activations %.0f buffers %.0f", got.Activations, got.Buffers)
+	}
+	// PyTorch FSDP (ShardIsMaster): the fp32 shard is the weights, no bf16
+	// copy beside it: 4 + 2 (bf16 gradients) + 8 (Adam) = 14 bytes per
+	// parameter / DP 2 instead of 2 + 2 + 12 = 16; the gathered buffers
+	// stay bf16.
+	fsdp := in
+	fsdp.ShardIsMaster = true
+	if f := StageMemory(fsdp); f.Weights != (layer+emb)*4/2 || f.Gradients != (layer+emb)*2/2 ||
+		f.Optimizer != (layer+emb)*8/2 || f.Buffers != got.Buffers {
+		t.Errorf("FSDP states %+v", f)
 	}
 	// Full recompute: 2sbh per layer per micro-batch in flight + one layer's working set.
 	in.Recompute = RecomputeFull
