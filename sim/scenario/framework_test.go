@@ -114,4 +114,16 @@ func TestFrameworkDefaultWhen(t *testing.T) {
 	if g := z3.Parallel.Overlap.GradReduce; g == nil || !*g {
 		t.Errorf("zero 3: overlap.grad_reduce %v, want the default true", g)
 	}
+	// ZeRO-3's library: DeepSpeed's and Megatron-FSDP's keep a 16-bit copy
+	// beside the fp32 one; without ZeRO-3 the default (fsdp) stays.
+	if z3.Parallel.Zero3Impl != "deepspeed" || z1.Parallel.Zero3Impl != "fsdp" {
+		t.Errorf("zero3_impl: zero 3 %q, zero 1 %q; want deepspeed, fsdp", z3.Parallel.Zero3Impl, z1.Parallel.Zero3Impl)
+	}
+	mg, err := parse("training.framework", "megatron-lm", "parallel.zero", "3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mg.Parallel.Zero3Impl != "megatron" {
+		t.Errorf("megatron-lm zero 3: zero3_impl %q, want megatron", mg.Parallel.Zero3Impl)
+	}
 }
