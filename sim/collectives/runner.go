@@ -107,6 +107,31 @@ func (r *Runner) Start(g *Group, op Op, algo Algo, size units.Bytes, done Done, 
 	return nil
 }
 
+// Timed returns how long Start(g, op, algo, size, …) would take when the
+// runner plays it as one timer (analytic fidelity, or a group of one rank,
+// or nothing to move), and ok = false when it would play transfers on the
+// fabric instead. It is what Start waits for, computed the same way, so a
+// caller may schedule the end itself and remember the time for repeats of
+// the same collective on the same group (the every-rank executor does:
+// issue 18). Errors are Start's.
+func (r *Runner) Timed(g *Group, op Op, algo Algo, size units.Bytes) (d engine.Time, ok bool, err error) {
+	bytes := float64(size)
+	if g == nil {
+		return 0, false, fmt.Errorf("collectives: Timed needs a group")
+	}
+	if g.c != r.c {
+		return 0, false, fmt.Errorf("collectives: group was built on a different cluster than the runner's")
+	}
+	if r.fid == network.Flow && g.sh.n >= 2 && bytes != 0 {
+		return 0, false, nil
+	}
+	e, err := g.estimate(op, algo, bytes)
+	if err != nil {
+		return 0, false, err
+	}
+	return engine.Seconds(e.t), true, nil
+}
+
 func (r *Runner) alloc() int32 {
 	if n := len(r.free); n > 0 {
 		id := r.free[n-1]

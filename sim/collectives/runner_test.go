@@ -61,6 +61,45 @@ func TestAnalyticRunner(t *testing.T) {
 	}
 }
 
+// TestRunnerTimed: Timed is the time Start's timer waits (analytic
+// fidelity, every op, sizes from nothing to gigabytes), ok = false exactly
+// where flow fidelity plays transfers, and Start's errors.
+func TestRunnerTimed(t *testing.T) {
+	c := cluster(t, topology.Spec{GPU: "h100-sxm", Nodes: 2})
+	g := allRanks(t, c)
+	one, err := NewGroup(c, []int{3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []Op{AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast} {
+		for _, b := range []float64{0, 1, 3 * MiB, 2 * GiB} {
+			want, _ := play(t, c, network.Analytic, g, op, Auto, b)
+			d, ok, err := NewRunner(engine.New(), nil, network.Analytic, c).Timed(g, op, Auto, units.Bytes(b))
+			if err != nil || !ok || d != want {
+				t.Errorf("%s %v B: Timed %v, %v, %v; Start's timer %v", op, b, d, ok, err, want)
+			}
+			_, ok, err = NewRunner(engine.New(), nil, network.Flow, c).Timed(g, op, Auto, units.Bytes(b))
+			if err != nil || ok != (b == 0) {
+				t.Errorf("%s %v B at flow fidelity: ok %v, %v (want ok only with nothing to move)", op, b, ok, err)
+			}
+			_, ok, err = NewRunner(engine.New(), nil, network.Flow, c).Timed(one, op, Auto, units.Bytes(b))
+			if err != nil || !ok {
+				t.Errorf("%s %v B on one rank at flow fidelity: ok %v, %v", op, b, ok, err)
+			}
+		}
+	}
+	other := cluster(t, topology.Spec{GPU: "h100-sxm", Nodes: 1})
+	r := NewRunner(engine.New(), nil, network.Analytic, c)
+	for _, tc := range []struct {
+		g    *Group
+		algo Algo
+	}{{nil, Auto}, {allRanks(t, other), Auto}, {g, Direct}} {
+		if _, _, err := r.Timed(tc.g, AllReduce, tc.algo, 1); err == nil {
+			t.Errorf("group %p, %s: no error", tc.g, tc.algo)
+		}
+	}
+}
+
 // TestFlowMatchesClosedForm is issue 2's "flow-level expansion agrees with
 // the closed form within 2% on uncontended patterns": every op and algorithm
 // on one node, across 4 nodes (A100 with HDR, H100 with NDR), with the named

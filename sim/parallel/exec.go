@@ -41,9 +41,10 @@ type Executor struct {
 	done  int
 	total int
 
-	byTask  [NumGroupKinds]bool // collectives timed by Task.Dur (TimeByTask)
-	floorBy [NumGroupKinds]bool // fabric-played collectives lasting at least Task.Dur (FloorByTask)
-	minEnd  [][]engine.Time     // per leader instance, per task: earliest end under FloorByTask
+	byTask  [NumGroupKinds]bool      // collectives timed by Task.Dur (TimeByTask)
+	floorBy [NumGroupKinds]bool      // fabric-played collectives lasting at least Task.Dur (FloorByTask)
+	minEnd  [][]engine.Time          // per leader instance, per task: earliest end under FloorByTask
+	timed   map[timedKey]engine.Time // collectives the runner plays as one timer, by group, op and size (timedCost)
 
 	// compute slowdown under communication (interference.go); sms 0 = off
 	sms     int64
@@ -476,6 +477,14 @@ func (x *Executor) ready(i, t int) {
 		}
 		g, err := x.sendGroup(i, j, int(task.Peer) == (in.stage+1)%x.layout.PP)
 		if err == nil {
+			var d engine.Time
+			var ok bool
+			if d, ok, err = x.timedCost(g, collectives.Send, task.Bytes); ok {
+				x.eng.After(d, x.h, pack(i, t))
+				return
+			}
+		}
+		if err == nil {
 			err = x.runner.Start(g, collectives.Send, collectives.Auto, units.Bytes(task.Bytes), x, pack(i, t))
 		}
 		if err != nil {
@@ -530,7 +539,16 @@ func (x *Executor) arrive(i, t int, task *Task) {
 		x.eng.After(task.Dur, x.h, pack(leader, t))
 		return
 	}
-	if x.floorBy[task.Group] {
+	if !x.floorBy[task.Group] {
+		d, ok, err := x.timedCost(gs.g, task.Op, task.Bytes)
+		if err != nil {
+			panic(fmt.Sprintf("parallel: %s on %s group: %v", task.Name, task.Group, err))
+		}
+		if ok {
+			x.eng.After(d, x.h, pack(leader, t))
+			return
+		}
+	} else {
 		if x.minEnd == nil {
 			x.minEnd = make([][]engine.Time, len(x.inst))
 		}
@@ -542,6 +560,37 @@ func (x *Executor) arrive(i, t int, task *Task) {
 	if err := x.runner.Start(gs.g, task.Op, collectives.Auto, units.Bytes(task.Bytes), x, pack(leader, t)); err != nil {
 		panic(fmt.Sprintf("parallel: %s on %s group: %v", task.Name, task.Group, err))
 	}
+}
+
+// timedKey is a collective on one group: what its duration depends on.
+type timedKey struct {
+	g     *collectives.Group
+	op    collectives.Op
+	bytes float64
+}
+
+// timedCost is how long op of the given size takes on g when the runner
+// would play it as one timer (ok = false: it plays transfers, and the
+// caller starts it on the runner). The executor then schedules the end
+// itself, which is the same time through the same event order (one event
+// scheduled at the same instant; the handler is not part of the order),
+// and remembers the cost: every rank of a 16,384-GPU run repeats the same
+// few collectives on its groups thousands of times, and NCCL's algorithm
+// choice was ≈ 15% of the run (issue 18).
+func (x *Executor) timedCost(g *collectives.Group, op collectives.Op, bytes float64) (engine.Time, bool, error) {
+	k := timedKey{g, op, bytes}
+	if d, ok := x.timed[k]; ok {
+		return d, true, nil
+	}
+	d, ok, err := x.runner.Timed(g, op, collectives.Auto, units.Bytes(bytes))
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	if x.timed == nil {
+		x.timed = map[timedKey]engine.Time{}
+	}
+	x.timed[k] = d
+	return d, true, nil
 }
 
 func (x *Executor) group(k GroupKind, rank int) *groupState {
