@@ -173,8 +173,17 @@ func runOne(cmd *cobra.Command, path string, o runOptions, fid *network.Fidelity
 			return usageErrorf("%s: --%s: %v", path, f.name, err)
 		}
 	}
+	timeline := s.TimelineEnabled() && !o.noTimeline
+	// An every-rank play keeps the task times of the ranks written only.
+	keep := func(r *simulation.Result) []int {
+		if !timeline {
+			return []int{}
+		}
+		world := r.Layout.World()
+		return append(o.tlRanks.ranks(world, r.TimelineRanks), o.trRanks.ranks(world, r.TimelineRanks)...)
+	}
 	prog := newRunProgress(cmd.ErrOrStderr(), o.quiet, s.Name)
-	res, err := simulation.Run(cmd.Context(), s, simulation.Options{AllRanks: o.allRanks, Progress: prog.update, Budget: o.budget.budget()})
+	res, err := simulation.Run(cmd.Context(), s, simulation.Options{AllRanks: o.allRanks, Progress: prog.update, Budget: o.budget.budget(), KeepRanks: keep})
 	prog.finish()
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
@@ -182,7 +191,6 @@ func runOne(cmd *cobra.Command, path string, o runOptions, fid *network.Fidelity
 	if err := checkFinite(report.RunJSON(res)); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	timeline := s.TimelineEnabled() && !o.noTimeline
 	extras := func(dir string) error { return runExtras(dir, o.parquet, o.report) }
 	warn := func(msg string) { fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: warning: %s\n", msg) }
 	if err := writeRunDir(cmd.Context(), o.out, res, timeline, o.tlRanks, o.trRanks, warn, extras); err != nil {

@@ -29,6 +29,7 @@ type Executor struct {
 
 	symmetric bool
 	inst      []instance
+	full      *fullMode // full mode's compact state (fullexec.go); nil in symmetric mode
 
 	// full mode
 	runner   *collectives.Runner
@@ -169,25 +170,17 @@ func NewFull(eng *engine.Engine, l *Layout, progs []*Program, r *collectives.Run
 	x := &Executor{eng: eng, layout: l, progs: progs, runner: r, cluster: gm}
 	n := l.World()
 	x.inst = make([]instance, n)
-	// One allocation for every rank's state, rank after rank: fresh memory
-	// is zero, which is every task's initial state.
 	need := make([][]int32, len(progs))
-	tasks := 0
 	for s, p := range progs {
 		need[s] = fillNeed(make([]int32, len(p.Tasks)), p)
 	}
 	for rank := 0; rank < n; rank++ {
-		tasks += len(progs[l.CoordOf(rank).PP].Tasks)
-	}
-	state := make([]taskState, tasks)
-	adviseHugePages(state)
-	for rank := 0; rank < n; rank++ {
 		st := l.CoordOf(rank).PP
-		p := progs[st]
-		x.inst[rank] = instance{rank: rank, stage: st, prog: p, cur: -1, hostWait: -1,
-			state: state[:len(p.Tasks):len(p.Tasks)], need: need[st]}
-		state = state[len(p.Tasks):]
+		// The task times (state) are given to the kept ranks at Run
+		// (KeepTimes); the play itself runs on x.full.
+		x.inst[rank] = instance{rank: rank, stage: st, prog: progs[st], cur: -1, hostWait: -1, need: need[st]}
 	}
+	x.full = newFullMode(x)
 	for k := GroupKind(0); k < NumGroupKinds; k++ {
 		if k == GroupPP {
 			continue
@@ -221,10 +214,11 @@ func fillNeed(need []int32, p *Program) []int32 {
 
 // Issued returns, for instance i, when the host thread finished issuing
 // each task (-1 for receives, which it does not issue), or nil when the
-// programs have no host thread (StepConfig.Host). The slice is a copy.
+// programs have no host thread (StepConfig.Host) or the instance's times
+// were not kept (HasTimes). The slice is a copy.
 func (x *Executor) Issued(i int) []engine.Time {
 	in := &x.inst[i]
-	if !in.prog.Hosted {
+	if !in.prog.Hosted || in.state == nil {
 		return nil
 	}
 	out := make([]engine.Time, len(in.state))
@@ -236,7 +230,8 @@ func (x *Executor) Issued(i int) []engine.Time {
 
 // Times appends instance i's task start and end times (and, when its
 // program has a host thread, issue times; else issued stays nil) to the
-// given slices, in program order; -1 for a time not reached.
+// given slices, in program order; -1 for a time not reached. It appends
+// nothing for an instance whose times were not kept (HasTimes).
 func (x *Executor) Times(i int, start, end, issued []engine.Time) ([]engine.Time, []engine.Time, []engine.Time) {
 	in := &x.inst[i]
 	for t := range in.state {
@@ -337,17 +332,21 @@ func (x *Executor) Run() error {
 	for i := range x.inst {
 		x.total += len(x.inst[i].prog.Tasks)
 	}
-	for i := range x.inst {
-		in := &x.inst[i]
-		for t := range in.prog.Tasks {
-			if in.need[t] == 0 && in.prog.Tasks[t].Kind != KindRecv {
-				x.ready(i, t)
+	if x.full != nil {
+		x.runFull()
+	} else {
+		for i := range x.inst {
+			in := &x.inst[i]
+			for t := range in.prog.Tasks {
+				if in.need[t] == 0 && in.prog.Tasks[t].Kind != KindRecv {
+					x.ready(i, t)
+				}
 			}
 		}
-	}
-	for i := range x.inst {
-		if x.inst[i].prog.Hosted {
-			x.hostAdvance(i)
+		for i := range x.inst {
+			if x.inst[i].prog.Hosted {
+				x.hostAdvance(i)
+			}
 		}
 	}
 	x.eng.Run()
@@ -356,6 +355,9 @@ func (x *Executor) Run() error {
 	}
 	if err := x.interrupted; err != nil {
 		return err
+	}
+	if x.done != x.total && x.full != nil {
+		return x.stalledFull()
 	}
 	if x.done != x.total {
 		for i := range x.inst {
@@ -421,6 +423,10 @@ func (x *Executor) finish(i, t int) {
 }
 
 func (x *Executor) complete1(i, t int) {
+	if x.full != nil {
+		x.complete1Full(i, t)
+		return
+	}
 	in := &x.inst[i]
 	now := x.eng.Now()
 	in.state[t].end = now + 1
@@ -462,11 +468,16 @@ func (x *Executor) ready(i, t int) {
 	in := &x.inst[i]
 	task := &in.prog.Tasks[t]
 	now := x.eng.Now()
-	in.state[t].start = now + 1
+	if x.full != nil && in.prog.Hosted && task.Stream == StreamCompute {
+		x.full.inst[i].live.hostWaitClose(now) // its wait for the issue (ask)
+	}
+	if x.full == nil || !task.Kind.IsComm() || task.Kind == KindSend {
+		x.started(i, t, now) // a full-mode collective starts when its last member arrives
+	}
 	switch {
 	case task.Kind == KindSend:
 		j := x.peer(i, int(task.Peer))
-		x.inst[j].state[task.Match].start = now + 1
+		x.started(j, int(task.Match), now)
 		if x.sms > 0 {
 			x.commBusy(i, x.ctasOf(i, task))
 			x.commBusy(j, x.ctasOf(j, &x.inst[j].prog.Tasks[task.Match]))
@@ -530,7 +541,7 @@ func (x *Executor) arrive(i, t int, task *Task) {
 	}
 	now := x.eng.Now()
 	for _, r := range gs.ranks {
-		x.inst[r].state[t].start = now + 1
+		x.started(r, t, now)
 		if x.sms > 0 {
 			x.commBusy(r, x.ctasOf(r, task))
 		}

@@ -3,4 +3,4 @@
 package parallel
 
 // adviseHugePages does nothing outside Linux (hugepages_linux.go).
-func adviseHugePages([]taskState) {}
+func adviseHugePages[T any]([]T) {}

@@ -47,6 +47,17 @@ type statsScratch struct {
 // out sorted and the measuring is linear; a list that is not (pipeline
 // receives, which start when their send does) is sorted first.
 func (x *Executor) Stats(i int) Stats {
+	if x.full != nil {
+		return x.fullStats(i) // accumulated during the play (fullexec.go)
+	}
+	return x.statsOfTimes(i)
+}
+
+// StatsOfTimes is Stats measured on instance i's kept task times (HasTimes):
+// what a full-mode play's accumulated Stats must equal, as tests check.
+func (x *Executor) StatsOfTimes(i int) Stats { return x.statsOfTimes(i) }
+
+func (x *Executor) statsOfTimes(i int) Stats {
 	in := &x.inst[i]
 	p, state, hosted := in.prog, in.state, in.prog.Hosted
 	if x.scratch == nil {

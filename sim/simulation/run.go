@@ -111,6 +111,14 @@ type Options struct {
 	// (parallel.PlanSteady), with the same figures, to the bit, as the full
 	// play. Tasks, Links and Check see the shortened play.
 	FiguresOnly bool
+	// KeepRanks, when set, names the ranks whose task times an every-rank
+	// play (AllRanks, or flow fidelity) keeps for Result.Tasks and
+	// Result.Check, given the result before the play (scenario, cluster and
+	// layout set); every other rank plays and counts in the figures, but
+	// its times are not kept (on a 16,384-GPU run they are most of the
+	// memory). Nil keeps every rank's. The representative-rank play keeps
+	// its few ranks' times whatever this says.
+	KeepRanks func(r *Result) []int
 	// Reuse, when set, is what the previous Run given the same Reuse left
 	// to reuse: that run's Result loses its tasks and times. For a
 	// goroutine running many scenarios one after another (a sweep worker).
@@ -235,6 +243,11 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 		x, err = parallel.NewFull(eng, layout, progs, runner, groupMaker{cl, pr.shares})
 		if err != nil {
 			return nil, nil, nil, err
+		}
+		if opt.KeepRanks != nil {
+			if err := x.KeepTimes(opt.KeepRanks(res)); err != nil {
+				return nil, nil, nil, err
+			}
 		}
 		switch {
 		case s.EPBackend() != parallel.EPNCCL && s.Fidelity() != network.Flow:
@@ -883,7 +896,8 @@ func (r *Result) TimelineRanks() []int {
 
 // Tasks calls fn for every executed task of the given ranks, rank by rank in
 // the order given, tasks in issue order. A symmetric (analytic) run reports
-// for each rank the times of its stage's representative.
+// for each rank the times of its stage's representative; an every-rank run
+// only the ranks whose times it kept (Options.KeepRanks).
 func (r *Result) Tasks(ranks []int, fn func(TaskRecord)) {
 	x := r.exec
 	byRank := map[int]int{}
@@ -902,8 +916,8 @@ func (r *Result) Tasks(ranks []int, fn func(TaskRecord)) {
 		} else {
 			i, ok = byRank[rank]
 		}
-		if !ok {
-			continue
+		if !ok || !x.HasTimes(i) {
+			continue // not kept (Options.KeepRanks)
 		}
 		_, _, prog := x.Place(i)
 		start, end, issued = x.Times(i, start[:0], end[:0], issued[:0])
@@ -953,10 +967,15 @@ func (r *Result) Tasks(ranks []int, fn func(TaskRecord)) {
 // bytes and times, and the step is no shorter than the compute critical path.
 // With a host thread, it issues the tasks one at a time in program order,
 // after the GPU tasks it waits for, and no task starts before its issue.
+// It checks the ranks whose times the run kept (Options.KeepRanks), and a
+// send against its receive where both were.
 func (r *Result) Check() error {
 	x := r.exec
 	var start, end, issued, ps, pe []engine.Time
 	for i := 0; i < x.Instances(); i++ {
+		if !x.HasTimes(i) {
+			continue
+		}
 		rank, _, prog := x.Place(i)
 		start, end, issued = x.Times(i, start[:0], end[:0], issued[:0])
 		if !prog.Hosted {
@@ -993,6 +1012,9 @@ func (r *Result) Check() error {
 			}
 			if task.Kind == parallel.KindSend {
 				j := r.peerInstance(i, int(task.Peer))
+				if !x.HasTimes(j) {
+					continue
+				}
 				_, _, pp := x.Place(j)
 				ps, pe, _ = x.Times(j, ps[:0], pe[:0], nil)
 				rv := &pp.Tasks[task.Match]

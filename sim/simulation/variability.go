@@ -31,6 +31,12 @@ type StepRecord struct {
 // in analyseInstance).
 func stepEnds(x *parallel.Executor, steps int) []engine.Time {
 	ends := make([]engine.Time, steps)
+	if played := x.StepEnds(); played != nil {
+		// An every-rank play measured them as it ran (it may not have
+		// kept every rank's times).
+		copy(ends, played)
+		return prefixMax(ends)
+	}
 	var start, end, issued []engine.Time
 	for i := 0; i < x.Instances(); i++ {
 		_, _, prog := x.Place(i)
@@ -45,7 +51,12 @@ func stepEnds(x *parallel.Executor, steps int) []engine.Time {
 			}
 		}
 	}
-	for k := 1; k < steps; k++ {
+	return prefixMax(ends)
+}
+
+// prefixMax makes each step end no earlier than the one before.
+func prefixMax(ends []engine.Time) []engine.Time {
+	for k := 1; k < len(ends); k++ {
 		ends[k] = max(ends[k], ends[k-1])
 	}
 	return ends
