@@ -32,20 +32,18 @@ type Executor struct {
 	full      *fullMode // full mode's compact state (fullexec.go); nil in symmetric mode
 
 	// full mode
-	runner   *collectives.Runner
-	groupOf  [NumGroupKinds][]int32 // rank → group index
-	groups   [NumGroupKinds][]*groupState
-	sendTo   [][]*collectives.Group // [rank][0: next stage, 1: previous stage]
-	cluster  GroupMaker
-	arrivals [][]int32 // per leader instance, per task: members arrived
+	runner  *collectives.Runner
+	groupOf [NumGroupKinds][]int32 // rank → group index
+	groups  [NumGroupKinds][]*groupState
+	sendTo  []*[2]groupState // [rank][0: next stage, 1: previous stage]
+	cluster GroupMaker
 
 	done  int
 	total int
 
-	byTask  [NumGroupKinds]bool      // collectives timed by Task.Dur (TimeByTask)
-	floorBy [NumGroupKinds]bool      // fabric-played collectives lasting at least Task.Dur (FloorByTask)
-	minEnd  [][]engine.Time          // per leader instance, per task: earliest end under FloorByTask
-	timed   map[timedKey]engine.Time // collectives the runner plays as one timer, by group, op and size (timedCost)
+	byTask  [NumGroupKinds]bool // collectives timed by Task.Dur (TimeByTask)
+	floorBy [NumGroupKinds]bool // fabric-played collectives lasting at least Task.Dur (FloorByTask)
+	minEnd  [][]engine.Time     // per leader instance, per task: earliest end under FloorByTask
 
 	// compute slowdown under communication (interference.go); sms 0 = off
 	sms     int64
@@ -87,6 +85,38 @@ type GroupMaker interface {
 type groupState struct {
 	ranks []int
 	g     *collectives.Group
+	timed []groupCost // collectives on g the runner plays as one timer (timedCost)
+	// arrived counts, per collective some member has reached and not all,
+	// the members that have (a group's members are at most a few
+	// collectives apart, so the list stays short).
+	arrived []arrival
+}
+
+// arrival is how many members of a group have reached its collective task.
+type arrival struct{ task, n int32 }
+
+// arrive counts one more member reaching task t and reports whether it was
+// the last.
+func (gs *groupState) arrive(t int) bool {
+	for k := range gs.arrived {
+		a := &gs.arrived[k]
+		if int(a.task) != t {
+			continue
+		}
+		a.n++
+		if int(a.n) < len(gs.ranks) {
+			return false
+		}
+		last := len(gs.arrived) - 1
+		gs.arrived[k] = gs.arrived[last]
+		gs.arrived = gs.arrived[:last]
+		return true
+	}
+	if len(gs.ranks) == 1 {
+		return true
+	}
+	gs.arrived = append(gs.arrived, arrival{int32(t), 1})
+	return false
 }
 
 // taskState is one task's state on one rank, 24 bytes. The zero value is a
@@ -190,8 +220,7 @@ func NewFull(eng *engine.Engine, l *Layout, progs []*Program, r *collectives.Run
 			x.groupOf[k][i] = -1
 		}
 	}
-	x.arrivals = make([][]int32, n)
-	x.sendTo = make([][]*collectives.Group, n)
+	x.sendTo = make([]*[2]groupState, n)
 	x.h = eng.Register(x)
 	x.hh = eng.Register((*hostIssuer)(x))
 	return x, nil
@@ -486,17 +515,17 @@ func (x *Executor) ready(i, t int) {
 			x.eng.After(task.Dur, x.h, pack(i, t))
 			return
 		}
-		g, err := x.sendGroup(i, j, int(task.Peer) == (in.stage+1)%x.layout.PP)
+		gs, err := x.sendGroup(i, j, int(task.Peer) == (in.stage+1)%x.layout.PP)
 		if err == nil {
 			var d engine.Time
 			var ok bool
-			if d, ok, err = x.timedCost(g, collectives.Send, task.Bytes); ok {
+			if d, ok, err = x.timedCost(gs, collectives.Send, task.Bytes); ok {
 				x.eng.After(d, x.h, pack(i, t))
 				return
 			}
 		}
 		if err == nil {
-			err = x.runner.Start(g, collectives.Send, collectives.Auto, units.Bytes(task.Bytes), x, pack(i, t))
+			err = x.runner.Start(gs.g, collectives.Send, collectives.Auto, units.Bytes(task.Bytes), x, pack(i, t))
 		}
 		if err != nil {
 			panic(fmt.Sprintf("parallel: pipeline send: %v", err))
@@ -532,11 +561,7 @@ func (x *Executor) arrive(i, t int, task *Task) {
 	rank := x.inst[i].rank
 	gs := x.group(task.Group, rank)
 	leader := gs.ranks[0]
-	if x.arrivals[leader] == nil {
-		x.arrivals[leader] = make([]int32, len(x.inst[leader].prog.Tasks))
-	}
-	x.arrivals[leader][t]++
-	if int(x.arrivals[leader][t]) < len(gs.ranks) {
+	if !gs.arrive(t) {
 		return
 	}
 	now := x.eng.Now()
@@ -551,7 +576,7 @@ func (x *Executor) arrive(i, t int, task *Task) {
 		return
 	}
 	if !x.floorBy[task.Group] {
-		d, ok, err := x.timedCost(gs.g, task.Op, task.Bytes)
+		d, ok, err := x.timedCost(gs, task.Op, task.Bytes)
 		if err != nil {
 			panic(fmt.Sprintf("parallel: %s on %s group: %v", task.Name, task.Group, err))
 		}
@@ -573,34 +598,34 @@ func (x *Executor) arrive(i, t int, task *Task) {
 	}
 }
 
-// timedKey is a collective on one group: what its duration depends on.
-type timedKey struct {
-	g     *collectives.Group
+// groupCost is one collective's duration on a group: what it depends on
+// besides the group, and the time.
+type groupCost struct {
 	op    collectives.Op
 	bytes float64
+	d     engine.Time
 }
 
-// timedCost is how long op of the given size takes on g when the runner
-// would play it as one timer (ok = false: it plays transfers, and the
-// caller starts it on the runner). The executor then schedules the end
+// timedCost is how long op of the given size takes on gs's group when the
+// runner would play it as one timer (ok = false: it plays transfers, and
+// the caller starts it on the runner). The executor then schedules the end
 // itself, which is the same time through the same event order (one event
 // scheduled at the same instant; the handler is not part of the order),
-// and remembers the cost: every rank of a 16,384-GPU run repeats the same
-// few collectives on its groups thousands of times, and NCCL's algorithm
-// choice was ≈ 15% of the run (issue 18).
-func (x *Executor) timedCost(g *collectives.Group, op collectives.Op, bytes float64) (engine.Time, bool, error) {
-	k := timedKey{g, op, bytes}
-	if d, ok := x.timed[k]; ok {
-		return d, true, nil
+// and remembers the cost on the group: every rank of a 16,384-GPU run
+// repeats the same few collectives on its groups thousands of times, and
+// NCCL's algorithm choice was ≈ 15% of the run (issue 18). A group sees a
+// handful of distinct (op, size) pairs, so a short list beats a map.
+func (x *Executor) timedCost(gs *groupState, op collectives.Op, bytes float64) (engine.Time, bool, error) {
+	for _, c := range gs.timed {
+		if c.op == op && c.bytes == bytes {
+			return c.d, true, nil
+		}
 	}
-	d, ok, err := x.runner.Timed(g, op, collectives.Auto, units.Bytes(bytes))
+	d, ok, err := x.runner.Timed(gs.g, op, collectives.Auto, units.Bytes(bytes))
 	if err != nil || !ok {
 		return 0, false, err
 	}
-	if x.timed == nil {
-		x.timed = map[timedKey]engine.Time{}
-	}
-	x.timed[k] = d
+	gs.timed = append(gs.timed, groupCost{op, bytes, d})
 	return d, true, nil
 }
 
@@ -623,22 +648,23 @@ func (x *Executor) group(k GroupKind, rank int) *groupState {
 	return gs
 }
 
-func (x *Executor) sendGroup(i, j int, forward bool) (*collectives.Group, error) {
+func (x *Executor) sendGroup(i, j int, forward bool) (*groupState, error) {
 	rank := x.inst[i].rank
 	if x.sendTo[rank] == nil {
-		x.sendTo[rank] = make([]*collectives.Group, 2)
+		x.sendTo[rank] = new([2]groupState)
 	}
 	k := 0
 	if !forward {
 		k = 1
 	}
-	if g := x.sendTo[rank][k]; g != nil {
-		return g, nil
+	gs := &x.sendTo[rank][k]
+	if gs.g != nil {
+		return gs, nil
 	}
 	g, err := x.cluster.NewGroup([]int{rank, x.inst[j].rank})
 	if err != nil {
 		return nil, err
 	}
-	x.sendTo[rank][k] = g
-	return g, nil
+	gs.g = g
+	return gs, nil
 }

@@ -18,7 +18,11 @@ import (
 // and plays every other rank on:
 //
 //   - one int32 per task: the inputs that have arrived (dependencies'
-//     ends), -1 once the task has ended;
+//     ends), -1 once the task has ended, task-major within a stage (task
+//     t's counters of the stage's ranks side by side): the ranks of a
+//     stage run the same program nearly in step, so the counters in use at
+//     any moment are a few cache lines per stage instead of one per rank,
+//     and a collective's members (adjacent ranks) share theirs;
 //   - the statistics Stats reports, accumulated as tasks start and end
 //     (liveStats): a rank's compute, communication per kind and host waits
 //     are counted open at each instant, and the time between two changes
@@ -46,6 +50,10 @@ type fullMode struct {
 // fullStage is what full mode needs of a stage's program, shared by its
 // ranks.
 type fullStage struct {
+	// cnt holds the input counters of the stage's ranks, task-major:
+	// task t of the rank in column c at t*ranks+c.
+	cnt   []int32
+	ranks int
 	// initial lists the tasks with no dependencies, other than receives
 	// (a send starts them), in program order: ready at the start without
 	// a host thread, waiting only for their issue with one.
@@ -61,7 +69,7 @@ type fullStage struct {
 
 // fullInst is one rank's compact state.
 type fullInst struct {
-	cnt []int32 // per task: arrived inputs; -1 once ended
+	col int // the rank's column in its stage's counters (fullStage.cnt)
 	// waitEnd is, per host-wait target (fullStage.waitOrd), its end plus
 	// one (0: not yet).
 	waitEnd []engine.Time
@@ -102,20 +110,25 @@ func newFullMode(x *Executor) *fullMode {
 		}
 	}
 	for i := range x.inst {
-		cells += len(x.inst[i].prog.Tasks)
+		in := &x.inst[i]
+		fs := &f.stage[in.stage]
+		f.inst[i].col = fs.ranks
+		fs.ranks++
+		if fs.nwait > 0 {
+			f.inst[i].waitEnd = make([]engine.Time, fs.nwait)
+		}
+	}
+	for s := range f.stage {
+		cells += f.stage[s].ranks * len(x.progs[s].Tasks)
 	}
 	// One allocation for every rank's counters: fresh memory is zero,
 	// every task's initial count.
 	cnt := make([]int32, cells)
 	adviseHugePages(cnt)
-	for i := range x.inst {
-		in := &x.inst[i]
-		n := len(in.prog.Tasks)
-		fi := &f.inst[i]
-		fi.cnt, cnt = cnt[:n:n], cnt[n:]
-		if nw := f.stage[in.stage].nwait; nw > 0 {
-			fi.waitEnd = make([]engine.Time, nw)
-		}
+	for s := range f.stage {
+		fs := &f.stage[s]
+		n := fs.ranks * len(x.progs[s].Tasks)
+		fs.cnt, cnt = cnt[:n:n], cnt[n:]
 	}
 	f.stepEnd = make([]engine.Time, steps)
 	return f
@@ -219,12 +232,14 @@ func (x *Executor) started(i, t int, now engine.Time) {
 func (x *Executor) complete1Full(i, t int) {
 	in := &x.inst[i]
 	fi := &x.full.inst[i]
+	fs := &x.full.stage[in.stage]
 	now := x.eng.Now()
 	task := &in.prog.Tasks[t]
 	if in.state != nil {
 		in.state[t].end = now + 1
 	}
-	fi.cnt[t] = -1
+	cnt, stride := fs.cnt[fi.col:], fs.ranks
+	cnt[t*stride] = -1
 	fi.live.end(task, now)
 	if task.Kind != KindHostCopy && task.Step >= 0 {
 		se := &x.full.stepEnd[task.Step]
@@ -239,8 +254,8 @@ func (x *Executor) complete1Full(i, t int) {
 	}
 	p := in.prog
 	for _, s := range p.Succ(t) {
-		c := fi.cnt[s] + 1
-		fi.cnt[s] = c
+		c := cnt[int(s)*stride] + 1
+		cnt[int(s)*stride] = c
 		switch need := in.need[s]; {
 		case c == need:
 			x.ready(i, int(s))
@@ -250,7 +265,7 @@ func (x *Executor) complete1Full(i, t int) {
 	}
 	// After the successors, as the eager host resumes after them: a task
 	// that asked meanwhile waits for the resumption, in program order.
-	if w := x.full.stage[in.stage].waitOrd[t]; w >= 0 {
+	if w := fs.waitOrd[t]; w >= 0 {
 		fi.waitEnd[w] = now + 1
 		if int(in.hostWait) == t {
 			x.hostResume(i)
@@ -394,8 +409,9 @@ func (x *Executor) fullStats(i int) Stats {
 func (x *Executor) stalledFull() error {
 	for i := range x.inst {
 		in := &x.inst[i]
-		for t, c := range x.full.inst[i].cnt {
-			if c != -1 {
+		fs := &x.full.stage[in.stage]
+		for t := range in.prog.Tasks {
+			if fs.cnt[t*fs.ranks+x.full.inst[i].col] != -1 {
 				task := in.prog.Tasks[t]
 				return fmt.Errorf("simulation stalled: %d of %d tasks never ran (first: rank %d %s layer %d micro-batch %d)",
 					x.total-x.done, x.total, in.rank, task.Name, task.Layer, task.Micro)
