@@ -17,8 +17,10 @@ import (
 // tests), so full mode keeps them only for the ranks asked for (KeepTimes)
 // and plays every other rank on:
 //
-//   - one int32 per task: the inputs that have arrived (dependencies'
-//     ends), -1 once the task has ended, task-major within a stage (task
+//   - one byte per task: the inputs that have arrived (dependencies'
+//     ends; a task waiting for more than 254, which no bundled scenario
+//     has — 19 at most — counts in an int32 beside), cntEnded once the
+//     task has ended, task-major within a stage (task
 //     t's counters of the stage's ranks side by side): the ranks of a
 //     stage run the same program nearly in step, so the counters in use at
 //     any moment are a few cache lines per stage instead of one per rank,
@@ -51,9 +53,13 @@ type fullMode struct {
 // ranks.
 type fullStage struct {
 	// cnt holds the input counters of the stage's ranks, task-major:
-	// task t of the rank in column c at t*ranks+c.
-	cnt   []int32
-	ranks int
+	// task t of the rank in column c at t*ranks+c. A task whose need is
+	// cntEnded or more counts in big instead, at bigOrd[t]*ranks+c (-1:
+	// ended).
+	cnt    []uint8
+	ranks  int
+	bigOrd []int32 // per task, its row in big, -1 (nil: no such task)
+	big    []int32
 	// initial lists the tasks with no dependencies, other than receives
 	// (a send starts them), in program order: ready at the start without
 	// a host thread, waiting only for their issue with one.
@@ -65,6 +71,41 @@ type fullStage struct {
 	// hostIssue is the host thread's busy time over the program: the
 	// sum of the issue times of the tasks it issues.
 	hostIssue engine.Time
+}
+
+// cntEnded marks an ended task's counter; tasks with as many inputs or more
+// count in fullStage.big.
+const cntEnded = 255
+
+// bump counts one more arrived input of task t for the rank in column col
+// and returns the count.
+func (fs *fullStage) bump(t, col int, need int32) int32 {
+	if need < cntEnded {
+		k := t*fs.ranks + col
+		c := fs.cnt[k] + 1
+		fs.cnt[k] = c
+		return int32(c)
+	}
+	k := int(fs.bigOrd[t])*fs.ranks + col
+	fs.big[k]++
+	return fs.big[k]
+}
+
+// end marks task t ended for the rank in column col.
+func (fs *fullStage) end(t, col int) {
+	if fs.bigOrd == nil || fs.bigOrd[t] < 0 {
+		fs.cnt[t*fs.ranks+col] = cntEnded
+		return
+	}
+	fs.big[int(fs.bigOrd[t])*fs.ranks+col] = -1
+}
+
+// ended reports whether task t ended for the rank in column col.
+func (fs *fullStage) ended(t, col int) bool {
+	if fs.bigOrd == nil || fs.bigOrd[t] < 0 {
+		return fs.cnt[t*fs.ranks+col] == cntEnded
+	}
+	return fs.big[int(fs.bigOrd[t])*fs.ranks+col] == -1
 }
 
 // fullInst is one rank's compact state.
@@ -123,12 +164,28 @@ func newFullMode(x *Executor) *fullMode {
 	}
 	// One allocation for every rank's counters: fresh memory is zero,
 	// every task's initial count.
-	cnt := make([]int32, cells)
+	cnt := make([]uint8, cells)
 	adviseHugePages(cnt)
 	for s := range f.stage {
 		fs := &f.stage[s]
 		n := fs.ranks * len(x.progs[s].Tasks)
 		fs.cnt, cnt = cnt[:n:n], cnt[n:]
+		rows := 0
+		for t, need := range fillNeed(make([]int32, len(x.progs[s].Tasks)), x.progs[s]) {
+			if need >= cntEnded {
+				if fs.bigOrd == nil {
+					fs.bigOrd = make([]int32, len(x.progs[s].Tasks))
+					for k := range fs.bigOrd {
+						fs.bigOrd[k] = -1
+					}
+				}
+				fs.bigOrd[t] = int32(rows)
+				rows++
+			}
+		}
+		if rows > 0 {
+			fs.big = make([]int32, rows*fs.ranks)
+		}
 	}
 	f.stepEnd = make([]engine.Time, steps)
 	return f
@@ -238,8 +295,7 @@ func (x *Executor) complete1Full(i, t int) {
 	if in.state != nil {
 		in.state[t].end = now + 1
 	}
-	cnt, stride := fs.cnt[fi.col:], fs.ranks
-	cnt[t*stride] = -1
+	fs.end(t, fi.col)
 	fi.live.end(task, now)
 	if task.Kind != KindHostCopy && task.Step >= 0 {
 		se := &x.full.stepEnd[task.Step]
@@ -254,9 +310,8 @@ func (x *Executor) complete1Full(i, t int) {
 	}
 	p := in.prog
 	for _, s := range p.Succ(t) {
-		c := cnt[int(s)*stride] + 1
-		cnt[int(s)*stride] = c
-		switch need := in.need[s]; {
+		need := in.need[s]
+		switch c := fs.bump(int(s), fi.col, need); {
 		case c == need:
 			x.ready(i, int(s))
 		case c == need-1 && p.Hosted:
@@ -411,7 +466,7 @@ func (x *Executor) stalledFull() error {
 		in := &x.inst[i]
 		fs := &x.full.stage[in.stage]
 		for t := range in.prog.Tasks {
-			if fs.cnt[t*fs.ranks+x.full.inst[i].col] != -1 {
+			if !fs.ended(t, x.full.inst[i].col) {
 				task := in.prog.Tasks[t]
 				return fmt.Errorf("simulation stalled: %d of %d tasks never ran (first: rank %d %s layer %d micro-batch %d)",
 					x.total-x.done, x.total, in.rank, task.Name, task.Layer, task.Micro)

@@ -59,3 +59,61 @@ func TestIssueRing(t *testing.T) {
 		}
 	}
 }
+
+// TestFullManyInputs: a task waiting for more inputs than a byte counts
+// (here 300, and 301 with a host thread's issue) plays in full mode as in
+// the representative-rank play: same times, same Stats, on every rank.
+func TestFullManyInputs(t *testing.T) {
+	const n = 300
+	for _, hosted := range []bool{false, true} {
+		var tasks []Task
+		var deps [][]int32
+		var all []int32
+		for k := 0; k < n; k++ {
+			task := compute(engine.Time(10 + k%7))
+			task.Issue = 3
+			tasks = append(tasks, task)
+			deps = append(deps, nil)
+			all = append(all, int32(k))
+		}
+		last := compute(5)
+		last.Issue = 3
+		tasks = append(tasks, last, last)
+		deps = append(deps, all, []int32{n})
+		build := func() *Program {
+			p := handProgram(tasks, deps)
+			p.Hosted = hosted
+			return p
+		}
+		l, err := NewLayout(1, 1, 1, 3, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sym := NewSymmetric(engine.New(), l, []*Program{build()})
+		if err := sym.Run(); err != nil {
+			t.Fatal(err)
+		}
+		full, err := NewFull(engine.New(), l, []*Program{build()}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := full.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if full.full.stage[0].big == nil {
+			t.Fatalf("hosted %v: no task counted beside the byte counters", hosted)
+		}
+		ws, we, wi := sym.Times(0, nil, nil, nil)
+		for i := 0; i < full.Instances(); i++ {
+			s, e, is := full.Times(i, nil, nil, nil)
+			for k := range s {
+				if s[k] != ws[k] || e[k] != we[k] || (wi != nil && is[k] != wi[k]) {
+					t.Fatalf("hosted %v rank %d task %d: %d..%d issued %v, representative %d..%d", hosted, i, k, s[k], e[k], is, ws[k], we[k])
+				}
+			}
+			if got, want := full.Stats(i), sym.Stats(0); got != want {
+				t.Errorf("hosted %v rank %d: stats %+v, representative %+v", hosted, i, got, want)
+			}
+		}
+	}
+}
