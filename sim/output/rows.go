@@ -86,6 +86,7 @@ type SummaryRow struct {
 	SP                  bool    `arrow:"sp"`
 	Zero                int64   `arrow:"zero"`
 	Zero3PrefetchBucket float64 `arrow:"zero3_prefetch_bucket"`
+	GradBucket          float64 `arrow:"grad_bucket"`
 	Schedule            string  `arrow:"schedule,dict"`
 	VirtualStages       int64   `arrow:"virtual_stages"`
 	Microbatches        int64   `arrow:"microbatches"`

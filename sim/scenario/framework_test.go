@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -46,8 +47,8 @@ func TestFrameworkProfileFillsUnsetFields(t *testing.T) {
 	for _, d := range ex.FrameworkDefaults() {
 		filled = append(filled, d.Path)
 	}
-	if got := strings.Join(filled, " "); got != "training.attention_repeat_kv" {
-		t.Errorf("filled %q, want only training.attention_repeat_kv", got)
+	if got := strings.Join(filled, " "); got != "training.attention_repeat_kv parallel.grad_bucket" {
+		t.Errorf("filled %q, want only training.attention_repeat_kv and (zero 0: DDP) parallel.grad_bucket", got)
 	}
 }
 
@@ -76,9 +77,10 @@ func TestEveryFrameworkProfileResolves(t *testing.T) {
 	}
 }
 
+// canonicalNumber is a numeric default as Encode writes it (5e7 as 5e+07).
 func canonicalNumber(v string) string {
-	if v == "5e7" {
-		return "5e+07"
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		return strconv.FormatFloat(f, 'g', -1, 64)
 	}
 	return v
 }
@@ -106,6 +108,14 @@ func TestFrameworkDefaultWhen(t *testing.T) {
 	}
 	if z1.Parallel.Zero3PrefetchBucket != 0 {
 		t.Errorf("zero 1: bucket %g, want 0", z1.Parallel.Zero3PrefetchBucket)
+	}
+	// DeepSpeed reduces ZeRO 0-2 gradients in 5e8-element buckets; ZeRO-3
+	// keeps its per-layer reduce-scatters (grad_bucket needs zero 0-2).
+	if z1.Parallel.GradBucket != 5e8 || z1.GradBucket() != 5e8 {
+		t.Errorf("zero 1: grad_bucket %g (plan %g), want 5e8", z1.Parallel.GradBucket, z1.GradBucket())
+	}
+	if z3.Parallel.GradBucket != 0 || z3.GradBucket() != 0 {
+		t.Errorf("zero 3: grad_bucket %g (plan %g), want 0", z3.Parallel.GradBucket, z3.GradBucket())
 	}
 	// DeepSpeed overlaps the gradient reduction only at stage 3.
 	if g := z1.Parallel.Overlap.GradReduce; g == nil || *g {

@@ -319,6 +319,7 @@ var Knobs = []*Knob{
 	{Path: "parallel.zero", Column: "zero", Const: 0, Auto: &Auto{Doc: "0, 1, 2, 3", Ints: func(*Plan) []int { return []int{0, 1, 2, 3} }}},
 	{Path: "parallel.zero3_prefetch_bucket", Column: "zero3_prefetch_bucket", Default: "0"},
 	{Path: "parallel.zero3_impl", Column: "zero3_impl", Const: "fsdp", Choices: fixed("fsdp", "deepspeed", "megatron")},
+	{Path: "parallel.grad_bucket", Column: "grad_bucket", Value: func(s *Plan) any { return s.GradBucket() }, Default: "0"},
 	{Path: "parallel.schedule", Column: "schedule", Const: "1f1b", Choices: pipeline.Names},
 	{Path: "parallel.tp_impl", Column: "tp_impl", Const: "megatron", Choices: fixed("megatron", "dtensor")},
 	{Path: "parallel.cp_impl", Column: "cp_impl", Value: func(s *Plan) any { return cmp.Or(s.Parallel.CPImpl, workload.CPP2P.String()) }, Default: "p2p", Choices: workload.CPImplNames},

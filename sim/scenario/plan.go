@@ -404,7 +404,24 @@ func (s *Plan) StepConfig(l *parallel.Layout) *parallel.StepConfig {
 		OffloadOptimizer:  s.Training.OffloadOptimizer,
 		Host:              s.HostModel(),
 		Zero3GatherParams: p.Zero3PrefetchBucket,
+		BucketParams:      p.GradBucket, // 0: the builder's max(40M, 1M·dp), as GradBucket reports
 	}
+}
+
+// GradBucket is the DP gradient bucket in parameters (ZeRO 0-2):
+// parallel.grad_bucket, or Megatron-LM's default max(40M, 1M·dp)
+// (megatron/core/distributed/distributed_data_parallel_config.py
+// bucket_size) when it is 0; 0 for ZeRO-3, whose reduce-scatters go one
+// per layer.
+func (s *Plan) GradBucket() float64 {
+	p := &s.Parallel
+	switch {
+	case p.Zero == 3:
+		return 0
+	case p.GradBucket > 0:
+		return p.GradBucket
+	}
+	return max(40e6, 1e6*float64(p.DP))
 }
 
 // paramDtype is the width the parameters are all-gathered at and the

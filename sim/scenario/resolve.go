@@ -793,6 +793,12 @@ func (s *Plan) resolveParallel(set fieldSet) error {
 	if p.Zero3PrefetchBucket > 0 && p.Zero != 3 {
 		return fmt.Errorf("parallel.zero3_prefetch_bucket: needs parallel.zero 3, got zero %d", p.Zero)
 	}
+	if b := p.GradBucket; math.IsNaN(b) || math.IsInf(b, 0) || b < 0 {
+		return fmt.Errorf("parallel.grad_bucket: %g must be >= 0 parameters (0 = Megatron-LM's max(40M, 1M x dp); PyTorch DDP 25 MiB of gradients, DeepSpeed 5e8)", b)
+	}
+	if p.GradBucket > 0 && p.Zero == 3 {
+		return errors.New("parallel.grad_bucket: needs parallel.zero 0, 1 or 2, got zero 3 (ZeRO-3 reduce-scatters each layer's gradients)")
+	}
 	if p.EPSMs > 0 && s.r.epBackend == parallel.EPNCCL {
 		return errors.New("parallel.ep_sms: needs parallel.ep_backend deepep or hybridep (nccl uses its channel count)")
 	}

@@ -262,11 +262,19 @@ type ParallelConfig struct {
 	// is the master copy), "deepspeed" or "megatron" (Megatron-FSDP), which
 	// keep a 16-bit shard beside the fp32 one (workload.MemoryInput
 	// .ShardIsMaster).
-	Zero3Impl        string `yaml:"zero3_impl" json:"zero3_impl"`
-	Schedule         string `yaml:"schedule" json:"schedule"`
-	VirtualStages    int    `yaml:"virtual_stages" json:"virtual_stages"`
-	FirstStageLayers int    `yaml:"first_stage_layers" json:"first_stage_layers"`
-	LastStageLayers  int    `yaml:"last_stage_layers" json:"last_stage_layers"`
+	Zero3Impl string `yaml:"zero3_impl" json:"zero3_impl"`
+	// GradBucket is the DP gradient bucket of ZeRO 0-2, in parameters: the
+	// backward's gradients are reduced in calls of about this many
+	// parameters, each paying a collective's launch and latency. 0 (the
+	// default) takes Megatron-LM's max(40M, 1M·dp); the framework profiles
+	// set their own (PyTorch DDP's bucket_cap_mb, DeepSpeed's
+	// reduce_bucket_size) (parallel.StepConfig.BucketParams). Needs zero
+	// 0-2: ZeRO-3 reduce-scatters each layer's gradients.
+	GradBucket       float64 `yaml:"grad_bucket" json:"grad_bucket,omitempty"`
+	Schedule         string  `yaml:"schedule" json:"schedule"`
+	VirtualStages    int     `yaml:"virtual_stages" json:"virtual_stages"`
+	FirstStageLayers int     `yaml:"first_stage_layers" json:"first_stage_layers"`
+	LastStageLayers  int     `yaml:"last_stage_layers" json:"last_stage_layers"`
 	// StageLayers gives every pipeline stage its own number of layers (one
 	// entry per stage, summing to model.layers), for uneven splits: a
 	// heterogeneous pipeline gives its faster GPUs more layers.
