@@ -58,8 +58,11 @@
 // A100 with HDR-200 and 8 x 47 = 376 GB/s on H100 with NDR-400
 // (hardware-facts §2d). On PCIe-only domains the NIC path shares the GPU's
 // PCIe link with the ring, so B_intra is not raised. LL runs at min(LLMaxBW, LLFraction·bw), LL128 at
-// min(LL128Fraction·bw, channels·PerChannelRingLL128BW) and only where every
-// intra-domain hop is NVLink. Latency: base + (steps - inter)·hop_intra +
+// min(bw₁₂₈, channels·PerChannelRingLL128BW) and only where every
+// intra-domain hop is NVLink, with bw₁₂₈ the Simple rate's two sides each at
+// its own LL128 efficiency: LL128Fraction·B_intra(·ppn/(ppn-1)) on the
+// scale-up side (A100: 0.6, refitted on a one-node sweep) and
+// LL128NetFraction·ppn·B_net (NCCL's 0.92) on the NIC side. Latency: base + (steps - inter)·hop_intra +
 // inter·hop_net with steps = 2(n-1), n-1 or n, inter = 2(D-1) or D-1 network
 // steps, hop_intra raised to the network overhead (x3 for Simple) across
 // domains and hop_net taken from the tree row at one rank per domain;

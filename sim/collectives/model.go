@@ -214,6 +214,25 @@ func (s *shape) ringBW() float64 {
 	return math.Min(s.intraBW*ppn/(ppn-1), inter)
 }
 
+// ll128RingBW is the ring LL128 bus bandwidth before the per-channel cap:
+// ringBW with each side at its own LL128 efficiency. The scale-up side takes
+// LL128Fraction (on A100 refitted to 0.6 on an 8-GPU NVLink sweep, where
+// NCCL's 0.92 overpredicts 8-32 MiB by up to 27%); the NIC side takes
+// NCCL's own ring LL128 factor, LL128NetFraction (0.92): the one-node fit
+// saw no network, and the NIC moves LL128's 120-of-128-byte lines at its
+// line rate (NCCL prices tree LL128 across nodes the same way, 120/128).
+func (s *shape) ll128RingBW() float64 {
+	if s.domains <= 1 {
+		return s.p.LL128Fraction * s.intraBW
+	}
+	ppn := float64(s.ppnMin)
+	inter := s.p.LL128NetFraction * ppn * s.netBW
+	if s.ppnMin < 2 {
+		return inter
+	}
+	return math.Min(s.p.LL128Fraction*s.intraBW*ppn/(ppn-1), inter) // no LL128 on PCIe domains (ring)
+}
+
 // ring prices ring op (AllReduce, AllGather, ReduceScatter, Broadcast,
 // Reduce) with protocol p; ok is false where the protocol is unavailable.
 func (s *shape) ring(op Op, p Proto, bytes float64) (est, bool) {
@@ -240,7 +259,7 @@ func (s *shape) ring(op Op, p Proto, bytes float64) (est, bool) {
 		if s.pcie || s.p.LL128Fraction <= 0 {
 			return est{}, false
 		}
-		bw = math.Min(s.p.LL128Fraction*full, float64(s.p.Channels)*s.p.PerChannelRingLL128BW)
+		bw = math.Min(s.ll128RingBW(), float64(s.p.Channels)*s.p.PerChannelRingLL128BW)
 	default:
 		bw = full
 	}

@@ -75,6 +75,16 @@ func TestClosedFormHandComputed(t *testing.T) {
 		// 6 x 14) µs (plateau; AMD host overhead 2 µs) + 12 + ramp 180 µs;
 		// + 8 GiB x 2*31/32 / 192 GB/s = 0.0874740427 s (busbw 190.26).
 		{"ring AR 4xDGX-A100 8GiB", a4, AllReduce, Ring, 8 * GiB, 87474043, Simple},
+		// The same group all-gathering 24 MiB, a TP-32 sequence-parallel
+		// activation (Megatron-DeepSpeed GPT-30B at 2k tokens): LL128 at
+		// min(0.6 x 231.58*8/7 = 158.798 (scale-up side, A100's one-node
+		// LL128 fit), 0.92 x 8 x 24 = 176.64 (NIC side, NCCL's factor))
+		// = 158.798 GB/s; latency 12 + 14 + 28 x max(1.9, 2.0) + 3 x 4.0 µs
+		// = 94 µs; + 24 MiB x 31/32 / 158.798 GB/s = 153.525 µs -> 247.525 µs.
+		// (Simple: 12 + 8.4 + 28 x 6.0 + 3 x 14 + ramp 180 x 24.4/72 µs +
+		// 127.0 µs = 418 µs.) Before the NIC side got NCCL's factor the
+		// whole rate took 0.6: 0.6 x 192 = 115.2 GB/s, 305.6 µs.
+		{"ring AG 4xDGX-A100 24MiB", a4, AllGather, Auto, 24 * MiB, 247525, LL128},
 		// all_to_all on 2 H100 nodes, 1 GiB Simple: max(7/16 S/374,
 		// 8/16 S/47) = 8/16 S/47; latency 8.4 + 14 (net hop) + 8 remote
 		// peers x 3 x 1 µs + 12 + 30 µs.

@@ -261,8 +261,15 @@ type CommProfile struct {
 	// architecture, 2 and >=3 nodes by host CPU vendor).
 	LLMaxBW PerNodes
 	// LL128Fraction is the LL128 protocol's bus bandwidth relative to
-	// Simple; zero disables LL128.
+	// Simple; zero disables LL128. A record may refit it on a one-node
+	// (scale-up) sweep (A100: 0.6), so it prices the scale-up side of a ring.
 	LL128Fraction float64
+	// LL128NetFraction is LL128's bus bandwidth relative to Simple on the
+	// NIC side of a ring across domains: NCCL's ring LL128 factor (busBw
+	// x0.92, tuning.cc; each 128-byte line carries 120 bytes of data), never
+	// refitted, since no record's fit saw a network. Tree LL128 across
+	// domains already uses NCCL's own factor (120/128).
+	LL128NetFraction float64
 	// PerChannelRingLL128BW caps ring LL128 bus bandwidth per channel.
 	PerChannelRingLL128BW float64
 	// PerChannelTreeBW, PerChannelTreeLL128BW and PerChannelNVLSTreeBW cap

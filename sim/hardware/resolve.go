@@ -279,6 +279,7 @@ func (c *catalog) resolveComm(r *resolver, m CommRecord) CommProfile {
 	p.NVLinkLatency = algoLatency(r, "nccl.latency.nvlink", lat.NVLink)
 	p.PCIeLatency = algoLatency(r, "nccl.latency.pcie", lat.PCIe)
 	p.NetLatency = algoLatency(r, "nccl.latency.net", lat.Net)
+	p.LL128NetFraction = p.LL128Fraction // NCCL's tuning row: a record's refit replaces only the scale-up side
 	if m.LL128Fraction.given() {
 		p.LL128Fraction = value(r, "comm.ll128_fraction", m.LL128Fraction, false)
 	}
