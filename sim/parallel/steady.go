@@ -73,6 +73,7 @@ func PlanSteady(cfg *StepConfig, margin int) (Steady, bool) {
 		return Steady{}, false
 	}
 	st := Steady{Played: played, Extra: (m - played) / g, g: g, stages: make([]steadyStage, pp)}
+	var lastBackward []int
 	for s := 0; s < pp; s++ {
 		o1, o2 := sched.Order(shape(played), s), sched.Order(shape(played+g), s)
 		u := len(o2) - len(o1)
@@ -88,15 +89,20 @@ func PlanSteady(cfg *StepConfig, margin int) (Steady, bool) {
 		}
 		// The last backward of each chunk issues the gradient reduction:
 		// keep it in the suffix, which is played once.
-		last := map[int]int{}
+		// (indexed by chunk; -1 for a chunk with no backward here)
+		last := lastBackward[:0]
 		for i, e := range o1 {
 			if e.Overlap {
 				return Steady{}, false
 			}
 			if e.Phase == pipeline.PhaseB || e.Phase == pipeline.PhaseW {
+				for len(last) <= e.Chunk {
+					last = append(last, -1)
+				}
 				last[e.Chunk] = i
 			}
 		}
+		lastBackward = last
 		for moved := true; moved && end >= u; {
 			moved = false
 			for _, i := range last {
