@@ -202,6 +202,39 @@ func (p ComputeProfile) Attention(kernel string) (fwd, bwd float64, err error) {
 	return 0, 0, fmt.Errorf("unknown attention kernel %q (valid: %s)", kernel, strings.Join(valid, ", "))
 }
 
+// attnHeadDims are the head dimensions each fused attention kernel is
+// compiled for, ascending: a head dimension between two entries runs the
+// next larger kernel, whose matrix products span the whole tile (the extra
+// columns are masked loads of zeros, still multiplied). Sources, all in
+// Dao-AILab/flash-attention:
+//   - triton: flash_attn/flash_attn_triton.py @ v1.0.4, BLOCK_HEADDIM =
+//     max(triton.next_power_of_2(d), 16), d <= 128 asserted. FlashAttention
+//     1.x's CUDA kernels (csrc/flash_attn/fmha_api.cpp @ v1.0.4,
+//     run_fmha_fwd: d <= 32, <= 64, <= 128) use the same tiles above 16,
+//     which is why the FlashAttention-1 runs written as triton keep them.
+//   - flash2: csrc/flash_attn/src/static_switch.h @ v2.0.4,
+//     FWD_HEADDIM_SWITCH: 32, 64, 96, 128, 160, 192, 224, 256.
+//   - flash3: hopper/flash_api.cpp @ 0251105a, round_up_headdim: 64, 96,
+//     128, 192, 256.
+//
+// cuDNN's fused attention has no published tile list: no rounding.
+var attnHeadDims = map[string][]int{
+	KernelTriton: {16, 32, 64, 128},
+	KernelFlash2: {32, 64, 96, 128, 160, 192, 224, 256},
+	KernelFlash3: {64, 96, 128, 192, 256},
+}
+
+// AttentionHeadDims returns the head dimensions the named fused attention
+// kernel ("auto": AttnKernel) is compiled for, ascending, or nil when any
+// head dimension runs at its own width (cuDNN, unfused). The slice is
+// shared: callers must not modify it.
+func (p ComputeProfile) AttentionHeadDims(kernel string) []int {
+	if kernel == "auto" {
+		kernel = p.AttnKernel
+	}
+	return attnHeadDims[kernel]
+}
+
 // ProtoLatency holds one latency per NCCL protocol.
 type ProtoLatency struct {
 	LL, LL128, Simple time.Duration

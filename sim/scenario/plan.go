@@ -63,6 +63,7 @@ type resolved struct {
 	microbatches int // per pipeline per step
 	chunks       [][]parallel.Chunk
 	attn         [2]float64 // training.attention_kernel's forward/backward efficiency on cluster.gpu (0 = unfused)
+	attnDims     []int      // training.attention_kernel's compiled head dimensions (hardware.ComputeProfile.AttentionHeadDims)
 
 	fp8 workload.FP8Recipe // training.fp8_recipe (tensorwise when unset)
 
@@ -327,7 +328,7 @@ func (s *Plan) Shape() workload.Shape {
 		TP: p.TP, CP: p.CP, EP: p.EP, ETP: s.ExpertTP(), SP: p.SP, FlashAttention: *s.Training.FlashAttention, AttentionUnpad: s.Training.AttentionUnpad,
 		RepeatKV: s.Training.AttentionRepeatKV, CPImpl: s.r.cpImpl,
 		CrossEntropy: s.r.crossEntropy, Eager: !*s.Training.Compile, EagerNorm: !*s.Training.FusedNorm,
-		AttnEff: s.r.attn[0], AttnBwdEff: s.r.attn[1],
+		AttnEff: s.r.attn[0], AttnBwdEff: s.r.attn[1], AttnHeadDims: s.r.attnDims,
 		FP8Recipe: s.r.fp8, RecomputeModules: s.r.recomputeModules, Offload: s.r.offload,
 		BF16AtStart: s.Training.BF16LayersAtStart, BF16AtEnd: s.Training.BF16LayersAtEnd}
 }

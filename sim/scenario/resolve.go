@@ -497,6 +497,7 @@ func (s *Plan) resolveCluster(set fieldSet) error {
 	if s.r.attn[0], s.r.attn[1], err = g.Compute.Attention(s.Training.AttentionKernel); err != nil {
 		return fmt.Errorf("training.attention_kernel: on %s, %w", c.GPU, err)
 	}
+	s.r.attnDims = g.Compute.AttentionHeadDims(s.Training.AttentionKernel)
 	if s.r.fp8 == workload.FP8MXFP8 && g.Arch != "blackwell" {
 		return fmt.Errorf("training.fp8_recipe: mxfp8 needs a Blackwell GPU, %s is %s (valid: %s)", c.GPU, g.Arch, strings.Join(fp8RecipesOn(g), ", "))
 	}

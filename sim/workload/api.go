@@ -256,6 +256,13 @@ type Shape struct {
 	// on the attention ops (Op.AttnEff); zero keeps the Device's AttnEff and
 	// AttnBwdEff. Ignored without FlashAttention.
 	AttnEff, AttnBwdEff float64
+	// AttnHeadDims are the head dimensions the fused attention kernel is
+	// compiled for, ascending (hardware.ComputeProfile.AttentionHeadDims):
+	// a head dimension between two entries executes the next larger one's
+	// products, so the attention kernel's FLOPs count the rounded-up query/
+	// key and value dimensions. Nil (cuDNN, or no fused kernel) rounds
+	// nothing; a dimension above the last entry is not rounded.
+	AttnHeadDims []int
 	// Eager prices RoPE and the SwiGLU product as eager PyTorch runs them
 	// (training.compile: false): one ATen kernel per op with fp32
 	// intermediates, and autograd's backward kernels, instead of one fused

@@ -157,7 +157,13 @@
 // Shape may carry the efficiencies of the kernel the run uses
 // (Shape.AttnEff/AttnBwdEff, from training.attention_kernel and the GPU's
 // compute profile — FlashAttention-2, -3, cuDNN or the Triton kernel), which
-// reach the attention ops as Op.AttnEff; otherwise the Device's apply. Memory-bound kernels use the STREAM
+// reach the attention ops as Op.AttnEff; otherwise the Device's apply. A
+// fused kernel is compiled for a few head dimensions (Shape.AttnHeadDims:
+// Triton and FlashAttention 1.x 32/64/128, FlashAttention-2 32-256 in steps
+// of 32, FlashAttention-3 64/96/128/192/256) and runs a head dimension
+// between two of them on the larger tile, masked columns multiplied too, so
+// its FLOPs count the rounded-up dimension (96 on Triton: 4/3).
+// Memory-bound kernels use the STREAM
 // triad fraction of the HBM bandwidth (§4b) and the FP32 vector peak. Nothing
 // here is tuned to a training run; Device values come from the catalog with
 // their sources.

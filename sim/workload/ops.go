@@ -69,12 +69,25 @@ type split struct {
 	flash    bool
 	unpad    bool       // AttentionUnpad: bert_padding gathers around the fused attention
 	attnEff  [2]float64 // fused attention kernel efficiency by Pass (0 = the Device's)
+	attnDims []int      // fused attention kernel's compiled head dimensions (Shape.AttnHeadDims)
 	// eagerOps and eagerNorm price RoPE and SwiGLU, and RMSNorm, as eager
 	// PyTorch kernels (Shape.Eager, Shape.EagerNorm; eager.go).
 	eagerOps, eagerNorm bool
 	// fp8 is the quantisation model of FP8 GEMMs (Shape.FP8Recipe); nil
 	// unless the dtype is FP8.
 	fp8 *fp8Recipe
+}
+
+// headDimTile is the head dimension a fused attention kernel compiled for
+// tiles (ascending) computes d at: the first tile >= d, or d itself when
+// none is (no tiles, or d above the last).
+func headDimTile(d int, tiles []int) int {
+	for _, t := range tiles {
+		if t >= d {
+			return t
+		}
+	}
+	return d
 }
 
 func cdiv(a, b int) int {
@@ -98,6 +111,7 @@ func newSplit(m Model, s Shape) split {
 		hl: cdiv(d.heads, tp), kvl: cdiv(d.kvHeads, tp),
 		act: s.Dtype.storageBytes(), gin: s.Dtype.Bytes(), flash: s.FlashAttention, unpad: s.AttentionUnpad && s.FlashAttention,
 		attnEff:  [2]float64{max(s.AttnEff, 0), max(s.AttnBwdEff, 0)},
+		attnDims: s.AttnHeadDims,
 		eagerOps: s.Eager, eagerNorm: s.EagerNorm, fp8: s.fp8Recipe()}
 	if sp.gin <= 0 {
 		sp.gin = sp.act
@@ -382,8 +396,10 @@ func (b *builder) attnCore() {
 		// scores and runs five GEMM-sized products against the forward's
 		// two: 2.5× the forward FLOPs (the flash-attention benchmark
 		// convention).
+		// A head dimension the kernel has no tile for runs the next larger
+		// tile's products (Shape.AttnHeadDims): those FLOPs are executed.
 		mean := causalKeys(seq, b.window)
-		flops := 2 * bh * fsl * mean * float64(d.qk+d.v)
+		flops := 2 * bh * fsl * mean * float64(headDimTile(d.qk, b.attnDims)+headDimTile(d.v, b.attnDims))
 		qkvIn := (q*float64(d.qk) + kvRows*float64(d.qk+d.v)) * b.act
 		out := q*float64(d.v)*b.act + q*4
 		if b.unpad {
