@@ -238,6 +238,7 @@ var Knobs = []*Knob{
 	{Path: "model.full_attention_every", Column: "full_attention_every", Default: "0"},
 	{Path: "model.norm", Column: "norm", Default: "layernorm", Choices: workload.NormNames},
 	{Path: "model.tied_embeddings", Column: "tied_embeddings", Default: "false"},
+	{Path: "model.dropout", NoColumn: "its kernels show in timeline.arrow (the *_dropout ops) and its masks in memory.arrow; the run id tells runs apart", Default: "preset (false without one)"},
 	{Path: "model.mtp_layers", Column: "mtp_layers", Default: "0"},
 	{Path: "model.moe.experts", Column: "experts", Default: "required in `moe`"},
 	{Path: "model.moe.top_k", Column: "top_k", Default: "required in `moe`"},

@@ -144,6 +144,9 @@ func (s *Plan) resolveModel(set fieldSet) error {
 	if mc.TiedEmbeddings != nil {
 		m.TiedEmbeddings = *mc.TiedEmbeddings
 	}
+	if mc.Dropout != nil {
+		m.Dropout = *mc.Dropout
+	}
 	if set["model.attention_window"] {
 		if mc.AttentionWindow < 0 || mc.AttentionWindow > maxSeqLen {
 			return fmt.Errorf("model.attention_window: must be between 0 (full attention) and %d tokens, got %d", maxSeqLen, mc.AttentionWindow)

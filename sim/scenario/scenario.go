@@ -49,6 +49,13 @@ type ModelConfig struct {
 	Attention      string `yaml:"attention" json:"attention"`
 	Norm           string `yaml:"norm" json:"norm"`
 	TiedEmbeddings *bool  `yaml:"tied_embeddings" json:"tied_embeddings"`
+	// Dropout says the model trains with dropout layers (after the
+	// attention probabilities, the attention and MLP outputs and the
+	// embedding; workload.Model.Dropout): their kernels and masks. Unset it
+	// is the preset's (the GPT-3 presets have it) or false; left out of the
+	// canonical form when unset, so run ids of files without it do not
+	// change.
+	Dropout *bool `yaml:"dropout" json:"dropout,omitempty"`
 	// AttentionWindow is the sliding attention window in tokens (0 = full
 	// causal attention) and FullAttentionEvery keeps every K-th layer at
 	// full attention (workload.Model). Both are echoed from the resolved
