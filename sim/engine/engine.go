@@ -5,7 +5,7 @@
 // Handler once and then schedule events as (time, handler, argument) triples;
 // the argument is an int64 the component interprets (a task index, a flow id
 // with a generation counter, ...). Events are 24-byte plain values in a radix
-// heap on their (time, sequence) key (queue.go), so scheduling and executing
+// heap on their time that keeps equal times in sequence order (queue.go), so scheduling and executing
 // an event allocates nothing once the queue's buckets have grown.
 //
 // Determinism: events at the same time run in the order they were scheduled
@@ -243,11 +243,8 @@ func (e *Engine) RunUntil(limit Time) uint64 {
 				e.fifo = e.fifo[:0]
 				e.fifoHead = 0
 			}
-		} else if e.q.len() > 0 {
-			if e.q.min().at > limit {
-				break
-			}
-			ev = e.q.popMin()
+		} else if x, ok := e.q.popUntil(limit); ok {
+			ev = x
 			e.now = ev.at
 		} else {
 			break

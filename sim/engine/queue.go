@@ -7,16 +7,26 @@ import (
 )
 
 // queue holds the pending events that are not zero-delay events at now: a
-// radix heap on the 128-bit key (time, key), which works because a
-// simulation only ever schedules events after the last one it took out
-// (monotone keys). Bucket b holds the events whose key first differs from
-// last's at bit b-1 (bits 0–63: the key, 64–127: the time; bucket 0: last
-// itself). Taking the earliest event scans the lowest non-empty bucket
-// once and redistributes it into lower buckets around its minimum, so an
-// event moves a few times on its way out instead of sifting through every
-// level of a binary heap per pop, a chain of dependent comparisons; pushing
-// is an append. At 1,000 pending events the hold benchmark runs faster
-// than on the binary heap (README, Performance).
+// radix heap on the event time, which works because a simulation only ever
+// schedules events at or after the last time it took out (monotone keys).
+// Bucket b holds the events whose time first differs from last's in the
+// digit and value that b names; bucket 0 holds the events at last itself,
+// in schedule order, and is read as a FIFO from head0. Taking the earliest
+// event scans the lowest non-empty bucket once and redistributes it into
+// lower buckets around its minimum, so an event moves a few times on its
+// way out instead of sifting through every level of a binary heap per pop,
+// a chain of dependent comparisons; pushing is an append. At 1,000 pending
+// events the hold benchmark runs faster than on the binary heap (README,
+// Performance).
+//
+// Ties need no sequence digits: a bucket is a function of an event's time
+// and last only, so events at one time always share a bucket; a push
+// appends (the newest sequence number last) and settle moves a bucket's
+// events in order into buckets that held no event at those times, so
+// within a bucket events at one time stay in schedule order, and bucket 0
+// pops them in (time, sequence) order. Keying on the 64-bit time alone
+// halves the digits an event can move through (the old 128-bit key also
+// sorted ties digit by digit on the sequence number).
 //
 // An event scheduled before last (possible only after min moved last
 // ahead of now, e.g. RunUntil stopping at its limit) goes to early, a
@@ -31,51 +41,51 @@ import (
 // CPU: issue 18). Smaller slices stay with their bucket, as moving them
 // costs more than it saves.
 type queue struct {
-	last    event // every bucketed event is after it
+	last    Time // every bucketed event is at or after it
+	head0   int  // bucket 0's next event
 	buckets [numBuckets][]event
 	mask    [numBuckets / 64]uint64 // bit b: bucket b is not empty
-	n       int                     // bucketed events
+	words   uint64                  // bit w: mask[w] is not 0
+	n       int                     // bucketed events not yet popped
 	early   binHeap                 // events before last
 	spare   [][]event               // empty slices with storage, largest last
 }
 
-// The key is read in 4-bit digits (32 of them): bucket 16p+v holds the
+// The time is read in 4-bit digits (16 of them): bucket 16p+v holds the
 // events whose highest digit differing from last's is digit p, with value
-// v there (v is above last's digit, so v ≥ 1); bucket 0 holds last. An
-// event moves at most once per digit on its way down.
+// v there (v is above last's digit, so v ≥ 1); bucket 0 holds the events
+// at last. An event moves at most once per digit on its way down.
 const (
 	digitBits  = 4
-	numBuckets = 128 / digitBits << digitBits
+	numDigits  = (64 + digitBits - 1) / digitBits
+	numBuckets = (numDigits<<digitBits + 63) &^ 63
 )
 
-// bucketOf is the bucket of x relative to last (x not before last).
-func bucketOf(x, last *event) int {
-	if d := uint64(x.at ^ last.at); d != 0 {
-		p := (bits.Len64(d) - 1) / digitBits
-		return (64/digitBits+p)<<digitBits | int(uint64(x.at)>>(p*digitBits)&(1<<digitBits-1))
-	}
-	d := x.key ^ last.key
+// bucketOf is the bucket of time t relative to last (t not before last).
+func bucketOf(t, last Time) int {
+	d := uint64(t ^ last)
 	if d == 0 {
 		return 0
 	}
 	p := (bits.Len64(d) - 1) / digitBits
-	return p<<digitBits | int(x.key>>(p*digitBits)&(1<<digitBits-1))
+	return p<<digitBits | int(uint64(t)>>(p*digitBits)&(1<<digitBits-1))
 }
 
 func (q *queue) len() int { return q.n + len(q.early) }
 
 func (q *queue) push(x event) {
-	if x.before(&q.last) {
+	if x.at < q.last {
 		q.early.push(x)
 		return
 	}
-	b := bucketOf(&x, &q.last)
+	b := bucketOf(x.at, q.last)
 	bs := q.buckets[b]
 	if len(bs) == cap(bs) {
 		bs = q.grow(bs)
 	}
 	q.buckets[b] = append(bs, x)
 	q.mask[b>>6] |= 1 << (b & 63)
+	q.words |= 1 << (b >> 6)
 	q.n++
 }
 
@@ -116,73 +126,94 @@ func (q *queue) putSpare(s []event) {
 }
 
 // hasAt reports whether an event at time now is queued, given that now is
-// not after the time of last (the engine's clock is the time of the last
-// event it took out, and min only moves last ahead): the bucketed events
-// at last's time are in buckets below 64/digitBits<<digitBits (256).
+// not after last (the engine's clock is the time of the last event it took
+// out, and min only moves last ahead): the bucketed events at last's time
+// are the ones in bucket 0.
 func (q *queue) hasAt(now Time) bool {
 	if len(q.early) > 0 && q.early[0].at == now {
 		return true
 	}
-	return q.last.at == now && q.mask[0]|q.mask[1]|q.mask[2]|q.mask[3] != 0
+	return q.last == now && q.mask[0]&1 != 0
 }
 
 // min returns the earliest event; the queue must not be empty.
 func (q *queue) min() *event {
 	if q.n > 0 {
 		q.settle()
-		if len(q.early) == 0 || !q.early[0].before(&q.buckets[0][0]) {
-			return &q.buckets[0][0]
+		if x := &q.buckets[0][q.head0]; len(q.early) == 0 || !q.early[0].before(x) {
+			return x
 		}
 	}
 	return &q.early[0]
 }
 
-// popMin removes and returns the earliest event; min must have been called
-// since the last push.
-func (q *queue) popMin() event {
-	if q.n > 0 && (len(q.early) == 0 || !q.early[0].before(&q.buckets[0][0])) {
-		x := q.buckets[0][0]
-		q.buckets[0] = q.buckets[0][:0]
-		q.mask[0] &^= 1
-		q.n--
-		return x
+// popUntil removes and returns the earliest event if the queue holds one
+// at or before limit; ok is false otherwise.
+func (q *queue) popUntil(limit Time) (ev event, ok bool) {
+	if q.n > 0 {
+		if q.mask[0]&1 == 0 {
+			q.settle()
+		}
+		if x := &q.buckets[0][q.head0]; len(q.early) == 0 || !q.early[0].before(x) {
+			if x.at > limit {
+				return ev, false
+			}
+			ev = *x
+			q.n--
+			if q.head0++; q.head0 == len(q.buckets[0]) {
+				q.buckets[0] = q.buckets[0][:0]
+				q.head0 = 0
+				if q.mask[0] &^= 1; q.mask[0] == 0 {
+					q.words &^= 1
+				}
+			}
+			return ev, true
+		}
 	}
-	return q.early.pop()
+	if len(q.early) == 0 || q.early[0].at > limit {
+		return ev, false
+	}
+	return q.early.pop(), true
 }
 
-// settle makes bucket 0 hold the earliest bucketed event (q.n > 0): it
-// becomes last, and the rest of its bucket moves to lower buckets.
+// settle makes bucket 0 hold the earliest bucketed events (q.n > 0): their
+// time becomes last, and the rest of their bucket moves to lower buckets.
 func (q *queue) settle() {
 	if q.mask[0]&1 != 0 {
 		return
 	}
-	b := 0
-	for w, m := range q.mask {
-		if m != 0 {
-			b = w<<6 + bits.TrailingZeros64(m)
-			break
-		}
-	}
+	w := bits.TrailingZeros64(q.words)
+	b := w<<6 + bits.TrailingZeros64(q.mask[w])
 	bs := q.buckets[b]
-	m := 0
-	for i := 1; i < len(bs); i++ {
-		if bs[i].before(&bs[m]) {
-			m = i
-		}
+	if q.mask[w] &^= 1 << (b & 63); q.mask[w] == 0 {
+		q.words &^= 1 << w
 	}
-	q.last = bs[m]
-	// Every event of bucket b shares last's bits above b-1, so it lands in
-	// a lower bucket, which may take storage from spare, never bs's, while
-	// bs is read.
-	q.mask[b>>6] &^= 1 << (b & 63)
+	if b < 1<<digitBits {
+		// A bucket of digit 0 holds events at one time, in order: it
+		// becomes bucket 0 (empty) as it is.
+		q.last = bs[0].at
+		q.buckets[0], q.buckets[b] = bs, q.buckets[0]
+		q.mask[0] |= 1
+		q.words |= 1
+		return
+	}
+	last := bs[0].at
+	for i := 1; i < len(bs); i++ {
+		last = min(last, bs[i].at)
+	}
+	q.last = last
+	// Every event of bucket b shares last's bits above b's digit, so it
+	// lands in a lower bucket, which may take storage from spare, never
+	// bs's, while bs is read.
 	for i := range bs {
-		nb := bucketOf(&bs[i], &q.last)
+		nb := bucketOf(bs[i].at, last)
 		s := q.buckets[nb]
 		if len(s) == cap(s) {
 			s = q.grow(s)
 		}
 		q.buckets[nb] = append(s, bs[i])
 		q.mask[nb>>6] |= 1 << (nb & 63)
+		q.words |= 1 << (nb >> 6)
 	}
 	if cap(bs) >= circulateMin {
 		q.buckets[b] = nil
@@ -200,6 +231,6 @@ func (q *queue) reset() {
 			q.buckets[b] = q.buckets[b][:0]
 		}
 	}
-	q.mask = [len(q.mask)]uint64{}
-	q.n, q.last, q.early = 0, event{}, q.early[:0]
+	q.mask, q.words = [len(q.mask)]uint64{}, 0
+	q.n, q.last, q.head0, q.early = 0, 0, 0, q.early[:0]
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -108,5 +109,58 @@ func TestQueueAgainstReference(t *testing.T) {
 				t.Fatalf("seed %d: event %d = (time %d, arg %d), want (%d, %d)", seed, i, got[i][0], got[i][1], want[i][0], want[i][1])
 			}
 		}
+	}
+}
+
+// holdQueue is the hold model on a bare priority queue (no engine loop, no
+// handler call): pop the earliest event and push one at its time plus an
+// exponential delay, with pending events kept constant. One benchmark per
+// queue the engine has had, so the choice can be measured again.
+type holdQueue interface {
+	push(event)
+	pop() event
+}
+
+type radixHold struct{ q queue }
+
+func (r *radixHold) push(x event) { r.q.push(x) }
+func (r *radixHold) pop() event {
+	x, _ := r.q.popUntil(Forever)
+	return x
+}
+
+type binaryHold struct{ h binHeap }
+
+func (b *binaryHold) push(x event) { b.h.push(x) }
+func (b *binaryHold) pop() event   { return b.h.pop() }
+
+func benchQueueHold(b *testing.B, q holdQueue, pending int) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	delays := make([]Time, 1<<16)
+	for i := range delays {
+		delays[i] = 1 + Time(rng.ExpFloat64()*1000) // mean 1 µs
+	}
+	var seq uint64
+	for i := 0; i < pending; i++ {
+		seq++
+		q.push(event{at: Time(rng.IntN(1000)), key: seq << handlerBits})
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		x := q.pop()
+		seq++
+		q.push(event{at: x.at + delays[i&(len(delays)-1)], key: seq << handlerBits, arg: x.arg})
+	}
+	if cpu := cpuTime() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(b.N)/cpu.Seconds()/1e6, "Mevents/cpu-s")
+	}
+}
+
+func BenchmarkQueueHold(b *testing.B) {
+	for _, n := range []int{1_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("radix/%d", n), func(b *testing.B) { benchQueueHold(b, &radixHold{}, n) })
+		b.Run(fmt.Sprintf("binary/%d", n), func(b *testing.B) { benchQueueHold(b, &binaryHold{}, n) })
 	}
 }
