@@ -48,6 +48,7 @@ type Executor struct {
 	// compute slowdown under communication (interference.go); sms 0 = off
 	sms     int64
 	capCTAs int32
+	maxDur  engine.Time            // the longest Dur whose work (Dur × sms) fits int64
 	ctas    [][NumGroupKinds]int32 // per stage, per group kind (GroupPP: send/recv)
 
 	rep []replica // per instance, after Replicate succeeded (steady.go); nil: the played step is the step
@@ -560,10 +561,10 @@ func (x *Executor) FloorByTask(k GroupKind) { x.floorBy[k] = true }
 func (x *Executor) arrive(i, t int, task *Task) {
 	rank := x.inst[i].rank
 	gs := x.group(task.Group, rank)
-	leader := gs.ranks[0]
 	if !gs.arrive(t) {
 		return
 	}
+	leader := gs.ranks[0] // read only now: the members' list is another cache line
 	now := x.eng.Now()
 	for _, r := range gs.ranks {
 		x.started(r, t, now)

@@ -81,6 +81,7 @@ func (x *Executor) SetInterferenceSpans(iv Interference, spans [][NumGroupKinds]
 	}
 	x.sms = int64(iv.SMs)
 	x.capCTAs = int32(iv.SMs / 2)
+	x.maxDur = engine.Time(math.MaxInt64 / x.sms)
 	for i := range x.inst {
 		x.inst[i].cur = -1
 	}
@@ -123,7 +124,7 @@ func (x *Executor) startCompute(i, t int, dur engine.Time) {
 	now := x.eng.Now()
 	in.cur = int32(t)
 	in.since = now
-	if int64(dur) > math.MaxInt64/x.sms {
+	if dur > x.maxDur {
 		// Dur × SMs does not fit int64: neither does the task's end.
 		in.rem, in.end = math.MaxInt64, engine.Forever
 	} else {
