@@ -35,7 +35,11 @@ type Executor struct {
 	runner  *collectives.Runner
 	groupOf [NumGroupKinds][]int32 // rank → group index
 	groups  [NumGroupKinds][]*groupState
-	sendTo  []*[2]groupState // [rank][0: next stage, 1: previous stage]
+	// sendTo is, per rank, its pipeline-send groups (0: to the next
+	// stage, 1: to the previous). Values in
+	// one slice, not one allocation per rank: a send then reads one cache
+	// line of it instead of a pointer and then its target.
+	sendTo  [][2]groupState
 	cluster GroupMaker
 
 	done  int
@@ -221,7 +225,7 @@ func NewFull(eng *engine.Engine, l *Layout, progs []*Program, r *collectives.Run
 			x.groupOf[k][i] = -1
 		}
 	}
-	x.sendTo = make([]*[2]groupState, n)
+	x.sendTo = make([][2]groupState, n)
 	x.h = eng.Register(x)
 	x.hh = eng.Register((*hostIssuer)(x))
 	return x, nil
@@ -651,9 +655,6 @@ func (x *Executor) group(k GroupKind, rank int) *groupState {
 
 func (x *Executor) sendGroup(i, j int, forward bool) (*groupState, error) {
 	rank := x.inst[i].rank
-	if x.sendTo[rank] == nil {
-		x.sendTo[rank] = new([2]groupState)
-	}
 	k := 0
 	if !forward {
 		k = 1
