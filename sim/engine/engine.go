@@ -5,8 +5,9 @@
 // Handler once and then schedule events as (time, handler, argument) triples;
 // the argument is an int64 the component interprets (a task index, a flow id
 // with a generation counter, ...). Events are 24-byte plain values in a radix
-// heap on their time that keeps equal times in sequence order (queue.go), so scheduling and executing
-// an event allocates nothing once the queue's buckets have grown.
+// heap on their time that keeps equal times in sequence order (queue.go), so
+// scheduling and executing an event allocates nothing once the queue's
+// buckets have grown.
 //
 // Determinism: events at the same time run in the order they were scheduled
 // (the sequence number breaks ties), and zero-delay events scheduled for the
