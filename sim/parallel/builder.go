@@ -845,7 +845,12 @@ func (b *builder) wgradChunk(ch Chunk, mb int, reduce bool) {
 // split by TP, routed experts split by EP and expert TP (= TP unless the
 // layout is folded).
 func (b *builder) layerParams(l int) (dense, expert float64) {
-	d, e := b.cfg.LayerParams(l)
+	var d, e float64
+	if b.cache != nil {
+		d, e = b.cache.layerParams(l)
+	} else {
+		d, e = b.cfg.LayerParams(l)
+	}
 	return d / b.dense(), e / (float64(b.cfg.Layout.GroupSize(GroupETP)) * float64(b.cfg.Layout.EP))
 }
 

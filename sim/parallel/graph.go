@@ -506,6 +506,58 @@ type blockCache struct {
 	extra  [2][numPasses]cached                        // embedding/head per pass
 	pieces []pieceCost                                 // split's results, few enough to search
 	comm   [256]commEntry                              // recent CommTime answers (commTime)
+	params []paramsEntry                               // StepConfig.LayerParams per layer, once asked
+	ops    [numLayerKinds][3][]workload.Op             // (layerKind, forward/backward/recompute): the layer's ops, once listed
+}
+
+// layerOps returns the ops of a layer of kind kind (its layerKind) for
+// pass (passFwd, passBwd/passWgd: the backward, passRec: the
+// recomputation), listing them once per kind: the block tables ask for
+// one block at a time, and listing a layer's ops builds every one of them.
+// The slice is shared: callers must not modify it.
+func (c *blockCache) layerOps(layer, kind, pass int) []workload.Op {
+	i := pass
+	if pass == passWgd {
+		i = passBwd
+	}
+	if ops := c.ops[kind][i]; ops != nil {
+		return ops
+	}
+	var ops []workload.Op
+	switch i {
+	case passFwd:
+		ops = c.cfg.Model.LayerOps(layer, c.cfg.Shape, workload.Forward)
+	case passBwd:
+		ops = c.cfg.Model.LayerOps(layer, c.cfg.Shape, workload.Backward)
+	case passRec:
+		ops = c.cfg.Model.RecomputeOps(layer, c.cfg.Shape, c.cfg.Recompute)
+	}
+	if ops == nil {
+		ops = []workload.Op{}
+	}
+	c.ops[kind][i] = ops
+	return ops
+}
+
+// paramsEntry is one layer's StepConfig.LayerParams answer.
+type paramsEntry struct {
+	dense, expert float64
+	ok            bool
+}
+
+// layerParams is c.cfg.LayerParams(l), remembered: the builder asks for a
+// layer's parameters at every micro-batch's gather and gradient step, and
+// the answer walks the model's layer description each time.
+func (c *blockCache) layerParams(l int) (dense, expert float64) {
+	if l < 0 || l >= len(c.params) {
+		return c.cfg.LayerParams(l)
+	}
+	e := &c.params[l]
+	if !e.ok {
+		e.dense, e.expert = c.cfg.LayerParams(l)
+		e.ok = true
+	}
+	return e.dense, e.expert
 }
 
 // commEntry is one remembered Pricer.CommTime answer.
@@ -579,7 +631,8 @@ func (c *blockCache) layerKind(layer int) int {
 }
 
 func newBlockCache(cfg *StepConfig, pr Pricer, stage int) *blockCache {
-	c := &blockCache{cfg: cfg, pr: pr, stage: stage, kinds: make([]int8, cfg.Model.StackLayers())}
+	n := cfg.Model.StackLayers()
+	c := &blockCache{cfg: cfg, pr: pr, stage: stage, kinds: make([]int8, n), params: make([]paramsEntry, n)}
 	for i := range c.kinds {
 		c.kinds[i] = -1
 	}
@@ -600,12 +653,12 @@ func (c *blockCache) split(layer, pass int, blocks ...workload.Block) (head, mid
 	if hit != nil {
 		return hit.costs[0], hit.costs[1], hit.costs[2]
 	}
-	p := workload.Forward
+	p := passFwd // the forward's ops for any pass but the backward
 	if pass == passBwd {
-		p = workload.Backward
+		p = passBwd
 	}
 	var ops []workload.Op
-	for _, op := range c.cfg.Model.LayerOps(layer, c.cfg.Shape, p) {
+	for _, op := range c.layerOps(layer, kind, p) {
 		if mask&(1<<op.Block) != 0 {
 			ops = append(ops, op)
 		}
@@ -661,7 +714,7 @@ func (c *blockCache) splitColumn(layer int, blocks ...workload.Block) (pre, dgra
 		return hit.costs[0], hit.costs[1], hit.costs[2], hit.costs[3], hit.costs[1].dur > 0
 	}
 	var ops []workload.Op
-	for _, op := range c.cfg.Model.LayerOps(layer, c.cfg.Shape, workload.Backward) {
+	for _, op := range c.layerOps(layer, kind, passBwd) {
 		if mask&(1<<op.Block) != 0 {
 			ops = append(ops, op)
 		}
@@ -696,17 +749,8 @@ func (c *blockCache) block(layer, pass int, blocks ...workload.Block) blockCost 
 	for _, bl := range blocks {
 		e := &c.layers[kind][pass][bl]
 		if !e.ok {
-			var ops []workload.Op
-			switch pass {
-			case passFwd:
-				ops = c.cfg.Model.LayerOps(layer, c.cfg.Shape, workload.Forward)
-			case passBwd, passWgd:
-				ops = c.cfg.Model.LayerOps(layer, c.cfg.Shape, workload.Backward)
-			case passRec:
-				ops = c.cfg.Model.RecomputeOps(layer, c.cfg.Shape, c.cfg.Recompute)
-			}
 			var sel []workload.Op
-			for _, op := range ops {
+			for _, op := range c.layerOps(layer, kind, pass) {
 				if op.Block == bl {
 					sel = append(sel, op)
 				}

@@ -503,6 +503,10 @@ func TestSweepSteadyMatchesFull(t *testing.T) {
 	replicated := 0
 	for i := 0; i < sw.Len(); i++ {
 		got, _ := sw.evaluate(context.Background(), i, reuse)
+		if got.Outcome == Simulated && got.Result.RunID != got.Point.Scenario.RunID() {
+			// The worker passes the id computed at load (Options.RunID).
+			t.Errorf("point %d: result run id %s, scenario's %s", i, got.Result.RunID, got.Point.Scenario.RunID())
+		}
 		if got.Outcome != Simulated || got.Result.Replicated == 0 {
 			continue
 		}
