@@ -3,6 +3,7 @@ package parallel
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/simtrain/simtrain/sim/collectives"
@@ -202,6 +203,9 @@ func (b *builder) add(t Task, deps ...int32) int32 {
 			b.hostBlock = -1
 		}
 	}
+	if len(p.Tasks) == cap(p.Tasks) {
+		p.grow()
+	}
 	start := len(p.deps)
 	p.depOff = append(p.depOff, int32(start))
 	if t.Kind != KindRecv {
@@ -216,6 +220,19 @@ func (b *builder) add(t Task, deps ...int32) int32 {
 		b.interrupt = b.cfg.interrupted()
 	}
 	return idx
+}
+
+// grow doubles the capacity of the program's task and dependency slices
+// (at least 256 tasks): append grows a large slice by a quarter, so a
+// sweep worker's arena warming up to its largest point's program would
+// copy the tasks a dozen times over.
+func (p *Program) grow() {
+	n := max(len(p.Tasks), 256)
+	p.Tasks = slices.Grow(p.Tasks, n)
+	p.depOff = slices.Grow(p.depOff, n+1)
+	if cap(p.deps)-len(p.deps) < 2*n { // a task has about two dependencies
+		p.deps = slices.Grow(p.deps, max(len(p.deps), 2*n))
+	}
 }
 
 // appendDep appends dependency d to the list deps[start:] unless it is

@@ -143,7 +143,7 @@ func statsTask(st *Stats, p *Program, state []taskState, hosted bool, i int, shi
 				ready = max(ready, e)
 			}
 			if issued > ready {
-				*comp = append(*comp, interval{ready, issued})
+				*comp = appendInterval(*comp, interval{ready, issued})
 				st.HostBound += issued - ready
 			}
 		}
@@ -154,9 +154,9 @@ func statsTask(st *Stats, p *Program, state []taskState, hosted bool, i int, shi
 	switch {
 	case t.Kind.IsComm():
 		k := ExposedOf[t.Group]
-		comm[k] = append(comm[k], interval{start, end})
+		comm[k] = appendInterval(comm[k], interval{start, end})
 	case t.Kind.IsCompute():
-		*comp = append(*comp, interval{start, end})
+		*comp = appendInterval(*comp, interval{start, end})
 		st.Compute += end - start
 	case t.Kind == KindHostCopy:
 		// a copy engine's transfer: what the compute stream waits
@@ -165,9 +165,21 @@ func statsTask(st *Stats, p *Program, state []taskState, hosted bool, i int, shi
 		// A host stall holds the compute stream: communication
 		// under it is not what the rank waits for, and it is not
 		// pipeline bubble.
-		*comp = append(*comp, interval{start, end})
+		*comp = appendInterval(*comp, interval{start, end})
 		st.Host += end - start
 	}
+}
+
+// appendInterval appends x to v, or widens v's last interval when x
+// starts inside it or where it ends: most tasks of a stream start as the
+// one before ends, so the lists stay short. The union is the same, and
+// mergeIntervals' result (the union's canonical form) with it.
+func appendInterval(v []interval, x interval) []interval {
+	if n := len(v); n > 0 && x.a >= v[n-1].a && x.a <= v[n-1].b {
+		v[n-1].b = max(v[n-1].b, x.b)
+		return v
+	}
+	return append(v, x)
 }
 
 // mergeIntervals sorts v by start (unless it already is) and merges

@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/engine"
@@ -110,6 +111,37 @@ func TestStatsAgainstNanoseconds(t *testing.T) {
 		}
 		if got != want {
 			t.Fatalf("trial %d: stats %+v, counting nanoseconds %+v", trial, got, want)
+		}
+	}
+}
+
+// Widening the last interval while appending (appendInterval) leaves the
+// merged union as plain appending gives it: random lists, mostly in order
+// as a stream's tasks are, some out of order as pipeline receives are.
+func TestAppendIntervalSameUnion(t *testing.T) {
+	rng := rand.New(rand.NewPCG(18, 3000))
+	for trial := 0; trial < 2000; trial++ {
+		var plain, widened []interval
+		var at engine.Time
+		for n := rng.IntN(40); n > 0; n-- {
+			switch rng.IntN(4) {
+			case 0:
+				at -= engine.Time(rng.IntN(20)) // out of order
+			case 1:
+				at += engine.Time(rng.IntN(5)) // a gap
+			}
+			x := interval{at, at + 1 + engine.Time(rng.IntN(10))}
+			if rng.IntN(3) == 0 {
+				at = x.b
+			} else {
+				at += engine.Time(rng.IntN(int(x.b-x.a) + 1))
+			}
+			plain = append(plain, x)
+			widened = appendInterval(widened, x)
+		}
+		want := mergeIntervals(slices.Clone(plain))
+		if got := mergeIntervals(widened); !slices.Equal(got, want) {
+			t.Fatalf("trial %d: %v gives %v, want %v", trial, plain, got, want)
 		}
 	}
 }
