@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"go.yaml.in/yaml/v3"
 
@@ -404,8 +407,9 @@ func (sw *Sweep) enumerate() error {
 	}
 	seen := map[string]int{}
 	vals := make([]*yaml.Node, len(sw.Fields))
-	add := func(s *scenario.Plan, err error) {
-		id := s.RunID()
+	// addID records the point with values vals, run id id and validity
+	// err, unless an earlier point has the same configuration.
+	addID := func(vals []*yaml.Node, id string, err error) {
 		if j, dup := seen[id]; dup {
 			if sw.Duplicates == 0 {
 				sw.DuplicateExample = fmt.Sprintf("%s is the same configuration as %s", sw.describe(vals), sw.describe(sw.points[j].vals))
@@ -420,6 +424,18 @@ func (sw *Sweep) enumerate() error {
 		}
 		sw.points = append(sw.points, p)
 	}
+	add := func(s *scenario.Plan, err error) { addID(vals, s.RunID(), err) }
+	// Without auto fields every combination is one document: they are
+	// resolved and hashed in batches on every CPU (most of loading), and
+	// recorded in order.
+	var batch []pendingPoint
+	flush := func() {
+		parsePoints(batch, sw.parsePoint)
+		for _, b := range batch {
+			addID(b.vals, b.id, b.err)
+		}
+		batch = batch[:0]
+	}
 	idx := make([]int, len(listed))
 	for {
 		doc := scenario.CloneNode(sw.base)
@@ -430,7 +446,10 @@ func (sw *Sweep) enumerate() error {
 			}
 		}
 		if len(autos) == 0 {
-			add(sw.parsePoint(doc))
+			batch = append(batch, pendingPoint{doc: doc, vals: slices.Clone(vals)})
+			if len(batch) == pointBatch {
+				flush()
+			}
 		} else {
 			var firstErr error
 			found := false
@@ -475,6 +494,12 @@ func (sw *Sweep) enumerate() error {
 			break
 		}
 	}
+	if len(batch) > 0 {
+		flush()
+	}
+	if err := sw.checkProgress(); err != nil {
+		return err
+	}
 	if len(sw.points) == 0 {
 		return errors.New("sweep: no points")
 	}
@@ -490,6 +515,53 @@ func (sw *Sweep) enumerate() error {
 	}
 	sw.width = len(strconv.Itoa(len(sw.points) - 1))
 	return nil
+}
+
+// pointBatch is how many documents enumerate resolves at once: enough to
+// keep every CPU busy, few enough that their trees stay small.
+const pointBatch = 256
+
+// pendingPoint is a combination waiting to be resolved: its document and
+// values, then its run id and validity.
+type pendingPoint struct {
+	doc  *yaml.Node
+	vals []*yaml.Node
+	id   string
+	err  error
+}
+
+// parsePoints resolves every batch entry's document with parse and hashes
+// it for its run id, on up to GOMAXPROCS goroutines (each entry is
+// independent; the caller records them in order, so the points, their
+// numbers and which duplicates are dropped do not depend on the CPUs).
+func parsePoints(batch []pendingPoint, parse func(*yaml.Node) (*scenario.Plan, error)) {
+	one := func(b *pendingPoint) {
+		s, err := parse(b.doc)
+		b.id, b.err, b.doc = s.RunID(), err, nil
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(batch))
+	if workers <= 1 {
+		for i := range batch {
+			one(&batch[i])
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(batch) {
+					return
+				}
+				one(&batch[i])
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // autoRec enumerates the auto fields autos[0], autos[1], … depth first on

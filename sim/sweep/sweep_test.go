@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -285,6 +286,31 @@ func TestSweepDuplicatesRunOnce(t *testing.T) {
 			t.Errorf("run id %s twice", sw.RunID(i))
 		}
 		seen[sw.RunID(i)] = true
+	}
+}
+
+// Loading resolves the combinations on every CPU in batches (parsePoints)
+// and records them in order: the 1,000-point example loads to the same
+// points, run ids, validity and duplicates on one CPU as on several.
+func TestSweepLoadIndependentOfCPUs(t *testing.T) {
+	const file = "../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml"
+	sw, err := Load(file, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs := runtime.GOMAXPROCS(1)
+	one, err := Load(file, Options{})
+	runtime.GOMAXPROCS(procs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sw.Len() != one.Len() || sw.Duplicates != one.Duplicates || sw.DuplicateExample != one.DuplicateExample {
+		t.Fatalf("%d points, %d duplicates on %d CPUs; %d, %d on one", sw.Len(), sw.Duplicates, procs, one.Len(), one.Duplicates)
+	}
+	for i := 0; i < sw.Len(); i++ {
+		if sw.RunID(i) != one.RunID(i) || sw.points[i].err != one.points[i].err || sw.describe(sw.points[i].vals) != one.describe(one.points[i].vals) {
+			t.Errorf("point %d: %s %q on %d CPUs, %s %q on one", i, sw.RunID(i), sw.points[i].err, procs, one.RunID(i), one.points[i].err)
+		}
 	}
 }
 
