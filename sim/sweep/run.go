@@ -202,6 +202,12 @@ func runRecovered(ctx context.Context, s *scenario.Plan, runID string, b simulat
 // point is simulated independently and deterministically. It stops early
 // when emit returns an error (returned) or ctx is cancelled (ctx.Err() is
 // returned after the points in flight finish; those are still emitted).
+//
+// Each worker walks its own contiguous share of indices and, when done,
+// takes points from the end of the share with most left: neighbouring
+// points mostly share a layout (a sweep's last fields turn fastest), and a
+// worker's Reuse keeps that layout's cluster, collective groups and prices,
+// which points dealt out one by one would make every worker build.
 func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(PointResult) error) error {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -209,7 +215,7 @@ func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(
 	workers = max(1, min(workers, len(indices)))
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	jobs := make(chan int)
+	shares := newShares(indices, workers)
 	type done struct {
 		pr PointResult
 		ok bool
@@ -221,22 +227,16 @@ func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(
 		go func() {
 			defer wg.Done()
 			reuse := new(simulation.Reuse) // this worker's storage and cluster, reused point after point
-			for i := range jobs {
+			for cctx.Err() == nil {
+				i, ok := shares.next(w)
+				if !ok {
+					return
+				}
 				pr, ok := sw.evaluate(cctx, i, reuse)
 				results <- done{pr, ok}
 			}
 		}()
 	}
-	go func() {
-		defer close(jobs)
-		for _, i := range indices {
-			select {
-			case jobs <- i:
-			case <-cctx.Done():
-				return
-			}
-		}
-	}()
 	go func() {
 		wg.Wait()
 		close(results)
@@ -255,4 +255,42 @@ func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(
 		return emitErr
 	}
 	return ctx.Err()
+}
+
+// shares deals a list of points out to workers: worker w owns the w-th
+// contiguous part and takes from its front; a worker whose part is empty
+// takes from the back of the part with the most points left.
+type shares struct {
+	mu     sync.Mutex
+	points []int
+	lo, hi []int // part w is points[lo[w]:hi[w]]
+}
+
+func newShares(points []int, workers int) *shares {
+	s := &shares{points: points, lo: make([]int, workers), hi: make([]int, workers)}
+	for w := range workers {
+		s.lo[w], s.hi[w] = len(points)*w/workers, len(points)*(w+1)/workers
+	}
+	return s
+}
+
+// next returns worker w's next point, false when none is left anywhere.
+func (s *shares) next(w int) (int, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lo[w] < s.hi[w] {
+		s.lo[w]++
+		return s.points[s.lo[w]-1], true
+	}
+	most := -1
+	for v := range s.lo {
+		if n := s.hi[v] - s.lo[v]; n > 0 && (most < 0 || n > s.hi[most]-s.lo[most]) {
+			most = v
+		}
+	}
+	if most < 0 {
+		return 0, false
+	}
+	s.hi[most]--
+	return s.points[s.hi[most]], true
 }

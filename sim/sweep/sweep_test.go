@@ -625,3 +625,47 @@ func TestSweepListValues(t *testing.T) {
 		}
 	}
 }
+
+// shares deals every point exactly once: each worker its own part front
+// to back, then the back of the fullest part, whatever order the workers
+// ask in.
+func TestSharesDealEveryPointOnce(t *testing.T) {
+	for _, tc := range []struct{ points, workers int }{{1, 1}, {7, 2}, {1000, 2}, {5, 4}, {33, 3}} {
+		pts := make([]int, tc.points)
+		for i := range pts {
+			pts[i] = 10 * i
+		}
+		s := newShares(pts, tc.workers)
+		seen := map[int]int{}
+		for turn := 0; ; turn++ {
+			w := turn % tc.workers
+			if turn%5 == 0 {
+				w = 0 // worker 0 runs faster and steals
+			}
+			p, ok := s.next(w)
+			if !ok {
+				break
+			}
+			seen[p]++
+		}
+		if len(seen) != tc.points {
+			t.Errorf("%d points on %d workers: %d dealt", tc.points, tc.workers, len(seen))
+		}
+		for p, n := range seen {
+			if n != 1 {
+				t.Errorf("%d points on %d workers: point %d dealt %d times", tc.points, tc.workers, p, n)
+			}
+		}
+	}
+	// Two workers: the first takes 0, 1 in order, the second 3, 4, 5; when
+	// the second runs out it takes the first's last point.
+	s := newShares([]int{0, 1, 2, 3, 4, 5}, 2)
+	var got []int
+	for _, w := range []int{0, 1, 1, 1, 0, 1} {
+		p, _ := s.next(w)
+		got = append(got, p)
+	}
+	if want := []int{0, 3, 4, 5, 1, 2}; !slices.Equal(got, want) {
+		t.Errorf("dealt %v, want %v", got, want)
+	}
+}
