@@ -128,6 +128,10 @@ type Options struct {
 	// canonical form when it loads, and hashing it again is ≈ 2% of a
 	// simulated point. Empty: Run computes it.
 	RunID string
+	// Memory, when set, is the scenario's s.MemoryPerStage() as the caller
+	// already computed it (a sweep checks every point's fit before it
+	// simulates it); it must fit. Nil: Run computes it.
+	Memory []scenario.StageMemory
 	// checkEvery, for tests, verifies the fabric's invariants (no link above
 	// its bandwidth, every active flow progressing) after every event.
 	checkEvery func(error)
@@ -206,7 +210,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 	res.exec = x
 	res.progs = progs
 	res.Events = eng.Executed() + extraEvents
-	if err := summarise(ctx, s, res, dev); err != nil {
+	if err := summarise(ctx, s, res, dev, opt.Memory); err != nil {
 		return nil, err
 	}
 	res.SimWallS = time.Since(wall).Seconds()
@@ -778,8 +782,9 @@ func (p *pricer) SendTime(from, to int, bytes units.Bytes) engine.Time {
 	return c.Time
 }
 
-// summarise fills the result's figures from the executed programs.
-func summarise(ctx context.Context, s *scenario.Plan, res *Result, dev workload.Device) error {
+// summarise fills the result's figures from the executed programs; mem is
+// s.MemoryPerStage() when the caller has it (Options.Memory), else nil.
+func summarise(ctx context.Context, s *scenario.Plan, res *Result, dev workload.Device, mem []scenario.StageMemory) error {
 	x := res.exec
 	steps := float64(s.Sim.Steps)
 	var end engine.Time
@@ -842,7 +847,7 @@ func summarise(ctx context.Context, s *scenario.Plan, res *Result, dev workload.
 		}
 		res.TFLOPsPerGPU = res.ModelFLOPsPerStep / res.StepTimeS / gpus / 1e12
 	}
-	memory(s, res)
+	memory(s, res, mem)
 	hours := res.StepTimeS / 3600
 	res.CostUSDPerStep = s.GPUHourUSD() * gpus * hours
 	res.EnergyKWhPerStep = s.GPU().TDPWatts * s.Cluster.PUE * gpus * hours / 1000
@@ -858,8 +863,12 @@ func summarise(ctx context.Context, s *scenario.Plan, res *Result, dev workload.
 	return nil
 }
 
-func memory(s *scenario.Plan, res *Result) {
-	res.Memory, res.Fits = s.MemoryPerStage()
+func memory(s *scenario.Plan, res *Result, known []scenario.StageMemory) {
+	if known != nil {
+		res.Memory, res.Fits = known, true
+	} else {
+		res.Memory, res.Fits = s.MemoryPerStage()
+	}
 	res.MemCapacityBytes = s.MemCapacityBytes()
 	res.MinPeakMemBytes = math.Inf(1)
 	for _, m := range res.Memory {

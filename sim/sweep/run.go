@@ -167,7 +167,7 @@ func (sw *Sweep) evaluate(ctx context.Context, i int, reuse *simulation.Reuse) (
 		pr.Outcome, pr.Result = Pruned, r
 		return pr, true
 	}
-	res, err := runRecovered(ctx, s, p.RunID, sw.budget, reuse)
+	res, err := runRecovered(ctx, s, simulation.Options{Budget: sw.budget, RunID: p.RunID, Memory: mem}, reuse)
 	if err != nil {
 		if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 			return pr, false
@@ -184,16 +184,18 @@ func (sw *Sweep) evaluate(ctx context.Context, i int, reuse *simulation.Reuse) (
 
 // runRecovered is Run with a panic turned into an error, so one bad point
 // cannot take a long sweep down with it.
-func runRecovered(ctx context.Context, s *scenario.Plan, runID string, b simulation.Budget, reuse *simulation.Reuse) (res *simulation.Result, err error) {
+func runRecovered(ctx context.Context, s *scenario.Plan, opt simulation.Options, reuse *simulation.Reuse) (res *simulation.Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			res, err = nil, fmt.Errorf("internal error while simulating (please report): %v", p)
 		}
 	}()
 	// A sweep worker (reuse set) keeps only the figures (KeepFiguresOnly),
-	// so long steps may be replicated rather than played whole.
-	// Its run id was computed when the sweep was loaded.
-	return simulation.Run(ctx, s, simulation.Options{Budget: b, Reuse: reuse, FiguresOnly: reuse != nil, RunID: runID})
+	// so long steps may be replicated rather than played whole. opt
+	// carries the run id computed when the sweep was loaded and the
+	// memory estimate the point was checked with.
+	opt.Reuse, opt.FiguresOnly = reuse, reuse != nil
+	return simulation.Run(ctx, s, opt)
 }
 
 // Run evaluates the given points on workers goroutines (≤ 0: one per

@@ -533,6 +533,12 @@ func TestSweepSteadyMatchesFull(t *testing.T) {
 			// The worker passes the id computed at load (Options.RunID).
 			t.Errorf("point %d: result run id %s, scenario's %s", i, got.Result.RunID, got.Point.Scenario.RunID())
 		}
+		if got.Outcome == Simulated {
+			// ... and the memory estimate the fit was checked with (Options.Memory).
+			if mem, fits := got.Point.Scenario.MemoryPerStage(); !fits || !reflect.DeepEqual(mem, got.Result.Memory) {
+				t.Errorf("point %d: result memory %v, scenario's %v (fits %v)", i, got.Result.Memory, mem, fits)
+			}
+		}
 		if got.Outcome != Simulated || got.Result.Replicated == 0 {
 			continue
 		}
