@@ -106,6 +106,9 @@ func (x *Executor) statsOfTimes(i int) Stats {
 	tmp := sc.tmp
 	for k := range comm {
 		comm[k] = mergeIntervals(comm[k])
+		if len(comm[k]) == 0 {
+			continue // nothing exposed, the union unchanged (most runs use two or three kinds)
+		}
 		st.Exposed[k] = lengthMinus(comm[k], comp)
 		tmp = unionIntervals(tmp[:0], union, comm[k])
 		union, tmp = tmp, union
