@@ -893,11 +893,16 @@ func (b *builder) headParams() float64 {
 
 // gradReady records that a layer's gradients are complete after task t. For
 // ZeRO 0-2 they go into the DP bucket on the last micro-batch; for FSDP every
-// micro-batch reduce-scatters the layer (PyTorch FSDP without no_sync).
+// micro-batch reduce-scatters the layer (PyTorch FSDP without no_sync), or
+// only the last one with StepConfig.Zero3GradSyncLast (FSDP2's
+// set_requires_gradient_sync(False) on the others).
 func (b *builder) gradReady(dense, expert float64, t int32, lastMicro bool) {
 	cfg := b.cfg
 	dpSize := cfg.Layout.GroupSize(GroupDP)
 	if cfg.Zero == 3 {
+		if cfg.Zero3GradSyncLast && !lastMicro {
+			return
+		}
 		if dpSize > 1 && dense > 0 {
 			b.comm(GroupDP, collectives.ReduceScatter, dense*cfg.GradDtype.Bytes(), "fsdp_grad_scatter", int(b.prog.Tasks[t].Layer), int(b.prog.Tasks[t].Micro), int(b.prog.Tasks[t].Chunk), t)
 		}

@@ -271,6 +271,15 @@ type StepConfig struct {
 	// ⌈P / bucket⌉ calls of P/⌈P/bucket⌉ each (see fsdpGather), every one
 	// paying a collective's launch and ring latency.
 	Zero3GatherParams float64
+	// Zero3GradSyncLast makes ZeRO-3 reduce-scatter each layer's
+	// gradients on the step's last micro-batch only: PyTorch FSDP2 with
+	// set_requires_gradient_sync(False) on the other micro-batches (FSDP1's
+	// no_sync), which accumulates the unsharded gradient (in the reduce
+	// dtype) instead of reducing it every micro-batch. The parameter
+	// all-gathers are unchanged: reshard_after_forward/backward still free
+	// the gathered parameters, so every micro-batch gathers them again.
+	// False (the default) reduce-scatters every micro-batch.
+	Zero3GradSyncLast bool
 	// BucketParams is the DP gradient bucket size in parameters; 0 picks
 	// Megatron-LM's default max(40M, 1M·dp) (megatron/core/distributed/
 	// distributed_data_parallel_config.py, bucket_size).

@@ -69,3 +69,58 @@ func TestZero3GatherGranularity(t *testing.T) {
 		}
 	}
 }
+
+// TestZero3GradSyncLast: FSDP reduce-scatters a layer's gradients once per
+// micro-batch (4 micro-batches × 2 layers = 8 calls of 2P bytes in bf16);
+// with Zero3GradSyncLast (FSDP2's set_requires_gradient_sync(False) on all
+// but the last micro-batch) only the last micro-batch's backward does
+// (2 calls, the same size each: the accumulated gradient), while the
+// parameter all-gathers stay one per layer per micro-batch and pass.
+func TestZero3GradSyncLast(t *testing.T) {
+	const P = 1e6 // parameters per layer
+	for _, tc := range []struct {
+		last              bool
+		scatters, gathers int
+	}{{false, 8, 16}, {true, 2, 16}} {
+		l, err := NewLayout(1, 1, 1, 4, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks, err := Partition(2, 1, 1, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := &StepConfig{Layout: l, Model: testModel(t, 2),
+			Shape:    workload.Shape{MicroBatch: 1, Seq: 128, Dtype: workload.BF16, TP: 1, CP: 1, EP: 1, FlashAttention: true},
+			Schedule: pipeline.OneFOneB, Virtual: 1, Microbatches: 4, Chunks: chunks, Optimizer: "adamw", Zero: 3,
+			ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32, Steps: 1,
+			LayerParams:       func(int) (float64, float64) { return P, 0 },
+			Zero3GradSyncLast: tc.last,
+		}
+		progs, err := Build(cfg, alphaBetaPricer{alpha: 20 * engine.Microsecond, beta: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		scatters, gathers := 0, 0
+		for _, task := range progs[0].Tasks {
+			if task.Layer < 0 || task.Layer > 1 {
+				continue // the embedding's and head's own gathers and scatters
+			}
+			switch task.Name {
+			case "fsdp_grad_scatter":
+				scatters++
+				if task.Bytes != 2*P {
+					t.Errorf("last %v: a gradient reduce-scatter moves %g B, want %g", tc.last, task.Bytes, 2*P)
+				}
+				if tc.last && task.Micro != 3 {
+					t.Errorf("last %v: layer %d reduce-scatters on micro-batch %d, want only the last (3)", tc.last, task.Layer, task.Micro)
+				}
+			case "fsdp_param_gather_fwd", "fsdp_param_gather_bwd":
+				gathers++
+			}
+		}
+		if scatters != tc.scatters || gathers != tc.gathers {
+			t.Errorf("last %v: %d gradient reduce-scatters and %d parameter gathers, want %d and %d", tc.last, scatters, gathers, tc.scatters, tc.gathers)
+		}
+	}
+}

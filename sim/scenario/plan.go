@@ -405,6 +405,7 @@ func (s *Plan) StepConfig(l *parallel.Layout) *parallel.StepConfig {
 		OffloadOptimizer:  s.Training.OffloadOptimizer,
 		Host:              s.HostModel(),
 		Zero3GatherParams: p.Zero3PrefetchBucket,
+		Zero3GradSyncLast: p.Zero3GradSync == "last",
 		BucketParams:      p.GradBucket, // 0: the builder's max(40M, 1M·dp), as GradBucket reports
 	}
 }
@@ -461,7 +462,7 @@ func (s *Plan) MemoryPerStage() ([]StageMemory, bool) {
 			Microbatches: s.r.microbatches, Zero: p.Zero, Optimizer: s.Training.Optimizer,
 			MasterDtype: s.r.master, GradDtype: s.r.grad, StateDtype: s.r.states, Recompute: s.r.recompute,
 			RecomputeEvery: s.Training.RecomputeEvery, OffloadOptimizer: s.Training.OffloadOptimizer,
-			WeightBytes: s.fp8WeightBytes(), ShardIsMaster: p.Zero3Impl == "fsdp",
+			WeightBytes: s.fp8WeightBytes(), ShardIsMaster: p.Zero3Impl == "fsdp", GradSyncLast: p.Zero3GradSync == "last",
 			CapacityBytes: s.StageCapacityBytes(st),
 		})
 		fits := mem.Total <= s.StageCapacityBytes(st)

@@ -766,6 +766,17 @@ func (s *Plan) resolveParallel(set fieldSet) error {
 	if err := checkChoice("parallel.zero3_impl", p.Zero3Impl); err != nil {
 		return err
 	}
+	if p.Zero3GradSync == "every" {
+		p.Zero3GradSync = "" // canonical: the default is left empty
+	}
+	if p.Zero3GradSync != "" {
+		if err := checkChoice("parallel.zero3_grad_sync", p.Zero3GradSync); err != nil {
+			return err
+		}
+		if p.Zero != 3 {
+			return fmt.Errorf("parallel.zero3_grad_sync: %s needs zero 3 (have zero %d; valid: every)", p.Zero3GradSync, p.Zero)
+		}
+	}
 	if p.EPBackend == "nccl" {
 		p.EPBackend = "" // canonical: the default is left empty
 	}

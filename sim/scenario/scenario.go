@@ -270,6 +270,13 @@ type ParallelConfig struct {
 	// keep a 16-bit shard beside the fp32 one (workload.MemoryInput
 	// .ShardIsMaster).
 	Zero3Impl string `yaml:"zero3_impl" json:"zero3_impl"`
+	// Zero3GradSync is when ZeRO-3 reduce-scatters the gradients with
+	// gradient accumulation: "every" micro-batch (the default, PyTorch
+	// FSDP's behaviour unless told otherwise) or the "last" one only
+	// (FSDP2's set_requires_gradient_sync(False), FSDP1's no_sync, on
+	// the others: the unsharded gradient accumulates in grad_dtype).
+	// The canonical form leaves every empty, so run ids do not change.
+	Zero3GradSync string `yaml:"zero3_grad_sync" json:"zero3_grad_sync,omitempty"`
 	// GradBucket is the DP gradient bucket of ZeRO 0-2, in parameters: the
 	// backward's gradients are reduced in calls of about this many
 	// parameters, each paying a collective's launch and latency. 0 (the

@@ -386,6 +386,11 @@ type MemoryInput struct {
 	// and Megatron-FSDP (a bf16 weight buffer beside the fp32 main
 	// weights) keep both.
 	ShardIsMaster bool
+	// GradSyncLast: under ZeRO-3 the gradients are reduce-scattered on the
+	// last micro-batch only (parallel.StepConfig.Zero3GradSyncLast), so
+	// with gradient accumulation the rank's whole gradient is held
+	// unsharded in GradDtype from the first backward on, as under ZeRO-2.
+	GradSyncLast bool
 	// CapacityBytes is what a process can allocate on the rank's GPU
 	// (hardware.GPU.HBMUsableBytes); it bounds the caching allocator's
 	// reserve (Memory.AllocatorReserve). 0: unbounded.

@@ -460,11 +460,13 @@ func StageMemory(in MemoryInput) Memory {
 	// layer being differentiated and the next one hold theirs.
 	mem.Activations = perMB*inflight + 2*reload
 	stepGrads := mem.Gradients // by the optimizer step every gradient is reduced
-	if in.Zero == 2 && in.Microbatches > 1 {
+	if (in.Zero == 2 || in.Zero == 3 && in.GradSyncLast) && in.Microbatches > 1 {
 		// ZeRO-2 reduces gradients on the last micro-batch only (the
 		// builder's gradReady: FSDP2 under torch.distributed.pipelining
 		// turns gradient sync and post-backward resharding off for every
-		// backward but the last, stage.py backward_maybe_with_nosync), so
+		// backward but the last, stage.py backward_maybe_with_nosync), and
+		// so does ZeRO-3 with GradSyncLast (FSDP2's
+		// set_requires_gradient_sync(False), FSDP1's no_sync), so
 		// the rank's whole gradient accumulates unsharded, in the reduce
 		// dtype (FSDPParam.to_accumulated_grad_if_needed upcasts it), from
 		// the first backward on. The activations then held are the

@@ -259,6 +259,14 @@ func TestZeRO2Accumulation(t *testing.T) {
 	if got := StageMemory(in); !near(got.Gradients, 4*params/4, 1e-12) {
 		t.Errorf("ZeRO-3 gradients %.0f, want %.0f", got.Gradients, 4*params/4)
 	}
+	// ... unless it syncs on the last micro-batch only (GradSyncLast:
+	// FSDP2's set_requires_gradient_sync(False)): then, as ZeRO-2, the
+	// whole fp32 gradient (4 bytes × 15,717,376 parameters) is held
+	// unsharded beside the four micro-batches in flight.
+	in.GradSyncLast = true
+	if got := StageMemory(in); !near(got.Gradients, 4*params, 1e-12) || !near(got.Activations, 4*perMB, 1e-12) {
+		t.Errorf("ZeRO-3 syncing on the last micro-batch: gradients %.0f activations %.0f, want %.0f and %.0f", got.Gradients, got.Activations, 4*params, 4*perMB)
+	}
 }
 
 // TestStageMemoryMoE: expert parameters shard over EP and TP, the rest
