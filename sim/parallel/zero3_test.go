@@ -22,6 +22,26 @@ func (p alphaBetaPricer) CommTime(_ GroupKind, _ int, _ collectives.Op, b units.
 	return p.alpha + engine.Time(float64(b)/p.beta+0.5)
 }
 
+// zero3Config is a two-layer model of params parameters per layer under
+// ZeRO-3 over DP 4, micro-batches of one 128-token sequence.
+func zero3Config(t *testing.T, params float64, microbatches int) *StepConfig {
+	t.Helper()
+	l, err := NewLayout(1, 1, 1, 4, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, err := Partition(2, 1, 1, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &StepConfig{Layout: l, Model: testModel(t, 2),
+		Shape:    workload.Shape{MicroBatch: 1, Seq: 128, Dtype: workload.BF16, TP: 1, CP: 1, EP: 1, FlashAttention: true},
+		Schedule: pipeline.OneFOneB, Virtual: 1, Microbatches: microbatches, Chunks: chunks, Optimizer: "adamw", Zero: 3,
+		ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32, Steps: 1,
+		LayerParams: func(int) (float64, float64) { return params, 0 },
+	}
+}
+
 // TestZero3GatherGranularity: DeepSpeed-style gathers split each layer's
 // parameter all-gather into ⌈P / bucket⌉ calls of P/calls parameters, every
 // call paying the fixed cost α again, so a layer's gathers take
@@ -32,21 +52,8 @@ func TestZero3GatherGranularity(t *testing.T) {
 		bucket float64
 		calls  int
 	}{{0, 1}, {2e6, 1}, {5e5, 2}, {3e5, 4}, {1e5, 10}} {
-		l, err := NewLayout(1, 1, 1, 4, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
-		if err != nil {
-			t.Fatal(err)
-		}
-		chunks, err := Partition(2, 1, 1, 0, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := &StepConfig{Layout: l, Model: testModel(t, 2),
-			Shape:    workload.Shape{MicroBatch: 1, Seq: 128, Dtype: workload.BF16, TP: 1, CP: 1, EP: 1, FlashAttention: true},
-			Schedule: pipeline.OneFOneB, Virtual: 1, Microbatches: 1, Chunks: chunks, Optimizer: "adamw", Zero: 3,
-			ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32, Steps: 1,
-			LayerParams:       func(int) (float64, float64) { return P, 0 },
-			Zero3GatherParams: tc.bucket,
-		}
+		cfg := zero3Config(t, P, 1)
+		cfg.Zero3GatherParams = tc.bucket
 		pr := alphaBetaPricer{alpha: 20 * engine.Microsecond, beta: 10} // 10 B/ns = 10 GB/s
 		progs, err := Build(cfg, pr)
 		if err != nil {
@@ -82,21 +89,8 @@ func TestZero3GradSyncLast(t *testing.T) {
 		last              bool
 		scatters, gathers int
 	}{{false, 8, 16}, {true, 2, 16}} {
-		l, err := NewLayout(1, 1, 1, 4, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
-		if err != nil {
-			t.Fatal(err)
-		}
-		chunks, err := Partition(2, 1, 1, 0, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := &StepConfig{Layout: l, Model: testModel(t, 2),
-			Shape:    workload.Shape{MicroBatch: 1, Seq: 128, Dtype: workload.BF16, TP: 1, CP: 1, EP: 1, FlashAttention: true},
-			Schedule: pipeline.OneFOneB, Virtual: 1, Microbatches: 4, Chunks: chunks, Optimizer: "adamw", Zero: 3,
-			ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32, Steps: 1,
-			LayerParams:       func(int) (float64, float64) { return P, 0 },
-			Zero3GradSyncLast: tc.last,
-		}
+		cfg := zero3Config(t, P, 4)
+		cfg.Zero3GradSyncLast = tc.last
 		progs, err := Build(cfg, alphaBetaPricer{alpha: 20 * engine.Microsecond, beta: 10})
 		if err != nil {
 			t.Fatal(err)
