@@ -263,10 +263,11 @@ type Shape struct {
 	// key and value dimensions. Nil (cuDNN, or no fused kernel) rounds
 	// nothing; a dimension above the last entry is not rounded.
 	AttnHeadDims []int
-	// Eager prices RoPE and the SwiGLU product as eager PyTorch runs them
+	// Eager prices RoPE, the SwiGLU product, Hugging Face's gelu_new and
+	// unfused attention's scale, mask and softmax as eager PyTorch runs them
 	// (training.compile: false): one ATen kernel per op with fp32
 	// intermediates, and autograd's backward kernels, instead of one fused
-	// kernel each (eager.go). GELU, the squared ReLU, residual adds and
+	// kernel each (eager.go). F.gelu, the squared ReLU, residual adds and
 	// dropout cost the same either way.
 	Eager bool
 	// EagerNorm prices RMSNorm as eager PyTorch's op-by-op kernels

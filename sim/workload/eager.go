@@ -232,3 +232,128 @@ func (b *builder) rope(name string, blk Block, rows float64, qWidth, kWidth, hd 
 	c := cost{flopsRoPE * e, e * b.act, e * b.act}
 	b.mem(name, blk, c, c)
 }
+
+// Hugging Face GPT-2's eager layer (transformers 4.20.1, the version
+// TorchBench pinned in 2022-23; models/gpt2/modeling_gpt2.py and
+// activations.py), run under torch.autocast over fp32 parameters as eager
+// mixed-precision training does. Autocast's op reference (PyTorch
+// amp.html, "CUDA Ops that can autocast to float32") lists pow and softmax:
+// their inputs are cast to fp32 by a kernel of their own, and everything
+// computed from them stays fp32 until a GEMM casts its input back (another
+// kernel). With fp32 activations (a = 4) the casts vanish.
+//
+// gelu_new (NewGELUActivation.forward: 0.5 * x * (1.0 + torch.tanh(
+// math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))) on n
+// elements of fc1's output, w = 4 (the fp32 chain after pow's cast):
+//
+//	forward                      read         write
+//	half_x      0.5 * x          a·n          a·n
+//	pow_cast    autocast → fp32  a·n          w·n
+//	pow         x³               w·n          w·n
+//	mul_coef    0.044715 · x³    w·n          w·n
+//	add_x       x + …            (a+w)·n      w·n
+//	mul_sqrt    √(2/π) · …       w·n          w·n
+//	tanh                         w·n          w·n
+//	add_one     1 + tanh         w·n          w·n
+//	mul         0.5x · (1+tanh)  (a+w)·n      w·n
+//	fc2_cast    fc2's autocast   w·n          a·n
+//
+// The backward (derivatives.yaml; a scalar add passes its gradient
+// through; pow_backward is grad · (3 · x.pow(2)), three kernels; the
+// engine casts a gradient to its input's dtype; x collects three
+// gradients, two adds):
+//
+//	fc2_cast    grad → fp32                 a·n       w·n
+//	mul_other   grad · 0.5x                 (w+a)·n   w·n
+//	mul_self    grad · (1+tanh)             2w·n      w·n
+//	self_cast   → 0.5x's dtype              w·n       a·n
+//	tanh_bwd    grad · (1 − tanh²)          2w·n      w·n
+//	mul_sqrt    grad · √(2/π)               w·n       w·n
+//	add_cast    x's gradient → x's dtype    w·n       a·n
+//	mul_coef    grad · 0.044715             w·n       w·n
+//	pow_sq      x.pow(2)                    w·n       w·n
+//	pow_scale   3 · x²                      w·n       w·n
+//	pow_mul     grad · 3x²                  2w·n      w·n
+//	pow_cast    → x's dtype                 w·n       a·n
+//	half_x      grad · 0.5                  a·n       a·n
+//	accumulate  ×2, x's three gradients     2a·n      a·n
+//
+// With a = 2: 10 kernels reading 40 and writing 36 bytes per element
+// forward against the fused GELU's one kernel reading and writing 2; 15
+// kernels reading 70 and writing 48 backward against one reading 4 and
+// writing 2.
+func eagerGELUNew(n, a float64) (fwd, bwd eagerKernels) {
+	const f = 4
+	w := max(a, f) // pow's fp32 chain under autocast
+	fwd.add("half_x", n, a*n, a*n)
+	fwd.cast("pow_cast", n, a, w)
+	fwd.add("pow", 2*n, w*n, w*n)
+	fwd.add("mul_coef", n, w*n, w*n)
+	fwd.add("add_x", n, (a+w)*n, w*n)
+	fwd.add("mul_sqrt", n, w*n, w*n)
+	fwd.add("tanh", 12*n, w*n, w*n)
+	fwd.add("add_one", n, w*n, w*n)
+	fwd.add("mul", n, (a+w)*n, w*n)
+	fwd.cast("fc2_cast", n, w, a)
+
+	bwd.cast("fc2_cast", n, a, w)
+	bwd.add("mul_other", n, (w+a)*n, w*n)
+	bwd.add("mul_self", n, 2*w*n, w*n)
+	bwd.cast("self_cast", n, w, a)
+	bwd.add("tanh_bwd", 3*n, 2*w*n, w*n)
+	bwd.add("mul_sqrt", n, w*n, w*n)
+	bwd.cast("add_cast", n, w, a)
+	bwd.add("mul_coef", n, w*n, w*n)
+	bwd.add("pow_sq", n, w*n, w*n)
+	bwd.add("pow_scale", n, w*n, w*n)
+	bwd.add("pow_mul", n, 2*w*n, w*n)
+	bwd.cast("pow_cast", n, w, a)
+	bwd.add("half_x", n, a*n, a*n)
+	bwd.add("accumulate", n, 2*a*n, a*n)
+	bwd.add("accumulate2", n, 2*a*n, a*n)
+	return fwd, bwd
+}
+
+// eagerAttnSoftmax returns the kernels between the two attention GEMMs of
+// GPT-2's eager _attn (transformers 4.20.1) on e = batch·heads·q·k score
+// elements with a causal mask of m = q·k elements:
+//
+//	attn_weights = attn_weights / torch.full([], head_dim ** 0.5, …)
+//	causal_mask = self.bias[…].bool()          (a uint8 buffer: a copy)
+//	attn_weights = torch.where(causal_mask, attn_weights, mask_value)
+//	attn_weights = nn.functional.softmax(attn_weights, dim=-1)   (fp32)
+//	attn_weights = attn_weights.type(value.dtype)
+//
+//	forward                  read          write
+//	scale      div           a·e           a·e
+//	mask_bool  .bool()       m             m
+//	mask       where         a·e + m       a·e
+//	to_fp32    autocast      a·e           4e
+//	softmax                  4e            4e
+//	type       → value's     4e            a·e
+//	backward
+//	type       → fp32        a·e           4e
+//	softmax    _softmax_backward_data  8e  4e
+//	to_fp32    → a           4e            a·e
+//	mask       where(mask, grad, 0)  a·e + m   a·e
+//	scale      grad / √d     a·e           a·e
+//
+// (the mask is read once per head from L2). The dropout after it is
+// builder.dropout, one native_dropout kernel either way. Megatron's and
+// torch.compile's fused scale-mask-softmax is one kernel each way.
+func eagerAttnSoftmax(e, m, a float64) (fwd, bwd eagerKernels) {
+	const f = 4
+	fwd.add("scale", e, a*e, a*e)
+	fwd.add("mask_bool", 0, m, m)
+	fwd.add("mask", e, a*e+m, a*e)
+	fwd.cast("to_fp32", e, a, f)
+	fwd.add("softmax", flopsSoftmax*e, f*e, f*e)
+	fwd.cast("type", e, f, a)
+
+	bwd.cast("type", e, a, f)
+	bwd.add("softmax", 2*flopsSoftmax*e, 2*f*e, f*e)
+	bwd.cast("to_fp32", e, f, a)
+	bwd.add("mask", e, a*e+m, a*e)
+	bwd.add("scale", e, a*e, a*e)
+	return fwd, bwd
+}

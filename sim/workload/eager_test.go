@@ -288,3 +288,76 @@ func TestEagerTimeLlama3_8B(t *testing.T) {
 		t.Errorf("eager extra bytes per token %v, want 1304688", got)
 	}
 }
+
+// TestEagerGPT2Layer checks Hugging Face GPT-2's eager kernels (gelu_new and
+// the unfused _attn) by hand on a small layer: h 64, 4 heads of 16, MLP 256,
+// micro-batch 1, seq 8 (t = 8 tokens), fp16 (a = 2) under autocast and fp32.
+//
+// gelu_new on n = 8·256 = 2048 (eager.go table, w = 4): forward 10 kernels
+// reading 40n = 81920 and writing 36n = 73728; backward 15 kernels reading
+// 70n = 143360 and writing 48n = 98304. In fp32 the five casts vanish:
+// forward 8 kernels reading 4+4+4+8+4+4+4+8 = 40n = 81920, writing 32n =
+// 65536; backward 11 kernels reading 8+8+8+4+4+4+4+8+4+8+8 = 68n = 139264,
+// writing 44n = 90112.
+//
+// Attention: q = k = v = o = 8·4·16 = 512 elements, e = 4·8·8 = 256 scores,
+// mask m = 64. attn_heads forward copies Q and K (2 kernels, 2·2·512 = 2048
+// each way), backward one cat of the three gradients (3·2·512 = 3072 each
+// way). attn_softmax forward reads 2e + m + (2e+m) + 2e + 4e + 4e = 3712
+// and writes 2e + m + 2e + 4e + 4e + 2e = 3648 in 6 kernels; backward reads
+// 2e + 8e + 4e + (2e+m) + 2e = 4672, writes 4e + 4e + 2e + 2e + 2e = 3584
+// in 5. attn_v copies V forward (1024 each way), attn_merge copies the
+// output forward and its gradient backward (1024 each way).
+func TestEagerGPT2Layer(t *testing.T) {
+	m := Model{Name: "gpt2-test", Layers: 1, Hidden: 64, Heads: 4, FFN: 256, Vocab: 256,
+		Activation: "gelu_new", Norm: "layernorm", Bias: true, Dropout: true}
+	m.Fill()
+	eager := Shape{MicroBatch: 1, Seq: 8, Dtype: FP16, Eager: true, EagerNorm: true}
+	fp32 := eager
+	fp32.Dtype = FP32
+	cases := []struct {
+		name     string
+		s        Shape
+		mod      string
+		pass     Pass
+		read, wr float64
+		n        int
+	}{
+		{"fp16", eager, "act", Forward, 81920, 73728, 10},
+		{"fp16", eager, "act", Backward, 143360, 98304, 15},
+		{"fp32", fp32, "act", Forward, 81920, 65536, 8},
+		{"fp32", fp32, "act", Backward, 139264, 90112, 11},
+		{"fp16", eager, "attn_heads", Forward, 2048, 2048, 2},
+		{"fp16", eager, "attn_heads", Backward, 3072, 3072, 1},
+		{"fp16", eager, "attn_softmax", Forward, 3712, 3648, 6},
+		{"fp16", eager, "attn_softmax", Backward, 4672, 3584, 5},
+		{"fp16", eager, "attn_v", Forward, 1024, 1024, 1},
+		{"fp16", eager, "attn_v", Backward, 0, 0, 0},
+		{"fp16", eager, "attn_merge", Forward, 1024, 1024, 1},
+		{"fp16", eager, "attn_merge", Backward, 1024, 1024, 1},
+	}
+	for _, c := range cases {
+		got := module(m.LayerOps(0, c.s, c.pass), c.mod)
+		if w := [4]float64{0, c.read, c.wr, float64(c.n)}; got != w {
+			t.Errorf("%s %s pass %d: read, written, kernels = %v, %v, %v; want %v, %v, %v",
+				c.name, c.mod, c.pass, got[1], got[2], got[3], c.read, c.wr, c.n)
+		}
+	}
+	// Compiled (or Megatron's fused kernels): one GELU kernel and one
+	// scale-mask-softmax kernel each way, as before.
+	comp := eager
+	comp.Eager, comp.EagerNorm = false, false
+	if got := module(m.LayerOps(0, comp, Forward), "act"); got[3] != 1 {
+		t.Errorf("compiled gelu_new: %v kernels, want 1", got[3])
+	}
+	if got := module(m.LayerOps(0, comp, Backward), "attn_softmax"); got[3] != 1 {
+		t.Errorf("compiled unfused softmax backward: %v kernels, want 1", got[3])
+	}
+	// The GEMMs are the same either way.
+	gemms := func(s Shape) float64 {
+		return sumFLOPs(append(m.LayerOps(0, s, Forward), m.LayerOps(0, s, Backward)...), ClassGEMM)
+	}
+	if a, b := gemms(comp), gemms(eager); a != b {
+		t.Errorf("GEMM FLOPs compiled %v, eager %v", a, b)
+	}
+}

@@ -7,7 +7,7 @@ import (
 
 // Valid values of the string knobs of Model.
 var (
-	activations = []string{"gelu", "swiglu", "relu2"}
+	activations = []string{"gelu", "gelu_new", "swiglu", "relu2"}
 	attentions  = []string{"mha", "mla"}
 	norms       = []string{"layernorm", "rmsnorm"}
 )

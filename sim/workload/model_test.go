@@ -37,7 +37,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		{func(m *Model) { m.Layers = 0 }, "model.layers: 0 must be positive"},
 		{func(m *Model) { m.Hidden = -1 }, "model.hidden: -1 must be positive"},
 		{func(m *Model) { m.Vocab = 0 }, "model.vocab: 0 must be positive"},
-		{func(m *Model) { m.Activation = "tanh" }, `model.activation: unknown value "tanh" (valid: gelu, swiglu, relu2)`},
+		{func(m *Model) { m.Activation = "tanh" }, `model.activation: unknown value "tanh" (valid: gelu, gelu_new, swiglu, relu2)`},
 		{func(m *Model) { m.Norm = "batchnorm" }, `model.norm: unknown value "batchnorm" (valid: layernorm, rmsnorm)`},
 		{func(m *Model) { m.Attention = "mla" }, "model.mla: required when model.attention is mla"},
 		{func(m *Model) { m.Hidden, m.HeadDim = 1000, 0 }, "model.head_dim: model.hidden 1000 is not divisible by model.heads 64"},

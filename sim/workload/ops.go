@@ -238,6 +238,11 @@ func (b *builder) activation(name string, blk Block, rows float64, f int) {
 		b.eager(name, blk, fwd, bwd)
 		return
 	}
+	if b.eagerOps && b.m.Activation == "gelu_new" {
+		fwd, bwd := eagerGELUNew(e, b.act)
+		b.eager(name, blk, fwd, bwd)
+		return
+	}
 	switch b.m.Activation {
 	case "swiglu":
 		b.mem(name, blk, cost{flopsSwiGLU * e, 2 * e * b.act, e * b.act},
@@ -428,12 +433,43 @@ func (b *builder) attnCore() {
 	}
 	// Unfused attention (Megatron core attention): the score GEMM computes
 	// every entry and the mask is applied afterwards, so nothing is skipped.
-	b.gemm("attn_scores", BlockAttnCore, sl, seq, d.qk, batch)
 	e := bh * fsl * fseq
+	if b.eagerOps {
+		b.eagerAttention(q, kvRows, e, fsl*fseq, batch)
+		return
+	}
+	b.gemm("attn_scores", BlockAttnCore, sl, seq, d.qk, batch)
 	b.mem("attn_softmax", BlockAttnCore, cost{flopsSoftmax * e, e * b.act, e * b.act},
 		cost{2 * flopsSoftmax * e, 2 * e * b.act, e * b.act})
 	b.dropout("attn_dropout", BlockAttnCore, e)
 	b.gemm("attn_context", BlockAttnCore, sl, d.v, seq, batch)
+}
+
+// eagerAttention adds unfused attention as eager PyTorch runs it
+// (Hugging Face GPT-2's _attn, transformers 4.20.1): torch.matmul on the
+// heads split by permute copies Q and K (and V before the second matmul)
+// into batched rows, the scale, mask and fp32 softmax are separate kernels
+// (eagerAttnSoftmax), and merging the heads (permute(…).contiguous()) is a
+// copy whose gradient is copied back into batched rows in the backward; the
+// gradients of Q, K and V meet in one cat (split's backward) after it. q
+// and kvRows are query and key/value rows (tokens × heads), e the score
+// elements and mask the causal mask's q·k elements.
+func (b *builder) eagerAttention(q, kvRows, e, mask float64, batch int) {
+	d, a := b.d, b.act
+	qn, kn, vn, on := q*float64(d.qk), kvRows*float64(d.qk), kvRows*float64(d.v), q*float64(d.v)
+	var fwd, bwd eagerKernels
+	fwd.add("q_copy", 0, a*qn, a*qn)
+	fwd.add("k_copy", 0, a*kn, a*kn)
+	bwd.add("qkv_cat", 0, a*(qn+kn+vn), a*(qn+kn+vn))
+	b.eager("attn_heads", BlockAttnCore, fwd, bwd)
+	b.gemm("attn_scores", BlockAttnCore, b.sl, b.seq, d.qk, batch)
+	fwd, bwd = eagerAttnSoftmax(e, mask, a)
+	b.eager("attn_softmax", BlockAttnCore, fwd, bwd)
+	b.dropout("attn_dropout", BlockAttnCore, e)
+	b.eager("attn_v", BlockAttnCore, eagerKernels{{"copy", cost{0, a * vn, a * vn}}}, nil)
+	b.gemm("attn_context", BlockAttnCore, b.sl, d.v, b.seq, batch)
+	b.eager("attn_merge", BlockAttnCore, eagerKernels{{"copy", cost{0, a * on, a * on}}},
+		eagerKernels{{"grad_copy", cost{0, a * on, a * on}}})
 }
 
 // denseMLP adds BlockMLP.
