@@ -318,11 +318,15 @@ func eagerGELUNew(n, a float64) (fwd, bwd eagerKernels) {
 // GPT-2's eager _attn (transformers 4.20.1) on e = batch·heads·q·k score
 // elements with a causal mask of m = q·k elements:
 //
-//	attn_weights = attn_weights / torch.full([], head_dim ** 0.5, …)
+//	attn_weights = attn_weights / (float(value.size(-1)) ** 0.5)
 //	causal_mask = self.bias[…].bool()          (a uint8 buffer: a copy)
-//	attn_weights = torch.where(causal_mask, attn_weights, mask_value)
-//	attn_weights = nn.functional.softmax(attn_weights, dim=-1)   (fp32)
+//	attn_weights = torch.where(causal_mask, attn_weights, <min value>)
+//	attn_weights = nn.Softmax(dim=-1)(attn_weights)   (fp32 under autocast)
 //	attn_weights = attn_weights.type(value.dtype)
+//
+// (the minimum value is a 0-dim tensor, masked_bias cast or mask_value
+// copied by .to(device) depending on the version: one tiny kernel or copy,
+// left out)
 //
 //	forward                  read          write
 //	scale      div           a·e           a·e
