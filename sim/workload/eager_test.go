@@ -353,6 +353,12 @@ func TestEagerGPT2Layer(t *testing.T) {
 	if got := module(m.LayerOps(0, comp, Backward), "attn_softmax"); got[3] != 1 {
 		t.Errorf("compiled unfused softmax backward: %v kernels, want 1", got[3])
 	}
+	// Memory: eager keeps gelu_new's three fp32 tensors (3·4·8·256 =
+	// 24576 bytes) and the fp32 softmax output (2 more bytes for each of
+	// the 256 scores) on top of the fused accounting.
+	if d := m.LayerActivationBytes(0, eager, RecomputeNone) - m.LayerActivationBytes(0, comp, RecomputeNone); d != 24576+512 {
+		t.Errorf("eager keeps %v bytes more than compiled, want %v", d, 24576+512)
+	}
 	// The GEMMs are the same either way.
 	gemms := func(s Shape) float64 {
 		return sumFLOPs(append(m.LayerOps(0, s, Forward), m.LayerOps(0, s, Backward)...), ClassGEMM)

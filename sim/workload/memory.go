@@ -162,6 +162,11 @@ func (m Model) LayerActivationBytes(layer int, s Shape, r Recompute) float64 {
 		// softmax output (+ dropout mask and output): 5·a·s²·b/t bytes
 		scores := float64(sh.b) * hl * float64(sh.sl) * float64(sh.seq)
 		act += scores * (a + mask*(1+a))
+		if s.Eager {
+			// eager PyTorch under autocast keeps the softmax output in
+			// fp32 for its backward (eagerAttnSoftmax)
+			act += scores * max(4-a, 0)
+		}
 	}
 	// MLP block.
 	act += Tsp * h * a // norm input
@@ -190,6 +195,12 @@ func (m Model) LayerActivationBytes(layer int, s Shape, r Recompute) float64 {
 	} else {
 		f := float64(cdiv(m.FFN, sh.tp))
 		act += normOut + T*float64(m.fc1Width(int(f)))*a + T*f*g
+		if s.Eager && m.Activation == "gelu_new" {
+			// eager gelu_new (eagerGELUNew) keeps 0.5x in place of x and
+			// three fp32 tensors more: pow's fp32 input, tanh's output and
+			// 1 + tanh (the last product's other operand)
+			act += 3 * 4 * T * f
+		}
 	}
 	act += Tsp * h * mask
 	return act + mtp
