@@ -277,6 +277,7 @@ var Knobs = []*Knob{
 			return workload.CrossEntropyFused.String()
 		}},
 	{Path: "training.compile", Column: "compile", Const: true},
+	{Path: "training.autocast", NoColumn: "a column would need a schema bump; its casts are priced inside each layer's tasks and the run id tells runs apart", Default: "false"},
 	{Path: "training.fused_norm", Column: "fused_norm", Default: "`compile`", Derive: func(s *Plan) any { return *s.Training.Compile }},
 	{Path: "training.attention_kernel", Column: "attention_kernel", Default: "auto", Choices: hardware.AttentionKernelNames,
 		Derive: func(s *Plan) any {

@@ -327,7 +327,7 @@ func (s *Plan) Shape() workload.Shape {
 	return workload.Shape{MicroBatch: s.Training.MicroBatch, Seq: s.Training.SeqLen, Dtype: s.r.precision,
 		TP: p.TP, CP: p.CP, EP: p.EP, ETP: s.ExpertTP(), SP: p.SP, FlashAttention: *s.Training.FlashAttention, AttentionUnpad: s.Training.AttentionUnpad,
 		RepeatKV: s.Training.AttentionRepeatKV, CPImpl: s.r.cpImpl,
-		CrossEntropy: s.r.crossEntropy, Eager: !*s.Training.Compile, EagerNorm: !*s.Training.FusedNorm,
+		CrossEntropy: s.r.crossEntropy, Eager: !*s.Training.Compile, EagerNorm: !*s.Training.FusedNorm, Autocast: s.Training.Autocast,
 		AttnEff: s.r.attn[0], AttnBwdEff: s.r.attn[1], AttnHeadDims: s.r.attnDims,
 		FP8Recipe: s.r.fp8, RecomputeModules: s.r.recomputeModules, Offload: s.r.offload,
 		BF16AtStart: s.Training.BF16LayersAtStart, BF16AtEnd: s.Training.BF16LayersAtEnd}

@@ -150,6 +150,13 @@ type TrainingConfig struct {
 	// (torchtitan's norm_type = "fused_rmsnorm"); default: compile. false
 	// needs compile: false.
 	FusedNorm *bool `yaml:"fused_norm" json:"fused_norm"`
+	// Autocast says the 16-bit compute comes from torch.autocast over fp32
+	// parameters (eager PyTorch DDP or one GPU, Hugging Face Trainer's and
+	// Lightning's mixed precision): every linear layer casts its weight to
+	// 16 bits in each forward and its weight gradient back to fp32 in the
+	// backward. Default false (16-bit model weights, or FSDP's cast at the
+	// all-gather); ignored unless precision is fp16 or bf16.
+	Autocast bool `yaml:"autocast" json:"autocast,omitempty"`
 	// AttentionKernel names the attention kernel (default auto: the GPU's
 	// profile kernel); unfused equals flash_attention: false.
 	AttentionKernel string `yaml:"attention_kernel" json:"attention_kernel"`

@@ -270,6 +270,12 @@ type Shape struct {
 	// kernel each (eager.go). F.gelu, the squared ReLU, residual adds and
 	// dropout cost the same either way.
 	Eager bool
+	// Autocast adds torch.autocast's weight casts around every linear
+	// layer's GEMM (not the attention's batched products): the fp32 weight
+	// read and written at the 16-bit width before the forward GEMM, its
+	// 16-bit gradient read and written in fp32 after the weight-gradient
+	// GEMM (autocast.go). Only for FP16 and BF16; ignored otherwise.
+	Autocast bool
 	// EagerNorm prices RMSNorm as eager PyTorch's op-by-op kernels
 	// (torchtitan's RMSNorm module without compile); false is one fused
 	// kernel (compiled, or a fused norm kernel such as torchtitan's

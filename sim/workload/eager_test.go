@@ -367,3 +367,54 @@ func TestEagerGPT2Layer(t *testing.T) {
 		t.Errorf("GEMM FLOPs compiled %v, eager %v", a, b)
 	}
 }
+
+// TestAutocastWeightCasts: under torch.autocast every linear layer's fp32
+// weight is cast to 16 bits before its GEMM (4 bytes read, 2 written per
+// weight) and its gradient cast back after the wgrad (2 read, 4 written).
+// The small GPT-2 layer (h 64, MLP 256) has weights qkv 64×192, out 64×64,
+// fc1 64×256, fc2 256×64: 12288 + 4096 + 16384 + 16384 = 49152 elements,
+// so 196608 bytes read and 98304 written forward in 4 kernels, the reverse
+// backward; the attention's batched products get none, fp32 and bf16
+// without autocast get none, and each cast's backward follows its GEMM's
+// wgrad.
+func TestAutocastWeightCasts(t *testing.T) {
+	m := Model{Name: "gpt2-test", Layers: 1, Hidden: 64, Heads: 4, FFN: 256, Vocab: 256,
+		Activation: "gelu_new", Norm: "layernorm", Bias: true, Dropout: true}
+	m.Fill()
+	casts := func(ops []Op) [4]float64 {
+		var sel []Op
+		for _, o := range ops {
+			if strings.HasSuffix(o.Name, "_autocast") || strings.HasSuffix(o.Name, "_autocast_bwd") {
+				sel = append(sel, o)
+			}
+		}
+		t := totals(sel)
+		t[0] = 0
+		return t
+	}
+	s := Shape{MicroBatch: 1, Seq: 8, Dtype: FP16, Eager: true, Autocast: true}
+	if got, want := casts(m.LayerOps(0, s, Forward)), [4]float64{0, 196608, 98304, 4}; got != want {
+		t.Errorf("forward casts %v, want %v", got, want)
+	}
+	if got, want := casts(m.LayerOps(0, s, Backward)), [4]float64{0, 98304, 196608, 4}; got != want {
+		t.Errorf("backward casts %v, want %v", got, want)
+	}
+	bwd := m.LayerOps(0, s, Backward)
+	for i, o := range bwd {
+		if strings.HasSuffix(o.Name, "_autocast_bwd") {
+			gemm := strings.TrimSuffix(o.Name, "_autocast_bwd")
+			if i == 0 || bwd[i-1].Name != gemm+"_wgrad" {
+				t.Errorf("%s does not follow %s_wgrad", o.Name, gemm)
+			}
+		}
+	}
+	// The LM head's weight (vocab × h) is cast too.
+	if got := casts(m.HeadOps(s, Forward)); got[1] != 4*256*64 {
+		t.Errorf("lm_head cast reads %v bytes, want %v", got[1], 4*256*64)
+	}
+	for _, off := range []Shape{{MicroBatch: 1, Seq: 8, Dtype: FP32, Autocast: true}, {MicroBatch: 1, Seq: 8, Dtype: BF16}} {
+		if got := casts(m.LayerOps(0, off, Forward)); got[3] != 0 {
+			t.Errorf("dtype %v autocast %v: %v casts, want none", off.Dtype, off.Autocast, got[3])
+		}
+	}
+}

@@ -73,6 +73,9 @@ type split struct {
 	// eagerOps and eagerNorm price RoPE and SwiGLU, and RMSNorm, as eager
 	// PyTorch kernels (Shape.Eager, Shape.EagerNorm; eager.go).
 	eagerOps, eagerNorm bool
+	// autocast adds torch.autocast's weight casts (Shape.Autocast, 16-bit
+	// dtypes only; autocast.go).
+	autocast bool
 	// fp8 is the quantisation model of FP8 GEMMs (Shape.FP8Recipe); nil
 	// unless the dtype is FP8.
 	fp8 *fp8Recipe
@@ -112,7 +115,8 @@ func newSplit(m Model, s Shape) split {
 		act: s.Dtype.storageBytes(), gin: s.Dtype.Bytes(), flash: s.FlashAttention, unpad: s.AttentionUnpad && s.FlashAttention,
 		attnEff:  [2]float64{max(s.AttnEff, 0), max(s.AttnBwdEff, 0)},
 		attnDims: s.AttnHeadDims,
-		eagerOps: s.Eager, eagerNorm: s.EagerNorm, fp8: s.fp8Recipe()}
+		eagerOps: s.Eager, eagerNorm: s.EagerNorm, fp8: s.fp8Recipe(),
+		autocast: s.Autocast && (s.Dtype == FP16 || s.Dtype == BF16)}
 	if sp.gin <= 0 {
 		sp.gin = sp.act
 	}
@@ -144,6 +148,9 @@ func (b *builder) gemm(name string, blk Block, m, n, k, batch int, parts ...line
 	}
 	o := gemmOp(m, n, k, batch, b.gin, b.act)
 	o.Name, o.Block = name, blk
+	if b.autocast && blk != BlockAttnCore {
+		b.autocastWeight(name, blk, k, n, batch)
+	}
 	var bwdScaling Scaling
 	if b.fp8 != nil {
 		o.Quant = QuantScaled

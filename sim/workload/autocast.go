@@ -1,0 +1,33 @@
+package workload
+
+// torch.autocast over fp32 parameters (Shape.Autocast).
+//
+// Eager mixed-precision training without FSDP (DDP or one GPU; Hugging Face
+// Trainer's --fp16/--bf16 through Accelerate's native AMP, Lightning's
+// "16-mixed"/"bf16-mixed", hand-written loops) keeps the model's parameters
+// in fp32 and runs the forward under torch.autocast. Autocast's op
+// reference (PyTorch amp.html, "CUDA Ops that can autocast to float16":
+// addmm, linear, matmul, …) casts each such op's fp32 inputs to 16 bits
+// first: for a linear layer that is its weight, a separate cast kernel
+// (aten::_to_copy) reading 4 and writing 2 bytes per weight element, once
+// per forward (autocast caches the cast of a leaf tensor only inside one
+// autocast-enabled region, so every micro-batch casts again). Autograd
+// records the cast too: the weight gradient the GEMM produces in 16 bits
+// goes through ToCopyBackward to reach the fp32 parameter's .grad, a
+// second kernel reading 2 and writing 4 bytes per element after the
+// weight-gradient GEMM. With FSDP the cast happens once per all-gather
+// (MixedPrecision param_dtype) and Megatron, DeepSpeed and Transformer
+// Engine keep 16-bit model weights, so none of them pays these kernels.
+// The attention's batched products have no weight and no cast. Activations
+// that reach a GEMM in fp32 (autocast's fp32 ops: LayerNorm's output, the
+// residual stream) are cast too; those casts are not modelled.
+
+// autocastWeight adds the cast of a linear layer's K×N weight (batch of
+// them, for grouped experts) before its GEMM; its backward op, the
+// gradient's cast back to fp32, runs after the GEMM's wgrad (bwdList
+// reverses the forward list).
+func (b *builder) autocastWeight(name string, blk Block, k, n, batch int) {
+	w := float64(k) * float64(n) * float64(max(batch, 1))
+	const f = 4
+	b.mem(name+"_autocast", blk, cost{w, f * w, b.gin * w}, cost{w, b.gin * w, f * w})
+}
