@@ -25,7 +25,8 @@ func writeRunDir(ctx context.Context, out string, r *simulation.Result, timeline
 		if err := output.WriteTable(filepath.Join(tmp, "memory.arrow"), report.Memory(r), meta); err != nil {
 			return err
 		}
-		if err := output.WriteTable(filepath.Join(tmp, "links.arrow"), report.Links(r), meta); err != nil {
+		n, row := report.LinkRows(r)
+		if err := output.WriteLinks(filepath.Join(tmp, "links.arrow"), n, row, meta); err != nil {
 			return err
 		}
 		if r.Scenario.Sim.Variability != nil {

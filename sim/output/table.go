@@ -34,13 +34,20 @@ func writeTableBatches(mem memory.Allocator, path string, rows any, meta map[str
 		return err
 	}
 	defer tb.release()
+	return writeBatches(mem, path, tb.schema, tb.n, batch, tb.batch)
+}
+
+// writeBatches writes n rows as an Arrow IPC file of schema, in record
+// batches of batch rows that build(lo, hi) makes for rows [lo, hi), through
+// the atomic, checksummed writer.
+func writeBatches(mem memory.Allocator, path string, schema *arrow.Schema, n, batch int, build func(lo, hi int) arrow.RecordBatch) error {
 	return writeAtomicWith(createAtomicIPC, path, func(w *bufio.Writer) error {
-		fw, err := ipc.NewFileWriter(w, ipc.WithSchema(tb.schema), ipc.WithAllocator(mem))
+		fw, err := ipc.NewFileWriter(w, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 		if err != nil {
 			return fmt.Errorf("output: write %s: %w", path, err)
 		}
-		for lo := 0; lo < tb.n; lo += batch {
-			rec := tb.batch(lo, min(lo+batch, tb.n))
+		for lo := 0; lo < n; lo += batch {
+			rec := build(lo, min(lo+batch, n))
 			err := fw.Write(rec)
 			rec.Release()
 			if err != nil {

@@ -156,20 +156,31 @@ func Memory(r *simulation.Result) []output.MemoryRow {
 // Links is links.arrow: every directed link's bytes, busy time and
 // utilisation (bytes over what its line rate carries in the simulated time).
 func Links(r *simulation.Result) []output.LinkRow {
+	n, row := LinkRows(r)
+	rows := make([]output.LinkRow, n)
+	for i := range rows {
+		rows[i] = row(i)
+	}
+	return rows
+}
+
+// LinkRows is Links as a row count and a function giving row i, for
+// output.WriteLinks, which writes them without holding them all. The
+// traffic is computed once, here.
+func LinkRows(r *simulation.Result) (int, func(i int) output.LinkRow) {
 	c := r.Cluster
 	bytes, busy := r.LinkTraffic()
-	rows := make([]output.LinkRow, len(c.Links))
 	total := r.StepTimeS * float64(r.Scenario.Sim.Steps)
-	for i, l := range c.Links {
+	return len(c.Links), func(i int) output.LinkRow {
+		l := &c.Links[i]
 		bw := float64(l.Bandwidth)
 		u := 0.0
 		if total > 0 && bw > 0 {
 			u = bytes[i] / (bw * total)
 		}
-		rows[i] = output.LinkRow{Link: int32(i), From: c.Devices[l.From].Name, To: c.Devices[l.To].Name, Kind: l.Kind.String(),
+		return output.LinkRow{Link: int32(i), From: c.Devices[l.From].Name, To: c.Devices[l.To].Name, Kind: l.Kind.String(),
 			BandwidthBytesPerS: bw, Bytes: output.ByteCount(bytes[i]), BusyNs: busy[i], Utilization: u}
 	}
-	return rows
 }
 
 // TimelineDicts are the fixed dictionaries of timeline.arrow's repeated
