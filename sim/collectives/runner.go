@@ -244,9 +244,17 @@ func (r *Runner) flow(id int32, g *Group, a, b int, vol float64, ch int, p2p boo
 		return
 	}
 	r.route = r.c.AppendRoute(r.route[:0], a, b, routeHash(a, b, ch))
+	r.start(id, r.route, vol*g.inflation(r.route, p2p))
+}
+
+// inflation is how much a flow's volume grows on route so that it crosses
+// at the route's achievable rate rather than its line rate: the line
+// bottleneck over the achievable one (each link at its kind's fraction for
+// the group's traffic), 1 where either is missing.
+func (g *Group) inflation(route []int32, p2p bool) float64 {
 	line, ach := math.Inf(1), math.Inf(1)
-	for _, l := range r.route {
-		lk := &r.c.Links[l]
+	for _, l := range route {
+		lk := &g.c.Links[l]
 		line = math.Min(line, float64(lk.Bandwidth))
 		ach = math.Min(ach, float64(lk.Bandwidth)*g.linkEff(lk.Kind, p2p))
 	}
@@ -254,7 +262,7 @@ func (r *Runner) flow(id int32, g *Group, a, b int, vol float64, ch int, p2p boo
 	if ach > 0 && !math.IsInf(line, 0) {
 		inflate = line / ach
 	}
-	r.start(id, r.route, vol*inflate)
+	return inflate
 }
 
 func (r *Runner) start(id int32, route []int32, vol float64) {

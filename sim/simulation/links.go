@@ -148,15 +148,16 @@ func nodeShifts(c *topology.Cluster, groups [][]int) []int {
 // bytes before, which repeats the same float operations exactly; the others
 // are played. Outputs are those of playing every group.
 func (r *Result) analyticTraffic() ([]float64, []engine.Time) {
-	b, t, _ := r.traffic(true)
+	b, t, _, _ := r.traffic(true)
 	return b, t
 }
 
-// traffic is analyticTraffic, copying node-shifted groups' figures when
-// copyShifts is set (tests compare with playing every group), and how many
-// groups' figures it copied.
-func (r *Result) traffic(copyShifts bool) ([]float64, []engine.Time, int) {
-	copied := 0
+// traffic is analyticTraffic; with shortcuts it copies node-shifted
+// groups' figures and starts pipeline sends without a group per pair
+// (tests compare with playing every group). It also returns how many
+// groups' figures it copied and how many sends it started directly.
+func (r *Result) traffic(shortcuts bool) ([]float64, []engine.Time, int, int) {
+	copied, direct := 0, 0
 	c, l := r.Cluster, r.Layout
 	n := len(c.Links)
 	bytes := make([]float64, n)
@@ -166,6 +167,7 @@ func (r *Result) traffic(copyShifts bool) ([]float64, []engine.Time, int) {
 	fab.TrackChanges()
 	var changed []int32 // links whose figures moved during one collective
 	runner := collectives.NewRunner(eng, fab, network.Flow, c)
+	pairSends := collectives.NewSends(c, fab)
 	prevB := make([]float64, n)
 	prevT := make([]engine.Time, n)
 	for stage, prog := range r.progs {
@@ -191,7 +193,21 @@ func (r *Result) traffic(copyShifts bool) ([]float64, []engine.Time, int) {
 		sends := map[int][]*collectives.Group{}
 		for _, k := range keys {
 			changed = changed[:0]
-			if k.peer >= 0 {
+			if k.peer >= 0 && shortcuts {
+				// Each pair's transfer started directly (collectives.Sends),
+				// in the same order as the plays below; a pair it refuses
+				// plays as a group, as there.
+				for _, rank := range l.StageRanks(stage) {
+					co := l.CoordOf(rank)
+					co.PP = k.peer
+					peer := l.RankOf(co)
+					if pairSends.Start(rank, peer, units.Bytes(k.bytes)) == nil {
+						direct++
+					} else if g, err := collectives.NewGroup(c, []int{rank, peer}); err == nil {
+						_ = runner.Start(g, collectives.Send, collectives.Auto, units.Bytes(k.bytes), nopDone{}, 0)
+					}
+				}
+			} else if k.peer >= 0 {
 				pairs, ok := sends[k.peer]
 				if !ok {
 					for _, rank := range l.StageRanks(stage) {
@@ -217,7 +233,7 @@ func (r *Result) traffic(copyShifts bool) ([]float64, []engine.Time, int) {
 					groups[k.kind] = sg
 				}
 				first := 0 // the groups [first, len) still to play
-				if copyShifts && sg.shift != nil && fab.InFlight() == 0 {
+				if shortcuts && sg.shift != nil && fab.InFlight() == 0 {
 					if g := sg.group(c, 0); g != nil {
 						_ = runner.Start(g, k.op, collectives.Auto, units.Bytes(k.bytes), nopDone{}, 0)
 						eng.Run()
@@ -258,7 +274,7 @@ func (r *Result) traffic(copyShifts bool) ([]float64, []engine.Time, int) {
 			}
 		}
 	}
-	return bytes, busy, copied
+	return bytes, busy, copied, direct
 }
 
 // repeatNodeShift gives the links of the group shift nodes after the one

@@ -8,18 +8,23 @@ import (
 	"github.com/simtrain/simtrain/sim/scenario"
 )
 
-// links.arrow's traffic with node-shifted groups' figures copied equals,
-// bit for bit, playing every group: on layouts whose groups are copied
-// (tp 8 on 8-GPU nodes, NVLink pairs, PCIe-only nodes, NVL72 trays, data
-// parallelism inside a node) and on layouts where they are not (two tensor
-// groups per node, groups across nodes, a mixed cluster), with pipeline
-// sends, oversubscribed pods and expert parallelism beside them.
+// links.arrow's traffic with node-shifted groups' figures copied and
+// pipeline sends started without a group per pair equals, bit for bit,
+// playing every group: on layouts whose groups are copied (tp 8 on 8-GPU
+// nodes, NVLink pairs, PCIe-only nodes, NVL72 trays, data parallelism
+// inside a node) and on layouts where they are not (two tensor groups per
+// node, groups across nodes, a mixed cluster), with pipeline sends (across
+// nodes and pods, inside a node over PCIe or an NVLink bridge, inside an
+// NVL72 domain, across rails with PXN, over several NICs per GPU, across
+// the two GPU types of a mixed cluster), oversubscribed pods and expert
+// parallelism beside them.
 func TestLinkTrafficCopiesEqualPlay(t *testing.T) {
 	cases := []struct {
 		name   string
 		edits  []string
 		file   string // a bundled scenario instead of the base one
 		copies bool   // some group's figures must have been copied
+		sends  bool   // some pipeline send must have been started directly
 	}{
 		{name: "tp8", edits: []string{"cluster.nodes=4", "parallel.dp=4"}, copies: true},
 		{name: "tp8-pp2-oversubscribed", edits: []string{"cluster.nodes=8", "parallel.pp=2", "parallel.dp=4",
@@ -35,7 +40,21 @@ func TestLinkTrafficCopiesEqualPlay(t *testing.T) {
 		{name: "mixtral-ep8", file: "../../scenarios/mixtral-8x7b-ep8.yaml"},
 		{name: "hetero", file: "../../scenarios/llama3-70b-h100-h200-pp.yaml"},
 		{name: "llama3-70b-3d", file: "../../scenarios/llama3-70b-1024-h100-3d.yaml", copies: true},
-		{name: "llama3-405b-16k", file: llama405B, copies: true},
+		{name: "llama3-405b-16k", file: llama405B, copies: true, sends: true},
+		{name: "pp4-across-pods", edits: []string{"cluster.nodes=16", "parallel.pp=4", "parallel.dp=4",
+			"cluster.network.kind=clos", "cluster.network.pod_gpus=32", "cluster.network.oversubscription=7"}, copies: true, sends: true},
+		{name: "pp4-across-rails", edits: []string{"cluster.nodes=3", "parallel.tp=2", "parallel.pp=4", "parallel.dp=3",
+			"training.global_batch=48"}, sends: true},
+		{name: "pp2-two-nics-per-gpu", edits: []string{"cluster.nodes=4", "cluster.network.nics_per_node=16", "parallel.pp=2",
+			"parallel.dp=2", "cluster.network.kind=fat-tree"}, copies: true, sends: true},
+		{name: "pp2-pcie-in-node", edits: []string{"cluster.nodes=2", "cluster.intra_node=pcie", "parallel.tp=2", "parallel.pp=2",
+			"parallel.dp=4", "parallel.order=tp-cp-ep-pp-dp"}, sends: true},
+		{name: "pp2-nvlink-pairs", edits: []string{"cluster.gpu=h100-pcie", "cluster.nodes=2", "parallel.tp=1", "parallel.pp=2",
+			"parallel.dp=8", "parallel.order=tp-cp-ep-pp-dp"}, sends: true},
+		{name: "pp2-small-sends", edits: []string{"cluster.nodes=4", "parallel.pp=2", "parallel.dp=2", "training.seq_len=16"},
+			copies: true, sends: true},
+		{name: "pp2-nvl72", edits: []string{"cluster.gpu=gb200", "cluster.nodes=36", "parallel.tp=4", "parallel.pp=2",
+			"parallel.dp=18", "training.global_batch=72"}, copies: true, sends: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -58,15 +77,18 @@ func TestLinkTrafficCopiesEqualPlay(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := mustRun(t, s, Options{})
-			wantB, wantT, none := r.traffic(false)
-			gotB, gotT, copied := r.traffic(true)
-			if none != 0 {
-				t.Fatalf("copied %d groups with copying off", none)
+			wantB, wantT, none, noSends := r.traffic(false)
+			gotB, gotT, copied, direct := r.traffic(true)
+			if none != 0 || noSends != 0 {
+				t.Fatalf("copied %d groups and started %d sends directly with shortcuts off", none, noSends)
 			}
 			if tc.copies && copied == 0 {
 				t.Fatalf("no group's figures copied")
 			}
-			t.Logf("%d groups copied", copied)
+			if tc.sends && direct == 0 {
+				t.Fatalf("no pipeline send started directly")
+			}
+			t.Logf("%d groups copied, %d sends started directly", copied, direct)
 			for i := range wantB {
 				if math.Float64bits(gotB[i]) != math.Float64bits(wantB[i]) || gotT[i] != wantT[i] {
 					t.Fatalf("link %d: copied %v B %d ns, played %v B %d ns", i, gotB[i], gotT[i], wantB[i], wantT[i])
