@@ -142,11 +142,15 @@ func SendShares(c *topology.Cluster, pairs [][2]int) ([]float64, error) {
 func staticLoad(c *topology.Cluster, groups [][]int, pats []pattern) ([][numPatterns]float64, error) {
 	out := make([][numPatterns]float64, len(groups))
 	type gr struct {
-		arr    arrangement
-		first  [2]int // ranks[0], ranks[1] (a send's direction)
+		arr    arrangement // nil for a pair when only sends are routed
+		first  [2]int      // ranks[0], ranks[1] (a send's direction)
+		lead   [2]int      // the first rank of the first two domains (netRate)
 		ppnMin int
 		net    float64
 	}
+	// A send reads only its two ranks, so pairs skip the arrangement (three
+	// allocations per pipeline pair) when no other pattern is routed.
+	sendOnly := !slices.ContainsFunc(pats, func(p pattern) bool { return p != patSend })
 	var multi []int // indices of groups spanning domains
 	gs := make([]gr, len(groups))
 	sc := loadScratchPool.Get().(*loadScratch)
@@ -155,6 +159,19 @@ func staticLoad(c *topology.Cluster, groups [][]int, pats []pattern) ([][numPatt
 		out[i] = [numPatterns]float64{1, 1, 1, 1}
 		if err := checkRanksInto(c, ranks, &sc.seen); err != nil {
 			return nil, err
+		}
+		if sendOnly && len(ranks) == 2 {
+			x, y := ranks[0], ranks[1]
+			if c.DomainOf(x) == c.DomainOf(y) {
+				continue
+			}
+			lead := [2]int{x, y}
+			if c.DomainOf(y) < c.DomainOf(x) { // arrange orders the domains
+				lead = [2]int{y, x}
+			}
+			gs[i] = gr{first: [2]int{x, y}, lead: lead, ppnMin: 1}
+			multi = append(multi, i)
+			continue
 		}
 		order, domOff, _ := arrange(c, ranks)
 		a := arrangement{order, domOff}
@@ -165,7 +182,7 @@ func staticLoad(c *topology.Cluster, groups [][]int, pats []pattern) ([][numPatt
 		for d := 0; d < a.domains(); d++ {
 			ppn = min(ppn, a.domSize(d))
 		}
-		gs[i] = gr{arr: a, first: [2]int{ranks[0], ranks[1]}, ppnMin: ppn}
+		gs[i] = gr{arr: a, first: [2]int{ranks[0], ranks[1]}, lead: [2]int{a.member(0, 0), a.member(1, 0)}, ppnMin: ppn}
 		multi = append(multi, i)
 	}
 	if len(multi) == 0 {
@@ -211,7 +228,7 @@ func staticLoad(c *topology.Cluster, groups [][]int, pats []pattern) ([][numPatt
 		for _, i := range multi {
 			if gs[i].net == 0 {
 				// The group's own uncontended rate per GPU (NewGroup's netBW).
-				gs[i].net, route = netRate(c, gs[i].arr.member(0, 0), gs[i].arr.member(1, 0), route)
+				gs[i].net, route = netRate(c, gs[i].lead[0], gs[i].lead[1], route)
 			}
 			each(i, p, func(a, b, _ int) {
 				fanOut[a]++

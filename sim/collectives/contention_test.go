@@ -175,3 +175,42 @@ func TestStaticSharesScratchReuse(t *testing.T) {
 		}
 	}
 }
+
+// TestSendSharesWithoutArrangement: pairs routed for sends alone (which
+// skip the arrangement) get the shares they get when another pattern is
+// routed with them (which arranges every group), on clusters where pairs
+// cross pods, rails and NVL72 domains, in either domain order, with pairs
+// inside one domain among them.
+func TestSendSharesWithoutArrangement(t *testing.T) {
+	for _, spec := range []topology.Spec{
+		{GPU: "h100-sxm", Nodes: 8, Network: "clos", PodGPUs: 32, Oversubscription: 7},
+		{GPU: "h100-sxm", Nodes: 4},
+		{GPU: "gb200", Nodes: 36},
+	} {
+		c := cluster(t, spec)
+		n := c.NumGPUs()
+		var pairs [][]int
+		for a := 0; a < n; a++ {
+			pairs = append(pairs, []int{a, (a*7 + 13) % n}, []int{(a*5 + 3) % n, a})
+		}
+		pairs = slices.DeleteFunc(pairs, func(p []int) bool { return p[0] == p[1] })
+		alone, err := staticLoad(c, pairs, []pattern{patSend})
+		if err != nil {
+			t.Fatal(err)
+		}
+		arranged, err := staticLoad(c, pairs, []pattern{patSend, patRing})
+		if err != nil {
+			t.Fatal(err)
+		}
+		low := 1.0
+		for i := range pairs {
+			if alone[i][patSend] != arranged[i][patSend] {
+				t.Fatalf("%s: pair %v: send share %v alone, %v arranged", spec.GPU, pairs[i], alone[i][patSend], arranged[i][patSend])
+			}
+			low = min(low, alone[i][patSend])
+		}
+		if spec.Oversubscription > 1 && low >= 1 {
+			t.Errorf("no pair contended on the oversubscribed Clos")
+		}
+	}
+}

@@ -692,8 +692,9 @@ func (p *pricer) sendContention(a, b int) (low float64) {
 		return f
 	}
 	defer func() { p.sendShare[key] = low }()
-	var fwd, bwd [][2]int
-	for _, r := range p.l.StageRanks(a) {
+	ranks := p.l.StageRanks(a)
+	fwd, bwd := make([][2]int, 0, len(ranks)), make([][2]int, 0, len(ranks))
+	for _, r := range ranks {
 		co := p.l.CoordOf(r)
 		co.PP = b
 		q := p.l.RankOf(co)
