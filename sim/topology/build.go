@@ -472,7 +472,7 @@ func (l *layout) shapeNetwork(s *Spec) error {
 	return nil
 }
 
-// construct lays out devices and cables and freezes the adjacency.
+// construct lays out devices and cables (the adjacency is built on first use).
 func (c *Cluster) construct() {
 	l := &c.l
 	gpu := c.GPU
@@ -672,7 +672,6 @@ func (c *Cluster) construct() {
 		c.bw[i] = c.Links[i].Bandwidth
 		c.lat[i] = c.Links[i].Latency
 	}
-	c.freeze()
 }
 
 // cableCount is the number of physical cables of line rate `rate` that a

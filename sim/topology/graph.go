@@ -12,6 +12,10 @@ import (
 	"gonum.org/v1/gonum/graph/topo"
 )
 
+// adjacency builds the CSR adjacency once; every reader of adjStart,
+// adjTo or adjLink calls it first.
+func (c *Cluster) adjacency() { c.adjOnce.Do(c.freeze) }
+
 // freeze builds the CSR adjacency: the out-links of every device sorted by
 // neighbour id, then by link id. Two stable counting sorts (by To, then by
 // From) give that order in O(V+E) without comparisons.
@@ -54,6 +58,7 @@ func (c *Cluster) freeze() {
 // With skipNetwork, network links (NIC↔switch, switch↔switch) are not used.
 // queue is scratch space of len(Devices); both slices are reused by callers.
 func (c *Cluster) bfs(src int32, dist, queue []int32, skipNetwork bool) {
+	c.adjacency()
 	for i := range dist {
 		dist[i] = -1
 	}
@@ -109,6 +114,7 @@ func (c *Cluster) diameter() int {
 // flow value, so pushing along one direction first cancels flow on the
 // other, as in the residual graph of two opposite arcs.
 func (c *Cluster) maxFlow(half int, use func(e int) bool) float64 {
+	c.adjacency()
 	nv, ne := len(c.Devices), len(c.Links)
 	if half <= 0 || half >= c.l.gpus {
 		return 0

@@ -1,6 +1,8 @@
 package topology
 
 import (
+	"sync"
+
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/units"
@@ -133,6 +135,8 @@ type Cluster struct {
 
 	// Frozen CSR adjacency over directed links: the out-links of device v
 	// are adjLink[adjStart[v]:adjStart[v+1]], sorted by neighbour id, then
-	// link id.
+	// link id. Built on first use (adjacency): only the topology summary
+	// searches the graph, and a 131,072-GPU cluster's takes ~18 MB.
+	adjOnce                  sync.Once
 	adjStart, adjTo, adjLink []int32
 }
