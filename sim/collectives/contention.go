@@ -3,7 +3,6 @@ package collectives
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 
@@ -242,7 +241,7 @@ func staticLoad(c *topology.Cluster, groups [][]int, pats []pattern) ([][numPatt
 					from = sc.ends[t-1]
 				}
 				for _, l := range sc.netLinks[from:sc.ends[t]] {
-					share = math.Min(share, float64(c.Links[l].Bandwidth)*eff/float64(load[l])/alone)
+					share = min(share, float64(c.Links[l].Bandwidth)*eff/float64(load[l])/alone)
 				}
 				t++
 			})

@@ -247,7 +247,7 @@ func (f *Fabric) Start(route []int32, size units.Bytes, done Done, tag int64) {
 	if f.fid == Analytic {
 		bw := f.bw[route[0]]
 		for _, l := range route[1:] {
-			bw = math.Min(bw, f.bw[l])
+			bw = min(bw, f.bw[l]) // builtin min: math.Min's NaN and signed-zero rules, inlined
 		}
 		tx := txTime(bytes, bw)
 		end := addTime(now, tx)
