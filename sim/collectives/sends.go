@@ -2,6 +2,7 @@ package collectives
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/topology"
@@ -23,8 +24,18 @@ import (
 type Sends struct {
 	c      *topology.Cluster
 	f      *network.Fabric
-	groups map[sendKey]*Group
+	groups map[sendKey]*sendGroup
 	route  []int32
+}
+
+// sendGroup is one kind of pair's group and the runner's volume scale for
+// the last size sent (the protocol NCCL picks depends on the size only).
+type sendGroup struct {
+	g     *Group
+	bytes float64
+	scale float64
+	err   error
+	sized bool // bytes, scale and err hold a size's figures
 }
 
 // sendKey is what a pair group's figures depend on (NewGroup): the node
@@ -44,7 +55,7 @@ type sendKey struct {
 
 // NewSends returns a Sends that starts transfers on f, a fabric of c.
 func NewSends(c *topology.Cluster, f *network.Fabric) *Sends {
-	return &Sends{c: c, f: f, groups: map[sendKey]*Group{}}
+	return &Sends{c: c, f: f, groups: map[sendKey]*sendGroup{}}
 }
 
 // Start starts the send of size bytes from rank a to rank b. It fails,
@@ -63,32 +74,46 @@ func (s *Sends) Start(a, b int, size units.Bytes) error {
 	if k.sameDomain {
 		k.nodeGap = int32(c.NodeOf(b) - c.NodeOf(a))
 	}
-	g, ok := s.groups[k]
-	if !ok {
-		var err error
-		if g, err = NewGroup(c, []int{a, b}); err != nil {
+	sg := s.groups[k]
+	if sg == nil {
+		g, err := NewGroup(c, []int{a, b})
+		if err != nil {
 			return err
 		}
-		s.groups[k] = g
+		sg = &sendGroup{g: g}
+		s.groups[k] = sg
 	}
 	bytes := float64(size)
-	e, err := g.estimate(Send, Auto, bytes)
-	if err != nil {
-		return err
+	if !sg.sized || math.Float64bits(sg.bytes) != math.Float64bits(bytes) {
+		sg.scale, sg.err = sendScale(sg.g, bytes)
+		sg.bytes, sg.sized = bytes, true
 	}
-	if e.kind != kDirect {
-		return fmt.Errorf("collectives: a send picked algorithm kind %d, not a direct transfer", e.kind)
+	if sg.err != nil {
+		return sg.err
 	}
 	if bytes == 0 {
 		return nil // a runner only waits
 	}
-	scale := 1.0 // as Runner.startPhase
+	// Runner.direct's one flow, from a to b.
+	s.route = c.AppendRoute(s.route[:0], a, b, routeHash(a, b, 0))
+	vol := bytes * sg.g.inflation(s.route, true)
+	s.f.Start(s.route, units.Bytes(vol*sg.scale), nil, 0)
+	return nil
+}
+
+// sendScale is the volume scale a runner gives a send of bytes on g
+// (Runner.startPhase: the protocol's transfer time over the ideal one).
+func sendScale(g *Group, bytes float64) (float64, error) {
+	e, err := g.estimate(Send, Auto, bytes)
+	if err != nil {
+		return 0, err
+	}
+	if e.kind != kDirect {
+		return 0, fmt.Errorf("collectives: a send picked algorithm kind %d, not a direct transfer", e.kind)
+	}
+	scale := 1.0
 	if e.ideal > 0 {
 		scale = e.xfer / e.ideal
 	}
-	// Runner.direct's one flow, from a to b.
-	s.route = c.AppendRoute(s.route[:0], a, b, routeHash(a, b, 0))
-	vol := bytes * g.inflation(s.route, true)
-	s.f.Start(s.route, units.Bytes(vol*scale), nil, 0)
-	return nil
+	return scale, nil
 }
