@@ -45,20 +45,16 @@ func (r *Result) Links() []LinkStat {
 // LinkTraffic is Links' bytes and busy time (ns) alone, indexed by the
 // cluster's link id, for callers that read the rest from r.Cluster.Links.
 func (r *Result) LinkTraffic() (bytes []float64, busyNs []int64) {
-	n := len(r.Cluster.Links)
-	bytes, busyNs = make([]float64, n), make([]int64, n)
 	if r.fabric != nil {
+		n := len(r.Cluster.Links)
+		bytes, busyNs = make([]float64, n), make([]int64, n)
 		for i := range n {
 			bytes[i] = float64(r.fabric.LinkBytes(i))
 			busyNs[i] = int64(r.fabric.LinkBusy(i))
 		}
 		return bytes, busyNs
 	}
-	b, t := r.analyticTraffic()
-	for i := range n {
-		bytes[i], busyNs[i] = b[i], int64(t[i])
-	}
-	return bytes, busyNs
+	return r.analyticTraffic()
 }
 
 type trafficKey struct {
@@ -147,7 +143,7 @@ func nodeShifts(c *topology.Cluster, groups [][]int) []int {
 // (Fabric.Repeat through Cluster.ShiftNodes) wherever they held the same
 // bytes before, which repeats the same float operations exactly; the others
 // are played. Outputs are those of playing every group.
-func (r *Result) analyticTraffic() ([]float64, []engine.Time) {
+func (r *Result) analyticTraffic() ([]float64, []int64) {
 	b, t, _, _ := r.traffic(true)
 	return b, t
 }
@@ -156,12 +152,12 @@ func (r *Result) analyticTraffic() ([]float64, []engine.Time) {
 // groups' figures and starts pipeline sends without a group per pair
 // (tests compare with playing every group). It also returns how many
 // groups' figures it copied and how many sends it started directly.
-func (r *Result) traffic(shortcuts bool) ([]float64, []engine.Time, int, int) {
+func (r *Result) traffic(shortcuts bool) ([]float64, []int64, int, int) {
 	copied, direct := 0, 0
 	c, l := r.Cluster, r.Layout
 	n := len(c.Links)
 	bytes := make([]float64, n)
-	busy := make([]engine.Time, n)
+	busy := make([]int64, n) // ns: LinkTraffic's type, so it is returned as is
 	eng := engine.New()
 	fab := network.New(eng, c.Bandwidths(), c.Latencies(), network.Analytic)
 	fab.TrackChanges()
@@ -268,7 +264,7 @@ func (r *Result) traffic(shortcuts bool) ([]float64, []engine.Time, int, int) {
 				b, t := float64(fab.LinkBytes(i)), fab.LinkBusy(i)
 				if b != prevB[i] || t != prevT[i] {
 					bytes[i] += (b - prevB[i]) * scale
-					busy[i] += engine.Time(float64(t-prevT[i]) * scale)
+					busy[i] += int64(engine.Time(float64(t-prevT[i]) * scale))
 					prevB[i], prevT[i] = b, t
 				}
 			}
