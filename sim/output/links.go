@@ -106,12 +106,7 @@ func (lb *linkBuilder) column(goName string, rows []LinkRow) arrow.Array {
 	var b array.Builder
 	switch goName {
 	case "Link":
-		ib := array.NewInt32Builder(lb.mem)
-		ib.Reserve(n)
-		for i := range rows {
-			ib.UnsafeAppend(rows[i].Link)
-		}
-		b = ib
+		b = fill(array.NewInt32Builder(lb.mem), rows, func(r *LinkRow) int32 { return r.Link })
 	case "From", "To":
 		str := func(i int) string { return rows[i].From }
 		if goName == "To" {
@@ -130,54 +125,32 @@ func (lb *linkBuilder) column(goName string, rows []LinkRow) arrow.Array {
 		b = sb
 	case "Kind":
 		d := lb.kinds
-		if d.typ.IndexType.ID() != arrow.INT16 {
-			ib := array.NewInt32Builder(lb.mem)
-			ib.Reserve(n)
-			for i := range rows {
-				ib.UnsafeAppend(d.index[validUTF8(rows[i].Kind)])
-			}
-			idx := ib.NewArray()
-			ib.Release()
-			arr := array.NewDictionaryArray(d.typ, idx, d.arr)
-			idx.Release()
-			return arr
-		}
-		ib := array.NewInt16Builder(lb.mem)
-		ib.Reserve(n)
-		prev, code := "", int16(0)
-		for i := range rows {
-			if k := rows[i].Kind; i == 0 || k != prev {
-				prev, code = k, int16(d.index[validUTF8(k)])
-			}
-			ib.UnsafeAppend(code)
+		var ib array.Builder
+		if d.typ.IndexType.ID() == arrow.INT16 {
+			// Rows of one kind come in runs: one lookup per run.
+			prev, code, looked := "", int16(0), false
+			ib = fill(array.NewInt16Builder(lb.mem), rows, func(r *LinkRow) int16 {
+				if !looked || r.Kind != prev {
+					prev, code, looked = r.Kind, int16(d.index[validUTF8(r.Kind)]), true
+				}
+				return code
+			})
+		} else {
+			ib = fill(array.NewInt32Builder(lb.mem), rows, func(r *LinkRow) int32 { return d.index[validUTF8(r.Kind)] })
 		}
 		idx := ib.NewArray()
 		ib.Release()
 		arr := array.NewDictionaryArray(d.typ, idx, d.arr)
 		idx.Release()
 		return arr
-	case "BandwidthBytesPerS", "Utilization":
-		fb := array.NewFloat64Builder(lb.mem)
-		fb.Reserve(n)
-		for i := range rows {
-			v := rows[i].BandwidthBytesPerS
-			if goName == "Utilization" {
-				v = rows[i].Utilization
-			}
-			fb.UnsafeAppend(v)
-		}
-		b = fb
-	case "Bytes", "BusyNs":
-		ib := array.NewInt64Builder(lb.mem)
-		ib.Reserve(n)
-		for i := range rows {
-			v := rows[i].Bytes
-			if goName == "BusyNs" {
-				v = rows[i].BusyNs
-			}
-			ib.UnsafeAppend(v)
-		}
-		b = ib
+	case "BandwidthBytesPerS":
+		b = fill(array.NewFloat64Builder(lb.mem), rows, func(r *LinkRow) float64 { return r.BandwidthBytesPerS })
+	case "Utilization":
+		b = fill(array.NewFloat64Builder(lb.mem), rows, func(r *LinkRow) float64 { return r.Utilization })
+	case "Bytes":
+		b = fill(array.NewInt64Builder(lb.mem), rows, func(r *LinkRow) int64 { return r.Bytes })
+	case "BusyNs":
+		b = fill(array.NewInt64Builder(lb.mem), rows, func(r *LinkRow) int64 { return r.BusyNs })
 	default:
 		// Not reached: newLinkBuilder refuses a field missing from
 		// linkFields.
@@ -186,4 +159,19 @@ func (lb *linkBuilder) column(goName string, rows []LinkRow) arrow.Array {
 	arr := b.NewArray()
 	b.Release()
 	return arr
+}
+
+// fixedBuilder is an Arrow builder of fixed-width values of type T.
+type fixedBuilder[T any] interface {
+	array.Builder
+	UnsafeAppend(v T)
+}
+
+// fill appends field(row) of every row to b, reserved to fit, and returns b.
+func fill[T any](b fixedBuilder[T], rows []LinkRow, field func(*LinkRow) T) array.Builder {
+	b.Reserve(len(rows))
+	for i := range rows {
+		b.UnsafeAppend(field(&rows[i]))
+	}
+	return b
 }
