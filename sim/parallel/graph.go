@@ -256,6 +256,21 @@ type StepConfig struct {
 	// reduce-scatter on the compute stream (builder.go asyncTPGather,
 	// asyncTPReduce; package documentation, "PyTorch AsyncTP").
 	TPImplDTensor bool
+	// RecomputeToOutput says that full recomputation reruns each layer's
+	// forward to the layer's output, the MLP's closing TP reduce-scatter
+	// (all-reduce without sequence parallelism) included, as a reentrant
+	// checkpoint does: Megatron-Core's tensor_parallel.CheckpointFunction
+	// (megatron/core/tensor_parallel/random.py @ d98e8a6: backward reruns
+	// run_function, then torch.autograd.backward(outputs, grads)), Transformer
+	// Engine's distributed.checkpoint (use_reentrant default True), which
+	// Megatron-Core uses under FP8/FP4 (megatron/core/recompute.py @ d98e8a6),
+	// and DeepSpeed's activation checkpointing. False is PyTorch's
+	// non-reentrant checkpoint (torchtitan's checkpoint_wrapper): it stops
+	// the recomputation once every saved tensor is recomputed
+	// (torch/utils/checkpoint.py set_checkpoint_early_stop, on by default),
+	// before the closing reduction, whose backward needs no saved tensor.
+	// Set by the scenario's training.recompute_reentrant.
+	RecomputeToOutput bool
 	// EPBackend is the library running the MoE dispatch and combine
 	// (epdispatch.go). EPNCCL, the zero value, is an all-to-all of
 	// tokens × top-k rows at the compute width; DeepEP and HybridEP send

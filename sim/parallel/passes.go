@@ -472,9 +472,12 @@ func (b *builder) moeCombine(pass, l, mb, c int, cm int32) int32 {
 // Backward blocks. Recomputation runs when the layer's output gradient is
 // ready. With sequence parallelism the recomputed forward redoes the
 // all-gather of the sequence-sharded input before the attention and before
-// the MLP (all-gathers are not saved); the MLP's closing reduce-scatter is
-// not redone (its output, the layer output, is not needed by the backward:
-// PyTorch's checkpoint stops early, torch.compile drops it).
+// the MLP (all-gathers are not saved). The MLP's closing reduce-scatter
+// (all-reduce without sequence parallelism) is redone only under a
+// reentrant checkpoint (StepConfig.RecomputeToOutput: Megatron, Transformer
+// Engine, DeepSpeed), which reruns the layer to its output and
+// backpropagates from there; PyTorch's non-reentrant checkpoint stops
+// before it (its output is not needed by the backward).
 
 // recomputeInput is what a recomputed attention starts from: the layer's
 // input after an unpadded path's host stall (the recomputed attention
@@ -507,12 +510,17 @@ func recomputeFull(b *builder, p *layerPass) {
 			r = b.tpComm(collectives.AllGather, "tp_mlp_recompute_gather", l, mb, c, r)
 		}
 	}
+	var o int32
 	if b.moe(l) {
-		p.in = b.moeForward(passRec, l, mb, c, r, in)
+		o = b.moeForward(passRec, l, mb, c, r, in)
 	} else {
 		rm := b.cache.block(l, passRec, workload.BlockMLP, workload.BlockRouter, workload.BlockExperts, workload.BlockCombine)
-		p.in = b.compute(KindRecompute, "mlp_recompute", l, mb, c, rm, r, in)
+		o = b.compute(KindRecompute, "mlp_recompute", l, mb, c, rm, r, in)
 	}
+	if tp && cfg.RecomputeToOutput && b.mlpTP(l) {
+		o = b.tpReduce("tp_mlp_recompute", l, mb, c, o)
+	}
+	p.in = o
 }
 
 // recomputeSelectiveOp is per-op selective checkpointing

@@ -265,6 +265,7 @@ var Knobs = []*Knob{
 	{Path: "training.recompute", Column: "recompute", Const: "none", Choices: workload.RecomputeNames},
 	{Path: "training.recompute_modules", Column: "recompute_modules", Value: recomputeModulesColumn, Default: "[core_attn]", Items: func() []string { return slices.Clone(workload.RecomputeModuleNames) }},
 	{Path: "training.recompute_every", Column: "recompute_every", Default: "0"},
+	{Path: "training.recompute_reentrant", NoColumn: "the recomputed forward's extra TP reduction shows in timeline.arrow (tp_mlp_recompute); the run id tells runs apart", Default: "false"},
 	{Path: "training.offload_modules", Column: "offload_modules", Value: func(s *Plan) any { return strings.Join(s.Training.OffloadModules, "+") }, Default: "[]", Items: func() []string { return slices.Clone(workload.OffloadModuleNames) }},
 	{Path: "training.offload_optimizer", Column: "offload_optimizer", Default: "false"},
 	{Path: "training.flash_attention", Column: "flash_attention", Const: true},

@@ -343,6 +343,8 @@ func (s *Plan) resolveTraining(set fieldSet) error {
 		t.RecomputeEvery = 0 // canonical: every layer is the default
 	case t.RecomputeEvery > 1 && s.r.recompute != workload.RecomputeFull:
 		return fmt.Errorf("training.recompute_every: %d needs recompute: full (have %s)", t.RecomputeEvery, t.Recompute)
+	case t.RecomputeReentrant && s.r.recompute != workload.RecomputeFull:
+		return fmt.Errorf("training.recompute_reentrant: true needs recompute: full (have %s)", t.Recompute)
 	}
 	if t.CUDAGraphs != "" {
 		if err := checkChoice("training.cuda_graphs", t.CUDAGraphs); err != nil {

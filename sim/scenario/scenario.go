@@ -129,8 +129,16 @@ type TrainingConfig struct {
 	// layer of each pipeline rank and keeps the others' activations
 	// (torchtitan's selective layer checkpointing, selective_ac_option =
 	// "k"); 0 or 1 = every layer (canonical 0). Only with recompute: full.
-	RecomputeEvery int   `yaml:"recompute_every" json:"recompute_every,omitempty"`
-	FlashAttention *bool `yaml:"flash_attention" json:"flash_attention"`
+	RecomputeEvery int `yaml:"recompute_every" json:"recompute_every,omitempty"`
+	// RecomputeReentrant says full recomputation is a reentrant checkpoint
+	// (Megatron-Core's tensor_parallel.checkpoint, Transformer Engine's
+	// checkpoint, DeepSpeed's activation checkpointing), which reruns each
+	// layer to its output, the MLP's closing TP reduction included
+	// (parallel.StepConfig.RecomputeToOutput); false (the default) is
+	// PyTorch's non-reentrant checkpoint, which stops before it. Only with
+	// recompute: full; left out of the canonical form when false.
+	RecomputeReentrant bool  `yaml:"recompute_reentrant" json:"recompute_reentrant,omitempty"`
+	FlashAttention     *bool `yaml:"flash_attention" json:"flash_attention"`
 	// FusedLoss prices the vocabulary cross-entropy as one fused kernel
 	// (default true); false prices PyTorch's unfused fp32 path. Kept for
 	// existing files: CrossEntropy says the same and more.
