@@ -119,17 +119,7 @@ func TestEPOverlap(t *testing.T) {
 // saved reduce-scatter output needs none).
 func TestRecomputeSPGathers(t *testing.T) {
 	count := func(r workload.Recompute, sp bool) map[string]int {
-		l, err := NewLayout(2, 1, 1, 1, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
-		if err != nil {
-			t.Fatal(err)
-		}
-		chunks, _ := Partition(3, 1, 1, 0, 0)
-		cfg := &StepConfig{Layout: l, Model: testModel(t, 3), Recompute: r,
-			Shape:    workload.Shape{MicroBatch: 1, Seq: 128, Dtype: workload.BF16, TP: 2, SP: sp, FlashAttention: true},
-			Schedule: pipeline.OneFOneB, Virtual: 1, Microbatches: 2, Chunks: chunks, Optimizer: "adamw",
-			ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32, Steps: 1,
-			LayerParams: func(int) (float64, float64) { return 1e6, 0 },
-		}
+		cfg := tpRecomputeConfig(t, r, sp, 3, 2)
 		_, prog := stepEnd(t, cfg, blockPricer{})
 		n := map[string]int{}
 		for _, task := range prog.Tasks {

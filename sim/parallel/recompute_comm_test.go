@@ -8,6 +8,23 @@ import (
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
+// tpRecomputeConfig is a TP-2 step of `layers` layers of hidden 1024 and
+// mbs micro-batches of one 128-token sequence under recompute mode r.
+func tpRecomputeConfig(t *testing.T, r workload.Recompute, sp bool, layers, mbs int) *StepConfig {
+	t.Helper()
+	l, err := NewLayout(2, 1, 1, 1, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, _ := Partition(layers, 1, 1, 0, 0)
+	return &StepConfig{Layout: l, Model: testModel(t, layers), Recompute: r,
+		Shape:    workload.Shape{MicroBatch: 1, Seq: 128, Dtype: workload.BF16, TP: 2, SP: sp, FlashAttention: true},
+		Schedule: pipeline.OneFOneB, Virtual: 1, Microbatches: mbs, Chunks: chunks, Optimizer: "adamw",
+		ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32, Steps: 1,
+		LayerParams: func(int) (float64, float64) { return 1e6, 0 },
+	}
+}
+
 // recomputeComm counts the collectives of the recomputed forward (tasks
 // whose name says recompute) and their message bytes, per layer and
 // micro-batch.
@@ -55,17 +72,8 @@ func TestRecomputeCollectivesPerLayer(t *testing.T) {
 		{workload.RecomputeSelective, false, true, 0},
 		{workload.RecomputeNone, true, true, 0},
 	} {
-		l, err := NewLayout(2, 1, 1, 1, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
-		if err != nil {
-			t.Fatal(err)
-		}
-		chunks, _ := Partition(layers, 1, 1, 0, 0)
-		cfg := &StepConfig{Layout: l, Model: testModel(t, layers), Recompute: c.r, RecomputeToOutput: c.toOut,
-			Shape:    workload.Shape{MicroBatch: 1, Seq: 128, Dtype: workload.BF16, TP: 2, SP: c.sp, FlashAttention: true},
-			Schedule: pipeline.OneFOneB, Virtual: 1, Microbatches: mbs, Chunks: chunks, Optimizer: "adamw",
-			ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32, Steps: 1,
-			LayerParams: func(int) (float64, float64) { return 1e6, 0 },
-		}
+		cfg := tpRecomputeConfig(t, c.r, c.sp, layers, mbs)
+		cfg.RecomputeToOutput = c.toOut
 		calls, bytes := recomputeComm(t, cfg, layers*mbs)
 		if calls != c.calls || bytes != c.calls*act {
 			t.Errorf("%v sp=%v to_output=%v: %g collectives, %g bytes per layer; want %g, %g",
