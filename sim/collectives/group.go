@@ -144,6 +144,19 @@ func (g *Group) probeDomain(dom []int32) {
 			}
 		}
 	}
+	if c.MeshNode() && len(dom) > 2 {
+		// On a node whose GPUs are linked pairwise, NCCL runs its channels
+		// over different rings so that a ring collective loads every pair's
+		// link, not only those of one ring in rank order: its topology gives
+		// each GPU-to-GPU path the bandwidth of all NVLinks between the two
+		// (src/graph/topo.cc, ncclTopoAddNvLinks: count × per-link rate) and
+		// the ring search (src/graph/search.cc) packs channels until every
+		// GPU's links are used. k ranks each send on k-1 links, so a ring
+		// step moves k-1 times one link's rate per rank (the all-pairs
+		// pattern loads each directed link once). RCCL does the same on
+		// MI300X's 8-GPU XGMI mesh (topology/doc.go).
+		s.intraBW = max(s.intraBW, g.bottleneck(slices.Clone(ids), false, nil)*float64(len(dom)-1))
+	}
 	s.a2aBW = g.bottleneck(ids, true, nil)
 	a, b := int(dom[0]), int(dom[1])
 	route = c.AppendRoute(route[:0], a, b, routeHash(a, b, 0))

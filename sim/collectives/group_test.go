@@ -262,3 +262,60 @@ func TestCheckRanksMatchesScan(t *testing.T) {
 	}
 	walk(nil)
 }
+
+// TestMeshNodeCollectives: on a 4-GPU HGX H200 board (nvlink-mesh, one
+// 150 GB/s cable per pair) a 2-GPU group has one pair's cable: ring and p2p
+// at 150 x 367.2/450 = 122.4 and 150 x 374/450 = 124.667 GB/s, a third of the
+// NVSwitch node's. A 4-GPU group spreads its rings over all six pairs (NCCL
+// channels), 3 x 122.4 = 367.2 GB/s, the NVSwitch node's rate. Hand-computed
+// costs: everything but the transfer term equals the NVSwitch node's, so a
+// ring all_reduce of S = 8 GiB on 2 GPUs takes S x 2(n-1)/n x (1/122.4 -
+// 1/367.2) GB/s⁻¹ = 46.78 ms longer, an all_gather S x (n-1)/n x the same =
+// 23.39 ms longer, and on 4 GPUs both take the NVSwitch node's time.
+func TestMeshNodeCollectives(t *testing.T) {
+	mesh := cluster(t, topology.Spec{GPU: "h200", Nodes: 1, GPUsPerNode: 4, IntraNode: "nvlink-mesh"})
+	nvs := cluster(t, topology.Spec{GPU: "h200", Nodes: 1, GPUsPerNode: 4})
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*b+1 }
+	const S = 8 * GiB
+	dRate := 1/122.4e9 - 1/367.2e9
+	for _, tc := range []struct {
+		ranks     []int
+		ring, p2p float64
+		extraAR   float64 // seconds over the NVSwitch node: all_reduce, all_gather
+		extraAG   float64
+	}{
+		{[]int{0, 1}, 122.4e9, 374e9 / 3, S * dRate, S / 2 * dRate},
+		{[]int{2, 0}, 122.4e9, 374e9 / 3, S * dRate, S / 2 * dRate},
+		{[]int{0, 1, 2, 3}, 367.2e9, 374e9 / 3, 0, 0},
+	} {
+		gm, err := NewGroup(mesh, tc.ranks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gn, err := NewGroup(nvs, tc.ranks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ring, p2p, nvls, _ := gm.Bandwidths()
+		if !near(ring, tc.ring) || !near(p2p, tc.p2p) || nvls != 0 {
+			t.Errorf("%v: ring %.6g p2p %.6g nvls %.4g, want %.6g %.6g 0", tc.ranks, ring, p2p, nvls, tc.ring, tc.p2p)
+		}
+		for _, op := range []struct {
+			op    Op
+			extra float64
+		}{{AllReduce, tc.extraAR}, {AllGather, tc.extraAG}} {
+			m, err := gm.Cost(op.op, Ring, S)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := gn.Cost(op.op, Ring, S)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := float64(n.Time) + op.extra*1e9
+			if d := float64(m.Time) - want; d < -2 || d > 2 || m.Proto != n.Proto {
+				t.Errorf("%v %v: mesh %d ns %s, want %.0f ns (NVSwitch %d ns %s)", tc.ranks, op.op, m.Time, m.Proto, want, n.Time, n.Proto)
+			}
+		}
+	}
+}

@@ -35,7 +35,7 @@ type GPU struct {
 	NVLS               bool          // NVSwitch in-network reduction (NVLink SHARP)
 	DomainGPUs         int           // GPUs in the default scale-up domain: 8 for HGX, 72 for NVL72
 	DefaultGPUsPerNode int
-	DefaultIntraNode   string // nvswitch, pcie, nvlink-pairs
+	DefaultIntraNode   string // nvswitch, pcie, nvlink-pairs, nvlink-mesh
 	PCIeGen            int
 	PCIeBandwidth      units.BytesPerSecond // x16 per direction
 	PCIeLatency        time.Duration        // one PCIe switch hop

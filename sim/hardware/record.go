@@ -39,7 +39,7 @@ type GPURecord struct {
 	NVLS             Figure[bool]                 `yaml:"nvls,omitempty"`             // NVLink SHARP in the switch
 	DomainGPUs       Figure[int]                  `yaml:"domain_gpus,omitempty"`      // GPUs in one scale-up domain
 	// DefaultGPUsPerNode and DefaultIntraNode are the cluster builder's
-	// defaults (nvswitch, pcie, nvlink-pairs).
+	// defaults (nvswitch, pcie, nvlink-pairs, nvlink-mesh).
 	DefaultGPUsPerNode Figure[int] `yaml:"default_gpus_per_node,omitempty"`
 	DefaultIntraNode   string      `yaml:"default_intra_node"`
 	// PCIe names the host link record of the GPU's PCIe connection

@@ -155,8 +155,8 @@ func (c *catalog) resolveGPU(rec GPURecord, depth int) (GPU, error) {
 	g.DefaultGPUsPerNode = value(r, "default_gpus_per_node", rec.DefaultGPUsPerNode, true)
 	g.TDPWatts = value(r, "tdp_watts", rec.TDPWatts, true)
 	g.GPUHourUSD = value(r, "gpu_hour_usd", rec.GPUHourUSD, true)
-	if !oneOf(rec.DefaultIntraNode, "nvswitch", "pcie", "nvlink-pairs") {
-		r.fail("default_intra_node: unknown value %q (valid: nvswitch, pcie, nvlink-pairs)", rec.DefaultIntraNode)
+	if !oneOf(rec.DefaultIntraNode, "nvswitch", "pcie", "nvlink-pairs", "nvlink-mesh") {
+		r.fail("default_intra_node: unknown value %q (valid: nvswitch, pcie, nvlink-pairs, nvlink-mesh)", rec.DefaultIntraNode)
 	}
 	link, ok := c.links[rec.PCIe]
 	if !ok {

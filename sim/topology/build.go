@@ -46,7 +46,7 @@ const (
 
 // Valid choices, in the order error messages list them.
 var (
-	intraNodeNames = []string{"nvswitch", "pcie", "nvlink-pairs"}
+	intraNodeNames = []string{"nvswitch", "pcie", "nvlink-pairs", "nvlink-mesh"}
 	networkNames   = []string{"rail-optimized", "fat-tree", "clos", "single-switch"}
 )
 
@@ -61,7 +61,23 @@ const (
 	intraNVSwitch intraKind = iota
 	intraPCIe
 	intraPairs
+	intraMesh
 )
+
+// meshBoardGPUs is the size of the directly linked board an nvlink-mesh
+// node's GPUs sit on: NVIDIA ships SXM GPUs linked without NVSwitch only on
+// 4-GPU HGX baseboards (A100/H100/H200; its 8-GPU baseboards carry
+// NVSwitches: NVIDIA AI Enterprise docs, "NVIDIA NVSwitch", platform
+// support), AMD an 8-GPU Infinity Fabric mesh (MI300X/MI325X platform, HF
+// §5). A GPU's links are split evenly over its board peers, so a pair's
+// cable carries scale_up_bandwidth/(board-1) even when a job holds fewer of
+// the board's GPUs (gpus_per_node 2 on a 4-GPU board).
+func meshBoardGPUs(gpu hardware.GPU) int {
+	if gpu.ScaleUp == "xgmi" {
+		return 8
+	}
+	return 4
+}
 
 type netKind uint8
 
@@ -164,6 +180,14 @@ func (c *Cluster) resolve(s Spec) error {
 			return specErr("cluster.gpus_per_node", "nvlink-pairs needs an even GPU count, got %d", s.GPUsPerNode)
 		}
 		l.intra = intraPairs
+	case "nvlink-mesh":
+		if gpu.ScaleUp != "nvlink" && gpu.ScaleUp != "xgmi" {
+			return specErr("cluster.intra_node", "nvlink-mesh needs a GPU with NVLink or XGMI; %s has %s (valid for %s: %s)", gpu.Name, gpu.ScaleUp, gpu.Name, validIntra(gpu))
+		}
+		if b := meshBoardGPUs(gpu); s.GPUsPerNode < 2 || s.GPUsPerNode > b {
+			return specErr("cluster.gpus_per_node", "nvlink-mesh links the GPUs of a %d-GPU %s board directly: 2 to %d GPUs, got %d", b, gpu.Name, b, s.GPUsPerNode)
+		}
+		l.intra = intraMesh
 	default:
 		return specErr("cluster.intra_node", "unknown value %q (valid: %s)", s.IntraNode, strings.Join(intraNodeNames, ", "))
 	}
@@ -271,7 +295,9 @@ func (c *Cluster) resolve(s Spec) error {
 		}
 		l.nicSwitch[m] = int32(owner / l.gpusPerSwitch)
 	}
-	l.pxn = l.net == netRail && l.intra == intraNVSwitch && gpu.ScaleUp == "nvlink"
+	// PXN needs an NVLink path to the peer on the destination's rail: through
+	// the NVSwitch, or on a mesh the direct pair link.
+	l.pxn = l.net == netRail && (l.intra == intraNVSwitch || l.intra == intraMesh) && gpu.ScaleUp == "nvlink"
 
 	if err := l.shapeNetwork(&s); err != nil {
 		return err
@@ -344,12 +370,20 @@ func (c *Cluster) GroupOf(r int) int {
 func validIntra(g hardware.GPU) string {
 	switch g.ScaleUp {
 	case "nvlink", "xgmi":
-		return "nvswitch, pcie"
+		return "nvswitch, pcie, nvlink-mesh"
 	case "nvlink-bridge":
 		return "nvlink-pairs, pcie"
 	}
 	return "pcie"
 }
+
+// meshPairs is the number of GPU pairs of a g-GPU nvlink-mesh node, one
+// cable each.
+func meshPairs(g int) int { return g * (g - 1) / 2 }
+
+// meshPair is the index among a node's mesh cables of the cable between its
+// local GPUs i < j (pairs enumerated (0,1), (0,2), …, (0,g-1), (1,2), …).
+func meshPair(g, i, j int) int { return i*(2*g-i-1)/2 + j - i - 1 }
 
 func nextPow2(x int) int {
 	if x <= 1 {
@@ -484,6 +518,8 @@ func (c *Cluster) construct() {
 		nvsDevices = l.domains
 	case intraPairs:
 		nScaleUp = l.nodes * l.g / 2
+	case intraMesh:
+		nScaleUp = l.nodes * meshPairs(l.g)
 	}
 	nics := l.nodes * l.n
 	spines := l.pods * l.spines
@@ -598,6 +634,21 @@ func (c *Cluster) construct() {
 		for r := 0; r < l.gpus; r += 2 {
 			cable(int32(r), int32(r+1), LinkNVLink, scaleUpBW, scaleUpLat, 1)
 		}
+	case intraMesh:
+		// Every GPU's links are split evenly over its board peers: on a
+		// 4-GPU HGX H100/H200 board each pair shares 6 of the GPU's 18
+		// NVLink4 links, 150 GB/s per direction (doc.go, nvlink-mesh).
+		// Cable order: node-major, then pairs (i, j), i < j, in meshPair
+		// order.
+		pairBW := scaleUpBW / float64(meshBoardGPUs(gpu)-1)
+		for node := range l.nodes {
+			base := node * l.g
+			for i := range l.g {
+				for j := i + 1; j < l.g; j++ {
+					cable(int32(base+i), int32(base+j), l.scaleUpKind, pairBW, scaleUpLat, 1)
+				}
+			}
+		}
 	}
 	// GPU ↔ PCIe switch.
 	for r := range l.gpus {
@@ -711,6 +762,11 @@ func (c *Cluster) Domains() int { return c.l.domains }
 // NVLS reports whether the cluster's GPUs sit on an NVSwitch with NVLink
 // SHARP (in-switch reduction): the GPU supports it and intra_node is nvswitch.
 func (c *Cluster) NVLS() bool { return c.GPU.NVLS && c.l.intra == intraNVSwitch }
+
+// MeshNode reports whether the GPUs of a node are linked pairwise by direct
+// NVLink/XGMI cables (intra_node nvlink-mesh), each carrying 1/(g-1) of a
+// GPU's scale-up bandwidth.
+func (c *Cluster) MeshNode() bool { return c.l.intra == intraMesh }
 
 // NICBandwidthPerGPU is the scale-out line rate available to one GPU, bytes/s
 // per direction (nics_per_node * nic bandwidth / gpus_per_node).

@@ -266,9 +266,14 @@ func TestBuildErrors(t *testing.T) {
 		{Spec{GPU: "h100-sxm"}, "cluster.nodes", "> 0"},
 		{Spec{GPU: "h100-sxm", Nodes: -3}, "cluster.nodes", "> 0"},
 		{Spec{GPU: "h100-sxm", Nodes: 1, GPUsPerNode: -1}, "cluster.gpus_per_node", "between 1 and"},
-		{Spec{GPU: "h100-sxm", Nodes: 1, IntraNode: "ring"}, "cluster.intra_node", "valid: nvswitch, pcie, nvlink-pairs"},
+		{Spec{GPU: "h100-sxm", Nodes: 1, IntraNode: "ring"}, "cluster.intra_node", "valid: nvswitch, pcie, nvlink-pairs, nvlink-mesh"},
+		{Spec{GPU: "l40s", Nodes: 1, IntraNode: "nvlink-mesh"}, "cluster.intra_node", "valid for l40s: pcie"},
+		{Spec{GPU: "h100-pcie", Nodes: 1, IntraNode: "nvlink-mesh"}, "cluster.intra_node", "valid for h100-pcie: nvlink-pairs, pcie"},
+		{Spec{GPU: "h200", Nodes: 1, GPUsPerNode: 8, IntraNode: "nvlink-mesh"}, "cluster.gpus_per_node", "4-GPU h200 board directly: 2 to 4 GPUs, got 8"},
+		{Spec{GPU: "h200", Nodes: 1, GPUsPerNode: 1, IntraNode: "nvlink-mesh"}, "cluster.gpus_per_node", "2 to 4 GPUs, got 1"},
+		{Spec{GPU: "mi300x", Nodes: 1, GPUsPerNode: 16, IntraNode: "nvlink-mesh"}, "cluster.gpus_per_node", "2 to 8 GPUs, got 16"},
 		{Spec{GPU: "l40s", Nodes: 1, IntraNode: "nvswitch"}, "cluster.intra_node", "valid for l40s: pcie"},
-		{Spec{GPU: "h100-sxm", Nodes: 1, IntraNode: "nvlink-pairs"}, "cluster.intra_node", "valid for h100-sxm: nvswitch, pcie"},
+		{Spec{GPU: "h100-sxm", Nodes: 1, IntraNode: "nvlink-pairs"}, "cluster.intra_node", "valid for h100-sxm: nvswitch, pcie, nvlink-mesh"},
 		{Spec{GPU: "h100-pcie", Nodes: 1, GPUsPerNode: 3}, "cluster.gpus_per_node", "even"},
 		{Spec{GPU: "gb200", Nodes: 1, GPUsPerNode: 5}, "cluster.gpus_per_node", "72-GPU NVLink domain"},
 		{Spec{GPU: "h100-sxm", Nodes: 1, Network: "torus"}, "cluster.network.kind", "valid: rail-optimized, fat-tree, clos, single-switch"},
@@ -318,6 +323,7 @@ var specsSmall = []Spec{
 	{GPU: "h100-sxm", Nodes: 64, Network: "rail-optimized", PodGPUs: 256, Oversubscription: 2},
 	{GPU: "h100-sxm", Nodes: 2, IntraNode: "pcie"},
 	{GPU: "h100-pcie", Nodes: 3},
+	{GPU: "h200", Nodes: 3, GPUsPerNode: 4, IntraNode: "nvlink-mesh"}, // HGX H200 4-GPU boards
 	{GPU: "h100-pcie", Nodes: 2, Network: "fat-tree", NICsPerNode: 4},
 	{GPU: "l40s", Nodes: 3, NICsPerNode: 1},
 	{GPU: "l40s", Nodes: 2, GPUsPerNode: 3, NICsPerNode: 3},
@@ -457,6 +463,48 @@ func TestNodeGroups(t *testing.T) {
 		var se *SpecError
 		if !errors.As(err, &se) || se.Field != "cluster.node_groups" {
 			t.Errorf("%+v: error %v, want one naming cluster.node_groups", s.Groups, err)
+		}
+	}
+}
+
+// TestMeshNode: a 4-GPU HGX H200 board as nvlink-mesh has one cable per GPU
+// pair (6 per node) at 450/3 = 150 GB/s per direction, and no NVSwitch.
+func TestMeshNode(t *testing.T) {
+	c, err := Build(Spec{GPU: "h200", Nodes: 2, GPUsPerNode: 4, IntraNode: "nvlink-mesh"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.MeshNode() || c.NVLS() {
+		t.Errorf("MeshNode %v NVLS %v, want true false", c.MeshNode(), c.NVLS())
+	}
+	if got := deviceCounts(c)["nvswitch"]; got != 0 {
+		t.Errorf("%d NVSwitch devices, want 0", got)
+	}
+	// 2 GPUs of such a board: still one 150 GB/s cable between them.
+	c2, err := Build(Spec{GPU: "h200", Nodes: 1, GPUsPerNode: 2, IntraNode: "nvlink-mesh"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := c2.Links[c2.AppendRoute(nil, 0, 1, 0)[0]]; l.Bandwidth != 150e9 || l.Kind != LinkNVLink {
+		t.Errorf("2 GPUs of a 4-GPU board: link %+v, want 150 GB/s NVLink", l)
+	}
+	sum := c.Summary()
+	if got := sum.Links[0]; got != (LinkCount{Tier: "gpu-gpu", Kind: "nvlink", Links: 12, Cables: 12, BytesPerSPerLink: 150e9, TotalBytesPerS: 1.8e12}) {
+		t.Errorf("scale-up tier %+v", got)
+	}
+	// Every ordered pair of a node is one link, and the 12 ordered pairs
+	// of a node use 12 distinct directed links.
+	seen := map[int32]bool{}
+	for a := range 4 {
+		for b := range 4 {
+			if a == b {
+				continue
+			}
+			route := c.AppendRoute(nil, 4+a, 4+b, 0)
+			if len(route) != 1 || c.Links[route[0]].From != int32(4+a) || c.Links[route[0]].To != int32(4+b) || seen[route[0]] {
+				t.Errorf("route %d -> %d: %v", 4+a, 4+b, route)
+			}
+			seen[route[0]] = true
 		}
 	}
 }

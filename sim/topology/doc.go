@@ -49,6 +49,17 @@
 //     5 / 6: 31.5 / 63 / 121 GB/s, HF §5b).
 //   - nvlink-pairs: as pcie, plus an NVLink bridge between GPUs 2i and 2i+1
 //     (H100 PCIe).
+//   - nvlink-mesh: as pcie, plus a direct NVLink (XGMI) cable between every
+//     pair of a node's GPUs, each carrying 1/(b-1) of the GPU's scale-up
+//     bandwidth, b the board's GPUs (4 for NVLink, 8 for XGMI; a node of
+//     gpus_per_node 2 is 2 GPUs of such a board). NVIDIA's 4-GPU HGX H100/H200 baseboards have no NVSwitch
+//     (NVIDIA lists NVSwitch on the HGX A100/H100/H200/B200 8-GPU baseboards
+//     only: AI Enterprise docs, "NVIDIA NVSwitch", platform support) and
+//     split each GPU's 18 NVLink4 links (900 GB/s bidirectional, NVIDIA
+//     H100/H200 datasheets) over its three peers: 6 links, 150 GB/s per
+//     direction per pair (nvidia-smi topo reports NV6 between them). A
+//     2-GPU group then gets one pair's cable; collectives/group.go spreads
+//     a larger group's rings over all its pairs, as NCCL does (below).
 //
 // Every node also has the PCIe tree, whatever its scale-up fabric: NICs hang
 // off the PCIe switch of the GPU(s) they serve, so a GPU reaches its NIC in

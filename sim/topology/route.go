@@ -9,6 +9,17 @@ package topology
 func up(cable int32) int32   { return 2 * cable }
 func down(cable int32) int32 { return 2*cable + 1 }
 
+// meshLink is the directed link from local GPU sl to local GPU dl of node
+// node on an nvlink-mesh cluster (one cable per pair, built low to high).
+func (l *layout) meshLink(node, sl, dl int) int32 {
+	i, j := min(sl, dl), max(sl, dl)
+	cab := l.cUp + int32(node*meshPairs(l.g)+meshPair(l.g, i, j))
+	if sl < dl {
+		return up(cab)
+	}
+	return down(cab)
+}
+
 // mix spreads a (src, dst) pair over 64 bits (the splitmix64 finaliser). It
 // gives every pair its own ECMP offset, so that flows which all pass hash 0
 // still spread over the spines the way real five-tuple hashing does, while
@@ -39,7 +50,7 @@ func mix(src, dst int) uint64 {
 //     spine) →) leaf → NIC → PCIe switch → GPU, on the GPUs' own NICs. On a
 //     rail-optimized network, traffic to a different rail uses the
 //     destination's rail from the start: through the source GPU's PCIe
-//     switch when that rail's NIC hangs off it, else (NVSwitch nodes) after
+//     switch when that rail's NIC hangs off it, else (NVSwitch or NVLink-mesh nodes) after
 //     an NVLink hop to the GPU of its own node on the destination's rail
 //     (NCCL's PXN); without NVSwitch the rails are crossed at a spine.
 //
@@ -59,6 +70,9 @@ func (c *Cluster) AppendRoute(dst []int32, src, dstGPU int, hash uint64) []int32
 	}
 	sl, dl := src-sn*g, dstGPU-dn*g
 	if sn == dn {
+		if l.intra == intraMesh {
+			return append(dst, l.meshLink(sn, sl, dl))
+		}
 		if l.intra == intraPairs && sl>>1 == dl>>1 {
 			cab := l.cUp + int32(src>>1)
 			if sl&1 == 0 {
@@ -85,7 +99,11 @@ func (c *Cluster) AppendRoute(dst []int32, src, dstGPU int, hash uint64) []int32
 			sr = dr
 		} else if l.pxn {
 			proxy := sn*g + dl
-			dst = append(dst, up(l.cUp+int32(src)), down(l.cUp+int32(proxy)))
+			if l.intra == intraMesh {
+				dst = append(dst, l.meshLink(sn, sl, dl))
+			} else {
+				dst = append(dst, up(l.cUp+int32(src)), down(l.cUp+int32(proxy)))
+			}
 			src, sr = proxy, dr
 		}
 	}
@@ -153,6 +171,8 @@ func (c *Cluster) ShiftNodes(link int32, nodes int) (int32, bool) {
 			perNode = l.g
 		case intraPairs:
 			perNode = l.g / 2
+		case intraMesh:
+			perNode = meshPairs(l.g)
 		default:
 			return 0, false
 		}

@@ -40,6 +40,11 @@ func TestRoutesByHand(t *testing.T) {
 		{Spec{GPU: "h100-pcie", Nodes: 1}, 0, 1, "n0/gpu0 n0/gpu1"},
 		{Spec{GPU: "h100-pcie", Nodes: 1}, 5, 4, "n0/gpu5 n0/gpu4"},
 		{Spec{GPU: "h100-pcie", Nodes: 1}, 1, 6, "n0/gpu1 n0/pcie0 n0/host n0/pcie3 n0/gpu6"},
+		// 4-GPU HGX H200 board: one direct cable per pair, either way;
+		// other nodes' GPUs over the rails.
+		{Spec{GPU: "h200", Nodes: 2, GPUsPerNode: 4, IntraNode: "nvlink-mesh"}, 0, 3, "n0/gpu0 n0/gpu3"},
+		{Spec{GPU: "h200", Nodes: 2, GPUsPerNode: 4, IntraNode: "nvlink-mesh"}, 6, 5, "n1/gpu2 n1/gpu1"},
+		{Spec{GPU: "h200", Nodes: 2, GPUsPerNode: 4, IntraNode: "nvlink-mesh"}, 1, 5, "n0/gpu1 n0/pcie0 n0/nic1 leaf1 n1/nic1 n1/pcie0 n1/gpu1"},
 		// MI300X: the XGMI mesh as one logical switch.
 		{Spec{GPU: "mi300x", Nodes: 1}, 0, 7, "n0/gpu0 domain0/xgmi n0/gpu7"},
 		// Fat tree without PXN: own NICs, leaves of nodes 0 and 5 differ.
@@ -147,13 +152,20 @@ func TestRoutesAreShortestChains(t *testing.T) {
 					if src == dst {
 						continue
 					}
+					// PXN: GPU → NVSwitch → proxy GPU (hop 2), or GPU → proxy
+					// GPU over a mesh cable (hop 1), the proxy being src's
+					// node's GPU with dst's local index.
+					proxy, hop := -1, 0
 					if first := c.Links[route[0]].To; len(route) > 2 && int(c.Links[route[1]].To) < n && c.Devices[first].Kind == KindNVSwitch {
-						// PXN: GPU → NVSwitch → proxy GPU of src's node with dst's local index.
-						proxy := int(c.Links[route[1]].To)
+						proxy, hop = int(c.Links[route[1]].To), 2
+					} else if len(route) > 1 && c.Devices[first].Kind == KindGPU {
+						proxy, hop = int(first), 1
+					}
+					if hop > 0 {
 						if !c.l.pxn || c.NodeOf(proxy) != c.NodeOf(src) || proxy%c.GPUsPerNode() != dst%c.GPUsPerNode() || c.DomainOf(src) == c.DomainOf(dst) {
 							t.Fatalf("%+v %d→%d: unexpected detour %v", s, src, dst, names(c, route))
 						}
-						if want := 2 + int(distFrom(proxy)[dst]); len(route) != want || len(route) > int(d[dst])+2 {
+						if want := hop + int(distFrom(proxy)[dst]); len(route) != want || len(route) > int(d[dst])+2 {
 							t.Fatalf("%+v %d→%d: PXN route %d links, want %d: %v", s, src, dst, len(route), want, names(c, route))
 						}
 						// Within one leaf group the PXN path is a shortest path;

@@ -83,7 +83,7 @@ type Spec struct {
 	Hardware         *hardware.GPU
 	Nodes            int
 	GPUsPerNode      int     // 0: the GPU's default
-	IntraNode        string  // "" = GPU default; nvswitch | pcie | nvlink-pairs
+	IntraNode        string  // "" = GPU default; nvswitch | pcie | nvlink-pairs | nvlink-mesh
 	Network          string  // "" = rail-optimized; rail-optimized | fat-tree | clos | single-switch
 	NIC              string  // "" = ib-ndr-400
 	NICGbps          float64 // 0: catalog line rate
