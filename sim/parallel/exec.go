@@ -56,6 +56,9 @@ type Executor struct {
 	ctas    [][NumGroupKinds]int32 // per stage, per group kind (GroupPP: send/recv)
 
 	rep []replica // per instance, after Replicate succeeded (steady.go); nil: the played step is the step
+	// walkCopies makes Stats walk every copy of a replicated unit instead
+	// of measuring one period (statsPeriodic); tests compare the two.
+	walkCopies bool
 
 	scratch *statsScratch // Stats' storage, reused instance after instance (with an Arena, run after run; nil: Stats makes it)
 

@@ -36,6 +36,8 @@ type interval struct{ a, b engine.Time }
 type statsScratch struct {
 	comp, union, tmp []interval
 	comm             [NumExposed][]interval
+	// the window's (statsPeriodic)
+	clipComp, clipComm []interval
 }
 
 // Stats measures instance i's compute time, the communication exposed per
@@ -58,6 +60,31 @@ func (x *Executor) Stats(i int) Stats {
 func (x *Executor) StatsOfTimes(i int) Stats { return x.statsOfTimes(i) }
 
 func (x *Executor) statsOfTimes(i int) Stats {
+	if x.rep != nil && !x.walkCopies {
+		if st, ok := x.statsPeriodic(i); ok {
+			return st
+		}
+	}
+	extra := 0
+	if x.rep != nil {
+		extra = x.rep[i].extra
+	}
+	return x.statsWalk(i, extra, nil)
+}
+
+// windowMeasure is what statsWalk measures inside a window of time: each
+// kind's exposed communication and the time covered by anything.
+type windowMeasure struct {
+	lo, hi  engine.Time
+	exposed [NumExposed]engine.Time
+	covered engine.Time
+}
+
+// statsWalk measures instance i walking its played tasks, with extra
+// copies of the replicated unit (Replicate) between the played units and
+// the suffix, which is shifted after them; with w, also what lies inside
+// [w.lo, w.hi).
+func (x *Executor) statsWalk(i, extra int, w *windowMeasure) Stats {
 	in := &x.inst[i]
 	p, state, hosted := in.prog, in.state, in.prog.Hosted
 	if x.scratch == nil {
@@ -83,13 +110,13 @@ func (x *Executor) statsOfTimes(i int) Stats {
 		r := x.rep[i]
 		segs[0].hi, win = r.b, r.win
 		segs[1] = segment{r.a, r.b, 0} // repeated r.extra times
-		segs[2] = segment{r.b, int32(len(p.Tasks)), engine.Time(r.extra) * r.period}
+		segs[2] = segment{r.b, int32(len(p.Tasks)), engine.Time(extra) * r.period}
 		nseg = 3
 	}
 	for sg := 0; sg < nseg; sg++ {
 		copies := 1
 		if sg == 1 {
-			copies = x.rep[i].extra
+			copies = extra
 		}
 		for c := 1; c <= copies; c++ {
 			seg := segs[sg]
@@ -118,8 +145,39 @@ func (x *Executor) statsOfTimes(i int) Stats {
 		covered += v.b - v.a
 	}
 	st.Idle = st.End - covered
+	if w != nil {
+		cw := clipIntervals(sc.clipComp[:0], comp, w.lo, w.hi)
+		kw := sc.clipComm
+		for k := range comm {
+			kw = clipIntervals(kw[:0], comm[k], w.lo, w.hi)
+			w.exposed[k] = lengthMinus(kw, cw)
+		}
+		kw = clipIntervals(kw[:0], union, w.lo, w.hi)
+		w.covered = lengthOf(kw)
+		sc.clipComp, sc.clipComm = cw, kw
+	}
 	sc.comp, sc.union, sc.tmp, sc.comm = comp, union, tmp, comm
 	return st
+}
+
+// clipIntervals appends to dst the parts of v (merged) inside [lo, hi).
+func clipIntervals(dst, v []interval, lo, hi engine.Time) []interval {
+	for _, x := range v {
+		a, b := max(x.a, lo), min(x.b, hi)
+		if a < b {
+			dst = append(dst, interval{a, b})
+		}
+	}
+	return dst
+}
+
+// lengthOf is the total length of v (merged).
+func lengthOf(v []interval) engine.Time {
+	var n engine.Time
+	for _, x := range v {
+		n += x.b - x.a
+	}
+	return n
 }
 
 // statsTask adds task i, its times shifted by shift (and its dependencies'

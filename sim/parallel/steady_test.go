@@ -125,3 +125,44 @@ func TestSteadyRefusesHostFallingBehind(t *testing.T) {
 		t.Errorf("host-bound time on the last stage: full %v, shortened %v; want > 0 and 0", fb, sb)
 	}
 }
+
+// A replicated step's Stats measured on one period (statsPeriodic) are
+// those of walking every copy of the unit, and those of the full play:
+// without a host thread, with one running ahead, and with one that the
+// GPU waits for every unit (the host-bound waits repeat with the copies).
+func TestStatsPeriodicEqualsWalk(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		host HostModel
+	}{
+		{"no host thread", HostModel{}},
+		{"host ahead", HostModel{On: true, KernelFwd: 20 * engine.Microsecond, KernelBwd: 20 * engine.Microsecond, Call: 5 * engine.Microsecond}},
+		{"host-bound", HostModel{On: true, KernelFwd: 2 * engine.Millisecond, KernelBwd: 2 * engine.Millisecond}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			const m = 64
+			full, short, _, _, why := playSteady(t, steadyConfig(t, m, c.host))
+			if why != "" {
+				t.Fatalf("not replicated: %s", why)
+			}
+			for i := range short.inst {
+				got, ok := short.statsPeriodic(i)
+				if !ok {
+					t.Fatalf("stage %d: not measured on one period", i)
+				}
+				short.walkCopies = true
+				walk := short.Stats(i)
+				short.walkCopies = false
+				if got != walk || got != full.Stats(i) {
+					t.Errorf("stage %d: one period %+v\nevery copy %+v\nfull play %+v", i, got, walk, full.Stats(i))
+				}
+				if c.name == "host-bound" && got.HostBound == 0 {
+					t.Errorf("stage %d: no host-bound time", i)
+				}
+				if k := short.rep[i].extra; k < 40 {
+					t.Errorf("stage %d: %d copies, want most of the %d micro-batches", i, k, m)
+				}
+			}
+		})
+	}
+}

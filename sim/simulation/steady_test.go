@@ -21,8 +21,10 @@ func figures(r *Result) []any {
 
 // steadyMatches runs s played whole and with FiguresOnly (steady-state
 // replication where it applies) and fails unless every figure is equal to
-// the bit; it reports whether replication was used.
-func steadyMatches(t *testing.T, name string, s *scenario.Plan, reuse *Reuse) bool {
+// the bit; it reports whether replication was used and on how many
+// stages Stats measured one period instead of walking every copy
+// (parallel.Executor.PeriodStats).
+func steadyMatches(t *testing.T, name string, s *scenario.Plan, reuse *Reuse) (bool, int) {
 	t.Helper()
 	full, err := Run(context.Background(), s, Options{})
 	if err != nil {
@@ -41,7 +43,13 @@ func steadyMatches(t *testing.T, name string, s *scenario.Plan, reuse *Reuse) bo
 	if short.exec.Replicated() != (short.Replicated > 0) {
 		t.Errorf("%s: Replicated %d, executor replicated %v", name, short.Replicated, short.exec.Replicated())
 	}
-	return short.Replicated > 0
+	period := 0
+	for i := 0; i < short.exec.Instances(); i++ {
+		if short.exec.PeriodStats(i) {
+			period++
+		}
+	}
+	return short.Replicated > 0, period
 }
 
 // Steady-state replication is exact: on every bundled scenario, every
@@ -62,7 +70,7 @@ func TestSteadyMatchesFull(t *testing.T) {
 		t.Fatalf("%d scenario files", len(files))
 	}
 	reuse := new(Reuse)
-	used, tried := 0, 0
+	used, tried, period, stages := 0, 0, 0, 0
 	for _, f := range files {
 		s, err := scenario.Load(f)
 		if err != nil {
@@ -79,12 +87,18 @@ func TestSteadyMatchesFull(t *testing.T) {
 			continue // played whole either way
 		}
 		tried++
-		if steadyMatches(t, filepath.Base(f), s, reuse) {
+		if ok, p := steadyMatches(t, filepath.Base(f), s, reuse); ok {
 			used++
+			period += p
+			stages += layout.PP
 		}
 	}
-	t.Logf("replicated %d of the %d that PlanSteady accepts, of %d", used, tried, len(files))
+	t.Logf("replicated %d of the %d that PlanSteady accepts, of %d; Stats on one period on %d of their %d stages",
+		used, tried, len(files), period, stages)
 	if used == 0 {
 		t.Error("no scenario was replicated")
+	}
+	if period < stages/2 {
+		t.Errorf("Stats measured one period on %d of %d replicated stages, want most", period, stages)
 	}
 }
