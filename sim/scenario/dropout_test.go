@@ -3,8 +3,9 @@ package scenario
 import "testing"
 
 // TestModelDropout checks model.dropout: unset it is the preset's (Llama has
-// none, GPT-3 has it), megatron-deepspeed's profile turns it on (Megatron's
-// --attention-dropout/--hidden-dropout default 0.1), an explicit value wins
+// none, GPT-3 has it), the megatron-deepspeed and megatron-lm profiles turn
+// it on (Megatron's --attention-dropout/--hidden-dropout default 0.1, both
+// codebases' arguments.py), an explicit value wins
 // over the profile, and an unset field stays out of the run id.
 func TestModelDropout(t *testing.T) {
 	for _, c := range []struct {
@@ -18,7 +19,9 @@ func TestModelDropout(t *testing.T) {
 		{"explicit true", []string{"model.dropout", "true"}, true},
 		{"megatron-deepspeed", []string{"training.framework", "megatron-deepspeed"}, true},
 		{"megatron-deepspeed, explicit false", []string{"training.framework", "megatron-deepspeed", "model.dropout", "false"}, false},
-		{"megatron-lm", []string{"training.framework", "megatron-lm"}, false},
+		{"megatron-lm", []string{"training.framework", "megatron-lm"}, true},
+		{"megatron-lm, explicit false (the MoE recipes)", []string{"training.framework", "megatron-lm", "model.dropout", "false"}, false},
+		{"megatron-bridge (no documented default here)", []string{"training.framework", "megatron-bridge"}, false},
 	} {
 		p, err := parse(c.kv...)
 		if err != nil {

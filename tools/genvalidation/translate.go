@@ -287,6 +287,12 @@ func megatronMoE(r row) (*scen, string) {
 	// Megatron-LM's default, so the file states it.
 	s.Training.CrossEntropy = "fused"
 	s.Facts = append(s.Facts, "Loss: the recipe's cross_entropy_loss_fusion: true (cross_entropy_fusion_impl: te), written as cross_entropy: fused.")
+	// Every recipe YAML turns dropout off (attention_dropout: 0.0,
+	// hidden_dropout: 0.0: qwen3_30b/h100/fp8_32GPU_TP1PP1EP8.yaml,
+	// deepseek_v3/gb200/mxfp8_256GPU_TP1PP4EP64.yaml), which departs from
+	// Megatron-LM's default of 0.1, so the file states it.
+	s.Model.Dropout = bp(false)
+	s.Facts = append(s.Facts, "Dropout: the recipe's attention_dropout: 0.0 and hidden_dropout: 0.0, written as dropout: false.")
 	if rackGPUs > 0 && n > rackGPUs {
 		s.Facts = append(s.Facts, fmt.Sprintf("NVL72 racks: %d GPUs in %d racks of %d (the cluster builder's even split of partial racks), each EP group inside one rack.", n, n/rackGPUs, rackGPUs))
 	}
