@@ -32,15 +32,23 @@ func writeLinks(mem memory.Allocator, path string, n int, row func(i int) LinkRo
 // linkFields are the LinkRow fields linkBuilder.column builds.
 var linkFields = []string{"Link", "From", "To", "Kind", "BandwidthBytesPerS", "Bytes", "BusyNs", "Utilization"}
 
-// linkBuilder is tableBuilder for LinkRow with typed columns: it fills one
-// batch of rows at a time into buf and builds each column from its field.
+// linkBuilder is tableBuilder for LinkRow with typed columns: one pass over
+// a batch's rows writes every column straight into buffers kept from batch
+// to batch (direct.go).
 type linkBuilder struct {
 	mem    memory.Allocator
 	spec   *structSpec
 	row    func(i int) LinkRow
-	buf    []LinkRow
 	schema *arrow.Schema
 	kinds  *fixedDict
+
+	// Column buffers, reused by every batch (direct.go).
+	link        []int32
+	kind16      []int16
+	kind32      []int32
+	bw, util    []float64
+	bytes, busy []int64
+	from, to    strCol
 }
 
 func newLinkBuilder(mem memory.Allocator, n int, row func(i int) LinkRow, meta map[string]string, batch int) (*linkBuilder, error) {
@@ -71,7 +79,7 @@ func newLinkBuilder(mem memory.Allocator, n int, row func(i int) LinkRow, meta m
 		}
 	}
 	slices.Sort(kinds)
-	lb := &linkBuilder{mem: mem, spec: spec, row: row, buf: make([]LinkRow, min(n, batch)), kinds: newFixedDict(mem, kinds)}
+	lb := &linkBuilder{mem: mem, spec: spec, row: row, kinds: newFixedDict(mem, kinds)}
 	fields := make([]arrow.Field, len(spec.fields))
 	for fi := range spec.fields {
 		f := &spec.fields[fi]
@@ -82,96 +90,74 @@ func newLinkBuilder(mem memory.Allocator, n int, row func(i int) LinkRow, meta m
 	return lb, nil
 }
 
-// batch builds the record batch of rows [lo, hi).
+// batch builds the record batch of rows [lo, hi) in one pass over them.
 func (lb *linkBuilder) batch(lo, hi int) arrow.RecordBatch {
-	rows := lb.buf[:hi-lo]
-	for i := range rows {
-		rows[i] = lb.row(lo + i)
+	n := hi - lo
+	lb.link = resized(lb.link, n)
+	lb.bw, lb.util = resized(lb.bw, n), resized(lb.util, n)
+	lb.bytes, lb.busy = resized(lb.bytes, n), resized(lb.busy, n)
+	lb.from.reset(n)
+	lb.to.reset(n)
+	d := lb.kinds
+	narrow := d.typ.IndexType.ID() == arrow.INT16
+	if narrow {
+		lb.kind16 = resized(lb.kind16, n)
+	} else {
+		lb.kind32 = resized(lb.kind32, n)
+	}
+	// Rows of one kind come in runs: one lookup per run.
+	prev, code, looked := "", int32(0), false
+	for i := range n {
+		r := lb.row(lo + i)
+		lb.link[i], lb.bw[i], lb.bytes[i], lb.busy[i], lb.util[i] = r.Link, r.BandwidthBytesPerS, r.Bytes, r.BusyNs, r.Utilization
+		lb.from.add(validUTF8(r.From))
+		lb.to.add(validUTF8(r.To))
+		if !looked || r.Kind != prev {
+			prev, code, looked = r.Kind, d.index[validUTF8(r.Kind)], true
+		}
+		if narrow {
+			lb.kind16[i] = int16(code)
+		} else {
+			lb.kind32[i] = code
+		}
 	}
 	cols := make([]arrow.Array, len(lb.spec.fields))
 	for fi := range lb.spec.fields {
-		cols[fi] = lb.column(lb.spec.fields[fi].goName, rows)
+		var a arrow.Array
+		switch lb.spec.fields[fi].goName {
+		case "Link":
+			a = valuesArray(arrow.PrimitiveTypes.Int32, lb.link)
+		case "From":
+			a = lb.from.array()
+		case "To":
+			a = lb.to.array()
+		case "Kind":
+			var idx arrow.Array
+			if narrow {
+				idx = valuesArray(d.typ.IndexType, lb.kind16)
+			} else {
+				idx = valuesArray(d.typ.IndexType, lb.kind32)
+			}
+			a = array.NewDictionaryArray(d.typ, idx, d.arr)
+			idx.Release()
+		case "BandwidthBytesPerS":
+			a = valuesArray(arrow.PrimitiveTypes.Float64, lb.bw)
+		case "Bytes":
+			a = valuesArray(arrow.PrimitiveTypes.Int64, lb.bytes)
+		case "BusyNs":
+			a = valuesArray(arrow.PrimitiveTypes.Int64, lb.busy)
+		case "Utilization":
+			a = valuesArray(arrow.PrimitiveTypes.Float64, lb.util)
+		default:
+			// Not reached: newLinkBuilder refuses a field missing from
+			// linkFields.
+			panic(fmt.Sprintf("output: WriteLinks has no column for LinkRow.%s", lb.spec.fields[fi].goName))
+		}
+		cols[fi] = a
 	}
-	rec := array.NewRecordBatch(lb.schema, cols, int64(len(rows)))
+	rec := array.NewRecordBatch(lb.schema, cols, int64(n))
 	for _, c := range cols {
 		c.Release()
 	}
 	return rec
-}
-
-// column builds the array of LinkRow's field goName over rows, appending
-// the values tableBuilder.column would.
-func (lb *linkBuilder) column(goName string, rows []LinkRow) arrow.Array {
-	n := len(rows)
-	var b array.Builder
-	switch goName {
-	case "Link":
-		b = fill(array.NewInt32Builder(lb.mem), rows, func(r *LinkRow) int32 { return r.Link })
-	case "From", "To":
-		str := func(i int) string { return rows[i].From }
-		if goName == "To" {
-			str = func(i int) string { return rows[i].To }
-		}
-		size := 0
-		for i := range rows {
-			size += len(str(i))
-		}
-		sb := array.NewStringBuilder(lb.mem)
-		sb.Reserve(n)
-		sb.ReserveData(size) // grows again only for replaced invalid UTF-8
-		for i := range rows {
-			sb.Append(validUTF8(str(i)))
-		}
-		b = sb
-	case "Kind":
-		d := lb.kinds
-		var ib array.Builder
-		if d.typ.IndexType.ID() == arrow.INT16 {
-			// Rows of one kind come in runs: one lookup per run.
-			prev, code, looked := "", int16(0), false
-			ib = fill(array.NewInt16Builder(lb.mem), rows, func(r *LinkRow) int16 {
-				if !looked || r.Kind != prev {
-					prev, code, looked = r.Kind, int16(d.index[validUTF8(r.Kind)]), true
-				}
-				return code
-			})
-		} else {
-			ib = fill(array.NewInt32Builder(lb.mem), rows, func(r *LinkRow) int32 { return d.index[validUTF8(r.Kind)] })
-		}
-		idx := ib.NewArray()
-		ib.Release()
-		arr := array.NewDictionaryArray(d.typ, idx, d.arr)
-		idx.Release()
-		return arr
-	case "BandwidthBytesPerS":
-		b = fill(array.NewFloat64Builder(lb.mem), rows, func(r *LinkRow) float64 { return r.BandwidthBytesPerS })
-	case "Utilization":
-		b = fill(array.NewFloat64Builder(lb.mem), rows, func(r *LinkRow) float64 { return r.Utilization })
-	case "Bytes":
-		b = fill(array.NewInt64Builder(lb.mem), rows, func(r *LinkRow) int64 { return r.Bytes })
-	case "BusyNs":
-		b = fill(array.NewInt64Builder(lb.mem), rows, func(r *LinkRow) int64 { return r.BusyNs })
-	default:
-		// Not reached: newLinkBuilder refuses a field missing from
-		// linkFields.
-		panic(fmt.Sprintf("output: WriteLinks has no column for LinkRow.%s", goName))
-	}
-	arr := b.NewArray()
-	b.Release()
-	return arr
-}
-
-// fixedBuilder is an Arrow builder of fixed-width values of type T.
-type fixedBuilder[T any] interface {
-	array.Builder
-	UnsafeAppend(v T)
-}
-
-// fill appends field(row) of every row to b, reserved to fit, and returns b.
-func fill[T any](b fixedBuilder[T], rows []LinkRow, field func(*LinkRow) T) array.Builder {
-	b.Reserve(len(rows))
-	for i := range rows {
-		b.UnsafeAppend(field(&rows[i]))
-	}
-	return b
 }

@@ -71,6 +71,11 @@ type tableBuilder struct {
 	n      int
 	schema *arrow.Schema
 	dicts  []*fixedDict // per field; nil for non-dictionary fields
+	// scratch holds each field's column buffers, reused by every batch
+	// (direct.go); stride and offsets place a field in the slice's memory.
+	scratch []directCol
+	stride  uintptr
+	offsets []uintptr
 }
 
 // fixedDict is one dictionary column's dictionary, built once.
@@ -121,7 +126,11 @@ func newTableBuilder(mem memory.Allocator, rows any, meta map[string]string) (*t
 	if err != nil {
 		return nil, err
 	}
-	tb := &tableBuilder{mem: mem, spec: spec, rows: v, n: v.Len(), dicts: make([]*fixedDict, len(spec.fields))}
+	tb := &tableBuilder{mem: mem, spec: spec, rows: v, n: v.Len(), dicts: make([]*fixedDict, len(spec.fields)),
+		scratch: make([]directCol, len(spec.fields)), stride: spec.typ.Size(), offsets: make([]uintptr, len(spec.fields))}
+	for fi, f := range spec.fields {
+		tb.offsets[fi] = spec.typ.Field(f.index).Offset
+	}
 	fields := make([]arrow.Field, len(spec.fields))
 	for fi := range spec.fields {
 		f := &spec.fields[fi]
@@ -175,6 +184,9 @@ func (tb *tableBuilder) batch(lo, hi int) arrow.RecordBatch {
 // column builds field fi's array for rows [lo, hi).
 func (tb *tableBuilder) column(fi, lo, hi int) arrow.Array {
 	f := &tb.spec.fields[fi]
+	if !f.nullable && directColumns {
+		return tb.directColumn(fi, lo, hi)
+	}
 	// value returns the field of row i, or ok=false for a nil pointer.
 	value := func(i int) (reflect.Value, bool) {
 		fv := tb.rows.Index(i).Field(f.index)

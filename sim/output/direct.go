@@ -1,0 +1,159 @@
+package output
+
+import (
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// Columns built straight into slices that a writer keeps from one record
+// batch to the next, as TimelineWriter does: the IPC writer copies every
+// buffer out before fw.Write returns, so one slice per column serves every
+// batch, and a column of n values is one store per value instead of an
+// Arrow builder's append (capacity check, validity bit) into fresh memory
+// per batch. The arrays carry no validity bitmap and no nulls, and each
+// buffer is exactly as long as its values, as the builders' arrays are
+// after NewArray trims them, so the IPC writer emits the same bytes
+// (TestWriteLinksEqualsWriteTable, TestWriteTableDirectEqualsBuilders).
+
+// resized returns s with length n, reusing its array when it is large
+// enough (contents undefined: the caller sets every value).
+func resized[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// valuesArray wraps vals as an array of n non-null values of typ.
+func valuesArray[T arrow.FixedWidthType](typ arrow.DataType, vals []T) arrow.Array {
+	return fixedArray(typ, len(vals), arrow.GetBytes(vals))
+}
+
+// strCol is one reusable utf8 column: offsets and value bytes.
+type strCol struct {
+	off  []int32
+	data []byte
+}
+
+// reset readies c for n strings, added in order with add.
+func (c *strCol) reset(n int) {
+	c.off = resized(c.off, n+1)[:1]
+	c.off[0] = 0
+	c.data = c.data[:0]
+}
+
+// add appends s, already valid UTF-8.
+func (c *strCol) add(s string) {
+	c.data = append(c.data, s...)
+	c.off = append(c.off, int32(len(c.data)))
+}
+
+// array wraps the strings added since reset.
+func (c *strCol) array() arrow.Array { return stringArray(c.off, c.data) }
+
+// directColumns turns on tableBuilder.directColumn for fields that cannot
+// be null; tests turn it off to compare with the builders' bytes.
+var directColumns = true
+
+// directCol is one field's reusable column buffers in a tableBuilder.
+type directCol struct {
+	i16  []int16
+	i32  []int32
+	i64  []int64
+	u64  []uint64
+	f64  []float64
+	bits []byte
+	str  strCol
+}
+
+// directColumn builds the column of field fi, which is not a pointer, for
+// rows [lo, hi) by reading the field from the slice's memory at its offset
+// in each row rather than through reflect.Value calls, into buffers kept
+// from batch to batch. It appends the values column's builders append.
+func (tb *tableBuilder) directColumn(fi, lo, hi int) arrow.Array {
+	f := &tb.spec.fields[fi]
+	sc := &tb.scratch[fi]
+	n := hi - lo
+	// at is the address of the field in row i; rows is a live slice that
+	// tb holds, so its memory stays put while the batch is built.
+	base, stride, off := tb.rows.UnsafePointer(), tb.stride, tb.offsets[fi]
+	at := func(i int) unsafe.Pointer { return unsafe.Add(base, uintptr(lo+i)*stride+off) }
+	if d := tb.dicts[fi]; d != nil {
+		prev, code, looked := "", int32(0), false
+		codeOf := func(i int) int32 {
+			// Rows of one value often come in runs: one lookup per run.
+			if s := *(*string)(at(i)); !looked || s != prev {
+				prev, code, looked = s, d.index[validUTF8(s)], true
+			}
+			return code
+		}
+		var idx arrow.Array
+		if d.typ.IndexType.ID() == arrow.INT16 {
+			sc.i16 = resized(sc.i16, n)
+			for i := range n {
+				sc.i16[i] = int16(codeOf(i))
+			}
+			idx = valuesArray(d.typ.IndexType, sc.i16)
+		} else {
+			sc.i32 = resized(sc.i32, n)
+			for i := range n {
+				sc.i32[i] = codeOf(i)
+			}
+			idx = valuesArray(d.typ.IndexType, sc.i32)
+		}
+		arr := array.NewDictionaryArray(d.typ, idx, d.arr)
+		idx.Release()
+		return arr
+	}
+	switch f.kind {
+	case kindInt:
+		sc.i64 = resized(sc.i64, n)
+		for i := range n {
+			sc.i64[i] = int64(*(*int)(at(i)))
+		}
+		return valuesArray(arrow.PrimitiveTypes.Int64, sc.i64)
+	case kindInt64:
+		sc.i64 = resized(sc.i64, n)
+		for i := range n {
+			sc.i64[i] = *(*int64)(at(i))
+		}
+		return valuesArray(arrow.PrimitiveTypes.Int64, sc.i64)
+	case kindInt32:
+		sc.i32 = resized(sc.i32, n)
+		for i := range n {
+			sc.i32[i] = *(*int32)(at(i))
+		}
+		return valuesArray(arrow.PrimitiveTypes.Int32, sc.i32)
+	case kindUint64:
+		sc.u64 = resized(sc.u64, n)
+		for i := range n {
+			sc.u64[i] = *(*uint64)(at(i))
+		}
+		return valuesArray(arrow.PrimitiveTypes.Uint64, sc.u64)
+	case kindFloat64:
+		sc.f64 = resized(sc.f64, n)
+		for i := range n {
+			sc.f64[i] = *(*float64)(at(i))
+		}
+		return valuesArray(arrow.PrimitiveTypes.Float64, sc.f64)
+	case kindBool:
+		// A bitmap of n bits, the bits past n zero, ceil(n/8) bytes long
+		// as BooleanBuilder trims it.
+		sc.bits = resized(sc.bits, (n+7)/8)
+		clear(sc.bits)
+		for i := range n {
+			if *(*bool)(at(i)) {
+				sc.bits[i>>3] |= 1 << (i & 7)
+			}
+		}
+		return fixedArray(arrow.FixedWidthTypes.Boolean, n, sc.bits)
+	default: // kindString
+		sc.str.reset(n)
+		for i := range n {
+			sc.str.add(validUTF8(*(*string)(at(i))))
+		}
+		return sc.str.array()
+	}
+}
