@@ -425,6 +425,24 @@ func TestBandwidthsLatencies(t *testing.T) {
 	}
 }
 
+// The bandwidth and latency arrays, written beside the links cable by
+// cable, hold every link's own values on every shape (rail, fat tree, Clos
+// pods, NVL72, meshes, pairs, PCIe-only).
+func TestBandwidthsLatenciesEveryShape(t *testing.T) {
+	for _, s := range specsSmall {
+		c := mustBuild(t, s)
+		bw, lat := c.Bandwidths(), c.Latencies()
+		if len(bw) != len(c.Links) || len(lat) != len(c.Links) {
+			t.Fatalf("%+v: %d links, %d bandwidths, %d latencies", s, len(c.Links), len(bw), len(lat))
+		}
+		for i, l := range c.Links {
+			if bw[i] != l.Bandwidth || lat[i] != l.Latency || !(l.Bandwidth > 0) {
+				t.Fatalf("%+v: link %d: %g/%v vs %+v", s, i, bw[i], lat[i], l)
+			}
+		}
+	}
+}
+
 // TestCatalogGPUsBuild: every catalog GPU's defaults build a cluster.
 func TestCatalogGPUsBuild(t *testing.T) {
 	for _, name := range hardware.GPUNames() {
