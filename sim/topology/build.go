@@ -628,8 +628,8 @@ func (c *Cluster) construct() {
 	cable := func(from, to int32, k LinkKind, bw float64, lat engine.Time, cables int32) {
 		b := units.BytesPerSecond(bw)
 		ls := c.Links[next : next+2 : next+2]
-		ls[0] = Link{From: from, To: to, Kind: k, Bandwidth: b, Latency: lat, Cables: cables}
-		ls[1] = Link{From: to, To: from, Kind: k, Bandwidth: b, Latency: lat, Cables: cables}
+		ls[0] = Link{From: from, To: to, Kind: k, Bandwidth: b, Cables: cables}
+		ls[1] = Link{From: to, To: from, Kind: k, Bandwidth: b, Cables: cables}
 		c.bw[next], c.bw[next+1] = b, b
 		c.lat[next], c.lat[next+1] = lat, lat
 		next += 2

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/simtrain/simtrain/sim/hardware"
 )
@@ -414,20 +415,22 @@ func TestBandwidthsLatencies(t *testing.T) {
 		t.Fatal("lengths")
 	}
 	for i, l := range c.Links {
-		if bw[i] != l.Bandwidth || lat[i] != l.Latency {
-			t.Fatalf("link %d: %g/%v vs %+v", i, bw[i], lat[i], l)
+		if bw[i] != l.Bandwidth {
+			t.Fatalf("link %d: %g vs %+v", i, bw[i], l)
 		}
 		// Latency per kind (doc.go): NVLink 25 ns, Gen4 PCIe 105 ns, HDR 600 ns.
 		want := map[LinkKind]int64{LinkNVLink: 25, LinkPCIe: 105, LinkNetwork: 600}[l.Kind]
-		if int64(l.Latency) != want {
-			t.Fatalf("link %d kind %v latency %v, want %dns", i, l.Kind, l.Latency, want)
+		if int64(lat[i]) != want {
+			t.Fatalf("link %d kind %v latency %v, want %dns", i, l.Kind, lat[i], want)
 		}
 	}
 }
 
 // The bandwidth and latency arrays, written beside the links cable by
 // cable, hold every link's own values on every shape (rail, fat tree, Clos
-// pods, NVL72, meshes, pairs, PCIe-only).
+// pods, NVL72, meshes, pairs, PCIe-only): its bandwidth, and its kind's
+// latency (scale-up, PCIe or NIC latency of the cluster's GPU and NIC), the
+// same in both directions of a cable.
 func TestBandwidthsLatenciesEveryShape(t *testing.T) {
 	for _, s := range specsSmall {
 		c := mustBuild(t, s)
@@ -436,8 +439,10 @@ func TestBandwidthsLatenciesEveryShape(t *testing.T) {
 			t.Fatalf("%+v: %d links, %d bandwidths, %d latencies", s, len(c.Links), len(bw), len(lat))
 		}
 		for i, l := range c.Links {
-			if bw[i] != l.Bandwidth || lat[i] != l.Latency || !(l.Bandwidth > 0) {
-				t.Fatalf("%+v: link %d: %g/%v vs %+v", s, i, bw[i], lat[i], l)
+			want := map[LinkKind]int64{LinkNVLink: int64(c.GPU.ScaleUpLatency), LinkXGMI: int64(c.GPU.ScaleUpLatency),
+				LinkPCIe: int64(c.GPU.PCIeLatency), LinkNetwork: int64(c.NIC.Latency)}[l.Kind]
+			if bw[i] != l.Bandwidth || !(l.Bandwidth > 0) || int64(lat[i]) != want || lat[i] != lat[i^1] {
+				t.Fatalf("%+v: link %d: bandwidth %g latency %v (want %dns) vs %+v", s, i, bw[i], lat[i], want, l)
 			}
 		}
 	}
@@ -524,5 +529,13 @@ func TestMeshNode(t *testing.T) {
 			}
 			seen[route[0]] = true
 		}
+	}
+}
+
+// A link record is 24 bytes: a 131,072-GPU cluster holds 1.5 M of them,
+// and every route walk reads them (the latency lives in Latencies()).
+func TestLinkRecordSize(t *testing.T) {
+	if n := unsafe.Sizeof(Link{}); n != 24 {
+		t.Errorf("Link is %d bytes, want 24", n)
 	}
 }

@@ -63,16 +63,20 @@ type Device struct {
 // Link is one direction of a full-duplex cable. Links[2k] and Links[2k+1] are
 // the two directions of the same cable; Links[2k] points away from the GPUs
 // (GPU→switch, NIC→leaf, leaf→spine, ...), Links[2k+1] back towards them.
+//
+// A link's latency (propagation + switching for the hop) is
+// Cluster.Latencies()[id], the array sim/network reads; the record holds
+// only what routing and the outputs read: 24 bytes a link (a 131,072-GPU
+// cluster has 1.5 M).
 type Link struct {
 	From, To  int32                // device ids
 	Bandwidth units.BytesPerSecond // line rate, this direction
-	Latency   engine.Time          // propagation + switching for this hop
 	// Cables is how many physical cables this link stands for: parallel
 	// cables between the same two switches are merged into one link of
 	// summed bandwidth (see the package doc). 1 for every GPU, PCIe and
 	// NIC link.
 	Cables int32
-	Kind   LinkKind // last, beside Cables: 32 bytes a link, not 40 (a 131,072-GPU cluster has 1.5 M)
+	Kind   LinkKind // last, beside Cables, in the padding of an 8-byte word
 }
 
 // Spec describes a cluster to build (mirrors the scenario's cluster block).
@@ -131,7 +135,7 @@ type Cluster struct {
 	l layout // shape, id bases and routing tables (build.go)
 
 	bw  []units.BytesPerSecond // Links[i].Bandwidth, for sim/network
-	lat []engine.Time          // Links[i].Latency
+	lat []engine.Time          // link latencies (Latencies)
 
 	// Frozen CSR adjacency over directed links: the out-links of device v
 	// are adjLink[adjStart[v]:adjStart[v+1]], sorted by neighbour id, then
