@@ -574,6 +574,49 @@ func (b *builder) unpadSync(l, mb, c int, in int32) int32 {
 	return b.hostSync("unpad_host_sync", b.cfg.UnpadHostSync, l, mb, c, in)
 }
 
+// DeepSpeed's pipeline engine (deepspeed/runtime/pipe/engine.py @ v0.9.5,
+// the version of Megatron-DeepSpeed's rebase README) under
+// Megatron-DeepSpeed's GPTModelPipe (@ 99d1eead) reads back from the GPU,
+// every micro-batch, at these points; each read blocks the host until the
+// stream has drained (PyTorch copies between pageable host memory and the
+// GPU with cudaMemcpyAsync then cudaStreamSynchronize unless non_blocking),
+// so the GPU idles until the host has issued the next kernels.
+//
+//   - LoadMicroBatch, on the first and the last stage (schedule.py
+//     TrainSchedule): pretrain_gpt.py get_batch_pipe →
+//     megatron/core/tensor_parallel/data.py broadcast_data: the sizes
+//     built as get_accelerator().LongTensor(list) (a copy to the GPU),
+//     sizes_cuda.cpu() after their broadcast, and the flattened tokens
+//     .to(device) on the TP source rank: dsLoadSyncs.
+//   - With TP (is_pipe_partitioned = is_grad_partitioned =
+//     is_model_parallel), what crosses a stage boundary is a
+//     PartitionedTensor (runtime/utils.py): to_meta() builds its metadata
+//     with torch.LongTensor(meta).to(device) (one copy to the GPU, before
+//     each SendActivation and SendGrad), from_meta() reads it back with
+//     meta.tolist() (one read in ForwardPass on a receiving stage, two in
+//     BackwardPass on a sending stage: the saved output's and the received
+//     gradient's metadata). BackwardPass also all-gathers the saved output
+//     again over the TP group (part_output.full()), the stage having kept
+//     only its 1/tp slice.
+const dsLoadSyncs = 3
+
+// pipeSync adds n of the pipeline engine's host synchronisations
+// (StepConfig.PipeEngineSync each) after task after and returns the task
+// that follows (after itself when there are none).
+func (b *builder) pipeSync(name string, n int, mb, c int, after int32) int32 {
+	if b.cfg.PipeEngineSync <= 0 || n <= 0 {
+		return after
+	}
+	if after < 0 { // nothing received: the read drains what the stream ran before
+		after = b.last[StreamCompute]
+	}
+	return b.hostSync(name, engine.Time(n)*b.cfg.PipeEngineSync, -1, mb, c, after)
+}
+
+// pipeTP reports whether the pipeline engine partitions stage-boundary
+// tensors over TP (DeepSpeed's is_pipe_partitioned).
+func (b *builder) pipeTP() bool { return b.cfg.PipeEngineSync > 0 && b.cfg.Layout.TP > 1 }
+
 // hostSync adds a compute-stream stall of dur (KindHostSync) after task
 // after and returns it.
 // With a host thread (StepConfig.Host) the host, having issued up to the

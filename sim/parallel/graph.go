@@ -321,6 +321,14 @@ type StepConfig struct {
 	// bert_padding.unpad_input calls torch.nonzero and .item() on each of
 	// Q, K and V. 0 = none.
 	UnpadHostSync engine.Time
+	// PipeEngineSync is the time the compute stream idles per host
+	// synchronisation of DeepSpeed's pipeline engine as Megatron-DeepSpeed
+	// drives it (pp > 1): loading a micro-batch on the first and last
+	// stages, and, with TP, reading the metadata of the TP-partitioned
+	// activations and gradients it sends between stages (dsLoadSyncs,
+	// the builder's pipe* functions give the counts and their sources). 0
+	// = Megatron's schedules, which read nothing back per micro-batch.
+	PipeEngineSync engine.Time
 	// HostH2D and HostD2H are the GPU's pinned host copy bandwidths
 	// (bytes/s, hardware.GPU.HostCopy) that offloading's copies run at;
 	// zero when nothing is offloaded.

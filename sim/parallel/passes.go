@@ -280,6 +280,17 @@ func (b *builder) receive(p *chunkPass) {
 func (b *builder) forwardStart(p *chunkPass) {
 	b.receive(p)
 	ch, mb, in := p.ch, p.mb, p.lp.in
+	// DeepSpeed's pipeline engine: RecvActivation, LoadMicroBatch (first
+	// and last stage), then ForwardPass reads the received partition's
+	// metadata (builder.go, dsLoadSyncs).
+	n := 0
+	if ch.Embedding || ch.Head {
+		n += dsLoadSyncs
+	}
+	if b.pipeTP() && !b.place.First(ch.Stage, ch.Index) {
+		n++
+	}
+	in = b.pipeSync("pipe_engine_sync", n, mb, ch.Index, in)
 	if ch.Embedding {
 		e := b.compute(KindForward, "embedding_fwd", -1, mb, ch.Index, b.cache.embHead(false, passFwd), in, b.gatherExtra(false, true))
 		in = e
@@ -304,6 +315,9 @@ func (b *builder) forwardEnd(p *chunkPass) {
 		in = h
 	}
 	if !b.place.Last(ch.Stage, ch.Index) {
+		if b.pipeTP() {
+			in = b.pipeSync("pipe_engine_sync", 1, mb, ch.Index, in) // to_meta of the output
+		}
 		b.send(false, mb, ch, in)
 	}
 }
@@ -314,6 +328,13 @@ func (b *builder) forwardEnd(p *chunkPass) {
 func (b *builder) backwardStart(p *chunkPass) {
 	b.receive(p)
 	ch, mb, splitW, in := p.ch, p.mb, p.splitW, p.lp.in
+	if b.pipeTP() && !b.place.Last(ch.Stage, ch.Index) {
+		// DeepSpeed's BackwardPass: from_meta of the saved output and of
+		// the received gradient, then the saved output all-gathered again
+		// over TP (builder.go, dsLoadSyncs)
+		in = b.pipeSync("pipe_engine_sync", 2, mb, ch.Index, in)
+		in = b.comm(GroupTP, collectives.AllGather, b.actBytes(), "pp_regather_out", -1, mb, ch.Index, in)
+	}
 	if ch.Head {
 		h := b.compute(KindBackward, "head_bwd", -1, mb, ch.Index, b.bwdPart(b.cache.embHead(true, passBwd), splitW), in, b.gatherExtra(true, false))
 		in = h
@@ -341,6 +362,9 @@ func (b *builder) backwardEnd(p *chunkPass) {
 		in = e
 	}
 	if !b.place.First(ch.Stage, ch.Index) {
+		if b.pipeTP() {
+			in = b.pipeSync("pipe_engine_sync", 1, mb, ch.Index, in) // to_meta of the input gradient
+		}
 		b.send(true, mb, ch, in)
 	}
 }

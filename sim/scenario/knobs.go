@@ -324,6 +324,8 @@ var Knobs = []*Knob{
 	{Path: "parallel.zero3_impl", Column: "zero3_impl", Const: "fsdp", Choices: fixed("fsdp", "deepspeed", "megatron")},
 	{Path: "parallel.zero3_grad_sync", Default: "every", Choices: fixed("every", "last"),
 		NoColumn: "no summary column yet (adding one changes summary.arrow's schema); the run id tells every from last apart"},
+	{Path: "parallel.pipe_engine", Default: "megatron", Choices: fixed("megatron", "deepspeed"),
+		NoColumn: "no summary column yet (adding one changes summary.arrow's schema); the run id tells megatron from deepspeed apart"},
 	{Path: "parallel.grad_bucket", Column: "grad_bucket", Value: func(s *Plan) any { return s.GradBucket() }, Default: "0"},
 	{Path: "parallel.schedule", Column: "schedule", Const: "1f1b", Choices: pipeline.Names},
 	{Path: "parallel.tp_impl", Column: "tp_impl", Const: "megatron", Choices: fixed("megatron", "dtensor")},

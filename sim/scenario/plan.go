@@ -361,6 +361,19 @@ func (s *Plan) UnpadHostSync() engine.Time {
 	return engine.Time(unpadSyncsPerLayer*s.r.gpu.Compute.HostSyncStall*1e9 + 0.5)
 }
 
+// PipeEngineSync is the compute-stream stall per host synchronisation of
+// DeepSpeed's pipeline engine (parallel.pipe_engine: deepspeed, pp > 1;
+// parallel.StepConfig.PipeEngineSync): the GPU profile's HostSyncStall,
+// the idle per blocking read in eager Python code, here the reads that the
+// engine's instructions and Megatron-DeepSpeed's batch loader make every
+// micro-batch (the count is the builder's, from the source).
+func (s *Plan) PipeEngineSync() engine.Time {
+	if s.Parallel.PipeEngine != "deepspeed" || s.Parallel.PP < 2 {
+		return 0
+	}
+	return engine.Time(s.r.gpu.Compute.HostSyncStall*1e9 + 0.5)
+}
+
 // HostSyncCauses names what makes the host wait for the GPU inside a step
 // (the host sync stalls of Result.HostSyncS), "" when nothing does.
 func (s *Plan) HostSyncCauses() string {
@@ -370,6 +383,9 @@ func (s *Plan) HostSyncCauses() string {
 	}
 	if s.UnpadHostSync() > 0 {
 		c = append(c, "unpadded attention: nonzero and .item() on Q, K, V")
+	}
+	if s.PipeEngineSync() > 0 {
+		c = append(c, "DeepSpeed pipeline engine: batch sizes and partition metadata read per micro-batch")
 	}
 	return strings.Join(c, "; ")
 }
@@ -402,6 +418,7 @@ func (s *Plan) StepConfig(l *parallel.Layout) *parallel.StepConfig {
 		LayerParams:       m.LayerParams,
 		MoEHostSync:       s.MoEHostSync(),
 		UnpadHostSync:     s.UnpadHostSync(),
+		PipeEngineSync:    s.PipeEngineSync(),
 		HostH2D:           float64(hc.H2D), HostD2H: float64(hc.D2H),
 		OffloadOptimizer:  s.Training.OffloadOptimizer,
 		Host:              s.HostModel(),

@@ -779,6 +779,14 @@ func (s *Plan) resolveParallel(set fieldSet) error {
 			return fmt.Errorf("parallel.zero3_grad_sync: %s needs zero 3 (have zero %d; valid: every)", p.Zero3GradSync, p.Zero)
 		}
 	}
+	if p.PipeEngine == "megatron" {
+		p.PipeEngine = "" // canonical: the default is left empty
+	}
+	if p.PipeEngine != "" {
+		if err := checkChoice("parallel.pipe_engine", p.PipeEngine); err != nil {
+			return err
+		}
+	}
 	if p.EPBackend == "nccl" {
 		p.EPBackend = "" // canonical: the default is left empty
 	}

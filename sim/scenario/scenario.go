@@ -292,6 +292,13 @@ type ParallelConfig struct {
 	// the others: the unsharded gradient accumulates in grad_dtype).
 	// The canonical form leaves every empty, so run ids do not change.
 	Zero3GradSync string `yaml:"zero3_grad_sync" json:"zero3_grad_sync,omitempty"`
+	// PipeEngine is the program that runs the pipeline schedule when pp >
+	// 1: "megatron" (the default: Megatron's schedules, no host reads per
+	// micro-batch) or "deepspeed" (DeepSpeed's PipelineEngine driven by
+	// Megatron-DeepSpeed's GPTModelPipe: the host synchronisations of its
+	// instructions, parallel.StepConfig.PipeEngineSync). The canonical
+	// form leaves megatron empty, so run ids do not change.
+	PipeEngine string `yaml:"pipe_engine" json:"pipe_engine,omitempty"`
 	// GradBucket is the DP gradient bucket of ZeRO 0-2, in parameters: the
 	// backward's gradients are reduced in calls of about this many
 	// parameters, each paying a collective's launch and latency. 0 (the

@@ -1,0 +1,87 @@
+package parallel
+
+import (
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/collectives"
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/pipeline"
+	"github.com/simtrain/simtrain/sim/workload"
+)
+
+// TestPipeEngineSyncs counts DeepSpeed's pipeline engine host
+// synchronisations (StepConfig.PipeEngineSync) by hand from the source
+// (builder.go, dsLoadSyncs). Per micro-batch on PP 2:
+//
+//   - stage 0 (first): LoadMicroBatch 3, to_meta before SendActivation 1,
+//     BackwardPass's two from_meta 2 = 6 with TP, 3 without;
+//   - stage 1 (last): LoadMicroBatch 3, ForwardPass's from_meta 1, to_meta
+//     before SendGrad 1 = 5 with TP, 3 without;
+//
+// and with TP stage 0 all-gathers its saved output again before each
+// backward (pp_regather_out, the whole activation over the TP group).
+// 4 micro-batches at a 1 ms stall: stage 0 24 ms, stage 1 20 ms with
+// TP 4; 12 ms each at TP 1. Off (PipeEngineSync 0): none.
+func TestPipeEngineSyncs(t *testing.T) {
+	const ms = engine.Time(1e6)
+	const act = 2 * 512 * 1024 * 2 // 2·512 tokens × h 1024 × 2 bytes
+	for _, c := range []struct {
+		tp, sp      int
+		stall       engine.Time
+		want        [2]engine.Time
+		wantRegathr int
+	}{
+		{tp: 4, stall: ms, want: [2]engine.Time{24 * ms, 20 * ms}, wantRegathr: 4},
+		{tp: 1, stall: ms, want: [2]engine.Time{12 * ms, 12 * ms}},
+		{tp: 4, stall: 0},
+	} {
+		l, err := NewLayout(c.tp, 1, 1, 1, 2, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks, err := Partition(4, 2, 1, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := &StepConfig{Layout: l, Model: testModel(t, 4),
+			Shape:    workload.Shape{MicroBatch: 2, Seq: 512, Dtype: workload.BF16, TP: c.tp, CP: 1, EP: 1, FlashAttention: true},
+			Schedule: pipeline.OneFOneB, Virtual: 1, Microbatches: 4, Chunks: chunks, Optimizer: "adamw",
+			ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32,
+			Overlap: Overlap{GradReduce: true, ParamGather: true}, Steps: 1,
+			LayerParams:    func(int) (float64, float64) { return 1e6, 0 },
+			PipeEngineSync: c.stall,
+		}
+		progs, err := Build(cfg, unitPricer{unit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s, p := range progs {
+			var stall engine.Time
+			regather := 0
+			for _, task := range p.Tasks {
+				switch {
+				case task.Kind == KindHostSync:
+					if task.Name != "pipe_engine_sync" {
+						t.Errorf("tp %d stage %d: host sync %q", c.tp, s, task.Name)
+					}
+					stall += task.Dur
+				case task.Name == "pp_regather_out":
+					regather++
+					if task.Op != collectives.AllGather || task.Group != GroupTP || task.Bytes != act {
+						t.Errorf("tp %d: regather %+v", c.tp, task)
+					}
+				}
+			}
+			if stall != c.want[s] {
+				t.Errorf("tp %d stall %d: stage %d stalls %d ns, want %d", c.tp, c.stall, s, stall, c.want[s])
+			}
+			wantR := 0
+			if s == 0 {
+				wantR = c.wantRegathr
+			}
+			if regather != wantR {
+				t.Errorf("tp %d stall %d: stage %d regathers %d, want %d", c.tp, c.stall, s, regather, wantR)
+			}
+		}
+	}
+}

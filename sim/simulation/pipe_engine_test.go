@@ -1,0 +1,43 @@
+package simulation
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestPipeEngineField checks parallel.pipe_engine: megatron-deepspeed's
+// profile sets deepspeed, which stalls the compute stream at DeepSpeed's
+// pipeline engine's host synchronisations when pp > 1 (counted in
+// sim/parallel TestPipeEngineSyncs) and does nothing at pp 1; a bad value
+// is a one-line error naming the field and the choices.
+//
+// baseScenario at tp 4 × pp 2 × dp 2 (16 H100), 64 sequences: 32
+// micro-batches per rank. The first stage stalls 6 syncs per micro-batch,
+// the last 5: the mean over ranks is 32 · 5.5 · HostSyncStall.
+func TestPipeEngineField(t *testing.T) {
+	pp := []string{"parallel.tp", "4", "parallel.pp", "2"}
+	s := parseWith(t, pp, "training.framework", "megatron-deepspeed")
+	if s.Parallel.PipeEngine != "deepspeed" {
+		t.Fatalf("megatron-deepspeed profile: pipe_engine %q, want deepspeed", s.Parallel.PipeEngine)
+	}
+	if got := s.HostSyncCauses(); !strings.Contains(got, "DeepSpeed pipeline engine") {
+		t.Errorf("host sync causes %q", got)
+	}
+	stall := s.GPU().Compute.HostSyncStall
+	r := runWith(t, pp, "parallel.pipe_engine", "deepspeed")
+	if want := 32 * 5.5 * stall; r.HostSyncS < want*(1-1e-6) || r.HostSyncS > want*(1+1e-6) {
+		t.Errorf("host sync stalls %g s, want %g s", r.HostSyncS, want)
+	}
+	if base := runWith(t, pp); base.HostSyncS != 0 || !(r.StepTimeS > base.StepTimeS) {
+		t.Errorf("megatron: stalls %g s, step %g s; deepspeed step %g s: want longer", base.HostSyncS, base.StepTimeS, r.StepTimeS)
+	}
+	if r := runWith(t, nil, "parallel.pipe_engine", "deepspeed"); r.HostSyncS != 0 {
+		t.Errorf("pp 1: host sync stalls %g s, want none", r.HostSyncS)
+	}
+	if s := parseWith(t, pp, "parallel.pipe_engine", "megatron"); s.Parallel.PipeEngine != "" {
+		t.Errorf("megatron not canonicalised: %q", s.Parallel.PipeEngine)
+	}
+	checkParseErrors(t, pp, []parseErrorCase{
+		{[]string{"parallel.pipe_engine", "gpipe"}, `parallel.pipe_engine: unknown value "gpipe" (valid: megatron, deepspeed)`},
+	})
+}
