@@ -600,6 +600,21 @@ func (b *builder) unpadSync(l, mb, c int, in int32) int32 {
 //     only its 1/tp slice.
 const dsLoadSyncs = 3
 
+// Passes of Megatron-DeepSpeed's optimizer-state statistics
+// (StepConfig.LogOptimizerStates), counted from training_log's 16
+// reductions over tensors of the flat partition's size:
+//
+//	exp_avg_sq read by norm, norm p=1, max, min and three sqrt()   7
+//	the three sqrt() results read by norm, norm p=1, abs_, max     4
+//	exp_avg read by norm, norm p=1, max, min                       4
+//	master weights read by norm, norm p=1, max, min                4
+//	written: three sqrt() results and abs_ in place                4
+const (
+	optStatsReads      = 15
+	optStatsParamReads = 4
+	optStatsWrites     = 4
+)
+
 // pipeSync adds n of the pipeline engine's host synchronisations
 // (StepConfig.PipeEngineSync each) after task after and returns the task
 // that follows (after itself when there are none).
@@ -1093,6 +1108,11 @@ func (b *builder) optimizer() {
 	opt := b.add(Task{Kind: KindOptimizer, Stream: StreamCompute, Name: "optimizer_step", Layer: -1, Micro: -1, Chunk: -1,
 		Dur: d, FLOPs: op.FLOPs, Bytes: op.BytesRead + op.BytesWritten, Peer: -1, Match: -1,
 		Issue: b.issueTime(KindOptimizer, 1)}, deps...)
+	if cfg.LogOptimizerStates {
+		sb, mb := cfg.StateDtype.Bytes(), cfg.MasterDtype.Bytes()
+		opt = b.memTask(KindOptimizer, "optimizer_state_stats", -1, -1, -1,
+			local*(optStatsReads*sb+optStatsParamReads*mb), local*optStatsWrites*sb, opt)
+	}
 	// The step boundary: the host reads the step's loss, gradient norm or
 	// overflow flag back before it issues the next step.
 	b.hostBlock = opt

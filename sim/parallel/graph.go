@@ -341,6 +341,18 @@ type StepConfig struct {
 	// (training.offload_optimizer): reloaded after the backward, before
 	// the step, and offloaded again after it.
 	OffloadOptimizer bool
+	// LogOptimizerStates adds, after the optimizer step, the statistics
+	// Megatron-DeepSpeed's --log-optimizer-states-to-tensorboard computes
+	// on every rank every iteration (megatron/training.py training_log @
+	// cc3a94c6 and 99d1eead, --tensorboard-log-interval default 1): over
+	// the optimizer's flat partition (its param_groups' fp32 master
+	// tensors), the L2 and L1 norms of exp_avg_sq, exp_avg_sq.sqrt(),
+	// exp_avg and the weights, the max and min of exp_avg_sq, exp_avg and
+	// the weights, and exp_avg_sq.sqrt().abs_().max(), each read back with
+	// .item(): optStatsReads passes over a state-sized tensor and
+	// optStatsWrites written (the two sqrt() temporaries and abs_), plus
+	// optStatsParamReads over the master weights.
+	LogOptimizerStates bool
 	// Interrupt, when set, is polled while the programs are built (every
 	// 16,384 tasks and between stages); a non-nil error, such as a
 	// cancelled context's, stops Build, which returns it.

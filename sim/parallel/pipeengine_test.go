@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"math"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/collectives"
@@ -81,6 +82,59 @@ func TestPipeEngineSyncs(t *testing.T) {
 			}
 			if regather != wantR {
 				t.Errorf("tp %d stall %d: stage %d regathers %d, want %d", c.tp, c.stall, s, regather, wantR)
+			}
+		}
+	}
+}
+
+// TestLogOptimizerStates: Megatron-DeepSpeed's optimizer-state statistics
+// read 15 state-sized tensors and 4 weight-sized ones and write 4
+// state-sized ones after the step (builder.go, optStatsReads). 4 layers of
+// 1M parameters on pp 2: each stage holds 2 layers and the 32000 × 1024
+// embedding (first) or output layer (last), 34.768M parameters, ZeRO-1
+// over dp 2: 17.384M fp32 parameters per rank, so 17.384M · (15·4 + 4·4 +
+// 4·4) bytes per rank, after the optimizer step; without the flag no such
+// task.
+func TestLogOptimizerStates(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		l, err := NewLayout(1, 1, 1, 2, 2, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks, err := Partition(4, 2, 1, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := &StepConfig{Layout: l, Model: testModel(t, 4),
+			Shape:    workload.Shape{MicroBatch: 2, Seq: 512, Dtype: workload.BF16, TP: 1, CP: 1, EP: 1, FlashAttention: true},
+			Schedule: pipeline.OneFOneB, Virtual: 1, Microbatches: 4, Chunks: chunks, Optimizer: "adamw", Zero: 1,
+			ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32, StateDtype: workload.FP32,
+			Overlap: Overlap{GradReduce: true, ParamGather: true}, Steps: 1,
+			LayerParams:        func(int) (float64, float64) { return 1e6, 0 },
+			LogOptimizerStates: on,
+		}
+		progs, err := Build(cfg, unitPricer{unit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s, p := range progs {
+			n, opt := 0, -1
+			for i, task := range p.Tasks {
+				switch task.Name {
+				case "optimizer_step":
+					opt = i
+				case "optimizer_state_stats":
+					n++
+					if opt < 0 {
+						t.Errorf("stage %d: statistics before the optimizer step", s)
+					}
+					if want := 17.384e6 * (15*4 + 4*4 + 4*4); math.Abs(task.Bytes-want) > 1e-9*want {
+						t.Errorf("stage %d: statistics move %g bytes, want %g", s, task.Bytes, want)
+					}
+				}
+			}
+			if want := map[bool]int{false: 0, true: 1}[on]; n != want {
+				t.Errorf("on=%v stage %d: %d statistics tasks, want %d", on, s, n, want)
 			}
 		}
 	}

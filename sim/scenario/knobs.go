@@ -268,6 +268,8 @@ var Knobs = []*Knob{
 	{Path: "training.recompute_reentrant", NoColumn: "the recomputed forward's extra TP reduction shows in timeline.arrow (tp_mlp_recompute); the run id tells runs apart", Default: "false"},
 	{Path: "training.offload_modules", Column: "offload_modules", Value: func(s *Plan) any { return strings.Join(s.Training.OffloadModules, "+") }, Default: "[]", Items: func() []string { return slices.Clone(workload.OffloadModuleNames) }},
 	{Path: "training.offload_optimizer", Column: "offload_optimizer", Default: "false"},
+	{Path: "training.log_optimizer_states", Default: "false",
+		NoColumn: "no summary column yet (adding one changes summary.arrow's schema); the run id tells it apart"},
 	{Path: "training.flash_attention", Column: "flash_attention", Const: true},
 	{Path: "training.fused_loss", NoColumn: "an alias of cross_entropy (false = unfused), which has the column", Default: "true"},
 	{Path: "training.cross_entropy", Column: "cross_entropy", Default: "`fused`", Choices: workload.CrossEntropyNames,

@@ -420,11 +420,12 @@ func (s *Plan) StepConfig(l *parallel.Layout) *parallel.StepConfig {
 		UnpadHostSync:     s.UnpadHostSync(),
 		PipeEngineSync:    s.PipeEngineSync(),
 		HostH2D:           float64(hc.H2D), HostD2H: float64(hc.D2H),
-		OffloadOptimizer:  s.Training.OffloadOptimizer,
-		Host:              s.HostModel(),
-		Zero3GatherParams: p.Zero3PrefetchBucket,
-		Zero3GradSyncLast: p.Zero3GradSync == "last",
-		BucketParams:      p.GradBucket, // 0: the builder's max(40M, 1M·dp), as GradBucket reports
+		OffloadOptimizer:   s.Training.OffloadOptimizer,
+		LogOptimizerStates: s.Training.LogOptimizerStates,
+		Host:               s.HostModel(),
+		Zero3GatherParams:  p.Zero3PrefetchBucket,
+		Zero3GradSyncLast:  p.Zero3GradSync == "last",
+		BucketParams:       p.GradBucket, // 0: the builder's max(40M, 1M·dp), as GradBucket reports
 	}
 }
 

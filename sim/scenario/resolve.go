@@ -786,6 +786,11 @@ func (s *Plan) resolveParallel(set fieldSet) error {
 		if err := checkChoice("parallel.pipe_engine", p.PipeEngine); err != nil {
 			return err
 		}
+		// DeepSpeed's PipelineEngine runs only its TrainSchedule: 1F1B
+		// over one model chunk per stage (deepspeed/runtime/pipe/schedule.py)
+		if p.PP > 1 && (p.Schedule != "1f1b" || p.VirtualStages != 1) {
+			return fmt.Errorf("parallel.pipe_engine: deepspeed runs DeepSpeed's TrainSchedule, schedule 1f1b with virtual_stages 1 (have schedule %s, virtual_stages %d; valid: megatron)", p.Schedule, p.VirtualStages)
+		}
 	}
 	if p.EPBackend == "nccl" {
 		p.EPBackend = "" // canonical: the default is left empty

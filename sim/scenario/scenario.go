@@ -125,6 +125,13 @@ type TrainingConfig struct {
 	// when unset.
 	OffloadModules   []string `yaml:"offload_modules" json:"offload_modules,omitempty"`
 	OffloadOptimizer bool     `yaml:"offload_optimizer" json:"offload_optimizer,omitempty"`
+	// LogOptimizerStates is Megatron-DeepSpeed's
+	// --log-optimizer-states-to-tensorboard: after every step each rank
+	// reduces its optimizer's flat fp32 tensors (norms, maxima, minima of
+	// the Adam states and master weights) and reads each result back
+	// (parallel.StepConfig.LogOptimizerStates). Left out of the canonical
+	// form when unset.
+	LogOptimizerStates bool `yaml:"log_optimizer_states" json:"log_optimizer_states,omitempty"`
 	// RecomputeEvery applies full recomputation to every k-th transformer
 	// layer of each pipeline rank and keeps the others' activations
 	// (torchtitan's selective layer checkpointing, selective_ac_option =

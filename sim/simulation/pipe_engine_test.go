@@ -39,5 +39,11 @@ func TestPipeEngineField(t *testing.T) {
 	}
 	checkParseErrors(t, pp, []parseErrorCase{
 		{[]string{"parallel.pipe_engine", "gpipe"}, `parallel.pipe_engine: unknown value "gpipe" (valid: megatron, deepspeed)`},
+		{[]string{"parallel.pipe_engine", "deepspeed", "parallel.schedule", "interleaved", "parallel.virtual_stages", "2"},
+			"parallel.pipe_engine: deepspeed runs DeepSpeed's TrainSchedule, schedule 1f1b with virtual_stages 1 (have schedule interleaved, virtual_stages 2; valid: megatron)"},
 	})
+	// the profile leaves Megatron's schedules to Megatron's engine
+	if s := parseWith(t, pp, "training.framework", "megatron-deepspeed", "parallel.schedule", "interleaved", "parallel.virtual_stages", "2"); s.Parallel.PipeEngine != "" {
+		t.Errorf("megatron-deepspeed with interleaved: pipe_engine %q, want megatron", s.Parallel.PipeEngine)
+	}
 }
