@@ -75,12 +75,16 @@ type Fabric struct {
 	delFree  []int32
 	inFlight int
 
-	// Per-link statistics. lbytes: bytes carried (see LinkBytes). lbusy:
-	// busy time of closed busy periods. lbusyT: flow fidelity, start of the
-	// open busy period; analytic, end of the union of busy intervals.
+	// Per-link statistics at flow fidelity. lbytes: bytes carried (see
+	// LinkBytes). lbusy: busy time of closed busy periods. lbusyT: start of
+	// the open busy period.
 	lbytes []float64
 	lbusy  []engine.Time
 	lbusyT []engine.Time
+
+	// an is every link's state at analytic fidelity, one record per link
+	// (see alink).
+	an []alink
 
 	// Analytic fidelity with TrackChanges: the links whose statistics may
 	// have moved since the last Changed, each once (marked).
@@ -92,6 +96,18 @@ type Fabric struct {
 	// afterEvent, when set (tests only), runs after every event the fabric
 	// handles.
 	afterEvent func(now engine.Time)
+}
+
+// alink is one link's analytic-fidelity state: bytes carried (see
+// LinkBytes), busy time so far and the end of the union of its busy
+// intervals, and its bandwidth. A transfer reads and writes all four for
+// every link of its route, so they share one 32-byte record: a link costs
+// one cache line rather than one per array (links.arrow's reconstruction
+// at 131,072 GPUs starts ~800 k transfers over 1.4 M links; issue 18).
+type alink struct {
+	bytes       float64
+	busy, busyT engine.Time
+	bw          float64
 }
 
 type delivery struct {
@@ -150,23 +166,23 @@ func (h fabricHandler) Handle(now engine.Time, arg int64) {
 // them first with CheckLinks.
 func New(e *engine.Engine, bandwidth []units.BytesPerSecond, latency []engine.Time, f Fidelity) *Fabric {
 	n := len(bandwidth)
-	bw := make([]float64, n) // the solver's arithmetic is in plain bytes/s
-	for i, b := range bandwidth {
-		bw[i] = float64(b)
-	}
-	fb := &Fabric{
-		e:      e,
-		fid:    f,
-		bw:     bw,
-		lat:    latency,
-		lbytes: make([]float64, n),
-		lbusy:  make([]engine.Time, n),
-		lbusyT: make([]engine.Time, n),
-	}
+	fb := &Fabric{e: e, fid: f, lat: latency}
 	fb.h = e.Register(fabricHandler{fb})
-	if f == Flow {
-		fb.initFlow(n)
+	if f != Flow {
+		fb.an = make([]alink, n)
+		for i, b := range bandwidth {
+			fb.an[i].bw = float64(b)
+		}
+		return fb
 	}
+	fb.bw = make([]float64, n) // the solver's arithmetic is in plain bytes/s
+	for i, b := range bandwidth {
+		fb.bw[i] = float64(b)
+	}
+	fb.lbytes = make([]float64, n)
+	fb.lbusy = make([]engine.Time, n)
+	fb.lbusyT = make([]engine.Time, n)
+	fb.initFlow(n)
 	return fb
 }
 
@@ -197,8 +213,8 @@ func (f *Fabric) CheckTransfer(route []int32, bytes units.Bytes) error {
 		return fmt.Errorf("network: transfer bytes = %v: must be finite and >= 0", bytes)
 	}
 	for i, l := range route {
-		if l < 0 || int(l) >= len(f.bw) {
-			return fmt.Errorf("network: route[%d] = %d: link id out of range [0, %d)", i, l, len(f.bw))
+		if l < 0 || int(l) >= f.NumLinks() {
+			return fmt.Errorf("network: route[%d] = %d: link id out of range [0, %d)", i, l, f.NumLinks())
 		}
 		for j := range i {
 			if route[j] == l {
@@ -213,7 +229,7 @@ func (f *Fabric) CheckTransfer(route []int32, bytes units.Bytes) error {
 func (f *Fabric) Fidelity() Fidelity { return f.fid }
 
 // NumLinks is the number of links.
-func (f *Fabric) NumLinks() int { return len(f.bw) }
+func (f *Fabric) NumLinks() int { return len(f.bw) + len(f.an) } // one of them is empty
 
 // Start begins moving bytes along route (link ids, in order; the slice is
 // copied). The transfer's last byte arrives at the end of transmission plus
@@ -245,26 +261,28 @@ func (f *Fabric) Start(route []int32, size units.Bytes, done Done, tag int64) {
 		return
 	}
 	if f.fid == Analytic {
-		bw := f.bw[route[0]]
+		an := f.an
+		bw := an[route[0]].bw
 		for _, l := range route[1:] {
-			bw = min(bw, f.bw[l]) // builtin min: math.Min's NaN and signed-zero rules, inlined
+			bw = min(bw, an[l].bw) // builtin min: math.Min's NaN and signed-zero rules, inlined
 		}
 		tx := txTime(bytes, bw)
 		end := addTime(now, tx)
 		for _, l := range route {
-			f.lbytes[l] += bytes
+			a := &an[l]
+			a.bytes += bytes
 			if f.changedMark != nil && !f.changedMark[l] {
 				f.changedMark[l] = true
 				f.changed = append(f.changed, l)
 			}
 			// Starts arrive in time order, so the union of the busy
 			// intervals [start, end) grows only at its right edge.
-			if be := f.lbusyT[l]; now >= be {
-				f.lbusy[l] += end - now
-				f.lbusyT[l] = end
+			if be := a.busyT; now >= be {
+				a.busy += end - now
+				a.busyT = end
 			} else if end > be {
-				f.lbusy[l] += end - be
-				f.lbusyT[l] = end
+				a.busy += end - be
+				a.busyT = end
 			}
 		}
 		if tx == engine.Forever {
@@ -310,7 +328,7 @@ func (f *Fabric) LinkBytes(link int) units.Bytes {
 	if f.fid == Flow {
 		return units.Bytes(f.flowLinkBytes(link, f.e.Now()))
 	}
-	return units.Bytes(f.lbytes[link])
+	return units.Bytes(f.an[link].bytes)
 }
 
 // LinkBusy is the time up to now during which link carried at least one
@@ -325,8 +343,9 @@ func (f *Fabric) LinkBusy(link int) engine.Time {
 		}
 		return b
 	}
-	b := f.lbusy[link]
-	if be := f.lbusyT[link]; be > now {
+	a := &f.an[link]
+	b := a.busy
+	if be := a.busyT; be > now {
 		b -= be - now
 	}
 	return b
@@ -336,7 +355,7 @@ func (f *Fabric) LinkBusy(link int) engine.Time {
 // cross, for Changed. It has no effect at flow fidelity.
 func (f *Fabric) TrackChanges() {
 	if f.fid == Analytic && f.changedMark == nil {
-		f.changedMark = make([]bool, len(f.bw))
+		f.changedMark = make([]bool, len(f.an))
 	}
 }
 
@@ -354,7 +373,7 @@ func (f *Fabric) Changed(buf []int32) []int32 {
 	keep := f.changed[:0]
 	for _, l := range f.changed {
 		buf = append(buf, l)
-		if f.lbusyT[l] > now {
+		if f.an[l].busyT > now {
 			keep = append(keep, l)
 		} else {
 			f.changedMark[l] = false
@@ -378,9 +397,10 @@ func (f *Fabric) Repeat(dst, src int, srcBusyBefore engine.Time) {
 	if f.changedMark == nil {
 		return
 	}
-	f.lbytes[dst] = f.lbytes[src]
-	f.lbusy[dst] += f.lbusy[src] - srcBusyBefore
-	f.lbusyT[dst] = f.lbusyT[src]
+	d, s := &f.an[dst], &f.an[src]
+	d.bytes = s.bytes
+	d.busy += s.busy - srcBusyBefore
+	d.busyT = s.busyT
 	if !f.changedMark[dst] {
 		f.changedMark[dst] = true
 		f.changed = append(f.changed, int32(dst))

@@ -158,14 +158,15 @@ func (r *Result) traffic(shortcuts bool) ([]float64, []int64, int, int) {
 	n := len(c.Links)
 	bytes := make([]float64, n)
 	busy := make([]int64, n) // ns: LinkTraffic's type, so it is returned as is
+	// prev[i]: link i's fabric figures at the last collective's end, in one
+	// record (one cache line per link moved rather than two).
+	prev := make([]linkPrev, n)
 	eng := engine.New()
 	fab := network.New(eng, c.Bandwidths(), c.Latencies(), network.Analytic)
 	fab.TrackChanges()
 	var changed []int32 // links whose figures moved during one collective
 	runner := collectives.NewRunner(eng, fab, network.Flow, c)
 	pairSends := collectives.NewSends(c, fab)
-	prevB := make([]float64, n)
-	prevT := make([]engine.Time, n)
 	for stage, prog := range r.progs {
 		counts := map[trafficKey]int{}
 		var keys []trafficKey // first-seen order, for determinism
@@ -237,7 +238,7 @@ func (r *Result) traffic(shortcuts bool) ([]float64, []int64, int, int) {
 						first = 1
 						if fab.InFlight() == 0 { // else a transfer never ends: play the others
 							for i := 1; i < len(sg.ranks); i++ {
-								if repeatNodeShift(c, fab, changed, sg.shift[i], prevB, prevT) {
+								if repeatNodeShift(c, fab, changed, sg.shift[i], prev) {
 									copied++
 									sg.built[i] = true // never played: no group needed
 									continue
@@ -262,10 +263,10 @@ func (r *Result) traffic(shortcuts bool) ([]float64, []int64, int, int) {
 			for _, li := range changed {
 				i := int(li)
 				b, t := float64(fab.LinkBytes(i)), fab.LinkBusy(i)
-				if b != prevB[i] || t != prevT[i] {
-					bytes[i] += (b - prevB[i]) * scale
-					busy[i] += int64(engine.Time(float64(t-prevT[i]) * scale))
-					prevB[i], prevT[i] = b, t
+				if p := &prev[i]; b != p.bytes || t != p.busy {
+					bytes[i] += (b - p.bytes) * scale
+					busy[i] += int64(engine.Time(float64(t-p.busy) * scale))
+					p.bytes, p.busy = b, t
 				}
 			}
 		}
@@ -273,23 +274,30 @@ func (r *Result) traffic(shortcuts bool) ([]float64, []int64, int, int) {
 	return bytes, busy, copied, direct
 }
 
+// linkPrev is a link's fabric figures (LinkBytes, LinkBusy) at the end of
+// the last collective traffic played.
+type linkPrev struct {
+	bytes float64
+	busy  engine.Time
+}
+
 // repeatNodeShift gives the links of the group shift nodes after the one
 // just played (whose links are played) the played group's figures, when
-// each of them held the same bytes as its counterpart before (prevB, prevT:
-// every link's bytes and busy time before the collective), and reports
-// whether it did; it changes nothing otherwise. The shifted group's
+// each of them held the same bytes as its counterpart before (prev: every
+// link's bytes and busy time before the collective), and reports whether
+// it did; it changes nothing otherwise. The shifted group's
 // transfers would cross the shifted links only, in the same order at the
 // same times (the cluster's nodes are alike and the group sits in one node).
-func repeatNodeShift(c *topology.Cluster, fab *network.Fabric, played []int32, shift int, prevB []float64, prevT []engine.Time) bool {
+func repeatNodeShift(c *topology.Cluster, fab *network.Fabric, played []int32, shift int, prev []linkPrev) bool {
 	for _, l := range played {
 		m, ok := c.ShiftNodes(l, shift)
-		if !ok || prevB[m] != prevB[l] {
+		if !ok || prev[m].bytes != prev[l].bytes {
 			return false
 		}
 	}
 	for _, l := range played {
 		m, _ := c.ShiftNodes(l, shift)
-		fab.Repeat(int(m), int(l), prevT[l])
+		fab.Repeat(int(m), int(l), prev[l].busy)
 	}
 	return true
 }
