@@ -197,6 +197,7 @@ func staticLoad(c *topology.Cluster, groups [][]int, pats []pattern) ([][numPatt
 		gs[i].arr.crossings(p, gs[i].ppnMin, f)
 	}
 	eff := c.NIC.Comm.Efficiency
+	bw := c.Bandwidths() // 8 bytes a link rather than a 32-byte Link
 	load, fanOut, fanIn := sc.zeroed(len(c.Links), c.NumGPUs())
 	var route []int32
 	for _, p := range pats {
@@ -206,19 +207,19 @@ func staticLoad(c *topology.Cluster, groups [][]int, pats []pattern) ([][numPatt
 		sc.loaded = sc.loaded[:0]
 		// Every transfer's network links, in the order the transfers are
 		// met (ends[t] closes transfer t): the share pass below meets them
-		// in the same order and reads them instead of routing again.
+		// in the same order and reads them instead of routing again. Only
+		// the network links of a route are computed
+		// (Cluster.AppendNetworkRoute): no other link is counted.
 		sc.netLinks, sc.ends = sc.netLinks[:0], sc.ends[:0]
 		for _, i := range multi {
 			each(i, p, func(a, b, ch int) {
-				route = c.AppendRoute(route[:0], a, b, routeHash(a, b, ch))
-				for _, l := range route {
-					if c.Links[l].Kind == topology.LinkNetwork {
-						if load[l] == 0 {
-							sc.loaded = append(sc.loaded, l)
-						}
-						load[l]++
-						sc.netLinks = append(sc.netLinks, l)
+				from := len(sc.netLinks)
+				sc.netLinks = c.AppendNetworkRoute(sc.netLinks, a, b, routeHash(a, b, ch))
+				for _, l := range sc.netLinks[from:] {
+					if load[l] == 0 {
+						sc.loaded = append(sc.loaded, l)
 					}
+					load[l]++
 				}
 				sc.ends = append(sc.ends, int32(len(sc.netLinks)))
 			})
@@ -241,7 +242,7 @@ func staticLoad(c *topology.Cluster, groups [][]int, pats []pattern) ([][numPatt
 					from = sc.ends[t-1]
 				}
 				for _, l := range sc.netLinks[from:sc.ends[t]] {
-					share = min(share, float64(c.Links[l].Bandwidth)*eff/float64(load[l])/alone)
+					share = min(share, float64(bw[l])*eff/float64(load[l])/alone)
 				}
 				t++
 			})

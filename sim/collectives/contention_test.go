@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/topology"
 	"github.com/simtrain/simtrain/sim/units"
@@ -212,5 +213,159 @@ func TestSendSharesWithoutArrangement(t *testing.T) {
 		if spec.Oversubscription > 1 && low >= 1 {
 			t.Errorf("no pair contended on the oversubscribed Clos")
 		}
+	}
+}
+
+// referenceShares is the static-load share as StaticShares documents it,
+// computed the plain way: every cross-domain transfer of every group
+// routed in full (Cluster.AppendRoute) and its network links picked out by
+// kind, each link's load counted, and a transfer's share read on its links
+// against its group's closed-form rate split among the group's transfers
+// leaving or entering its GPUs.
+func referenceShares(t *testing.T, c *topology.Cluster, groups [][]int, pats []pattern) [][numPatterns]float64 {
+	t.Helper()
+	type xfer struct {
+		a, b  int
+		links []int32
+	}
+	out := make([][numPatterns]float64, len(groups))
+	for i := range out {
+		out[i] = [numPatterns]float64{1, 1, 1, 1}
+	}
+	for _, p := range pats {
+		load := map[int32]int{}
+		xfers := make([][]xfer, len(groups))
+		lead := make([][2]int, len(groups))
+		for i, ranks := range groups {
+			order, domOff, _ := arrange(c, ranks)
+			a := arrangement{order, domOff}
+			if a.domains() < 2 {
+				continue
+			}
+			lead[i] = [2]int{a.member(0, 0), a.member(1, 0)}
+			add := func(x, y, ch int) {
+				var net []int32
+				for _, l := range c.AppendRoute(nil, x, y, routeHash(x, y, ch)) {
+					if c.Links[l].Kind == topology.LinkNetwork {
+						net = append(net, l)
+						load[l]++
+					}
+				}
+				xfers[i] = append(xfers[i], xfer{x, y, net})
+			}
+			if p == patSend {
+				if c.DomainOf(ranks[0]) != c.DomainOf(ranks[1]) {
+					add(ranks[0], ranks[1], 0)
+				}
+				continue
+			}
+			ppn := len(ranks)
+			for d := 0; d < a.domains(); d++ {
+				ppn = min(ppn, a.domSize(d))
+			}
+			a.crossings(p, ppn, add)
+		}
+		for i, xs := range xfers {
+			if len(xs) == 0 {
+				continue
+			}
+			net, _ := netRate(c, lead[i][0], lead[i][1], nil)
+			fanOut, fanIn := map[int]int{}, map[int]int{}
+			for _, x := range xs {
+				fanOut[x.a]++
+				fanIn[x.b]++
+			}
+			share := 1.0
+			for _, x := range xs {
+				alone := net / float64(max(fanOut[x.a], fanIn[x.b]))
+				for _, l := range x.links {
+					share = min(share, float64(c.Links[l].Bandwidth)*c.NIC.Comm.Efficiency/float64(load[l])/alone)
+				}
+			}
+			out[i][p] = share
+		}
+	}
+	return out
+}
+
+// TestStaticLoadEqualsReference: staticLoad's shares (network links from
+// Cluster.AppendNetworkRoute, bandwidths from the dense array, counters
+// kept between calls) equal referenceShares bit for bit for every pattern,
+// on data-parallel groups across nodes and pods, tensor-and-data groups
+// with several ranks a node, pipeline pairs and ragged groups: a rail
+// network with PXN, an oversubscribed Clos in pods, two NICs per GPU, four
+// GPUs a NIC, PCIe-only nodes, NVLink bridges, NVL72 and a mixed cluster.
+func TestStaticLoadEqualsReference(t *testing.T) {
+	h100, err := hardware.LookupGPU("h100-sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h200, err := hardware.LookupGPU("h200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	contended := false
+	for _, spec := range []topology.Spec{
+		{GPU: "h100-sxm", Nodes: 8},
+		{GPU: "h100-sxm", Nodes: 16, Network: "clos", PodGPUs: 32, Oversubscription: 7},
+		{GPU: "h100-sxm", Nodes: 6, Network: "fat-tree", NICsPerNode: 16},
+		{GPU: "h100-sxm", Nodes: 6, NICsPerNode: 2},
+		{GPU: "l40s", Nodes: 4},
+		{GPU: "h100-pcie", Nodes: 4},
+		{GPU: "gb200", Nodes: 36},
+		{GPU: "h100-sxm", Nodes: 3, Groups: []topology.NodeGroup{{GPU: h100, Nodes: 1}, {GPU: h200, Nodes: 2}}},
+	} {
+		c := cluster(t, spec)
+		n, gpn := c.NumGPUs(), c.GPUsPerNode()
+		var dp, wide, pairs, ragged [][]int
+		for j := 0; j < gpn; j++ { // GPU j of every node
+			var g []int
+			for r := j; r < n; r += gpn {
+				g = append(g, r)
+			}
+			dp = append(dp, g)
+		}
+		for start := 0; start+2*gpn <= n; start += 2 * gpn { // two nodes' halves
+			var g []int
+			for r := start; r < start+2*gpn; r += 2 {
+				g = append(g, r)
+			}
+			wide = append(wide, g)
+		}
+		for a := 0; a < n; a++ {
+			if b := (a + n/2 + 1) % n; b != a {
+				pairs = append(pairs, []int{a, b})
+			}
+		}
+		for a := 0; a+2*gpn < n; a += gpn + 1 {
+			ragged = append(ragged, []int{a, a + 1, a + gpn + 1, a + 2*gpn})
+		}
+		for _, tc := range []struct {
+			groups [][]int
+			pats   []pattern
+		}{
+			{dp, []pattern{patRing, patTree, patAllToAll}},
+			{wide, []pattern{patRing, patTree, patAllToAll}},
+			{ragged, []pattern{patRing, patTree}},
+			{pairs, []pattern{patSend}},
+			{pairs, []pattern{patSend, patRing}},
+		} {
+			got, err := staticLoad(c, tc.groups, tc.pats)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := referenceShares(t, c, tc.groups, tc.pats)
+			for i := range want {
+				for p := range want[i] {
+					if math.Float64bits(got[i][p]) != math.Float64bits(want[i][p]) {
+						t.Fatalf("%+v: group %v pattern %d: share %v, reference %v", spec, tc.groups[i], p, got[i][p], want[i][p])
+					}
+					contended = contended || want[i][p] < 1
+				}
+			}
+		}
+	}
+	if !contended {
+		t.Fatal("no group contended: the comparison proves little")
 	}
 }
