@@ -140,20 +140,21 @@ func SendShares(c *topology.Cluster, pairs [][2]int) ([]float64, error) {
 // pats (1 for the others); see StaticShares.
 func staticLoad(c *topology.Cluster, groups [][]int, pats []pattern) ([][numPatterns]float64, error) {
 	out := make([][numPatterns]float64, len(groups))
-	type gr struct {
-		arr    arrangement // nil for a pair when only sends are routed
-		first  [2]int      // ranks[0], ranks[1] (a send's direction)
-		lead   [2]int      // the first rank of the first two domains (netRate)
-		ppnMin int
-		net    float64
-	}
+	type gr = loadGroup
 	// A send reads only its two ranks, so pairs skip the arrangement (three
 	// allocations per pipeline pair) when no other pattern is routed.
 	sendOnly := !slices.ContainsFunc(pats, func(p pattern) bool { return p != patSend })
-	var multi []int // indices of groups spanning domains
-	gs := make([]gr, len(groups))
 	sc := loadScratchPool.Get().(*loadScratch)
 	defer loadScratchPool.Put(sc)
+	// gs and multi live in the scratch too: 8,192 pipeline pairs a call
+	// otherwise cost fresh pages every call (issue 18).
+	gs := slices.Grow(sc.gs[:0], len(groups))[:len(groups)]
+	clear(gs)
+	multi := sc.multi[:0] // indices of groups spanning domains
+	defer func() {
+		clear(gs) // drop the arrangements
+		sc.gs, sc.multi = gs[:0], multi[:0]
+	}()
 	for i, ranks := range groups {
 		out[i] = [numPatterns]float64{1, 1, 1, 1}
 		if err := checkRanksInto(c, ranks, &sc.seen); err != nil {
@@ -253,6 +254,15 @@ func staticLoad(c *topology.Cluster, groups [][]int, pats []pattern) ([][numPatt
 	return out, nil
 }
 
+// loadGroup is staticLoad's view of one group.
+type loadGroup struct {
+	arr    arrangement // nil for a pair when only sends are routed
+	first  [2]int      // ranks[0], ranks[1] (a send's direction)
+	lead   [2]int      // the first rank of the first two domains (netRate)
+	ppnMin int
+	net    float64
+}
+
 // loadScratch is staticLoad's link- and GPU-sized counters, kept between
 // calls so that a call costs its groups' routes, not the cluster's size
 // (the pricer calls it once per group kind and stage). staticLoad leaves
@@ -265,6 +275,9 @@ type loadScratch struct {
 	// netLinks and ends: one pattern's routed network links per transfer
 	// (see staticLoad).
 	netLinks, ends []int32
+	// gs and multi: the groups of a call and those spanning domains.
+	gs    []loadGroup
+	multi []int
 }
 
 var loadScratchPool = sync.Pool{New: func() any { return new(loadScratch) }}
