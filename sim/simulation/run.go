@@ -739,21 +739,45 @@ func ranksKey(ranks []int) uint64 {
 // whether its members share one local GPU index (rail-aligned), and on a
 // heterogeneous cluster the node group whose communication profile the
 // group runs with (collectives.NewGroup: its first rank's).
+//
+// Counted on sorted copies rather than in maps: a data-parallel group of
+// 1,024 ranks built three 1,024-entry maps, ~0.15 s of CPU over the 128
+// such groups of a 131,072-GPU run (issue 18).
 func (p *pricer) signature(ranks []int) []int {
-	perDomain := map[int]int{}
-	nodes := map[int]bool{}
-	locals := map[int]bool{}
-	for _, r := range ranks {
-		perDomain[p.c.DomainOf(r)]++
-		nodes[p.c.NodeOf(r)] = true
-		locals[r%p.c.GPUsPerNode()] = true
+	gpn := max(p.c.GPUsPerNode(), 1)
+	doms, nodes := make([]int, len(ranks)), make([]int, len(ranks))
+	locals := make([]bool, gpn)
+	nLocals := 0
+	for i, r := range ranks {
+		doms[i], nodes[i] = p.c.DomainOf(r), p.c.NodeOf(r)
+		l := r % gpn
+		if l < 0 { // not a rank of the cluster: NewGroup refuses the group
+			l += gpn
+		}
+		if !locals[l] {
+			locals[l] = true
+			nLocals++
+		}
 	}
-	counts := make([]int, 0, len(perDomain))
-	for _, n := range perDomain {
-		counts = append(counts, n)
+	slices.Sort(doms)
+	slices.Sort(nodes)
+	var counts []int // ranks per domain
+	for i := 0; i < len(doms); {
+		j := i + 1
+		for j < len(doms) && doms[j] == doms[i] {
+			j++
+		}
+		counts = append(counts, j-i)
+		i = j
+	}
+	nNodes := 0
+	for i := range nodes {
+		if i == 0 || nodes[i] != nodes[i-1] {
+			nNodes++
+		}
 	}
 	slices.Sort(counts)
-	sig := append([]int{len(ranks), len(perDomain), len(nodes), len(locals)}, counts...)
+	sig := append([]int{len(ranks), len(counts), nNodes, nLocals}, counts...)
 	if len(p.c.Groups) > 1 {
 		sig = append(sig, -1-p.c.GroupOf(ranks[0])) // negative: apart from the counts
 	}
