@@ -83,8 +83,9 @@ type Fabric struct {
 	lbusyT []engine.Time
 
 	// an is every link's state at analytic fidelity, one record per link
-	// (see alink).
-	an []alink
+	// (see alink); abw its bandwidths, New's slice itself (not copied).
+	an  []alink
+	abw []units.BytesPerSecond
 
 	// Analytic fidelity with TrackChanges: the links whose statistics may
 	// have moved since the last Changed, each once (marked).
@@ -100,14 +101,15 @@ type Fabric struct {
 
 // alink is one link's analytic-fidelity state: bytes carried (see
 // LinkBytes), busy time so far and the end of the union of its busy
-// intervals, and its bandwidth. A transfer reads and writes all four for
-// every link of its route, so they share one 32-byte record: a link costs
-// one cache line rather than one per array (links.arrow's reconstruction
-// at 131,072 GPUs starts ~800 k transfers over 1.4 M links; issue 18).
+// intervals. A transfer writes all three for every link of its route, so
+// they share one 24-byte record: a link costs one cache line rather than
+// one per array, and the fabric's memory is 24 bytes a link instead of 32
+// (links.arrow's reconstruction at 131,072 GPUs starts ~800 k transfers
+// over 1.4 M links, and on this machine first touching memory costs
+// ~3.5 s of CPU per GB; issue 18).
 type alink struct {
 	bytes       float64
 	busy, busyT engine.Time
-	bw          float64
 }
 
 type delivery struct {
@@ -157,8 +159,9 @@ func (h fabricHandler) Handle(now engine.Time, arg int64) {
 }
 
 // New makes a fabric over links with the given per-direction bandwidths
-// and latencies, indexed by link id. The bandwidths are copied; the latencies
-// are not and must not change afterwards.
+// and latencies, indexed by link id. The latencies are not copied and must
+// not change afterwards; nor are the bandwidths at analytic fidelity (flow
+// fidelity copies them).
 //
 // New trusts its inputs: len(latency) must equal len(bandwidth), every
 // bandwidth must be finite and >= 0 (0 means a transfer over that link never
@@ -169,10 +172,7 @@ func New(e *engine.Engine, bandwidth []units.BytesPerSecond, latency []engine.Ti
 	fb := &Fabric{e: e, fid: f, lat: latency}
 	fb.h = e.Register(fabricHandler{fb})
 	if f != Flow {
-		fb.an = make([]alink, n)
-		for i, b := range bandwidth {
-			fb.an[i].bw = float64(b)
-		}
+		fb.an, fb.abw = make([]alink, n), bandwidth
 		return fb
 	}
 	fb.bw = make([]float64, n) // the solver's arithmetic is in plain bytes/s
@@ -261,10 +261,10 @@ func (f *Fabric) Start(route []int32, size units.Bytes, done Done, tag int64) {
 		return
 	}
 	if f.fid == Analytic {
-		an := f.an
-		bw := an[route[0]].bw
+		an, abw := f.an, f.abw
+		bw := float64(abw[route[0]])
 		for _, l := range route[1:] {
-			bw = min(bw, an[l].bw) // builtin min: math.Min's NaN and signed-zero rules, inlined
+			bw = min(bw, float64(abw[l])) // builtin min: math.Min's NaN and signed-zero rules, inlined
 		}
 		tx := txTime(bytes, bw)
 		end := addTime(now, tx)
