@@ -378,6 +378,16 @@ func (b *builder) actBytes() float64 {
 	return float64(s.MicroBatch) * float64(s.Seq) / float64(max(s.CP, 1)) * float64(b.cfg.Model.Hidden) * s.Dtype.StorageBytes()
 }
 
+// logitsBytes is one micro-batch's logits over the padded vocabulary at
+// the activation storage width (bf16 in FP8/FP4 training, as the LM head
+// writes them), the tensor StepConfig.TPLogitsReplicated gathers.
+func (b *builder) logitsBytes() float64 {
+	s := b.cfg.Shape
+	tp := max(b.cfg.Layout.TP, 1)
+	v := (b.cfg.Model.Vocab + tp - 1) / tp * tp
+	return float64(s.MicroBatch) * float64(s.Seq) / float64(max(s.CP, 1)) * float64(v) * s.Dtype.StorageBytes()
+}
+
 // tpBytes is the tensor a TP collective of kind op moves (the nccl-tests
 // size convention of actBytes) at the width the frameworks send it.
 // Reductions (the reduce-scatter or all-reduce of a row-parallel GEMM's

@@ -256,6 +256,17 @@ type StepConfig struct {
 	// reduce-scatter on the compute stream (builder.go asyncTPGather,
 	// asyncTPReduce; package documentation, "PyTorch AsyncTP").
 	TPImplDTensor bool
+	// TPLogitsReplicated all-gathers the LM head's vocabulary-sharded
+	// logits over the TP group after the output layer's forward, one call
+	// per micro-batch of micro-batch·seq/cp·V·(16-bit) bytes (nccl-tests
+	// size: the gathered tensor), as DTensor's ColwiseParallel(
+	// output_layouts=Replicate()) does before a loss computed on every TP
+	// rank over the whole vocabulary (KempnerForge's output head); the
+	// backward needs no collective (the replicated gradient is sliced to
+	// the shard). The cross-entropy over tok·V logits and the gather's
+	// concatenation copy are the output layer's ops
+	// (workload.Shape.ReplicatedLogits). No effect without TP.
+	TPLogitsReplicated bool
 	// RecomputeToOutput says that full recomputation reruns each layer's
 	// forward to the layer's output, the MLP's closing TP reduce-scatter
 	// (all-reduce without sequence parallelism) included, as a reentrant

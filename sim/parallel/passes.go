@@ -313,6 +313,13 @@ func (b *builder) forwardEnd(p *chunkPass) {
 		h := b.compute(KindForward, "head_fwd", -1, mb, ch.Index, b.cache.embHead(true, passFwd), in, b.gatherExtra(true, true))
 		b.releaseExtra(h)
 		in = h
+		if b.cfg.TPLogitsReplicated && b.cfg.Layout.TP > 1 {
+			// The gather runs between the LM head GEMM and the loss, both
+			// inside head_fwd; the rank waits for it either way, so it is
+			// placed after the output layer's forward (StepConfig
+			// .TPLogitsReplicated).
+			in = b.comm(GroupTP, collectives.AllGather, b.logitsBytes(), "tp_logits_gather", -1, mb, ch.Index, h)
+		}
 	}
 	if !b.place.Last(ch.Stage, ch.Index) {
 		if b.pipeTP() {

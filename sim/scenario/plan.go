@@ -330,7 +330,8 @@ func (s *Plan) Shape() workload.Shape {
 		CrossEntropy: s.r.crossEntropy, Eager: !*s.Training.Compile, EagerNorm: !*s.Training.FusedNorm, Autocast: s.Training.Autocast,
 		AttnEff: s.r.attn[0], AttnBwdEff: s.r.attn[1], AttnHeadDims: s.r.attnDims,
 		FP8Recipe: s.r.fp8, RecomputeModules: s.r.recomputeModules, Offload: s.r.offload,
-		BF16AtStart: s.Training.BF16LayersAtStart, BF16AtEnd: s.Training.BF16LayersAtEnd}
+		BF16AtStart: s.Training.BF16LayersAtStart, BF16AtEnd: s.Training.BF16LayersAtEnd,
+		ReplicatedLogits: p.TPLogits == "replicated"}
 }
 
 // MoEHostSync is the stall per MoE layer forward (parallel.StepConfig
@@ -425,6 +426,7 @@ func (s *Plan) StepConfig(l *parallel.Layout) *parallel.StepConfig {
 		Host:               s.HostModel(),
 		Zero3GatherParams:  p.Zero3PrefetchBucket,
 		Zero3GradSyncLast:  p.Zero3GradSync == "last",
+		TPLogitsReplicated: p.TPLogits == "replicated",
 		BucketParams:       p.GradBucket, // 0: the builder's max(40M, 1M·dp), as GradBucket reports
 	}
 }

@@ -792,6 +792,17 @@ func (s *Plan) resolveParallel(set fieldSet) error {
 			return fmt.Errorf("parallel.pipe_engine: deepspeed runs DeepSpeed's TrainSchedule, schedule 1f1b with virtual_stages 1 (have schedule %s, virtual_stages %d; valid: megatron)", p.Schedule, p.VirtualStages)
 		}
 	}
+	if p.TPLogits == "sharded" {
+		p.TPLogits = "" // canonical: the default is left empty
+	}
+	if p.TPLogits != "" {
+		if err := checkChoice("parallel.tp_logits", p.TPLogits); err != nil {
+			return err
+		}
+		if p.TP < 2 {
+			return fmt.Errorf("parallel.tp_logits: %s needs tp > 1 (have tp %d; valid: sharded)", p.TPLogits, p.TP)
+		}
+	}
 	if p.EPBackend == "nccl" {
 		p.EPBackend = "" // canonical: the default is left empty
 	}

@@ -306,6 +306,15 @@ type ParallelConfig struct {
 	// instructions, parallel.StepConfig.PipeEngineSync). The canonical
 	// form leaves megatron empty, so run ids do not change.
 	PipeEngine string `yaml:"pipe_engine" json:"pipe_engine,omitempty"`
+	// TPLogits is where the LM head's logits go under tensor parallelism:
+	// "sharded" (the default: each TP rank keeps its vocabulary shard and
+	// the loss is vocabulary-parallel, torchtitan's loss_parallel and
+	// Megatron-LM) or "replicated" (DTensor ColwiseParallel with
+	// output_layouts=Replicate(): the logits are all-gathered to every TP
+	// rank, which computes the loss over the whole vocabulary;
+	// KempnerForge). Needs tp > 1. The canonical form leaves sharded
+	// empty, so run ids do not change.
+	TPLogits string `yaml:"tp_logits" json:"tp_logits,omitempty"`
 	// GradBucket is the DP gradient bucket of ZeRO 0-2, in parameters: the
 	// backward's gradients are reduced in calls of about this many
 	// parameters, each paying a collective's launch and latency. 0 (the

@@ -249,6 +249,17 @@ type Shape struct {
 	// kernel (the zero value), PyTorch's unfused fp32 kernels or
 	// Megatron-LM's unfused vocabulary-parallel kernels. See HeadOps.
 	CrossEntropy CrossEntropy
+	// ReplicatedLogits: under tensor parallelism the LM head's
+	// vocabulary-sharded logits are all-gathered to every TP rank
+	// (DTensor ColwiseParallel(output_layouts=Replicate()), KempnerForge's
+	// output head) and each rank computes the cross-entropy over the whole
+	// vocabulary, instead of a vocabulary-parallel loss over its V/tp
+	// shard (torchtitan's loss_parallel, Megatron-LM). The output layer
+	// adds the gather's concatenation copy (logits_gather_cat) and prices
+	// the loss on tok·V logits; the all-gather itself is the step
+	// simulator's (parallel.StepConfig.TPLogitsReplicated). No effect
+	// without TP.
+	ReplicatedLogits bool
 	// AttnEff and AttnBwdEff, when positive, are the asymptotic forward and
 	// backward efficiencies (fractions of the BF16 peak) of the fused
 	// attention kernel the run uses on its GPU — training.attention_kernel

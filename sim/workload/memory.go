@@ -503,7 +503,11 @@ func StageMemory(in MemoryInput) Memory {
 	// The larger of the two is the peak's.
 	var loss, cpBuf float64
 	if in.HasHead {
-		loss = LossBytesPerLogit(in.Shape.CrossEntropy) * sh.tok * float64(cdiv(m.Vocab, sh.tp))
+		vl := cdiv(m.Vocab, sh.tp)
+		if in.Shape.ReplicatedLogits {
+			vl *= sh.tp // every TP rank holds the gathered logits (Shape.ReplicatedLogits)
+		}
+		loss = LossBytesPerLogit(in.Shape.CrossEntropy) * sh.tok * float64(vl)
 		mem.Buffers += 2 * sh.tokSP * h * sh.act
 		// each multi-token-prediction depth's loss runs after the main one
 		// and keeps its own norm and head inputs and logits for the backward

@@ -76,6 +76,9 @@ type split struct {
 	// autocast adds torch.autocast's weight casts (Shape.Autocast, 16-bit
 	// dtypes only; autocast.go).
 	autocast bool
+	// replLogits prices the output layer with the logits gathered to every
+	// TP rank (Shape.ReplicatedLogits).
+	replLogits bool
 	// fp8 is the quantisation model of FP8 GEMMs (Shape.FP8Recipe); nil
 	// unless the dtype is FP8.
 	fp8 *fp8Recipe
@@ -115,7 +118,7 @@ func newSplit(m Model, s Shape) split {
 		act: s.Dtype.storageBytes(), gin: s.Dtype.Bytes(), flash: s.FlashAttention, unpad: s.AttentionUnpad && s.FlashAttention,
 		attnEff:  [2]float64{max(s.AttnEff, 0), max(s.AttnBwdEff, 0)},
 		attnDims: s.AttnHeadDims,
-		eagerOps: s.Eager, eagerNorm: s.EagerNorm, fp8: s.fp8Recipe(),
+		eagerOps: s.Eager, eagerNorm: s.EagerNorm, fp8: s.fp8Recipe(), replLogits: s.ReplicatedLogits,
 		autocast: s.Autocast && (s.Dtype == FP16 || s.Dtype == BF16)}
 	if sp.gin <= 0 {
 		sp.gin = sp.act
@@ -762,6 +765,17 @@ func (b *builder) head(prefix string, ce CrossEntropy) {
 	b.norm(prefix+"final_norm", BlockHead, b.tokSP, m.Hidden)
 	b.gemm(prefix+"lm_head", BlockHead, int(b.tok), v, m.Hidden, 1)
 	e := b.tok * float64(v)
+	if b.replLogits && b.tp > 1 {
+		// The logits all-gathered along the vocabulary (last) dimension:
+		// DTensor gathers into a rank-major buffer and concatenates it
+		// along the last dimension (one read and one write of the
+		// gathered logits); the backward redistributes the replicated
+		// gradient to the vocabulary shard with a contiguous copy of this
+		// rank's e logits. The loss then runs over every rank's logits.
+		full := e * float64(b.tp)
+		b.mem(prefix+"logits_gather_cat", BlockHead, cost{0, full * b.act, full * b.act}, cost{0, e * b.act, e * b.act})
+		e = full
+	}
 	switch ce {
 	case CrossEntropyFused:
 		b.mem(prefix+"cross_entropy", BlockHead, cost{flopsXent * e, e * b.act, 8 * b.tok},
