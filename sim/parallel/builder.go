@@ -940,6 +940,9 @@ func (b *builder) layerParams(l int) (dense, expert float64) {
 }
 
 func (b *builder) embParams() float64 {
+	if b.cfg.TPEmbeddingReplicated {
+		return float64(b.cfg.Model.Vocab) * float64(b.cfg.Model.Hidden)
+	}
 	return float64(b.cfg.Model.Vocab) * float64(b.cfg.Model.Hidden) / b.dense()
 }
 

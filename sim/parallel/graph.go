@@ -267,6 +267,17 @@ type StepConfig struct {
 	// concatenation copy are the output layer's ops
 	// (workload.Shape.ReplicatedLogits). No effect without TP.
 	TPLogitsReplicated bool
+	// TPEmbeddingReplicated keeps the input embedding whole on every TP
+	// rank instead of splitting its vocabulary (KempnerForge's TP plan:
+	// "Token embedding: Replicated", distributed/tensor_parallel.py): its
+	// parameters, gradients, optimizer states and ZeRO/FSDP collectives
+	// are the whole table's, its forward ends without a TP collective (the
+	// replicated output's SequenceParallel redistribution to the sequence
+	// shard is a local slice) and its backward starts with an all-gather
+	// of the sequence-sharded output gradient (the redistribution's
+	// backward), one b·s·h tensor per micro-batch. Without sequence
+	// parallelism neither pass needs a collective. No effect without TP.
+	TPEmbeddingReplicated bool
 	// RecomputeToOutput says that full recomputation reruns each layer's
 	// forward to the layer's output, the MLP's closing TP reduce-scatter
 	// (all-reduce without sequence parallelism) included, as a reentrant

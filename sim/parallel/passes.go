@@ -294,7 +294,7 @@ func (b *builder) forwardStart(p *chunkPass) {
 	if ch.Embedding {
 		e := b.compute(KindForward, "embedding_fwd", -1, mb, ch.Index, b.cache.embHead(false, passFwd), in, b.gatherExtra(false, true))
 		in = e
-		if b.cfg.Layout.TP > 1 {
+		if b.cfg.Layout.TP > 1 && !b.cfg.TPEmbeddingReplicated {
 			in = b.tpReduce("tp_embedding", -1, mb, ch.Index, e)
 		}
 		b.releaseExtra(e)
@@ -361,6 +361,9 @@ func (b *builder) backwardStart(p *chunkPass) {
 func (b *builder) backwardEnd(p *chunkPass) {
 	ch, mb, in := p.ch, p.mb, p.lp.in
 	if ch.Embedding {
+		if b.cfg.TPEmbeddingReplicated && b.cfg.Layout.TP > 1 && b.cfg.Shape.SP {
+			in = b.tpComm(collectives.AllGather, "tp_embedding_bwd_gather", -1, mb, ch.Index, in)
+		}
 		e := b.compute(KindBackward, "embedding_bwd", -1, mb, ch.Index, b.bwdPart(b.cache.embHead(false, passBwd), p.splitW), in, b.gatherExtra(false, false))
 		if !p.splitW {
 			b.gradReady(b.embParams(), 0, e, p.reduce)

@@ -330,6 +330,8 @@ var Knobs = []*Knob{
 		NoColumn: "no summary column yet (adding one changes summary.arrow's schema); the run id tells megatron from deepspeed apart"},
 	{Path: "parallel.tp_logits", Default: "sharded", Choices: fixed("sharded", "replicated"),
 		NoColumn: "no summary column yet (adding one changes summary.arrow's schema); the run id tells sharded from replicated apart"},
+	{Path: "parallel.tp_embedding", Default: "sharded", Choices: fixed("sharded", "replicated"),
+		NoColumn: "no summary column yet (adding one changes summary.arrow's schema); the run id tells sharded from replicated apart"},
 	{Path: "parallel.grad_bucket", Column: "grad_bucket", Value: func(s *Plan) any { return s.GradBucket() }, Default: "0"},
 	{Path: "parallel.schedule", Column: "schedule", Const: "1f1b", Choices: pipeline.Names},
 	{Path: "parallel.tp_impl", Column: "tp_impl", Const: "megatron", Choices: fixed("megatron", "dtensor")},

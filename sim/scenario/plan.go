@@ -421,13 +421,14 @@ func (s *Plan) StepConfig(l *parallel.Layout) *parallel.StepConfig {
 		UnpadHostSync:     s.UnpadHostSync(),
 		PipeEngineSync:    s.PipeEngineSync(),
 		HostH2D:           float64(hc.H2D), HostD2H: float64(hc.D2H),
-		OffloadOptimizer:   s.Training.OffloadOptimizer,
-		LogOptimizerStates: s.Training.LogOptimizerStates,
-		Host:               s.HostModel(),
-		Zero3GatherParams:  p.Zero3PrefetchBucket,
-		Zero3GradSyncLast:  p.Zero3GradSync == "last",
-		TPLogitsReplicated: p.TPLogits == "replicated",
-		BucketParams:       p.GradBucket, // 0: the builder's max(40M, 1M·dp), as GradBucket reports
+		OffloadOptimizer:      s.Training.OffloadOptimizer,
+		LogOptimizerStates:    s.Training.LogOptimizerStates,
+		Host:                  s.HostModel(),
+		Zero3GatherParams:     p.Zero3PrefetchBucket,
+		Zero3GradSyncLast:     p.Zero3GradSync == "last",
+		TPLogitsReplicated:    p.TPLogits == "replicated",
+		TPEmbeddingReplicated: p.TPEmbedding == "replicated",
+		BucketParams:          p.GradBucket, // 0: the builder's max(40M, 1M·dp), as GradBucket reports
 	}
 }
 
@@ -484,7 +485,8 @@ func (s *Plan) MemoryPerStage() ([]StageMemory, bool) {
 			MasterDtype: s.r.master, GradDtype: s.r.grad, StateDtype: s.r.states, Recompute: s.r.recompute,
 			RecomputeEvery: s.Training.RecomputeEvery, OffloadOptimizer: s.Training.OffloadOptimizer,
 			WeightBytes: s.fp8WeightBytes(), ShardIsMaster: p.Zero3Impl == "fsdp", GradSyncLast: p.Zero3GradSync == "last",
-			CapacityBytes: s.StageCapacityBytes(st),
+			ReplicatedEmbedding: p.TPEmbedding == "replicated",
+			CapacityBytes:       s.StageCapacityBytes(st),
 		})
 		fits := mem.Total <= s.StageCapacityBytes(st)
 		all = all && fits

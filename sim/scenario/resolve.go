@@ -803,6 +803,17 @@ func (s *Plan) resolveParallel(set fieldSet) error {
 			return fmt.Errorf("parallel.tp_logits: %s needs tp > 1 (have tp %d; valid: sharded)", p.TPLogits, p.TP)
 		}
 	}
+	if p.TPEmbedding == "sharded" {
+		p.TPEmbedding = "" // canonical: the default is left empty
+	}
+	if p.TPEmbedding != "" {
+		if err := checkChoice("parallel.tp_embedding", p.TPEmbedding); err != nil {
+			return err
+		}
+		if p.TP < 2 {
+			return fmt.Errorf("parallel.tp_embedding: %s needs tp > 1 (have tp %d; valid: sharded)", p.TPEmbedding, p.TP)
+		}
+	}
 	if p.EPBackend == "nccl" {
 		p.EPBackend = "" // canonical: the default is left empty
 	}

@@ -315,6 +315,12 @@ type ParallelConfig struct {
 	// KempnerForge). Needs tp > 1. The canonical form leaves sharded
 	// empty, so run ids do not change.
 	TPLogits string `yaml:"tp_logits" json:"tp_logits,omitempty"`
+	// TPEmbedding is how tensor parallelism holds the input embedding:
+	// "sharded" (the default: vocabulary-parallel, each TP rank a V/tp
+	// slice, its output reduced over the group; Megatron-LM, torchtitan)
+	// or "replicated" (the whole table on every TP rank, KempnerForge).
+	// Needs tp > 1. The canonical form leaves sharded empty.
+	TPEmbedding string `yaml:"tp_embedding" json:"tp_embedding,omitempty"`
 	// GradBucket is the DP gradient bucket of ZeRO 0-2, in parameters: the
 	// backward's gradients are reduced in calls of about this many
 	// parameters, each paying a collective's launch and latency. 0 (the

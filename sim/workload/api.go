@@ -409,6 +409,10 @@ type MemoryInput struct {
 	// with gradient accumulation the rank's whole gradient is held
 	// unsharded in GradDtype from the first backward on, as under ZeRO-2.
 	GradSyncLast bool
+	// ReplicatedEmbedding: the input embedding table is not split by
+	// tensor parallelism; every TP rank holds it whole
+	// (parallel.StepConfig.TPEmbeddingReplicated).
+	ReplicatedEmbedding bool
 	// CapacityBytes is what a process can allocate on the rank's GPU
 	// (hardware.GPU.HBMUsableBytes); it bounds the caching allocator's
 	// reserve (Memory.AllocatorReserve). 0: unbounded.

@@ -369,7 +369,11 @@ func (in MemoryInput) params(sh split, ids []int) rankParams {
 	}
 	vh := float64(m.Vocab) * float64(m.Hidden) / tp
 	if in.HasEmbedding {
-		p.dense += vh + float64(m.MaxPositions)*float64(m.Hidden)
+		emb := vh
+		if in.ReplicatedEmbedding {
+			emb *= tp // every TP rank holds the whole table
+		}
+		p.dense += emb + float64(m.MaxPositions)*float64(m.Hidden)
 	}
 	if in.HasHead {
 		p.dense += m.normParams(m.Hidden)

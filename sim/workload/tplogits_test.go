@@ -64,3 +64,23 @@ func TestReplicatedLogitsHead(t *testing.T) {
 		t.Errorf("tp 1: %d ops sharded, %d replicated", len(a), len(b))
 	}
 }
+
+// TestReplicatedEmbeddingParams: a TP-4 first stage of a 2-layer model
+// (vocabulary 1000, hidden 64) holds a quarter of the embedding table
+// (16,000 parameters) when it is vocabulary-parallel and all of it
+// (64,000) when TP replicates it (MemoryInput.ReplicatedEmbedding); the
+// layers are unchanged.
+func TestReplicatedEmbeddingParams(t *testing.T) {
+	m := Model{Layers: 2, Hidden: 64, Heads: 4, KVHeads: 4, FFN: 128, Vocab: 1000, Activation: "swiglu", Norm: "rmsnorm"}
+	in := MemoryInput{Model: m, Shape: Shape{MicroBatch: 1, Seq: 128, Dtype: BF16, TP: 4, SP: true}, Layers: 2, HasEmbedding: true, PP: 1, DP: 1}
+	sh := newSplit(m, in.Shape)
+	sharded := in.params(sh, in.layerIDs())
+	in.ReplicatedEmbedding = true
+	repl := in.params(sh, in.layerIDs())
+	if d := repl.dense - sharded.dense; d != 64000-16000 {
+		t.Errorf("replicated embedding adds %g parameters per rank, want %d", d, 64000-16000)
+	}
+	if repl.maxLayer != sharded.maxLayer {
+		t.Errorf("largest layer %g vs %g: the layers must not change", repl.maxLayer, sharded.maxLayer)
+	}
+}
