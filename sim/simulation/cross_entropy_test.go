@@ -20,6 +20,7 @@ func TestCrossEntropyField(t *testing.T) {
 		{[]string{"training.fused_loss", "false"}, workload.CrossEntropyUnfused},
 		{[]string{"training.cross_entropy", "unfused"}, workload.CrossEntropyUnfused},
 		{[]string{"training.cross_entropy", "vocab-parallel", "training.fused_loss", "false"}, workload.CrossEntropyVocabParallel},
+		{[]string{"training.cross_entropy", "unfused-native"}, workload.CrossEntropyUnfusedNative},
 	} {
 		s, err := parse(c.kv...)
 		if err != nil {
@@ -33,7 +34,7 @@ func TestCrossEntropyField(t *testing.T) {
 		kv   []string
 		want string
 	}{
-		{[]string{"training.cross_entropy", "megatron"}, `training.cross_entropy: unknown value "megatron" (valid: fused, unfused, vocab-parallel)`},
+		{[]string{"training.cross_entropy", "megatron"}, `training.cross_entropy: unknown value "megatron" (valid: fused, unfused, vocab-parallel, unfused-native)`},
 		{[]string{"training.cross_entropy", "fused", "training.fused_loss", "false"}, "training.cross_entropy: fused contradicts training.fused_loss: false"},
 		{[]string{"training.cross_entropy", "vocab-parallel", "training.fused_loss", "true"}, "training.cross_entropy: vocab-parallel contradicts training.fused_loss: true"},
 	} {
@@ -48,5 +49,9 @@ func TestCrossEntropyField(t *testing.T) {
 	}
 	if !(step[0] < step[1] && step[1] < step[2]) {
 		t.Errorf("step time fused %g, unfused %g, vocab-parallel %g: want increasing", step[0], step[1], step[2])
+	}
+	// the loss on 16-bit logits without the upcast: no casts, half the bytes
+	if n := runWith(t, nil, "training.cross_entropy", "unfused-native").StepTimeS; !(step[0] < n && n < step[1]) {
+		t.Errorf("step time unfused-native %g, want between fused %g and unfused %g", n, step[0], step[1])
 	}
 }

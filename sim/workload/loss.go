@@ -26,9 +26,16 @@ const (
 	// divide as separate ATen kernels over the fp32 logits, whose softmax
 	// the backward scales in place before the cast back.
 	CrossEntropyVocabParallel
+	// CrossEntropyUnfusedNative is PyTorch's F.cross_entropy called on the
+	// 16-bit logits without an upcast (KempnerForge's scripts/train.py on
+	// its bf16 model's output): log_softmax writes its output at the
+	// logits' width (fp32 math inside the kernel), nll_loss's backward a
+	// dense gradient at that width, log_softmax's backward reads both and
+	// writes its result: no cast kernels and half the bytes of unfused.
+	CrossEntropyUnfusedNative
 )
 
-var crossEntropyNames = []string{"fused", "unfused", "vocab-parallel"}
+var crossEntropyNames = []string{"fused", "unfused", "vocab-parallel", "unfused-native"}
 
 func (c CrossEntropy) String() string { return crossEntropyNames[c] }
 
@@ -60,9 +67,15 @@ func ParseCrossEntropy(s string) (CrossEntropy, error) {
 //     (aten log_softmax_backward_data is out of place). In the forward it
 //     holds 10 (the bf16 logits, their fp32 copy and the log-probabilities;
 //     torchtitan deletes the bf16 logits before loss.backward()).
+//   - unfused-native: 8 bytes, the same three tensors at 16 bits plus the
+//     logits the caller still holds (KempnerForge keeps them in a local
+//     variable through the backward).
 func LossBytesPerLogit(c CrossEntropy) float64 {
-	if c == CrossEntropyUnfused {
+	switch c {
+	case CrossEntropyUnfused:
 		return 12
+	case CrossEntropyUnfusedNative:
+		return 8
 	}
 	return 4
 }

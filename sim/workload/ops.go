@@ -734,7 +734,12 @@ func (m Model) EmbeddingOps(s Shape, p Pass) []Op {
 //
 // Megatron-LM's unfused vocabulary-parallel path (vocab-parallel) makes
 // five fp32 passes over the logits in the forward and two in the backward
-// (vocabParallelCrossEntropy).
+// (vocabParallelCrossEntropy). F.cross_entropy on the 16-bit logits without
+// the upcast (unfused-native) runs the same log_softmax and nll_loss
+// kernels at the logits' width and no casts:
+//
+//	cross_entropy    read e·act, write e·act (+ 12 per token)
+//	backward         read 2e·act (+ 4 per token), write 2e·act
 //
 // (training in fp32 skips the cast).
 //
@@ -783,6 +788,13 @@ func (b *builder) head(prefix string, ce CrossEntropy) {
 	case CrossEntropyVocabParallel:
 		fwd, bwd := vocabParallelCrossEntropy(e, b.tok, b.act)
 		b.eager(prefix+"cross_entropy", BlockHead, fwd, bwd)
+	case CrossEntropyUnfusedNative:
+		// log_softmax at the logits' width (+ nll_loss's per-token reads
+		// and writes, as unfused); backward: nll_loss_backward's dense
+		// gradient, log_softmax_backward reads it and the output and
+		// writes its result, all at the logits' width
+		b.mem(prefix+"cross_entropy", BlockHead, cost{flopsXent * e, e * b.act, e*b.act + 12*b.tok},
+			cost{2 * e, 2*e*b.act + 4*b.tok, 2 * e * b.act})
 	default:
 		if b.act < 4 {
 			b.mem(prefix+"logits_to_fp32", BlockHead, cost{e, e * b.act, 4 * e}, cost{e, 4 * e, e * b.act})

@@ -84,3 +84,41 @@ func TestReplicatedEmbeddingParams(t *testing.T) {
 		t.Errorf("largest layer %g vs %g: the layers must not change", repl.maxLayer, sharded.maxLayer)
 	}
 }
+
+// TestUnfusedNativeCrossEntropy prices F.cross_entropy on bf16 logits
+// without the fp32 upcast, by hand: 256 tokens × vocabulary 1000 = 256,000
+// logits of 2 bytes. Forward: log_softmax reads 512,000 B and writes
+// 512,000 B + nll_loss's 12 B per token (3,072) = 515,072 B; backward:
+// reads the dense gradient and the log-probabilities, 1,024,000 B + 4 B
+// per token = 1,025,024 B, writes nll_loss's gradient and log_softmax's
+// result, 1,024,000 B. No cast kernel; 8 bytes per logit at the peak
+// against unfused's 12.
+func TestUnfusedNativeCrossEntropy(t *testing.T) {
+	m := Model{Layers: 2, Hidden: 64, Heads: 4, KVHeads: 4, FFN: 128, Vocab: 1000, Activation: "swiglu", Norm: "rmsnorm"}
+	s := Shape{MicroBatch: 2, Seq: 128, Dtype: BF16, TP: 1, FlashAttention: true, CrossEntropy: CrossEntropyUnfusedNative}
+	found := 0
+	for _, p := range []Pass{Forward, Backward} {
+		for _, o := range m.HeadOps(s, p) {
+			switch o.Name {
+			case "logits_to_fp32", "logits_to_fp32_bwd":
+				t.Errorf("%s: unfused-native casts nothing", o.Name)
+			case "cross_entropy":
+				found++
+				if o.BytesRead != 512000 || o.BytesWritten != 515072 {
+					t.Errorf("forward: %g read, %g written, want 512000 and 515072", o.BytesRead, o.BytesWritten)
+				}
+			case "cross_entropy_bwd":
+				found++
+				if o.BytesRead != 1025024 || o.BytesWritten != 1024000 {
+					t.Errorf("backward: %g read, %g written, want 1025024 and 1024000", o.BytesRead, o.BytesWritten)
+				}
+			}
+		}
+	}
+	if found != 2 {
+		t.Errorf("%d cross-entropy kernels, want 2", found)
+	}
+	if c, err := ParseCrossEntropy("unfused-native"); err != nil || c != CrossEntropyUnfusedNative || LossBytesPerLogit(c) != 8 {
+		t.Errorf("parse %v %v, %g bytes per logit", c, err, LossBytesPerLogit(c))
+	}
+}
