@@ -1117,10 +1117,21 @@ func (b *builder) optimizer() {
 			Dur: copyTime(states, cfg.HostH2D), Bytes: states, Peer: -1, Match: -1, CopyEngine: true}, b.last[StreamCompute]))
 	}
 	op := optimizerOp(cfg, local)
-	d := b.pr.OpsTime(b.stage, []workload.Op{op})
+	ops, kernels := []workload.Op{op}, 1.0
+	if cfg.OptimizerTensors > 0 {
+		ops = optimizerLoopOps(cfg, local)
+		kernels = float64(len(ops))
+		op = workload.Op{}
+		for _, o := range ops {
+			op.FLOPs += o.FLOPs
+			op.BytesRead += o.BytesRead
+			op.BytesWritten += o.BytesWritten
+		}
+	}
+	d := b.pr.OpsTime(b.stage, ops)
 	opt := b.add(Task{Kind: KindOptimizer, Stream: StreamCompute, Name: "optimizer_step", Layer: -1, Micro: -1, Chunk: -1,
 		Dur: d, FLOPs: op.FLOPs, Bytes: op.BytesRead + op.BytesWritten, Peer: -1, Match: -1,
-		Issue: b.issueTime(KindOptimizer, 1)}, deps...)
+		Issue: b.issueTime(KindOptimizer, kernels)}, deps...)
 	if cfg.LogOptimizerStates {
 		sb, mb := cfg.StateDtype.Bytes(), cfg.MasterDtype.Bytes()
 		opt = b.memTask(KindOptimizer, "optimizer_state_stats", -1, -1, -1,
@@ -1158,6 +1169,63 @@ func optimizerOp(cfg *StepConfig, n float64) workload.Op {
 	}
 	return workload.Op{Name: "optimizer", Class: workload.ClassMemory, FLOPs: 10 * n,
 		BytesRead: n * (cfg.GradDtype.Bytes() + kept), BytesWritten: n * written, Batch: 1}
+}
+
+// optimizerLoopOps prices an optimizer that is a Python loop over
+// cfg.OptimizerTensors parameter tensors holding n parameters in all
+// (training.optimizer_tensors): Hugging Face's transformers.AdamW
+// (src/transformers/optimization.py, AdamW.step, 4.x releases) runs, for
+// each parameter p with gradient g and states m, v,
+//
+//	kernel                               read        write
+//	m.mul_(beta1)                        S           S
+//	m.add_(g, alpha=1-beta1)             S+G         S
+//	v.mul_(beta2)                        S           S
+//	v.addcmul_(g, g, value=1-beta2)      S+2G        S
+//	denom = v.sqrt()                     S           S
+//	denom.add_(eps)                      S           S
+//	p.addcdiv_(m, denom, value=-step)    M+2S        M
+//
+// per parameter in bytes (S the state, G the gradient, M the master
+// weight's width; weight decay 0, its default, skips p.add_), and the
+// optimizer's zero_grad (torch.optim.Optimizer.zero_grad with
+// set_to_none=False, PyTorch < 2.0) fills each gradient, one kernel
+// writing G. With 16-bit model weights under a wider master copy, a copy
+// kernel per tensor writes the model weight (M read, P written). Each
+// kernel is one op over its tensor: the tensors' sizes are not known, so
+// each kind of kernel is split into T equal ops (the bytes add up the
+// same; every op pays the kernel overhead), and the host issues every one
+// (the eager per-kernel cost, issueTime). The fused pass (optimizerOp)
+// reads G+M+2S and writes M+2S instead, in one kernel.
+func optimizerLoopOps(cfg *StepConfig, n float64) []workload.Op {
+	t := cfg.OptimizerTensors
+	s, g, m := cfg.StateDtype.Bytes(), cfg.GradDtype.Bytes(), cfg.MasterDtype.Bytes()
+	type kernel struct {
+		name        string
+		read, write float64 // bytes per parameter
+	}
+	ks := []kernel{
+		{"zero_grad", 0, g},
+		{"exp_avg_mul", s, s},
+		{"exp_avg_add", s + g, s},
+		{"exp_avg_sq_mul", s, s},
+		{"exp_avg_sq_addcmul", s + 2*g, s},
+		{"sqrt", s, s},
+		{"add_eps", s, s},
+		{"addcdiv", m + 2*s, m},
+	}
+	if p := cfg.ParamDtype.Bytes(); cfg.ParamDtype != cfg.MasterDtype {
+		ks = append(ks, kernel{"copy_param", m, p})
+	}
+	per := n / float64(t)
+	ops := make([]workload.Op, 0, len(ks)*t)
+	for _, k := range ks {
+		for range t {
+			ops = append(ops, workload.Op{Name: "optimizer_" + k.name, Class: workload.ClassMemory, FLOPs: per,
+				BytesRead: per * k.read, BytesWritten: per * k.write, Batch: 1})
+		}
+	}
+	return ops
 }
 
 // stageParams sums the parameters this rank holds over its chunks.

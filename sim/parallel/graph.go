@@ -375,6 +375,10 @@ type StepConfig struct {
 	// optStatsWrites written (the two sqrt() temporaries and abs_), plus
 	// optStatsParamReads over the master weights.
 	LogOptimizerStates bool
+	// OptimizerTensors > 0: the optimizer is a Python loop over that many
+	// parameter tensors (training.optimizer_tensors), priced by
+	// optimizerLoopOps; 0 is one fused pass (optimizerOp).
+	OptimizerTensors int
 	// Interrupt, when set, is polled while the programs are built (every
 	// 16,384 tasks and between stages); a non-nil error, such as a
 	// cancelled context's, stops Build, which returns it.

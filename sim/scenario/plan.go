@@ -423,6 +423,7 @@ func (s *Plan) StepConfig(l *parallel.Layout) *parallel.StepConfig {
 		HostH2D:           float64(hc.H2D), HostD2H: float64(hc.D2H),
 		OffloadOptimizer:      s.Training.OffloadOptimizer,
 		LogOptimizerStates:    s.Training.LogOptimizerStates,
+		OptimizerTensors:      s.Training.OptimizerTensors,
 		Host:                  s.HostModel(),
 		Zero3GatherParams:     p.Zero3PrefetchBucket,
 		Zero3GradSyncLast:     p.Zero3GradSync == "last",
@@ -587,6 +588,9 @@ func (s *Plan) Software() string {
 	}
 	if t.OffloadOptimizer {
 		parts = append(parts, "offload optimizer")
+	}
+	if t.OptimizerTensors > 0 {
+		parts = append(parts, fmt.Sprintf("optimizer loop over %d tensors", t.OptimizerTensors))
 	}
 	return strings.Join(parts, ", ")
 }

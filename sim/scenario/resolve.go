@@ -346,6 +346,16 @@ func (s *Plan) resolveTraining(set fieldSet) error {
 	case t.RecomputeReentrant && s.r.recompute != workload.RecomputeFull:
 		return fmt.Errorf("training.recompute_reentrant: true needs recompute: full (have %s)", t.Recompute)
 	}
+	switch {
+	case t.OptimizerTensors < 0:
+		return fmt.Errorf("training.optimizer_tensors: %d must be >= 0 (0 = one fused optimizer pass)", t.OptimizerTensors)
+	case t.OptimizerTensors > 0 && t.Optimizer != "adamw" && t.Optimizer != "adam":
+		return fmt.Errorf("training.optimizer_tensors: the per-tensor loop is priced for adamw and adam only (have %s)", t.Optimizer)
+	case t.OptimizerTensors > 0 && s.Parallel.Zero != 0:
+		return fmt.Errorf("training.optimizer_tensors: the per-tensor loop needs parallel.zero: 0 (have %d)", s.Parallel.Zero)
+	case t.OptimizerTensors > 0 && t.OffloadOptimizer:
+		return fmt.Errorf("training.optimizer_tensors: cannot be combined with training.offload_optimizer: true")
+	}
 	if t.CUDAGraphs != "" {
 		if err := checkChoice("training.cuda_graphs", t.CUDAGraphs); err != nil {
 			return err

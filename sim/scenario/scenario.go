@@ -132,6 +132,12 @@ type TrainingConfig struct {
 	// (parallel.StepConfig.LogOptimizerStates). Left out of the canonical
 	// form when unset.
 	LogOptimizerStates bool `yaml:"log_optimizer_states" json:"log_optimizer_states,omitempty"`
+	// OptimizerTensors > 0 says the optimizer is a Python loop over that
+	// many parameter tensors, each stepped by its own elementwise kernels
+	// (transformers.AdamW, torch.optim with foreach=False), and zero_grad
+	// fills each gradient by a kernel of its own; 0 (default) prices one
+	// fused pass. Adam/AdamW only, without ZeRO (zero: 0).
+	OptimizerTensors int `yaml:"optimizer_tensors" json:"optimizer_tensors,omitempty"`
 	// RecomputeEvery applies full recomputation to every k-th transformer
 	// layer of each pipeline rank and keeps the others' activations
 	// (torchtitan's selective layer checkpointing, selective_ac_option =
