@@ -43,20 +43,26 @@ type Point struct {
 }
 
 // Point builds point i (0 ≤ i < Len) afresh, so callers may change it.
+//
+// The plan is resolved from a copy of the base with the point's values set
+// as typed fields (scenario.Template) where they allow it, else from the
+// base document with the values set and decoded again: the same plan
+// either way (TestTemplateEqualsYAML).
 func (sw *Sweep) Point(i int) *Point {
 	sp := sw.points[i]
-	doc := scenario.CloneNode(sw.base)
 	p := &Point{Index: i, Name: sw.PointName(i), RunID: sp.runID, Values: make([]string, len(sw.Fields))}
 	for fi, v := range sp.vals {
-		if v == nil {
-			continue
-		}
-		p.Values[fi] = nodeValue(v)
-		if err := sw.Fields[fi].knob.Set(doc, scenario.CloneNode(v)); err != nil {
-			p.Err = err
+		if v != nil {
+			p.Values[fi] = nodeValue(v)
 		}
 	}
-	s, err := sw.parsePoint(doc)
+	var s *scenario.Plan
+	var err error
+	if tv, ok := sw.typedValues(sp.vals); ok {
+		s, err = sw.tmpl.Plan(sw.Name, tv)
+	} else {
+		s, err = sw.pointYAML(sp, p)
+	}
 	s.Name = p.Name
 	p.Scenario = s
 	if p.Err == nil && sp.err != "" {
@@ -66,6 +72,21 @@ func (sw *Sweep) Point(i int) *Point {
 		p.Err = err // cannot happen: the same document validated when loading
 	}
 	return p
+}
+
+// pointYAML resolves point sp from the base document with its values set
+// (a value that cannot be set is p's error).
+func (sw *Sweep) pointYAML(sp sweepPoint, p *Point) (*scenario.Plan, error) {
+	doc := scenario.CloneNode(sw.base)
+	for fi, v := range sp.vals {
+		if v == nil {
+			continue
+		}
+		if err := sw.Fields[fi].knob.Set(doc, scenario.CloneNode(v)); err != nil {
+			p.Err = err
+		}
+	}
+	return sw.parsePoint(doc)
 }
 
 // PointYAML is point i as a scenario file (named after the point), ready

@@ -37,7 +37,11 @@ type Sweep struct {
 	Duplicates       int
 	DuplicateExample string
 
-	base     *yaml.Node // root mapping of the base scenario, name set to Name
+	base *yaml.Node // root mapping of the base scenario, name set to Name
+	// tmpl is base decoded once: a point whose values it can set as typed
+	// fields is resolved from a copy of it, not by editing and decoding
+	// the YAML (nil: every point goes through the YAML).
+	tmpl     *scenario.Template
 	points   []sweepPoint
 	fidelity *network.Fidelity
 	dir      string // where the base scenario lives: relative cluster.gpu files are read from it
@@ -58,6 +62,10 @@ type Field struct {
 
 	nodes []*yaml.Node
 	knob  *scenario.Knob
+	// typed[i] is nodes[i] decoded for the template, ok[i] false where it
+	// must go through the YAML (scenario.Template.Value).
+	typed []scenario.Value
+	ok    []bool
 }
 
 type sweepPoint struct {
@@ -182,6 +190,14 @@ func Parse(data []byte, dir string, opt Options) (*Sweep, error) {
 	}
 	if err := sw.checkSize(); err != nil {
 		return nil, err
+	}
+	sw.tmpl = scenario.NewTemplate(sw.base, sw.dir)
+	for fi := range sw.Fields {
+		f := &sw.Fields[fi]
+		for _, n := range f.nodes {
+			v, ok := sw.tmpl.Value(f.knob, n)
+			f.typed, f.ok = append(f.typed, v), append(f.ok, ok)
+		}
 	}
 	if err := sw.enumerate(); err != nil {
 		return nil, err
@@ -430,7 +446,7 @@ func (sw *Sweep) enumerate() error {
 	// recorded in order.
 	var batch []pendingPoint
 	flush := func() {
-		parsePoints(batch, sw.parsePoint)
+		parsePoints(batch, sw.parsePending)
 		for _, b := range batch {
 			addID(b.vals, b.id, b.err)
 		}
@@ -438,11 +454,18 @@ func (sw *Sweep) enumerate() error {
 	}
 	idx := make([]int, len(listed))
 	for {
-		doc := scenario.CloneNode(sw.base)
+		typed := len(autos) == 0
 		for k, fi := range listed {
 			vals[fi] = sw.Fields[fi].nodes[idx[k]]
-			if err := sw.Fields[fi].knob.Set(doc, scenario.CloneNode(vals[fi])); err != nil {
-				return err
+			typed = typed && sw.Fields[fi].ok[idx[k]]
+		}
+		var doc *yaml.Node
+		if !typed {
+			doc = scenario.CloneNode(sw.base)
+			for _, fi := range listed {
+				if err := sw.Fields[fi].knob.Set(doc, scenario.CloneNode(vals[fi])); err != nil {
+					return err
+				}
 			}
 		}
 		if len(autos) == 0 {
@@ -521,8 +544,9 @@ func (sw *Sweep) enumerate() error {
 // keep every CPU busy, few enough that their trees stay small.
 const pointBatch = 256
 
-// pendingPoint is a combination waiting to be resolved: its document and
-// values, then its run id and validity.
+// pendingPoint is a combination waiting to be resolved: its values and
+// its document (nil when the template sets its values), then its run id
+// and validity.
 type pendingPoint struct {
 	doc  *yaml.Node
 	vals []*yaml.Node
@@ -530,13 +554,13 @@ type pendingPoint struct {
 	err  error
 }
 
-// parsePoints resolves every batch entry's document with parse and hashes
-// it for its run id, on up to GOMAXPROCS goroutines (each entry is
-// independent; the caller records them in order, so the points, their
-// numbers and which duplicates are dropped do not depend on the CPUs).
-func parsePoints(batch []pendingPoint, parse func(*yaml.Node) (*scenario.Plan, error)) {
+// parsePoints resolves every batch entry with parse and hashes it for its
+// run id, on up to GOMAXPROCS goroutines (each entry is independent; the
+// caller records them in order, so the points, their numbers and which
+// duplicates are dropped do not depend on the CPUs).
+func parsePoints(batch []pendingPoint, parse func(*pendingPoint) (*scenario.Plan, error)) {
 	one := func(b *pendingPoint) {
-		s, err := parse(b.doc)
+		s, err := parse(b)
 		b.id, b.err, b.doc = s.RunID(), err, nil
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(batch))
@@ -625,6 +649,49 @@ func (sw *Sweep) candidates(doc *yaml.Node, f *Field) ([]*yaml.Node, error) {
 // row has the point's knobs and a run id.
 func (sw *Sweep) parsePoint(doc *yaml.Node) (*scenario.Plan, error) {
 	return scenario.ParsePartial(doc, sw.dir, sw.Name)
+}
+
+// parsePending resolves a listed combination: by the template when its
+// document was not built, else from the document.
+func (sw *Sweep) parsePending(b *pendingPoint) (*scenario.Plan, error) {
+	if b.doc == nil {
+		tv, _ := sw.typedValues(b.vals)
+		return sw.tmpl.Plan(sw.Name, tv)
+	}
+	return sw.parsePoint(b.doc)
+}
+
+// typedValues returns the template values of a point's values (a nil value
+// keeps the base's), false when one of them must go through the YAML.
+func (sw *Sweep) typedValues(vals []*yaml.Node) ([]scenario.Value, bool) {
+	if sw.tmpl == nil {
+		return nil, false
+	}
+	out := make([]scenario.Value, len(vals))
+	for fi, v := range vals {
+		if v == nil {
+			continue
+		}
+		f := &sw.Fields[fi]
+		found := false
+		for j, n := range f.nodes {
+			if n == v {
+				if !f.ok[j] {
+					return nil, false
+				}
+				out[fi], found = f.typed[j], true
+				break
+			}
+		}
+		if !found { // an auto field's candidate
+			tv, ok := sw.tmpl.Value(f.knob, v)
+			if !ok {
+				return nil, false
+			}
+			out[fi] = tv
+		}
+	}
+	return out, true
 }
 
 // describe renders the swept values of a point, "parallel.tp=8 parallel.pp=4".

@@ -675,3 +675,76 @@ func TestSharesDealEveryPointOnce(t *testing.T) {
 		t.Errorf("dealt %v, want %v", got, want)
 	}
 }
+
+// TestTemplateEqualsYAML: a point resolved from the template (typed fields
+// set on a copy of the decoded base) is the plan, error and run id the
+// YAML path gives (the base document edited and decoded again), on every
+// point of every bundled sweep and of sweeps over lists, optional blocks,
+// booleans, a framework profile and overrides; the template serves every
+// point it can (the ones it cannot go through the YAML).
+func TestTemplateEqualsYAML(t *testing.T) {
+	type sweepCase struct {
+		name  string
+		load  func() (*Sweep, error)
+		typed bool // every point is expected to go through the template
+	}
+	inline := func(body string, opt Options) func() (*Sweep, error) {
+		return func() (*Sweep, error) { return Parse([]byte(sweepBase+body), t.TempDir(), opt) }
+	}
+	cases := []sweepCase{
+		{"70b", func() (*Sweep, error) {
+			return Load("../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml", Options{})
+		}, true},
+		{"8b-auto", func() (*Sweep, error) { return Load("../../scenarios/sweeps/llama3-8b-gpu-types.yaml", Options{}) }, true},
+		{"tiny", func() (*Sweep, error) {
+			return Load("../../cmd/simtrain/testdata/schema-v2/sweep/v2-tiny.yaml", Options{})
+		}, true},
+		{"lists", inline("sweep:\n  training.recompute: [selective, full]\n  training.recompute_modules: [[core_attn], [layernorm, moe_act]]\n", Options{}), true},
+		{"invalid", inline("sweep:\n  parallel.tp: [3, 8]\n  parallel.pp: [1, 3]\n  parallel.sp: [false, true]\n", Options{}), true},
+		{"blocks", inline("sweep:\n  parallel.overlap.tp_comm: [false, true]\n  training.flash_attention: [false, true]\n  cluster.network.nic: [ib-ndr-400]\n", Options{}), true},
+		{"moe-block", inline("sweep:\n  model.moe.experts: [8, 16]\n  model.moe.top_k: [2]\n  model.moe.imbalance: [1.2]\n  parallel.ep: [1, 3]\n", Options{}), true},
+		{"overrides", inline("sweep:\n  parallel.pp: [1, 2]\n", Options{Overrides: scenario.Overrides("training.micro_batch", "2"),
+			Fidelity: func() *network.Fidelity { f := network.Analytic; return &f }()}), true},
+		{"framework", inline("sweep:\n  training.framework: [megatron-lm, torchtitan]\n  parallel.tp: [4, 8]\n", Options{}), false},
+	}
+	for _, tc := range cases {
+		sw, err := tc.load()
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		typed := 0
+		for i := 0; i < sw.Len(); i++ {
+			sp := sw.points[i]
+			viaYAML := &Point{}
+			want, wantErr := sw.pointYAML(sp, viaYAML)
+			if wantErr == nil {
+				wantErr = viaYAML.Err
+			}
+			tv, ok := sw.typedValues(sp.vals)
+			if !ok {
+				continue
+			}
+			typed++
+			got, gotErr := sw.tmpl.Plan(sw.Name, tv)
+			if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
+				t.Errorf("%s point %d: template error %v, YAML %v", tc.name, i, gotErr, wantErr)
+			}
+			if got.RunID() != want.RunID() || got.RunID() != sw.RunID(i) {
+				t.Errorf("%s point %d: run id %s by template, %s by YAML, %s loaded", tc.name, i, got.RunID(), want.RunID(), sw.RunID(i))
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s point %d: template plan differs from the YAML's:\n%+v\n%+v", tc.name, i, got.Scenario, want.Scenario)
+			}
+			if p := sw.Point(i); !reflect.DeepEqual(p.Scenario.Scenario, func() scenario.Scenario { c := want.Scenario; c.Name = p.Name; return c }()) {
+				t.Errorf("%s point %d: Point's plan differs", tc.name, i)
+			}
+		}
+		if tc.typed && typed != sw.Len() {
+			t.Errorf("%s: %d of %d points through the template, want all", tc.name, typed, sw.Len())
+		}
+		if !tc.typed && typed == sw.Len() {
+			t.Errorf("%s: every point through the template, want the YAML for a framework", tc.name)
+		}
+	}
+}

@@ -1,0 +1,186 @@
+package scenario
+
+import (
+	"reflect"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Template is a base scenario decoded once, so that a sweep's points are
+// made by setting typed fields on a copy of it instead of editing the YAML
+// document and decoding it again per point (decoding was ≈ 5% of a sweep
+// point's CPU, and the sweep decoded every point twice: to validate and hash
+// it when loading, and to simulate it). Template.Plan gives the plan, the
+// error and the partial plan of an invalid point that ParsePartial gives for
+// the edited document (TestTemplateEqualsYAML holds them equal on every
+// point of every bundled sweep).
+type Template struct {
+	base *Plan      // decoded and checked, defaults not filled
+	root *yaml.Node // the base's root mapping: which paths a typed set may take
+}
+
+// NewTemplate decodes a checked scenario document (a document node or its
+// root mapping) living in dir. It returns nil when points must go through
+// the YAML path: the document does not decode, or it names a framework
+// profile (training.framework), whose defaults fill only the fields a
+// document leaves unset, so the point's own fields decide them.
+func NewTemplate(doc *yaml.Node, dir string) *Template {
+	root := doc
+	if root.Kind == yaml.DocumentNode {
+		if len(root.Content) == 0 {
+			return nil
+		}
+		root = root.Content[0]
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil
+	}
+	s, err := decode(root, dir, nil)
+	if err != nil || (s.Training.Framework != "" && s.Training.Framework != "auto") || len(s.framework) > 0 {
+		return nil
+	}
+	return &Template{base: s, root: root}
+}
+
+// Value is a sweep value decoded once for its knob's field (Template.Value).
+type Value struct {
+	knob *Knob
+	v    reflect.Value // of the field's type
+}
+
+// Value decodes node as knob k's value for Template.Plan. ok is false when
+// the typed path cannot set it as the YAML path would: a null (the field
+// left unset), training.framework (its profile's defaults), a value that
+// does not decode, or a path the base blocks with something that is not a
+// mapping (the YAML path's error then names it).
+func (t *Template) Value(k *Knob, node *yaml.Node) (Value, bool) {
+	if t == nil || node == nil || node.Kind == yaml.AliasNode || node.Tag == "!!null" ||
+		k.Path == "training.framework" || len(k.index) == 0 || !t.settable(k.parts) {
+		return Value{}, false
+	}
+	p := reflect.New(k.typ())
+	if err := node.Decode(p.Interface()); err != nil {
+		return Value{}, false
+	}
+	return Value{knob: k, v: p.Elem()}, true
+}
+
+// settable reports whether every block on the way to the field is a
+// mapping of the base document or absent (Knob.Set creates it).
+func (t *Template) settable(parts []string) bool {
+	n := t.root
+	for _, p := range parts[:len(parts)-1] {
+		var next *yaml.Node
+		for j := 0; j+1 < len(n.Content); j += 2 {
+			if n.Content[j].Value == p {
+				next = n.Content[j+1]
+				break
+			}
+		}
+		if next == nil {
+			return true
+		}
+		if next.Kind != yaml.MappingNode {
+			return false
+		}
+		n = next
+	}
+	return true
+}
+
+// Plan resolves a copy of the base with vals set, named name: what
+// ParsePartial gives for the base document with the same values set by
+// Knob.Set, error included (an invalid point's plan is filled as far as
+// resolution got).
+func (t *Template) Plan(name string, vals []Value) (*Plan, error) {
+	s := &Plan{dir: t.base.dir, set: make(fieldSet, len(t.base.set)+len(vals)*2)}
+	for p := range t.base.set {
+		s.set[p] = true
+	}
+	deepCopy(reflect.ValueOf(&s.Scenario).Elem(), reflect.ValueOf(&t.base.Scenario).Elem())
+	s.Name = name
+	for _, v := range vals {
+		if v.knob == nil {
+			continue
+		}
+		f := reflect.ValueOf(&s.Scenario).Elem()
+		for _, i := range v.knob.index {
+			if f.Kind() == reflect.Pointer {
+				if f.IsNil() { // a block the base leaves out: Knob.Set creates it
+					f.Set(reflect.New(f.Type().Elem()))
+				}
+				f = f.Elem()
+			}
+			f = f.Field(i)
+		}
+		deepCopy(f, v.v)
+		path := v.knob.Path
+		for i := strings.IndexByte(path, '.'); i >= 0; i = next(path, i) {
+			s.set[path[:i]] = true
+		}
+		s.set[path] = true
+	}
+	if err := s.resolve(s.set); err != nil {
+		s.fillDisplayDefaults()
+		return s, err
+	}
+	return s, nil
+}
+
+// next is the index of the dot after the one at i in path, -1 when none.
+func next(path string, i int) int {
+	j := strings.IndexByte(path[i+1:], '.')
+	if j < 0 {
+		return -1
+	}
+	return i + 1 + j
+}
+
+// deepCopy sets dst to a copy of src sharing no pointer, slice or map with
+// it (resolution fills defaults into a plan's blocks and lists).
+func deepCopy(dst, src reflect.Value) {
+	switch src.Kind() {
+	case reflect.Pointer:
+		if src.IsNil() {
+			dst.SetZero()
+			return
+		}
+		p := reflect.New(src.Type().Elem())
+		deepCopy(p.Elem(), src.Elem())
+		dst.Set(p)
+	case reflect.Struct:
+		dst.Set(src) // scalars; then a copy of what the fields point to
+		for i := 0; i < src.NumField(); i++ {
+			switch src.Field(i).Kind() {
+			case reflect.Pointer, reflect.Struct, reflect.Slice, reflect.Map, reflect.Interface:
+				deepCopy(dst.Field(i), src.Field(i))
+			}
+		}
+	case reflect.Slice:
+		if src.IsNil() {
+			dst.SetZero()
+			return
+		}
+		s := reflect.MakeSlice(src.Type(), src.Len(), src.Len())
+		for i := 0; i < src.Len(); i++ {
+			deepCopy(s.Index(i), src.Index(i))
+		}
+		dst.Set(s)
+	case reflect.Map:
+		if src.IsNil() {
+			dst.SetZero()
+			return
+		}
+		m := reflect.MakeMapWithSize(src.Type(), src.Len())
+		it := src.MapRange()
+		for it.Next() {
+			v := reflect.New(src.Type().Elem()).Elem()
+			deepCopy(v, it.Value())
+			m.SetMapIndex(it.Key(), v)
+		}
+		dst.Set(m)
+	default:
+		dst.Set(src)
+	}
+}
