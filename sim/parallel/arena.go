@@ -1,5 +1,7 @@
 package parallel
 
+import "github.com/simtrain/simtrain/sim/pipeline"
+
 // Arena is storage that successive builds reuse: a sweep worker simulates
 // thousands of layouts one after another, and without an arena every one of
 // them grows its task slices from nothing and leaves them to the garbage
@@ -14,10 +16,58 @@ package parallel
 // value is ready to use.
 type Arena struct {
 	progs   []*Program
-	recvs   map[p2pKey]int32
+	recvs   recvIndex
 	inst    []instanceBuffers
 	events  [][]int32    // Executor.CountEvents' counters, per instance
 	scratch statsScratch // Executor.Stats' storage
+	// caches are Build's block-cost tables, one per device class, reset
+	// for each build (≈ 45 KB each: allocating them afresh was 9% of the
+	// bytes a sweep allocated).
+	caches []*blockCache
+	// orders are the last build's schedule orders per stage, for the
+	// schedule and shape in orderKey: a sweep's neighbouring points mostly
+	// share pp and micro-batches (ZeRO, recompute and sp turn fastest).
+	orderKey orderKey
+	orders   [][]pipeline.Step
+}
+
+// orderKey identifies a schedule's orders: schedules are stateless values
+// (pipeline.Schedule), so their name and the shape determine them.
+type orderKey struct {
+	name  string
+	shape pipeline.Shape
+}
+
+// order returns stage s's order of schedule sched for shape, computed once
+// per schedule and shape for consecutive builds. The slice is shared:
+// callers must not modify it.
+func (a *Arena) order(sched pipeline.Schedule, shape pipeline.Shape, s int) []pipeline.Step {
+	if a == nil {
+		return sched.Order(shape, s)
+	}
+	if k := (orderKey{sched.Name(), shape}); k != a.orderKey {
+		a.orderKey = k
+		a.orders = a.orders[:0]
+	}
+	for len(a.orders) <= s {
+		a.orders = append(a.orders, nil)
+	}
+	if a.orders[s] == nil {
+		a.orders[s] = sched.Order(shape, s)
+	}
+	return a.orders[s]
+}
+
+// blockCache returns the arena's cache for device class class, reset for
+// cfg (a nil arena: a new one).
+func (a *Arena) blockCache(class int, cfg *StepConfig, pr Pricer, stage int) *blockCache {
+	if a == nil {
+		return newBlockCache(cfg, pr, stage, nil)
+	}
+	for len(a.caches) <= class {
+		a.caches = append(a.caches, new(blockCache))
+	}
+	return newBlockCache(cfg, pr, stage, a.caches[class])
 }
 
 // instanceBuffers are one executed instance's per-task storage.
@@ -44,15 +94,6 @@ func (a *Arena) program(s int) *Program {
 	*p = Program{Stage: s, arena: a, Tasks: p.Tasks[:0], depOff: p.depOff[:0], deps: p.deps[:0],
 		succOf: p.succOf[:0], succ: p.succ[:0], ndeps: p.ndeps[:0], fill: p.fill[:0], entries: p.entries[:0]}
 	return p
-}
-
-// recvMap returns the arena's receive index, emptied.
-func (a *Arena) recvMap() map[p2pKey]int32 {
-	if a.recvs == nil {
-		a.recvs = map[p2pKey]int32{}
-	}
-	clear(a.recvs)
-	return a.recvs
 }
 
 // buffers returns instance i's state and need slices sized for n tasks

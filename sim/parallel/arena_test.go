@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -61,6 +62,84 @@ func TestArenaReuse(t *testing.T) {
 			_, _, _, gs, ge := xg.Instance(i)
 			if !slices.Equal(ws, gs) || !slices.Equal(we, ge) {
 				t.Fatalf("%+v instance %d: times differ in the arena", c, i)
+			}
+		}
+	}
+}
+
+// TestLinkP2PTableEqualsMap: pairing pipeline sends with receives through
+// the table (recvIndex) gives the programs, and the errors, of the map it
+// replaced, on 1F1B, GPipe and zero-bubble steps, with a receive missing
+// and with a send whose receive is gone.
+func TestLinkP2PTableEqualsMap(t *testing.T) {
+	copyProgs := func(progs []*Program) []*Program {
+		out := make([]*Program, len(progs))
+		for s, p := range progs {
+			q := *p
+			q.Tasks = slices.Clone(p.Tasks)
+			out[s] = &q
+		}
+		return out
+	}
+	// unlink undoes a linked build's pairing: a send's Match back to the
+	// receiving chunk the builder wrote, a receive's Match and Peer unset.
+	unlink := func(progs []*Program) []*Program {
+		out := copyProgs(progs)
+		for _, p := range out {
+			for i := range p.Tasks {
+				tk := &p.Tasks[i]
+				switch tk.Kind {
+				case KindSend:
+					tk.Match = progs[tk.Peer].Tasks[tk.Match].Chunk
+				case KindRecv:
+					tk.Match, tk.Peer = -1, -1
+				}
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name   string
+		sched  pipeline.Schedule
+		pp, m  int
+		breaks func(progs []*Program)
+	}{
+		{"1f1b", pipeline.OneFOneB, 4, 8, nil},
+		{"gpipe", pipeline.GPipe, 3, 5, nil},
+		{"zb", pipeline.ZeroBubble, 4, 6, nil},
+		{"missing recv", pipeline.OneFOneB, 4, 8, func(progs []*Program) {
+			for i := range progs[2].Tasks {
+				if progs[2].Tasks[i].Kind == KindRecv {
+					progs[2].Tasks[i].Kind = KindForward
+					return
+				}
+			}
+		}},
+		{"recv moved", pipeline.OneFOneB, 4, 8, func(progs []*Program) {
+			for i := range progs[1].Tasks {
+				if progs[1].Tasks[i].Kind == KindRecv {
+					progs[1].Tasks[i].Micro = 99
+					return
+				}
+			}
+		}},
+	} {
+		_, built := stepPrograms(t, 2, 2, tc.pp, tc.m, tc.sched, commPricer{unit: engine.Millisecond, comm: engine.Microsecond})
+		base := unlink(built)
+		if tc.breaks != nil {
+			tc.breaks(base)
+		}
+		a, b := copyProgs(base), copyProgs(base)
+		errA, errB := linkP2P(a, nil), linkP2PMap(b)
+		if fmt.Sprint(errA) != fmt.Sprint(errB) || (tc.breaks == nil) != (errA == nil) {
+			t.Errorf("%s: table error %v, map error %v", tc.name, errA, errB)
+		}
+		if errA != nil {
+			continue
+		}
+		for s := range a {
+			if !slices.Equal(a[s].Tasks, b[s].Tasks) || !slices.Equal(a[s].Tasks, built[s].Tasks) {
+				t.Errorf("%s: stage %d paired differently", tc.name, s)
 			}
 		}
 	}

@@ -190,7 +190,7 @@ func (b *builder) build() error {
 
 // add appends t with its stream-order dependency and deps (negative ids are
 // skipped). Receives have no local dependencies: the matching send starts them.
-func (b *builder) add(t Task, deps ...int32) int32 {
+func (b *builder) add(t *Task, deps ...int32) int32 {
 	p := b.prog
 	idx := int32(len(p.Tasks))
 	t.Step = b.step
@@ -214,7 +214,7 @@ func (b *builder) add(t Task, deps ...int32) int32 {
 			p.deps = appendDep(p.deps, start, d)
 		}
 	}
-	p.Tasks = append(p.Tasks, t)
+	p.Tasks = append(p.Tasks, *t)
 	b.last[t.Stream] = idx
 	if idx&(1<<14-1) == 0 && b.interrupt == nil {
 		b.interrupt = b.cfg.interrupted()
@@ -265,7 +265,7 @@ func (b *builder) compute(kind Kind, name string, layer, micro, chunk int, c blo
 		b.firstComp = false
 	}
 	b.depBuf = all
-	return b.add(Task{Kind: kind, Stream: StreamCompute, Name: name, Layer: int32(layer), Micro: int32(micro),
+	return b.add(&Task{Kind: kind, Stream: StreamCompute, Name: name, Layer: int32(layer), Micro: int32(micro),
 		Chunk: int32(chunk), Dur: c.dur, FLOPs: c.flops, Bytes: c.bytes, Peer: -1, Match: -1,
 		Issue: b.issueTime(kind, c.kernels)}, all...)
 }
@@ -290,7 +290,7 @@ var groupStream = [NumGroupKinds]Stream{StreamTP, StreamCP, StreamEP, StreamDP, 
 // comm adds a collective on the group kind's stream.
 func (b *builder) comm(k GroupKind, op collectives.Op, bytes float64, name string, layer, micro, chunk int, deps ...int32) int32 {
 	d := b.cache.commTime(k, b.stage, op, bytes)
-	return b.add(Task{Kind: kindOfOp(op), Stream: groupStream[k], Group: k, Op: op, Name: name,
+	return b.add(&Task{Kind: kindOfOp(op), Stream: groupStream[k], Group: k, Op: op, Name: name,
 		Layer: int32(layer), Micro: int32(micro), Chunk: int32(chunk), Dur: d, Bytes: bytes, Peer: -1, Match: -1}, deps...)
 }
 
@@ -374,7 +374,7 @@ func (b *builder) tpReduce(name string, layer, micro, chunk int, after int32) in
 // at the storage width (bf16 in FP8/FP4 training: a layer's output is the
 // bf16 residual stream; the recipes quantise only GEMM inputs).
 func (b *builder) actBytes() float64 {
-	s := b.cfg.Shape
+	s := &b.cfg.Shape
 	return float64(s.MicroBatch) * float64(s.Seq) / float64(max(s.CP, 1)) * float64(b.cfg.Model.Hidden) * s.Dtype.StorageBytes()
 }
 
@@ -407,7 +407,7 @@ func (b *builder) logitsBytes() float64 {
 // so its gathers are bf16. The output layer's input gather and the
 // embedding's reduction are bf16 (plain ColwiseParallel/RowwiseParallel).
 func (b *builder) tpBytes(op collectives.Op, inLayer bool) float64 {
-	s := b.cfg.Shape
+	s := &b.cfg.Shape
 	w := s.Dtype.Bytes()
 	if w < 2 && (op != collectives.AllGather || !inLayer ||
 		(s.Dtype == workload.FP8 && s.FP8Recipe == workload.FP8Rowwise)) {
@@ -498,7 +498,7 @@ func (b *builder) recv(grad bool, micro int, ch Chunk) int32 {
 		}
 		return t
 	}
-	return b.add(Task{Kind: KindRecv, Stream: st, Group: GroupPP, Op: collectives.Send, Name: name, Layer: -1,
+	return b.add(&Task{Kind: KindRecv, Stream: st, Group: GroupPP, Op: collectives.Send, Name: name, Layer: -1,
 		Micro: int32(micro), Chunk: int32(ch.Index), Bytes: b.p2pBytes(), Peer: int32(from.Stage), Match: -1})
 }
 
@@ -518,7 +518,7 @@ func (b *builder) send(grad bool, micro int, ch Chunk, after int32) {
 		b.local[p2pKey{grad: grad, step: b.step, micro: int32(micro), toChunk: int32(to.Chunk)}] = after
 		return
 	}
-	t := b.add(Task{Kind: KindSend, Stream: StreamPPSend, Group: GroupPP, Op: collectives.Send, Name: name, Layer: -1,
+	t := b.add(&Task{Kind: KindSend, Stream: StreamPPSend, Group: GroupPP, Op: collectives.Send, Name: name, Layer: -1,
 		Micro: int32(micro), Chunk: int32(ch.Index), Bytes: b.p2pBytes(), Peer: int32(to.Stage), Match: int32(to.Chunk),
 		Dur: b.pr.SendTime(b.stage, to.Stage, units.Bytes(b.p2pBytes()))}, after)
 	if !b.cfg.Overlap.P2P {
@@ -649,7 +649,7 @@ func (b *builder) pipeTP() bool { return b.cfg.PipeEngineSync > 0 && b.cfg.Layou
 // it issues anything more: the GPU then idles for the longer of the stall
 // and the re-issue of what follows.
 func (b *builder) hostSync(name string, dur engine.Time, l, mb, c int, after int32) int32 {
-	t := b.add(Task{Kind: KindHostSync, Stream: StreamCompute, Name: name, Layer: int32(l), Micro: int32(mb),
+	t := b.add(&Task{Kind: KindHostSync, Stream: StreamCompute, Name: name, Layer: int32(l), Micro: int32(mb),
 		Chunk: int32(c), Dur: dur, Peer: -1, Match: -1}, after)
 	b.hostBlock = after
 	return t
@@ -1065,7 +1065,7 @@ func (b *builder) offload(ch Chunk, l, mb int, after int32) {
 	if bytes <= 0 || l == ch.FirstLayer+ch.Layers-1 {
 		return
 	}
-	d2h := b.add(Task{Kind: KindHostCopy, Stream: StreamD2H, Name: "offload_d2h",
+	d2h := b.add(&Task{Kind: KindHostCopy, Stream: StreamD2H, Name: "offload_d2h",
 		Layer: int32(l), Micro: int32(mb), Chunk: int32(ch.Index), Dur: copyTime(bytes, b.cfg.HostD2H),
 		Bytes: bytes, Peer: -1, Match: -1, CopyEngine: true}, after)
 	if b.offloaded == nil {
@@ -1084,7 +1084,7 @@ func (b *builder) reloadLayer(l, mb, chunk int, after int32) int32 {
 		return -1
 	}
 	if c.h2d < 0 {
-		c.h2d = b.add(Task{Kind: KindHostCopy, Stream: StreamH2D, Name: "reload_h2d", Layer: int32(l), Micro: int32(mb),
+		c.h2d = b.add(&Task{Kind: KindHostCopy, Stream: StreamH2D, Name: "reload_h2d", Layer: int32(l), Micro: int32(mb),
 			Chunk: int32(chunk), Dur: copyTime(c.bytes, b.cfg.HostH2D), Bytes: c.bytes, Peer: -1, Match: -1, CopyEngine: true}, c.d2h, after)
 		b.offloaded[k] = c
 	}
@@ -1113,7 +1113,7 @@ func (b *builder) optimizer() {
 		// finalised (finalize_model_grads, after the backward) and
 		// offloads them after the step (optimizer_state_offloader.py).
 		states = local * (cfg.MasterDtype.Bytes() + cfg.StateDtype.Bytes()*optimizerStates(cfg.Optimizer))
-		deps = append(deps, b.add(Task{Kind: KindHostCopy, Stream: StreamH2D, Name: "optimizer_reload_h2d", Layer: -1, Micro: -1, Chunk: -1,
+		deps = append(deps, b.add(&Task{Kind: KindHostCopy, Stream: StreamH2D, Name: "optimizer_reload_h2d", Layer: -1, Micro: -1, Chunk: -1,
 			Dur: copyTime(states, cfg.HostH2D), Bytes: states, Peer: -1, Match: -1, CopyEngine: true}, b.last[StreamCompute]))
 	}
 	op := optimizerOp(cfg, local)
@@ -1129,7 +1129,7 @@ func (b *builder) optimizer() {
 		}
 	}
 	d := b.pr.OpsTime(b.stage, ops)
-	opt := b.add(Task{Kind: KindOptimizer, Stream: StreamCompute, Name: "optimizer_step", Layer: -1, Micro: -1, Chunk: -1,
+	opt := b.add(&Task{Kind: KindOptimizer, Stream: StreamCompute, Name: "optimizer_step", Layer: -1, Micro: -1, Chunk: -1,
 		Dur: d, FLOPs: op.FLOPs, Bytes: op.BytesRead + op.BytesWritten, Peer: -1, Match: -1,
 		Issue: b.issueTime(KindOptimizer, kernels)}, deps...)
 	if cfg.LogOptimizerStates {
@@ -1141,7 +1141,7 @@ func (b *builder) optimizer() {
 	// overflow flag back before it issues the next step.
 	b.hostBlock = opt
 	if states > 0 {
-		b.add(Task{Kind: KindHostCopy, Stream: StreamD2H, Name: "optimizer_offload_d2h", Layer: -1, Micro: -1, Chunk: -1,
+		b.add(&Task{Kind: KindHostCopy, Stream: StreamD2H, Name: "optimizer_offload_d2h", Layer: -1, Micro: -1, Chunk: -1,
 			Dur: copyTime(states, cfg.HostD2H), Bytes: states, Peer: -1, Match: -1, CopyEngine: true}, opt)
 	}
 	b.barrier = []int32{opt}

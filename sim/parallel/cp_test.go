@@ -158,7 +158,7 @@ func TestRingStepsPipeline(t *testing.T) {
 		}
 		cfg := &StepConfig{Layout: l}
 		pr := cpPricer{cp: c.ring}
-		b := &builder{cfg: cfg, prog: &Program{}, pr: pr, cache: newBlockCache(cfg, pr, 0)}
+		b := &builder{cfg: cfg, prog: &Program{}, pr: pr, cache: newBlockCache(cfg, pr, 0, nil)}
 		for i := range b.last {
 			b.last[i] = -1
 		}

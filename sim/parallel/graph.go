@@ -167,30 +167,31 @@ func (p *Program) Succ(i int) []int32 { return p.succ[p.succOf[i]:p.succOf[i+1]]
 
 func (p *Program) finish() {
 	n := len(p.Tasks)
-	p.ndeps = resize(p.ndeps, n)
+	off := p.depOff[:n+1]
+	ndeps := resize(p.ndeps, n)
+	for i := range ndeps {
+		ndeps[i] = off[i+1] - off[i]
+	}
+	p.ndeps = ndeps
 	cnt := resize(p.succOf, n+1) // successor counts, then their offsets
 	clear(cnt)
-	for i := 0; i < n; i++ {
-		d := p.Deps(i)
-		p.ndeps[i] = int32(len(d))
-		for _, j := range d {
-			cnt[j+1]++
-		}
+	for _, j := range p.deps {
+		cnt[j+1]++
 	}
 	for i := 0; i < n; i++ {
 		cnt[i+1] += cnt[i]
 	}
 	p.succOf = cnt
-	p.succ = resize(p.succ, len(p.deps))
+	succ := resize(p.succ, len(p.deps))
 	fill := resize(p.fill, n)
 	copy(fill, cnt[:n])
 	for i := 0; i < n; i++ {
-		for _, j := range p.Deps(i) {
-			p.succ[fill[j]] = int32(i)
+		for _, j := range p.deps[off[i]:off[i+1]] {
+			succ[fill[j]] = int32(i)
 			fill[j]++
 		}
 	}
-	p.fill = fill
+	p.succ, p.fill = succ, fill
 }
 
 // Overlap says which communication the frameworks overlap with compute.
@@ -420,7 +421,8 @@ func (c *StepConfig) interrupted() error {
 type Pricer interface {
 	// OpsTime is the time of ops run back to back on one GPU of pipeline
 	// stage `stage` (the slowest of its GPUs when a heterogeneous cluster
-	// places the stage's ranks on several types).
+	// places the stage's ranks on several types). ops is the caller's
+	// scratch: an implementation must not keep it after the call.
 	OpsTime(stage int, ops []workload.Op) engine.Time
 	// CommTime is the closed-form time of op moving bytes on a kind-k group of
 	// pipeline stage `stage` (the slowest such group when they differ).
@@ -467,7 +469,7 @@ func Build(cfg *StepConfig, pr Pricer) ([]*Program, error) {
 			caches = append(caches, nil)
 		}
 		if caches[class] == nil {
-			caches[class] = newBlockCache(cfg, pr, s)
+			caches[class] = cfg.Arena.blockCache(class, cfg, pr, s)
 		}
 		b.cache = caches[class]
 		var prog *Program
@@ -483,7 +485,7 @@ func Build(cfg *StepConfig, pr Pricer) ([]*Program, error) {
 		default:
 			prog = &Program{Stage: s}
 		}
-		b.reset(s, prog, cfg.Schedule.Order(shape, s))
+		b.reset(s, prog, cfg.Arena.order(cfg.Schedule, shape, s))
 		if err := b.build(); err != nil {
 			return nil, err
 		}
@@ -493,9 +495,9 @@ func Build(cfg *StepConfig, pr Pricer) ([]*Program, error) {
 		b.prog.depOff = append(b.prog.depOff, int32(len(b.prog.deps)))
 		progs[s] = b.prog
 	}
-	var recvs map[p2pKey]int32
+	var recvs *recvIndex
 	if cfg.Arena != nil {
-		recvs = cfg.Arena.recvMap()
+		recvs = &cfg.Arena.recvs
 	}
 	if err := linkP2P(progs, recvs); err != nil {
 		return nil, err
@@ -517,12 +519,106 @@ type p2pKey struct {
 	toStage              int32
 }
 
-// linkP2P pairs every pipeline send with its receive; recvs, when not nil,
-// is an empty map to index the receives in.
-func linkP2P(progs []*Program, recvs map[p2pKey]int32) error {
-	if recvs == nil {
-		recvs = map[p2pKey]int32{}
+// recvIndex finds a pipeline receive by its p2pKey: a table indexed by
+// stage, step, micro-batch, chunk and direction (a receive's fields are
+// small non-negative numbers), which replaced a map keyed by p2pKey
+// (hashing a key per send and receive was ≈ 1.5% of a sweep point).
+type recvIndex struct {
+	steps, micros, chunks, stages int
+	slot                          []int32 // 1 + the receive's task index, 0: none
+	n                             int     // receives indexed (distinct keys)
+}
+
+// reset sizes the index for the receives of progs, emptied; false when a
+// receive's fields are out of the table's range (none are).
+func (x *recvIndex) reset(progs []*Program) bool {
+	x.steps, x.micros, x.chunks, x.stages, x.n = 0, 0, 0, len(progs), 0
+	for _, p := range progs {
+		for i := range p.Tasks {
+			t := &p.Tasks[i]
+			if t.Kind != KindRecv {
+				continue
+			}
+			if t.Step < 0 || t.Micro < 0 || t.Chunk < 0 {
+				return false
+			}
+			x.steps = max(x.steps, int(t.Step)+1)
+			x.micros = max(x.micros, int(t.Micro)+1)
+			x.chunks = max(x.chunks, int(t.Chunk)+1)
+		}
 	}
+	n := x.stages * x.steps * x.micros * x.chunks * 2
+	x.slot = resize(x.slot, n)
+	clear(x.slot)
+	return true
+}
+
+// at is key k's slot, -1 when k is outside the table (no receive has it).
+func (x *recvIndex) at(k p2pKey) int {
+	if k.toStage < 0 || int(k.toStage) >= x.stages || k.step < 0 || int(k.step) >= x.steps ||
+		k.micro < 0 || int(k.micro) >= x.micros || k.toChunk < 0 || int(k.toChunk) >= x.chunks {
+		return -1
+	}
+	i := ((int(k.toStage)*x.steps+int(k.step))*x.micros+int(k.micro))*x.chunks + int(k.toChunk)
+	if k.grad {
+		return 2*i + 1
+	}
+	return 2 * i
+}
+
+// linkP2P pairs every pipeline send with its receive; recvs, when not nil,
+// is the storage to index the receives in.
+func linkP2P(progs []*Program, recvs *recvIndex) error {
+	if recvs == nil {
+		recvs = new(recvIndex)
+	}
+	if !recvs.reset(progs) {
+		return linkP2PMap(progs)
+	}
+	for _, p := range progs {
+		for i := range p.Tasks {
+			t := &p.Tasks[i]
+			if t.Kind == KindRecv {
+				e := &recvs.slot[recvs.at(p2pKey{t.Stream == StreamPPRecvGrd, t.Step, t.Micro, t.Chunk, int32(p.Stage)})]
+				if *e == 0 {
+					recvs.n++
+				}
+				*e = int32(i) + 1
+			}
+		}
+	}
+	matched := 0
+	for _, p := range progs {
+		for i := range p.Tasks {
+			t := &p.Tasks[i]
+			if t.Kind != KindSend {
+				continue
+			}
+			k := p2pKey{t.Name == sendGradName, t.Step, t.Micro, t.Match, t.Peer}
+			j := int32(-1)
+			if at := recvs.at(k); at >= 0 {
+				j = recvs.slot[at] - 1
+			}
+			if j < 0 {
+				return fmt.Errorf("pipeline: send from stage %d (micro-batch %d) has no matching receive on stage %d", p.Stage, t.Micro, t.Peer)
+			}
+			t.Match = j
+			r := &progs[t.Peer].Tasks[j]
+			r.Match = int32(i)
+			r.Peer = int32(p.Stage)
+			matched++
+		}
+	}
+	if matched != recvs.n {
+		return fmt.Errorf("pipeline: %d receives but %d sends", recvs.n, matched)
+	}
+	return nil
+}
+
+// linkP2PMap is linkP2P through a map, for receives the table cannot
+// index.
+func linkP2PMap(progs []*Program) error {
+	recvs := map[p2pKey]int32{}
 	for _, p := range progs {
 		for i := range p.Tasks {
 			t := &p.Tasks[i]
@@ -578,6 +674,7 @@ type blockCache struct {
 	comm   [256]commEntry                              // recent CommTime answers (commTime)
 	params []paramsEntry                               // StepConfig.LayerParams per layer, once asked
 	ops    [numLayerKinds][3][]workload.Op             // (layerKind, forward/backward/recompute): the layer's ops, once listed
+	sel    []workload.Op                               // block, split, splitColumn's scratch: the ops priced (Pricer.OpsTime keeps none)
 }
 
 // layerOps returns the ops of a layer of kind kind (its layerKind) for
@@ -700,12 +797,18 @@ func (c *blockCache) layerKind(layer int) int {
 	return k
 }
 
-func newBlockCache(cfg *StepConfig, pr Pricer, stage int) *blockCache {
+// newBlockCache returns an empty cache for cfg's blocks priced by pr on
+// stage's GPUs: c emptied and reused, or a new one when c is nil.
+func newBlockCache(cfg *StepConfig, pr Pricer, stage int, c *blockCache) *blockCache {
 	n := cfg.Model.StackLayers()
-	c := &blockCache{cfg: cfg, pr: pr, stage: stage, kinds: make([]int8, n), params: make([]paramsEntry, n)}
+	if c == nil {
+		c = new(blockCache)
+	}
+	*c = blockCache{cfg: cfg, pr: pr, stage: stage, kinds: resize(c.kinds, n), params: resize(c.params, n), pieces: c.pieces[:0], sel: c.sel[:0]}
 	for i := range c.kinds {
 		c.kinds[i] = -1
 	}
+	clear(c.params)
 	return c
 }
 
@@ -727,12 +830,13 @@ func (c *blockCache) split(layer, pass int, blocks ...workload.Block) (head, mid
 	if pass == passBwd {
 		p = passBwd
 	}
-	var ops []workload.Op
+	ops := c.sel[:0]
 	for _, op := range c.layerOps(layer, kind, p) {
 		if mask&(1<<op.Block) != 0 {
 			ops = append(ops, op)
 		}
 	}
+	c.sel = ops
 	first, last := -1, -1
 	for i, op := range ops {
 		if op.Class == workload.ClassGEMM {
@@ -783,12 +887,13 @@ func (c *blockCache) splitColumn(layer int, blocks ...workload.Block) (pre, dgra
 	if hit != nil {
 		return hit.costs[0], hit.costs[1], hit.costs[2], hit.costs[3], hit.costs[1].dur > 0
 	}
-	var ops []workload.Op
+	ops := c.sel[:0]
 	for _, op := range c.layerOps(layer, kind, passBwd) {
 		if mask&(1<<op.Block) != 0 {
 			ops = append(ops, op)
 		}
 	}
+	c.sel = ops
 	d := -1
 	for i := len(ops) - 2; i >= 0; i-- {
 		if ops[i].Class == workload.ClassGEMM && ops[i+1].Class == workload.ClassGEMM &&
@@ -819,12 +924,13 @@ func (c *blockCache) block(layer, pass int, blocks ...workload.Block) blockCost 
 	for _, bl := range blocks {
 		e := &c.layers[kind][pass][bl]
 		if !e.ok {
-			var sel []workload.Op
+			sel := c.sel[:0]
 			for _, op := range c.layerOps(layer, kind, pass) {
 				if op.Block == bl {
 					sel = append(sel, op)
 				}
 			}
+			c.sel = sel
 			e.blockCost, e.ok = c.price(sel), true
 		}
 		total.dur += e.dur
