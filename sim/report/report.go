@@ -47,6 +47,20 @@ var summaryFields = func() map[string]int {
 	return m
 }()
 
+// knobFields is, for each of scenario.Knobs, its column's field index in
+// output.SummaryRow (-1: no column), so that a row is filled without a
+// map lookup per knob (a sweep fills one row per point).
+var knobFields = func() []int {
+	out := make([]int, len(scenario.Knobs))
+	for i, k := range scenario.Knobs {
+		out[i] = -1
+		if k.Column != "" {
+			out[i] = summaryFields[k.Column]
+		}
+	}
+	return out
+}()
+
 // knobValue is knob k's column value in plan s: Knob.Value, else the
 // field's own value (a null optional as false, a missing block as zero).
 func knobValue(k *scenario.Knob, s *scenario.Plan) (reflect.Value, bool) {
@@ -69,14 +83,21 @@ func knobValue(k *scenario.Knob, s *scenario.Plan) (reflect.Value, bool) {
 // Summary is the summary.arrow row of plan s and, when it ran, its result r
 // (nil: the input columns only; the result columns stay 0).
 func Summary(s *scenario.Plan, r *simulation.Result) output.SummaryRow {
-	row := output.SummaryRow{RunID: s.RunID()}
+	row := summary(s, r)
+	row.RunID = s.RunID()
+	return row
+}
+
+// summary is Summary without the run id (a sweep point has it already).
+func summary(s *scenario.Plan, r *simulation.Result) output.SummaryRow {
+	var row output.SummaryRow
 	rv := reflect.ValueOf(&row).Elem()
-	for _, k := range scenario.Knobs {
-		if k.Column == "" {
+	for ki, k := range scenario.Knobs {
+		if knobFields[ki] < 0 {
 			continue
 		}
 		if v, ok := knobValue(k, s); ok {
-			f := rv.Field(summaryFields[k.Column])
+			f := rv.Field(knobFields[ki])
 			f.Set(v.Convert(f.Type()))
 		}
 	}
@@ -116,7 +137,7 @@ func Steps(r *simulation.Result) []output.StepRow {
 // name and run id, with its error (on one line) when it did not simulate.
 func Point(pr sweep.PointResult) output.SummaryRow {
 	p := pr.Point
-	row := Summary(p.Scenario, pr.Result)
+	row := summary(p.Scenario, pr.Result)
 	row.Name, row.RunID = p.Name, p.RunID
 	if pr.Err != nil {
 		row.Error = strings.Join(strings.Fields(pr.Err.Error()), " ")
