@@ -307,14 +307,16 @@ func (h *hostIssuer) Handle(now engine.Time, arg int64) {
 func (x *Executor) hostAdvance(i int) {
 	in := &x.inst[i]
 	p := in.prog
-	now := x.eng.Now()
 	for ; int(in.hostNext) < len(p.Tasks); in.hostNext++ {
 		t := int(in.hostNext)
 		if p.Tasks[t].Kind == KindRecv {
 			continue // started by its send
 		}
 		begin := in.hostFree
-		if w := p.HostAfter(t); w >= 0 {
+		for _, w := range [2]int{p.HostAfter(t), p.QueueAfter(t)} {
+			if w < 0 {
+				continue
+			}
 			e := in.state[w].end
 			if e == 0 {
 				in.hostWait = int32(w)
@@ -322,8 +324,16 @@ func (x *Executor) hostAdvance(i int) {
 			}
 			begin = max(begin, e-1)
 		}
-		begin = max(begin, now)
-		in.hostFree = begin + p.Tasks[t].Issue
+		issued := begin + p.Tasks[t].Issue
+		if w, rest := p.QueueSelf(t); w >= 0 {
+			e := in.state[w].end
+			if e == 0 {
+				in.hostWait = int32(w)
+				return
+			}
+			issued = max(issued, e-1+rest)
+		}
+		in.hostFree = issued
 		st := &in.state[t]
 		st.issued = in.hostFree + 1
 		if st.arrived() == in.need[t]-1 { // every input ready: only the issue is missing

@@ -144,9 +144,12 @@ func newFullMode(x *Executor) *fullMode {
 			if p.Hosted && task.Kind != KindRecv {
 				fs.hostIssue += task.Issue
 			}
-			if w := p.HostAfter(t); w >= 0 && fs.waitOrd[w] < 0 {
-				fs.waitOrd[w] = int32(fs.nwait)
-				fs.nwait++
+			self, _ := p.QueueSelf(t)
+			for _, w := range [3]int{p.HostAfter(t), p.QueueAfter(t), self} {
+				if w >= 0 && fs.waitOrd[w] < 0 {
+					fs.waitOrd[w] = int32(fs.nwait)
+					fs.nwait++
+				}
 			}
 		}
 	}
@@ -385,7 +388,10 @@ func (x *Executor) hostTo(i, t int) (engine.Time, bool) {
 			continue
 		}
 		begin := in.hostFree
-		if w := p.HostAfter(u); w >= 0 {
+		for _, w := range [2]int{p.HostAfter(u), p.QueueAfter(u)} {
+			if w < 0 {
+				continue
+			}
 			e := fi.waitEnd[fs.waitOrd[w]]
 			if e == 0 {
 				in.hostWait = int32(w)
@@ -393,7 +399,16 @@ func (x *Executor) hostTo(i, t int) (engine.Time, bool) {
 			}
 			begin = max(begin, e-1)
 		}
-		in.hostFree = begin + task.Issue
+		issued := begin + task.Issue
+		if w, rest := p.QueueSelf(u); w >= 0 {
+			e := fi.waitEnd[fs.waitOrd[w]]
+			if e == 0 {
+				in.hostWait = int32(w)
+				return 0, false
+			}
+			issued = max(issued, e-1+rest)
+		}
+		in.hostFree = issued
 		in.hostNext++
 		if in.state != nil {
 			in.state[u].issued = in.hostFree + 1

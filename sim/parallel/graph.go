@@ -124,6 +124,10 @@ type Task struct {
 	// issues this task (a device-to-host synchronisation, the step
 	// boundary); 0 when it waits for none.
 	hostAfter int32
+	// queueAfter is 1 + the task whose end the host waits for before it
+	// issues this task because the stream's launch queue is full
+	// (HostModel.Queue, setQueueWaits); 0 when it waits for none.
+	queueAfter int32
 	// CopyEngine marks a communication task whose data the GPU's copy
 	// engines move (PyTorch AsyncTP's symmetric-memory p2p copies,
 	// cudaMemcpyAsync): it holds no SMs, so it does not slow compute
@@ -141,6 +145,13 @@ type Program struct {
 	// Hosted says the tasks wait for their issue by the rank's host
 	// thread (StepConfig.Host.On).
 	Hosted bool
+	// queued says some task waits for a full launch queue (QueueAfter,
+	// QueueSelf).
+	queued bool
+	// qself and qrest: per task, nil when no task has more launches than
+	// the queue holds (QueueSelf).
+	qself  []int32
+	qrest  []engine.Time
 	depOff []int32 // CSR: dependencies of task i are deps[depOff[i]:depOff[i+1]]
 	deps   []int32
 	succOf []int32 // CSR: successors, built by finish
@@ -158,6 +169,93 @@ type Program struct {
 // HostAfter returns the task whose end the host thread waits for before
 // issuing task i, or -1.
 func (p *Program) HostAfter(i int) int { return int(p.Tasks[i].hostAfter) - 1 }
+
+// QueueAfter returns the task whose end the host thread waits for before
+// issuing task i because task i's stream already holds HostModel.Queue
+// launches not yet finished, or -1.
+func (p *Program) QueueAfter(i int) int { return int(p.Tasks[i].queueAfter) - 1 }
+
+// QueueSelf returns, for a task of more launches than the launch queue
+// holds, the task before it on its stream and the host time of its
+// launches beyond the queue's: the host issues the first Queue launches,
+// then each further one only as the GPU retires one, and the GPU reaches
+// the task's own launches when the task before it ends, so the task's
+// issue ends no earlier than that end plus the rest. -1 for other tasks.
+func (p *Program) QueueSelf(i int) (int, engine.Time) {
+	if p.qself == nil {
+		return -1, 0
+	}
+	return int(p.qself[i]) - 1, p.qrest[i]
+}
+
+// setQueueWaits gives every hosted task the task it waits for when its
+// stream's launch queue is full: CUDA holds at most h.Queue launches per
+// stream issued but not finished, and a launch into a full queue blocks
+// the host until the GPU retires the oldest (hardware.LaunchQueueDepth).
+// A task of k kernels is k launches (its Issue over the per-kernel cost),
+// a collective, send or host copy one. A stream runs its tasks in order,
+// so the launch Queue places before task t's first is done when the task
+// holding it ends: the host waits for that task (whole tasks: it waits up
+// to one task's time longer than a kernel-by-kernel queue would).
+func (p *Program) setQueueWaits(h *HostModel) {
+	p.queued = false
+	p.qself, p.qrest = nil, nil
+	if !p.Hosted || h.Queue <= 0 {
+		return
+	}
+	last := [NumStreams]int32{} // 1 + the last task on the stream, 0: none
+	q := float64(h.Queue)
+	var done [NumStreams]float64          // launches on the stream before the task
+	var head [NumStreams]int              // per stream, index into ends of the oldest task not yet known done
+	ends := make([][]float64, NumStreams) // per stream, launches through each task
+	ids := make([][]int32, NumStreams)
+	for t := range p.Tasks {
+		task := &p.Tasks[t]
+		task.queueAfter = 0
+		if task.Kind == KindRecv {
+			continue
+		}
+		s := task.Stream
+		k := 1.0
+		if !task.Kind.IsComm() && task.Kind != KindHostCopy {
+			per := h.KernelFwd
+			if task.Kind == KindBackward || task.Kind == KindWGrad {
+				per = h.KernelBwd
+			}
+			if per <= 0 {
+				k = 0
+			} else {
+				k = float64(task.Issue) / float64(per)
+			}
+		}
+		// The launch `done[s] - q` (0-based) must have finished before
+		// this task's first launch: wait for the task holding it.
+		if first := done[s] - q; first >= 0 {
+			for head[s] < len(ends[s]) && ends[s][head[s]] <= first {
+				head[s]++
+			}
+			if head[s] < len(ends[s]) {
+				task.queueAfter = ids[s][head[s]] + 1
+				p.queued = true
+			}
+		}
+		if k > q && last[s] > 0 {
+			if p.qself == nil {
+				p.qself = make([]int32, len(p.Tasks))
+				p.qrest = make([]engine.Time, len(p.Tasks))
+			}
+			p.qself[t] = last[s]
+			p.qrest[t] = engine.Time(float64(task.Issue)*(k-q)/k + 0.5)
+			p.queued = true
+		}
+		last[s] = int32(t) + 1
+		done[s] += k
+		if k > 0 {
+			ends[s] = append(ends[s], done[s])
+			ids[s] = append(ids[s], int32(t))
+		}
+	}
+}
 
 // Deps returns task i's dependencies (indices into Tasks).
 func (p *Program) Deps(i int) []int32 { return p.deps[p.depOff[i]:p.depOff[i+1]] }
@@ -407,6 +505,10 @@ type HostModel struct {
 	KernelFwd, KernelBwd engine.Time
 	// Call is the host time of one collective, pipeline send or host copy.
 	Call engine.Time
+	// Queue is how many launches a stream holds issued but not finished
+	// before a launch blocks the host (hardware.LaunchQueueDepth); 0: no
+	// bound.
+	Queue int
 }
 
 func (c *StepConfig) interrupted() error {
@@ -507,6 +609,7 @@ func Build(cfg *StepConfig, pr Pricer) ([]*Program, error) {
 			return nil, err
 		}
 		p.finish()
+		p.setQueueWaits(&cfg.Host)
 	}
 	return progs, nil
 }

@@ -165,3 +165,148 @@ func BenchmarkExecutorHost(b *testing.B) {
 		playStep(b, l, progs, Interference{}, nil)
 	}
 }
+
+// TestLaunchQueueHand: one long kernel (1000 ns) then N = 5 tiny ones
+// (1 ns) on the compute stream, every kernel 10 ns of host time. Without
+// a bound the host issues all six by 60 ns and the tiny kernels run
+// back to back after the long one: the step ends at 10 + 1000 + 5 =
+// 1015. With a queue of Q launches the host issues a task only when the
+// launch Q places before its first has finished (the task holding it has
+// ended):
+//   - Q = 2: tiny 1 issues at 10..20; tiny 2 waits for the long kernel
+//     (end 1010) and issues 1010..1020, tiny 1 runs 1010..1011, tiny 2
+//     1020..1021; tiny 3 waits for tiny 1 (ended) and issues after tiny
+//     2's issue, 1020..1030, and runs 1030..1031; tiny 4 1040..1041,
+//     tiny 5 1050..1051: 1051.
+//   - Q = 1: every tiny task waits for the one before: tiny 1 issues
+//     1010..1020, runs 1020..1021; tiny 2 1021..1031, runs 1031..1032;
+//     ... tiny 5 runs 1064..1065: 1065.
+//   - Q = 6 or more: never full: 1015.
+//
+// Then one task of 5 kernels (50 ns of host time, 5 ns on the GPU) after
+// the long kernel: unbounded, issued 10..60, it runs 1010..1015. With
+// Q = 2 the host issues its first two launches, then one per kernel the
+// GPU retires: the GPU reaches them when the long kernel ends at 1010,
+// and the last 3 launches (30 ns) end the issue at 1040: it runs
+// 1040..1045. With Q = 5 it fits: 1015.
+//
+// Both executors (representative rank and every rank) must agree.
+func TestLaunchQueueHand(t *testing.T) {
+	const issue = 10
+	for _, c := range []struct {
+		q     int
+		fused bool // one 5-kernel task instead of five 1-kernel tasks
+		want  engine.Time
+	}{{0, false, 1015}, {1, false, 1065}, {2, false, 1051}, {6, false, 1015}, {1024, false, 1015},
+		{0, true, 1015}, {2, true, 1045}, {5, true, 1015}} {
+		build := func() *Program {
+			tasks := []Task{compute(1000)}
+			deps := [][]int32{nil}
+			tasks[0].Issue = issue
+			if c.fused {
+				k := compute(5)
+				k.Issue = 5 * issue
+				tasks = append(tasks, k)
+				deps = append(deps, []int32{0})
+			}
+			for i := 1; i <= 5 && !c.fused; i++ {
+				k := compute(1)
+				k.Issue = issue
+				tasks = append(tasks, k)
+				deps = append(deps, []int32{int32(i - 1)})
+			}
+			p := handProgram(tasks, deps)
+			p.Hosted = true
+			p.setQueueWaits(&HostModel{On: true, KernelFwd: issue, KernelBwd: issue, Call: issue, Queue: c.q})
+			return p
+		}
+		l, err := NewLayout(1, 1, 1, 1, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sym := NewSymmetric(engine.New(), l, []*Program{build()})
+		if err := sym.Run(); err != nil {
+			t.Fatal(err)
+		}
+		full, err := NewFull(engine.New(), l, []*Program{build()}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := full.Run(); err != nil {
+			t.Fatal(err)
+		}
+		ws, we, wi := sym.Times(0, nil, nil, nil)
+		fs, fe, fi := full.Times(0, nil, nil, nil)
+		var last engine.Time
+		for k := range ws {
+			last = max(last, we[k])
+			if fs[k] != ws[k] || fe[k] != we[k] || fi[k] != wi[k] {
+				t.Errorf("Q=%d fused %v task %d: every-rank %v..%v issued %v, representative %v..%v issued %v", c.q, c.fused, k, fs[k], fe[k], fi[k], ws[k], we[k], wi[k])
+			}
+		}
+		if last != c.want {
+			t.Errorf("Q=%d fused %v: step ends at %v, want %v", c.q, c.fused, last, c.want)
+		}
+	}
+}
+
+// TestLaunchQueueBuild: a built program with a small launch queue gets
+// queue waits (QueueAfter, and QueueSelf for the optimizer's loop of more
+// launches than the queue holds), the step is no shorter than unbounded,
+// and both executors play it alike.
+func TestLaunchQueueBuild(t *testing.T) {
+	host := HostModel{On: true, KernelFwd: 10 * engine.Microsecond, KernelBwd: 4 * engine.Microsecond, Call: 10 * engine.Microsecond}
+	pr := unitPricer{unit: engine.Microsecond}
+	var free engine.Time
+	for _, q := range []int{0, 1, 4, 1 << 20} { // 0 first: the unbounded step
+		h := host
+		h.Queue = q
+		cfg := hostConfig(t, 2, h)
+		cfg.OptimizerTensors = 8 // a loop of 8 tensors' kernels
+		end, x := runHost(t, cfg, pr)
+		if q == 0 {
+			free = end
+		}
+		_, _, prog, start, fin := x.Instance(0)
+		waits, self := 0, 0
+		for i := range prog.Tasks {
+			if prog.QueueAfter(i) >= 0 {
+				waits++
+			}
+			if w, _ := prog.QueueSelf(i); w >= 0 {
+				self++
+			}
+		}
+		if (q > 0 && q < 1<<20) != (waits > 0) {
+			t.Errorf("Q=%d: %d queue waits", q, waits)
+		}
+		if q == 0 || q >= 1<<20 {
+			if self != 0 {
+				t.Errorf("Q=%d: %d tasks wait for their own launches", q, self)
+			}
+		}
+		if q == 1 && self == 0 {
+			t.Errorf("Q=1: no task waits for its own launches")
+		}
+		if q > 0 && end < free {
+			t.Errorf("Q=%d: step %v shorter than unbounded %v", q, end, free)
+		}
+		progs, err := Build(cfg, pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := NewFull(engine.New(), cfg.Layout, progs, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := full.Run(); err != nil {
+			t.Fatal(err)
+		}
+		fs, fe, _ := full.Times(0, nil, nil, nil)
+		for k := range fs {
+			if fs[k] != start[k] || fe[k] != fin[k] {
+				t.Fatalf("Q=%d task %d: every-rank %v..%v, representative %v..%v", q, k, fs[k], fe[k], start[k], fin[k])
+			}
+		}
+	}
+}

@@ -251,8 +251,13 @@ func (x *Executor) replicate(st Steady) string {
 				}
 				reach = max(reach, back(d, r))
 			}
-			if w := p.HostAfter(int(t)); w >= 0 {
-				if p.HostAfter(int(t-u)) == w {
+			self, _ := p.QueueSelf(int(t))
+			pself, _ := p.QueueSelf(int(t - u))
+			for k, w := range [3]int{p.HostAfter(int(t)), p.QueueAfter(int(t)), self} {
+				if w < 0 {
+					continue
+				}
+				if prev := [3]int{p.HostAfter(int(t - u)), p.QueueAfter(int(t - u)), pself}; prev[k] == w {
 					absLast[i] = max(absLast[i], int32(w))
 				} else {
 					reach = max(reach, back(int32(w), r))
@@ -401,6 +406,12 @@ func (x *Executor) hostRepeats(i int, lo, a, u int32, period engine.Time) bool {
 	if host > period || host <= 0 {
 		return false
 	}
+	if p.queued {
+		// Running ahead, the host's lead grows unit by unit until a full
+		// launch queue holds it back (QueueAfter), a kink the played
+		// units may not reach: not replicated.
+		return false
+	}
 	ahead := func(t int32) bool {
 		if p.Tasks[t].Kind == KindRecv {
 			return true
@@ -417,8 +428,10 @@ func (x *Executor) hostRepeats(i int, lo, a, u int32, period engine.Time) bool {
 		}
 	}
 	for t := a + u; t < int32(len(p.Tasks)); t++ {
-		if w := p.HostAfter(int(t)); w >= 0 && in.state[t].Issued()-p.Tasks[t].Issue == in.state[w].End() {
-			return true // the host waited for the GPU: it follows it from here
+		for _, w := range [2]int{p.HostAfter(int(t)), p.QueueAfter(int(t))} {
+			if w >= 0 && in.state[t].Issued()-p.Tasks[t].Issue == in.state[w].End() {
+				return true // the host waited for the GPU: it follows it from here
+			}
 		}
 		if !ahead(t) {
 			return false

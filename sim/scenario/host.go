@@ -31,5 +31,9 @@ func (s *Plan) HostModel() parallel.HostModel {
 	}
 	k := s.r.gpu.Compute.HostDispatchScale
 	at := func(sec float64) engine.Time { return engine.Seconds(sec * k) }
-	return parallel.HostModel{On: true, KernelFwd: at(d.KernelFwd), KernelBwd: at(d.KernelBwd), Call: at(d.Call)}
+	h := parallel.HostModel{On: true, KernelFwd: at(d.KernelFwd), KernelBwd: at(d.KernelBwd), Call: at(d.Call)}
+	if hardware.LaunchQueueBound && d.Class != hardware.DispatchGraphs {
+		h.Queue = hardware.LaunchQueueDepth // a stream's pending launches; a graph is one
+	}
+	return h
 }
