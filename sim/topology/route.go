@@ -83,15 +83,7 @@ func (c *Cluster) AppendRoute(dst []int32, src, dstGPU int, hash uint64) []int32
 		return c.appendPCIe(dst, src, dstGPU, sn, sl, dl)
 	}
 
-	idx := hash + mix(src, dstGPU)
-	var sr, dr int // NIC local indices (rails)
-	if k := l.nicPerGPU; k > 1 {
-		off := int(idx % uint64(k))
-		idx /= uint64(k)
-		sr, dr = sl*k+off, dl*k+off
-	} else {
-		sr, dr = sl/l.gpuPerNIC, dl/l.gpuPerNIC
-	}
+	sr, dr, idx := l.rails(sl, dl, hash+mix(src, dstGPU))
 	if sr != dr && l.net == netRail {
 		if sl/l.gpusPerSwitch == dl/l.gpusPerSwitch {
 			// The destination's rail NIC hangs off the source GPU's own
@@ -109,7 +101,28 @@ func (c *Cluster) AppendRoute(dst []int32, src, dstGPU int, hash uint64) []int32
 	}
 	sNIC, dNIC := int32(sn*l.n+sr), int32(dn*l.n+dr)
 	// GPU → PCIe switch → NIC (the NIC sits on its GPU's switch).
-	dst = append(dst, up(l.cGPUPCIe+int32(src)), up(l.cPCIeNIC+sNIC), up(l.cNICLeaf+sNIC))
+	dst = append(dst, up(l.cGPUPCIe+int32(src)), up(l.cPCIeNIC+sNIC))
+	dst = l.appendNetwork(dst, sNIC, dNIC, idx)
+	return append(dst, down(l.cPCIeNIC+dNIC), down(l.cGPUPCIe+int32(dstGPU)))
+}
+
+// rails picks the source and destination NICs' local indices (rails) of
+// a transfer between local GPUs sl and dl with ECMP index idx, and returns
+// what is left of idx for the spine and core choices: with several NICs per
+// GPU the index first picks the NIC offset.
+func (l *layout) rails(sl, dl int, idx uint64) (sr, dr int, rest uint64) {
+	if k := l.nicPerGPU; k > 1 {
+		off := int(idx % uint64(k))
+		return sl*k + off, dl*k + off, idx / uint64(k)
+	}
+	return sl / l.gpuPerNIC, dl / l.gpuPerNIC, idx
+}
+
+// appendNetwork appends the network links between NICs sNIC and dNIC:
+// NIC → leaf, then, when the leaves differ, leaf → spine (and spine → core
+// → spine across pods) chosen by the ECMP index idx, and leaf → NIC.
+func (l *layout) appendNetwork(dst []int32, sNIC, dNIC int32, idx uint64) []int32 {
+	dst = append(dst, up(l.cNICLeaf+sNIC))
 	la, lb := l.nicLeaf[sNIC], l.nicLeaf[dNIC]
 	if la != lb {
 		s := uint64(l.spines)
@@ -124,7 +137,7 @@ func (c *Cluster) AppendRoute(dst []int32, src, dstGPU int, hash uint64) []int32
 		}
 		dst = append(dst, down(l.cLeafSpine+lb*int32(l.spines)+j))
 	}
-	return append(dst, down(l.cNICLeaf+dNIC), down(l.cPCIeNIC+dNIC), down(l.cGPUPCIe+int32(dstGPU)))
+	return append(dst, down(l.cNICLeaf+dNIC))
 }
 
 // appendPCIe routes between two GPUs of one node over PCIe: through their
