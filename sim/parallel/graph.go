@@ -690,32 +690,12 @@ func linkP2P(progs []*Program, recvs *recvIndex) error {
 			}
 		}
 	}
-	matched := 0
-	for _, p := range progs {
-		for i := range p.Tasks {
-			t := &p.Tasks[i]
-			if t.Kind != KindSend {
-				continue
-			}
-			k := p2pKey{t.Name == sendGradName, t.Step, t.Micro, t.Match, t.Peer}
-			j := int32(-1)
-			if at := recvs.at(k); at >= 0 {
-				j = recvs.slot[at] - 1
-			}
-			if j < 0 {
-				return fmt.Errorf("pipeline: send from stage %d (micro-batch %d) has no matching receive on stage %d", p.Stage, t.Micro, t.Peer)
-			}
-			t.Match = j
-			r := &progs[t.Peer].Tasks[j]
-			r.Match = int32(i)
-			r.Peer = int32(p.Stage)
-			matched++
+	return matchSends(progs, recvs.n, func(k p2pKey) int32 {
+		if at := recvs.at(k); at >= 0 {
+			return recvs.slot[at] - 1
 		}
-	}
-	if matched != recvs.n {
-		return fmt.Errorf("pipeline: %d receives but %d sends", recvs.n, matched)
-	}
-	return nil
+		return -1
+	})
 }
 
 // linkP2PMap is linkP2P through a map, for receives the table cannot
@@ -730,6 +710,18 @@ func linkP2PMap(progs []*Program) error {
 			}
 		}
 	}
+	return matchSends(progs, len(recvs), func(k p2pKey) int32 {
+		if j, ok := recvs[k]; ok {
+			return j
+		}
+		return -1
+	})
+}
+
+// matchSends pairs every pipeline send with the receive find returns for
+// its key (-1: none), setting both tasks' Match and the receive's Peer;
+// nRecvs receives were indexed, and each must get exactly one send.
+func matchSends(progs []*Program, nRecvs int, find func(p2pKey) int32) error {
 	matched := 0
 	for _, p := range progs {
 		for i := range p.Tasks {
@@ -737,9 +729,8 @@ func linkP2PMap(progs []*Program) error {
 			if t.Kind != KindSend {
 				continue
 			}
-			k := p2pKey{t.Name == sendGradName, t.Step, t.Micro, t.Match, t.Peer}
-			j, ok := recvs[k]
-			if !ok {
+			j := find(p2pKey{t.Name == sendGradName, t.Step, t.Micro, t.Match, t.Peer})
+			if j < 0 {
 				return fmt.Errorf("pipeline: send from stage %d (micro-batch %d) has no matching receive on stage %d", p.Stage, t.Micro, t.Peer)
 			}
 			t.Match = j
@@ -749,8 +740,8 @@ func linkP2PMap(progs []*Program) error {
 			matched++
 		}
 	}
-	if matched != len(recvs) {
-		return fmt.Errorf("pipeline: %d receives but %d sends", len(recvs), matched)
+	if matched != nRecvs {
+		return fmt.Errorf("pipeline: %d receives but %d sends", nRecvs, matched)
 	}
 	return nil
 }
