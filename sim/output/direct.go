@@ -26,6 +26,16 @@ func resized[T any](s []T, n int) []T {
 	return s[:n]
 }
 
+// copyField returns buf resized to n holding the field of type T at at(i)
+// for each row i.
+func copyField[T any](buf []T, n int, at func(int) unsafe.Pointer) []T {
+	buf = resized(buf, n)
+	for i := range buf {
+		buf[i] = *(*T)(at(i))
+	}
+	return buf
+}
+
 // valuesArray wraps vals as an array of n non-null values of typ.
 func valuesArray[T arrow.FixedWidthType](typ arrow.DataType, vals []T) arrow.Array {
 	return fixedArray(typ, len(vals), arrow.GetBytes(vals))
@@ -115,28 +125,16 @@ func (tb *tableBuilder) directColumn(fi, lo, hi int) arrow.Array {
 		}
 		return valuesArray(arrow.PrimitiveTypes.Int64, sc.i64)
 	case kindInt64:
-		sc.i64 = resized(sc.i64, n)
-		for i := range n {
-			sc.i64[i] = *(*int64)(at(i))
-		}
+		sc.i64 = copyField(sc.i64, n, at)
 		return valuesArray(arrow.PrimitiveTypes.Int64, sc.i64)
 	case kindInt32:
-		sc.i32 = resized(sc.i32, n)
-		for i := range n {
-			sc.i32[i] = *(*int32)(at(i))
-		}
+		sc.i32 = copyField(sc.i32, n, at)
 		return valuesArray(arrow.PrimitiveTypes.Int32, sc.i32)
 	case kindUint64:
-		sc.u64 = resized(sc.u64, n)
-		for i := range n {
-			sc.u64[i] = *(*uint64)(at(i))
-		}
+		sc.u64 = copyField(sc.u64, n, at)
 		return valuesArray(arrow.PrimitiveTypes.Uint64, sc.u64)
 	case kindFloat64:
-		sc.f64 = resized(sc.f64, n)
-		for i := range n {
-			sc.f64[i] = *(*float64)(at(i))
-		}
+		sc.f64 = copyField(sc.f64, n, at)
 		return valuesArray(arrow.PrimitiveTypes.Float64, sc.f64)
 	case kindBool:
 		// A bitmap of n bits, the bits past n zero, ceil(n/8) bytes long
