@@ -1197,6 +1197,26 @@ func optimizerOp(cfg *StepConfig, n float64) workload.Op {
 // same; every op pays the kernel overhead), and the host issues every one
 // (the eager per-kernel cost, issueTime). The fused pass (optimizerOp)
 // reads G+M+2S and writes M+2S instead, in one kernel.
+//
+// torch.optim's single-tensor AdamW (cfg.OptimizerLoopTorch,
+// training.optimizer_loop: torch; pytorch/pytorch torch/optim/adamw.py
+// _single_tensor_adamw at 002d2f0b, what AdamW runs with foreach=False,
+// and by default before PyTorch 2.0) runs per parameter instead
+//
+//	kernel                                     read        write
+//	p.mul_(1 - lr*weight_decay)                M           M
+//	m.lerp_(g, 1-beta1)                        S+G         S
+//	v.mul_(beta2)                              S           S
+//	v.addcmul_(g, g, value=1-beta2)            S+2G        S
+//	v.sqrt()                                   S           S
+//	/ bias_correction2_sqrt                    S           S
+//	.add_(eps)                                 S           S
+//	p.addcdiv_(m, denom, value=-step_size)     M+2S        M
+//
+// the decay unconditionally (a kernel even at weight_decay 0) and the bias
+// correction as a division of its own, where transformers.AdamW folds
+// neither into a kernel; its step counter is a CPU tensor (no kernel
+// without capturable).
 func optimizerLoopOps(cfg *StepConfig, n float64) []workload.Op {
 	t := cfg.OptimizerTensors
 	s, g, m := cfg.StateDtype.Bytes(), cfg.GradDtype.Bytes(), cfg.MasterDtype.Bytes()
@@ -1213,6 +1233,19 @@ func optimizerLoopOps(cfg *StepConfig, n float64) []workload.Op {
 		{"sqrt", s, s},
 		{"add_eps", s, s},
 		{"addcdiv", m + 2*s, m},
+	}
+	if cfg.OptimizerLoopTorch {
+		ks = []kernel{
+			{"zero_grad", 0, g},
+			{"decay", m, m},
+			{"exp_avg_lerp", s + g, s},
+			{"exp_avg_sq_mul", s, s},
+			{"exp_avg_sq_addcmul", s + 2*g, s},
+			{"sqrt", s, s},
+			{"div_bias_correction", s, s},
+			{"add_eps", s, s},
+			{"addcdiv", m + 2*s, m},
+		}
 	}
 	if p := cfg.ParamDtype.Bytes(); cfg.ParamDtype != cfg.MasterDtype {
 		ks = append(ks, kernel{"copy_param", m, p})

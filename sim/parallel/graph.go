@@ -478,6 +478,10 @@ type StepConfig struct {
 	// parameter tensors (training.optimizer_tensors), priced by
 	// optimizerLoopOps; 0 is one fused pass (optimizerOp).
 	OptimizerTensors int
+	// OptimizerLoopTorch: the loop is torch.optim's single-tensor
+	// Adam/AdamW (training.optimizer_loop: torch), not transformers.AdamW;
+	// optimizerLoopOps adds its kernels.
+	OptimizerLoopTorch bool
 	// Interrupt, when set, is polled while the programs are built (every
 	// 16,384 tasks and between stages); a non-nil error, such as a
 	// cancelled context's, stops Build, which returns it.

@@ -14,19 +14,30 @@ import (
 // bytes per parameter. fp32 master and states under bf16 weights (S = M =
 // 4, G = P = 2) add a copy per tensor: reads 8·4 + 3·2 + 4 + 4 = 46, writes
 // 6·4 + 4 + 2 + 2 = 32.
+//
+// torch.optim's single-tensor AdamW (OptimizerLoopTorch): 9 kernels per
+// tensor (zero_grad, decay, lerp, mul, addcmul, sqrt, div, add, addcdiv).
+// fp16 throughout (S = G = M = 2): reads 0 + M + (S+G) + S + (S+2G) + 3S +
+// (M+2S) = 2 + 4 + 2 + 6 + 6 + 6 = 26, writes G + M + 6S + M = 18 bytes per
+// parameter. fp32 master and states under bf16 (S = M = 4, G = P = 2) with
+// the copy: reads 4 + 6 + 4 + 8 + 12 + 12 + 4 = 50, writes 2 + 4 + 24 + 4
+// + 2 = 36.
 func TestOptimizerLoopOps(t *testing.T) {
 	for _, c := range []struct {
 		name              string
+		torch             bool
 		param, grad, mast workload.Dtype
 		state             workload.Dtype
 		ops               int
 		read, write       float64
 	}{
-		{"fp16 model", workload.FP16, workload.FP16, workload.FP16, workload.FP16, 16, 24000, 16000},
-		{"fp32 master under bf16", workload.BF16, workload.BF16, workload.FP32, workload.FP32, 18, 46000, 32000},
+		{"fp16 model", false, workload.FP16, workload.FP16, workload.FP16, workload.FP16, 16, 24000, 16000},
+		{"fp32 master under bf16", false, workload.BF16, workload.BF16, workload.FP32, workload.FP32, 18, 46000, 32000},
+		{"torch, fp16 model", true, workload.FP16, workload.FP16, workload.FP16, workload.FP16, 18, 26000, 18000},
+		{"torch, fp32 master under bf16", true, workload.BF16, workload.BF16, workload.FP32, workload.FP32, 20, 50000, 36000},
 	} {
 		cfg := &StepConfig{OptimizerTensors: 2, Optimizer: "adamw", ParamDtype: c.param, GradDtype: c.grad,
-			MasterDtype: c.mast, StateDtype: c.state}
+			MasterDtype: c.mast, StateDtype: c.state, OptimizerLoopTorch: c.torch}
 		ops := optimizerLoopOps(cfg, 1000)
 		var r, w float64
 		for _, o := range ops {

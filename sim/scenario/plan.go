@@ -424,6 +424,7 @@ func (s *Plan) StepConfig(l *parallel.Layout) *parallel.StepConfig {
 		OffloadOptimizer:      s.Training.OffloadOptimizer,
 		LogOptimizerStates:    s.Training.LogOptimizerStates,
 		OptimizerTensors:      s.Training.OptimizerTensors,
+		OptimizerLoopTorch:    s.Training.OptimizerLoop == "torch",
 		Host:                  s.HostModel(),
 		Zero3GatherParams:     p.Zero3PrefetchBucket,
 		Zero3GradSyncLast:     p.Zero3GradSync == "last",
@@ -591,6 +592,9 @@ func (s *Plan) Software() string {
 	}
 	if t.OptimizerTensors > 0 {
 		parts = append(parts, fmt.Sprintf("optimizer loop over %d tensors", t.OptimizerTensors))
+		if t.OptimizerLoop == "torch" {
+			parts[len(parts)-1] += " (torch.optim)"
+		}
 	}
 	return strings.Join(parts, ", ")
 }

@@ -356,6 +356,20 @@ func (s *Plan) resolveTraining(set fieldSet) error {
 	case t.OptimizerTensors > 0 && t.OffloadOptimizer:
 		return fmt.Errorf("training.optimizer_tensors: cannot be combined with training.offload_optimizer: true")
 	}
+	if t.OptimizerLoop != "" {
+		if err := checkChoice("training.optimizer_loop", t.OptimizerLoop); err != nil {
+			return err
+		}
+		if t.OptimizerLoop == "torch" && t.OptimizerTensors == 0 {
+			return fmt.Errorf("training.optimizer_loop: torch needs training.optimizer_tensors > 0 (the per-tensor loop it describes)")
+		}
+		if t.OptimizerLoop == "torch" && t.Optimizer != "adamw" {
+			return fmt.Errorf("training.optimizer_loop: torch is priced for adamw only (have %s)", t.Optimizer)
+		}
+	}
+	if t.OptimizerLoop == "transformers" {
+		t.OptimizerLoop = "" // canonical: transformers is the default
+	}
 	if t.CUDAGraphs != "" {
 		if err := checkChoice("training.cuda_graphs", t.CUDAGraphs); err != nil {
 			return err

@@ -138,6 +138,12 @@ type TrainingConfig struct {
 	// fills each gradient by a kernel of its own; 0 (default) prices one
 	// fused pass. Adam/AdamW only, without ZeRO (zero: 0).
 	OptimizerTensors int `yaml:"optimizer_tensors" json:"optimizer_tensors,omitempty"`
+	// OptimizerLoop names the per-tensor loop's code when OptimizerTensors
+	// > 0: "transformers" (default; Hugging Face's transformers.AdamW 4.x)
+	// or "torch" (torch.optim's single-tensor Adam/AdamW: the bias
+	// correction's division and AdamW's decoupled decay are kernels of
+	// their own). Canonical: empty for transformers.
+	OptimizerLoop string `yaml:"optimizer_loop" json:"optimizer_loop,omitempty"`
 	// RecomputeEvery applies full recomputation to every k-th transformer
 	// layer of each pipeline rank and keeps the others' activations
 	// (torchtitan's selective layer checkpointing, selective_ac_option =
