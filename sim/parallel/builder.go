@@ -584,6 +584,21 @@ func (b *builder) unpadSync(l, mb, c int, in int32) int32 {
 	return b.hostSync("unpad_host_sync", b.cfg.UnpadHostSync, l, mb, c, in)
 }
 
+// layerSync adds Megatron-DeepSpeed's per-layer host wait
+// (StepConfig.LayerHostSync) after task in, between a layer's attention
+// and its MLP, and returns the task that follows (in itself when there is
+// none). ParallelTransformerLayer.forward makes two scalar tensors with
+// torch.tensor(0.0, device=...) there; the second finds the stream
+// already drained, so one wait stands for both. The stall is 0: the host
+// waits for in's end, and the GPU idles while the host issues what
+// follows.
+func (b *builder) layerSync(l, mb, c int, in int32) int32 {
+	if !b.cfg.LayerHostSync || !b.prog.Hosted {
+		return in
+	}
+	return b.hostSync("layer_host_sync", 0, l, mb, c, in)
+}
+
 // DeepSpeed's pipeline engine (deepspeed/runtime/pipe/engine.py @ v0.9.5,
 // the version of Megatron-DeepSpeed's rebase README) under
 // Megatron-DeepSpeed's GPTModelPipe (@ 99d1eead) reads back from the GPU,

@@ -450,6 +450,17 @@ type StepConfig struct {
 	// the builder's pipe* functions give the counts and their sources). 0
 	// = Megatron's schedules, which read nothing back per micro-batch.
 	PipeEngineSync engine.Time
+	// LayerHostSync makes the host thread wait, in every layer forward and
+	// recomputed forward, between the attention's TP reduction and the
+	// MLP, until the compute stream has run everything before: Megatron-
+	// DeepSpeed's ParallelTransformerLayer.forward creates moe_loss and
+	// mlp_bias with torch.tensor(0.0, device=...) on every call
+	// (megatron/model/transformer.py @ 99d1eead and cc3a94c6), a blocking
+	// host-to-device copy (cudaMemcpyAsync then cudaStreamSynchronize,
+	// pytorch/pytorch#120996). No fixed stall: the GPU idles for the
+	// re-issue of what follows (hostSync with Dur 0); without a host
+	// thread cost (CUDA graphs) it exposes nothing.
+	LayerHostSync bool
 	// HostH2D and HostD2H are the GPU's pinned host copy bandwidths
 	// (bytes/s, hardware.GPU.HostCopy) that offloading's copies run at;
 	// zero when nothing is offloaded.

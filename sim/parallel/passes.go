@@ -406,9 +406,10 @@ func fwdAttn(b *builder, p *layerPass) {
 	x := a
 	if tp {
 		x = b.tpReduce("tp_attn", l, mb, c, a)
-		if sp && b.mlpTP(l) {
-			x = b.tpComm(collectives.AllGather, "tp_mlp_gather", l, mb, c, x)
-		}
+	}
+	x = b.layerSync(l, mb, c, x)
+	if tp && sp && b.mlpTP(l) {
+		x = b.tpComm(collectives.AllGather, "tp_mlp_gather", l, mb, c, x)
 	}
 	p.in = x
 }
@@ -540,9 +541,10 @@ func recomputeFull(b *builder, p *layerPass) {
 	}
 	if tp {
 		r = b.tpReduce("tp_attn_recompute", l, mb, c, r)
-		if sp && b.mlpTP(l) {
-			r = b.tpComm(collectives.AllGather, "tp_mlp_recompute_gather", l, mb, c, r)
-		}
+	}
+	r = b.layerSync(l, mb, c, r)
+	if tp && sp && b.mlpTP(l) {
+		r = b.tpComm(collectives.AllGather, "tp_mlp_recompute_gather", l, mb, c, r)
 	}
 	var o int32
 	if b.moe(l) {

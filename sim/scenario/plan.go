@@ -423,6 +423,7 @@ func (s *Plan) StepConfig(l *parallel.Layout) *parallel.StepConfig {
 		HostH2D:           float64(hc.H2D), HostD2H: float64(hc.D2H),
 		OffloadOptimizer:      s.Training.OffloadOptimizer,
 		LogOptimizerStates:    s.Training.LogOptimizerStates,
+		LayerHostSync:         s.Training.LayerHostSync,
 		OptimizerTensors:      s.Training.OptimizerTensors,
 		OptimizerLoopTorch:    s.Training.OptimizerLoop == "torch",
 		Host:                  s.HostModel(),

@@ -132,6 +132,13 @@ type TrainingConfig struct {
 	// (parallel.StepConfig.LogOptimizerStates). Left out of the canonical
 	// form when unset.
 	LogOptimizerStates bool `yaml:"log_optimizer_states" json:"log_optimizer_states,omitempty"`
+	// LayerHostSync says every transformer-layer forward (and recomputed
+	// forward) blocks the host until the GPU has run everything issued
+	// before, between the attention and the MLP: Megatron-DeepSpeed's
+	// ParallelTransformerLayer makes two scalar tensors on the GPU with
+	// torch.tensor on every call (parallel.StepConfig.LayerHostSync). Left
+	// out of the canonical form when unset.
+	LayerHostSync bool `yaml:"layer_host_sync" json:"layer_host_sync,omitempty"`
 	// OptimizerTensors > 0 says the optimizer is a Python loop over that
 	// many parameter tensors, each stepped by its own elementwise kernels
 	// (transformers.AdamW, torch.optim with foreach=False), and zero_grad
