@@ -28,6 +28,7 @@ type sweepOptions struct {
 	resume     bool
 	quiet      bool
 	batch      int
+	flushEvery time.Duration
 	dryRun     bool
 	printPoint int
 	budget     budgetFlags
@@ -48,10 +49,11 @@ not a valid layout gets its reason in the error column, and one that cannot fit
 in GPU memory (by the accounting model) gets fits=false without being simulated.
 
 Points run on --workers goroutines; the rows do not depend on the number of
-workers or shards. Rows are written in batches: every --batch points (or
-every 5 s) the file is rewritten to a temporary name and renamed, so a killed
-sweep loses at most the batch in flight, and --resume skips every run id
-already in OUT.
+workers or shards. The file on disk is always a complete table of finished
+points: it is rewritten to a temporary name and renamed when the points
+waiting reach --batch and the rows already in it (so it doubles), or when
+--flush-every has passed, and once at the end. A killed sweep loses only the
+points since the last rewrite, and --resume skips every run id already in OUT.
 
 --shard I/N runs only the points whose number is I modulo N, each shard
 writing OUT/summary.shard-I-of-N.arrow (one Slurm array task or Kubernetes
@@ -80,7 +82,8 @@ Indexed Job pod per shard; docs/scale-out.md). simtrain merge joins them.`,
 	f.StringVar(&o.shard, "shard", "0/1", "run only the points whose number is I modulo N, given as I/N")
 	f.BoolVar(&o.resume, "resume", false, "skip points whose run id is already in OUT and keep this shard's rows")
 	f.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
-	f.IntVar(&o.batch, "batch", 64, "points per flush of the summary file (a kill loses at most this many)")
+	f.IntVar(&o.batch, "batch", 64, "fewest finished points per rewrite of the summary file (the points waiting must also reach the rows on disk)")
+	f.DurationVar(&o.flushEvery, "flush-every", 5*time.Second, "longest a finished point waits for the summary file to be rewritten (checked as points finish)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "list the points (number, run id, values, validity) without simulating")
 	f.IntVar(&o.printPoint, "print-point", -1, "print point N as a scenario file and exit")
 	f.StringVar(&o.format, "format", "table", "what sweep prints when it ends: table or json (one object)")
@@ -116,9 +119,6 @@ func compareRows(a, b output.SummaryRow) int {
 	return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.RunID, b.RunID))
 }
 
-// flushEvery bounds how long finished points wait for the next flush.
-const flushEvery = 5 * time.Second
-
 func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 	si, sn, err := parseShard(o.shard)
 	if err != nil {
@@ -129,6 +129,9 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 	}
 	if o.batch < 1 {
 		return usageErrorf("--batch: must be >= 1, got %d", o.batch)
+	}
+	if o.flushEvery <= 0 {
+		return usageErrorf("--flush-every: must be above 0 (e.g. 5s, 1m), got %s", o.flushEvery)
 	}
 	if err := checkWorkers(o.workers); err != nil {
 		return err
@@ -242,6 +245,10 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 	}
 	prog := newProgress(stderr, o.quiet, len(indices), already)
 	var stats sweepStats
+	// docs/sweeps.md, "Interrupting and resuming": the summary (and the
+	// goodput side file with it) is rewritten when it can double, or when
+	// a finished point has waited --flush-every, and once at the end.
+	sched := output.FlushSchedule{MinRows: o.batch, Every: o.flushEvery}
 	lastFlush := time.Now()
 	start := time.Now()
 	runErr := sw.Run(cmd.Context(), todo, workers, func(pr sweep.PointResult) error {
@@ -252,7 +259,7 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 		}
 		stats.add(pr.Outcome, row)
 		prog.update(pr.Outcome, row)
-		if af.Pending() >= o.batch || time.Since(lastFlush) >= flushEvery {
+		if af.Due(sched, time.Since(lastFlush)) {
 			if err := af.Flush(); err != nil {
 				return err
 			}

@@ -193,6 +193,7 @@ func TestSweepBadInput(t *testing.T) {
 		{smallSweep, []string{"--shard", "x"}, "--shard: want I/N"},
 		{smallSweep, []string{"--fidelity", "fast"}, `--fidelity: unknown fidelity "fast"`},
 		{smallSweep, []string{"--batch", "0"}, "--batch: must be >= 1"},
+		{smallSweep, []string{"--flush-every", "0s"}, "--flush-every: must be above 0"},
 		{smallSweep, []string{"--print-point", "99"}, "--print-point: 99 is not a point (the sweep has 32: 0 to 31)"},
 	} {
 		path := writeSweep(t, tc.body)
@@ -254,9 +255,11 @@ func buildBinary(t *testing.T) string {
 // TestSweepResumeAfterSIGKILL runs the real binary on half of the 1,000-point
 // 70B example sweep (shard 0/2, 500 points), kills it with SIGKILL once at
 // least 200 rows are on disk (40%), checks that the shard file is a complete
-// table, resumes, and checks that every point of the shard is there exactly
-// once, in point order, and that a resumed sweep's rows equal an
-// uninterrupted run's.
+// table of finished points of the shard with exactly the rows the flush
+// schedule puts there (--batch 20 and no time bound: rewrites at 20, 40, 80,
+// 160 and 320 rows, so 320), resumes, and checks that every point of the
+// shard is there exactly once, in point order, and that a resumed sweep's
+// rows equal an uninterrupted run's.
 func TestSweepResumeAfterSIGKILL(t *testing.T) {
 	bin := buildBinary(t)
 	sweepFile, err := filepath.Abs("../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml")
@@ -265,7 +268,7 @@ func TestSweepResumeAfterSIGKILL(t *testing.T) {
 	}
 	dir := t.TempDir()
 	file := filepath.Join(dir, "summary.shard-0-of-2.arrow")
-	args := []string{"sweep", sweepFile, "--out", dir, "--shard", "0/2", "--workers", "2", "--batch", "20", "--quiet"}
+	args := []string{"sweep", sweepFile, "--out", dir, "--shard", "0/2", "--workers", "2", "--batch", "20", "--flush-every", "1h", "--quiet"}
 	cmd := exec.Command(bin, args...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -297,8 +300,24 @@ poll:
 	killed := readRows(t, file) // a complete table: the rename is atomic
 	before = int64(len(killed))
 	t.Logf("killed with %d of 500 rows on disk", before)
-	if before < 200 || before >= 500 {
-		t.Fatalf("%d rows on disk after the kill", before)
+	if before != 320 {
+		t.Fatalf("%d rows on disk after the kill, want 320 (the first rewrite of at least 200 rows: 20, 40, 80, 160, 320)", before)
+	}
+	inShard := map[string]bool{}
+	if sw, err := sweep.Load(sweepFile, sweep.Options{}); err == nil {
+		for _, i := range sw.ShardIndices(0, 2) {
+			inShard[sw.RunID(i)+" "+sw.PointName(i)] = true
+		}
+	}
+	ids := map[string]bool{}
+	for k, r := range killed {
+		if !inShard[r.RunID+" "+r.Name] || ids[r.RunID] {
+			t.Errorf("row %d on disk after the kill (%s %s) is not a new point of the shard", k, r.Name, r.RunID)
+		}
+		ids[r.RunID] = true
+		if k > 0 && compareRows(killed[k-1], r) >= 0 {
+			t.Errorf("rows %d and %d on disk after the kill are not in point order", k-1, k)
+		}
 	}
 	var stdout bytes.Buffer
 	resume := exec.Command(bin, append(args, "--resume")...)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
@@ -18,10 +19,10 @@ import (
 // BatchRows rows) to a temporary file that is synced and renamed over the
 // old one. The file on disk is therefore always a complete, readable table
 // holding every row up to the last finished Flush; a kill -9 loses only the
-// rows added since. Rewriting costs O(rows) per flush, which is small for
-// sweep summaries (a thousand 70-column rows is about 0.6 MB) and buys
-// dictionaries that are fixed for the whole file, as the IPC file format
-// requires (see [WriteTable]).
+// rows added since. Rewriting costs O(rows) per flush and buys dictionaries
+// that are fixed for the whole file, as the IPC file format requires (see
+// [WriteTable]); a [FlushSchedule] that lets the file double between
+// rewrites keeps the total O(final rows).
 //
 // One process at a time may own a path. AppendFile is not safe for
 // concurrent use.
@@ -105,6 +106,48 @@ func (a *AppendFile[T]) Rows() int { return len(a.rows) }
 
 // Pending is the number of rows added since the last Flush.
 func (a *AppendFile[T]) Pending() int { return a.pending }
+
+// OnDisk is the number of rows in the file as the last Flush wrote it (or,
+// before any Flush, as OpenAppendFile kept it).
+func (a *AppendFile[T]) OnDisk() int { return len(a.rows) - a.pending }
+
+// Due reports whether s says the file should be rewritten now, since is
+// the time since the last Flush (or since the file was opened).
+func (a *AppendFile[T]) Due(s FlushSchedule, since time.Duration) bool {
+	return s.Due(a.OnDisk(), a.pending, since)
+}
+
+// FlushSchedule says when a growing file such as a sweep summary is
+// rewritten. Each rewrite costs O(rows in the file), so rewriting every
+// MinRows rows would cost O(rows²/MinRows) over a file's life; instead the
+// rows waiting must also reach the rows already on disk, so the file at
+// least doubles from one rewrite to the next and all rewrites together
+// write fewer than twice the final rows (MinRows, 2×MinRows, 4×MinRows, …
+// below the final count). Every bounds the wait when rows arrive slowly:
+// once that long has passed since the last rewrite, any waiting row makes
+// the file due. The caller writes once more at the end.
+type FlushSchedule struct {
+	// MinRows is the fewest waiting rows worth a rewrite (a sweep's
+	// --batch); below 1 it counts as 1.
+	MinRows int
+	// Every is the longest a waiting row waits for a rewrite, checked when
+	// rows are added (0: no time bound).
+	Every time.Duration
+}
+
+// Due reports whether a file holding onDisk rows, with pending more rows
+// waiting, is due a rewrite, since long after the last one: some row waits,
+// and either the waiting rows reach both MinRows and onDisk, or since has
+// reached Every.
+func (s FlushSchedule) Due(onDisk, pending int, since time.Duration) bool {
+	if pending <= 0 {
+		return false
+	}
+	if pending >= max(s.MinRows, onDisk, 1) {
+		return true
+	}
+	return s.Every > 0 && since >= s.Every
+}
 
 // Flush sorts every row with cmp (stable) and rewrites the file atomically.
 // On error the previous file is left as it was and the rows stay pending.

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 )
 
 type appendRow struct {
@@ -108,8 +110,8 @@ func TestAppendFileKeepAndStaleTemps(t *testing.T) {
 	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
 		t.Error("stale temporary file not removed")
 	}
-	if b.Rows() != 1 || b.Pending() != 0 {
-		t.Fatalf("kept %d rows, %d pending", b.Rows(), b.Pending())
+	if b.Rows() != 1 || b.Pending() != 0 || b.OnDisk() != 1 {
+		t.Fatalf("kept %d rows (%d on disk), %d pending", b.Rows(), b.OnDisk(), b.Pending())
 	}
 	b.Add(appendRow{4, "d"})
 	if err := b.Flush(); err != nil {
@@ -169,5 +171,86 @@ func TestAppendFileFailedFlushKeepsOldFile(t *testing.T) {
 func TestAppendFileBadType(t *testing.T) {
 	if _, err := OpenAppendFile(filepath.Join(t.TempDir(), "x.arrow"), nil, false, func(a, b int) int { return 0 }); err == nil {
 		t.Error("a non-struct row type was accepted")
+	}
+}
+
+// TestFlushSchedule drives an AppendFile with a FlushSchedule the way a
+// sweep does (rows added one at a time, each taking step of a fake clock,
+// the file rewritten whenever it is due, once more at the end) and checks
+// the sizes of the file after each rewrite against schedules computed by
+// hand: the waiting rows must reach MinRows and the rows on disk (the file
+// doubles), or Every must have passed since the last rewrite.
+func TestFlushSchedule(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		kept        int // rows already on disk (a resumed sweep)
+		add         int
+		minRows     int
+		every, step time.Duration
+		want        []int // rows on disk after each rewrite before the last
+	}{
+		// 64, then doubling: 128, 256, 512; the final write has 1,000.
+		{name: "1000 rows, batch 64, fast", add: 1000, minRows: 64, every: 5 * time.Second, want: []int{64, 128, 256, 512}},
+		// The SIGKILL test's shard: 500 points, --batch 20.
+		{name: "500 rows, batch 20", add: 500, minRows: 20, every: 5 * time.Second, want: []int{20, 40, 80, 160, 320}},
+		// Resumed with 300 on disk: 300 more make the first rewrite (600),
+		// 600 more the next (1,200); the final write has 1,300.
+		{name: "resumed 300", kept: 300, add: 1000, minRows: 64, every: 5 * time.Second, want: []int{600, 1200}},
+		// A small file resumed: MinRows still holds (64 waiting, not 10).
+		{name: "resumed 10", kept: 10, add: 200, minRows: 64, every: 5 * time.Second, want: []int{74, 148}},
+		// Slow rows (1 s each, 5 s bound): the clock decides, every 5 rows.
+		{name: "slow rows", add: 12, minRows: 64, every: 5 * time.Second, step: time.Second, want: []int{5, 10}},
+		// Both: 2, 4 and 8 by count (8 at 4 s after the last rewrite), then
+		// 8 more would take 8 s, so the clock rewrites at 13 and 18.
+		{name: "count then clock", add: 20, minRows: 2, every: 5 * time.Second, step: time.Second, want: []int{2, 4, 8, 13, 18}},
+		// MinRows below 1 counts as 1; Every 0 is no time bound.
+		{name: "minRows 0, no clock", add: 20, minRows: 0, step: time.Hour, want: []int{1, 2, 4, 8, 16}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "s.arrow")
+			if tc.kept > 0 {
+				k, _ := OpenAppendFile(path, nil, false, byKey)
+				for i := range tc.kept {
+					k.Add(appendRow{int64(-1 - i), "k"})
+				}
+				if err := k.Flush(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a, err := OpenAppendFile(path, nil, tc.kept > 0, byKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := FlushSchedule{MinRows: tc.minRows, Every: tc.every}
+			var since time.Duration
+			var got []int
+			for i := range tc.add {
+				since += tc.step
+				a.Add(appendRow{int64(i), "r"})
+				if a.Due(s, since) {
+					if err := a.Flush(); err != nil {
+						t.Fatal(err)
+					}
+					if info, err := ReadTableInfo(path); err != nil || int(info.Rows) != a.OnDisk() {
+						t.Fatalf("after a rewrite: %d rows on disk (%v), OnDisk %d", info.Rows, err, a.OnDisk())
+					}
+					got = append(got, a.OnDisk())
+					since = 0
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("rewrites at %v, want %v", got, tc.want)
+			}
+			if err := a.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if rows := readAppendRows(t, path); len(rows) != tc.kept+tc.add {
+				t.Errorf("final file: %d rows, want %d", len(rows), tc.kept+tc.add)
+			}
+		})
+	}
+	// Nothing waiting is never due, however long ago the last rewrite was.
+	if (FlushSchedule{MinRows: 1, Every: time.Second}).Due(10, 0, time.Hour) {
+		t.Error("due with nothing waiting")
 	}
 }
