@@ -3,9 +3,11 @@ package output
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -252,5 +254,60 @@ func TestFlushSchedule(t *testing.T) {
 	// Nothing waiting is never due, however long ago the last rewrite was.
 	if (FlushSchedule{MinRows: 1, Every: time.Second}).Due(10, 0, time.Hour) {
 		t.Error("due with nothing waiting")
+	}
+}
+
+// BenchmarkSweepSummaryRewrites writes a 1,000-point sweep's summary
+// (SummaryRows with distinct names and run ids) through an AppendFile, a
+// row at a time, rewriting it when due as `simtrain sweep` does with its
+// default --batch 64 and no time passing, then once at the end: "doubling"
+// is the FlushSchedule (rewrites at 64, 128, 256 and 512 rows: 1,960 rows
+// written in all), "every64" the rewrite every 64 rows it replaced (8,680
+// rows). ns/op is one whole sweep's summary writing.
+func BenchmarkSweepSummaryRewrites(b *testing.B) {
+	rows := make([]SummaryRow, 1000)
+	for i := range rows {
+		rows[i] = SummaryRow{RunID: fmt.Sprintf("%08x-0000-5000-8000-%012x", i*2654435761%(1<<32), i), Name: fmt.Sprintf("sweep-%03d", i),
+			ModelPreset: "llama3-70b", Layers: 80, Hidden: 8192, GPU: "h100-sxm", TP: int64(1 << (i % 4)), PP: int64(1 + i%8),
+			StepTimeS: float64(i) * 0.01, TokensPerS: float64(1000 + i), Fits: i%3 != 0}
+	}
+	byName := func(a, b SummaryRow) int { return cmp.Compare(a.Name, b.Name) }
+	for _, bc := range []struct {
+		name string
+		due  func(a *AppendFile[SummaryRow]) bool
+	}{
+		{"doubling", func(a *AppendFile[SummaryRow]) bool { return a.Due(FlushSchedule{MinRows: 64, Every: time.Hour}, 0) }},
+		{"every64", func(a *AppendFile[SummaryRow]) bool { return a.Pending() >= 64 }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "summary.arrow")
+			var cpu0, cpu1 syscall.Rusage
+			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &cpu0)
+			for b.Loop() {
+				a, err := OpenAppendFile(path, nil, false, byName)
+				if err != nil {
+					b.Fatal(err)
+				}
+				a.BatchRows = 64
+				// Workers finish points out of order: add them in a
+				// shuffled but fixed order.
+				for k := range rows {
+					a.Add(rows[(k*389)%len(rows)])
+					if bc.due(a) {
+						if err := a.Flush(); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				if err := a.Flush(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			// CPU time (user + system, this process) per sweep: wall
+			// time also counts the file system's syncs and other processes.
+			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &cpu1)
+			cpu := time.Duration(cpu1.Utime.Nano() + cpu1.Stime.Nano() - cpu0.Utime.Nano() - cpu0.Stime.Nano())
+			b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N), "cpu-ms/op")
+		})
 	}
 }
