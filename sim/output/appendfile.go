@@ -121,9 +121,10 @@ func (a *AppendFile[T]) Due(s FlushSchedule, since time.Duration) bool {
 // rewritten. Each rewrite costs O(rows in the file), so rewriting every
 // MinRows rows would cost O(rows²/MinRows) over a file's life; instead the
 // rows waiting must also reach the rows already on disk, so the file at
-// least doubles from one rewrite to the next and all rewrites together
-// write fewer than twice the final rows (MinRows, 2×MinRows, 4×MinRows, …
-// below the final count). Every bounds the wait when rows arrive slowly:
+// least doubles from one rewrite to the next, and the rewrites the count
+// calls for write fewer than twice the final rows in all (MinRows,
+// 2×MinRows, 4×MinRows, … below the final count), the final write as many
+// again. Every bounds the wait when rows arrive slowly:
 // once that long has passed since the last rewrite, any waiting row makes
 // the file due. The caller writes once more at the end.
 type FlushSchedule struct {
