@@ -134,8 +134,11 @@
 // NVLS, [AZ-A100] 8xA100) by grid search minimising the worst busbw error from
 // 1 MiB to 8 GiB; both sweeps give L0 = 12 µs. The resulting model is within
 // 7.3% (H100) and 6.8% (A100) of every row from 1 MiB to 8 GiB and within 2x
-// from 64 KiB. GPUs without a published sweep take the values of the nearest
-// measured one (hardware.CommProfile.Sources says which).
+// from 64 KiB. The MI300X (RCCL) has its own: AMD's 8-GPU rccl-tests sweep
+// sets its ring efficiency (318.98/448) and shows no ramp, within 7% from
+// 16 MiB to 16 GiB (TestSweepMI300X; below 8 MiB NCCL's Ampere latencies
+// make it up to 49% slow). GPUs without a published sweep take the values of
+// the nearest measured one (hardware.CommProfile.Sources says which).
 //
 // # Contention at analytic fidelity
 //
