@@ -150,8 +150,16 @@ type Program struct {
 	queued bool
 	// qself and qrest: per task, nil when no task has more launches than
 	// the queue holds (QueueSelf).
-	qself  []int32
-	qrest  []engine.Time
+	qself []int32
+	qrest []engine.Time
+	// qpos is, per task, the launches on its stream before it, and qends
+	// and qids, per stream, the launches through each task with any and
+	// the task (in 1/launchScale; setQueueWaits; empty without a queue
+	// bound).
+	qpos   []int64
+	qlim   int64 // HostModel.Queue in 1/launchScale
+	qends  [NumStreams][]int64
+	qids   [NumStreams][]int32
 	depOff []int32 // CSR: dependencies of task i are deps[depOff[i]:depOff[i+1]]
 	deps   []int32
 	succOf []int32 // CSR: successors, built by finish
@@ -200,15 +208,22 @@ func (p *Program) QueueSelf(i int) (int, engine.Time) {
 func (p *Program) setQueueWaits(h *HostModel) {
 	p.queued = false
 	p.qself, p.qrest = nil, nil
+	for s := range p.qends {
+		p.qends[s], p.qids[s] = p.qends[s][:0], p.qids[s][:0]
+	}
+	p.qpos = p.qpos[:0]
 	if !p.Hosted || h.Queue <= 0 {
 		return
 	}
+	p.qpos = resize(p.qpos, len(p.Tasks))
 	last := [NumStreams]int32{} // 1 + the last task on the stream, 0: none
-	q := float64(h.Queue)
-	var done [NumStreams]float64          // launches on the stream before the task
-	var head [NumStreams]int              // per stream, index into ends of the oldest task not yet known done
-	ends := make([][]float64, NumStreams) // per stream, launches through each task
-	ids := make([][]int32, NumStreams)
+	// Launches are counted in 1/launchScale: integer sums, the same
+	// whatever the order they are added in, so that a unit's launches
+	// repeat exactly (steady-state replication, hostRepeats).
+	q := int64(h.Queue) * launchScale
+	p.qlim = q
+	var done [NumStreams]int64 // launches on the stream before the task
+	var head [NumStreams]int   // per stream, index into qends of the oldest task not yet known done
 	for t := range p.Tasks {
 		task := &p.Tasks[t]
 		task.queueAfter = 0
@@ -216,26 +231,17 @@ func (p *Program) setQueueWaits(h *HostModel) {
 			continue
 		}
 		s := task.Stream
-		k := 1.0
-		if !task.Kind.IsComm() && task.Kind != KindHostCopy {
-			per := h.KernelFwd
-			if task.Kind == KindBackward || task.Kind == KindWGrad {
-				per = h.KernelBwd
-			}
-			if per <= 0 {
-				k = 0
-			} else {
-				k = float64(task.Issue) / float64(per)
-			}
-		}
+		k := h.launches(task)
+		p.qpos[t] = done[s]
+		ends, ids := p.qends[s], p.qids[s]
 		// The launch `done[s] - q` (0-based) must have finished before
 		// this task's first launch: wait for the task holding it.
 		if first := done[s] - q; first >= 0 {
-			for head[s] < len(ends[s]) && ends[s][head[s]] <= first {
+			for head[s] < len(ends) && ends[head[s]] <= first {
 				head[s]++
 			}
-			if head[s] < len(ends[s]) {
-				task.queueAfter = ids[s][head[s]] + 1
+			if head[s] < len(ends) {
+				task.queueAfter = ids[head[s]] + 1
 				p.queued = true
 			}
 		}
@@ -245,16 +251,73 @@ func (p *Program) setQueueWaits(h *HostModel) {
 				p.qrest = make([]engine.Time, len(p.Tasks))
 			}
 			p.qself[t] = last[s]
-			p.qrest[t] = engine.Time(float64(task.Issue)*(k-q)/k + 0.5)
+			p.qrest[t] = engine.Time(float64(task.Issue)*float64(k-q)/float64(k) + 0.5)
 			p.queued = true
 		}
 		last[s] = int32(t) + 1
 		done[s] += k
 		if k > 0 {
-			ends[s] = append(ends[s], done[s])
-			ids[s] = append(ids[s], int32(t))
+			p.qends[s] = append(ends, done[s])
+			p.qids[s] = append(ids, int32(t))
 		}
 	}
+}
+
+// launchScale is the fraction of a launch that launch queues count in
+// (setQueueWaits).
+const launchScale = 1 << 10
+
+// launches is the launches of task t in 1/launchScale: a task of k kernels
+// is k (its Issue over the per-kernel cost), a collective, send or host copy
+// one.
+func (h *HostModel) launches(t *Task) int64 {
+	if t.Kind.IsComm() || t.Kind == KindHostCopy {
+		return launchScale
+	}
+	per := h.KernelFwd
+	if t.Kind == KindBackward || t.Kind == KindWGrad {
+		per = h.KernelBwd
+	}
+	if per <= 0 {
+		return 0
+	}
+	return (int64(t.Issue)*launchScale + int64(per)/2) / int64(per)
+}
+
+// queueIndex returns the index into qends[s] of the entry holding launch
+// x (0-based, in 1/launchScale): the first whose launches end after x;
+// len(qends[s]) when none does.
+func (p *Program) queueIndex(s Stream, x int64) int {
+	ends := p.qends[s]
+	lo, hi := 0, len(ends)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if ends[m] <= x {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// queueBefore returns the launches of stream s before task t (in
+// 1/launchScale).
+func (p *Program) queueBefore(s Stream, t int32) int64 {
+	ids := p.qids[s]
+	lo, hi := 0, len(ids)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if ids[m] < t {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == 0 {
+		return 0
+	}
+	return p.qends[s][lo-1]
 }
 
 // Deps returns task i's dependencies (indices into Tasks).

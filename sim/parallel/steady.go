@@ -251,13 +251,11 @@ func (x *Executor) replicate(st Steady) string {
 				}
 				reach = max(reach, back(d, r))
 			}
-			self, _ := p.QueueSelf(int(t))
-			pself, _ := p.QueueSelf(int(t - u))
-			for k, w := range [3]int{p.HostAfter(int(t)), p.QueueAfter(int(t)), self} {
-				if w < 0 {
-					continue
-				}
-				if prev := [3]int{p.HostAfter(int(t - u)), p.QueueAfter(int(t - u)), pself}; prev[k] == w {
+			// The host's waits for a synchronisation; those for a
+			// full launch queue, which reach a queue's launches back,
+			// are hostRepeats' (they hold no GPU task back).
+			if w := p.HostAfter(int(t)); w >= 0 {
+				if p.HostAfter(int(t-u)) == w {
 					absLast[i] = max(absLast[i], int32(w))
 				} else {
 					reach = max(reach, back(int32(w), r))
@@ -304,10 +302,10 @@ func (x *Executor) replicate(st Steady) string {
 				return "units do not repeat"
 			}
 		}
-		if p.Hosted && !x.hostRepeats(i, lo, r.a, u, period) {
+		r.win = r.b - int32(reach+1)*u
+		if p.Hosted && !x.hostRepeats(i, lo, r.a, r.b, r.win, period, r.extra) {
 			return "host thread does not repeat"
 		}
-		r.win = r.b - int32(reach+1)*u
 		r.period = period
 		// Everything before the checked units ends before the window
 		// starts: no task the copies lack runs beside them.
@@ -354,6 +352,10 @@ func (x *Executor) repeats(i int, t, u int32, period engine.Time, reps []replica
 	if a.hostAfter > 0 && a.hostAfter != b.hostAfter {
 		a.hostAfter += u // else absolute (Replicate)
 	}
+	// The launch-queue waits are the host thread's only (hostRepeats
+	// checks the replicated unit's; the checked units' may reach before
+	// them, and their issues are not replicated).
+	a.queueAfter = b.queueAfter
 	if a != b {
 		return false
 	}
@@ -373,68 +375,284 @@ func (x *Executor) repeats(i int, t, u int32, period engine.Time, reps []replica
 	return (sa.issued == 0) == (sb.issued == 0)
 }
 
-// hostRepeats checks the host thread's issue times over the checked units
-// [lo, a+u) of instance i. Either they repeat with the GPU's period (the
-// host waits for the GPU, or the GPU for it), or the thread runs ahead of
-// the GPU, issuing each unit host seconds < period after the one before,
-// and no task of the units or of the suffix, before a wait of the host
-// for the GPU, waits for its issue. Then the unplayed units, whose issues
-// come ever earlier before their inputs, wait for none either, and after
-// such a wait the host's times follow the GPU's. A thread that issues each
-// unit more slowly than the period falls behind, unit after unit, until
-// the step turns host-bound, a kink the played units may not reach: not
-// replicated.
-func (x *Executor) hostRepeats(i int, lo, a, u int32, period engine.Time) bool {
+// hostRepeats checks that the host thread of instance i leaves the
+// unplayed copies of the unit [a, b) and the suffix as the played step
+// shows them (issue 16). The thread's only state from one task to the next
+// is when it is free: each task's issue begins at the later of that and
+// the ends of the GPU tasks it waits for (a host synchronisation,
+// HostAfter; a full launch queue, QueueAfter and QueueSelf) and lasts its
+// Issue. While every task's issue ends no later than its inputs (ahead),
+// the GPU plays as without a host thread and the issue costs no engine
+// event; the figures read an issue only through the compute stream's wait
+// for it (HostBound). So the full play's GPU tasks are the played ones
+// and their copies (Replicate's hypothesis) if each task of a copy or of
+// the suffix is ahead in the full play and in the played task it is
+// measured from, or issued at the same time in both. Under that
+// hypothesis every time the full play's thread waits for is known (a
+// copy's task ends as the played unit's, shifted), so the thread is
+// walked over the copies and the suffix as the full play would run it:
+//
+//   - a copy's waits are the played unit's shifted by whole units (the
+//     launches from the earliest waited-for task on repeat unit by unit,
+//     checked): a queue wait may reach before the checked units, into
+//     played tasks, for the first few copies (J of them); from copy J on
+//     every wait falls in the copies, and over one copy, in the copy's own
+//     frame (shifted back by its periods), the thread is free after it at
+//     F(y) = max(y + h, C), y when it was free before, h the unit's issue
+//     time, C = F(−∞): a max-plus map, the same for every such copy;
+//   - copies J…J+1 are walked; if the thread is free no later after the
+//     second (S_J+1 ≤ S_J) it is free no later after every further one (F is
+//     monotone), falling by P − h per copy to C and staying there (the
+//     host runs ahead until the launch queue holds it: S_E = max(S_J+1 +
+//     (E − J − 1)(h − P), C)), and every further copy's issues are no
+//     later than copy J+1's; a thread free later after each copy falls
+//     behind, a transient the played units may not reach: not replicated;
+//   - the suffix is walked from the last copy against the played suffix
+//     until the two threads meet (one thread from there on).
+//
+// A wait for a task before the checked units that the played unit shares
+// with the unit before (absolute) never holds a copy back: the copy's task
+// is issued after the played one, which already waited for it.
+func (x *Executor) hostRepeats(i int, lo, a, b, win int32, period engine.Time, extra int) bool {
 	in := &x.inst[i]
 	p := in.prog
-	host := engine.Time(-1)
-	for t := lo; t < a; t++ {
-		sa, sb := &in.state[t], &in.state[t+u]
-		if sa.issued == 0 {
-			continue
-		}
-		if host < 0 {
-			host = sb.issued - sa.issued
-		}
-		if sb.issued-sa.issued != host {
-			return false
+	u := b - a
+	n := int32(len(p.Tasks))
+	const never = engine.Time(-1 << 61)
+	s0 := never // when the thread is free after the played unit
+	for t := b - 1; t >= a; t-- {
+		if p.Tasks[t].Kind != KindRecv {
+			s0 = in.state[t].Issued()
+			break
 		}
 	}
-	if host == period || host < 0 {
-		return true
+	if s0 == never {
+		return false // a unit the host issues nothing of
 	}
-	if host > period || host <= 0 {
-		return false
-	}
-	if p.queued {
-		// Running ahead, the host's lead grows unit by unit until a full
-		// launch queue holds it back (QueueAfter), a kink the played
-		// units may not reach: not replicated.
-		return false
-	}
-	ahead := func(t int32) bool {
-		if p.Tasks[t].Kind == KindRecv {
-			return true
-		}
-		var ready engine.Time
-		for _, d := range p.Deps(int(t)) {
-			ready = max(ready, in.state[d].End())
-		}
-		return in.state[t].Issued() <= ready
-	}
-	for t := lo; t < a+u; t++ {
-		if !ahead(t) {
-			return false
+	e := int32(extra)
+	// end is the end of the full play's task f, j periods back.
+	end := func(f, j int32) engine.Time {
+		switch {
+		case f < a:
+			return in.state[f].End() - engine.Time(j)*period
+		case f < b+e*u:
+			return in.state[a+(f-a)%u].End() + engine.Time((f-a)/u-j)*period
+		default:
+			return in.state[f-e*u].End() + engine.Time(e-j)*period
 		}
 	}
-	for t := a + u; t < int32(len(p.Tasks)); t++ {
-		for _, w := range [2]int{p.HostAfter(int(t)), p.QueueAfter(int(t))} {
-			if w >= 0 && in.state[t].Issued()-p.Tasks[t].Issue == in.state[w].End() {
-				return true // the host waited for the GPU: it follows it from here
+	// The full play's launch queues: per stream, the launches before the
+	// unit (da) and in it (ls), the same in every copy (setQueueWaits
+	// counts them in integers).
+	var da, ls [NumStreams]int64
+	for s := range da {
+		da[s] = p.queueBefore(Stream(s), a)
+		ls[s] = p.queueBefore(Stream(s), b) - da[s]
+	}
+	// queueWait is the full play's queue wait of the task at launch x of
+	// stream s (the played task's position shifted by the copies before
+	// it): the task holding launch x − Queue, -1 for none.
+	// The walks below ask in launch order mostly: each stream's lookup
+	// starts where the last one ended (hd, 1 + the entry; 0: search).
+	var hd [NumStreams]int
+	holder := func(s Stream, x int64) int32 {
+		ends := p.qends[s]
+		h := hd[s] - 1
+		if h < 0 || (h > 0 && ends[h-1] > x) {
+			h = p.queueIndex(s, x)
+		}
+		for h < len(ends) && ends[h] <= x {
+			h++
+		}
+		hd[s] = h + 1
+		if h == len(ends) {
+			return -1
+		}
+		return p.qids[s][h]
+	}
+	queueWait := func(s Stream, x int64) int32 {
+		x -= p.qlim
+		if x < 0 {
+			return -1
+		}
+		if x < da[s] {
+			return holder(s, x)
+		}
+		m := e
+		if ls[s] > 0 {
+			m = min(int32((x-da[s])/ls[s]), e)
+		}
+		f := holder(s, x-int64(m)*ls[s])
+		if f < 0 {
+			return -1
+		}
+		return f + m*u
+	}
+	// walk plays the thread over copy j from y (in its frame), writing
+	// each task's issue to iss when set; the thread's free time after it.
+	// ok is false for a wait it cannot place.
+	walk := func(j int32, y engine.Time, iss []engine.Time) (engine.Time, bool) {
+		for t := a; t < b; t++ {
+			task := &p.Tasks[t]
+			if task.Kind == KindRecv {
+				continue
+			}
+			begin := y
+			if w := p.HostAfter(int(t)); w >= 0 && w != p.HostAfter(int(t-u)) {
+				begin = max(begin, end(int32(w)+j*u, j))
+			}
+			if p.queued {
+				s := task.Stream
+				if f := queueWait(s, p.qpos[t]+int64(j)*ls[s]); f >= 0 {
+					begin = max(begin, end(f, j))
+				}
+			}
+			y = begin + task.Issue
+			if w, rest := p.QueueSelf(int(t)); w >= 0 {
+				if int32(w) < a {
+					return 0, false
+				}
+				y = max(y, end(int32(w)+j*u, j)+rest)
+			}
+			if iss != nil {
+				iss[t-a] = y
 			}
 		}
-		if !ahead(t) {
+		return y, true
+	}
+	// ready: each task's inputs that move with the copies (the rest end
+	// before the window).
+	ready := make([]engine.Time, u)
+	for t := a; t < b; t++ {
+		r := never
+		for _, d := range p.Deps(int(t)) {
+			if d >= win {
+				r = max(r, in.state[d].End())
+			}
+		}
+		ready[t-a] = r
+	}
+	// check: each task of copy j is ahead and so is the played one, or it
+	// is issued as the played one (eq: the tasks that must be).
+	iss := make([]engine.Time, u)
+	eq := make([]bool, u)
+	check := func() bool {
+		for t := a; t < b; t++ {
+			if p.Tasks[t].Kind == KindRecv {
+				continue
+			}
+			k := t - a
+			i0 := in.state[t].Issued()
+			eq[k] = i0 > ready[k] || iss[k] > ready[k]
+			if eq[k] && iss[k] != i0 {
+				return false
+			}
+		}
+		return true
+	}
+	// From copy J on every queue wait falls in the copies: the same map F.
+	var reachJ int32
+	if p.queued {
+		for t := a; t < b; t++ {
+			task := &p.Tasks[t]
+			if task.Kind == KindRecv {
+				continue
+			}
+			s := task.Stream
+			need := da[s] + p.qlim - p.qpos[t] // launches the copies must add
+			if need <= 0 {
+				continue
+			}
+			if ls[s] == 0 {
+				return false // a wait that never moves: not this reasoning
+			}
+			reachJ = max(reachJ, int32((need+ls[s]-1)/ls[s]))
+		}
+	}
+	y := s0
+	last := min(e, reachJ+2) // copies walked one by one
+	var prev engine.Time
+	for j := int32(1); j <= last; j++ {
+		prev = y
+		var ok bool
+		if y, ok = walk(j, y-period, iss); !ok {
 			return false
+		}
+		if !check() {
+			return false
+		}
+	}
+	sE := y
+	if e > last {
+		if y > prev {
+			return false // the thread falls behind copy after copy
+		}
+		if y < prev {
+			// Running ahead to the fixed point C; the tasks issued as
+			// played so far must be issued so at C too.
+			var h engine.Time
+			for t := a; t < b; t++ {
+				if p.Tasks[t].Kind != KindRecv {
+					h += p.Tasks[t].Issue
+				}
+			}
+			if h >= period {
+				return false // not this reasoning (y < prev needs h < P)
+			}
+			c, _ := walk(last, never, nil)
+			sE = y + engine.Time(e-last)*(h-period)
+			if c > never/2 {
+				// The fixed point: copies from here on are issued
+				// between copy `last` and it.
+				sE = max(sE, c)
+				walk(last, c-period, iss)
+			}
+			for t := a; t < b; t++ {
+				if k := t - a; p.Tasks[t].Kind != KindRecv && eq[k] && (c <= never/2 || iss[k] != in.state[t].Issued()) {
+					return false // issued as played so far, not further on
+				}
+			}
+		}
+	}
+	// The suffix: walked from S_E (full play, E periods back) against the
+	// played one.
+	y = sE
+	for t := b; t < n; t++ {
+		task := &p.Tasks[t]
+		if task.Kind == KindRecv {
+			continue
+		}
+		begin := y
+		if w := p.HostAfter(int(t)); w >= 0 {
+			if int32(w) < a {
+				return false
+			}
+			begin = max(begin, end(int32(w)+e*u, e))
+		}
+		if p.queued {
+			if f := queueWait(task.Stream, p.qpos[t]+int64(e)*ls[task.Stream]); f >= 0 {
+				begin = max(begin, end(f, e))
+			}
+		}
+		y = begin + task.Issue
+		if w, rest := p.QueueSelf(int(t)); w >= 0 {
+			if int32(w) < a {
+				return false
+			}
+			y = max(y, end(int32(w)+e*u, e)+rest)
+		}
+		played := in.state[t].Issued()
+		if y == played {
+			continue
+		}
+		r := never // its inputs that move with the suffix
+		for _, d := range p.Deps(int(t)) {
+			if d >= win {
+				r = max(r, in.state[d].End())
+			}
+		}
+		if played > r || y > r {
+			return false // waits for its issue in one play, differently in the other
 		}
 	}
 	return true
