@@ -15,10 +15,11 @@ package hardware
 const LaunchQueueDepth = 1024
 
 // LaunchQueueBound says whether the simulator bounds each stream's pending
-// launches by LaunchQueueDepth (parallel.HostModel.Queue). Off: with the
-// bound, a host that runs ahead of the GPU in the played units may hit
-// the queue only in units steady-state replication skips, so replication
-// refuses every such program (sim/parallel steady.go hostRepeats) and
-// long runs lose their speed; see docs/validation.md, "Round 16 (issue
-// 16): the host cannot run unboundedly ahead".
-const LaunchQueueBound = false
+// launches by LaunchQueueDepth (parallel.HostModel.Queue). On: a host that
+// runs ahead of the GPU gains on it every micro-batch until a full queue
+// holds it back, and steady-state replication walks the host thread over
+// the micro-batches it does not play to find where (sim/parallel
+// steady.go hostRepeats), so long runs keep their speed; see
+// docs/validation.md, "Round 16 (issue 16): the host cannot run
+// unboundedly ahead" and "the launch-queue bound by default".
+const LaunchQueueBound = true

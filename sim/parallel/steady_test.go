@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/engine"
@@ -114,15 +115,19 @@ func TestSteadyRefusesHostFallingBehind(t *testing.T) {
 	if engine.Time(h0)*k >= p {
 		t.Fatalf("the first stage's host (%d kernels × %d ns) would be the bottleneck of period %d", h0, k, p)
 	}
-	cfg := steadyConfig(t, m, HostModel{On: true, KernelFwd: k, KernelBwd: k})
-	full, short, _, _, why := playSteady(t, cfg)
-	if why != "host thread does not repeat" {
-		t.Errorf("Replicate: %q, want the host thread's refusal", why)
-	}
-	// The kink is real: the full step's last stage waits for its host,
-	// the shortened step's does not.
-	if fb, sb := full.Stats(1).HostBound, short.Stats(1).HostBound; fb == 0 || sb != 0 {
-		t.Errorf("host-bound time on the last stage: full %v, shortened %v; want > 0 and 0", fb, sb)
+	// With a launch queue too (issue 16): it never fills on the last
+	// stage, whose thread falls behind.
+	for _, q := range []int{0, 1024} {
+		cfg := steadyConfig(t, m, HostModel{On: true, KernelFwd: k, KernelBwd: k, Queue: q})
+		full, short, _, _, why := playSteady(t, cfg)
+		if why != "host thread does not repeat" {
+			t.Errorf("queue %d: Replicate: %q, want the host thread's refusal", q, why)
+		}
+		// The kink is real: the full step's last stage waits for its
+		// host, the shortened step's does not.
+		if fb, sb := full.Stats(1).HostBound, short.Stats(1).HostBound; fb == 0 || sb != 0 {
+			t.Errorf("queue %d: host-bound time on the last stage: full %v, shortened %v; want > 0 and 0", q, fb, sb)
+		}
 	}
 }
 
@@ -138,6 +143,8 @@ func TestStatsPeriodicEqualsWalk(t *testing.T) {
 		{"no host thread", HostModel{}},
 		{"host ahead", HostModel{On: true, KernelFwd: 20 * engine.Microsecond, KernelBwd: 20 * engine.Microsecond, Call: 5 * engine.Microsecond}},
 		{"host-bound", HostModel{On: true, KernelFwd: 2 * engine.Millisecond, KernelBwd: 2 * engine.Millisecond}},
+		{"host ahead, launch queue full", HostModel{On: true, KernelFwd: 20 * engine.Microsecond, KernelBwd: 20 * engine.Microsecond, Call: 5 * engine.Microsecond, Queue: 16}},
+		{"host-bound, launch queue full", HostModel{On: true, KernelFwd: 2 * engine.Millisecond, KernelBwd: 2 * engine.Millisecond, Queue: 6}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			const m = 64
@@ -156,12 +163,98 @@ func TestStatsPeriodicEqualsWalk(t *testing.T) {
 				if got != walk || got != full.Stats(i) {
 					t.Errorf("stage %d: one period %+v\nevery copy %+v\nfull play %+v", i, got, walk, full.Stats(i))
 				}
-				if c.name == "host-bound" && got.HostBound == 0 {
+				if strings.HasPrefix(c.name, "host-bound") && got.HostBound == 0 {
 					t.Errorf("stage %d: no host-bound time", i)
 				}
 				if k := short.rep[i].extra; k < 40 {
 					t.Errorf("stage %d: %d copies, want most of the %d micro-batches", i, k, m)
 				}
+			}
+		})
+	}
+}
+
+// queueBinds returns the micro-batches of instance i's play in which the
+// host thread waited for a full launch queue (a task's issue began at the
+// end of its QueueAfter, later than the thread was free), -1 for the
+// step's suffix tasks.
+func queueBinds(x *Executor, i int) map[int32]bool {
+	in := &x.inst[i]
+	p := in.prog
+	bound := map[int32]bool{}
+	var free engine.Time
+	for t := range p.Tasks {
+		if p.Tasks[t].Kind == KindRecv {
+			continue
+		}
+		if w := p.QueueAfter(t); w >= 0 && in.state[w].End() > free {
+			bound[p.Tasks[t].Micro] = true
+		}
+		free = in.state[t].Issued()
+	}
+	return bound
+}
+
+// A bounded launch queue (issue 16): a host thread that runs ahead of the
+// GPU gains P − h per micro-batch (the GPU's period less the unit's issue
+// time) until the queue holds it back, a kink that may come after the
+// micro-batches played. Replicate walks the thread over the unplayed
+// copies: the replicated figures and events are the full play's to the
+// nanosecond, whether the queue is full from the warm-up on, fills
+// mid-step past the played micro-batches, never fills, or the thread is
+// the bottleneck. The two-stage pipeline's period is 8 ms; at 97% of it
+// per unit for the last stage (k ns per kernel), its lead grows by 0.24 ms
+// a micro-batch, a kernel's worth every ~1 micro-batch, so a 64-launch
+// queue fills on it past micro-batch 30 (the first stage, 28 kernels a
+// unit, fills it from micro-batch 6), and the played step is 11.
+func TestSteadyReplicatesLaunchQueue(t *testing.T) {
+	const m = 40
+	_, p := unitHost(t, m, 0)
+	h1, _ := unitHost(t, m, 1)
+	k := engine.Time(float64(p) * 0.97 / float64(h1))
+	fast := 20 * engine.Microsecond
+	for _, c := range []struct {
+		name  string
+		host  HostModel
+		binds func(stage int, first int32, played int) bool // the first micro-batch the queue holds stage's thread in
+	}{
+		{"queue full from the warm-up", HostModel{On: true, KernelFwd: k, KernelBwd: k, Queue: 16},
+			func(_ int, first int32, played int) bool { return first >= 0 && int(first) < 2 }},
+		{"queue fills mid-step, past the played micro-batches", HostModel{On: true, KernelFwd: k, KernelBwd: k, Queue: 64},
+			func(stage int, first int32, played int) bool { return first >= 0 && (stage == 0 || int(first) >= played) }},
+		{"host far ahead, queue full", HostModel{On: true, KernelFwd: fast, KernelBwd: fast, Call: fast / 4, Queue: 64},
+			func(_ int, first int32, played int) bool { return first >= 0 && int(first) < played }},
+		{"queue never fills", HostModel{On: true, KernelFwd: k, KernelBwd: k, Queue: 1 << 20},
+			func(_ int, first int32, _ int) bool { return first < 0 }},
+		{"host-bound", HostModel{On: true, KernelFwd: 2 * engine.Millisecond, KernelBwd: 2 * engine.Millisecond, Queue: 64},
+			// the first stage's GPU waits for the second's gradients:
+			// its thread gets ahead, past the played micro-batches
+			func(stage int, first int32, played int) bool { return (stage == 0) == (int(first) >= played) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := steadyConfig(t, m, c.host)
+			plan, _ := PlanSteady(cfg, 8)
+			full, short, fe, se, why := playSteady(t, cfg)
+			if why != "" {
+				t.Fatalf("not replicated: %s", why)
+			}
+			for i := range full.inst {
+				first := int32(-1)
+				for mb := int32(0); mb < m; mb++ {
+					if queueBinds(full, i)[mb] {
+						first = mb
+						break
+					}
+				}
+				if !c.binds(i, first, plan.Played) {
+					t.Errorf("stage %d: the queue first holds the thread in micro-batch %d (played %d)", i, first, plan.Played)
+				}
+				if g, w := short.Stats(i), full.Stats(i); g != w {
+					t.Errorf("stage %d: replicated %+v, full %+v", i, g, w)
+				}
+			}
+			if g := se + short.ExtraEvents(); g != fe {
+				t.Errorf("events: replicated %d + %d = %d, full %d", se, short.ExtraEvents(), g, fe)
 			}
 		})
 	}
