@@ -152,11 +152,9 @@ type Program struct {
 	// the queue holds (QueueSelf).
 	qself []int32
 	qrest []engine.Time
-	// qpos is, per task, the launches on its stream before it, and qends
-	// and qids, per stream, the launches through each task with any and
-	// the task (in 1/launchScale; setQueueWaits; empty without a queue
-	// bound).
-	qpos   []int64
+	// qends and qids, per stream, the launches through each task with
+	// any and the task (in 1/launchScale; setQueueWaits; empty without a
+	// queue bound).
 	qlim   int64 // HostModel.Queue in 1/launchScale
 	qends  [NumStreams][]int64
 	qids   [NumStreams][]int32
@@ -211,11 +209,9 @@ func (p *Program) setQueueWaits(h *HostModel) {
 	for s := range p.qends {
 		p.qends[s], p.qids[s] = p.qends[s][:0], p.qids[s][:0]
 	}
-	p.qpos = p.qpos[:0]
 	if !p.Hosted || h.Queue <= 0 {
 		return
 	}
-	p.qpos = resize(p.qpos, len(p.Tasks))
 	last := [NumStreams]int32{} // 1 + the last task on the stream, 0: none
 	// Launches are counted in 1/launchScale: integer sums, the same
 	// whatever the order they are added in, so that a unit's launches
@@ -224,6 +220,11 @@ func (p *Program) setQueueWaits(h *HostModel) {
 	p.qlim = q
 	var done [NumStreams]int64 // launches on the stream before the task
 	var head [NumStreams]int   // per stream, index into qends of the oldest task not yet known done
+	// the last compute task's issue time and launches, per pass kind:
+	// consecutive tasks mostly repeat them (a layer's blocks)
+	var lastIssue [2]engine.Time
+	var lastK [2]int64
+	lastIssue[0], lastIssue[1] = -1, -1
 	for t := range p.Tasks {
 		task := &p.Tasks[t]
 		task.queueAfter = 0
@@ -231,8 +232,19 @@ func (p *Program) setQueueWaits(h *HostModel) {
 			continue
 		}
 		s := task.Stream
-		k := h.launches(task)
-		p.qpos[t] = done[s]
+		var k int64
+		if task.Kind.IsComm() || task.Kind == KindHostCopy {
+			k = launchScale
+		} else {
+			c := 0
+			if task.Kind == KindBackward || task.Kind == KindWGrad {
+				c = 1
+			}
+			if task.Issue != lastIssue[c] {
+				lastIssue[c], lastK[c] = task.Issue, h.launches(task)
+			}
+			k = lastK[c]
+		}
 		ends, ids := p.qends[s], p.qids[s]
 		// The launch `done[s] - q` (0-based) must have finished before
 		// this task's first launch: wait for the task holding it.

@@ -452,6 +452,28 @@ func (x *Executor) hostRepeats(i int, lo, a, b, win int32, period engine.Time, e
 	// queueWait is the full play's queue wait of the task at launch x of
 	// stream s (the played task's position shifted by the copies before
 	// it): the task holding launch x − Queue, -1 for none.
+	// pos: each task's launches on its stream before it, from the unit on.
+	pos := make([]int64, n-a)
+	if p.queued {
+		var idx [NumStreams]int
+		for s := range idx {
+			idx[s] = p.queueIndex(Stream(s), da[s]) // the first entry of a task from a on
+		}
+		for t := a; t < n; t++ {
+			s := p.Tasks[t].Stream
+			if p.Tasks[t].Kind == KindRecv {
+				continue
+			}
+			ends, ids := p.qends[s], p.qids[s]
+			h := idx[s]
+			if h > 0 {
+				pos[t-a] = ends[h-1]
+			}
+			if h < len(ids) && ids[h] == t {
+				idx[s]++
+			}
+		}
+	}
 	// The walks below ask in launch order mostly: each stream's lookup
 	// starts where the last one ended (hd, 1 + the entry; 0: search).
 	var hd [NumStreams]int
@@ -503,7 +525,7 @@ func (x *Executor) hostRepeats(i int, lo, a, b, win int32, period engine.Time, e
 			}
 			if p.queued {
 				s := task.Stream
-				if f := queueWait(s, p.qpos[t]+int64(j)*ls[s]); f >= 0 {
+				if f := queueWait(s, pos[t-a]+int64(j)*ls[s]); f >= 0 {
 					begin = max(begin, end(f, j))
 				}
 			}
@@ -559,7 +581,7 @@ func (x *Executor) hostRepeats(i int, lo, a, b, win int32, period engine.Time, e
 				continue
 			}
 			s := task.Stream
-			need := da[s] + p.qlim - p.qpos[t] // launches the copies must add
+			need := da[s] + p.qlim - pos[t-a] // launches the copies must add
 			if need <= 0 {
 				continue
 			}
@@ -630,7 +652,7 @@ func (x *Executor) hostRepeats(i int, lo, a, b, win int32, period engine.Time, e
 			begin = max(begin, end(int32(w)+e*u, e))
 		}
 		if p.queued {
-			if f := queueWait(task.Stream, p.qpos[t]+int64(e)*ls[task.Stream]); f >= 0 {
+			if f := queueWait(task.Stream, pos[t-a]+int64(e)*ls[task.Stream]); f >= 0 {
 				begin = max(begin, end(f, e))
 			}
 		}
