@@ -16,9 +16,10 @@ import (
 // runs beside the cool-down and is played with the suffix), the programs are
 // built and played for M', and Executor.Replicate checks, per task and
 // exactly in integer nanoseconds, that the units up to that one repeat
-// (start, end and engine events one period after the unit before, the host
-// thread's issue times too or running ahead, over as many units as a unit's
-// tasks reach back through their dependencies, plus one). The units not
+// (start, end and engine events one period after the unit before, over as
+// many units as a unit's tasks reach back through their dependencies, plus
+// one), and walks the host thread over the units not played, launch queue
+// included (hostRepeats). The units not
 // played are then that unit shifted by one period more each, and the suffix
 // is shifted by all of them: Stats and ExtraEvents give the figures of the
 // full play arithmetically. When a check fails (a host thread falling behind a little
@@ -303,7 +304,7 @@ func (x *Executor) replicate(st Steady) string {
 			}
 		}
 		r.win = r.b - int32(reach+1)*u
-		if p.Hosted && !x.hostRepeats(i, lo, r.a, r.b, r.win, period, r.extra) {
+		if p.Hosted && !x.hostRepeats(i, r.a, r.b, r.win, period, r.extra) {
 			return "host thread does not repeat"
 		}
 		r.period = period
@@ -392,28 +393,30 @@ func (x *Executor) repeats(i int, t, u int32, period engine.Time, reps []replica
 // copy's task ends as the played unit's, shifted), so the thread is
 // walked over the copies and the suffix as the full play would run it:
 //
-//   - a copy's waits are the played unit's shifted by whole units (the
-//     launches from the earliest waited-for task on repeat unit by unit,
-//     checked): a queue wait may reach before the checked units, into
-//     played tasks, for the first few copies (J of them); from copy J on
-//     every wait falls in the copies, and over one copy, in the copy's own
-//     frame (shifted back by its periods), the thread is free after it at
-//     F(y) = max(y + h, C), y when it was free before, h the unit's issue
-//     time, C = F(−∞): a max-plus map, the same for every such copy;
-//   - copies J…J+1 are walked; if the thread is free no later after the
-//     second (S_J+1 ≤ S_J) it is free no later after every further one (F is
-//     monotone), falling by P − h per copy to C and staying there (the
-//     host runs ahead until the launch queue holds it: S_E = max(S_J+1 +
-//     (E − J − 1)(h − P), C)), and every further copy's issues are no
-//     later than copy J+1's; a thread free later after each copy falls
-//     behind, a transient the played units may not reach: not replicated;
-//   - the suffix is walked from the last copy against the played suffix
-//     until the two threads meet (one thread from there on).
+//   - a copy's synchronisation waits are the played unit's shifted by whole
+//     units (or the same task: absolute); its queue waits fall on the task
+//     holding the launch Queue places before its first, found by counting
+//     launches (setQueueWaits counts them in integers, so the copies'
+//     positions are the played unit's plus whole units' launches): in
+//     played tasks for the first copies (J of them), in the copies after;
+//   - from copy J on, in the copy's own frame (shifted back by its
+//     periods), the thread is free after a copy at F(y) = max(y + h, C), y
+//     when it was free before, h the unit's issue time, C = F(−∞): a
+//     max-plus map, the same for every such copy. Copies 1…J+2 are walked;
+//     if the thread is free no later after the last than after the one
+//     before, it is free no later after every further one (F is monotone),
+//     falling by P − h per copy to C and staying there (the host runs
+//     ahead until the launch queue holds it: S_E = max(S_J+2 + (E − J −
+//     2)(h − P), C)), and every further copy's issues lie between the last
+//     walked copy's and the fixed point's; a thread free later after each
+//     copy falls behind, a transient the played units may not reach: not
+//     replicated;
+//   - the suffix is walked from the last copy against the played suffix.
 //
 // A wait for a task before the checked units that the played unit shares
 // with the unit before (absolute) never holds a copy back: the copy's task
 // is issued after the played one, which already waited for it.
-func (x *Executor) hostRepeats(i int, lo, a, b, win int32, period engine.Time, extra int) bool {
+func (x *Executor) hostRepeats(i int, a, b, win int32, period engine.Time, extra int) bool {
 	in := &x.inst[i]
 	p := in.prog
 	u := b - a

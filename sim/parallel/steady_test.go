@@ -221,7 +221,9 @@ func TestSteadyReplicatesLaunchQueue(t *testing.T) {
 		{"queue full from the warm-up", HostModel{On: true, KernelFwd: k, KernelBwd: k, Queue: 16},
 			func(_ int, first int32, played int) bool { return first >= 0 && int(first) < 2 }},
 		{"queue fills mid-step, past the played micro-batches", HostModel{On: true, KernelFwd: k, KernelBwd: k, Queue: 64},
-			func(stage int, first int32, played int) bool { return first >= 0 && (stage == 0 || int(first) >= played) }},
+			func(stage int, first int32, played int) bool {
+				return first >= 0 && (stage == 0 || int(first) >= played)
+			}},
 		{"host far ahead, queue full", HostModel{On: true, KernelFwd: fast, KernelBwd: fast, Call: fast / 4, Queue: 64},
 			func(_ int, first int32, played int) bool { return first >= 0 && int(first) < played }},
 		{"queue never fills", HostModel{On: true, KernelFwd: k, KernelBwd: k, Queue: 1 << 20},
