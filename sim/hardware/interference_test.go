@@ -48,3 +48,20 @@ func TestCommInterference(t *testing.T) {
 		}
 	}
 }
+
+// TestPersistentGEMM: the Hopper GPUs run persistent one-CTA-per-SM GEMMs
+// (resolve.go persistentGEMM); Ampere, Blackwell and CDNA3 do not.
+func TestPersistentGEMM(t *testing.T) {
+	for _, tc := range []struct {
+		gpu  string
+		want bool
+	}{{"h100-sxm", true}, {"h200", true}, {"a100-80gb", false}, {"b300", false}, {"mi300x", false}} {
+		g, err := LookupGPU(tc.gpu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.PersistentGEMM != tc.want {
+			t.Errorf("%s (%s): PersistentGEMM %v, want %v", tc.gpu, g.Arch, g.PersistentGEMM, tc.want)
+		}
+	}
+}

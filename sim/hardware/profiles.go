@@ -27,6 +27,12 @@ type GPU struct {
 	HBMBandwidth   units.BytesPerSecond
 	Peak           PeakFLOPS
 	SMs            int
+	// PersistentGEMM says the GPU's GEMM library runs persistent GEMM
+	// kernels, one CTA per SM working through the output tiles (Hopper:
+	// resolve.go persistentGEMM), so communication kernels holding SMs
+	// push part of the grid into a second wave (sim/parallel
+	// interference.go).
+	PersistentGEMM bool
 
 	ScaleUp            string               // nvlink, xgmi, nvlink-bridge, none
 	ScaleUpBandwidth   units.BytesPerSecond // per GPU, per direction (H100: 450e9)

@@ -131,7 +131,7 @@ func (c *catalog) resolveGPU(rec GPURecord, depth int) (GPU, error) {
 		return GPU{}, fmt.Errorf("%s: scale_up: unknown value %q (valid: nvlink, xgmi, nvlink-bridge, none)", rec.Name, rec.ScaleUp)
 	}
 	r := &resolver{cal: c.cal}
-	g := GPU{Name: rec.Name, Description: rec.Description, Arch: rec.Arch, Inherits: rec.Inherits, Record: written,
+	g := GPU{Name: rec.Name, Description: rec.Description, Arch: rec.Arch, PersistentGEMM: persistentGEMM(rec.Arch), Inherits: rec.Inherits, Record: written,
 		ScaleUp: rec.ScaleUp, DefaultIntraNode: rec.DefaultIntraNode}
 	g.HBMBytes = value(r, "hbm_bytes", rec.HBMBytes, true)
 	g.HBMUsableBytes = value(r, "hbm_usable_bytes", rec.HBMUsableBytes, false)
@@ -441,3 +441,19 @@ func (g GPU) InheritedFigures() int {
 	}
 	return n
 }
+
+// persistentGEMM says whether the BF16/FP8 GEMMs of a training step on a
+// GPU of arch run as persistent kernels whose grid is one CTA per SM.
+// Hopper: cuBLAS's sm90 GEMMs launch exactly the SM count, "my GEMM kernel
+// launches 132 blocks" for [2500, 5120]×[5120, 5120] on H100 (NVIDIA
+// developer forum thread 339078, nsys), as CUTLASS 3's sm90 persistent
+// tile scheduler sizes the grid to the SMs
+// (include/cutlass/gemm/kernel/sm90_tile_scheduler.hpp); thread 337991
+// measures such a GEMM nearly doubling beside a 24-CTA all-gather.
+// Ampere's sm80 kernels launch one CTA per output tile (CUTLASS 2's
+// GemmIdentityThreadblockSwizzle grid), and Blackwell's sm100 kernels
+// launch one CTA per tile cluster and let the running ones take over the
+// rest (cluster launch control, CUTLASS 3.8+
+// sm100_tile_scheduler.hpp), so a CTA without an SM waits only for the
+// next free SM: the fluid rate. CDNA3 (hipBLASLt): not known, fluid.
+func persistentGEMM(arch string) bool { return arch == "hopper" }

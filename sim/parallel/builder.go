@@ -266,8 +266,17 @@ func (b *builder) compute(kind Kind, name string, layer, micro, chunk int, c blo
 	}
 	b.depBuf = all
 	return b.add(&Task{Kind: kind, Stream: StreamCompute, Name: name, Layer: int32(layer), Micro: int32(micro),
-		Chunk: int32(chunk), Dur: c.dur, FLOPs: c.flops, Bytes: c.bytes, Peer: -1, Match: -1,
+		Chunk: int32(chunk), Dur: c.dur, GEMMShare: c.gemmShare(), FLOPs: c.flops, Bytes: c.bytes, Peer: -1, Match: -1,
 		Issue: b.issueTime(kind, c.kernels)}, all...)
+}
+
+// gemmShare is c's GEMM time as a share of its duration, in 1/65535ths
+// (Task.GEMMShare).
+func (c blockCost) gemmShare() uint16 {
+	if c.dur <= 0 || c.gemm <= 0 {
+		return 0
+	}
+	return uint16(min(int64(c.gemm)*65535/int64(c.dur), 65535))
 }
 
 // issueTime is the host time to issue kernels GPU kernels of a task of
@@ -725,6 +734,16 @@ func (b *builder) ringSteps(kind Kind, name, ring string, l, mb, c int, core, ex
 	return b.compute(kind, name+"_last", l, mb, c, tail, x, r)
 }
 
+// smSized marks TP collective t as one Transformer Engine's userbuffers
+// overlap pairs with a GEMM launched for the SMs the collective leaves
+// (Task.SMSized): Megatron's TP (not StepConfig.TPImplDTensor, whose
+// AsyncTP pairs use the copy engines or NCCL without an SM target).
+func (b *builder) smSized(t int32) {
+	if !b.cfg.TPImplDTensor {
+		b.prog.Tasks[t].SMSized = true
+	}
+}
+
 // tpPaired reports whether layer l's TP collectives are paired with their
 // GEMMs (tpPairedLayer): tensor parallelism with Overlap.TPComm, a dense
 // layer and no context parallelism. Other layers with Overlap.TPComm use
@@ -771,6 +790,7 @@ func (b *builder) tpPairedLayer(pass, l, mb, c int, in, gather int32, reduce ...
 		ag := int32(-1)
 		if sp {
 			ag = b.comm(GroupTP, collectives.AllGather, b.tpBytes(collectives.AllGather, true), p.gather, l, mb, c, x)
+			b.smSized(ag)
 		}
 		var h int32 = -1
 		if head.dur > 0 {
@@ -797,6 +817,7 @@ func (b *builder) tpPairedLayer(pass, l, mb, c int, in, gather int32, reduce ...
 			continue
 		}
 		x = b.comm(GroupTP, red, b.tpBytes(red, true), rname, l, mb, c, m)
+		b.smSized(x)
 		if asyncTP {
 			x = b.asyncTPReduce(x, kind, l, mb, c)
 		}
@@ -876,11 +897,11 @@ func (b *builder) asyncTPReduce(rs int32, kind Kind, l, mb, c int) int32 {
 }
 
 func scaleCost(c blockCost, f float64) blockCost {
-	return blockCost{dur: engine.Time(float64(c.dur)*f + 0.5), flops: c.flops * f, bytes: c.bytes * f, kernels: c.kernels * f}
+	return blockCost{dur: engine.Time(float64(c.dur)*f + 0.5), gemm: engine.Time(float64(c.gemm)*f + 0.5), flops: c.flops * f, bytes: c.bytes * f, kernels: c.kernels * f}
 }
 
 func addCost(a, b blockCost) blockCost {
-	return blockCost{dur: a.dur + b.dur, flops: a.flops + b.flops, bytes: a.bytes + b.bytes, kernels: a.kernels + b.kernels}
+	return blockCost{dur: a.dur + b.dur, gemm: a.gemm + b.gemm, flops: a.flops + b.flops, bytes: a.bytes + b.bytes, kernels: a.kernels + b.kernels}
 }
 
 // wgradFraction is the share of a backward that computes weight gradients:
@@ -1349,6 +1370,68 @@ func (b *builder) fsdpGather(params float64, l int, forward bool) int32 {
 	if b.cfg.Overlap.ParamGather {
 		wait = b.fsdpPrev2
 	}
+	return b.fsdpGatherAfter(params, l, forward, wait)
+}
+
+// bwdPrefetching says whether ZeRO-3 backward gathers are prefetched one
+// unit ahead (bwdPrefetch).
+func (b *builder) bwdPrefetching() bool {
+	return b.cfg.Zero3BackwardPrefetch && b.cfg.Zero == 3 && b.cfg.Overlap.ParamGather && b.cfg.Layout.GroupSize(GroupDP) > 1
+}
+
+// bwdPrefetch issues, as a ZeRO-3 backward unit (the output layer, a
+// layer) begins, the parameter all-gather of the unit the backward of
+// chunk p.ch runs next: layer next, or the embedding when next is below
+// the chunk's first layer (nothing when the chunk has none). The frameworks
+// prefetch it so: PyTorch FSDP1's default BackwardPrefetch.BACKWARD_PRE
+// issues the next all-gather in the current unit's pre-backward hook,
+// before its gradient computation, and BACKWARD_POST in its post-backward
+// hook before the current reduce-scatter (torch/distributed/fsdp/api.py
+// BackwardPrefetch; _runtime_utils.py _post_backward_reshard then
+// _reduce_grad); FSDP2 unshards the next module in its pre-backward
+// (_fsdp_state.py _pre_backward, _backward_prefetch); DeepSpeed stage 3
+// prefetches the traced next sub-modules (partitioned_param_coordinator.py
+// fetch_sub_module). With the CPU ahead of the GPU either hook puts the
+// next all-gather before the current reduce-scatter on the group's one
+// NCCL stream, so it runs while the current unit computes instead of
+// queueing behind that unit's gradient reduction. The gather reuses the
+// buffer of the unit before the current one (two units live, as with the
+// forward prefetch): it waits for that unit's end (fsdpPrev).
+func (b *builder) bwdPrefetch(p *chunkPass, next int) {
+	if !b.bwdPrefetching() || p.prefetched != 0 {
+		return
+	}
+	var t int32 = -1
+	switch {
+	case next >= p.ch.FirstLayer:
+		d, _ := b.layerParams(next)
+		t = b.fsdpGatherAfter(d, next, false, b.fsdpPrev)
+	case p.ch.Embedding && b.embParams() > 0:
+		t = b.fsdpGatherAfter(b.embParams(), -1, false, b.fsdpPrev)
+	default:
+		return
+	}
+	p.prefetched = t + 1
+}
+
+// bwdGather returns the task the backward of unit l (a layer, or -1 the
+// embedding) waits for to have its parameters: the gather bwdPrefetch
+// issued for it, else one issued now.
+func (b *builder) bwdGather(p *chunkPass, l int) int32 {
+	if p.prefetched != 0 {
+		t := p.prefetched - 1
+		p.prefetched = 0
+		return t
+	}
+	if l < 0 {
+		return b.gatherExtra(false, false)
+	}
+	return b.gatherLayer(l, false)
+}
+
+// fsdpGatherAfter issues the ZeRO-3 all-gather calls of params parameters
+// of unit l after task wait.
+func (b *builder) fsdpGatherAfter(params float64, l int, forward bool, wait int32) int32 {
 	name := "fsdp_param_gather_fwd"
 	if !forward {
 		name = "fsdp_param_gather_bwd"

@@ -50,10 +50,11 @@ type Executor struct {
 	minEnd  [][]engine.Time     // per leader instance, per task: earliest end under FloorByTask
 
 	// compute slowdown under communication (interference.go); sms 0 = off
-	sms     int64
-	capCTAs int32
-	maxDur  engine.Time            // the longest Dur whose work (Dur × sms) fits int64
-	ctas    [][NumGroupKinds]int32 // per stage, per group kind (GroupPP: send/recv)
+	sms        int64
+	capCTAs    int32
+	persistent bool                   // Interference.Persistent
+	maxDur     engine.Time            // the longest Dur whose work (Dur × sms) fits int64
+	ctas       [][NumGroupKinds]int32 // per stage, per group kind (GroupPP: send/recv)
 
 	rep []replica // per instance, after Replicate succeeded (steady.go); nil: the played step is the step
 	// walkCopies makes Stats walk every copy of a replicated unit instead
@@ -175,6 +176,8 @@ type instance struct {
 	// compute slowdown state (interference.go)
 	busy  int32       // CTAs of the communication tasks in flight
 	cur   int32       // running compute task, -1 when none
+	share uint16      // its Task.GEMMShare
+	sized int32       // of busy, the CTAs of Task.SMSized tasks
 	rem   int64       // its remaining work at since, in SM-nanoseconds
 	since engine.Time // last rate change
 	end   engine.Time // its scheduled end at the current rate
@@ -478,7 +481,7 @@ func (x *Executor) complete1(i, t int) {
 	now := x.eng.Now()
 	in.state[t].end = now + 1
 	if x.sms > 0 && in.prog.Tasks[t].Kind.IsComm() {
-		x.commBusy(i, -x.ctasOf(i, &in.prog.Tasks[t]))
+		x.commBusy(i, -x.ctasOf(i, &in.prog.Tasks[t]), in.prog.Tasks[t].SMSized)
 	}
 	x.done++
 	if x.done&0xffff == 0 {
@@ -526,8 +529,8 @@ func (x *Executor) ready(i, t int) {
 		j := x.peer(i, int(task.Peer))
 		x.started(j, int(task.Match), now)
 		if x.sms > 0 {
-			x.commBusy(i, x.ctasOf(i, task))
-			x.commBusy(j, x.ctasOf(j, &x.inst[j].prog.Tasks[task.Match]))
+			x.commBusy(i, x.ctasOf(i, task), task.SMSized)
+			x.commBusy(j, x.ctasOf(j, &x.inst[j].prog.Tasks[task.Match]), x.inst[j].prog.Tasks[task.Match].SMSized)
 		}
 		if x.symmetric {
 			x.eng.After(task.Dur, x.h, pack(i, t))
@@ -552,7 +555,7 @@ func (x *Executor) ready(i, t int) {
 		x.startCompute(i, t, task.Dur)
 	case x.symmetric || !task.Kind.IsComm():
 		if x.sms > 0 && task.Kind.IsComm() {
-			x.commBusy(i, x.ctasOf(i, task))
+			x.commBusy(i, x.ctasOf(i, task), task.SMSized)
 		}
 		x.eng.After(task.Dur, x.h, pack(i, t))
 	default:
@@ -586,7 +589,7 @@ func (x *Executor) arrive(i, t int, task *Task) {
 	for _, r := range gs.ranks {
 		x.started(r, t, now)
 		if x.sms > 0 {
-			x.commBusy(r, x.ctasOf(r, task))
+			x.commBusy(r, x.ctasOf(r, task), task.SMSized)
 		}
 	}
 	if x.byTask[task.Group] {

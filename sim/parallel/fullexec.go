@@ -305,7 +305,7 @@ func (x *Executor) complete1Full(i, t int) {
 		*se = max(*se, now)
 	}
 	if x.sms > 0 && task.Kind.IsComm() {
-		x.commBusy(i, -x.ctasOf(i, task))
+		x.commBusy(i, -x.ctasOf(i, task), task.SMSized)
 	}
 	x.done++
 	if x.done&0xffff == 0 {

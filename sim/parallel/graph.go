@@ -104,16 +104,21 @@ type Task struct {
 	Stream Stream
 	Group  GroupKind // communication tasks: the process group
 	Op     collectives.Op
-	Name   string
-	Step   int32
-	Layer  int32 // -1 when not a layer's work
-	Micro  int32 // -1 when not per micro-batch
-	Chunk  int32 // -1 when not per chunk
-	Dur    engine.Time
-	FLOPs  float64 // compute: FLOPs executed
-	Bytes  float64 // compute: HBM bytes; communication: message size (nccl-tests convention)
-	Peer   int32   // send/recv: the peer's pipeline stage
-	Match  int32   // send: index of the matching recv in the peer stage's program; recv: of the send
+	// GEMMShare is the share of a compute task's Dur spent in GEMM
+	// kernels, in 1/65535ths (interference.go prices their slowdown
+	// under concurrent communication by waves of CTAs); 0 for other
+	// tasks.
+	GEMMShare uint16
+	Name      string
+	Step      int32
+	Layer     int32 // -1 when not a layer's work
+	Micro     int32 // -1 when not per micro-batch
+	Chunk     int32 // -1 when not per chunk
+	Dur       engine.Time
+	FLOPs     float64 // compute: FLOPs executed
+	Bytes     float64 // compute: HBM bytes; communication: message size (nccl-tests convention)
+	Peer      int32   // send/recv: the peer's pipeline stage
+	Match     int32   // send: index of the matching recv in the peer stage's program; recv: of the send
 	// Issue is the host time to issue the task (StepConfig.Host): its
 	// kernels' launches and the framework's dispatch, or one library
 	// call. The rank's host thread issues the tasks one after another in
@@ -133,6 +138,14 @@ type Task struct {
 	// cudaMemcpyAsync): it holds no SMs, so it does not slow compute
 	// (interference.go). False for NCCL kernels.
 	CopyEngine bool
+	// SMSized marks a communication task whose overlapped GEMMs are
+	// launched for the SMs it leaves them (a cuBLASLt SM-count target:
+	// Transformer Engine's userbuffers TP overlap, CommOverlapCore
+	// _math_sms = sm_count − num_comm_sm with set_sm_margin,
+	// transformer_engine/common/comm_gemm_overlap/comm_gemm_overlap.cpp):
+	// it slows them by the SMs it holds but pushes no CTAs into a second
+	// wave (interference.go rate).
+	SMSized bool
 }
 
 // Program is one pipeline stage's tasks for the simulated steps, in issue
@@ -491,6 +504,18 @@ type StepConfig struct {
 	// the gathered parameters, so every micro-batch gathers them again.
 	// False (the default) reduce-scatters every micro-batch.
 	Zero3GradSyncLast bool
+	// Zero3BackwardPrefetch issues each ZeRO-3 backward parameter
+	// all-gather one unit ahead, before the current unit's gradient
+	// reduce-scatter (builder.go bwdPrefetch), when Overlap.ParamGather
+	// prefetches. Off (the default) issues it when its unit's backward
+	// begins, behind the previous unit's reduce-scatter on the DP stream.
+	// No scenario field sets it yet: docs/validation.md round 16
+	// (helper fsdp16b) has what it does to the validation and holdout.
+	Zero3BackwardPrefetch bool
+	// GEMMSMs is the SM count a GEMM's output tiles (workload.GEMMTiles)
+	// must reach to fill a persistent grid (Task.GEMMShare counts only
+	// those GEMMs): the GPU's SMs. 0 counts every GEMM.
+	GEMMSMs int
 	// BucketParams is the DP gradient bucket size in parameters; 0 picks
 	// Megatron-LM's default max(40M, 1M·dp) (megatron/core/distributed/
 	// distributed_data_parallel_config.py, bucket_size).
@@ -839,6 +864,7 @@ func matchSends(progs []*Program, nRecvs int, find func(p2pKey) int32) error {
 // blockCost is the priced work of one block of one layer kind.
 type blockCost struct {
 	dur          engine.Time
+	gemm         engine.Time // of dur, the time of the GEMM ops
 	flops, bytes float64
 	kernels      float64 // GPU kernels launched (one per priced op; fractional when a block is split)
 }
@@ -848,17 +874,18 @@ type blockCost struct {
 // kind, pass and block, not maps: the builder asks for a block's cost for
 // every task it emits.
 type blockCache struct {
-	cfg    *StepConfig
-	pr     Pricer
-	stage  int                                         // the stage whose GPUs price the blocks (any of its device class)
-	kinds  []int8                                      // layerKind per layer, -1 until computed
-	layers [numLayerKinds][numPasses][numBlocks]cached // (layerKind, pass/recompute, block)
-	extra  [2][numPasses]cached                        // embedding/head per pass
-	pieces []pieceCost                                 // split's results, few enough to search
-	comm   [256]commEntry                              // recent CommTime answers (commTime)
-	params []paramsEntry                               // StepConfig.LayerParams per layer, once asked
-	ops    [numLayerKinds][3][]workload.Op             // (layerKind, forward/backward/recompute): the layer's ops, once listed
-	sel    []workload.Op                               // block, split, splitColumn's scratch: the ops priced (Pricer.OpsTime keeps none)
+	cfg     *StepConfig
+	pr      Pricer
+	stage   int                                         // the stage whose GPUs price the blocks (any of its device class)
+	kinds   []int8                                      // layerKind per layer, -1 until computed
+	layers  [numLayerKinds][numPasses][numBlocks]cached // (layerKind, pass/recompute, block)
+	extra   [2][numPasses]cached                        // embedding/head per pass
+	pieces  []pieceCost                                 // split's results, few enough to search
+	comm    [256]commEntry                              // recent CommTime answers (commTime)
+	params  []paramsEntry                               // StepConfig.LayerParams per layer, once asked
+	ops     [numLayerKinds][3][]workload.Op             // (layerKind, forward/backward/recompute): the layer's ops, once listed
+	sel     []workload.Op                               // block, split, splitColumn's scratch: the ops priced (Pricer.OpsTime keeps none)
+	gemmSel []workload.Op                               // price's scratch: a block's GEMM ops
 }
 
 // layerOps returns the ops of a layer of kind kind (its layerKind) for
@@ -988,7 +1015,7 @@ func newBlockCache(cfg *StepConfig, pr Pricer, stage int, c *blockCache) *blockC
 	if c == nil {
 		c = new(blockCache)
 	}
-	*c = blockCache{cfg: cfg, pr: pr, stage: stage, kinds: resize(c.kinds, n), params: resize(c.params, n), pieces: c.pieces[:0], sel: c.sel[:0]}
+	*c = blockCache{cfg: cfg, pr: pr, stage: stage, kinds: resize(c.kinds, n), params: resize(c.params, n), pieces: c.pieces[:0], sel: c.sel[:0], gemmSel: c.gemmSel[:0]}
 	for i := range c.kinds {
 		c.kinds[i] = -1
 	}
@@ -1118,6 +1145,7 @@ func (c *blockCache) block(layer, pass int, blocks ...workload.Block) blockCost 
 			e.blockCost, e.ok = c.price(sel), true
 		}
 		total.dur += e.dur
+		total.gemm += e.gemm
 		total.flops += e.flops
 		total.bytes += e.bytes
 		total.kernels += e.kernels
@@ -1127,11 +1155,39 @@ func (c *blockCache) block(layer, pass int, blocks ...workload.Block) blockCost 
 
 func (c *blockCache) price(ops []workload.Op) blockCost {
 	bc := blockCost{dur: c.pr.OpsTime(c.stage, ops), kernels: float64(len(ops))}
+	gemms := 0
 	for _, op := range ops {
 		bc.flops += op.FLOPs
 		bc.bytes += op.BytesRead + op.BytesWritten
+		if c.fullGrid(op) {
+			gemms++
+		}
+	}
+	switch gemms {
+	case 0:
+	case len(ops):
+		bc.gemm = bc.dur
+	default:
+		// the GEMMs priced apart, in their own scratch (ops may be c.sel)
+		sel := c.gemmSel[:0]
+		for _, op := range ops {
+			if c.fullGrid(op) {
+				sel = append(sel, op)
+			}
+		}
+		c.gemmSel = sel
+		bc.gemm = min(c.pr.OpsTime(c.stage, sel), bc.dur)
 	}
 	return bc
+}
+
+// fullGrid says op is a GEMM whose output tiles fill the GPU's SMs
+// (StepConfig.GEMMSMs), so that a persistent kernel runs one CTA on every
+// SM: a smaller GEMM launches one CTA per tile and, with at most SMs −
+// the communication CTAs of them, still runs in one wave (it is priced
+// at the fluid rate, interference.go rate).
+func (c *blockCache) fullGrid(op workload.Op) bool {
+	return op.Class == workload.ClassGEMM && (c.cfg.GEMMSMs <= 0 || workload.GEMMTiles(op) >= c.cfg.GEMMSMs)
 }
 
 func (c *blockCache) embHead(head bool, pass int) blockCost {

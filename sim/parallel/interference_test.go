@@ -33,6 +33,13 @@ func compute(d engine.Time) Task {
 	return Task{Kind: KindForward, Stream: StreamCompute, Name: "fwd", Dur: d}
 }
 
+// gemm is a compute task of d ns whose GEMMs take share/65535 of it.
+func gemm(d engine.Time, share uint16) Task {
+	t := compute(d)
+	t.GEMMShare = share
+	return t
+}
+
 func copyEngine(t Task) Task {
 	t.CopyEngine = true
 	return t
@@ -62,45 +69,64 @@ func TestInterferenceHand(t *testing.T) {
 		wantEnd engine.Time // of task 0
 	}{
 		// 400 ns at 0.8 do 320 ns of work; 680 more at full rate: 1080 = D + 400·20/100.
-		{"inside", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
+		{"inside", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0, false},
 			[]Task{compute(D), tp(400)}, [][]int32{nil, nil}, 1080},
 		// 1000 / 0.8 = 1250.
-		{"longer", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
+		{"longer", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0, false},
 			[]Task{compute(D), tp(2000)}, [][]int32{nil, nil}, 1250},
 		// TP on [0,300] at 0.8 (240 ns of work), then DP on [300,700] at 0.7
 		// (280), then 480 at full rate: 1180 = D + 300·0.2 + 400·0.3.
-		{"sequence, rate changes mid-task", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
+		{"sequence, rate changes mid-task", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0, false},
 			[]Task{compute(D), tp(300), dp(400)}, [][]int32{nil, nil, {1}}, 1180},
 		// TP and DP together on [0,400]: 20 + 30 = 50 CTAs, rate 0.5, 200 ns
 		// of work; 800 more: 1200.
-		{"concurrent shares add", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
+		{"concurrent shares add", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0, false},
 			[]Task{compute(D), tp(400), dp(400)}, [][]int32{nil, nil, nil}, 1200},
 		// 40 + 30 = 70 CTAs are capped at SMs/2 = 50: rate 0.5 as above,
 		// 1200 (uncapped, 0.3 would give 1280).
-		{"cap at half the SMs", Interference{100, hardware.CommCTAs{ScaleUp: 40, ScaleOut: 30, P2P: 2}, 0},
+		{"cap at half the SMs", Interference{100, hardware.CommCTAs{ScaleUp: 40, ScaleOut: 30, P2P: 2}, 0, false},
 			[]Task{compute(D), tp(400), dp(400)}, [][]int32{nil, nil, nil}, 1200},
 		// H100: 24 of 132 SMs. Work 132000 − 400·108 = 88800 SM-ns left at
 		// 400 ns, ⌈88800/132⌉ = 673 ns more: 1073 = D + ⌈400·24/132⌉.
-		{"rounding up", Interference{132, hardware.CommCTAs{ScaleUp: 24, ScaleOut: 16, P2P: 2}, 0},
+		{"rounding up", Interference{132, hardware.CommCTAs{ScaleUp: 24, ScaleOut: 16, P2P: 2}, 0, false},
 			[]Task{compute(D), tp(400)}, [][]int32{nil, nil}, 1073},
 		// Communication after the compute task does not touch it.
 		// A DeepEP/HybridEP kernel holds Interference.EP = 10 SMs, not the
 		// NCCL 20: 1000 + 400·10/100 = 1040.
-		{"EP backend SMs", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 10},
+		{"EP backend SMs", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 10, false},
 			[]Task{compute(D), ep(400)}, [][]int32{nil, nil}, 1040},
 		// Without the override the EP all-to-all holds ScaleUp = 20: 1080.
-		{"EP NCCL channels", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
+		{"EP NCCL channels", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0, false},
 			[]Task{compute(D), ep(400)}, [][]int32{nil, nil}, 1080},
 		// An AsyncTP copy-engine transfer (Task.CopyEngine) holds no SMs:
 		// the compute task keeps its 1000 ns.
-		{"copy engine", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
+		{"copy engine", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0, false},
 			[]Task{compute(D), copyEngine(tp(400))}, [][]int32{nil, nil}, 1000},
 		// Beside a DP kernel (30 CTAs: the group spans domains) only that
 		// kernel counts: 1000 + 400·30/100 = 1120.
-		{"copy engine beside NCCL", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
+		{"copy engine beside NCCL", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0, false},
 			[]Task{compute(D), copyEngine(tp(400)), dp(400)}, [][]int32{nil, nil, nil}, 1120},
-		{"no overlap", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0},
+		{"no overlap", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0, false},
 			[]Task{compute(D), tp(400)}, [][]int32{nil, {0}}, 1000},
+		// Persistent GEMMs (Hopper): a task all GEMM (share 65535) beside
+		// 20 of 100 SMs runs its one-CTA-per-SM grid in ⌈100/80⌉ = 2
+		// waves: rate 1/2, 200 ns of work in the 400; 800 more: 1200.
+		{"persistent GEMM", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0, true},
+			[]Task{gemm(D, 65535), tp(400)}, [][]int32{nil, nil}, 1200},
+		// Longer than the task: 1000 / (1/2) = 2000.
+		{"persistent GEMM, longer", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0, true},
+			[]Task{gemm(D, 65535), tp(3000)}, [][]int32{nil, nil}, 2000},
+		// Half GEMM (32767/65535): time per unit 0.5·2 + 0.5·100/80 =
+		// 1.625, rate ⌊100·80·65535 / (32767·2·80 + 32768·100)⌋ = 61
+		// SM-ns/ns: 24400 of 100000 in 400 ns, 756 more: 1156.
+		{"persistent, half GEMM", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0, true},
+			[]Task{gemm(D, 32767), tp(400)}, [][]int32{nil, nil}, 1156},
+		// No GEMM in the task: the fluid rate, 1080.
+		{"persistent, no GEMM", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0, true},
+			[]Task{compute(D), tp(400)}, [][]int32{nil, nil}, 1080},
+		// GEMMs that are not persistent (Ampere, Blackwell): fluid, 1080.
+		{"GEMM, not persistent", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0, false},
+			[]Task{gemm(D, 65535), tp(400)}, [][]int32{nil, nil}, 1080},
 		// Off: zero SMs.
 		{"off", Interference{},
 			[]Task{compute(D), tp(400)}, [][]int32{nil, nil}, 1000},
@@ -229,7 +255,7 @@ func lastEnd(x *Executor) engine.Time {
 // shorter, a compute task never runs faster than its priced duration, and
 // communication keeps its own.
 func TestInterferenceInvariants(t *testing.T) {
-	h100 := Interference{132, hardware.CommCTAs{ScaleUp: 24, ScaleOut: 16, P2P: 2}, 0}
+	h100 := Interference{132, hardware.CommCTAs{ScaleUp: 24, ScaleOut: 16, P2P: 2}, 0, false}
 	for _, c := range []struct {
 		tp, dp, pp, m int
 		sched         pipeline.Schedule
@@ -278,7 +304,7 @@ func BenchmarkExecutor(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		iv   Interference
-	}{{"off", Interference{}}, {"on", Interference{132, hardware.CommCTAs{ScaleUp: 24, ScaleOut: 16, P2P: 2}, 0}}} {
+	}{{"off", Interference{}}, {"on", Interference{132, hardware.CommCTAs{ScaleUp: 24, ScaleOut: 16, P2P: 2}, 0, false}}} {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
 				playStep(b, l, progs, bc.iv, nil)
@@ -300,7 +326,7 @@ func TestHostSyncIgnoresInterference(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := NewSymmetric(engine.New(), l, []*Program{p})
-	if err := x.SetInterference(Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0}, ownDomain{}); err != nil {
+	if err := x.SetInterference(Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0, false}, ownDomain{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := x.Run(); err != nil {

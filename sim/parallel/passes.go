@@ -32,6 +32,9 @@ type chunkPass struct {
 	inLayer bool // l's blocks have started
 	blocks  []blockEmitter
 	lp      layerPass
+	// prefetched is 1 + the ZeRO-3 backward parameter gather already
+	// issued for the next unit of this backward (bwdPrefetch), 0 when none.
+	prefetched int32
 }
 
 const (
@@ -247,7 +250,8 @@ func (b *builder) layerStart(p *chunkPass) {
 		if l > p.ch.FirstLayer {
 			b.reloadLayer(l-1, p.mb, c, in)
 		}
-		p.lp.gather = b.gatherLayer(l, false)
+		p.lp.gather = b.bwdGather(p, l)
+		b.bwdPrefetch(p, l-1)
 		p.blocks = plan.bwd
 		if p.splitW {
 			p.blocks = plan.bwdInput
@@ -343,7 +347,9 @@ func (b *builder) backwardStart(p *chunkPass) {
 		in = b.comm(GroupTP, collectives.AllGather, b.actBytes(), "pp_regather_out", -1, mb, ch.Index, in)
 	}
 	if ch.Head {
-		h := b.compute(KindBackward, "head_bwd", -1, mb, ch.Index, b.bwdPart(b.cache.embHead(true, passBwd), splitW), in, b.gatherExtra(true, false))
+		g := b.gatherExtra(true, false)
+		b.bwdPrefetch(p, ch.FirstLayer+ch.Layers-1)
+		h := b.compute(KindBackward, "head_bwd", -1, mb, ch.Index, b.bwdPart(b.cache.embHead(true, passBwd), splitW), in, g)
 		in = h
 		if b.cfg.Layout.TP > 1 {
 			in = b.tpReduce("tp_head_bwd", -1, mb, ch.Index, h)
@@ -364,7 +370,7 @@ func (b *builder) backwardEnd(p *chunkPass) {
 		if b.cfg.TPEmbeddingReplicated && b.cfg.Layout.TP > 1 && b.cfg.Shape.SP {
 			in = b.tpComm(collectives.AllGather, "tp_embedding_bwd_gather", -1, mb, ch.Index, in)
 		}
-		e := b.compute(KindBackward, "embedding_bwd", -1, mb, ch.Index, b.bwdPart(b.cache.embHead(false, passBwd), p.splitW), in, b.gatherExtra(false, false))
+		e := b.compute(KindBackward, "embedding_bwd", -1, mb, ch.Index, b.bwdPart(b.cache.embHead(false, passBwd), p.splitW), in, b.bwdGather(p, -1))
 		if !p.splitW {
 			b.gradReady(b.embParams(), 0, e, p.reduce)
 		}

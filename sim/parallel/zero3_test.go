@@ -118,3 +118,120 @@ func TestZero3GradSyncLast(t *testing.T) {
 		}
 	}
 }
+
+// TestZero3BackwardPrefetch: a ZeRO-3 backward with parameter prefetch
+// (Overlap.ParamGather and Zero3BackwardPrefetch) issues layer 0's all-gather as layer 1's backward
+// begins, ahead of layer 1's gradient reduce-scatter on the DP stream, so
+// with every collective taking C = 300 µs and a layer's backward 2 ms
+// (two 1 ms blocks) layer 0's backward starts the moment layer 1's ends.
+// Without prefetch the gather is issued when layer 0's backward begins,
+// behind layer 1's reduce-scatter, which waits for layer 1's backward:
+// layer 0 starts 2C = 600 µs after layer 1 ends (the reduce-scatter, then
+// the gather).
+func TestZero3BackwardPrefetch(t *testing.T) {
+	const C = 300 * engine.Microsecond
+	for _, tc := range []struct {
+		prefetch bool
+		gap      engine.Time
+	}{{true, 0}, {false, 2 * C}} {
+		cfg := zero3Config(t, 1e6, 1)
+		cfg.Model.TiedEmbeddings = true // no output-layer parameters to gather
+		cfg.Overlap.ParamGather = true
+		cfg.Zero3BackwardPrefetch = tc.prefetch
+		pr := alphaBetaPricer{unitPricer: unitPricer{unit: engine.Millisecond}, alpha: C, beta: 1e15}
+		progs, err := Build(cfg, pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := NewSymmetric(engine.New(), cfg.Layout, progs)
+		if err := x.Run(); err != nil {
+			t.Fatal(err)
+		}
+		_, _, prog, start, end := x.Instance(0)
+		var end1, start0 engine.Time = -1, -1
+		gather0, scatter1 := -1, -1
+		for i, task := range prog.Tasks {
+			switch {
+			case task.Kind == KindBackward && task.Layer == 1:
+				end1 = max(end1, end[i])
+			case task.Kind == KindBackward && task.Layer == 0 && start0 < 0:
+				start0 = start[i]
+			case task.Name == "fsdp_param_gather_bwd" && task.Layer == 0:
+				gather0 = i
+			case task.Name == "fsdp_grad_scatter" && task.Layer == 1:
+				scatter1 = i
+			}
+		}
+		if gather0 < 0 || scatter1 < 0 || end1 < 0 || start0 < 0 {
+			t.Fatalf("prefetch %v: layer 0's gather %d, layer 1's scatter %d, backward end %v, start %v: missing", tc.prefetch, gather0, scatter1, end1, start0)
+		}
+		if got := start0 - end1; got != tc.gap {
+			t.Errorf("prefetch %v: layer 0's backward starts %v after layer 1's ends, want %v", tc.prefetch, got, tc.gap)
+		}
+		if before := gather0 < scatter1; before != tc.prefetch {
+			t.Errorf("prefetch %v: layer 0's gather (task %d) issued before layer 1's reduce-scatter (task %d): %v", tc.prefetch, gather0, scatter1, before)
+		}
+	}
+}
+
+// opPricer prices a GEMM op gemm and any other op other, so a block's
+// GEMM share is known by hand.
+type opPricer struct{ gemm, other engine.Time }
+
+func (p opPricer) OpsTime(_ int, ops []workload.Op) engine.Time {
+	var t engine.Time
+	for _, op := range ops {
+		if op.Class == workload.ClassGEMM {
+			t += p.gemm
+		} else {
+			t += p.other
+		}
+	}
+	return t
+}
+func (opPricer) CommTime(GroupKind, int, collectives.Op, units.Bytes) engine.Time { return 0 }
+func (opPricer) SendTime(int, int, units.Bytes) engine.Time                       { return 0 }
+
+// TestGEMMShare: a compute task's GEMMShare is its GEMM ops' time over its
+// duration in 1/65535ths, counting only GEMMs whose 128×128 output tiles
+// reach StepConfig.GEMMSMs. Each op priced 3 µs if a GEMM, 1 µs if not:
+// a task of g GEMMs and o other ops has share ⌊3g·65535 / (3g + o)⌋. The
+// test model's GEMMs (128 tokens, hidden 1024) have 1×8 tiles or more, so
+// GEMMSMs 1000 counts none of them.
+func TestGEMMShare(t *testing.T) {
+	for _, sms := range []int{0, 1000} {
+		cfg := zero3Config(t, 1e6, 1)
+		cfg.GEMMSMs = sms
+		progs, err := Build(cfg, opPricer{gemm: 3 * engine.Microsecond, other: engine.Microsecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops := cfg.Model.LayerOps(0, cfg.Shape, workload.Forward)
+		var g, o int64
+		for _, op := range ops {
+			if op.Block == workload.BlockMLP {
+				if op.Class == workload.ClassGEMM {
+					g++
+				} else {
+					o++
+				}
+			}
+		}
+		want := uint16(3 * g * 65535 / (3*g + o))
+		if sms > 0 {
+			want = 0
+		}
+		found := false
+		for _, task := range progs[0].Tasks {
+			if task.Name == "mlp_fwd" && task.Layer == 0 {
+				found = true
+				if task.GEMMShare != want {
+					t.Errorf("GEMMSMs %d: mlp_fwd GEMMShare %d, want %d (%d GEMMs, %d other ops)", sms, task.GEMMShare, want, g, o)
+				}
+			}
+		}
+		if !found || g == 0 {
+			t.Fatalf("GEMMSMs %d: no mlp_fwd task or no MLP GEMM", sms)
+		}
+	}
+}

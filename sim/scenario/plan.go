@@ -429,6 +429,7 @@ func (s *Plan) StepConfig(l *parallel.Layout) *parallel.StepConfig {
 		Host:                  s.HostModel(),
 		Zero3GatherParams:     p.Zero3PrefetchBucket,
 		Zero3GradSyncLast:     p.Zero3GradSync == "last",
+		GEMMSMs:               s.r.gpu.SMs,
 		TPLogitsReplicated:    p.TPLogits == "replicated",
 		TPEmbeddingReplicated: p.TPEmbedding == "replicated",
 		BucketParams:          p.GradBucket, // 0: the builder's max(40M, 1M·dp), as GradBucket reports

@@ -82,6 +82,16 @@ func gemmShapeWith(m, n, k, batch, sms, tile int, k0 float64) float64 {
 	return waveEfficiency(tiles, sms) * float64(k) / (float64(k) + k0)
 }
 
+// GEMMTiles is the output tiles of a GEMM op, gemmTile × gemmTile each
+// (the tile GEMMEfficiency's wave quantisation uses), over its Batch
+// GEMMs; 0 for other ops.
+func GEMMTiles(op Op) int {
+	if op.Class != ClassGEMM {
+		return 0
+	}
+	return cdiv(op.M, gemmTile) * cdiv(op.N, gemmTile) * max(op.Batch, 1)
+}
+
 // waveEfficiency is the busy fraction of sms processors running tiles equal
 // work items in ceil(tiles/sms) waves.
 func waveEfficiency(tiles, sms int) float64 {
