@@ -64,10 +64,11 @@ func TestHeteroStagesPricedOnTheirGPU(t *testing.T) {
 	h100 := mustRun(t, heteroScenario(t, "  gpu: h100-sxm\n  nodes: 2", par), Options{})
 	h200 := mustRun(t, heteroScenario(t, "  gpu: h200\n  nodes: 2", par), Options{})
 	m, a, b := stageCompute(mixed), stageCompute(h100), stageCompute(h200)
-	// Within 1e-5: a compute kernel overlapped with communication is
-	// slowed by it (parallel.Interference), and what overlaps shifts a
-	// little when the neighbouring stage runs at another pace.
-	if math.Abs(m[0]/a[0]-1) > 1e-5 || math.Abs(m[1]/b[1]-1) > 1e-5 {
+	// Within 5e-5: a compute kernel overlapped with communication is
+	// slowed by it (parallel.Interference, persistent GEMMs by whole waves
+	// on Hopper), and what overlaps shifts a little when the neighbouring
+	// stage runs at another pace.
+	if math.Abs(m[0]/a[0]-1) > 5e-5 || math.Abs(m[1]/b[1]-1) > 5e-5 {
 		t.Fatalf("stage compute %v s, want stage 0 as on H100 (%v) and stage 1 as on H200 (%v)", m, a[0], b[1])
 	}
 	g100, _ := hardware.LookupGPU("h100-sxm")
