@@ -97,6 +97,12 @@ type builder struct {
 	// depBuf is compute's scratch list of dependencies, reused so that
 	// collecting them allocates nothing.
 	depBuf []int32
+
+	// classes numbers each layer's class for layer copying (layercopy.go),
+	// -1 for a layer never copied; copying says some layer has a class.
+	classes   []int32
+	classKeys []layerKey
+	copying   bool
 }
 
 // reset readies the builder to emit stage s into prog with the stage's
@@ -105,7 +111,7 @@ type builder struct {
 func (b *builder) reset(s int, prog *Program, order []pipeline.Step) {
 	*b = builder{cfg: b.cfg, pr: b.pr, cache: b.cache, place: b.place, stage: s, prog: prog, order: order,
 		recomputed: b.recomputed, pairWait: b.pairWait[:0], queued: b.queued[:0], dpTasks: b.dpTasks[:0],
-		paramAG: b.paramAG, lastGrad: b.lastGrad, depBuf: b.depBuf[:0]}
+		paramAG: b.paramAG, lastGrad: b.lastGrad, depBuf: b.depBuf[:0], classes: b.classes, classKeys: b.classKeys[:0]}
 }
 
 func (b *builder) dense() float64 { return float64(b.cfg.Layout.TP) }
@@ -130,6 +136,7 @@ func (b *builder) build() error {
 		}
 	}
 	b.planLayers()
+	b.classifyLayers()
 	b.lastGrad = resize(b.lastGrad, len(cfg.Chunks[b.stage]))
 	for i := range b.lastGrad {
 		b.lastGrad[i] = -1

@@ -597,6 +597,9 @@ type StepConfig struct {
 	// 16,384 tasks and between stages); a non-nil error, such as a
 	// cancelled context's, stops Build, which returns it.
 	Interrupt func() error
+	// EmitEveryLayer turns layer copying off (layercopy.go): every layer
+	// is emitted block by block. For tests that hold the copies equal.
+	EmitEveryLayer bool
 	// Host is the rank's host thread; the zero value issues everything at
 	// once (no host model).
 	Host HostModel

@@ -128,6 +128,10 @@ func (b *builder) layerBlocks(l int) *layerPlan {
 
 // run emits pass p alone.
 func (b *builder) run(p *chunkPass) {
+	if b.copying {
+		b.runCopying(p) // layercopy.go
+		return
+	}
 	for b.emitNext(p) {
 	}
 }

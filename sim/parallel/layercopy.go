@@ -1,0 +1,310 @@
+package parallel
+
+import (
+	"slices"
+	"sync/atomic"
+)
+
+// Layer copying (issue 18: fewer tasks to build for the same program). In a
+// pass through a chunk every layer of one class (same block costs,
+// parameters, recomputation and emitters: layerClass) is emitted by the same
+// code from the builder's state, and the builder uses task indices only as
+// references: it stores them, makes them dependencies and reads the tasks
+// they name. So once two consecutive layers A and B of a class have been
+// emitted with the same tasks (Layer one apart) and the state after B is
+// the state after A relabelled — every task index from some threshold θ on
+// moved by n, the tasks of one layer, every index before θ unchanged — the
+// next layer of that class is B relabelled the same way, and the state after
+// it the state after B relabelled again: the builder appends it as a copy
+// of B with its dependencies and host waits relabelled (copyLayers) instead
+// of emitting it block by block. TestLayerCopyEqualsEmit (every bundled,
+// validation, holdout and test-data scenario, built both ways) and
+// TestSweepLayerCopyEqualsEmit (every simulated point of the 70B sweep)
+// hold the programs equal; StepConfig.EmitEveryLayer turns copying off.
+
+// layerStateInts is how many task indices of the builder's state a layer's
+// emission can change (stateInts).
+const layerStateInts = int(NumStreams) + 13
+
+// layerMark is the builder at the boundary before layer l of a pass: the
+// index of that layer's first task and what the emitters read and change.
+type layerMark struct {
+	at    int32
+	l     int
+	ints  [layerStateInts]int32
+	first bool    // firstComp
+	dense float64 // bucketDense
+	exp   float64 // bucketExpert
+	lens  [6]int  // queued, dpTasks, barrier, local, offloaded, pairWait
+	noErr bool    // err == nil
+}
+
+// stateInts returns the task indices in the builder's and the pass's state
+// that emitting a layer reads or moves.
+func (b *builder) stateInts(p *chunkPass) [layerStateInts]*int32 {
+	var r [layerStateInts]*int32
+	for i := range b.last {
+		r[i] = &b.last[i]
+	}
+	i := int(NumStreams)
+	for _, f := range [...]*int32{&b.tpRecent, &b.tpOlder, &b.epRecent, &b.epOlder, &b.pendingBlock, &b.reload,
+		&b.embAG, &b.headAG, &b.fsdpPrev, &b.fsdpPrev2, &b.hostBlock, &p.lp.in, &p.lp.gather} {
+		r[i] = f
+		i++
+	}
+	return r
+}
+
+func (b *builder) mark(p *chunkPass) layerMark {
+	m := layerMark{at: int32(len(b.prog.Tasks)), l: p.l, first: b.firstComp, dense: b.bucketDense, exp: b.bucketExpert,
+		lens:  [6]int{len(b.queued), len(b.dpTasks), len(b.barrier), len(b.local), len(b.offloaded), len(b.pairWait)},
+		noErr: b.err == nil}
+	for i, f := range b.stateInts(p) {
+		m.ints[i] = *f
+	}
+	return m
+}
+
+// layerKey is what the emitters read of a layer besides the builder's
+// state: two layers with equal keys are emitted alike.
+type layerKey struct {
+	kind               int
+	recomputed         bool
+	dense, expert      float64
+	paired, moe, mlpTP bool
+	offloaded          bool
+}
+
+// classifyLayers numbers the classes of this stage's layers
+// (b.classes[l], -1 for a layer that is never copied: one whose
+// activations are offloaded).
+func (b *builder) classifyLayers() {
+	b.classes = resize(b.classes, b.cfg.Model.StackLayers())
+	b.copying = false
+	for i := range b.classes {
+		b.classes[i] = -1
+	}
+	if b.cfg.EmitEveryLayer || b.cache == nil {
+		return
+	}
+	keys := b.classKeys[:0]
+	for _, ch := range b.cfg.Chunks[b.stage] {
+		for l := ch.FirstLayer; l < ch.FirstLayer+ch.Layers && l < len(b.classes); l++ {
+			d, e := b.layerParams(l)
+			k := layerKey{kind: b.cache.layerKind(l), recomputed: l < len(b.recomputed) && b.recomputed[l], dense: d, expert: e,
+				paired: b.tpPaired(l), moe: b.moe(l), mlpTP: b.mlpTP(l), offloaded: b.offloadedBytes(l) > 0}
+			if k.offloaded {
+				continue
+			}
+			c := 0
+			for c < len(keys) && keys[c] != k {
+				c++
+			}
+			if c == len(keys) {
+				keys = append(keys, k)
+			}
+			b.classes[l] = int32(c)
+			b.copying = true
+		}
+	}
+	b.classKeys = keys
+}
+
+// runCopying emits pass p alone, copying layers where copyLayers can.
+func (b *builder) runCopying(p *chunkPass) {
+	var hist [3]layerMark // the boundaries before the last layers emitted, oldest first
+	nh := 0
+	for {
+		if p.state == passLayers && !p.inLayer {
+			cur := b.mark(p)
+			if nh >= 2 && b.copyLayers(p, hist[:nh], &cur) {
+				nh = 0
+				continue
+			}
+			if nh == len(hist) {
+				copy(hist[:], hist[1:])
+				nh--
+			}
+			hist[nh] = cur
+			nh++
+		}
+		if !b.emitNext(p) {
+			return
+		}
+	}
+}
+
+// copyLayers, at the boundary cur before layer cur.l, checks that the last
+// layer emitted (B, from hist[len−1]) repeats the one before it (A) and
+// that the state moved with it, and if so appends the copies of B for
+// cur.l and the following layers of its class in the chunk, leaving p
+// and the builder where emitting them would have. It reports whether it
+// copied.
+func (b *builder) copyLayers(p *chunkPass, hist []layerMark, cur *layerMark) bool {
+	hb, ha := &hist[len(hist)-1], &hist[len(hist)-2]
+	n := cur.at - hb.at
+	dl := hb.l - ha.l
+	cls := b.classOf(hb.l)
+	if n <= 0 || hb.at-ha.at != n || (dl != 1 && dl != -1) || cur.l != hb.l+dl ||
+		cls < 0 || b.classOf(ha.l) != cls || b.classOf(cur.l) != cls || !cur.noErr || b.interrupt != nil ||
+		cur.first != hb.first || cur.dense != hb.dense || cur.exp != hb.exp || cur.lens != hb.lens {
+		return false
+	}
+	// A forward's parameters gathered at step start (Overlap.ParamGather
+	// on ZeRO-1/2): one task per layer, issued before the passes, that the
+	// layer waits for; the copy waits for its own layer's.
+	gA, gB := b.paramGather(p, ha.l), b.paramGather(p, hb.l)
+	if (gA < 0) != (gB < 0) || gA >= 0 && b.paramGather(p, cur.l) < 0 {
+		return false
+	}
+	prog := b.prog
+	if !b.sameTasks(ha.at, hb.at, n, dl) {
+		return false
+	}
+	// θ: the start of A, or earlier where the state refers to tasks
+	// before A that B's emission replaced by their next (FSDP's buffer
+	// reuse, two layers back); the tasks from θ on must repeat one layer
+	// later, as the emitters may read them.
+	theta := ha.at
+	for i, v := range hb.ints {
+		if v >= 0 && v < theta && cur.ints[i] == v+n {
+			theta = v
+		}
+	}
+	for i, v := range hb.ints {
+		if relabel(v, theta, n, gA, gB) != cur.ints[i] {
+			return false
+		}
+	}
+	if theta < ha.at && !b.sameTasks(theta, theta+n, ha.at-theta, dl) {
+		return false
+	}
+	ch := p.ch
+	state := b.stateInts(p)
+	src := hb.at // the layer copied: B, then each copy
+	var l int
+	for l = cur.l; l >= ch.FirstLayer && l < ch.FirstLayer+ch.Layers && b.classOf(l) == cls; l += dl {
+		from, to := b.paramGather(p, l-dl), b.paramGather(p, l)
+		if (from < 0) != (to < 0) || from >= 0 && !b.onlyGather(state, from) {
+			break
+		}
+		at := int32(len(prog.Tasks))
+		for cap(prog.Tasks)-len(prog.Tasks) < int(n) {
+			prog.grow()
+		}
+		d0, d1 := prog.depOff[src], int32(len(prog.deps))
+		if from != to && slices.Contains(prog.deps[d0:d1], to) {
+			break // relabel would not be one to one
+		}
+		prog.deps = growDeps(prog.deps, int(d1-d0))
+		shift := int32(len(prog.deps)) - d0
+		for i := range n {
+			t := prog.Tasks[src+i]
+			if t.Layer >= 0 {
+				t.Layer += int32(dl)
+			}
+			if t.hostAfter != 0 {
+				t.hostAfter = relabel(t.hostAfter-1, theta, n, from, to) + 1
+			}
+			prog.depOff = append(prog.depOff, prog.depOff[src+i]+shift)
+			prog.Tasks = append(prog.Tasks, t)
+		}
+		for _, d := range prog.deps[d0:d1] {
+			prog.deps = append(prog.deps, relabel(d, theta, n, from, to))
+		}
+		for _, f := range state {
+			*f = relabel(*f, theta, n, from, to)
+		}
+		if (at-1)>>14 != (at+n-1)>>14 && b.interrupt == nil { // add's polling: a multiple of 16,384 among the copies
+			b.interrupt = b.cfg.interrupted()
+		}
+		src, theta = at, theta+n
+		p.lp.l = l
+	}
+	copiedTasks.Add(int64(src + n - hb.at - n))
+	p.l, p.inLayer, p.blocks = l, false, nil
+	if l < ch.FirstLayer || l >= ch.FirstLayer+ch.Layers {
+		p.state = passEnd
+	}
+	return true
+}
+
+// copiedTasks counts the tasks copyLayers appended, for tests
+// (CopiedTasks).
+var copiedTasks atomic.Int64
+
+// CopiedTasks is how many tasks all builds so far appended as copies of a
+// layer instead of emitting them.
+func CopiedTasks() int64 { return copiedTasks.Load() }
+
+// relabel moves task index v by n when it is θ or later, and replaces the
+// parameter gather of the layer copied (from, when not -1) by the copy's
+// (to).
+func relabel(v, theta, n, from, to int32) int32 {
+	if from >= 0 && v == from {
+		return to
+	}
+	if v >= theta {
+		return v + n
+	}
+	return v
+}
+
+// paramGather is the step-start gather that layer l's forward in pass p
+// waits for (gatherLayer), or -1.
+func (b *builder) paramGather(p *chunkPass, l int) int32 {
+	if !p.fwd || b.cfg.Zero == 3 || l < 0 || l >= len(b.paramAG) {
+		return -1
+	}
+	return b.paramAG[l]
+}
+
+// onlyGather reports whether no state index but the pass's gather is g:
+// relabel then replaces g only where the layer's gather went.
+func (b *builder) onlyGather(state [layerStateInts]*int32, g int32) bool {
+	for i, f := range state {
+		if *f == g && i != len(state)-1 {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *builder) classOf(l int) int32 {
+	if l < 0 || l >= len(b.classes) {
+		return -1
+	}
+	return b.classes[l]
+}
+
+// sameTasks reports whether the n tasks from index y are those from x,
+// their layers dl further: what the emitters read of a task they refer to
+// (never its dependencies) is the same.
+func (b *builder) sameTasks(x, y, n int32, dl int) bool {
+	prog := b.prog
+	for i := range n {
+		ta, tb := prog.Tasks[x+i], prog.Tasks[y+i]
+		if ta.Layer >= 0 {
+			ta.Layer += int32(dl)
+			if ta.Layer < 0 {
+				return false
+			}
+		} else if tb.Layer >= 0 {
+			return false
+		}
+		ta.hostAfter = tb.hostAfter
+		if ta != tb {
+			return false
+		}
+	}
+	return true
+}
+
+// growDeps makes room for n more dependencies, doubling as Program.grow
+// does.
+func growDeps(d []int32, n int) []int32 {
+	if cap(d)-len(d) >= n {
+		return d
+	}
+	return slices.Grow(d, max(n, len(d)))
+}
