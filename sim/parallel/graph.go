@@ -109,16 +109,30 @@ type Task struct {
 	// under concurrent communication by waves of CTAs); 0 for other
 	// tasks.
 	GEMMShare uint16
-	Name      string
-	Step      int32
-	Layer     int32 // -1 when not a layer's work
-	Micro     int32 // -1 when not per micro-batch
-	Chunk     int32 // -1 when not per chunk
-	Dur       engine.Time
-	FLOPs     float64 // compute: FLOPs executed
-	Bytes     float64 // compute: HBM bytes; communication: message size (nccl-tests convention)
-	Peer      int32   // send/recv: the peer's pipeline stage
-	Match     int32   // send: index of the matching recv in the peer stage's program; recv: of the send
+	// CopyEngine marks a communication task whose data the GPU's copy
+	// engines move (PyTorch AsyncTP's symmetric-memory p2p copies,
+	// cudaMemcpyAsync): it holds no SMs, so it does not slow compute
+	// (interference.go). False for NCCL kernels. (These two flags sit beside
+	// the narrow fields: at the end they padded a Task from 88 to 96 bytes.)
+	CopyEngine bool
+	// SMSized marks a communication task whose overlapped GEMMs are
+	// launched for the SMs it leaves them (a cuBLASLt SM-count target:
+	// Transformer Engine's userbuffers TP overlap, CommOverlapCore
+	// _math_sms = sm_count − num_comm_sm with set_sm_margin,
+	// transformer_engine/common/comm_gemm_overlap/comm_gemm_overlap.cpp):
+	// it slows them by the SMs it holds but pushes no CTAs into a second
+	// wave (interference.go rate).
+	SMSized bool
+	Name    string
+	Step    int32
+	Layer   int32 // -1 when not a layer's work
+	Micro   int32 // -1 when not per micro-batch
+	Chunk   int32 // -1 when not per chunk
+	Dur     engine.Time
+	FLOPs   float64 // compute: FLOPs executed
+	Bytes   float64 // compute: HBM bytes; communication: message size (nccl-tests convention)
+	Peer    int32   // send/recv: the peer's pipeline stage
+	Match   int32   // send: index of the matching recv in the peer stage's program; recv: of the send
 	// Issue is the host time to issue the task (StepConfig.Host): its
 	// kernels' launches and the framework's dispatch, or one library
 	// call. The rank's host thread issues the tasks one after another in
@@ -133,19 +147,6 @@ type Task struct {
 	// issues this task because the stream's launch queue is full
 	// (HostModel.Queue, setQueueWaits); 0 when it waits for none.
 	queueAfter int32
-	// CopyEngine marks a communication task whose data the GPU's copy
-	// engines move (PyTorch AsyncTP's symmetric-memory p2p copies,
-	// cudaMemcpyAsync): it holds no SMs, so it does not slow compute
-	// (interference.go). False for NCCL kernels.
-	CopyEngine bool
-	// SMSized marks a communication task whose overlapped GEMMs are
-	// launched for the SMs it leaves them (a cuBLASLt SM-count target:
-	// Transformer Engine's userbuffers TP overlap, CommOverlapCore
-	// _math_sms = sm_count − num_comm_sm with set_sm_margin,
-	// transformer_engine/common/comm_gemm_overlap/comm_gemm_overlap.cpp):
-	// it slows them by the SMs it holds but pushes no CTAs into a second
-	// wave (interference.go rate).
-	SMSized bool
 }
 
 // Program is one pipeline stage's tasks for the simulated steps, in issue

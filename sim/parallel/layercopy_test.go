@@ -3,6 +3,7 @@ package parallel
 import (
 	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/pipeline"
@@ -98,5 +99,13 @@ func copyConfig(t *testing.T, pp, v, m, layers int) *StepConfig {
 		ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32,
 		Overlap: Overlap{GradReduce: true, P2P: true}, Steps: 1, BucketParams: 1,
 		LayerParams: func(int) (float64, float64) { return 1e6, 0 },
+	}
+}
+
+// A Task is 88 bytes: the builder copies every one (add, copyLayers) and
+// the executor reads them; a field placed after the 8-byte ones pads it.
+func TestTaskSize(t *testing.T) {
+	if s := unsafe.Sizeof(Task{}); s != 88 {
+		t.Errorf("Task is %d bytes, want 88", s)
 	}
 }
