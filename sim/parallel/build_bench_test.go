@@ -1,10 +1,12 @@
 package parallel
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/pipeline"
+	"github.com/simtrain/simtrain/sim/workload"
 )
 
 // BenchmarkBuildPrograms builds the programs of an 8-stage 1F1B step of 64
@@ -26,6 +28,38 @@ func BenchmarkBuildProgramsArena(b *testing.B) {
 		c := *cfg
 		if _, err := Build(&c, pr); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBuildLayerCopy builds a 2-stage 1F1B step of 16 micro-batches
+// with TP and DP (the 70B sweep's shape of pass) with L layers per stage,
+// with layer copying (copy) and with every layer emitted (emit), into one
+// Arena: what copying saves, or costs where few layers repeat.
+func BenchmarkBuildLayerCopy(b *testing.B) {
+	pr := commPricer{unit: engine.Millisecond, comm: 300 * engine.Microsecond}
+	for _, per := range []int{4, 5, 10, 20, 40} {
+		for _, every := range []bool{false, true} {
+			name := fmt.Sprintf("layers=%d/copy", per)
+			if every {
+				name = fmt.Sprintf("layers=%d/emit", per)
+			}
+			b.Run(name, func(b *testing.B) {
+				_, cfg := stepConfig(b, 2, 2, 2, 16, pipeline.OneFOneB)
+				cfg.Model = workload.Model{Name: "test", Layers: 2 * per, Hidden: 1024, Heads: 16, Vocab: 32000}
+				cfg.Model.Fill()
+				chunks, err := Partition(2*per, 2, 1, 0, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cfg.Chunks, cfg.EmitEveryLayer, cfg.Arena = chunks, every, new(Arena)
+				for b.Loop() {
+					c := *cfg
+					if _, err := Build(&c, pr); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		}
 	}
 }

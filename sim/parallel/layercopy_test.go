@@ -19,7 +19,8 @@ import (
 // copied (10 tasks); the backward likewise emits 7, 6, 5 and copies 4–0
 // (10). With DP 2 and one-parameter buckets the backward reduces every
 // layer's gradients as it goes (dp_grad_reduce), which grows the
-// builder's list of DP tasks: only the forward is copied. Layers that
+// builder's list of DP tasks: only the forward is copied. A chunk of fewer
+// than copyMinLayers layers is emitted whole. Layers that
 // alternate between recomputed and not (recompute_every 2) are never two
 // of one class in a row, and offloaded ones are never copied.
 func TestLayerCopy(t *testing.T) {
@@ -34,10 +35,11 @@ func TestLayerCopy(t *testing.T) {
 		{"one stage, no DP reduction in the backward", 1, 1, 1, 8, func(c *StepConfig) { c.Layout = mustLayout(t, 1, 1) }, 10 + 10},
 		{"one stage, DP reduction in the backward", 1, 1, 1, 8, nil, 10},
 		{"1F1B pp 2, 4 micro-batches", 2, 1, 4, 16, nil, -1},
-		{"interleaved pp 2 v 2", 2, 2, 4, 16, func(c *StepConfig) { c.Schedule = pipeline.Interleaved }, -1},
+		{"interleaved pp 2 v 2", 2, 2, 4, 32, func(c *StepConfig) { c.Schedule = pipeline.Interleaved }, -1},
 		{"host model", 2, 1, 4, 16, func(c *StepConfig) { c.Host = HostModel{On: true, Call: 10 * engine.Microsecond} }, -1},
 		{"ZeRO-3", 2, 1, 4, 16, func(c *StepConfig) { c.Zero = 3 }, -1},
 		{"full recompute", 2, 1, 4, 16, func(c *StepConfig) { c.Recompute = workload.RecomputeFull }, -1},
+		{"4 layers per chunk", 2, 1, 4, 8, nil, 0},
 		{"recompute every second layer", 1, 1, 1, 8, func(c *StepConfig) {
 			c.Layout = mustLayout(t, 1, 1)
 			c.Recompute, c.RecomputeEvery = workload.RecomputeFull, 2

@@ -128,7 +128,7 @@ func (b *builder) layerBlocks(l int) *layerPlan {
 
 // run emits pass p alone.
 func (b *builder) run(p *chunkPass) {
-	if b.copying {
+	if b.copying && p.ch.Layers >= copyMinLayers {
 		b.runCopying(p) // layercopy.go
 		return
 	}
