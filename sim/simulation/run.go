@@ -132,6 +132,10 @@ type Options struct {
 	// already computed it (a sweep checks every point's fit before it
 	// simulates it); it must fit. Nil: Run computes it.
 	Memory []scenario.StageMemory
+	// EmitEveryLayer builds the programs with every layer emitted, none
+	// copied (parallel.StepConfig.EmitEveryLayer): for tests that hold the
+	// copies equal.
+	EmitEveryLayer bool
 	// checkEvery, for tests, verifies the fabric's invariants (no link above
 	// its bandwidth, every active flow progressing) after every event.
 	checkEvery func(error)
@@ -154,6 +158,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 	dev := workload.DeviceOf(s.GPU())
 	cfg := s.StepConfig(layout)
 	cfg.Interrupt = ctx.Err
+	cfg.EmitEveryLayer = opt.EmitEveryLayer
 	if opt.Reuse != nil {
 		cfg.Arena = &opt.Reuse.arena
 	}

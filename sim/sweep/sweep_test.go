@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/parallel"
 	"github.com/simtrain/simtrain/sim/scenario"
 	"github.com/simtrain/simtrain/sim/simulation"
 )
@@ -746,5 +747,51 @@ func TestTemplateEqualsYAML(t *testing.T) {
 		if !tc.typed && typed == sw.Len() {
 			t.Errorf("%s: every point through the template, want the YAML for a framework", tc.name)
 		}
+	}
+}
+
+// Layer copying is exact on the 70B sweep: every simulated point, played
+// whole (not replicated), has the same figures, events included, with its
+// programs built with layer copies as with every layer emitted
+// (simulation.Options.EmitEveryLayer), and some points copy layers.
+func TestSweepLayerCopyEqualsEmit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays the simulated points of the 70B sweep twice")
+	}
+	sw, err := Load("../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	figures := func(r *simulation.Result) []any {
+		return []any{r.StepTimeS, r.TokensPerS, r.MFU, r.HFU, r.BubbleFraction, r.ComputeS, r.HostSyncS, r.HostBoundS,
+			r.HostIssueS, r.ExposedCommS, r.StepP50S, r.StepP99S, r.Fits, r.CostUSDPerStep, r.EnergyKWhPerStep, r.Events}
+	}
+	c0 := parallel.CopiedTasks()
+	simulated := 0
+	for i := 0; i < sw.Len(); i++ {
+		p := sw.Point(i)
+		if p.Err != nil {
+			continue
+		}
+		if _, fits := p.Scenario.MemoryPerStage(); !fits {
+			continue
+		}
+		var got [2][]any
+		for k, every := range []bool{false, true} {
+			r, err := simulation.Run(context.Background(), p.Scenario, simulation.Options{EmitEveryLayer: every})
+			if err != nil {
+				t.Fatalf("point %d: %v", i, err)
+			}
+			got[k] = figures(r)
+		}
+		if !reflect.DeepEqual(got[0], got[1]) {
+			t.Errorf("point %d: with layer copies %v, every layer emitted %v", i, got[0], got[1])
+		}
+		simulated++
+	}
+	copied := parallel.CopiedTasks() - c0
+	t.Logf("%d points simulated both ways, %d tasks copied", simulated, copied)
+	if simulated < 300 || copied == 0 {
+		t.Errorf("%d points simulated, %d tasks copied", simulated, copied)
 	}
 }
