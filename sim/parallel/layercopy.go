@@ -7,7 +7,7 @@ import (
 
 // Layer copying (issue 18: fewer tasks to build for the same program). In a
 // pass through a chunk every layer of one class (same block costs,
-// parameters, recomputation and emitters: layerClass) is emitted by the same
+// parameters, recomputation and emitters: layerKey) is emitted by the same
 // code from the builder's state, and the builder uses task indices only as
 // references: it stores them, makes them dependencies and reads the tasks
 // they name. So once two consecutive layers A and B of a class have been
@@ -18,9 +18,10 @@ import (
 // it the state after B relabelled again: the builder appends it as a copy
 // of B with its dependencies and host waits relabelled (copyLayers) instead
 // of emitting it block by block. TestLayerCopyEqualsEmit (every bundled,
-// validation, holdout and test-data scenario, built both ways) and
-// TestSweepLayerCopyEqualsEmit (every simulated point of the 70B sweep)
-// hold the programs equal; StepConfig.EmitEveryLayer turns copying off.
+// validation, holdout and test-data scenario, built both ways: the
+// programs equal) and TestSweepLayerCopyEqualsEmit (every simulated point
+// of the 70B sweep played both ways: the figures and events equal) hold it
+// to emitting; StepConfig.EmitEveryLayer turns copying off.
 
 // copyMinLayers is the fewest layers a chunk needs for its passes to be
 // copied: the first two or three of a pass are emitted and checked, so with
