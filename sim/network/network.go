@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/hugepages"
 	"github.com/simtrain/simtrain/sim/units"
 )
 
@@ -172,7 +173,7 @@ func New(e *engine.Engine, bandwidth []units.BytesPerSecond, latency []engine.Ti
 	fb := &Fabric{e: e, fid: f, lat: latency}
 	fb.h = e.Register(fabricHandler{fb})
 	if f != Flow {
-		fb.an, fb.abw = make([]alink, n), bandwidth
+		fb.an, fb.abw = hugepages.Advise(make([]alink, n)), bandwidth
 		return fb
 	}
 	fb.bw = make([]float64, n) // the solver's arithmetic is in plain bytes/s

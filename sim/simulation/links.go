@@ -3,6 +3,7 @@ package simulation
 import (
 	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/hugepages"
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/parallel"
 	"github.com/simtrain/simtrain/sim/topology"
@@ -156,11 +157,11 @@ func (r *Result) traffic(shortcuts bool) ([]float64, []int64, int, int) {
 	copied, direct := 0, 0
 	c, l := r.Cluster, r.Layout
 	n := len(c.Links)
-	bytes := make([]float64, n)
-	busy := make([]int64, n) // ns: LinkTraffic's type, so it is returned as is
+	bytes := hugepages.Advise(make([]float64, n))
+	busy := hugepages.Advise(make([]int64, n)) // ns: LinkTraffic's type, so it is returned as is
 	// prev[i]: link i's fabric figures at the last collective's end, in one
 	// record (one cache line per link moved rather than two).
-	prev := make([]linkPrev, n)
+	prev := hugepages.Advise(make([]linkPrev, n))
 	eng := engine.New()
 	fab := network.New(eng, c.Bandwidths(), c.Latencies(), network.Analytic)
 	fab.TrackChanges()

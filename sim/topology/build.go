@@ -10,6 +10,7 @@ import (
 
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/hardware"
+	"github.com/simtrain/simtrain/sim/hugepages"
 	"github.com/simtrain/simtrain/sim/units"
 )
 
@@ -545,13 +546,13 @@ func (c *Cluster) construct() {
 	l.cSpineCore = l.cLeafSpine + int32(l.leaves*l.spines)
 	nCab := int(l.cSpineCore) + spines*l.cores
 
-	c.Devices = make([]Device, 0, nDev)
+	c.Devices = hugepages.Advise(make([]Device, 0, nDev))
 	// Links and their bandwidth and latency arrays (for sim/network) are
 	// written together, cable by cable: one pass over ~70 MB at 131,072
 	// GPUs, not a second one copying the link array's fields out.
-	c.Links = make([]Link, 2*nCab)
-	c.bw = make([]units.BytesPerSecond, 2*nCab)
-	c.lat = make([]engine.Time, 2*nCab)
+	c.Links = hugepages.Advise(make([]Link, 2*nCab))
+	c.bw = hugepages.Advise(make([]units.BytesPerSecond, 2*nCab))
+	c.lat = hugepages.Advise(make([]engine.Time, 2*nCab))
 	c.GPUDevice = make([]int32, l.gpus)
 
 	// Names are written into one buffer and cut from one string at the
