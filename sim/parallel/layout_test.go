@@ -366,9 +366,31 @@ func checkStageGroups(t *testing.T, l *Layout) {
 			if s == l.PP && k != GroupPP {
 				want = nil
 			}
-			if got := l.Groups(k, s); !slices.EqualFunc(got, want, slices.Equal[[]int]) {
+			got := l.Groups(k, s)
+			if !slices.EqualFunc(got, want, slices.Equal[[]int]) {
 				t.Fatalf("%+v %s stage %d: %v, want %v", l, k, s, got, want)
 			}
+			// The groups share one array: appending to one must not
+			// overwrite the next.
+			if len(got) > 1 {
+				next := slices.Clone(got[1])
+				_ = append(got[0], -1)
+				if !slices.Equal(got[1], next) {
+					t.Fatalf("%+v %s stage %d: appending to group 0 changed group 1 to %v", l, k, s, got[1])
+				}
+			}
+		}
+	}
+	// StageRanks(s): the ranks whose pp coordinate is s, ascending.
+	for s := -1; s <= l.PP; s++ {
+		var want []int
+		for r := range l.World() {
+			if l.CoordOf(r).PP == s {
+				want = append(want, r)
+			}
+		}
+		if got := l.StageRanks(s); !slices.Equal(got, want) {
+			t.Fatalf("%+v StageRanks(%d) = %v, want %v", l, s, got, want)
 		}
 	}
 }
