@@ -158,18 +158,25 @@ func Meta(r *simulation.Result) map[string]string {
 
 // Memory is memory.arrow: every rank's breakdown at its peak (every rank
 // of a pipeline stage holds the same).
+//
+// A stage's row is rounded once and copied to each of its ranks with the
+// rank and node filled in: the table has a row per GPU (131,072 at the
+// largest scale), its figures one set per stage.
 func Memory(r *simulation.Result) []output.MemoryRow {
-	rows := make([]output.MemoryRow, 0, r.Layout.World())
-	for rank := 0; rank < r.Layout.World(); rank++ {
-		st := r.Layout.CoordOf(rank).PP
-		m := r.Memory[st]
-		rows = append(rows, output.MemoryRow{
-			Rank: int32(rank), Node: int32(r.Cluster.NodeOf(rank)), Stage: int32(st),
+	stages := make([]output.MemoryRow, len(r.Memory))
+	for st, m := range r.Memory {
+		stages[st] = output.MemoryRow{Stage: int32(st),
 			WeightsBytes: output.ByteCount(m.Weights), GradientsBytes: output.ByteCount(m.Gradients),
 			OptimizerBytes: output.ByteCount(m.Optimizer), ActivationsBytes: output.ByteCount(m.Activations),
 			BuffersBytes: output.ByteCount(m.Buffers), OverheadBytes: output.ByteCount(m.Overhead),
 			TotalBytes: output.ByteCount(m.Total), CapacityBytes: output.ByteCount(r.MemCapacityBytes), Fits: m.Fits,
-		})
+		}
+	}
+	rows := make([]output.MemoryRow, r.Layout.World())
+	for rank := range rows {
+		row := &rows[rank]
+		*row = stages[r.Layout.CoordOf(rank).PP]
+		row.Rank, row.Node = int32(rank), int32(r.Cluster.NodeOf(rank))
 	}
 	return rows
 }
