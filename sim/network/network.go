@@ -89,9 +89,12 @@ type Fabric struct {
 	abw []units.BytesPerSecond
 
 	// Analytic fidelity with TrackChanges: the links whose statistics may
-	// have moved since the last Changed, each once (marked).
-	changed     []int32
-	changedMark []bool
+	// have moved since the last Changed, each once (marked), and beside
+	// each its figures at the last Changed (taken when it was first
+	// crossed since, before the crossing changed them).
+	changed       []int32
+	changedBefore []LinkFigures
+	changedMark   []bool
 
 	flowState // flow fidelity only; see flow.go
 
@@ -271,11 +274,10 @@ func (f *Fabric) Start(route []int32, size units.Bytes, done Done, tag int64) {
 		end := addTime(now, tx)
 		for _, l := range route {
 			a := &an[l]
-			a.bytes += bytes
 			if f.changedMark != nil && !f.changedMark[l] {
-				f.changedMark[l] = true
-				f.changed = append(f.changed, l)
+				f.markChanged(l, a)
 			}
+			a.bytes += bytes
 			// Starts arrive in time order, so the union of the busy
 			// intervals [start, end) grows only at its right edge.
 			if be := a.busyT; now >= be {
@@ -353,35 +355,65 @@ func (f *Fabric) LinkBusy(link int) engine.Time {
 }
 
 // TrackChanges makes an analytic fabric remember which links its transfers
-// cross, for Changed. It has no effect at flow fidelity.
+// cross, for Changed. It has no effect at flow fidelity. Call it before the
+// first transfer (or while none is transmitting).
 func (f *Fabric) TrackChanges() {
 	if f.fid == Analytic && f.changedMark == nil {
-		f.changedMark = make([]bool, len(f.an))
+		f.changedMark = hugepages.Advise(make([]bool, len(f.an)))
 	}
 }
 
-// Changed appends to buf, and returns, every link whose LinkBytes or
-// LinkBusy may differ from what they were at the previous Changed (since
-// TrackChanges for the first): the links transfers have crossed since then
-// and those still transmitting (a link's busy time grows with Now until its
-// transmission ends). Every other link's figures are unchanged. Analytic
-// fidelity after TrackChanges only; otherwise it returns buf.
-func (f *Fabric) Changed(buf []int32) []int32 {
+// LinkFigures are a link's LinkBytes and LinkBusy at one instant.
+type LinkFigures struct {
+	Bytes float64
+	Busy  engine.Time
+}
+
+// markChanged records link l, with state a, as changed since the last
+// Changed, with its figures then: a link not marked had ended its
+// transmission by that Changed and has not been crossed since, so its
+// figures then are its bytes and busy time now, before the crossing that
+// marks it.
+func (f *Fabric) markChanged(l int32, a *alink) {
+	f.changedMark[l] = true
+	f.changed = append(f.changed, l)
+	f.changedBefore = append(f.changedBefore, LinkFigures{Bytes: a.bytes, Busy: a.busy})
+}
+
+// Changed appends to buf every link whose LinkBytes or LinkBusy may differ
+// from what they were at the previous Changed (since TrackChanges for the
+// first): the links transfers have crossed since then and those still
+// transmitting (a link's busy time grows with Now until its transmission
+// ends). It appends to before, in the same order, each such link's figures
+// at the previous Changed (zero before the first), and returns both. Every
+// other link's figures are unchanged, so a caller needs no copy of every
+// link's figures to tell what moved. Analytic fidelity after TrackChanges
+// only; otherwise it returns buf and before.
+func (f *Fabric) Changed(buf []int32, before []LinkFigures) ([]int32, []LinkFigures) {
 	if f.changedMark == nil {
-		return buf
+		return buf, before
 	}
 	now := f.e.Now()
-	keep := f.changed[:0]
-	for _, l := range f.changed {
+	keep, keepBefore := f.changed[:0], f.changedBefore[:0]
+	for i, l := range f.changed {
 		buf = append(buf, l)
+		before = append(before, f.changedBefore[i]) // read before keepBefore overwrites index <= i
 		if f.an[l].busyT > now {
 			keep = append(keep, l)
+			keepBefore = append(keepBefore, LinkFigures{Bytes: f.an[l].bytes, Busy: f.LinkBusy(int(l))})
 		} else {
 			f.changedMark[l] = false
 		}
 	}
-	f.changed = keep
-	return buf
+	f.changed, f.changedBefore = keep, keepBefore
+	return buf, before
+}
+
+// Pending reports whether link is among those the next Changed returns
+// (crossed since the last Changed, or still transmitting then). Analytic
+// fidelity after TrackChanges only; false otherwise.
+func (f *Fabric) Pending(link int) bool {
+	return f.changedMark != nil && f.changedMark[link]
 }
 
 // Repeat makes link dst's analytic figures what they would be had it
@@ -399,13 +431,12 @@ func (f *Fabric) Repeat(dst, src int, srcBusyBefore engine.Time) {
 		return
 	}
 	d, s := &f.an[dst], &f.an[src]
+	if !f.changedMark[dst] {
+		f.markChanged(int32(dst), d)
+	}
 	d.bytes = s.bytes
 	d.busy += s.busy - srcBusyBefore
 	d.busyT = s.busyT
-	if !f.changedMark[dst] {
-		f.changedMark[dst] = true
-		f.changed = append(f.changed, int32(dst))
-	}
 }
 
 // Stats returns the solver's work counters (all zero at analytic fidelity).

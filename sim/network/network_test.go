@@ -549,7 +549,9 @@ func (noop) Handle(engine.Time, int64) {}
 // TestAnalyticChanged: after each round of transfers, every link whose
 // LinkBytes or LinkBusy moved is in Changed's list, including a link held
 // open by a transfer over a zero-bandwidth link (its busy time grows with
-// Now), and no link appears twice.
+// Now), no link appears twice, each listed link's figures beside it are
+// those read at the previous round, and Pending says which links the next
+// Changed lists.
 func TestAnalyticChanged(t *testing.T) {
 	bw := []units.BytesPerSecond{gbps, 2 * gbps, 0, gbps, 4 * gbps, gbps}
 	lat := make([]engine.Time, len(bw))
@@ -560,17 +562,31 @@ func TestAnalyticChanged(t *testing.T) {
 	prevB := make([]units.Bytes, len(bw))
 	prevT := make([]engine.Time, len(bw))
 	var changed []int32
+	var before []LinkFigures
 	for round := 0; round < 12; round++ {
 		for i := 0; i <= round%3; i++ {
 			f.Start(routes[(round*5+i*3)%len(routes)], units.Bytes(1e6*(1+round%4)), nil, 0)
 		}
 		e.Run()
-		changed = f.Changed(changed[:0])
+		pending := make([]bool, len(bw))
+		for l := range bw {
+			pending[l] = f.Pending(l)
+		}
+		changed, before = f.Changed(changed[:0], before[:0])
+		if len(before) != len(changed) {
+			t.Fatalf("round %d: %d links but %d figures", round, len(changed), len(before))
+		}
 		in := make([]int, len(bw))
-		for _, l := range changed {
+		for j, l := range changed {
 			in[l]++
+			if want := (LinkFigures{Bytes: float64(prevB[l]), Busy: prevT[l]}); before[j] != want {
+				t.Fatalf("round %d: link %d's figures before = %+v, want %+v", round, l, before[j], want)
+			}
 		}
 		for l := range bw {
+			if pending[l] != (in[l] > 0) {
+				t.Fatalf("round %d: Pending(%d) = %v, but Changed listed it %d times", round, l, pending[l], in[l])
+			}
 			b, busy := f.LinkBytes(l), f.LinkBusy(l)
 			if in[l] > 1 || (in[l] == 0 && (b != prevB[l] || busy != prevT[l])) {
 				t.Fatalf("round %d: link %d listed %d times, bytes %v -> %v, busy %v -> %v",
@@ -599,17 +615,21 @@ func TestAnalyticRepeat(t *testing.T) {
 		f.Start(r, 1e6, nil, 0)
 	}
 	e.Run()
-	f.Changed(nil)
+	f.Changed(nil, nil)
 	before := f.LinkBusy(0)
 	for _, size := range []units.Bytes{2e6, 1e6} {
 		f.Start([]int32{0}, size, nil, 0)
 		f.Start([]int32{2}, size, nil, 0)
 		e.Run()
 	}
-	f.Changed(nil)
+	f.Changed(nil, nil)
 	f.Repeat(1, 0, before)
-	if got := f.Changed(nil); !slices.Equal(got, []int32{1}) {
+	got, figs := f.Changed(nil, nil)
+	if !slices.Equal(got, []int32{1}) {
 		t.Errorf("Changed after Repeat = %v, want [1]", got)
+	}
+	if want := []LinkFigures{{Bytes: 1e6, Busy: 2 * engine.Millisecond}}; !slices.Equal(figs, want) {
+		t.Errorf("figures before Repeat = %+v, want %+v", figs, want)
 	}
 	for _, l := range []int{1, 2} {
 		if b, busy := f.LinkBytes(l), f.LinkBusy(l); b != 4e6 || busy != 5*engine.Millisecond {

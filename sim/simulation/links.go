@@ -159,13 +159,17 @@ func (r *Result) traffic(shortcuts bool) ([]float64, []int64, int, int) {
 	n := len(c.Links)
 	bytes := hugepages.Advise(make([]float64, n))
 	busy := hugepages.Advise(make([]int64, n)) // ns: LinkTraffic's type, so it is returned as is
-	// prev[i]: link i's fabric figures at the last collective's end, in one
-	// record (one cache line per link moved rather than two).
-	prev := hugepages.Advise(make([]linkPrev, n))
 	eng := engine.New()
 	fab := network.New(eng, c.Bandwidths(), c.Latencies(), network.Analytic)
 	fab.TrackChanges()
-	var changed []int32 // links whose figures moved during one collective
+	// changed: the links whose figures moved during one collective; before
+	// beside them, their figures at the last collective's end (the fabric
+	// keeps them for the links it lists, so no link-sized copy is needed).
+	// A link the shortcut's first Changed listed can be listed again by the
+	// last one: done marks the links already counted.
+	var changed []int32
+	var before []network.LinkFigures
+	done := hugepages.Advise(make([]bool, n))
 	runner := collectives.NewRunner(eng, fab, network.Flow, c)
 	pairSends := collectives.NewSends(c, fab)
 	for stage, prog := range r.progs {
@@ -190,7 +194,7 @@ func (r *Result) traffic(shortcuts bool) ([]float64, []int64, int, int) {
 		// of the stage, in rank order; nil where the pair is not a group.
 		sends := map[int][]*collectives.Group{}
 		for _, k := range keys {
-			changed = changed[:0]
+			changed, before = changed[:0], before[:0]
 			if k.peer >= 0 && shortcuts {
 				// Each pair's transfer started directly (collectives.Sends),
 				// in the same order as the plays below; a pair it refuses
@@ -235,11 +239,11 @@ func (r *Result) traffic(shortcuts bool) ([]float64, []int64, int, int) {
 					if g := sg.group(c, 0); g != nil {
 						_ = runner.Start(g, k.op, collectives.Auto, units.Bytes(k.bytes), nopDone{}, 0)
 						eng.Run()
-						changed = fab.Changed(changed)
+						changed, before = fab.Changed(changed, before)
 						first = 1
 						if fab.InFlight() == 0 { // else a transfer never ends: play the others
 							for i := 1; i < len(sg.ranks); i++ {
-								if repeatNodeShift(c, fab, changed, sg.shift[i], prev) {
+								if repeatNodeShift(c, fab, changed, before, sg.shift[i]) {
 									copied++
 									sg.built[i] = true // never played: no group needed
 									continue
@@ -260,45 +264,47 @@ func (r *Result) traffic(shortcuts bool) ([]float64, []int64, int, int) {
 			}
 			eng.Run()
 			scale := float64(counts[k])
-			changed = fab.Changed(changed)
-			for _, li := range changed {
+			changed, before = fab.Changed(changed, before)
+			// A link's first listing holds its figures before the
+			// collective; its figures now are read once.
+			for j, li := range changed {
 				i := int(li)
-				b, t := float64(fab.LinkBytes(i)), fab.LinkBusy(i)
-				if p := &prev[i]; b != p.bytes || t != p.busy {
-					bytes[i] += (b - p.bytes) * scale
-					busy[i] += int64(engine.Time(float64(t-p.busy) * scale))
-					p.bytes, p.busy = b, t
+				if done[i] {
+					continue
 				}
+				done[i] = true
+				b, t := float64(fab.LinkBytes(i)), fab.LinkBusy(i)
+				if p := before[j]; b != p.Bytes || t != p.Busy {
+					bytes[i] += (b - p.Bytes) * scale
+					busy[i] += int64(engine.Time(float64(t-p.Busy) * scale))
+				}
+			}
+			for _, li := range changed {
+				done[li] = false
 			}
 		}
 	}
 	return bytes, busy, copied, direct
 }
 
-// linkPrev is a link's fabric figures (LinkBytes, LinkBusy) at the end of
-// the last collective traffic played.
-type linkPrev struct {
-	bytes float64
-	busy  engine.Time
-}
-
 // repeatNodeShift gives the links of the group shift nodes after the one
-// just played (whose links are played) the played group's figures, when
-// each of them held the same bytes as its counterpart before (prev: every
-// link's bytes and busy time before the collective), and reports whether
-// it did; it changes nothing otherwise. The shifted group's
-// transfers would cross the shifted links only, in the same order at the
-// same times (the cluster's nodes are alike and the group sits in one node).
-func repeatNodeShift(c *topology.Cluster, fab *network.Fabric, played []int32, shift int, prev []linkPrev) bool {
-	for _, l := range played {
+// just played (whose links are played, with before their figures before
+// the collective) the played group's figures, when each of them held the
+// same bytes as its counterpart before and has not moved since, and
+// reports whether it did; it changes nothing otherwise. The shifted
+// group's transfers would cross the shifted links only, in the same order
+// at the same times (the cluster's nodes are alike and the group sits in
+// one node).
+func repeatNodeShift(c *topology.Cluster, fab *network.Fabric, played []int32, before []network.LinkFigures, shift int) bool {
+	for j, l := range played {
 		m, ok := c.ShiftNodes(l, shift)
-		if !ok || prev[m].bytes != prev[l].bytes {
+		if !ok || fab.Pending(int(m)) || float64(fab.LinkBytes(int(m))) != before[j].Bytes {
 			return false
 		}
 	}
-	for _, l := range played {
+	for j, l := range played {
 		m, _ := c.ShiftNodes(l, shift)
-		fab.Repeat(int(m), int(l), prev[l].busy)
+		fab.Repeat(int(m), int(l), before[j].Busy)
 	}
 	return true
 }
