@@ -25,8 +25,8 @@ func writeRunDir(ctx context.Context, out string, r *simulation.Result, timeline
 		if err := output.WriteTable(filepath.Join(tmp, "memory.arrow"), report.Memory(r), meta); err != nil {
 			return err
 		}
-		n, row := report.LinkRows(r)
-		if err := output.WriteLinks(filepath.Join(tmp, "links.arrow"), n, row, meta); err != nil {
+		n, row, kind := report.LinkRows(r)
+		if err := output.WriteLinks(filepath.Join(tmp, "links.arrow"), n, row, kind, meta); err != nil {
 			return err
 		}
 		if r.Scenario.Sim.Variability != nil {

@@ -13,15 +13,16 @@ import (
 // WriteLinks writes links.arrow's n rows, row(i) being the i-th, to path:
 // the same bytes as [WriteTable] of the slice of those rows, without
 // holding every row or reading them through reflection (a 131,072-GPU
-// cluster has ~1.5 M links). row is called twice per row (once for the
-// kind dictionary, once for the batch) and must return the same row both
-// times.
-func WriteLinks(path string, n int, row func(i int) LinkRow, meta map[string]string) error {
-	return writeLinks(memory.DefaultAllocator, path, n, row, meta, BatchRows)
+// cluster has ~1.5 M links). kind(i), when not nil, is row(i).Kind, read
+// alone for the kind dictionary before the first batch (a pass over every
+// row); with kind nil that pass calls row, which must then return the same
+// row both times.
+func WriteLinks(path string, n int, row func(i int) LinkRow, kind func(i int) string, meta map[string]string) error {
+	return writeLinks(memory.DefaultAllocator, path, n, row, kind, meta, BatchRows)
 }
 
-func writeLinks(mem memory.Allocator, path string, n int, row func(i int) LinkRow, meta map[string]string, batch int) error {
-	lb, err := newLinkBuilder(mem, n, row, withChecksumKey(meta), batch)
+func writeLinks(mem memory.Allocator, path string, n int, row func(i int) LinkRow, kind func(i int) string, meta map[string]string, batch int) error {
+	lb, err := newLinkBuilder(mem, n, row, kind, withChecksumKey(meta), batch)
 	if err != nil {
 		return err
 	}
@@ -51,7 +52,7 @@ type linkBuilder struct {
 	from, to    strCol
 }
 
-func newLinkBuilder(mem memory.Allocator, n int, row func(i int) LinkRow, meta map[string]string, batch int) (*linkBuilder, error) {
+func newLinkBuilder(mem memory.Allocator, n int, row func(i int) LinkRow, kind func(i int) string, meta map[string]string, batch int) (*linkBuilder, error) {
 	spec, err := specOf(reflect.TypeFor[LinkRow]())
 	if err != nil {
 		return nil, err
@@ -64,11 +65,14 @@ func newLinkBuilder(mem memory.Allocator, n int, row func(i int) LinkRow, meta m
 	// The kind dictionary: the column's sorted distinct values, as
 	// newTableBuilder makes it. Rows of one kind come in runs, so a
 	// comparison with the previous value skips most map lookups.
+	if kind == nil {
+		kind = func(i int) string { return row(i).Kind }
+	}
 	seen := map[string]bool{}
 	var kinds []string
 	prev := ""
 	for i := range n {
-		k := row(i).Kind
+		k := kind(i)
 		if i > 0 && k == prev {
 			continue
 		}

@@ -44,20 +44,23 @@ func TestWriteLinksEqualsWriteTable(t *testing.T) {
 					t.Fatal(err)
 				}
 			})
-			row := func(i int) LinkRow { return tc.rows[i] }
-			if err := writeLinks(mem, got, len(tc.rows), row, meta, tc.batch); err != nil {
-				t.Fatal(err)
-			}
 			a, err := os.ReadFile(want)
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := os.ReadFile(got)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(a, b) {
-				t.Errorf("WriteLinks wrote %d bytes that differ from WriteTable's %d", len(b), len(a))
+			row := func(i int) LinkRow { return tc.rows[i] }
+			// The kind dictionary read through row, then through kind.
+			for _, kind := range []func(i int) string{nil, func(i int) string { return tc.rows[i].Kind }} {
+				if err := writeLinks(mem, got, len(tc.rows), row, kind, meta, tc.batch); err != nil {
+					t.Fatal(err)
+				}
+				b, err := os.ReadFile(got)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(a, b) {
+					t.Errorf("WriteLinks (kind func %v) wrote %d bytes that differ from WriteTable's %d", kind != nil, len(b), len(a))
+				}
 			}
 		})
 	}
@@ -83,7 +86,7 @@ func BenchmarkWriteLinks(b *testing.B) {
 	b.Run("WriteLinks", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := WriteLinks(path, n, row, nil); err != nil {
+			if err := WriteLinks(path, n, row, func(i int) string { return kinds[i*3/n] }, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -184,7 +184,7 @@ func Memory(r *simulation.Result) []output.MemoryRow {
 // Links is links.arrow: every directed link's bytes, busy time and
 // utilisation (bytes over what its line rate carries in the simulated time).
 func Links(r *simulation.Result) []output.LinkRow {
-	n, row := LinkRows(r)
+	n, row, _ := LinkRows(r)
 	rows := make([]output.LinkRow, n)
 	for i := range rows {
 		rows[i] = row(i)
@@ -192,13 +192,14 @@ func Links(r *simulation.Result) []output.LinkRow {
 	return rows
 }
 
-// LinkRows is Links as a row count and a function giving row i, for
-// output.WriteLinks, which writes them without holding them all. The
-// traffic is computed once, here.
-func LinkRows(r *simulation.Result) (int, func(i int) output.LinkRow) {
+// LinkRows is Links as a row count, a function giving row i and one giving
+// row i's kind alone, for output.WriteLinks, which writes them without
+// holding them all. The traffic is computed once, here.
+func LinkRows(r *simulation.Result) (n int, row func(i int) output.LinkRow, kind func(i int) string) {
 	c := r.Cluster
 	bytes, busy := r.LinkTraffic()
 	total := r.StepTimeS * float64(r.Scenario.Sim.Steps)
+	kind = func(i int) string { return c.Links[i].Kind.String() }
 	return len(c.Links), func(i int) output.LinkRow {
 		l := &c.Links[i]
 		bw := float64(l.Bandwidth)
@@ -208,7 +209,7 @@ func LinkRows(r *simulation.Result) (int, func(i int) output.LinkRow) {
 		}
 		return output.LinkRow{Link: int32(i), From: c.Devices[l.From].Name, To: c.Devices[l.To].Name, Kind: l.Kind.String(),
 			BandwidthBytesPerS: bw, Bytes: output.ByteCount(bytes[i]), BusyNs: busy[i], Utilization: u}
-	}
+	}, kind
 }
 
 // TimelineDicts are the fixed dictionaries of timeline.arrow's repeated
