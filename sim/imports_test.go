@@ -31,7 +31,7 @@ var mayImport = map[string][]string{
 	"sim/topology":          {"sim/engine", "sim/units", "sim/hardware", "sim/hugepages"},
 	"sim/network":           {"sim/engine", "sim/units", "sim/topology", "sim/hugepages"},
 	"sim/collectives":       {"sim/engine", "sim/units", "sim/hardware", "sim/topology", "sim/network"},
-	"sim/parallel":          {"sim/engine", "sim/units", "sim/hardware", "sim/pipeline", "sim/topology", "sim/network", "sim/collectives", "sim/workload"},
+	"sim/parallel":          {"sim/engine", "sim/units", "sim/hardware", "sim/pipeline", "sim/topology", "sim/network", "sim/collectives", "sim/workload", "sim/hugepages"},
 	"sim/scenario":          {"sim/engine", "sim/limits", "sim/hardware", "sim/pipeline", "sim/topology", "sim/network", "sim/parallel", "sim/workload", "sim/goodput"},
 	"sim/simulation":        {"sim/engine", "sim/units", "sim/pipeline", "sim/topology", "sim/network", "sim/collectives", "sim/parallel", "sim/workload", "sim/scenario", "sim/goodput", "sim/hugepages"},
 	"sim/sweep":             {"sim/limits", "sim/network", "sim/scenario", "sim/simulation"},
