@@ -315,7 +315,7 @@ FLOP/s the cluster delivers: GPUs × dense peak at --dtype × MFU.`,
 	pf.add(cmd)
 	f := cmd.Flags()
 	countVar(f, &tokens, "tokens", "training tokens D (e.g. 15T, 15e12)")
-	f.StringVar(&gpu, "gpu", "", "GPU catalog name: "+strings.Join(hardware.GPUNames(), ", "))
+	f.StringVar(&gpu, "gpu", "", "GPU catalog name: "+catalogGPUsMark)
 	f.IntVar(&gpus, "gpus", 0, "number of GPUs")
 	f.Float64Var(&mfu, "mfu", 0, "model FLOPs utilisation, a fraction (e.g. 0.4)")
 	f.StringVar(&dtype, "dtype", "bf16", "peak used: "+strings.Join(workload.DtypeNames(), ", "))
@@ -448,7 +448,7 @@ and the states are assumed fully sharded (ZeRO-3), so this is an upper bound.`,
 		},
 	}
 	sf.add(cmd)
-	cmd.Flags().StringVar(&gpu, "gpu", "", "GPU catalog name: "+strings.Join(hardware.GPUNames(), ", "))
+	cmd.Flags().StringVar(&gpu, "gpu", "", "GPU catalog name: "+catalogGPUsMark)
 	cmd.Flags().IntVar(&gpus, "gpus", 1, "number of GPUs")
 	return cmd
 }
@@ -778,7 +778,7 @@ default to --n).`,
 	f.IntVar(&m, "m", 0, "matvec/matmul rows (default --n)")
 	f.IntVar(&k, "k", 0, "matvec/matmul inner dimension (default --n)")
 	f.StringVar(&dtype, "dtype", "bf16", strings.Join(workload.DtypeNames(), ", "))
-	f.StringVar(&gpu, "gpu", "", "GPU catalog name: "+strings.Join(hardware.GPUNames(), ", "))
+	f.StringVar(&gpu, "gpu", "", "GPU catalog name: "+catalogGPUsMark)
 	return cmd
 }
 
@@ -877,7 +877,7 @@ run takes.`,
 	pf.add(cmd)
 	f := cmd.Flags()
 	f.Float64Var(&tps, "tokens-per-s-per-gpu", 0, "measured training tokens per second per GPU")
-	f.StringVar(&gpu, "gpu", "", "GPU catalog name: "+strings.Join(hardware.GPUNames(), ", "))
+	f.StringVar(&gpu, "gpu", "", "GPU catalog name: "+catalogGPUsMark)
 	f.IntVar(&gpus, "gpus", 1, "number of GPUs")
 	countVar(f, &tok, "tokens", "training tokens, for the run time (optional; e.g. 2T)")
 	f.StringVar(&dtype, "dtype", "bf16", "peak used: "+strings.Join(workload.DtypeNames(), ", "))
@@ -993,7 +993,7 @@ cache from HBM at the spec bandwidth and compute is free.`,
 	f.IntVar(&seq, "seq", 0, "context length in tokens")
 	f.IntVar(&batch, "batch", 1, "sequences")
 	f.StringVar(&dtype, "dtype", "bf16", "weights and cache: "+strings.Join(workload.DtypeNames(), ", "))
-	f.StringVar(&gpu, "gpu", "", "GPU catalog name (optional): "+strings.Join(hardware.GPUNames(), ", "))
+	f.StringVar(&gpu, "gpu", "", "GPU catalog name (optional): "+catalogGPUsMark)
 	f.BoolVar(&decode, "decode", false, "also give the HBM-bandwidth bound on decode tokens/s (needs --gpu)")
 	return cmd
 }

@@ -100,6 +100,9 @@ func errorLine(err error) string {
 // exit status; the error, if any, is one line on stderr.
 func execute(ctx context.Context, root *cobra.Command, args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
+	if len(args) > 0 && strings.HasPrefix(args[0], "__complete") {
+		fillCatalogUsage(root) // completions describe the flags
+	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)

@@ -83,7 +83,7 @@ point's row (DIR/summary.arrow) for simtrain best and notebooks.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.model, "model", "", "model preset (required): "+strings.Join(workload.PresetNames(), ", "))
-	f.StringSliceVar(&o.gpus, "gpu", nil, "GPU type(s), comma-separated (required): "+strings.Join(hardware.GPUNames(), ", "))
+	f.StringSliceVar(&o.gpus, "gpu", nil, "GPU type(s), comma-separated (required): "+catalogGPUsMark)
 	f.IntVar(&o.numGPUs, "gpus", 0, "number of GPUs (required)")
 	f.IntVar(&o.gpusPerNode, "gpus-per-node", 0, "GPUs per node (default: the GPU's usual server)")
 	f.StringVar(&o.tokens, "tokens", "", "tokens to train on (required; e.g. 2T, 300B, 1.5e12)")

@@ -49,7 +49,7 @@ type fieldSet map[string]bool
 // resolved holds what resolution derives from the document.
 type resolved struct {
 	model        workload.Model
-	gpu          hardware.GPU
+	gpu          *hardware.GPU // shared with other plans: read-only
 	nic          hardware.NIC
 	precision    workload.Dtype
 	master, grad workload.Dtype
@@ -84,7 +84,7 @@ type resolved struct {
 // GPUGroup is one resolved node group of the cluster: a homogeneous
 // cluster is one group, cluster.node_groups lists several.
 type GPUGroup struct {
-	GPU        hardware.GPU
+	GPU        *hardware.GPU // shared with other plans: read-only
 	Nodes      int
 	GPUs       int
 	GPUHourUSD float64 // the group's price (its own, or the catalog's)
@@ -160,7 +160,7 @@ func (s *Plan) Given(path string) bool { return s.set[path] }
 func (s *Plan) Arch() workload.Model { return s.r.model }
 
 // GPU is cluster.gpu's hardware record.
-func (s *Plan) GPU() hardware.GPU { return s.r.gpu }
+func (s *Plan) GPU() hardware.GPU { return *s.r.gpu }
 
 // GPUs is the number of GPUs in the cluster.
 func (s *Plan) GPUs() int { return s.r.numGPUs }
@@ -222,13 +222,13 @@ type StageMemory struct {
 // TopologySpec is the cluster block as topology.Build takes it.
 func (s *Plan) TopologySpec() topology.Spec {
 	c := s.Cluster
-	spec := topology.Spec{GPU: c.GPU, Hardware: &s.r.gpu, Nodes: c.Nodes, GPUsPerNode: c.GPUsPerNode, IntraNode: c.IntraNode,
+	spec := topology.Spec{GPU: c.GPU, Hardware: s.r.gpu, Nodes: c.Nodes, GPUsPerNode: c.GPUsPerNode, IntraNode: c.IntraNode,
 		Network: c.Network.Kind, NIC: c.Network.NIC, NICGbps: c.Network.NICGbps, NICsPerNode: c.Network.NICsPerNode,
 		Oversubscription: c.Network.Oversubscription, PodGPUs: c.Network.PodGPUs}
 	if len(c.NodeGroups) > 0 {
 		spec.GPU, spec.Nodes = s.r.gpu.Name, s.Nodes()
 		for _, g := range s.r.groups {
-			spec.Groups = append(spec.Groups, topology.NodeGroup{GPU: g.GPU, Nodes: g.Nodes})
+			spec.Groups = append(spec.Groups, topology.NodeGroup{GPU: *g.GPU, Nodes: g.Nodes})
 		}
 	}
 	return spec

@@ -449,28 +449,51 @@ func IsGPUFile(v string) bool {
 var gpuFiles sync.Map // path → gpuFile
 
 type gpuFile struct {
-	g   hardware.GPU
+	g   *hardware.GPU
 	err error
 }
 
+// catalogGPUs holds one resolved record per catalog GPU, shared read-only
+// by every plan that names it: a sweep resolves its template once or twice
+// a point, and copying the 3 KB record and its source lists each time was
+// a third of a resolve's allocations.
+var catalogGPUs sync.Map // name → *hardware.GPU
+
 // lookupGPU resolves cluster.gpu into its hardware record: a catalog name,
 // or a GPU record file relative to the scenario's directory. It is the one
-// place a scenario's GPU is found.
-func (s *Plan) lookupGPU(v string) (hardware.GPU, error) {
+// place a scenario's GPU is found. The record may be shared with other
+// plans: it is never written.
+func (s *Plan) lookupGPU(v string) (*hardware.GPU, error) {
 	if v == "" {
-		return hardware.GPU{}, fmt.Errorf("cluster.gpu: required (valid: %s)", strings.Join(hardware.GPUNames(), ", "))
+		return nil, fmt.Errorf("cluster.gpu: required (valid: %s)", strings.Join(hardware.GPUNames(), ", "))
 	}
 	g, err := s.gpuRecord(v)
 	if err != nil {
-		return hardware.GPU{}, fmt.Errorf("cluster.gpu: %w", err)
+		return nil, fmt.Errorf("cluster.gpu: %w", err)
 	}
 	return g, nil
 }
 
-// gpuRecord reads cluster.gpu's record from the catalog or its file.
-func (s *Plan) gpuRecord(v string) (hardware.GPU, error) {
+// gpuRecord reads cluster.gpu's record from the catalog or its file (a
+// shared record, read-only).
+func (s *Plan) gpuRecord(v string) (*hardware.GPU, error) {
 	if !IsGPUFile(v) {
-		return hardware.LookupGPUCalibrated(v, s.cal)
+		if len(s.cal) > 0 {
+			g, err := hardware.LookupGPUCalibrated(v, s.cal)
+			if err != nil {
+				return nil, err
+			}
+			return &g, nil
+		}
+		if g, ok := catalogGPUs.Load(v); ok {
+			return g.(*hardware.GPU), nil
+		}
+		g, err := hardware.LookupGPU(v)
+		if err != nil {
+			return nil, err
+		}
+		shared, _ := catalogGPUs.LoadOrStore(v, &g)
+		return shared.(*hardware.GPU), nil
 	}
 	path := v
 	if !filepath.IsAbs(path) {
@@ -479,13 +502,13 @@ func (s *Plan) gpuRecord(v string) (hardware.GPU, error) {
 	if len(s.cal) > 0 {
 		data, err := limits.ReadFile(path, limits.MaxInputBytes)
 		if err != nil {
-			return hardware.GPU{}, fmt.Errorf("%s: %v", v, err)
+			return nil, fmt.Errorf("%s: %v", v, err)
 		}
 		g, err := hardware.ParseGPUCalibrated(data, s.cal)
 		if err != nil {
-			return hardware.GPU{}, fmt.Errorf("%s: %v", v, cleanYAMLError(err))
+			return nil, fmt.Errorf("%s: %v", v, cleanYAMLError(err))
 		}
-		return g, nil
+		return &g, nil
 	}
 	if f, ok := gpuFiles.Load(path); ok {
 		return f.(gpuFile).g, f.(gpuFile).err
@@ -493,10 +516,12 @@ func (s *Plan) gpuRecord(v string) (hardware.GPU, error) {
 	var f gpuFile
 	data, err := limits.ReadFile(path, limits.MaxInputBytes)
 	if err == nil {
-		f.g, err = hardware.ParseGPU(data)
+		var g hardware.GPU
+		g, err = hardware.ParseGPU(data)
+		f.g = &g
 	}
 	if err != nil {
-		f.err = fmt.Errorf("%s: %v", v, cleanYAMLError(err))
+		f.g, f.err = nil, fmt.Errorf("%s: %v", v, cleanYAMLError(err))
 	}
 	gpuFiles.Store(path, f)
 	return f.g, f.err
@@ -512,7 +537,7 @@ func (s *Plan) GPUFile() string {
 
 func (s *Plan) resolveCluster(set fieldSet) error {
 	c := &s.Cluster
-	var g hardware.GPU
+	var g *hardware.GPU
 	var err error
 	if len(c.NodeGroups) > 0 {
 		g, err = s.resolveNodeGroups(set)
@@ -528,7 +553,7 @@ func (s *Plan) resolveCluster(set fieldSet) error {
 	}
 	s.r.attnDims = g.Compute.AttentionHeadDims(s.Training.AttentionKernel)
 	if s.r.fp8 == workload.FP8MXFP8 && g.Arch != "blackwell" {
-		return fmt.Errorf("training.fp8_recipe: mxfp8 needs a Blackwell GPU, %s is %s (valid: %s)", c.GPU, g.Arch, strings.Join(fp8RecipesOn(g), ", "))
+		return fmt.Errorf("training.fp8_recipe: mxfp8 needs a Blackwell GPU, %s is %s (valid: %s)", c.GPU, g.Arch, strings.Join(fp8RecipesOn(*g), ", "))
 	}
 	nodes := s.Nodes()
 	if len(c.NodeGroups) == 0 {
@@ -625,31 +650,31 @@ const maxNodeGroups = 16
 // the first group's GPU: the one whose fabric, software defaults (attention
 // kernel, FP8 recipes, gpus_per_node, intra_node) and NCCL profile the
 // cluster takes. Every group must share that GPU's node fabric.
-func (s *Plan) resolveNodeGroups(set fieldSet) (hardware.GPU, error) {
+func (s *Plan) resolveNodeGroups(set fieldSet) (*hardware.GPU, error) {
 	c := &s.Cluster
 	if c.GPU != "" || set["cluster.nodes"] {
-		return hardware.GPU{}, errors.New("cluster.node_groups: replaces cluster.gpu and cluster.nodes; give one or the other")
+		return nil, errors.New("cluster.node_groups: replaces cluster.gpu and cluster.nodes; give one or the other")
 	}
 	if len(c.NodeGroups) > maxNodeGroups {
-		return hardware.GPU{}, fmt.Errorf("cluster.node_groups: %d groups, at most %d", len(c.NodeGroups), maxNodeGroups)
+		return nil, fmt.Errorf("cluster.node_groups: %d groups, at most %d", len(c.NodeGroups), maxNodeGroups)
 	}
 	s.r.groups = make([]GPUGroup, len(c.NodeGroups))
 	for i, ng := range c.NodeGroups {
 		if ng.GPU == "" {
-			return hardware.GPU{}, fmt.Errorf("cluster.node_groups[%d].gpu: required (valid: %s)", i, strings.Join(hardware.GPUNames(), ", "))
+			return nil, fmt.Errorf("cluster.node_groups[%d].gpu: required (valid: %s)", i, strings.Join(hardware.GPUNames(), ", "))
 		}
 		g, err := s.gpuRecord(ng.GPU)
 		if err != nil {
-			return hardware.GPU{}, fmt.Errorf("cluster.node_groups[%d].gpu: %w", i, err)
+			return nil, fmt.Errorf("cluster.node_groups[%d].gpu: %w", i, err)
 		}
 		if ng.Nodes < 1 || ng.Nodes > MaxGPUs {
-			return hardware.GPU{}, fmt.Errorf("cluster.node_groups[%d].nodes: must be between 1 and %d, got %d", i, MaxGPUs, ng.Nodes)
+			return nil, fmt.Errorf("cluster.node_groups[%d].nodes: must be between 1 and %d, got %d", i, MaxGPUs, ng.Nodes)
 		}
 		if !(ng.GPUHourUSD >= 0) || math.IsInf(ng.GPUHourUSD, 0) {
-			return hardware.GPU{}, fmt.Errorf("cluster.node_groups[%d].gpu_hour_usd: must be >= 0 (0 = the catalog's), got %g", i, ng.GPUHourUSD)
+			return nil, fmt.Errorf("cluster.node_groups[%d].gpu_hour_usd: must be >= 0 (0 = the catalog's), got %g", i, ng.GPUHourUSD)
 		}
-		if first := s.r.groups[0].GPU; i > 0 && !topology.SameNodeFabric(first, g) {
-			return hardware.GPU{}, fmt.Errorf("cluster.node_groups[%d].gpu: %s's node fabric (%s, %d-GPU domain, %d GPUs a node) differs from the first group's %s (%s, %d, %d); valid: GPUs of one board family (h100-sxm, h200)",
+		if first := s.r.groups[0].GPU; i > 0 && !topology.SameNodeFabric(*first, *g) {
+			return nil, fmt.Errorf("cluster.node_groups[%d].gpu: %s's node fabric (%s, %d-GPU domain, %d GPUs a node) differs from the first group's %s (%s, %d, %d); valid: GPUs of one board family (h100-sxm, h200)",
 				i, g.Name, g.ScaleUp, g.DomainGPUs, g.DefaultGPUsPerNode, first.Name, first.ScaleUp, first.DomainGPUs, first.DefaultGPUsPerNode)
 		}
 		s.r.groups[i] = GPUGroup{GPU: g, Nodes: ng.Nodes, GPUHourUSD: ng.GPUHourUSD}

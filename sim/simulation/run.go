@@ -468,7 +468,7 @@ func newPricer(s *scenario.Plan, c *topology.Cluster, l *parallel.Layout, dev wo
 		epCosts: map[costKey]engine.Time{}}
 	if s.Heterogeneous() {
 		for _, g := range s.GPUGroups() {
-			p.devs = append(p.devs, workload.DeviceOf(g.GPU))
+			p.devs = append(p.devs, workload.DeviceOf(*g.GPU))
 		}
 	}
 	return p
@@ -868,7 +868,7 @@ func summarise(ctx context.Context, s *scenario.Plan, res *Result, dev workload.
 			// Peak of a mixed cluster: the sum of every GPU's own peak.
 			peak = 0
 			for _, g := range s.GPUGroups() {
-				peak += float64(workload.DeviceOf(g.GPU).Peak[s.Precision()]) * float64(g.GPUs) * res.StepTimeS
+				peak += float64(workload.DeviceOf(*g.GPU).Peak[s.Precision()]) * float64(g.GPUs) * res.StepTimeS
 			}
 		}
 		if peak > 0 {
