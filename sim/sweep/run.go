@@ -43,6 +43,8 @@ type Point struct {
 }
 
 // Point builds point i (0 ≤ i < Len) afresh, so callers may change it.
+// The first call for one of the first retainPlans points takes the plan
+// loading resolved (no one else holds it); later calls resolve it again.
 //
 // The plan is resolved from a copy of the base with the point's values set
 // as typed fields (scenario.Template) where they allow it, else from the
@@ -58,10 +60,15 @@ func (sw *Sweep) Point(i int) *Point {
 	}
 	var s *scenario.Plan
 	var err error
-	if tv, ok := sw.typedValues(sp.vals); ok {
-		s, err = sw.tmpl.Plan(sw.Name, tv)
-	} else {
-		s, err = sw.pointYAML(sp, p)
+	if i < len(sw.plans) {
+		s = sw.plans[i].Swap(nil) // the plan loading resolved; its error is sp.err
+	}
+	if s == nil {
+		if tv, ok := sw.typedValues(sp.vals); ok {
+			s, err = sw.tmpl.Plan(sw.Name, tv)
+		} else {
+			s, err = sw.pointYAML(sp, p)
+		}
 	}
 	s.Name = p.Name
 	p.Scenario = s

@@ -795,3 +795,61 @@ func TestSweepLayerCopyEqualsEmit(t *testing.T) {
 		t.Errorf("%d points simulated, %d tasks copied", simulated, copied)
 	}
 }
+
+// TestPointTakesLoadedPlan: Point hands out the plan loading resolved once
+// (the first retainPlans points of a sweep without auto fields), and it is
+// the plan, error and run id a second resolution gives, on every point of
+// the bundled 70B sweep and of sweeps through the YAML path (a framework),
+// with invalid points and past retainPlans; a sweep with an auto field
+// keeps no plans.
+func TestPointTakesLoadedPlan(t *testing.T) {
+	inline := func(body string) func() (*Sweep, error) {
+		return func() (*Sweep, error) { return Parse([]byte(sweepBase+body), t.TempDir(), Options{}) }
+	}
+	cases := []struct {
+		name  string
+		load  func() (*Sweep, error)
+		plans bool
+	}{
+		{"70b", func() (*Sweep, error) {
+			return Load("../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml", Options{})
+		}, true},
+		{"70b-past-retained", func() (*Sweep, error) {
+			retainPlans = 300
+			return Load("../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml", Options{})
+		}, true},
+		{"invalid", inline("sweep:\n  parallel.tp: [3, 8]\n  parallel.pp: [1, 3]\n  parallel.sp: [false, true]\n"), true},
+		{"framework", inline("sweep:\n  training.framework: [megatron-lm, torchtitan]\n  parallel.tp: [4, 8]\n"), true},
+		{"auto", func() (*Sweep, error) { return Load("../../scenarios/sweeps/llama3-8b-gpu-types.yaml", Options{}) }, false},
+	}
+	defer func(n int) { retainPlans = n }(retainPlans)
+	for _, tc := range cases {
+		sw, err := tc.load()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if tc.plans != (len(sw.plans) == min(sw.Len(), retainPlans)) {
+			t.Errorf("%s: %d plans kept for %d points, want them kept: %v", tc.name, len(sw.plans), sw.Len(), tc.plans)
+		}
+		for i := 0; i < sw.Len(); i++ {
+			kept := i < len(sw.plans) && sw.plans[i].Load() != nil
+			if want := tc.plans && i < retainPlans; kept != want {
+				t.Errorf("%s point %d: plan kept %v, want %v", tc.name, i, kept, want)
+			}
+			first := sw.Point(i)
+			if i < len(sw.plans) && sw.plans[i].Load() != nil {
+				t.Errorf("%s point %d: Point left the kept plan", tc.name, i)
+			}
+			again := sw.Point(i) // resolved afresh
+			if first.Scenario == again.Scenario {
+				t.Errorf("%s point %d: Point handed out one plan twice", tc.name, i)
+			}
+			if !reflect.DeepEqual(first, again) {
+				t.Errorf("%s point %d: the kept plan differs from a second resolution:\n%+v\n%+v", tc.name, i, first.Scenario.Scenario, again.Scenario.Scenario)
+			}
+			if first.Scenario.RunID() != sw.RunID(i) {
+				t.Errorf("%s point %d: run id %s, loaded %s", tc.name, i, first.Scenario.RunID(), sw.RunID(i))
+			}
+		}
+	}
+}
