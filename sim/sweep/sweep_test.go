@@ -510,6 +510,30 @@ func BenchmarkSweep70BAll(b *testing.B) {
 	b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N*len(idx)), "cpu-ms/point")
 }
 
+// BenchmarkSweep70BLoadRun loads the 1,000-point example and runs every
+// point on two workers, as `simtrain sweep --workers 2` does without
+// writing files: BenchmarkSweep70BAll with the loading (resolving and
+// hashing every point) counted, and with Point taking the plans loading
+// resolved. cpu-ms/point is this process's CPU time over the points.
+func BenchmarkSweep70BLoadRun(b *testing.B) {
+	var cpu0, cpu1 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &cpu0)
+	points := 0
+	for b.Loop() {
+		sw, err := Load("../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml", Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := sw.Run(context.Background(), sw.ShardIndices(0, 1), 2, func(PointResult) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+		points += sw.Len()
+	}
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &cpu1)
+	cpu := time.Duration(cpu1.Utime.Nano() + cpu1.Stime.Nano() - cpu0.Utime.Nano() - cpu0.Stime.Nano())
+	b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(points), "cpu-ms/point")
+}
+
 // Steady-state replication is exact on the 70B sweep: every simulated
 // point with enough micro-batches to be replicated (simulation.Options
 // .FiguresOnly, which a sweep worker sets) has the figures of its full
