@@ -22,7 +22,8 @@ import (
 )
 
 // Sweep is a loaded, validated and enumerated sweep file. It is immutable
-// after loading; Point and Evaluate may be called from many goroutines.
+// after loading but for the plans loading kept, which Point takes
+// atomically; Point and Evaluate may be called from many goroutines.
 type Sweep struct {
 	// Name is the sweep's name; point i is named Name-i (zero-padded).
 	Name        string
