@@ -68,6 +68,13 @@ type fullStage struct {
 	// waits for (HostAfter targets), -1 for the others.
 	waitOrd []int32
 	nwait   int
+	// waitEnd is, per host-wait target and rank, the target's end plus
+	// one (0: not yet), task-major like cnt: target w (waitOrd) of the
+	// rank in column c at w*ranks+c. With the launch-queue bound nearly
+	// every task is a target (the task 1024 launches back on its stream
+	// holds the host), ≈ 900 per rank in the 405B run: rank-major rows of
+	// 7 KB made every end a cache miss (1.2 s of the run's CPU, issue 18).
+	waitEnd []engine.Time
 	// hostIssue is the host thread's busy time over the program: the
 	// sum of the issue times of the tasks it issues.
 	hostIssue engine.Time
@@ -110,10 +117,7 @@ func (fs *fullStage) ended(t, col int) bool {
 
 // fullInst is one rank's compact state.
 type fullInst struct {
-	col int // the rank's column in its stage's counters (fullStage.cnt)
-	// waitEnd is, per host-wait target (fullStage.waitOrd), its end plus
-	// one (0: not yet).
-	waitEnd []engine.Time
+	col int // the rank's column in its stage's counters (fullStage.cnt, waitEnd)
 	// ring holds, at index task & (len-1), the issue time plus one of a
 	// task the host thread has passed before the task asked for it (0:
 	// empty); it grows when a slot is still taken.
@@ -158,12 +162,21 @@ func newFullMode(x *Executor) *fullMode {
 		fs := &f.stage[in.stage]
 		f.inst[i].col = fs.ranks
 		fs.ranks++
-		if fs.nwait > 0 {
-			f.inst[i].waitEnd = make([]engine.Time, fs.nwait)
-		}
 	}
+	waits := 0
 	for s := range f.stage {
 		cells += f.stage[s].ranks * len(x.progs[s].Tasks)
+		waits += f.stage[s].ranks * f.stage[s].nwait
+	}
+	// One allocation for every rank's wait ends too (zero: not yet).
+	if waits > 0 {
+		ends := make([]engine.Time, waits)
+		adviseHugePages(ends)
+		for s := range f.stage {
+			fs := &f.stage[s]
+			n := fs.ranks * fs.nwait
+			fs.waitEnd, ends = ends[:n:n], ends[n:]
+		}
 	}
 	// One allocation for every rank's counters: fresh memory is zero,
 	// every task's initial count.
@@ -324,7 +337,7 @@ func (x *Executor) complete1Full(i, t int) {
 	// After the successors, as the eager host resumes after them: a task
 	// that asked meanwhile waits for the resumption, in program order.
 	if w := fs.waitOrd[t]; w >= 0 {
-		fi.waitEnd[w] = now + 1
+		fs.waitEnd[int(w)*fs.ranks+fi.col] = now + 1
 		if int(in.hostWait) == t {
 			x.hostResume(i)
 		}
@@ -392,7 +405,7 @@ func (x *Executor) hostTo(i, t int) (engine.Time, bool) {
 			if w < 0 {
 				continue
 			}
-			e := fi.waitEnd[fs.waitOrd[w]]
+			e := fs.waitEnd[int(fs.waitOrd[w])*fs.ranks+fi.col]
 			if e == 0 {
 				in.hostWait = int32(w)
 				return 0, false
@@ -401,7 +414,7 @@ func (x *Executor) hostTo(i, t int) (engine.Time, bool) {
 		}
 		issued := begin + task.Issue
 		if w, rest := p.QueueSelf(u); w >= 0 {
-			e := fi.waitEnd[fs.waitOrd[w]]
+			e := fs.waitEnd[int(fs.waitOrd[w])*fs.ranks+fi.col]
 			if e == 0 {
 				in.hostWait = int32(w)
 				return 0, false
