@@ -89,17 +89,7 @@ func TestFullManyInputs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sym := NewSymmetric(engine.New(), l, []*Program{build()})
-		if err := sym.Run(); err != nil {
-			t.Fatal(err)
-		}
-		full, err := NewFull(engine.New(), l, []*Program{build()}, nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := full.Run(); err != nil {
-			t.Fatal(err)
-		}
+		sym, full := playBoth(t, l, build)
 		if full.full.stage[0].big == nil {
 			t.Fatalf("hosted %v: no task counted beside the byte counters", hosted)
 		}
@@ -116,4 +106,23 @@ func TestFullManyInputs(t *testing.T) {
 			}
 		}
 	}
+}
+
+// playBoth plays the program build returns on the representative-rank
+// executor and on the every-rank one, each with its own copy, and fails
+// the test if either play fails.
+func playBoth(t *testing.T, l *Layout, build func() *Program) (sym, full *Executor) {
+	t.Helper()
+	sym = NewSymmetric(engine.New(), l, []*Program{build()})
+	if err := sym.Run(); err != nil {
+		t.Fatal(err)
+	}
+	full, err := NewFull(engine.New(), l, []*Program{build()}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := full.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return sym, full
 }

@@ -224,17 +224,7 @@ func TestLaunchQueueHand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sym := NewSymmetric(engine.New(), l, []*Program{build()})
-		if err := sym.Run(); err != nil {
-			t.Fatal(err)
-		}
-		full, err := NewFull(engine.New(), l, []*Program{build()}, nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := full.Run(); err != nil {
-			t.Fatal(err)
-		}
+		sym, full := playBoth(t, l, build)
 		ws, we, wi := sym.Times(0, nil, nil, nil)
 		fs, fe, fi := full.Times(0, nil, nil, nil)
 		var last engine.Time

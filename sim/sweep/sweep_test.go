@@ -534,6 +534,13 @@ func BenchmarkSweep70BLoadRun(b *testing.B) {
 	b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(points), "cpu-ms/point")
 }
 
+// resultFigures lists the figures of a run that an exact reduction of its
+// play (replication, layer copying) must leave equal, Events included.
+func resultFigures(r *simulation.Result) []any {
+	return []any{r.StepTimeS, r.TokensPerS, r.MFU, r.HFU, r.BubbleFraction, r.ComputeS, r.HostSyncS, r.HostBoundS,
+		r.HostIssueS, r.ExposedCommS, r.StepP50S, r.StepP99S, r.Fits, r.CostUSDPerStep, r.EnergyKWhPerStep, r.Events}
+}
+
 // Steady-state replication is exact on the 70B sweep: every simulated
 // point with enough micro-batches to be replicated (simulation.Options
 // .FiguresOnly, which a sweep worker sets) has the figures of its full
@@ -545,10 +552,6 @@ func TestSweepSteadyMatchesFull(t *testing.T) {
 	sw, err := Load("../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml", Options{})
 	if err != nil {
 		t.Fatal(err)
-	}
-	figures := func(r *simulation.Result) []any {
-		return []any{r.StepTimeS, r.TokensPerS, r.MFU, r.HFU, r.BubbleFraction, r.ComputeS, r.HostSyncS, r.HostBoundS,
-			r.HostIssueS, r.ExposedCommS, r.StepP50S, r.StepP99S, r.Fits, r.CostUSDPerStep, r.EnergyKWhPerStep, r.Events}
 	}
 	reuse := new(simulation.Reuse)
 	replicated := 0
@@ -572,7 +575,7 @@ func TestSweepSteadyMatchesFull(t *testing.T) {
 		if want.Result == nil || want.Result.Replicated != 0 {
 			t.Fatalf("point %d: played whole: %v", i, want.Outcome)
 		}
-		if g, w := figures(got.Result), figures(want.Result); !reflect.DeepEqual(g, w) {
+		if g, w := resultFigures(got.Result), resultFigures(want.Result); !reflect.DeepEqual(g, w) {
 			t.Errorf("point %d: replicated %v, full play %v", i, g, w)
 		}
 	}
@@ -786,10 +789,6 @@ func TestSweepLayerCopyEqualsEmit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	figures := func(r *simulation.Result) []any {
-		return []any{r.StepTimeS, r.TokensPerS, r.MFU, r.HFU, r.BubbleFraction, r.ComputeS, r.HostSyncS, r.HostBoundS,
-			r.HostIssueS, r.ExposedCommS, r.StepP50S, r.StepP99S, r.Fits, r.CostUSDPerStep, r.EnergyKWhPerStep, r.Events}
-	}
 	c0 := parallel.CopiedTasks()
 	simulated := 0
 	for i := 0; i < sw.Len(); i++ {
@@ -806,7 +805,7 @@ func TestSweepLayerCopyEqualsEmit(t *testing.T) {
 			if err != nil {
 				t.Fatalf("point %d: %v", i, err)
 			}
-			got[k] = figures(r)
+			got[k] = resultFigures(r)
 		}
 		if !reflect.DeepEqual(got[0], got[1]) {
 			t.Errorf("point %d: with layer copies %v, every layer emitted %v", i, got[0], got[1])
