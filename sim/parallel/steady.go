@@ -709,3 +709,98 @@ func (a *Arena) eventBuffer(i, n int) []int32 {
 	a.events[i] = resize(a.events[i], n)
 	return a.events[i]
 }
+
+// Settling: a pipeline whose units have not settled when Replicate checks
+// them (issue 18). With Hopper's persistent-GEMM waves (interference.go) a
+// compute task's slowdown depends on how much of it overlaps communication,
+// so a change in one unit's timing changes the next unit's: the period of
+// successive units then oscillates about its final value and the
+// oscillation shrinks by a roughly constant factor per unit (measured on
+// the 70B layout sweep: 0.57 on pp 16 tp 16 with 64 micro-batches, where
+// 338, 591, 1,033, 1,806 ns were the last four units' changes of period;
+// 0.89 on pp 8 tp 16 with 64, which has not settled after 64). In integer
+// nanoseconds the oscillation dies out once it falls below 1 ns, after
+// which the units repeat exactly. Settle estimates from the failed play how
+// many units more that takes, so the caller can play a step just long
+// enough, or the whole step at once when the units would settle too late
+// for a gain (a shortened play that fails costs its time on top of the
+// full play's). The estimate only chooses what to play: Replicate still
+// checks the new play exactly.
+
+// settleUnits is how many units Settle measures the change of period on.
+const settleUnits = 4
+
+// settleSlack is the units added to Settle's estimate: the oscillation's
+// decay is not exactly geometric (integer rounding, the stages' different
+// phases), and Replicate checks reach+2 settled units before the copied one.
+const settleSlack = 3
+
+// Settle estimates, after Replicate(st) failed on the played step, how many
+// micro-batches more the played step needs for its units to repeat: from
+// the largest change of period (second difference of start times, over
+// every stage and task) of each of the last settleUnits units up to the
+// replicated one, d0 (that unit) … d3, when they shrink geometrically, the
+// units until d0 falls below 1 ns at the slowest ratio seen, plus
+// settleSlack. ok is false when they do not shrink (steady already, or
+// changing otherwise: the caller has no estimate); the result is capped
+// at limit (micro-batches).
+func (x *Executor) Settle(st Steady, limit int) (more int, ok bool) {
+	if len(st.stages) != len(x.inst) {
+		return 0, false
+	}
+	var d [settleUnits]int64
+	for i := range x.inst {
+		in := &x.inst[i]
+		p := in.prog
+		cut := st.stages[in.stage]
+		for j := range d {
+			hi := cut.end - j*cut.unit
+			lo := hi - cut.unit
+			if lo-2*cut.unit < 0 || hi >= len(p.entries) {
+				return 0, false
+			}
+			a, b := p.entries[lo], p.entries[hi]
+			u := b - a
+			if u <= 0 || p.entries[lo-cut.unit] != a-u || p.entries[lo-2*cut.unit] != a-2*u {
+				return 0, false // units of different sizes: not this reasoning
+			}
+			for t := a; t < b; t++ {
+				s0, s1, s2 := in.state[t-2*u].Start(), in.state[t-u].Start(), in.state[t].Start()
+				v := int64((s2 - s1) - (s1 - s0))
+				d[j] = max(d[j], v, -v)
+			}
+		}
+	}
+	n, ok := settleEstimate(d[:], limit/st.g+1)
+	if !ok {
+		return 0, false
+	}
+	return min((n+settleSlack)*st.g, limit), true
+}
+
+// settleEstimate is how many units it takes d[0] to fall below 1 shrinking
+// by the largest ratio d[j]/d[j+1] (d: the change of period of successive
+// units, latest first), at most limit; false when d does not shrink from
+// each unit to the next.
+func settleEstimate(d []int64, limit int) (int, bool) {
+	num, den := int64(0), int64(1) // the slowest ratio num/den < 1
+	for j := 0; j+1 < len(d); j++ {
+		if d[j] <= 0 || d[j] >= d[j+1] {
+			return 0, false
+		}
+		if d[j]*den > num*d[j+1] {
+			num, den = d[j], d[j+1]
+		}
+	}
+	// Iterate in integers: v·num/den falls by at least one per unit
+	// (products kept below 2⁶³: the ratio to 30 bits, v to 32, which only
+	// matter for changes of seconds, beyond any limit).
+	for num >= 1<<30 {
+		num, den = num>>1, den>>1
+	}
+	n := 0
+	for v := min(d[0], 1<<32); v >= 1 && n < limit; n++ {
+		v = v * num / den
+	}
+	return n, true
+}

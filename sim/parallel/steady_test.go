@@ -261,3 +261,38 @@ func TestSteadyReplicatesLaunchQueue(t *testing.T) {
 		})
 	}
 }
+
+// settleEstimate counts the units until the latest change of period falls
+// below 1 ns at the slowest ratio seen, in integers (hand-computed).
+func TestSettleEstimate(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		d     []int64
+		limit int
+		n     int
+		ok    bool
+	}{
+		// The 70B sweep's pp 16 tp 16 point with 64 micro-batches:
+		// slowest ratio 591/1033; 338 → 193 → 110 → 62 → 35 → 20 → 11
+		// → 6 → 3 → 1 → 0.
+		{"geometric 0.57", []int64{338, 591, 1033, 1806}, 100, 10, true},
+		// Halving: 100,000 / 2¹⁶ = 1, / 2¹⁷ = 0.
+		{"halving", []int64{100000, 200000, 400000, 800000}, 100, 17, true},
+		{"capped at the limit", []int64{100000, 200000, 400000, 800000}, 5, 5, true},
+		// The slowest ratio counts: 1/2 then 9/10; 10 → 9 → 8 → 7 → 6
+		// → 5 → 4 → 3 → 2 → 1 → 0.
+		{"slowest ratio", []int64{10, 20, 40, 44}, 100, 10, true},
+		{"settled already", []int64{1, 2, 4, 8}, 100, 1, true},
+		// Ratios of 2⁴⁰ scaled to 30 bits, v to 2³²: 33 halvings.
+		{"huge", []int64{1 << 40, 1 << 41, 1 << 42, 1 << 43}, 100, 33, true},
+		{"constant: a drift, not a decay", []int64{49080, 49080, 49080, 49080}, 100, 0, false},
+		{"growing", []int64{107785, 99026, 90000, 80000}, 100, 0, false},
+		{"repeats already at the last unit", []int64{0, 17, 171, 1888}, 100, 0, false},
+		{"not shrinking every unit", []int64{7067, 7067, 5757, 9198}, 100, 0, false},
+	} {
+		n, ok := settleEstimate(c.d, c.limit)
+		if n != c.n || ok != c.ok {
+			t.Errorf("%s: settleEstimate(%v, %d) = %d, %v, want %d, %v", c.name, c.d, c.limit, n, ok, c.n, c.ok)
+		}
+	}
+}

@@ -81,6 +81,11 @@ type Result struct {
 	// but derived by steady-state replication (Options.FiguresOnly); 0
 	// when the step was played whole.
 	Replicated int
+	// SteadyPlays is how many shortened plays steady-state replication
+	// tried (0–2; the second with the micro-batches
+	// parallel.Executor.Settle estimated); with Replicated > 0 the last
+	// one was used, else the step was then played whole.
+	SteadyPlays int
 
 	Cluster *topology.Cluster
 	Layout  *parallel.Layout
@@ -185,9 +190,12 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 		// Steady-state replication (parallel.PlanSteady): play fewer
 		// micro-batches; when the last ones played repeat exactly, the
 		// rest follow arithmetically. A pipeline that has not settled
-		// by then is tried once more with more micro-batches, then
-		// played whole.
-		for _, margin := range steadyMargins {
+		// by then is tried once more, with as many micro-batches more
+		// as parallel.Executor.Settle estimates it needs to settle
+		// (steadyRetry more without an estimate), or played whole when
+		// that would gain too little.
+		margin := steadyMargin
+		for try := 0; try < 2; try++ {
 			steady, ok := parallel.PlanSteady(cfg, margin)
 			if !ok {
 				break
@@ -198,12 +206,25 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 			if err != nil {
 				return nil, err
 			}
+			res.SteadyPlays++
 			if x.Replicate(steady) {
 				extraEvents = x.ExtraEvents()
 				res.Replicated = cfg.Microbatches - steady.Played
 				break
 			}
+			more, known := x.Settle(steady, cfg.Microbatches)
 			x = nil
+			if !known {
+				margin += steadyRetry
+				continue
+			}
+			margin += more
+			// The estimate is a guess (Settle): a second play that fails
+			// costs its time on top of the full play's, so it is tried
+			// only for a clear gain, at most 3/4 of the step.
+			if next, ok := parallel.PlanSteady(cfg, margin); !ok || 4*next.Played > 3*cfg.Microbatches {
+				break // settling too late for a gain: play whole
+			}
 		}
 	}
 	if x == nil {
@@ -298,9 +319,14 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 	return x, progs, eng, nil
 }
 
-// steadyMargins are the micro-batches beyond the pipeline's depth that a
-// replicated step plays (parallel.PlanSteady), tried in turn.
-var steadyMargins = []int{8, 16}
+// steadyMargin is the micro-batches beyond the pipeline's depth that a
+// replicated step plays first (parallel.PlanSteady); steadyRetry the
+// micro-batches more the second play adds when parallel.Executor.Settle has
+// no estimate of when the units settle.
+const (
+	steadyMargin = 8
+	steadyRetry  = 8
+)
 
 // Reuse is what a goroutine running many scenarios one after another keeps
 // from one Run to the next (Options.Reuse): the storage the task graphs are

@@ -83,7 +83,7 @@ func TestSteadyMatchesFull(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		if _, ok := parallel.PlanSteady(s.StepConfig(layout), steadyMargins[0]); !ok {
+		if _, ok := parallel.PlanSteady(s.StepConfig(layout), steadyMargin); !ok {
 			continue // played whole either way
 		}
 		tried++
