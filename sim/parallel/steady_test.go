@@ -296,3 +296,42 @@ func TestSettleEstimate(t *testing.T) {
 		}
 	}
 }
+
+// Settle reads the change of period of the last units up to the copied one
+// from the played tasks' starts: one stage of two tasks per unit (the
+// second 10 ns after the first), units starting at the given times, the
+// copied unit the last but one (the last is the suffix).
+func TestSettle(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		starts []engine.Time // of each unit
+		limit  int
+		more   int
+		ok     bool
+	}{
+		// Periods 1000, 1000, 1064, 1032, 1048, 1040: changes 64, −32,
+		// 16, −8 up to the copied unit, ratio 1/2: 8 → 4 → 2 → 1 → 0,
+		// 4 units, + settleSlack.
+		{"halving oscillation", []engine.Time{0, 1000, 2000, 3064, 4096, 5144, 6184, 7224}, 100, 4 + settleSlack, true},
+		{"capped", []engine.Time{0, 1000, 2000, 3064, 4096, 5144, 6184, 7224}, 5, 5, true},
+		// Periods 1000, 1010, 1020, …: a drift, not settling.
+		{"drift", []engine.Time{0, 1000, 2010, 3030, 4060, 5100, 6150, 7210}, 100, 0, false},
+		// The copied unit repeats the one before: nothing to estimate.
+		{"settled", []engine.Time{0, 1000, 2000, 3000, 4000, 5000, 6000, 7000}, 100, 0, false},
+	} {
+		starts := c.starts
+		p := &Program{Tasks: make([]Task, 2*len(starts))}
+		st := make([]taskState, len(p.Tasks))
+		for k, s := range starts {
+			p.entries = append(p.entries, int32(2*k))
+			st[2*k].start, st[2*k+1].start = s+1, s+10+1
+		}
+		p.entries = append(p.entries, int32(len(p.Tasks)))
+		x := &Executor{inst: []instance{{prog: p, state: st}}}
+		plan := Steady{Played: 8, g: 1, stages: []steadyStage{{end: len(starts) - 1, unit: 1}}}
+		more, ok := x.Settle(plan, c.limit)
+		if more != c.more || ok != c.ok {
+			t.Errorf("%s: Settle = %d, %v, want %d, %v", c.name, more, ok, c.more, c.ok)
+		}
+	}
+}
