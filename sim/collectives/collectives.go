@@ -260,6 +260,9 @@ func (g *Group) pick(op Op, a Algo, bytes float64) (est, int) {
 		}
 	}
 	if a == Auto {
+		if op == AllReduce {
+			consider(s.allPairs(bytes)) // RCCL only (MSCCL picks it before NCCL's tuning model)
+		}
 		switch {
 		case op == AllReduce && s.domains > 1:
 			consider(s.nvlsTree(bytes))

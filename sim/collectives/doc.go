@@ -110,6 +110,18 @@
 // send). send_recv and send: S/B over the slowest pair (B_net when a pair
 // crosses domains, else B_p2p). LL halves the rate.
 //
+// RCCL. GPUs whose comm.library is rccl take RCCL's own base, XGMI and PCIe
+// latencies (ROCm/rccl tuning.cc baseLat and tuning_model_5, the model of
+// the 8-GPU fully connected XGMI platforms; the network row stays NCCL's).
+// On one domain of exactly 8 ranks, Auto all_reduce also considers RCCL's
+// MSCCL all-pairs algorithm (tools/msccl-algorithms allreduce-allpairs-8n-*,
+// loaded on those platforms): every rank reduce-scatters its chunks straight
+// to the seven others and all-gathers them back, 2 steps instead of the
+// ring's 2(n-1): latency base + 2 hops, the ring's bus bytes at the ring
+// rate, LL (half rate) to 524,287 B and Simple to 11,534,336 B, MSCCL's
+// fixed channels. It is reported as Direct; flow fidelity plays 2S/n bytes
+// from every rank to every other.
+//
 // Channels. Below channels·threads·threshold bytes NCCL uses fewer channels
 // and then halves the threads of the last one, keeping about threshold bytes
 // per thread (enqueue.cc topoGetAlgoInfo; thresholds 8/8/64 bytes for
@@ -135,9 +147,11 @@
 // 1 MiB to 8 GiB; both sweeps give L0 = 12 µs. The resulting model is within
 // 7.3% (H100) and 6.8% (A100) of every row from 1 MiB to 8 GiB and within 2x
 // from 64 KiB. The MI300X (RCCL) has its own: AMD's 8-GPU rccl-tests sweep
-// sets its ring efficiency (318.98/448) and shows no ramp, within 7% from
-// 16 MiB to 16 GiB (TestSweepMI300X; below 8 MiB NCCL's Ampere latencies
-// make it up to 49% slow). GPUs without a published sweep take the values of
+// sets its ring efficiency (318.98/448) and shows no ramp, within 1.1% of it
+// from 16 MiB to 16 GiB with RCCL's latencies, within 30% from 1 to 8 MiB
+// with the all-pairs algorithm, and 1.5-1.9x slow below 1 MiB, where RCCL's
+// 12 µs base latency and the 12 µs launch cost fitted on NCCL double count
+// (TestSweepMI300X). GPUs without a published sweep take the values of
 // the nearest measured one (hardware.CommProfile.Sources says which).
 //
 // # Contention at analytic fidelity

@@ -17,6 +17,7 @@ const (
 	kNVLSTree
 	kHier
 	kDirect
+	kAllPairs // RCCL's MSCCL all-pairs all_reduce (reported as Direct)
 )
 
 func (k kind) algo() Algo {
@@ -27,7 +28,7 @@ func (k kind) algo() Algo {
 		return NVLS
 	case kHier:
 		return Hierarchical
-	case kDirect:
+	case kDirect, kAllPairs:
 		return Direct
 	}
 	return Ring
@@ -528,6 +529,49 @@ func (s *shape) direct(op Op, p Proto, bytes float64) (est, bool) {
 	return s.finish(est{kind: kDirect, proto: p}, lat, ideal, xfer, bytes*busFactor(op, n)), true
 }
 
+// RCCL's MSCCL all-pairs all_reduce for 8 ranks (ROCm/rccl
+// tools/msccl-algorithms @ 0cbce2a7, RCCL 2.21.5; installed with RCCL and
+// loaded on the 8-GPU fully connected XGMI platforms, rome_models.cc
+// rome_model_79 "mscclEnabled=1"): every rank reduce-scatters its 1/8
+// chunks straight to the seven others, then all-gathers them the same way,
+// so the collective takes 2 steps where a ring takes 2(n-1) = 14.
+const (
+	allPairsRanks = 8        // ngpus="8" in every allreduce-allpairs-8n-*.xml
+	allPairsLLMax = 524287   // allreduce-allpairs-8n-ll-32tb (0-65,536 B) and -ll-64tb (65,537-524,287 B): LL
+	allPairsMax   = 11534336 // allreduce-allpairs-8n-simple(-op): Simple from 524,288 B; in- and out-of-place both reach 11,534,336 B
+)
+
+// allPairs prices RCCL's MSCCL all-pairs all_reduce: 2 steps of RCCL's base
+// and per-hop latency, the ring's bus bytes at the ring rate (every rank
+// drives all its links at once, as a ring of a full mesh does), LL at
+// LLFraction of it (RCCL's AMD path applies no llMaxBw cap, tuning.cc) and
+// MSCCL's fixed channel count (no channel drop). It applies to all_reduce
+// on one domain of exactly 8 ranks with comm.library rccl, up to 11 MiB.
+// The in-place files' second Simple window (14,680,065-16,777,216 B) and
+// the out-of-place file's reach to 16 MiB are left out: AMD's out-of-place
+// rccl-tests sweep at 16 MiB runs at the ring's time (148.8 µs measured;
+// ring 150.4 µs, all-pairs 125 µs modelled; TestSweepMI300X).
+func (s *shape) allPairs(bytes float64) (est, bool) {
+	if s.p.Library != "rccl" || s.domains != 1 || s.n != allPairsRanks || s.pcie || bytes > allPairsMax {
+		return est{}, false
+	}
+	p := Simple
+	if bytes <= allPairsLLMax {
+		p = LL
+	}
+	full := s.ringBW()
+	bw := full
+	if p == LL {
+		bw = s.p.LLFraction * full
+	}
+	if !(bw > 0) {
+		return est{}, false
+	}
+	k := busFactor(AllReduce, s.n)
+	lat := algoLat(&s.p.BaseLatency, kRing, p) + 2*s.intraLat(kRing, p)
+	return s.finish(est{kind: kAllPairs, proto: p}, lat, bytes*k/full, bytes*k/bw, bytes*k), true
+}
+
 // bestRing is the fastest ring protocol for op.
 func (s *shape) bestRing(op Op, bytes float64) (est, bool) {
 	var best est
@@ -642,6 +686,11 @@ func (s *shape) eval(op Op, k kind, p Proto, bytes float64) (est, bool) {
 		return s.nvlsTree(bytes)
 	case kDirect:
 		return s.direct(op, p, bytes)
+	case kAllPairs:
+		if op != AllReduce {
+			return est{}, false
+		}
+		return s.allPairs(bytes) // its protocol is set by the size
 	}
 	return est{}, false
 }

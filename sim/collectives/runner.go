@@ -229,6 +229,8 @@ func (r *Runner) startPhase(id int32) {
 		}
 	case kDirect:
 		r.direct(id, g, ru.op, S)
+	case kAllPairs:
+		r.allPairs(id, g, S)
 	}
 	if ru := &r.runs[id]; ru.pending == 0 {
 		r.e.After(ru.remaining(), r.h, int64(id))
@@ -409,6 +411,22 @@ func (r *Runner) nvlsFlows(id int32, g *Group, op Op, d0, d1 int) {
 // position there (rail-aligned, as PXN does); send_recv sends S from each
 // rank to the next in the given order; send sends S from ranks[0] to
 // ranks[1].
+// allPairs plays RCCL's all-pairs all_reduce of S bytes inside the group's
+// one domain: each rank sends each other rank its 1/n chunk to reduce and
+// then the reduced chunk back, 2S/n bytes a pair, at the ring's achievable
+// fraction (the closed form prices it at the ring rate).
+func (r *Runner) allPairs(id int32, g *Group, S float64) {
+	n := len(g.ranks)
+	vol := 2 * S / float64(n)
+	for i, a := range g.ranks {
+		for j, b := range g.ranks {
+			if i != j {
+				r.flow(id, g, a, b, vol, j, false)
+			}
+		}
+	}
+}
+
 func (r *Runner) direct(id int32, g *Group, op Op, S float64) {
 	switch op {
 	case AllToAll:

@@ -26,6 +26,8 @@ func (g *Group) Transfers(op Op, a Algo, bytes float64) (int64, error) {
 			return n, nil
 		}
 		return 1, nil
+	case kAllPairs:
+		return n * (n - 1), nil // every rank to every other, once per phase pair
 	case kRing, kNVLS:
 		return 2 * n, nil // ring edges and domain crossings; NVLS up and down ports
 	case kTree, kNVLSTree:

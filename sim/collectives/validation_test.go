@@ -261,12 +261,14 @@ var sweepMI300X = []struct {
 
 // TestSweepMI300X holds the MI300X (RCCL) all_reduce to both published
 // 8-GPU sweeps: within 15% from 16 MiB to 16 GiB (the sizes of FSDP's
-// per-layer collectives), as TestSweep2c does for the NVIDIA sweeps, and
-// within 3x of AMD's from 64 KiB (the two sweeps differ by up to 3.7x below
-// 8 MiB; Azure's runs on SR-IOV virtual machines). Between 1 and 8 MiB the model is 27-49% slow: RCCL
-// is priced with NCCL's Ampere latency table (comm.tuning), whose ring base
-// latency is about twice what RCCL shows (4 MiB: 91 µs modelled, 51.7 µs
-// measured); RCCL's own tuning table is not in the catalog.
+// per-layer collectives), as TestSweep2c does for the NVIDIA sweeps; within
+// 35% of AMD's from 1 to 8 MiB, where RCCL runs MSCCL's all-pairs
+// all_reduce (2 steps instead of the ring's 14: 0.70-1.06 of AMD's busbw;
+// with NCCL's Ampere latency table and the ring only it was 0.51-0.73);
+// and within 2x of AMD's from 64 KiB (the two sweeps differ by up to 3.7x
+// below 8 MiB; Azure's runs on SR-IOV virtual machines). Below 1 MiB the
+// model is still 1.5-1.9x slow: RCCL's base latency (12 µs) and the 12 µs
+// launch cost fitted on NCCL add up to twice AMD's 13.8 µs at 64 KiB.
 func TestSweepMI300X(t *testing.T) {
 	g := allRanks(t, cluster(t, topology.Spec{GPU: "mi300x", Nodes: 1}))
 	worst := 0.0
@@ -291,13 +293,66 @@ func TestSweepMI300X(t *testing.T) {
 				if math.Abs(ratio-1) > 0.15 {
 					t.Errorf("%s 2^%d B: busbw %.2f GB/s, measured %.2f (%+.1f%%, limit 15%%)", m.src, row.log2, got, m.want, (ratio-1)*100)
 				}
+			case m.src == "amd" && row.log2 >= 20:
+				if math.Abs(ratio-1) > 0.35 {
+					t.Errorf("%s 2^%d B: busbw %.2f GB/s, measured %.2f (x%.2f, limit 35%%)", m.src, row.log2, got, m.want, ratio)
+				}
 			case m.src == "amd":
-				if ratio < 1.0/3 || ratio > 3 {
-					t.Errorf("%s 2^%d B: busbw %.2f GB/s, measured %.2f (x%.2f, limit 3x)", m.src, row.log2, got, m.want, ratio)
+				if ratio < 1.0/2 || ratio > 2 {
+					t.Errorf("%s 2^%d B: busbw %.2f GB/s, measured %.2f (x%.2f, limit 2x)", m.src, row.log2, got, m.want, ratio)
 				}
 			}
 		}
 		t.Logf("mi300x %12.0f B  %9.2f µs  busbw %7.2f  amd %7.2f  azure %7.2f  %s/%s", bytes, float64(c.Time.Microseconds()), got, row.amd, row.azure, c.Algo, c.Proto)
 	}
 	t.Logf("mi300x: worst busbw error 16 MiB-16 GiB %.1f%%", worst*100)
+}
+
+// TestAllPairsMI300X checks RCCL's MSCCL all-pairs all_reduce by hand on 8
+// MI300X (launch 12 µs; RCCL base 12 µs LL, 17 µs Simple; XGMI hop 0.8 µs
+// LL, 2.1 µs Simple; ring rate 318.98 GB/s, LL half of it; bus bytes
+// 2·7/8 of the size): 2 hops instead of the ring's 14, LL to 524,287 B,
+// Simple to 11,534,336 B, the ring beyond; never on other groups.
+func TestAllPairsMI300X(t *testing.T) {
+	mi := allRanks(t, cluster(t, topology.Spec{GPU: "mi300x", Nodes: 1}))
+	mi4, err := NewGroup(cluster(t, topology.Spec{GPU: "mi300x", Nodes: 1}), []int{0, 1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mi16 := allRanks(t, cluster(t, topology.Spec{GPU: "mi300x", Nodes: 2}))
+	h100 := allRanks(t, cluster(t, topology.Spec{GPU: "h100-sxm", Nodes: 1}))
+	const bw = 318.98e9
+	for _, c := range []struct {
+		name  string
+		g     *Group
+		bytes float64
+		algo  Algo
+		proto Proto
+		us    float64 // hand-computed time; 0: only the algorithm is checked
+	}{
+		{"64 KiB, LL", mi, 65536, Direct, LL, 12 + 12 + 2*0.8 + 65536*1.75/(bw/2)*1e6},        // 26.32
+		{"524,287 B, LL", mi, 524287, Direct, LL, 12 + 12 + 2*0.8 + 524287*1.75/(bw/2)*1e6},   // 31.35
+		{"512 KiB, Simple", mi, 524288, Direct, Simple, 12 + 17 + 2*2.1 + 524288*1.75/bw*1e6}, // 36.08
+		{"4 MiB, Simple", mi, 4 << 20, Direct, Simple, 12 + 17 + 2*2.1 + 4194304*1.75/bw*1e6}, // 56.21
+		{"11 MiB, last all-pairs size", mi, 11534336, Direct, Simple, 12 + 17 + 2*2.1 + 11534336*1.75/bw*1e6},
+		{"one byte more: the ring", mi, 11534337, Ring, Simple, 12 + 17 + 14*2.1 + 11534337*1.75/bw*1e6}, // 121.68
+		{"4 ranks: no all-pairs XML", mi4, 4 << 20, Ring, 0, 0},
+		{"2 nodes: not one XGMI mesh", mi16, 4 << 20, Ring, 0, 0},
+		{"NCCL: no MSCCL", h100, 4 << 20, Ring, 0, 0},
+	} {
+		got, err := c.g.Cost(AllReduce, Auto, units.Bytes(c.bytes))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.us == 0 {
+			if got.Algo == Direct {
+				t.Errorf("%s: all_reduce picked %s/%s, want no all-pairs", c.name, got.Algo, got.Proto)
+			}
+			continue
+		}
+		us := float64(got.Time) / 1e3
+		if got.Algo != c.algo || got.Proto != c.proto || math.Abs(us-c.us) > 0.01 {
+			t.Errorf("%s: %s/%s %.3f µs, want %s/%s %.3f µs", c.name, got.Algo, got.Proto, us, c.algo, c.proto, c.us)
+		}
+	}
 }

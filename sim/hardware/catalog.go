@@ -108,6 +108,13 @@ type ncclFile struct {
 		PCIe   algoLatencyRecord `yaml:"pcie"`
 		Net    algoLatencyRecord `yaml:"net"`
 	} `yaml:"latency"`
+	// RCCLLatency replaces Latency's base, NVLink (XGMI) and PCIe rows for
+	// comm.library rccl (RCCL's tuning.cc); the network row stays NCCL's.
+	RCCLLatency struct {
+		Base   algoLatencyRecord `yaml:"base"`
+		NVLink algoLatencyRecord `yaml:"nvlink"`
+		PCIe   algoLatencyRecord `yaml:"pcie"`
+	} `yaml:"rccl_latency"`
 	LLFraction     Figure[float64]     `yaml:"ll_fraction"`
 	PCIeEfficiency Figure[float64]     `yaml:"pcie_efficiency"`
 	Hosts          map[string]ncclHost `yaml:"hosts"`

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestAttentionKernels checks the attention kernel table of every catalog
@@ -130,6 +131,30 @@ func TestMI300XMeasuredFigures(t *testing.T) {
 		if !near5(b/f, 0.56854) || !near5(tb/b, 0.5) || !near5(tf/f, 1/1.4) {
 			t.Errorf("%s FA2 bwd/fwd %.5f (want 202.12/355.51 = 0.56854), triton bwd/FA2 %.5f (want 0.5), fwd %.5f (want 1/1.4)",
 				name, b/f, tb/b, tf/f)
+		}
+	}
+	// RCCL GPUs take RCCL's base and XGMI/PCIe latencies (tuning.cc baseLat
+	// and tuning_model_5) and NCCL's network row; NCCL GPUs keep NCCL's.
+	us := func(d time.Duration) float64 { return d.Seconds() * 1e6 }
+	for _, c := range []struct {
+		gpu                                  string
+		baseLL, baseSimple, hopLL, hopSimple float64
+		pcieSimple, treeHopSimple, netSimple float64
+	}{
+		{"mi300x", 12, 17, 0.8, 2.1, 5.7, 2.3, 14},
+		{"mi325x", 12, 17, 0.8, 2.1, 5.7, 2.3, 14},
+		{"h100-sxm", 6.6, 8.4, 0.6, 3.4, 5.7, 4, 14},
+	} {
+		g, _ := LookupGPU(c.gpu)
+		p := g.Comm
+		got := []float64{us(p.BaseLatency.Ring.LL), us(p.BaseLatency.Ring.Simple), us(p.NVLinkLatency.Ring.LL),
+			us(p.NVLinkLatency.Ring.Simple), us(p.PCIeLatency.Ring.Simple), us(p.NVLinkLatency.Tree.Simple), us(p.NetLatency.Ring.Simple)}
+		want := []float64{c.baseLL, c.baseSimple, c.hopLL, c.hopSimple, c.pcieSimple, c.treeHopSimple, c.netSimple}
+		for i := range want {
+			if math.Abs(got[i]-want[i]) > 1e-9 {
+				t.Errorf("%s latencies (base LL, base Simple, hop LL, hop Simple, PCIe Simple, tree hop Simple, net Simple) = %v µs, want %v", c.gpu, got, want)
+				break
+			}
 		}
 	}
 	for _, name := range []string{"mi300x", "mi325x"} {

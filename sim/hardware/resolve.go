@@ -275,9 +275,16 @@ func (c *catalog) resolveComm(r *resolver, m CommRecord) CommProfile {
 		value(r, "nccl.hosts."+m.Host+".ll_max_bw[0]", h.LLMaxBW[0], true),
 		value(r, "nccl.hosts."+m.Host+".ll_max_bw[1]", h.LLMaxBW[1], true)}
 	lat := c.nccl.Latency
-	p.BaseLatency = algoLatency(r, "nccl.latency.base", lat.Base)
-	p.NVLinkLatency = algoLatency(r, "nccl.latency.nvlink", lat.NVLink)
-	p.PCIeLatency = algoLatency(r, "nccl.latency.pcie", lat.PCIe)
+	if m.Library == "rccl" {
+		rl := c.nccl.RCCLLatency
+		p.BaseLatency = algoLatency(r, "nccl.rccl_latency.base", rl.Base)
+		p.NVLinkLatency = algoLatency(r, "nccl.rccl_latency.nvlink", rl.NVLink)
+		p.PCIeLatency = algoLatency(r, "nccl.rccl_latency.pcie", rl.PCIe)
+	} else {
+		p.BaseLatency = algoLatency(r, "nccl.latency.base", lat.Base)
+		p.NVLinkLatency = algoLatency(r, "nccl.latency.nvlink", lat.NVLink)
+		p.PCIeLatency = algoLatency(r, "nccl.latency.pcie", lat.PCIe)
+	}
 	p.NetLatency = algoLatency(r, "nccl.latency.net", lat.Net)
 	p.LL128NetFraction = p.LL128Fraction // NCCL's tuning row: a record's refit replaces only the scale-up side
 	if m.LL128Fraction.given() {
