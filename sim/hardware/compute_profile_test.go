@@ -112,6 +112,13 @@ func TestMI300XMeasuredFigures(t *testing.T) {
 	if !near5(mi.Compute.HBMEff, 0.77170) {
 		t.Errorf("mi300x hbm_eff %.5f, want 4.09/5.3 = 0.77170", mi.Compute.HBMEff)
 	}
+	// FP8 GEMMs: the random-data hipBLASLt best (Azure, 1159.54 of 2614.9
+	// TFLOP/s = 0.44344), the basis of every other GPU's figure, not AMD's
+	// trig_float MAF (1273); × train_gemm.
+	g, _ := LookupGPUCalibrated("mi300x", Calibration{{"train_gemm", "1"}})
+	if !near5(g.Compute.MatmulEffFP8, 0.44344) {
+		t.Errorf("mi300x matmul_eff_fp8 %.5f, want 1159.54/2614.9 = 0.44344", g.Compute.MatmulEffFP8)
+	}
 	mf, mb, _ := mi.Compute.Attention(KernelFlash2)
 	hf, _, _ := h.Compute.Attention(KernelFlash2)
 	if !near5(mf*1307.4/(hf*989), 1.00213) {
