@@ -1018,10 +1018,12 @@ func (b *builder) gradReady(dense, expert float64, t int32, lastMicro bool) {
 			return
 		}
 		if dpSize > 1 && dense > 0 {
-			b.comm(GroupDP, collectives.ReduceScatter, dense*cfg.GradDtype.Bytes(), "fsdp_grad_scatter", int(b.prog.Tasks[t].Layer), int(b.prog.Tasks[t].Micro), int(b.prog.Tasks[t].Chunk), t)
+			c := b.fsdpGradCopies(dense, dpSize, t)
+			b.comm(GroupDP, collectives.ReduceScatter, dense*cfg.GradDtype.Bytes(), "fsdp_grad_scatter", int(b.prog.Tasks[t].Layer), int(b.prog.Tasks[t].Micro), int(b.prog.Tasks[t].Chunk), c)
 		}
-		if cfg.Layout.GroupSize(GroupEDP) > 1 && expert > 0 {
-			b.comm(GroupEDP, collectives.ReduceScatter, expert*cfg.GradDtype.Bytes(), "fsdp_expert_grad_scatter", int(b.prog.Tasks[t].Layer), int(b.prog.Tasks[t].Micro), int(b.prog.Tasks[t].Chunk), t)
+		if edp := cfg.Layout.GroupSize(GroupEDP); edp > 1 && expert > 0 {
+			c := b.fsdpGradCopies(expert, edp, t)
+			b.comm(GroupEDP, collectives.ReduceScatter, expert*cfg.GradDtype.Bytes(), "fsdp_expert_grad_scatter", int(b.prog.Tasks[t].Layer), int(b.prog.Tasks[t].Micro), int(b.prog.Tasks[t].Chunk), c)
 		}
 		return
 	}
@@ -1405,7 +1407,7 @@ func (b *builder) bwdPrefetching() bool {
 // buffer of the unit before the current one (two units live, as with the
 // forward prefetch): it waits for that unit's end (fsdpPrev).
 func (b *builder) bwdPrefetch(p *chunkPass, next int) {
-	if !b.bwdPrefetching() || p.prefetched != 0 {
+	if !b.bwdPrefetching() || p.prefetched >= 0 {
 		return
 	}
 	var t int32 = -1
@@ -1418,16 +1420,16 @@ func (b *builder) bwdPrefetch(p *chunkPass, next int) {
 	default:
 		return
 	}
-	p.prefetched = t + 1
+	p.prefetched = t
 }
 
 // bwdGather returns the task the backward of unit l (a layer, or -1 the
 // embedding) waits for to have its parameters: the gather bwdPrefetch
 // issued for it, else one issued now.
 func (b *builder) bwdGather(p *chunkPass, l int) int32 {
-	if p.prefetched != 0 {
-		t := p.prefetched - 1
-		p.prefetched = 0
+	if p.prefetched >= 0 {
+		t := p.prefetched
+		p.prefetched = -1
 		return t
 	}
 	if l < 0 {
@@ -1467,6 +1469,92 @@ func zero3GatherCalls(params, perCall float64) int {
 		return 1
 	}
 	return int(math.Ceil(params / perCall))
+}
+
+// gradBytes is the width of the gradients autograd computes for the
+// gathered parameters: their compute copy's storage (bf16 in mixed
+// precision, also under FP8 training, whose recipes keep bf16 weights and
+// weight gradients).
+func (b *builder) gradBytes() float64 {
+	return b.cfg.Shape.Dtype.StorageBytes()
+}
+
+// fsdpCopyOut adds, on the compute stream after the ZeRO-3 all-gather
+// gather of params parameters of unit l, FSDP2's copy-out and returns the
+// task the unit's compute waits for (gather itself for other versions).
+// FSDP2 all-gathers every parameter of a unit into one flat buffer and,
+// before the unit runs, copies each parameter's rows out of it into the
+// unsharded parameter: foreach_all_gather_copy_out, a
+// torch.split_with_sizes_copy on the current (compute) stream after it
+// waits for the all-gather's event (torch/distributed/_composable/fsdp/
+// _fsdp_collectives.py at 01d66d21, called from FSDPParamGroup
+// wait_for_unshard in the unit's pre-forward and pre-backward): one read
+// and one write of every gathered byte. FSDP1 gathers straight into its
+// flat parameter and views it (torch/distributed/fsdp/_flat_param.py
+// _all_gather_flat_param, _use_unsharded_views): no copy.
+func (b *builder) fsdpCopyOut(gather int32, params float64, kind Kind, l, mb, c int) int32 {
+	if b.cfg.FSDPVersion != 2 || gather < 0 || !(params > 0) {
+		return gather
+	}
+	by := params * b.cfg.ParamDtype.Bytes()
+	return b.memTask(kind, "fsdp_copy_out", l, mb, c, by, by, gather)
+}
+
+// extraCopyOut is fsdpCopyOut for the embedding (head=false) or output
+// layer's gather g under ZeRO-3.
+func (b *builder) extraCopyOut(g int32, head bool, kind Kind, mb, c int) int32 {
+	if b.cfg.Zero != 3 || b.cfg.FSDPVersion != 2 {
+		return g
+	}
+	p := b.embParams()
+	if head {
+		p = b.headParams()
+	}
+	return b.fsdpCopyOut(g, p, kind, -1, mb, c)
+}
+
+// fsdpGradCopies adds the memory-bound kernels PyTorch FSDP runs on a
+// unit's params gradients (reduce-scattered over a group of n) between
+// the unit's backward (task t) and its reduce-scatter, and returns the
+// task the reduce-scatter waits for. With g the autograd gradients' width
+// (gradBytes) and r the reduce dtype's (GradDtype):
+//   - FSDP1: the gradient of the flat parameter is the concatenation of the
+//     original parameters' gradients (the backward of the split into views,
+//     _flat_param.py _use_unsharded_views), one read and one write of g;
+//     then _post_backward_hook casts it to the reduce dtype when that
+//     differs (flat_param.grad.to(reduce_dtype), _runtime_utils.py) and
+//     _reduce_grad divides it in place by the gradient predivide factor
+//     (_div_if_needed), read and write of r: FSDP1 has no AVG path, and
+//     the factor (DefaultState._get_gradient_predivide_factor: f doubles
+//     from 1 while n % f == 0 and n/f > f) is at least 2 for every n ≥ 2.
+//   - FSDP2: the reduce-scatter copy-in concatenates the gradients into
+//     the reduce-scatter input in the reduce dtype (foreach_reduce_scatter_
+//     copy_in, torch.cat into the reduce_dtype buffer, _fsdp_collectives.py
+//     at 01d66d21), read g and write r; an fp32 reduction divides inside
+//     NCCL (ReduceOp.AVG: _fsdp_param_group.py _init_grad_divide_factors at
+//     012c62d6, and later bf16 too, _get_gradient_divide_factors), so no
+//     divide kernel (the fp16 pre/post-divide is not priced).
+//
+// FSDP runs the cast, divide and copy-in on its post-backward /
+// reduce-scatter stream, concurrently with the next unit's backward; they
+// are priced on the compute stream because a memory-bound kernel beside a
+// GEMM takes the SMs and HBM bandwidth it would otherwise use.
+func (b *builder) fsdpGradCopies(params float64, n int, t int32) int32 {
+	v := b.cfg.FSDPVersion
+	if (v != 1 && v != 2) || !(params > 0) || n < 2 {
+		return t
+	}
+	g, r := params*b.gradBytes(), params*b.cfg.GradDtype.Bytes()
+	tk := &b.prog.Tasks[t]
+	l, mb, c := int(tk.Layer), int(tk.Micro), int(tk.Chunk)
+	if v == 2 {
+		return b.memTask(KindBackward, "fsdp_grad_copy_in", l, mb, c, g, r, t)
+	}
+	read, write := g+r, g+r // the flat-gradient concatenation and the predivide
+	if r != g {
+		read, write = read+g, write+r // the cast to the reduce dtype
+	}
+	return b.memTask(KindBackward, "fsdp_grad_prep", l, mb, c, read, write, t)
 }
 
 // releaseLayer records the end of a layer's compute for FSDP buffer reuse.

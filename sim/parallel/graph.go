@@ -513,6 +513,11 @@ type StepConfig struct {
 	// No scenario field sets it yet: docs/validation.md round 16
 	// (helper fsdp16b) has what it does to the validation and holdout.
 	Zero3BackwardPrefetch bool
+	// FSDPVersion prices the memory-bound copies PyTorch FSDP makes around
+	// its ZeRO-3 collectives (builder.go fsdpCopyOut, fsdpGradCopies): 1
+	// FSDP1's flat parameter, 2 FSDP2's per-parameter sharding; 0 prices
+	// none (DeepSpeed stage 3, Megatron-FSDP, or zero < 3).
+	FSDPVersion int
 	// GEMMSMs is the SM count a GEMM's output tiles (workload.GEMMTiles)
 	// must reach to fill a persistent grid (Task.GEMMShare counts only
 	// those GEMMs): the GPU's SMs. 0 counts every GEMM.

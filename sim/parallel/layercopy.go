@@ -33,7 +33,7 @@ const copyMinLayers = 8
 
 // layerStateInts is how many task indices of the builder's state a layer's
 // emission can change (stateInts).
-const layerStateInts = int(NumStreams) + 13
+const layerStateInts = int(NumStreams) + 14
 
 // layerMark is the builder at the boundary before layer l of a pass: the
 // index of that layer's first task and what the emitters read and change.
@@ -57,7 +57,7 @@ func (b *builder) stateInts(p *chunkPass) [layerStateInts]*int32 {
 	}
 	i := int(NumStreams)
 	for _, f := range [...]*int32{&b.tpRecent, &b.tpOlder, &b.epRecent, &b.epOlder, &b.pendingBlock, &b.reload,
-		&b.embAG, &b.headAG, &b.fsdpPrev, &b.fsdpPrev2, &b.hostBlock, &p.lp.in, &p.lp.gather} {
+		&b.embAG, &b.headAG, &b.fsdpPrev, &b.fsdpPrev2, &b.hostBlock, &p.lp.in, &p.prefetched, &p.lp.gather} {
 		r[i] = f
 		i++
 	}
@@ -82,6 +82,10 @@ type layerKey struct {
 	dense, expert      float64
 	paired, moe, mlpTP bool
 	offloaded          bool
+	// prefetchEdge: the chunk's first layer when ZeRO-3 backward gathers
+	// are prefetched, whose backward prefetches the embedding or nothing
+	// instead of the layer below (bwdPrefetch)
+	prefetchEdge bool
 }
 
 // classifyLayers numbers the classes of this stage's layers
@@ -101,7 +105,8 @@ func (b *builder) classifyLayers() {
 		for l := ch.FirstLayer; l < ch.FirstLayer+ch.Layers && l < len(b.classes); l++ {
 			d, e := b.layerParams(l)
 			k := layerKey{kind: b.cache.layerKind(l), recomputed: l < len(b.recomputed) && b.recomputed[l], dense: d, expert: e,
-				paired: b.tpPaired(l), moe: b.moe(l), mlpTP: b.mlpTP(l), offloaded: b.offloadedBytes(l) > 0}
+				paired: b.tpPaired(l), moe: b.moe(l), mlpTP: b.mlpTP(l), offloaded: b.offloadedBytes(l) > 0,
+				prefetchEdge: l == ch.FirstLayer && b.bwdPrefetching()}
 			if k.offloaded {
 				continue
 			}

@@ -38,6 +38,20 @@ func TestLayerCopy(t *testing.T) {
 		{"interleaved pp 2 v 2", 2, 2, 4, 32, func(c *StepConfig) { c.Schedule = pipeline.Interleaved }, -1},
 		{"host model", 2, 1, 4, 16, func(c *StepConfig) { c.Host = HostModel{On: true, Call: 10 * engine.Microsecond} }, -1},
 		{"ZeRO-3", 2, 1, 4, 16, func(c *StepConfig) { c.Zero = 3 }, -1},
+		{"ZeRO-3, gather overlap", 2, 1, 4, 16, func(c *StepConfig) { c.Zero, c.Overlap.ParamGather = 3, true }, -1},
+		{"ZeRO-3, backward prefetch", 2, 1, 4, 16, func(c *StepConfig) {
+			c.Zero, c.Overlap.ParamGather, c.Zero3BackwardPrefetch = 3, true, true
+		}, -1},
+		{"ZeRO-3, FSDP2 copies", 2, 1, 4, 16, func(c *StepConfig) { c.Zero, c.FSDPVersion, c.GradDtype = 3, 2, workload.FP32 }, -1},
+		{"ZeRO-3, FSDP1 copies", 2, 1, 4, 16, func(c *StepConfig) { c.Zero, c.FSDPVersion, c.GradDtype = 3, 1, workload.FP32 }, -1},
+		{"ZeRO-3, FSDP1 copies, prefetch", 2, 1, 4, 16, func(c *StepConfig) {
+			c.Zero, c.FSDPVersion, c.GradDtype = 3, 1, workload.FP32
+			c.Overlap.ParamGather, c.Zero3BackwardPrefetch = true, true
+		}, -1},
+		{"ZeRO-3, FSDP2 copies, prefetch", 2, 1, 4, 16, func(c *StepConfig) {
+			c.Zero, c.FSDPVersion, c.GradDtype = 3, 2, workload.FP32
+			c.Overlap.ParamGather, c.Zero3BackwardPrefetch = true, true
+		}, -1},
 		{"full recompute", 2, 1, 4, 16, func(c *StepConfig) { c.Recompute = workload.RecomputeFull }, -1},
 		{"4 layers per chunk", 2, 1, 4, 8, nil, 0},
 		{"recompute every second layer", 1, 1, 1, 8, func(c *StepConfig) {

@@ -32,8 +32,10 @@ type chunkPass struct {
 	inLayer bool // l's blocks have started
 	blocks  []blockEmitter
 	lp      layerPass
-	// prefetched is 1 + the ZeRO-3 backward parameter gather already
-	// issued for the next unit of this backward (bwdPrefetch), 0 when none.
+	// prefetched is the ZeRO-3 backward parameter gather already issued
+	// for the next unit of this backward (bwdPrefetch), -1 when none. It
+	// is builder state a layer's emission moves (stateInts), so layer
+	// copying relabels it.
 	prefetched int32
 }
 
@@ -182,7 +184,7 @@ func (b *builder) issuedComm(n int) bool {
 
 // newPass prepares a pass of micro-batch mb through ch.
 func (b *builder) newPass(p *chunkPass, ch Chunk, mb int, fwd, splitW, reduce bool) *chunkPass {
-	*p = chunkPass{ch: ch, mb: mb, fwd: fwd, splitW: splitW, reduce: reduce}
+	*p = chunkPass{ch: ch, mb: mb, fwd: fwd, splitW: splitW, reduce: reduce, prefetched: -1}
 	return p
 }
 
@@ -246,6 +248,10 @@ func (b *builder) layerStart(p *chunkPass) {
 	if p.fwd {
 		p.lp.in = b.unpadSync(l, p.mb, c, in)
 		p.lp.gather = b.gatherLayer(l, true)
+		if b.cfg.Zero == 3 {
+			d, _ := b.layerParams(l)
+			p.lp.gather = b.fsdpCopyOut(p.lp.gather, d, KindForward, l, p.mb, c)
+		}
 		p.blocks = plan.fwd
 	} else {
 		// the previous layer's offloaded inputs come back while this
@@ -256,6 +262,10 @@ func (b *builder) layerStart(p *chunkPass) {
 		}
 		p.lp.gather = b.bwdGather(p, l)
 		b.bwdPrefetch(p, l-1)
+		if b.cfg.Zero == 3 {
+			d, _ := b.layerParams(l)
+			p.lp.gather = b.fsdpCopyOut(p.lp.gather, d, KindBackward, l, p.mb, c)
+		}
 		p.blocks = plan.bwd
 		if p.splitW {
 			p.blocks = plan.bwdInput
@@ -300,7 +310,8 @@ func (b *builder) forwardStart(p *chunkPass) {
 	}
 	in = b.pipeSync("pipe_engine_sync", n, mb, ch.Index, in)
 	if ch.Embedding {
-		e := b.compute(KindForward, "embedding_fwd", -1, mb, ch.Index, b.cache.embHead(false, passFwd), in, b.gatherExtra(false, true))
+		g := b.extraCopyOut(b.gatherExtra(false, true), false, KindForward, mb, ch.Index)
+		e := b.compute(KindForward, "embedding_fwd", -1, mb, ch.Index, b.cache.embHead(false, passFwd), in, g)
 		in = e
 		if b.cfg.Layout.TP > 1 && !b.cfg.TPEmbeddingReplicated {
 			in = b.tpReduce("tp_embedding", -1, mb, ch.Index, e)
@@ -318,7 +329,8 @@ func (b *builder) forwardEnd(p *chunkPass) {
 		if b.cfg.Shape.SP && b.cfg.Layout.TP > 1 {
 			in = b.tpComm(collectives.AllGather, "tp_head_gather", -1, mb, ch.Index, in)
 		}
-		h := b.compute(KindForward, "head_fwd", -1, mb, ch.Index, b.cache.embHead(true, passFwd), in, b.gatherExtra(true, true))
+		g := b.extraCopyOut(b.gatherExtra(true, true), true, KindForward, mb, ch.Index)
+		h := b.compute(KindForward, "head_fwd", -1, mb, ch.Index, b.cache.embHead(true, passFwd), in, g)
 		b.releaseExtra(h)
 		in = h
 		if b.cfg.TPLogitsReplicated && b.cfg.Layout.TP > 1 {
@@ -353,6 +365,7 @@ func (b *builder) backwardStart(p *chunkPass) {
 	if ch.Head {
 		g := b.gatherExtra(true, false)
 		b.bwdPrefetch(p, ch.FirstLayer+ch.Layers-1)
+		g = b.extraCopyOut(g, true, KindBackward, mb, ch.Index)
 		h := b.compute(KindBackward, "head_bwd", -1, mb, ch.Index, b.bwdPart(b.cache.embHead(true, passBwd), splitW), in, g)
 		in = h
 		if b.cfg.Layout.TP > 1 {
@@ -374,7 +387,8 @@ func (b *builder) backwardEnd(p *chunkPass) {
 		if b.cfg.TPEmbeddingReplicated && b.cfg.Layout.TP > 1 && b.cfg.Shape.SP {
 			in = b.tpComm(collectives.AllGather, "tp_embedding_bwd_gather", -1, mb, ch.Index, in)
 		}
-		e := b.compute(KindBackward, "embedding_bwd", -1, mb, ch.Index, b.bwdPart(b.cache.embHead(false, passBwd), p.splitW), in, b.bwdGather(p, -1))
+		g := b.extraCopyOut(b.bwdGather(p, -1), false, KindBackward, mb, ch.Index)
+		e := b.compute(KindBackward, "embedding_bwd", -1, mb, ch.Index, b.bwdPart(b.cache.embHead(false, passBwd), p.splitW), in, g)
 		if !p.splitW {
 			b.gradReady(b.embParams(), 0, e, p.reduce)
 		}

@@ -1,6 +1,8 @@
 package parallel
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/collectives"
@@ -232,6 +234,135 @@ func TestGEMMShare(t *testing.T) {
 		}
 		if !found || g == 0 {
 			t.Fatalf("GEMMSMs %d: no mlp_fwd task or no MLP GEMM", sms)
+		}
+	}
+}
+
+// copyPricer prices a memory-bound FSDP copy (an op named fsdp_…) at
+// 10 bytes per ns of the bytes it reads and writes, every other block
+// 1 ms, and every collective 300 µs.
+type copyPricer struct{ unitPricer }
+
+func (copyPricer) CommTime(GroupKind, int, collectives.Op, units.Bytes) engine.Time {
+	return 300 * engine.Microsecond
+}
+
+func (p copyPricer) OpsTime(stage int, ops []workload.Op) engine.Time {
+	if len(ops) == 1 && strings.HasPrefix(ops[0].Name, "fsdp_") {
+		return engine.Time((ops[0].BytesRead + ops[0].BytesWritten) / 10)
+	}
+	return p.unitPricer.OpsTime(stage, ops)
+}
+
+// TestFSDPCopies: the memory-bound copies PyTorch FSDP makes around its
+// collectives (StepConfig.FSDPVersion), counted and sized by hand for two
+// layers of P = 1e6 parameters over DP 4, one micro-batch, bf16 parameters
+// and autograd gradients (g = 2 B), at 10 B/ns:
+//   - FSDP2 copies every gathered byte out of the all-gather buffer before
+//     each forward and backward use (read 2P, write 2P: 4e6 B, 400 µs):
+//     2 layers × 2 passes, plus the embedding's 2 (32,000 × 1,024 = 32.768e6
+//     parameters: 131.072e6 B, 13.1072 ms); and concatenates each unit's
+//     gradients into the reduce-scatter input in the reduce dtype before
+//     the reduce-scatter (read 2P, write rP: 6e6 B in fp32, 4e6 in bf16).
+//   - FSDP1 has no copy-out; before each reduce-scatter it concatenates
+//     the flat gradient (read and write 2P), casts it to the reduce dtype
+//     when that differs (read 2P, write 4P) and predivides it (read and
+//     write rP): 18e6 B in fp32, 8e6 B in bf16.
+//   - Version 0 issues none.
+//
+// Every copy is on the compute stream; a copy-out starts after its
+// all-gather ends, a unit's compute after its copy-out ends, and its
+// reduce-scatter after its gradient copies end.
+func TestFSDPCopies(t *testing.T) {
+	const P = 1e6
+	const emb = 32000 * 1024.0
+	for _, tc := range []struct {
+		version       int
+		grad          workload.Dtype
+		copyOuts      int
+		gradName      string
+		gradBytes     float64 // per layer
+		gradPerUnitOf float64 // the embedding's, in units of P
+	}{
+		{0, workload.FP32, 0, "", 0, 0},
+		{2, workload.FP32, 6, "fsdp_grad_copy_in", 6 * P, 6},
+		{2, workload.BF16, 6, "fsdp_grad_copy_in", 4 * P, 4},
+		{1, workload.FP32, 0, "fsdp_grad_prep", 18 * P, 18},
+		{1, workload.BF16, 0, "fsdp_grad_prep", 8 * P, 8},
+	} {
+		cfg := zero3Config(t, P, 1)
+		cfg.Model.TiedEmbeddings = true // no output-layer parameters to gather
+		cfg.FSDPVersion, cfg.GradDtype = tc.version, tc.grad
+		progs, err := Build(cfg, copyPricer{unitPricer{unit: engine.Millisecond}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := NewSymmetric(engine.New(), cfg.Layout, progs)
+		if err := x.Run(); err != nil {
+			t.Fatal(err)
+		}
+		_, _, prog, start, end := x.Instance(0)
+		name := func(v int, g workload.Dtype) string { return fmt.Sprintf("version %d, reduce %v", v, g) }
+		copyOuts, grads := 0, 0
+		copyEnd := map[[2]int32]engine.Time{} // (layer, kind) → end of its copy-out
+		gradEnd := map[int32]engine.Time{}    // layer → end of its gradient copies
+		for i, task := range prog.Tasks {
+			switch task.Name {
+			case "fsdp_copy_out":
+				copyOuts++
+				want := 4 * P
+				if task.Layer < 0 {
+					want = 4 * emb
+				}
+				if task.Stream != StreamCompute || task.Bytes != want || task.Dur != engine.Time(want/10) {
+					t.Errorf("%s: layer %d copy-out on %v moves %g B in %v, want compute, %g B in %v", name(tc.version, tc.grad), task.Layer, task.Stream, task.Bytes, task.Dur, want, engine.Time(want/10))
+				}
+				copyEnd[[2]int32{task.Layer, int32(task.Kind)}] = end[i]
+			case "fsdp_grad_copy_in", "fsdp_grad_prep":
+				grads++
+				want := tc.gradBytes
+				if task.Layer < 0 {
+					want = tc.gradPerUnitOf * emb
+				}
+				if task.Name != tc.gradName || task.Stream != StreamCompute || task.Bytes != want || task.Dur != engine.Time(want/10) {
+					t.Errorf("%s: layer %d %s on %v moves %g B in %v, want %s on compute, %g B in %v", name(tc.version, tc.grad), task.Layer, task.Name, task.Stream, task.Bytes, task.Dur, tc.gradName, want, engine.Time(want/10))
+				}
+				gradEnd[task.Layer] = end[i]
+			}
+		}
+		wantGrads := 3 // two layers and the embedding
+		if tc.version == 0 {
+			wantGrads = 0
+		}
+		if copyOuts != tc.copyOuts || grads != wantGrads {
+			t.Errorf("%s: %d copy-outs and %d gradient copies, want %d and %d", name(tc.version, tc.grad), copyOuts, grads, tc.copyOuts, wantGrads)
+		}
+		gatherEnd := map[[2]int32]engine.Time{} // (layer, kind of the pass) → end of its all-gather
+		for i, task := range prog.Tasks {
+			switch task.Name {
+			case "fsdp_param_gather_fwd":
+				gatherEnd[[2]int32{task.Layer, int32(KindForward)}] = end[i]
+			case "fsdp_param_gather_bwd":
+				gatherEnd[[2]int32{task.Layer, int32(KindBackward)}] = end[i]
+			}
+		}
+		for i, task := range prog.Tasks {
+			switch {
+			case task.Name == "fsdp_copy_out":
+				if e, ok := gatherEnd[[2]int32{task.Layer, int32(task.Kind)}]; !ok || start[i] < e {
+					t.Errorf("%s: layer %d copy-out starts at %v, before its all-gather ends at %v (found %v)", name(tc.version, tc.grad), task.Layer, start[i], e, ok)
+				}
+			case task.Stream == StreamCompute && (task.Kind == KindForward || task.Kind == KindBackward) && !strings.HasPrefix(task.Name, "fsdp_") &&
+				(task.Layer >= 0 || strings.HasPrefix(task.Name, "embedding")): // layer -1 is the embedding's and the head's
+				if e, ok := copyEnd[[2]int32{task.Layer, int32(task.Kind)}]; ok && start[i] < e {
+					t.Errorf("%s: %s of layer %d starts at %v, before its copy-out ends at %v", name(tc.version, tc.grad), task.Name, task.Layer, start[i], e)
+				}
+			case task.Name == "fsdp_grad_scatter":
+				e, ok := gradEnd[task.Layer]
+				if tc.version != 0 && (!ok || start[i] < e) {
+					t.Errorf("%s: layer %d reduce-scatter starts at %v, before its gradient copies end at %v (found %v)", name(tc.version, tc.grad), task.Layer, start[i], e, ok)
+				}
+			}
 		}
 	}
 }
