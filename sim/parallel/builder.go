@@ -669,6 +669,19 @@ func (b *builder) pipeSync(name string, n int, mb, c int, after int32) int32 {
 	return b.hostSync(name, engine.Time(n)*b.cfg.PipeEngineSync, -1, mb, c, after)
 }
 
+// lossReadback adds the training loop's read of the micro-batch's loss
+// (StepConfig.LossReadback) before the backward of the model chunk that
+// computes it, and returns the task that follows (in itself when the loop
+// reads nothing). The read (.item()) drains the compute stream: the wait
+// depends on the last compute task issued, which on the loss stage of a
+// 1F1B or unpipelined step is that micro-batch's loss.
+func (b *builder) lossReadback(mb, c int, in int32) int32 {
+	if b.cfg.LossReadback <= 0 {
+		return in
+	}
+	return b.hostSync("loss_readback", b.cfg.LossReadback, -1, mb, c, b.last[StreamCompute])
+}
+
 // pipeTP reports whether the pipeline engine partitions stage-boundary
 // tensors over TP (DeepSpeed's is_pipe_partitioned).
 func (b *builder) pipeTP() bool { return b.cfg.PipeEngineSync > 0 && b.cfg.Layout.TP > 1 }

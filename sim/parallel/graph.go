@@ -567,6 +567,14 @@ type StepConfig struct {
 	// re-issue of what follows (hostSync with Dur 0); without a host
 	// thread cost (CUDA graphs) it exposes nothing.
 	LayerHostSync bool
+	// LossReadback is the time the compute stream idles, on the stage that
+	// computes the loss, before each micro-batch's backward while the
+	// training loop reads the loss back to the host (a blocking .item():
+	// DeepSpeedEngine.backward from v0.9.3 to v0.13.2 runs
+	// loss.mean().item() on every call; deepspeed/runtime/engine.py,
+	// removed by deepspeedai/DeepSpeed#5135). 0 = nothing read per
+	// micro-batch.
+	LossReadback engine.Time
 	// HostH2D and HostD2H are the GPU's pinned host copy bandwidths
 	// (bytes/s, hardware.GPU.HostCopy) that offloading's copies run at;
 	// zero when nothing is offloaded.

@@ -363,6 +363,7 @@ func (b *builder) backwardStart(p *chunkPass) {
 		in = b.comm(GroupTP, collectives.AllGather, b.actBytes(), "pp_regather_out", -1, mb, ch.Index, in)
 	}
 	if ch.Head {
+		in = b.lossReadback(mb, ch.Index, in)
 		g := b.gatherExtra(true, false)
 		b.bwdPrefetch(p, ch.FirstLayer+ch.Layers-1)
 		g = b.extraCopyOut(g, true, KindBackward, mb, ch.Index)

@@ -139,3 +139,83 @@ func TestLogOptimizerStates(t *testing.T) {
 		}
 	}
 }
+
+// TestLossReadback: DeepSpeed's engine reads the loss back before every
+// micro-batch's backward (StepConfig.LossReadback) on the stage that
+// computes it. Counted by hand: 4 micro-batches at a 1 ms stall, on pp 2
+// the last stage waits 4 times (4 ms), the first stage never; on pp 1 the
+// single stage 4 times; GPipe's last stage too (one read per backward).
+// Each wait depends on the compute task issued just before it, follows
+// that micro-batch's head_fwd and precedes its head_bwd, and ends exactly
+// the stall after the task it drains (the unit pricer gives every task a
+// positive duration, so a wait of the wrong length or place shifts it).
+// Off (0): none.
+func TestLossReadback(t *testing.T) {
+	const ms = engine.Time(1e6)
+	for _, c := range []struct {
+		pp    int
+		sched pipeline.Schedule
+		stall engine.Time
+		want  []int // waits per stage
+	}{
+		{pp: 2, sched: pipeline.OneFOneB, stall: ms, want: []int{0, 4}},
+		{pp: 1, sched: pipeline.OneFOneB, stall: ms, want: []int{4}},
+		{pp: 2, sched: pipeline.GPipe, stall: ms, want: []int{0, 4}},
+		{pp: 2, sched: pipeline.OneFOneB, stall: 0, want: []int{0, 0}},
+	} {
+		l, err := NewLayout(1, 1, 1, 1, c.pp, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks, err := Partition(4, c.pp, 1, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := &StepConfig{Layout: l, Model: testModel(t, 4),
+			Shape:    workload.Shape{MicroBatch: 2, Seq: 512, Dtype: workload.BF16, TP: 1, CP: 1, EP: 1, FlashAttention: true},
+			Schedule: c.sched, Virtual: 1, Microbatches: 4, Chunks: chunks, Optimizer: "adamw",
+			ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32,
+			Overlap: Overlap{GradReduce: true, ParamGather: true}, Steps: 1,
+			LayerParams:  func(int) (float64, float64) { return 1e6, 0 },
+			LossReadback: c.stall,
+			Host:         HostModel{On: true, KernelFwd: 10e3, KernelBwd: 4e3, Call: 10e3},
+		}
+		progs, err := Build(cfg, unitPricer{unit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s, p := range progs {
+			n := 0
+			lastFwd := map[int32]int{} // micro-batch → index of its head_fwd
+			for i, task := range p.Tasks {
+				switch {
+				case task.Name == "head_fwd":
+					lastFwd[task.Micro] = i
+				case task.Kind == KindHostSync && task.Name == "loss_readback":
+					n++
+					if task.Dur != c.stall {
+						t.Errorf("pp %d %v stage %d: wait %d ns, want %d", c.pp, c.sched.Name(), s, task.Dur, c.stall)
+					}
+					f, ok := lastFwd[task.Micro]
+					if !ok {
+						t.Errorf("pp %d %v stage %d: read of micro-batch %d before its head_fwd", c.pp, c.sched.Name(), s, task.Micro)
+					}
+					if j := i + 1; j >= len(p.Tasks) || p.Tasks[j].Name != "head_bwd" || p.Tasks[j].Micro != task.Micro {
+						t.Errorf("pp %d %v stage %d: read of micro-batch %d not followed by its head_bwd", c.pp, c.sched.Name(), s, task.Micro)
+					}
+					if d := p.Deps(i); len(d) != 1 || p.Tasks[d[0]].Stream != StreamCompute || int(d[0]) < f {
+						t.Errorf("pp %d %v stage %d: read of micro-batch %d depends on %v, want the last compute task", c.pp, c.sched.Name(), s, task.Micro, d)
+					}
+					// The host thread blocks until the drained task ends:
+					// the next task it issues (head_bwd) waits for it.
+					if d := p.Deps(i); len(d) == 1 && p.HostAfter(i+1) != int(d[0]) {
+						t.Errorf("pp %d %v stage %d: head_bwd of micro-batch %d issued after task %d's end, want %d", c.pp, c.sched.Name(), s, task.Micro, p.HostAfter(i+1), d[0])
+					}
+				}
+			}
+			if n != c.want[s] {
+				t.Errorf("pp %d %v stall %d: stage %d reads %d times, want %d", c.pp, c.sched.Name(), c.stall, s, n, c.want[s])
+			}
+		}
+	}
+}

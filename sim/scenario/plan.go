@@ -375,6 +375,17 @@ func (s *Plan) PipeEngineSync() engine.Time {
 	return engine.Time(s.r.gpu.Compute.HostSyncStall*1e9 + 0.5)
 }
 
+// LossReadback is the compute-stream stall per micro-batch of
+// training.loss_readback (parallel.StepConfig.LossReadback): the GPU
+// profile's HostSyncStall, the idle per blocking read in eager Python
+// code, as for the pipeline engine's reads.
+func (s *Plan) LossReadback() engine.Time {
+	if !s.Training.LossReadback {
+		return 0
+	}
+	return engine.Time(s.r.gpu.Compute.HostSyncStall*1e9 + 0.5)
+}
+
 // HostSyncCauses names what makes the host wait for the GPU inside a step
 // (the host sync stalls of Result.HostSyncS), "" when nothing does.
 func (s *Plan) HostSyncCauses() string {
@@ -387,6 +398,9 @@ func (s *Plan) HostSyncCauses() string {
 	}
 	if s.PipeEngineSync() > 0 {
 		c = append(c, "DeepSpeed pipeline engine: batch sizes and partition metadata read per micro-batch")
+	}
+	if s.LossReadback() > 0 {
+		c = append(c, "loss read back before every micro-batch's backward")
 	}
 	return strings.Join(c, "; ")
 }
@@ -420,6 +434,7 @@ func (s *Plan) StepConfig(l *parallel.Layout) *parallel.StepConfig {
 		MoEHostSync:       s.MoEHostSync(),
 		UnpadHostSync:     s.UnpadHostSync(),
 		PipeEngineSync:    s.PipeEngineSync(),
+		LossReadback:      s.LossReadback(),
 		HostH2D:           float64(hc.H2D), HostD2H: float64(hc.D2H),
 		OffloadOptimizer:      s.Training.OffloadOptimizer,
 		LogOptimizerStates:    s.Training.LogOptimizerStates,

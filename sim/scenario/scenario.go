@@ -139,6 +139,13 @@ type TrainingConfig struct {
 	// torch.tensor on every call (parallel.StepConfig.LayerHostSync). Left
 	// out of the canonical form when unset.
 	LayerHostSync bool `yaml:"layer_host_sync" json:"layer_host_sync,omitempty"`
+	// LossReadback says the training loop reads every micro-batch's loss
+	// back to the host (a blocking .item()) before its backward:
+	// DeepSpeed's engine from v0.9.3 to v0.13.2 (DeepSpeedEngine.backward,
+	// loss.mean().item(); parallel.StepConfig.LossReadback). A fact of the
+	// run's library version, not a framework default. Left out of the
+	// canonical form when unset.
+	LossReadback bool `yaml:"loss_readback" json:"loss_readback,omitempty"`
 	// OptimizerTensors > 0 says the optimizer is a Python loop over that
 	// many parameter tensors, each stepped by its own elementwise kernels
 	// (transformers.AdamW, torch.optim with foreach=False), and zero_grad

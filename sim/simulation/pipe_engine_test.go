@@ -47,3 +47,38 @@ func TestPipeEngineField(t *testing.T) {
 		t.Errorf("megatron-deepspeed with interleaved: pipe_engine %q, want megatron", s.Parallel.PipeEngine)
 	}
 }
+
+// TestLossReadbackField: training.loss_readback stalls the loss stage once
+// per micro-batch for the GPU's host_sync_stall. The base scenario runs 32
+// micro-batches: at pp 1 the one stage reads 32 times; at pp 2 only the
+// last stage does, and the reported stall is the mean over the two stages
+// (16 reads). Off: none.
+func TestLossReadbackField(t *testing.T) {
+	pp := []string{"parallel.tp", "4", "parallel.pp", "2"}
+	s := parseWith(t, nil, "training.loss_readback", "true")
+	if got := s.HostSyncCauses(); !strings.Contains(got, "loss read back") {
+		t.Errorf("host sync causes %q", got)
+	}
+	stall := s.GPU().Compute.HostSyncStall
+	for _, c := range []struct {
+		args  []string
+		reads float64
+	}{
+		{nil, 32},
+		{pp, 16},
+	} {
+		r := runWith(t, c.args, "training.loss_readback", "true")
+		if want := c.reads * stall; r.HostSyncS < want*(1-1e-6) || r.HostSyncS > want*(1+1e-6) {
+			t.Errorf("%v: host sync stalls %g s, want %g s", c.args, r.HostSyncS, want)
+		}
+		if base := runWith(t, c.args); base.HostSyncS != 0 || !(r.StepTimeS > base.StepTimeS) {
+			t.Errorf("%v: off: stalls %g s, step %g s; on: step %g s, want longer", c.args, base.HostSyncS, base.StepTimeS, r.StepTimeS)
+		}
+	}
+	if s := parseWith(t, nil, "training.loss_readback", "false"); s.Training.LossReadback {
+		t.Errorf("false not kept")
+	}
+	checkParseErrors(t, nil, []parseErrorCase{
+		{[]string{"training.loss_readback", "sometimes"}, "training.loss_readback"},
+	})
+}
