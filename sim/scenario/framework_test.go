@@ -137,3 +137,39 @@ func TestFrameworkDefaultWhen(t *testing.T) {
 		t.Errorf("megatron-lm zero 3: zero3_impl %q, want megatron", mg.Parallel.Zero3Impl)
 	}
 }
+
+// Megatron-DeepSpeed's full recomputation is a reentrant checkpoint
+// (DeepSpeed's CheckpointFunction reruns the layer to its output): the
+// profile sets recompute_reentrant only with recompute: full, where the
+// field is valid, and a stated false wins.
+func TestFrameworkRecomputeReentrant(t *testing.T) {
+	cases := []struct {
+		name string
+		kv   []string
+		want bool
+	}{
+		{"full", []string{"training.recompute", "full"}, true},
+		{"selective", []string{"training.recompute", "selective"}, false},
+		{"none", []string{"training.recompute", "none"}, false},
+		{"full, stated false", []string{"training.recompute", "full", "training.recompute_reentrant", "false"}, false},
+	}
+	for _, c := range cases {
+		s, err := parse(append([]string{"training.framework", "megatron-deepspeed"}, c.kv...)...)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if s.Training.RecomputeReentrant != c.want {
+			t.Errorf("%s: recompute_reentrant %v, want %v", c.name, s.Training.RecomputeReentrant, c.want)
+		}
+	}
+	// The deepspeed profile (Hugging Face models under DeepSpeed's engine)
+	// does not set it: their checkpoint is the model's own choice.
+	ds, err := parse("training.framework", "deepspeed", "training.recompute", "full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds.Training.RecomputeReentrant {
+		t.Errorf("deepspeed profile: recompute_reentrant set")
+	}
+}
