@@ -331,7 +331,19 @@ func (s *Plan) Shape() workload.Shape {
 		AttnEff: s.r.attn[0], AttnBwdEff: s.r.attn[1], AttnHeadDims: s.r.attnDims,
 		FP8Recipe: s.r.fp8, RecomputeModules: s.r.recomputeModules, Offload: s.r.offload,
 		BF16AtStart: s.Training.BF16LayersAtStart, BF16AtEnd: s.Training.BF16LayersAtEnd,
-		ReplicatedLogits: p.TPLogits == "replicated"}
+		ReplicatedLogits: p.TPLogits == "replicated", GradAccumulate: s.gradAccumulate()}
+}
+
+// gradAccumulate is workload.Shape.GradAccumulate: under
+// training.autocast (fp32 parameters whose gradients autograd accumulates
+// in .grad), the share (m−1)/m of a step's m micro-batches that add into
+// the gradient an earlier one left.
+func (s *Plan) gradAccumulate() float64 {
+	m := s.r.microbatches
+	if !s.Training.Autocast || m <= 1 {
+		return 0
+	}
+	return float64(m-1) / float64(m)
 }
 
 // MoEHostSync is the stall per MoE layer forward (parallel.StepConfig

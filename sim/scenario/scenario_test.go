@@ -164,3 +164,28 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestShapeGradAccumulate: under training.autocast the workload shape's
+// GradAccumulate is the share (m−1)/m of the step's m micro-batches that
+// add into an existing fp32 .grad; none with one micro-batch or without
+// autocast. base.yaml: global batch 64 over dp 2 at micro-batch 1, so 32
+// micro-batches.
+func TestShapeGradAccumulate(t *testing.T) {
+	for _, tc := range []struct {
+		kv   []string
+		want float64
+	}{
+		{nil, 0},
+		{[]string{"training.autocast", "true"}, 31.0 / 32},
+		{[]string{"training.autocast", "true", "training.micro_batch", "8"}, 3.0 / 4},
+		{[]string{"training.autocast", "true", "training.global_batch", "2"}, 0},
+	} {
+		s, err := parse(tc.kv...)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.kv, err)
+		}
+		if got := s.Shape().GradAccumulate; got != tc.want {
+			t.Errorf("%v: GradAccumulate %v (microbatches %d), want %v", tc.kv, got, s.Microbatches(), tc.want)
+		}
+	}
+}

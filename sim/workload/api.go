@@ -287,6 +287,14 @@ type Shape struct {
 	// 16-bit gradient read and written in fp32 after the weight-gradient
 	// GEMM (autocast.go). Only for FP16 and BF16; ignored otherwise.
 	Autocast bool
+	// GradAccumulate is, under Autocast, the share of a step's
+	// micro-batches whose weight gradients autograd's AccumulateGrad adds
+	// into the fp32 .grad the earlier micro-batches left, (m−1)/m of m
+	// micro-batches (the first one's gradient becomes .grad): each linear
+	// weight's gradient cast also reads 8 and writes 4 bytes per element
+	// that often (autocast.go). 0 without gradient accumulation; ignored
+	// without Autocast.
+	GradAccumulate float64
 	// EagerNorm prices RMSNorm as eager PyTorch's op-by-op kernels
 	// (torchtitan's RMSNorm module without compile); false is one fused
 	// kernel (compiled, or a fused norm kernel such as torchtitan's

@@ -21,6 +21,22 @@ package workload
 // The attention's batched products have no weight and no cast. Activations
 // that reach a GEMM in fp32 (autocast's fp32 ops: LayerNorm's output, the
 // residual stream) are cast too; those casts are not modelled.
+//
+// With gradient accumulation the fp32 gradient reaches a .grad that is
+// already there on every micro-batch but the first of a step (after
+// zero_grad(set_to_none=True), PyTorch's default from 2.0, the first one's
+// gradient becomes .grad), and autograd's AccumulateGrad adds it in place
+// (torch/csrc/autograd/functions/accumulate_grad.h accumulateGrad:
+// variable_grad += new_grad): a kernel reading both fp32 gradients and
+// writing the sum, 8 bytes read and 4 written per weight element. DDP
+// under no_sync, one GPU and FSDP's no_sync all accumulate so; Megatron's
+// fused weight-gradient accumulation adds inside the wgrad GEMM and pays
+// nothing. The micro-batches share one op list, so the add is priced on
+// every micro-batch's gradient cast at Shape.GradAccumulate = (m−1)/m of
+// its bytes (the step's total is exact; no kernel of its own is counted).
+// Biases, norm weights and an untied embedding table accumulate too and
+// are not priced (a GPT's linear weights are over 99% of its parameters
+// besides the embeddings).
 
 // autocastWeight adds the cast of a linear layer's K×N weight (batch of
 // them, for grouped experts) before its GEMM; its backward op, the
@@ -29,5 +45,6 @@ package workload
 func (b *builder) autocastWeight(name string, blk Block, k, n, batch int) {
 	w := float64(k) * float64(n) * float64(max(batch, 1))
 	const f = 4
-	b.mem(name+"_autocast", blk, cost{w, f * w, b.gin * w}, cost{w, b.gin * w, f * w})
+	acc := b.accum * w
+	b.mem(name+"_autocast", blk, cost{w, f * w, b.gin * w}, cost{w + acc, b.gin*w + 2*f*acc, f*w + f*acc})
 }

@@ -418,3 +418,58 @@ func TestAutocastWeightCasts(t *testing.T) {
 		}
 	}
 }
+
+// TestAutocastGradAccumulate: with gradient accumulation, AccumulateGrad
+// adds each fp32 weight gradient into .grad (8 bytes read, 4 written per
+// element) on (m−1)/m of the micro-batches, priced on the gradient casts.
+// The layer's 49152 weight elements: the backward casts read 98304 +
+// share·8·49152 and write 196608 + share·4·49152 bytes; the forward casts
+// and every other op are unchanged; without autocast (bf16 weights, or
+// fp32 compute) the share adds nothing.
+func TestAutocastGradAccumulate(t *testing.T) {
+	m := Model{Name: "gpt2-test", Layers: 1, Hidden: 64, Heads: 4, FFN: 256, Vocab: 256,
+		Activation: "gelu_new", Norm: "layernorm", Bias: true, Dropout: true}
+	m.Fill()
+	const w = 49152.0
+	sum := func(ops []Op, cast bool) [2]float64 {
+		var t [2]float64
+		for _, o := range ops {
+			if strings.HasSuffix(o.Name, "_autocast_bwd") == cast {
+				t[0] += o.BytesRead
+				t[1] += o.BytesWritten
+			}
+		}
+		return t
+	}
+	base := Shape{MicroBatch: 1, Seq: 8, Dtype: FP16, Eager: true, Autocast: true}
+	rest := sum(m.LayerOps(0, base, Backward), false)
+	fwd := totals(m.LayerOps(0, base, Forward))
+	for _, tc := range []struct {
+		name        string
+		dtype       Dtype
+		autocast    bool
+		share       float64
+		read, write float64
+	}{
+		{"one micro-batch", FP16, true, 0, 98304, 196608},
+		{"accumulation 4", FP16, true, 0.75, 98304 + 0.75*8*w, 196608 + 0.75*4*w},
+		{"accumulation 32, bf16", BF16, true, 31.0 / 32, 98304 + 31.0/32*8*w, 196608 + 31.0/32*4*w},
+		{"no autocast", BF16, false, 0.75, 0, 0},
+		{"fp32 compute", FP32, true, 0.75, 0, 0},
+	} {
+		s := base
+		s.Dtype, s.Autocast, s.GradAccumulate = tc.dtype, tc.autocast, tc.share
+		if got := sum(m.LayerOps(0, s, Backward), true); got != [2]float64{tc.read, tc.write} {
+			t.Errorf("%s: backward casts read/write %v, want [%v %v]", tc.name, got, tc.read, tc.write)
+		}
+		if tc.dtype != FP16 || !tc.autocast {
+			continue
+		}
+		if got := sum(m.LayerOps(0, s, Backward), false); got != rest {
+			t.Errorf("%s: other backward ops %v, want %v unchanged", tc.name, got, rest)
+		}
+		if got := totals(m.LayerOps(0, s, Forward)); got != fwd {
+			t.Errorf("%s: forward %v, want %v unchanged", tc.name, got, fwd)
+		}
+	}
+}

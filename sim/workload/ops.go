@@ -74,8 +74,9 @@ type split struct {
 	// PyTorch kernels (Shape.Eager, Shape.EagerNorm; eager.go).
 	eagerOps, eagerNorm bool
 	// autocast adds torch.autocast's weight casts (Shape.Autocast, 16-bit
-	// dtypes only; autocast.go).
+	// dtypes only; autocast.go); accum is Shape.GradAccumulate under it.
 	autocast bool
+	accum    float64
 	// replLogits prices the output layer with the logits gathered to every
 	// TP rank (Shape.ReplicatedLogits).
 	replLogits bool
@@ -120,6 +121,9 @@ func newSplit(m Model, s Shape) split {
 		attnDims: s.AttnHeadDims,
 		eagerOps: s.Eager, eagerNorm: s.EagerNorm, fp8: s.fp8Recipe(), replLogits: s.ReplicatedLogits,
 		autocast: s.Autocast && (s.Dtype == FP16 || s.Dtype == BF16)}
+	if sp.autocast {
+		sp.accum = min(max(s.GradAccumulate, 0), 1)
+	}
 	if sp.gin <= 0 {
 		sp.gin = sp.act
 	}
