@@ -18,9 +18,19 @@ package workload
 // weight-gradient GEMM. With FSDP the cast happens once per all-gather
 // (MixedPrecision param_dtype) and Megatron, DeepSpeed and Transformer
 // Engine keep 16-bit model weights, so none of them pays these kernels.
-// The attention's batched products have no weight and no cast. Activations
-// that reach a GEMM in fp32 (autocast's fp32 ops: LayerNorm's output, the
-// residual stream) are cast too; those casts are not modelled.
+// The attention's batched products have no weight and no cast.
+//
+// The residual stream is fp32 too: the embedding lookup of an fp32 table
+// is not an autocast op, LayerNorm is on autocast's fp32 list (PyTorch
+// amp.html, "CUDA Ops that can autocast to float32": layer_norm), and
+// adding a linear's 16-bit output to the fp32 stream promotes to fp32. So
+// each input norm and the final norm read and write 4 bytes per element,
+// their fp32 output is cast to 16 bits for the linear after it (and its
+// gradient back), and each residual add reads the 16-bit branch and the
+// fp32 stream and writes fp32, its backward summing the fork's fp32
+// gradients and casting the branch's to 16 bits (ops.go streamNorm,
+// residual). The embedding's own fp32 output and the activations the
+// backward keeps at fp32 (memory) are not priced.
 //
 // With gradient accumulation the fp32 gradient reaches a .grad that is
 // already there on every micro-batch but the first of a step (after

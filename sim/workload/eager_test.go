@@ -473,3 +473,59 @@ func TestAutocastGradAccumulate(t *testing.T) {
 		}
 	}
 }
+
+// TestAutocastFP32Stream: under autocast the residual stream is fp32. The
+// small GPT-2 layer at 8 tokens has e = 8·64 = 512 stream elements: each
+// input norm reads 4e and writes 4e plus 8 bytes of statistics per token
+// (64), then a cast writes the 2-byte GEMM input (and the backward casts
+// the input gradient back); each residual add reads the 2-byte branch and
+// the 4-byte stream and writes 4e, and its backward reads the fork's two
+// fp32 gradients and the sum (3·4e) and writes the fp32 sum and the
+// branch's 2-byte gradient. Without autocast the same ops run at 2 bytes
+// and there is no cast.
+func TestAutocastFP32Stream(t *testing.T) {
+	m := Model{Name: "gpt2-test", Layers: 1, Hidden: 64, Heads: 4, FFN: 256, Vocab: 256,
+		Activation: "gelu_new", Norm: "layernorm", Bias: true, Dropout: true}
+	m.Fill()
+	const e = 512.0
+	find := func(ops []Op, name string) (Op, bool) {
+		for _, o := range ops {
+			if o.Name == name {
+				return o, true
+			}
+		}
+		return Op{}, false
+	}
+	for _, tc := range []struct {
+		autocast    bool
+		name        string
+		pass        Pass
+		read, write float64 // -1: the op must not exist
+	}{
+		{true, "attn_norm", Forward, 4 * e, 4*e + 64},
+		{true, "attn_norm_cast", Forward, 4 * e, 2 * e},
+		{true, "mlp_norm_cast_bwd", Backward, 2 * e, 4 * e},
+		{true, "mlp_norm_bwd", Backward, 8*e + 64, 4 * e},
+		{true, "attn_residual", Forward, 6 * e, 4 * e},
+		{true, "mlp_residual_bwd", Backward, 12 * e, 6 * e},
+		{false, "attn_norm", Forward, 2 * e, 2*e + 64},
+		{false, "attn_norm_cast", Forward, -1, -1},
+		{false, "attn_residual", Forward, 4 * e, 2 * e},
+		{false, "mlp_residual_bwd", Backward, 4 * e, 2 * e},
+	} {
+		s := Shape{MicroBatch: 1, Seq: 8, Dtype: FP16, Eager: true, Autocast: tc.autocast}
+		o, ok := find(m.LayerOps(0, s, tc.pass), tc.name)
+		switch {
+		case tc.read < 0 && ok:
+			t.Errorf("autocast %v: %s present, want none", tc.autocast, tc.name)
+		case tc.read >= 0 && !ok:
+			t.Errorf("autocast %v: no %s", tc.autocast, tc.name)
+		case ok && (o.BytesRead != tc.read || o.BytesWritten != tc.write):
+			t.Errorf("autocast %v: %s read/write %v/%v, want %v/%v", tc.autocast, tc.name, o.BytesRead, o.BytesWritten, tc.read, tc.write)
+		}
+	}
+	// The final norm's output is cast for the LM head too.
+	if _, ok := find(m.HeadOps(Shape{MicroBatch: 1, Seq: 8, Dtype: FP16, Autocast: true}, Forward), "final_norm_cast"); !ok {
+		t.Error("no final_norm_cast in the head")
+	}
+}

@@ -231,7 +231,45 @@ func (b *builder) norm(name string, blk Block, rows float64, width int) {
 		cost{2 * f * e, 2*e*b.act + stats, e * b.act})
 }
 
+// streamNorm adds a norm on the residual stream (a layer's input norms,
+// the final norm). Under autocast the stream is fp32 (autocast.go): the
+// norm reads and writes 4 bytes per element (LayerNorm is on autocast's
+// fp32 list) and its output is cast to the GEMM input width for the linear
+// after it (name_cast; backward the 16-bit input gradient cast back to
+// fp32). Eager RMSNorm keeps its kernels at the activation width and gets
+// the cast only.
+func (b *builder) streamNorm(name string, blk Block, rows float64, width int) {
+	if !b.autocast {
+		b.norm(name, blk, rows, width)
+		return
+	}
+	e := rows * float64(width)
+	if b.eagerNorm && b.m.Norm == "rmsnorm" {
+		b.norm(name, blk, rows, width)
+	} else {
+		f, stats := float64(flopsLayerNorm), 8*rows
+		if b.m.Norm == "rmsnorm" {
+			f, stats = flopsRMSNorm, 4*rows
+		}
+		b.mem(name, blk, cost{f * e, e * fp32Stream, e*fp32Stream + stats},
+			cost{2 * f * e, 2*e*fp32Stream + stats, e * fp32Stream})
+	}
+	b.mem(name+"_cast", blk, cost{0, e * fp32Stream, e * b.gin}, cost{0, e * b.gin, e * fp32Stream})
+}
+
+// fp32Stream is the residual stream's bytes per element under autocast.
+const fp32Stream = 4
+
+// residual adds a residual add. Under autocast the 16-bit branch output is
+// added to the fp32 stream (type promotion: fp32 out), and the backward
+// sums the stream's two fp32 gradients at the fork and casts the branch's
+// gradient to the branch's 16 bits.
 func (b *builder) residual(name string, blk Block, e float64) {
+	if b.autocast {
+		b.mem(name, blk, cost{flopsResidual * e, e * (b.act + fp32Stream), e * fp32Stream},
+			cost{flopsResidual * e, 3 * e * fp32Stream, e * (fp32Stream + b.act)})
+		return
+	}
 	c := cost{flopsResidual * e, 2 * e * b.act, e * b.act}
 	b.mem(name, blk, c, c)
 }
@@ -353,7 +391,7 @@ func (b *builder) attention() {
 	m, d := b.m, b.d
 	h := m.Hidden
 	T := int(b.tok)
-	b.norm("attn_norm", BlockAttnPre, b.tokSP, h)
+	b.streamNorm("attn_norm", BlockAttnPre, b.tokSP, h)
 	if m.Attention == "mla" && m.MLA != nil {
 		// Megatron-Core MLA: the down projections are replicated over TP,
 		// the up projections split by heads.
@@ -492,7 +530,7 @@ func (b *builder) denseMLP() {
 	h := m.Hidden
 	T := int(b.tok)
 	f := cdiv(m.FFN, b.tp)
-	b.norm("mlp_norm", BlockMLP, b.tokSP, h)
+	b.streamNorm("mlp_norm", BlockMLP, b.tokSP, h)
 	b.gemm("fc1", BlockMLP, T, m.fc1Width(f), h, 1, b.fc1Parts("fc1", f)...)
 	b.activation("act", BlockMLP, b.tok, f)
 	b.gemm("fc2", BlockMLP, T, h, f, 1)
@@ -521,7 +559,7 @@ func (b *builder) moe() {
 	h, fh := m.Hidden, float64(m.Hidden)
 	tr := b.tokSP
 	k := float64(e.TopK)
-	b.norm("moe_norm", BlockRouter, tr, h)
+	b.streamNorm("moe_norm", BlockRouter, tr, h)
 	b.gemm("router", BlockRouter, int(math.Ceil(tr)), e.Experts, h, 1)
 	re := tr * float64(e.Experts)
 	b.mem("router_topk", BlockRouter, cost{flopsSoftmax * re, 4 * re, 8 * tr * k},
@@ -771,7 +809,7 @@ func (m Model) HeadOps(s Shape, p Pass) []Op {
 func (b *builder) head(prefix string, ce CrossEntropy) {
 	m := b.m
 	v := cdiv(m.Vocab, b.tp)
-	b.norm(prefix+"final_norm", BlockHead, b.tokSP, m.Hidden)
+	b.streamNorm(prefix+"final_norm", BlockHead, b.tokSP, m.Hidden)
 	b.gemm(prefix+"lm_head", BlockHead, int(b.tok), v, m.Hidden, 1)
 	e := b.tok * float64(v)
 	if b.replLogits && b.tp > 1 {
