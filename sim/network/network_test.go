@@ -637,3 +637,81 @@ func TestAnalyticRepeat(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyticFoldChanged: on two fabrics given the same rounds of
+// transfers, FoldChanged hands over the links Changed lists, in its order,
+// with the same figures before and LinkBytes/LinkBusy now (a link held open
+// over a zero-bandwidth link included, and kept listed after); Listed shows
+// that list without clearing it, so a round listed mid-way (after its first
+// transfers) is handed over once, with its figures before the round.
+func TestAnalyticFoldChanged(t *testing.T) {
+	bw := []units.BytesPerSecond{gbps, 2 * gbps, 0, gbps, 4 * gbps, gbps}
+	lat := make([]engine.Time, len(bw))
+	ea, eb := engine.New(), engine.New()
+	fa, fb := New(ea, bw, lat, Analytic), New(eb, bw, lat, Analytic)
+	fa.TrackChanges()
+	fb.TrackChanges()
+	routes := [][]int32{{0, 1}, {3}, {1, 4, 5}, {2, 3}, {4}, {0, 5}}
+	type handed struct {
+		l           int32
+		before, now LinkFigures
+	}
+	var changed []int32
+	var before []LinkFigures
+	for round := 0; round < 12; round++ {
+		start := func(f *Fabric, i int) {
+			f.Start(routes[(round*5+i*3)%len(routes)], units.Bytes(1e6*(1+round%4)), nil, 0)
+		}
+		// fa: the round's first transfer, Changed, the others, Changed.
+		start(fa, 0)
+		ea.Run()
+		changed, before = fa.Changed(changed[:0], before[:0])
+		first := map[int32]LinkFigures{}
+		for j, l := range changed {
+			first[l] = before[j]
+		}
+		for i := 1; i <= round%3; i++ {
+			start(fa, i)
+		}
+		ea.Run()
+		changed, before = fa.Changed(changed, before)
+		var want []handed
+		seen := map[int32]bool{}
+		for j, l := range changed {
+			if seen[l] {
+				continue
+			}
+			seen[l] = true
+			want = append(want, handed{l, before[j], LinkFigures{Bytes: float64(fa.LinkBytes(int(l))), Busy: fa.LinkBusy(int(l))}})
+		}
+		// fb: the same transfers, Listed after the first, one FoldChanged.
+		start(fb, 0)
+		eb.Run()
+		ls, figs := fb.Listed()
+		for j, l := range ls {
+			if p, ok := first[l]; !ok || p != figs[j] || !fb.Pending(int(l)) {
+				t.Fatalf("round %d: Listed link %d %+v (pending %v), Changed had %+v (%v)", round, l, figs[j], fb.Pending(int(l)), p, ok)
+			}
+		}
+		if len(ls) != len(first) {
+			t.Fatalf("round %d: Listed %d links, Changed %d", round, len(ls), len(first))
+		}
+		for i := 1; i <= round%3; i++ {
+			start(fb, i)
+		}
+		eb.Run()
+		var got []handed
+		fb.FoldChanged(func(l int32, before, now LinkFigures) { got = append(got, handed{l, before, now}) })
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d: FoldChanged handed %+v, want %+v", round, got, want)
+		}
+		for l := range bw {
+			if fa.Pending(l) != fb.Pending(l) {
+				t.Fatalf("round %d: link %d pending %v after FoldChanged, %v after Changed", round, l, fb.Pending(l), fa.Pending(l))
+			}
+		}
+	}
+	if !fb.Pending(2) {
+		t.Error("the zero-bandwidth link's open busy period is not kept listed")
+	}
+}

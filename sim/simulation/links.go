@@ -162,14 +162,19 @@ func (r *Result) traffic(shortcuts bool) ([]float64, []int64, int, int) {
 	eng := engine.New()
 	fab := network.New(eng, c.Bandwidths(), c.Latencies(), network.Analytic)
 	fab.TrackChanges()
-	// changed: the links whose figures moved during one collective; before
-	// beside them, their figures at the last collective's end (the fabric
-	// keeps them for the links it lists, so no link-sized copy is needed).
-	// A link the shortcut's first Changed listed can be listed again by the
-	// last one: done marks the links already counted.
-	var changed []int32
-	var before []network.LinkFigures
-	done := hugepages.Advise(make([]bool, n))
+	// After each collective the fabric hands over every link whose figures
+	// moved, each once, beside its figures at the last collective's end (it
+	// keeps them for the links it lists, so no link-sized copy is needed):
+	// the shortcut lists the first group's links without clearing them
+	// (Fabric.Listed), so a link it or a later group crossed is handed over
+	// once, with its figures before the collective.
+	var scale float64
+	fold := func(li int32, p, cur network.LinkFigures) {
+		if cur.Bytes != p.Bytes || cur.Busy != p.Busy {
+			bytes[li] += (cur.Bytes - p.Bytes) * scale
+			busy[li] += int64(engine.Time(float64(cur.Busy-p.Busy) * scale))
+		}
+	}
 	runner := collectives.NewRunner(eng, fab, network.Flow, c)
 	pairSends := collectives.NewSends(c, fab)
 	for stage, prog := range r.progs {
@@ -194,7 +199,6 @@ func (r *Result) traffic(shortcuts bool) ([]float64, []int64, int, int) {
 		// of the stage, in rank order; nil where the pair is not a group.
 		sends := map[int][]*collectives.Group{}
 		for _, k := range keys {
-			changed, before = changed[:0], before[:0]
 			if k.peer >= 0 && shortcuts {
 				// Each pair's transfer started directly (collectives.Sends),
 				// in the same order as the plays below; a pair it refuses
@@ -239,7 +243,7 @@ func (r *Result) traffic(shortcuts bool) ([]float64, []int64, int, int) {
 					if g := sg.group(c, 0); g != nil {
 						_ = runner.Start(g, k.op, collectives.Auto, units.Bytes(k.bytes), nopDone{}, 0)
 						eng.Run()
-						changed, before = fab.Changed(changed, before)
+						changed, before := fab.Listed()
 						first = 1
 						if fab.InFlight() == 0 { // else a transfer never ends: play the others
 							for i := 1; i < len(sg.ranks); i++ {
@@ -263,25 +267,8 @@ func (r *Result) traffic(shortcuts bool) ([]float64, []int64, int, int) {
 				}
 			}
 			eng.Run()
-			scale := float64(counts[k])
-			changed, before = fab.Changed(changed, before)
-			// A link's first listing holds its figures before the
-			// collective; its figures now are read once.
-			for j, li := range changed {
-				i := int(li)
-				if done[i] {
-					continue
-				}
-				done[i] = true
-				b, t := float64(fab.LinkBytes(i)), fab.LinkBusy(i)
-				if p := before[j]; b != p.Bytes || t != p.Busy {
-					bytes[i] += (b - p.Bytes) * scale
-					busy[i] += int64(engine.Time(float64(t-p.Busy) * scale))
-				}
-			}
-			for _, li := range changed {
-				done[li] = false
-			}
+			scale = float64(counts[k])
+			fab.FoldChanged(fold)
 		}
 	}
 	return bytes, busy, copied, direct
