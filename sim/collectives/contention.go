@@ -173,6 +173,11 @@ func staticLoad(c *topology.Cluster, groups [][]int, pats []pattern) ([][numPatt
 			multi = append(multi, i)
 			continue
 		}
+		if oneDomain(c, ranks) {
+			// What arrange would show (one domain) without its three
+			// allocations: a tensor-parallel stage has a group per node.
+			continue
+		}
 		order, domOff, _ := arrange(c, ranks)
 		a := arrangement{order, domOff}
 		if a.domains() < 2 {
@@ -252,6 +257,18 @@ func staticLoad(c *topology.Cluster, groups [][]int, pats []pattern) ([][numPatt
 		}
 	}
 	return out, nil
+}
+
+// oneDomain reports whether every rank of ranks (not empty) lies in the
+// scale-up domain of the first.
+func oneDomain(c *topology.Cluster, ranks []int) bool {
+	d := c.DomainOf(ranks[0])
+	for _, r := range ranks[1:] {
+		if c.DomainOf(r) != d {
+			return false
+		}
+	}
+	return true
 }
 
 // loadGroup is staticLoad's view of one group.

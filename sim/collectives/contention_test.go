@@ -294,7 +294,8 @@ func referenceShares(t *testing.T, c *topology.Cluster, groups [][]int, pats []p
 // on data-parallel groups across nodes and pods, tensor-and-data groups
 // with several ranks a node, pipeline pairs and ragged groups: a rail
 // network with PXN, an oversubscribed Clos in pods, two NICs per GPU, four
-// GPUs a NIC, PCIe-only nodes, NVLink bridges, NVL72 and a mixed cluster.
+// GPUs a NIC, PCIe-only nodes, NVLink bridges, NVL72 and a mixed cluster;
+// groups inside one node or one NVL72 domain among them.
 func TestStaticLoadEqualsReference(t *testing.T) {
 	h100, err := hardware.LookupGPU("h100-sxm")
 	if err != nil {
@@ -340,6 +341,20 @@ func TestStaticLoadEqualsReference(t *testing.T) {
 		for a := 0; a+2*gpn < n; a += gpn + 1 {
 			ragged = append(ragged, []int{a, a + 1, a + gpn + 1, a + 2*gpn})
 		}
+		// One node's GPUs and two nodes' (one NVL72 domain, two
+		// elsewhere), among data-parallel groups: groups inside one domain
+		// are skipped without an arrangement (oneDomain).
+		var intra [][]int
+		for _, w := range []int{gpn, 2 * gpn} {
+			for start := 0; start+w <= n; start += w {
+				var g []int
+				for r := start; r < start+w; r++ {
+					g = append(g, r)
+				}
+				intra = append(intra, g)
+			}
+		}
+		intra = append(intra, dp...)
 		for _, tc := range []struct {
 			groups [][]int
 			pats   []pattern
@@ -347,6 +362,7 @@ func TestStaticLoadEqualsReference(t *testing.T) {
 			{dp, []pattern{patRing, patTree, patAllToAll}},
 			{wide, []pattern{patRing, patTree, patAllToAll}},
 			{ragged, []pattern{patRing, patTree}},
+			{intra, []pattern{patRing, patTree, patAllToAll}},
 			{pairs, []pattern{patSend}},
 			{pairs, []pattern{patSend, patRing}},
 		} {

@@ -464,6 +464,8 @@ type pricer struct {
 	// executor reads (groupMaker); the representative-rank run skips a map
 	// entry per contended group and pipeline pair (131,072 at 128k GPUs).
 	recordShares bool
+	// sig is signature's scratch, reused from group to group.
+	sig sigScratch
 }
 
 // priceTables are what a pricer finds for one cluster and rank layout: the
@@ -655,11 +657,11 @@ func (p *pricer) stageGroups(k parallel.GroupKind, stage int) []*collectives.Gro
 	all := p.l.Groups(k, stage)
 	share := p.contention(all, k == parallel.GroupEP)
 	for _, ranks := range all {
-		sig := p.signature(ranks)
+		sig := p.signature(ranks) // the pricer's scratch: cloned when kept
 		if slices.ContainsFunc(sigs, func(x []int) bool { return slices.Equal(x, sig) }) {
 			continue
 		}
-		sigs = append(sigs, sig)
+		sigs = append(sigs, slices.Clone(sig))
 		g, err := collectives.NewGroup(p.c, ranks)
 		if err != nil {
 			p.fail(err)
@@ -773,11 +775,17 @@ func ranksKey(ranks []int) uint64 {
 //
 // Counted on sorted copies rather than in maps: a data-parallel group of
 // 1,024 ranks built three 1,024-entry maps, ~0.15 s of CPU over the 128
-// such groups of a 131,072-GPU run (issue 18).
+// such groups of a 131,072-GPU run (issue 18). The copies and the result
+// live in the pricer's scratch (p.sig), valid until the next call: a
+// 131,072-GPU run signs 16,384 tensor groups and 128 data-parallel ones,
+// five allocations each before (13 MB).
 func (p *pricer) signature(ranks []int) []int {
 	gpn := max(p.c.GPUsPerNode(), 1)
-	doms, nodes := make([]int, len(ranks)), make([]int, len(ranks))
-	locals := make([]bool, gpn)
+	sc := &p.sig
+	doms, nodes := resize(sc.doms, len(ranks)), resize(sc.nodes, len(ranks))
+	locals := resize(sc.locals, gpn)
+	clear(locals)
+	defer func() { sc.doms, sc.nodes, sc.locals = doms, nodes, locals }()
 	nLocals := 0
 	for i, r := range ranks {
 		doms[i], nodes[i] = p.c.DomainOf(r), p.c.NodeOf(r)
@@ -792,7 +800,7 @@ func (p *pricer) signature(ranks []int) []int {
 	}
 	slices.Sort(doms)
 	slices.Sort(nodes)
-	var counts []int // ranks per domain
+	counts := sc.counts[:0] // ranks per domain
 	for i := 0; i < len(doms); {
 		j := i + 1
 		for j < len(doms) && doms[j] == doms[i] {
@@ -808,11 +816,28 @@ func (p *pricer) signature(ranks []int) []int {
 		}
 	}
 	slices.Sort(counts)
-	sig := append([]int{len(ranks), len(counts), nNodes, nLocals}, counts...)
+	sc.counts = counts
+	sig := append(append(sc.sig[:0], len(ranks), len(counts), nNodes, nLocals), counts...)
 	if len(p.c.Groups) > 1 {
 		sig = append(sig, -1-p.c.GroupOf(ranks[0])) // negative: apart from the counts
 	}
+	sc.sig = sig
 	return sig
+}
+
+// sigScratch is signature's reused storage.
+type sigScratch struct {
+	doms, nodes, counts, sig []int
+	locals                   []bool
+}
+
+// resize returns s with length n, reusing its storage when it can; the
+// values are not cleared.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 func (p *pricer) SendTime(from, to int, bytes units.Bytes) engine.Time {

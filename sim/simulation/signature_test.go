@@ -29,7 +29,8 @@ func signatureRef(c *topology.Cluster, ranks []int) []int {
 
 // TestSignatureCounts: the signature counted on sorted copies equals the
 // map-counted one on groups inside a node, across nodes, rail-aligned or
-// not, unsorted, ragged over NVL72 domains and on a mixed cluster.
+// not, unsorted, ragged over NVL72 domains and on a mixed cluster, one
+// pricer signing them all in turn (its scratch reused).
 func TestSignatureCounts(t *testing.T) {
 	h100, _ := hardware.LookupGPU("h100-sxm")
 	h200, _ := hardware.LookupGPU("h200")
@@ -54,7 +55,13 @@ func TestSignatureCounts(t *testing.T) {
 		}
 		groups = append(groups, all, stride)
 		p := &pricer{c: c}
-		for _, g := range groups {
+		// Twice, the second time backwards: the pricer's scratch goes
+		// from large groups to small ones and back.
+		for i := range 2 * len(groups) {
+			g := groups[i%len(groups)]
+			if i >= len(groups) {
+				g = groups[2*len(groups)-1-i]
+			}
 			if got, want := p.signature(g), signatureRef(c, g); !slices.Equal(got, want) {
 				t.Fatalf("%+v: group %v: signature %v, want %v", spec, g, got, want)
 			}
