@@ -253,12 +253,20 @@ func (r *Runner) flow(id int32, g *Group, a, b int, vol float64, ch int, p2p boo
 // at the route's achievable rate rather than its line rate: the line
 // bottleneck over the achievable one (each link at its kind's fraction for
 // the group's traffic), 1 where either is missing.
+//
+// Bandwidths come from the cluster's dense array, which the fabric reads
+// next for the same links, and kinds from the link ids
+// (Cluster.LinkKindOf), rather than from the links' 24-byte records: one
+// array less to bring in per link of a flow (links.arrow's reconstruction
+// starts ~800 k flows at 131,072 GPUs; issue 18). The same values as the
+// records', so the same result.
 func (g *Group) inflation(route []int32, p2p bool) float64 {
 	line, ach := math.Inf(1), math.Inf(1)
+	bw := g.c.Bandwidths()
 	for _, l := range route {
-		lk := &g.c.Links[l]
-		line = min(line, float64(lk.Bandwidth)) // builtin min: math.Min's rules, inlined (a call per flow)
-		ach = min(ach, float64(lk.Bandwidth)*g.linkEff(lk.Kind, p2p))
+		b := float64(bw[l])
+		line = min(line, b) // builtin min: math.Min's rules, inlined (a call per flow)
+		ach = min(ach, b*g.linkEff(g.c.LinkKindOf(l), p2p))
 	}
 	inflate := 1.0
 	if ach > 0 && !math.IsInf(line, 0) {

@@ -785,3 +785,22 @@ func (c *Cluster) Bandwidths() []units.BytesPerSecond { return c.bw }
 // Latencies returns the per-directed-link latencies indexed by link id, for
 // sim/network. The slice is shared: callers must not modify it.
 func (c *Cluster) Latencies() []engine.Time { return c.lat }
+
+// LinkKindOf is Links[id].Kind found from the id alone: cables are laid out
+// kind by kind (scale-up, then the GPUs', hosts' and NICs' PCIe, then the
+// network's), so a loop over a route that reads bandwidths from the dense
+// Bandwidths array need not read each link's 24-byte record as well (at
+// 131,072 GPUs the records are 36 MB; issue 18). id must be a link of c.
+func (c *Cluster) LinkKindOf(id int32) LinkKind {
+	l := &c.l
+	switch cab := id >> 1; {
+	case cab < l.cGPUPCIe:
+		if l.intra == intraPairs {
+			return LinkNVLink // a bridge, whatever the GPU's scale-up kind
+		}
+		return l.scaleUpKind
+	case cab < l.cNICLeaf:
+		return LinkPCIe
+	}
+	return LinkNetwork
+}

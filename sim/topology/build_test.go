@@ -539,3 +539,47 @@ func TestLinkRecordSize(t *testing.T) {
 		t.Errorf("Link is %d bytes, want 24", n)
 	}
 }
+
+// TestLinkKindOf: the kind read from a link's id is the one its record
+// holds, for every link of clusters with each scale-up fabric (NVSwitch,
+// NVLink bridges, NVLink mesh, xGMI mesh, PCIe only, NVL72 domains), each
+// network and a mixed cluster.
+func TestLinkKindOf(t *testing.T) {
+	h100, err := hardware.LookupGPU("h100-sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h200, err := hardware.LookupGPU("h200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[LinkKind]bool{}
+	for _, s := range []Spec{
+		{GPU: "h100-sxm", Nodes: 4},
+		{GPU: "h100-pcie", Nodes: 3, IntraNode: "nvlink-pairs"},
+		{GPU: "h100-pcie", Nodes: 2, IntraNode: "pcie"},
+		{GPU: "h200", Nodes: 2, GPUsPerNode: 4, IntraNode: "nvlink-mesh"},
+		{GPU: "mi300x", Nodes: 2},
+		{GPU: "mi300x", Nodes: 2, IntraNode: "nvlink-mesh"},
+		{GPU: "l40s", Nodes: 2},
+		{GPU: "gb200", Nodes: 36},
+		{GPU: "h100-sxm", Nodes: 16, Network: "clos", PodGPUs: 32, Oversubscription: 7},
+		{GPU: "h100-sxm", Nodes: 6, Network: "fat-tree", NICsPerNode: 16},
+		{GPU: "h100-sxm", Nodes: 2, Network: "single-switch"},
+		{GPU: "h100-sxm", Nodes: 3, Groups: []NodeGroup{{GPU: h100, Nodes: 1}, {GPU: h200, Nodes: 2}}},
+	} {
+		c, err := Build(s)
+		if err != nil {
+			t.Fatalf("%+v: %v", s, err)
+		}
+		for i, l := range c.Links {
+			kinds[l.Kind] = true
+			if got := c.LinkKindOf(int32(i)); got != l.Kind {
+				t.Fatalf("%+v: link %d (%s→%s): LinkKindOf %v, record %v", s, i, c.Devices[l.From].Name, c.Devices[l.To].Name, got, l.Kind)
+			}
+		}
+	}
+	if len(kinds) != 4 {
+		t.Errorf("the clusters hold link kinds %v, want all four", kinds)
+	}
+}
