@@ -3,6 +3,7 @@ package collectives
 import (
 	"cmp"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -144,8 +145,8 @@ func staticLoad(c *topology.Cluster, groups [][]int, pats []pattern) ([][numPatt
 	// A send reads only its two ranks, so pairs skip the arrangement (three
 	// allocations per pipeline pair) when no other pattern is routed.
 	sendOnly := !slices.ContainsFunc(pats, func(p pattern) bool { return p != patSend })
-	sc := loadScratchPool.Get().(*loadScratch)
-	defer loadScratchPool.Put(sc)
+	sc := scratches.get()
+	defer scratches.put(sc)
 	// gs and multi live in the scratch too: 8,192 pipeline pairs a call
 	// otherwise cost fresh pages every call (issue 18).
 	gs := slices.Grow(sc.gs[:0], len(groups))[:len(groups)]
@@ -297,7 +298,38 @@ type loadScratch struct {
 	multi []int
 }
 
-var loadScratchPool = sync.Pool{New: func() any { return new(loadScratch) }}
+// scratches keeps staticLoad's scratch between calls, one per caller
+// running at once (sweep workers), up to GOMAXPROCS of them. Not a
+// sync.Pool: a pool is emptied by every second garbage collection, and a
+// run's pricer calls staticLoad across several, so the link-sized counters
+// were made and first touched afresh a few times a run (8.7 MB a run at
+// 131,072 GPUs; issue 18).
+var scratches scratchStack
+
+type scratchStack struct {
+	mu   sync.Mutex
+	free []*loadScratch
+}
+
+func (s *scratchStack) get() *loadScratch {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(s.free); n > 0 {
+		sc := s.free[n-1]
+		s.free[n-1] = nil
+		s.free = s.free[:n-1]
+		return sc
+	}
+	return new(loadScratch)
+}
+
+func (s *scratchStack) put(sc *loadScratch) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.free) < runtime.GOMAXPROCS(0) {
+		s.free = append(s.free, sc)
+	}
+}
 
 // zeroed returns the counters sized for links links and gpus GPUs, all
 // zero.

@@ -1,8 +1,11 @@
 package collectives
 
 import (
+	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/engine"
@@ -383,5 +386,60 @@ func TestStaticLoadEqualsReference(t *testing.T) {
 	}
 	if !contended {
 		t.Fatal("no group contended: the comparison proves little")
+	}
+}
+
+// TestScratchesKeptAcrossGC: the scratch a call leaves is the one the next
+// call gets, garbage collections between them (a sync.Pool would have
+// dropped it), and callers running at once get distinct scratches and the
+// shares a lone call gets.
+func TestScratchesKeptAcrossGC(t *testing.T) {
+	c := twoLeaves(t, 64)
+	groups := [][]int{{0, 32}, {1, 33}, {2, 40, 3}}
+	want, err := StaticShares(c, groups, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := scratches.get()
+	scratches.put(sc)
+	runtime.GC()
+	runtime.GC()
+	if got := scratches.get(); got != sc {
+		t.Error("the scratch was not kept across two collections")
+	} else {
+		scratches.put(got)
+	}
+	a, b := scratches.get(), scratches.get()
+	if a == b {
+		t.Error("two callers at once got one scratch")
+	}
+	scratches.put(a)
+	scratches.put(b)
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for w := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				got, err := StaticShares(c, groups, true)
+				if err == nil && !slices.Equal(got, want) {
+					err = fmt.Errorf("shares %v, want %v", got, want)
+				}
+				if err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(scratches.free); n > runtime.GOMAXPROCS(0) {
+		t.Errorf("%d scratches kept, more than GOMAXPROCS", n)
 	}
 }
