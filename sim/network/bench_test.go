@@ -167,3 +167,60 @@ func BenchmarkFlowBurst(b *testing.B) {
 type nopDone struct{}
 
 func (nopDone) TransferDone(engine.Time, int64) {}
+
+// BenchmarkAnalyticChanged: reading back what a round of transfers moved
+// with change tracking on, as links.arrow's reconstruction does after each
+// collective: every host of a 131,072-host fat tree (4,096 leaves of 32, 32
+// spines: 524,288 links, 13 MB of link state) sends to a host half the
+// cluster away, then the moved links' figures are added into per-link
+// totals, by Changed and a second pass over the list (reading each link's
+// figures again) or by FoldChanged's one pass. The round's transfers are
+// not timed; one op is one read-back.
+//
+//	go test ./sim/network -run '^$' -bench AnalyticChanged -benchmem
+func BenchmarkAnalyticChanged(b *testing.B) {
+	t := newFatTree(4096, 32, 32)
+	bw := make([]units.BytesPerSecond, len(t.bw))
+	for i, v := range t.bw {
+		bw[i] = units.BytesPerSecond(v)
+	}
+	for _, fold := range []bool{false, true} {
+		name := "Changed"
+		if fold {
+			name = "FoldChanged"
+		}
+		b.Run(name, func(b *testing.B) {
+			e := engine.New()
+			f := New(e, bw, t.lat, Analytic)
+			f.TrackChanges()
+			bytes, busy := make([]float64, len(bw)), make([]int64, len(bw))
+			var changed []int32
+			var before []LinkFigures
+			var route []int32
+			add := func(l int32, p, cur LinkFigures) {
+				bytes[l] += cur.Bytes - p.Bytes
+				busy[l] += int64(cur.Busy - p.Busy)
+			}
+			links := 0
+			for b.Loop() {
+				b.StopTimer()
+				for h := range t.hosts {
+					route = t.route(route[:0], h, (h+t.hosts/2)%t.hosts)
+					f.Start(route, 1<<20, nil, 0)
+				}
+				e.Run()
+				b.StartTimer()
+				if fold {
+					f.FoldChanged(func(l int32, p, cur LinkFigures) { links++; add(l, p, cur) })
+					continue
+				}
+				changed, before = f.Changed(changed[:0], before[:0])
+				for j, l := range changed {
+					links++
+					add(l, before[j], LinkFigures{Bytes: float64(f.LinkBytes(int(l))), Busy: f.LinkBusy(int(l))})
+				}
+			}
+			b.ReportMetric(float64(links)/float64(b.N), "links/op")
+		})
+	}
+}
