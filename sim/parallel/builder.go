@@ -676,10 +676,22 @@ func (b *builder) pipeSync(name string, n int, mb, c int, after int32) int32 {
 // depends on the last compute task issued, which on the loss stage of a
 // 1F1B or unpipelined step is that micro-batch's loss.
 func (b *builder) lossReadback(mb, c int, in int32) int32 {
-	if b.cfg.LossReadback <= 0 {
+	if b.cfg.LossReadback <= 0 || b.cfg.LossReadbackAfter {
 		return in
 	}
 	return b.hostSync("loss_readback", b.cfg.LossReadback, -1, mb, c, b.last[StreamCompute])
+}
+
+// lossReadbackAfter adds the read of StepConfig.LossReadbackAfter: once
+// the backward of the model chunk that computes the loss has been issued
+// (and its input gradient sent), the host reads the loss and so waits
+// for the compute stream to run everything issued before; the next
+// micro-batch (or the optimizer step) is issued after the read.
+func (b *builder) lossReadbackAfter(mb, c int) {
+	if b.cfg.LossReadback <= 0 || !b.cfg.LossReadbackAfter {
+		return
+	}
+	b.hostSync("loss_readback", b.cfg.LossReadback, -1, mb, c, b.last[StreamCompute])
 }
 
 // pipeTP reports whether the pipeline engine partitions stage-boundary

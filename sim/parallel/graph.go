@@ -575,6 +575,14 @@ type StepConfig struct {
 	// removed by deepspeedai/DeepSpeed#5135). 0 = nothing read per
 	// micro-batch.
 	LossReadback engine.Time
+	// LossReadbackAfter moves that read after the backward of the model
+	// chunk that computes the loss: the Hugging Face Trainer's
+	// _inner_training_loop tests torch.isnan(tr_loss_step) or
+	// torch.isinf(tr_loss_step) (logging_nan_inf_filter, default True)
+	// once training_step (forward and backward) has returned, so the host
+	// waits for the whole backward before it issues the next micro-batch.
+	// false = before the backward (DeepSpeed's engine).
+	LossReadbackAfter bool
 	// HostH2D and HostD2H are the GPU's pinned host copy bandwidths
 	// (bytes/s, hardware.GPU.HostCopy) that offloading's copies run at;
 	// zero when nothing is offloaded.

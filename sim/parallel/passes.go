@@ -402,6 +402,9 @@ func (b *builder) backwardEnd(p *chunkPass) {
 		}
 		b.send(true, mb, ch, in)
 	}
+	if ch.Head {
+		b.lossReadbackAfter(mb, ch.Index)
+	}
 }
 
 // Forward blocks.

@@ -219,3 +219,96 @@ func TestLossReadback(t *testing.T) {
 		}
 	}
 }
+
+// TestLossReadbackAfter: the Hugging Face Trainer reads the loss after
+// each micro-batch's forward and backward (StepConfig.LossReadbackAfter).
+// Counted by hand: 4 micro-batches at a 1 ms stall; on pp 1 the single
+// stage waits 4 times, each right after that micro-batch's embedding_bwd
+// (the last backward task of the chunk that computes the loss); on pp 2
+// the last stage 4 times, each after all of that micro-batch's backward on
+// the stage, the first stage never. No read precedes a head_bwd (the
+// before-backward place is off), every wait drains the last compute task
+// and the host issues the next task only after that task's end.
+func TestLossReadbackAfter(t *testing.T) {
+	const ms = engine.Time(1e6)
+	for _, c := range []struct {
+		pp      int
+		sched   pipeline.Schedule
+		want    []int  // waits per stage
+		prevBwd string // the compute task a wait follows directly on the loss stage ("" = any backward)
+	}{
+		{pp: 1, sched: pipeline.OneFOneB, want: []int{4}, prevBwd: "embedding_bwd"},
+		{pp: 2, sched: pipeline.OneFOneB, want: []int{0, 4}},
+		{pp: 2, sched: pipeline.GPipe, want: []int{0, 4}},
+	} {
+		l, err := NewLayout(1, 1, 1, 1, c.pp, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks, err := Partition(4, c.pp, 1, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := &StepConfig{Layout: l, Model: testModel(t, 4),
+			Shape:    workload.Shape{MicroBatch: 2, Seq: 512, Dtype: workload.BF16, TP: 1, CP: 1, EP: 1, FlashAttention: true},
+			Schedule: c.sched, Virtual: 1, Microbatches: 4, Chunks: chunks, Optimizer: "adamw",
+			ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32,
+			Overlap: Overlap{GradReduce: true, ParamGather: true}, Steps: 1,
+			LayerParams:  func(int) (float64, float64) { return 1e6, 0 },
+			LossReadback: ms, LossReadbackAfter: true,
+			Host: HostModel{On: true, KernelFwd: 10e3, KernelBwd: 4e3, Call: 10e3},
+		}
+		progs, err := Build(cfg, unitPricer{unit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s, p := range progs {
+			n := 0
+			for i, task := range p.Tasks {
+				if task.Kind != KindHostSync || task.Name != "loss_readback" {
+					continue
+				}
+				n++
+				if task.Dur != ms {
+					t.Errorf("pp %d %v stage %d: wait %d ns, want %d", c.pp, c.sched.Name(), s, task.Dur, ms)
+				}
+				if j := i + 1; j < len(p.Tasks) && p.Tasks[j].Name == "head_bwd" && p.Tasks[j].Micro == task.Micro {
+					t.Errorf("pp %d %v stage %d: the read of micro-batch %d precedes its head_bwd (the before-backward place)", c.pp, c.sched.Name(), s, task.Micro)
+				}
+				before, after := 0, 0
+				for j, o := range p.Tasks {
+					if o.Kind == KindBackward && o.Micro == task.Micro {
+						if j < i {
+							before++
+						} else {
+							after++
+						}
+					}
+				}
+				if before == 0 || after != 0 {
+					t.Errorf("pp %d %v stage %d: read of micro-batch %d has %d of its backward tasks before and %d after, want all before", c.pp, c.sched.Name(), s, task.Micro, before, after)
+				}
+				d := p.Deps(i)
+				if len(d) != 1 || p.Tasks[d[0]].Stream != StreamCompute {
+					t.Errorf("pp %d %v stage %d: read of micro-batch %d depends on %v, want the last compute task", c.pp, c.sched.Name(), s, task.Micro, d)
+					continue
+				}
+				if c.prevBwd != "" && (p.Tasks[d[0]].Name != c.prevBwd || p.Tasks[d[0]].Micro != task.Micro) {
+					t.Errorf("pp %d %v stage %d: read of micro-batch %d drains %s of micro-batch %d, want its %s", c.pp, c.sched.Name(), s, task.Micro, p.Tasks[d[0]].Name, p.Tasks[d[0]].Micro, c.prevBwd)
+				}
+				// The next task the host issues (receives are not issued)
+				// waits for the drained task's end.
+				j := i + 1
+				for j < len(p.Tasks) && p.Tasks[j].Kind == KindRecv {
+					j++
+				}
+				if j < len(p.Tasks) && p.HostAfter(j) != int(d[0]) {
+					t.Errorf("pp %d %v stage %d: %s after the read of micro-batch %d issued after task %d's end, want %d", c.pp, c.sched.Name(), s, p.Tasks[j].Name, task.Micro, p.HostAfter(j), d[0])
+				}
+			}
+			if n != c.want[s] {
+				t.Errorf("pp %d %v: stage %d reads %d times, want %d", c.pp, c.sched.Name(), s, n, c.want[s])
+			}
+		}
+	}
+}

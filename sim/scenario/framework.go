@@ -15,11 +15,15 @@ import (
 // when its field or one of these is given, so that a profile never
 // contradicts what the scenario states (fused_loss is an alias of
 // cross_entropy, attention_kernel implies flash_attention, fused_norm: false
-// needs compile: false).
+// needs compile: false, loss_readback_at places loss_readback's read).
 var frameworkRelated = map[string][]string{
 	"training.cross_entropy":   {"training.fused_loss"},
 	"training.flash_attention": {"training.attention_kernel"},
 	"training.fused_norm":      {"training.compile"},
+	// the read's place means nothing without the read: a document that
+	// states loss_readback (false, or true for DeepSpeed's place) keeps
+	// its own placement
+	"training.loss_readback_at": {"training.loss_readback"},
 }
 
 // applyFramework fills the fields the document leaves unset from the

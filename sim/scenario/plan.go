@@ -412,7 +412,11 @@ func (s *Plan) HostSyncCauses() string {
 		c = append(c, "DeepSpeed pipeline engine: batch sizes and partition metadata read per micro-batch")
 	}
 	if s.LossReadback() > 0 {
-		c = append(c, "loss read back before every micro-batch's backward")
+		if s.Training.LossReadbackAt == "after_backward" {
+			c = append(c, "loss read back after every micro-batch's backward")
+		} else {
+			c = append(c, "loss read back before every micro-batch's backward")
+		}
 	}
 	return strings.Join(c, "; ")
 }
@@ -447,6 +451,7 @@ func (s *Plan) StepConfig(l *parallel.Layout) *parallel.StepConfig {
 		UnpadHostSync:     s.UnpadHostSync(),
 		PipeEngineSync:    s.PipeEngineSync(),
 		LossReadback:      s.LossReadback(),
+		LossReadbackAfter: s.Training.LossReadbackAt == "after_backward",
 		HostH2D:           float64(hc.H2D), HostD2H: float64(hc.D2H),
 		OffloadOptimizer:      s.Training.OffloadOptimizer,
 		LogOptimizerStates:    s.Training.LogOptimizerStates,

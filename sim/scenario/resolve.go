@@ -367,6 +367,17 @@ func (s *Plan) resolveTraining(set fieldSet) error {
 			return fmt.Errorf("training.optimizer_loop: torch is priced for adamw only (have %s)", t.Optimizer)
 		}
 	}
+	if t.LossReadbackAt != "" {
+		if err := checkChoice("training.loss_readback_at", t.LossReadbackAt); err != nil {
+			return err
+		}
+		if t.LossReadbackAt == "after_backward" && !t.LossReadback {
+			return fmt.Errorf("training.loss_readback_at: after_backward needs training.loss_readback: true (the read it places)")
+		}
+	}
+	if t.LossReadbackAt == "before_backward" {
+		t.LossReadbackAt = "" // canonical: before_backward is the default
+	}
 	if t.OptimizerLoop == "transformers" {
 		t.OptimizerLoop = "" // canonical: transformers is the default
 	}

@@ -146,6 +146,13 @@ type TrainingConfig struct {
 	// run's library version, not a framework default. Left out of the
 	// canonical form when unset.
 	LossReadback bool `yaml:"loss_readback" json:"loss_readback,omitempty"`
+	// LossReadbackAt places that read: before_backward (the default,
+	// DeepSpeed's engine) or after_backward (the Hugging Face Trainer's
+	// logging_nan_inf_filter test of each micro-batch's loss once
+	// training_step has run the backward;
+	// parallel.StepConfig.LossReadbackAfter). Left out of the canonical
+	// form when it is the default.
+	LossReadbackAt string `yaml:"loss_readback_at" json:"loss_readback_at,omitempty"`
 	// OptimizerTensors > 0 says the optimizer is a Python loop over that
 	// many parameter tensors, each stepped by its own elementwise kernels
 	// (transformers.AdamW, torch.optim with foreach=False), and zero_grad

@@ -82,3 +82,40 @@ func TestLossReadbackField(t *testing.T) {
 		{[]string{"training.loss_readback", "sometimes"}, "training.loss_readback"},
 	})
 }
+
+// TestLossReadbackAtField: training.loss_readback_at: after_backward moves
+// the read after each micro-batch's backward: the same 32 reads at pp 1
+// (one per micro-batch, host_sync_stall each), the hf-trainer profile sets
+// both fields (an explicit loss_readback: false wins, and then the profile's
+// placement is not applied), and bad values are one-line errors.
+func TestLossReadbackAtField(t *testing.T) {
+	after := []string{"training.loss_readback", "true", "training.loss_readback_at", "after_backward"}
+	s := parseWith(t, nil, after...)
+	if got := s.HostSyncCauses(); !strings.Contains(got, "after every micro-batch's backward") {
+		t.Errorf("host sync causes %q", got)
+	}
+	stall := s.GPU().Compute.HostSyncStall
+	r := runWith(t, nil, after...)
+	if want := 32 * stall; r.HostSyncS < want*(1-1e-6) || r.HostSyncS > want*(1+1e-6) {
+		t.Errorf("after_backward: host sync stalls %g s, want %g s", r.HostSyncS, want)
+	}
+	if base := runWith(t, nil); !(r.StepTimeS > base.StepTimeS) {
+		t.Errorf("after_backward: step %g s, want longer than %g s without", r.StepTimeS, base.StepTimeS)
+	}
+	if s := parseWith(t, nil, "training.loss_readback", "true", "training.loss_readback_at", "before_backward"); s.Training.LossReadbackAt != "" {
+		t.Errorf("before_backward not canonicalised to the default: %q", s.Training.LossReadbackAt)
+	}
+	hf := parseWith(t, nil, "training.framework", "hf-trainer")
+	if !hf.Training.LossReadback || hf.Training.LossReadbackAt != "after_backward" {
+		t.Errorf("hf-trainer: loss_readback %v at %q, want true at after_backward", hf.Training.LossReadback, hf.Training.LossReadbackAt)
+	}
+	if off := parseWith(t, nil, "training.framework", "hf-trainer", "training.loss_readback", "false"); off.Training.LossReadback || off.Training.LossReadbackAt != "" {
+		t.Errorf("hf-trainer with loss_readback: false: %v at %q, want off and unplaced", off.Training.LossReadback, off.Training.LossReadbackAt)
+	}
+	checkParseErrors(t, nil, []parseErrorCase{
+		{[]string{"training.loss_readback", "true", "training.loss_readback_at", "during"},
+			`training.loss_readback_at: unknown value "during" (valid: before_backward, after_backward)`},
+		{[]string{"training.loss_readback_at", "after_backward"},
+			"training.loss_readback_at: after_backward needs training.loss_readback: true (the read it places)"},
+	})
+}
