@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/simtrain/simtrain/sim/engine"
@@ -324,27 +325,89 @@ func (s *Plan) resolveStageGroups() error {
 // the per-rank batch and sequence, the parallel split and the recipe.
 func (s *Plan) Shape() workload.Shape {
 	p := s.Parallel
-	return workload.Shape{MicroBatch: s.Training.MicroBatch, Seq: s.Training.SeqLen, Dtype: s.r.precision,
+	sh := workload.Shape{MicroBatch: s.Training.MicroBatch, Seq: s.Training.SeqLen, Dtype: s.r.precision,
 		TP: p.TP, CP: p.CP, EP: p.EP, ETP: s.ExpertTP(), SP: p.SP, FlashAttention: *s.Training.FlashAttention, AttentionUnpad: s.Training.AttentionUnpad,
 		RepeatKV: s.Training.AttentionRepeatKV, CPImpl: s.r.cpImpl,
 		CrossEntropy: s.r.crossEntropy, Eager: !*s.Training.Compile, EagerNorm: !*s.Training.FusedNorm, Autocast: s.Training.Autocast,
 		AttnEff: s.r.attn[0], AttnBwdEff: s.r.attn[1], AttnHeadDims: s.r.attnDims,
 		FP8Recipe: s.r.fp8, RecomputeModules: s.r.recomputeModules, Offload: s.r.offload,
 		BF16AtStart: s.Training.BF16LayersAtStart, BF16AtEnd: s.Training.BF16LayersAtEnd,
-		ReplicatedLogits: p.TPLogits == "replicated", GradAccumulate: s.gradAccumulate()}
+		ReplicatedLogits: p.TPLogits == "replicated"}
+	sh.GradAccumulate, sh.GradAccumWidth, sh.GradAccumShard = s.gradAccumulate()
+	return sh
 }
 
-// gradAccumulate is workload.Shape.GradAccumulate: under
-// training.autocast (fp32 parameters whose gradients autograd accumulates
-// in .grad), the share (m−1)/m of a step's m micro-batches that add into
-// the gradient an earlier one left.
-func (s *Plan) gradAccumulate() float64 {
+// gradAccumulate is workload.Shape's GradAccumulate, GradAccumWidth and
+// GradAccumShard: the share (m−1)/m of a step's m micro-batches whose
+// weight gradients are added in place into a gradient an earlier one left
+// (the first one's becomes .grad after zero_grad(set_to_none=True),
+// PyTorch's default from 2.0), the bytes per element of the gradient added
+// (read twice, written once) and the share of each linear weight's
+// gradient this GPU adds. Each case is the framework's own code:
+//   - autograd's AccumulateGrad (pytorch/pytorch
+//     torch/csrc/autograd/functions/accumulate_grad.h accumulateGrad:
+//     variable_grad += new_grad) adds the whole gradient in the
+//     parameter's dtype on one GPU and under DDP, no_sync or not (DDP's
+//     reducer reduces a bucket copy and writes it back into .grad, the
+//     accumulation is autograd's): fp32 under training.autocast (fp32
+//     parameters), else the precision's storage width (fp32/TF32 4 bytes,
+//     16-bit weights 2);
+//   - FSDP with zero3_grad_sync every: FSDP2 reduce-scatters each
+//     micro-batch and adds the new shard into the sharded .grad
+//     (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py
+//     foreach_reduce: fsdp_param.sharded_param.grad += new_sharded_grad,
+//     in the parameter's original dtype, PyTorch 2.4-2.9), FSDP1 likewise
+//     (torch/distributed/fsdp/_runtime_utils.py _accumulate_sharded_grad:
+//     sharded_grad += flat_param._saved_grad_shard): 1/dp of the weights at
+//     the fp32 master width (the shard is the master, Zero3Impl fsdp);
+//     measured and not adopted (fsdpShardAccumulate);
+//   - FSDP with zero3_grad_sync last (no_sync,
+//     set_requires_gradient_sync(False)): the unsharded gradient
+//     accumulates through AccumulateGrad at grad_dtype, the width the
+//     memory model keeps it at (workload.MemoryInput.GradSyncLast);
+//   - Megatron (megatron-lm, megatron-bridge, megatron-deepspeed, and a
+//     run without a framework, whose defaults are Megatron-LM's): the
+//     weight-gradient GEMM accumulates into main_grad itself
+//     (--gradient-accumulation-fusion, default on; fused_weight_gradient_
+//     mlp_cuda wgrad_gemm_accum_fp32), no add. DeepSpeed's ZeRO 1/2
+//     engine is not priced (not read; megatron-deepspeed and zero 1/2
+//     runs take none).
+//
+// Only the eager-PyTorch frameworks (pytorch-fsdp, hf-trainer,
+// torchtitan, llm-foundry) and training.autocast take the add.
+func (s *Plan) gradAccumulate() (share, width, shard float64) {
 	m := s.r.microbatches
-	if !s.Training.Autocast || m <= 1 {
-		return 0
+	if m <= 1 {
+		return 0, 0, 0
 	}
-	return float64(m-1) / float64(m)
+	share = float64(m-1) / float64(m)
+	p := s.Parallel
+	eager := s.Training.Autocast || slices.Contains(eagerAccumulateFrameworks, s.Training.Framework)
+	switch {
+	case !eager:
+		return 0, 0, 0
+	case p.Zero == 0 && s.Training.Autocast:
+		return share, 4, 1
+	case p.Zero == 0:
+		return share, s.r.precision.StorageBytes(), 1
+	case p.Zero == 3 && p.Zero3GradSync == "last":
+		return share, s.r.grad.Bytes(), 1
+	case p.Zero == 3 && p.Zero3Impl == "fsdp" && fsdpShardAccumulate:
+		return share, s.r.master.Bytes(), 1 / float64(max(p.DP, 1))
+	}
+	return 0, 0, 0
 }
+
+// fsdpShardAccumulate prices FSDP's sharded add (zero 3, zero3_grad_sync
+// every). Measured off (docs/validation.md, round 17 gradacc17): it slows
+// the llm-foundry rows the validation already predicts too slow, LOSO
+// 6.08% -> 6.16% (refit: in-sample 4.93%, holdout 10.72%).
+var fsdpShardAccumulate = false
+
+// eagerAccumulateFrameworks are the training.framework profiles whose
+// training loop accumulates gradients through PyTorch autograd or FSDP's
+// sharded add, not Megatron's fused weight-gradient accumulation.
+var eagerAccumulateFrameworks = []string{"hf-trainer", "llm-foundry", "pytorch-fsdp", "torchtitan"}
 
 // MoEHostSync is the stall per MoE layer forward (parallel.StepConfig
 // .MoEHostSync): the GPU's profile value for a dropless MoE model outside

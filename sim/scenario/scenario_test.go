@@ -165,27 +165,52 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// TestShapeGradAccumulate: under training.autocast the workload shape's
-// GradAccumulate is the share (m−1)/m of the step's m micro-batches that
-// add into an existing fp32 .grad; none with one micro-batch or without
-// autocast. base.yaml: global batch 64 over dp 2 at micro-batch 1, so 32
-// micro-batches.
+// TestShapeGradAccumulate: the workload shape's gradient accumulation
+// add: the share (m−1)/m of the step's m micro-batches that add into an
+// existing gradient, the gradient's bytes per element and the share of
+// each weight this GPU adds, by framework and ZeRO stage; none with one
+// micro-batch or where Megatron fuses the add (no framework, megatron-lm,
+// megatron-deepspeed). base.yaml: bf16, global batch 64 over dp 2 at
+// micro-batch 1, so 32 micro-batches.
 func TestShapeGradAccumulate(t *testing.T) {
+	tt := []string{"training.framework", "torchtitan", "parallel.zero"}
 	for _, tc := range []struct {
-		kv   []string
-		want float64
+		kv                  []string
+		shard               bool // fsdpShardAccumulate
+		share, width, slice float64
 	}{
-		{nil, 0},
-		{[]string{"training.autocast", "true"}, 31.0 / 32},
-		{[]string{"training.autocast", "true", "training.micro_batch", "8"}, 3.0 / 4},
-		{[]string{"training.autocast", "true", "training.global_batch", "2"}, 0},
+		{nil, false, 0, 0, 0},
+		{[]string{"training.autocast", "true"}, false, 31.0 / 32, 4, 1},
+		{[]string{"training.autocast", "true", "training.micro_batch", "8"}, false, 3.0 / 4, 4, 1},
+		{[]string{"training.autocast", "true", "training.global_batch", "2"}, false, 0, 0, 0},
+		{[]string{"training.framework", "megatron-lm", "parallel.zero", "0"}, false, 0, 0, 0},
+		{[]string{"training.framework", "megatron-deepspeed", "parallel.zero", "0"}, false, 0, 0, 0},
+		// DDP/one GPU without autocast: the parameter dtype's width
+		{append(tt, "0"), false, 31.0 / 32, 2, 1},
+		{append(tt, "0", "training.precision", "fp32"), false, 31.0 / 32, 4, 1},
+		{append(tt, "0", "training.global_batch", "2"), false, 0, 0, 0},
+		// ZeRO 1/2: not priced
+		{append(tt, "1"), false, 0, 0, 0},
+		// FSDP no_sync: the unsharded gradient at grad_dtype (bf16 unless
+		// told)
+		{append(tt, "3", "parallel.zero3_grad_sync", "last"), false, 31.0 / 32, 2, 1},
+		{append(tt, "3", "parallel.zero3_grad_sync", "last", "training.grad_dtype", "fp32"), false, 31.0 / 32, 4, 1},
+		{append(tt, "3", "parallel.zero3_grad_sync", "last", "training.grad_dtype", "bf16"), false, 31.0 / 32, 2, 1},
+		// FSDP reduce-scattering every micro-batch: off by default, else
+		// the fp32 shard over dp 2
+		{append(tt, "3"), false, 0, 0, 0},
+		{append(tt, "3"), true, 31.0 / 32, 4, 0.5},
 	} {
+		fsdpShardAccumulate = tc.shard
 		s, err := parse(tc.kv...)
 		if err != nil {
 			t.Fatalf("%v: %v", tc.kv, err)
 		}
-		if got := s.Shape().GradAccumulate; got != tc.want {
-			t.Errorf("%v: GradAccumulate %v (microbatches %d), want %v", tc.kv, got, s.Microbatches(), tc.want)
+		sh := s.Shape()
+		fsdpShardAccumulate = false
+		if got := [3]float64{sh.GradAccumulate, sh.GradAccumWidth, sh.GradAccumShard}; got != [3]float64{tc.share, tc.width, tc.slice} {
+			t.Errorf("%v (shard add %v): share, width, shard %v (microbatches %d), want %v", tc.kv, tc.shard, got,
+				s.Microbatches(), [3]float64{tc.share, tc.width, tc.slice})
 		}
 	}
 }

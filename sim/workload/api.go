@@ -287,14 +287,23 @@ type Shape struct {
 	// 16-bit gradient read and written in fp32 after the weight-gradient
 	// GEMM (autocast.go). Only for FP16 and BF16; ignored otherwise.
 	Autocast bool
-	// GradAccumulate is, under Autocast, the share of a step's
-	// micro-batches whose weight gradients autograd's AccumulateGrad adds
-	// into the fp32 .grad the earlier micro-batches left, (m−1)/m of m
-	// micro-batches (the first one's gradient becomes .grad): each linear
-	// weight's gradient cast also reads 8 and writes 4 bytes per element
-	// that often (autocast.go). 0 without gradient accumulation; ignored
-	// without Autocast.
+	// GradAccumulate is the share of a step's micro-batches whose linear
+	// weight gradients are added in place into the gradient the earlier
+	// micro-batches left, (m−1)/m of m micro-batches (the first one's
+	// gradient becomes .grad): autograd's AccumulateGrad, or FSDP's add of
+	// the reduce-scattered shard. Each add reads 2·GradAccumWidth and
+	// writes GradAccumWidth bytes per element of GradAccumShard of each
+	// weight (autocast.go). Under Autocast it is priced on the weight
+	// gradient's cast, otherwise as a kernel after the wgrad GEMM. 0
+	// without gradient accumulation or where the framework fuses the add
+	// into the wgrad GEMM (Megatron).
 	GradAccumulate float64
+	// GradAccumWidth is the accumulated gradient's bytes per element: 0
+	// means 4 (fp32).
+	GradAccumWidth float64
+	// GradAccumShard is the share of each weight's gradient this GPU
+	// adds: 1/dp for FSDP's sharded gradient; 0 means 1.
+	GradAccumShard float64
 	// EagerNorm prices RMSNorm as eager PyTorch's op-by-op kernels
 	// (torchtitan's RMSNorm module without compile); false is one fused
 	// kernel (compiled, or a fused norm kernel such as torchtitan's

@@ -47,6 +47,17 @@ package workload
 // Biases, norm weights and an untied embedding table accumulate too and
 // are not priced (a GPT's linear weights are over 99% of its parameters
 // besides the embeddings).
+//
+// The same add happens without autocast (round 17, gradacc17): under
+// Shape.GradAccumulate each linear's wgrad GEMM is followed by a memory
+// kernel (<gemm>_grad_acc) that reads 2·GradAccumWidth and writes
+// GradAccumWidth bytes per element of its GradAccumShard of the weight:
+// autograd's AccumulateGrad at the parameter dtype (fp32/TF32 weights 4
+// bytes, 16-bit weights 2) on one GPU and under DDP, and FSDP's add of
+// the reduce-scattered shard (1/dp of the weight, off by default:
+// sim/scenario plan.go gradAccumulate says which framework adds what). It
+// is a kernel of its own on every micro-batch's op list, its bytes scaled
+// by (m−1)/m, so its launch is counted m times rather than m−1.
 
 // autocastWeight adds the cast of a linear layer's K×N weight (batch of
 // them, for grouped experts) before its GEMM; its backward op, the
@@ -55,6 +66,6 @@ package workload
 func (b *builder) autocastWeight(name string, blk Block, k, n, batch int) {
 	w := float64(k) * float64(n) * float64(max(batch, 1))
 	const f = 4
-	acc := b.accum * w
-	b.mem(name+"_autocast", blk, cost{w, f * w, b.gin * w}, cost{w + acc, b.gin*w + 2*f*acc, f*w + f*acc})
+	b.mem(name+"_autocast", blk, cost{w, f * w, b.gin * w},
+		cost{w + w*b.accum[2], b.gin*w + w*b.accum[0], f*w + w*b.accum[1]})
 }

@@ -529,3 +529,64 @@ func TestAutocastFP32Stream(t *testing.T) {
 		t.Error("no final_norm_cast in the head")
 	}
 }
+
+// TestGradAccumulateAdd: without autocast the gradient accumulation's add
+// is a kernel of its own after each linear's wgrad GEMM, reading
+// 2·width and writing width bytes per element of the shard it adds, on
+// the share of the micro-batches that accumulate. The small GPT-2 layer's
+// linears hold 12288 + 4096 + 16384 + 16384 = 49152 weight elements.
+func TestGradAccumulateAdd(t *testing.T) {
+	m := Model{Name: "gpt2-test", Layers: 1, Hidden: 64, Heads: 4, FFN: 256, Vocab: 256,
+		Activation: "gelu_new", Norm: "layernorm", Bias: true, Dropout: true}
+	m.Fill()
+	for _, tc := range []struct {
+		name                 string
+		dtype                Dtype
+		autocast             bool
+		share, width, shard  float64
+		adds                 int
+		flops, read, written float64
+	}{
+		{"one micro-batch", FP32, false, 0, 4, 1, 0, 0, 0, 0},
+		// DDP/one GPU, fp32 weights, accumulation 8: 7/8 of 12 B per weight
+		{"fp32, accumulation 8", FP32, false, 7.0 / 8, 4, 1, 4, 43008, 344064, 172032},
+		// 16-bit weights without autocast: 2-byte .grad, accumulation 4
+		{"bf16 weights, accumulation 4", BF16, false, 0.75, 2, 1, 4, 36864, 147456, 73728},
+		// FSDP's sharded fp32 add over dp 4, accumulation 2
+		{"fsdp shard 1/4, accumulation 2", BF16, false, 0.5, 4, 0.25, 4, 6144, 49152, 24576},
+		// width 0 means fp32, shard 0 the whole gradient
+		{"defaults", FP32, false, 0.5, 0, 0, 4, 24576, 196608, 98304},
+		// under autocast the add rides on the cast: no kernel of its own
+		{"autocast", BF16, true, 0.75, 4, 1, 0, 0, 0, 0},
+	} {
+		s := Shape{MicroBatch: 1, Seq: 8, Dtype: tc.dtype, Eager: true, Autocast: tc.autocast,
+			GradAccumulate: tc.share, GradAccumWidth: tc.width, GradAccumShard: tc.shard}
+		ops := m.LayerOps(0, s, Backward)
+		var n int
+		var got [3]float64
+		for i, o := range ops {
+			if !strings.HasSuffix(o.Name, "_grad_acc") {
+				continue
+			}
+			n++
+			got[0] += o.FLOPs
+			got[1] += o.BytesRead
+			got[2] += o.BytesWritten
+			if want := strings.TrimSuffix(o.Name, "_grad_acc") + "_wgrad"; i == 0 || ops[i-1].Name != want {
+				t.Errorf("%s: %s not right after %s", tc.name, o.Name, want)
+			}
+			if o.Class != ClassMemory || o.Pass != Backward {
+				t.Errorf("%s: %s class %v pass %v", tc.name, o.Name, o.Class, o.Pass)
+			}
+		}
+		if n != tc.adds || got != [3]float64{tc.flops, tc.read, tc.written} {
+			t.Errorf("%s: %d adds flops/read/written %v, want %d %v", tc.name, n, got, tc.adds,
+				[3]float64{tc.flops, tc.read, tc.written})
+		}
+		for _, o := range m.LayerOps(0, s, Forward) {
+			if strings.HasSuffix(o.Name, "_grad_acc") {
+				t.Errorf("%s: forward has %s", tc.name, o.Name)
+			}
+		}
+	}
+}

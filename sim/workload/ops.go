@@ -74,9 +74,12 @@ type split struct {
 	// PyTorch kernels (Shape.Eager, Shape.EagerNorm; eager.go).
 	eagerOps, eagerNorm bool
 	// autocast adds torch.autocast's weight casts (Shape.Autocast, 16-bit
-	// dtypes only; autocast.go); accum is Shape.GradAccumulate under it.
+	// dtypes only; autocast.go). accum is the bytes read, bytes written
+	// and elements added per linear weight element per micro-batch by the
+	// gradient accumulation's add: Shape.GradAccumulate × GradAccumShard
+	// × (2·GradAccumWidth, GradAccumWidth, 1).
 	autocast bool
-	accum    float64
+	accum    [3]float64
 	// replLogits prices the output layer with the logits gathered to every
 	// TP rank (Shape.ReplicatedLogits).
 	replLogits bool
@@ -121,8 +124,15 @@ func newSplit(m Model, s Shape) split {
 		attnDims: s.AttnHeadDims,
 		eagerOps: s.Eager, eagerNorm: s.EagerNorm, fp8: s.fp8Recipe(), replLogits: s.ReplicatedLogits,
 		autocast: s.Autocast && (s.Dtype == FP16 || s.Dtype == BF16)}
-	if sp.autocast {
-		sp.accum = min(max(s.GradAccumulate, 0), 1)
+	if share := min(max(s.GradAccumulate, 0), 1); share > 0 {
+		w, f := s.GradAccumWidth, s.GradAccumShard
+		if w <= 0 {
+			w = 4
+		}
+		if f <= 0 || f > 1 {
+			f = 1
+		}
+		sp.accum = [3]float64{2 * w * f * share, w * f * share, f * share}
 	}
 	if sp.gin <= 0 {
 		sp.gin = sp.act
@@ -155,8 +165,12 @@ func (b *builder) gemm(name string, blk Block, m, n, k, batch int, parts ...line
 	}
 	o := gemmOp(m, n, k, batch, b.gin, b.act)
 	o.Name, o.Block = name, blk
+	var acc cost
 	if b.autocast && blk != BlockAttnCore {
 		b.autocastWeight(name, blk, k, n, batch)
+	} else if blk != BlockAttnCore && b.accum[0] > 0 {
+		w := float64(k) * float64(n) * float64(max(batch, 1))
+		acc = cost{w * b.accum[2], w * b.accum[0], w * b.accum[1]}
 	}
 	var bwdScaling Scaling
 	if b.fp8 != nil {
@@ -164,7 +178,7 @@ func (b *builder) gemm(name string, blk Block, m, n, k, batch int, parts ...line
 		o.Scaling, bwdScaling = b.fp8.fwdScaling, b.fp8.bwdScaling
 		b.ops = append(b.ops, b.fp8.quant(name, blk, m, n, k, batch, parts))
 	}
-	b.ops = append(b.ops, fwdOp{op: o, kind: kindGEMM, parts: parts, bwdScaling: bwdScaling})
+	b.ops = append(b.ops, fwdOp{op: o, kind: kindGEMM, parts: parts, bwdScaling: bwdScaling, bwd: acc})
 }
 
 // fc1Parts are the linears of an MLP's first projection of inner width f
@@ -356,6 +370,10 @@ func bwdList(ops []fwdOp, gin, act float64) []Op {
 				Op{Name: o.Name + "_wgrad", Block: o.Block, Class: ClassGEMM, Pass: Backward,
 					FLOPs: o.FLOPs, BytesRead: (fm*fk + fm*fn) * gin * bt, BytesWritten: fk * fn * act * bt,
 					M: K, N: N, K: M, Batch: o.Batch, Quant: o.Quant, Scaling: f.bwdScaling})
+			if f.bwd.read > 0 { // the gradient accumulation's add (autocast.go)
+				out = append(out, Op{Name: o.Name + "_grad_acc", Block: o.Block, Class: ClassMemory, Pass: Backward,
+					FLOPs: f.bwd.flops, BytesRead: f.bwd.read, BytesWritten: f.bwd.write, Batch: 1})
+			}
 		case kindAten: // the module's backward kernels, on its last forward kernel
 			out = append(out, f.bwdOps...)
 		default: // attention and memory kernels carry their backward cost
