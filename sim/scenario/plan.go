@@ -355,12 +355,15 @@ func (s *Plan) Shape() workload.Shape {
 //   - FSDP with zero3_grad_sync every: FSDP2 reduce-scatters each
 //     micro-batch and adds the new shard into the sharded .grad
 //     (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py
-//     foreach_reduce: fsdp_param.sharded_param.grad += new_sharded_grad,
+//     foreach_reduce: sharded_param.grad._local_tensor += new_sharded_grad,
 //     in the parameter's original dtype, PyTorch 2.4-2.9), FSDP1 likewise
 //     (torch/distributed/fsdp/_runtime_utils.py _accumulate_sharded_grad:
 //     sharded_grad += flat_param._saved_grad_shard): 1/dp of the weights at
 //     the fp32 master width (the shard is the master, Zero3Impl fsdp);
-//     measured and not adopted (fsdpShardAccumulate);
+//     both run it on the reduce-scatter (FSDP2 post-reduce, FSDP1
+//     post-backward) stream, beside the compute stream, so it mostly
+//     overlaps the backward; priced on the compute stream it was measured
+//     and not adopted (fsdpShardAccumulate);
 //   - FSDP with zero3_grad_sync last (no_sync,
 //     set_requires_gradient_sync(False)): the unsharded gradient
 //     accumulates through AccumulateGrad at grad_dtype, the width the
