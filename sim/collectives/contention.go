@@ -106,7 +106,9 @@ func StaticShares(c *topology.Cluster, groups [][]int, allToAll bool) ([]Share, 
 	if allToAll {
 		pats = append(pats, patAllToAll)
 	}
-	sh, err := staticLoad(c, groups, pats)
+	sc := scratches.get()
+	defer scratches.put(sc)
+	sh, err := staticLoadWith(sc, c, groups, pats)
 	if err != nil {
 		return nil, err
 	}
@@ -122,11 +124,9 @@ func StaticShares(c *topology.Cluster, groups [][]int, allToAll bool) ([]Share, 
 // as the runner routes a send): the share of each pair's send, for
 // Share.Direct.
 func SendShares(c *topology.Cluster, pairs [][2]int) ([]float64, error) {
-	groups := make([][]int, len(pairs))
-	for i := range pairs {
-		groups[i] = pairs[i][:]
-	}
-	sh, err := staticLoad(c, groups, []pattern{patSend})
+	sc := scratches.get()
+	defer scratches.put(sc)
+	sh, err := sendLoad(sc, c, pairs)
 	if err != nil {
 		return nil, err
 	}
@@ -137,16 +137,63 @@ func SendShares(c *topology.Cluster, pairs [][2]int) ([]float64, error) {
 	return out, nil
 }
 
+// MeanSendShare is the mean of SendShares(c, pairs), summed in pair order
+// and divided by len(pairs) as a caller of SendShares would, without
+// allocating: the pricer asks it for every pipeline boundary, 8,192 pairs
+// each at 131,072 GPUs (issue 18). No pairs: 1 (nothing contends).
+func MeanSendShare(c *topology.Cluster, pairs [][2]int) (float64, error) {
+	if len(pairs) == 0 {
+		return 1, nil
+	}
+	sc := scratches.get()
+	defer scratches.put(sc)
+	sh, err := sendLoad(sc, c, pairs)
+	if err != nil {
+		return 0, err
+	}
+	sum := 0.0
+	for _, s := range sh {
+		sum += s[patSend]
+	}
+	return sum / float64(len(pairs)), nil
+}
+
+// sendLoad is staticLoadWith for pairs' sends, the pairs viewed as groups
+// in the scratch (sc.pairs, cleared after so that it keeps no caller's
+// pairs alive).
+func sendLoad(sc *loadScratch, c *topology.Cluster, pairs [][2]int) ([][numPatterns]float64, error) {
+	groups := slices.Grow(sc.pairs[:0], len(pairs))[:len(pairs)]
+	for i := range pairs {
+		groups[i] = pairs[i][:]
+	}
+	defer func() {
+		clear(groups)
+		sc.pairs = groups[:0]
+	}()
+	return staticLoadWith(sc, c, groups, []pattern{patSend})
+}
+
 // staticLoad computes the static-load share of every group for each of
 // pats (1 for the others); see StaticShares.
 func staticLoad(c *topology.Cluster, groups [][]int, pats []pattern) ([][numPatterns]float64, error) {
-	out := make([][numPatterns]float64, len(groups))
+	sc := scratches.get()
+	defer scratches.put(sc)
+	out, err := staticLoadWith(sc, c, groups, pats)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(out), nil
+}
+
+// staticLoadWith is staticLoad in the scratch sc: the shares it returns
+// are sc.out, valid until sc's next use.
+func staticLoadWith(sc *loadScratch, c *topology.Cluster, groups [][]int, pats []pattern) ([][numPatterns]float64, error) {
+	out := slices.Grow(sc.out[:0], len(groups))[:len(groups)]
+	sc.out = out[:0]
 	type gr = loadGroup
 	// A send reads only its two ranks, so pairs skip the arrangement (three
 	// allocations per pipeline pair) when no other pattern is routed.
 	sendOnly := !slices.ContainsFunc(pats, func(p pattern) bool { return p != patSend })
-	sc := scratches.get()
-	defer scratches.put(sc)
 	// gs and multi live in the scratch too: 8,192 pipeline pairs a call
 	// otherwise cost fresh pages every call (issue 18).
 	gs := slices.Grow(sc.gs[:0], len(groups))[:len(groups)]
@@ -206,7 +253,8 @@ func staticLoad(c *topology.Cluster, groups [][]int, pats []pattern) ([][numPatt
 	eff := c.NIC.Comm.Efficiency
 	bw := c.Bandwidths() // 8 bytes a link rather than a 32-byte Link
 	load, fanOut, fanIn := sc.zeroed(len(c.Links), c.NumGPUs())
-	var route []int32
+	route := sc.route[:0] // netRate's buffer
+	defer func() { sc.route = route[:0] }()
 	for _, p := range pats {
 		for _, l := range sc.loaded {
 			load[l] = 0
@@ -296,6 +344,10 @@ type loadScratch struct {
 	// gs and multi: the groups of a call and those spanning domains.
 	gs    []loadGroup
 	multi []int
+	// out: staticLoadWith's shares; pairs: sendLoad's pairs as groups.
+	out   [][numPatterns]float64
+	pairs [][]int
+	route []int32 // netRate's route buffer
 }
 
 // scratches keeps staticLoad's scratch between calls, one per caller

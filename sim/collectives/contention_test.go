@@ -443,3 +443,57 @@ func TestScratchesKeptAcrossGC(t *testing.T) {
 		t.Errorf("%d scratches kept, more than GOMAXPROCS", n)
 	}
 }
+
+// TestMeanSendShare: MeanSendShare is the mean of SendShares' shares in
+// pair order, 1 for pairs inside one domain or no pairs, an error for a
+// rank off the cluster, and it allocates nothing once the scratch is warm.
+func TestMeanSendShare(t *testing.T) {
+	over := cluster(t, topology.Spec{GPU: "h100-sxm", Nodes: 8, Network: "clos", PodGPUs: 32, Oversubscription: 7})
+	flat := cluster(t, topology.Spec{GPU: "h100-sxm", Nodes: 4})
+	var cross [][2]int // every GPU of the first half to its mirror in the second
+	for a := 0; a < over.NumGPUs()/2; a++ {
+		cross = append(cross, [2]int{a, a + over.NumGPUs()/2})
+	}
+	for _, tc := range []struct {
+		name    string
+		c       *topology.Cluster
+		pairs   [][2]int
+		want    float64 // NaN: the mean of SendShares
+		wantErr bool
+	}{
+		{"no pairs", flat, nil, 1, false},
+		{"inside one node", flat, [][2]int{{0, 1}, {2, 3}}, 1, false},
+		{"one cross-node pair alone", flat, [][2]int{{0, 8}}, 1, false},
+		{"oversubscribed clos", over, cross, math.NaN(), false},
+		{"rank off the cluster", flat, [][2]int{{0, 999}}, 0, true},
+	} {
+		got, err := MeanSendShare(tc.c, tc.pairs)
+		if (err != nil) != tc.wantErr {
+			t.Fatalf("%s: err %v, want error %v", tc.name, err, tc.wantErr)
+		}
+		if tc.wantErr {
+			continue
+		}
+		want := tc.want
+		if math.IsNaN(want) {
+			sh, err := SendShares(tc.c, tc.pairs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := 0.0
+			for _, f := range sh {
+				sum += f
+			}
+			want = sum / float64(len(sh))
+			if want >= 1 {
+				t.Fatalf("%s: no contention to compare (mean %v)", tc.name, want)
+			}
+		}
+		if got != want {
+			t.Errorf("%s: MeanSendShare %v, want %v", tc.name, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(10, func() { _, _ = MeanSendShare(over, cross) }); n != 0 {
+		t.Errorf("MeanSendShare: %v allocations a call, want 0", n)
+	}
+}

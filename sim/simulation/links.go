@@ -149,6 +149,15 @@ func (r *Result) analyticTraffic() ([]float64, []int64) {
 	return b, t
 }
 
+// stageGroupRanks is l.Groups(k, stage) as the run's pricer listed it, or
+// listed now where the pricer did not (the same lists either way).
+func (r *Result) stageGroupRanks(k parallel.GroupKind, stage int) [][]int {
+	if g, ok := r.ranks[[2]int{int(k), stage}]; ok {
+		return g
+	}
+	return r.Layout.Groups(k, stage)
+}
+
 // traffic is analyticTraffic; with shortcuts it copies node-shifted
 // groups' figures and starts pipeline sends without a group per pair
 // (tests compare with playing every group). It also returns how many
@@ -235,7 +244,7 @@ func (r *Result) traffic(shortcuts bool) ([]float64, []int64, int, int) {
 			} else if k.kind != parallel.GroupPP { // (a pipeline collective other than a send plays nothing)
 				sg := groups[k.kind]
 				if sg == nil {
-					sg = newStageGroups(c, l.Groups(k.kind, stage))
+					sg = newStageGroups(c, r.stageGroupRanks(k.kind, stage))
 					groups[k.kind] = sg
 				}
 				first := 0 // the groups [first, len) still to play

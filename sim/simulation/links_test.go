@@ -2,9 +2,11 @@ package simulation
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/simtrain/simtrain/sim/parallel"
 	"github.com/simtrain/simtrain/sim/scenario"
 )
 
@@ -92,6 +94,25 @@ func TestLinkTrafficCopiesEqualPlay(t *testing.T) {
 			for i := range wantB {
 				if math.Float64bits(gotB[i]) != math.Float64bits(wantB[i]) || gotT[i] != wantT[i] {
 					t.Fatalf("link %d: copied %v B %d ns, played %v B %d ns", i, gotB[i], gotT[i], wantB[i], wantT[i])
+				}
+			}
+			// The traffic reads the pricer's group lists (Result.ranks):
+			// each is the layout's, and listing them afresh changes nothing.
+			if len(r.ranks) == 0 {
+				t.Fatalf("the run kept no group lists")
+			}
+			for key, g := range r.ranks {
+				if want := r.Layout.Groups(parallel.GroupKind(key[0]), key[1]); !reflect.DeepEqual(g, want) {
+					t.Fatalf("kind %d stage %d: kept %v, Layout.Groups %v", key[0], key[1], g, want)
+				}
+			}
+			kept := r.ranks
+			r.ranks = nil
+			freshB, freshT, _, _ := r.traffic(true)
+			r.ranks = kept
+			for i := range freshB {
+				if math.Float64bits(gotB[i]) != math.Float64bits(freshB[i]) || gotT[i] != freshT[i] {
+					t.Fatalf("link %d: %v B %d ns from the kept lists, %v B %d ns listed afresh", i, gotB[i], gotT[i], freshB[i], freshT[i])
 				}
 			}
 		})

@@ -92,6 +92,9 @@ type Result struct {
 	exec    *parallel.Executor
 	progs   []*parallel.Program
 	fabric  *network.Fabric
+	// ranks is the pricer's Layout.Groups by (kind, stage) (pricer.ranks),
+	// which links.arrow's traffic reads instead of listing them again.
+	ranks map[[2]int][][]int
 }
 
 // StageMemory is the memory of every rank of one pipeline stage.
@@ -235,6 +238,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 	}
 	res.exec = x
 	res.progs = progs
+	res.ranks = pr.ranks // read-only from here: the pricer is done
 	res.Events = eng.Executed() + extraEvents
 	if err := summarise(ctx, s, res, dev, opt.Memory); err != nil {
 		return nil, err
@@ -428,7 +432,7 @@ func (r *Reuse) same(spec topology.Spec) bool {
 // KeepFiguresOnly drops the played tasks and times a Result holds (Tasks,
 // Links and Check need them and must not be called afterwards), keeping the
 // figures: for a Result whose storage a Reuse will overwrite.
-func (r *Result) KeepFiguresOnly() { r.exec, r.progs = nil, nil }
+func (r *Result) KeepFiguresOnly() { r.exec, r.progs, r.ranks = nil, nil, nil }
 
 // groupMaker builds the every-rank executor's groups, each with the
 // contention share the pricer found for it (analytic fidelity).
@@ -466,6 +470,15 @@ type pricer struct {
 	recordShares bool
 	// sig is signature's scratch, reused from group to group.
 	sig sigScratch
+	// ranks memoises Layout.Groups by (kind, stage) for this run: the
+	// pricer and links.arrow's traffic (Result.traffic) list the same
+	// stages' groups, 8,192 of them a stage at 131,072 GPUs (issue 18).
+	// Per run, not in the reusable priceTables: a sweep worker would keep
+	// every layout's rank lists and never read them.
+	ranks map[[2]int][][]int
+	// sendPairs is sendContention's scratch: a boundary's forward and
+	// backward pairs.
+	sendPairs [2][][2]int
 }
 
 // priceTables are what a pricer finds for one cluster and rank layout: the
@@ -493,7 +506,7 @@ type costKey struct {
 
 func newPricer(s *scenario.Plan, c *topology.Cluster, l *parallel.Layout, dev workload.Device) *pricer {
 	p := &pricer{s: s, c: c, l: l, dev: dev, dtype: s.Precision(), priceTables: newPriceTables(),
-		epCosts: map[costKey]engine.Time{}}
+		epCosts: map[costKey]engine.Time{}, ranks: map[[2]int][][]int{}}
 	if s.Heterogeneous() {
 		for _, g := range s.GPUGroups() {
 			p.devs = append(p.devs, workload.DeviceOf(*g.GPU))
@@ -589,7 +602,7 @@ func (p *pricer) epDispatchTime(stage int, bytes float64) engine.Time {
 func (p *pricer) epDispatches(stage int) []parallel.EPDispatch {
 	m := p.s.Arch()
 	var out []parallel.EPDispatch
-	for _, ranks := range p.l.Groups(parallel.GroupEP, stage) {
+	for _, ranks := range p.groupRanks(parallel.GroupEP, stage) {
 		doms := p.domainsOf(ranks)
 		if slices.ContainsFunc(out, func(d parallel.EPDispatch) bool { return d.Domains == doms }) {
 			continue
@@ -629,7 +642,7 @@ func (p *pricer) epSMs() int {
 	}
 	multi := false
 	for st := 0; st < p.l.PP && !multi; st++ {
-		for _, ranks := range p.l.Groups(parallel.GroupEP, st) {
+		for _, ranks := range p.groupRanks(parallel.GroupEP, st) {
 			if p.domainsOf(ranks) > 1 {
 				multi = true
 				break
@@ -637,6 +650,18 @@ func (p *pricer) epSMs() int {
 		}
 	}
 	return p.epSMsFor(multi)
+}
+
+// groupRanks is p.l.Groups(k, stage), listed once per run (p.ranks). The
+// lists are shared: no caller may modify them.
+func (p *pricer) groupRanks(k parallel.GroupKind, stage int) [][]int {
+	key := [2]int{int(k), stage}
+	if g, ok := p.ranks[key]; ok {
+		return g
+	}
+	g := p.l.Groups(k, stage)
+	p.ranks[key] = g
+	return g
 }
 
 func (p *pricer) fail(err error) {
@@ -654,7 +679,7 @@ func (p *pricer) stageGroups(k parallel.GroupKind, stage int) []*collectives.Gro
 	}
 	var out []*collectives.Group
 	var sigs [][]int
-	all := p.l.Groups(k, stage)
+	all := p.groupRanks(k, stage)
 	share := p.contention(all, k == parallel.GroupEP)
 	for _, ranks := range all {
 		sig := p.signature(ranks) // the pricer's scratch: cloned when kept
@@ -726,7 +751,9 @@ func (p *pricer) sendContention(a, b int) (low float64) {
 	}
 	defer func() { p.sendShare[key] = low }()
 	ranks := p.l.StageRanks(a)
-	fwd, bwd := make([][2]int, 0, len(ranks)), make([][2]int, 0, len(ranks))
+	// The pairs live in the pricer's scratch (a stage's size each, every
+	// boundary; issue 18).
+	fwd, bwd := p.sendPairs[0][:0], p.sendPairs[1][:0]
 	for _, r := range ranks {
 		co := p.l.CoordOf(r)
 		co.PP = b
@@ -734,18 +761,15 @@ func (p *pricer) sendContention(a, b int) (low float64) {
 		fwd = append(fwd, [2]int{r, q})
 		bwd = append(bwd, [2]int{q, r})
 	}
+	p.sendPairs = [2][][2]int{fwd, bwd}
 	low = 1.0
-	for _, pairs := range [][][2]int{fwd, bwd} {
-		sh, err := collectives.SendShares(p.c, pairs)
+	for _, pairs := range p.sendPairs {
+		mean, err := collectives.MeanSendShare(p.c, pairs)
 		if err != nil {
 			p.fail(err)
 			return 1
 		}
-		sum := 0.0
-		for _, f := range sh {
-			sum += f
-		}
-		low = min(low, sum/float64(len(sh)))
+		low = min(low, mean)
 	}
 	if low < 1 && p.recordShares {
 		for _, pr := range fwd {
