@@ -27,9 +27,14 @@ func load405B(b *testing.B, gpus int) *scenario.Plan {
 }
 
 // BenchmarkRun405B is the default mode of `simtrain run` on Llama 3 405B
-// without writing files: the simulation (one rank per pipeline stage) and
-// the per-link traffic of links.arrow, at 16,384 and 131,072 GPUs. Its
-// cost should barely grow with the cluster (issue 18).
+// without writing files, at 16,384 and 131,072 GPUs: each iteration does
+// what the command does after loading the scenario, simulation.Run with
+// no Reuse (so it builds the cluster, 1.5 M links at 131,072 GPUs, as the
+// command does once per scenario: 82 of the ≈ 198 MB allocated per
+// iteration at 131,072 GPUs, `go test -bench Build/llama3-clos-131072
+// -benchmem ./sim/topology` alone), the play (one rank per pipeline stage)
+// and links.arrow's per-link traffic. Its cost should barely grow with the
+// cluster (issue 18).
 //
 //	go test ./sim/simulation -run '^$' -bench 'Run405B|Links405B' -benchtime 3x
 func BenchmarkRun405B(b *testing.B) {
@@ -50,7 +55,8 @@ func BenchmarkRun405B(b *testing.B) {
 
 // BenchmarkLinks405B is links.arrow's traffic alone (Result.LinkTraffic:
 // the analytic reconstruction of every link's bytes and busy time) for the
-// 405B default run at 16,384 and 131,072 GPUs.
+// 405B default run at 16,384 and 131,072 GPUs; the cluster and the run are
+// built once, outside the timed loop.
 func BenchmarkLinks405B(b *testing.B) {
 	for _, gpus := range []int{16384, 131072} {
 		b.Run(fmt.Sprintf("gpus=%d", gpus), func(b *testing.B) {
@@ -68,7 +74,8 @@ func BenchmarkLinks405B(b *testing.B) {
 
 // BenchmarkAllRanks405B plays every one of the 16,384 ranks of the 405B
 // scenario, keeping no rank's task times (`simtrain run --all-ranks
-// --no-timeline` without writing files). One iteration takes seconds:
+// --no-timeline` without writing files; like the command, each iteration
+// builds the cluster too). One iteration takes seconds:
 //
 //	go test ./sim/simulation -run '^$' -bench AllRanks405B -benchtime 1x
 func BenchmarkAllRanks405B(b *testing.B) {
