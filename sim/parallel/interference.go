@@ -105,10 +105,18 @@ func (x *Executor) SetInterferenceSpans(iv Interference, spans [][NumGroupKinds]
 // SpansOf says, per pipeline stage and group kind, whether some group of
 // that kind on the stage spans more than one scale-up domain of dm.
 func SpansOf(l *Layout, dm DomainMap) [][NumGroupKinds]bool {
+	return SpansOfListed(l, dm, l.Groups)
+}
+
+// SpansOfListed is SpansOf with the groups of a kind and stage read from
+// groups, which must list what l.Groups(k, stage) does: a caller that
+// keeps those lists (the simulation's pricer) passes them instead of
+// having them listed again (8,192 groups a stage at 131,072 GPUs).
+func SpansOfListed(l *Layout, dm DomainMap, groups func(k GroupKind, stage int) [][]int) [][NumGroupKinds]bool {
 	out := make([][NumGroupKinds]bool, l.PP)
 	for s := range out {
 		for k := GroupKind(0); k < NumGroupKinds; k++ {
-			out[s][k] = k != GroupPP && l.GroupSize(k) > 1 && spansDomains(l.Groups(k, s), dm)
+			out[s][k] = k != GroupPP && l.GroupSize(k) > 1 && spansDomains(groups(k, s), dm)
 		}
 	}
 	return out

@@ -307,7 +307,7 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 	iv := parallel.InterferenceOf(cl.GPU)
 	iv.EP = pr.epSMs()
 	if pr.spans == nil {
-		pr.spans = parallel.SpansOf(layout, cl)
+		pr.spans = parallel.SpansOfListed(layout, cl, pr.groupRanks)
 	}
 	if err := x.SetInterferenceSpans(iv, pr.spans); err != nil {
 		return nil, nil, nil, err
