@@ -158,6 +158,15 @@ func (r *Result) stageGroupRanks(k parallel.GroupKind, stage int) [][]int {
 	return r.Layout.Groups(k, stage)
 }
 
+// stageRanksOf is l.StageRanks(stage) as the run's pricer listed it, or
+// listed now where it did not.
+func (r *Result) stageRanksOf(stage int) []int {
+	if stage < len(r.stRanks) && r.stRanks[stage] != nil {
+		return r.stRanks[stage]
+	}
+	return r.Layout.StageRanks(stage)
+}
+
 // traffic is analyticTraffic; with shortcuts it copies node-shifted
 // groups' figures and starts pipeline sends without a group per pair
 // (tests compare with playing every group). It also returns how many
@@ -212,7 +221,7 @@ func (r *Result) traffic(shortcuts bool) ([]float64, []int64, int, int) {
 				// Each pair's transfer started directly (collectives.Sends),
 				// in the same order as the plays below; a pair it refuses
 				// plays as a group, as there.
-				for _, rank := range l.StageRanks(stage) {
+				for _, rank := range r.stageRanksOf(stage) {
 					co := l.CoordOf(rank)
 					co.PP = k.peer
 					peer := l.RankOf(co)
@@ -225,7 +234,7 @@ func (r *Result) traffic(shortcuts bool) ([]float64, []int64, int, int) {
 			} else if k.peer >= 0 {
 				pairs, ok := sends[k.peer]
 				if !ok {
-					for _, rank := range l.StageRanks(stage) {
+					for _, rank := range r.stageRanksOf(stage) {
 						co := l.CoordOf(rank)
 						co.PP = k.peer
 						g, err := collectives.NewGroup(c, []int{rank, l.RankOf(co)})

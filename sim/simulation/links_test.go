@@ -106,10 +106,15 @@ func TestLinkTrafficCopiesEqualPlay(t *testing.T) {
 					t.Fatalf("kind %d stage %d: kept %v, Layout.Groups %v", key[0], key[1], g, want)
 				}
 			}
-			kept := r.ranks
-			r.ranks = nil
+			for stage, ranks := range r.stRanks {
+				if ranks != nil && !reflect.DeepEqual(ranks, r.Layout.StageRanks(stage)) {
+					t.Fatalf("stage %d: kept ranks %v, Layout.StageRanks %v", stage, ranks, r.Layout.StageRanks(stage))
+				}
+			}
+			kept, keptStages := r.ranks, r.stRanks
+			r.ranks, r.stRanks = nil, nil
 			freshB, freshT, _, _ := r.traffic(true)
-			r.ranks = kept
+			r.ranks, r.stRanks = kept, keptStages
 			for i := range freshB {
 				if math.Float64bits(gotB[i]) != math.Float64bits(freshB[i]) || gotT[i] != freshT[i] {
 					t.Fatalf("link %d: %v B %d ns from the kept lists, %v B %d ns listed afresh", i, gotB[i], gotT[i], freshB[i], freshT[i])

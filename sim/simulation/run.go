@@ -95,6 +95,8 @@ type Result struct {
 	// ranks is the pricer's Layout.Groups by (kind, stage) (pricer.ranks),
 	// which links.arrow's traffic reads instead of listing them again.
 	ranks map[[2]int][][]int
+	// stRanks is the pricer's Layout.StageRanks by stage (pricer.stRanks).
+	stRanks [][]int
 }
 
 // StageMemory is the memory of every rank of one pipeline stage.
@@ -238,7 +240,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 	}
 	res.exec = x
 	res.progs = progs
-	res.ranks = pr.ranks // read-only from here: the pricer is done
+	res.ranks, res.stRanks = pr.ranks, pr.stRanks // read-only from here: the pricer is done
 	res.Events = eng.Executed() + extraEvents
 	if err := summarise(ctx, s, res, dev, opt.Memory); err != nil {
 		return nil, err
@@ -432,7 +434,7 @@ func (r *Reuse) same(spec topology.Spec) bool {
 // KeepFiguresOnly drops the played tasks and times a Result holds (Tasks,
 // Links and Check need them and must not be called afterwards), keeping the
 // figures: for a Result whose storage a Reuse will overwrite.
-func (r *Result) KeepFiguresOnly() { r.exec, r.progs, r.ranks = nil, nil, nil }
+func (r *Result) KeepFiguresOnly() { r.exec, r.progs, r.ranks, r.stRanks = nil, nil, nil, nil }
 
 // groupMaker builds the every-rank executor's groups, each with the
 // contention share the pricer found for it (analytic fidelity).
@@ -479,6 +481,9 @@ type pricer struct {
 	// sendPairs is sendContention's scratch: a boundary's forward and
 	// backward pairs.
 	sendPairs [2][][2]int
+	// stRanks memoises Layout.StageRanks by stage for this run, shared
+	// with links.arrow's traffic like ranks (nil: not listed yet).
+	stRanks [][]int
 }
 
 // priceTables are what a pricer finds for one cluster and rank layout: the
@@ -664,6 +669,18 @@ func (p *pricer) groupRanks(k parallel.GroupKind, stage int) [][]int {
 	return g
 }
 
+// stageRanks is p.l.StageRanks(stage), listed once per run (p.stRanks);
+// shared like groupRanks' lists.
+func (p *pricer) stageRanks(stage int) []int {
+	if p.stRanks == nil {
+		p.stRanks = make([][]int, p.l.PP)
+	}
+	if p.stRanks[stage] == nil {
+		p.stRanks[stage] = p.l.StageRanks(stage)
+	}
+	return p.stRanks[stage]
+}
+
 func (p *pricer) fail(err error) {
 	if p.err == nil {
 		p.err = err
@@ -750,7 +767,7 @@ func (p *pricer) sendContention(a, b int) (low float64) {
 		return f
 	}
 	defer func() { p.sendShare[key] = low }()
-	ranks := p.l.StageRanks(a)
+	ranks := p.stageRanks(a)
 	// The pairs live in the pricer's scratch (a stage's size each, every
 	// boundary; issue 18).
 	fwd, bwd := p.sendPairs[0][:0], p.sendPairs[1][:0]
