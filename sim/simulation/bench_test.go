@@ -30,7 +30,7 @@ func load405B(b *testing.B, gpus int) *scenario.Plan {
 // without writing files, at 16,384 and 131,072 GPUs: each iteration does
 // what the command does after loading the scenario, simulation.Run with
 // no Reuse (so it builds the cluster, 1.5 M links at 131,072 GPUs, as the
-// command does once per scenario: 82 of the ≈ 198 MB allocated per
+// command does once per scenario: 82 of the ≈ 191 MB allocated per
 // iteration at 131,072 GPUs, `go test -bench Build/llama3-clos-131072
 // -benchmem ./sim/topology` alone), the play (one rank per pipeline stage)
 // and links.arrow's per-link traffic. Its cost should barely grow with the
