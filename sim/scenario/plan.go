@@ -404,7 +404,12 @@ func (s *Plan) gradAccumulate() (share, width, shard float64) {
 // fsdpShardAccumulate prices FSDP's sharded add (zero 3, zero3_grad_sync
 // every). Measured off (docs/validation.md, round 17 gradacc17): it slows
 // the llm-foundry rows the validation already predicts too slow, LOSO
-// 6.08% -> 6.16% (refit: in-sample 4.93%, holdout 10.72%).
+// 6.08% -> 6.16% (refit: in-sample 4.93%, holdout 10.72%). Priced where
+// FSDP runs it instead (round 17 fsdpacc17: a memory kernel after each
+// reduce-scatter of micro-batches 2..m on the reduce-scatter stream, HBM
+// not shared) it measured the same LOSO 6.16% (refit 4.93%, holdout
+// 10.72%): the slower llm-foundry H100 rows tip the refit without each
+// other source to train_gemm 0.925 / host_sync 0.7 ms. Left off.
 var fsdpShardAccumulate = false
 
 // eagerAccumulateFrameworks are the training.framework profiles whose
