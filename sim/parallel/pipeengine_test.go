@@ -163,23 +163,7 @@ func TestLossReadback(t *testing.T) {
 		{pp: 2, sched: pipeline.GPipe, stall: ms, want: []int{0, 4}},
 		{pp: 2, sched: pipeline.OneFOneB, stall: 0, want: []int{0, 0}},
 	} {
-		l, err := NewLayout(1, 1, 1, 1, c.pp, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
-		if err != nil {
-			t.Fatal(err)
-		}
-		chunks, err := Partition(4, c.pp, 1, 0, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := &StepConfig{Layout: l, Model: testModel(t, 4),
-			Shape:    workload.Shape{MicroBatch: 2, Seq: 512, Dtype: workload.BF16, TP: 1, CP: 1, EP: 1, FlashAttention: true},
-			Schedule: c.sched, Virtual: 1, Microbatches: 4, Chunks: chunks, Optimizer: "adamw",
-			ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32,
-			Overlap: Overlap{GradReduce: true, ParamGather: true}, Steps: 1,
-			LayerParams:  func(int) (float64, float64) { return 1e6, 0 },
-			LossReadback: c.stall,
-			Host:         HostModel{On: true, KernelFwd: 10e3, KernelBwd: 4e3, Call: 10e3},
-		}
+		cfg := lossReadbackStep(t, c.pp, c.sched, c.stall, false)
 		progs, err := Build(cfg, unitPricer{unit: 1000})
 		if err != nil {
 			t.Fatal(err)
@@ -241,23 +225,7 @@ func TestLossReadbackAfter(t *testing.T) {
 		{pp: 2, sched: pipeline.OneFOneB, want: []int{0, 4}},
 		{pp: 2, sched: pipeline.GPipe, want: []int{0, 4}},
 	} {
-		l, err := NewLayout(1, 1, 1, 1, c.pp, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
-		if err != nil {
-			t.Fatal(err)
-		}
-		chunks, err := Partition(4, c.pp, 1, 0, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := &StepConfig{Layout: l, Model: testModel(t, 4),
-			Shape:    workload.Shape{MicroBatch: 2, Seq: 512, Dtype: workload.BF16, TP: 1, CP: 1, EP: 1, FlashAttention: true},
-			Schedule: c.sched, Virtual: 1, Microbatches: 4, Chunks: chunks, Optimizer: "adamw",
-			ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32,
-			Overlap: Overlap{GradReduce: true, ParamGather: true}, Steps: 1,
-			LayerParams:  func(int) (float64, float64) { return 1e6, 0 },
-			LossReadback: ms, LossReadbackAfter: true,
-			Host: HostModel{On: true, KernelFwd: 10e3, KernelBwd: 4e3, Call: 10e3},
-		}
+		cfg := lossReadbackStep(t, c.pp, c.sched, ms, true)
 		progs, err := Build(cfg, unitPricer{unit: 1000})
 		if err != nil {
 			t.Fatal(err)
@@ -310,5 +278,29 @@ func TestLossReadbackAfter(t *testing.T) {
 				t.Errorf("pp %d %v: stage %d reads %d times, want %d", c.pp, c.sched.Name(), s, n, c.want[s])
 			}
 		}
+	}
+}
+
+// lossReadbackStep is the 4-layer, 4-micro-batch step with the host model
+// on that the loss-readback tests build, at pp stages under sched, with
+// stall per read, after the backward when after.
+func lossReadbackStep(t *testing.T, pp int, sched pipeline.Schedule, stall engine.Time, after bool) *StepConfig {
+	t.Helper()
+	l, err := NewLayout(1, 1, 1, 1, pp, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, err := Partition(4, pp, 1, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &StepConfig{Layout: l, Model: testModel(t, 4),
+		Shape:    workload.Shape{MicroBatch: 2, Seq: 512, Dtype: workload.BF16, TP: 1, CP: 1, EP: 1, FlashAttention: true},
+		Schedule: sched, Virtual: 1, Microbatches: 4, Chunks: chunks, Optimizer: "adamw",
+		ParamDtype: workload.BF16, GradDtype: workload.BF16, MasterDtype: workload.FP32,
+		Overlap: Overlap{GradReduce: true, ParamGather: true}, Steps: 1,
+		LayerParams:  func(int) (float64, float64) { return 1e6, 0 },
+		LossReadback: stall, LossReadbackAfter: after,
+		Host: HostModel{On: true, KernelFwd: 10e3, KernelBwd: 4e3, Call: 10e3},
 	}
 }
