@@ -119,7 +119,9 @@
 // to the seven others and all-gathers them back, 2 steps instead of the
 // ring's 2(n-1): latency base + 2 hops, the ring's bus bytes at the ring
 // rate, LL (half rate) to 524,287 B and Simple to 11,534,336 B, MSCCL's
-// fixed channels. It is reported as Direct; flow fidelity plays 2S/n bytes
+// fixed channels, on sizes whose element count (4-byte elements) is a
+// multiple of the XML's nchunksperloop (256 to 64 KiB, then 512), as
+// MSCCL requires. It is reported as Direct; flow fidelity plays 2S/n bytes
 // from every rank to every other.
 //
 // Channels. Below channels·threads·threshold bytes NCCL uses fewer channels
@@ -146,12 +148,13 @@
 // NVLS, [AZ-A100] 8xA100) by grid search minimising the worst busbw error from
 // 1 MiB to 8 GiB; both sweeps give L0 = 12 µs. The resulting model is within
 // 7.3% (H100) and 6.8% (A100) of every row from 1 MiB to 8 GiB and within 2x
-// from 64 KiB. The MI300X (RCCL) has its own: AMD's 8-GPU rccl-tests sweep
-// sets its ring efficiency (318.98/448) and shows no ramp, within 1.1% of it
-// from 16 MiB to 16 GiB with RCCL's latencies, within 30% from 1 to 8 MiB
-// with the all-pairs algorithm, and 1.5-1.9x slow below 1 MiB, where RCCL's
-// 12 µs base latency and the 12 µs launch cost fitted on NCCL double count
-// (TestSweepMI300X). GPUs without a published sweep take the values of
+// from 64 KiB. The MI300X (RCCL) has its own, from AMD's 8-GPU rccl-tests
+// sweep: ring efficiency 318.98/448, no launch cost on top of RCCL's base
+// latency (AMD's 12 µs is the measured no-graph floor, 13.1 µs from 1 to
+// 32 KiB, launch included; NCCL's 12 µs added to it made small messages
+// 1.9x slow) and a Simple ramp of 20 µs over 20 MB: within 10% of every
+// size from 64 KiB to 16 GiB and of the times from 128 B to 32 KiB
+// (TestSweepMI300X, TestSmallMI300X). GPUs without a published sweep take the values of
 // the nearest measured one (hardware.CommProfile.Sources says which).
 //
 // # Contention at analytic fidelity

@@ -539,20 +539,48 @@ const (
 	allPairsRanks = 8        // ngpus="8" in every allreduce-allpairs-8n-*.xml
 	allPairsLLMax = 524287   // allreduce-allpairs-8n-ll-32tb (0-65,536 B) and -ll-64tb (65,537-524,287 B): LL
 	allPairsMax   = 11534336 // allreduce-allpairs-8n-simple(-op): Simple from 524,288 B; in- and out-of-place both reach 11,534,336 B
+
+	// MSCCL runs an XML only when the element count is a multiple of its
+	// nchunksperloop (msccl_lifecycle.cc: count*sizeMultiplier %
+	// nChunksPerLoop == 0, sizeMultiplier 1 for all_reduce): 256 for the
+	// -ll-32tb files (to 65,536 B), 512 for the others. The model sees bytes,
+	// not elements, and takes 4-byte elements (float, what rccl-tests
+	// measures): a size that is a multiple of chunks·4 bytes is accepted for
+	// every element of 4 bytes or fewer (fp32, bf16, fp8). Anything else
+	// falls back to RCCL's tuning model, as AMD's sweep shows at 128-512 B
+	// (ring LL, 22.9 µs) against 13.1 µs from 1 KiB (TestSmallMI300X).
+	allPairsSmallChunks = 256
+	allPairsChunks      = 512
+	allPairsElem        = 4
 )
+
+// allPairsFits reports whether MSCCL's all-pairs XML for bytes accepts the
+// element count (see allPairsChunks).
+func allPairsFits(bytes float64) bool {
+	b := int64(bytes)
+	if b <= 0 || float64(b) != bytes {
+		return false
+	}
+	chunks := int64(allPairsChunks)
+	if b <= 65536 {
+		chunks = allPairsSmallChunks
+	}
+	return b%(chunks*allPairsElem) == 0
+}
 
 // allPairs prices RCCL's MSCCL all-pairs all_reduce: 2 steps of RCCL's base
 // and per-hop latency, the ring's bus bytes at the ring rate (every rank
 // drives all its links at once, as a ring of a full mesh does), LL at
 // LLFraction of it (RCCL's AMD path applies no llMaxBw cap, tuning.cc) and
 // MSCCL's fixed channel count (no channel drop). It applies to all_reduce
-// on one domain of exactly 8 ranks with comm.library rccl, up to 11 MiB.
+// on one domain of exactly 8 ranks with comm.library rccl, up to 11 MiB,
+// on sizes MSCCL's element-count rule accepts (allPairsFits).
 // The in-place files' second Simple window (14,680,065-16,777,216 B) and
 // the out-of-place file's reach to 16 MiB are left out: AMD's out-of-place
-// rccl-tests sweep at 16 MiB runs at the ring's time (148.8 µs measured;
-// ring 150.4 µs, all-pairs 125 µs modelled; TestSweepMI300X).
+// rccl-tests sweep at 16 MiB runs nearer the ring's time (148.8 µs
+// measured; ring 158.4 µs, all-pairs 133.3 µs modelled; TestSweepMI300X).
 func (s *shape) allPairs(bytes float64) (est, bool) {
-	if s.p.Library != "rccl" || s.domains != 1 || s.n != allPairsRanks || s.pcie || bytes > allPairsMax {
+	if s.p.Library != "rccl" || s.domains != 1 || s.n != allPairsRanks || s.pcie || bytes > allPairsMax || !allPairsFits(bytes) {
 		return est{}, false
 	}
 	p := Simple

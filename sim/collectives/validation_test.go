@@ -150,7 +150,7 @@ func TestProfilesComplete(t *testing.T) {
 		check(p.PerChannelTreeBW[2] > 0, "PerChannelTreeBW")
 		check(p.BaseLatency.Ring.Simple > 0 && p.NVLinkLatency.Ring.Simple > 0 && p.NetLatency.Ring.Simple > 0, "latencies")
 		// A zero RampTime is a measured "no ramp" (MI300X: AMD's RCCL sweep).
-		check(p.NetOverhead > 0 && p.LaunchOverhead > 0 && p.RampTime >= 0 && p.RampBytes > 0, "overheads")
+		check(p.NetOverhead > 0 && p.LaunchOverhead >= 0 && p.RampTime >= 0 && p.RampBytes > 0, "overheads")
 		check(len(p.Sources) >= 8, "Sources")
 		if problems != "" {
 			t.Errorf("%s comm profile:%s", name, problems)
@@ -259,16 +259,18 @@ var sweepMI300X = []struct {
 	{31, 316.04, 315.06}, {32, 317.40, 314.85}, {33, 317.96, 316.82}, {34, 318.98, 0},
 }
 
-// TestSweepMI300X holds the MI300X (RCCL) all_reduce to both published
-// 8-GPU sweeps: within 15% from 16 MiB to 16 GiB (the sizes of FSDP's
-// per-layer collectives), as TestSweep2c does for the NVIDIA sweeps; within
-// 35% of AMD's from 1 to 8 MiB, where RCCL runs MSCCL's all-pairs
-// all_reduce (2 steps instead of the ring's 14: 0.70-1.06 of AMD's busbw;
-// with NCCL's Ampere latency table and the ring only it was 0.51-0.73);
-// and within 2x of AMD's from 64 KiB (the two sweeps differ by up to 3.7x
-// below 8 MiB; Azure's runs on SR-IOV virtual machines). Below 1 MiB the
-// model is still 1.5-1.9x slow: RCCL's base latency (12 µs) and the 12 µs
-// launch cost fitted on NCCL add up to twice AMD's 13.8 µs at 64 KiB.
+// TestSweepMI300X holds the MI300X (RCCL) all_reduce to AMD's 8-GPU sweep
+// within 10% at every size from 64 KiB to 16 GiB (worst 6.5%: 128 KiB and
+// 16 MiB), and to Azure's within 15% from 16 MiB (the sizes of FSDP's
+// per-layer collectives), as TestSweep2c does for the NVIDIA sweeps;
+// Azure's is 2-4x below AMD's under 8 MiB (SR-IOV virtual machines) and is
+// not held there. From 512 KiB to 11 MiB RCCL runs MSCCL's all-pairs
+// all_reduce (2 steps instead of the ring's 14); below, its LL variant. The
+// model was 1.5-1.9x slow below 1 MiB while NCCL's fitted 12 µs launch was
+// added to RCCL's base latency, which already carries it; with that launch
+// gone the Simple ramp, which the 12 µs stood in for from 16 MiB up, is
+// refitted on this sweep (20 µs over 20 MB; comm.launch_overhead and
+// ramp_time in mi300x.yaml; TestSmallMI300X for the sizes below 64 KiB).
 func TestSweepMI300X(t *testing.T) {
 	g := allRanks(t, cluster(t, topology.Spec{GPU: "mi300x", Nodes: 1}))
 	worst := 0.0
@@ -287,32 +289,31 @@ func TestSweepMI300X(t *testing.T) {
 				continue
 			}
 			ratio := got / m.want
-			switch {
-			case row.log2 >= 24:
-				worst = max(worst, math.Abs(ratio-1))
-				if math.Abs(ratio-1) > 0.15 {
-					t.Errorf("%s 2^%d B: busbw %.2f GB/s, measured %.2f (%+.1f%%, limit 15%%)", m.src, row.log2, got, m.want, (ratio-1)*100)
+			limit := 0.10
+			if m.src == "azure" {
+				if row.log2 < 24 {
+					continue
 				}
-			case m.src == "amd" && row.log2 >= 20:
-				if math.Abs(ratio-1) > 0.35 {
-					t.Errorf("%s 2^%d B: busbw %.2f GB/s, measured %.2f (x%.2f, limit 35%%)", m.src, row.log2, got, m.want, ratio)
-				}
-			case m.src == "amd":
-				if ratio < 1.0/2 || ratio > 2 {
-					t.Errorf("%s 2^%d B: busbw %.2f GB/s, measured %.2f (x%.2f, limit 2x)", m.src, row.log2, got, m.want, ratio)
-				}
+				limit = 0.15
+			}
+			worst = max(worst, math.Abs(ratio-1))
+			if math.Abs(ratio-1) > limit {
+				t.Errorf("%s 2^%d B: busbw %.2f GB/s, measured %.2f (%+.1f%%, limit %.0f%%)", m.src, row.log2, got, m.want, (ratio-1)*100, limit*100)
 			}
 		}
 		t.Logf("mi300x %12.0f B  %9.2f µs  busbw %7.2f  amd %7.2f  azure %7.2f  %s/%s", bytes, float64(c.Time.Microseconds()), got, row.amd, row.azure, c.Algo, c.Proto)
 	}
-	t.Logf("mi300x: worst busbw error 16 MiB-16 GiB %.1f%%", worst*100)
+	t.Logf("mi300x: worst busbw error (AMD from 64 KiB, Azure from 16 MiB) %.1f%%", worst*100)
 }
 
 // TestAllPairsMI300X checks RCCL's MSCCL all-pairs all_reduce by hand on 8
-// MI300X (launch 12 µs; RCCL base 12 µs LL, 17 µs Simple; XGMI hop 0.8 µs
-// LL, 2.1 µs Simple; ring rate 318.98 GB/s, LL half of it; bus bytes
-// 2·7/8 of the size): 2 hops instead of the ring's 14, LL to 524,287 B,
-// Simple to 11,534,336 B, the ring beyond; never on other groups.
+// MI300X (no launch cost on top of RCCL's base latency; RCCL base 12 µs LL,
+// 17 µs Simple; XGMI hop 0.8 µs LL, 2.1 µs Simple; ring rate 318.98 GB/s,
+// LL half of it; bus bytes 2·7/8 of the size; Simple ramp 20 µs over 20 MB
+// of bus bytes): 2 hops instead of the
+// ring's 14, LL to 524,287 B, Simple to 11,534,336 B, the ring beyond; only
+// on element counts MSCCL's nchunksperloop divides (4-byte elements); never
+// on other groups.
 func TestAllPairsMI300X(t *testing.T) {
 	mi := allRanks(t, cluster(t, topology.Spec{GPU: "mi300x", Nodes: 1}))
 	mi4, err := NewGroup(cluster(t, topology.Spec{GPU: "mi300x", Nodes: 1}), []int{0, 1, 2, 3})
@@ -330,15 +331,20 @@ func TestAllPairsMI300X(t *testing.T) {
 		proto Proto
 		us    float64 // hand-computed time; 0: only the algorithm is checked
 	}{
-		{"64 KiB, LL", mi, 65536, Direct, LL, 12 + 12 + 2*0.8 + 65536*1.75/(bw/2)*1e6},        // 26.32
-		{"524,287 B, LL", mi, 524287, Direct, LL, 12 + 12 + 2*0.8 + 524287*1.75/(bw/2)*1e6},   // 31.35
-		{"512 KiB, Simple", mi, 524288, Direct, Simple, 12 + 17 + 2*2.1 + 524288*1.75/bw*1e6}, // 36.08
-		{"4 MiB, Simple", mi, 4 << 20, Direct, Simple, 12 + 17 + 2*2.1 + 4194304*1.75/bw*1e6}, // 56.21
-		{"11 MiB, last all-pairs size", mi, 11534336, Direct, Simple, 12 + 17 + 2*2.1 + 11534336*1.75/bw*1e6},
-		{"one byte more: the ring", mi, 11534337, Ring, Simple, 12 + 17 + 14*2.1 + 11534337*1.75/bw*1e6}, // 121.68
+		{"1 KiB, 256 floats: the smallest count the LL XML takes", mi, 1024, Direct, LL, 12 + 2*0.8 + 1024*1.75/(bw/2)*1e6}, // 13.61
+		{"64 KiB, LL", mi, 65536, Direct, LL, 12 + 2*0.8 + 65536*1.75/(bw/2)*1e6},                                           // 14.32
+		{"524,288 - 2,048 B, LL (512 floats a loop)", mi, 522240, Direct, LL, 12 + 2*0.8 + 522240*1.75/(bw/2)*1e6},          // 19.33
+		{"512 KiB, Simple", mi, 524288, Direct, Simple, 17 + 2*2.1 + 524288*1.75/bw*1e6 + 20*524288*1.75/20e6},              // 25.00
+		{"4 MiB, Simple", mi, 4 << 20, Direct, Simple, 17 + 2*2.1 + 4194304*1.75/bw*1e6 + 20*4194304*1.75/20e6},             // 51.55
+		{"11 MiB, last all-pairs size", mi, 11534336, Direct, Simple, 17 + 2*2.1 + 11534336*1.75/bw*1e6 + 20},               // ramp full from 20 MB of bus bytes
+		{"11 MiB + 2 KiB: the ring", mi, 11534336 + 2048, Ring, Simple, 17 + 14*2.1 + 11536384*1.75/bw*1e6 + 20},            // 129.69
 		{"4 ranks: no all-pairs XML", mi4, 4 << 20, Ring, 0, 0},
 		{"2 nodes: not one XGMI mesh", mi16, 4 << 20, Ring, 0, 0},
 		{"NCCL: no MSCCL", h100, 4 << 20, Ring, 0, 0},
+		{"512 B: 128 floats, not a multiple of 256", mi, 512, Ring, 0, 0},
+		{"1,028 B: 257 floats", mi, 1028, Ring, 0, 0},
+		{"66,560 B: 16,640 floats, not a multiple of 512", mi, 66560, Ring, 0, 0},
+		{"4 MiB + 1 KiB: not a multiple of 512 floats", mi, 4<<20 + 1024, Ring, 0, 0},
 	} {
 		got, err := c.g.Cost(AllReduce, Auto, units.Bytes(c.bytes))
 		if err != nil {
@@ -354,5 +360,56 @@ func TestAllPairsMI300X(t *testing.T) {
 		if got.Algo != c.algo || got.Proto != c.proto || math.Abs(us-c.us) > 0.01 {
 			t.Errorf("%s: %s/%s %.3f µs, want %s/%s %.3f µs", c.name, got.Algo, got.Proto, us, c.algo, c.proto, c.us)
 		}
+	}
+}
+
+// smallMI300X is AMD's rccl-tests all_reduce_perf on 8×MI300X below 64 KiB,
+// out-of-place time in µs, no graphs (the sweepMI300X source: AMD,
+// "Understanding RCCL Bandwidth and xGMI Performance on AMD Instinct
+// MI300X", ROCm/rocm-blogs, 2025-03-02; float sum, RCCL 2.22.3, ROCm 6.3.0).
+// 8-64 B (16.1-17.9 µs, 2-16 floats, fewer than one per rank per channel)
+// are left out: RCCL's path for them is not modelled.
+var smallMI300X = []struct{ bytes, us float64 }{
+	{128, 22.94}, {256, 22.93}, {512, 22.91},
+	{1024, 13.11}, {2048, 13.09}, {4096, 13.27}, {8192, 13.30}, {16384, 13.54}, {32768, 13.31},
+}
+
+// TestSmallMI300X prices small all_reduces on 8 MI300X once: RCCL's base
+// latency (12 µs LL, ROCm/rccl tuning.cc) is what AMD's sweep measures
+// without graphs, so no launch cost is added to it. From 1 KiB (256 floats,
+// the count MSCCL's LL all-pairs XML needs) the collective is all-pairs:
+// 12 + 2·0.8 µs plus 1.75·S at 159.49 GB/s; at 128-512 B MSCCL declines and
+// RCCL's ring LL runs 14 XGMI hops: 12 + 14·0.8 µs plus 1.75·S at NCCL's
+// one-node LL cap (87.7 GB/s, AMD host) on the fewest threads NCCL keeps
+// (64 of 24 channels × 512). Both within 10% of every measured row (the
+// launch cost NCCL's sweeps fit, 12 µs, added to them made 1-32 KiB
+// 1.9-2.0x slow).
+func TestSmallMI300X(t *testing.T) {
+	g := allRanks(t, cluster(t, topology.Spec{GPU: "mi300x", Nodes: 1}))
+	const frac = 64.0 / (24 * 512)
+	for _, c := range []struct {
+		bytes, us float64
+	}{
+		{512, 12 + 14*0.8 + 512*1.75/(87.7e9*frac)*1e6}, // 25.16
+		{1024, 12 + 2*0.8 + 1024*1.75/(318.98e9/2)*1e6}, // 13.61
+	} {
+		got, err := g.Cost(AllReduce, Auto, units.Bytes(c.bytes))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if us := float64(got.Time) / 1e3; math.Abs(us-c.us) > 0.01 {
+			t.Errorf("%.0f B: %.3f µs (%s/%s), hand-computed %.3f µs", c.bytes, us, got.Algo, got.Proto, c.us)
+		}
+	}
+	for _, m := range smallMI300X {
+		got, err := g.Cost(AllReduce, Auto, units.Bytes(m.bytes))
+		if err != nil {
+			t.Fatal(err)
+		}
+		us := float64(got.Time) / 1e3
+		if r := us / m.us; math.Abs(r-1) > 0.10 {
+			t.Errorf("%.0f B: %.2f µs (%s/%s), AMD measured %.2f µs (x%.2f, limit 10%%)", m.bytes, us, got.Algo, got.Proto, m.us, r)
+		}
+		t.Logf("mi300x %6.0f B  %6.2f µs  measured %6.2f  x%.3f  %s/%s", m.bytes, us, m.us, us/m.us, got.Algo, got.Proto)
 	}
 }

@@ -334,7 +334,9 @@ type CommProfile struct {
 	NetOverhead time.Duration
 
 	// LaunchOverhead is the fixed host and launch cost of one collective as
-	// nccl-tests measures it (no CUDA graphs). Fitted, see Sources.
+	// nccl-tests measures it (no CUDA graphs), on top of the base latency.
+	// Fitted, see Sources; zero where the library's base latency already
+	// carries it (RCCL on MI300X).
 	LaunchOverhead time.Duration
 	// RampTime and RampBytes describe the Simple-protocol pipeline ramp: a
 	// collective moving B bus bytes pays RampTime*min(1, B/RampBytes) on top
