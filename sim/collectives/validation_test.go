@@ -260,8 +260,8 @@ var sweepMI300X = []struct {
 }
 
 // TestSweepMI300X holds the MI300X (RCCL) all_reduce to AMD's 8-GPU sweep
-// within 10% at every size from 64 KiB to 16 GiB (worst 6.5%: 128 KiB and
-// 16 MiB), and to Azure's within 15% from 16 MiB (the sizes of FSDP's
+// within 10% at every size from 64 KiB to 16 GiB (worst −6.1% at 16 MiB,
+// −6.0% at 128 KiB), and to Azure's within 15% from 16 MiB (the sizes of FSDP's
 // per-layer collectives), as TestSweep2c does for the NVIDIA sweeps;
 // Azure's is 2-4x below AMD's under 8 MiB (SR-IOV virtual machines) and is
 // not held there. From 512 KiB to 11 MiB RCCL runs MSCCL's all-pairs
