@@ -104,8 +104,12 @@ type HostLink struct {
 // efficiency and the per-kernel overhead are the published and fitted
 // microbenchmark values as they are.
 type ComputeProfile struct {
-	MatmulEffBF16  float64 // dense GEMM throughput sustained in training / BF16 peak (MAMF §4a × trainGEMM)
-	MatmulEffFP8   float64 // same for FP8; 0 when the GPU has no FP8
+	MatmulEffBF16 float64 // dense GEMM throughput sustained in training / BF16 peak (MAMF §4a × trainGEMM)
+	MatmulEffFP8  float64 // same for FP8; 0 when the GPU has no FP8
+	// MatmulEffTF32 is the same for TF32 GEMMs (fp32 tensors on tensor
+	// cores) against the TF32 peak; 0 = no measurement, priced at
+	// MatmulEffBF16.
+	MatmulEffTF32  float64
 	HBMEff         float64 // STREAM triad / spec bandwidth (§4b)
 	AttnEff        float64 // fused causal attention forward in training, long sequences / BF16 peak: the AttnKernel entry
 	AttnBwdEff     float64 // fused attention backward in training / BF16 peak: the AttnKernel entry

@@ -70,6 +70,7 @@ type PeakRecord struct {
 type ComputeRecord struct {
 	MatmulEffBF16      Figure[float64]       `yaml:"matmul_eff_bf16,omitempty"`
 	MatmulEffFP8       Figure[float64]       `yaml:"matmul_eff_fp8,omitempty"`
+	MatmulEffTF32      Figure[float64]       `yaml:"matmul_eff_tf32,omitempty"`
 	HBMEff             Figure[float64]       `yaml:"hbm_eff,omitempty"`
 	KernelOverhead     Figure[time.Duration] `yaml:"kernel_overhead,omitempty"`
 	BlockScaledGEMMRel Figure[float64]       `yaml:"block_scaled_gemm_rel,omitempty"`

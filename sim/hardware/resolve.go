@@ -211,6 +211,7 @@ func resolveCompute(r *resolver, c ComputeRecord) ComputeProfile {
 	p := ComputeProfile{
 		MatmulEffBF16:      value(r, "compute.matmul_eff_bf16", c.MatmulEffBF16, true),
 		MatmulEffFP8:       value(r, "compute.matmul_eff_fp8", c.MatmulEffFP8, false),
+		MatmulEffTF32:      value(r, "compute.matmul_eff_tf32", c.MatmulEffTF32, false),
 		HBMEff:             value(r, "compute.hbm_eff", c.HBMEff, true),
 		KernelOverhead:     value(r, "compute.kernel_overhead", c.KernelOverhead, true).Seconds(),
 		BlockScaledGEMMRel: value(r, "compute.block_scaled_gemm_rel", c.BlockScaledGEMMRel, false),

@@ -16,6 +16,7 @@ type Device struct {
 	SMs            int
 	MatmulEffBF16  float64 // large-shape dense GEMM throughput / BF16 peak (MAMF, hardware-facts §4a)
 	MatmulEffFP8   float64 // same for FP8 (also used for FP4 formats)
+	MatmulEffTF32  float64 // same for TF32 against the TF32 peak; 0 = MatmulEffBF16
 	HBMEff         float64 // STREAM triad / spec bandwidth (§4b)
 	AttnEff        float64 // fused causal attention forward, long sequences / BF16 peak (§4c)
 	AttnBwdEff     float64 // fused attention backward / BF16 peak
@@ -104,7 +105,9 @@ func waveEfficiency(tiles, sms int) float64 {
 
 // gemmPeak returns the tensor-core peak and best-shape efficiency for dt.
 // FP4 formats use the FP4 peak and the FP8 efficiency (no published FP4
-// MAMF). A dtype the GPU lacks (Peak 0, e.g. fp8 on A100) runs at BF16.
+// MAMF). TF32 uses MatmulEffTF32 where the GPU has a TF32 measurement,
+// else the BF16 efficiency. A dtype the GPU lacks (Peak 0, e.g. fp8 on
+// A100) runs at BF16.
 func (d Device) gemmPeak(dt Dtype) (peak, eff float64) {
 	if dt.Valid() {
 		peak = float64(d.Peak[dt])
@@ -112,6 +115,11 @@ func (d Device) gemmPeak(dt Dtype) (peak, eff float64) {
 	switch dt {
 	case FP8, FP4, MXFP4, NVFP4:
 		eff = d.MatmulEffFP8
+		if eff == 0 {
+			eff = d.MatmulEffBF16
+		}
+	case TF32:
+		eff = d.MatmulEffTF32
 		if eff == 0 {
 			eff = d.MatmulEffBF16
 		}
@@ -278,6 +286,7 @@ func DeviceOf(g hardware.GPU) Device {
 	c := g.Compute
 	d.MatmulEffBF16 = c.MatmulEffBF16
 	d.MatmulEffFP8 = c.MatmulEffFP8
+	d.MatmulEffTF32 = c.MatmulEffTF32
 	d.HBMEff = c.HBMEff
 	d.AttnEff = c.AttnEff
 	d.AttnBwdEff = c.AttnBwdEff

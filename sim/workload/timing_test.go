@@ -85,6 +85,38 @@ func TestOpTime(t *testing.T) {
 	}
 }
 
+// TestTF32GEMM: a TF32 GEMM runs at the TF32 peak with MatmulEffTF32 when
+// the GPU has that measurement, and at the BF16 efficiency without it.
+func TestTF32GEMM(t *testing.T) {
+	var d Device
+	d.Peak[FP32], d.Peak[TF32], d.Peak[BF16] = 19.5e12, 156e12, 312e12
+	d.HBMBandwidth, d.HBMEff, d.SMs, d.KernelOverhead = 2.039e12, 0.834, 108, 2.2e-6
+	d.MatmulEffBF16 = 0.8
+	// 8192³ on 108 SMs: 64·64 = 4096 tiles in ⌈4096/108⌉ = 38 waves
+	// (4096/4104), K 8192/(8192+392); 1.0995e12 FLOPs.
+	big := gemmOp(8192, 8192, 8192, 1, 4, 4)
+	shape := (4096.0 / 4104) * (8192.0 / 8584)
+	flops := 2.0 * 8192 * 8192 * 8192
+	for _, c := range []struct {
+		name string
+		eff  float64 // MatmulEffTF32
+		want float64
+	}{
+		// no TF32 figure: 156e12 · 0.8 · 0.95268 = 118.9 TFLOP/s → 9.247 ms + 2.2 µs
+		{"bf16 efficiency", 0, flops/(156e12*0.8*shape) + 2.2e-6},
+		// 0.78 (the BF16 efficiency × 0.975): 115.9 TFLOP/s → 9.484 ms + 2.2 µs
+		{"tf32 efficiency", 0.78, flops/(156e12*0.78*shape) + 2.2e-6},
+	} {
+		d.MatmulEffTF32 = c.eff
+		if got := d.OpTime(big, TF32); !near(got, c.want, 1e-12) {
+			t.Errorf("%s: OpTime %.6g s, want %.6g s", c.name, got, c.want)
+		}
+		if got := d.OpTime(big, BF16); !near(got, flops/(312e12*0.8*shape)+2.2e-6, 1e-12) {
+			t.Errorf("%s: the BF16 GEMM moved: %.6g s", c.name, got)
+		}
+	}
+}
+
 func TestGEMMEfficiencyShape(t *testing.T) {
 	d := h100()
 	// Large square problems approach the MAMF fraction; small ones fall off.
