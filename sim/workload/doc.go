@@ -118,8 +118,9 @@
 //	t(op) = max(FLOPs / (peak × eff), bytes / (B_HBM × eff_HBM)) + t_kernel
 //
 // GEMMs run at the tensor-core peak of their dtype (fp8 at the FP8 peak with
-// MatmulEffFP8, FP4 formats at the FP4 peak with the FP8 efficiency; a dtype
-// the GPU lacks runs at BF16; a block-scaled FP8 GEMM of the mxfp8 or
+// MatmulEffFP8, FP4 formats at the FP4 peak with the FP8 efficiency, tf32 at
+// the TF32 peak with MatmulEffTF32 where the GPU has one, else the BF16
+// efficiency; a dtype the GPU lacks runs at BF16; a block-scaled FP8 GEMM of the mxfp8 or
 // blockwise recipe runs at Device.BlockScaledGEMMRel of the FP8 rate,
 // 0.951 on Blackwell from Transformer Engine's B300 kernel timings, and
 // torchao's row-scaled forward GEMM at Device.RowScaledGEMMRel, fitted for
