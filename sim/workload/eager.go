@@ -240,14 +240,11 @@ func (b *builder) rope(name string, blk Block, rows float64, qWidth, kWidth, hd 
 // amp.html, "CUDA Ops that can autocast to float32") lists pow and softmax:
 // their inputs are cast to fp32 by a kernel of their own, and everything
 // computed from them stays fp32 until a GEMM casts its input back (another
-// kernel). With fp32 activations (a = 4) the casts vanish, and so they do
-// without autocast: a model cast to 16 bits (model.half(), FSDP's
-// param_dtype) runs pow and softmax at its tensors' dtype (w = a).
+// kernel). With fp32 activations (a = 4) the casts vanish.
 //
 // gelu_new (NewGELUActivation.forward: 0.5 * x * (1.0 + torch.tanh(
 // math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))) on n
-// elements of fc1's output, w the chain's width (4 after pow's autocast
-// cast, else a; eagerWidth):
+// elements of fc1's output, w = 4 (the fp32 chain after pow's cast):
 //
 //	forward                      read         write
 //	half_x      0.5 * x          a·n          a·n
@@ -285,7 +282,9 @@ func (b *builder) rope(name string, blk Block, rows float64, qWidth, kWidth, hd 
 // forward against the fused GELU's one kernel reading and writing 2; 15
 // kernels reading 70 and writing 48 backward against one reading 4 and
 // writing 2.
-func eagerGELUNew(n, a, w float64) (fwd, bwd eagerKernels) {
+func eagerGELUNew(n, a float64) (fwd, bwd eagerKernels) {
+	const f = 4
+	w := max(a, f) // pow's fp32 chain under autocast
 	fwd.add("half_x", n, a*n, a*n)
 	fwd.cast("pow_cast", n, a, w)
 	fwd.add("pow", 2*n, w*n, w*n)
@@ -315,22 +314,9 @@ func eagerGELUNew(n, a, w float64) (fwd, bwd eagerKernels) {
 	return fwd, bwd
 }
 
-// eagerWidth is the bytes per element of the ops autocast runs in fp32
-// (pow, softmax; PyTorch amp.html, "CUDA Ops that can autocast to
-// float32") at activation width a: 4 under autocast, a otherwise — with no
-// autocast every op runs at its input's dtype, so a model cast to 16 bits
-// (model.half(), FSDP MixedPrecision) computes them in 16 bits.
-func eagerWidth(a float64, autocast bool) float64 {
-	if autocast {
-		return max(a, 4)
-	}
-	return a
-}
-
 // eagerAttnSoftmax returns the kernels between the two attention GEMMs of
 // GPT-2's eager _attn (transformers 4.20.1) on e = batch·heads·q·k score
-// elements with a causal mask of m = q·k elements, the softmax at f bytes
-// per element (4 under autocast, else a: eagerWidth):
+// elements with a causal mask of m = q·k elements:
 //
 //	attn_weights = attn_weights / (float(value.size(-1)) ** 0.5)
 //	causal_mask = self.bias[…].bool()          (a uint8 buffer: a copy)
@@ -346,20 +332,21 @@ func eagerWidth(a float64, autocast bool) float64 {
 //	scale      div           a·e           a·e
 //	mask_bool  .bool()       m             m
 //	mask       where         a·e + m       a·e
-//	to_fp32    autocast      a·e           f·e   (none when f = a)
-//	softmax                  f·e           f·e
-//	type       → value's     f·e           a·e   (none when f = a)
+//	to_fp32    autocast      a·e           4e
+//	softmax                  4e            4e
+//	type       → value's     4e            a·e
 //	backward
-//	type       → fp32        a·e           f·e   (none when f = a)
-//	softmax    _softmax_backward_data  2f·e  f·e
-//	to_fp32    → a           f·e           a·e   (none when f = a)
+//	type       → fp32        a·e           4e
+//	softmax    _softmax_backward_data  8e  4e
+//	to_fp32    → a           4e            a·e
 //	mask       where(mask, grad, 0)  a·e + m   a·e
 //	scale      grad / √d     a·e           a·e
 //
 // (the mask is read once per head from L2). The dropout after it is
 // builder.dropout, one native_dropout kernel either way. Megatron's and
 // torch.compile's fused scale-mask-softmax is one kernel each way.
-func eagerAttnSoftmax(e, m, a, f float64) (fwd, bwd eagerKernels) {
+func eagerAttnSoftmax(e, m, a float64) (fwd, bwd eagerKernels) {
+	const f = 4
 	fwd.add("scale", e, a*e, a*e)
 	fwd.add("mask_bool", 0, m, m)
 	fwd.add("mask", e, a*e+m, a*e)

@@ -298,10 +298,7 @@ func TestEagerTimeLlama3_8B(t *testing.T) {
 // 70n = 143360 and writing 48n = 98304. In fp32 the five casts vanish:
 // forward 8 kernels reading 4+4+4+8+4+4+4+8 = 40n = 81920, writing 32n =
 // 65536; backward 11 kernels reading 8+8+8+4+4+4+4+8+4+8+8 = 68n = 139264,
-// writing 44n = 90112. Without autocast (model.half(): pow at the tensors'
-// fp16, w = a = 2) the casts vanish too and every byte count is half
-// fp32's: forward 8 kernels reading 20n = 40960, writing 16n = 32768;
-// backward 11 reading 34n = 69632, writing 22n = 45056.
+// writing 44n = 90112.
 //
 // Attention: q = k = v = o = 8·4·16 = 512 elements, e = 4·8·8 = 256 scores,
 // mask m = 64. attn_heads forward copies Q and K (2 kernels, 2·2·512 = 2048
@@ -309,21 +306,15 @@ func TestEagerTimeLlama3_8B(t *testing.T) {
 // way). attn_softmax forward reads 2e + m + (2e+m) + 2e + 4e + 4e = 3712
 // and writes 2e + m + 2e + 4e + 4e + 2e = 3648 in 6 kernels; backward reads
 // 2e + 8e + 4e + (2e+m) + 2e = 4672, writes 4e + 4e + 2e + 2e + 2e = 3584
-// in 5. Without autocast the softmax stays fp16 (f = 2, no casts): forward
-// scale, mask_bool, mask, softmax read 2e + m + (2e+m) + 2e = 1664 and
-// write 2e + m + 2e + 2e = 1600 in 4 kernels; backward softmax, mask,
-// scale read 4e + (2e+m) + 2e = 2112 and write 2e + 2e + 2e = 1536 in 3.
-// attn_v copies V forward (1024 each way), attn_merge copies the output
-// forward and its gradient backward (1024 each way).
+// in 5. attn_v copies V forward (1024 each way), attn_merge copies the
+// output forward and its gradient backward (1024 each way).
 func TestEagerGPT2Layer(t *testing.T) {
 	m := Model{Name: "gpt2-test", Layers: 1, Hidden: 64, Heads: 4, FFN: 256, Vocab: 256,
 		Activation: "gelu_new", Norm: "layernorm", Bias: true, Dropout: true}
 	m.Fill()
-	eager := Shape{MicroBatch: 1, Seq: 8, Dtype: FP16, Eager: true, EagerNorm: true, Autocast: true}
+	eager := Shape{MicroBatch: 1, Seq: 8, Dtype: FP16, Eager: true, EagerNorm: true}
 	fp32 := eager
 	fp32.Dtype = FP32
-	half := eager
-	half.Autocast = false
 	cases := []struct {
 		name     string
 		s        Shape
@@ -344,11 +335,6 @@ func TestEagerGPT2Layer(t *testing.T) {
 		{"fp16", eager, "attn_v", Backward, 0, 0, 0},
 		{"fp16", eager, "attn_merge", Forward, 1024, 1024, 1},
 		{"fp16", eager, "attn_merge", Backward, 1024, 1024, 1},
-		{"half", half, "act", Forward, 40960, 32768, 8},
-		{"half", half, "act", Backward, 69632, 45056, 11},
-		{"half", half, "attn_softmax", Forward, 1664, 1600, 4},
-		{"half", half, "attn_softmax", Backward, 2112, 1536, 3},
-		{"half", half, "attn_heads", Forward, 2048, 2048, 2},
 	}
 	for _, c := range cases {
 		got := module(m.LayerOps(0, c.s, c.pass), c.mod)
@@ -369,15 +355,9 @@ func TestEagerGPT2Layer(t *testing.T) {
 	}
 	// Memory: eager keeps gelu_new's three fp32 tensors (3·4·8·256 =
 	// 24576 bytes) and the fp32 softmax output (2 more bytes for each of
-	// the 256 scores) on top of the fused accounting; without autocast
-	// three fp16 tensors (3·2·8·256 = 12288) and no wider softmax output.
+	// the 256 scores) on top of the fused accounting.
 	if d := m.LayerActivationBytes(0, eager, RecomputeNone) - m.LayerActivationBytes(0, comp, RecomputeNone); d != 24576+512 {
 		t.Errorf("eager keeps %v bytes more than compiled, want %v", d, 24576+512)
-	}
-	compHalf := half
-	compHalf.Eager, compHalf.EagerNorm = false, false
-	if d := m.LayerActivationBytes(0, half, RecomputeNone) - m.LayerActivationBytes(0, compHalf, RecomputeNone); d != 12288 {
-		t.Errorf("eager .half() keeps %v bytes more than compiled, want %v", d, 12288)
 	}
 	// The GEMMs are the same either way.
 	gemms := func(s Shape) float64 {

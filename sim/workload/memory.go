@@ -164,9 +164,8 @@ func (m Model) LayerActivationBytes(layer int, s Shape, r Recompute) float64 {
 		act += scores * (a + mask*(1+a))
 		if s.Eager {
 			// eager PyTorch under autocast keeps the softmax output in
-			// fp32 for its backward (eagerAttnSoftmax); without
-			// autocast it is at the activation width, already counted
-			act += scores * (eagerWidth(a, sh.autocast) - a)
+			// fp32 for its backward (eagerAttnSoftmax)
+			act += scores * max(4-a, 0)
 		}
 	}
 	// MLP block.
@@ -197,12 +196,10 @@ func (m Model) LayerActivationBytes(layer int, s Shape, r Recompute) float64 {
 		f := float64(cdiv(m.FFN, sh.tp))
 		act += normOut + T*float64(m.fc1Width(int(f)))*a + T*f*g
 		if s.Eager && m.Activation == "gelu_new" {
-			// eager gelu_new (eagerGELUNew) keeps three tensors of the
-			// chain's width w more: under autocast 0.5x in place of x, and
-			// pow's fp32 input, tanh's output and 1 + tanh (the last
-			// product's other operand) in fp32; without autocast x (pow's
-			// input), 0.5x, tanh's output and 1 + tanh, all at a
-			act += 3 * eagerWidth(a, sh.autocast) * T * f
+			// eager gelu_new (eagerGELUNew) keeps 0.5x in place of x and
+			// three fp32 tensors more: pow's fp32 input, tanh's output and
+			// 1 + tanh (the last product's other operand)
+			act += 3 * 4 * T * f
 		}
 	}
 	act += Tsp * h * mask

@@ -305,7 +305,7 @@ func (b *builder) activation(name string, blk Block, rows float64, f int) {
 		return
 	}
 	if b.eagerOps && b.m.Activation == "gelu_new" {
-		fwd, bwd := eagerGELUNew(e, b.act, eagerWidth(b.act, b.autocast))
+		fwd, bwd := eagerGELUNew(e, b.act)
 		b.eager(name, blk, fwd, bwd)
 		return
 	}
@@ -533,7 +533,7 @@ func (b *builder) eagerAttention(q, kvRows, e, mask float64, batch int) {
 	bwd.add("qkv_cat", 0, a*(qn+kn+vn), a*(qn+kn+vn))
 	b.eager("attn_heads", BlockAttnCore, fwd, bwd)
 	b.gemm("attn_scores", BlockAttnCore, b.sl, b.seq, d.qk, batch)
-	fwd, bwd = eagerAttnSoftmax(e, mask, a, eagerWidth(a, b.autocast))
+	fwd, bwd = eagerAttnSoftmax(e, mask, a)
 	b.eager("attn_softmax", BlockAttnCore, fwd, bwd)
 	b.dropout("attn_dropout", BlockAttnCore, e)
 	b.eager("attn_v", BlockAttnCore, eagerKernels{{"copy", cost{0, a * vn, a * vn}}}, nil)
