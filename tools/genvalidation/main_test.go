@@ -84,6 +84,12 @@ func TestTranslate(t *testing.T) {
 			"tflops_per_gpu: 140", "flops_convention: megatron-sc21"}},
 		// Megatron H100 README: distributed optimizer, SP and TP overlap.
 		{16, []string{"tied_embeddings: false", "ffn: 32768", "zero: 1", "sp: true", "tp_comm: true", "dp: 48", "flops_convention: model"}},
+		// Megatron H100 README, pipelined: PP overlap is the interleaved
+		// schedule's (core_r0.8.0 arguments.py); 92/4 = 23 and 112/16 = 7
+		// layers per stage admit only 1 layer per virtual stage.
+		{16, []string{"schedule: interleaved", "virtual_stages: 42", "p2p: true"}},
+		{17, []string{"pp: 4", "schedule: interleaved", "virtual_stages: 23", "p2p: true"}},
+		{20, []string{"pp: 16", "schedule: interleaved", "virtual_stages: 7"}},
 		// Megatron MoE: EP 32 with ETP 1 over TP 2 × DP 16, the recipe's
 		// values (MoE parallel folding); 94 layers + 2 = 96 slots, 12 per
 		// stage, 3 per virtual stage.

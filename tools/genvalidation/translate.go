@@ -224,8 +224,25 @@ func megatronH100(r row) (*scen, string) {
 	s.Assume("micro-batch size 1 (not stated)")
 	s.Assume("no activation recomputation (not stated)")
 	if s.Parallel.PP > 1 {
-		s.Parallel.Schedule = "1f1b"
-		s.Assume("non-interleaved 1F1B pipeline schedule (not stated)")
+		// The README overlaps "pipeline-parallel communication (enabled by
+		// default)": --no-overlap-p2p-communication is store_false, but
+		// Megatron-LM's arguments.py (core_r0.8.0 and f2e5db402c, lines
+		// 254-277) sets overlap_p2p_comm = False without
+		// --num-layers-per-virtual-pipeline-stage ("non-interleaved schedule
+		// does not support overlapping p2p communication"), so the overlap
+		// the README ran is the interleaved schedule's. The layers per stage
+		// must be a multiple of the layers per virtual stage (same lines):
+		// 92/4 = 23 (119B) and 112/16 = 7 (462B) admit only 1, which is
+		// assumed for every pipelined run.
+		layers := s.Model.Layers
+		if layers%s.Parallel.PP != 0 {
+			return nil, "layers not divisible by the pipeline size (Megatron-Core r0.8.0 asserts it)"
+		}
+		s.Parallel.Schedule, s.Parallel.VirtualStages = "interleaved", layers/s.Parallel.PP
+		s.Facts = append(s.Facts,
+			"Pipeline: PP overlap runs only in the interleaved schedule (Megatron-LM arguments.py @ core_r0.8.0 sets",
+			"overlap_p2p_comm False without --num-layers-per-virtual-pipeline-stage), so the run interleaved.")
+		s.Assume("1 layer per virtual pipeline stage, %d virtual stages (not stated; the only interleaving the 119B and 462B runs admit: 23 and 7 layers per stage)", s.Parallel.VirtualStages)
 	}
 	v, err := atof(r.get("measured_value"))
 	if err != nil {
