@@ -220,6 +220,15 @@ func megatronH100(r row) (*scen, string) {
 	s.ranAttention("cudnn", teAttentionFact)
 	s.megatronLoss("Loss: Megatron-Core r0.8.0 fuses it only with --cross-entropy-loss-fusion (arguments.py, store_true), which the",
 		"README does not list; language_module.py then runs tensor_parallel.vocab_parallel_cross_entropy, unfused (cross_entropy.py:")
+	// pretrain_gpt.py loss_func @ core_r0.8.0 (lines 135-141): with
+	// check_for_nan_in_loss_and_grad (--no-check-for-nan-in-loss-and-grad is
+	// store_false, so on) it runs `assert not loss[0].isnan()` on every
+	// micro-batch's loss, a CUDA tensor read as a Python bool, before
+	// forward_step returns and the backward is issued.
+	s.Training.LossReadback = true
+	s.Facts = append(s.Facts,
+		"Loss check: pretrain_gpt.py loss_func @ core_r0.8.0 asserts not loss[0].isnan() on every micro-batch",
+		"(check_for_nan_in_loss_and_grad on by default): a blocking read before the backward, written as loss_readback: true.")
 	s.Training.MicroBatch = 1
 	s.Assume("micro-batch size 1 (not stated)")
 	s.Assume("no activation recomputation (not stated)")
