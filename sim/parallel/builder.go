@@ -1077,6 +1077,11 @@ func (b *builder) issueBucket(after int32) {
 
 func (b *builder) reduce(after int32, dense, expert float64) {
 	cfg := b.cfg
+	if cfg.GradBucketSync > 0 && dense+expert > 0 {
+		// The bucket's NaN check (StepConfig.GradBucketSync) reads its
+		// norm back before the collective is issued.
+		after = b.hostSync("grad_nan_check", cfg.GradBucketSync, -1, -1, -1, after)
+	}
 	op := collectives.AllReduce
 	if cfg.Zero >= 1 {
 		op = collectives.ReduceScatter

@@ -583,6 +583,16 @@ type StepConfig struct {
 	// waits for the whole backward before it issues the next micro-batch.
 	// false = before the backward (DeepSpeed's engine).
 	LossReadbackAfter bool
+	// GradBucketSync is the time the compute stream idles before each DP
+	// gradient bucket's reduction (ZeRO 0-2) while the host reads the
+	// bucket's gradient norm back: Megatron-Core's start_grad_sync, with
+	// check_for_nan_in_grad, runs `assert not grad_data.norm(p=2).isnan()`
+	// before every bucket's all-reduce or reduce-scatter
+	// (megatron/core/distributed/param_and_grad_buffer.py @ core_r0.8.0,
+	// lines 109-118), from the backward hook that finds the bucket
+	// complete, so the host waits for the backward issued so far. 0 = no
+	// read.
+	GradBucketSync engine.Time
 	// HostH2D and HostD2H are the GPU's pinned host copy bandwidths
 	// (bytes/s, hardware.GPU.HostCopy) that offloading's copies run at;
 	// zero when nothing is offloaded.

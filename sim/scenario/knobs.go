@@ -275,6 +275,8 @@ var Knobs = []*Knob{
 		NoColumn: "no summary column yet (adding one changes summary.arrow's schema); the waits show in timeline.arrow (loss_readback) and the run id tells runs apart"},
 	{Path: "training.loss_readback_at", Default: "before_backward", Choices: fixed("before_backward", "after_backward"),
 		NoColumn: "no summary column yet (adding one changes summary.arrow's schema); the waits' place shows in timeline.arrow (loss_readback) and the run id tells runs apart"},
+	{Path: "training.grad_nan_check", Default: "false",
+		NoColumn: "no summary column yet (adding one changes summary.arrow's schema); the waits show in timeline.arrow (grad_nan_check) and the run id tells runs apart"},
 	{Path: "training.layer_host_sync", Default: "false",
 		NoColumn: "no summary column yet (adding one changes summary.arrow's schema); the waits show in timeline.arrow (layer_host_sync) and the run id tells runs apart"},
 	{Path: "training.optimizer_tensors", NoColumn: "a column would need a schema bump; the loop's kernels are priced inside the optimizer_step task and the run id tells runs apart", Default: "0"},

@@ -469,6 +469,18 @@ func (s *Plan) LossReadback() engine.Time {
 	return engine.Time(s.r.gpu.Compute.HostSyncStall*1e9 + 0.5)
 }
 
+// GradBucketSync is the compute-stream stall per DP gradient bucket of
+// training.grad_nan_check (parallel.StepConfig.GradBucketSync): the GPU
+// profile's HostSyncStall, the idle per blocking read in eager Python
+// code, as for the loss read. FSDP (zero 3) reduces outside the buckets
+// this check belongs to: no stall there.
+func (s *Plan) GradBucketSync() engine.Time {
+	if !s.Training.GradNaNCheck || s.Parallel.Zero == 3 {
+		return 0
+	}
+	return engine.Time(s.r.gpu.Compute.HostSyncStall*1e9 + 0.5)
+}
+
 // HostSyncCauses names what makes the host wait for the GPU inside a step
 // (the host sync stalls of Result.HostSyncS), "" when nothing does.
 func (s *Plan) HostSyncCauses() string {
@@ -488,6 +500,9 @@ func (s *Plan) HostSyncCauses() string {
 		} else {
 			c = append(c, "loss read back before every micro-batch's backward")
 		}
+	}
+	if s.GradBucketSync() > 0 {
+		c = append(c, "gradient buckets' norms read back (NaN check) before their reduction")
 	}
 	return strings.Join(c, "; ")
 }
@@ -523,6 +538,7 @@ func (s *Plan) StepConfig(l *parallel.Layout) *parallel.StepConfig {
 		PipeEngineSync:    s.PipeEngineSync(),
 		LossReadback:      s.LossReadback(),
 		LossReadbackAfter: s.Training.LossReadbackAt == "after_backward",
+		GradBucketSync:    s.GradBucketSync(),
 		HostH2D:           float64(hc.H2D), HostD2H: float64(hc.D2H),
 		OffloadOptimizer:      s.Training.OffloadOptimizer,
 		LogOptimizerStates:    s.Training.LogOptimizerStates,

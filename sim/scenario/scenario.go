@@ -153,6 +153,12 @@ type TrainingConfig struct {
 	// parallel.StepConfig.LossReadbackAfter). Left out of the canonical
 	// form when it is the default.
 	LossReadbackAt string `yaml:"loss_readback_at" json:"loss_readback_at,omitempty"`
+	// GradNaNCheck says the data-parallel gradient reduction reads every
+	// bucket's gradient norm back to the host before reducing it
+	// (Megatron-Core's check_for_nan_in_grad;
+	// parallel.StepConfig.GradBucketSync). Left out of the canonical form
+	// when unset.
+	GradNaNCheck bool `yaml:"grad_nan_check" json:"grad_nan_check,omitempty"`
 	// OptimizerTensors > 0 says the optimizer is a Python loop over that
 	// many parameter tensors, each stepped by its own elementwise kernels
 	// (transformers.AdamW, torch.optim with foreach=False), and zero_grad

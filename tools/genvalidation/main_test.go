@@ -87,8 +87,8 @@ func TestTranslate(t *testing.T) {
 		// Megatron H100 README, pipelined: PP overlap is the interleaved
 		// schedule's (core_r0.8.0 arguments.py); 92/4 = 23 and 112/16 = 7
 		// layers per stage admit only 1 layer per virtual stage.
-		{16, []string{"schedule: interleaved", "virtual_stages: 42", "p2p: true", "loss_readback: true"}},
-		{12, []string{"loss_readback: true"}},
+		{16, []string{"schedule: interleaved", "virtual_stages: 42", "p2p: true", "\n  loss_readback: true\n"}},
+		{12, []string{"\n  loss_readback: true\n", "\n  grad_nan_check: true\n"}}, // the fields, not the comment that names them
 		{17, []string{"pp: 4", "schedule: interleaved", "virtual_stages: 23", "p2p: true"}},
 		{20, []string{"pp: 16", "schedule: interleaved", "virtual_stages: 7"}},
 		// Megatron MoE: EP 32 with ETP 1 over TP 2 × DP 16, the recipe's

@@ -225,10 +225,16 @@ func megatronH100(r row) (*scen, string) {
 	// store_false, so on) it runs `assert not loss[0].isnan()` on every
 	// micro-batch's loss, a CUDA tensor read as a Python bool, before
 	// forward_step returns and the backward is issued.
-	s.Training.LossReadback = true
+	// The same flag sets DistributedDataParallelConfig.check_for_nan_in_grad
+	// (megatron/training/training.py @ core_r0.8.0 line 450), and
+	// start_grad_sync then asserts not grad_data.norm(p=2).isnan() before
+	// each bucket's reduce-scatter (param_and_grad_buffer.py lines 109-118).
+	s.Training.LossReadback, s.Training.GradNaNCheck = true, true
 	s.Facts = append(s.Facts,
 		"Loss check: pretrain_gpt.py loss_func @ core_r0.8.0 asserts not loss[0].isnan() on every micro-batch",
-		"(check_for_nan_in_loss_and_grad on by default): a blocking read before the backward, written as loss_readback: true.")
+		"(check_for_nan_in_loss_and_grad on by default): a blocking read before the backward, written as loss_readback: true;",
+		"the same flag checks each gradient bucket's norm before its reduce-scatter (param_and_grad_buffer.py",
+		"start_grad_sync), written as grad_nan_check: true.")
 	s.Training.MicroBatch = 1
 	s.Assume("micro-batch size 1 (not stated)")
 	s.Assume("no activation recomputation (not stated)")
