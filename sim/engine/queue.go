@@ -32,6 +32,19 @@ import (
 // ahead of now, e.g. RunUntil stopping at its limit) goes to early, a
 // binary heap, so the order stays exact in every case.
 //
+// Few events pending (a sweep point's representative ranks hold a few
+// dozen): until more than heapMax events have been pending at once since
+// the last reset, every event goes to early and the buckets stay empty.
+// There an event passes once through a shallow heap instead of through the
+// several bucket moves its nanosecond time's digits take (the events of one
+// step spread over up to 2^40 ns), which measured faster on the 70B
+// sweep's points (docs/design.md, "Speed"). Past heapMax the queue buckets
+// from then on; the events early holds then may be at or after last, and
+// every lookup takes the earlier of early's minimum and bucket 0's head, as
+// it always has (hasAt: why bucket 0 still holds any bucketed event at
+// now). Which structure holds an event never changes the order: both give
+// the (time, sequence) minimum.
+//
 // Large storage circulates: a bucket emptied by settle gives a slice of
 // circulateMin events or more to spare, and a bucket that is full takes the
 // largest spare when it is larger, so the buckets share storage about the
@@ -47,9 +60,15 @@ type queue struct {
 	mask    [numBuckets / 64]uint64 // bit b: bucket b is not empty
 	words   uint64                  // bit w: mask[w] is not 0
 	n       int                     // bucketed events not yet popped
-	early   binHeap                 // events before last
+	early   binHeap                 // events before last; all events until bucketing
 	spare   [][]event               // empty slices with storage, largest last
+	// bucketing: more than heapMax events were pending at once since the
+	// last reset, and events at or after last go to the buckets
+	bucketing bool
 }
+
+// heapMax is the most events early holds before the queue starts bucketing.
+const heapMax = 256
 
 // The time is read in 4-bit digits (16 of them): bucket 16p+v holds the
 // events whose highest digit differing from last's is digit p, with value
@@ -74,10 +93,11 @@ func bucketOf(t, last Time) int {
 func (q *queue) len() int { return q.n + len(q.early) }
 
 func (q *queue) push(x event) {
-	if x.at < q.last {
+	if x.at < q.last || !q.bucketing && len(q.early) < heapMax {
 		q.early.push(x)
 		return
 	}
+	q.bucketing = true
 	b := bucketOf(x.at, q.last)
 	bs := q.buckets[b]
 	if len(bs) == cap(bs) {
@@ -125,10 +145,14 @@ func (q *queue) putSpare(s []event) {
 	q.spare[i] = s
 }
 
-// hasAt reports whether an event at time now is queued, given that now is
-// not after last (the engine's clock is the time of the last event it took
-// out, and min only moves last ahead): the bucketed events at last's time
-// are the ones in bucket 0.
+// hasAt reports whether an event at time now is queued. A bucketed event at
+// now is in bucket 0 at last: events at now are scheduled into the engine's
+// FIFO, not here, so a bucketed event at now was there when the engine took
+// out an event at now, and popUntil settles the buckets (last their
+// earliest time) before it takes one out, from bucket 0 or from early when
+// early's is no later; last is then now. (While the queue does not bucket,
+// last stays 0 and no event is bucketed; at the switch every bucketed event
+// is after now.)
 func (q *queue) hasAt(now Time) bool {
 	if len(q.early) > 0 && q.early[0].at == now {
 		return true
@@ -233,4 +257,5 @@ func (q *queue) reset() {
 	}
 	q.mask, q.words = [len(q.mask)]uint64{}, 0
 	q.n, q.last, q.head0, q.early = 0, 0, 0, q.early[:0]
+	q.bucketing = false
 }

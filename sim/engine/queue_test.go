@@ -38,14 +38,27 @@ type refEvent struct {
 // can fall before the queue's last bucketed key), and checks every handled
 // event's time and argument against a sorted-list reference; then the same
 // after Reset, against a fresh engine's log.
+//
+// It runs twice: from 50 events scheduled first, and from 600, more than
+// the queue keeps in its heap alone (heapMax), so that it buckets with
+// events at or after last left in the heap.
 func TestQueueAgainstReference(t *testing.T) {
+	for _, initial := range []int{50, 600} {
+		t.Run(fmt.Sprint(initial), func(t *testing.T) { queueAgainstReference(t, initial) })
+	}
+}
+
+func queueAgainstReference(t *testing.T, initial int) {
 	play := func(e *Engine, seed uint64) [][2]int64 {
 		s := &spawner{e: e, rng: rand.New(rand.NewPCG(seed, 1))}
 		s.h = e.Register(s)
 		out := rand.New(rand.NewPCG(seed, 2))
-		for i := 0; i < 50; i++ {
+		for i := 0; i < initial; i++ {
 			s.n++
 			e.At(Time(out.IntN(5000)), s.h, s.n)
+		}
+		if b := initial > heapMax; e.q.bucketing != b {
+			t.Fatalf("%d events scheduled: bucketing %v, want %v", initial, e.q.bucketing, b)
 		}
 		for e.Pending() > 0 {
 			e.RunUntil(e.Now() + Time(out.IntN(20000)))
@@ -74,7 +87,7 @@ func TestQueueAgainstReference(t *testing.T) {
 			q = slices.Insert(q, i, ev)
 		}
 		var log [][2]int64
-		for i := 0; i < 50; i++ {
+		for i := 0; i < initial; i++ {
 			n++
 			add(Time(out.IntN(5000)), n)
 		}
@@ -121,9 +134,14 @@ type holdQueue interface {
 	pop() event
 }
 
+// radixHold is the radix queue alone: bucketing from the first event, not
+// after heapMax as the engine's queue does.
 type radixHold struct{ q queue }
 
-func (r *radixHold) push(x event) { r.q.push(x) }
+func (r *radixHold) push(x event) {
+	r.q.bucketing = true
+	r.q.push(x)
+}
 func (r *radixHold) pop() event {
 	x, _ := r.q.popUntil(Forever)
 	return x
@@ -159,7 +177,7 @@ func benchQueueHold(b *testing.B, q holdQueue, pending int) {
 }
 
 func BenchmarkQueueHold(b *testing.B) {
-	for _, n := range []int{1_000, 100_000, 1_000_000} {
+	for _, n := range []int{16, 64, 256, 1_000, 100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("radix/%d", n), func(b *testing.B) { benchQueueHold(b, &radixHold{}, n) })
 		b.Run(fmt.Sprintf("binary/%d", n), func(b *testing.B) { benchQueueHold(b, &binaryHold{}, n) })
 	}

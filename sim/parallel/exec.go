@@ -174,11 +174,16 @@ type instance struct {
 	events []int32
 
 	// compute slowdown state (interference.go)
-	busy  int32       // CTAs of the communication tasks in flight
-	cur   int32       // running compute task, -1 when none
-	share uint16      // its Task.GEMMShare
-	sized int32       // of busy, the CTAs of Task.SMSized tasks
-	rem   int64       // its remaining work at since, in SM-nanoseconds
+	busy  int32  // CTAs of the communication tasks in flight
+	cur   int32  // running compute task, -1 when none
+	share uint16 // its Task.GEMMShare
+	sized int32  // of busy, the CTAs of Task.SMSized tasks
+	rem   int64  // its remaining work at since, in SM-nanoseconds
+	// rate is Executor.rate(busy, sized, share) while a compute task
+	// runs (cur ≥ 0): set when it starts, updated by commBusy, so that a
+	// change of communication computes the new rate only (integer
+	// divisions; it was ≈ 5% of a sweep point's CPU).
+	rate  int64
 	since engine.Time // last rate change
 	end   engine.Time // its scheduled end at the current rate
 }

@@ -166,6 +166,11 @@ type Program struct {
 	// the queue holds (QueueSelf).
 	qself []int32
 	qrest []engine.Time
+	// qselfBuf and qrestBuf are storage for qself and qrest that an
+	// arena's program keeps from its last build (Arena.program), used
+	// only by setQueueWaits, which clears what it takes.
+	qselfBuf []int32
+	qrestBuf []engine.Time
 	// qends and qids, per stream, the launches through each task with
 	// any and the task (in 1/launchScale; setQueueWaits; empty without a
 	// queue bound).
@@ -273,8 +278,10 @@ func (p *Program) setQueueWaits(h *HostModel) {
 		}
 		if k > q && last[s] > 0 {
 			if p.qself == nil {
-				p.qself = make([]int32, len(p.Tasks))
-				p.qrest = make([]engine.Time, len(p.Tasks))
+				p.qselfBuf, p.qrestBuf = resize(p.qselfBuf, len(p.Tasks)), resize(p.qrestBuf, len(p.Tasks))
+				p.qself, p.qrest = p.qselfBuf, p.qrestBuf
+				clear(p.qself)
+				clear(p.qrest)
 			}
 			p.qself[t] = last[s]
 			p.qrest[t] = engine.Time(float64(task.Issue)*float64(k-q)/float64(k) + 0.5)

@@ -171,12 +171,13 @@ func (x *Executor) startCompute(i, t int, dur engine.Time) {
 	in.cur = int32(t)
 	in.share = in.prog.Tasks[t].GEMMShare
 	in.since = now
+	in.rate = x.rate(in.busy, in.sized, in.share)
 	if dur > x.maxDur {
 		// Dur × SMs does not fit int64: neither does the task's end.
 		in.rem, in.end = math.MaxInt64, engine.Forever
 	} else {
 		in.rem = int64(dur) * x.sms
-		in.end = now.Add(ceilDiv(in.rem, x.rate(in.busy, in.sized, in.share)))
+		in.end = now.Add(ceilDiv(in.rem, in.rate))
 	}
 	x.eng.At(in.end, x.h, pack(i, t))
 }
@@ -189,15 +190,19 @@ func (x *Executor) startCompute(i, t int, dur engine.Time) {
 // its time is no longer the instance's end.
 func (x *Executor) commBusy(i int, delta int32, sized bool) {
 	in := &x.inst[i]
-	old := x.rate(in.busy, in.sized, in.share)
 	in.busy += delta
 	if sized {
 		in.sized += delta
 	}
+	if in.cur < 0 {
+		return // the rate matters to a running compute task only
+	}
+	old := in.rate // x.rate of the counts before this change (instance.rate)
 	nw := x.rate(in.busy, in.sized, in.share)
-	if in.cur < 0 || old == nw {
+	if old == nw {
 		return
 	}
+	in.rate = nw
 	now := x.eng.Now()
 	in.rem -= satMul(int64(now-in.since), old)
 	in.since = now
