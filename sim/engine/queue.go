@@ -39,11 +39,12 @@ import (
 // several bucket moves its nanosecond time's digits take (the events of one
 // step spread over up to 2^40 ns), which measured faster on the 70B
 // sweep's points (docs/design.md, "Speed"). Past heapMax the queue buckets
-// from then on; the events early holds then may be at or after last, and
-// every lookup takes the earlier of early's minimum and bucket 0's head, as
-// it always has (hasAt: why bucket 0 still holds any bucketed event at
-// now). Which structure holds an event never changes the order: both give
-// the (time, sequence) minimum.
+// from then on, the heap's events moved into the buckets at once
+// (startBucketing; left in the heap, a run of 1,000 pending events kept
+// popping from both and ran the hold benchmark ≈ 30% slower). Which
+// structure holds an event never changes the order: both give the
+// (time, sequence) minimum, and every lookup takes the earlier of early's
+// minimum and bucket 0's head, as it always has.
 //
 // Large storage circulates: a bucket emptied by settle gives a slice of
 // circulateMin events or more to spare, and a bucket that is full takes the
@@ -60,7 +61,7 @@ type queue struct {
 	mask    [numBuckets / 64]uint64 // bit b: bucket b is not empty
 	words   uint64                  // bit w: mask[w] is not 0
 	n       int                     // bucketed events not yet popped
-	early   binHeap                 // events before last; all events until bucketing
+	early   binHeap                 // events before last; every event until bucketing
 	spare   [][]event               // empty slices with storage, largest last
 	// bucketing: more than heapMax events were pending at once since the
 	// last reset, and events at or after last go to the buckets
@@ -97,7 +98,33 @@ func (q *queue) push(x event) {
 		q.early.push(x)
 		return
 	}
+	if !q.bucketing {
+		q.startBucketing()
+	}
+	q.bucket(x)
+}
+
+// startBucketing moves the heap's events into the buckets, in (time,
+// sequence) order so that events at one time enter their bucket in schedule
+// order, as pushes would have put them: from here early holds only events
+// before last, as the radix queue has it. Nothing was bucketed since the
+// reset, so last is still 0, before every event.
+func (q *queue) startBucketing() {
 	q.bucketing = true
+	slices.SortFunc(q.early, func(a, b event) int {
+		if a.before(&b) {
+			return -1
+		}
+		return 1 // keys are unique: never equal
+	})
+	for _, e := range q.early {
+		q.bucket(e)
+	}
+	q.early = q.early[:0]
+}
+
+// bucket puts x, at or after last, into its bucket.
+func (q *queue) bucket(x event) {
 	b := bucketOf(x.at, q.last)
 	bs := q.buckets[b]
 	if len(bs) == cap(bs) {
@@ -145,19 +172,21 @@ func (q *queue) putSpare(s []event) {
 	q.spare[i] = s
 }
 
-// hasAt reports whether an event at time now is queued. A bucketed event at
-// now is in bucket 0 at last: events at now are scheduled into the engine's
-// FIFO, not here, so a bucketed event at now was there when the engine took
-// out an event at now, and popUntil settles the buckets (last their
-// earliest time) before it takes one out, from bucket 0 or from early when
-// early's is no later; last is then now. (While the queue does not bucket,
-// last stays 0 and no event is bucketed; at the switch every bucketed event
-// is after now.)
+// hasAt reports whether an event at time now is queued, given that no
+// queued event is before now (the engine's clock is the time of the last
+// event it took out). After settle, the earliest bucketed events are in
+// bucket 0, at last. (Settling here matters once: when the queue starts
+// bucketing, the heap's events, some possibly at now, move to buckets
+// keyed from last = 0.)
 func (q *queue) hasAt(now Time) bool {
 	if len(q.early) > 0 && q.early[0].at == now {
 		return true
 	}
-	return q.last == now && q.mask[0]&1 != 0
+	if q.n == 0 {
+		return false
+	}
+	q.settle()
+	return q.last == now
 }
 
 // min returns the earliest event; the queue must not be empty.

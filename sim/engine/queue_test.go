@@ -182,3 +182,53 @@ func BenchmarkQueueHold(b *testing.B) {
 		b.Run(fmt.Sprintf("binary/%d", n), func(b *testing.B) { benchQueueHold(b, &binaryHold{}, n) })
 	}
 }
+
+// tieSpawner logs the arguments it handles; on argument 1 it schedules a
+// zero-delay event (3) and then enough events later on to make the queue
+// start bucketing while event 2, at the same time as the handled one and
+// scheduled before the zero-delay one, is still in the heap.
+type tieSpawner struct {
+	e   *Engine
+	h   HandlerID
+	log []int64
+}
+
+func (r *tieSpawner) Handle(now Time, arg int64) {
+	r.log = append(r.log, arg)
+	if arg != 1 {
+		return
+	}
+	r.e.After(0, r.h, 3)
+	for i := 0; i < 10; i++ {
+		r.e.After(20, r.h, int64(1000+i))
+	}
+}
+
+// TestQueueStartsBucketingWithTies: the queue starts bucketing (heapMax)
+// inside a handler while an event at now is still queued; that event,
+// scheduled before the handler's zero-delay event, must run first, and the
+// events of one time keep their schedule order across the move.
+func TestQueueStartsBucketingWithTies(t *testing.T) {
+	e := New()
+	r := &tieSpawner{e: e}
+	r.h = e.Register(r)
+	e.At(10, r.h, 1)
+	e.At(10, r.h, 2)
+	for i := 0; i < heapMax-2; i++ {
+		e.At(20, r.h, int64(100+i))
+	}
+	e.Run()
+	if !e.q.bucketing {
+		t.Fatal("the queue never started bucketing")
+	}
+	want := []int64{1, 2, 3}
+	for i := 0; i < heapMax-2; i++ {
+		want = append(want, int64(100+i))
+	}
+	for i := 0; i < 10; i++ {
+		want = append(want, int64(1000+i))
+	}
+	if !slices.Equal(r.log, want) {
+		t.Errorf("handled %v … (%d events), want %v … (%d)", r.log[:min(6, len(r.log))], len(r.log), want[:6], len(want))
+	}
+}

@@ -487,6 +487,33 @@ func BenchmarkSweep70B(b *testing.B) {
 	b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N*len(idx)), "cpu-ms/point")
 }
 
+// BenchmarkSweep70BHeavy evaluates 20 fixed simulated points of the
+// 1,000-point example on one goroutine with one Reuse: the costliest
+// (pp 16 and pp 8 at tp 16 and tp 8 with 32–128 micro-batches, some never
+// settling for replication, some replicated) and cheaper ones down to a
+// 2-stage pipeline. The points where a sweep's play dominates, without the
+// invalid and pruned ones; cpu-ms/point as in BenchmarkSweep70B.
+func BenchmarkSweep70BHeavy(b *testing.B) {
+	sw, err := Load("../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml", Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	idx := []int{965, 966, 967, 927, 766, 774, 566, 442, 443, 844, 693, 641, 378, 813, 707, 550, 350, 498, 130, 666}
+	reuse := new(simulation.Reuse)
+	var cpu0, cpu1 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &cpu0)
+	for b.Loop() {
+		for _, i := range idx {
+			if pr, ok := sw.evaluate(context.Background(), i, reuse); !ok || pr.Outcome != Simulated {
+				b.Fatalf("point %d: %v", i, pr.Outcome)
+			}
+		}
+	}
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &cpu1)
+	cpu := time.Duration(cpu1.Utime.Nano() + cpu1.Stime.Nano() - cpu0.Utime.Nano() - cpu0.Stime.Nano())
+	b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N*len(idx)), "cpu-ms/point")
+}
+
 // BenchmarkSweep70BAll runs all 1,000 points of the example on two
 // workers, as `simtrain sweep --workers 2` does (no files written): the
 // workers' Reuse serves the points that share a layout in runs, which
