@@ -87,6 +87,8 @@ type Fabric struct {
 	// (see alink); abw its bandwidths, New's slice itself (not copied).
 	an  []alink
 	abw []units.BytesPerSecond
+	// tr is traffic mode's state (NewTraffic; traffic.go), nil otherwise.
+	tr *traffic
 
 	// Analytic fidelity with TrackChanges: the links whose statistics may
 	// have moved since the last Changed, each once (marked), and beside
@@ -233,7 +235,12 @@ func (f *Fabric) CheckTransfer(route []int32, bytes units.Bytes) error {
 func (f *Fabric) Fidelity() Fidelity { return f.fid }
 
 // NumLinks is the number of links.
-func (f *Fabric) NumLinks() int { return len(f.bw) + len(f.an) } // one of them is empty
+func (f *Fabric) NumLinks() int {
+	if f.tr != nil {
+		return len(f.tr.cls)
+	}
+	return len(f.bw) + len(f.an) // one of them is empty
+}
 
 // Start begins moving bytes along route (link ids, in order; the slice is
 // copied). The transfer's last byte arrives at the end of transmission plus
@@ -265,13 +272,23 @@ func (f *Fabric) Start(route []int32, size units.Bytes, done Done, tag int64) {
 		return
 	}
 	if f.fid == Analytic {
-		an, abw := f.an, f.abw
+		abw := f.abw
 		bw := float64(abw[route[0]])
 		for _, l := range route[1:] {
 			bw = min(bw, float64(abw[l])) // builtin min: math.Min's NaN and signed-zero rules, inlined
 		}
 		tx := txTime(bytes, bw)
 		end := addTime(now, tx)
+		if f.tr != nil {
+			f.startTraffic(route, bytes, now, end)
+			if tx == engine.Forever {
+				f.tr.unbounded = true
+				return
+			}
+			f.e.At(addTime(end, lat), f.h, int64(d)<<evKindBits|evDeliver)
+			return
+		}
+		an := f.an
 		for _, l := range route {
 			a := &an[l]
 			if f.changedMark != nil && !f.changedMark[l] {
@@ -331,7 +348,15 @@ func (f *Fabric) LinkBytes(link int) units.Bytes {
 	if f.fid == Flow {
 		return units.Bytes(f.flowLinkBytes(link, f.e.Now()))
 	}
-	return units.Bytes(f.an[link].bytes)
+	return units.Bytes(f.rec(link).bytes)
+}
+
+// rec is link's analytic figures.
+func (f *Fabric) rec(link int) *alink {
+	if f.tr != nil {
+		return &f.tr.at(f.tr.cls[link]).alink
+	}
+	return &f.an[link]
 }
 
 // LinkBusy is the time up to now during which link carried at least one
@@ -346,7 +371,7 @@ func (f *Fabric) LinkBusy(link int) engine.Time {
 		}
 		return b
 	}
-	a := &f.an[link]
+	a := f.rec(link)
 	b := a.busy
 	if be := a.busyT; be > now {
 		b -= be - now
@@ -417,6 +442,9 @@ func (f *Fabric) Changed(buf []int32, before []LinkFigures) ([]int32, []LinkFigu
 // needs the links one collective touched, and later the figures of every
 // link it and what follows touched, lists once instead of twice.
 func (f *Fabric) Listed() ([]int32, []LinkFigures) {
+	if f.tr != nil {
+		return f.listedTraffic()
+	}
 	return f.changed, f.changedBefore
 }
 
@@ -455,6 +483,9 @@ func (f *Fabric) FoldChanged(fn func(link int32, before, now LinkFigures)) {
 // (crossed since the last Changed, or still transmitting then). Analytic
 // fidelity after TrackChanges only; false otherwise.
 func (f *Fabric) Pending(link int) bool {
+	if f.tr != nil {
+		return f.tr.at(f.tr.cls[link]).marked
+	}
 	return f.changedMark != nil && f.changedMark[link]
 }
 
@@ -469,6 +500,10 @@ func (f *Fabric) Pending(link int) bool {
 // the second. Analytic fidelity after TrackChanges only, with nothing in
 // flight on src.
 func (f *Fabric) Repeat(dst, src int, srcBusyBefore engine.Time) {
+	if f.tr != nil {
+		f.repeatTraffic(dst, src, srcBusyBefore)
+		return
+	}
 	if f.changedMark == nil {
 		return
 	}

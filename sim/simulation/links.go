@@ -171,15 +171,37 @@ func (r *Result) stageRanksOf(stage int) []int {
 // groups' figures and starts pipeline sends without a group per pair
 // (tests compare with playing every group). It also returns how many
 // groups' figures it copied and how many sends it started directly.
+//
+// With shortcuts the fabric runs in traffic mode (network.NewTraffic:
+// links with the same history share one state, the same bits); where a
+// transfer never ends there (a zero-bandwidth link) the traffic is played
+// again on a plain fabric.
 func (r *Result) traffic(shortcuts bool) ([]float64, []int64, int, int) {
-	copied, direct := 0, 0
+	if shortcuts {
+		if b, t, copied, direct, ok := r.trafficOn(true, true); ok {
+			return b, t, copied, direct
+		}
+	}
+	b, t, copied, direct, _ := r.trafficOn(shortcuts, false)
+	return b, t, copied, direct
+}
+
+// trafficOn is traffic on a traffic-mode fabric (classes) or a plain one;
+// ok is false where the traffic-mode fabric could not keep the totals.
+func (r *Result) trafficOn(shortcuts, classes bool) (_ []float64, _ []int64, copied, direct int, ok bool) {
 	c, l := r.Cluster, r.Layout
 	n := len(c.Links)
-	bytes := hugepages.Advise(make([]float64, n))
-	busy := hugepages.Advise(make([]int64, n)) // ns: LinkTraffic's type, so it is returned as is
+	var bytes []float64
+	var busy []int64 // ns: LinkTraffic's type, so it is returned as is
 	eng := engine.New()
-	fab := network.New(eng, c.Bandwidths(), c.Latencies(), network.Analytic)
-	fab.TrackChanges()
+	var fab *network.Fabric
+	if classes {
+		fab = network.NewTraffic(eng, c.Bandwidths(), c.Latencies())
+	} else {
+		bytes, busy = hugepages.Advise(make([]float64, n)), hugepages.Advise(make([]int64, n))
+		fab = network.New(eng, c.Bandwidths(), c.Latencies(), network.Analytic)
+		fab.TrackChanges()
+	}
 	// After each collective the fabric hands over every link whose figures
 	// moved, each once, beside its figures at the last collective's end (it
 	// keeps them for the links it lists, so no link-sized copy is needed):
@@ -285,11 +307,21 @@ func (r *Result) traffic(shortcuts bool) ([]float64, []int64, int, int) {
 				}
 			}
 			eng.Run()
+			if classes {
+				fab.FoldTraffic(float64(counts[k]))
+				continue
+			}
 			scale = float64(counts[k])
 			fab.FoldChanged(fold)
 		}
 	}
-	return bytes, busy, copied, direct
+	if classes {
+		bytes, busy = fab.Traffic()
+		if fab.Unbounded() {
+			return nil, nil, 0, 0, false
+		}
+	}
+	return bytes, busy, copied, direct, true
 }
 
 // repeatNodeShift gives the links of the group shift nodes after the one
