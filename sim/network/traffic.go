@@ -236,6 +236,17 @@ func (f *Fabric) Traffic() (bytes []float64, busyNs []int64) {
 	return bytes, busyNs
 }
 
+// TrafficAt is link's totals (Traffic's figures for one link); zero on
+// other fabrics or when Unbounded.
+func (f *Fabric) TrafficAt(link int) (bytes float64, busyNs int64) {
+	t := f.tr
+	if t == nil || t.unbounded {
+		return 0, 0
+	}
+	o := &t.at(t.cls[link]).out
+	return o.Bytes, int64(o.Busy)
+}
+
 // listedTraffic is Listed in traffic mode.
 func (f *Fabric) listedTraffic() ([]int32, []LinkFigures) {
 	t := f.tr

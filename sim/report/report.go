@@ -197,18 +197,19 @@ func Links(r *simulation.Result) []output.LinkRow {
 // holding them all. The traffic is computed once, here.
 func LinkRows(r *simulation.Result) (n int, row func(i int) output.LinkRow, kind func(i int) string) {
 	c := r.Cluster
-	bytes, busy := r.LinkTraffic()
+	traffic := r.LinkTotals()
 	total := r.StepTimeS * float64(r.Scenario.Sim.Steps)
 	kind = func(i int) string { return c.Links[i].Kind.String() }
 	return len(c.Links), func(i int) output.LinkRow {
 		l := &c.Links[i]
 		bw := float64(l.Bandwidth)
+		bytes, busy := traffic(i)
 		u := 0.0
 		if total > 0 && bw > 0 {
-			u = bytes[i] / (bw * total)
+			u = bytes / (bw * total)
 		}
 		return output.LinkRow{Link: int32(i), From: c.Devices[l.From].Name, To: c.Devices[l.To].Name, Kind: l.Kind.String(),
-			BandwidthBytesPerS: bw, Bytes: output.ByteCount(bytes[i]), BusyNs: busy[i], Utilization: u}
+			BandwidthBytesPerS: bw, Bytes: output.ByteCount(bytes), BusyNs: busy, Utilization: u}
 	}, kind
 }
 

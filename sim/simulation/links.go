@@ -58,6 +58,45 @@ func (r *Result) LinkTraffic() (bytes []float64, busyNs []int64) {
 	return r.analyticTraffic()
 }
 
+// LinkTotals is LinkTraffic as a function of the link id, for callers that
+// read each link once (links.arrow's rows): at analytic fidelity it reads
+// the reconstruction's states rather than copying them into two link-sized
+// arrays first (23 MB at 131,072 GPUs; issue 18). The same figures.
+func (r *Result) LinkTotals() func(link int) (bytes float64, busyNs int64) {
+	if r.fabric != nil {
+		f := r.fabric
+		return func(i int) (float64, int64) { return float64(f.LinkBytes(i)), int64(f.LinkBusy(i)) }
+	}
+	if t, _, _, ok := r.trafficOn(true, true); ok {
+		return t.at
+	}
+	b, busy := r.analyticTraffic()
+	return func(i int) (float64, int64) { return b[i], busy[i] }
+}
+
+// linkTotals are the reconstruction's totals: on the traffic-mode fabric
+// that computed them, or in two arrays.
+type linkTotals struct {
+	fab   *network.Fabric
+	bytes []float64
+	busy  []int64
+}
+
+func (t linkTotals) at(i int) (float64, int64) {
+	if t.fab != nil {
+		return t.fab.TrafficAt(i)
+	}
+	return t.bytes[i], t.busy[i]
+}
+
+// arrays returns the totals as two arrays indexed by link id.
+func (t linkTotals) arrays() ([]float64, []int64) {
+	if t.fab != nil {
+		return t.fab.Traffic()
+	}
+	return t.bytes, t.busy
+}
+
 type trafficKey struct {
 	kind  parallel.GroupKind
 	op    collectives.Op
@@ -178,17 +217,18 @@ func (r *Result) stageRanksOf(stage int) []int {
 // again on a plain fabric.
 func (r *Result) traffic(shortcuts bool) ([]float64, []int64, int, int) {
 	if shortcuts {
-		if b, t, copied, direct, ok := r.trafficOn(true, true); ok {
-			return b, t, copied, direct
+		if t, copied, direct, ok := r.trafficOn(true, true); ok {
+			b, busy := t.arrays()
+			return b, busy, copied, direct
 		}
 	}
-	b, t, copied, direct, _ := r.trafficOn(shortcuts, false)
-	return b, t, copied, direct
+	t, copied, direct, _ := r.trafficOn(shortcuts, false)
+	return t.bytes, t.busy, copied, direct
 }
 
 // trafficOn is traffic on a traffic-mode fabric (classes) or a plain one;
 // ok is false where the traffic-mode fabric could not keep the totals.
-func (r *Result) trafficOn(shortcuts, classes bool) (_ []float64, _ []int64, copied, direct int, ok bool) {
+func (r *Result) trafficOn(shortcuts, classes bool) (_ linkTotals, copied, direct int, ok bool) {
 	c, l := r.Cluster, r.Layout
 	n := len(c.Links)
 	var bytes []float64
@@ -316,12 +356,12 @@ func (r *Result) trafficOn(shortcuts, classes bool) (_ []float64, _ []int64, cop
 		}
 	}
 	if classes {
-		bytes, busy = fab.Traffic()
 		if fab.Unbounded() {
-			return nil, nil, 0, 0, false
+			return linkTotals{}, 0, 0, false
 		}
+		return linkTotals{fab: fab}, copied, direct, true
 	}
-	return bytes, busy, copied, direct, true
+	return linkTotals{bytes: bytes, busy: busy}, copied, direct, true
 }
 
 // repeatNodeShift gives the links of the group shift nodes after the one

@@ -123,3 +123,36 @@ func TestLinkTrafficCopiesEqualPlay(t *testing.T) {
 		})
 	}
 }
+
+// LinkTotals reads, link by link, the figures LinkTraffic returns: at
+// analytic fidelity from the traffic-mode fabric's states, at flow
+// fidelity from the played fabric.
+func TestLinkTotalsEqualsLinkTraffic(t *testing.T) {
+	for _, tc := range []struct{ file, fidelity string }{
+		{"../../scenarios/quickstart.yaml", "analytic"},
+		{"../../scenarios/quickstart.yaml", "flow"},
+		{"../../scenarios/llama3-70b-h100-h200-pp.yaml", "analytic"},
+		{"../../scenarios/llama3-70b-1024-h100-3d.yaml", "analytic"},
+	} {
+		s, err := scenario.Load(tc.file, scenario.Overrides("sim.fidelity", tc.fidelity)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := mustRun(t, s, Options{})
+		wantB, wantT := r.LinkTraffic()
+		at := r.LinkTotals()
+		moved := 0
+		for i := range wantB {
+			b, busy := at(i)
+			if math.Float64bits(b) != math.Float64bits(wantB[i]) || busy != wantT[i] {
+				t.Fatalf("%s %s link %d: LinkTotals %v B %d ns, LinkTraffic %v B %d ns", tc.file, tc.fidelity, i, b, busy, wantB[i], wantT[i])
+			}
+			if b > 0 {
+				moved++
+			}
+		}
+		if moved == 0 {
+			t.Fatalf("%s %s: no link carried traffic", tc.file, tc.fidelity)
+		}
+	}
+}
