@@ -46,7 +46,7 @@ func BenchmarkRunCommand405B(b *testing.B) {
 					b.Fatalf("simtrain %v: exit status %d", args, code)
 				}
 			}
-			b.ReportMetric((processCPU(b) - cpu0).Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric((processCPU(b)-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 		})
 	}
 }
