@@ -380,10 +380,11 @@ func (f *Fabric) LinkBusy(link int) engine.Time {
 }
 
 // TrackChanges makes an analytic fabric remember which links its transfers
-// cross, for Changed. It has no effect at flow fidelity. Call it before the
-// first transfer (or while none is transmitting).
+// cross, for Changed. It has no effect at flow fidelity or in traffic mode
+// (NewTraffic). Call it before the first transfer (or while none is
+// transmitting).
 func (f *Fabric) TrackChanges() {
-	if f.fid == Analytic && f.changedMark == nil {
+	if f.fid == Analytic && f.changedMark == nil && f.tr == nil { // a traffic-mode fabric tracks its own way
 		f.changedMark = hugepages.Advise(make([]bool, len(f.an)))
 	}
 }
