@@ -101,6 +101,8 @@ func (b *builder) layerBlocks(l int) *layerPlan {
 		rec = []blockEmitter{recomputeFull}
 	case workload.RecomputeSelectiveOp:
 		rec = []blockEmitter{recomputeSelectiveOp}
+	case workload.RecomputeSaveDots:
+		rec = []blockEmitter{recomputeSaveDots}
 	case workload.RecomputeSelective:
 		rec = []blockEmitter{recomputeSelective}
 	}
@@ -612,6 +614,19 @@ func recomputeSelectiveOp(b *builder, p *layerPass) {
 	}
 	rm := b.cache.block(l, passRec, workload.BlockMLP, workload.BlockRouter, workload.BlockExperts, workload.BlockCombine)
 	p.in = b.compute(KindRecompute, "mlp_recompute", l, mb, c, rm, r, mlpIn, in)
+}
+
+// recomputeSaveDots reruns the memory-bound kernels of the save-dots
+// policy (workload.RecomputeSaveDots) as one task before the layer's
+// backward: every projection output, and the attention output projection's
+// TP-reduced output, is kept, so no GEMM and no collective is rerun.
+func recomputeSaveDots(b *builder, p *layerPass) {
+	l := p.l
+	rc := b.cache.block(l, passRec, workload.BlockAttnPre, workload.BlockAttnCore, workload.BlockAttnPost,
+		workload.BlockMLP, workload.BlockRouter, workload.BlockExperts, workload.BlockCombine)
+	if rc.dur > 0 {
+		p.in = b.compute(KindRecompute, "elementwise_recompute", l, p.mb, p.c, rc, p.in, p.gather)
+	}
 }
 
 // recomputeSelective recomputes the attention core (Korthikanti et al.

@@ -4,7 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/simtrain/simtrain/sim/collectives"
+	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/pipeline"
+	"github.com/simtrain/simtrain/sim/units"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -67,6 +70,10 @@ func TestRecomputeCollectivesPerLayer(t *testing.T) {
 		{workload.RecomputeSelectiveOp, true, true, 2},
 		{workload.RecomputeSelectiveOp, false, true, 1},
 		{workload.RecomputeSelectiveOp, false, false, 1},
+		// save-dots: the projections' outputs (the attention's after its
+		// TP reduction) are kept, only elementwise kernels rerun
+		{workload.RecomputeSaveDots, true, true, 0},
+		{workload.RecomputeSaveDots, false, false, 0},
 		// the attention core alone: no collective
 		{workload.RecomputeSelective, true, true, 0},
 		{workload.RecomputeSelective, false, true, 0},
@@ -108,5 +115,52 @@ func TestRecomputeMoEAllToAll(t *testing.T) {
 		if calls != c.calls || bytes != c.calls/2*fwd/layerMBs {
 			t.Errorf("%v: %g all-to-alls, %g bytes per layer recomputed; want %g, %g", c.r, calls, bytes, c.calls, c.calls/2*fwd/layerMBs)
 		}
+	}
+}
+
+// bytePricer prices an op list at one nanosecond per byte it moves (the
+// embedding, output layer and optimizer nothing) and collectives nothing.
+type bytePricer struct{}
+
+func (bytePricer) OpsTime(_ int, ops []workload.Op) engine.Time {
+	var b float64
+	for _, op := range ops {
+		if op.Block != workload.BlockEmbedding && op.Block != workload.BlockHead && op.Name != "optimizer" {
+			b += op.BytesRead + op.BytesWritten
+		}
+	}
+	return engine.Time(b)
+}
+func (bytePricer) CommTime(GroupKind, int, collectives.Op, units.Bytes) engine.Time { return 0 }
+func (bytePricer) SendTime(int, int, units.Bytes) engine.Time                       { return 0 }
+
+// TestSaveDotsRecomputeTask: under save-dots each layer's backward is
+// preceded by one elementwise_recompute task per micro-batch, priced from
+// the layer's rerun kernels, and no attention/MLP recompute task. The test
+// model (hidden 1024, 16 heads of 64 with RoPE, 4h GELU MLP, LayerNorm,
+// TP 2 + SP, 128 tokens, bf16, fused kernels) reruns, per rank: two
+// LayerNorms over the 64 sequence-sharded rows (read 64·1024·2, write the
+// same plus two fp32 statistics per row: 262,656 bytes each), RoPE on the
+// rank's 8 Q and 8 K heads (read and write 128·1024·2 each: 524,288), the
+// attention residual over 64 rows (3·64·1024·2 = 393,216) and GELU over
+// 128 × 2048 (read and write 128·2048·2 each: 1,048,576): 2,491,392 bytes.
+func TestSaveDotsRecomputeTask(t *testing.T) {
+	const layers, mbs = 3, 2
+	cfg := tpRecomputeConfig(t, workload.RecomputeSaveDots, true, layers, mbs)
+	_, prog := stepEnd(t, cfg, bytePricer{})
+	n := 0
+	for _, task := range prog.Tasks {
+		switch task.Name {
+		case "elementwise_recompute":
+			n++
+			if want := engine.Time(2*262656 + 524288 + 393216 + 1048576); task.Dur != want {
+				t.Errorf("layer %d: elementwise_recompute %v, want %v", task.Layer, task.Dur, want)
+			}
+		case "attn_recompute", "mlp_recompute":
+			t.Errorf("save-dots emitted %s", task.Name)
+		}
+	}
+	if n != layers*mbs {
+		t.Errorf("%d elementwise_recompute tasks, want %d", n, layers*mbs)
 	}
 }

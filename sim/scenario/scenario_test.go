@@ -149,6 +149,7 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Add([]byte(baseScenario))
+	f.Add([]byte(strings.Replace(baseScenario, "training:\n", "training:\n  recompute: save-dots\n", 1)))
 	f.Add([]byte("name: x\nparallel: [1, 2]\n"))
 	f.Add([]byte("name: &a x\nmodel: *a\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -50,7 +50,7 @@ func fuzzScenario(b []byte) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "name: fuzz\nmodel:\n  preset: %s\n  layers: %d\n", m.name, layers)
 	fmt.Fprintf(&s, "training:\n  seq_len: %d\n  global_batch: %d\n  micro_batch: %d\n  recompute: %s\n  precision: %s\n",
-		pickInt(128, 512, 2048, 4096), gb, mb, []string{"none", "full", "selective"}[next(3)], []string{"bf16", "fp8", "fp16"}[next(3)])
+		pickInt(128, 512, 2048, 4096), gb, mb, []string{"none", "full", "selective", "save-dots"}[next(4)], []string{"bf16", "fp8", "fp16"}[next(3)])
 	gpu := []string{"h100-sxm", "a100-80gb", "gb200", "mi300x", "b200"}[next(5)]
 	cluster := fmt.Sprintf("  gpu: %s\n  nodes: %d\n", gpu, nodes)
 	fmt.Fprintf(&s, "cluster:\n%s  gpus_per_node: %d\n", cluster, gpn)

@@ -237,7 +237,7 @@ func TestSweepAuto(t *testing.T) {
 		// Two autos, depth first in file order: tp·pp | 16 and tp ≥ 8.
 		{"sweep:\n  parallel.tp: {auto: true, min: 8}\n  parallel.pp: auto\n", [][]string{{"8", "1"}, {"8", "2"}, {"16", "1"}}},
 		// Choices and booleans.
-		{"sweep:\n  training.recompute: auto\n", [][]string{{"none"}, {"selective"}, {"full"}, {"selective-op"}}},
+		{"sweep:\n  training.recompute: auto\n", [][]string{{"none"}, {"selective"}, {"full"}, {"selective-op"}, {"save-dots"}}},
 		{"sweep:\n  parallel.sp: auto\n", [][]string{{"false"}, {"true"}}},
 		// virtual_stages > 1 needs the interleaved schedule: only v=1 with 1f1b.
 		{"sweep:\n  parallel.virtual_stages: auto\n", [][]string{{"1"}}},

@@ -116,6 +116,12 @@ const (
 	// matmul of a layer, which is recomputed together with every
 	// memory-bound kernel (norms, activations, RoPE, residual adds).
 	RecomputeSelectiveOp
+	// RecomputeSaveDots keeps the output of every projection GEMM the
+	// backward needs and the fused attention output, and reruns only the
+	// memory-bound kernels (norms, RoPE, activations, residual adds) before
+	// a layer's backward: JAX's checkpoint_dots_with_no_batch_dims policy,
+	// MaxText's remat_policy minimal / minimal_flash (see saveDots).
+	RecomputeSaveDots
 )
 
 // Pass is a direction of the training step.

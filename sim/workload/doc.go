@@ -85,7 +85,11 @@
 // forward order by their framework linears (a fused QKV GEMM counts as q, k,
 // v; a GLU fc1 as gate, up), every second one is recomputed — Llama's wk, wo
 // and w3, 36.5% of the forward projection FLOPs of Llama 3 8B — together
-// with every memory-bound kernel, while the FlashAttention output is saved.
+// with every memory-bound kernel, while the FlashAttention output is saved;
+// or, under save-dots (JAX's checkpoint_dots_with_no_batch_dims, MaxText's
+// minimal_flash), only the memory-bound kernels up to the layer's closing
+// projection and an unfused attention core: every projection output the
+// backward needs and the fused attention output are kept.
 //
 // The output layer's cross-entropy runs in fp32 in every stack; a fused
 // kernel (flash-attn's, llm-foundry's default; Megatron-LM's) reads the

@@ -65,7 +65,8 @@ func RecomputesLayer(every, pos int) bool { return every <= 1 || pos%every == 0 
 // (+L·attn(seq)); full recompute redoes the forward of every transformer
 // layer (+2·(N_matmul − V·h) + L·attn(seq)), which for a GPT gives the SC21
 // paper's 96·B·s·l·h²·(1 + s/6h + V/16lh) per step; selective-op redoes
-// every second projection matmul of each layer (2 × those weights). The convention does not
+// every second projection matmul of each layer (2 × those weights);
+// save-dots reruns no matmul and adds nothing. The convention does not
 // depend on the attention kernel: FlashAttention's in-kernel recomputation
 // is not counted.
 func (m Model) HardwareFLOPsPerToken(seq int, r Recompute) float64 {
@@ -102,12 +103,12 @@ func (m Model) selectiveOpMatmulFLOPsPerToken() float64 {
 }
 
 // recomputeNames are the scenario spellings of Recompute, in order.
-var recomputeNames = [...]string{"none", "selective", "full", "selective-op"}
+var recomputeNames = [...]string{"none", "selective", "full", "selective-op", "save-dots"}
 
 // RecomputeNames lists the values of training.recompute (a fresh slice).
 func RecomputeNames() []string { return append([]string(nil), recomputeNames[:]...) }
 
-// ParseRecompute parses none | selective | full | selective-op.
+// ParseRecompute parses none | selective | full | selective-op | save-dots.
 func ParseRecompute(s string) (Recompute, error) {
 	for i, n := range recomputeNames {
 		if s == n {

@@ -117,6 +117,8 @@ func (m Model) LayerActivationBytes(layer int, s Shape, r Recompute) float64 {
 		return Tsp*h*a + mtp
 	case RecomputeSelectiveOp:
 		return m.selectiveOpActivationBytes(layer, s) + mtp
+	case RecomputeSaveDots:
+		return m.saveDotsActivationBytes(layer, s) + mtp
 	}
 	d := sh.d
 	hl, kvl := float64(sh.hl), float64(sh.kvl)
@@ -231,6 +233,39 @@ func (m Model) selectiveOpActivationBytes(layer int, s Shape) float64 {
 	}
 	if b.tp > 1 && s.SP {
 		act += 2 * b.tokSP * h * a
+	}
+	return act
+}
+
+// saveDotsActivationBytes is what the save-dots policy keeps for one
+// micro-batch of layer (see saveDots): the layer input, the output of every
+// projection GEMM except the dense MLP's closing one (fc2, shared_fc2: its
+// output only feeds the residual add that makes the layer output, which no
+// backward kernel reads, so JAX keeps no residual for it), the fused
+// attention output O, and on MoE layers the dispatched tokens (expert_fc1's
+// input). The attention output projection's output is kept after its TP
+// reduction (the reduce-scatter's tok/tp rows with SP, the all-reduce's
+// full rows without), so no collective is rerun: the kept tensor is what
+// the attention residual add reads. FlashAttention's fp32 log-sum-exp is
+// left out as in LayerActivationBytes.
+func (m Model) saveDotsActivationBytes(layer int, s Shape) float64 {
+	b := m.forward(layer, s)
+	a, h := b.act, float64(m.Hidden)
+	act := b.tokSP * h * a
+	for _, f := range b.ops {
+		switch {
+		case f.kind == kindAttn:
+			act += b.tok * float64(b.hl*b.d.v) * a
+		case f.kind != kindGEMM || f.op.Block == BlockAttnCore:
+		case f.op.Name == "fc2" || f.op.Name == "shared_fc2":
+		case f.op.Name == "out_proj" && b.tp > 1 && s.SP:
+			act += b.tokSP * h * a
+		default:
+			act += float64(f.op.M) * float64(f.op.N) * float64(f.op.Batch) * a
+		}
+	}
+	if m.IsMoELayer(layer) {
+		act += b.expertTokens() * h * s.savedGEMMInputBytes(a)
 	}
 	return act
 }
@@ -467,8 +502,13 @@ func StageMemory(in MemoryInput) Memory {
 		off := m.OffloadBytes(id, in.Shape, r)
 		perMB += m.LayerActivationBytes(id, in.Shape, r) - off
 		reload = max(reload, off)
-		if r == RecomputeFull || r == RecomputeSelectiveOp {
+		switch r {
+		case RecomputeFull, RecomputeSelectiveOp:
 			work = max(work, m.LayerActivationBytes(id, in.Shape, RecomputeNone))
+		case RecomputeSaveDots:
+			// the rerun kernels' outputs, next to the kept ones
+			// (counted in perMB)
+			work = max(work, m.LayerActivationBytes(id, in.Shape, RecomputeNone)-m.LayerActivationBytes(id, in.Shape, r))
 		}
 	}
 	// Offloaded inputs come back one layer ahead of the backward: the

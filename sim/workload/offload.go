@@ -43,7 +43,7 @@ func (m Model) OffloadBytes(layer int, s Shape, r Recompute) float64 {
 	if o&OffloadAttnNorm != 0 {
 		b += Tsp * h * a
 	}
-	if r == RecomputeFull || r == RecomputeSelectiveOp {
+	if r == RecomputeFull || r == RecomputeSelectiveOp || r == RecomputeSaveDots {
 		return b
 	}
 	normKept := !(r == RecomputeSelective && s.RecomputeModules.has(RecomputeLayerNorm))

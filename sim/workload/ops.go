@@ -622,7 +622,7 @@ func (sp split) expertTokens() float64 {
 // Korthikanti et al. 2022 §5), except with FlashAttention, whose backward
 // kernel already recomputes the scores (its FLOPs are in flash_attn_bwd), so
 // selective adds nothing; full = the whole forward of the layer;
-// selective-op = see selectiveOp.
+// selective-op = see selectiveOp; save-dots = see saveDots.
 func (m Model) RecomputeOps(layer int, s Shape, r Recompute) []Op {
 	if layer < 0 || layer >= m.StackLayers() || r == RecomputeNone {
 		return nil
@@ -633,6 +633,8 @@ func (m Model) RecomputeOps(layer int, s Shape, r Recompute) []Op {
 		return fwdList(b.ops)
 	case RecomputeSelectiveOp:
 		return fwdList(b.selectiveOp())
+	case RecomputeSaveDots:
+		return fwdList(b.saveDots())
 	}
 	var redo []fwdOp
 	for _, f := range b.ops {
@@ -708,6 +710,51 @@ func (b *builder) selectiveOp() []fwdOp {
 				out = append(out, fwdOp{op: o, kind: kindGEMM, bwdScaling: f.bwdScaling})
 			}
 		case f.quant: // priced with the recomputed linears above
+		default:
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// saveDots is what the save-dots policy redoes before a layer's backward,
+// in forward order. JAX's checkpoint_dots_with_no_batch_dims
+// (jax.checkpoint_policies; MaxText's remat_policy "minimal", and
+// "minimal_flash" = that policy plus the names "context", which Transformer
+// Engine's JAX fused attention gives its output and softmax statistics:
+// MaxText layers/models.py and transformer_engine/jax/fused_attn.py,
+// 2024-04) marks every dot_general without batch dimensions saveable; JAX's
+// partial evaluation then keeps those the backward needs (its residuals)
+// and reruns the rest of the forward that the backward needs from them and
+// the layer input. So:
+//
+//   - no projection GEMM is rerun (their outputs, or their TP reductions,
+//     are kept: saveDotsActivationBytes);
+//   - the fused attention kernel's output is kept (named "context");
+//   - an unfused attention core (batched products: dots with batch
+//     dimensions, and the softmax) is rerun;
+//   - every other memory-bound kernel up to the layer's closing
+//     projection is rerun (norms, RoPE, q/k norms, activations, the
+//     attention residual add, FP8 quantisations of the rebuilt GEMM
+//     inputs): the dense MLP's second projection and the MoE combine end
+//     the layer, and what follows them (dropout, the residual add, the
+//     unpermutation) only makes the layer output, which no backward kernel
+//     reads;
+//   - on MoE layers the dispatched tokens (the permutation's output, the
+//     all-to-all's with EP) are kept, so the permutation is not rerun.
+func (b *builder) saveDots() []fwdOp {
+	var out []fwdOp
+	closed := false
+	for _, f := range b.ops {
+		switch {
+		case closed || f.op.Block == BlockCombine:
+		case f.op.Block == BlockAttnCore:
+			if f.kind != kindAttn {
+				out = append(out, f)
+			}
+		case f.kind == kindGEMM:
+			closed = f.op.Name == "fc2"
+		case isOp(f.op.Name, "moe_permute"):
 		default:
 			out = append(out, f)
 		}
