@@ -1055,6 +1055,11 @@ func (b *builder) gradReady(dense, expert float64, t int32, lastMicro bool) {
 	if !lastMicro {
 		return
 	}
+	if cfg.DDPGradCopy && cfg.Zero == 0 && dpSize > 1 && dense+expert > 0 {
+		tk := &b.prog.Tasks[t]
+		g := (dense + expert) * cfg.GradDtype.Bytes()
+		t = b.memTask(KindBackward, "ddp_grad_copy_in", int(tk.Layer), int(tk.Micro), int(tk.Chunk), g, g, t)
+	}
 	b.bucketDense += dense
 	b.bucketExpert += expert
 	if b.bucketDense+b.bucketExpert >= cfg.BucketParams {
@@ -1105,6 +1110,14 @@ func (b *builder) flushBucket() {
 		b.reduce(b.last[StreamCompute], q[0], q[1])
 	}
 	b.queued = b.queued[:0]
+	if cfg := b.cfg; cfg.DDPGradCopy && cfg.Zero == 0 && len(b.dpTasks) > 0 {
+		// finalize_backward: every bucket view back into .grad, after the
+		// last all-reduce (StepConfig.DDPGradCopy)
+		dense, expert := b.stageParams()
+		g := (dense + expert) * cfg.GradDtype.Bytes()
+		deps := append([]int32{b.last[StreamCompute]}, b.dpTasks...)
+		b.memTask(KindBackward, "ddp_grad_copy_out", -1, -1, -1, g, g, deps...) // the optimizer follows on the compute stream
+	}
 }
 
 // hostCopies are the copies of one layer's offloaded activations of one

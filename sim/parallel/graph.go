@@ -525,6 +525,22 @@ type StepConfig struct {
 	// FSDP1's flat parameter, 2 FSDP2's per-parameter sharding; 0 prices
 	// none (DeepSpeed stage 3, Megatron-FSDP, or zero < 3).
 	FSDPVersion int
+	// DDPGradCopy prices the copies PyTorch DistributedDataParallel's
+	// reducer makes with gradient_as_bucket_view=False, its default
+	// (pytorch/pytorch torch/csrc/distributed/c10d/reducer.cpp, 2.x):
+	// on the step's last micro-batch each gradient, once ready, is copied
+	// into its bucket while divided by the world size
+	// (mark_variable_ready_dense: at::mul_out(bucket_view, grad, 1/dp),
+	// read and write G bytes per parameter on the compute stream, before
+	// its bucket's all-reduce), and once every bucket is reduced
+	// finalize_backward copies each bucket view back into .grad
+	// (finalize_bucket_dense: copy_bucket_to_grad, read and write G), after
+	// the last all-reduce and before the optimizer. builder.go gradReady
+	// and flushBucket add them (ddp_grad_copy_in, ddp_grad_copy_out); only
+	// with zero 0 and more than one DP rank. False prices neither
+	// (Megatron's and DeepSpeed's contiguous gradient buffers reduce in
+	// place; Thunder's DDP transform keeps no bucket copy).
+	DDPGradCopy bool
 	// GEMMSMs is the SM count a GEMM's output tiles (workload.GEMMTiles)
 	// must reach to fill a persistent grid (Task.GEMMShare counts only
 	// those GEMMs): the GPU's SMs. 0 counts every GEMM.

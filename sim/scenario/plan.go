@@ -412,6 +412,18 @@ func (s *Plan) gradAccumulate() (share, width, shard float64) {
 // other source to train_gemm 0.925 / host_sync 0.7 ms. Left off.
 var fsdpShardAccumulate = false
 
+// ddpGradCopy says whether the data parallelism is PyTorch
+// DistributedDataParallel with gradient_as_bucket_view off, its default
+// (parallel.StepConfig.DDPGradCopy; workload.MemoryInput.GradBucketCopy):
+// zero 0 over more than one DP rank under an eager-PyTorch framework
+// profile. Each wraps torch DDP without turning the view on: Lightning
+// Fabric's DDPStrategy and Hugging Face Accelerate
+// (DistributedDataParallelKwargs: gradient_as_bucket_view False), Composer
+// (llm-foundry) and torchtitan's replicate pass DDP's defaults.
+func (s *Plan) ddpGradCopy() bool {
+	return s.Parallel.Zero == 0 && s.Parallel.DP > 1 && slices.Contains(eagerAccumulateFrameworks, s.Training.Framework)
+}
+
 // eagerAccumulateFrameworks are the training.framework profiles whose
 // training loop accumulates gradients through PyTorch autograd or FSDP's
 // sharded add, not Megatron's fused weight-gradient accumulation.
@@ -549,6 +561,7 @@ func (s *Plan) StepConfig(l *parallel.Layout) *parallel.StepConfig {
 		Zero3GatherParams:     p.Zero3PrefetchBucket,
 		Zero3GradSyncLast:     p.Zero3GradSync == "last",
 		GEMMSMs:               s.r.gpu.SMs,
+		DDPGradCopy:           s.ddpGradCopy(),
 		TPLogitsReplicated:    p.TPLogits == "replicated",
 		TPEmbeddingReplicated: p.TPEmbedding == "replicated",
 		BucketParams:          p.GradBucket, // 0: the builder's max(40M, 1M·dp), as GradBucket reports
@@ -608,6 +621,7 @@ func (s *Plan) MemoryPerStage() ([]StageMemory, bool) {
 			MasterDtype: s.r.master, GradDtype: s.r.grad, StateDtype: s.r.states, Recompute: s.r.recompute,
 			RecomputeEvery: s.Training.RecomputeEvery, OffloadOptimizer: s.Training.OffloadOptimizer,
 			WeightBytes: s.fp8WeightBytes(), ShardIsMaster: p.Zero3Impl == "fsdp", GradSyncLast: p.Zero3GradSync == "last",
+			GradBucketCopy:      s.ddpGradCopy(),
 			ReplicatedEmbedding: p.TPEmbedding == "replicated",
 			CapacityBytes:       s.StageCapacityBytes(st),
 		})

@@ -215,3 +215,37 @@ func TestShapeGradAccumulate(t *testing.T) {
 		}
 	}
 }
+
+// TestDDPGradCopy: PyTorch DDP's reducer copies are priced (StepConfig
+// .DDPGradCopy, MemoryInput.GradBucketCopy) for zero 0 over more than one
+// DP rank under the eager-PyTorch framework profiles only; base.yaml has
+// dp 2.
+func TestDDPGradCopy(t *testing.T) {
+	for _, tc := range []struct {
+		kv   []string
+		want bool
+	}{
+		{nil, false}, // no framework: Megatron's contiguous buffers
+		{[]string{"training.framework", "megatron-lm", "parallel.zero", "0"}, false},
+		{[]string{"training.framework", "pytorch-fsdp", "parallel.zero", "0"}, true},
+		{[]string{"training.framework", "hf-trainer", "parallel.zero", "0"}, true},
+		{[]string{"training.framework", "torchtitan", "parallel.zero", "0"}, true},
+		{[]string{"training.framework", "pytorch-fsdp", "parallel.zero", "3"}, false},
+		{[]string{"training.framework", "pytorch-fsdp", "parallel.zero", "0", "parallel.dp", "1", "cluster.nodes", "1"}, false},
+	} {
+		s, err := parse(tc.kv...)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.kv, err)
+		}
+		if got := s.ddpGradCopy(); got != tc.want {
+			t.Errorf("%v: DDP gradient copies %v, want %v", tc.kv, got, tc.want)
+		}
+		l, err := s.NewLayout()
+		if err != nil {
+			t.Fatalf("%v: %v", tc.kv, err)
+		}
+		if got := s.StepConfig(l).DDPGradCopy; got != tc.want {
+			t.Errorf("%v: StepConfig.DDPGradCopy %v, want %v", tc.kv, got, tc.want)
+		}
+	}
+}

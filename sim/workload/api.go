@@ -432,6 +432,12 @@ type MemoryInput struct {
 	// with gradient accumulation the rank's whole gradient is held
 	// unsharded in GradDtype from the first backward on, as under ZeRO-2.
 	GradSyncLast bool
+	// GradBucketCopy: PyTorch DDP's reducer keeps, beside each .grad, a
+	// bucket holding a copy of every gradient (gradient_as_bucket_view
+	// off, its default: reducer.cpp initialize_buckets allocates each
+	// bucket's flat tensor once and keeps it), so zero 0 holds the rank's
+	// gradients twice in GradDtype (parallel.StepConfig.DDPGradCopy).
+	GradBucketCopy bool
 	// ReplicatedEmbedding: the input embedding table is not split by
 	// tensor parallelism; every TP rank holds it whole
 	// (parallel.StepConfig.TPEmbeddingReplicated).

@@ -478,6 +478,9 @@ func StageMemory(in MemoryInput) Memory {
 	var mem Memory
 	mem.Weights = shard(3, sb.Weights)
 	mem.Gradients = shard(2, sb.Gradients)
+	if in.GradBucketCopy && in.Zero == 0 {
+		mem.Gradients *= 2 // MemoryInput.GradBucketCopy: DDP's buckets beside .grad
+	}
 	mem.Optimizer = shard(1, sb.Master+sb.Optimizer)
 	if in.Zero == 3 && in.ShardIsMaster && sb.Master > 0 {
 		// MemoryInput.ShardIsMaster: the weights are the master's shard

@@ -448,3 +448,35 @@ func TestFP8ParamMemory(t *testing.T) {
 		t.Errorf("bf16 copy %+v\nFP8 params %+v", bf, f8)
 	}
 }
+
+// TestDDPBucketCopy: PyTorch DDP's reducer (gradient_as_bucket_view off)
+// keeps a bucket copy of every gradient beside .grad, so zero 0 holds the
+// gradients twice; ZeRO 1-3 (not DDP) are unchanged. korthikantiGPT's first
+// of 4 stages: 15,717,376 parameters, fp32 gradients (4 B), DP 4.
+func TestDDPBucketCopy(t *testing.T) {
+	m := korthikantiGPT()
+	const params = 12596224 + 1024000 + 2097152.0
+	in := MemoryInput{Model: m, Shape: Shape{MicroBatch: 2, Seq: 2048, Dtype: BF16}, Layers: 1, HasEmbedding: true, PP: 4, DP: 4,
+		Schedule: pipeline.OneFOneB, Microbatches: 8, Optimizer: "adamw", MasterDtype: FP32, GradDtype: FP32}
+	for _, c := range []struct {
+		zero  int
+		copy  bool
+		grads float64
+	}{
+		{0, false, 4 * params},
+		{0, true, 2 * 4 * params}, // 125,739,008 B: .grad and its bucket
+		{1, true, 4 * params},     // ZeRO-1 is not DDP: no bucket copy priced
+		{2, true, 4 * params},     // ZeRO-2 holds the whole gradient while accumulating (TestZeRO2Accumulation)
+	} {
+		in.Zero, in.GradBucketCopy = c.zero, c.copy
+		base := in
+		base.GradBucketCopy = false
+		got, without := StageMemory(in), StageMemory(base)
+		if !near(got.Gradients, c.grads, 1e-12) {
+			t.Errorf("zero %d, copy %v: gradients %.0f, want %.0f", c.zero, c.copy, got.Gradients, c.grads)
+		}
+		if got.Activations != without.Activations || got.Weights != without.Weights || got.Optimizer != without.Optimizer {
+			t.Errorf("zero %d, copy %v: the bucket copy moved something besides the gradients", c.zero, c.copy)
+		}
+	}
+}
