@@ -416,10 +416,15 @@ var fsdpShardAccumulate = false
 // DistributedDataParallel with gradient_as_bucket_view off, its default
 // (parallel.StepConfig.DDPGradCopy; workload.MemoryInput.GradBucketCopy):
 // zero 0 over more than one DP rank under an eager-PyTorch framework
-// profile. Each wraps torch DDP without turning the view on: Lightning
-// Fabric's DDPStrategy and Hugging Face Accelerate
-// (DistributedDataParallelKwargs: gradient_as_bucket_view False), Composer
-// (llm-foundry) and torchtitan's replicate pass DDP's defaults.
+// profile. Each wraps torch DDP without turning the view on: Hugging Face
+// Accelerate (DistributedDataParallelKwargs: gradient_as_bucket_view
+// False), torchtitan (apply_ddp: replicate(model, device_mesh,
+// bucket_cap_mb=100), the rest DDP's defaults) and Lightning Fabric's
+// DDPStrategy in LitGPT, whose published memory shows the copy (Thunder
+// README @ 101e31d2: eager DDP 32.04 GB against one GPU's 29.84 GB, +2.20
+// GB = TinyLlama's 1.1e9 bf16 gradients); Composer's (llm-foundry) was not
+// read and is taken at DDP's default. Thunder's own DDP transform is not
+// torch DDP (its scenario names no framework: 27.42 GB on 1 and 8 GPUs).
 func (s *Plan) ddpGradCopy() bool {
 	return s.Parallel.Zero == 0 && s.Parallel.DP > 1 && slices.Contains(eagerAccumulateFrameworks, s.Training.Framework)
 }
