@@ -44,6 +44,8 @@ type Executor struct {
 
 	done  int
 	total int
+	// watchLeft is how many watched tasks (instance.watch) have not ended.
+	watchLeft int
 
 	byTask  [NumGroupKinds]bool // collectives timed by Task.Dur (TimeByTask)
 	floorBy [NumGroupKinds]bool // fabric-played collectives lasting at least Task.Dur (FloorByTask)
@@ -172,6 +174,9 @@ type instance struct {
 	// events counts each task's engine events (CountEvents; nil: not
 	// counted).
 	events []int32
+	// watch: RunSteady stops the play once tasks [0, watch) of every
+	// instance have ended (0: none watched).
+	watch int32
 
 	// compute slowdown state (interference.go)
 	busy  int32  // CTAs of the communication tasks in flight
@@ -384,6 +389,13 @@ func (x *Executor) Symmetric() bool { return x.symmetric }
 // Run plays every task to completion. It fails if some task can never run
 // (a dependency cycle or a collective some member never reaches).
 func (x *Executor) Run() error {
+	x.begin()
+	x.eng.Run()
+	return x.ended()
+}
+
+// begin readies the tasks that wait for nothing (Run).
+func (x *Executor) begin() {
 	for i := range x.inst {
 		x.total += len(x.inst[i].prog.Tasks)
 	}
@@ -404,7 +416,11 @@ func (x *Executor) Run() error {
 			}
 		}
 	}
-	x.eng.Run()
+}
+
+// ended reports, after the engine ran out of events, an engine error, an
+// interruption or a stall (Run).
+func (x *Executor) ended() error {
 	if err := x.eng.Err(); err != nil {
 		return err
 	}
@@ -491,6 +507,11 @@ func (x *Executor) complete1(i, t int) {
 	x.done++
 	if x.done&0xffff == 0 {
 		x.poll()
+	}
+	if int32(t) < in.watch { // RunSteady: one more of the watched tasks ended
+		if x.watchLeft--; x.watchLeft == 0 {
+			x.eng.Stop()
+		}
 	}
 	p := in.prog
 	for _, s := range p.Succ(t) {

@@ -188,16 +188,65 @@ func (x *Executor) CountEvents() {
 	}
 }
 
+// RunSteady is Run for the programs built for st.Played micro-batches, with
+// CountEvents, that stops early when the step will not replicate (issue
+// 18): the play pauses once every stage's prefix and units (the tasks
+// before its suffix) have ended, and when their times already show that
+// Replicate(st) fails (replicate's early check: a unit that does not
+// repeat one period after the one before) it returns failed, leaving the
+// suffix unplayed; only Settle may be called then, which reads those
+// units' starts and so estimates as after the whole play. Otherwise the
+// play resumes where it paused (the engine's order is the same whether it
+// pauses or not) and ends as Run's, and the caller calls Replicate. A
+// failed shortened play is thrown away, so its cool-down was played for
+// nothing before.
+func (x *Executor) RunSteady(st Steady) (failed bool, err error) {
+	x.watchLeft = 0
+	if x.symmetric && len(st.stages) == len(x.inst) {
+		for i := range x.inst {
+			in := &x.inst[i]
+			if cut := st.stages[in.stage]; cut.end < len(in.prog.entries) {
+				in.watch = in.prog.entries[cut.end]
+				x.watchLeft += int(in.watch)
+			}
+		}
+	}
+	watching := x.watchLeft > 0
+	x.begin()
+	x.eng.Run()
+	if watching && x.watchLeft == 0 && x.done < x.total && x.eng.Err() == nil && x.interrupted == nil {
+		if x.replicate(st, true) != "" {
+			return true, nil
+		}
+		x.eng.Run()
+	}
+	for i := range x.inst {
+		x.inst[i].watch = 0
+	}
+	return false, x.ended()
+}
+
+// Completed is how many tasks have ended so far (every instance's): after
+// Run all of them, after a RunSteady that failed those played before it
+// stopped.
+func (x *Executor) Completed() int { return x.done }
+
 // Replicate checks, after Run of the programs built for st.Played
 // micro-batches with CountEvents, that the units of every stage up to the
 // replicated one repeat exactly, and if so makes Stats and ExtraEvents report the
 // step of st.Played + st.Extra·g micro-batches. It returns false (and
 // changes nothing) when they do not: the caller then plays the full step.
 // Times and Instance keep returning the played tasks.
-func (x *Executor) Replicate(st Steady) bool { return x.replicate(st) == "" }
+func (x *Executor) Replicate(st Steady) bool { return x.replicate(st, false) == "" }
 
 // replicate is Replicate, returning why it failed ("" when it did not).
-func (x *Executor) replicate(st Steady) string {
+// early checks only what the prefix's and the units' times show, once they
+// have ended (RunSteady): every check it makes is one of Replicate's on
+// values that playing on does not change (the tasks' starts, ends and
+// issues), so when it fails Replicate fails on the whole play; the engine
+// events a task counts, the host thread's walk and the suffix are left to
+// Replicate, and x.rep is not set.
+func (x *Executor) replicate(st Steady, early bool) string {
 	if !x.symmetric || len(st.stages) != len(x.inst) {
 		return "not symmetric"
 	}
@@ -299,12 +348,12 @@ func (x *Executor) replicate(st Steady) string {
 			return "no period"
 		}
 		for t := lo; t < r.a; t++ {
-			if !x.repeats(i, t, u, period, reps) {
+			if !x.repeats(i, t, u, period, reps, !early) {
 				return "units do not repeat"
 			}
 		}
 		r.win = r.b - int32(reach+1)*u
-		if p.Hosted && !x.hostRepeats(i, r.a, r.b, r.win, period, r.extra) {
+		if p.Hosted && !early && !x.hostRepeats(i, r.a, r.b, r.win, period, r.extra) {
 			return "host thread does not repeat"
 		}
 		r.period = period
@@ -331,14 +380,17 @@ func (x *Executor) replicate(st Steady) string {
 			}
 		}
 	}
-	x.rep = reps
+	if !early {
+		x.rep = reps
+	}
 	return ""
 }
 
 // repeats reports whether task t+u of instance i is task t one unit later:
 // the same work, its dependencies one unit later, and its times and events
-// one period later.
-func (x *Executor) repeats(i int, t, u int32, period engine.Time, reps []replica) bool {
+// one period later (the events only when events is set: a task's count can
+// still grow after it ended, by a completion a rate change superseded).
+func (x *Executor) repeats(i int, t, u int32, period engine.Time, reps []replica, events bool) bool {
 	in := &x.inst[i]
 	p := in.prog
 	n := t + u
@@ -370,7 +422,7 @@ func (x *Executor) repeats(i int, t, u int32, period engine.Time, reps []replica
 		}
 	}
 	sa, sb := &in.state[t], &in.state[n]
-	if sb.Start() != sa.Start()+period || sb.End() != sa.End()+period || in.events[t] != in.events[n] {
+	if sb.Start() != sa.Start()+period || sb.End() != sa.End()+period || events && in.events[t] != in.events[n] {
 		return false
 	}
 	return (sa.issued == 0) == (sb.issued == 0)

@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -54,7 +55,7 @@ func playSteady(t *testing.T, cfg *StepConfig) (full, short *Executor, fullEvent
 	c := *cfg
 	c.Microbatches = plan.Played
 	short, shortEvents = play(&c, true)
-	why = short.replicate(plan)
+	why = short.replicate(plan, false)
 	return full, short, fullEvents, shortEvents, why
 }
 
@@ -332,6 +333,87 @@ func TestSettle(t *testing.T) {
 		more, ok := x.Settle(plan, c.limit)
 		if more != c.more || ok != c.ok {
 			t.Errorf("%s: Settle = %d, %v, want %d, %v", c.name, more, ok, c.more, c.ok)
+		}
+	}
+}
+
+// RunSteady stops a shortened play once its units show it will not
+// replicate, and only then. The last stage's host thread starts ahead of
+// its GPU and is slower than the pipeline's period: 1% slower, it falls
+// behind only past the played units, so the GPU's units repeat and the
+// play runs to its end, to the times Run gives, for Replicate to refuse on
+// the host thread; 6% slower, the GPU starts waiting for it inside the
+// checked units, which then do not repeat: RunSteady stops before the
+// suffix, with Settle's estimate as after the whole play; 15% slower, the
+// GPU waits for it from before the checked units on, every unit alike:
+// played to the end and replicated.
+func TestRunSteadyStopsOnlyFailingPlays(t *testing.T) {
+	const m = 48
+	h1, _ := unitHost(t, m, 1)
+	_, p := unitHost(t, m, 0)
+	for _, c := range []struct {
+		name   string
+		slower float64 // the last stage's host thread against the period
+		early  bool
+		why    string // whole play's Replicate
+	}{
+		{"falls behind past the units", 1.01, false, "host thread does not repeat"},
+		{"falls behind inside the units", 1.06, true, "units do not repeat"},
+		{"host-bound throughout the units", 1.15, false, ""},
+	} {
+		k := engine.Time(float64(p) * c.slower / float64(h1))
+		cfg := steadyConfig(t, m, HostModel{On: true, KernelFwd: k, KernelBwd: k})
+		plan, ok := PlanSteady(cfg, 8)
+		if !ok {
+			t.Fatalf("%s: PlanSteady refused", c.name)
+		}
+		short := *cfg
+		short.Microbatches = plan.Played
+		play := func(steady bool) (*Executor, bool) {
+			progs, err := Build(&short, unitPricer{unit: engine.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := NewSymmetric(engine.New(), short.Layout, progs)
+			x.CountEvents()
+			if !steady {
+				if err := x.Run(); err != nil {
+					t.Fatal(err)
+				}
+				return x, false
+			}
+			failed, err := x.RunSteady(plan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return x, failed
+		}
+		whole, _ := play(false)
+		if why := whole.replicate(plan, false); why != c.why {
+			t.Fatalf("%s: whole play's Replicate: %q, want %q", c.name, why, c.why)
+		}
+		x, failed := play(true)
+		if failed != c.early {
+			t.Errorf("%s: RunSteady failed = %v, want %v", c.name, failed, c.early)
+		}
+		if done, total := x.Completed(), whole.Completed(); c.early && done >= total || !c.early && done != total {
+			t.Errorf("%s: %d of %d tasks played (stopped early: %v)", c.name, done, total, c.early)
+		}
+		if c.early {
+			m1, ok1 := x.Settle(plan, m)
+			m2, ok2 := whole.Settle(plan, m)
+			if m1 != m2 || ok1 != ok2 {
+				t.Errorf("%s: Settle after the stop %d, %v; after the whole play %d, %v", c.name, m1, ok1, m2, ok2)
+			}
+			continue
+		}
+		if why := x.replicate(plan, false); why != c.why {
+			t.Errorf("%s: Replicate after RunSteady: %q, want %q", c.name, why, c.why)
+		}
+		for i := range x.inst {
+			if !reflect.DeepEqual(x.inst[i].state, whole.inst[i].state) || !reflect.DeepEqual(x.inst[i].events, whole.inst[i].events) {
+				t.Errorf("%s: stage %d: RunSteady's times or events differ from Run's", c.name, i)
+			}
 		}
 	}
 }

@@ -86,6 +86,10 @@ type Result struct {
 	// parallel.Executor.Settle estimated); with Replicated > 0 the last
 	// one was used, else the step was then played whole.
 	SteadyPlays int
+	// PlayedTasks is how many tasks the step's plays completed on the
+	// played ranks, a shortened play thrown away (SteadyPlays) included:
+	// the played work, counted whatever the machine's load.
+	PlayedTasks int
 
 	Cluster *topology.Cluster
 	Layout  *parallel.Layout
@@ -149,6 +153,9 @@ type Options struct {
 	// checkEvery, for tests, verifies the fabric's invariants (no link above
 	// its bandwidth, every active flow progressing) after every event.
 	checkEvery func(error)
+	// wholeSteady, for tests, plays a shortened step to its end before
+	// Replicate checks it (parallel.Executor.Run, as before RunSteady).
+	wholeSteady bool
 }
 
 // Run simulates the scenario's steps.
@@ -207,12 +214,13 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 			}
 			short := *cfg
 			short.Microbatches = steady.Played
-			x, progs, eng, err = play(ctx, s, opt, &short, pr, cl, layout, res, true)
+			var failed bool
+			x, progs, eng, failed, err = play(ctx, s, opt, &short, pr, cl, layout, res, &steady)
 			if err != nil {
 				return nil, err
 			}
 			res.SteadyPlays++
-			if x.Replicate(steady) {
+			if !failed && x.Replicate(steady) {
 				extraEvents = x.ExtraEvents()
 				res.Replicated = cfg.Microbatches - steady.Played
 				break
@@ -233,7 +241,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 		}
 	}
 	if x == nil {
-		x, progs, eng, err = play(ctx, s, opt, cfg, pr, cl, layout, res, false)
+		x, progs, eng, _, err = play(ctx, s, opt, cfg, pr, cl, layout, res, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -250,24 +258,26 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 }
 
 // play builds cfg's programs and plays them: on the representative ranks at
-// analytic fidelity (unless opt.AllRanks), else on every rank. countEvents
-// counts each task's events (parallel.Executor.CountEvents).
+// analytic fidelity (unless opt.AllRanks), else on every rank. With steady
+// set (a shortened play, parallel.PlanSteady) it counts each task's events
+// (parallel.Executor.CountEvents) and plays with
+// parallel.Executor.RunSteady: failed says the play stopped early, known
+// not to replicate (only Settle may read it).
 func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.StepConfig, pr *pricer,
-	cl *topology.Cluster, layout *parallel.Layout, res *Result, countEvents bool) (*parallel.Executor, []*parallel.Program, *engine.Engine, error) {
-	progs, err := parallel.Build(cfg, pr)
+	cl *topology.Cluster, layout *parallel.Layout, res *Result, steady *parallel.Steady) (x *parallel.Executor, progs []*parallel.Program, eng *engine.Engine, failed bool, err error) {
+	progs, err = parallel.Build(cfg, pr)
 	if err == nil {
 		err = pr.err
 	}
 	if err != nil {
 		opt.Reuse.dropTables(layout) // they may hold what the failed pricing left half done
-		return nil, nil, nil, err
+		return nil, nil, nil, false, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, false, err
 	}
 
-	eng := opt.Reuse.newEngine()
-	var x *parallel.Executor
+	eng = opt.Reuse.newEngine()
 	switch {
 	case s.Fidelity() == network.Analytic && !opt.AllRanks:
 		x = parallel.NewSymmetric(eng, layout, progs)
@@ -287,11 +297,11 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 		runner := collectives.NewRunner(eng, fab, s.Fidelity(), cl)
 		x, err = parallel.NewFull(eng, layout, progs, runner, groupMaker{cl, pr.shares})
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, false, err
 		}
 		if opt.KeepRanks != nil {
 			if err := x.KeepTimes(opt.KeepRanks(res)); err != nil {
-				return nil, nil, nil, err
+				return nil, nil, nil, false, err
 			}
 		}
 		switch {
@@ -312,17 +322,25 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 		pr.spans = parallel.SpansOfListed(layout, cl, pr.groupRanks)
 	}
 	if err := x.SetInterferenceSpans(iv, pr.spans); err != nil {
-		return nil, nil, nil, err
-	}
-	if countEvents {
-		x.CountEvents()
+		return nil, nil, nil, false, err
 	}
 	x.Progress = opt.Progress
 	x.Interrupt = ctx.Err
-	if err := x.Run(); err != nil {
-		return nil, nil, nil, explainRunError(s, err)
+	switch {
+	case steady != nil && !opt.wholeSteady:
+		x.CountEvents()
+		failed, err = x.RunSteady(*steady)
+	case steady != nil:
+		x.CountEvents()
+		err = x.Run()
+	default:
+		err = x.Run()
 	}
-	return x, progs, eng, nil
+	if err != nil {
+		return nil, nil, nil, false, explainRunError(s, err)
+	}
+	res.PlayedTasks += x.Completed()
+	return x, progs, eng, failed, nil
 }
 
 // steadyMargin is the micro-batches beyond the pipeline's depth that a

@@ -23,8 +23,9 @@ func figures(r *Result) []any {
 // replication where it applies) and fails unless every figure is equal to
 // the bit; it reports whether replication was used and on how many
 // stages Stats measured one period instead of walking every copy
-// (parallel.Executor.PeriodStats).
-func steadyMatches(t *testing.T, name string, s *scenario.Plan, reuse *Reuse) (bool, int) {
+// (parallel.Executor.PeriodStats), and how many tasks fewer than playing
+// failed shortened plays whole it played.
+func steadyMatches(t *testing.T, name string, s *scenario.Plan, reuse *Reuse) (bool, int, int) {
 	t.Helper()
 	full, err := Run(context.Background(), s, Options{})
 	if err != nil {
@@ -40,6 +41,20 @@ func steadyMatches(t *testing.T, name string, s *scenario.Plan, reuse *Reuse) (b
 	if g, w := figures(short), figures(full); !reflect.DeepEqual(g, w) {
 		t.Errorf("%s: replicated figures\n%v\nfull play\n%v", name, g, w)
 	}
+	// A shortened play stopped as soon as its units show it will not
+	// replicate (parallel.Executor.RunSteady) decides as the whole play
+	// did: the same plays, replication and figures, with no more played.
+	whole, err := Run(context.Background(), s, Options{FiguresOnly: true, Reuse: reuse, wholeSteady: true})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if g, w := figures(short), figures(whole); !reflect.DeepEqual(g, w) {
+		t.Errorf("%s: stopping failed plays early gives\n%v\nplaying them whole\n%v", name, g, w)
+	}
+	if short.Replicated != whole.Replicated || short.SteadyPlays != whole.SteadyPlays || short.PlayedTasks > whole.PlayedTasks {
+		t.Errorf("%s: stopping failed plays early: %d micro-batches replicated after %d plays, %d tasks played; whole: %d after %d, %d",
+			name, short.Replicated, short.SteadyPlays, short.PlayedTasks, whole.Replicated, whole.SteadyPlays, whole.PlayedTasks)
+	}
 	if short.exec.Replicated() != (short.Replicated > 0) {
 		t.Errorf("%s: Replicated %d, executor replicated %v", name, short.Replicated, short.exec.Replicated())
 	}
@@ -49,7 +64,7 @@ func steadyMatches(t *testing.T, name string, s *scenario.Plan, reuse *Reuse) (b
 			period++
 		}
 	}
-	return short.Replicated > 0, period
+	return short.Replicated > 0, period, whole.PlayedTasks - short.PlayedTasks
 }
 
 // Steady-state replication is exact: on every bundled scenario, every
@@ -70,7 +85,7 @@ func TestSteadyMatchesFull(t *testing.T) {
 		t.Fatalf("%d scenario files", len(files))
 	}
 	reuse := new(Reuse)
-	used, tried, period, stages := 0, 0, 0, 0
+	used, tried, period, stages, saved := 0, 0, 0, 0, 0
 	for _, f := range files {
 		s, err := scenario.Load(f)
 		if err != nil {
@@ -87,14 +102,19 @@ func TestSteadyMatchesFull(t *testing.T) {
 			continue // played whole either way
 		}
 		tried++
-		if ok, p := steadyMatches(t, filepath.Base(f), s, reuse); ok {
+		ok, p, less := steadyMatches(t, filepath.Base(f), s, reuse)
+		saved += less
+		if ok {
 			used++
 			period += p
 			stages += layout.PP
 		}
 	}
-	t.Logf("replicated %d of the %d that PlanSteady accepts, of %d; Stats on one period on %d of their %d stages",
-		used, tried, len(files), period, stages)
+	t.Logf("replicated %d of the %d that PlanSteady accepts, of %d; Stats on one period on %d of their %d stages; %d tasks fewer played than with failed plays played whole",
+		used, tried, len(files), period, stages, saved)
+	if used < tried && saved == 0 {
+		t.Error("no failed shortened play stopped early")
+	}
 	if used == 0 {
 		t.Error("no scenario was replicated")
 	}
