@@ -214,14 +214,14 @@ func (x *Executor) RunSteady(st Steady) (failed bool, err error) {
 	watching := x.watchLeft > 0
 	x.begin()
 	x.eng.Run()
+	for i := range x.inst {
+		x.inst[i].watch = 0 // every watched task has ended, or the play is over
+	}
 	if watching && x.watchLeft == 0 && x.done < x.total && x.eng.Err() == nil && x.interrupted == nil {
 		if x.replicate(st, true) != "" {
 			return true, nil
 		}
 		x.eng.Run()
-	}
-	for i := range x.inst {
-		x.inst[i].watch = 0
 	}
 	return false, x.ended()
 }
