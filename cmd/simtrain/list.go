@@ -293,6 +293,8 @@ func listFrameworks(w io.Writer, name, format string) error {
 		Path   string              `json:"path"`
 		Value  string              `json:"value"`
 		When   map[string][]string `json:"when,omitempty"`
+		Since  string              `json:"since,omitempty"`
+		Until  string              `json:"until,omitempty"`
 		Source string              `json:"source"`
 	}
 	type frameworkRow struct {
@@ -315,7 +317,7 @@ func listFrameworks(w io.Writer, name, format string) error {
 		p, _ := hardware.LookupFramework(n)
 		r := frameworkRow{Name: p.Name, Description: p.Description}
 		for _, d := range p.Defaults {
-			r.Defaults = append(r.Defaults, defaultRow{Path: d.Path, Value: d.Value.Value, When: d.When, Source: d.Source})
+			r.Defaults = append(r.Defaults, defaultRow{Path: d.Path, Value: d.Value.Value, When: d.When, Since: d.Since, Until: d.Until, Source: d.Source})
 		}
 		switch {
 		case format == "json":
@@ -330,6 +332,12 @@ func listFrameworks(w io.Writer, name, format string) error {
 				cond := ""
 				for _, k := range slices.Sorted(maps.Keys(d.When)) {
 					cond += fmt.Sprintf(" (with %s %s)", k, strings.Join(d.When[k], " or "))
+				}
+				if d.Since != "" {
+					cond += " (framework_date from " + d.Since + ")"
+				}
+				if d.Until != "" {
+					cond += " (framework_date before " + d.Until + ")"
 				}
 				fmt.Fprintf(w, "  %s: %s%s\n    %s\n", d.Path, d.Value, cond, d.Source)
 			}

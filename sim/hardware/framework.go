@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -29,6 +30,27 @@ type FrameworkDefault struct {
 	Value  yaml.Node
 	Source string
 	When   map[string][]string
+	// Since and Until, if set, bound the framework code the default holds
+	// for, as ISO dates (YYYY-MM-DD) of the commits that brought and
+	// removed it: it applies to a scenario whose training.framework_date d
+	// has Since <= d < Until. A scenario without a date runs the current
+	// release, so it gets every default without an Until. The loader
+	// guarantees both parse and Since < Until.
+	Since, Until string
+}
+
+// DateLayout is the layout of a framework date (training.framework_date,
+// a default's since and until): an ISO calendar date.
+const DateLayout = "2006-01-02"
+
+// InDate reports whether the default holds for framework code of the given
+// date ("" = the current release, which has every default without Until).
+// ISO dates order as strings.
+func (d FrameworkDefault) InDate(date string) bool {
+	if date == "" {
+		return d.Until == ""
+	}
+	return (d.Since == "" || d.Since <= date) && (d.Until == "" || date < d.Until)
 }
 
 type frameworkFile struct {
@@ -39,6 +61,8 @@ type frameworkFile struct {
 			Value  yaml.Node           `yaml:"value"`
 			Source string              `yaml:"source"`
 			When   map[string][]string `yaml:"when"`
+			Since  string              `yaml:"since"`
+			Until  string              `yaml:"until"`
 		} `yaml:"defaults"`
 	} `yaml:"frameworks"`
 }
@@ -69,14 +93,27 @@ var loadFrameworks = sync.OnceValues(func() (map[string]FrameworkProfile, error)
 				return nil, fmt.Errorf("hardware catalog: frameworks.yaml: %s: a profile cannot set training.framework", name)
 			case seen[d.Path]:
 				return nil, fmt.Errorf("hardware catalog: frameworks.yaml: %s: %s set twice", name, d.Path)
+			case !isDate(d.Since) || !isDate(d.Until):
+				return nil, fmt.Errorf("hardware catalog: frameworks.yaml: %s: %s: since and until must be dates (YYYY-MM-DD)", name, d.Path)
+			case d.Since != "" && d.Until != "" && d.Since >= d.Until:
+				return nil, fmt.Errorf("hardware catalog: frameworks.yaml: %s: %s: since %s is not before until %s", name, d.Path, d.Since, d.Until)
 			}
 			seen[d.Path] = true
-			p.Defaults = append(p.Defaults, FrameworkDefault{Path: d.Path, Value: d.Value, Source: d.Source, When: d.When})
+			p.Defaults = append(p.Defaults, FrameworkDefault{Path: d.Path, Value: d.Value, Source: d.Source, When: d.When, Since: d.Since, Until: d.Until})
 		}
 		out[name] = p
 	}
 	return out, nil
 })
+
+// isDate reports whether s is empty or an ISO date (DateLayout).
+func isDate(s string) bool {
+	if s == "" {
+		return true
+	}
+	_, err := time.Parse(DateLayout, s)
+	return err == nil
+}
 
 // LookupFramework returns the framework profile named name.
 func LookupFramework(name string) (FrameworkProfile, error) {

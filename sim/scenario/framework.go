@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -29,8 +30,14 @@ var frameworkRelated = map[string][]string{
 // applyFramework fills the fields the document leaves unset from the
 // training.framework profile (sim/hardware data/frameworks.yaml), as if the
 // document had written them, and records which it filled. auto (or no
-// framework) applies nothing.
+// framework) applies nothing. A version-dated default applies only where
+// training.framework_date (unset: the current release) lies in its range.
 func (s *Plan) applyFramework(root *yaml.Node) error {
+	if d := s.Training.FrameworkDate; d != "" {
+		if _, err := time.Parse(hardware.DateLayout, d); err != nil {
+			return fmt.Errorf("training.framework_date: %q is not a date (valid: YYYY-MM-DD, the date of the framework code the run used; unset: the current release)", d)
+		}
+	}
 	name := s.Training.Framework
 	if name == "" || name == "auto" {
 		return nil
@@ -41,7 +48,7 @@ func (s *Plan) applyFramework(root *yaml.Node) error {
 	}
 	var fill []hardware.FrameworkDefault
 	for _, d := range prof.Defaults {
-		if s.set[d.Path] || anySet(s.set, frameworkRelated[d.Path]) || !s.holds(d.When) {
+		if s.set[d.Path] || anySet(s.set, frameworkRelated[d.Path]) || !s.holds(d.When) || !d.InDate(s.Training.FrameworkDate) {
 			continue
 		}
 		fill = append(fill, d)

@@ -173,3 +173,71 @@ func TestFrameworkRecomputeReentrant(t *testing.T) {
 		t.Errorf("deepspeed profile: recompute_reentrant set")
 	}
 }
+
+// Megatron-LM's two NaN checks are version-dated defaults: the per
+// micro-batch loss read from 2023-08-30 (e39f9f6972), the per-bucket grad
+// norm read from 2023-12-05 (d66807759c). Before, between, at and after the
+// dates, unset (the current release), ZeRO-3 (no buckets) and explicit
+// fields (which win).
+func TestFrameworkDateMegatronNaNChecks(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		kv         []string
+		loss, grad bool
+	}{
+		{"current release", nil, true, true},
+		{"SC21 code (2021)", []string{"training.framework_date", "2021-04-01"}, false, false},
+		{"day before the loss check", []string{"training.framework_date", "2023-08-29"}, false, false},
+		{"the loss check's day", []string{"training.framework_date", "2023-08-30"}, true, false},
+		{"day before the bucket check", []string{"training.framework_date", "2023-12-04"}, true, false},
+		{"core_r0.8.0", []string{"training.framework_date", "2024-08-12"}, true, true},
+		{"zero 3 has no buckets", []string{"parallel.zero", "3"}, true, false},
+		{"explicit false wins", []string{"training.loss_readback", "false", "training.grad_nan_check", "false"}, false, false},
+		{"explicit true wins over the date", []string{"training.framework_date", "2021-04-01", "training.grad_nan_check", "true"}, false, true},
+	} {
+		s, err := parse(append([]string{"training.framework", "megatron-lm"}, c.kv...)...)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if isTrue(s.Training.LossReadback) != c.loss || isTrue(s.Training.GradNaNCheck) != c.grad {
+			t.Errorf("%s: loss_readback %v grad_nan_check %v, want %v %v", c.name, isTrue(s.Training.LossReadback), isTrue(s.Training.GradNaNCheck), c.loss, c.grad)
+		}
+	}
+	// Without a profile the date selects nothing.
+	s, err := parse("training.framework_date", "2024-08-12")
+	if err != nil || isTrue(s.Training.LossReadback) || isTrue(s.Training.GradNaNCheck) {
+		t.Errorf("auto with a date: %v, loss %v grad %v", err, s.Training.LossReadback != nil, s.Training.GradNaNCheck != nil)
+	}
+}
+
+// A date that does not parse is one line naming the field and the form.
+func TestFrameworkDateInvalid(t *testing.T) {
+	for _, v := range []string{"2024", "2024-13-01", "r0.8.0", "2024/08/12"} {
+		_, err := parse("training.framework", "megatron-lm", "training.framework_date", v)
+		if err == nil || !strings.Contains(err.Error(), "training.framework_date") || !strings.Contains(err.Error(), "YYYY-MM-DD") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: got %v", v, err)
+		}
+	}
+}
+
+// InDate: since inclusive, until exclusive, no date = current release.
+func TestFrameworkDefaultInDate(t *testing.T) {
+	for _, c := range []struct {
+		since, until, date string
+		want               bool
+	}{
+		{"", "", "", true},
+		{"2023-08-30", "", "", true},
+		{"", "2024-12-08", "", false},
+		{"2023-08-30", "2024-12-08", "2023-08-30", true},
+		{"2023-08-30", "2024-12-08", "2024-12-07", true},
+		{"2023-08-30", "2024-12-08", "2024-12-08", false},
+		{"2023-08-30", "", "2023-08-29", false},
+	} {
+		d := hardware.FrameworkDefault{Since: c.since, Until: c.until}
+		if got := d.InDate(c.date); got != c.want {
+			t.Errorf("[%q, %q) at %q: %v, want %v", c.since, c.until, c.date, got, c.want)
+		}
+	}
+}

@@ -306,6 +306,7 @@ var Knobs = []*Knob{
 		Choices: func() []string { return append([]string{"auto"}, hardware.HostDispatchNames()...) }},
 	{Path: "training.framework", NoColumn: "a profile of defaults: the fields it sets have their own columns", Default: "auto",
 		Choices: func() []string { return append([]string{"auto"}, hardware.FrameworkNames()...) }},
+	{Path: "training.framework_date", NoColumn: "selects which of the profile's defaults apply: the fields they set have their own columns", Default: "current release", Quote: true},
 
 	{Path: "cluster.gpu", Column: "gpu", Default: "required", Choices: hardware.GPUNames, Accepts: IsGPUFile, Value: func(s *Plan) any { return s.GPUName() }},
 	{Path: "cluster.nodes", Column: "nodes", Default: "required", Value: func(s *Plan) any { return int64(s.Nodes()) }},

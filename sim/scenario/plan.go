@@ -480,7 +480,7 @@ func (s *Plan) PipeEngineSync() engine.Time {
 // profile's HostSyncStall, the idle per blocking read in eager Python
 // code, as for the pipeline engine's reads.
 func (s *Plan) LossReadback() engine.Time {
-	if !s.Training.LossReadback {
+	if !isTrue(s.Training.LossReadback) {
 		return 0
 	}
 	return engine.Time(s.r.gpu.Compute.HostSyncStall*1e9 + 0.5)
@@ -492,7 +492,7 @@ func (s *Plan) LossReadback() engine.Time {
 // code, as for the loss read. FSDP (zero 3) reduces outside the buckets
 // this check belongs to: no stall there.
 func (s *Plan) GradBucketSync() engine.Time {
-	if !s.Training.GradNaNCheck || s.Parallel.Zero == 3 {
+	if !isTrue(s.Training.GradNaNCheck) || s.Parallel.Zero == 3 {
 		return 0
 	}
 	return engine.Time(s.r.gpu.Compute.HostSyncStall*1e9 + 0.5)
@@ -783,3 +783,6 @@ func (s *Plan) VariabilityModel() Variability {
 	}
 	return *s.Sim.Variability
 }
+
+// isTrue reads an optional boolean field: unset is false.
+func isTrue(b *bool) bool { return b != nil && *b }

@@ -371,7 +371,7 @@ func (s *Plan) resolveTraining(set fieldSet) error {
 		if err := checkChoice("training.loss_readback_at", t.LossReadbackAt); err != nil {
 			return err
 		}
-		if t.LossReadbackAt == "after_backward" && !t.LossReadback {
+		if t.LossReadbackAt == "after_backward" && !isTrue(t.LossReadback) {
 			return fmt.Errorf("training.loss_readback_at: after_backward needs training.loss_readback: true (the read it places)")
 		}
 	}

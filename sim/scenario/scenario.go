@@ -143,9 +143,11 @@ type TrainingConfig struct {
 	// back to the host (a blocking .item()) before its backward:
 	// DeepSpeed's engine from v0.9.3 to v0.13.2 (DeepSpeedEngine.backward,
 	// loss.mean().item(); parallel.StepConfig.LossReadback). A fact of the
-	// run's library version, not a framework default. Left out of the
-	// canonical form when unset.
-	LossReadback bool `yaml:"loss_readback" json:"loss_readback,omitempty"`
+	// run's library version: the hf-trainer profile sets it, and the
+	// megatron-lm profile for code from 2023-08-30 (training.framework_date).
+	// Optional so that a document can state false against a profile; left
+	// out of the canonical form when unset.
+	LossReadback *bool `yaml:"loss_readback" json:"loss_readback,omitempty"`
 	// LossReadbackAt places that read: before_backward (the default,
 	// DeepSpeed's engine) or after_backward (the Hugging Face Trainer's
 	// logging_nan_inf_filter test of each micro-batch's loss once
@@ -156,9 +158,11 @@ type TrainingConfig struct {
 	// GradNaNCheck says the data-parallel gradient reduction reads every
 	// bucket's gradient norm back to the host before reducing it
 	// (Megatron-Core's check_for_nan_in_grad;
-	// parallel.StepConfig.GradBucketSync). Left out of the canonical form
-	// when unset.
-	GradNaNCheck bool `yaml:"grad_nan_check" json:"grad_nan_check,omitempty"`
+	// parallel.StepConfig.GradBucketSync); the megatron-lm profile sets it
+	// for code from 2023-12-05 (training.framework_date). Optional so that
+	// a document can state false against a profile; left out of the
+	// canonical form when unset.
+	GradNaNCheck *bool `yaml:"grad_nan_check" json:"grad_nan_check,omitempty"`
 	// OptimizerTensors > 0 says the optimizer is a Python loop over that
 	// many parameter tensors, each stepped by its own elementwise kernels
 	// (transformers.AdamW, torch.optim with foreach=False), and zero_grad
@@ -262,6 +266,13 @@ type TrainingConfig struct {
 	// explicit fields always win. auto (the default) applies no profile.
 	// The canonical form leaves auto unset.
 	Framework string `yaml:"framework" json:"framework,omitempty"`
+	// FrameworkDate is the date (YYYY-MM-DD) of the framework code the run
+	// used, e.g. its release's commit: the profile's version-dated defaults
+	// (a since/until range in data/frameworks.yaml) apply only where they
+	// hold at that date. Empty (the default) is the current release: every
+	// default without an end date. Left out of the canonical form when
+	// unset.
+	FrameworkDate string `yaml:"framework_date" json:"framework_date,omitempty"`
 }
 
 // ClusterConfig is the cluster block.

@@ -75,7 +75,7 @@ func TestLossReadbackField(t *testing.T) {
 			t.Errorf("%v: off: stalls %g s, step %g s; on: step %g s, want longer", c.args, base.HostSyncS, base.StepTimeS, r.StepTimeS)
 		}
 	}
-	if s := parseWith(t, nil, "training.loss_readback", "false"); s.Training.LossReadback {
+	if s := parseWith(t, nil, "training.loss_readback", "false"); s.Training.LossReadback != nil && *s.Training.LossReadback {
 		t.Errorf("false not kept")
 	}
 	checkParseErrors(t, nil, []parseErrorCase{
@@ -106,11 +106,11 @@ func TestLossReadbackAtField(t *testing.T) {
 		t.Errorf("before_backward not canonicalised to the default: %q", s.Training.LossReadbackAt)
 	}
 	hf := parseWith(t, nil, "training.framework", "hf-trainer")
-	if !hf.Training.LossReadback || hf.Training.LossReadbackAt != "after_backward" {
+	if hf.Training.LossReadback == nil || !*hf.Training.LossReadback || hf.Training.LossReadbackAt != "after_backward" {
 		t.Errorf("hf-trainer: loss_readback %v at %q, want true at after_backward", hf.Training.LossReadback, hf.Training.LossReadbackAt)
 	}
-	if off := parseWith(t, nil, "training.framework", "hf-trainer", "training.loss_readback", "false"); off.Training.LossReadback || off.Training.LossReadbackAt != "" {
-		t.Errorf("hf-trainer with loss_readback: false: %v at %q, want off and unplaced", off.Training.LossReadback, off.Training.LossReadbackAt)
+	if off := parseWith(t, nil, "training.framework", "hf-trainer", "training.loss_readback", "false"); (off.Training.LossReadback != nil && *off.Training.LossReadback) || off.Training.LossReadbackAt != "" {
+		t.Errorf("hf-trainer with loss_readback: false: %v at %q, want off and unplaced", off.Training.LossReadback != nil, off.Training.LossReadbackAt)
 	}
 	checkParseErrors(t, nil, []parseErrorCase{
 		{[]string{"training.loss_readback", "true", "training.loss_readback_at", "during"},

@@ -87,8 +87,16 @@ func TestTranslate(t *testing.T) {
 		// Megatron H100 README, pipelined: PP overlap is the interleaved
 		// schedule's (core_r0.8.0 arguments.py); 92/4 = 23 and 112/16 = 7
 		// layers per stage admit only 1 layer per virtual stage.
-		{16, []string{"schedule: interleaved", "virtual_stages: 42", "p2p: true", "\n  loss_readback: true\n"}},
-		{12, []string{"\n  loss_readback: true\n", "\n  grad_nan_check: true\n"}}, // the fields, not the comment that names them
+		{16, []string{"schedule: interleaved", "virtual_stages: 42", "p2p: true"}},
+		// Megatron's NaN checks (loss read per micro-batch, grad norm read
+		// per bucket) are the megatron-lm profile's dated defaults: the
+		// rows carry their code's date; SC21's 2021 code predates both;
+		// the MoE recipes that pass no_check_for_nan_in_loss_and_grad
+		// state false against the profile.
+		{12, []string{"\n  framework_date: \"2024-07-15\"\n"}},
+		{2, []string{"\n  framework_date: \"2021-08-10\"\n"}},
+		{24, []string{"\n  framework_date: \"2026-08-11\"\n"}},
+		{23, []string{"\n  loss_readback: false\n", "\n  grad_nan_check: false\n"}},
 		{17, []string{"pp: 4", "schedule: interleaved", "virtual_stages: 23", "p2p: true"}},
 		{20, []string{"pp: 16", "schedule: interleaved", "virtual_stages: 7"}},
 		// Megatron MoE: EP 32 with ETP 1 over TP 2 × DP 16, the recipe's
@@ -180,6 +188,8 @@ func TestTranslate(t *testing.T) {
 		// Llama 2 13B has no grouped-query attention; CP 1 has no ring;
 		// Megatron's CP is Transformer Engine's.
 		{63, "attention_repeat_kv"}, {34, "cp_impl"}, {24, "attention_repeat_kv"},
+		// the README and SC21 rows leave the NaN checks to the profile
+		{12, "\n  loss_readback:"}, {2, "\n  grad_nan_check:"}, {24, "\n  loss_readback:"},
 		// rowwise float8 and Transformer Engine under FSDP gather bf16
 		{59, "fp8_param_gather"}, {111, "fp8_param_gather"}} {
 		if sc, _ := translate(byLine(c.line)); sc == nil || strings.Contains(string(sc.YAML()), c.wrong) {

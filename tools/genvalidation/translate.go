@@ -115,6 +115,28 @@ func (s *scen) framework(name string) {
 	s.Facts = append(s.Facts, "Framework: "+name+" (training.framework); its defaults fill the fields this file leaves unset.")
 }
 
+// frameworkDate records the date of the framework code the run used, which
+// selects the profile's version-dated defaults.
+func (s *scen) frameworkDate(date, what string) {
+	s.Training.FrameworkDate = date
+	s.Facts = append(s.Facts, "Framework code: "+date+" ("+what+"), training.framework_date.")
+}
+
+// noNaNCheckRecipes are the examples/moe_recipes YAMLs that pass
+// no_check_for_nan_in_loss_and_grad: true @ 9c5258f109 (git grep there).
+var noNaNCheckRecipes = []string{
+	"deepseek_v3/b200/mxfp8_256GPU_TP1PP8EP32.yaml",
+	"deepseek_v3/gb200/mxfp8_256GPU_TP1PP4EP64.yaml",
+	"deepseek_v3/gb300/mxfp8_256GPU_TP1PP4EP64.yaml",
+	"deepseek_v3/h100/bf16_1024GPU_TP1PP16EP64.yaml",
+	"deepseek_v3/h100/fp8_1024GPU_TP2PP8EP64.yaml",
+	"deepseek_v4_flash/gb200/mxfp8_SL4K_128GPU_TP1PP1EP64.yaml",
+	"deepseek_v4_pro/gb300/mxfp8_SL4K_256GPU_TP1PP4EP64.yaml",
+	"qwen3_235b/gb200/mxfp8_128GPU_TP1PP1EP64_paged_stash_fullcg_overlap.yaml",
+	"qwen3_235b/gb300/mxfp8_128GPU_TP1PP1EP64_paged_stash_full_cg.yaml",
+	"qwen3_30b/gb200/mxfp8_16GPU_TP1PP1EP16_paged_stash.yaml",
+}
+
 // layoutNodes sets nodes from the GPU count; it fails when the count is not a
 // whole number of nodes.
 func (s *scen) layoutNodes(n, perNode int) string {
@@ -130,6 +152,7 @@ func (s *scen) layoutNodes(n, perNode int) string {
 func megatronSC21(r row) (*scen, string) {
 	s := base(r, "megatron-sc21", r.get("model"), "a100-80gb")
 	s.framework("megatron-lm")
+	s.frameworkDate("2021-08-10", "de7dc40f88, the SC21 scripts' code: no NaN check of the loss or the gradients, which came in 2023")
 	s.Model.Preset = "gpt3-175b" // GPT-2/3 architecture: learned positions, LayerNorm, GELU, biases, dropout, tied embeddings
 	s.Model.Layers, s.Model.Hidden, s.Model.Heads = atoi(r.get("layers")), atoi(r.get("hidden")), atoi(r.get("heads"))
 	s.Model.KVHeads = s.Model.Heads // multi-head attention
@@ -191,6 +214,7 @@ func megatronH100(r row) (*scen, string) {
 	}
 	s := base(r, "megatron-h100-2024", r.get("model"), "h100-sxm")
 	s.framework("megatron-lm")
+	s.frameworkDate("2024-07-15", "f2e5db402c, the README's commit, Megatron-Core r0.8.0")
 	s.Model.Preset = "gpt3-175b"
 	s.Model.Layers, s.Model.Hidden, s.Model.Heads = atoi(r.get("layers")), atoi(r.get("hidden")), atoi(r.get("heads"))
 	s.Model.KVHeads = s.Model.Heads // GPT: multi-head attention
@@ -220,21 +244,16 @@ func megatronH100(r row) (*scen, string) {
 	s.ranAttention("cudnn", teAttentionFact)
 	s.megatronLoss("Loss: Megatron-Core r0.8.0 fuses it only with --cross-entropy-loss-fusion (arguments.py, store_true), which the",
 		"README does not list; language_module.py then runs tensor_parallel.vocab_parallel_cross_entropy, unfused (cross_entropy.py:")
-	// pretrain_gpt.py loss_func @ core_r0.8.0 (lines 135-141): with
-	// check_for_nan_in_loss_and_grad (--no-check-for-nan-in-loss-and-grad is
-	// store_false, so on) it runs `assert not loss[0].isnan()` on every
-	// micro-batch's loss, a CUDA tensor read as a Python bool, before
-	// forward_step returns and the backward is issued.
-	// The same flag sets DistributedDataParallelConfig.check_for_nan_in_grad
-	// (megatron/training/training.py @ core_r0.8.0 line 450), and
-	// start_grad_sync then asserts not grad_data.norm(p=2).isnan() before
-	// each bucket's reduce-scatter (param_and_grad_buffer.py lines 109-118).
-	s.Training.LossReadback, s.Training.GradNaNCheck = true, true
+	// The profile's dated NaN checks hold at the README's commit:
+	// pretrain_gpt.py loss_func @ core_r0.8.0 (lines 135-141) asserts not
+	// loss[0].isnan() on every micro-batch, and start_grad_sync asserts not
+	// grad_data.norm(p=2).isnan() before each bucket's reduce-scatter
+	// (param_and_grad_buffer.py lines 109-118), both on by default
+	// (--no-check-for-nan-in-loss-and-grad is store_false), which the
+	// README does not pass.
 	s.Facts = append(s.Facts,
-		"Loss check: pretrain_gpt.py loss_func @ core_r0.8.0 asserts not loss[0].isnan() on every micro-batch",
-		"(check_for_nan_in_loss_and_grad on by default): a blocking read before the backward, written as loss_readback: true;",
-		"the same flag checks each gradient bucket's norm before its reduce-scatter (param_and_grad_buffer.py",
-		"start_grad_sync), written as grad_nan_check: true.")
+		"NaN checks: the README passes no --no-check-for-nan-in-loss-and-grad, so the megatron-lm profile's dated defaults",
+		"(loss_readback: true, grad_nan_check: true) hold.")
 	s.Training.MicroBatch = 1
 	s.Assume("micro-batch size 1 (not stated)")
 	s.Assume("no activation recomputation (not stated)")
@@ -313,6 +332,17 @@ func megatronMoE(r row) (*scen, string) {
 	}
 	s := base(r, "megatron-moe-2026", preset, gpu)
 	s.framework("megatron-lm")
+	s.frameworkDate("2026-08-11", "9c5258f109, the recipes' commit")
+	// Some recipes turn Megatron's NaN checks off
+	// (no_check_for_nan_in_loss_and_grad: true @ 9c5258f109), departing
+	// from the profile's loss_readback and grad_nan_check, so the file
+	// states it; the others run them.
+	for _, y := range noNaNCheckRecipes {
+		if strings.Contains(r.get("source"), y) {
+			s.Training.LossReadback, s.Training.GradNaNCheck = bp(false), bp(false)
+			s.Facts = append(s.Facts, "NaN checks: the recipe's no_check_for_nan_in_loss_and_grad: true, written as loss_readback: false, grad_nan_check: false.")
+		}
+	}
 	// Every recipe YAML passes cross_entropy_loss_fusion: true with
 	// cross_entropy_fusion_impl: te (qwen3_30b/h100/bf16_32GPU_TP1PP1EP8.yaml,
 	// deepseek_v3/gb200/mxfp8_256GPU_TP1PP4EP64.yaml), which departs from
