@@ -272,9 +272,13 @@ func (b *builder) compute(kind Kind, name string, layer, micro, chunk int, c blo
 		b.firstComp = false
 	}
 	b.depBuf = all
-	return b.add(&Task{Kind: kind, Stream: StreamCompute, Name: name, Layer: int32(layer), Micro: int32(micro),
+	idx := b.add(&Task{Kind: kind, Stream: StreamCompute, Name: name, Layer: int32(layer), Micro: int32(micro),
 		Chunk: int32(chunk), Dur: c.dur, GEMMShare: c.gemmShare(), FLOPs: c.flops, Bytes: c.bytes, Peer: -1, Match: -1,
 		Issue: b.issueTime(kind, c.kernels)}, all...)
+	if c.band > 0 && c.dur > 0 {
+		b.prog.bands = append(b.prog.bands, taskBand{task: idx, share: uint16(min(int64(c.band)*65535/int64(c.dur), 65535)), ctas: c.bandCTAs})
+	}
+	return idx
 }
 
 // gemmShare is c's GEMM time as a share of its duration, in 1/65535ths
@@ -929,11 +933,13 @@ func (b *builder) asyncTPReduce(rs int32, kind Kind, l, mb, c int) int32 {
 }
 
 func scaleCost(c blockCost, f float64) blockCost {
-	return blockCost{dur: engine.Time(float64(c.dur)*f + 0.5), gemm: engine.Time(float64(c.gemm)*f + 0.5), flops: c.flops * f, bytes: c.bytes * f, kernels: c.kernels * f}
+	return blockCost{dur: engine.Time(float64(c.dur)*f + 0.5), gemm: engine.Time(float64(c.gemm)*f + 0.5), flops: c.flops * f, bytes: c.bytes * f, kernels: c.kernels * f,
+		band: engine.Time(float64(c.band)*f + 0.5), bandCTAs: c.bandCTAs}
 }
 
 func addCost(a, b blockCost) blockCost {
-	return blockCost{dur: a.dur + b.dur, gemm: a.gemm + b.gemm, flops: a.flops + b.flops, bytes: a.bytes + b.bytes, kernels: a.kernels + b.kernels}
+	return blockCost{dur: a.dur + b.dur, gemm: a.gemm + b.gemm, flops: a.flops + b.flops, bytes: a.bytes + b.bytes, kernels: a.kernels + b.kernels,
+		band: a.band + b.band, bandCTAs: max(a.bandCTAs, b.bandCTAs)}
 }
 
 // wgradFraction is the share of a backward that computes weight gradients:

@@ -149,6 +149,15 @@ type Task struct {
 	queueAfter int32
 }
 
+// taskBand is a compute task's band GEMMs (blockCost.band): their share
+// of its Dur in 1/65535ths, counted as full-grid GEMMs (Task.GEMMShare)
+// while at least ctas communication CTAs run beside it.
+type taskBand struct {
+	task  int32
+	share uint16
+	ctas  int32
+}
+
 // Program is one pipeline stage's tasks for the simulated steps, in issue
 // order, with dependencies inside the stage. Every rank of the stage runs the
 // same program; cross-rank coupling (collectives, send/recv) is resolved by
@@ -171,6 +180,9 @@ type Program struct {
 	// only by setQueueWaits, which clears what it takes.
 	qselfBuf []int32
 	qrestBuf []engine.Time
+	// bands lists, in task order, the compute tasks with GEMMs in the
+	// wave band (blockCost.band): nil for most programs.
+	bands []taskBand
 	// qends and qids, per stream, the launches through each task with
 	// any and the task (in 1/launchScale; setQueueWaits; empty without a
 	// queue bound).
@@ -543,7 +555,8 @@ type StepConfig struct {
 	DDPGradCopy bool
 	// GEMMSMs is the SM count a GEMM's output tiles (workload.GEMMTiles)
 	// must reach to fill a persistent grid (Task.GEMMShare counts only
-	// those GEMMs): the GPU's SMs. 0 counts every GEMM.
+	// those GEMMs; smaller ones of more than GEMMSMs/2 tiles are band GEMMs,
+	// blockCache.bandTiles): the GPU's SMs. 0 counts every GEMM.
 	GEMMSMs int
 	// BucketParams is the DP gradient bucket size in parameters; 0 picks
 	// Megatron-LM's default max(40M, 1M·dp) (megatron/core/distributed/
@@ -921,8 +934,15 @@ func matchSends(progs []*Program, nRecvs int, find func(p2pKey) int32) error {
 
 // blockCost is the priced work of one block of one layer kind.
 type blockCost struct {
-	dur          engine.Time
-	gemm         engine.Time // of dur, the time of the GEMM ops
+	dur  engine.Time
+	gemm engine.Time // of dur, the time of the GEMM ops
+	// band is, of dur, the time of the GEMMs too small to fill the SMs
+	// (fullGrid false) but with more tiles than SMs − bandCTAs (bandTiles):
+	// from bandCTAs concurrent communication CTAs on they too run in two
+	// waves (interference.go rateOf). bandCTAs is the largest such
+	// threshold of the block's band GEMMs; 0 when band is 0.
+	band         engine.Time
+	bandCTAs     int32
 	flops, bytes float64
 	kernels      float64 // GPU kernels launched (one per priced op; fractional when a block is split)
 }
@@ -1204,6 +1224,8 @@ func (c *blockCache) block(layer, pass int, blocks ...workload.Block) blockCost 
 		}
 		total.dur += e.dur
 		total.gemm += e.gemm
+		total.band += e.band
+		total.bandCTAs = max(total.bandCTAs, e.bandCTAs)
 		total.flops += e.flops
 		total.bytes += e.bytes
 		total.kernels += e.kernels
@@ -1236,14 +1258,47 @@ func (c *blockCache) price(ops []workload.Op) blockCost {
 		c.gemmSel = sel
 		bc.gemm = min(c.pr.OpsTime(c.stage, sel), bc.dur)
 	}
+	if gemms < len(ops) {
+		sel := c.gemmSel[:0]
+		for _, op := range ops {
+			if ctas := c.bandTiles(op); ctas > 0 {
+				sel = append(sel, op)
+				bc.bandCTAs = max(bc.bandCTAs, ctas)
+			}
+		}
+		c.gemmSel = sel
+		if len(sel) > 0 {
+			bc.band = min(c.pr.OpsTime(c.stage, sel), bc.dur-bc.gemm)
+		}
+	}
 	return bc
+}
+
+// bandTiles is, for a GEMM that does not fill the SMs (fullGrid false)
+// but whose T tiles exceed SMs − SMs/2, the fewest concurrent
+// communication CTAs b that leave it fewer free SMs than tiles,
+// SMs − T + 1 (then its one-CTA-per-tile grid runs in ⌈T/(SMs − b)⌉ = 2
+// waves: docs/validation.md round 19, helpers gemmmb19 and edge19); 0 for
+// any other op. The executor caps b at SMs/2 (Executor.capCTAs), so a
+// GEMM of at most SMs − SMs/2 tiles always runs in one wave.
+func (c *blockCache) bandTiles(op workload.Op) int32 {
+	sms := c.cfg.GEMMSMs
+	if op.Class != workload.ClassGEMM || sms <= 0 {
+		return 0
+	}
+	t := workload.GEMMTiles(op)
+	if t >= sms || t <= sms-sms/2 {
+		return 0
+	}
+	return int32(sms - t + 1)
 }
 
 // fullGrid says op is a GEMM whose output tiles fill the GPU's SMs
 // (StepConfig.GEMMSMs), so that a persistent kernel runs one CTA on every
 // SM: a smaller GEMM launches one CTA per tile and, with at most SMs −
 // the communication CTAs of them, still runs in one wave (it is priced
-// at the fluid rate, interference.go rate).
+// at the fluid rate, interference.go rate); with more, it is a band GEMM
+// (bandTiles), in two waves from its threshold on (Executor.rateOf).
 func (c *blockCache) fullGrid(op workload.Op) bool {
 	return op.Class == workload.ClassGEMM && (c.cfg.GEMMSMs <= 0 || workload.GEMMTiles(op) >= c.cfg.GEMMSMs)
 }

@@ -3,6 +3,7 @@ package parallel
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/hardware"
@@ -163,6 +164,34 @@ func (x *Executor) rate(busy, sized int32, share uint16) int64 {
 	return max(g*free*65535/(s*w*free+(65535-s)*g), 1)
 }
 
+// rateOf is the rate of instance in's running compute task (in.cur ≥ 0).
+// Beyond rate, it prices the task's band GEMMs (taskBand: one CTA per
+// tile, T tiles with SMs/2 < T < SMs) once the b communication CTAs leave
+// fewer free SMs than they have tiles, b ≥ SMs − T + 1: each then runs in
+// ⌈T/F⌉ = 2 waves of its lone time, launched for all SMs or sized around
+// the communication (T > F CTAs' worth of tiles either way), so the task
+// takes Dur·(s·⌈G/F⌉·SMs/G + 2·s_b + (1 − s − s_b)·SMs/F) for band share
+// s_b, i.e. its rate is SMs·G·F / (s·w·SMs·F + 2·s_b·G·F + (1 − s − s_b)·SMs·G).
+// Below the threshold, or without band GEMMs, it is rate.
+func (x *Executor) rateOf(in *instance) int64 {
+	bands := in.prog.bands
+	if len(bands) == 0 || !x.persistent || in.busy == 0 {
+		return x.rate(in.busy, in.sized, in.share)
+	}
+	t := int32(in.cur)
+	i, ok := slices.BinarySearchFunc(bands, t, func(e taskBand, t int32) int { return int(e.task - t) })
+	b := int64(min(in.busy, x.capCTAs))
+	if !ok || b < int64(bands[i].ctas) {
+		return x.rate(in.busy, in.sized, in.share)
+	}
+	free := x.sms - b
+	g := x.sms - min(int64(in.sized), b)
+	w := (g + free - 1) / free
+	s, sb := int64(in.share), int64(bands[i].share)
+	rest := max(65535-s-sb, 0)
+	return max(x.sms*g*free*65535/(s*w*x.sms*free+2*sb*g*free+rest*x.sms*g), 1)
+}
+
 // startCompute begins compute task t of instance i: its work is Dur × SMs
 // SM-nanoseconds, and it ends when that work is done at the current rate.
 func (x *Executor) startCompute(i, t int, dur engine.Time) {
@@ -171,7 +200,7 @@ func (x *Executor) startCompute(i, t int, dur engine.Time) {
 	in.cur = int32(t)
 	in.share = in.prog.Tasks[t].GEMMShare
 	in.since = now
-	in.rate = x.rate(in.busy, in.sized, in.share)
+	in.rate = x.rateOf(in)
 	if dur > x.maxDur {
 		// Dur × SMs does not fit int64: neither does the task's end.
 		in.rem, in.end = math.MaxInt64, engine.Forever
@@ -198,7 +227,7 @@ func (x *Executor) commBusy(i int, delta int32, sized bool) {
 		return // the rate matters to a running compute task only
 	}
 	old := in.rate // x.rate of the counts before this change (instance.rate)
-	nw := x.rate(in.busy, in.sized, in.share)
+	nw := x.rateOf(in)
 	if old == nw {
 		return
 	}
