@@ -226,6 +226,14 @@ func (b *builder) copyLayers(p *chunkPass, hist []layerMark, cur *layerMark) boo
 			}
 			prog.depOff = append(prog.depOff, prog.depOff[src+int32(i)]+shift)
 		}
+		if len(prog.bands) > 0 { // the copied tasks' band GEMMs (taskBand), in task order
+			i, _ := slices.BinarySearchFunc(prog.bands, src, func(e taskBand, t int32) int { return int(e.task - t) })
+			for j := len(prog.bands); i < j && prog.bands[i].task < src+n; i++ {
+				e := prog.bands[i]
+				e.task += at - src
+				prog.bands = append(prog.bands, e)
+			}
+		}
 		e := len(prog.deps)
 		prog.deps = append(prog.deps, prog.deps[d0:d1]...)
 		for i, d := range prog.deps[e:] {
