@@ -14,7 +14,9 @@
 #                      0.14 points in-sample traded for both out-of-sample
 #                      figures, which issue 16 ranks mechanisms by —
 #                      leave-one-source-out 6.13 → 6.08%, holdout 12.10 →
-#                      11.71% — while CV_MAX_MAPE came down from 7 to 6.2),
+#                      11.71% — while CV_MAX_MAPE came down from 7 to 6.2;
+#                      4.75% with round 19's Megatron-LM interleaved
+#                      README rows and its NaN-check host reads),
 #                      rounded up slightly. Lower it when accuracy improves;
 #                      never raise it to make a change pass.
 #   MEMORY_MAX_MAPE    bar for the peak memory per GPU of the runs that
@@ -27,7 +29,8 @@
 #                      (validate --cv source: each source group scored with
 #                      the fitted-on-runs constants refit without it), the
 #                      issue 16 bar of 7% at first (6.13% when introduced),
-#                      6.2 since round 16's persistent-GEMM waves (6.08%).
+#                      6.2 since round 16's persistent-GEMM waves (6.08%),
+#                      6.1 since round 19 (6.03%).
 #                      Same ratchet: lower it, never raise it.
 #   FLOW_SLACK         percentage points the flow-fidelity MAPE of the
 #                      multi-node runs may exceed their analytic MAPE
@@ -36,9 +39,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ANALYTIC_MAX_MAPE=4.80
+ANALYTIC_MAX_MAPE=4.76
 MEMORY_MAX_MAPE=6.7
-CV_MAX_MAPE=6.2
+CV_MAX_MAPE=6.1
 FLOW_SLACK=0.25
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
