@@ -118,6 +118,20 @@ type alink struct {
 	busy, busyT engine.Time
 }
 
+// cross adds a transfer of bytes busy over [now, end). Starts arrive in
+// time order, so the union of the busy intervals grows only at its right
+// edge.
+func (a *alink) cross(bytes float64, now, end engine.Time) {
+	a.bytes += bytes
+	if be := a.busyT; now >= be {
+		a.busy += end - now
+		a.busyT = end
+	} else if end > be {
+		a.busy += end - be
+		a.busyT = end
+	}
+}
+
 type delivery struct {
 	done Done
 	tag  int64
@@ -294,16 +308,7 @@ func (f *Fabric) Start(route []int32, size units.Bytes, done Done, tag int64) {
 			if f.changedMark != nil && !f.changedMark[l] {
 				f.markChanged(l, a)
 			}
-			a.bytes += bytes
-			// Starts arrive in time order, so the union of the busy
-			// intervals [start, end) grows only at its right edge.
-			if be := a.busyT; now >= be {
-				a.busy += end - now
-				a.busyT = end
-			} else if end > be {
-				a.busy += end - be
-				a.busyT = end
-			}
+			a.cross(bytes, now, end)
 		}
 		if tx == engine.Forever {
 			return // a zero-bandwidth link: never arrives

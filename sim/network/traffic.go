@@ -147,16 +147,7 @@ func (f *Fabric) startTraffic(route []int32, bytes float64, now, end engine.Time
 			f.changed = append(f.changed, l)
 		}
 		n := t.newState(s)
-		a := &t.at(n).alink
-		a.bytes += bytes
-		// As crossAnalytic: the union of busy intervals grows at its right edge.
-		if be := a.busyT; now >= be {
-			a.busy += end - now
-			a.busyT = end
-		} else if end > be {
-			a.busy += end - be
-			a.busyT = end
-		}
+		t.at(n).alink.cross(bytes, now, end)
 		t.memo[slot] = tmemo{from: s, to: n, bytes: bb, now: now, end: end, round: t.round}
 		t.cls[l] = n
 	}
