@@ -1,23 +1,11 @@
 package parallel
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/workload"
 )
-
-// ddpPricer prices the reducer's copies at 10 B/ns and every other block
-// as unitPricer; collectives take copyPricer's 300 µs.
-type ddpPricer struct{ copyPricer }
-
-func (p ddpPricer) OpsTime(stage int, ops []workload.Op) engine.Time {
-	if len(ops) == 1 && strings.HasPrefix(ops[0].Name, "ddp_") {
-		return engine.Time((ops[0].BytesRead + ops[0].BytesWritten) / 10)
-	}
-	return p.unitPricer.OpsTime(stage, ops)
-}
 
 // TestDDPGradCopies: the copies PyTorch DDP's reducer makes with
 // gradient_as_bucket_view off (StepConfig.DDPGradCopy), counted and sized
@@ -63,7 +51,7 @@ func TestDDPGradCopies(t *testing.T) {
 			cfg.Layout = l
 			cfg.Model.TiedEmbeddings = true
 			cfg.Zero, cfg.GradDtype, cfg.BucketParams, cfg.DDPGradCopy = tc.zero, tc.grad, P, tc.copy
-			progs, err := Build(cfg, ddpPricer{copyPricer{unitPricer{unit: engine.Millisecond}}})
+			progs, err := Build(cfg, copyPricer{unitPricer{unit: engine.Millisecond}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -238,9 +238,10 @@ func TestGEMMShare(t *testing.T) {
 	}
 }
 
-// copyPricer prices a memory-bound FSDP copy (an op named fsdp_…) at
-// 10 bytes per ns of the bytes it reads and writes, every other block
-// 1 ms, and every collective 300 µs.
+// copyPricer prices a framework's memory-bound copy (an op named fsdp_…
+// for FSDP's, ddp_… for DDP's reducer) at 10 bytes per ns of the bytes it
+// reads and writes, every other block as unitPricer, and every collective
+// 300 µs.
 type copyPricer struct{ unitPricer }
 
 func (copyPricer) CommTime(GroupKind, int, collectives.Op, units.Bytes) engine.Time {
@@ -248,7 +249,7 @@ func (copyPricer) CommTime(GroupKind, int, collectives.Op, units.Bytes) engine.T
 }
 
 func (p copyPricer) OpsTime(stage int, ops []workload.Op) engine.Time {
-	if len(ops) == 1 && strings.HasPrefix(ops[0].Name, "fsdp_") {
+	if len(ops) == 1 && (strings.HasPrefix(ops[0].Name, "fsdp_") || strings.HasPrefix(ops[0].Name, "ddp_")) {
 		return engine.Time((ops[0].BytesRead + ops[0].BytesWritten) / 10)
 	}
 	return p.unitPricer.OpsTime(stage, ops)
