@@ -69,20 +69,9 @@ func TestInterferenceBand(t *testing.T) {
 		{"no band", compute(D), nil, 1137932},
 	}
 	for _, c := range cases {
-		l, err := NewLayout(1, 1, 1, 2, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
-		if err != nil {
-			t.Fatal(err)
-		}
 		p := handProgram([]Task{c.task, coll(GroupDP, StreamDP, 3*D)}, [][]int32{nil, nil})
 		p.bands = c.band
-		x := NewSymmetric(engine.New(), l, []*Program{p})
-		if err := x.SetInterference(iv, ownDomain{}); err != nil {
-			t.Fatal(err)
-		}
-		if err := x.Run(); err != nil {
-			t.Fatal(err)
-		}
-		_, _, _, start, end := x.Instance(0)
+		start, end := runInterfered(t, p, iv)
 		if end[0] != c.wantEnd || start[0] != 0 {
 			t.Errorf("%s: compute task [%d, %d], want [0, %d]", c.name, start[0], end[0], c.wantEnd)
 		}

@@ -132,19 +132,7 @@ func TestInterferenceHand(t *testing.T) {
 			[]Task{compute(D), tp(400)}, [][]int32{nil, nil}, 1000},
 	}
 	for _, c := range cases {
-		l, err := NewLayout(1, 1, 1, 2, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := handProgram(c.tasks, c.deps)
-		x := NewSymmetric(engine.New(), l, []*Program{p})
-		if err := x.SetInterference(c.iv, ownDomain{}); err != nil {
-			t.Fatal(err)
-		}
-		if err := x.Run(); err != nil {
-			t.Fatal(err)
-		}
-		_, _, _, start, end := x.Instance(0)
+		start, end := runInterfered(t, handProgram(c.tasks, c.deps), c.iv)
 		if end[0] != c.wantEnd || start[0] != 0 {
 			t.Errorf("%s: compute task [%d, %d], want [0, %d]", c.name, start[0], end[0], c.wantEnd)
 		}
@@ -337,4 +325,23 @@ func TestHostSyncIgnoresInterference(t *testing.T) {
 		t.Errorf("stall [%d, %d], compute [%d, %d], collective ends %d; want [0, 500], [500, 1500], 400",
 			start[0], end[0], start[1], end[1], end[2])
 	}
+}
+
+// runInterfered plays p alone on a two-rank data-parallel layout with
+// interference iv and returns its tasks' start and end times.
+func runInterfered(t *testing.T, p *Program, iv Interference) (start, end []engine.Time) {
+	t.Helper()
+	l, err := NewLayout(1, 1, 1, 2, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := NewSymmetric(engine.New(), l, []*Program{p})
+	if err := x.SetInterference(iv, ownDomain{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Run(); err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, start, end = x.Instance(0)
+	return start, end
 }
