@@ -14,9 +14,10 @@ import (
 
 // writeRunDir writes every output file of one run into OUT/<name> as one
 // unit (output.WriteDir: inside OUT, locked, atomic, leftovers of killed
-// runs cleaned); ctx cancels it and leaves nothing behind. extras adds
-// optional files to the finished directory before it is committed.
-func writeRunDir(ctx context.Context, out string, r *simulation.Result, timeline bool, tlRanks, trRanks rankSet, warn func(string), extras func(dir string) error) error {
+// runs cleaned); ctx cancels it and leaves nothing behind. links.arrow is
+// written, and its traffic computed, only with links. extras adds optional
+// files to the finished directory before it is committed.
+func writeRunDir(ctx context.Context, out string, r *simulation.Result, timeline, links bool, tlRanks, trRanks rankSet, warn func(string), extras func(dir string) error) error {
 	_, err := output.WriteDir(ctx, out, r.Scenario.Name, output.DirOptions{Warn: warn}, func(tmp string) error {
 		meta := report.Meta(r)
 		if err := output.WriteTable(filepath.Join(tmp, "summary.arrow"), []output.SummaryRow{report.Summary(r.Scenario, r)}, meta); err != nil {
@@ -25,9 +26,11 @@ func writeRunDir(ctx context.Context, out string, r *simulation.Result, timeline
 		if err := output.WriteTable(filepath.Join(tmp, "memory.arrow"), report.Memory(r), meta); err != nil {
 			return err
 		}
-		n, row, kind := report.LinkRows(r)
-		if err := output.WriteLinks(filepath.Join(tmp, "links.arrow"), n, row, kind, meta); err != nil {
-			return err
+		if links {
+			n, row, kind := report.LinkRows(r)
+			if err := output.WriteLinks(filepath.Join(tmp, "links.arrow"), n, row, kind, meta); err != nil {
+				return err
+			}
 		}
 		if r.Scenario.Sim.Variability != nil {
 			if err := output.WriteTable(filepath.Join(tmp, "steps.arrow"), report.Steps(r), meta); err != nil {

@@ -21,6 +21,7 @@ type runOptions struct {
 	out           string
 	format        string
 	fidelity      string
+	links         string // --links: sim.links's override ("" keeps the scenario's)
 	noTimeline    bool
 	timelineRanks string
 	traceRanks    string
@@ -49,7 +50,9 @@ For each scenario it writes, under OUT/<scenario name>/:
   timeline.arrow  one row per executed task (default: the ranks of one
                   data-parallel replica; --timeline-ranks widens it)
   memory.arrow    per-rank memory breakdown
-  links.arrow     per-link bytes and busy time
+  links.arrow     per-link bytes and busy time (--links: auto writes it when
+                  the cluster has at most 262,144 links, full always, off
+                  never; a run above the bound says so on stderr)
   steps.arrow     with sim.variability: one row per step (its time, the
                   rank it waited for)
   trace.json      Chrome/Perfetto trace (open in ui.perfetto.dev)
@@ -95,6 +98,12 @@ input (a flag, a file, a field; also work above --max-tasks or --max-memory),
 				return err
 			}
 			o.overrides = append(o.overrides, fidelityOverride(fid)...)
+			if o.links != "" {
+				if err := checkChoice("links", o.links, scenario.LinksNames...); err != nil {
+					return err
+				}
+				o.overrides = append(o.overrides, scenario.Overrides("sim.links", o.links)...)
+			}
 			// Each failed file: a JSON error object on stdout with --format
 			// json, and one line on stderr (for a single file, the
 			// command's own error). The exit status is the worst file's.
@@ -135,6 +144,7 @@ input (a flag, a file, a field; also work above --max-tasks or --max-memory),
 	f.StringVar(&o.format, "format", "table", "summary format on stdout: table or json (one object per line)")
 	f.StringVar(&o.fidelity, "fidelity", "", "override sim.fidelity: analytic or flow")
 	f.BoolVar(&o.noTimeline, "no-timeline", false, "skip timeline.arrow and trace.json")
+	f.StringVar(&o.links, "links", "", "links.arrow, one row per link: auto (only when the cluster has at most 262,144 links), full or off (default: the scenario's sim.links, auto)")
 	f.StringVar(&o.timelineRanks, "timeline-ranks", "", "ranks in timeline.arrow: all, or a list like 0-7,64 (default: one data-parallel replica and the first node)")
 	f.StringVar(&o.traceRanks, "trace-ranks", "", "ranks in trace.json: all, or a list (default: one data-parallel replica and the first node)")
 	f.BoolVar(&o.quiet, "quiet", false, "no progress line on stderr (it is only drawn on a terminal, for runs longer than a second)")
@@ -193,11 +203,21 @@ func runOne(cmd *cobra.Command, path string, o runOptions, fid *network.Fidelity
 	}
 	extras := func(dir string) error { return runExtras(dir, o.parquet, o.report) }
 	warn := func(msg string) { fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: warning: %s\n", msg) }
-	if err := writeRunDir(cmd.Context(), o.out, res, timeline, o.tlRanks, o.trRanks, warn, extras); err != nil {
+	// links.arrow's size policy: a run above auto's bound says so, on
+	// stderr and in its JSON line (links_not_written).
+	noLinks := report.RunLinksSkipped(res)
+	if noLinks != "" && s.LinksPolicy() == "auto" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "simtrain: %s: links.arrow not written: %s\n", path, noLinks)
+	}
+	if err := writeRunDir(cmd.Context(), o.out, res, timeline, noLinks == "", o.tlRanks, o.trRanks, warn, extras); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if o.format == "json" {
-		return writeJSONLine(cmd.OutOrStdout(), report.RunJSON(res))
+		j := report.RunJSON(res)
+		if noLinks != "" {
+			j["links_not_written"] = noLinks
+		}
+		return writeJSONLine(cmd.OutOrStdout(), j)
 	}
 	printRunTable(cmd.OutOrStdout(), res, filepath.Join(o.out, s.Name))
 	return nil

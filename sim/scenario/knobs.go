@@ -372,6 +372,8 @@ var Knobs = []*Knob{
 	{Path: "sim.variability.slow_prob", Column: "variability_slow_prob", Default: "0", Derive: constant(0.0)},
 	{Path: "sim.variability.slow_factor", Column: "variability_slow_factor", Default: "1.5", Derive: constant(VariabilitySlowFactor)},
 	{Path: "sim.timeline", NoColumn: "what a run writes, not part of the configuration", Const: true, NotSwept: "sweeps write no timelines; it does not change the configuration"},
+	{Path: "sim.links", NoColumn: "what a run writes, not part of the configuration", Const: "auto", Choices: func() []string { return slices.Clone(LinksNames) },
+		NotSwept: "sweeps write no links.arrow; it does not change the configuration"},
 
 	// goodput: the whole-run block; goodput.Config.Resolve fills its
 	// defaults (sim/goodput states their sources).

@@ -213,6 +213,10 @@ func (s *Plan) NewLayout() (*parallel.Layout, error) {
 // TimelineEnabled reports sim.timeline (default true).
 func (s *Plan) TimelineEnabled() bool { return s.Sim.Timeline == nil || *s.Sim.Timeline }
 
+// LinksPolicy reports sim.links: "auto" (the default), "full" or "off"
+// (LinksNames).
+func (s *Plan) LinksPolicy() string { return cmp.Or(s.Sim.Links, "auto") }
+
 // StageMemory is the memory of every rank of one pipeline stage.
 type StageMemory struct {
 	Stage int

@@ -972,6 +972,10 @@ func (s *Plan) resolveSim(set fieldSet) error {
 		return fmt.Errorf("sim.steps: must be between 1 and %d, got %d", maxSteps, s.Sim.Steps)
 	}
 	s.fill("sim.timeline")
+	s.fill("sim.links")
+	if err := checkChoice("sim.links", s.Sim.Links); err != nil {
+		return err
+	}
 	return s.resolveVariability()
 }
 
@@ -1047,7 +1051,7 @@ func (s *Plan) fillDisplayDefaults() {
 	for _, f := range []string{"grad_reduce", "param_gather", "tp_comm", "tp_bwd", "p2p"} {
 		s.fill("parallel.overlap." + f)
 	}
-	if s.Sim.Fidelity == "" || s.Sim.Steps == 0 || s.Sim.Timeline == nil {
+	if s.Sim.Fidelity == "" || s.Sim.Steps == 0 || s.Sim.Timeline == nil || s.Sim.Links == "" {
 		_ = s.resolveSim(s.set)
 	}
 }

@@ -439,6 +439,9 @@ type SimConfig struct {
 	Fidelity string `yaml:"fidelity" json:"fidelity"`
 	Steps    int    `yaml:"steps" json:"steps"`
 	Timeline *bool  `yaml:"timeline" json:"-"`
+	// Links is links.arrow's size policy (LinksNames): what a run writes,
+	// not part of the configuration, so no run id or column depends on it.
+	Links string `yaml:"links" json:"-"`
 	// Seed seeds every random draw of the run (Variability's); 0 when the
 	// run draws nothing, so that a scenario without variability keeps its
 	// run id.
@@ -467,6 +470,12 @@ type Variability struct {
 // factor 1), normal (1 + cv·Z) and lognormal (exp(σZ), σ² = ln(1+cv²): the
 // same coefficient of variation, never negative, a heavier slow tail).
 var VariabilityNames = []string{"none", "normal", "lognormal"}
+
+// LinksNames are sim.links's values, links.arrow's size policy: auto
+// writes one row per link when the cluster has at most
+// report.AutoLinksMax links and nothing otherwise, full always writes
+// them, off never does.
+var LinksNames = []string{"auto", "full", "off"}
 
 // Expect is a measured figure to compare a prediction against.
 type Expect struct {

@@ -23,6 +23,9 @@ type Run struct {
 	Summary output.SummaryRow
 	Memory  []output.MemoryRow
 	Links   []output.LinkRow
+	// NoLinks: the run wrote no links.arrow (sim.links off, or auto on a
+	// cluster above its bound); Links is then empty.
+	NoLinks bool
 	// Timeline holds the tasks of the sampled ranks in the first simulated
 	// step; nil when the run wrote no timeline.
 	Timeline *Timeline
@@ -39,8 +42,8 @@ type Timeline struct {
 }
 
 // LoadRun reads the report's inputs from a `simtrain run` output directory:
-// summary.arrow, memory.arrow, links.arrow and, when present, the timeline
-// (only the sampled ranks of its first step are kept, so a timeline of any
+// summary.arrow, memory.arrow and, when present, links.arrow and the
+// timeline (only the sampled ranks of its first step are kept, so a timeline of any
 // size loads in bounded memory).
 func LoadRun(dir string) (*Run, error) {
 	var sum []output.SummaryRow
@@ -54,7 +57,10 @@ func LoadRun(dir string) (*Run, error) {
 	if _, err := output.ReadTable(filepath.Join(dir, "memory.arrow"), &r.Memory); err != nil {
 		return nil, err
 	}
-	if _, err := output.ReadTable(filepath.Join(dir, "links.arrow"), &r.Links); err != nil {
+	links := filepath.Join(dir, "links.arrow")
+	if _, err := os.Stat(links); errors.Is(err, os.ErrNotExist) {
+		r.NoLinks = true
+	} else if _, err := output.ReadTable(links, &r.Links); err != nil {
 		return nil, err
 	}
 	tl := filepath.Join(dir, "timeline.arrow")

@@ -188,8 +188,11 @@ func RenderRun(w io.Writer, r *Run) error {
 	d.Sections = append(d.Sections, section{"gantt", "Step timeline", template.HTML(g.String())})
 	d.Sections = append(d.Sections, section{"memory", "Memory per pipeline stage",
 		template.HTML(`<div class="scroll">` + MemorySVG(r.Memory) + `</div>`)})
-	d.Sections = append(d.Sections, section{"links", "Link utilisation",
-		template.HTML(`<p class="note">Bytes moved over each directed link divided by what it could move in the simulated steps.</p><div class="scroll">` + LinkHeatmapSVG(r.Links) + `</div>`)})
+	links := `<p class="note">Bytes moved over each directed link divided by what it could move in the simulated steps.</p><div class="scroll">` + LinkHeatmapSVG(r.Links) + `</div>`
+	if r.NoLinks {
+		links = `<p class="note">This run wrote no links.arrow (sim.links: off, or auto on a cluster of more than 262,144 links; simtrain run --links full writes it).</p>`
+	}
+	d.Sections = append(d.Sections, section{"links", "Link utilisation", template.HTML(links)})
 	return render(w, d)
 }
 
