@@ -2,8 +2,8 @@ package report
 
 import (
 	"fmt"
+	"strconv"
 
-	"github.com/simtrain/simtrain/sim/output/numfmt"
 	"github.com/simtrain/simtrain/sim/simulation"
 )
 
@@ -29,7 +29,7 @@ func LinksSkipped(policy string, links int) string {
 	case "auto", "":
 		if links > AutoLinksMax {
 			return fmt.Sprintf("%s links > %s; --links full writes one row per link",
-				numfmt.Grouped(float64(links)), numfmt.Grouped(float64(AutoLinksMax)))
+				grouped(links), grouped(AutoLinksMax))
 		}
 	}
 	return ""
@@ -39,4 +39,15 @@ func LinksSkipped(policy string, links int) string {
 // its cluster's links.
 func RunLinksSkipped(r *simulation.Result) string {
 	return LinksSkipped(r.Scenario.LinksPolicy(), len(r.Cluster.Links))
+}
+
+// grouped writes n (not negative) with a comma every three digits
+// (1,443,168), as the CLI prints counts (sim/report does not import the
+// CLI's number formats; docs/design.md, "Packages").
+func grouped(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -55,3 +55,12 @@ func TestBundledScenariosWriteLinks(t *testing.T) {
 		t.Logf("%s: %d links", filepath.Base(f), len(c.Links))
 	}
 }
+
+// TestGrouped: the note's counts, comma every three digits.
+func TestGrouped(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 7: "7", 999: "999", 1000: "1,000", 135_000: "135,000", 262_144: "262,144", 1_443_168: "1,443,168", 12_345_678: "12,345,678"} {
+		if got := grouped(n); got != want {
+			t.Errorf("grouped(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
