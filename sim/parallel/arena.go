@@ -29,6 +29,8 @@ type Arena struct {
 	// share pp and micro-batches (ZeRO, recompute and sp turn fastest).
 	orderKey orderKey
 	orders   [][]pipeline.Step
+	// names are the task names the builds have seen (builder.names).
+	names nameCache
 }
 
 // orderKey identifies a schedule's orders: schedules are stateless values

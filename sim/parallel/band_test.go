@@ -104,7 +104,7 @@ func TestGEMMBandBuild(t *testing.T) {
 		p := progs[0]
 		found := false
 		for i, task := range p.Tasks {
-			if task.Name != "mlp_fwd" {
+			if task.Name.String() != "mlp_fwd" {
 				continue
 			}
 			found = true

@@ -103,6 +103,10 @@ type builder struct {
 	classes   []int32
 	classKeys []layerKey
 	copying   bool
+
+	// names finds a task name's TaskName (the Arena's, kept from build
+	// to build).
+	names *nameCache
 }
 
 // reset readies the builder to emit stage s into prog with the stage's
@@ -111,7 +115,7 @@ type builder struct {
 func (b *builder) reset(s int, prog *Program, order []pipeline.Step) {
 	*b = builder{cfg: b.cfg, pr: b.pr, cache: b.cache, place: b.place, stage: s, prog: prog, order: order,
 		recomputed: b.recomputed, pairWait: b.pairWait[:0], queued: b.queued[:0], dpTasks: b.dpTasks[:0],
-		paramAG: b.paramAG, lastGrad: b.lastGrad, depBuf: b.depBuf[:0], classes: b.classes, classKeys: b.classKeys[:0]}
+		paramAG: b.paramAG, lastGrad: b.lastGrad, depBuf: b.depBuf[:0], classes: b.classes, classKeys: b.classKeys[:0], names: b.names}
 }
 
 func (b *builder) dense() float64 { return float64(b.cfg.Layout.TP) }
@@ -272,7 +276,7 @@ func (b *builder) compute(kind Kind, name string, layer, micro, chunk int, c blo
 		b.firstComp = false
 	}
 	b.depBuf = all
-	idx := b.add(&Task{Kind: kind, Stream: StreamCompute, Name: name, Layer: int32(layer), Micro: int32(micro),
+	idx := b.add(&Task{Kind: kind, Stream: StreamCompute, Name: b.names.of(name), Layer: int32(layer), Micro: int32(micro),
 		Chunk: int32(chunk), Dur: c.dur, GEMMShare: c.gemmShare(), FLOPs: c.flops, Bytes: c.bytes, Peer: -1, Match: -1,
 		Issue: b.issueTime(kind, c.kernels)}, all...)
 	if c.band > 0 && c.dur > 0 {
@@ -310,7 +314,7 @@ var groupStream = [NumGroupKinds]Stream{StreamTP, StreamCP, StreamEP, StreamDP, 
 // comm adds a collective on the group kind's stream.
 func (b *builder) comm(k GroupKind, op collectives.Op, bytes float64, name string, layer, micro, chunk int, deps ...int32) int32 {
 	d := b.cache.commTime(k, b.stage, op, bytes)
-	return b.add(&Task{Kind: kindOfOp(op), Stream: groupStream[k], Group: k, Op: op, Name: name,
+	return b.add(&Task{Kind: kindOfOp(op), Stream: groupStream[k], Group: k, Op: op, Name: b.names.of(name),
 		Layer: int32(layer), Micro: int32(micro), Chunk: int32(chunk), Dur: d, Bytes: bytes, Peer: -1, Match: -1}, deps...)
 }
 
@@ -518,7 +522,7 @@ func (b *builder) recv(grad bool, micro int, ch Chunk) int32 {
 		}
 		return t
 	}
-	return b.add(&Task{Kind: KindRecv, Stream: st, Group: GroupPP, Op: collectives.Send, Name: name, Layer: -1,
+	return b.add(&Task{Kind: KindRecv, Stream: st, Group: GroupPP, Op: collectives.Send, Name: b.names.of(name), Layer: -1,
 		Micro: int32(micro), Chunk: int32(ch.Index), Bytes: b.p2pBytes(), Peer: int32(from.Stage), Match: -1})
 }
 
@@ -538,7 +542,7 @@ func (b *builder) send(grad bool, micro int, ch Chunk, after int32) {
 		b.local[p2pKey{grad: grad, step: b.step, micro: int32(micro), toChunk: int32(to.Chunk)}] = after
 		return
 	}
-	t := b.add(&Task{Kind: KindSend, Stream: StreamPPSend, Group: GroupPP, Op: collectives.Send, Name: name, Layer: -1,
+	t := b.add(&Task{Kind: KindSend, Stream: StreamPPSend, Group: GroupPP, Op: collectives.Send, Name: b.names.of(name), Layer: -1,
 		Micro: int32(micro), Chunk: int32(ch.Index), Bytes: b.p2pBytes(), Peer: int32(to.Stage), Match: int32(to.Chunk),
 		Dur: b.pr.SendTime(b.stage, to.Stage, units.Bytes(b.p2pBytes()))}, after)
 	if !b.cfg.Overlap.P2P {
@@ -709,7 +713,7 @@ func (b *builder) pipeTP() bool { return b.cfg.PipeEngineSync > 0 && b.cfg.Layou
 // it issues anything more: the GPU then idles for the longer of the stall
 // and the re-issue of what follows.
 func (b *builder) hostSync(name string, dur engine.Time, l, mb, c int, after int32) int32 {
-	t := b.add(&Task{Kind: KindHostSync, Stream: StreamCompute, Name: name, Layer: int32(l), Micro: int32(mb),
+	t := b.add(&Task{Kind: KindHostSync, Stream: StreamCompute, Name: b.names.of(name), Layer: int32(l), Micro: int32(mb),
 		Chunk: int32(c), Dur: dur, Peer: -1, Match: -1}, after)
 	b.hostBlock = after
 	return t
@@ -910,7 +914,7 @@ func (b *builder) asyncTPGather(ag int32, kind Kind, l, mb, c int, deps ...int32
 	t := &b.prog.Tasks[ag]
 	t.CopyEngine = true
 	shard := t.Bytes / b.dense()
-	b.memTask(kind, t.Name+"_shard_copy", l, mb, c, shard, shard, deps...)
+	b.memTask(kind, t.Name.String()+"_shard_copy", l, mb, c, shard, shard, deps...)
 }
 
 // asyncTPReduce turns the reduce-scatter rs of a paired layer into
@@ -929,7 +933,7 @@ func (b *builder) asyncTPReduce(rs int32, kind Kind, l, mb, c int) int32 {
 		return rs
 	}
 	t.CopyEngine = true
-	return b.memTask(kind, t.Name+"_reduce", l, mb, c, t.Bytes, t.Bytes/b.dense(), rs)
+	return b.memTask(kind, t.Name.String()+"_reduce", l, mb, c, t.Bytes, t.Bytes/b.dense(), rs)
 }
 
 func scaleCost(c blockCost, f float64) blockCost {
@@ -1159,7 +1163,7 @@ func (b *builder) offload(ch Chunk, l, mb int, after int32) {
 	if bytes <= 0 || l == ch.FirstLayer+ch.Layers-1 {
 		return
 	}
-	d2h := b.add(&Task{Kind: KindHostCopy, Stream: StreamD2H, Name: "offload_d2h",
+	d2h := b.add(&Task{Kind: KindHostCopy, Stream: StreamD2H, Name: b.names.of("offload_d2h"),
 		Layer: int32(l), Micro: int32(mb), Chunk: int32(ch.Index), Dur: copyTime(bytes, b.cfg.HostD2H),
 		Bytes: bytes, Peer: -1, Match: -1, CopyEngine: true}, after)
 	if b.offloaded == nil {
@@ -1178,7 +1182,7 @@ func (b *builder) reloadLayer(l, mb, chunk int, after int32) int32 {
 		return -1
 	}
 	if c.h2d < 0 {
-		c.h2d = b.add(&Task{Kind: KindHostCopy, Stream: StreamH2D, Name: "reload_h2d", Layer: int32(l), Micro: int32(mb),
+		c.h2d = b.add(&Task{Kind: KindHostCopy, Stream: StreamH2D, Name: b.names.of("reload_h2d"), Layer: int32(l), Micro: int32(mb),
 			Chunk: int32(chunk), Dur: copyTime(c.bytes, b.cfg.HostH2D), Bytes: c.bytes, Peer: -1, Match: -1, CopyEngine: true}, c.d2h, after)
 		b.offloaded[k] = c
 	}
@@ -1207,7 +1211,7 @@ func (b *builder) optimizer() {
 		// finalised (finalize_model_grads, after the backward) and
 		// offloads them after the step (optimizer_state_offloader.py).
 		states = local * (cfg.MasterDtype.Bytes() + cfg.StateDtype.Bytes()*optimizerStates(cfg.Optimizer))
-		deps = append(deps, b.add(&Task{Kind: KindHostCopy, Stream: StreamH2D, Name: "optimizer_reload_h2d", Layer: -1, Micro: -1, Chunk: -1,
+		deps = append(deps, b.add(&Task{Kind: KindHostCopy, Stream: StreamH2D, Name: b.names.of("optimizer_reload_h2d"), Layer: -1, Micro: -1, Chunk: -1,
 			Dur: copyTime(states, cfg.HostH2D), Bytes: states, Peer: -1, Match: -1, CopyEngine: true}, b.last[StreamCompute]))
 	}
 	op := optimizerOp(cfg, local)
@@ -1223,7 +1227,7 @@ func (b *builder) optimizer() {
 		}
 	}
 	d := b.pr.OpsTime(b.stage, ops)
-	opt := b.add(&Task{Kind: KindOptimizer, Stream: StreamCompute, Name: "optimizer_step", Layer: -1, Micro: -1, Chunk: -1,
+	opt := b.add(&Task{Kind: KindOptimizer, Stream: StreamCompute, Name: b.names.of("optimizer_step"), Layer: -1, Micro: -1, Chunk: -1,
 		Dur: d, FLOPs: op.FLOPs, Bytes: op.BytesRead + op.BytesWritten, Peer: -1, Match: -1,
 		Issue: b.issueTime(KindOptimizer, kernels)}, deps...)
 	if cfg.LogOptimizerStates {
@@ -1235,7 +1239,7 @@ func (b *builder) optimizer() {
 	// overflow flag back before it issues the next step.
 	b.hostBlock = opt
 	if states > 0 {
-		b.add(&Task{Kind: KindHostCopy, Stream: StreamD2H, Name: "optimizer_offload_d2h", Layer: -1, Micro: -1, Chunk: -1,
+		b.add(&Task{Kind: KindHostCopy, Stream: StreamD2H, Name: b.names.of("optimizer_offload_d2h"), Layer: -1, Micro: -1, Chunk: -1,
 			Dur: copyTime(states, cfg.HostD2H), Bytes: states, Peer: -1, Match: -1, CopyEngine: true}, opt)
 	}
 	b.barrier = []int32{opt}

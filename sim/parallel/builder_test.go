@@ -95,11 +95,11 @@ func TestEPOverlap(t *testing.T) {
 		t.Errorf("step %v without and %v with EP overlap, want 28 ms and 24 ms", plain, hidden)
 	}
 	for i, task := range prog.Tasks {
-		if task.Name != "experts_fwd" {
+		if task.Name.String() != "experts_fwd" {
 			continue
 		}
 		for _, d := range prog.Deps(i) {
-			if prog.Tasks[d].Name == "ep_dispatch" && prog.Tasks[d].Layer == task.Layer {
+			if prog.Tasks[d].Name.String() == "ep_dispatch" && prog.Tasks[d].Layer == task.Layer {
 				t.Errorf("layer %d: with overlap.ep experts_fwd waits for its own dispatch", task.Layer)
 			}
 		}
@@ -123,7 +123,7 @@ func TestRecomputeSPGathers(t *testing.T) {
 		_, prog := stepEnd(t, cfg, blockPricer{})
 		n := map[string]int{}
 		for _, task := range prog.Tasks {
-			n[task.Name]++
+			n[task.Name.String()]++
 		}
 		return n
 	}
@@ -202,10 +202,10 @@ func TestTPCommPairedWithGEMMs(t *testing.T) {
 			if task.Layer != 1 {
 				continue
 			}
-			at[task.Name] = start[i]
-			deps[task.Name] = map[string]bool{}
+			at[task.Name.String()] = start[i]
+			deps[task.Name.String()] = map[string]bool{}
 			for _, d := range prog.Deps(i) {
-				deps[task.Name][prog.Tasks[d].Name] = true
+				deps[task.Name.String()][prog.Tasks[d].Name.String()] = true
 			}
 		}
 		for _, g := range []struct{ from, to string }{
@@ -286,7 +286,7 @@ func TestTPCollectiveWidths(t *testing.T) {
 					want = c.gather
 				}
 				if task.Bytes != want {
-					t.Errorf("%s paired=%v: %s (%v) moves %v bytes, want %v", c.name, paired, task.Name, task.Op, task.Bytes, want)
+					t.Errorf("%s paired=%v: %s (%v) moves %v bytes, want %v", c.name, paired, task.Name.String(), task.Op, task.Bytes, want)
 				}
 				n++
 			}
@@ -309,20 +309,20 @@ func TestTPImplDTensor(t *testing.T) {
 	}
 	copies := func(p *Program) (n int, bad []string) {
 		for i, task := range p.Tasks {
-			if !strings.HasSuffix(task.Name, "_cat") {
+			if !strings.HasSuffix(task.Name.String(), "_cat") {
 				continue
 			}
 			n++
-			coll := strings.TrimSuffix(task.Name, "_cat")
+			coll := strings.TrimSuffix(task.Name.String(), "_cat")
 			// The copy's bytes are the collective's read plus write.
 			for _, d := range p.Deps(i) {
-				if p.Tasks[d].Name == coll && task.Bytes != 2*p.Tasks[d].Bytes {
-					bad = append(bad, task.Name)
+				if p.Tasks[d].Name.String() == coll && task.Bytes != 2*p.Tasks[d].Bytes {
+					bad = append(bad, task.Name.String())
 				}
 			}
 			for _, s := range p.Succ(i) {
-				if p.Tasks[s].Name == coll && task.Bytes != 2*p.Tasks[s].Bytes {
-					bad = append(bad, task.Name)
+				if p.Tasks[s].Name.String() == coll && task.Bytes != 2*p.Tasks[s].Bytes {
+					bad = append(bad, task.Name.String())
 				}
 			}
 		}
@@ -349,16 +349,16 @@ func TestTPImplDTensor(t *testing.T) {
 	}
 	checked := 0
 	for i, task := range p.Tasks {
-		if task.Stream != StreamTP || task.Op != collectives.ReduceScatter || task.Layer < 0 || !strings.HasSuffix(task.Name, "_bwd") {
+		if task.Stream != StreamTP || task.Op != collectives.ReduceScatter || task.Layer < 0 || !strings.HasSuffix(task.Name.String(), "_bwd") {
 			continue
 		}
 		for _, d := range p.Deps(i) {
 			dep := p.Tasks[d]
-			if dep.Stream == StreamCompute && !strings.Contains(dep.Name, "tail") && strings.Contains(dep.Name, "_bwd") && task.Layer == dep.Layer {
+			if dep.Stream == StreamCompute && !strings.Contains(dep.Name.String(), "tail") && strings.Contains(dep.Name.String(), "_bwd") && task.Layer == dep.Layer {
 				// the part has a tail: the reduce-scatter must wait for it
 				for _, s := range p.Succ(int(d)) {
-					if strings.Contains(p.Tasks[s].Name, "tail") && p.Tasks[s].Layer == task.Layer {
-						t.Errorf("%s layer %d waits for %s, not its tail", task.Name, task.Layer, dep.Name)
+					if strings.Contains(p.Tasks[s].Name.String(), "tail") && p.Tasks[s].Layer == task.Layer {
+						t.Errorf("%s layer %d waits for %s, not its tail", task.Name.String(), task.Layer, dep.Name.String())
 					}
 				}
 			}
@@ -390,10 +390,10 @@ func TestFoldedMoECollectives(t *testing.T) {
 		_, prog := stepEnd(t, cfg, blockPricer{})
 		n, bytes := map[string]int{}, map[string]float64{}
 		for _, task := range prog.Tasks {
-			n[task.Name]++
-			bytes[task.Name] = task.Bytes
-			if strings.HasPrefix(task.Name, "etp_") && task.Group != GroupETP {
-				t.Errorf("%s on group %s", task.Name, task.Group)
+			n[task.Name.String()]++
+			bytes[task.Name.String()] = task.Bytes
+			if strings.HasPrefix(task.Name.String(), "etp_") && task.Group != GroupETP {
+				t.Errorf("%s on group %s", task.Name.String(), task.Group)
 			}
 		}
 		return n, bytes
@@ -457,43 +457,43 @@ func TestAsyncTPSymmetricMemory(t *testing.T) {
 		case task.Op == collectives.AllGather:
 			gathers++
 			if !task.CopyEngine {
-				t.Errorf("%s layer %d: not a copy-engine transfer", task.Name, task.Layer)
+				t.Errorf("%s layer %d: not a copy-engine transfer", task.Name.String(), task.Layer)
 			}
 			found := false
 			for j := i + 1; j < len(p.Tasks); j++ {
 				c := p.Tasks[j]
-				if c.Name == task.Name+"_shard_copy" && c.Layer == task.Layer && c.Stream == StreamCompute {
+				if c.Name.String() == task.Name.String()+"_shard_copy" && c.Layer == task.Layer && c.Stream == StreamCompute {
 					found = c.Bytes == S
 					break
 				}
 			}
 			if !found {
-				t.Errorf("%s layer %d: no shard copy of %d bytes", task.Name, task.Layer, S)
+				t.Errorf("%s layer %d: no shard copy of %d bytes", task.Name.String(), task.Layer, S)
 			}
-		case task.Op == collectives.ReduceScatter && strings.HasSuffix(task.Name, "_bwd"):
+		case task.Op == collectives.ReduceScatter && strings.HasSuffix(task.Name.String(), "_bwd"):
 			bwdScatters++
 			if task.CopyEngine {
-				t.Errorf("%s layer %d: the unfused reduce-scatter is an NCCL kernel", task.Name, task.Layer)
+				t.Errorf("%s layer %d: the unfused reduce-scatter is an NCCL kernel", task.Name.String(), task.Layer)
 			}
 			for _, s := range p.Succ(i) {
-				if strings.HasSuffix(p.Tasks[s].Name, "_reduce") {
-					t.Errorf("%s layer %d: unexpected reduction %s", task.Name, task.Layer, p.Tasks[s].Name)
+				if strings.HasSuffix(p.Tasks[s].Name.String(), "_reduce") {
+					t.Errorf("%s layer %d: unexpected reduction %s", task.Name.String(), task.Layer, p.Tasks[s].Name.String())
 				}
 			}
 		case task.Op == collectives.ReduceScatter:
 			fwdScatters++
 			if !task.CopyEngine {
-				t.Errorf("%s layer %d: not a copy-engine transfer", task.Name, task.Layer)
+				t.Errorf("%s layer %d: not a copy-engine transfer", task.Name.String(), task.Layer)
 			}
 			n := 0
 			for _, s := range p.Succ(i) {
 				r := p.Tasks[s]
-				if r.Name == task.Name+"_reduce" && r.Stream == StreamCompute && r.Bytes == S+S/2 {
+				if r.Name.String() == task.Name.String()+"_reduce" && r.Stream == StreamCompute && r.Bytes == S+S/2 {
 					n++
 				}
 			}
 			if n != 1 {
-				t.Errorf("%s layer %d: %d reductions of %d bytes, want 1", task.Name, task.Layer, n, S+S/2)
+				t.Errorf("%s layer %d: %d reductions of %d bytes, want 1", task.Name.String(), task.Layer, n, S+S/2)
 			}
 		}
 	}
@@ -503,8 +503,8 @@ func TestAsyncTPSymmetricMemory(t *testing.T) {
 		t.Errorf("gathers %d, forward reduce-scatters %d, backward %d; want 8, 4, 4", gathers, fwdScatters, bwdScatters)
 	}
 	for _, task := range build(false).Tasks {
-		if task.CopyEngine || strings.HasSuffix(task.Name, "_shard_copy") || strings.HasSuffix(task.Name, "_reduce") {
-			t.Errorf("megatron pairing: unexpected AsyncTP task %s", task.Name)
+		if task.CopyEngine || strings.HasSuffix(task.Name.String(), "_shard_copy") || strings.HasSuffix(task.Name.String(), "_reduce") {
+			t.Errorf("megatron pairing: unexpected AsyncTP task %s", task.Name.String())
 		}
 	}
 }
@@ -528,19 +528,19 @@ func TestMoEHostSync(t *testing.T) {
 			continue
 		}
 		stalls++
-		if task.Name != "moe_host_sync" || task.Stream != StreamCompute || task.Dur != cfg.MoEHostSync || task.Kind.IsCompute() || task.Kind.IsComm() {
+		if task.Name.String() != "moe_host_sync" || task.Stream != StreamCompute || task.Dur != cfg.MoEHostSync || task.Kind.IsCompute() || task.Kind.IsComm() {
 			t.Errorf("stall task %+v", task)
 		}
 		after := false
 		for _, d := range prog.Deps(i) {
-			after = after || prog.Tasks[d].Name == "router_fwd" && prog.Tasks[d].Layer == task.Layer
+			after = after || prog.Tasks[d].Name.String() == "router_fwd" && prog.Tasks[d].Layer == task.Layer
 		}
 		if !after {
 			t.Errorf("layer %d: stall does not follow its router", task.Layer)
 		}
 	}
 	for i, task := range prog.Tasks {
-		if task.Name != "ep_dispatch" {
+		if task.Name.String() != "ep_dispatch" {
 			continue
 		}
 		waits := false
@@ -578,7 +578,7 @@ func TestMoEFullRecompute(t *testing.T) {
 	}
 	count := map[string]int{}
 	for _, task := range prog.Tasks {
-		count[task.Name]++
+		count[task.Name.String()]++
 	}
 	for _, n := range []string{"router_recompute", "ep_dispatch_recompute", "experts_recompute", "ep_combine_recompute", "combine_recompute"} {
 		if count[n] != 2 {
@@ -619,14 +619,14 @@ func TestOffloadTasks(t *testing.T) {
 		if task.Kind != KindHostCopy {
 			continue
 		}
-		names[task.Name]++
+		names[task.Name.String()]++
 		if task.Layer != 0 || !task.CopyEngine || task.Kind.IsComm() || task.Kind.IsCompute() {
 			t.Errorf("copy task %+v", task)
 		}
-		if task.Name == "reload_h2d" {
+		if task.Name.String() == "reload_h2d" {
 			waits := false
 			for _, d := range prog.Deps(i) {
-				waits = waits || prog.Tasks[d].Name == "offload_d2h"
+				waits = waits || prog.Tasks[d].Name.String() == "offload_d2h"
 			}
 			if task.Stream != StreamH2D || !waits {
 				t.Errorf("reload on stream %v, after its offload: %v", task.Stream, waits)
@@ -645,11 +645,11 @@ func TestOffloadTasks(t *testing.T) {
 	_, opt := stepEnd(t, cfg, pr)
 	seen := map[string]bool{}
 	for i, task := range opt.Tasks {
-		seen[task.Name] = true
-		if task.Name == "optimizer_step" {
+		seen[task.Name.String()] = true
+		if task.Name.String() == "optimizer_step" {
 			waits := false
 			for _, d := range opt.Deps(i) {
-				waits = waits || opt.Tasks[d].Name == "optimizer_reload_h2d"
+				waits = waits || opt.Tasks[d].Name.String() == "optimizer_reload_h2d"
 			}
 			if !waits {
 				t.Error("optimizer step does not wait for its states")

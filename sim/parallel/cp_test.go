@@ -67,7 +67,7 @@ func TestCPPyTorchRing(t *testing.T) {
 		n := map[string][]float64{}
 		for _, task := range p.Tasks {
 			if task.Group == GroupCP && task.Kind.IsComm() {
-				n[task.Name] = append(n[task.Name], task.Bytes)
+				n[task.Name.String()] = append(n[task.Name.String()], task.Bytes)
 			}
 		}
 		return n
@@ -113,13 +113,13 @@ func TestCPPyTorchRing(t *testing.T) {
 		for _, w := range waitsFor {
 			found := 0
 			for i, task := range p.Tasks {
-				if task.Name != w[0] {
+				if task.Name.String() != w[0] {
 					continue
 				}
 				found++
 				waits := false
 				for _, d := range p.Deps(i) {
-					waits = waits || p.Tasks[d].Name == w[1]
+					waits = waits || p.Tasks[d].Name.String() == w[1]
 				}
 				if !waits {
 					t.Errorf("%v: %s (layer %d, micro-batch %d) does not wait for %s", c.impl, w[0], task.Layer, task.Micro, w[1])

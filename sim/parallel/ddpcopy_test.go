@@ -65,7 +65,7 @@ func TestDDPGradCopies(t *testing.T) {
 			var reduceStart []engine.Time
 			var lastReduce, outStart, outEnd, optStart engine.Time = -1, -1, -1, -1
 			for i, task := range prog.Tasks {
-				switch task.Name {
+				switch task.Name.String() {
 				case "ddp_grad_copy_in":
 					ins++
 					want := tc.layerIn

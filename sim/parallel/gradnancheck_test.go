@@ -53,7 +53,7 @@ func TestGradBucketSync(t *testing.T) {
 		p := progs[0]
 		checks, reduces := 0, 0
 		for i, task := range p.Tasks {
-			switch task.Name {
+			switch task.Name.String() {
 			case "grad_nan_check":
 				checks++
 				if task.Kind != KindHostSync || task.Stream != StreamCompute || task.Dur != c.stall {
@@ -69,7 +69,7 @@ func TestGradBucketSync(t *testing.T) {
 				}
 				found := false
 				for _, d := range p.Deps(i) {
-					found = found || p.Tasks[d].Name == "grad_nan_check"
+					found = found || p.Tasks[d].Name.String() == "grad_nan_check"
 				}
 				if !found {
 					t.Errorf("bucket %g: reduce-scatter %d does not wait for its bucket's check", c.bucket, reduces)

@@ -123,22 +123,24 @@ type Task struct {
 	// it slows them by the SMs it holds but pushes no CTAs into a second
 	// wave (interference.go rate).
 	SMSized bool
-	Name    string
-	Step    int32
-	Layer   int32 // -1 when not a layer's work
-	Micro   int32 // -1 when not per micro-batch
-	Chunk   int32 // -1 when not per chunk
-	Dur     engine.Time
-	FLOPs   float64 // compute: FLOPs executed
-	Bytes   float64 // compute: HBM bytes; communication: message size (nccl-tests convention)
-	Peer    int32   // send/recv: the peer's pipeline stage
-	Match   int32   // send: index of the matching recv in the peer stage's program; recv: of the send
+	// Name is the task's name (its String), an index into the name
+	// table so that a Task holds no pointer (TaskName).
+	Name  TaskName
+	Step  int32
+	Layer int32 // -1 when not a layer's work
+	Micro int32 // -1 when not per micro-batch
+	Chunk int32 // -1 when not per chunk
+	Peer  int32 // send/recv: the peer's pipeline stage
+	Match int32 // send: index of the matching recv in the peer stage's program; recv: of the send
 	// Issue is the host time to issue the task (StepConfig.Host): its
 	// kernels' launches and the framework's dispatch, or one library
 	// call. The rank's host thread issues the tasks one after another in
 	// program order (receives excepted: the matching send starts them), and
 	// a task starts no earlier than its issue ends.
 	Issue engine.Time
+	Dur   engine.Time
+	FLOPs float64 // compute: FLOPs executed
+	Bytes float64 // compute: HBM bytes; communication: message size (nccl-tests convention)
 	// hostAfter is 1 + the task whose end the host waits for before it
 	// issues this task (a device-to-host synchronisation, the step
 	// boundary); 0 when it waits for none.
@@ -747,7 +749,10 @@ func Build(cfg *StepConfig, pr Pricer) ([]*Program, error) {
 	// price every block alike.
 	var caches []*blockCache
 	progs := make([]*Program, l.PP)
-	b := &builder{cfg: cfg, pr: pr, place: place}
+	b := &builder{cfg: cfg, pr: pr, place: place, names: new(nameCache)}
+	if cfg.Arena != nil {
+		b.names = &cfg.Arena.names
+	}
 	for s := 0; s < l.PP; s++ {
 		class := 0
 		if s < len(cfg.DeviceClass) {
@@ -915,7 +920,7 @@ func matchSends(progs []*Program, nRecvs int, find func(p2pKey) int32) error {
 			if t.Kind != KindSend {
 				continue
 			}
-			j := find(p2pKey{t.Name == sendGradName, t.Step, t.Micro, t.Match, t.Peer})
+			j := find(p2pKey{t.Name == sendGradID, t.Step, t.Micro, t.Match, t.Peer})
 			if j < 0 {
 				return fmt.Errorf("pipeline: send from stage %d (micro-batch %d) has no matching receive on stage %d", p.Stage, t.Micro, t.Peer)
 			}

@@ -44,7 +44,7 @@ func runHost(t *testing.T, cfg *StepConfig, pr Pricer) (engine.Time, *Executor) 
 			// the host issues in program order, one task at a time, and
 			// no task starts before its issue ends
 			if begin := issued[i] - prog.Tasks[i].Issue; begin < hostFree || start[i] < issued[i] {
-				t.Fatalf("task %d (%s): issue %v..%v after the host was free at %v, start %v", i, prog.Tasks[i].Name, begin, issued[i], hostFree, start[i])
+				t.Fatalf("task %d (%s): issue %v..%v after the host was free at %v, start %v", i, prog.Tasks[i].Name.String(), begin, issued[i], hostFree, start[i])
 			}
 			hostFree = issued[i]
 		}
@@ -127,7 +127,7 @@ func TestHostWaitsAtSync(t *testing.T) {
 		}
 		router := -1
 		for _, d := range prog.Deps(i) {
-			if prog.Tasks[d].Name == "router_fwd" {
+			if prog.Tasks[d].Name.String() == "router_fwd" {
 				router = int(d)
 			}
 		}
@@ -135,8 +135,8 @@ func TestHostWaitsAtSync(t *testing.T) {
 		if router < 0 || prog.HostAfter(next) != router {
 			t.Fatalf("layer %d: the task after the sync waits for task %d, want the router %d", task.Layer, prog.HostAfter(next), router)
 		}
-		if prog.Tasks[next].Name != "ep_dispatch" {
-			t.Fatalf("task after the sync is %s, want ep_dispatch", prog.Tasks[next].Name)
+		if prog.Tasks[next].Name.String() != "ep_dispatch" {
+			t.Fatalf("task after the sync is %s, want ep_dispatch", prog.Tasks[next].Name.String())
 		}
 		if want := end[router] + cfg.Host.Call; issued[next] != want || start[next] != want {
 			t.Errorf("layer %d: dispatch issued at %v, starts at %v, want both at the router's end %v + 0.4 ms", task.Layer, issued[next], start[next], end[router])

@@ -30,7 +30,7 @@ func handProgram(tasks []Task, deps [][]int32) *Program {
 }
 
 func compute(d engine.Time) Task {
-	return Task{Kind: KindForward, Stream: StreamCompute, Name: "fwd", Dur: d}
+	return Task{Kind: KindForward, Stream: StreamCompute, Name: internName("fwd"), Dur: d}
 }
 
 // gemm is a compute task of d ns whose GEMMs take share/65535 of it.
@@ -46,7 +46,7 @@ func copyEngine(t Task) Task {
 }
 
 func coll(k GroupKind, st Stream, d engine.Time) Task {
-	return Task{Kind: KindAllReduce, Stream: st, Group: k, Op: collectives.AllReduce, Name: "ar", Dur: d}
+	return Task{Kind: KindAllReduce, Stream: st, Group: k, Op: collectives.AllReduce, Name: internName("ar"), Dur: d}
 }
 
 // TestInterferenceHand checks the rate model on one compute task of
@@ -266,15 +266,15 @@ func TestInterferenceInvariants(t *testing.T) {
 			for k := range p.Tasks {
 				if bs[k] != zs[k] || be[k] != ze[k] {
 					t.Fatalf("%+v stage %d task %d %s: share 0 gives [%d, %d], without the model [%d, %d]",
-						c, i, k, p.Tasks[k].Name, zs[k], ze[k], bs[k], be[k])
+						c, i, k, p.Tasks[k].Name.String(), zs[k], ze[k], bs[k], be[k])
 				}
 				d := oe[k] - os[k]
 				switch {
 				case p.Tasks[k].Kind == KindRecv:
 				case p.Tasks[k].Kind.IsComm() && d != p.Tasks[k].Dur:
-					t.Errorf("%+v: %s lasts %v, priced %v", c, p.Tasks[k].Name, d, p.Tasks[k].Dur)
+					t.Errorf("%+v: %s lasts %v, priced %v", c, p.Tasks[k].Name.String(), d, p.Tasks[k].Dur)
 				case d < p.Tasks[k].Dur:
-					t.Errorf("%+v: compute %s lasts %v < priced %v", c, p.Tasks[k].Name, d, p.Tasks[k].Dur)
+					t.Errorf("%+v: compute %s lasts %v < priced %v", c, p.Tasks[k].Name.String(), d, p.Tasks[k].Dur)
 				}
 				slower = slower || d > p.Tasks[k].Dur
 			}
@@ -307,7 +307,7 @@ func BenchmarkExecutor(b *testing.B) {
 // collective is done. Stall [0, 500] beside a 400 ns TP collective, then
 // the 1000 ns compute task: [500, 1500].
 func TestHostSyncIgnoresInterference(t *testing.T) {
-	stall := Task{Kind: KindHostSync, Stream: StreamCompute, Name: "moe_host_sync", Dur: 500}
+	stall := Task{Kind: KindHostSync, Stream: StreamCompute, Name: internName("moe_host_sync"), Dur: 500}
 	p := handProgram([]Task{stall, compute(1000), coll(GroupTP, StreamTP, 400)}, [][]int32{nil, {0}, nil})
 	l, err := NewLayout(1, 1, 1, 2, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
 	if err != nil {

@@ -51,24 +51,24 @@ func TestLayerHostSyncHand(t *testing.T) {
 				continue
 			}
 			syncs++
-			if task.Name != "layer_host_sync" || task.Dur != 0 {
-				t.Fatalf("%s: host sync %q of %v, want layer_host_sync of 0", c.name, task.Name, task.Dur)
+			if task.Name.String() != "layer_host_sync" || task.Dur != 0 {
+				t.Fatalf("%s: host sync %q of %v, want layer_host_sync of 0", c.name, task.Name.String(), task.Dur)
 			}
 			next := i + 1
 			attn := prog.HostAfter(next)
 			if attn < 0 || prog.Tasks[attn].Layer != task.Layer ||
-				(prog.Tasks[attn].Name != "attn_fwd" && prog.Tasks[attn].Name != "attn_recompute") {
+				(prog.Tasks[attn].Name.String() != "attn_fwd" && prog.Tasks[attn].Name.String() != "attn_recompute") {
 				t.Fatalf("%s: the task after layer %d's sync waits for %d, want its attention", c.name, task.Layer, attn)
 			}
 			mlp := prog.Tasks[next]
-			if mlp.Name != "mlp_fwd" && mlp.Name != "mlp_recompute" {
-				t.Fatalf("%s: task after the sync is %s, want the MLP", c.name, mlp.Name)
+			if mlp.Name.String() != "mlp_fwd" && mlp.Name.String() != "mlp_recompute" {
+				t.Fatalf("%s: task after the sync is %s, want the MLP", c.name, mlp.Name.String())
 			}
 			if want := end[attn] + mlp.Issue; start[next] != want {
-				t.Errorf("%s: layer %d %s starts at %v, want the attention's end %v + its issue %v", c.name, task.Layer, mlp.Name, start[next], end[attn], mlp.Issue)
+				t.Errorf("%s: layer %d %s starts at %v, want the attention's end %v + its issue %v", c.name, task.Layer, mlp.Name.String(), start[next], end[attn], mlp.Issue)
 			}
 			if c.host.KernelFwd > 0 && mlp.Issue <= 0 {
-				t.Fatalf("%s: %s has no issue time", c.name, mlp.Name)
+				t.Fatalf("%s: %s has no issue time", c.name, mlp.Name.String())
 			}
 			exposed += mlp.Issue
 		}
@@ -120,8 +120,8 @@ func TestLayerHostSyncPlacement(t *testing.T) {
 				continue
 			}
 			n++
-			reduce := p.Tasks[p.HostAfter(i+1)].Name
-			next := p.Tasks[i+1].Name
+			reduce := p.Tasks[p.HostAfter(i+1)].Name.String()
+			next := p.Tasks[i+1].Name.String()
 			if !(reduce == "tp_attn" && next == "tp_mlp_gather") && !(reduce == "tp_attn_recompute" && next == "tp_mlp_recompute_gather") {
 				t.Errorf("on %v: sync waits for %s and precedes %s, want the attention's reduce-scatter and the MLP's all-gather", c.on, reduce, next)
 			}

@@ -64,7 +64,7 @@ func TestOptimizerLoopTask(t *testing.T) {
 		t.Helper()
 		_, prog := stepEnd(t, cfg, unitPricer{unit: engine.Microsecond})
 		for _, task := range prog.Tasks {
-			if task.Name == "optimizer_step" {
+			if task.Name.String() == "optimizer_step" {
 				return task
 			}
 		}

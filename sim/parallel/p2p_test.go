@@ -45,14 +45,14 @@ func TestPipelineScatterGather(t *testing.T) {
 				switch {
 				case task.Kind == KindSend || task.Kind == KindRecv:
 					if task.Bytes != act/4 {
-						t.Errorf("sp=%v: %s carries %g bytes, want %d", sp, task.Name, task.Bytes, act/4)
+						t.Errorf("sp=%v: %s carries %g bytes, want %d", sp, task.Name.String(), task.Bytes, act/4)
 					}
 					if task.Kind == KindSend {
 						sends++
 					} else {
 						recvs++
 					}
-				case task.Name == "pp_gather_act" || task.Name == "pp_gather_grad":
+				case task.Name.String() == "pp_gather_act" || task.Name.String() == "pp_gather_grad":
 					gathers++
 					if task.Op != collectives.AllGather || task.Group != GroupTP || task.Bytes != act {
 						t.Errorf("sp=%v: gather %+v", sp, task)

@@ -62,11 +62,11 @@ func TestPipeEngineSyncs(t *testing.T) {
 			for _, task := range p.Tasks {
 				switch {
 				case task.Kind == KindHostSync:
-					if task.Name != "pipe_engine_sync" {
-						t.Errorf("tp %d stage %d: host sync %q", c.tp, s, task.Name)
+					if task.Name.String() != "pipe_engine_sync" {
+						t.Errorf("tp %d stage %d: host sync %q", c.tp, s, task.Name.String())
 					}
 					stall += task.Dur
-				case task.Name == "pp_regather_out":
+				case task.Name.String() == "pp_regather_out":
 					regather++
 					if task.Op != collectives.AllGather || task.Group != GroupTP || task.Bytes != act {
 						t.Errorf("tp %d: regather %+v", c.tp, task)
@@ -120,7 +120,7 @@ func TestLogOptimizerStates(t *testing.T) {
 		for s, p := range progs {
 			n, opt := 0, -1
 			for i, task := range p.Tasks {
-				switch task.Name {
+				switch task.Name.String() {
 				case "optimizer_step":
 					opt = i
 				case "optimizer_state_stats":
@@ -173,9 +173,9 @@ func TestLossReadback(t *testing.T) {
 			lastFwd := map[int32]int{} // micro-batch → index of its head_fwd
 			for i, task := range p.Tasks {
 				switch {
-				case task.Name == "head_fwd":
+				case task.Name.String() == "head_fwd":
 					lastFwd[task.Micro] = i
-				case task.Kind == KindHostSync && task.Name == "loss_readback":
+				case task.Kind == KindHostSync && task.Name.String() == "loss_readback":
 					n++
 					if task.Dur != c.stall {
 						t.Errorf("pp %d %v stage %d: wait %d ns, want %d", c.pp, c.sched.Name(), s, task.Dur, c.stall)
@@ -184,7 +184,7 @@ func TestLossReadback(t *testing.T) {
 					if !ok {
 						t.Errorf("pp %d %v stage %d: read of micro-batch %d before its head_fwd", c.pp, c.sched.Name(), s, task.Micro)
 					}
-					if j := i + 1; j >= len(p.Tasks) || p.Tasks[j].Name != "head_bwd" || p.Tasks[j].Micro != task.Micro {
+					if j := i + 1; j >= len(p.Tasks) || p.Tasks[j].Name.String() != "head_bwd" || p.Tasks[j].Micro != task.Micro {
 						t.Errorf("pp %d %v stage %d: read of micro-batch %d not followed by its head_bwd", c.pp, c.sched.Name(), s, task.Micro)
 					}
 					if d := p.Deps(i); len(d) != 1 || p.Tasks[d[0]].Stream != StreamCompute || int(d[0]) < f {
@@ -233,14 +233,14 @@ func TestLossReadbackAfter(t *testing.T) {
 		for s, p := range progs {
 			n := 0
 			for i, task := range p.Tasks {
-				if task.Kind != KindHostSync || task.Name != "loss_readback" {
+				if task.Kind != KindHostSync || task.Name.String() != "loss_readback" {
 					continue
 				}
 				n++
 				if task.Dur != ms {
 					t.Errorf("pp %d %v stage %d: wait %d ns, want %d", c.pp, c.sched.Name(), s, task.Dur, ms)
 				}
-				if j := i + 1; j < len(p.Tasks) && p.Tasks[j].Name == "head_bwd" && p.Tasks[j].Micro == task.Micro {
+				if j := i + 1; j < len(p.Tasks) && p.Tasks[j].Name.String() == "head_bwd" && p.Tasks[j].Micro == task.Micro {
 					t.Errorf("pp %d %v stage %d: the read of micro-batch %d precedes its head_bwd (the before-backward place)", c.pp, c.sched.Name(), s, task.Micro)
 				}
 				before, after := 0, 0
@@ -261,8 +261,8 @@ func TestLossReadbackAfter(t *testing.T) {
 					t.Errorf("pp %d %v stage %d: read of micro-batch %d depends on %v, want the last compute task", c.pp, c.sched.Name(), s, task.Micro, d)
 					continue
 				}
-				if c.prevBwd != "" && (p.Tasks[d[0]].Name != c.prevBwd || p.Tasks[d[0]].Micro != task.Micro) {
-					t.Errorf("pp %d %v stage %d: read of micro-batch %d drains %s of micro-batch %d, want its %s", c.pp, c.sched.Name(), s, task.Micro, p.Tasks[d[0]].Name, p.Tasks[d[0]].Micro, c.prevBwd)
+				if c.prevBwd != "" && (p.Tasks[d[0]].Name.String() != c.prevBwd || p.Tasks[d[0]].Micro != task.Micro) {
+					t.Errorf("pp %d %v stage %d: read of micro-batch %d drains %s of micro-batch %d, want its %s", c.pp, c.sched.Name(), s, task.Micro, p.Tasks[d[0]].Name.String(), p.Tasks[d[0]].Micro, c.prevBwd)
 				}
 				// The next task the host issues (receives are not issued)
 				// waits for the drained task's end.
@@ -271,7 +271,7 @@ func TestLossReadbackAfter(t *testing.T) {
 					j++
 				}
 				if j < len(p.Tasks) && p.HostAfter(j) != int(d[0]) {
-					t.Errorf("pp %d %v stage %d: %s after the read of micro-batch %d issued after task %d's end, want %d", c.pp, c.sched.Name(), s, p.Tasks[j].Name, task.Micro, p.HostAfter(j), d[0])
+					t.Errorf("pp %d %v stage %d: %s after the read of micro-batch %d issued after task %d's end, want %d", c.pp, c.sched.Name(), s, p.Tasks[j].Name.String(), task.Micro, p.HostAfter(j), d[0])
 				}
 			}
 			if n != c.want[s] {

@@ -35,7 +35,7 @@ func recomputeComm(t *testing.T, cfg *StepConfig, layerMBs int) (calls, bytes fl
 	t.Helper()
 	_, prog := stepEnd(t, cfg, blockPricer{})
 	for _, task := range prog.Tasks {
-		if task.Kind.IsComm() && strings.Contains(task.Name, "recompute") {
+		if task.Kind.IsComm() && strings.Contains(task.Name.String(), "recompute") {
 			calls++
 			bytes += task.Bytes
 		}
@@ -106,7 +106,7 @@ func TestRecomputeMoEAllToAll(t *testing.T) {
 		_, prog := stepEnd(t, cfg, blockPricer{})
 		var fwd float64
 		for _, task := range prog.Tasks {
-			if task.Name == "ep_dispatch" || task.Name == "ep_combine" {
+			if task.Name.String() == "ep_dispatch" || task.Name.String() == "ep_combine" {
 				fwd += task.Bytes
 			}
 		}
@@ -150,14 +150,14 @@ func TestSaveDotsRecomputeTask(t *testing.T) {
 	_, prog := stepEnd(t, cfg, bytePricer{})
 	n := 0
 	for _, task := range prog.Tasks {
-		switch task.Name {
+		switch task.Name.String() {
 		case "elementwise_recompute":
 			n++
 			if want := engine.Time(2*262656 + 524288 + 393216 + 1048576); task.Dur != want {
 				t.Errorf("layer %d: elementwise_recompute %v, want %v", task.Layer, task.Dur, want)
 			}
 		case "attn_recompute", "mlp_recompute":
-			t.Errorf("save-dots emitted %s", task.Name)
+			t.Errorf("save-dots emitted %s", task.Name.String())
 		}
 	}
 	if n != layers*mbs {

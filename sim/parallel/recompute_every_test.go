@@ -37,7 +37,7 @@ func TestRecomputeEvery(t *testing.T) {
 		var layers []int
 		for _, p := range progs {
 			for _, task := range p.Tasks {
-				if task.Name == "attn_recompute" && task.Micro == 0 {
+				if task.Name.String() == "attn_recompute" && task.Micro == 0 {
 					layers = append(layers, int(task.Layer))
 				}
 			}

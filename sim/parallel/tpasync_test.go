@@ -83,8 +83,8 @@ func TestTPAsyncBackward(t *testing.T) {
 		count := map[string]int{}
 		for i, task := range prog.Tasks {
 			if task.Layer == 1 && task.Kind != KindForward {
-				at[task.Name] = start[i]
-				count[task.Name]++
+				at[task.Name.String()] = start[i]
+				count[task.Name.String()]++
 			}
 		}
 		if got := at["attn_bwd"] - at["mlp_bwd"]; got != c.gap {

@@ -64,7 +64,7 @@ func TestZero3GatherGranularity(t *testing.T) {
 		calls := map[int32]int{}
 		var dur engine.Time
 		for _, task := range progs[0].Tasks {
-			if task.Name == "fsdp_param_gather_fwd" && task.Layer == 0 {
+			if task.Name.String() == "fsdp_param_gather_fwd" && task.Layer == 0 {
 				calls[task.Micro]++
 				dur += task.Dur
 				if want := 2 * P / float64(tc.calls); task.Bytes != want {
@@ -102,7 +102,7 @@ func TestZero3GradSyncLast(t *testing.T) {
 			if task.Layer < 0 || task.Layer > 1 {
 				continue // the embedding's and head's own gathers and scatters
 			}
-			switch task.Name {
+			switch task.Name.String() {
 			case "fsdp_grad_scatter":
 				scatters++
 				if task.Bytes != 2*P {
@@ -158,9 +158,9 @@ func TestZero3BackwardPrefetch(t *testing.T) {
 				end1 = max(end1, end[i])
 			case task.Kind == KindBackward && task.Layer == 0 && start0 < 0:
 				start0 = start[i]
-			case task.Name == "fsdp_param_gather_bwd" && task.Layer == 0:
+			case task.Name.String() == "fsdp_param_gather_bwd" && task.Layer == 0:
 				gather0 = i
-			case task.Name == "fsdp_grad_scatter" && task.Layer == 1:
+			case task.Name.String() == "fsdp_grad_scatter" && task.Layer == 1:
 				scatter1 = i
 			}
 		}
@@ -225,7 +225,7 @@ func TestGEMMShare(t *testing.T) {
 		}
 		found := false
 		for _, task := range progs[0].Tasks {
-			if task.Name == "mlp_fwd" && task.Layer == 0 {
+			if task.Name.String() == "mlp_fwd" && task.Layer == 0 {
 				found = true
 				if task.GEMMShare != want {
 					t.Errorf("GEMMSMs %d: mlp_fwd GEMMShare %d, want %d (%d GEMMs, %d other ops)", sms, task.GEMMShare, want, g, o)
@@ -308,7 +308,7 @@ func TestFSDPCopies(t *testing.T) {
 		copyEnd := map[[2]int32]engine.Time{} // (layer, kind) → end of its copy-out
 		gradEnd := map[int32]engine.Time{}    // layer → end of its gradient copies
 		for i, task := range prog.Tasks {
-			switch task.Name {
+			switch task.Name.String() {
 			case "fsdp_copy_out":
 				copyOuts++
 				want := 4 * P
@@ -325,8 +325,8 @@ func TestFSDPCopies(t *testing.T) {
 				if task.Layer < 0 {
 					want = tc.gradPerUnitOf * emb
 				}
-				if task.Name != tc.gradName || task.Stream != StreamCompute || task.Bytes != want || task.Dur != engine.Time(want/10) {
-					t.Errorf("%s: layer %d %s on %v moves %g B in %v, want %s on compute, %g B in %v", name(tc.version, tc.grad), task.Layer, task.Name, task.Stream, task.Bytes, task.Dur, tc.gradName, want, engine.Time(want/10))
+				if task.Name.String() != tc.gradName || task.Stream != StreamCompute || task.Bytes != want || task.Dur != engine.Time(want/10) {
+					t.Errorf("%s: layer %d %s on %v moves %g B in %v, want %s on compute, %g B in %v", name(tc.version, tc.grad), task.Layer, task.Name.String(), task.Stream, task.Bytes, task.Dur, tc.gradName, want, engine.Time(want/10))
 				}
 				gradEnd[task.Layer] = end[i]
 			}
@@ -340,7 +340,7 @@ func TestFSDPCopies(t *testing.T) {
 		}
 		gatherEnd := map[[2]int32]engine.Time{} // (layer, kind of the pass) → end of its all-gather
 		for i, task := range prog.Tasks {
-			switch task.Name {
+			switch task.Name.String() {
 			case "fsdp_param_gather_fwd":
 				gatherEnd[[2]int32{task.Layer, int32(KindForward)}] = end[i]
 			case "fsdp_param_gather_bwd":
@@ -349,16 +349,16 @@ func TestFSDPCopies(t *testing.T) {
 		}
 		for i, task := range prog.Tasks {
 			switch {
-			case task.Name == "fsdp_copy_out":
+			case task.Name.String() == "fsdp_copy_out":
 				if e, ok := gatherEnd[[2]int32{task.Layer, int32(task.Kind)}]; !ok || start[i] < e {
 					t.Errorf("%s: layer %d copy-out starts at %v, before its all-gather ends at %v (found %v)", name(tc.version, tc.grad), task.Layer, start[i], e, ok)
 				}
-			case task.Stream == StreamCompute && (task.Kind == KindForward || task.Kind == KindBackward) && !strings.HasPrefix(task.Name, "fsdp_") &&
-				(task.Layer >= 0 || strings.HasPrefix(task.Name, "embedding")): // layer -1 is the embedding's and the head's
+			case task.Stream == StreamCompute && (task.Kind == KindForward || task.Kind == KindBackward) && !strings.HasPrefix(task.Name.String(), "fsdp_") &&
+				(task.Layer >= 0 || strings.HasPrefix(task.Name.String(), "embedding")): // layer -1 is the embedding's and the head's
 				if e, ok := copyEnd[[2]int32{task.Layer, int32(task.Kind)}]; ok && start[i] < e {
-					t.Errorf("%s: %s of layer %d starts at %v, before its copy-out ends at %v", name(tc.version, tc.grad), task.Name, task.Layer, start[i], e)
+					t.Errorf("%s: %s of layer %d starts at %v, before its copy-out ends at %v", name(tc.version, tc.grad), task.Name.String(), task.Layer, start[i], e)
 				}
-			case task.Name == "fsdp_grad_scatter":
+			case task.Name.String() == "fsdp_grad_scatter":
 				e, ok := gradEnd[task.Layer]
 				if tc.version != 0 && (!ok || start[i] < e) {
 					t.Errorf("%s: layer %d reduce-scatter starts at %v, before its gradient copies end at %v (found %v)", name(tc.version, tc.grad), task.Layer, start[i], e, ok)

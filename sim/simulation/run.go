@@ -1100,7 +1100,7 @@ func (r *Result) Tasks(ranks []int, fn func(TaskRecord)) {
 						fn(span)
 					}
 					span = TaskRecord{Step: int(task.Step), Rank: rank, Node: node, Stream: parallel.StreamHost.String(),
-						Kind: parallel.KindHostIssue.String(), Name: task.Name, Layer: int(task.Layer),
+						Kind: parallel.KindHostIssue.String(), Name: task.Name.String(), Layer: int(task.Layer),
 						Microbatch: int(task.Micro), Chunk: int(task.Chunk), StartNs: begin, EndNs: end}
 				}
 			}
@@ -1109,7 +1109,7 @@ func (r *Result) Tasks(ranks []int, fn func(TaskRecord)) {
 				group = task.Group.String()
 			}
 			fn(TaskRecord{Step: int(task.Step), Rank: rank, Node: node, Stream: task.Stream.String(),
-				Kind: task.Kind.String(), Name: task.Name, Group: group, Layer: int(task.Layer),
+				Kind: task.Kind.String(), Name: task.Name.String(), Group: group, Layer: int(task.Layer),
 				Microbatch: int(task.Micro), Chunk: int(task.Chunk), StartNs: int64(start[t]), EndNs: int64(end[t]),
 				FLOPs: task.FLOPs, Bytes: task.Bytes})
 		}
