@@ -107,6 +107,31 @@ type builder struct {
 	// names finds a task name's TaskName (the Arena's, kept from build
 	// to build).
 	names *nameCache
+	// sendTimes are this build's Pricer.SendTime answers (sendTime).
+	sendTimes []sendTimeEntry
+}
+
+// sendTimeEntry is one Pricer.SendTime answer.
+type sendTimeEntry struct {
+	from, to int32
+	bytes    float64
+	t        engine.Time
+}
+
+// sendTime is b.pr.SendTime(from, to, bytes), asked once per build for
+// each stage pair and size (a pipeline send's pricing was ≈ 3% of a
+// sweep's CPU): a build's sends are priced by one pricer, whose answer
+// depends on the arguments only, and a step's sends go to one or two
+// stages in one size, so the list searched stays a few entries long.
+func (b *builder) sendTime(from, to int, bytes float64) engine.Time {
+	for _, e := range b.sendTimes {
+		if e.from == int32(from) && e.to == int32(to) && e.bytes == bytes {
+			return e.t
+		}
+	}
+	t := b.pr.SendTime(from, to, units.Bytes(bytes))
+	b.sendTimes = append(b.sendTimes, sendTimeEntry{int32(from), int32(to), bytes, t})
+	return t
 }
 
 // reset readies the builder to emit stage s into prog with the stage's
@@ -115,7 +140,7 @@ type builder struct {
 func (b *builder) reset(s int, prog *Program, order []pipeline.Step) {
 	*b = builder{cfg: b.cfg, pr: b.pr, cache: b.cache, place: b.place, stage: s, prog: prog, order: order,
 		recomputed: b.recomputed, pairWait: b.pairWait[:0], queued: b.queued[:0], dpTasks: b.dpTasks[:0],
-		paramAG: b.paramAG, lastGrad: b.lastGrad, depBuf: b.depBuf[:0], classes: b.classes, classKeys: b.classKeys[:0], names: b.names}
+		paramAG: b.paramAG, lastGrad: b.lastGrad, depBuf: b.depBuf[:0], classes: b.classes, classKeys: b.classKeys[:0], names: b.names, sendTimes: b.sendTimes}
 }
 
 func (b *builder) dense() float64 { return float64(b.cfg.Layout.TP) }
@@ -227,6 +252,9 @@ func (b *builder) add(t *Task, deps ...int32) int32 {
 	}
 	p.Tasks = append(p.Tasks, *t)
 	b.last[t.Stream] = idx
+	if t.Kind == KindSend || t.Kind == KindRecv {
+		p.p2p = append(p.p2p, idx)
+	}
 	if idx&(1<<14-1) == 0 && b.interrupt == nil {
 		b.interrupt = b.cfg.interrupted()
 	}
@@ -544,7 +572,7 @@ func (b *builder) send(grad bool, micro int, ch Chunk, after int32) {
 	}
 	t := b.add(&Task{Kind: KindSend, Stream: StreamPPSend, Group: GroupPP, Op: collectives.Send, Name: b.names.of(name), Layer: -1,
 		Micro: int32(micro), Chunk: int32(ch.Index), Bytes: b.p2pBytes(), Peer: int32(to.Stage), Match: int32(to.Chunk),
-		Dur: b.pr.SendTime(b.stage, to.Stage, units.Bytes(b.p2pBytes()))}, after)
+		Dur: b.sendTime(b.stage, to.Stage, b.p2pBytes())}, after)
 	if !b.cfg.Overlap.P2P {
 		b.pendingBlock = t
 	}

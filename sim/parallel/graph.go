@@ -198,6 +198,9 @@ type Program struct {
 	ndeps  []int32
 	fill   []int32 // finish's scratch
 	arena  *Arena  // where the program's storage comes from; nil: its own
+	// p2p lists the pipeline sends and receives, in task order, as the
+	// builder added them: what linkP2P pairs, without walking every task.
+	p2p []int32
 	// entries[i] is the first task of the first step's schedule entry i
 	// (pipeline.Schedule.Order), entries[len(order)] the first task after
 	// them (the gradient flush and optimizer): the boundaries steady-state
@@ -718,7 +721,8 @@ type Pricer interface {
 	// pipeline stage `stage` (the slowest such group when they differ).
 	CommTime(k GroupKind, stage int, op collectives.Op, bytes units.Bytes) engine.Time
 	// SendTime is the time to send bytes from a rank of stage `from` to the
-	// corresponding rank of stage `to`.
+	// corresponding rank of stage `to`; it must depend on its arguments
+	// only (a build asks once per stage pair and size: builder.sendTime).
 	SendTime(from, to int, bytes units.Bytes) engine.Time
 }
 
@@ -828,7 +832,7 @@ type recvIndex struct {
 func (x *recvIndex) reset(progs []*Program) bool {
 	x.steps, x.micros, x.chunks, x.stages, x.n = 0, 0, 0, len(progs), 0
 	for _, p := range progs {
-		for i := range p.Tasks {
+		for _, i := range p.p2p {
 			t := &p.Tasks[i]
 			if t.Kind != KindRecv {
 				continue
@@ -870,7 +874,7 @@ func linkP2P(progs []*Program, recvs *recvIndex) error {
 		return linkP2PMap(progs)
 	}
 	for _, p := range progs {
-		for i := range p.Tasks {
+		for _, i := range p.p2p {
 			t := &p.Tasks[i]
 			if t.Kind == KindRecv {
 				e := &recvs.slot[recvs.at(p2pKey{t.Stream == StreamPPRecvGrd, t.Step, t.Micro, t.Chunk, int32(p.Stage)})]
@@ -894,7 +898,7 @@ func linkP2P(progs []*Program, recvs *recvIndex) error {
 func linkP2PMap(progs []*Program) error {
 	recvs := map[p2pKey]int32{}
 	for _, p := range progs {
-		for i := range p.Tasks {
+		for _, i := range p.p2p {
 			t := &p.Tasks[i]
 			if t.Kind == KindRecv {
 				recvs[p2pKey{t.Stream == StreamPPRecvGrd, t.Step, t.Micro, t.Chunk, int32(p.Stage)}] = int32(i)
@@ -915,7 +919,7 @@ func linkP2PMap(progs []*Program) error {
 func matchSends(progs []*Program, nRecvs int, find func(p2pKey) int32) error {
 	matched := 0
 	for _, p := range progs {
-		for i := range p.Tasks {
+		for _, i := range p.p2p {
 			t := &p.Tasks[i]
 			if t.Kind != KindSend {
 				continue
@@ -926,7 +930,7 @@ func matchSends(progs []*Program, nRecvs int, find func(p2pKey) int32) error {
 			}
 			t.Match = j
 			r := &progs[t.Peer].Tasks[j]
-			r.Match = int32(i)
+			r.Match = i
 			r.Peer = int32(p.Stage)
 			matched++
 		}

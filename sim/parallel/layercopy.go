@@ -212,14 +212,15 @@ func (b *builder) copyLayers(p *chunkPass, hist []layerMark, cur *layerMark) boo
 		}
 		prog.deps = growDeps(prog.deps, int(d1-d0))
 		shift := int32(len(prog.deps)) - d0
-		// One bulk copy (a Task holds a string: element by element each
-		// store would pass the GC's write barrier), then relabelled in
-		// place.
+		// One bulk copy, then relabelled in place.
 		prog.Tasks = append(prog.Tasks, prog.Tasks[src:src+n]...)
 		for i := range prog.Tasks[at:] {
 			t := &prog.Tasks[at+int32(i)]
 			if t.Layer >= 0 {
 				t.Layer += int32(dl)
+			}
+			if t.Kind == KindSend || t.Kind == KindRecv { // none so far: a layer sends nothing
+				prog.p2p = append(prog.p2p, at+int32(i))
 			}
 			if t.hostAfter != 0 {
 				t.hostAfter = relabel(t.hostAfter-1, theta, n, from, to) + 1

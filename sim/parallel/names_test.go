@@ -40,6 +40,22 @@ func TestTaskNames(t *testing.T) {
 			t.Errorf("nameCache.of(%q) = %d, table %d", s, c.of(dyn), internName(s))
 		}
 	}
+	// A prefix shares its bytes' address with the name: the length tells
+	// them apart. More names than slots evict one another.
+	long := "attn_fwd_cat"
+	for range 2 {
+		for _, s := range []string{long, long[:8], long[:4], long} {
+			if n := c.of(s); n.String() != s {
+				t.Errorf("nameCache.of(%q) reads back %q", s, n.String())
+			}
+		}
+	}
+	for i := range 3 * nameSlots {
+		s := fmt.Sprintf("evict_%d", i%(2*nameSlots))
+		if n := c.of(s); n.String() != s {
+			t.Errorf("nameCache.of(%q) reads back %q", s, n.String())
+		}
+	}
 }
 
 // Goroutines interning the same new names at once (sweep workers' builders)
