@@ -94,7 +94,7 @@ func (a *Arena) program(s int) *Program {
 	}
 	p := a.progs[s]
 	*p = Program{Stage: s, arena: a, Tasks: p.Tasks[:0], depOff: p.depOff[:0], deps: p.deps[:0],
-		succOf: p.succOf[:0], succ: p.succ[:0], ndeps: p.ndeps[:0], fill: p.fill[:0], entries: p.entries[:0],
+		succOf: p.succOf[:0], succ: p.succ[:0], ndeps: p.ndeps[:0], entries: p.entries[:0],
 		qends: p.qends, qids: p.qids, // setQueueWaits empties qends, qids
 		qselfBuf: p.qselfBuf, qrestBuf: p.qrestBuf, // and clears what it takes of these
 		bands: p.bands[:0], p2p: p.p2p[:0]}

@@ -82,8 +82,10 @@ type builder struct {
 	lastGrad []int
 	// plans are the block emitters of each layer of this stage (by
 	// global layer index); passes the two chunk passes being emitted.
-	plans  []*layerPlan
-	passes [2]chunkPass
+	plans []*layerPlan
+	// plansByKey are the plans made in this build (layerBlocks).
+	plansByKey []keyedPlan
+	passes     [2]chunkPass
 	// local holds, for pipeline hand-offs between two chunks of this
 	// stage (a V-shaped placement's turn), the task that produced the
 	// activation or gradient.
@@ -107,8 +109,10 @@ type builder struct {
 	// names finds a task name's TaskName (the Arena's, kept from build
 	// to build).
 	names *nameCache
-	// sendTimes are this build's Pricer.SendTime answers (sendTime).
-	sendTimes []sendTimeEntry
+	// sendTimes are this build's latest Pricer.SendTime answers
+	// (sendTime), nSend of them, the oldest replaced when all are taken.
+	sendTimes [8]sendTimeEntry
+	nSend     int
 }
 
 // sendTimeEntry is one Pricer.SendTime answer.
@@ -122,15 +126,16 @@ type sendTimeEntry struct {
 // each stage pair and size (a pipeline send's pricing was ≈ 3% of a
 // sweep's CPU): a build's sends are priced by one pricer, whose answer
 // depends on the arguments only, and a step's sends go to one or two
-// stages in one size, so the list searched stays a few entries long.
+// stages in one size, so a few entries hold them all.
 func (b *builder) sendTime(from, to int, bytes float64) engine.Time {
-	for _, e := range b.sendTimes {
+	for _, e := range b.sendTimes[:min(b.nSend, len(b.sendTimes))] {
 		if e.from == int32(from) && e.to == int32(to) && e.bytes == bytes {
 			return e.t
 		}
 	}
 	t := b.pr.SendTime(from, to, units.Bytes(bytes))
-	b.sendTimes = append(b.sendTimes, sendTimeEntry{int32(from), int32(to), bytes, t})
+	b.sendTimes[b.nSend%len(b.sendTimes)] = sendTimeEntry{int32(from), int32(to), bytes, t}
+	b.nSend++
 	return t
 }
 
@@ -140,7 +145,8 @@ func (b *builder) sendTime(from, to int, bytes float64) engine.Time {
 func (b *builder) reset(s int, prog *Program, order []pipeline.Step) {
 	*b = builder{cfg: b.cfg, pr: b.pr, cache: b.cache, place: b.place, stage: s, prog: prog, order: order,
 		recomputed: b.recomputed, pairWait: b.pairWait[:0], queued: b.queued[:0], dpTasks: b.dpTasks[:0],
-		paramAG: b.paramAG, lastGrad: b.lastGrad, depBuf: b.depBuf[:0], classes: b.classes, classKeys: b.classKeys[:0], names: b.names, sendTimes: b.sendTimes}
+		paramAG: b.paramAG, lastGrad: b.lastGrad, depBuf: b.depBuf[:0], classes: b.classes, classKeys: b.classKeys[:0], names: b.names,
+		sendTimes: b.sendTimes, nSend: b.nSend, plans: b.plans, plansByKey: b.plansByKey}
 }
 
 func (b *builder) dense() float64 { return float64(b.cfg.Layout.TP) }

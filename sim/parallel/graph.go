@@ -196,8 +196,7 @@ type Program struct {
 	succOf []int32 // CSR: successors, built by finish
 	succ   []int32
 	ndeps  []int32
-	fill   []int32 // finish's scratch
-	arena  *Arena  // where the program's storage comes from; nil: its own
+	arena  *Arena // where the program's storage comes from; nil: its own
 	// p2p lists the pipeline sends and receives, in task order, as the
 	// builder added them: what linkP2P pairs, without walking every task.
 	p2p []int32
@@ -376,33 +375,33 @@ func (p *Program) Deps(i int) []int32 { return p.deps[p.depOff[i]:p.depOff[i+1]]
 // Succ returns the tasks that depend on task i.
 func (p *Program) Succ(i int) []int32 { return p.succ[p.succOf[i]:p.succOf[i+1]] }
 
+// finish builds the successor lists (Succ, each in task order) and the
+// dependency counts from the dependency lists. The counts of task j's
+// successors go to cnt[j+2], so that after the prefix sums cnt[j+1] is
+// where j's list starts; filling the lists advances cnt[j+1] to where
+// j+1's starts, which leaves cnt[:n+1] the lists' offsets without a copy.
 func (p *Program) finish() {
 	n := len(p.Tasks)
 	off := p.depOff[:n+1]
-	ndeps := resize(p.ndeps, n)
-	for i := range ndeps {
-		ndeps[i] = off[i+1] - off[i]
-	}
-	p.ndeps = ndeps
-	cnt := resize(p.succOf, n+1) // successor counts, then their offsets
+	cnt := resize(p.succOf, n+2)
 	clear(cnt)
 	for _, j := range p.deps {
-		cnt[j+1]++
+		cnt[j+2]++
 	}
-	for i := 0; i < n; i++ {
-		cnt[i+1] += cnt[i]
+	for i := 2; i < n+2; i++ {
+		cnt[i] += cnt[i-1]
 	}
-	p.succOf = cnt
+	ndeps := resize(p.ndeps, n)
 	succ := resize(p.succ, len(p.deps))
-	fill := resize(p.fill, n)
-	copy(fill, cnt[:n])
 	for i := 0; i < n; i++ {
-		for _, j := range p.deps[off[i]:off[i+1]] {
-			succ[fill[j]] = int32(i)
-			fill[j]++
+		deps := p.deps[off[i]:off[i+1]]
+		ndeps[i] = int32(len(deps))
+		for _, j := range deps {
+			succ[cnt[j+1]] = int32(i)
+			cnt[j+1]++
 		}
 	}
-	p.succ, p.fill = succ, fill
+	p.succOf, p.succ, p.ndeps = cnt[:n+1], succ, ndeps
 }
 
 // Overlap says which communication the frameworks overlap with compute.

@@ -67,3 +67,34 @@ func TestP2PListAndSendTimes(t *testing.T) {
 		}
 	}
 }
+
+// finish lists each task's successors in task order and counts its
+// dependencies, by hand on small graphs (a task nobody waits for, the
+// last task with successors none, one with several, a reused program).
+func TestFinishSuccessors(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		deps  [][]int32
+		succ  [][]int32
+		ndeps []int32
+	}{
+		{"chain", [][]int32{nil, {0}, {1}}, [][]int32{{1}, {2}, nil}, []int32{0, 1, 1}},
+		{"fan", [][]int32{nil, {0}, {0}, {2, 1, 0}}, [][]int32{{1, 2, 3}, {3}, {3}, nil}, []int32{0, 1, 1, 3}},
+		{"last has none, first none", [][]int32{nil, nil, {1}, {1}, nil}, [][]int32{nil, {2, 3}, nil, nil, nil}, []int32{0, 0, 1, 1, 0}},
+		{"one task", [][]int32{nil}, [][]int32{nil}, []int32{0}},
+	} {
+		tasks := make([]Task, len(c.deps))
+		p := handProgram(tasks, c.deps)
+		for range 2 { // again on the program's own storage
+			for i := range tasks {
+				if got := p.Succ(i); !slices.Equal(got, c.succ[i]) && len(got)+len(c.succ[i]) > 0 {
+					t.Errorf("%s: Succ(%d) = %v, want %v", c.name, i, got, c.succ[i])
+				}
+			}
+			if !slices.Equal(p.ndeps, c.ndeps) {
+				t.Errorf("%s: ndeps %v, want %v", c.name, p.ndeps, c.ndeps)
+			}
+			p.finish()
+		}
+	}
+}

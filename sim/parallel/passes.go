@@ -69,7 +69,8 @@ type layerPlan struct {
 // planLayers chooses every layer's block emitters from the recipe.
 func (b *builder) planLayers() {
 	cfg := b.cfg
-	b.plans = make([]*layerPlan, cfg.Model.StackLayers())
+	b.plans = resize(b.plans, cfg.Model.StackLayers())
+	clear(b.plans)
 	for _, ch := range cfg.Chunks[b.stage] {
 		for l := ch.FirstLayer; l < ch.FirstLayer+ch.Layers && l < len(b.plans); l++ {
 			if b.plans[l] == nil {
@@ -79,9 +80,45 @@ func (b *builder) planLayers() {
 	}
 }
 
+// planKey is what a layer's block emitters depend on besides the step's
+// configuration: whether its MLP is MoE and how it is recomputed.
+type planKey struct {
+	moe  bool
+	mode workload.Recompute
+}
+
+// layerBlocks returns layer l's block emitters, made once per build for
+// each planKey (the builder keeps them in plansByKey): the layers of a
+// model share a handful, and making them per layer and stage was four
+// allocations a layer.
 func (b *builder) layerBlocks(l int) *layerPlan {
 	cfg := b.cfg
 	moe := b.moe(l)
+	mode := cfg.Recompute
+	if mode == workload.RecomputeFull && l < len(b.recomputed) && !b.recomputed[l] {
+		mode = workload.RecomputeNone // recompute_every: this layer keeps its activations
+	}
+	k := planKey{moe, mode}
+	for _, e := range b.plansByKey {
+		if e.key == k {
+			return e.plan
+		}
+	}
+	p := b.newLayerPlan(l, moe, mode)
+	b.plansByKey = append(b.plansByKey, keyedPlan{k, p})
+	return p
+}
+
+// keyedPlan is a layer plan with its planKey.
+type keyedPlan struct {
+	key  planKey
+	plan *layerPlan
+}
+
+// newLayerPlan makes the block emitters of layer l, MoE or not, recomputed
+// by mode.
+func (b *builder) newLayerPlan(l int, moe bool, mode workload.Recompute) *layerPlan {
+	cfg := b.cfg
 	var p layerPlan
 	switch {
 	case b.tpPaired(l):
@@ -92,10 +129,6 @@ func (b *builder) layerBlocks(l int) *layerPlan {
 		p.fwd = []blockEmitter{fwdAttn, fwdMLP}
 	}
 	var rec []blockEmitter
-	mode := cfg.Recompute
-	if mode == workload.RecomputeFull && l < len(b.recomputed) && !b.recomputed[l] {
-		mode = workload.RecomputeNone // recompute_every: this layer keeps its activations
-	}
 	switch mode {
 	case workload.RecomputeFull:
 		rec = []blockEmitter{recomputeFull}
