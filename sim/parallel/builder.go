@@ -251,9 +251,15 @@ func (b *builder) add(t *Task, deps ...int32) int32 {
 	start := len(p.deps)
 	p.depOff = append(p.depOff, int32(start))
 	if t.Kind != KindRecv {
-		p.deps = appendDep(p.deps, start, b.last[t.Stream])
+		// p.deps = append(p.deps, …) in place: the compiler stores only
+		// the length back (no write barrier) unless the array grows.
+		if d := b.last[t.Stream]; d >= 0 {
+			p.deps = append(p.deps, d)
+		}
 		for _, d := range deps {
-			p.deps = appendDep(p.deps, start, d)
+			if d >= 0 && !slices.Contains(p.deps[start:], d) {
+				p.deps = append(p.deps, d)
+			}
 		}
 	}
 	p.Tasks = append(p.Tasks, *t)
@@ -278,20 +284,6 @@ func (p *Program) grow() {
 	if cap(p.deps)-len(p.deps) < 2*n { // a task has about two dependencies
 		p.deps = slices.Grow(p.deps, max(len(p.deps), 2*n))
 	}
-}
-
-// appendDep appends dependency d to the list deps[start:] unless it is
-// negative (none) or already there.
-func appendDep(deps []int32, start int, d int32) []int32 {
-	if d < 0 {
-		return deps
-	}
-	for _, e := range deps[start:] {
-		if e == d {
-			return deps
-		}
-	}
-	return append(deps, d)
 }
 
 // compute adds a compute task; it waits for deps, the stream, any blocking

@@ -305,9 +305,9 @@ func (p *Program) setQueueWaits(h *HostModel) {
 		}
 		last[s] = int32(t) + 1
 		done[s] += k
-		if k > 0 {
-			p.qends[s] = append(ends, done[s])
-			p.qids[s] = append(ids, int32(t))
+		if k > 0 { // appended in place: no write barrier unless they grow
+			p.qends[s] = append(p.qends[s], done[s])
+			p.qids[s] = append(p.qids[s], int32(t))
 		}
 	}
 }

@@ -60,18 +60,22 @@ func internName(s string) TaskName {
 // nameCache is one goroutine's view of the name table (a builder's, kept
 // in its Arena): names it has seen, found without the table's lock. Most
 // names the builder passes are string literals, whose bytes stay where
-// they are, so slots, indexed by the address of a name's bytes, answer
+// they are, so slots indexed by the address of a name's bytes answer
 // them without hashing the name (a map lookup per task was ≈ 4% of a
 // sweep's CPU); a slot holds its string, so an equal address and length
-// mean equal bytes. Names built at run time (a collective's name with a
-// suffix) miss the slots and are found in ids.
+// mean equal bytes. A name may sit in either slot of its pair, so that
+// two names of one address hash (a layer's attention and MLP, say) do not
+// take turns. Names built at run time (a collective's name with a suffix)
+// miss the slots and are found in ids.
 type nameCache struct {
 	slots [nameSlots]nameSlot
 	ids   map[string]TaskName
 }
 
-const nameSlotBits = 6
-const nameSlots = 1 << nameSlotBits
+const (
+	nameSlotBits = 8
+	nameSlots    = 1 << nameSlotBits
+)
 
 type nameSlot struct {
 	s string
@@ -84,9 +88,13 @@ func (c *nameCache) of(s string) TaskName {
 		return internName(s)
 	}
 	p := unsafe.StringData(s)
-	e := &c.slots[(uint64(uintptr(unsafe.Pointer(p)))*0x9E3779B97F4A7C15)>>(64-nameSlotBits)]
+	h := (uint64(uintptr(unsafe.Pointer(p))) * 0x9E3779B97F4A7C15) >> (64 - nameSlotBits)
+	e, f := &c.slots[h], &c.slots[h^1]
 	if unsafe.StringData(e.s) == p && len(e.s) == len(s) {
 		return e.n // the zero slot answers "" (nil bytes) with 0, which is right
+	}
+	if unsafe.StringData(f.s) == p && len(f.s) == len(s) {
+		return f.n
 	}
 	n, ok := c.ids[s]
 	if !ok {
@@ -95,6 +103,9 @@ func (c *nameCache) of(s string) TaskName {
 		}
 		n = internName(s)
 		c.ids[s] = n
+	}
+	if e.s != "" && f.s == "" {
+		e = f
 	}
 	*e = nameSlot{s, n}
 	return n
