@@ -3,6 +3,7 @@ package parallel
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/simtrain/simtrain/sim/collectives"
@@ -306,6 +307,12 @@ func (p *Program) setQueueWaits(h *HostModel) {
 		last[s] = int32(t) + 1
 		done[s] += k
 		if k > 0 { // appended in place: no write barrier unless they grow
+			if n := len(p.qends[s]); n == cap(p.qends[s]) { // by doubling, as Program.grow
+				p.qends[s] = slices.Grow(p.qends[s], max(n, 64))
+			}
+			if n := len(p.qids[s]); n == cap(p.qids[s]) {
+				p.qids[s] = slices.Grow(p.qids[s], max(n, 64))
+			}
 			p.qends[s] = append(p.qends[s], done[s])
 			p.qids[s] = append(p.qids[s], int32(t))
 		}
