@@ -20,8 +20,14 @@ import (
 // hundred in all.
 type TaskName uint32
 
-// String returns the name.
-func (n TaskName) String() string { return (*taskNames.list.Load())[n] }
+// String returns the name ("" for an index no name was given: only the
+// builder makes TaskNames).
+func (n TaskName) String() string {
+	if list := *taskNames.list.Load(); int64(n) < int64(len(list)) {
+		return list[n]
+	}
+	return ""
+}
 
 // taskNames is the process's name table: list, read without a lock, is
 // replaced by a longer copy (under mu) when a name is added, so that a

@@ -13,6 +13,9 @@ func TestTaskNames(t *testing.T) {
 	if s := TaskName(0).String(); s != "" {
 		t.Errorf("zero TaskName is %q, want empty", s)
 	}
+	if s := TaskName(1 << 31).String(); s != "" {
+		t.Errorf("a TaskName never given is %q, want empty", s)
+	}
 	cases := []string{"attn_fwd", "mlp_fwd", "attn_fwd_cat", "", "send_grad", "names_test_only"}
 	seen := map[TaskName]string{}
 	for _, s := range cases {
