@@ -303,7 +303,7 @@ type hostIssuer Executor
 // Handle makes the task packed in arg ready: its issue has ended.
 func (h *hostIssuer) Handle(now engine.Time, arg int64) {
 	x := (*Executor)(h)
-	i, t := int(arg>>32), int(uint32(arg))
+	i, t := unpack(arg)
 	if ev := x.inst[i].events; ev != nil {
 		ev[t]++
 	}
@@ -320,39 +320,56 @@ func (h *hostIssuer) Handle(now engine.Time, arg int64) {
 func (x *Executor) hostAdvance(i int) {
 	in := &x.inst[i]
 	p := in.prog
-	for ; int(in.hostNext) < len(p.Tasks); in.hostNext++ {
-		t := int(in.hostNext)
-		if p.Tasks[t].Kind == KindRecv {
+	// The thread's position and free time live in locals while it runs
+	// ahead (one task per iteration, often hundreds per call), and go back
+	// to the instance where it parks or readies a task.
+	tasks, state, need := p.Tasks, in.state, in.need
+	t, free := int(in.hostNext), in.hostFree
+	for ; t < len(tasks); t++ {
+		task := &tasks[t]
+		if task.Kind == KindRecv {
 			continue // started by its send
 		}
-		begin := in.hostFree
-		for _, w := range [2]int{p.HostAfter(t), p.QueueAfter(t)} {
-			if w < 0 {
-				continue
-			}
-			e := in.state[w].end
+		begin := free
+		// Program.HostAfter, then Program.QueueAfter: the first that has
+		// not ended is the one the thread waits for.
+		if w := task.hostAfter - 1; w >= 0 {
+			e := state[w].end
 			if e == 0 {
-				in.hostWait = int32(w)
+				in.hostNext, in.hostFree, in.hostWait = int32(t), free, w
 				return
 			}
 			begin = max(begin, e-1)
 		}
-		issued := begin + p.Tasks[t].Issue
-		if w, rest := p.QueueSelf(t); w >= 0 {
-			e := in.state[w].end
+		if w := task.queueAfter - 1; w >= 0 {
+			e := state[w].end
 			if e == 0 {
-				in.hostWait = int32(w)
+				in.hostNext, in.hostFree, in.hostWait = int32(t), free, w
 				return
 			}
-			issued = max(issued, e-1+rest)
+			begin = max(begin, e-1)
 		}
-		in.hostFree = issued
-		st := &in.state[t]
-		st.issued = in.hostFree + 1
-		if st.arrived() == in.need[t]-1 { // every input ready: only the issue is missing
+		issued := begin + task.Issue
+		if p.qself != nil { // Program.QueueSelf
+			if w := p.qself[t] - 1; w >= 0 {
+				e := state[w].end
+				if e == 0 {
+					in.hostNext, in.hostFree, in.hostWait = int32(t), free, w
+					return
+				}
+				issued = max(issued, e-1+p.qrest[t])
+			}
+		}
+		free = issued
+		st := &state[t]
+		st.issued = free + 1
+		if st.arrived() == need[t]-1 { // every input ready: only the issue is missing
+			in.hostNext, in.hostFree = int32(t), free
 			x.hostIssued(i, t)
+			t, free = int(in.hostNext), in.hostFree // as the instance has them after the call
 		}
 	}
+	in.hostNext, in.hostFree = int32(t), free
 }
 
 // hostIssued makes task t of instance i, whose inputs are all ready and
@@ -447,25 +464,68 @@ func (x *Executor) ended() error {
 
 func pack(i, t int) int64 { return int64(i)<<32 | int64(uint32(t)) }
 
+// computeEnd marks, in an event's argument, the end of a compute task
+// played under the interference model (startCompute, commBusy): Handle
+// tells such an end from a stale one and completes the task without
+// reading its Task, a 88-byte record that is otherwise the one cache line
+// the completion of a compute task would touch for its kind alone. Bits
+// 32–61 hold the instance (at most 2^30), bits 0–31 the task.
+const computeEnd = 1 << 62
+
+// unpack is pack's inverse, the computeEnd mark dropped.
+func unpack(arg int64) (i, t int) { return int(arg>>32) & (1<<30 - 1), int(uint32(arg)) }
+
 // Handle completes the task packed in arg.
 func (x *Executor) Handle(now engine.Time, arg int64) {
-	i, t := int(arg>>32), int(uint32(arg))
-	if ev := x.inst[i].events; ev != nil {
+	i, t := unpack(arg)
+	in := &x.inst[i]
+	if ev := in.events; ev != nil {
 		ev[t]++
 	}
-	if x.sms > 0 && x.inst[i].prog.Tasks[t].Kind.IsCompute() {
-		in := &x.inst[i]
+	if arg&computeEnd != 0 {
 		if int(in.cur) != t || now != in.end {
 			return // superseded by a rate change
 		}
 		in.cur = -1
+		// A compute task: finish and complete1 would only complete it
+		// on its own rank, communication aside.
+		if x.full != nil {
+			x.complete1Full(i, t)
+		} else {
+			x.completed(i, t)
+		}
+		return
+	}
+	if x.full == nil {
+		x.finishSym(i, t)
+		return
 	}
 	x.finish(i, t)
 }
 
+// finishSym is finish in symmetric mode (where the peer of a send is the
+// instance of its stage): the task's communication releases its SMs, it
+// completes, and a send's receive after it.
+func (x *Executor) finishSym(i, t int) {
+	task := &x.inst[i].prog.Tasks[t]
+	kind := task.Kind
+	if x.sms > 0 && kind.IsComm() {
+		x.commBusy(i, -x.ctasOf(i, task), task.SMSized)
+	}
+	x.completed(i, t)
+	if kind == KindSend {
+		j, m := int(task.Peer), int(task.Match)
+		if x.sms > 0 {
+			recv := &x.inst[j].prog.Tasks[m]
+			x.commBusy(j, -x.ctasOf(j, recv), recv.SMSized)
+		}
+		x.completed(j, m)
+	}
+}
+
 // CollectiveDone completes a collective or send on every rank involved.
 func (x *Executor) CollectiveDone(now engine.Time, tag int64) {
-	i, t := int(tag>>32), int(uint32(tag))
+	i, t := unpack(tag)
 	if x.minEnd != nil && x.minEnd[i] != nil && now < x.minEnd[i][t] {
 		x.eng.After(x.minEnd[i][t]-now, x.h, tag) // FloorByTask: not before its priced end
 		return
@@ -498,12 +558,20 @@ func (x *Executor) complete1(i, t int) {
 		x.complete1Full(i, t)
 		return
 	}
-	in := &x.inst[i]
-	now := x.eng.Now()
-	in.state[t].end = now + 1
-	if x.sms > 0 && in.prog.Tasks[t].Kind.IsComm() {
-		x.commBusy(i, -x.ctasOf(i, &in.prog.Tasks[t]), in.prog.Tasks[t].SMSized)
+	if x.sms > 0 {
+		if task := &x.inst[i].prog.Tasks[t]; task.Kind.IsComm() {
+			x.commBusy(i, -x.ctasOf(i, task), task.SMSized)
+		}
 	}
+	x.completed(i, t)
+}
+
+// completed is complete1 in symmetric mode once a communication task has
+// released its SMs: it records the end and readies what waited for it.
+func (x *Executor) completed(i, t int) {
+	in := &x.inst[i]
+	state, need := in.state, in.need
+	state[t].end = x.eng.Now() + 1
 	x.done++
 	if x.done&0xffff == 0 {
 		x.poll()
@@ -513,14 +581,12 @@ func (x *Executor) complete1(i, t int) {
 			x.eng.Stop()
 		}
 	}
-	p := in.prog
-	for _, s := range p.Succ(t) {
-		st := &in.state[s]
+	for _, s := range in.prog.Succ(t) {
+		st := &state[s]
 		st.start-- // one more input arrived
-		switch arrived, need := st.arrived(), in.need[s]; {
-		case arrived == need:
-			x.ready(i, int(s))
-		case arrived == need-1 && st.issued != 0:
+		if arrived, need := st.arrived(), need[s]; arrived == need {
+			x.readySym(i, int(s))
+		} else if arrived == need-1 && st.issued != 0 {
 			x.hostIssued(i, int(s)) // inputs ready; issued or being issued
 		}
 	}
@@ -541,6 +607,10 @@ func (x *Executor) peer(i, st int) int {
 }
 
 func (x *Executor) ready(i, t int) {
+	if x.full == nil {
+		x.readySym(i, t)
+		return
+	}
 	in := &x.inst[i]
 	task := &in.prog.Tasks[t]
 	now := x.eng.Now()
@@ -578,7 +648,7 @@ func (x *Executor) ready(i, t int) {
 			panic(fmt.Sprintf("parallel: pipeline send: %v", err))
 		}
 	case x.sms > 0 && task.Kind.IsCompute():
-		x.startCompute(i, t, task.Dur)
+		x.startCompute(i, t, task.Dur, task.GEMMShare)
 	case x.symmetric || !task.Kind.IsComm():
 		if x.sms > 0 && task.Kind.IsComm() {
 			x.commBusy(i, x.ctasOf(i, task), task.SMSized)
@@ -587,6 +657,33 @@ func (x *Executor) ready(i, t int) {
 	default:
 		x.arrive(i, t, task)
 	}
+}
+
+// readySym is ready in symmetric mode: every task starts now, a send's
+// receive on the peer stage's instance with it, and ends after its Dur
+// (a compute task under the interference model: when its work is done).
+func (x *Executor) readySym(i, t int) {
+	in := &x.inst[i]
+	task := &in.prog.Tasks[t]
+	now := x.eng.Now()
+	in.state[t].start = now + 1
+	switch k := task.Kind; {
+	case k == KindSend:
+		j, m := int(task.Peer), int(task.Match) // the peer stage's instance is the stage
+		peer := &x.inst[j]
+		peer.state[m].start = now + 1
+		if x.sms > 0 {
+			x.commBusy(i, x.ctasOf(i, task), task.SMSized)
+			recv := &peer.prog.Tasks[m]
+			x.commBusy(j, x.ctasOf(j, recv), recv.SMSized)
+		}
+	case x.sms > 0 && k.IsCompute():
+		x.startCompute(i, t, task.Dur, task.GEMMShare)
+		return
+	case x.sms > 0 && k.IsComm():
+		x.commBusy(i, x.ctasOf(i, task), task.SMSized)
+	}
+	x.eng.After(task.Dur, x.h, pack(i, t))
 }
 
 // TimeByTask makes the collectives of group kind k take their task's priced

@@ -192,13 +192,14 @@ func (x *Executor) rateOf(in *instance) int64 {
 	return max(x.sms*g*free*65535/(s*w*x.sms*free+2*sb*g*free+rest*x.sms*g), 1)
 }
 
-// startCompute begins compute task t of instance i: its work is Dur × SMs
-// SM-nanoseconds, and it ends when that work is done at the current rate.
-func (x *Executor) startCompute(i, t int, dur engine.Time) {
+// startCompute begins compute task t of instance i, of the given Dur and
+// GEMMShare: its work is Dur × SMs SM-nanoseconds, and it ends when that
+// work is done at the current rate.
+func (x *Executor) startCompute(i, t int, dur engine.Time, share uint16) {
 	in := &x.inst[i]
 	now := x.eng.Now()
 	in.cur = int32(t)
-	in.share = in.prog.Tasks[t].GEMMShare
+	in.share = share
 	in.since = now
 	in.rate = x.rateOf(in)
 	if dur > x.maxDur {
@@ -208,7 +209,7 @@ func (x *Executor) startCompute(i, t int, dur engine.Time) {
 		in.rem = int64(dur) * x.sms
 		in.end = now.Add(ceilDiv(in.rem, in.rate))
 	}
-	x.eng.At(in.end, x.h, pack(i, t))
+	x.eng.At(in.end, x.h, pack(i, t)|computeEnd)
 }
 
 // commBusy adds delta CTAs to instance i's in-flight communication (of
@@ -241,7 +242,7 @@ func (x *Executor) commBusy(i int, delta int32, sized bool) {
 	}
 	if end != in.end {
 		in.end = end
-		x.eng.At(end, x.h, pack(i, int(in.cur)))
+		x.eng.At(end, x.h, pack(i, int(in.cur))|computeEnd)
 	}
 }
 
