@@ -97,6 +97,7 @@ func (a *Arena) blockCache(class int, cfg *StepConfig, pr Pricer, stage int) *bl
 type instanceBuffers struct {
 	state []taskState
 	need  []int32
+	hot   []hotTask // Arena.hotBuffer (exec.go)
 }
 
 // program returns stage s's program, emptied, with the capacity of the

@@ -166,6 +166,9 @@ type instance struct {
 	// thread, its issue), shared by every rank of the stage.
 	state []taskState
 	need  []int32
+	// hot is what the play reads of each task (hotTask), in program
+	// order, shared by every rank of the stage.
+	hot []hotTask
 	// hostNext is the next task in program order the host thread issues;
 	// hostWait the task whose end it waits for, -1 when it is not waiting;
 	// hostFree when it has issued everything before hostNext.
@@ -193,6 +196,33 @@ type instance struct {
 	end   engine.Time // its scheduled end at the current rate
 }
 
+// hotTask is what the play reads of a task on every event, copied from its
+// Task once per execution (fillHot): 32 bytes, two to a cache line, where
+// a Task is 88 and straddles two. The host thread's walk (hostAdvance)
+// and the start and end of each task (readySym, finishSym), and Stats
+// after the play, read these instead of the Tasks, whose lines, streamed
+// once per play by each, were most of the play's cache misses on a
+// sweep's long pipelines.
+type hotTask struct {
+	dur        engine.Time // Task.Dur
+	issue      engine.Time // Task.Issue
+	hostAfter  int32       // Task.hostAfter
+	queueAfter int32       // Task.queueAfter
+	share      uint16      // Task.GEMMShare
+	kind       Kind
+	group      GroupKind
+	stream     Stream
+	flags      uint8 // hotCopyEngine, hotSMSized
+}
+
+// hotTask.flags: Task.CopyEngine, Task.SMSized.
+const (
+	hotCopyEngine = 1 << iota
+	hotSMSized
+)
+
+func (h *hotTask) smSized() bool { return h.flags&hotSMSized != 0 }
+
 // NewSymmetric prepares a symmetric (one rank per stage) execution.
 func NewSymmetric(eng *engine.Engine, l *Layout, progs []*Program) *Executor {
 	x := &Executor{eng: eng, layout: l, progs: progs, symmetric: true}
@@ -205,10 +235,12 @@ func NewSymmetric(eng *engine.Engine, l *Layout, progs []*Program) *Executor {
 		if a := p.arena; a != nil {
 			in.state, in.need = a.buffers(s, len(p.Tasks))
 			clear(in.state)
+			in.hot = a.hotBuffer(s, len(p.Tasks))
 		} else {
 			in.state, in.need = make([]taskState, len(p.Tasks)), make([]int32, len(p.Tasks))
+			in.hot = make([]hotTask, len(p.Tasks))
 		}
-		fillNeed(in.need, p)
+		fillHot(in.hot, in.need, p)
 		x.inst = append(x.inst, in)
 	}
 	x.h = eng.Register(x)
@@ -222,14 +254,16 @@ func NewFull(eng *engine.Engine, l *Layout, progs []*Program, r *collectives.Run
 	n := l.World()
 	x.inst = make([]instance, n)
 	need := make([][]int32, len(progs))
+	hot := make([][]hotTask, len(progs))
 	for s, p := range progs {
-		need[s] = fillNeed(make([]int32, len(p.Tasks)), p)
+		need[s], hot[s] = make([]int32, len(p.Tasks)), make([]hotTask, len(p.Tasks))
+		fillHot(hot[s], need[s], p)
 	}
 	for rank := 0; rank < n; rank++ {
 		st := l.CoordOf(rank).PP
 		// The task times (state) are given to the kept ranks at Run
 		// (KeepTimes); the play itself runs on x.full.
-		x.inst[rank] = instance{rank: rank, stage: st, prog: progs[st], cur: -1, hostWait: -1, need: need[st]}
+		x.inst[rank] = instance{rank: rank, stage: st, prog: progs[st], cur: -1, hostWait: -1, need: need[st], hot: hot[st]}
 	}
 	x.full = newFullMode(x)
 	for k := GroupKind(0); k < NumGroupKinds; k++ {
@@ -247,9 +281,34 @@ func NewFull(eng *engine.Engine, l *Layout, progs []*Program, r *collectives.Run
 	return x, nil
 }
 
-// fillNeed sets need to the inputs each task of p waits for: its
-// dependencies and, with a host thread, its issue (receives are not
-// issued: their send starts them).
+// fillHot sets need to the inputs each task of p waits for (its
+// dependencies and, with a host thread, its issue: receives are not
+// issued, their send starts them) and hot to the tasks' hotTask, in one
+// pass over the Tasks. A nil need is left alone.
+func fillHot(hot []hotTask, need []int32, p *Program) {
+	hot = hot[:len(p.Tasks)]
+	if need != nil {
+		need = need[:len(p.Tasks)]
+		copy(need, p.ndeps)
+	}
+	for i := range p.Tasks {
+		t := &p.Tasks[i]
+		var flags uint8
+		if t.CopyEngine {
+			flags |= hotCopyEngine
+		}
+		if t.SMSized {
+			flags |= hotSMSized
+		}
+		hot[i] = hotTask{dur: t.Dur, issue: t.Issue, hostAfter: t.hostAfter, queueAfter: t.queueAfter,
+			share: t.GEMMShare, kind: t.Kind, group: t.Group, stream: t.Stream, flags: flags}
+		if need != nil && p.Hosted && t.Kind != KindRecv {
+			need[i]++
+		}
+	}
+}
+
+// fillNeed is fillHot's need alone.
 func fillNeed(need []int32, p *Program) []int32 {
 	copy(need, p.ndeps)
 	if p.Hosted {
@@ -260,6 +319,14 @@ func fillNeed(need []int32, p *Program) []int32 {
 		}
 	}
 	return need
+}
+
+// hotBuffer returns instance i's hotTask slice sized for n tasks (contents
+// unspecified), after buffers(i, …).
+func (a *Arena) hotBuffer(i, n int) []hotTask {
+	b := &a.inst[i]
+	b.hot = resize(b.hot, n)
+	return b.hot
 }
 
 // Issued returns, for instance i, when the host thread finished issuing
@@ -323,11 +390,11 @@ func (x *Executor) hostAdvance(i int) {
 	// The thread's position and free time live in locals while it runs
 	// ahead (one task per iteration, often hundreds per call), and go back
 	// to the instance where it parks or readies a task.
-	tasks, state, need := p.Tasks, in.state, in.need
+	hot, state, need := in.hot, in.state, in.need
 	t, free := int(in.hostNext), in.hostFree
-	for ; t < len(tasks); t++ {
-		task := &tasks[t]
-		if task.Kind == KindRecv {
+	for ; t < len(hot); t++ {
+		task := &hot[t]
+		if task.kind == KindRecv {
 			continue // started by its send
 		}
 		begin := free
@@ -349,7 +416,7 @@ func (x *Executor) hostAdvance(i int) {
 			}
 			begin = max(begin, e-1)
 		}
-		issued := begin + task.Issue
+		issued := begin + task.issue
 		if p.qself != nil { // Program.QueueSelf
 			if w := p.qself[t] - 1; w >= 0 {
 				e := state[w].end
@@ -380,7 +447,11 @@ func (x *Executor) hostIssued(i, t int) {
 		x.eng.After(d, x.hh, pack(i, t))
 		return
 	}
-	x.ready(i, t)
+	if x.full == nil { // ready, one call shorter
+		x.readySym(i, t)
+	} else {
+		x.readyFull(i, t)
+	}
 }
 
 // Instances is the number of played ranks.
@@ -422,7 +493,7 @@ func (x *Executor) begin() {
 		for i := range x.inst {
 			in := &x.inst[i]
 			for t := range in.prog.Tasks {
-				if in.need[t] == 0 && in.prog.Tasks[t].Kind != KindRecv {
+				if in.need[t] == 0 && in.hot[t].kind != KindRecv {
 					x.ready(i, t)
 				}
 			}
@@ -507,17 +578,18 @@ func (x *Executor) Handle(now engine.Time, arg int64) {
 // instance of its stage): the task's communication releases its SMs, it
 // completes, and a send's receive after it.
 func (x *Executor) finishSym(i, t int) {
-	task := &x.inst[i].prog.Tasks[t]
-	kind := task.Kind
+	h := &x.inst[i].hot[t]
+	kind := h.kind
 	if x.sms > 0 && kind.IsComm() {
-		x.commBusy(i, -x.ctasOf(i, task), task.SMSized)
+		x.commBusy(i, -x.ctasHot(i, h), h.smSized())
 	}
 	x.completed(i, t)
 	if kind == KindSend {
+		task := &x.inst[i].prog.Tasks[t]
 		j, m := int(task.Peer), int(task.Match)
 		if x.sms > 0 {
-			recv := &x.inst[j].prog.Tasks[m]
-			x.commBusy(j, -x.ctasOf(j, recv), recv.SMSized)
+			recv := &x.inst[j].hot[m]
+			x.commBusy(j, -x.ctasHot(j, recv), recv.smSized())
 		}
 		x.completed(j, m)
 	}
@@ -606,11 +678,18 @@ func (x *Executor) peer(i, st int) int {
 	return x.layout.RankOf(c)
 }
 
+// ready starts task t of instance i, whose inputs have all arrived.
 func (x *Executor) ready(i, t int) {
 	if x.full == nil {
 		x.readySym(i, t)
-		return
+	} else {
+		x.readyFull(i, t)
 	}
+}
+
+// readyFull is ready in full mode: a collective starts when its last
+// member arrives, a send on the fabric.
+func (x *Executor) readyFull(i, t int) {
 	in := &x.inst[i]
 	task := &in.prog.Tasks[t]
 	now := x.eng.Now()
@@ -664,26 +743,27 @@ func (x *Executor) ready(i, t int) {
 // (a compute task under the interference model: when its work is done).
 func (x *Executor) readySym(i, t int) {
 	in := &x.inst[i]
-	task := &in.prog.Tasks[t]
+	h := &in.hot[t]
 	now := x.eng.Now()
 	in.state[t].start = now + 1
-	switch k := task.Kind; {
+	switch k := h.kind; {
 	case k == KindSend:
+		task := &in.prog.Tasks[t]
 		j, m := int(task.Peer), int(task.Match) // the peer stage's instance is the stage
 		peer := &x.inst[j]
 		peer.state[m].start = now + 1
 		if x.sms > 0 {
-			x.commBusy(i, x.ctasOf(i, task), task.SMSized)
-			recv := &peer.prog.Tasks[m]
-			x.commBusy(j, x.ctasOf(j, recv), recv.SMSized)
+			x.commBusy(i, x.ctasHot(i, h), h.smSized())
+			recv := &peer.hot[m]
+			x.commBusy(j, x.ctasHot(j, recv), recv.smSized())
 		}
 	case x.sms > 0 && k.IsCompute():
-		x.startCompute(i, t, task.Dur, task.GEMMShare)
+		x.startCompute(i, t, h.dur, h.share)
 		return
 	case x.sms > 0 && k.IsComm():
-		x.commBusy(i, x.ctasOf(i, task), task.SMSized)
+		x.commBusy(i, x.ctasHot(i, h), h.smSized())
 	}
-	x.eng.After(task.Dur, x.h, pack(i, t))
+	x.eng.After(h.dur, x.h, pack(i, t))
 }
 
 // TimeByTask makes the collectives of group kind k take their task's priced

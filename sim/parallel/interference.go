@@ -256,6 +256,14 @@ func (x *Executor) ctasOf(i int, task *Task) int32 {
 	return x.ctas[x.inst[i].stage][task.Group]
 }
 
+// ctasHot is ctasOf for a task's hotTask.
+func (x *Executor) ctasHot(i int, h *hotTask) int32 {
+	if h.flags&hotCopyEngine != 0 {
+		return 0
+	}
+	return x.ctas[x.inst[i].stage][h.group]
+}
+
 // ceilDiv is ⌈a/b⌉ for a ≥ 0, b > 0, in engine time.
 func ceilDiv(a, b int64) engine.Time {
 	q := a / b // a >= 0, b > 0; a + b - 1 could overflow near MaxInt64

@@ -87,6 +87,10 @@ type windowMeasure struct {
 func (x *Executor) statsWalk(i, extra int, w *windowMeasure) Stats {
 	in := &x.inst[i]
 	p, state, hosted := in.prog, in.state, in.prog.Hosted
+	if len(in.hot) != len(p.Tasks) { // an executor not made by NewSymmetric or NewFull (tests)
+		in.hot = make([]hotTask, len(p.Tasks))
+		fillHot(in.hot, nil, p)
+	}
 	if x.scratch == nil {
 		x.scratch = new(statsScratch)
 	}
@@ -124,7 +128,7 @@ func (x *Executor) statsWalk(i, extra int, w *windowMeasure) Stats {
 				seg.shift = engine.Time(c) * x.rep[i].period
 			}
 			for t := seg.lo; t < seg.hi; t++ {
-				statsTask(&st, p, state, hosted, int(t), seg.shift, win, &comp, &comm)
+				statsTask(&st, p, in.hot, state, hosted, int(t), seg.shift, win, &comp, &comm)
 			}
 		}
 	}
@@ -182,19 +186,19 @@ func lengthOf(v []interval) engine.Time {
 
 // statsTask adds task i, its times shifted by shift (and its dependencies'
 // too, those from win on), to st and the interval lists.
-func statsTask(st *Stats, p *Program, state []taskState, hosted bool, i int, shift engine.Time, win int32,
+func statsTask(st *Stats, p *Program, hot []hotTask, state []taskState, hosted bool, i int, shift engine.Time, win int32,
 	comp *[]interval, comm *[NumExposed][]interval) {
-	t := &p.Tasks[i]
+	t := &hot[i] // p.Tasks[i]'s fields, on a quarter of the cache lines
 	start, end := state[i].Start()+shift, state[i].End()+shift
-	if t.Kind != KindHostCopy {
+	if t.kind != KindHostCopy {
 		// a copy nobody waits for (the states' offload after the
 		// optimizer step) runs under the next step's forward
 		st.End = max(st.End, end)
 	}
-	if hosted && t.Kind != KindRecv {
+	if hosted && t.kind != KindRecv {
 		issued := state[i].Issued() + shift
-		st.HostIssue += t.Issue
-		if t.Stream == StreamCompute {
+		st.HostIssue += t.issue
+		if t.stream == StreamCompute {
 			var ready engine.Time
 			for _, d := range p.Deps(i) {
 				e := state[d].End()
@@ -213,13 +217,13 @@ func statsTask(st *Stats, p *Program, state []taskState, hosted bool, i int, shi
 		return
 	}
 	switch {
-	case t.Kind.IsComm():
-		k := ExposedOf[t.Group]
+	case t.kind.IsComm():
+		k := ExposedOf[t.group]
 		comm[k] = appendInterval(comm[k], interval{start, end})
-	case t.Kind.IsCompute():
+	case t.kind.IsCompute():
 		*comp = appendInterval(*comp, interval{start, end})
 		st.Compute += end - start
-	case t.Kind == KindHostCopy:
+	case t.kind == KindHostCopy:
 		// a copy engine's transfer: what the compute stream waits
 		// for it shows as idle time
 	default:
