@@ -292,16 +292,16 @@ func fillHot(hot []hotTask, need []int32, p *Program) {
 		copy(need, p.ndeps)
 	}
 	for i := range p.Tasks {
-		t := &p.Tasks[i]
-		var flags uint8
+		t, h := &p.Tasks[i], &hot[i]
+		h.dur, h.issue, h.hostAfter, h.queueAfter = t.Dur, t.Issue, t.hostAfter, t.queueAfter
+		h.share, h.kind, h.group, h.stream = t.GEMMShare, t.Kind, t.Group, t.Stream
+		h.flags = 0
 		if t.CopyEngine {
-			flags |= hotCopyEngine
+			h.flags |= hotCopyEngine
 		}
 		if t.SMSized {
-			flags |= hotSMSized
+			h.flags |= hotSMSized
 		}
-		hot[i] = hotTask{dur: t.Dur, issue: t.Issue, hostAfter: t.hostAfter, queueAfter: t.queueAfter,
-			share: t.GEMMShare, kind: t.Kind, group: t.Group, stream: t.Stream, flags: flags}
 		if need != nil && p.Hosted && t.Kind != KindRecv {
 			need[i]++
 		}

@@ -1,0 +1,118 @@
+package parallel
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/simtrain/simtrain/sim/collectives"
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/hardware"
+)
+
+// The play's per-task record stays two to a cache line.
+func TestHotTaskSize(t *testing.T) {
+	if n := unsafe.Sizeof(hotTask{}); n != 32 {
+		t.Errorf("hotTask is %d bytes, want 32", n)
+	}
+}
+
+// fillHot copies each Task's played fields and counts its inputs: its
+// dependencies, plus its issue on a hosted program unless it is a receive.
+func TestFillHot(t *testing.T) {
+	fwd := Task{Kind: KindForward, Stream: StreamCompute, Dur: 1000, Issue: 7, GEMMShare: 40000, hostAfter: 3, queueAfter: 2}
+	ag := Task{Kind: KindAllGather, Stream: StreamTP, Group: GroupTP, Op: collectives.AllGather, Dur: 300, Issue: 5,
+		CopyEngine: true, SMSized: true}
+	rs := Task{Kind: KindReduceScatter, Stream: StreamDP, Group: GroupDP, Op: collectives.ReduceScatter, Dur: 200, SMSized: true}
+	recv := Task{Kind: KindRecv, Stream: StreamPPRecvAct, Group: GroupPP, Dur: 50}
+	deps := [][]int32{nil, {0}, {0, 1}, nil}
+	want := []hotTask{
+		{dur: 1000, issue: 7, hostAfter: 3, queueAfter: 2, share: 40000, kind: KindForward, group: GroupTP, stream: StreamCompute},
+		{dur: 300, issue: 5, kind: KindAllGather, group: GroupTP, stream: StreamTP, flags: hotCopyEngine | hotSMSized},
+		{dur: 200, kind: KindReduceScatter, group: GroupDP, stream: StreamDP, flags: hotSMSized},
+		{dur: 50, kind: KindRecv, group: GroupPP, stream: StreamPPRecvAct},
+	}
+	for _, c := range []struct {
+		hosted bool
+		need   []int32
+	}{
+		{false, []int32{0, 1, 2, 0}},
+		{true, []int32{1, 2, 3, 0}}, // the receive is started by its send, never issued
+	} {
+		p := handProgram([]Task{fwd, ag, rs, recv}, deps)
+		p.Hosted = c.hosted
+		hot, need := make([]hotTask, 4), make([]int32, 4)
+		for i := range hot {
+			hot[i] = hotTask{dur: -1, flags: 0xff} // stale contents of a reused buffer
+		}
+		fillHot(hot, need, p)
+		for i := range want {
+			if hot[i] != want[i] {
+				t.Errorf("hosted %v: task %d: hotTask %+v, want %+v", c.hosted, i, hot[i], want[i])
+			}
+			if need[i] != c.need[i] {
+				t.Errorf("hosted %v: task %d needs %d inputs, want %d", c.hosted, i, need[i], c.need[i])
+			}
+		}
+		fillHot(hot, nil, p) // without need: the records alone
+		if hot[1] != want[1] {
+			t.Errorf("hosted %v: fillHot without need: %+v, want %+v", c.hosted, hot[1], want[1])
+		}
+	}
+}
+
+// An event's argument carries the instance, the task and the computeEnd
+// mark without one disturbing the others, up to the largest of each.
+func TestPackComputeEnd(t *testing.T) {
+	for _, i := range []int{0, 1, 16383, 1<<30 - 1} {
+		for _, task := range []int{0, 1, 182471, 1<<32 - 1} {
+			for _, mark := range []int64{0, computeEnd} {
+				arg := pack(i, task) | mark
+				if gi, gt := unpack(arg); gi != i || gt != task {
+					t.Errorf("unpack(pack(%d, %d) | %#x) = %d, %d", i, task, mark, gi, gt)
+				}
+				if (arg&computeEnd != 0) != (mark != 0) {
+					t.Errorf("pack(%d, %d) | %#x: mark read as %v", i, task, mark, arg&computeEnd != 0)
+				}
+			}
+		}
+	}
+}
+
+// A compute task whose rate changes schedules a new end each time; the
+// ends it superseded still run as events (the engine counts them) but do
+// not complete it. Hand-worked on 100 SMs, a 1000 ns task 0 beside a TP
+// collective (20 CTAs) on [0, 300] and a DP one (30: the group spans
+// domains) on [300, 700]: its end moves 1000 → 1250 (rate 80 at 0) → 1060
+// (100 at 300, 76000 SM-ns left) → 1386 (70 at 300: ⌈76000/70⌉ = 1086
+// more) → 1180 (100 at 700, 48000 left). Five events for task 0, four of
+// them stale, and it ends at 1180, not at the first of them (1000).
+func TestComputeEndSuperseded(t *testing.T) {
+	p := handProgram([]Task{compute(1000), coll(GroupTP, StreamTP, 300), coll(GroupDP, StreamDP, 400)},
+		[][]int32{nil, nil, {1}})
+	l, err := NewLayout(1, 1, 1, 2, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := engine.New()
+	x := NewSymmetric(eng, l, []*Program{p})
+	if err := x.SetInterference(Interference{SMs: 100, CommCTAs: hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}}, ownDomain{}); err != nil {
+		t.Fatal(err)
+	}
+	x.CountEvents()
+	if err := x.Run(); err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, start, end := x.Instance(0)
+	wantStart, wantEnd := []engine.Time{0, 0, 300}, []engine.Time{1180, 300, 700}
+	for i := range wantEnd {
+		if start[i] != wantStart[i] || end[i] != wantEnd[i] {
+			t.Errorf("task %d: [%d, %d], want [%d, %d]", i, start[i], end[i], wantStart[i], wantEnd[i])
+		}
+	}
+	if ev := x.inst[0].events; ev[0] != 5 || ev[1] != 1 || ev[2] != 1 {
+		t.Errorf("events per task %v, want [5 1 1]", ev)
+	}
+	if n := eng.Executed(); n != 7 {
+		t.Errorf("%d events, want 7", n)
+	}
+}
