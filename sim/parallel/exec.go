@@ -46,6 +46,7 @@ type Executor struct {
 	total int
 	// watchLeft is how many watched tasks (instance.watch) have not ended.
 	watchLeft int
+	refusal   string // why replication was refused (steady.go, Refusal)
 
 	byTask  [NumGroupKinds]bool // collectives timed by Task.Dur (TimeByTask)
 	floorBy [NumGroupKinds]bool // fabric-played collectives lasting at least Task.Dur (FloorByTask)

@@ -218,7 +218,7 @@ func (x *Executor) RunSteady(st Steady) (failed bool, err error) {
 		x.inst[i].watch = 0 // every watched task has ended, or the play is over
 	}
 	if watching && x.watchLeft == 0 && x.done < x.total && x.eng.Err() == nil && x.interrupted == nil {
-		if x.replicate(st, true) != "" {
+		if x.refusal = x.replicate(st, true); x.refusal != "" {
 			return true, nil
 		}
 		x.eng.Run()
@@ -237,7 +237,14 @@ func (x *Executor) Completed() int { return x.done }
 // step of st.Played + st.Extra·g micro-batches. It returns false (and
 // changes nothing) when they do not: the caller then plays the full step.
 // Times and Instance keep returning the played tasks.
-func (x *Executor) Replicate(st Steady) bool { return x.replicate(st, false) == "" }
+func (x *Executor) Replicate(st Steady) bool {
+	x.refusal = x.replicate(st, false)
+	return x.refusal == ""
+}
+
+// Refusal is why the last Replicate, or RunSteady's early check, refused
+// the play ("" when it did not): a constant phrase, for diagnostics.
+func (x *Executor) Refusal() string { return x.refusal }
 
 // replicate is Replicate, returning why it failed ("" when it did not).
 // early checks only what the prefix's and the units' times show, once they

@@ -400,6 +400,11 @@ func TestRunSteadyStopsOnlyFailingPlays(t *testing.T) {
 			t.Errorf("%s: %d of %d tasks played (stopped early: %v)", c.name, done, total, c.early)
 		}
 		if c.early {
+			// Refusal names the early check's reason: the one the whole
+			// play's Replicate gives (units that do not repeat).
+			if x.Refusal() != c.why || x.Refusal() == "" {
+				t.Errorf("%s: Refusal after the stop %q, want %q", c.name, x.Refusal(), c.why)
+			}
 			m1, ok1 := x.Settle(plan, m)
 			m2, ok2 := whole.Settle(plan, m)
 			if m1 != m2 || ok1 != ok2 {
@@ -407,8 +412,8 @@ func TestRunSteadyStopsOnlyFailingPlays(t *testing.T) {
 			}
 			continue
 		}
-		if why := x.replicate(plan, false); why != c.why {
-			t.Errorf("%s: Replicate after RunSteady: %q, want %q", c.name, why, c.why)
+		if ok := x.Replicate(plan); ok != (c.why == "") || x.Refusal() != c.why {
+			t.Errorf("%s: Replicate after RunSteady: %v, %q, want %q", c.name, ok, x.Refusal(), c.why)
 		}
 		for i := range x.inst {
 			if !reflect.DeepEqual(x.inst[i].state, whole.inst[i].state) || !reflect.DeepEqual(x.inst[i].events, whole.inst[i].events) {

@@ -90,6 +90,12 @@ type Result struct {
 	// played ranks, a shortened play thrown away (SteadyPlays) included:
 	// the played work, counted whatever the machine's load.
 	PlayedTasks int
+	// FailedTasks is how many of PlayedTasks were played in shortened plays
+	// that did not replicate and were thrown away.
+	FailedTasks int
+	// SteadyRefusal is why the last shortened play that failed did not
+	// replicate (parallel.Executor.Refusal; "" when none failed).
+	SteadyRefusal string
 
 	Cluster *topology.Cluster
 	Layout  *parallel.Layout
@@ -220,11 +226,14 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 				return nil, err
 			}
 			res.SteadyPlays++
+			played := x.Completed()
 			if !failed && x.Replicate(steady) {
 				extraEvents = x.ExtraEvents()
 				res.Replicated = cfg.Microbatches - steady.Played
 				break
 			}
+			res.FailedTasks += played
+			res.SteadyRefusal = x.Refusal()
 			more, known := x.Settle(steady, cfg.Microbatches)
 			x = nil
 			if !known {

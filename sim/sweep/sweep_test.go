@@ -585,7 +585,7 @@ func TestSweepSteadyMatchesFull(t *testing.T) {
 	// (not the first play's margin of 8 nor the retry's 16); whole: played
 	// whole after one failed shortened play, the estimate saying the units
 	// settle too late for a gain (a retry of 16 was possible).
-	replicated, settled, whole := 0, 0, 0
+	replicated, settled, whole, failedPoints := 0, 0, 0, 0
 	for i := 0; i < sw.Len(); i++ {
 		got, _ := sw.evaluate(context.Background(), i, reuse)
 		if got.Outcome == Simulated {
@@ -606,6 +606,29 @@ func TestSweepSteadyMatchesFull(t *testing.T) {
 			// ... and the memory estimate the fit was checked with (Options.Memory).
 			if mem, fits := got.Point.Scenario.MemoryPerStage(); !fits || !reflect.DeepEqual(mem, got.Result.Memory) {
 				t.Errorf("point %d: result memory %v, scenario's %v (fits %v)", i, got.Result.Memory, mem, fits)
+			}
+		}
+		if got.Outcome == Simulated {
+			// The failed shortened plays' tasks are counted apart
+			// (Result.FailedTasks): a step played whole after them plays
+			// the full play's tasks on top; one replicated at the first
+			// try threw nothing away.
+			r := got.Result
+			switch {
+			case r.SteadyPlays == 0 || (r.Replicated > 0 && r.SteadyPlays == 1):
+				if r.FailedTasks != 0 || r.SteadyRefusal != "" {
+					t.Errorf("point %d: %d plays, %d failed tasks (%q), want none", i, r.SteadyPlays, r.FailedTasks, r.SteadyRefusal)
+				}
+			case r.Replicated == 0:
+				failedPoints++
+				want, _ := sw.Evaluate(context.Background(), i)
+				if r.FailedTasks <= 0 || r.SteadyRefusal == "" || r.PlayedTasks-r.FailedTasks != want.Result.PlayedTasks {
+					t.Errorf("point %d: %d tasks played, %d in failed plays (%q); the full play %d", i, r.PlayedTasks, r.FailedTasks, r.SteadyRefusal, want.Result.PlayedTasks)
+				}
+			default:
+				if r.FailedTasks <= 0 || r.FailedTasks >= r.PlayedTasks || r.SteadyRefusal == "" {
+					t.Errorf("point %d: %d tasks played, %d in a failed play (%q)", i, r.PlayedTasks, r.FailedTasks, r.SteadyRefusal)
+				}
 			}
 		}
 		if got.Outcome != Simulated || got.Result.Replicated == 0 {
@@ -631,7 +654,10 @@ func TestSweepSteadyMatchesFull(t *testing.T) {
 	if settled == 0 || whole < 3 {
 		t.Errorf("%d points replicated on Settle's estimate, %d played whole on it; want ≥ 1 and ≥ 3", settled, whole)
 	}
-	t.Logf("%d points replicated, %d of them on Settle's estimate; %d played whole on it", replicated, settled, whole)
+	if failedPoints == 0 {
+		t.Error("no point played whole after a failed shortened play: the count of their tasks is not tested")
+	}
+	t.Logf("%d points replicated, %d of them on Settle's estimate; %d played whole on it; %d whole after failed plays", replicated, settled, whole, failedPoints)
 }
 
 // TestSweepReuseSameFigures evaluates sweep points one after another with one
