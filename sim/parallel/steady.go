@@ -39,7 +39,7 @@ type Steady struct {
 // steadyStage is one stage's cut of the played order: entries [0, end) hold
 // the prefix and the units, the replicated unit is entries [end−unit, end),
 // and the suffix (the tail unit included) is entries [end, len(order)).
-type steadyStage struct{ end, unit int }
+type steadyStage struct{ end, unit, common int }
 
 // steadyMinExtra is the fewest unplayed micro-batches worth replicating.
 const steadyMinExtra = 2
@@ -144,7 +144,19 @@ func PlanSteady(cfg *StepConfig, margin int) (Steady, bool) {
 				return Steady{}, false
 			}
 		}
-		st.stages[s] = steadyStage{end: end, unit: u}
+		// common: the entries the played and the full order share before
+		// the played step's first last backward (whose gradient
+		// reductions the full step issues later): Fork's prefix.
+		common := 0
+		for common < len(o1) && o1[common] == full[common] {
+			common++
+		}
+		for _, i := range last {
+			if i >= 0 {
+				common = min(common, i)
+			}
+		}
+		st.stages[s] = steadyStage{end: end, unit: u, common: common}
 	}
 	return st, true
 }
@@ -197,30 +209,49 @@ func (x *Executor) CountEvents() {
 // suffix unplayed; only Settle may be called then, which reads those
 // units' starts and so estimates as after the whole play. Otherwise the
 // play resumes where it paused (the engine's order is the same whether it
-// pauses or not) and ends as Run's, and the caller calls Replicate. A
-// failed shortened play is thrown away, so its cool-down was played for
-// nothing before.
-func (x *Executor) RunSteady(st Steady) (failed bool, err error) {
-	x.watchLeft = 0
-	if x.symmetric && len(st.stages) == len(x.inst) {
-		for i := range x.inst {
-			in := &x.inst[i]
-			if cut := st.stages[in.stage]; cut.end < len(in.prog.entries) {
-				in.watch = in.prog.entries[cut.end]
-				x.watchLeft += int(in.watch)
+// pauses or not) and ends as Run's, and the caller calls Replicate. With
+// fork set it first pauses where the first stage's tasks before its
+// common prefix's last unit have ended and saves the play's state in fork
+// when no task past a prefix has started (fork.go): a failed play is then
+// resumed as the full step's (Resume) instead of thrown away.
+func (x *Executor) RunSteady(st Steady, fork *Fork) (failed bool, err error) {
+	if fork != nil {
+		fork.saved = false
+	}
+	ok := x.symmetric && len(st.stages) == len(x.inst)
+	x.begin()
+	running := func() bool { return x.done < x.total && x.eng.Err() == nil && x.interrupted == nil }
+	if fork != nil && ok {
+		// Pause before the first task past a common prefix can start
+		// (Fork: the first stage's cool-down starts first) and save the
+		// state there.
+		if x.setWatch(func(s int) int {
+			if s != 0 {
+				return 0
+			}
+			return st.stages[s].common - forkBack*st.stages[s].unit
+		}) {
+			if x.watchLeft > 0 {
+				x.eng.Run()
+			}
+			if running() && x.watchLeft == 0 {
+				fork.save(x, st)
 			}
 		}
 	}
-	watching := x.watchLeft > 0
-	x.begin()
-	x.eng.Run()
-	for i := range x.inst {
-		x.inst[i].watch = 0 // every watched task has ended, or the play is over
-	}
-	if watching && x.watchLeft == 0 && x.done < x.total && x.eng.Err() == nil && x.interrupted == nil {
-		if x.refusal = x.replicate(st, true); x.refusal != "" {
-			return true, nil
+	if ok && running() && x.setWatch(func(s int) int { return st.stages[s].end }) {
+		if x.watchLeft > 0 {
+			x.eng.Run()
 		}
+		if x.watchLeft == 0 && running() {
+			x.clearWatch()
+			if x.refusal = x.replicate(st, true); x.refusal != "" {
+				return true, nil
+			}
+		}
+	}
+	x.clearWatch() // every watched task has ended, or the play is over
+	if running() {
 		x.eng.Run()
 	}
 	return false, x.ended()

@@ -382,7 +382,7 @@ func TestRunSteadyStopsOnlyFailingPlays(t *testing.T) {
 				}
 				return x, false
 			}
-			failed, err := x.RunSteady(plan)
+			failed, err := x.RunSteady(plan, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -96,6 +96,10 @@ type Result struct {
 	// SteadyRefusal is why the last shortened play that failed did not
 	// replicate (parallel.Executor.Refusal; "" when none failed).
 	SteadyRefusal string
+	// ResumedTasks is how many tasks the full play took, ended, from the
+	// last failed shortened play instead of playing them again
+	// (parallel.Fork): counted in PlayedTasks once, not in FailedTasks.
+	ResumedTasks int
 
 	Cluster *topology.Cluster
 	Layout  *parallel.Layout
@@ -162,6 +166,9 @@ type Options struct {
 	// wholeSteady, for tests, plays a shortened step to its end before
 	// Replicate checks it (parallel.Executor.Run, as before RunSteady).
 	wholeSteady bool
+	// noResume, for tests, plays the full step from the start after a
+	// failed shortened play (as before parallel.Fork).
+	noResume bool
 }
 
 // Run simulates the scenario's steps.
@@ -202,6 +209,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 	var progs []*parallel.Program
 	var eng *engine.Engine
 	var extraEvents uint64
+	var fork *parallel.Fork // the last failed shortened play's state, to resume as the full play
 	if !opt.FiguresOnly || s.Fidelity() != network.Analytic || opt.AllRanks {
 		// played whole below
 	} else {
@@ -213,6 +221,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 		// (steadyRetry more without an estimate), or played whole when
 		// that would gain too little.
 		margin := steadyMargin
+		fork = opt.Reuse.fork()
 		for try := 0; try < 2; try++ {
 			steady, ok := parallel.PlanSteady(cfg, margin)
 			if !ok {
@@ -221,7 +230,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 			short := *cfg
 			short.Microbatches = steady.Played
 			var failed bool
-			x, progs, eng, failed, err = play(ctx, s, opt, &short, pr, cl, layout, res, &steady)
+			x, progs, eng, failed, err = play(ctx, s, opt, &short, pr, cl, layout, res, &steady, fork)
 			if err != nil {
 				return nil, err
 			}
@@ -230,6 +239,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 			if !failed && x.Replicate(steady) {
 				extraEvents = x.ExtraEvents()
 				res.Replicated = cfg.Microbatches - steady.Played
+				fork = nil
 				break
 			}
 			res.FailedTasks += played
@@ -250,7 +260,15 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 		}
 	}
 	if x == nil {
-		x, progs, eng, _, err = play(ctx, s, opt, cfg, pr, cl, layout, res, nil)
+		full := cfg
+		if saved, _ := fork.Saved(); saved && opt.Reuse != nil {
+			// Built beside the failed play's programs, which Resume
+			// compares with the full step's.
+			c := *cfg
+			c.Arena = &opt.Reuse.fullArena
+			full = &c
+		}
+		x, progs, eng, _, err = play(ctx, s, opt, full, pr, cl, layout, res, nil, fork)
 		if err != nil {
 			return nil, err
 		}
@@ -273,7 +291,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 // parallel.Executor.RunSteady: failed says the play stopped early, known
 // not to replicate (only Settle may read it).
 func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.StepConfig, pr *pricer,
-	cl *topology.Cluster, layout *parallel.Layout, res *Result, steady *parallel.Steady) (x *parallel.Executor, progs []*parallel.Program, eng *engine.Engine, failed bool, err error) {
+	cl *topology.Cluster, layout *parallel.Layout, res *Result, steady *parallel.Steady, fork *parallel.Fork) (x *parallel.Executor, progs []*parallel.Program, eng *engine.Engine, failed bool, err error) {
 	progs, err = parallel.Build(cfg, pr)
 	if err == nil {
 		err = pr.err
@@ -335,20 +353,29 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 	}
 	x.Progress = opt.Progress
 	x.Interrupt = ctx.Err
+	resumed := 0
 	switch {
 	case steady != nil && !opt.wholeSteady:
 		x.CountEvents()
-		failed, err = x.RunSteady(*steady)
+		failed, err = x.RunSteady(*steady, fork)
 	case steady != nil:
 		x.CountEvents()
 		err = x.Run()
+	case fork != nil && !opt.noResume && x.Resume(fork) == nil:
+		// The full play continues from the failed shortened play's
+		// state (parallel.Fork): its tasks ended there are not played
+		// again.
+		_, resumed = fork.Saved()
+		err = x.RunResumed()
 	default:
 		err = x.Run()
 	}
 	if err != nil {
 		return nil, nil, nil, false, explainRunError(s, err)
 	}
-	res.PlayedTasks += x.Completed()
+	res.PlayedTasks += x.Completed() - resumed
+	res.FailedTasks -= resumed
+	res.ResumedTasks += resumed
 	return x, progs, eng, failed, nil
 }
 
@@ -378,6 +405,20 @@ type Reuse struct {
 	// recompute, ZeRO and sp vary under one tp × pp).
 	priced map[parallel.Layout]*priceTables
 	eng    *engine.Engine // the last run's, reset for the next (its queue storage kept)
+	// fullArena holds a full step resumed from a failed shortened play
+	// (parallel.Fork), built beside the shortened play's programs in
+	// arena; forkState is that play's saved state.
+	fullArena parallel.Arena
+	forkState parallel.Fork
+}
+
+// fork returns the storage for a shortened play's saved state: the
+// Reuse's (a nil Reuse: a new one).
+func (r *Reuse) fork() *parallel.Fork {
+	if r == nil {
+		return new(parallel.Fork)
+	}
+	return &r.forkState
 }
 
 // newEngine returns an empty engine: the last run's, reset (a nil Reuse: a

@@ -25,7 +25,7 @@ func figures(r *Result) []any {
 // stages Stats measured one period instead of walking every copy
 // (parallel.Executor.PeriodStats), and how many tasks fewer than playing
 // failed shortened plays whole it played.
-func steadyMatches(t *testing.T, name string, s *scenario.Plan, reuse *Reuse) (bool, int, int) {
+func steadyMatches(t *testing.T, name string, s *scenario.Plan, reuse *Reuse, resumed *int) (bool, int, int) {
 	t.Helper()
 	full, err := Run(context.Background(), s, Options{})
 	if err != nil {
@@ -54,6 +54,24 @@ func steadyMatches(t *testing.T, name string, s *scenario.Plan, reuse *Reuse) (b
 	if short.Replicated != whole.Replicated || short.SteadyPlays != whole.SteadyPlays || short.PlayedTasks > whole.PlayedTasks {
 		t.Errorf("%s: stopping failed plays early: %d micro-batches replicated after %d plays, %d tasks played; whole: %d after %d, %d",
 			name, short.Replicated, short.SteadyPlays, short.PlayedTasks, whole.Replicated, whole.SteadyPlays, whole.PlayedTasks)
+	}
+	// A full play resumed from a failed shortened play's state
+	// (parallel.Fork) is the full play from the start: same figures and
+	// events, the same tasks played once.
+	fresh, err := Run(context.Background(), s, Options{FiguresOnly: true, Reuse: reuse, noResume: true})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if g, w := figures(short), figures(fresh); !reflect.DeepEqual(g, w) {
+		t.Errorf("%s: the full play resumed (%d tasks) gives\n%v\nplayed from the start\n%v", name, short.ResumedTasks, g, w)
+	}
+	if fresh.ResumedTasks != 0 || short.PlayedTasks+short.ResumedTasks != fresh.PlayedTasks ||
+		short.PlayedTasks-short.FailedTasks != fresh.PlayedTasks-fresh.FailedTasks {
+		t.Errorf("%s: resumed: %d tasks played, %d thrown away, %d resumed; from the start: %d, %d, %d", name,
+			short.PlayedTasks, short.FailedTasks, short.ResumedTasks, fresh.PlayedTasks, fresh.FailedTasks, fresh.ResumedTasks)
+	}
+	if short.ResumedTasks > 0 {
+		*resumed++
 	}
 	if short.exec.Replicated() != (short.Replicated > 0) {
 		t.Errorf("%s: Replicated %d, executor replicated %v", name, short.Replicated, short.exec.Replicated())
@@ -85,7 +103,7 @@ func TestSteadyMatchesFull(t *testing.T) {
 		t.Fatalf("%d scenario files", len(files))
 	}
 	reuse := new(Reuse)
-	used, tried, period, stages, saved := 0, 0, 0, 0, 0
+	used, tried, period, stages, saved, resumed := 0, 0, 0, 0, 0, 0
 	for _, f := range files {
 		s, err := scenario.Load(f)
 		if err != nil {
@@ -102,7 +120,7 @@ func TestSteadyMatchesFull(t *testing.T) {
 			continue // played whole either way
 		}
 		tried++
-		ok, p, less := steadyMatches(t, filepath.Base(f), s, reuse)
+		ok, p, less := steadyMatches(t, filepath.Base(f), s, reuse, &resumed)
 		saved += less
 		if ok {
 			used++
@@ -110,13 +128,16 @@ func TestSteadyMatchesFull(t *testing.T) {
 			stages += layout.PP
 		}
 	}
-	t.Logf("replicated %d of the %d that PlanSteady accepts, of %d; Stats on one period on %d of their %d stages; %d tasks fewer played than with failed plays played whole",
-		used, tried, len(files), period, stages, saved)
+	t.Logf("replicated %d of the %d that PlanSteady accepts, of %d; Stats on one period on %d of their %d stages; %d tasks fewer played than with failed plays played whole; %d full plays resumed",
+		used, tried, len(files), period, stages, saved, resumed)
 	if used < tried && saved == 0 {
 		t.Error("no failed shortened play stopped early")
 	}
 	if used == 0 {
 		t.Error("no scenario was replicated")
+	}
+	if used < tried && resumed == 0 {
+		t.Error("no full play resumed from a failed shortened play")
 	}
 	if period < stages/2 {
 		t.Errorf("Stats measured one period on %d of %d replicated stages, want most", period, stages)

@@ -40,8 +40,8 @@ func TestSweepPlayedReport(t *testing.T) {
 	defer runtime.UnlockOSThread()
 	reuse, whole := new(simulation.Reuse), new(simulation.Reuse)
 	var b strings.Builder
-	b.WriteString("point\tvalues\tpp\tm\tkind\tplays\treplicated\tplayed\tfailed\tfull_tasks\tcpu_ms\tfull_cpu_ms\trefusal\n")
-	var played, failed, fullTasks int
+	b.WriteString("point\tvalues\tpp\tm\tkind\tplays\treplicated\tplayed\tfailed\tfull_tasks\tcpu_ms\tfull_cpu_ms\trefusal\tresumed\n")
+	var played, failed, resumed, fullTasks int
 	for i := 0; i < sw.Len(); i++ {
 		c0 := threadCPU()
 		got, _ := sw.evaluate(context.Background(), i, reuse)
@@ -68,15 +68,16 @@ func TestSweepPlayedReport(t *testing.T) {
 			kind = "failed+full"
 		}
 		m := sc.StepConfig(r.Layout).Microbatches
-		fmt.Fprintf(&b, "%d\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%.3f\t%.3f\t%s\n", i, strings.Join(got.Point.Values, ","),
+		fmt.Fprintf(&b, "%d\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%.3f\t%.3f\t%s\t%d\n", i, strings.Join(got.Point.Values, ","),
 			r.Layout.PP, m, kind, r.SteadyPlays, r.Replicated, r.PlayedTasks, r.FailedTasks, full.PlayedTasks,
-			float64(c1-c0)/1e6, float64(c3-c2)/1e6, r.SteadyRefusal)
+			float64(c1-c0)/1e6, float64(c3-c2)/1e6, r.SteadyRefusal, r.ResumedTasks)
 		played += r.PlayedTasks
 		failed += r.FailedTasks
+		resumed += r.ResumedTasks
 		fullTasks += full.PlayedTasks
 	}
 	if err := os.WriteFile(out, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("played %d tasks (%d in failed shortened plays); full plays %d", played, failed, fullTasks)
+	t.Logf("played %d tasks (%d in failed shortened plays, thrown away; %d taken by the full play); full plays %d", played, failed, resumed, fullTasks)
 }

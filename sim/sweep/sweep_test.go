@@ -585,7 +585,7 @@ func TestSweepSteadyMatchesFull(t *testing.T) {
 	// (not the first play's margin of 8 nor the retry's 16); whole: played
 	// whole after one failed shortened play, the estimate saying the units
 	// settle too late for a gain (a retry of 16 was possible).
-	replicated, settled, whole, failedPoints := 0, 0, 0, 0
+	replicated, settled, whole, failedPoints, resumed := 0, 0, 0, 0, 0
 	for i := 0; i < sw.Len(); i++ {
 		got, _ := sw.evaluate(context.Background(), i, reuse)
 		if got.Outcome == Simulated {
@@ -620,10 +620,19 @@ func TestSweepSteadyMatchesFull(t *testing.T) {
 					t.Errorf("point %d: %d plays, %d failed tasks (%q), want none", i, r.SteadyPlays, r.FailedTasks, r.SteadyRefusal)
 				}
 			case r.Replicated == 0:
+				// Played whole after failed shortened plays, resumed
+				// from the last one's state when it could be
+				// (parallel.Fork): the full play's figures and tasks.
 				failedPoints++
+				if r.ResumedTasks > 0 {
+					resumed++
+				}
 				want, _ := sw.Evaluate(context.Background(), i)
-				if r.FailedTasks <= 0 || r.SteadyRefusal == "" || r.PlayedTasks-r.FailedTasks != want.Result.PlayedTasks {
-					t.Errorf("point %d: %d tasks played, %d in failed plays (%q); the full play %d", i, r.PlayedTasks, r.FailedTasks, r.SteadyRefusal, want.Result.PlayedTasks)
+				if r.FailedTasks < 0 || r.FailedTasks+r.ResumedTasks <= 0 || r.SteadyRefusal == "" || r.PlayedTasks-r.FailedTasks != want.Result.PlayedTasks {
+					t.Errorf("point %d: %d tasks played, %d in failed plays (%q), %d resumed; the full play %d", i, r.PlayedTasks, r.FailedTasks, r.SteadyRefusal, r.ResumedTasks, want.Result.PlayedTasks)
+				}
+				if g, w := resultFigures(r), resultFigures(want.Result); !reflect.DeepEqual(g, w) {
+					t.Errorf("point %d: played whole after a failed shortened play (%d tasks resumed) %v, full play %v", i, r.ResumedTasks, g, w)
 				}
 			default:
 				if r.FailedTasks <= 0 || r.FailedTasks >= r.PlayedTasks || r.SteadyRefusal == "" {
@@ -657,7 +666,7 @@ func TestSweepSteadyMatchesFull(t *testing.T) {
 	if failedPoints == 0 {
 		t.Error("no point played whole after a failed shortened play: the count of their tasks is not tested")
 	}
-	t.Logf("%d points replicated, %d of them on Settle's estimate; %d played whole on it; %d whole after failed plays", replicated, settled, whole, failedPoints)
+	t.Logf("%d points replicated, %d of them on Settle's estimate; %d played whole on it; %d whole after failed plays, %d of them resumed", replicated, settled, whole, failedPoints, resumed)
 }
 
 // TestSweepReuseSameFigures evaluates sweep points one after another with one

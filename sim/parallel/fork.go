@@ -1,0 +1,259 @@
+package parallel
+
+import (
+	"errors"
+
+	"github.com/simtrain/simtrain/sim/engine"
+)
+
+// Resuming a failed shortened play as the full step's play (issue 18).
+// The played step's programs (PlanSteady's Played micro-batches) and the
+// full step's agree on each stage's tasks up to the first schedule entry
+// where their orders differ (the played step's cool-down; its first last
+// backward, which issues the gradient reductions, at the latest): its
+// common prefix. Until the first task past a common prefix gets all its
+// inputs, in either play, both plays run the same events in the same
+// order. RunSteady with a Fork saves the shortened play's state (the
+// engine's pending events, the prefix's task states, the host thread and
+// the interference state) at a pause before that moment; when the play
+// then fails, Resume loads the state into the full step's executor, which
+// plays on from there instead of from the start. Every condition is
+// checked on the saved state and both programs (ErrNoResume otherwise, and
+// the caller plays the full step from the start), so the resumed play is
+// the full play event for event.
+
+// ErrNoResume says the saved state is not one the full step's play passes
+// through (Resume); the caller plays the full step from the start.
+var ErrNoResume = errors.New("parallel: the saved shortened play does not resume as the full step")
+
+// Fork is a shortened play's state saved by RunSteady for Resume. The zero
+// value is empty; it reuses its storage from one save to the next.
+type Fork struct {
+	eng   engine.Snapshot
+	saved bool
+	at    engine.Time
+	done  int
+	h, hh engine.HandlerID
+	progs []*Program // the shortened play's
+	inst  []forkInst
+}
+
+// prefix is the first task of entry e, every task for e past the order.
+func prefix(p *Program, e int) int32 {
+	if e < len(p.entries) {
+		return p.entries[e]
+	}
+	return int32(len(p.Tasks))
+}
+
+type forkInst struct {
+	common int32       // the common prefix's tasks
+	state  []taskState // theirs
+	// the instance's other state (instance)
+	hostNext, hostWait int32
+	hostFree           engine.Time
+	busy, cur, sized   int32
+	share              uint16
+	rem, rate          int64
+	since, end         engine.Time
+}
+
+// Saved reports whether f holds a state, and then how many tasks had
+// ended when it was saved (those a Resume does not play again). A nil
+// Fork holds none.
+func (f *Fork) Saved() (bool, int) {
+	if f == nil || !f.saved {
+		return false, 0
+	}
+	return true, f.done
+}
+
+// forkBack is how many units before the end of its common prefix the
+// first stage's tasks must have ended for RunSteady to save a Fork. The
+// pause must come before any task past a prefix gets its inputs in either
+// play, and the first stage's cool-down starts first (a pipeline's
+// backward reaches it last); a pause later than one unit before was
+// refused on most plays of the 70B sweep, so one (save checks it anyway).
+const forkBack = 1
+
+// save saves x's state into f when every task past each stage's common
+// prefix is still waiting for an input (else f stays empty).
+func (f *Fork) save(x *Executor, st Steady) {
+	f.saved = false
+	f.inst = f.inst[:0]
+	for i := range x.inst {
+		in := &x.inst[i]
+		p := in.prog
+		c := prefix(p, st.stages[in.stage].common)
+		for t := c; t < int32(len(p.Tasks)); t++ {
+			if p.Tasks[t].Kind == KindRecv {
+				if in.state[t].start > 0 {
+					return // started by its send
+				}
+				continue
+			}
+			if s := in.state[t]; s.start > 0 || s.arrived() >= p.ndeps[t] {
+				return // this play has run past the common prefix
+			}
+		}
+		if len(f.inst) < cap(f.inst) {
+			f.inst = f.inst[:len(f.inst)+1] // its state's storage kept
+		} else {
+			f.inst = append(f.inst, forkInst{})
+		}
+		fi := &f.inst[len(f.inst)-1]
+		*fi = forkInst{common: c, state: append(fi.state[:0], in.state[:c]...),
+			hostNext: in.hostNext, hostWait: in.hostWait, hostFree: in.hostFree,
+			busy: in.busy, cur: in.cur, sized: in.sized, share: in.share,
+			rem: in.rem, rate: in.rate, since: in.since, end: in.end}
+	}
+	f.progs = append(f.progs[:0], x.progs...)
+	f.at, f.done, f.h, f.hh = x.eng.Now(), x.done, x.h, x.hh
+	x.eng.Save(&f.eng)
+	f.saved = true
+}
+
+// Resume makes x, a new symmetric executor of the full step's programs
+// (its handlers registered on a reset engine, as the shortened play's
+// were), continue from the state f saved: ErrNoResume, with x unchanged,
+// when the full step's programs differ from the shortened play's in the
+// common prefixes or the full play would have started a task past them
+// before the save. Then Run's remainder is RunResumed.
+func (x *Executor) Resume(f *Fork) error {
+	if !f.saved || !x.symmetric || len(f.inst) != len(x.inst) || x.h != f.h || x.hh != f.hh || x.eng.Pending() != 0 {
+		return ErrNoResume
+	}
+	for i := range x.inst {
+		in, fi := &x.inst[i], &f.inst[i]
+		p, q := in.prog, f.progs[i]
+		c := fi.common
+		if len(p.Tasks) < int(c) || p.Hosted != q.Hosted || in.stage != i {
+			return ErrNoResume
+		}
+		for t := int32(0); t < c; t++ {
+			a, b := p.Tasks[t], q.Tasks[t]
+			if a.Kind == KindSend && a.Match >= f.inst[a.Peer].common && b.Match >= f.inst[b.Peer].common {
+				a.Match = b.Match // to the peer's tasks past its prefix, where the orders differ
+			}
+			if a != b || !equalDeps(p.Deps(int(t)), q.Deps(int(t))) {
+				return ErrNoResume
+			}
+			w1, r1 := p.QueueSelf(int(t))
+			w2, r2 := q.QueueSelf(int(t))
+			if w1 != w2 || r1 != r2 {
+				return ErrNoResume
+			}
+		}
+	}
+	// The state: the prefixes', and past them the inputs that have
+	// arrived.
+	for i := range x.inst {
+		in, fi := &x.inst[i], &f.inst[i]
+		copy(in.state, fi.state)
+		clear(in.state[fi.common:])
+	}
+	for i := range x.inst {
+		in, c := &x.inst[i], f.inst[i].common
+		p := in.prog
+		for t := c; t < int32(len(p.Tasks)); t++ {
+			st := &in.state[t]
+			for _, d := range p.Deps(int(t)) {
+				if in.state[d].end != 0 {
+					st.start--
+				}
+			}
+			// None has all its inputs: the full play would have started
+			// it (or, with a host thread, scheduled it) before.
+			if p.Tasks[t].Kind != KindRecv && st.arrived() >= p.ndeps[t] {
+				for j := range x.inst {
+					clear(x.inst[j].state)
+				}
+				return ErrNoResume
+			}
+		}
+	}
+	x.total = 0
+	for i := range x.inst {
+		in, fi := &x.inst[i], &f.inst[i]
+		p, c := in.prog, fi.common
+		in.hostNext, in.hostWait, in.hostFree = fi.hostNext, fi.hostWait, fi.hostFree
+		if in.hostNext >= c {
+			// The shortened play's host thread reached past the prefix
+			// (issuing its own tasks there, or parked before one): it
+			// issues the full step's tasks from the prefix's end, free
+			// when it finished the prefix's last issue.
+			in.hostNext, in.hostWait, in.hostFree = c, -1, 0
+			for t := c - 1; t >= 0; t-- {
+				if p.Tasks[t].Kind != KindRecv {
+					in.hostFree = fi.state[t].Issued()
+					break
+				}
+			}
+		}
+		in.busy, in.cur, in.sized, in.share = fi.busy, fi.cur, fi.sized, fi.share
+		in.rem, in.rate, in.since, in.end = fi.rem, fi.rate, fi.since, fi.end
+		x.total += len(p.Tasks)
+	}
+	x.done = f.done
+	x.eng.Restore(&f.eng)
+	for i := range x.inst {
+		if in := &x.inst[i]; in.prog.Hosted && in.hostWait < 0 && int(in.hostNext) < len(in.prog.Tasks) {
+			x.hostAdvance(i)
+		}
+	}
+	return nil
+}
+
+// RunResumed plays on after Resume, as Run after begin.
+func (x *Executor) RunResumed() error {
+	x.eng.Run()
+	return x.ended()
+}
+
+func equalDeps(a, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if a[k] != b[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// setWatch makes the play pause once every instance's tasks before entry
+// cut(stage) have ended (watchLeft: how many have not); false when no
+// instance has such an entry (cut outside 1 … len(order) − 1), and nothing
+// is watched.
+func (x *Executor) setWatch(cut func(stage int) int) bool {
+	x.watchLeft = 0
+	watched := false
+	for i := range x.inst {
+		in := &x.inst[i]
+		in.watch = 0
+		e := cut(in.stage)
+		if e <= 0 || e >= len(in.prog.entries)-1 {
+			continue
+		}
+		watched = true
+		in.watch = in.prog.entries[e]
+		for t := int32(0); t < in.watch; t++ {
+			if in.state[t].end == 0 {
+				x.watchLeft++
+			}
+		}
+	}
+	if !watched {
+		x.clearWatch()
+	}
+	return watched
+}
+
+// clearWatch stops watching (setWatch).
+func (x *Executor) clearWatch() {
+	x.watchLeft = 0
+	for i := range x.inst {
+		x.inst[i].watch = 0
+	}
+}

@@ -1,0 +1,105 @@
+package parallel
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/engine"
+)
+
+// A full step resumed from a shortened play's saved state (Fork, Resume)
+// is the full step played from the start: every task's start, end and
+// issue, and the engine's events, equal. On a two-stage 1F1B pipeline of
+// 48 micro-batches played as one of 17, with the last stage's host thread
+// 1%, 6% and 15% slower than the period (TestRunSteadyStopsOnlyFailingPlays:
+// a play that replicates, one that fails early, one host-bound), and
+// without a host thread. The save pauses where the first stage's tasks
+// before its last common unit have ended; the host thread has issued past
+// the common prefix there, and Resume takes it back. A full step that is
+// not the shortened one continued (another host's issue times) is refused,
+// the executor left as built: played from the start, it gives its own
+// full play.
+func TestForkResumesAsFullPlay(t *testing.T) {
+	const m = 48
+	h1, _ := unitHost(t, m, 1)
+	_, p := unitHost(t, m, 0)
+	for _, slower := range []float64{0, 1.01, 1.06, 1.15} {
+		host := HostModel{}
+		if slower > 0 {
+			k := engine.Time(float64(p) * slower / float64(h1))
+			host = HostModel{On: true, KernelFwd: k, KernelBwd: k}
+		}
+		cfg := steadyConfig(t, m, host)
+		plan, ok := PlanSteady(cfg, 8)
+		if !ok {
+			t.Fatalf("%v: PlanSteady refused", slower)
+		}
+		short := *cfg
+		short.Microbatches = plan.Played
+		sp, err := Build(&short, unitPricer{unit: engine.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		xs := NewSymmetric(engine.New(), short.Layout, sp)
+		xs.CountEvents()
+		var f Fork
+		if _, err := xs.RunSteady(plan, &f); err != nil {
+			t.Fatal(err)
+		}
+		saved, done := f.Saved()
+		if !saved || done <= 0 || done > xs.Completed() {
+			t.Fatalf("%v: saved %v after %d of the %d tasks played", slower, saved, done, xs.Completed())
+		}
+		if slower > 0 && f.inst[1].hostNext <= f.inst[1].common {
+			t.Errorf("%v: the host thread had not issued past the common prefix (%d ≤ %d): rollback untested", slower, f.inst[1].hostNext, f.inst[1].common)
+		}
+		full := func(c *StepConfig) *Executor {
+			progs, err := Build(c, unitPricer{unit: engine.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return NewSymmetric(engine.New(), c.Layout, progs)
+		}
+		whole := full(cfg)
+		if err := whole.Run(); err != nil {
+			t.Fatal(err)
+		}
+		x := full(cfg)
+		if err := x.Resume(&f); err != nil {
+			t.Fatalf("%v: %v", slower, err)
+		}
+		if err := x.RunResumed(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range x.inst {
+			if !reflect.DeepEqual(x.inst[i].state, whole.inst[i].state) {
+				t.Errorf("%v: stage %d: the resumed play's times differ from the full play's", slower, i)
+			}
+		}
+		if x.eng.Executed() != whole.eng.Executed() || x.Completed() != whole.Completed() {
+			t.Errorf("%v: resumed %d events, %d tasks; full play %d, %d", slower, x.eng.Executed(), x.Completed(), whole.eng.Executed(), whole.Completed())
+		}
+		if slower == 0 {
+			continue
+		}
+		// Another step: its tasks' issue times differ in the prefix.
+		other := steadyConfig(t, m, HostModel{On: true, KernelFwd: host.KernelFwd + 1, KernelBwd: host.KernelBwd})
+		y := full(other)
+		if err := y.Resume(&f); !errors.Is(err, ErrNoResume) {
+			t.Errorf("%v: Resume on another step: %v, want ErrNoResume", slower, err)
+		}
+		wantY := full(other)
+		if err := wantY.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if err := y.Run(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range y.inst {
+			if !reflect.DeepEqual(y.inst[i].state, wantY.inst[i].state) {
+				t.Errorf("%v: stage %d: a refused Resume changed the play", slower, i)
+			}
+		}
+	}
+}
