@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/simtrain/simtrain/sim/engine"
 )
@@ -31,11 +32,19 @@ var ErrNoResume = errors.New("parallel: the saved shortened play does not resume
 type Fork struct {
 	eng   engine.Snapshot
 	saved bool
-	at    engine.Time
 	done  int
 	h, hh engine.HandlerID
-	progs []*Program // the shortened play's
-	inst  []forkInst
+	// the common prefixes' tasks, dependency offsets, dependencies and
+	// launch-queue waits, every stage's one after the other (forkInst.at
+	// …), copied by Detach
+	tasks    []Task
+	deps     []int32
+	depOff   []int32
+	qself    []int32
+	qrest    []engine.Time
+	progs    []*Program // the shortened play's, until Detach
+	detached bool       // the prefixes are copied (Detach)
+	inst     []forkInst
 }
 
 // prefix is the first task of entry e, every task for e past the order.
@@ -49,7 +58,11 @@ func prefix(p *Program, e int) int32 {
 type forkInst struct {
 	common int32       // the common prefix's tasks
 	state  []taskState // theirs
+	// where the prefix's tasks, dependency offsets, dependencies and
+	// launch-queue waits start in Fork's copies (Detach)
+	at, offAt, depAt, qAt int
 	// the instance's other state (instance)
+	hosted, queued     bool // the program has a host thread, launch-queue waits (QueueSelf)
 	hostNext, hostWait int32
 	hostFree           engine.Time
 	busy, cur, sized   int32
@@ -79,7 +92,8 @@ const forkBack = 1
 // save saves x's state into f when every task past each stage's common
 // prefix is still waiting for an input (else f stays empty).
 func (f *Fork) save(x *Executor, st Steady) {
-	f.saved = false
+	f.Clear()
+	f.detached = false
 	f.inst = f.inst[:0]
 	for i := range x.inst {
 		in := &x.inst[i]
@@ -102,15 +116,66 @@ func (f *Fork) save(x *Executor, st Steady) {
 			f.inst = append(f.inst, forkInst{})
 		}
 		fi := &f.inst[len(f.inst)-1]
-		*fi = forkInst{common: c, state: append(fi.state[:0], in.state[:c]...),
-			hostNext: in.hostNext, hostWait: in.hostWait, hostFree: in.hostFree,
-			busy: in.busy, cur: in.cur, sized: in.sized, share: in.share,
-			rem: in.rem, rate: in.rate, since: in.since, end: in.end}
+		// (field by field: Detach's slices keep their storage)
+		fi.common, fi.state = c, append(fi.state[:0], in.state[:c]...)
+		fi.hostNext, fi.hostWait, fi.hostFree = in.hostNext, in.hostWait, in.hostFree
+		fi.busy, fi.cur, fi.sized, fi.share = in.busy, in.cur, in.sized, in.share
+		fi.rem, fi.rate, fi.since, fi.end = in.rem, in.rate, in.since, in.end
 	}
 	f.progs = append(f.progs[:0], x.progs...)
-	f.at, f.done, f.h, f.hh = x.eng.Now(), x.done, x.h, x.hh
+	f.done, f.h, f.hh = x.done, x.h, x.hh
 	x.eng.Save(&f.eng)
 	f.saved = true
+}
+
+// Clear empties f.
+func (f *Fork) Clear() {
+	f.saved = false
+	clear(f.progs)
+	f.progs = f.progs[:0]
+}
+
+// Detach copies what Resume compares of the shortened play's programs
+// (their common prefixes' tasks, dependencies and launch-queue waits) into
+// f, so that the programs' storage may be reused: the full step built in
+// the same Arena.
+func (f *Fork) Detach() {
+	if !f.saved || len(f.progs) == 0 {
+		return
+	}
+	// Sized at once: a sweep's failed plays grow, and appending would
+	// copy the largest ones several times.
+	var nt, nd, nq int
+	for i := range f.inst {
+		c := int(f.inst[i].common)
+		nt += c
+		nd += int(f.progs[i].depOff[c])
+		if f.progs[i].qself != nil {
+			nq += c
+		}
+	}
+	f.tasks = slices.Grow(f.tasks[:0], nt)
+	f.depOff = slices.Grow(f.depOff[:0], nt+len(f.inst))
+	f.deps = slices.Grow(f.deps[:0], nd)
+	f.qself, f.qrest = slices.Grow(f.qself[:0], nq), slices.Grow(f.qrest[:0], nq)
+	for i := range f.inst {
+		p, fi := f.progs[i], &f.inst[i]
+		c := int(fi.common)
+		// One flat copy for every stage (storage reused point after
+		// point); Deps(t) is deps[depOff[t]:depOff[t+1]].
+		fi.at, fi.offAt, fi.depAt, fi.qAt = len(f.tasks), len(f.depOff), len(f.deps), len(f.qself)
+		f.tasks = append(f.tasks, p.Tasks[:c]...)
+		f.depOff = append(f.depOff, p.depOff[:c+1]...)
+		f.deps = append(f.deps, p.deps[:p.depOff[c]]...)
+		fi.queued = p.qself != nil
+		if fi.queued {
+			f.qself, f.qrest = append(f.qself, p.qself[:c]...), append(f.qrest, p.qrest[:c]...)
+		}
+		fi.hosted = p.Hosted
+	}
+	clear(f.progs)
+	f.progs = f.progs[:0]
+	f.detached = true
 }
 
 // Resume makes x, a new symmetric executor of the full step's programs
@@ -123,26 +188,29 @@ func (x *Executor) Resume(f *Fork) error {
 	if !f.saved || !x.symmetric || len(f.inst) != len(x.inst) || x.h != f.h || x.hh != f.hh || x.eng.Pending() != 0 {
 		return ErrNoResume
 	}
+	f.Detach() // a no-op when the caller did
+	if !f.detached {
+		return ErrNoResume
+	}
 	for i := range x.inst {
 		in, fi := &x.inst[i], &f.inst[i]
-		p, q := in.prog, f.progs[i]
-		c := fi.common
-		if len(p.Tasks) < int(c) || p.Hosted != q.Hosted || in.stage != i {
+		p, c := in.prog, fi.common
+		if len(p.Tasks) < int(c) || p.Hosted != fi.hosted || in.stage != i {
 			return ErrNoResume
 		}
+		tasks, off, deps := f.tasks[fi.at:fi.at+int(c)], f.depOff[fi.offAt:fi.offAt+int(c)+1], f.deps[fi.depAt:]
 		for t := int32(0); t < c; t++ {
-			a, b := p.Tasks[t], q.Tasks[t]
+			a, b := p.Tasks[t], tasks[t]
 			if a.Kind == KindSend && a.Match >= f.inst[a.Peer].common && b.Match >= f.inst[b.Peer].common {
 				a.Match = b.Match // to the peer's tasks past its prefix, where the orders differ
 			}
-			if a != b || !equalDeps(p.Deps(int(t)), q.Deps(int(t))) {
+			if a != b || !slices.Equal(p.Deps(int(t)), deps[off[t]:off[t+1]]) {
 				return ErrNoResume
 			}
-			w1, r1 := p.QueueSelf(int(t))
-			w2, r2 := q.QueueSelf(int(t))
-			if w1 != w2 || r1 != r2 {
-				return ErrNoResume
-			}
+		}
+		if (p.qself != nil) != fi.queued || p.qself != nil &&
+			(!slices.Equal(p.qself[:c], f.qself[fi.qAt:fi.qAt+int(c)]) || !slices.Equal(p.qrest[:c], f.qrest[fi.qAt:fi.qAt+int(c)])) {
+			return ErrNoResume // launch-queue waits differ
 		}
 	}
 	// The state: the prefixes', and past them the inputs that have
@@ -208,18 +276,6 @@ func (x *Executor) Resume(f *Fork) error {
 func (x *Executor) RunResumed() error {
 	x.eng.Run()
 	return x.ended()
-}
-
-func equalDeps(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k := range a {
-		if a[k] != b[k] {
-			return false
-		}
-	}
-	return true
 }
 
 // setWatch makes the play pause once every instance's tasks before entry

@@ -216,7 +216,7 @@ func (x *Executor) CountEvents() {
 // resumed as the full step's (Resume) instead of thrown away.
 func (x *Executor) RunSteady(st Steady, fork *Fork) (failed bool, err error) {
 	if fork != nil {
-		fork.saved = false
+		fork.Clear()
 	}
 	ok := x.symmetric && len(st.stages) == len(x.inst)
 	x.begin()

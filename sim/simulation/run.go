@@ -222,6 +222,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 		// that would gain too little.
 		margin := steadyMargin
 		fork = opt.Reuse.fork()
+		fork.Clear() // a previous run's
 		for try := 0; try < 2; try++ {
 			steady, ok := parallel.PlanSteady(cfg, margin)
 			if !ok {
@@ -260,15 +261,10 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 		}
 	}
 	if x == nil {
-		full := cfg
-		if saved, _ := fork.Saved(); saved && opt.Reuse != nil {
-			// Built beside the failed play's programs, which Resume
-			// compares with the full step's.
-			c := *cfg
-			c.Arena = &opt.Reuse.fullArena
-			full = &c
+		if fork != nil {
+			fork.Detach() // the full step is built over the failed play's programs
 		}
-		x, progs, eng, _, err = play(ctx, s, opt, full, pr, cl, layout, res, nil, fork)
+		x, progs, eng, _, err = play(ctx, s, opt, cfg, pr, cl, layout, res, nil, fork)
 		if err != nil {
 			return nil, err
 		}
@@ -405,10 +401,8 @@ type Reuse struct {
 	// recompute, ZeRO and sp vary under one tp × pp).
 	priced map[parallel.Layout]*priceTables
 	eng    *engine.Engine // the last run's, reset for the next (its queue storage kept)
-	// fullArena holds a full step resumed from a failed shortened play
-	// (parallel.Fork), built beside the shortened play's programs in
-	// arena; forkState is that play's saved state.
-	fullArena parallel.Arena
+	// forkState is the last failed shortened play's saved state
+	// (parallel.Fork), for the full play to resume from.
 	forkState parallel.Fork
 }
 
