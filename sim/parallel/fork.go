@@ -32,7 +32,8 @@ var ErrNoResume = errors.New("parallel: the saved shortened play does not resume
 type Fork struct {
 	eng   engine.Snapshot
 	saved bool
-	done  int
+	done  int // tasks ended at the save
+	base  int // of them, those the saving play itself resumed (Resume)
 	h, hh engine.HandlerID
 	// the common prefixes' tasks, dependency offsets, dependencies and
 	// launch-queue waits, every stage's one after the other (forkInst.at
@@ -56,8 +57,10 @@ func prefix(p *Program, e int) int32 {
 }
 
 type forkInst struct {
-	common int32       // the common prefix's tasks
-	state  []taskState // theirs
+	common  int32       // the common prefix's tasks
+	state   []taskState // theirs
+	events  []int32     // their engine events (CountEvents; counted: kept)
+	counted bool
 	// where the prefix's tasks, dependency offsets, dependencies and
 	// launch-queue waits start in Fork's copies (Detach)
 	at, offAt, depAt, qAt int
@@ -72,13 +75,14 @@ type forkInst struct {
 }
 
 // Saved reports whether f holds a state, and then how many tasks had
-// ended when it was saved (those a Resume does not play again). A nil
-// Fork holds none.
-func (f *Fork) Saved() (bool, int) {
+// ended when it was saved (those a Resume does not play again) and how
+// many of them the saving play played itself (the others it had resumed
+// from another Fork). A nil Fork holds none.
+func (f *Fork) Saved() (saved bool, done, own int) {
 	if f == nil || !f.saved {
-		return false, 0
+		return false, 0, 0
 	}
-	return true, f.done
+	return true, f.done, f.done - f.base
 }
 
 // forkBack is how many units before the end of its common prefix the
@@ -118,12 +122,16 @@ func (f *Fork) save(x *Executor, st Steady) {
 		fi := &f.inst[len(f.inst)-1]
 		// (field by field: Detach's slices keep their storage)
 		fi.common, fi.state = c, append(fi.state[:0], in.state[:c]...)
+		fi.events, fi.counted = fi.events[:0], in.events != nil
+		if fi.counted {
+			fi.events = append(fi.events, in.events[:c]...)
+		}
 		fi.hostNext, fi.hostWait, fi.hostFree = in.hostNext, in.hostWait, in.hostFree
 		fi.busy, fi.cur, fi.sized, fi.share = in.busy, in.cur, in.sized, in.share
 		fi.rem, fi.rate, fi.since, fi.end = in.rem, in.rate, in.since, in.end
 	}
 	f.progs = append(f.progs[:0], x.progs...)
-	f.done, f.h, f.hh = x.done, x.h, x.hh
+	f.done, f.base, f.h, f.hh = x.done, x.resumed, x.h, x.hh
 	x.eng.Save(&f.eng)
 	f.saved = true
 }
@@ -183,7 +191,9 @@ func (f *Fork) Detach() {
 // were), continue from the state f saved: ErrNoResume, with x unchanged,
 // when the full step's programs differ from the shortened play's in the
 // common prefixes or the full play would have started a task past them
-// before the save. Then Run's remainder is RunResumed.
+// before the save. Then Run's remainder is RunResumed. x may also be a
+// longer shortened play's (Settle's second play, with CountEvents before
+// Resume; the saved event counts are carried): then RunSteadyResumed.
 func (x *Executor) Resume(f *Fork) error {
 	if !f.saved || !x.symmetric || len(f.inst) != len(x.inst) || x.h != f.h || x.hh != f.hh || x.eng.Pending() != 0 {
 		return ErrNoResume
@@ -195,7 +205,7 @@ func (x *Executor) Resume(f *Fork) error {
 	for i := range x.inst {
 		in, fi := &x.inst[i], &f.inst[i]
 		p, c := in.prog, fi.common
-		if len(p.Tasks) < int(c) || p.Hosted != fi.hosted || in.stage != i {
+		if len(p.Tasks) < int(c) || p.Hosted != fi.hosted || in.stage != i || in.events != nil && !fi.counted {
 			return ErrNoResume
 		}
 		tasks, off, deps := f.tasks[fi.at:fi.at+int(c)], f.depOff[fi.offAt:fi.offAt+int(c)+1], f.deps[fi.depAt:]
@@ -219,6 +229,10 @@ func (x *Executor) Resume(f *Fork) error {
 		in, fi := &x.inst[i], &f.inst[i]
 		copy(in.state, fi.state)
 		clear(in.state[fi.common:])
+		if in.events != nil {
+			copy(in.events, fi.events)
+			clear(in.events[fi.common:])
+		}
 	}
 	for i := range x.inst {
 		in, c := &x.inst[i], f.inst[i].common
@@ -262,7 +276,7 @@ func (x *Executor) Resume(f *Fork) error {
 		in.rem, in.rate, in.since, in.end = fi.rem, fi.rate, fi.since, fi.end
 		x.total += len(p.Tasks)
 	}
-	x.done = f.done
+	x.done, x.resumed = f.done, f.done
 	x.eng.Restore(&f.eng)
 	for i := range x.inst {
 		if in := &x.inst[i]; in.prog.Hosted && in.hostWait < 0 && int(in.hostNext) < len(in.prog.Tasks) {
@@ -313,3 +327,7 @@ func (x *Executor) clearWatch() {
 		x.inst[i].watch = 0
 	}
 }
+
+// Resumed is how many tasks had ended when the play was resumed (Resume;
+// 0 for a play from the start).
+func (x *Executor) Resumed() int { return x.resumed }

@@ -16,10 +16,12 @@ import (
 // a play that replicates, one that fails early, one host-bound), and
 // without a host thread. The save pauses where the first stage's tasks
 // before its last common unit have ended; the host thread has issued past
-// the common prefix there, and Resume takes it back. A full step that is
-// not the shortened one continued (another host's issue times) is refused,
-// the executor left as built: played from the start, it gives its own
-// full play.
+// the common prefix there, and Resume takes it back. The same state
+// resumes a longer shortened play (margin 16) as that play from the
+// start, stopped early or not, events counted. A full step that is not the
+// shortened one continued (another host's issue times) is refused, the
+// executor left as built: played from the start, it gives its own full
+// play.
 func TestForkResumesAsFullPlay(t *testing.T) {
 	const m = 48
 	h1, _ := unitHost(t, m, 1)
@@ -47,7 +49,7 @@ func TestForkResumesAsFullPlay(t *testing.T) {
 		if _, err := xs.RunSteady(plan, &f); err != nil {
 			t.Fatal(err)
 		}
-		saved, done := f.Saved()
+		saved, done, _ := f.Saved()
 		if !saved || done <= 0 || done > xs.Completed() {
 			t.Fatalf("%v: saved %v after %d of the %d tasks played", slower, saved, done, xs.Completed())
 		}
@@ -79,6 +81,35 @@ func TestForkResumesAsFullPlay(t *testing.T) {
 		}
 		if x.eng.Executed() != whole.eng.Executed() || x.Completed() != whole.Completed() {
 			t.Errorf("%v: resumed %d events, %d tasks; full play %d, %d", slower, x.eng.Executed(), x.Completed(), whole.eng.Executed(), whole.Completed())
+		}
+		// Into a longer shortened play (Settle's second play), its
+		// events counted: as that play from the start, stopped early or
+		// not, times and events equal.
+		plan2, ok := PlanSteady(cfg, 16)
+		if !ok {
+			t.Fatalf("%v: PlanSteady refused 16", slower)
+		}
+		short2 := *cfg
+		short2.Microbatches = plan2.Played
+		fresh, y2 := full(&short2), full(&short2)
+		fresh.CountEvents()
+		y2.CountEvents()
+		failed1, err1 := fresh.RunSteady(plan2, nil)
+		if err := y2.Resume(&f); err != nil {
+			t.Fatalf("%v: Resume into %d micro-batches: %v", slower, plan2.Played, err)
+		}
+		failed2, err2 := y2.RunSteadyResumed(plan2, nil)
+		if err1 != nil || err2 != nil || failed1 != failed2 || fresh.Completed() != y2.Completed() || fresh.eng.Executed() != y2.eng.Executed() {
+			t.Errorf("%v: resumed second play: failed %v, %d tasks, %d events (%v); from the start %v, %d, %d (%v)", slower,
+				failed2, y2.Completed(), y2.eng.Executed(), err2, failed1, fresh.Completed(), fresh.eng.Executed(), err1)
+		}
+		for i := range y2.inst {
+			if !reflect.DeepEqual(y2.inst[i].state, fresh.inst[i].state) || !reflect.DeepEqual(y2.inst[i].events, fresh.inst[i].events) {
+				t.Errorf("%v: stage %d: the resumed second play's times or events differ", slower, i)
+			}
+		}
+		if !failed1 && fresh.Replicate(plan2) != y2.Replicate(plan2) {
+			t.Errorf("%v: Replicate differs on the resumed second play", slower)
 		}
 		if slower == 0 {
 			continue

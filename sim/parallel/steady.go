@@ -215,11 +215,21 @@ func (x *Executor) CountEvents() {
 // when no task past a prefix has started (fork.go): a failed play is then
 // resumed as the full step's (Resume) instead of thrown away.
 func (x *Executor) RunSteady(st Steady, fork *Fork) (failed bool, err error) {
+	x.begin()
+	return x.runSteady(st, fork)
+}
+
+// RunSteadyResumed is RunSteady for a play Resume started from another
+// shortened play's state.
+func (x *Executor) RunSteadyResumed(st Steady, fork *Fork) (failed bool, err error) {
+	return x.runSteady(st, fork)
+}
+
+func (x *Executor) runSteady(st Steady, fork *Fork) (failed bool, err error) {
 	if fork != nil {
 		fork.Clear()
 	}
 	ok := x.symmetric && len(st.stages) == len(x.inst)
-	x.begin()
 	running := func() bool { return x.done < x.total && x.eng.Err() == nil && x.interrupted == nil }
 	if fork != nil && ok {
 		// Pause before the first task past a common prefix can start

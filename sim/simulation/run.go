@@ -209,7 +209,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 	var progs []*parallel.Program
 	var eng *engine.Engine
 	var extraEvents uint64
-	var fork *parallel.Fork // the last failed shortened play's state, to resume as the full play
+	var fork *parallel.Fork // the last failed shortened play's state, to resume the next play from
 	if !opt.FiguresOnly || s.Fidelity() != network.Analytic || opt.AllRanks {
 		// played whole below
 	} else {
@@ -221,8 +221,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 		// (steadyRetry more without an estimate), or played whole when
 		// that would gain too little.
 		margin := steadyMargin
-		fork = opt.Reuse.fork()
-		fork.Clear() // a previous run's
+		forks := opt.Reuse.forks()
 		for try := 0; try < 2; try++ {
 			steady, ok := parallel.PlanSteady(cfg, margin)
 			if !ok {
@@ -230,20 +229,29 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 			}
 			short := *cfg
 			short.Microbatches = steady.Played
+			// A second play resumes from the first one's state, saves
+			// its own in the other Fork.
+			next := &forks[try%2]
+			next.Clear()
+			if fork != nil {
+				fork.Detach() // the longer step is built over the failed play's programs
+			}
 			var failed bool
-			x, progs, eng, failed, err = play(ctx, s, opt, &short, pr, cl, layout, res, &steady, fork)
+			x, progs, eng, failed, err = play(ctx, s, opt, &short, pr, cl, layout, res, &steady, next, fork)
 			if err != nil {
 				return nil, err
 			}
 			res.SteadyPlays++
-			played := x.Completed()
+			fork = nil
 			if !failed && x.Replicate(steady) {
 				extraEvents = x.ExtraEvents()
 				res.Replicated = cfg.Microbatches - steady.Played
-				fork = nil
 				break
 			}
-			res.FailedTasks += played
+			if saved, _, _ := next.Saved(); saved {
+				fork = next
+			}
+			res.FailedTasks += x.Completed() - x.Resumed()
 			res.SteadyRefusal = x.Refusal()
 			more, known := x.Settle(steady, cfg.Microbatches)
 			x = nil
@@ -264,7 +272,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 		if fork != nil {
 			fork.Detach() // the full step is built over the failed play's programs
 		}
-		x, progs, eng, _, err = play(ctx, s, opt, cfg, pr, cl, layout, res, nil, fork)
+		x, progs, eng, _, err = play(ctx, s, opt, cfg, pr, cl, layout, res, nil, nil, fork)
 		if err != nil {
 			return nil, err
 		}
@@ -287,7 +295,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 // parallel.Executor.RunSteady: failed says the play stopped early, known
 // not to replicate (only Settle may read it).
 func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.StepConfig, pr *pricer,
-	cl *topology.Cluster, layout *parallel.Layout, res *Result, steady *parallel.Steady, fork *parallel.Fork) (x *parallel.Executor, progs []*parallel.Program, eng *engine.Engine, failed bool, err error) {
+	cl *topology.Cluster, layout *parallel.Layout, res *Result, steady *parallel.Steady, fork, from *parallel.Fork) (x *parallel.Executor, progs []*parallel.Program, eng *engine.Engine, failed bool, err error) {
 	progs, err = parallel.Build(cfg, pr)
 	if err == nil {
 		err = pr.err
@@ -349,19 +357,22 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 	}
 	x.Progress = opt.Progress
 	x.Interrupt = ctx.Err
-	resumed := 0
+	// A play after a failed shortened one continues from that play's
+	// state (parallel.Fork) when it can: its tasks ended there are not
+	// played again.
+	resume := func() bool { return from != nil && !opt.noResume && x.Resume(from) == nil }
 	switch {
 	case steady != nil && !opt.wholeSteady:
 		x.CountEvents()
-		failed, err = x.RunSteady(*steady, fork)
+		if resume() {
+			failed, err = x.RunSteadyResumed(*steady, fork)
+		} else {
+			failed, err = x.RunSteady(*steady, fork)
+		}
 	case steady != nil:
 		x.CountEvents()
 		err = x.Run()
-	case fork != nil && !opt.noResume && x.Resume(fork) == nil:
-		// The full play continues from the failed shortened play's
-		// state (parallel.Fork): its tasks ended there are not played
-		// again.
-		_, resumed = fork.Saved()
+	case resume():
 		err = x.RunResumed()
 	default:
 		err = x.Run()
@@ -369,9 +380,13 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 	if err != nil {
 		return nil, nil, nil, false, explainRunError(s, err)
 	}
-	res.PlayedTasks += x.Completed() - resumed
-	res.FailedTasks -= resumed
-	res.ResumedTasks += resumed
+	if r := x.Resumed(); r > 0 {
+		// Taken over: what the failed play played itself of them.
+		_, _, own := from.Saved()
+		res.FailedTasks -= own
+		res.ResumedTasks += r
+	}
+	res.PlayedTasks += x.Completed() - x.Resumed()
 	return x, progs, eng, failed, nil
 }
 
@@ -401,16 +416,17 @@ type Reuse struct {
 	// recompute, ZeRO and sp vary under one tp × pp).
 	priced map[parallel.Layout]*priceTables
 	eng    *engine.Engine // the last run's, reset for the next (its queue storage kept)
-	// forkState is the last failed shortened play's saved state
-	// (parallel.Fork), for the full play to resume from.
-	forkState parallel.Fork
+	// forkState holds the shortened plays' saved states (parallel.Fork),
+	// for the next play to resume from: a second shortened play saves
+	// its own beside the first's.
+	forkState [2]parallel.Fork
 }
 
-// fork returns the storage for a shortened play's saved state: the
-// Reuse's (a nil Reuse: a new one).
-func (r *Reuse) fork() *parallel.Fork {
+// forks returns the storage for shortened plays' saved states: the
+// Reuse's (a nil Reuse: new ones).
+func (r *Reuse) forks() *[2]parallel.Fork {
 	if r == nil {
-		return new(parallel.Fork)
+		return new([2]parallel.Fork)
 	}
 	return &r.forkState
 }

@@ -79,5 +79,5 @@ func TestSweepPlayedReport(t *testing.T) {
 	if err := os.WriteFile(out, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("played %d tasks (%d in failed shortened plays, thrown away; %d taken by the full play); full plays %d", played, failed, resumed, fullTasks)
+	t.Logf("played %d tasks (%d in failed shortened plays, thrown away; %d taken over by the next play); full plays %d", played, failed, resumed, fullTasks)
 }

@@ -585,7 +585,7 @@ func TestSweepSteadyMatchesFull(t *testing.T) {
 	// (not the first play's margin of 8 nor the retry's 16); whole: played
 	// whole after one failed shortened play, the estimate saying the units
 	// settle too late for a gain (a retry of 16 was possible).
-	replicated, settled, whole, failedPoints, resumed := 0, 0, 0, 0, 0
+	replicated, settled, whole, failedPoints, resumed, resumedShort := 0, 0, 0, 0, 0, 0
 	for i := 0; i < sw.Len(); i++ {
 		got, _ := sw.evaluate(context.Background(), i, reuse)
 		if got.Outcome == Simulated {
@@ -635,8 +635,13 @@ func TestSweepSteadyMatchesFull(t *testing.T) {
 					t.Errorf("point %d: played whole after a failed shortened play (%d tasks resumed) %v, full play %v", i, r.ResumedTasks, g, w)
 				}
 			default:
-				if r.FailedTasks <= 0 || r.FailedTasks >= r.PlayedTasks || r.SteadyRefusal == "" {
-					t.Errorf("point %d: %d tasks played, %d in a failed play (%q)", i, r.PlayedTasks, r.FailedTasks, r.SteadyRefusal)
+				// replicated on a second play, resumed from the first
+				// when it could be
+				if r.FailedTasks < 0 || r.FailedTasks+r.ResumedTasks <= 0 || r.FailedTasks >= r.PlayedTasks || r.SteadyRefusal == "" {
+					t.Errorf("point %d: %d tasks played, %d in a failed play (%q), %d resumed", i, r.PlayedTasks, r.FailedTasks, r.SteadyRefusal, r.ResumedTasks)
+				}
+				if r.ResumedTasks > 0 {
+					resumedShort++
 				}
 			}
 		}
@@ -666,7 +671,11 @@ func TestSweepSteadyMatchesFull(t *testing.T) {
 	if failedPoints == 0 {
 		t.Error("no point played whole after a failed shortened play: the count of their tasks is not tested")
 	}
-	t.Logf("%d points replicated, %d of them on Settle's estimate; %d played whole on it; %d whole after failed plays, %d of them resumed", replicated, settled, whole, failedPoints, resumed)
+	if resumed == 0 || resumedShort == 0 {
+		t.Errorf("%d full plays and %d second shortened plays resumed from a failed play, want some of each", resumed, resumedShort)
+	}
+	t.Logf("%d points replicated, %d of them on Settle's estimate (%d on a second play resumed from the first); %d played whole on it; %d whole after failed plays, %d of them resumed",
+		replicated, settled, resumedShort, whole, failedPoints, resumed)
 }
 
 // TestSweepReuseSameFigures evaluates sweep points one after another with one
