@@ -217,6 +217,15 @@ func (x *Executor) Resume(f *Fork) error {
 			if a != b || !slices.Equal(p.Deps(int(t)), deps[off[t]:off[t+1]]) {
 				return ErrNoResume
 			}
+			// What a prefix task waits for lies in the prefix (the
+			// builder's references point back; guarded, not assumed).
+			if d := p.Deps(int(t)); len(d) > 0 && slices.Max(d) >= c ||
+				p.HostAfter(int(t)) >= int(c) || p.QueueAfter(int(t)) >= int(c) {
+				return ErrNoResume
+			}
+			if w, _ := p.QueueSelf(int(t)); w >= int(c) {
+				return ErrNoResume
+			}
 		}
 		if (p.qself != nil) != fi.queued || p.qself != nil &&
 			(!slices.Equal(p.qself[:c], f.qself[fi.qAt:fi.qAt+int(c)]) || !slices.Equal(p.qrest[:c], f.qrest[fi.qAt:fi.qAt+int(c)])) {
