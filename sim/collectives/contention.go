@@ -252,7 +252,7 @@ func staticLoadWith(sc *loadScratch, c *topology.Cluster, groups [][]int, pats [
 	}
 	eff := c.NIC.Comm.Efficiency
 	bw := c.Bandwidths() // 8 bytes a link rather than a 32-byte Link
-	load, fanOut, fanIn := sc.zeroed(len(c.Links), c.NumGPUs())
+	load, fanOut, fanIn := sc.zeroed(c.NumLinks(), c.NumGPUs())
 	route := sc.route[:0] // netRate's buffer
 	defer func() { sc.route = route[:0] }()
 	for _, p := range pats {

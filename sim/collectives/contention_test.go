@@ -249,7 +249,7 @@ func referenceShares(t *testing.T, c *topology.Cluster, groups [][]int, pats []p
 			add := func(x, y, ch int) {
 				var net []int32
 				for _, l := range c.AppendRoute(nil, x, y, routeHash(x, y, ch)) {
-					if c.Links[l].Kind == topology.LinkNetwork {
+					if c.Links()[l].Kind == topology.LinkNetwork {
 						net = append(net, l)
 						load[l]++
 					}
@@ -282,7 +282,7 @@ func referenceShares(t *testing.T, c *topology.Cluster, groups [][]int, pats []p
 			for _, x := range xs {
 				alone := net / float64(max(fanOut[x.a], fanIn[x.b]))
 				for _, l := range x.links {
-					share = min(share, float64(c.Links[l].Bandwidth)*c.NIC.Comm.Efficiency/float64(load[l])/alone)
+					share = min(share, float64(c.Links()[l].Bandwidth)*c.NIC.Comm.Efficiency/float64(load[l])/alone)
 				}
 			}
 			out[i][p] = share

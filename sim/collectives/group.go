@@ -74,8 +74,8 @@ func NewGroup(c *topology.Cluster, ranks []int) (*Group, error) {
 		var buf [16]int32 // a route has at most 12 links (AppendRoute)
 		var route []int32
 		s.netBW, route = netRate(c, g.member(0, 0), g.member(1, 0), buf[:0])
-		if l := c.Links[route[0]]; s.pcie {
-			s.pcieBW = float64(l.Bandwidth) * linkEff(c, s.p, l.Kind, false)
+		if id := route[0]; s.pcie {
+			s.pcieBW = float64(c.Bandwidths()[id]) * linkEff(c, s.p, c.LinkKindOf(id), false)
 		}
 	}
 	return g, nil
@@ -127,11 +127,11 @@ func (g *Group) probeDomain(dom []int32) {
 		ids = append(ids, route...)
 	}
 	nvlinkOnly := true
-	s.intraBW = g.bottleneck(ids, false, func(l topology.Link) {
-		if l.Kind == topology.LinkPCIe {
+	s.intraBW = g.bottleneck(ids, false, func(k topology.LinkKind) {
+		if k == topology.LinkPCIe {
 			s.pcie = true
 		}
-		if l.Kind != topology.LinkNVLink {
+		if k != topology.LinkNVLink {
 			nvlinkOnly = false
 		}
 	})
@@ -162,14 +162,16 @@ func (g *Group) probeDomain(dom []int32) {
 	route = c.AppendRoute(route[:0], a, b, routeHash(a, b, 0))
 	s.p2pBW = g.bottleneck(slices.Clone(route), true, nil)
 	if c.NVLS() && nvlinkOnly && len(route) > 0 {
-		s.nvlsBW = float64(c.Links[route[0]].Bandwidth) * s.p.NVLSEfficiency
+		s.nvlsBW = float64(c.Bandwidths()[route[0]]) * s.p.NVLSEfficiency
 	}
 }
 
 // bottleneck sorts ids (the links of a pattern's routes, one entry per
 // transfer crossing) and returns the lowest achievable rate per transfer,
-// min over links of bandwidth x efficiency / transfers; visit sees each link.
-func (g *Group) bottleneck(ids []int32, p2p bool, visit func(topology.Link)) float64 {
+// min over links of bandwidth x efficiency / transfers; visit sees each
+// link's kind. Bandwidths and kinds come from the cluster's dense array
+// and the link ids, not the link records (made only when asked for).
+func (g *Group) bottleneck(ids []int32, p2p bool, visit func(topology.LinkKind)) float64 {
 	slices.Sort(ids)
 	rate := math.Inf(1)
 	for i := 0; i < len(ids); {
@@ -177,11 +179,12 @@ func (g *Group) bottleneck(ids []int32, p2p bool, visit func(topology.Link)) flo
 		for j < len(ids) && ids[j] == ids[i] {
 			j++
 		}
-		l := g.c.Links[ids[i]]
+		id := ids[i]
+		k := g.c.LinkKindOf(id)
 		if visit != nil {
-			visit(l)
+			visit(k)
 		}
-		rate = math.Min(rate, float64(l.Bandwidth)*g.linkEff(l.Kind, p2p)/float64(j-i))
+		rate = math.Min(rate, float64(g.c.Bandwidths()[id])*g.linkEff(k, p2p)/float64(j-i))
 		i = j
 	}
 	return rate
@@ -216,8 +219,8 @@ func netRate(c *topology.Cluster, a, b int, buf []int32) (float64, []int32) {
 	net := float64(c.NICBandwidthPerGPU()) * c.NIC.Comm.Efficiency
 	route := c.AppendRoute(buf[:0], a, b, routeHash(a, b, 0))
 	for _, id := range route {
-		if l := c.Links[id]; l.Kind != topology.LinkNetwork {
-			net = math.Min(net, float64(l.Bandwidth)*linkEff(c, &c.GPUOf(a).Comm, l.Kind, false))
+		if k := c.LinkKindOf(id); k != topology.LinkNetwork {
+			net = math.Min(net, float64(c.Bandwidths()[id])*linkEff(c, &c.GPUOf(a).Comm, k, false))
 		}
 	}
 	return net, route

@@ -73,7 +73,7 @@ func TestSendsEqualRunner(t *testing.T) {
 			}
 			want.e.Run()
 			got.e.Run()
-			for l := range c.Links {
+			for l := range c.Links() {
 				wb, gb := float64(want.f.LinkBytes(l)), float64(got.f.LinkBytes(l))
 				if math.Float64bits(wb) != math.Float64bits(gb) || want.f.LinkBusy(l) != got.f.LinkBusy(l) {
 					t.Fatalf("link %d: Sends %v B %d ns, runner %v B %d ns", l, gb, got.f.LinkBusy(l), wb, want.f.LinkBusy(l))

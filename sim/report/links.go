@@ -38,7 +38,7 @@ func LinksSkipped(policy string, links int) string {
 // RunLinksSkipped is LinksSkipped for a run: its scenario's sim.links and
 // its cluster's links.
 func RunLinksSkipped(r *simulation.Result) string {
-	return LinksSkipped(r.Scenario.LinksPolicy(), len(r.Cluster.Links))
+	return LinksSkipped(r.Scenario.LinksPolicy(), r.Cluster.NumLinks())
 }
 
 // grouped writes n (not negative) with a comma every three digits

@@ -196,19 +196,19 @@ func Links(r *simulation.Result) []output.LinkRow {
 // row i's kind alone, for output.WriteLinks, which writes them without
 // holding them all. The traffic is computed once, here.
 func LinkRows(r *simulation.Result) (n int, row func(i int) output.LinkRow, kind func(i int) string) {
-	c := r.Cluster
+	links, devs := r.Cluster.Links(), r.Cluster.Devices()
 	traffic := r.LinkTotals()
 	total := r.StepTimeS * float64(r.Scenario.Sim.Steps)
-	kind = func(i int) string { return c.Links[i].Kind.String() }
-	return len(c.Links), func(i int) output.LinkRow {
-		l := &c.Links[i]
+	kind = func(i int) string { return links[i].Kind.String() }
+	return len(links), func(i int) output.LinkRow {
+		l := &links[i]
 		bw := float64(l.Bandwidth)
 		bytes, busy := traffic(i)
 		u := 0.0
 		if total > 0 && bw > 0 {
 			u = bytes / (bw * total)
 		}
-		return output.LinkRow{Link: int32(i), From: c.Devices[l.From].Name, To: c.Devices[l.To].Name, Kind: l.Kind.String(),
+		return output.LinkRow{Link: int32(i), From: devs[l.From].Name, To: devs[l.To].Name, Kind: l.Kind.String(),
 			BandwidthBytesPerS: bw, Bytes: output.ByteCount(bytes), BusyNs: busy, Utilization: u}
 	}, kind
 }

@@ -33,21 +33,21 @@ func (r *Result) Symmetric() bool { return r.exec.Symmetric() }
 // collectives of the time each keeps the link transmitting (collectives of
 // one kind are assumed not to overlap each other).
 func (r *Result) Links() []LinkStat {
-	c := r.Cluster
-	out := make([]LinkStat, len(c.Links))
+	links, devs := r.Cluster.Links(), r.Cluster.Devices()
+	out := make([]LinkStat, len(links))
 	bytes, busy := r.LinkTraffic()
-	for i, l := range c.Links {
-		out[i] = LinkStat{ID: i, From: c.Devices[l.From].Name, To: c.Devices[l.To].Name, Kind: l.Kind.String(),
+	for i, l := range links {
+		out[i] = LinkStat{ID: i, From: devs[l.From].Name, To: devs[l.To].Name, Kind: l.Kind.String(),
 			Bandwidth: float64(l.Bandwidth), Bytes: bytes[i], BusyNs: busy[i]}
 	}
 	return out
 }
 
 // LinkTraffic is Links' bytes and busy time (ns) alone, indexed by the
-// cluster's link id, for callers that read the rest from r.Cluster.Links.
+// cluster's link id, for callers that read the rest from r.Cluster.Links().
 func (r *Result) LinkTraffic() (bytes []float64, busyNs []int64) {
 	if r.fabric != nil {
-		n := len(r.Cluster.Links)
+		n := r.Cluster.NumLinks()
 		bytes, busyNs = make([]float64, n), make([]int64, n)
 		for i := range n {
 			bytes[i] = float64(r.fabric.LinkBytes(i))
@@ -230,7 +230,7 @@ func (r *Result) traffic(shortcuts bool) ([]float64, []int64, int, int) {
 // ok is false where the traffic-mode fabric could not keep the totals.
 func (r *Result) trafficOn(shortcuts, classes bool) (_ linkTotals, copied, direct int, ok bool) {
 	c, l := r.Cluster, r.Layout
-	n := len(c.Links)
+	n := c.NumLinks()
 	var bytes []float64
 	var busy []int64 // ns: LinkTraffic's type, so it is returned as is
 	eng := engine.New()

@@ -121,6 +121,8 @@ type layout struct {
 	dPSW, dHost, dNIC, dNVS, dLeaf, dSpine, dCore int32
 	// First cable index of each kind (cable k = links 2k, 2k+1).
 	cUp, cGPUPCIe, cPCIeHost, cPCIeNIC, cNICLeaf, cLeafSpine, cSpineCore int32
+	// Devices, cables and NVSwitch (or XGMI) devices (construct).
+	nDev, nCab, nvsDevices int
 }
 
 // Build validates s, fills defaults and builds the cluster. Errors are
@@ -513,7 +515,6 @@ func (l *layout) shapeNetwork(s *Spec) error {
 // construct lays out devices and cables (the adjacency is built on first use).
 func (c *Cluster) construct() {
 	l := &c.l
-	gpu := c.GPU
 	nScaleUp := 0
 	nvsDevices := 0
 	switch l.intra {
@@ -548,23 +549,35 @@ func (c *Cluster) construct() {
 	l.cLeafSpine = l.cNICLeaf + int32(nics)
 	l.cSpineCore = l.cLeafSpine + int32(l.leaves*l.spines)
 	nCab := int(l.cSpineCore) + spines*l.cores
+	l.nDev, l.nCab, l.nvsDevices = nDev, nCab, nvsDevices
 
-	c.Devices = hugepages.Advise(make([]Device, 0, nDev))
-	// Links and their bandwidth and latency arrays (for sim/network) are
-	// written together, cable by cable: one pass over ~70 MB at 131,072
-	// GPUs, not a second one copying the link array's fields out.
-	c.Links = hugepages.Advise(make([]Link, 2*nCab))
+	// The dense bandwidths are what every run reads (routing, the
+	// pricer's contention, the runner's inflation); the link records, the
+	// latencies and the devices with their names are made on first use
+	// (Links, Latencies, Devices): a run that writes no links.arrow and
+	// plays no fabric never reads them, ≈ 60 MB of fresh memory at 131,072
+	// GPUs (issue 18).
 	c.bw = hugepages.Advise(make([]units.BytesPerSecond, 2*nCab))
-	c.lat = hugepages.Advise(make([]engine.Time, 2*nCab))
 	c.GPUDevice = make([]int32, l.gpus)
+	for r := range l.gpus {
+		c.GPUDevice[r] = int32(r)
+	}
+	c.wire(wireBandwidths)
+}
 
+// buildDevices makes c.devices and their names (Devices), in the order
+// construct numbered them.
+func (c *Cluster) buildDevices() {
+	l := &c.l
+	nDev, nvsDevices, spines, cores := l.nDev, l.nvsDevices, l.pods*l.spines, l.spines*l.cores
+	c.devices = hugepages.Advise(make([]Device, 0, nDev))
 	// Names are written into one buffer and cut from one string at the
 	// end: a handful of allocations for all of them instead of two per
 	// device (a 131,072-GPU cluster has ~360,000 devices).
 	names := make([]byte, 0, 14*nDev) // "n16383/gpu7" is 11 bytes
 	nameEnd := make([]int32, 0, nDev)
 	dev := func(k DeviceKind, node, local int) {
-		c.Devices = append(c.Devices, Device{Kind: k, Node: int32(node), Local: int32(local)})
+		c.devices = append(c.devices, Device{Kind: k, Node: int32(node), Local: int32(local)})
 		nameEnd = append(nameEnd, int32(len(names)))
 	}
 	nodeName := func(node int) {
@@ -573,7 +586,6 @@ func (c *Cluster) construct() {
 		names = append(names, '/')
 	}
 	for r := range l.gpus {
-		c.GPUDevice[r] = int32(r)
 		nodeName(r / l.g)
 		names = strconv.AppendInt(append(names, "gpu"...), int64(r%l.g), 10)
 		dev(KindGPU, r/l.g, r%l.g)
@@ -620,10 +632,26 @@ func (c *Cluster) construct() {
 	}
 	all, from := string(names), int32(0)
 	for i, end := range nameEnd {
-		c.Devices[i].Name = all[from:end]
+		c.devices[i].Name = all[from:end]
 		from = end
 	}
+}
 
+// What a pass over the cables (wire) writes.
+const (
+	wireBandwidths = iota // c.bw
+	wireLatencies         // c.lat
+	wireRecords           // c.links
+)
+
+// wire walks the cluster's cables in link-id order and writes, for each,
+// one of its arrays (what): every array is cut from the same walk, so a
+// link's bandwidth, latency and record agree whichever is made first.
+func (c *Cluster) wire(what int) {
+	l := &c.l
+	gpu := c.GPU
+	nics := l.nodes * l.n
+	spines := l.pods * l.spines
 	pcieBW, pcieLat := float64(gpu.PCIeBandwidth), engine.Time(gpu.PCIeLatency)
 	scaleUpBW, scaleUpLat := float64(gpu.ScaleUpBandwidth), engine.Time(gpu.ScaleUpLatency)
 	rate := float64(c.NIC.Bandwidth)
@@ -631,11 +659,16 @@ func (c *Cluster) construct() {
 	next := 0 // link id of the next cable's first direction
 	cable := func(from, to int32, k LinkKind, bw float64, lat engine.Time, cables int32) {
 		b := units.BytesPerSecond(bw)
-		ls := c.Links[next : next+2 : next+2]
-		ls[0] = Link{From: from, To: to, Kind: k, Bandwidth: b, Cables: cables}
-		ls[1] = Link{From: to, To: from, Kind: k, Bandwidth: b, Cables: cables}
-		c.bw[next], c.bw[next+1] = b, b
-		c.lat[next], c.lat[next+1] = lat, lat
+		switch what {
+		case wireBandwidths:
+			c.bw[next], c.bw[next+1] = b, b
+		case wireLatencies:
+			c.lat[next], c.lat[next+1] = lat, lat
+		default:
+			ls := c.links[next : next+2 : next+2]
+			ls[0] = Link{From: from, To: to, Kind: k, Bandwidth: b, Cables: cables}
+			ls[1] = Link{From: to, To: from, Kind: k, Bandwidth: b, Cables: cables}
+		}
 		next += 2
 	}
 	// Scale-up.
@@ -786,8 +819,42 @@ func (c *Cluster) NICBandwidthPerGPU() units.BytesPerSecond {
 func (c *Cluster) Bandwidths() []units.BytesPerSecond { return c.bw }
 
 // Latencies returns the per-directed-link latencies indexed by link id, for
-// sim/network. The slice is shared: callers must not modify it.
-func (c *Cluster) Latencies() []engine.Time { return c.lat }
+// sim/network. The slice is shared: callers must not modify it. It is made
+// on the first call (a run that plays no fabric never reads it).
+func (c *Cluster) Latencies() []engine.Time {
+	c.latOnce.Do(func() {
+		c.lat = hugepages.Advise(make([]engine.Time, len(c.bw)))
+		c.wire(wireLatencies)
+	})
+	return c.lat
+}
+
+// Links returns the cluster's directed links indexed by link id (see
+// Link). The slice is shared: callers must not modify it. It is made on
+// the first call: routing, pricing and playing read Bandwidths and
+// LinkKindOf instead, so a run that writes no links.arrow never makes the
+// 24-byte records (35 MB at 131,072 GPUs; issue 18).
+func (c *Cluster) Links() []Link {
+	c.linksOnce.Do(func() {
+		c.links = hugepages.Advise(make([]Link, len(c.bw)))
+		c.wire(wireRecords)
+	})
+	return c.links
+}
+
+// NumLinks is len(Links()) without making the records.
+func (c *Cluster) NumLinks() int { return len(c.bw) }
+
+// Devices returns the cluster's devices indexed by device id: GPUs first
+// (device id == rank), then PCIe switches, hosts, NICs, NVSwitches (or
+// XGMI), leaves, spines and cores. The slice is shared: callers must not
+// modify it. It is made, with every device's name, on the first call (only
+// links.arrow, the topology summary and the graph read it; 360,000
+// devices at 131,072 GPUs).
+func (c *Cluster) Devices() []Device {
+	c.devOnce.Do(c.buildDevices)
+	return c.devices
+}
 
 // LinkKindOf is Links[id].Kind found from the id alone: cables are laid out
 // kind by kind (scale-up, then the GPUs', hosts' and NICs' PCIe, then the

@@ -4,10 +4,13 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"unsafe"
 
+	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/hardware"
 )
 
@@ -22,7 +25,7 @@ func mustBuild(t testing.TB, s Spec) *Cluster {
 
 func deviceCounts(c *Cluster) map[string]int {
 	m := map[string]int{}
-	for _, d := range c.Devices {
+	for _, d := range c.Devices() {
 		m[d.Kind.String()]++
 	}
 	return m
@@ -193,8 +196,8 @@ func TestBuildPartialPod(t *testing.T) {
 		t.Fatalf("pods %d, want 6", s.Pods)
 	}
 	full, partial := 0, 0
-	for _, l := range c.Links {
-		if c.Devices[l.From].Kind == KindSpine && c.Devices[l.To].Kind == KindCore {
+	for _, l := range c.Links() {
+		if c.Devices()[l.From].Kind == KindSpine && c.Devices()[l.To].Kind == KindCore {
 			switch {
 			case near(float64(l.Bandwidth), 192*50e9/7):
 				full++
@@ -225,7 +228,7 @@ func TestBuildNVL72(t *testing.T) {
 		t.Errorf("%d NVSwitch devices, want 1", got)
 	}
 	route := c.AppendRoute(nil, 0, 71, 0)
-	if len(route) != 2 || c.Links[route[0]].Bandwidth != 900e9 || c.Links[route[0]].Kind != LinkNVLink {
+	if len(route) != 2 || c.Links()[route[0]].Bandwidth != 900e9 || c.Links()[route[0]].Kind != LinkNVLink {
 		t.Errorf("route 0→71 %v", route)
 	}
 	s := c.Summary()
@@ -343,7 +346,7 @@ func TestValidateAndDomains(t *testing.T) {
 		if err := c.Validate(); err != nil {
 			t.Errorf("%+v: %v", s, err)
 		}
-		dist, queue := make([]int32, len(c.Devices)), make([]int32, len(c.Devices))
+		dist, queue := make([]int32, len(c.Devices())), make([]int32, len(c.Devices()))
 		for r := 0; r < c.NumGPUs(); r += max(1, c.GPUsPerNode()-1) {
 			c.bfs(int32(r), dist, queue, true)
 			for o := range c.NumGPUs() {
@@ -361,14 +364,14 @@ func TestNICsOnTheirGPUsSwitch(t *testing.T) {
 		g, n := r[0], r[1]
 		c := mustBuild(t, Spec{GPU: "l40s", Nodes: 1, GPUsPerNode: g, NICsPerNode: n})
 		for local := range g {
-			gs := c.Links[up(c.l.cGPUPCIe+int32(local))].To
+			gs := c.Links()[up(c.l.cGPUPCIe+int32(local))].To
 			for m := range n {
 				owns := (n >= g && m/(n/g) == local) || (n < g && m == local/(g/n))
 				if !owns {
 					continue
 				}
-				if ns := c.Links[up(c.l.cPCIeNIC+int32(m))].From; ns != gs {
-					t.Errorf("g=%d n=%d: GPU %d on %s, its NIC %d on %s", g, n, local, c.Devices[gs].Name, m, c.Devices[ns].Name)
+				if ns := c.Links()[up(c.l.cPCIeNIC+int32(m))].From; ns != gs {
+					t.Errorf("g=%d n=%d: GPU %d on %s, its NIC %d on %s", g, n, local, c.Devices()[gs].Name, m, c.Devices()[ns].Name)
 				}
 			}
 		}
@@ -403,7 +406,7 @@ func TestDOT(t *testing.T) {
 			t.Errorf("DOT lacks %q:\n%s", want, s)
 		}
 	}
-	if g := c.Graph(); g.Nodes().Len() != len(c.Devices) || g.Edges().Len() != len(c.Links)/2 {
+	if g := c.Graph(); g.Nodes().Len() != len(c.Devices()) || g.Edges().Len() != len(c.Links())/2 {
 		t.Errorf("Graph has %d nodes %d edges", g.Nodes().Len(), g.Edges().Len())
 	}
 }
@@ -411,10 +414,10 @@ func TestDOT(t *testing.T) {
 func TestBandwidthsLatencies(t *testing.T) {
 	c := mustBuild(t, Spec{GPU: "a100-40gb", Nodes: 2, NIC: "ib-hdr-200"})
 	bw, lat := c.Bandwidths(), c.Latencies()
-	if len(bw) != len(c.Links) || len(lat) != len(c.Links) {
+	if len(bw) != len(c.Links()) || len(lat) != len(c.Links()) {
 		t.Fatal("lengths")
 	}
-	for i, l := range c.Links {
+	for i, l := range c.Links() {
 		if bw[i] != l.Bandwidth {
 			t.Fatalf("link %d: %g vs %+v", i, bw[i], l)
 		}
@@ -435,10 +438,10 @@ func TestBandwidthsLatenciesEveryShape(t *testing.T) {
 	for _, s := range specsSmall {
 		c := mustBuild(t, s)
 		bw, lat := c.Bandwidths(), c.Latencies()
-		if len(bw) != len(c.Links) || len(lat) != len(c.Links) {
-			t.Fatalf("%+v: %d links, %d bandwidths, %d latencies", s, len(c.Links), len(bw), len(lat))
+		if len(bw) != len(c.Links()) || len(lat) != len(c.Links()) {
+			t.Fatalf("%+v: %d links, %d bandwidths, %d latencies", s, len(c.Links()), len(bw), len(lat))
 		}
-		for i, l := range c.Links {
+		for i, l := range c.Links() {
 			want := map[LinkKind]int64{LinkNVLink: int64(c.GPU.ScaleUpLatency), LinkXGMI: int64(c.GPU.ScaleUpLatency),
 				LinkPCIe: int64(c.GPU.PCIeLatency), LinkNetwork: int64(c.NIC.Latency)}[l.Kind]
 			if bw[i] != l.Bandwidth || !(l.Bandwidth > 0) || int64(lat[i]) != want || lat[i] != lat[i^1] {
@@ -508,7 +511,7 @@ func TestMeshNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l := c2.Links[c2.AppendRoute(nil, 0, 1, 0)[0]]; l.Bandwidth != 150e9 || l.Kind != LinkNVLink {
+	if l := c2.Links()[c2.AppendRoute(nil, 0, 1, 0)[0]]; l.Bandwidth != 150e9 || l.Kind != LinkNVLink {
 		t.Errorf("2 GPUs of a 4-GPU board: link %+v, want 150 GB/s NVLink", l)
 	}
 	sum := c.Summary()
@@ -524,7 +527,7 @@ func TestMeshNode(t *testing.T) {
 				continue
 			}
 			route := c.AppendRoute(nil, 4+a, 4+b, 0)
-			if len(route) != 1 || c.Links[route[0]].From != int32(4+a) || c.Links[route[0]].To != int32(4+b) || seen[route[0]] {
+			if len(route) != 1 || c.Links()[route[0]].From != int32(4+a) || c.Links()[route[0]].To != int32(4+b) || seen[route[0]] {
 				t.Errorf("route %d -> %d: %v", 4+a, 4+b, route)
 			}
 			seen[route[0]] = true
@@ -572,14 +575,49 @@ func TestLinkKindOf(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%+v: %v", s, err)
 		}
-		for i, l := range c.Links {
+		for i, l := range c.Links() {
 			kinds[l.Kind] = true
 			if got := c.LinkKindOf(int32(i)); got != l.Kind {
-				t.Fatalf("%+v: link %d (%s→%s): LinkKindOf %v, record %v", s, i, c.Devices[l.From].Name, c.Devices[l.To].Name, got, l.Kind)
+				t.Fatalf("%+v: link %d (%s→%s): LinkKindOf %v, record %v", s, i, c.Devices()[l.From].Name, c.Devices()[l.To].Name, got, l.Kind)
 			}
 		}
 	}
 	if len(kinds) != 4 {
 		t.Errorf("the clusters hold link kinds %v, want all four", kinds)
+	}
+}
+
+// Build makes only the bandwidths; the link records, the latencies and
+// the devices are made on first use, once, whoever asks first and in
+// whatever order, with the same contents (issue 18: a 131,072-GPU run that
+// writes no links.arrow never makes them).
+func TestTablesMadeOnFirstUse(t *testing.T) {
+	for _, s := range specsSmall {
+		c := mustBuild(t, s)
+		if c.links != nil || c.lat != nil || c.devices != nil {
+			t.Fatalf("%+v: Build made links %d, latencies %d, devices %d", s, len(c.links), len(c.lat), len(c.devices))
+		}
+		// Eight goroutines ask at once: one table each, the same slice.
+		var wg sync.WaitGroup
+		links := make([][]Link, 8)
+		lats := make([][]engine.Time, 8)
+		devs := make([][]Device, 8)
+		for i := range 8 {
+			wg.Go(func() { links[i], lats[i], devs[i] = c.Links(), c.Latencies(), c.Devices() })
+		}
+		wg.Wait()
+		for i := range 8 {
+			if &links[i][0] != &links[0][0] || &lats[i][0] != &lats[0][0] || &devs[i][0] != &devs[0][0] {
+				t.Fatalf("%+v: goroutine %d got other tables", s, i)
+			}
+		}
+		if c.NumLinks() != len(links[0]) || len(lats[0]) != len(links[0]) {
+			t.Fatalf("%+v: NumLinks %d, %d links, %d latencies", s, c.NumLinks(), len(links[0]), len(lats[0]))
+		}
+		// The other order on a fresh build: the same contents.
+		d := mustBuild(t, s)
+		if !slices.Equal(d.Devices(), devs[0]) || !slices.Equal(d.Latencies(), lats[0]) || !slices.Equal(d.Links(), links[0]) {
+			t.Fatalf("%+v: tables differ with the order they are made in", s)
+		}
 	}
 }

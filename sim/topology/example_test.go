@@ -16,8 +16,8 @@ func ExampleBuild() {
 	}
 	fmt.Println(c.NumGPUs(), "GPUs,", c.Domains(), "NVLink domains,", c.NICBandwidthPerGPU()/1e9, "GB/s of NIC per GPU")
 	for _, id := range c.AppendRoute(nil, 0, 11, 0) {
-		l := c.Links[id]
-		fmt.Printf("%s -> %s  %s %g GB/s %v\n", c.Devices[l.From].Name, c.Devices[l.To].Name, l.Kind, l.Bandwidth/1e9, c.Latencies()[id])
+		l := c.Links()[id]
+		fmt.Printf("%s -> %s  %s %g GB/s %v\n", c.Devices()[l.From].Name, c.Devices()[l.To].Name, l.Kind, l.Bandwidth/1e9, c.Latencies()[id])
 	}
 	s := c.Summary()
 	fmt.Printf("bisection %g TB/s, diameter %d hops\n", s.BisectionBytesPerS/1e12, s.DiameterHops)

@@ -20,23 +20,24 @@ func (c *Cluster) adjacency() { c.adjOnce.Do(c.freeze) }
 // neighbour id, then by link id. Two stable counting sorts (by To, then by
 // From) give that order in O(V+E) without comparisons.
 func (c *Cluster) freeze() {
-	nv, ne := len(c.Devices), len(c.Links)
+	links := c.Links()
+	nv, ne := len(c.Devices()), len(links)
 	count := make([]int32, nv+1)
-	for i := range c.Links {
-		count[c.Links[i].To+1]++
+	for i := range links {
+		count[links[i].To+1]++
 	}
 	for v := 1; v <= nv; v++ {
 		count[v] += count[v-1]
 	}
 	byTo := make([]int32, ne)
-	for i := range c.Links {
-		t := c.Links[i].To
+	for i := range links {
+		t := links[i].To
 		byTo[count[t]] = int32(i)
 		count[t]++
 	}
 	c.adjStart = make([]int32, nv+1)
-	for i := range c.Links {
-		c.adjStart[c.Links[i].From+1]++
+	for i := range links {
+		c.adjStart[links[i].From+1]++
 	}
 	for v := 1; v <= nv; v++ {
 		c.adjStart[v] += c.adjStart[v-1]
@@ -46,8 +47,8 @@ func (c *Cluster) freeze() {
 	c.adjTo = make([]int32, ne)
 	c.adjLink = make([]int32, ne)
 	for _, e := range byTo {
-		f := c.Links[e].From
-		c.adjTo[pos[f]] = c.Links[e].To
+		f := links[e].From
+		c.adjTo[pos[f]] = links[e].To
 		c.adjLink[pos[f]] = e
 		pos[f]++
 	}
@@ -69,7 +70,7 @@ func (c *Cluster) bfs(src int32, dist, queue []int32, skipNetwork bool) {
 		v := queue[head]
 		head++
 		for i := c.adjStart[v]; i < c.adjStart[v+1]; i++ {
-			if skipNetwork && c.Links[c.adjLink[i]].Kind == LinkNetwork {
+			if skipNetwork && c.Links()[c.adjLink[i]].Kind == LinkNetwork {
 				continue
 			}
 			w := c.adjTo[i]
@@ -87,7 +88,7 @@ func (c *Cluster) bfs(src int32, dist, queue []int32, skipNetwork bool) {
 // way inside and every network tier is symmetric, so these GPUs' largest
 // distances are the diameter (tests check this against all-pairs BFS).
 func (c *Cluster) diameter() int {
-	nv := len(c.Devices)
+	nv := len(c.Devices())
 	dist, queue := make([]int32, nv), make([]int32, nv)
 	best := 0
 	g := c.l.g
@@ -115,7 +116,7 @@ func (c *Cluster) diameter() int {
 // other, as in the residual graph of two opposite arcs.
 func (c *Cluster) maxFlow(half int, use func(e int) bool) float64 {
 	c.adjacency()
-	nv, ne := len(c.Devices), len(c.Links)
+	nv, ne := len(c.Devices()), len(c.Links())
 	if half <= 0 || half >= c.l.gpus {
 		return 0
 	}
@@ -127,9 +128,9 @@ func (c *Cluster) maxFlow(half int, use func(e int) bool) float64 {
 	flow := make([]float64, ne/2) // net flow along the cable's even direction
 	residual := func(e int32) float64 {
 		if e&1 == 0 {
-			return float64(c.Links[e].Bandwidth) - flow[e>>1]
+			return float64(c.bw[e]) - flow[e>>1]
 		}
-		return float64(c.Links[e].Bandwidth) + flow[e>>1]
+		return float64(c.bw[e]) + flow[e>>1]
 	}
 	isSink := func(v int32) bool { return int(v) >= half && int(v) < c.l.gpus }
 	level := make([]int32, nv)
@@ -243,12 +244,12 @@ func (e gEdge) Attributes() []encoding.Attribute {
 // map order, go-notes.md §1b).
 func (c *Cluster) Graph() *simple.UndirectedGraph {
 	g := simple.NewUndirectedGraph()
-	for i := range c.Devices {
-		g.AddNode(gNode{id: int64(i), dev: &c.Devices[i]})
+	for i := range c.Devices() {
+		g.AddNode(gNode{id: int64(i), dev: &c.Devices()[i]})
 	}
-	for k := 0; k < len(c.Links); k += 2 {
-		ln := &c.Links[k]
-		g.SetEdge(gEdge{f: gNode{int64(ln.From), &c.Devices[ln.From]}, t: gNode{int64(ln.To), &c.Devices[ln.To]}, link: ln})
+	for k := 0; k < len(c.Links()); k += 2 {
+		ln := &c.Links()[k]
+		g.SetEdge(gEdge{f: gNode{int64(ln.From), &c.Devices()[ln.From]}, t: gNode{int64(ln.To), &c.Devices()[ln.To]}, link: ln})
 	}
 	return g
 }
@@ -264,8 +265,8 @@ func (c *Cluster) DOT() ([]byte, error) {
 // the gonum graph is faithful), every link has positive bandwidth, the two
 // directions of each cable mirror each other, and the graph is connected.
 func (c *Cluster) Validate() error {
-	for k := 0; k+1 < len(c.Links); k += 2 {
-		a, b := c.Links[k], c.Links[k+1]
+	for k := 0; k+1 < len(c.Links()); k += 2 {
+		a, b := c.Links()[k], c.Links()[k+1]
 		if a.From == a.To || a.From != b.To || a.To != b.From || a.Kind != b.Kind {
 			return fmt.Errorf("topology: links %d/%d are not the two directions of one cable", k, k+1)
 		}
@@ -274,7 +275,7 @@ func (c *Cluster) Validate() error {
 		}
 	}
 	g := c.Graph()
-	if got, want := g.Edges().Len(), len(c.Links)/2; got != want {
+	if got, want := g.Edges().Len(), len(c.Links())/2; got != want {
 		return fmt.Errorf("topology: %d cables but %d distinct device pairs", want, got)
 	}
 	if cc := topo.ConnectedComponents(g); len(cc) != 1 {

@@ -39,7 +39,7 @@ func TestNetworkRouteIsRouteFiltered(t *testing.T) {
 					full = c.AppendRoute(full[:0], a, b, h)
 					want = want[:0]
 					for _, l := range full {
-						if c.Links[l].Kind == LinkNetwork {
+						if c.Links()[l].Kind == LinkNetwork {
 							want = append(want, l)
 						}
 					}

@@ -11,9 +11,9 @@ func names(c *Cluster, route []int32) []string {
 	if len(route) == 0 {
 		return nil
 	}
-	out := []string{c.Devices[c.Links[route[0]].From].Name}
+	out := []string{c.Devices()[c.Links()[route[0]].From].Name}
 	for _, e := range route {
-		out = append(out, c.Devices[c.Links[e].To].Name)
+		out = append(out, c.Devices()[c.Links()[e].To].Name)
 	}
 	return out
 }
@@ -101,17 +101,17 @@ func checkChain(t *testing.T, c *Cluster, route []int32, src, dst int) {
 	at := c.GPUDevice[src]
 	seen := map[int32]bool{at: true}
 	for _, e := range route {
-		if e < 0 || int(e) >= len(c.Links) || c.Links[e].From != at {
+		if e < 0 || int(e) >= len(c.Links()) || c.Links()[e].From != at {
 			t.Fatalf("%d→%d: broken chain at link %d in %v", src, dst, e, names(c, route))
 		}
-		at = c.Links[e].To
+		at = c.Links()[e].To
 		if seen[at] {
-			t.Fatalf("%d→%d: revisits %s in %v", src, dst, c.Devices[at].Name, names(c, route))
+			t.Fatalf("%d→%d: revisits %s in %v", src, dst, c.Devices()[at].Name, names(c, route))
 		}
 		seen[at] = true
 	}
 	if at != c.GPUDevice[dst] {
-		t.Fatalf("%d→%d: ends at %s", src, dst, c.Devices[at].Name)
+		t.Fatalf("%d→%d: ends at %s", src, dst, c.Devices()[at].Name)
 	}
 }
 
@@ -125,7 +125,7 @@ func TestRoutesAreShortestChains(t *testing.T) {
 	for _, s := range specs {
 		c := mustBuild(t, s)
 		n := c.NumGPUs()
-		nv := len(c.Devices)
+		nv := len(c.Devices())
 		queue := make([]int32, nv)
 		dists := map[int][]int32{}
 		distFrom := func(r int) []int32 {
@@ -156,9 +156,9 @@ func TestRoutesAreShortestChains(t *testing.T) {
 					// GPU over a mesh cable (hop 1), the proxy being src's
 					// node's GPU with dst's local index.
 					proxy, hop := -1, 0
-					if first := c.Links[route[0]].To; len(route) > 2 && int(c.Links[route[1]].To) < n && c.Devices[first].Kind == KindNVSwitch {
-						proxy, hop = int(c.Links[route[1]].To), 2
-					} else if len(route) > 1 && c.Devices[first].Kind == KindGPU {
+					if first := c.Links()[route[0]].To; len(route) > 2 && int(c.Links()[route[1]].To) < n && c.Devices()[first].Kind == KindNVSwitch {
+						proxy, hop = int(c.Links()[route[1]].To), 2
+					} else if len(route) > 1 && c.Devices()[first].Kind == KindGPU {
 						proxy, hop = int(first), 1
 					}
 					if hop > 0 {

@@ -37,7 +37,7 @@ func TestShiftNodesMapsIntraNodeRoutes(t *testing.T) {
 				}
 			}
 		}
-		for i, lk := range c.Links {
+		for i, lk := range c.Links() {
 			_, ok := c.ShiftNodes(int32(i), 0)
 			if net := lk.Kind == LinkNetwork; ok == net {
 				t.Fatalf("%+v: link %d (%v): ShiftNodes ok = %v", s, i, lk.Kind, ok)

@@ -82,8 +82,8 @@ func (c *Cluster) Summary() Summary {
 	}
 	for _, k := range []DeviceKind{KindGPU, KindNVSwitch, KindPCIeSwitch, KindHost, KindNIC, KindLeaf, KindSpine, KindCore} {
 		n := 0
-		for i := range c.Devices {
-			if c.Devices[i].Kind == k {
+		for i := range c.Devices() {
+			if c.Devices()[i].Kind == k {
 				n++
 			}
 		}
@@ -92,9 +92,9 @@ func (c *Cluster) Summary() Summary {
 		}
 	}
 	var prevFrom, prevTo DeviceKind
-	for k := 0; k < len(c.Links); k += 2 {
-		ln := &c.Links[k]
-		fk, tk := c.Devices[ln.From].Kind, c.Devices[ln.To].Kind
+	for k := 0; k < len(c.Links()); k += 2 {
+		ln := &c.Links()[k]
+		fk, tk := c.Devices()[ln.From].Kind, c.Devices()[ln.To].Kind
 		last := len(sum.Links) - 1
 		// Cables are laid out tier by tier, so a tier is a run of cables.
 		if last < 0 || fk != prevFrom || tk != prevTo {
@@ -110,11 +110,11 @@ func (c *Cluster) Summary() Summary {
 	half := l.gpus / 2
 	sum.BisectionBytesPerS = c.maxFlow(half, func(int) bool { return true })
 	sum.NetworkBisectionBytesPerS = c.maxFlow(half, func(e int) bool {
-		ln := &c.Links[e]
+		ln := &c.Links()[e]
 		if ln.Kind == LinkNVLink || ln.Kind == LinkXGMI {
 			return false
 		}
-		return c.Devices[ln.From].Kind != KindHost && c.Devices[ln.To].Kind != KindHost
+		return c.Devices()[ln.From].Kind != KindHost && c.Devices()[ln.To].Kind != KindHost
 	})
 	sum.DiameterHops = c.diameter()
 	return sum

@@ -11,7 +11,7 @@ import (
 func TestDiameterMatchesAllPairs(t *testing.T) {
 	for _, s := range specsSmall {
 		c := mustBuild(t, s)
-		nv := len(c.Devices)
+		nv := len(c.Devices())
 		dist, queue := make([]int32, nv), make([]int32, nv)
 		want := 0
 		for r := range c.NumGPUs() {

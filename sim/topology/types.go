@@ -60,8 +60,9 @@ type Device struct {
 	Name  string
 }
 
-// Link is one direction of a full-duplex cable. Links[2k] and Links[2k+1] are
-// the two directions of the same cable; Links[2k] points away from the GPUs
+// Link is one direction of a full-duplex cable (Cluster.Links). Links[2k] and
+// Links[2k+1] are the two directions of the same cable; Links[2k] points away
+// from the GPUs
 // (GPU→switch, NIC→leaf, leaf→spine, ...), Links[2k+1] back towards them.
 //
 // A link's latency (propagation + switching for the hop) is
@@ -120,22 +121,27 @@ func (e *SpecError) Error() string { return e.Field + ": " + e.Msg }
 
 // Cluster is a built, frozen cluster. Device and link ids are dense indices.
 // A Cluster is never modified after Build, so it is safe to share between
-// goroutines (sweeps run many simulations on one cluster).
+// goroutines (sweeps run many simulations on one cluster); the tables made
+// on first use (Links, Latencies, Devices, the adjacency) are made once,
+// under a sync.Once, from what Build fixed.
 type Cluster struct {
 	Spec      Spec // with defaults filled in
 	GPU       hardware.GPU
 	NIC       hardware.NIC // with Spec.NICGbps applied
-	Devices   []Device
-	Links     []Link
-	GPUDevice []int32 // device id of GPU rank r (ranks are node-major: r = node*GPUsPerNode + local)
+	GPUDevice []int32      // device id of GPU rank r (ranks are node-major: r = node*GPUsPerNode + local)
 	// Groups are the cluster's node groups in node order: Spec.Groups, or
 	// one group of every node holding GPU.
 	Groups []NodeGroup
 
 	l layout // shape, id bases and routing tables (build.go)
 
-	bw  []units.BytesPerSecond // Links[i].Bandwidth, for sim/network
-	lat []engine.Time          // link latencies (Latencies)
+	bw []units.BytesPerSecond // Links()[i].Bandwidth, for sim/network
+
+	// Made on first use, once (Links, Latencies, Devices).
+	linksOnce, latOnce, devOnce sync.Once
+	links                       []Link
+	lat                         []engine.Time // link latencies (Latencies)
+	devices                     []Device
 
 	// Frozen CSR adjacency over directed links: the out-links of device v
 	// are adjLink[adjStart[v]:adjStart[v+1]], sorted by neighbour id, then
