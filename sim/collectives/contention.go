@@ -199,6 +199,7 @@ func staticLoadWith(sc *loadScratch, c *topology.Cluster, groups [][]int, pats [
 	gs := slices.Grow(sc.gs[:0], len(groups))[:len(groups)]
 	clear(gs)
 	multi := sc.multi[:0] // indices of groups spanning domains
+	allPairs := true      // every group a pair (sendPairShares)
 	defer func() {
 		clear(gs) // drop the arrangements
 		sc.gs, sc.multi = gs[:0], multi[:0]
@@ -208,6 +209,7 @@ func staticLoadWith(sc *loadScratch, c *topology.Cluster, groups [][]int, pats [
 		if err := checkRanksInto(c, ranks, &sc.seen); err != nil {
 			return nil, err
 		}
+		allPairs = allPairs && len(ranks) == 2
 		if sendOnly && len(ranks) == 2 {
 			x, y := ranks[0], ranks[1]
 			if c.DomainOf(x) == c.DomainOf(y) {
@@ -241,6 +243,10 @@ func staticLoadWith(sc *loadScratch, c *topology.Cluster, groups [][]int, pats [
 	if len(multi) == 0 {
 		return out, nil
 	}
+	if sendOnly && allPairs {
+		sc.route = sendPairShares(sc, c, gs, multi, out, sc.route[:0])
+		return out, nil
+	}
 	each := func(i int, p pattern, f func(a, b, ch int)) {
 		if p == patSend {
 			if x, y := gs[i].first[0], gs[i].first[1]; c.DomainOf(x) != c.DomainOf(y) {
@@ -261,11 +267,14 @@ func staticLoadWith(sc *loadScratch, c *topology.Cluster, groups [][]int, pats [
 		}
 		sc.loaded = sc.loaded[:0]
 		// Every transfer's network links, in the order the transfers are
-		// met (ends[t] closes transfer t): the share pass below meets them
-		// in the same order and reads them instead of routing again. Only
-		// the network links of a route are computed
-		// (Cluster.AppendNetworkRoute): no other link is counted.
+		// met (ends[t] closes transfer t), its two ranks (xfer[t]) and
+		// where each group's transfers end (gEnd): the share pass below
+		// meets them in the same order and reads them instead of routing
+		// or listing the crossings again. Only the network links of a
+		// route are computed (Cluster.AppendNetworkRoute): no other link
+		// is counted.
 		sc.netLinks, sc.ends = sc.netLinks[:0], sc.ends[:0]
+		sc.xfer, sc.gEnd = sc.xfer[:0], sc.gEnd[:0]
 		for _, i := range multi {
 			each(i, p, func(a, b, ch int) {
 				from := len(sc.netLinks)
@@ -277,21 +286,25 @@ func staticLoadWith(sc *loadScratch, c *topology.Cluster, groups [][]int, pats [
 					load[l]++
 				}
 				sc.ends = append(sc.ends, int32(len(sc.netLinks)))
+				sc.xfer = append(sc.xfer, [2]int32{int32(a), int32(b)})
 			})
+			sc.gEnd = append(sc.gEnd, int32(len(sc.xfer)))
 		}
-		t := 0 // the next transfer of the share pass
-		for _, i := range multi {
+		t0 := int32(0) // the group's first transfer in the share pass
+		for gi, i := range multi {
 			if gs[i].net == 0 {
 				// The group's own uncontended rate per GPU (NewGroup's netBW).
-				gs[i].net, route = netRate(c, gs[i].lead[0], gs[i].lead[1], route)
+				gs[i].net, route = groupNetRate(c, gs[i].lead[0], gs[i].lead[1], route)
 			}
-			each(i, p, func(a, b, _ int) {
-				fanOut[a]++
-				fanIn[b]++
-			})
+			xs := sc.xfer[t0:sc.gEnd[gi]]
+			for _, x := range xs {
+				fanOut[x[0]]++
+				fanIn[x[1]]++
+			}
 			share := 1.0
-			each(i, p, func(a, b, _ int) {
-				alone := gs[i].net / float64(max(fanOut[a], fanIn[b]))
+			for j, x := range xs {
+				t := int(t0) + j
+				alone := gs[i].net / float64(max(fanOut[x[0]], fanIn[x[1]]))
 				from := int32(0)
 				if t > 0 {
 					from = sc.ends[t-1]
@@ -299,13 +312,57 @@ func staticLoadWith(sc *loadScratch, c *topology.Cluster, groups [][]int, pats [
 				for _, l := range sc.netLinks[from:sc.ends[t]] {
 					share = min(share, float64(bw[l])*eff/float64(load[l])/alone)
 				}
-				t++
-			})
-			each(i, p, func(a, b, _ int) { fanOut[a], fanIn[b] = 0, 0 })
+			}
+			for _, x := range xs {
+				fanOut[x[0]], fanIn[x[1]] = 0, 0
+			}
 			out[i][p] = share
+			t0 = sc.gEnd[gi]
 		}
 	}
 	return out, nil
+}
+
+// sendPairShares is staticLoadWith's share pass where every group is a
+// pair and only sends are routed (the pricer's pipeline boundaries: 8,192
+// pairs each, 30 a run at 131,072 GPUs; issue 18): multi holds the pairs
+// crossing domains, gs their ranks. It writes out[i][patSend] for each and
+// returns route (netRate's buffer). The same figures as the general pass,
+// in the same order of operations: a pair's one transfer counts once at
+// its source and once at its destination (the general pass's fanOut and
+// fanIn, set and cleared per group), so its rate alone is the group's
+// rate divided by 1, i.e. that rate exactly; the loads are counted over
+// every pair's route first, then each pair takes the least of its links'
+// bandwidth × efficiency / load / alone, links in route order.
+func sendPairShares(sc *loadScratch, c *topology.Cluster, gs []loadGroup, multi []int, out [][numPatterns]float64, route []int32) []int32 {
+	eff := c.NIC.Comm.Efficiency
+	bw := c.Bandwidths()
+	load, _, _ := sc.zeroed(c.NumLinks(), c.NumGPUs())
+	sc.netLinks, sc.ends = sc.netLinks[:0], sc.ends[:0]
+	for _, i := range multi {
+		x, y := gs[i].first[0], gs[i].first[1]
+		from := len(sc.netLinks)
+		sc.netLinks = c.AppendNetworkRoute(sc.netLinks, x, y, routeHash(x, y, 0))
+		for _, l := range sc.netLinks[from:] {
+			if load[l] == 0 {
+				sc.loaded = append(sc.loaded, l)
+			}
+			load[l]++
+		}
+		sc.ends = append(sc.ends, int32(len(sc.netLinks)))
+	}
+	from := int32(0)
+	for t, i := range multi {
+		var alone float64
+		alone, route = groupNetRate(c, gs[i].lead[0], gs[i].lead[1], route)
+		share := 1.0
+		for _, l := range sc.netLinks[from:sc.ends[t]] {
+			share = min(share, float64(bw[l])*eff/float64(load[l])/alone)
+		}
+		from = sc.ends[t]
+		out[i][patSend] = share
+	}
+	return route
 }
 
 // oneDomain reports whether every rank of ranks (not empty) lies in the
@@ -339,8 +396,11 @@ type loadScratch struct {
 	loaded              []int32
 	seen                []bool
 	// netLinks and ends: one pattern's routed network links per transfer
-	// (see staticLoad).
+	// (see staticLoad); xfer: each transfer's source and destination;
+	// gEnd: where each spanning group's transfers end.
 	netLinks, ends []int32
+	xfer           [][2]int32
+	gEnd           []int32
 	// gs and multi: the groups of a call and those spanning domains.
 	gs    []loadGroup
 	multi []int

@@ -511,3 +511,53 @@ func drainScratches() {
 	clear(scratches.free)
 	scratches.free = scratches.free[:0]
 }
+
+// groupNetRate skips netRate's route where no host link can lower the NIC
+// rate, and equals netRate bit for bit on every pair of clusters where it
+// does and where it does not. By hand: 8 × H100 SXM with one 400G NIC a
+// GPU, NIC rate 50 GB/s × 0.94 = 47 GB/s; the host links' floor is PCIe
+// Gen5 x16, 63 GB/s × 0.8 = 50.4 GB/s (NVLink, 450 GB/s × 0.822, is
+// higher), so the shortcut holds and the rate is 47 GB/s. L40S has no
+// NVLink and PCIe Gen4 (31.5 GB/s × 0.8 = 25.2 GB/s): the floor is below
+// the NIC rate, netRate routes, and the rate is the PCIe link's 25.2 GB/s.
+func TestGroupNetRateEqualsNetRate(t *testing.T) {
+	for _, tc := range []struct {
+		spec     topology.Spec
+		short    bool
+		wantRate float64
+	}{
+		{topology.Spec{GPU: "h100-sxm", Nodes: 8}, true, 47e9},
+		{topology.Spec{GPU: "l40s", Nodes: 4}, false, 25.2e9},
+		{topology.Spec{GPU: "a100-40gb", Nodes: 4, NIC: "ib-hdr-200"}, true, 24e9},
+		{topology.Spec{GPU: "h100-sxm", Nodes: 6, NICsPerNode: 2}, true, 11.75e9},
+		{topology.Spec{GPU: "gb200", Nodes: 36}, true, 47e9},
+		{topology.Spec{GPU: "h100-sxm", Nodes: 16, Network: "clos", PodGPUs: 32, Oversubscription: 7}, true, 47e9},
+	} {
+		c := cluster(t, tc.spec)
+		net := float64(c.NICBandwidthPerGPU()) * c.NIC.Comm.Efficiency
+		if short := hostFloor(c, &c.GPU.Comm) >= net; short != tc.short {
+			t.Errorf("%+v: shortcut %v, want %v (floor %g, NIC rate %g)", tc.spec, short, tc.short, hostFloor(c, &c.GPU.Comm), net)
+		}
+		n, gpn := c.NumGPUs(), c.GPUsPerNode()
+		checked := 0
+		for a := 0; a < n; a++ {
+			for _, b := range []int{(a + gpn) % n, (a + n/2 + 1) % n, (a + 3*gpn + 1) % n} {
+				if c.DomainOf(a) == c.DomainOf(b) {
+					continue
+				}
+				got, _ := groupNetRate(c, a, b, nil)
+				want, _ := netRate(c, a, b, nil)
+				if math.Float64bits(got) != math.Float64bits(want) {
+					t.Fatalf("%+v: %d→%d: groupNetRate %v, netRate %v", tc.spec, a, b, got, want)
+				}
+				if math.Abs(got-tc.wantRate) > 1e-6*tc.wantRate {
+					t.Fatalf("%+v: %d→%d: rate %v, by hand %v", tc.spec, a, b, got, tc.wantRate)
+				}
+				checked++
+			}
+		}
+		if checked == 0 {
+			t.Fatalf("%+v: no pair across domains", tc.spec)
+		}
+	}
+}

@@ -226,6 +226,41 @@ func netRate(c *topology.Cluster, a, b int, buf []int32) (float64, []int32) {
 	return net, route
 }
 
+// groupNetRate is netRate's rate without its route where no link of the
+// route can lower it: the route's links other than the network's (the
+// GPUs' and NICs' PCIe, a PXN hop's scale-up links) all achieve at least
+// the least bandwidth of their kind on the cluster (MinBandwidth) times
+// the kind's efficiency for a's GPU, and where that floor is no lower
+// than the NIC rate, math.Min keeps the NIC rate at every link: the same
+// value, without routing (a call per pipeline send pair; issue 18).
+// Otherwise it is netRate. buf is netRate's buffer, returned as it leaves
+// it.
+func groupNetRate(c *topology.Cluster, a, b int, buf []int32) (float64, []int32) {
+	net := float64(c.NICBandwidthPerGPU()) * c.NIC.Comm.Efficiency
+	if hostFloor(c, &c.GPUOf(a).Comm) >= net {
+		return net, buf
+	}
+	return netRate(c, a, b, buf)
+}
+
+// hostFloor is the least achievable rate, bandwidth × efficiency for a GPU
+// of profile p (linkEff, as netRate weighs them), of any link of the
+// cluster that is not a network link; +Inf where there are none, -Inf
+// where an efficiency is negative or NaN.
+func hostFloor(c *topology.Cluster, p *hardware.CommProfile) float64 {
+	floor := math.Inf(1)
+	for _, k := range [...]topology.LinkKind{topology.LinkNVLink, topology.LinkXGMI, topology.LinkPCIe} {
+		if bw, ok := c.MinBandwidth(k); ok {
+			e := linkEff(c, p, k, false)
+			if !(e >= 0) {
+				return math.Inf(-1) // a product no longer grows with the bandwidth: no floor
+			}
+			floor = math.Min(floor, float64(bw)*e)
+		}
+	}
+	return floor
+}
+
 // routeHash spreads a collective's flows over equal-cost paths
 // deterministically (splitmix64 of the endpoints and a channel number).
 func routeHash(src, dst, ch int) uint64 {

@@ -123,6 +123,10 @@ type layout struct {
 	cUp, cGPUPCIe, cPCIeHost, cPCIeNIC, cNICLeaf, cLeafSpine, cSpineCore int32
 	// Devices, cables and NVSwitch (or XGMI) devices (construct).
 	nDev, nCab, nvsDevices int
+	// The least bandwidth of the links of each kind, where the cluster
+	// has any (MinBandwidth).
+	minBW   [len(linkKindNames)]units.BytesPerSecond
+	hasKind [len(linkKindNames)]bool
 }
 
 // Build validates s, fills defaults and builds the cluster. Errors are
@@ -662,6 +666,9 @@ func (c *Cluster) wire(what int) {
 		switch what {
 		case wireBandwidths:
 			c.bw[next], c.bw[next+1] = b, b
+			if !c.l.hasKind[k] || b < c.l.minBW[k] {
+				c.l.minBW[k], c.l.hasKind[k] = b, true
+			}
 		case wireLatencies:
 			c.lat[next], c.lat[next+1] = lat, lat
 		default:
@@ -840,6 +847,16 @@ func (c *Cluster) Links() []Link {
 		c.wire(wireRecords)
 	})
 	return c.links
+}
+
+// MinBandwidth is the least bandwidth (Bandwidths) of the cluster's links
+// of kind k; ok is false where the cluster has none. Callers bound what a
+// route's links of a kind can carry without walking the route.
+func (c *Cluster) MinBandwidth(k LinkKind) (bw units.BytesPerSecond, ok bool) {
+	if int(k) >= len(c.l.minBW) || !c.l.hasKind[k] {
+		return 0, false
+	}
+	return c.l.minBW[k], true
 }
 
 // NumLinks is len(Links()) without making the records.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/hardware"
+	"github.com/simtrain/simtrain/sim/units"
 )
 
 func mustBuild(t testing.TB, s Spec) *Cluster {
@@ -618,6 +619,26 @@ func TestTablesMadeOnFirstUse(t *testing.T) {
 		d := mustBuild(t, s)
 		if !slices.Equal(d.Devices(), devs[0]) || !slices.Equal(d.Latencies(), lats[0]) || !slices.Equal(d.Links(), links[0]) {
 			t.Fatalf("%+v: tables differ with the order they are made in", s)
+		}
+	}
+}
+
+// MinBandwidth is the least bandwidth of each kind's links, found by a
+// plain scan of the records, and says where a kind has none.
+func TestMinBandwidth(t *testing.T) {
+	for _, s := range specsSmall {
+		c := mustBuild(t, s)
+		least := map[LinkKind]units.BytesPerSecond{}
+		for _, l := range c.Links() {
+			if m, ok := least[l.Kind]; !ok || l.Bandwidth < m {
+				least[l.Kind] = l.Bandwidth
+			}
+		}
+		for _, k := range []LinkKind{LinkNVLink, LinkXGMI, LinkPCIe, LinkNetwork, LinkNetwork + 1} {
+			want, wantOK := least[k]
+			if got, ok := c.MinBandwidth(k); got != want || ok != wantOK {
+				t.Errorf("%+v: MinBandwidth(%v) = %g, %v; want %g, %v", s, k, got, ok, want, wantOK)
+			}
 		}
 	}
 }
