@@ -30,9 +30,11 @@ func load405B(b *testing.B, gpus int) *scenario.Plan {
 // without writing files, at 16,384 and 131,072 GPUs: each iteration does
 // what the command does after loading the scenario, simulation.Run with
 // no Reuse (so it builds the cluster, 1.5 M links at 131,072 GPUs, as the
-// command does once per scenario: 82 of the ≈ 191 MB allocated per
-// iteration at 131,072 GPUs, `go test -bench Build/llama3-clos-131072
-// -benchmem ./sim/topology` alone), the play (one rank per pipeline stage)
+// command does once per scenario: its dense bandwidths, 13 of the ≈ 44 MB
+// allocated per iteration at 131,072 GPUs, `go test -bench
+// Build/llama3-clos-131072 -benchmem ./sim/topology` alone; the link
+// records, latencies and devices are made only when read), the play (one
+// rank per pipeline stage)
 // and, as the command's default links.arrow policy does (sim.links: auto,
 // report.AutoLinksMax), links.arrow's per-link traffic when the cluster
 // has at most 2^18 links: at 16,384 GPUs (180,416 links), not at 131,072
