@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/simtrain/simtrain/sim/parallel"
 	"github.com/simtrain/simtrain/sim/scenario"
 )
 
@@ -36,4 +37,47 @@ func TestOversubscriptionSlowsAnalytic(t *testing.T) {
 		t.Errorf("analytic %.6g s vs flow %.6g s (%+.1f%%)", slow.StepTimeS, flow.StepTimeS, 100*d)
 	}
 	t.Logf("1:1 %.4f s, 8:1 analytic %.4f s (DP %.4f), flow %.4f s (DP %.4f)", free.StepTimeS, slow.StepTimeS, slow.ExposedCommS[3], flow.StepTimeS, flow.ExposedCommS[3])
+}
+
+// sendContention finds a rank's peer in stage b as the rank plus the
+// difference of the two stages' offsets. That is RankOf(CoordOf(r) with
+// PP = b) for every rank of stage a, on every order of the dimensions and
+// uneven sizes (pp outermost or not, cp and ep present), by hand on one:
+// tp 2, dp 3, pp 4 with pp innermost puts stage 1's ranks at 1, 5, 9, …,
+// and stage 3's peer of rank 1 at 3 (step 2).
+func TestSendPeerStep(t *testing.T) {
+	perms := []string{"tp-cp-ep-dp-pp", "tp-pp-cp-ep-dp", "pp-tp-cp-ep-dp", "tp-cp-pp-ep-dp", "cp-tp-ep-dp-pp", "dp-ep-cp-pp-tp"}
+	for _, ord := range perms {
+		order, err := parallel.ParseOrder(ord)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := parallel.NewLayout(2, 2, 1, 3, 4, order)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for a := range l.PP {
+			for b := range l.PP {
+				step := l.RankOf(parallel.Coord{PP: b}) - l.RankOf(parallel.Coord{PP: a})
+				for _, r := range l.StageRanks(a) {
+					co := l.CoordOf(r)
+					co.PP = b
+					if want := l.RankOf(co); r+step != want {
+						t.Fatalf("%s: stage %d rank %d: peer in stage %d is %d, step gives %d", ord, a, r, b, want, r+step)
+					}
+				}
+			}
+		}
+	}
+	order, _ := parallel.ParseOrder("pp-tp-cp-ep-dp")
+	l, err := parallel.NewLayout(2, 1, 1, 3, 4, order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.StageRanks(1)[:3]; got[0] != 1 || got[1] != 5 || got[2] != 9 {
+		t.Errorf("stage 1's ranks %v, want 1, 5, 9, …", got)
+	}
+	if step := l.RankOf(parallel.Coord{PP: 3}) - l.RankOf(parallel.Coord{PP: 1}); 1+step != 3 {
+		t.Errorf("stage 3's peer of rank 1: %d, want 3", 1+step)
+	}
 }

@@ -849,10 +849,14 @@ func (p *pricer) sendContention(a, b int) (low float64) {
 	// The pairs live in the pricer's scratch (a stage's size each, every
 	// boundary; issue 18).
 	fwd, bwd := p.sendPairs[0][:0], p.sendPairs[1][:0]
+	// A rank's peer in stage b is the rank with its coordinates but PP = b:
+	// RankOf is linear in the coordinates (a sum of coordinate × stride)
+	// and every rank here has PP = a, so the peer is the rank plus the
+	// difference of the two stages' offsets (no CoordOf, four divisions,
+	// per rank: 8,192 ranks a boundary at 131,072 GPUs; issue 18).
+	step := p.l.RankOf(parallel.Coord{PP: b}) - p.l.RankOf(parallel.Coord{PP: a})
 	for _, r := range ranks {
-		co := p.l.CoordOf(r)
-		co.PP = b
-		q := p.l.RankOf(co)
+		q := r + step
 		fwd = append(fwd, [2]int{r, q})
 		bwd = append(bwd, [2]int{q, r})
 	}
