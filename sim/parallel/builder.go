@@ -106,6 +106,11 @@ type builder struct {
 	classKeys []layerKey
 	copying   bool
 
+	// passMarks are the last passes of each kind in this step (passcopy.go);
+	// gathersEnd is the end of the step-start gathers' tasks.
+	passMarks  []passMark
+	gathersEnd int32
+
 	// names finds a task name's TaskName (the Arena's, kept from build
 	// to build).
 	names *nameCache
@@ -146,7 +151,8 @@ func (b *builder) reset(s int, prog *Program, order []pipeline.Step) {
 	*b = builder{cfg: b.cfg, pr: b.pr, cache: b.cache, place: b.place, stage: s, prog: prog, order: order,
 		recomputed: b.recomputed, pairWait: b.pairWait[:0], queued: b.queued[:0], dpTasks: b.dpTasks[:0],
 		paramAG: b.paramAG, lastGrad: b.lastGrad, depBuf: b.depBuf[:0], classes: b.classes, classKeys: b.classKeys[:0], names: b.names,
-		sendTimes: b.sendTimes, nSend: b.nSend, plans: b.plans, plansByKey: b.plansByKey}
+		sendTimes: b.sendTimes, nSend: b.nSend, plans: b.plans, plansByKey: b.plansByKey,
+		passMarks: b.passMarks[:0]}
 }
 
 func (b *builder) dense() float64 { return float64(b.cfg.Layout.TP) }
@@ -187,6 +193,8 @@ func (b *builder) build() error {
 		b.bucketDense, b.bucketExpert = 0, 0
 		b.firstComp = true
 		b.startParamGather()
+		b.gathersEnd = int32(len(b.prog.Tasks))
+		b.passMarks = b.passMarks[:0]
 		for i := 0; i < len(b.order); i++ {
 			st := b.order[i]
 			if step == 0 {
@@ -211,9 +219,9 @@ func (b *builder) build() error {
 					b.runOverlapped(f, g)
 					continue
 				}
-				b.run(f)
+				b.runPass(f)
 			case pipeline.PhaseB, pipeline.PhaseI:
-				b.run(b.newPass(&b.passes[0], ch, st.Microbatch, false, st.Phase == pipeline.PhaseI, st.Phase == pipeline.PhaseB && last))
+				b.runPass(b.newPass(&b.passes[0], ch, st.Microbatch, false, st.Phase == pipeline.PhaseI, st.Phase == pipeline.PhaseB && last))
 			case pipeline.PhaseW:
 				b.wgradChunk(ch, st.Microbatch, last)
 			}

@@ -679,6 +679,10 @@ type StepConfig struct {
 	// EmitEveryLayer turns layer copying off (layercopy.go): every layer
 	// is emitted block by block. For tests that hold the copies equal.
 	EmitEveryLayer bool
+	// EmitEveryPass turns pass copying off (passcopy.go): every pass is
+	// emitted (its layers still copied unless EmitEveryLayer, which turns
+	// both off). For tests that hold the copies equal.
+	EmitEveryPass bool
 	// Host is the rank's host thread; the zero value issues everything at
 	// once (no host model).
 	Host HostModel

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sync/atomic"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/parallel"
@@ -11,11 +12,12 @@ import (
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
-// Layer copying is exact: on every bundled scenario, every published run of
+// Layer and pass copying are exact: on every bundled scenario, every published run of
 // scenarios/validation and scenarios/holdout and every test-data scenario,
-// the programs built with layer copying (parallel's layercopy.go) equal,
-// task for task and dependency for dependency, those built with every
-// layer emitted (StepConfig.EmitEveryLayer), and some layers were copied.
+// the programs built with layer and pass copying (parallel's layercopy.go,
+// passcopy.go) equal, task for task and dependency for dependency, those
+// built with every layer emitted (StepConfig.EmitEveryLayer, which turns
+// both off), and some layers and some passes were copied.
 func TestLayerCopyEqualsEmit(t *testing.T) {
 	var files []string
 	for _, pat := range []string{"../../scenarios/*.yaml", "../../scenarios/validation/*.yaml",
@@ -27,6 +29,7 @@ func TestLayerCopyEqualsEmit(t *testing.T) {
 		t.Fatalf("%d scenario files", len(files))
 	}
 	built, tasks, copied := 0, 0, 0
+	pc0 := passCopied.Load()
 	for _, f := range files {
 		s, err := scenario.Load(f)
 		if err != nil {
@@ -42,11 +45,16 @@ func TestLayerCopyEqualsEmit(t *testing.T) {
 			copied += c
 		}
 	}
-	t.Logf("%d scenarios built both ways: %d tasks, %d of them in layers the copying run did not emit", built, tasks, copied)
-	if built < 60 || copied == 0 {
-		t.Errorf("%d scenarios built, %d tasks copied", built, copied)
+	pc := passCopied.Load() - pc0
+	t.Logf("%d scenarios built both ways: %d tasks, %d of them in layers the copying run did not emit, %d in passes copied whole", built, tasks, copied, pc)
+	if built < 60 || copied == 0 || pc == 0 {
+		t.Errorf("%d scenarios built, %d tasks copied in layers, %d in passes", built, copied, pc)
 	}
 }
+
+// passCopied counts the tasks layerCopyMatches's copying builds appended
+// as copies of whole passes.
+var passCopied atomic.Int64
 
 // layerCopyMatches builds s's programs with and without layer copying and
 // reports the tasks and how many of them the copying build appended as
@@ -75,9 +83,10 @@ func layerCopyMatches(t *testing.T, name string, s *scenario.Plan) (tasks, copie
 		}
 		return progs
 	}
-	c0 := parallel.CopiedTasks()
+	c0, p0 := parallel.CopiedTasks(), parallel.CopiedPassTasks()
 	copiedProgs := build(false)
 	copied = int(parallel.CopiedTasks() - c0)
+	passCopied.Add(parallel.CopiedPassTasks() - p0)
 	every := build(true)
 	if every == nil {
 		return 0, 0, false

@@ -1,0 +1,219 @@
+package parallel
+
+import (
+	"slices"
+	"sync/atomic"
+)
+
+// Pass copying (issue 18: whole micro-batch passes copied). A chunk pass
+// (passes.go) run alone is emitted by the same code from the builder's
+// state, the pass's chunk, direction, split and reduce flags, and its
+// micro-batch, and as layer copying relies on (layercopy.go) the builder
+// uses task indices only as references. The micro-batch enters what is
+// emitted only as the tasks' Micro field, except through the builder's maps
+// keyed by micro-batch — the offloaded activations (offloaded) and the
+// hand-offs between two chunks of this stage (local) — which a copied
+// pass's builder must not hold. So when pass C (micro-batch m) starts with
+// the state the last pass B of its kind (same chunk, direction and split,
+// micro-batch m−1, no gradient reduction in either) started with,
+// relabelled — every task index from some threshold θ on moved by P, the
+// distance from B's first task to C's, every index before θ unchanged —
+// and with the same untracked state (gradient bucket, queued buckets, DP
+// tasks, barrier, first-compute flag, no error, no interrupt, no pair
+// waits), emitting C would append B's tasks relabelled, with Micro one
+// further, and leave the state after B relabelled: the builder appends C
+// as a copy of B instead (copyPass). Checks that fail fall back to
+// emitting: the first pass of each kind, a pass after a different one
+// (warm-up to steady state, cool-down), the pass that reduces the chunk's
+// gradients, overlapped pairs, anything that changes the untracked state.
+// TestLayerCopyEqualsEmit (every bundled, validation, holdout and
+// test-data scenario: the programs equal with copies and with everything
+// emitted) and TestPassCopy (hand-made cases) hold it to emitting;
+// StepConfig.EmitEveryPass turns pass copying off.
+
+// passStateInts is how many task indices of the builder's state a pass
+// reads or moves (passInts).
+const passStateInts = int(NumStreams) + 11
+
+// passKey is what a pass's emission reads besides the builder's state and
+// its micro-batch.
+type passKey struct {
+	chunk       int32
+	fwd, splitW bool
+}
+
+// passMark is the last pass of a kind emitted or copied in this step: its
+// micro-batch, its task range [at, end), the state indices it started and
+// ended with, and the untracked state, which it did not change.
+type passMark struct {
+	key        passKey
+	mb         int
+	step       int32
+	at, end    int32
+	start, fin [passStateInts]int32
+	other      passOther
+}
+
+// passOther is the builder state a pass may read or change that the
+// relabelling does not cover; a pass is copied only when it is the same
+// before and after.
+type passOther struct {
+	first      bool
+	dense, exp float64
+	lens       [4]int // queued, dpTasks, barrier, pairWait
+	clean      bool   // no error, no interrupt, no offloaded activations, no local hand-offs
+}
+
+func (b *builder) passInts() [passStateInts]*int32 {
+	var r [passStateInts]*int32
+	for i := range b.last {
+		r[i] = &b.last[i]
+	}
+	i := int(NumStreams)
+	for _, f := range [...]*int32{&b.tpRecent, &b.tpOlder, &b.epRecent, &b.epOlder, &b.pendingBlock, &b.reload,
+		&b.embAG, &b.headAG, &b.fsdpPrev, &b.fsdpPrev2, &b.hostBlock} {
+		r[i] = f
+		i++
+	}
+	return r
+}
+
+func (b *builder) passState() (s [passStateInts]int32) {
+	for i, f := range b.passInts() {
+		s[i] = *f
+	}
+	return s
+}
+
+func (b *builder) passOther() passOther {
+	return passOther{first: b.firstComp, dense: b.bucketDense, exp: b.bucketExpert,
+		lens:  [4]int{len(b.queued), len(b.dpTasks), len(b.barrier), len(b.pairWait)},
+		clean: b.err == nil && b.interrupt == nil && len(b.offloaded) == 0 && b.local == nil}
+}
+
+// runPass emits pass p alone, or copies it from the last pass of its kind
+// (copyPass), and records it for the next.
+func (b *builder) runPass(p *chunkPass) {
+	if b.cfg.EmitEveryPass || b.cfg.EmitEveryLayer || p.reduce {
+		b.run(p)
+		b.passMarks = b.passMarks[:0] // a reducing pass ends what may be copied
+		return
+	}
+	k := passKey{chunk: int32(p.ch.Index), fwd: p.fwd, splitW: p.splitW}
+	ri := -1
+	for i := range b.passMarks {
+		if b.passMarks[i].key == k {
+			ri = i
+		}
+	}
+	at := int32(len(b.prog.Tasks))
+	start := b.passState()
+	other := b.passOther()
+	if ri >= 0 && b.copyPass(&b.passMarks[ri], p, start, other) {
+		r := &b.passMarks[ri]
+		r.mb, r.at, r.end, r.start, r.fin = p.mb, at, int32(len(b.prog.Tasks)), start, b.passState()
+		return
+	}
+	b.run(p)
+	rec := passMark{key: k, mb: p.mb, step: b.step, at: at, end: int32(len(b.prog.Tasks)), start: start, fin: b.passState(), other: other}
+	if o := b.passOther(); o != other || !o.clean {
+		rec.other.clean = false // the pass changed what copying does not carry
+	}
+	if ri >= 0 {
+		b.passMarks[ri] = rec
+	} else {
+		b.passMarks = append(b.passMarks, rec)
+	}
+}
+
+// copyPass appends pass p (micro-batch p.mb, starting in state cur with
+// untracked state other) as a copy of r's pass when the checks hold, and
+// reports whether it did.
+func (b *builder) copyPass(r *passMark, p *chunkPass, cur [passStateInts]int32, other passOther) bool {
+	prog := b.prog
+	at := int32(len(prog.Tasks))
+	P := at - r.at
+	n := r.end - r.at
+	if r.step != b.step || p.mb != r.mb+1 || n <= 0 || P < n || !r.other.clean || !other.clean ||
+		other.first || other.first != r.other.first || other.dense != r.other.dense || other.exp != r.other.exp || other.lens != r.other.lens {
+		return false
+	}
+	// θ: the least index of r's starting state that moved by P; every
+	// index of the state from θ on must have moved, every one before it
+	// stayed.
+	theta := r.at
+	for i, v := range r.start {
+		if v >= 0 && v < theta && cur[i] == v+P {
+			theta = v
+		}
+	}
+	// The step-start parameter gathers (paramAG), which the emitters name
+	// without the state, stay.
+	if theta < b.gathersEnd {
+		return false
+	}
+	for i, v := range r.start {
+		if relabel(v, theta, P, -1, -1) != cur[i] {
+			return false
+		}
+	}
+	// Every task of the pass names its micro-batch or none: Micro moves by
+	// one for the copy.
+	mb := int32(r.mb)
+	for i := r.at; i < r.end; i++ {
+		if m := prog.Tasks[i].Micro; m >= 0 && m != mb {
+			return false
+		}
+	}
+	for cap(prog.Tasks)-len(prog.Tasks) < int(n) {
+		prog.grow()
+	}
+	d0, d1 := prog.depOff[r.at], int32(len(prog.deps)) // depOff has one entry per task while building
+	if r.end < int32(len(prog.depOff)) {
+		d1 = prog.depOff[r.end]
+	}
+	prog.deps = growDeps(prog.deps, int(d1-d0))
+	shift := int32(len(prog.deps)) - d0
+	prog.Tasks = append(prog.Tasks, prog.Tasks[r.at:r.end]...)
+	for i := range prog.Tasks[at:] {
+		t := &prog.Tasks[at+int32(i)]
+		if t.Micro >= 0 {
+			t.Micro++
+		}
+		if t.Kind == KindSend || t.Kind == KindRecv {
+			prog.p2p = append(prog.p2p, at+int32(i))
+		}
+		if t.hostAfter != 0 {
+			t.hostAfter = relabel(t.hostAfter-1, theta, P, -1, -1) + 1
+		}
+		prog.depOff = append(prog.depOff, prog.depOff[r.at+int32(i)]+shift)
+	}
+	if len(prog.bands) > 0 { // the copied tasks' band GEMMs (taskBand), in task order
+		i, _ := slices.BinarySearchFunc(prog.bands, r.at, func(e taskBand, t int32) int { return int(e.task - t) })
+		for j := len(prog.bands); i < j && prog.bands[i].task < r.end; i++ {
+			e := prog.bands[i]
+			e.task += P
+			prog.bands = append(prog.bands, e)
+		}
+	}
+	e := len(prog.deps)
+	prog.deps = append(prog.deps, prog.deps[d0:d1]...)
+	for i, d := range prog.deps[e:] {
+		prog.deps[e+i] = relabel(d, theta, P, -1, -1)
+	}
+	for i, f := range b.passInts() {
+		*f = relabel(r.fin[i], theta, P, -1, -1)
+	}
+	if (at-1)>>14 != (at+n-1)>>14 && b.interrupt == nil { // add's polling: a multiple of 16,384 among the copies
+		b.interrupt = b.cfg.interrupted()
+	}
+	copiedPassTasks.Add(int64(n))
+	return true
+}
+
+// copiedPassTasks counts the tasks copyPass appended (CopiedPassTasks).
+var copiedPassTasks atomic.Int64
+
+// CopiedPassTasks is how many tasks all builds so far appended as copies
+// of a whole pass instead of emitting them.
+func CopiedPassTasks() int64 { return copiedPassTasks.Load() }
