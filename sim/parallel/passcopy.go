@@ -119,9 +119,14 @@ func (b *builder) runPass(p *chunkPass) {
 	if o := b.passOther(); o != other || !o.clean {
 		rec.other.clean = false // the pass changed what copying does not carry
 	}
-	if ri >= 0 {
+	switch {
+	case ri >= 0:
 		b.passMarks[ri] = rec
-	} else {
+	case b.passMarks == nil:
+		// room for the kinds of four chunks at once: one allocation a
+		// build instead of the append doublings
+		b.passMarks = append(make([]passMark, 0, 8), rec)
+	default:
 		b.passMarks = append(b.passMarks, rec)
 	}
 }
