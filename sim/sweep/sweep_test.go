@@ -870,10 +870,11 @@ func TestTemplateEqualsYAML(t *testing.T) {
 	}
 }
 
-// Layer copying is exact on the 70B sweep: every simulated point, played
-// whole (not replicated), has the same figures, events included, with its
-// programs built with layer copies as with every layer emitted
-// (simulation.Options.EmitEveryLayer), and some points copy layers.
+// Layer and pass copying are exact on the 70B sweep: every simulated
+// point, played whole (not replicated), has the same figures, events
+// included, with its programs built with layer and pass copies as with
+// everything emitted (simulation.Options.EmitEveryLayer), and some points
+// copy layers and some whole passes.
 func TestSweepLayerCopyEqualsEmit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays the simulated points of the 70B sweep twice")
@@ -882,7 +883,7 @@ func TestSweepLayerCopyEqualsEmit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c0 := parallel.CopiedTasks()
+	c0, p0 := parallel.CopiedTasks(), parallel.CopiedPassTasks()
 	simulated := 0
 	for i := 0; i < sw.Len(); i++ {
 		p := sw.Point(i)
@@ -905,10 +906,10 @@ func TestSweepLayerCopyEqualsEmit(t *testing.T) {
 		}
 		simulated++
 	}
-	copied := parallel.CopiedTasks() - c0
-	t.Logf("%d points simulated both ways, %d tasks copied", simulated, copied)
-	if simulated < 300 || copied == 0 {
-		t.Errorf("%d points simulated, %d tasks copied", simulated, copied)
+	copied, passes := parallel.CopiedTasks()-c0, parallel.CopiedPassTasks()-p0
+	t.Logf("%d points simulated both ways, %d tasks copied in layers, %d in whole passes", simulated, copied, passes)
+	if simulated < 300 || copied == 0 || passes == 0 {
+		t.Errorf("%d points simulated, %d tasks copied in layers, %d in passes", simulated, copied, passes)
 	}
 }
 
