@@ -35,6 +35,8 @@ type Arena struct {
 	nextOrder int
 	// names are the task names the builds have seen (builder.names).
 	names nameCache
+	// passMarks is the builder's storage for pass copying (passcopy.go).
+	passMarks []passMark
 }
 
 // orderKey identifies a schedule's orders: schedules are stateless values

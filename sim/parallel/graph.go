@@ -766,6 +766,7 @@ func Build(cfg *StepConfig, pr Pricer) ([]*Program, error) {
 	b := &builder{cfg: cfg, pr: pr, place: place, names: new(nameCache)}
 	if cfg.Arena != nil {
 		b.names = &cfg.Arena.names
+		b.passMarks = cfg.Arena.passMarks[:0]
 	}
 	for s := 0; s < l.PP; s++ {
 		class := 0
@@ -801,6 +802,9 @@ func Build(cfg *StepConfig, pr Pricer) ([]*Program, error) {
 		}
 		b.prog.depOff = append(b.prog.depOff, int32(len(b.prog.deps)))
 		progs[s] = b.prog
+	}
+	if cfg.Arena != nil {
+		cfg.Arena.passMarks = b.passMarks // pass copying's marks (passcopy.go), kept for the next build
 	}
 	var recvs *recvIndex
 	if cfg.Arena != nil {
