@@ -676,8 +676,9 @@ type StepConfig struct {
 	// 16,384 tasks and between stages); a non-nil error, such as a
 	// cancelled context's, stops Build, which returns it.
 	Interrupt func() error
-	// EmitEveryLayer turns layer copying off (layercopy.go): every layer
-	// is emitted block by block. For tests that hold the copies equal.
+	// EmitEveryLayer turns layer copying (layercopy.go) and pass copying
+	// (passcopy.go) off: every layer is emitted block by block. For tests
+	// that hold the copies equal.
 	EmitEveryLayer bool
 	// EmitEveryPass turns pass copying off (passcopy.go): every pass is
 	// emitted (its layers still copied unless EmitEveryLayer, which turns
