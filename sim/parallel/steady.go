@@ -76,7 +76,9 @@ func PlanSteady(cfg *StepConfig, margin int) (Steady, bool) {
 	st := Steady{Played: played, Extra: (m - played) / g, g: g, stages: make([]steadyStage, pp)}
 	var lastBackward []int
 	for s := 0; s < pp; s++ {
-		o1, o2 := sched.Order(shape(played), s), sched.Order(shape(played+g), s)
+		// The orders from the arena (its kept ones, shared with the
+		// builds of the played and the full step; read only here).
+		o1, o2 := cfg.Arena.order(sched, shape(played), s), cfg.Arena.order(sched, shape(played+g), s)
 		u := len(o2) - len(o1)
 		if u <= 0 {
 			return Steady{}, false
@@ -124,7 +126,7 @@ func PlanSteady(cfg *StepConfig, margin int) (Steady, bool) {
 			return Steady{}, false
 		}
 		// The full order must be the played one with Extra more units.
-		full := sched.Order(shape(m), s)
+		full := cfg.Arena.order(sched, shape(m), s)
 		if len(full) != len(o1)+st.Extra*u {
 			return Steady{}, false
 		}

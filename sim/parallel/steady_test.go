@@ -422,3 +422,39 @@ func TestRunSteadyStopsOnlyFailingPlays(t *testing.T) {
 		}
 	}
 }
+
+// PlanSteady takes its schedule orders from cfg.Arena when set (the ones
+// the builds of the played and the full step use): the same plan as
+// without an arena, for steps it replicates and ones it refuses, and the
+// arena then holds the played, the played + 1 and the full step's orders
+// of every stage.
+func TestPlanSteadyOrdersFromArena(t *testing.T) {
+	for _, m := range []int{12, 20, 48, 49} {
+		cfg := steadyConfig(t, m, HostModel{})
+		want, wantOK := PlanSteady(cfg, 8)
+		var a Arena
+		cfg.Arena = &a
+		got, ok := PlanSteady(cfg, 8)
+		if ok != wantOK || !reflect.DeepEqual(got, want) {
+			t.Errorf("m %d: with an arena %+v %v, without %+v %v", m, got, ok, want, wantOK)
+		}
+		if !ok {
+			continue
+		}
+		for _, n := range []int{got.Played, got.Played + 1, m} {
+			held := 0
+			for i := range a.orders {
+				if e := &a.orders[i]; e.ok && e.key.shape.Microbatches == n {
+					for _, o := range e.orders {
+						if o != nil {
+							held++
+						}
+					}
+				}
+			}
+			if held != cfg.Layout.PP {
+				t.Errorf("m %d: the arena holds %d stages' orders for %d micro-batches, want %d", m, held, n, cfg.Layout.PP)
+			}
+		}
+	}
+}
