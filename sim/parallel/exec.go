@@ -289,9 +289,9 @@ func NewFull(eng *engine.Engine, l *Layout, progs []*Program, r *collectives.Run
 // pass over the Tasks. A nil need is left alone.
 func fillHot(hot []hotTask, need []int32, p *Program) {
 	hot = hot[:len(p.Tasks)]
+	var off []int32 // task i's dependencies are deps[off[i]:off[i+1]]: their count, not a copy of it
 	if need != nil {
-		need = need[:len(p.Tasks)]
-		copy(need, p.ndeps)
+		need, off = need[:len(p.Tasks)], p.depOff[:len(p.Tasks)+1]
 	}
 	for i := range p.Tasks {
 		t, h := &p.Tasks[i], &hot[i]
@@ -304,8 +304,12 @@ func fillHot(hot []hotTask, need []int32, p *Program) {
 		if t.SMSized {
 			h.flags |= hotSMSized
 		}
-		if need != nil && p.Hosted && t.Kind != KindRecv {
-			need[i]++
+		if need != nil {
+			n := off[i+1] - off[i]
+			if p.Hosted && t.Kind != KindRecv {
+				n++
+			}
+			need[i] = n
 		}
 	}
 }
