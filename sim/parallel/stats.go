@@ -208,7 +208,7 @@ func statsTask(st *Stats, p *Program, hot []hotTask, state []taskState, hosted b
 				ready = max(ready, e)
 			}
 			if issued > ready {
-				*comp = appendInterval(*comp, interval{ready, issued})
+				appendInterval(comp, interval{ready, issued})
 				st.HostBound += issued - ready
 			}
 		}
@@ -219,9 +219,9 @@ func statsTask(st *Stats, p *Program, hot []hotTask, state []taskState, hosted b
 	switch {
 	case t.kind.IsComm():
 		k := ExposedOf[t.group]
-		comm[k] = appendInterval(comm[k], interval{start, end})
+		appendInterval(&comm[k], interval{start, end})
 	case t.kind.IsCompute():
-		*comp = appendInterval(*comp, interval{start, end})
+		appendInterval(comp, interval{start, end})
 		st.Compute += end - start
 	case t.kind == KindHostCopy:
 		// a copy engine's transfer: what the compute stream waits
@@ -230,7 +230,7 @@ func statsTask(st *Stats, p *Program, hot []hotTask, state []taskState, hosted b
 		// A host stall holds the compute stream: communication
 		// under it is not what the rank waits for, and it is not
 		// pipeline bubble.
-		*comp = appendInterval(*comp, interval{start, end})
+		appendInterval(comp, interval{start, end})
 		st.Host += end - start
 	}
 }
@@ -238,13 +238,16 @@ func statsTask(st *Stats, p *Program, hot []hotTask, state []taskState, hosted b
 // appendInterval appends x to v, or widens v's last interval when x
 // starts inside it or where it ends: most tasks of a stream start as the
 // one before ends, so the lists stay short. The union is the same, and
-// mergeIntervals' result (the union's canonical form) with it.
-func appendInterval(v []interval, x interval) []interval {
-	if n := len(v); n > 0 && x.a >= v[n-1].a && x.a <= v[n-1].b {
-		v[n-1].b = max(v[n-1].b, x.b)
-		return v
+// mergeIntervals' result (the union's canonical form) with it. Through a
+// pointer, so that a widening stores nothing back and an append in place
+// only the length: the lists live in the arena's scratch, and storing the
+// whole slice header passed the collector's write barrier on each task.
+func appendInterval(v *[]interval, x interval) {
+	if n := len(*v); n > 0 && x.a >= (*v)[n-1].a && x.a <= (*v)[n-1].b {
+		(*v)[n-1].b = max((*v)[n-1].b, x.b)
+		return
 	}
-	return append(v, x)
+	*v = append(*v, x)
 }
 
 // mergeIntervals sorts v by start (unless it already is) and merges

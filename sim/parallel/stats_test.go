@@ -137,7 +137,7 @@ func TestAppendIntervalSameUnion(t *testing.T) {
 				at += engine.Time(rng.IntN(int(x.b-x.a) + 1))
 			}
 			plain = append(plain, x)
-			widened = appendInterval(widened, x)
+			appendInterval(&widened, x)
 		}
 		want := mergeIntervals(slices.Clone(plain))
 		if got := mergeIntervals(widened); !slices.Equal(got, want) {
