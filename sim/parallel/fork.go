@@ -35,17 +35,39 @@ type Fork struct {
 	done  int // tasks ended at the save
 	base  int // of them, those the saving play itself resumed (Resume)
 	h, hh engine.HandlerID
-	// the common prefixes' tasks, dependency offsets, dependencies and
-	// launch-queue waits, every stage's one after the other (forkInst.at
-	// …), copied by Detach
-	tasks    []Task
-	deps     []int32
-	depOff   []int32
-	qself    []int32
-	qrest    []engine.Time
+	// cp holds the common prefixes' copies (Detach), its own or shared
+	// with other Forks (ShareCopies); valid while cp.owner is f.
+	cp       *forkCopy
 	progs    []*Program // the shortened play's, until Detach
 	detached bool       // the prefixes are copied (Detach)
 	inst     []forkInst
+}
+
+// forkCopy is the common prefixes' tasks, dependency offsets, dependencies
+// and launch-queue waits, every stage's one after the other (forkInst.at
+// …), copied by the Detach of owner.
+type forkCopy struct {
+	owner  *Fork
+	tasks  []Task
+	deps   []int32
+	depOff []int32
+	qself  []int32
+	qrest  []engine.Time
+}
+
+// ShareCopies makes f keep the prefixes it copies (Detach) in o's storage,
+// which both then reuse: the copies are most of a Fork's memory (an 80-byte
+// Task and its dependencies per prefix task, against 28 bytes of state),
+// and a sweep worker's two Forks are detached one after the other, each
+// resumed before the other detaches (the second shortened play resumes
+// from the first's Fork and saves its own, which the full play resumes).
+// A Fork whose copies another Fork's Detach has since replaced no longer
+// resumes (ErrNoResume, and the caller plays from the start).
+func (f *Fork) ShareCopies(o *Fork) {
+	if o.cp == nil {
+		o.cp = new(forkCopy)
+	}
+	f.cp = o.cp
 }
 
 // prefix is the first task of entry e, every task for e past the order.
@@ -151,6 +173,11 @@ func (f *Fork) Detach() {
 	if !f.saved || len(f.progs) == 0 {
 		return
 	}
+	if f.cp == nil {
+		f.cp = new(forkCopy)
+	}
+	cp := f.cp
+	cp.owner = f
 	// Sized at once: a sweep's failed plays grow, and appending would
 	// copy the largest ones several times.
 	var nt, nd, nq int
@@ -162,22 +189,22 @@ func (f *Fork) Detach() {
 			nq += c
 		}
 	}
-	f.tasks = slices.Grow(f.tasks[:0], nt)
-	f.depOff = slices.Grow(f.depOff[:0], nt+len(f.inst))
-	f.deps = slices.Grow(f.deps[:0], nd)
-	f.qself, f.qrest = slices.Grow(f.qself[:0], nq), slices.Grow(f.qrest[:0], nq)
+	cp.tasks = slices.Grow(cp.tasks[:0], nt)
+	cp.depOff = slices.Grow(cp.depOff[:0], nt+len(f.inst))
+	cp.deps = slices.Grow(cp.deps[:0], nd)
+	cp.qself, cp.qrest = slices.Grow(cp.qself[:0], nq), slices.Grow(cp.qrest[:0], nq)
 	for i := range f.inst {
 		p, fi := f.progs[i], &f.inst[i]
 		c := int(fi.common)
 		// One flat copy for every stage (storage reused point after
 		// point); Deps(t) is deps[depOff[t]:depOff[t+1]].
-		fi.at, fi.offAt, fi.depAt, fi.qAt = len(f.tasks), len(f.depOff), len(f.deps), len(f.qself)
-		f.tasks = append(f.tasks, p.Tasks[:c]...)
-		f.depOff = append(f.depOff, p.depOff[:c+1]...)
-		f.deps = append(f.deps, p.deps[:p.depOff[c]]...)
+		fi.at, fi.offAt, fi.depAt, fi.qAt = len(cp.tasks), len(cp.depOff), len(cp.deps), len(cp.qself)
+		cp.tasks = append(cp.tasks, p.Tasks[:c]...)
+		cp.depOff = append(cp.depOff, p.depOff[:c+1]...)
+		cp.deps = append(cp.deps, p.deps[:p.depOff[c]]...)
 		fi.queued = p.qself != nil
 		if fi.queued {
-			f.qself, f.qrest = append(f.qself, p.qself[:c]...), append(f.qrest, p.qrest[:c]...)
+			cp.qself, cp.qrest = append(cp.qself, p.qself[:c]...), append(cp.qrest, p.qrest[:c]...)
 		}
 		fi.hosted = p.Hosted
 	}
@@ -199,16 +226,17 @@ func (x *Executor) Resume(f *Fork) error {
 		return ErrNoResume
 	}
 	f.Detach() // a no-op when the caller did
-	if !f.detached {
-		return ErrNoResume
+	if !f.detached || f.cp.owner != f {
+		return ErrNoResume // not copied, or the copies since replaced (ShareCopies)
 	}
+	cp := f.cp
 	for i := range x.inst {
 		in, fi := &x.inst[i], &f.inst[i]
 		p, c := in.prog, fi.common
 		if len(p.Tasks) < int(c) || p.Hosted != fi.hosted || in.stage != i || in.events != nil && !fi.counted {
 			return ErrNoResume
 		}
-		tasks, off, deps := f.tasks[fi.at:fi.at+int(c)], f.depOff[fi.offAt:fi.offAt+int(c)+1], f.deps[fi.depAt:]
+		tasks, off, deps := cp.tasks[fi.at:fi.at+int(c)], cp.depOff[fi.offAt:fi.offAt+int(c)+1], cp.deps[fi.depAt:]
 		for t := int32(0); t < c; t++ {
 			a, b := p.Tasks[t], tasks[t]
 			if a.Kind == KindSend && a.Match >= f.inst[a.Peer].common && b.Match >= f.inst[b.Peer].common {
@@ -228,7 +256,7 @@ func (x *Executor) Resume(f *Fork) error {
 			}
 		}
 		if (p.qself != nil) != fi.queued || p.qself != nil &&
-			(!slices.Equal(p.qself[:c], f.qself[fi.qAt:fi.qAt+int(c)]) || !slices.Equal(p.qrest[:c], f.qrest[fi.qAt:fi.qAt+int(c)])) {
+			(!slices.Equal(p.qself[:c], cp.qself[fi.qAt:fi.qAt+int(c)]) || !slices.Equal(p.qrest[:c], cp.qrest[fi.qAt:fi.qAt+int(c)])) {
 			return ErrNoResume // launch-queue waits differ
 		}
 	}

@@ -134,3 +134,81 @@ func TestForkResumesAsFullPlay(t *testing.T) {
 		}
 	}
 }
+
+// Two Forks sharing their copies (ShareCopies): the one detached last
+// resumes as the full play from the start; the other, whose copies it
+// replaced, is refused (ErrNoResume) with the executor left as built,
+// and again after a second Detach (its programs are no longer held).
+func TestForkSharedCopies(t *testing.T) {
+	const m = 48
+	h1, _ := unitHost(t, m, 1)
+	_, p := unitHost(t, m, 0)
+	k := engine.Time(float64(p) * 1.06 / float64(h1))
+	cfg := steadyConfig(t, m, HostModel{On: true, KernelFwd: k, KernelBwd: k})
+	plan, ok := PlanSteady(cfg, 8)
+	if !ok {
+		t.Fatal("PlanSteady refused")
+	}
+	build := func(c *StepConfig) *Executor {
+		progs, err := Build(c, unitPricer{unit: engine.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return NewSymmetric(engine.New(), c.Layout, progs)
+	}
+	short := *cfg
+	short.Microbatches = plan.Played
+	var forks [2]Fork
+	forks[1].ShareCopies(&forks[0])
+	for i := range forks {
+		xs := build(&short)
+		xs.CountEvents()
+		if _, err := xs.RunSteady(plan, &forks[i]); err != nil {
+			t.Fatal(err)
+		}
+		if saved, _, _ := forks[i].Saved(); !saved {
+			t.Fatalf("fork %d: nothing saved", i)
+		}
+	}
+	if forks[0].cp != forks[1].cp {
+		t.Fatal("ShareCopies: the Forks do not share their copies")
+	}
+	forks[0].Detach()
+	forks[1].Detach() // replaces forks[0]'s copies
+	whole := build(cfg)
+	if err := whole.Run(); err != nil {
+		t.Fatal(err)
+	}
+	for _, again := range []bool{false, true} {
+		if again {
+			forks[0].Detach()
+		}
+		y := build(cfg)
+		if err := y.Resume(&forks[0]); !errors.Is(err, ErrNoResume) {
+			t.Errorf("again %v: Resume from the Fork whose copies were replaced: %v, want ErrNoResume", again, err)
+		}
+		if err := y.Run(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range y.inst {
+			if !reflect.DeepEqual(y.inst[i].state, whole.inst[i].state) {
+				t.Errorf("again %v: stage %d: a refused Resume changed the play", again, i)
+			}
+		}
+	}
+	x := build(cfg)
+	if err := x.Resume(&forks[1]); err != nil {
+		t.Fatalf("Resume from the Fork detached last: %v", err)
+	}
+	if err := x.RunResumed(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range x.inst {
+		if !reflect.DeepEqual(x.inst[i].state, whole.inst[i].state) {
+			t.Errorf("stage %d: the resumed play's times differ from the full play's", i)
+		}
+	}
+	if x.eng.Executed() != whole.eng.Executed() {
+		t.Errorf("resumed %d events, full play %d", x.eng.Executed(), whole.eng.Executed())
+	}
+}

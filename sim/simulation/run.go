@@ -419,14 +419,21 @@ type Reuse struct {
 	// forkState holds the shortened plays' saved states (parallel.Fork),
 	// for the next play to resume from: a second shortened play saves
 	// its own beside the first's.
-	forkState [2]parallel.Fork
+	forkState   [2]parallel.Fork
+	forksShared bool // forkState[1] keeps its copies in forkState[0]'s
 }
 
 // forks returns the storage for shortened plays' saved states: the
 // Reuse's (a nil Reuse: new ones).
 func (r *Reuse) forks() *[2]parallel.Fork {
 	if r == nil {
-		return new([2]parallel.Fork)
+		f := new([2]parallel.Fork)
+		f[1].ShareCopies(&f[0]) // detached one after the other (parallel.Fork.ShareCopies)
+		return f
+	}
+	if !r.forksShared {
+		r.forkState[1].ShareCopies(&r.forkState[0])
+		r.forksShared = true
 	}
 	return &r.forkState
 }
