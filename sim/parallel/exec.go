@@ -294,16 +294,8 @@ func fillHot(hot []hotTask, need []int32, p *Program) {
 		need, off = need[:len(p.Tasks)], p.depOff[:len(p.Tasks)+1]
 	}
 	for i := range p.Tasks {
-		t, h := &p.Tasks[i], &hot[i]
-		h.dur, h.issue, h.hostAfter, h.queueAfter = t.Dur, t.Issue, t.hostAfter, t.queueAfter
-		h.share, h.kind, h.group, h.stream = t.GEMMShare, t.Kind, t.Group, t.Stream
-		h.flags = 0
-		if t.CopyEngine {
-			h.flags |= hotCopyEngine
-		}
-		if t.SMSized {
-			h.flags |= hotSMSized
-		}
+		t := &p.Tasks[i]
+		hot[i] = hotOf(t)
 		if need != nil {
 			n := off[i+1] - off[i]
 			if p.Hosted && t.Kind != KindRecv {
@@ -312,6 +304,19 @@ func fillHot(hot []hotTask, need []int32, p *Program) {
 			need[i] = n
 		}
 	}
+}
+
+// hotOf is t's hotTask.
+func hotOf(t *Task) hotTask {
+	h := hotTask{dur: t.Dur, issue: t.Issue, hostAfter: t.hostAfter, queueAfter: t.queueAfter,
+		share: t.GEMMShare, kind: t.Kind, group: t.Group, stream: t.Stream}
+	if t.CopyEngine {
+		h.flags |= hotCopyEngine
+	}
+	if t.SMSized {
+		h.flags |= hotSMSized
+	}
+	return h
 }
 
 // fillNeed is fillHot's need alone.

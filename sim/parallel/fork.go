@@ -43,21 +43,33 @@ type Fork struct {
 	inst     []forkInst
 }
 
-// forkCopy is the common prefixes' tasks, dependency offsets, dependencies
-// and launch-queue waits, every stage's one after the other (forkInst.at
-// …), copied by the Detach of owner.
+// forkCopy is what the play reads of the common prefixes' tasks
+// (forkTask), their dependency offsets, dependencies and launch-queue
+// waits, every stage's one after the other (forkInst.at …), copied by the
+// Detach of owner.
 type forkCopy struct {
 	owner  *Fork
-	tasks  []Task
+	tasks  []forkTask
 	deps   []int32
 	depOff []int32
 	qself  []int32
 	qrest  []engine.Time
 }
 
+// forkTask is what the symmetric play reads of a Task: its hotTask (the
+// times, waits, kind, group, stream and flags) and a send's or receive's
+// peer stage and match. The rest (name, layer, micro-batch, FLOPs, bytes
+// …) is read only from the executor's own programs, after the play or in
+// full mode, so two prefixes equal in these play the same events, and the
+// copy is half an 80-byte Task.
+type forkTask struct {
+	hot         hotTask
+	peer, match int32
+}
+
 // ShareCopies makes f keep the prefixes it copies (Detach) in o's storage,
-// which both then reuse: the copies are most of a Fork's memory (an 80-byte
-// Task and its dependencies per prefix task, against 28 bytes of state),
+// which both then reuse: the copies are most of a Fork's memory (a 40-byte
+// forkTask and its dependencies per prefix task, against 28 bytes of state),
 // and a sweep worker's two Forks are detached one after the other, each
 // resumed before the other detaches (the second shortened play resumes
 // from the first's Fork and saves its own, which the full play resumes).
@@ -166,7 +178,8 @@ func (f *Fork) Clear() {
 }
 
 // Detach copies what Resume compares of the shortened play's programs
-// (their common prefixes' tasks, dependencies and launch-queue waits) into
+// (what the play reads of their common prefixes' tasks, forkTask; their
+// dependencies and launch-queue waits) into
 // f, so that the programs' storage may be reused: the full step built in
 // the same Arena.
 func (f *Fork) Detach() {
@@ -199,7 +212,10 @@ func (f *Fork) Detach() {
 		// One flat copy for every stage (storage reused point after
 		// point); Deps(t) is deps[depOff[t]:depOff[t+1]].
 		fi.at, fi.offAt, fi.depAt, fi.qAt = len(cp.tasks), len(cp.depOff), len(cp.deps), len(cp.qself)
-		cp.tasks = append(cp.tasks, p.Tasks[:c]...)
+		for t := range p.Tasks[:c] {
+			task := &p.Tasks[t]
+			cp.tasks = append(cp.tasks, forkTask{hot: hotOf(task), peer: task.Peer, match: task.Match})
+		}
 		cp.depOff = append(cp.depOff, p.depOff[:c+1]...)
 		cp.deps = append(cp.deps, p.deps[:p.depOff[c]]...)
 		fi.queued = p.qself != nil
@@ -238,11 +254,12 @@ func (x *Executor) Resume(f *Fork) error {
 		}
 		tasks, off, deps := cp.tasks[fi.at:fi.at+int(c)], cp.depOff[fi.offAt:fi.offAt+int(c)+1], cp.deps[fi.depAt:]
 		for t := int32(0); t < c; t++ {
-			a, b := p.Tasks[t], tasks[t]
-			if a.Kind == KindSend && a.Match >= f.inst[a.Peer].common && b.Match >= f.inst[b.Peer].common {
-				a.Match = b.Match // to the peer's tasks past its prefix, where the orders differ
+			a, b := &p.Tasks[t], &tasks[t]
+			match := a.Match
+			if a.Kind == KindSend && a.Match >= f.inst[a.Peer].common && b.match >= f.inst[b.peer].common {
+				match = b.match // to the peer's tasks past its prefix, where the orders differ
 			}
-			if a != b || !slices.Equal(p.Deps(int(t)), deps[off[t]:off[t+1]]) {
+			if hotOf(a) != b.hot || a.Peer != b.peer || match != b.match || !slices.Equal(p.Deps(int(t)), deps[off[t]:off[t+1]]) {
 				return ErrNoResume
 			}
 			// What a prefix task waits for lies in the prefix (the

@@ -212,3 +212,84 @@ func TestForkSharedCopies(t *testing.T) {
 		t.Errorf("resumed %d events, full play %d", x.eng.Executed(), whole.eng.Executed())
 	}
 }
+
+// Resume compares what the play reads of a prefix task (forkTask): a full
+// step whose prefix differs from the saved play's only in a field the play
+// does not read (FLOPs, layer) resumes, as the full play from the start;
+// one whose prefix differs in a duration, an issue time, a kind's flag or
+// a receive's match is refused (ErrNoResume).
+func TestForkComparesWhatThePlayReads(t *testing.T) {
+	const m = 48
+	h1, _ := unitHost(t, m, 1)
+	_, p := unitHost(t, m, 0)
+	k := engine.Time(float64(p) * 1.06 / float64(h1))
+	cfg := steadyConfig(t, m, HostModel{On: true, KernelFwd: k, KernelBwd: k})
+	plan, ok := PlanSteady(cfg, 8)
+	if !ok {
+		t.Fatal("PlanSteady refused")
+	}
+	build := func(c *StepConfig) *Executor {
+		progs, err := Build(c, unitPricer{unit: engine.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return NewSymmetric(engine.New(), c.Layout, progs)
+	}
+	short := *cfg
+	short.Microbatches = plan.Played
+	xs := build(&short)
+	xs.CountEvents()
+	var f Fork
+	if _, err := xs.RunSteady(plan, &f); err != nil {
+		t.Fatal(err)
+	}
+	f.Detach()
+	whole := build(cfg)
+	if err := whole.Run(); err != nil {
+		t.Fatal(err)
+	}
+	// a prefix task of stage 1: its first compute task, and its first receive
+	first := func(p *Program, kind func(Kind) bool) int {
+		for i := range p.Tasks[:f.inst[1].common] {
+			if kind(p.Tasks[i].Kind) {
+				return i
+			}
+		}
+		t.Fatal("no such task in the prefix")
+		return -1
+	}
+	isRecv := func(k Kind) bool { return k == KindRecv }
+	for _, c := range []struct {
+		name   string
+		change func(p *Program)
+		resume bool
+	}{
+		{"FLOPs", func(p *Program) { p.Tasks[first(p, Kind.IsCompute)].FLOPs *= 2 }, true},
+		{"layer", func(p *Program) { p.Tasks[first(p, Kind.IsCompute)].Layer += 7 }, true},
+		{"duration", func(p *Program) { p.Tasks[first(p, Kind.IsCompute)].Dur++ }, false},
+		{"issue", func(p *Program) { p.Tasks[first(p, Kind.IsCompute)].Issue++ }, false},
+		{"sm-sized", func(p *Program) { i := first(p, Kind.IsCompute); p.Tasks[i].SMSized = !p.Tasks[i].SMSized }, false},
+		{"receive's match", func(p *Program) { p.Tasks[first(p, isRecv)].Match++ }, false},
+	} {
+		x := build(cfg)
+		c.change(x.progs[1])
+		err := x.Resume(&f)
+		if c.resume != (err == nil) {
+			t.Fatalf("%s: Resume: %v, want resumed %v", c.name, err, c.resume)
+		}
+		if err != nil {
+			if !errors.Is(err, ErrNoResume) {
+				t.Errorf("%s: %v, want ErrNoResume", c.name, err)
+			}
+			continue
+		}
+		if err := x.RunResumed(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range x.inst {
+			if !reflect.DeepEqual(x.inst[i].state, whole.inst[i].state) {
+				t.Errorf("%s: stage %d: the resumed play's times differ from the full play's", c.name, i)
+			}
+		}
+	}
+}
