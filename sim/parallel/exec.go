@@ -289,24 +289,28 @@ func NewFull(eng *engine.Engine, l *Layout, progs []*Program, r *collectives.Run
 // pass over the Tasks. A nil need is left alone.
 func fillHot(hot []hotTask, need []int32, p *Program) {
 	hot = hot[:len(p.Tasks)]
-	var off []int32 // task i's dependencies are deps[off[i]:off[i+1]]: their count, not a copy of it
 	if need != nil {
-		need, off = need[:len(p.Tasks)], p.depOff[:len(p.Tasks)+1]
+		need = need[:len(p.Tasks)]
+		copy(need, p.ndeps)
 	}
 	for i := range p.Tasks {
-		t := &p.Tasks[i]
-		hot[i] = hotOf(t)
-		if need != nil {
-			n := off[i+1] - off[i]
-			if p.Hosted && t.Kind != KindRecv {
-				n++
-			}
-			need[i] = n
+		t, h := &p.Tasks[i], &hot[i]
+		h.dur, h.issue, h.hostAfter, h.queueAfter = t.Dur, t.Issue, t.hostAfter, t.queueAfter
+		h.share, h.kind, h.group, h.stream = t.GEMMShare, t.Kind, t.Group, t.Stream
+		h.flags = 0
+		if t.CopyEngine {
+			h.flags |= hotCopyEngine
+		}
+		if t.SMSized {
+			h.flags |= hotSMSized
+		}
+		if need != nil && p.Hosted && t.Kind != KindRecv {
+			need[i]++
 		}
 	}
 }
 
-// hotOf is t's hotTask.
+// hotOf is t's hotTask (as fillHot sets it in place).
 func hotOf(t *Task) hotTask {
 	h := hotTask{dur: t.Dur, issue: t.Issue, hostAfter: t.hostAfter, queueAfter: t.queueAfter,
 		share: t.GEMMShare, kind: t.Kind, group: t.Group, stream: t.Stream}

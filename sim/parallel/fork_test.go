@@ -293,3 +293,23 @@ func TestForkComparesWhatThePlayReads(t *testing.T) {
 		}
 	}
 }
+
+// hotOf, which Fork's copies and Resume use, is the hotTask fillHot
+// stores, for every task of a pipeline with a host thread (sends,
+// receives, compute, SM-sized communication).
+func TestHotOfIsFillHot(t *testing.T) {
+	cfg := steadyConfig(t, 12, HostModel{On: true, KernelFwd: engine.Microsecond, KernelBwd: engine.Microsecond})
+	progs, err := Build(cfg, unitPricer{unit: engine.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s, p := range progs {
+		hot := make([]hotTask, len(p.Tasks))
+		fillHot(hot, nil, p)
+		for i := range p.Tasks {
+			if got := hotOf(&p.Tasks[i]); got != hot[i] {
+				t.Fatalf("stage %d task %d: hotOf %+v, fillHot %+v", s, i, got, hot[i])
+			}
+		}
+	}
+}
