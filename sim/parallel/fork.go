@@ -252,19 +252,26 @@ func (x *Executor) Resume(f *Fork) error {
 		if len(p.Tasks) < int(c) || p.Hosted != fi.hosted || in.stage != i || in.events != nil && !fi.counted {
 			return ErrNoResume
 		}
-		tasks, off, deps := cp.tasks[fi.at:fi.at+int(c)], cp.depOff[fi.offAt:fi.offAt+int(c)+1], cp.deps[fi.depAt:]
+		// The dependencies, all at once: the prefixes' offsets equal (both
+		// from 0) and their lists one after the other equal is every
+		// task's list equal; what a prefix task waits for lies in the
+		// prefix (the builder's references point back; guarded, not
+		// assumed).
+		tasks, off := cp.tasks[fi.at:fi.at+int(c)], cp.depOff[fi.offAt:fi.offAt+int(c)+1]
+		if !slices.Equal(p.depOff[:c+1], off) {
+			return ErrNoResume
+		}
+		if deps := p.deps[:off[c]]; !slices.Equal(deps, cp.deps[fi.depAt:fi.depAt+int(off[c])]) ||
+			len(deps) > 0 && slices.Max(deps) >= c {
+			return ErrNoResume
+		}
 		for t := int32(0); t < c; t++ {
 			a, b := &p.Tasks[t], &tasks[t]
 			match := a.Match
 			if a.Kind == KindSend && a.Match >= f.inst[a.Peer].common && b.match >= f.inst[b.peer].common {
 				match = b.match // to the peer's tasks past its prefix, where the orders differ
 			}
-			if hotOf(a) != b.hot || a.Peer != b.peer || match != b.match || !slices.Equal(p.Deps(int(t)), deps[off[t]:off[t+1]]) {
-				return ErrNoResume
-			}
-			// What a prefix task waits for lies in the prefix (the
-			// builder's references point back; guarded, not assumed).
-			if d := p.Deps(int(t)); len(d) > 0 && slices.Max(d) >= c ||
+			if hotOf(a) != b.hot || a.Peer != b.peer || match != b.match ||
 				p.HostAfter(int(t)) >= int(c) || p.QueueAfter(int(t)) >= int(c) {
 				return ErrNoResume
 			}

@@ -216,8 +216,8 @@ func TestForkSharedCopies(t *testing.T) {
 // Resume compares what the play reads of a prefix task (forkTask): a full
 // step whose prefix differs from the saved play's only in a field the play
 // does not read (FLOPs, layer) resumes, as the full play from the start;
-// one whose prefix differs in a duration, an issue time, a kind's flag or
-// a receive's match is refused (ErrNoResume).
+// one whose prefix differs in a duration, an issue time, a kind's flag, a
+// receive's match or a dependency is refused (ErrNoResume).
 func TestForkComparesWhatThePlayReads(t *testing.T) {
 	const m = 48
 	h1, _ := unitHost(t, m, 1)
@@ -270,6 +270,8 @@ func TestForkComparesWhatThePlayReads(t *testing.T) {
 		{"issue", func(p *Program) { p.Tasks[first(p, Kind.IsCompute)].Issue++ }, false},
 		{"sm-sized", func(p *Program) { i := first(p, Kind.IsCompute); p.Tasks[i].SMSized = !p.Tasks[i].SMSized }, false},
 		{"receive's match", func(p *Program) { p.Tasks[first(p, isRecv)].Match++ }, false},
+		{"dependency", func(p *Program) { p.deps[0]++ }, false},
+		{"dependency count", func(p *Program) { p.depOff[1]++ }, false},
 	} {
 		x := build(cfg)
 		c.change(x.progs[1])
