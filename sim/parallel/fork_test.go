@@ -140,22 +140,7 @@ func TestForkResumesAsFullPlay(t *testing.T) {
 // replaced, is refused (ErrNoResume) with the executor left as built,
 // and again after a second Detach (its programs are no longer held).
 func TestForkSharedCopies(t *testing.T) {
-	const m = 48
-	h1, _ := unitHost(t, m, 1)
-	_, p := unitHost(t, m, 0)
-	k := engine.Time(float64(p) * 1.06 / float64(h1))
-	cfg := steadyConfig(t, m, HostModel{On: true, KernelFwd: k, KernelBwd: k})
-	plan, ok := PlanSteady(cfg, 8)
-	if !ok {
-		t.Fatal("PlanSteady refused")
-	}
-	build := func(c *StepConfig) *Executor {
-		progs, err := Build(c, unitPricer{unit: engine.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return NewSymmetric(engine.New(), c.Layout, progs)
-	}
+	cfg, plan, build := hostAheadStep(t)
 	short := *cfg
 	short.Microbatches = plan.Played
 	var forks [2]Fork
@@ -219,22 +204,7 @@ func TestForkSharedCopies(t *testing.T) {
 // one whose prefix differs in a duration, an issue time, a kind's flag, a
 // receive's match or a dependency is refused (ErrNoResume).
 func TestForkComparesWhatThePlayReads(t *testing.T) {
-	const m = 48
-	h1, _ := unitHost(t, m, 1)
-	_, p := unitHost(t, m, 0)
-	k := engine.Time(float64(p) * 1.06 / float64(h1))
-	cfg := steadyConfig(t, m, HostModel{On: true, KernelFwd: k, KernelBwd: k})
-	plan, ok := PlanSteady(cfg, 8)
-	if !ok {
-		t.Fatal("PlanSteady refused")
-	}
-	build := func(c *StepConfig) *Executor {
-		progs, err := Build(c, unitPricer{unit: engine.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return NewSymmetric(engine.New(), c.Layout, progs)
-	}
+	cfg, plan, build := hostAheadStep(t)
 	short := *cfg
 	short.Microbatches = plan.Played
 	xs := build(&short)
@@ -314,4 +284,28 @@ func TestHotOfIsFillHot(t *testing.T) {
 			}
 		}
 	}
+}
+
+// hostAheadStep is the 48-micro-batch step the Fork tests resume: a host
+// thread 6% slower per unit than the GPU's period, its steady plan, and a
+// builder of symmetric executors for a step config on the unit pricer.
+func hostAheadStep(t *testing.T) (*StepConfig, Steady, func(*StepConfig) *Executor) {
+	t.Helper()
+	const m = 48
+	h1, _ := unitHost(t, m, 1)
+	_, p := unitHost(t, m, 0)
+	k := engine.Time(float64(p) * 1.06 / float64(h1))
+	cfg := steadyConfig(t, m, HostModel{On: true, KernelFwd: k, KernelBwd: k})
+	plan, ok := PlanSteady(cfg, 8)
+	if !ok {
+		t.Fatal("PlanSteady refused")
+	}
+	build := func(c *StepConfig) *Executor {
+		progs, err := Build(c, unitPricer{unit: engine.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return NewSymmetric(engine.New(), c.Layout, progs)
+	}
+	return cfg, plan, build
 }
