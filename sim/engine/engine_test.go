@@ -204,6 +204,12 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// A sweep point's ranks hold a dozen events or so (8 on average at a push
+// on the 70B sweep, 32 at most), which early keeps as a sorted array.
+func BenchmarkHold8(b *testing.B)  { benchHold(b, 8) }
+func BenchmarkHold16(b *testing.B) { benchHold(b, 16) }
+func BenchmarkHold32(b *testing.B) { benchHold(b, 32) }
+
 func BenchmarkHold1k(b *testing.B)   { benchHold(b, 1_000) }
 func BenchmarkHold100k(b *testing.B) { benchHold(b, 100_000) }
 func BenchmarkHold1M(b *testing.B)   { benchHold(b, 1_000_000) }

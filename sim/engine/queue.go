@@ -29,18 +29,19 @@ import (
 // sorted ties digit by digit on the sequence number).
 //
 // An event scheduled before last (possible only after min moved last
-// ahead of now, e.g. RunUntil stopping at its limit) goes to early, a
-// binary heap, so the order stays exact in every case.
+// ahead of now, e.g. RunUntil stopping at its limit) goes to early (a
+// sorted array or a binary heap, early.go), so the order stays exact in
+// every case.
 //
 // Few events pending (a sweep point's representative ranks hold a few
 // dozen): until more than heapMax events have been pending at once since
 // the last reset, every event goes to early and the buckets stay empty.
-// There an event passes once through a shallow heap instead of through the
+// There an event passes once through early instead of through the
 // several bucket moves its nanosecond time's digits take (the events of one
 // step spread over up to 2^40 ns), which measured faster on the 70B
 // sweep's points (docs/design.md, "Speed"). Past heapMax the queue buckets
-// from then on, the heap's events moved into the buckets at once
-// (startBucketing; left in the heap, a run of 1,000 pending events kept
+// from then on, early's events moved into the buckets at once
+// (startBucketing; left in early, a run of 1,000 pending events kept
 // popping from both and ran the hold benchmark ≈ 30% slower). Which
 // structure holds an event never changes the order: both give the
 // (time, sequence) minimum, and every lookup takes the earlier of early's
@@ -61,7 +62,7 @@ type queue struct {
 	mask    [numBuckets / 64]uint64 // bit b: bucket b is not empty
 	words   uint64                  // bit w: mask[w] is not 0
 	n       int                     // bucketed events not yet popped
-	early   binHeap                 // events before last; every event until bucketing
+	early   earlyQueue              // events before last; every event until bucketing
 	spare   [][]event               // empty slices with storage, largest last
 	// bucketing: more than heapMax events were pending at once since the
 	// last reset, and events at or after last go to the buckets
@@ -91,13 +92,21 @@ func bucketOf(t, last Time) int {
 	return p<<digitBits | int(uint64(t)>>(p*digitBits)&(1<<digitBits-1))
 }
 
-func (q *queue) len() int { return q.n + len(q.early) }
+func (q *queue) len() int { return q.n + q.early.len() }
 
+// push adds x, the latest-scheduled event so far (see earlyQueue.push).
+// (Small enough to be inlined into Engine.At.)
 func (q *queue) push(x event) {
-	if x.at < q.last || !q.bucketing && len(q.early) < heapMax {
+	if x.at < q.last || !q.bucketing && q.early.len() < heapMax {
 		q.early.push(x)
 		return
 	}
+	q.pushBucket(x)
+}
+
+// pushBucket adds x, at or after last, to the buckets, starting to bucket
+// if the queue has not yet.
+func (q *queue) pushBucket(x event) {
 	if !q.bucketing {
 		q.startBucketing()
 	}
@@ -111,16 +120,10 @@ func (q *queue) push(x event) {
 // reset, so last is still 0, before every event.
 func (q *queue) startBucketing() {
 	q.bucketing = true
-	slices.SortFunc(q.early, func(a, b event) int {
-		if a.before(&b) {
-			return -1
-		}
-		return 1 // keys are unique: never equal
-	})
-	for _, e := range q.early {
+	for _, e := range q.early.sorted() {
 		q.bucket(e)
 	}
-	q.early = q.early[:0]
+	q.early.reset()
 }
 
 // bucket puts x, at or after last, into its bucket.
@@ -179,7 +182,7 @@ func (q *queue) putSpare(s []event) {
 // bucketing, the heap's events, some possibly at now, move to buckets
 // keyed from last = 0.)
 func (q *queue) hasAt(now Time) bool {
-	if len(q.early) > 0 && q.early[0].at == now {
+	if q.early.len() > 0 && q.early.min().at == now {
 		return true
 	}
 	if q.n == 0 {
@@ -193,11 +196,11 @@ func (q *queue) hasAt(now Time) bool {
 func (q *queue) min() *event {
 	if q.n > 0 {
 		q.settle()
-		if x := &q.buckets[0][q.head0]; len(q.early) == 0 || !q.early[0].before(x) {
+		if x := &q.buckets[0][q.head0]; q.early.len() == 0 || !q.early.min().before(x) {
 			return x
 		}
 	}
-	return &q.early[0]
+	return q.early.min()
 }
 
 // popUntil removes and returns the earliest event if the queue holds one
@@ -207,7 +210,7 @@ func (q *queue) popUntil(limit Time) (ev event, ok bool) {
 		if q.mask[0]&1 == 0 {
 			q.settle()
 		}
-		if x := &q.buckets[0][q.head0]; len(q.early) == 0 || !q.early[0].before(x) {
+		if x := &q.buckets[0][q.head0]; q.early.len() == 0 || !q.early.min().before(x) {
 			if x.at > limit {
 				return ev, false
 			}
@@ -223,7 +226,7 @@ func (q *queue) popUntil(limit Time) (ev event, ok bool) {
 			return ev, true
 		}
 	}
-	if len(q.early) == 0 || q.early[0].at > limit {
+	if q.early.len() == 0 || q.early.min().at > limit {
 		return ev, false
 	}
 	return q.early.pop(), true
@@ -285,6 +288,7 @@ func (q *queue) reset() {
 		}
 	}
 	q.mask, q.words = [len(q.mask)]uint64{}, 0
-	q.n, q.last, q.head0, q.early = 0, 0, 0, q.early[:0]
+	q.n, q.last, q.head0 = 0, 0, 0
+	q.early.reset()
 	q.bucketing = false
 }

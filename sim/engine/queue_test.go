@@ -147,6 +147,13 @@ func (r *radixHold) pop() event {
 	return x
 }
 
+// earlyHold is early alone: a sorted array up to sortedMax events, a heap
+// beyond.
+type earlyHold struct{ q earlyQueue }
+
+func (r *earlyHold) push(x event) { r.q.push(x) }
+func (r *earlyHold) pop() event   { return r.q.pop() }
+
 type binaryHold struct{ h binHeap }
 
 func (b *binaryHold) push(x event) { b.h.push(x) }
@@ -177,9 +184,12 @@ func benchQueueHold(b *testing.B, q holdQueue, pending int) {
 }
 
 func BenchmarkQueueHold(b *testing.B) {
-	for _, n := range []int{16, 64, 256, 1_000, 100_000, 1_000_000} {
+	for _, n := range []int{8, 16, 32, 64, 128, 256, 1_000, 100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("radix/%d", n), func(b *testing.B) { benchQueueHold(b, &radixHold{}, n) })
 		b.Run(fmt.Sprintf("binary/%d", n), func(b *testing.B) { benchQueueHold(b, &binaryHold{}, n) })
+		if n <= 256 {
+			b.Run(fmt.Sprintf("early/%d", n), func(b *testing.B) { benchQueueHold(b, &earlyHold{}, n) })
+		}
 	}
 }
 

@@ -59,5 +59,5 @@ func copyQueue(dst, src *queue) {
 		}
 	}
 	dst.last, dst.head0, dst.mask, dst.words, dst.n, dst.bucketing = src.last, src.head0, src.mask, src.words, src.n, src.bucketing
-	dst.early = append(dst.early[:0], src.early...)
+	dst.early.copyFrom(&src.early)
 }

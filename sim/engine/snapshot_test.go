@@ -55,7 +55,7 @@ func TestSnapshotRestoreContinuesExactly(t *testing.T) {
 		var snap Snapshot
 		e.Save(&snap)
 		cut := len(s.got)
-		t.Logf("%s: snapshot after %d events, %d pending (%d early), %d in all", c.name, cut, e.Pending(), len(snap.q.early), len(whole.got))
+		t.Logf("%s: snapshot after %d events, %d pending (%d early), %d in all", c.name, cut, e.Pending(), snap.q.early.len(), len(whole.got))
 		pcg := *s.pcg // the handler's state at the snapshot
 		left := s.left
 		e.Run() // on to the end

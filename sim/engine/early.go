@@ -1,0 +1,125 @@
+package engine
+
+import "slices"
+
+// earlyQueue holds the queue's events that are not bucketed (queue): every
+// event until the queue starts bucketing, the events before its last time
+// after. It is a sorted array while it holds few events and a binary heap
+// while it holds many; both give the (time, sequence) minimum, so which one
+// holds the events never changes the order.
+//
+// Sorted, ev[head:] is in (time, sequence) order: the minimum is read at
+// head and taken by moving head on, and a push walks from the back over
+// the events later than the new one, moving each up one place. A sweep
+// point's representative ranks hold ≈ 8 events at a push on average and
+// 32 at most, with ≈ 3.4 of them later than the new one (counted on the
+// 70B sweep's points, docs/design.md "Speed", engine21), so a push moves a
+// few events where the heap's pop walked every level of the heap and sifted
+// the last event back up, with a mispredicted branch or two per pop. In
+// the queue-alone hold benchmark (`-bench QueueHold`, the new event's rank
+// uniform among the pending ones) the sorted array is faster up to about
+// 64 events and slower beyond, as the events it moves grow linearly.
+//
+// Past sortedMax events the array turns into a heap as it stands (an array
+// in ascending order is a binary min-heap) and stays one until it holds
+// sortedMin events or fewer, when it is sorted again: the gap between the
+// two keeps a queue that hovers around one of them from switching at every
+// event.
+type earlyQueue struct {
+	ev   []event // sorted: ev[head:] in order; heap: a binHeap, head 0
+	head int
+	heap bool
+}
+
+// sortedMax is the most events earlyQueue keeps as a sorted array; at
+// sortedMin it goes back to one from a heap.
+const (
+	sortedMax = 32
+	sortedMin = sortedMax / 4
+)
+
+func (q *earlyQueue) len() int { return len(q.ev) - q.head }
+
+// min is the earliest event; q must not be empty.
+func (q *earlyQueue) min() *event { return &q.ev[q.head] }
+
+// push adds x, which must be the latest-scheduled event so far (the
+// engine's At numbers events in schedule order): among the events at its
+// time it goes last, so the walk from the back compares times only.
+func (q *earlyQueue) push(x event) {
+	if q.heap {
+		(*binHeap)(&q.ev).push(x)
+		return
+	}
+	ev := q.ev
+	if len(ev)-q.head == sortedMax {
+		q.ev, q.head, q.heap = ev[:copy(ev, ev[q.head:])], 0, true
+		(*binHeap)(&q.ev).push(x)
+		return
+	}
+	if len(ev) == cap(ev) {
+		if cap(ev) < 2*sortedMax {
+			ev = slices.Grow(ev, 2*sortedMax-len(ev))
+		} else {
+			// Fewer than sortedMax events are left, past head ≥
+			// sortedMax popped ones: moving them down costs at most
+			// one event per pop.
+			ev = ev[:copy(ev, ev[q.head:])]
+			q.head = 0
+		}
+	}
+	ev = append(ev, x)
+	i := len(ev) - 1
+	for i > q.head && x.at < ev[i-1].at {
+		ev[i] = ev[i-1]
+		i--
+	}
+	ev[i] = x
+	q.ev = ev
+}
+
+// pop removes and returns the earliest event; q must not be empty. (Small
+// enough to be inlined: the heap's pop is a call.)
+func (q *earlyQueue) pop() event {
+	if q.heap {
+		return q.popHeap()
+	}
+	x := q.ev[q.head]
+	q.head++ // push moves the events down when ev is full
+	return x
+}
+
+func (q *earlyQueue) popHeap() event {
+	x := (*binHeap)(&q.ev).pop()
+	if len(q.ev) <= sortedMin {
+		q.sort()
+	}
+	return x
+}
+
+// sort makes q a sorted array.
+func (q *earlyQueue) sort() {
+	slices.SortFunc(q.ev[q.head:], func(a, b event) int {
+		if a.before(&b) {
+			return -1
+		}
+		return 1 // keys are unique: never equal
+	})
+	q.heap = false
+}
+
+// sorted returns q's events in (time, sequence) order, leaving q sorted.
+func (q *earlyQueue) sorted() []event {
+	if q.heap {
+		q.sort()
+	}
+	return q.ev[q.head:]
+}
+
+// reset empties q, keeping its storage.
+func (q *earlyQueue) reset() { q.ev, q.head, q.heap = q.ev[:0], 0, false }
+
+// copyFrom makes q hold src's events in the same order and form.
+func (q *earlyQueue) copyFrom(src *earlyQueue) {
+	q.ev, q.head, q.heap = append(q.ev[:0], src.ev[src.head:]...), 0, src.heap
+}

@@ -1,0 +1,112 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestEarlyQueueHandComputed pushes a few events with ties and checks the
+// sorted array's layout and the pop order by hand.
+func TestEarlyQueueHandComputed(t *testing.T) {
+	var q earlyQueue
+	at := []Time{30, 10, 20, 10, 40, 20}
+	for i, a := range at {
+		q.push(event{at: a, key: uint64(i+1) << handlerBits, arg: int64(i)})
+	}
+	// (time, sequence) order: 10 (arg 1), 10 (3), 20 (2), 20 (5), 30 (0), 40 (4).
+	want := []int64{1, 3, 2, 5, 0, 4}
+	var got []int64
+	for _, e := range q.ev[q.head:] {
+		got = append(got, e.arg)
+	}
+	if q.heap || !slices.Equal(got, want) {
+		t.Fatalf("array %v (heap %v), want %v sorted", got, q.heap, want)
+	}
+	if x := q.pop(); x.arg != 1 || q.head != 1 {
+		t.Fatalf("pop %d with head %d, want 1 with head 1", x.arg, q.head)
+	}
+	// A later push at a time already queued goes after the events there.
+	q.push(event{at: 20, key: 7 << handlerBits, arg: 6})
+	got = got[:0]
+	for q.len() > 0 {
+		got = append(got, q.pop().arg)
+	}
+	if want := []int64{3, 2, 5, 6, 0, 4}; !slices.Equal(got, want) {
+		t.Errorf("popped %v, want %v", got, want)
+	}
+	if q.len() != 0 {
+		t.Errorf("emptied queue holds %d events", q.len())
+	}
+	// Popped events' places are taken back when the array is full: a
+	// queue of three events, pushed and popped 10,000 times, keeps the
+	// storage it took first (2·sortedMax events).
+	for i := range 10_003 {
+		q.push(event{at: Time(100 + i), key: uint64(8+i) << handlerBits})
+		if i >= 3 {
+			if x := q.pop(); x.at != Time(100+i-3) {
+				t.Fatalf("pop %d: at %d, want %d", i, x.at, 100+i-3)
+			}
+		}
+	}
+	if q.len() != 3 || cap(q.ev) != 2*sortedMax {
+		t.Errorf("after 10,000 pushes and pops: %d events in storage for %d, want 3 in %d", q.len(), cap(q.ev), 2*sortedMax)
+	}
+}
+
+// TestEarlyQueueAgainstReference grows and shrinks the queue across
+// sortedMax and sortedMin many times, with ties, and checks every pop
+// against a sorted reference, and that both forms were used.
+func TestEarlyQueueAgainstReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var q earlyQueue
+	var ref []event
+	var seq uint64
+	var now Time
+	heapPops, sortedPops, switches := 0, 0, 0
+	wasHeap := false
+	for round := 0; round < 40; round++ {
+		// Alternate phases that fill past sortedMax and drain below sortedMin.
+		target := rng.IntN(sortedMin)
+		if round%2 == 0 {
+			target = sortedMax + rng.IntN(2*sortedMax)
+		}
+		for steps := 0; steps < 2000 && (round%2 == 0) == (len(ref) < target); steps++ {
+			if len(ref) < target && (len(ref) == 0 || rng.IntN(4) != 0) || round%2 == 1 && len(ref) > target && rng.IntN(4) == 0 {
+				seq++
+				x := event{at: now + Time(rng.IntN(8)), key: seq << handlerBits, arg: int64(seq)}
+				q.push(x)
+				i, _ := slices.BinarySearchFunc(ref, x, func(a, b event) int {
+					if a.before(&b) {
+						return -1
+					}
+					return 1
+				})
+				ref = slices.Insert(ref, i, x)
+			} else if len(ref) > 0 {
+				if q.heap {
+					heapPops++
+				} else {
+					sortedPops++
+				}
+				x := q.pop()
+				if x != ref[0] {
+					t.Fatalf("round %d: popped %+v, want %+v", round, x, ref[0])
+				}
+				ref = ref[1:]
+				now = x.at
+			}
+			if q.len() != len(ref) {
+				t.Fatalf("round %d: len %d, want %d", round, q.len(), len(ref))
+			}
+			if q.heap != wasHeap {
+				switches++
+				wasHeap = q.heap
+			}
+		}
+	}
+	if heapPops == 0 || sortedPops == 0 || switches < 10 {
+		t.Errorf("pops %d as a heap, %d sorted, %d switches: both forms must be exercised", heapPops, sortedPops, switches)
+	}
+	t.Logf("pops: %d heap, %d sorted; %d switches", heapPops, sortedPops, switches)
+}
