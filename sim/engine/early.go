@@ -51,31 +51,44 @@ func (q *earlyQueue) push(x event) {
 		(*binHeap)(&q.ev).push(x)
 		return
 	}
-	ev := q.ev
-	if len(ev)-q.head == sortedMax {
-		q.ev, q.head, q.heap = ev[:copy(ev, ev[q.head:])], 0, true
-		(*binHeap)(&q.ev).push(x)
+	if len(q.ev)-q.head == sortedMax {
+		q.toHeap(x)
 		return
 	}
-	if len(ev) == cap(ev) {
-		if cap(ev) < 2*sortedMax {
-			ev = slices.Grow(ev, 2*sortedMax-len(ev))
-		} else {
-			// Fewer than sortedMax events are left, past head ≥
-			// sortedMax popped ones: moving them down costs at most
-			// one event per pop.
-			ev = ev[:copy(ev, ev[q.head:])]
-			q.head = 0
-		}
+	if len(q.ev) == cap(q.ev) {
+		q.makeRoom()
 	}
-	ev = append(ev, x)
-	i := len(ev) - 1
-	for i > q.head && x.at < ev[i-1].at {
-		ev[i] = ev[i-1]
+	// Appending to q.ev in place writes its length only (no pointer, so
+	// no write barrier while the collector runs).
+	q.ev = append(q.ev, x)
+	s := q.ev[q.head:]
+	i := len(s) - 1
+	for i > 0 && x.at < s[i-1].at {
+		s[i] = s[i-1]
 		i--
 	}
-	ev[i] = x
-	q.ev = ev
+	s[i] = x
+}
+
+// makeRoom gives full sorted storage room for one more event: it grows to
+// 2·sortedMax events the first time; after, fewer than sortedMax events
+// are left, past head ≥ sortedMax popped ones, and moving them down costs
+// at most one event per pop.
+func (q *earlyQueue) makeRoom() {
+	if cap(q.ev) < 2*sortedMax {
+		q.ev = slices.Grow(q.ev, 2*sortedMax-len(q.ev))
+		return
+	}
+	q.ev = q.ev[:copy(q.ev, q.ev[q.head:])]
+	q.head = 0
+}
+
+// toHeap turns q, sorted and holding sortedMax events, into a heap and
+// pushes x there.
+func (q *earlyQueue) toHeap(x event) {
+	q.ev = q.ev[:copy(q.ev, q.ev[q.head:])]
+	q.head, q.heap = 0, true
+	(*binHeap)(&q.ev).push(x)
 }
 
 // pop removes and returns the earliest event; q must not be empty. (Small
