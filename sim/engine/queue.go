@@ -95,18 +95,11 @@ func bucketOf(t, last Time) int {
 func (q *queue) len() int { return q.n + q.early.len() }
 
 // push adds x, the latest-scheduled event so far (see earlyQueue.push).
-// (Small enough to be inlined into Engine.At.)
 func (q *queue) push(x event) {
 	if x.at < q.last || !q.bucketing && q.early.len() < heapMax {
 		q.early.push(x)
 		return
 	}
-	q.pushBucket(x)
-}
-
-// pushBucket adds x, at or after last, to the buckets, starting to bucket
-// if the queue has not yet.
-func (q *queue) pushBucket(x event) {
 	if !q.bucketing {
 		q.startBucketing()
 	}
