@@ -244,6 +244,13 @@ func (e *Engine) RunUntil(limit Time) uint64 {
 				e.fifo = e.fifo[:0]
 				e.fifoHead = 0
 			}
+		} else if q := &e.q; q.n == 0 && !q.early.heap && q.early.len() > 0 && q.early.min().at <= limit {
+			// A few pending events, none bucketed: early's sorted
+			// minimum is the queue's, taken here without popUntil's
+			// call (Hold8: 35.9–36.4 M events/cpu-s against
+			// 27.7–35.2 through popUntil, four alternating pairs).
+			ev = q.early.pop()
+			e.now = ev.at
 		} else if x, ok := e.q.popUntil(limit); ok {
 			ev = x
 			e.now = ev.at
