@@ -120,6 +120,29 @@ func TestRunUntilAndStop(t *testing.T) {
 	}
 }
 
+// TestRunUntilBoundary: RunUntil(limit) runs the events at limit and
+// leaves those one nanosecond later, whichever structure holds them: a
+// few events (early, sorted), more than sortedMax (early, a heap), more
+// than heapMax (bucketed).
+func TestRunUntilBoundary(t *testing.T) {
+	for _, n := range []int{3, sortedMax + 5, heapMax + 5} {
+		e := New()
+		r := &recorder{e: e}
+		h := e.Register(r)
+		const limit = 1000
+		// n events: half at limit, half one nanosecond after, interleaved.
+		for i := range n {
+			e.At(limit+Time(i%2), h, int64(i))
+		}
+		if got, want := e.RunUntil(limit), uint64((n+1)/2); got != want {
+			t.Errorf("%d pending: RunUntil(limit) ran %d events, want %d (those at limit)", n, got, want)
+		}
+		if e.Now() != limit || e.Pending() != n/2 {
+			t.Errorf("%d pending: now %v with %d pending, want %v with %d", n, e.Now(), e.Pending(), Time(limit), n/2)
+		}
+	}
+}
+
 func TestPastEventPanics(t *testing.T) {
 	e := New()
 	r := &recorder{e: e}
