@@ -47,6 +47,7 @@ type Executor struct {
 	// watchLeft is how many watched tasks (instance.watch) have not ended.
 	watchLeft int
 	refusal   string // why replication was refused (steady.go, Refusal)
+	reach     int    // the units the last replicate's check reached back (steady.go, Settle)
 	resumed   int    // tasks ended when the play was resumed (fork.go, Resume)
 
 	byTask  [NumGroupKinds]bool // collectives timed by Task.Dur (TimeByTask)

@@ -204,7 +204,10 @@ func (x *Executor) CountEvents() {
 
 // RunSteady is Run for the programs built for st.Played micro-batches, with
 // CountEvents, that stops early when the step will not replicate (issue
-// 18): the play pauses once every stage's prefix and units (the tasks
+// 18): when the programs alone show it (Replicate's checks that read no
+// time: a receive from the peer's suffix, too few or unequal units) it
+// returns failed before playing anything (Completed 0; Settle has no
+// estimate then); else the play pauses once every stage's prefix and units (the tasks
 // before its suffix) have ended, and when their times already show that
 // Replicate(st) fails (replicate's early check: a unit that does not
 // repeat one period after the one before) it returns failed, leaving the
@@ -232,6 +235,13 @@ func (x *Executor) runSteady(st Steady, fork *Fork) (failed bool, err error) {
 		fork.Clear()
 	}
 	ok := x.symmetric && len(st.stages) == len(x.inst)
+	if ok {
+		// The programs alone may refuse: then nothing is played.
+		if _, _, why := x.structure(st); why != "" {
+			x.refusal = why
+			return true, nil
+		}
+	}
 	running := func() bool { return x.done < x.total && x.eng.Err() == nil && x.interrupted == nil }
 	if fork != nil && ok {
 		// Pause before the first task past a common prefix can start
@@ -297,100 +307,16 @@ func (x *Executor) Refusal() string { return x.refusal }
 // events a task counts, the host thread's walk and the suffix are left to
 // Replicate, and x.rep is not set.
 func (x *Executor) replicate(st Steady, early bool) string {
-	if !x.symmetric || len(st.stages) != len(x.inst) {
-		return "not symmetric"
+	reps, reach, why := x.structure(st)
+	if why != "" {
+		return why
 	}
-	for i := range x.inst {
-		if x.inst[i].events == nil {
-			return "events not counted (CountEvents)"
-		}
-	}
-	reps := make([]replica, len(x.inst))
-	// reach: how many units back the last unit's tasks depend, here or
-	// (through receives) on another stage; one more for the alignment of
-	// units across stages.
-	reach := 1
-	for i := range x.inst {
-		in := &x.inst[i]
-		p := in.prog
-		cut := st.stages[in.stage]
-		if len(p.entries) <= cut.end {
-			return "programs cut elsewhere"
-		}
-		a, b := p.entries[cut.end-cut.unit], p.entries[cut.end]
-		if b <= a {
-			return "empty unit"
-		}
-		reps[i] = replica{a: a, b: b, extra: st.Extra}
-	}
-	// back is how many units before r's last unit task d lies.
-	back := func(d int32, r replica) int {
-		if d >= r.a {
-			return 0
-		}
-		u := r.b - r.a
-		return int((r.a - d + u - 1) / u)
-	}
-	// A dependency the last unit shares with the unit before (the step's
-	// parameter all-gather every forward waits for) is absolute: it must
-	// lie before the checked units (absLast), and it is not shifted.
-	absLast := make([]int32, len(x.inst))
-	for i := range x.inst {
-		p, r := x.inst[i].prog, reps[i]
-		u := r.b - r.a
-		absLast[i] = -1
-		if r.a < u {
-			return "too few units"
-		}
-		for t := r.a; t < r.b; t++ {
-			prev := p.Deps(int(t - u))
-			for k, d := range p.Deps(int(t)) {
-				if k < len(prev) && prev[k] == d {
-					absLast[i] = max(absLast[i], d)
-					continue
-				}
-				reach = max(reach, back(d, r))
-			}
-			// The host's waits for a synchronisation; those for a
-			// full launch queue, which reach a queue's launches back,
-			// are hostRepeats' (they hold no GPU task back).
-			if w := p.HostAfter(int(t)); w >= 0 {
-				if p.HostAfter(int(t-u)) == w {
-					absLast[i] = max(absLast[i], int32(w))
-				} else {
-					reach = max(reach, back(int32(w), r))
-				}
-			}
-			if task := &p.Tasks[t]; task.Kind == KindRecv {
-				q := reps[task.Peer]
-				if task.Match >= q.b {
-					return "receive from a suffix"
-				}
-				reach = max(reach, 1+back(task.Match, q))
-			}
-		}
-	}
-	// Check reach+2 units per stage: reach+1 that the unplayed units depend
-	// on, and one before them whose tasks may overlap them.
 	var period engine.Time = -1
 	for i := range x.inst {
 		in := &x.inst[i]
 		p, r := in.prog, &reps[i]
-		cut := st.stages[in.stage]
-		if cut.end-(reach+2)*cut.unit < 0 {
-			return "too few units"
-		}
 		u := r.b - r.a
-		for k := 1; k <= reach+2; k++ {
-			hi := cut.end - (k-1)*cut.unit
-			if p.entries[hi]-p.entries[hi-cut.unit] != u {
-				return "units of different sizes"
-			}
-		}
 		lo := r.b - int32(reach+2)*u
-		if absLast[i] >= lo {
-			return "absolute dependency inside the checked units"
-		}
 		if period < 0 {
 			period = in.state[r.a].Start() - in.state[r.a-u].Start()
 		}
@@ -435,6 +361,125 @@ func (x *Executor) replicate(st Steady, early bool) string {
 	}
 	return ""
 }
+
+// refusedReceive is structure's refusal of a unit whose receive is matched
+// by a send in the peer's suffix (Lasting).
+const refusedReceive = "receive from a suffix"
+
+// structure is replicate's checks of the programs alone, before any time
+// (RunSteady makes them before the play: a play they refuse need not be
+// played): the replicated unit of each stage, how many units back its
+// tasks depend (reach), and why the programs cannot replicate, "" when they
+// may. It sets x.reach for Settle.
+func (x *Executor) structure(st Steady) (reps []replica, reach int, why string) {
+	if !x.symmetric || len(st.stages) != len(x.inst) {
+		return nil, 0, "not symmetric"
+	}
+	for i := range x.inst {
+		if x.inst[i].events == nil {
+			return nil, 0, "events not counted (CountEvents)"
+		}
+	}
+	reps = make([]replica, len(x.inst))
+	// reach: how many units back the last unit's tasks depend, here or
+	// (through receives) on another stage; one more for the alignment of
+	// units across stages.
+	reach = 1
+	for i := range x.inst {
+		in := &x.inst[i]
+		p := in.prog
+		cut := st.stages[in.stage]
+		if len(p.entries) <= cut.end {
+			return nil, 0, "programs cut elsewhere"
+		}
+		a, b := p.entries[cut.end-cut.unit], p.entries[cut.end]
+		if b <= a {
+			return nil, 0, "empty unit"
+		}
+		reps[i] = replica{a: a, b: b, extra: st.Extra}
+	}
+	// back is how many units before r's last unit task d lies.
+	back := func(d int32, r replica) int {
+		if d >= r.a {
+			return 0
+		}
+		u := r.b - r.a
+		return int((r.a - d + u - 1) / u)
+	}
+	// A dependency the last unit shares with the unit before (the step's
+	// parameter all-gather every forward waits for) is absolute: it must
+	// lie before the checked units (absLast), and it is not shifted.
+	absLast := make([]int32, len(x.inst))
+	for i := range x.inst {
+		p, r := x.inst[i].prog, reps[i]
+		u := r.b - r.a
+		absLast[i] = -1
+		if r.a < u {
+			return nil, 0, "too few units"
+		}
+		for t := r.a; t < r.b; t++ {
+			prev := p.Deps(int(t - u))
+			for k, d := range p.Deps(int(t)) {
+				if k < len(prev) && prev[k] == d {
+					absLast[i] = max(absLast[i], d)
+					continue
+				}
+				reach = max(reach, back(d, r))
+			}
+			// The host's waits for a synchronisation; those for a
+			// full launch queue, which reach a queue's launches back,
+			// are hostRepeats' (they hold no GPU task back).
+			if w := p.HostAfter(int(t)); w >= 0 {
+				if p.HostAfter(int(t-u)) == w {
+					absLast[i] = max(absLast[i], int32(w))
+				} else {
+					reach = max(reach, back(int32(w), r))
+				}
+			}
+			if task := &p.Tasks[t]; task.Kind == KindRecv {
+				q := reps[task.Peer]
+				if task.Match >= q.b {
+					return nil, 0, refusedReceive
+				}
+				reach = max(reach, 1+back(task.Match, q))
+			}
+		}
+	}
+	x.reach = reach // for Settle
+	// Check reach+2 units per stage: reach+1 that the unplayed units depend
+	// on, and one before them whose tasks may overlap them.
+	for i := range x.inst {
+		in := &x.inst[i]
+		p, r := in.prog, reps[i]
+		cut := st.stages[in.stage]
+		if cut.end-(reach+2)*cut.unit < 0 {
+			return nil, 0, "too few units"
+		}
+		u := r.b - r.a
+		for k := 1; k <= reach+2; k++ {
+			hi := cut.end - (k-1)*cut.unit
+			if p.entries[hi]-p.entries[hi-cut.unit] != u {
+				return nil, 0, "units of different sizes"
+			}
+		}
+		if absLast[i] >= r.b-int32(reach+2)*u {
+			return nil, 0, "absolute dependency inside the checked units"
+		}
+	}
+	return reps, reach, ""
+}
+
+// Lasting reports whether the last refusal (Replicate, RunSteady) holds
+// for a shortened play of any length of the same step, so that the caller
+// plays the step whole rather than try a longer one: a unit's receive
+// matched by a send in the peer's suffix. The stages' cuts lie a fixed
+// number of units before their suffixes whatever the count, so a receive
+// that reaches into the peer's suffix does at every count: measured on
+// every interleaved scenario bundled, of scenarios/validation and of
+// scenarios/holdout (7, each at every count PlanSteady accepts up to 3/4 of
+// its step: refused every time). The other refusals are of times, or of
+// too few or unequal units, which a longer play may pass.
+func (x *Executor) Lasting() bool { return x.refusal == refusedReceive }
 
 // repeats reports whether task t+u of instance i is task t one unit later:
 // the same work, its dependencies one unit later, and its times and events
@@ -841,11 +886,16 @@ const settleSlack = 3
 // micro-batches more the played step needs for its units to repeat: from
 // the largest change of period (second difference of start times, over
 // every stage and task) of each of the last settleUnits units up to the
-// replicated one, d0 (that unit) … d3, when they shrink geometrically, the
-// units until d0 falls below 1 ns at the slowest ratio seen, plus
-// settleSlack. ok is false when they do not shrink (steady already, or
-// changing otherwise: the caller has no estimate); the result is capped
-// at limit (micro-batches).
+// replicated one, d0 (that unit) … d3. When the latest z of them are zero
+// but not all (the oscillation or the warm-up has died out at the copied
+// unit, later than the check's first units), the units the check still
+// lacks: Replicate needs its last reach changes zero (reach+2 units one
+// period apart), and each unit played more adds one, so reach − z units,
+// at least one (a settled pipeline stays settled: its state repeats). Else,
+// when they shrink geometrically, the units until d0 falls below 1 ns at
+// the slowest ratio seen, plus settleSlack. ok is false when they do not
+// shrink (steady already, or changing otherwise: the caller has no
+// estimate); the result is capped at limit (micro-batches).
 func (x *Executor) Settle(st Steady, limit int) (more int, ok bool) {
 	if len(st.stages) != len(x.inst) {
 		return 0, false
@@ -872,6 +922,12 @@ func (x *Executor) Settle(st Steady, limit int) (more int, ok bool) {
 				d[j] = max(d[j], v, -v)
 			}
 		}
+	}
+	if z := settled(d[:]); z > 0 && z < len(d) {
+		// The latest units repeat already: the check needs reach of
+		// them (x.reach, set by the replicate that refused), one more
+		// per unit played.
+		return min(max(x.reach-z, 1)*st.g, limit), true
 	}
 	n, ok := settleEstimate(d[:], limit/st.g+1)
 	if !ok {
@@ -905,4 +961,14 @@ func settleEstimate(d []int64, limit int) (int, bool) {
 		v = v * num / den
 	}
 	return n, true
+}
+
+// settled is how many of the latest changes of period d (latest first) are
+// zero: the units that already repeat one period after the one before.
+func settled(d []int64) int {
+	z := 0
+	for z < len(d) && d[z] == 0 {
+		z++
+	}
+	return z
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/pipeline"
 )
 
 // steadyConfig is a two-stage 1F1B pipeline of one layer per stage and m
@@ -307,18 +308,30 @@ func TestSettle(t *testing.T) {
 		name   string
 		starts []engine.Time // of each unit
 		limit  int
+		reach  int // the refusing check's (Executor.reach)
 		more   int
 		ok     bool
 	}{
 		// Periods 1000, 1000, 1064, 1032, 1048, 1040: changes 64, −32,
 		// 16, −8 up to the copied unit, ratio 1/2: 8 → 4 → 2 → 1 → 0,
 		// 4 units, + settleSlack.
-		{"halving oscillation", []engine.Time{0, 1000, 2000, 3064, 4096, 5144, 6184, 7224}, 100, 4 + settleSlack, true},
-		{"capped", []engine.Time{0, 1000, 2000, 3064, 4096, 5144, 6184, 7224}, 5, 5, true},
+		{"halving oscillation", []engine.Time{0, 1000, 2000, 3064, 4096, 5144, 6184, 7224}, 100, 2, 4 + settleSlack, true},
+		{"capped", []engine.Time{0, 1000, 2000, 3064, 4096, 5144, 6184, 7224}, 5, 2, 5, true},
 		// Periods 1000, 1010, 1020, …: a drift, not settling.
-		{"drift", []engine.Time{0, 1000, 2010, 3030, 4060, 5100, 6150, 7210}, 100, 0, false},
+		{"drift", []engine.Time{0, 1000, 2010, 3030, 4060, 5100, 6150, 7210}, 100, 2, 0, false},
 		// The copied unit repeats the one before: nothing to estimate.
-		{"settled", []engine.Time{0, 1000, 2000, 3000, 4000, 5000, 6000, 7000}, 100, 0, false},
+		{"settled", []engine.Time{0, 1000, 2000, 3000, 4000, 5000, 6000, 7000}, 100, 2, 0, false},
+		// Periods 1000, 1000, 1064, 1032, 1048, 1048 up to the copied
+		// unit: changes 64, −32, 16, 0: it has settled (z = 1), reach 2
+		// needs one more zero change: 1 unit; reach 3 two.
+		{"settled at the copied unit", []engine.Time{0, 1000, 2000, 3064, 4096, 5144, 6192, 7232}, 100, 2, 1, true},
+		{"settled at the copied unit, reach 3", []engine.Time{0, 1000, 2000, 3064, 4096, 5144, 6192, 7232}, 100, 3, 2, true},
+		{"settled, capped", []engine.Time{0, 1000, 2000, 3064, 4096, 5144, 6192, 7232}, 1, 3, 1, true},
+		// Periods 1000, 1000, 1064, 1032, 1032, 1032 up to the copied
+		// unit: changes 64, −32, 0, 0 (z = 2): reach 2 has its zeros but the check failed
+		// (elsewhere): one unit; reach 4 two.
+		{"settled two units", []engine.Time{0, 1000, 2000, 3064, 4096, 5128, 6160, 7192}, 100, 2, 1, true},
+		{"settled two units, reach 4", []engine.Time{0, 1000, 2000, 3064, 4096, 5128, 6160, 7192}, 100, 4, 2, true},
 	} {
 		starts := c.starts
 		p := &Program{Tasks: make([]Task, 2*len(starts))}
@@ -328,7 +341,7 @@ func TestSettle(t *testing.T) {
 			st[2*k].start, st[2*k+1].start = s+1, s+10+1
 		}
 		p.entries = append(p.entries, int32(len(p.Tasks)))
-		x := &Executor{inst: []instance{{prog: p, state: st}}}
+		x := &Executor{inst: []instance{{prog: p, state: st}}, reach: c.reach}
 		plan := Steady{Played: 8, g: 1, stages: []steadyStage{{end: len(starts) - 1, unit: 1}}}
 		more, ok := x.Settle(plan, c.limit)
 		if more != c.more || ok != c.ok {
@@ -456,5 +469,78 @@ func TestPlanSteadyOrdersFromArena(t *testing.T) {
 				t.Errorf("m %d: the arena holds %d stages' orders for %d micro-batches, want %d", m, held, n, cfg.Layout.PP)
 			}
 		}
+	}
+}
+
+// RunSteady refuses before playing anything when the programs alone show
+// that the step cannot replicate, and decides as Replicate after the whole
+// play would: an interleaved two-stage pipeline (two chunks per stage),
+// whose units' receives are matched by sends in the peer's suffix at every
+// count PlanSteady accepts (Lasting), against the 1F1B pipeline of
+// steadyConfig, which plays.
+func TestRunSteadyRefusesBeforePlaying(t *testing.T) {
+	pr := unitPricer{unit: engine.Millisecond}
+	cfg := hostConfig(t, 4, HostModel{})
+	l, err := NewLayout(1, 1, 1, 1, 2, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, err := Partition(4, 2, 2, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Layout, cfg.Chunks, cfg.Schedule, cfg.Virtual, cfg.Microbatches = l, chunks, pipeline.Interleaved, 2, 64
+	play := func(c *StepConfig, plan Steady) (steady, whole *Executor, failed bool) {
+		build := func() *Executor {
+			progs, err := Build(c, pr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := NewSymmetric(engine.New(), c.Layout, progs)
+			x.CountEvents()
+			return x
+		}
+		steady, whole = build(), build()
+		failed, err := steady.RunSteady(plan, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := whole.Run(); err != nil {
+			t.Fatal(err)
+		}
+		whole.Replicate(plan)
+		return steady, whole, failed
+	}
+	tried := 0
+	for margin := 0; margin <= 40; margin++ {
+		plan, ok := PlanSteady(cfg, margin)
+		if !ok {
+			continue
+		}
+		tried++
+		c := *cfg
+		c.Microbatches = plan.Played
+		steady, whole, failed := play(&c, plan)
+		if !failed || steady.Completed() != 0 || steady.Refusal() != refusedReceive || !steady.Lasting() {
+			t.Errorf("interleaved, %d played: failed %v after %d tasks (%q, lasting %v), want refused before the play as lasting",
+				plan.Played, failed, steady.Completed(), steady.Refusal(), steady.Lasting())
+		}
+		if whole.Refusal() != steady.Refusal() {
+			t.Errorf("interleaved, %d played: refused %q before the play, %q after the whole play", plan.Played, steady.Refusal(), whole.Refusal())
+		}
+	}
+	if tried < 2 {
+		t.Fatalf("PlanSteady accepted the interleaved step at %d counts, want several", tried)
+	}
+	c := steadyConfig(t, 32, HostModel{})
+	plan, ok := PlanSteady(c, 8)
+	if !ok {
+		t.Fatal("PlanSteady refused 1F1B")
+	}
+	s := *c
+	s.Microbatches = plan.Played
+	steady, _, failed := play(&s, plan)
+	if failed || steady.Completed() == 0 || steady.Lasting() || !steady.Replicate(plan) {
+		t.Errorf("1F1B: failed %v after %d tasks (%q), want played and replicated", failed, steady.Completed(), steady.Refusal())
 	}
 }
