@@ -48,6 +48,7 @@ type Executor struct {
 	watchLeft int
 	refusal   string // why replication was refused (steady.go, Refusal)
 	reach     int    // the units the last replicate's check reached back (steady.go, Settle)
+	unfit     bool   // the last refusal was of the programs, not of times (steady.go, structure)
 	resumed   int    // tasks ended when the play was resumed (fork.go, Resume)
 
 	byTask  [NumGroupKinds]bool // collectives timed by Task.Dur (TimeByTask)

@@ -207,7 +207,7 @@ func (x *Executor) CountEvents() {
 // 18): when the programs alone show it (Replicate's checks that read no
 // time: a receive from the peer's suffix, too few or unequal units) it
 // returns failed before playing anything (Completed 0; Settle has no
-// estimate then); else the play pauses once every stage's prefix and units (the tasks
+// estimate then, as after the whole play); else the play pauses once every stage's prefix and units (the tasks
 // before its suffix) have ended, and when their times already show that
 // Replicate(st) fails (replicate's early check: a unit that does not
 // repeat one period after the one before) it returns failed, leaving the
@@ -238,7 +238,7 @@ func (x *Executor) runSteady(st Steady, fork *Fork) (failed bool, err error) {
 	if ok {
 		// The programs alone may refuse: then nothing is played.
 		if _, _, why := x.structure(st); why != "" {
-			x.refusal = why
+			x.refusal, x.unfit = why, true
 			return true, nil
 		}
 	}
@@ -308,7 +308,7 @@ func (x *Executor) Refusal() string { return x.refusal }
 // Replicate, and x.rep is not set.
 func (x *Executor) replicate(st Steady, early bool) string {
 	reps, reach, why := x.structure(st)
-	if why != "" {
+	if x.unfit = why != ""; x.unfit {
 		return why
 	}
 	var period engine.Time = -1
@@ -895,10 +895,13 @@ const settleSlack = 3
 // when they shrink geometrically, the units until d0 falls below 1 ns at
 // the slowest ratio seen, plus settleSlack. ok is false when they do not
 // shrink (steady already, or changing otherwise: the caller has no
-// estimate); the result is capped at limit (micro-batches).
+// estimate), and when the refusal was of the programs, not of times (before
+// the play, RunSteady, or by Replicate's checks that read no time: the
+// same decision whether the play ran or not); the result is capped at
+// limit (micro-batches).
 func (x *Executor) Settle(st Steady, limit int) (more int, ok bool) {
-	if len(st.stages) != len(x.inst) {
-		return 0, false
+	if len(st.stages) != len(x.inst) || x.unfit {
+		return 0, false // no times to read, or none that decided
 	}
 	var d [settleUnits]int64
 	for i := range x.inst {

@@ -308,30 +308,34 @@ func TestSettle(t *testing.T) {
 		name   string
 		starts []engine.Time // of each unit
 		limit  int
-		reach  int // the refusing check's (Executor.reach)
+		reach  int  // the refusing check's (Executor.reach)
+		unfit  bool // refused by the programs, not the times (structure)
 		more   int
 		ok     bool
 	}{
 		// Periods 1000, 1000, 1064, 1032, 1048, 1040: changes 64, −32,
 		// 16, −8 up to the copied unit, ratio 1/2: 8 → 4 → 2 → 1 → 0,
 		// 4 units, + settleSlack.
-		{"halving oscillation", []engine.Time{0, 1000, 2000, 3064, 4096, 5144, 6184, 7224}, 100, 2, 4 + settleSlack, true},
-		{"capped", []engine.Time{0, 1000, 2000, 3064, 4096, 5144, 6184, 7224}, 5, 2, 5, true},
+		{"halving oscillation", []engine.Time{0, 1000, 2000, 3064, 4096, 5144, 6184, 7224}, 100, 2, false, 4 + settleSlack, true},
+		{"capped", []engine.Time{0, 1000, 2000, 3064, 4096, 5144, 6184, 7224}, 5, 2, false, 5, true},
 		// Periods 1000, 1010, 1020, …: a drift, not settling.
-		{"drift", []engine.Time{0, 1000, 2010, 3030, 4060, 5100, 6150, 7210}, 100, 2, 0, false},
+		{"drift", []engine.Time{0, 1000, 2010, 3030, 4060, 5100, 6150, 7210}, 100, 2, false, 0, false},
 		// The copied unit repeats the one before: nothing to estimate.
-		{"settled", []engine.Time{0, 1000, 2000, 3000, 4000, 5000, 6000, 7000}, 100, 2, 0, false},
+		{"settled", []engine.Time{0, 1000, 2000, 3000, 4000, 5000, 6000, 7000}, 100, 2, false, 0, false},
 		// Periods 1000, 1000, 1064, 1032, 1048, 1048 up to the copied
 		// unit: changes 64, −32, 16, 0: it has settled (z = 1), reach 2
 		// needs one more zero change: 1 unit; reach 3 two.
-		{"settled at the copied unit", []engine.Time{0, 1000, 2000, 3064, 4096, 5144, 6192, 7232}, 100, 2, 1, true},
-		{"settled at the copied unit, reach 3", []engine.Time{0, 1000, 2000, 3064, 4096, 5144, 6192, 7232}, 100, 3, 2, true},
-		{"settled, capped", []engine.Time{0, 1000, 2000, 3064, 4096, 5144, 6192, 7232}, 1, 3, 1, true},
+		{"settled at the copied unit", []engine.Time{0, 1000, 2000, 3064, 4096, 5144, 6192, 7232}, 100, 2, false, 1, true},
+		{"settled at the copied unit, reach 3", []engine.Time{0, 1000, 2000, 3064, 4096, 5144, 6192, 7232}, 100, 3, false, 2, true},
+		{"settled, capped", []engine.Time{0, 1000, 2000, 3064, 4096, 5144, 6192, 7232}, 1, 3, false, 1, true},
 		// Periods 1000, 1000, 1064, 1032, 1032, 1032 up to the copied
 		// unit: changes 64, −32, 0, 0 (z = 2): reach 2 has its zeros but the check failed
 		// (elsewhere): one unit; reach 4 two.
-		{"settled two units", []engine.Time{0, 1000, 2000, 3064, 4096, 5128, 6160, 7192}, 100, 2, 1, true},
-		{"settled two units, reach 4", []engine.Time{0, 1000, 2000, 3064, 4096, 5128, 6160, 7192}, 100, 4, 2, true},
+		{"settled two units", []engine.Time{0, 1000, 2000, 3064, 4096, 5128, 6160, 7192}, 100, 2, false, 1, true},
+		{"settled two units, reach 4", []engine.Time{0, 1000, 2000, 3064, 4096, 5128, 6160, 7192}, 100, 4, false, 2, true},
+		// Times that would give an estimate, after a refusal of the
+		// programs: none (the same decision as before the play).
+		{"refused by the programs", []engine.Time{0, 1000, 2000, 3064, 4096, 5144, 6184, 7224}, 100, 2, true, 0, false},
 	} {
 		starts := c.starts
 		p := &Program{Tasks: make([]Task, 2*len(starts))}
@@ -341,7 +345,7 @@ func TestSettle(t *testing.T) {
 			st[2*k].start, st[2*k+1].start = s+1, s+10+1
 		}
 		p.entries = append(p.entries, int32(len(p.Tasks)))
-		x := &Executor{inst: []instance{{prog: p, state: st}}, reach: c.reach}
+		x := &Executor{inst: []instance{{prog: p, state: st}}, reach: c.reach, unfit: c.unfit}
 		plan := Steady{Played: 8, g: 1, stages: []steadyStage{{end: len(starts) - 1, unit: 1}}}
 		more, ok := x.Settle(plan, c.limit)
 		if more != c.more || ok != c.ok {
@@ -474,7 +478,7 @@ func TestPlanSteadyOrdersFromArena(t *testing.T) {
 
 // RunSteady refuses before playing anything when the programs alone show
 // that the step cannot replicate, and decides as Replicate after the whole
-// play would: an interleaved two-stage pipeline (two chunks per stage),
+// play would (and Settle has no estimate after either): an interleaved two-stage pipeline (two chunks per stage),
 // whose units' receives are matched by sends in the peer's suffix at every
 // count PlanSteady accepts (Lasting), against the 1F1B pipeline of
 // steadyConfig, which plays.
@@ -527,6 +531,12 @@ func TestRunSteadyRefusesBeforePlaying(t *testing.T) {
 		}
 		if whole.Refusal() != steady.Refusal() {
 			t.Errorf("interleaved, %d played: refused %q before the play, %q after the whole play", plan.Played, steady.Refusal(), whole.Refusal())
+		}
+		// No estimate from either: the programs refused, not the times.
+		_, ok1 := steady.Settle(plan, c.Microbatches)
+		_, ok2 := whole.Settle(plan, c.Microbatches)
+		if ok1 || ok2 {
+			t.Errorf("interleaved, %d played: Settle estimated before the play %v, after the whole play %v", plan.Played, ok1, ok2)
 		}
 	}
 	if tried < 2 {

@@ -257,10 +257,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 				x = nil
 				break // no longer play would replicate either: play whole
 			}
-			more, known := 0, false
-			if x.Completed() > 0 { // else refused before the play: no times to read
-				more, known = x.Settle(steady, cfg.Microbatches)
-			}
+			more, known := x.Settle(steady, cfg.Microbatches)
 			x = nil
 			if !known {
 				margin += steadyRetry
