@@ -43,33 +43,36 @@ type Fork struct {
 	inst     []forkInst
 }
 
-// forkCopy is what the play reads of the common prefixes' tasks
-// (forkTask), their dependency offsets, dependencies and launch-queue
-// waits, every stage's one after the other (forkInst.at …), copied by the
-// Detach of owner.
+// forkCopy is what the play reads of the common prefixes' tasks (their
+// hotTasks, and the sends' and receives' peers and matches, forkP2P),
+// their dependency offsets, dependencies and launch-queue waits, every
+// stage's one after the other (forkInst.at …), copied by the Detach of
+// owner.
+//
+// The symmetric play reads a task's hotTask (the times, waits, kind,
+// group, stream and flags, which fillHot copied from its Task) and, for a
+// send, its peer stage and match. The rest (name, layer, micro-batch,
+// FLOPs, bytes …) is read only from the executor's own programs, after
+// the play or in full mode, so two prefixes equal in these play the same
+// events. The hotTasks are copied from the saving executor's own (32
+// bytes a task, in one run, not built from the 80-byte Tasks), and the
+// peers and matches of the prefix's sends and receives (few) beside them.
 type forkCopy struct {
 	owner  *Fork
-	tasks  []forkTask
+	hot    []hotTask
+	p2p    []forkP2P
 	deps   []int32
 	depOff []int32
 	qself  []int32
 	qrest  []engine.Time
 }
 
-// forkTask is what the symmetric play reads of a Task: its hotTask (the
-// times, waits, kind, group, stream and flags) and a send's or receive's
-// peer stage and match. The rest (name, layer, micro-batch, FLOPs, bytes
-// …) is read only from the executor's own programs, after the play or in
-// full mode, so two prefixes equal in these play the same events, and the
-// copy is half an 80-byte Task.
-type forkTask struct {
-	hot         hotTask
-	peer, match int32
-}
+// forkP2P is a prefix send's or receive's peer stage and match.
+type forkP2P struct{ t, peer, match int32 }
 
 // ShareCopies makes f keep the prefixes it copies (Detach) in o's storage,
-// which both then reuse: the copies are most of a Fork's memory (a 40-byte
-// forkTask and its dependencies per prefix task, against 28 bytes of state),
+// which both then reuse: the copies are most of a Fork's memory (a 32-byte
+// hotTask and its dependencies per prefix task, against 28 bytes of state),
 // and a sweep worker's two Forks are detached one after the other, each
 // resumed before the other detaches (the second shortened play resumes
 // from the first's Fork and saves its own, which the full play resumes).
@@ -95,9 +98,15 @@ type forkInst struct {
 	state   []taskState // theirs
 	events  []int32     // their engine events (CountEvents; counted: kept)
 	counted bool
-	// where the prefix's tasks, dependency offsets, dependencies and
-	// launch-queue waits start in Fork's copies (Detach)
+	// hot is the saving executor's hotTasks of the program, until Detach
+	// copies the prefix's (the executor's storage, like the program's, is
+	// reused by the next build in the same Arena, which Detach precedes).
+	hot []hotTask
+	// where the prefix's hotTasks, dependency offsets, dependencies and
+	// launch-queue waits start in Fork's copies (Detach), and its sends'
+	// and receives' [p2pAt, p2pEnd)
 	at, offAt, depAt, qAt int
+	p2pAt, p2pEnd         int
 	// the instance's other state (instance)
 	hosted, queued     bool // the program has a host thread, launch-queue waits (QueueSelf)
 	hostNext, hostWait int32
@@ -157,6 +166,7 @@ func (f *Fork) save(x *Executor, st Steady) {
 		// (field by field: Detach's slices keep their storage)
 		fi.common, fi.state = c, append(fi.state[:0], in.state[:c]...)
 		fi.events, fi.counted = fi.events[:0], in.events != nil
+		fi.hot = in.hot
 		if fi.counted {
 			fi.events = append(fi.events, in.events[:c]...)
 		}
@@ -175,13 +185,16 @@ func (f *Fork) Clear() {
 	f.saved = false
 	clear(f.progs)
 	f.progs = f.progs[:0]
+	for i := range f.inst {
+		f.inst[i].hot = nil
+	}
 }
 
 // Detach copies what Resume compares of the shortened play's programs
-// (what the play reads of their common prefixes' tasks, forkTask; their
-// dependencies and launch-queue waits) into
-// f, so that the programs' storage may be reused: the full step built in
-// the same Arena.
+// (what the play reads of their common prefixes' tasks, forkCopy; their
+// dependencies and launch-queue waits) into f, so that the programs' and
+// the saving executor's storage may be reused: the full step built in the
+// same Arena. It must come before that build.
 func (f *Fork) Detach() {
 	if !f.saved || len(f.progs) == 0 {
 		return
@@ -202,7 +215,7 @@ func (f *Fork) Detach() {
 			nq += c
 		}
 	}
-	cp.tasks = slices.Grow(cp.tasks[:0], nt)
+	cp.hot, cp.p2p = slices.Grow(cp.hot[:0], nt), cp.p2p[:0]
 	cp.depOff = slices.Grow(cp.depOff[:0], nt+len(f.inst))
 	cp.deps = slices.Grow(cp.deps[:0], nd)
 	cp.qself, cp.qrest = slices.Grow(cp.qself[:0], nq), slices.Grow(cp.qrest[:0], nq)
@@ -211,11 +224,23 @@ func (f *Fork) Detach() {
 		c := int(fi.common)
 		// One flat copy for every stage (storage reused point after
 		// point); Deps(t) is deps[depOff[t]:depOff[t+1]].
-		fi.at, fi.offAt, fi.depAt, fi.qAt = len(cp.tasks), len(cp.depOff), len(cp.deps), len(cp.qself)
-		for t := range p.Tasks[:c] {
-			task := &p.Tasks[t]
-			cp.tasks = append(cp.tasks, forkTask{hot: hotOf(task), peer: task.Peer, match: task.Match})
+		fi.at, fi.offAt, fi.depAt, fi.qAt = len(cp.hot), len(cp.depOff), len(cp.deps), len(cp.qself)
+		if len(fi.hot) == len(p.Tasks) {
+			cp.hot = append(cp.hot, fi.hot[:c]...)
+		} else { // not an executor's own (NewSymmetric fills them)
+			for t := range p.Tasks[:c] {
+				cp.hot = append(cp.hot, hotOf(&p.Tasks[t]))
+			}
 		}
+		fi.hot = nil
+		fi.p2pAt = len(cp.p2p)
+		for t, h := range cp.hot[fi.at:] {
+			if h.kind == KindSend || h.kind == KindRecv {
+				task := &p.Tasks[t]
+				cp.p2p = append(cp.p2p, forkP2P{int32(t), task.Peer, task.Match})
+			}
+		}
+		fi.p2pEnd = len(cp.p2p)
 		cp.depOff = append(cp.depOff, p.depOff[:c+1]...)
 		cp.deps = append(cp.deps, p.deps[:p.depOff[c]]...)
 		fi.queued = p.qself != nil
@@ -249,7 +274,7 @@ func (x *Executor) Resume(f *Fork) error {
 	for i := range x.inst {
 		in, fi := &x.inst[i], &f.inst[i]
 		p, c := in.prog, fi.common
-		if len(p.Tasks) < int(c) || p.Hosted != fi.hosted || in.stage != i || in.events != nil && !fi.counted {
+		if len(p.Tasks) < int(c) || len(in.hot) != len(p.Tasks) || p.Hosted != fi.hosted || in.stage != i || in.events != nil && !fi.counted {
 			return ErrNoResume
 		}
 		// The dependencies, all at once: the prefixes' offsets equal (both
@@ -257,7 +282,7 @@ func (x *Executor) Resume(f *Fork) error {
 		// task's list equal; what a prefix task waits for lies in the
 		// prefix (the builder's references point back; guarded, not
 		// assumed).
-		tasks, off := cp.tasks[fi.at:fi.at+int(c)], cp.depOff[fi.offAt:fi.offAt+int(c)+1]
+		saved, off := cp.hot[fi.at:fi.at+int(c)], cp.depOff[fi.offAt:fi.offAt+int(c)+1]
 		if !slices.Equal(p.depOff[:c+1], off) {
 			return ErrNoResume
 		}
@@ -265,22 +290,37 @@ func (x *Executor) Resume(f *Fork) error {
 			len(deps) > 0 && slices.Max(deps) >= c {
 			return ErrNoResume
 		}
-		for t := int32(0); t < c; t++ {
-			a, b := &p.Tasks[t], &tasks[t]
+		// The tasks: the executor's hotTasks (what the play reads, filled
+		// from p.Tasks by NewSymmetric) equal the saved ones, so the sends
+		// and receives sit where the saved ones do.
+		p2p := cp.p2p[fi.p2pAt:fi.p2pEnd]
+		for t := range saved {
+			h := &in.hot[t]
+			if *h != saved[t] || h.hostAfter > c || h.queueAfter > c { // HostAfter, QueueAfter ≥ c
+				return ErrNoResume
+			}
+			if h.kind != KindSend && h.kind != KindRecv {
+				continue
+			}
+			if len(p2p) == 0 || p2p[0].t != int32(t) {
+				return ErrNoResume
+			}
+			a, b := &p.Tasks[t], p2p[0]
+			p2p = p2p[1:]
 			match := a.Match
 			if a.Kind == KindSend && a.Match >= f.inst[a.Peer].common && b.match >= f.inst[b.peer].common {
 				match = b.match // to the peer's tasks past its prefix, where the orders differ
 			}
-			if hotOf(a) != b.hot || a.Peer != b.peer || match != b.match ||
-				p.HostAfter(int(t)) >= int(c) || p.QueueAfter(int(t)) >= int(c) {
-				return ErrNoResume
-			}
-			if w, _ := p.QueueSelf(int(t)); w >= int(c) {
+			if a.Peer != b.peer || match != b.match {
 				return ErrNoResume
 			}
 		}
+		if len(p2p) != 0 {
+			return ErrNoResume
+		}
 		if (p.qself != nil) != fi.queued || p.qself != nil &&
-			(!slices.Equal(p.qself[:c], cp.qself[fi.qAt:fi.qAt+int(c)]) || !slices.Equal(p.qrest[:c], cp.qrest[fi.qAt:fi.qAt+int(c)])) {
+			(!slices.Equal(p.qself[:c], cp.qself[fi.qAt:fi.qAt+int(c)]) || !slices.Equal(p.qrest[:c], cp.qrest[fi.qAt:fi.qAt+int(c)]) ||
+				c > 0 && slices.Max(p.qself[:c]) > c) { // QueueSelf ≥ c
 			return ErrNoResume // launch-queue waits differ
 		}
 	}
@@ -296,23 +336,36 @@ func (x *Executor) Resume(f *Fork) error {
 		}
 	}
 	for i := range x.inst {
+		// None has all its inputs: the full play would have started it
+		// (or, with a host thread, scheduled it) before. Arrivals come
+		// from the prefix's ended tasks, through their successor lists
+		// as the play delivers them (in task order: a list whose last
+		// successor lies in the prefix is done); a task without
+		// dependencies has all of them.
 		in, c := &x.inst[i], f.inst[i].common
-		p := in.prog
-		for t := c; t < int32(len(p.Tasks)); t++ {
-			st := &in.state[t]
-			for _, d := range p.Deps(int(t)) {
-				if in.state[d].end != 0 {
-					st.start--
+		p, state, hot := in.prog, in.state, in.hot
+		early := false
+		for d := int32(0); d < c && !early; d++ {
+			succ := p.Succ(int(d))
+			if len(succ) == 0 || succ[len(succ)-1] < c || state[d].end == 0 {
+				continue
+			}
+			for k := len(succ) - 1; k >= 0 && succ[k] >= c; k-- {
+				t := succ[k]
+				state[t].start-- // one more input arrived
+				if state[t].arrived() >= p.ndeps[t] && hot[t].kind != KindRecv {
+					early = true
 				}
 			}
-			// None has all its inputs: the full play would have started
-			// it (or, with a host thread, scheduled it) before.
-			if p.Tasks[t].Kind != KindRecv && st.arrived() >= p.ndeps[t] {
-				for j := range x.inst {
-					clear(x.inst[j].state)
-				}
-				return ErrNoResume
+		}
+		for t := c; t < int32(len(p.Tasks)) && !early; t++ {
+			early = p.ndeps[t] == 0 && hot[t].kind != KindRecv
+		}
+		if early {
+			for j := range x.inst {
+				clear(x.inst[j].state)
 			}
+			return ErrNoResume
 		}
 	}
 	x.total = 0

@@ -245,6 +245,7 @@ func TestForkComparesWhatThePlayReads(t *testing.T) {
 	} {
 		x := build(cfg)
 		c.change(x.progs[1])
+		fillHot(x.inst[1].hot, x.inst[1].need, x.progs[1]) // as NewSymmetric after the change
 		err := x.Resume(&f)
 		if c.resume != (err == nil) {
 			t.Fatalf("%s: Resume: %v, want resumed %v", c.name, err, c.resume)
@@ -308,4 +309,97 @@ func hostAheadStep(t *testing.T) (*StepConfig, Steady, func(*StepConfig) *Execut
 		return NewSymmetric(engine.New(), c.Layout, progs)
 	}
 	return cfg, plan, build
+}
+
+// Resume refuses (ErrNoResume, the executor left as built) a full step in
+// which a task past a common prefix has every input at the save: the full
+// play would have started it before. Arrivals come from the prefix's
+// ended tasks through their successor lists; a task without dependencies
+// has them all. Two ways to such a step: the saved prefix cut short,
+// before a task of it that had ended (so every input of that task has
+// ended); a task past the prefix whose dependencies are dropped from its
+// count.
+func TestResumeRefusesATaskWithItsInputs(t *testing.T) {
+	cfg, plan, build := hostAheadStep(t)
+	short := *cfg
+	short.Microbatches = plan.Played
+	whole := build(cfg)
+	if err := whole.Run(); err != nil {
+		t.Fatal(err)
+	}
+	save := func() *Fork {
+		xs := build(&short)
+		xs.CountEvents()
+		f := new(Fork)
+		if _, err := xs.RunSteady(plan, f); err != nil {
+			t.Fatal(err)
+		}
+		if saved, _, _ := f.Saved(); !saved {
+			t.Fatal("nothing saved")
+		}
+		f.Detach()
+		return f
+	}
+	for _, c := range []struct {
+		name   string
+		change func(f *Fork, x *Executor)
+	}{
+		{"unchanged", func(*Fork, *Executor) {}},
+		{"prefix cut before an ended task", func(f *Fork, x *Executor) {
+			fi := &f.inst[1]
+			p := x.progs[1]
+			for u := fi.common - 1; u > 0; u-- {
+				if fi.state[u].end != 0 && p.Tasks[u].Kind != KindRecv && p.ndeps[u] > 0 {
+					fi.common = u
+					// the prefix's sends and receives from u on are past it now
+					for fi.p2pEnd > fi.p2pAt && f.cp.p2p[fi.p2pEnd-1].t >= u {
+						fi.p2pEnd--
+					}
+					return
+				}
+			}
+			t.Fatal("no ended task in the prefix")
+		}},
+		{"a task past the prefix without dependencies", func(f *Fork, x *Executor) {
+			p := x.progs[0]
+			for u := f.inst[0].common; int(u) < len(p.Tasks); u++ {
+				if p.Tasks[u].Kind != KindRecv {
+					p.ndeps[u] = 0
+					return
+				}
+			}
+			t.Fatal("no task past the prefix")
+		}},
+	} {
+		f := save()
+		x := build(cfg)
+		c.change(f, x)
+		err := x.Resume(f)
+		if c.name == "unchanged" {
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			continue
+		}
+		if !errors.Is(err, ErrNoResume) {
+			t.Fatalf("%s: Resume: %v, want ErrNoResume", c.name, err)
+		}
+		for i := range x.inst {
+			for u, s := range x.inst[i].state {
+				if s != (taskState{}) {
+					t.Fatalf("%s: stage %d task %d: a refused Resume left state %+v", c.name, i, u, s)
+				}
+			}
+		}
+		if c.name == "prefix cut before an ended task" {
+			if err := x.Run(); err != nil {
+				t.Fatal(err)
+			}
+			for i := range x.inst {
+				if !reflect.DeepEqual(x.inst[i].state, whole.inst[i].state) {
+					t.Errorf("%s: stage %d: a refused Resume changed the play", c.name, i)
+				}
+			}
+		}
+	}
 }
