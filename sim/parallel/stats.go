@@ -34,8 +34,9 @@ type interval struct{ a, b engine.Time }
 
 // statsScratch is Stats' reusable storage.
 type statsScratch struct {
-	comp, union, tmp []interval
-	comm             [NumExposed][]interval
+	comp  []interval
+	comm  [NumExposed][]interval
+	union [2][]interval // unionLength's
 	// the window's (statsPeriodic)
 	clipComp, clipComm []interval
 }
@@ -59,6 +60,18 @@ func (x *Executor) Stats(i int) Stats {
 // what a full-mode play's accumulated Stats must equal, as tests check.
 func (x *Executor) StatsOfTimes(i int) Stats { return x.statsOfTimes(i) }
 
+// StatsEveryWait is StatsOfTimes with every copy walked and every hosted
+// compute task's dependencies read for its wait for the host thread
+// (walker.walk's shortcut off): the reference the shortcut must equal, as
+// tests check.
+func (x *Executor) StatsEveryWait(i int) Stats {
+	extra := 0
+	if x.rep != nil {
+		extra = x.rep[i].extra
+	}
+	return x.statsWalk(i, extra, nil, true)
+}
+
 func (x *Executor) statsOfTimes(i int) Stats {
 	if x.rep != nil && !x.walkCopies {
 		if st, ok := x.statsPeriodic(i); ok {
@@ -69,7 +82,7 @@ func (x *Executor) statsOfTimes(i int) Stats {
 	if x.rep != nil {
 		extra = x.rep[i].extra
 	}
-	return x.statsWalk(i, extra, nil)
+	return x.statsWalk(i, extra, nil, false)
 }
 
 // windowMeasure is what statsWalk measures inside a window of time: each
@@ -83,8 +96,9 @@ type windowMeasure struct {
 // statsWalk measures instance i walking its played tasks, with extra
 // copies of the replicated unit (Replicate) between the played units and
 // the suffix, which is shifted after them; with w, also what lies inside
-// [w.lo, w.hi).
-func (x *Executor) statsWalk(i, extra int, w *windowMeasure) Stats {
+// [w.lo, w.hi). With scan, every hosted compute task's dependencies are
+// read (walker.walk).
+func (x *Executor) statsWalk(i, extra int, w *windowMeasure, scan bool) Stats {
 	in := &x.inst[i]
 	p, state, hosted := in.prog, in.state, in.prog.Hosted
 	if len(in.hot) != len(p.Tasks) { // an executor not made by NewSymmetric or NewFull (tests)
@@ -95,11 +109,9 @@ func (x *Executor) statsWalk(i, extra int, w *windowMeasure) Stats {
 		x.scratch = new(statsScratch)
 	}
 	sc := x.scratch
-	var st Stats
-	comp := sc.comp[:0]
-	var comm [NumExposed][]interval
-	for k := range comm {
-		comm[k] = sc.comm[k][:0]
+	wk := walker{p: p, hot: in.hot, state: state, hosted: hosted, scan: scan, comp: sc.comp[:0]}
+	for k := range wk.comm {
+		wk.comm[k] = sc.comm[k][:0]
 	}
 	// The played tasks in segments, each shifted: with replication
 	// (Replicate) the tasks up to the last played unit as played, that
@@ -109,10 +121,10 @@ func (x *Executor) statsWalk(i, extra int, w *windowMeasure) Stats {
 		shift  engine.Time
 	}
 	segs := [3]segment{{0, int32(len(p.Tasks)), 0}}
-	nseg, win := 1, int32(0)
+	nseg := 1
 	if x.rep != nil {
 		r := x.rep[i]
-		segs[0].hi, win = r.b, r.win
+		segs[0].hi, wk.win = r.b, r.win
 		segs[1] = segment{r.a, r.b, 0} // repeated r.extra times
 		segs[2] = segment{r.b, int32(len(p.Tasks)), engine.Time(extra) * r.period}
 		nseg = 3
@@ -127,27 +139,34 @@ func (x *Executor) statsWalk(i, extra int, w *windowMeasure) Stats {
 			if sg == 1 {
 				seg.shift = engine.Time(c) * x.rep[i].period
 			}
-			for t := seg.lo; t < seg.hi; t++ {
-				statsTask(&st, p, in.hot, state, hosted, int(t), seg.shift, win, &comp, &comm)
-			}
+			wk.walk(seg.lo, seg.hi, seg.shift)
 		}
 	}
-	comp = mergeIntervals(comp)
-	union := append(sc.union[:0], comp...)
-	tmp := sc.tmp
+	st, comp, comm := wk.st, wk.comp, wk.comm
+	if wk.unsorted[0] {
+		comp = mergeIntervals(comp)
+	}
+	// The lists whose union is the covered time: compute and each kind
+	// run (most runs use two or three kinds).
+	var lists [1 + NumExposed][]interval
+	lists[0] = comp
+	nl := 1
 	for k := range comm {
-		comm[k] = mergeIntervals(comm[k])
+		if wk.unsorted[1+k] {
+			comm[k] = mergeIntervals(comm[k])
+		}
 		if len(comm[k]) == 0 {
-			continue // nothing exposed, the union unchanged (most runs use two or three kinds)
+			continue // nothing exposed, nothing more covered
 		}
 		st.Exposed[k] = lengthMinus(comm[k], comp)
-		tmp = unionIntervals(tmp[:0], union, comm[k])
-		union, tmp = tmp, union
+		lists[nl] = comm[k]
+		nl++
 	}
-	var covered engine.Time
-	for _, v := range union {
-		covered += v.b - v.a
+	var lo, hi engine.Time // an empty window unless w
+	if w != nil {
+		lo, hi = w.lo, w.hi
 	}
+	covered, inWindow := unionLength(lists[:nl], &sc.union, lo, hi)
 	st.Idle = st.End - covered
 	if w != nil {
 		cw := clipIntervals(sc.clipComp[:0], comp, w.lo, w.hi)
@@ -156,122 +175,60 @@ func (x *Executor) statsWalk(i, extra int, w *windowMeasure) Stats {
 			kw = clipIntervals(kw[:0], comm[k], w.lo, w.hi)
 			w.exposed[k] = lengthMinus(kw, cw)
 		}
-		kw = clipIntervals(kw[:0], union, w.lo, w.hi)
-		w.covered = lengthOf(kw)
+		w.covered = inWindow
 		sc.clipComp, sc.clipComm = cw, kw
 	}
-	sc.comp, sc.union, sc.tmp, sc.comm = comp, union, tmp, comm
+	sc.comp, sc.comm = comp, comm
 	return st
 }
 
-// clipIntervals appends to dst the parts of v (merged) inside [lo, hi).
-func clipIntervals(dst, v []interval, lo, hi engine.Time) []interval {
-	for _, x := range v {
-		a, b := max(x.a, lo), min(x.b, hi)
-		if a < b {
-			dst = append(dst, interval{a, b})
+// unionLength is the length of the union of the lists (each merged), and
+// of its part inside [lo, hi). The lists are merged in order, each union
+// written into buf (alternately), but the last, which is only measured:
+// with compute and one kind of communication, nothing is written. (Taken
+// shortest first, the unions were longer: compute and tensor-parallel
+// communication, the longest lists, mostly merge into few runs.)
+func unionLength(lists [][]interval, buf *[2][]interval, lo, hi engine.Time) (total, inside engine.Time) {
+	var acc []interval
+	if len(lists) > 0 {
+		acc = lists[0]
+	}
+	for j := 1; j < len(lists)-1; j++ {
+		buf[j%2] = unionIntervals(buf[j%2][:0], acc, lists[j])
+		acc = buf[j%2]
+	}
+	var last []interval
+	if len(lists) > 1 {
+		last = lists[len(lists)-1]
+	}
+	// the union of acc and last, run by run
+	var cur interval
+	open := false
+	i, j := 0, 0
+	for i < len(acc) || j < len(last) {
+		var x interval
+		if j >= len(last) || (i < len(acc) && acc[i].a <= last[j].a) {
+			x = acc[i]
+			i++
+		} else {
+			x = last[j]
+			j++
 		}
-	}
-	return dst
-}
-
-// lengthOf is the total length of v (merged).
-func lengthOf(v []interval) engine.Time {
-	var n engine.Time
-	for _, x := range v {
-		n += x.b - x.a
-	}
-	return n
-}
-
-// statsTask adds task i, its times shifted by shift (and its dependencies'
-// too, those from win on), to st and the interval lists.
-func statsTask(st *Stats, p *Program, hot []hotTask, state []taskState, hosted bool, i int, shift engine.Time, win int32,
-	comp *[]interval, comm *[NumExposed][]interval) {
-	t := &hot[i] // p.Tasks[i]'s fields, on a quarter of the cache lines
-	start, end := state[i].Start()+shift, state[i].End()+shift
-	if t.kind != KindHostCopy {
-		// a copy nobody waits for (the states' offload after the
-		// optimizer step) runs under the next step's forward
-		st.End = max(st.End, end)
-	}
-	if hosted && t.kind != KindRecv {
-		issued := state[i].Issued() + shift
-		st.HostIssue += t.issue
-		if t.stream == StreamCompute {
-			var ready engine.Time
-			for _, d := range p.Deps(i) {
-				e := state[d].End()
-				if d >= win {
-					e += shift
-				}
-				ready = max(ready, e)
-			}
-			if issued > ready {
-				appendInterval(comp, interval{ready, issued})
-				st.HostBound += issued - ready
-			}
-		}
-	}
-	if end <= start {
-		return
-	}
-	switch {
-	case t.kind.IsComm():
-		k := ExposedOf[t.group]
-		appendInterval(&comm[k], interval{start, end})
-	case t.kind.IsCompute():
-		appendInterval(comp, interval{start, end})
-		st.Compute += end - start
-	case t.kind == KindHostCopy:
-		// a copy engine's transfer: what the compute stream waits
-		// for it shows as idle time
-	default:
-		// A host stall holds the compute stream: communication
-		// under it is not what the rank waits for, and it is not
-		// pipeline bubble.
-		appendInterval(comp, interval{start, end})
-		st.Host += end - start
-	}
-}
-
-// appendInterval appends x to v, or widens v's last interval when x
-// starts inside it or where it ends: most tasks of a stream start as the
-// one before ends, so the lists stay short. The union is the same, and
-// mergeIntervals' result (the union's canonical form) with it. Through a
-// pointer, so that a widening stores nothing back and an append in place
-// only the length: the lists live in the arena's scratch, and storing the
-// whole slice header passed the collector's write barrier on each task.
-func appendInterval(v *[]interval, x interval) {
-	if n := len(*v); n > 0 && x.a >= (*v)[n-1].a && x.a <= (*v)[n-1].b {
-		(*v)[n-1].b = max((*v)[n-1].b, x.b)
-		return
-	}
-	*v = append(*v, x)
-}
-
-// mergeIntervals sorts v by start (unless it already is) and merges
-// overlapping or touching intervals, in place.
-func mergeIntervals(v []interval) []interval {
-	if !slices.IsSortedFunc(v, compareIntervals) {
-		slices.SortFunc(v, compareIntervals)
-	}
-	out := v[:0]
-	for _, x := range v {
-		if n := len(out); n > 0 && x.a <= out[n-1].b {
-			out[n-1].b = max(out[n-1].b, x.b)
+		if open && x.a <= cur.b {
+			cur.b = max(cur.b, x.b)
 			continue
 		}
-		out = append(out, x)
+		if open {
+			total += cur.b - cur.a
+			inside += max(0, min(cur.b, hi)-max(cur.a, lo))
+		}
+		cur, open = x, true
 	}
-	return out
-}
-
-func compareIntervals(x, y interval) int {
-	if x.a != y.a {
-		return int(x.a - y.a)
+	if open {
+		total += cur.b - cur.a
+		inside += max(0, min(cur.b, hi)-max(cur.a, lo))
 	}
-	return int(x.b - y.b)
+	return total, inside
 }
 
 // unionIntervals appends to dst the union of a and b (each merged), merged.
@@ -293,6 +250,184 @@ func unionIntervals(dst, a, b []interval) []interval {
 		dst = append(dst, x)
 	}
 	return dst
+}
+
+// clipIntervals appends to dst the parts of v (merged) inside [lo, hi).
+func clipIntervals(dst, v []interval, lo, hi engine.Time) []interval {
+	for _, x := range v {
+		a, b := max(x.a, lo), min(x.b, hi)
+		if a < b {
+			dst = append(dst, interval{a, b})
+		}
+	}
+	return dst
+}
+
+// walker is what statsWalk gathers as it walks: the sums and the
+// interval lists, with the program and times it walks.
+type walker struct {
+	p      *Program
+	hot    []hotTask
+	state  []taskState
+	hosted bool
+	scan   bool  // read every hosted compute task's dependencies (below)
+	win    int32 // the replicated unit's first task: dependencies from it on are shifted
+	st     Stats
+	comp   []interval
+	comm   [NumExposed][]interval
+	// unsorted says a list got an interval that starts before its last
+	// one (addInterval); the others are merged already
+	unsorted [1 + NumExposed]bool
+}
+
+// walk adds tasks [lo, hi), their times shifted by shift (and their
+// dependencies' too, those from win on), to the sums and interval lists.
+// The sums and lists live in locals for the loop.
+//
+// A hosted compute task waits for the host thread over [ready, issued)
+// when its issue ends after its last dependency, ready. The symmetric play
+// starts a hosted task when the last of its inputs arrives (its
+// dependencies' ends and its issue; the host thread issues no task before
+// the time it resumes at, and Resume refuses a task past the prefix with
+// every dependency ended), so start = max(ready, issued): a task played
+// (shift 0) that started after its issue started at ready, no wait, and
+// its dependencies are not read (most of them, with a thread that runs
+// ahead). A copy (shift > 0) takes the dependencies before win as played,
+// so its ready is read; and so is every task's with scan
+// (StatsEveryWait, which tests hold the shortcut to).
+func (w *walker) walk(lo, hi int32, shift engine.Time) {
+	p, hot, state, win := w.p, w.hot[lo:hi], w.state[lo:hi], w.win
+	hosted, read := w.hosted, w.scan || shift != 0
+	end, compute, host := w.st.End, w.st.Compute, w.st.Host
+	hostIssue, hostBound := w.st.HostIssue, w.st.HostBound
+	comp, comm, unsorted := w.comp, w.comm, w.unsorted
+	for j := range hot {
+		t, s := &hot[j], &state[j] // p.Tasks[i]'s fields, on a quarter of the cache lines
+		start, e := s.Start()+shift, s.End()+shift
+		if t.kind != KindHostCopy {
+			// a copy nobody waits for (the states' offload after the
+			// optimizer step) runs under the next step's forward
+			end = max(end, e)
+		}
+		if hosted && t.kind != KindRecv {
+			issued := s.Issued() + shift
+			hostIssue += t.issue
+			if t.stream == StreamCompute && (read || start <= issued) {
+				var ready engine.Time
+				for _, d := range p.Deps(int(lo) + j) {
+					de := w.state[d].End()
+					if d >= win {
+						de += shift
+					}
+					ready = max(ready, de)
+				}
+				if issued > ready {
+					addInterval(&comp, interval{ready, issued}, &unsorted[0])
+					hostBound += issued - ready
+				}
+			}
+		}
+		if e <= start {
+			continue
+		}
+		switch {
+		case t.kind.IsComm():
+			k := ExposedOf[t.group]
+			addInterval(&comm[k], interval{start, e}, &unsorted[1+k])
+		case t.kind.IsCompute():
+			addInterval(&comp, interval{start, e}, &unsorted[0])
+			compute += e - start
+		case t.kind == KindHostCopy:
+			// a copy engine's transfer: what the compute stream waits
+			// for it shows as idle time
+		default:
+			// A host stall holds the compute stream: communication
+			// under it is not what the rank waits for, and it is not
+			// pipeline bubble.
+			addInterval(&comp, interval{start, e}, &unsorted[0])
+			host += e - start
+		}
+	}
+	w.st.End, w.st.Compute, w.st.Host = end, compute, host
+	w.st.HostIssue, w.st.HostBound = hostIssue, hostBound
+	w.comp, w.comm, w.unsorted = comp, comm, unsorted
+}
+
+// appendInterval appends x to v, or widens v's last interval when x
+// starts inside it or where it ends: most tasks of a stream start as the
+// one before ends, so the lists stay short. The union is the same, and
+// mergeIntervals' result (the union's canonical form) with it. Through a
+// pointer, so that a widening stores nothing back and an append in place
+// only the length: the lists live in the arena's scratch, and storing the
+// whole slice header passed the collector's write barrier on each task.
+func appendInterval(v *[]interval, x interval) {
+	if n := len(*v); n > 0 && x.a >= (*v)[n-1].a && x.a <= (*v)[n-1].b {
+		(*v)[n-1].b = max((*v)[n-1].b, x.b)
+		return
+	}
+	*v = append(*v, x)
+}
+
+// addInterval is appendInterval that also sets *unsorted when x starts
+// before v's last interval. Without that, each interval it appends starts
+// after the last one ends (else it widens that one), so v stays sorted and
+// merged: what mergeIntervals would make of it, which it then need not.
+func addInterval(v *[]interval, x interval, unsorted *bool) {
+	if n := len(*v); n > 0 && x.a <= (*v)[n-1].b {
+		if x.a >= (*v)[n-1].a {
+			(*v)[n-1].b = max((*v)[n-1].b, x.b)
+			return
+		}
+		*unsorted = true
+	}
+	*v = append(*v, x)
+}
+
+// mergeIntervals sorts v by start (unless it already is) and merges
+// overlapping or touching intervals, in place. It merges in the one pass
+// that finds the list in order (the intervals of a stream's tasks mostly
+// are); at the first interval that starts before the one before it, it
+// sorts what it merged so far with the rest and merges again.
+func mergeIntervals(v []interval) []interval {
+	n := 0 // v[:n] merged, from the sorted v[:i]
+	var prev engine.Time
+	for i, x := range v {
+		if i > 0 && x.a < prev {
+			// not sorted: the merged v[:n] covers v[:i], v[i:] is untouched
+			n += copy(v[n:], v[i:])
+			v = v[:n]
+			slices.SortFunc(v, compareIntervals)
+			return mergeSorted(v)
+		}
+		prev = x.a
+		if n > 0 && x.a <= v[n-1].b {
+			v[n-1].b = max(v[n-1].b, x.b)
+			continue
+		}
+		v[n] = x
+		n++
+	}
+	return v[:n]
+}
+
+// mergeSorted merges v, sorted by start, in place.
+func mergeSorted(v []interval) []interval {
+	out := v[:0]
+	for _, x := range v {
+		if n := len(out); n > 0 && x.a <= out[n-1].b {
+			out[n-1].b = max(out[n-1].b, x.b)
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+func compareIntervals(x, y interval) int {
+	if x.a != y.a {
+		return int(x.a - y.a)
+	}
+	return int(x.b - y.b)
 }
 
 // lengthMinus returns the length of a \ b (both merged).

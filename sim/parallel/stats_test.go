@@ -118,10 +118,15 @@ func TestStatsAgainstNanoseconds(t *testing.T) {
 // Widening the last interval while appending (appendInterval) leaves the
 // merged union as plain appending gives it: random lists, mostly in order
 // as a stream's tasks are, some out of order as pipeline receives are.
+// addInterval appends the same, and a list it does not flag unsorted is
+// merged already; mergeIntervals (one pass while in order) equals sorting
+// and merging.
 func TestAppendIntervalSameUnion(t *testing.T) {
 	rng := rand.New(rand.NewPCG(18, 3000))
+	ordered := 0
 	for trial := 0; trial < 2000; trial++ {
-		var plain, widened []interval
+		var plain, widened, added []interval
+		unsorted := false
 		var at engine.Time
 		for n := rng.IntN(40); n > 0; n-- {
 			switch rng.IntN(4) {
@@ -138,10 +143,84 @@ func TestAppendIntervalSameUnion(t *testing.T) {
 			}
 			plain = append(plain, x)
 			appendInterval(&widened, x)
+			addInterval(&added, x, &unsorted)
 		}
-		want := mergeIntervals(slices.Clone(plain))
-		if got := mergeIntervals(widened); !slices.Equal(got, want) {
+		want := refMerge(plain)
+		if got := mergeIntervals(slices.Clone(widened)); !slices.Equal(got, want) {
 			t.Fatalf("trial %d: %v gives %v, want %v", trial, plain, got, want)
+		}
+		if !slices.Equal(added, widened) {
+			t.Fatalf("trial %d: addInterval %v, appendInterval %v", trial, added, widened)
+		}
+		if !unsorted {
+			ordered++
+			if !slices.Equal(added, want) {
+				t.Fatalf("trial %d: %v, not flagged unsorted, is not merged: %v, want %v", trial, plain, added, want)
+			}
+		}
+		if got := mergeIntervals(slices.Clone(plain)); !slices.Equal(got, want) {
+			t.Fatalf("trial %d: mergeIntervals(%v) = %v, want %v", trial, plain, got, want)
+		}
+	}
+	if ordered < 100 || ordered > 1900 {
+		t.Errorf("%d of 2000 lists in order: both cases should be common", ordered)
+	}
+}
+
+// refMerge is mergeIntervals' plain reference: sorted, then merged, on a
+// copy.
+func refMerge(v []interval) []interval {
+	v = slices.Clone(v)
+	slices.SortFunc(v, func(x, y interval) int {
+		if x.a != y.a {
+			return int(x.a - y.a)
+		}
+		return int(x.b - y.b)
+	})
+	var out []interval
+	for _, x := range v {
+		if n := len(out); n > 0 && x.a <= out[n-1].b {
+			out[n-1].b = max(out[n-1].b, x.b)
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// unionLength measures the union of merged lists, and its part in a
+// window, as counting every nanosecond does: random lists, one to
+// 1 + NumExposed of them, some empty, windows inside, across and outside.
+func TestUnionLength(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 6))
+	var buf [2][]interval
+	for trial := 0; trial < 3000; trial++ {
+		lists := make([][]interval, 1+rng.IntN(1+NumExposed))
+		for l := range lists {
+			var v []interval
+			for n := rng.IntN(12); n > 0; n-- {
+				a := engine.Time(rng.IntN(150))
+				v = append(v, interval{a, a + engine.Time(rng.IntN(20))})
+			}
+			lists[l] = refMerge(v)
+		}
+		lo := engine.Time(rng.IntN(200)) - 20
+		hi := lo + engine.Time(rng.IntN(80))
+		var want, wantIn engine.Time
+		for ns := engine.Time(-30); ns < 200; ns++ {
+			for _, v := range lists {
+				if slices.ContainsFunc(v, func(x interval) bool { return x.a <= ns && ns < x.b }) {
+					want++
+					if lo <= ns && ns < hi {
+						wantIn++
+					}
+					break
+				}
+			}
+		}
+		got, gotIn := unionLength(slices.Clone(lists), &buf, lo, hi)
+		if got != want || gotIn != wantIn {
+			t.Fatalf("trial %d: %v in [%d, %d): %d and %d inside, counting %d and %d", trial, lists, lo, hi, got, gotIn, want, wantIn)
 		}
 	}
 }

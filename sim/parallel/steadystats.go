@@ -106,7 +106,7 @@ func (x *Executor) statsPeriodic(i int) (Stats, bool) {
 		return Stats{}, false // as many copies as the walk: walk them
 	}
 	w := windowMeasure{lo: tau, hi: tau + period}
-	st := x.statsWalk(i, k, &w)
+	st := x.statsWalk(i, k, &w, false)
 	more := engine.Time(extra - k)
 	if st.End != max(endA, endSh+engine.Time(k)*period) {
 		return Stats{}, false // not the step this reasoning describes
