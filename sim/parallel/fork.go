@@ -146,8 +146,9 @@ func (f *Fork) save(x *Executor, st Steady) {
 		in := &x.inst[i]
 		p := in.prog
 		c := prefix(p, st.stages[in.stage].common)
+		hot := x.hotTasks(i) // the Tasks' kinds, on fewer cache lines
 		for t := c; t < int32(len(p.Tasks)); t++ {
-			if p.Tasks[t].Kind == KindRecv {
+			if hot[t].kind == KindRecv {
 				if in.state[t].start > 0 {
 					return // started by its send
 				}
@@ -286,8 +287,7 @@ func (x *Executor) Resume(f *Fork) error {
 		if !slices.Equal(p.depOff[:c+1], off) {
 			return ErrNoResume
 		}
-		if deps := p.deps[:off[c]]; !slices.Equal(deps, cp.deps[fi.depAt:fi.depAt+int(off[c])]) ||
-			len(deps) > 0 && slices.Max(deps) >= c {
+		if !sameDepsBefore(p.deps[:off[c]], cp.deps[fi.depAt:fi.depAt+int(off[c])], c) {
 			return ErrNoResume
 		}
 		// The tasks: the executor's hotTasks (what the play reads, filled
@@ -358,8 +358,13 @@ func (x *Executor) Resume(f *Fork) error {
 				}
 			}
 		}
-		for t := c; t < int32(len(p.Tasks)) && !early; t++ {
-			early = p.ndeps[t] == 0 && hot[t].kind != KindRecv
+		if !early {
+			for t, n := range p.ndeps[c:] {
+				if n == 0 && hot[int(c)+t].kind != KindRecv {
+					early = true
+					break
+				}
+			}
 		}
 		if early {
 			for j := range x.inst {
@@ -398,6 +403,21 @@ func (x *Executor) Resume(f *Fork) error {
 		}
 	}
 	return nil
+}
+
+// sameDepsBefore reports whether the dependency lists a and b are equal
+// and every task in them is before c, in one pass.
+func sameDepsBefore(a, b []int32, c int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	b = b[:len(a)]
+	for i, d := range a {
+		if d != b[i] || d >= c {
+			return false
+		}
+	}
+	return true
 }
 
 // RunResumed plays on after Resume, as Run after begin.

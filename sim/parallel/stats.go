@@ -101,10 +101,7 @@ type windowMeasure struct {
 func (x *Executor) statsWalk(i, extra int, w *windowMeasure, scan bool) Stats {
 	in := &x.inst[i]
 	p, state, hosted := in.prog, in.state, in.prog.Hosted
-	if len(in.hot) != len(p.Tasks) { // an executor not made by NewSymmetric or NewFull (tests)
-		in.hot = make([]hotTask, len(p.Tasks))
-		fillHot(in.hot, nil, p)
-	}
+	x.hotTasks(i)
 	if x.scratch == nil {
 		x.scratch = new(statsScratch)
 	}
@@ -250,6 +247,17 @@ func unionIntervals(dst, a, b []interval) []interval {
 		dst = append(dst, x)
 	}
 	return dst
+}
+
+// hotTasks returns instance i's hotTasks, made for an executor not made by
+// NewSymmetric or NewFull (tests).
+func (x *Executor) hotTasks(i int) []hotTask {
+	in := &x.inst[i]
+	if p := in.prog; len(in.hot) != len(p.Tasks) {
+		in.hot = make([]hotTask, len(p.Tasks))
+		fillHot(in.hot, nil, p)
+	}
+	return in.hot
 }
 
 // clipIntervals appends to dst the parts of v (merged) inside [lo, hi).

@@ -224,3 +224,38 @@ func TestUnionLength(t *testing.T) {
 		}
 	}
 }
+
+// lengthMinus measures a \ b (both merged) as counting every nanosecond
+// does, with b long and a short (a data-parallel list against compute,
+// many compute intervals between two of a's) and both alike.
+func TestLengthMinus(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 7))
+	for trial := 0; trial < 3000; trial++ {
+		list := func(n, gap int) []interval {
+			var v []interval
+			for at := engine.Time(rng.IntN(gap + 1)); n > 0; n-- {
+				x := interval{at, at + engine.Time(rng.IntN(6))}
+				v, at = append(v, x), x.b+engine.Time(rng.IntN(gap+1))
+			}
+			return refMerge(v)
+		}
+		var a, b []interval
+		if trial%2 == 0 {
+			a, b = list(rng.IntN(8), 120), list(rng.IntN(200), 4)
+		} else {
+			a, b = list(rng.IntN(40), 10), list(rng.IntN(40), 10)
+		}
+		var want engine.Time
+		for ns := engine.Time(0); ns < 1200; ns++ {
+			in := func(v []interval) bool {
+				return slices.ContainsFunc(v, func(x interval) bool { return x.a <= ns && ns < x.b })
+			}
+			if in(a) && !in(b) {
+				want++
+			}
+		}
+		if got := lengthMinus(a, b); got != want {
+			t.Fatalf("trial %d: |%v \\ %v| = %d, counting %d", trial, a, b, got, want)
+		}
+	}
+}

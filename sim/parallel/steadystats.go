@@ -36,13 +36,13 @@ import "github.com/simtrain/simtrain/sim/engine"
 // for the window (the caller walks every copy).
 func (x *Executor) statsPeriodic(i int) (Stats, bool) {
 	in := &x.inst[i]
-	p, state, r := in.prog, in.state, x.rep[i]
+	p, state, r, hot := in.prog, in.state, x.rep[i], x.hotTasks(i)
 	n, period, extra := int32(len(p.Tasks)), r.period, r.extra
 	var aHi, endA engine.Time
 	for t := int32(0); t < r.a; t++ {
 		e := state[t].End()
 		aHi = max(aHi, e)
-		if p.Tasks[t].Kind != KindHostCopy {
+		if hot[t].kind != KindHostCopy {
 			endA = max(endA, e)
 		}
 	}
@@ -51,10 +51,10 @@ func (x *Executor) statsPeriodic(i int) (Stats, bool) {
 	var endSh engine.Time
 	var unit Stats // one copy's sums
 	for t := r.a; t < n; t++ {
-		task := &p.Tasks[t]
+		task := &hot[t] // p.Tasks[t]'s kind, stream and issue
 		s, e := state[t].Start(), state[t].End()
 		lo := s
-		if p.Hosted && task.Kind != KindRecv && task.Stream == StreamCompute {
+		if p.Hosted && task.kind != KindRecv && task.stream == StreamCompute {
 			// The wait for the issue is [ready, issued): it moves with
 			// the shift only when its latest dependency does.
 			var rel, abs engine.Time
@@ -71,15 +71,15 @@ func (x *Executor) statsPeriodic(i int) (Stats, bool) {
 			}
 			lo = min(lo, rel)
 			if t < r.b {
-				unit.HostIssue += task.Issue
+				unit.HostIssue += task.issue
 				if is := state[t].Issued(); is > rel {
 					unit.HostBound += is - rel
 				}
 			}
-		} else if p.Hosted && task.Kind != KindRecv && t < r.b {
-			unit.HostIssue += task.Issue
+		} else if p.Hosted && task.kind != KindRecv && t < r.b {
+			unit.HostIssue += task.issue
 		}
-		if task.Kind != KindHostCopy {
+		if task.kind != KindHostCopy {
 			endSh = max(endSh, e)
 		}
 		if t >= r.b {
@@ -89,8 +89,8 @@ func (x *Executor) statsPeriodic(i int) (Stats, bool) {
 		uLo, uHi = min(uLo, lo), max(uHi, e)
 		if e > s {
 			switch {
-			case task.Kind.IsComm(), task.Kind == KindHostCopy:
-			case task.Kind.IsCompute():
+			case task.kind.IsComm(), task.kind == KindHostCopy:
+			case task.kind.IsCompute():
 				unit.Compute += e - s
 			default:
 				unit.Host += e - s
