@@ -63,3 +63,23 @@ func BenchmarkBuildLayerCopy(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBuildHosted is a sweep point's build as the sweep runs it: an
+// 8-stage 1F1B step of 32 micro-batches with TP, DP, a host thread and a
+// bounded launch queue, built into one Arena and prepared for the
+// symmetric play (NewSymmetric), without the play.
+func BenchmarkBuildHosted(b *testing.B) {
+	pr := commPricer{unit: engine.Millisecond, comm: 300 * engine.Microsecond}
+	l, cfg := stepConfig(b, 2, 2, 8, 32, pipeline.OneFOneB)
+	cfg.Host = HostModel{On: true, KernelFwd: 5 * engine.Microsecond, KernelBwd: 5 * engine.Microsecond,
+		Call: 10 * engine.Microsecond, Queue: 1024}
+	cfg.Arena = new(Arena)
+	for b.Loop() {
+		c := *cfg
+		progs, err := Build(&c, pr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		NewSymmetric(engine.New(), l, progs)
+	}
+}

@@ -290,24 +290,30 @@ func NewFull(eng *engine.Engine, l *Layout, progs []*Program, r *collectives.Run
 // issued, their send starts them) and hot to the tasks' hotTask, in one
 // pass over the Tasks. A nil need is left alone.
 func fillHot(hot []hotTask, need []int32, p *Program) {
-	hot = hot[:len(p.Tasks)]
-	if need != nil {
-		need = need[:len(p.Tasks)]
-		copy(need, p.ndeps)
-	}
-	for i := range p.Tasks {
-		t, h := &p.Tasks[i], &hot[i]
+	tasks := p.Tasks // (a local: through p, every store would reload it)
+	hot = hot[:len(tasks)]
+	for i := range tasks {
+		t, h := &tasks[i], &hot[i]
 		h.dur, h.issue, h.hostAfter, h.queueAfter = t.Dur, t.Issue, t.hostAfter, t.queueAfter
 		h.share, h.kind, h.group, h.stream = t.GEMMShare, t.Kind, t.Group, t.Stream
-		h.flags = 0
+		var f uint8
 		if t.CopyEngine {
-			h.flags |= hotCopyEngine
+			f = hotCopyEngine
 		}
 		if t.SMSized {
-			h.flags |= hotSMSized
+			f |= hotSMSized
 		}
-		if need != nil && p.Hosted && t.Kind != KindRecv {
-			need[i]++
+		h.flags = f
+	}
+	if need != nil {
+		need = need[:len(tasks)]
+		copy(need, p.ndeps)
+		if p.Hosted { // issued by the host thread: all but receives
+			for i := range need {
+				if hot[i].kind != KindRecv {
+					need[i]++
+				}
+			}
 		}
 	}
 }

@@ -3,7 +3,6 @@ package parallel
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/simtrain/simtrain/sim/collectives"
@@ -242,11 +241,27 @@ func (p *Program) QueueSelf(i int) (int, engine.Time) {
 func (p *Program) setQueueWaits(h *HostModel) {
 	p.queued = false
 	p.qself, p.qrest = nil, nil
-	for s := range p.qends {
-		p.qends[s], p.qids[s] = p.qends[s][:0], p.qids[s][:0]
+	// The per-stream lists live in locals during the walk (through p,
+	// every store would reload them), and go back to p at the end.
+	qends, qids := p.qends, p.qids
+	for s := range qends {
+		qends[s], qids[s] = qends[s][:0], qids[s][:0]
 	}
 	if !p.Hosted || h.Queue <= 0 {
+		p.qends, p.qids = qends, qids
 		return
+	}
+	tasks := p.Tasks
+	// The lists are sized once, for every task of the stream (a few
+	// have no launches), and filled by index (appends checked the
+	// capacity per task).
+	var ln [NumStreams]int
+	for i := range tasks {
+		ln[tasks[i].Stream]++
+	}
+	for s, n := range ln {
+		qends[s], qids[s] = resize(qends[s], n), resize(qids[s], n)
+		ln[s] = 0
 	}
 	last := [NumStreams]int32{} // 1 + the last task on the stream, 0: none
 	// Launches are counted in 1/launchScale: integer sums, the same
@@ -256,68 +271,94 @@ func (p *Program) setQueueWaits(h *HostModel) {
 	p.qlim = q
 	var done [NumStreams]int64 // launches on the stream before the task
 	var head [NumStreams]int   // per stream, index into qends of the oldest task not yet known done
-	// the last compute task's issue time and launches, per pass kind:
+	// the last compute task's issue time and launches, per queueClass:
 	// consecutive tasks mostly repeat them (a layer's blocks)
 	var lastIssue [2]engine.Time
 	var lastK [2]int64
 	lastIssue[0], lastIssue[1] = -1, -1
-	for t := range p.Tasks {
-		task := &p.Tasks[t]
+	queued := false
+	for t := range tasks {
+		task := &tasks[t]
 		task.queueAfter = 0
-		if task.Kind == KindRecv {
+		c := queueClass[task.Kind]
+		if c == queueNone {
 			continue
 		}
 		s := task.Stream
-		var k int64
-		if task.Kind.IsComm() || task.Kind == KindHostCopy {
-			k = launchScale
-		} else {
-			c := 0
-			if task.Kind == KindBackward || task.Kind == KindWGrad {
-				c = 1
-			}
+		k := int64(launchScale)
+		if c != queueCall {
 			if task.Issue != lastIssue[c] {
 				lastIssue[c], lastK[c] = task.Issue, h.launches(task)
 			}
 			k = lastK[c]
 		}
-		ends, ids := p.qends[s], p.qids[s]
 		// The launch `done[s] - q` (0-based) must have finished before
 		// this task's first launch: wait for the task holding it.
 		if first := done[s] - q; first >= 0 {
-			for head[s] < len(ends) && ends[head[s]] <= first {
-				head[s]++
+			ends, i, n := qends[s], head[s], ln[s]
+			for i < n && ends[i] <= first {
+				i++
 			}
-			if head[s] < len(ends) {
-				task.queueAfter = ids[head[s]] + 1
-				p.queued = true
+			head[s] = i
+			if i < n {
+				task.queueAfter = qids[s][i] + 1
+				queued = true
 			}
 		}
 		if k > q && last[s] > 0 {
 			if p.qself == nil {
-				p.qselfBuf, p.qrestBuf = resize(p.qselfBuf, len(p.Tasks)), resize(p.qrestBuf, len(p.Tasks))
+				p.qselfBuf, p.qrestBuf = resize(p.qselfBuf, len(tasks)), resize(p.qrestBuf, len(tasks))
 				p.qself, p.qrest = p.qselfBuf, p.qrestBuf
 				clear(p.qself)
 				clear(p.qrest)
 			}
 			p.qself[t] = last[s]
 			p.qrest[t] = engine.Time(float64(task.Issue)*float64(k-q)/float64(k) + 0.5)
-			p.queued = true
+			queued = true
 		}
 		last[s] = int32(t) + 1
 		done[s] += k
-		if k > 0 { // appended in place: no write barrier unless they grow
-			if n := len(p.qends[s]); n == cap(p.qends[s]) { // by doubling, as Program.grow
-				p.qends[s] = slices.Grow(p.qends[s], max(n, 64))
-			}
-			if n := len(p.qids[s]); n == cap(p.qids[s]) {
-				p.qids[s] = slices.Grow(p.qids[s], max(n, 64))
-			}
-			p.qends[s] = append(p.qends[s], done[s])
-			p.qids[s] = append(p.qids[s], int32(t))
+		if k > 0 {
+			i := ln[s]
+			qends[s][i], qids[s][i] = done[s], int32(t)
+			ln[s] = i + 1
 		}
 	}
+	for s, n := range ln {
+		qends[s], qids[s] = qends[s][:n], qids[s][:n]
+	}
+	p.qends, p.qids = qends, qids
+	p.queued = queued
 }
+
+// queueClass is how setQueueWaits counts a task kind's launches: a
+// forward (queueFwd) or backward (queueBwd) compute task's from its
+// Issue over the per-kernel cost (HostModel.launches), a collective,
+// send or host copy as one call (queueCall); a receive is not issued
+// (queueNone).
+var queueClass = func() (c [NumKinds]uint8) {
+	for k := range c {
+		switch kk := Kind(k); {
+		case kk == KindRecv:
+			c[k] = queueNone
+		case kk.IsComm() || kk == KindHostCopy:
+			c[k] = queueCall
+		case kk == KindBackward || kk == KindWGrad:
+			c[k] = queueBwd
+		default:
+			c[k] = queueFwd
+		}
+	}
+	return c
+}()
+
+// queueClass values (queueFwd and queueBwd index lastIssue and lastK).
+const (
+	queueFwd = iota
+	queueBwd
+	queueCall
+	queueNone
+)
 
 // launchScale is the fraction of a launch that launch queues count in
 // (setQueueWaits).

@@ -32,7 +32,7 @@ import (
 // StepConfig.EmitEveryPass turns pass copying off.
 
 // passStateInts is how many task indices of the builder's state a pass
-// reads or moves (passInts).
+// reads or moves (passState).
 const passStateInts = int(NumStreams) + 11
 
 // passKey is what a pass's emission reads besides the builder's state and
@@ -64,25 +64,30 @@ type passOther struct {
 	clean      bool   // no error, no interrupt, no offloaded activations, no local hand-offs
 }
 
-func (b *builder) passInts() [passStateInts]*int32 {
-	var r [passStateInts]*int32
-	for i := range b.last {
-		r[i] = &b.last[i]
-	}
-	i := int(NumStreams)
-	for _, f := range [...]*int32{&b.tpRecent, &b.tpOlder, &b.epRecent, &b.epOlder, &b.pendingBlock, &b.reload,
-		&b.embAG, &b.headAG, &b.fsdpPrev, &b.fsdpPrev2, &b.hostBlock} {
-		r[i] = f
-		i++
-	}
-	return r
+// passState is the task indices of the builder's state that a pass reads
+// or moves: the streams' last tasks, then the fields setPassState lists.
+func (b *builder) passState() (s [passStateInts]int32) {
+	n := int(NumStreams)
+	copy(s[:n], b.last[:])
+	s[n], s[n+1], s[n+2], s[n+3] = b.tpRecent, b.tpOlder, b.epRecent, b.epOlder
+	s[n+4], s[n+5], s[n+6], s[n+7] = b.pendingBlock, b.reload, b.embAG, b.headAG
+	s[n+8], s[n+9], s[n+10] = b.fsdpPrev, b.fsdpPrev2, b.hostBlock
+	return s
 }
 
-func (b *builder) passState() (s [passStateInts]int32) {
-	for i, f := range b.passInts() {
-		s[i] = *f
+// setPassState sets the indices passState reads to s, each relabelled
+// (every index from theta on moved by P).
+func (b *builder) setPassState(s *[passStateInts]int32, theta, P int32) {
+	for i := range s {
+		if v := s[i]; v >= theta {
+			s[i] = v + P
+		}
 	}
-	return s
+	n := int(NumStreams)
+	copy(b.last[:], s[:n])
+	b.tpRecent, b.tpOlder, b.epRecent, b.epOlder = s[n], s[n+1], s[n+2], s[n+3]
+	b.pendingBlock, b.reload, b.embAG, b.headAG = s[n+4], s[n+5], s[n+6], s[n+7]
+	b.fsdpPrev, b.fsdpPrev2, b.hostBlock = s[n+8], s[n+9], s[n+10]
 }
 
 func (b *builder) passOther() passOther {
@@ -162,38 +167,49 @@ func (b *builder) copyPass(r *passMark, p *chunkPass, cur [passStateInts]int32, 
 			return false
 		}
 	}
-	// Every task of the pass names its micro-batch or none: Micro moves by
-	// one for the copy.
-	mb := int32(r.mb)
-	for i := r.at; i < r.end; i++ {
-		if m := prog.Tasks[i].Micro; m >= 0 && m != mb {
-			return false
-		}
-	}
 	for cap(prog.Tasks)-len(prog.Tasks) < int(n) {
 		prog.grow()
+	}
+	// One walk over the copies (the source is read once, by the bulk
+	// copy): every task of the pass names its micro-batch or none, and
+	// Micro moves by one for the copy; a task naming another undoes the
+	// copy.
+	mb := int32(r.mb)
+	prog.Tasks = append(prog.Tasks, prog.Tasks[r.at:r.end]...)
+	// (the loops below work on local slices: through prog, every store
+	// would reload the slice)
+	tasks := prog.Tasks[at:]
+	for i := range tasks {
+		t := &tasks[i]
+		if m := t.Micro; m >= 0 {
+			if m != mb {
+				prog.Tasks = prog.Tasks[:at]
+				return false
+			}
+			t.Micro = m + 1
+		}
+		if h := t.hostAfter; h != 0 {
+			t.hostAfter = relabel(h-1, theta, P, -1, -1) + 1
+		}
 	}
 	d0, d1 := prog.depOff[r.at], int32(len(prog.deps)) // depOff has one entry per task while building
 	if r.end < int32(len(prog.depOff)) {
 		d1 = prog.depOff[r.end]
 	}
-	prog.deps = growDeps(prog.deps, int(d1-d0))
 	shift := int32(len(prog.deps)) - d0
-	prog.Tasks = append(prog.Tasks, prog.Tasks[r.at:r.end]...)
-	for i := range prog.Tasks[at:] {
-		t := &prog.Tasks[at+int32(i)]
-		if t.Micro >= 0 {
-			t.Micro++
-		}
-		if t.Kind == KindSend || t.Kind == KindRecv {
-			prog.p2p = append(prog.p2p, at+int32(i))
-		}
-		if t.hostAfter != 0 {
-			t.hostAfter = relabel(t.hostAfter-1, theta, P, -1, -1) + 1
-		}
-		prog.depOff = append(prog.depOff, prog.depOff[r.at+int32(i)]+shift)
+	o := len(prog.depOff)
+	off := slices.Grow(prog.depOff, int(n))[:o+int(n)]
+	prog.depOff = off
+	for i, v := range off[r.at:r.end] {
+		off[o+i] = v + shift
 	}
-	if len(prog.bands) > 0 { // the copied tasks' band GEMMs (taskBand), in task order
+	// The copied tasks' pipeline sends and receives (p2p) and band GEMMs
+	// (taskBand), each listed in task order.
+	i, _ := slices.BinarySearch(prog.p2p, r.at)
+	for j := len(prog.p2p); i < j && prog.p2p[i] < r.end; i++ {
+		prog.p2p = append(prog.p2p, prog.p2p[i]+P)
+	}
+	if len(prog.bands) > 0 {
 		i, _ := slices.BinarySearchFunc(prog.bands, r.at, func(e taskBand, t int32) int { return int(e.task - t) })
 		for j := len(prog.bands); i < j && prog.bands[i].task < r.end; i++ {
 			e := prog.bands[i]
@@ -202,13 +218,16 @@ func (b *builder) copyPass(r *passMark, p *chunkPass, cur [passStateInts]int32, 
 		}
 	}
 	e := len(prog.deps)
-	prog.deps = append(prog.deps, prog.deps[d0:d1]...)
-	for i, d := range prog.deps[e:] {
-		prog.deps[e+i] = relabel(d, theta, P, -1, -1)
+	prog.deps = append(growDeps(prog.deps, int(d1-d0)), prog.deps[d0:d1]...)
+	nd := prog.deps[e:]
+	for i, d := range nd {
+		if d >= theta {
+			d += P
+		}
+		nd[i] = d
 	}
-	for i, f := range b.passInts() {
-		*f = relabel(r.fin[i], theta, P, -1, -1)
-	}
+	fin := r.fin
+	b.setPassState(&fin, theta, P)
 	if (at-1)>>14 != (at+n-1)>>14 && b.interrupt == nil { // add's polling: a multiple of 16,384 among the copies
 		b.interrupt = b.cfg.interrupted()
 	}

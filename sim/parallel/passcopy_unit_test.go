@@ -1,0 +1,95 @@
+package parallel
+
+import (
+	"reflect"
+	"testing"
+)
+
+// TestCopyPassByHand copies a hand-made 3-task pass. Tasks 0–2 are pass B
+// (micro-batch 0): 0 a compute, 1 a send waiting for 0, 2 a compute
+// waiting for 1 and for task 0, with task 2's host waiting for task 0's
+// end (hostAfter 1). θ is B's first task (the state names no earlier
+// one) and the copy C starts at task 3, so P = 3: C is tasks 3–5 with
+// Micro 1, dependencies 3 → {}, 4 → {3}, 5 → {4, 3}, host wait on task 3
+// (hostAfter 4), task 4 in the pipeline list, and the streams' last tasks
+// moved by 3. A task of B naming another micro-batch (Micro 7) refuses the
+// copy and leaves the program as it was.
+func TestCopyPassByHand(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		micro int32 // task 1's Micro
+		ok    bool
+	}{
+		{"copied", 0, true},
+		{"task of another micro-batch", 7, false},
+		{"task of no micro-batch", -1, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			prog := &Program{
+				Tasks: []Task{
+					{Kind: KindForward, Stream: StreamCompute, Micro: 0, Layer: 0},
+					{Kind: KindSend, Stream: StreamPPSend, Micro: c.micro, Layer: -1},
+					{Kind: KindForward, Stream: StreamCompute, Micro: 0, Layer: 1, hostAfter: 1},
+				},
+				depOff: []int32{0, 0, 1},
+				deps:   []int32{0, 1, 0},
+				p2p:    []int32{1},
+			}
+			b := &builder{cfg: &StepConfig{}, prog: prog}
+			var start [passStateInts]int32
+			for i := range start {
+				start[i] = -1
+			}
+			fin := start
+			fin[StreamCompute], fin[StreamPPSend] = 2, 1
+			r := &passMark{mb: 0, at: 0, end: 3, start: start, fin: fin, other: passOther{clean: true}}
+			before := *prog
+			before.Tasks = append([]Task(nil), prog.Tasks...)
+			before.depOff = append([]int32(nil), prog.depOff...)
+			before.deps = append([]int32(nil), prog.deps...)
+			before.p2p = append([]int32(nil), prog.p2p...)
+			got := b.copyPass(r, &chunkPass{mb: 1}, start, passOther{clean: true})
+			if got != c.ok {
+				t.Fatalf("copyPass = %v, want %v", got, c.ok)
+			}
+			if !c.ok {
+				if !reflect.DeepEqual(prog.Tasks, before.Tasks) || !reflect.DeepEqual(prog.depOff, before.depOff) ||
+					!reflect.DeepEqual(prog.deps, before.deps) || !reflect.DeepEqual(prog.p2p, before.p2p) {
+					t.Fatalf("refused copy changed the program: %+v", prog)
+				}
+				return
+			}
+			if len(prog.Tasks) != 6 {
+				t.Fatalf("%d tasks, want 6", len(prog.Tasks))
+			}
+			wantMicro := []int32{1, c.micro + 1, 1}
+			if c.micro < 0 {
+				wantMicro[1] = -1
+			}
+			for i, m := range wantMicro {
+				task := prog.Tasks[3+i]
+				src := before.Tasks[i]
+				if task.Micro != m || task.Kind != src.Kind || task.Layer != src.Layer {
+					t.Errorf("task %d: %+v, want task %d with Micro %d", 3+i, task, i, m)
+				}
+			}
+			if h := prog.Tasks[5].hostAfter; h != 4 {
+				t.Errorf("task 5 hostAfter %d, want 4", h)
+			}
+			prog.depOff = append(prog.depOff, int32(len(prog.deps)))
+			wantDeps := [][]int32{{}, {0}, {1, 0}, {}, {3}, {4, 3}}
+			for i, w := range wantDeps {
+				if d := prog.Deps(i); !reflect.DeepEqual(append([]int32{}, d...), w) {
+					t.Errorf("task %d deps %v, want %v", i, d, w)
+				}
+			}
+			if !reflect.DeepEqual(prog.p2p, []int32{1, 4}) {
+				t.Errorf("p2p %v, want [1 4]", prog.p2p)
+			}
+			if b.last[StreamCompute] != 5 || b.last[StreamPPSend] != 4 || b.last[StreamTP] != -1 || b.tpRecent != -1 {
+				t.Errorf("state after the copy: last compute %d, send %d, tp %d, tpRecent %d; want 5, 4, -1, -1",
+					b.last[StreamCompute], b.last[StreamPPSend], b.last[StreamTP], b.tpRecent)
+			}
+		})
+	}
+}
