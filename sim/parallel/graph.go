@@ -241,36 +241,32 @@ func (p *Program) QueueSelf(i int) (int, engine.Time) {
 func (p *Program) setQueueWaits(h *HostModel) {
 	p.queued = false
 	p.qself, p.qrest = nil, nil
-	// The per-stream lists live in locals during the walk (through p,
-	// every store would reload them), and go back to p at the end.
-	qends, qids := p.qends, p.qids
-	for s := range qends {
-		qends[s], qids[s] = qends[s][:0], qids[s][:0]
-	}
 	if !p.Hosted || h.Queue <= 0 {
-		p.qends, p.qids = qends, qids
+		for s := range p.qends {
+			p.qends[s], p.qids[s] = p.qends[s][:0], p.qids[s][:0]
+		}
 		return
 	}
 	tasks := p.Tasks
-	// The lists are sized once, for every task of the stream (a few
-	// have no launches), and filled by index (appends checked the
+	// Each stream's state lives in a local during the walk (through p,
+	// every store would reload the lists), indexed by the stream masked
+	// to the array's size (no bounds check), and its lists go back to p
+	// at the end. The lists are sized once, for every task of the stream
+	// (a few have no launches), and filled by index (appends checked the
 	// capacity per task).
-	var ln [NumStreams]int
+	var st [streamSlots]streamQueue
 	for i := range tasks {
-		ln[tasks[i].Stream]++
+		st[tasks[i].Stream&(streamSlots-1)].n++
 	}
-	for s, n := range ln {
-		qends[s], qids[s] = resize(qends[s], n), resize(qids[s], n)
-		ln[s] = 0
+	for s := range p.qends {
+		st[s].ends, st[s].ids = resize(p.qends[s], st[s].n), resize(p.qids[s], st[s].n)
+		st[s].n = 0
 	}
-	last := [NumStreams]int32{} // 1 + the last task on the stream, 0: none
 	// Launches are counted in 1/launchScale: integer sums, the same
 	// whatever the order they are added in, so that a unit's launches
 	// repeat exactly (steady-state replication, hostRepeats).
 	q := int64(h.Queue) * launchScale
 	p.qlim = q
-	var done [NumStreams]int64 // launches on the stream before the task
-	var head [NumStreams]int   // per stream, index into qends of the oldest task not yet known done
 	// the last compute task's issue time and launches, per queueClass:
 	// consecutive tasks mostly repeat them (a layer's blocks)
 	var lastIssue [2]engine.Time
@@ -284,51 +280,66 @@ func (p *Program) setQueueWaits(h *HostModel) {
 		if c == queueNone {
 			continue
 		}
-		s := task.Stream
+		sq := &st[task.Stream&(streamSlots-1)]
 		k := int64(launchScale)
 		if c != queueCall {
-			if task.Issue != lastIssue[c] {
-				lastIssue[c], lastK[c] = task.Issue, h.launches(task)
+			if task.Issue != lastIssue[c&1] {
+				lastIssue[c&1], lastK[c&1] = task.Issue, h.launches(task)
 			}
-			k = lastK[c]
+			k = lastK[c&1]
 		}
-		// The launch `done[s] - q` (0-based) must have finished before
+		// The launch `done - q` (0-based) must have finished before
 		// this task's first launch: wait for the task holding it.
-		if first := done[s] - q; first >= 0 {
-			ends, i, n := qends[s], head[s], ln[s]
+		if first := sq.done - q; first >= 0 {
+			ends, i, n := sq.ends, sq.head, sq.n
 			for i < n && ends[i] <= first {
 				i++
 			}
-			head[s] = i
+			sq.head = i
 			if i < n {
-				task.queueAfter = qids[s][i] + 1
+				task.queueAfter = sq.ids[i] + 1
 				queued = true
 			}
 		}
-		if k > q && last[s] > 0 {
+		if k > q && sq.last > 0 {
 			if p.qself == nil {
 				p.qselfBuf, p.qrestBuf = resize(p.qselfBuf, len(tasks)), resize(p.qrestBuf, len(tasks))
 				p.qself, p.qrest = p.qselfBuf, p.qrestBuf
 				clear(p.qself)
 				clear(p.qrest)
 			}
-			p.qself[t] = last[s]
+			p.qself[t] = sq.last
 			p.qrest[t] = engine.Time(float64(task.Issue)*float64(k-q)/float64(k) + 0.5)
 			queued = true
 		}
-		last[s] = int32(t) + 1
-		done[s] += k
+		sq.last = int32(t) + 1
+		sq.done += k
 		if k > 0 {
-			i := ln[s]
-			qends[s][i], qids[s][i] = done[s], int32(t)
-			ln[s] = i + 1
+			i := sq.n
+			sq.ends[i], sq.ids[i] = sq.done, int32(t)
+			sq.n = i + 1
 		}
 	}
-	for s, n := range ln {
-		qends[s], qids[s] = qends[s][:n], qids[s][:n]
+	for s := range p.qends {
+		p.qends[s], p.qids[s] = st[s].ends[:st[s].n], st[s].ids[:st[s].n]
 	}
-	p.qends, p.qids = qends, qids
 	p.queued = queued
+}
+
+// streamSlots is the power of two above NumStreams: setQueueWaits'
+// per-stream state is indexed by a stream masked to it.
+const streamSlots = 16
+
+// streamQueue is one stream's launch queue during setQueueWaits: its
+// lists (qends, qids) and how many entries they hold, the oldest entry
+// not yet known done, the launches before the task and 1 + the last task
+// on the stream (0: none).
+type streamQueue struct {
+	ends    []int64
+	ids     []int32
+	n, head int
+	done    int64
+	last    int32
 }
 
 // queueClass is how setQueueWaits counts a task kind's launches: a
