@@ -711,30 +711,32 @@ func (x *Executor) ready(i, t int) {
 }
 
 // readyFull is ready in full mode: a collective starts when its last
-// member arrives, a send on the fabric.
+// member arrives, a send on the fabric. It reads the task's fullTask and
+// hotTask, and its Task only for a send or a collective.
 func (x *Executor) readyFull(i, t int) {
-	in := &x.inst[i]
-	task := &in.prog.Tasks[t]
+	fi := &x.full.inst[i]
+	st := int(fi.stage)
+	fs := &x.full.stage[st]
+	ft := &fs.task[t]
 	now := x.eng.Now()
-	if x.full != nil && in.prog.Hosted && task.Stream == StreamCompute {
-		x.full.inst[i].live.hostWaitClose(now) // its wait for the issue (ask)
+	if fs.hosted && ft.stream == StreamCompute {
+		fi.live.hostWaitClose(now) // its wait for the issue (ask)
 	}
-	if x.full == nil || !task.Kind.IsComm() || task.Kind == KindSend {
-		x.started(i, t, now) // a full-mode collective starts when its last member arrives
-	}
-	switch {
-	case task.Kind == KindSend:
-		j := x.peer(i, int(task.Peer))
-		x.started(j, int(task.Match), now)
+	switch kind := ft.kind; {
+	case kind == KindSend:
+		x.started(i, t, now)
+		task := &x.progs[st].Tasks[t]
+		// The peer: instance i is rank i, and a rank is linear in its
+		// coordinates (Layout.RankOf), so only the stage term changes.
+		peer := int(task.Peer)
+		j, m := i+(peer-st)*x.layout.stride[DimPP], int(task.Match)
+		x.started(j, m, now)
 		if x.sms > 0 {
-			x.commBusy(i, x.ctasOf(i, task), task.SMSized)
-			x.commBusy(j, x.ctasOf(j, &x.inst[j].prog.Tasks[task.Match]), x.inst[j].prog.Tasks[task.Match].SMSized)
+			x.commBusy(i, x.ctasFull(st, ft), ft.flags&hotSMSized != 0)
+			recv := &x.full.stage[peer].task[m]
+			x.commBusy(j, x.ctasFull(peer, recv), recv.flags&hotSMSized != 0)
 		}
-		if x.symmetric {
-			x.eng.After(task.Dur, x.h, pack(i, t))
-			return
-		}
-		gs, err := x.sendGroup(i, j, int(task.Peer) == (in.stage+1)%x.layout.PP)
+		gs, err := x.sendGroup(i, j, peer == (st+1)%x.layout.PP)
 		if err == nil {
 			var d engine.Time
 			var ok bool
@@ -749,15 +751,15 @@ func (x *Executor) readyFull(i, t int) {
 		if err != nil {
 			panic(fmt.Sprintf("parallel: pipeline send: %v", err))
 		}
-	case x.sms > 0 && task.Kind.IsCompute():
-		x.startCompute(i, t, task.Dur, task.GEMMShare)
-	case x.symmetric || !task.Kind.IsComm():
-		if x.sms > 0 && task.Kind.IsComm() {
-			x.commBusy(i, x.ctasOf(i, task), task.SMSized)
-		}
-		x.eng.After(task.Dur, x.h, pack(i, t))
+	case kind.IsComm():
+		x.arrive(i, t, &x.progs[st].Tasks[t]) // starts when its last member arrives
+	case x.sms > 0 && kind.IsCompute():
+		x.started(i, t, now)
+		h := &fs.hot[t]
+		x.startCompute(i, t, h.dur, h.share)
 	default:
-		x.arrive(i, t, task)
+		x.started(i, t, now)
+		x.eng.After(fs.hot[t].dur, x.h, pack(i, t))
 	}
 }
 

@@ -64,10 +64,11 @@ type fullStage struct {
 	// (a send starts them), in program order: ready at the start without
 	// a host thread, waiting only for their issue with one.
 	initial []int32
-	// waitOrd is, per task, its index among the tasks the host thread
-	// waits for (HostAfter targets), -1 for the others.
-	waitOrd []int32
-	nwait   int
+	// task is, per task, what full mode reads of it on every event
+	// (fullTask), 16 bytes where a Task is 88 and straddles two cache
+	// lines.
+	task  []fullTask
+	nwait int
 	// waitEnd is, per host-wait target and rank, the target's end plus
 	// one (0: not yet), task-major like cnt: target w (waitOrd) of the
 	// rank in column c at w*ranks+c. With the launch-queue bound nearly
@@ -78,6 +79,28 @@ type fullStage struct {
 	// hostIssue is the host thread's busy time over the program: the
 	// sum of the issue times of the tasks it issues.
 	hostIssue engine.Time
+	hosted    bool      // Program.Hosted
+	hot       []hotTask // the stage's hotTasks (instance.hot)
+}
+
+// fullTask is what full mode reads of a stage's task when it becomes ready,
+// asks for its issue and ends, shared by the stage's ranks: the input count
+// (fillNeed), where its end is kept for the host thread, and the fields of
+// Task the statistics and the interference model use. Four share a cache
+// line (issue 18: the Task's Kind, Group and Step sat on two lines of an
+// 88-byte record, one of the few misses left per event).
+type fullTask struct {
+	need int32 // inputs it waits for (fillNeed)
+	// waitOrd is its index among the tasks the host thread waits for
+	// (HostAfter, QueueAfter and QueueSelf targets), -1 for the others.
+	waitOrd int32
+	// step is the step whose end it counts in (fullMode.stepEnd): its
+	// Task.Step, or -1 for a host copy or a task outside every step.
+	step   int32
+	kind   Kind
+	group  GroupKind
+	stream Stream
+	flags  uint8 // hotCopyEngine, hotSMSized
 }
 
 // cntEnded marks an ended task's counter; tasks with as many inputs or more
@@ -115,9 +138,23 @@ func (fs *fullStage) ended(t, col int) bool {
 	return fs.big[int(fs.bigOrd[t])*fs.ranks+col] == -1
 }
 
-// fullInst is one rank's compact state.
+// fullInst is one rank's compact state, 192 bytes laid out by use (issue
+// 18): the first cache line holds what nearly every start, end and issue
+// of the rank's tasks touches (its column and stage, the host thread's
+// position, the statistics' clock and open counts), the second the
+// statistics charged less often and the rest of the open counts, the third
+// what the host thread needs only when it runs ahead or parks (the ring,
+// the waiting tasks) and host stalls. The instance's own host-thread fields
+// are the representative-rank play's; full mode keeps these.
 type fullInst struct {
-	col int // the rank's column in its stage's counters (fullStage.cnt, waitEnd)
+	col   int32 // the rank's column in its stage's counters (fullStage.cnt, waitEnd)
+	stage int32 // the rank's pipeline stage (instance.stage)
+	// hostNext is the next task in program order the host thread issues;
+	// hostWait the task whose end it waits for, -1 when it is not waiting;
+	// hostFree when it has issued everything before hostNext.
+	hostNext, hostWait int32
+	hostFree           engine.Time
+	live               liveStats
 	// ring holds, at index task & (len-1), the issue time plus one of a
 	// task the host thread has passed before the task asked for it (0:
 	// empty); it grows when a slot is still taken.
@@ -125,7 +162,6 @@ type fullInst struct {
 	// waiting holds the tasks whose other inputs are in while the host
 	// thread is parked before them.
 	waiting []int32
-	live    liveStats
 }
 
 // newFullMode prepares full mode's state for the executor's instances.
@@ -135,9 +171,21 @@ func newFullMode(x *Executor) *fullMode {
 	cells := 0
 	for s, p := range x.progs {
 		fs := &f.stage[s]
-		fs.waitOrd = make([]int32, len(p.Tasks))
-		for t := range fs.waitOrd {
-			fs.waitOrd[t] = -1
+		fs.task = make([]fullTask, len(p.Tasks))
+		for t, need := range fillNeed(make([]int32, len(p.Tasks)), p) {
+			task := &p.Tasks[t]
+			ft := &fs.task[t]
+			ft.need, ft.waitOrd, ft.step = need, -1, task.Step
+			if task.Kind == KindHostCopy || task.Step < 0 {
+				ft.step = -1
+			}
+			ft.kind, ft.group, ft.stream = task.Kind, task.Group, task.Stream
+			if task.CopyEngine {
+				ft.flags |= hotCopyEngine
+			}
+			if task.SMSized {
+				ft.flags |= hotSMSized
+			}
 		}
 		for t := range p.Tasks {
 			task := &p.Tasks[t]
@@ -150,8 +198,8 @@ func newFullMode(x *Executor) *fullMode {
 			}
 			self, _ := p.QueueSelf(t)
 			for _, w := range [3]int{p.HostAfter(t), p.QueueAfter(t), self} {
-				if w >= 0 && fs.waitOrd[w] < 0 {
-					fs.waitOrd[w] = int32(fs.nwait)
+				if w >= 0 && fs.task[w].waitOrd < 0 {
+					fs.task[w].waitOrd = int32(fs.nwait)
 					fs.nwait++
 				}
 			}
@@ -160,7 +208,8 @@ func newFullMode(x *Executor) *fullMode {
 	for i := range x.inst {
 		in := &x.inst[i]
 		fs := &f.stage[in.stage]
-		f.inst[i].col = fs.ranks
+		f.inst[i].col, f.inst[i].stage, f.inst[i].hostWait = int32(fs.ranks), int32(in.stage), -1
+		fs.hot, fs.hosted = in.hot, in.prog.Hosted
 		fs.ranks++
 	}
 	waits := 0
@@ -187,8 +236,8 @@ func newFullMode(x *Executor) *fullMode {
 		n := fs.ranks * len(x.progs[s].Tasks)
 		fs.cnt, cnt = cnt[:n:n], cnt[n:]
 		rows := 0
-		for t, need := range fillNeed(make([]int32, len(x.progs[s].Tasks)), x.progs[s]) {
-			if need >= cntEnded {
+		for t := range fs.task {
+			if fs.task[t].need >= cntEnded {
 				if fs.bigOrd == nil {
 					fs.bigOrd = make([]int32, len(x.progs[s].Tasks))
 					for k := range fs.bigOrd {
@@ -292,42 +341,53 @@ func (x *Executor) runFull() {
 
 // started records that task t of instance i started now.
 func (x *Executor) started(i, t int, now engine.Time) {
-	in := &x.inst[i]
-	if in.state != nil {
-		in.state[t].start = now + 1
+	f := x.full
+	if f == nil {
+		x.inst[i].state[t].start = now + 1
+		return
 	}
-	if x.full != nil {
-		x.full.inst[i].live.start(&in.prog.Tasks[t], now)
+	if f.kept(i) {
+		x.inst[i].state[t].start = now + 1
 	}
+	fi := &f.inst[i]
+	ft := &f.stage[fi.stage].task[t]
+	fi.live.start(ft.kind, ft.group, now)
 }
 
-// complete1Full is complete1 in full mode.
+// kept reports whether instance i's task times are kept (allocTimes).
+func (f *fullMode) kept(i int) bool { return f.keep == nil || f.keep[i] }
+
+// complete1Full is complete1 in full mode. It reads the rank's fullInst
+// and the stage's fullTask, and the instance only where its times are kept.
 func (x *Executor) complete1Full(i, t int) {
-	in := &x.inst[i]
-	fi := &x.full.inst[i]
-	fs := &x.full.stage[in.stage]
+	f := x.full
+	fi := &f.inst[i]
+	st := int(fi.stage)
+	fs := &f.stage[st]
 	now := x.eng.Now()
-	task := &in.prog.Tasks[t]
-	if in.state != nil {
-		in.state[t].end = now + 1
+	ft := &fs.task[t]
+	if f.kept(i) {
+		x.inst[i].state[t].end = now + 1
 	}
-	fs.end(t, fi.col)
-	fi.live.end(task, now)
-	if task.Kind != KindHostCopy && task.Step >= 0 {
-		se := &x.full.stepEnd[task.Step]
+	col := int(fi.col)
+	fs.end(t, col)
+	fi.live.end(ft.kind, ft.group, now)
+	if ft.step >= 0 {
+		se := &f.stepEnd[ft.step]
 		*se = max(*se, now)
 	}
-	if x.sms > 0 && task.Kind.IsComm() {
-		x.commBusy(i, -x.ctasOf(i, task), task.SMSized)
+	if x.sms > 0 && ft.kind.IsComm() {
+		x.commBusy(i, -x.ctasFull(st, ft), ft.flags&hotSMSized != 0)
 	}
 	x.done++
 	if x.done&0xffff == 0 {
 		x.poll()
 	}
-	p := in.prog
+	p := x.progs[st]
+	tasks := fs.task
 	for _, s := range p.Succ(t) {
-		need := in.need[s]
-		switch c := fs.bump(int(s), fi.col, need); {
+		need := tasks[s].need
+		switch c := fs.bump(int(s), col, need); {
 		case c == need:
 			x.ready(i, int(s))
 		case c == need-1 && p.Hosted:
@@ -336,12 +396,20 @@ func (x *Executor) complete1Full(i, t int) {
 	}
 	// After the successors, as the eager host resumes after them: a task
 	// that asked meanwhile waits for the resumption, in program order.
-	if w := fs.waitOrd[t]; w >= 0 {
-		fs.waitEnd[int(w)*fs.ranks+fi.col] = now + 1
-		if int(in.hostWait) == t {
+	if w := ft.waitOrd; w >= 0 {
+		fs.waitEnd[int(w)*fs.ranks+col] = now + 1
+		if int(fi.hostWait) == t {
 			x.hostResume(i)
 		}
 	}
+}
+
+// ctasFull is ctasOf for a task of stage st in full mode.
+func (x *Executor) ctasFull(st int, ft *fullTask) int32 {
+	if ft.flags&hotCopyEngine != 0 {
+		return 0
+	}
+	return x.ctas[st][ft.group]
 }
 
 // ask is told that every input of hosted task t of instance i but its issue
@@ -349,19 +417,18 @@ func (x *Executor) complete1Full(i, t int) {
 // the compute stream the wait for the issue holds the stream (Stats'
 // HostBound) from now until the task is ready.
 func (x *Executor) ask(i, t int) {
-	in := &x.inst[i]
 	fi := &x.full.inst[i]
 	now := x.eng.Now()
-	if in.prog.Tasks[t].Stream == StreamCompute {
+	if x.full.stage[fi.stage].task[t].stream == StreamCompute {
 		fi.live.hostWaitOpen(now)
 	}
 	switch {
-	case int32(t) < in.hostNext:
+	case int32(t) < fi.hostNext:
 		slot := t & (len(fi.ring) - 1)
 		iss := fi.ring[slot] - 1
 		fi.ring[slot] = 0
 		x.issuedAt(i, t, iss)
-	case in.hostWait >= 0:
+	case fi.hostWait >= 0:
 		fi.waiting = append(fi.waiting, int32(t))
 	default:
 		if iss, ok := x.hostTo(i, t); ok {
@@ -389,47 +456,52 @@ func (x *Executor) issuedAt(i, t int, iss engine.Time) {
 // t's issue end, or ok = false when the host parked on a GPU task that has
 // not ended (hostWait).
 func (x *Executor) hostTo(i, t int) (engine.Time, bool) {
-	in := &x.inst[i]
 	fi := &x.full.inst[i]
-	p := in.prog
-	fs := &x.full.stage[in.stage]
+	p := x.progs[fi.stage]
+	fs := &x.full.stage[fi.stage]
+	hot := fs.hot
+	var state []taskState
+	if x.full.kept(i) {
+		state = x.inst[i].state
+	}
+	col := int(fi.col)
 	for {
-		u := int(in.hostNext)
-		task := &p.Tasks[u]
-		if task.Kind == KindRecv {
-			in.hostNext++ // started by its send
+		u := int(fi.hostNext)
+		task := &hot[u]
+		if task.kind == KindRecv {
+			fi.hostNext++ // started by its send
 			continue
 		}
-		begin := in.hostFree
-		for _, w := range [2]int{p.HostAfter(u), p.QueueAfter(u)} {
+		begin := fi.hostFree
+		for _, w := range [2]int32{task.hostAfter - 1, task.queueAfter - 1} {
 			if w < 0 {
 				continue
 			}
-			e := fs.waitEnd[int(fs.waitOrd[w])*fs.ranks+fi.col]
+			e := fs.waitEnd[int(fs.task[w].waitOrd)*fs.ranks+col]
 			if e == 0 {
-				in.hostWait = int32(w)
+				fi.hostWait = w
 				return 0, false
 			}
 			begin = max(begin, e-1)
 		}
-		issued := begin + task.Issue
+		issued := begin + task.issue
 		if w, rest := p.QueueSelf(u); w >= 0 {
-			e := fs.waitEnd[int(fs.waitOrd[w])*fs.ranks+fi.col]
+			e := fs.waitEnd[int(fs.task[w].waitOrd)*fs.ranks+col]
 			if e == 0 {
-				in.hostWait = int32(w)
+				fi.hostWait = int32(w)
 				return 0, false
 			}
 			issued = max(issued, e-1+rest)
 		}
-		in.hostFree = issued
-		in.hostNext++
-		if in.state != nil {
-			in.state[u].issued = in.hostFree + 1
+		fi.hostFree = issued
+		fi.hostNext++
+		if state != nil {
+			state[u].issued = issued + 1
 		}
 		if u == t {
-			return in.hostFree, true
+			return issued, true
 		}
-		fi.ringPut(u, in.hostFree)
+		fi.ringPut(u, issued)
 	}
 }
 
@@ -437,9 +509,8 @@ func (x *Executor) hostTo(i, t int) (engine.Time, bool) {
 // ended) and serves the tasks waiting for their issue in program order,
 // until it parks again.
 func (x *Executor) hostResume(i int) {
-	in := &x.inst[i]
 	fi := &x.full.inst[i]
-	in.hostWait = -1
+	fi.hostWait = -1
 	ws := fi.waiting
 	slices.Sort(ws)
 	k := 0
@@ -480,7 +551,7 @@ func (fi *fullInst) ringPut(u int, iss engine.Time) {
 // fullStats is Stats in full mode: what liveStats accumulated.
 func (x *Executor) fullStats(i int) Stats {
 	l := &x.full.inst[i].live
-	st := l.st
+	st := Stats{End: l.last, Compute: l.compute, Host: l.host, HostBound: l.hostBound, Exposed: l.exposed}
 	st.Idle = st.End - l.covered
 	if x.inst[i].prog.Hosted {
 		st.HostIssue = x.full.stage[x.inst[i].stage].hostIssue
@@ -494,7 +565,7 @@ func (x *Executor) stalledFull() error {
 		in := &x.inst[i]
 		fs := &x.full.stage[in.stage]
 		for t := range in.prog.Tasks {
-			if !fs.ended(t, x.full.inst[i].col) {
+			if !fs.ended(t, int(x.full.inst[i].col)) {
 				task := in.prog.Tasks[t]
 				return fmt.Errorf("simulation stalled: %d of %d tasks never ran (first: rank %d %s layer %d micro-batch %d)",
 					x.total-x.done, x.total, in.rank, task.Name, task.Layer, task.Micro)
@@ -508,14 +579,17 @@ func (x *Executor) stalledFull() error {
 // time order: comp counts the compute stream's holders open now (compute,
 // host stalls, waits for an issue), comm the communication tasks in flight
 // per exposed kind; the time since the last change is charged to what was
-// open (covered, or exposed kind k when only communication was).
-// Compute, Host and HostBound are sums of ends minus starts.
+// open (covered, or exposed kind k when only communication was). last is
+// Stats.End; compute, host and hostBound, Stats' Compute, Host and
+// HostBound, are sums of ends minus starts. The fields every start and end
+// touch come first (fullInst's layout).
 type liveStats struct {
-	since   engine.Time
-	comp    int32
-	comm    [NumExposed]int32
-	covered engine.Time
-	st      Stats
+	since, covered, last, compute engine.Time
+	comp                          int32
+	comm                          [NumExposed]int32
+	hostBound                     engine.Time
+	exposed                       [NumExposed]engine.Time
+	host                          engine.Time
 }
 
 // advance charges the time from the last change to now.
@@ -532,7 +606,7 @@ func (l *liveStats) advance(now engine.Time) {
 	open := false
 	for k, n := range l.comm {
 		if n > 0 {
-			l.st.Exposed[k] += d
+			l.exposed[k] += d
 			open = true
 		}
 	}
@@ -541,37 +615,39 @@ func (l *liveStats) advance(now engine.Time) {
 	}
 }
 
-func (l *liveStats) start(t *Task, now engine.Time) {
+// start opens a task of the given kind and group (a communication task's).
+func (l *liveStats) start(kind Kind, group GroupKind, now engine.Time) {
 	l.advance(now)
 	switch {
-	case t.Kind.IsComm():
-		l.comm[ExposedOf[t.Group]]++
-	case t.Kind.IsCompute():
+	case kind.IsComm():
+		l.comm[ExposedOf[group]]++
+	case kind.IsCompute():
 		l.comp++
-		l.st.Compute -= now
-	case t.Kind == KindHostCopy:
+		l.compute -= now
+	case kind == KindHostCopy:
 		// a copy engine's transfer: not the compute stream's
 	default:
 		l.comp++ // a host stall holds the compute stream
-		l.st.Host -= now
+		l.host -= now
 	}
 }
 
-func (l *liveStats) end(t *Task, now engine.Time) {
+// end closes what start opened.
+func (l *liveStats) end(kind Kind, group GroupKind, now engine.Time) {
 	l.advance(now)
 	switch {
-	case t.Kind.IsComm():
-		l.comm[ExposedOf[t.Group]]--
-	case t.Kind.IsCompute():
+	case kind.IsComm():
+		l.comm[ExposedOf[group]]--
+	case kind.IsCompute():
 		l.comp--
-		l.st.Compute += now
-	case t.Kind == KindHostCopy:
+		l.compute += now
+	case kind == KindHostCopy:
 		return // a copy nobody waits for runs under the next step: not in End
 	default:
 		l.comp--
-		l.st.Host += now
+		l.host += now
 	}
-	l.st.End = max(l.st.End, now)
+	l.last = max(l.last, now)
 }
 
 // hostWaitOpen and hostWaitClose bracket a compute-stream task's wait for
@@ -579,11 +655,11 @@ func (l *liveStats) end(t *Task, now engine.Time) {
 func (l *liveStats) hostWaitOpen(now engine.Time) {
 	l.advance(now)
 	l.comp++
-	l.st.HostBound -= now
+	l.hostBound -= now
 }
 
 func (l *liveStats) hostWaitClose(now engine.Time) {
 	l.advance(now)
 	l.comp--
-	l.st.HostBound += now
+	l.hostBound += now
 }
