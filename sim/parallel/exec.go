@@ -710,57 +710,10 @@ func (x *Executor) ready(i, t int) {
 	}
 }
 
-// readyFull is ready in full mode: a collective starts when its last
-// member arrives, a send on the fabric. It reads the task's fullTask and
-// hotTask, and its Task only for a send or a collective.
+// readyFull is ready in full mode (readyAt).
 func (x *Executor) readyFull(i, t int) {
 	fi := &x.full.inst[i]
-	st := int(fi.stage)
-	fs := &x.full.stage[st]
-	ft := &fs.task[t]
-	now := x.eng.Now()
-	if fs.hosted && ft.stream == StreamCompute {
-		fi.live.hostWaitClose(now) // its wait for the issue (ask)
-	}
-	switch kind := ft.kind; {
-	case kind == KindSend:
-		x.started(i, t, now)
-		task := &x.progs[st].Tasks[t]
-		// The peer: instance i is rank i, and a rank is linear in its
-		// coordinates (Layout.RankOf), so only the stage term changes.
-		peer := int(task.Peer)
-		j, m := i+(peer-st)*x.layout.stride[DimPP], int(task.Match)
-		x.started(j, m, now)
-		if x.sms > 0 {
-			x.commBusy(i, x.ctasFull(st, ft), ft.flags&hotSMSized != 0)
-			recv := &x.full.stage[peer].task[m]
-			x.commBusy(j, x.ctasFull(peer, recv), recv.flags&hotSMSized != 0)
-		}
-		gs, err := x.sendGroup(i, j, peer == (st+1)%x.layout.PP)
-		if err == nil {
-			var d engine.Time
-			var ok bool
-			if d, ok, err = x.timedCost(gs, collectives.Send, task.Bytes); ok {
-				x.eng.After(d, x.h, pack(i, t))
-				return
-			}
-		}
-		if err == nil {
-			err = x.runner.Start(gs.g, collectives.Send, collectives.Auto, units.Bytes(task.Bytes), x, pack(i, t))
-		}
-		if err != nil {
-			panic(fmt.Sprintf("parallel: pipeline send: %v", err))
-		}
-	case kind.IsComm():
-		x.arrive(i, t, &x.progs[st].Tasks[t]) // starts when its last member arrives
-	case x.sms > 0 && kind.IsCompute():
-		x.started(i, t, now)
-		h := &fs.hot[t]
-		x.startCompute(i, t, h.dur, h.share)
-	default:
-		x.started(i, t, now)
-		x.eng.After(fs.hot[t].dur, x.h, pack(i, t))
-	}
+	x.readyAt(i, t, fi, &x.full.stage[fi.stage], x.eng.Now())
 }
 
 // readySym is ready in symmetric mode: every task starts now, a send's

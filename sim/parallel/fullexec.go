@@ -2,9 +2,12 @@ package parallel
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 
+	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/units"
 )
 
 // Full mode's compact state (issue 18: a 16,384-GPU --all-ranks run in
@@ -80,6 +83,7 @@ type fullStage struct {
 	// sum of the issue times of the tasks it issues.
 	hostIssue engine.Time
 	hosted    bool      // Program.Hosted
+	prog      *Program  // the stage's program
 	hot       []hotTask // the stage's hotTasks (instance.hot)
 }
 
@@ -141,11 +145,12 @@ func (fs *fullStage) ended(t, col int) bool {
 // fullInst is one rank's compact state, 192 bytes laid out by use (issue
 // 18): the first cache line holds what nearly every start, end and issue
 // of the rank's tasks touches (its column and stage, the host thread's
-// position, the statistics' clock and open counts), the second the
-// statistics charged less often and the rest of the open counts, the third
-// what the host thread needs only when it runs ahead or parks (the ring,
-// the waiting tasks) and host stalls. The instance's own host-thread fields
-// are the representative-rank play's; full mode keeps these.
+// position, the statistics' clock, compute count and open kinds), the
+// second the communication counts and exposed times per kind, the third
+// what is touched less often: the host waits' and stalls' sums, and the
+// ring and waiting tasks of a host thread that runs ahead or parks
+// (TestFullInstLayout holds the offsets). The instance's own host-thread
+// fields are the representative-rank play's; full mode keeps these.
 type fullInst struct {
 	col   int32 // the rank's column in its stage's counters (fullStage.cnt, waitEnd)
 	stage int32 // the rank's pipeline stage (instance.stage)
@@ -209,7 +214,7 @@ func newFullMode(x *Executor) *fullMode {
 		in := &x.inst[i]
 		fs := &f.stage[in.stage]
 		f.inst[i].col, f.inst[i].stage, f.inst[i].hostWait = int32(fs.ranks), int32(in.stage), -1
-		fs.hot, fs.hosted = in.hot, in.prog.Hosted
+		fs.hot, fs.hosted, fs.prog = in.hot, in.prog.Hosted, in.prog
 		fs.ranks++
 	}
 	waits := 0
@@ -346,11 +351,16 @@ func (x *Executor) started(i, t int, now engine.Time) {
 		x.inst[i].state[t].start = now + 1
 		return
 	}
-	if f.kept(i) {
+	fi := &f.inst[i]
+	x.startedAt(i, t, fi, &f.stage[fi.stage].task[t], now)
+}
+
+// startedAt is started in full mode for rank i's fullInst fi and the
+// task's fullTask ft.
+func (x *Executor) startedAt(i, t int, fi *fullInst, ft *fullTask, now engine.Time) {
+	if x.full.kept(i) {
 		x.inst[i].state[t].start = now + 1
 	}
-	fi := &f.inst[i]
-	ft := &f.stage[fi.stage].task[t]
 	fi.live.start(ft.kind, ft.group, now)
 }
 
@@ -383,7 +393,7 @@ func (x *Executor) complete1Full(i, t int) {
 	if x.done&0xffff == 0 {
 		x.poll()
 	}
-	p := x.progs[st]
+	p := fs.prog
 	tasks := fs.task
 	for _, s := range p.Succ(t) {
 		need := tasks[s].need
@@ -391,7 +401,7 @@ func (x *Executor) complete1Full(i, t int) {
 		case c == need:
 			x.ready(i, int(s))
 		case c == need-1 && p.Hosted:
-			x.ask(i, int(s)) // every input in but the issue (receives have no dependencies)
+			x.askAt(i, int(s), fi, fs, now) // every input in but the issue (receives have no dependencies)
 		}
 	}
 	// After the successors, as the eager host resumes after them: a task
@@ -418,8 +428,12 @@ func (x *Executor) ctasFull(st int, ft *fullTask) int32 {
 // HostBound) from now until the task is ready.
 func (x *Executor) ask(i, t int) {
 	fi := &x.full.inst[i]
-	now := x.eng.Now()
-	if x.full.stage[fi.stage].task[t].stream == StreamCompute {
+	x.askAt(i, t, fi, &x.full.stage[fi.stage], x.eng.Now())
+}
+
+// askAt is ask for rank i's fullInst fi and its stage's fullStage fs.
+func (x *Executor) askAt(i, t int, fi *fullInst, fs *fullStage, now engine.Time) {
+	if fs.task[t].stream == StreamCompute {
 		fi.live.hostWaitOpen(now)
 	}
 	switch {
@@ -427,12 +441,12 @@ func (x *Executor) ask(i, t int) {
 		slot := t & (len(fi.ring) - 1)
 		iss := fi.ring[slot] - 1
 		fi.ring[slot] = 0
-		x.issuedAt(i, t, iss)
+		x.issuedAt(i, t, iss, fi, fs, now)
 	case fi.hostWait >= 0:
 		fi.waiting = append(fi.waiting, int32(t))
 	default:
-		if iss, ok := x.hostTo(i, t); ok {
-			x.issuedAt(i, t, iss)
+		if iss, ok := x.hostTo(i, t, fi, fs); ok {
+			x.issuedAt(i, t, iss, fi, fs, now)
 		} else {
 			fi.waiting = append(fi.waiting, int32(t))
 		}
@@ -441,12 +455,12 @@ func (x *Executor) ask(i, t int) {
 
 // issuedAt makes task t of instance i, whose other inputs are in, ready when
 // its issue ends at iss (now if that has passed): hostIssued's rule.
-func (x *Executor) issuedAt(i, t int, iss engine.Time) {
-	if d := iss - x.eng.Now(); d > 0 {
+func (x *Executor) issuedAt(i, t int, iss engine.Time, fi *fullInst, fs *fullStage, now engine.Time) {
+	if d := iss - now; d > 0 {
 		x.eng.After(d, x.hh, pack(i, t))
 		return
 	}
-	x.ready(i, t)
+	x.readyAt(i, t, fi, fs, now)
 }
 
 // hostTo advances instance i's host thread through task t (t >= hostNext):
@@ -455,10 +469,7 @@ func (x *Executor) issuedAt(i, t int, iss engine.Time) {
 // end; the issue times of the tasks before t wait in the ring. It returns
 // t's issue end, or ok = false when the host parked on a GPU task that has
 // not ended (hostWait).
-func (x *Executor) hostTo(i, t int) (engine.Time, bool) {
-	fi := &x.full.inst[i]
-	p := x.progs[fi.stage]
-	fs := &x.full.stage[fi.stage]
+func (x *Executor) hostTo(i, t int, fi *fullInst, fs *fullStage) (engine.Time, bool) {
 	hot := fs.hot
 	var state []taskState
 	if x.full.kept(i) {
@@ -473,10 +484,17 @@ func (x *Executor) hostTo(i, t int) (engine.Time, bool) {
 			continue
 		}
 		begin := fi.hostFree
-		for _, w := range [2]int32{task.hostAfter - 1, task.queueAfter - 1} {
-			if w < 0 {
-				continue
+		// Program.HostAfter, then Program.QueueAfter: the first that has
+		// not ended is the one the thread waits for.
+		if w := task.hostAfter - 1; w >= 0 {
+			e := fs.waitEnd[int(fs.task[w].waitOrd)*fs.ranks+col]
+			if e == 0 {
+				fi.hostWait = w
+				return 0, false
 			}
+			begin = max(begin, e-1)
+		}
+		if w := task.queueAfter - 1; w >= 0 {
 			e := fs.waitEnd[int(fs.task[w].waitOrd)*fs.ranks+col]
 			if e == 0 {
 				fi.hostWait = w
@@ -485,7 +503,7 @@ func (x *Executor) hostTo(i, t int) (engine.Time, bool) {
 			begin = max(begin, e-1)
 		}
 		issued := begin + task.issue
-		if w, rest := p.QueueSelf(u); w >= 0 {
+		if w, rest := fs.prog.QueueSelf(u); w >= 0 {
 			e := fs.waitEnd[int(fs.task[w].waitOrd)*fs.ranks+col]
 			if e == 0 {
 				fi.hostWait = int32(w)
@@ -510,17 +528,19 @@ func (x *Executor) hostTo(i, t int) (engine.Time, bool) {
 // until it parks again.
 func (x *Executor) hostResume(i int) {
 	fi := &x.full.inst[i]
+	fs := &x.full.stage[fi.stage]
+	now := x.eng.Now()
 	fi.hostWait = -1
 	ws := fi.waiting
 	slices.Sort(ws)
 	k := 0
 	for ; k < len(ws); k++ {
 		t := int(ws[k])
-		iss, ok := x.hostTo(i, t)
+		iss, ok := x.hostTo(i, t, fi, fs)
 		if !ok {
 			break
 		}
-		x.issuedAt(i, t, iss) // schedules or starts: never asks on this rank meanwhile
+		x.issuedAt(i, t, iss, fi, fs, now) // schedules or starts: never asks on this rank meanwhile
 	}
 	fi.waiting = ws[:copy(ws, ws[k:])]
 }
@@ -586,10 +606,13 @@ func (x *Executor) stalledFull() error {
 type liveStats struct {
 	since, covered, last, compute engine.Time
 	comp                          int32
-	comm                          [NumExposed]int32
-	hostBound                     engine.Time
-	exposed                       [NumExposed]engine.Time
-	host                          engine.Time
+	// open has bit k set while comm[k] > 0: advance charges the kinds
+	// in flight without looking at the others.
+	open      uint32
+	comm      [NumExposed]int32
+	exposed   [NumExposed]engine.Time
+	hostBound engine.Time
+	host      engine.Time
 }
 
 // advance charges the time from the last change to now.
@@ -603,16 +626,13 @@ func (l *liveStats) advance(now engine.Time) {
 		l.covered += d
 		return
 	}
-	open := false
-	for k, n := range l.comm {
-		if n > 0 {
-			l.exposed[k] += d
-			open = true
-		}
+	if l.open == 0 {
+		return
 	}
-	if open {
-		l.covered += d
+	for m := l.open; m != 0; m &= m - 1 {
+		l.exposed[bits.TrailingZeros32(m)] += d
 	}
+	l.covered += d
 }
 
 // start opens a task of the given kind and group (a communication task's).
@@ -620,7 +640,10 @@ func (l *liveStats) start(kind Kind, group GroupKind, now engine.Time) {
 	l.advance(now)
 	switch {
 	case kind.IsComm():
-		l.comm[ExposedOf[group]]++
+		k := ExposedOf[group]
+		if l.comm[k]++; l.comm[k] == 1 {
+			l.open |= 1 << k
+		}
 	case kind.IsCompute():
 		l.comp++
 		l.compute -= now
@@ -637,7 +660,10 @@ func (l *liveStats) end(kind Kind, group GroupKind, now engine.Time) {
 	l.advance(now)
 	switch {
 	case kind.IsComm():
-		l.comm[ExposedOf[group]]--
+		k := ExposedOf[group]
+		if l.comm[k]--; l.comm[k] == 0 {
+			l.open &^= 1 << k
+		}
 	case kind.IsCompute():
 		l.comp--
 		l.compute += now
@@ -647,7 +673,7 @@ func (l *liveStats) end(kind Kind, group GroupKind, now engine.Time) {
 		l.comp--
 		l.host += now
 	}
-	l.last = max(l.last, now)
+	l.last = now // events come in time order: now is the latest end
 }
 
 // hostWaitOpen and hostWaitClose bracket a compute-stream task's wait for
@@ -662,4 +688,55 @@ func (l *liveStats) hostWaitClose(now engine.Time) {
 	l.advance(now)
 	l.comp--
 	l.hostBound += now
+}
+
+// readyAt is ready in full mode, now, for rank i's fullInst fi and its
+// stage's fullStage fs: a collective starts when its last member arrives,
+// a send on the fabric. It reads the task's fullTask and hotTask, and its
+// Task only for a send or a collective.
+func (x *Executor) readyAt(i, t int, fi *fullInst, fs *fullStage, now engine.Time) {
+	st := int(fi.stage)
+	ft := &fs.task[t]
+	if fs.hosted && ft.stream == StreamCompute {
+		fi.live.hostWaitClose(now) // its wait for the issue (ask)
+	}
+	switch kind := ft.kind; {
+	case kind == KindSend:
+		x.startedAt(i, t, fi, ft, now)
+		task := &x.progs[st].Tasks[t]
+		// The peer: instance i is rank i, and a rank is linear in its
+		// coordinates (Layout.RankOf), so only the stage term changes.
+		peer := int(task.Peer)
+		j, m := i+(peer-st)*x.layout.stride[DimPP], int(task.Match)
+		x.started(j, m, now)
+		if x.sms > 0 {
+			x.commBusy(i, x.ctasFull(st, ft), ft.flags&hotSMSized != 0)
+			recv := &x.full.stage[peer].task[m]
+			x.commBusy(j, x.ctasFull(peer, recv), recv.flags&hotSMSized != 0)
+		}
+		gs, err := x.sendGroup(i, j, peer == (st+1)%x.layout.PP)
+		if err == nil {
+			var d engine.Time
+			var ok bool
+			if d, ok, err = x.timedCost(gs, collectives.Send, task.Bytes); ok {
+				x.eng.After(d, x.h, pack(i, t))
+				return
+			}
+		}
+		if err == nil {
+			err = x.runner.Start(gs.g, collectives.Send, collectives.Auto, units.Bytes(task.Bytes), x, pack(i, t))
+		}
+		if err != nil {
+			panic(fmt.Sprintf("parallel: pipeline send: %v", err))
+		}
+	case kind.IsComm():
+		x.arrive(i, t, &x.progs[st].Tasks[t]) // starts when its last member arrives
+	case x.sms > 0 && kind.IsCompute():
+		x.startedAt(i, t, fi, ft, now)
+		h := &fs.hot[t]
+		x.startCompute(i, t, h.dur, h.share)
+	default:
+		x.startedAt(i, t, fi, ft, now)
+		x.eng.After(fs.hot[t].dur, x.h, pack(i, t))
+	}
 }

@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/simtrain/simtrain/sim/engine"
 )
@@ -125,4 +126,34 @@ func playBoth(t *testing.T, l *Layout, build func() *Program) (sym, full *Execut
 		t.Fatal(err)
 	}
 	return sym, full
+}
+
+// TestFullInstLayout: what every task's start, end and issue touch of a
+// rank's fullInst lies in its first cache line, the per-kind counts and
+// exposed times in the second, the rest after (fullInst's doc).
+func TestFullInstLayout(t *testing.T) {
+	var fi fullInst
+	l := &fi.live
+	for _, c := range []struct {
+		name     string
+		off, end uintptr
+		line     uintptr
+	}{
+		{"col", unsafe.Offsetof(fi.col), unsafe.Offsetof(fi.col) + 4, 0},
+		{"hostFree", unsafe.Offsetof(fi.hostFree), unsafe.Offsetof(fi.hostFree) + 8, 0},
+		{"live.since", unsafe.Offsetof(fi.live) + unsafe.Offsetof(l.since), 0, 0},
+		{"live.open", unsafe.Offsetof(fi.live) + unsafe.Offsetof(l.open), unsafe.Offsetof(fi.live) + unsafe.Offsetof(l.open) + 4, 0},
+		{"live.comm", unsafe.Offsetof(fi.live) + unsafe.Offsetof(l.comm), 0, 1},
+		{"live.exposed", unsafe.Offsetof(fi.live) + unsafe.Offsetof(l.exposed), unsafe.Offsetof(fi.live) + unsafe.Offsetof(l.exposed) + uintptr(NumExposed)*8, 1},
+		{"live.hostBound", unsafe.Offsetof(fi.live) + unsafe.Offsetof(l.hostBound), 0, 2},
+		{"ring", unsafe.Offsetof(fi.ring), 0, 2},
+		{"waiting", unsafe.Offsetof(fi.waiting), unsafe.Offsetof(fi.waiting) + 24, 2},
+	} {
+		if c.off/64 != c.line || (c.end > 0 && (c.end-1)/64 != c.line) {
+			t.Errorf("fullInst.%s at bytes [%d, %d), want in cache line %d", c.name, c.off, c.end, c.line)
+		}
+	}
+	if n := unsafe.Sizeof(fi); n != 192 {
+		t.Errorf("fullInst is %d bytes, want 192 (three cache lines)", n)
+	}
 }
