@@ -631,6 +631,10 @@ func (x *Executor) CollectiveDone(now engine.Time, tag int64) {
 // finish completes task t of instance i, and for sends the matching receive,
 // and for full-mode collectives every member.
 func (x *Executor) finish(i, t int) {
+	if x.full != nil {
+		x.finishFull(i, t)
+		return
+	}
 	in := &x.inst[i]
 	task := &in.prog.Tasks[t]
 	switch {
@@ -760,7 +764,7 @@ func (x *Executor) FloorByTask(k GroupKind) { x.floorBy[k] = true }
 
 // arrive counts a member reaching a collective; the last arrival starts it.
 func (x *Executor) arrive(i, t int, task *Task) {
-	rank := x.inst[i].rank
+	rank := i // full mode's instance i is rank i (arrive is full mode's)
 	gs := x.group(task.Group, rank)
 	if !gs.arrive(t) {
 		return

@@ -414,6 +414,31 @@ func (x *Executor) complete1Full(i, t int) {
 	}
 }
 
+// finishFull is finish in full mode: it completes task t of rank i, a
+// send's receive on the peer rank with it, and a collective on every
+// member. It reads the task's fullTask, and its Task only for a send.
+func (x *Executor) finishFull(i, t int) {
+	f := x.full
+	st := int(f.inst[i].stage)
+	ft := &f.stage[st].task[t]
+	switch {
+	case ft.kind == KindSend:
+		task := &f.stage[st].prog.Tasks[t]
+		// The peer rank: ranks are linear in their coordinates
+		// (Layout.RankOf), so only the stage term changes.
+		j := i + (int(task.Peer)-st)*x.layout.stride[DimPP]
+		x.complete1Full(i, t)
+		x.complete1Full(j, int(task.Match))
+	case ft.kind.IsComm():
+		gs := x.groups[ft.group][x.groupOf[ft.group][i]]
+		for _, r := range gs.ranks {
+			x.complete1Full(r, t)
+		}
+	default:
+		x.complete1Full(i, t)
+	}
+}
+
 // ctasFull is ctasOf for a task of stage st in full mode.
 func (x *Executor) ctasFull(st int, ft *fullTask) int32 {
 	if ft.flags&hotCopyEngine != 0 {
@@ -703,7 +728,7 @@ func (x *Executor) readyAt(i, t int, fi *fullInst, fs *fullStage, now engine.Tim
 	switch kind := ft.kind; {
 	case kind == KindSend:
 		x.startedAt(i, t, fi, ft, now)
-		task := &x.progs[st].Tasks[t]
+		task := &fs.prog.Tasks[t]
 		// The peer: instance i is rank i, and a rank is linear in its
 		// coordinates (Layout.RankOf), so only the stage term changes.
 		peer := int(task.Peer)
@@ -730,7 +755,7 @@ func (x *Executor) readyAt(i, t int, fi *fullInst, fs *fullStage, now engine.Tim
 			panic(fmt.Sprintf("parallel: pipeline send: %v", err))
 		}
 	case kind.IsComm():
-		x.arrive(i, t, &x.progs[st].Tasks[t]) // starts when its last member arrives
+		x.arrive(i, t, &fs.prog.Tasks[t]) // starts when its last member arrives
 	case x.sms > 0 && kind.IsCompute():
 		x.startedAt(i, t, fi, ft, now)
 		h := &fs.hot[t]
