@@ -771,10 +771,18 @@ func (x *Executor) arrive(i, t int, task *Task) {
 	}
 	leader := gs.ranks[0] // read only now: the members' list is another cache line
 	now := x.eng.Now()
+	// The members lie in rank i's stage (every group but the pipeline's,
+	// which sends use, is within a stage): one fullTask and CTA count.
+	st := int(x.full.inst[i].stage)
+	ft := &x.full.stage[st].task[t]
+	var ctas int32
+	if x.sms > 0 {
+		ctas = x.ctasFull(st, ft)
+	}
 	for _, r := range gs.ranks {
-		x.started(r, t, now)
+		x.startedAt(r, t, &x.full.inst[r], ft, now)
 		if x.sms > 0 {
-			x.commBusy(r, x.ctasOf(r, task), task.SMSized)
+			x.commBusy(r, ctas, task.SMSized)
 		}
 	}
 	if x.byTask[task.Group] {

@@ -383,8 +383,7 @@ func (x *Executor) complete1Full(i, t int) {
 	fs.end(t, col)
 	fi.live.end(ft.kind, ft.group, now)
 	if ft.step >= 0 {
-		se := &f.stepEnd[ft.step]
-		*se = max(*se, now)
+		f.stepEnd[ft.step] = now // events come in time order: the latest end
 	}
 	if x.sms > 0 && ft.kind.IsComm() {
 		x.commBusy(i, -x.ctasFull(st, ft), ft.flags&hotSMSized != 0)
