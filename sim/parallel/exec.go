@@ -178,19 +178,23 @@ type instance struct {
 	// hostFree when it has issued everything before hostNext.
 	hostNext, hostWait int32
 	hostFree           engine.Time
-	// events counts each task's engine events (CountEvents; nil: not
-	// counted).
-	events []int32
 	// watch: RunSteady stops the play once tasks [0, watch) of every
 	// instance have ended (0: none watched).
 	watch int32
+	rem   int64 // the running compute task's remaining work at since, in SM-nanoseconds
 
+	// The last cache line (TestInstanceLayout): what every engine event
+	// of a rank reads in full mode (Handle, commBusy), 16,384 ranks' worth
+	// of instances being more than a cache holds.
+
+	// events counts each task's engine events (CountEvents; nil: not
+	// counted).
+	events []int32
 	// compute slowdown state (interference.go)
 	busy  int32  // CTAs of the communication tasks in flight
 	cur   int32  // running compute task, -1 when none
 	share uint16 // its Task.GEMMShare
 	sized int32  // of busy, the CTAs of Task.SMSized tasks
-	rem   int64  // its remaining work at since, in SM-nanoseconds
 	// rate is Executor.rate(busy, sized, share) while a compute task
 	// runs (cur ≥ 0): set when it starts, updated by commBusy, so that a
 	// change of communication computes the new rate only (integer

@@ -157,3 +157,31 @@ func TestFullInstLayout(t *testing.T) {
 		t.Errorf("fullInst is %d bytes, want 192 (three cache lines)", n)
 	}
 }
+
+// TestInstanceLayout: what a full-mode engine event reads of a rank's
+// instance (Handle: events, cur, end; commBusy: busy, sized, rate, since)
+// lies in one cache line, the instance's last.
+func TestInstanceLayout(t *testing.T) {
+	var in instance
+	size := unsafe.Sizeof(in)
+	if size%64 != 0 {
+		t.Errorf("instance is %d bytes, not whole cache lines", size)
+	}
+	last := size/64 - 1
+	for _, c := range []struct {
+		name      string
+		off, size uintptr
+	}{
+		{"events", unsafe.Offsetof(in.events), unsafe.Sizeof(in.events)},
+		{"busy", unsafe.Offsetof(in.busy), 4},
+		{"cur", unsafe.Offsetof(in.cur), 4},
+		{"sized", unsafe.Offsetof(in.sized), 4},
+		{"rate", unsafe.Offsetof(in.rate), 8},
+		{"since", unsafe.Offsetof(in.since), 8},
+		{"end", unsafe.Offsetof(in.end), 8},
+	} {
+		if c.off/64 != last || (c.off+c.size-1)/64 != last {
+			t.Errorf("instance.%s at bytes [%d, %d), want in cache line %d", c.name, c.off, c.off+c.size, last)
+		}
+	}
+}
