@@ -174,10 +174,12 @@ func (x *Executor) rate(busy, sized int32, share uint16) int64 {
 // s_b, i.e. its rate is SMs·G·F / (s·w·SMs·F + 2·s_b·G·F + (1 − s − s_b)·SMs·G).
 // Below the threshold, or without band GEMMs, it is rate.
 func (x *Executor) rateOf(in *instance) int64 {
-	bands := in.prog.bands
-	if len(bands) == 0 || !x.persistent || in.busy == 0 {
+	// The program's bands last: they are another cache line of the
+	// instance, which most changes need not read (issue 18).
+	if !x.persistent || in.busy == 0 || len(in.prog.bands) == 0 {
 		return x.rate(in.busy, in.sized, in.share)
 	}
+	bands := in.prog.bands
 	t := int32(in.cur)
 	i, ok := slices.BinarySearchFunc(bands, t, func(e taskBand, t int32) int { return int(e.task - t) })
 	b := int64(min(in.busy, x.capCTAs))
