@@ -146,9 +146,10 @@ func (fs *fullStage) ended(t, col int) bool {
 // 18): the first cache line holds what nearly every start, end and issue
 // of the rank's tasks touches (its column and stage, the host thread's
 // position, the statistics' clock, compute count and open kinds), the
-// second the communication counts and exposed times per kind, the third
-// what is touched less often: the host waits' and stalls' sums, and the
-// ring and waiting tasks of a host thread that runs ahead or parks
+// second the communication counts, the sums of host waits (one per
+// compute task with a host thread) and stalls, and the first exposed
+// times, the third the other exposed times and what a host thread that
+// runs ahead or parks needs (the ring, the waiting tasks)
 // (TestFullInstLayout holds the offsets). The instance's own host-thread
 // fields are the representative-rank play's; full mode keeps these.
 type fullInst struct {
@@ -634,9 +635,9 @@ type liveStats struct {
 	// in flight without looking at the others.
 	open      uint32
 	comm      [NumExposed]int32
-	exposed   [NumExposed]engine.Time
 	hostBound engine.Time
 	host      engine.Time
+	exposed   [NumExposed]engine.Time
 }
 
 // advance charges the time from the last change to now.

@@ -130,7 +130,8 @@ func playBoth(t *testing.T, l *Layout, build func() *Program) (sym, full *Execut
 
 // TestFullInstLayout: what every task's start, end and issue touch of a
 // rank's fullInst lies in its first cache line, the per-kind counts and
-// exposed times in the second, the rest after (fullInst's doc).
+// host waits in the second, the host thread's ring and waiting tasks in
+// the third (fullInst's doc).
 func TestFullInstLayout(t *testing.T) {
 	var fi fullInst
 	l := &fi.live
@@ -144,8 +145,8 @@ func TestFullInstLayout(t *testing.T) {
 		{"live.since", unsafe.Offsetof(fi.live) + unsafe.Offsetof(l.since), 0, 0},
 		{"live.open", unsafe.Offsetof(fi.live) + unsafe.Offsetof(l.open), unsafe.Offsetof(fi.live) + unsafe.Offsetof(l.open) + 4, 0},
 		{"live.comm", unsafe.Offsetof(fi.live) + unsafe.Offsetof(l.comm), 0, 1},
-		{"live.exposed", unsafe.Offsetof(fi.live) + unsafe.Offsetof(l.exposed), unsafe.Offsetof(fi.live) + unsafe.Offsetof(l.exposed) + uintptr(NumExposed)*8, 1},
-		{"live.hostBound", unsafe.Offsetof(fi.live) + unsafe.Offsetof(l.hostBound), 0, 2},
+		{"live.hostBound", unsafe.Offsetof(fi.live) + unsafe.Offsetof(l.hostBound), unsafe.Offsetof(fi.live) + unsafe.Offsetof(l.hostBound) + 8, 1},
+		{"live.exposed", unsafe.Offsetof(fi.live) + unsafe.Offsetof(l.exposed), 0, 1},
 		{"ring", unsafe.Offsetof(fi.ring), 0, 2},
 		{"waiting", unsafe.Offsetof(fi.waiting), unsafe.Offsetof(fi.waiting) + 24, 2},
 	} {
