@@ -867,7 +867,7 @@ func (x *Executor) group(k GroupKind, rank int) *groupState {
 }
 
 func (x *Executor) sendGroup(i, j int, forward bool) (*groupState, error) {
-	rank := x.inst[i].rank
+	rank := i // full mode's instance i is rank i (sendGroup is full mode's)
 	k := 0
 	if !forward {
 		k = 1
@@ -876,7 +876,7 @@ func (x *Executor) sendGroup(i, j int, forward bool) (*groupState, error) {
 	if gs.g != nil {
 		return gs, nil
 	}
-	g, err := x.cluster.NewGroup([]int{rank, x.inst[j].rank})
+	g, err := x.cluster.NewGroup([]int{rank, j})
 	if err != nil {
 		return nil, err
 	}
