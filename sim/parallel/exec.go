@@ -202,6 +202,9 @@ type instance struct {
 	rate  int64
 	since engine.Time // last rate change
 	end   engine.Time // its scheduled end at the current rate
+	// ctas is the stage's CTA counts (Executor.ctas[stage]) while the
+	// model is on, else nil.
+	ctas *[NumGroupKinds]int32
 }
 
 // hotTask is what the play reads of a task on every event, copied from its
@@ -251,7 +254,7 @@ func NewSymmetric(eng *engine.Engine, l *Layout, progs []*Program) *Executor {
 		fillHot(in.hot, in.need, p)
 		x.inst = append(x.inst, in)
 	}
-	x.h = eng.Register(x)
+	x.h = eng.Register((*symEnds)(x))
 	x.hh = eng.Register((*hostIssuer)(x))
 	return x
 }
@@ -411,8 +414,10 @@ func (h *hostIssuer) Handle(now engine.Time, arg int64) {
 // ahead of the simulation clock; an event is scheduled only for a task
 // whose inputs are ready before its issue ends (hostIssued), so a thread
 // that runs ahead of the GPU costs no events.
-func (x *Executor) hostAdvance(i int) {
-	in := &x.inst[i]
+func (x *Executor) hostAdvance(i int) { x.hostAdvanceOn(&x.inst[i], i) }
+
+// hostAdvanceOn is hostAdvance on in = &x.inst[i].
+func (x *Executor) hostAdvanceOn(in *instance, i int) {
 	p := in.prog
 	// The thread's position and free time live in locals while it runs
 	// ahead (one task per iteration, often hundreds per call), and go back
@@ -475,7 +480,7 @@ func (x *Executor) hostIssued(i, t int) {
 		return
 	}
 	if x.full == nil { // ready, one call shorter
-		x.readySym(i, t)
+		x.readySym(in, i, t)
 	} else {
 		x.readyFull(i, t)
 	}
@@ -575,6 +580,10 @@ func unpack(arg int64) (i, t int) { return int(arg>>32) & (1<<30 - 1), int(uint3
 
 // Handle completes the task packed in arg.
 func (x *Executor) Handle(now engine.Time, arg int64) {
+	if x.full == nil {
+		(*symEnds)(x).Handle(now, arg)
+		return
+	}
 	i, t := unpack(arg)
 	in := &x.inst[i]
 	if ev := in.events; ev != nil {
@@ -587,38 +596,52 @@ func (x *Executor) Handle(now engine.Time, arg int64) {
 		in.cur = -1
 		// A compute task: finish and complete1 would only complete it
 		// on its own rank, communication aside.
-		if x.full != nil {
-			x.complete1Full(i, t)
-		} else {
-			x.completed(i, t)
-		}
-		return
-	}
-	if x.full == nil {
-		x.finishSym(i, t)
+		x.complete1Full(i, t)
 		return
 	}
 	x.finish(i, t)
 }
 
-// finishSym is finish in symmetric mode (where the peer of a send is the
-// instance of its stage): the task's communication releases its SMs, it
-// completes, and a send's receive after it.
-func (x *Executor) finishSym(i, t int) {
-	h := &x.inst[i].hot[t]
-	kind := h.kind
-	if x.sms > 0 && kind.IsComm() {
-		x.commBusy(i, -x.ctasHot(i, h), h.smSized())
+// symEnds is the executor seen as the handler of task ends in symmetric
+// mode (NewSymmetric registers it as Executor.h): Handle without the
+// checks for full mode, the instance found once and handed down.
+type symEnds Executor
+
+// Handle completes the task packed in arg in symmetric mode (where the
+// peer of a send is the instance of its stage): a compute task's end
+// under the interference model unless superseded; else the task's
+// communication releases its SMs, it completes, and a send's receive
+// with it.
+func (h *symEnds) Handle(now engine.Time, arg int64) {
+	x := (*Executor)(h)
+	i, t := unpack(arg)
+	in := &x.inst[i]
+	if ev := in.events; ev != nil {
+		ev[t]++
 	}
-	x.completed(i, t)
-	if kind == KindSend {
-		task := &x.inst[i].prog.Tasks[t]
-		j, m := int(task.Peer), int(task.Match)
-		if x.sms > 0 {
-			recv := &x.inst[j].hot[m]
-			x.commBusy(j, -x.ctasHot(j, recv), recv.smSized())
+	if arg&computeEnd != 0 {
+		if int(in.cur) != t || now != in.end {
+			return // superseded by a rate change
 		}
-		x.completed(j, m)
+		in.cur = -1
+		x.completed(in, i, t)
+		return
+	}
+	task := &in.hot[t]
+	kind := task.kind
+	if x.sms > 0 && kind.IsComm() {
+		x.commBusyOn(in, i, -ctasHot(in, task), task.smSized())
+	}
+	x.completed(in, i, t)
+	if kind == KindSend {
+		send := &in.prog.Tasks[t]
+		j, m := int(send.Peer), int(send.Match)
+		peer := &x.inst[j]
+		if x.sms > 0 {
+			recv := &peer.hot[m]
+			x.commBusyOn(peer, j, -ctasHot(peer, recv), recv.smSized())
+		}
+		x.completed(peer, j, m)
 	}
 }
 
@@ -666,15 +689,16 @@ func (x *Executor) complete1(i, t int) {
 			x.commBusy(i, -x.ctasOf(i, task), task.SMSized)
 		}
 	}
-	x.completed(i, t)
+	x.completed(&x.inst[i], i, t)
 }
 
-// completed is complete1 in symmetric mode once a communication task has
-// released its SMs: it records the end and readies what waited for it.
-func (x *Executor) completed(i, t int) {
-	in := &x.inst[i]
+// completed is complete1 in symmetric mode, for in = &x.inst[i], once a
+// communication task has released its SMs: it records the end and
+// readies what waited for it.
+func (x *Executor) completed(in *instance, i, t int) {
+	now := x.eng.Now()
 	state, need := in.state, in.need
-	state[t].end = x.eng.Now() + 1
+	state[t].end = now + 1
 	x.done++
 	if x.done&0xffff == 0 {
 		x.poll()
@@ -688,14 +712,19 @@ func (x *Executor) completed(i, t int) {
 		st := &state[s]
 		st.start-- // one more input arrived
 		if arrived, need := st.arrived(), need[s]; arrived == need {
-			x.readySym(i, int(s))
+			x.readySym(in, i, int(s))
 		} else if arrived == need-1 && st.issued != 0 {
-			x.hostIssued(i, int(s)) // inputs ready; issued or being issued
+			// Inputs ready; issued or being issued: hostIssued's rule.
+			if iss := st.issued - 1; iss > now {
+				x.eng.At(iss, x.hh, pack(i, int(s)))
+			} else {
+				x.readySym(in, i, int(s))
+			}
 		}
 	}
 	if int(in.hostWait) == t {
 		in.hostWait = -1
-		x.hostAdvance(i)
+		x.hostAdvanceOn(in, i)
 	}
 }
 
@@ -712,7 +741,7 @@ func (x *Executor) peer(i, st int) int {
 // ready starts task t of instance i, whose inputs have all arrived.
 func (x *Executor) ready(i, t int) {
 	if x.full == nil {
-		x.readySym(i, t)
+		x.readySym(&x.inst[i], i, t)
 	} else {
 		x.readyFull(i, t)
 	}
@@ -724,11 +753,11 @@ func (x *Executor) readyFull(i, t int) {
 	x.readyAt(i, t, fi, &x.full.stage[fi.stage], x.eng.Now())
 }
 
-// readySym is ready in symmetric mode: every task starts now, a send's
-// receive on the peer stage's instance with it, and ends after its Dur
-// (a compute task under the interference model: when its work is done).
-func (x *Executor) readySym(i, t int) {
-	in := &x.inst[i]
+// readySym is ready in symmetric mode, for in = &x.inst[i]: every task
+// starts now, a send's receive on the peer stage's instance with it, and
+// ends after its Dur (a compute task under the interference model: when
+// its work is done).
+func (x *Executor) readySym(in *instance, i, t int) {
 	h := &in.hot[t]
 	now := x.eng.Now()
 	in.state[t].start = now + 1
@@ -739,17 +768,17 @@ func (x *Executor) readySym(i, t int) {
 		peer := &x.inst[j]
 		peer.state[m].start = now + 1
 		if x.sms > 0 {
-			x.commBusy(i, x.ctasHot(i, h), h.smSized())
+			x.commBusyOn(in, i, ctasHot(in, h), h.smSized())
 			recv := &peer.hot[m]
-			x.commBusy(j, x.ctasHot(j, recv), recv.smSized())
+			x.commBusyOn(peer, j, ctasHot(peer, recv), recv.smSized())
 		}
 	case x.sms > 0 && k.IsCompute():
-		x.startCompute(i, t, h.dur, h.share)
+		x.startComputeOn(in, i, t, h.dur, h.share)
 		return
 	case x.sms > 0 && k.IsComm():
-		x.commBusy(i, x.ctasHot(i, h), h.smSized())
+		x.commBusyOn(in, i, ctasHot(in, h), h.smSized())
 	}
-	x.eng.After(h.dur, x.h, pack(i, t))
+	x.eng.At(now.Add(max(h.dur, 0)), x.h, pack(i, t)) // After(h.dur, …)
 }
 
 // TimeByTask makes the collectives of group kind k take their task's priced

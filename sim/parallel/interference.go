@@ -74,6 +74,9 @@ func (x *Executor) SetInterferenceSpans(iv Interference, spans [][NumGroupKinds]
 		return fmt.Errorf("parallel: interference %+v: counts must not be negative", iv)
 	case iv.SMs == 0 || iv.CommCTAs == (hardware.CommCTAs{}):
 		x.sms, x.ctas = 0, nil
+		for i := range x.inst {
+			x.inst[i].ctas = nil
+		}
 		return nil
 	}
 	x.ctas = make([][NumGroupKinds]int32, len(x.progs))
@@ -98,7 +101,8 @@ func (x *Executor) SetInterferenceSpans(iv Interference, spans [][NumGroupKinds]
 	x.persistent = iv.Persistent
 	x.maxDur = engine.Time(math.MaxInt64 / x.sms)
 	for i := range x.inst {
-		x.inst[i].cur = -1
+		in := &x.inst[i]
+		in.cur, in.ctas = -1, &x.ctas[in.stage]
 	}
 	return nil
 }
@@ -198,16 +202,28 @@ func (x *Executor) rateOf(in *instance) int64 {
 // GEMMShare: its work is Dur × SMs SM-nanoseconds, and it ends when that
 // work is done at the current rate.
 func (x *Executor) startCompute(i, t int, dur engine.Time, share uint16) {
-	in := &x.inst[i]
+	x.startComputeOn(&x.inst[i], i, t, dur, share)
+}
+
+// startComputeOn is startCompute on in = &x.inst[i].
+func (x *Executor) startComputeOn(in *instance, i, t int, dur engine.Time, share uint16) {
 	now := x.eng.Now()
 	in.cur = int32(t)
 	in.share = share
 	in.since = now
-	in.rate = x.rateOf(in)
-	if dur > x.maxDur {
+	switch {
+	case dur > x.maxDur:
 		// Dur × SMs does not fit int64: neither does the task's end.
+		in.rate = x.rateOf(in)
 		in.rem, in.end = math.MaxInt64, engine.Forever
-	} else {
+	case in.busy == 0:
+		// No communication in flight: rateOf is SMs (rate with b = 0),
+		// and ⌈Dur·SMs / SMs⌉ is Dur, without the two divisions.
+		in.rate = x.sms
+		in.rem = int64(dur) * x.sms
+		in.end = now.Add(dur)
+	default:
+		in.rate = x.rateOf(in)
 		in.rem = int64(dur) * x.sms
 		in.end = now.Add(ceilDiv(in.rem, in.rate))
 	}
@@ -221,14 +237,24 @@ func (x *Executor) startCompute(i, t int, dur engine.Time, share uint16) {
 // runs at the new one. A stale end event is recognised in Handle because
 // its time is no longer the instance's end.
 func (x *Executor) commBusy(i int, delta int32, sized bool) {
-	in := &x.inst[i]
+	x.commBusyOn(&x.inst[i], i, delta, sized)
+}
+
+// commBusyOn is commBusy on in = &x.inst[i]; small enough to be inlined:
+// most changes of communication find no compute task running.
+func (x *Executor) commBusyOn(in *instance, i int, delta int32, sized bool) {
 	in.busy += delta
 	if sized {
 		in.sized += delta
 	}
-	if in.cur < 0 {
-		return // the rate matters to a running compute task only
+	if in.cur >= 0 {
+		x.rerate(in, i)
 	}
+}
+
+// rerate moves the end of in's running compute task (in = &x.inst[i],
+// in.cur ≥ 0) after its communication changed: commBusy.
+func (x *Executor) rerate(in *instance, i int) {
 	old := in.rate // x.rate of the counts before this change (instance.rate)
 	nw := x.rateOf(in)
 	if old == nw {
@@ -258,12 +284,13 @@ func (x *Executor) ctasOf(i int, task *Task) int32 {
 	return x.ctas[x.inst[i].stage][task.Group]
 }
 
-// ctasHot is ctasOf for a task's hotTask.
-func (x *Executor) ctasHot(i int, h *hotTask) int32 {
+// ctasHot is ctasOf for a task's hotTask on instance in, with the
+// interference model on (in.ctas set).
+func ctasHot(in *instance, h *hotTask) int32 {
 	if h.flags&hotCopyEngine != 0 {
 		return 0
 	}
-	return x.ctas[x.inst[i].stage][h.group]
+	return in.ctas[h.group]
 }
 
 // ceilDiv is ⌈a/b⌉ for a ≥ 0, b > 0, in engine time.
