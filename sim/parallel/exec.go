@@ -418,12 +418,31 @@ func (x *Executor) hostAdvance(i int) { x.hostAdvanceOn(&x.inst[i], i) }
 
 // hostAdvanceOn is hostAdvance on in = &x.inst[i].
 func (x *Executor) hostAdvanceOn(in *instance, i int) {
+	for {
+		t, ok := in.hostRun()
+		if !ok {
+			return
+		}
+		x.hostIssued(in, i, t)
+	}
+}
+
+// hostRun plays in's host thread from its next task on until it issues a
+// task whose other inputs have all arrived, which it returns (ok), or
+// parks (hostAdvance), or has issued every task. A loop without calls: its
+// state stays in registers over the tasks the thread runs through.
+func (in *instance) hostRun() (int, bool) {
 	p := in.prog
 	// The thread's position and free time live in locals while it runs
 	// ahead (one task per iteration, often hundreds per call), and go back
-	// to the instance where it parks or readies a task.
-	hot, state, need := in.hot, in.state, in.need
-	t, free := int(in.hostNext), in.hostFree
+	// to the instance where it parks or issues a task with its inputs in.
+	hot := in.hot
+	state, need := in.state[:len(hot)], in.need[:len(hot)] // (no bounds checks at t)
+	qself, qrest := p.qself, p.qrest
+	if qself != nil {
+		qself, qrest = qself[:len(hot)], qrest[:len(hot)]
+	}
+	t, free := int(uint32(in.hostNext)), in.hostFree // (hostNext ≥ 0: no bounds checks at t)
 	for ; t < len(hot); t++ {
 		task := &hot[t]
 		if task.kind == KindRecv {
@@ -436,7 +455,7 @@ func (x *Executor) hostAdvanceOn(in *instance, i int) {
 			e := state[w].end
 			if e == 0 {
 				in.hostNext, in.hostFree, in.hostWait = int32(t), free, w
-				return
+				return 0, false
 			}
 			begin = max(begin, e-1)
 		}
@@ -444,46 +463,42 @@ func (x *Executor) hostAdvanceOn(in *instance, i int) {
 			e := state[w].end
 			if e == 0 {
 				in.hostNext, in.hostFree, in.hostWait = int32(t), free, w
-				return
+				return 0, false
 			}
 			begin = max(begin, e-1)
 		}
 		issued := begin + task.issue
-		if p.qself != nil { // Program.QueueSelf
-			if w := p.qself[t] - 1; w >= 0 {
+		if qself != nil { // Program.QueueSelf
+			if w := qself[t] - 1; w >= 0 {
 				e := state[w].end
 				if e == 0 {
 					in.hostNext, in.hostFree, in.hostWait = int32(t), free, w
-					return
+					return 0, false
 				}
-				issued = max(issued, e-1+p.qrest[t])
+				issued = max(issued, e-1+qrest[t])
 			}
 		}
 		free = issued
 		st := &state[t]
 		st.issued = free + 1
 		if st.arrived() == need[t]-1 { // every input ready: only the issue is missing
-			in.hostNext, in.hostFree = int32(t), free
-			x.hostIssued(i, t)
-			t, free = int(in.hostNext), in.hostFree // as the instance has them after the call
+			in.hostNext, in.hostFree = int32(t+1), free
+			return t, true
 		}
 	}
 	in.hostNext, in.hostFree = int32(t), free
+	return 0, false
 }
 
-// hostIssued makes task t of instance i, whose inputs are all ready and
-// whose issue is known, ready now or when its issue ends.
-func (x *Executor) hostIssued(i, t int) {
-	in := &x.inst[i]
-	if d := in.state[t].Issued() - x.eng.Now(); d > 0 {
-		x.eng.After(d, x.hh, pack(i, t))
+// hostIssued makes task t of instance i (in = &x.inst[i], symmetric
+// mode), whose inputs are all ready and whose issue is known, ready now
+// or when its issue ends.
+func (x *Executor) hostIssued(in *instance, i, t int) {
+	if iss := in.state[t].issued - 1; iss > x.eng.Now() {
+		x.eng.At(iss, x.hh, pack(i, t))
 		return
 	}
-	if x.full == nil { // ready, one call shorter
-		x.readySym(in, i, t)
-	} else {
-		x.readyFull(i, t)
-	}
+	x.readySym(in, i, t)
 }
 
 // Instances is the number of played ranks.
@@ -708,18 +723,38 @@ func (x *Executor) completed(in *instance, i, t int) {
 			x.eng.Stop()
 		}
 	}
-	for _, s := range in.prog.Succ(t) {
+	// Program.Succ(t), walked by index: cheaper than making the subslice.
+	p := in.prog
+	off := p.succOf[:t+2]
+	succ := p.succ[:off[t+1]]
+	for k := off[t]; k < int32(len(succ)); k++ {
+		s := succ[k]
 		st := &state[s]
 		st.start-- // one more input arrived
-		if arrived, need := st.arrived(), need[s]; arrived == need {
-			x.readySym(in, i, int(s))
-		} else if arrived == need-1 && st.issued != 0 {
-			// Inputs ready; issued or being issued: hostIssued's rule.
+		if arrived, need := st.arrived(), need[s]; arrived != need {
+			if arrived != need-1 || st.issued == 0 {
+				continue
+			}
+			// Inputs ready; issued or being issued: hostIssued, inlined.
 			if iss := st.issued - 1; iss > now {
 				x.eng.At(iss, x.hh, pack(i, int(s)))
-			} else {
-				x.readySym(in, i, int(s))
+				continue
 			}
+		}
+		// readySym, inlined for what is not a send.
+		h := &in.hot[s]
+		switch kind := h.kind; {
+		case kind == KindSend:
+			x.readySym(in, i, int(s))
+		case x.sms > 0 && kind.IsCompute():
+			st.start = now + 1
+			x.startComputeOn(in, i, int(s), h.dur, h.share)
+		default:
+			st.start = now + 1
+			if x.sms > 0 && kind.IsComm() {
+				x.commBusyOn(in, i, ctasHot(in, h), h.smSized())
+			}
+			x.eng.At(now.Add(max(h.dur, 0)), x.h, pack(i, int(s))) // After(h.dur, …)
 		}
 	}
 	if int(in.hostWait) == t {

@@ -345,3 +345,87 @@ func runInterfered(t *testing.T, p *Program, iv Interference) (start, end []engi
 	_, _, _, start, end = x.Instance(0)
 	return start, end
 }
+
+// TestRateIdleIsSMs: with no communication in flight a compute task runs
+// at the full SMs whatever its GEMM share, band GEMMs, sized CTAs or the
+// persistent-GEMM model; startCompute takes this case without rateOf's
+// divisions (its end is then start + Dur exactly), so rateOf must agree.
+func TestRateIdleIsSMs(t *testing.T) {
+	band := &Program{bands: []taskBand{{task: 0, share: 30000, ctas: 1}}}
+	for _, c := range []struct {
+		sms        int64
+		persistent bool
+		share      uint16
+		sized      int32
+		prog       *Program
+	}{
+		{132, false, 0, 0, &Program{}},
+		{132, true, 0, 0, &Program{}},
+		{132, true, 65535, 0, &Program{}},
+		{132, true, 32767, 24, &Program{}},
+		{100, true, 20000, 0, band},
+		{100, false, 20000, 0, band},
+		{1, true, 65535, 0, band},
+	} {
+		x := &Executor{sms: c.sms, capCTAs: int32(c.sms / 2), persistent: c.persistent}
+		in := &instance{prog: c.prog, cur: 0, share: c.share, sized: c.sized}
+		if r := x.rateOf(in); r != c.sms {
+			t.Errorf("%+v: rate %d with nothing in flight, want the SMs %d", c, r, c.sms)
+		}
+	}
+}
+
+// TestSuccessorStartsAsAtBegin plays TestInterferenceHand's compute task
+// readied as the successor of a 0 ns host stall instead of at the start:
+// completed starts it (its own copy of readySym's start) at time 0 while
+// the collectives started by begin are in flight, so its rate comes from
+// rateOf, and the hand-derived ends are the same. The collectives, readied
+// by completed too where they wait for another task, keep their Dur.
+func TestSuccessorStartsAsAtBegin(t *testing.T) {
+	const D = 1000
+	iv := Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0, false}
+	tp := func(d engine.Time) Task { return coll(GroupTP, StreamTP, d) }
+	dp := func(d engine.Time) Task { return coll(GroupDP, StreamDP, d) }
+	stall := Task{Kind: KindHostSync, Stream: StreamCompute, Name: internName("moe_host_sync")}
+	cases := []struct {
+		name    string
+		iv      Interference
+		tasks   []Task // after the stall (task 0); the compute task is task 1
+		deps    [][]int32
+		wantEnd engine.Time // of the compute task
+	}{
+		// 400 ns at 0.8: D + 400·20/100.
+		{"inside", iv, []Task{compute(D), tp(400)}, [][]int32{{0}, nil}, 1080},
+		// 1000 / 0.8.
+		{"longer", iv, []Task{compute(D), tp(2000)}, [][]int32{{0}, nil}, 1250},
+		// TP [0,300] at 0.8, then DP [300,700] at 0.7 (readied by
+		// completed beside the running compute task): D + 60 + 120.
+		{"rate changes mid-task", iv, []Task{compute(D), tp(300), dp(400)}, [][]int32{{0}, nil, {2}}, 1180},
+		// 24 of 132 SMs: D + ⌈400·24/132⌉.
+		{"rounding up", Interference{132, hardware.CommCTAs{ScaleUp: 24, ScaleOut: 16, P2P: 2}, 0, false},
+			[]Task{compute(D), tp(400)}, [][]int32{{0}, nil}, 1073},
+		// Persistent GEMMs, all GEMM: 2 waves beside 20 of 100 SMs.
+		{"persistent GEMM", Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0, true},
+			[]Task{gemm(D, 65535), tp(400)}, [][]int32{{0}, nil}, 1200},
+		// A copy-engine transfer holds no SMs.
+		{"copy engine", iv, []Task{compute(D), copyEngine(tp(400))}, [][]int32{{0}, nil}, 1000},
+		// Nothing in flight when it starts: the full rate, Dur.
+		{"alone", iv, []Task{compute(D), tp(400)}, [][]int32{{0}, {1}}, 1000},
+		{"off", Interference{}, []Task{compute(D), tp(400)}, [][]int32{{0}, nil}, 1000},
+	}
+	for _, c := range cases {
+		tasks, deps := append([]Task{stall}, c.tasks...), append([][]int32{nil}, c.deps...)
+		start, end := runInterfered(t, handProgram(tasks, deps), c.iv)
+		if start[0] != 0 || end[0] != 0 {
+			t.Errorf("%s: stall [%d, %d], want [0, 0]", c.name, start[0], end[0])
+		}
+		if start[1] != 0 || end[1] != c.wantEnd {
+			t.Errorf("%s: compute task [%d, %d], want [0, %d]", c.name, start[1], end[1], c.wantEnd)
+		}
+		for i := 2; i < len(tasks); i++ {
+			if end[i]-start[i] != tasks[i].Dur {
+				t.Errorf("%s: task %d lasts %d, want %d", c.name, i, end[i]-start[i], tasks[i].Dur)
+			}
+		}
+	}
+}
