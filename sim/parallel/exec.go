@@ -712,7 +712,7 @@ func (x *Executor) complete1(i, t int) {
 // readies what waited for it.
 func (x *Executor) completed(in *instance, i, t int) {
 	now := x.eng.Now()
-	state, need := in.state, in.need
+	state := in.state // (need is read through in: one spill fewer)
 	state[t].end = now + 1
 	x.done++
 	if x.done&0xffff == 0 {
@@ -731,7 +731,7 @@ func (x *Executor) completed(in *instance, i, t int) {
 		s := succ[k]
 		st := &state[s]
 		st.start-- // one more input arrived
-		if arrived, need := st.arrived(), need[s]; arrived != need {
+		if arrived, need := st.arrived(), in.need[s]; arrived != need {
 			if arrived != need-1 || st.issued == 0 {
 				continue
 			}
