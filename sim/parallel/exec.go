@@ -438,11 +438,7 @@ func (in *instance) hostRun() (int, bool) {
 	// to the instance where it parks or issues a task with its inputs in.
 	hot := in.hot
 	state, need := in.state[:len(hot)], in.need[:len(hot)] // (no bounds checks at t)
-	qself, qrest := p.qself, p.qrest
-	if qself != nil {
-		qself, qrest = qself[:len(hot)], qrest[:len(hot)]
-	}
-	t, free := int(uint32(in.hostNext)), in.hostFree // (hostNext ≥ 0: no bounds checks at t)
+	t, free := int(uint32(in.hostNext)), in.hostFree       // (hostNext ≥ 0: no bounds checks at t)
 	for ; t < len(hot); t++ {
 		task := &hot[t]
 		if task.kind == KindRecv {
@@ -468,14 +464,14 @@ func (in *instance) hostRun() (int, bool) {
 			begin = max(begin, e-1)
 		}
 		issued := begin + task.issue
-		if qself != nil { // Program.QueueSelf
-			if w := qself[t] - 1; w >= 0 {
+		if p.qself != nil { // Program.QueueSelf
+			if w := p.qself[t] - 1; w >= 0 {
 				e := state[w].end
 				if e == 0 {
 					in.hostNext, in.hostFree, in.hostWait = int32(t), free, w
 					return 0, false
 				}
-				issued = max(issued, e-1+qrest[t])
+				issued = max(issued, e-1+p.qrest[t])
 			}
 		}
 		free = issued
