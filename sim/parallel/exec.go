@@ -163,7 +163,7 @@ func (s *taskState) Issued() engine.Time { return s.issued - 1 }
 func (s *taskState) arrived() int32 { return int32(-s.start) }
 
 type instance struct {
-	rank, stage int
+	rank, stage int32
 	prog        *Program
 	// state is the rank's per-task state, in program order; need the
 	// inputs each task waits for (its dependencies and, with a host
@@ -182,6 +182,9 @@ type instance struct {
 	// instance have ended (0: none watched).
 	watch int32
 	rem   int64 // the running compute task's remaining work at since, in SM-nanoseconds
+	// ctas is the stage's CTA counts (Executor.ctas[stage]) while the
+	// model is on, else nil.
+	ctas *[NumGroupKinds]int32
 
 	// The last cache line (TestInstanceLayout): what every engine event
 	// of a rank reads in full mode (Handle, commBusy), 16,384 ranks' worth
@@ -202,9 +205,6 @@ type instance struct {
 	rate  int64
 	since engine.Time // last rate change
 	end   engine.Time // its scheduled end at the current rate
-	// ctas is the stage's CTA counts (Executor.ctas[stage]) while the
-	// model is on, else nil.
-	ctas *[NumGroupKinds]int32
 }
 
 // hotTask is what the play reads of a task on every event, copied from its
@@ -242,7 +242,7 @@ func NewSymmetric(eng *engine.Engine, l *Layout, progs []*Program) *Executor {
 	}
 	x.inst = make([]instance, 0, len(progs))
 	for s, p := range progs {
-		in := instance{rank: l.RankOf(Coord{PP: s}), stage: s, prog: p, cur: -1, hostWait: -1}
+		in := instance{rank: int32(l.RankOf(Coord{PP: s})), stage: int32(s), prog: p, cur: -1, hostWait: -1}
 		if a := p.arena; a != nil {
 			in.state, in.need = a.buffers(s, len(p.Tasks))
 			clear(in.state)
@@ -274,7 +274,7 @@ func NewFull(eng *engine.Engine, l *Layout, progs []*Program, r *collectives.Run
 		st := l.CoordOf(rank).PP
 		// The task times (state) are given to the kept ranks at Run
 		// (KeepTimes); the play itself runs on x.full.
-		x.inst[rank] = instance{rank: rank, stage: st, prog: progs[st], cur: -1, hostWait: -1, need: need[st], hot: hot[st]}
+		x.inst[rank] = instance{rank: int32(rank), stage: int32(st), prog: progs[st], cur: -1, hostWait: -1, need: need[st], hot: hot[st]}
 	}
 	x.full = newFullMode(x)
 	for k := GroupKind(0); k < NumGroupKinds; k++ {
@@ -505,13 +505,13 @@ func (x *Executor) Instances() int { return len(x.inst) }
 func (x *Executor) Instance(i int) (rank, stage int, p *Program, start, end []engine.Time) {
 	in := &x.inst[i]
 	start, end, _ = x.Times(i, nil, nil, nil)
-	return in.rank, in.stage, in.prog, start, end
+	return int(in.rank), int(in.stage), in.prog, start, end
 }
 
 // Place returns the rank and stage of instance i.
 func (x *Executor) Place(i int) (rank, stage int, p *Program) {
 	in := &x.inst[i]
-	return in.rank, in.stage, in.prog
+	return int(in.rank), int(in.stage), in.prog
 }
 
 // Symmetric reports whether instances stand for every rank of their stage.
@@ -764,7 +764,7 @@ func (x *Executor) peer(i, st int) int {
 	if x.symmetric {
 		return st
 	}
-	c := x.layout.CoordOf(x.inst[i].rank)
+	c := x.layout.CoordOf(int(x.inst[i].rank))
 	c.PP = st
 	return x.layout.RankOf(c)
 }

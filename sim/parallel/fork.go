@@ -275,7 +275,7 @@ func (x *Executor) Resume(f *Fork) error {
 	for i := range x.inst {
 		in, fi := &x.inst[i], &f.inst[i]
 		p, c := in.prog, fi.common
-		if len(p.Tasks) < int(c) || len(in.hot) != len(p.Tasks) || p.Hosted != fi.hosted || in.stage != i || in.events != nil && !fi.counted {
+		if len(p.Tasks) < int(c) || len(in.hot) != len(p.Tasks) || p.Hosted != fi.hosted || int(in.stage) != i || in.events != nil && !fi.counted {
 			return ErrNoResume
 		}
 		// The dependencies, all at once: the prefixes' offsets equal (both
@@ -436,7 +436,7 @@ func (x *Executor) setWatch(cut func(stage int) int) bool {
 	for i := range x.inst {
 		in := &x.inst[i]
 		in.watch = 0
-		e := cut(in.stage)
+		e := cut(int(in.stage))
 		if e <= 0 || e >= len(in.prog.entries)-1 {
 			continue
 		}
