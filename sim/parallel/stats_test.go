@@ -171,12 +171,7 @@ func TestAppendIntervalSameUnion(t *testing.T) {
 // copy.
 func refMerge(v []interval) []interval {
 	v = slices.Clone(v)
-	slices.SortFunc(v, func(x, y interval) int {
-		if x.a != y.a {
-			return int(x.a - y.a)
-		}
-		return int(x.b - y.b)
-	})
+	slices.SortFunc(v, compareIntervals)
 	var out []interval
 	for _, x := range v {
 		if n := len(out); n > 0 && x.a <= out[n-1].b {
