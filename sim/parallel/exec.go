@@ -137,10 +137,11 @@ func (gs *groupState) arrive(t int) bool {
 // taskState is one task's state on one rank, 24 bytes. The zero value is a
 // task not yet started: times are stored plus one (0: not yet), so that the
 // state of 16,384 ranks needs no filling before the run (issue 18), and
-// what a completion touches shares a cache line.
+// what a completion touches shares a cache line. The inputs a task still
+// waits for are counted apart (instance.need), on a dense array: an input
+// that is not a task's last touches 4 bytes, not this record's line.
 type taskState struct {
-	// start is when the task started plus one; until it starts, minus the
-	// number of its inputs that have arrived (0, -1, …; ready at -need).
+	// start is when the task started plus one; 0 until it starts.
 	start engine.Time
 	end   engine.Time // when it ended, plus one; 0: not yet
 	// issued is when the host thread finished issuing the task, plus one
@@ -158,16 +159,15 @@ func (s *taskState) Start() engine.Time {
 func (s *taskState) End() engine.Time    { return s.end - 1 }
 func (s *taskState) Issued() engine.Time { return s.issued - 1 }
 
-// arrived is the number of inputs of a task not yet started that have
-// arrived (its dependencies' ends and, with a host thread, its issue).
-func (s *taskState) arrived() int32 { return int32(-s.start) }
-
 type instance struct {
 	rank, stage int32
 	prog        *Program
-	// state is the rank's per-task state, in program order; need the
-	// inputs each task waits for (its dependencies and, with a host
-	// thread, its issue), shared by every rank of the stage.
+	// state is the rank's per-task state, in program order. need is,
+	// per task, the inputs it waits for (its dependencies and, with a
+	// host thread, its issue; fillHot): in symmetric mode the instance's
+	// own, counted down as they arrive (completed, hostRun; 0: every
+	// input in), in full mode shared by every rank of the stage and read
+	// only (the play counts on fullTask).
 	state []taskState
 	need  []int32
 	// hot is what the play reads of each task (hotTask), in program
@@ -475,15 +475,28 @@ func (in *instance) hostRun() (int, bool) {
 			}
 		}
 		free = issued
-		st := &state[t]
-		st.issued = free + 1
-		if st.arrived() == need[t]-1 { // every input ready: only the issue is missing
+		state[t].issued = free + 1
+		n := need[t] - 1 // the issue is one of its inputs
+		need[t] = n
+		if n == 0 { // every input ready: the issue was the last
 			in.hostNext, in.hostFree = int32(t+1), free
 			return t, true
 		}
 	}
 	in.hostNext, in.hostFree = int32(t), free
 	return 0, false
+}
+
+// depsIn reports whether every dependency of task t, not yet started, has
+// arrived (symmetric mode): need[t] counts down its dependencies and, with
+// a host thread, its issue (fillHot), which hostRun counts when it sets
+// issued.
+func (in *instance) depsIn(t int) bool {
+	n := in.need[t]
+	if in.prog.Hosted && in.hot[t].kind != KindRecv && in.state[t].issued == 0 {
+		n-- // the issue, still to come
+	}
+	return n <= 0
 }
 
 // hostIssued makes task t of instance i (in = &x.inst[i], symmetric
@@ -708,7 +721,7 @@ func (x *Executor) complete1(i, t int) {
 // readies what waited for it.
 func (x *Executor) completed(in *instance, i, t int) {
 	now := x.eng.Now()
-	state := in.state // (need is read through in: one spill fewer)
+	state := in.state
 	state[t].end = now + 1
 	x.done++
 	if x.done&0xffff == 0 {
@@ -723,19 +736,22 @@ func (x *Executor) completed(in *instance, i, t int) {
 	p := in.prog
 	off := p.succOf[:t+2]
 	succ := p.succ[:off[t+1]]
+	need := in.need[:len(state)] // (one bounds check at s for both)
 	for k := off[t]; k < int32(len(succ)); k++ {
 		s := succ[k]
+		n := need[s] - 1 // one more input arrived
+		need[s] = n
+		if n != 0 {
+			continue // (the task's state line untouched)
+		}
+		// Every input in. With a host thread the issue is one of them,
+		// computed ahead of the clock: hostIssued, inlined (a task
+		// without one, or a receive, has issued 0, and -1 is never
+		// after now).
 		st := &state[s]
-		st.start-- // one more input arrived
-		if arrived, need := st.arrived(), in.need[s]; arrived != need {
-			if arrived != need-1 || st.issued == 0 {
-				continue
-			}
-			// Inputs ready; issued or being issued: hostIssued, inlined.
-			if iss := st.issued - 1; iss > now {
-				x.eng.At(iss, x.hh, pack(i, int(s)))
-				continue
-			}
+		if iss := st.issued - 1; iss > now {
+			x.eng.At(iss, x.hh, pack(i, int(s)))
+			continue
 		}
 		// readySym, inlined for what is not a send.
 		h := &in.hot[s]

@@ -96,6 +96,7 @@ func prefix(p *Program, e int) int32 {
 type forkInst struct {
 	common  int32       // the common prefix's tasks
 	state   []taskState // theirs
+	need    []int32     // their inputs still awaited (instance.need)
 	events  []int32     // their engine events (CountEvents; counted: kept)
 	counted bool
 	// hot is the saving executor's hotTasks of the program, until Detach
@@ -154,7 +155,7 @@ func (f *Fork) save(x *Executor, st Steady) {
 				}
 				continue
 			}
-			if s := in.state[t]; s.start > 0 || s.arrived() >= p.ndeps[t] {
+			if in.state[t].start > 0 || in.depsIn(int(t)) {
 				return // this play has run past the common prefix
 			}
 		}
@@ -166,6 +167,7 @@ func (f *Fork) save(x *Executor, st Steady) {
 		fi := &f.inst[len(f.inst)-1]
 		// (field by field: Detach's slices keep their storage)
 		fi.common, fi.state = c, append(fi.state[:0], in.state[:c]...)
+		fi.need = append(fi.need[:0], in.need[:c]...)
 		fi.events, fi.counted = fi.events[:0], in.events != nil
 		fi.hot = in.hot
 		if fi.counted {
@@ -325,11 +327,12 @@ func (x *Executor) Resume(f *Fork) error {
 		}
 	}
 	// The state: the prefixes', and past them the inputs that have
-	// arrived.
+	// arrived (need past a prefix is as NewSymmetric filled it).
 	for i := range x.inst {
 		in, fi := &x.inst[i], &f.inst[i]
 		copy(in.state, fi.state)
 		clear(in.state[fi.common:])
+		copy(in.need, fi.need)
 		if in.events != nil {
 			copy(in.events, fi.events)
 			clear(in.events[fi.common:])
@@ -352,8 +355,8 @@ func (x *Executor) Resume(f *Fork) error {
 			}
 			for k := len(succ) - 1; k >= 0 && succ[k] >= c; k-- {
 				t := succ[k]
-				state[t].start-- // one more input arrived
-				if state[t].arrived() >= p.ndeps[t] && hot[t].kind != KindRecv {
+				in.need[t]-- // one more input arrived
+				if in.depsIn(int(t)) && hot[t].kind != KindRecv {
 					early = true
 				}
 			}
@@ -368,7 +371,9 @@ func (x *Executor) Resume(f *Fork) error {
 		}
 		if early {
 			for j := range x.inst {
-				clear(x.inst[j].state)
+				in := &x.inst[j]
+				clear(in.state)
+				fillNeed(in.need, in.prog) // as NewSymmetric left it
 			}
 			return ErrNoResume
 		}

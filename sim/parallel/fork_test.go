@@ -390,6 +390,10 @@ func TestResumeRefusesATaskWithItsInputs(t *testing.T) {
 					t.Fatalf("%s: stage %d task %d: a refused Resume left state %+v", c.name, i, u, s)
 				}
 			}
+			in := &x.inst[i]
+			if want := fillNeed(make([]int32, len(in.need)), in.prog); !reflect.DeepEqual(in.need, want) {
+				t.Fatalf("%s: stage %d: a refused Resume left the awaited inputs %v, want %v", c.name, i, in.need, want)
+			}
 		}
 		if c.name == "prefix cut before an ended task" {
 			if err := x.Run(); err != nil {

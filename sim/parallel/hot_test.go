@@ -116,3 +116,56 @@ func TestComputeEndSuperseded(t *testing.T) {
 		t.Errorf("%d events, want 7", n)
 	}
 }
+
+// The symmetric play counts each task's awaited inputs down in place
+// (instance.need): a dependency's end and, with a host thread, the issue
+// count one each, and the task starts at the last. Hand-worked: task 2
+// waits for tasks 0 (100 ns) and 1 (50 ns). Hosted (issue 10 ns each, the
+// thread runs ahead): 0 and 1 are issued at 10 and 20 and start then, 2 is
+// issued at 30 (3 → 2 awaited), 1 ends at 70 (→ 1), 0 at 110 (→ 0), and 2
+// starts at 110. Without a host thread: 0 and 1 start at 0, 1 ends at 50
+// (2 → 1), 0 at 100 (→ 0), 2 starts at 100.
+func TestNeedCountsDown(t *testing.T) {
+	l, err := NewLayout(1, 1, 1, 1, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type check struct {
+		at    engine.Time
+		need  []int32
+		start engine.Time // task 2's, -1 not yet
+	}
+	for _, c := range []struct {
+		hosted bool
+		checks []check
+	}{
+		{true, []check{{0, []int32{0, 0, 2}, -1}, {69, []int32{0, 0, 2}, -1}, {70, []int32{0, 0, 1}, -1}, {110, []int32{0, 0, 0}, 110}}},
+		{false, []check{{0, []int32{0, 0, 2}, -1}, {50, []int32{0, 0, 1}, -1}, {100, []int32{0, 0, 0}, 100}}},
+	} {
+		tasks := []Task{compute(100), compute(50), compute(20)}
+		for i := range tasks {
+			tasks[i].Issue = 10
+		}
+		p := handProgram(tasks, [][]int32{nil, nil, {0, 1}})
+		p.Hosted = c.hosted
+		eng := engine.New()
+		x := NewSymmetric(eng, l, []*Program{p})
+		x.begin()
+		for _, k := range c.checks {
+			eng.RunUntil(k.at)
+			in := &x.inst[0]
+			for u, n := range k.need {
+				if in.need[u] != n {
+					t.Errorf("hosted %v, at %d: task %d awaits %d inputs, want %d", c.hosted, k.at, u, in.need[u], n)
+				}
+			}
+			if s := in.state[2].Start(); s != k.start {
+				t.Errorf("hosted %v, at %d: task 2 started at %d, want %d", c.hosted, k.at, s, k.start)
+			}
+		}
+		eng.Run()
+		if err := x.ended(); err != nil {
+			t.Errorf("hosted %v: %v", c.hosted, err)
+		}
+	}
+}
