@@ -547,10 +547,13 @@ func (x *Executor) begin() {
 		x.runFull()
 	} else {
 		for i := range x.inst {
+			// (need and hot in locals: a start changes neither)
 			in := &x.inst[i]
-			for t := range in.prog.Tasks {
-				if in.need[t] == 0 && in.hot[t].kind != KindRecv {
-					x.ready(i, t)
+			need := in.need
+			hot := in.hot[:len(need)]
+			for t, n := range need {
+				if n == 0 && hot[t].kind != KindRecv {
+					x.readySym(in, i, t)
 				}
 			}
 		}
@@ -737,7 +740,8 @@ func (x *Executor) completed(in *instance, i, t int) {
 	off := p.succOf[:t+2]
 	succ := p.succ[:off[t+1]]
 	need := in.need[:len(state)] // (one bounds check at s for both)
-	for k := off[t]; k < int32(len(succ)); k++ {
+	// (k unsigned: the loop's test is its bounds check)
+	for k := uint(uint32(off[t])); k < uint(len(succ)); k++ {
 		s := succ[k]
 		n := need[s] - 1 // one more input arrived
 		need[s] = n
