@@ -17,9 +17,9 @@ import "github.com/simtrain/simtrain/sim/pipeline"
 type Arena struct {
 	progs   []*Program
 	recvs   recvIndex
-	inst    []instanceBuffers
-	events  [][]int32    // Executor.CountEvents' counters, per instance
-	scratch statsScratch // Executor.Stats' storage
+	sym     instanceBuffers // the symmetric executor's (Arena.symBuffers, reuse.go)
+	events  [][]int32       // Executor.CountEvents' counters, per instance
+	scratch statsScratch    // Executor.Stats' storage
 	// caches are Build's block-cost tables, one per device class, reset
 	// for each build (≈ 45 KB each: allocating them afresh was 9% of the
 	// bytes a sweep allocated).
@@ -95,7 +95,8 @@ func (a *Arena) blockCache(class int, cfg *StepConfig, pr Pricer, stage int) *bl
 	return newBlockCache(cfg, pr, stage, a.caches[class])
 }
 
-// instanceBuffers are one executed instance's per-task storage.
+// instanceBuffers are a symmetric execution's per-task storage, every
+// stage's in one array (Arena.symBuffers, reuse.go).
 type instanceBuffers struct {
 	state []taskState
 	need  []int32
@@ -123,18 +124,6 @@ func (a *Arena) program(s int) *Program {
 		qselfBuf: p.qselfBuf, qrestBuf: p.qrestBuf, // and clears what it takes of these
 		bands: p.bands[:0], p2p: p.p2p[:0]}
 	return p
-}
-
-// buffers returns instance i's state and need slices sized for n tasks
-// (contents unspecified).
-func (a *Arena) buffers(i, n int) ([]taskState, []int32) {
-	for len(a.inst) <= i {
-		a.inst = append(a.inst, instanceBuffers{})
-	}
-	b := &a.inst[i]
-	b.state = resize(b.state, n)
-	b.need = resize(b.need, n)
-	return b.state, b.need
 }
 
 // resize returns s with length n, reusing its array when large enough, else

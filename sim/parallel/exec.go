@@ -240,19 +240,22 @@ func NewSymmetric(eng *engine.Engine, l *Layout, progs []*Program) *Executor {
 	if len(progs) > 0 && progs[0].arena != nil {
 		x.scratch = &progs[0].arena.scratch
 	}
-	x.inst = make([]instance, 0, len(progs))
+	x.inst = make([]instance, len(progs))
+	pooled := len(progs) > 0 && progs[0].arena != nil
 	for s, p := range progs {
-		in := instance{rank: int32(l.RankOf(Coord{PP: s})), stage: int32(s), prog: p, cur: -1, hostWait: -1}
-		if a := p.arena; a != nil {
-			in.state, in.need = a.buffers(s, len(p.Tasks))
-			clear(in.state)
-			in.hot = a.hotBuffer(s, len(p.Tasks))
-		} else {
+		x.inst[s] = instance{rank: int32(l.RankOf(Coord{PP: s})), stage: int32(s), prog: p, cur: -1, hostWait: -1}
+		pooled = pooled && p.arena == progs[0].arena
+	}
+	if pooled {
+		progs[0].arena.symBuffers(x.inst) // reuse.go
+	}
+	for s, p := range progs {
+		in := &x.inst[s]
+		if !pooled {
 			in.state, in.need = make([]taskState, len(p.Tasks)), make([]int32, len(p.Tasks))
 			in.hot = make([]hotTask, len(p.Tasks))
 		}
 		fillHot(in.hot, in.need, p)
-		x.inst = append(x.inst, in)
 	}
 	x.h = eng.Register((*symEnds)(x))
 	x.hh = eng.Register((*hostIssuer)(x))
@@ -349,14 +352,6 @@ func fillNeed(need []int32, p *Program) []int32 {
 		}
 	}
 	return need
-}
-
-// hotBuffer returns instance i's hotTask slice sized for n tasks (contents
-// unspecified), after buffers(i, …).
-func (a *Arena) hotBuffer(i, n int) []hotTask {
-	b := &a.inst[i]
-	b.hot = resize(b.hot, n)
-	return b.hot
 }
 
 // Issued returns, for instance i, when the host thread finished issuing
