@@ -201,6 +201,8 @@ func (s Shape) IsBF16Layer(m Model, layer int) bool {
 }
 
 // forLayer is s as layer of m runs: BF16 for a BF16 layer of an FP8 run.
+// It changes the dtype alone (StageMemory reuses the stage's split for the
+// layers whose dtype it leaves).
 func (s Shape) forLayer(m Model, layer int) Shape {
 	if s.IsBF16Layer(m, layer) {
 		s.Dtype = BF16

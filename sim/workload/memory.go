@@ -100,6 +100,37 @@ func (m Model) LayerActivationBytes(layer int, s Shape, r Recompute) float64 {
 	}
 	s = s.forLayer(m, layer)
 	sh := newSplit(m, s)
+	return m.layerActivationBytes(layer, &s, &sh, r)
+}
+
+// layerSplits are a stage's shape and split (newSplit) as its layers run
+// (Shape.forLayer): the stage's own, and for the BF16 layers of an FP8
+// run the BF16 shape and its split, made on first use. forLayer changes
+// the dtype alone, and to BF16 for every BF16 layer, so two shapes hold
+// every layer's.
+type layerSplits struct {
+	s, bf16   Shape
+	sh, bf16h split
+	made      bool
+}
+
+// of returns layer's shape and split.
+func (l *layerSplits) of(m Model, layer int) (*Shape, *split) {
+	if !l.s.IsBF16Layer(m, layer) {
+		return &l.s, &l.sh
+	}
+	if !l.made {
+		l.bf16 = l.s.forLayer(m, layer)
+		l.bf16h, l.made = newSplit(m, l.bf16), true
+	}
+	return &l.bf16, &l.bf16h
+}
+
+// layerActivationBytes is LayerActivationBytes of a layer in range, with s
+// as the layer runs (Shape.forLayer) and sh = newSplit(m, s); neither is
+// modified (pointers: a split is 456 bytes, copied per call it cost more
+// than making it).
+func (m Model) layerActivationBytes(layer int, s *Shape, sh *split, r Recompute) float64 {
 	a, h := sh.act, float64(m.Hidden)
 	T, Tsp := sh.tok, sh.tokSP
 	// A multi-token-prediction module also keeps its inputs: the
@@ -116,9 +147,9 @@ func (m Model) LayerActivationBytes(layer int, s Shape, r Recompute) float64 {
 	case RecomputeFull:
 		return Tsp*h*a + mtp
 	case RecomputeSelectiveOp:
-		return m.selectiveOpActivationBytes(layer, s) + mtp
+		return m.selectiveOpActivationBytes(layer, *s) + mtp
 	case RecomputeSaveDots:
-		return m.saveDotsActivationBytes(layer, s) + mtp
+		return m.saveDotsActivationBytes(layer, *s) + mtp
 	}
 	d := sh.d
 	hl, kvl := float64(sh.hl), float64(sh.kvl)
@@ -376,7 +407,32 @@ func (in MemoryInput) params(sh split, ids []int) rankParams {
 	m := in.Model
 	tp, ep := float64(sh.tp), float64(sh.ep)
 	var p rankParams
+	// A layer's counts read its id through three predicates only: layer
+	// reads IsMoELayer(specLayer(id)), the rest IsMoELayer(id) and
+	// IsMTPLayer(id). Each combination met is counted once (m.layer per
+	// id was a third of StageMemory's time); the sums below add the same
+	// values in the same order.
+	var seen [8]struct {
+		dense, expert float64
+		ok            bool
+	}
 	for _, id := range ids {
+		k := 0
+		if m.IsMoELayer(m.specLayer(id)) {
+			k |= 1
+		}
+		if m.IsMoELayer(id) {
+			k |= 2
+		}
+		if m.IsMTPLayer(id) {
+			k |= 4
+		}
+		if c := &seen[k]; c.ok {
+			p.dense += c.dense
+			p.expert += c.expert
+			p.maxLayer = max(p.maxLayer, c.dense+c.expert)
+			continue
+		}
 		lp := m.layer(id)
 		attn := lp.attnMatmul / tp
 		if m.Attention == "mla" && m.MLA != nil { // down projections are replicated
@@ -398,6 +454,7 @@ func (in MemoryInput) params(sh split, ids []int) rankParams {
 		if m.IsMTPLayer(id) { // eh_proj is column-parallel; the norms are replicated
 			dense += m.mtpInputParams() - m.mtpProjParams() + m.mtpProjParams()/tp
 		}
+		seen[k].dense, seen[k].expert, seen[k].ok = dense, expert, true
 		p.dense += dense
 		p.expert += expert
 		p.maxLayer = max(p.maxLayer, dense+expert)
@@ -497,21 +554,33 @@ func StageMemory(in MemoryInput) Memory {
 
 	inflight := pipeline.Of(in.Schedule).InFlight(pipeline.Shape{Stages: in.PP, Microbatches: in.Microbatches, Virtual: in.VirtualStages}, in.Stage)
 	var perMB, work, reload float64
+	splits := layerSplits{s: in.Shape, sh: sh}
 	for i, id := range ids {
 		r := in.Recompute
 		if r == RecomputeFull && !RecomputesLayer(in.RecomputeEvery, i+1) {
 			r = RecomputeNone
 		}
+		// actOf is m.LayerActivationBytes(id, in.Shape, r) on the
+		// stage's splits (layerSplits): a newSplit per call was a
+		// quarter of StageMemory's time.
+		ls, lsh := splits.of(m, id)
+		inRange := id >= 0 && id < m.StackLayers()
+		actOf := func(r Recompute) float64 {
+			if !inRange {
+				return 0
+			}
+			return m.layerActivationBytes(id, ls, lsh, r)
+		}
 		off := m.OffloadBytes(id, in.Shape, r)
-		perMB += m.LayerActivationBytes(id, in.Shape, r) - off
+		perMB += actOf(r) - off
 		reload = max(reload, off)
 		switch r {
 		case RecomputeFull, RecomputeSelectiveOp:
-			work = max(work, m.LayerActivationBytes(id, in.Shape, RecomputeNone))
+			work = max(work, actOf(RecomputeNone))
 		case RecomputeSaveDots:
 			// the rerun kernels' outputs, next to the kept ones
 			// (counted in perMB)
-			work = max(work, m.LayerActivationBytes(id, in.Shape, RecomputeNone)-m.LayerActivationBytes(id, in.Shape, r))
+			work = max(work, actOf(RecomputeNone)-actOf(r))
 		}
 	}
 	// Offloaded inputs come back one layer ahead of the backward: the
