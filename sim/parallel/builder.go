@@ -272,6 +272,7 @@ func (b *builder) add(t *Task, deps ...int32) int32 {
 	}
 	p.Tasks = append(p.Tasks, *t)
 	b.last[t.Stream] = idx
+	p.streamTasks[t.Stream&(streamSlots-1)]++
 	if t.Kind == KindSend || t.Kind == KindRecv {
 		p.p2p = append(p.p2p, idx)
 	}

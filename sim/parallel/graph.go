@@ -188,15 +188,21 @@ type Program struct {
 	// qends and qids, per stream, the launches through each task with
 	// any and the task (in 1/launchScale; setQueueWaits; empty without a
 	// queue bound).
-	qlim   int64 // HostModel.Queue in 1/launchScale
-	qends  [NumStreams][]int64
-	qids   [NumStreams][]int32
-	depOff []int32 // CSR: dependencies of task i are deps[depOff[i]:depOff[i+1]]
-	deps   []int32
-	succOf []int32 // CSR: successors, built by finish
-	succ   []int32
-	ndeps  []int32
-	arena  *Arena // where the program's storage comes from; nil: its own
+	qlim  int64 // HostModel.Queue in 1/launchScale
+	qends [NumStreams][]int64
+	qids  [NumStreams][]int32
+	// streamTasks counts the tasks on each stream (by the stream masked
+	// to streamSlots), kept by the builder as it appends them (add,
+	// copyPass, copyLayers): setQueueWaits sizes its lists from it, and
+	// counts again when the counts do not add up to the tasks (a program
+	// not made by the builder).
+	streamTasks [streamSlots]int32
+	depOff      []int32 // CSR: dependencies of task i are deps[depOff[i]:depOff[i+1]]
+	deps        []int32
+	succOf      []int32 // CSR: successors, built by finish
+	succ        []int32
+	ndeps       []int32
+	arena       *Arena // where the program's storage comes from; nil: its own
 	// p2p lists the pipeline sends and receives, in task order, as the
 	// builder added them: what linkP2P pairs, without walking every task.
 	p2p []int32
@@ -252,15 +258,18 @@ func (p *Program) setQueueWaits(h *HostModel) {
 	// every store would reload the lists), indexed by the stream masked
 	// to the array's size (no bounds check), and its lists go back to p
 	// at the end. The lists are sized once, for every task of the stream
-	// (a few have no launches), and filled by index (appends checked the
-	// capacity per task).
+	// (a few have no launches; Program.streamTasks), and filled by index
+	// (appends checked the capacity per task).
 	var st [streamSlots]streamQueue
-	for i := range tasks {
-		st[tasks[i].Stream&(streamSlots-1)].n++
+	count := &p.streamTasks
+	if sum := sumCounts(count); sum != int64(len(tasks)) {
+		*count = [streamSlots]int32{}
+		for i := range tasks {
+			count[tasks[i].Stream&(streamSlots-1)]++
+		}
 	}
 	for s := range p.qends {
-		st[s].ends, st[s].ids = resize(p.qends[s], st[s].n), resize(p.qids[s], st[s].n)
-		st[s].n = 0
+		st[s].ends, st[s].ids = resize(p.qends[s], int(count[s])), resize(p.qids[s], int(count[s]))
 	}
 	// Launches are counted in 1/launchScale: integer sums, the same
 	// whatever the order they are added in, so that a unit's launches
@@ -326,6 +335,14 @@ func (p *Program) setQueueWaits(h *HostModel) {
 	p.queued = queued
 }
 
+// sumCounts is the sum of a program's per-stream task counts.
+func sumCounts(c *[streamSlots]int32) (s int64) {
+	for _, v := range c {
+		s += int64(v)
+	}
+	return s
+}
+
 // streamSlots is the power of two above NumStreams: setQueueWaits'
 // per-stream state is indexed by a stream masked to it.
 const streamSlots = 16
@@ -346,9 +363,10 @@ type streamQueue struct {
 // forward (queueFwd) or backward (queueBwd) compute task's from its
 // Issue over the per-kernel cost (HostModel.launches), a collective,
 // send or host copy as one call (queueCall); a receive is not issued
-// (queueNone).
-var queueClass = func() (c [NumKinds]uint8) {
-	for k := range c {
+// (queueNone). It has an entry for every value of a Kind's byte, so
+// indexing it needs no bounds check.
+var queueClass = func() (c [256]uint8) {
+	for k := range NumKinds {
 		switch kk := Kind(k); {
 		case kk == KindRecv:
 			c[k] = queueNone
@@ -439,25 +457,35 @@ func (p *Program) Succ(i int) []int32 { return p.succ[p.succOf[i]:p.succOf[i+1]]
 // successors go to cnt[j+2], so that after the prefix sums cnt[j+1] is
 // where j's list starts; filling the lists advances cnt[j+1] to where
 // j+1's starts, which leaves cnt[:n+1] the lists' offsets without a copy.
+//
+// The loops read the program's slices through locals (through p, every
+// store to a list reloaded them) and walk the dependencies as one run,
+// task i's ending at off[i+1], instead of slicing each task's.
 func (p *Program) finish() {
 	n := len(p.Tasks)
-	off := p.depOff[:n+1]
+	off := p.depOff[1 : n+1] // off[i] is where task i's dependencies end
+	deps := p.deps[:0]
+	if n > 0 {
+		deps = p.deps[:off[n-1]]
+	}
 	cnt := resize(p.succOf, n+2)
 	clear(cnt)
-	for _, j := range p.deps {
+	for _, j := range deps {
 		cnt[j+2]++
 	}
-	for i := 2; i < n+2; i++ {
+	for i := 2; i < len(cnt); i++ {
 		cnt[i] += cnt[i-1]
 	}
 	ndeps := resize(p.ndeps, n)
-	succ := resize(p.succ, len(p.deps))
-	for i := 0; i < n; i++ {
-		deps := p.deps[off[i]:off[i+1]]
-		ndeps[i] = int32(len(deps))
-		for _, j := range deps {
-			succ[cnt[j+1]] = int32(i)
-			cnt[j+1]++
+	succ := resize(p.succ, len(deps))
+	k := int32(0)
+	for i, e := range off {
+		ndeps[i] = e - k
+		for ; k < e; k++ {
+			j := deps[k] + 1
+			c := cnt[j]
+			succ[c] = int32(i)
+			cnt[j] = c + 1
 		}
 	}
 	p.succOf, p.succ, p.ndeps = cnt[:n+1], succ, ndeps

@@ -213,19 +213,29 @@ func (b *builder) copyLayers(p *chunkPass, hist []layerMark, cur *layerMark) boo
 		prog.deps = growDeps(prog.deps, int(d1-d0))
 		shift := int32(len(prog.deps)) - d0
 		// One bulk copy, then relabelled in place.
+		// (the loops work on local slices, as copyPass's: through prog,
+		// every store reloaded the slice)
 		prog.Tasks = append(prog.Tasks, prog.Tasks[src:src+n]...)
-		for i := range prog.Tasks[at:] {
-			t := &prog.Tasks[at+int32(i)]
+		tasks, count := prog.Tasks[at:], &prog.streamTasks
+		for i := range tasks {
+			t := &tasks[i]
 			if t.Layer >= 0 {
 				t.Layer += int32(dl)
 			}
+			count[t.Stream&(streamSlots-1)]++
 			if t.Kind == KindSend || t.Kind == KindRecv { // none so far: a layer sends nothing
 				prog.p2p = append(prog.p2p, at+int32(i))
 			}
 			if t.hostAfter != 0 {
 				t.hostAfter = relabel(t.hostAfter-1, theta, n, from, to) + 1
 			}
-			prog.depOff = append(prog.depOff, prog.depOff[src+int32(i)]+shift)
+		}
+		o := len(prog.depOff) // one entry per task while building: o == at
+		off := slices.Grow(prog.depOff, int(n))[:o+int(n)]
+		prog.depOff = off
+		dst := off[o:]
+		for i, v := range off[src : src+n][:len(dst)] {
+			dst[i] = v + shift
 		}
 		if len(prog.bands) > 0 { // the copied tasks' band GEMMs (taskBand), in task order
 			i, _ := slices.BinarySearchFunc(prog.bands, src, func(e taskBand, t int32) int { return int(e.task - t) })
@@ -237,8 +247,9 @@ func (b *builder) copyLayers(p *chunkPass, hist []layerMark, cur *layerMark) boo
 		}
 		e := len(prog.deps)
 		prog.deps = append(prog.deps, prog.deps[d0:d1]...)
-		for i, d := range prog.deps[e:] {
-			prog.deps[e+i] = relabel(d, theta, n, from, to)
+		nd := prog.deps[e:]
+		for i, d := range nd {
+			nd[i] = relabel(d, theta, n, from, to)
 		}
 		for _, f := range state {
 			*f = relabel(*f, theta, n, from, to)

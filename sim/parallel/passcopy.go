@@ -52,6 +52,8 @@ type passMark struct {
 	at, end    int32
 	start, fin [passStateInts]int32
 	other      passOther
+	// streams is the pass's tasks per stream (Program.streamTasks).
+	streams [streamSlots]int32
 }
 
 // passOther is the builder state a pass may read or change that the
@@ -119,8 +121,12 @@ func (b *builder) runPass(p *chunkPass) {
 		r.mb, r.at, r.end, r.start, r.fin = p.mb, at, int32(len(b.prog.Tasks)), start, b.passState()
 		return
 	}
+	before := b.prog.streamTasks
 	b.run(p)
 	rec := passMark{key: k, mb: p.mb, step: b.step, at: at, end: int32(len(b.prog.Tasks)), start: start, fin: b.passState(), other: other}
+	for s, v := range b.prog.streamTasks {
+		rec.streams[s] = v - before[s]
+	}
 	if o := b.passOther(); o != other || !o.clean {
 		rec.other.clean = false // the pass changed what copying does not carry
 	}
@@ -200,8 +206,9 @@ func (b *builder) copyPass(r *passMark, p *chunkPass, cur [passStateInts]int32, 
 	o := len(prog.depOff)
 	off := slices.Grow(prog.depOff, int(n))[:o+int(n)]
 	prog.depOff = off
-	for i, v := range off[r.at:r.end] {
-		off[o+i] = v + shift
+	dst := off[o:]
+	for i, v := range off[r.at:r.end][:len(dst)] {
+		dst[i] = v + shift
 	}
 	// The copied tasks' pipeline sends and receives (p2p) and band GEMMs
 	// (taskBand), each listed in task order.
@@ -228,6 +235,9 @@ func (b *builder) copyPass(r *passMark, p *chunkPass, cur [passStateInts]int32, 
 	}
 	fin := r.fin
 	b.setPassState(&fin, theta, P)
+	for s, v := range r.streams {
+		prog.streamTasks[s] += v
+	}
 	if (at-1)>>14 != (at+n-1)>>14 && b.interrupt == nil { // add's polling: a multiple of 16,384 among the copies
 		b.interrupt = b.cfg.interrupted()
 	}
