@@ -156,22 +156,23 @@ func (b *builder) copyPass(r *passMark, p *chunkPass, cur [passStateInts]int32, 
 	}
 	// θ: the least index of r's starting state that moved by P; every
 	// index of the state from θ on must have moved, every one before it
-	// stayed.
-	theta := r.at
+	// stayed. One walk: each index moved (θ is the least of those before
+	// r's pass) or stayed (the greatest of those must be below θ).
+	theta, stayed := r.at, int32(-1)
 	for i, v := range r.start {
-		if v >= 0 && v < theta && cur[i] == v+P {
-			theta = v
+		switch c := cur[i]; {
+		case v >= 0 && c == v+P:
+			theta = min(theta, v)
+		case c == v:
+			stayed = max(stayed, v)
+		default:
+			return false
 		}
 	}
 	// The step-start parameter gathers (paramAG), which the emitters name
 	// without the state, stay.
-	if theta < b.gathersEnd {
+	if stayed >= theta || theta < b.gathersEnd {
 		return false
-	}
-	for i, v := range r.start {
-		if relabel(v, theta, P, -1, -1) != cur[i] {
-			return false
-		}
 	}
 	for cap(prog.Tasks)-len(prog.Tasks) < int(n) {
 		prog.grow()
