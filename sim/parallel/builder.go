@@ -282,21 +282,6 @@ func (b *builder) add(t *Task, deps ...int32) int32 {
 	return idx
 }
 
-// reserve gives the empty program p room for q's tasks and
-// dependencies and an eighth more, where it has less: the stages of one
-// build hold similar numbers of tasks, and growing p while it is built
-// copies what it holds (an arena's stage s last held the stage s of a
-// point with other stages).
-func (p *Program) reserve(q *Program) {
-	if n := len(q.Tasks) + len(q.Tasks)/8; cap(p.Tasks) < n {
-		p.Tasks = make([]Task, 0, n)
-		p.depOff = make([]int32, 0, n+1)
-	}
-	if n := len(q.deps) + len(q.deps)/8; cap(p.deps) < n {
-		p.deps = make([]int32, 0, n)
-	}
-}
-
 // grow doubles the capacity of the program's task and dependency slices
 // (at least 256 tasks): append grows a large slice by a quarter, so a
 // sweep worker's arena warming up to its largest point's program would

@@ -865,9 +865,6 @@ func Build(cfg *StepConfig, pr Pricer) ([]*Program, error) {
 		switch {
 		case cfg.Arena != nil:
 			prog = cfg.Arena.program(s)
-			if s > 0 {
-				prog.reserve(progs[0])
-			}
 		case s > 0:
 			// Stages hold similar numbers of tasks: start each at the
 			// size of the first instead of growing it by appends.
