@@ -476,7 +476,7 @@ func (p *Program) finish() {
 	for i := 2; i < len(cnt); i++ {
 		cnt[i] += cnt[i-1]
 	}
-	ndeps := resize(p.ndeps, n)
+	ndeps := resize(p.ndeps, n)[:len(off)] // (its length off's: no bounds check below)
 	succ := resize(p.succ, len(deps))
 	k := int32(0)
 	for i, e := range off {
