@@ -59,16 +59,31 @@ func (q *earlyQueue) push(x event) {
 	if len(q.ev) == cap(q.ev) {
 		q.makeRoom()
 	}
-	// Appending to q.ev in place writes its length only (no pointer, so
-	// no write barrier while the collector runs).
-	q.ev = append(q.ev, x)
-	s := q.ev[q.head:]
+	q.insert(x)
+}
+
+// sortedRoom reports whether q is sorted and insert may add an event: it
+// holds fewer than sortedMax and its storage has room for one more.
+func (q *earlyQueue) sortedRoom() bool {
+	n := len(q.ev)
+	return !q.heap && n < cap(q.ev) && n-q.head < sortedMax
+}
+
+// insert adds x, the latest-scheduled event so far, to q, sorted and with
+// room for it (len < cap): among the events at its time x goes last, so
+// the walk from the back compares times only. Small enough to be inlined
+// into Engine.At.
+func (q *earlyQueue) insert(x event) {
+	n := len(q.ev)
+	s := q.ev[q.head : n+1]
 	i := len(s) - 1
-	for i > 0 && x.at < s[i-1].at {
+	for ; i > 0 && x.at < s[i-1].at; i-- {
 		s[i] = s[i-1]
-		i--
 	}
 	s[i] = x
+	// Extending q.ev in place writes its length only (no pointer, so no
+	// write barrier while the collector runs).
+	q.ev = q.ev[:n+1]
 }
 
 // makeRoom gives full sorted storage room for one more event: it grows to

@@ -110,3 +110,79 @@ func TestEarlyQueueAgainstReference(t *testing.T) {
 	}
 	t.Logf("pops: %d heap, %d sorted; %d switches", heapPops, sortedPops, switches)
 }
+
+// TestAtInsertsAsPush: Engine.At puts an event into early's sorted array
+// itself (insert, inlined) while the queue holds a few events; the array
+// must be exactly what earlyQueue.push builds from the same events,
+// through the places push takes back (makeRoom) and the switch to a heap
+// past sortedMax, where At hands over to push.
+func TestAtInsertsAsPush(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	e := New()
+	var c counter
+	h := e.Register(&c)
+	var ref earlyQueue
+	var seq uint64
+	sawHeap, sawWrap, prevLen, prevHeap := false, false, 0, false
+	for step := range 3000 {
+		// Phases that fill the array past sortedMax (a heap) and then
+		// drain it and hover, sorted, while its storage wraps.
+		pushP := 5 // of 10: draining, then about level
+		if step%1000 < 100 {
+			pushP = 9 // filling past sortedMax
+		}
+		if ref.len() == 0 || rng.IntN(10) < pushP {
+			at := e.Now() + 1 + Time(rng.IntN(40)) // some ties
+			e.At(at, h, int64(step))
+			seq++
+			ref.push(event{at: at, key: seq<<handlerBits | uint64(h), arg: int64(step)})
+		} else {
+			want := ref.pop()
+			if n := e.RunUntil(want.at); n == 0 {
+				t.Fatalf("step %d: nothing ran up to %v", step, want.at)
+			}
+			for ref.len() > 0 && ref.min().at == want.at {
+				ref.pop() // RunUntil ran every event at that time
+			}
+		}
+		sawHeap = sawHeap || e.q.early.heap
+		// Sorted, the storage's length drops only when makeRoom moves
+		// the events down.
+		sawWrap = sawWrap || !e.q.early.heap && !prevHeap && len(e.q.early.ev) < prevLen
+		prevLen, prevHeap = len(e.q.early.ev), e.q.early.heap
+		if e.q.early.heap != ref.heap || !slices.Equal(e.q.early.ev[e.q.early.head:], ref.ev[ref.head:]) {
+			t.Fatalf("step %d: engine's early (heap %v) %v, push's (heap %v) %v", step, e.q.early.heap, e.q.early.ev[e.q.early.head:], ref.heap, ref.ev[ref.head:])
+		}
+	}
+	if e.q.bucketing || !sawHeap || !sawWrap {
+		t.Fatalf("bucketing %v, heap seen %v, storage wrapped %v: want no bucketing, both others", e.q.bucketing, sawHeap, sawWrap)
+	}
+}
+
+// TestAfterEventOnEveryPath: the AfterEvent hook runs after every event,
+// whether RunUntil takes it from early's sorted array in place, from the
+// zero-delay FIFO or from the heap, and sees the event's time.
+func TestAfterEventOnEveryPath(t *testing.T) {
+	for _, pending := range []int{3, sortedMax + 10} {
+		e := New()
+		var log []int64
+		c := &chain{e: e, log: &log}
+		c.h = e.Register(c)
+		for i := range pending {
+			e.At(Time(5+i%4), c.h, int64(i)) // arg 1 schedules a zero-delay event
+		}
+		var hooks int
+		var last Time
+		e.AfterEvent = func(now Time) {
+			hooks++
+			if now < last {
+				t.Errorf("%d pending: hook at %v after %v", pending, now, last)
+			}
+			last = now
+		}
+		n := e.Run()
+		if want := uint64(pending + 1); n != want || uint64(hooks) != want {
+			t.Errorf("%d pending: %d events, %d hooks, want %d of each", pending, n, hooks, want)
+		}
+	}
+}

@@ -186,6 +186,24 @@ func (e *Engine) Pending() int { return e.q.len() + len(e.fifo) - e.fifoHead }
 // Time.Add) cannot be simulated: the event is dropped, Err reports
 // ErrTimeOverflow and Run stops after the current event.
 func (e *Engine) At(t Time, h HandlerID, arg int64) {
+	if t <= e.now || t == Forever {
+		e.atNow(t, h, arg)
+		return
+	}
+	e.seq++
+	x := event{at: t, key: e.seq<<handlerBits | uint64(h), arg: arg}
+	// The common case, in this function: the queue holds a few events,
+	// none bucketed, in early's sorted array, which has room; insert is
+	// inlined here, without queue.push's and earlyQueue.push's calls.
+	if q := &e.q.early; !e.q.bucketing && q.sortedRoom() {
+		q.insert(x)
+		return
+	}
+	e.q.push(x)
+}
+
+// atNow is At for a time not after now, or at Forever.
+func (e *Engine) atNow(t Time, h HandlerID, arg int64) {
 	if t < e.now {
 		panic(fmt.Sprintf("engine: event scheduled at %v, before now %v", t, e.now))
 	}
@@ -194,12 +212,7 @@ func (e *Engine) At(t Time, h HandlerID, arg int64) {
 		return
 	}
 	e.seq++
-	ev := event{at: t, key: e.seq<<handlerBits | uint64(h), arg: arg}
-	if t == e.now {
-		e.fifo = append(e.fifo, ev)
-		return
-	}
-	e.q.push(ev)
+	e.fifo = append(e.fifo, event{at: t, key: e.seq<<handlerBits | uint64(h), arg: arg})
 }
 
 // After schedules an event d after now; a negative d is treated as zero,
@@ -234,36 +247,55 @@ func (e *Engine) RunUntil(limit Time) uint64 {
 	start := e.executed
 	e.stopped = e.overflow
 	for !e.stopped {
-		var ev event
-		if e.fifoHead < len(e.fifo) && !(e.q.hasAt(e.now) && e.q.min().before(&e.fifo[e.fifoHead])) {
-			// Zero-delay events run before queued events unless one
-			// queued for this same instant was scheduled earlier.
-			ev = e.fifo[e.fifoHead]
-			e.fifoHead++
-			if e.fifoHead == len(e.fifo) {
-				e.fifo = e.fifo[:0]
-				e.fifoHead = 0
+		if eq := &e.q.early; e.fifoHead == len(e.fifo) && e.q.n == 0 && !eq.heap {
+			// A few pending events, none bucketed, no zero-delay one:
+			// early's sorted minimum is the next event, taken here in
+			// place (no call, no copy of the event through the stack);
+			// if early is empty or its minimum is after limit, no
+			// event is due.
+			h := eq.head
+			if uint(h) >= uint(len(eq.ev)) {
+				break
 			}
-		} else if q := &e.q; q.n == 0 && !q.early.heap && q.early.len() > 0 && q.early.min().at <= limit {
-			// A few pending events, none bucketed: early's sorted
-			// minimum is the queue's, taken here without popUntil's
-			// call (Hold8: 35.9–36.4 M events/cpu-s against
-			// 27.7–35.2 through popUntil, four alternating pairs).
-			ev = q.early.pop()
-			e.now = ev.at
-		} else if x, ok := e.q.popUntil(limit); ok {
-			ev = x
-			e.now = ev.at
+			ev := &eq.ev[h]
+			at, key, arg := ev.at, ev.key, ev.arg // read before the handler pushes
+			if at > limit {
+				break
+			}
+			eq.head = h + 1 // earlyQueue.push moves the events down when ev is full
+			e.now = at
+			e.executed++
+			e.handlers[key&(1<<handlerBits-1)].Handle(at, arg)
 		} else {
-			break
+			var ev event
+			if e.fifoHead < len(e.fifo) && e.fifoFirst() {
+				ev = e.fifo[e.fifoHead]
+				e.fifoHead++
+				if e.fifoHead == len(e.fifo) {
+					e.fifo = e.fifo[:0]
+					e.fifoHead = 0
+				}
+			} else if x, ok := e.q.popUntil(limit); ok {
+				ev = x
+				e.now = ev.at
+			} else {
+				break
+			}
+			e.executed++
+			e.handlers[ev.handler()].Handle(e.now, ev.arg)
 		}
-		e.executed++
-		e.handlers[ev.handler()].Handle(e.now, ev.arg)
 		if e.AfterEvent != nil {
 			e.AfterEvent(e.now)
 		}
 	}
 	return e.executed - start
+}
+
+// fifoFirst reports whether the FIFO's first zero-delay event runs
+// before the queue's: unless one queued for this same instant was
+// scheduled earlier.
+func (e *Engine) fifoFirst() bool {
+	return !(e.q.hasAt(e.now) && e.q.min().before(&e.fifo[e.fifoHead]))
 }
 
 // binHeap is a binary heap of 24-byte events (the queue's early events). Which child of a node is
