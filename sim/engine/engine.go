@@ -199,6 +199,10 @@ func (e *Engine) At(t Time, h HandlerID, arg int64) {
 		q.insert(x)
 		return
 	}
+	if e.q.bucketing && t >= e.q.last {
+		e.q.bucket(x) // queue.push's case for many pending events, without its call
+		return
+	}
 	e.q.push(x)
 }
 
