@@ -39,6 +39,9 @@ type statsScratch struct {
 	union [2][]interval // unionLength's
 	// the window's (statsPeriodic)
 	clipComp, clipComm []interval
+	// hostRepeats'
+	hostPos   []int64
+	hostTasks []hostTask
 }
 
 // Stats measures instance i's compute time, the communication exposed per

@@ -1,0 +1,401 @@
+package parallel
+
+import "github.com/simtrain/simtrain/sim/engine"
+
+// hostRepeats checks that the host thread of instance i leaves the
+// unplayed copies of the unit [a, b) and the suffix as the played step
+// shows them (issue 16). The thread's only state from one task to the next
+// is when it is free: each task's issue begins at the later of that and
+// the ends of the GPU tasks it waits for (a host synchronisation,
+// HostAfter; a full launch queue, QueueAfter and QueueSelf) and lasts its
+// Issue. While every task's issue ends no later than its inputs (ahead),
+// the GPU plays as without a host thread and the issue costs no engine
+// event; the figures read an issue only through the compute stream's wait
+// for it (HostBound). So the full play's GPU tasks are the played ones
+// and their copies (Replicate's hypothesis) if each task of a copy or of
+// the suffix is ahead in the full play and in the played task it is
+// measured from, or issued at the same time in both. Under that
+// hypothesis every time the full play's thread waits for is known (a
+// copy's task ends as the played unit's, shifted), so the thread is
+// walked over the copies and the suffix as the full play would run it:
+//
+//   - a copy's synchronisation waits are the played unit's shifted by whole
+//     units (or the same task: absolute); its queue waits fall on the task
+//     holding the launch Queue places before its first, found by counting
+//     launches (setQueueWaits counts them in integers, so the copies'
+//     positions are the played unit's plus whole units' launches): in
+//     played tasks for the first copies (J of them), in the copies after;
+//   - from copy J on, in the copy's own frame (shifted back by its
+//     periods), the thread is free after a copy at F(y) = max(y + h, C), y
+//     when it was free before, h the unit's issue time, C = F(−∞): a
+//     max-plus map, the same for every such copy. Copies 1…J+2 are walked;
+//     if the thread is free no later after the last than after the one
+//     before, it is free no later after every further one (F is monotone),
+//     falling by P − h per copy to C and staying there (the host runs
+//     ahead until the launch queue holds it: S_E = max(S_J+2 + (E − J −
+//     2)(h − P), C)), and every further copy's issues lie between the last
+//     walked copy's and the fixed point's; a thread free later after each
+//     copy falls behind, a transient the played units may not reach: not
+//     replicated;
+//   - the suffix is walked from the last copy against the played suffix.
+//
+// A wait for a task before the checked units that the played unit shares
+// with the unit before (absolute) never holds a copy back: the copy's task
+// is issued after the played one, which already waited for it.
+//
+// The walk over a copy reads, per task, what hostTasks gathered once: a
+// task's waits in copy j's frame are the same for every j from the first
+// copy whose waits all fall in copies (from; each is a task of the played
+// unit, shifted, or none), so from there each task costs two maxima and an
+// addition; before it (the queue waits that fall on played tasks before
+// the unit, the synchronisations with a task before it) they are looked up
+// as they were.
+func (x *Executor) hostRepeats(i int, a, b, win int32, period engine.Time, extra int) bool {
+	in := &x.inst[i]
+	p := in.prog
+	u := b - a
+	n := int32(len(p.Tasks))
+	s0 := never // when the thread is free after the played unit
+	for t := b - 1; t >= a; t-- {
+		if p.Tasks[t].Kind != KindRecv {
+			s0 = in.state[t].Issued()
+			break
+		}
+	}
+	if s0 == never {
+		return false // a unit the host issues nothing of
+	}
+	e := int32(extra)
+	h := hostFrame{p: p, state: in.state, a: a, b: b, u: u, e: e, period: period}
+	// The full play's launch queues: per stream, the launches before the
+	// unit (da) and in it (ls), the same in every copy (setQueueWaits
+	// counts them in integers).
+	for s := range h.da {
+		h.da[s] = p.queueBefore(Stream(s), a)
+		h.ls[s] = p.queueBefore(Stream(s), b) - h.da[s]
+	}
+	if x.scratch == nil {
+		x.scratch = new(statsScratch)
+	}
+	sc := x.scratch
+	// pos: each task's launches on its stream before it, from the unit on.
+	pos := resize(sc.hostPos, int(n-a))
+	clear(pos)
+	sc.hostPos = pos
+	if p.queued {
+		var idx [NumStreams]int
+		for s := range idx {
+			idx[s] = p.queueIndex(Stream(s), h.da[s]) // the first entry of a task from a on
+		}
+		for t := a; t < n; t++ {
+			s := p.Tasks[t].Stream
+			if p.Tasks[t].Kind == KindRecv {
+				continue
+			}
+			ends, ids := p.qends[s], p.qids[s]
+			k := idx[s]
+			if k > 0 {
+				pos[t-a] = ends[k-1]
+			}
+			if k < len(ids) && ids[k] == t {
+				idx[s]++
+			}
+		}
+	}
+	ht, reachJ, selfBefore, ok := h.tasks(sc.hostTasks[:0], pos, win)
+	sc.hostTasks = ht
+	if !ok {
+		return false
+	}
+	y := s0
+	last := min(e, reachJ+2) // copies walked one by one
+	if last >= 1 && selfBefore {
+		return false // a launch-queue wait before the unit: not this reasoning
+	}
+	var prev engine.Time
+	for j := int32(1); j <= last; j++ {
+		prev = y
+		y = h.walk(ht, pos, j, y-period, true)
+		// each task of copy j is ahead and so is the played one, or it
+		// is issued as the played one (eq: the tasks that must be)
+		for k := range ht {
+			c := &ht[k]
+			c.eq = c.played > c.ready || c.iss > c.ready
+			if c.eq && c.iss != c.played {
+				return false
+			}
+		}
+	}
+	sE := y
+	if e > last {
+		if y > prev {
+			return false // the thread falls behind copy after copy
+		}
+		if y < prev {
+			// Running ahead to the fixed point C; the tasks issued as
+			// played so far must be issued so at C too.
+			var hs engine.Time
+			for k := range ht {
+				hs += ht[k].issue
+			}
+			if hs >= period {
+				return false // not this reasoning (y < prev needs h < P)
+			}
+			c := h.walk(ht, pos, last, never, false)
+			sE = y + engine.Time(e-last)*(hs-period)
+			if c > never/2 {
+				// The fixed point: copies from here on are issued
+				// between copy `last` and it.
+				sE = max(sE, c)
+				h.walk(ht, pos, last, c-period, true)
+			}
+			for k := range ht {
+				if c2 := &ht[k]; c2.eq && (c <= never/2 || c2.iss != c2.played) {
+					return false // issued as played so far, not further on
+				}
+			}
+		}
+	}
+	// The suffix: walked from S_E (full play, E periods back) against the
+	// played one.
+	y = sE
+	for t := b; t < n; t++ {
+		task := &p.Tasks[t]
+		if task.Kind == KindRecv {
+			continue
+		}
+		begin := y
+		if w := p.HostAfter(int(t)); w >= 0 {
+			if int32(w) < a {
+				return false
+			}
+			begin = max(begin, h.end(int32(w)+e*u, e))
+		}
+		if p.queued {
+			if f := h.queueWait(task.Stream, pos[t-a]+int64(e)*h.ls[task.Stream]); f >= 0 {
+				begin = max(begin, h.end(f, e))
+			}
+		}
+		y = begin + task.Issue
+		if w, rest := p.QueueSelf(int(t)); w >= 0 {
+			if int32(w) < a {
+				return false
+			}
+			y = max(y, h.end(int32(w)+e*u, e)+rest)
+		}
+		played := in.state[t].Issued()
+		if y == played {
+			continue
+		}
+		r := never // its inputs that move with the suffix
+		for _, d := range p.Deps(int(t)) {
+			if d >= win {
+				r = max(r, in.state[d].End())
+			}
+		}
+		if played > r || y > r {
+			return false // waits for its issue in one play, differently in the other
+		}
+	}
+	return true
+}
+
+// never is a time before every other (hostRepeats).
+const never = engine.Time(-1 << 61)
+
+// hostFrame is what hostRepeats reads of instance i's play: the unit
+// [a, b) of u tasks, its e unplayed copies one period apart, and the
+// launch queues' counts.
+type hostFrame struct {
+	p          *Program
+	state      []taskState
+	a, b, u, e int32
+	period     engine.Time
+	// per stream, the launches before the unit (da) and in it (ls)
+	da, ls [NumStreams]int64
+	// hd: each stream's last queue lookup (holder), 1 + its entry; 0:
+	// search
+	hd [NumStreams]int
+}
+
+// hostTask is one task of the unit the host thread issues, as
+// hostRepeats' walk over the copies reads it.
+type hostTask struct {
+	t      int32
+	from   int32       // the first copy whose waits for this task are lo
+	issue  engine.Time // Task.Issue
+	lo     engine.Time // the latest end it waits for, in the frame of any copy from `from` on (never: none)
+	self   engine.Time // its own launches' wait past the queue (QueueSelf), the same in every copy's frame
+	played engine.Time // its issue in the played unit
+	ready  engine.Time // its inputs that move with the copies (the rest end before the window)
+	iss    engine.Time // its issue in the copy walked last
+	eq     bool        // issued as played in that copy (it or the played one waits for its issue)
+}
+
+// tasks appends to ht the unit's tasks that the host issues and returns
+// the copies after which every queue wait falls in copies (J), whether a
+// task's own launches wait for a task before the unit, and false when a
+// queue wait never moves (not hostRepeats' reasoning).
+//
+// A task's synchronisation wait in copy j's frame is the end of task
+// w + j·u less j periods: for w + j·u ≥ a a copy's task, whose end less
+// its periods is the played unit's task w' = a + (w − a) mod u, plus
+// ⌊(w − a)/u⌋ periods, whatever j. Its queue wait is the task holding
+// launch x = pos + j·ls − Queue: for x ≥ da (from copy ⌈(da + Queue −
+// pos)/ls⌉ on, ls > 0) launch x − m·ls of copy m = j + c, c =
+// ⌊(pos − Queue − da)/ls⌋ ≤ 0, so the played unit's task holding launch
+// pos − Queue − c·ls, c periods back, again whatever j. So each such wait
+// is read once, at the first copy it holds for (end, queueWait), and is
+// the same from there on; the others are looked up per copy (waits).
+func (h *hostFrame) tasks(ht []hostTask, pos []int64, win int32) (out []hostTask, reachJ int32, selfBefore, ok bool) {
+	p, a, b, u := h.p, h.a, h.b, h.u
+	const far = int32(1<<31 - 1)
+	for t := a; t < b; t++ {
+		task := &p.Tasks[t]
+		if task.Kind == KindRecv {
+			continue
+		}
+		c := hostTask{t: t, issue: task.Issue, lo: never, self: never, played: h.state[t].Issued(), ready: never}
+		for _, d := range p.Deps(int(t)) {
+			if d >= win {
+				c.ready = max(c.ready, h.state[d].End())
+			}
+		}
+		if w := int32(p.HostAfter(int(t))); w >= 0 && w != int32(p.HostAfter(int(t-u))) {
+			var j int32 // the first copy whose task w + j·u is a copy's
+			switch {
+			case w >= b:
+				j = far // (a synchronisation with a later task: looked up)
+			case w < a:
+				j = (a - w + u - 1) / u
+			}
+			c.from = j
+			if j <= h.e {
+				c.lo = h.end(w+j*u, j)
+			}
+		}
+		if p.queued {
+			s, ls := task.Stream, h.ls[task.Stream]
+			need := h.da[s] + p.qlim - pos[t-a] // launches the copies must add
+			if need > 0 {
+				if ls == 0 {
+					return ht, 0, false, false // a wait that never moves: not this reasoning
+				}
+				reachJ = max(reachJ, int32((need+ls-1)/ls))
+			}
+			var j int32 // the first copy whose queue wait falls in copies
+			switch {
+			case ls == 0 || p.qlim <= 0 || int64(far) <= (need+ls-1)/ls:
+				j = far // (not the reasoning above: looked up)
+			case need > 0:
+				j = int32((need + ls - 1) / ls)
+			}
+			if j <= h.e {
+				if f := h.queueWait(s, pos[t-a]+int64(j)*h.ls[s]); f >= 0 {
+					c.lo = max(c.lo, h.end(f, j))
+				}
+			}
+			c.from = max(c.from, j)
+		}
+		if w, rest := p.QueueSelf(int(t)); w >= 0 {
+			if int32(w) < a {
+				selfBefore = true
+			} else {
+				c.self = h.end(int32(w), 0) + rest // w in [a, t): the same in every copy
+			}
+		}
+		ht = append(ht, c)
+	}
+	return ht, reachJ, selfBefore, true
+}
+
+// walk plays the thread over copy j from y (in its frame), writing each
+// task's issue to iss when write is set; the thread's free time after it.
+func (h *hostFrame) walk(ht []hostTask, pos []int64, j int32, y engine.Time, write bool) engine.Time {
+	for k := range ht {
+		c := &ht[k]
+		begin := y
+		if j >= c.from {
+			begin = max(begin, c.lo)
+		} else {
+			begin = h.waits(c.t, j, pos, begin)
+		}
+		y = max(begin+c.issue, c.self)
+		if write {
+			c.iss = y
+		}
+	}
+	return y
+}
+
+// waits returns the latest of y and the ends task t of copy j waits for
+// before its issue (in the copy's frame): its synchronisation, when not
+// the played unit's own (absolute), and the task holding its stream's
+// launch Queue places before its first.
+func (h *hostFrame) waits(t, j int32, pos []int64, y engine.Time) engine.Time {
+	p := h.p
+	if w := p.HostAfter(int(t)); w >= 0 && w != p.HostAfter(int(t-h.u)) {
+		y = max(y, h.end(int32(w)+j*h.u, j))
+	}
+	if p.queued {
+		s := p.Tasks[t].Stream
+		if f := h.queueWait(s, pos[t-h.a]+int64(j)*h.ls[s]); f >= 0 {
+			y = max(y, h.end(f, j))
+		}
+	}
+	return y
+}
+
+// end is the end of the full play's task f, j periods back.
+func (h *hostFrame) end(f, j int32) engine.Time {
+	a, b, u, e := h.a, h.b, h.u, h.e
+	switch {
+	case f < a:
+		return h.state[f].End() - engine.Time(j)*h.period
+	case f < b+e*u:
+		return h.state[a+(f-a)%u].End() + engine.Time((f-a)/u-j)*h.period
+	default:
+		return h.state[f-e*u].End() + engine.Time(e-j)*h.period
+	}
+}
+
+// holder is the task holding launch x of stream s, -1 for none. Lookups
+// mostly come in launch order: each starts where the last one ended.
+func (h *hostFrame) holder(s Stream, x int64) int32 {
+	p := h.p
+	ends := p.qends[s]
+	k := h.hd[s] - 1
+	if k < 0 || (k > 0 && ends[k-1] > x) {
+		k = p.queueIndex(s, x)
+	}
+	for k < len(ends) && ends[k] <= x {
+		k++
+	}
+	h.hd[s] = k + 1
+	if k == len(ends) {
+		return -1
+	}
+	return p.qids[s][k]
+}
+
+// queueWait is the full play's queue wait of the task at launch x of
+// stream s (the played task's position shifted by the copies before it):
+// the task holding launch x − Queue, -1 for none.
+func (h *hostFrame) queueWait(s Stream, x int64) int32 {
+	x -= h.p.qlim
+	if x < 0 {
+		return -1
+	}
+	if x < h.da[s] {
+		return h.holder(s, x)
+	}
+	m := h.e
+	if h.ls[s] > 0 {
+		m = min(int32((x-h.da[s])/h.ls[s]), h.e)
+	}
+	f := h.holder(s, x-int64(m)*h.ls[s])
+	if f < 0 {
+		return -1
+	}
+	return f + m*h.u
+}

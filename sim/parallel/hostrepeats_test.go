@@ -1,0 +1,353 @@
+package parallel
+
+import (
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/engine"
+)
+
+// hostRepeats reads each task's waits once and walks the copies from
+// per-task constants (hostTasks); hostRepeatsRef is the walk it replaced
+// (issue 18, stats22), every wait looked up per copy. The two must agree
+// on every unit, copy count and host thread: ahead, host-bound, falling
+// behind, a launch queue full from the warm-up, filling mid-step or never,
+// and counts of copies below, at and past the walked ones.
+func TestHostRepeatsEqualsReference(t *testing.T) {
+	const m = 48
+	_, p := unitHost(t, m, 0)
+	h1, _ := unitHost(t, m, 1)
+	slow := engine.Time(float64(p) * 1.01 / float64(h1))  // the last stage falls behind
+	tight := engine.Time(float64(p) * 0.97 / float64(h1)) // just ahead
+	fast := 20 * engine.Microsecond
+	bound := 2 * engine.Millisecond
+	hosts := []HostModel{
+		{On: true, KernelFwd: fast, KernelBwd: fast, Call: 5 * engine.Microsecond},
+		{On: true, KernelFwd: bound, KernelBwd: bound},
+	}
+	for _, k := range []engine.Time{slow, tight, fast, bound} {
+		for _, q := range []int{1, 2, 6, 16, 64, 1024, 1 << 20} {
+			hosts = append(hosts, HostModel{On: true, KernelFwd: k, KernelBwd: k, Call: k / 4, Queue: q})
+		}
+	}
+	checked, accepted := 0, 0
+	for n := range 3 * len(hosts) {
+		host := hosts[n%len(hosts)]
+		cfg := steadyConfig(t, m, host)
+		if n >= len(hosts) { // more layers, more stages: more launches per unit, a longer warm-up
+			pp, layers := 2, 8
+			if n >= 2*len(hosts) {
+				pp = 4
+			}
+			l, err := NewLayout(1, 1, 1, 1, pp, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+			if err != nil {
+				t.Fatal(err)
+			}
+			chunks, err := Partition(layers, pp, 1, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg = hostConfig(t, layers, host)
+			cfg.Layout, cfg.Chunks, cfg.Microbatches = l, chunks, m
+		}
+		plan, ok := PlanSteady(cfg, 8)
+		if !ok {
+			t.Fatalf("PlanSteady refused %d micro-batches", m)
+		}
+		_, short, _, _, _ := playSteady(t, cfg)
+		reps, reach, why := short.structure(plan)
+		if why != "" {
+			t.Fatalf("%+v: %s", host, why)
+		}
+		for i := range short.inst {
+			in := &short.inst[i]
+			r := reps[i]
+			u := r.b - r.a
+			period := in.state[r.a].Start() - in.state[r.a-u].Start()
+			win := r.b - int32(reach+1)*u
+			for _, extra := range []int{0, 1, 2, 3, 4, 7, 12, 20, plan.Extra, 3 * plan.Extra} {
+				got := short.hostRepeats(i, r.a, r.b, win, period, extra)
+				want := short.hostRepeatsRef(i, r.a, r.b, win, period, extra)
+				if got != want {
+					t.Errorf("%+v, stage %d, %d copies: hostRepeats %v, the reference %v", host, i, extra, got, want)
+				}
+				checked++
+				if got {
+					accepted++
+				}
+			}
+		}
+	}
+	t.Logf("%d of %d accepted", accepted, checked)
+	// both answers occur
+	if accepted == 0 || accepted == checked {
+		t.Errorf("%d of %d accepted: want some of each", accepted, checked)
+	}
+}
+
+// hostRepeatsRef is hostRepeats as it was before stats22 (the reference).
+func (x *Executor) hostRepeatsRef(i int, a, b, win int32, period engine.Time, extra int) bool {
+	in := &x.inst[i]
+	p := in.prog
+	u := b - a
+	n := int32(len(p.Tasks))
+
+	s0 := never // when the thread is free after the played unit
+	for t := b - 1; t >= a; t-- {
+		if p.Tasks[t].Kind != KindRecv {
+			s0 = in.state[t].Issued()
+			break
+		}
+	}
+	if s0 == never {
+		return false // a unit the host issues nothing of
+	}
+	e := int32(extra)
+	// end is the end of the full play's task f, j periods back.
+	end := func(f, j int32) engine.Time {
+		switch {
+		case f < a:
+			return in.state[f].End() - engine.Time(j)*period
+		case f < b+e*u:
+			return in.state[a+(f-a)%u].End() + engine.Time((f-a)/u-j)*period
+		default:
+			return in.state[f-e*u].End() + engine.Time(e-j)*period
+		}
+	}
+	// The full play's launch queues: per stream, the launches before the
+	// unit (da) and in it (ls), the same in every copy (setQueueWaits
+	// counts them in integers).
+	var da, ls [NumStreams]int64
+	for s := range da {
+		da[s] = p.queueBefore(Stream(s), a)
+		ls[s] = p.queueBefore(Stream(s), b) - da[s]
+	}
+	// queueWait is the full play's queue wait of the task at launch x of
+	// stream s (the played task's position shifted by the copies before
+	// it): the task holding launch x − Queue, -1 for none.
+	// pos: each task's launches on its stream before it, from the unit on.
+	pos := make([]int64, n-a)
+	if p.queued {
+		var idx [NumStreams]int
+		for s := range idx {
+			idx[s] = p.queueIndex(Stream(s), da[s]) // the first entry of a task from a on
+		}
+		for t := a; t < n; t++ {
+			s := p.Tasks[t].Stream
+			if p.Tasks[t].Kind == KindRecv {
+				continue
+			}
+			ends, ids := p.qends[s], p.qids[s]
+			h := idx[s]
+			if h > 0 {
+				pos[t-a] = ends[h-1]
+			}
+			if h < len(ids) && ids[h] == t {
+				idx[s]++
+			}
+		}
+	}
+	// The walks below ask in launch order mostly: each stream's lookup
+	// starts where the last one ended (hd, 1 + the entry; 0: search).
+	var hd [NumStreams]int
+	holder := func(s Stream, x int64) int32 {
+		ends := p.qends[s]
+		h := hd[s] - 1
+		if h < 0 || (h > 0 && ends[h-1] > x) {
+			h = p.queueIndex(s, x)
+		}
+		for h < len(ends) && ends[h] <= x {
+			h++
+		}
+		hd[s] = h + 1
+		if h == len(ends) {
+			return -1
+		}
+		return p.qids[s][h]
+	}
+	queueWait := func(s Stream, x int64) int32 {
+		x -= p.qlim
+		if x < 0 {
+			return -1
+		}
+		if x < da[s] {
+			return holder(s, x)
+		}
+		m := e
+		if ls[s] > 0 {
+			m = min(int32((x-da[s])/ls[s]), e)
+		}
+		f := holder(s, x-int64(m)*ls[s])
+		if f < 0 {
+			return -1
+		}
+		return f + m*u
+	}
+	// walk plays the thread over copy j from y (in its frame), writing
+	// each task's issue to iss when set; the thread's free time after it.
+	// ok is false for a wait it cannot place.
+	walk := func(j int32, y engine.Time, iss []engine.Time) (engine.Time, bool) {
+		for t := a; t < b; t++ {
+			task := &p.Tasks[t]
+			if task.Kind == KindRecv {
+				continue
+			}
+			begin := y
+			if w := p.HostAfter(int(t)); w >= 0 && w != p.HostAfter(int(t-u)) {
+				begin = max(begin, end(int32(w)+j*u, j))
+			}
+			if p.queued {
+				s := task.Stream
+				if f := queueWait(s, pos[t-a]+int64(j)*ls[s]); f >= 0 {
+					begin = max(begin, end(f, j))
+				}
+			}
+			y = begin + task.Issue
+			if w, rest := p.QueueSelf(int(t)); w >= 0 {
+				if int32(w) < a {
+					return 0, false
+				}
+				y = max(y, end(int32(w)+j*u, j)+rest)
+			}
+			if iss != nil {
+				iss[t-a] = y
+			}
+		}
+		return y, true
+	}
+	// ready: each task's inputs that move with the copies (the rest end
+	// before the window).
+	ready := make([]engine.Time, u)
+	for t := a; t < b; t++ {
+		r := never
+		for _, d := range p.Deps(int(t)) {
+			if d >= win {
+				r = max(r, in.state[d].End())
+			}
+		}
+		ready[t-a] = r
+	}
+	// check: each task of copy j is ahead and so is the played one, or it
+	// is issued as the played one (eq: the tasks that must be).
+	iss := make([]engine.Time, u)
+	eq := make([]bool, u)
+	check := func() bool {
+		for t := a; t < b; t++ {
+			if p.Tasks[t].Kind == KindRecv {
+				continue
+			}
+			k := t - a
+			i0 := in.state[t].Issued()
+			eq[k] = i0 > ready[k] || iss[k] > ready[k]
+			if eq[k] && iss[k] != i0 {
+				return false
+			}
+		}
+		return true
+	}
+	// From copy J on every queue wait falls in the copies: the same map F.
+	var reachJ int32
+	if p.queued {
+		for t := a; t < b; t++ {
+			task := &p.Tasks[t]
+			if task.Kind == KindRecv {
+				continue
+			}
+			s := task.Stream
+			need := da[s] + p.qlim - pos[t-a] // launches the copies must add
+			if need <= 0 {
+				continue
+			}
+			if ls[s] == 0 {
+				return false // a wait that never moves: not this reasoning
+			}
+			reachJ = max(reachJ, int32((need+ls[s]-1)/ls[s]))
+		}
+	}
+	y := s0
+	last := min(e, reachJ+2) // copies walked one by one
+	var prev engine.Time
+	for j := int32(1); j <= last; j++ {
+		prev = y
+		var ok bool
+		if y, ok = walk(j, y-period, iss); !ok {
+			return false
+		}
+		if !check() {
+			return false
+		}
+	}
+	sE := y
+	if e > last {
+		if y > prev {
+			return false // the thread falls behind copy after copy
+		}
+		if y < prev {
+			// Running ahead to the fixed point C; the tasks issued as
+			// played so far must be issued so at C too.
+			var h engine.Time
+			for t := a; t < b; t++ {
+				if p.Tasks[t].Kind != KindRecv {
+					h += p.Tasks[t].Issue
+				}
+			}
+			if h >= period {
+				return false // not this reasoning (y < prev needs h < P)
+			}
+			c, _ := walk(last, never, nil)
+			sE = y + engine.Time(e-last)*(h-period)
+			if c > never/2 {
+				// The fixed point: copies from here on are issued
+				// between copy `last` and it.
+				sE = max(sE, c)
+				walk(last, c-period, iss)
+			}
+			for t := a; t < b; t++ {
+				if k := t - a; p.Tasks[t].Kind != KindRecv && eq[k] && (c <= never/2 || iss[k] != in.state[t].Issued()) {
+					return false // issued as played so far, not further on
+				}
+			}
+		}
+	}
+	// The suffix: walked from S_E (full play, E periods back) against the
+	// played one.
+	y = sE
+	for t := b; t < n; t++ {
+		task := &p.Tasks[t]
+		if task.Kind == KindRecv {
+			continue
+		}
+		begin := y
+		if w := p.HostAfter(int(t)); w >= 0 {
+			if int32(w) < a {
+				return false
+			}
+			begin = max(begin, end(int32(w)+e*u, e))
+		}
+		if p.queued {
+			if f := queueWait(task.Stream, pos[t-a]+int64(e)*ls[task.Stream]); f >= 0 {
+				begin = max(begin, end(f, e))
+			}
+		}
+		y = begin + task.Issue
+		if w, rest := p.QueueSelf(int(t)); w >= 0 {
+			if int32(w) < a {
+				return false
+			}
+			y = max(y, end(int32(w)+e*u, e)+rest)
+		}
+		played := in.state[t].Issued()
+		if y == played {
+			continue
+		}
+		r := never // its inputs that move with the suffix
+		for _, d := range p.Deps(int(t)) {
+			if d >= win {
+				r = max(r, in.state[d].End())
+			}
+		}
+		if played > r || y > r {
+			return false // waits for its issue in one play, differently in the other
+		}
+	}
+	return true
+}
