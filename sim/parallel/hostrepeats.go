@@ -115,7 +115,7 @@ func (x *Executor) hostRepeats(i int, a, b, win int32, period engine.Time, extra
 	var prev engine.Time
 	for j := int32(1); j <= last; j++ {
 		prev = y
-		y = h.walk(ht, pos, j, y-period, true)
+		y = h.walk(ht, j, y-period, true)
 		// each task of copy j is ahead and so is the played one, or it
 		// is issued as the played one (eq: the tasks that must be)
 		for k := range ht {
@@ -141,13 +141,13 @@ func (x *Executor) hostRepeats(i int, a, b, win int32, period engine.Time, extra
 			if hs >= period {
 				return false // not this reasoning (y < prev needs h < P)
 			}
-			c := h.walk(ht, pos, last, never, false)
+			c := h.walk(ht, last, never, false)
 			sE = y + engine.Time(e-last)*(hs-period)
 			if c > never/2 {
 				// The fixed point: copies from here on are issued
 				// between copy `last` and it.
 				sE = max(sE, c)
-				h.walk(ht, pos, last, c-period, true)
+				h.walk(ht, last, c-period, true)
 			}
 			for k := range ht {
 				if c2 := &ht[k]; c2.eq && (c <= never/2 || c2.iss != c2.played) {
@@ -222,7 +222,10 @@ type hostFrame struct {
 // hostRepeats' walk over the copies reads it.
 type hostTask struct {
 	t      int32
-	from   int32       // the first copy whose waits for this task are lo
+	from   int32 // the first copy whose waits for this task are lo
+	sync   int32 // the task its synchronisation waits for when not the played unit's own (HostAfter), -1: none
+	stream Stream
+	pos    int64       // its launches on its stream before it
 	issue  engine.Time // Task.Issue
 	lo     engine.Time // the latest end it waits for, in the frame of any copy from `from` on (never: none)
 	self   engine.Time // its own launches' wait past the queue (QueueSelf), the same in every copy's frame
@@ -255,13 +258,14 @@ func (h *hostFrame) tasks(ht []hostTask, pos []int64, win int32) (out []hostTask
 		if task.Kind == KindRecv {
 			continue
 		}
-		c := hostTask{t: t, issue: task.Issue, lo: never, self: never, played: h.state[t].Issued(), ready: never}
+		c := hostTask{t: t, sync: -1, stream: task.Stream, pos: pos[t-a], issue: task.Issue, lo: never, self: never, played: h.state[t].Issued(), ready: never}
 		for _, d := range p.Deps(int(t)) {
 			if d >= win {
 				c.ready = max(c.ready, h.state[d].End())
 			}
 		}
 		if w := int32(p.HostAfter(int(t))); w >= 0 && w != int32(p.HostAfter(int(t-u))) {
+			c.sync = w
 			var j int32 // the first copy whose task w + j·u is a copy's
 			switch {
 			case w >= b:
@@ -311,14 +315,14 @@ func (h *hostFrame) tasks(ht []hostTask, pos []int64, win int32) (out []hostTask
 
 // walk plays the thread over copy j from y (in its frame), writing each
 // task's issue to iss when write is set; the thread's free time after it.
-func (h *hostFrame) walk(ht []hostTask, pos []int64, j int32, y engine.Time, write bool) engine.Time {
+func (h *hostFrame) walk(ht []hostTask, j int32, y engine.Time, write bool) engine.Time {
 	for k := range ht {
 		c := &ht[k]
 		begin := y
 		if j >= c.from {
 			begin = max(begin, c.lo)
 		} else {
-			begin = h.waits(c.t, j, pos, begin)
+			begin = h.waits(c, j, begin)
 		}
 		y = max(begin+c.issue, c.self)
 		if write {
@@ -328,18 +332,16 @@ func (h *hostFrame) walk(ht []hostTask, pos []int64, j int32, y engine.Time, wri
 	return y
 }
 
-// waits returns the latest of y and the ends task t of copy j waits for
+// waits returns the latest of y and the ends task c of copy j waits for
 // before its issue (in the copy's frame): its synchronisation, when not
 // the played unit's own (absolute), and the task holding its stream's
 // launch Queue places before its first.
-func (h *hostFrame) waits(t, j int32, pos []int64, y engine.Time) engine.Time {
-	p := h.p
-	if w := p.HostAfter(int(t)); w >= 0 && w != p.HostAfter(int(t-h.u)) {
-		y = max(y, h.end(int32(w)+j*h.u, j))
+func (h *hostFrame) waits(c *hostTask, j int32, y engine.Time) engine.Time {
+	if c.sync >= 0 {
+		y = max(y, h.end(c.sync+j*h.u, j))
 	}
-	if p.queued {
-		s := p.Tasks[t].Stream
-		if f := h.queueWait(s, pos[t-h.a]+int64(j)*h.ls[s]); f >= 0 {
+	if h.p.queued {
+		if f := h.queueWait(c.stream, c.pos+int64(j)*h.ls[c.stream]); f >= 0 {
 			y = max(y, h.end(f, j))
 		}
 	}
