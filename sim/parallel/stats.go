@@ -36,6 +36,7 @@ type interval struct{ a, b engine.Time }
 type statsScratch struct {
 	comp  []interval
 	comm  [NumExposed][]interval
+	both  []interval    // compute's and tensor parallelism's (walker.both)
 	union [2][]interval // unionLength's
 	// the window's (statsPeriodic)
 	clipComp, clipComm []interval
@@ -63,10 +64,11 @@ func (x *Executor) Stats(i int) Stats {
 // what a full-mode play's accumulated Stats must equal, as tests check.
 func (x *Executor) StatsOfTimes(i int) Stats { return x.statsOfTimes(i) }
 
-// StatsEveryWait is StatsOfTimes with every copy walked and every hosted
+// StatsEveryWait is StatsOfTimes with every copy walked, every hosted
 // compute task's dependencies read for its wait for the host thread
-// (walker.walk's shortcut off): the reference the shortcut must equal, as
-// tests check.
+// (walker.walk's shortcut off), and the covered and tensor-parallel
+// exposed time measured from the separate lists (walker.both not used):
+// the reference the shortcuts must equal, as tests check.
 func (x *Executor) StatsEveryWait(i int) Stats {
 	extra := 0
 	if x.rep != nil {
@@ -109,7 +111,7 @@ func (x *Executor) statsWalk(i, extra int, w *windowMeasure, scan bool) Stats {
 		x.scratch = new(statsScratch)
 	}
 	sc := x.scratch
-	wk := walker{p: p, hot: in.hot, state: state, hosted: hosted, scan: scan, comp: sc.comp[:0]}
+	wk := walker{p: p, hot: in.hot, state: state, hosted: hosted, scan: scan, comp: sc.comp[:0], both: sc.both[:0]}
 	for k := range wk.comm {
 		wk.comm[k] = sc.comm[k][:0]
 	}
@@ -151,12 +153,24 @@ func (x *Executor) statsWalk(i, extra int, w *windowMeasure, scan bool) Stats {
 	var lists [1 + NumExposed][]interval
 	lists[0] = comp
 	nl := 1
+	// Compute ∪ tensor parallelism when the walk found it merged (the
+	// union's canonical form, the same runs unionLength measures);
+	// StatsEveryWait (scan), the reference, merges the lists instead.
+	both := !scan && !wk.unsorted[1+NumExposed] && len(comm[0]) > 0
+	if both {
+		lists[0] = wk.both
+	}
 	for k := range comm {
 		if wk.unsorted[1+k] {
 			comm[k] = mergeIntervals(comm[k])
 		}
 		if len(comm[k]) == 0 {
 			continue // nothing exposed, nothing more covered
+		}
+		if k == 0 && both {
+			// |T \ C| = |C ∪ T| − |C|, both lists merged
+			st.Exposed[k] = lengthOf(wk.both) - lengthOf(comp)
+			continue // in lists[0]
 		}
 		st.Exposed[k] = lengthMinus(comm[k], comp)
 		lists[nl] = comm[k]
@@ -178,7 +192,7 @@ func (x *Executor) statsWalk(i, extra int, w *windowMeasure, scan bool) Stats {
 		w.covered = inWindow
 		sc.clipComp, sc.clipComm = cw, kw
 	}
-	sc.comp, sc.comm = comp, comm
+	sc.comp, sc.comm, sc.both = comp, comm, wk.both
 	return st
 }
 
@@ -286,9 +300,17 @@ type walker struct {
 	st     Stats
 	comp   []interval
 	comm   [NumExposed][]interval
+	// both is compute's list and tensor parallelism's (comm[0]) in one:
+	// their tasks alternate in time and in program order (a layer's
+	// collective waits for its GEMM, the next GEMM for it), so the walk
+	// mostly widens its last interval, and the covered time need not
+	// merge the two longest lists (unionLength) unless it went out of
+	// order
+	both []interval
 	// unsorted says a list got an interval that starts before its last
-	// one (addInterval); the others are merged already
-	unsorted [1 + NumExposed]bool
+	// one (addInterval); the others are merged already: compute's, each
+	// kind's, both's
+	unsorted [2 + NumExposed]bool
 }
 
 // walk adds tasks [lo, hi), their times shifted by shift (and their
@@ -311,7 +333,8 @@ func (w *walker) walk(lo, hi int32, shift engine.Time) {
 	hosted, read := w.hosted, w.scan || shift != 0
 	end, compute, host := w.st.End, w.st.Compute, w.st.Host
 	hostIssue, hostBound := w.st.HostIssue, w.st.HostBound
-	comp, comm, unsorted := w.comp, w.comm, w.unsorted
+	comp, comm, both, unsorted := w.comp, w.comm, w.both, w.unsorted
+	const bothAt = 1 + NumExposed
 	for j := range hot {
 		t, s := &hot[j], &state[j] // p.Tasks[i]'s fields, on a quarter of the cache lines
 		start, e := s.Start()+shift, s.End()+shift
@@ -334,6 +357,7 @@ func (w *walker) walk(lo, hi int32, shift engine.Time) {
 				}
 				if issued > ready {
 					addInterval(&comp, interval{ready, issued}, &unsorted[0])
+					addInterval(&both, interval{ready, issued}, &unsorted[bothAt])
 					hostBound += issued - ready
 				}
 			}
@@ -345,8 +369,12 @@ func (w *walker) walk(lo, hi int32, shift engine.Time) {
 		case t.kind.IsComm():
 			k := ExposedOf[t.group]
 			addInterval(&comm[k], interval{start, e}, &unsorted[1+k])
+			if k == 0 {
+				addInterval(&both, interval{start, e}, &unsorted[bothAt])
+			}
 		case t.kind.IsCompute():
 			addInterval(&comp, interval{start, e}, &unsorted[0])
+			addInterval(&both, interval{start, e}, &unsorted[bothAt])
 			compute += e - start
 		case t.kind == KindHostCopy:
 			// a copy engine's transfer: what the compute stream waits
@@ -356,12 +384,13 @@ func (w *walker) walk(lo, hi int32, shift engine.Time) {
 			// under it is not what the rank waits for, and it is not
 			// pipeline bubble.
 			addInterval(&comp, interval{start, e}, &unsorted[0])
+			addInterval(&both, interval{start, e}, &unsorted[bothAt])
 			host += e - start
 		}
 	}
 	w.st.End, w.st.Compute, w.st.Host = end, compute, host
 	w.st.HostIssue, w.st.HostBound = hostIssue, hostBound
-	w.comp, w.comm, w.unsorted = comp, comm, unsorted
+	w.comp, w.comm, w.both, w.unsorted = comp, comm, both, unsorted
 }
 
 // appendInterval appends x to v, or widens v's last interval when x
@@ -439,6 +468,15 @@ func compareIntervals(x, y interval) int {
 		return int(x.a - y.a)
 	}
 	return int(x.b - y.b)
+}
+
+// lengthOf returns the length of v (merged).
+func lengthOf(v []interval) engine.Time {
+	var total engine.Time
+	for _, x := range v {
+		total += x.b - x.a
+	}
+	return total
 }
 
 // lengthMinus returns the length of a \ b (both merged).
