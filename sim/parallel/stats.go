@@ -337,7 +337,9 @@ func (w *walker) walk(lo, hi int32, shift engine.Time) {
 	const bothAt = 1 + NumExposed
 	for j := range hot {
 		t, s := &hot[j], &state[j] // p.Tasks[i]'s fields, on a quarter of the cache lines
-		start, e := s.Start()+shift, s.End()+shift
+		// s.Start() without its branch: every task played has started
+		// (start > 0); one that has not reads -1 as there
+		start, e := max(s.start, 0)-1+shift, s.End()+shift
 		if t.kind != KindHostCopy {
 			// a copy nobody waits for (the states' offload after the
 			// optimizer step) runs under the next step's forward
