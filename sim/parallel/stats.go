@@ -111,7 +111,14 @@ func (x *Executor) statsWalk(i, extra int, w *windowMeasure, scan bool) Stats {
 		x.scratch = new(statsScratch)
 	}
 	sc := x.scratch
-	wk := walker{p: p, hot: in.hot, state: state, hosted: hosted, scan: scan, comp: sc.comp[:0], both: sc.both[:0]}
+	// Tensor parallelism's intervals go to the joint list only (walker.
+	// joint), unless it comes out of order (never on the 70B sweep's 2,670
+	// instances with tensor parallelism) or with scan (StatsEveryWait, the
+	// reference, measures from the separate lists): then the tasks are
+	// walked again into separate lists.
+	joint := !scan
+again:
+	wk := walker{p: p, hot: in.hot, state: state, hosted: hosted, scan: scan, joint: joint, comp: sc.comp[:0], both: sc.both[:0]}
 	for k := range wk.comm {
 		wk.comm[k] = sc.comm[k][:0]
 	}
@@ -144,6 +151,11 @@ func (x *Executor) statsWalk(i, extra int, w *windowMeasure, scan bool) Stats {
 			wk.walk(seg.lo, seg.hi, seg.shift)
 		}
 	}
+	if joint && wk.tp && wk.unsorted[1+NumExposed] {
+		sc.comp, sc.comm, sc.both = wk.comp, wk.comm, wk.both
+		joint = false
+		goto again
+	}
 	st, comp, comm := wk.st, wk.comp, wk.comm
 	if wk.unsorted[0] {
 		comp = mergeIntervals(comp)
@@ -153,24 +165,20 @@ func (x *Executor) statsWalk(i, extra int, w *windowMeasure, scan bool) Stats {
 	var lists [1 + NumExposed][]interval
 	lists[0] = comp
 	nl := 1
-	// Compute ∪ tensor parallelism when the walk found it merged (the
-	// union's canonical form, the same runs unionLength measures);
-	// StatsEveryWait (scan), the reference, merges the lists instead.
-	both := !scan && !wk.unsorted[1+NumExposed] && len(comm[0]) > 0
+	// Compute ∪ tensor parallelism, merged (the union's canonical form,
+	// the same runs unionLength measures), in place of both.
+	both := joint && wk.tp
 	if both {
 		lists[0] = wk.both
+		// |T \ C| = |C ∪ T| − |C|, both lists merged
+		st.Exposed[0] = lengthOf(wk.both) - lengthOf(comp)
 	}
 	for k := range comm {
 		if wk.unsorted[1+k] {
 			comm[k] = mergeIntervals(comm[k])
 		}
 		if len(comm[k]) == 0 {
-			continue // nothing exposed, nothing more covered
-		}
-		if k == 0 && both {
-			// |T \ C| = |C ∪ T| − |C|, both lists merged
-			st.Exposed[k] = lengthOf(wk.both) - lengthOf(comp)
-			continue // in lists[0]
+			continue // nothing exposed, nothing more covered (tensor parallelism's with joint)
 		}
 		st.Exposed[k] = lengthMinus(comm[k], comp)
 		lists[nl] = comm[k]
@@ -188,6 +196,11 @@ func (x *Executor) statsWalk(i, extra int, w *windowMeasure, scan bool) Stats {
 		for k := range comm {
 			kw = clipIntervals(kw[:0], comm[k], w.lo, w.hi)
 			w.exposed[k] = lengthMinus(kw, cw)
+		}
+		if both {
+			// |(C ∪ T) ∩ W| − |C ∩ W| = |(T \ C) ∩ W|
+			kw = clipIntervals(kw[:0], wk.both, w.lo, w.hi)
+			w.exposed[0] = lengthOf(kw) - lengthOf(cw)
 		}
 		w.covered = inWindow
 		sc.clipComp, sc.clipComm = cw, kw
@@ -300,13 +313,15 @@ type walker struct {
 	st     Stats
 	comp   []interval
 	comm   [NumExposed][]interval
-	// both is compute's list and tensor parallelism's (comm[0]) in one:
-	// their tasks alternate in time and in program order (a layer's
-	// collective waits for its GEMM, the next GEMM for it), so the walk
-	// mostly widens its last interval, and the covered time need not
-	// merge the two longest lists (unionLength) unless it went out of
-	// order
-	both []interval
+	// both is compute's list and tensor parallelism's in one: their
+	// tasks alternate in time and in program order (a layer's collective
+	// waits for its GEMM, the next GEMM for it), so the walk mostly
+	// widens its last interval, and the covered time need not merge the
+	// two longest lists (unionLength) unless it went out of order. With
+	// joint, tensor parallelism's intervals go there only (comm[0] stays
+	// empty) and tp says there were some.
+	both      []interval
+	joint, tp bool
 	// unsorted says a list got an interval that starts before its last
 	// one (addInterval); the others are merged already: compute's, each
 	// kind's, both's
@@ -334,6 +349,7 @@ func (w *walker) walk(lo, hi int32, shift engine.Time) {
 	end, compute, host := w.st.End, w.st.Compute, w.st.Host
 	hostIssue, hostBound := w.st.HostIssue, w.st.HostBound
 	comp, comm, both, unsorted := w.comp, w.comm, w.both, w.unsorted
+	joint, tp := w.joint, w.tp
 	const bothAt = 1 + NumExposed
 	for j := range hot {
 		t, s := &hot[j], &state[j] // p.Tasks[i]'s fields, on a quarter of the cache lines
@@ -370,10 +386,14 @@ func (w *walker) walk(lo, hi int32, shift engine.Time) {
 		switch {
 		case t.kind.IsComm():
 			k := ExposedOf[t.group]
-			addInterval(&comm[k], interval{start, e}, &unsorted[1+k])
 			if k == 0 {
 				addInterval(&both, interval{start, e}, &unsorted[bothAt])
+				if joint {
+					tp = true
+					continue
+				}
 			}
+			addInterval(&comm[k], interval{start, e}, &unsorted[1+k])
 		case t.kind.IsCompute():
 			addInterval(&comp, interval{start, e}, &unsorted[0])
 			addInterval(&both, interval{start, e}, &unsorted[bothAt])
@@ -392,7 +412,7 @@ func (w *walker) walk(lo, hi int32, shift engine.Time) {
 	}
 	w.st.End, w.st.Compute, w.st.Host = end, compute, host
 	w.st.HostIssue, w.st.HostBound = hostIssue, hostBound
-	w.comp, w.comm, w.both, w.unsorted = comp, comm, both, unsorted
+	w.comp, w.comm, w.both, w.unsorted, w.tp = comp, comm, both, unsorted, tp
 }
 
 // appendInterval appends x to v, or widens v's last interval when x

@@ -5,8 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/pipeline"
+	"github.com/simtrain/simtrain/sim/units"
 )
 
 // steadyConfig is a two-stage 1F1B pipeline of one layer per stage and m
@@ -32,7 +34,23 @@ func steadyConfig(t *testing.T, m int, host HostModel) *StepConfig {
 // the shortened play (with its reason when not).
 func playSteady(t *testing.T, cfg *StepConfig) (full, short *Executor, fullEvents, shortEvents uint64, why string) {
 	t.Helper()
-	pr := unitPricer{unit: engine.Millisecond}
+	return playSteadyPriced(t, cfg, unitPricer{unit: engine.Millisecond})
+}
+
+// tpUnitPricer is unitPricer with a tensor-parallel collective of a quarter
+// of a unit.
+type tpUnitPricer struct{ unitPricer }
+
+func (p tpUnitPricer) CommTime(g GroupKind, _ int, _ collectives.Op, _ units.Bytes) engine.Time {
+	if g == GroupTP {
+		return p.unit / 4
+	}
+	return 0
+}
+
+// playSteadyPriced is playSteady with the given pricer.
+func playSteadyPriced(t *testing.T, cfg *StepConfig, pr Pricer) (full, short *Executor, fullEvents, shortEvents uint64, why string) {
+	t.Helper()
 	plan, ok := PlanSteady(cfg, 8)
 	if !ok {
 		t.Fatalf("PlanSteady refused %d micro-batches on pp %d", cfg.Microbatches, cfg.Layout.PP)
@@ -147,10 +165,25 @@ func TestStatsPeriodicEqualsWalk(t *testing.T) {
 		{"host-bound", HostModel{On: true, KernelFwd: 2 * engine.Millisecond, KernelBwd: 2 * engine.Millisecond}},
 		{"host ahead, launch queue full", HostModel{On: true, KernelFwd: 20 * engine.Microsecond, KernelBwd: 20 * engine.Microsecond, Call: 5 * engine.Microsecond, Queue: 16}},
 		{"host-bound, launch queue full", HostModel{On: true, KernelFwd: 2 * engine.Millisecond, KernelBwd: 2 * engine.Millisecond, Queue: 6}},
+		{"tensor parallel, host ahead", HostModel{On: true, KernelFwd: 20 * engine.Microsecond, KernelBwd: 20 * engine.Microsecond, Call: 5 * engine.Microsecond}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			const m = 64
-			full, short, _, _, why := playSteady(t, steadyConfig(t, m, c.host))
+			cfg := steadyConfig(t, m, c.host)
+			if strings.HasPrefix(c.name, "tensor parallel") {
+				// TP 2: the window's tensor-parallel exposed time is
+				// measured on compute ∪ TP (walker.both)
+				l, err := NewLayout(2, 1, 1, 1, 2, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg.Layout, cfg.Shape.TP = l, 2
+			}
+			var pr Pricer = unitPricer{unit: engine.Millisecond}
+			if strings.HasPrefix(c.name, "tensor parallel") {
+				pr = tpUnitPricer{unitPricer{unit: engine.Millisecond}}
+			}
+			full, short, _, _, why := playSteadyPriced(t, cfg, pr)
 			if why != "" {
 				t.Fatalf("not replicated: %s", why)
 			}
@@ -164,6 +197,9 @@ func TestStatsPeriodicEqualsWalk(t *testing.T) {
 				short.walkCopies = false
 				if got != walk || got != full.Stats(i) {
 					t.Errorf("stage %d: one period %+v\nevery copy %+v\nfull play %+v", i, got, walk, full.Stats(i))
+				}
+				if strings.HasPrefix(c.name, "tensor parallel") && got.Exposed[0] == 0 {
+					t.Errorf("stage %d: no tensor-parallel exposed time", i)
 				}
 				if strings.HasPrefix(c.name, "host-bound") && got.HostBound == 0 {
 					t.Errorf("stage %d: no host-bound time", i)
