@@ -43,7 +43,7 @@ import "github.com/simtrain/simtrain/sim/engine"
 // with the unit before (absolute) never holds a copy back: the copy's task
 // is issued after the played one, which already waited for it.
 //
-// The walk over a copy reads, per task, what hostTasks gathered once: a
+// The walk over a copy reads, per task, what hostFrame.tasks gathered once: a
 // task's waits in copy j's frame are the same for every j from the first
 // copy whose waits all fall in copies (from; each is a task of the played
 // unit, shifted, or none), so from there each task costs two maxima and an
