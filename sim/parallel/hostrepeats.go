@@ -66,6 +66,7 @@ func (x *Executor) hostRepeats(i int, a, b, win int32, period engine.Time, extra
 		return false // a unit the host issues nothing of
 	}
 	e := int32(extra)
+	hot := x.hotTasks(i)
 	h := hostFrame{p: p, state: in.state, a: a, b: b, u: u, e: e, period: period}
 	// The full play's launch queues: per stream, the launches before the
 	// unit (da) and in it (ls), the same in every copy (setQueueWaits
@@ -88,8 +89,8 @@ func (x *Executor) hostRepeats(i int, a, b, win int32, period engine.Time, extra
 			idx[s] = p.queueIndex(Stream(s), h.da[s]) // the first entry of a task from a on
 		}
 		for t := a; t < n; t++ {
-			s := p.Tasks[t].Stream
-			if p.Tasks[t].Kind == KindRecv {
+			s := hot[t].stream
+			if hot[t].kind == KindRecv {
 				continue
 			}
 			ends, ids := p.qends[s], p.qids[s]
@@ -160,23 +161,23 @@ func (x *Executor) hostRepeats(i int, a, b, win int32, period engine.Time, extra
 	// played one.
 	y = sE
 	for t := b; t < n; t++ {
-		task := &p.Tasks[t]
-		if task.Kind == KindRecv {
+		task := &hot[t] // p.Tasks[t]'s kind, stream, issue and host wait
+		if task.kind == KindRecv {
 			continue
 		}
 		begin := y
-		if w := p.HostAfter(int(t)); w >= 0 {
-			if int32(w) < a {
+		if w := task.hostAfter - 1; w >= 0 { // p.HostAfter(t)
+			if w < a {
 				return false
 			}
-			begin = max(begin, h.end(int32(w)+e*u, e))
+			begin = max(begin, h.end(w+e*u, e))
 		}
 		if p.queued {
-			if f := h.queueWait(task.Stream, pos[t-a]+int64(e)*h.ls[task.Stream]); f >= 0 {
+			if f := h.queueWait(task.stream, pos[t-a]+int64(e)*h.ls[task.stream]); f >= 0 {
 				begin = max(begin, h.end(f, e))
 			}
 		}
-		y = begin + task.Issue
+		y = begin + task.issue
 		if w, rest := p.QueueSelf(int(t)); w >= 0 {
 			if int32(w) < a {
 				return false
