@@ -36,6 +36,17 @@ type atomicFile struct {
 
 // createAtomic opens PATH.tmp-PID-N for writing in PATH's directory.
 func createAtomic(path string) (*atomicFile, error) {
+	a, err := openAtomic(path)
+	if err != nil {
+		return nil, err
+	}
+	a.w = bufio.NewWriterSize(a.f, 1<<20)
+	return a, nil
+}
+
+// openAtomic opens the temporary file, without a writer: the caller sets w
+// (one 1 MiB buffer per file, allocated and cleared once).
+func openAtomic(path string) (*atomicFile, error) {
 	if path == "" {
 		return nil, errors.New("output: empty file path")
 	}
@@ -44,7 +55,7 @@ func createAtomic(path string) (*atomicFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("output: create %s: %w", path, err)
 	}
-	return &atomicFile{path: path, tmp: tmp, f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+	return &atomicFile{path: path, tmp: tmp, f: f}, nil
 }
 
 // createAtomicIPC is createAtomic for an Arrow IPC file whose schema
@@ -60,7 +71,7 @@ func createAtomicParquet(path string) (*atomicFile, error) {
 }
 
 func createAtomicSealed(path string, seal func(*os.File, int64, hash.Hash) error) (*atomicFile, error) {
-	a, err := createAtomic(path)
+	a, err := openAtomic(path)
 	if err != nil {
 		return nil, err
 	}
