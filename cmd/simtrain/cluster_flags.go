@@ -26,12 +26,12 @@ func knobDefault(path string) string { return knob(path).DefaultText() }
 // commands that build one without a scenario file (collective, topology);
 // withPods adds the pod and oversubscription flags.
 func addClusterFlags(f *pflag.FlagSet, spec *topology.Spec, withPods bool) {
-	f.StringVar(&spec.GPU, "gpu", "", "GPU catalog name (required): "+strings.Join(scenario.Choices("cluster.gpu"), ", "))
+	f.StringVar(&spec.GPU, "gpu", "", "GPU catalog name (required): "+catalogGPUsMark)
 	f.IntVar(&spec.Nodes, "nodes", 1, "number of nodes (servers; compute trays for NVL72)")
 	f.IntVar(&spec.GPUsPerNode, "gpus-per-node", 0, "GPUs per node (0: the GPU's default, 8, or 4 for gb200/gb300)")
 	f.StringVar(&spec.IntraNode, "intra-node", "", strings.Join(scenario.Choices("cluster.intra_node"), " | ")+" (default: the GPU's usual)")
 	f.StringVar(&spec.Network, "network", knobDefault("cluster.network.kind"), strings.Join(scenario.Choices("cluster.network.kind"), " | "))
-	f.StringVar(&spec.NIC, "nic", knobDefault("cluster.network.nic"), "NIC catalog name: "+strings.Join(scenario.Choices("cluster.network.nic"), ", "))
+	f.StringVar(&spec.NIC, "nic", knobDefault("cluster.network.nic"), "NIC catalog name: "+catalogNICsMark)
 	f.Float64Var(&spec.NICGbps, "nic-gbps", 0, "NIC line rate in Gb/s (0: the catalog's)")
 	f.IntVar(&spec.NICsPerNode, "nics-per-node", 0, "NICs per node (0: one per GPU)")
 	if withPods {

@@ -104,9 +104,31 @@ func TestTopologyHelp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Examples:", "simtrain topology --gpu h100-sxm --nodes 4", "--pod-gpus", "--format"} {
+	for _, want := range []string{"Examples:", "simtrain topology --gpu h100-sxm --nodes 4", "--pod-gpus", "--format",
+		"GPU catalog name (required): a100-40gb, a100-80gb, ", "NIC catalog name: eth-100, ib-hdr-200, "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("help lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "\x00") {
+		t.Errorf("help holds an unfilled catalog mark:\n%s", out)
+	}
+}
+
+// Building the command tree leaves the catalog's names as marks (filled in
+// by help and completion): the cluster flags must not load the catalog
+// for every command.
+func TestClusterFlagsDeferCatalog(t *testing.T) {
+	root := newRootCmd()
+	for _, name := range []string{"topology", "collective"} {
+		c, _, err := root.Find([]string{name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for flag, mark := range map[string]string{"gpu": catalogGPUsMark, "nic": catalogNICsMark} {
+			if f := c.Flags().Lookup(flag); f == nil || !strings.Contains(f.Usage, mark) {
+				t.Errorf("%s --%s: usage is not the catalog mark until help fills it in", name, flag)
+			}
 		}
 	}
 }
