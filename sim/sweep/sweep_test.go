@@ -763,12 +763,14 @@ func TestSweepListValues(t *testing.T) {
 // to back, then the back of the fullest part, whatever order the workers
 // ask in.
 func TestSharesDealEveryPointOnce(t *testing.T) {
-	for _, tc := range []struct{ points, workers int }{{1, 1}, {7, 2}, {1000, 2}, {5, 4}, {33, 3}} {
+	for _, tc := range []struct{ points, workers int }{{1, 1}, {7, 2}, {1000, 2}, {5, 4}, {33, 3}, {300, 3}} {
 		pts := make([]int, tc.points)
+		costs := make([]uint64, tc.points)
 		for i := range pts {
 			pts[i] = 10 * i
+			costs[i] = uint64(i*7919) % 13
 		}
-		s := newShares(pts, tc.workers)
+		s := newShares(pts, costs, tc.workers)
 		seen := map[int]int{}
 		for turn := 0; ; turn++ {
 			w := turn % tc.workers
@@ -790,16 +792,78 @@ func TestSharesDealEveryPointOnce(t *testing.T) {
 			}
 		}
 	}
-	// Two workers: the first takes 0, 1 in order, the second 3, 4, 5; when
-	// the second runs out it takes the first's last point.
-	s := newShares([]int{0, 1, 2, 3, 4, 5}, 2)
+	// Two workers, parts of endgamePoints + 2: the first takes 0, 1 in
+	// order, the second its part's first two; then each part has
+	// endgamePoints left and gives its costliest first (the earliest of
+	// equals), and the second worker, its part empty, takes the first's.
+	n := endgamePoints + 2
+	pts := make([]int, 2*n)
+	costs := make([]uint64, 2*n)
+	for i := range pts {
+		pts[i] = i
+		costs[i] = 1
+	}
+	costs[5], costs[9], costs[n+7] = 4, 9, 9 // the first part's 5 and 9, the second's n+7
+	costs[3] = 0
+	s := newShares(pts, costs, 2)
 	var got []int
-	for _, w := range []int{0, 1, 1, 1, 0, 1} {
-		p, _ := s.next(w)
+	take := func(w int) {
+		p, ok := s.next(w)
+		if !ok {
+			t.Fatalf("worker %d: nothing left after %v", w, got)
+		}
 		got = append(got, p)
 	}
-	if want := []int{0, 3, 4, 5, 1, 2}; !slices.Equal(got, want) {
+	take(0)
+	take(0)
+	take(1)
+	take(1)
+	take(0) // 9 (cost 9)
+	take(0) // 5 (cost 4)
+	take(1) // n+7 (cost 9)
+	take(0) // 2 (cost 1, earliest)
+	if want := []int{0, 1, n, n + 1, 9, 5, n + 7, 2}; !slices.Equal(got, want) {
 		t.Errorf("dealt %v, want %v", got, want)
+	}
+	for range n - 3 {
+		take(1) // the rest of the second part: n+2 … 2n-1 but n+7
+	}
+	take(1) // the first part's endgame, from worker 1: 4 (cost 1; 3 costs 0)
+	if p := got[len(got)-1]; p != 4 {
+		t.Errorf("worker 1, its part empty, took %d from the first part's endgame, want 4", p)
+	}
+	for i := n + 2; i < 2*n; i++ {
+		if i != n+7 && !slices.Contains(got, i) {
+			t.Errorf("point %d of the second part not dealt: %v", i, got)
+		}
+	}
+	last := 0
+	for {
+		p, ok := s.next(0)
+		if !ok {
+			break
+		}
+		last = p
+	}
+	if last != 3 {
+		t.Errorf("last point dealt %d, want 3 (the only one of cost 0)", last)
+	}
+}
+
+// pointCost is micro-batches × layers from the plan loading kept (32
+// layers here; 16 GPUs at tp 8 are dp 2, so micro-batch m gives 64/(2m)
+// micro-batches), 0 for an invalid point, unknownCost once Point has
+// taken the plan.
+func TestPointCost(t *testing.T) {
+	sw := parseSweep(t, "sweep:\n  training.micro_batch: [1, 4, 2, 3]\n")
+	for i, want := range []uint64{32 * 32, 8 * 32, 16 * 32, 0} { // micro-batch 3: 64 is not a multiple of 2 × 3
+		if got := sw.pointCost(i); got != want {
+			t.Errorf("point %d: cost %d, want %d", i, got, want)
+		}
+	}
+	sw.Point(1) // takes the plan loading kept
+	if got := sw.pointCost(1); got != unknownCost {
+		t.Errorf("point 1 after Point: cost %d, want unknownCost", got)
 	}
 }
 
