@@ -314,7 +314,7 @@ type shares struct {
 // replayed on two workers (tail = time one worker idles at the end): 24
 // leaves part of the tail, 48–64 remove it (≈ 2.4 ms of ≈ 383 shorter),
 // and 128 mixes layouts enough that a worker prices two more of them
-// (parallel.Layout's tables, ≈ 1 ms of CPU each); a whole sweep dealt
+// (parallel.Layout's tables, ≈ 7.5 M instructions each); a whole sweep dealt
 // longest first prices 20 more and cost 1.8% more instructions
 // (cachegrind, -bench Sweep70BAll) than it saved in the tail.
 const endgamePoints = 64
