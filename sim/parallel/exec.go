@@ -62,7 +62,8 @@ type Executor struct {
 	maxDur     engine.Time            // the longest Dur whose work (Dur × sms) fits int64
 	ctas       [][NumGroupKinds]int32 // per stage, per group kind (GroupPP: send/recv)
 
-	rep []replica // per instance, after Replicate succeeded (steady.go); nil: the played step is the step
+	rep    []replica   // per instance, after Replicate succeeded (steady.go); nil: the played step is the step
+	steady steadyCheck // what the replication checks established, made once per play (steady.go)
 	// walkCopies makes Stats walk every copy of a replicated unit instead
 	// of measuring one period (statsPeriodic); tests compare the two.
 	walkCopies bool

@@ -1,6 +1,8 @@
 package parallel
 
 import (
+	"slices"
+
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/pipeline"
 )
@@ -305,11 +307,20 @@ func (x *Executor) Refusal() string { return x.refusal }
 // values that playing on does not change (the tasks' starts, ends and
 // issues), so when it fails Replicate fails on the whole play; the engine
 // events a task counts, the host thread's walk and the suffix are left to
-// Replicate, and x.rep is not set.
+// Replicate, and x.rep is not set. When it passes it records so
+// (steadyCheck.timed), and Replicate of the same plan after the same play
+// checks only what it left: the events and the host thread (issue 18: each
+// check made once per play).
 func (x *Executor) replicate(st Steady, early bool) string {
 	reps, reach, why := x.structure(st)
 	if x.unfit = why != ""; x.unfit {
 		return why
+	}
+	c := &x.steady
+	if early {
+		c.timed = false
+	} else if c.timedFor(x) {
+		return x.replicateTimed(reps, reach)
 	}
 	var period engine.Time = -1
 	for i := range x.inst {
@@ -356,10 +367,70 @@ func (x *Executor) replicate(st Steady, early bool) string {
 			}
 		}
 	}
-	if !early {
+	if early {
+		// RunSteady watched every stage's tasks before its suffix to
+		// their ends (setWatch watches an entry before the order's last):
+		// the times checked are final.
+		c.timed, c.total, c.resumed = c.watched, x.total, x.resumed
+	} else {
 		x.rep = reps
 	}
 	return ""
+}
+
+// replicateTimed is Replicate after RunSteady's early check passed on this
+// play (steadyCheck.timedFor): what that check left, in Replicate's order
+// (per stage, the units' engine events, then the host thread). The early
+// check set each replica's window and period, as Replicate's would.
+func (x *Executor) replicateTimed(reps []replica, reach int) string {
+	for i := range x.inst {
+		in := &x.inst[i]
+		r := &reps[i]
+		u := r.b - r.a
+		ev := in.events[r.b-int32(reach+2)*u : r.b]
+		for k := range ev[:len(ev)-int(u)] {
+			if ev[k] != ev[k+int(u)] {
+				return "units do not repeat"
+			}
+		}
+		if in.prog.Hosted && !x.hostRepeats(i, r.a, r.b, r.win, r.period, r.extra) {
+			return "host thread does not repeat"
+		}
+	}
+	x.rep = reps
+	return ""
+}
+
+// steadyCheck is what the replication checks established about this
+// executor's programs and play (issue 18: RunSteady checks the programs
+// before the play and the units' times when they have ended, and Replicate
+// would check both again after the play): structure's result for one plan
+// (held; the programs do not change under an executor, so it holds for any
+// play of that plan), and whether the early check passed (timed) on the
+// play stamped by total and resumed. A play starts with begin, which adds
+// the programs' tasks to x.total, or with Resume, which sets x.total to them
+// and x.resumed to the tasks the fork had ended: a record of another play,
+// or of another plan, is not used (TestSteadyCheckOncePerPlay).
+type steadyCheck struct {
+	played, extra, g int
+	stages           []steadyStage // a copy of the plan's
+	reps             []replica
+	reach            int
+	held             bool // structure passed for the plan above
+	watched          bool // RunSteady's watch reaches every stage's suffix (setWatch)
+	timed            bool // RunSteady's early check passed, on the play below
+	total, resumed   int  // the play: x.total and x.resumed when it passed
+}
+
+// plans reports whether c holds structure's result for st.
+func (c *steadyCheck) plans(st Steady) bool {
+	return c.held && c.played == st.Played && c.extra == st.Extra && c.g == st.g && slices.Equal(c.stages, st.stages)
+}
+
+// timedFor reports whether the early check passed on x's play as it is now,
+// ended: the same play (total, resumed) and every task ended.
+func (c *steadyCheck) timedFor(x *Executor) bool {
+	return c.timed && c.total == x.total && c.resumed == x.resumed && x.done == x.total
 }
 
 // refusedReceive is structure's refusal of a unit whose receive is matched
@@ -370,8 +441,34 @@ const refusedReceive = "receive from a suffix"
 // (RunSteady makes them before the play: a play they refuse need not be
 // played): the replicated unit of each stage, how many units back its
 // tasks depend (reach), and why the programs cannot replicate, "" when they
-// may. It sets x.reach for Settle.
+// may. It sets x.reach for Settle. The checks are made once per plan: a
+// plan that passed is recorded (x.steady) and its result returned again,
+// the same replicas (replicate sets their window and period).
 func (x *Executor) structure(st Steady) (reps []replica, reach int, why string) {
+	c := &x.steady
+	if c.plans(st) {
+		x.reach = c.reach
+		return c.reps, c.reach, ""
+	}
+	reps, reach, why = x.checkStructure(st)
+	*c = steadyCheck{stages: c.stages[:0]}
+	if why == "" {
+		c.held, c.reps, c.reach = true, reps, reach
+		c.played, c.extra, c.g = st.Played, st.Extra, st.g
+		c.stages = append(c.stages, st.stages...)
+		c.watched = true
+		for i := range x.inst {
+			if e := st.stages[x.inst[i].stage].end; e <= 0 || e >= len(x.inst[i].prog.entries)-1 {
+				c.watched = false
+			}
+		}
+	}
+	return reps, reach, why
+}
+
+// checkStructure is structure's checks, made; reps is new storage (x.rep
+// may hold an earlier plan's).
+func (x *Executor) checkStructure(st Steady) (reps []replica, reach int, why string) {
 	if !x.symmetric || len(st.stages) != len(x.inst) {
 		return nil, 0, "not symmetric"
 	}
