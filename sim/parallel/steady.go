@@ -373,7 +373,7 @@ func (x *Executor) replicate(st Steady, early bool) string {
 		// the times checked are final.
 		c.timed, c.total, c.resumed = c.watched, x.total, x.resumed
 	} else {
-		x.rep = reps
+		x.rep = slices.Clone(reps) // not the record's: a later check may move its windows
 	}
 	return ""
 }
@@ -397,7 +397,7 @@ func (x *Executor) replicateTimed(reps []replica, reach int) string {
 			return "host thread does not repeat"
 		}
 	}
-	x.rep = reps
+	x.rep = slices.Clone(reps)
 	return ""
 }
 
@@ -443,7 +443,8 @@ const refusedReceive = "receive from a suffix"
 // tasks depend (reach), and why the programs cannot replicate, "" when they
 // may. It sets x.reach for Settle. The checks are made once per plan: a
 // plan that passed is recorded (x.steady) and its result returned again,
-// the same replicas (replicate sets their window and period).
+// the same replicas (replicate sets their window and period; x.rep is a
+// copy).
 func (x *Executor) structure(st Steady) (reps []replica, reach int, why string) {
 	c := &x.steady
 	if c.plans(st) {
@@ -466,8 +467,7 @@ func (x *Executor) structure(st Steady) (reps []replica, reach int, why string) 
 	return reps, reach, why
 }
 
-// checkStructure is structure's checks, made; reps is new storage (x.rep
-// may hold an earlier plan's).
+// checkStructure is structure's checks, made (reps: new storage).
 func (x *Executor) checkStructure(st Steady) (reps []replica, reach int, why string) {
 	if !x.symmetric || len(st.stages) != len(x.inst) {
 		return nil, 0, "not symmetric"
