@@ -122,7 +122,7 @@ func (a *Arena) program(s int) *Program {
 		succOf: p.succOf[:0], succ: p.succ[:0], ndeps: p.ndeps[:0], entries: p.entries[:0],
 		qends: p.qends, qids: p.qids, // setQueueWaits empties qends, qids
 		qselfBuf: p.qselfBuf, qrestBuf: p.qrestBuf, // and clears what it takes of these
-		bands: p.bands[:0], p2p: p.p2p[:0]}
+		bands: p.bands[:0], p2p: p.p2p[:0], copies: p.copies[:0]}
 	return p
 }
 

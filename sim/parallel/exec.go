@@ -257,6 +257,9 @@ func NewSymmetric(eng *engine.Engine, l *Layout, progs []*Program) *Executor {
 			in.hot = make([]hotTask, len(p.Tasks))
 		}
 		fillHot(in.hot, in.need, p)
+		if hotChecks.on.Load() { // tests (SetHotChecks)
+			checkHot(p)
+		}
 	}
 	x.h = eng.Register((*symEnds)(x))
 	x.hh = eng.Register((*hostIssuer)(x))
@@ -299,9 +302,58 @@ func NewFull(eng *engine.Engine, l *Layout, progs []*Program, r *collectives.Run
 // fillHot sets need to the inputs each task of p waits for (its
 // dependencies and, with a host thread, its issue: receives are not
 // issued, their send starts them) and hot to the tasks' hotTask, in one
-// pass over the Tasks. A nil need is left alone.
+// pass over the Tasks. A nil need is left alone. The ranges an arena's
+// build appended as bulk copies (Program.copies) take their source's
+// records and input counts in one copy each (a copy has its source's
+// dependency counts), with hostAfter and queueAfter their own: the same
+// values, without converting each Task.
 func fillHot(hot []hotTask, need []int32, p *Program) {
 	tasks := p.Tasks // (a local: through p, every store would reload it)
+	hot = hot[:len(tasks)]
+	if need != nil {
+		need = need[:len(tasks)]
+	}
+	i := 0
+	for _, c := range p.copies {
+		at, end := int(c.at), int(c.at+c.n)
+		if at < i || end > len(tasks) || c.src < 0 || int(c.src+c.n) > at {
+			break // not a build's list: the rest is converted below
+		}
+		fillHotTasks(hot[i:at], tasks[i:at])
+		copy(hot[at:end], hot[c.src:c.src+c.n])
+		h, t := hot[at:end], tasks[at:end]
+		t = t[:len(h)] // (no bounds check below)
+		for k := range h {
+			h[k].hostAfter, h[k].queueAfter = t[k].hostAfter, t[k].queueAfter
+		}
+		if need != nil {
+			fillNeedOf(need[i:at], p.ndeps[i:at], hot[i:at], p.Hosted)
+			copy(need[at:end], need[c.src:c.src+c.n])
+		}
+		i = end
+	}
+	fillHotTasks(hot[i:], tasks[i:])
+	if need != nil {
+		fillNeedOf(need[i:], p.ndeps[i:], hot[i:], p.Hosted)
+	}
+}
+
+// fillNeedOf sets need to the dependency counts ndeps, plus one for the
+// issue of each task but a receive when hosted (fillHot).
+func fillNeedOf(need, ndeps []int32, hot []hotTask, hosted bool) {
+	copy(need, ndeps)
+	if hosted { // issued by the host thread: all but receives
+		hot = hot[:len(need)]
+		for i := range need {
+			if hot[i].kind != KindRecv {
+				need[i]++
+			}
+		}
+	}
+}
+
+// fillHotTasks sets hot[i] to tasks[i]'s hotTask.
+func fillHotTasks(hot []hotTask, tasks []Task) {
 	hot = hot[:len(tasks)]
 	for i := range tasks {
 		t, h := &tasks[i], &hot[i]
@@ -315,17 +367,6 @@ func fillHot(hot []hotTask, need []int32, p *Program) {
 			f |= hotSMSized
 		}
 		h.flags = f
-	}
-	if need != nil {
-		need = need[:len(tasks)]
-		copy(need, p.ndeps)
-		if p.Hosted { // issued by the host thread: all but receives
-			for i := range need {
-				if hot[i].kind != KindRecv {
-					need[i]++
-				}
-			}
-		}
 	}
 }
 

@@ -211,6 +211,35 @@ type Program struct {
 	// them (the gradient flush and optimizer): the boundaries steady-state
 	// replication (steady.go) cuts the program at.
 	entries []int32
+	// copies lists, in task order, the task ranges an arena's build
+	// appended as bulk copies of earlier ranges (copyPass, copyLayers),
+	// whose played fields (hotTask) other than hostAfter and queueAfter
+	// are their source's: fillHot copies those records instead of
+	// converting each Task. Kept for arena programs only (Arena.program;
+	// a program built without one lists none, so that it equals the same
+	// program built with nothing copied), and valid while the program's
+	// tasks are as Build left them: code that changes a built program's
+	// played fields must set it to nil.
+	copies []copySeg
+}
+
+// copySeg is a range of a program's tasks that a build appended as a
+// bulk copy: tasks [at, at+n) are tasks [src, src+n) with only Micro,
+// Layer, hostAfter and queueAfter (and the dependencies, which hotTask
+// does not hold) changed. src+n <= at.
+type copySeg struct {
+	at, src, n int32
+}
+
+// noteCopy records tasks [at, at+n) as a bulk copy of [src, src+n)
+// (Program.copies), for an arena's program. (A run of layer copies, each
+// copied from the one before, stays one range a layer: merged, a range
+// would overlap its source, which one bulk copy does not repeat.)
+func (p *Program) noteCopy(at, src, n int32) {
+	if p.arena == nil {
+		return
+	}
+	p.copies = append(p.copies, copySeg{at: at, src: src, n: n})
 }
 
 // HostAfter returns the task whose end the host thread waits for before

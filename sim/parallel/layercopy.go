@@ -216,6 +216,7 @@ func (b *builder) copyLayers(p *chunkPass, hist []layerMark, cur *layerMark) boo
 		// (the loops work on local slices, as copyPass's: through prog,
 		// every store reloaded the slice)
 		prog.Tasks = append(prog.Tasks, prog.Tasks[src:src+n]...)
+		prog.noteCopy(at, src, n)
 		tasks, count := prog.Tasks[at:], &prog.streamTasks
 		for i := range tasks {
 			t := &tasks[i]

@@ -242,6 +242,7 @@ func (b *builder) copyPass(r *passMark, p *chunkPass, cur [passStateInts]int32, 
 	if (at-1)>>14 != (at+n-1)>>14 && b.interrupt == nil { // add's polling: a multiple of 16,384 among the copies
 		b.interrupt = b.cfg.interrupted()
 	}
+	prog.noteCopy(at, r.at, n)
 	copiedPassTasks.Add(int64(n))
 	return true
 }

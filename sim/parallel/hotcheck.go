@@ -1,0 +1,66 @@
+package parallel
+
+import (
+	"fmt"
+	"sync/atomic"
+)
+
+// CheckHot compares what fillHot makes of p's tasks (the copied ranges'
+// records copied from their sources, Program.copies) with every record
+// converted from its Task and the input counts taken from the dependency
+// counts, as fillHot did before copied ranges were copied: for tests, which
+// hold the copying to the conversion on built programs. It reports how
+// many tasks lie in copied ranges and the first difference.
+func CheckHot(p *Program) (copied int, err error) {
+	n := len(p.Tasks)
+	got, want := make([]hotTask, n), make([]hotTask, n)
+	gotNeed, wantNeed := make([]int32, n), make([]int32, n)
+	fillHot(got, gotNeed, p)
+	fillHotTasks(want, p.Tasks)
+	for i := range want {
+		wantNeed[i] = p.ndeps[i]
+		if p.Hosted && p.Tasks[i].Kind != KindRecv {
+			wantNeed[i]++
+		}
+	}
+	for _, c := range p.copies {
+		copied += int(c.n)
+	}
+	for i := range want {
+		if got[i] != want[i] || gotNeed[i] != wantNeed[i] {
+			return copied, fmt.Errorf("stage %d task %d (%s): fillHot %+v need %d, from the Task %+v need %d",
+				p.Stage, i, p.Tasks[i].Name, got[i], gotNeed[i], want[i], wantNeed[i])
+		}
+	}
+	return copied, nil
+}
+
+// hotChecks, when set, makes NewSymmetric check each program's records
+// (CheckHot) and count what it checked (SetHotChecks).
+var hotChecks struct {
+	on                 atomic.Bool
+	tasks, copied, bad atomic.Int64
+	first              atomic.Value // the first difference's error
+}
+
+// SetHotChecks turns NewSymmetric's checks of its records (CheckHot) on or
+// off, for tests that play whole sweeps, and returns the tasks checked so
+// far, how many of them lay in copied ranges and the first difference met
+// (nil: none).
+func SetHotChecks(on bool) (tasks, copied int64, err error) {
+	hotChecks.on.Store(on)
+	if e, ok := hotChecks.first.Load().(error); ok {
+		err = e
+	}
+	return hotChecks.tasks.Load(), hotChecks.copied.Load(), err
+}
+
+// checkHot is NewSymmetric's check of p's records when SetHotChecks is on.
+func checkHot(p *Program) {
+	c, err := CheckHot(p)
+	hotChecks.tasks.Add(int64(len(p.Tasks)))
+	hotChecks.copied.Add(int64(c))
+	if err != nil && hotChecks.bad.Add(1) == 1 {
+		hotChecks.first.Store(err)
+	}
+}
