@@ -112,6 +112,7 @@ func (a *Arena) program(s int) *Program {
 		if len(a.progs) > 0 {
 			q := a.progs[0]
 			p.Tasks = make([]Task, 0, cap(q.Tasks))
+			p.hot = make([]hotTask, 0, cap(q.Tasks))
 			p.deps = make([]int32, 0, cap(q.deps))
 			p.depOff = make([]int32, 0, cap(q.depOff))
 		}
@@ -122,7 +123,7 @@ func (a *Arena) program(s int) *Program {
 		succOf: p.succOf[:0], succ: p.succ[:0], ndeps: p.ndeps[:0], entries: p.entries[:0],
 		qends: p.qends, qids: p.qids, // setQueueWaits empties qends, qids
 		qselfBuf: p.qselfBuf, qrestBuf: p.qrestBuf, // and clears what it takes of these
-		bands: p.bands[:0], p2p: p.p2p[:0], copies: p.copies[:0]}
+		bands: p.bands[:0], p2p: p.p2p[:0], copies: p.copies[:0], hot: p.hot[:0], keepHot: true}
 	return p
 }
 

@@ -271,6 +271,9 @@ func (b *builder) add(t *Task, deps ...int32) int32 {
 		}
 	}
 	p.Tasks = append(p.Tasks, *t)
+	if p.keepHot {
+		p.hot = append(p.hot, hotOf(t))
+	}
 	b.last[t.Stream] = idx
 	p.streamTasks[t.Stream&(streamSlots-1)]++
 	if t.Kind == KindSend || t.Kind == KindRecv {
@@ -289,6 +292,9 @@ func (b *builder) add(t *Task, deps ...int32) int32 {
 func (p *Program) grow() {
 	n := max(len(p.Tasks), 256)
 	p.Tasks = slices.Grow(p.Tasks, n)
+	if p.keepHot {
+		p.hot = slices.Grow(p.hot, cap(p.Tasks)-len(p.hot))
+	}
 	p.depOff = slices.Grow(p.depOff, n+1)
 	if cap(p.deps)-len(p.deps) < 2*n { // a task has about two dependencies
 		p.deps = slices.Grow(p.deps, max(len(p.deps), 2*n))
@@ -816,6 +822,9 @@ func (b *builder) ringSteps(kind Kind, name, ring string, l, mb, c int, core, ex
 func (b *builder) smSized(t int32) {
 	if !b.cfg.TPImplDTensor {
 		b.prog.Tasks[t].SMSized = true
+		if b.prog.keepHot {
+			b.prog.hot[t].flags |= hotSMSized
+		}
 	}
 }
 
@@ -948,6 +957,9 @@ var (
 func (b *builder) asyncTPGather(ag int32, kind Kind, l, mb, c int, deps ...int32) {
 	t := &b.prog.Tasks[ag]
 	t.CopyEngine = true
+	if b.prog.keepHot {
+		b.prog.hot[ag].flags |= hotCopyEngine
+	}
 	shard := t.Bytes / b.dense()
 	b.memTask(kind, t.Name.String()+"_shard_copy", l, mb, c, shard, shard, deps...)
 }
@@ -968,6 +980,9 @@ func (b *builder) asyncTPReduce(rs int32, kind Kind, l, mb, c int) int32 {
 		return rs
 	}
 	t.CopyEngine = true
+	if b.prog.keepHot {
+		b.prog.hot[rs].flags |= hotCopyEngine
+	}
 	return b.memTask(kind, t.Name.String()+"_reduce", l, mb, c, t.Bytes, t.Bytes/b.dense(), rs)
 }
 

@@ -256,7 +256,13 @@ func NewSymmetric(eng *engine.Engine, l *Layout, progs []*Program) *Executor {
 			in.state, in.need = make([]taskState, len(p.Tasks)), make([]int32, len(p.Tasks))
 			in.hot = make([]hotTask, len(p.Tasks))
 		}
-		fillHot(in.hot, in.need, p)
+		if n := len(p.Tasks); p.keepHot && len(p.hot) == n {
+			// the records an arena's build kept (Program.hot)
+			in.hot = p.hot[:n:n]
+			fillNeedCopied(in.need, in.hot, p)
+		} else {
+			fillHot(in.hot, in.need, p)
+		}
 		if hotChecks.on.Load() { // tests (SetHotChecks)
 			checkHot(p)
 		}
@@ -310,9 +316,6 @@ func NewFull(eng *engine.Engine, l *Layout, progs []*Program, r *collectives.Run
 func fillHot(hot []hotTask, need []int32, p *Program) {
 	tasks := p.Tasks // (a local: through p, every store would reload it)
 	hot = hot[:len(tasks)]
-	if need != nil {
-		need = need[:len(tasks)]
-	}
 	i := 0
 	for _, c := range p.copies {
 		at, end := int(c.at), int(c.at+c.n)
@@ -326,16 +329,30 @@ func fillHot(hot []hotTask, need []int32, p *Program) {
 		for k := range h {
 			h[k].hostAfter, h[k].queueAfter = t[k].hostAfter, t[k].queueAfter
 		}
-		if need != nil {
-			fillNeedOf(need[i:at], p.ndeps[i:at], hot[i:at], p.Hosted)
-			copy(need[at:end], need[c.src:c.src+c.n])
-		}
 		i = end
 	}
 	fillHotTasks(hot[i:], tasks[i:])
 	if need != nil {
-		fillNeedOf(need[i:], p.ndeps[i:], hot[i:], p.Hosted)
+		fillNeedCopied(need, hot, p)
 	}
+}
+
+// fillNeedCopied is fillHot's need from the records hot: the copied
+// ranges' (Program.copies) copied from their sources'.
+func fillNeedCopied(need []int32, hot []hotTask, p *Program) {
+	n := len(p.Tasks)
+	need, hot = need[:n], hot[:n]
+	i := 0
+	for _, c := range p.copies {
+		at, end := int(c.at), int(c.at+c.n)
+		if at < i || end > n || c.src < 0 || int(c.src+c.n) > at {
+			break // not a build's list: the rest is counted below
+		}
+		fillNeedOf(need[i:at], p.ndeps[i:at], hot[i:at], p.Hosted)
+		copy(need[at:end], need[c.src:c.src+c.n])
+		i = end
+	}
+	fillNeedOf(need[i:], p.ndeps[i:n], hot[i:], p.Hosted)
 }
 
 // fillNeedOf sets need to the dependency counts ndeps, plus one for the

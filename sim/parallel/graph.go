@@ -221,6 +221,17 @@ type Program struct {
 	// tasks are as Build left them: code that changes a built program's
 	// played fields must set it to nil.
 	copies []copySeg
+	// hot is the tasks' hotTask records, which an arena's build keeps as
+	// it appends the tasks (keepHot: add, copyPass and copyLayers append
+	// them with the tasks, the builder's later flag changes and
+	// setQueueWaits' queue waits are written to both), so that
+	// NewSymmetric takes them instead of converting each Task (fillHot).
+	// Valid while the program's tasks are as Build left them.
+	hot     []hotTask
+	keepHot bool
+	// hotQueued says some record of hot may hold a queue wait
+	// (hotQueueWaits).
+	hotQueued bool
 }
 
 // copySeg is a range of a program's tasks that a build appended as a
@@ -280,6 +291,7 @@ func (p *Program) setQueueWaits(h *HostModel) {
 		for s := range p.qends {
 			p.qends[s], p.qids[s] = p.qends[s][:0], p.qids[s][:0]
 		}
+		p.hotQueueWaits() // the tasks keep their waits (none from a build)
 		return
 	}
 	tasks := p.Tasks
@@ -362,6 +374,24 @@ func (p *Program) setQueueWaits(h *HostModel) {
 		p.qends[s], p.qids[s] = st[s].ends[:st[s].n], st[s].ids[:st[s].n]
 	}
 	p.queued = queued
+	p.hotQueueWaits()
+}
+
+// hotQueueWaits sets the queue waits of the hot records an arena's build
+// keeps (Program.hot) to the tasks', in a walk of their own (written in
+// setQueueWaits' walk, they cost more than this: the walk's state no longer
+// fit its registers), and only when some record may differ: a task waits,
+// or a record was given a wait before (hotQueued).
+func (p *Program) hotQueueWaits() {
+	tasks, hot := p.Tasks, p.hot
+	if !p.keepHot || len(hot) != len(tasks) || !p.queued && !p.hotQueued {
+		return
+	}
+	hot = hot[:len(tasks)]
+	for i := range tasks {
+		hot[i].queueAfter = tasks[i].queueAfter
+	}
+	p.hotQueued = p.queued
 }
 
 // sumCounts is the sum of a program's per-stream task counts.

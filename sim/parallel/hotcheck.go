@@ -6,7 +6,8 @@ import (
 )
 
 // CheckHot compares what fillHot makes of p's tasks (the copied ranges'
-// records copied from their sources, Program.copies) with every record
+// records copied from their sources, Program.copies), and the records an
+// arena's build kept (Program.hot), with every record
 // converted from its Task and the input counts taken from the dependency
 // counts, as fillHot did before copied ranges were copied: for tests, which
 // hold the copying to the conversion on built programs. It reports how
@@ -27,6 +28,10 @@ func CheckHot(p *Program) (copied int, err error) {
 		copied += int(c.n)
 	}
 	for i := range want {
+		if p.keepHot && len(p.hot) == n && p.hot[i] != want[i] {
+			return copied, fmt.Errorf("stage %d task %d (%s): kept by the build %+v, from the Task %+v",
+				p.Stage, i, p.Tasks[i].Name, p.hot[i], want[i])
+		}
 		if got[i] != want[i] || gotNeed[i] != wantNeed[i] {
 			return copied, fmt.Errorf("stage %d task %d (%s): fillHot %+v need %d, from the Task %+v need %d",
 				p.Stage, i, p.Tasks[i].Name, got[i], gotNeed[i], want[i], wantNeed[i])

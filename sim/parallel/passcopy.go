@@ -183,6 +183,11 @@ func (b *builder) copyPass(r *passMark, p *chunkPass, cur [passStateInts]int32, 
 	// copy.
 	mb := int32(r.mb)
 	prog.Tasks = append(prog.Tasks, prog.Tasks[r.at:r.end]...)
+	var hot []hotTask // the copies' hot records (Program.keepHot)
+	if prog.keepHot {
+		prog.hot = append(prog.hot, prog.hot[r.at:r.end]...)
+		hot = prog.hot[at:]
+	}
 	// (the loops below work on local slices: through prog, every store
 	// would reload the slice)
 	tasks := prog.Tasks[at:]
@@ -191,12 +196,18 @@ func (b *builder) copyPass(r *passMark, p *chunkPass, cur [passStateInts]int32, 
 		if m := t.Micro; m >= 0 {
 			if m != mb {
 				prog.Tasks = prog.Tasks[:at]
+				if prog.keepHot {
+					prog.hot = prog.hot[:at]
+				}
 				return false
 			}
 			t.Micro = m + 1
 		}
 		if h := t.hostAfter; h != 0 {
 			t.hostAfter = relabel(h-1, theta, P, -1, -1) + 1
+			if hot != nil {
+				hot[i].hostAfter = t.hostAfter
+			}
 		}
 	}
 	d0, d1 := prog.depOff[r.at], int32(len(prog.deps)) // depOff has one entry per task while building
