@@ -261,6 +261,9 @@ func NewSymmetric(eng *engine.Engine, l *Layout, progs []*Program) *Executor {
 			in.hot = p.hot[:n:n]
 			fillNeedCopied(in.need, in.hot, p)
 		} else {
+			if len(in.hot) < len(p.Tasks) {
+				in.hot = make([]hotTask, len(p.Tasks))
+			}
 			fillHot(in.hot, in.need, p)
 		}
 		if hotChecks.on.Load() { // tests (SetHotChecks)

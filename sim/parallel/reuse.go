@@ -17,19 +17,32 @@ package parallel
 //
 // The storage is valid until the next NewSymmetric with the same arena, as
 // before (a Fork detaches its copies before the next build).
+//
+// Programs whose build kept their hot records (Program.hot) need no hot
+// storage: when every program did, none is carved (NewSymmetric takes
+// theirs).
 func (a *Arena) symBuffers(inst []instance) {
 	n := 0
+	kept := true
 	for i := range inst {
-		n += len(inst[i].prog.Tasks)
+		p := inst[i].prog
+		n += len(p.Tasks)
+		kept = kept && p.keepHot && len(p.hot) == len(p.Tasks)
 	}
 	b := &a.sym
-	b.state, b.need, b.hot = resize(b.state, n), resize(b.need, n), resize(b.hot, n)
+	b.state, b.need = resize(b.state, n), resize(b.need, n)
+	if !kept {
+		b.hot = resize(b.hot, n)
+	}
 	clear(b.state) // read before written: start counts the inputs arrived
 	off := 0
 	for i := range inst {
 		in := &inst[i]
 		end := off + len(in.prog.Tasks)
-		in.state, in.need, in.hot = b.state[off:end:end], b.need[off:end:end], b.hot[off:end:end]
+		in.state, in.need = b.state[off:end:end], b.need[off:end:end]
+		if !kept {
+			in.hot = b.hot[off:end:end]
+		}
 		off = end
 	}
 }
