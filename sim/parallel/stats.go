@@ -34,10 +34,8 @@ type interval struct{ a, b engine.Time }
 
 // statsScratch is Stats' reusable storage.
 type statsScratch struct {
-	comp  []interval
-	comm  [NumExposed][]interval
-	both  []interval    // compute's and tensor parallelism's (walker.both)
-	union [2][]interval // unionLength's
+	lists [numLists][]interval // walker.lists'
+	union [2][]interval        // unionLength's
 	// the window's (statsPeriodic)
 	clipComp, clipComm []interval
 	// hostRepeats'
@@ -118,9 +116,9 @@ func (x *Executor) statsWalk(i, extra int, w *windowMeasure, scan bool) Stats {
 	// walked again into separate lists.
 	joint := !scan
 again:
-	wk := walker{p: p, hot: in.hot, state: state, hosted: hosted, scan: scan, joint: joint, comp: sc.comp[:0], both: sc.both[:0]}
-	for k := range wk.comm {
-		wk.comm[k] = sc.comm[k][:0]
+	wk := walker{p: p, hot: in.hot, state: state, hosted: hosted, scan: scan, joint: joint}
+	for l := range wk.lists {
+		wk.lists[l] = sc.lists[l][:0]
 	}
 	// The played tasks in segments, each shifted: with replication
 	// (Replicate) the tasks up to the last played unit as played, that
@@ -151,13 +149,13 @@ again:
 			wk.walk(seg.lo, seg.hi, seg.shift)
 		}
 	}
-	if joint && wk.tp && wk.unsorted[1+NumExposed] {
-		sc.comp, sc.comm, sc.both = wk.comp, wk.comm, wk.both
+	if joint && wk.tp && wk.unsorted[listBoth] {
+		sc.lists = wk.lists
 		joint = false
 		goto again
 	}
-	st, comp, comm := wk.st, wk.comp, wk.comm
-	if wk.unsorted[0] {
+	st, comp, comm := wk.st, wk.lists[listComp], wk.lists[listComm:listComm+NumExposed]
+	if wk.unsorted[listComp] {
 		comp = mergeIntervals(comp)
 	}
 	// The lists whose union is the covered time: compute and each kind
@@ -169,12 +167,12 @@ again:
 	// the same runs unionLength measures), in place of both.
 	both := joint && wk.tp
 	if both {
-		lists[0] = wk.both
+		lists[0] = wk.lists[listBoth]
 		// |T \ C| = |C ∪ T| − |C|, both lists merged
-		st.Exposed[0] = lengthOf(wk.both) - lengthOf(comp)
+		st.Exposed[0] = lengthOf(wk.lists[listBoth]) - lengthOf(comp)
 	}
 	for k := range comm {
-		if wk.unsorted[1+k] {
+		if wk.unsorted[listComm+k] {
 			comm[k] = mergeIntervals(comm[k])
 		}
 		if len(comm[k]) == 0 {
@@ -199,13 +197,14 @@ again:
 		}
 		if both {
 			// |(C ∪ T) ∩ W| − |C ∩ W| = |(T \ C) ∩ W|
-			kw = clipIntervals(kw[:0], wk.both, w.lo, w.hi)
+			kw = clipIntervals(kw[:0], wk.lists[listBoth], w.lo, w.hi)
 			w.exposed[0] = lengthOf(kw) - lengthOf(cw)
 		}
 		w.covered = inWindow
 		sc.clipComp, sc.clipComm = cw, kw
 	}
-	sc.comp, sc.comm, sc.both = comp, comm, wk.both
+	wk.lists[listComp] = comp
+	sc.lists = wk.lists
 	return st
 }
 
@@ -311,26 +310,107 @@ type walker struct {
 	scan   bool  // read every hosted compute task's dependencies (below)
 	win    int32 // the replicated unit's first task: dependencies from it on are shifted
 	st     Stats
-	comp   []interval
-	comm   [NumExposed][]interval
-	// both is compute's list and tensor parallelism's in one: their
-	// tasks alternate in time and in program order (a layer's collective
-	// waits for its GEMM, the next GEMM for it), so the walk mostly
-	// widens its last interval, and the covered time need not merge the
-	// two longest lists (unionLength) unless it went out of order. With
-	// joint, tensor parallelism's intervals go there only (comm[0] stays
+	// lists are the intervals: compute's (listComp), each kind's
+	// communication (listComm + k, ExposedOf) and both (listBoth),
+	// compute's list and tensor parallelism's in one: their tasks
+	// alternate in time and in program order (a layer's collective waits
+	// for its GEMM, the next GEMM for it), so the walk mostly widens its
+	// last interval, and the covered time need not merge the two longest
+	// lists (unionLength) unless it went out of order. With joint,
+	// tensor parallelism's intervals go there only (its own list stays
 	// empty) and tp says there were some.
-	both      []interval
+	lists     [numLists][]interval
 	joint, tp bool
 	// unsorted says a list got an interval that starts before its last
-	// one (addInterval); the others are merged already: compute's, each
-	// kind's, both's
-	unsorted [2 + NumExposed]bool
+	// one (putInterval); the others are merged already
+	unsorted [numLists]bool
+}
+
+// walker.lists' indices.
+const (
+	listComp = 0
+	listComm = 1 // + the kind of ExposedOf
+	listBoth = listComm + NumExposed
+	numLists = listBoth + 1
+)
+
+// walkClasses are, per walk mode (walkMode: hosted, reading every hosted
+// compute task's dependencies, joint) and per task kind and group
+// (kind<<3 | group), what walker.run does with a task: its action (the
+// low bits, walkAct…) and whether it counts for the host thread
+// (walkHost: hosted, and not a receive, which no host issues), the
+// dependencies of a hosted one on the compute stream are read whatever
+// its start (walkRead) and it counts for the last end (walkEnd: not a
+// copy nobody waits for). One table read stands for IsComm, IsCompute,
+// ExposedOf, the kind comparisons and the walk's flags, with no bounds
+// check.
+var walkClasses = func() (c [8][16 << 3]uint8) {
+	for mode := range 8 {
+		hosted, read, joint := mode&4 != 0, mode&2 != 0, mode&1 != 0
+		for k := range 16 {
+			for g := range 8 {
+				kind := Kind(k)
+				v := uint8(walkActHostSync) // a host stall (and what is no task)
+				switch {
+				case kind == KindHostCopy:
+					v = walkActNone
+				case kind.IsCompute():
+					v = walkActCompute
+				case kind.IsComm() && g >= int(NumGroupKinds):
+					v = walkActNone // no such group
+				case kind.IsComm() && ExposedOf[g] == 0 && joint:
+					v = walkActTP
+				case kind.IsComm() && ExposedOf[g] == 0:
+					v = walkActTPOwn
+				case kind.IsComm():
+					v = uint8(listComm + ExposedOf[g])
+				}
+				if hosted && kind != KindRecv {
+					v |= walkHost
+					if read {
+						v |= walkRead
+					}
+				}
+				if kind != KindHostCopy {
+					v |= walkEnd // and walkActNone only without
+				}
+				c[mode][k<<3|g] = v
+			}
+		}
+	}
+	return c
+}()
+
+// walkClasses' actions (below walkHost) and flags. An action from
+// listComm+1 to listBoth−1 is that list's communication.
+const (
+	walkActCompute  = 0            // compute's list and both; Stats.Compute
+	walkActTP       = 1            // tensor parallelism's, to both only (walker.joint)
+	walkActTPOwn    = listBoth     // tensor parallelism's, to both and its own list
+	walkActHostSync = listBoth + 1 // compute's list and both; Stats.Host
+	walkActNone     = listBoth + 2 // a copy engine's transfer
+	walkHost        = 16
+	walkRead        = 32
+	walkEnd         = 64
+)
+
+// walkMode is walkClasses' index of a walk: hosted, read and joint.
+func walkMode(hosted, read, joint bool) int {
+	m := 0
+	if hosted {
+		m |= 4
+	}
+	if read {
+		m |= 2
+	}
+	if joint {
+		m |= 1
+	}
+	return m
 }
 
 // walk adds tasks [lo, hi), their times shifted by shift (and their
 // dependencies' too, those from win on), to the sums and interval lists.
-// The sums and lists live in locals for the loop.
 //
 // A hosted compute task waits for the host thread over [ready, issued)
 // when its issue ends after its last dependency, ready. The symmetric play
@@ -343,76 +423,99 @@ type walker struct {
 // ahead). A copy (shift > 0) takes the dependencies before win as played,
 // so its ready is read; and so is every task's with scan
 // (StatsEveryWait, which tests hold the shortcut to).
+//
+// The tasks go through run in chunks, each list first given room for two
+// intervals per task of the chunk (a task's wait for the host and its
+// own), so that run's loop calls nothing: Go keeps no value in a register
+// across a call, and with append's growslice in the loop every value
+// live across it was stored and loaded again on every task.
 func (w *walker) walk(lo, hi int32, shift engine.Time) {
-	p, hot, state, win := w.p, w.hot[lo:hi], w.state[lo:hi], w.win
-	hosted, read := w.hosted, w.scan || shift != 0
-	end, compute, host := w.st.End, w.st.Compute, w.st.Host
-	hostIssue, hostBound := w.st.HostIssue, w.st.HostBound
-	comp, comm, both, unsorted := w.comp, w.comm, w.both, w.unsorted
-	joint, tp := w.joint, w.tp
-	const bothAt = 1 + NumExposed
+	const chunk = 1024
+	tab := walkClasses[walkMode(w.hosted, w.scan || shift != 0, w.joint)]
+	for j := lo; j < hi; j += chunk {
+		for l := range w.lists {
+			if v := w.lists[l]; cap(v)-len(v) < 2*chunk {
+				w.lists[l] = slices.Grow(v, 2*chunk)
+			}
+		}
+		w.run(j, min(hi, j+chunk), shift, shift-1, tab)
+	}
+}
+
+// run walks tasks [lo, hi) as walk says, each list having room for two
+// intervals per task; tab is walkClasses' for the walk and off is shift −
+// 1 (a parameter, so that the compiler adds it in one instruction: a
+// state's times are stored plus one, taskState, a start as 0 until the
+// task starts, so s.start + off is Start() + shift without its branch,
+// -1 + shift for a task not started, which is skipped as its end is not
+// after that). The last end lives in a local for the loop, the lists and
+// the other sums in w (putInterval): fewer values than registers.
+func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [16 << 3]uint8) {
+	hot := w.hot[lo:hi]
+	state := w.state[lo:hi]
+	state = state[:len(hot)]
+	end := w.st.End
 	for j := range hot {
 		t, s := &hot[j], &state[j] // p.Tasks[i]'s fields, on a quarter of the cache lines
-		// s.Start() without its branch: every task played has started
-		// (start > 0); one that has not reads -1 as there
-		start, e := max(s.start, 0)-1+shift, s.End()+shift
-		if t.kind != KindHostCopy {
-			// a copy nobody waits for (the states' offload after the
-			// optimizer step) runs under the next step's forward
-			end = max(end, e)
-		}
-		if hosted && t.kind != KindRecv {
-			issued := s.Issued() + shift
-			hostIssue += t.issue
-			if t.stream == StreamCompute && (read || start <= issued) {
+		start, e := s.start+off, s.end+off
+		c := tab[uint(t.kind&15)<<3|uint(t.group&7)]
+		if c&walkHost != 0 {
+			// with start <= issued (both stored plus one), the task may
+			// have waited for its issue: its ready is read
+			if t.stream == StreamCompute && (c&walkRead != 0 || s.start <= s.issued) {
+				issued := s.issued + off
 				var ready engine.Time
-				for _, d := range p.Deps(int(lo) + j) {
+				i := int(lo) + j
+				for _, d := range w.p.deps[w.p.depOff[i]:w.p.depOff[i+1]] { // Deps(i)
 					de := w.state[d].End()
-					if d >= win {
+					if d >= w.win {
 						de += shift
 					}
 					ready = max(ready, de)
 				}
 				if issued > ready {
-					addInterval(&comp, interval{ready, issued}, &unsorted[0])
-					addInterval(&both, interval{ready, issued}, &unsorted[bothAt])
-					hostBound += issued - ready
+					putInterval(&w.lists[listComp], interval{ready, issued}, &w.unsorted[listComp])
+					putInterval(&w.lists[listBoth], interval{ready, issued}, &w.unsorted[listBoth])
+					w.st.HostBound += issued - ready
 				}
 			}
+			w.st.HostIssue += t.issue
 		}
+		if c&walkEnd == 0 {
+			// a copy engine's transfer (walkActNone): a copy nobody
+			// waits for (the states' offload after the optimizer step)
+			// runs under the next step's forward, and what the compute
+			// stream waits for one shows as idle time
+			continue
+		}
+		end = max(end, e)
 		if e <= start {
 			continue
 		}
-		switch {
-		case t.kind.IsComm():
-			k := ExposedOf[t.group]
-			if k == 0 {
-				addInterval(&both, interval{start, e}, &unsorted[bothAt])
-				if joint {
-					tp = true
-					continue
-				}
-			}
-			addInterval(&comm[k], interval{start, e}, &unsorted[1+k])
-		case t.kind.IsCompute():
-			addInterval(&comp, interval{start, e}, &unsorted[0])
-			addInterval(&both, interval{start, e}, &unsorted[bothAt])
-			compute += e - start
-		case t.kind == KindHostCopy:
-			// a copy engine's transfer: what the compute stream waits
-			// for it shows as idle time
-		default:
+		x := interval{start, e}
+		switch act := c &^ (walkHost | walkRead | walkEnd); {
+		case act == walkActTP:
+			putInterval(&w.lists[listBoth], x, &w.unsorted[listBoth])
+			w.tp = true
+		case act == walkActCompute:
+			putInterval(&w.lists[listComp], x, &w.unsorted[listComp])
+			putInterval(&w.lists[listBoth], x, &w.unsorted[listBoth])
+			w.st.Compute += e - start
+		case act < listBoth:
+			putInterval(&w.lists[act], x, &w.unsorted[act])
+		case act == walkActTPOwn:
+			putInterval(&w.lists[listBoth], x, &w.unsorted[listBoth])
+			putInterval(&w.lists[listComm], x, &w.unsorted[listComm])
+		case act == walkActHostSync:
 			// A host stall holds the compute stream: communication
 			// under it is not what the rank waits for, and it is not
 			// pipeline bubble.
-			addInterval(&comp, interval{start, e}, &unsorted[0])
-			addInterval(&both, interval{start, e}, &unsorted[bothAt])
-			host += e - start
+			putInterval(&w.lists[listComp], x, &w.unsorted[listComp])
+			putInterval(&w.lists[listBoth], x, &w.unsorted[listBoth])
+			w.st.Host += e - start
 		}
 	}
-	w.st.End, w.st.Compute, w.st.Host = end, compute, host
-	w.st.HostIssue, w.st.HostBound = hostIssue, hostBound
-	w.comp, w.comm, w.both, w.unsorted, w.tp = comp, comm, both, unsorted, tp
+	w.st.End = end
 }
 
 // appendInterval appends x to v, or widens v's last interval when x
@@ -430,19 +533,23 @@ func appendInterval(v *[]interval, x interval) {
 	*v = append(*v, x)
 }
 
-// addInterval is appendInterval that also sets *unsorted when x starts
-// before v's last interval. Without that, each interval it appends starts
-// after the last one ends (else it widens that one), so v stays sorted and
-// merged: what mergeIntervals would make of it, which it then need not.
-func addInterval(v *[]interval, x interval, unsorted *bool) {
-	if n := len(*v); n > 0 && x.a <= (*v)[n-1].b {
+// putInterval is appendInterval on a list with room for x (walker.walk
+// makes it: no append, whose call would be in walker.run's loop) that
+// also sets *unsorted when x starts before v's last interval. Without
+// that, each interval it appends starts after the last one ends (else it
+// widens that one), so v stays sorted and merged: what mergeIntervals
+// would make of it, which it then need not.
+func putInterval(v *[]interval, x interval, unsorted *bool) {
+	n := len(*v)
+	if n > 0 && x.a <= (*v)[n-1].b {
 		if x.a >= (*v)[n-1].a {
 			(*v)[n-1].b = max((*v)[n-1].b, x.b)
 			return
 		}
 		*unsorted = true
 	}
-	*v = append(*v, x)
+	*v = (*v)[:n+1] // only the length is stored
+	(*v)[n] = x
 }
 
 // mergeIntervals sorts v by start (unless it already is) and merges

@@ -127,7 +127,7 @@ func TestStatsAgainstNanoseconds(t *testing.T) {
 // Widening the last interval while appending (appendInterval) leaves the
 // merged union as plain appending gives it: random lists, mostly in order
 // as a stream's tasks are, some out of order as pipeline receives are.
-// addInterval appends the same, and a list it does not flag unsorted is
+// putInterval appends the same, and a list it does not flag unsorted is
 // merged already; mergeIntervals (one pass while in order) equals sorting
 // and merging.
 func TestAppendIntervalSameUnion(t *testing.T) {
@@ -152,14 +152,15 @@ func TestAppendIntervalSameUnion(t *testing.T) {
 			}
 			plain = append(plain, x)
 			appendInterval(&widened, x)
-			addInterval(&added, x, &unsorted)
+			added = slices.Grow(added, 1) // walker.walk's room
+			putInterval(&added, x, &unsorted)
 		}
 		want := refMerge(plain)
 		if got := mergeIntervals(slices.Clone(widened)); !slices.Equal(got, want) {
 			t.Fatalf("trial %d: %v gives %v, want %v", trial, plain, got, want)
 		}
 		if !slices.Equal(added, widened) {
-			t.Fatalf("trial %d: addInterval %v, appendInterval %v", trial, added, widened)
+			t.Fatalf("trial %d: putInterval %v, appendInterval %v", trial, added, widened)
 		}
 		if !unsorted {
 			ordered++
