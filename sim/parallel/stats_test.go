@@ -264,3 +264,163 @@ func TestLengthMinus(t *testing.T) {
 		}
 	}
 }
+
+// TestWalkClasses: what the walk does with a task, by hand, against the
+// walkClasses entry of its kind, group and walk.
+func TestWalkClasses(t *testing.T) {
+	for _, c := range []struct {
+		kind                 Kind
+		group                GroupKind
+		hosted, read, joint  bool
+		act                  uint8
+		host, readDeps, end_ bool
+	}{
+		{KindForward, GroupTP, false, false, false, walkActCompute, false, false, true},
+		{KindRecompute, GroupTP, true, false, true, walkActCompute, true, false, true},
+		{KindOptimizer, GroupTP, true, true, true, walkActCompute, true, true, true},
+		{KindHostSync, GroupTP, true, false, false, walkActHostSync, true, false, true},
+		{KindAllReduce, GroupTP, false, false, true, walkActTP, false, false, true},
+		{KindAllGather, GroupETP, false, false, true, walkActTP, false, false, true},
+		{KindReduceScatter, GroupTP, true, false, false, walkActTPOwn, true, false, true},
+		{KindAllGather, GroupCP, false, false, true, listComm + 1, false, false, true},
+		{KindAllToAll, GroupEP, true, true, false, listComm + 2, true, true, true},
+		{KindReduceScatter, GroupEDP, false, false, false, listComm + 3, false, false, true},
+		{KindAllReduce, GroupDP, false, false, false, listComm + 3, false, false, true},
+		{KindSend, GroupPP, true, false, true, listComm + 4, true, false, true},
+		{KindRecv, GroupPP, true, true, true, listComm + 4, false, false, true}, // no host issues a receive
+		{KindHostCopy, GroupTP, true, false, true, walkActNone, true, false, false},
+		{KindHostCopy, GroupDP, false, false, false, walkActNone, false, false, false},
+	} {
+		h := hotTask{kind: c.kind, group: c.group}
+		got := walkClasses[walkMode(c.hosted, c.read, c.joint)][uint(h.kind&15)<<3|uint(h.group&7)]
+		act := got &^ (walkHost | walkRead | walkEnd)
+		if act != c.act || (got&walkHost != 0) != c.host || (got&walkRead != 0) != c.readDeps || (got&walkEnd != 0) != c.end_ {
+			t.Errorf("%v %v hosted %v read %v joint %v: class %#x (action %d), want action %d host %v read %v end %v",
+				c.kind, c.group, c.hosted, c.read, c.joint, got, act, c.act, c.host, c.readDeps, c.end_)
+		}
+	}
+}
+
+// TestStatsLongSteps measures steps of thousands of tasks, some hosted
+// with waits for the host thread, as counting every nanosecond does: the
+// walk's chunks of 1,024 tasks, its lists growing between them from empty
+// (in time order with gaps, so that thousands of intervals are appended,
+// and compute's and tensor parallelism's list, walker.both, is used), and
+// steps with a few tasks out of order (lists merged, tensor parallelism's
+// walked again).
+func TestStatsLongSteps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(22, 1024))
+	kinds := []Task{
+		{Kind: KindForward, Stream: StreamCompute}, {Kind: KindBackward, Stream: StreamCompute},
+		{Kind: KindHostSync, Stream: StreamCompute}, {Kind: KindHostCopy, Stream: StreamD2H},
+		{Kind: KindAllReduce, Stream: StreamTP, Group: GroupTP}, {Kind: KindAllGather, Stream: StreamTP, Group: GroupTP},
+		{Kind: KindAllGather, Stream: StreamCP, Group: GroupCP}, {Kind: KindAllToAll, Stream: StreamEP, Group: GroupEP},
+		{Kind: KindReduceScatter, Stream: StreamDP, Group: GroupDP}, {Kind: KindSend, Stream: StreamPPSend, Group: GroupPP},
+		{Kind: KindRecv, Stream: StreamPPRecvAct, Group: GroupPP},
+	}
+	waits := 0
+	for trial := 0; trial < 16; trial++ {
+		hosted, ordered := trial%2 == 1, trial%4 < 2
+		n := 2500 + rng.IntN(2000)
+		tasks := make([]Task, n)
+		state := make([]taskState, n)
+		p := &Program{Tasks: tasks, Hosted: hosted, depOff: make([]int32, n+1)}
+		var want Stats
+		start, end := make([]engine.Time, n), make([]engine.Time, n)
+		waitFrom, waitTo := make([]engine.Time, n), make([]engine.Time, n)
+		at, lastComp := engine.Time(0), -1
+		for i := range tasks {
+			tasks[i] = kinds[rng.IntN(len(kinds))]
+			tasks[i].Issue = engine.Time(rng.IntN(4))
+			if !ordered && rng.IntN(60) == 0 {
+				at = max(0, at-engine.Time(rng.IntN(40))) // out of order
+			}
+			start[i] = at + engine.Time(rng.IntN(3))
+			dur := 1 + engine.Time(rng.IntN(8))
+			issued := engine.Time(-1) // not issued: a receive, or no host thread
+			if hosted && tasks[i].Kind != KindRecv {
+				issued = max(0, start[i]-engine.Time(rng.IntN(12)))
+				want.HostIssue += tasks[i].Issue
+			}
+			if hosted && tasks[i].Stream == StreamCompute {
+				// the play starts it at max(ready, issued), its ready
+				// the last compute-stream task's end
+				var ready engine.Time
+				if lastComp >= 0 {
+					p.deps = append(p.deps, int32(lastComp))
+					ready = end[lastComp]
+				}
+				// (issued from its start drawn on: not before the tasks
+				// before it, as in order as they are)
+				issued = start[i] + engine.Time(rng.IntN(8))
+				start[i] = max(ready, issued)
+				if issued > ready {
+					waitFrom[i], waitTo[i] = ready, issued
+					want.HostBound += issued - ready
+					waits++
+				}
+				lastComp = i
+			}
+			p.depOff[i+1] = int32(len(p.deps))
+			end[i] = start[i] + dur
+			at = start[i] + engine.Time(rng.IntN(int(dur)+4))
+			state[i] = taskState{start: start[i] + 1, end: end[i] + 1, issued: issued + 1}
+			if tasks[i].Kind != KindHostCopy {
+				want.End = max(want.End, end[i])
+			}
+		}
+		// the references: per nanosecond, what is in flight
+		horizon := want.End + 20
+		comp, comm := make([]int, horizon+1), make([][]int, NumExposed)
+		for k := range comm {
+			comm[k] = make([]int, horizon+1)
+		}
+		for i, tk := range tasks {
+			if waitTo[i] > waitFrom[i] {
+				comp[waitFrom[i]]++
+				comp[waitTo[i]]--
+			}
+			switch {
+			case tk.Kind.IsComm():
+				comm[ExposedOf[tk.Group]][start[i]]++
+				comm[ExposedOf[tk.Group]][end[i]]--
+			case tk.Kind.IsCompute():
+				want.Compute += end[i] - start[i]
+				comp[start[i]]++
+				comp[end[i]]--
+			case tk.Kind == KindHostSync:
+				want.Host += end[i] - start[i]
+				comp[start[i]]++
+				comp[end[i]]--
+			}
+		}
+		var c int
+		var k [NumExposed]int
+		for ns := engine.Time(0); ns < horizon; ns++ {
+			c += comp[ns]
+			busy := c > 0
+			for j := range k {
+				k[j] += comm[j][ns]
+				if k[j] > 0 {
+					busy = true
+					if c == 0 {
+						want.Exposed[j]++
+					}
+				}
+			}
+			if !busy && ns < want.End {
+				want.Idle++
+			}
+		}
+		x := &Executor{inst: []instance{{prog: p, state: state}}}
+		if got := x.Stats(0); got != want {
+			t.Fatalf("trial %d (%d tasks, hosted %v, in order %v): stats %+v, counting nanoseconds %+v", trial, n, hosted, ordered, got, want)
+		}
+		if got := x.StatsEveryWait(0); got != want {
+			t.Fatalf("trial %d (%d tasks, hosted %v, in order %v): every wait read %+v, counting nanoseconds %+v", trial, n, hosted, ordered, got, want)
+		}
+	}
+	if waits < 100 {
+		t.Errorf("%d waits for the host thread: the hosted steps should have many", waits)
+	}
+}
