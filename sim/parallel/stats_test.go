@@ -287,7 +287,7 @@ func TestWalkClasses(t *testing.T) {
 		{KindReduceScatter, GroupEDP, false, false, false, listComm + 3, false, false, true},
 		{KindAllReduce, GroupDP, false, false, false, listComm + 3, false, false, true},
 		{KindSend, GroupPP, true, false, true, listComm + 4, true, false, true},
-		{KindRecv, GroupPP, true, true, true, listComm + 4, false, false, true}, // no host issues a receive
+		{KindRecv, GroupPP, true, true, true, walkActRecv, false, false, true}, // no host issues a receive
 		{KindHostCopy, GroupTP, true, false, true, walkActNone, true, false, false},
 		{KindHostCopy, GroupDP, false, false, false, walkActNone, false, false, false},
 	} {
@@ -316,7 +316,7 @@ func TestStatsLongSteps(t *testing.T) {
 		{Kind: KindAllReduce, Stream: StreamTP, Group: GroupTP}, {Kind: KindAllGather, Stream: StreamTP, Group: GroupTP},
 		{Kind: KindAllGather, Stream: StreamCP, Group: GroupCP}, {Kind: KindAllToAll, Stream: StreamEP, Group: GroupEP},
 		{Kind: KindReduceScatter, Stream: StreamDP, Group: GroupDP}, {Kind: KindSend, Stream: StreamPPSend, Group: GroupPP},
-		{Kind: KindRecv, Stream: StreamPPRecvAct, Group: GroupPP},
+		{Kind: KindRecv, Stream: StreamPPRecvAct, Group: GroupPP}, {Kind: KindRecv, Stream: StreamPPRecvGrd, Group: GroupPP},
 	}
 	waits := 0
 	for trial := 0; trial < 16; trial++ {
