@@ -217,7 +217,8 @@ again:
 // with the receives of each stream (each merged unless already), in buf.
 // A receive starts when its send does, so the receives of the two
 // streams interleave out of order (1,346 times on the 70B sweep) but
-// each stream's are in order (once): two linear unions in place of
+// each stream's come in order (one receive out of order on that sweep;
+// a list out of order is merged first): two linear unions in place of
 // sorting the pipeline's list (which 2,151 of 2,856 Stats did).
 func (w *walker) pipeline(sends []interval, buf *[2][]interval) []interval {
 	acc := sends
@@ -343,15 +344,14 @@ type walker struct {
 	st     Stats
 	// lists are the intervals: compute's (listComp), each kind's
 	// communication (listComm + k, ExposedOf; the pipeline's receives
-	// apart, on listRecvAct and listRecvGrd by stream, pipeline) and both
-	// (listBoth),
-	// compute's list and tensor parallelism's in one: their tasks
-	// alternate in time and in program order (a layer's collective waits
-	// for its GEMM, the next GEMM for it), so the walk mostly widens its
-	// last interval, and the covered time need not merge the two longest
-	// lists (unionLength) unless it went out of order. With joint,
-	// tensor parallelism's intervals go there only (its own list stays
-	// empty) and tp says there were some.
+	// apart, on listRecvAct and listRecvGrd by stream: pipeline) and
+	// both (listBoth), compute's list and tensor parallelism's in one:
+	// their tasks alternate in time and in program order (a layer's
+	// collective waits for its GEMM, the next GEMM for it), so the walk
+	// mostly widens its last interval, and the covered time need not
+	// merge the two longest lists (unionLength) unless it went out of
+	// order. With joint, tensor parallelism's intervals go there only (its
+	// own list stays empty) and tp says there were some.
 	lists     [numLists][]interval
 	joint, tp bool
 	// unsorted says a list got an interval that starts before its last
@@ -409,7 +409,7 @@ var walkClasses = func() (c [8][16 << 3]uint8) {
 					}
 				}
 				if kind != KindHostCopy {
-					v |= walkEnd // and walkActNone only without
+					v |= walkEnd // (a copy engine's transfer: neither this nor an action)
 				}
 				c[mode][k<<3|g] = v
 			}
