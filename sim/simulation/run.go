@@ -171,6 +171,10 @@ type Options struct {
 	// noResume, for tests, plays the full step from the start after a
 	// failed shortened play (as before parallel.Fork).
 	noResume bool
+	// alwaysShorten, for tests, tries a shortened play whenever
+	// parallel.PlanSteady accepts the step, also where worthShortening
+	// says a play whole costs less.
+	alwaysShorten bool
 }
 
 // Run simulates the scenario's steps.
@@ -228,6 +232,9 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 			steady, ok := parallel.PlanSteady(cfg, margin)
 			if !ok {
 				break
+			}
+			if try == 0 && !opt.alwaysShorten && !worthShortening(steady.Played, cfg.Microbatches) {
+				break // too little to gain for what a failed play costs: play whole
 			}
 			short := *cfg
 			short.Microbatches = steady.Played
@@ -414,6 +421,40 @@ const (
 	steadyMargin = 6
 	steadyRetry  = 8
 )
+
+// worthShortening reports whether a first shortened play of played
+// micro-batches (parallel.Steady.Played) is worth trying for a step of m,
+// or the step should be played whole at once (issue 18, steady22). It
+// changes only which plays run, never a figure: a replicated play is
+// exact and a failed one is followed by the full play.
+//
+// The cost model, per point, relative to W, the CPU of playing the step
+// whole, with x = played/m: a first play that replicates costs
+// (1 + α)·x·W (its build and play, and what the full play does not do:
+// counting events, the checks, the copies' figures; the per-point costs
+// that do not shrink with the step fall in α too); one that fails costs
+// W + φ·x·W (its build, NewSymmetric, its play's tail after the saved
+// state, saving and resuming it, Settle, and a second shortened play where
+// Settle asks for one, which may itself replicate: φ is their mean). With
+// p the share of first plays that replicate, trying pays when
+// p·(1 − (1 + α)·x) > (1 − p)·φ·x, i.e. x < p / (p·(1 + α) + (1 − p)·φ).
+// Measured (sim/sweep TestPointCosts: the least thread CPU of 5 plays each
+// way, shortened as a sweep worker and whole, under load ≈ 5 on two cores)
+// on the 70B layout sweep's even-numbered points of the 92 that PlanSteady
+// accepts, 46 points, fitting p as a share of plays and α, φ as ratios of
+// sums: p = 0.370, α = 0.593, φ = 0.178, so x < 0.527 (the odd-numbered 46
+// alone give p = 0.696, α = 0.501, φ = 0.873, x < 0.531). Held out on the
+// odd-numbered points: 259.5 ms of CPU trying every one, 250.2 ms with the
+// rule (−3.6%; playing every one whole 287.5, the best choice per point
+// 223.5). What it turns away: steps with fewer than about twice the
+// micro-batches of the first play (pp 16 with 32, pp 4 with 16, pp 2 with
+// 16), where a replicated play gains little over the whole one (C/W 0.98
+// at x = 0.56) and a failed one costs ≈ 1.3 W.
+func worthShortening(played, m int) bool {
+	// per mille
+	const p, alpha, phi = 370, 593, 178
+	return p*(1000*m-(1000+alpha)*played) > (1000-p)*phi*played
+}
 
 // Reuse is what a goroutine running many scenarios one after another keeps
 // from one Run to the next (Options.Reuse): the storage the task graphs are

@@ -24,14 +24,18 @@ func figures(r *Result) []any {
 // the bit; it reports whether replication was used and on how many
 // stages Stats measured one period instead of walking every copy
 // (parallel.Executor.PeriodStats), and how many tasks fewer than playing
-// failed shortened plays whole it played.
-func steadyMatches(t *testing.T, name string, s *scenario.Plan, reuse *Reuse, resumed *int) (bool, int, int) {
+// failed shortened plays whole it played. It counts in atOnce the steps
+// that worthShortening plays whole at once.
+func steadyMatches(t *testing.T, name string, s *scenario.Plan, reuse *Reuse, resumed, atOnce *int) (bool, int, int) {
 	t.Helper()
 	full, err := Run(context.Background(), s, Options{})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	short, err := Run(context.Background(), s, Options{FiguresOnly: true, Reuse: reuse})
+	// Shortened wherever PlanSteady accepts the step (alwaysShorten), so
+	// that every failed and resumed play is tested; the choice
+	// worthShortening makes is below.
+	short, err := Run(context.Background(), s, Options{FiguresOnly: true, Reuse: reuse, alwaysShorten: true})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -44,7 +48,7 @@ func steadyMatches(t *testing.T, name string, s *scenario.Plan, reuse *Reuse, re
 	// A shortened play stopped as soon as its units show it will not
 	// replicate (parallel.Executor.RunSteady) decides as the whole play
 	// did: the same plays, replication and figures, with no more played.
-	whole, err := Run(context.Background(), s, Options{FiguresOnly: true, Reuse: reuse, wholeSteady: true})
+	whole, err := Run(context.Background(), s, Options{FiguresOnly: true, Reuse: reuse, wholeSteady: true, alwaysShorten: true})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -58,7 +62,7 @@ func steadyMatches(t *testing.T, name string, s *scenario.Plan, reuse *Reuse, re
 	// A full play resumed from a failed shortened play's state
 	// (parallel.Fork) is the full play from the start: same figures and
 	// events, the same tasks played once.
-	fresh, err := Run(context.Background(), s, Options{FiguresOnly: true, Reuse: reuse, noResume: true})
+	fresh, err := Run(context.Background(), s, Options{FiguresOnly: true, Reuse: reuse, noResume: true, alwaysShorten: true})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -82,7 +86,28 @@ func steadyMatches(t *testing.T, name string, s *scenario.Plan, reuse *Reuse, re
 			period++
 		}
 	}
-	return short.Replicated > 0, period, whole.PlayedTasks - short.PlayedTasks
+	rep, less := short.Replicated > 0, whole.PlayedTasks-short.PlayedTasks
+	// (after the reads of short's executor, whose storage reuse holds)
+	// The sweep worker's choice (worthShortening): a step it plays whole
+	// at once has the same figures, and plays no shortened step.
+	chosen, err := Run(context.Background(), s, Options{FiguresOnly: true, Reuse: reuse})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if g, w := figures(chosen), figures(full); !reflect.DeepEqual(g, w) {
+		t.Errorf("%s: with worthShortening's choice\n%v\nfull play\n%v", name, g, w)
+	}
+	if chosen.SteadyPlays == 0 {
+		*atOnce++
+		if chosen.Replicated != 0 || chosen.FailedTasks != 0 || chosen.ResumedTasks != 0 || chosen.PlayedTasks != full.PlayedTasks {
+			t.Errorf("%s: played whole: %d replicated, %d failed, %d resumed, %d tasks; full play %d", name,
+				chosen.Replicated, chosen.FailedTasks, chosen.ResumedTasks, chosen.PlayedTasks, full.PlayedTasks)
+		}
+	} else if chosen.SteadyPlays != short.SteadyPlays || chosen.Replicated != short.Replicated || chosen.PlayedTasks != short.PlayedTasks {
+		t.Errorf("%s: tried: %d plays, %d replicated, %d tasks; always tried: %d, %d, %d", name,
+			chosen.SteadyPlays, chosen.Replicated, chosen.PlayedTasks, short.SteadyPlays, short.Replicated, short.PlayedTasks)
+	}
+	return rep, period, less
 }
 
 // Steady-state replication is exact: on every bundled scenario, every
@@ -103,7 +128,7 @@ func TestSteadyMatchesFull(t *testing.T) {
 		t.Fatalf("%d scenario files", len(files))
 	}
 	reuse := new(Reuse)
-	used, tried, period, stages, saved, resumed := 0, 0, 0, 0, 0, 0
+	used, tried, period, stages, saved, resumed, wholeAtOnce := 0, 0, 0, 0, 0, 0, 0
 	for _, f := range files {
 		s, err := scenario.Load(f)
 		if err != nil {
@@ -120,7 +145,7 @@ func TestSteadyMatchesFull(t *testing.T) {
 			continue // played whole either way
 		}
 		tried++
-		ok, p, less := steadyMatches(t, filepath.Base(f), s, reuse, &resumed)
+		ok, p, less := steadyMatches(t, filepath.Base(f), s, reuse, &resumed, &wholeAtOnce)
 		saved += less
 		if ok {
 			used++
@@ -128,8 +153,8 @@ func TestSteadyMatchesFull(t *testing.T) {
 			stages += layout.PP
 		}
 	}
-	t.Logf("replicated %d of the %d that PlanSteady accepts, of %d; Stats on one period on %d of their %d stages; %d tasks fewer played than with failed plays played whole; %d full plays resumed",
-		used, tried, len(files), period, stages, saved, resumed)
+	t.Logf("replicated %d of the %d that PlanSteady accepts, of %d; Stats on one period on %d of their %d stages; %d tasks fewer played than with failed plays played whole; %d full plays resumed; %d played whole at once (worthShortening)",
+		used, tried, len(files), period, stages, saved, resumed, wholeAtOnce)
 	if used < tried && saved == 0 {
 		t.Error("no failed shortened play stopped early")
 	}
