@@ -15,10 +15,10 @@ import (
 
 // TestFailedPlaysCost runs the points SIMTRAIN_COST_POINTS lists (indices of
 // the 70B sweep, comma-separated; skipped without it) once to warm a Reuse,
-// then once more in costPlays, shortened as a sweep worker plays them
-// (SIMTRAIN_COST_MODE=steady) or whole (whole): a diagnostic for issue 18,
-// for an instruction profiler to count costPlays alone
-// (valgrind --tool=callgrind --toggle-collect='*costPlays*').
+// then SIMTRAIN_COST_REPS times more (default 1), shortened as a sweep
+// worker plays them (SIMTRAIN_COST_MODE=steady) or whole (whole): a
+// diagnostic for issue 18, to profile (-cpuprofile) one way against the
+// other.
 func TestFailedPlaysCost(t *testing.T) {
 	list := os.Getenv("SIMTRAIN_COST_POINTS")
 	if list == "" {
@@ -37,9 +37,15 @@ func TestFailedPlaysCost(t *testing.T) {
 		idx = append(idx, i)
 	}
 	steady := os.Getenv("SIMTRAIN_COST_MODE") != "whole"
+	reps := 1
+	if r, err := strconv.Atoi(os.Getenv("SIMTRAIN_COST_REPS")); err == nil {
+		reps = r
+	}
 	reuse := new(simulation.Reuse)
 	costPlays(t, sw, idx, steady, reuse)
-	costPlays(t, sw, idx, steady, reuse)
+	for range reps {
+		costPlays(t, sw, idx, steady, reuse)
+	}
 }
 
 //go:noinline
