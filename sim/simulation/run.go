@@ -439,20 +439,23 @@ const (
 // p the share of first plays that replicate, trying pays when
 // p·(1 − (1 + α)·x) > (1 − p)·φ·x, i.e. x < p / (p·(1 + α) + (1 − p)·φ).
 // Measured (sim/sweep TestPointCosts: the least thread CPU of 5 plays each
-// way, shortened as a sweep worker and whole, under load ≈ 5 on two cores)
-// on the 70B layout sweep's even-numbered points of the 92 that PlanSteady
-// accepts, 46 points, fitting p as a share of plays and α, φ as ratios of
-// sums: p = 0.370, α = 0.593, φ = 0.178, so x < 0.527 (the odd-numbered 46
-// alone give p = 0.696, α = 0.501, φ = 0.873, x < 0.531). Held out on the
-// odd-numbered points: 259.5 ms of CPU trying every one, 250.2 ms with the
-// rule (−3.6%; playing every one whole 287.5, the best choice per point
-// 223.5). What it turns away: steps with fewer than about twice the
-// micro-batches of the first play (pp 16 with 32, pp 4 with 16, pp 2 with
-// 16), where a replicated play gains little over the whole one (C/W 0.98
-// at x = 0.56) and a failed one costs ≈ 1.3 W.
+// way, shortened as a sweep worker and whole, load ≈ 7 on two cores, on
+// main at cc6c4fb) on the 70B layout sweep's even-numbered points of the
+// 92 that PlanSteady accepts, 46 points, fitting p as a share of plays
+// and α, φ as ratios of sums: p = 0.370, α = 0.405, φ = 0.074, so
+// x < 0.653 (the odd-numbered 46 alone: p = 0.696, α = 0.241, φ = 0.704,
+// x < 0.646). Held out on the odd-numbered points: 285.4 ms of CPU trying
+// every one, 281.8 ms with the rule (−1.3%; playing every one whole
+// 365.5, the best choice per point 252.6); the even ones 261.5 → 242.9.
+// (At 0c24dfa, before Stats and hostRepeats got cheaper, α was 0.593,
+// φ 0.178 and x < 0.527: pp 2 with 16 micro-batches was turned away too.)
+// What it turns away: steps with fewer than about 1.5 times the
+// micro-batches of the first play (pp 16 with 32, pp 4 with 16), where a
+// replicated play gains little over the whole one and a failed one costs
+// ≈ 1.3 W.
 func worthShortening(played, m int) bool {
 	// per mille
-	const p, alpha, phi = 370, 593, 178
+	const p, alpha, phi = 370, 405, 74
 	return p*(1000*m-(1000+alpha)*played) > (1000-p)*phi*played
 }
 
