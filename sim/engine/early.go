@@ -75,9 +75,15 @@ func (q *earlyQueue) sortedRoom() bool {
 // into Engine.At.
 func (q *earlyQueue) insert(x event) {
 	n := len(q.ev)
-	s := q.ev[q.head : n+1]
-	i := len(s) - 1
-	for ; i > 0 && x.at < s[i-1].at; i-- {
+	s := q.ev[:n+1]
+	h := q.head
+	// The walk indexes s from 0 and stops at head rather than reslicing
+	// s at head, which cost ≈ 7 instructions an insertion in pointer
+	// arithmetic (engine23); this check proves 0 <= h for the compiler,
+	// so the loop's s[i-1] needs no bounds check.
+	_ = s[h:]
+	i := n
+	for ; i > h && x.at < s[i-1].at; i-- {
 		s[i] = s[i-1]
 	}
 	s[i] = x

@@ -249,6 +249,14 @@ func (e *Engine) Run() uint64 { return e.RunUntil(Forever) }
 // later ones pending. The clock stays at the last executed event.
 func (e *Engine) RunUntil(limit Time) uint64 {
 	start := e.executed
+	e.run(limit)
+	return e.executed - start
+}
+
+// run is RunUntil's loop. It returns nothing, so the loop carries no
+// count across the handlers' calls: only e and limit are reloaded after
+// each call.
+func (e *Engine) run(limit Time) {
 	e.stopped = e.overflow
 	for !e.stopped {
 		if eq := &e.q.early; e.fifoHead == len(e.fifo) && e.q.n == 0 && !eq.heap {
@@ -292,7 +300,6 @@ func (e *Engine) RunUntil(limit Time) uint64 {
 			e.AfterEvent(e.now)
 		}
 	}
-	return e.executed - start
 }
 
 // fifoFirst reports whether the FIFO's first zero-delay event runs
