@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"math"
+	"math/big"
 	"testing"
 )
 
@@ -16,9 +17,48 @@ func TestTimeAddSaturates(t *testing.T) {
 		{-Forever, -1, -Forever},
 		{-5, 3, -2},
 		{Forever, -1, Forever - 1},
+		{-Forever, -Forever, -Forever},
+		{Forever, -Forever, 0},
+		{-Forever + 1, -1, -Forever},
+		{-3, -Forever, -Forever},
+		// Outside [-Forever, Forever]: a sum landing on MinInt64 from
+		// two negative operands saturates, any other sum is kept.
+		{math.MinInt64 + 1, -1, -Forever},
+		{math.MinInt64, 0, math.MinInt64},
+		{0, math.MinInt64, math.MinInt64},
+		{math.MinInt64, 1, math.MinInt64 + 1},
+		{math.MinInt64, math.MinInt64, -Forever},
+		{math.MinInt64, Forever, -1},
 	} {
 		if got := c.a.Add(c.b); got != c.want {
 			t.Errorf("%d + %d = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+// Every pair of times near the edges of int64 and around zero adds to
+// the exact sum clamped to [-Forever, Forever] (computed with big.Int).
+func TestTimeAddClampsExactSum(t *testing.T) {
+	var vals []Time
+	for _, v := range []Time{0, 1, Second, Forever / 2, Forever} {
+		for _, d := range []Time{-2, -1, 0, 1, 2} {
+			if w := v + d; w >= 0 && w <= Forever {
+				vals = append(vals, w, -w)
+			}
+		}
+	}
+	lo, hi := big.NewInt(int64(-Forever)), big.NewInt(int64(Forever))
+	for _, a := range vals {
+		for _, b := range vals {
+			sum := new(big.Int).Add(big.NewInt(int64(a)), big.NewInt(int64(b)))
+			if sum.Cmp(hi) > 0 {
+				sum = hi
+			} else if sum.Cmp(lo) < 0 {
+				sum = lo
+			}
+			if got := a.Add(b); int64(got) != sum.Int64() {
+				t.Errorf("%d + %d = %d, want %d", a, b, got, sum.Int64())
+			}
 		}
 	}
 }
