@@ -528,26 +528,52 @@ func (p *Program) finish() {
 		deps = p.deps[:off[n-1]]
 	}
 	cnt := resize(p.succOf, n+2)
-	clear(cnt)
-	for _, j := range deps {
-		cnt[j+2]++
-	}
-	for i := 2; i < len(cnt); i++ {
-		cnt[i] += cnt[i-1]
-	}
-	ndeps := resize(p.ndeps, n)[:len(off)] // (its length off's: no bounds check below)
+	ndeps := resize(p.ndeps, n)
 	succ := resize(p.succ, len(deps))
-	k := int32(0)
+	succLists(off, deps, cnt, succ, ndeps)
+	p.succOf, p.succ, p.ndeps = cnt[:n+1], succ, ndeps
+}
+
+// succLists is finish's walks, given its storage: task i's dependencies
+// end at off[i] (deps[:off[len(off)-1]] all of them), cnt has room for
+// len(off)+2 entries, succ for len(deps) and ndeps for len(off). It is a
+// function of its own, not inlined, with no calls: inside finish (whose
+// storage comes from calls), the compiler kept the walks' values on the
+// stack and reloaded three of them for every dependency (cachegrind, the
+// 70B sweep: 11.7 M dependencies, 6.1 M tasks).
+//
+//go:noinline
+func succLists(off, deps, cnt, succ, ndeps []int32) {
+	clear(cnt)
+	counts := cnt[2:] // task j's successors counted at cnt[j+2]
+	for _, j := range deps {
+		counts[j]++
+	}
+	// The prefix sums (cnt[0] and cnt[1] stay 0) and the dependency
+	// counts in one walk (the slices' lengths off's: no bounds checks).
+	ndeps, counts = ndeps[:len(off)], counts[:len(off)]
+	var sum, prev int32
 	for i, e := range off {
-		ndeps[i] = e - k
+		ndeps[i] = e - prev
+		prev = e
+		sum += counts[i]
+		counts[i] = sum
+	}
+	// The lists, filled in task order: next[j] is where j's next
+	// successor goes (a walk over all the dependencies with a check for
+	// the task's end per dependency cost 23 instructions a dependency
+	// against 18; ranging over each task's deps[k:e], the compiler
+	// reloaded three values per dependency).
+	next := cnt[1:]
+	k := int32(0)
+	for t, e := range off {
 		for ; k < e; k++ {
-			j := deps[k] + 1
-			c := cnt[j]
-			succ[c] = int32(i)
-			cnt[j] = c + 1
+			j := deps[k]
+			c := next[j]
+			succ[c] = int32(t)
+			next[j] = c + 1
 		}
 	}
-	p.succOf, p.succ, p.ndeps = cnt[:n+1], succ, ndeps
 }
 
 // Overlap says which communication the frameworks overlap with compute.
