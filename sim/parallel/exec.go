@@ -496,6 +496,9 @@ func (in *instance) hostRun() (int, bool) {
 	hot := in.hot
 	state, need := in.state[:len(hot)], in.need[:len(hot)] // (no bounds checks at t)
 	t, free := int(uint32(in.hostNext)), in.hostFree       // (hostNext ≥ 0: no bounds checks at t)
+	// (Program.QueueSelf's presence in a local: the stores to state and
+	// need would otherwise reload it on every task.)
+	qself := p.qself != nil
 	for ; t < len(hot); t++ {
 		task := &hot[t]
 		if task.kind == KindRecv {
@@ -521,7 +524,7 @@ func (in *instance) hostRun() (int, bool) {
 			begin = max(begin, e-1)
 		}
 		issued := begin + task.issue
-		if p.qself != nil { // Program.QueueSelf
+		if qself { // Program.QueueSelf
 			if w := p.qself[t] - 1; w >= 0 {
 				e := state[w].end
 				if e == 0 {
@@ -827,13 +830,26 @@ func (x *Executor) completed(in *instance, i, t int) {
 			if x.sms > 0 && kind.IsComm() {
 				x.commBusyOn(in, i, ctasHot(in, h), h.smSized())
 			}
-			x.eng.At(now.Add(max(h.dur, 0)), x.h, pack(i, int(s))) // After(h.dur, …)
+			x.eng.At(endAfter(now, h.dur), x.h, pack(i, int(s))) // After(h.dur, …)
 		}
 	}
 	if int(in.hostWait) == t {
 		in.hostWait = -1
 		x.hostAdvanceOn(in, i)
 	}
+}
+
+// endAfter is now.Add(max(dur, 0)) for a clock reading now ≥ 0 (the
+// engine's time never goes below 0): with both terms non-negative, the
+// sum overflows exactly when it wraps below 0, and then saturates at
+// Forever as Add does; Add's tests for negative operands are not needed
+// (≈ 4 instructions a task start, issue 18).
+func endAfter(now, dur engine.Time) engine.Time {
+	e := now + max(dur, 0)
+	if e < 0 {
+		return engine.Forever
+	}
+	return e
 }
 
 // peer is the instance of the corresponding rank on pipeline stage st.
@@ -886,7 +902,7 @@ func (x *Executor) readySym(in *instance, i, t int) {
 	case x.sms > 0 && k.IsComm():
 		x.commBusyOn(in, i, ctasHot(in, h), h.smSized())
 	}
-	x.eng.At(now.Add(max(h.dur, 0)), x.h, pack(i, t)) // After(h.dur, …)
+	x.eng.At(endAfter(now, h.dur), x.h, pack(i, t)) // After(h.dur, …)
 }
 
 // TimeByTask makes the collectives of group kind k take their task's priced
