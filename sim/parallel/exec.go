@@ -818,20 +818,25 @@ func (x *Executor) completed(in *instance, i, t int) {
 			continue
 		}
 		// readySym, inlined for what is not a send.
+		// (The interference model's test once: x.sms, read behind
+		// stores, is otherwise loaded again for a communication task.)
 		h := &in.hot[s]
-		switch kind := h.kind; {
-		case kind == KindSend:
+		kind := h.kind
+		if kind == KindSend {
 			x.readySym(in, i, int(s))
-		case x.sms > 0 && kind.IsCompute():
-			st.start = now + 1
-			x.startComputeOn(in, i, int(s), h.dur, h.share)
-		default:
-			st.start = now + 1
-			if x.sms > 0 && kind.IsComm() {
+			continue
+		}
+		st.start = now + 1
+		if x.sms > 0 {
+			if kind.IsCompute() {
+				x.startComputeOn(in, i, int(s), h.dur, h.share)
+				continue
+			}
+			if kind.IsComm() {
 				x.commBusyOn(in, i, ctasHot(in, h), h.smSized())
 			}
-			x.eng.At(endAfter(now, h.dur), x.h, pack(i, int(s))) // After(h.dur, …)
 		}
+		x.eng.At(endAfter(now, h.dur), x.h, pack(i, int(s))) // After(h.dur, …)
 	}
 	if int(in.hostWait) == t {
 		in.hostWait = -1
