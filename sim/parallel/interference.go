@@ -221,11 +221,11 @@ func (x *Executor) startComputeOn(in *instance, i, t int, dur engine.Time, share
 		// and ⌈Dur·SMs / SMs⌉ is Dur, without the two divisions.
 		in.rate = x.sms
 		in.rem = int64(dur) * x.sms
-		in.end = now.Add(dur)
+		in.end = later(now, dur)
 	default:
 		in.rate = x.rateOf(in)
 		in.rem = int64(dur) * x.sms
-		in.end = now.Add(ceilDiv(in.rem, in.rate))
+		in.end = later(now, ceilDiv(in.rem, in.rate))
 	}
 	x.eng.At(in.end, x.h, pack(i, t)|computeEnd)
 }
@@ -291,6 +291,18 @@ func ctasHot(in *instance, h *hotTask) int32 {
 		return 0
 	}
 	return in.ctas[h.group]
+}
+
+// later is now.Add(d) for a clock reading now ≥ 0 (the engine's time never
+// goes below 0), for any d: only a positive d can overflow, the sum then
+// wrapping below 0, and it saturates at Forever as Add does; Add's tests
+// for a negative now are not needed (a compute task's start, issue 18).
+func later(now, d engine.Time) engine.Time {
+	s := now + d
+	if d > 0 && s < 0 {
+		return engine.Forever
+	}
+	return s
 }
 
 // ceilDiv is ⌈a/b⌉ for a ≥ 0, b > 0, in engine time.
