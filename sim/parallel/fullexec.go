@@ -511,15 +511,10 @@ func (x *Executor) hostTo(i, t int, fi *fullInst, fs *fullStage) (engine.Time, b
 		begin := fi.hostFree
 		// Program.HostAfter, then Program.QueueAfter: the first that has
 		// not ended is the one the thread waits for.
-		if w := task.hostAfter - 1; w >= 0 {
-			e := fs.waitEnd[int(fs.task[w].waitOrd)*fs.ranks+col]
-			if e == 0 {
-				fi.hostWait = w
-				return 0, false
+		for _, w := range [2]int32{task.hostAfter - 1, task.queueAfter - 1} {
+			if w < 0 {
+				continue
 			}
-			begin = max(begin, e-1)
-		}
-		if w := task.queueAfter - 1; w >= 0 {
 			e := fs.waitEnd[int(fs.task[w].waitOrd)*fs.ranks+col]
 			if e == 0 {
 				fi.hostWait = w
