@@ -1,8 +1,10 @@
 package parallel
 
 import (
+	"bytes"
 	"errors"
 	"slices"
+	"unsafe"
 
 	"github.com/simtrain/simtrain/sim/engine"
 )
@@ -108,6 +110,9 @@ type forkInst struct {
 	// and receives' [p2pAt, p2pEnd)
 	at, offAt, depAt, qAt int
 	p2pAt, p2pEnd         int
+	// the largest hostAfter and queueAfter of the prefix's hotTasks (1 +
+	// the task the host waits for; Detach)
+	waits int32
 	// the instance's other state (instance)
 	hosted, queued     bool // the program has a host thread, launch-queue waits (QueueSelf)
 	hostNext, hostWait int32
@@ -237,12 +242,16 @@ func (f *Fork) Detach() {
 		}
 		fi.hot = nil
 		fi.p2pAt = len(cp.p2p)
-		for t, h := range cp.hot[fi.at:] {
+		var waits int32
+		for t := range cp.hot[fi.at:] {
+			h := &cp.hot[fi.at+t]
+			waits = max(waits, h.hostAfter, h.queueAfter)
 			if h.kind == KindSend || h.kind == KindRecv {
 				task := &p.Tasks[t]
 				cp.p2p = append(cp.p2p, forkP2P{int32(t), task.Peer, task.Match})
 			}
 		}
+		fi.waits = waits
 		fi.p2pEnd = len(cp.p2p)
 		cp.depOff = append(cp.depOff, p.depOff[:c+1]...)
 		cp.deps = append(cp.deps, p.deps[:p.depOff[c]]...)
@@ -286,29 +295,21 @@ func (x *Executor) Resume(f *Fork) error {
 		// prefix (the builder's references point back; guarded, not
 		// assumed).
 		saved, off := cp.hot[fi.at:fi.at+int(c)], cp.depOff[fi.offAt:fi.offAt+int(c)+1]
-		if !slices.Equal(p.depOff[:c+1], off) {
+		if !sameBytes(p.depOff[:c+1], off) {
 			return ErrNoResume
 		}
-		if !sameDepsBefore(p.deps[:off[c]], cp.deps[fi.depAt:fi.depAt+int(off[c])], c) {
+		if deps := p.deps[:off[c]]; !sameBytes(deps, cp.deps[fi.depAt:fi.depAt+int(off[c])]) || len(deps) > 0 && slices.Max(deps) >= c {
 			return ErrNoResume
 		}
 		// The tasks: the executor's hotTasks (what the play reads, filled
 		// from p.Tasks by NewSymmetric) equal the saved ones, so the sends
-		// and receives sit where the saved ones do.
-		p2p := cp.p2p[fi.p2pAt:fi.p2pEnd]
-		for t := range saved {
-			h := &in.hot[t]
-			if *h != saved[t] || h.hostAfter > c || h.queueAfter > c { // HostAfter, QueueAfter ≥ c
-				return ErrNoResume
-			}
-			if h.kind != KindSend && h.kind != KindRecv {
-				continue
-			}
-			if len(p2p) == 0 || p2p[0].t != int32(t) {
-				return ErrNoResume
-			}
-			a, b := &p.Tasks[t], p2p[0]
-			p2p = p2p[1:]
+		// and receives sit where the saved ones do (Detach listed them,
+		// cp.p2p).
+		if !sameHot(in.hot[:c], saved) || fi.waits > c { // HostAfter, QueueAfter ≥ c (Detach)
+			return ErrNoResume
+		}
+		for _, b := range cp.p2p[fi.p2pAt:fi.p2pEnd] {
+			a := &p.Tasks[b.t]
 			match := a.Match
 			if a.Kind == KindSend && a.Match >= f.inst[a.Peer].common && b.match >= f.inst[b.peer].common {
 				match = b.match // to the peer's tasks past its prefix, where the orders differ
@@ -317,11 +318,8 @@ func (x *Executor) Resume(f *Fork) error {
 				return ErrNoResume
 			}
 		}
-		if len(p2p) != 0 {
-			return ErrNoResume
-		}
 		if (p.qself != nil) != fi.queued || p.qself != nil &&
-			(!slices.Equal(p.qself[:c], cp.qself[fi.qAt:fi.qAt+int(c)]) || !slices.Equal(p.qrest[:c], cp.qrest[fi.qAt:fi.qAt+int(c)]) ||
+			(!sameBytes(p.qself[:c], cp.qself[fi.qAt:fi.qAt+int(c)]) || !sameBytes(p.qrest[:c], cp.qrest[fi.qAt:fi.qAt+int(c)]) ||
 				c > 0 && slices.Max(p.qself[:c]) > c) { // QueueSelf ≥ c
 			return ErrNoResume // launch-queue waits differ
 		}
@@ -410,20 +408,53 @@ func (x *Executor) Resume(f *Fork) error {
 	return nil
 }
 
-// sameDepsBefore reports whether the dependency lists a and b are equal
-// and every task in them is before c, in one pass.
-func sameDepsBefore(a, b []int32, c int32) bool {
+// sameBytes reports whether a and b hold the same bytes (the runtime's
+// vectorised memequal; Resume's prefix checks compare tens of thousands of
+// values, issue 18 fail24): slices.Equal for these types, which have no
+// padding.
+func sameBytes[T int32 | engine.Time](a, b []T) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 {
+		return true
+	}
+	n := len(a) * int(unsafe.Sizeof(a[0]))
+	return bytes.Equal(unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), n), unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), n))
+}
+
+// sameHot reports whether a and b hold equal hotTasks (as a[i] == b[i]),
+// reading each as four words and OR-ing the differences, without a branch
+// per task (issue 18 fail24: Resume compares every prefix task's). The
+// fields fill bytes 0 to 30 (TestSameHot; the assertions below fail to
+// compile if the last one moves); the last word's 2 bytes of padding, which
+// no store is bound to write, are masked out (hotPadMask).
+func sameHot(a, b []hotTask) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	b = b[:len(a)]
-	for i, d := range a {
-		if d != b[i] || d >= c {
-			return false
-		}
+	var d uint64
+	mask := hotPadMask
+	for i := range a {
+		x, y := (*[4]uint64)(unsafe.Pointer(&a[i])), (*[4]uint64)(unsafe.Pointer(&b[i]))
+		// (^ and | bind alike in Go: each difference parenthesised)
+		d |= (x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3]^y[3])&mask
 	}
-	return true
+	return d == 0
 }
+
+var (
+	_ = [1]struct{}{}[unsafe.Sizeof(hotTask{})-32]
+	_ = [1]struct{}{}[unsafe.Offsetof(hotTask{}.flags)-29]
+)
+
+// hotPadMask keeps the bytes 24 to 29 of a word loaded from a hotTask's
+// byte 24 (whatever the byte order): its fields, not its padding.
+var hotPadMask = func() uint64 {
+	m := [8]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	return *(*uint64)(unsafe.Pointer(&m))
+}()
 
 // RunResumed plays on after Resume, as Run after begin.
 func (x *Executor) RunResumed() error {

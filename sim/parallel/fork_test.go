@@ -3,7 +3,9 @@ package parallel
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/simtrain/simtrain/sim/engine"
 )
@@ -405,5 +407,65 @@ func TestResumeRefusesATaskWithItsInputs(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSameHot checks Resume's hotTask comparison against ==: hotTask's
+// fields fill its first 30 bytes without holes (what sameHot reads), a
+// change to any one field is seen, and padding bytes alone are not.
+func TestSameHot(t *testing.T) {
+	ty := reflect.TypeOf(hotTask{})
+	var filled uintptr
+	for i := range ty.NumField() {
+		f := ty.Field(i)
+		if f.Offset != filled {
+			t.Fatalf("field %s at byte %d, want %d: sameHot no longer covers hotTask", f.Name, f.Offset, filled)
+		}
+		filled += f.Type.Size()
+	}
+	if filled != 30 || ty.Size() != 32 {
+		t.Fatalf("hotTask fills %d of %d bytes, want 30 of 32", filled, ty.Size())
+	}
+	base := hotTask{dur: 1e9 + 7, issue: 3, hostAfter: 12, queueAfter: 9, share: 300, kind: KindSend, group: GroupTP, stream: 1, flags: hotSMSized}
+	changes := []func(h *hotTask){
+		func(h *hotTask) { h.dur++ },
+		func(h *hotTask) { h.issue ^= 1 << 40 },
+		func(h *hotTask) { h.hostAfter-- },
+		func(h *hotTask) { h.queueAfter = 0 },
+		func(h *hotTask) { h.share ^= 1 << 15 },
+		func(h *hotTask) { h.kind = KindRecv },
+		func(h *hotTask) { h.group++ },
+		func(h *hotTask) { h.stream ^= 0x80 },
+		func(h *hotTask) { h.flags |= hotCopyEngine },
+	}
+	for n := range 5 { // the change at every position of a slice of n+1
+		for k, change := range changes {
+			a := make([]hotTask, n+1)
+			for i := range a {
+				a[i] = base
+				a[i].dur += engine.Time(i)
+			}
+			b := slices.Clone(a)
+			if !sameHot(a, b) {
+				t.Fatalf("n=%d: equal slices reported different", n)
+			}
+			change(&b[n])
+			if b[n] == a[n] || sameHot(a, b) {
+				t.Errorf("n=%d: change %d not seen", n, k)
+			}
+		}
+	}
+	a, b := []hotTask{base}, []hotTask{base}
+	pad := (*[32]byte)(unsafe.Pointer(&b[0]))
+	pad[30], pad[31] = 0xff, 0x01
+	if !sameHot(a, b) {
+		t.Error("padding bytes alone reported as a difference")
+	}
+	if sameHot(a, nil) || !sameHot(nil, []hotTask{}) {
+		t.Error("lengths")
+	}
+	if !sameBytes([]int32{1, -2, 3}, []int32{1, -2, 3}) || sameBytes([]int32{1, -2, 3}, []int32{1, -2, 4}) ||
+		sameBytes([]engine.Time{5}, []engine.Time{5, 5}) || !sameBytes([]engine.Time{}, nil) || sameBytes([]engine.Time{1 << 40}, []engine.Time{1 << 41}) {
+		t.Error("sameBytes")
 	}
 }
