@@ -34,6 +34,10 @@ import (
 type Steady struct {
 	Played int // micro-batches built and played
 	Extra  int // copies of each stage's replicated unit not played
+	// Last says the caller will not ask Settle after this play fails (its
+	// last shortened play): RunSteady may then fail it on the first
+	// stage's units alone, before the other stages have played theirs.
+	Last   bool
 	g      int // micro-batches per unit
 	stages []steadyStage
 }
@@ -220,7 +224,13 @@ func (x *Executor) CountEvents() {
 // fork set it first pauses where the first stage's tasks before its
 // common prefix's last unit have ended and saves the play's state in fork
 // when no task past a prefix has started (fork.go): a failed play is then
-// resumed as the full step's (Resume) instead of thrown away.
+// resumed as the full step's (Resume) instead of thrown away. With st.Last
+// (no Settle to follow), when the first stage's tasks before its suffix
+// have all ended by then (on the 70B sweep's failed plays they always
+// have: its cut is one unit before its common prefix's end), the early
+// check of that stage runs there, and its refusal, which is the whole
+// early check's (stages are checked in order), fails the play at the
+// save: nothing after the saved state is played.
 func (x *Executor) RunSteady(st Steady, fork *Fork) (failed bool, err error) {
 	x.begin()
 	return x.runSteady(st, fork)
@@ -260,6 +270,17 @@ func (x *Executor) runSteady(st Steady, fork *Fork) (failed bool, err error) {
 			}
 			if running() && x.watchLeft == 0 {
 				fork.save(x, st)
+				// The first stage's tasks before its suffix have
+				// mostly ended here too: when all have, and its units
+				// do not repeat, the play fails now (the early check
+				// below refuses on the first stage first) instead of
+				// playing the other stages' units to their ends.
+				if st.Last && x.stageEnded(0, st.stages[x.inst[0].stage].end) {
+					if x.refusal = x.replicateStages(st, true, 1); x.refusal != "" {
+						x.clearWatch()
+						return true, nil
+					}
+				}
 			}
 		}
 	}
@@ -279,6 +300,21 @@ func (x *Executor) runSteady(st Steady, fork *Fork) (failed bool, err error) {
 		x.eng.Run()
 	}
 	return false, x.ended()
+}
+
+// stageEnded reports whether instance i's tasks before entry e have all
+// ended (e inside its order, as setWatch watches).
+func (x *Executor) stageEnded(i, e int) bool {
+	in := &x.inst[i]
+	if e <= 0 || e >= len(in.prog.entries)-1 {
+		return false
+	}
+	for _, s := range in.state[:in.prog.entries[e]] {
+		if s.end == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Completed is how many tasks have ended so far (every instance's): after
@@ -312,6 +348,13 @@ func (x *Executor) Refusal() string { return x.refusal }
 // checks only what it left: the events and the host thread (issue 18: each
 // check made once per play).
 func (x *Executor) replicate(st Steady, early bool) string {
+	return x.replicateStages(st, early, len(x.inst))
+}
+
+// replicateStages is replicate checking the first n stages' times only
+// (n < len(x.inst): early, RunSteady's check of the first stage at its
+// save, whose refusal is the whole check's: it checks the stages in order).
+func (x *Executor) replicateStages(st Steady, early bool, n int) string {
 	reps, reach, why := x.structure(st)
 	if x.unfit = why != ""; x.unfit {
 		return why
@@ -323,7 +366,7 @@ func (x *Executor) replicate(st Steady, early bool) string {
 		return x.replicateTimed(reps, reach)
 	}
 	var period engine.Time = -1
-	for i := range x.inst {
+	for i := range x.inst[:n] {
 		in := &x.inst[i]
 		p, r := in.prog, &reps[i]
 		u := r.b - r.a
@@ -366,6 +409,9 @@ func (x *Executor) replicate(st Steady, early bool) string {
 				}
 			}
 		}
+	}
+	if early && n < len(x.inst) {
+		return "" // the other stages not checked yet
 	}
 	if early {
 		// RunSteady watched every stage's tasks before its suffix to
@@ -688,9 +734,10 @@ const settleSlack = 3
 // estimate), and when the refusal was of the programs, not of times (before
 // the play, RunSteady, or by Replicate's checks that read no time: the
 // same decision whether the play ran or not); the result is capped at
-// limit (micro-batches).
+// limit (micro-batches). Not after a play of a Steady with Last (RunSteady
+// may have failed it before the other stages played their units).
 func (x *Executor) Settle(st Steady, limit int) (more int, ok bool) {
-	if len(st.stages) != len(x.inst) || x.unfit {
+	if len(st.stages) != len(x.inst) || x.unfit || st.Last {
 		return 0, false // no times to read, or none that decided
 	}
 	var d [settleUnits]int64

@@ -590,3 +590,104 @@ func TestRunSteadyRefusesBeforePlaying(t *testing.T) {
 		t.Errorf("1F1B: failed %v after %d tasks (%q), want played and replicated", failed, steady.Completed(), steady.Refusal())
 	}
 }
+
+// A last shortened play (Steady.Last: no Settle follows) that fails on the
+// first stage's units stops at its saved state. On a 4-stage 1F1B pipeline
+// (unitPricer's 1 ms units) whose host threads take 1.02 to 1.20 ms per
+// kernel (every play then fails, its units not repeating), for every play
+// that fails: the refusal is the one the play without Last gives after
+// every stage's units, Settle gives no estimate, and the full step resumed
+// from the save is the full play; where the first stage's units already
+// differ at the save (some must), only the saved tasks are played, fewer
+// than without Last.
+func TestRunSteadyLastStopsAtTheSave(t *testing.T) {
+	const m, pp = 48, 4
+	config := func(host HostModel) *StepConfig {
+		cfg := hostConfig(t, pp, host)
+		l, err := NewLayout(1, 1, 1, 1, pp, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks, err := Partition(pp, pp, 1, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Layout, cfg.Chunks, cfg.Microbatches = l, chunks, m
+		return cfg
+	}
+	build := func(c *StepConfig) *Executor {
+		progs, err := Build(c, unitPricer{unit: engine.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return NewSymmetric(engine.New(), c.Layout, progs)
+	}
+	stopped := 0
+	for pc := 2; pc <= 20; pc += 2 {
+		k := engine.Millisecond * engine.Time(100+pc) / 100 // per kernel
+		cfg := config(HostModel{On: true, KernelFwd: k, KernelBwd: k})
+		plan, ok := PlanSteady(cfg, 8)
+		if !ok {
+			t.Fatal("PlanSteady refused")
+		}
+		short := *cfg
+		short.Microbatches = plan.Played
+		var played [2]int
+		var why [2]string
+		var failed [2]bool
+		var forks [2]Fork
+		for i, last := range []bool{false, true} {
+			st := plan
+			st.Last = last
+			x := build(&short)
+			x.CountEvents()
+			var err error
+			if failed[i], err = x.RunSteady(st, &forks[i]); err != nil {
+				t.Fatal(err)
+			}
+			played[i], why[i] = x.Completed(), x.Refusal()
+			if _, known := x.Settle(st, m); last && known {
+				t.Errorf("%d%%: Settle after a Last play: an estimate", pc)
+			}
+		}
+		if failed[0] != failed[1] || why[0] != why[1] {
+			t.Errorf("%d%%: failed %v (%q) with Last, %v (%q) without", pc, failed[1], why[1], failed[0], why[0])
+		}
+		if !failed[1] {
+			continue
+		}
+		saved, done, _ := forks[1].Saved()
+		if played[1] < played[0] {
+			stopped++
+			if !saved || played[1] != done {
+				t.Errorf("%d%%: stopped with Last after %d tasks, not at the save (%v, %d)", pc, played[1], saved, done)
+			}
+		}
+		if !saved {
+			continue
+		}
+		whole := build(cfg)
+		if err := whole.Run(); err != nil {
+			t.Fatal(err)
+		}
+		x := build(cfg)
+		if err := x.Resume(&forks[1]); err != nil {
+			t.Fatalf("%d%%: %v", pc, err)
+		}
+		if err := x.RunResumed(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range x.inst {
+			if !reflect.DeepEqual(x.inst[i].state, whole.inst[i].state) {
+				t.Errorf("%d%%: stage %d: the resumed play's times differ from the full play's", pc, i)
+			}
+		}
+		if x.eng.Executed() != whole.eng.Executed() {
+			t.Errorf("%d%%: events: resumed %d, full %d", pc, x.eng.Executed(), whole.eng.Executed())
+		}
+		t.Logf("%d%%: %q, %d tasks played with Last, %d without", pc, why[1], played[1], played[0])
+	}
+	if stopped == 0 {
+		t.Error("no play stopped at its save with Last")
+	}
+}

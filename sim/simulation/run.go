@@ -228,11 +228,14 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 		// that would gain too little.
 		margin := steadyMargin
 		forks := opt.Reuse.forks()
-		for try := 0; try < 2; try++ {
+		for try := 0; try < steadyTries; try++ {
 			steady, ok := parallel.PlanSteady(cfg, margin)
 			if !ok {
 				break
 			}
+			// After the last try fails the step is played whole: no
+			// Settle, and RunSteady may stop at the first stage's units.
+			steady.Last = try == steadyTries-1
 			if try == 0 && !opt.alwaysShorten && !worthShortening(steady.Played, cfg.Microbatches) {
 				break // too little to gain for what a failed play costs: play whole
 			}
@@ -262,9 +265,9 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 			}
 			res.FailedTasks += x.Completed() - x.Resumed()
 			res.SteadyRefusal = x.Refusal()
-			if x.Lasting() {
+			if x.Lasting() || steady.Last {
 				x = nil
-				break // no longer play would replicate either: play whole
+				break // no longer play would replicate either, or none is tried: play whole
 			}
 			more, known := x.Settle(steady, cfg.Microbatches)
 			x = nil
@@ -420,6 +423,7 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 const (
 	steadyMargin = 6
 	steadyRetry  = 8
+	steadyTries  = 2 // shortened plays at most: the first, and one Settle asks for
 )
 
 // worthShortening reports whether a first shortened play of played
