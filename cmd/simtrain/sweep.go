@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/simtrain/simtrain/sim/hugepages"
 	"github.com/simtrain/simtrain/sim/output"
 	"github.com/simtrain/simtrain/sim/output/numfmt"
 	"github.com/simtrain/simtrain/sim/report"
@@ -151,7 +150,6 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 	if err != nil {
 		return err
 	}
-	adviseSweepHeap(o.workers)
 	lo := sweep.Options{Fidelity: fid, Budget: o.budget.budget(), Context: cmd.Context(), Overrides: overrides}
 	sw, err := sweep.Load(path, lo)
 	if err != nil {
@@ -454,19 +452,4 @@ func (s *sweepStats) print(w io.Writer, sw *sweep.Sweep, si, sn, here, already, 
 			b.Name, layoutString(*b), b.GPU, numfmt.Grouped(b.TokensPerS), numfmt.Seconds4(b.StepTimeS), 100*b.MFU)
 	}
 	fmt.Fprintf(w, "  wrote %s\n", file)
-}
-
-// adviseSweepHeap asks for the heap a sweep is about to build up (each
-// worker's arena of task arrays, the summary's rows) to be backed by 2 MiB
-// pages (hugepages.AdviseHeap): on the bundled 1,000-point 70B sweep, two
-// workers, that took its page faults from ≈ 33,000 to ≈ 2,500 (issue 18;
-// docs/design.md, "Speed"). The size is the peak resident memory measured
-// there, ≈ 55 MB and ≈ 45 MB a worker (101, 148 and 229 MB with 1, 2 and
-// 4 workers), rounded up to 64 MiB each, at most 1 GiB: address space only,
-// nothing of it is resident until used.
-func adviseSweepHeap(workers int) {
-	if workers == 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	hugepages.AdviseHeap(64 << 20 * min(workers+1, 16))
 }

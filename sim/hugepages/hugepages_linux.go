@@ -1,7 +1,6 @@
 package hugepages
 
 import (
-	"runtime"
 	"syscall"
 	"unsafe"
 )
@@ -15,41 +14,16 @@ import (
 // hint: an error is ignored, and the contents are unchanged (fresh pages
 // are zero either way). Slices under 4 MiB are left alone.
 func Advise[T any](s []T) []T {
-	advise(s)
-	return s
-}
-
-// advise advises s's 2 MiB-aligned interior when s is at least 4 MiB and
-// returns the advised range [lo, hi) (zeros when none).
-func advise[T any](s []T) (lo, hi uintptr) {
+	const huge = 2 << 20
 	var zero T
 	n := len(s) * int(unsafe.Sizeof(zero))
 	if n < 2*huge {
-		return 0, 0
+		return s
 	}
 	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), n)
 	// madvise needs a page-aligned start: advise the 2 MiB-aligned interior.
 	off := (huge - int(uintptr(unsafe.Pointer(unsafe.SliceData(b))))%huge) % huge
 	end := off + (n-off)/huge*huge
-	if syscall.Madvise(b[off:end], syscall.MADV_HUGEPAGE) != nil {
-		return 0, 0
-	}
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	return base + uintptr(off), base + uintptr(end)
-}
-
-// adviseHeap is AdviseHeap's work (heap.go): allocate, advise, drop,
-// collect.
-func adviseHeap(n int) (lo, hi uintptr) {
-	lo, hi = adviseBlock(n)
-	runtime.GC() // the block is unreachable: its pages become free
-	return lo, hi
-}
-
-// adviseBlock allocates n bytes and advises them; the block is dropped on
-// return (not inlined, so that nothing of it stays live in the caller).
-//
-//go:noinline
-func adviseBlock(n int) (lo, hi uintptr) {
-	return advise(make([]byte, n))
+	_ = syscall.Madvise(b[off:end], syscall.MADV_HUGEPAGE)
+	return s
 }

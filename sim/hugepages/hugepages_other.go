@@ -4,6 +4,3 @@ package hugepages
 
 // Advise returns s: huge-page advice is Linux's (hugepages_linux.go).
 func Advise[T any](s []T) []T { return s }
-
-// adviseHeap does nothing: huge-page advice is Linux's (hugepages_linux.go).
-func adviseHeap(int) (lo, hi uintptr) { return 0, 0 }
