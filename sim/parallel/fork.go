@@ -223,10 +223,10 @@ func (f *Fork) Detach() {
 			nq += c
 		}
 	}
-	cp.hot, cp.p2p = slices.Grow(cp.hot[:0], nt), cp.p2p[:0]
-	cp.depOff = slices.Grow(cp.depOff[:0], nt+len(f.inst))
-	cp.deps = slices.Grow(cp.deps[:0], nd)
-	cp.qself, cp.qrest = slices.Grow(cp.qself[:0], nq), slices.Grow(cp.qrest[:0], nq)
+	cp.hot, cp.p2p = grown(cp.hot[:0], nt), cp.p2p[:0]
+	cp.depOff = grown(cp.depOff[:0], nt+len(f.inst))
+	cp.deps = grown(cp.deps[:0], nd)
+	cp.qself, cp.qrest = grown(cp.qself[:0], nq), grown(cp.qrest[:0], nq)
 	for i := range f.inst {
 		p, fi := f.progs[i], &f.inst[i]
 		c := int(fi.common)
