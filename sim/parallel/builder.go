@@ -305,9 +305,11 @@ func (p *Program) grow() {
 // it, else a new array of exactly len(s)+n holding s's elements. Unlike
 // slices.Grow it leaves the spare capacity as make hands it over: the
 // runtime's growslice clears a pointer-free array's tail, so every page
-// of a doubled array was written (first-touch faulted, ≈ 4 µs each on
-// this project's machine) whether or not the build then used it, where
-// make takes a large array from fresh memory without writing it.
+// of a doubled array was written (a first-touch page fault each, ≈ 4 µs
+// on this project's machine: the sweep's ≈ 34,000 faults are nearly all
+// of its 0.11–0.17 s of kernel time; docs/design.md, "Speed") whether or
+// not the build then used it, where make takes a large array from fresh
+// memory without writing it.
 func grown[T any](s []T, n int) []T {
 	if cap(s)-len(s) >= n {
 		return s
