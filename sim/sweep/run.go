@@ -256,11 +256,8 @@ func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(
 		costs[k] = sw.pointCost(i)
 	}
 	shares := newShares(indices, costs, workers)
-	type done struct {
-		pr PointResult
-		ok bool
-	}
-	results := make(chan done, workers)
+	var q results
+	q.ready = make(chan struct{}, 1)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -273,22 +270,33 @@ func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(
 					return
 				}
 				pr, ok := sw.evaluate(cctx, i, reuse)
-				results <- done{pr, ok}
+				if ok {
+					q.put(pr)
+				}
 			}
 		}()
 	}
 	go func() {
 		wg.Wait()
-		close(results)
+		q.close()
 	}()
 	var emitErr error
-	for d := range results {
-		if emitErr != nil || !d.ok {
-			continue
+	var batch []PointResult
+	for {
+		var open bool
+		batch, open = q.take(batch[:0])
+		for _, pr := range batch {
+			if emitErr != nil {
+				break
+			}
+			if err := emit(pr); err != nil {
+				emitErr = err
+				cancel()
+			}
 		}
-		if err := emit(d.pr); err != nil {
-			emitErr = err
-			cancel()
+		clear(batch) // the results are the caller's now; do not hold them
+		if !open {
+			break
 		}
 	}
 	if emitErr != nil {
@@ -395,4 +403,56 @@ func (sw *Sweep) pointCost(i int) uint64 {
 		return unknownCost
 	}
 	return uint64(max(1, s.Microbatches())) * uint64(max(1, s.Arch().Layers))
+}
+
+// results is the queue from Run's workers to its emitting goroutine. It
+// never blocks a worker: while the caller's emit is slow (a sweep rewrites
+// its summary file there, ≈ 3–8 ms at a time), the workers go on with
+// their next points instead of waiting for room, so neither CPU idles. It
+// holds only the results not yet emitted.
+type results struct {
+	mu     sync.Mutex
+	queue  []PointResult
+	closed bool
+	ready  chan struct{} // capacity 1: a token once something was put or the queue closed
+}
+
+// put adds a finished point.
+func (q *results) put(pr PointResult) {
+	q.mu.Lock()
+	q.queue = append(q.queue, pr)
+	q.mu.Unlock()
+	q.signal()
+}
+
+// close says no more results will come.
+func (q *results) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *results) signal() {
+	select {
+	case q.ready <- struct{}{}:
+	default: // a token is already waiting
+	}
+}
+
+// take waits until some result is queued or the queue is closed, appends
+// the queued results (in the order they were put) to dst and empties the
+// queue. open is false once the queue is closed and everything was taken.
+func (q *results) take(dst []PointResult) (out []PointResult, open bool) {
+	for {
+		q.mu.Lock()
+		out, closed := append(dst, q.queue...), q.closed
+		clear(q.queue)
+		q.queue = q.queue[:0]
+		q.mu.Unlock()
+		if len(out) > len(dst) || closed {
+			return out, !closed
+		}
+		<-q.ready
+	}
 }
