@@ -152,7 +152,19 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 		return err
 	}
 	lo := sweep.Options{Fidelity: fid, Budget: o.budget.budget(), Context: cmd.Context(), Overrides: overrides}
+	// Loading grows the heap from nothing to ≈ 15 MB (the hardware
+	// catalog, the resolved points and their plans), nearly all of it kept.
+	// The Go runtime's first heap goal is 4 MB × GOGC/100, so at the default
+	// 100 the load ran six collections, each marking what it keeps; at 400
+	// it runs one (-48 M instructions, 0.7%, of the 1,000-point 70B sweep
+	// at GOMAXPROCS=1; docs/design.md "Speed"). The points then run at the
+	// GOGC the user set (one above 400, or off, applies to the load too).
+	gcp := debug.SetGCPercent(400)
+	if gcp < 0 || gcp > 400 {
+		debug.SetGCPercent(gcp)
+	}
 	sw, err := sweep.Load(path, lo)
+	debug.SetGCPercent(gcp)
 	if err != nil {
 		if cmd.Context().Err() != nil {
 			return err
