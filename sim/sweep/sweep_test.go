@@ -392,6 +392,12 @@ func TestSweepRunStops(t *testing.T) {
 	if !errors.Is(err, boom) || n != 1 {
 		t.Errorf("emit error: %v after %d emits", err, n)
 	}
+	// The workers never wait for emit (Run's results queue): the emitting
+	// goroutine may first run only when the Go scheduler preempts a worker
+	// (≈ 10 ms), so the cancelled run has enough points (256, ≈ 1 ms each)
+	// that they cannot all be done by then.
+	sw = parseSweep(t, "sweep:\n  parallel.tp: [1, 2, 4, 8]\n  parallel.zero: [0, 1, 2, 3]\n  training.micro_batch: [1, 2, 4, 8]\n  training.global_batch: [64, 128, 256, 512]\n")
+	idx = sw.ShardIndices(0, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	seen := map[int]bool{}
 	err = sw.Run(ctx, idx, 2, func(pr PointResult) error {
