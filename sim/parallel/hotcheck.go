@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"fmt"
+	"slices"
 	"sync/atomic"
 )
 
@@ -10,7 +11,8 @@ import (
 // arena's build kept (Program.hot), with every record
 // converted from its Task and the input counts taken from the dependency
 // counts, as fillHot did before copied ranges were copied: for tests, which
-// hold the copying to the conversion on built programs. It reports how
+// hold the copying to the conversion on built programs; and the successor
+// lists and dependency counts with a recount (CheckSucc). It reports how
 // many tasks lie in copied ranges and the first difference.
 func CheckHot(p *Program) (copied int, err error) {
 	n := len(p.Tasks)
@@ -26,6 +28,11 @@ func CheckHot(p *Program) (copied int, err error) {
 	}
 	for _, c := range p.copies {
 		copied += int(c.n)
+	}
+	if len(p.depOff) > 0 { // dependency lists made (not a hand-made program's records alone)
+		if err := CheckSucc(p); err != nil {
+			return copied, err
+		}
 	}
 	for i := range want {
 		if p.keepHot && len(p.hot) == n && p.hot[i] != want[i] {
@@ -68,4 +75,36 @@ func checkHot(p *Program) {
 	if err != nil && hotChecks.bad.Add(1) == 1 {
 		hotChecks.first.Store(err)
 	}
+}
+
+// CheckSucc compares p's successor lists and dependency counts (Succ,
+// ndeps: finish's, from the counts the builder kept as it appended the
+// tasks, Program.succCounted) with lists made again from the dependency
+// lists alone, task by task: for tests, which hold the kept counts to a
+// recount on built programs.
+func CheckSucc(p *Program) error {
+	n := len(p.Tasks)
+	if len(p.depOff) != n+1 || len(p.succOf) != n+1 || len(p.ndeps) != n {
+		return fmt.Errorf("stage %d: %d tasks, %d dependency offsets, %d successor offsets, %d dependency counts",
+			p.Stage, n, len(p.depOff), len(p.succOf), len(p.ndeps))
+	}
+	want := make([][]int32, n)
+	for t := range n {
+		d := p.Deps(t)
+		if int(p.ndeps[t]) != len(d) {
+			return fmt.Errorf("stage %d task %d: %d dependencies counted, %d listed", p.Stage, t, p.ndeps[t], len(d))
+		}
+		for _, j := range d {
+			want[j] = append(want[j], int32(t))
+		}
+	}
+	if p.succOf[0] != 0 || int(p.succOf[n]) != len(p.succ) {
+		return fmt.Errorf("stage %d: successor offsets from %d to %d, %d successors", p.Stage, p.succOf[0], p.succOf[n], len(p.succ))
+	}
+	for j := range n {
+		if got := p.Succ(j); !slices.Equal(got, want[j]) {
+			return fmt.Errorf("stage %d task %d (%s): successors %v, recounted %v", p.Stage, j, p.Tasks[j].Name, got, want[j])
+		}
+	}
+	return nil
 }
