@@ -3,9 +3,7 @@ package parallel
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
-	"sync/atomic"
 
 	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
@@ -287,17 +285,6 @@ func (p *Program) QueueSelf(i int) (int, engine.Time) {
 // holding it ends: the host waits for that task (whole tasks: it waits up
 // to one task's time longer than a kernel-by-kernel queue would).
 func (p *Program) setQueueWaits(h *HostModel) {
-	if queueChecks.on.Load() && len(p.copies) > 0 { // tests (SetQueueChecks)
-		p.checkQueueWaits(h)
-		return
-	}
-	p.queueWaits(h, true)
-}
-
-// queueWaits is setQueueWaits; derive says copied ranges (Program.copies)
-// may take their waits from their sources (deriveQueueWaits) instead of
-// being walked.
-func (p *Program) queueWaits(h *HostModel, derive bool) {
 	p.queued = false
 	p.qself, p.qrest = nil, nil
 	if !p.Hosted || h.Queue <= 0 {
@@ -336,32 +323,7 @@ func (p *Program) queueWaits(h *HostModel, derive bool) {
 	var lastK [2]int64
 	lastIssue[0], lastIssue[1] = -1, -1
 	queued := false
-	// the copied ranges, in task order: each is derived from its source
-	// when deriveQueueWaits can, else walked
-	copies := p.copies
-	if !derive {
-		copies = nil
-	}
-	nextCopy := len(tasks)
-	if len(copies) > 0 {
-		nextCopy = int(copies[0].at)
-	}
-	for t := 0; t < len(tasks); t++ {
-		if t == nextCopy {
-			c := copies[0]
-			copies = copies[1:]
-			nextCopy = len(tasks)
-			if len(copies) > 0 {
-				nextCopy = int(copies[0].at)
-			}
-			if p.qself == nil {
-				if ok, waits := p.deriveQueueWaits(c, &st, q); ok {
-					queued = queued || waits
-					t += int(c.n) - 1
-					continue
-				}
-			}
-		}
+	for t := range tasks {
 		task := &tasks[t]
 		task.queueAfter = 0
 		c := queueClass[task.Kind]
@@ -454,221 +416,6 @@ type streamQueue struct {
 	n, head int
 	done    int64
 	last    int32
-	// rep says entries [repFrom, repTo) repeat repM entries later with
-	// their launches' ends repD further and their tasks repP further
-	// (deriveQueueWaits; repP 0: nothing known).
-	repP           int32
-	repM           int
-	repD           int64
-	repFrom, repTo int
-}
-
-// deriveQueueWaits gives the copied range c its queue waits, and the
-// launch queues' lists and state after it, from its source's, when that
-// is exact, and reports whether it did (else the caller walks the range;
-// the tasks' waits it wrote are then written again). Tasks [at, at+n)
-// are [src, src+n) moved by P = at − src, with the same kinds, streams
-// and Issue, so the same launches. On a stream s whose entries for the
-// source are [a, b), with m entries (D launches) from the source's first
-// to the range's first, the launch a task x of the range waits for is
-// its source y's moved by D, and its holder is y's holder's entry h
-// moved by m, when entries [h−1, a) repeat m later with ends D further
-// and tasks P further (the entries from a on are the source's, moved so,
-// by the copy): entry h+m ends after x's launch and h+m−1 no later. The
-// holders of a stream's tasks only grow, so h is the first source task's
-// on s. Refused: a source task that waits for none (its stream's queue
-// not yet full: the copy's may be), or the first of them whose holder is
-// the stream's first entry; and any task beyond the queue so far
-// (qself, the caller's test), whose wait depends on the task before it.
-// Which entries repeat is kept per stream (streamQueue.rep), so a chain
-// of copies checks its window once.
-func (p *Program) deriveQueueWaits(c copySeg, st *[streamSlots]streamQueue, q int64) (ok, waits bool) {
-	at, src, n := int(c.at), int(c.src), int(c.n)
-	tasks := p.Tasks
-	if n <= 0 || src+n > at || at+n > len(tasks) {
-		return false, false
-	}
-	P := int32(at - src)
-	// per stream: the first source task's wait + 1 (0: none waits), the
-	// range's last task + 1, whether a source task waits for none
-	var first, last [streamSlots]int32
-	var none [streamSlots]bool
-	xs, ys := tasks[at:at+n], tasks[src:src+n]
-	ys = ys[:len(xs)]
-	for i := range xs {
-		y := &ys[i]
-		if queueClass[y.Kind] == queueNone {
-			xs[i].queueAfter = 0
-			continue
-		}
-		s := y.Stream & (streamSlots - 1)
-		last[s] = int32(at+i) + 1
-		qa := y.queueAfter
-		if qa == 0 {
-			none[s] = true
-			xs[i].queueAfter = 0
-			continue
-		}
-		if first[s] == 0 {
-			first[s] = qa
-		}
-		xs[i].queueAfter = qa + P
-	}
-	var a, b, m, hm [streamSlots]int
-	var D [streamSlots]int64
-	for s := range last {
-		if last[s] == 0 {
-			continue
-		}
-		sq := &st[s]
-		ids, ends := sq.ids[:sq.n], sq.ends[:sq.n]
-		as := searchIDs(ids, int32(src))
-		bs := searchIDs(ids, int32(src+n))
-		var dsrc int64
-		if as > 0 {
-			dsrc = ends[as-1]
-		}
-		a[s], b[s], D[s] = as, bs, sq.done-dsrc
-		if none[s] {
-			// a stream whose queue the source never filled: the copy's
-			// tasks wait for none either while the launches before each
-			// (at most the stream's so far and the source's) stay below
-			// the queue's
-			if first[s] != 0 || bs > as && sq.done+ends[bs-1]-dsrc >= q || bs == as && sq.done >= q {
-				return false, false
-			}
-			continue
-		}
-		h := searchIDs(ids, first[s]-1)
-		if h == 0 || h >= len(ids) || ids[h] != first[s]-1 {
-			return false, false
-		}
-		ms, d := len(ids)-as, D[s]
-		if sq.repP != P || sq.repM != ms || sq.repD != d || sq.repFrom > h-1 || sq.repTo < as {
-			for i := h - 1; i < as; i++ {
-				if ends[i+ms] != ends[i]+d || ids[i+ms] != ids[i]+P {
-					return false, false
-				}
-			}
-			sq.repP, sq.repM, sq.repD, sq.repFrom, sq.repTo = P, ms, d, h-1, max(as, h-1)
-		}
-		m[s], hm[s] = ms, h+ms
-	}
-	for s := range last {
-		if last[s] == 0 {
-			continue
-		}
-		sq := &st[s]
-		n0, a0, b0, d := sq.n, a[s], b[s], D[s]
-		k := b0 - a0
-		ends, ids := sq.ends, sq.ids
-		de, se := ends[n0:n0+k], ends[a0:b0]
-		se = se[:len(de)]
-		for j := range de {
-			de[j] = se[j] + d
-		}
-		di, si := ids[n0:n0+k], ids[a0:b0]
-		si = si[:len(di)]
-		for j := range di {
-			di[j] = si[j] + P
-		}
-		if k > 0 {
-			var dsrc int64
-			if a0 > 0 {
-				dsrc = ends[a0-1]
-			}
-			sq.done += ends[b0-1] - dsrc
-		}
-		sq.n = n0 + k
-		sq.last = last[s]
-		if !none[s] {
-			sq.head = max(sq.head, hm[s])
-			sq.repTo = max(sq.repTo, b[s]) // the range's entries repeat its source's
-		}
-	}
-	derivedQueueTasks.Add(int64(n))
-	return true, first != [streamSlots]int32{}
-}
-
-// searchIDs is the first index of ids (ascending) holding x or more.
-func searchIDs(ids []int32, x int32) int {
-	lo, hi := 0, len(ids)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if ids[m] < x {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo
-}
-
-// derivedQueueTasks counts the tasks deriveQueueWaits gave their waits
-// (DerivedQueueTasks).
-var derivedQueueTasks atomic.Int64
-
-// DerivedQueueTasks is how many tasks so far took their queue waits from
-// their copied range's source instead of the walk, for tests.
-func DerivedQueueTasks() int64 { return derivedQueueTasks.Load() }
-
-// queueChecks, when set, makes setQueueWaits check each derived program
-// against the walk alone (SetQueueChecks).
-var queueChecks struct {
-	on              atomic.Bool
-	programs, tasks atomic.Int64
-	bad             atomic.Int64
-	first           atomic.Value
-}
-
-// SetQueueChecks turns setQueueWaits' checks on or off, for tests: with
-// them on, a program with copied ranges gets its queue waits derived and
-// walked, and any difference (waits, lists, QueueSelf) is recorded. It
-// returns the programs checked so far, their tasks and the first
-// difference met (nil: none).
-func SetQueueChecks(on bool) (programs, tasks int64, err error) {
-	queueChecks.on.Store(on)
-	if e, ok := queueChecks.first.Load().(error); ok {
-		err = e
-	}
-	return queueChecks.programs.Load(), queueChecks.tasks.Load(), err
-}
-
-// checkQueueWaits sets p's queue waits by the walk alone after comparing
-// them with the derived ones (SetQueueChecks).
-func (p *Program) checkQueueWaits(h *HostModel) {
-	p.queueWaits(h, true)
-	after := make([]int32, len(p.Tasks))
-	for i := range p.Tasks {
-		after[i] = p.Tasks[i].queueAfter
-	}
-	var ends [NumStreams][]int64
-	var ids [NumStreams][]int32
-	for s := range p.qends {
-		ends[s], ids[s] = slices.Clone(p.qends[s]), slices.Clone(p.qids[s])
-	}
-	self, rest, queued := slices.Clone(p.qself), slices.Clone(p.qrest), p.queued
-	p.queueWaits(h, false)
-	queueChecks.programs.Add(1)
-	queueChecks.tasks.Add(int64(len(p.Tasks)))
-	var err error
-	for i := range p.Tasks {
-		if after[i] != p.Tasks[i].queueAfter {
-			err = fmt.Errorf("stage %d task %d (%s): derived queue wait %d, walked %d", p.Stage, i, p.Tasks[i].Name, after[i]-1, p.Tasks[i].queueAfter-1)
-			break
-		}
-	}
-	for s := range p.qends {
-		if err == nil && (!slices.Equal(ends[s], p.qends[s]) || !slices.Equal(ids[s], p.qids[s])) {
-			err = fmt.Errorf("stage %d stream %v: derived launch lists differ from the walk's", p.Stage, Stream(s))
-		}
-	}
-	if err == nil && (!slices.Equal(self, p.qself) || !slices.Equal(rest, p.qrest) || queued != p.queued) {
-		err = fmt.Errorf("stage %d: derived QueueSelf or queued differ from the walk's", p.Stage)
-	}
-	if err != nil && queueChecks.bad.Add(1) == 1 {
-		queueChecks.first.Store(err)
-	}
 }
 
 // queueClass is how setQueueWaits counts a task kind's launches: a

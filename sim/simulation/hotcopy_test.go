@@ -15,8 +15,7 @@ import (
 // Task (parallel.CheckHot) on every bundled scenario, every published run
 // of scenarios/validation and scenarios/holdout and every test-data
 // scenario, built one after another into one arena as a sweep worker
-// builds its points; and some ranges were copied. Also the copied ranges'
-// queue waits, derived from their sources', against the walk's.
+// builds its points; and some ranges were copied.
 func TestHotCopiesMatchTasks(t *testing.T) {
 	var files []string
 	for _, pat := range []string{"../../scenarios/*.yaml", "../../scenarios/validation/*.yaml",
@@ -26,11 +25,6 @@ func TestHotCopiesMatchTasks(t *testing.T) {
 	}
 	arena := new(parallel.Arena)
 	built, tasks, copied := 0, 0, 0
-	// and the queue waits copied ranges take from their sources equal
-	// the walk's (parallel.SetQueueChecks)
-	p0, _, _ := parallel.SetQueueChecks(true)
-	defer parallel.SetQueueChecks(false)
-	d0 := parallel.DerivedQueueTasks()
 	for _, f := range files {
 		s, err := scenario.Load(f)
 		if err != nil {
@@ -66,11 +60,6 @@ func TestHotCopiesMatchTasks(t *testing.T) {
 		}
 	}
 	t.Logf("%d scenarios built: %d tasks, %d of them in copied ranges", built, tasks, copied)
-	p1, _, err := parallel.SetQueueChecks(false)
-	if err != nil {
-		t.Error(err)
-	}
-	t.Logf("queue waits: %d programs checked, %d tasks derived", p1-p0, parallel.DerivedQueueTasks()-d0)
 	if built < 60 || copied == 0 {
 		t.Errorf("%d scenarios built, %d tasks in copied ranges", built, copied)
 	}
