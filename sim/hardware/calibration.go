@@ -92,9 +92,9 @@ func LookupGPUCalibrated(name string, cal Calibration) (GPU, error) {
 		return LookupGPU(name)
 	}
 	c := mustLoad()
-	rec, ok := c.gpus[name]
-	if !ok {
-		return GPU{}, fmt.Errorf("unknown GPU %q (valid: %s)", name, strings.Join(c.gpuNames, ", "))
+	rec, err := c.gpuRecord(name)
+	if err != nil {
+		return GPU{}, err
 	}
 	cc, err := c.withCalibration(cal)
 	if err != nil {

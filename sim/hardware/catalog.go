@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -120,30 +121,52 @@ type ncclFile struct {
 	Hosts          map[string]ncclHost `yaml:"hosts"`
 }
 
-// catalog is the embedded hardware data, parsed once.
+// catalog is the embedded hardware data. The shared tables (calibration,
+// NCCL's constants, host dispatch, host links) are decoded when the catalog
+// is first used; a GPU or NIC record file only the first time its name is
+// asked for (then decoded and resolved once), so a run that names one GPU
+// and one NIC decodes 2 of the 22 record files: the GPU records are ≈ 60 KB
+// of the catalog's ≈ 100 KB of YAML (docs/design.md "Speed", load24). The
+// names are the record files' names, which the tests hold to the records
+// they hold (a file named for another record is an error when it is read).
 type catalog struct {
-	gpus     map[string]GPURecord
+	gpus     map[string]*entry[GPURecord, GPU]
 	gpuNames []string
-	nics     map[string]NICRecord
+	nics     map[string]*entry[NICRecord, NIC]
 	nicNames []string
 	links    map[string]HostLinkRecord
 	cal      map[string]calEntry
 	calOrder []string // the calibration entries in the file's order
 	nccl     ncclFile
 	dispatch map[string]HostDispatch // data/host.yaml, resolved
-
-	resolved map[string]GPU // the catalog GPUs, resolved
-	nicRes   map[string]NIC
 }
 
-var load = sync.OnceValues(func() (*catalog, error) {
-	c := &catalog{gpus: map[string]GPURecord{}, nics: map[string]NICRecord{}, links: map[string]HostLinkRecord{}}
-	if err := decodeFile("data/calibration.yaml", &c.cal); err != nil {
-		return nil, err
-	}
+// entry is one record file of the catalog, decoded (rec) and resolved
+// with the committed calibration (res) on first use, once; both are safe
+// to call from many goroutines and keep their error.
+type entry[R, V any] struct {
+	rec func() (R, error)
+	res func() (V, error)
+}
+
+// load is the catalog, built once.
+var load = sync.OnceValues(newCatalog)
+
+// recordsDecoded counts the record files decoded (the tests hold the
+// catalog to decoding only what is asked for).
+var recordsDecoded atomic.Int64
+
+// newCatalog decodes the shared tables and lists the record files.
+func newCatalog() (*catalog, error) {
+	c := &catalog{links: map[string]HostLinkRecord{}}
+	// calibration.yaml is parsed once: its entries' order from the tree,
+	// the entries decoded from it (calEntry checks its own keys).
 	var calDoc yaml.Node
 	if err := yaml.Unmarshal(CalibrationFile(), &calDoc); err != nil || len(calDoc.Content) == 0 {
 		return nil, fmt.Errorf("hardware catalog: calibration.yaml: %v", err)
+	}
+	if err := calDoc.Decode(&c.cal); err != nil {
+		return nil, fmt.Errorf("hardware catalog: calibration.yaml: %w", err)
 	}
 	for i := 0; i < len(calDoc.Content[0].Content); i += 2 {
 		c.calOrder = append(c.calOrder, calDoc.Content[0].Content[i].Value)
@@ -171,31 +194,19 @@ var load = sync.OnceValues(func() (*catalog, error) {
 	if err := decodeDir("data/links", c.links, func(r HostLinkRecord) string { return r.Name }); err != nil {
 		return nil, err
 	}
-	if err := decodeDir("data/nics", c.nics, func(r NICRecord) string { return r.Name }); err != nil {
+	var err error
+	c.nicNames, c.nics, err = lazyDir("data/nics", func(r NICRecord) string { return r.Name },
+		func(r NICRecord) (NIC, error) { return resolveNIC(c.cal, r) })
+	if err != nil {
 		return nil, err
 	}
-	if err := decodeDir("data/gpus", c.gpus, func(r GPURecord) string { return r.Name }); err != nil {
+	c.gpuNames, c.gpus, err = lazyDir("data/gpus", func(r GPURecord) string { return r.Name },
+		func(r GPURecord) (GPU, error) { return c.resolveGPU(r, 0) })
+	if err != nil {
 		return nil, err
-	}
-	c.gpuNames, c.nicNames = sortedKeys(c.gpus), sortedKeys(c.nics)
-	c.resolved = map[string]GPU{}
-	for _, n := range c.gpuNames {
-		g, err := c.resolveGPU(c.gpus[n], 0)
-		if err != nil {
-			return nil, fmt.Errorf("hardware catalog: gpus/%s.yaml: %w", n, err)
-		}
-		c.resolved[n] = g
-	}
-	c.nicRes = map[string]NIC{}
-	for _, n := range c.nicNames {
-		nic, err := resolveNIC(c.cal, c.nics[n])
-		if err != nil {
-			return nil, fmt.Errorf("hardware catalog: nics/%s.yaml: %w", n, err)
-		}
-		c.nicRes[n] = nic
 	}
 	return c, nil
-})
+}
 
 func decodeFile(name string, v any) error {
 	data, err := dataFS.ReadFile(name)
@@ -208,24 +219,79 @@ func decodeFile(name string, v any) error {
 	return nil
 }
 
+// decodeRecord decodes the record file name, which must hold the record
+// key names (the file is named for its record).
+func decodeRecord[R any](name, want string, key func(R) string) (R, error) {
+	var r R
+	recordsDecoded.Add(1)
+	if err := decodeFile(name, &r); err != nil {
+		return r, err
+	}
+	if k := key(r); k != want {
+		return r, fmt.Errorf("hardware catalog: %s holds %q: the file is named for its record", name, k)
+	}
+	return r, nil
+}
+
 func decodeDir[R any](dir string, into map[string]R, key func(R) string) error {
 	entries, err := fs.ReadDir(dataFS, dir)
 	if err != nil {
 		return err
 	}
 	for _, e := range entries {
-		var r R
 		name := path.Join(dir, e.Name())
-		if err := decodeFile(name, &r); err != nil {
+		r, err := decodeRecord(name, strings.TrimSuffix(e.Name(), ".yaml"), key)
+		if err != nil {
 			return err
 		}
-		k := key(r)
-		if k+".yaml" != e.Name() {
-			return fmt.Errorf("hardware catalog: %s holds %q: the file is named for its record", name, k)
-		}
-		into[k] = r
+		into[key(r)] = r
 	}
 	return nil
+}
+
+// lazyDir lists the record files of dir, sorted by name, each an entry
+// that decodes its file and resolves it on first use.
+func lazyDir[R, V any](dir string, key func(R) string, resolve func(R) (V, error)) ([]string, map[string]*entry[R, V], error) {
+	files, err := fs.ReadDir(dataFS, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	names := make([]string, 0, len(files))
+	m := make(map[string]*entry[R, V], len(files))
+	for _, f := range files {
+		name := path.Join(dir, f.Name())
+		n, ok := strings.CutSuffix(f.Name(), ".yaml")
+		if !ok || n == "" {
+			return nil, nil, fmt.Errorf("hardware catalog: %s: a record file is named NAME.yaml for its record", name)
+		}
+		e := &entry[R, V]{rec: sync.OnceValues(func() (R, error) { return decodeRecord(name, n, key) })}
+		e.res = sync.OnceValues(func() (V, error) {
+			var zero V
+			r, err := e.rec()
+			if err != nil {
+				return zero, err
+			}
+			v, err := resolve(r)
+			if err != nil {
+				return zero, fmt.Errorf("hardware catalog: %s: %w", strings.TrimPrefix(name, "data/"), err)
+			}
+			return v, nil
+		})
+		names = append(names, n)
+		m[n] = e
+	}
+	slices.Sort(names)
+	return names, m, nil
+}
+
+// gpuRecord is the catalog GPU's record as its file holds it; the error
+// names an unknown GPU and lists the valid ones.
+func (c *catalog) gpuRecord(name string) (GPURecord, error) {
+	e, ok := c.gpus[name]
+	if !ok {
+		return GPURecord{}, fmt.Errorf("unknown GPU %q (valid: %s)", name, strings.Join(c.gpuNames, ", "))
+	}
+	return e.rec()
 }
 
 // strictDecode decodes YAML, rejecting unknown fields.
@@ -258,9 +324,13 @@ func mustLoad() *catalog {
 // value and lists the valid names. The returned value is a copy.
 func LookupGPU(name string) (GPU, error) {
 	c := mustLoad()
-	g, ok := c.resolved[name]
+	e, ok := c.gpus[name]
 	if !ok {
 		return GPU{}, fmt.Errorf("unknown GPU %q (valid: %s)", name, strings.Join(c.gpuNames, ", "))
+	}
+	g, err := e.res()
+	if err != nil {
+		return GPU{}, err
 	}
 	return g.clone(), nil
 }
@@ -268,9 +338,13 @@ func LookupGPU(name string) (GPU, error) {
 // LookupNIC returns a catalog NIC, resolved; the error lists valid names.
 func LookupNIC(name string) (NIC, error) {
 	c := mustLoad()
-	n, ok := c.nicRes[name]
+	e, ok := c.nics[name]
 	if !ok {
 		return NIC{}, fmt.Errorf("unknown NIC %q (valid: %s)", name, strings.Join(c.nicNames, ", "))
+	}
+	n, err := e.res()
+	if err != nil {
+		return NIC{}, err
 	}
 	n.Sources = slices.Clone(n.Sources)
 	n.Comm.Sources = slices.Clone(n.Comm.Sources)
@@ -284,23 +358,16 @@ func GPUNames() []string { return slices.Clone(mustLoad().gpuNames) }
 func NICNames() []string { return slices.Clone(mustLoad().nicNames) }
 
 // GPURecordOf returns a catalog GPU's record as its file holds it.
-func GPURecordOf(name string) (GPURecord, error) {
-	c := mustLoad()
-	r, ok := c.gpus[name]
-	if !ok {
-		return GPURecord{}, fmt.Errorf("unknown GPU %q (valid: %s)", name, strings.Join(c.gpuNames, ", "))
-	}
-	return r, nil
-}
+func GPURecordOf(name string) (GPURecord, error) { return mustLoad().gpuRecord(name) }
 
 // NICRecordOf returns a catalog NIC's record as its file holds it.
 func NICRecordOf(name string) (NICRecord, error) {
 	c := mustLoad()
-	r, ok := c.nics[name]
+	e, ok := c.nics[name]
 	if !ok {
 		return NICRecord{}, fmt.Errorf("unknown NIC %q (valid: %s)", name, strings.Join(c.nicNames, ", "))
 	}
-	return r, nil
+	return e.rec()
 }
 
 // ParseGPU reads a GPU record file and resolves it; errors name the field.

@@ -1,10 +1,13 @@
 package hardware
 
 import (
+	"fmt"
 	"math"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/units"
@@ -186,5 +189,83 @@ func TestUsableMemory(t *testing.T) {
 	}
 	if g.HBMUsableBytes != 70e9 {
 		t.Errorf("own usable reading lost: %v", g.HBMUsableBytes)
+	}
+}
+
+// TestCatalogDecodesOnDemand: a fresh catalog decodes no GPU or NIC record
+// until one is asked for, then that record and the one it inherits from,
+// each once; names and unknown-name errors need no record decoded.
+func TestCatalogDecodesOnDemand(t *testing.T) {
+	c, err := newCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoded := func() int64 { return recordsDecoded.Load() }
+	start := decoded()
+	if !slices.Equal(c.gpuNames, GPUNames()) || !slices.Equal(c.nicNames, NICNames()) || len(c.gpuNames) != len(wantGPUs) {
+		t.Errorf("names %v %v", c.gpuNames, c.nicNames)
+	}
+	if _, err := c.gpuRecord("x"); err == nil || !strings.Contains(err.Error(), "h100-sxm") {
+		t.Errorf("gpuRecord(x) = %v", err)
+	}
+	if d := decoded() - start; d != 0 {
+		t.Fatalf("listing decoded %d records, want 0", d)
+	}
+	// h100-96gb-500w inherits h100-sxm (its file): two records, once each.
+	for i, want := range []int64{2, 2} {
+		g, err := c.gpus["h100-96gb-500w"].res()
+		if err != nil || g.Name != "h100-96gb-500w" || g.Inherits != "h100-sxm" {
+			t.Fatalf("resolve: %v %q %q", err, g.Name, g.Inherits)
+		}
+		if d := decoded() - start; d != want {
+			t.Errorf("round %d: %d records decoded, want %d", i, d, want)
+		}
+	}
+	if _, err := c.gpus["h100-sxm"].res(); err != nil {
+		t.Fatal(err)
+	}
+	n, err := c.nics["ib-ndr-400"].res()
+	if err != nil || n.Name != "ib-ndr-400" {
+		t.Fatalf("NIC: %v %q", err, n.Name)
+	}
+	if d := decoded() - start; d != 3 {
+		t.Errorf("%d records decoded, want 3 (h100-96gb-500w, h100-sxm, ib-ndr-400)", d)
+	}
+	// The lazily resolved GPU equals the package's.
+	want, _ := LookupGPU("h100-96gb-500w")
+	got, _ := c.gpus["h100-96gb-500w"].res()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("fresh catalog's GPU differs from LookupGPU's")
+	}
+}
+
+// TestCatalogConcurrentLookups resolves every record from many goroutines
+// on a fresh catalog (run with -race): each gets the same values.
+func TestCatalogConcurrentLookups(t *testing.T) {
+	c, err := newCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8*len(c.gpuNames))
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, n := range c.gpuNames {
+				g, err := c.gpus[n].res()
+				if err == nil && g.Name != n {
+					err = fmt.Errorf("%s resolved as %s", n, g.Name)
+				}
+				if err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

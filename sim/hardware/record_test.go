@@ -131,7 +131,11 @@ func TestCalibrationTable(t *testing.T) {
 		}
 		visit(&n)
 	}
-	for _, r := range c.gpus {
+	for _, n := range c.gpuNames {
+		r, err := c.gpuRecord(n)
+		if err != nil {
+			t.Fatal(err)
+		}
 		walk(r)
 	}
 	for name, e := range c.cal {

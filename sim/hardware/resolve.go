@@ -108,9 +108,9 @@ func (c *catalog) resolveGPU(rec GPURecord, depth int) (GPU, error) {
 		return GPU{}, fmt.Errorf("name: required")
 	}
 	if rec.Inherits != "" {
-		parent, ok := c.gpus[rec.Inherits]
-		if !ok {
-			return GPU{}, fmt.Errorf("inherits: unknown GPU %q (valid: %s)", rec.Inherits, strings.Join(c.gpuNames, ", "))
+		parent, err := c.gpuRecord(rec.Inherits)
+		if err != nil {
+			return GPU{}, fmt.Errorf("inherits: %w", err)
 		}
 		if depth > 4 {
 			return GPU{}, fmt.Errorf("inherits: chain longer than 4 from %s", rec.Name)

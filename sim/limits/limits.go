@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strings"
 )
 
@@ -66,7 +65,19 @@ const NameMax = 255
 // NAME, so NAME needs room for 16 more bytes within NameMax.
 const MaxNameLen = NameMax - len(".") - len(".tmp-") - 10
 
-var namePattern = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+// nameChars reports whether name holds only letters, digits, '.', '_' and
+// '-' (ASCII): a byte loop, not a regexp, since every sweep point's plan
+// checks its name (a regexp match was ≈ 8,400 instructions a point).
+func nameChars(name string) bool {
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // NameRule says in words what CheckName accepts.
 const NameRule = "letters, digits, '.', '_' and '-', not starting with '.', at most 239 characters"
@@ -83,7 +94,7 @@ func CheckName(field, name string) error {
 		return fmt.Errorf("%s: required (%s)", field, NameRule)
 	case name == "." || name == "..":
 		return fmt.Errorf("%s: %q is not a name: it would turn the output directory OUT/%s into OUT itself or its parent (%s)", field, name, name, NameRule)
-	case !namePattern.MatchString(name):
+	case !nameChars(name):
 		return fmt.Errorf("%s: %q may contain only letters, digits, '.', '_' and '-'", field, clip(name))
 	case strings.HasPrefix(name, "."):
 		return fmt.Errorf("%s: %q must not start with '.' (hidden names beside an output directory are simtrain's temporary and lock files)", field, name)

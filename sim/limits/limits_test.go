@@ -3,9 +3,26 @@ package limits
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
+
+// TestNameCharsMatchesPattern: the byte loop accepts what the rule's
+// pattern ^[A-Za-z0-9._-]+$ accepts, for every byte and some multi-byte
+// names (non-ASCII letters and invalid UTF-8 are refused by both).
+func TestNameCharsMatchesPattern(t *testing.T) {
+	pattern := regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+	names := []string{"a", "A-b_c.9", "é", "a\xffb", "\u00e9x", "ab/", "a\x00", "Z", "zz~"}
+	for c := 0; c < 256; c++ {
+		names = append(names, string([]byte{byte(c)}), "a"+string([]byte{byte(c)})+"b")
+	}
+	for _, n := range names {
+		if got, want := nameChars(n), pattern.MatchString(n); got != want {
+			t.Errorf("nameChars(%q) = %v, pattern %v", n, got, want)
+		}
+	}
+}
 
 func TestCheckName(t *testing.T) {
 	for _, c := range []struct {
