@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"io/fs"
+	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // canonicalJSONByMap is CanonicalJSON as it was written before sweeps
@@ -73,5 +76,156 @@ func TestCanonicalJSONUnchanged(t *testing.T) {
 	slices.Sort(keys)
 	if want := []string{"cluster", "goodput", "model", "parallel", "sim", "training"}; !slices.Equal(keys, want) {
 		t.Errorf("Scenario's top-level json keys are %v; CanonicalJSON writes %v", keys, want)
+	}
+}
+
+// canonicalJSONByMarshal is CanonicalJSON with every block written by
+// json.Marshal (the form before the compiled encoder).
+func canonicalJSONByMarshal(s *Scenario) []byte {
+	out := []byte{'{'}
+	for i, b := range []struct {
+		key string
+		v   any
+	}{{"cluster", &s.Cluster}, {"goodput", s.Goodput}, {"model", &s.Model},
+		{"parallel", &s.Parallel}, {"sim", &s.Sim}, {"training", &s.Training}} {
+		if b.key == "goodput" && s.Goodput == nil {
+			continue
+		}
+		if i > 0 {
+			out = append(out, ',')
+		}
+		j, err := json.Marshal(b.v)
+		if err != nil {
+			panic(err)
+		}
+		out = append(append(append(out, '"'), b.key+`":`...), j...)
+	}
+	return append(out, '}')
+}
+
+// fillRandom sets every exported field reachable from v (pointers made or
+// left nil, slices nil, empty or short) to values drawn from r, among
+// them the strings and floats whose JSON has escapes or exponents.
+func fillRandom(r *rand.Rand, v reflect.Value) {
+	strs := []string{"", "h100-sxm", "ok_1.2-3", "selective", "~ {}[]:;'|/?*"}
+	if r.IntN(40) == 0 { // one that json escapes
+		strs = []string{"a<b", "a&b", "c>d", `q"uote`, `back\slash`, "é", "tab\t", "\x7f", "\xff", "\u2028"}
+	}
+	floats := []float64{0, math.Copysign(0, -1), 1, -2.5, 1e-6, 9.99e-7, 1e-7, 1e21, 9.99e20, 1e22, 123456789.125, 2.99, 0.1, 1e-300, 5e-324, -1e25, 1.0 / 3}
+	switch v.Kind() {
+	case reflect.Bool:
+		v.SetBool(r.IntN(2) == 0)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		x := []int64{0, 1, -1, 8, 1 << 40, -(1 << 62)}[r.IntN(6)]
+		if v.OverflowInt(x) {
+			x = -3
+		}
+		v.SetInt(x)
+	case reflect.Uint, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint([]uint64{0, 1, 7, 1 << 15}[r.IntN(4)])
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(floats[r.IntN(len(floats))])
+	case reflect.String:
+		v.SetString(strs[r.IntN(len(strs))])
+	case reflect.Pointer:
+		if r.IntN(3) == 0 {
+			v.SetZero()
+			return
+		}
+		p := reflect.New(v.Type().Elem())
+		fillRandom(r, p.Elem())
+		v.Set(p)
+	case reflect.Slice:
+		switch n := r.IntN(4); n {
+		case 0:
+			v.SetZero()
+		default:
+			s := reflect.MakeSlice(v.Type(), n-1, n-1)
+			for i := range s.Len() {
+				fillRandom(r, s.Index(i))
+			}
+			v.Set(s)
+		}
+	case reflect.Array:
+		for i := range v.Len() {
+			fillRandom(r, v.Index(i))
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				fillRandom(r, v.Field(i))
+			}
+		}
+	}
+}
+
+// TestCanonicalEncoderEqualsJSON: on 20,000 scenarios with random values
+// in every field (escaped strings, exponent floats, nil and empty lists,
+// nil pointers, goodput present or not), CanonicalJSON writes the bytes
+// json.Marshal writes, and a NaN panics as it did.
+func TestCanonicalEncoderEqualsJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(24, 1))
+	fast := map[string]int{}
+	for i := range 20000 {
+		var s Scenario
+		fillRandom(r, reflect.ValueOf(&s).Elem())
+		if got, want := s.CanonicalJSON(), canonicalJSONByMarshal(&s); !bytes.Equal(got, want) {
+			t.Fatalf("scenario %d:\n got %s\nwant %s", i, got, want)
+		}
+		for _, v := range []any{&s.Cluster, &s.Model, &s.Parallel, &s.Sim, &s.Training, s.Goodput} {
+			rv := reflect.ValueOf(v) // a pointer to the block
+			if rv.IsNil() {
+				continue
+			}
+			if _, ok := canonicalType(rv.Type().Elem()).appendJSON(nil, rv.UnsafePointer()); ok {
+				fast[rv.Type().String()]++
+			}
+		}
+	}
+	// Both paths were taken for every block: the encoder wrote most.
+	for typ, n := range fast {
+		if n < 3000 || n == 20000 {
+			t.Errorf("%s: the encoder wrote %d of 20,000", typ, n)
+		}
+	}
+	if len(fast) != 6 {
+		t.Errorf("blocks written by the encoder: %v", fast)
+	}
+	var s Scenario
+	s.Cluster.PUE = math.NaN()
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("NaN: no panic (json.Marshal fails on it)")
+			}
+		}()
+		s.CanonicalJSON()
+	}()
+}
+
+// TestCanonicalEncoderCompiles: every block type of the canonical form
+// has a compiled encoder (a field of a type it does not know would send
+// the block back through json.Marshal: exact, but slower), and the
+// encoder declines what it does not know.
+func TestCanonicalEncoderCompiles(t *testing.T) {
+	var s Scenario
+	for _, v := range []any{&s.Cluster, s.Goodput, &s.Model, &s.Parallel, &s.Sim, &s.Training} {
+		if canonicalType(reflect.TypeOf(v)) == nil {
+			t.Errorf("%T: no compiled encoder", v)
+		}
+	}
+	type embedded struct{ ModelConfig }
+	for _, v := range []any{map[string]int{}, json.Number("1"), time.Time{}, []byte{}, embedded{},
+		struct {
+			A int `json:"a,string"`
+		}{}, struct {
+			A int `json:"B"`
+			B int
+		}{}, struct {
+			A int `json:"a,omitzero"`
+		}{}, float32(1), struct{ X any }{}} {
+		if canonicalType(reflect.TypeOf(v)) != nil {
+			t.Errorf("%T: compiled, want json.Marshal", v)
+		}
 	}
 }

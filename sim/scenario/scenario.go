@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"unsafe"
 
 	"github.com/google/uuid"
 	"go.yaml.in/yaml/v3"
@@ -707,34 +708,37 @@ var runIDNamespace = uuid.MustParse("5d3c3b53-8f0a-4f59-9a3e-3f2c0b6f1a10")
 func (s *Scenario) CanonicalJSON() []byte {
 	// The json keys of Scenario's top-level fields in sorted order; goodput
 	// is omitempty. name, description and expect are left out.
-	blocks := [...]struct {
-		key string
-		v   any
-	}{
-		{"cluster", &s.Cluster}, {"goodput", s.Goodput}, {"model", &s.Model},
-		{"parallel", &s.Parallel}, {"sim", &s.Sim}, {"training", &s.Training},
-	}
 	out := make([]byte, 0, 2048)
-	out = append(out, '{')
-	first := true
-	for _, b := range blocks {
-		if b.key == "goodput" && s.Goodput == nil {
-			continue
-		}
-		v, err := json.Marshal(b.v)
-		if err != nil {
-			panic(err) // plain data; cannot fail
-		}
-		if !first {
-			out = append(out, ',')
-		}
-		first = false
-		out = append(out, '"')
-		out = append(out, b.key...)
-		out = append(out, '"', ':')
-		out = append(out, v...)
+	out = append(out, `{"cluster":`...)
+	out = appendBlock(out, &s.Cluster)
+	if s.Goodput != nil {
+		out = append(out, `,"goodput":`...)
+		out = appendBlock(out, s.Goodput)
 	}
+	out = append(out, `,"model":`...)
+	out = appendBlock(out, &s.Model)
+	out = append(out, `,"parallel":`...)
+	out = appendBlock(out, &s.Parallel)
+	out = append(out, `,"sim":`...)
+	out = appendBlock(out, &s.Sim)
+	out = append(out, `,"training":`...)
+	out = appendBlock(out, &s.Training)
 	return append(out, '}')
+}
+
+// appendBlock appends the block v points to as json.Marshal writes it: by
+// the compiled encoder (canonical.go), else by json.Marshal.
+func appendBlock[T any](out []byte, v *T) []byte {
+	if jt := canonicalType(reflect.TypeFor[T]()); jt != nil {
+		if b, ok := jt.appendJSON(out, unsafe.Pointer(v)); ok {
+			return b
+		}
+	}
+	j, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // plain data; cannot fail
+	}
+	return append(out, j...)
 }
 
 // RunID is the UUIDv5 of the canonical configuration, so the same point gets
