@@ -125,8 +125,8 @@ type ncclFile struct {
 // NCCL's constants, host dispatch, host links) are decoded when the catalog
 // is first used; a GPU or NIC record file only the first time its name is
 // asked for (then decoded and resolved once), so a run that names one GPU
-// and one NIC decodes 2 of the 22 record files: the GPU records are ≈ 60 KB
-// of the catalog's ≈ 100 KB of YAML (docs/design.md "Speed", load24). The
+// and one NIC decodes 2 of the 22 record files: the GPU records are ≈ 63 KB
+// of the catalog's ≈ 87 KB of YAML (docs/design.md "Speed", load24). The
 // names are the record files' names, which the tests hold to the records
 // they hold (a file named for another record is an error when it is read).
 type catalog struct {
