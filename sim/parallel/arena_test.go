@@ -90,9 +90,9 @@ func TestLinkP2PTableEqualsMap(t *testing.T) {
 				tk := &p.Tasks[i]
 				switch tk.Kind {
 				case KindSend:
-					tk.Match = progs[tk.Peer].Tasks[tk.Match].Chunk
+					tk.setP2P(tk.Peer(), int32(progs[tk.Peer()].Tasks[tk.Match()].Chunk))
 				case KindRecv:
-					tk.Match, tk.Peer = -1, -1
+					tk.setP2P(-1, -1)
 				}
 			}
 		}

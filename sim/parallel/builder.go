@@ -243,7 +243,7 @@ func (b *builder) build() error {
 func (b *builder) add(t *Task, deps ...int32) int32 {
 	p := b.prog
 	idx := int32(len(p.Tasks))
-	t.Step = b.step
+	t.Step = int16(b.step)
 	if p.Hosted && t.Kind != KindRecv {
 		if t.Kind.IsComm() || t.Kind == KindHostCopy {
 			t.Issue = b.cfg.Host.Call
@@ -336,7 +336,7 @@ func (b *builder) compute(kind Kind, name string, layer, micro, chunk int, c blo
 	}
 	b.depBuf = all
 	idx := b.add(&Task{Kind: kind, Stream: StreamCompute, Name: b.names.of(name), Layer: int32(layer), Micro: int32(micro),
-		Chunk: int32(chunk), Dur: c.dur, GEMMShare: c.gemmShare(), FLOPs: c.flops, Bytes: c.bytes, Peer: -1, Match: -1,
+		Chunk: int16(chunk), Dur: c.dur, GEMMShare: c.gemmShare(), aux: math.Float64bits(c.flops), Bytes: c.bytes,
 		Issue: b.issueTime(kind, c.kernels)}, all...)
 	if c.band > 0 && c.dur > 0 {
 		b.prog.bands = append(b.prog.bands, taskBand{task: idx, share: uint16(min(int64(c.band)*65535/int64(c.dur), 65535)), ctas: c.bandCTAs})
@@ -374,7 +374,7 @@ var groupStream = [NumGroupKinds]Stream{StreamTP, StreamCP, StreamEP, StreamDP, 
 func (b *builder) comm(k GroupKind, op collectives.Op, bytes float64, name string, layer, micro, chunk int, deps ...int32) int32 {
 	d := b.cache.commTime(k, b.stage, op, bytes)
 	return b.add(&Task{Kind: kindOfOp(op), Stream: groupStream[k], Group: k, Op: op, Name: b.names.of(name),
-		Layer: int32(layer), Micro: int32(micro), Chunk: int32(chunk), Dur: d, Bytes: bytes, Peer: -1, Match: -1}, deps...)
+		Layer: int32(layer), Micro: int32(micro), Chunk: int16(chunk), Dur: d, Bytes: bytes}, deps...)
 }
 
 // tpComm adds a TP collective after `after` and returns the task the next
@@ -582,7 +582,7 @@ func (b *builder) recv(grad bool, micro int, ch Chunk) int32 {
 		return t
 	}
 	return b.add(&Task{Kind: KindRecv, Stream: st, Group: GroupPP, Op: collectives.Send, Name: b.names.of(name), Layer: -1,
-		Micro: int32(micro), Chunk: int32(ch.Index), Bytes: b.p2pBytes(), Peer: int32(from.Stage), Match: -1})
+		Micro: int32(micro), Chunk: int16(ch.Index), Bytes: b.p2pBytes(), aux: p2pAux(int32(from.Stage), -1)})
 }
 
 // send adds the send of micro-batch mb's output (or, with grad, its input
@@ -602,7 +602,7 @@ func (b *builder) send(grad bool, micro int, ch Chunk, after int32) {
 		return
 	}
 	t := b.add(&Task{Kind: KindSend, Stream: StreamPPSend, Group: GroupPP, Op: collectives.Send, Name: b.names.of(name), Layer: -1,
-		Micro: int32(micro), Chunk: int32(ch.Index), Bytes: b.p2pBytes(), Peer: int32(to.Stage), Match: int32(to.Chunk),
+		Micro: int32(micro), Chunk: int16(ch.Index), Bytes: b.p2pBytes(), aux: p2pAux(int32(to.Stage), int32(to.Chunk)),
 		Dur: b.sendTime(b.stage, to.Stage, b.p2pBytes())}, after)
 	if !b.cfg.Overlap.P2P {
 		b.pendingBlock = t
@@ -773,7 +773,7 @@ func (b *builder) pipeTP() bool { return b.cfg.PipeEngineSync > 0 && b.cfg.Layou
 // and the re-issue of what follows.
 func (b *builder) hostSync(name string, dur engine.Time, l, mb, c int, after int32) int32 {
 	t := b.add(&Task{Kind: KindHostSync, Stream: StreamCompute, Name: b.names.of(name), Layer: int32(l), Micro: int32(mb),
-		Chunk: int32(c), Dur: dur, Peer: -1, Match: -1}, after)
+		Chunk: int16(c), Dur: dur}, after)
 	b.hostBlock = after
 	return t
 }
@@ -1232,8 +1232,8 @@ func (b *builder) offload(ch Chunk, l, mb int, after int32) {
 		return
 	}
 	d2h := b.add(&Task{Kind: KindHostCopy, Stream: StreamD2H, Name: b.names.of("offload_d2h"),
-		Layer: int32(l), Micro: int32(mb), Chunk: int32(ch.Index), Dur: copyTime(bytes, b.cfg.HostD2H),
-		Bytes: bytes, Peer: -1, Match: -1, CopyEngine: true}, after)
+		Layer: int32(l), Micro: int32(mb), Chunk: int16(ch.Index), Dur: copyTime(bytes, b.cfg.HostD2H),
+		Bytes: bytes, CopyEngine: true}, after)
 	if b.offloaded == nil {
 		b.offloaded = map[int64]hostCopies{}
 	}
@@ -1251,7 +1251,7 @@ func (b *builder) reloadLayer(l, mb, chunk int, after int32) int32 {
 	}
 	if c.h2d < 0 {
 		c.h2d = b.add(&Task{Kind: KindHostCopy, Stream: StreamH2D, Name: b.names.of("reload_h2d"), Layer: int32(l), Micro: int32(mb),
-			Chunk: int32(chunk), Dur: copyTime(c.bytes, b.cfg.HostH2D), Bytes: c.bytes, Peer: -1, Match: -1, CopyEngine: true}, c.d2h, after)
+			Chunk: int16(chunk), Dur: copyTime(c.bytes, b.cfg.HostH2D), Bytes: c.bytes, CopyEngine: true}, c.d2h, after)
 		b.offloaded[k] = c
 	}
 	return c.h2d
@@ -1280,7 +1280,7 @@ func (b *builder) optimizer() {
 		// offloads them after the step (optimizer_state_offloader.py).
 		states = local * (cfg.MasterDtype.Bytes() + cfg.StateDtype.Bytes()*optimizerStates(cfg.Optimizer))
 		deps = append(deps, b.add(&Task{Kind: KindHostCopy, Stream: StreamH2D, Name: b.names.of("optimizer_reload_h2d"), Layer: -1, Micro: -1, Chunk: -1,
-			Dur: copyTime(states, cfg.HostH2D), Bytes: states, Peer: -1, Match: -1, CopyEngine: true}, b.last[StreamCompute]))
+			Dur: copyTime(states, cfg.HostH2D), Bytes: states, CopyEngine: true}, b.last[StreamCompute]))
 	}
 	op := optimizerOp(cfg, local)
 	ops, kernels := []workload.Op{op}, 1.0
@@ -1296,7 +1296,7 @@ func (b *builder) optimizer() {
 	}
 	d := b.pr.OpsTime(b.stage, ops)
 	opt := b.add(&Task{Kind: KindOptimizer, Stream: StreamCompute, Name: b.names.of("optimizer_step"), Layer: -1, Micro: -1, Chunk: -1,
-		Dur: d, FLOPs: op.FLOPs, Bytes: op.BytesRead + op.BytesWritten, Peer: -1, Match: -1,
+		Dur: d, aux: math.Float64bits(op.FLOPs), Bytes: op.BytesRead + op.BytesWritten,
 		Issue: b.issueTime(KindOptimizer, kernels)}, deps...)
 	if cfg.LogOptimizerStates {
 		sb, mb := cfg.StateDtype.Bytes(), cfg.MasterDtype.Bytes()
@@ -1308,7 +1308,7 @@ func (b *builder) optimizer() {
 	b.hostBlock = opt
 	if states > 0 {
 		b.add(&Task{Kind: KindHostCopy, Stream: StreamD2H, Name: b.names.of("optimizer_offload_d2h"), Layer: -1, Micro: -1, Chunk: -1,
-			Dur: copyTime(states, cfg.HostD2H), Bytes: states, Peer: -1, Match: -1, CopyEngine: true}, opt)
+			Dur: copyTime(states, cfg.HostD2H), Bytes: states, CopyEngine: true}, opt)
 	}
 	b.barrier = []int32{opt}
 	if (cfg.Zero == 1 || cfg.Zero == 2) && !cfg.Overlap.ParamGather {

@@ -228,7 +228,7 @@ func TestDualPipeVTurn(t *testing.T) {
 		for _, task := range p.Tasks {
 			if task.Kind == KindSend {
 				sends++
-				if int(task.Peer) == s {
+				if int(task.Peer()) == s {
 					t.Errorf("stage %d sends to itself", s)
 				}
 			}

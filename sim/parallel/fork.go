@@ -248,7 +248,7 @@ func (f *Fork) Detach() {
 			waits = max(waits, h.hostAfter, h.queueAfter)
 			if h.kind == KindSend || h.kind == KindRecv {
 				task := &p.Tasks[t]
-				cp.p2p = append(cp.p2p, forkP2P{int32(t), task.Peer, task.Match})
+				cp.p2p = append(cp.p2p, forkP2P{int32(t), task.Peer(), task.Match()})
 			}
 		}
 		fi.waits = waits
@@ -310,11 +310,11 @@ func (x *Executor) Resume(f *Fork) error {
 		}
 		for _, b := range cp.p2p[fi.p2pAt:fi.p2pEnd] {
 			a := &p.Tasks[b.t]
-			match := a.Match
-			if a.Kind == KindSend && a.Match >= f.inst[a.Peer].common && b.match >= f.inst[b.peer].common {
+			match := a.Match()
+			if a.Kind == KindSend && a.Match() >= f.inst[a.Peer()].common && b.match >= f.inst[b.peer].common {
 				match = b.match // to the peer's tasks past its prefix, where the orders differ
 			}
-			if a.Peer != b.peer || match != b.match {
+			if a.Peer() != b.peer || match != b.match {
 				return ErrNoResume
 			}
 		}

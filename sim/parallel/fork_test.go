@@ -236,12 +236,12 @@ func TestForkComparesWhatThePlayReads(t *testing.T) {
 		change func(p *Program)
 		resume bool
 	}{
-		{"FLOPs", func(p *Program) { p.Tasks[first(p, Kind.IsCompute)].FLOPs *= 2 }, true},
+		{"FLOPs", func(p *Program) { t := &p.Tasks[first(p, Kind.IsCompute)]; t.setFLOPs(2 * t.FLOPs()) }, true},
 		{"layer", func(p *Program) { p.Tasks[first(p, Kind.IsCompute)].Layer += 7 }, true},
 		{"duration", func(p *Program) { p.Tasks[first(p, Kind.IsCompute)].Dur++ }, false},
 		{"issue", func(p *Program) { p.Tasks[first(p, Kind.IsCompute)].Issue++ }, false},
 		{"sm-sized", func(p *Program) { i := first(p, Kind.IsCompute); p.Tasks[i].SMSized = !p.Tasks[i].SMSized }, false},
-		{"receive's match", func(p *Program) { p.Tasks[first(p, isRecv)].Match++ }, false},
+		{"receive's match", func(p *Program) { t := &p.Tasks[first(p, isRecv)]; t.setP2P(t.Peer(), t.Match()+1) }, false},
 		{"dependency", func(p *Program) { p.deps[0]++ }, false},
 		{"dependency count", func(p *Program) { p.depOff[1]++ }, false},
 	} {

@@ -125,22 +125,16 @@ type Task struct {
 	SMSized bool
 	// Name is the task's name (its String), an index into the name
 	// table so that a Task holds no pointer (TaskName).
-	Name  TaskName
-	Step  int32
+	Name TaskName
+	// Step and Chunk are int16: Build refuses more than math.MaxInt16
+	// steps or chunks per stage (checkNarrow), so no value is cut. With
+	// them narrow and FLOPs, Peer and Match sharing one word (aux), a
+	// Task is 64 bytes instead of 80 (issue 18 slim24: every built task
+	// is written once and copied by copyPass and copyLayers).
+	Step  int16
+	Chunk int16 // -1 when not per chunk
 	Layer int32 // -1 when not a layer's work
 	Micro int32 // -1 when not per micro-batch
-	Chunk int32 // -1 when not per chunk
-	Peer  int32 // send/recv: the peer's pipeline stage
-	Match int32 // send: index of the matching recv in the peer stage's program; recv: of the send
-	// Issue is the host time to issue the task (StepConfig.Host): its
-	// kernels' launches and the framework's dispatch, or one library
-	// call. The rank's host thread issues the tasks one after another in
-	// program order (receives excepted: the matching send starts them), and
-	// a task starts no earlier than its issue ends.
-	Issue engine.Time
-	Dur   engine.Time
-	FLOPs float64 // compute: FLOPs executed
-	Bytes float64 // compute: HBM bytes; communication: message size (nccl-tests convention)
 	// hostAfter is 1 + the task whose end the host waits for before it
 	// issues this task (a device-to-host synchronisation, the step
 	// boundary); 0 when it waits for none.
@@ -149,7 +143,59 @@ type Task struct {
 	// issues this task because the stream's launch queue is full
 	// (HostModel.Queue, setQueueWaits); 0 when it waits for none.
 	queueAfter int32
+	// Issue is the host time to issue the task (StepConfig.Host): its
+	// kernels' launches and the framework's dispatch, or one library
+	// call. The rank's host thread issues the tasks one after another in
+	// program order (receives excepted: the matching send starts them), and
+	// a task starts no earlier than its issue ends.
+	Issue engine.Time
+	Dur   engine.Time
+	Bytes float64 // compute: HBM bytes; communication: message size (nccl-tests convention)
+	// aux holds what only some kinds carry, one word for both: a send's
+	// or receive's peer stage (high 32 bits) and matching task (low 32
+	// bits, two's complement), read by Peer and Match; any other task's
+	// FLOPs as float64 bits (FLOPs), which sends and receives never have.
+	aux uint64
 }
+
+// p2pAux is a send's or receive's aux word for peer and match.
+func p2pAux(peer, match int32) uint64 { return uint64(uint32(peer))<<32 | uint64(uint32(match)) }
+
+// isP2P reports whether the kind is a pipeline send or receive, whose aux
+// holds Peer and Match.
+func (k Kind) isP2P() bool { return k == KindSend || k == KindRecv }
+
+// FLOPs is the FLOPs a compute task executes; 0 for a send or receive.
+func (t *Task) FLOPs() float64 {
+	if t.Kind.isP2P() {
+		return 0
+	}
+	return math.Float64frombits(t.aux)
+}
+
+// setFLOPs sets FLOPs of a task that is not a send or receive.
+func (t *Task) setFLOPs(f float64) { t.aux = math.Float64bits(f) }
+
+// Peer is a send's or receive's peer pipeline stage; -1 for other tasks.
+func (t *Task) Peer() int32 {
+	if !t.Kind.isP2P() {
+		return -1
+	}
+	return int32(t.aux >> 32)
+}
+
+// Match is a send's index of the matching receive in the peer stage's
+// program, a receive's of the send (before linkP2P: the send's receiving
+// chunk, the receive's -1); -1 for other tasks.
+func (t *Task) Match() int32 {
+	if !t.Kind.isP2P() {
+		return -1
+	}
+	return int32(uint32(t.aux))
+}
+
+// setP2P sets a send's or receive's Peer and Match.
+func (t *Task) setP2P(peer, match int32) { t.aux = p2pAux(peer, match) }
 
 // taskBand is a compute task's band GEMMs (blockCost.band): their share
 // of its Dur in 1/65535ths, counted as full-grid GEMMs (Task.GEMMShare)
@@ -920,6 +966,9 @@ func Build(cfg *StepConfig, pr Pricer) ([]*Program, error) {
 	if len(cfg.Chunks) != place.Stages {
 		return nil, fmt.Errorf("pipeline: %d stages of chunks for schedule %s on pp %d", len(cfg.Chunks), cfg.Schedule.Name(), l.PP)
 	}
+	if err := checkNarrow(cfg.Steps, place.Chunks); err != nil {
+		return nil, err
+	}
 	for s, ch := range cfg.Chunks {
 		if len(ch) != place.Chunks {
 			return nil, fmt.Errorf("pipeline: stage %d has %d chunks, schedule %s places %d", s, len(ch), cfg.Schedule.Name(), place.Chunks)
@@ -987,6 +1036,21 @@ func Build(cfg *StepConfig, pr Pricer) ([]*Program, error) {
 		p.setQueueWaits(&cfg.Host)
 	}
 	return progs, nil
+}
+
+// checkNarrow refuses a build whose steps or chunks per stage would not
+// fit Task.Step and Task.Chunk (int16). Scenarios stay far below: at most
+// 10,000 steps (scenario's maxSteps); chunks per stage are virtual stages,
+// at most the model's layers, and no bundled schedule places more than a
+// few.
+func checkNarrow(steps, chunks int) error {
+	switch {
+	case steps > math.MaxInt16:
+		return fmt.Errorf("steps: %d is more than a build holds (at most %d)", steps, math.MaxInt16)
+	case chunks > math.MaxInt16:
+		return fmt.Errorf("virtual stages: %d model chunks per pipeline stage is more than a build holds (at most %d)", chunks, math.MaxInt16)
+	}
+	return nil
 }
 
 // p2pKey identifies one pipeline transfer: direction, step, micro-batch and
@@ -1057,7 +1121,7 @@ func linkP2P(progs []*Program, recvs *recvIndex) error {
 		for _, i := range p.p2p {
 			t := &p.Tasks[i]
 			if t.Kind == KindRecv {
-				e := &recvs.slot[recvs.at(p2pKey{t.Stream == StreamPPRecvGrd, t.Step, t.Micro, t.Chunk, int32(p.Stage)})]
+				e := &recvs.slot[recvs.at(p2pKey{t.Stream == StreamPPRecvGrd, int32(t.Step), t.Micro, int32(t.Chunk), int32(p.Stage)})]
 				if *e == 0 {
 					recvs.n++
 				}
@@ -1081,7 +1145,7 @@ func linkP2PMap(progs []*Program) error {
 		for _, i := range p.p2p {
 			t := &p.Tasks[i]
 			if t.Kind == KindRecv {
-				recvs[p2pKey{t.Stream == StreamPPRecvGrd, t.Step, t.Micro, t.Chunk, int32(p.Stage)}] = int32(i)
+				recvs[p2pKey{t.Stream == StreamPPRecvGrd, int32(t.Step), t.Micro, int32(t.Chunk), int32(p.Stage)}] = int32(i)
 			}
 		}
 	}
@@ -1104,14 +1168,13 @@ func matchSends(progs []*Program, nRecvs int, find func(p2pKey) int32) error {
 			if t.Kind != KindSend {
 				continue
 			}
-			j := find(p2pKey{t.Name == sendGradID, t.Step, t.Micro, t.Match, t.Peer})
+			peer := t.Peer()
+			j := find(p2pKey{t.Name == sendGradID, int32(t.Step), t.Micro, t.Match(), peer})
 			if j < 0 {
-				return fmt.Errorf("pipeline: send from stage %d (micro-batch %d) has no matching receive on stage %d", p.Stage, t.Micro, t.Peer)
+				return fmt.Errorf("pipeline: send from stage %d (micro-batch %d) has no matching receive on stage %d", p.Stage, t.Micro, peer)
 			}
-			t.Match = j
-			r := &progs[t.Peer].Tasks[j]
-			r.Match = i
-			r.Peer = int32(p.Stage)
+			t.setP2P(peer, j)
+			progs[peer].Tasks[j].setP2P(int32(p.Stage), i)
 			matched++
 		}
 	}

@@ -53,8 +53,8 @@ func TestP2PListAndSendTimes(t *testing.T) {
 				want = append(want, int32(i))
 				if task.Kind == KindSend {
 					sends++
-					if d := pr.SendTime(s, int(task.Peer), units.Bytes(task.Bytes)); task.Dur != d {
-						t.Errorf("%s: stage %d send %d to stage %d lasts %v, priced %v", c.name, s, i, task.Peer, task.Dur, d)
+					if d := pr.SendTime(s, int(task.Peer()), units.Bytes(task.Bytes)); task.Dur != d {
+						t.Errorf("%s: stage %d send %d to stage %d lasts %v, priced %v", c.name, s, i, task.Peer(), task.Dur, d)
 					}
 				}
 			}

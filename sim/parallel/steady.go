@@ -580,11 +580,11 @@ func (x *Executor) checkStructure(st Steady) (reps []replica, reach int, why str
 				}
 			}
 			if task := &p.Tasks[t]; task.Kind == KindRecv {
-				q := reps[task.Peer]
-				if task.Match >= q.b {
+				q := reps[task.Peer()]
+				if task.Match() >= q.b {
 					return nil, 0, refusedReceive
 				}
-				reach = max(reach, 1+back(task.Match, q))
+				reach = max(reach, 1+back(task.Match(), q))
 			}
 		}
 	}
@@ -637,8 +637,8 @@ func (x *Executor) repeats(i int, t, u int32, period engine.Time, reps []replica
 		a.Micro = b.Micro // the unit's micro-batches: checked through the schedule's order
 	}
 	if a.Kind == KindSend || a.Kind == KindRecv {
-		q := reps[a.Peer]
-		a.Match += q.b - q.a
+		q := reps[a.Peer()]
+		a.setP2P(a.Peer(), a.Match()+q.b-q.a)
 	}
 	if a.hostAfter > 0 && a.hostAfter != b.hostAfter {
 		a.hostAfter += u // else absolute (Replicate)

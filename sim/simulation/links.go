@@ -267,7 +267,7 @@ func (r *Result) trafficOn(shortcuts, classes bool) (_ linkTotals, copied, direc
 			}
 			k := trafficKey{kind: t.Group, op: t.Op, bytes: t.Bytes, peer: -1}
 			if t.Kind == parallel.KindSend {
-				k.peer = int(t.Peer)
+				k.peer = int(t.Peer())
 			}
 			if counts[k] == 0 {
 				keys = append(keys, k)

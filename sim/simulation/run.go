@@ -1260,7 +1260,7 @@ func (r *Result) Tasks(ranks []int, fn func(TaskRecord)) {
 			fn(TaskRecord{Step: int(task.Step), Rank: rank, Node: node, Stream: task.Stream.String(),
 				Kind: task.Kind.String(), Name: task.Name.String(), Group: group, Layer: int(task.Layer),
 				Microbatch: int(task.Micro), Chunk: int(task.Chunk), StartNs: int64(start[t]), EndNs: int64(end[t]),
-				FLOPs: task.FLOPs, Bytes: task.Bytes})
+				FLOPs: task.FLOPs(), Bytes: task.Bytes})
 		}
 		if span.Stream != "" {
 			fn(span)
@@ -1318,14 +1318,14 @@ func (r *Result) Check() error {
 				lastEnd[task.Stream] = end[t]
 			}
 			if task.Kind == parallel.KindSend {
-				j := r.peerInstance(i, int(task.Peer))
+				j := r.peerInstance(i, int(task.Peer()))
 				if !x.HasTimes(j) {
 					continue
 				}
 				_, _, pp := x.Place(j)
 				ps, pe, _ = x.Times(j, ps[:0], pe[:0], nil)
-				rv := &pp.Tasks[task.Match]
-				if rv.Kind != parallel.KindRecv || rv.Bytes != task.Bytes || ps[task.Match] != start[t] || pe[task.Match] != end[t] {
+				rv := &pp.Tasks[task.Match()]
+				if rv.Kind != parallel.KindRecv || rv.Bytes != task.Bytes || ps[task.Match()] != start[t] || pe[task.Match()] != end[t] {
 					return fmt.Errorf("rank %d send %s micro-batch %d does not match its receive", rank, task.Name, task.Micro)
 				}
 			}
