@@ -722,7 +722,7 @@ func (h *symEnds) Handle(now engine.Time, arg int64) {
 	x.completed(in, i, t)
 	if kind == KindSend {
 		send := &in.prog.Tasks[t]
-		j, m := int(send.Peer()), int(send.Match())
+		j, m := send.p2p()
 		peer := &x.inst[j]
 		if x.sms > 0 {
 			recv := &peer.hot[m]
@@ -753,9 +753,10 @@ func (x *Executor) finish(i, t int) {
 	task := &in.prog.Tasks[t]
 	switch {
 	case task.Kind == KindSend:
-		j := x.peer(i, int(task.Peer()))
+		peer, m := task.p2p()
+		j := x.peer(i, peer)
 		x.complete1(i, t)
-		x.complete1(j, int(task.Match()))
+		x.complete1(j, m)
 	case !x.symmetric && task.Kind.IsComm():
 		gs := x.groups[task.Group][x.groupOf[task.Group][in.rank]]
 		for _, r := range gs.ranks {
@@ -893,7 +894,7 @@ func (x *Executor) readySym(in *instance, i, t int) {
 	switch k := h.kind; {
 	case k == KindSend:
 		task := &in.prog.Tasks[t]
-		j, m := int(task.Peer()), int(task.Match()) // the peer stage's instance is the stage
+		j, m := task.p2p() // the peer stage's instance is the stage
 		peer := &x.inst[j]
 		peer.state[m].start = now + 1
 		if x.sms > 0 {

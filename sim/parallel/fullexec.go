@@ -426,9 +426,10 @@ func (x *Executor) finishFull(i, t int) {
 		task := &f.stage[st].prog.Tasks[t]
 		// The peer rank: ranks are linear in their coordinates
 		// (Layout.RankOf), so only the stage term changes.
-		j := i + (int(task.Peer())-st)*x.layout.stride[DimPP]
+		peer, m := task.p2p()
+		j := i + (peer-st)*x.layout.stride[DimPP]
 		x.complete1Full(i, t)
-		x.complete1Full(j, int(task.Match()))
+		x.complete1Full(j, m)
 	case ft.kind.IsComm():
 		gs := x.groups[ft.group][x.groupOf[ft.group][i]]
 		for _, r := range gs.ranks {
@@ -726,8 +727,8 @@ func (x *Executor) readyAt(i, t int, fi *fullInst, fs *fullStage, now engine.Tim
 		task := &fs.prog.Tasks[t]
 		// The peer: instance i is rank i, and a rank is linear in its
 		// coordinates (Layout.RankOf), so only the stage term changes.
-		peer := int(task.Peer())
-		j, m := i+(peer-st)*x.layout.stride[DimPP], int(task.Match())
+		peer, m := task.p2p()
+		j := i + (peer-st)*x.layout.stride[DimPP]
 		x.started(j, m, now)
 		if x.sms > 0 {
 			x.commBusy(i, x.ctasFull(st, ft), ft.flags&hotSMSized != 0)

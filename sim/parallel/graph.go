@@ -194,6 +194,10 @@ func (t *Task) Match() int32 {
 	return int32(uint32(t.aux))
 }
 
+// p2p is Peer and Match of a task known to be a send or receive, without
+// the kind check (the executors' send paths, which switched on the kind).
+func (t *Task) p2p() (peer, match int) { return int(int32(t.aux >> 32)), int(int32(uint32(t.aux))) }
+
 // setP2P sets a send's or receive's Peer and Match.
 func (t *Task) setP2P(peer, match int32) { t.aux = p2pAux(peer, match) }
 

@@ -33,6 +33,11 @@ func TestTaskAux(t *testing.T) {
 		if p, m := c.task.Peer(), c.task.Match(); p != c.peer || m != c.match {
 			t.Errorf("%s: peer %d match %d, want %d %d", c.name, p, m, c.peer, c.match)
 		}
+		if c.task.Kind.isP2P() {
+			if p, m := c.task.p2p(); p != int(c.peer) || m != int(c.match) {
+				t.Errorf("%s: p2p() %d %d, want %d %d", c.name, p, m, c.peer, c.match)
+			}
+		}
 	}
 	var s Task
 	s.Kind = KindSend
