@@ -37,6 +37,176 @@ type Arena struct {
 	names nameCache
 	// passMarks is the builder's storage for pass copying (passcopy.go).
 	passMarks []passMark
+	// The programs' per-task storage, every stage's carved in stage order
+	// from one array of each kind (pool): tasks, hot, depOff and deps as
+	// the builder appends (Program.grow), succOf, ndeps and succ at
+	// Program.finish.
+	tasks                     pool[Task]
+	hot                       pool[hotTask]
+	depOff, deps              pool[int32]
+	succOf, ndepsOf, succList pool[int32]
+}
+
+// pool is one kind of a build's per-task storage: every stage's program
+// carved from one array in stage order, so that the array a sweep worker
+// keeps is sized by its largest point's tasks whatever the point's
+// pipeline depth, and grows only when a point holds more in all.
+//
+// Why: each stage's program kept its own arrays, sized by the largest
+// stage s the worker had met, and grew them on its own (doubling, copying
+// what it held) whenever it met a larger stage s: a worker that met pp
+// 1's one large stage and pp 16's sixteen small ones held both and had
+// copied each up to its size. The 1,000-point 70B sweep with two workers
+// allocated ≈ 100 MB in those growths and the finish's resizes (heap
+// profile of -bench Sweep70BAll: grow's 55 MB of tasks, 22 of hot
+// records, 8 of dependency lists; finish's 17), beside a live heap of
+// ≈ 77 MB at its end. Pooled alone (without Arena.Reserve) they do not
+// allocate less: a worker's one array per kind still doubles from 256 to
+// its largest point's, and a growth copies every stage's (docs/design.md
+// "Speed", size24).
+//
+// buf is used with its length at its capacity; used is where the next
+// stage's storage starts; need is what this build asked for in all
+// (next build's size when a stage's slice left the array).
+type pool[T any] struct {
+	buf  []T
+	used int
+	need int
+}
+
+// reset starts a build: nothing carved. When the last build needed more
+// than the array holds (a stage's appends moved it elsewhere), the array is
+// replaced by one a quarter larger than that, before anything is in it
+// (nothing to copy).
+func (p *pool[T]) reset() {
+	if p.need > len(p.buf) {
+		p.buf = make([]T, p.need+p.need/4)
+	}
+	p.used, p.need = 0, 0
+}
+
+// next returns an empty slice at the array's free tail, with its room.
+func (p *pool[T]) next() []T { return p.buf[p.used:p.used:len(p.buf)] }
+
+// in says whether s starts at the array's free tail (next's slice,
+// appended to in place).
+func (p *pool[T]) in(s []T) bool {
+	return cap(s) > 0 && p.used < len(p.buf) && &s[:1][0] == &p.buf[p.used]
+}
+
+// seal ends a stage's slice s (begun by next): the array's tail moves past
+// it, and s is capped at its length, so that no append through it reaches
+// the next stage's storage.
+func (p *pool[T]) seal(s []T) []T {
+	p.need += len(s)
+	if p.in(s) {
+		p.used += len(s)
+	}
+	return s[:len(s):len(s)]
+}
+
+// grow returns s (begun by next) with room for n more elements: in place
+// when the array's tail has it, else s copied to the start of a new array
+// that the pool keeps from then on, at least twice what this build has
+// carved so far with s (the stages before keep the old one until the next
+// build). The spare room is left as make hands it over (grown, builder.go).
+func (p *pool[T]) grow(s []T, n int) []T {
+	if cap(s)-len(s) >= n {
+		return s
+	}
+	if p.in(s) && len(p.buf)-p.used >= len(s)+n {
+		return p.buf[p.used : p.used+len(s)]
+	}
+	t := make([]T, max(2*(p.used+len(s)), len(s)+n))
+	copy(t, s)
+	p.buf, p.used = t, 0
+	return t[:len(s)]
+}
+
+// carve returns n elements of the array's tail, capped at n, with
+// unspecified contents; the tail moves past them. Without room, a new
+// array at least twice the old one's and a quarter above what this build
+// has carved (the slices carved before keep the old one).
+func (p *pool[T]) carve(n int) []T {
+	p.need += n
+	if len(p.buf)-p.used < n {
+		c := p.used + n
+		p.buf, p.used = make([]T, max(2*len(p.buf), c+c/4)), 0
+	}
+	s := p.buf[p.used : p.used+n : p.used+n]
+	p.used += n
+	return s
+}
+
+// Dependencies per task that Reserve makes room for: the 70B sweep's
+// programs hold 1.8–2.2 (its 420 builds, size24), each task its stream
+// predecessor and about one more. A build with more grows as without a
+// reservation.
+const reserveDepsPerTask = 5 / 2.0
+
+// Reserve makes room in the arena for builds of up to tasks tasks, every
+// stage's together (an upper bound given before the build, such as
+// simulation.EstimateWork's ProgramTasks), and for their symmetric
+// execution: a build within it grows nothing, so no task array is copied
+// and none left for the collector. Storage already that large is kept;
+// smaller storage is replaced, not copied (call it between builds: the
+// last build's programs keep what they hold). The room beyond what builds
+// use is not written when make takes it from fresh memory (a large
+// pointer-free array; grown, builder.go), so it costs no page until a
+// build reaches it, but it counts in the heap the collector paces itself
+// by: the collector runs less often. tasks <= 0 reserves nothing.
+func (a *Arena) Reserve(tasks int) {
+	if tasks <= 0 {
+		return
+	}
+	deps := int(float64(tasks) * reserveDepsPerTask)
+	a.tasks.reserve(tasks)
+	a.hot.reserve(tasks)
+	a.depOff.reserve(tasks + tasks/64 + 64) // one more per stage
+	a.deps.reserve(deps)
+	a.succOf.reserve(tasks + tasks/32 + 128) // two more per stage
+	a.ndepsOf.reserve(tasks)
+	a.succList.reserve(deps)
+	if cap(a.sym.state) < tasks {
+		a.sym.state = make([]taskState, 0, tasks)
+	}
+	if cap(a.sym.need) < tasks {
+		a.sym.need = make([]int32, 0, tasks)
+	}
+}
+
+// reserve replaces a smaller array by one of n (between builds).
+func (p *pool[T]) reserve(n int) {
+	if len(p.buf) < n {
+		p.buf, p.used = make([]T, n), 0
+	}
+}
+
+// startBuild empties the pools for a new build (Build with the arena).
+func (a *Arena) startBuild() {
+	// The last build's programs let go of the pools' arrays: a stage this
+	// build has not (a shallower pipeline) would otherwise keep an array
+	// the pools replaced alive.
+	for _, p := range a.progs {
+		p.Tasks, p.hot, p.depOff, p.deps = nil, nil, nil, nil
+		p.succOf, p.ndeps, p.succ = nil, nil, nil
+	}
+	a.tasks.reset()
+	a.hot.reset()
+	a.depOff.reset()
+	a.deps.reset()
+	a.succOf.reset()
+	a.ndepsOf.reset()
+	a.succList.reset()
+}
+
+// sealProgram ends stage program p's builder storage (Build, after the
+// stage is built): what follows in the pools is the next stage's.
+func (a *Arena) sealProgram(p *Program) {
+	p.Tasks = a.tasks.seal(p.Tasks)
+	p.hot = a.hot.seal(p.hot)
+	p.depOff = a.depOff.seal(p.depOff)
+	p.deps = a.deps.seal(p.deps)
 }
 
 // orderKey identifies a schedule's orders: schedules are stateless values
@@ -103,27 +273,28 @@ type instanceBuffers struct {
 	hot   []hotTask // Arena.hotBuffer (exec.go)
 }
 
-// program returns stage s's program, emptied, with the capacity of the
-// last program built for stage s (or, for a stage not built before, of
-// stage 0: stages of one layout hold similar numbers of tasks).
+// program returns stage s's program, emptied, its task and dependency
+// storage at the pools' free tails (the stages before it sealed:
+// sealProgram). Its task capacity is the least of the tails' (one depOff
+// entry more), so that add's one check of the tasks' room covers hot and
+// depOff too.
 func (a *Arena) program(s int) *Program {
+	if s == 0 {
+		a.startBuild()
+	}
 	for len(a.progs) <= s {
-		p := &Program{arena: a}
-		if len(a.progs) > 0 {
-			q := a.progs[0]
-			p.Tasks = make([]Task, 0, cap(q.Tasks))
-			p.hot = make([]hotTask, 0, cap(q.Tasks))
-			p.deps = make([]int32, 0, cap(q.deps))
-			p.depOff = make([]int32, 0, cap(q.depOff))
-		}
-		a.progs = append(a.progs, p)
+		a.progs = append(a.progs, &Program{arena: a})
 	}
 	p := a.progs[s]
-	*p = Program{Stage: s, arena: a, Tasks: p.Tasks[:0], depOff: p.depOff[:0], deps: p.deps[:0],
-		succOf: p.succOf[:0], succ: p.succ[:0], ndeps: p.ndeps[:0], entries: p.entries[:0],
-		qends: p.qends, qids: p.qids, // setQueueWaits empties qends, qids
+	tasks, hot, depOff := a.tasks.next(), a.hot.next(), a.depOff.next()
+	if c := min(cap(tasks), cap(hot), cap(depOff)-1); c < cap(tasks) {
+		tasks = tasks[:0:max(c, 0)]
+	}
+	*p = Program{Stage: s, arena: a, Tasks: tasks, depOff: depOff, deps: a.deps.next(),
+		entries: p.entries[:0],
+		qends:   p.qends, qids: p.qids, // setQueueWaits empties qends, qids
 		qselfBuf: p.qselfBuf, qrestBuf: p.qrestBuf, // and clears what it takes of these
-		bands: p.bands[:0], p2p: p.p2p[:0], copies: p.copies[:0], hot: p.hot[:0], keepHot: true}
+		bands: p.bands[:0], p2p: p.p2p[:0], copies: p.copies[:0], hot: hot, keepHot: true}
 	return p
 }
 

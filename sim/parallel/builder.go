@@ -289,8 +289,30 @@ func (b *builder) add(t *Task, deps ...int32) int32 {
 // (at least 256 tasks): append grows a large slice by a quarter, so a
 // sweep worker's arena warming up to its largest point's program would
 // copy the tasks a dozen times over.
+//
+// An arena's program grows in the arena's pools (pool.grow): in place
+// while their tails have room, else into new arrays the pools keep.
 func (p *Program) grow() {
 	n := max(len(p.Tasks), 256)
+	if a := p.arena; a != nil {
+		// Each kind grows by what n more tasks need (hot and depOff hold
+		// one entry per task while building, depOff one more at the end).
+		p.Tasks = a.tasks.grow(p.Tasks, n)
+		if p.keepHot {
+			p.hot = a.hot.grow(p.hot, len(p.Tasks)+n-len(p.hot))
+		}
+		p.depOff = a.depOff.grow(p.depOff, len(p.Tasks)+n+1-len(p.depOff))
+		if cap(p.deps)-len(p.deps) < 2*n {
+			p.deps = a.deps.grow(p.deps, max(len(p.deps), 2*n))
+		}
+		// The task room is the least of the three (Arena.program).
+		c := min(cap(p.Tasks), cap(p.depOff)-1)
+		if p.keepHot {
+			c = min(c, cap(p.hot))
+		}
+		p.Tasks = p.Tasks[:len(p.Tasks):c]
+		return
+	}
 	p.Tasks = grown(p.Tasks, n)
 	if p.keepHot {
 		p.hot = grown(p.hot, cap(p.Tasks)-len(p.hot))

@@ -577,9 +577,12 @@ func (p *Program) finish() {
 	if n > 0 {
 		deps = p.deps[:off[n-1]]
 	}
-	cnt := resize(p.succOf, n+2)
-	ndeps := resize(p.ndeps, n)
-	succ := resize(p.succ, len(deps))
+	var cnt, ndeps, succ []int32
+	if a := p.arena; a != nil {
+		cnt, ndeps, succ = a.succOf.carve(n+2), a.ndepsOf.carve(n), a.succList.carve(len(deps))
+	} else {
+		cnt, ndeps, succ = resize(p.succOf, n+2), resize(p.ndeps, n), resize(p.succ, len(deps))
+	}
 	succLists(off, deps, cnt, succ, ndeps)
 	p.succOf, p.succ, p.ndeps = cnt[:n+1], succ, ndeps
 }
@@ -1020,6 +1023,9 @@ func Build(cfg *StepConfig, pr Pricer) ([]*Program, error) {
 			return nil, err
 		}
 		b.prog.depOff = append(b.prog.depOff, int32(len(b.prog.deps)))
+		if cfg.Arena != nil {
+			cfg.Arena.sealProgram(b.prog)
+		}
 		progs[s] = b.prog
 	}
 	if cfg.Arena != nil {

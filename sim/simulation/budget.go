@@ -224,7 +224,11 @@ func workDrivers(s *scenario.Plan, layers, micro, steps, world, pp int64, allRan
 // CheckBudget returns an error wrapping ErrBudget when s's estimated work
 // exceeds b, naming the fields that drive it and the estimate.
 func CheckBudget(s *scenario.Plan, opt Options, b Budget) error {
-	w := EstimateWork(s, opt)
+	return checkWork(EstimateWork(s, opt), b)
+}
+
+// checkWork is CheckBudget given the estimate.
+func checkWork(w Work, b Budget) error {
 	switch {
 	case w.PlayedTasks > b.maxTasks():
 		return fmt.Errorf("%w: about %.3g rank-tasks to simulate, more than --max-tasks %.3g; it grows with %s (lower one, or raise --max-tasks)",

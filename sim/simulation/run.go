@@ -180,7 +180,8 @@ type Options struct {
 // Run simulates the scenario's steps.
 func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 	wall := time.Now()
-	if err := CheckBudget(s, opt, opt.Budget); err != nil {
+	work := EstimateWork(s, opt)
+	if err := checkWork(work, opt.Budget); err != nil {
 		return nil, err
 	}
 	cl, err := opt.Reuse.cluster(s.TopologySpec())
@@ -197,6 +198,11 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 	cfg.EmitEveryLayer = opt.EmitEveryLayer
 	if opt.Reuse != nil {
 		cfg.Arena = &opt.Reuse.arena
+		// Room for the full step's programs at once (the estimate is an
+		// upper one, 1.4–3.0× the tasks built on the 70B sweep): a worker
+		// meeting a larger point replaces its storage before the build
+		// instead of doubling it during it, copying what it held.
+		opt.Reuse.Reserve(work.ProgramTasks)
 	}
 	pr := newPricer(s, cl, layout, dev)
 	pr.recordShares = opt.AllRanks
@@ -461,6 +467,23 @@ func worthShortening(played, m int) bool {
 	// per mille
 	const p, alpha, phi = 370, 405, 74
 	return p*(1000*m-(1000+alpha)*played) > (1000-p)*phi*played
+}
+
+// maxReservedTasks bounds the tasks a Run reserves room for in its Reuse's
+// arena (parallel.Arena.Reserve): ≈ 2.1 M tasks, ≈ 300 MB of address
+// space for the task records and their lists, written only as builds reach
+// it. A larger point's build grows its storage as without a reservation.
+const maxReservedTasks = 1 << 21
+
+// Reserve makes room in r for the programs of up to tasks tasks in all
+// (an upper bound, such as EstimateWork's ProgramTasks; at most
+// maxReservedTasks): a caller that knows its largest point before the
+// first reserves for it once, and its storage then never grows
+// (parallel.Arena.Reserve). Run reserves for its own point.
+func (r *Reuse) Reserve(tasks int64) {
+	if r != nil {
+		r.arena.Reserve(int(min(tasks, maxReservedTasks)))
+	}
 }
 
 // Reuse is what a goroutine running many scenarios one after another keeps

@@ -264,6 +264,7 @@ func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(
 		go func() {
 			defer wg.Done()
 			reuse := new(simulation.Reuse) // this worker's storage and cluster, reused point after point
+			reuse.Reserve(sw.largestWork(shares.part(w)))
 			for cctx.Err() == nil {
 				i, ok := shares.next(w)
 				if !ok {
@@ -335,6 +336,14 @@ func newShares(points []int, costs []uint64, workers int) *shares {
 	return s
 }
 
+// part returns a copy of worker w's part as it stands (before any is
+// taken: the points it takes first).
+func (s *shares) part(w int) []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.points[s.lo[w]:s.hi[w]])
+}
+
 // next returns worker w's next point, false when none is left anywhere.
 func (s *shares) next(w int) (int, bool) {
 	s.mu.Lock()
@@ -374,6 +383,26 @@ func (s *shares) next(w int) (int, bool) {
 		s.hi[v]--
 		return s.points[hi-1], true
 	}
+}
+
+// largestWork returns the largest program size (simulation.EstimateWork's
+// ProgramTasks, an upper bound) of the points whose plans loading kept, so
+// that a worker reserves its storage once for the largest point of its
+// share instead of growing it point after point as it meets larger ones
+// (simulation.Reuse.Reserve; a point it takes from another share and finds
+// larger reserves for itself). ≈ 1.4 µs a point (680 plans of the
+// 1,000-point 70B sweep in 1.0 ms).
+func (sw *Sweep) largestWork(points []int) int64 {
+	var most int64
+	for _, i := range points {
+		if sw.points[i].err != "" || i >= len(sw.plans) {
+			continue
+		}
+		if s := sw.plans[i].Load(); s != nil {
+			most = max(most, simulation.EstimateWork(s, simulation.Options{}).ProgramTasks)
+		}
+	}
+	return most
 }
 
 // unknownCost is pointCost's figure for a point whose plan is not at hand:

@@ -1,0 +1,139 @@
+package parallel
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/pipeline"
+)
+
+// A pool carves stages one after another from one array, caps each sealed
+// stage at its length, grows into a new array it keeps (sized for what the
+// build carved so far) and sizes the next build's array from what the
+// last one needed (hand-counted cases).
+func TestPool(t *testing.T) {
+	var p pool[int32]
+	p.reserve(10)
+	buf := p.buf
+	// stage 0: three elements appended in place
+	s := append(p.next(), 1, 2, 3)
+	if cap(s) != 10 || &s[0] != &buf[0] {
+		t.Fatalf("stage 0: cap %d, in the array %v; want 10, true", cap(s), &s[0] == &buf[0])
+	}
+	s = p.seal(s)
+	if p.used != 3 || cap(s) != 3 || p.need != 3 {
+		t.Fatalf("sealed: used %d cap %d need %d, want 3 3 3", p.used, cap(s), p.need)
+	}
+	if s = append(s, 4); &s[0] == &buf[0] {
+		t.Fatal("an append to a sealed stage reached the next stage's storage")
+	}
+	// stage 1: starts after stage 0; 5 in place, then room for 4 more
+	// than the 7 left: a new array of 2 × (3 + 5) = 16 with stage 1 at 0
+	u := append(p.next(), 5, 6, 7, 8, 9)
+	if &u[0] != &buf[3] || cap(u) != 7 {
+		t.Fatalf("stage 1 starts at %v with cap %d, want buf[3], 7", &u[0] == &buf[3], cap(u))
+	}
+	u = p.grow(u, 4)
+	if len(p.buf) != 16 || p.used != 0 || cap(u) != 16 || !slices.Equal(u, []int32{5, 6, 7, 8, 9}) || &u[0] != &p.buf[0] {
+		t.Fatalf("grown: buf %d used %d cap %d %v, want 16 0 16 [5 6 7 8 9] at the new array's start", len(p.buf), p.used, cap(u), u)
+	}
+	u = p.seal(u)
+	// finish's carving: 4 fit, then 20 do not: a new array of
+	// max(2 × 16, (9 + 20) × 5/4) = 36
+	c := p.carve(4)
+	if len(c) != 4 || cap(c) != 4 || &c[0] != &p.buf[5] {
+		t.Fatalf("carve(4): len %d cap %d at buf[5] %v", len(c), cap(c), &c[0] == &p.buf[5])
+	}
+	c = p.carve(20)
+	if len(p.buf) != 36 || p.used != 20 || &c[0] != &p.buf[0] {
+		t.Fatalf("carve(20): buf %d used %d", len(p.buf), p.used)
+	}
+	if p.need != 3+5+4+20 {
+		t.Fatalf("need %d, want 32", p.need)
+	}
+	// the next build: 36 hold the 32 needed, kept
+	p.reset()
+	if len(p.buf) != 36 || p.used != 0 || p.need != 0 {
+		t.Fatalf("reset: buf %d used %d need %d, want 36 0 0", len(p.buf), p.used, p.need)
+	}
+	// a stage that left the array (appended past its room) counts in need:
+	// 40 > 36, the next build's array is 40 + 10 = 50
+	v := append(p.next()[:0:2], make([]int32, 40)...)
+	p.seal(v)
+	if p.used != 0 {
+		t.Fatalf("a stage outside the array moved the tail to %d", p.used)
+	}
+	p.reset()
+	if len(p.buf) != 50 {
+		t.Fatalf("reset after a stage of 40 outside: buf %d, want 50", len(p.buf))
+	}
+	// in-place growth: the stage's capacity was cut short, the array has room
+	w := p.next()[:0:2]
+	w = p.grow(w, 30)
+	if &w[:1][0] != &p.buf[0] || cap(w) != 50 {
+		t.Fatalf("grow within the array: cap %d", cap(w))
+	}
+	// reserve keeps a larger array, replaces a smaller one
+	p.reserve(20)
+	if len(p.buf) != 50 {
+		t.Fatalf("reserve(20) replaced a 50: %d", len(p.buf))
+	}
+	p.reserve(80)
+	if len(p.buf) != 80 || p.used != 0 {
+		t.Fatalf("reserve(80): %d, used %d", len(p.buf), p.used)
+	}
+}
+
+// Builds within an arena's reservation leave its arrays where they are
+// (no growth, no copy), whatever their pipeline depth, and equal a build
+// without an arena.
+func TestArenaReserveHolds(t *testing.T) {
+	pr := commPricer{unit: engine.Millisecond, comm: 300 * engine.Microsecond}
+	cases := []struct{ tp, dp, pp, m int }{{2, 2, 4, 8}, {2, 1, 8, 32}, {4, 1, 1, 16}, {2, 2, 2, 8}}
+	most := 0
+	for _, c := range cases {
+		_, cfg := stepConfig(t, c.tp, c.dp, c.pp, c.m, pipeline.OneFOneB)
+		progs, err := Build(cfg, pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, p := range progs {
+			n += len(p.Tasks)
+		}
+		most = max(most, n)
+	}
+	a := new(Arena)
+	a.Reserve(most)
+	tasks, hot, deps, succ := &a.tasks.buf[0], &a.hot.buf[0], &a.deps.buf[0], &a.succList.buf[0]
+	for _, c := range cases {
+		_, cfg := stepConfig(t, c.tp, c.dp, c.pp, c.m, pipeline.OneFOneB)
+		fresh := *cfg
+		want, err := Build(&fresh, pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Arena = a
+		got, err := Build(cfg, pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if &a.tasks.buf[0] != tasks || &a.hot.buf[0] != hot || &a.deps.buf[0] != deps || &a.succList.buf[0] != succ {
+			t.Fatalf("%+v: a build within the reservation (%d tasks) replaced the arena's arrays", c, most)
+		}
+		for s := range want {
+			if !slices.Equal(got[s].Tasks, want[s].Tasks) || len(got[s].hot) != len(want[s].Tasks) {
+				t.Fatalf("%+v stage %d: tasks differ", c, s)
+			}
+			for i := range want[s].Tasks {
+				if !slices.Equal(got[s].Deps(i), want[s].Deps(i)) || !slices.Equal(got[s].Succ(i), want[s].Succ(i)) {
+					t.Fatalf("%+v stage %d task %d: deps or successors differ", c, s, i)
+				}
+			}
+			if s > 0 && cap(got[s-1].Tasks) != len(got[s-1].Tasks) {
+				t.Fatalf("%+v stage %d: not capped at its length", c, s-1)
+			}
+		}
+	}
+}
