@@ -1,6 +1,9 @@
 package parallel
 
-import "github.com/simtrain/simtrain/sim/pipeline"
+import (
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/pipeline"
+)
 
 // Arena is storage that successive builds reuse: a sweep worker simulates
 // thousands of layouts one after another, and without an arena every one of
@@ -45,6 +48,12 @@ type Arena struct {
 	hot                       pool[hotTask]
 	depOff, deps              pool[int32]
 	succOf, ndepsOf, succList pool[int32]
+	// and setQueueWaits' launch-queue lists (qends, qids: per stream, a
+	// stage's all together one entry per task at most) and waits (qself,
+	// qrest).
+	qends       pool[int64]
+	qids, qself pool[int32]
+	qrest       pool[engine.Time]
 }
 
 // pool is one kind of a build's per-task storage: every stage's program
@@ -167,6 +176,10 @@ func (a *Arena) Reserve(tasks int) {
 	a.succOf.reserve(tasks + tasks/32 + 128) // two more per stage
 	a.ndepsOf.reserve(tasks)
 	a.succList.reserve(deps)
+	a.qends.reserve(tasks)
+	a.qids.reserve(tasks)
+	a.qself.reserve(tasks)
+	a.qrest.reserve(tasks)
 	if cap(a.sym.state) < tasks {
 		a.sym.state = make([]taskState, 0, tasks)
 	}
@@ -190,6 +203,8 @@ func (a *Arena) startBuild() {
 	for _, p := range a.progs {
 		p.Tasks, p.hot, p.depOff, p.deps = nil, nil, nil, nil
 		p.succOf, p.ndeps, p.succ = nil, nil, nil
+		p.qends, p.qids = [NumStreams][]int64{}, [NumStreams][]int32{}
+		p.qselfBuf, p.qrestBuf = nil, nil
 	}
 	a.tasks.reset()
 	a.hot.reset()
@@ -198,6 +213,10 @@ func (a *Arena) startBuild() {
 	a.succOf.reset()
 	a.ndepsOf.reset()
 	a.succList.reset()
+	a.qends.reset()
+	a.qids.reset()
+	a.qself.reset()
+	a.qrest.reset()
 }
 
 // sealProgram ends stage program p's builder storage (Build, after the
@@ -292,9 +311,7 @@ func (a *Arena) program(s int) *Program {
 	}
 	*p = Program{Stage: s, arena: a, Tasks: tasks, depOff: depOff, deps: a.deps.next(),
 		entries: p.entries[:0],
-		qends:   p.qends, qids: p.qids, // setQueueWaits empties qends, qids
-		qselfBuf: p.qselfBuf, qrestBuf: p.qrestBuf, // and clears what it takes of these
-		bands: p.bands[:0], p2p: p.p2p[:0], copies: p.copies[:0], hot: hot, keepHot: true}
+		bands:   p.bands[:0], p2p: p.p2p[:0], copies: p.copies[:0], hot: hot, keepHot: true}
 	return p
 }
 

@@ -137,3 +137,18 @@ func TestArenaReserveHolds(t *testing.T) {
 		}
 	}
 }
+
+// roomy keeps an array that holds n (emptied) and otherwise returns an
+// empty one with room for n and half as many again (hand-counted cases).
+func TestRoomy(t *testing.T) {
+	s := make([]int32, 3, 8)
+	if r := roomy(s, 8); len(r) != 0 || cap(r) != 8 || &r[:1][0] != &s[0] {
+		t.Fatalf("roomy(cap 8, 8): len %d cap %d, want 0 8 on the same array", len(r), cap(r))
+	}
+	if r := roomy(s, 9); len(r) != 0 || cap(r) != 13 || &r[:1][0] == &s[0] {
+		t.Fatalf("roomy(cap 8, 9): len %d cap %d, want 0 13 on a new array", len(r), cap(r))
+	}
+	if r := roomy[int32](nil, 0); len(r) != 0 {
+		t.Fatalf("roomy(nil, 0): len %d", len(r))
+	}
+}
