@@ -470,10 +470,13 @@ func worthShortening(played, m int) bool {
 }
 
 // maxReservedTasks bounds the tasks a Run reserves room for in its Reuse's
-// arena (parallel.Arena.Reserve): ≈ 2.1 M tasks, ≈ 300 MB of address
-// space for the task records and their lists, written only as builds reach
-// it. A larger point's build grows its storage as without a reservation.
-const maxReservedTasks = 1 << 21
+// arena (parallel.Arena.Reserve): ≈ 1.05 M tasks at ≈ 200 bytes a task
+// (the task record's 80, its hot record's 32, the dependency, successor
+// and launch-queue lists', the executor's state), ≈ 210 MB of address
+// space, written only as builds reach it; 3.5× the 70B sweep's largest
+// estimate. A larger point's build grows its storage as without a
+// reservation.
+const maxReservedTasks = 1 << 20
 
 // Reserve makes room in r for the programs of up to tasks tasks in all
 // (an upper bound, such as EstimateWork's ProgramTasks; at most
