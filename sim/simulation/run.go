@@ -471,7 +471,7 @@ func worthShortening(played, m int) bool {
 
 // maxReservedTasks bounds the tasks a Run reserves room for in its Reuse's
 // arena (parallel.Arena.Reserve): ≈ 1.05 M tasks at ≈ 200 bytes a task
-// (the task record's 80, its hot record's 32, the dependency, successor
+// (the task record's 64, its hot record's 32, the dependency, successor
 // and launch-queue lists', the executor's state), ≈ 210 MB of address
 // space, written only as builds reach it; 3.5× the 70B sweep's largest
 // estimate. A larger point's build grows its storage as without a
