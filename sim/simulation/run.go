@@ -459,6 +459,16 @@ const (
 // 365.5, the best choice per point 252.6); the even ones 261.5 → 242.9.
 // (At 0c24dfa, before Stats and hostRepeats got cheaper, α was 0.593,
 // φ 0.178 and x < 0.527: pp 2 with 16 micro-batches was turned away too.)
+// Refitted the same way at d48d930 (fail24's cheaper failed plays, the
+// cheaper builds of size24, slim24, mem24; four repeats, load 3–8):
+// p 0.370, α 0.507–0.554, φ 0.084–0.204, x < 0.539–0.603 (odd alone
+// x < 0.567–0.589). The sweep has 8 values of x, none in 0.563–0.687,
+// and a bound below 0.5625 turns away pp 2 with 16 micro-batches, whose
+// 8 points replicate every time at 0.88–0.92 W (7 of 7 passes): held
+// out on the odd points that refit costs 0.0–0.6 ms more (one repeat:
+// 197.8 → 198.4 ms, trying every one 203.3, all whole 243.7). Kept: 0.653
+// lies in the interval of bounds least on the held-out half in every
+// repeat; p fitted per pp chooses as this bound does.
 // What it turns away: steps with fewer than about 1.5 times the
 // micro-batches of the first play (pp 16 with 32, pp 4 with 16), where a
 // replicated play gains little over the whole one and a failed one costs

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simtrain/simtrain/sim/parallel"
 	"github.com/simtrain/simtrain/sim/simulation"
 )
 
@@ -67,7 +68,11 @@ func costPlays(t *testing.T, sw *Sweep, idx []int, steady bool, reuse *simulatio
 // TestPointCosts plays each point SIMTRAIN_COST_POINTS lists shortened (as
 // a sweep worker) and whole, alternating, SIMTRAIN_COST_REPS times each
 // (default 5), and writes each point's least thread CPU time of either
-// way to the file SIMTRAIN_COST_OUT names (skipped without it): a
+// way to the file SIMTRAIN_COST_OUT names (skipped without it), with what
+// the cost model of worthShortening (sim/simulation) is fitted on: the
+// point's pp and m, the micro-batches of a first shortened play
+// (parallel.PlanSteady at simulation's steadyMargin, 6) and the shortened
+// plays and replicated micro-batches of the sweep worker's run: a
 // diagnostic for issue 18.
 func TestPointCosts(t *testing.T) {
 	out, list := os.Getenv("SIMTRAIN_COST_OUT"), os.Getenv("SIMTRAIN_COST_POINTS")
@@ -86,7 +91,7 @@ func TestPointCosts(t *testing.T) {
 	defer runtime.UnlockOSThread()
 	reuse, whole := new(simulation.Reuse), new(simulation.Reuse)
 	var b strings.Builder
-	b.WriteString("point\tsteady_us\twhole_us\n")
+	b.WriteString("point\tsteady_us\twhole_us\tpp\tm\tplayed\tplays\treplicated\n")
 	for _, f := range strings.Split(list, ",") {
 		i, err := strconv.Atoi(f)
 		if err != nil {
@@ -106,7 +111,15 @@ func TestPointCosts(t *testing.T) {
 				}
 			}
 		}
-		fmt.Fprintf(&b, "%d\t%d\t%d\n", i, best[0].Microseconds(), best[1].Microseconds())
+		got, _ := sw.evaluate(context.Background(), i, reuse)
+		r := got.Result
+		cfg := got.Point.Scenario.StepConfig(r.Layout)
+		played := 0
+		if st, ok := parallel.PlanSteady(cfg, 6); ok {
+			played = st.Played
+		}
+		fmt.Fprintf(&b, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", i, best[0].Microseconds(), best[1].Microseconds(),
+			r.Layout.PP, cfg.Microbatches, played, r.SteadyPlays, r.Replicated)
 	}
 	if err := os.WriteFile(out, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
