@@ -43,6 +43,10 @@ type Fork struct {
 	progs    []*Program // the shortened play's, until Detach
 	detached bool       // the prefixes are copied (Detach)
 	inst     []forkInst
+	// the prefixes' task states, inputs awaited and event counts, every
+	// stage's one after the other (forkInst.state, need, events: theirs)
+	state        []taskState
+	need, events []int32
 }
 
 // forkCopy is what the play reads of the common prefixes' tasks (their
@@ -97,9 +101,9 @@ func prefix(p *Program, e int) int32 {
 
 type forkInst struct {
 	common  int32       // the common prefix's tasks
-	state   []taskState // theirs
-	need    []int32     // their inputs still awaited (instance.need)
-	events  []int32     // their engine events (CountEvents; counted: kept)
+	state   []taskState // theirs (in Fork.state)
+	need    []int32     // their inputs still awaited (instance.need; in Fork.need)
+	events  []int32     // their engine events (CountEvents; counted: kept; in Fork.events)
 	counted bool
 	// hot is the saving executor's hotTasks of the program, until Detach
 	// copies the prefix's (the executor's storage, like the program's, is
@@ -148,6 +152,7 @@ func (f *Fork) save(x *Executor, st Steady) {
 	f.Clear()
 	f.detached = false
 	f.inst = f.inst[:0]
+	nc, counted := 0, false
 	for i := range x.inst {
 		in := &x.inst[i]
 		p := in.prog
@@ -165,19 +170,38 @@ func (f *Fork) save(x *Executor, st Steady) {
 			}
 		}
 		if len(f.inst) < cap(f.inst) {
-			f.inst = f.inst[:len(f.inst)+1] // its state's storage kept
+			f.inst = f.inst[:len(f.inst)+1]
 		} else {
 			f.inst = append(f.inst, forkInst{})
 		}
-		fi := &f.inst[len(f.inst)-1]
-		// (field by field: Detach's slices keep their storage)
-		fi.common, fi.state = c, append(roomy(fi.state, int(c)), in.state[:c]...)
-		fi.need = append(roomy(fi.need, int(c)), in.need[:c]...)
-		fi.events, fi.counted = fi.events[:0], in.events != nil
-		fi.hot = in.hot
+		f.inst[len(f.inst)-1].common = c
+		nc += int(c)
+		counted = counted || in.events != nil
+	}
+	// Every stage's prefix state one after the other in one array of
+	// each kind, kept from save to save (roomy): arrays per stage were
+	// each grown by the stages of the layouts a sweep worker met, ≈ 340
+	// growths and 14 MB of the 1,000-point 70B sweep's garbage (issue 18,
+	// garb24).
+	f.state, f.need = roomy(f.state, nc), roomy(f.need, nc)
+	f.events = f.events[:0]
+	if counted {
+		f.events = roomy(f.events, nc)
+	}
+	for i := range x.inst {
+		in, fi := &x.inst[i], &f.inst[i]
+		c := fi.common
+		// (field by field: Detach's fields are its own)
+		a := len(f.state)
+		f.state, f.need = append(f.state, in.state[:c]...), append(f.need, in.need[:c]...)
+		fi.state, fi.need = f.state[a:len(f.state):len(f.state)], f.need[a:len(f.need):len(f.need)]
+		fi.events, fi.counted = nil, in.events != nil
 		if fi.counted {
-			fi.events = append(roomy(fi.events, int(c)), in.events[:c]...)
+			a := len(f.events)
+			f.events = append(f.events, in.events[:c]...)
+			fi.events = f.events[a:len(f.events):len(f.events)]
 		}
+		fi.hot = in.hot
 		fi.hostNext, fi.hostWait, fi.hostFree = in.hostNext, in.hostWait, in.hostFree
 		fi.busy, fi.cur, fi.sized, fi.share = in.busy, in.cur, in.sized, in.share
 		fi.rem, fi.rate, fi.since, fi.end = in.rem, in.rate, in.since, in.end

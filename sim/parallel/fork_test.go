@@ -469,3 +469,82 @@ func TestSameHot(t *testing.T) {
 		t.Error("sameBytes")
 	}
 }
+
+// A Fork keeps every stage's saved prefix state in one array of each kind
+// (Fork.state, need, events), the stages' windows one after the other and
+// each capped at its end, and a second save of the same size reuses the
+// arrays (no allocation), still resuming as the full play.
+func TestForkSavesInOneArray(t *testing.T) {
+	const m = 48
+	cfg := steadyConfig(t, m, HostModel{})
+	plan, ok := PlanSteady(cfg, 8)
+	if !ok {
+		t.Fatal("PlanSteady refused")
+	}
+	short := *cfg
+	short.Microbatches = plan.Played
+	shortPlay := func() *Executor {
+		sp, err := Build(&short, unitPricer{unit: engine.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := NewSymmetric(engine.New(), short.Layout, sp)
+		x.CountEvents()
+		return x
+	}
+	var f Fork
+	var first *taskState
+	for round := 0; round < 2; round++ {
+		xs := shortPlay()
+		if _, err := xs.RunSteady(plan, &f); err != nil {
+			t.Fatal(err)
+		}
+		if saved, _, _ := f.Saved(); !saved || len(f.inst) != 2 {
+			t.Fatalf("round %d: saved %v, %d stages", round, saved, len(f.inst))
+		}
+		at := 0
+		for i := range f.inst {
+			fi := &f.inst[i]
+			c := int(fi.common)
+			if c == 0 || len(fi.state) != c || cap(fi.state) != c || cap(fi.need) != c || cap(fi.events) != c {
+				t.Fatalf("round %d, stage %d: prefix %d, windows %d/%d, %d, %d", round, i, c, len(fi.state), cap(fi.state), cap(fi.need), cap(fi.events))
+			}
+			if &fi.state[0] != &f.state[at] || &fi.need[0] != &f.need[at] || &fi.events[0] != &f.events[at] {
+				t.Errorf("round %d, stage %d: not the window at %d of the Fork's arrays", round, i, at)
+			}
+			at += c
+		}
+		if at != len(f.state) {
+			t.Errorf("round %d: windows cover %d of %d", round, at, len(f.state))
+		}
+		if round == 0 {
+			first = &f.state[0]
+		} else if &f.state[0] != first {
+			t.Error("a save of the same size allocated new storage")
+		}
+	}
+	progs, err := Build(cfg, unitPricer{unit: engine.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := NewSymmetric(engine.New(), cfg.Layout, progs)
+	if err := whole.Run(); err != nil {
+		t.Fatal(err)
+	}
+	progs2, err := Build(cfg, unitPricer{unit: engine.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := NewSymmetric(engine.New(), cfg.Layout, progs2)
+	if err := x.Resume(&f); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.RunResumed(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range x.inst {
+		if !slices.Equal(x.inst[i].state, whole.inst[i].state) {
+			t.Errorf("stage %d: the resumed play's times differ from the full play's", i)
+		}
+	}
+}
