@@ -43,10 +43,6 @@ type Fork struct {
 	progs    []*Program // the shortened play's, until Detach
 	detached bool       // the prefixes are copied (Detach)
 	inst     []forkInst
-	// the prefixes' task states, inputs awaited and event counts, every
-	// stage's one after the other (forkInst.state, need, events: theirs)
-	state        []taskState
-	need, events []int32
 }
 
 // forkCopy is what the play reads of the common prefixes' tasks (their
@@ -64,26 +60,33 @@ type Fork struct {
 // bytes a task, in one run, not built from the 80-byte Tasks), and the
 // peers and matches of the prefix's sends and receives (few) beside them.
 type forkCopy struct {
-	owner  *Fork
-	hot    []hotTask
-	p2p    []forkP2P
-	deps   []int32
-	depOff []int32
-	qself  []int32
-	qrest  []engine.Time
+	owner *Fork
+	// saver's saved prefixes' task states, inputs awaited and event
+	// counts (save), every stage's one after the other (forkInst.state,
+	// need, events are windows of them)
+	saver        *Fork
+	state        []taskState
+	need, events []int32
+	hot          []hotTask
+	p2p          []forkP2P
+	deps         []int32
+	depOff       []int32
+	qself        []int32
+	qrest        []engine.Time
 }
 
 // forkP2P is a prefix send's or receive's peer stage and match.
 type forkP2P struct{ t, peer, match int32 }
 
-// ShareCopies makes f keep the prefixes it copies (Detach) in o's storage,
-// which both then reuse: the copies are most of a Fork's memory (a 32-byte
-// hotTask and its dependencies per prefix task, against 28 bytes of state),
-// and a sweep worker's two Forks are detached one after the other, each
-// resumed before the other detaches (the second shortened play resumes
-// from the first's Fork and saves its own, which the full play resumes).
-// A Fork whose copies another Fork's Detach has since replaced no longer
-// resumes (ErrNoResume, and the caller plays from the start).
+// ShareCopies makes f keep the prefixes it copies (Detach) and the state
+// it saves in o's storage, which both then reuse: the copies are most of a
+// Fork's memory (a 32-byte hotTask and its dependencies per prefix task,
+// against 32 bytes of state), and a sweep worker's two Forks are saved and
+// detached one after the other, each resumed before the other saves (the
+// second shortened play resumes from the first's Fork and saves its own,
+// which the full play resumes). A Fork whose copies or state another
+// Fork's Detach or save has since replaced no longer resumes (ErrNoResume,
+// and the caller plays from the start).
 func (f *Fork) ShareCopies(o *Fork) {
 	if o.cp == nil {
 		o.cp = new(forkCopy)
@@ -101,9 +104,9 @@ func prefix(p *Program, e int) int32 {
 
 type forkInst struct {
 	common  int32       // the common prefix's tasks
-	state   []taskState // theirs (in Fork.state)
-	need    []int32     // their inputs still awaited (instance.need; in Fork.need)
-	events  []int32     // their engine events (CountEvents; counted: kept; in Fork.events)
+	state   []taskState // theirs (in forkCopy.state)
+	need    []int32     // their inputs still awaited (instance.need; in forkCopy.need)
+	events  []int32     // their engine events (CountEvents; counted: kept; in forkCopy.events)
 	counted bool
 	// hot is the saving executor's hotTasks of the program, until Detach
 	// copies the prefix's (the executor's storage, like the program's, is
@@ -179,27 +182,32 @@ func (f *Fork) save(x *Executor, st Steady) {
 		counted = counted || in.events != nil
 	}
 	// Every stage's prefix state one after the other in one array of
-	// each kind, kept from save to save (roomy): arrays per stage were
-	// each grown by the stages of the layouts a sweep worker met, ≈ 340
-	// growths and 14 MB of the 1,000-point 70B sweep's garbage (issue 18,
-	// garb24).
-	f.state, f.need = roomy(f.state, nc), roomy(f.need, nc)
-	f.events = f.events[:0]
+	// each kind, kept from save to save (roomy) and shared with the other
+	// Fork (ShareCopies): arrays per stage were each grown by the stages
+	// of the layouts a sweep worker met, ≈ 340 growths and 14 MB of the
+	// 1,000-point 70B sweep's garbage (issue 18, garb24).
+	if f.cp == nil {
+		f.cp = new(forkCopy)
+	}
+	cp := f.cp
+	cp.saver = f
+	cp.state, cp.need = roomy(cp.state, nc), roomy(cp.need, nc)
+	cp.events = cp.events[:0]
 	if counted {
-		f.events = roomy(f.events, nc)
+		cp.events = roomy(cp.events, nc)
 	}
 	for i := range x.inst {
 		in, fi := &x.inst[i], &f.inst[i]
 		c := fi.common
 		// (field by field: Detach's fields are its own)
-		a := len(f.state)
-		f.state, f.need = append(f.state, in.state[:c]...), append(f.need, in.need[:c]...)
-		fi.state, fi.need = f.state[a:len(f.state):len(f.state)], f.need[a:len(f.need):len(f.need)]
+		a := len(cp.state)
+		cp.state, cp.need = append(cp.state, in.state[:c]...), append(cp.need, in.need[:c]...)
+		fi.state, fi.need = cp.state[a:len(cp.state):len(cp.state)], cp.need[a:len(cp.need):len(cp.need)]
 		fi.events, fi.counted = nil, in.events != nil
 		if fi.counted {
-			a := len(f.events)
-			f.events = append(f.events, in.events[:c]...)
-			fi.events = f.events[a:len(f.events):len(f.events)]
+			a := len(cp.events)
+			cp.events = append(cp.events, in.events[:c]...)
+			fi.events = cp.events[a:len(cp.events):len(cp.events)]
 		}
 		fi.hot = in.hot
 		fi.hostNext, fi.hostWait, fi.hostFree = in.hostNext, in.hostWait, in.hostFree
@@ -317,8 +325,8 @@ func (x *Executor) Resume(f *Fork) error {
 		return ErrNoResume
 	}
 	f.Detach() // a no-op when the caller did
-	if !f.detached || f.cp.owner != f {
-		return ErrNoResume // not copied, or the copies since replaced (ShareCopies)
+	if !f.detached || f.cp.owner != f || f.cp.saver != f {
+		return ErrNoResume // not copied, or the copies or state since replaced (ShareCopies)
 	}
 	cp := f.cp
 	for i := range x.inst {

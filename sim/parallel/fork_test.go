@@ -471,7 +471,7 @@ func TestSameHot(t *testing.T) {
 }
 
 // A Fork keeps every stage's saved prefix state in one array of each kind
-// (Fork.state, need, events), the stages' windows one after the other and
+// (forkCopy.state, need, events), the stages' windows one after the other and
 // each capped at its end, and a second save of the same size reuses the
 // arrays (no allocation), still resuming as the full play.
 func TestForkSavesInOneArray(t *testing.T) {
@@ -509,17 +509,17 @@ func TestForkSavesInOneArray(t *testing.T) {
 			if c == 0 || len(fi.state) != c || cap(fi.state) != c || cap(fi.need) != c || cap(fi.events) != c {
 				t.Fatalf("round %d, stage %d: prefix %d, windows %d/%d, %d, %d", round, i, c, len(fi.state), cap(fi.state), cap(fi.need), cap(fi.events))
 			}
-			if &fi.state[0] != &f.state[at] || &fi.need[0] != &f.need[at] || &fi.events[0] != &f.events[at] {
+			if &fi.state[0] != &f.cp.state[at] || &fi.need[0] != &f.cp.need[at] || &fi.events[0] != &f.cp.events[at] {
 				t.Errorf("round %d, stage %d: not the window at %d of the Fork's arrays", round, i, at)
 			}
 			at += c
 		}
-		if at != len(f.state) {
-			t.Errorf("round %d: windows cover %d of %d", round, at, len(f.state))
+		if at != len(f.cp.state) {
+			t.Errorf("round %d: windows cover %d of %d", round, at, len(f.cp.state))
 		}
 		if round == 0 {
-			first = &f.state[0]
-		} else if &f.state[0] != first {
+			first = &f.cp.state[0]
+		} else if &f.cp.state[0] != first {
 			t.Error("a save of the same size allocated new storage")
 		}
 	}
@@ -545,6 +545,53 @@ func TestForkSavesInOneArray(t *testing.T) {
 	for i := range x.inst {
 		if !slices.Equal(x.inst[i].state, whole.inst[i].state) {
 			t.Errorf("stage %d: the resumed play's times differ from the full play's", i)
+		}
+	}
+}
+
+// Two Forks sharing their storage (ShareCopies): a Fork saved and
+// detached, whose state the other Fork's save has since replaced, is
+// refused (ErrNoResume), the executor left as built; the other resumes.
+func TestForkSharedStateReplaced(t *testing.T) {
+	cfg, plan, build := hostAheadStep(t)
+	short := *cfg
+	short.Microbatches = plan.Played
+	var forks [2]Fork
+	forks[1].ShareCopies(&forks[0])
+	for i := range forks {
+		xs := build(&short)
+		xs.CountEvents()
+		if _, err := xs.RunSteady(plan, &forks[i]); err != nil {
+			t.Fatal(err)
+		}
+		if saved, _, _ := forks[i].Saved(); !saved {
+			t.Fatalf("fork %d: nothing saved", i)
+		}
+		if i == 0 {
+			forks[0].Detach() // its copies its own, its state replaced next
+		}
+	}
+	whole := build(cfg)
+	if err := whole.Run(); err != nil {
+		t.Fatal(err)
+	}
+	y := build(cfg)
+	if err := y.Resume(&forks[0]); !errors.Is(err, ErrNoResume) {
+		t.Errorf("Resume from the Fork whose state was replaced: %v, want ErrNoResume", err)
+	}
+	if err := y.Run(); err != nil {
+		t.Fatal(err)
+	}
+	x := build(cfg)
+	if err := x.Resume(&forks[1]); err != nil {
+		t.Fatalf("Resume from the Fork saved last: %v", err)
+	}
+	if err := x.RunResumed(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range x.inst {
+		if !reflect.DeepEqual(y.inst[i].state, whole.inst[i].state) || !reflect.DeepEqual(x.inst[i].state, whole.inst[i].state) {
+			t.Errorf("stage %d: a refused or a resumed play's times differ from the full play's", i)
 		}
 	}
 }

@@ -204,13 +204,14 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 		// instead of doubling it during it, copying what it held.
 		opt.Reuse.Reserve(work.ProgramTasks)
 	}
-	pr := newPricer(s, cl, layout, dev)
-	pr.recordShares = opt.AllRanks
+	var tables *priceTables // fresh ones
 	if s.Fidelity() == network.Analytic && !opt.AllRanks {
 		// Only the representative-rank executor: the every-rank one reads
 		// pr.shares, which must hold this run's groups only.
-		pr.priceTables = opt.Reuse.tables(cl, layout)
+		tables = opt.Reuse.tables(cl, layout)
 	}
+	pr := newPricerWith(s, cl, layout, dev, tables)
+	pr.recordShares = opt.AllRanks
 	cfg.DeviceClass = pr.deviceClasses()
 	runID := opt.RunID
 	if runID == "" {
@@ -709,7 +710,17 @@ type costKey struct {
 }
 
 func newPricer(s *scenario.Plan, c *topology.Cluster, l *parallel.Layout, dev workload.Device) *pricer {
-	p := &pricer{s: s, c: c, l: l, dev: dev, dtype: s.Precision(), priceTables: newPriceTables(),
+	return newPricerWith(s, c, l, dev, nil)
+}
+
+// newPricerWith is newPricer keeping its prices in t (nil: new tables), so
+// that a Run given kept tables (Reuse.tables) makes no empty ones to drop
+// (issue 18, garb24).
+func newPricerWith(s *scenario.Plan, c *topology.Cluster, l *parallel.Layout, dev workload.Device, t *priceTables) *pricer {
+	if t == nil {
+		t = newPriceTables()
+	}
+	p := &pricer{s: s, c: c, l: l, dev: dev, dtype: s.Precision(), priceTables: t,
 		epCosts: map[costKey]engine.Time{}, ranks: map[[2]int][][]int{}}
 	if s.Heterogeneous() {
 		for _, g := range s.GPUGroups() {
