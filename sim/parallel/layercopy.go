@@ -232,10 +232,17 @@ func (b *builder) copyLayers(p *chunkPass, hist []layerMark, cur *layerMark) boo
 			if t.Kind == KindSend || t.Kind == KindRecv { // none so far: a layer sends nothing
 				prog.p2p = append(prog.p2p, at+int32(i))
 			}
-			if t.hostAfter != 0 {
-				t.hostAfter = relabel(t.hostAfter-1, theta, n, from, to) + 1
+		}
+		// The copied tasks' host waits (Program.hosts), in task order.
+		if len(prog.hosts) > 0 {
+			i, _ := slices.BinarySearchFunc(prog.hosts, src, func(e hostWait, t int32) int { return int(e.task - t) })
+			for j := len(prog.hosts); i < j && prog.hosts[i].task < src+n; i++ {
+				e := prog.hosts[i]
+				e.task += at - src
+				e.after = relabel(e.after, theta, n, from, to)
+				prog.hosts = append(prog.hosts, e)
 				if hot != nil {
-					hot[i].hostAfter = t.hostAfter
+					hot[e.task-at].hostAfter = e.after + 1
 				}
 			}
 		}
@@ -340,7 +347,6 @@ func (b *builder) sameTasks(x, y, n int32, dl int) bool {
 		} else if tb.Layer >= 0 {
 			return false
 		}
-		ta.hostAfter = tb.hostAfter
 		if ta != tb {
 			return false
 		}

@@ -203,10 +203,17 @@ func (b *builder) copyPass(r *passMark, p *chunkPass, cur [passStateInts]int32, 
 			}
 			t.Micro = m + 1
 		}
-		if h := t.hostAfter; h != 0 {
-			t.hostAfter = relabel(h-1, theta, P, -1, -1) + 1
+	}
+	// The copied tasks' host waits (Program.hosts), in task order.
+	if len(prog.hosts) > 0 {
+		i, _ := slices.BinarySearchFunc(prog.hosts, r.at, func(e hostWait, t int32) int { return int(e.task - t) })
+		for j := len(prog.hosts); i < j && prog.hosts[i].task < r.end; i++ {
+			e := prog.hosts[i]
+			e.task += P
+			e.after = relabel(e.after, theta, P, -1, -1)
+			prog.hosts = append(prog.hosts, e)
 			if hot != nil {
-				hot[i].hostAfter = t.hostAfter
+				hot[e.task-at].hostAfter = e.after + 1
 			}
 		}
 	}
