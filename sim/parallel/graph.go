@@ -395,6 +395,7 @@ func (p *Program) setQueueWaits(h *HostModel) {
 		p.qafter = p.qafterBuf
 	}
 	qafter := p.qafter[:len(tasks)]
+	clear(qafter) // (one clear, not a store per task in the walk)
 	// Each stream's state lives in a local during the walk (through p,
 	// every store would reload the lists), indexed by the stream masked
 	// to the array's size (no bounds check), and its lists go back to p
@@ -423,7 +424,6 @@ func (p *Program) setQueueWaits(h *HostModel) {
 	queued := false
 	for t := range tasks {
 		task := &tasks[t]
-		qafter[t] = 0
 		c := queueClass[task.Kind]
 		if c == queueNone {
 			continue
