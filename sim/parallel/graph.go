@@ -3,7 +3,6 @@ package parallel
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/simtrain/simtrain/sim/collectives"
@@ -321,10 +320,28 @@ type hostWait struct {
 // issuing task i, or -1.
 func (p *Program) HostAfter(i int) int {
 	_ = p.Tasks[i] // (an index out of range panics, as before)
-	if w, ok := slices.BinarySearchFunc(p.hosts, int32(i), func(e hostWait, t int32) int { return int(e.task - t) }); ok {
-		return int(p.hosts[w].after)
+	h := p.hosts
+	if k := p.hostFrom(int32(i)); k < len(h) && h[k].task == int32(i) {
+		return int(h[k].after)
 	}
 	return -1
+}
+
+// hostFrom is the first entry of hosts for task t or a later one (a
+// binary search written out: slices.BinarySearchFunc calls its
+// comparison through a pointer, which doubled HostAfter's instructions).
+func (p *Program) hostFrom(t int32) int {
+	h := p.hosts
+	lo, hi := 0, len(h)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if h[m].task < t {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // hostAfter1 is 1 + HostAfter(i) (0: none), the hot records' form.

@@ -235,7 +235,7 @@ func (b *builder) copyLayers(p *chunkPass, hist []layerMark, cur *layerMark) boo
 		}
 		// The copied tasks' host waits (Program.hosts), in task order.
 		if len(prog.hosts) > 0 {
-			i, _ := slices.BinarySearchFunc(prog.hosts, src, func(e hostWait, t int32) int { return int(e.task - t) })
+			i := prog.hostFrom(src)
 			for j := len(prog.hosts); i < j && prog.hosts[i].task < src+n; i++ {
 				e := prog.hosts[i]
 				e.task += at - src

@@ -206,7 +206,7 @@ func (b *builder) copyPass(r *passMark, p *chunkPass, cur [passStateInts]int32, 
 	}
 	// The copied tasks' host waits (Program.hosts), in task order.
 	if len(prog.hosts) > 0 {
-		i, _ := slices.BinarySearchFunc(prog.hosts, r.at, func(e hostWait, t int32) int { return int(e.task - t) })
+		i := prog.hostFrom(r.at)
 		for j := len(prog.hosts); i < j && prog.hosts[i].task < r.end; i++ {
 			e := prog.hosts[i]
 			e.task += P
