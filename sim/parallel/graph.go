@@ -540,8 +540,18 @@ func (p *Program) hotQueueWaits() {
 		return
 	}
 	qafter = qafter[:len(hot)]
-	for i := range hot {
-		hot[i].queueAfter = qafter[i]
+	if !p.hotQueued {
+		// Every record's wait is 0 (a build's: add, copyPass and
+		// copyLayers give none): write the waiting tasks' only.
+		for i, q := range qafter {
+			if q != 0 {
+				hot[i].queueAfter = q
+			}
+		}
+	} else {
+		for i := range hot {
+			hot[i].queueAfter = qafter[i]
+		}
 	}
 	p.hotQueued = p.queued
 }
