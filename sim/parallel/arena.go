@@ -50,10 +50,10 @@ type Arena struct {
 	succOf, ndepsOf, succList pool[int32]
 	// and setQueueWaits' launch-queue lists (qends, qids: per stream, a
 	// stage's all together one entry per task at most) and waits (qself,
-	// qrest), and the tasks' queue waits (qafter: one entry per task).
-	qends               pool[int64]
-	qids, qself, qafter pool[int32]
-	qrest               pool[engine.Time]
+	// qrest).
+	qends       pool[int64]
+	qids, qself pool[int32]
+	qrest       pool[engine.Time]
 }
 
 // pool is one kind of a build's per-task storage: every stage's program
@@ -179,7 +179,6 @@ func (a *Arena) Reserve(tasks int) {
 	a.qends.reserve(tasks)
 	a.qids.reserve(tasks)
 	a.qself.reserve(tasks)
-	a.qafter.reserve(tasks)
 	a.qrest.reserve(tasks)
 	if cap(a.sym.state) < tasks {
 		a.sym.state = make([]taskState, 0, tasks)
@@ -205,7 +204,7 @@ func (a *Arena) startBuild() {
 		p.Tasks, p.hot, p.depOff, p.deps = nil, nil, nil, nil
 		p.succOf, p.ndeps, p.succ = nil, nil, nil
 		p.qends, p.qids = [NumStreams][]int64{}, [NumStreams][]int32{}
-		p.qselfBuf, p.qrestBuf, p.qafter = nil, nil, nil
+		p.qselfBuf, p.qrestBuf = nil, nil
 	}
 	a.tasks.reset()
 	a.hot.reset()
@@ -217,7 +216,6 @@ func (a *Arena) startBuild() {
 	a.qends.reset()
 	a.qids.reset()
 	a.qself.reset()
-	a.qafter.reset()
 	a.qrest.reset()
 }
 
@@ -313,7 +311,7 @@ func (a *Arena) program(s int) *Program {
 	}
 	*p = Program{Stage: s, arena: a, Tasks: tasks, depOff: depOff, deps: a.deps.next(),
 		entries: p.entries[:0],
-		hosts:   p.hosts[:0], bands: p.bands[:0], p2p: p.p2p[:0], copies: p.copies[:0], hot: hot, keepHot: true}
+		bands:   p.bands[:0], p2p: p.p2p[:0], copies: p.copies[:0], hot: hot, keepHot: true}
 	return p
 }
 

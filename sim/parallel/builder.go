@@ -244,14 +244,12 @@ func (b *builder) add(t *Task, deps ...int32) int32 {
 	p := b.prog
 	idx := int32(len(p.Tasks))
 	t.Step = int16(b.step)
-	var host int32 // 1 + the task the host waits for (Program.hosts), 0: none
 	if p.Hosted && t.Kind != KindRecv {
 		if t.Kind.IsComm() || t.Kind == KindHostCopy {
 			t.Issue = b.cfg.Host.Call
 		}
 		if b.hostBlock >= 0 {
-			host = b.hostBlock + 1
-			p.addHost(idx, b.hostBlock)
+			t.hostAfter = b.hostBlock + 1
 			b.hostBlock = -1
 		}
 	}
@@ -274,9 +272,7 @@ func (b *builder) add(t *Task, deps ...int32) int32 {
 	}
 	p.Tasks = append(p.Tasks, *t)
 	if p.keepHot {
-		h := hotOf(t)
-		h.hostAfter = host
-		p.hot = append(p.hot, h)
+		p.hot = append(p.hot, hotOf(t))
 	}
 	b.last[t.Stream] = idx
 	p.streamTasks[t.Stream&(streamSlots-1)]++

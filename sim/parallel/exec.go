@@ -314,8 +314,7 @@ func NewFull(eng *engine.Engine, l *Layout, progs []*Program, r *collectives.Run
 // pass over the Tasks. A nil need is left alone. The ranges an arena's
 // build appended as bulk copies (Program.copies) take their source's
 // records and input counts in one copy each (a copy has its source's
-// dependency counts); then every record's hostAfter and queueAfter are
-// set from the program's lists (Program.hosts, Program.qafter): the same
+// dependency counts), with hostAfter and queueAfter their own: the same
 // values, without converting each Task.
 func fillHot(hot []hotTask, need []int32, p *Program) {
 	tasks := p.Tasks // (a local: through p, every store would reload it)
@@ -328,10 +327,14 @@ func fillHot(hot []hotTask, need []int32, p *Program) {
 		}
 		fillHotTasks(hot[i:at], tasks[i:at])
 		copy(hot[at:end], hot[c.src:c.src+c.n])
+		h, t := hot[at:end], tasks[at:end]
+		t = t[:len(h)] // (no bounds check below)
+		for k := range h {
+			h[k].hostAfter, h[k].queueAfter = t[k].hostAfter, t[k].queueAfter
+		}
 		i = end
 	}
 	fillHotTasks(hot[i:], tasks[i:])
-	fillHotWaits(hot, p)
 	if need != nil {
 		fillNeedCopied(need, hot, p)
 	}
@@ -374,7 +377,7 @@ func fillHotTasks(hot []hotTask, tasks []Task) {
 	hot = hot[:len(tasks)]
 	for i := range tasks {
 		t, h := &tasks[i], &hot[i]
-		h.dur, h.issue, h.hostAfter, h.queueAfter = t.Dur, t.Issue, 0, 0
+		h.dur, h.issue, h.hostAfter, h.queueAfter = t.Dur, t.Issue, t.hostAfter, t.queueAfter
 		h.share, h.kind, h.group, h.stream = t.GEMMShare, t.Kind, t.Group, t.Stream
 		var f uint8
 		if t.CopyEngine {
@@ -387,38 +390,9 @@ func fillHotTasks(hot []hotTask, tasks []Task) {
 	}
 }
 
-// fillHotWaits sets hot's host waits (hostAfter, queueAfter) to p's
-// (Program.hosts, Program.qafter), after fillHotTasks and the copies of
-// fillHot: a converted record has none; a copied one its source's, which
-// is listed in hosts exactly when the copy is (copyPass and copyLayers
-// copy the source's entries), so writing the listed ones leaves every
-// record right.
-func fillHotWaits(hot []hotTask, p *Program) {
-	for _, e := range p.hosts {
-		if int(e.task) >= len(hot) {
-			break
-		}
-		hot[e.task].hostAfter = e.after + 1
-	}
-	if q := p.qafter; len(q) >= len(hot) {
-		q = q[:len(hot)]
-		for i := range hot {
-			hot[i].queueAfter = q[i]
-		}
-	}
-}
-
-// hotAt is task t's hotTask with its host waits (fillHot's record).
-func (p *Program) hotAt(t int) hotTask {
-	h := hotOf(&p.Tasks[t])
-	h.hostAfter, h.queueAfter = p.hostAfter1(t), p.queueAfter1(t)
-	return h
-}
-
-// hotOf is t's hotTask without the host waits (hostAfter and queueAfter,
-// which the Program holds: hotAt).
+// hotOf is t's hotTask (as fillHot sets it in place).
 func hotOf(t *Task) hotTask {
-	h := hotTask{dur: t.Dur, issue: t.Issue,
+	h := hotTask{dur: t.Dur, issue: t.Issue, hostAfter: t.hostAfter, queueAfter: t.queueAfter,
 		share: t.GEMMShare, kind: t.Kind, group: t.Group, stream: t.Stream}
 	if t.CopyEngine {
 		h.flags |= hotCopyEngine

@@ -283,7 +283,7 @@ func (f *Fork) Detach() {
 			cp.hot = append(cp.hot, fi.hot[:c]...)
 		} else { // not an executor's own (NewSymmetric fills them)
 			for t := range p.Tasks[:c] {
-				cp.hot = append(cp.hot, p.hotAt(t))
+				cp.hot = append(cp.hot, hotOf(&p.Tasks[t]))
 			}
 		}
 		fi.hot = nil

@@ -135,9 +135,14 @@ type Task struct {
 	Chunk int16 // -1 when not per chunk
 	Layer int32 // -1 when not a layer's work
 	Micro int32 // -1 when not per micro-batch
-	// (The host's waits, HostAfter and QueueAfter, are kept beside the
-	// tasks, Program.hosts and Program.qafter: with them a Task was 64
-	// bytes, without 56; issue 18 slim56.)
+	// hostAfter is 1 + the task whose end the host waits for before it
+	// issues this task (a device-to-host synchronisation, the step
+	// boundary); 0 when it waits for none.
+	hostAfter int32
+	// queueAfter is 1 + the task whose end the host waits for before it
+	// issues this task because the stream's launch queue is full
+	// (HostModel.Queue, setQueueWaits); 0 when it waits for none.
+	queueAfter int32
 	// Issue is the host time to issue the task (StepConfig.Host): its
 	// kernels' launches and the framework's dispatch, or one library
 	// call. The rank's host thread issues the tasks one after another in
@@ -227,18 +232,6 @@ type Program struct {
 	// only by setQueueWaits, which clears what it takes.
 	qselfBuf []int32
 	qrestBuf []engine.Time
-	// hosts lists, in task order, the tasks whose issue waits for an
-	// earlier task's end (a device-to-host synchronisation, the step
-	// boundary: HostAfter); few, so a list rather than a field of every
-	// Task.
-	hosts []hostWait
-	// qafter is, per task, 1 + the task whose end the host waits for
-	// before it issues the task because the stream's launch queue is
-	// full (HostModel.Queue, setQueueWaits), 0 when it waits for none;
-	// nil when setQueueWaits has not run (no task waits). qafterBuf is
-	// its storage for a program without an arena.
-	qafter    []int32
-	qafterBuf []int32
 	// bands lists, in task order, the compute tasks with GEMMs in the
 	// wave band (blockCost.band): nil for most programs.
 	bands []taskBand
@@ -310,67 +303,14 @@ func (p *Program) noteCopy(at, src, n int32) {
 	p.copies = append(p.copies, copySeg{at: at, src: src, n: n})
 }
 
-// hostWait is an entry of Program.hosts: task's issue waits for the end
-// of task after (after < task).
-type hostWait struct {
-	task, after int32
-}
-
 // HostAfter returns the task whose end the host thread waits for before
 // issuing task i, or -1.
-func (p *Program) HostAfter(i int) int {
-	_ = p.Tasks[i] // (an index out of range panics, as before)
-	h := p.hosts
-	if k := p.hostFrom(int32(i)); k < len(h) && h[k].task == int32(i) {
-		return int(h[k].after)
-	}
-	return -1
-}
-
-// hostFrom is the first entry of hosts for task t or a later one (a
-// binary search written out: slices.BinarySearchFunc calls its
-// comparison through a pointer, which doubled HostAfter's instructions).
-func (p *Program) hostFrom(t int32) int {
-	h := p.hosts
-	lo, hi := 0, len(h)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if h[m].task < t {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo
-}
-
-// hostAfter1 is 1 + HostAfter(i) (0: none), the hot records' form.
-func (p *Program) hostAfter1(i int) int32 { return int32(p.HostAfter(i) + 1) }
-
-// addHost records that task t's issue waits for task after's end; t is
-// after every task listed so far.
-func (p *Program) addHost(t, after int32) {
-	p.hosts = append(p.hosts, hostWait{task: t, after: after})
-}
+func (p *Program) HostAfter(i int) int { return int(p.Tasks[i].hostAfter) - 1 }
 
 // QueueAfter returns the task whose end the host thread waits for before
 // issuing task i because task i's stream already holds HostModel.Queue
 // launches not yet finished, or -1.
-func (p *Program) QueueAfter(i int) int {
-	_ = p.Tasks[i]
-	if i < len(p.qafter) {
-		return int(p.qafter[i]) - 1
-	}
-	return -1
-}
-
-// queueAfter1 is 1 + QueueAfter(i) (0: none), the hot records' form.
-func (p *Program) queueAfter1(i int) int32 {
-	if i < len(p.qafter) {
-		return p.qafter[i]
-	}
-	return 0
-}
+func (p *Program) QueueAfter(i int) int { return int(p.Tasks[i].queueAfter) - 1 }
 
 // QueueSelf returns, for a task of more launches than the launch queue
 // holds, the task before it on its stream and the host time of its
@@ -405,14 +345,6 @@ func (p *Program) setQueueWaits(h *HostModel) {
 		return
 	}
 	tasks := p.Tasks
-	if a := p.arena; a != nil {
-		p.qafter = a.qafter.carve(len(tasks))
-	} else {
-		p.qafterBuf = resize(p.qafterBuf, len(tasks))
-		p.qafter = p.qafterBuf
-	}
-	qafter := p.qafter[:len(tasks)]
-	clear(qafter) // (one clear, not a store per task in the walk)
 	// Each stream's state lives in a local during the walk (through p,
 	// every store would reload the lists), indexed by the stream masked
 	// to the array's size (no bounds check), and its lists go back to p
@@ -441,6 +373,7 @@ func (p *Program) setQueueWaits(h *HostModel) {
 	queued := false
 	for t := range tasks {
 		task := &tasks[t]
+		task.queueAfter = 0
 		c := queueClass[task.Kind]
 		if c == queueNone {
 			continue
@@ -462,7 +395,7 @@ func (p *Program) setQueueWaits(h *HostModel) {
 			}
 			sq.head = i
 			if i < n {
-				qafter[t] = sq.ids[i] + 1
+				task.queueAfter = sq.ids[i] + 1
 				queued = true
 			}
 		}
@@ -527,31 +460,13 @@ func (p *Program) queueWaitBufs(n int) {
 // fit its registers), and only when some record may differ: a task waits,
 // or a record was given a wait before (hotQueued).
 func (p *Program) hotQueueWaits() {
-	hot, qafter := p.hot, p.qafter
-	if !p.keepHot || len(hot) != len(p.Tasks) || !p.queued && !p.hotQueued {
+	tasks, hot := p.Tasks, p.hot
+	if !p.keepHot || len(hot) != len(tasks) || !p.queued && !p.hotQueued {
 		return
 	}
-	hot = hot[:len(p.Tasks)]
-	if len(qafter) < len(hot) {
-		for i := range hot {
-			hot[i].queueAfter = 0
-		}
-		p.hotQueued = p.queued
-		return
-	}
-	qafter = qafter[:len(hot)]
-	if !p.hotQueued {
-		// Every record's wait is 0 (a build's: add, copyPass and
-		// copyLayers give none): write the waiting tasks' only.
-		for i, q := range qafter {
-			if q != 0 {
-				hot[i].queueAfter = q
-			}
-		}
-	} else {
-		for i := range hot {
-			hot[i].queueAfter = qafter[i]
-		}
+	hot = hot[:len(tasks)]
+	for i := range tasks {
+		hot[i].queueAfter = tasks[i].queueAfter
 	}
 	p.hotQueued = p.queued
 }

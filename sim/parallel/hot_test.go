@@ -19,7 +19,7 @@ func TestHotTaskSize(t *testing.T) {
 // fillHot copies each Task's played fields and counts its inputs: its
 // dependencies, plus its issue on a hosted program unless it is a receive.
 func TestFillHot(t *testing.T) {
-	fwd := Task{Kind: KindForward, Stream: StreamCompute, Dur: 1000, Issue: 7, GEMMShare: 40000}
+	fwd := Task{Kind: KindForward, Stream: StreamCompute, Dur: 1000, Issue: 7, GEMMShare: 40000, hostAfter: 3, queueAfter: 2}
 	ag := Task{Kind: KindAllGather, Stream: StreamTP, Group: GroupTP, Op: collectives.AllGather, Dur: 300, Issue: 5,
 		CopyEngine: true, SMSized: true}
 	rs := Task{Kind: KindReduceScatter, Stream: StreamDP, Group: GroupDP, Op: collectives.ReduceScatter, Dur: 200, SMSized: true}
@@ -40,8 +40,6 @@ func TestFillHot(t *testing.T) {
 	} {
 		p := handProgram([]Task{fwd, ag, rs, recv}, deps)
 		p.Hosted = c.hosted
-		p.hosts = []hostWait{{task: 0, after: 2}} // (hand-made: not earlier tasks)
-		p.qafter = []int32{2, 0, 0, 0}
 		hot, need := make([]hotTask, 4), make([]int32, 4)
 		for i := range hot {
 			hot[i] = hotTask{dur: -1, flags: 0xff} // stale contents of a reused buffer

@@ -19,9 +19,7 @@ func CheckHot(p *Program) (copied int, err error) {
 	got, want := make([]hotTask, n), make([]hotTask, n)
 	gotNeed, wantNeed := make([]int32, n), make([]int32, n)
 	fillHot(got, gotNeed, p)
-	for i := range want {
-		want[i] = p.hotAt(i) // every record converted, the waits looked up
-	}
+	fillHotTasks(want, p.Tasks)
 	for i := range want {
 		wantNeed[i] = p.ndeps[i]
 		if p.Hosted && p.Tasks[i].Kind != KindRecv {

@@ -21,13 +21,11 @@ func TestFillHotCopiesByHand(t *testing.T) {
 			arena:  new(Arena),
 			Tasks: []Task{
 				{Kind: KindForward, Stream: StreamCompute, Dur: 10, Issue: 3, GEMMShare: 100},
-				{Kind: KindAllReduce, Stream: StreamTP, Group: GroupTP, Dur: 7, Issue: 1, SMSized: true},
-				{Kind: KindForward, Stream: StreamCompute, Dur: 10, Issue: 3, GEMMShare: 100},
-				{Kind: KindAllReduce, Stream: StreamTP, Group: GroupTP, Dur: 7, Issue: 1, SMSized: true},
+				{Kind: KindAllReduce, Stream: StreamTP, Group: GroupTP, Dur: 7, Issue: 1, SMSized: true, hostAfter: 1},
+				{Kind: KindForward, Stream: StreamCompute, Dur: 10, Issue: 3, GEMMShare: 100, queueAfter: 1},
+				{Kind: KindAllReduce, Stream: StreamTP, Group: GroupTP, Dur: 7, Issue: 1, SMSized: true, hostAfter: 3},
 				{Kind: KindRecv, Stream: StreamPPRecvAct, Dur: 2},
 			},
-			hosts:  []hostWait{{task: 1, after: 0}, {task: 3, after: 2}},
-			qafter: []int32{0, 0, 1, 0, 0},
 			ndeps:  []int32{0, 1, 0, 1, 0}, // a copy has its source's dependency counts
 			copies: []copySeg{{at: 2, src: 0, n: 2}},
 		}

@@ -232,17 +232,10 @@ func (b *builder) copyLayers(p *chunkPass, hist []layerMark, cur *layerMark) boo
 			if t.Kind == KindSend || t.Kind == KindRecv { // none so far: a layer sends nothing
 				prog.p2p = append(prog.p2p, at+int32(i))
 			}
-		}
-		// The copied tasks' host waits (Program.hosts), in task order.
-		if len(prog.hosts) > 0 {
-			i := prog.hostFrom(src)
-			for j := len(prog.hosts); i < j && prog.hosts[i].task < src+n; i++ {
-				e := prog.hosts[i]
-				e.task += at - src
-				e.after = relabel(e.after, theta, n, from, to)
-				prog.hosts = append(prog.hosts, e)
+			if t.hostAfter != 0 {
+				t.hostAfter = relabel(t.hostAfter-1, theta, n, from, to) + 1
 				if hot != nil {
-					hot[e.task-at].hostAfter = e.after + 1
+					hot[i].hostAfter = t.hostAfter
 				}
 			}
 		}
@@ -347,6 +340,7 @@ func (b *builder) sameTasks(x, y, n int32, dl int) bool {
 		} else if tb.Layer >= 0 {
 			return false
 		}
+		ta.hostAfter = tb.hostAfter
 		if ta != tb {
 			return false
 		}

@@ -122,7 +122,7 @@ func copyConfig(t *testing.T, pp, v, m, layers int) *StepConfig {
 // (copyPass, copyLayers), and the executor reads them; a field placed
 // after the 8-byte ones pads it.
 func TestTaskSize(t *testing.T) {
-	if s := unsafe.Sizeof(Task{}); s != 56 {
-		t.Errorf("Task is %d bytes, want 56", s)
+	if s := unsafe.Sizeof(Task{}); s != 64 {
+		t.Errorf("Task is %d bytes, want 64", s)
 	}
 }

@@ -203,17 +203,10 @@ func (b *builder) copyPass(r *passMark, p *chunkPass, cur [passStateInts]int32, 
 			}
 			t.Micro = m + 1
 		}
-	}
-	// The copied tasks' host waits (Program.hosts), in task order.
-	if len(prog.hosts) > 0 {
-		i := prog.hostFrom(r.at)
-		for j := len(prog.hosts); i < j && prog.hosts[i].task < r.end; i++ {
-			e := prog.hosts[i]
-			e.task += P
-			e.after = relabel(e.after, theta, P, -1, -1)
-			prog.hosts = append(prog.hosts, e)
+		if h := t.hostAfter; h != 0 {
+			t.hostAfter = relabel(h-1, theta, P, -1, -1) + 1
 			if hot != nil {
-				hot[e.task-at].hostAfter = e.after + 1
+				hot[i].hostAfter = t.hostAfter
 			}
 		}
 	}

@@ -29,12 +29,11 @@ func TestCopyPassByHand(t *testing.T) {
 				Tasks: []Task{
 					{Kind: KindForward, Stream: StreamCompute, Micro: 0, Layer: 0},
 					{Kind: KindSend, Stream: StreamPPSend, Micro: c.micro, Layer: -1},
-					{Kind: KindForward, Stream: StreamCompute, Micro: 0, Layer: 1},
+					{Kind: KindForward, Stream: StreamCompute, Micro: 0, Layer: 1, hostAfter: 1},
 				},
 				depOff: []int32{0, 0, 1},
 				deps:   []int32{0, 1, 0},
 				p2p:    []int32{1},
-				hosts:  []hostWait{{task: 2, after: 0}},
 			}
 			b := &builder{cfg: &StepConfig{}, prog: prog}
 			var start [passStateInts]int32
@@ -74,8 +73,8 @@ func TestCopyPassByHand(t *testing.T) {
 					t.Errorf("task %d: %+v, want task %d with Micro %d", 3+i, task, i, m)
 				}
 			}
-			if h := prog.HostAfter(5); h != 3 {
-				t.Errorf("task 5 waits for task %d, want 3", h)
+			if h := prog.Tasks[5].hostAfter; h != 4 {
+				t.Errorf("task 5 hostAfter %d, want 4", h)
 			}
 			prog.depOff = append(prog.depOff, int32(len(prog.deps)))
 			wantDeps := [][]int32{{}, {0}, {1, 0}, {}, {3}, {4, 3}}

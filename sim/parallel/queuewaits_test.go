@@ -79,8 +79,8 @@ func TestQueueWaitsMatchPlainWalk(t *testing.T) {
 		for _, p := range progs {
 			after, self, rest := refQueueWaits(p, &cfg.Host)
 			for i := range p.Tasks {
-				if p.queueAfter1(i) != after[i] {
-					t.Fatalf("%s: stage %d task %d waits for %d, the plain walk %d", c.name, p.Stage, i, p.QueueAfter(i), after[i]-1)
+				if p.Tasks[i].queueAfter != after[i] {
+					t.Fatalf("%s: stage %d task %d waits for %d, the plain walk %d", c.name, p.Stage, i, p.Tasks[i].queueAfter-1, after[i]-1)
 				}
 				if after[i] != 0 {
 					waits++

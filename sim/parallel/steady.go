@@ -640,14 +640,15 @@ func (x *Executor) repeats(i int, t, u int32, period engine.Time, reps []replica
 		q := reps[a.Peer()]
 		a.setP2P(a.Peer(), a.Match()+q.b-q.a)
 	}
-	// The launch-queue waits (QueueAfter) are the host thread's only
-	// (hostRepeats checks the replicated unit's; the checked units' may
-	// reach before them, and their issues are not replicated).
+	if a.hostAfter > 0 && a.hostAfter != b.hostAfter {
+		a.hostAfter += u // else absolute (Replicate)
+	}
+	// The launch-queue waits are the host thread's only (hostRepeats
+	// checks the replicated unit's; the checked units' may reach before
+	// them, and their issues are not replicated).
+	a.queueAfter = b.queueAfter
 	if a != b {
 		return false
-	}
-	if ha, hb := p.HostAfter(int(t)), p.HostAfter(int(n)); ha != hb && (ha < 0 || ha+int(u) != hb) {
-		return false // relative, or absolute (Replicate)
 	}
 	da, db := p.Deps(int(t)), p.Deps(int(n))
 	if len(da) != len(db) {
