@@ -142,21 +142,7 @@ func TestForkResumesAsFullPlay(t *testing.T) {
 // replaced, is refused (ErrNoResume) with the executor left as built,
 // and again after a second Detach (its programs are no longer held).
 func TestForkSharedCopies(t *testing.T) {
-	cfg, plan, build := hostAheadStep(t)
-	short := *cfg
-	short.Microbatches = plan.Played
-	var forks [2]Fork
-	forks[1].ShareCopies(&forks[0])
-	for i := range forks {
-		xs := build(&short)
-		xs.CountEvents()
-		if _, err := xs.RunSteady(plan, &forks[i]); err != nil {
-			t.Fatal(err)
-		}
-		if saved, _, _ := forks[i].Saved(); !saved {
-			t.Fatalf("fork %d: nothing saved", i)
-		}
-	}
+	cfg, build, forks := saveSharedForks(t, func(int, *[2]Fork) {})
 	if forks[0].cp != forks[1].cp {
 		t.Fatal("ShareCopies: the Forks do not share their copies")
 	}
@@ -553,24 +539,11 @@ func TestForkSavesInOneArray(t *testing.T) {
 // detached, whose state the other Fork's save has since replaced, is
 // refused (ErrNoResume), the executor left as built; the other resumes.
 func TestForkSharedStateReplaced(t *testing.T) {
-	cfg, plan, build := hostAheadStep(t)
-	short := *cfg
-	short.Microbatches = plan.Played
-	var forks [2]Fork
-	forks[1].ShareCopies(&forks[0])
-	for i := range forks {
-		xs := build(&short)
-		xs.CountEvents()
-		if _, err := xs.RunSteady(plan, &forks[i]); err != nil {
-			t.Fatal(err)
-		}
-		if saved, _, _ := forks[i].Saved(); !saved {
-			t.Fatalf("fork %d: nothing saved", i)
-		}
+	cfg, build, forks := saveSharedForks(t, func(i int, forks *[2]Fork) {
 		if i == 0 {
 			forks[0].Detach() // its copies its own, its state replaced next
 		}
-	}
+	})
 	whole := build(cfg)
 	if err := whole.Run(); err != nil {
 		t.Fatal(err)
@@ -594,4 +567,28 @@ func TestForkSharedStateReplaced(t *testing.T) {
 			t.Errorf("stage %d: a refused or a resumed play's times differ from the full play's", i)
 		}
 	}
+}
+
+// saveSharedForks saves hostAheadStep's shortened play into two Forks that
+// share their storage (ShareCopies), one after the other, calling after(i)
+// once fork i has saved; it returns the full step's config and builder.
+func saveSharedForks(t *testing.T, after func(i int, forks *[2]Fork)) (*StepConfig, func(*StepConfig) *Executor, *[2]Fork) {
+	t.Helper()
+	cfg, plan, build := hostAheadStep(t)
+	short := *cfg
+	short.Microbatches = plan.Played
+	forks := new([2]Fork)
+	forks[1].ShareCopies(&forks[0])
+	for i := range forks {
+		xs := build(&short)
+		xs.CountEvents()
+		if _, err := xs.RunSteady(plan, &forks[i]); err != nil {
+			t.Fatal(err)
+		}
+		if saved, _, _ := forks[i].Saved(); !saved {
+			t.Fatalf("fork %d: nothing saved", i)
+		}
+		after(i, forks)
+	}
+	return cfg, build, forks
 }
