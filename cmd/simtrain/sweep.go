@@ -116,7 +116,10 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // compareRows orders summary rows by name (a sweep's points are named
 // NAME-<zero-padded number>, so this is point order), then run id.
-func compareRows(a, b output.SummaryRow) int {
+func compareRows(a, b output.SummaryRow) int { return compareRowRefs(&a, &b) }
+
+// compareRowRefs is compareRows without copying the rows (≈ 1.2 KB each).
+func compareRowRefs(a, b *output.SummaryRow) int {
 	return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.RunID, b.RunID))
 }
 
@@ -228,7 +231,7 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 			}
 		}
 	}
-	af, err := output.OpenAppendFile(file, meta, o.resume, compareRows)
+	af, err := output.OpenAppendFile(file, meta, o.resume, compareRowRefs)
 	if err != nil {
 		return oldSchemaError(err, file, func(old map[string]string) string {
 			return "--resume cannot continue it; run the shard again in a new directory: " + rebuildSweep(old, path, filepath.Clean(dir)+"-v"+output.SchemaVersion)

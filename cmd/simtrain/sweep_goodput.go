@@ -44,7 +44,7 @@ func (g *goodputSide) add(pr sweep.PointResult) error {
 		return nil // no step time: the summary row says why
 	}
 	if g.file == nil {
-		f, err := output.OpenAppendFile(g.path, g.meta, g.resume, compareGoodputRows)
+		f, err := output.OpenAppendFile(g.path, g.meta, g.resume, func(a, b *output.GoodputSummaryRow) int { return compareGoodputRows(*a, *b) })
 		if err != nil {
 			return err
 		}

@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -17,7 +19,7 @@ type appendRow struct {
 	Kind string `arrow:"kind,dict"`
 }
 
-func byKey(a, b appendRow) int { return cmp.Compare(a.Key, b.Key) }
+func byKey(a, b *appendRow) int { return cmp.Compare(a.Key, b.Key) }
 
 func readAppendRows(t *testing.T, path string) []appendRow {
 	t.Helper()
@@ -171,7 +173,7 @@ func TestAppendFileFailedFlushKeepsOldFile(t *testing.T) {
 }
 
 func TestAppendFileBadType(t *testing.T) {
-	if _, err := OpenAppendFile(filepath.Join(t.TempDir(), "x.arrow"), nil, false, func(a, b int) int { return 0 }); err == nil {
+	if _, err := OpenAppendFile(filepath.Join(t.TempDir(), "x.arrow"), nil, false, func(a, b *int) int { return 0 }); err == nil {
 		t.Error("a non-struct row type was accepted")
 	}
 }
@@ -271,7 +273,7 @@ func BenchmarkSweepSummaryRewrites(b *testing.B) {
 			ModelPreset: "llama3-70b", Layers: 80, Hidden: 8192, GPU: "h100-sxm", TP: int64(1 << (i % 4)), PP: int64(1 + i%8),
 			StepTimeS: float64(i) * 0.01, TokensPerS: float64(1000 + i), Fits: i%3 != 0}
 	}
-	byName := func(a, b SummaryRow) int { return cmp.Compare(a.Name, b.Name) }
+	byName := func(a, b *SummaryRow) int { return cmp.Compare(a.Name, b.Name) }
 	for _, bc := range []struct {
 		name string
 		due  func(a *AppendFile[SummaryRow]) bool
@@ -310,4 +312,84 @@ func BenchmarkSweepSummaryRewrites(b *testing.B) {
 			b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N), "cpu-ms/op")
 		})
 	}
+}
+
+// TestAppendFileSortEqualsStableSort: the flush's merge of the new rows
+// into the rows it sorted before gives exactly what a stable sort of every
+// row in adding order gives, ties (equal keys, told apart by Kind) in the
+// same order, over rounds of different sizes, a resumed file's unsorted
+// rows first, and rounds with nothing new.
+func TestAppendFileSortEqualsStableSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 25))
+	for _, tc := range []struct {
+		name   string
+		kept   int   // rows read from a file, in file order (not sorted)
+		rounds []int // rows added before each sort
+		keys   int64 // keys drawn from [0, keys): few keys, many ties
+	}{
+		{"doubling", 0, []int{64, 64, 128, 256, 488}, 1 << 20},
+		{"ties", 0, []int{5, 9, 1, 30, 0, 17}, 4},
+		{"resumed", 40, []int{0, 12, 3, 50}, 16},
+		{"one", 0, []int{1, 1, 1, 1}, 3},
+		{"empty", 0, []int{0, 0}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &AppendFile[appendRow]{cmp: byKey}
+			var want []appendRow
+			seq := 0
+			add := func(n int, kept bool) {
+				for range n {
+					r := appendRow{Key: rng.Int64N(tc.keys), Kind: strconv.Itoa(seq)}
+					seq++
+					want = append(want, r)
+					if kept {
+						a.rows = append(a.rows, r) // as OpenAppendFile reads them: not sorted
+					} else {
+						a.Add(r)
+					}
+				}
+			}
+			add(tc.kept, true)
+			for _, n := range tc.rounds {
+				add(n, false)
+				a.sort()
+				slices.SortStableFunc(want, func(x, y appendRow) int { return byKey(&x, &y) })
+				if !slices.Equal(a.rows, want) {
+					t.Fatalf("after %d rows: merged order differs from the stable sort", len(want))
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAppendFileSort orders a 1,000-point sweep's summary rows as its
+// final rewrite finds them (512 sorted by the rewrite before, 488 new in
+// completion order): "merge" is AppendFile's sort, "stable" the
+// slices.SortStableFunc over every row that it replaced (the reference).
+func BenchmarkAppendFileSort(b *testing.B) {
+	rows := make([]SummaryRow, 1000)
+	for i := range rows {
+		rows[i] = SummaryRow{Name: fmt.Sprintf("sweep-%03d", i), RunID: fmt.Sprint(i)}
+	}
+	byName := func(a, b *SummaryRow) int { return cmp.Compare(a.Name, b.Name) }
+	in := make([]SummaryRow, 0, len(rows))
+	for k := range rows {
+		in = append(in, rows[(k*389)%len(rows)])
+	}
+	slices.SortStableFunc(in[:512], func(x, y SummaryRow) int { return byName(&x, &y) })
+	b.Run("merge", func(b *testing.B) {
+		a := &AppendFile[SummaryRow]{cmp: byName}
+		for b.Loop() {
+			a.rows = append(a.rows[:0], in...)
+			a.sorted = 512
+			a.sort()
+		}
+	})
+	b.Run("stable", func(b *testing.B) {
+		w := make([]SummaryRow, len(in))
+		for b.Loop() {
+			copy(w, in)
+			slices.SortStableFunc(w, func(x, y SummaryRow) int { return byName(&x, &y) })
+		}
+	})
 }
