@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unsafe"
 
 	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
@@ -610,24 +611,30 @@ func (p *Program) finish() {
 	} else {
 		cnt, ndeps, succ = resize(p.succOf, n+2), resize(p.ndeps, n), resize(p.succ, len(deps))
 	}
-	succLists(off, deps, cnt, succ, ndeps)
+	succLists(off, deps, cnt, ndeps)
+	fillSucc(off, deps, cnt, succ)
 	p.succOf, p.succ, p.ndeps = cnt[:n+1], succ, ndeps
 }
 
-// succLists is finish's walks, given its storage: task i's dependencies
-// end at off[i] (deps[:off[len(off)-1]] all of them), cnt has room for
-// len(off)+2 entries, succ for len(deps) and ndeps for len(off). It is a
-// function of its own, not inlined, with no calls: inside finish (whose
-// storage comes from calls), the compiler kept the walks' values on the
-// stack and reloaded three of them for every dependency (cachegrind, the
-// 70B sweep: 11.7 M dependencies, 6.1 M tasks).
+// succLists is finish's counting walks, given its storage: task i's
+// dependencies end at off[i] (deps[:off[len(off)-1]] all of them), cnt
+// has room for len(off)+2 entries and ndeps for len(off). It leaves
+// cnt[j+1] where task j's successor list starts and ndeps the dependency
+// counts; a dependency outside [0, len(off)) panics (an index out of
+// range), so that fillSucc, run after it on the same lists, may index
+// without checks. It is a function of its own, not inlined, with no
+// calls: inside finish (whose storage comes from calls), the compiler
+// kept the walks' values on the stack and reloaded three of them for
+// every dependency (cachegrind, the 70B sweep: 11.7 M dependencies, 6.1 M
+// tasks); with fillSucc's call at its end, it spilled the prefix sums'
+// values (+12 M).
 //
 //go:noinline
-func succLists(off, deps, cnt, succ, ndeps []int32) {
+func succLists(off, deps, cnt, ndeps []int32) {
 	clear(cnt)
 	counts := cnt[2:] // task j's successors counted at cnt[j+2]
 	for _, j := range deps {
-		counts[j]++
+		counts[j]++ // a dependency outside the program panics here
 	}
 	// The prefix sums (cnt[0] and cnt[1] stay 0) and the dependency
 	// counts in one walk (the slices' lengths off's: no bounds checks).
@@ -639,21 +646,65 @@ func succLists(off, deps, cnt, succ, ndeps []int32) {
 		sum += counts[i]
 		counts[i] = sum
 	}
-	// The lists, filled in task order: next[j] is where j's next
-	// successor goes (a walk over all the dependencies with a check for
-	// the task's end per dependency cost 23 instructions a dependency
-	// against 18; ranging over each task's deps[k:e], the compiler
-	// reloaded three values per dependency).
+}
+
+// fillSucc fills the successor lists in task order, after succLists on
+// the same off, deps and cnt: next (cnt[1:]) holds where each list starts,
+// and next[j] is advanced past each successor put in j's list, which
+// leaves cnt[:len(off)+1] the lists' offsets. It reads and writes through
+// unsafe.Add, without bounds checks, and every access lies in its slice:
+// each task's end is checked against len(deps) (malformed panics), so
+// every k read is below it, and each is read at most once; every
+// dependency j lies in [0, len(off)) (succLists' checked count), so
+// next[j] is in cnt; j's slot starts at the count of the successors of
+// the tasks before j and advances at most as many times as j is listed,
+// so c < len(deps) ≤ len(succ) (checked on entry, with cnt's length and
+// total). The bounds checks of deps[k], next[j] and succ[c] were 6 of
+// ≈ 17 instructions a dependency, and the registers their lengths took
+// made the loop reload off from the stack on every one; bounds-checked, a
+// walk over all the dependencies with a check for the task's end per
+// dependency cost 23 instructions a dependency against 18, and ranging
+// over each task's deps[k:e] made the compiler reload three values per
+// dependency.
+//
+//go:noinline
+func fillSucc(off, deps, cnt, succ []int32) {
+	if len(cnt) != len(off)+2 || int(cnt[len(off)+1]) != len(deps) || len(succ) < len(deps) {
+		malformed(len(off), len(deps), -1)
+	}
 	next := cnt[1:]
-	k := int32(0)
+	if len(deps) == 0 {
+		return
+	}
+	dp := unsafe.Pointer(unsafe.SliceData(deps))
+	np := unsafe.Pointer(unsafe.SliceData(next))
+	sp := unsafe.Pointer(unsafe.SliceData(succ))
+	k := uintptr(0)
 	for t, e := range off {
-		for ; k < e; k++ {
-			j := deps[k]
-			c := next[j]
-			succ[c] = int32(t)
-			next[j] = c + 1
+		end := uintptr(uint32(e))
+		if end > uintptr(len(deps)) {
+			malformed(len(off), len(deps), t)
+		}
+		for ; k < end; k++ {
+			j := uintptr(*(*uint32)(unsafe.Add(dp, k*4)))
+			at := (*uint32)(unsafe.Add(np, j*4))
+			c := *at
+			*(*int32)(unsafe.Add(sp, uintptr(c)*4)) = int32(t)
+			*at = c + 1
 		}
 	}
+}
+
+// malformed panics on dependency lists that are not a program's
+// (fillSucc): task t's dependencies end outside them (t ≥ 0), or the
+// lists' storage does not fit them.
+//
+//go:noinline
+func malformed(tasks, deps, t int) {
+	if t >= 0 {
+		panic(fmt.Sprintf("parallel: task %d of %d: its dependencies end past the %d listed", t, tasks, deps))
+	}
+	panic(fmt.Sprintf("parallel: successor lists of %d tasks: storage does not fit %d dependencies", tasks, deps))
 }
 
 // Overlap says which communication the frameworks overlap with compute.
