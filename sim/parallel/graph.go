@@ -401,11 +401,7 @@ func (p *Program) setQueueWaits(h *HostModel) {
 			}
 		}
 		if k > q && sq.last > 0 {
-			if p.qself == nil {
-				p.queueWaitBufs(len(tasks))
-			}
-			p.qself[t] = sq.last
-			p.qrest[t] = engine.Time(float64(task.Issue)*float64(k-q)/float64(k) + 0.5)
+			p.queueSelf(t, sq.last, task.Issue, k, q)
 			queued = true
 		}
 		sq.last = int32(t) + 1
@@ -438,6 +434,22 @@ func (p *Program) queueLists(st *[streamSlots]streamQueue, count *[streamSlots]i
 			st[s].ends, st[s].ids = resize(p.qends[s], int(count[s])), resize(p.qids[s], int(count[s]))
 		}
 	}
+}
+
+// queueSelf records that task t, of k launches (in 1/launchScale) more
+// than the queue's q, waits for task last-1 on its stream: its first
+// k - q launches' share of its issue time comes after that task's end
+// (qrest, rounded to the nanosecond). A call of its own, not inlined
+// (few tasks outlaunch a queue): inside setQueueWaits, its floating-point
+// constant was loaded again on the walk's every path (cachegrind).
+//
+//go:noinline
+func (p *Program) queueSelf(t int, last int32, issue engine.Time, k, q int64) {
+	if p.qself == nil {
+		p.queueWaitBufs(len(p.Tasks))
+	}
+	p.qself[t] = last
+	p.qrest[t] = engine.Time(float64(issue)*float64(k-q)/float64(k) + 0.5)
 }
 
 // queueWaitBufs sets qself and qrest to n cleared entries (from the
