@@ -645,8 +645,21 @@ func (p *Program) finish() {
 func succLists(off, deps, cnt, ndeps []int32) {
 	clear(cnt)
 	counts := cnt[2:] // task j's successors counted at cnt[j+2]
-	for _, j := range deps {
-		counts[j]++ // a dependency outside the program panics here
+	// Four dependencies an iteration (the loop's own load, compare and
+	// branch were half its instructions: 93.7 M → 79 M on the 70B sweep);
+	// each count's index is checked, so a dependency outside the program
+	// panics here. Written with indices (deps[i+3]), the compiler kept
+	// the four loads' checks too.
+	d := deps
+	for ; len(d) >= 4; d = d[4:] {
+		j0, j1, j2, j3 := d[0], d[1], d[2], d[3]
+		counts[j0]++
+		counts[j1]++
+		counts[j2]++
+		counts[j3]++
+	}
+	for _, j := range d {
+		counts[j]++
 	}
 	// The prefix sums (cnt[0] and cnt[1] stay 0) and the dependency
 	// counts in one walk (the slices' lengths off's: no bounds checks).
