@@ -42,12 +42,12 @@ type Arena struct {
 	passMarks []passMark
 	// The programs' per-task storage, every stage's carved in stage order
 	// from one array of each kind (pool): tasks, hot, depOff and deps as
-	// the builder appends (Program.grow), succOf, ndeps and succ at
+	// the builder appends (Program.grow), succOf and succ at
 	// Program.finish.
-	tasks                     pool[Task]
-	hot                       pool[hotTask]
-	depOff, deps              pool[int32]
-	succOf, ndepsOf, succList pool[int32]
+	tasks            pool[Task]
+	hot              pool[hotTask]
+	depOff, deps     pool[int32]
+	succOf, succList pool[int32]
 	// and setQueueWaits' launch-queue lists (qends, qids: per stream, a
 	// stage's all together one entry per task at most) and waits (qself,
 	// qrest).
@@ -174,7 +174,6 @@ func (a *Arena) Reserve(tasks int) {
 	a.depOff.reserve(tasks + tasks/64 + 64) // one more per stage
 	a.deps.reserve(deps)
 	a.succOf.reserve(tasks + tasks/32 + 128) // two more per stage
-	a.ndepsOf.reserve(tasks)
 	a.succList.reserve(deps)
 	a.qends.reserve(tasks)
 	a.qids.reserve(tasks)
@@ -202,7 +201,7 @@ func (a *Arena) startBuild() {
 	// the pools replaced alive.
 	for _, p := range a.progs {
 		p.Tasks, p.hot, p.depOff, p.deps = nil, nil, nil, nil
-		p.succOf, p.ndeps, p.succ = nil, nil, nil
+		p.succOf, p.succ = nil, nil
 		p.qends, p.qids = [NumStreams][]int64{}, [NumStreams][]int32{}
 		p.qselfBuf, p.qrestBuf = nil, nil
 	}
@@ -211,7 +210,6 @@ func (a *Arena) startBuild() {
 	a.depOff.reset()
 	a.deps.reset()
 	a.succOf.reset()
-	a.ndepsOf.reset()
 	a.succList.reset()
 	a.qends.reset()
 	a.qids.reset()

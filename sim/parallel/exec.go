@@ -351,24 +351,31 @@ func fillNeedCopied(need []int32, hot []hotTask, p *Program) {
 		if at < i || end > n || c.src < 0 || int(c.src+c.n) > at {
 			break // not a build's list: the rest is counted below
 		}
-		fillNeedOf(need[i:at], p.ndeps[i:at], hot[i:at], p.Hosted)
+		fillNeedOf(need[i:at], p.depOff[i:at+1], hot[i:at], p.Hosted)
 		copy(need[at:end], need[c.src:c.src+c.n])
 		i = end
 	}
-	fillNeedOf(need[i:], p.ndeps[i:n], hot[i:], p.Hosted)
+	fillNeedOf(need[i:], p.depOff[i:n+1], hot[i:], p.Hosted)
 }
 
-// fillNeedOf sets need to the dependency counts ndeps, plus one for the
-// issue of each task but a receive when hosted (fillHot).
-func fillNeedOf(need, ndeps []int32, hot []hotTask, hosted bool) {
-	copy(need, ndeps)
-	if hosted { // issued by the host thread: all but receives
-		hot = hot[:len(need)]
+// fillNeedOf sets need to the dependency counts, off's differences (a
+// run of depOff one longer than need), plus one for the issue of each task
+// but a receive when hosted (fillHot).
+func fillNeedOf(need, off []int32, hot []hotTask, hosted bool) {
+	off = off[:len(need)+1]
+	if !hosted {
 		for i := range need {
-			if hot[i].kind != KindRecv {
-				need[i]++
-			}
+			need[i] = off[i+1] - off[i]
 		}
+		return
+	}
+	hot = hot[:len(need)] // issued by the host thread: all but receives
+	for i := range need {
+		n := off[i+1] - off[i]
+		if hot[i].kind != KindRecv {
+			n++
+		}
+		need[i] = n
 	}
 }
 
@@ -405,7 +412,9 @@ func hotOf(t *Task) hotTask {
 
 // fillNeed is fillHot's need alone.
 func fillNeed(need []int32, p *Program) []int32 {
-	copy(need, p.ndeps)
+	for i := range need {
+		need[i] = p.depCount(i)
+	}
 	if p.Hosted {
 		for i := range need {
 			if p.Tasks[i].Kind != KindRecv {

@@ -406,8 +406,9 @@ func (x *Executor) Resume(f *Fork) error {
 			}
 		}
 		if !early {
-			for t, n := range p.ndeps[c:] {
-				if n == 0 && hot[int(c)+t].kind != KindRecv {
+			off := p.depOff[c:]
+			for t := range len(off) - 1 {
+				if off[t+1] == off[t] && hot[int(c)+t].kind != KindRecv {
 					early = true
 					break
 				}

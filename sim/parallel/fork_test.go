@@ -337,7 +337,7 @@ func TestResumeRefusesATaskWithItsInputs(t *testing.T) {
 			fi := &f.inst[1]
 			p := x.progs[1]
 			for u := fi.common - 1; u > 0; u-- {
-				if fi.state[u].end != 0 && p.Tasks[u].Kind != KindRecv && p.ndeps[u] > 0 {
+				if fi.state[u].end != 0 && p.Tasks[u].Kind != KindRecv && p.depCount(int(u)) > 0 {
 					fi.common = u
 					// the prefix's sends and receives from u on are past it now
 					for fi.p2pEnd > fi.p2pAt && f.cp.p2p[fi.p2pEnd-1].t >= u {
@@ -352,7 +352,12 @@ func TestResumeRefusesATaskWithItsInputs(t *testing.T) {
 			p := x.progs[0]
 			for u := f.inst[0].common; int(u) < len(p.Tasks); u++ {
 				if p.Tasks[u].Kind != KindRecv {
-					p.ndeps[u] = 0
+					// u's dependencies dropped from the lists
+					at, d := p.depOff[u], p.depCount(int(u))
+					p.deps = append(p.deps[:at], p.deps[at+d:]...)
+					for k := int(u) + 1; k < len(p.depOff); k++ {
+						p.depOff[k] -= d
+					}
 					return
 				}
 			}

@@ -196,7 +196,7 @@ func newFullMode(x *Executor) *fullMode {
 		for t := range p.Tasks {
 			task := &p.Tasks[t]
 			steps = max(steps, int(task.Step)+1)
-			if p.ndeps[t] == 0 && task.Kind != KindRecv {
+			if p.depCount(t) == 0 && task.Kind != KindRecv {
 				fs.initial = append(fs.initial, int32(t))
 			}
 			if p.Hosted && task.Kind != KindRecv {

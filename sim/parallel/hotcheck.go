@@ -21,7 +21,7 @@ func CheckHot(p *Program) (copied int, err error) {
 	fillHot(got, gotNeed, p)
 	fillHotTasks(want, p.Tasks)
 	for i := range want {
-		wantNeed[i] = p.ndeps[i]
+		wantNeed[i] = int32(len(p.Deps(i)))
 		if p.Hosted && p.Tasks[i].Kind != KindRecv {
 			wantNeed[i]++
 		}
@@ -77,23 +77,19 @@ func checkHot(p *Program) {
 	}
 }
 
-// CheckSucc compares p's successor lists and dependency counts (Succ,
-// ndeps: finish's, from the counts the builder kept as it appended the
-// tasks, Program.succCounted) with lists made again from the dependency
-// lists alone, task by task: for tests, which hold the kept counts to a
-// recount on built programs.
+// CheckSucc compares p's successor lists (Succ: finish's counting sort)
+// with lists made again from the dependency lists alone, task by task:
+// for tests, which hold any faster derivation of the lists to a recount
+// on built programs.
 func CheckSucc(p *Program) error {
 	n := len(p.Tasks)
-	if len(p.depOff) != n+1 || len(p.succOf) != n+1 || len(p.ndeps) != n {
-		return fmt.Errorf("stage %d: %d tasks, %d dependency offsets, %d successor offsets, %d dependency counts",
-			p.Stage, n, len(p.depOff), len(p.succOf), len(p.ndeps))
+	if len(p.depOff) != n+1 || len(p.succOf) != n+1 {
+		return fmt.Errorf("stage %d: %d tasks, %d dependency offsets, %d successor offsets",
+			p.Stage, n, len(p.depOff), len(p.succOf))
 	}
 	want := make([][]int32, n)
 	for t := range n {
 		d := p.Deps(t)
-		if int(p.ndeps[t]) != len(d) {
-			return fmt.Errorf("stage %d task %d: %d dependencies counted, %d listed", p.Stage, t, p.ndeps[t], len(d))
-		}
 		for _, j := range d {
 			want[j] = append(want[j], int32(t))
 		}

@@ -16,7 +16,7 @@ import (
 // whose source is one task off is caught by CheckHot.
 func TestFillHotCopiesByHand(t *testing.T) {
 	mk := func() *Program {
-		return &Program{
+		p := &Program{
 			Hosted: true,
 			arena:  new(Arena),
 			Tasks: []Task{
@@ -26,9 +26,14 @@ func TestFillHotCopiesByHand(t *testing.T) {
 				{Kind: KindAllReduce, Stream: StreamTP, Group: GroupTP, Dur: 7, Issue: 1, SMSized: true, hostAfter: 3},
 				{Kind: KindRecv, Stream: StreamPPRecvAct, Dur: 2},
 			},
-			ndeps:  []int32{0, 1, 0, 1, 0}, // a copy has its source's dependency counts
+			// a copy has its source's dependency counts: tasks 1 and 3
+			// wait for the task before them
+			depOff: []int32{0, 0, 1, 1, 2, 2},
+			deps:   []int32{0, 2},
 			copies: []copySeg{{at: 2, src: 0, n: 2}},
 		}
+		p.finish()
+		return p
 	}
 	p := mk()
 	hot, need := make([]hotTask, 5), make([]int32, 5)

@@ -20,9 +20,9 @@ func TestCheckSuccCatches(t *testing.T) {
 		t.Errorf("swapped successors: %v", err)
 	}
 	p.succ[0], p.succ[1] = p.succ[1], p.succ[0]
-	p.ndeps[2] = 1
+	p.succOf[1]++ // task 0's list one long, task 1's one short
 	if err := CheckSucc(p); err == nil {
-		t.Error("a wrong dependency count passed")
+		t.Error("a wrong list length passed")
 	}
 }
 

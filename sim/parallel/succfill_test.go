@@ -35,13 +35,17 @@ func succListsRef(depOff, deps []int32) (succOf, succ, ndeps []int32) {
 }
 
 // sameSucc fails t when p's successor lists, offsets or dependency counts
-// are not succListsRef's.
+// (depCount) are not succListsRef's.
 func sameSucc(t *testing.T, name string, p *Program) {
 	t.Helper()
 	n := len(p.Tasks)
 	succOf, succ, ndeps := succListsRef(p.depOff[:n+1], p.deps[:p.depOff[n]])
-	if !slices.Equal(p.succOf, succOf) || !slices.Equal(p.succ[:len(succ)], succ) || len(p.succ) != len(succ) || !slices.Equal(p.ndeps, ndeps) {
-		t.Errorf("%s: succOf %v succ %v ndeps %v, want %v %v %v", name, p.succOf, p.succ, p.ndeps, succOf, succ, ndeps)
+	counts := make([]int32, n)
+	for i := range counts {
+		counts[i] = p.depCount(i)
+	}
+	if !slices.Equal(p.succOf, succOf) || !slices.Equal(p.succ, succ) || !slices.Equal(counts, ndeps) {
+		t.Errorf("%s: succOf %v succ %v dependency counts %v, want %v %v %v", name, p.succOf, p.succ, counts, succOf, succ, ndeps)
 	}
 }
 
