@@ -48,12 +48,12 @@ type Arena struct {
 	hot              pool[hotTask]
 	depOff, deps     pool[int32]
 	succOf, succList pool[int32]
-	// and setQueueWaits' launch-queue lists (qends, qids: per stream, a
+	// and setQueueWaits' launch-queue lists (queue: per stream, a
 	// stage's all together one entry per task at most) and waits (qself,
 	// qrest).
-	qends       pool[int64]
-	qids, qself pool[int32]
-	qrest       pool[engine.Time]
+	queue pool[queueEntry]
+	qself pool[int32]
+	qrest pool[engine.Time]
 }
 
 // pool is one kind of a build's per-task storage: every stage's program
@@ -175,8 +175,7 @@ func (a *Arena) Reserve(tasks int) {
 	a.deps.reserve(deps)
 	a.succOf.reserve(tasks + tasks/32 + 128) // two more per stage
 	a.succList.reserve(deps)
-	a.qends.reserve(tasks)
-	a.qids.reserve(tasks)
+	a.queue.reserve(tasks)
 	a.qself.reserve(tasks)
 	a.qrest.reserve(tasks)
 	if cap(a.sym.state) < tasks {
@@ -202,7 +201,7 @@ func (a *Arena) startBuild() {
 	for _, p := range a.progs {
 		p.Tasks, p.hot, p.depOff, p.deps = nil, nil, nil, nil
 		p.succOf, p.succ = nil, nil
-		p.qends, p.qids = [NumStreams][]int64{}, [NumStreams][]int32{}
+		p.queue = [NumStreams][]queueEntry{}
 		p.qselfBuf, p.qrestBuf = nil, nil
 	}
 	a.tasks.reset()
@@ -211,8 +210,7 @@ func (a *Arena) startBuild() {
 	a.deps.reset()
 	a.succOf.reset()
 	a.succList.reset()
-	a.qends.reset()
-	a.qids.reset()
+	a.queue.reset()
 	a.qself.reset()
 	a.qrest.reset()
 }

@@ -236,12 +236,11 @@ type Program struct {
 	// bands lists, in task order, the compute tasks with GEMMs in the
 	// wave band (blockCost.band): nil for most programs.
 	bands []taskBand
-	// qends and qids, per stream, the launches through each task with
-	// any and the task (in 1/launchScale; setQueueWaits; empty without a
+	// queue lists, per stream, the launches through each task with any
+	// and the task (in 1/launchScale; setQueueWaits; empty without a
 	// queue bound).
 	qlim  int64 // HostModel.Queue in 1/launchScale
-	qends [NumStreams][]int64
-	qids  [NumStreams][]int32
+	queue [NumStreams][]queueEntry
 	// streamTasks counts the tasks on each stream (by the stream masked
 	// to streamSlots), kept by the builder as it appends them (add,
 	// copyPass, copyLayers): setQueueWaits sizes its lists from it, and
@@ -338,8 +337,8 @@ func (p *Program) setQueueWaits(h *HostModel) {
 	p.queued = false
 	p.qself, p.qrest = nil, nil
 	if !p.Hosted || h.Queue <= 0 {
-		for s := range p.qends {
-			p.qends[s], p.qids[s] = p.qends[s][:0], p.qids[s][:0]
+		for s := range p.queue {
+			p.queue[s] = p.queue[s][:0]
 		}
 		p.hotQueueWaits() // the tasks keep their waits (none from a build)
 		return
@@ -389,13 +388,13 @@ func (p *Program) setQueueWaits(h *HostModel) {
 		// The launch `done - q` (0-based) must have finished before
 		// this task's first launch: wait for the task holding it.
 		if first := sq.done - q; first >= 0 {
-			ends, i, n := sq.ends, sq.head, sq.n
-			for i < n && ends[i] <= first {
+			q, i, n := sq.q, sq.head, sq.n
+			for i < n && q[i].end <= first {
 				i++
 			}
 			sq.head = i
 			if i < n {
-				task.queueAfter = sq.ids[i] + 1
+				task.queueAfter = q[i].id + 1
 				queued = true
 			}
 		}
@@ -407,12 +406,12 @@ func (p *Program) setQueueWaits(h *HostModel) {
 		sq.done += k
 		if k > 0 {
 			i := sq.n
-			sq.ends[i], sq.ids[i] = sq.done, int32(t)
+			sq.q[i] = queueEntry{sq.done, int32(t)}
 			sq.n = i + 1
 		}
 	}
-	for s := range p.qends {
-		p.qends[s], p.qids[s] = st[s].ends[:st[s].n], st[s].ids[:st[s].n]
+	for s := range p.queue {
+		p.queue[s] = st[s].q[:st[s].n]
 	}
 	p.queued = queued
 	p.hotQueueWaits()
@@ -426,11 +425,11 @@ func (p *Program) setQueueWaits(h *HostModel) {
 //
 //go:noinline
 func (p *Program) queueLists(st *[streamSlots]streamQueue, count *[streamSlots]int32) {
-	for s := range p.qends {
+	for s := range p.queue {
 		if a := p.arena; a != nil {
-			st[s].ends, st[s].ids = a.qends.carve(int(count[s])), a.qids.carve(int(count[s]))
+			st[s].q = a.queue.carve(int(count[s]))
 		} else {
-			st[s].ends, st[s].ids = resize(p.qends[s], int(count[s])), resize(p.qids[s], int(count[s]))
+			st[s].q = resize(p.queue[s], int(count[s]))
 		}
 	}
 }
@@ -496,12 +495,11 @@ func sumCounts(c *[streamSlots]int32) (s int64) {
 const streamSlots = 16
 
 // streamQueue is one stream's launch queue during setQueueWaits: its
-// lists (qends, qids) and how many entries they hold, the oldest entry
+// list (Program.queue) and how many entries they hold, the oldest entry
 // not yet known done, the launches before the task and 1 + the last task
 // on the stream (0: none).
 type streamQueue struct {
-	ends    []int64
-	ids     []int32
+	q       []queueEntry
 	n, head int
 	done    int64
 	last    int32
@@ -558,15 +556,15 @@ func (h *HostModel) launches(t *Task) int64 {
 	return (int64(t.Issue)*launchScale + int64(per)/2) / int64(per)
 }
 
-// queueIndex returns the index into qends[s] of the entry holding launch
+// queueIndex returns the index into queue[s] of the entry holding launch
 // x (0-based, in 1/launchScale): the first whose launches end after x;
-// len(qends[s]) when none does.
+// len(queue[s]) when none does.
 func (p *Program) queueIndex(s Stream, x int64) int {
-	ends := p.qends[s]
-	lo, hi := 0, len(ends)
+	q := p.queue[s]
+	lo, hi := 0, len(q)
 	for lo < hi {
 		m := (lo + hi) / 2
-		if ends[m] <= x {
+		if q[m].end <= x {
 			lo = m + 1
 		} else {
 			hi = m
@@ -578,11 +576,11 @@ func (p *Program) queueIndex(s Stream, x int64) int {
 // queueBefore returns the launches of stream s before task t (in
 // 1/launchScale).
 func (p *Program) queueBefore(s Stream, t int32) int64 {
-	ids := p.qids[s]
-	lo, hi := 0, len(ids)
+	q := p.queue[s]
+	lo, hi := 0, len(q)
 	for lo < hi {
 		m := (lo + hi) / 2
-		if ids[m] < t {
+		if q[m].id < t {
 			lo = m + 1
 		} else {
 			hi = m
@@ -591,7 +589,16 @@ func (p *Program) queueBefore(s Stream, t int32) int64 {
 	if lo == 0 {
 		return 0
 	}
-	return p.qends[s][lo-1]
+	return q[lo-1].end
+}
+
+// queueEntry is a launch-queue list's entry (Program.queue): the launches
+// on the stream through task id (in 1/launchScale). One list of records,
+// not one of ends and one of ids: setQueueWaits' append checks one
+// length, and its lookup reads the id beside the end it compared.
+type queueEntry struct {
+	end int64
+	id  int32
 }
 
 // Deps returns task i's dependencies (indices into Tasks).

@@ -93,12 +93,12 @@ func (x *Executor) hostRepeats(i int, a, b, win int32, period engine.Time, extra
 			if hot[t].kind == KindRecv {
 				continue
 			}
-			ends, ids := p.qends[s], p.qids[s]
+			q := p.queue[s]
 			k := idx[s]
 			if k > 0 {
-				pos[t-a] = ends[k-1]
+				pos[t-a] = q[k-1].end
 			}
-			if k < len(ids) && ids[k] == t {
+			if k < len(q) && q[k].id == t {
 				idx[s]++
 			}
 		}
@@ -366,19 +366,19 @@ func (h *hostFrame) end(f, j int32) engine.Time {
 // mostly come in launch order: each starts where the last one ended.
 func (h *hostFrame) holder(s Stream, x int64) int32 {
 	p := h.p
-	ends := p.qends[s]
+	q := p.queue[s]
 	k := h.hd[s] - 1
-	if k < 0 || (k > 0 && ends[k-1] > x) {
+	if k < 0 || (k > 0 && q[k-1].end > x) {
 		k = p.queueIndex(s, x)
 	}
-	for k < len(ends) && ends[k] <= x {
+	for k < len(q) && q[k].end <= x {
 		k++
 	}
 	h.hd[s] = k + 1
-	if k == len(ends) {
+	if k == len(q) {
 		return -1
 	}
-	return p.qids[s][k]
+	return q[k].id
 }
 
 // queueWait is the full play's queue wait of the task at launch x of

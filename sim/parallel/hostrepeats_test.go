@@ -136,12 +136,12 @@ func (x *Executor) hostRepeatsRef(i int, a, b, win int32, period engine.Time, ex
 			if p.Tasks[t].Kind == KindRecv {
 				continue
 			}
-			ends, ids := p.qends[s], p.qids[s]
+			q := p.queue[s]
 			h := idx[s]
 			if h > 0 {
-				pos[t-a] = ends[h-1]
+				pos[t-a] = q[h-1].end
 			}
-			if h < len(ids) && ids[h] == t {
+			if h < len(q) && q[h].id == t {
 				idx[s]++
 			}
 		}
@@ -150,19 +150,19 @@ func (x *Executor) hostRepeatsRef(i int, a, b, win int32, period engine.Time, ex
 	// starts where the last one ended (hd, 1 + the entry; 0: search).
 	var hd [NumStreams]int
 	holder := func(s Stream, x int64) int32 {
-		ends := p.qends[s]
+		q := p.queue[s]
 		h := hd[s] - 1
-		if h < 0 || (h > 0 && ends[h-1] > x) {
+		if h < 0 || (h > 0 && q[h-1].end > x) {
 			h = p.queueIndex(s, x)
 		}
-		for h < len(ends) && ends[h] <= x {
+		for h < len(q) && q[h].end <= x {
 			h++
 		}
 		hd[s] = h + 1
-		if h == len(ends) {
+		if h == len(q) {
 			return -1
 		}
-		return p.qids[s][h]
+		return q[h].id
 	}
 	queueWait := func(s Stream, x int64) int32 {
 		x -= p.qlim
