@@ -516,13 +516,12 @@ func (k *Knob) Valid(v string) bool {
 
 // checkChoice checks v against the knob's Choices, with the error every
 // enumerated field gives.
-func checkChoice(path, v string) error {
-	k := knobByPath[path]
+func checkChoice(k *Knob, v string) error {
 	if k.Valid(v) {
 		return nil
 	}
 	ch := k.Choices()
-	return fmt.Errorf("%s: unknown value %q (valid: %s)", path, v, strings.Join(ch, ", "))
+	return fmt.Errorf("%s: unknown value %q (valid: %s)", k.Path, v, strings.Join(ch, ", "))
 }
 
 // DefaultGradDtype is the gradient dtype when training.grad_dtype is unset:

@@ -91,14 +91,13 @@ type GPUGroup struct {
 	GPUHourUSD float64 // the group's price (its own, or the catalog's)
 }
 
-// fill gives the field at path its default when the document leaves it
+// fill gives knob k's field its default when the document leaves it
 // unset: absent, an empty string or a null, or 0 where the knob says 0
 // means the default (Knob.ZeroIsUnset). The default is the registry's
 // (Knob.Const, or Knob.Derive on what is resolved so far). This is the one
 // place a default enters a plan: a framework profile's values (issue 16)
 // come in here, ahead of the registry's.
-func (s *Plan) fill(path string) {
-	k := knobByPath[path]
+func (s *Plan) fill(k *Knob) {
 	v, ok := k.Field(&s.Scenario)
 	if !ok || !s.unset(k, v) {
 		return
@@ -110,7 +109,7 @@ func (s *Plan) fill(path string) {
 	case k.Const != nil:
 		d = k.Const
 	default:
-		panic("scenario: fill " + path + ": the knob has no default")
+		panic("scenario: fill " + k.Path + ": the knob has no default")
 	}
 	if v.Kind() == reflect.Pointer {
 		p := reflect.New(v.Type().Elem())

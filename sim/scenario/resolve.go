@@ -101,28 +101,30 @@ func (s *Plan) resolveModel(set fieldSet) error {
 		}
 	}
 	derivedHeadDim := m.Heads > 0 && m.HeadDim == m.Hidden/m.Heads
-	override := func(field string, dst *int, v int) error {
-		if !set["model."+field] {
+	// The paths are written out whole: "model."+name built a string per
+	// field and plan.
+	override := func(path string, dst *int, v int) error {
+		if !set[path] {
 			return nil
 		}
 		limit := maxWidth
-		if field == "layers" {
+		if path == "model.layers" {
 			limit = maxLayers
 		}
 		if v < 1 || v > limit {
-			return fmt.Errorf("model.%s: must be between 1 and %d, got %d", field, limit, v)
+			return fmt.Errorf("%s: must be between 1 and %d, got %d", path, limit, v)
 		}
 		*dst = v
 		return nil
 	}
 	for _, f := range []struct {
-		name string
+		path string
 		dst  *int
 		v    int
-	}{{"layers", &m.Layers, mc.Layers}, {"hidden", &m.Hidden, mc.Hidden}, {"heads", &m.Heads, mc.Heads},
-		{"kv_heads", &m.KVHeads, mc.KVHeads}, {"head_dim", &m.HeadDim, mc.HeadDim}, {"ffn", &m.FFN, mc.FFN},
-		{"vocab", &m.Vocab, mc.Vocab}} {
-		if err := override(f.name, f.dst, f.v); err != nil {
+	}{{"model.layers", &m.Layers, mc.Layers}, {"model.hidden", &m.Hidden, mc.Hidden}, {"model.heads", &m.Heads, mc.Heads},
+		{"model.kv_heads", &m.KVHeads, mc.KVHeads}, {"model.head_dim", &m.HeadDim, mc.HeadDim}, {"model.ffn", &m.FFN, mc.FFN},
+		{"model.vocab", &m.Vocab, mc.Vocab}} {
+		if err := override(f.path, f.dst, f.v); err != nil {
 			return err
 		}
 	}
@@ -251,28 +253,28 @@ func (s *Plan) resolveTraining(set fieldSet) error {
 	if t.GlobalBatch < 1 || t.GlobalBatch > maxBatch {
 		return fmt.Errorf("training.global_batch: must be between 1 and %d, got %d", maxBatch, t.GlobalBatch)
 	}
-	s.fill("training.micro_batch")
+	s.fill(knobTrainingMicroBatch)
 	if t.MicroBatch < 1 || t.MicroBatch > t.GlobalBatch {
 		return fmt.Errorf("training.micro_batch: must be between 1 and training.global_batch %d, got %d", t.GlobalBatch, t.MicroBatch)
 	}
-	s.fill("training.precision")
-	if err := checkChoice("training.precision", t.Precision); err != nil {
+	s.fill(knobTrainingPrecision)
+	if err := checkChoice(knobTrainingPrecision, t.Precision); err != nil {
 		return err
 	}
 	var err error
 	if s.r.precision, err = workload.ParseDtype(t.Precision); err != nil {
 		return fmt.Errorf("training.precision: %w", err)
 	}
-	s.fill("training.optimizer")
-	if err := checkChoice("training.optimizer", t.Optimizer); err != nil {
+	s.fill(knobTrainingOptimizer)
+	if err := checkChoice(knobTrainingOptimizer, t.Optimizer); err != nil {
 		return err
 	}
-	s.fill("training.master_dtype")
-	s.fill("training.grad_dtype")
-	s.fill("training.recompute")
-	s.fill("training.flash_attention")
-	s.fill("training.cross_entropy")
-	if err := checkChoice("training.cross_entropy", t.CrossEntropy); err != nil {
+	s.fill(knobTrainingMasterDtype)
+	s.fill(knobTrainingGradDtype)
+	s.fill(knobTrainingRecompute)
+	s.fill(knobTrainingFlashAttention)
+	s.fill(knobTrainingCrossEntropy)
+	if err := checkChoice(knobTrainingCrossEntropy, t.CrossEntropy); err != nil {
 		return err
 	}
 	ce, err := workload.ParseCrossEntropy(t.CrossEntropy)
@@ -284,13 +286,13 @@ func (s *Plan) resolveTraining(set fieldSet) error {
 	}
 	t.FusedLoss = bptr(ce == workload.CrossEntropyFused)
 	s.r.crossEntropy = ce
-	s.fill("training.compile")
-	s.fill("training.fused_norm")
+	s.fill(knobTrainingCompile)
+	s.fill(knobTrainingFusedNorm)
 	if *t.Compile && !*t.FusedNorm {
 		return errors.New("training.fused_norm: false needs training.compile: false (a compiled model fuses its norms; valid: true, or set compile: false)")
 	}
-	s.fill("training.attention_kernel")
-	if err := checkChoice("training.attention_kernel", t.AttentionKernel); err != nil {
+	s.fill(knobTrainingAttentionKernel)
+	if err := checkChoice(knobTrainingAttentionKernel, t.AttentionKernel); err != nil {
 		return err
 	}
 	if *t.FlashAttention == (t.AttentionKernel == "unfused") && (set["training.flash_attention"] || !*t.FlashAttention) {
@@ -310,7 +312,7 @@ func (s *Plan) resolveTraining(set fieldSet) error {
 	}
 	s.r.states = s.r.master
 	if t.OptimizerStateDtype != "" {
-		if err := checkChoice("training.optimizer_state_dtype", t.OptimizerStateDtype); err != nil {
+		if err := checkChoice(knobTrainingOptimizerStateDtype, t.OptimizerStateDtype); err != nil {
 			return err
 		}
 		s.r.states, _ = workload.ParseDtype(t.OptimizerStateDtype)
@@ -357,7 +359,7 @@ func (s *Plan) resolveTraining(set fieldSet) error {
 		return fmt.Errorf("training.optimizer_tensors: cannot be combined with training.offload_optimizer: true")
 	}
 	if t.OptimizerLoop != "" {
-		if err := checkChoice("training.optimizer_loop", t.OptimizerLoop); err != nil {
+		if err := checkChoice(knobTrainingOptimizerLoop, t.OptimizerLoop); err != nil {
 			return err
 		}
 		if t.OptimizerLoop == "torch" && t.OptimizerTensors == 0 {
@@ -368,7 +370,7 @@ func (s *Plan) resolveTraining(set fieldSet) error {
 		}
 	}
 	if t.LossReadbackAt != "" {
-		if err := checkChoice("training.loss_readback_at", t.LossReadbackAt); err != nil {
+		if err := checkChoice(knobTrainingLossReadbackAt, t.LossReadbackAt); err != nil {
 			return err
 		}
 		if t.LossReadbackAt == "after_backward" && !isTrue(t.LossReadback) {
@@ -382,7 +384,7 @@ func (s *Plan) resolveTraining(set fieldSet) error {
 		t.OptimizerLoop = "" // canonical: transformers is the default
 	}
 	if t.CUDAGraphs != "" {
-		if err := checkChoice("training.cuda_graphs", t.CUDAGraphs); err != nil {
+		if err := checkChoice(knobTrainingCudaGraphs, t.CUDAGraphs); err != nil {
 			return err
 		}
 	}
@@ -390,7 +392,7 @@ func (s *Plan) resolveTraining(set fieldSet) error {
 		t.CUDAGraphs = "" // canonical: none is the default
 	}
 	if t.HostDispatch != "" {
-		if err := checkChoice("training.host_dispatch", t.HostDispatch); err != nil {
+		if err := checkChoice(knobTrainingHostDispatch, t.HostDispatch); err != nil {
 			return err
 		}
 	}
@@ -407,7 +409,7 @@ func (s *Plan) resolveTraining(set fieldSet) error {
 		if t.Precision != "fp8" {
 			return fmt.Errorf("training.fp8_recipe: %s needs training.precision: fp8, got %s (drop the field or set precision fp8)", t.FP8Recipe, t.Precision)
 		}
-		if err := checkChoice("training.fp8_recipe", t.FP8Recipe); err != nil {
+		if err := checkChoice(knobTrainingFp8Recipe, t.FP8Recipe); err != nil {
 			return err
 		}
 		s.r.fp8, _ = workload.ParseFP8Recipe(t.FP8Recipe)
@@ -576,32 +578,32 @@ func (s *Plan) resolveCluster(set fieldSet) error {
 		}
 		s.r.groups = []GPUGroup{{GPU: g, Nodes: c.Nodes}}
 	}
-	s.fill("cluster.gpus_per_node")
+	s.fill(knobClusterGpusPerNode)
 	if c.GPUsPerNode < 1 {
 		return fmt.Errorf("cluster.gpus_per_node: must be >= 1, got %d", c.GPUsPerNode)
 	}
-	s.fill("cluster.intra_node")
-	if err := checkChoice("cluster.intra_node", c.IntraNode); err != nil {
+	s.fill(knobClusterIntraNode)
+	if err := checkChoice(knobClusterIntraNode, c.IntraNode); err != nil {
 		return err
 	}
 	n := &c.Network
-	s.fill("cluster.network.kind")
-	if err := checkChoice("cluster.network.kind", n.Kind); err != nil {
+	s.fill(knobClusterNetworkKind)
+	if err := checkChoice(knobClusterNetworkKind, n.Kind); err != nil {
 		return err
 	}
-	s.fill("cluster.network.nic")
+	s.fill(knobClusterNetworkNic)
 	if s.r.nic, err = hardware.LookupNIC(n.NIC); err != nil {
 		return fmt.Errorf("cluster.network.nic: %w", err)
 	}
 	if n.NICGbps < 0 {
 		return fmt.Errorf("cluster.network.nic_gbps: must be > 0, got %g", n.NICGbps)
 	}
-	s.fill("cluster.network.nic_gbps")
-	s.fill("cluster.network.nics_per_node")
+	s.fill(knobClusterNetworkNicGbps)
+	s.fill(knobClusterNetworkNicsPerNode)
 	if n.NICsPerNode < 1 {
 		return fmt.Errorf("cluster.network.nics_per_node: must be >= 1, got %d", n.NICsPerNode)
 	}
-	s.fill("cluster.network.oversubscription")
+	s.fill(knobClusterNetworkOversubscription)
 	if n.Oversubscription < 1 {
 		return fmt.Errorf("cluster.network.oversubscription: must be >= 1 (7 means 1:7), got %g", n.Oversubscription)
 	}
@@ -627,12 +629,12 @@ func (s *Plan) resolveCluster(set fieldSet) error {
 		s.r.gpuHourUSD += gr.GPUHourUSD * float64(gr.Nodes) / float64(nodes)
 	}
 	if len(c.NodeGroups) == 0 {
-		s.fill("cluster.gpu_hour_usd")
+		s.fill(knobClusterGpuHourUsd)
 	}
 	if set["cluster.pue"] && c.PUE < 1 {
 		return fmt.Errorf("cluster.pue: must be >= 1, got %g", c.PUE)
 	}
-	s.fill("cluster.pue")
+	s.fill(knobClusterPue)
 	if c.GPUsPerNode > MaxGPUs || int64(nodes)*int64(c.GPUsPerNode) > MaxGPUs {
 		return fmt.Errorf("cluster: %d nodes × %d GPUs is more than the %d GPUs simtrain simulates", nodes, c.GPUsPerNode, MaxGPUs)
 	}
@@ -736,15 +738,15 @@ func (s *Plan) resolveParallel(set fieldSet) error {
 	p := &s.Parallel
 	m := s.r.model
 	for _, f := range []struct {
-		name string
-		v    *int
-	}{{"tp", &p.TP}, {"pp", &p.PP}, {"cp", &p.CP}, {"ep", &p.EP}, {"virtual_stages", &p.VirtualStages}} {
-		s.fill("parallel." + f.name)
+		k *Knob
+		v *int
+	}{{knobParallelTp, &p.TP}, {knobParallelPp, &p.PP}, {knobParallelCp, &p.CP}, {knobParallelEp, &p.EP}, {knobParallelVirtualStages, &p.VirtualStages}} {
+		s.fill(f.k)
 		if *f.v < 1 {
-			return fmt.Errorf("parallel.%s: must be >= 1, got %d", f.name, *f.v)
+			return fmt.Errorf("%s: must be >= 1, got %d", f.k.Path, *f.v)
 		}
-		if f.name != "virtual_stages" && *f.v > s.r.numGPUs {
-			return fmt.Errorf("parallel.%s: %d is more than the cluster's %d GPUs", f.name, *f.v, s.r.numGPUs)
+		if f.k != knobParallelVirtualStages && *f.v > s.r.numGPUs {
+			return fmt.Errorf("%s: %d is more than the cluster's %d GPUs", f.k.Path, *f.v, s.r.numGPUs)
 		}
 	}
 	if p.VirtualStages > m.Layers {
@@ -774,7 +776,7 @@ func (s *Plan) resolveParallel(set fieldSet) error {
 		if n%(p.TP*p.PP*p.CP) != 0 {
 			return fmt.Errorf("parallel: tp*pp*cp = %d does not divide the %d GPUs (cluster.nodes * cluster.gpus_per_node)", p.TP*p.PP*p.CP, n)
 		}
-		s.fill("parallel.dp")
+		s.fill(knobParallelDp)
 	}
 	if int64(p.TP)*int64(p.PP)*int64(p.CP)*int64(p.DP) != int64(n) {
 		return fmt.Errorf("parallel: tp*pp*cp*dp = %d*%d*%d*%d = %d, but the cluster has %d GPUs (cluster.nodes * cluster.gpus_per_node)",
@@ -806,11 +808,11 @@ func (s *Plan) resolveParallel(set fieldSet) error {
 	if p.SP && p.TP < 2 {
 		return errors.New("parallel.sp: sequence parallelism needs tp > 1")
 	}
-	s.fill("parallel.zero")
+	s.fill(knobParallelZero)
 	if p.Zero < 0 || p.Zero > 3 {
 		return fmt.Errorf("parallel.zero: unknown stage %d (valid: 0, 1, 2, 3)", p.Zero)
 	}
-	s.fill("parallel.schedule")
+	s.fill(knobParallelSchedule)
 	sched, err := pipeline.Lookup(p.Schedule)
 	if err != nil {
 		return err
@@ -819,20 +821,20 @@ func (s *Plan) resolveParallel(set fieldSet) error {
 	if err := sched.Check(pipeline.Shape{Stages: p.PP, Virtual: p.VirtualStages}); err != nil {
 		return err
 	}
-	s.fill("parallel.order")
-	s.fill("parallel.tp_impl")
-	if err := checkChoice("parallel.tp_impl", p.TPImpl); err != nil {
+	s.fill(knobParallelOrder)
+	s.fill(knobParallelTpImpl)
+	if err := checkChoice(knobParallelTpImpl, p.TPImpl); err != nil {
 		return err
 	}
-	s.fill("parallel.zero3_impl")
-	if err := checkChoice("parallel.zero3_impl", p.Zero3Impl); err != nil {
+	s.fill(knobParallelZero3Impl)
+	if err := checkChoice(knobParallelZero3Impl, p.Zero3Impl); err != nil {
 		return err
 	}
 	if p.Zero3GradSync == "every" {
 		p.Zero3GradSync = "" // canonical: the default is left empty
 	}
 	if p.Zero3GradSync != "" {
-		if err := checkChoice("parallel.zero3_grad_sync", p.Zero3GradSync); err != nil {
+		if err := checkChoice(knobParallelZero3GradSync, p.Zero3GradSync); err != nil {
 			return err
 		}
 		if p.Zero != 3 {
@@ -843,7 +845,7 @@ func (s *Plan) resolveParallel(set fieldSet) error {
 		p.PipeEngine = "" // canonical: the default is left empty
 	}
 	if p.PipeEngine != "" {
-		if err := checkChoice("parallel.pipe_engine", p.PipeEngine); err != nil {
+		if err := checkChoice(knobParallelPipeEngine, p.PipeEngine); err != nil {
 			return err
 		}
 		// DeepSpeed's PipelineEngine runs only its TrainSchedule: 1F1B
@@ -856,7 +858,7 @@ func (s *Plan) resolveParallel(set fieldSet) error {
 		p.TPLogits = "" // canonical: the default is left empty
 	}
 	if p.TPLogits != "" {
-		if err := checkChoice("parallel.tp_logits", p.TPLogits); err != nil {
+		if err := checkChoice(knobParallelTpLogits, p.TPLogits); err != nil {
 			return err
 		}
 		if p.TP < 2 {
@@ -867,7 +869,7 @@ func (s *Plan) resolveParallel(set fieldSet) error {
 		p.TPEmbedding = "" // canonical: the default is left empty
 	}
 	if p.TPEmbedding != "" {
-		if err := checkChoice("parallel.tp_embedding", p.TPEmbedding); err != nil {
+		if err := checkChoice(knobParallelTpEmbedding, p.TPEmbedding); err != nil {
 			return err
 		}
 		if p.TP < 2 {
@@ -891,7 +893,7 @@ func (s *Plan) resolveParallel(set fieldSet) error {
 	}
 	s.r.cpImpl = workload.CPP2P
 	if p.CPImpl != "" {
-		if err := checkChoice("parallel.cp_impl", p.CPImpl); err != nil {
+		if err := checkChoice(knobParallelCpImpl, p.CPImpl); err != nil {
 			return err
 		}
 		s.r.cpImpl, _ = workload.ParseCPImpl(p.CPImpl)
@@ -954,26 +956,26 @@ func (s *Plan) resolveParallel(set fieldSet) error {
 	if err := sched.Check(pipeline.Shape{Stages: p.PP, Microbatches: s.r.microbatches, Virtual: p.VirtualStages}); err != nil {
 		return err
 	}
-	for _, f := range []string{"grad_reduce", "param_gather", "tp_comm", "tp_bwd", "p2p", "ep"} {
-		s.fill("parallel.overlap." + f)
+	for _, k := range knobsOverlap {
+		s.fill(k)
 	}
 	return s.resolveStageGroups()
 }
 
 func (s *Plan) resolveSim(set fieldSet) error {
-	s.fill("sim.fidelity")
+	s.fill(knobSimFidelity)
 	f, err := network.ParseFidelity(s.Sim.Fidelity)
 	if err != nil {
 		return fmt.Errorf("sim.fidelity: %w", err)
 	}
 	s.r.fidelity = f
-	s.fill("sim.steps")
+	s.fill(knobSimSteps)
 	if s.Sim.Steps < 1 || s.Sim.Steps > maxSteps {
 		return fmt.Errorf("sim.steps: must be between 1 and %d, got %d", maxSteps, s.Sim.Steps)
 	}
-	s.fill("sim.timeline")
-	s.fill("sim.links")
-	if err := checkChoice("sim.links", s.Sim.Links); err != nil {
+	s.fill(knobSimTimeline)
+	s.fill(knobSimLinks)
+	if err := checkChoice(knobSimLinks, s.Sim.Links); err != nil {
 		return err
 	}
 	return s.resolveVariability()
@@ -992,10 +994,10 @@ func (s *Plan) resolveVariability() error {
 	if !s.set["sim.seed"] {
 		s.Sim.Seed = 1
 	}
-	for _, f := range []string{"distribution", "gpu_cv", "step_cv", "slow_prob", "slow_factor"} {
-		s.fill("sim.variability." + f)
+	for _, k := range knobsVariability {
+		s.fill(k)
 	}
-	if err := checkChoice("sim.variability.distribution", v.Distribution); err != nil {
+	if err := checkChoice(knobSimVariabilityDistribution, v.Distribution); err != nil {
 		return err
 	}
 	switch {
@@ -1031,25 +1033,25 @@ func (s *Plan) validateExpect() error {
 	if m := e.PeakMemoryGiB; m != nil && !(*m > 0 && !math.IsInf(*m, 0)) {
 		return fmt.Errorf("expect.peak_memory_gib: must be a positive number of GiB, got %g", *m)
 	}
-	s.fill("expect.flops_convention")
+	s.fill(knobExpectFlopsConvention)
 	if e.AttentionFLOPs != "" {
-		if err := checkChoice("expect.attention_flops", e.AttentionFLOPs); err != nil {
+		if err := checkChoice(knobExpectAttentionFlops, e.AttentionFLOPs); err != nil {
 			return err
 		}
 	}
-	return checkChoice("expect.flops_convention", e.FLOPsConvention)
+	return checkChoice(knobExpectFlopsConvention, e.FLOPsConvention)
 }
 
 // fillDisplayDefaults fills the defaults an invalid point's summary row
 // shows (ParsePartial): the ones validation may not have reached. The set
 // is fixed: the row's run id hashes the result.
 func (s *Plan) fillDisplayDefaults() {
-	s.fill("training.flash_attention")
+	s.fill(knobTrainingFlashAttention)
 	if s.Model.TiedEmbeddings == nil {
 		s.Model.TiedEmbeddings = bptr(false)
 	}
-	for _, f := range []string{"grad_reduce", "param_gather", "tp_comm", "tp_bwd", "p2p"} {
-		s.fill("parallel.overlap." + f)
+	for _, k := range knobsOverlapDisplay {
+		s.fill(k)
 	}
 	if s.Sim.Fidelity == "" || s.Sim.Steps == 0 || s.Sim.Timeline == nil || s.Sim.Links == "" {
 		_ = s.resolveSim(s.set)
