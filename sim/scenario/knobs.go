@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -67,8 +68,28 @@ type Knob struct {
 	// ZeroIsUnset: an explicit 0 also takes the default ("0 = the catalog's").
 	ZeroIsUnset bool
 
-	index []int    // reflect field index path from Scenario
-	parts []string // Path split at its dots
+	index   []int        // reflect field index path from Scenario
+	parts   []string     // Path split at its dots
+	choices *choicesMemo // Choices' list, taken once (Valid)
+}
+
+// choicesMemo holds a knob's Choices list once asked for. Every Choices
+// function gives the same list for the life of the process (fixed lists,
+// package tables filled in init, the embedded catalog's names), and a
+// fresh copy each call: Valid, called for ≈ 15 fields a resolved plan,
+// copied it every time (≈ 5% of a sweep's load, TestValidMemo).
+type choicesMemo struct {
+	once sync.Once
+	list []string
+}
+
+// choiceList is Choices(), taken on the first call and kept: read-only.
+func (k *Knob) choiceList() []string {
+	if k.choices == nil { // a Knob outside the registry
+		return k.Choices()
+	}
+	k.choices.once.Do(func() { k.choices.list = k.Choices() })
+	return k.choices.list
 }
 
 // Set sets the field's value in a scenario document (a document node or
@@ -424,7 +445,7 @@ func init() {
 		if knobByPath[k.Path] != nil {
 			panic("scenario: registry knob " + k.Path + " listed twice")
 		}
-		k.index, k.parts = idx, strings.Split(k.Path, ".")
+		k.index, k.parts, k.choices = idx, strings.Split(k.Path, "."), new(choicesMemo)
 		knobByPath[k.Path] = k
 	}
 	for p := range leaves {
@@ -511,7 +532,7 @@ func (k *Knob) Field(s *Scenario) (reflect.Value, bool) {
 // Valid reports whether v is one of the field's Choices or a value it also
 // Accepts; true for a field without a fixed set of values.
 func (k *Knob) Valid(v string) bool {
-	return k.Choices == nil || slices.Contains(k.Choices(), v) || (k.Accepts != nil && k.Accepts(v))
+	return k.Choices == nil || slices.Contains(k.choiceList(), v) || (k.Accepts != nil && k.Accepts(v))
 }
 
 // checkChoice checks v against the knob's Choices, with the error every

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -53,4 +54,35 @@ func TestKnobVars(t *testing.T) {
 		}
 	}()
 	mustKnob("parallel.nope")
+}
+
+// TestValidMemo: every registry knob with Choices gives the same list on
+// every call (what Valid's memo relies on), and Valid with the memo
+// accepts exactly what the list, or Accepts, accepts; a Knob outside the
+// registry (no memo) still validates.
+func TestValidMemo(t *testing.T) {
+	for _, k := range Knobs {
+		if k.Choices == nil {
+			continue
+		}
+		list := k.Choices()
+		if again := k.Choices(); !slices.Equal(list, again) {
+			t.Errorf("%s: Choices gave %v, then %v", k.Path, list, again)
+		}
+		for _, v := range list {
+			if !k.Valid(v) {
+				t.Errorf("%s: %q not valid", k.Path, v)
+			}
+		}
+		if !slices.Equal(k.choiceList(), list) {
+			t.Errorf("%s: memo %v, Choices %v", k.Path, k.choiceList(), list)
+		}
+		if bogus := "no-such-value"; k.Valid(bogus) != (k.Accepts != nil && k.Accepts(bogus)) {
+			t.Errorf("%s: Valid(%q) = %v", k.Path, bogus, k.Valid(bogus))
+		}
+	}
+	k := &Knob{Path: "x", Choices: fixed("a", "b")}
+	if !k.Valid("b") || k.Valid("c") {
+		t.Error("a Knob outside the registry: Valid wrong")
+	}
 }
