@@ -3,7 +3,10 @@ package scenario
 import (
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // references collects the addresses of what v's pointers and slices
@@ -62,5 +65,80 @@ func TestDeepCopySharesNothing(t *testing.T) {
 	}
 	if got := deepFields(m); !reflect.DeepEqual(got, want) {
 		t.Errorf("ModelConfig: deep fields %v, want %v", got, want)
+	}
+}
+
+// TestTemplateSetsShared: points whose values set different combinations
+// of knobs, in turn (more, fewer, another order, a block the base leaves
+// out, none), each get the plan, error and field set ParsePartial gives
+// for the base document with the same values set; consecutive points
+// with the same knobs share their field set, and a point with other
+// knobs does not take the previous one's.
+func TestTemplateSetsShared(t *testing.T) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(baseScenario), &doc); err != nil {
+		t.Fatal(err)
+	}
+	tmpl := NewTemplate(&doc, "")
+	if tmpl == nil {
+		t.Fatal("no template for the test base")
+	}
+	type kv struct{ path, value string }
+	combos := [][]kv{
+		{{"parallel.tp", "2"}, {"parallel.pp", "2"}},
+		{{"parallel.tp", "4"}, {"parallel.pp", "1"}},
+		{{"parallel.tp", "4"}},
+		{{"parallel.pp", "2"}, {"parallel.tp", "2"}},
+		{{"model.moe.experts", "8"}, {"model.moe.top_k", "2"}},
+		{},
+		{{"parallel.overlap.tp_comm", "true"}, {"training.flash_attention", "false"}},
+		{{"parallel.overlap.tp_comm", "false"}, {"training.flash_attention", "true"}},
+		{{"parallel.tp", "3"}, {"parallel.pp", "2"}}, // invalid
+		{{"parallel.tp", "2"}, {"parallel.pp", "2"}},
+	}
+	var prev *Plan
+	var prevKnobs string
+	for i, c := range combos {
+		edited := CloneNode(&doc)
+		var vals []Value
+		var knobs []string
+		for _, f := range c {
+			k := knobByPath[f.path]
+			var vdoc yaml.Node
+			if err := yaml.Unmarshal([]byte(f.value), &vdoc); err != nil {
+				t.Fatal(err)
+			}
+			node := vdoc.Content[0]
+			if err := k.Set(edited, CloneNode(node)); err != nil {
+				t.Fatal(err)
+			}
+			v, ok := tmpl.Value(k, node)
+			if !ok {
+				t.Fatalf("combination %d: %s is not settable by the template", i, f.path)
+			}
+			vals = append(vals, v)
+			knobs = append(knobs, f.path)
+		}
+		want, wantErr := ParsePartial(edited, "", "")
+		got, gotErr := tmpl.Plan(want.Name, vals) // the base's name, as a sweep names its base
+		if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
+			t.Errorf("combination %d: template error %v, YAML %v", i, gotErr, wantErr)
+		}
+		if !reflect.DeepEqual(got.set, want.set) {
+			t.Errorf("combination %d %v: field set %v, want %v", i, knobs, got.set, want.set)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("combination %d %v: the template's plan differs from the YAML's:\n%+v\n%+v", i, knobs, *got, *want)
+		}
+		if got.RunID() != want.RunID() {
+			t.Errorf("combination %d: run id %s, want %s", i, got.RunID(), want.RunID())
+		}
+		if prev != nil {
+			shared := reflect.ValueOf(got.set).Pointer() == reflect.ValueOf(prev.set).Pointer()
+			if same := strings.Join(knobs, " ") == prevKnobs; shared != same {
+				t.Errorf("combination %d: set shared with the previous point's %v, same knobs %v", i, shared, same)
+			}
+		}
+		prev, prevKnobs = got, strings.Join(knobs, " ")
 	}
 }
