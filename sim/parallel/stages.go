@@ -191,6 +191,9 @@ func cutStages(perStage []int, v, layers int, embFirst, headLast bool) ([][]Chun
 	// Slots per chunk on each rank: layers, plus the embedding/output layer as
 	// a slot when virtual stages are used with an explicit first/last size.
 	out := make([][]Chunk, pp)
+	// The stages' rows share one array, each capped at its length (as its
+	// own array would be): one allocation a plan instead of one a stage.
+	rows := make([]Chunk, pp*v)
 	for s := 0; s < pp; s++ {
 		slots := perStage[s]
 		embSlot := v > 1 && s == 0 && embFirst
@@ -204,7 +207,7 @@ func cutStages(perStage []int, v, layers int, embFirst, headLast bool) ([][]Chun
 		if slots < v && v > 1 {
 			return nil, fmt.Errorf("parallel.virtual_stages: stage %d has %d layer slots for %d chunks", s, slots, v)
 		}
-		out[s] = make([]Chunk, v)
+		out[s] = rows[s*v : (s+1)*v : (s+1)*v]
 		for c := 0; c < v; c++ {
 			n := slots / v
 			if c < slots%v {

@@ -38,17 +38,22 @@ func NewPlacement(stages, chunks, routes int, stageSplit bool, locate func(route
 	if stages < 1 || chunks < 1 || routes < 1 || stages*chunks%routes != 0 {
 		return pl, fmt.Errorf("pipeline: cannot place %d route(s) on %d stages × %d chunks", routes, stages, chunks)
 	}
+	// Each table's rows share one array, each row capped at its length
+	// (as its own array would be): a sweep resolves a placement per point,
+	// and a row apiece was most of its load's allocations.
 	pl.at = make([][]ref, stages)
+	atRows := make([]ref, stages*chunks)
 	for s := range pl.at {
-		pl.at[s] = make([]ref, chunks)
+		pl.at[s] = atRows[s*chunks : (s+1)*chunks : (s+1)*chunks]
 		for c := range pl.at[s] {
 			pl.at[s][c] = ref{-1, -1}
 		}
 	}
 	k := stages * chunks / routes
 	pl.loc = make([][]Loc, routes)
+	locRows := make([]Loc, routes*k)
 	for r := range routes {
-		pl.loc[r] = make([]Loc, k)
+		pl.loc[r] = locRows[r*k : (r+1)*k : (r+1)*k]
 		for i := range k {
 			l := locate(r, i)
 			if l.Stage < 0 || l.Stage >= stages || l.Chunk < 0 || l.Chunk >= chunks || pl.at[l.Stage][l.Chunk].route >= 0 {

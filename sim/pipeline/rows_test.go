@@ -1,0 +1,36 @@
+package pipeline
+
+import "testing"
+
+// TestPlacementRowsCapped: NewPlacement's tables keep their rows in one
+// array each, every row capped at its length, so that an append to a row
+// copies it (as a row of its own array would) instead of writing over the
+// next row; each slot is still filled exactly once.
+func TestPlacementRowsCapped(t *testing.T) {
+	for _, pl := range []Placement{Interleaving(4, 1), Interleaving(4, 3), Interleaving(1, 1), Bidirectional(4), VShape(4)} {
+		for s, row := range pl.at {
+			if len(row) != pl.Chunks || cap(row) != len(row) {
+				t.Errorf("%+v: stage %d row len %d cap %d, want %d", pl, s, len(row), cap(row), pl.Chunks)
+			}
+		}
+		for r, row := range pl.loc {
+			if cap(row) != len(row) || len(row) != pl.ModelChunks() {
+				t.Errorf("%+v: route %d row len %d cap %d, want %d", pl, r, len(row), cap(row), pl.ModelChunks())
+			}
+		}
+		if len(pl.at) > 1 {
+			before := pl.at[1][0]
+			_ = append(pl.at[0], ref{7, 7})
+			if pl.at[1][0] != before {
+				t.Errorf("%+v: an append to stage 0's row changed stage 1's", pl)
+			}
+		}
+		for s := range pl.at {
+			for c, at := range pl.at[s] {
+				if l := pl.loc[at.route][at.k]; l.Stage != s || l.Chunk != c {
+					t.Errorf("%+v: slot %d/%d holds route %d chunk %d, located at %+v", pl, s, c, at.route, at.k, l)
+				}
+			}
+		}
+	}
+}
