@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // canonicalJSONByMap is CanonicalJSON as it was written before sweeps
@@ -226,6 +228,22 @@ func TestCanonicalEncoderCompiles(t *testing.T) {
 		}{}, float32(1), struct{ X any }{}} {
 		if canonicalType(reflect.TypeOf(v)) != nil {
 			t.Errorf("%T: compiled, want json.Marshal", v)
+		}
+	}
+}
+
+// TestRunIDIsNewSHA1: RunID, hashed in one buffer by sha1.Sum, is the
+// UUIDv5 uuid.NewSHA1 gives for the canonical JSON, on random scenarios
+// (JSON of every length around the hash's 64-byte blocks) and the empty one.
+func TestRunIDIsNewSHA1(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 1))
+	for i := range 2000 {
+		var s Scenario
+		if i > 0 {
+			fillRandom(r, reflect.ValueOf(&s).Elem())
+		}
+		if got, want := s.RunID(), uuid.NewSHA1(runIDNamespace, s.CanonicalJSON()).String(); got != want {
+			t.Fatalf("scenario %d: run id %s, want %s", i, got, want)
 		}
 	}
 }
