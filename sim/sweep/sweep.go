@@ -430,6 +430,7 @@ func (sw *Sweep) enumerate() error {
 	vals := make([]*yaml.Node, len(sw.Fields))
 	// addID records the point with values vals, run id id and validity
 	// err, unless an earlier point has the same configuration.
+	// vals is the point's own (not the enumeration's working slice).
 	addID := func(vals []*yaml.Node, id string, err error, plan *scenario.Plan) {
 		if j, dup := seen[id]; dup {
 			if sw.Duplicates == 0 {
@@ -439,7 +440,7 @@ func (sw *Sweep) enumerate() error {
 			return
 		}
 		seen[id] = len(sw.points)
-		p := sweepPoint{vals: slices.Clone(vals), runID: id}
+		p := sweepPoint{vals: vals, runID: id}
 		if err != nil {
 			p.err = err.Error()
 		}
@@ -453,7 +454,7 @@ func (sw *Sweep) enumerate() error {
 	}
 	// A point with an auto field keeps no plan: Point sets its values on
 	// the base in another order than autoRec does.
-	add := func(s *scenario.Plan, err error) { addID(vals, s.RunID(), err, nil) }
+	add := func(s *scenario.Plan, err error) { addID(slices.Clone(vals), s.RunID(), err, nil) }
 	// Without auto fields every combination is one document: they are
 	// resolved and hashed in batches on every CPU (most of loading), and
 	// recorded in order.
@@ -482,7 +483,16 @@ func (sw *Sweep) enumerate() error {
 			}
 		}
 		if len(autos) == 0 {
-			batch = append(batch, pendingPoint{doc: doc, vals: slices.Clone(vals)})
+			b := pendingPoint{doc: doc, vals: slices.Clone(vals)}
+			if typed && sw.tmpl != nil {
+				// The template's values by index: typedValues would find
+				// each value among its field's by a search.
+				b.tv = make([]scenario.Value, len(sw.Fields))
+				for k, fi := range listed {
+					b.tv[fi] = sw.Fields[fi].typed[idx[k]]
+				}
+			}
+			batch = append(batch, b)
 			if len(batch) == pointBatch {
 				flush()
 			}
@@ -570,11 +580,12 @@ const pointBatch = 256
 var retainPlans = 4096 // a variable for tests
 
 // pendingPoint is a combination waiting to be resolved: its values and
-// its document (nil when the template sets its values), then its run id,
-// validity and plan.
+// its document (nil when the template sets its values, tv), then its run
+// id, validity and plan.
 type pendingPoint struct {
 	doc  *yaml.Node
 	vals []*yaml.Node
+	tv   []scenario.Value // the template's values, by field (doc nil)
 	id   string
 	err  error
 	plan *scenario.Plan
@@ -681,7 +692,10 @@ func (sw *Sweep) parsePoint(doc *yaml.Node) (*scenario.Plan, error) {
 // document was not built, else from the document.
 func (sw *Sweep) parsePending(b *pendingPoint) (*scenario.Plan, error) {
 	if b.doc == nil {
-		tv, _ := sw.typedValues(b.vals)
+		tv := b.tv
+		if tv == nil {
+			tv, _ = sw.typedValues(b.vals)
+		}
 		return sw.tmpl.Plan(sw.Name, tv)
 	}
 	return sw.parsePoint(b.doc)
