@@ -1,6 +1,9 @@
 package pipeline
 
-import "fmt"
+import (
+	"fmt"
+	"sync/atomic"
+)
 
 // Loc is one chunk slot: a pipeline stage and a chunk index on it.
 type Loc struct{ Stage, Chunk int }
@@ -119,9 +122,38 @@ func (pl Placement) Prev(stage, chunk int) (Loc, bool) {
 // Interleaving is Megatron-LM's placement of p·v model chunks on p stages
 // (Narayanan et al. SC21 §2.2): model chunk k on stage k mod p, as that
 // stage's chunk ⌊k/p⌋. With v = 1 it is the plain pipeline.
+//
+// A placement of up to maxMemoStages stages and maxMemoVirtual chunks
+// each is built once and then shared: a placement is read-only once
+// built, and a sweep resolves one per point (building it was ≈ 5% of
+// loading a sweep; TestInterleavingMemo).
 func Interleaving(p, v int) Placement {
+	if p < 1 || p > maxMemoStages || v < 1 || v > maxMemoVirtual {
+		return interleaving(p, v)
+	}
+	m := &interleavings[p-1][v-1]
+	if pl := m.Load(); pl != nil {
+		return *pl
+	}
+	pl := interleaving(p, v)
+	m.Store(&pl)
+	return pl
+}
+
+// interleaving builds Interleaving's placement.
+func interleaving(p, v int) Placement {
 	return mustPlace(p, v, 1, true, func(_, k int) Loc { return Loc{k % p, k / p} })
 }
+
+// The shapes whose interleaving placement is kept (≈ 16 KB of pointers).
+const (
+	maxMemoStages  = 128
+	maxMemoVirtual = 16
+)
+
+// interleavings holds the interleaving placements built so far, by
+// stages and chunks per stage (minus one each).
+var interleavings [maxMemoStages][maxMemoVirtual]atomic.Pointer[Placement]
 
 // VShape is the V-shaped placement of 2p model chunks on p stages (ZB-V,
 // Qi et al. 2024, arXiv:2401.10241 §4; DualPipeV): the forward runs down

@@ -1,6 +1,9 @@
 package pipeline
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 // TestPlacementRowsCapped: NewPlacement's tables keep their rows in one
 // array each, every row capped at its length, so that an append to a row
@@ -31,6 +34,26 @@ func TestPlacementRowsCapped(t *testing.T) {
 					t.Errorf("%+v: slot %d/%d holds route %d chunk %d, located at %+v", pl, s, c, at.route, at.k, l)
 				}
 			}
+		}
+	}
+}
+
+// TestInterleavingMemo: Interleaving gives the placement built afresh for
+// every shape, kept or not (the memo's edges and past them), on a first
+// and a second call, and a kept one is built once.
+func TestInterleavingMemo(t *testing.T) {
+	for _, sh := range [][2]int{{1, 1}, {4, 1}, {4, 3}, {16, 1}, {maxMemoStages, maxMemoVirtual},
+		{maxMemoStages + 1, 1}, {2, maxMemoVirtual + 1}, {64, 5}} {
+		p, v := sh[0], sh[1]
+		want := interleaving(p, v)
+		for call := range 2 {
+			if got := Interleaving(p, v); !reflect.DeepEqual(got, want) {
+				t.Errorf("%d×%d call %d: %+v, want %+v", p, v, call, got, want)
+			}
+		}
+		kept := p <= maxMemoStages && v <= maxMemoVirtual
+		if a, b := Interleaving(p, v), Interleaving(p, v); (&a.at[0][0] == &b.at[0][0]) != kept {
+			t.Errorf("%d×%d: shared %v, want %v", p, v, &a.at[0][0] == &b.at[0][0], kept)
 		}
 	}
 }
