@@ -107,15 +107,19 @@ type Layout struct {
 	estride [numDims]int
 }
 
-// ParseOrder parses "tp-cp-ep-dp-pp" style orders.
+// ParseOrder parses "tp-cp-ep-dp-pp" style orders. It cuts the parts off
+// one by one (the parts strings.Split gives, without its slice: every
+// resolved plan parses its order).
 func ParseOrder(s string) ([5]Dim, error) {
 	var out [5]Dim
-	parts := strings.Split(s, "-")
-	if len(parts) != 5 {
+	if strings.Count(s, "-") != 4 {
 		return out, fmt.Errorf("parallel.order: %q must list tp, cp, ep, dp and pp once each, innermost first (e.g. tp-cp-ep-dp-pp)", s)
 	}
 	seen := [numDims]bool{}
-	for i, p := range parts {
+	rest := s
+	for i := range out {
+		var p string
+		p, rest, _ = strings.Cut(rest, "-")
 		found := false
 		for d := Dim(0); d < numDims; d++ {
 			if dimNames[d] == p {
