@@ -426,7 +426,15 @@ func (sw *Sweep) enumerate() error {
 			listed = append(listed, i)
 		}
 	}
-	seen := map[string]int{}
+	// The listed combinations, as many as there are points without auto
+	// fields: the run ids' table and the points are sized for them (up to
+	// a bound) rather than grown and rehashed as they fill.
+	combos := 1
+	for _, fi := range listed {
+		combos = min(combos*len(sw.Fields[fi].nodes), maxPresized)
+	}
+	seen := make(map[string]int, combos)
+	sw.points = make([]sweepPoint, 0, combos)
 	vals := make([]*yaml.Node, len(sw.Fields))
 	// addID records the point with values vals, run id id and validity
 	// err, unless an earlier point has the same configuration.
@@ -565,6 +573,10 @@ func (sw *Sweep) enumerate() error {
 	sw.width = len(strconv.Itoa(len(sw.points) - 1))
 	return nil
 }
+
+// maxPresized bounds how many points enumerate sizes its tables for
+// before it knows how many there are.
+const maxPresized = 1 << 16
 
 // pointBatch is how many documents enumerate resolves at once: enough to
 // keep every CPU busy, few enough that their trees stay small.
