@@ -755,7 +755,7 @@ var runIDBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 2048); retur
 //
 // It is uuid.NewSHA1(runIDNamespace, s.CanonicalJSON()).String() computed
 // in one buffer, the namespace ahead of the JSON, and hashed by sha1.Sum:
-// no hash object or digest on the heap (three of a sweep point's ≈ 50
+// no hash object or digest on the heap (three of a sweep point's ≈ 60
 // allocations when loading; TestRunIDIsNewSHA1), and the buffer reused
 // (runIDBuffers: ≈ 2 KB a point, a third of the bytes a sweep's load
 // allocated).
