@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"unsafe"
 
 	"go.yaml.in/yaml/v3"
 
@@ -72,19 +71,6 @@ type Knob struct {
 	index   []int        // reflect field index path from Scenario
 	parts   []string     // Path split at its dots
 	choices *choicesMemo // Choices' list, taken once (Valid)
-	// direct: no pointer lies on the way to the field, which is then at
-	// offset in Scenario; ptrType is the runtime type of a pointer to it
-	// (Field).
-	direct  bool
-	offset  uintptr
-	ptrType unsafe.Pointer
-}
-
-// eface is the layout of an interface{} value: its dynamic type and its
-// data word (a pointer-typed value is held in the word itself).
-type eface struct {
-	typ  unsafe.Pointer
-	word unsafe.Pointer
 }
 
 // choicesMemo holds a knob's Choices list once asked for. Every Choices
@@ -460,12 +446,6 @@ func init() {
 			panic("scenario: registry knob " + k.Path + " listed twice")
 		}
 		k.index, k.parts, k.choices = idx, strings.Split(k.Path, "."), new(choicesMemo)
-		var ft reflect.Type
-		k.direct, k.offset, ft = fieldOffset(idx)
-		if k.direct {
-			p := reflect.New(ft).Interface() // a *T in an interface
-			k.ptrType = (*eface)(unsafe.Pointer(&p)).typ
-		}
 		knobByPath[k.Path] = k
 	}
 	for p := range leaves {
@@ -533,40 +513,9 @@ func AutoFields() []string {
 	return append(out, "any true/false field")
 }
 
-// fieldOffset gives, for the field at index path idx in Scenario, its
-// offset and type when no pointer lies on the way (direct), the sum of
-// the fields' offsets along the path.
-func fieldOffset(idx []int) (direct bool, offset uintptr, t reflect.Type) {
-	t = reflect.TypeFor[Scenario]()
-	for _, i := range idx {
-		if t.Kind() != reflect.Struct {
-			return false, 0, nil
-		}
-		f := t.Field(i)
-		offset += f.Offset
-		t = f.Type
-	}
-	return true, offset, t
-}
-
 // Field returns the addressable value of knob k in s (ok false when a
-// block on the way, model.moe or expect, is absent). A field with no
-// pointer on its way is taken at its offset, as the value of a pointer to
-// it put together in an interface, without walking the structs by
-// reflection (resolving a plan asks ≈ 50 fields) or reflect.NewAt (which
-// looks the pointer type up in a cache per call; TestFieldAtOffset).
+// block on the way, model.moe or expect, is absent).
 func (k *Knob) Field(s *Scenario) (reflect.Value, bool) {
-	if k.direct {
-		var p any
-		e := (*eface)(unsafe.Pointer(&p))
-		e.typ, e.word = k.ptrType, unsafe.Add(unsafe.Pointer(s), k.offset)
-		return reflect.ValueOf(p).Elem(), true
-	}
-	return k.fieldByWalk(s)
-}
-
-// fieldByWalk is Field by reflect's walk through the field path.
-func (k *Knob) fieldByWalk(s *Scenario) (reflect.Value, bool) {
 	v := reflect.ValueOf(s).Elem()
 	for _, i := range k.index {
 		if v.Kind() == reflect.Pointer {

@@ -1,8 +1,6 @@
 package scenario
 
 import (
-	"math/rand/v2"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -86,42 +84,5 @@ func TestValidMemo(t *testing.T) {
 	k := &Knob{Path: "x", Choices: fixed("a", "b")}
 	if !k.Valid("b") || k.Valid("c") {
 		t.Error("a Knob outside the registry: Valid wrong")
-	}
-}
-
-// TestFieldAtOffset: Field, at the precomputed offset where no pointer
-// lies on the way, gives the value reflect's walk gives (same field, type
-// and settability) for every knob, on the zero scenario and random ones
-// (optional blocks present or not); most knobs are taken at their offset.
-func TestFieldAtOffset(t *testing.T) {
-	r := rand.New(rand.NewPCG(25, 2))
-	direct := 0
-	for _, k := range Knobs {
-		if k.direct {
-			direct++
-		}
-	}
-	if direct < len(Knobs)/2 {
-		t.Errorf("%d of %d knobs at an offset", direct, len(Knobs))
-	}
-	for i := range 200 {
-		var s Scenario
-		if i > 0 {
-			fillRandom(r, reflect.ValueOf(&s).Elem())
-		}
-		for _, k := range Knobs {
-			got, gotOK := k.Field(&s)
-			want, wantOK := k.fieldByWalk(&s)
-			if gotOK != wantOK {
-				t.Fatalf("scenario %d %s: ok %v, walk %v", i, k.Path, gotOK, wantOK)
-			}
-			if !gotOK {
-				continue
-			}
-			if got.Type() != want.Type() || got.UnsafeAddr() != want.UnsafeAddr() || got.CanSet() != want.CanSet() ||
-				!reflect.DeepEqual(got.Interface(), want.Interface()) {
-				t.Fatalf("scenario %d %s: %v at %#x, walk %v at %#x", i, k.Path, got, got.UnsafeAddr(), want, want.UnsafeAddr())
-			}
-		}
 	}
 }

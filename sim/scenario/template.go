@@ -115,20 +115,15 @@ func (t *Template) Plan(name string, vals []Value) (*Plan, error) {
 		if v.knob == nil {
 			continue
 		}
-		var f reflect.Value
-		if v.knob.direct { // no pointer on its way
-			f, _ = v.knob.Field(&s.Scenario)
-		} else {
-			f = reflect.ValueOf(&s.Scenario).Elem()
-			for _, i := range v.knob.index {
-				if f.Kind() == reflect.Pointer {
-					if f.IsNil() { // a block the base leaves out: Knob.Set creates it
-						f.Set(reflect.New(f.Type().Elem()))
-					}
-					f = f.Elem()
+		f := reflect.ValueOf(&s.Scenario).Elem()
+		for _, i := range v.knob.index {
+			if f.Kind() == reflect.Pointer {
+				if f.IsNil() { // a block the base leaves out: Knob.Set creates it
+					f.Set(reflect.New(f.Type().Elem()))
 				}
-				f = f.Field(i)
+				f = f.Elem()
 			}
+			f = f.Field(i)
 		}
 		deepCopy(f, v.v)
 	}
