@@ -247,3 +247,53 @@ func TestRunIDIsNewSHA1(t *testing.T) {
 		}
 	}
 }
+
+// TestRunIDSharedPrefix: RunID resuming the hash after a kept prefix (the
+// namespace and the cluster, goodput and model blocks) gives uuid.NewSHA1's
+// id, on runs of scenarios that share those blocks (the prefix reused)
+// broken by scenarios that differ in them, in a byte early, in the middle or
+// late, or in length (the
+// prefix replaced), and alternating between two prefixes.
+func TestRunIDSharedPrefix(t *testing.T) {
+	r := rand.New(rand.NewPCG(26, 1))
+	var bases [7]Scenario
+	for i := range bases {
+		fillRandom(r, reflect.ValueOf(&bases[i]).Elem())
+	}
+	bases[1] = bases[0]
+	bases[1].Cluster.Nodes++ // differs in one byte or so
+	bases[2] = bases[0]
+	bases[2].Goodput = nil
+	bases[3] = bases[0]
+	bases[3].Model.Preset += "x" // one byte longer
+	bases[4] = bases[0]
+	bases[4].Model.Vocab++ // late in the prefix
+	bases[5] = bases[0]
+	bases[5].Cluster.PUE += 1 // in the middle
+	reused := 0
+	for i := range 3000 {
+		var b int
+		switch {
+		case i < 1000:
+			b = i / 100 % len(bases) // runs of 100
+		case i < 2000:
+			b = i % 2 // alternating
+		default:
+			b = r.IntN(len(bases))
+		}
+		s := bases[b]
+		fillRandom(r, reflect.ValueOf(&s.Parallel).Elem())
+		fillRandom(r, reflect.ValueOf(&s.Sim).Elem())
+		fillRandom(r, reflect.ValueOf(&s.Training).Elem())
+		before := lastRunIDPrefix.Load()
+		if got, want := s.RunID(), uuid.NewSHA1(runIDNamespace, s.CanonicalJSON()).String(); got != want {
+			t.Fatalf("scenario %d (base %d): run id %s, want %s", i, b, got, want)
+		}
+		if lastRunIDPrefix.Load() == before {
+			reused++
+		}
+	}
+	if reused < 1000 {
+		t.Errorf("the kept prefix was reused %d times of 3,000, want most of the runs", reused)
+	}
+}
