@@ -295,3 +295,59 @@ func appendJSONString(b []byte, s string) ([]byte, bool) {
 	b = append(b, s...)
 	return append(b, '"'), true
 }
+
+// same reports whether the values of jt's type at p and q are written the
+// same: every field the encoder reads is equal (floats bit for bit, so
+// that 0 and -0 differ; a nil list differs from an empty one). When it is
+// true, appendJSON writes the same bytes for both, or declines for both.
+func (jt *jsonType) same(p, q unsafe.Pointer) bool {
+	if p == q {
+		return true
+	}
+	switch jt.kind {
+	case reflect.Bool:
+		return *(*bool)(p) == *(*bool)(q)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return jt.int(p) == jt.int(q)
+	case reflect.Uint, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return jt.uint(p) == jt.uint(q)
+	case reflect.Float64:
+		return math.Float64bits(*(*float64)(p)) == math.Float64bits(*(*float64)(q))
+	case reflect.String:
+		return *(*string)(p) == *(*string)(q)
+	case reflect.Pointer:
+		e, f := *(*unsafe.Pointer)(p), *(*unsafe.Pointer)(q)
+		if e == nil || f == nil {
+			return e == f
+		}
+		return jt.elem.same(e, f)
+	case reflect.Slice:
+		g, h := *(*[]byte)(p), *(*[]byte)(q) // any slice's header: data, len, cap
+		if unsafe.SliceData(g) == nil || unsafe.SliceData(h) == nil {
+			return unsafe.SliceData(g) == unsafe.SliceData(h)
+		}
+		return len(g) == len(h) && jt.sameList(unsafe.Pointer(unsafe.SliceData(g)), unsafe.Pointer(unsafe.SliceData(h)), len(g))
+	case reflect.Array:
+		return jt.sameList(p, q, jt.n)
+	case reflect.Struct:
+		for i := range jt.fields {
+			f := &jt.fields[i]
+			if !f.typ.same(unsafe.Add(p, f.offset), unsafe.Add(q, f.offset)) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// sameList reports whether n elements of jt.elem from p and q on are the same.
+func (jt *jsonType) sameList(p, q unsafe.Pointer, n int) bool {
+	for i := range n {
+		off := uintptr(i) * jt.elem.size
+		if !jt.elem.same(unsafe.Add(p, off), unsafe.Add(q, off)) {
+			return false
+		}
+	}
+	return true
+}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/simtrain/simtrain/sim/goodput"
 )
 
 // canonicalJSONByMap is CanonicalJSON as it was written before sweeps
@@ -295,5 +297,56 @@ func TestRunIDSharedPrefix(t *testing.T) {
 	}
 	if reused < 1000 {
 		t.Errorf("the kept prefix was reused %d times of 3,000, want most of the runs", reused)
+	}
+}
+
+// TestSameMeansSameBytes: jsonType.same is true for a value and its copy,
+// and, on pairs that differ in one random field or none (floats 0 and -0,
+// nil and empty lists, nil and non-nil pointers among them), true only
+// when the compiled encoder writes the same bytes for both (or declines
+// for both): RunID reuses a prefix's bytes on its word.
+func TestSameMeansSameBytes(t *testing.T) {
+	r := rand.New(rand.NewPCG(26, 2))
+	types := []reflect.Type{reflect.TypeFor[ClusterConfig](), reflect.TypeFor[ModelConfig](),
+		reflect.TypeFor[ParallelConfig](), reflect.TypeFor[TrainingConfig](), reflect.TypeFor[goodput.Config]()}
+	var same, differ int
+	for i := range 6000 {
+		typ := types[i%len(types)]
+		jt := canonicalType(typ)
+		if jt == nil {
+			continue
+		}
+		a := reflect.New(typ)
+		fillRandom(r, a.Elem())
+		b := reflect.New(typ)
+		deepCopy(b.Elem(), a.Elem())
+		if !jt.same(a.UnsafePointer(), b.UnsafePointer()) {
+			t.Fatalf("%v %d: a value and its copy not the same", typ, i)
+		}
+		if r.IntN(8) > 0 { // one field, at any depth, filled again
+			f := b.Elem()
+			for f.Kind() == reflect.Struct && f.NumField() > 0 {
+				f = f.Field(r.IntN(f.NumField()))
+				if f.Kind() == reflect.Pointer && !f.IsNil() && r.IntN(2) == 0 {
+					f = f.Elem()
+				}
+			}
+			if f.CanSet() {
+				fillRandom(r, f)
+			}
+		}
+		ja, oka := jt.appendJSON(nil, a.UnsafePointer())
+		jb, okb := jt.appendJSON(nil, b.UnsafePointer())
+		if jt.same(a.UnsafePointer(), b.UnsafePointer()) {
+			same++
+			if oka != okb || (oka && !bytes.Equal(ja, jb)) {
+				t.Fatalf("%v %d: same, but written %q (%v) and %q (%v)", typ, i, ja, oka, jb, okb)
+			}
+		} else {
+			differ++
+		}
+	}
+	if same < 1000 || differ < 1000 {
+		t.Errorf("%d pairs the same, %d not: want both in the thousands", same, differ)
 	}
 }

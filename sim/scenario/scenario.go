@@ -729,14 +729,19 @@ func (s *Scenario) appendCanonicalJSON(out []byte) (b []byte, shared int) {
 	}
 	out = append(out, `,"model":`...)
 	out = appendBlock(out, &s.Model)
-	shared = len(out)
+	return s.appendCanonicalTail(out), len(out)
+}
+
+// appendCanonicalTail appends the canonical JSON's bytes after the model
+// block: the parallel, sim and training blocks and the closing brace.
+func (s *Scenario) appendCanonicalTail(out []byte) []byte {
 	out = append(out, `,"parallel":`...)
 	out = appendBlock(out, &s.Parallel)
 	out = append(out, `,"sim":`...)
 	out = appendBlock(out, &s.Sim)
 	out = append(out, `,"training":`...)
 	out = appendBlock(out, &s.Training)
-	return append(out, '}'), shared
+	return append(out, '}')
 }
 
 // appendBlock appends the block v points to as json.Marshal writes it: by
@@ -768,17 +773,60 @@ var runIDScratches = sync.Pool{New: func() any {
 }}
 
 // runIDPrefix is a hashed prefix of RunID's input: the namespace and the
-// canonical JSON through the model block, and the SHA-1 state (its
-// encoding.BinaryMarshaler form) after hashing exactly those bytes.
-// Read-only once stored.
+// canonical JSON through the model block, the SHA-1 state (its
+// encoding.BinaryMarshaler form) after hashing exactly those bytes, and
+// copies of the blocks they encode (nil when a block's type has no
+// compiled encoder: the bytes are then only compared). Read-only once
+// stored.
 type runIDPrefix struct {
-	bytes []byte
-	state []byte
+	bytes   []byte
+	state   []byte
+	cluster *ClusterConfig
+	goodput *goodput.Config
+	model   *ModelConfig
 }
 
 // lastRunIDPrefix is the prefix of the last RunID whose prefix differed
 // from the one before (nil before the first).
 var lastRunIDPrefix atomic.Pointer[runIDPrefix]
+
+// prefixTypes are the compiled encoders of the cluster, goodput and model
+// blocks (nil where a type has none), looked up once.
+var prefixTypes = sync.OnceValue(func() [3]*jsonType {
+	return [3]*jsonType{
+		canonicalType(reflect.TypeFor[ClusterConfig]()),
+		canonicalType(reflect.TypeFor[goodput.Config]()),
+		canonicalType(reflect.TypeFor[ModelConfig]()),
+	}
+})
+
+// newRunIDPrefix keeps buf (RunID's input through the model block), the
+// hash state state after it and copies of s's blocks written in it.
+func newRunIDPrefix(s *Scenario, buf, state []byte) *runIDPrefix {
+	p := &runIDPrefix{bytes: bytes.Clone(buf), state: state}
+	if jt := prefixTypes(); jt[0] == nil || jt[2] == nil || (s.Goodput != nil && jt[1] == nil) {
+		return p
+	}
+	var c Scenario
+	deepCopy(reflect.ValueOf(&c.Cluster).Elem(), reflect.ValueOf(&s.Cluster).Elem())
+	deepCopy(reflect.ValueOf(&c.Goodput).Elem(), reflect.ValueOf(&s.Goodput).Elem())
+	deepCopy(reflect.ValueOf(&c.Model).Elem(), reflect.ValueOf(&s.Model).Elem())
+	p.cluster, p.goodput, p.model = &c.Cluster, c.Goodput, &c.Model
+	return p
+}
+
+// writes reports whether p's bytes are what s's cluster, goodput and
+// model blocks write (jsonType.same on each: the same bytes whenever
+// true; false may be a miss).
+func (p *runIDPrefix) writes(s *Scenario) bool {
+	if p.cluster == nil || (p.goodput == nil) != (s.Goodput == nil) {
+		return false
+	}
+	jt := prefixTypes()
+	return jt[0].same(unsafe.Pointer(p.cluster), unsafe.Pointer(&s.Cluster)) &&
+		jt[2].same(unsafe.Pointer(p.model), unsafe.Pointer(&s.Model)) &&
+		(s.Goodput == nil || jt[1].same(unsafe.Pointer(p.goodput), unsafe.Pointer(s.Goodput)))
+}
 
 // RunID is the UUIDv5 of the canonical configuration, so the same point gets
 // the same id in every sweep and a resumed sweep can skip what is done.
@@ -786,29 +834,41 @@ var lastRunIDPrefix atomic.Pointer[runIDPrefix]
 // It is uuid.NewSHA1(runIDNamespace, s.CanonicalJSON()).String(): SHA-1
 // of the namespace followed by the JSON, with uuid's version and variant
 // bits. The buffer and hash are reused (runIDScratches: no allocation but
-// the id's string), and when the namespace and the cluster, goodput and
-// model blocks are byte for byte those of the last prefix kept
-// (lastRunIDPrefix), the hash resumes from the SHA-1 state kept after
-// them instead of hashing them again: SHA-1 of the same bytes from the
-// same state is the same, so the id is exact (TestRunIDIsNewSHA1,
-// TestRunIDSharedPrefix). A sweep's points mostly share those blocks:
-// they are ≈ 450 of the ≈ 1,140 bytes hashed per point of the 70B sweep.
+// the id's string). A sweep's points mostly share the cluster, goodput
+// and model blocks (≈ 450 of the ≈ 1,140 bytes hashed per point of the
+// 70B sweep), which come first: when s's blocks are field for field those
+// of the last prefix kept (lastRunIDPrefix), RunID copies the prefix's
+// bytes instead of encoding them again, and when the bytes are the
+// prefix's, by that or by comparing, the hash resumes from the SHA-1
+// state kept after them. SHA-1 of the same bytes from the same state is
+// the same, so the id is exact (TestRunIDIsNewSHA1,
+// TestRunIDSharedPrefix).
 func (s *Scenario) RunID() string {
 	sc := runIDScratches.Get().(*runIDScratch)
-	buf, shared := s.appendCanonicalJSON(append(sc.buf[:0], runIDNamespace[:]...))
-	shared += len(runIDNamespace)
-	sc.buf = buf
 	h := sc.h
 	h.Reset()
+	var buf []byte
+	var shared int
+	p := lastRunIDPrefix.Load()
+	resumed := false
+	if p != nil && p.writes(s) && resume(h, p.state) {
+		buf = s.appendCanonicalTail(append(sc.buf[:0], p.bytes...))
+		shared, resumed = len(p.bytes), true
+	} else {
+		buf, shared = s.appendCanonicalJSON(append(sc.buf[:0], runIDNamespace[:]...))
+		if p != nil && bytes.Equal(p.bytes, buf[:shared]) && resume(h, p.state) {
+			resumed = true
+		}
+	}
+	sc.buf = buf
 	rest := buf // what is left to hash after h's state
-	if p := lastRunIDPrefix.Load(); p != nil && bytes.Equal(p.bytes, buf[:shared]) &&
-		resume(h, p.state) {
+	if resumed {
 		rest = buf[shared:]
 	} else if m, ok := h.(encoding.BinaryMarshaler); ok {
 		h.Reset()
 		h.Write(buf[:shared])
 		if state, err := m.MarshalBinary(); err == nil {
-			lastRunIDPrefix.Store(&runIDPrefix{bytes: bytes.Clone(buf[:shared]), state: state})
+			lastRunIDPrefix.Store(newRunIDPrefix(s, buf[:shared], state))
 		}
 		rest = buf[shared:]
 	}
