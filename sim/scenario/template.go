@@ -207,7 +207,14 @@ func deepCopy(dst, src reflect.Value) {
 	case reflect.Struct:
 		dst.Set(src) // scalars; then a copy of what the fields point to
 		for _, i := range deepFields(src.Type()) {
-			deepCopy(dst.Field(i), src.Field(i))
+			f := src.Field(i)
+			switch f.Kind() {
+			case reflect.Pointer, reflect.Slice, reflect.Map:
+				if f.IsNil() {
+					continue // the struct's copy set dst's to nil
+				}
+			}
+			deepCopy(dst.Field(i), f)
 		}
 	case reflect.Slice:
 		if src.IsNil() {
