@@ -369,6 +369,10 @@ func (p *Program) setQueueWaits(h *HostModel) {
 	var lastIssue [2]engine.Time
 	var lastK [2]int64
 	lastIssue[0], lastIssue[1] = -1, -1
+	// the per-kernel issue cost per queueClass: the walk computes
+	// HostModel.launches without its kind tests (the class tells them
+	// apart) and without h, one register fewer in the loop
+	perK := [2]int64{int64(h.KernelFwd), int64(h.KernelBwd)}
 	queued := false
 	for t := range tasks {
 		task := &tasks[t]
@@ -380,34 +384,44 @@ func (p *Program) setQueueWaits(h *HostModel) {
 		sq := &st[task.Stream&(streamSlots-1)]
 		k := int64(launchScale)
 		if c != queueCall {
-			if task.Issue != lastIssue[c&1] {
-				lastIssue[c&1], lastK[c&1] = task.Issue, h.launches(task)
+			if x := task.Issue; x != lastIssue[c&1] {
+				k := int64(0)
+				if per := perK[c&1]; per > 0 {
+					k = (int64(x)*launchScale + per/2) / per
+				}
+				lastIssue[c&1], lastK[c&1] = x, k
 			}
 			k = lastK[c&1]
 		}
 		// The launch `done - q` (0-based) must have finished before
 		// this task's first launch: wait for the task holding it.
+		// The search needs no bound check of its own: done > 0 here, so
+		// some task added launches and the list has entries, and the
+		// last ends at done or later (only an entry adds launches),
+		// after first (the bound was two of the loop's ≈ 7 instructions
+		// an entry, cachegrind).
 		if first := sq.done - q; first >= 0 {
-			q, i, n := sq.q, sq.head, sq.n
-			for i < n && q[i].end <= first {
+			q, i := sq.q, sq.head
+			for q[i].end <= first {
 				i++
 			}
 			sq.head = i
-			if i < n {
-				task.queueAfter = q[i].id + 1
+			task.queueAfter = q[i].id + 1
+			queued = true
+		}
+		if k > q {
+			if last := sq.prev(); last > 0 {
+				p.queueSelf(t, last, task.Issue, k, q)
 				queued = true
 			}
 		}
-		if k > q && sq.last > 0 {
-			p.queueSelf(t, sq.last, task.Issue, k, q)
-			queued = true
-		}
-		sq.last = int32(t) + 1
 		sq.done += k
 		if k > 0 {
 			i := sq.n
 			sq.q[i] = queueEntry{sq.done, int32(t)}
 			sq.n = i + 1
+		} else {
+			sq.last = int32(t) + 1
 		}
 	}
 	for s := range p.queue {
@@ -497,12 +511,24 @@ const streamSlots = 16
 // streamQueue is one stream's launch queue during setQueueWaits: its
 // list (Program.queue) and how many entries they hold, the oldest entry
 // not yet known done, the launches before the task and 1 + the last task
-// on the stream (0: none).
+// of no launches on the stream (0: none). The walk stores last on those
+// tasks alone: the entries name every other, so the stream's previous
+// task is the later of last and the newest entry's (prev), which only
+// the rare task of more launches than the queue needs.
 type streamQueue struct {
 	q       []queueEntry
 	n, head int
 	done    int64
 	last    int32
+}
+
+// prev is 1 + the last task the walk has met on the stream (0: none).
+func (sq *streamQueue) prev() int32 {
+	last := sq.last
+	if n := sq.n; n > 0 {
+		last = max(last, sq.q[n-1].id+1)
+	}
+	return last
 }
 
 // queueClass is how setQueueWaits counts a task kind's launches: a

@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -99,4 +100,94 @@ func TestQueueWaitsMatchPlainWalk(t *testing.T) {
 			t.Errorf("%s: no task waits for a full queue", c.name)
 		}
 	}
+}
+
+// setQueueWaits agrees with the plain walk (refQueueWaits) on builds of
+// several layouts (tensor, data and pipeline parallel; two schedules;
+// passes copied or emitted; arena programs, rebuilt into the arena's
+// storage), for queues that never fill, fill and are outlaunched by one
+// task, with compute tasks of no launches among them: the waits, QueueSelf,
+// queued and the launch-queue lists (ends and tasks) are the same.
+func TestQueueWaitsOnLayouts(t *testing.T) {
+	us := engine.Microsecond
+	arena := new(Arena)
+	pr := commPricer{unit: engine.Millisecond, comm: 300 * engine.Microsecond}
+	hosts := []HostModel{
+		{On: true, KernelFwd: 5 * us, KernelBwd: 5 * us, Call: 10 * us, Queue: 1 << 20},
+		{On: true, KernelFwd: 5 * us, KernelBwd: 3 * us, Call: 10 * us, Queue: 64},
+		{On: true, KernelFwd: 0, KernelBwd: 7 * us, Call: us, Queue: 2},
+		{On: true, KernelFwd: 2 * us, KernelBwd: 0, Call: us, Queue: 1},
+	}
+	n, waits, selfs := 0, 0, 0
+	for _, l := range []struct{ tp, dp, pp, m int }{{1, 1, 1, 4}, {2, 2, 4, 16}, {4, 1, 8, 24}, {1, 4, 2, 3}} {
+		for _, sched := range []pipeline.Schedule{pipeline.OneFOneB, pipeline.GPipe} {
+			for _, emit := range []bool{false, true} {
+				for hi, h := range hosts {
+					_, cfg := stepConfig(t, l.tp, l.dp, l.pp, l.m, sched)
+					cfg.Steps = 2
+					cfg.EmitEveryPass, cfg.EmitEveryLayer = emit, emit
+					cfg.Host = h
+					cfg.Arena = arena
+					progs, err := Build(cfg, pr)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, p := range progs {
+						name := fmt.Sprintf("%+v %v emit %v host %d stage %d", l, sched, emit, hi, p.Stage)
+						w, s := sameQueueWaits(t, name, p, &cfg.Host)
+						n, waits, selfs = n+len(p.Tasks), waits+w, selfs+s
+					}
+				}
+			}
+		}
+	}
+	if waits == 0 || selfs == 0 {
+		t.Errorf("%d waits and %d self-waits: the cases do not fill the queues", waits, selfs)
+	}
+	t.Logf("%d tasks compared: %d wait for a full queue, %d for their own launches", n, waits, selfs)
+}
+
+// sameQueueWaits fails the test where p's queue waits, QueueSelf, queued
+// or launch-queue lists differ from the plain walk's; it returns the
+// waits and self-waits it saw.
+func sameQueueWaits(t *testing.T, name string, p *Program, h *HostModel) (waits, selfs int) {
+	t.Helper()
+	after, self, rest := refQueueWaits(p, h)
+	for i := range p.Tasks {
+		if p.Tasks[i].queueAfter != after[i] {
+			t.Fatalf("%s: task %d waits for %d, the plain walk %d", name, i, p.Tasks[i].queueAfter-1, after[i]-1)
+		}
+		s, r := p.QueueSelf(i)
+		if int32(s+1) != self[i] || r != rest[i] {
+			t.Fatalf("%s: task %d QueueSelf (%d, %d), the plain walk (%d, %d)", name, i, s, r, self[i]-1, rest[i])
+		}
+		if after[i] != 0 {
+			waits++
+		}
+		if self[i] != 0 {
+			selfs++
+		}
+	}
+	if p.queued != (waits+selfs > 0) {
+		t.Errorf("%s: queued %v with %d waits", name, p.queued, waits+selfs)
+	}
+	// the lists: per stream, the launches through each task with any
+	var lists [NumStreams][]queueEntry
+	var done [NumStreams]int64
+	for i := range p.Tasks {
+		task := &p.Tasks[i]
+		if task.Kind == KindRecv {
+			continue
+		}
+		if k := h.launches(task); k > 0 {
+			done[task.Stream] += k
+			lists[task.Stream] = append(lists[task.Stream], queueEntry{done[task.Stream], int32(i)})
+		}
+	}
+	for s := range lists {
+		if !slices.Equal(p.queue[s], lists[s]) {
+			t.Fatalf("%s: stream %d's launch list differs from the plain walk's", name, s)
+		}
+	}
+	return waits, selfs
 }
