@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -136,21 +137,7 @@ func newTableBuilder(mem memory.Allocator, rows any, meta map[string]string) (*t
 		f := &spec.fields[fi]
 		dictLen := 0
 		if f.dict {
-			seen := map[string]bool{}
-			var values []string
-			for i := 0; i < tb.n; i++ {
-				fv := v.Index(i).Field(f.index)
-				if f.nullable {
-					if fv.IsNil() {
-						continue
-					}
-					fv = fv.Elem()
-				}
-				if s := validUTF8(fv.String()); !seen[s] {
-					seen[s] = true
-					values = append(values, s)
-				}
-			}
+			values := tb.distinct(fi)
 			slices.Sort(values)
 			tb.dicts[fi] = newFixedDict(mem, values)
 			dictLen = len(values)
@@ -166,6 +153,53 @@ func (tb *tableBuilder) release() {
 	for _, d := range tb.dicts {
 		d.release()
 	}
+	for fi := range tb.scratch {
+		tb.scratch[fi].forget()
+	}
+}
+
+// distinct returns the distinct values of string field fi over all rows,
+// each made valid UTF-8, in the order they first appear (nil pointers
+// skipped). A field that is not a pointer is read from the slice's memory
+// at its offset, and a row whose string equals the row before's is not
+// looked up again: a sweep's dictionary columns hold one or two values
+// (its rows share their plans' strings, so the comparison is mostly a
+// pointer check), and a lookup per row per column was ≈ 15% of the final
+// summary rewrite.
+func (tb *tableBuilder) distinct(fi int) []string {
+	f := &tb.spec.fields[fi]
+	seen := map[string]bool{}
+	var values []string
+	add := func(s string) {
+		if s = validUTF8(s); !seen[s] {
+			seen[s] = true
+			values = append(values, s)
+		}
+	}
+	if f.nullable {
+		for i := 0; i < tb.n; i++ {
+			fv := tb.rows.Index(i).Field(f.index)
+			if !fv.IsNil() {
+				add(fv.Elem().String())
+			}
+		}
+		return values
+	}
+	if tb.n == 0 {
+		return values
+	}
+	base, stride := tb.rows.UnsafePointer(), tb.stride
+	at := unsafe.Add(base, tb.offsets[fi])
+	prev := *(*string)(at)
+	add(prev)
+	for i := 1; i < tb.n; i++ {
+		at = unsafe.Add(at, stride)
+		if s := *(*string)(at); s != prev {
+			prev = s
+			add(s)
+		}
+	}
+	return values
 }
 
 // batch builds the record batch of rows [lo, hi).
