@@ -76,8 +76,43 @@ func createAtomicSealed(path string, seal func(*os.File, int64, hash.Hash) error
 		return nil, err
 	}
 	a.sum, a.seal = newChecksum(), seal
-	a.w = bufio.NewWriterSize(io.MultiWriter(a.f, a.sum), 1<<20)
+	a.w = bufio.NewWriterSize(&hashingWriter{f: a.f, h: a.sum}, 1<<20)
 	return a, nil
+}
+
+// hashingWriter writes every byte to f and to h, in order, as
+// io.MultiWriter(f, h) does, but hashes a large write on a goroutine of
+// its own while f writes it: the 1 MiB buffer a checksummed file flushes
+// costs its SHA-256 (≈ 0.6 ms) and its write(2) (≈ 0.6 ms to the page
+// cache) one after the other otherwise, and a sweep's final summary
+// rewrite, ≈ 1 MB, runs while the other CPU idles. h has taken all of p
+// when Write returns, so the digest is the same. After a failed write h
+// may hold more than f (io.MultiWriter would not have hashed p): the
+// caller aborts the file then, and its digest is never used.
+type hashingWriter struct {
+	f io.Writer
+	h hash.Hash
+}
+
+// parallelHashMin is the smallest write hashed beside the file's write.
+const parallelHashMin = 64 << 10
+
+func (w *hashingWriter) Write(p []byte) (int, error) {
+	if len(p) < parallelHashMin {
+		n, err := w.f.Write(p)
+		if err == nil {
+			w.h.Write(p)
+		}
+		return n, err
+	}
+	done := make(chan struct{})
+	go func() {
+		w.h.Write(p)
+		close(done)
+	}()
+	n, err := w.f.Write(p)
+	<-done
+	return n, err
 }
 
 // commit flushes, syncs and closes the temporary file, renames it to the

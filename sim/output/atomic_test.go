@@ -1,7 +1,10 @@
 package output
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -106,5 +109,89 @@ func TestAtomicReplace(t *testing.T) {
 	}
 	if names := dirEntries(t, dir); !slices.Equal(names, []string{"m.arrow"}) {
 		t.Errorf("directory holds %v", names)
+	}
+}
+
+// failWriter fails every write after the first ok bytes.
+type failWriter struct{ ok int }
+
+func (w *failWriter) Write(p []byte) (int, error) {
+	if len(p) > w.ok {
+		n := w.ok
+		w.ok = 0
+		return n, errors.New("disk full")
+	}
+	w.ok -= len(p)
+	return len(p), nil
+}
+
+// TestHashingWriterEqualsMultiWriter: the file gets the same bytes and the
+// hash the same digest as through io.MultiWriter, for writes below and above
+// the size hashed on a goroutine of its own, in any mix; a failing file
+// write returns the file's count and error.
+func TestHashingWriterEqualsMultiWriter(t *testing.T) {
+	data := make([]byte, 5*parallelHashMin+123)
+	for i := range data {
+		data[i] = byte(i*131 + i>>9)
+	}
+	for _, sizes := range [][]int{
+		{len(data)},
+		{1, parallelHashMin - 1, parallelHashMin, parallelHashMin + 1, 7},
+		{3 * parallelHashMin, 10, 2 * parallelHashMin},
+		{parallelHashMin / 2, parallelHashMin / 2},
+	} {
+		var gotF, wantF bytes.Buffer
+		gotH, wantH := sha256.New(), sha256.New()
+		hw, mw := &hashingWriter{f: &gotF, h: gotH}, io.MultiWriter(&wantF, wantH)
+		off := 0
+		for _, n := range sizes {
+			n = min(n, len(data)-off)
+			p := data[off : off+n]
+			off += n
+			if k, err := hw.Write(p); k != n || err != nil {
+				t.Fatalf("sizes %v: Write(%d bytes) = %d, %v", sizes, n, k, err)
+			}
+			mw.Write(p)
+		}
+		if !bytes.Equal(gotF.Bytes(), wantF.Bytes()) || !bytes.Equal(gotH.Sum(nil), wantH.Sum(nil)) {
+			t.Errorf("sizes %v: bytes or digest differ from io.MultiWriter's", sizes)
+		}
+	}
+	for _, n := range []int{10, 2 * parallelHashMin} {
+		w := &hashingWriter{f: &failWriter{ok: 5}, h: sha256.New()}
+		if k, err := w.Write(data[:n]); k != 5 || err == nil {
+			t.Errorf("failing write of %d bytes: %d, %v; want 5 and an error", n, k, err)
+		}
+	}
+}
+
+// BenchmarkHashingWriter writes and hashes a sweep summary's ≈ 1 MB as the
+// atomic writer's buffer flushes it: "multi" through io.MultiWriter (the
+// file's write, then the hash), "parallel" through hashingWriter.
+func BenchmarkHashingWriter(b *testing.B) {
+	p := make([]byte, 946378)
+	for i := range p {
+		p[i] = byte(i * 7)
+	}
+	for _, mode := range []string{"multi", "parallel"} {
+		b.Run(mode, func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "x")
+			for b.Loop() {
+				f, err := os.Create(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				h := sha256.New()
+				var w io.Writer = io.MultiWriter(f, h)
+				if mode == "parallel" {
+					w = &hashingWriter{f: f, h: h}
+				}
+				if _, err := w.Write(p); err != nil {
+					b.Fatal(err)
+				}
+				h.Sum(nil)
+				f.Close()
+			}
+		})
 	}
 }
