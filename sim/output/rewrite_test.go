@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -147,6 +148,34 @@ func BenchmarkSummaryFinalRewrite(b *testing.B) {
 	for b.Loop() {
 		if err := writeTableBatches(memory.DefaultAllocator, path, rows, meta, 64); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestBatchColumnsCarrySchemaTypes: every column of a built batch carries
+// the very DataType value its schema field holds (for a dictionary column
+// the same *arrow.DictionaryType), so NewRecordBatch's type check stops at
+// the interface comparison instead of reflect.DeepEqual; and a second full
+// batch hands out the same fixed-width arrays as the first.
+func TestBatchColumnsCarrySchemaTypes(t *testing.T) {
+	tb, err := newTableBuilder(checkedMem(t), sweepSummaryRows(150), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.release()
+	first := tb.batch(0, 64)
+	defer first.Release()
+	for i, col := range first.Columns() {
+		if f := tb.schema.Field(i); col.DataType() != f.Type {
+			t.Errorf("column %q: type %v is not the schema's value %v", f.Name, col.DataType(), f.Type)
+		}
+	}
+	second := tb.batch(64, 128)
+	defer second.Release()
+	for i, f := range tb.schema.Fields() {
+		same := first.Column(i) == second.Column(i)
+		if want := f.Type.ID() != arrow.STRING; same != want {
+			t.Errorf("column %q: second batch reuses the first's array: %v, want %v", f.Name, same, want)
 		}
 	}
 }

@@ -135,14 +135,18 @@ func newTableBuilder(mem memory.Allocator, rows any, meta map[string]string) (*t
 	fields := make([]arrow.Field, len(spec.fields))
 	for fi := range spec.fields {
 		f := &spec.fields[fi]
-		dictLen := 0
+		typ := f.arrowType(0)
 		if f.dict {
 			values := tb.distinct(fi)
 			slices.Sort(values)
 			tb.dicts[fi] = newFixedDict(mem, values)
-			dictLen = len(values)
+			// The schema holds the very type the column's arrays carry:
+			// arrow.TypeEqual, which NewRecordBatch runs on every column
+			// of every batch, compares a dictionary type it is not given
+			// twice by reflect.DeepEqual (≈ 5% of a summary rewrite).
+			typ = tb.dicts[fi].typ
 		}
-		fields[fi] = arrow.Field{Name: f.column, Type: f.arrowType(dictLen), Nullable: f.nullable}
+		fields[fi] = arrow.Field{Name: f.column, Type: typ, Nullable: f.nullable}
 	}
 	md := schemaMetadata(meta)
 	tb.schema = arrow.NewSchema(fields, &md)
@@ -202,7 +206,9 @@ func (tb *tableBuilder) distinct(fi int) []string {
 	return values
 }
 
-// batch builds the record batch of rows [lo, hi).
+// batch builds the record batch of rows [lo, hi). Its columns live in
+// buffers (and, for fixed-width columns, arrays) that the next batch
+// refills: a batch must be written and released before the next is built.
 func (tb *tableBuilder) batch(lo, hi int) arrow.RecordBatch {
 	cols := make([]arrow.Array, len(tb.spec.fields))
 	for fi := range tb.spec.fields {
