@@ -26,12 +26,31 @@ func resized[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// copyField returns buf resized to n holding the field of type T at at(i)
-// for each row i.
-func copyField[T any](buf []T, n int, at func(int) unsafe.Pointer) []T {
+// copyField returns buf resized to n holding the field of type T at p,
+// p+stride, p+2×stride, … (the field in n consecutive rows).
+func copyField[T any](buf []T, n int, p unsafe.Pointer, stride uintptr) []T {
 	buf = resized(buf, n)
 	for i := range buf {
-		buf[i] = *(*T)(at(i))
+		buf[i] = *(*T)(unsafe.Add(p, uintptr(i)*stride))
+	}
+	return buf
+}
+
+// dictCodes returns buf resized to n holding the dictionary code of the
+// string field at p, p+stride, … in n consecutive rows. Rows of one value
+// often come in runs (and share the string's bytes, so the compare is a
+// pointer check): one lookup per run.
+func dictCodes[T int16 | int32](buf []T, n int, p unsafe.Pointer, stride uintptr, d *fixedDict) []T {
+	buf = resized(buf, n)
+	var prev string
+	var code T
+	for i := range buf {
+		// By index: a pointer stepped past the last row would point
+		// outside the rows' allocation.
+		if s := *(*string)(unsafe.Add(p, uintptr(i)*stride)); i == 0 || !sameString(s, prev) {
+			prev, code = s, T(d.index[validUTF8(s)])
+		}
+		buf[i] = code
 	}
 	return buf
 }
@@ -140,30 +159,18 @@ func (tb *tableBuilder) directColumn(fi, lo, hi int) arrow.Array {
 	f := &tb.spec.fields[fi]
 	sc := &tb.scratch[fi]
 	n := hi - lo
-	// at is the address of the field in row i; rows is a live slice that
-	// tb holds, so its memory stays put while the batch is built.
-	base, stride, off := tb.rows.UnsafePointer(), tb.stride, tb.offsets[fi]
-	at := func(i int) unsafe.Pointer { return unsafe.Add(base, uintptr(lo+i)*stride+off) }
+	// p is the address of the field in row lo, the next row's stride
+	// bytes on; rows is a live slice that tb holds, so its memory stays
+	// put while the batch is built.
+	stride := tb.stride
+	p := unsafe.Add(tb.rows.UnsafePointer(), uintptr(lo)*stride+tb.offsets[fi])
+	at := func(i int) unsafe.Pointer { return unsafe.Add(p, uintptr(i)*stride) }
 	if d := tb.dicts[fi]; d != nil {
-		prev, code, looked := "", int32(0), false
-		codeOf := func(i int) int32 {
-			// Rows of one value often come in runs: one lookup per run.
-			if s := *(*string)(at(i)); !looked || s != prev {
-				prev, code, looked = s, d.index[validUTF8(s)], true
-			}
-			return code
-		}
 		if d.typ.IndexType.ID() == arrow.INT16 {
-			sc.i16 = resized(sc.i16, n)
-			for i := range n {
-				sc.i16[i] = int16(codeOf(i))
-			}
+			sc.i16 = dictCodes(sc.i16, n, p, stride, d)
 			return held(sc, sc.i16, func(v []int16) arrow.Array { return dictArrayOf(d, valuesArray(d.typ.IndexType, v)) })
 		}
-		sc.i32 = resized(sc.i32, n)
-		for i := range n {
-			sc.i32[i] = codeOf(i)
-		}
+		sc.i32 = dictCodes(sc.i32, n, p, stride, d)
 		return held(sc, sc.i32, func(v []int32) arrow.Array { return dictArrayOf(d, valuesArray(d.typ.IndexType, v)) })
 	}
 	switch f.kind {
@@ -174,16 +181,16 @@ func (tb *tableBuilder) directColumn(fi, lo, hi int) arrow.Array {
 		}
 		return held(sc, sc.i64, int64Array)
 	case kindInt64:
-		sc.i64 = copyField(sc.i64, n, at)
+		sc.i64 = copyField(sc.i64, n, p, stride)
 		return held(sc, sc.i64, int64Array)
 	case kindInt32:
-		sc.i32 = copyField(sc.i32, n, at)
+		sc.i32 = copyField(sc.i32, n, p, stride)
 		return held(sc, sc.i32, func(v []int32) arrow.Array { return valuesArray(arrow.PrimitiveTypes.Int32, v) })
 	case kindUint64:
-		sc.u64 = copyField(sc.u64, n, at)
+		sc.u64 = copyField(sc.u64, n, p, stride)
 		return held(sc, sc.u64, func(v []uint64) arrow.Array { return valuesArray(arrow.PrimitiveTypes.Uint64, v) })
 	case kindFloat64:
-		sc.f64 = copyField(sc.f64, n, at)
+		sc.f64 = copyField(sc.f64, n, p, stride)
 		return held(sc, sc.f64, func(v []float64) arrow.Array { return valuesArray(arrow.PrimitiveTypes.Float64, v) })
 	case kindBool:
 		// A bitmap of n bits, the bits past n zero, ceil(n/8) bytes long
@@ -209,6 +216,14 @@ func (tb *tableBuilder) directColumn(fi, lo, hi int) arrow.Array {
 		}
 		return sc.str.array()
 	}
+}
+
+// sameString is a == b, told without comparing bytes when a and b share
+// them, as the rows' strings of one value mostly do (runtime.memequal,
+// called for every equal-length pair, was half of a dictionary column's
+// instructions).
+func sameString(a, b string) bool {
+	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
 
 func int64Array(v []int64) arrow.Array { return valuesArray(arrow.PrimitiveTypes.Int64, v) }

@@ -198,7 +198,7 @@ func (tb *tableBuilder) distinct(fi int) []string {
 	add(prev)
 	for i := 1; i < tb.n; i++ {
 		at = unsafe.Add(at, stride)
-		if s := *(*string)(at); s != prev {
+		if s := *(*string)(at); !sameString(s, prev) {
 			prev = s
 			add(s)
 		}
