@@ -24,8 +24,9 @@ type Executor struct {
 	eng    *engine.Engine
 	layout *Layout
 	progs  []*Program
-	h      engine.HandlerID
+	h      engine.HandlerID // task ends: full mode's Executor; symmetric mode's first instance's symEnds (instance.h)
 	hh     engine.HandlerID // host-thread issues (hostIssuer)
+	ends   []symEnds        // symmetric mode: per instance, its handler of task ends
 
 	symmetric bool
 	inst      []instance
@@ -166,7 +167,7 @@ type instance struct {
 	// state is the rank's per-task state, in program order. need is,
 	// per task, the inputs it waits for (its dependencies and, with a
 	// host thread, its issue; fillHot): in symmetric mode the instance's
-	// own, counted down as they arrive (completed, hostRun; 0: every
+	// own, counted down as they arrive (symEnds.Handle, hostRun; 0: every
 	// input in), in full mode shared by every rank of the stage and read
 	// only (the play counts on fullTask).
 	state []taskState
@@ -182,7 +183,10 @@ type instance struct {
 	// watch: RunSteady stops the play once tasks [0, watch) of every
 	// instance have ended (0: none watched).
 	watch int32
-	rem   int64 // the running compute task's remaining work at since, in SM-nanoseconds
+	// h is the handler of the instance's task ends: symmetric mode's
+	// own symEnds, full mode's Executor.h.
+	h   engine.HandlerID
+	rem int64 // the running compute task's remaining work at since, in SM-nanoseconds
 	// ctas is the stage's CTA counts (Executor.ctas[stage]) while the
 	// model is on, else nil.
 	ctas *[NumGroupKinds]int32
@@ -270,7 +274,16 @@ func NewSymmetric(eng *engine.Engine, l *Layout, progs []*Program) *Executor {
 			checkHot(p)
 		}
 	}
-	x.h = eng.Register((*symEnds)(x))
+	x.ends = make([]symEnds, len(x.inst))
+	for i := range x.inst {
+		x.ends[i] = symEnds{x: x, in: &x.inst[i], i: i}
+		x.inst[i].h = eng.Register(&x.ends[i])
+	}
+	if len(x.inst) > 0 {
+		x.h = x.inst[0].h
+	} else {
+		x.h = eng.Register(&symEnds{x: x})
+	}
 	x.hh = eng.Register((*hostIssuer)(x))
 	return x
 }
@@ -305,6 +318,9 @@ func NewFull(eng *engine.Engine, l *Layout, progs []*Program, r *collectives.Run
 	x.sendTo = make([][2]groupState, n)
 	x.h = eng.Register(x)
 	x.hh = eng.Register((*hostIssuer)(x))
+	for i := range x.inst {
+		x.inst[i].h = x.h
+	}
 	return x, nil
 }
 
@@ -676,11 +692,11 @@ func unpack(arg int64) (i, t int) { return int(arg>>32) & (1<<30 - 1), int(uint3
 
 // Handle completes the task packed in arg.
 func (x *Executor) Handle(now engine.Time, arg int64) {
+	i, t := unpack(arg)
 	if x.full == nil {
-		(*symEnds)(x).Handle(now, arg)
+		x.ends[i].Handle(now, arg)
 		return
 	}
-	i, t := unpack(arg)
 	in := &x.inst[i]
 	if ev := in.events; ev != nil {
 		ev[t]++
@@ -690,54 +706,127 @@ func (x *Executor) Handle(now engine.Time, arg int64) {
 			return // superseded by a rate change
 		}
 		in.cur = -1
-		// A compute task: finish and complete1 would only complete it
-		// on its own rank, communication aside.
+		// A compute task: finishFull would only complete it on its
+		// own rank, communication aside.
 		x.complete1Full(i, t)
 		return
 	}
 	x.finish(i, t)
 }
 
-// symEnds is the executor seen as the handler of task ends in symmetric
-// mode (NewSymmetric registers it as Executor.h): Handle without the
-// checks for full mode, the instance found once and handed down.
-type symEnds Executor
+// symEnds is the handler of one instance's task ends in symmetric mode:
+// NewSymmetric registers one per instance, instance i's as Executor.h + i
+// (instance.h), so that Handle has its instance from its receiver, not by
+// indexing Executor.inst with the event's argument (192-byte records: a
+// multiply, a bounds check and the slice's loads on every event).
+type symEnds struct {
+	x  *Executor
+	in *instance // &x.inst[i]
+	i  int
+}
 
-// Handle completes the task packed in arg in symmetric mode (where the
-// peer of a send is the instance of its stage): a compute task's end
-// under the interference model unless superseded; else the task's
-// communication releases its SMs, it completes, and a send's receive
-// with it.
+// Handle completes the task packed in arg (of h's instance) in symmetric
+// mode, where the peer of a send is the instance of its stage: a compute
+// task's end under the interference model unless superseded; else the
+// task's communication releases its SMs. The task then completes (the
+// loop's body): its end is recorded, its successors count the input
+// down, and those whose last input it was start now (or when their
+// issue ends); its instance's host thread, if it waited for the task,
+// runs on. A send's receive, on the peer stage's instance, then
+// releases its SMs and completes in a second round, after the send.
+//
+// One function, where Handle called a completion per task: the call, its
+// frame and the spilled arguments cost ≈ 6 instructions a completion
+// (docs/design.md "Speed", play27).
 func (h *symEnds) Handle(now engine.Time, arg int64) {
-	x := (*Executor)(h)
-	i, t := unpack(arg)
-	in := &x.inst[i]
+	x, in, i := h.x, h.in, h.i
+	t := int(uint32(arg)) // (unpack's task)
 	if ev := in.events; ev != nil {
 		ev[t]++
 	}
+	send := false
 	if arg&computeEnd != 0 {
 		if int(in.cur) != t || now != in.end {
 			return // superseded by a rate change
 		}
 		in.cur = -1
-		x.completed(in, i, t)
-		return
-	}
-	task := &in.hot[t]
-	kind := task.kind
-	if x.sms > 0 && kind.IsComm() {
-		x.commBusyOn(in, i, -ctasHot(in, task), task.smSized())
-	}
-	x.completed(in, i, t)
-	if kind == KindSend {
-		send := &in.prog.Tasks[t]
-		j, m := send.p2p()
-		peer := &x.inst[j]
-		if x.sms > 0 {
-			recv := &peer.hot[m]
-			x.commBusyOn(peer, j, -ctasHot(peer, recv), recv.smSized())
+	} else {
+		task := &in.hot[t]
+		kind := task.kind
+		if x.sms > 0 && kind.IsComm() {
+			x.commBusyOn(in, i, -ctasHot(in, task), task.smSized())
 		}
-		x.completed(peer, j, m)
+		send = kind == KindSend
+	}
+	for {
+		state := in.state
+		state[t].end = now + 1
+		x.done++
+		if x.done&0xffff == 0 {
+			x.poll()
+		}
+		if int32(t) < in.watch { // RunSteady: one more of the watched tasks ended
+			if x.watchLeft--; x.watchLeft == 0 {
+				x.eng.Stop()
+			}
+		}
+		// Program.Succ(t), walked by index: cheaper than making the subslice.
+		p := in.prog
+		off := p.succOf[:t+2]
+		succ := p.succ[:off[t+1]]
+		need := in.need[:len(state)] // (one bounds check at s for both)
+		// (k unsigned: the loop's test is its bounds check)
+		for k := uint(uint32(off[t])); k < uint(len(succ)); k++ {
+			s := succ[k]
+			n := need[s] - 1 // one more input arrived
+			need[s] = n
+			if n != 0 {
+				continue // (the task's state line untouched)
+			}
+			// Every input in. With a host thread the issue is one of them,
+			// computed ahead of the clock: hostIssued, inlined (a task
+			// without one, or a receive, has issued 0, and -1 is never
+			// after now).
+			st := &state[s]
+			if iss := st.issued - 1; iss > now {
+				x.eng.At(iss, x.hh, pack(i, int(s)))
+				continue
+			}
+			// readySym, inlined for what is not a send.
+			// (The interference model's test once: x.sms, read behind
+			// stores, is otherwise loaded again for a communication task.)
+			h := &in.hot[s]
+			kind := h.kind
+			if kind == KindSend {
+				x.readySym(in, i, int(s))
+				continue
+			}
+			st.start = now + 1
+			if x.sms > 0 {
+				if kind.IsCompute() {
+					x.startComputeOn(in, i, int(s), h.dur, h.share)
+					continue
+				}
+				if kind.IsComm() {
+					x.commBusyOn(in, i, ctasHot(in, h), h.smSized())
+				}
+			}
+			x.eng.At(endAfter(now, h.dur), in.h, pack(i, int(s))) // After(h.dur, …)
+		}
+		if int(in.hostWait) == t {
+			in.hostWait = -1
+			x.hostAdvanceOn(in, i)
+		}
+		if !send {
+			return
+		}
+		send = false
+		j, m := in.prog.Tasks[t].p2p()
+		in, i, t = &x.inst[j], j, m
+		if x.sms > 0 {
+			recv := &in.hot[t]
+			x.commBusyOn(in, i, -ctasHot(in, recv), recv.smSized())
+		}
 	}
 }
 
@@ -751,107 +840,17 @@ func (x *Executor) CollectiveDone(now engine.Time, tag int64) {
 	x.finish(i, t)
 }
 
-// finish completes task t of instance i, and for sends the matching receive,
-// and for full-mode collectives every member.
+// finish completes task t of instance i in full mode, and for sends the
+// matching receive, and for collectives every member (finishFull): the
+// ends of the runner's collectives and sends (CollectiveDone) and the
+// task ends Executor.Handle receives. Symmetric mode has no runner and
+// registers each instance's symEnds, not the Executor, for its ends, so
+// it never gets here.
 func (x *Executor) finish(i, t int) {
-	if x.full != nil {
-		x.finishFull(i, t)
-		return
+	if x.full == nil {
+		panic("parallel: finish in symmetric mode, whose task ends are symEnds.Handle's")
 	}
-	in := &x.inst[i]
-	task := &in.prog.Tasks[t]
-	switch {
-	case task.Kind == KindSend:
-		peer, m := task.p2p()
-		j := x.peer(i, peer)
-		x.complete1(i, t)
-		x.complete1(j, m)
-	case !x.symmetric && task.Kind.IsComm():
-		gs := x.groups[task.Group][x.groupOf[task.Group][in.rank]]
-		for _, r := range gs.ranks {
-			x.complete1(r, t)
-		}
-	default:
-		x.complete1(i, t)
-	}
-}
-
-func (x *Executor) complete1(i, t int) {
-	if x.full != nil {
-		x.complete1Full(i, t)
-		return
-	}
-	if x.sms > 0 {
-		if task := &x.inst[i].prog.Tasks[t]; task.Kind.IsComm() {
-			x.commBusy(i, -x.ctasOf(i, task), task.SMSized)
-		}
-	}
-	x.completed(&x.inst[i], i, t)
-}
-
-// completed is complete1 in symmetric mode, for in = &x.inst[i], once a
-// communication task has released its SMs: it records the end and
-// readies what waited for it.
-func (x *Executor) completed(in *instance, i, t int) {
-	now := x.eng.Now()
-	state := in.state
-	state[t].end = now + 1
-	x.done++
-	if x.done&0xffff == 0 {
-		x.poll()
-	}
-	if int32(t) < in.watch { // RunSteady: one more of the watched tasks ended
-		if x.watchLeft--; x.watchLeft == 0 {
-			x.eng.Stop()
-		}
-	}
-	// Program.Succ(t), walked by index: cheaper than making the subslice.
-	p := in.prog
-	off := p.succOf[:t+2]
-	succ := p.succ[:off[t+1]]
-	need := in.need[:len(state)] // (one bounds check at s for both)
-	// (k unsigned: the loop's test is its bounds check)
-	for k := uint(uint32(off[t])); k < uint(len(succ)); k++ {
-		s := succ[k]
-		n := need[s] - 1 // one more input arrived
-		need[s] = n
-		if n != 0 {
-			continue // (the task's state line untouched)
-		}
-		// Every input in. With a host thread the issue is one of them,
-		// computed ahead of the clock: hostIssued, inlined (a task
-		// without one, or a receive, has issued 0, and -1 is never
-		// after now).
-		st := &state[s]
-		if iss := st.issued - 1; iss > now {
-			x.eng.At(iss, x.hh, pack(i, int(s)))
-			continue
-		}
-		// readySym, inlined for what is not a send.
-		// (The interference model's test once: x.sms, read behind
-		// stores, is otherwise loaded again for a communication task.)
-		h := &in.hot[s]
-		kind := h.kind
-		if kind == KindSend {
-			x.readySym(in, i, int(s))
-			continue
-		}
-		st.start = now + 1
-		if x.sms > 0 {
-			if kind.IsCompute() {
-				x.startComputeOn(in, i, int(s), h.dur, h.share)
-				continue
-			}
-			if kind.IsComm() {
-				x.commBusyOn(in, i, ctasHot(in, h), h.smSized())
-			}
-		}
-		x.eng.At(endAfter(now, h.dur), x.h, pack(i, int(s))) // After(h.dur, …)
-	}
-	if int(in.hostWait) == t {
-		in.hostWait = -1
-		x.hostAdvanceOn(in, i)
-	}
+	x.finishFull(i, t)
 }
 
 // endAfter is now.Add(max(dur, 0)) for a clock reading now ≥ 0 (the
@@ -865,16 +864,6 @@ func endAfter(now, dur engine.Time) engine.Time {
 		return engine.Forever
 	}
 	return e
-}
-
-// peer is the instance of the corresponding rank on pipeline stage st.
-func (x *Executor) peer(i, st int) int {
-	if x.symmetric {
-		return st
-	}
-	c := x.layout.CoordOf(int(x.inst[i].rank))
-	c.PP = st
-	return x.layout.RankOf(c)
 }
 
 // ready starts task t of instance i, whose inputs have all arrived.
@@ -917,7 +906,7 @@ func (x *Executor) readySym(in *instance, i, t int) {
 	case x.sms > 0 && k.IsComm():
 		x.commBusyOn(in, i, ctasHot(in, h), h.smSized())
 	}
-	x.eng.At(endAfter(now, h.dur), x.h, pack(i, t)) // After(h.dur, …)
+	x.eng.At(endAfter(now, h.dur), in.h, pack(i, t)) // After(h.dur, …)
 }
 
 // TimeByTask makes the collectives of group kind k take their task's priced

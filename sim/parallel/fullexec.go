@@ -368,8 +368,11 @@ func (x *Executor) startedAt(i, t int, fi *fullInst, ft *fullTask, now engine.Ti
 // kept reports whether instance i's task times are kept (allocTimes).
 func (f *fullMode) kept(i int) bool { return f.keep == nil || f.keep[i] }
 
-// complete1Full is complete1 in full mode. It reads the rank's fullInst
-// and the stage's fullTask, and the instance only where its times are kept.
+// complete1Full completes task t on rank i alone in full mode (a
+// collective's member, a send or its receive, a compute task), releasing
+// its communication's SMs: symEnds.Handle's completion of one task. It
+// reads the rank's fullInst and the stage's fullTask, and the instance
+// only where its times are kept.
 func (x *Executor) complete1Full(i, t int) {
 	f := x.full
 	fi := &f.inst[i]

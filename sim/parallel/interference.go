@@ -227,7 +227,7 @@ func (x *Executor) startComputeOn(in *instance, i, t int, dur engine.Time, share
 		in.rem = int64(dur) * x.sms
 		in.end = later(now, ceilDiv(in.rem, in.rate))
 	}
-	x.eng.At(in.end, x.h, pack(i, t)|computeEnd)
+	x.eng.At(in.end, in.h, pack(i, t)|computeEnd)
 }
 
 // commBusy adds delta CTAs to instance i's in-flight communication (of
@@ -270,7 +270,7 @@ func (x *Executor) rerate(in *instance, i int) {
 	}
 	if end != in.end {
 		in.end = end
-		x.eng.At(end, x.h, pack(i, int(in.cur))|computeEnd)
+		x.eng.At(end, in.h, pack(i, int(in.cur))|computeEnd)
 	}
 }
 

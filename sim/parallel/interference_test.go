@@ -377,10 +377,10 @@ func TestRateIdleIsSMs(t *testing.T) {
 
 // TestSuccessorStartsAsAtBegin plays TestInterferenceHand's compute task
 // readied as the successor of a 0 ns host stall instead of at the start:
-// completed starts it (its own copy of readySym's start) at time 0 while
+// symEnds.Handle starts it (its own copy of readySym's start) at time 0 while
 // the collectives started by begin are in flight, so its rate comes from
 // rateOf, and the hand-derived ends are the same. The collectives, readied
-// by completed too where they wait for another task, keep their Dur.
+// by symEnds.Handle too where they wait for another task, keep their Dur.
 func TestSuccessorStartsAsAtBegin(t *testing.T) {
 	const D = 1000
 	iv := Interference{100, hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}, 0, false}
@@ -399,7 +399,7 @@ func TestSuccessorStartsAsAtBegin(t *testing.T) {
 		// 1000 / 0.8.
 		{"longer", iv, []Task{compute(D), tp(2000)}, [][]int32{{0}, nil}, 1250},
 		// TP [0,300] at 0.8, then DP [300,700] at 0.7 (readied by
-		// completed beside the running compute task): D + 60 + 120.
+		// symEnds.Handle beside the running compute task): D + 60 + 120.
 		{"rate changes mid-task", iv, []Task{compute(D), tp(300), dp(400)}, [][]int32{{0}, nil, {2}}, 1180},
 		// 24 of 132 SMs: D + ⌈400·24/132⌉.
 		{"rounding up", Interference{132, hardware.CommCTAs{ScaleUp: 24, ScaleOut: 16, P2P: 2}, 0, false},

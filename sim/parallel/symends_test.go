@@ -1,0 +1,90 @@
+package parallel
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/hardware"
+	"github.com/simtrain/simtrain/sim/pipeline"
+)
+
+// TestSymEndsRouteByInstance: NewSymmetric registers one end handler per
+// instance, instance i's as Executor.h + i, before the host thread's; each
+// knows its own instance. A play whose ends all go through one handler
+// that finds the instance from the event's argument (the Executor itself:
+// Handle unpacks it and hands the event to that instance's symEnds, the
+// routing before play27) gives every task the same start, end and engine
+// event count, with and without the interference model, whose compute
+// ends are rescheduled on every rate change (instance.h as well).
+func TestSymEndsRouteByInstance(t *testing.T) {
+	ivs := []Interference{{}, {132, hardware.CommCTAs{ScaleUp: 24, ScaleOut: 16, P2P: 2}, 0, true}}
+	for _, c := range []struct {
+		tp, dp, pp, m int
+		sched         pipeline.Schedule
+	}{
+		{2, 2, 4, 8, pipeline.OneFOneB},
+		{1, 4, 3, 6, pipeline.ZeroBubble},
+	} {
+		l, progs := stepPrograms(t, c.tp, c.dp, c.pp, c.m, c.sched, commPricer{unit: engine.Millisecond, comm: 300 * engine.Microsecond})
+		for _, iv := range ivs {
+			play := func(byArg bool) *Executor {
+				eng := engine.New()
+				x := NewSymmetric(eng, l, progs)
+				if len(x.ends) != len(x.inst) || x.hh != x.h+engine.HandlerID(len(x.inst)) {
+					t.Fatalf("%d end handlers for %d instances, ends from %d, host issues %d", len(x.ends), len(x.inst), x.h, x.hh)
+				}
+				for i := range x.inst {
+					if x.inst[i].h != x.h+engine.HandlerID(i) || x.ends[i].in != &x.inst[i] || x.ends[i].i != i || x.ends[i].x != x {
+						t.Fatalf("instance %d: handler %d (ends from %d), its symEnds %+v", i, x.inst[i].h, x.h, x.ends[i])
+					}
+				}
+				if err := x.SetInterference(iv, ownDomain{}); err != nil {
+					t.Fatal(err)
+				}
+				if byArg {
+					h := eng.Register(x)
+					for i := range x.inst {
+						x.inst[i].h = h
+					}
+				}
+				x.CountEvents()
+				if err := x.Run(); err != nil {
+					t.Fatal(err)
+				}
+				return x
+			}
+			own, byArg := play(false), play(true)
+			for i := range own.inst {
+				_, _, p, os, oe := own.Instance(i)
+				_, _, _, as, ae := byArg.Instance(i)
+				if !slices.Equal(os, as) || !slices.Equal(oe, ae) || !slices.Equal(own.inst[i].events, byArg.inst[i].events) {
+					for k := range p.Tasks {
+						if os[k] != as[k] || oe[k] != ae[k] || own.inst[i].events[k] != byArg.inst[i].events[k] {
+							t.Fatalf("%+v, %+v: stage %d task %d %s: [%d, %d] in %d events, routed by argument [%d, %d] in %d",
+								c, iv, i, k, p.Tasks[k].Name.String(), os[k], oe[k], own.inst[i].events[k], as[k], ae[k], byArg.inst[i].events[k])
+						}
+					}
+				}
+			}
+			if own.eng.Executed() != byArg.eng.Executed() || own.eng.Executed() == 0 {
+				t.Errorf("%+v, %+v: %d events, routed by argument %d", c, iv, own.eng.Executed(), byArg.eng.Executed())
+			}
+		}
+	}
+}
+
+// TestFinishIsFullModeOnly: symmetric mode completes its tasks in
+// symEnds.Handle; finish, reached through the runner's CollectiveDone and
+// Executor.Handle in full mode only, refuses a symmetric executor instead
+// of completing a task without releasing or counting what Handle does.
+func TestFinishIsFullModeOnly(t *testing.T) {
+	l, progs := stepPrograms(t, 2, 2, 2, 4, pipeline.OneFOneB, commPricer{unit: engine.Millisecond, comm: engine.Microsecond})
+	x := NewSymmetric(engine.New(), l, progs)
+	defer func() {
+		if recover() == nil {
+			t.Error("finish on a symmetric executor did not panic")
+		}
+	}()
+	x.finish(0, 0)
+}
