@@ -802,16 +802,25 @@ func (h *symEnds) Handle(now engine.Time, arg int64) {
 				continue
 			}
 			st.start = now + 1
+			end, a := endAfter(now, h.dur), pack(i, int(s)) // After(h.dur, …)
 			if x.sms > 0 {
 				if kind.IsCompute() {
-					x.startComputeOn(in, i, int(s), h.dur, h.share)
-					continue
-				}
-				if kind.IsComm() {
+					if in.busy != 0 || h.dur > x.maxDur {
+						x.startComputeOn(in, i, int(s), h.dur, h.share)
+						continue
+					}
+					// startComputeOn's case with no communication in
+					// flight, inlined: the most common compute start
+					// (no call, no reloads after it).
+					end = later(now, h.dur)
+					in.cur, in.share, in.since = int32(s), h.share, now
+					in.rate, in.rem, in.end = x.sms, int64(h.dur)*x.sms, end
+					a |= computeEnd
+				} else if kind.IsComm() {
 					x.commBusyOn(in, i, ctasHot(in, h), h.smSized())
 				}
 			}
-			x.eng.At(endAfter(now, h.dur), in.h, pack(i, int(s))) // After(h.dur, …)
+			x.eng.At(end, in.h, a)
 		}
 		if int(in.hostWait) == t {
 			in.hostWait = -1
