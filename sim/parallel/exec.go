@@ -239,7 +239,9 @@ const (
 
 func (h *hotTask) smSized() bool { return h.flags&hotSMSized != 0 }
 
-// NewSymmetric prepares a symmetric (one rank per stage) execution.
+// NewSymmetric prepares a symmetric (one rank per stage) execution. It
+// registers one handler per program on eng for the instance's task ends
+// (symEnds), then the host thread's (hostIssuer).
 func NewSymmetric(eng *engine.Engine, l *Layout, progs []*Program) *Executor {
 	x := &Executor{eng: eng, layout: l, progs: progs, symmetric: true}
 	if len(progs) > 0 && progs[0].arena != nil {
@@ -282,7 +284,7 @@ func NewSymmetric(eng *engine.Engine, l *Layout, progs []*Program) *Executor {
 	if len(x.inst) > 0 {
 		x.h = x.inst[0].h
 	} else {
-		x.h = eng.Register(&symEnds{x: x})
+		x.h = eng.Register(&symEnds{x: x}) // (no instance, no event: Executor.h as ever)
 	}
 	x.hh = eng.Register((*hostIssuer)(x))
 	return x
@@ -725,7 +727,7 @@ type symEnds struct {
 	i  int
 }
 
-// Handle completes the task packed in arg (of h's instance) in symmetric
+// Handle completes the task packed in arg (of se's instance) in symmetric
 // mode, where the peer of a send is the instance of its stage: a compute
 // task's end under the interference model unless superseded; else the
 // task's communication releases its SMs. The task then completes (the
@@ -738,8 +740,8 @@ type symEnds struct {
 // One function, where Handle called a completion per task: the call, its
 // frame and the spilled arguments cost ≈ 6 instructions a completion
 // (docs/design.md "Speed", play27).
-func (h *symEnds) Handle(now engine.Time, arg int64) {
-	x, in, i := h.x, h.in, h.i
+func (se *symEnds) Handle(now engine.Time, arg int64) {
+	x, in, i := se.x, se.in, se.i
 	t := int(uint32(arg)) // (unpack's task)
 	if ev := in.events; ev != nil {
 		ev[t]++
