@@ -38,14 +38,7 @@ func (x *Executor) statsPeriodic(i int) (Stats, bool) {
 	in := &x.inst[i]
 	p, state, r, hot := in.prog, in.state, x.rep[i], x.hotTasks(i)
 	n, period, extra := int32(len(p.Tasks)), r.period, r.extra
-	var aHi, endA engine.Time
-	for t := int32(0); t < r.a; t++ {
-		e := state[t].End()
-		aHi = max(aHi, e)
-		if hot[t].kind != KindHostCopy {
-			endA = max(endA, e)
-		}
-	}
+	aHi, endA := prefixEnds(hot[:r.a], state[:r.a])
 	const inf = engine.Time(1<<62 - 1)
 	uLo, uHi, bLo := inf, engine.Time(-1), inf
 	var endSh engine.Time
@@ -122,6 +115,29 @@ func (x *Executor) statsPeriodic(i int) (Stats, bool) {
 	}
 	st.Idle = st.End - covered
 	return st, true
+}
+
+// prefixEnds returns the latest end of the tasks, hot and state (the
+// same tasks' records), and of those that are not a copy engine's
+// transfer (KindHostCopy), each at least 0: the prefix A's last time and
+// its last end as Stats counts it (statsPeriodic). One pass on the
+// stored ends (plus one), without End's subtraction per task or a bounds
+// check, and not inlined: in statsPeriodic's body its loop kept its
+// values on the stack (15 M instructions on the 70B sweep, 10 here).
+//
+//go:noinline
+func prefixEnds(hot []hotTask, state []taskState) (all, notCopy engine.Time) {
+	state = state[:len(hot)]
+	all, notCopy = 1, 1 // 0, stored plus one
+	for j := range hot {
+		e := state[j].end
+		if hot[j].kind == KindHostCopy { // (rare: a branch, one maximum per task)
+			all = max(all, e)
+			continue
+		}
+		notCopy = max(notCopy, e)
+	}
+	return max(all, notCopy) - 1, notCopy - 1
 }
 
 // periodsUntil is ⌈d/p⌉ for p > 0 (d of any sign), the periods that cover d.
