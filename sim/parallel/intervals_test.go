@@ -11,8 +11,8 @@ import (
 // The interval algebra's faster forms (issue 18, stats27) against the
 // ones they replaced, kept here as references: lengthMinus skipping by
 // galloping against the linear skip, unionIntervals writing by index and
-// copying the rest against appending each interval, prefixEnds against
-// End per task.
+// copying the rest against appending each interval; the walk's last ends
+// against End per task.
 
 // lengthMinusLinear is lengthMinus as it was: b's intervals skipped one
 // by one.
@@ -143,33 +143,87 @@ func TestUnionIntervalsEqualsAppend(t *testing.T) {
 	}
 }
 
-// TestPrefixEnds: the last end of every task and of those not a copy
-// engine's transfer, as End per task gives them (at least 0), with tasks
-// not ended (stored 0) and transfers first, last and alone.
-func TestPrefixEnds(t *testing.T) {
+// TestWalkEnds: the walk's last end (st.End) and its copy engine's
+// transfers' (copyEnd), which statsPeriodic reads after walking the
+// prefix, are End's maxima (at least 0) over the tasks not a transfer and
+// over the transfers: random kinds, tasks not ended, of no length, and
+// transfers first, last and alone.
+func TestWalkEnds(t *testing.T) {
 	rng := rand.New(rand.NewPCG(27, 4))
 	for trial := 0; trial < 2000; trial++ {
 		n := rng.IntN(40)
-		hot, state := make([]hotTask, n), make([]taskState, n)
-		for j := range hot {
-			hot[j].kind = Kind(rng.IntN(int(NumKinds)))
+		tasks, state := make([]Task, n), make([]taskState, n)
+		for j := range tasks {
+			tasks[j].Kind = Kind(rng.IntN(int(KindHostCopy) + 1))
 			if rng.IntN(3) == 0 {
-				hot[j].kind = KindHostCopy
+				tasks[j].Kind = KindHostCopy
 			}
+			tasks[j].Group = GroupKind(rng.IntN(int(NumGroupKinds)))
 			if rng.IntN(8) != 0 {
-				state[j].end = 1 + engine.Time(rng.IntN(1000))
+				state[j].start = 1 + engine.Time(rng.IntN(1000))
+				state[j].end = state[j].start + engine.Time(rng.IntN(3)*rng.IntN(100))
 			}
 		}
 		var all, notCopy engine.Time
-		for j := range hot {
-			e := state[j].End()
-			all = max(all, e)
-			if hot[j].kind != KindHostCopy {
-				notCopy = max(notCopy, e)
+		for j := range tasks {
+			if tasks[j].Kind == KindHostCopy {
+				all = max(all, state[j].End())
+			} else {
+				notCopy = max(notCopy, state[j].End())
 			}
 		}
-		if a, nc := prefixEnds(hot, state); a != all || nc != notCopy {
-			t.Fatalf("trial %d: %d and %d, End per task %d and %d", trial, a, nc, all, notCopy)
+		x := &Executor{inst: []instance{{prog: &Program{Tasks: tasks}, state: state}}}
+		wk := x.newWalker(0, false, true)
+		wk.walk(0, int32(n), 0)
+		if wk.st.End != notCopy || wk.copyEnd != all {
+			t.Fatalf("trial %d: end %d, transfers' %d; End per task %d and %d", trial, wk.st.End, wk.copyEnd, notCopy, all)
+		}
+	}
+}
+
+// clipIntervalsEvery and lengthOfEach are clipIntervals and lengthOf as
+// they were: every interval clipped, one interval a turn.
+func clipIntervalsEvery(dst, v []interval, lo, hi engine.Time) []interval {
+	for _, x := range v {
+		a, b := max(x.a, lo), min(x.b, hi)
+		if a < b {
+			dst = append(dst, interval{a, b})
+		}
+	}
+	return dst
+}
+
+func lengthOfEach(v []interval) engine.Time {
+	var total engine.Time
+	for _, x := range v {
+		total += x.b - x.a
+	}
+	return total
+}
+
+// TestClipAndLengthEqualsEvery: windows before, across, inside and past
+// lists of 0 to 300 intervals, onto an empty dst and one with intervals;
+// lengths of lists of every length mod 4.
+func TestClipAndLengthEqualsEvery(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 5))
+	for trial := 0; trial < 4000; trial++ {
+		v := randomMerged(rng, rng.IntN(300), 1+rng.IntN(20), rng.IntN(20))
+		span := engine.Time(1)
+		if len(v) > 0 {
+			span = v[len(v)-1].b + 1
+		}
+		lo := engine.Time(rng.IntN(int(span)+40)) - 20
+		hi := lo + engine.Time(rng.IntN(int(span)/2+5))
+		var dst []interval
+		if trial%3 == 0 {
+			dst = []interval{{-50, -40}}
+		}
+		want := clipIntervalsEvery(slices.Clone(dst), v, lo, hi)
+		if got := clipIntervals(slices.Clone(dst), v, lo, hi); !slices.Equal(got, want) {
+			t.Fatalf("trial %d: %v in [%d, %d): %v, clipping each %v", trial, v, lo, hi, got, want)
+		}
+		if got, want := lengthOf(v), lengthOfEach(v); got != want {
+			t.Fatalf("trial %d: length of %v %d, one by one %d", trial, v, got, want)
 		}
 	}
 }

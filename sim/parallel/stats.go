@@ -78,9 +78,8 @@ func (x *Executor) StatsEveryWait(i int) Stats {
 
 func (x *Executor) statsOfTimes(i int) Stats {
 	if x.rep != nil && !x.walkCopies {
-		if st, ok := x.statsPeriodic(i); ok {
-			return st
-		}
+		st, _ := x.statsPeriodic(i)
+		return st
 	}
 	extra := 0
 	if x.rep != nil {
@@ -103,53 +102,64 @@ type windowMeasure struct {
 // [w.lo, w.hi). With scan, every hosted compute task's dependencies are
 // read (walker.walk).
 func (x *Executor) statsWalk(i, extra int, w *windowMeasure, scan bool) Stats {
-	in := &x.inst[i]
-	p, state, hosted := in.prog, in.state, in.prog.Hosted
-	x.hotTasks(i)
-	if x.scratch == nil {
-		x.scratch = new(statsScratch)
-	}
-	sc := x.scratch
 	// Tensor parallelism's intervals go to the joint list only (walker.
 	// joint), unless it comes out of order (never on the 70B sweep's 2,670
 	// instances with tensor parallelism) or with scan (StatsEveryWait, the
 	// reference, measures from the separate lists): then the tasks are
 	// walked again into separate lists.
-	joint := !scan
-again:
-	wk := walker{p: p, hot: in.hot, state: state, hosted: hosted, scan: scan, joint: joint}
+	for joint := !scan; ; joint = false {
+		wk := x.newWalker(i, scan, joint)
+		x.walkFrom(&wk, i, 0, extra)
+		if st, ok := x.measure(&wk, w); ok {
+			return st
+		}
+	}
+}
+
+// newWalker is a walker of instance i with empty lists (the scratch's).
+func (x *Executor) newWalker(i int, scan, joint bool) walker {
+	in := &x.inst[i]
+	x.hotTasks(i)
+	if x.scratch == nil {
+		x.scratch = new(statsScratch)
+	}
+	wk := walker{p: in.prog, hot: in.hot, state: in.state, hosted: in.prog.Hosted, scan: scan, joint: joint}
 	for l := range wk.lists {
-		wk.lists[l] = sc.lists[l][:0]
+		wk.lists[l] = x.scratch.lists[l][:0]
 	}
-	// The played tasks in segments, each shifted: with replication
-	// (Replicate) the tasks up to the last played unit as played, that
-	// unit's copies a period later each, then the suffix after them.
-	type segment struct {
-		lo, hi int32
-		shift  engine.Time
-	}
-	segs := [3]segment{{0, int32(len(p.Tasks)), 0}}
-	nseg := 1
 	if x.rep != nil {
-		r := x.rep[i]
-		segs[0].hi, wk.win = r.b, r.win
-		segs[1] = segment{r.a, r.b, 0} // repeated r.extra times
-		segs[2] = segment{r.b, int32(len(p.Tasks)), engine.Time(extra) * r.period}
-		nseg = 3
+		wk.win = x.rep[i].win
 	}
-	for sg := 0; sg < nseg; sg++ {
-		copies := 1
-		if sg == 1 {
-			copies = extra
-		}
-		for c := 1; c <= copies; c++ {
-			seg := segs[sg]
-			if sg == 1 {
-				seg.shift = engine.Time(c) * x.rep[i].period
-			}
-			wk.walk(seg.lo, seg.hi, seg.shift)
-		}
+	return wk
+}
+
+// walkFrom walks instance i's tasks from task from on (with replication,
+// from up to the replicated unit's end) in segments, each shifted: with
+// replication (Replicate) the tasks up to the last played unit as
+// played, extra copies of that unit a period later each, then the suffix
+// after them; without, every task as played. Walked from 0, these are
+// all of statsWalk's; statsPeriodic walks the prefix before the unit
+// first, whose last end it reads before it knows the copies to walk.
+func (x *Executor) walkFrom(wk *walker, i int, from int32, extra int) {
+	n := int32(len(wk.p.Tasks))
+	if x.rep == nil {
+		wk.walk(from, n, 0)
+		return
 	}
+	r := x.rep[i]
+	wk.walk(from, r.b, 0)
+	for c := 1; c <= extra; c++ {
+		wk.walk(r.a, r.b, engine.Time(c)*r.period)
+	}
+	wk.walk(r.b, n, engine.Time(extra)*r.period)
+}
+
+// measure returns the Stats of what wk walked and, with w, what lies in
+// w's window; false when the joint list came out of order (walker.joint):
+// then the tasks are to be walked again into separate lists.
+func (x *Executor) measure(wk *walker, w *windowMeasure) (Stats, bool) {
+	sc := x.scratch
+	joint := wk.joint
 	// Tensor parallelism widened the joint list somewhere unless it came
 	// out as compute's: both get every other interval the same way, in
 	// the same order, so without tensor parallelism they are equal, and
@@ -160,8 +170,7 @@ again:
 	wk.tp = joint && !slices.Equal(wk.lists[listBoth], wk.lists[listComp])
 	if joint && wk.tp && wk.unsorted[listBoth] {
 		sc.lists = wk.lists
-		joint = false
-		goto again
+		return Stats{}, false
 	}
 	st, comp := wk.st, wk.lists[listComp]
 	var comm [NumExposed][]interval
@@ -218,7 +227,7 @@ again:
 		sc.clipComp, sc.clipComm = cw, kw
 	}
 	sc.lists = wk.lists
-	return st
+	return st, true
 }
 
 // pipeline returns the pipeline's list, merged: the sends' (merged),
@@ -356,8 +365,19 @@ func (x *Executor) hotTasks(i int) []hotTask {
 }
 
 // clipIntervals appends to dst the parts of v (merged) inside [lo, hi).
+// A merged list's ends increase, so the intervals that end by lo are
+// skipped by halving (skipEnded) and the walk stops at the first that
+// starts at hi or after: statsPeriodic's window is one period, a small
+// part of compute's list, which was clipped interval by interval.
 func clipIntervals(dst, v []interval, lo, hi engine.Time) []interval {
-	for _, x := range v {
+	j := 0
+	if len(v) > 0 && v[0].b <= lo {
+		j = skipEnded(v, 1, lo)
+	}
+	for _, x := range v[j:] {
+		if x.a >= hi {
+			break
+		}
 		a, b := max(x.a, lo), min(x.b, hi)
 		if a < b {
 			dst = append(dst, interval{a, b})
@@ -376,6 +396,9 @@ type walker struct {
 	scan   bool  // read every hosted compute task's dependencies (below)
 	win    int32 // the replicated unit's first task: dependencies from it on are shifted
 	st     Stats
+	// copyEnd is the last end of a copy engine's transfer, which st.End
+	// leaves out (walkEnd), or 0.
+	copyEnd engine.Time
 	// lists are the intervals: compute's (listComp), each kind's
 	// communication (listComm + k, ExposedOf; the pipeline's receives
 	// apart, on listRecvAct and listRecvGrd by stream: pipeline) and
@@ -558,6 +581,8 @@ func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [16 << 3]uint8) {
 			// not started (both stored 0) or of no length: its end only
 			if c&walkEnd != 0 {
 				end = max(end, e)
+			} else {
+				w.copyEnd = max(w.copyEnd, e)
 			}
 			continue
 		}
@@ -603,6 +628,7 @@ func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [16 << 3]uint8) {
 			// waits for (the states' offload after the optimizer step)
 			// runs under the next step's forward, and what the compute
 			// stream waits for one shows as idle time
+			w.copyEnd = max(w.copyEnd, e)
 		}
 	}
 	w.st.End = end
@@ -689,13 +715,20 @@ func compareIntervals(x, y interval) int {
 	return int(x.b - y.b)
 }
 
-// lengthOf returns the length of v (merged).
+// lengthOf returns the length of v (merged): four intervals a turn
+// (compute's list is most of what it measures, 1.7 M intervals on the 70B
+// sweep; integer sums, so the order of the additions changes nothing).
 func lengthOf(v []interval) engine.Time {
-	var total engine.Time
-	for _, x := range v {
-		total += x.b - x.a
+	var s0, s1 engine.Time
+	for len(v) >= 4 {
+		s0 += v[0].b - v[0].a + v[2].b - v[2].a
+		s1 += v[1].b - v[1].a + v[3].b - v[3].a
+		v = v[4:]
 	}
-	return total
+	for _, x := range v {
+		s0 += x.b - x.a
+	}
+	return s0 + s1
 }
 
 // lengthMinus returns the length of a \ b (both merged). b is mostly

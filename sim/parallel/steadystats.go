@@ -31,14 +31,16 @@ import "github.com/simtrain/simtrain/sim/engine"
 // walked ~100 copies per stage. TestStatsPeriodicEqualsWalk and the
 // steady-state tests (every copy walked, or the full play) check it.
 
-// statsPeriodic returns instance i's Stats measured as above, or false
-// when an interval does not move with the shift or the copies are too few
-// for the window (the caller walks every copy).
+// statsPeriodic returns instance i's Stats and true when they were
+// measured as above; else (an interval does not move with the shift, or
+// the copies are too few for the window) every copy is walked, and false.
+// The prefix A is walked first, as the walk of either kind begins, and
+// its last ends read from that walk (walker.copyEnd for the copy
+// engine's transfers); the walk then goes on with the copies it needs.
 func (x *Executor) statsPeriodic(i int) (Stats, bool) {
 	in := &x.inst[i]
 	p, state, r, hot := in.prog, in.state, x.rep[i], x.hotTasks(i)
 	n, period, extra := int32(len(p.Tasks)), r.period, r.extra
-	aHi, endA := prefixEnds(hot[:r.a], state[:r.a])
 	const inf = engine.Time(1<<62 - 1)
 	uLo, uHi, bLo := inf, engine.Time(-1), inf
 	var endSh engine.Time
@@ -60,7 +62,7 @@ func (x *Executor) statsPeriodic(i int) (Stats, bool) {
 				}
 			}
 			if !hasRel || rel < abs {
-				return Stats{}, false
+				return x.statsWalk(i, extra, nil, false), false
 			}
 			lo = min(lo, rel)
 			if t < r.b {
@@ -91,18 +93,32 @@ func (x *Executor) statsPeriodic(i int) (Stats, bool) {
 		}
 	}
 	if uHi < 0 || period <= 0 {
-		return Stats{}, false
+		return x.statsWalk(i, extra, nil, false), false
 	}
+	wk := x.newWalker(i, false, true)
+	wk.walk(0, r.a, 0) // A: the walk's first tasks either way
+	endA := wk.st.End  // A's last end as Stats counts it
+	aHi := max(endA, wk.copyEnd)
 	tau := max(aHi, uHi-period)
 	k := max(0, periodsUntil(tau+period-bLo, period), periodsUntil(tau-uLo, period))
 	if k >= extra {
-		return Stats{}, false // as many copies as the walk: walk them
+		// as many copies as the walk: walk them, on from A
+		x.walkFrom(&wk, i, r.a, extra)
+		if st, ok := x.measure(&wk, nil); ok {
+			return st, false
+		}
+		return x.statsWalk(i, extra, nil, false), false
 	}
 	w := windowMeasure{lo: tau, hi: tau + period}
-	st := x.statsWalk(i, k, &w, false)
+	x.walkFrom(&wk, i, r.a, k)
+	st, ok := x.measure(&wk, &w)
+	if !ok {
+		st = x.statsWalk(i, k, &w, false)
+	}
 	more := engine.Time(extra - k)
 	if st.End != max(endA, endSh+engine.Time(k)*period) {
-		return Stats{}, false // not the step this reasoning describes
+		// not the step this reasoning describes
+		return x.statsWalk(i, extra, nil, false), false
 	}
 	covered := st.End - st.Idle + more*w.covered
 	st.End = max(endA, endSh+engine.Time(extra)*period)
@@ -115,29 +131,6 @@ func (x *Executor) statsPeriodic(i int) (Stats, bool) {
 	}
 	st.Idle = st.End - covered
 	return st, true
-}
-
-// prefixEnds returns the latest end of the tasks, hot and state (the
-// same tasks' records), and of those that are not a copy engine's
-// transfer (KindHostCopy), each at least 0: the prefix A's last time and
-// its last end as Stats counts it (statsPeriodic). One pass on the
-// stored ends (plus one), without End's subtraction per task or a bounds
-// check, and not inlined: in statsPeriodic's body its loop kept its
-// values on the stack (15 M instructions on the 70B sweep, 10 here).
-//
-//go:noinline
-func prefixEnds(hot []hotTask, state []taskState) (all, notCopy engine.Time) {
-	state = state[:len(hot)]
-	all, notCopy = 1, 1 // 0, stored plus one
-	for j := range hot {
-		e := state[j].end
-		if hot[j].kind == KindHostCopy { // (rare: a branch, one maximum per task)
-			all = max(all, e)
-			continue
-		}
-		notCopy = max(notCopy, e)
-	}
-	return max(all, notCopy) - 1, notCopy - 1
 }
 
 // periodsUntil is ⌈d/p⌉ for p > 0 (d of any sign), the periods that cover d.
