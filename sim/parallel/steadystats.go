@@ -45,41 +45,40 @@ func (x *Executor) statsPeriodic(i int) (Stats, bool) {
 	uLo, uHi, bLo := inf, engine.Time(-1), inf
 	var endSh engine.Time
 	var unit Stats // one copy's sums
-	for t := r.a; t < n; t++ {
+	hosted, win := p.Hosted, r.win
+	// The wait for the issue is [ready, issued): it moves with the shift
+	// only when its latest dependency does. rel is that dependency's end.
+	relOf := func(t int32) (rel engine.Time, ok bool) {
+		var abs engine.Time
+		for _, d := range p.deps[p.depOff[t]:p.depOff[t+1]] { // Deps(t)
+			if d >= win {
+				rel, ok = max(rel, state[d].End()), true
+			} else {
+				abs = max(abs, state[d].End())
+			}
+		}
+		return rel, ok && rel >= abs
+	}
+	// the unit, U_0: its extent and one copy's sums
+	for t := r.a; t < r.b; t++ {
 		task := &hot[t] // p.Tasks[t]'s kind, stream and issue
 		s, e := state[t].Start(), state[t].End()
 		lo := s
-		if p.Hosted && task.kind != KindRecv && task.stream == StreamCompute {
-			// The wait for the issue is [ready, issued): it moves with
-			// the shift only when its latest dependency does.
-			var rel, abs engine.Time
-			hasRel := false
-			for _, d := range p.Deps(int(t)) {
-				if d >= r.win {
-					rel, hasRel = max(rel, state[d].End()), true
-				} else {
-					abs = max(abs, state[d].End())
+		if hosted && task.kind != KindRecv {
+			unit.HostIssue += task.issue
+			if task.stream == StreamCompute {
+				rel, ok := relOf(t)
+				if !ok {
+					return x.statsWalk(i, extra, nil, false), false
 				}
-			}
-			if !hasRel || rel < abs {
-				return x.statsWalk(i, extra, nil, false), false
-			}
-			lo = min(lo, rel)
-			if t < r.b {
-				unit.HostIssue += task.issue
+				lo = min(lo, rel)
 				if is := state[t].Issued(); is > rel {
 					unit.HostBound += is - rel
 				}
 			}
-		} else if p.Hosted && task.kind != KindRecv && t < r.b {
-			unit.HostIssue += task.issue
 		}
 		if task.kind != KindHostCopy {
 			endSh = max(endSh, e)
-		}
-		if t >= r.b {
-			bLo = min(bLo, lo)
-			continue
 		}
 		uLo, uHi = min(uLo, lo), max(uHi, e)
 		if e > s {
@@ -91,6 +90,23 @@ func (x *Executor) statsPeriodic(i int) (Stats, bool) {
 				unit.Host += e - s
 			}
 		}
+	}
+	// the suffix B: its first time
+	for t := r.b; t < n; t++ {
+		task := &hot[t]
+		s, e := state[t].Start(), state[t].End()
+		lo := s
+		if hosted && task.kind != KindRecv && task.stream == StreamCompute {
+			rel, ok := relOf(t)
+			if !ok {
+				return x.statsWalk(i, extra, nil, false), false
+			}
+			lo = min(lo, rel)
+		}
+		if task.kind != KindHostCopy {
+			endSh = max(endSh, e)
+		}
+		bLo = min(bLo, lo)
 	}
 	if uHi < 0 || period <= 0 {
 		return x.statsWalk(i, extra, nil, false), false
