@@ -242,10 +242,7 @@ func (b *builder) copyLayers(p *chunkPass, hist []layerMark, cur *layerMark) boo
 		o := len(prog.depOff) // one entry per task while building: o == at
 		off := slices.Grow(prog.depOff, int(n))[:o+int(n)]
 		prog.depOff = off
-		dst := off[o:]
-		for i, v := range off[src : src+n][:len(dst)] {
-			dst[i] = v + shift
-		}
+		shiftBy(off[o:], off[src:src+n], shift)
 		if len(prog.bands) > 0 { // the copied tasks' band GEMMs (taskBand), in task order
 			i, _ := slices.BinarySearchFunc(prog.bands, src, func(e taskBand, t int32) int { return int(e.task - t) })
 			for j := len(prog.bands); i < j && prog.bands[i].task < src+n; i++ {
@@ -255,10 +252,16 @@ func (b *builder) copyLayers(p *chunkPass, hist []layerMark, cur *layerMark) boo
 			}
 		}
 		e := len(prog.deps)
-		prog.deps = append(prog.deps, prog.deps[d0:d1]...)
-		nd := prog.deps[e:]
-		for i, d := range nd {
-			nd[i] = relabel(d, theta, n, from, to)
+		if from < 0 { // no gather to replace: copied and moved two at a time
+			deps := prog.deps[:e+int(d1-d0)] // growDeps made the room
+			prog.deps = deps
+			moveFrom(deps[e:], deps[d0:d1], theta, n)
+		} else {
+			prog.deps = append(prog.deps, prog.deps[d0:d1]...)
+			nd := prog.deps[e:]
+			for i, d := range nd {
+				nd[i] = relabel(d, theta, n, from, to)
+			}
 		}
 		for _, f := range state {
 			*f = relabel(*f, theta, n, from, to)

@@ -119,3 +119,27 @@ func TestShiftByMatchesPlain(t *testing.T) {
 		}
 	}
 }
+
+// TestBumpMicroMatchesPlain holds bumpMicro, two tasks an iteration, to
+// the plain loop on every length up to 9 and an odd long one: tasks of no
+// micro-batch (negative Micro) keep theirs, the others move by one, and
+// no other field changes.
+func TestBumpMicroMatchesPlain(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	for _, n := range []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 1001} {
+		tasks := make([]Task, n)
+		for i := range tasks {
+			tasks[i] = Task{Micro: int32(rng.Intn(8)) - 2, Layer: int32(i), hostAfter: int32(i), Step: int16(i)}
+		}
+		want := slices.Clone(tasks)
+		for i := range want {
+			if want[i].Micro >= 0 {
+				want[i].Micro++
+			}
+		}
+		bumpMicro(tasks)
+		if !slices.Equal(tasks, want) {
+			t.Fatalf("n %d: %+v, want %+v", n, tasks[:min(n, 4)], want[:min(n, 4)])
+		}
+	}
+}
