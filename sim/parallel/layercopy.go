@@ -194,12 +194,17 @@ func (b *builder) copyLayers(p *chunkPass, hist []layerMark, cur *layerMark) boo
 		return false
 	}
 	ch := p.ch
-	state := b.stateInts(p)
+	// The state's indices are relabelled in a local array, layer after
+	// layer, and stored back through stateInts' pointers once after the
+	// copies (through the pointers, each layer's relabelling cost ≈ 15
+	// instructions an index, cachegrind); cur, this boundary's mark,
+	// holds them as the copies start.
+	vals := cur.ints
 	src := hb.at // the layer copied: B, then each copy
 	var l int
 	for l = cur.l; l >= ch.FirstLayer && l < ch.FirstLayer+ch.Layers && b.classOf(l) == cls; l += dl {
 		from, to := b.paramGather(p, l-dl), b.paramGather(p, l)
-		if (from < 0) != (to < 0) || from >= 0 && !b.onlyGather(state, from) {
+		if (from < 0) != (to < 0) || from >= 0 && !onlyGather(&vals, from) {
 			break
 		}
 		at := int32(len(prog.Tasks))
@@ -263,14 +268,17 @@ func (b *builder) copyLayers(p *chunkPass, hist []layerMark, cur *layerMark) boo
 				nd[i] = relabel(d, theta, n, from, to)
 			}
 		}
-		for _, f := range state {
-			*f = relabel(*f, theta, n, from, to)
+		for i, v := range vals {
+			vals[i] = relabel(v, theta, n, from, to)
 		}
 		if (at-1)>>14 != (at+n-1)>>14 && b.interrupt == nil { // add's polling: a multiple of 16,384 among the copies
 			b.interrupt = b.cfg.interrupted()
 		}
 		src, theta = at, theta+n
 		p.lp.l = l
+	}
+	for i, f := range b.stateInts(p) {
+		*f = vals[i]
 	}
 	copiedTasks.Add(int64(src + n - hb.at - n))
 	p.l, p.inLayer, p.blocks = l, false, nil
@@ -310,11 +318,12 @@ func (b *builder) paramGather(p *chunkPass, l int) int32 {
 	return b.paramAG[l]
 }
 
-// onlyGather reports whether no state index but the pass's gather is g:
-// relabel then replaces g only where the layer's gather went.
-func (b *builder) onlyGather(state [layerStateInts]*int32, g int32) bool {
-	for i, f := range state {
-		if *f == g && i != len(state)-1 {
+// onlyGather reports whether no state index (stateInts' order) but the
+// pass's gather is g: relabel then replaces g only where the layer's
+// gather went.
+func onlyGather(state *[layerStateInts]int32, g int32) bool {
+	for i, v := range state {
+		if v == g && i != len(state)-1 {
 			return false
 		}
 	}
