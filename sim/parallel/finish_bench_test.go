@@ -39,7 +39,7 @@ func BenchmarkSetQueueWaits(b *testing.B) {
 	progs, cfg := hostedPrograms(b)
 	for b.Loop() {
 		for _, p := range progs {
-			p.setQueueWaits(&cfg.Host)
+			p.setQueueWaits(&cfg.Host, nil)
 		}
 	}
 }

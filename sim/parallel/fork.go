@@ -73,6 +73,9 @@ type forkCopy struct {
 	depOff       []int32
 	qself        []int32
 	qrest        []engine.Time
+	// queue holds the prefixes' launch-queue entries, each stage's
+	// streams one after the other (forkInst.qEnt, qn)
+	queue []queueEntry
 }
 
 // forkP2P is a prefix send's or receive's peer stage and match.
@@ -120,6 +123,14 @@ type forkInst struct {
 	// the largest hostAfter and queueAfter of the prefix's hotTasks (1 +
 	// the task the host waits for; Detach)
 	waits int32
+	// the prefix's launch-queue entries per stream, from qEnt in Fork's
+	// copies, and the program's queue bound and per-kernel costs, when
+	// setQueueWaits walked it (qwalk; queuePrefix)
+	qwalk bool
+	qEnt  int
+	qn    [NumStreams]int32
+	qlim  int64
+	qperK [2]int64
 	// the instance's other state (instance)
 	hosted, queued     bool // the program has a host thread, launch-queue waits (QueueSelf)
 	hostNext, hostWait int32
@@ -273,6 +284,7 @@ func (f *Fork) Detach() {
 	cp.depOff = roomy(cp.depOff, nt+len(f.inst))
 	cp.deps = roomy(cp.deps, nd)
 	cp.qself, cp.qrest = roomy(cp.qself, nq), roomy(cp.qrest, nq)
+	cp.queue = cp.queue[:0]
 	for i := range f.inst {
 		p, fi := f.progs[i], &f.inst[i]
 		c := int(fi.common)
@@ -305,11 +317,47 @@ func (f *Fork) Detach() {
 		if fi.queued {
 			cp.qself, cp.qrest = append(cp.qself, p.qself[:c]...), append(cp.qrest, p.qrest[:c]...)
 		}
+		fi.qwalk, fi.qEnt, fi.qlim, fi.qperK = p.qwalk, len(cp.queue), p.qlim, p.qperK
+		if p.qwalk { // the entries of the prefix's tasks: each stream's first ones
+			for s, q := range p.queue {
+				n, _ := slices.BinarySearchFunc(q, int32(c), func(e queueEntry, t int32) int { return int(e.id - t) })
+				fi.qn[s] = int32(n)
+				cp.queue = append(cp.queue, q[:n]...)
+			}
+		}
 		fi.hosted = p.Hosted
 	}
 	clear(f.progs)
 	f.progs = f.progs[:0]
 	f.detached = true
+}
+
+// queuePrefix sets pre to stage s's common prefix as setQueueWaits takes
+// it (its records, launch-queue entries, self waits, queue bound and
+// per-kernel costs), from the copies Detach made, and reports whether f
+// holds one: detached, its copies still its own, stages programs saved
+// and the stage's walked with a queue bound. A nil Fork holds none.
+func (f *Fork) queuePrefix(s, stages int, pre *queuePrefix) bool {
+	if f == nil || !f.saved || !f.detached || f.cp == nil || f.cp.owner != f || len(f.inst) != stages || s < 0 || s >= stages {
+		return false
+	}
+	fi, cp := &f.inst[s], f.cp
+	if !fi.qwalk || fi.common <= 0 {
+		return false
+	}
+	c := int(fi.common)
+	pre.hot = cp.hot[fi.at : fi.at+c]
+	e := fi.qEnt
+	for i, n := range fi.qn {
+		pre.queue[i] = cp.queue[e : e+int(n)]
+		e += int(n)
+	}
+	pre.qself, pre.qrest = nil, nil
+	if fi.queued {
+		pre.qself, pre.qrest = cp.qself[fi.qAt:fi.qAt+c], cp.qrest[fi.qAt:fi.qAt+c]
+	}
+	pre.qlim, pre.perK = fi.qlim, fi.qperK
+	return true
 }
 
 // Resume makes x, a new symmetric executor of the full step's programs

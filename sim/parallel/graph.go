@@ -241,6 +241,14 @@ type Program struct {
 	// queue bound).
 	qlim  int64 // HostModel.Queue in 1/launchScale
 	queue [NumStreams][]queueEntry
+	// qwalk says setQueueWaits walked the tasks with a queue bound (the
+	// lists and qlim are valid), with qperK the per-kernel issue costs
+	// of a forward and a backward task; qfrom is the task the walk
+	// started at: 0, or the end of a failed shortened play's prefix whose
+	// waits it took (queuePrefix).
+	qwalk bool
+	qperK [2]int64
+	qfrom int
 	// streamTasks counts the tasks on each stream (by the stream masked
 	// to streamSlots), kept by the builder as it appends them (add,
 	// copyPass, copyLayers): setQueueWaits sizes its lists from it, and
@@ -333,9 +341,19 @@ func (p *Program) QueueSelf(i int) (int, engine.Time) {
 // so the launch Queue places before task t's first is done when the task
 // holding it ends: the host waits for that task (whole tasks: it waits up
 // to one task's time longer than a kernel-by-kernel queue would).
-func (p *Program) setQueueWaits(h *HostModel) {
+//
+// With pre, a failed shortened play's program's first tasks (Fork's
+// detached copy: queuePrefix), the walk starts after them when they are
+// this program's first tasks as far as the walk reads them (kind, stream
+// and issue time, under the same queue bound and per-kernel costs): their
+// waits and lists are then the shortened program's (the walk over a task
+// reads only the tasks before it), so their waits, self waits and list
+// entries are copied and the walk goes on from the state they left
+// (resumeQueues). Otherwise it walks every task.
+func (p *Program) setQueueWaits(h *HostModel, pre *queuePrefix) {
 	p.queued = false
 	p.qself, p.qrest = nil, nil
+	p.qwalk, p.qfrom = false, 0
 	if !p.Hosted || h.Queue <= 0 {
 		for s := range p.queue {
 			p.queue[s] = p.queue[s][:0]
@@ -371,8 +389,14 @@ func (p *Program) setQueueWaits(h *HostModel) {
 	// compute task repeated the previous one's of its class (2.1 M
 	// misses of 2.1 M, cachegrind), so the test and the stores were waste.
 	perK := [2]int64{int64(h.KernelFwd), int64(h.KernelBwd)}
-	queued := false
-	for t := range tasks {
+	p.qwalk, p.qperK = true, perK
+	queued, start := false, 0
+	if pre != nil {
+		start, queued = p.resumeQueues(&st, pre, q, perK)
+		p.qfrom = start
+	}
+	// (t unsigned: tasks[t] needs no bounds check)
+	for t := uint(start); t < uint(len(tasks)); t++ {
 		task := &tasks[t]
 		task.queueAfter = 0
 		c := queueClass[task.Kind]
@@ -404,8 +428,14 @@ func (p *Program) setQueueWaits(h *HostModel) {
 			queued = true
 		}
 		if k > q {
-			if last := sq.prev(); last > 0 {
-				p.queueSelf(t, last, task.Issue, k, q)
+			// after a copied prefix, a stream the walk has not met since
+			// has its previous task among the prefix's (prevMet)
+			last := sq.prev()
+			if int(last) <= p.qfrom {
+				last = p.prevMet(p.qfrom, task.Stream)
+			}
+			if last > 0 {
+				p.queueSelf(int(t), last, task.Issue, k, q)
 				queued = true
 			}
 		}
@@ -1088,6 +1118,15 @@ type Pricer interface {
 
 // Build returns one program per pipeline stage.
 func Build(cfg *StepConfig, pr Pricer) ([]*Program, error) {
+	return BuildAfter(cfg, pr, nil)
+}
+
+// BuildAfter is Build after a failed shortened play whose programs from
+// saved and Detach copied (nil: none): each program's launch-queue walk
+// starts after the shortened program's common prefix when the two agree
+// on it as the walk reads it (setQueueWaits, Fork.queuePrefix). The
+// programs equal Build's.
+func BuildAfter(cfg *StepConfig, pr Pricer, from *Fork) ([]*Program, error) {
 	if cfg.Steps < 1 {
 		cfg.Steps = 1
 	}
@@ -1169,12 +1208,20 @@ func Build(cfg *StepConfig, pr Pricer) ([]*Program, error) {
 	if err := linkP2P(progs, recvs); err != nil {
 		return nil, err
 	}
+	var pq queuePrefix
 	for _, p := range progs {
 		if err := cfg.interrupted(); err != nil {
 			return nil, err
 		}
 		p.finish()
-		p.setQueueWaits(&cfg.Host)
+		var pre *queuePrefix
+		if from.queuePrefix(p.Stage, len(progs), &pq) {
+			pre = &pq
+		}
+		p.setQueueWaits(&cfg.Host, pre)
+		if pre != nil && queuePrefixChecks.on.Load() { // tests (SetQueuePrefixChecks)
+			checkQueuePrefix(p, &cfg.Host)
+		}
 	}
 	return progs, nil
 }

@@ -217,7 +217,7 @@ func TestLaunchQueueHand(t *testing.T) {
 			}
 			p := handProgram(tasks, deps)
 			p.Hosted = true
-			p.setQueueWaits(&HostModel{On: true, KernelFwd: issue, KernelBwd: issue, Call: issue, Queue: c.q})
+			p.setQueueWaits(&HostModel{On: true, KernelFwd: issue, KernelBwd: issue, Call: issue, Queue: c.q}, nil)
 			return p
 		}
 		l, err := NewLayout(1, 1, 1, 1, 1, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})

@@ -89,7 +89,7 @@ func TestQueueWaitsRecount(t *testing.T) {
 			t.Fatalf("stage %d: no task waits for a full queue", p.Stage)
 		}
 		p.streamTasks = [streamSlots]int32{}
-		p.setQueueWaits(&cfg.Host)
+		p.setQueueWaits(&cfg.Host, nil)
 		if p.streamTasks != recountStreams(p) {
 			t.Errorf("stage %d: counts %v after the recount", p.Stage, p.streamTasks)
 		}

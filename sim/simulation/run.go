@@ -319,7 +319,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 // not to replicate (only Settle may read it).
 func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.StepConfig, pr *pricer,
 	cl *topology.Cluster, layout *parallel.Layout, res *Result, steady *parallel.Steady, fork, from *parallel.Fork) (x *parallel.Executor, progs []*parallel.Program, eng *engine.Engine, failed bool, err error) {
-	progs, err = parallel.Build(cfg, pr)
+	progs, err = parallel.BuildAfter(cfg, pr, from) // the launch-queue walk starts after from's prefixes where they agree
 	if err == nil {
 		err = pr.err
 	}

@@ -1,0 +1,191 @@
+package parallel
+
+import (
+	"fmt"
+	"slices"
+	"sync/atomic"
+
+	"github.com/simtrain/simtrain/sim/engine"
+)
+
+// Launch-queue waits after a failed shortened play (issue 18, build27).
+// After a shortened play fails, the full step (or a longer shortened play)
+// is built in the same Arena, and its programs begin with the failed
+// play's common prefixes (Fork): ≈ 0.68 M of the ≈ 6 M tasks the 70B
+// sweep's builds walk in setQueueWaits (≈ 72 instructions a task) were
+// walked twice. The walk over a task reads only the tasks before it — their
+// kinds, streams and issue times — and the host's queue bound and
+// per-kernel costs, so where those agree on a prefix, its waits, self
+// waits and launch-queue entries are the failed play's, which Detach
+// copies with the rest of the prefix; the walk then starts after it.
+
+// queuePrefix is what setQueueWaits takes of a failed shortened play's
+// program for the full step's (Fork.queuePrefix): its first len(hot)
+// tasks' records (kind, stream, issue time and queue wait), each stream's
+// launch-queue entries of those tasks, their self waits (nil when the
+// program had none) and the walk's queue bound and per-kernel costs.
+type queuePrefix struct {
+	hot   []hotTask
+	queue [NumStreams][]queueEntry
+	qself []int32
+	qrest []engine.Time
+	qlim  int64
+	perK  [2]int64
+}
+
+// resumeQueues sets the walk's state to what it is after pre's tasks when
+// they are this program's first (every kind, stream and issue time equal,
+// the same queue bound q and per-kernel costs, and room for their
+// entries), copying their queue waits, self waits and entries, and
+// returns how many tasks that covers and whether any of them waits; else
+// 0 (the walk starts at the first task and rewrites every wait it
+// wrote). Each stream's entries end where the walk's would, its launches
+// are its last entry's end, and its search starts at the first entry not
+// done before its next launch (the walk's own start lies at or before it
+// and after every entry a later search skips: the ends only grow, so the
+// searches find the same entries); its last task of no launches is left
+// unknown (prevMet finds it when needed).
+//
+//go:noinline
+func (p *Program) resumeQueues(st *[streamSlots]streamQueue, pre *queuePrefix, q int64, perK [2]int64) (int, bool) {
+	c := len(pre.hot)
+	if c == 0 || c > len(p.Tasks) || pre.qlim != q || pre.perK != perK {
+		return 0, false
+	}
+	for s := range pre.queue {
+		if len(pre.queue[s]) > len(st[s].q) {
+			return 0, false
+		}
+	}
+	tasks, hot := p.Tasks[:c], pre.hot
+	var waits int32
+	for i := range hot {
+		t, h := &tasks[i], &hot[i]
+		if t.Kind != h.kind || t.Stream != h.stream || t.Issue != h.issue {
+			return 0, false
+		}
+		t.queueAfter = h.queueAfter
+		waits |= h.queueAfter
+	}
+	queued := waits != 0
+	if pre.qself != nil && slices.ContainsFunc(pre.qself[:c], func(v int32) bool { return v != 0 }) {
+		p.queueWaitBufs(len(p.Tasks))
+		copy(p.qself, pre.qself[:c])
+		copy(p.qrest, pre.qrest[:c])
+		queued = true
+	}
+	for s := range pre.queue {
+		e, sq := pre.queue[s], &st[s]
+		n := copy(sq.q, e)
+		sq.n, sq.head, sq.done, sq.last = n, 0, 0, 0
+		if n > 0 {
+			sq.done = e[n-1].end
+			first := sq.done - q
+			sq.head, _ = slices.BinarySearchFunc(e, first, func(x queueEntry, v int64) int {
+				if x.end <= v {
+					return -1
+				}
+				return 1
+			})
+		}
+	}
+	return c, queued
+}
+
+// prevMet is 1 + the last task before c on stream s that setQueueWaits'
+// walk meets (any but a receive), or 0: a stream's previous task when the
+// walk has met none of its tasks since it started at c.
+//
+//go:noinline
+func (p *Program) prevMet(c int, s Stream) int32 {
+	for t := c - 1; t >= 0; t-- {
+		if task := &p.Tasks[t]; task.Stream == s && queueClass[task.Kind] != queueNone {
+			return int32(t) + 1
+		}
+	}
+	return 0
+}
+
+// queuePrefixChecks, when set, makes BuildAfter walk every program it
+// walked after a copied prefix again from its first task and compare
+// (SetQueuePrefixChecks).
+var queuePrefixChecks struct {
+	on              atomic.Bool
+	progs, resumed  atomic.Int64
+	tasks, prefixed atomic.Int64
+	bad             atomic.Int64
+	first           atomic.Value
+}
+
+// SetQueuePrefixChecks turns BuildAfter's checks of the launch-queue walks
+// that started after a copied prefix on or off, and returns the counts so
+// far: programs given a prefix, of them walked after it, their tasks and
+// how many of those were in prefixes, and the first mismatch found.
+// Tests only: it walks each such program twice.
+func SetQueuePrefixChecks(on bool) (progs, resumed, tasks, prefixed int64, err error) {
+	queuePrefixChecks.on.Store(on)
+	if e, ok := queuePrefixChecks.first.Load().(error); ok {
+		err = e
+	}
+	c := &queuePrefixChecks
+	return c.progs.Load(), c.resumed.Load(), c.tasks.Load(), c.prefixed.Load(), err
+}
+
+// checkQueuePrefix walks p from its first task again and compares every
+// task's queue wait and hot record's, the self waits, the lists and the
+// queued flag with what the walk after the prefix left.
+func checkQueuePrefix(p *Program, h *HostModel) {
+	c := &queuePrefixChecks
+	c.progs.Add(1)
+	from := p.qfrom
+	if from == 0 {
+		return
+	}
+	c.resumed.Add(1)
+	c.tasks.Add(int64(len(p.Tasks)))
+	c.prefixed.Add(int64(from))
+	waits := make([]int32, len(p.Tasks))
+	for i := range p.Tasks {
+		waits[i] = p.Tasks[i].queueAfter
+	}
+	var hot []int32
+	if p.keepHot {
+		for i := range p.hot {
+			hot = append(hot, p.hot[i].queueAfter)
+		}
+	}
+	qself, qrest := slices.Clone(p.qself), slices.Clone(p.qrest)
+	var queue [NumStreams][]queueEntry
+	for s := range p.queue {
+		queue[s] = slices.Clone(p.queue[s])
+	}
+	queued, hotQueued := p.queued, p.hotQueued
+	p.setQueueWaits(h, nil)
+	err := func() error {
+		for i := range p.Tasks {
+			if w := p.Tasks[i].queueAfter; w != waits[i] {
+				return fmt.Errorf("stage %d (prefix %d): task %d waits for %d after the prefix, %d walked whole", p.Stage, from, i, waits[i]-1, w-1)
+			}
+		}
+		for i, w := range hot {
+			if p.hot[i].queueAfter != w {
+				return fmt.Errorf("stage %d (prefix %d): record %d waits for %d after the prefix, %d walked whole", p.Stage, from, i, w-1, p.hot[i].queueAfter-1)
+			}
+		}
+		if (qself == nil) != (p.qself == nil) || !slices.Equal(qself, p.qself) || !slices.Equal(qrest, p.qrest) {
+			return fmt.Errorf("stage %d (prefix %d): self waits differ", p.Stage, from)
+		}
+		for s := range queue {
+			if !slices.Equal(queue[s], p.queue[s]) {
+				return fmt.Errorf("stage %d (prefix %d): stream %d's launch-queue list differs", p.Stage, from, s)
+			}
+		}
+		if queued != p.queued || hotQueued != p.hotQueued {
+			return fmt.Errorf("stage %d (prefix %d): queued %v/%v after the prefix, %v/%v walked whole", p.Stage, from, queued, hotQueued, p.queued, p.hotQueued)
+		}
+		return nil
+	}()
+	if err != nil && c.bad.Add(1) == 1 {
+		c.first.Store(err)
+	}
+}

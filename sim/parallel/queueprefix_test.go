@@ -1,0 +1,170 @@
+package parallel
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/pipeline"
+)
+
+// queuePrefixOf is what Fork.queuePrefix would give for p's first c
+// tasks had p been the failed play's program: their records, each
+// stream's entries of them, their self waits and p's walk parameters.
+func queuePrefixOf(p *Program, c int) *queuePrefix {
+	pre := &queuePrefix{qlim: p.qlim, perK: p.qperK}
+	for i := range c {
+		pre.hot = append(pre.hot, hotOf(&p.Tasks[i]))
+	}
+	for s, q := range p.queue {
+		n := 0
+		for n < len(q) && q[n].id < int32(c) {
+			n++
+		}
+		pre.queue[s] = slices.Clone(q[:n])
+	}
+	if p.qself != nil {
+		pre.qself, pre.qrest = slices.Clone(p.qself[:c]), slices.Clone(p.qrest[:c])
+	}
+	return pre
+}
+
+// queueWalk is what setQueueWaits leaves in a program, to compare.
+type queueWalk struct {
+	waits, self []int32
+	rest        []engine.Time
+	hot         []int32
+	queue       [NumStreams][]queueEntry
+	queued      bool
+}
+
+func walkOf(p *Program) queueWalk {
+	w := queueWalk{queued: p.queued}
+	for i := range p.Tasks {
+		w.waits = append(w.waits, p.Tasks[i].queueAfter)
+		s, r := p.QueueSelf(i)
+		w.self, w.rest = append(w.self, int32(s+1)), append(w.rest, r)
+	}
+	for i := range p.hot {
+		w.hot = append(w.hot, p.hot[i].queueAfter)
+	}
+	for s := range p.queue {
+		w.queue[s] = slices.Clone(p.queue[s])
+	}
+	return w
+}
+
+func (w *queueWalk) diff(o *queueWalk) string {
+	for i := range w.waits {
+		if w.waits[i] != o.waits[i] || w.self[i] != o.self[i] || w.rest[i] != o.rest[i] {
+			return fmt.Sprintf("task %d: wait %d self %d rest %d, walked whole %d, %d, %d", i, w.waits[i]-1, w.self[i]-1, w.rest[i], o.waits[i]-1, o.self[i]-1, o.rest[i])
+		}
+	}
+	if !slices.Equal(w.hot, o.hot) {
+		return "the hot records' waits differ"
+	}
+	for s := range w.queue {
+		if !slices.Equal(w.queue[s], o.queue[s]) {
+			return fmt.Sprintf("stream %d's list differs", s)
+		}
+	}
+	if w.queued != o.queued {
+		return fmt.Sprintf("queued %v, walked whole %v", w.queued, o.queued)
+	}
+	return ""
+}
+
+// setQueueWaits started after a prefix (resumeQueues) leaves what the walk
+// from the first task leaves, on TestQueueWaitsOnLayouts' builds and host
+// models (queues that never fill, fill, and are outlaunched; compute tasks
+// of no launches), cut at evenly spaced tasks and at tasks that outlaunch
+// their queue (the first task the walk meets on its stream, whose previous
+// task lies in the prefix: prevMet), in arena programs; and a prefix that
+// differs from the program in one task's issue time, or a queue bound or
+// per-kernel cost, is not taken (the walk starts at the first task) and
+// changes nothing either.
+func TestQueueWaitsAfterPrefix(t *testing.T) {
+	us := engine.Microsecond
+	arena := new(Arena)
+	pr := commPricer{unit: engine.Millisecond, comm: 300 * engine.Microsecond}
+	hosts := []HostModel{
+		{On: true, KernelFwd: 5 * us, KernelBwd: 5 * us, Call: 10 * us, Queue: 1 << 20},
+		{On: true, KernelFwd: 5 * us, KernelBwd: 3 * us, Call: 10 * us, Queue: 64},
+		{On: true, KernelFwd: 0, KernelBwd: 7 * us, Call: us, Queue: 2},
+		{On: true, KernelFwd: 2 * us, KernelBwd: 0, Call: us, Queue: 1},
+	}
+	cuts, resumed, selfCuts, refused := 0, 0, 0, 0
+	for _, l := range []struct{ tp, dp, pp, m int }{{1, 1, 1, 4}, {2, 2, 4, 16}, {1, 4, 2, 3}} {
+		for _, sched := range []pipeline.Schedule{pipeline.OneFOneB, pipeline.GPipe} {
+			for hi, h := range hosts {
+				_, cfg := stepConfig(t, l.tp, l.dp, l.pp, l.m, sched)
+				cfg.Steps = 2
+				cfg.Host = h
+				cfg.Arena = arena
+				progs, err := Build(cfg, pr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range progs {
+					name := fmt.Sprintf("%+v %v host %d stage %d", l, sched, hi, p.Stage)
+					whole := walkOf(p)
+					n := len(p.Tasks)
+					at := []int{1, 2, n - 1, n}
+					for k := 1; k < 16; k++ {
+						at = append(at, n*k/16)
+					}
+					self := 0
+					for i := range n {
+						if s, _ := p.QueueSelf(i); s >= 0 && self < 12 {
+							at = append(at, i)
+							self++
+						}
+					}
+					for _, c := range at {
+						pre := queuePrefixOf(p, c)
+						p.setQueueWaits(&cfg.Host, pre)
+						if p.qfrom != c {
+							t.Fatalf("%s: cut at %d: the walk started at %d", name, c, p.qfrom)
+						}
+						w := walkOf(p)
+						if d := w.diff(&whole); d != "" {
+							t.Fatalf("%s: cut at %d: %s", name, c, d)
+						}
+						cuts++
+						resumed++
+						if c < n {
+							if s, _ := p.QueueSelf(c); s >= 0 {
+								selfCuts++
+							}
+						}
+					}
+					// refused: a prefix that is not this program's
+					if n > 2 {
+						for _, edit := range []func(*queuePrefix){
+							func(q *queuePrefix) { q.hot[len(q.hot)/2].issue++ },
+							func(q *queuePrefix) { q.qlim++ },
+							func(q *queuePrefix) { q.perK[1]++ },
+						} {
+							pre := queuePrefixOf(p, n/2)
+							edit(pre)
+							p.setQueueWaits(&cfg.Host, pre)
+							if p.qfrom != 0 {
+								t.Fatalf("%s: a prefix that differs was taken", name)
+							}
+							w := walkOf(p)
+							if d := w.diff(&whole); d != "" {
+								t.Fatalf("%s: after a refused prefix: %s", name, d)
+							}
+							refused++
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d cuts walked after the prefix (%d at a task that outlaunches its queue), %d prefixes refused", resumed, selfCuts, refused)
+	if selfCuts == 0 || resumed < 1000 {
+		t.Errorf("%d cuts, %d at a self-waiting task", cuts, selfCuts)
+	}
+}
