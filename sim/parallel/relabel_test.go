@@ -143,3 +143,30 @@ func TestBumpMicroMatchesPlain(t *testing.T) {
 		}
 	}
 }
+
+// layerState and setLayerState read and write the indices stateInts points
+// to, in its order: every index set to its own value through the pointers
+// reads back in place, and values set by setLayerState read back through
+// them.
+func TestLayerStateMatchesStateInts(t *testing.T) {
+	b, p := &builder{}, &chunkPass{}
+	for i, f := range b.stateInts(p) {
+		*f = int32(100 + i)
+	}
+	s := b.layerState(p)
+	for i := range s {
+		if s[i] != int32(100+i) {
+			t.Fatalf("index %d: layerState %d, through stateInts %d", i, s[i], 100+i)
+		}
+	}
+	var w [layerStateInts]int32
+	for i := range w {
+		w[i] = int32(7*i - 3)
+	}
+	b.setLayerState(p, &w)
+	for i, f := range b.stateInts(p) {
+		if *f != w[i] {
+			t.Fatalf("index %d: set %d, reads %d through stateInts", i, w[i], *f)
+		}
+	}
+}
