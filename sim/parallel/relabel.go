@@ -1,6 +1,9 @@
 package parallel
 
-import "unsafe"
+import (
+	"runtime"
+	"unsafe"
+)
 
 // Copied ranges' index lists relabelled two indices at a time (issue 18,
 // build27). A copied pass's dependencies are its source's, each moved by P
@@ -27,15 +30,31 @@ const (
 // stays in a register.
 var laneOnesVar uint64 = laneOnes
 
+// wordLoadsUnaligned says the target loads a 64-bit word from any 4-byte
+// boundary at full speed (amd64, arm64). Elsewhere (riscv64 and mips64
+// trap or emulate a misaligned load) quads returns no words and the
+// callers' per-index tails do all the work.
+const wordLoadsUnaligned = runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64"
+
 // quads is s's first len(s)/4 runs of four int32s, each as two 64-bit
-// words (the same memory: no copy). A uint64 holds no pointer, so the view
-// needs no alignment beyond the int32s' (amd64 and arm64 load it
-// unaligned).
+// words (the same memory: no copy), or nothing where the target cannot
+// load a word from a 4-byte boundary (wordLoadsUnaligned). A uint64 holds
+// no pointer, so the view needs no alignment beyond the int32s' (checkptr
+// allows it).
 func quads(s []int32) [][2]uint64 {
-	if len(s) < 4 {
+	if !wordLoadsUnaligned || len(s) < 4 {
 		return nil
 	}
 	return unsafe.Slice((*[2]uint64)(unsafe.Pointer(unsafe.SliceData(s))), len(s)/4)
+}
+
+// quadsEnd is how many of n int32s quads covers: where the per-index
+// tails start.
+func quadsEnd(n int) int {
+	if !wordLoadsUnaligned {
+		return 0
+	}
+	return n &^ 3
 }
 
 // moveFrom sets dst[i] to src[i] + P where src[i] ≥ theta, else to
@@ -48,7 +67,7 @@ func moveFrom(dst, src []int32, theta, P int32) {
 	// x | laneTops − θθ is x + (laneTops − θθ): x's lanes have their top
 	// bits clear, and no lane of laneTops − θθ borrows (θ ≤ 2³¹).
 	moveQuads(quads(dst), quads(src), laneTops-uint64(uint32(theta))*laneOnes, laneOnesVar, uint64(uint32(P)))
-	for k := len(src) &^ 3; k < len(src); k++ {
+	for k := quadsEnd(len(src)); k < len(src); k++ {
 		if v := src[k]; v >= theta {
 			dst[k] = v + P
 		} else {
@@ -83,7 +102,7 @@ func shiftBy(dst, src []int32, shift int32) {
 	k := 0
 	if shift >= 0 {
 		shiftQuads(quads(dst), quads(src), uint64(uint32(shift))*laneOnes)
-		k = len(src) &^ 3
+		k = quadsEnd(len(src))
 	}
 	for ; k < len(src); k++ {
 		dst[k] = src[k] + shift
