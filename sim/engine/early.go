@@ -21,19 +21,34 @@ import "slices"
 // heap up to 32 events, no faster at 64 (sitting there, every push moved
 // 32 events) and slower beyond, as the events it moves grow linearly.
 //
-// Past sortedMax events the array turns into a heap as it stands (an array
-// in ascending order is a binary min-heap) and stays one until it holds
-// sortedMin events or fewer, when it is sorted again: the gap between the
-// two keeps a queue that hovers around one of them from switching at every
-// event.
+// When a push finds the sorted array's storage full (2·sortedMax events
+// once grown) and sortedMax events or more pending, the array turns into a
+// heap as it stands (an array in ascending order is a binary min-heap) and
+// stays one until it holds sortedMin events or fewer, when it is sorted
+// again: the gap between the two keeps a queue that hovers around one of
+// them from switching at every event. The limit is tested only there, not
+// at every push, so that Engine.At's in-place insertion tests one bound
+// (room); a queue that keeps sortedMax events or more pending turns into a
+// heap within one storage's worth of pushes, and until then the array
+// holds at most 2·sortedMax events.
+//
+// room lets Engine.At insert in place with one comparison: while
+// len(ev) < room, q is sorted, its queue is not bucketing and the storage
+// has room for one more event. queue.setRoom sets it after every push
+// through queue.push (the only way storage grows or the mode changes while
+// the queue is not bucketing) to cap(ev) while q is sorted and its queue
+// is not bucketing, else 0; what else changes the storage or the mode
+// (makeRoom, toHeap, reset, copyFrom) sets it to 0, which only sends the
+// next At the longer way.
 type earlyQueue struct {
 	ev   []event // sorted: ev[head:] in order; heap: a binHeap, head 0
 	head int
+	room int // len(ev) < room: At may insert in place (see above)
 	heap bool
 }
 
-// sortedMax is the most events earlyQueue keeps as a sorted array; at
-// sortedMin it goes back to one from a heap.
+// A push into full sorted storage turns earlyQueue into a heap when it holds
+// sortedMax events or more; at sortedMin it goes back to a sorted array.
 const (
 	sortedMax = 32
 	sortedMin = sortedMax / 4
@@ -52,21 +67,14 @@ func (q *earlyQueue) push(x event) {
 		(*binHeap)(&q.ev).push(x)
 		return
 	}
-	if len(q.ev)-q.head == sortedMax {
-		q.toHeap(x)
-		return
-	}
 	if len(q.ev) == cap(q.ev) {
+		if len(q.ev)-q.head >= sortedMax {
+			q.toHeap(x)
+			return
+		}
 		q.makeRoom()
 	}
 	q.insert(x)
-}
-
-// sortedRoom reports whether q is sorted and insert may add an event: it
-// holds fewer than sortedMax and its storage has room for one more.
-func (q *earlyQueue) sortedRoom() bool {
-	n := len(q.ev)
-	return !q.heap && n < cap(q.ev) && n-q.head < sortedMax
 }
 
 // insert adds x, the latest-scheduled event so far, to q, sorted and with
@@ -102,14 +110,14 @@ func (q *earlyQueue) makeRoom() {
 		return
 	}
 	q.ev = q.ev[:copy(q.ev, q.ev[q.head:])]
-	q.head = 0
+	q.head, q.room = 0, 0
 }
 
-// toHeap turns q, sorted and holding sortedMax events, into a heap and
-// pushes x there.
+// toHeap turns q, sorted and holding sortedMax events or more, into a heap
+// and pushes x there.
 func (q *earlyQueue) toHeap(x event) {
 	q.ev = q.ev[:copy(q.ev, q.ev[q.head:])]
-	q.head, q.heap = 0, true
+	q.head, q.heap, q.room = 0, true, 0
 	(*binHeap)(&q.ev).push(x)
 }
 
@@ -152,9 +160,9 @@ func (q *earlyQueue) sorted() []event {
 }
 
 // reset empties q, keeping its storage.
-func (q *earlyQueue) reset() { q.ev, q.head, q.heap = q.ev[:0], 0, false }
+func (q *earlyQueue) reset() { q.ev, q.head, q.heap, q.room = q.ev[:0], 0, false, 0 }
 
 // copyFrom makes q hold src's events in the same order and form.
 func (q *earlyQueue) copyFrom(src *earlyQueue) {
-	q.ev, q.head, q.heap = append(q.ev[:0], src.ev[src.head:]...), 0, src.heap
+	q.ev, q.head, q.heap, q.room = append(q.ev[:0], src.ev[src.head:]...), 0, src.heap, 0
 }

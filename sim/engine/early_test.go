@@ -186,3 +186,113 @@ func TestAfterEventOnEveryPath(t *testing.T) {
 		}
 	}
 }
+
+// roomDriver schedules, from each event it handles, zero to two more
+// (zero-delay ones included), steering the number pending through phases
+// of a few events (early sorted), a few dozen (past sortedMax: early a
+// heap) and a few hundred (past heapMax: bucketing). The same driver runs
+// on an Engine and on a naive reference queue (at: nil).
+type roomDriver struct {
+	h       HandlerID
+	rng     *rand.Rand
+	handled int
+	pending int
+	log     []event                 // (at, arg) of each handled event, in order
+	at      func(t Time, arg int64) // schedules an event
+}
+
+func (d *roomDriver) Handle(now Time, arg int64) {
+	d.log = append(d.log, event{at: now, arg: arg})
+	d.handled++
+	d.pending--
+	target := [...]int{4, 40, 4, 400, 10}[d.handled/3000%5]
+	n := d.rng.IntN(2) // 0 or 1: hover
+	if d.pending < target {
+		n = 2
+	} else if d.pending > target {
+		n = 0
+	}
+	for range n {
+		var dt Time
+		if d.rng.IntN(8) != 0 { // an eighth are zero-delay events
+			dt = Time(1 + d.rng.IntN(60)) // ties
+		}
+		d.pending++
+		d.at(now+dt, arg*3+int64(n))
+	}
+}
+
+// TestRoomKeepsOrder: earlyQueue.room lets At insert and run take events
+// in place; with the queue moving between early's sorted array, its heap
+// and the buckets (and a Save and Restore now and then, which clear room),
+// whenever room is set early must be sorted with storage room and the
+// queue not bucketing, and the events must run in (time, sequence) order,
+// as a naive queue runs them.
+func TestRoomKeepsOrder(t *testing.T) {
+	const total = 15000
+	e := New()
+	d := &roomDriver{rng: rand.New(rand.NewPCG(7, 8))}
+	d.h = e.Register(d)
+	d.at = func(at Time, arg int64) { e.At(at, d.h, arg) }
+	check := func(where string) {
+		q := &e.q.early
+		if q.room != 0 && (q.heap || e.q.bucketing || q.room != cap(q.ev) || e.q.n != 0) {
+			t.Fatalf("%s: room %d with heap %v, bucketing %v, cap %d, %d bucketed", where, q.room, q.heap, e.q.bucketing, cap(q.ev), e.q.n)
+		}
+	}
+	e.AfterEvent = func(Time) { check("after an event") }
+	var sawHeap, sawBucketing, sawSorted bool
+	for i := range 4 {
+		d.pending++
+		e.At(Time(1+i), d.h, int64(i))
+	}
+	var snap Snapshot
+	for limit := Time(50); d.handled < total && e.Pending() > 0; limit += 50 {
+		e.RunUntil(limit)
+		check("after RunUntil")
+		sawHeap = sawHeap || e.q.early.heap
+		sawBucketing = sawBucketing || e.q.bucketing
+		sawSorted = sawSorted || e.q.early.room != 0
+		if limit%1000 == 0 {
+			e.Save(&snap)
+			e.Restore(&snap)
+			check("after Restore")
+		}
+	}
+	if !sawHeap || !sawBucketing || !sawSorted {
+		t.Fatalf("heap seen %v, bucketing %v, room set %v: want all", sawHeap, sawBucketing, sawSorted)
+	}
+
+	// The reference: a slice searched for its (time, sequence) minimum.
+	type pend struct {
+		ev  event
+		seq int
+	}
+	var q []pend
+	ref := &roomDriver{rng: rand.New(rand.NewPCG(7, 8))}
+	seq := 0
+	ref.at = func(at Time, arg int64) { seq++; q = append(q, pend{event{at: at, arg: arg}, seq}) }
+	for i := range 4 {
+		ref.pending++
+		ref.at(Time(1+i), int64(i))
+	}
+	for len(ref.log) < len(d.log) && len(q) > 0 {
+		m := 0
+		for j := range q {
+			if q[j].ev.at < q[m].ev.at || q[j].ev.at == q[m].ev.at && q[j].seq < q[m].seq {
+				m = j
+			}
+		}
+		x := q[m].ev
+		q = slices.Delete(q, m, m+1)
+		ref.Handle(x.at, x.arg)
+	}
+	if !slices.Equal(d.log, ref.log) {
+		for i := range min(len(d.log), len(ref.log)) {
+			if d.log[i] != ref.log[i] {
+				t.Fatalf("event %d: engine ran (%v, %d), reference (%v, %d)", i, d.log[i].at, d.log[i].arg, ref.log[i].at, ref.log[i].arg)
+			}
+		}
+		t.Fatalf("engine ran %d events, reference %d", len(d.log), len(ref.log))
+	}
+}

@@ -137,7 +137,7 @@ type Engine struct {
 	seq      uint64
 	q        queue   // events after now, and at now scheduled before it
 	fifo     []event // zero-delay events at now, in schedule order
-	fifoHead int
+	fifoHead int     // fifo's next event; run empties fifo when it is read out
 	handlers []Handler
 	executed uint64
 	stopped  bool
@@ -193,9 +193,10 @@ func (e *Engine) At(t Time, h HandlerID, arg int64) {
 	e.seq++
 	x := event{at: t, key: e.seq<<handlerBits | uint64(h), arg: arg}
 	// The common case, in this function: the queue holds a few events,
-	// none bucketed, in early's sorted array, which has room; insert is
-	// inlined here, without queue.push's and earlyQueue.push's calls.
-	if q := &e.q.early; !e.q.bucketing && q.sortedRoom() {
+	// none bucketed, in early's sorted array, which has room (one
+	// comparison: earlyQueue.room); insert is inlined here, without
+	// queue.push's and earlyQueue.push's calls.
+	if q := &e.q.early; len(q.ev) < q.room {
 		q.insert(x)
 		return
 	}
@@ -259,12 +260,16 @@ func (e *Engine) RunUntil(limit Time) uint64 {
 func (e *Engine) run(limit Time) {
 	e.stopped = e.overflow
 	for !e.stopped {
-		if eq := &e.q.early; e.fifoHead == len(e.fifo) && e.q.n == 0 && !eq.heap {
-			// A few pending events, none bucketed, no zero-delay one:
-			// early's sorted minimum is the next event, taken here in
-			// place (no call, no copy of the event through the stack);
-			// if early is empty or its minimum is after limit, no
-			// event is due.
+		if eq := &e.q.early; len(e.fifo) == 0 && eq.room != 0 {
+			// A few pending events, none bucketed (room != 0: early is
+			// sorted and the queue is not bucketing, so it holds every
+			// event), no zero-delay one (the FIFO is emptied, not just
+			// read, when its last event runs): early's sorted minimum
+			// is the next event, taken here in place (no call, no copy
+			// of the event through the stack); if early is empty or
+			// its minimum is after limit, no event is due. (room is 0
+			// also for a moment after a reset or Restore, until the
+			// next push: the other branch takes those events.)
 			h := eq.head
 			if uint(h) >= uint(len(eq.ev)) {
 				break

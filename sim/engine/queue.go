@@ -98,12 +98,23 @@ func (q *queue) len() int { return q.n + q.early.len() }
 func (q *queue) push(x event) {
 	if x.at < q.last || !q.bucketing && q.early.len() < heapMax {
 		q.early.push(x)
+		q.setRoom()
 		return
 	}
 	if !q.bucketing {
 		q.startBucketing()
 	}
 	q.bucket(x)
+}
+
+// setRoom sets early.room (earlyQueue): its storage's capacity while early
+// is sorted and q is not bucketing, else 0.
+func (q *queue) setRoom() {
+	r := 0
+	if !q.bucketing && !q.early.heap {
+		r = cap(q.early.ev)
+	}
+	q.early.room = r
 }
 
 // startBucketing moves the heap's events into the buckets, in (time,
