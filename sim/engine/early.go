@@ -21,23 +21,23 @@ import "slices"
 // heap up to 32 events, no faster at 64 (sitting there, every push moved
 // 32 events) and slower beyond, as the events it moves grow linearly.
 //
-// When a push finds the sorted array's storage full (2·sortedMax events
-// once grown) and sortedMax events or more pending, the array turns into a
-// heap as it stands (an array in ascending order is a binary min-heap) and
+// When a push finds the sorted array's storage full (its first sortedCap
+// places taken, or all of them if it has fewer) and sortedMax events or
+// more pending, the array turns into a heap as it stands (an array in ascending order is a binary min-heap) and
 // stays one until it holds sortedMin events or fewer, when it is sorted
 // again: the gap between the two keeps a queue that hovers around one of
 // them from switching at every event. The limit is tested only there, not
 // at every push, so that Engine.At's in-place insertion tests one bound
 // (room); a queue that keeps sortedMax events or more pending turns into a
-// heap within one storage's worth of pushes, and until then the array
-// holds at most 2·sortedMax events.
+// heap within sortedCap pushes, and until then the array holds at most
+// sortedCap events, whatever storage a heap left it.
 //
 // room lets Engine.At insert in place with one comparison: while
 // len(ev) < room, q is sorted, its queue is not bucketing and the storage
 // has room for one more event. queue.setRoom sets it after every push
 // through queue.push (the only way storage grows or the mode changes while
-// the queue is not bucketing) to cap(ev) while q is sorted and its queue
-// is not bucketing, else 0; what else changes the storage or the mode
+// the queue is not bucketing) to min(cap(ev), sortedCap) while q is sorted
+// and its queue is not bucketing, else 0; what else changes the storage or the mode
 // (makeRoom, toHeap, reset, copyFrom) sets it to 0, which only sends the
 // next At the longer way.
 type earlyQueue struct {
@@ -47,11 +47,13 @@ type earlyQueue struct {
 	heap bool
 }
 
-// A push into full sorted storage turns earlyQueue into a heap when it holds
-// sortedMax events or more; at sortedMin it goes back to a sorted array.
+// A push into full sorted storage (sortedCap places, popped ones included)
+// turns earlyQueue into a heap when it holds sortedMax events or more; at
+// sortedMin it goes back to a sorted array.
 const (
 	sortedMax = 32
 	sortedMin = sortedMax / 4
+	sortedCap = 2 * sortedMax
 )
 
 func (q *earlyQueue) len() int { return len(q.ev) - q.head }
@@ -67,8 +69,8 @@ func (q *earlyQueue) push(x event) {
 		(*binHeap)(&q.ev).push(x)
 		return
 	}
-	if len(q.ev) == cap(q.ev) {
-		if len(q.ev)-q.head >= sortedMax {
+	if n := len(q.ev); n >= min(cap(q.ev), sortedCap) { // full
+		if n-q.head >= sortedMax {
 			q.toHeap(x)
 			return
 		}
@@ -101,12 +103,12 @@ func (q *earlyQueue) insert(x event) {
 }
 
 // makeRoom gives full sorted storage room for one more event: it grows to
-// 2·sortedMax events the first time; after, fewer than sortedMax events
+// sortedCap events the first time; after, fewer than sortedMax events
 // are left, past head ≥ sortedMax popped ones, and moving them down costs
 // at most one event per pop.
 func (q *earlyQueue) makeRoom() {
-	if cap(q.ev) < 2*sortedMax {
-		q.ev = slices.Grow(q.ev, 2*sortedMax-len(q.ev))
+	if cap(q.ev) < sortedCap {
+		q.ev = slices.Grow(q.ev, sortedCap-len(q.ev))
 		return
 	}
 	q.ev = q.ev[:copy(q.ev, q.ev[q.head:])]

@@ -189,8 +189,8 @@ func TestAfterEventOnEveryPath(t *testing.T) {
 
 // roomDriver schedules, from each event it handles, zero to two more
 // (zero-delay ones included), steering the number pending through phases
-// of a few events (early sorted), a few dozen (past sortedMax: early a
-// heap) and a few hundred (past heapMax: bucketing). The same driver runs
+// of a few events (early sorted), a few dozen and a hundred (past
+// sortedMax: early a heap) and a few hundred (past heapMax: bucketing). The same driver runs
 // on an Engine and on a naive reference queue (at: nil).
 type roomDriver struct {
 	h       HandlerID
@@ -205,7 +205,8 @@ func (d *roomDriver) Handle(now Time, arg int64) {
 	d.log = append(d.log, event{at: now, arg: arg})
 	d.handled++
 	d.pending--
-	target := [...]int{4, 40, 4, 400, 10}[d.handled/3000%5]
+	// (a heap of 120 leaves the sorted array storage larger than sortedCap)
+	target := [...]int{4, 40, 4, 120, 6, 400, 10}[d.handled/3000%7]
 	n := d.rng.IntN(2) // 0 or 1: hover
 	if d.pending < target {
 		n = 2
@@ -229,15 +230,18 @@ func (d *roomDriver) Handle(now Time, arg int64) {
 // queue not bucketing, and the events must run in (time, sequence) order,
 // as a naive queue runs them.
 func TestRoomKeepsOrder(t *testing.T) {
-	const total = 15000
+	const total = 21000
 	e := New()
 	d := &roomDriver{rng: rand.New(rand.NewPCG(7, 8))}
 	d.h = e.Register(d)
 	d.at = func(at Time, arg int64) { e.At(at, d.h, arg) }
 	check := func(where string) {
 		q := &e.q.early
-		if q.room != 0 && (q.heap || e.q.bucketing || q.room != cap(q.ev) || e.q.n != 0) {
+		if q.room != 0 && (q.heap || e.q.bucketing || q.room != min(cap(q.ev), sortedCap) || e.q.n != 0) {
 			t.Fatalf("%s: room %d with heap %v, bucketing %v, cap %d, %d bucketed", where, q.room, q.heap, e.q.bucketing, cap(q.ev), e.q.n)
+		}
+		if !q.heap && len(q.ev) > sortedCap {
+			t.Fatalf("%s: sorted array over %d places: %d", where, sortedCap, len(q.ev))
 		}
 	}
 	e.AfterEvent = func(Time) { check("after an event") }

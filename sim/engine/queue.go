@@ -107,12 +107,13 @@ func (q *queue) push(x event) {
 	q.bucket(x)
 }
 
-// setRoom sets early.room (earlyQueue): its storage's capacity while early
-// is sorted and q is not bucketing, else 0.
+// setRoom sets early.room (earlyQueue): the places its sorted storage may
+// fill, min(cap, sortedCap), while early is sorted and q is not bucketing,
+// else 0.
 func (q *queue) setRoom() {
 	r := 0
 	if !q.bucketing && !q.early.heap {
-		r = cap(q.early.ev)
+		r = min(cap(q.early.ev), sortedCap)
 	}
 	q.early.room = r
 }
