@@ -18,7 +18,38 @@ func (m Model) attnFLOPsPerToken(seq int) float64 {
 // attnFLOPsAllLayers sums attnFLOPsPerToken over the layers, each at the
 // keys it can see: seq, or its sliding window when shorter (the same
 // no-causal-discount convention: a query is counted against a full window).
+//
+// The attention dimensions are read once, not per layer, and without a
+// window shorter than seq (Window is 0 or AttentionWindow) every layer
+// sees seq keys and the model is not asked per layer: a Model method
+// copies the model, and per layer that was most of this function's cost,
+// once or twice a point. Each term is the same product attnFLOPsPerToken
+// forms, added in the same order.
 func (m Model) attnFLOPsAllLayers(seq int) float64 {
+	d := m.dims()
+	heads, dqv := float64(d.heads), float64(d.qk+d.v)
+	n := m.StackLayers()
+	var f float64
+	if m.AttentionWindow <= 0 || m.AttentionWindow >= seq {
+		t := float64(2 * float64(seq) * heads * dqv) // (rounded as attnFLOPsPerToken returns it)
+		for range n {
+			f += t
+		}
+		return f
+	}
+	for l := range n {
+		k := seq
+		if w := m.Window(l); w > 0 && w < seq {
+			k = w
+		}
+		f += float64(2 * float64(k) * heads * dqv)
+	}
+	return f
+}
+
+// attnFLOPsAllLayersEach is attnFLOPsAllLayers as first written, calling
+// attnFLOPsPerToken per layer: the reference its tests compare with.
+func (m Model) attnFLOPsAllLayersEach(seq int) float64 {
 	var f float64
 	for l := 0; l < m.StackLayers(); l++ {
 		k := seq

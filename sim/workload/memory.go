@@ -119,11 +119,89 @@ func (l *layerSplits) of(m Model, layer int) (*Shape, *split) {
 	if !l.s.IsBF16Layer(m, layer) {
 		return &l.s, &l.sh
 	}
+	return l.bf16Of(m, layer)
+}
+
+// bf16Of returns the shape and split of layer, a BF16 layer of the FP8 run.
+func (l *layerSplits) bf16Of(m Model, layer int) (*Shape, *split) {
 	if !l.made {
 		l.bf16 = l.s.forLayer(m, layer)
 		l.bf16h, l.made = newSplit(m, l.bf16), true
 	}
 	return &l.bf16, &l.bf16h
+}
+
+// numMemoRecomputes: StageMemory prices a layer once per class
+// (layerClasses) under the recomputations below it (none, selective,
+// full), whose activation and offload bytes read the layer only through
+// its class.
+const numMemoRecomputes = RecomputeFull + 1
+
+// layerClasses tells apart the layers whose activation and offload bytes
+// differ under recomputation none, selective or full (class): in the
+// model's range or not, BF16 in an FP8 run (Shape.IsBF16Layer: priced on
+// the BF16 split), a multi-token-prediction layer (Model.IsMTPLayer), an
+// MoE layer (Model.IsMoELayer). Those are all layerActivationBytes and
+// OffloadBytes read of the layer id on those paths. It holds the fields
+// those predicates read, once: a Model method copies the model, which per
+// layer cost more than pricing the stage's few classes.
+type layerClasses struct {
+	stack, layers, dense int // StackLayers, Layers, MoE.DenseLayers
+	moe, fp8             bool
+	bf16Start, bf16End   int // Shape.BF16AtStart, BF16AtEnd
+}
+
+// Bits of layerClasses.class.
+const (
+	classInRange = 1 << iota
+	classBF16
+	classMTP
+	classMoE
+	numLayerClasses = 1 << iota
+)
+
+func newLayerClasses(m *Model, s *Shape) layerClasses {
+	k := layerClasses{stack: m.StackLayers(), layers: m.Layers, moe: m.MoE != nil, fp8: s.Dtype == FP8,
+		bf16Start: s.BF16AtStart, bf16End: s.BF16AtEnd}
+	if m.MoE != nil {
+		k.dense = m.MoE.DenseLayers
+	}
+	return k
+}
+
+// class is layer id's class: the classInRange, classBF16, classMTP and
+// classMoE bits, each the predicate named in layerClasses (the layer tests
+// hold them equal on every catalog model).
+func (k *layerClasses) class(id int) int {
+	c := 0
+	in := id >= 0 && id < k.stack
+	if in {
+		c |= classInRange
+	}
+	if k.fp8 && id >= 0 && (id < k.bf16Start || (k.bf16End > 0 && id >= k.layers-k.bf16End)) {
+		c |= classBF16
+	}
+	if id >= k.layers && id < k.stack {
+		c |= classMTP
+	}
+	spec := id // specLayer
+	if id >= k.layers {
+		spec = k.layers - 1
+	}
+	if k.moe && in && spec >= k.dense {
+		c |= classMoE
+	}
+	return c
+}
+
+// specMoE is Model.IsMoELayer(Model.specLayer(id)): the layer whose kind
+// id has is an MoE layer.
+func (k *layerClasses) specMoE(id int) bool {
+	spec := id
+	if id >= k.layers {
+		spec = k.layers - 1
+	}
+	return k.moe && spec >= 0 && spec < k.stack && spec >= k.dense
 }
 
 // layerActivationBytes is LayerActivationBytes of a layer in range, with s
@@ -416,15 +494,17 @@ func (in MemoryInput) params(sh split, ids []int) rankParams {
 		dense, expert float64
 		ok            bool
 	}
+	classes := newLayerClasses(&in.Model, &in.Shape) // the predicates without a Model copy each
 	for _, id := range ids {
 		k := 0
-		if m.IsMoELayer(m.specLayer(id)) {
+		if classes.specMoE(id) {
 			k |= 1
 		}
-		if m.IsMoELayer(id) {
+		c := classes.class(id)
+		if c&classMoE != 0 {
 			k |= 2
 		}
-		if m.IsMTPLayer(id) {
+		if c&classMTP != 0 {
 			k |= 4
 		}
 		if c := &seen[k]; c.ok {
@@ -553,36 +633,7 @@ func StageMemory(in MemoryInput) Memory {
 	}
 
 	inflight := pipeline.Of(in.Schedule).InFlight(pipeline.Shape{Stages: in.PP, Microbatches: in.Microbatches, Virtual: in.VirtualStages}, in.Stage)
-	var perMB, work, reload float64
-	splits := layerSplits{s: in.Shape, sh: sh}
-	for i, id := range ids {
-		r := in.Recompute
-		if r == RecomputeFull && !RecomputesLayer(in.RecomputeEvery, i+1) {
-			r = RecomputeNone
-		}
-		// actOf is m.LayerActivationBytes(id, in.Shape, r) on the
-		// stage's splits (layerSplits): a newSplit per call was a
-		// quarter of StageMemory's time.
-		ls, lsh := splits.of(m, id)
-		inRange := id >= 0 && id < m.StackLayers()
-		actOf := func(r Recompute) float64 {
-			if !inRange {
-				return 0
-			}
-			return m.layerActivationBytes(id, ls, lsh, r)
-		}
-		off := m.OffloadBytes(id, in.Shape, r)
-		perMB += actOf(r) - off
-		reload = max(reload, off)
-		switch r {
-		case RecomputeFull, RecomputeSelectiveOp:
-			work = max(work, actOf(RecomputeNone))
-		case RecomputeSaveDots:
-			// the rerun kernels' outputs, next to the kept ones
-			// (counted in perMB)
-			work = max(work, actOf(RecomputeNone)-actOf(r))
-		}
-	}
+	perMB, work, reload := in.layerBytes(ids, sh)
 	// Offloaded inputs come back one layer ahead of the backward: the
 	// layer being differentiated and the next one hold theirs.
 	mem.Activations = perMB*inflight + 2*reload
@@ -660,6 +711,77 @@ func StageMemory(in MemoryInput) Memory {
 	mem.Overhead = outside + mem.AllocatorReserve
 	mem.Total = tensors + mem.Overhead
 	return mem
+}
+
+// layerBytes is what StageMemory reads of the stage's layers ids on the
+// stage's split sh: the activation bytes one micro-batch keeps less what
+// it offloads (perMB), the largest recomputed layer's working set (work)
+// and the largest offloaded layer (reload).
+func (in *MemoryInput) layerBytes(ids []int, sh split) (perMB, work, reload float64) {
+	m := in.Model
+	splits := layerSplits{s: in.Shape, sh: sh}
+	classes := newLayerClasses(&in.Model, &in.Shape)
+	// A layer's activation and offload bytes under recomputation none,
+	// selective or full read its id only through its split (layerSplits:
+	// BF16 or not), IsMTPLayer and IsMoELayer (layerActivationBytes,
+	// OffloadBytes): each class (layerClasses) met is priced once per r and
+	// its value reused for the stage's other layers of that class, added
+	// in the same order (pricing each of 80 layers was most of a
+	// StageMemory call, once per stage of every point a sweep loads).
+	// Per-op selective and save-dots build the layer's forward ops, which
+	// read more of the layer: those are priced per layer as before.
+	var byClass [numLayerClasses][numMemoRecomputes]struct {
+		act, off     float64
+		actOK, offOK bool
+	}
+	for i, id := range ids {
+		r := in.Recompute
+		if r == RecomputeFull && !RecomputesLayer(in.RecomputeEvery, i+1) {
+			r = RecomputeNone
+		}
+		// actOf is m.LayerActivationBytes(id, in.Shape, r) on the
+		// stage's splits (layerSplits): a newSplit per call was a
+		// quarter of StageMemory's time.
+		class := classes.class(id)
+		ls, lsh := &splits.s, &splits.sh
+		if class&classBF16 != 0 {
+			ls, lsh = splits.bf16Of(m, id)
+		}
+		actOf := func(r Recompute) float64 {
+			if class&classInRange == 0 {
+				return 0
+			}
+			if r >= numMemoRecomputes {
+				return m.layerActivationBytes(id, ls, lsh, r)
+			}
+			e := &byClass[class][r]
+			if !e.actOK {
+				e.act, e.actOK = m.layerActivationBytes(id, ls, lsh, r), true
+			}
+			return e.act
+		}
+		var off float64
+		if r < numMemoRecomputes {
+			e := &byClass[class][r]
+			if !e.offOK {
+				e.off, e.offOK = m.OffloadBytes(id, in.Shape, r), true
+			}
+			off = e.off
+		} else {
+			off = m.OffloadBytes(id, in.Shape, r)
+		}
+		perMB += actOf(r) - off
+		reload = max(reload, off)
+		switch r {
+		case RecomputeFull, RecomputeSelectiveOp:
+			work = max(work, actOf(RecomputeNone))
+		case RecomputeSaveDots:
+			// the rerun kernels' outputs, next to the kept ones
+			// (counted in perMB)
+			work = max(work, actOf(RecomputeNone)-actOf(r))
+		}
+	}
+	return perMB, work, reload
 }
 
 // cpBuffers is what context parallelism holds while one layer's attention
