@@ -116,16 +116,17 @@ func (x *Executor) hostRepeats(i int, a, b, win int32, period engine.Time, extra
 	var prev engine.Time
 	for j := int32(1); j <= last; j++ {
 		prev = y
-		y = h.walk(ht, j, y-period, true)
 		// each task of copy j is ahead and so is the played one, or it
-		// is issued as the played one (eq: the tasks that must be)
-		for k := range ht {
-			c := &ht[k]
-			c.eq = c.played > c.ready || c.iss > c.ready
-			if c.eq && c.iss != c.played {
-				return false
-			}
+		// is issued as the played one (walkCheck)
+		var ok bool
+		if y, ok = h.walkCheck(ht, j, y-period); !ok {
+			return false
 		}
+	}
+	// The tasks copy `last` issues as played (eq): once a copy passed
+	// walkCheck, the played-ahead ones (hostTask.ahead); none before.
+	for k := range ht {
+		ht[k].eq = last >= 1 && ht[k].ahead
 	}
 	sE := y
 	if e > last {
@@ -232,8 +233,12 @@ type hostTask struct {
 	self   engine.Time // its own launches' wait past the queue (QueueSelf), the same in every copy's frame
 	played engine.Time // its issue in the played unit
 	ready  engine.Time // its inputs that move with the copies (the rest end before the window)
-	iss    engine.Time // its issue in the copy walked last
-	eq     bool        // issued as played in that copy (it or the played one waits for its issue)
+	iss    engine.Time // its issue in the copy walked last (walk)
+	// issLo, issHi: the issues a copy may give it (walkCheck): played
+	// when ahead, else up to ready
+	issLo, issHi engine.Time
+	ahead        bool // issued ahead of its inputs in the played unit, played > ready
+	eq           bool // issued as played in the copy walked last (it or the played one waits for its issue)
 }
 
 // tasks appends to ht the unit's tasks that the host issues and returns
@@ -309,6 +314,7 @@ func (h *hostFrame) tasks(ht []hostTask, pos []int64, win int32) (out []hostTask
 				c.self = h.end(int32(w), 0) + rest // w in [a, t): the same in every copy
 			}
 		}
+		c.bound()
 		ht = append(ht, c)
 	}
 	return ht, reachJ, selfBefore, true
@@ -331,6 +337,42 @@ func (h *hostFrame) walk(ht []hostTask, j int32, y engine.Time, write bool) engi
 		}
 	}
 	return y
+}
+
+// bound sets c's ahead, issLo and issHi from its played issue and ready
+// time (walkCheck).
+func (c *hostTask) bound() {
+	c.ahead = c.played > c.ready
+	c.issLo, c.issHi = engine.Time(-1<<63), c.ready
+	if c.ahead {
+		c.issLo, c.issHi = c.played, c.played
+	}
+}
+
+// walkCheck is walk over copy j from y (write unset) that also checks each
+// task's issue y' against the played one: a task whose played issue is
+// ahead of its inputs (ahead) must be issued at it, y' = played; any other
+// must be ahead in the copy too, y' ≤ ready (its issue then cannot equal
+// the played one, which is not ahead). ok is false at the first task that
+// is neither. That is the check hostRepeats made after each walk, per
+// task eq = played > ready || y' > ready and eq ⇒ y' = played: a copy
+// passes it exactly when each task meets its bounds [lo, hi] (ahead:
+// [played, played]; not: [never, ready]), and then eq = ahead.
+func (h *hostFrame) walkCheck(ht []hostTask, j int32, y engine.Time) (engine.Time, bool) {
+	for k := range ht {
+		c := &ht[k]
+		begin := y
+		if j >= c.from {
+			begin = max(begin, c.lo)
+		} else {
+			begin = h.waits(c, j, begin)
+		}
+		y = max(begin+c.issue, c.self)
+		if y < c.issLo || y > c.issHi {
+			return y, false
+		}
+	}
+	return y, true
 }
 
 // waits returns the latest of y and the ends task c of copy j waits for
