@@ -108,6 +108,9 @@ func (x *Executor) hostRepeats(i int, a, b, win int32, period engine.Time, extra
 	if !ok {
 		return false
 	}
+	if hostTasksHook != nil {
+		hostTasksHook(&h, ht)
+	}
 	y := s0
 	last := min(e, reachJ+2) // copies walked one by one
 	if last >= 1 && selfBefore {
@@ -202,6 +205,10 @@ func (x *Executor) hostRepeats(i int, a, b, win int32, period engine.Time, extra
 	return true
 }
 
+// hostTasksHook, when set (tests), sees each frame and its tasks as
+// hostRepeats gathered them.
+var hostTasksHook func(h *hostFrame, ht []hostTask)
+
 // never is a time before every other (hostRepeats).
 const never = engine.Time(-1 << 61)
 
@@ -223,17 +230,21 @@ type hostFrame struct {
 // hostTask is one task of the unit the host thread issues, as
 // hostRepeats' walk over the copies reads it.
 type hostTask struct {
-	t      int32
-	from   int32 // the first copy whose waits for this task are lo
-	sync   int32 // the task its synchronisation waits for when not the played unit's own (HostAfter), -1: none
-	stream Stream
-	pos    int64       // its launches on its stream before it
-	issue  engine.Time // Task.Issue
-	lo     engine.Time // the latest end it waits for, in the frame of any copy from `from` on (never: none)
-	self   engine.Time // its own launches' wait past the queue (QueueSelf), the same in every copy's frame
-	played engine.Time // its issue in the played unit
-	ready  engine.Time // its inputs that move with the copies (the rest end before the window)
-	iss    engine.Time // its issue in the copy walked last (walk)
+	t    int32
+	from int32 // the first copy whose waits for this task are lo
+	// waitFrom: the first copy where it waits for anything (before it no
+	// synchronisation and the launch Queue places before its first is
+	// before the step's first: waits would leave y)
+	waitFrom int32
+	sync     int32 // the task its synchronisation waits for when not the played unit's own (HostAfter), -1: none
+	stream   Stream
+	pos      int64       // its launches on its stream before it
+	issue    engine.Time // Task.Issue
+	lo       engine.Time // the latest end it waits for, in the frame of any copy from `from` on (never: none)
+	self     engine.Time // its own launches' wait past the queue (QueueSelf), the same in every copy's frame
+	played   engine.Time // its issue in the played unit
+	ready    engine.Time // its inputs that move with the copies (the rest end before the window)
+	iss      engine.Time // its issue in the copy walked last (walk)
 	// issLo, issHi: the issues a copy may give it (walkCheck): played
 	// when ahead, else up to ready
 	issLo, issHi engine.Time
@@ -307,6 +318,12 @@ func (h *hostFrame) tasks(ht []hostTask, pos []int64, win int32) (out []hostTask
 			}
 			c.from = max(c.from, j)
 		}
+		if c.sync < 0 && p.queued && p.qlim > 0 && h.ls[task.Stream] > 0 {
+			// waits' queue wait is none while pos + j·ls − Queue < 0
+			if need := p.qlim - pos[t-a]; need > 0 {
+				c.waitFrom = int32(min((need+h.ls[task.Stream]-1)/h.ls[task.Stream], int64(far)))
+			}
+		}
 		if w, rest := p.QueueSelf(int(t)); w >= 0 {
 			if int32(w) < a {
 				selfBefore = true
@@ -364,7 +381,7 @@ func (h *hostFrame) walkCheck(ht []hostTask, j int32, y engine.Time) (engine.Tim
 		begin := y
 		if j >= c.from {
 			begin = max(begin, c.lo)
-		} else {
+		} else if j >= c.waitFrom {
 			begin = h.waits(c, j, begin)
 		}
 		y = max(begin+c.issue, c.self)

@@ -68,3 +68,43 @@ func TestWalkCheckEqualsWalkThenCheck(t *testing.T) {
 		t.Fatalf("%d passing and %d refused units: want many of each", pass, fail)
 	}
 }
+
+// hostTask.waitFrom is the first copy whose launch Queue places before the
+// task's first is in the step (pos + j·ls − Queue ≥ 0): before it waits
+// leaves the thread's time as it is, so walkCheck skips it. On the
+// reference test's plays (queues of 1 to 2^20 launches, pp 1, 2 and 4, at
+// several copy counts), every task without a synchronisation meets that
+// exactly at each copy before `from`.
+func TestHostTaskWaitFrom(t *testing.T) {
+	checked, skipped := 0, 0
+	hostTasksHook = func(h *hostFrame, ht []hostTask) {
+		for k := range ht {
+			c := &ht[k]
+			if c.sync >= 0 || !h.p.queued {
+				if c.waitFrom != 0 {
+					t.Fatalf("task %d: waitFrom %d with a synchronisation or no queue", c.t, c.waitFrom)
+				}
+				continue
+			}
+			for j := int32(0); j < c.from && j <= h.e+2; j++ {
+				x := c.pos + int64(j)*h.ls[c.stream] - h.p.qlim
+				if (j < c.waitFrom) != (x < 0) {
+					t.Fatalf("task %d copy %d: waitFrom %d, launch x − Queue = %d", c.t, j, c.waitFrom, x)
+				}
+				if j < c.waitFrom {
+					if got := h.waits(c, j, never); got != never {
+						t.Fatalf("task %d copy %d before waitFrom %d: waits %d", c.t, j, c.waitFrom, got)
+					}
+					skipped++
+				}
+				checked++
+			}
+		}
+	}
+	defer func() { hostTasksHook = nil }()
+	TestHostRepeatsEqualsReference(t)
+	t.Logf("%d task copies checked, %d before waitFrom", checked, skipped)
+	if skipped == 0 || skipped == checked {
+		t.Errorf("%d of %d task copies before waitFrom: want some of each", skipped, checked)
+	}
+}
