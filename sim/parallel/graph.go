@@ -1400,6 +1400,7 @@ type blockCache struct {
 	extra   [2][numPasses]cached                        // embedding/head per pass
 	pieces  []pieceCost                                 // split's results, few enough to search
 	comm    [256]commEntry                              // recent CommTime answers (commTime)
+	sums    [1 << blockSumBits]blockSum                 // block's kept totals, by blockKey
 	params  []paramsEntry                               // StepConfig.LayerParams per layer, once asked
 	ops     [numLayerKinds][3][]workload.Op             // (layerKind, forward/backward/recompute): the layer's ops, once listed
 	sel     []workload.Op                               // block, split, splitColumn's scratch: the ops priced (Pricer.OpsTime keeps none)
@@ -1647,8 +1648,55 @@ const (
 )
 
 // block returns the cost of the ops of `blocks` in layer `layer` for pass.
+//
+// The builder asks for the same few block lists for every layer and
+// micro-batch, so the total of each (layer kind, pass, blocks in order) is
+// kept once summed (sums, direct-mapped by blockKey): the table entries it
+// adds never change while the cache lives, so the kept total is the sum
+// blockTotal would form again, in the same order.
 func (c *blockCache) block(layer, pass int, blocks ...workload.Block) blockCost {
 	kind := c.layerKind(layer)
+	key, ok := blockKey(kind, pass, blocks)
+	if !ok {
+		return c.blockTotal(layer, kind, pass, blocks)
+	}
+	e := &c.sums[(key*0x9E3779B1)>>(32-blockSumBits)]
+	if e.key != key { // (0 is no key: blockKey sets the first block's nibble)
+		e.key, e.blockCost = key, c.blockTotal(layer, kind, pass, blocks)
+	}
+	return e.blockCost
+}
+
+// blockSumBits sizes blockCache.sums.
+const blockSumBits = 6
+
+// blockSum is a kept block total (blockCache.sums) and its blockKey.
+type blockSum struct {
+	key uint32
+	blockCost
+}
+
+// blockKey packs a block list's identity into 32 bits: the layer kind (4
+// bits), the pass (2), then each block + 1 in 4 bits, in order (up to 6
+// blocks); ok is false for a list it cannot pack (then block sums it
+// without keeping it). A non-empty list's key is never 0.
+func blockKey(kind, pass int, blocks []workload.Block) (key uint32, ok bool) {
+	if len(blocks) == 0 || len(blocks) > 6 || kind < 0 || kind >= numLayerKinds || pass < 0 || pass >= numPasses {
+		return 0, false
+	}
+	key = uint32(kind) | uint32(pass)<<4
+	for i, bl := range blocks {
+		if int(bl) >= numBlocks || int(bl)+1 >= 16 {
+			return 0, false
+		}
+		key |= (uint32(bl) + 1) << (6 + 4*i)
+	}
+	return key, true
+}
+
+// blockTotal sums the table entries of `blocks` for a layer of kind kind
+// (pricing those not yet priced): block's answer.
+func (c *blockCache) blockTotal(layer, kind, pass int, blocks []workload.Block) blockCost {
 	var total blockCost
 	for _, bl := range blocks {
 		e := &c.layers[kind][pass][bl]
