@@ -236,15 +236,18 @@ type hostTask struct {
 	// synchronisation and the launch Queue places before its first is
 	// before the step's first: waits would leave y)
 	waitFrom int32
-	sync     int32 // the task its synchronisation waits for when not the played unit's own (HostAfter), -1: none
-	stream   Stream
-	pos      int64       // its launches on its stream before it
-	issue    engine.Time // Task.Issue
-	lo       engine.Time // the latest end it waits for, in the frame of any copy from `from` on (never: none)
-	self     engine.Time // its own launches' wait past the queue (QueueSelf), the same in every copy's frame
-	played   engine.Time // its issue in the played unit
-	ready    engine.Time // its inputs that move with the copies (the rest end before the window)
-	iss      engine.Time // its issue in the copy walked last (walk)
+	// direct: no synchronisation, and in every copy before from its queue
+	// wait's launch is before the unit's (walkCheck)
+	direct bool
+	sync   int32 // the task its synchronisation waits for when not the played unit's own (HostAfter), -1: none
+	stream Stream
+	pos    int64       // its launches on its stream before it
+	issue  engine.Time // Task.Issue
+	lo     engine.Time // the latest end it waits for, in the frame of any copy from `from` on (never: none)
+	self   engine.Time // its own launches' wait past the queue (QueueSelf), the same in every copy's frame
+	played engine.Time // its issue in the played unit
+	ready  engine.Time // its inputs that move with the copies (the rest end before the window)
+	iss    engine.Time // its issue in the copy walked last (walk)
 	// issLo, issHi: the issues a copy may give it (walkCheck): played
 	// when ahead, else up to ready
 	issLo, issHi engine.Time
@@ -317,6 +320,10 @@ func (h *hostFrame) tasks(ht []hostTask, pos []int64, win int32) (out []hostTask
 				}
 			}
 			c.from = max(c.from, j)
+			// Without a synchronisation, before copy j (from) its queue
+			// wait's launch pos + j'·ls − Queue is below da: a played
+			// task before the unit (walkCheck looks it up directly).
+			c.direct = c.sync < 0 && j < far
 		}
 		if c.sync < 0 && p.queued && p.qlim > 0 && h.ls[task.Stream] > 0 {
 			// waits' queue wait is none while pos + j·ls − Queue < 0
@@ -382,7 +389,11 @@ func (h *hostFrame) walkCheck(ht []hostTask, j int32, y engine.Time) (engine.Tim
 		if j >= c.from {
 			begin = max(begin, c.lo)
 		} else if j >= c.waitFrom {
-			begin = h.waits(c, j, begin)
+			if c.direct {
+				begin = h.directWait(c, j, begin)
+			} else {
+				begin = h.waits(c, j, begin)
+			}
 		}
 		y = max(begin+c.issue, c.self)
 		if y < c.issLo || y > c.issHi {
@@ -390,6 +401,16 @@ func (h *hostFrame) walkCheck(ht []hostTask, j int32, y engine.Time) (engine.Tim
 		}
 	}
 	return y, true
+}
+
+// directWait is waits for a direct task in a copy j in [waitFrom, from):
+// its queue wait's launch pos + j·ls − Queue is then in [0, da), so
+// queueWait's answer is the task holding it, before the unit.
+func (h *hostFrame) directWait(c *hostTask, j int32, y engine.Time) engine.Time {
+	if f := h.holder(c.stream, c.pos+int64(j)*h.ls[c.stream]-h.p.qlim); f >= 0 {
+		y = max(y, h.end(f, j))
+	}
+	return y
 }
 
 // waits returns the latest of y and the ends task c of copy j waits for

@@ -74,9 +74,10 @@ func TestWalkCheckEqualsWalkThenCheck(t *testing.T) {
 // leaves the thread's time as it is, so walkCheck skips it. On the
 // reference test's plays (queues of 1 to 2^20 launches, pp 1, 2 and 4, at
 // several copy counts), every task without a synchronisation meets that
-// exactly at each copy before `from`.
+// exactly at each copy before `from`, and a direct one's launch lies
+// before the unit's, where directWait answers as waits.
 func TestHostTaskWaitFrom(t *testing.T) {
-	checked, skipped := 0, 0
+	checked, skipped, direct := 0, 0, 0
 	hostTasksHook = func(h *hostFrame, ht []hostTask) {
 		for k := range ht {
 			c := &ht[k]
@@ -91,6 +92,19 @@ func TestHostTaskWaitFrom(t *testing.T) {
 				if (j < c.waitFrom) != (x < 0) {
 					t.Fatalf("task %d copy %d: waitFrom %d, launch x − Queue = %d", c.t, j, c.waitFrom, x)
 				}
+				if c.direct && x >= h.da[c.stream] {
+					t.Fatalf("task %d copy %d before from %d: direct, launch x − Queue = %d ≥ da %d", c.t, j, c.from, x, h.da[c.stream])
+				}
+				if c.direct && j >= c.waitFrom {
+					for _, y := range []engine.Time{never, 0, c.played} {
+						var g hostFrame = *h // (holder's cursor moves: each on its own copy)
+						var w hostFrame = *h
+						if got, want := g.directWait(c, j, y), w.waits(c, j, y); got != want {
+							t.Fatalf("task %d copy %d from %d: directWait %d, waits %d", c.t, j, y, got, want)
+						}
+					}
+					direct++
+				}
 				if j < c.waitFrom {
 					if got := h.waits(c, j, never); got != never {
 						t.Fatalf("task %d copy %d before waitFrom %d: waits %d", c.t, j, c.waitFrom, got)
@@ -103,8 +117,8 @@ func TestHostTaskWaitFrom(t *testing.T) {
 	}
 	defer func() { hostTasksHook = nil }()
 	TestHostRepeatsEqualsReference(t)
-	t.Logf("%d task copies checked, %d before waitFrom", checked, skipped)
-	if skipped == 0 || skipped == checked {
-		t.Errorf("%d of %d task copies before waitFrom: want some of each", skipped, checked)
+	t.Logf("%d task copies checked, %d before waitFrom, %d direct", checked, skipped, direct)
+	if skipped == 0 || skipped == checked || direct == 0 {
+		t.Errorf("%d of %d task copies before waitFrom, %d direct: want some of each", skipped, checked, direct)
 	}
 }
