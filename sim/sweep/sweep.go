@@ -116,6 +116,7 @@ func Load(path string, opt Options) (*Sweep, error) {
 // Parse decodes, checks and enumerates a sweep document; dir resolves
 // a relative base: path. Errors are one line and name the key or field.
 func Parse(data []byte, dir string, opt Options) (*Sweep, error) {
+	// The hardware catalog loads beside the decoding (warmCatalog).
 	if warmBaseOn {
 		go warmCatalog()
 	}
@@ -227,17 +228,17 @@ func Parse(data []byte, dir string, opt Options) (*Sweep, error) {
 // for its side effects alone: caches filled once per process that hold
 // the same value (or error) whichever goroutine fills them first, chiefly
 // the hardware catalog's shared tables and the GPU and NIC records the
-// base names (sync.OnceValues in sim/hardware, ≈ 4–7 ms of one CPU in a
-// fresh process). Without it the first point resolved loads them while
-// every other goroutine of the load waits; begun as soon as the base is
-// read, it runs on a CPU that idles until the first batch, so the batch
-// waits for less of it. The base it resolves is a copy taken before any
-// --set or --fidelity override: with one that changes the GPU it loads a
-// record no point uses, on a CPU that had nothing else to do. Nothing a
-// sweep loads, runs or writes depends on it (every point is resolved on
-// its own and reports its own error; TestWarmBaseChangesNothing), and a
-// panic here (a defective embedded catalog) is left to the point that
-// meets it, as without it.
+// base names (sync.OnceValues in sim/hardware; 2–7 ms of one CPU in a
+// fresh process, measured alone on a busy machine). Without it the first
+// point resolved loads them while every other goroutine of the load
+// waits; begun as soon as the base is read, it runs on a CPU that idles
+// until the first batch, so the batch waits for less of it. The base it
+// resolves is a copy taken before any --set or --fidelity override: with
+// one that changes the GPU it loads a record no point uses, on a CPU that
+// had nothing else to do. Nothing a sweep loads, runs or writes depends
+// on it (every point is resolved on its own and reports its own error;
+// TestWarmBaseChangesNothing), and a panic here (a defective embedded
+// catalog) is left to the point that meets it, as without it.
 func warmBase(doc *yaml.Node, dir, name string) {
 	if warmBaseDone != nil {
 		defer func() { warmBaseDone <- doc }()
@@ -248,18 +249,19 @@ func warmBase(doc *yaml.Node, dir, name string) {
 
 // warmCatalog loads the hardware catalog's shared tables, the part of
 // what warmBase warms that needs no base: started as Parse begins, it
-// overlaps the sweep file's and the base's decoding too (≈ 0.3–0.5 ms
-// more), and warmBase then waits for it before it reads the GPU and NIC
-// records. Like warmBase it only fills a cache (sync.OnceValues) that
-// holds the same tables whoever fills it first, and leaves a panic to
-// the caller that meets it.
+// overlaps the sweep file's and the base's decoding too, and warmBase
+// then waits for it before it reads the GPU and NIC records. Like
+// warmBase it only fills a cache (sync.OnceValues) that holds the same
+// tables whoever fills it first, and leaves a panic to the caller that
+// meets it.
 func warmCatalog() {
 	defer func() { _ = recover() }()
 	_ = hardware.GPUNames()
 }
 
-// warmBaseOn says whether Parse starts warmCatalog and warmBase, and warmBaseDone, when
-// set, receives each warmBase's doc once it has finished (both for tests).
+// warmBaseOn says whether Parse starts warmCatalog and warmBase, and
+// warmBaseDone, when set, receives each warmBase's doc once it has
+// finished (both for tests).
 var (
 	warmBaseOn   = true
 	warmBaseDone chan *yaml.Node
