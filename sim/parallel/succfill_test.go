@@ -67,7 +67,7 @@ func TestFillSuccMatchesPlainLists(t *testing.T) {
 		{"unsorted", [][]int32{{}, {}, {1, 0}, {2, 0, 1}}},
 	}
 	rng := rand.New(rand.NewPCG(18, 25))
-	for _, n := range []int{2, 5, 17, 300, 5000} {
+	for _, n := range []int{2, 3, 5, 6, 7, 17, 300, 5000} { // every task count mod 4 (the prefix sums' runs of four)
 		for _, most := range []int{1, 3, 9} {
 			deps := make([][]int32, n)
 			for i := 1; i < n; i++ {
@@ -135,6 +135,13 @@ func TestFillSuccRefusesMalformed(t *testing.T) {
 		{"dependency past the tasks", []int32{0, 0, 1}, []int32{2}, "index out of range"},
 		{"negative dependency", []int32{0, 0, 1}, []int32{-1}, "index out of range"},
 		{"offsets past the dependencies", []int32{0, 3, 1}, []int32{0, 0, 0}, "task 0 of 2"},
+		// succLists counts four dependencies an iteration: a bad one in
+		// each lane of a run of four, and in the tail after it
+		{"bad dependency, lane 0", []int32{0, 0, 5}, []int32{2, 0, 0, 0, 0}, "index out of range"},
+		{"bad dependency, lane 1", []int32{0, 0, 5}, []int32{0, -1, 0, 0, 0}, "index out of range"},
+		{"bad dependency, lane 2", []int32{0, 0, 5}, []int32{0, 0, 7, 0, 0}, "index out of range"},
+		{"bad dependency, lane 3", []int32{0, 0, 5}, []int32{0, 0, 0, -2, 0}, "index out of range"},
+		{"bad dependency, tail", []int32{0, 0, 5}, []int32{0, 0, 0, 0, 2}, "index out of range"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			defer func() {
