@@ -270,9 +270,19 @@ func (b *builder) add(t *Task, deps ...int32) int32 {
 			}
 		}
 	}
-	p.Tasks = append(p.Tasks, *t)
+	// The task stored straight into its slot (grow made the room above):
+	// append(p.Tasks, *t) copied it to the stack first (its growslice
+	// call could have written *t), 8 more instructions a task.
+	n := len(p.Tasks)
+	p.Tasks = p.Tasks[:n+1]
+	p.Tasks[n] = *t
 	if p.keepHot {
-		p.hot = append(p.hot, hotOf(t))
+		if h := len(p.hot); h < cap(p.hot) {
+			p.hot = p.hot[:h+1]
+			storeHot(&p.hot[h], t)
+		} else {
+			p.hot = append(p.hot, hotOf(t))
+		}
 	}
 	b.last[t.Stream] = idx
 	p.streamTasks[t.Stream&(streamSlots-1)]++
@@ -283,6 +293,21 @@ func (b *builder) add(t *Task, deps ...int32) int32 {
 		b.interrupt = b.cfg.interrupted()
 	}
 	return idx
+}
+
+// storeHot sets *h to hotOf(t), one field at a time: add's
+// append(p.hot, hotOf(t)) built the record on the stack and copied it
+// twice before storing it (TestStoreHotIsHotOf).
+func storeHot(h *hotTask, t *Task) {
+	var flags uint8
+	if t.CopyEngine {
+		flags |= hotCopyEngine
+	}
+	if t.SMSized {
+		flags |= hotSMSized
+	}
+	h.dur, h.issue, h.hostAfter, h.queueAfter = t.Dur, t.Issue, t.hostAfter, t.queueAfter
+	h.share, h.kind, h.group, h.stream, h.flags = t.GEMMShare, t.Kind, t.Group, t.Stream, flags
 }
 
 // grow doubles the capacity of the program's task and dependency slices

@@ -1,0 +1,42 @@
+package parallel
+
+import (
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/collectives"
+	"github.com/simtrain/simtrain/sim/engine"
+)
+
+// storeHot writes hotOf's record: on hand-made tasks with every
+// combination of the two flags and every field set, into a slot holding
+// another record (every field of which it must overwrite), and on the
+// tasks of built steps with a host thread (issue times, host waits).
+func TestStoreHotIsHotOf(t *testing.T) {
+	var tasks []Task
+	for _, ce := range []bool{false, true} {
+		for _, sm := range []bool{false, true} {
+			tasks = append(tasks, Task{Kind: KindAllReduce, Stream: StreamTP, Group: GroupTP, Op: collectives.AllReduce,
+				GEMMShare: 40000, CopyEngine: ce, SMSized: sm, Dur: 123456789, Issue: 98765, hostAfter: 17, queueAfter: 29})
+		}
+	}
+	tasks = append(tasks, Task{}, Task{Kind: KindBackward, Stream: StreamCompute, Dur: -1, Issue: 1 << 40, hostAfter: -1, queueAfter: 1<<31 - 1})
+	for _, h := range []HostModel{{}, {On: true, KernelFwd: engine.Microsecond, KernelBwd: 2 * engine.Microsecond, Call: 7 * engine.Microsecond}} {
+		cfg := steadyConfig(t, 12, h)
+		progs, err := Build(cfg, unitPricer{unit: engine.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range progs {
+			tasks = append(tasks, p.Tasks...)
+		}
+	}
+	junk := hotTask{dur: 5, issue: 6, hostAfter: 7, queueAfter: 8, share: 9, kind: KindSend, group: GroupDP, stream: StreamDP, flags: 0xff}
+	for i := range tasks {
+		h := junk
+		storeHot(&h, &tasks[i])
+		if want := hotOf(&tasks[i]); h != want {
+			t.Fatalf("task %d %+v: storeHot %+v, hotOf %+v", i, tasks[i], h, want)
+		}
+	}
+	t.Logf("%d tasks", len(tasks))
+}
