@@ -775,9 +775,12 @@ func succLists(off, deps, cnt []int32) {
 // over each task's deps[k:e] made the compiler reload three values per
 // dependency. The inner loop is entered only for a task with dependencies
 // and tests its end at the bottom: as a for loop with its test on top,
-// the compiler padded the loop's head with a NOP that ran once a
-// dependency (9 instructions a dependency against 8: fillSucc 160.2 →
-// 148.4 M on the 70B sweep; build28).
+// its layout put the assembler's padding (a NOP that keeps a jump off a
+// 32-byte boundary) inside the loop, run once a dependency (9
+// instructions a dependency against 8: fillSucc 160.2 → 148.4 M on the
+// 70B sweep; build28). Padding follows the code's layout, so a later
+// change may bring it back: count the loop's instructions (go build
+// -gcflags=-S) after editing it.
 //
 //go:noinline
 func fillSucc(off, deps, cnt, succ []int32) {

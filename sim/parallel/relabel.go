@@ -36,27 +36,6 @@ var laneOnesVar uint64 = laneOnes
 // callers' per-index tails do all the work.
 const wordLoadsUnaligned = runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64"
 
-// quads is s's first len(s)/4 runs of four int32s, each as two 64-bit
-// words (the same memory: no copy), or nothing where the target cannot
-// load a word from a 4-byte boundary (wordLoadsUnaligned). A uint64 holds
-// no pointer, so the view needs no alignment beyond the int32s' (checkptr
-// allows it).
-func quads(s []int32) [][2]uint64 {
-	if !wordLoadsUnaligned || len(s) < 4 {
-		return nil
-	}
-	return unsafe.Slice((*[2]uint64)(unsafe.Pointer(unsafe.SliceData(s))), len(s)/4)
-}
-
-// quadsEnd is how many of n int32s quads covers: where the per-index
-// tails start.
-func quadsEnd(n int) int {
-	if !wordLoadsUnaligned {
-		return 0
-	}
-	return n &^ 3
-}
-
 // moveFrom sets dst[i] to src[i] + P where src[i] ≥ theta, else to
 // src[i], for i below len(src) (dst must be as long; the two may be the
 // same slice but must not overlap otherwise). Every src[i] must lie in
@@ -64,10 +43,15 @@ func quadsEnd(n int) int {
 // indices): then it equals the plain loop (TestMoveFromMatchesPlain).
 func moveFrom(dst, src []int32, theta, P int32) {
 	dst = dst[:len(src)]
-	// x | laneTops − θθ is x + (laneTops − θθ): x's lanes have their top
-	// bits clear, and no lane of laneTops − θθ borrows (θ ≤ 2³¹).
-	moveQuads(quads(dst), quads(src), laneTops-uint64(uint32(theta))*laneOnes, laneOnesVar, uint64(uint32(P)))
-	for k := quadsEnd(len(src)); k < len(src); k++ {
+	k := 0
+	if wordLoadsUnaligned && len(src) >= 4 {
+		// x | laneTops − θθ is x + (laneTops − θθ): x's lanes have their
+		// top bits clear, and no lane of laneTops − θθ borrows (θ ≤ 2³¹).
+		k = len(src) &^ 3
+		moveQuads(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), uintptr(k)*4,
+			laneTops-uint64(uint32(theta))*laneOnes, laneOnesVar, uint64(uint32(P)))
+	}
+	for ; k < len(src); k++ {
 		if v := src[k]; v >= theta {
 			dst[k] = v + P
 		} else {
@@ -76,18 +60,24 @@ func moveFrom(dst, src []int32, theta, P int32) {
 	}
 }
 
-// moveQuads is moveFrom's loop over the runs of four, given c = laneTops −
-// θθ, ones = laneOnes and P: two words, four indices, an iteration. A
-// call of its own, its arguments opaque to the compiler: inlined, it
-// folded c back into two constants and spilled the word (≈ 15
-// instructions a word, cachegrind, against ≈ 8 here).
+// moveQuads is moveFrom's loop over the runs of four int32s in the first
+// n bytes at d and s (n a multiple of 16; both hold n bytes), given c =
+// laneTops − θθ, ones = laneOnes and P: two 64-bit words, four indices,
+// an iteration. The words are read and written at 4-byte boundaries
+// (wordLoadsUnaligned); a uint64 holds no pointer, so the views need no
+// alignment beyond the int32s' (checkptr allows them). A call of its own,
+// its arguments opaque to the compiler: inlined, it folded c back into
+// two constants and spilled the word (≈ 15 instructions a word,
+// cachegrind, against ≈ 8 here). It takes pointers and a byte count, not
+// two [][2]uint64 views, which cost moveFrom ≈ 20 instructions a call to
+// make and pass (build28).
 //
 //go:noinline
-func moveQuads(dw, sw [][2]uint64, c, ones, pp uint64) {
-	dw = dw[:len(sw)]
-	for i := range sw {
-		x, y := sw[i][0], sw[i][1]
-		dw[i][0], dw[i][1] = x+((x+c)>>31&ones)*pp, y+((y+c)>>31&ones)*pp
+func moveQuads(d, s unsafe.Pointer, n uintptr, c, ones, pp uint64) {
+	for i := uintptr(0); i < n; i += 16 {
+		x, y := *(*uint64)(unsafe.Add(s, i)), *(*uint64)(unsafe.Add(s, i+8))
+		*(*uint64)(unsafe.Add(d, i)) = x + ((x+c)>>31&ones)*pp
+		*(*uint64)(unsafe.Add(d, i+8)) = y + ((y+c)>>31&ones)*pp
 	}
 }
 
@@ -100,23 +90,24 @@ func moveQuads(dw, sw [][2]uint64, c, ones, pp uint64) {
 func shiftBy(dst, src []int32, shift int32) {
 	dst = dst[:len(src)]
 	k := 0
-	if shift >= 0 {
-		shiftQuads(quads(dst), quads(src), uint64(uint32(shift))*laneOnes)
-		k = quadsEnd(len(src))
+	if wordLoadsUnaligned && shift >= 0 && len(src) >= 4 {
+		k = len(src) &^ 3
+		shiftQuads(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), uintptr(k)*4, uint64(uint32(shift))*laneOnes)
 	}
 	for ; k < len(src); k++ {
 		dst[k] = src[k] + shift
 	}
 }
 
-// shiftQuads is shiftBy's loop over the runs of four, given both lanes'
-// shift (moveQuads says why a call of its own).
+// shiftQuads is shiftBy's loop over the runs of four int32s in the first
+// n bytes at d and s (n a multiple of 16), given both lanes' shift
+// (moveQuads says why a call of its own, and why through pointers).
 //
 //go:noinline
-func shiftQuads(dw, sw [][2]uint64, sh uint64) {
-	dw = dw[:len(sw)]
-	for i := range sw {
-		dw[i][0], dw[i][1] = sw[i][0]+sh, sw[i][1]+sh
+func shiftQuads(d, s unsafe.Pointer, n uintptr, sh uint64) {
+	for i := uintptr(0); i < n; i += 16 {
+		x, y := *(*uint64)(unsafe.Add(s, i)), *(*uint64)(unsafe.Add(s, i+8))
+		*(*uint64)(unsafe.Add(d, i)), *(*uint64)(unsafe.Add(d, i+8)) = x+sh, y+sh
 	}
 }
 
