@@ -1057,3 +1057,12 @@ func (s *Plan) fillDisplayDefaults() {
 		_ = s.resolveSim(s.set)
 	}
 }
+
+// LoadCatalog loads the hardware catalog's shared tables now rather than
+// at the first resolve that needs them. They are filled once per process
+// and hold the same values whichever caller fills them, so calling it
+// changes no result; the sweep loader calls it on a goroutine of its own
+// so the tables load beside the sweep file's decoding (sim/sweep can
+// reach the catalog only through this package: DESIGN.md's one-way
+// imports).
+func LoadCatalog() { _ = hardware.GPUNames() }

@@ -15,7 +15,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/simtrain/simtrain/sim/hardware"
 	"github.com/simtrain/simtrain/sim/limits"
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/scenario"
@@ -256,7 +255,7 @@ func warmBase(doc *yaml.Node, dir, name string) {
 // meets it.
 func warmCatalog() {
 	defer func() { _ = recover() }()
-	_ = hardware.GPUNames()
+	scenario.LoadCatalog()
 }
 
 // warmBaseOn says whether Parse starts warmCatalog and warmBase, and
