@@ -167,6 +167,7 @@ func (b *builder) build() error {
 	b.fsdpPrev, b.fsdpPrev2 = -1, -1
 	b.hostBlock = -1
 	b.prog.Hosted = cfg.Host.On
+	b.prog.noHostWaits = true // until add makes one
 	b.recomputed = resize(b.recomputed, cfg.Model.StackLayers())
 	clear(b.recomputed)
 	pos := 0
@@ -251,6 +252,7 @@ func (b *builder) add(t *Task, deps ...int32) int32 {
 		if b.hostBlock >= 0 {
 			t.hostAfter = b.hostBlock + 1
 			b.hostBlock = -1
+			p.noHostWaits = false
 		}
 	}
 	if len(p.Tasks) == cap(p.Tasks) {

@@ -516,7 +516,9 @@ func (x *Executor) hostAdvanceOn(in *instance, i int) {
 // parks (hostAdvance), or has issued every task. Its callers (hostAdvanceOn,
 // symEnds.Handle) make a returned task ready (hostIssued) and call it
 // again, until it parks. A loop without calls: its
-// state stays in registers over the tasks the thread runs through.
+// state stays in registers over the tasks the thread runs through. Where
+// the build made no host wait (Program.noHostWaits) it runs the same loop
+// without HostAfter's test, which would find none.
 func (in *instance) hostRun() (int, bool) {
 	p := in.prog
 	// The thread's position and free time live in locals while it runs
@@ -528,6 +530,46 @@ func (in *instance) hostRun() (int, bool) {
 	// (Program.QueueSelf's presence in a local: the stores to state and
 	// need would otherwise reload it on every task.)
 	qself := p.qself != nil
+	if p.noHostWaits {
+		// The same walk without Program.HostAfter's test (the build
+		// made no host wait): on a sweep, most programs.
+		for ; t < len(hot); t++ {
+			task := &hot[t]
+			if task.kind == KindRecv {
+				continue // started by its send
+			}
+			begin := free
+			if w := task.queueAfter - 1; w >= 0 {
+				e := state[w].end
+				if e == 0 {
+					in.hostNext, in.hostFree, in.hostWait = int32(t), free, w
+					return 0, false
+				}
+				begin = max(begin, e-1)
+			}
+			issued := begin + task.issue
+			if qself { // Program.QueueSelf
+				if w := p.qself[t] - 1; w >= 0 {
+					e := state[w].end
+					if e == 0 {
+						in.hostNext, in.hostFree, in.hostWait = int32(t), free, w
+						return 0, false
+					}
+					issued = max(issued, e-1+p.qrest[t])
+				}
+			}
+			free = issued
+			state[t].issued = free + 1
+			n := need[t] - 1 // the issue is one of its inputs
+			need[t] = n
+			if n == 0 { // every input ready: the issue was the last
+				in.hostNext, in.hostFree = int32(t+1), free
+				return t, true
+			}
+		}
+		in.hostNext, in.hostFree = int32(t), free
+		return 0, false
+	}
 	for ; t < len(hot); t++ {
 		task := &hot[t]
 		if task.kind == KindRecv {

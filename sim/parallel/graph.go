@@ -289,6 +289,14 @@ type Program struct {
 	// hotQueued says some record of hot may hold a queue wait
 	// (hotQueueWaits).
 	hotQueued bool
+	// noHostWaits guarantees that no task has a host wait (every
+	// Task.hostAfter is 0, and so every hotTask.hostAfter), so that the
+	// host thread's walk (hostRun) can skip that test on every task.
+	// builder.build sets it and add, the only place that makes a host
+	// wait (copyLayers and copyPass relabel waits the program already
+	// has, and copy its own tasks), clears it; false, the safe default,
+	// elsewhere (programs made by hand, or that Build did not make).
+	noHostWaits bool
 }
 
 // copySeg is a range of a program's tasks that a build appended as a

@@ -12,7 +12,9 @@ import (
 // converted from its Task and the input counts taken from the dependency
 // counts, as fillHot did before copied ranges were copied: for tests, which
 // hold the copying to the conversion on built programs; and the successor
-// lists and dependency counts with a recount (CheckSucc). It reports how
+// lists and dependency counts with a recount (CheckSucc), and that a
+// program whose build made no host wait (Program.noHostWaits) holds
+// none. It reports how
 // many tasks lie in copied ranges and the first difference.
 func CheckHot(p *Program) (copied int, err error) {
 	n := len(p.Tasks)
@@ -35,6 +37,10 @@ func CheckHot(p *Program) (copied int, err error) {
 		}
 	}
 	for i := range want {
+		if p.noHostWaits && want[i].hostAfter != 0 {
+			return copied, fmt.Errorf("stage %d task %d (%s): a host wait (on task %d) in a program built without one (noHostWaits)",
+				p.Stage, i, p.Tasks[i].Name, want[i].hostAfter-1)
+		}
 		if p.keepHot && len(p.hot) == n && p.hot[i] != want[i] {
 			return copied, fmt.Errorf("stage %d task %d (%s): kept by the build %+v, from the Task %+v",
 				p.Stage, i, p.Tasks[i].Name, p.hot[i], want[i])

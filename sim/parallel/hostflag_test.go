@@ -1,0 +1,107 @@
+package parallel
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/pipeline"
+)
+
+// TestNoHostWaitsIsExact: on programs built with and without an arena
+// (layer and pass copies), with the host modelled or not, launch queues of
+// none, one or four launches and one to three steps (the step boundary's
+// host wait), Program.noHostWaits is set exactly when a plain scan of the
+// tasks finds no host wait (it is never set on a program with one, which
+// CheckHot reports), and the host walk's variant without the test
+// (hostRun) plays every task with the same start, end and issue as the
+// walk with it (the flag cleared). It fails if add stops clearing the flag
+// or build stops setting it.
+func TestNoHostWaitsIsExact(t *testing.T) {
+	hosts := []HostModel{{}}
+	for _, q := range []int{0, 1, 4} {
+		hosts = append(hosts, HostModel{On: true, KernelFwd: 3 * engine.Microsecond, KernelBwd: 2 * engine.Microsecond,
+			Call: 5 * engine.Microsecond, Queue: q})
+	}
+	pr := unitPricer{unit: 20 * engine.Microsecond}
+	flagged, waited := 0, 0
+	for _, c := range []struct {
+		tp, dp, pp, m, steps int
+		sched                pipeline.Schedule
+		arena, emitPass      bool
+	}{
+		{1, 1, 1, 2, 1, pipeline.OneFOneB, false, false},
+		{1, 1, 1, 4, 3, pipeline.OneFOneB, false, false},
+		{1, 1, 1, 4, 2, pipeline.OneFOneB, true, true},
+		{1, 1, 4, 8, 1, pipeline.OneFOneB, true, false},
+		{1, 1, 4, 16, 2, pipeline.OneFOneB, true, true},
+		{1, 1, 3, 6, 2, pipeline.ZeroBubble, false, false},
+		{2, 2, 2, 8, 1, pipeline.OneFOneB, true, true},
+	} {
+		var arena *Arena
+		if c.arena {
+			arena = new(Arena)
+		}
+		for _, host := range hosts {
+			_, cfg := stepConfig(t, c.tp, c.dp, c.pp, c.m, c.sched)
+			cfg.Host, cfg.Steps, cfg.OptimizerTensors = host, c.steps, 8
+			cfg.Arena, cfg.EmitEveryPass = arena, c.emitPass
+			progs, err := Build(cfg, pr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range progs {
+				none := true
+				for i := range p.Tasks {
+					if p.HostAfter(i) >= 0 {
+						none = false
+					}
+				}
+				if p.noHostWaits != none {
+					t.Fatalf("%+v, %+v: stage %d: noHostWaits %v, a scan finds none: %v", c, host, p.Stage, p.noHostWaits, none)
+				}
+				if none {
+					flagged++
+					continue
+				}
+				waited++
+				p.noHostWaits = true
+				if _, err := CheckHot(p); err == nil {
+					t.Fatalf("%+v, %+v: stage %d: CheckHot found no host wait", c, host, p.Stage)
+				}
+				p.noHostWaits = false
+			}
+			play := func() (start, end, issued [][]engine.Time) {
+				x := NewSymmetric(engine.New(), cfg.Layout, progs)
+				if err := x.Run(); err != nil {
+					t.Fatal(err)
+				}
+				for i := range x.Instances() {
+					s, e, is := x.Times(i, nil, nil, nil)
+					start, end, issued = append(start, s), append(end, e), append(issued, is)
+				}
+				return
+			}
+			s0, e0, i0 := play()
+			flags := make([]bool, len(progs))
+			for k, p := range progs {
+				flags[k], p.noHostWaits = p.noHostWaits, false
+			}
+			s1, e1, i1 := play()
+			for k, p := range progs {
+				p.noHostWaits = flags[k]
+			}
+			for i := range s0 {
+				for _, pair := range [][2][]engine.Time{{s0[i], s1[i]}, {e0[i], e1[i]}, {i0[i], i1[i]}} {
+					if !slices.Equal(pair[0], pair[1]) {
+						t.Fatalf("%+v, %+v: instance %d: the walk without the host-wait test plays %v, with it %v", c, host, i, pair[0], pair[1])
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d programs without a host wait, %d with", flagged, waited)
+	if flagged == 0 || waited == 0 {
+		t.Errorf("%d programs without a host wait, %d with", flagged, waited)
+	}
+}
