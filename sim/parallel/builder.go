@@ -168,6 +168,7 @@ func (b *builder) build() error {
 	b.hostBlock = -1
 	b.prog.Hosted = cfg.Host.On
 	b.prog.noHostWaits = true // until add makes one
+	b.prog.issueSum, b.prog.issueSumOK = 0, true
 	b.recomputed = resize(b.recomputed, cfg.Model.StackLayers())
 	clear(b.recomputed)
 	pos := 0
@@ -254,6 +255,7 @@ func (b *builder) add(t *Task, deps ...int32) int32 {
 			b.hostBlock = -1
 			p.noHostWaits = false
 		}
+		p.issueSum += t.Issue // (Program.issueSum)
 	}
 	if len(p.Tasks) == cap(p.Tasks) {
 		p.grow()

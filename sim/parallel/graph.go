@@ -297,6 +297,16 @@ type Program struct {
 	// has, and copy its own tasks), clears it; false, the safe default,
 	// elsewhere (programs made by hand, or that Build did not make).
 	noHostWaits bool
+	// issueSum is Σ Task.Issue over the tasks but receives when Hosted
+	// (0 when not), the host thread's busy time Stats.HostIssue counts
+	// of a play without replication, valid with issueSumOK: add adds
+	// each task's, copyLayers and copyPass their source range's (their
+	// marks hold the sum at their ends, so a range costs one subtraction,
+	// not a walk). builder.build sets issueSumOK; false, the safe
+	// default, elsewhere. Stats reads it only where the walk reads the
+	// build's own records (Program.hot, keepHot: hostIssueSum).
+	issueSum   engine.Time
+	issueSumOK bool
 }
 
 // copySeg is a range of a program's tasks that a build appended as a

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
+
+	"github.com/simtrain/simtrain/sim/engine"
 )
 
 // CheckHot compares what fillHot makes of p's tasks (the copied ranges'
@@ -14,7 +16,8 @@ import (
 // hold the copying to the conversion on built programs; and the successor
 // lists and dependency counts with a recount (CheckSucc), and that a
 // program whose build made no host wait (Program.noHostWaits) holds
-// none. It reports how
+// none, and that a build's host-issue sum (Program.issueSum) is the
+// tasks'. It reports how
 // many tasks lie in copied ranges and the first difference.
 func CheckHot(p *Program) (copied int, err error) {
 	n := len(p.Tasks)
@@ -34,6 +37,17 @@ func CheckHot(p *Program) (copied int, err error) {
 	if len(p.depOff) > 0 { // dependency lists made (not a hand-made program's records alone)
 		if err := CheckSucc(p); err != nil {
 			return copied, err
+		}
+	}
+	if p.issueSumOK {
+		var sum engine.Time
+		for i := range p.Tasks {
+			if p.Hosted && p.Tasks[i].Kind != KindRecv {
+				sum += p.Tasks[i].Issue
+			}
+		}
+		if sum != p.issueSum {
+			return copied, fmt.Errorf("stage %d: issueSum %v, the tasks' issue sum %v", p.Stage, p.issueSum, sum)
 		}
 	}
 	for i := range want {

@@ -3,6 +3,8 @@ package parallel
 import (
 	"slices"
 	"sync/atomic"
+
+	"github.com/simtrain/simtrain/sim/engine"
 )
 
 // Layer copying (issue 18: fewer tasks to build for the same program). In a
@@ -46,6 +48,9 @@ type layerMark struct {
 	exp   float64 // bucketExpert
 	lens  [6]int  // queued, dpTasks, barrier, local, offloaded, pairWait
 	noErr bool    // err == nil
+	// issue is Program.issueSum at the mark: the sum over tasks [0, at),
+	// so that a range between two marks sums by one subtraction
+	issue engine.Time
 }
 
 // stateInts returns the task indices in the builder's and the pass's state
@@ -93,7 +98,7 @@ var _ [passStateInts + 3 - layerStateInts]struct{}
 func (b *builder) mark(p *chunkPass) layerMark {
 	return layerMark{at: int32(len(b.prog.Tasks)), l: p.l, first: b.firstComp, dense: b.bucketDense, exp: b.bucketExpert,
 		lens:  [6]int{len(b.queued), len(b.dpTasks), len(b.barrier), len(b.local), len(b.offloaded), len(b.pairWait)},
-		noErr: b.err == nil, ints: b.layerState(p)}
+		noErr: b.err == nil, ints: b.layerState(p), issue: b.prog.issueSum}
 }
 
 // layerKey is what the emitters read of a layer besides the builder's
@@ -222,6 +227,8 @@ func (b *builder) copyLayers(p *chunkPass, hist []layerMark, cur *layerMark) boo
 	// holds them as the copies start.
 	vals := cur.ints
 	src := hb.at // the layer copied: B, then each copy
+	// every copy's issue sum is B's, [hb.at, cur.at) (Program.issueSum)
+	layerIssue := cur.issue - hb.issue
 	var l int
 	for l = cur.l; l >= ch.FirstLayer && l < ch.FirstLayer+ch.Layers && b.classOf(l) == cls; l += dl {
 		from, to := b.paramGather(p, l-dl), b.paramGather(p, l)
@@ -295,6 +302,7 @@ func (b *builder) copyLayers(p *chunkPass, hist []layerMark, cur *layerMark) boo
 		if (at-1)>>14 != (at+n-1)>>14 && b.interrupt == nil { // add's polling: a multiple of 16,384 among the copies
 			b.interrupt = b.cfg.interrupted()
 		}
+		prog.issueSum += layerIssue
 		src, theta = at, theta+n
 		p.lp.l = l
 	}

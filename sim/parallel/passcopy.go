@@ -3,6 +3,8 @@ package parallel
 import (
 	"slices"
 	"sync/atomic"
+
+	"github.com/simtrain/simtrain/sim/engine"
 )
 
 // Pass copying (issue 18: whole micro-batch passes copied). A chunk pass
@@ -60,6 +62,9 @@ type passMark struct {
 	// for the host (hostAfter), as some of its source did. Both false for
 	// an emitted pass (its tasks are checked when first copied).
 	checked, hosts bool
+	// issue is the pass's Program.issueSum share, Σ Issue over [at, end)
+	// as add counts it, which each copy adds
+	issue engine.Time
 }
 
 // passOther is the builder state a pass may read or change that the
@@ -119,7 +124,7 @@ func (b *builder) runPass(p *chunkPass) {
 			ri = i
 		}
 	}
-	at := int32(len(b.prog.Tasks))
+	at, issueAt := int32(len(b.prog.Tasks)), b.prog.issueSum
 	start := b.passState()
 	other := b.passOther()
 	if ri >= 0 {
@@ -132,7 +137,8 @@ func (b *builder) runPass(p *chunkPass) {
 	}
 	before := b.prog.streamTasks
 	b.run(p)
-	rec := passMark{key: k, mb: p.mb, step: b.step, at: at, end: int32(len(b.prog.Tasks)), start: start, fin: b.passState(), other: other}
+	rec := passMark{key: k, mb: p.mb, step: b.step, at: at, end: int32(len(b.prog.Tasks)), start: start, fin: b.passState(), other: other,
+		issue: b.prog.issueSum - issueAt}
 	for s, v := range b.prog.streamTasks {
 		rec.streams[s] = v - before[s]
 	}
@@ -281,6 +287,7 @@ func (b *builder) copyPass(r *passMark, p *chunkPass, cur [passStateInts]int32, 
 		b.interrupt = b.cfg.interrupted()
 	}
 	prog.noteCopy(at, r.at, n)
+	prog.issueSum += r.issue // the copy's tasks are the source's (r stays its mark, issue too)
 	copiedPassTasks.Add(int64(n))
 	return true, hosts
 }

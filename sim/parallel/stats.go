@@ -111,9 +111,51 @@ func (x *Executor) statsWalk(i, extra int, w *windowMeasure, scan bool) Stats {
 		wk := x.newWalker(i, scan, joint)
 		x.walkFrom(&wk, i, 0, extra)
 		if st, ok := x.measure(&wk, w); ok {
+			var unit engine.Time
+			if x.rep != nil && extra > 0 {
+				r := x.rep[i]
+				unit = x.issueOf(i, r.a, r.b)
+			}
+			st.HostIssue = x.hostIssueSum(i) + engine.Time(extra)*unit
 			return st
 		}
 	}
+}
+
+// hostIssueSum returns Σ issue over instance i's tasks but receives when
+// its program is hosted (0 when not): Stats.HostIssue of the tasks walked
+// once, as the walk summed it task by task before (walker.run leaves it
+// to its callers: the sum is the same for every shift, so a copy walked
+// again adds its unit's). A program that Build made and whose records
+// the walk reads (Program.hot) has it from the build
+// (Program.issueSum), a subtraction per copied layer or pass instead of
+// an addition per task walked; any other sums its records here.
+func (x *Executor) hostIssueSum(i int) engine.Time {
+	in, hot := &x.inst[i], x.hotTasks(i)
+	p := in.prog
+	if !p.Hosted {
+		return 0
+	}
+	if p.issueSumOK && p.keepHot && len(hot) > 0 && len(p.hot) == len(hot) && &p.hot[0] == &hot[0] {
+		return p.issueSum
+	}
+	return x.issueOf(i, 0, int32(len(hot)))
+}
+
+// issueOf returns Σ issue over instance i's tasks [lo, hi) but receives
+// when its program is hosted (0 when not): what the walk counted of them.
+func (x *Executor) issueOf(i int, lo, hi int32) engine.Time {
+	if !x.inst[i].prog.Hosted {
+		return 0
+	}
+	var s engine.Time
+	hot := x.hotTasks(i)[lo:hi]
+	for j := range hot {
+		if hot[j].kind != KindRecv {
+			s += hot[j].issue
+		}
+	}
+	return s
 }
 
 // newWalker is a walker of instance i with empty lists (the scratch's).
@@ -506,7 +548,8 @@ func walkMode(hosted, read, joint bool) int {
 }
 
 // walk adds tasks [lo, hi), their times shifted by shift (and their
-// dependencies' too, those from win on), to the sums and interval lists.
+// dependencies' too, those from win on), to the sums and interval lists;
+// all but HostIssue, which its callers set (hostIssueSum).
 //
 // A hosted compute task waits for the host thread over [ready, issued)
 // when its issue ends after its last dependency, ready. The symmetric play
@@ -575,7 +618,6 @@ func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [16 << 3]uint8) {
 					w.st.HostBound += issued - ready
 				}
 			}
-			w.st.HostIssue += t.issue
 		}
 		if e <= start {
 			// not started (both stored 0) or of no length: its end only

@@ -121,6 +121,7 @@ func (x *Executor) statsPeriodic(i int) (Stats, bool) {
 		// as many copies as the walk: walk them, on from A
 		x.walkFrom(&wk, i, r.a, extra)
 		if st, ok := x.measure(&wk, nil); ok {
+			st.HostIssue = x.hostIssueSum(i) + engine.Time(extra)*unit.HostIssue
 			return st, false
 		}
 		return x.statsWalk(i, extra, nil, false), false
@@ -140,7 +141,7 @@ func (x *Executor) statsPeriodic(i int) (Stats, bool) {
 	st.End = max(endA, endSh+engine.Time(extra)*period)
 	st.Compute += more * unit.Compute
 	st.Host += more * unit.Host
-	st.HostIssue += more * unit.HostIssue
+	st.HostIssue = x.hostIssueSum(i) + engine.Time(extra)*unit.HostIssue // the walk leaves it (hostIssueSum)
 	st.HostBound += more * unit.HostBound
 	for c := range st.Exposed {
 		st.Exposed[c] += more * w.exposed[c]
