@@ -14,8 +14,8 @@ import (
 // host wait), Program.noHostWaits is set exactly when a plain scan of the
 // tasks finds no host wait (it is never set on a program with one, which
 // CheckHot reports), and the host walk's variant without the test
-// (hostRun) plays every task with the same start, end and issue as the
-// walk with it (the flag cleared). It fails if add stops clearing the flag
+// (hostRun, and in the every-rank play hostTo) plays every task with the
+// same start, end and issue as the walk with it (the flag cleared). It fails if add stops clearing the flag
 // or build stops setting it.
 func TestNoHostWaitsIsExact(t *testing.T) {
 	hosts := []HostModel{{}}
@@ -78,6 +78,22 @@ func TestNoHostWaitsIsExact(t *testing.T) {
 				}
 				for i := range x.Instances() {
 					s, e, is := x.Times(i, nil, nil, nil)
+					start, end, issued = append(start, s), append(end, e), append(issued, is)
+				}
+				if c.pp > 1 {
+					return // (the every-rank play needs a runner)
+				}
+				// Every rank (NewFull, whose host walk is hostTo): its rows
+				// follow the symmetric instances'.
+				full, err := NewFull(engine.New(), cfg.Layout, progs, nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := full.Run(); err != nil {
+					t.Fatal(err)
+				}
+				for r := range cfg.Layout.World() {
+					s, e, is := full.Times(r, nil, nil, nil)
 					start, end, issued = append(start, s), append(end, e), append(issued, is)
 				}
 				return
