@@ -774,16 +774,21 @@ type symEnds struct {
 // Handle completes the task packed in arg (of se's instance) in symmetric
 // mode, where the peer of a send is the instance of its stage: a compute
 // task's end under the interference model unless superseded; else the
-// task's communication releases its SMs. The task then completes (the
-// loop's body): its end is recorded, its successors count the input
-// down, and those whose last input it was start now (or when their
-// issue ends); its instance's host thread, if it waited for the task,
-// runs on. A send's receive, on the peer stage's instance, then
-// releases its SMs and completes in a second round, after the send.
+// task's communication releases its SMs. The task then completes: its end
+// is recorded, its successors count the input down, and those whose last
+// input it was start now (or when their issue ends); its instance's host
+// thread, if it waited for the task, runs on. A send's receive, on the
+// peer stage's instance, then releases its SMs and completes, after the
+// send: Handle calls the peer's handler for it, as for a task end there
+// (the receive's event count aside: it is no engine event).
 //
 // One function, where Handle called a completion per task: the call, its
 // frame and the spilled arguments cost ≈ 6 instructions a completion
-// (docs/design.md "Speed", play27).
+// (docs/design.md "Speed", play27). The receive's completion is that
+// call rather than a second round of a loop around the body (a receive
+// ends with ≈ 1.6% of the completions on a 70B sweep), so that the body's
+// instance, index and task are not loop-carried: ≈ 3 instructions a
+// completion fewer (play31).
 func (se *symEnds) Handle(now engine.Time, arg int64) {
 	x, in, i := se.x, se.in, se.i
 	t := int(uint32(arg)) // (unpack's task)
@@ -799,97 +804,96 @@ func (se *symEnds) Handle(now engine.Time, arg int64) {
 	} else {
 		task := &in.hot[t]
 		kind := task.kind
-		if x.sms > 0 && kind.IsComm() {
+		if x.sms > 0 && kind.IsComm() { // (a receive too)
 			x.commBusyOn(in, i, -ctasHot(in, task), task.smSized())
 		}
 		send = kind == KindSend
 	}
-	for {
-		state := in.state
-		state[t].end = now + 1
-		x.done++
-		if x.done&0xffff == 0 {
-			x.poll()
+	state := in.state
+	state[t].end = now + 1
+	x.done++
+	if x.done&0xffff == 0 {
+		x.poll()
+	}
+	if int32(t) < in.watch { // RunSteady: one more of the watched tasks ended
+		if x.watchLeft--; x.watchLeft == 0 {
+			x.eng.Stop()
 		}
-		if int32(t) < in.watch { // RunSteady: one more of the watched tasks ended
-			if x.watchLeft--; x.watchLeft == 0 {
-				x.eng.Stop()
-			}
+	}
+	// Program.Succ(t), walked by index: cheaper than making the subslice.
+	p := in.prog
+	off := p.succOf[:t+2]
+	succ := p.succ[:off[t+1]]
+	need := in.need[:len(state)] // (one bounds check at s for both)
+	// (k unsigned: the loop's test is its bounds check)
+	for k := uint(uint32(off[t])); k < uint(len(succ)); k++ {
+		s := succ[k]
+		n := need[s] - 1 // one more input arrived
+		need[s] = n
+		if n != 0 {
+			continue // (the task's state line untouched)
 		}
-		// Program.Succ(t), walked by index: cheaper than making the subslice.
-		p := in.prog
-		off := p.succOf[:t+2]
-		succ := p.succ[:off[t+1]]
-		need := in.need[:len(state)] // (one bounds check at s for both)
-		// (k unsigned: the loop's test is its bounds check)
-		for k := uint(uint32(off[t])); k < uint(len(succ)); k++ {
-			s := succ[k]
-			n := need[s] - 1 // one more input arrived
-			need[s] = n
-			if n != 0 {
-				continue // (the task's state line untouched)
-			}
-			// Every input in. With a host thread the issue is one of them,
-			// computed ahead of the clock: hostIssued, inlined (a task
-			// without one, or a receive, has issued 0, and -1 is never
-			// after now).
-			st := &state[s]
-			if iss := st.issued - 1; iss > now {
-				x.eng.At(iss, x.hh, pack(i, int(s)))
-				continue
-			}
-			// readySym, inlined for what is not a send.
-			// (The interference model's test once: x.sms, read behind
-			// stores, is otherwise loaded again for a communication task.)
-			h := &in.hot[s]
-			kind := h.kind
-			if kind == KindSend {
-				x.readySym(in, i, int(s))
-				continue
-			}
-			st.start = now + 1
-			end, a := endAfter(now, h.dur), pack(i, int(s)) // After(h.dur, …)
-			if x.sms > 0 {
-				if kind.IsCompute() {
-					if in.busy != 0 || h.dur > x.maxDur {
-						x.startComputeOn(in, i, int(s), h.dur, h.share)
-						continue
-					}
-					// startComputeOn's case with no communication in
-					// flight, inlined: the most common compute start
-					// (no call, no reloads after it).
-					end = later(now, h.dur)
-					in.cur, in.share, in.since = int32(s), h.share, now
-					in.rate, in.rem, in.end = x.sms, int64(h.dur)*x.sms, end
-					a |= computeEnd
-				} else if kind.IsComm() {
-					x.commBusyOn(in, i, ctasHot(in, h), h.smSized())
-				}
-			}
-			x.eng.At(end, in.h, a)
+		// Every input in. With a host thread the issue is one of them,
+		// computed ahead of the clock: hostIssued, inlined (a task
+		// without one, or a receive, has issued 0, and -1 is never
+		// after now).
+		st := &state[s]
+		if iss := st.issued - 1; iss > now {
+			x.eng.At(iss, x.hh, pack(i, int(s)))
+			continue
 		}
-		if int(in.hostWait) == t {
-			// The host thread plays on (hostAdvanceOn) with its first
-			// walk (hostRun) called from here: nearly every walk parks
-			// (a 70B sweep: 1.29 M walks, 14 k issuing a task whose inputs
-			// are in), and one that parks then costs no call of
-			// hostAdvanceOn (its frame and spills, 17 instructions).
-			in.hostWait = -1
-			if u, ok := in.hostRun(); ok {
-				x.hostIssued(in, i, u)
-				x.hostAdvanceOn(in, i)
-			}
+		// readySym, inlined for what is not a send.
+		// (The interference model's test once: x.sms, read behind
+		// stores, is otherwise loaded again for a communication task.)
+		h := &in.hot[s]
+		kind := h.kind
+		if kind == KindSend {
+			x.readySym(in, i, int(s))
+			continue
 		}
-		if !send {
-			return
-		}
-		send = false
-		j, m := in.prog.Tasks[t].p2p()
-		in, i, t = &x.inst[j], j, m
+		st.start = now + 1
+		end, a := endAfter(now, h.dur), pack(i, int(s)) // After(h.dur, …)
 		if x.sms > 0 {
-			recv := &in.hot[t]
-			x.commBusyOn(in, i, -ctasHot(in, recv), recv.smSized())
+			if kind.IsCompute() {
+				if in.busy != 0 || h.dur > x.maxDur {
+					x.startComputeOn(in, i, int(s), h.dur, h.share)
+					continue
+				}
+				// startComputeOn's case with no communication in
+				// flight, inlined: the most common compute start
+				// (no call, no reloads after it).
+				end = later(now, h.dur)
+				in.cur, in.share, in.since = int32(s), h.share, now
+				in.rate, in.rem, in.end = x.sms, int64(h.dur)*x.sms, end
+				a |= computeEnd
+			} else if kind.IsComm() {
+				x.commBusyOn(in, i, ctasHot(in, h), h.smSized())
+			}
 		}
+		x.eng.At(end, in.h, a)
+	}
+	if int(in.hostWait) == t {
+		// The host thread plays on (hostAdvanceOn) with its first
+		// walk (hostRun) called from here: nearly every walk parks
+		// (a 70B sweep: 1.29 M walks, 14 k issuing a task whose inputs
+		// are in), and one that parks then costs no call of
+		// hostAdvanceOn (its frame and spills, 17 instructions).
+		in.hostWait = -1
+		if u, ok := in.hostRun(); ok {
+			x.hostIssued(in, i, u)
+			x.hostAdvanceOn(in, i)
+		}
+	}
+	if send {
+		// The receive, on the peer stage's instance (ends[j]): the
+		// same completion, its communication releasing its SMs first.
+		// It is no engine event, so its count (CountEvents) is taken
+		// back before Handle adds one.
+		j, m := in.prog.Tasks[t].p2p()
+		if ev := x.inst[j].events; ev != nil {
+			ev[m]--
+		}
+		x.ends[j].Handle(now, int64(m))
 	}
 }
 
