@@ -9,6 +9,21 @@ import (
 	"github.com/simtrain/simtrain/sim/pipeline"
 )
 
+// symPipelines are the pipelined steps the symmetric end handler's tests
+// play (tp, dp, pp, micro-batches, schedule); symInterference plays each
+// without and with the interference model.
+var (
+	symPipelines = []struct {
+		tp, dp, pp, m int
+		sched         pipeline.Schedule
+	}{
+		{2, 2, 4, 8, pipeline.OneFOneB},
+		{1, 4, 3, 6, pipeline.ZeroBubble},
+		{1, 2, 2, 2, pipeline.GPipe},
+	}
+	symInterference = []Interference{{}, {132, hardware.CommCTAs{ScaleUp: 24, ScaleOut: 16, P2P: 2}, 0, true}}
+)
+
 // TestSymEndsRouteByInstance: NewSymmetric registers one end handler per
 // instance, instance i's as Executor.h + i, before the host thread's; each
 // knows its own instance. A play whose ends all go through one handler
@@ -18,16 +33,9 @@ import (
 // event count, with and without the interference model, whose compute
 // ends are rescheduled on every rate change (instance.h as well).
 func TestSymEndsRouteByInstance(t *testing.T) {
-	ivs := []Interference{{}, {132, hardware.CommCTAs{ScaleUp: 24, ScaleOut: 16, P2P: 2}, 0, true}}
-	for _, c := range []struct {
-		tp, dp, pp, m int
-		sched         pipeline.Schedule
-	}{
-		{2, 2, 4, 8, pipeline.OneFOneB},
-		{1, 4, 3, 6, pipeline.ZeroBubble},
-	} {
+	for _, c := range symPipelines[:2] {
 		l, progs := stepPrograms(t, c.tp, c.dp, c.pp, c.m, c.sched, commPricer{unit: engine.Millisecond, comm: 300 * engine.Microsecond})
-		for _, iv := range ivs {
+		for _, iv := range symInterference {
 			play := func(byArg bool) *Executor {
 				eng := engine.New()
 				x := NewSymmetric(eng, l, progs)
@@ -98,17 +106,9 @@ func TestFinishIsFullModeOnly(t *testing.T) {
 // receive's count is not taken back before Handle adds one, or if the
 // receive is not completed.
 func TestRecvEndsWithItsSend(t *testing.T) {
-	ivs := []Interference{{}, {132, hardware.CommCTAs{ScaleUp: 24, ScaleOut: 16, P2P: 2}, 0, true}}
-	for _, c := range []struct {
-		tp, dp, pp, m int
-		sched         pipeline.Schedule
-	}{
-		{2, 2, 4, 8, pipeline.OneFOneB},
-		{1, 4, 3, 6, pipeline.ZeroBubble},
-		{1, 2, 2, 2, pipeline.GPipe},
-	} {
+	for _, c := range symPipelines {
 		l, progs := stepPrograms(t, c.tp, c.dp, c.pp, c.m, c.sched, commPricer{unit: engine.Millisecond, comm: 300 * engine.Microsecond})
-		for _, iv := range ivs {
+		for _, iv := range symInterference {
 			eng := engine.New()
 			x := NewSymmetric(eng, l, progs)
 			if err := x.SetInterference(iv, ownDomain{}); err != nil {
