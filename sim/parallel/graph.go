@@ -249,6 +249,13 @@ type Program struct {
 	qwalk bool
 	qperK [2]int64
 	qfrom int
+	// qcopied counts the tasks of copied ranges whose waits setQueueWaits
+	// took from their sources' list entries (copyQueues), for tests.
+	qcopied int
+	// qbig says some task setQueueWaits has met so far may have more
+	// launches than the queue holds (a self wait): copyQueues looks for
+	// self waits in its copies only then.
+	qbig bool
 	// streamTasks counts the tasks on each stream (by the stream masked
 	// to streamSlots), kept by the builder as it appends them (add,
 	// copyPass, copyLayers): setQueueWaits sizes its lists from it, and
@@ -371,7 +378,7 @@ func (p *Program) QueueSelf(i int) (int, engine.Time) {
 func (p *Program) setQueueWaits(h *HostModel, pre *queuePrefix) {
 	p.queued = false
 	p.qself, p.qrest = nil, nil
-	p.qwalk, p.qfrom = false, 0
+	p.qwalk, p.qfrom, p.qcopied, p.qbig = false, 0, 0, false
 	if !p.Hosted || h.Queue <= 0 {
 		for s := range p.queue {
 			p.queue[s] = p.queue[s][:0]
@@ -412,9 +419,59 @@ func (p *Program) setQueueWaits(h *HostModel, pre *queuePrefix) {
 	if pre != nil {
 		start, queued = p.resumeQueues(&st, pre, q, perK)
 		p.qfrom = start
+		p.qbig = start > 0 // (the prefix's tasks are not looked at)
 	}
+	// Copied ranges (Program.copies) whose launches the lists already
+	// hold take their waits and entries from their sources' entries
+	// (copyQueues); the walk goes over the tasks between them and the
+	// ranges it refuses.
+	t := start
+	if cs := p.copies; len(cs) > 0 {
+		var cur copyCursor
+		var streams [NumStreams]Stream
+		ns := 0
+		for s := range streams {
+			if count[s] > 0 {
+				streams[ns] = Stream(s)
+				ns++
+			}
+		}
+		for k := 0; k < len(cs); {
+			c := cs[k]
+			if int(c.at) < t {
+				k++ // in a prefix resumeQueues took
+				continue
+			}
+			queued = p.walkQueues(&st, t, int(c.at), q, perK) || queued
+			t = int(c.at)
+			m, w := p.copyQueues(&st, streams[:ns], cs[k:], q, &cur)
+			if m == 0 {
+				k++ // refused: the walk goes over it
+				continue
+			}
+			queued = w || queued
+			e := cs[k+m-1]
+			t = int(e.at + e.n)
+			p.qcopied += t - int(c.at)
+			k += m
+		}
+	}
+	queued = p.walkQueues(&st, t, len(tasks), q, perK) || queued
+	for s := range p.queue {
+		p.queue[s] = st[s].q[:st[s].n]
+	}
+	p.queued = queued
+	p.hotQueueWaits()
+}
+
+// walkQueues walks tasks [from, to) of setQueueWaits, going on from the
+// streams' state st after the tasks before from, and reports whether any
+// of them waits. It sets every task's queue wait (0: none), appends each
+// task of launches to its stream's list and records the self waits.
+func (p *Program) walkQueues(st *[streamSlots]streamQueue, from, to int, q int64, perK [2]int64) (queued bool) {
+	tasks := p.Tasks[:to]
 	// (t unsigned: tasks[t] needs no bounds check)
-	for t := uint(start); t < uint(len(tasks)); t++ {
+	for t := uint(from); t < uint(to); t++ {
 		task := &tasks[t]
 		task.queueAfter = 0
 		c := queueClass[task.Kind]
@@ -446,6 +503,7 @@ func (p *Program) setQueueWaits(h *HostModel, pre *queuePrefix) {
 			queued = true
 		}
 		if k > q {
+			p.qbig = true
 			// after a copied prefix, a stream the walk has not met since
 			// has its previous task among the prefix's (prevMet)
 			last := sq.prev()
@@ -466,11 +524,7 @@ func (p *Program) setQueueWaits(h *HostModel, pre *queuePrefix) {
 			sq.last = int32(t) + 1
 		}
 	}
-	for s := range p.queue {
-		p.queue[s] = st[s].q[:st[s].n]
-	}
-	p.queued = queued
-	p.hotQueueWaits()
+	return queued
 }
 
 // queueLists gives each stream's walk state its lists' storage, count[s]
@@ -1275,8 +1329,8 @@ func BuildAfter(cfg *StepConfig, pr Pricer, from *Fork) ([]*Program, error) {
 			pre = &pq
 		}
 		p.setQueueWaits(&cfg.Host, pre)
-		if pre != nil && queuePrefixChecks.on.Load() { // tests (SetQueuePrefixChecks)
-			checkQueuePrefix(p, &cfg.Host)
+		if queuePrefixChecks.on.Load() || queueCopyChecks.on.Load() { // tests (SetQueuePrefixChecks, SetQueueCopyChecks)
+			checkQueueWalks(p, &cfg.Host, pre != nil)
 		}
 	}
 	return progs, nil

@@ -131,19 +131,54 @@ func SetQueuePrefixChecks(on bool) (progs, resumed, tasks, prefixed int64, err e
 	return c.progs.Load(), c.resumed.Load(), c.tasks.Load(), c.prefixed.Load(), err
 }
 
-// checkQueuePrefix walks p from its first task again and compares every
-// task's queue wait and hot record's, the self waits, the lists and the
-// queued flag with what the walk after the prefix left.
-func checkQueuePrefix(p *Program, h *HostModel) {
-	c := &queuePrefixChecks
-	c.progs.Add(1)
-	from := p.qfrom
-	if from == 0 {
+// checkQueueWalks walks p from its first task again, plainly
+// (rewalkQueues), when its walk started after a prefix (given one: pre) or
+// took copied ranges, and compares every task's queue wait and hot
+// record's, the self waits, the lists and the queued flag with what that
+// walk left, for each of the checks that is on (SetQueuePrefixChecks,
+// SetQueueCopyChecks): it counts the programs and tasks and records the
+// first mismatch in each.
+func checkQueueWalks(p *Program, h *HostModel, pre bool) {
+	from, copied := p.qfrom, p.qcopied
+	cp, cc := &queuePrefixChecks, &queueCopyChecks
+	prefixOn, copyOn := pre && cp.on.Load(), cc.on.Load()
+	if prefixOn {
+		cp.progs.Add(1)
+		if from > 0 {
+			cp.resumed.Add(1)
+			cp.tasks.Add(int64(len(p.Tasks)))
+			cp.prefixed.Add(int64(from))
+		}
+	}
+	if copyOn && copied > 0 {
+		cc.progs.Add(1)
+		cc.tasks.Add(int64(len(p.Tasks)))
+		cc.copied.Add(int64(copied))
+	}
+	prefixOn = prefixOn && from > 0
+	copyOn = copyOn && copied > 0
+	if !prefixOn && !copyOn {
 		return
 	}
-	c.resumed.Add(1)
-	c.tasks.Add(int64(len(p.Tasks)))
-	c.prefixed.Add(int64(from))
+	err := rewalkQueues(p, h, fmt.Sprintf("prefix %d, %d tasks copied", from, copied), "after the prefix and copies")
+	if err == nil {
+		return
+	}
+	if prefixOn && cp.bad.Add(1) == 1 {
+		cp.first.Store(err)
+	}
+	if copyOn && cc.bad.Add(1) == 1 {
+		cc.first.Store(err)
+	}
+}
+
+// rewalkQueues walks p's launch queues again from its first task, with
+// neither a prefix nor its copied ranges (copyQueues), and reports the
+// first difference between what that walk leaves and what p held: a
+// task's queue wait or hot record's, the self waits, the lists or the
+// queued flags (an error naming the program by what and its way by how).
+// p is left as the plain walk leaves it.
+func rewalkQueues(p *Program, h *HostModel, what, how string) error {
 	waits := make([]int32, len(p.Tasks))
 	for i := range p.Tasks {
 		waits[i] = p.Tasks[i].queueAfter
@@ -160,32 +195,30 @@ func checkQueuePrefix(p *Program, h *HostModel) {
 		queue[s] = slices.Clone(p.queue[s])
 	}
 	queued, hotQueued := p.queued, p.hotQueued
+	copies := p.copies
+	p.copies = nil
 	p.setQueueWaits(h, nil)
-	err := func() error {
-		for i := range p.Tasks {
-			if w := p.Tasks[i].queueAfter; w != waits[i] {
-				return fmt.Errorf("stage %d (prefix %d): task %d waits for %d after the prefix, %d walked whole", p.Stage, from, i, waits[i]-1, w-1)
-			}
+	p.copies = copies
+	for i := range p.Tasks {
+		if w := p.Tasks[i].queueAfter; w != waits[i] {
+			return fmt.Errorf("stage %d (%s): task %d waits for %d %s, %d walked whole", p.Stage, what, i, waits[i]-1, how, w-1)
 		}
-		for i, w := range hot {
-			if p.hot[i].queueAfter != w {
-				return fmt.Errorf("stage %d (prefix %d): record %d waits for %d after the prefix, %d walked whole", p.Stage, from, i, w-1, p.hot[i].queueAfter-1)
-			}
-		}
-		if (qself == nil) != (p.qself == nil) || !slices.Equal(qself, p.qself) || !slices.Equal(qrest, p.qrest) {
-			return fmt.Errorf("stage %d (prefix %d): self waits differ", p.Stage, from)
-		}
-		for s := range queue {
-			if !slices.Equal(queue[s], p.queue[s]) {
-				return fmt.Errorf("stage %d (prefix %d): stream %d's launch-queue list differs", p.Stage, from, s)
-			}
-		}
-		if queued != p.queued || hotQueued != p.hotQueued {
-			return fmt.Errorf("stage %d (prefix %d): queued %v/%v after the prefix, %v/%v walked whole", p.Stage, from, queued, hotQueued, p.queued, p.hotQueued)
-		}
-		return nil
-	}()
-	if err != nil && c.bad.Add(1) == 1 {
-		c.first.Store(err)
 	}
+	for i, w := range hot {
+		if p.hot[i].queueAfter != w {
+			return fmt.Errorf("stage %d (%s): record %d waits for %d %s, %d walked whole", p.Stage, what, i, w-1, how, p.hot[i].queueAfter-1)
+		}
+	}
+	if (qself == nil) != (p.qself == nil) || !slices.Equal(qself, p.qself) || !slices.Equal(qrest, p.qrest) {
+		return fmt.Errorf("stage %d (%s): self waits differ", p.Stage, what)
+	}
+	for s := range queue {
+		if !slices.Equal(queue[s], p.queue[s]) {
+			return fmt.Errorf("stage %d (%s): stream %d's launch-queue list differs", p.Stage, what, s)
+		}
+	}
+	if queued != p.queued || hotQueued != p.hotQueued {
+		return fmt.Errorf("stage %d (%s): queued %v/%v %s, %v/%v walked whole", p.Stage, what, queued, hotQueued, how, p.queued, p.hotQueued)
+	}
+	return nil
 }

@@ -55,6 +55,16 @@ func walkOf(p *Program) queueWalk {
 	return w
 }
 
+// plainWalkOf is what setQueueWaits leaves in p walking every task from
+// the first, without its copied ranges (copyQueues).
+func plainWalkOf(p *Program, h *HostModel) queueWalk {
+	copies := p.copies
+	p.copies = nil
+	p.setQueueWaits(h, nil)
+	p.copies = copies
+	return walkOf(p)
+}
+
 func (w *queueWalk) diff(o *queueWalk) string {
 	for i := range w.waits {
 		if w.waits[i] != o.waits[i] || w.self[i] != o.self[i] || w.rest[i] != o.rest[i] {
@@ -108,7 +118,7 @@ func TestQueueWaitsAfterPrefix(t *testing.T) {
 				}
 				for _, p := range progs {
 					name := fmt.Sprintf("%+v %v host %d stage %d", l, sched, hi, p.Stage)
-					whole := walkOf(p)
+					whole := plainWalkOf(p, &cfg.Host)
 					n := len(p.Tasks)
 					at := []int{1, 2, n - 1, n}
 					for k := 1; k < 16; k++ {
