@@ -191,17 +191,23 @@ func bigRun(e []queueEntry, d0, q int64) bool {
 // them.
 func copyRun(e []queueEntry, m0 int, src []queueEntry, tasks []Task, head int, done, d int64, shift int32, q int64) (int, int64) {
 	dst := e[m0 : m0+len(src)]
-	for k := range dst {
+	k := 0
+	// while the stream's launches stand below the queue's, no task waits
+	for ; k < len(dst) && done < q; k++ {
 		x := src[k]
 		id := x.id + shift
-		w := int32(0)
-		if first := done - q; first >= 0 {
-			for e[head].end <= first {
-				head++
-			}
-			w = e[head].id + 1
+		tasks[id].queueAfter = 0
+		done = x.end + d
+		dst[k] = queueEntry{done, id}
+	}
+	for ; k < len(dst); k++ {
+		x := src[k]
+		id := x.id + shift
+		first := done - q
+		for e[head].end <= first {
+			head++
 		}
-		tasks[id].queueAfter = w
+		tasks[id].queueAfter = e[head].id + 1
 		done = x.end + d
 		dst[k] = queueEntry{done, id}
 	}
