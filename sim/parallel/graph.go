@@ -374,7 +374,11 @@ func (p *Program) QueueSelf(i int) (int, engine.Time) {
 // waits and lists are then the shortened program's (the walk over a task
 // reads only the tasks before it), so their waits, self waits and list
 // entries are copied and the walk goes on from the state they left
-// (resumeQueues). Otherwise it walks every task.
+// (resumeQueues). Otherwise it walks every task. Copied ranges after that
+// (Program.copies, an arena's program) take their waits, entries and self
+// waits from their sources' entries, which the lists already hold, where
+// every task of the range is a receive or has launches (copyQueues); the
+// walk goes over the rest.
 func (p *Program) setQueueWaits(h *HostModel, pre *queuePrefix) {
 	p.queued = false
 	p.qself, p.qrest = nil, nil

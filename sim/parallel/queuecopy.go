@@ -17,26 +17,25 @@ import "sync/atomic"
 // walk's after the tasks before cs[0].at, and returns how many ranges it
 // took (0: none, the walk goes over cs[0]) and whether some task of them
 // waits. It takes cs[0] with the chain of ranges after it that each copy
-// the one before, right after it (a run of layer copies), when every task
-// of cs[0] is a receive (no launches, no wait) or has launches; it changes
-// nothing otherwise.
+// the one before, right after it, with its length (a run of layer
+// copies), when every task of cs[0]'s source is a receive (no launches,
+// no wait) or has launches; it changes nothing otherwise.
 //
-// Then the source's tasks of launches are exactly the source's entries in
-// the lists, and a stream's entries for the copy are the source's run
-// moved by the copy's offset (at − src) in tasks and by the stream's
-// launches between the two ranges' starts (the copy's first task starts
-// where the stream's launches stand, the source's first where its entry
-// before the run ends); each range of the chain moves the one before by
-// its length and by the run's launches. Each copied task's wait follows
-// from the launches before it on its stream, the end of the entry before
-// its own, by the walk's own search. The streams are independent in the
-// walk (each task's wait and entry read only its stream's state), so
-// taking them one at a time gives the walk's waits, entries, search
+// A copied task has its source's kind, stream and issue time (copySeg),
+// so its launches. Then a stream's entries for the copy are the source's
+// run of entries moved by the copy's offset (at − src) in tasks and by the
+// stream's launches between the two ranges' starts (the copy's first task
+// starts where the stream's launches stand, the source's first where its
+// entry before the run ends); each range of the chain moves the one
+// before by its length and by the run's launches. Each copied task's wait
+// follows from the launches before it on its stream, the end of the entry
+// before its own, by the walk's own search. The streams are independent
+// in the walk (each task's wait and entry read only its stream's state),
+// so taking them one at a time gives the walk's waits, entries, search
 // starts and launches; a stream's last task of no launches
-// (streamQueue.last) does not change: the ranges have none. p2p is the
-// first entry of Program.p2p not before the ranges passed (they are in
-// task order); it moves on. streams lists the streams whose lists may hold
-// entries (the program's streams with tasks).
+// (streamQueue.last) does not change: the ranges have none. streams lists
+// the streams whose lists may hold entries (the program's streams with
+// tasks); cur carries what the calls before left (copyCursor).
 //
 //go:noinline
 func (p *Program) copyQueues(st *[streamSlots]streamQueue, streams []Stream, cs []copySeg, q int64, cur *copyCursor) (int, bool) {
