@@ -1002,13 +1002,14 @@ func (x *Executor) arrive(i, t int, task *Task) {
 	// The members lie in rank i's stage (every group but the pipeline's,
 	// which sends use, is within a stage): one fullTask and CTA count.
 	st := int(x.full.inst[i].stage)
-	ft := &x.full.stage[st].task[t]
+	fs := &x.full.stage[st]
+	ft := &fs.task[t]
 	var ctas int32
 	if x.sms > 0 {
 		ctas = x.ctasFull(st, ft)
 	}
 	for _, r := range gs.ranks {
-		x.startedAt(r, t, &x.full.inst[r], ft, now)
+		x.startedAt(r, t, &x.full.inst[r], fs, ft, now)
 		if x.sms > 0 {
 			x.commBusy(r, ctas, task.SMSized)
 		}

@@ -82,10 +82,24 @@ type fullStage struct {
 	// hostIssue is the host thread's busy time over the program: the
 	// sum of the issue times of the tasks it issues.
 	hostIssue engine.Time
-	hosted    bool      // Program.Hosted
-	prog      *Program  // the stage's program
-	hot       []hotTask // the stage's hotTasks (instance.hot)
+	hosted    bool // Program.Hosted
+	// keep is set when some rank of the stage keeps its task times
+	// (fullMode.keep): the ranks of the others skip the per-rank test.
+	keep bool
+	prog *Program  // the stage's program
+	hot  []hotTask // the stage's hotTasks (instance.hot)
+	// next lists, per task, its successors with their input counts
+	// (Program.Succ with fullTask.need), task t's at
+	// next[nextOf[t]:nextOf[t+1]]: a task's end reads one run of
+	// 8-byte records, shared by the stage's ranks, instead of slicing
+	// Succ and loading each successor's fullTask.
+	nextOf []int32
+	next   []fullSucc
 }
+
+// fullSucc is one successor of a task in full mode (fullStage.next): the
+// successor and the inputs it waits for (its fullTask.need).
+type fullSucc struct{ task, need int32 }
 
 // fullTask is what full mode reads of a stage's task when it becomes ready,
 // asks for its issue and ends, shared by the stage's ranks: the input count
@@ -210,6 +224,8 @@ func newFullMode(x *Executor) *fullMode {
 				}
 			}
 		}
+		fs.nextOf, fs.next = fullNext(p, fs.task)
+		fs.keep = true // every rank's times until KeepTimes
 	}
 	for i := range x.inst {
 		in := &x.inst[i]
@@ -282,7 +298,27 @@ func (x *Executor) KeepTimes(ranks []int) error {
 		keep[r] = true // full mode's instance i is rank i
 	}
 	x.full.keep = keep
+	for s := range x.full.stage {
+		x.full.stage[s].keep = false
+	}
+	for _, r := range ranks {
+		x.full.stage[x.inst[r].stage].keep = true
+	}
 	return nil
+}
+
+// fullNext lays out program p's successor lists for full mode
+// (fullStage.next): per task, in Succ's order, each successor with its
+// input count from task (the stage's fullTasks).
+func fullNext(p *Program, task []fullTask) (nextOf []int32, next []fullSucc) {
+	nextOf = make([]int32, len(p.Tasks)+1)
+	for t := range p.Tasks {
+		for _, s := range p.Succ(t) {
+			next = append(next, fullSucc{s, task[s].need})
+		}
+		nextOf[t+1] = int32(len(next))
+	}
+	return nextOf, next
 }
 
 // HasTimes reports whether instance i's task times were kept (always in
@@ -353,66 +389,93 @@ func (x *Executor) started(i, t int, now engine.Time) {
 		return
 	}
 	fi := &f.inst[i]
-	x.startedAt(i, t, fi, &f.stage[fi.stage].task[t], now)
+	fs := &f.stage[fi.stage]
+	x.startedAt(i, t, fi, fs, &fs.task[t], now)
 }
 
-// startedAt is started in full mode for rank i's fullInst fi and the
-// task's fullTask ft.
-func (x *Executor) startedAt(i, t int, fi *fullInst, ft *fullTask, now engine.Time) {
-	if x.full.kept(i) {
+// startedAt is started in full mode for rank i's fullInst fi, its stage's
+// fullStage fs and the task's fullTask ft.
+func (x *Executor) startedAt(i, t int, fi *fullInst, fs *fullStage, ft *fullTask, now engine.Time) {
+	if x.full.kept(fs, i) {
 		x.inst[i].state[t].start = now + 1
 	}
 	fi.live.start(ft.kind, ft.group, now)
 }
 
-// kept reports whether instance i's task times are kept (allocTimes).
-func (f *fullMode) kept(i int) bool { return f.keep == nil || f.keep[i] }
+// kept reports whether instance i, of the stage fs, keeps its task times
+// (allocTimes). The stage's flag comes first: with --no-timeline no stage
+// keeps any, and the test is one load of a line the caller holds.
+func (f *fullMode) kept(fs *fullStage, i int) bool {
+	return fs.keep && (f.keep == nil || f.keep[i])
+}
 
-// complete1Full completes task t on rank i alone in full mode (a
-// collective's member, a send or its receive, a compute task), releasing
-// its communication's SMs: symEnds.Handle's completion of one task. It
-// reads the rank's fullInst and the stage's fullTask, and the instance
-// only where its times are kept.
+// complete1Full completes task t on rank i alone in full mode (a send or
+// its receive, a compute task): completeFull for one rank.
 func (x *Executor) complete1Full(i, t int) {
+	r := [1]int{i}
+	x.completeFull(r[:], t, int(x.full.inst[i].stage))
+}
+
+// completeFull completes task t of stage st on each of the given ranks of
+// that stage in turn (a collective's members, or one rank), releasing its
+// communication's SMs: symEnds.Handle's completion of one task, rank after
+// rank, each rank's successors readied (or asking for their issue) and its
+// host thread resumed before the next rank's, as one complete per rank
+// did. What does not depend on the rank (the fullStage and fullTask, the
+// step's end, the CTA count, the successor run) is read once (issue 18: a
+// 16,384-rank run completes ≈ 23 M collective members, ≈ 8 a collective).
+// It reads each rank's fullInst and the instance only where its times are
+// kept.
+func (x *Executor) completeFull(ranks []int, t, st int) {
 	f := x.full
-	fi := &f.inst[i]
-	st := int(fi.stage)
 	fs := &f.stage[st]
 	now := x.eng.Now()
 	ft := &fs.task[t]
-	if f.kept(i) {
-		x.inst[i].state[t].end = now + 1
-	}
-	col := int(fi.col)
-	fs.end(t, col)
-	fi.live.end(ft.kind, ft.group, now)
 	if ft.step >= 0 {
 		f.stepEnd[ft.step] = now // events come in time order: the latest end
 	}
-	if x.sms > 0 && ft.kind.IsComm() {
-		x.commBusy(i, -x.ctasFull(st, ft), ft.flags&hotSMSized != 0)
+	kind, group := ft.kind, ft.group
+	// The CTAs each rank's communication releases (interference model).
+	var ctas int32
+	comm := x.sms > 0 && kind.IsComm()
+	if comm {
+		ctas = -x.ctasFull(st, ft)
 	}
-	x.done++
-	if x.done&0xffff == 0 {
-		x.poll()
-	}
-	p := fs.prog
-	tasks := fs.task
-	for _, s := range p.Succ(t) {
-		need := tasks[s].need
-		switch c := fs.bump(int(s), col, need); {
-		case c == need:
-			x.ready(i, int(s))
-		case c == need-1 && p.Hosted:
-			x.askAt(i, int(s), fi, fs, now) // every input in but the issue (receives have no dependencies)
+	sized := ft.flags&hotSMSized != 0
+	wait := int(ft.waitOrd)
+	next := fs.next[fs.nextOf[t]:fs.nextOf[t+1]]
+	for _, i := range ranks {
+		fi := &f.inst[i]
+		if f.kept(fs, i) {
+			x.inst[i].state[t].end = now + 1
 		}
-	}
-	// After the successors, as the eager host resumes after them: a task
-	// that asked meanwhile waits for the resumption, in program order.
-	if w := ft.waitOrd; w >= 0 {
-		fs.waitEnd[int(w)*fs.ranks+col] = now + 1
-		if int(fi.hostWait) == t {
-			x.hostResume(i)
+		col := int(fi.col)
+		fs.end(t, col)
+		fi.live.end(kind, group, now)
+		if comm {
+			x.commBusy(i, ctas, sized)
+		}
+		x.done++
+		if x.done&0xffff == 0 {
+			x.poll()
+		}
+		for _, n := range next {
+			s := int(n.task)
+			switch c := fs.bump(s, col, n.need); {
+			case c == n.need:
+				x.ready(i, s)
+			case c == n.need-1 && fs.hosted:
+				x.askAt(i, s, fi, fs, now) // every input in but the issue (receives have no dependencies)
+			}
+		}
+		// After the successors, as the eager host resumes after them: a
+		// task that asked meanwhile waits for the resumption, in program
+		// order.
+		if wait >= 0 {
+			fs.waitEnd[wait*fs.ranks+col] = now + 1
+			if int(fi.hostWait) == t {
+				x.hostResume(i)
+			}
 		}
 	}
 }
@@ -434,10 +497,10 @@ func (x *Executor) finishFull(i, t int) {
 		x.complete1Full(i, t)
 		x.complete1Full(j, m)
 	case ft.kind.IsComm():
+		// The members lie in rank i's stage (every group but the
+		// pipeline's, which sends use, is within a stage).
 		gs := x.groups[ft.group][x.groupOf[ft.group][i]]
-		for _, r := range gs.ranks {
-			x.complete1Full(r, t)
-		}
+		x.completeFull(gs.ranks, t, st)
 	default:
 		x.complete1Full(i, t)
 	}
@@ -507,7 +570,7 @@ func (x *Executor) issuedAt(i, t int, iss engine.Time, fi *fullInst, fs *fullSta
 func (x *Executor) hostTo(i, t int, fi *fullInst, fs *fullStage) (engine.Time, bool) {
 	hot := fs.hot
 	var state []taskState
-	if x.full.kept(i) {
+	if x.full.kept(fs, i) {
 		state = x.inst[i].state
 	}
 	col := int(fi.col)
@@ -739,7 +802,7 @@ func (x *Executor) readyAt(i, t int, fi *fullInst, fs *fullStage, now engine.Tim
 	}
 	switch kind := ft.kind; {
 	case kind == KindSend:
-		x.startedAt(i, t, fi, ft, now)
+		x.startedAt(i, t, fi, fs, ft, now)
 		task := &fs.prog.Tasks[t]
 		// The peer: instance i is rank i, and a rank is linear in its
 		// coordinates (Layout.RankOf), so only the stage term changes.
@@ -769,11 +832,11 @@ func (x *Executor) readyAt(i, t int, fi *fullInst, fs *fullStage, now engine.Tim
 	case kind.IsComm():
 		x.arrive(i, t, &fs.prog.Tasks[t]) // starts when its last member arrives
 	case x.sms > 0 && kind.IsCompute():
-		x.startedAt(i, t, fi, ft, now)
+		x.startedAt(i, t, fi, fs, ft, now)
 		h := &fs.hot[t]
 		x.startCompute(i, t, h.dur, h.share)
 	default:
-		x.startedAt(i, t, fi, ft, now)
+		x.startedAt(i, t, fi, fs, ft, now)
 		x.eng.After(fs.hot[t].dur, x.h, pack(i, t))
 	}
 }
