@@ -453,7 +453,7 @@ func (x *Executor) completeFull(ranks []int, t, st int) {
 		fs.end(t, col)
 		fi.live.end(kind, group, now)
 		if comm {
-			x.commBusy(i, ctas, sized)
+			x.commBusyOn(&x.inst[i], i, ctas, sized) // (commBusy, inlined)
 		}
 		x.done++
 		if x.done&0xffff == 0 {
@@ -523,26 +523,36 @@ func (x *Executor) ask(i, t int) {
 	x.askAt(i, t, fi, &x.full.stage[fi.stage], x.eng.Now())
 }
 
-// askAt is ask for rank i's fullInst fi and its stage's fullStage fs.
+// askAt is ask for rank i's fullInst fi and its stage's fullStage fs. Where
+// the issue time is known it does what issuedAt does itself: nearly every
+// hosted task asks once and is issued at once (≈ 40 M in the 16,384-rank
+// run), and the call between cost ≈ 15 instructions each (issue 18).
 func (x *Executor) askAt(i, t int, fi *fullInst, fs *fullStage, now engine.Time) {
 	if fs.task[t].stream == StreamCompute {
 		fi.live.hostWaitOpen(now)
 	}
+	var iss engine.Time
 	switch {
 	case int32(t) < fi.hostNext:
 		slot := t & (len(fi.ring) - 1)
-		iss := fi.ring[slot] - 1
+		iss = fi.ring[slot] - 1
 		fi.ring[slot] = 0
-		x.issuedAt(i, t, iss, fi, fs, now)
 	case fi.hostWait >= 0:
 		fi.waiting = append(fi.waiting, int32(t))
+		return
 	default:
-		if iss, ok := x.hostTo(i, t, fi, fs); ok {
-			x.issuedAt(i, t, iss, fi, fs, now)
-		} else {
+		var ok bool
+		if iss, ok = x.hostTo(i, t, fi, fs); !ok {
 			fi.waiting = append(fi.waiting, int32(t))
+			return
 		}
 	}
+	// issuedAt
+	if d := iss - now; d > 0 {
+		x.eng.After(d, x.hh, pack(i, t))
+		return
+	}
+	x.readyAt(i, t, fi, fs, now)
 }
 
 // issuedAt makes task t of instance i, whose other inputs are in, ready when
