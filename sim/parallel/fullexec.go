@@ -394,12 +394,32 @@ func (x *Executor) started(i, t int, now engine.Time) {
 }
 
 // startedAt is started in full mode for rank i's fullInst fi, its stage's
-// fullStage fs and the task's fullTask ft.
+// fullStage fs and the task's fullTask ft: the task's start is kept where
+// the rank's times are, and the rank's statistics open a task of its kind
+// and group (a communication task's) at now, which liveStats.end closes.
+// The opening is written out here rather than in a liveStats method: one
+// call a start fewer (≈ 44 M starts in the 16,384-rank run, issue 18).
 func (x *Executor) startedAt(i, t int, fi *fullInst, fs *fullStage, ft *fullTask, now engine.Time) {
 	if x.full.kept(fs, i) {
 		x.inst[i].state[t].start = now + 1
 	}
-	fi.live.start(ft.kind, ft.group, now)
+	l := &fi.live
+	l.advance(now)
+	switch kind := ft.kind; {
+	case kind.IsComm():
+		k := ExposedOf[ft.group]
+		if l.comm[k]++; l.comm[k] == 1 {
+			l.open |= 1 << k
+		}
+	case kind.IsCompute():
+		l.comp++
+		l.compute -= now
+	case kind == KindHostCopy:
+		// a copy engine's transfer: not the compute stream's
+	default:
+		l.comp++ // a host stall holds the compute stream
+		l.host -= now
+	}
 }
 
 // kept reports whether instance i, of the stage fs, keeps its task times
@@ -745,27 +765,7 @@ func (l *liveStats) advance(now engine.Time) {
 	l.covered += d
 }
 
-// start opens a task of the given kind and group (a communication task's).
-func (l *liveStats) start(kind Kind, group GroupKind, now engine.Time) {
-	l.advance(now)
-	switch {
-	case kind.IsComm():
-		k := ExposedOf[group]
-		if l.comm[k]++; l.comm[k] == 1 {
-			l.open |= 1 << k
-		}
-	case kind.IsCompute():
-		l.comp++
-		l.compute -= now
-	case kind == KindHostCopy:
-		// a copy engine's transfer: not the compute stream's
-	default:
-		l.comp++ // a host stall holds the compute stream
-		l.host -= now
-	}
-}
-
-// end closes what start opened.
+// end closes what startedAt opened.
 func (l *liveStats) end(kind Kind, group GroupKind, now engine.Time) {
 	l.advance(now)
 	switch {
