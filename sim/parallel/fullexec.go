@@ -546,11 +546,13 @@ func (x *Executor) ask(i, t int) {
 // askAt is ask for rank i's fullInst fi and its stage's fullStage fs. Where
 // the issue time is known it does what issuedAt does itself: nearly every
 // hosted task asks once and is issued at once (≈ 40 M in the 16,384-rank
-// run), and the call between cost ≈ 15 instructions each (issue 18).
+// run), and the call between cost ≈ 15 instructions each (issue 18). A
+// compute-stream task's wait for its issue (HostBound) opens only where
+// the task does not start now: one that does would open and close it at
+// the same instant, which changes no statistic (liveStats charges time
+// between changes, and the counts it charges by are the same before and
+// after), so it starts without either (startAt).
 func (x *Executor) askAt(i, t int, fi *fullInst, fs *fullStage, now engine.Time) {
-	if fs.task[t].stream == StreamCompute {
-		fi.live.hostWaitOpen(now)
-	}
 	var iss engine.Time
 	switch {
 	case int32(t) < fi.hostNext:
@@ -558,21 +560,34 @@ func (x *Executor) askAt(i, t int, fi *fullInst, fs *fullStage, now engine.Time)
 		iss = fi.ring[slot] - 1
 		fi.ring[slot] = 0
 	case fi.hostWait >= 0:
-		fi.waiting = append(fi.waiting, int32(t))
+		x.waitIssue(t, fi, fs, now)
 		return
 	default:
 		var ok bool
 		if iss, ok = x.hostTo(i, t, fi, fs); !ok {
-			fi.waiting = append(fi.waiting, int32(t))
+			x.waitIssue(t, fi, fs, now)
 			return
 		}
 	}
 	// issuedAt
 	if d := iss - now; d > 0 {
+		if fs.task[t].stream == StreamCompute {
+			fi.live.hostWaitOpen(now)
+		}
 		x.eng.After(d, x.hh, pack(i, t))
 		return
 	}
-	x.readyAt(i, t, fi, fs, now)
+	x.startAt(i, t, fi, fs, now)
+}
+
+// waitIssue parks task t, every input of which but its issue is in, until
+// the host thread resumes (hostResume): a compute-stream task's wait for
+// its issue opens now.
+func (x *Executor) waitIssue(t int, fi *fullInst, fs *fullStage, now engine.Time) {
+	if fs.task[t].stream == StreamCompute {
+		fi.live.hostWaitOpen(now)
+	}
+	fi.waiting = append(fi.waiting, int32(t))
 }
 
 // issuedAt makes task t of instance i, whose other inputs are in, ready when
@@ -801,15 +816,22 @@ func (l *liveStats) hostWaitClose(now engine.Time) {
 }
 
 // readyAt is ready in full mode, now, for rank i's fullInst fi and its
-// stage's fullStage fs: a collective starts when its last member arrives,
-// a send on the fabric. It reads the task's fullTask and hotTask, and its
-// Task only for a send or a collective.
+// stage's fullStage fs: a hosted compute-stream task's wait for its issue
+// (askAt) closes, and the task starts (startAt).
 func (x *Executor) readyAt(i, t int, fi *fullInst, fs *fullStage, now engine.Time) {
-	st := int(fi.stage)
-	ft := &fs.task[t]
-	if fs.hosted && ft.stream == StreamCompute {
+	if fs.hosted && fs.task[t].stream == StreamCompute {
 		fi.live.hostWaitClose(now) // its wait for the issue (ask)
 	}
+	x.startAt(i, t, fi, fs, now)
+}
+
+// startAt starts task t of rank i, whose inputs and issue are in, now
+// (readyAt without the close of a wait for the issue): a collective starts
+// when its last member arrives, a send on the fabric. It reads the task's
+// fullTask and hotTask, and its Task only for a send or a collective.
+func (x *Executor) startAt(i, t int, fi *fullInst, fs *fullStage, now engine.Time) {
+	st := int(fi.stage)
+	ft := &fs.task[t]
 	switch kind := ft.kind; {
 	case kind == KindSend:
 		x.startedAt(i, t, fi, fs, ft, now)
