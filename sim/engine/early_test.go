@@ -161,9 +161,10 @@ func TestAtInsertsAsPush(t *testing.T) {
 
 // TestAfterEventOnEveryPath: the AfterEvent hook runs after every event,
 // whether RunUntil takes it from early's sorted array in place, from the
-// zero-delay FIFO or from the heap, and sees the event's time.
+// zero-delay FIFO, from the heap or from bucket 0 in place, and sees the
+// event's time.
 func TestAfterEventOnEveryPath(t *testing.T) {
-	for _, pending := range []int{3, sortedMax + 10} {
+	for _, pending := range []int{3, sortedMax + 10, heapMax + 10} {
 		e := New()
 		var log []int64
 		c := &chain{e: e, log: &log}

@@ -284,6 +284,19 @@ func (e *Engine) run(limit Time) {
 			e.executed++
 			e.handlers[key&(1<<handlerBits-1)].Handle(at, arg)
 		} else {
+			if e.q.mask[0]&1 != 0 {
+				// Many pending events, bucketed, the earliest in
+				// bucket 0: runBucket0 takes them in place while
+				// early and the FIFO are empty, in a loop of its
+				// own (tested here, in the loop above it cost the
+				// path above an instruction or two an event).
+				switch e.runBucket0(limit) {
+				case bucket0Done:
+					continue
+				case bucket0Stop:
+					return
+				}
+			}
 			var ev event
 			if e.fifoHead < len(e.fifo) && e.fifoFirst() {
 				ev = e.fifo[e.fifoHead]
@@ -305,6 +318,60 @@ func (e *Engine) run(limit Time) {
 			e.AfterEvent(e.now)
 		}
 	}
+}
+
+// runBucket0's results: it ran no event, since the FIFO or early holds
+// one (bucket0None); it ran events until that changed or bucket 0 emptied
+// (bucket0Done); it stopped at an event after limit or at Stop
+// (bucket0Stop).
+const (
+	bucket0None = iota
+	bucket0Done
+	bucket0Stop
+)
+
+// runBucket0 runs events from bucket 0 (not empty) in place, as run's
+// other paths would: while the FIFO and early are empty, bucket 0's head is
+// the next event (the earliest queued, at last: popUntil's case). It runs
+// AfterEvent after each event and returns when the FIFO or early receives
+// an event, bucket 0 empties, an event is after limit or Stop is called.
+// The 405B --all-ranks run takes all of its 22.8 M events here.
+func (e *Engine) runBucket0(limit Time) int {
+	q := &e.q
+	r := bucket0None
+	for len(e.fifo) == 0 && q.early.head == len(q.early.ev) && q.mask[0]&1 != 0 {
+		b0 := q.buckets[0]
+		h := q.head0
+		if uint(h) >= uint(len(b0)) {
+			return r // not reached: bucket 0 is not empty
+		}
+		ev := &b0[h]
+		at, key, arg := ev.at, ev.key, ev.arg
+		if at > limit {
+			return bucket0Stop
+		}
+		q.n--
+		if h+1 == len(b0) {
+			q.buckets[0] = q.buckets[0][:0]
+			q.head0 = 0
+			if q.mask[0] &^= 1; q.mask[0] == 0 {
+				q.words &^= 1
+			}
+		} else {
+			q.head0 = h + 1
+		}
+		e.now = at
+		e.executed++
+		e.handlers[key&(1<<handlerBits-1)].Handle(at, arg)
+		if e.AfterEvent != nil {
+			e.AfterEvent(e.now)
+		}
+		if e.stopped {
+			return bucket0Stop
+		}
+		r = bucket0Done
+	}
+	return r
 }
 
 // fifoFirst reports whether the FIFO's first zero-delay event runs

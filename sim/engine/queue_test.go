@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -240,5 +241,107 @@ func TestQueueStartsBucketingWithTies(t *testing.T) {
 	}
 	if !slices.Equal(r.log, want) {
 		t.Errorf("handled %v … (%d events), want %v … (%d)", r.log[:min(6, len(r.log))], len(r.log), want[:6], len(want))
+	}
+}
+
+// burster plays the every-rank pattern settle moves run by run: each event
+// it handles may schedule a burst of events at one time (a collective's
+// ranks), at a delay that spreads the bursts over several digits, some
+// bursts landing on a time another burst already holds, and single events
+// between them. next is the handling order's decisions, shared with the
+// reference so both schedule the same events.
+type burster struct {
+	e   *Engine
+	h   HandlerID
+	rng *rand.Rand
+	log [][2]int64
+	n   int64
+}
+
+// bursts returns the delays at which the handler of an event schedules
+// its new events, drawing from rng: a burst of up to 300 events at one
+// delay, or up to three single events, while fewer than max were made.
+func bursts(rng *rand.Rand, n *int64, max int64) []Time {
+	var d []Time
+	switch rng.IntN(4) {
+	case 0:
+		at := Time(rng.IntN(8)) * Time(1+rng.IntN(1<<12)) // ties with other bursts
+		for k := 1 + rng.IntN(300); k > 0 && *n < max; k-- {
+			*n++
+			d = append(d, at)
+		}
+	default:
+		for k := rng.IntN(3); k > 0 && *n < max; k-- {
+			*n++
+			d = append(d, Time(rng.IntN(1<<20)))
+		}
+	}
+	return d
+}
+
+func (r *burster) Handle(now Time, arg int64) {
+	r.log = append(r.log, [2]int64{int64(now), arg})
+	first := r.n
+	for i, d := range bursts(r.rng, &r.n, 60_000) {
+		r.e.After(d, r.h, first+int64(i)+1)
+	}
+}
+
+// TestQueueBurstsAgainstReference plays bursts of events at one time
+// (settle's runs, and buckets of one time that become bucket 0 whole)
+// mixed with single events, bucketing from the start, and checks every
+// handled event's time and argument against a list kept in (time,
+// sequence) order.
+func TestQueueBurstsAgainstReference(t *testing.T) {
+	e := New()
+	for seed := uint64(1); seed <= 4; seed++ {
+		e.Reset()
+		r := &burster{e: e, rng: rand.New(rand.NewPCG(seed, 3))}
+		r.h = e.Register(r)
+		init := rand.New(rand.NewPCG(seed, 4))
+		var ref []refEvent
+		var seq int64
+		add := func(at Time, arg int64) {
+			seq++
+			ev := refEvent{at, seq, arg}
+			i, _ := slices.BinarySearchFunc(ref, ev, func(a, b refEvent) int {
+				if a.at != b.at {
+					return cmp.Compare(a.at, b.at)
+				}
+				return cmp.Compare(a.seq, b.seq)
+			})
+			ref = slices.Insert(ref, i, ev)
+		}
+		for i := 0; i < 400; i++ { // past heapMax: the queue buckets
+			r.n++
+			at := Time(init.IntN(50)) * 1000
+			e.At(at, r.h, r.n)
+			add(at, r.n)
+		}
+		if !e.q.bucketing {
+			t.Fatal("the queue is not bucketing")
+		}
+		e.Run()
+		// The reference, with its own generator in the same state.
+		rng := rand.New(rand.NewPCG(seed, 3))
+		var n int64 = 400
+		var want [][2]int64
+		for len(ref) > 0 {
+			ev := ref[0]
+			ref = ref[1:]
+			want = append(want, [2]int64{int64(ev.at), ev.arg})
+			first := n
+			for i, d := range bursts(rng, &n, 60_000) {
+				add(ev.at+d, first+int64(i)+1)
+			}
+		}
+		if len(r.log) != len(want) {
+			t.Fatalf("seed %d: handled %d events, want %d", seed, len(r.log), len(want))
+		}
+		for i := range want {
+			if r.log[i] != want[i] {
+				t.Fatalf("seed %d: event %d = (time %d, arg %d), want (%d, %d)", seed, i, r.log[i][0], r.log[i][1], want[i][0], want[i][1])
+			}
+		}
 	}
 }

@@ -59,5 +59,6 @@ func copyQueue(dst, src *queue) {
 		}
 	}
 	dst.last, dst.head0, dst.mask, dst.words, dst.n, dst.bucketing = src.last, src.head0, src.mask, src.words, src.n, src.bucketing
+	dst.pushAt, dst.pushB = src.pushAt, src.pushB
 	dst.early.copyFrom(&src.early)
 }
