@@ -321,8 +321,8 @@ func (e *Engine) run(limit Time) {
 }
 
 // runBucket0's results: it ran no event, since the FIFO or early holds
-// one (bucket0None); it ran events until that changed or bucket 0 emptied
-// (bucket0Done); it stopped at an event after limit or at Stop
+// one (bucket0None); it ran events until that changed or the queue
+// emptied (bucket0Done); it stopped at an event after limit or at Stop
 // (bucket0Stop).
 const (
 	bucket0None = iota
@@ -332,14 +332,21 @@ const (
 
 // runBucket0 runs events from bucket 0 (not empty) in place, as run's
 // other paths would: while the FIFO and early are empty, bucket 0's head is
-// the next event (the earliest queued, at last: popUntil's case). It runs
+// the next event (the earliest queued, at last: popUntil's case), and when
+// bucket 0 empties settle brings the next time's events there. It runs
 // AfterEvent after each event and returns when the FIFO or early receives
-// an event, bucket 0 empties, an event is after limit or Stop is called.
+// an event, the queue empties, an event is after limit or Stop is called.
 // The 405B --all-ranks run takes all of its 22.8 M events here.
 func (e *Engine) runBucket0(limit Time) int {
 	q := &e.q
 	r := bucket0None
-	for len(e.fifo) == 0 && q.early.head == len(q.early.ev) && q.mask[0]&1 != 0 {
+	for len(e.fifo) == 0 && q.early.head == len(q.early.ev) {
+		if q.mask[0]&1 == 0 {
+			if q.n == 0 {
+				return r
+			}
+			q.settle() // the next time's events into bucket 0
+		}
 		b0 := q.buckets[0]
 		h := q.head0
 		if uint(h) >= uint(len(b0)) {
