@@ -277,10 +277,11 @@ func (q *queue) popUntil(limit Time) (ev event, ok bool) {
 // the other (the 405B --all-ranks run: 98% of the events settle moved had
 // the time of the event before them, and 72% of the buckets it emptied
 // held one time only). So settle moves a bucket run by run: one pass finds
-// the minimum and whether the bucket holds one time; a bucket of one time
-// becomes bucket 0 as it is, as a bucket of digit 0 does; otherwise each
-// run of equal times goes to its bucket in one copy (one bucketOf and one
-// mask update a run). Runs are moved in bucket order, each run's events in
+// the minimum and where each run starts; a bucket of one time becomes
+// bucket 0 as it is, as a bucket of digit 0 does; otherwise each run of
+// equal times goes to its bucket in one copy (one bucketOf and one mask
+// update a run), unless most runs are single events (a random hold), which
+// move one at a time (moveEach). Runs are moved in bucket order, each run's events in
 // order, so every bucket receives exactly the events, in exactly the order,
 // that moving them one at a time gave: the (time, sequence) order is the
 // same.
