@@ -1,0 +1,156 @@
+package parallel
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/collectives"
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/hardware"
+	"github.com/simtrain/simtrain/sim/pipeline"
+)
+
+// loopEnds is the every-rank play's task-end handler as it was before
+// complete1Full had a body of its own: Executor.Handle and finishFull with
+// every one-rank completion made through completeFull's rank loop on a
+// one-element slice.
+type loopEnds struct{ x *Executor }
+
+func (h loopEnds) Handle(now engine.Time, arg int64) {
+	x := h.x
+	i, t := unpack(arg)
+	in := &x.inst[i]
+	one := func(i, t int) { x.completeFull([]int{i}, t, int(x.full.inst[i].stage)) }
+	if arg&computeEnd != 0 {
+		if int(in.cur) != t || now != in.end {
+			return // superseded by a rate change
+		}
+		in.cur = -1
+		one(i, t)
+		return
+	}
+	st := int(x.full.inst[i].stage)
+	ft := &x.full.stage[st].task[t]
+	switch {
+	case ft.kind == KindSend:
+		peer, m := x.full.stage[st].prog.Tasks[t].p2p()
+		one(i, t)
+		one(i+(peer-st)*x.layout.stride[DimPP], m)
+	case ft.kind.IsComm():
+		x.finishFull(i, t) // completeFull on the members, as before
+	default:
+		one(i, t)
+	}
+}
+
+// noGroups makes the groups of a play whose collectives are timed by their
+// tasks (TimeByTask), which read no collectives.Group.
+type noGroups struct{}
+
+func (noGroups) NewGroup([]int) (*collectives.Group, error) { return nil, nil }
+
+// TestComplete1FullIsCompleteFull: on every-rank plays (data, tensor
+// and pipeline parallel, collectives timed by their tasks, sends by a
+// fixed cost per size, one to three steps, the host modelled or not, launch queues of
+// none, one or four launches, with and without the SM interference model,
+// whose compute ends come through Handle's computeEnd path), complete1Full
+// plays every task of every rank with the same start, end and issue, the
+// same Stats, step ends and task count as completeFull on a one-element
+// slice (loopEnds, the play before complete1Full had its own body). It
+// fails if complete1Full drops or reorders a part of the completion (the
+// host resumption, an ask, the CTAs' release, the step end).
+func TestComplete1FullIsCompleteFull(t *testing.T) {
+	hosts := []HostModel{{}}
+	for _, q := range []int{0, 1, 4} {
+		hosts = append(hosts, HostModel{On: true, KernelFwd: 3 * engine.Microsecond, KernelBwd: 2 * engine.Microsecond,
+			Call: 5 * engine.Microsecond, Queue: q})
+	}
+	pr := unitPricer{unit: 20 * engine.Microsecond}
+	iv := Interference{SMs: 100, CommCTAs: hardware.CommCTAs{ScaleUp: 20, ScaleOut: 30, P2P: 2}}
+	plays := 0
+	for _, c := range []struct{ tp, dp, pp, m, steps int }{
+		{1, 1, 1, 2, 1},
+		{1, 2, 1, 4, 3},
+		{2, 2, 1, 4, 2},
+		{4, 2, 1, 8, 1},
+		{1, 1, 4, 8, 2},
+		{2, 2, 2, 4, 1},
+	} {
+		for _, host := range hosts {
+			for _, sms := range []bool{false, true} {
+				_, cfg := stepConfig(t, c.tp, c.dp, c.pp, c.m, pipeline.OneFOneB)
+				cfg.Host, cfg.Steps, cfg.OptimizerTensors = host, c.steps, 8
+				progs, err := Build(cfg, pr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				type result struct {
+					start, end, issued [][]engine.Time
+					stats              []Stats
+					stepEnds           []engine.Time
+					done               int
+				}
+				play := func(loop bool) (r result) {
+					eng := engine.New()
+					x, err := NewFull(eng, cfg.Layout, progs, nil, noGroups{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					for k := range GroupKind(NumGroupKinds) {
+						x.TimeByTask(k) // (no runner: collectives last their priced time)
+					}
+					// Sends: each size's cost known on every send group
+					// (timedCost's list), so that no runner is asked.
+					var sends []groupCost
+					for _, p := range progs {
+						for k := range p.Tasks {
+							if task := &p.Tasks[k]; task.Kind == KindSend {
+								sends = append(sends, groupCost{collectives.Send, task.Bytes, 7*engine.Microsecond + engine.Time(task.Bytes)%1000})
+							}
+						}
+					}
+					for r := range x.sendTo {
+						x.sendTo[r][0].timed, x.sendTo[r][1].timed = sends, sends
+					}
+					if sms {
+						if err := x.SetInterference(iv, ownDomain{}); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if loop {
+						x.h = eng.Register(loopEnds{x})
+						for i := range x.inst {
+							x.inst[i].h = x.h
+						}
+					}
+					if err := x.Run(); err != nil {
+						t.Fatal(err)
+					}
+					for i := range cfg.Layout.World() {
+						s, e, is := x.Times(i, nil, nil, nil)
+						r.start, r.end, r.issued = append(r.start, s), append(r.end, e), append(r.issued, is)
+						r.stats = append(r.stats, x.Stats(i))
+					}
+					r.stepEnds, r.done = x.StepEnds(), x.done
+					return r
+				}
+				a, b := play(false), play(true)
+				plays++
+				if a.done != b.done || !slices.Equal(a.stepEnds, b.stepEnds) {
+					t.Fatalf("%+v, %+v, SMs %v: %d tasks, step ends %v; through the loop %d, %v", c, host, sms, a.done, a.stepEnds, b.done, b.stepEnds)
+				}
+				for i := range a.start {
+					if a.stats[i] != b.stats[i] {
+						t.Fatalf("%+v, %+v, SMs %v: rank %d: Stats %+v, through the loop %+v", c, host, sms, i, a.stats[i], b.stats[i])
+					}
+					for k, pair := range [][2][]engine.Time{{a.start[i], b.start[i]}, {a.end[i], b.end[i]}, {a.issued[i], b.issued[i]}} {
+						if !slices.Equal(pair[0], pair[1]) {
+							t.Fatalf("%+v, %+v, SMs %v: rank %d: times %d: %v, through the loop %v", c, host, sms, i, k, pair[0], pair[1])
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d configurations played both ways", plays)
+}
