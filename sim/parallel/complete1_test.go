@@ -154,3 +154,73 @@ func TestComplete1FullIsCompleteFull(t *testing.T) {
 	}
 	t.Logf("%d configurations played both ways", plays)
 }
+
+// TestAskIssuesAsRepresentative: askAt's walk of the host thread for the
+// one task that asks when it is the next to issue (hostTo's loop for that
+// task, written out in askAt) gives every rank of an every-rank play the
+// starts, ends and issue times of the representative-rank play (NewSymmetric,
+// whose host thread is the eager hostAdvance, an independent walk): data
+// and tensor parallel, one to three steps, launch queues of none, one, two
+// or four launches and an optimizer loop of more launches than they hold
+// (QueueAfter and QueueSelf waits), the kernel issue slower or faster than
+// the GPU (a GPU slow enough that a task's own launches wait, qrest). It
+// fails if askAt skips the HostAfter or QueueAfter wait, drops QueueSelf's
+// rest, or does not advance the thread's position or free time (checked).
+func TestAskIssuesAsRepresentative(t *testing.T) {
+	waits := 0
+	for _, c := range []struct{ tp, dp, m, steps int }{
+		{1, 1, 2, 1},
+		{1, 1, 4, 3},
+		{1, 2, 4, 2},
+		{2, 2, 4, 2},
+	} {
+		for _, q := range []int{0, 1, 2, 4} {
+			for _, unit := range []engine.Time{engine.Microsecond, 20 * engine.Microsecond, 200 * engine.Microsecond} {
+				_, cfg := stepConfig(t, c.tp, c.dp, 1, c.m, pipeline.OneFOneB)
+				cfg.Host = HostModel{On: true, KernelFwd: 3 * engine.Microsecond, KernelBwd: 2 * engine.Microsecond,
+					Call: 5 * engine.Microsecond, Queue: q}
+				cfg.Steps, cfg.OptimizerTensors = c.steps, 8
+				progs, err := Build(cfg, unitPricer{unit: unit})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range progs {
+					for k := range p.Tasks {
+						if w, _ := p.QueueSelf(k); w >= 0 || p.QueueAfter(k) >= 0 || p.HostAfter(k) >= 0 {
+							waits++
+						}
+					}
+				}
+				sym := NewSymmetric(engine.New(), cfg.Layout, progs)
+				full, err := NewFull(engine.New(), cfg.Layout, progs, nil, noGroups{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for k := range GroupKind(NumGroupKinds) {
+					sym.TimeByTask(k)
+					full.TimeByTask(k)
+				}
+				if err := sym.Run(); err != nil {
+					t.Fatal(err)
+				}
+				if err := full.Run(); err != nil {
+					t.Fatal(err)
+				}
+				for i := range sym.Instances() {
+					rank, _, _, _, _ := sym.Instance(i)
+					ws, we, wi := sym.Times(i, nil, nil, nil)
+					fs, fe, fi := full.Times(rank, nil, nil, nil)
+					for k, pair := range [][2][]engine.Time{{ws, fs}, {we, fe}, {wi, fi}} {
+						if !slices.Equal(pair[0], pair[1]) {
+							t.Fatalf("%+v Q=%d unit %v: rank %d: times %d: representative %v, every rank %v", c, q, unit, rank, k, pair[0], pair[1])
+						}
+					}
+				}
+			}
+		}
+	}
+	if waits == 0 {
+		t.Error("no task waits for the GPU")
+	}
+	t.Logf("%d tasks with a host wait", waits)
+}
