@@ -300,8 +300,14 @@ func (q *queue) settle() {
 	// changes: a load, a comparison and a predicted branch for an event
 	// inside a run (min at every event cost ≈ 15 instructions an event).
 	// A bucket of digit 0 holds events at one time.
+	// A bucket whose first 2·randomRuns events hold randomRuns run
+	// starts (a random hold: nearly every event starts one) stops
+	// recording runs there; the rest is read for its minimum only (a
+	// load and a conditional move an event, ≈ 13 instructions an event
+	// fewer) and the bucket moves one event at a time.
 	runs := q.runs[:0]
 	last := bs[0].at
+	each := false
 	if b >= 1<<digitBits {
 		prev := last
 		for i := 1; i < len(bs); i++ {
@@ -309,6 +315,11 @@ func (q *queue) settle() {
 				runs = append(runs, int32(i))
 				prev = at
 				last = min(last, at)
+				if len(runs) == randomRuns && i < 2*randomRuns {
+					last = minAt(bs[i+1:], last)
+					each = true
+					break
+				}
 			}
 		}
 	}
@@ -328,7 +339,7 @@ func (q *queue) settle() {
 	// one before (a random hold), they move one at a time, as fast as
 	// before runs; else run by run, a single event appended as it is, a
 	// run of several in one copy.
-	if 2*len(runs) >= len(bs) {
+	if each || 2*len(runs) >= len(bs) {
 		q.moveEach(bs)
 		q.release(b, bs)
 		return
@@ -357,6 +368,23 @@ func (q *queue) settle() {
 		i = j
 	}
 	q.release(b, bs)
+}
+
+// randomRuns is the number of run starts within settle's first
+// 2·randomRuns events of a bucket after which it takes the bucket for a
+// random one: it finds the rest's minimum without looking for runs and
+// moves the events one at a time (moveEach). Either move gives the same
+// buckets in the same order; this only picks the cheaper.
+const randomRuns = 4
+
+// minAt returns the earliest of t and the times of es.
+func minAt(es []event, t Time) Time {
+	for i := range es {
+		if at := es[i].at; at < t {
+			t = at
+		}
+	}
+	return t
 }
 
 // moveEach is settle's move of bs one event at a time, each to its bucket

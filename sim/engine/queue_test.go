@@ -345,3 +345,59 @@ func TestQueueBurstsAgainstReference(t *testing.T) {
 		}
 	}
 }
+
+// TestSettleRandomHead fills one bucket of a high digit with times whose
+// run starts fall before, at and after settle's switch to a random bucket
+// (randomRuns run starts within the first 2·randomRuns events: the rest
+// read for its minimum only, the bucket moved one event at a time), with
+// the minimum before, at and after the switch, and checks that the queue
+// pops them in (time, sequence) order.
+func TestSettleRandomHead(t *testing.T) {
+	run := func(n int, at Time) []Time { return slices.Repeat([]Time{at}, n) }
+	desc := func(n int, from Time) []Time {
+		var ts []Time
+		for i := range n {
+			ts = append(ts, from-Time(i))
+		}
+		return ts
+	}
+	pairs := func(n int, from Time) []Time { // runs of two: a run start every second event
+		var ts []Time
+		for i := range n {
+			ts = append(ts, from-Time(i/2))
+		}
+		return ts
+	}
+	cases := map[string][]Time{
+		"descending":             desc(40, 0x1ff),
+		"random head, min last":  append(desc(2*randomRuns, 0x1f0), 0x1f3, 0x1f3, 0x100),
+		"random head, runs tail": slices.Concat(desc(randomRuns+1, 0x1e0), run(20, 0x150), run(7, 0x120), run(3, 0x1ff)),
+		"runs head, random tail": slices.Concat(run(20, 0x150), desc(30, 0x1c0), run(3, 0x101)),
+		"pairs, switch at last":  slices.Concat([]Time{0x1f8}, pairs(2*randomRuns, 0x1f0), run(5, 0x140), []Time{0x110}),
+		"pairs, one too late":    slices.Concat(run(2, 0x1f8), pairs(2*randomRuns, 0x1f0), run(5, 0x140), []Time{0x110}),
+		"min first":              slices.Concat([]Time{0x100}, desc(30, 0x1ff), run(4, 0x100)),
+		"one time":               run(30, 0x123),
+	}
+	for name, ts := range cases {
+		var q queue
+		q.bucketing = true
+		var want []event
+		for i, at := range ts {
+			x := event{at: at, key: uint64(i+1) << handlerBits, arg: int64(i)}
+			q.push(x)
+			want = append(want, x)
+		}
+		slices.SortStableFunc(want, func(a, b event) int { return cmp.Compare(a.at, b.at) })
+		var got []event
+		for {
+			ev, ok := q.popUntil(Forever)
+			if !ok {
+				break
+			}
+			got = append(got, ev)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: popped %v, want %v", name, got, want)
+		}
+	}
+}
