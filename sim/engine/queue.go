@@ -323,16 +323,17 @@ func (q *queue) settle() {
 			}
 		}
 	}
-	q.runs, q.last = runs, last
+	q.last = last
 	q.pushAt, q.pushB = last, 0
 	if len(runs) == 0 {
 		// One time, in order: the bucket becomes bucket 0 (empty) as
-		// it is.
+		// it is. (runs grew nothing: q.runs stays as it is.)
 		q.buckets[0], q.buckets[b] = bs, q.buckets[0]
 		q.mask[0] |= 1
 		q.words |= 1
 		return
 	}
+	q.runs = runs // the storage append may have grown
 	// Every event of bucket b shares last's bits above b's digit, so it
 	// lands in a lower bucket, which may take storage from spare, never
 	// bs's, while bs is read. Where most events differ in time from the
