@@ -377,6 +377,7 @@ func TestSettleRandomHead(t *testing.T) {
 		"pairs, one too late":    slices.Concat(run(2, 0x1f8), pairs(2*randomRuns, 0x1f0), run(5, 0x140), []Time{0x110}),
 		"min first":              slices.Concat([]Time{0x100}, desc(30, 0x1ff), run(4, 0x100)),
 		"one time":               run(30, 0x123),
+		"alternating head":       slices.Concat(slices.Repeat([]Time{0x1a0, 0x180}, 20), run(9, 0x1c0), []Time{0x150}),
 	}
 	for name, ts := range cases {
 		var q queue
