@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/engine"
-	"github.com/simtrain/simtrain/sim/pipeline"
 )
 
 // queuePrefixOf is what Fork.queuePrefix would give for p's first c
@@ -95,84 +94,60 @@ func (w *queueWalk) diff(o *queueWalk) string {
 // per-kernel cost, is not taken (the walk starts at the first task) and
 // changes nothing either.
 func TestQueueWaitsAfterPrefix(t *testing.T) {
-	us := engine.Microsecond
-	arena := new(Arena)
-	pr := commPricer{unit: engine.Millisecond, comm: 300 * engine.Microsecond}
-	hosts := []HostModel{
-		{On: true, KernelFwd: 5 * us, KernelBwd: 5 * us, Call: 10 * us, Queue: 1 << 20},
-		{On: true, KernelFwd: 5 * us, KernelBwd: 3 * us, Call: 10 * us, Queue: 64},
-		{On: true, KernelFwd: 0, KernelBwd: 7 * us, Call: us, Queue: 2},
-		{On: true, KernelFwd: 2 * us, KernelBwd: 0, Call: us, Queue: 1},
-	}
 	cuts, resumed, selfCuts, refused := 0, 0, 0, 0
-	for _, l := range []struct{ tp, dp, pp, m int }{{1, 1, 1, 4}, {2, 2, 4, 16}, {1, 4, 2, 3}} {
-		for _, sched := range []pipeline.Schedule{pipeline.OneFOneB, pipeline.GPipe} {
-			for hi, h := range hosts {
-				_, cfg := stepConfig(t, l.tp, l.dp, l.pp, l.m, sched)
-				cfg.Steps = 2
-				cfg.Host = h
-				cfg.Arena = arena
-				progs, err := Build(cfg, pr)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, p := range progs {
-					name := fmt.Sprintf("%+v %v host %d stage %d", l, sched, hi, p.Stage)
-					whole := plainWalkOf(p, &cfg.Host)
-					n := len(p.Tasks)
-					at := []int{1, 2, n - 1, n}
-					for k := 1; k < 16; k++ {
-						at = append(at, n*k/16)
-					}
-					self := 0
-					for i := range n {
-						if s, _ := p.QueueSelf(i); s >= 0 && self < 12 {
-							at = append(at, i)
-							self++
-						}
-					}
-					for _, c := range at {
-						pre := queuePrefixOf(p, c)
-						p.setQueueWaits(&cfg.Host, pre)
-						if p.qfrom != c {
-							t.Fatalf("%s: cut at %d: the walk started at %d", name, c, p.qfrom)
-						}
-						w := walkOf(p)
-						if d := w.diff(&whole); d != "" {
-							t.Fatalf("%s: cut at %d: %s", name, c, d)
-						}
-						cuts++
-						resumed++
-						if c < n {
-							if s, _ := p.QueueSelf(c); s >= 0 {
-								selfCuts++
-							}
-						}
-					}
-					// refused: a prefix that is not this program's
-					if n > 2 {
-						for _, edit := range []func(*queuePrefix){
-							func(q *queuePrefix) { q.hot[len(q.hot)/2].issue++ },
-							func(q *queuePrefix) { q.qlim++ },
-							func(q *queuePrefix) { q.perK[1]++ },
-						} {
-							pre := queuePrefixOf(p, n/2)
-							edit(pre)
-							p.setQueueWaits(&cfg.Host, pre)
-							if p.qfrom != 0 {
-								t.Fatalf("%s: a prefix that differs was taken", name)
-							}
-							w := walkOf(p)
-							if d := w.diff(&whole); d != "" {
-								t.Fatalf("%s: after a refused prefix: %s", name, d)
-							}
-							refused++
-						}
-					}
+	eachQueueBuild(t, []bool{false}, func(name string, p *Program, h *HostModel) {
+		whole := plainWalkOf(p, h)
+		n := len(p.Tasks)
+		at := []int{1, 2, n - 1, n}
+		for k := 1; k < 16; k++ {
+			at = append(at, n*k/16)
+		}
+		self := 0
+		for i := range n {
+			if s, _ := p.QueueSelf(i); s >= 0 && self < 12 {
+				at = append(at, i)
+				self++
+			}
+		}
+		for _, c := range at {
+			pre := queuePrefixOf(p, c)
+			p.setQueueWaits(h, pre)
+			if p.qfrom != c {
+				t.Fatalf("%s: cut at %d: the walk started at %d", name, c, p.qfrom)
+			}
+			w := walkOf(p)
+			if d := w.diff(&whole); d != "" {
+				t.Fatalf("%s: cut at %d: %s", name, c, d)
+			}
+			cuts++
+			resumed++
+			if c < n {
+				if s, _ := p.QueueSelf(c); s >= 0 {
+					selfCuts++
 				}
 			}
 		}
-	}
+		// refused: a prefix that is not this program's
+		if n > 2 {
+			for _, edit := range []func(*queuePrefix){
+				func(q *queuePrefix) { q.hot[len(q.hot)/2].issue++ },
+				func(q *queuePrefix) { q.qlim++ },
+				func(q *queuePrefix) { q.perK[1]++ },
+			} {
+				pre := queuePrefixOf(p, n/2)
+				edit(pre)
+				p.setQueueWaits(h, pre)
+				if p.qfrom != 0 {
+					t.Fatalf("%s: a prefix that differs was taken", name)
+				}
+				w := walkOf(p)
+				if d := w.diff(&whole); d != "" {
+					t.Fatalf("%s: after a refused prefix: %s", name, d)
+				}
+				refused++
+			}
+		}
+	})
 	t.Logf("%d cuts walked after the prefix (%d at a task that outlaunches its queue), %d prefixes refused", resumed, selfCuts, refused)
 	if selfCuts == 0 || resumed < 1000 {
 		t.Errorf("%d cuts, %d at a self-waiting task", cuts, selfCuts)

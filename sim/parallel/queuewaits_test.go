@@ -109,20 +109,30 @@ func TestQueueWaitsMatchPlainWalk(t *testing.T) {
 // task, with compute tasks of no launches among them: the waits, QueueSelf,
 // queued and the launch-queue lists (ends and tasks) are the same.
 func TestQueueWaitsOnLayouts(t *testing.T) {
-	us := engine.Microsecond
+	n, waits, selfs := 0, 0, 0
+	eachQueueBuild(t, []bool{false, true}, func(name string, p *Program, h *HostModel) {
+		w, s := sameQueueWaits(t, name, p, h)
+		n, waits, selfs = n+len(p.Tasks), waits+w, selfs+s
+	})
+	if waits == 0 || selfs == 0 {
+		t.Errorf("%d waits and %d self-waits: the cases do not fill the queues", waits, selfs)
+	}
+	t.Logf("%d tasks compared: %d wait for a full queue, %d for their own launches", n, waits, selfs)
+}
+
+// eachQueueBuild builds, for two steps into one arena, every layout of
+// the launch-queue tests (tensor, data and pipeline parallel) under 1F1B
+// and GPipe, with passes and layers copied or (emit true) emitted, under
+// every host model of queueHosts, and calls f with each program, its host
+// model and a name for failures.
+func eachQueueBuild(t *testing.T, emits []bool, f func(name string, p *Program, h *HostModel)) {
+	t.Helper()
 	arena := new(Arena)
 	pr := commPricer{unit: engine.Millisecond, comm: 300 * engine.Microsecond}
-	hosts := []HostModel{
-		{On: true, KernelFwd: 5 * us, KernelBwd: 5 * us, Call: 10 * us, Queue: 1 << 20},
-		{On: true, KernelFwd: 5 * us, KernelBwd: 3 * us, Call: 10 * us, Queue: 64},
-		{On: true, KernelFwd: 0, KernelBwd: 7 * us, Call: us, Queue: 2},
-		{On: true, KernelFwd: 2 * us, KernelBwd: 0, Call: us, Queue: 1},
-	}
-	n, waits, selfs := 0, 0, 0
 	for _, l := range []struct{ tp, dp, pp, m int }{{1, 1, 1, 4}, {2, 2, 4, 16}, {4, 1, 8, 24}, {1, 4, 2, 3}} {
 		for _, sched := range []pipeline.Schedule{pipeline.OneFOneB, pipeline.GPipe} {
-			for _, emit := range []bool{false, true} {
-				for hi, h := range hosts {
+			for _, emit := range emits {
+				for hi, h := range queueHosts() {
 					_, cfg := stepConfig(t, l.tp, l.dp, l.pp, l.m, sched)
 					cfg.Steps = 2
 					cfg.EmitEveryPass, cfg.EmitEveryLayer = emit, emit
@@ -133,18 +143,26 @@ func TestQueueWaitsOnLayouts(t *testing.T) {
 						t.Fatal(err)
 					}
 					for _, p := range progs {
-						name := fmt.Sprintf("%+v %v emit %v host %d stage %d", l, sched, emit, hi, p.Stage)
-						w, s := sameQueueWaits(t, name, p, &cfg.Host)
-						n, waits, selfs = n+len(p.Tasks), waits+w, selfs+s
+						f(fmt.Sprintf("%+v %v emit %v host %d stage %d", l, sched, emit, hi, p.Stage), p, &cfg.Host)
 					}
 				}
 			}
 		}
 	}
-	if waits == 0 || selfs == 0 {
-		t.Errorf("%d waits and %d self-waits: the cases do not fill the queues", waits, selfs)
+}
+
+// queueHosts are the launch-queue tests' host models: queues that never
+// fill, fill, and are outlaunched by one task, with compute tasks of no
+// launches (forward or backward kernels free) among them.
+func queueHosts() []HostModel {
+	us := engine.Microsecond
+	return []HostModel{
+		{On: true, KernelFwd: 5 * us, KernelBwd: 5 * us, Call: 10 * us, Queue: 1 << 20},
+		{On: true, KernelFwd: 5 * us, KernelBwd: 3 * us, Call: 10 * us, Queue: 64},
+		{On: true, KernelFwd: 5 * us, KernelBwd: 3 * us, Call: 10 * us, Queue: 4},
+		{On: true, KernelFwd: 0, KernelBwd: 7 * us, Call: us, Queue: 2},
+		{On: true, KernelFwd: 2 * us, KernelBwd: 0, Call: us, Queue: 1},
 	}
-	t.Logf("%d tasks compared: %d wait for a full queue, %d for their own launches", n, waits, selfs)
 }
 
 // sameQueueWaits fails the test where p's queue waits, QueueSelf, queued

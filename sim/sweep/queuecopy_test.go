@@ -1,7 +1,6 @@
 package sweep
 
 import (
-	"context"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/parallel"
@@ -16,24 +15,14 @@ func TestSweepQueueCopiesMatchWalk(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays the 70B sweep")
 	}
-	sw, err := Load("../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	idx := make([]int, sw.Len())
-	for i := range idx {
-		idx[i] = i
-	}
 	p0, t0, c0, _ := parallel.SetQueueCopyChecks(true)
 	defer parallel.SetQueueCopyChecks(false)
-	if err := sw.Run(context.Background(), idx, 1, func(PointResult) error { return nil }); err != nil {
-		t.Fatal(err)
-	}
+	points := playSweep70B(t, 1)
 	p1, t1, c1, err := parallel.SetQueueCopyChecks(false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d points: %d programs took copied ranges: %d tasks, %d of them copied", len(idx), p1-p0, t1-t0, c1-c0)
+	t.Logf("%d points: %d programs took copied ranges: %d tasks, %d of them copied", points, p1-p0, t1-t0, c1-c0)
 	if p1-p0 < 1000 || c1-c0 < 1_000_000 {
 		t.Errorf("%d programs took copied ranges, %d tasks", p1-p0, c1-c0)
 	}

@@ -1,7 +1,6 @@
 package sweep
 
 import (
-	"context"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/parallel"
@@ -17,24 +16,14 @@ func TestSweepQueuePrefixMatchesWalk(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays the 70B sweep")
 	}
-	sw, err := Load("../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	idx := make([]int, sw.Len())
-	for i := range idx {
-		idx[i] = i
-	}
 	p0, r0, t0, f0, _ := parallel.SetQueuePrefixChecks(true)
 	defer parallel.SetQueuePrefixChecks(false)
-	if err := sw.Run(context.Background(), idx, 1, func(PointResult) error { return nil }); err != nil {
-		t.Fatal(err)
-	}
+	points := playSweep70B(t, 1)
 	p1, r1, t1, f1, err := parallel.SetQueuePrefixChecks(false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d points: %d programs given a prefix, %d walked after it: %d tasks, %d of them in prefixes", len(idx), p1-p0, r1-r0, t1-t0, f1-f0)
+	t.Logf("%d points: %d programs given a prefix, %d walked after it: %d tasks, %d of them in prefixes", points, p1-p0, r1-r0, t1-t0, f1-f0)
 	if r1-r0 < 100 || f1-f0 < 100_000 {
 		t.Errorf("%d programs walked after a prefix, %d prefix tasks", r1-r0, f1-f0)
 	}
