@@ -18,25 +18,115 @@ import (
 // same start, end and issue as the walk with it (the flag cleared). It fails if add stops clearing the flag
 // or build stops setting it.
 func TestNoHostWaitsIsExact(t *testing.T) {
+	pr := unitPricer{unit: 20 * engine.Microsecond}
+	flagged, waited := 0, 0
+	eachHostBuild(t, func(c hostBuildCase, host HostModel, cfg *StepConfig) {
+		progs, err := Build(cfg, pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range progs {
+			none := true
+			for i := range p.Tasks {
+				if p.HostAfter(i) >= 0 {
+					none = false
+				}
+			}
+			if p.noHostWaits != none {
+				t.Fatalf("%+v, %+v: stage %d: noHostWaits %v, a scan finds none: %v", c, host, p.Stage, p.noHostWaits, none)
+			}
+			if none {
+				flagged++
+				continue
+			}
+			waited++
+			p.noHostWaits = true
+			if _, err := CheckHot(p); err == nil {
+				t.Fatalf("%+v, %+v: stage %d: CheckHot found no host wait", c, host, p.Stage)
+			}
+			p.noHostWaits = false
+		}
+		play := func() (start, end, issued [][]engine.Time) {
+			x := NewSymmetric(engine.New(), cfg.Layout, progs)
+			if err := x.Run(); err != nil {
+				t.Fatal(err)
+			}
+			for i := range x.Instances() {
+				s, e, is := x.Times(i, nil, nil, nil)
+				start, end, issued = append(start, s), append(end, e), append(issued, is)
+			}
+			if c.pp > 1 {
+				return // (the every-rank play needs a runner)
+			}
+			// Every rank (NewFull, whose host walk is hostTo): its rows
+			// follow the symmetric instances'.
+			full, err := NewFull(engine.New(), cfg.Layout, progs, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := full.Run(); err != nil {
+				t.Fatal(err)
+			}
+			for r := range cfg.Layout.World() {
+				s, e, is := full.Times(r, nil, nil, nil)
+				start, end, issued = append(start, s), append(end, e), append(issued, is)
+			}
+			return
+		}
+		s0, e0, i0 := play()
+		flags := make([]bool, len(progs))
+		for k, p := range progs {
+			flags[k], p.noHostWaits = p.noHostWaits, false
+		}
+		s1, e1, i1 := play()
+		for k, p := range progs {
+			p.noHostWaits = flags[k]
+		}
+		for i := range s0 {
+			for _, pair := range [][2][]engine.Time{{s0[i], s1[i]}, {e0[i], e1[i]}, {i0[i], i1[i]}} {
+				if !slices.Equal(pair[0], pair[1]) {
+					t.Fatalf("%+v, %+v: instance %d: the walk without the host-wait test plays %v, with it %v", c, host, i, pair[0], pair[1])
+				}
+			}
+		}
+	})
+	t.Logf("%d programs without a host wait, %d with", flagged, waited)
+	if flagged == 0 || waited == 0 {
+		t.Errorf("%d programs without a host wait, %d with", flagged, waited)
+	}
+}
+
+// hostBuildCase is a step the host-thread tests build: its layout,
+// micro-batches, steps and schedule, whether it is built into an arena
+// (layers and passes copied) and whether passes are emitted, not copied.
+type hostBuildCase struct {
+	tp, dp, pp, m, steps int
+	sched                pipeline.Schedule
+	arena, emitPass      bool
+}
+
+// eachHostBuild calls f with the step config of every hostBuildCase (one
+// to three steps, the optimizer's loop over 8 tensors, one arena per case
+// shared by its builds) under no host model and host models with launch
+// queues of none, one and four launches.
+func eachHostBuild(t *testing.T, f func(c hostBuildCase, host HostModel, cfg *StepConfig)) {
+	t.Helper()
 	hosts := []HostModel{{}}
 	for _, q := range []int{0, 1, 4} {
 		hosts = append(hosts, HostModel{On: true, KernelFwd: 3 * engine.Microsecond, KernelBwd: 2 * engine.Microsecond,
 			Call: 5 * engine.Microsecond, Queue: q})
 	}
-	pr := unitPricer{unit: 20 * engine.Microsecond}
-	flagged, waited := 0, 0
-	for _, c := range []struct {
-		tp, dp, pp, m, steps int
-		sched                pipeline.Schedule
-		arena, emitPass      bool
-	}{
+	for _, c := range []hostBuildCase{
 		{1, 1, 1, 2, 1, pipeline.OneFOneB, false, false},
 		{1, 1, 1, 4, 3, pipeline.OneFOneB, false, false},
+		{1, 1, 1, 4, 3, pipeline.OneFOneB, true, false},
 		{1, 1, 1, 4, 2, pipeline.OneFOneB, true, true},
 		{1, 1, 4, 8, 1, pipeline.OneFOneB, true, false},
 		{1, 1, 4, 16, 2, pipeline.OneFOneB, true, true},
 		{1, 1, 3, 6, 2, pipeline.ZeroBubble, false, false},
+		{1, 1, 3, 6, 2, pipeline.ZeroBubble, true, false},
 		{2, 2, 2, 8, 1, pipeline.OneFOneB, true, true},
+		{2, 1, 2, 8, 2, pipeline.OneFOneB, true, false},
 	} {
 		var arena *Arena
 		if c.arena {
@@ -46,78 +136,7 @@ func TestNoHostWaitsIsExact(t *testing.T) {
 			_, cfg := stepConfig(t, c.tp, c.dp, c.pp, c.m, c.sched)
 			cfg.Host, cfg.Steps, cfg.OptimizerTensors = host, c.steps, 8
 			cfg.Arena, cfg.EmitEveryPass = arena, c.emitPass
-			progs, err := Build(cfg, pr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range progs {
-				none := true
-				for i := range p.Tasks {
-					if p.HostAfter(i) >= 0 {
-						none = false
-					}
-				}
-				if p.noHostWaits != none {
-					t.Fatalf("%+v, %+v: stage %d: noHostWaits %v, a scan finds none: %v", c, host, p.Stage, p.noHostWaits, none)
-				}
-				if none {
-					flagged++
-					continue
-				}
-				waited++
-				p.noHostWaits = true
-				if _, err := CheckHot(p); err == nil {
-					t.Fatalf("%+v, %+v: stage %d: CheckHot found no host wait", c, host, p.Stage)
-				}
-				p.noHostWaits = false
-			}
-			play := func() (start, end, issued [][]engine.Time) {
-				x := NewSymmetric(engine.New(), cfg.Layout, progs)
-				if err := x.Run(); err != nil {
-					t.Fatal(err)
-				}
-				for i := range x.Instances() {
-					s, e, is := x.Times(i, nil, nil, nil)
-					start, end, issued = append(start, s), append(end, e), append(issued, is)
-				}
-				if c.pp > 1 {
-					return // (the every-rank play needs a runner)
-				}
-				// Every rank (NewFull, whose host walk is hostTo): its rows
-				// follow the symmetric instances'.
-				full, err := NewFull(engine.New(), cfg.Layout, progs, nil, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := full.Run(); err != nil {
-					t.Fatal(err)
-				}
-				for r := range cfg.Layout.World() {
-					s, e, is := full.Times(r, nil, nil, nil)
-					start, end, issued = append(start, s), append(end, e), append(issued, is)
-				}
-				return
-			}
-			s0, e0, i0 := play()
-			flags := make([]bool, len(progs))
-			for k, p := range progs {
-				flags[k], p.noHostWaits = p.noHostWaits, false
-			}
-			s1, e1, i1 := play()
-			for k, p := range progs {
-				p.noHostWaits = flags[k]
-			}
-			for i := range s0 {
-				for _, pair := range [][2][]engine.Time{{s0[i], s1[i]}, {e0[i], e1[i]}, {i0[i], i1[i]}} {
-					if !slices.Equal(pair[0], pair[1]) {
-						t.Fatalf("%+v, %+v: instance %d: the walk without the host-wait test plays %v, with it %v", c, host, i, pair[0], pair[1])
-					}
-				}
-			}
+			f(c, host, cfg)
 		}
-	}
-	t.Logf("%d programs without a host wait, %d with", flagged, waited)
-	if flagged == 0 || waited == 0 {
-		t.Errorf("%d programs without a host wait, %d with", flagged, waited)
 	}
 }

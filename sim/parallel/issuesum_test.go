@@ -48,40 +48,12 @@ func walkedHostIssue(x *Executor, i, extra int) engine.Time {
 // records summed here). It fails if add, copyLayers or copyPass stops
 // counting, or a copy counts its range twice.
 func TestHostIssueSumIsExact(t *testing.T) {
-	hosts := []HostModel{{}}
-	for _, q := range []int{0, 1, 4} {
-		hosts = append(hosts, HostModel{On: true, KernelFwd: 3 * engine.Microsecond, KernelBwd: 2 * engine.Microsecond,
-			Call: 5 * engine.Microsecond, Queue: q})
-	}
 	pr := unitPricer{unit: 20 * engine.Microsecond}
 	layers0, passes0 := CopiedTasks(), CopiedPassTasks()
 	fromBuild := 0
-	for _, c := range []struct {
-		tp, dp, pp, m, steps int
-		sched                pipeline.Schedule
-		arena, emitPass      bool
-	}{
-		{1, 1, 1, 2, 1, pipeline.OneFOneB, false, false},
-		{1, 1, 1, 4, 3, pipeline.OneFOneB, true, false},
-		{1, 1, 1, 4, 2, pipeline.OneFOneB, true, true},
-		{1, 1, 4, 8, 1, pipeline.OneFOneB, true, false},
-		{1, 1, 4, 16, 2, pipeline.OneFOneB, true, true},
-		{1, 1, 3, 6, 2, pipeline.ZeroBubble, false, false},
-		{1, 1, 3, 6, 2, pipeline.ZeroBubble, true, false},
-		{2, 2, 2, 8, 1, pipeline.OneFOneB, true, true},
-		{2, 1, 2, 8, 2, pipeline.OneFOneB, true, false},
-	} {
-		var arena *Arena
-		if c.arena {
-			arena = new(Arena)
-		}
-		for _, host := range hosts {
-			_, cfg := stepConfig(t, c.tp, c.dp, c.pp, c.m, c.sched)
-			cfg.Host, cfg.Steps, cfg.OptimizerTensors = host, c.steps, 8
-			cfg.Arena, cfg.EmitEveryPass = arena, c.emitPass
-			fromBuild += checkIssueSum(t, fmt.Sprintf("%+v, %+v", c, host), cfg, pr)
-		}
-	}
+	eachHostBuild(t, func(c hostBuildCase, host HostModel, cfg *StepConfig) {
+		fromBuild += checkIssueSum(t, fmt.Sprintf("%+v, %+v", c, host), cfg, pr)
+	})
 	// layer copies (copyConfig: long chunks), the host on, with and without
 	// an arena, ZeRO-3's gathers among the copies
 	for _, arena := range []*Arena{nil, new(Arena)} {
