@@ -167,7 +167,9 @@ func (x *Executor) newWalker(i int, scan, joint bool) walker {
 	}
 	wk := walker{p: in.prog, hot: in.hot, state: in.state, hosted: in.prog.Hosted, scan: scan, joint: joint}
 	for l := range wk.lists {
-		wk.lists[l] = x.scratch.lists[l][:0]
+		v := x.scratch.lists[l]
+		wk.lists[l] = v[:cap(v)]
+		wk.open[l] = noInterval
 	}
 	if x.rep != nil {
 		wk.win = x.rep[i].win
@@ -202,6 +204,7 @@ func (x *Executor) walkFrom(wk *walker, i int, from int32, extra int) {
 func (x *Executor) measure(wk *walker, w *windowMeasure) (Stats, bool) {
 	sc := x.scratch
 	joint := wk.joint
+	ls := wk.closeLists()
 	// Tensor parallelism widened the joint list somewhere unless it came
 	// out as compute's: both get every other interval the same way, in
 	// the same order, so without tensor parallelism they are equal, and
@@ -209,14 +212,14 @@ func (x *Executor) measure(wk *walker, w *windowMeasure) (Stats, bool) {
 	// compute's list measures the same (no exposed time, the same
 	// covered). Compared here, in place of a flag stored on each of the
 	// tensor-parallel tasks, half of those walked on the 70B sweep.
-	wk.tp = joint && !slices.Equal(wk.lists[listBoth], wk.lists[listComp])
+	wk.tp = joint && !slices.Equal(ls[listBoth], ls[listComp])
 	if joint && wk.tp && wk.unsorted[listBoth] {
 		sc.lists = wk.lists
 		return Stats{}, false
 	}
-	st, comp := wk.st, wk.lists[listComp]
+	st, comp := wk.st, ls[listComp]
 	var comm [NumExposed][]interval
-	copy(comm[:], wk.lists[listComm:listComm+NumExposed])
+	copy(comm[:], ls[listComm:listComm+NumExposed])
 	if wk.unsorted[listComp] {
 		comp = mergeIntervals(comp)
 	}
@@ -229,16 +232,16 @@ func (x *Executor) measure(wk *walker, w *windowMeasure) (Stats, bool) {
 	// the same runs unionLength measures), in place of both.
 	both := joint && wk.tp
 	if both {
-		lists[0] = wk.lists[listBoth]
+		lists[0] = ls[listBoth]
 		// |T \ C| = |C ∪ T| − |C|, both lists merged
-		st.Exposed[0] = lengthOf(wk.lists[listBoth]) - lengthOf(comp)
+		st.Exposed[0] = lengthOf(ls[listBoth]) - lengthOf(comp)
 	}
 	for k := range comm {
 		if wk.unsorted[listComm+k] {
 			comm[k] = mergeIntervals(comm[k])
 		}
 		if k == int(ExposedOf[GroupPP]) {
-			comm[k] = wk.pipeline(comm[k], &sc.pp)
+			comm[k] = wk.pipeline(comm[k], &ls, &sc.pp)
 		}
 		if len(comm[k]) == 0 {
 			continue // nothing exposed, nothing more covered (tensor parallelism's with joint)
@@ -262,7 +265,7 @@ func (x *Executor) measure(wk *walker, w *windowMeasure) (Stats, bool) {
 		}
 		if both {
 			// |(C ∪ T) ∩ W| − |C ∩ W| = |(T \ C) ∩ W|
-			kw = clipIntervals(kw[:0], wk.lists[listBoth], w.lo, w.hi)
+			kw = clipIntervals(kw[:0], ls[listBoth], w.lo, w.hi)
 			w.exposed[0] = lengthOf(kw) - lengthOf(cw)
 		}
 		w.covered = inWindow
@@ -273,16 +276,17 @@ func (x *Executor) measure(wk *walker, w *windowMeasure) (Stats, bool) {
 }
 
 // pipeline returns the pipeline's list, merged: the sends' (merged),
-// with the receives of each stream (each merged unless already), in buf.
+// with the receives of each stream (each merged unless already; ls are
+// the walk's closed lists), in buf.
 // A receive starts when its send does, so the receives of the two
 // streams interleave out of order (1,346 times on the 70B sweep) but
 // each stream's come in order (one receive out of order on that sweep;
 // a list out of order is merged first): two linear unions in place of
 // sorting the pipeline's list (which 2,151 of 2,856 Stats did).
-func (w *walker) pipeline(sends []interval, buf *[2][]interval) []interval {
+func (w *walker) pipeline(sends []interval, ls *[numLists][]interval, buf *[2][]interval) []interval {
 	acc := sends
 	for j, l := range [2]int{listRecvAct, listRecvGrd} {
-		v := w.lists[l]
+		v := ls[l]
 		if len(v) == 0 {
 			continue
 		}
@@ -455,9 +459,29 @@ type walker struct {
 	lists     [numLists][]interval
 	joint, tp bool
 	// unsorted says a list got an interval that starts before its last
-	// one (putInterval); the others are merged already
+	// one (put); the others are merged already
 	unsorted [numLists]bool
+	// open is each list's last interval, kept apart from lists[l] while
+	// walking (put: the interval a task widens is at a fixed place in
+	// the walker, not behind the list's length and pointer), noInterval
+	// before the first; the first interval closed into lists[l] is that
+	// noInterval, which closeLists leaves out.
+	open [numLists]interval
+	// n is each list's length: lists[l][:n[l]] are its closed intervals
+	// (noInterval first) and lists[l] its whole storage, so that closing
+	// an interval stores a count, with no capacity check (put)
+	n [numLists]int
+	// at and shift are run's lo and shift, for hostWait
+	at    int32
+	shift engine.Time
 }
+
+// noInterval is walker.open's interval before a list's first: it ends
+// before any interval the walk puts starts (a walked time is at least
+// −1: a start, issue or end stored plus one and shifted by a period ≥ 0,
+// less one), so the first put closes it, where putInterval (as it was,
+// in the tests) appended to an empty list.
+var noInterval = interval{-1 << 62, -1 << 62}
 
 // walker.lists' indices.
 const (
@@ -471,15 +495,16 @@ const (
 
 // walkClasses are, per walk mode (walkMode: hosted, reading every hosted
 // compute task's dependencies, joint) and per task kind and group
-// (kind<<3 | group), what walker.run does with a task: its action (the
-// low bits, walkAct…) and whether it counts for the host thread
-// (walkHost: hosted, and not a receive, which no host issues), the
+// (walkClass: group<<8 | kind, each masked), what walker.run does with
+// a task: its action (the low bits, walkAct…) and whether it counts for
+// the host thread (walkHost: hosted, and not a receive, which no host
+// issues), the
 // dependencies of a hosted one on the compute stream are read whatever
 // its start (walkRead) and it counts for the last end (walkEnd: not a
 // copy nobody waits for). One table read stands for IsComm, IsCompute,
 // ExposedOf, the kind comparisons and the walk's flags, with no bounds
 // check.
-var walkClasses = func() (c [8][16 << 3]uint8) {
+var walkClasses = func() (c [8][walkClassMask + 1]uint8) {
 	for mode := range 8 {
 		hosted, read, joint := mode&4 != 0, mode&2 != 0, mode&1 != 0
 		for k := range 16 {
@@ -511,12 +536,24 @@ var walkClasses = func() (c [8][16 << 3]uint8) {
 				if kind != KindHostCopy {
 					v |= walkEnd // (a copy engine's transfer: neither this nor an action)
 				}
-				c[mode][k<<3|g] = v
+				c[mode][g<<8|k] = v
 			}
 		}
 	}
 	return c
 }()
+
+// walkClassMask keeps of group<<8 | kind what walkClasses tells apart:
+// the kind's low 4 bits and the group's low 3 (every kind and group).
+const walkClassMask = 7<<8 | 15
+
+// walkClass is task t's index in walkClasses' table: kind and group are
+// adjacent bytes of hotTask, so the compiler reads both in one 16-bit
+// load and one mask keeps the index in the table (no bounds check), in
+// place of two loads, two masks, a shift and an or.
+func walkClass(t *hotTask) uint {
+	return (uint(t.kind) | uint(t.group)<<8) & walkClassMask
+}
 
 // walkClasses' actions (below walkHost) and flags. An action from
 // listComm+1 to listBoth−1 is that list's communication.
@@ -565,16 +602,19 @@ func walkMode(hosted, read, joint bool) int {
 //
 // The tasks go through run in chunks, each list first given room for two
 // intervals per task of the chunk (a task's wait for the host and its
-// own), so that run's loop calls nothing: Go keeps no value in a register
-// across a call, and with append's growslice in the loop every value
-// live across it was stored and loaded again on every task.
+// own), so that run's loop calls nothing on its common paths: Go keeps
+// no value in a register across a call, and with append's growslice in
+// the loop every value live across it was stored and loaded again on
+// every task (hostWait, the rare path's call, stores them on that path
+// only).
 func (w *walker) walk(lo, hi int32, shift engine.Time) {
 	const chunk = 1024
 	tab := walkClasses[walkMode(w.hosted, w.scan || shift != 0, w.joint)]
 	for j := lo; j < hi; j += chunk {
 		for l := range w.lists {
-			if v := w.lists[l]; cap(v)-len(v) < 2*chunk {
-				w.lists[l] = slices.Grow(v, 2*chunk)
+			if v := w.lists[l]; len(v)-w.n[l] < 2*chunk {
+				v = slices.Grow(v[:w.n[l]], 2*chunk)
+				w.lists[l] = v[:cap(v)]
 			}
 		}
 		w.run(j, min(hi, j+chunk), shift, shift-1, tab)
@@ -588,8 +628,9 @@ func (w *walker) walk(lo, hi int32, shift engine.Time) {
 // task starts, so s.start + off is Start() + shift without its branch,
 // -1 + shift for a task not started, which is skipped as its end is not
 // after that). The last end lives in a local for the loop, the lists and
-// the other sums in w (putInterval): fewer values than registers.
-func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [16 << 3]uint8) {
+// the other sums in w (put): fewer values than registers.
+func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [walkClassMask + 1]uint8) {
+	w.at, w.shift = lo, shift // hostWait's
 	hot := w.hot[lo:hi]
 	state := w.state[lo:hi]
 	state = state[:len(hot)]
@@ -597,26 +638,14 @@ func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [16 << 3]uint8) {
 	for j := range hot {
 		t, s := &hot[j], &state[j] // p.Tasks[i]'s fields, on a quarter of the cache lines
 		start, e := s.start+off, s.end+off
-		c := tab[uint(t.kind&15)<<3|uint(t.group&7)]
+		c := tab[walkClass(t)]
 		if c&walkHost != 0 {
 			// with start <= issued (both stored plus one), the task may
 			// have waited for its issue: its ready is read
-			if t.stream == StreamCompute && (c&walkRead != 0 || s.start <= s.issued) {
-				issued := s.issued + off
-				var ready engine.Time
-				i := int(lo) + j
-				for _, d := range w.p.deps[w.p.depOff[i]:w.p.depOff[i+1]] { // Deps(i)
-					de := w.state[d].End()
-					if d >= w.win {
-						de += shift
-					}
-					ready = max(ready, de)
-				}
-				if issued > ready {
-					putInterval(&w.lists[listComp], interval{ready, issued}, &w.unsorted[listComp])
-					putInterval(&w.lists[listBoth], interval{ready, issued}, &w.unsorted[listBoth])
-					w.st.HostBound += issued - ready
-				}
+			// (walkRead, bit 5, moves start 2⁶² back: one block to the
+			// call, so that only this path stores the loop's values)
+			if t.stream == StreamCompute && s.start-engine.Time(c&walkRead)<<57 <= s.issued {
+				w.hostWait(j, s.issued+off)
 			}
 		}
 		if e <= start {
@@ -635,33 +664,33 @@ func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [16 << 3]uint8) {
 		switch act := c &^ (walkHost | walkRead | walkEnd); {
 		case act == walkActTP:
 			end = max(end, e)
-			putInterval(&w.lists[listBoth], x, &w.unsorted[listBoth])
+			w.put(listBoth, x)
 		case act == walkActCompute:
 			end = max(end, e)
-			putInterval(&w.lists[listComp], x, &w.unsorted[listComp])
-			putInterval(&w.lists[listBoth], x, &w.unsorted[listBoth])
 			w.st.Compute += e - start
+			w.put(listComp, x)
+			w.put(listBoth, x)
 		case act < listBoth:
 			end = max(end, e)
-			putInterval(&w.lists[act], x, &w.unsorted[act])
+			w.put(int(act), x)
 		case act == walkActTPOwn:
 			end = max(end, e)
-			putInterval(&w.lists[listBoth], x, &w.unsorted[listBoth])
-			putInterval(&w.lists[listComm], x, &w.unsorted[listComm])
+			w.put(listBoth, x)
+			w.put(listComm, x)
 		case act == walkActRecv:
 			end = max(end, e)
 			l := listRecvAct
 			if t.stream == StreamPPRecvGrd {
 				l = listRecvGrd
 			}
-			putInterval(&w.lists[l], x, &w.unsorted[l])
+			w.put(l, x)
 		case act == walkActHostSync:
 			// A host stall holds the compute stream: communication
 			// under it is not what the rank waits for, and it is not
 			// pipeline bubble.
 			end = max(end, e)
-			putInterval(&w.lists[listComp], x, &w.unsorted[listComp])
-			putInterval(&w.lists[listBoth], x, &w.unsorted[listBoth])
+			w.put(listComp, x)
+			w.put(listBoth, x)
 			w.st.Host += e - start
 		case c&walkEnd != 0:
 			end = max(end, e) // a collective of no group: no list
@@ -674,6 +703,32 @@ func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [16 << 3]uint8) {
 		}
 	}
 	w.st.End = end
+}
+
+// hostWait puts the wait for the host thread of hosted compute task
+// w.at + j (run's task j), [ready, issued) with ready its last
+// dependency's end (those from w.win on shifted by w.shift), when the
+// issue ends after it, and adds it to HostBound. Out of run's loop, on the rare path (a task that started by
+// its issue, a copy's or StatsEveryWait's): inlined, its loop held
+// registers that the loop's common path then reloaded from the stack on
+// every task; as a call, only this path stores and reloads them.
+//
+//go:noinline
+func (w *walker) hostWait(j int, issued engine.Time) {
+	i, shift := int(w.at)+j, w.shift
+	var ready engine.Time
+	for _, d := range w.p.deps[w.p.depOff[i]:w.p.depOff[i+1]] { // Deps(i)
+		de := w.state[d].End()
+		if d >= w.win {
+			de += shift
+		}
+		ready = max(ready, de)
+	}
+	if issued > ready {
+		w.put(listComp, interval{ready, issued})
+		w.put(listBoth, interval{ready, issued})
+		w.st.HostBound += issued - ready
+	}
 }
 
 // appendInterval appends x to v, or widens v's last interval when x
@@ -691,23 +746,56 @@ func appendInterval(v *[]interval, x interval) {
 	*v = append(*v, x)
 }
 
-// putInterval is appendInterval on a list with room for x (walker.walk
-// makes it: no append, whose call would be in walker.run's loop) that
-// also sets *unsorted when x starts before v's last interval. Without
-// that, each interval it appends starts after the last one ends (else it
-// widens that one), so v stays sorted and merged: what mergeIntervals
-// would make of it, which it then need not.
-func putInterval(v *[]interval, x interval, unsorted *bool) {
-	n := len(*v)
-	if n > 0 && x.a <= (*v)[n-1].b {
-		if x.a >= (*v)[n-1].a {
-			(*v)[n-1].b = max((*v)[n-1].b, x.b)
+// put adds x to list l as appendInterval does, with the list's last
+// interval kept apart (walker.open): x widens that one when it starts
+// inside it or where it ends, else that one is closed into the list,
+// which has room for it (walker.walk), and x is the open one; unsorted
+// is set when x starts before it (without that, each interval closed
+// ends before the next starts, so the list stays sorted and merged: what
+// mergeIntervals would make of it, which it then need not). The list
+// closed (closeLists) is the one putInterval made (a list's last
+// interval widened in place, kept in the tests as the reference:
+// TestPutEqualsPutInterval). Without the list's length and pointer
+// loaded to reach its last interval, a widening (most tasks: they start
+// as the one before on their stream ends) is two loads, two comparisons
+// and a store; a close stores the count (walker.n), with no capacity
+// check.
+func (w *walker) put(l int, x interval) {
+	o := &w.open[l]
+	if x.a <= o.b {
+		if x.a >= o.a {
+			o.b = max(o.b, x.b)
 			return
 		}
-		*unsorted = true
+		w.unsorted[l] = true
 	}
-	*v = (*v)[:n+1] // only the length is stored
-	(*v)[n] = x
+	n := w.n[l]
+	w.lists[l][n] = *o
+	w.n[l] = n + 1
+	*o = x
+}
+
+// closeLists closes each list's open interval into it and returns the
+// lists without their first interval, noInterval (empty where none was
+// put): the lists putInterval made of the same intervals. w.lists keep
+// their whole storage, which the scratch keeps (measure); the walk is
+// over (a walker is closed once).
+func (w *walker) closeLists() (v [numLists][]interval) {
+	for l := range w.lists {
+		if w.open[l] == noInterval {
+			continue
+		}
+		n := w.n[l]
+		if n == len(w.lists[l]) {
+			u := append(w.lists[l], w.open[l])
+			w.lists[l] = u[:cap(u)]
+		} else {
+			w.lists[l][n] = w.open[l]
+		}
+		w.open[l], w.n[l] = noInterval, n+1
+		v[l] = w.lists[l][1 : n+1]
+	}
+	return v
 }
 
 // mergeIntervals sorts v by start (unless it already is) and merges

@@ -292,7 +292,7 @@ func TestWalkClasses(t *testing.T) {
 		{KindHostCopy, GroupDP, false, false, false, walkActNone, false, false, false},
 	} {
 		h := hotTask{kind: c.kind, group: c.group}
-		got := walkClasses[walkMode(c.hosted, c.read, c.joint)][uint(h.kind&15)<<3|uint(h.group&7)]
+		got := walkClasses[walkMode(c.hosted, c.read, c.joint)][walkClass(&h)]
 		act := got &^ (walkHost | walkRead | walkEnd)
 		if act != c.act || (got&walkHost != 0) != c.host || (got&walkRead != 0) != c.readDeps || (got&walkEnd != 0) != c.end_ {
 			t.Errorf("%v %v hosted %v read %v joint %v: class %#x (action %d), want action %d host %v read %v end %v",
@@ -422,5 +422,153 @@ func TestStatsLongSteps(t *testing.T) {
 	}
 	if waits < 100 {
 		t.Errorf("%d waits for the host thread: the hosted steps should have many", waits)
+	}
+}
+
+// putInterval is walker.put as it was (the walk's lists until stats34,
+// the last interval widened in place), kept as put's reference:
+// appendInterval on a list with room for x that also sets *unsorted when
+// x starts before v's last interval.
+func putInterval(v *[]interval, x interval, unsorted *bool) {
+	n := len(*v)
+	if n > 0 && x.a <= (*v)[n-1].b {
+		if x.a >= (*v)[n-1].a {
+			(*v)[n-1].b = max((*v)[n-1].b, x.b)
+			return
+		}
+		*unsorted = true
+	}
+	*v = (*v)[:n+1] // only the length is stored
+	(*v)[n] = x
+}
+
+// TestPutEqualsPutInterval: walker.put with its open intervals, then
+// closeLists, gives every list and unsorted flag that putInterval gives
+// on the same intervals: random lists (appendInterval's test's: mostly
+// in order, some out of order, gaps, touching), several lists filled at
+// once, times from −1 (a task not started, shifted by 0), lists left
+// empty, storage with exactly the room put needs (closeLists then grows
+// it for the last open interval) or more, and the storage closeLists
+// leaves: noInterval first, the list after it.
+func TestPutEqualsPutInterval(t *testing.T) {
+	rng := rand.New(rand.NewPCG(34, 1))
+	grown := 0
+	for trial := 0; trial < 3000; trial++ {
+		var want [numLists][]interval
+		var wantUnsorted [numLists]bool
+		var xs []struct {
+			l int
+			x interval
+		}
+		at := [numLists]engine.Time{}
+		for l := range at {
+			at[l] = -1
+		}
+		for n := rng.IntN(80); n > 0; n-- {
+			l := rng.IntN(numLists)
+			switch rng.IntN(5) {
+			case 0:
+				at[l] = max(-1, at[l]-engine.Time(rng.IntN(20))) // out of order
+			case 1:
+				at[l] += engine.Time(rng.IntN(5)) // a gap
+			}
+			x := interval{at[l], at[l] + 1 + engine.Time(rng.IntN(10))}
+			if rng.IntN(3) == 0 {
+				at[l] = x.b
+			} else {
+				at[l] += engine.Time(rng.IntN(int(x.b-x.a) + 1))
+			}
+			want[l] = slices.Grow(want[l], 1)
+			putInterval(&want[l], x, &wantUnsorted[l])
+			xs = append(xs, struct {
+				l int
+				x interval
+			}{l, x})
+		}
+		var w walker
+		exact := trial%2 == 0
+		for l := range w.lists {
+			w.open[l] = noInterval
+			// put closes noInterval and every interval but the last
+			room := len(want[l])
+			if !exact {
+				room += rng.IntN(4)
+			}
+			w.lists[l] = make([]interval, room)
+		}
+		for _, p := range xs {
+			w.put(p.l, p.x)
+		}
+		got := w.closeLists()
+		for l := range got {
+			if !slices.Equal(got[l], want[l]) || w.unsorted[l] != wantUnsorted[l] {
+				t.Fatalf("trial %d list %d: put %v (unsorted %v), putInterval %v (unsorted %v)", trial, l, got[l], w.unsorted[l], want[l], wantUnsorted[l])
+			}
+			if len(want[l]) == 0 {
+				continue
+			}
+			if exact {
+				grown++
+			}
+			if w.n[l] != len(want[l])+1 || w.lists[l][0] != noInterval || !slices.Equal(w.lists[l][1:w.n[l]], want[l]) {
+				t.Fatalf("trial %d list %d: storage %v, count %d, want noInterval and %v", trial, l, w.lists[l][:w.n[l]], w.n[l], want[l])
+			}
+		}
+	}
+	if grown < 1000 {
+		t.Errorf("%d lists grown by closeLists: the exact-room case should be common", grown)
+	}
+}
+
+// TestWalkClassIndex: walkClass is the low 4 bits of the kind and the
+// low 3 of the group (the index walkClasses was built on), for every
+// kind and group byte; the table's entry for any kind and group is that
+// of the masked pair, so no byte outside the masks changes a task's class.
+func TestWalkClassIndex(t *testing.T) {
+	for k := range 256 {
+		for g := range 256 {
+			h := hotTask{kind: Kind(k), group: GroupKind(g), stream: Stream(k ^ g), flags: uint8(k + g)}
+			want := uint(g&7)<<8 | uint(k&15)
+			if got := walkClass(&h); got != want {
+				t.Fatalf("kind %d group %d: walkClass %#x, want %#x", k, g, got, want)
+			}
+			m := hotTask{kind: Kind(k & 15), group: GroupKind(g & 7)}
+			for mode := range walkClasses {
+				if walkClasses[mode][walkClass(&h)] != walkClasses[mode][walkClass(&m)] {
+					t.Fatalf("kind %d group %d mode %d: class differs from kind %d group %d's", k, g, mode, k&15, g&7)
+				}
+			}
+		}
+	}
+}
+
+// TestHostWaitRead: a hosted compute task that started after its issue
+// (here later than the issue and its dependency's end, which no play
+// makes but a copy's unshifted dependencies can) has its wait for the
+// host read with scan (StatsEveryWait, every wait read) and not without
+// (Stats' shortcut): walker.run's one-comparison test (walkRead moving
+// the start 2⁶² back) gives both, at times small and near 2⁴⁸ ns, a
+// start from 1 ns to 2⁴⁰ ns after the issue.
+func TestHostWaitRead(t *testing.T) {
+	for _, base := range []engine.Time{0, 1 << 20, 1 << 48} {
+		for _, late := range []engine.Time{1, 33, 1 << 20, 1 << 40} {
+			tasks := []Task{
+				{Kind: KindForward, Stream: StreamCompute},
+				{Kind: KindForward, Stream: StreamCompute},
+			}
+			p := &Program{Tasks: tasks, Hosted: true, deps: []int32{0}, depOff: []int32{0, 0, 1}}
+			issued := base + 50
+			state := []taskState{
+				{start: base + 1, end: base + 10 + 1}, // not issued: no wait
+				{start: issued + late + 1, end: issued + late + 10 + 1, issued: issued + 1},
+			}
+			x := &Executor{inst: []instance{{prog: p, state: state}}}
+			if got := x.StatsEveryWait(0).HostBound; got != 40 {
+				t.Errorf("base %d, start %d after the issue: every wait read, HostBound %d, want 40", base, late, got)
+			}
+			if got := x.Stats(0).HostBound; got != 0 {
+				t.Errorf("base %d, start %d after the issue: shortcut, HostBound %d, want 0", base, late, got)
+			}
+		}
 	}
 }
