@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/simulation"
@@ -45,5 +47,30 @@ func TestLargestWork(t *testing.T) {
 	// once Point has taken the plans, none is at hand
 	if got := sw.largestWork(idx); got != 0 {
 		t.Fatalf("largestWork after Point took the plans: %d, want 0", got)
+	}
+}
+
+// largest.of returns, to every worker, the largest of all workers'
+// estimates, whichever order they give them in (each from its own
+// goroutine, as Run's workers do).
+func TestLargestOfAllWorkers(t *testing.T) {
+	for _, est := range [][]int64{{5}, {38464, 301888}, {301888, 38464}, {0, 0, 7}, {3, 9, 9, 1}, {0}} {
+		l := newLargest(len(est))
+		got := make([]int64, len(est))
+		var wg sync.WaitGroup
+		for w := range est {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				got[w] = l.of(w, est[w])
+			}()
+		}
+		wg.Wait()
+		want := slices.Max(est)
+		for w, g := range got {
+			if g != want {
+				t.Errorf("estimates %v: worker %d got %d, want %d", est, w, g, want)
+			}
+		}
 	}
 }

@@ -259,12 +259,13 @@ func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(
 	var q results
 	q.ready = make(chan struct{}, 1)
 	var wg sync.WaitGroup
+	most := newLargest(workers)
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			reuse := new(simulation.Reuse) // this worker's storage and cluster, reused point after point
-			reuse.Reserve(sw.largestWork(shares.part(w)))
+			reuse.Reserve(most.of(w, sw.largestWork(shares.part(w))))
 			for cctx.Err() == nil {
 				i, ok := shares.next(w)
 				if !ok {
@@ -385,12 +386,48 @@ func (s *shares) next(w int) (int, bool) {
 	}
 }
 
+// largest is the largest of the workers' estimates (largestWork of each
+// share), each made by its own worker in parallel: every worker reserves
+// its storage for the largest point of all shares, not of its own.
+//
+// Why: a worker's share is a contiguous part of the sweep, and in the
+// endgame it takes the costliest points left in the others' (shares.next),
+// so a worker whose share held small points met larger ones late and
+// replaced its storage at each (the 70B sweep's first worker reserved
+// 38,464 tasks, then 76,096, 151,360 and 301,888 as it met them), leaving
+// the written part of each array before to the collector, which the
+// reserved storage lets run seldom: new pages every time. Reserved storage
+// costs no page until a build writes it (parallel.Arena.Reserve), so a
+// worker that never meets the largest point loses nothing but address
+// space. Measured on the 1,000-point 70B sweep: ≈ 4,000 of ≈ 32,500 page
+// faults (docs/design.md "Speed", mem34).
+type largest struct {
+	wg   sync.WaitGroup
+	each []int64
+}
+
+func newLargest(workers int) *largest {
+	l := &largest{each: make([]int64, workers)}
+	l.wg.Add(workers)
+	return l
+}
+
+// of records worker w's estimate and returns the largest of all workers'
+// once every worker has given its own (each worker calls it once).
+func (l *largest) of(w int, est int64) int64 {
+	l.each[w] = est
+	l.wg.Done()
+	l.wg.Wait()
+	return slices.Max(l.each)
+}
+
 // largestWork returns the largest program size (simulation.EstimateWork's
 // ProgramTasks, an upper bound) of the points whose plans loading kept, so
-// that a worker reserves its storage once for the largest point of its
-// share instead of growing it point after point as it meets larger ones
-// (simulation.Reuse.Reserve; a point it takes from another share and finds
-// larger reserves for itself). ≈ 1.4 µs a point (680 plans of the
+// that a worker reserves its storage once for the largest point of all
+// shares (largest: each worker estimates its own share) instead of
+// growing it point after point as it meets larger ones
+// (simulation.Reuse.Reserve; a point whose plan loading did not keep and
+// that is larger reserves for itself). ≈ 1.4 µs a point (680 plans of the
 // 1,000-point 70B sweep in 1.0 ms).
 func (sw *Sweep) largestWork(points []int) int64 {
 	var most int64
