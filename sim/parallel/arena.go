@@ -21,7 +21,6 @@ type Arena struct {
 	progs   []*Program
 	recvs   recvIndex
 	sym     instanceBuffers // the symmetric executor's (Arena.symBuffers, reuse.go)
-	events  [][]int32       // Executor.CountEvents' counters, per instance
 	scratch statsScratch    // Executor.Stats' storage
 	// caches are Build's block-cost tables, one per device class, reset
 	// for each build (≈ 45 KB each: allocating them afresh was 9% of the
@@ -40,6 +39,11 @@ type Arena struct {
 	names nameCache
 	// passMarks is the builder's storage for pass copying (passcopy.go).
 	passMarks []passMark
+	// builder is Build's builder, set afresh (zeroed) at each build: a
+	// 1,144-byte object allocated per build was new memory every time
+	// once a worker's reserved arena let the collector run seldom (≈ 420
+	// of the 70B sweep's page faults; docs/design.md "Speed", mem34).
+	builder builder
 	// The programs' per-task storage, every stage's carved in stage order
 	// from one array of each kind (pool): tasks, hot, depOff and deps as
 	// the builder appends (Program.grow), succOf and succ at
@@ -184,6 +188,9 @@ func (a *Arena) Reserve(tasks int) {
 	if cap(a.sym.need) < tasks {
 		a.sym.need = make([]int32, 0, tasks)
 	}
+	if cap(a.sym.events) < tasks {
+		a.sym.events = make([]int32, 0, tasks)
+	}
 }
 
 // reserve replaces a smaller array by one of n (between builds).
@@ -283,9 +290,10 @@ func (a *Arena) blockCache(class int, cfg *StepConfig, pr Pricer, stage int) *bl
 // instanceBuffers are a symmetric execution's per-task storage, every
 // stage's in one array (Arena.symBuffers, reuse.go).
 type instanceBuffers struct {
-	state []taskState
-	need  []int32
-	hot   []hotTask // Arena.hotBuffer (exec.go)
+	state  []taskState
+	need   []int32
+	hot    []hotTask // Arena.hotBuffer (exec.go)
+	events []int32   // Executor.CountEvents' counters (Arena.eventBuffers, reuse.go)
 }
 
 // program returns stage s's program, emptied, its task and dependency

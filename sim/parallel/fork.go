@@ -245,6 +245,54 @@ func roomy[T any](s []T, n int) []T {
 	return make([]T, 0, n+n/2)
 }
 
+// Reserve makes room in f's copies (its own, or those it shares:
+// ShareCopies) for the saved state and detached prefixes of programs of up
+// to tasks tasks in all (an upper bound given before the first play, as
+// for Arena.Reserve; a prefix is at most its program's tasks): the prefix
+// states, inputs awaited and event counts (save) and the prefixes' hot
+// records, dependency offsets and lists (as many dependencies a task as
+// Arena.Reserve), launch-queue waits and entries (Detach) then fit without
+// a new array. Storage already that large is kept; smaller storage is
+// replaced, not copied. Call it between plays: it drops what f and the
+// Forks sharing its copies hold (a Resume from them is refused,
+// ErrNoResume). The room is not written when make takes it from fresh
+// memory (grown, builder.go), so it costs no page until a prefix reaches
+// it. tasks <= 0 reserves nothing and drops nothing.
+//
+// Why: roomy grows each array by half as much again when a larger prefix
+// arrives, and a sweep worker meets larger prefixes point after point:
+// each growth leaves the array before it, written, for the collector,
+// which a worker's reserved arena makes run seldom, so every growth was
+// new pages (on the 70B sweep, page faults in save and Detach 4,636 →
+// 2,080 with the reservation; docs/design.md "Speed", mem34).
+func (f *Fork) Reserve(tasks int) {
+	if tasks <= 0 {
+		return
+	}
+	if f.cp == nil {
+		f.cp = new(forkCopy)
+	}
+	cp := f.cp
+	cp.owner, cp.saver = nil, nil // the copies and state held no longer valid
+	cp.state, cp.need = reserveEmpty(cp.state, tasks), reserveEmpty(cp.need, tasks)
+	cp.events = reserveEmpty(cp.events, tasks)
+	cp.hot = reserveEmpty(cp.hot, tasks)
+	cp.depOff = reserveEmpty(cp.depOff, tasks+tasks/64+64) // one more per stage
+	cp.deps = reserveEmpty(cp.deps, int(float64(tasks)*reserveDepsPerTask))
+	cp.qself, cp.qrest = reserveEmpty(cp.qself, tasks), reserveEmpty(cp.qrest, tasks)
+	cp.queue = reserveEmpty(cp.queue, tasks)
+}
+
+// reserveEmpty returns s emptied, replaced by an empty slice with room for
+// n when its capacity is smaller (made, not grown: nothing to copy, and
+// the room left as make hands it over).
+func reserveEmpty[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, 0, n)
+	}
+	return s[:0]
+}
+
 // Clear empties f.
 func (f *Fork) Clear() {
 	f.saved = false

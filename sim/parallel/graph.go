@@ -1285,10 +1285,12 @@ func BuildAfter(cfg *StepConfig, pr Pricer, from *Fork) ([]*Program, error) {
 	// price every block alike.
 	var caches []*blockCache
 	progs := make([]*Program, l.PP)
-	b := &builder{cfg: cfg, pr: pr, place: place, names: new(nameCache)}
+	var b *builder
 	if cfg.Arena != nil {
-		b.names = &cfg.Arena.names
-		b.passMarks = cfg.Arena.passMarks[:0]
+		b = &cfg.Arena.builder // a fresh builder, in the arena's storage (Arena.builder)
+		*b = builder{cfg: cfg, pr: pr, place: place, names: &cfg.Arena.names, passMarks: cfg.Arena.passMarks[:0]}
+	} else {
+		b = &builder{cfg: cfg, pr: pr, place: place, names: new(nameCache)}
 	}
 	for s := 0; s < l.PP; s++ {
 		class := 0

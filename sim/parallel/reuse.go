@@ -46,3 +46,32 @@ func (a *Arena) symBuffers(inst []instance) {
 		off = end
 	}
 }
+
+// eventBuffers sets each instance's event counters (Executor.CountEvents),
+// cleared, carved in stage order from one array that the arena keeps
+// (Arena.sym.events), as symBuffers carves the state: valid until the next
+// CountEvents with the same arena.
+//
+// Why one array, not one per instance index: each index's array was
+// sized by the largest stage that index had met and grew on its own (with
+// a quarter to spare, resize), so a sweep worker held pp 1's large stage
+// and pp 16's sixteen small ones, and each growth left the array before it
+// to the collector, which a worker's reserved arena lets run seldom: new
+// pages (1.4 MB of the 70B sweep's allocations). One array reserved with
+// the programs' storage (Arena.Reserve) is written once, up to the
+// largest point's tasks (docs/design.md "Speed", mem34).
+func (a *Arena) eventBuffers(inst []instance) {
+	n := 0
+	for i := range inst {
+		n += len(inst[i].prog.Tasks)
+	}
+	b := &a.sym
+	b.events = resize(b.events, n)
+	clear(b.events)
+	off := 0
+	for i := range inst {
+		end := off + len(inst[i].prog.Tasks)
+		inst[i].events = b.events[off:end:end]
+		off = end
+	}
+}

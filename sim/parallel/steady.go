@@ -197,15 +197,29 @@ type replica struct {
 // CountEvents makes the executor count the engine events of each task, for
 // Replicate; call it before Run.
 func (x *Executor) CountEvents() {
+	if a := x.instArena(); a != nil {
+		a.eventBuffers(x.inst) // reuse.go
+		return
+	}
 	for i := range x.inst {
 		in := &x.inst[i]
-		if a := in.prog.arena; a != nil {
-			in.events = a.eventBuffer(i, len(in.prog.Tasks))
-			clear(in.events)
-		} else {
-			in.events = make([]int32, len(in.prog.Tasks))
+		in.events = make([]int32, len(in.prog.Tasks))
+	}
+}
+
+// instArena returns the arena every instance's program was built in, nil
+// when one was built without or in another.
+func (x *Executor) instArena() *Arena {
+	if len(x.inst) == 0 {
+		return nil
+	}
+	a := x.inst[0].prog.arena
+	for i := range x.inst {
+		if x.inst[i].prog.arena != a {
+			return nil
 		}
 	}
+	return a
 }
 
 // RunSteady is Run for the programs built for st.Played micro-batches, with
@@ -682,16 +696,6 @@ func (x *Executor) ExtraEvents() uint64 {
 
 // Replicated reports whether Replicate succeeded.
 func (x *Executor) Replicated() bool { return x.rep != nil }
-
-// eventBuffer returns instance i's event counters sized for n tasks
-// (contents unspecified).
-func (a *Arena) eventBuffer(i, n int) []int32 {
-	for len(a.events) <= i {
-		a.events = append(a.events, nil)
-	}
-	a.events[i] = resize(a.events[i], n)
-	return a.events[i]
-}
 
 // Settling: a pipeline whose units have not settled when Replicate checks
 // them (issue 18). With Hopper's persistent-GEMM waves (interference.go) a

@@ -481,22 +481,28 @@ func worthShortening(played, m int) bool {
 }
 
 // maxReservedTasks bounds the tasks a Run reserves room for in its Reuse's
-// arena (parallel.Arena.Reserve): ≈ 1.05 M tasks at ≈ 200 bytes a task
-// (the task record's 64, its hot record's 32, the dependency, successor
-// and launch-queue lists', the executor's state), ≈ 210 MB of address
-// space, written only as builds reach it; 3.5× the 70B sweep's largest
-// estimate. A larger point's build grows its storage as without a
-// reservation.
+// arena (parallel.Arena.Reserve) and forks (parallel.Fork.Reserve):
+// ≈ 1.05 M tasks at ≈ 200 bytes a task in the arena (the task record's
+// 64, its hot record's 32, the dependency, successor and launch-queue
+// lists', the executor's state and event counts) and ≈ 110 in the forks
+// (a prefix task's state, hot record, dependencies, launch-queue waits),
+// ≈ 330 MB of address space, written only as builds and saves reach it;
+// 3.5× the 70B sweep's largest estimate. A larger point's build grows its
+// storage as without a reservation.
 const maxReservedTasks = 1 << 20
 
 // Reserve makes room in r for the programs of up to tasks tasks in all
 // (an upper bound, such as EstimateWork's ProgramTasks; at most
 // maxReservedTasks): a caller that knows its largest point before the
 // first reserves for it once, and its storage then never grows
-// (parallel.Arena.Reserve). Run reserves for its own point.
+// (parallel.Arena.Reserve), nor the forks' that shortened plays save in
+// (parallel.Fork.Reserve; it drops what they hold: call it between Runs).
+// Run reserves for its own point.
 func (r *Reuse) Reserve(tasks int64) {
 	if r != nil {
-		r.arena.Reserve(int(min(tasks, maxReservedTasks)))
+		n := int(min(tasks, maxReservedTasks))
+		r.arena.Reserve(n)
+		r.forks()[0].Reserve(n) // forkState[1] shares its copies
 	}
 }
 
