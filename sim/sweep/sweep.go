@@ -518,43 +518,14 @@ func (sw *Sweep) enumerate() error {
 	add := func(s *scenario.Plan, err error) { addID(slices.Clone(vals), s.RunID(), err, nil) }
 	// Without auto fields every combination is one document: they are
 	// resolved and hashed in batches on every CPU (most of loading), and
-	// recorded in order. The batches are pipelined: while one is resolved
-	// (inflight, on its own goroutines), this goroutine builds the next and
-	// then records the one before, in order, so the points, their numbers
-	// and the duplicates dropped are those of resolving the batches one
-	// after another (TestPipelinedLoadEqualsSequential). Done one after
-	// another, each batch's building and recording (≈ 0.15–0.3 ms on one
-	// CPU) left the other CPU idle, and the first batch's wait for the
-	// hardware catalog left this goroutine idle with the second unbuilt.
-	var batch, inflight []pendingPoint
-	var resolved chan struct{} // closed when inflight is resolved; nil: none in flight
-	record := func() {
-		if resolved == nil {
-			return
-		}
-		<-resolved
-		resolved = nil
-		for i := range inflight {
-			b := &inflight[i]
-			addID(b.vals, b.id, b.err, b.plan)
-			*b = pendingPoint{} // its plan and values are the point's now
-		}
-	}
-	// An error return leaves no resolver running behind it.
-	defer func() {
-		if resolved != nil {
-			<-resolved
-		}
-	}()
+	// recorded in order.
+	var batch []pendingPoint
 	flush := func() {
-		record()
-		inflight, batch = batch, inflight[:0]
-		done := make(chan struct{})
-		resolved = done
-		go func(b []pendingPoint) {
-			defer close(done)
-			parsePoints(b, sw.parsePending)
-		}(inflight)
+		parsePoints(batch, sw.parsePending)
+		for _, b := range batch {
+			addID(b.vals, b.id, b.err, b.plan)
+		}
+		batch = batch[:0]
 	}
 	idx := make([]int, len(listed))
 	for {
@@ -633,7 +604,6 @@ func (sw *Sweep) enumerate() error {
 	if len(batch) > 0 {
 		flush()
 	}
-	record()
 	if err := sw.checkProgress(); err != nil {
 		return err
 	}
@@ -662,9 +632,8 @@ func (sw *Sweep) enumerate() error {
 const maxPresized = 1 << 16
 
 // pointBatch is how many documents enumerate resolves at once: enough to
-// keep every CPU busy, few enough that their trees stay small (two
-// batches are held at a time: one resolved, one built).
-var pointBatch = 256 // a variable for tests
+// keep every CPU busy, few enough that their trees stay small.
+const pointBatch = 256
 
 // retainPlans is how many points (the first ones) keep the plan loading
 // resolved for Point to use once, instead of resolving it again to run
