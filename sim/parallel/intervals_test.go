@@ -82,6 +82,7 @@ func TestLengthMinusEqualsLinear(t *testing.T) {
 	sizes := [][4]int{ // a's count and gap, b's count and gap
 		{8, 3000, 3000, 4}, {60, 200, 2000, 6}, {40, 10, 40, 10},
 		{300, 2, 300, 2}, {0, 5, 50, 5}, {20, 50, 0, 5}, {5, 20000, 4000, 2},
+		{200, 30, 2000, 4}, {100, 60, 900, 3}, // skips of 0 to 7 (skipFew) and a few of 8 or more
 	}
 	for trial := 0; trial < 4000; trial++ {
 		sz := sizes[trial%len(sizes)]
@@ -111,6 +112,30 @@ func TestSkipEnded(t *testing.T) {
 				if got := skipEnded(b, j, t0); got != want {
 					t.Fatalf("%v from %d, t %d: %d, want %d", b, j, t0, got, want)
 				}
+			}
+		}
+	}
+}
+
+// TestSkipFew: how many of 8 intervals (ends increasing) end by t, for
+// every t from before the first end to just under the eighth, against a
+// count one by one (lm35: it fails with any halving's test strict or its
+// step wrong).
+func TestSkipFew(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 1))
+	for trial := 0; trial < 500; trial++ {
+		b := randomMerged(rng, 8, 1+rng.IntN(4), 1+rng.IntN(4))
+		if len(b) < 8 {
+			continue
+		}
+		r := (*[8]interval)(b[:8])
+		for t0 := b[0].a - 1; t0 < r[7].b; t0++ {
+			want := 0
+			for want < 8 && r[want].b <= t0 {
+				want++
+			}
+			if got := skipFew(r, t0); got != want {
+				t.Fatalf("%v, t %d: %d, want %d", *r, t0, got, want)
 			}
 		}
 	}

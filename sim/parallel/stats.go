@@ -866,16 +866,26 @@ func lengthOf(v []interval) engine.Time {
 // thousands of b's intervals between two of a's (on the 70B sweep 57%
 // of the skips are of 2 or 3, 15% of 8 or more, which are two thirds of
 // the intervals skipped): the ones of b that end by an interval of a's
-// start are skipped one by one up to 8, then by galloping (skipEnded).
+// start are skipped by three halvings of the next 8 (skipFew) when the
+// eighth ends after it, else by galloping from the ninth (skipEnded).
+// Both find the first interval from j on that ends after the start (b's
+// ends increase): the index the skip one by one reached, so the sum is
+// the same. That skip cost ≈ 11 instructions an interval skipped (two
+// bounds tests and the count to 8); skipFew costs ≈ 16 whatever it skips.
 func lengthMinus(a, b []interval) engine.Time {
 	var total engine.Time
 	j := 0
 	for _, x := range a {
 		cur := x.a
-		for lim := j + 8; j < len(b) && b[j].b <= cur; j++ {
-			if j == lim {
-				j = skipEnded(b, j+1, cur)
-				break
+		if j+8 <= len(b) {
+			if b[j+7].b <= cur {
+				j = skipEnded(b, j+8, cur)
+			} else {
+				j += skipFew((*[8]interval)(b[j:j+8]), cur)
+			}
+		} else {
+			for j < len(b) && b[j].b <= cur {
+				j++
 			}
 		}
 		for k := j; k < len(b) && b[k].a < x.b; k++ {
@@ -889,6 +899,24 @@ func lengthMinus(a, b []interval) engine.Time {
 		}
 	}
 	return total
+}
+
+// skipFew returns how many of r's intervals (ends increasing) end by t,
+// given that r[7] ends after t (0 to 7): three halvings with no loop
+// and no bounds test (the indices masked to the array), where a skip
+// one by one tested each interval in turn.
+func skipFew(r *[8]interval, t engine.Time) int {
+	n := 0
+	if r[3].b <= t {
+		n = 4
+	}
+	if r[(n+1)&7].b <= t {
+		n += 2
+	}
+	if r[n&7].b <= t {
+		n++
+	}
+	return n
 }
 
 // skipEnded returns the first index from j on of an interval of b
