@@ -143,27 +143,39 @@ func TestSkipFew(t *testing.T) {
 
 // TestUnionIntervalsEqualsAppend: the same list, onto empty and onto
 // non-empty dst (whose last interval the union may widen), one list
-// much longer than the other, either empty.
+// much longer than the other, either empty; unionRuns (lm35) the same,
+// also on lists that merge into few runs (gaps shorter than the
+// intervals, so that runs take many of each list, alternating) and on
+// a dst whose last interval starts after the lists' first.
 func TestUnionIntervalsEqualsAppend(t *testing.T) {
 	rng := rand.New(rand.NewPCG(27, 3))
-	for trial := 0; trial < 4000; trial++ {
+	for trial := 0; trial < 6000; trial++ {
 		na, nb := rng.IntN(60), rng.IntN(60)
 		if trial%3 == 0 {
 			nb = rng.IntN(4)
 		}
-		a := randomMerged(rng, na, 1+rng.IntN(30), 1+rng.IntN(30))
-		b := randomMerged(rng, nb, 1+rng.IntN(30), 1+rng.IntN(30))
+		gap, length := 1+rng.IntN(30), 1+rng.IntN(30)
+		if trial%5 == 1 {
+			gap, length = 1+rng.IntN(6), 4+rng.IntN(12)
+		}
+		a := randomMerged(rng, na, gap, length)
+		b := randomMerged(rng, nb, 1+rng.IntN(gap), 1+rng.IntN(length))
 		var dst []interval
 		if trial%4 == 0 {
 			dst = randomMerged(rng, 1+rng.IntN(3), 5, 40)
 		}
 		want := unionIntervalsAppend(slices.Clone(dst), a, b)
-		got := unionIntervals(slices.Clone(dst), a, b)
-		if !slices.Equal(got, want) {
-			t.Fatalf("trial %d: %v onto %v ∪ %v: %v, appending %v", trial, dst, a, b, got, want)
-		}
-		if got := unionIntervals(make([]interval, 0, 1), b, a); !slices.Equal(got, unionIntervalsAppend(nil, a, b)) {
-			t.Fatalf("trial %d: %v ∪ %v not symmetric: %v", trial, b, a, got)
+		for _, f := range []struct {
+			name  string
+			union func(dst, a, b []interval) []interval
+		}{{"unionIntervals", unionIntervals}, {"unionRuns", unionRuns}} {
+			got := f.union(slices.Clone(dst), a, b)
+			if !slices.Equal(got, want) {
+				t.Fatalf("trial %d: %s %v onto %v ∪ %v: %v, appending %v", trial, f.name, dst, a, b, got, want)
+			}
+			if got := f.union(make([]interval, 0, 1), b, a); !slices.Equal(got, unionIntervalsAppend(nil, a, b)) {
+				t.Fatalf("trial %d: %s %v ∪ %v not symmetric: %v", trial, f.name, b, a, got)
+			}
 		}
 	}
 }
