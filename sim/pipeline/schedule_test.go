@@ -276,3 +276,30 @@ func TestPlacements(t *testing.T) {
 		t.Error("NewPlacement accepted a slot taken twice")
 	}
 }
+
+// TestOneFOneBOrderExactRoom: a 1F1B order holds m forwards and m
+// backwards, a zero-bubble one also m weight passes, each in exactly the
+// room it was made with (the orders are kept per stage for a sweep's
+// points, so unused room is kept garbage).
+func TestOneFOneBOrderExactRoom(t *testing.T) {
+	for _, splitW := range []bool{false, true} {
+		for p := 1; p <= 9; p++ {
+			for m := 1; m <= 17; m++ {
+				for stage := 0; stage < p; stage++ {
+					o := oneFOneBOrder(Shape{Stages: p, Microbatches: m, Virtual: 1}, stage, splitW)
+					count := map[Phase]int{}
+					for _, st := range o {
+						count[st.Phase]++
+					}
+					want := map[Phase]int{PhaseF: m, PhaseB: m}
+					if splitW {
+						want = map[Phase]int{PhaseF: m, PhaseI: m, PhaseW: m}
+					}
+					if fmt.Sprint(count) != fmt.Sprint(want) || cap(o) != len(o) {
+						t.Fatalf("p=%d m=%d stage %d splitW=%v: phases %v (want %v), len %d cap %d", p, m, stage, splitW, count, want, len(o), cap(o))
+					}
+				}
+			}
+		}
+	}
+}

@@ -324,6 +324,7 @@ func (m Model) layerActivationBytes(layer int, s *Shape, sh *split, r Recompute)
 // (attention and MLP). Everything else is recomputed from these.
 func (m Model) selectiveOpActivationBytes(layer int, s Shape) float64 {
 	b := m.forward(layer, s)
+	defer b.release()
 	a, h := b.act, float64(m.Hidden)
 	act := b.tokSP * h * a
 	count := 0
@@ -359,6 +360,7 @@ func (m Model) selectiveOpActivationBytes(layer int, s Shape) float64 {
 // left out as in LayerActivationBytes.
 func (m Model) saveDotsActivationBytes(layer int, s Shape) float64 {
 	b := m.forward(layer, s)
+	defer b.release()
 	a, h := b.act, float64(m.Hidden)
 	act := b.tokSP * h * a
 	for _, f := range b.ops {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // cost is the FLOPs and HBM traffic of one memory-bound kernel.
@@ -335,6 +336,7 @@ func (m Model) LayerOps(layer int, s Shape, p Pass) []Op {
 		return nil
 	}
 	b := m.forward(layer, s)
+	defer b.release()
 	if p == Forward {
 		return fwdList(b.ops)
 	}
@@ -390,6 +392,16 @@ func bwdList(ops []fwdOp, gin, act float64) []Op {
 // layerOpsCap is the room forward gives a layer's op list.
 const layerOpsCap = 16
 
+// builders holds forward's builders between uses (see forward).
+var builders = sync.Pool{New: func() any { return &builder{ops: make([]fwdOp, 0, layerOpsCap)} }}
+
+// release hands b, from forward, back for a later forward to reuse; b
+// and any slice of its ops must not be used after it. What the callers
+// return (fwdList, bwdList, the activation sums) is copied out first.
+func (b *builder) release() {
+	builders.Put(b)
+}
+
 // forward builds layer's forward ops; a multi-token-prediction layer
 // starts with its module's input ops (mtpInput).
 func (m Model) forward(layer int, s Shape) *builder {
@@ -398,7 +410,24 @@ func (m Model) forward(layer int, s Shape) *builder {
 	// for them from the start (grown from nil the list was reallocated four
 	// times: 10.2 MB of the ≈ 200 MB the 1,000-point 70B sweep allocated,
 	// 4.9 MB with the room).
-	b := &builder{split: newSplit(m, s), window: m.Window(layer), ops: make([]fwdOp, 0, layerOpsCap)}
+	//
+	// The builder and its list come from a pool (garb35): forward runs for
+	// every layer kind of every sweep point, and a fresh 4 KB list each
+	// time was the sweep's largest per-point garbage outside the arena
+	// (4.6 MB over the 1,000-point 70B sweep), each byte on a new page
+	// while the collector seldom runs. Every element is written whole
+	// by append before it is read, so a reused list builds what a fresh
+	// one would.
+	b := builders.Get().(*builder)
+	m.forwardInto(b, layer, s)
+	return b
+}
+
+// forwardInto builds layer's forward ops for shape s (already
+// forLayer's) into b, whatever b held before: every field is set afresh
+// and the list restarts at length zero in b's storage.
+func (m Model) forwardInto(b *builder, layer int, s Shape) {
+	*b = builder{split: newSplit(m, s), window: m.Window(layer), ops: b.ops[:0]}
 	if m.IsMTPLayer(layer) {
 		b.mtpInput()
 	}
@@ -408,7 +437,6 @@ func (m Model) forward(layer int, s Shape) *builder {
 	} else {
 		b.denseMLP()
 	}
-	return b
 }
 
 // attention adds BlockAttnPre, BlockAttnCore and BlockAttnPost.
@@ -635,6 +663,7 @@ func (m Model) RecomputeOps(layer int, s Shape, r Recompute) []Op {
 		return nil
 	}
 	b := m.forward(layer, s)
+	defer b.release()
 	switch r {
 	case RecomputeFull:
 		return fwdList(b.ops)

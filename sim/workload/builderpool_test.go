@@ -1,0 +1,71 @@
+package workload
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+)
+
+// TestPooledBuilderEqualsFresh: forward's builders come from a pool, so a
+// layer's ops may be built in storage that last held another model's
+// longer list (an MoE, MLA or FP8 layer). Each public list built that way
+// must equal the list a fresh builder gives, and no returned list may
+// share the pool's storage (every earlier result is checked again at the
+// end, after the later builds reused the builders).
+func TestPooledBuilderEqualsFresh(t *testing.T) {
+	type build struct {
+		m     Model
+		layer int
+		s     Shape
+	}
+	var cases []build
+	for _, name := range []string{"llama3-8b", "deepseek-v3", "gpt-oss-20b", "mixtral-8x7b"} {
+		m, err := Preset(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shapes := []Shape{
+			{MicroBatch: 1, Seq: 4096, Dtype: BF16, FlashAttention: true},
+			{MicroBatch: 2, Seq: 2048, Dtype: FP8, TP: 2, SP: true},
+		}
+		for _, s := range shapes {
+			for _, l := range []int{0, 1, m.StackLayers() - 1} {
+				cases = append(cases, build{m, l, s})
+			}
+		}
+	}
+	// dirty is a builder that last built case i: a pool entry whose list
+	// and fields belong to another layer.
+	dirty := func(i int) *builder {
+		c := cases[i%len(cases)]
+		b := &builder{}
+		c.m.forwardInto(b, c.layer, c.s.forLayer(c.m, c.layer))
+		return b
+	}
+	type result struct{ got, want []Op }
+	var kept []result
+	for i, c := range cases {
+		fresh := &builder{}
+		c.m.forwardInto(fresh, c.layer, c.s.forLayer(c.m, c.layer))
+		wantF := fwdList(fresh.ops)
+		wantB := bwdList(fresh.ops, fresh.gin, fresh.act)
+		for j, p := range []Pass{Forward, Backward} {
+			want := []([]Op){wantF, wantB}[j]
+			builders.Put(dirty(i + 1 + j))
+			got := c.m.LayerOps(c.layer, c.s, p)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s layer %d %+v pass %v: pooled builder gave %d ops, fresh %d", c.m.Name, c.layer, c.s, p, len(got), len(want))
+			}
+			kept = append(kept, result{got, slices.Clone(want)})
+		}
+		builders.Put(dirty(i + 3))
+		if got := c.m.RecomputeOps(c.layer, c.s, RecomputeFull); !reflect.DeepEqual(got, wantF) {
+			t.Fatalf("%s layer %d %+v: pooled full recompute differs from a fresh forward", c.m.Name, c.layer, c.s)
+		}
+	}
+	for _, r := range kept {
+		if !reflect.DeepEqual(r.got, r.want) {
+			t.Fatal("a returned op list changed after later builds: it shares the pool's storage")
+		}
+	}
+}
