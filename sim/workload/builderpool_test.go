@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// TestPooledBuilderEqualsFresh: forward's builders come from a pool, so a
-// layer's ops may be built in storage that last held another model's
+// TestPooledBuilderEqualsFresh: forward's builders (and the embedding's
+// and head's) come from a pool, so a layer's ops may be built in storage that last held another model's
 // longer list (an MoE, MLA or FP8 layer). Each public list built that way
 // must equal the list a fresh builder gives, and no returned list may
 // share the pool's storage (every earlier result is checked again at the
@@ -61,6 +61,21 @@ func TestPooledBuilderEqualsFresh(t *testing.T) {
 		builders.Put(dirty(i + 3))
 		if got := c.m.RecomputeOps(c.layer, c.s, RecomputeFull); !reflect.DeepEqual(got, wantF) {
 			t.Fatalf("%s layer %d %+v: pooled full recompute differs from a fresh forward", c.m.Name, c.layer, c.s)
+		}
+		// The embedding and head lists: built after an empty builder is
+		// put back (the one the next Get hands out on this P) against
+		// built in another layer's builder.
+		for _, p := range []Pass{Forward, Backward} {
+			for _, f := range []func(Shape, Pass) []Op{c.m.EmbeddingOps, c.m.HeadOps} {
+				builders.Put(&builder{})
+				want := f(c.s, p)
+				builders.Put(dirty(i + 4))
+				got := f(c.s, p)
+				if len(want) == 0 || !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s %+v pass %v: embedding/head ops in a used builder: %d ops, in an empty one %d", c.m.Name, c.s, p, len(got), len(want))
+				}
+				kept = append(kept, result{got, slices.Clone(want)})
+			}
 		}
 	}
 	for _, r := range kept {
