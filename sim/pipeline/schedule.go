@@ -31,7 +31,9 @@ type Schedule interface {
 	Placement(sh Shape) Placement
 	// Order is the sequence of steps stage (0-based) issues in one
 	// training step. When each step runs is decided by the simulation from
-	// the data dependencies between stages.
+	// the data dependencies between stages. The slice may be shared
+	// between calls (1F1B's and zero-bubble's are): callers must not
+	// modify it.
 	Order(sh Shape, stage int) []Step
 	// InFlight is the closed form of the activations stage holds at its
 	// peak, counted in micro-batches through all of the stage's chunks

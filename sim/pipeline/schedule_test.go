@@ -303,3 +303,28 @@ func TestOneFOneBOrderExactRoom(t *testing.T) {
 		}
 	}
 }
+
+// TestOneFOneBOrdersShared: stages and pipelines with the same micro-batch
+// count and warm-up length get one shared order, equal to a freshly built
+// one, and the split-W and plain orders are kept apart.
+func TestOneFOneBOrdersShared(t *testing.T) {
+	for _, splitW := range []bool{false, true} {
+		for p := 1; p <= 8; p++ {
+			for m := 1; m <= 12; m++ {
+				for stage := 0; stage < p; stage++ {
+					warm := min(p-stage-1, m)
+					want := buildOneFOneBOrder(m, warm, splitW)
+					got := oneFOneBOrder(Shape{Stages: p, Microbatches: m, Virtual: 1}, stage, splitW)
+					if !slices.Equal(got, want) {
+						t.Fatalf("p=%d m=%d stage %d splitW=%v: %v, want %v", p, m, stage, splitW, got, want)
+					}
+					// The same warm-up on a pipeline one stage longer.
+					again := oneFOneBOrder(Shape{Stages: p + 1, Microbatches: m, Virtual: 1}, stage+1, splitW)
+					if len(again) == 0 || &again[0] != &got[0] {
+						t.Fatalf("p=%d m=%d stage %d splitW=%v: the order is not shared", p, m, stage, splitW)
+					}
+				}
+			}
+		}
+	}
+}
