@@ -420,10 +420,20 @@ func (p *Program) setQueueWaits(h *HostModel, pre *queuePrefix) {
 	perK := [2]int64{int64(h.KernelFwd), int64(h.KernelBwd)}
 	p.qwalk, p.qperK = true, perK
 	queued, start := false, 0
+	// The hot records' waits are set region by region, right after the
+	// walk or copyQueues set the tasks' (syncHot), while those tasks are
+	// still in cache, not in a walk of their own over the whole program
+	// afterwards (hotQueueWaits), which read every task record again from
+	// memory.
+	hot, hotQ := p.hot, p.hotQueued
+	if !p.keepHot || len(hot) != len(tasks) {
+		hot = nil
+	}
 	if pre != nil {
 		start, queued = p.resumeQueues(&st, pre, q, perK)
 		p.qfrom = start
 		p.qbig = start > 0 // (the prefix's tasks are not looked at)
+		syncHot(hot, tasks, 0, start, queued || hotQ)
 	}
 	// Copied ranges (Program.copies) whose launches the lists already
 	// hold take their waits and entries from their sources' entries
@@ -446,7 +456,9 @@ func (p *Program) setQueueWaits(h *HostModel, pre *queuePrefix) {
 				k++ // in a prefix resumeQueues took
 				continue
 			}
-			queued = p.walkQueues(&st, t, int(c.at), q, perK) || queued
+			w := p.walkQueues(&st, t, int(c.at), q, perK)
+			syncHot(hot, tasks, t, int(c.at), w || hotQ)
+			queued = w || queued
 			t = int(c.at)
 			m, w := p.copyQueues(&st, streams[:ns], cs[k:], q, &cur)
 			if m == 0 {
@@ -455,17 +467,35 @@ func (p *Program) setQueueWaits(h *HostModel, pre *queuePrefix) {
 			}
 			queued = w || queued
 			e := cs[k+m-1]
+			syncHot(hot, tasks, t, int(e.at+e.n), w || hotQ)
 			t = int(e.at + e.n)
 			p.qcopied += t - int(c.at)
 			k += m
 		}
 	}
-	queued = p.walkQueues(&st, t, len(tasks), q, perK) || queued
+	w := p.walkQueues(&st, t, len(tasks), q, perK)
+	syncHot(hot, tasks, t, len(tasks), w || hotQ)
+	queued = w || queued
 	for s := range p.queue {
 		p.queue[s] = st[s].q[:st[s].n]
 	}
 	p.queued = queued
-	p.hotQueueWaits()
+	if hot != nil {
+		p.hotQueued = queued // as hotQueueWaits leaves it
+	}
+}
+
+// syncHot sets the queue waits of the hot records hot[from:to] to the
+// tasks' when some may differ (differ: a task of the region waits, or a
+// record may hold a wait from before), so that after setQueueWaits' last
+// region every record's wait is its task's, as hotQueueWaits leaves them.
+// A region where no task waits and no record held a wait has every wait 0
+// on both sides already. A nil hot (no records kept) is left alone.
+func syncHot(hot []hotTask, tasks []Task, from, to int, differ bool) {
+	if hot == nil || !differ || from >= to {
+		return
+	}
+	hotWaits(hot[from:to], tasks[from:to])
 }
 
 // walkQueues walks tasks [from, to) of setQueueWaits, going on from the
@@ -580,16 +610,25 @@ func (p *Program) queueWaitBufs(n int) {
 }
 
 // hotQueueWaits sets the queue waits of the hot records an arena's build
-// keeps (Program.hot) to the tasks', in a walk of their own (written in
-// setQueueWaits' walk, they cost more than this: the walk's state no longer
-// fit its registers), and only when some record may differ: a task waits,
-// or a record was given a wait before (hotQueued).
+// keeps (Program.hot) to the tasks', in a walk of their own, and only when
+// some record may differ: a task waits, or a record was given a wait
+// before (hotQueued). setQueueWaits calls it only where it walks nothing
+// (no queue); with a queue it sets the records region by region
+// (syncHot). (Written in setQueueWaits' per-task walk, the records cost
+// more: the walk's state no longer fit its registers.)
 func (p *Program) hotQueueWaits() {
 	tasks, hot := p.Tasks, p.hot
 	if !p.keepHot || len(hot) != len(tasks) || !p.queued && !p.hotQueued {
 		return
 	}
-	hot = hot[:len(tasks)]
+	hotWaits(hot, tasks)
+	p.hotQueued = p.queued
+}
+
+// hotWaits sets each record's queue wait of hot to its task's in tasks
+// (as long as hot), and changes nothing else.
+func hotWaits(hot []hotTask, tasks []Task) {
+	tasks = tasks[:len(hot)]
 	// Eight records a turn, at fixed offsets from a window's start: one
 	// index shift, loop test and pair of bounds checks for eight copies,
 	// where a record at a time took ≈ 9 instructions (two index shifts,
@@ -609,7 +648,6 @@ func (p *Program) hotQueueWaits() {
 	for ; i < len(tasks); i++ {
 		hot[i].queueAfter = tasks[i].queueAfter
 	}
-	p.hotQueued = p.queued
 }
 
 // sumCounts is the sum of a program's per-stream task counts.
