@@ -87,3 +87,85 @@ func TestSyncHotCopiesItsRegion(t *testing.T) {
 		}
 	}
 }
+
+// hotCopies writes the copied ranges' records as converting every task
+// would (hotOf), whatever the split points setQueueWaits' regions put
+// between its calls (ranges written in parts, chains copying a copy, empty
+// ranges), and touches no record after the end it is given; a list out of
+// the build's order has every record converted by pendingHot.
+func TestHotCopiesEqualsConverting(t *testing.T) {
+	const n = 60
+	// tasks 0-9 emitted, 10-19 a copy of 0-9, 20-29 of 10-19 (a chain),
+	// 30-33 emitted, 34-37 of 30-33, an empty range at 38, 38-59 emitted
+	// but 45-50 a copy of 20-25
+	cs := []copySeg{{10, 0, 10}, {20, 10, 10}, {34, 30, 4}, {38, 0, 0}, {45, 20, 6}}
+	mk := func() []Task {
+		tasks := make([]Task, n)
+		for i := range tasks {
+			tasks[i] = Task{Kind: Kind(i % 5), Stream: Stream(i % 3), Group: GroupKind(i % 2), GEMMShare: uint16(7 * i),
+				CopyEngine: i%4 == 1, SMSized: i%6 == 2, Issue: engine.Time(100 + i), Dur: engine.Time(1000 + 3*i)}
+		}
+		for _, c := range cs {
+			for i := int32(0); i < c.n; i++ {
+				tasks[c.at+i] = tasks[c.src+i]
+			}
+		}
+		for i := range tasks {
+			tasks[i].hostAfter, tasks[i].queueAfter = int32(i%7), int32(i%5)
+		}
+		return tasks
+	}
+	var copied [n]bool
+	for _, c := range cs {
+		for i := c.at; i < c.at+c.n; i++ {
+			copied[i] = true
+		}
+	}
+	for _, splits := range [][]int{{n}, {0, n}, {5, 15, 25, 40, n}, {12, 12, 13, 36, 47, n}, {1, 2, 3, 4, 11, 21, 22, 35, 44, 46, 49, 50, 59, n}} {
+		tasks := mk()
+		hot := make([]hotTask, n)
+		for i := range hot {
+			hot[i] = hotTask{dur: -1, kind: 99}
+		}
+		p := &Program{Tasks: tasks, hot: hot, keepHot: true, hotPending: true, copies: cs}
+		fillHotTasks(hot[:10], tasks[:10])
+		fillHotTasks(hot[30:34], tasks[30:34])
+		fillHotTasks(hot[38:45], tasks[38:45])
+		fillHotTasks(hot[51:], tasks[51:])
+		f := p.pendingHot(hot)
+		if p.hotPending {
+			t.Fatal("pendingHot left hotPending set")
+		}
+		for _, e := range splits {
+			f.to(hot, tasks, e)
+			for i := range hot {
+				want := hotOf(&tasks[i])
+				if i >= e && copied[i] {
+					want = hotTask{dur: -1, kind: 99} // not yet written
+				}
+				if hot[i] != want {
+					t.Fatalf("splits %v, after to(%d): record %d = %+v, want %+v", splits, e, i, hot[i], want)
+				}
+			}
+		}
+		for i := range hot {
+			if want := hotOf(&tasks[i]); hot[i] != want {
+				t.Fatalf("splits %v: record %d = %+v, want %+v", splits, i, hot[i], want)
+			}
+		}
+	}
+	// out of order (a source not wholly before its copy): every record
+	// converted at once, nothing left to the cursor
+	tasks := mk()
+	hot := make([]hotTask, n)
+	p := &Program{Tasks: tasks, hot: hot, keepHot: true, hotPending: true, copies: []copySeg{{10, 5, 10}}}
+	f := p.pendingHot(hot)
+	if len(f.cs) != 0 {
+		t.Fatal("a malformed list left to the cursor")
+	}
+	for i := range hot {
+		if want := hotOf(&tasks[i]); hot[i] != want {
+			t.Fatalf("malformed list: record %d = %+v, want %+v", i, hot[i], want)
+		}
+	}
+}
