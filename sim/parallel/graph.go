@@ -286,21 +286,13 @@ type Program struct {
 	// played fields must set it to nil.
 	copies []copySeg
 	// hot is the tasks' hotTask records, which an arena's build keeps as
-	// it appends the tasks (keepHot: add appends them with the tasks, the
-	// builder's later flag changes and setQueueWaits' queue waits are
-	// written to both; copyPass and copyLayers leave their copies' records
-	// to setQueueWaits, hotPending), so that NewSymmetric takes them
-	// instead of converting each Task (fillHot). Valid while the
-	// program's tasks are as Build left them, once setQueueWaits has run.
+	// it appends the tasks (keepHot: add, copyPass and copyLayers append
+	// them with the tasks, the builder's later flag changes and
+	// setQueueWaits' queue waits are written to both), so that
+	// NewSymmetric takes them instead of converting each Task (fillHot).
+	// Valid while the program's tasks are as Build left them.
 	hot     []hotTask
 	keepHot bool
-	// hotPending says the records of the copied ranges (copies) are not
-	// written yet: copyPass and copyLayers leave them to setQueueWaits,
-	// which takes each from its source's record, region by region with
-	// the queue waits (hotCopies), so that each record is written once,
-	// while its region is in cache, instead of bulk-copied at the build
-	// and written again for its queue wait.
-	hotPending bool
 	// hotQueued says some record of hot may hold a queue wait
 	// (hotQueueWaits).
 	hotQueued bool
@@ -395,10 +387,6 @@ func (p *Program) setQueueWaits(h *HostModel, pre *queuePrefix) {
 		for s := range p.queue {
 			p.queue[s] = p.queue[s][:0]
 		}
-		if p.hotPending && p.keepHot && len(p.hot) == len(p.Tasks) {
-			fill := p.pendingHot(p.hot)
-			fill.to(p.hot, p.Tasks, len(p.Tasks))
-		}
 		p.hotQueueWaits() // the tasks keep their waits (none from a build)
 		return
 	}
@@ -441,12 +429,10 @@ func (p *Program) setQueueWaits(h *HostModel, pre *queuePrefix) {
 	if !p.keepHot || len(hot) != len(tasks) {
 		hot = nil
 	}
-	fill := p.pendingHot(hot)
 	if pre != nil {
 		start, queued = p.resumeQueues(&st, pre, q, perK)
 		p.qfrom = start
 		p.qbig = start > 0 // (the prefix's tasks are not looked at)
-		fill.to(hot, tasks, start)
 		syncHot(hot, tasks, 0, start, queued || hotQ)
 	}
 	// Copied ranges (Program.copies) whose launches the lists already
@@ -471,7 +457,6 @@ func (p *Program) setQueueWaits(h *HostModel, pre *queuePrefix) {
 				continue
 			}
 			w := p.walkQueues(&st, t, int(c.at), q, perK)
-			fill.to(hot, tasks, int(c.at))
 			syncHot(hot, tasks, t, int(c.at), w || hotQ)
 			queued = w || queued
 			t = int(c.at)
@@ -482,7 +467,6 @@ func (p *Program) setQueueWaits(h *HostModel, pre *queuePrefix) {
 			}
 			queued = w || queued
 			e := cs[k+m-1]
-			fill.to(hot, tasks, int(e.at+e.n))
 			syncHot(hot, tasks, t, int(e.at+e.n), w || hotQ)
 			t = int(e.at + e.n)
 			p.qcopied += t - int(c.at)
@@ -490,7 +474,6 @@ func (p *Program) setQueueWaits(h *HostModel, pre *queuePrefix) {
 		}
 	}
 	w := p.walkQueues(&st, t, len(tasks), q, perK)
-	fill.to(hot, tasks, len(tasks))
 	syncHot(hot, tasks, t, len(tasks), w || hotQ)
 	queued = w || queued
 	for s := range p.queue {
@@ -499,69 +482,6 @@ func (p *Program) setQueueWaits(h *HostModel, pre *queuePrefix) {
 	p.queued = queued
 	if hot != nil {
 		p.hotQueued = queued // as hotQueueWaits leaves it
-	}
-}
-
-// hotCopies is setQueueWaits' cursor over the copied ranges whose hot
-// records the build left unwritten (Program.hotPending): cs[k:] are the
-// ranges not yet done, the records of the first before at are written.
-type hotCopies struct {
-	cs []copySeg
-	k  int
-	at int
-}
-
-// pendingHot returns the cursor over p's copied ranges whose records hot
-// (nil: none kept) are yet to be written, and clears hotPending: the
-// caller's calls of to, up to the last task, write them. A list of ranges
-// not in the build's order (each range after the one before, its source
-// wholly before it) has every record converted from its task here
-// instead, and an empty cursor.
-func (p *Program) pendingHot(hot []hotTask) hotCopies {
-	if !p.hotPending || hot == nil {
-		return hotCopies{}
-	}
-	p.hotPending = false
-	end := int32(0)
-	for _, c := range p.copies {
-		if c.at < end || c.src < 0 || c.n < 0 || c.src+c.n > c.at || int(c.at+c.n) > len(hot) {
-			fillHotTasks(hot, p.Tasks)
-			return hotCopies{}
-		}
-		end = c.at + c.n
-	}
-	return hotCopies{cs: p.copies}
-}
-
-// to writes the records of the copied ranges' tasks before end, each its
-// source's record with the task's own host and queue waits (a copy's
-// other played fields are its source's: Program.copies), as fillHot
-// does. A range may be written in parts: its source lies wholly before
-// it, so every source record is written before it is read.
-func (f *hotCopies) to(hot []hotTask, tasks []Task, end int) {
-	for f.k < len(f.cs) {
-		c := f.cs[f.k]
-		at, ce := max(int(c.at), f.at), int(c.at+c.n)
-		e := min(ce, end)
-		if at >= e {
-			if ce <= end {
-				f.k++ // an empty range
-				continue
-			}
-			return
-		}
-		d := int(c.at - c.src)
-		h, t := hot[at:e], tasks[at:e]
-		copy(h, hot[at-d:e-d])
-		t = t[:len(h)] // (no bounds check below)
-		for i := range h {
-			h[i].hostAfter, h[i].queueAfter = t[i].hostAfter, t[i].queueAfter
-		}
-		f.at = e
-		if e < ce {
-			return
-		}
-		f.k++
 	}
 }
 

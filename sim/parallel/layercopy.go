@@ -250,10 +250,10 @@ func (b *builder) copyLayers(p *chunkPass, hist []layerMark, cur *layerMark) boo
 		// every store reloaded the slice)
 		prog.Tasks = append(prog.Tasks, prog.Tasks[src:src+n]...)
 		prog.noteCopy(at, src, n)
-		if prog.keepHot { // the copies' hot records
-			// left to setQueueWaits, from their sources' (Program.hotPending)
-			prog.hot = prog.hot[:len(prog.hot)+int(n)]
-			prog.hotPending = true
+		var hot []hotTask // the copies' hot records (Program.keepHot)
+		if prog.keepHot {
+			prog.hot = append(prog.hot, prog.hot[src:src+n]...)
+			hot = prog.hot[at:]
 		}
 		tasks, count := prog.Tasks[at:], &prog.streamTasks
 		for i := range tasks {
@@ -267,6 +267,9 @@ func (b *builder) copyLayers(p *chunkPass, hist []layerMark, cur *layerMark) boo
 			}
 			if t.hostAfter != 0 {
 				t.hostAfter = relabel(t.hostAfter-1, theta, n, from, to) + 1
+				if hot != nil {
+					hot[i].hostAfter = t.hostAfter
+				}
 			}
 		}
 		o := len(prog.depOff) // one entry per task while building: o == at

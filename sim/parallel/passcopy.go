@@ -202,11 +202,10 @@ func (b *builder) copyPass(r *passMark, p *chunkPass, cur [passStateInts]int32, 
 	// task against the checking walk's ≈ 16 (cachegrind).
 	mb := int32(r.mb)
 	prog.Tasks = append(prog.Tasks, prog.Tasks[r.at:r.end]...)
-	if prog.keepHot { // the copies' hot records
-		// left to setQueueWaits, which writes them from their sources'
-		// (Program.hotPending); grow gave hot the tasks' room
-		prog.hot = prog.hot[:len(prog.hot)+int(n)]
-		prog.hotPending = true
+	var hot []hotTask // the copies' hot records (Program.keepHot)
+	if prog.keepHot {
+		prog.hot = append(prog.hot, prog.hot[r.at:r.end]...)
+		hot = prog.hot[at:]
 	}
 	// (the loops below work on local slices: through prog, every store
 	// would reload the slice)
@@ -223,6 +222,9 @@ func (b *builder) copyPass(r *passMark, p *chunkPass, cur [passStateInts]int32, 
 			}
 			if h := t.hostAfter; h != 0 {
 				t.hostAfter = relabel(h-1, theta, P, -1, -1) + 1
+				if hot != nil {
+					hot[i].hostAfter = t.hostAfter
+				}
 			}
 		}
 	default:
@@ -241,6 +243,9 @@ func (b *builder) copyPass(r *passMark, p *chunkPass, cur [passStateInts]int32, 
 			if h := t.hostAfter; h != 0 {
 				hosts = true
 				t.hostAfter = relabel(h-1, theta, P, -1, -1) + 1
+				if hot != nil {
+					hot[i].hostAfter = t.hostAfter
+				}
 			}
 		}
 	}
