@@ -1330,6 +1330,7 @@ func BuildAfter(cfg *StepConfig, pr Pricer, from *Fork) ([]*Program, error) {
 	} else {
 		b = &builder{cfg: cfg, pr: pr, place: place, names: new(nameCache)}
 	}
+	var pq queuePrefix
 	for s := 0; s < l.PP; s++ {
 		class := 0
 		if s < len(cfg.DeviceClass) {
@@ -1367,6 +1368,23 @@ func BuildAfter(cfg *StepConfig, pr Pricer, from *Fork) ([]*Program, error) {
 			cfg.Arena.sealProgram(b.prog)
 		}
 		progs[s] = b.prog
+		// The stage's successor lists and launch-queue waits, right after
+		// its build, while its task records, dependencies and hot records
+		// are still in cache: after every stage's build (and linkP2P), a
+		// large point's first stages had left the cache and both walks read
+		// them back from memory. Neither reads what linkP2P sets (the
+		// sends' and receives' peer and match, Task.aux), nor another
+		// stage, so the programs are the same
+		// (TestStageWalksBeforeLinkEqualAfter).
+		b.prog.finish()
+		var pre *queuePrefix
+		if from.queuePrefix(s, len(progs), &pq) {
+			pre = &pq
+		}
+		b.prog.setQueueWaits(&cfg.Host, pre)
+		if queuePrefixChecks.on.Load() || queueCopyChecks.on.Load() { // tests (SetQueuePrefixChecks, SetQueueCopyChecks)
+			checkQueueWalks(b.prog, &cfg.Host, pre != nil)
+		}
 	}
 	if cfg.Arena != nil {
 		cfg.Arena.passMarks = b.passMarks // pass copying's marks (passcopy.go), kept for the next build
@@ -1377,21 +1395,6 @@ func BuildAfter(cfg *StepConfig, pr Pricer, from *Fork) ([]*Program, error) {
 	}
 	if err := linkP2P(progs, recvs); err != nil {
 		return nil, err
-	}
-	var pq queuePrefix
-	for _, p := range progs {
-		if err := cfg.interrupted(); err != nil {
-			return nil, err
-		}
-		p.finish()
-		var pre *queuePrefix
-		if from.queuePrefix(p.Stage, len(progs), &pq) {
-			pre = &pq
-		}
-		p.setQueueWaits(&cfg.Host, pre)
-		if queuePrefixChecks.on.Load() || queueCopyChecks.on.Load() { // tests (SetQueuePrefixChecks, SetQueueCopyChecks)
-			checkQueueWalks(p, &cfg.Host, pre != nil)
-		}
 	}
 	return progs, nil
 }
