@@ -393,3 +393,59 @@ func BenchmarkAppendFileSort(b *testing.B) {
 		}
 	})
 }
+
+// TestAppendFileGrow: after Grow(n) the next n rows land in one array (no
+// row moves), and the rows and the file equal those of a file without
+// Grow, also when Grow comes after rows were added.
+func TestAppendFileGrow(t *testing.T) {
+	dir := t.TempDir()
+	plain, err := OpenAppendFile(filepath.Join(dir, "plain.arrow"), map[string]string{"sweep": "x"}, false, byKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grown, err := OpenAppendFile(filepath.Join(dir, "grown.arrow"), map[string]string{"sweep": "x"}, false, byKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grown.Add(appendRow{100, "q"})
+	plain.Add(appendRow{100, "q"})
+	grown.Grow(0)
+	grown.Grow(50)
+	first := &grown.rows[0]
+	for i := range 50 {
+		r := appendRow{int64((i * 37) % 50), strconv.Itoa(i % 3)}
+		plain.Add(r)
+		grown.Add(r)
+		if &grown.rows[0] != first {
+			t.Fatalf("row %d moved the rows after Grow(50)", i)
+		}
+		if i%16 == 15 {
+			if err := plain.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if err := grown.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := plain.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := grown.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(plain.rows, grown.rows) {
+		t.Errorf("rows differ:\n%v\n%v", grown.rows, plain.rows)
+	}
+	a, err := os.ReadFile(plain.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(grown.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(a, b) {
+		t.Error("the files differ")
+	}
+}

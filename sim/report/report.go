@@ -24,6 +24,7 @@ import (
 	"math"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/simtrain/simtrain/sim/output"
 	"github.com/simtrain/simtrain/sim/parallel"
@@ -88,19 +89,13 @@ func Summary(s *scenario.Plan, r *simulation.Result) output.SummaryRow {
 	return row
 }
 
+// knobRows holds zeroed rows that summary sets the knob columns in
+// (knobColumns).
+var knobRows = sync.Pool{New: func() any { return new(output.SummaryRow) }}
+
 // summary is Summary without the run id (a sweep point has it already).
 func summary(s *scenario.Plan, r *simulation.Result) output.SummaryRow {
-	var row output.SummaryRow
-	rv := reflect.ValueOf(&row).Elem()
-	for ki, k := range scenario.Knobs {
-		if knobFields[ki] < 0 {
-			continue
-		}
-		if v, ok := knobValue(k, s); ok {
-			f := rv.Field(knobFields[ki])
-			f.Set(v.Convert(f.Type()))
-		}
-	}
+	row := knobColumns(s)
 	row.NumGPUs, row.Microbatches = int64(s.GPUs()), int64(s.Microbatches())
 	pc := s.Arch().Params()
 	row.Params, row.ActiveParams = pc.Total, pc.Active
@@ -122,6 +117,64 @@ func summary(s *scenario.Plan, r *simulation.Result) output.SummaryRow {
 	row.Events, row.SimWallS = int64(r.Events), r.SimWallS
 	return row
 }
+
+// knobColumns is a row with plan s's knob columns set (the other fields
+// zero). The columns are set by reflection, which takes the row's address:
+// a row of summary's own would move to the heap each call, ≈ 1.2 KB of
+// garbage a sweep point, and since a sweep's workers reserve their
+// storage the collector seldom runs, so each is fresh pages (≈ 300 of the
+// 1,000-point 70B sweep's page faults; docs/design.md "Speed", foot36).
+// They are set in a pooled row instead, copied out and cleared again.
+func knobColumns(s *scenario.Plan) output.SummaryRow {
+	p := knobRows.Get().(*output.SummaryRow)
+	rv := reflect.ValueOf(p).Elem()
+	for ki, k := range scenario.Knobs {
+		if knobFields[ki] < 0 {
+			continue
+		}
+		if v, ok := knobValue(k, s); ok {
+			setConverted(rv.Field(knobFields[ki]), v)
+		}
+	}
+	row := *p
+	*p = output.SummaryRow{}
+	knobRows.Put(p)
+	return row
+}
+
+// setConverted sets f to v.Convert(f.Type()), the same value, without
+// Convert's allocation where it can: Convert returns a new value, which
+// for an integer or an addressable value (a plan's field) is a fresh heap
+// copy (≈ 180 page faults of the 1,000-point 70B sweep's summary rows,
+// foot36). Integers to integers of the same signedness and integers or
+// floats to floats are set by kind (SetInt, SetUint and SetFloat truncate
+// and round as a conversion does), a value of f's own type, a bool or a
+// string by Set, SetBool or SetString; anything else is converted as
+// before.
+func setConverted(f, v reflect.Value) {
+	switch vk, fk := v.Kind(), f.Kind(); {
+	case v.Type() == f.Type():
+		f.Set(v)
+	case isSigned(vk) && isSigned(fk):
+		f.SetInt(v.Int())
+	case isUnsigned(vk) && isUnsigned(fk):
+		f.SetUint(v.Uint())
+	case isFloat(fk) && isFloat(vk):
+		f.SetFloat(v.Float())
+	case isFloat(fk) && isSigned(vk):
+		f.SetFloat(float64(v.Int()))
+	case vk == reflect.Bool && fk == reflect.Bool:
+		f.SetBool(v.Bool())
+	case vk == reflect.String && fk == reflect.String:
+		f.SetString(v.String())
+	default:
+		f.Set(v.Convert(f.Type()))
+	}
+}
+
+func isSigned(k reflect.Kind) bool   { return k >= reflect.Int && k <= reflect.Int64 }
+func isUnsigned(k reflect.Kind) bool { return k >= reflect.Uint && k <= reflect.Uintptr }
+func isFloat(k reflect.Kind) bool    { return k == reflect.Float32 || k == reflect.Float64 }
 
 // Steps is steps.arrow: one row per simulated step.
 func Steps(r *simulation.Result) []output.StepRow {

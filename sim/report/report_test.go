@@ -91,3 +91,72 @@ func TestSummaryOfARun(t *testing.T) {
 		t.Error("meta config is not the canonical scenario")
 	}
 }
+
+// knobColumnsConverted is knobColumns as it was: every knob column set by
+// Convert into a row of its own.
+func knobColumnsConverted(s *scenario.Plan) output.SummaryRow {
+	var row output.SummaryRow
+	rv := reflect.ValueOf(&row).Elem()
+	for ki, k := range scenario.Knobs {
+		if knobFields[ki] < 0 {
+			continue
+		}
+		if v, ok := knobValue(k, s); ok {
+			f := rv.Field(knobFields[ki])
+			f.Set(v.Convert(f.Type()))
+		}
+	}
+	return row
+}
+
+// TestKnobColumnsEqualConvert: the pooled row set without Convert
+// (knobColumns, setConverted) equals the row Convert filled, for
+// scenarios of every kind of knob (dense, MoE, FP8, goodput, multi-GPU
+// types), called twice in a row so that a pooled row left dirty shows.
+func TestKnobColumnsEqualConvert(t *testing.T) {
+	files := []string{"quickstart.yaml", "deepseek-v3-256-gb200.yaml", "llama3-405b-16k-h100-goodput.yaml",
+		"llama3-70b-torchtitan-fp8.yaml", "mixtral-8x7b-ep8.yaml", "llama3-70b-h100-h200-pp.yaml", "gpt3-175b-a100.yaml"}
+	for _, name := range files {
+		s, err := scenario.Load("../../scenarios/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := knobColumnsConverted(s)
+		for i := 0; i < 2; i++ {
+			if got := knobColumns(s); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s (call %d): knobColumns\n%+v\nwant\n%+v", name, i, got, want)
+			}
+		}
+	}
+	if got, zero := *knobRows.Get().(*output.SummaryRow), (output.SummaryRow{}); !reflect.DeepEqual(got, zero) {
+		t.Errorf("a pooled row is not cleared: %+v", got)
+	}
+}
+
+// TestSetConvertedEqualsConvert: every kind pair setConverted sets
+// itself gives the value Convert gives, truncation and rounding included.
+func TestSetConvertedEqualsConvert(t *testing.T) {
+	type named int64
+	type namedString string
+	vals := []any{int(-3), int64(1 << 40), int32(-70000), int8(-128), uint(300), uint64(1<<63 + 5), uint16(65535), uint32(1 << 20),
+		float64(1.0000001), float32(3.25), float64(1e300), true, "x", named(-9), namedString("y")}
+	dsts := []any{int64(0), int32(0), int8(0), uint8(0), uint32(0), uint64(0), float32(0), float64(0), false, "",
+		named(0), namedString(""), output.ByteCount(0)}
+	for _, v := range vals {
+		vv := reflect.ValueOf(v)
+		for _, d := range dsts {
+			ft := reflect.TypeOf(d)
+			if !vv.Type().ConvertibleTo(ft) || (vv.Kind() == reflect.String) != (ft.Kind() == reflect.String) ||
+				(vv.Kind() == reflect.Bool) != (ft.Kind() == reflect.Bool) {
+				continue
+			}
+			want := reflect.New(ft).Elem()
+			want.Set(vv.Convert(ft))
+			got := reflect.New(ft).Elem()
+			setConverted(got, vv)
+			if got.Interface() != want.Interface() {
+				t.Errorf("%T %v into %s: got %v, want %v", v, v, ft, got, want)
+			}
+		}
+	}
+}
