@@ -198,6 +198,13 @@ func staticLoadWith(sc *loadScratch, c *topology.Cluster, groups [][]int, pats [
 	// otherwise cost fresh pages every call (issue 18).
 	gs := slices.Grow(sc.gs[:0], len(groups))[:len(groups)]
 	clear(gs)
+	// The arrangements are carved from sc.orders and sc.offs, made with
+	// room for every group's (a group's offsets hold at most its ranks
+	// and one), so that no arrangement moves while gs holds it.
+	if ranks := totalRanks(groups); cap(sc.orders) < ranks || cap(sc.offs) < ranks+len(groups) {
+		sc.orders, sc.offs = make([]int32, 0, ranks), make([]int32, 0, ranks+len(groups))
+	}
+	sc.orders, sc.offs = sc.orders[:0], sc.offs[:0]
 	multi := sc.multi[:0] // indices of groups spanning domains
 	allPairs := true      // every group a pair (sendPairShares)
 	defer func() {
@@ -228,8 +235,9 @@ func staticLoadWith(sc *loadScratch, c *topology.Cluster, groups [][]int, pats [
 			// allocations: a tensor-parallel stage has a group per node.
 			continue
 		}
-		order, domOff, _ := arrange(c, ranks)
-		a := arrangement{order, domOff}
+		var a arrangement
+		a.order, a.domOff, sc.ms = arrangeInto(c, ranks, slices.Grow(sc.ms[:0], len(ranks)), sc.orders[len(sc.orders):], sc.offs[len(sc.offs):])
+		sc.orders, sc.offs = sc.orders[:len(sc.orders)+len(a.order)], sc.offs[:len(sc.offs)+len(a.domOff)]
 		if a.domains() < 2 {
 			continue
 		}
@@ -408,6 +416,19 @@ type loadScratch struct {
 	out   [][numPatterns]float64
 	pairs [][]int
 	route []int32 // netRate's route buffer
+	// orders and offs: staticLoadWith's arrangements (arrangeInto), every
+	// group's one after another; ms: arrangeInto's members.
+	orders, offs []int32
+	ms           []member
+}
+
+// totalRanks is the number of ranks of all groups.
+func totalRanks(groups [][]int) int {
+	n := 0
+	for _, g := range groups {
+		n += len(g)
+	}
+	return n
 }
 
 // scratches keeps staticLoad's scratch between calls, one per caller

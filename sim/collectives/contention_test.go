@@ -561,3 +561,54 @@ func TestGroupNetRateEqualsNetRate(t *testing.T) {
 		}
 	}
 }
+
+// TestArrangeIntoEqualsArrange: arrangeInto over dirty buffers with room
+// gives arrange's order, offsets and members, written in those buffers
+// and capped at their ends; staticLoadWith's arrangements are carved from
+// its scratch (the reference comparison above checks its shares).
+func TestArrangeIntoEqualsArrange(t *testing.T) {
+	for _, spec := range []topology.Spec{
+		{GPU: "h100-sxm", Nodes: 8},
+		{GPU: "gb200", Nodes: 36},
+		{GPU: "h100-sxm", Nodes: 6, NICsPerNode: 2},
+	} {
+		c := cluster(t, spec)
+		n, gpn := c.NumGPUs(), c.GPUsPerNode()
+		var groups [][]int
+		for j := 0; j < gpn; j++ {
+			var g []int
+			for r := n - 1 - j; r >= 0; r -= gpn { // descending: the sort has work
+				g = append(g, r)
+			}
+			groups = append(groups, g)
+		}
+		for a := 0; a+2*gpn < n; a += gpn + 1 {
+			groups = append(groups, []int{a + 2*gpn, a + 1, a + gpn + 1, a})
+		}
+		dirty := func(k int) []int32 {
+			b := make([]int32, k)
+			for i := range b {
+				b[i] = -7
+			}
+			return b
+		}
+		ms, order, offs := make([]member, n), dirty(n+1), dirty(n+2)
+		for _, g := range groups {
+			wo, wd, wm := arrange(c, g)
+			go_, gd, gm := arrangeInto(c, g, ms, order[1:], offs[2:])
+			if !slices.Equal(go_, wo) || !slices.Equal(gd, wd) || !slices.Equal(gm, wm) {
+				t.Fatalf("%+v %v: arrangeInto %v %v, arrange %v %v", spec, g, go_, gd, wo, wd)
+			}
+			if &go_[0] != &order[1] || &gd[0] != &offs[2] || cap(go_) != len(go_) || cap(gd) != len(gd) {
+				t.Fatalf("%+v %v: not carved from the buffers given, capped", spec, g)
+			}
+		}
+		sc := new(loadScratch)
+		if _, err := staticLoadWith(sc, c, groups, []pattern{patRing}); err != nil {
+			t.Fatal(err)
+		}
+		if want := totalRanks(groups); cap(sc.orders) != want || len(sc.orders) == 0 {
+			t.Fatalf("%+v: scratch orders len %d cap %d, want cap %d", spec, len(sc.orders), cap(sc.orders), want)
+		}
+	}
+}
