@@ -462,13 +462,28 @@ func (l *Layout) Groups(k GroupKind, stage int) [][]int {
 	// groups of one kind partition its ranks, so they are cut from one
 	// array of the stage's size (two allocations, not one per group; a
 	// 131,072-GPU stage has 8,192 ranks).
+	//
+	// The stage's ranks are walked in rank order. When pp is the outermost
+	// digit they are the n ranks from stage·n on, walked without listing
+	// them: StageRanks' list was garbage a call, and a sweep's pricer asks
+	// for every kind of every stage each run, so, with its collector
+	// seldom running, ≈ 200 fresh pages of the 1,000-point 70B sweep
+	// (docs/design.md "Speed", foot36).
 	at := func(c Coord) int { return c.TP + l.TP*(c.CP+l.CP*c.DP) }
-	ranks := l.StageRanks(stage)
-	seen := make([]bool, len(ranks))
+	n := l.TP * l.CP * l.DP
+	var ranks []int // nil: the n ranks from stage·n on
+	if l.stride[DimPP] != n {
+		ranks = l.StageRanks(stage)
+	}
+	seen := make([]bool, n)
 	size := l.GroupSize(k)
-	out = make([][]int, 0, len(ranks)/max(1, size))
-	buf := make([]int, 0, len(ranks))
-	for _, r := range ranks {
+	out = make([][]int, 0, n/max(1, size))
+	buf := make([]int, 0, n)
+	for i := range n {
+		r := stage*n + i
+		if ranks != nil {
+			r = ranks[i]
+		}
 		if seen[at(l.CoordOf(r))] {
 			continue
 		}
