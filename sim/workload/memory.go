@@ -469,7 +469,15 @@ type rankParams struct {
 // layerIDs are the rank's transformer layers: LayerIDs, or Layers
 // consecutive layers from Stage·Layers, clamped into the model.
 func (in MemoryInput) layerIDs() []int {
-	ids := make([]int, 0, max(len(in.LayerIDs), in.Layers))
+	return in.appendLayerIDs(make([]int, 0, max(len(in.LayerIDs), in.Layers)))
+}
+
+// appendLayerIDs is layerIDs appended to ids[:0] (StageMemory passes an
+// array on its stack: a sweep prices every point's stages, and a new list
+// a stage was garbage, fresh pages while its collector seldom runs;
+// docs/design.md "Speed", foot36).
+func (in MemoryInput) appendLayerIDs(ids []int) []int {
+	ids = ids[:0]
 	if in.LayerIDs != nil {
 		ids = append(ids, in.LayerIDs...)
 	} else {
@@ -599,7 +607,8 @@ func StageMemory(in MemoryInput) Memory {
 	if in.WeightBytes > 0 {
 		sb.Weights = in.WeightBytes
 	}
-	ids := in.layerIDs()
+	var idBuf [160]int // a stage's layers, unless more
+	ids := in.appendLayerIDs(idBuf[:0])
 	p := in.params(sh, ids)
 	cp := float64(max(in.Shape.CP, 1))
 	dgrp := float64(max(in.DP, 1)) * cp

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -477,6 +478,26 @@ func TestDDPBucketCopy(t *testing.T) {
 		}
 		if got.Activations != without.Activations || got.Weights != without.Weights || got.Optimizer != without.Optimizer {
 			t.Errorf("zero %d, copy %v: the bucket copy moved something besides the gradients", c.zero, c.copy)
+		}
+	}
+}
+
+// TestAppendLayerIDsEqualsLayerIDs: the layers listed into a dirty buffer
+// (StageMemory's stack array) equal layerIDs' new list, from LayerIDs or
+// from Stage·Layers, clamped, and past the buffer's room.
+func TestAppendLayerIDsEqualsLayerIDs(t *testing.T) {
+	m := llama8B()
+	for _, in := range []MemoryInput{
+		{Model: m, Layers: 4, Stage: 2},
+		{Model: m, Layers: 12, Stage: 3}, // past the model: clamped
+		{Model: m, LayerIDs: []int{7, 3, -1, 40, 5}},
+		{Model: m, Layers: 0},
+		{Model: m, LayerIDs: make([]int, 300)},
+	} {
+		buf := []int{9, 9, 9, 9, 9, 9}
+		want := in.layerIDs()
+		if got := in.appendLayerIDs(buf[:3]); !slices.Equal(got, want) {
+			t.Errorf("%v layers from stage %d, ids %v: %v, want %v", in.Layers, in.Stage, in.LayerIDs, got, want)
 		}
 	}
 }
