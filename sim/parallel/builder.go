@@ -64,7 +64,7 @@ type builder struct {
 	paramAG   []int32
 	embAG     int32
 	headAG    int32
-	barrier   []int32 // tasks the next step's first compute waits for
+	barrier   []int32 // tasks the next step's first compute waits for (emptied, not nil, when none: its storage is reused)
 	firstComp bool    // the next compute is the step's first
 
 	// FSDP: compute ends of the last two layers processed (buffer reuse).
@@ -99,6 +99,9 @@ type builder struct {
 	// depBuf is compute's scratch list of dependencies, reused so that
 	// collecting them allocates nothing.
 	depBuf []int32
+	// optOps is optimizer's scratch list of the ops it prices
+	// (Pricer.OpsTime keeps none).
+	optOps []workload.Op
 
 	// classes numbers each layer's class for layer copying (layercopy.go),
 	// -1 for a layer never copied; copying says some layer has a class.
@@ -152,7 +155,25 @@ func (b *builder) reset(s int, prog *Program, order []pipeline.Step) {
 		recomputed: b.recomputed, pairWait: b.pairWait[:0], queued: b.queued[:0], dpTasks: b.dpTasks[:0],
 		paramAG: b.paramAG, lastGrad: b.lastGrad, depBuf: b.depBuf[:0], classes: b.classes, classKeys: b.classKeys[:0], names: b.names,
 		sendTimes: b.sendTimes, nSend: b.nSend, plans: b.plans, plansByKey: b.plansByKey,
-		passMarks: b.passMarks[:0]}
+		passMarks: b.passMarks[:0], barrier: b.barrier[:0], optOps: b.optOps[:0]}
+}
+
+// restart readies the arena's builder for a new build of cfg priced by
+// pr: every field as a new builder{cfg, pr, place, names, passMarks[:0]}
+// has it, except that the scratch lists reset keeps from stage to stage
+// (and optimizer's) keep their storage, emptied or to be resized and
+// filled before any read, as reset's are within a build. Nothing of the
+// last build is read: plansByKey, made for the last configuration, is
+// emptied (its plans depend on cfg), and sendTimes are dropped (the
+// answers of another pricer). Dropping the lists instead made a build's
+// plans, layer classes, recomputed marks and the like garbage: ≈ 250 page
+// faults a 70B sweep once the workers had reserved their memory
+// (TestArenaBuilderRestartEqualsFresh).
+func (b *builder) restart(cfg *StepConfig, pr Pricer, place pipeline.Placement, names *nameCache, passMarks []passMark) {
+	*b = builder{cfg: cfg, pr: pr, place: place, names: names, passMarks: passMarks[:0],
+		recomputed: b.recomputed, pairWait: b.pairWait[:0], queued: b.queued[:0], dpTasks: b.dpTasks[:0],
+		paramAG: b.paramAG[:0], lastGrad: b.lastGrad, depBuf: b.depBuf[:0], classes: b.classes, classKeys: b.classKeys[:0],
+		plans: b.plans, plansByKey: b.plansByKey[:0], barrier: b.barrier[:0], optOps: b.optOps[:0]}
 }
 
 func (b *builder) dense() float64 { return float64(b.cfg.Layout.TP) }
@@ -1322,8 +1343,11 @@ func (b *builder) optimizer() {
 	if cfg.Zero >= 1 {
 		local = dense/dp + expert/edp
 	}
-	deps := append([]int32{b.last[StreamCompute]}, b.dpTasks...)
+	// deps in depBuf: add copies them, and nothing below that reads
+	// depBuf (compute) runs before the last add that takes them.
+	deps := append(append(b.depBuf[:0], b.last[StreamCompute]), b.dpTasks...)
 	deps = append(deps, b.last[StreamDP])
+	b.depBuf = deps
 	states := 0.0
 	if cfg.OffloadOptimizer && cfg.HostH2D > 0 && cfg.HostD2H > 0 {
 		// Megatron-Core reloads the states when the gradients are being
@@ -1334,7 +1358,8 @@ func (b *builder) optimizer() {
 			Dur: copyTime(states, cfg.HostH2D), Bytes: states, CopyEngine: true}, b.last[StreamCompute]))
 	}
 	op := optimizerOp(cfg, local)
-	ops, kernels := []workload.Op{op}, 1.0
+	b.optOps = append(b.optOps[:0], op)
+	ops, kernels := b.optOps, 1.0
 	if cfg.OptimizerTensors > 0 {
 		ops = optimizerLoopOps(cfg, local)
 		kernels = float64(len(ops))
@@ -1361,7 +1386,7 @@ func (b *builder) optimizer() {
 		b.add(&Task{Kind: KindHostCopy, Stream: StreamD2H, Name: b.names.of("optimizer_offload_d2h"), Layer: -1, Micro: -1, Chunk: -1,
 			Dur: copyTime(states, cfg.HostD2H), Bytes: states, CopyEngine: true}, opt)
 	}
-	b.barrier = []int32{opt}
+	b.barrier = append(b.barrier[:0], opt)
 	if (cfg.Zero == 1 || cfg.Zero == 2) && !cfg.Overlap.ParamGather {
 		var ag []int32
 		if dense > 0 && dp > 1 {
@@ -1523,7 +1548,7 @@ func (b *builder) startParamGather() {
 			b.headAG = b.comm(GroupDP, collectives.AllGather, b.headParams()*cfg.ParamDtype.Bytes(), "dp_param_gather", -1, -1, ch.Index, prev...)
 		}
 	}
-	b.barrier = nil
+	b.barrier = b.barrier[:0]
 }
 
 // gatherLayer returns the task layer l's compute must wait for to have its

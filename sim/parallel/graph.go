@@ -1326,7 +1326,7 @@ func BuildAfter(cfg *StepConfig, pr Pricer, from *Fork) ([]*Program, error) {
 	var b *builder
 	if cfg.Arena != nil {
 		b = &cfg.Arena.builder // a fresh builder, in the arena's storage (Arena.builder)
-		*b = builder{cfg: cfg, pr: pr, place: place, names: &cfg.Arena.names, passMarks: cfg.Arena.passMarks[:0]}
+		b.restart(cfg, pr, place, &cfg.Arena.names, cfg.Arena.passMarks)
 	} else {
 		b = &builder{cfg: cfg, pr: pr, place: place, names: new(nameCache)}
 	}
