@@ -1576,6 +1576,7 @@ type blockCache struct {
 	sums    [1 << blockSumBits]blockSum                 // block's kept totals, by blockKey
 	params  []paramsEntry                               // StepConfig.LayerParams per layer, once asked
 	ops     [numLayerKinds][3][]workload.Op             // (layerKind, forward/backward/recompute): the layer's ops, once listed
+	opsBuf  [numLayerKinds][2][]workload.Op             // the forward and backward lists' storage, kept from build to build (layerOps)
 	sel     []workload.Op                               // block, split, splitColumn's scratch: the ops priced (Pricer.OpsTime keeps none)
 	gemmSel []workload.Op                               // price's scratch: a block's GEMM ops
 }
@@ -1595,10 +1596,17 @@ func (c *blockCache) layerOps(layer, kind, pass int) []workload.Op {
 	}
 	var ops []workload.Op
 	switch i {
-	case passFwd:
-		ops = c.cfg.Model.LayerOps(layer, c.cfg.Shape, workload.Forward)
-	case passBwd:
-		ops = c.cfg.Model.LayerOps(layer, c.cfg.Shape, workload.Backward)
+	case passFwd, passBwd:
+		// In the storage of the last build's list (opsBuf): a new list a
+		// build was garbage, a fresh page of it once the sweep's workers
+		// had reserved their memory. Nothing holds the last build's list:
+		// newBlockCache dropped c.ops, and OpsTime keeps no ops.
+		p := workload.Forward
+		if i == passBwd {
+			p = workload.Backward
+		}
+		ops = c.cfg.Model.AppendLayerOps(c.opsBuf[kind][i][:0], layer, c.cfg.Shape, p)
+		c.opsBuf[kind][i] = ops
 	case passRec:
 		ops = c.cfg.Model.RecomputeOps(layer, c.cfg.Shape, c.cfg.Recompute)
 	}
@@ -1707,7 +1715,8 @@ func newBlockCache(cfg *StepConfig, pr Pricer, stage int, c *blockCache) *blockC
 	if c == nil {
 		c = new(blockCache)
 	}
-	*c = blockCache{cfg: cfg, pr: pr, stage: stage, kinds: resize(c.kinds, n), params: resize(c.params, n), pieces: c.pieces[:0], sel: c.sel[:0], gemmSel: c.gemmSel[:0]}
+	*c = blockCache{cfg: cfg, pr: pr, stage: stage, kinds: resize(c.kinds, n), params: resize(c.params, n), pieces: c.pieces[:0], sel: c.sel[:0], gemmSel: c.gemmSel[:0],
+		opsBuf: c.opsBuf}
 	for i := range c.kinds {
 		c.kinds[i] = -1
 	}
