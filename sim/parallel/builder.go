@@ -166,8 +166,8 @@ func (b *builder) reset(s int, prog *Program, order []pipeline.Step) {
 // last build is read: plansByKey, made for the last configuration, is
 // emptied (its plans depend on cfg), and sendTimes are dropped (the
 // answers of another pricer). Dropping the lists instead made a build's
-// plans, layer classes, recomputed marks and the like garbage: ≈ 250 page
-// faults a 70B sweep once the workers had reserved their memory
+// plans, layer classes, recomputed marks and the like garbage: ≈ 330 page
+// faults a 70B sweep on one worker once the workers had reserved their memory
 // (TestArenaBuilderRestartEqualsFresh).
 func (b *builder) restart(cfg *StepConfig, pr Pricer, place pipeline.Placement, names *nameCache, passMarks []passMark) {
 	*b = builder{cfg: cfg, pr: pr, place: place, names: names, passMarks: passMarks[:0],
