@@ -1,7 +1,6 @@
 package simulation_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -35,26 +34,13 @@ func TestLayerRepeatReport(t *testing.T) {
 	}
 	var b strings.Builder
 	b.WriteString("point\tvalues\tpp\tm\tkind\tsweep_played\twhole_tasks\tpasses\tlayer_tasks\tpairs\tsame\texact\truns\trun_layers\tskip\tskip_alone\tskip_min\treach\texternal\tbreak_at\tbreaks\n")
-	reuse := new(simulation.Reuse)
 	type group struct {
 		points, played int
 		rep            parallel.LayerReport
 	}
 	groups := map[string]*group{}
 	var sweepPlayed, failedTasks int
-	for i := 0; i < sw.Len(); i++ {
-		if !sw.Valid(i) {
-			continue
-		}
-		p := sw.Point(i)
-		mem, fits := p.Scenario.MemoryPerStage()
-		if !fits {
-			continue
-		}
-		r, err := simulation.Run(context.Background(), p.Scenario, simulation.Options{Reuse: reuse, FiguresOnly: true, RunID: p.RunID, Memory: mem})
-		if err != nil {
-			t.Fatalf("point %d: %v", i, err)
-		}
+	eachSimulatedPoint(t, sw, func(i int, p *sweep.Point, r *simulation.Result) {
 		sweepPlayed += r.PlayedTasks
 		x, events, err := simulation.PlayCounted(p.Scenario, 0)
 		if err != nil {
@@ -109,7 +95,7 @@ func TestLayerRepeatReport(t *testing.T) {
 		fmt.Fprintf(&b, "%d\t%s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%v\t%d\t%v\t%s\n", i, strings.Join(p.Values, ","),
 			r.Layout.PP, m, kind, r.PlayedTasks, rep.Tasks, rep.Passes, rep.LayerTasks, rep.Pairs, rep.Same, rep.Exact,
 			rep.Runs, rep.RunLayers, rep.Skip, rep.SkipAlone, rep.SkipMin, rep.Reach, rep.External, rep.BreakAt, breaks(rep.Breaks))
-	}
+	})
 	var keys []string
 	for k := range groups {
 		keys = append(keys, k)

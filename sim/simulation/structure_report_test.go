@@ -1,7 +1,6 @@
 package simulation_test
 
 import (
-	"context"
 	"encoding/binary"
 	"fmt"
 	"hash"
@@ -243,7 +242,6 @@ func TestBuildStructureReport(t *testing.T) {
 	}
 	var b strings.Builder
 	b.WriteString("point\tvalues\tpp\tm\tplayed_m\tsteady_plays\tfailed_tasks\tstages\ttasks\tcore\tfull\tfirst_core\tfirst_full\tprog_repeats_full\tprog_repeat_tasks_full\tbuild_s\n")
-	reuse := new(simulation.Reuse)
 	// SIMTRAIN_STRUCTURE_TIME=n also times each point's last build (the
 	// least of n builds after a first, in a Reuse of its own), for the
 	// share of the build's time the repeating points take.
@@ -266,19 +264,7 @@ func TestBuildStructureReport(t *testing.T) {
 	// an empty field.
 	var issued, queueWaits, selfWaits, hostWaits, copySegs, copied int
 	var classes, maxClasses int
-	for i := 0; i < sw.Len(); i++ {
-		if !sw.Valid(i) {
-			continue
-		}
-		p := sw.Point(i)
-		mem, fits := p.Scenario.MemoryPerStage()
-		if !fits {
-			continue
-		}
-		r, err := simulation.Run(context.Background(), p.Scenario, simulation.Options{Reuse: reuse, FiguresOnly: true, RunID: p.RunID, Memory: mem})
-		if err != nil {
-			t.Fatalf("point %d: %v", i, err)
-		}
+	eachSimulatedPoint(t, sw, func(i int, p *sweep.Point, r *simulation.Result) {
 		points++
 		if r.FailedTasks > 0 {
 			failedPoints++
@@ -371,7 +357,7 @@ func TestBuildStructureReport(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%016x\t%016x\t%d\t%d\t%d\t%d\t%.6f\n", i, strings.Join(p.Values, ","), r.Layout.PP, m, m-r.Replicated,
 			r.SteadyPlays, r.FailedTasks, len(ps), n, core, full, fc, ff, pRep, pRepTasks, secs)
-	}
+	})
 	// Per group of two or more points: which hashes differ among them.
 	var multi, multiPoints int
 	differ := make([]int, len(priceNames)+1) // prices, then copies

@@ -1,0 +1,35 @@
+package simulation_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/simulation"
+	"github.com/simtrain/simtrain/sim/sweep"
+)
+
+// eachSimulatedPoint runs every point of sw that `simtrain sweep` would
+// simulate (valid, fitting in memory) the way the sweep runs it: in index
+// order, FiguresOnly, one Reuse for all, with the point's run id and memory
+// estimate. It calls fn with each point's index, the point and its result,
+// and fails t on a run's error. The report tests measure what the sweep
+// plays through it.
+func eachSimulatedPoint(t *testing.T, sw *sweep.Sweep, fn func(i int, p *sweep.Point, r *simulation.Result)) {
+	t.Helper()
+	reuse := new(simulation.Reuse)
+	for i := 0; i < sw.Len(); i++ {
+		if !sw.Valid(i) {
+			continue
+		}
+		p := sw.Point(i)
+		mem, fits := p.Scenario.MemoryPerStage()
+		if !fits {
+			continue
+		}
+		r, err := simulation.Run(context.Background(), p.Scenario, simulation.Options{Reuse: reuse, FiguresOnly: true, RunID: p.RunID, Memory: mem})
+		if err != nil {
+			t.Fatalf("point %d: %v", i, err)
+		}
+		fn(i, p, r)
+	}
+}
