@@ -31,30 +31,7 @@ func TestArenaReuse(t *testing.T) {
 	for _, c := range cases {
 		l, cfg := stepConfig(t, c.tp, c.dp, c.pp, c.m, c.sched)
 		cfg.Overlap.TPComm = c.tpOverlap
-		fresh := *cfg
-		want, err := Build(&fresh, pr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Arena = arena
-		got, err := Build(cfg, pr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got) != len(want) {
-			t.Fatalf("%+v: %d programs in the arena, %d without", c, len(got), len(want))
-		}
-		for s := range want {
-			g, w := got[s], want[s]
-			if g.Stage != w.Stage || !slices.Equal(g.Tasks, w.Tasks) {
-				t.Fatalf("%+v stage %d: tasks differ (%d in the arena, %d without)", c, s, len(g.Tasks), len(w.Tasks))
-			}
-			for i := range w.Tasks {
-				if !slices.Equal(g.Deps(i), w.Deps(i)) || !slices.Equal(g.Succ(i), w.Succ(i)) {
-					t.Fatalf("%+v stage %d task %d: deps %v succ %v, without the arena %v %v", c, s, i, g.Deps(i), g.Succ(i), w.Deps(i), w.Succ(i))
-				}
-			}
-		}
+		got, want := buildInArenaAndFresh(t, fmt.Sprintf("%+v", c), cfg, pr, arena)
 		xw := playStep(t, l, want, Interference{}, nil)
 		xg := playStep(t, l, got, Interference{}, nil)
 		for i := 0; i < xw.Instances(); i++ {
@@ -143,4 +120,38 @@ func TestLinkP2PTableEqualsMap(t *testing.T) {
 			}
 		}
 	}
+}
+
+// buildInArenaAndFresh builds cfg priced by pr twice, without an arena and
+// then in arena (cfg.Arena is left set), fails t (label names the case)
+// unless the two builds have the same programs: stages, tasks, and every
+// task's dependencies and successors. It returns both builds.
+func buildInArenaAndFresh(t *testing.T, label string, cfg *StepConfig, pr Pricer, arena *Arena) (got, want []*Program) {
+	t.Helper()
+	fresh := *cfg
+	fresh.Arena = nil
+	want, err := Build(&fresh, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Arena = arena
+	got, err = Build(cfg, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d programs in the arena, %d without", label, len(got), len(want))
+	}
+	for s := range want {
+		g, w := got[s], want[s]
+		if g.Stage != w.Stage || !slices.Equal(g.Tasks, w.Tasks) {
+			t.Fatalf("%s stage %d: tasks differ (%d in the arena, %d without)", label, s, len(g.Tasks), len(w.Tasks))
+		}
+		for i := range w.Tasks {
+			if !slices.Equal(g.Deps(i), w.Deps(i)) || !slices.Equal(g.Succ(i), w.Succ(i)) {
+				t.Fatalf("%s stage %d task %d: deps %v succ %v, without the arena %v %v", label, s, i, g.Deps(i), g.Succ(i), w.Deps(i), w.Succ(i))
+			}
+		}
+	}
+	return got, want
 }

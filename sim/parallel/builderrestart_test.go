@@ -2,7 +2,6 @@ package parallel
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/engine"
@@ -51,30 +50,7 @@ func TestArenaBuilderRestartEqualsFresh(t *testing.T) {
 				cfg.OffloadOptimizer, cfg.HostH2D, cfg.HostD2H = true, 20e9, 20e9
 			}
 			cfg.Steps = max(c.steps, 1)
-			fresh := *cfg
-			want, err := Build(&fresh, pr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.Arena = arena
-			got, err := Build(cfg, pr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got) != len(want) {
-				t.Fatalf("%s: %d programs in the arena, %d without", name, len(got), len(want))
-			}
-			for s := range want {
-				g, w := got[s], want[s]
-				if !slices.Equal(g.Tasks, w.Tasks) {
-					t.Fatalf("%s stage %d: tasks differ (%d in the arena, %d without)", name, s, len(g.Tasks), len(w.Tasks))
-				}
-				for k := range w.Tasks {
-					if !slices.Equal(g.Deps(k), w.Deps(k)) {
-						t.Fatalf("%s stage %d task %d: deps %v, without the arena %v", name, s, k, g.Deps(k), w.Deps(k))
-					}
-				}
-			}
+			buildInArenaAndFresh(t, name, cfg, pr, arena)
 		}
 	}
 }
