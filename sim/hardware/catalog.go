@@ -337,18 +337,37 @@ func LookupGPU(name string) (GPU, error) {
 
 // LookupNIC returns a catalog NIC, resolved; the error lists valid names.
 func LookupNIC(name string) (NIC, error) {
-	c := mustLoad()
-	e, ok := c.nics[name]
-	if !ok {
-		return NIC{}, fmt.Errorf("unknown NIC %q (valid: %s)", name, strings.Join(c.nicNames, ", "))
-	}
-	n, err := e.res()
+	n, err := sharedNIC(name)
 	if err != nil {
 		return NIC{}, err
 	}
 	n.Sources = slices.Clone(n.Sources)
 	n.Comm.Sources = slices.Clone(n.Comm.Sources)
 	return n, nil
+}
+
+// NICGbps is LookupNIC(name).Gbps, error included, without LookupNIC's
+// copies of the record's source lists: resolving a scenario reads the
+// line rate only, once per sweep point (the copies and a whole NIC kept
+// in each of a sweep's retained plans were ≈ 140 page faults of the
+// 1,000-point 70B sweep; docs/design.md "Speed", foot37).
+func NICGbps(name string) (float64, error) {
+	n, err := sharedNIC(name)
+	if err != nil {
+		return 0, err
+	}
+	return n.Gbps, nil
+}
+
+// sharedNIC is the catalog's resolved NIC: its slices are the catalog's,
+// not to be modified or handed out.
+func sharedNIC(name string) (NIC, error) {
+	c := mustLoad()
+	e, ok := c.nics[name]
+	if !ok {
+		return NIC{}, fmt.Errorf("unknown NIC %q (valid: %s)", name, strings.Join(c.nicNames, ", "))
+	}
+	return e.res()
 }
 
 // GPUNames lists the catalog's GPUs in sorted order (a fresh slice).

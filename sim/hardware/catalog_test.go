@@ -269,3 +269,27 @@ func TestCatalogConcurrentLookups(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestNICGbpsEqualsLookupNIC holds NICGbps to LookupNIC's line rate and
+// error for every catalog NIC and an unknown name, and checks that
+// LookupNIC still hands out copies of the source lists NICGbps shares.
+func TestNICGbpsEqualsLookupNIC(t *testing.T) {
+	for _, name := range append(NICNames(), "ib-edr-100", "") {
+		n, nerr := LookupNIC(name)
+		g, gerr := NICGbps(name)
+		if fmt.Sprint(nerr) != fmt.Sprint(gerr) || g != n.Gbps {
+			t.Errorf("NICGbps(%q) = %g, %v; LookupNIC: %g, %v", name, g, gerr, n.Gbps, nerr)
+		}
+		if nerr == nil && g <= 0 {
+			t.Errorf("NICGbps(%q) = %g", name, g)
+		}
+	}
+	a, _ := LookupNIC("ib-ndr-400")
+	if len(a.Sources) == 0 {
+		t.Fatal("ib-ndr-400 has no sources")
+	}
+	a.Sources[0] = "changed"
+	if b, _ := LookupNIC("ib-ndr-400"); b.Sources[0] == "changed" {
+		t.Error("LookupNIC's Sources is the catalog's, not a copy")
+	}
+}

@@ -337,7 +337,7 @@ var Knobs = []*Knob{
 	{Path: "cluster.intra_node", Column: "intra_node", Default: "the GPU's usual", Choices: topology.IntraNodeNames, Derive: func(s *Plan) any { return s.r.gpu.DefaultIntraNode }},
 	{Path: "cluster.network.kind", Column: "network", Const: "rail-optimized", Choices: topology.NetworkNames},
 	{Path: "cluster.network.nic", Column: "nic", Const: "ib-ndr-400", Choices: hardware.NICNames},
-	{Path: "cluster.network.nic_gbps", Column: "nic_gbps", Default: "catalog", ZeroIsUnset: true, Derive: func(s *Plan) any { return s.r.nic.Gbps }},
+	{Path: "cluster.network.nic_gbps", Column: "nic_gbps", Default: "catalog", ZeroIsUnset: true, Derive: func(s *Plan) any { return s.r.nicGbps }},
 	{Path: "cluster.network.nics_per_node", Column: "nics_per_node", Default: "`gpus_per_node`", Derive: func(s *Plan) any { return s.Cluster.GPUsPerNode }},
 	{Path: "cluster.network.oversubscription", Column: "oversubscription", Const: 1.0},
 	{Path: "cluster.network.pod_gpus", Column: "pod_gpus", Default: "0"},

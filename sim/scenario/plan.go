@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/hardware"
@@ -51,7 +52,7 @@ type fieldSet map[string]bool
 type resolved struct {
 	model        workload.Model
 	gpu          *hardware.GPU // shared with other plans: read-only
-	nic          hardware.NIC
+	nicGbps      float64       // cluster.network.nic's catalog line rate (the NIC record is not kept: hardware.NICGbps)
 	precision    workload.Dtype
 	master, grad workload.Dtype
 	states       workload.Dtype // training.optimizer_state_dtype (default master)
@@ -610,26 +611,14 @@ func (s *Plan) MemoryPerStage() ([]StageMemory, bool) {
 	p := s.Parallel
 	all := true
 	out := make([]StageMemory, 0, p.PP)
-	ids := stageLayerIDs(s.r.chunks[:p.PP])
+	buf := stageIDBufs.Get().(*[]int)
+	defer stageIDBufs.Put(buf)
 	for st := 0; st < p.PP; st++ {
-		layers := 0
-		emb, head := false, false
-		for _, ch := range s.r.chunks[st] {
-			layers += ch.Layers
-			emb = emb || ch.Embedding
-			head = head || ch.Head
+		ids := appendStageLayerIDs(*buf, s.r.chunks[st])
+		if ids != nil {
+			*buf = ids[:0] // its storage, grown, for the next stage and call
 		}
-		mem := workload.StageMemory(workload.MemoryInput{
-			Model: s.r.model, Shape: s.Shape(), Layers: layers, LayerIDs: ids[st], HasEmbedding: emb, HasHead: head,
-			PP: p.PP, DP: p.DP, VirtualStages: p.VirtualStages, Stage: st, Schedule: s.r.schedule,
-			Microbatches: s.r.microbatches, Zero: p.Zero, Optimizer: s.Training.Optimizer,
-			MasterDtype: s.r.master, GradDtype: s.r.grad, StateDtype: s.r.states, Recompute: s.r.recompute,
-			RecomputeEvery: s.Training.RecomputeEvery, OffloadOptimizer: s.Training.OffloadOptimizer,
-			WeightBytes: s.fp8WeightBytes(), ShardIsMaster: p.Zero3Impl == "fsdp", GradSyncLast: p.Zero3GradSync == "last",
-			GradBucketCopy:      s.ddpGradCopy(),
-			ReplicatedEmbedding: p.TPEmbedding == "replicated",
-			CapacityBytes:       s.StageCapacityBytes(st),
-		})
+		mem := workload.StageMemory(s.stageMemoryInput(st, ids))
 		fits := mem.Total <= s.StageCapacityBytes(st)
 		all = all && fits
 		out = append(out, StageMemory{Stage: st, Memory: mem, Fits: fits})
@@ -637,33 +626,55 @@ func (s *Plan) MemoryPerStage() ([]StageMemory, bool) {
 	return out, all
 }
 
-// stageLayerIDs lists each stage's transformer layers, its chunks' in
-// order (FirstLayer on), nil for a stage without layers. The lists are
-// carved from one array sized for all stages, each capped at its own end
-// so that an append to one cannot reach the next (garb35: grown from nil
-// per stage they were ≈ 1.3 MB of the 1,000-point 70B sweep's per-point
-// garbage).
-func stageLayerIDs(chunks [][]parallel.Chunk) [][]int {
-	total := 0
-	for _, stage := range chunks {
-		for _, ch := range stage {
-			total += max(ch.Layers, 0)
+// stageMemoryInput is StageMemory's input for stage st, whose transformer
+// layers are ids (appendStageLayerIDs).
+func (s *Plan) stageMemoryInput(st int, ids []int) workload.MemoryInput {
+	p := s.Parallel
+	layers := 0
+	emb, head := false, false
+	for _, ch := range s.r.chunks[st] {
+		layers += ch.Layers
+		emb = emb || ch.Embedding
+		head = head || ch.Head
+	}
+	return workload.MemoryInput{
+		Model: s.r.model, Shape: s.Shape(), Layers: layers, LayerIDs: ids, HasEmbedding: emb, HasHead: head,
+		PP: p.PP, DP: p.DP, VirtualStages: p.VirtualStages, Stage: st, Schedule: s.r.schedule,
+		Microbatches: s.r.microbatches, Zero: p.Zero, Optimizer: s.Training.Optimizer,
+		MasterDtype: s.r.master, GradDtype: s.r.grad, StateDtype: s.r.states, Recompute: s.r.recompute,
+		RecomputeEvery: s.Training.RecomputeEvery, OffloadOptimizer: s.Training.OffloadOptimizer,
+		WeightBytes: s.fp8WeightBytes(), ShardIsMaster: p.Zero3Impl == "fsdp", GradSyncLast: p.Zero3GradSync == "last",
+		GradBucketCopy:      s.ddpGradCopy(),
+		ReplicatedEmbedding: p.TPEmbedding == "replicated",
+		CapacityBytes:       s.StageCapacityBytes(st),
+	}
+}
+
+// stageIDBufs keeps MemoryPerStage's list of a stage's layer ids between
+// calls. A list per call (an array for all stages, stageLayerIDs before)
+// was garbage each point, ≈ 135 fresh pages of the 1,000-point 70B sweep
+// once its workers had reserved their memory and the collector stopped
+// running (docs/design.md "Speed", foot37). A pooled list, not an array on
+// the stack: StageMemory's input leaks (its optimizer name reaches an
+// error), so such an array would be moved to the heap. StageMemory only
+// reads the ids (copying them), so the list is free again on its return.
+var stageIDBufs = sync.Pool{New: func() any { return new([]int) }}
+
+// appendStageLayerIDs appends a stage's transformer layers to dst[:0], its
+// chunks' in order (FirstLayer on), and returns the list, or nil for a
+// stage without layers (StageMemory reads nil as Layers from
+// Stage·Layers: none).
+func appendStageLayerIDs(dst []int, stage []parallel.Chunk) []int {
+	dst = dst[:0]
+	for _, ch := range stage {
+		for l := ch.FirstLayer; l < ch.FirstLayer+ch.Layers; l++ {
+			dst = append(dst, l)
 		}
 	}
-	all := make([]int, 0, total)
-	out := make([][]int, len(chunks))
-	for st, stage := range chunks {
-		start := len(all)
-		for _, ch := range stage {
-			for l := ch.FirstLayer; l < ch.FirstLayer+ch.Layers; l++ {
-				all = append(all, l)
-			}
-		}
-		if end := len(all); end > start {
-			out[st] = all[start:end:end]
-		}
+	if len(dst) == 0 {
+		return nil
 	}
-	return out
+	return dst
 }
 
 // fp8WeightBytes is the bytes per kept parameter under

@@ -592,7 +592,7 @@ func (s *Plan) resolveCluster(set fieldSet) error {
 		return err
 	}
 	s.fill(knobClusterNetworkNic)
-	if s.r.nic, err = hardware.LookupNIC(n.NIC); err != nil {
+	if s.r.nicGbps, err = hardware.NICGbps(n.NIC); err != nil {
 		return fmt.Errorf("cluster.network.nic: %w", err)
 	}
 	if n.NICGbps < 0 {

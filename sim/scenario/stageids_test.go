@@ -5,13 +5,15 @@ import (
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/parallel"
+	"github.com/simtrain/simtrain/sim/workload"
 )
 
-// TestStageLayerIDsEqualsPerStageLists: the ids carved from one array
-// equal the lists grown per stage (the way before), a stage without
-// layers gets nil (StageMemory reads nil as "Layers from Stage·Layers"),
-// and each list ends at its own capacity, so no append reaches the next.
-func TestStageLayerIDsEqualsPerStageLists(t *testing.T) {
+// TestAppendStageLayerIDsEqualsPerStageLists: a stage's ids listed into a
+// dirty buffer (as MemoryPerStage's pooled one is) equal the list grown
+// from nil (the way before the buffer), a stage without layers gets nil
+// (StageMemory reads nil as "Layers from Stage·Layers"), and the list is
+// in the buffer's storage when it has the room.
+func TestAppendStageLayerIDsEqualsPerStageLists(t *testing.T) {
 	ch := func(first, n int) parallel.Chunk { return parallel.Chunk{FirstLayer: first, Layers: n} }
 	cases := [][][]parallel.Chunk{
 		{{ch(0, 32)}},
@@ -21,23 +23,73 @@ func TestStageLayerIDsEqualsPerStageLists(t *testing.T) {
 		{{}, {}},
 	}
 	for _, chunks := range cases {
-		want := make([][]int, len(chunks))
-		for st, stage := range chunks {
-			var ids []int
-			for _, c := range stage {
+		for _, room := range []int{0, 3, 64} {
+			for st, stage := range chunks {
+				var want []int
+				for _, c := range stage {
+					for l := c.FirstLayer; l < c.FirstLayer+c.Layers; l++ {
+						want = append(want, l)
+					}
+				}
+				dirty := make([]int, room)
+				for i := range dirty {
+					dirty[i] = 999
+				}
+				got := appendStageLayerIDs(dirty, stage)
+				if !reflect.DeepEqual(got, want) || (got == nil) != (want == nil) {
+					t.Fatalf("%v stage %d, room %d: got %v, want %v", chunks, st, room, got, want)
+				}
+				if len(want) > 0 && len(want) <= room && &got[0] != &dirty[0] {
+					t.Fatalf("%v stage %d, room %d: not in the buffer's storage", chunks, st, room)
+				}
+			}
+		}
+	}
+}
+
+// TestMemoryPerStageRepeatable: MemoryPerStage with its pooled id list
+// gives each plan the same stages whatever plans ran before it (pp 1 to
+// 16, virtual stages, uneven first and last stages), equal to the stages
+// StageMemory prices from each stage's ids listed afresh.
+func TestMemoryPerStageRepeatable(t *testing.T) {
+	files := []string{"llama3-405b-16k-h100.yaml", "quickstart.yaml", "llama3-70b-1024-h100-3d.yaml",
+		"deepseek-v3-256-gb200.yaml", "gpt3-175b-a100.yaml", "llama3-70b-h100-h200-pp.yaml"}
+	var plans []*Plan
+	var first [][]StageMemory
+	for _, f := range files {
+		s, err := Load("../../scenarios/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mem, _ := s.MemoryPerStage()
+		plans, first = append(plans, s), append(first, mem)
+	}
+	for round := 0; round < 2; round++ {
+		for k := range plans {
+			i := k
+			if round == 1 {
+				i = len(plans) - 1 - k
+			}
+			mem, _ := plans[i].MemoryPerStage()
+			if !reflect.DeepEqual(mem, first[i]) {
+				t.Fatalf("%s, round %d: %+v, first %+v", files[i], round, mem, first[i])
+			}
+		}
+	}
+	for i, s := range plans {
+		if len(first[i]) != s.Parallel.PP {
+			t.Fatalf("%s: %d stages for pp %d", files[i], len(first[i]), s.Parallel.PP)
+		}
+		for st, m := range first[i] {
+			var ids []int // grown from nil, per stage
+			for _, c := range s.r.chunks[st] {
 				for l := c.FirstLayer; l < c.FirstLayer+c.Layers; l++ {
 					ids = append(ids, l)
 				}
 			}
-			want[st] = ids
-		}
-		got := stageLayerIDs(chunks)
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%v: got %v, want %v", chunks, got, want)
-		}
-		for st, ids := range got {
-			if (ids == nil) != (want[st] == nil) || cap(ids) != len(ids) {
-				t.Fatalf("%v stage %d: nil %v (want %v), len %d cap %d", chunks, st, ids == nil, want[st] == nil, len(ids), cap(ids))
+			want := workload.StageMemory(s.stageMemoryInput(st, ids))
+			if m.Stage != st || m.Memory != want || m.Fits != (want.Total <= s.StageCapacityBytes(st)) {
+				t.Fatalf("%s stage %d: %+v, want %+v", files[i], st, m, want)
 			}
 		}
 	}
