@@ -1576,7 +1576,8 @@ type blockCache struct {
 	sums    [1 << blockSumBits]blockSum                 // block's kept totals, by blockKey
 	params  []paramsEntry                               // StepConfig.LayerParams per layer, once asked
 	ops     [numLayerKinds][3][]workload.Op             // (layerKind, forward/backward/recompute): the layer's ops, once listed
-	opsBuf  [numLayerKinds][2][]workload.Op             // the forward and backward lists' storage, kept from build to build (layerOps)
+	opsBuf  [numLayerKinds][3][]workload.Op             // the forward, backward and recompute lists' storage, kept from build to build (layerOps)
+	extOps  []workload.Op                               // embHead's scratch, kept from build to build: the ops priced (Pricer.OpsTime keeps none)
 	sel     []workload.Op                               // block, split, splitColumn's scratch: the ops priced (Pricer.OpsTime keeps none)
 	gemmSel []workload.Op                               // price's scratch: a block's GEMM ops
 }
@@ -1597,10 +1598,11 @@ func (c *blockCache) layerOps(layer, kind, pass int) []workload.Op {
 	var ops []workload.Op
 	switch i {
 	case passFwd, passBwd:
-		// In the storage of the last build's list (opsBuf): a new list a
-		// build was garbage, a fresh page of it once the sweep's workers
-		// had reserved their memory. Nothing holds the last build's list:
-		// newBlockCache dropped c.ops, and OpsTime keeps no ops.
+		// In the storage of the last build's list (opsBuf; the
+		// recomputation's too): a new list a build was garbage, a fresh
+		// page of it once the sweep's workers had reserved their memory.
+		// Nothing holds the last build's list: newBlockCache dropped c.ops,
+		// and OpsTime keeps no ops.
 		p := workload.Forward
 		if i == passBwd {
 			p = workload.Backward
@@ -1608,7 +1610,8 @@ func (c *blockCache) layerOps(layer, kind, pass int) []workload.Op {
 		ops = c.cfg.Model.AppendLayerOps(c.opsBuf[kind][i][:0], layer, c.cfg.Shape, p)
 		c.opsBuf[kind][i] = ops
 	case passRec:
-		ops = c.cfg.Model.RecomputeOps(layer, c.cfg.Shape, c.cfg.Recompute)
+		ops = c.cfg.Model.AppendRecomputeOps(c.opsBuf[kind][i][:0], layer, c.cfg.Shape, c.cfg.Recompute)
+		c.opsBuf[kind][i] = ops
 	}
 	if ops == nil {
 		ops = []workload.Op{}
@@ -1716,7 +1719,7 @@ func newBlockCache(cfg *StepConfig, pr Pricer, stage int, c *blockCache) *blockC
 		c = new(blockCache)
 	}
 	*c = blockCache{cfg: cfg, pr: pr, stage: stage, kinds: resize(c.kinds, n), params: resize(c.params, n), pieces: c.pieces[:0], sel: c.sel[:0], gemmSel: c.gemmSel[:0],
-		opsBuf: c.opsBuf}
+		opsBuf: c.opsBuf, extOps: c.extOps[:0]}
 	for i := range c.kinds {
 		c.kinds[i] = -1
 	}
@@ -1985,12 +1988,12 @@ func (c *blockCache) embHead(head bool, pass int) blockCost {
 	if pass == passBwd {
 		p = workload.Backward
 	}
-	var ops []workload.Op
+	// Listed in the last list's storage (extOps), priced and dropped.
 	if head {
-		ops = c.cfg.Model.HeadOps(c.cfg.Shape, p)
+		c.extOps = c.cfg.Model.AppendHeadOps(c.extOps[:0], c.cfg.Shape, p)
 	} else {
-		ops = c.cfg.Model.EmbeddingOps(c.cfg.Shape, p)
+		c.extOps = c.cfg.Model.AppendEmbeddingOps(c.extOps[:0], c.cfg.Shape, p)
 	}
-	e.blockCost, e.ok = c.price(ops), true
+	e.blockCost, e.ok = c.price(c.extOps), true
 	return e.blockCost
 }

@@ -699,15 +699,45 @@ func (m Model) RecomputeOps(layer int, s Shape, r Recompute) []Op {
 	}
 	b := m.forward(layer, s)
 	defer b.release()
+	redo, ok := b.recomputed(s, r)
+	if !ok {
+		return nil
+	}
+	return fwdList(redo)
+}
+
+// AppendRecomputeOps appends RecomputeOps(layer, s, r) to dst and returns
+// the extended list (dst when there are none): the same ops, in dst's
+// storage when it has the room, as AppendLayerOps lists a layer's
+// (parallel's blockCache lists them for every build; a new list each was
+// garbage, fresh pages once a sweep's workers had reserved their memory:
+// docs/design.md "Speed", foot37).
+func (m Model) AppendRecomputeOps(dst []Op, layer int, s Shape, r Recompute) []Op {
+	if layer < 0 || layer >= m.StackLayers() || r == RecomputeNone {
+		return dst
+	}
+	b := m.forward(layer, s)
+	defer b.release()
+	redo, ok := b.recomputed(s, r)
+	if !ok {
+		return dst
+	}
+	return appendFwdList(dst, redo)
+}
+
+// recomputed is the forward list of RecomputeOps from b, a layer's
+// forward; ok is false when RecomputeOps is nil (selective recompute with
+// nothing to redo).
+func (b *builder) recomputed(s Shape, r Recompute) (redo []fwdOp, ok bool) {
+	m := b.m
 	switch r {
 	case RecomputeFull:
-		return fwdList(b.ops)
+		return b.ops, true
 	case RecomputeSelectiveOp:
-		return fwdList(b.selectiveOp())
+		return b.selectiveOp(), true
 	case RecomputeSaveDots:
-		return fwdList(b.saveDots())
+		return b.saveDots(), true
 	}
-	var redo []fwdOp
 	for _, f := range b.ops {
 		switch {
 		case f.op.Block == BlockAttnCore:
@@ -728,10 +758,7 @@ func (m Model) RecomputeOps(layer int, s Shape, r Recompute) []Op {
 			}
 		}
 	}
-	if len(redo) == 0 {
-		return nil
-	}
-	return fwdList(redo)
+	return redo, len(redo) > 0
 }
 
 // isOp reports whether an op named name belongs to the module kernel base:
@@ -879,14 +906,40 @@ func (b *builder) lookup(name string, blk Block) {
 // vocabulary-parallel lookup (builder.lookup), the learned position rows
 // when the model has them, and dropout.
 func (m Model) EmbeddingOps(s Shape, p Pass) []Op {
-	b := pooledBuilder(newSplit(m, s))
+	b := m.embedding(s)
 	defer b.release()
+	return b.list(nil, p)
+}
+
+// AppendEmbeddingOps appends EmbeddingOps(s, p) to dst and returns the
+// extended list: the same ops, in dst's storage when it has the room
+// (AppendHeadOps says why).
+func (m Model) AppendEmbeddingOps(dst []Op, s Shape, p Pass) []Op {
+	b := m.embedding(s)
+	defer b.release()
+	return b.list(dst, p)
+}
+
+// embedding is a pooled builder with the embedding's forward ops.
+func (m Model) embedding(s Shape) *builder {
+	b := pooledBuilder(newSplit(m, s))
 	b.lookup("embedding", BlockEmbedding)
 	b.dropout("embedding_dropout", BlockEmbedding, b.tokSP*float64(m.Hidden))
-	if p == Forward {
+	return b
+}
+
+// list is b's ops for pass p: appended to dst, or in a list of their own
+// (fwdList, bwdList) when dst is nil.
+func (b *builder) list(dst []Op, p Pass) []Op {
+	switch {
+	case dst == nil && p == Forward:
 		return fwdList(b.ops)
+	case dst == nil:
+		return bwdList(b.ops, b.gin, b.act)
+	case p == Forward:
+		return appendFwdList(dst, b.ops)
 	}
-	return bwdList(b.ops, b.gin, b.act)
+	return appendBwdList(dst, b.ops, b.gin, b.act)
 }
 
 // HeadOps price the output layer on the last pipeline rank: the final norm,
@@ -927,8 +980,28 @@ func (m Model) EmbeddingOps(s Shape, p Pass) []Op {
 // main one (Megatron-Core's GPTModel postprocess: one output_layer call
 // and loss per depth); those ops are named mtp<k>_….
 func (m Model) HeadOps(s Shape, p Pass) []Op {
-	b := pooledBuilder(newSplit(m, s))
+	b := m.heads(s)
 	defer b.release()
+	return b.list(nil, p)
+}
+
+// AppendHeadOps appends HeadOps(s, p) to dst and returns the extended
+// list: the same ops, in dst's storage when it has the room. Parallel's
+// blockCache prices the head and embedding once per build and keeps no
+// list: a new one each build was garbage, a fresh page once a sweep's
+// workers had reserved their memory (with AppendEmbeddingOps and
+// AppendRecomputeOps ≈ 225 page faults of the 1,000-point 70B sweep;
+// docs/design.md "Speed", foot37).
+func (m Model) AppendHeadOps(dst []Op, s Shape, p Pass) []Op {
+	b := m.heads(s)
+	defer b.release()
+	return b.list(dst, p)
+}
+
+// heads is a pooled builder with the output layers' forward ops (the
+// main one's, then each multi-token-prediction module's).
+func (m Model) heads(s Shape) *builder {
+	b := pooledBuilder(newSplit(m, s))
 	for k := 0; k <= max(m.MTPLayers, 0); k++ {
 		prefix := ""
 		if k > 0 {
@@ -936,10 +1009,7 @@ func (m Model) HeadOps(s Shape, p Pass) []Op {
 		}
 		b.head(prefix, s.CrossEntropy)
 	}
-	if p == Forward {
-		return fwdList(b.ops)
-	}
-	return bwdList(b.ops, b.gin, b.act)
+	return b
 }
 
 // head adds one output layer: the final norm, the vocabulary-parallel LM
