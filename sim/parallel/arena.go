@@ -294,6 +294,11 @@ type instanceBuffers struct {
 	need   []int32
 	hot    []hotTask // Arena.hotBuffer (exec.go)
 	events []int32   // Executor.CountEvents' counters (Arena.eventBuffers, reuse.go)
+	// the executor itself, its instances and their handlers
+	// (Arena.symExecutor, exec.go)
+	exec Executor
+	inst []instance
+	ends []symEnds
 }
 
 // program returns stage s's program, emptied, its task and dependency

@@ -242,16 +242,28 @@ func (h *hotTask) smSized() bool { return h.flags&hotSMSized != 0 }
 // NewSymmetric prepares a symmetric (one rank per stage) execution. It
 // registers one handler per program on eng for the instance's task ends
 // (symEnds), then the host thread's (hostIssuer).
+//
+// With programs built in one Arena, the Executor, its instances and their
+// handlers are the arena's, set afresh (symExecutor): valid until the next
+// NewSymmetric over that arena's programs, as the task state already was
+// (symBuffers).
 func NewSymmetric(eng *engine.Engine, l *Layout, progs []*Program) *Executor {
-	x := &Executor{eng: eng, layout: l, progs: progs, symmetric: true}
+	pooled := len(progs) > 0 && progs[0].arena != nil
+	for _, p := range progs {
+		pooled = pooled && p.arena == progs[0].arena
+	}
+	var x *Executor
+	if pooled {
+		x = progs[0].arena.symExecutor(len(progs))
+	} else {
+		x = &Executor{inst: make([]instance, len(progs)), ends: make([]symEnds, len(progs))}
+	}
+	x.eng, x.layout, x.progs, x.symmetric = eng, l, progs, true
 	if len(progs) > 0 && progs[0].arena != nil {
 		x.scratch = &progs[0].arena.scratch
 	}
-	x.inst = make([]instance, len(progs))
-	pooled := len(progs) > 0 && progs[0].arena != nil
 	for s, p := range progs {
 		x.inst[s] = instance{rank: int32(l.RankOf(Coord{PP: s})), stage: int32(s), prog: p, cur: -1, hostWait: -1}
-		pooled = pooled && p.arena == progs[0].arena
 	}
 	if pooled {
 		progs[0].arena.symBuffers(x.inst) // reuse.go
@@ -276,7 +288,6 @@ func NewSymmetric(eng *engine.Engine, l *Layout, progs []*Program) *Executor {
 			checkHot(p)
 		}
 	}
-	x.ends = make([]symEnds, len(x.inst))
 	for i := range x.inst {
 		x.ends[i] = symEnds{x: x, in: &x.inst[i], i: i}
 		x.inst[i].h = eng.Register(&x.ends[i])
@@ -288,6 +299,22 @@ func NewSymmetric(eng *engine.Engine, l *Layout, progs []*Program) *Executor {
 	}
 	x.hh = eng.Register((*hostIssuer)(x))
 	return x
+}
+
+// symExecutor returns the arena's symmetric Executor, zeroed, with n
+// instances and n handlers (their elements to be set whole). An Executor
+// made per play was ≈ 1 KB of garbage a play with its instances and
+// handlers, fresh pages once a sweep's workers had reserved their memory
+// and the collector stopped running (≈ 250 page faults of the 1,000-point
+// 70B sweep; docs/design.md "Speed", foot37). Nothing reads an executor
+// after the next play over the arena's programs: those programs, and its
+// task state (symBuffers), are rebuilt by then.
+func (a *Arena) symExecutor(n int) *Executor {
+	b := &a.sym
+	inst, ends := resize(b.inst, n), resize(b.ends, n)
+	b.inst, b.ends = inst, ends
+	b.exec = Executor{inst: inst, ends: ends}
+	return &b.exec
 }
 
 // NewFull prepares an execution of every rank, with collectives played by r.
