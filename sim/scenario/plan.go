@@ -613,12 +613,14 @@ func (s *Plan) MemoryPerStage() ([]StageMemory, bool) {
 	out := make([]StageMemory, 0, p.PP)
 	buf := stageIDBufs.Get().(*[]int)
 	defer stageIDBufs.Put(buf)
+	in := s.memoryInput()
 	for st := 0; st < p.PP; st++ {
 		ids := appendStageLayerIDs(*buf, s.r.chunks[st])
 		if ids != nil {
 			*buf = ids[:0] // its storage, grown, for the next stage and call
 		}
-		mem := workload.StageMemory(s.stageMemoryInput(st, ids))
+		s.setStage(&in, st, ids)
+		mem := workload.StageMemory(in)
 		fits := mem.Total <= s.StageCapacityBytes(st)
 		all = all && fits
 		out = append(out, StageMemory{Stage: st, Memory: mem, Fits: fits})
@@ -626,10 +628,25 @@ func (s *Plan) MemoryPerStage() ([]StageMemory, bool) {
 	return out, all
 }
 
-// stageMemoryInput is StageMemory's input for stage st, whose transformer
-// layers are ids (appendStageLayerIDs).
-func (s *Plan) stageMemoryInput(st int, ids []int) workload.MemoryInput {
+// memoryInput is StageMemory's input without the stage's fields
+// (setStage): what every stage shares, computed once for all of them.
+func (s *Plan) memoryInput() workload.MemoryInput {
 	p := s.Parallel
+	return workload.MemoryInput{
+		Model: s.r.model, Shape: s.Shape(),
+		PP: p.PP, DP: p.DP, VirtualStages: p.VirtualStages, Schedule: s.r.schedule,
+		Microbatches: s.r.microbatches, Zero: p.Zero, Optimizer: s.Training.Optimizer,
+		MasterDtype: s.r.master, GradDtype: s.r.grad, StateDtype: s.r.states, Recompute: s.r.recompute,
+		RecomputeEvery: s.Training.RecomputeEvery, OffloadOptimizer: s.Training.OffloadOptimizer,
+		WeightBytes: s.fp8WeightBytes(), ShardIsMaster: p.Zero3Impl == "fsdp", GradSyncLast: p.Zero3GradSync == "last",
+		GradBucketCopy:      s.ddpGradCopy(),
+		ReplicatedEmbedding: p.TPEmbedding == "replicated",
+	}
+}
+
+// setStage sets in's fields of stage st, whose transformer layers are ids
+// (appendStageLayerIDs), overwriting those of the stage before.
+func (s *Plan) setStage(in *workload.MemoryInput, st int, ids []int) {
 	layers := 0
 	emb, head := false, false
 	for _, ch := range s.r.chunks[st] {
@@ -637,17 +654,8 @@ func (s *Plan) stageMemoryInput(st int, ids []int) workload.MemoryInput {
 		emb = emb || ch.Embedding
 		head = head || ch.Head
 	}
-	return workload.MemoryInput{
-		Model: s.r.model, Shape: s.Shape(), Layers: layers, LayerIDs: ids, HasEmbedding: emb, HasHead: head,
-		PP: p.PP, DP: p.DP, VirtualStages: p.VirtualStages, Stage: st, Schedule: s.r.schedule,
-		Microbatches: s.r.microbatches, Zero: p.Zero, Optimizer: s.Training.Optimizer,
-		MasterDtype: s.r.master, GradDtype: s.r.grad, StateDtype: s.r.states, Recompute: s.r.recompute,
-		RecomputeEvery: s.Training.RecomputeEvery, OffloadOptimizer: s.Training.OffloadOptimizer,
-		WeightBytes: s.fp8WeightBytes(), ShardIsMaster: p.Zero3Impl == "fsdp", GradSyncLast: p.Zero3GradSync == "last",
-		GradBucketCopy:      s.ddpGradCopy(),
-		ReplicatedEmbedding: p.TPEmbedding == "replicated",
-		CapacityBytes:       s.StageCapacityBytes(st),
-	}
+	in.Stage, in.Layers, in.LayerIDs, in.HasEmbedding, in.HasHead = st, layers, ids, emb, head
+	in.CapacityBytes = s.StageCapacityBytes(st)
 }
 
 // stageIDBufs keeps MemoryPerStage's list of a stage's layer ids between

@@ -50,7 +50,9 @@ func TestAppendStageLayerIDsEqualsPerStageLists(t *testing.T) {
 // TestMemoryPerStageRepeatable: MemoryPerStage with its pooled id list
 // gives each plan the same stages whatever plans ran before it (pp 1 to
 // 16, virtual stages, uneven first and last stages), equal to the stages
-// StageMemory prices from each stage's ids listed afresh.
+// StageMemory prices from each stage's ids listed afresh, each stage's
+// input set on a new one (MemoryPerStage sets one input stage after
+// stage).
 func TestMemoryPerStageRepeatable(t *testing.T) {
 	files := []string{"llama3-405b-16k-h100.yaml", "quickstart.yaml", "llama3-70b-1024-h100-3d.yaml",
 		"deepseek-v3-256-gb200.yaml", "gpt3-175b-a100.yaml", "llama3-70b-h100-h200-pp.yaml"}
@@ -87,7 +89,9 @@ func TestMemoryPerStageRepeatable(t *testing.T) {
 					ids = append(ids, l)
 				}
 			}
-			want := workload.StageMemory(s.stageMemoryInput(st, ids))
+			in := s.memoryInput()
+			s.setStage(&in, st, ids)
+			want := workload.StageMemory(in)
 			if m.Stage != st || m.Memory != want || m.Fits != (want.Total <= s.StageCapacityBytes(st)) {
 				t.Fatalf("%s stage %d: %+v, want %+v", files[i], st, m, want)
 			}
