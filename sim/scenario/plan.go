@@ -539,10 +539,21 @@ func (s *Plan) ExpertTP() int {
 // StepConfig is what parallel.Build turns into the task graph of one step
 // on layout l (NewLayout).
 func (s *Plan) StepConfig(l *parallel.Layout) *parallel.StepConfig {
+	c := new(parallel.StepConfig)
+	s.FillStepConfig(c, l)
+	return c
+}
+
+// FillStepConfig sets *dst to StepConfig(l) (every field: nothing of what
+// dst held is kept), so that a caller running one scenario after another
+// can keep one StepConfig (simulation.Reuse): a new one a run was 768
+// bytes of garbage, on fresh pages once a sweep's workers had reserved
+// their memory (docs/design.md "Speed", foot37).
+func (s *Plan) FillStepConfig(dst *parallel.StepConfig, l *parallel.Layout) {
 	p := s.Parallel
 	m := s.r.model
 	hc := s.r.gpu.HostCopy
-	return &parallel.StepConfig{
+	*dst = parallel.StepConfig{
 		Layout: l, Model: m, Shape: s.Shape(), Recompute: s.r.recompute, RecomputeEvery: s.Training.RecomputeEvery,
 		Schedule: s.r.schedule, Virtual: p.VirtualStages, Microbatches: s.r.microbatches,
 		Chunks: s.r.chunks, Zero: p.Zero, Optimizer: s.Training.Optimizer,

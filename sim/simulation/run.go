@@ -193,7 +193,8 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 		return nil, err
 	}
 	dev := workload.DeviceOf(s.GPU())
-	cfg := s.StepConfig(layout)
+	cfg := opt.Reuse.stepConfig()
+	s.FillStepConfig(cfg, layout)
 	cfg.Interrupt = ctx.Err
 	cfg.EmitEveryLayer = opt.EmitEveryLayer
 	if opt.Reuse != nil {
@@ -528,6 +529,17 @@ type Reuse struct {
 	// its own beside the first's.
 	forkState   [2]parallel.Fork
 	forksShared bool // forkState[1] keeps its copies in forkState[0]'s
+
+	cfg parallel.StepConfig // the run's step configuration (stepConfig)
+}
+
+// stepConfig returns the storage for a run's step configuration: the
+// Reuse's, which no one reads after the run (a nil Reuse: a new one).
+func (r *Reuse) stepConfig() *parallel.StepConfig {
+	if r == nil {
+		return new(parallel.StepConfig)
+	}
+	return &r.cfg
 }
 
 // forks returns the storage for shortened plays' saved states: the
