@@ -214,10 +214,10 @@ func fp8RecipeColumn(s *Plan) any {
 // most-loaded expert-parallel rank's share the model uses (1 when unset or
 // with capacity padding), 0 for a dense model.
 func moeImbalanceColumn(s *Plan) any {
-	if s.r.model.MoE == nil {
+	if s.model().MoE == nil {
 		return 0.0
 	}
-	return max(s.r.model.MoE.Imbalance, 1)
+	return max(s.model().MoE.Imbalance, 1)
 }
 
 // recomputeModulesColumn is training.recompute_modules' summary value: the
@@ -267,7 +267,7 @@ var Knobs = []*Knob{
 	{Path: "model.moe.shared_experts", Column: "shared_experts", Default: "0"},
 	{Path: "model.moe.dense_layers", Column: "dense_layers", Default: "0"},
 	{Path: "model.moe.capacity_factor", Column: "capacity_factor", Default: "1.0"},
-	{Path: "model.moe.dropless", Column: "dropless", Value: func(s *Plan) any { return s.r.model.MoE != nil && s.r.dropless }, Default: "true"},
+	{Path: "model.moe.dropless", Column: "dropless", Value: func(s *Plan) any { return s.model().MoE != nil && s.r.dropless }, Default: "true"},
 	{Path: "model.moe.imbalance", Column: "moe_imbalance", Value: moeImbalanceColumn, Default: "1.0"},
 
 	{Path: "training.seq_len", Column: "seq_len", Default: "required"},
@@ -370,7 +370,7 @@ var Knobs = []*Knob{
 	{Path: "parallel.cp_impl", Column: "cp_impl", Value: func(s *Plan) any { return cmp.Or(s.Parallel.CPImpl, workload.CPP2P.String()) }, Default: "p2p", Choices: workload.CPImplNames},
 	{Path: "parallel.ep_backend", Column: "ep_backend", Value: func(s *Plan) any { return cmp.Or(s.Parallel.EPBackend, parallel.EPNCCL.String()) }, Default: "nccl", Choices: func() []string { return slices.Clone(parallel.EPBackendNames) }},
 	{Path: "parallel.ep_sms", Column: "ep_sms", Default: "0"},
-	{Path: "parallel.virtual_stages", Column: "virtual_stages", Const: 1, Auto: &Auto{Doc: "1 … model.layers", Ints: func(s *Plan) []int { return upTo(s.r.model.Layers) }}},
+	{Path: "parallel.virtual_stages", Column: "virtual_stages", Const: 1, Auto: &Auto{Doc: "1 … model.layers", Ints: func(s *Plan) []int { return upTo(s.model().Layers) }}},
 	{Path: "parallel.first_stage_layers", Column: "first_stage_layers", Default: "0"},
 	{Path: "parallel.last_stage_layers", Column: "last_stage_layers", Default: "0"},
 	{Path: "parallel.stage_layers", Default: "even", NotSwept: "a list, one entry per stage; write one base scenario per split",

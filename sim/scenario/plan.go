@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/hardware"
@@ -50,9 +51,9 @@ type fieldSet map[string]bool
 
 // resolved holds what resolution derives from the document.
 type resolved struct {
-	model        workload.Model
-	gpu          *hardware.GPU // shared with other plans: read-only
-	nicGbps      float64       // cluster.network.nic's catalog line rate (the NIC record is not kept: hardware.NICGbps)
+	model        *workload.Model // shared with other plans (sharedModel): read-only; nil until resolved (Plan.model)
+	gpu          *hardware.GPU   // shared with other plans: read-only
+	nicGbps      float64         // cluster.network.nic's catalog line rate (the NIC record is not kept: hardware.NICGbps)
 	precision    workload.Dtype
 	master, grad workload.Dtype
 	states       workload.Dtype // training.optimizer_state_dtype (default master)
@@ -158,7 +159,41 @@ func (s *Plan) unset(k *Knob, v reflect.Value) bool {
 func (s *Plan) Given(path string) bool { return s.set[path] }
 
 // Arch is the resolved model architecture.
-func (s *Plan) Arch() workload.Model { return s.r.model }
+func (s *Plan) Arch() workload.Model { return *s.model() }
+
+// model is the resolved architecture, shared: read-only. A plan whose
+// resolution stopped before the model (an invalid point's row) reads the
+// zero Model, as it did when the plan held the model by value.
+func (s *Plan) model() *workload.Model {
+	if s.r.model == nil {
+		return &unresolvedModel
+	}
+	return s.r.model
+}
+
+// unresolvedModel is model's answer before the model is resolved.
+var unresolvedModel workload.Model
+
+// lastModel is the model sharedModel last handed out.
+var lastModel atomic.Pointer[workload.Model]
+
+// sharedModel returns m in storage shared with the plans resolved before
+// it when it equals the last model resolved (a sweep's points mostly
+// share their model; a model with MoE or MLA blocks, which point to their
+// own copies, never equals another), else in storage of its own. A Plan
+// holding its model by value was 2,144 bytes, in the 1,792-byte size
+// class without its NIC record and in the 1,536 one without the model:
+// a sweep keeps every point's plan from loading until it runs, and once
+// its workers have reserved their memory each byte is a fresh page
+// (docs/design.md "Speed", foot37).
+func sharedModel(m workload.Model) *workload.Model {
+	if p := lastModel.Load(); p != nil && *p == m {
+		return p
+	}
+	p := &m
+	lastModel.Store(p)
+	return p
+}
 
 // GPU is cluster.gpu's hardware record.
 func (s *Plan) GPU() hardware.GPU { return *s.r.gpu }
@@ -442,7 +477,7 @@ var eagerAccumulateFrameworks = []string{"hf-trainer", "llm-foundry", "pytorch-f
 // .MoEHostSync): the GPU's profile value for a dropless MoE model outside
 // whole-iteration CUDA graphs, else 0.
 func (s *Plan) MoEHostSync() engine.Time {
-	if s.r.model.MoE == nil || !s.r.dropless || s.Training.CUDAGraphs == "full" {
+	if s.model().MoE == nil || !s.r.dropless || s.Training.CUDAGraphs == "full" {
 		return 0
 	}
 	return engine.Time(s.r.gpu.Compute.MoEHostSync*1e9 + 0.5)
@@ -551,7 +586,7 @@ func (s *Plan) StepConfig(l *parallel.Layout) *parallel.StepConfig {
 // their memory (docs/design.md "Speed", foot37).
 func (s *Plan) FillStepConfig(dst *parallel.StepConfig, l *parallel.Layout) {
 	p := s.Parallel
-	m := s.r.model
+	m := *s.model()
 	hc := s.r.gpu.HostCopy
 	*dst = parallel.StepConfig{
 		Layout: l, Model: m, Shape: s.Shape(), Recompute: s.r.recompute, RecomputeEvery: s.Training.RecomputeEvery,
@@ -644,7 +679,7 @@ func (s *Plan) MemoryPerStage() ([]StageMemory, bool) {
 func (s *Plan) memoryInput() workload.MemoryInput {
 	p := s.Parallel
 	return workload.MemoryInput{
-		Model: s.r.model, Shape: s.Shape(),
+		Model: *s.model(), Shape: s.Shape(),
 		PP: p.PP, DP: p.DP, VirtualStages: p.VirtualStages, Schedule: s.r.schedule,
 		Microbatches: s.r.microbatches, Zero: p.Zero, Optimizer: s.Training.Optimizer,
 		MasterDtype: s.r.master, GradDtype: s.r.grad, StateDtype: s.r.states, Recompute: s.r.recompute,
@@ -743,7 +778,7 @@ func (s *Plan) Software() string {
 	if t.AttentionUnpad {
 		attn += " unpadded"
 	}
-	if t.AttentionRepeatKV && s.r.model.KVHeads < s.r.model.Heads && s.r.model.Attention != "mla" {
+	if t.AttentionRepeatKV && s.model().KVHeads < s.model().Heads && s.model().Attention != "mla" {
 		attn += " repeat-kv"
 	}
 	parts := []string{prec, "attention " + attn}
@@ -770,7 +805,7 @@ func (s *Plan) Software() string {
 	if p.EP > 1 {
 		parts = append(parts, "ep "+s.r.epBackend.String())
 	}
-	if s.r.model.MoE != nil {
+	if s.model().MoE != nil {
 		if s.r.dropless {
 			parts = append(parts, "moe dropless")
 		} else {
@@ -780,7 +815,7 @@ func (s *Plan) Software() string {
 	if t.CUDAGraphs == "full" {
 		parts = append(parts, "cuda graphs full")
 	}
-	if n := s.r.model.MTPLayers; n > 0 {
+	if n := s.model().MTPLayers; n > 0 {
 		parts = append(parts, fmt.Sprintf("mtp %d", n))
 	}
 	if len(t.OffloadModules) > 0 {
@@ -802,7 +837,7 @@ func (s *Plan) Software() string {
 // recomputation: with training.recompute_every only the recomputed layers'
 // share of full recomputation's extra FLOPs counts.
 func (s *Plan) HardwareFLOPsPerToken(seq int) float64 {
-	m := s.r.model
+	m := *s.model()
 	h := m.HardwareFLOPsPerToken(seq, s.r.recompute)
 	k := s.Training.RecomputeEvery
 	if k <= 1 || s.r.recompute != workload.RecomputeFull || m.Layers == 0 {

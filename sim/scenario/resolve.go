@@ -218,7 +218,7 @@ func (s *Plan) resolveModel(set fieldSet) error {
 	if err := m.Validate(); err != nil {
 		return err
 	}
-	s.r.model = m
+	s.r.model = sharedModel(m)
 	// Echo the effective architecture so outputs and run ids see it.
 	mc.Layers, mc.Hidden, mc.Heads, mc.KVHeads, mc.HeadDim, mc.FFN, mc.Vocab = m.Layers, m.Hidden, m.Heads, m.KVHeads, m.HeadDim, m.FFN, m.Vocab
 	mc.Activation, mc.Attention, mc.Norm = m.Activation, m.Attention, m.Norm
@@ -427,12 +427,12 @@ func (s *Plan) resolveTraining(set fieldSet) error {
 		if t.Precision != "fp8" {
 			return fmt.Errorf("training.%s: needs training.precision: fp8, got %s (drop the field or set precision fp8)", f.name, t.Precision)
 		}
-		if f.v < 0 || f.v > s.r.model.Layers {
-			return fmt.Errorf("training.%s: must be between 0 and model.layers %d, got %d", f.name, s.r.model.Layers, f.v)
+		if f.v < 0 || f.v > s.model().Layers {
+			return fmt.Errorf("training.%s: must be between 0 and model.layers %d, got %d", f.name, s.model().Layers, f.v)
 		}
 	}
-	if n := t.BF16LayersAtStart + t.BF16LayersAtEnd; n > s.r.model.Layers {
-		return fmt.Errorf("training.bf16_layers_at_start + bf16_layers_at_end: %d is more than model.layers %d", n, s.r.model.Layers)
+	if n := t.BF16LayersAtStart + t.BF16LayersAtEnd; n > s.model().Layers {
+		return fmt.Errorf("training.bf16_layers_at_start + bf16_layers_at_end: %d is more than model.layers %d", n, s.model().Layers)
 	}
 	return nil
 }
@@ -726,7 +726,7 @@ func (s *Plan) resolveExpertTP(set fieldSet) error {
 		return fmt.Errorf("parallel.expert_tp: %d is more than tp %d; expert TP above TP is not supported (valid: divisors of tp %d)", etp, p.TP, p.TP)
 	case p.TP%etp != 0:
 		return fmt.Errorf("parallel.expert_tp: %d does not divide tp %d (valid: divisors of tp)", etp, p.TP)
-	case s.r.model.MoE == nil:
+	case s.model().MoE == nil:
 		return fmt.Errorf("parallel.expert_tp: %d needs a mixture-of-experts model (model.moe); valid without one: tp %d", etp, p.TP)
 	case !p.SP:
 		return fmt.Errorf("parallel.expert_tp: %d < tp %d needs parallel.sp: true (Megatron-Core's MoE layer requires sequence parallelism with tp > 1)", etp, p.TP)
@@ -736,7 +736,7 @@ func (s *Plan) resolveExpertTP(set fieldSet) error {
 
 func (s *Plan) resolveParallel(set fieldSet) error {
 	p := &s.Parallel
-	m := s.r.model
+	m := *s.model()
 	for _, f := range []struct {
 		k *Knob
 		v *int
