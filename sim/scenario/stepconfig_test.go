@@ -11,8 +11,8 @@ import (
 // TestFillStepConfigEqualsStepConfig: FillStepConfig into a StepConfig
 // that held another plan's step, with the fields the simulator sets after
 // (Arena, Interrupt, DeviceClass, EmitEveryLayer) set, gives every field
-// StepConfig gives (the functions compared by their answers), whatever
-// the plan before it.
+// StepConfig gives (the functions compared by their answers, LayerParams
+// also with the model's own), whatever the plan before it.
 func TestFillStepConfigEqualsStepConfig(t *testing.T) {
 	files := []string{"llama3-405b-16k-h100.yaml", "quickstart.yaml", "deepseek-v3-256-gb200.yaml",
 		"llama3-70b-h100-h200-pp.yaml", "mixtral-8x7b-ep8.yaml", "gpt3-175b-a100.yaml"}
@@ -37,7 +37,8 @@ func TestFillStepConfigEqualsStepConfig(t *testing.T) {
 			for layer := -1; layer <= s.Arch().Layers; layer++ {
 				gd, ge := got.LayerParams(layer)
 				wd, we := want.LayerParams(layer)
-				if gd != wd || ge != we {
+				ad, ae := s.Arch().LayerParams(layer) // the model's own, as StepConfig bound it before
+				if gd != wd || ge != we || gd != ad || ge != ae {
 					t.Fatalf("%s layer %d: LayerParams %g %g, want %g %g", f, layer, gd, ge, wd, we)
 				}
 			}
