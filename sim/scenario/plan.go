@@ -579,10 +579,6 @@ func (s *Plan) StepConfig(l *parallel.Layout) *parallel.StepConfig {
 	return c
 }
 
-// layerParams is the model's LayerParams, bound to the plan (the model is
-// shared and read-only: Plan.model).
-func (s *Plan) layerParams(l int) (dense, expert float64) { return s.model().LayerParams(l) }
-
 // FillStepConfig sets *dst to StepConfig(l) (every field: nothing of what
 // dst held is kept), so that a caller running one scenario after another
 // can keep one StepConfig (simulation.Reuse): a new one a run was 768
@@ -590,7 +586,8 @@ func (s *Plan) layerParams(l int) (dense, expert float64) { return s.model().Lay
 // their memory (docs/design.md "Speed", foot37).
 func (s *Plan) FillStepConfig(dst *parallel.StepConfig, l *parallel.Layout) {
 	p := s.Parallel
-	m := *s.model()
+	mp := s.model() // shared, read-only
+	m := *mp
 	hc := s.r.gpu.HostCopy
 	*dst = parallel.StepConfig{
 		Layout: l, Model: m, Shape: s.Shape(), Recompute: s.r.recompute, RecomputeEvery: s.Training.RecomputeEvery,
@@ -603,7 +600,7 @@ func (s *Plan) FillStepConfig(dst *parallel.StepConfig, l *parallel.Layout) {
 		RecomputeToOutput: s.Training.RecomputeReentrant,
 		EPBackend:         s.r.epBackend,
 		Steps:             s.Sim.Steps,
-		LayerParams:       s.layerParams, // not m.LayerParams: that method value would copy the model to the heap each run
+		LayerParams:       func(l int) (dense, expert float64) { return mp.LayerParams(l) }, // not m.LayerParams: that method value copies the model to the heap each run
 		MoEHostSync:       s.MoEHostSync(),
 		UnpadHostSync:     s.UnpadHostSync(),
 		PipeEngineSync:    s.PipeEngineSync(),
