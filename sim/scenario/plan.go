@@ -225,7 +225,8 @@ func (s *Plan) Schedule() pipeline.Schedule { return s.r.schedule }
 // Offload is the set of training.offload_modules.
 func (s *Plan) Offload() workload.OffloadModules { return s.r.offload }
 
-// Chunks are the model chunks of every pipeline stage (read-only).
+// Chunks are the model chunks of every pipeline stage (read-only: shared
+// with the plans placed the same way, placeChunks).
 func (s *Plan) Chunks() [][]parallel.Chunk { return s.r.chunks }
 
 // StateBytes is the model state per parameter in the plan's dtypes:

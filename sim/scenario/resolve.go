@@ -937,14 +937,15 @@ func (s *Plan) resolveParallel(set fieldSet) error {
 		if !place.StageSplit || place.Routes != 1 {
 			return fmt.Errorf("parallel.stage_layers: schedule %s does not cut the model by stage (valid: %s)", p.Schedule, strings.Join(stageCutSchedules(), ", "))
 		}
-		chunks, err = parallel.PlaceStages(place, m.Layers, p.StageLayers)
+		if chunks, err = parallel.PlaceStages(place, m.Layers, p.StageLayers); err == nil {
+			parallel.AppendMTP(chunks, m.MTPLayers)
+		}
 	} else {
-		chunks, err = parallel.Place(place, m.Layers, p.FirstStageLayers, p.LastStageLayers)
+		chunks, err = placeChunks(place, m.Layers, p.FirstStageLayers, p.LastStageLayers, m.MTPLayers) // shared: read-only
 	}
 	if err != nil {
 		return err
 	}
-	parallel.AppendMTP(chunks, m.MTPLayers)
 	s.r.chunks = chunks
 	if t.GlobalBatch%(p.DP*t.MicroBatch) != 0 {
 		return fmt.Errorf("training.global_batch: %d is not a multiple of dp*micro_batch = %d*%d", t.GlobalBatch, p.DP, t.MicroBatch)
