@@ -177,7 +177,7 @@ var unresolvedModel workload.Model
 // lastModel is the model sharedModel last handed out.
 var lastModel atomic.Pointer[workload.Model]
 
-// sharedModel returns m in storage shared with the plans resolved before
+// sharedModel returns *m in storage shared with the plans resolved before
 // it when it equals the last model resolved (a sweep's points mostly
 // share their model; a model with MoE or MLA blocks, which point to their
 // own copies, never equals another), else in storage of its own. A Plan
@@ -186,11 +186,12 @@ var lastModel atomic.Pointer[workload.Model]
 // a sweep keeps every point's plan from loading until it runs, and once
 // its workers have reserved their memory each byte is a fresh page
 // (docs/design.md "Speed", foot37).
-func sharedModel(m workload.Model) *workload.Model {
-	if p := lastModel.Load(); p != nil && *p == m {
+func sharedModel(m *workload.Model) *workload.Model {
+	if p := lastModel.Load(); p != nil && *p == *m {
 		return p
 	}
-	p := &m
+	p := new(workload.Model) // a copy: m is the caller's
+	*p = *m
 	lastModel.Store(p)
 	return p
 }

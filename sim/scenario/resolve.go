@@ -112,7 +112,10 @@ func (s *Plan) resolveModel(set fieldSet) error {
 			limit = maxLayers
 		}
 		if v < 1 || v > limit {
-			return fmt.Errorf("%s: must be between 1 and %d, got %d", path, limit, v)
+			// path cloned: handed to the error as it is, it would take
+			// the field table, and with it m, to the heap on every call
+			// (escape analysis does not tell a struct's fields apart)
+			return fmt.Errorf("%s: must be between 1 and %d, got %d", strings.Clone(path), limit, v)
 		}
 		*dst = v
 		return nil
@@ -218,7 +221,7 @@ func (s *Plan) resolveModel(set fieldSet) error {
 	if err := m.Validate(); err != nil {
 		return err
 	}
-	s.r.model = sharedModel(m)
+	s.r.model = sharedModel(&m)
 	// Echo the effective architecture so outputs and run ids see it.
 	mc.Layers, mc.Hidden, mc.Heads, mc.KVHeads, mc.HeadDim, mc.FFN, mc.Vocab = m.Layers, m.Hidden, m.Heads, m.KVHeads, m.HeadDim, m.FFN, m.Vocab
 	mc.Activation, mc.Attention, mc.Norm = m.Activation, m.Attention, m.Norm
