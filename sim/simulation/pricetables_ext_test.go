@@ -1,0 +1,171 @@
+package simulation_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/simulation"
+	"github.com/simtrain/simtrain/sim/sweep"
+)
+
+// keyFieldsSweep varies the layout fields the bundled sweeps keep fixed
+// (rank order, expert parallelism and its folding, context parallelism)
+// and the cluster, on a small MoE model: layouts that agree in tp, pp and
+// dp but not in these must not share price tables.
+const keyFieldsSweep = `
+name: price-key-fields
+scenario:
+  name: price-key-fields
+  model:
+    preset: gpt-oss-20b
+  training:
+    seq_len: 4096
+    global_batch: 64
+    micro_batch: 1
+    recompute: full
+  cluster:
+    gpu: h100-sxm
+    nodes: 8
+  parallel:
+    tp: 2
+    sp: true
+    zero: 3
+sweep:
+  cluster.nodes: [4, 8]
+  parallel.order: [tp-cp-ep-dp-pp, tp-dp-cp-ep-pp]
+  parallel.ep: [2, 4]
+  parallel.expert_tp: [1, 2]
+  parallel.cp: [1, 2]
+  parallel.pp: [1, 2]
+  training.micro_batch: [1, 2]
+`
+
+// Every simulated point of both bundled sweeps, and of keyFieldsSweep,
+// run with one Reuse in an order that switches layout (and, where the
+// sweep varies it, cluster) at every point, finds in the Reuse exactly the
+// price tables a fresh pricer finds: the tables a point takes were filled
+// by the same layout's earlier points on the same cluster, under a cache
+// that held other layouts' meanwhile (simulation.CheckKeptPrices compares
+// every kept entry). Each point's figures also equal a run without a
+// Reuse. A key that lets two layouts or clusters share tables fails here.
+func TestKeptPriceTablesEqualFresh(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every point of three sweeps twice")
+	}
+	dir := "../../scenarios/sweeps"
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil || len(files) < 2 {
+		t.Fatalf("bundled sweeps: %v %v", files, err)
+	}
+	sweeps := map[string]*sweep.Sweep{}
+	for _, f := range files {
+		sw, err := sweep.Load(f, sweep.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sweeps[filepath.Base(f)] = sw
+	}
+	sw, err := sweep.Parse([]byte(keyFieldsSweep), dir, sweep.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweeps["key fields"] = sw
+	for name, sw := range sweeps {
+		t.Run(name, func(t *testing.T) {
+			order, layouts := interleaveLayouts(t, sw)
+			if layouts < 2 {
+				t.Fatalf("%d layouts: nothing to tell apart", layouts)
+			}
+			reuse := new(simulation.Reuse)
+			var n simulation.KeptPriceCounts
+			for _, i := range order {
+				p := sw.Point(i)
+				mem, _ := p.Scenario.MemoryPerStage()
+				opt := simulation.Options{FiguresOnly: true, RunID: p.RunID, Memory: mem}
+				withReuse := opt
+				withReuse.Reuse = reuse
+				got, err := simulation.Run(context.Background(), p.Scenario, withReuse)
+				if err != nil {
+					t.Fatalf("point %d: %v", i, err)
+				}
+				c, err := simulation.CheckKeptPrices(p.Scenario, reuse)
+				if err != nil {
+					t.Fatalf("point %d: %v", i, err)
+				}
+				n.Add(c)
+				if p.Scenario.Fidelity() != network.Analytic {
+					continue
+				}
+				want, err := simulation.Run(context.Background(), p.Scenario, opt)
+				if err != nil {
+					t.Fatalf("point %d fresh: %v", i, err)
+				}
+				if g, w := figuresOf(got), figuresOf(want); !reflect.DeepEqual(g, w) {
+					t.Fatalf("point %d: with the kept tables %+v, fresh %+v", i, g, w)
+				}
+			}
+			if n.Groups == 0 || n.Costs == 0 {
+				t.Fatalf("nothing compared: %+v", n)
+			}
+			t.Logf("%d points, %d layouts; kept entries compared: %+v", len(order), layouts, n)
+		})
+	}
+}
+
+// interleaveLayouts lists the points `simtrain sweep` simulates (valid,
+// fitting) one layout and cluster after another in turn: the first point
+// of each, then the second of each, and so on, so that consecutive points
+// never share a layout while any other is left. It returns the order and
+// the number of layouts.
+func interleaveLayouts(t *testing.T, sw *sweep.Sweep) ([]int, int) {
+	t.Helper()
+	var keys []string
+	byKey := map[string][]int{}
+	for i := 0; i < sw.Len(); i++ {
+		if !sw.Valid(i) {
+			continue
+		}
+		p := sw.Point(i)
+		if _, fits := p.Scenario.MemoryPerStage(); !fits {
+			continue
+		}
+		l, err := p.Scenario.NewLayout()
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := p.Scenario.TopologySpec()
+		k := fmt.Sprintf("%+v %s %d", *l, spec.GPU, spec.Nodes)
+		if byKey[k] == nil {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], i)
+	}
+	var order []int
+	for round := 0; len(order) < sw.Len(); round++ {
+		added := false
+		for _, k := range keys {
+			if pts := byKey[k]; round < len(pts) {
+				order = append(order, pts[round])
+				added = true
+			}
+		}
+		if !added {
+			break
+		}
+	}
+	return order, len(keys)
+}
+
+// figuresOf is r's figures alone: no tasks, no pointers to the scenario,
+// cluster or layout (a fresh run builds its own), no wall time.
+func figuresOf(r *simulation.Result) simulation.Result {
+	c := *r
+	c.KeepFiguresOnly()
+	c.Scenario, c.Cluster, c.Layout = nil, nil, nil
+	c.SimWallS = 0
+	return c
+}
