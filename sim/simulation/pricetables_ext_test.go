@@ -3,8 +3,11 @@ package simulation_test
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"path/filepath"
 	"reflect"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/network"
@@ -52,6 +55,9 @@ sweep:
 // that held other layouts' meanwhile (simulation.CheckKeptPrices compares
 // every kept entry). Each point's figures also equal a run without a
 // Reuse. A key that lets two layouts or clusters share tables fails here.
+// The same again on two Reuses sharing a PriceShare, the points dealt
+// between them in the Thue–Morse sequence (no period: each layout's
+// points land on both), so that a Reuse also takes tables the other put.
 func TestKeptPriceTablesEqualFresh(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every point of three sweeps twice")
@@ -75,45 +81,61 @@ func TestKeptPriceTablesEqualFresh(t *testing.T) {
 	}
 	sweeps["key fields"] = sw
 	for name, sw := range sweeps {
-		t.Run(name, func(t *testing.T) {
-			order, layouts := interleaveLayouts(t, sw)
-			if layouts < 2 {
-				t.Fatalf("%d layouts: nothing to tell apart", layouts)
-			}
-			reuse := new(simulation.Reuse)
-			var n simulation.KeptPriceCounts
-			for _, i := range order {
-				p := sw.Point(i)
-				mem, _ := p.Scenario.MemoryPerStage()
-				opt := simulation.Options{FiguresOnly: true, RunID: p.RunID, Memory: mem}
-				withReuse := opt
-				withReuse.Reuse = reuse
-				got, err := simulation.Run(context.Background(), p.Scenario, withReuse)
-				if err != nil {
-					t.Fatalf("point %d: %v", i, err)
-				}
-				c, err := simulation.CheckKeptPrices(p.Scenario, reuse)
-				if err != nil {
-					t.Fatalf("point %d: %v", i, err)
-				}
-				n.Add(c)
-				if p.Scenario.Fidelity() != network.Analytic {
-					continue
-				}
-				want, err := simulation.Run(context.Background(), p.Scenario, opt)
-				if err != nil {
-					t.Fatalf("point %d fresh: %v", i, err)
-				}
-				if g, w := figuresOf(got), figuresOf(want); !reflect.DeepEqual(g, w) {
-					t.Fatalf("point %d: with the kept tables %+v, fresh %+v", i, g, w)
-				}
-			}
-			if n.Groups == 0 || n.Costs == 0 {
-				t.Fatalf("nothing compared: %+v", n)
-			}
-			t.Logf("%d points, %d layouts; kept entries compared: %+v", len(order), layouts, n)
-		})
+		for _, shared := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s shared %v", name, shared), func(t *testing.T) {
+				checkKeptPrices(t, sw, shared)
+			})
+		}
 	}
+}
+
+// checkKeptPrices is TestKeptPriceTablesEqualFresh on one sweep, with one
+// Reuse or two sharing their prices.
+func checkKeptPrices(t *testing.T, sw *sweep.Sweep, shared bool) {
+	order, layouts := interleaveLayouts(t, sw)
+	if layouts < 2 {
+		t.Fatalf("%d layouts: nothing to tell apart", layouts)
+	}
+	reuses := []*simulation.Reuse{new(simulation.Reuse)}
+	if shared {
+		reuses = append(reuses, new(simulation.Reuse))
+		share := new(simulation.PriceShare)
+		for _, r := range reuses {
+			r.SharePrices(share)
+		}
+	}
+	var n simulation.KeptPriceCounts
+	for k, i := range order {
+		reuse := reuses[bits.OnesCount(uint(k))%len(reuses)]
+		p := sw.Point(i)
+		mem, _ := p.Scenario.MemoryPerStage()
+		opt := simulation.Options{FiguresOnly: true, RunID: p.RunID, Memory: mem}
+		withReuse := opt
+		withReuse.Reuse = reuse
+		got, err := simulation.Run(context.Background(), p.Scenario, withReuse)
+		if err != nil {
+			t.Fatalf("point %d: %v", i, err)
+		}
+		c, err := simulation.CheckKeptPrices(p.Scenario, reuse)
+		if err != nil {
+			t.Fatalf("point %d: %v", i, err)
+		}
+		n.Add(c)
+		if p.Scenario.Fidelity() != network.Analytic {
+			continue
+		}
+		want, err := simulation.Run(context.Background(), p.Scenario, opt)
+		if err != nil {
+			t.Fatalf("point %d fresh: %v", i, err)
+		}
+		if g, w := figuresOf(got), figuresOf(want); !reflect.DeepEqual(g, w) {
+			t.Fatalf("point %d: with the kept tables %+v, fresh %+v", i, g, w)
+		}
+	}
+	if n.Groups == 0 || n.Costs == 0 {
+		t.Fatalf("nothing compared: %+v", n)
+	}
+	t.Logf("%d points, %d layouts; kept entries compared: %+v", len(order), layouts, n)
 }
 
 // interleaveLayouts lists the points `simtrain sweep` simulates (valid,
@@ -168,4 +190,61 @@ func figuresOf(r *simulation.Result) simulation.Result {
 	c.Scenario, c.Cluster, c.Layout = nil, nil, nil
 	c.SimWallS = 0
 	return c
+}
+
+// Reuses on several goroutines sharing one PriceShare take copies of the
+// same put tables at once and fill their own: each point's figures equal
+// a run without a Reuse (and, under -race, no two goroutines touch one
+// table: a copy not taken fails there).
+func TestPriceShareConcurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a sweep's points on four goroutines")
+	}
+	// One cluster: a share keeps the last cluster built and its layouts.
+	oneCluster := strings.Replace(keyFieldsSweep, "  cluster.nodes: [4, 8]\n", "", 1)
+	sw, err := sweep.Parse([]byte(oneCluster), "../../scenarios/sweeps", sweep.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	order, layouts := interleaveLayouts(t, sw)
+	if layouts < 2 || len(order) < 2*layouts {
+		t.Fatalf("%d points, %d layouts", len(order), layouts)
+	}
+	first, rest := order[:layouts], order[layouts:] // one point of each layout, then the others
+	run := func(i int, reuse *simulation.Reuse) simulation.Result {
+		p := sw.Point(i)
+		mem, _ := p.Scenario.MemoryPerStage()
+		r, err := simulation.Run(context.Background(), p.Scenario, simulation.Options{FiguresOnly: true, RunID: p.RunID, Memory: mem, Reuse: reuse})
+		if err != nil {
+			t.Errorf("point %d: %v", i, err)
+			return simulation.Result{}
+		}
+		return figuresOf(r)
+	}
+	want := map[int]simulation.Result{}
+	for _, i := range rest {
+		want[i] = run(i, nil)
+	}
+	share := new(simulation.PriceShare)
+	warm := new(simulation.Reuse)
+	warm.SharePrices(share)
+	for _, i := range first {
+		run(i, warm) // puts every layout's tables
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reuse := new(simulation.Reuse)
+			reuse.SharePrices(share)
+			for k := range rest {
+				i := rest[(k+g*len(rest)/4)%len(rest)]
+				if got := run(i, reuse); !reflect.DeepEqual(got, want[i]) {
+					t.Errorf("goroutine %d, point %d: %+v, fresh %+v", g, i, got, want[i])
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

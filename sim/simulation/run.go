@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -301,6 +303,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	opt.Reuse.publish(cl, layout, tables) // priced without error: other workers may take them
 	res.exec = x
 	res.progs = progs
 	res.ranks, res.stRanks = pr.ranks, pr.stRanks // read-only from here: the pricer is done
@@ -523,7 +526,10 @@ type Reuse struct {
 	// sweep's points share a layout dozens of times over (micro-batch,
 	// recompute, ZeRO and sp vary under one tp × pp).
 	priced map[parallel.Layout]*priceTables
-	eng    *engine.Engine // the last run's, reset for the next (its queue storage kept)
+	// share, when set (SharePrices), is where this Reuse takes the cluster
+	// and a layout's tables another Reuse already made, and offers its own.
+	share *PriceShare
+	eng   *engine.Engine // the last run's, reset for the next (its queue storage kept)
 	// forkState holds the shortened plays' saved states (parallel.Fork),
 	// for the next play to resume from: a second shortened play saves
 	// its own beside the first's.
@@ -571,12 +577,21 @@ func (r *Reuse) newEngine() *engine.Engine {
 	return r.eng
 }
 
-// maxPricedLayouts bounds Reuse.priced: a sweep worker meets its points'
-// layouts in runs, so a few dozen hold every layout still in use.
+// maxPricedLayouts bounds Reuse.priced and PriceShare.priced: a sweep
+// worker meets its points' layouts in runs, so a few dozen hold every
+// layout still in use (the 70B layout sweep has 24 on one cluster). A
+// layout's tables hold one group per distinct shape of each (kind, stage)
+// (at most the cluster's ranks per kind), each pipeline pair's send group
+// and the prices asked (≈ 86 a layout on that sweep): on 1,024 GPUs well
+// under 100 KB a layout, so 64 of them stay a few MB.
 const maxPricedLayouts = 64
 
-// tables returns the price tables kept for layout l on cluster c, empty
-// ones the first time (a nil Reuse: always fresh ones).
+// tables returns the price tables kept for layout l on cluster c: this
+// Reuse's own, else a copy of what another Reuse offered on the same
+// cluster (SharePrices), else empty ones (a nil Reuse: always fresh ones).
+// The key is the whole Layout (sizes, expert folding, rank order and the
+// strides they give) on the cluster by identity: the tables read nothing
+// else (analytic fidelity, representative rank; TestKeptPriceTablesEqualFresh).
 func (r *Reuse) tables(c *topology.Cluster, l *parallel.Layout) *priceTables {
 	if r == nil || c != r.built {
 		return newPriceTables()
@@ -587,9 +602,93 @@ func (r *Reuse) tables(c *topology.Cluster, l *parallel.Layout) *priceTables {
 	if r.priced == nil || len(r.priced) >= maxPricedLayouts {
 		r.priced = map[parallel.Layout]*priceTables{}
 	}
-	t := newPriceTables()
+	t := r.share.take(c, l)
+	if t == nil {
+		t = newPriceTables()
+	}
 	r.priced[*l] = t
 	return t
+}
+
+// publish offers a copy of t, the tables of layout l on cluster c that a
+// Run priced without error, to the Reuse's share, once (nil t, Reuse or
+// share: nothing).
+func (r *Reuse) publish(c *topology.Cluster, l *parallel.Layout, t *priceTables) {
+	if r == nil || r.share == nil || t == nil || t.offered || c != r.built {
+		return
+	}
+	t.offered = true
+	r.share.put(c, l, t.clone())
+}
+
+// SharePrices makes r take its clusters and layouts' price tables from s
+// when another Reuse given s already made them, and offer its own there:
+// a sweep's workers then price each layout once between them, not once
+// each (≈ 5 M instructions a layout on 1,024 GPUs; what each takes is a
+// copy of the same figures, so results do not change). One s for many
+// Reuses, each on its own goroutine.
+func (r *Reuse) SharePrices(s *PriceShare) { r.share = s }
+
+// PriceShare is what the Reuses of one sweep share (Reuse.SharePrices):
+// the last cluster built, read-only, and for layouts on it a copy of the
+// first price tables a Run completed (each Reuse keeps filling its own
+// copy). Safe for concurrent use; the zero value is ready.
+type PriceShare struct {
+	mu     sync.Mutex
+	spec   topology.Spec // of built, its own copy as Reuse.spec
+	built  *topology.Cluster
+	priced map[parallel.Layout]*priceTables // read-only once put
+}
+
+// cluster returns the share's cluster when spec asks for it, else builds
+// spec's and makes it the share's (dropping the tables of the last one).
+func (s *PriceShare) cluster(spec topology.Spec) (*topology.Cluster, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.built != nil && sameSpec(s.spec, spec) {
+		return s.built, nil
+	}
+	c, err := topology.Build(spec)
+	if err != nil {
+		return nil, err
+	}
+	s.spec, s.built, s.priced = ownSpec(spec), c, nil
+	return c, nil
+}
+
+// take returns a copy of the tables put for layout l on cluster c, nil
+// when there are none (nil share: none).
+func (s *PriceShare) take(c *topology.Cluster, l *parallel.Layout) *priceTables {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	t, ok := s.priced[*l]
+	ok = ok && c == s.built
+	s.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	t = t.clone() // t is never written again: copied outside the lock
+	t.offered = true
+	return t
+}
+
+// put keeps t, read-only from now, as layout l's tables on cluster c,
+// unless the share has moved to another cluster or holds l's already.
+func (s *PriceShare) put(c *topology.Cluster, l *parallel.Layout, t *priceTables) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c != s.built {
+		return
+	}
+	if _, ok := s.priced[*l]; ok {
+		return
+	}
+	if s.priced == nil || len(s.priced) >= maxPricedLayouts {
+		s.priced = map[parallel.Layout]*priceTables{}
+	}
+	s.priced[*l] = t
 }
 
 // dropTables forgets the price tables of layout l.
@@ -600,7 +699,8 @@ func (r *Reuse) dropTables(l *parallel.Layout) {
 }
 
 // cluster builds the cluster of spec, or returns the last one built when
-// spec asks for the same (a nil Reuse always builds).
+// spec asks for the same, or the share's (SharePrices) when it is spec's
+// (a nil Reuse always builds).
 func (r *Reuse) cluster(spec topology.Spec) (*topology.Cluster, error) {
 	if r == nil {
 		return topology.Build(spec)
@@ -608,24 +708,38 @@ func (r *Reuse) cluster(spec topology.Spec) (*topology.Cluster, error) {
 	if r.built != nil && r.same(spec) {
 		return r.built, nil
 	}
-	c, err := topology.Build(spec)
+	var c *topology.Cluster
+	var err error
+	if r.share != nil {
+		c, err = r.share.cluster(spec) // built once for all the share's Reuses
+	} else {
+		c, err = topology.Build(spec)
+	}
 	if err != nil {
 		return nil, err
 	}
-	r.spec, r.built, r.priced = spec, c, nil
-	if spec.Hardware != nil {
-		gpu := *spec.Hardware // the scenario may change its record; this copy does not
-		r.spec.Hardware = &gpu
-	}
-	r.spec.Groups = slices.Clone(spec.Groups)
+	r.spec, r.built, r.priced = ownSpec(spec), c, nil
 	return c, nil
 }
 
-// same reports whether spec asks for the cluster last built: equal fields,
+// ownSpec is spec with its own copies of the GPU record and node groups:
+// the scenario may change its record; this copy does not.
+func ownSpec(spec topology.Spec) topology.Spec {
+	if spec.Hardware != nil {
+		gpu := *spec.Hardware
+		spec.Hardware = &gpu
+	}
+	spec.Groups = slices.Clone(spec.Groups)
+	return spec
+}
+
+// same reports whether spec asks for the cluster last built (sameSpec).
+func (r *Reuse) same(spec topology.Spec) bool { return sameSpec(r.spec, spec) }
+
+// sameSpec reports whether b asks for the cluster a does: equal fields,
 // and an equal GPU record by value. Records and specs whose bytes are
 // equal are equal (sameBits); the others are compared field by field.
-func (r *Reuse) same(spec topology.Spec) bool {
-	a, b := r.spec, spec
+func sameSpec(a, b topology.Spec) bool {
 	if (a.Hardware == nil) != (b.Hardware == nil) {
 		return false
 	}
@@ -714,6 +828,18 @@ type priceTables struct {
 	shares    map[uint64]collectives.Share   // contended groups by ranksKey (contention)
 	sendShare map[[2]int]float64             // sendContention by stage pair
 	spans     [][parallel.NumGroupKinds]bool // parallel.SpansOf the layout on the cluster
+	// offered says a PriceShare holds a copy of these tables (put from
+	// them, or they were taken from it): Reuse.publish skips them.
+	offered bool
+}
+
+// clone returns a copy of t that its owner may fill without touching t:
+// new maps; the groups, their lists and the spans are shared, since no
+// pricer writes them once made (stageGroups and SendTime add entries,
+// Run sets spans once).
+func (t *priceTables) clone() *priceTables {
+	return &priceTables{groups: maps.Clone(t.groups), costs: maps.Clone(t.costs), sends: maps.Clone(t.sends),
+		shares: maps.Clone(t.shares), sendShare: maps.Clone(t.sendShare), spans: t.spans}
 }
 
 func newPriceTables() *priceTables {

@@ -239,7 +239,9 @@ func runRecovered(ctx context.Context, s *scenario.Plan, opt simulation.Options,
 // takes points from the end of the share with most left: neighbouring
 // points mostly share a layout (a sweep's last fields turn fastest), and a
 // worker's Reuse keeps that layout's cluster, collective groups and prices,
-// which points dealt out one by one would make every worker build. The
+// which points dealt out one by one would make every worker build (the
+// workers share the cluster and each layout's first tables through one
+// simulation.PriceShare, so a layout both meet is priced once). The
 // last endgamePoints of a share are dealt longest predicted first
 // (pointCost): the command's wall clock ends with its last point, and
 // dealt that way the last points are short, so no worker idles long while
@@ -260,11 +262,13 @@ func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(
 	q.ready = make(chan struct{}, 1)
 	var wg sync.WaitGroup
 	most := newLargest(workers)
+	prices := new(simulation.PriceShare) // each layout priced once between the workers
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			reuse := new(simulation.Reuse) // this worker's storage and cluster, reused point after point
+			reuse.SharePrices(prices)
 			reuse.Reserve(most.of(w, sw.largestWork(shares.part(w))))
 			for cctx.Err() == nil {
 				i, ok := shares.next(w)
