@@ -226,18 +226,20 @@ func TestPriceShareConcurrent(t *testing.T) {
 		want[i] = run(i, nil)
 	}
 	share := new(simulation.PriceShare)
-	warm := new(simulation.Reuse)
-	warm.SharePrices(share)
+	reuses := make([]*simulation.Reuse, 5)
+	for g := range reuses {
+		reuses[g] = new(simulation.Reuse)
+		reuses[g].SharePrices(share) // before any run: a share of one Reuse keeps nothing
+	}
 	for _, i := range first {
-		run(i, warm) // puts every layout's tables
+		run(i, reuses[4]) // puts every layout's tables
 	}
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			reuse := new(simulation.Reuse)
-			reuse.SharePrices(share)
+			reuse := reuses[g]
 			for k := range rest {
 				i := rest[(k+g*len(rest)/4)%len(rest)]
 				if got := run(i, reuse); !reflect.DeepEqual(got, want[i]) {

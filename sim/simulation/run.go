@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -614,8 +615,8 @@ func (r *Reuse) tables(c *topology.Cluster, l *parallel.Layout) *priceTables {
 // Run priced without error, to the Reuse's share, once (nil t, Reuse or
 // share: nothing).
 func (r *Reuse) publish(c *topology.Cluster, l *parallel.Layout, t *priceTables) {
-	if r == nil || r.share == nil || t == nil || t.offered || c != r.built {
-		return
+	if r == nil || r.share == nil || t == nil || t.offered || c != r.built || r.share.users.Load() < 2 {
+		return // nobody to take them (one worker: no copies made)
 	}
 	t.offered = true
 	r.share.put(c, l, t.clone())
@@ -627,7 +628,12 @@ func (r *Reuse) publish(c *topology.Cluster, l *parallel.Layout, t *priceTables)
 // each (≈ 5 M instructions a layout on 1,024 GPUs; what each takes is a
 // copy of the same figures, so results do not change). One s for many
 // Reuses, each on its own goroutine.
-func (r *Reuse) SharePrices(s *PriceShare) { r.share = s }
+func (r *Reuse) SharePrices(s *PriceShare) {
+	if r.share != s {
+		r.share = s
+		s.users.Add(1)
+	}
+}
 
 // PriceShare is what the Reuses of one sweep share (Reuse.SharePrices):
 // the last cluster built, read-only, and for layouts on it a copy of the
@@ -638,6 +644,7 @@ type PriceShare struct {
 	spec   topology.Spec // of built, its own copy as Reuse.spec
 	built  *topology.Cluster
 	priced map[parallel.Layout]*priceTables // read-only once put
+	users  atomic.Int32                     // Reuses given the share (SharePrices)
 }
 
 // cluster returns the share's cluster when spec asks for it, else builds
