@@ -51,3 +51,40 @@ func BuildSeconds(s *scenario.Plan, microbatches int, r *Reuse, reps int) (float
 	}
 	return best, nil
 }
+
+// StepConfigOf returns the configuration Run builds s's step of
+// microbatches micro-batches with (0: the scenario's), its device classes
+// from the pricer as Run sets them: for the structure-key tests
+// (parallel.StepConfig.StructureKey). It builds nothing.
+func StepConfigOf(s *scenario.Plan, microbatches int) (*parallel.StepConfig, error) {
+	cl, err := (*Reuse)(nil).cluster(s.TopologySpec())
+	if err != nil {
+		return nil, err
+	}
+	layout, err := s.NewLayout()
+	if err != nil {
+		return nil, err
+	}
+	cfg := s.StepConfig(layout)
+	if microbatches > 0 {
+		cfg.Microbatches = microbatches
+	}
+	pr := newPricer(s, cl, layout, workload.DeviceOf(s.GPU()))
+	cfg.DeviceClass = pr.deviceClasses()
+	return cfg, nil
+}
+
+// BuildFresh builds cfg's programs with a fresh pricer for s, no arena:
+// what a build that shares nothing makes.
+func BuildFresh(s *scenario.Plan, cfg *parallel.StepConfig) ([]*parallel.Program, error) {
+	cl, err := (*Reuse)(nil).cluster(s.TopologySpec())
+	if err != nil {
+		return nil, err
+	}
+	pr := newPricer(s, cl, cfg.Layout, workload.DeviceOf(s.GPU()))
+	progs, err := parallel.Build(cfg, pr)
+	if err == nil {
+		err = pr.err
+	}
+	return progs, err
+}
