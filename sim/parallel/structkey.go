@@ -29,11 +29,11 @@ import (
 // later is hashed too, except what only prices: the micro-batch size
 // (Shape.MicroBatch) and the tensor-parallel size (Layout.TP and
 // Shape.TP), each replaced by whether it exceeds 1, since the builder
-// emits TP collectives only then. Layout keeps PP, CP, EP, ETP and DP, and
-// whether it is folded; the DP gradient buckets (StepConfig.BucketParams,
-// gradReady) depend on the parameters per GPU (1/TP) and the bucket size
-// (the DP group's), so a configuration with ZeRO below 3, a DP group
-// above 1 and no BucketParams of its own keeps TP and DP in its key. The
+// emits TP collectives only then, and the data-parallel size, replaced by
+// whether the DP and expert-DP groups exceed 1; where the parameters per
+// GPU decide the graph (the DP gradient buckets, ZeRO-3 all-gather calls)
+// the key holds what they decide it by (paramSizes). Layout keeps PP, CP,
+// EP, ETP (or that it equals TP) and whether it is folded. The
 // arena (Arena), the interrupt and LayerParams (funcs; LayerParams follows
 // from Model and the layout, both hashed) are not hashed. ok is false for
 // a configuration holding a value the hash cannot read (a map, a channel):
@@ -79,10 +79,77 @@ func (k *keyHasher) layout(c *StepConfig) {
 	}
 	// The strides (the rank order) decide which ranks a group holds:
 	// prices only (the builder reads group sizes, never ranks).
-	if c.Zero < 3 && c.BucketParams <= 0 && l.GroupSize(GroupDP) > 1 {
+	k.paramSizes(c)
+}
+
+// paramSizes hashes what the per-GPU parameter counts (the model's over
+// tp) decide in the graph, where they decide anything: ZeRO below 3 cuts
+// the gradients into buckets (gradReady: a bucket is issued once the
+// accumulated parameters reach BucketParams, by default
+// max(40e6, 1e6·dp)), each a DP collective with a DP group above 1 and a
+// NaN check with GradBucketSync; ZeRO 3 with Zero3GatherParams splits
+// each unit's all-gather into calls (zero3GatherCalls).
+//
+// The bucket cuts, by the first rule that holds: (1) every gradReady
+// increment (a layer's, the head's, the embedding's per-GPU parameters)
+// is 0 or reaches the bucket: every nonzero one is a bucket of its own,
+// whatever tp and dp are; (2) tp is a power of two, the model has no
+// experts (whose parameters are divided by etp·ep) and the embedding is
+// divided over tp (not TPEmbeddingReplicated): every division by tp is
+// exact, so the accumulated sums are the whole-model sums over tp, to the
+// bit, and each comparison is the whole-model sum's with the bucket size
+// times tp, which the key holds (the 70B sweep's points of one tp/mb
+// ratio at fixed pp share it: 1e6·dp·tp = 1e6·1024/pp); (3) else tp and
+// dp themselves.
+func (k *keyHasher) paramSizes(c *StepConfig) {
+	l := c.Layout
+	dp := l.GroupSize(GroupDP)
+	switch {
+	case c.Zero < 3 && (dp > 1 || c.GradBucketSync > 0):
+		// (a bucket's NaN check, GradBucketSync, is emitted whatever dp is)
+		bucket := c.BucketParams
+		if bucket <= 0 {
+			bucket = max(40e6, 1e6*float64(dp)) // BuildAfter's default
+		}
+		if c.LayerParams != nil && eachBucketAlone(c, bucket) {
+			k.word(1)
+			return
+		}
+		if tp := l.TP; tp >= 1 && tp&(tp-1) == 0 && c.Model.MoE == nil && !c.TPEmbeddingReplicated {
+			k.word(2)
+			k.word(math.Float64bits(bucket * float64(tp)))
+			return
+		}
+		k.word(3)
 		k.word(uint64(int64(l.TP)))
-		k.word(uint64(int64(l.GroupSize(GroupDP))))
+		k.word(uint64(int64(dp)))
+	case c.Zero == 3 && dp > 1 && c.Zero3GatherParams > 0:
+		k.word(4)
+		k.word(uint64(int64(l.TP)))
+		k.word(uint64(int64(dp)))
 	}
+}
+
+// eachBucketAlone reports whether every gradReady increment of c's build
+// — each layer's per-GPU dense plus expert parameters, the head's and the
+// embedding's (builder.layerParams, headParams, embParams, asked of a
+// builder holding only c) — is 0 or at least bucket.
+func eachBucketAlone(c *StepConfig, bucket float64) bool {
+	b := &builder{cfg: c}
+	alone := func(v float64) bool { return v == 0 || v >= bucket }
+	if !alone(b.headParams()) || !alone(b.embParams()) {
+		return false
+	}
+	for _, st := range c.Chunks {
+		for _, ch := range st {
+			for l := ch.FirstLayer; l < ch.FirstLayer+ch.Layers; l++ {
+				if d, e := b.layerParams(l); !alone(d + e) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // sizeAsTP is etp for the key: -1 when it equals tp (the default: the

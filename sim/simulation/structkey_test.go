@@ -52,7 +52,8 @@ func sameStructure(a, b keyedBuild) bool {
 // issue times, queue waits and self waits and the copies' marks
 // (keyedBuild) — and the key still joins
 // the groups that make reuse worth it (at least 100 of the 70B sweep's
-// points share a key with an earlier one). It logs the hits a one-entry
+// points share a key with an earlier one; 200 do, as many as repeat an
+// earlier point's structure). It logs the hits a one-entry
 // cache per sweep worker would see in sweep.Run's order (two workers,
 // contiguous halves, the endgame aside) and with each half ordered by key.
 func TestStructureKeyImpliesStructure(t *testing.T) {
