@@ -18,7 +18,12 @@ import (
 // the previous execution. One goroutine uses an arena at a time; the zero
 // value is ready to use.
 type Arena struct {
-	progs   []*Program
+	progs []*Program
+	// rpKey is the structure key of the last build (StepConfig.StructureKey)
+	// when rpKeyed: it ended well and its programs are as it left them, so
+	// a build of the same key may re-price them (reprice.go).
+	rpKey   uint64
+	rpKeyed bool
 	recvs   recvIndex
 	sym     instanceBuffers // the symmetric executor's (Arena.symBuffers, reuse.go)
 	scratch statsScratch    // Executor.Stats' storage

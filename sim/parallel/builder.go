@@ -30,6 +30,11 @@ type builder struct {
 	prog  *Program
 	step  int32
 
+	// rp is a re-pricing build's state (reprice.go): rp.on says the
+	// stage's program is the arena's last build of the same structure,
+	// whose prices add and the copies rewrite in place.
+	rp repricing
+
 	// recomputed marks the layers (global index) this stage recomputes
 	// under full recomputation (StepConfig.RecomputeEvery).
 	recomputed []bool
@@ -264,6 +269,9 @@ func (b *builder) build() error {
 // add appends t with its stream-order dependency and deps (negative ids are
 // skipped). Receives have no local dependencies: the matching send starts them.
 func (b *builder) add(t *Task, deps ...int32) int32 {
+	if b.rp.on {
+		return b.repriceAdd(t)
+	}
 	p := b.prog
 	idx := int32(len(p.Tasks))
 	t.Step = int16(b.step)

@@ -1295,6 +1295,27 @@ func Build(cfg *StepConfig, pr Pricer) ([]*Program, error) {
 // on it as the walk reads it (setQueueWaits, Fork.queuePrefix). The
 // programs equal Build's.
 func BuildAfter(cfg *StepConfig, pr Pricer, from *Fork) ([]*Program, error) {
+	// The structure key of cfg as given (before the defaults below), to
+	// re-price the arena's last build when it has the same (reprice.go).
+	var key uint64
+	var keyed bool
+	if a := cfg.Arena; a != nil {
+		key, keyed = cfg.StructureKey()
+		hit := keyed && a.rpKeyed && a.rpKey == key && from == nil
+		a.rpKeyed = false // until this build ends well
+		progs, err := buildAfter(cfg, pr, from, hit)
+		if err == nil {
+			a.rpKey, a.rpKeyed = key, keyed
+		}
+		return progs, err
+	}
+	return buildAfter(cfg, pr, from, false)
+}
+
+// buildAfter is BuildAfter's build; with reprice, the arena's last build
+// has cfg's structure key and is re-priced when it can be (repriceBuild),
+// else built afresh.
+func buildAfter(cfg *StepConfig, pr Pricer, from *Fork, reprice bool) ([]*Program, error) {
 	if cfg.Steps < 1 {
 		cfg.Steps = 1
 	}
@@ -1329,6 +1350,12 @@ func BuildAfter(cfg *StepConfig, pr Pricer, from *Fork) ([]*Program, error) {
 		b.restart(cfg, pr, place, &cfg.Arena.names, cfg.Arena.passMarks)
 	} else {
 		b = &builder{cfg: cfg, pr: pr, place: place, names: new(nameCache)}
+	}
+	if reprice {
+		if progs, ok := cfg.Arena.repriceBuild(cfg, pr, place, shape, b); ok {
+			return progs, nil
+		}
+		b.restart(cfg, pr, place, &cfg.Arena.names, cfg.Arena.passMarks) // afresh
 	}
 	var pq queuePrefix
 	for s := 0; s < l.PP; s++ {

@@ -236,64 +236,82 @@ func (b *builder) copyLayers(p *chunkPass, hist []layerMark, cur *layerMark) boo
 			break
 		}
 		at := int32(len(prog.Tasks))
-		for cap(prog.Tasks)-len(prog.Tasks) < int(n) {
-			prog.grow()
-		}
-		d0, d1 := prog.depOff[src], int32(len(prog.deps))
-		if from != to && slices.Contains(prog.deps[d0:d1], to) {
-			break // relabel would not be one to one
-		}
-		prog.deps = growDeps(prog.deps, int(d1-d0))
-		shift := int32(len(prog.deps)) - d0
-		// One bulk copy, then relabelled in place.
-		// (the loops work on local slices, as copyPass's: through prog,
-		// every store reloaded the slice)
-		prog.Tasks = append(prog.Tasks, prog.Tasks[src:src+n]...)
-		prog.noteCopy(at, src, n)
-		var hot []hotTask // the copies' hot records (Program.keepHot)
-		if prog.keepHot {
-			prog.hot = append(prog.hot, prog.hot[src:src+n]...)
-			hot = prog.hot[at:]
-		}
-		tasks, count := prog.Tasks[at:], &prog.streamTasks
-		for i := range tasks {
-			t := &tasks[i]
-			if t.Layer >= 0 {
-				t.Layer += int32(dl)
+		if b.rp.on {
+			// A re-pricing build: the tasks, their records and
+			// dependencies are in place; only the prices move.
+			d0, d1 := prog.depOff[src], int32(len(prog.deps))
+			if from != to && slices.Contains(prog.deps[d0:d1], to) {
+				break
 			}
-			count[t.Stream&(streamSlots-1)]++
-			if t.Kind == KindSend || t.Kind == KindRecv { // none so far: a layer sends nothing
-				prog.p2p = append(prog.p2p, at+int32(i))
-			}
-			if t.hostAfter != 0 {
-				t.hostAfter = relabel(t.hostAfter-1, theta, n, from, to) + 1
-				if hot != nil {
-					hot[i].hostAfter = t.hostAfter
+			b.repriceCopy(at, src, n)
+			if len(prog.bands) > 0 {
+				i, _ := slices.BinarySearchFunc(prog.bands, src, func(e taskBand, t int32) int { return int(e.task - t) })
+				for j := len(prog.bands); i < j && prog.bands[i].task < src+n; i++ {
+					e := prog.bands[i]
+					e.task += at - src
+					prog.bands = append(prog.bands, e)
 				}
 			}
-		}
-		o := len(prog.depOff) // one entry per task while building: o == at
-		off := slices.Grow(prog.depOff, int(n))[:o+int(n)]
-		prog.depOff = off
-		shiftBy(off[o:], off[src:src+n], shift)
-		if len(prog.bands) > 0 { // the copied tasks' band GEMMs (taskBand), in task order
-			i, _ := slices.BinarySearchFunc(prog.bands, src, func(e taskBand, t int32) int { return int(e.task - t) })
-			for j := len(prog.bands); i < j && prog.bands[i].task < src+n; i++ {
-				e := prog.bands[i]
-				e.task += at - src
-				prog.bands = append(prog.bands, e)
-			}
-		}
-		e := len(prog.deps)
-		if from < 0 { // no gather to replace: copied and moved two at a time
-			deps := prog.deps[:e+int(d1-d0)] // growDeps made the room
-			prog.deps = deps
-			moveFrom(deps[e:], deps[d0:d1], theta, n)
 		} else {
-			prog.deps = append(prog.deps, prog.deps[d0:d1]...)
-			nd := prog.deps[e:]
-			for i, d := range nd {
-				nd[i] = relabel(d, theta, n, from, to)
+			for cap(prog.Tasks)-len(prog.Tasks) < int(n) {
+				prog.grow()
+			}
+			d0, d1 := prog.depOff[src], int32(len(prog.deps))
+			if from != to && slices.Contains(prog.deps[d0:d1], to) {
+				break // relabel would not be one to one
+			}
+			prog.deps = growDeps(prog.deps, int(d1-d0))
+			shift := int32(len(prog.deps)) - d0
+			// One bulk copy, then relabelled in place.
+			// (the loops work on local slices, as copyPass's: through prog,
+			// every store reloaded the slice)
+			prog.Tasks = append(prog.Tasks, prog.Tasks[src:src+n]...)
+			prog.noteCopy(at, src, n)
+			var hot []hotTask // the copies' hot records (Program.keepHot)
+			if prog.keepHot {
+				prog.hot = append(prog.hot, prog.hot[src:src+n]...)
+				hot = prog.hot[at:]
+			}
+			tasks, count := prog.Tasks[at:], &prog.streamTasks
+			for i := range tasks {
+				t := &tasks[i]
+				if t.Layer >= 0 {
+					t.Layer += int32(dl)
+				}
+				count[t.Stream&(streamSlots-1)]++
+				if t.Kind == KindSend || t.Kind == KindRecv { // none so far: a layer sends nothing
+					prog.p2p = append(prog.p2p, at+int32(i))
+				}
+				if t.hostAfter != 0 {
+					t.hostAfter = relabel(t.hostAfter-1, theta, n, from, to) + 1
+					if hot != nil {
+						hot[i].hostAfter = t.hostAfter
+					}
+				}
+			}
+			o := len(prog.depOff) // one entry per task while building: o == at
+			off := slices.Grow(prog.depOff, int(n))[:o+int(n)]
+			prog.depOff = off
+			shiftBy(off[o:], off[src:src+n], shift)
+			if len(prog.bands) > 0 { // the copied tasks' band GEMMs (taskBand), in task order
+				i, _ := slices.BinarySearchFunc(prog.bands, src, func(e taskBand, t int32) int { return int(e.task - t) })
+				for j := len(prog.bands); i < j && prog.bands[i].task < src+n; i++ {
+					e := prog.bands[i]
+					e.task += at - src
+					prog.bands = append(prog.bands, e)
+				}
+			}
+			e := len(prog.deps)
+			if from < 0 { // no gather to replace: copied and moved two at a time
+				deps := prog.deps[:e+int(d1-d0)] // growDeps made the room
+				prog.deps = deps
+				moveFrom(deps[e:], deps[d0:d1], theta, n)
+			} else {
+				prog.deps = append(prog.deps, prog.deps[d0:d1]...)
+				nd := prog.deps[e:]
+				for i, d := range nd {
+					nd[i] = relabel(d, theta, n, from, to)
+				}
 			}
 		}
 		for i, v := range vals {
@@ -379,7 +397,9 @@ func (b *builder) sameTasks(x, y, n int32, dl int) bool {
 		} else if tb.Layer >= 0 {
 			return false
 		}
-		ta.hostAfter = tb.hostAfter
+		// (a re-pricing build compares tasks holding the last build's
+		// queue waits, a fresh one tasks holding none yet)
+		ta.hostAfter, ta.queueAfter = tb.hostAfter, tb.queueAfter
 		if ta != tb {
 			return false
 		}

@@ -190,6 +190,9 @@ func (b *builder) copyPass(r *passMark, p *chunkPass, cur [passStateInts]int32, 
 	if stayed >= theta || theta < b.gathersEnd {
 		return false, false
 	}
+	if b.rp.on {
+		return b.repricePass(r, at, P, n, theta, int32(r.mb))
+	}
 	for cap(prog.Tasks)-len(prog.Tasks) < int(n) {
 		prog.grow()
 	}

@@ -330,6 +330,9 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 	}
 	if err != nil {
 		opt.Reuse.dropTables(layout) // they may hold what the failed pricing left half done
+		if opt.Reuse != nil {
+			opt.Reuse.arena.ForgetBuild() // nor are its programs to be re-priced
+		}
 		return nil, nil, nil, false, err
 	}
 	if err := ctx.Err(); err != nil {

@@ -1,0 +1,345 @@
+package parallel
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync/atomic"
+
+	"github.com/simtrain/simtrain/sim/pipeline"
+)
+
+// Re-pricing builds (issue 18, reuse37). A build whose StepConfig has the
+// structure key of the arena's last build (StepConfig.StructureKey: the
+// same task graph but for the tasks' durations and sizes) runs the
+// builder over the arena's programs in a price-only mode instead of
+// building them again: add and the layer and pass copies write each
+// task's Dur, GEMMShare, Bytes and FLOPs (and its played record's dur and
+// share) into the task already at its index, and list the bands, the
+// entries, the copies' marks and the p2p list again; the dependencies,
+// successor lists, launch-queue waits, self waits, host waits, flags and
+// p2p links of the last build stay. What the builder reads to decide
+// (task counts, dependency offsets, the tasks a copy compares) is what a
+// fresh build would have at that point, so its decisions are the same.
+// add checks every task it writes against the one in place (kind,
+// stream, name, step, chunk, layer, micro-batch, group, op, issue time,
+// host wait) and the build ends with the same task and dependency counts,
+// else the re-pricing is abandoned and the build made afresh. The key and
+// these checks are not a proof that the untouched parts equal a fresh
+// build's: TestRepricedEqualsFresh and the check mode (SetRepriceChecks)
+// compare every field.
+
+// repricing is a re-pricing build's state in the builder: on, the last
+// build's task count n of the stage, and its full dependency lists
+// (depOff with its final entry, deps), which the program's lists are cut
+// from as the builder goes.
+type repricing struct {
+	on     bool
+	n      int
+	depOff []int32
+	deps   []int32
+}
+
+// errRepriceMismatch is what add or a copy panics with when the program
+// in place is not the one being built (repriceBuild recovers it).
+var errRepriceMismatch = errors.New("parallel: re-pricing build met a different task graph")
+
+// repriceAdd is add for a re-pricing build: the same bookkeeping (index,
+// issue time and host wait, issue sum, stream counts, last task per
+// stream, p2p list, interrupt polling), the task's prices written into
+// the task in place after checking that it is the same task.
+func (b *builder) repriceAdd(t *Task) int32 {
+	p := b.prog
+	n := len(p.Tasks)
+	idx := int32(n)
+	t.Step = int16(b.step)
+	if p.Hosted && t.Kind != KindRecv {
+		if t.Kind.IsComm() || t.Kind == KindHostCopy {
+			t.Issue = b.cfg.Host.Call
+		}
+		if b.hostBlock >= 0 {
+			t.hostAfter = b.hostBlock + 1
+			b.hostBlock = -1
+			p.noHostWaits = false
+		}
+		p.issueSum += t.Issue
+	}
+	if n >= b.rp.n {
+		panic(errRepriceMismatch)
+	}
+	p.Tasks = p.Tasks[:n+1]
+	o := &p.Tasks[n]
+	if o.Kind != t.Kind || o.Stream != t.Stream || o.Name != t.Name || o.Step != t.Step || o.Chunk != t.Chunk ||
+		o.Layer != t.Layer || o.Micro != t.Micro || o.Group != t.Group || o.Op != t.Op || o.Issue != t.Issue || o.hostAfter != t.hostAfter {
+		panic(errRepriceMismatch)
+	}
+	o.Dur, o.GEMMShare, o.Bytes = t.Dur, t.GEMMShare, t.Bytes
+	if t.Kind != KindSend && t.Kind != KindRecv {
+		o.aux = t.aux // FLOPs; a send's or receive's peer and match are linkP2P's, kept
+	}
+	p.hot = p.hot[:n+1]
+	h := &p.hot[n]
+	h.dur, h.share = t.Dur, t.GEMMShare
+	p.depOff = b.rp.depOff[:n+1]
+	p.deps = b.rp.deps[:b.rp.depOff[n+1]]
+	b.last[t.Stream] = idx
+	p.streamTasks[t.Stream&(streamSlots-1)]++
+	if t.Kind == KindSend || t.Kind == KindRecv {
+		p.p2p = append(p.p2p, idx)
+	}
+	if idx&(1<<14-1) == 0 && b.interrupt == nil {
+		b.interrupt = b.cfg.interrupted()
+	}
+	return idx
+}
+
+// repriceCopy is a layer or pass copy's share of a re-pricing build: the
+// n tasks from at take the prices of the n from src (Dur, GEMMShare,
+// Bytes, FLOPs, and the played records' dur and share), are counted per
+// stream, listed as p2p where they send or receive, and marked copied;
+// the program's lists are cut to include them.
+func (b *builder) repriceCopy(at, src, n int32) {
+	p := b.prog
+	end := int(at + n)
+	if end > b.rp.n {
+		panic(errRepriceMismatch)
+	}
+	p.Tasks = p.Tasks[:end]
+	p.hot = p.hot[:end]
+	tasks, from := p.Tasks[at:end], p.Tasks[src:src+n]
+	hot, hfrom := p.hot[at:end], p.hot[src:src+n]
+	count := &p.streamTasks
+	for i := range tasks {
+		t, s := &tasks[i], &from[i]
+		t.Dur, t.GEMMShare, t.Bytes = s.Dur, s.GEMMShare, s.Bytes
+		count[t.Stream&(streamSlots-1)]++
+		if t.Kind == KindSend || t.Kind == KindRecv {
+			p.p2p = append(p.p2p, at+int32(i))
+		} else {
+			t.aux = s.aux
+		}
+		hot[i].dur, hot[i].share = hfrom[i].dur, hfrom[i].share
+	}
+	p.noteCopy(at, src, n)
+	p.depOff = b.rp.depOff[:end]
+	p.deps = b.rp.deps[:b.rp.depOff[end]]
+}
+
+// repricePass is copyPass for a re-pricing build, from its first copy on
+// (r's pass copied at at, P tasks after it, n tasks, θ and the copy's
+// micro-batch mb): the same checks of the source's micro-batches, the
+// prices copied (repriceCopy), the bands listed, the pass state moved.
+func (b *builder) repricePass(r *passMark, at, P, n, theta, mb int32) (copied, hosts bool) {
+	prog := b.prog
+	src := prog.Tasks[r.at:r.end]
+	if r.checked {
+		hosts = r.hosts
+	} else {
+		for i := range src {
+			if m := src[i].Micro; m >= 0 && m != mb {
+				return false, false
+			}
+			if src[i].hostAfter != 0 {
+				hosts = true
+			}
+		}
+	}
+	b.repriceCopy(at, r.at, n)
+	if len(prog.bands) > 0 {
+		i, _ := slices.BinarySearchFunc(prog.bands, r.at, func(e taskBand, t int32) int { return int(e.task - t) })
+		for j := len(prog.bands); i < j && prog.bands[i].task < r.end; i++ {
+			e := prog.bands[i]
+			e.task += P
+			prog.bands = append(prog.bands, e)
+		}
+	}
+	fin := r.fin
+	b.setPassState(&fin, theta, P)
+	if (at-1)>>14 != (at+n-1)>>14 && b.interrupt == nil {
+		b.interrupt = b.cfg.interrupted()
+	}
+	prog.issueSum += r.issue
+	copiedPassTasks.Add(int64(n))
+	return true, hosts
+}
+
+// repriceBuild re-prices the arena's last build for cfg (its structure
+// key the last build's, checked by the caller): every stage's program
+// rebuilt in the price-only mode, the builder b restarted for it. It
+// reports false, the arena's programs then half re-priced, when a stage
+// is not the one in place (errRepriceMismatch), or when the builder
+// fails (the fresh build that follows meets the same error and returns
+// it).
+func (a *Arena) repriceBuild(cfg *StepConfig, pr Pricer, place pipeline.Placement, shape pipeline.Shape, b *builder) (progs []*Program, ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			if r != errRepriceMismatch {
+				panic(r)
+			}
+			progs, ok = nil, false
+		}
+	}()
+	l := cfg.Layout
+	if len(a.progs) < l.PP {
+		return nil, false
+	}
+	b.restart(cfg, pr, place, &a.names, a.passMarks)
+	var caches []*blockCache
+	progs = make([]*Program, l.PP)
+	for s := 0; s < l.PP; s++ {
+		class := 0
+		if s < len(cfg.DeviceClass) {
+			class = cfg.DeviceClass[s]
+		}
+		for len(caches) <= class {
+			caches = append(caches, nil)
+		}
+		if caches[class] == nil {
+			caches[class] = a.blockCache(class, cfg, pr, s)
+		}
+		b.cache = caches[class]
+		prog := a.progs[s]
+		n := len(prog.Tasks)
+		if !prog.keepHot || len(prog.hot) != n || len(prog.depOff) != n+1 || int(prog.depOff[n]) != len(prog.deps) {
+			return nil, false
+		}
+		b.reset(s, prog, a.order(cfg.Schedule, shape, s))
+		b.rp = repricing{on: true, n: n, depOff: prog.depOff, deps: prog.deps}
+		prog.Tasks, prog.hot, prog.depOff, prog.deps = prog.Tasks[:0], prog.hot[:0], prog.depOff[:0], prog.deps[:0]
+		prog.entries, prog.bands, prog.p2p, prog.copies = prog.entries[:0], prog.bands[:0], prog.p2p[:0], prog.copies[:0]
+		prog.streamTasks = [streamSlots]int32{}
+		if err := b.build(); err != nil {
+			return nil, false
+		}
+		if err := cfg.interrupted(); err != nil {
+			return nil, false
+		}
+		if len(prog.Tasks) != n {
+			return nil, false
+		}
+		prog.depOff, prog.deps = b.rp.depOff, b.rp.deps
+		b.rp = repricing{}
+		progs[s] = prog
+	}
+	a.passMarks = b.passMarks
+	repricedBuilds.Add(1)
+	if repriceChecks.on.Load() {
+		if err := checkRepriced(cfg, pr, progs); err != nil {
+			repriceChecks.err.CompareAndSwap(nil, &err)
+		}
+	}
+	return progs, true
+}
+
+// ForgetBuild says the arena's last build is not to be re-priced: its
+// programs are not as a build of its configuration leaves them (a caller
+// whose pricer failed during the build, which BuildAfter does not see).
+func (a *Arena) ForgetBuild() { a.rpKeyed = false }
+
+// repricedBuilds counts the builds made by re-pricing (RepricedBuilds).
+var repricedBuilds atomic.Int64
+
+// RepricedBuilds is how many builds so far re-priced an arena's last
+// build instead of building afresh.
+func RepricedBuilds() int64 { return repricedBuilds.Load() }
+
+// repriceChecks is the check mode of re-pricing builds (tests).
+var repriceChecks struct {
+	on  atomic.Bool
+	err atomic.Pointer[error]
+}
+
+// SetRepriceChecks turns on (or off) the check of every re-pricing build
+// against the same configuration built afresh in an arena of its own,
+// every Program field compared but the arena and the launch-queue walk's
+// own record (qfrom, qbig, qcopied), and returns the first difference
+// found since it was last turned on (nil: none). For tests: it builds
+// every re-priced step twice.
+func SetRepriceChecks(on bool) error {
+	var err error
+	if p := repriceChecks.err.Swap(nil); p != nil {
+		err = *p
+	}
+	repriceChecks.on.Store(on)
+	return err
+}
+
+// checkRepriced builds cfg afresh in an arena of its own and compares it
+// with the re-priced programs got.
+func checkRepriced(cfg *StepConfig, pr Pricer, got []*Program) error {
+	c := *cfg
+	c.Arena = new(Arena)
+	want, err := BuildAfter(&c, pr, nil)
+	if err != nil {
+		return fmt.Errorf("re-pricing check: the fresh build failed: %w", err)
+	}
+	if len(want) != len(got) {
+		return fmt.Errorf("re-pricing check: %d programs re-priced, %d built", len(got), len(want))
+	}
+	for s := range want {
+		if f := programDiff(got[s], want[s]); f != "" {
+			return fmt.Errorf("re-pricing check: stage %d differs from a fresh build in %s", s, f)
+		}
+	}
+	return nil
+}
+
+// programDiff names the fields of a and b that differ (slices by their
+// elements, not their capacity), "" when none, the arena and the queue
+// walk's own record aside (qfrom, qbig, qcopied: how the walk went, not
+// what it found).
+func programDiff(a, b *Program) string {
+	va, vb := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()
+	var diff []string
+	for i := 0; i < va.NumField(); i++ {
+		switch name := va.Type().Field(i).Name; name {
+		case "arena", "qfrom", "qbig", "qcopied":
+		default:
+			if !sameValue(va.Field(i), vb.Field(i)) {
+				diff = append(diff, name)
+			}
+		}
+	}
+	return fmt.Sprint(diff)[1 : len(fmt.Sprint(diff))-1]
+}
+
+// sameValue compares two values of one type element by element, through
+// unexported fields too (reflect's Interface refuses them).
+func sameValue(a, b reflect.Value) bool {
+	switch a.Kind() {
+	case reflect.Bool:
+		return a.Bool() == b.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return a.Int() == b.Int()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return a.Uint() == b.Uint()
+	case reflect.Float32, reflect.Float64:
+		return a.Float() == b.Float() || a.Float() != a.Float() && b.Float() != b.Float()
+	case reflect.String:
+		return a.String() == b.String()
+	case reflect.Slice, reflect.Array:
+		if a.Len() != b.Len() {
+			return false
+		}
+		for i := 0; i < a.Len(); i++ {
+			if !sameValue(a.Index(i), b.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Struct:
+		for i := 0; i < a.NumField(); i++ {
+			if !sameValue(a.Field(i), b.Field(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Pointer:
+		if a.IsNil() || b.IsNil() {
+			return a.IsNil() == b.IsNil()
+		}
+		return sameValue(a.Elem(), b.Elem())
+	}
+	panic("sameValue: " + a.Kind().String())
+}
