@@ -24,6 +24,7 @@ type Arena struct {
 	// a build of the same key may re-price them (reprice.go).
 	rpKey   uint64
 	rpKeyed bool
+	rpAux   []uint64 // a re-pricing stage's p2p tasks' aux (repriceBuild)
 	recvs   recvIndex
 	sym     instanceBuffers // the symmetric executor's (Arena.symBuffers, reuse.go)
 	scratch statsScratch    // Executor.Stats' storage

@@ -1162,27 +1162,38 @@ func (b *builder) layerParams(l int) (dense, expert float64) {
 	} else {
 		d, e = b.cfg.LayerParams(l)
 	}
-	return d / b.dense(), e / (float64(b.cfg.Layout.GroupSize(GroupETP)) * float64(b.cfg.Layout.EP))
+	return perGPUParams(b.cfg, d, e)
 }
 
-func (b *builder) embParams() float64 {
-	if b.cfg.TPEmbeddingReplicated {
-		return float64(b.cfg.Model.Vocab) * float64(b.cfg.Model.Hidden)
-	}
-	return float64(b.cfg.Model.Vocab) * float64(b.cfg.Model.Hidden) / b.dense()
+// perGPUParams is a layer's dense and expert parameters d, e on one GPU
+// of cfg: the dense ones split over tp, the experts' over etp × ep.
+func perGPUParams(cfg *StepConfig, d, e float64) (dense, expert float64) {
+	return d / float64(cfg.Layout.TP), e / (float64(cfg.Layout.GroupSize(GroupETP)) * float64(cfg.Layout.EP))
 }
+
+func (b *builder) embParams() float64 { return embParams(b.cfg) }
+
+// embParams is the embedding's parameters on one GPU of cfg.
+func embParams(cfg *StepConfig) float64 {
+	if cfg.TPEmbeddingReplicated {
+		return float64(cfg.Model.Vocab) * float64(cfg.Model.Hidden)
+	}
+	return float64(cfg.Model.Vocab) * float64(cfg.Model.Hidden) / float64(cfg.Layout.TP)
+}
+
+func (b *builder) headParams() float64 { return headParams(b.cfg) }
 
 // headParams are the output layer's parameters on the last stage: none
 // when tied on a single stage, and with multi-token prediction on pp > 1
 // also the copy of the untied embedding Megatron builds there for the MTP
 // modules' lookups (gpt_model.py: pre_process or mtp_process).
-func (b *builder) headParams() float64 {
-	m := b.cfg.Model
-	if m.TiedEmbeddings && b.cfg.Layout.PP == 1 {
+func headParams(cfg *StepConfig) float64 {
+	m := &cfg.Model
+	if m.TiedEmbeddings && cfg.Layout.PP == 1 {
 		return 0
 	}
-	vh := float64(m.Vocab) * float64(m.Hidden) / b.dense()
-	if m.MTPLayers > 0 && !m.TiedEmbeddings && b.cfg.Layout.PP > 1 {
+	vh := float64(m.Vocab) * float64(m.Hidden) / float64(cfg.Layout.TP)
+	if m.MTPLayers > 0 && !m.TiedEmbeddings && cfg.Layout.PP > 1 {
 		return 2 * vh
 	}
 	return vh

@@ -46,9 +46,10 @@ type repricing struct {
 var errRepriceMismatch = errors.New("parallel: re-pricing build met a different task graph")
 
 // repriceAdd is add for a re-pricing build: the same bookkeeping (index,
-// issue time and host wait, issue sum, stream counts, last task per
-// stream, p2p list, interrupt polling), the task's prices written into
-// the task in place after checking that it is the same task.
+// issue time and host wait, issue sum, last task per stream, interrupt
+// polling; the stream counts and the p2p list are the last build's), the
+// task's prices written into the task in place after checking that it is
+// the same task.
 func (b *builder) repriceAdd(t *Task) int32 {
 	p := b.prog
 	n := len(p.Tasks)
@@ -84,10 +85,6 @@ func (b *builder) repriceAdd(t *Task) int32 {
 	p.depOff = b.rp.depOff[:n+1]
 	p.deps = b.rp.deps[:b.rp.depOff[n+1]]
 	b.last[t.Stream] = idx
-	p.streamTasks[t.Stream&(streamSlots-1)]++
-	if t.Kind == KindSend || t.Kind == KindRecv {
-		p.p2p = append(p.p2p, idx)
-	}
 	if idx&(1<<14-1) == 0 && b.interrupt == nil {
 		b.interrupt = b.cfg.interrupted()
 	}
@@ -96,9 +93,8 @@ func (b *builder) repriceAdd(t *Task) int32 {
 
 // repriceCopy is a layer or pass copy's share of a re-pricing build: the
 // n tasks from at take the prices of the n from src (Dur, GEMMShare,
-// Bytes, FLOPs, and the played records' dur and share), are counted per
-// stream, listed as p2p where they send or receive, and marked copied;
-// the program's lists are cut to include them.
+// Bytes, FLOPs, and the played records' dur and share) and are marked
+// copied; the program's lists are cut to include them.
 func (b *builder) repriceCopy(at, src, n int32) {
 	p := b.prog
 	end := int(at + n)
@@ -109,16 +105,11 @@ func (b *builder) repriceCopy(at, src, n int32) {
 	p.hot = p.hot[:end]
 	tasks, from := p.Tasks[at:end], p.Tasks[src:src+n]
 	hot, hfrom := p.hot[at:end], p.hot[src:src+n]
-	count := &p.streamTasks
 	for i := range tasks {
 		t, s := &tasks[i], &from[i]
-		t.Dur, t.GEMMShare, t.Bytes = s.Dur, s.GEMMShare, s.Bytes
-		count[t.Stream&(streamSlots-1)]++
-		if t.Kind == KindSend || t.Kind == KindRecv {
-			p.p2p = append(p.p2p, at+int32(i))
-		} else {
-			t.aux = s.aux
-		}
+		// aux too: a send's or receive's (its peer and match) is put
+		// back at the stage's end (repriceBuild)
+		t.Dur, t.GEMMShare, t.Bytes, t.aux = s.Dur, s.GEMMShare, s.Bytes, s.aux
 		hot[i].dur, hot[i].share = hfrom[i].dur, hfrom[i].share
 	}
 	p.noteCopy(at, src, n)
@@ -206,9 +197,16 @@ func (a *Arena) repriceBuild(cfg *StepConfig, pr Pricer, place pipeline.Placemen
 		}
 		b.reset(s, prog, a.order(cfg.Schedule, shape, s))
 		b.rp = repricing{on: true, n: n, depOff: prog.depOff, deps: prog.deps}
+		// The sends' and receives' peers and matches (linkP2P's), which
+		// the copies overwrite with their sources'; the stream counts and
+		// the p2p list stay the last build's.
+		p2pAux := a.rpAux[:0]
+		for _, t := range prog.p2p {
+			p2pAux = append(p2pAux, prog.Tasks[t].aux)
+		}
+		a.rpAux = p2pAux
 		prog.Tasks, prog.hot, prog.depOff, prog.deps = prog.Tasks[:0], prog.hot[:0], prog.depOff[:0], prog.deps[:0]
-		prog.entries, prog.bands, prog.p2p, prog.copies = prog.entries[:0], prog.bands[:0], prog.p2p[:0], prog.copies[:0]
-		prog.streamTasks = [streamSlots]int32{}
+		prog.entries, prog.bands, prog.copies = prog.entries[:0], prog.bands[:0], prog.copies[:0]
 		if err := b.build(); err != nil {
 			return nil, false
 		}
@@ -219,6 +217,9 @@ func (a *Arena) repriceBuild(cfg *StepConfig, pr Pricer, place pipeline.Placemen
 			return nil, false
 		}
 		prog.depOff, prog.deps = b.rp.depOff, b.rp.deps
+		for k, t := range prog.p2p {
+			prog.Tasks[t].aux = p2pAux[k]
+		}
 		b.rp = repricing{}
 		progs[s] = prog
 	}

@@ -2,10 +2,10 @@ package parallel
 
 import (
 	"encoding/binary"
-	"hash"
-	"hash/fnv"
 	"math"
 	"reflect"
+
+	"github.com/simtrain/simtrain/sim/workload"
 )
 
 // Build-structure keys (issue 18, reuse37). Of the 70B layout sweep's
@@ -39,31 +39,86 @@ import (
 // a configuration holding a value the hash cannot read (a map, a channel):
 // no key, build afresh.
 func (c *StepConfig) StructureKey() (key uint64, ok bool) {
-	h := fnv.New64a()
-	k := keyHasher{h: h, ok: true}
+	k := keyHasher{h: keySeed, ok: true}
 	v := reflect.ValueOf(c).Elem()
-	t := v.Type()
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		switch f.Name {
-		case "Arena", "Interrupt", "LayerParams":
-			continue
-		case "Layout":
+	f := &keyFields
+	for i := 0; i < v.NumField(); i++ {
+		switch f.config[i] {
+		case fieldSkip:
+		case fieldLayout:
 			k.layout(c)
-			continue
-		case "Shape":
-			s := c.Shape
-			s.MicroBatch, s.TP, s.ETP = 0, min(max(s.TP, 1), 2), sizeAsTP(s.ETP, s.TP)
-			k.value(reflect.ValueOf(s))
-			continue
+		case fieldShape:
+			k.shape(v.Field(i), &c.Shape)
+		default:
+			k.word(uint64(i))
+			k.value(v.Field(i))
 		}
-		k.word(uint64(i))
-		k.value(v.Field(i))
 	}
 	if !k.ok {
 		return 0, false
 	}
-	return h.Sum64(), true
+	return k.h, true
+}
+
+// keyFields says how StructureKey treats each field of StepConfig and of
+// workload.Shape, by index (looked up by name once: reflect's Field by
+// index builds a StructField, ≈ 30 instructions each time).
+var keyFields = func() (f struct{ config, shape []fieldRole }) {
+	t := reflect.TypeFor[StepConfig]()
+	f.config = make([]fieldRole, t.NumField())
+	for i := range f.config {
+		switch t.Field(i).Name {
+		case "Arena", "Interrupt", "LayerParams":
+			f.config[i] = fieldSkip
+		case "Layout":
+			f.config[i] = fieldLayout
+		case "Shape":
+			f.config[i] = fieldShape
+		}
+	}
+	t = reflect.TypeFor[workload.Shape]()
+	f.shape = make([]fieldRole, t.NumField())
+	for i := range f.shape {
+		switch t.Field(i).Name {
+		case "MicroBatch":
+			f.shape[i] = fieldSkip
+		case "TP":
+			f.shape[i] = fieldTP
+		case "ETP":
+			f.shape[i] = fieldETP
+		}
+	}
+	return f
+}()
+
+// fieldRole is how StructureKey hashes a field (keyFields): as its value
+// (fieldValue), not at all, or as the Layout, the Shape, Shape.TP or
+// Shape.ETP StructureKey's doc says.
+type fieldRole uint8
+
+const (
+	fieldValue fieldRole = iota
+	fieldSkip
+	fieldLayout
+	fieldShape
+	fieldTP
+	fieldETP
+)
+
+// shape hashes the Shape s (v, its reflect.Value) as StructureKey says:
+// no micro-batch size, tp only as whether it exceeds 1, etp as sizeAsTP.
+func (k *keyHasher) shape(v reflect.Value, s *workload.Shape) {
+	for i, role := range keyFields.shape {
+		switch role {
+		case fieldSkip:
+		case fieldTP:
+			k.word(uint64(min(max(s.TP, 1), 2)))
+		case fieldETP:
+			k.word(uint64(int64(sizeAsTP(s.ETP, s.TP))))
+		default:
+			k.value(v.Field(i))
+		}
+	}
 }
 
 // layout hashes c.Layout as StructureKey says.
@@ -74,7 +129,7 @@ func (k *keyHasher) layout(c *StepConfig) {
 		return
 	}
 	k.word(1)
-	for _, x := range []int{l.CP, l.EP, l.PP, sizeAsTP(l.ETP, l.TP), min(max(l.TP, 1), 2), b2i(l.Folded()), min(l.GroupSize(GroupDP), 2), min(l.GroupSize(GroupEDP), 2)} {
+	for _, x := range [...]int{l.CP, l.EP, l.PP, sizeAsTP(l.ETP, l.TP), min(max(l.TP, 1), 2), b2i(l.Folded()), min(l.GroupSize(GroupDP), 2), min(l.GroupSize(GroupEDP), 2)} {
 		k.word(uint64(int64(x)))
 	}
 	// The strides (the rank order) decide which ranks a group holds:
@@ -132,18 +187,19 @@ func (k *keyHasher) paramSizes(c *StepConfig) {
 
 // eachBucketAlone reports whether every gradReady increment of c's build
 // — each layer's per-GPU dense plus expert parameters, the head's and the
-// embedding's (builder.layerParams, headParams, embParams, asked of a
-// builder holding only c) — is 0 or at least bucket.
+// embedding's (perGPUParams of LayerParams, headParams, embParams, as the
+// builder's layerParams, headParams and embParams) — is 0 or at least
+// bucket.
 func eachBucketAlone(c *StepConfig, bucket float64) bool {
-	b := &builder{cfg: c}
 	alone := func(v float64) bool { return v == 0 || v >= bucket }
-	if !alone(b.headParams()) || !alone(b.embParams()) {
+	if !alone(headParams(c)) || !alone(embParams(c)) {
 		return false
 	}
 	for _, st := range c.Chunks {
 		for _, ch := range st {
 			for l := ch.FirstLayer; l < ch.FirstLayer+ch.Layers; l++ {
-				if d, e := b.layerParams(l); !alone(d + e) {
+				d, e := c.LayerParams(l)
+				if d, e = perGPUParams(c, d, e); !alone(d + e) {
 					return false
 				}
 			}
@@ -168,17 +224,38 @@ func b2i(b bool) int {
 	return 0
 }
 
-// keyHasher writes values to h in a fixed order; ok turns false at a
-// value it cannot hash.
+// keyHasher mixes values into h, word by word, in a fixed order; ok
+// turns false at a value it cannot hash. (A hash/fnv writer took ≈ 63 k
+// instructions a key with its byte slices and allocations; the word mix
+// is a multiply and a shift.)
 type keyHasher struct {
-	h  hash.Hash64
+	h  uint64
 	ok bool
 }
 
+// keySeed is the hash of nothing.
+const keySeed = 0xcbf29ce484222325
+
+// word mixes v into the hash: a xor, a multiply by an odd 64-bit constant
+// (the golden ratio's) and the high half folded down, so that every bit
+// of v reaches every bit of the hash within two words.
 func (k *keyHasher) word(v uint64) {
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], v)
-	k.h.Write(b[:])
+	h := (k.h ^ v) * 0x9e3779b97f4a7c15
+	k.h = h ^ h>>32
+}
+
+// str mixes s, its length first, eight bytes a word.
+func (k *keyHasher) str(s string) {
+	k.word(uint64(len(s)))
+	for len(s) >= 8 {
+		k.word(binary.LittleEndian.Uint64([]byte(s[:8])))
+		s = s[8:]
+	}
+	var w uint64
+	for i := 0; i < len(s); i++ {
+		w |= uint64(s[i]) << (8 * i)
+	}
+	k.word(w)
 }
 
 // value hashes v: its kind's contents, lengths before elements, a nil
@@ -196,8 +273,7 @@ func (k *keyHasher) value(v reflect.Value) {
 	case reflect.Float32, reflect.Float64:
 		k.word(math.Float64bits(v.Float()))
 	case reflect.String:
-		k.word(uint64(v.Len()))
-		k.h.Write([]byte(v.String()))
+		k.str(v.String())
 	case reflect.Slice, reflect.Array:
 		k.word(uint64(v.Len()))
 		for i := 0; i < v.Len(); i++ {
@@ -214,9 +290,7 @@ func (k *keyHasher) value(v reflect.Value) {
 		}
 		k.word(1)
 		if v.Kind() == reflect.Interface {
-			n := v.Elem().Type().String()
-			k.word(uint64(len(n)))
-			k.h.Write([]byte(n))
+			k.str(v.Elem().Type().String())
 		}
 		k.value(v.Elem())
 	case reflect.Func:
