@@ -317,7 +317,9 @@ func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(
 // structure key (parallel.StepConfig.StructureKey of the point's step as
 // the scenario gives it) follow each other, in the order of each key's
 // first point, the others keeping theirs (a stable sort on the key's
-// first position; a point without a key keeps its own position). A
+// first position; a point without a key keeps its own position: one
+// whose plan loading did not keep, as with an auto field (Sweep.plans),
+// or not valid). A
 // worker's point whose key is its last build's re-prices that build's
 // programs instead of building again (parallel's reprice.go): on the 70B
 // layout sweep the points of one key differ in tp and micro-batch size,
