@@ -342,3 +342,20 @@ func resize[T any](s []T, n int) []T {
 	}
 	return s[:n]
 }
+
+// stageBlockCache returns caches grown to hold stage's device class and
+// that class's block cache, made on first use (a nil arena makes one
+// without kept storage): one cache per device class, shared by its stages.
+func (a *Arena) stageBlockCache(caches []*blockCache, cfg *StepConfig, pr Pricer, stage int) ([]*blockCache, *blockCache) {
+	class := 0
+	if stage < len(cfg.DeviceClass) {
+		class = cfg.DeviceClass[stage]
+	}
+	for len(caches) <= class {
+		caches = append(caches, nil)
+	}
+	if caches[class] == nil {
+		caches[class] = a.blockCache(class, cfg, pr, stage)
+	}
+	return caches, caches[class]
+}

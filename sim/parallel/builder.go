@@ -274,18 +274,7 @@ func (b *builder) add(t *Task, deps ...int32) int32 {
 	}
 	p := b.prog
 	idx := int32(len(p.Tasks))
-	t.Step = int16(b.step)
-	if p.Hosted && t.Kind != KindRecv {
-		if t.Kind.IsComm() || t.Kind == KindHostCopy {
-			t.Issue = b.cfg.Host.Call
-		}
-		if b.hostBlock >= 0 {
-			t.hostAfter = b.hostBlock + 1
-			b.hostBlock = -1
-			p.noHostWaits = false
-		}
-		p.issueSum += t.Issue // (Program.issueSum)
-	}
+	b.stampStepAndIssue(p, t)
 	if len(p.Tasks) == cap(p.Tasks) {
 		p.grow()
 	}

@@ -1359,17 +1359,7 @@ func buildAfter(cfg *StepConfig, pr Pricer, from *Fork, reprice bool) ([]*Progra
 	}
 	var pq queuePrefix
 	for s := 0; s < l.PP; s++ {
-		class := 0
-		if s < len(cfg.DeviceClass) {
-			class = cfg.DeviceClass[s]
-		}
-		for len(caches) <= class {
-			caches = append(caches, nil)
-		}
-		if caches[class] == nil {
-			caches[class] = cfg.Arena.blockCache(class, cfg, pr, s)
-		}
-		b.cache = caches[class]
+		caches, b.cache = cfg.Arena.stageBlockCache(caches, cfg, pr, s)
 		var prog *Program
 		switch {
 		case cfg.Arena != nil:

@@ -54,18 +54,7 @@ func (b *builder) repriceAdd(t *Task) int32 {
 	p := b.prog
 	n := len(p.Tasks)
 	idx := int32(n)
-	t.Step = int16(b.step)
-	if p.Hosted && t.Kind != KindRecv {
-		if t.Kind.IsComm() || t.Kind == KindHostCopy {
-			t.Issue = b.cfg.Host.Call
-		}
-		if b.hostBlock >= 0 {
-			t.hostAfter = b.hostBlock + 1
-			b.hostBlock = -1
-			p.noHostWaits = false
-		}
-		p.issueSum += t.Issue
-	}
+	b.stampStepAndIssue(p, t)
 	if n >= b.rp.n {
 		panic(errRepriceMismatch)
 	}
@@ -179,17 +168,7 @@ func (a *Arena) repriceBuild(cfg *StepConfig, pr Pricer, place pipeline.Placemen
 	var caches []*blockCache
 	progs = make([]*Program, l.PP)
 	for s := 0; s < l.PP; s++ {
-		class := 0
-		if s < len(cfg.DeviceClass) {
-			class = cfg.DeviceClass[s]
-		}
-		for len(caches) <= class {
-			caches = append(caches, nil)
-		}
-		if caches[class] == nil {
-			caches[class] = a.blockCache(class, cfg, pr, s)
-		}
-		b.cache = caches[class]
+		caches, b.cache = a.stageBlockCache(caches, cfg, pr, s)
 		prog := a.progs[s]
 		n := len(prog.Tasks)
 		if !prog.keepHot || len(prog.hot) != n || len(prog.depOff) != n+1 || int(prog.depOff[n]) != len(prog.deps) {
@@ -343,4 +322,23 @@ func sameValue(a, b reflect.Value) bool {
 		return sameValue(a.Elem(), b.Elem())
 	}
 	panic("sameValue: " + a.Kind().String())
+}
+
+// stampStepAndIssue sets t's step and, on a hosted program, the host's
+// issue cost and wait for a launched task, adding the issue to
+// Program.issueSum: the part of a task's record that add and repriceAdd
+// both write before placing it.
+func (b *builder) stampStepAndIssue(p *Program, t *Task) {
+	t.Step = int16(b.step)
+	if p.Hosted && t.Kind != KindRecv {
+		if t.Kind.IsComm() || t.Kind == KindHostCopy {
+			t.Issue = b.cfg.Host.Call
+		}
+		if b.hostBlock >= 0 {
+			t.hostAfter = b.hostBlock + 1
+			b.hostBlock = -1
+			p.noHostWaits = false
+		}
+		p.issueSum += t.Issue // (Program.issueSum)
+	}
 }
