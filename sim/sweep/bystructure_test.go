@@ -5,12 +5,15 @@ import (
 	"testing"
 )
 
-// TestByStructure: byStructure keeps every worker's part of the points
-// (newShares' split) as a set and its costs with its points, puts each
-// part's points of one structure key next to each other (each key's run
-// starting where its first point stood, the rest in their order), and on
-// the 70B layout sweep makes at least 100 pairs of neighbours of one key
-// (none in index order).
+// TestByStructure: byStructure keeps the points as a set and its costs
+// with its points, puts all points of one structure key next to each other
+// over the whole list (each key's run starting where its first point
+// stood, the rest in their order), and on the 70B layout sweep makes a
+// neighbour of every point that repeats a key: 400 pairs (none in index
+// order; the points pruned for memory have keys too), at least 399 of them
+// within one part of two workers' (newShares' split; grouped within each
+// part, as before, 2 workers made 264 and left 136 pairs' keys split
+// between the parts).
 func TestByStructure(t *testing.T) {
 	sw, err := Load("../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml", Options{})
 	if err != nil {
@@ -42,38 +45,40 @@ func TestByStructure(t *testing.T) {
 		}
 		return n
 	}
-	for _, workers := range []int{1, 2, 3} {
-		got, gc := sw.byStructure(idx, costs, workers)
-		for w := range workers {
-			lo, hi := len(idx)*w/workers, len(idx)*(w+1)/workers
-			a, b := slices.Clone(idx[lo:hi]), slices.Clone(got[lo:hi])
-			slices.Sort(a)
-			slices.Sort(b)
-			if !slices.Equal(a, b) {
-				t.Fatalf("%d workers: part %d holds other points", workers, w)
-			}
-			// one run per key within the part
-			seen := map[uint64]int{}
-			for k := lo; k < hi; k++ {
-				kk, ok := key(got[k])
-				if !ok {
-					continue
-				}
-				if last, in := seen[kk]; in && last != k-1 {
-					t.Errorf("%d workers: point %d's key runs twice in part %d", workers, got[k], w)
-				}
-				seen[kk] = k
-			}
+	got, gc := sw.byStructure(idx, costs)
+	a, b := slices.Clone(idx), slices.Clone(got)
+	slices.Sort(a)
+	slices.Sort(b)
+	if !slices.Equal(a, b) {
+		t.Fatal("byStructure changed the set of points")
+	}
+	for k, i := range got {
+		if gc[k] != sw.pointCost(i) {
+			t.Fatalf("point %d moved without its cost", i)
 		}
-		for k, i := range got {
-			if gc[k] != sw.pointCost(i) {
-				t.Fatalf("%d workers: point %d moved without its cost", workers, i)
+	}
+	// one run per key over the whole list; the others in index order
+	seen := map[uint64]int{}
+	lastFree := -1
+	for k, i := range got {
+		kk, ok := key(i)
+		if !ok {
+			if i < lastFree {
+				t.Errorf("point %d without a key moved before %d", i, lastFree)
 			}
+			lastFree = i
+			continue
 		}
-		if workers == 2 {
-			if n, n0 := pairs(got), pairs(idx); n < 100 || n0 != 0 {
-				t.Errorf("neighbours of one key: %d ordered, %d in index order", n, n0)
-			}
+		if last, in := seen[kk]; in && last != k-1 {
+			t.Errorf("point %d's key runs twice", i)
 		}
+		seen[kk] = k
+	}
+	if n, n0 := pairs(got), pairs(idx); n != 400 || n0 != 0 {
+		t.Errorf("neighbours of one key: %d ordered, %d in index order; want 400 and 0", n, n0)
+	}
+	half := len(got) / 2
+	if n := pairs(got[:half]) + pairs(got[half:]); n < 399 {
+		t.Errorf("neighbours of one key within two workers' parts: %d, want ≥ 399", n)
 	}
 }

@@ -257,7 +257,7 @@ func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(
 	for k, i := range indices {
 		costs[k] = sw.pointCost(i)
 	}
-	indices, costs = sw.byStructure(indices, costs, workers)
+	indices, costs = sw.byStructure(indices, costs)
 	shares := newShares(indices, costs, workers)
 	var q results
 	q.ready = make(chan struct{}, 1)
@@ -312,37 +312,35 @@ func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(
 	return ctx.Err()
 }
 
-// byStructure returns indices and their costs with each worker's
-// contiguous part (newShares' split) reordered so that points of one
-// structure key (parallel.StepConfig.StructureKey of the point's step as
-// the scenario gives it) follow each other, in the order of each key's
-// first point, the others keeping theirs (a stable sort on the key's
-// first position; a point without a key keeps its own position: one
-// whose plan loading did not keep, as with an auto field (Sweep.plans),
-// or not valid). A
-// worker's point whose key is its last build's re-prices that build's
-// programs instead of building again (parallel's reprice.go): on the 70B
-// layout sweep the points of one key differ in tp and micro-batch size,
-// so in index order no two of a worker's points in a row share one, and
-// ordered by key 130 do (docs/design.md, reuse37). Which worker takes a
-// point, and so the rows, do not change: every point is simulated alike
-// wherever it runs. The key here is the one the first build of a point
-// asks for only where the step is not shortened (the played micro-batches
-// of a shortened one are the same for a key's points, whose steps are of
-// one length); a point ordered beside others of another key only builds
-// afresh.
-func (sw *Sweep) byStructure(indices []int, costs []uint64, workers int) ([]int, []uint64) {
+// byStructure returns indices and their costs reordered so that the
+// points of one structure key (parallel.StepConfig.StructureKey of the
+// point's step as the scenario gives it) follow each other, in the order
+// of each key's first point, the others keeping theirs (a stable sort on
+// the key's first position; a point without a key keeps its own position:
+// one whose plan loading did not keep, as with an auto field
+// (Sweep.plans), or not valid). A worker's point whose key is its last
+// build's re-prices that build's programs instead of building again
+// (parallel's reprice.go): on the 70B layout sweep the points of one key
+// differ in tp and micro-batch size, so in index order no two of a
+// worker's points in a row share one. The keys are grouped over the whole
+// list, before newShares cuts it into the workers' parts, not within each
+// part: a key's points spread over the parts would each build afresh in
+// every part, so on two workers 120–124 of the 70B sweep's 200 repeats
+// re-priced when grouped per part and 189–191 grouped over the whole
+// (docs/design.md, key38). Which worker takes a point, and so the rows,
+// do not matter: every point is simulated alike wherever it runs. The key
+// here is the one the first build of a point asks for only where the step
+// is not shortened (the played micro-batches of a shortened one are the
+// same for a key's points, whose steps are of one length); a point
+// ordered beside others of another key only builds afresh.
+func (sw *Sweep) byStructure(indices []int, costs []uint64) ([]int, []uint64) {
 	type point struct {
 		i    int
 		cost uint64
 		lead int
 	}
 	pts := make([]point, len(indices))
-	type partKey struct {
-		key uint64
-		w   int
-	}
-	first := map[partKey]int{}
+	first := map[uint64]int{}
 	for k, i := range indices {
 		pts[k] = point{i: i, cost: costs[k], lead: k}
 		if sw.points[i].err != "" || i >= len(sw.plans) {
@@ -360,17 +358,10 @@ func (sw *Sweep) byStructure(indices []int, costs []uint64, workers int) ([]int,
 		if !ok {
 			continue
 		}
-		// keys are looked up within a worker's part (newShares' split:
-		// [n·w/workers, n·(w+1)/workers)), so that every lead lies in
-		// its point's part and the sort moves no point across parts
-		w := 0
-		for k >= len(indices)*(w+1)/workers {
-			w++
-		}
-		if f, seen := first[partKey{key, w}]; seen {
+		if f, seen := first[key]; seen {
 			pts[k].lead = f
 		} else {
-			first[partKey{key, w}] = k
+			first[key] = k
 		}
 	}
 	slices.SortStableFunc(pts, func(a, b point) int { return a.lead - b.lead })
