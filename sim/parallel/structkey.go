@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"reflect"
+	"sync"
 
 	"github.com/simtrain/simtrain/sim/workload"
 )
@@ -189,23 +190,108 @@ func (k *keyHasher) paramSizes(c *StepConfig) {
 // — each layer's per-GPU dense plus expert parameters, the head's and the
 // embedding's (perGPUParams of LayerParams, headParams, embParams, as the
 // builder's layerParams, headParams and embParams) — is 0 or at least
-// bucket.
+// bucket (TestEachBucketAlone holds it to perGPUParams and LayerParams
+// asked layer by layer). The layers' whole-model parameters come from modelLayers where
+// LayerParams is Model's own method (as scenario plans bind it), else from
+// LayerParams layer by layer.
 func eachBucketAlone(c *StepConfig, bucket float64) bool {
 	alone := func(v float64) bool { return v == 0 || v >= bucket }
 	if !alone(headParams(c)) || !alone(embParams(c)) {
 		return false
 	}
+	var memo [][2]float64
+	if isModelLayerParams(c.LayerParams) {
+		memo = modelLayers(c).params
+	}
+	// perGPUParams' divisors, once: the same divisions, so the same bits
+	tp, etpEP := float64(c.Layout.TP), float64(c.Layout.GroupSize(GroupETP))*float64(c.Layout.EP)
 	for _, st := range c.Chunks {
 		for _, ch := range st {
 			for l := ch.FirstLayer; l < ch.FirstLayer+ch.Layers; l++ {
-				d, e := c.LayerParams(l)
-				if d, e = perGPUParams(c, d, e); !alone(d + e) {
+				var d, e float64
+				if l >= 0 && l < len(memo) {
+					d, e = memo[l][0], memo[l][1]
+				} else {
+					d, e = c.LayerParams(l)
+				}
+				if !alone(d/tp + e/etpEP) {
 					return false
 				}
 			}
 		}
 	}
 	return true
+}
+
+// modelLayerParamsPC is the code pointer of a Model.LayerParams method
+// value (the compiler's one wrapper for every receiver): a LayerParams
+// func with it is some model's own LayerParams.
+var modelLayerParamsPC = reflect.ValueOf(workload.Model{}.LayerParams).Pointer()
+
+// isModelLayerParams reports whether f is a method value of
+// workload.Model.LayerParams (isModelLayerParams(m.LayerParams) for any
+// m), not another func.
+func isModelLayerParams(f func(int) (float64, float64)) bool {
+	return f != nil && reflect.ValueOf(f).Pointer() == modelLayerParamsPC
+}
+
+// layerParamsMemo is LayerParams(l) for every layer l in [0,
+// model.StackLayers()) of one model: [l][0] dense, [l][1] expert.
+type layerParamsMemo struct {
+	model  workload.Model
+	params [][2]float64
+}
+
+// layerMemos holds the last few models' layer parameters (modelLayers),
+// for the keys computed on any goroutine (a sweep orders its points by key
+// while loading, and every worker's build computes its own).
+var layerMemos struct {
+	sync.Mutex
+	last [4]*layerParamsMemo
+	next int // the slot the next new model takes
+}
+
+// modelLayers returns c's layer parameters (LayerParams of each layer of
+// c.Model), computed once per model: eachBucketAlone asked LayerParams
+// for every layer of every key (≈ 250 instructions a layer, 20 k of a 70B
+// key's 45 k), though a sweep's points share one model. The memo is keyed
+// by c.Model's value (MoE and MLA compared by what they point to), which
+// identifies the func's answers only because LayerParams is c.Model's own
+// method (isModelLayerParams; the caller checks) bound to c.Model, as
+// scenario plans make it and as StructureKey already assumes in hashing
+// Model instead of LayerParams.
+func modelLayers(c *StepConfig) *layerParamsMemo {
+	layerMemos.Lock()
+	defer layerMemos.Unlock()
+	for _, m := range layerMemos.last {
+		if m != nil && sameModel(&m.model, &c.Model) {
+			return m
+		}
+	}
+	m := &layerParamsMemo{model: c.Model, params: make([][2]float64, max(c.Model.StackLayers(), 0))}
+	for l := range m.params {
+		m.params[l][0], m.params[l][1] = c.LayerParams(l)
+	}
+	layerMemos.last[layerMemos.next] = m
+	layerMemos.next = (layerMemos.next + 1) % len(layerMemos.last)
+	return m
+}
+
+// sameModel reports whether a and b are equal models: every field equal,
+// MoE and MLA by the values they point to (each point of a sweep may hold
+// its own copies).
+func sameModel(a, b *workload.Model) bool {
+	if *a == *b {
+		return true
+	}
+	x := *b
+	if a.MoE != nil && x.MoE != nil && *a.MoE == *x.MoE {
+		x.MoE = a.MoE
+	}
+	if a.MLA != nil && x.MLA != nil && *a.MLA == *x.MLA {
+		x.MLA = a.MLA
+	}
+	return *a == x
 }
 
 // sizeAsTP is etp for the key: -1 when it equals tp (the default: the

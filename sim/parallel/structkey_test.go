@@ -1,11 +1,13 @@
 package parallel
 
 import (
+	"math"
 	"slices"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/pipeline"
+	"github.com/simtrain/simtrain/sim/workload"
 )
 
 // TestStructureKey: changes the builder does not branch on (the
@@ -95,4 +97,94 @@ func sameGraph(a, b []*Program) bool {
 		}
 	}
 	return true
+}
+
+// TestEachBucketAlone: eachBucketAlone with a model's own LayerParams
+// (answered from modelLayers' memo, per-GPU divisors hoisted) gives the
+// answer of LayerParams asked layer by layer through perGPUParams, for
+// dense, MoE and MTP models, several tp, ep and bucket sizes, chunks
+// reaching past the model's layers, and more models than the memo keeps
+// (asked in turn, so that each evicts another).
+func TestEachBucketAlone(t *testing.T) {
+	byLayer := func(c *StepConfig, bucket float64) bool {
+		alone := func(v float64) bool { return v == 0 || v >= bucket }
+		if !alone(headParams(c)) || !alone(embParams(c)) {
+			return false
+		}
+		for _, st := range c.Chunks {
+			for _, ch := range st {
+				for l := ch.FirstLayer; l < ch.FirstLayer+ch.Layers; l++ {
+					d, e := c.LayerParams(l)
+					if d, e = perGPUParams(c, d, e); !alone(d + e) {
+						return false
+					}
+				}
+			}
+		}
+		return true
+	}
+	var models []workload.Model
+	for i, layers := range []int{8, 10, 12, 14, 16} {
+		models = append(models, workload.Model{Name: "dense", Layers: layers, Hidden: 4096 + 1024*i, Heads: 32, KVHeads: 8, FFN: 14336 + 2048*i, Vocab: 262144})
+	}
+	models = append(models,
+		workload.Model{Name: "moe", Layers: 8, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336, Vocab: 1 << 20,
+			MoE: &workload.MoE{Experts: 8, TopK: 2, ExpertFFN: 14336, DenseLayers: 2}},
+		workload.Model{Name: "moe, every layer", Layers: 8, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336, Vocab: 1 << 20,
+			MoE: &workload.MoE{Experts: 8, TopK: 2, ExpertFFN: 14336}},
+		workload.Model{Name: "mtp", Layers: 7, Hidden: 2048, Heads: 16, FFN: 8192, Vocab: 262144, MTPLayers: 1})
+	for i := range models {
+		models[i].Fill()
+	}
+	outcomes := map[bool]int{}
+	for _, tp := range []int{1, 2, 4, 8} {
+		for _, ep := range []int{1, 2} {
+			for _, m := range models {
+				l, err := NewLayout(tp, 1, ep, 4, 2, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+				if err != nil {
+					t.Fatal(err)
+				}
+				chunks, err := Partition(m.StackLayers(), 2, 1, 0, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				chunks[1] = append(chunks[1], Chunk{Stage: 1, Index: 1, FirstLayer: m.StackLayers(), Layers: 2})
+				c := &StepConfig{Layout: l, Model: m, Chunks: chunks, LayerParams: m.LayerParams}
+				if !isModelLayerParams(c.LayerParams) {
+					t.Fatal("a Model's LayerParams method value not recognised")
+				}
+				// around every layer's per-GPU parameters: at v the layer is
+				// a bucket of its own, just above v not
+				buckets := []float64{1e6, 40e6, 2e8, 5e8, 1e9, 3e9}
+				for l := range m.StackLayers() {
+					ld, le := m.LayerParams(l)
+					d, e := perGPUParams(c, ld, le)
+					buckets = append(buckets, d+e, math.Nextafter(d+e, math.Inf(1)))
+				}
+				for _, bucket := range buckets {
+					got, want := eachBucketAlone(c, bucket), byLayer(c, bucket)
+					if got != want {
+						t.Errorf("%s (%d layers), tp %d ep %d, bucket %g: %v, want %v", m.Name, m.Layers, tp, ep, bucket, got, want)
+					}
+					outcomes[got]++
+				}
+			}
+		}
+	}
+	if outcomes[true] == 0 || outcomes[false] == 0 {
+		t.Errorf("outcomes %v: want both", outcomes)
+	}
+	if isModelLayerParams(func(int) (float64, float64) { return 0, 0 }) || isModelLayerParams(nil) {
+		t.Error("a closure or nil taken for a Model's LayerParams")
+	}
+	a, b := models[5], models[5]
+	moe := *a.MoE
+	b.MoE = &moe
+	if !sameModel(&a, &b) {
+		t.Error("models with equal MoE values at two addresses differ")
+	}
+	moe.Experts++
+	if sameModel(&a, &b) {
+		t.Error("models of different MoE values are the same")
+	}
 }
