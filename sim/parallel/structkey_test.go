@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"math"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -187,4 +188,136 @@ func TestEachBucketAlone(t *testing.T) {
 	if sameModel(&a, &b) {
 		t.Error("models of different MoE values are the same")
 	}
+}
+
+// hashAll holds a field of every kind keyHasher.value hashes (and, in
+// hashAllMap, one it cannot), for TestCompiledHashEqualsReflect.
+type hashAll struct {
+	B    bool
+	I    int
+	I8   int8
+	I16  int16
+	I32  int32
+	I64  int64
+	U    uint
+	U8   uint8
+	U16  uint16
+	U32  uint32
+	U64  uint64
+	Up   uintptr
+	F32  float32
+	F64  float64
+	S    string
+	A    [3]int16
+	Sl   []string
+	In   struct{ X, y int }
+	P    *int
+	If   any
+	Fn   func() int
+	Time engine.Time
+	priv []float32
+	Rec  *hashAll
+	Recs []hashAll
+}
+
+type hashAllMap struct {
+	A int
+	M map[int]int
+}
+
+// TestCompiledHashEqualsReflect: compileHash's hasher of a type gives the
+// words keyHasher.value gives through reflect, for a struct of every kind
+// (negative small ints, float32, nil and set pointers and interfaces,
+// unexported fields, a recursive type) and for the step configurations
+// TestStructureKey varies, hashed whole as StructureKey did through
+// reflect; a map makes neither ok.
+func TestCompiledHashEqualsReflect(t *testing.T) {
+	viaReflect := func(v any) (uint64, bool) {
+		k := keyHasher{h: keySeed, ok: true}
+		k.value(reflect.ValueOf(v).Elem())
+		return k.h, k.ok
+	}
+	compiled := func(v any) (uint64, bool) {
+		k := keyHasher{h: keySeed, ok: true}
+		rv := reflect.ValueOf(v)
+		compileHash(rv.Type().Elem())(&k, rv.UnsafePointer())
+		return k.h, k.ok
+	}
+	seven := 7
+	values := []any{
+		&hashAll{},
+		&hashAll{B: true, I: -3, I8: -5, I16: -300, I32: -70000, I64: -1 << 40, U: 3, U8: 250, U16: 65000, U32: 1 << 31, U64: 1 << 63, Up: 9,
+			F32: -1.5, F64: 2.25, S: "a string of more than eight bytes", A: [3]int16{-1, 2, 3}, Sl: []string{"x", "", "yz"},
+			In: struct{ X, y int }{4, -4}, P: &seven, If: workload.Shape{TP: 2}, Fn: func() int { return 1 }, Time: 5, priv: []float32{1, -2},
+			Rec: &hashAll{I: 1, Rec: &hashAll{S: "deep"}}, Recs: []hashAll{{I8: 1}, {Recs: []hashAll{{U: 2}}}}},
+		&hashAll{If: &seven, Sl: []string{}},
+		&hashAllMap{A: 1},
+		&hashAllMap{A: 1, M: map[int]int{1: 2}},
+	}
+	_, c := stepConfig(t, 2, 4, 2, 8, pipeline.OneFOneB)
+	values = append(values, c)
+	for _, edit := range []func(*StepConfig){
+		func(c *StepConfig) { c.Shape.MicroBatch = 4 },
+		func(c *StepConfig) { c.Microbatches = 9 },
+		func(c *StepConfig) { c.Zero, c.Zero3GatherParams = 3, 1e5 },
+		func(c *StepConfig) { c.Schedule = pipeline.GPipe },
+		func(c *StepConfig) { c.Model.MoE = &workload.MoE{Experts: 8, TopK: 2} },
+		func(c *StepConfig) { c.Model.MLA = &workload.MLA{QLoRARank: 3} },
+		func(c *StepConfig) { c.DeviceClass = []int{0, 1} },
+		func(c *StepConfig) { c.Host = HostModel{On: true, Call: 3, Queue: 1024} },
+		func(c *StepConfig) { c.Shape.AttnHeadDims = []int{64, 128} },
+		func(c *StepConfig) { c.Arena = new(Arena) },
+	} {
+		_, c := stepConfig(t, 2, 4, 2, 8, pipeline.OneFOneB)
+		edit(c)
+		values = append(values, c)
+	}
+	for i, v := range values {
+		h1, ok1 := viaReflect(v)
+		h2, ok2 := compiled(v)
+		if h1 != h2 || ok1 != ok2 {
+			t.Errorf("value %d (%T): compiled %x %v, through reflect %x %v", i, v, h2, ok2, h1, ok1)
+		}
+		if c, isCfg := v.(*StepConfig); isCfg {
+			k1, ok1 := structureKeyReflect(c)
+			k2, ok2 := c.StructureKey()
+			if k1 != k2 || ok1 != ok2 {
+				t.Errorf("value %d: StructureKey %x %v, through reflect %x %v", i, k2, ok2, k1, ok1)
+			}
+		}
+	}
+	if _, ok := compiled(&hashAllMap{}); ok {
+		t.Error("a map hashed")
+	}
+}
+
+// structureKeyReflect is StructureKey as it hashed through reflect, field
+// by field (keyHasher.value), before compileHash.
+func structureKeyReflect(c *StepConfig) (uint64, bool) {
+	k := keyHasher{h: keySeed, ok: true}
+	v := reflect.ValueOf(c).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		switch keyFields.config[i] {
+		case fieldSkip:
+		case fieldLayout:
+			k.layout(c)
+		case fieldShape:
+			sv, s := v.Field(i), &c.Shape
+			for j, role := range keyFields.shape {
+				switch role {
+				case fieldSkip:
+				case fieldTP:
+					k.word(uint64(min(max(s.TP, 1), 2)))
+				case fieldETP:
+					k.word(uint64(int64(sizeAsTP(s.ETP, s.TP))))
+				default:
+					k.value(sv.Field(j))
+				}
+			}
+		default:
+			k.word(uint64(i))
+			k.value(v.Field(i))
+		}
+	}
+	return k.h, k.ok
 }
