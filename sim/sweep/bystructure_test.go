@@ -8,12 +8,13 @@ import (
 // TestByStructure: byStructure keeps the points as a set and its costs
 // with its points, puts all points of one structure key next to each other
 // over the whole list (each key's run starting where its first point
-// stood, the rest in their order), and on the 70B layout sweep makes a
-// neighbour of every point that repeats a key: 400 pairs (none in index
-// order; the points pruned for memory have keys too), at least 399 of them
-// within one part of two workers' (newShares' split; grouped within each
-// part, as before, 2 workers made 264 and left 136 pairs' keys split
-// between the parts).
+// stood, the rest in their order), marks each run's later points tied,
+// and on the 70B layout sweep makes a neighbour of every point that
+// repeats a key: 400 pairs (none in index order; the points pruned for
+// memory have keys too), all 400 within one part of two workers'
+// (newShares cuts at run boundaries; grouped within each part, as
+// before, 2 workers made 264 and left 136 pairs' keys split between the
+// parts).
 func TestByStructure(t *testing.T) {
 	sw, err := Load("../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml", Options{})
 	if err != nil {
@@ -45,7 +46,7 @@ func TestByStructure(t *testing.T) {
 		}
 		return n
 	}
-	got, gc := sw.byStructure(idx, costs)
+	got, gc, tied := sw.byStructure(idx, costs)
 	a, b := slices.Clone(idx), slices.Clone(got)
 	slices.Sort(a)
 	slices.Sort(b)
@@ -72,13 +73,17 @@ func TestByStructure(t *testing.T) {
 		if last, in := seen[kk]; in && last != k-1 {
 			t.Errorf("point %d's key runs twice", i)
 		}
+		if _, in := seen[kk]; in != tied[k] {
+			t.Errorf("point %d: tied %v, want %v", i, tied[k], in)
+		}
 		seen[kk] = k
 	}
 	if n, n0 := pairs(got), pairs(idx); n != 400 || n0 != 0 {
 		t.Errorf("neighbours of one key: %d ordered, %d in index order; want 400 and 0", n, n0)
 	}
-	half := len(got) / 2
-	if n := pairs(got[:half]) + pairs(got[half:]); n < 399 {
-		t.Errorf("neighbours of one key within two workers' parts: %d, want ≥ 399", n)
+	sh := newShares(got, gc, tied, 2)
+	p0, p1 := sh.part(0), sh.part(1)
+	if n := pairs(p0) + pairs(p1); n != 400 || len(p0)+len(p1) != len(got) || len(p0) < len(got)/2 {
+		t.Errorf("neighbours of one key within two workers' parts (%d and %d points): %d, want 400", len(p0), len(p1), n)
 	}
 }

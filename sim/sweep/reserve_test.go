@@ -19,7 +19,7 @@ func TestLargestWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	idx := sw.ShardIndices(0, 1)
-	sh := newShares(idx, make([]uint64, len(idx)), 2)
+	sh := newShares(idx, make([]uint64, len(idx)), nil, 2)
 	all, part := sw.largestWork(idx), sw.largestWork(sh.part(1))
 	if len(sh.part(1)) != len(idx)-len(idx)/2 {
 		t.Fatalf("part 1 holds %d points of %d", len(sh.part(1)), len(idx))

@@ -257,8 +257,8 @@ func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(
 	for k, i := range indices {
 		costs[k] = sw.pointCost(i)
 	}
-	indices, costs = sw.byStructure(indices, costs)
-	shares := newShares(indices, costs, workers)
+	indices, costs, tied := sw.byStructure(indices, costs)
+	shares := newShares(indices, costs, tied, workers)
 	var q results
 	q.ready = make(chan struct{}, 1)
 	var wg sync.WaitGroup
@@ -323,17 +323,20 @@ func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(
 // (parallel's reprice.go): on the 70B layout sweep the points of one key
 // differ in tp and micro-batch size, so in index order no two of a
 // worker's points in a row share one. The keys are grouped over the whole
-// list, before newShares cuts it into the workers' parts, not within each
-// part: a key's points spread over the parts would each build afresh in
-// every part, so on two workers 120–124 of the 70B sweep's 200 repeats
-// re-priced when grouped per part and 189–191 grouped over the whole
-// (docs/design.md, key38). Which worker takes a point, and so the rows,
+// list, before newShares cuts it into the workers' parts (at run
+// boundaries), not within each part: a key's points spread over the parts
+// would each build afresh in every part. On two workers, of the 70B
+// sweep's 200 repeats, 120–124 re-priced grouped per part, 189–191
+// grouped over the whole, and 197–198 with each run dealt whole to one
+// worker (shares; docs/design.md, key38). Which worker takes a point, and so the rows,
 // do not matter: every point is simulated alike wherever it runs. The key
 // here is the one the first build of a point asks for only where the step
 // is not shortened (the played micro-batches of a shortened one are the
 // same for a key's points, whose steps are of one length); a point
-// ordered beside others of another key only builds afresh.
-func (sw *Sweep) byStructure(indices []int, costs []uint64) ([]int, []uint64) {
+// ordered beside others of another key only builds afresh. tied[k] says
+// that point k has point k-1's key: the two are of one run, which
+// newShares keeps in one part and shares.next deals to one worker.
+func (sw *Sweep) byStructure(indices []int, costs []uint64) ([]int, []uint64, []bool) {
 	type point struct {
 		i    int
 		cost uint64
@@ -365,23 +368,30 @@ func (sw *Sweep) byStructure(indices []int, costs []uint64) ([]int, []uint64) {
 		}
 	}
 	slices.SortStableFunc(pts, func(a, b point) int { return a.lead - b.lead })
-	out, oc := make([]int, len(pts)), make([]uint64, len(pts))
+	out, oc, tied := make([]int, len(pts)), make([]uint64, len(pts)), make([]bool, len(pts))
 	for k, p := range pts {
 		out[k], oc[k] = p.i, p.cost
+		tied[k] = k > 0 && p.lead == pts[k-1].lead
 	}
-	return out, oc
+	return out, oc, tied
 }
 
 // shares deals a list of points out to workers: worker w owns the w-th
 // contiguous part and takes from its front; a worker whose part is empty
 // takes from the back of the part with the most points left. A part with
 // endgamePoints or fewer left gives its costliest point instead (the
-// earliest of equals), whoever asks.
+// earliest of equals), whoever asks. A run of tied points (byStructure:
+// one structure key) goes whole to the worker that takes one of it, which
+// gets the rest from its next calls, in order: a key's points re-price
+// one build only on one worker, and the endgame, two workers asking in
+// turn, dealt a run's points to both.
 type shares struct {
-	mu     sync.Mutex
-	points []int
-	costs  []uint64 // costs[k] is points[k]'s predicted cost; moved with it
-	lo, hi []int    // part w is points[lo[w]:hi[w]]
+	mu      sync.Mutex
+	points  []int
+	costs   []uint64 // costs[k] is points[k]'s predicted cost; moved with it
+	tied    []bool   // tied[k]: points[k] is of points[k-1]'s run; moved with it
+	lo, hi  []int    // part w is points[lo[w]:hi[w]]
+	pending [][]int  // per worker, the rest of the run it took last, to take next
 }
 
 // endgamePoints is how many points a share keeps for longest-first
@@ -394,10 +404,23 @@ type shares struct {
 // (cachegrind, -bench Sweep70BAll) than it saved in the tail.
 const endgamePoints = 64
 
-func newShares(points []int, costs []uint64, workers int) *shares {
-	s := &shares{points: slices.Clone(points), costs: slices.Clone(costs), lo: make([]int, workers), hi: make([]int, workers)}
+// newShares cuts points (with their costs and, nil for none, tied: see
+// shares) into workers contiguous parts of as many points each as can be
+// without cutting a run: each cut moves forward to the next run's start.
+func newShares(points []int, costs []uint64, tied []bool, workers int) *shares {
+	if tied == nil {
+		tied = make([]bool, len(points))
+	}
+	s := &shares{points: slices.Clone(points), costs: slices.Clone(costs), tied: slices.Clone(tied),
+		lo: make([]int, workers), hi: make([]int, workers), pending: make([][]int, workers)}
+	cut := 0
 	for w := range workers {
-		s.lo[w], s.hi[w] = len(points)*w/workers, len(points)*(w+1)/workers
+		s.lo[w] = cut
+		cut = max(cut, len(points)*(w+1)/workers)
+		for cut < len(points) && s.tied[cut] {
+			cut++
+		}
+		s.hi[w] = cut
 	}
 	return s
 }
@@ -414,6 +437,10 @@ func (s *shares) part(w int) []int {
 func (s *shares) next(w int) (int, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if q := s.pending[w]; len(q) > 0 {
+		s.pending[w] = q[1:]
+		return q[0], true
+	}
 	v := w
 	if s.lo[w] == s.hi[w] {
 		v = -1
@@ -427,28 +454,56 @@ func (s *shares) next(w int) (int, bool) {
 		}
 	}
 	lo, hi := s.lo[v], s.hi[v]
+	var from, to int // the run taken: points[from:to]
 	switch {
 	case hi-lo <= endgamePoints:
-		// The costliest left, moved to the front of the part and taken.
+		// The costliest left and its run, moved to the front of the
+		// part and taken.
 		best := lo
 		for k := lo + 1; k < hi; k++ {
 			if s.costs[k] > s.costs[best] {
 				best = k
 			}
 		}
-		p, c := s.points[best], s.costs[best]
-		copy(s.points[lo+1:best+1], s.points[lo:best])
-		copy(s.costs[lo+1:best+1], s.costs[lo:best])
-		s.points[lo], s.costs[lo] = p, c
-		s.lo[v]++
-		return p, true
+		from, to = s.run(best, lo, hi)
+		s.rotate(lo, from, to)
+		from, to = lo, lo+to-from
+		s.lo[v] = to
 	case v == w:
-		s.lo[v]++
-		return s.points[lo], true
+		from, to = s.run(lo, lo, hi)
+		s.lo[v] = to
 	default:
-		s.hi[v]--
-		return s.points[hi-1], true
+		from, to = s.run(hi-1, lo, hi)
+		s.hi[v] = from
 	}
+	s.pending[w] = append(s.pending[w][:0], s.points[from+1:to]...)
+	return s.points[from], true
+}
+
+// run returns the run of tied points holding points[k], within [lo, hi).
+func (s *shares) run(k, lo, hi int) (from, to int) {
+	from, to = k, k+1
+	for from > lo && s.tied[from] {
+		from--
+	}
+	for to < hi && s.tied[to] {
+		to++
+	}
+	return from, to
+}
+
+// rotate moves points[from:to] (with their costs and ties) to lo, the
+// points of [lo, from) after them in their order.
+func (s *shares) rotate(lo, from, to int) {
+	slices.Reverse(s.points[lo:from])
+	slices.Reverse(s.points[from:to])
+	slices.Reverse(s.points[lo:to])
+	slices.Reverse(s.costs[lo:from])
+	slices.Reverse(s.costs[from:to])
+	slices.Reverse(s.costs[lo:to])
+	slices.Reverse(s.tied[lo:from])
+	slices.Reverse(s.tied[from:to])
+	slices.Reverse(s.tied[lo:to])
 }
 
 // largest is the largest of the workers' estimates (largestWork of each

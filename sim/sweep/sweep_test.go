@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -771,6 +772,65 @@ func TestSweepListValues(t *testing.T) {
 	}
 }
 
+// shares deals a run of tied points (one structure key) whole to one
+// worker, its points one after another in order, whatever order the
+// workers ask in (the endgame's costliest-first dealing included), deals
+// every point once, and cuts the parts at run boundaries.
+func TestSharesKeepRuns(t *testing.T) {
+	for seed := range 40 {
+		r := rand.New(rand.NewPCG(uint64(seed), 7))
+		n, workers := 20+r.IntN(300), 2+r.IntN(3)
+		pts, costs, tied := make([]int, n), make([]uint64, n), make([]bool, n)
+		run := make([]int, n) // each point's run: the index of its first point
+		for i := range pts {
+			pts[i] = i
+			tied[i] = i > 0 && r.IntN(3) > 0
+			if tied[i] {
+				costs[i], run[i] = costs[i-1], run[i-1]
+			} else {
+				costs[i], run[i] = uint64(r.IntN(5)), i
+			}
+		}
+		s := newShares(pts, costs, tied, workers)
+		for w := 1; w < workers; w++ {
+			if lo := s.lo[w]; lo < n && tied[lo] {
+				t.Fatalf("seed %d: part %d starts within a run", seed, w)
+			}
+		}
+		dealt := make([][]int, workers)
+		seen := map[int]bool{}
+		done := make([]bool, workers) // as Run's workers: each stops at its own false
+		for left := workers; left > 0; {
+			w := r.IntN(workers)
+			if done[w] {
+				continue
+			}
+			p, ok := s.next(w)
+			if !ok {
+				done[w] = true
+				left--
+				continue
+			}
+			if seen[p] {
+				t.Fatalf("seed %d: point %d dealt twice", seed, p)
+			}
+			seen[p] = true
+			dealt[w] = append(dealt[w], p)
+		}
+		if len(seen) != n {
+			t.Fatalf("seed %d: %d of %d points dealt", seed, len(seen), n)
+		}
+		for w, d := range dealt {
+			for k, p := range d {
+				// a run's later point follows its predecessor on its worker
+				if tied[p] && (k == 0 || d[k-1] != p-1) {
+					t.Errorf("seed %d: worker %d took point %d of run %d apart from point %d", seed, w, p, run[p], p-1)
+				}
+			}
+		}
+	}
+}
+
 // shares deals every point exactly once: each worker its own part front
 // to back, then the back of the fullest part, whatever order the workers
 // ask in.
@@ -782,7 +842,7 @@ func TestSharesDealEveryPointOnce(t *testing.T) {
 			pts[i] = 10 * i
 			costs[i] = uint64(i*7919) % 13
 		}
-		s := newShares(pts, costs, tc.workers)
+		s := newShares(pts, costs, nil, tc.workers)
 		seen := map[int]int{}
 		for turn := 0; ; turn++ {
 			w := turn % tc.workers
@@ -817,7 +877,7 @@ func TestSharesDealEveryPointOnce(t *testing.T) {
 	}
 	costs[5], costs[9], costs[n+7] = 4, 9, 9 // the first part's 5 and 9, the second's n+7
 	costs[3] = 0
-	s := newShares(pts, costs, 2)
+	s := newShares(pts, costs, nil, 2)
 	var got []int
 	take := func(w int) {
 		p, ok := s.next(w)
