@@ -87,3 +87,66 @@ func TestByStructure(t *testing.T) {
 		t.Errorf("neighbours of one key within two workers' parts (%d and %d points): %d, want 400", len(p0), len(p1), n)
 	}
 }
+
+// TestAutoPointKeys: on the 8B sweep (parallel.tp auto: loading keeps no
+// plans) every valid point has the structure key loading kept, equal to
+// its plan's as Point resolves it, and byStructure groups them: each key's
+// points one run, with more neighbours of one key than index order.
+func TestAutoPointKeys(t *testing.T) {
+	sw, err := Load("../../scenarios/sweeps/llama3-8b-gpu-types.yaml", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := sw.ShardIndices(0, 1)
+	keys := make([]uint64, sw.Len())
+	keyed := 0
+	for _, i := range idx {
+		if sw.points[i].err != "" {
+			if sw.points[i].keyed {
+				t.Errorf("invalid point %d keyed", i)
+			}
+			continue
+		}
+		if i < len(sw.plans) && sw.plans[i].Load() != nil {
+			t.Fatalf("point %d: a plan kept (the sweep has an auto field)", i)
+		}
+		k, ok := sw.structureKey(i)
+		if !ok {
+			t.Errorf("valid point %d without a key", i)
+			continue
+		}
+		keyed++
+		keys[i] = k
+	}
+	costs := make([]uint64, len(idx))
+	got, _, tied := sw.byStructure(idx, costs)
+	pairs := func(order []int) (n int) {
+		for k := 1; k < len(order); k++ {
+			if sw.points[order[k]].keyed && sw.points[order[k-1]].keyed && keys[order[k]] == keys[order[k-1]] {
+				n++
+			}
+		}
+		return n
+	}
+	runs := map[uint64]bool{}
+	for k, i := range got {
+		if sw.points[i].keyed && !tied[k] {
+			if runs[keys[i]] {
+				t.Errorf("point %d's key runs twice", i)
+			}
+			runs[keys[i]] = true
+		}
+	}
+	n, n0 := pairs(got), pairs(idx)
+	t.Logf("%d keyed points, %d keys; neighbours of one key: %d ordered, %d in index order", keyed, len(runs), n, n0)
+	if n != keyed-len(runs) || n <= n0 {
+		t.Errorf("neighbours of one key: %d ordered (want %d), %d in index order", n, keyed-len(runs), n0)
+	}
+	for _, i := range idx {
+		if p := sw.Point(i); p.Err == nil {
+			if k, ok := planKey(p.Scenario); !ok || k != keys[i] {
+				t.Errorf("point %d: Point's plan has key %x %v, loading kept %x", i, k, ok, keys[i])
+			}
+		}
+	}
+}

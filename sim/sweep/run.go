@@ -317,8 +317,12 @@ func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(
 // point's step as the scenario gives it) follow each other, in the order
 // of each key's first point, the others keeping theirs (a stable sort on
 // the key's first position; a point without a key keeps its own position:
-// one whose plan loading did not keep, as with an auto field
-// (Sweep.plans), or not valid). A worker's point whose key is its last
+// one not valid, or whose plan Point has taken; structureKey). A point
+// with an auto field, whose plan loading does not keep, is ordered by the
+// key loading kept: on the 8B GPU-types sweep (tp auto) that makes 55–56
+// re-priced builds on two workers instead of 40–47 in index order (its
+// shortened steps' builds share keys more widely than the full steps
+// these keys describe: 106 of its builds repeat a key). A worker's point whose key is its last
 // build's re-prices that build's programs instead of building again
 // (parallel's reprice.go): on the 70B layout sweep the points of one key
 // differ in tp and micro-batch size, so in index order no two of a
@@ -346,18 +350,7 @@ func (sw *Sweep) byStructure(indices []int, costs []uint64) ([]int, []uint64, []
 	first := map[uint64]int{}
 	for k, i := range indices {
 		pts[k] = point{i: i, cost: costs[k], lead: k}
-		if sw.points[i].err != "" || i >= len(sw.plans) {
-			continue
-		}
-		s := sw.plans[i].Load()
-		if s == nil {
-			continue
-		}
-		l, err := s.NewLayout()
-		if err != nil {
-			continue
-		}
-		key, ok := s.StepConfig(l).StructureKey()
+		key, ok := sw.structureKey(i)
 		if !ok {
 			continue
 		}
@@ -374,6 +367,38 @@ func (sw *Sweep) byStructure(indices []int, costs []uint64) ([]int, []uint64, []
 		tied[k] = k > 0 && p.lead == pts[k-1].lead
 	}
 	return out, oc, tied
+}
+
+// structureKey returns point i's structure key for byStructure: from the
+// plan loading kept, else the one loading kept (a point with an auto
+// field); ok is false for an invalid point or one whose plan Point has
+// taken.
+func (sw *Sweep) structureKey(i int) (key uint64, ok bool) {
+	p := &sw.points[i]
+	if p.err != "" {
+		return 0, false
+	}
+	if p.keyed {
+		return p.key, true
+	}
+	if i >= len(sw.plans) {
+		return 0, false
+	}
+	if s := sw.plans[i].Load(); s != nil {
+		return planKey(s)
+	}
+	return 0, false
+}
+
+// planKey is the structure key (parallel.StepConfig.StructureKey) of
+// plan s's step as the scenario gives it; ok is false when s has no
+// layout or its step no key.
+func planKey(s *scenario.Plan) (key uint64, ok bool) {
+	l, err := s.NewLayout()
+	if err != nil {
+		return 0, false
+	}
+	return s.StepConfig(l).StructureKey()
 }
 
 // shares deals a list of points out to workers: worker w owns the w-th

@@ -77,6 +77,11 @@ type sweepPoint struct {
 	vals  []*yaml.Node // one per field
 	runID string
 	err   string // "" when the point is a valid scenario
+	// key is the point's structure key (planKey) where loading resolved
+	// a plan it does not keep (a point with an auto field), keyed whether
+	// it has one; byStructure orders by it.
+	key   uint64
+	keyed bool
 }
 
 // Options adjust how a sweep is loaded.
@@ -514,8 +519,16 @@ func (sw *Sweep) enumerate() error {
 		sw.points = append(sw.points, p)
 	}
 	// A point with an auto field keeps no plan: Point sets its values on
-	// the base in another order than autoRec does.
-	add := func(s *scenario.Plan, err error) { addID(slices.Clone(vals), s.RunID(), err, nil) }
+	// the base in another order than autoRec does. It keeps the plan's
+	// structure key, for byStructure (≈ 9 k instructions a valid point).
+	add := func(s *scenario.Plan, err error) {
+		n := len(sw.points)
+		addID(slices.Clone(vals), s.RunID(), err, nil)
+		if err == nil && len(sw.points) > n {
+			p := &sw.points[n]
+			p.key, p.keyed = planKey(s)
+		}
+	}
 	// Without auto fields every combination is one document: they are
 	// resolved and hashed in batches on every CPU (most of loading), and
 	// recorded in order.
