@@ -110,7 +110,7 @@ func TestAutoPointKeys(t *testing.T) {
 		if i < len(sw.plans) && sw.plans[i].Load() != nil {
 			t.Fatalf("point %d: a plan kept (the sweep has an auto field)", i)
 		}
-		k, ok := sw.structureKey(i)
+		k, ok := sw.structureKey(i, nil)
 		if !ok {
 			t.Errorf("valid point %d without a key", i)
 			continue
@@ -144,7 +144,7 @@ func TestAutoPointKeys(t *testing.T) {
 	}
 	for _, i := range idx {
 		if p := sw.Point(i); p.Err == nil {
-			if k, ok := planKey(p.Scenario); !ok || k != keys[i] {
+			if k, ok := planKey(p.Scenario, nil); !ok || k != keys[i] {
 				t.Errorf("point %d: Point's plan has key %x %v, loading kept %x", i, k, ok, keys[i])
 			}
 		}

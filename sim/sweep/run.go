@@ -12,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/simtrain/simtrain/sim/parallel"
 	"github.com/simtrain/simtrain/sim/scenario"
 	"github.com/simtrain/simtrain/sim/simulation"
 )
@@ -348,9 +349,10 @@ func (sw *Sweep) byStructure(indices []int, costs []uint64) ([]int, []uint64, []
 	}
 	pts := make([]point, len(indices))
 	first := map[uint64]int{}
+	scratch := new(parallel.StepConfig)
 	for k, i := range indices {
 		pts[k] = point{i: i, cost: costs[k], lead: k}
-		key, ok := sw.structureKey(i)
+		key, ok := sw.structureKey(i, scratch)
 		if !ok {
 			continue
 		}
@@ -372,8 +374,8 @@ func (sw *Sweep) byStructure(indices []int, costs []uint64) ([]int, []uint64, []
 // structureKey returns point i's structure key for byStructure: from the
 // plan loading kept, else the one loading kept (a point with an auto
 // field); ok is false for an invalid point or one whose plan Point has
-// taken.
-func (sw *Sweep) structureKey(i int) (key uint64, ok bool) {
+// taken. scratch is planKey's.
+func (sw *Sweep) structureKey(i int, scratch *parallel.StepConfig) (key uint64, ok bool) {
 	p := &sw.points[i]
 	if p.err != "" {
 		return 0, false
@@ -385,20 +387,26 @@ func (sw *Sweep) structureKey(i int) (key uint64, ok bool) {
 		return 0, false
 	}
 	if s := sw.plans[i].Load(); s != nil {
-		return planKey(s)
+		return planKey(s, scratch)
 	}
 	return 0, false
 }
 
 // planKey is the structure key (parallel.StepConfig.StructureKey) of
 // plan s's step as the scenario gives it; ok is false when s has no
-// layout or its step no key.
-func planKey(s *scenario.Plan) (key uint64, ok bool) {
+// layout or its step no key. The step is made in scratch (nil: a new
+// one), which a caller keying many plans keeps: a new StepConfig a key
+// was 768 bytes of garbage.
+func planKey(s *scenario.Plan, scratch *parallel.StepConfig) (key uint64, ok bool) {
 	l, err := s.NewLayout()
 	if err != nil {
 		return 0, false
 	}
-	return s.StepConfig(l).StructureKey()
+	if scratch == nil {
+		scratch = new(parallel.StepConfig)
+	}
+	s.FillStepConfig(scratch, l)
+	return scratch.StructureKey()
 }
 
 // shares deals a list of points out to workers: worker w owns the w-th

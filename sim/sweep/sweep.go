@@ -17,6 +17,7 @@ import (
 
 	"github.com/simtrain/simtrain/sim/limits"
 	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/parallel"
 	"github.com/simtrain/simtrain/sim/scenario"
 	"github.com/simtrain/simtrain/sim/simulation"
 )
@@ -521,12 +522,13 @@ func (sw *Sweep) enumerate() error {
 	// A point with an auto field keeps no plan: Point sets its values on
 	// the base in another order than autoRec does. It keeps the plan's
 	// structure key, for byStructure (≈ 9 k instructions a valid point).
+	var scratch parallel.StepConfig
 	add := func(s *scenario.Plan, err error) {
 		n := len(sw.points)
 		addID(slices.Clone(vals), s.RunID(), err, nil)
 		if err == nil && len(sw.points) > n {
 			p := &sw.points[n]
-			p.key, p.keyed = planKey(s)
+			p.key, p.keyed = planKey(s, &scratch)
 		}
 	}
 	// Without auto fields every combination is one document: they are
