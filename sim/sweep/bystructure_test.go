@@ -110,7 +110,7 @@ func TestAutoPointKeys(t *testing.T) {
 		if i < len(sw.plans) && sw.plans[i].Load() != nil {
 			t.Fatalf("point %d: a plan kept (the sweep has an auto field)", i)
 		}
-		k, ok := sw.structureKey(i, nil)
+		k, ok := sw.structureKey(i)
 		if !ok {
 			t.Errorf("valid point %d without a key", i)
 			continue

@@ -315,32 +315,33 @@ func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(
 
 // byStructure returns indices and their costs reordered so that the
 // points of one structure key (parallel.StepConfig.StructureKey of the
-// point's step as the scenario gives it) follow each other, in the order
-// of each key's first point, the others keeping theirs (a stable sort on
-// the key's first position; a point without a key keeps its own position:
-// one not valid, or whose plan Point has taken; structureKey). A point
-// with an auto field, whose plan loading does not keep, is ordered by the
-// key loading kept: on the 8B GPU-types sweep (tp auto) that makes 55–56
-// re-priced builds on two workers instead of 40–47 in index order (its
-// shortened steps' builds share keys more widely than the full steps
-// these keys describe: 106 of its builds repeat a key). A worker's point whose key is its last
-// build's re-prices that build's programs instead of building again
-// (parallel's reprice.go): on the 70B layout sweep the points of one key
-// differ in tp and micro-batch size, so in index order no two of a
-// worker's points in a row share one. The keys are grouped over the whole
-// list, before newShares cuts it into the workers' parts (at run
-// boundaries), not within each part: a key's points spread over the parts
-// would each build afresh in every part. On two workers, of the 70B
-// sweep's 200 repeats, 120–124 re-priced grouped per part, 189–191
-// grouped over the whole, and 197–198 with each run dealt whole to one
-// worker (shares; docs/design.md, key38). Which worker takes a point, and so the rows,
-// do not matter: every point is simulated alike wherever it runs. The key
-// here is the one the first build of a point asks for only where the step
-// is not shortened (the played micro-batches of a shortened one are the
-// same for a key's points, whose steps are of one length); a point
-// ordered beside others of another key only builds afresh. tied[k] says
-// that point k has point k-1's key: the two are of one run, which
-// newShares keeps in one part and shares.next deals to one worker.
+// point's step as the scenario gives it, computed while loading:
+// structureKey) follow each other, in the order of each key's first
+// point, the others keeping theirs (a stable sort on the key's first
+// position; a point without a key, not valid, keeps its own position).
+// A worker's point whose key is its last build's re-prices that build's
+// programs instead of building again (parallel's reprice.go): on the 70B
+// layout sweep the points of one key differ in tp and micro-batch size,
+// so in index order no two of a worker's points in a row share one. The
+// keys are grouped over the whole list, before newShares cuts it into the
+// workers' parts (at run boundaries), not within each part: a key's
+// points spread over the parts would each build afresh in every part. On
+// two workers, of the 70B sweep's 200 repeats, 120–124 re-priced grouped
+// per part, 189–191 grouped over the whole, and 197–198 with each run
+// dealt whole to one worker (shares; docs/design.md, key38). Points with
+// an auto field are ordered alike (their keys too come from loading's
+// plans): on the 8B GPU-types sweep (tp auto) 55–56 re-priced builds on
+// two workers instead of 40–47 in index order (its shortened steps'
+// builds share keys more widely than the full steps these keys describe:
+// 106 of its builds repeat a key). Which worker takes a point, and so
+// the rows, do not matter: every point is simulated alike wherever it
+// runs. The key here is the one the first build of a point asks for only
+// where the step is not shortened (the played micro-batches of a
+// shortened one are the same for a key's points, whose steps are of one
+// length); a point ordered beside others of another key only builds
+// afresh. tied[k] says that point k has point k-1's key: the two are of
+// one run, which newShares keeps in one part and shares.next deals to one
+// worker.
 func (sw *Sweep) byStructure(indices []int, costs []uint64) ([]int, []uint64, []bool) {
 	type point struct {
 		i    int
@@ -349,10 +350,9 @@ func (sw *Sweep) byStructure(indices []int, costs []uint64) ([]int, []uint64, []
 	}
 	pts := make([]point, len(indices))
 	first := map[uint64]int{}
-	scratch := new(parallel.StepConfig)
 	for k, i := range indices {
 		pts[k] = point{i: i, cost: costs[k], lead: k}
-		key, ok := sw.structureKey(i, scratch)
+		key, ok := sw.structureKey(i)
 		if !ok {
 			continue
 		}
@@ -371,25 +371,12 @@ func (sw *Sweep) byStructure(indices []int, costs []uint64) ([]int, []uint64, []
 	return out, oc, tied
 }
 
-// structureKey returns point i's structure key for byStructure: from the
-// plan loading kept, else the one loading kept (a point with an auto
-// field); ok is false for an invalid point or one whose plan Point has
-// taken. scratch is planKey's.
-func (sw *Sweep) structureKey(i int, scratch *parallel.StepConfig) (key uint64, ok bool) {
+// structureKey returns point i's structure key for byStructure, the one
+// loading computed (sweepPoint.key); ok is false for an invalid point or
+// a step without a key.
+func (sw *Sweep) structureKey(i int) (key uint64, ok bool) {
 	p := &sw.points[i]
-	if p.err != "" {
-		return 0, false
-	}
-	if p.keyed {
-		return p.key, true
-	}
-	if i >= len(sw.plans) {
-		return 0, false
-	}
-	if s := sw.plans[i].Load(); s != nil {
-		return planKey(s, scratch)
-	}
-	return 0, false
+	return p.key, p.err == "" && p.keyed
 }
 
 // planKey is the structure key (parallel.StepConfig.StructureKey) of

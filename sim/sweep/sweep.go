@@ -78,9 +78,9 @@ type sweepPoint struct {
 	vals  []*yaml.Node // one per field
 	runID string
 	err   string // "" when the point is a valid scenario
-	// key is the point's structure key (planKey) where loading resolved
-	// a plan it does not keep (a point with an auto field), keyed whether
-	// it has one; byStructure orders by it.
+	// key is the point's structure key (planKey of the plan loading
+	// resolved, kept or not), keyed whether it has one; byStructure
+	// orders by it.
 	key   uint64
 	keyed bool
 }
@@ -532,13 +532,17 @@ func (sw *Sweep) enumerate() error {
 		}
 	}
 	// Without auto fields every combination is one document: they are
-	// resolved and hashed in batches on every CPU (most of loading), and
-	// recorded in order.
+	// resolved, hashed and keyed in batches on every CPU (most of
+	// loading), and recorded in order.
 	var batch []pendingPoint
 	flush := func() {
 		parsePoints(batch, sw.parsePending)
 		for _, b := range batch {
+			n := len(sw.points)
 			addID(b.vals, b.id, b.err, b.plan)
+			if len(sw.points) > n {
+				sw.points[n].key, sw.points[n].keyed = b.key, b.keyed
+			}
 		}
 		batch = batch[:0]
 	}
@@ -669,21 +673,31 @@ type pendingPoint struct {
 	id   string
 	err  error
 	plan *scenario.Plan
+	// key is plan's structure key (planKey), keyed whether it has one
+	// (none for an invalid plan).
+	key   uint64
+	keyed bool
 }
 
-// parsePoints resolves every batch entry with parse and hashes it for its
-// run id, on up to GOMAXPROCS goroutines (each entry is independent; the
-// caller records them in order, so the points, their numbers and which
+// parsePoints resolves every batch entry with parse, hashes it for its
+// run id and, when valid, computes its structure key (byStructure's, here
+// so that the keys are made on every CPU, not before Run's workers start),
+// on up to GOMAXPROCS goroutines (each entry is independent; the caller
+// records them in order, so the points, their numbers and which
 // duplicates are dropped do not depend on the CPUs).
 func parsePoints(batch []pendingPoint, parse func(*pendingPoint) (*scenario.Plan, error)) {
-	one := func(b *pendingPoint) {
+	one := func(b *pendingPoint, scratch *parallel.StepConfig) {
 		s, err := parse(b)
 		b.id, b.err, b.doc, b.plan = s.RunID(), err, nil, s
+		if err == nil {
+			b.key, b.keyed = planKey(s, scratch)
+		}
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(batch))
 	if workers <= 1 {
+		scratch := new(parallel.StepConfig)
 		for i := range batch {
-			one(&batch[i])
+			one(&batch[i], scratch)
 		}
 		return
 	}
@@ -693,12 +707,13 @@ func parsePoints(batch []pendingPoint, parse func(*pendingPoint) (*scenario.Plan
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			scratch := new(parallel.StepConfig)
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= len(batch) {
 					return
 				}
-				one(&batch[i])
+				one(&batch[i], scratch)
 			}
 		}()
 	}
