@@ -60,6 +60,7 @@ func TestByStructure(t *testing.T) {
 	}
 	// one run per key over the whole list; the others in index order
 	seen := map[uint64]int{}
+	runLen := map[uint64]int{}
 	lastFree := -1
 	for k, i := range got {
 		kk, ok := key(i)
@@ -73,10 +74,12 @@ func TestByStructure(t *testing.T) {
 		if last, in := seen[kk]; in && last != k-1 {
 			t.Errorf("point %d's key runs twice", i)
 		}
-		if _, in := seen[kk]; in != tied[k] {
-			t.Errorf("point %d: tied %v, want %v", i, tied[k], in)
+		// tied to the point before within its key's run, in pieces of maxRun
+		if want := runLen[kk]%maxRun != 0; tied[k] != want {
+			t.Errorf("point %d: tied %v, want %v", i, tied[k], want)
 		}
 		seen[kk] = k
+		runLen[kk]++
 	}
 	if n, n0 := pairs(got), pairs(idx); n != 400 || n0 != 0 {
 		t.Errorf("neighbours of one key: %d ordered, %d in index order; want 400 and 0", n, n0)
@@ -148,5 +151,38 @@ func TestAutoPointKeys(t *testing.T) {
 				t.Errorf("point %d: Point's plan has key %x %v, loading kept %x", i, k, ok, keys[i])
 			}
 		}
+	}
+}
+
+// TestByStructureRunCap: a key's run longer than maxRun is tied in pieces
+// of maxRun, so that two workers share a sweep whose points all have one
+// key (each still re-pricing within its pieces); every point is dealt.
+func TestByStructureRunCap(t *testing.T) {
+	sw := &Sweep{points: make([]sweepPoint, 11)}
+	for i := range sw.points {
+		sw.points[i] = sweepPoint{key: 7, keyed: true}
+	}
+	sw.points[3] = sweepPoint{err: "invalid"} // no key: keeps its place
+	idx := sw.ShardIndices(0, 1)
+	got, gc, tied := sw.byStructure(idx, make([]uint64, len(idx)))
+	want := []bool{false, true, true, true, false, true, true, true, false, true, false}
+	wantOrder := []int{0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 3}
+	if !slices.Equal(got, wantOrder) || !slices.Equal(tied, want) {
+		t.Fatalf("order %v tied %v, want %v %v", got, tied, wantOrder, want)
+	}
+	s := newShares(got, gc, tied, 2)
+	n := [2]int{}
+	for w := 0; ; w = 1 - w {
+		if _, ok := s.next(w); !ok {
+			if _, ok := s.next(1 - w); !ok {
+				break
+			}
+			n[1-w]++
+			continue
+		}
+		n[w]++
+	}
+	if n[0] == 0 || n[1] == 0 || n[0]+n[1] != len(idx) {
+		t.Errorf("points dealt to the two workers: %v of %d", n, len(idx))
 	}
 }

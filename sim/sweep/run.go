@@ -339,9 +339,9 @@ func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(
 // where the step is not shortened (the played micro-batches of a
 // shortened one are the same for a key's points, whose steps are of one
 // length); a point ordered beside others of another key only builds
-// afresh. tied[k] says that point k has point k-1's key: the two are of
-// one run, which newShares keeps in one part and shares.next deals to one
-// worker.
+// afresh. tied[k] says that point k has point k-1's key and the two are
+// of one run (at most maxRun points), which newShares keeps in one part
+// and shares.next deals to one worker.
 func (sw *Sweep) byStructure(indices []int, costs []uint64) ([]int, []uint64, []bool) {
 	type point struct {
 		i    int
@@ -364,12 +364,27 @@ func (sw *Sweep) byStructure(indices []int, costs []uint64) ([]int, []uint64, []
 	}
 	slices.SortStableFunc(pts, func(a, b point) int { return a.lead - b.lead })
 	out, oc, tied := make([]int, len(pts)), make([]uint64, len(pts)), make([]bool, len(pts))
+	inRun := 0 // points of the current run before k
 	for k, p := range pts {
 		out[k], oc[k] = p.i, p.cost
-		tied[k] = k > 0 && p.lead == pts[k-1].lead
+		if k > 0 && p.lead == pts[k-1].lead {
+			inRun++
+		} else {
+			inRun = 0
+		}
+		tied[k] = inRun%maxRun != 0
 	}
 	return out, oc, tied
 }
+
+// maxRun is the most points byStructure ties into one run (a longer run
+// of one key is tied in pieces of maxRun): shares deals a run whole to one
+// worker, so a sweep whose points mostly share a key (a price-only sweep:
+// GPU types at one layout) would otherwise run on one worker, and a
+// long run dealt last would lengthen the tail. A piece's first point that
+// follows the last piece on the same worker still re-prices. The bundled
+// sweeps' runs are at most 4 (70B) and 3 (8B) points long.
+const maxRun = 4
 
 // structureKey returns point i's structure key for byStructure, the one
 // loading computed (sweepPoint.key); ok is false for an invalid point or
