@@ -144,3 +144,70 @@ func TestRecvEndsWithItsSend(t *testing.T) {
 		}
 	}
 }
+
+// TestSendLinkMatchesTask: a play's dense list of each stage's sends
+// (fillLinks) holds exactly the program's sends, in task order, and
+// symEnds.link gives every send its Task's peer and match (Task.p2p),
+// whatever the order of the lookups (program order, as the play mostly
+// asks; backwards and shuffled, which take the binary search), for
+// programs built alone and in an Arena (copied passes and layers), and
+// for a program without its p2p list (the Task fallback). It fails if
+// fillLinks drops or misorders a send, or link returns another entry.
+func TestSendLinkMatchesTask(t *testing.T) {
+	for _, c := range symPipelines {
+		for _, arena := range []bool{false, true} {
+			l, cfg := stepConfig(t, c.tp, c.dp, c.pp, c.m, c.sched)
+			if arena {
+				cfg.Arena = new(Arena)
+			}
+			progs, err := Build(cfg, commPricer{unit: engine.Millisecond, comm: 300 * engine.Microsecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := NewSymmetric(engine.New(), l, progs)
+			sends := 0
+			for i := range x.inst {
+				se := &x.ends[i]
+				p := x.inst[i].prog
+				var want []sendLink
+				for k := range p.Tasks {
+					if p.Tasks[k].Kind == KindSend {
+						j, m := p.Tasks[k].p2p()
+						want = append(want, sendLink{int32(k), int32(j), int32(m)})
+					}
+				}
+				sends += len(want)
+				if !slices.Equal(se.links, want) {
+					t.Fatalf("%+v arena %v: stage %d links %v, want the sends %v", c, arena, i, se.links, want)
+				}
+				orders := [][]sendLink{want, slices.Clone(want), slices.Clone(want)}
+				slices.Reverse(orders[1])
+				for k := range orders[2] { // a fixed shuffle: every third, then the rest
+					orders[2][k] = want[(3*k)%len(want)]
+				}
+				if len(want)%3 == 0 {
+					orders = orders[:2] // (3k mod n is no permutation then)
+				}
+				for _, order := range orders {
+					at := 0
+					for _, w := range order {
+						if j, m := se.link(int(w.t), &at); j != int(w.peer) || m != int(w.match) {
+							t.Fatalf("%+v arena %v: stage %d send %d: link %d, %d, want %d, %d", c, arena, i, w.t, j, m, w.peer, w.match)
+						}
+					}
+				}
+				// No list: every send from its Task.
+				bare := symEnds{x: x, in: se.in}
+				at := 0
+				for _, w := range want {
+					if j, m := bare.link(int(w.t), &at); j != int(w.peer) || m != int(w.match) {
+						t.Fatalf("%+v arena %v: stage %d send %d without links: %d, %d, want %d, %d", c, arena, i, w.t, j, m, w.peer, w.match)
+					}
+				}
+			}
+			if sends == 0 {
+				t.Errorf("%+v arena %v: no sends", c, arena)
+			}
+		}
+	}
+}
