@@ -117,3 +117,54 @@ func TestHostRunFromHandle(t *testing.T) {
 		}
 	}
 }
+
+// TestHostedNoneReadyAtBegin: with a host thread, no task but a receive
+// has all its inputs before the thread issues it (need counts the issue:
+// fillNeedOf, and the copies' counts taken from their sources'), which is
+// why begin does not look for ready tasks on a hosted instance. Checked
+// on NewSymmetric's counts of hosted programs built alone and in an Arena
+// (copied layers and passes), one to three steps, pipelines of one to
+// four stages; programs without a host thread do have ready tasks there.
+// It fails if fillNeedOf or fillNeedCopied stop counting the issue.
+func TestHostedNoneReadyAtBegin(t *testing.T) {
+	pr := unitPricer{unit: 20 * engine.Microsecond}
+	for _, c := range []struct {
+		tp, dp, pp, m, steps int
+		sched                pipeline.Schedule
+	}{
+		{1, 1, 1, 2, 2, pipeline.OneFOneB},
+		{1, 2, 4, 8, 1, pipeline.OneFOneB},
+		{1, 1, 3, 6, 3, pipeline.ZeroBubble},
+	} {
+		for _, on := range []bool{false, true} {
+			for _, arena := range []bool{false, true} {
+				_, cfg := stepConfig(t, c.tp, c.dp, c.pp, c.m, c.sched)
+				cfg.Host = HostModel{On: on, KernelFwd: 3 * engine.Microsecond, KernelBwd: 2 * engine.Microsecond, Call: 5 * engine.Microsecond, Queue: 2}
+				cfg.Steps = c.steps
+				if arena {
+					cfg.Arena = new(Arena)
+				}
+				progs, err := Build(cfg, pr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				x := NewSymmetric(engine.New(), cfg.Layout, progs)
+				ready := 0
+				for i := range x.inst {
+					in := &x.inst[i]
+					if in.prog.Hosted != on {
+						t.Fatalf("%+v host %v arena %v: stage %d Hosted %v", c, on, arena, i, in.prog.Hosted)
+					}
+					for k, n := range in.need {
+						if n == 0 && in.hot[k].kind != KindRecv {
+							ready++
+						}
+					}
+				}
+				if on && ready != 0 || !on && ready == 0 {
+					t.Errorf("%+v host %v arena %v: %d tasks ready before any issue", c, on, arena, ready)
+				}
+			}
+		}
+	}
+}
