@@ -208,7 +208,11 @@ type instance struct {
 	busy  int32  // CTAs of the communication tasks in flight
 	cur   int32  // running compute task, -1 when none
 	share uint16 // its Task.GEMMShare
-	sized int32  // of busy, the CTAs of Task.SMSized tasks
+	// walk is the program's host-walk facts (hostNoWaits, hostQSelf),
+	// set by NewSymmetric: hostRun reads them here, on a line every
+	// event of the instance reads, rather than on two of the Program's.
+	walk  uint8
+	sized int32 // of busy, the CTAs of Task.SMSized tasks
 	// rate is Executor.rate(busy, sized, share) while a compute task
 	// runs (cur ≥ 0): set when it starts, updated by commBusy, so that a
 	// change of communication computes the new rate only (integer
@@ -269,7 +273,7 @@ func NewSymmetric(eng *engine.Engine, l *Layout, progs []*Program) *Executor {
 		x.scratch = &progs[0].arena.scratch
 	}
 	for s, p := range progs {
-		x.inst[s] = instance{rank: int32(l.RankOf(Coord{PP: s})), stage: int32(s), prog: p, cur: -1, hostWait: -1}
+		x.inst[s] = instance{rank: int32(l.RankOf(Coord{PP: s})), stage: int32(s), prog: p, cur: -1, hostWait: -1, walk: hostWalk(p)}
 	}
 	if pooled {
 		progs[0].arena.symBuffers(x.inst) // reuse.go
@@ -544,6 +548,25 @@ func (x *Executor) hostAdvanceOn(in *instance, i int) {
 	}
 }
 
+// instance.walk: Program.noHostWaits, and whether the program has
+// QueueSelf waits (Program.qself).
+const (
+	hostNoWaits = 1 << iota
+	hostQSelf
+)
+
+// hostWalk is p's instance.walk.
+func hostWalk(p *Program) uint8 {
+	var w uint8
+	if p.noHostWaits {
+		w |= hostNoWaits
+	}
+	if p.qself != nil {
+		w |= hostQSelf
+	}
+	return w
+}
+
 // hostRun plays in's host thread from its next task on until it issues a
 // task whose other inputs have all arrived, which it returns (ok), or
 // parks (hostAdvance), or has issued every task. Its callers (hostAdvanceOn,
@@ -562,8 +585,8 @@ func (in *instance) hostRun() (int, bool) {
 	t, free := int(uint32(in.hostNext)), in.hostFree       // (hostNext ≥ 0: no bounds checks at t)
 	// (Program.QueueSelf's presence in a local: the stores to state and
 	// need would otherwise reload it on every task.)
-	qself := p.qself != nil
-	if p.noHostWaits {
+	qself := in.walk&hostQSelf != 0
+	if in.walk&hostNoWaits != 0 {
 		// The same walk without Program.HostAfter's test (the build
 		// made no host wait): on a sweep, most programs.
 		for ; t < len(hot); t++ {

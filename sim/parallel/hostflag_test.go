@@ -140,3 +140,57 @@ func eachHostBuild(t *testing.T, f func(c hostBuildCase, host HostModel, cfg *St
 		}
 	}
 }
+
+// TestHostWalkFacts: instance.walk holds the program's host-walk facts
+// (Program.noHostWaits; QueueSelf waits present), which hostRun reads in
+// place of the Program's fields: hand-computed on the four combinations,
+// and set by NewSymmetric on each instance from its own program (built
+// programs with launch queues, so QueueSelf waits among them, or not).
+func TestHostWalkFacts(t *testing.T) {
+	for _, c := range []struct {
+		noWaits, qself bool
+		want           uint8
+	}{
+		{false, false, 0},
+		{true, false, hostNoWaits},
+		{false, true, hostQSelf},
+		{true, true, hostNoWaits | hostQSelf},
+	} {
+		p := &Program{noHostWaits: c.noWaits}
+		if c.qself {
+			p.qself = []int32{0}
+		}
+		if got := hostWalk(p); got != c.want {
+			t.Errorf("noHostWaits %v, qself %v: walk %b, want %b", c.noWaits, c.qself, got, c.want)
+		}
+	}
+	pr := unitPricer{unit: 20 * engine.Microsecond}
+	kinds := map[uint8]int{}
+	for _, q := range []int{0, 1, 4} {
+		for _, steps := range []int{1, 2} {
+			_, cfg := stepConfig(t, 1, 1, 2, 4, pipeline.OneFOneB)
+			cfg.Host = HostModel{On: true, KernelFwd: 3 * engine.Microsecond, KernelBwd: 2 * engine.Microsecond, Call: 5 * engine.Microsecond, Queue: q}
+			cfg.Steps = steps
+			progs, err := Build(cfg, pr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := NewSymmetric(engine.New(), cfg.Layout, progs)
+			for i := range x.inst {
+				in := &x.inst[i]
+				want := uint8(0)
+				if in.prog.noHostWaits {
+					want |= hostNoWaits
+				}
+				if in.prog.qself != nil {
+					want |= hostQSelf
+				}
+				if in.walk != want {
+					t.Fatalf("queue %d, %d steps: stage %d walk %b, want %b", q, steps, i, in.walk, want)
+				}
+				kinds[in.walk]++
+			}
+		}
+	}
+	t.Logf("instances by walk facts: %v", kinds)
+}
