@@ -147,7 +147,7 @@ func TestAutoPointKeys(t *testing.T) {
 	}
 	for _, i := range idx {
 		if p := sw.Point(i); p.Err == nil {
-			if k, ok := planKey(p.Scenario, nil); !ok || k != keys[i] {
+			if k, ok := p.Scenario.StructureKey(nil); !ok || k != keys[i] {
 				t.Errorf("point %d: Point's plan has key %x %v, loading kept %x", i, k, ok, keys[i])
 			}
 		}

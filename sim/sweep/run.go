@@ -12,7 +12,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/simtrain/simtrain/sim/parallel"
 	"github.com/simtrain/simtrain/sim/scenario"
 	"github.com/simtrain/simtrain/sim/simulation"
 )
@@ -392,23 +391,6 @@ const maxRun = 4
 func (sw *Sweep) structureKey(i int) (key uint64, ok bool) {
 	p := &sw.points[i]
 	return p.key, p.err == "" && p.keyed
-}
-
-// planKey is the structure key (parallel.StepConfig.StructureKey) of
-// plan s's step as the scenario gives it; ok is false when s has no
-// layout or its step no key. The step is made in scratch (nil: a new
-// one), which a caller keying many plans keeps: a new StepConfig a key
-// was 768 bytes of garbage.
-func planKey(s *scenario.Plan, scratch *parallel.StepConfig) (key uint64, ok bool) {
-	l, err := s.NewLayout()
-	if err != nil {
-		return 0, false
-	}
-	if scratch == nil {
-		scratch = new(parallel.StepConfig)
-	}
-	s.FillStepConfig(scratch, l)
-	return scratch.StructureKey()
 }
 
 // shares deals a list of points out to workers: worker w owns the w-th

@@ -17,7 +17,6 @@ import (
 
 	"github.com/simtrain/simtrain/sim/limits"
 	"github.com/simtrain/simtrain/sim/network"
-	"github.com/simtrain/simtrain/sim/parallel"
 	"github.com/simtrain/simtrain/sim/scenario"
 	"github.com/simtrain/simtrain/sim/simulation"
 )
@@ -78,9 +77,9 @@ type sweepPoint struct {
 	vals  []*yaml.Node // one per field
 	runID string
 	err   string // "" when the point is a valid scenario
-	// key is the point's structure key (planKey of the plan loading
-	// resolved, kept or not), keyed whether it has one; byStructure
-	// orders by it.
+	// key is the point's structure key (scenario.Plan.StructureKey of
+	// the plan loading resolved, kept or not), keyed whether it has one;
+	// byStructure orders by it.
 	key   uint64
 	keyed bool
 }
@@ -522,13 +521,13 @@ func (sw *Sweep) enumerate() error {
 	// A point with an auto field keeps no plan: Point sets its values on
 	// the base in another order than autoRec does. It keeps the plan's
 	// structure key, for byStructure (≈ 9 k instructions a valid point).
-	var scratch parallel.StepConfig
+	var scratch scenario.KeyScratch
 	add := func(s *scenario.Plan, err error) {
 		n := len(sw.points)
 		addID(slices.Clone(vals), s.RunID(), err, nil)
 		if err == nil && len(sw.points) > n {
 			p := &sw.points[n]
-			p.key, p.keyed = planKey(s, &scratch)
+			p.key, p.keyed = s.StructureKey(&scratch)
 		}
 	}
 	// Without auto fields every combination is one document: they are
@@ -673,7 +672,7 @@ type pendingPoint struct {
 	id   string
 	err  error
 	plan *scenario.Plan
-	// key is plan's structure key (planKey), keyed whether it has one
+	// key is plan's structure key (scenario.Plan.StructureKey), keyed whether it has one
 	// (none for an invalid plan).
 	key   uint64
 	keyed bool
@@ -686,16 +685,16 @@ type pendingPoint struct {
 // records them in order, so the points, their numbers and which
 // duplicates are dropped do not depend on the CPUs).
 func parsePoints(batch []pendingPoint, parse func(*pendingPoint) (*scenario.Plan, error)) {
-	one := func(b *pendingPoint, scratch *parallel.StepConfig) {
+	one := func(b *pendingPoint, scratch *scenario.KeyScratch) {
 		s, err := parse(b)
 		b.id, b.err, b.doc, b.plan = s.RunID(), err, nil, s
 		if err == nil {
-			b.key, b.keyed = planKey(s, scratch)
+			b.key, b.keyed = s.StructureKey(scratch)
 		}
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(batch))
 	if workers <= 1 {
-		scratch := new(parallel.StepConfig)
+		scratch := new(scenario.KeyScratch)
 		for i := range batch {
 			one(&batch[i], scratch)
 		}
@@ -707,7 +706,7 @@ func parsePoints(batch []pendingPoint, parse func(*pendingPoint) (*scenario.Plan
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			scratch := new(parallel.StepConfig)
+			scratch := new(scenario.KeyScratch)
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= len(batch) {
