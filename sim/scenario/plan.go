@@ -581,27 +581,6 @@ func (s *Plan) StepConfig(l *parallel.Layout) *parallel.StepConfig {
 	return c
 }
 
-// KeyScratch is the storage StructureKey makes a plan's step in: a
-// caller keying many plans keeps one per goroutine (a new StepConfig a key
-// was 768 bytes of garbage). The zero value is ready to use.
-type KeyScratch struct{ cfg parallel.StepConfig }
-
-// StructureKey is the structure key (parallel.StepConfig.StructureKey) of
-// s's step as the scenario gives it, made in scratch (nil: a new one); ok
-// is false when s has no layout or its step no key. A sweep orders its
-// points by it, so that points of one key re-price one build.
-func (s *Plan) StructureKey(scratch *KeyScratch) (key uint64, ok bool) {
-	l, err := s.NewLayout()
-	if err != nil {
-		return 0, false
-	}
-	if scratch == nil {
-		scratch = new(KeyScratch)
-	}
-	s.FillStepConfig(&scratch.cfg, l)
-	return scratch.cfg.StructureKey()
-}
-
 // FillStepConfig sets *dst to StepConfig(l) (every field: nothing of what
 // dst held is kept), so that a caller running one scenario after another
 // can keep one StepConfig (simulation.Reuse): a new one a run was 768

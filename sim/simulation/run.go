@@ -178,6 +178,9 @@ type Options struct {
 	// parallel.PlanSteady accepts the step, also where worthShortening
 	// says a play whole costs less.
 	alwaysShorten bool
+	// onBuild, for tests, sees each StepConfig play builds, before it
+	// builds it (TestFirstBuildKey).
+	onBuild func(*parallel.StepConfig)
 }
 
 // Run simulates the scenario's steps.
@@ -227,7 +230,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 	var eng *engine.Engine
 	var extraEvents uint64
 	var fork *parallel.Fork // the last failed shortened play's state, to resume the next play from
-	if !opt.FiguresOnly || s.Fidelity() != network.Analytic || opt.AllRanks {
+	if !shortens(s, opt) {
 		// played whole below
 	} else {
 		// Steady-state replication (parallel.PlanSteady): play fewer
@@ -324,6 +327,9 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 // not to replicate (only Settle may read it).
 func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.StepConfig, pr *pricer,
 	cl *topology.Cluster, layout *parallel.Layout, res *Result, steady *parallel.Steady, fork, from *parallel.Fork) (x *parallel.Executor, progs []*parallel.Program, eng *engine.Engine, failed bool, err error) {
+	if opt.onBuild != nil {
+		opt.onBuild(cfg)
+	}
 	progs, err = parallel.BuildAfter(cfg, pr, from) // the launch-queue walk starts after from's prefixes where they agree
 	if err == nil {
 		err = pr.err
@@ -911,9 +917,17 @@ func opsTime(dev workload.Device, dtype workload.Dtype, ops []workload.Op) float
 
 // deviceClasses numbers the stages' sets of GPU types (StepConfig
 // .DeviceClass) in order of first appearance; nil on a homogeneous cluster.
-func (p *pricer) deviceClasses() []int {
-	masks := p.s.StageGroups()
-	if p.devs == nil || masks == nil {
+func (p *pricer) deviceClasses() []int { return deviceClassesOf(p.s) }
+
+// deviceClassesOf is parallel.StepConfig.DeviceClass for s, as Run sets it
+// (pricer.deviceClasses; FirstBuildKey hashes it without a pricer): nil
+// unless s is heterogeneous (the pricer then has a device per GPU group).
+func deviceClassesOf(s *scenario.Plan) []int {
+	if !s.Heterogeneous() || len(s.GPUGroups()) == 0 {
+		return nil
+	}
+	masks := s.StageGroups()
+	if masks == nil {
 		return nil
 	}
 	out := make([]int, len(masks))

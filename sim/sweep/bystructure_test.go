@@ -3,6 +3,8 @@ package sweep
 import (
 	"slices"
 	"testing"
+
+	"github.com/simtrain/simtrain/sim/simulation"
 )
 
 // TestByStructure: byStructure keeps the points as a set and its costs
@@ -10,8 +12,9 @@ import (
 // over the whole list (each key's run starting where its first point
 // stood, the rest in their order), marks each run's later points tied,
 // and on the 70B layout sweep makes a neighbour of every point that
-// repeats a key: 400 pairs (none in index order; the points pruned for
-// memory have keys too), all 400 within one part of two workers'
+// repeats a key: 416 pairs (none in index order; the points pruned for
+// memory have keys too; 400 keyed by the full step, before sk39), all 416
+// within one part of two workers'
 // (newShares cuts at run boundaries; grouped within each part, as
 // before, 2 workers made 264 and left 136 pairs' keys split between the
 // parts).
@@ -29,12 +32,7 @@ func TestByStructure(t *testing.T) {
 		if sw.points[i].err != "" {
 			return 0, false
 		}
-		s := sw.plans[i].Load()
-		l, err := s.NewLayout()
-		if err != nil {
-			return 0, false
-		}
-		return s.StepConfig(l).StructureKey()
+		return simulation.FirstBuildKey(sw.plans[i].Load(), workerOptions, nil)
 	}
 	pairs := func(order []int) (n int) {
 		for k := 1; k < len(order); k++ {
@@ -81,20 +79,21 @@ func TestByStructure(t *testing.T) {
 		seen[kk] = k
 		runLen[kk]++
 	}
-	if n, n0 := pairs(got), pairs(idx); n != 400 || n0 != 0 {
-		t.Errorf("neighbours of one key: %d ordered, %d in index order; want 400 and 0", n, n0)
+	if n, n0 := pairs(got), pairs(idx); n != 416 || n0 != 0 {
+		t.Errorf("neighbours of one key: %d ordered, %d in index order; want 416 and 0", n, n0)
 	}
 	sh := newShares(got, gc, tied, 2)
 	p0, p1 := sh.part(0), sh.part(1)
-	if n := pairs(p0) + pairs(p1); n != 400 || len(p0)+len(p1) != len(got) || len(p0) < len(got)/2 {
-		t.Errorf("neighbours of one key within two workers' parts (%d and %d points): %d, want 400", len(p0), len(p1), n)
+	if n := pairs(p0) + pairs(p1); n != 416 || len(p0)+len(p1) != len(got) || len(p0) < len(got)/2 {
+		t.Errorf("neighbours of one key within two workers' parts (%d and %d points): %d, want 416", len(p0), len(p1), n)
 	}
 }
 
 // TestAutoPointKeys: on the 8B sweep (parallel.tp auto: loading keeps no
 // plans) every valid point has the structure key loading kept, equal to
-// its plan's as Point resolves it, and byStructure groups them: each key's
-// points one run, with more neighbours of one key than index order.
+// its plan's first build's (simulation.FirstBuildKey) as Point resolves it,
+// and byStructure groups them: each key's points one run (tied in pieces
+// of maxRun), with more neighbours of one key than index order.
 func TestAutoPointKeys(t *testing.T) {
 	sw, err := Load("../../scenarios/sweeps/llama3-8b-gpu-types.yaml", Options{})
 	if err != nil {
@@ -122,7 +121,7 @@ func TestAutoPointKeys(t *testing.T) {
 		keys[i] = k
 	}
 	costs := make([]uint64, len(idx))
-	got, _, tied := sw.byStructure(idx, costs)
+	got, _, _ := sw.byStructure(idx, costs)
 	pairs := func(order []int) (n int) {
 		for k := 1; k < len(order); k++ {
 			if sw.points[order[k]].keyed && sw.points[order[k-1]].keyed && keys[order[k]] == keys[order[k-1]] {
@@ -131,14 +130,15 @@ func TestAutoPointKeys(t *testing.T) {
 		}
 		return n
 	}
-	runs := map[uint64]bool{}
+	runs := map[uint64]int{} // a key's last position in got
 	for k, i := range got {
-		if sw.points[i].keyed && !tied[k] {
-			if runs[keys[i]] {
-				t.Errorf("point %d's key runs twice", i)
-			}
-			runs[keys[i]] = true
+		if !sw.points[i].keyed {
+			continue
 		}
+		if last, in := runs[keys[i]]; in && last != k-1 {
+			t.Errorf("point %d's key runs twice", i)
+		}
+		runs[keys[i]] = k
 	}
 	n, n0 := pairs(got), pairs(idx)
 	t.Logf("%d keyed points, %d keys; neighbours of one key: %d ordered, %d in index order", keyed, len(runs), n, n0)
@@ -147,7 +147,7 @@ func TestAutoPointKeys(t *testing.T) {
 	}
 	for _, i := range idx {
 		if p := sw.Point(i); p.Err == nil {
-			if k, ok := p.Scenario.StructureKey(nil); !ok || k != keys[i] {
+			if k, ok := simulation.FirstBuildKey(p.Scenario, workerOptions, nil); !ok || k != keys[i] {
 				t.Errorf("point %d: Point's plan has key %x %v, loading kept %x", i, k, ok, keys[i])
 			}
 		}

@@ -212,6 +212,12 @@ func (sw *Sweep) evaluate(ctx context.Context, i int, reuse *simulation.Reuse) (
 	return pr, true
 }
 
+// workerOptions is what of runRecovered's options decides which step a
+// sweep worker's Run builds first (FiguresOnly: shortened where the
+// steady-state rule says so): loading keys each point by that step's
+// structure key (simulation.FirstBuildKey) for byStructure.
+var workerOptions = simulation.Options{FiguresOnly: true}
+
 // runRecovered is Run with a panic turned into an error, so one bad point
 // cannot take a long sweep down with it.
 func runRecovered(ctx context.Context, s *scenario.Plan, opt simulation.Options, reuse *simulation.Reuse) (res *simulation.Result, err error) {
@@ -314,8 +320,9 @@ func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(
 
 // byStructure returns indices and their costs reordered so that the
 // points of one structure key (parallel.StepConfig.StructureKey of the
-// point's step as the scenario gives it, computed while loading:
-// structureKey) follow each other, in the order of each key's first
+// first step a worker's Run builds for the point, the shortened one where
+// simulation shortens it, computed while loading: structureKey,
+// simulation.FirstBuildKey) follow each other, in the order of each key's first
 // point, the others keeping theirs (a stable sort on the key's first
 // position; a point without a key, not valid, keeps its own position).
 // A worker's point whose key is its last build's re-prices that build's
@@ -329,16 +336,13 @@ func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(
 // per part, 189–191 grouped over the whole, and 197–198 with each run
 // dealt whole to one worker (shares; docs/design.md, key38). Points with
 // an auto field are ordered alike (their keys too come from loading's
-// plans): on the 8B GPU-types sweep (tp auto) 55–56 re-priced builds on
-// two workers instead of 40–47 in index order (its shortened steps'
-// builds share keys more widely than the full steps these keys describe:
-// 106 of its builds repeat a key). Which worker takes a point, and so
-// the rows, do not matter: every point is simulated alike wherever it
-// runs. The key here is the one the first build of a point asks for only
-// where the step is not shortened (the played micro-batches of a
-// shortened one are the same for a key's points, whose steps are of one
-// length); a point ordered beside others of another key only builds
-// afresh. tied[k] says that point k has point k-1's key and the two are
+// plans). Keyed by the full step, as before sk39, a shortened point
+// whose full step's key differed from its neighbours' built afresh
+// although their shortened steps shared a key (docs/design.md, sk39).
+// Which worker takes a point, and so the rows, do not matter: every
+// point is simulated alike wherever it runs; a point ordered beside
+// others of another key only builds afresh, as does one after a point
+// whose shortened play failed (its last build is its full step). tied[k] says that point k has point k-1's key and the two are
 // of one run (at most maxRun points), which newShares keeps in one part
 // and shares.next deals to one worker.
 func (sw *Sweep) byStructure(indices []int, costs []uint64) ([]int, []uint64, []bool) {
@@ -386,7 +390,7 @@ func (sw *Sweep) byStructure(indices []int, costs []uint64) ([]int, []uint64, []
 const maxRun = 4
 
 // structureKey returns point i's structure key for byStructure, the one
-// loading computed (sweepPoint.key); ok is false for an invalid point or
+// loading computed (sweepPoint.key: its first build's); ok is false for an invalid point or
 // a step without a key.
 func (sw *Sweep) structureKey(i int) (key uint64, ok bool) {
 	p := &sw.points[i]

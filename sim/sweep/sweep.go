@@ -77,8 +77,9 @@ type sweepPoint struct {
 	vals  []*yaml.Node // one per field
 	runID string
 	err   string // "" when the point is a valid scenario
-	// key is the point's structure key (scenario.Plan.StructureKey of
-	// the plan loading resolved, kept or not), keyed whether it has one;
+	// key is the point's structure key (simulation.FirstBuildKey of the
+	// plan loading resolved, kept or not, as a worker runs it: its first
+	// build's, shortened or not), keyed whether it has one;
 	// byStructure orders by it.
 	key   uint64
 	keyed bool
@@ -521,13 +522,13 @@ func (sw *Sweep) enumerate() error {
 	// A point with an auto field keeps no plan: Point sets its values on
 	// the base in another order than autoRec does. It keeps the plan's
 	// structure key, for byStructure (≈ 9 k instructions a valid point).
-	var scratch scenario.KeyScratch
+	var scratch simulation.KeyScratch
 	add := func(s *scenario.Plan, err error) {
 		n := len(sw.points)
 		addID(slices.Clone(vals), s.RunID(), err, nil)
 		if err == nil && len(sw.points) > n {
 			p := &sw.points[n]
-			p.key, p.keyed = s.StructureKey(&scratch)
+			p.key, p.keyed = simulation.FirstBuildKey(s, workerOptions, &scratch)
 		}
 	}
 	// Without auto fields every combination is one document: they are
@@ -672,7 +673,7 @@ type pendingPoint struct {
 	id   string
 	err  error
 	plan *scenario.Plan
-	// key is plan's structure key (scenario.Plan.StructureKey), keyed whether it has one
+	// key is plan's first build's structure key (simulation.FirstBuildKey), keyed whether it has one
 	// (none for an invalid plan).
 	key   uint64
 	keyed bool
@@ -685,16 +686,16 @@ type pendingPoint struct {
 // records them in order, so the points, their numbers and which
 // duplicates are dropped do not depend on the CPUs).
 func parsePoints(batch []pendingPoint, parse func(*pendingPoint) (*scenario.Plan, error)) {
-	one := func(b *pendingPoint, scratch *scenario.KeyScratch) {
+	one := func(b *pendingPoint, scratch *simulation.KeyScratch) {
 		s, err := parse(b)
 		b.id, b.err, b.doc, b.plan = s.RunID(), err, nil, s
 		if err == nil {
-			b.key, b.keyed = s.StructureKey(scratch)
+			b.key, b.keyed = simulation.FirstBuildKey(s, workerOptions, scratch)
 		}
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(batch))
 	if workers <= 1 {
-		scratch := new(scenario.KeyScratch)
+		scratch := new(simulation.KeyScratch)
 		for i := range batch {
 			one(&batch[i], scratch)
 		}
@@ -706,7 +707,7 @@ func parsePoints(batch []pendingPoint, parse func(*pendingPoint) (*scenario.Plan
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			scratch := new(scenario.KeyScratch)
+			scratch := new(simulation.KeyScratch)
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= len(batch) {
