@@ -433,6 +433,26 @@ func (l *Layout) StageRanks(stage int) []int {
 	return ranks
 }
 
+// ListedAs returns the group kind whose groups are k's, rank for rank and in
+// the same order (Group, Groups): k itself, or, without folding, GroupTP for
+// GroupETP (the expert groups are the tensor-parallel ones) and, with ep 1,
+// GroupDP for GroupEDP (the expert data-parallel index is the whole (cp, dp)
+// index). A caller that keeps groups by kind (the simulation's pricer: its
+// interference spans ask for every kind of every stage) lists and prices
+// such a pair once; TestListedAsListsTheSame holds the equalities.
+func (l *Layout) ListedAs(k GroupKind) GroupKind {
+	if l.Folded() {
+		return k
+	}
+	switch {
+	case k == GroupETP:
+		return GroupTP
+	case k == GroupEDP && l.EP == 1:
+		return GroupDP
+	}
+	return k
+}
+
 // Groups lists every kind-k group once, ordered by its smallest rank. For
 // stage >= 0 only groups of that pipeline stage are listed.
 //

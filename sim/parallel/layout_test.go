@@ -422,3 +422,54 @@ func TestPlaceStagesUneven(t *testing.T) {
 		}
 	}
 }
+
+// TestListedAsListsTheSame holds Layout.ListedAs's promise: a kind and the
+// kind it is listed as have the same groups, rank for rank and in order,
+// for every stage and the whole world, and for each rank's own group. The
+// layouts mix ep 1 and ep > 1, folding, cp and every order that moves ep,
+// cp and dp, so an alias that holds only for some (EDP as DP with ep > 1,
+// ETP as TP when folded) fails here.
+func TestListedAsListsTheSame(t *testing.T) {
+	orders := []string{"tp-cp-ep-dp-pp", "tp-cp-dp-ep-pp", "tp-dp-ep-cp-pp", "cp-tp-ep-dp-pp", "tp-cp-ep-pp-dp", "pp-tp-cp-ep-dp"}
+	aliased := 0
+	for _, c := range []struct{ tp, etp, cp, ep, dp, pp int }{
+		{1, 1, 1, 1, 8, 1}, {2, 2, 1, 1, 4, 2}, {4, 4, 2, 1, 2, 2}, {2, 2, 2, 2, 4, 1},
+		{2, 2, 1, 4, 4, 2}, {4, 2, 1, 2, 2, 2}, {2, 1, 2, 4, 2, 1}, {8, 8, 1, 1, 4, 4},
+		{4, 1, 1, 1, 2, 2}, {1, 1, 4, 2, 2, 2},
+	} {
+		for _, os := range orders {
+			l, err := NewFoldedLayout(c.tp, c.etp, c.cp, c.ep, c.dp, c.pp, mustOrder(t, os))
+			if err != nil {
+				continue // folding needs pp last
+			}
+			for k := GroupKind(0); k < NumGroupKinds; k++ {
+				as := l.ListedAs(k)
+				if as == k {
+					continue
+				}
+				aliased++
+				for stage := -1; stage < l.PP; stage++ {
+					if got, want := l.Groups(as, stage), l.Groups(k, stage); !reflect.DeepEqual(got, want) {
+						t.Fatalf("%+v %s: %v stage %d listed as %v: %v, want %v", c, os, k, stage, as, got, want)
+					}
+				}
+				for r := 0; r < l.World(); r++ {
+					if got, want := l.Group(as, r), l.Group(k, r); !slices.Equal(got, want) {
+						t.Fatalf("%+v %s: %v group of rank %d listed as %v: %v, want %v", c, os, k, r, as, got, want)
+					}
+				}
+			}
+		}
+	}
+	// The dense layouts alias both expert kinds (what the pricer saves).
+	l, err := NewLayout(8, 1, 1, 16, 8, mustOrder(t, "tp-cp-ep-dp-pp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.ListedAs(GroupETP) != GroupTP || l.ListedAs(GroupEDP) != GroupDP || l.ListedAs(GroupEP) != GroupEP {
+		t.Fatalf("dense layout: ETP as %v, EDP as %v, EP as %v", l.ListedAs(GroupETP), l.ListedAs(GroupEDP), l.ListedAs(GroupEP))
+	}
+	if aliased < 20 {
+		t.Fatalf("only %d aliased kinds checked", aliased)
+	}
+}

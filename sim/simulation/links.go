@@ -191,7 +191,7 @@ func (r *Result) analyticTraffic() ([]float64, []int64) {
 // stageGroupRanks is l.Groups(k, stage) as the run's pricer listed it, or
 // listed now where the pricer did not (the same lists either way).
 func (r *Result) stageGroupRanks(k parallel.GroupKind, stage int) [][]int {
-	if g, ok := r.ranks[[2]int{int(k), stage}]; ok {
+	if g, ok := r.ranks[[2]int{int(r.Layout.ListedAs(k)), stage}]; ok { // keyed as groupRanks does
 		return g
 	}
 	return r.Layout.Groups(k, stage)

@@ -106,6 +106,15 @@ func TestLinkTrafficCopiesEqualPlay(t *testing.T) {
 					t.Fatalf("kind %d stage %d: kept %v, Layout.Groups %v", key[0], key[1], g, want)
 				}
 			}
+			// Every kind's lists, those keyed under the kind they are
+			// listed as (Layout.ListedAs) too.
+			for k := parallel.GroupKind(0); k < parallel.NumGroupKinds; k++ {
+				for stage := range r.Layout.PP {
+					if got, want := r.stageGroupRanks(k, stage), r.Layout.Groups(k, stage); !reflect.DeepEqual(got, want) {
+						t.Fatalf("kind %v stage %d: stageGroupRanks %v, Layout.Groups %v", k, stage, got, want)
+					}
+				}
+			}
 			for stage, ranks := range r.stRanks {
 				if ranks != nil && !reflect.DeepEqual(ranks, r.Layout.StageRanks(stage)) {
 					t.Fatalf("stage %d: kept ranks %v, Layout.StageRanks %v", stage, ranks, r.Layout.StageRanks(stage))

@@ -1035,10 +1035,12 @@ func (p *pricer) epSMs() int {
 	return p.epSMsFor(multi)
 }
 
-// groupRanks is p.l.Groups(k, stage), listed once per run (p.ranks). The
+// groupRanks is p.l.Groups(k, stage), listed once per run (p.ranks) for
+// k and the kinds listed as k (Layout.ListedAs: the spans ask for every
+// kind, and a dense layout's expert kinds are its TP and DP groups). The
 // lists are shared: no caller may modify them.
 func (p *pricer) groupRanks(k parallel.GroupKind, stage int) [][]int {
-	key := [2]int{int(k), stage}
+	key := [2]int{int(p.l.ListedAs(k)), stage}
 	if g, ok := p.ranks[key]; ok {
 		return g
 	}
@@ -1068,6 +1070,10 @@ func (p *pricer) fail(err error) {
 // stageGroups returns one collectives.Group per distinct shape among the
 // kind-k groups of a pipeline stage; the slowest sets the (symmetric) time.
 func (p *pricer) stageGroups(k parallel.GroupKind, stage int) []*collectives.Group {
+	// Kinds listed alike (Layout.ListedAs) have the same groups, so the
+	// same shapes and share: found once (neither is GroupEP, the one
+	// kind whose share routes the all-to-all pattern).
+	k = p.l.ListedAs(k)
 	key := [2]int{int(k), stage}
 	if gs, ok := p.groups[key]; ok {
 		return gs
