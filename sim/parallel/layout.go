@@ -489,29 +489,40 @@ func (l *Layout) Groups(k GroupKind, stage int) [][]int {
 	// for every kind of every stage each run, so, with its collector
 	// seldom running, ≈ 200 fresh pages of the 1,000-point 70B sweep
 	// (docs/design.md "Speed", foot36).
-	at := func(c Coord) int { return c.TP + l.TP*(c.CP+l.CP*c.DP) }
+	//
+	// A rank's place in seen is any one-to-one map of the stage's ranks
+	// onto [0, n): r − stage·n when pp is the outermost digit (no
+	// division), else its coordinates flattened (CoordOf's four).
 	n := l.TP * l.CP * l.DP
-	var ranks []int // nil: the n ranks from stage·n on
+	base := stage * n
+	var ranks []int // nil: the n ranks from base on
 	if l.stride[DimPP] != n {
 		ranks = l.StageRanks(stage)
+	}
+	at := func(r int) int {
+		if ranks == nil {
+			return r - base
+		}
+		c := l.CoordOf(r)
+		return c.TP + l.TP*(c.CP+l.CP*c.DP)
 	}
 	seen := make([]bool, n)
 	size := l.GroupSize(k)
 	out = make([][]int, 0, n/max(1, size))
 	buf := make([]int, 0, n)
 	for i := range n {
-		r := stage*n + i
+		r := base + i
 		if ranks != nil {
 			r = ranks[i]
 		}
-		if seen[at(l.CoordOf(r))] {
+		if seen[at(r)] {
 			continue
 		}
 		from := len(buf)
 		buf = l.appendGroup(buf, k, r)
 		g := buf[from:len(buf):len(buf)]
 		for _, m := range g {
-			seen[at(l.CoordOf(m))] = true
+			seen[at(m)] = true
 		}
 		out = append(out, g)
 	}
