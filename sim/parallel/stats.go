@@ -696,12 +696,19 @@ func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [walkClassMask + 
 		t, s := &hot[j], &state[j] // p.Tasks[i]'s fields, on a quarter of the cache lines
 		start, e := s.start+off, s.end+off
 		c := tab[walkClass(t)]
-		if c&walkHost != 0 {
+		// The stream is read once, into a local, for both of its tests
+		// (this one and a receive's list): kept from &hot[j] to the
+		// receive's case, the task's offset was stored on every hosted
+		// task's path for the call below. Tested before walkHost: a
+		// hosted task on another stream (communication) then skips the
+		// call's block and its stores (design.md, stats39).
+		stream := t.stream
+		if stream == StreamCompute && c&walkHost != 0 {
 			// with start <= issued (both stored plus one), the task may
 			// have waited for its issue: its ready is read
 			// (walkRead, bit 5, moves start 2⁶² back: one block to the
 			// call, so that only this path stores the loop's values)
-			if t.stream == StreamCompute && s.start-engine.Time(c&walkRead)<<57 <= s.issued {
+			if s.start-engine.Time(c&walkRead)<<57 <= s.issued {
 				w.hostWait(j, s.issued+off)
 			}
 		}
@@ -737,7 +744,7 @@ func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [walkClassMask + 
 		case act == walkActRecv:
 			end = max(end, e)
 			l := listRecvAct
-			if t.stream == StreamPPRecvGrd {
+			if stream == StreamPPRecvGrd {
 				l = listRecvGrd
 			}
 			w.put(l, x)
