@@ -563,21 +563,21 @@ func (l *largest) of(w int, est int64) int64 {
 }
 
 // largestWork returns the largest program size (simulation.EstimateWork's
-// ProgramTasks, an upper bound) of the points whose plans loading kept, so
-// that a worker reserves its storage once for the largest point of all
-// shares (largest: each worker estimates its own share) instead of
-// growing it point after point as it meets larger ones
-// (simulation.Reuse.Reserve; a point whose plan loading did not keep and
-// that is larger reserves for itself). ≈ 1.4 µs a point (680 plans of the
-// 1,000-point 70B sweep in 1.0 ms).
+// ProgramTasks, an upper bound, computed while loading: sweepPoint.work)
+// of the given points, so that a worker reserves its storage once for the
+// largest point of all shares (largest: each worker estimates its own
+// share) instead of growing it point after point as it meets larger ones
+// (simulation.Reuse.Reserve). The estimate is kept for every valid point,
+// also where loading kept no plan (a sweep with an auto field, or the
+// points past retainPlans): without it such a sweep's workers reserved
+// nothing and grew their storage at every larger point, and ordered by
+// structure key (byStructure) they met larger points more often
+// (docs/design.md "Speed", the coordinator's round-39 entry).
 func (sw *Sweep) largestWork(points []int) int64 {
 	var most int64
 	for _, i := range points {
-		if sw.points[i].err != "" || i >= len(sw.plans) {
-			continue
-		}
-		if s := sw.plans[i].Load(); s != nil {
-			most = max(most, simulation.EstimateWork(s, simulation.Options{}).ProgramTasks)
+		if sw.points[i].err == "" {
+			most = max(most, sw.points[i].work)
 		}
 	}
 	return most

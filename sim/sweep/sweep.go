@@ -83,6 +83,10 @@ type sweepPoint struct {
 	// byStructure orders by it.
 	key   uint64
 	keyed bool
+	// work is the point's largest program size (simulation.EstimateWork's
+	// ProgramTasks of the plan loading resolved, kept or not; 0 for an
+	// invalid point), for largestWork.
+	work int64
 }
 
 // Options adjust how a sweep is loaded.
@@ -529,6 +533,7 @@ func (sw *Sweep) enumerate() error {
 		if err == nil && len(sw.points) > n {
 			p := &sw.points[n]
 			p.key, p.keyed = simulation.FirstBuildKey(s, workerOptions, &scratch)
+			p.work = simulation.EstimateWork(s, simulation.Options{}).ProgramTasks
 		}
 	}
 	// Without auto fields every combination is one document: they are
@@ -541,7 +546,7 @@ func (sw *Sweep) enumerate() error {
 			n := len(sw.points)
 			addID(b.vals, b.id, b.err, b.plan)
 			if len(sw.points) > n {
-				sw.points[n].key, sw.points[n].keyed = b.key, b.keyed
+				sw.points[n].key, sw.points[n].keyed, sw.points[n].work = b.key, b.keyed, b.work
 			}
 		}
 		batch = batch[:0]
@@ -677,6 +682,7 @@ type pendingPoint struct {
 	// (none for an invalid plan).
 	key   uint64
 	keyed bool
+	work  int64 // the plan's simulation.EstimateWork ProgramTasks (valid plans)
 }
 
 // parsePoints resolves every batch entry with parse, hashes it for its
@@ -691,6 +697,7 @@ func parsePoints(batch []pendingPoint, parse func(*pendingPoint) (*scenario.Plan
 		b.id, b.err, b.doc, b.plan = s.RunID(), err, nil, s
 		if err == nil {
 			b.key, b.keyed = simulation.FirstBuildKey(s, workerOptions, scratch)
+			b.work = simulation.EstimateWork(s, simulation.Options{}).ProgramTasks
 		}
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(batch))
