@@ -33,11 +33,7 @@ func (p scaledPricer) SendTime(int, int, units.Bytes) engine.Time { return p.k }
 // (the tables then cleared). Fails when a use keeps the last one's mark.
 func TestBlockCacheReusedEqualsNew(t *testing.T) {
 	rng := rand.New(rand.NewPCG(38, 1))
-	dense := hostConfig(t, 6, HostModel{})
-	moe := moeConfig(t, false)
-	moe.Model.Layers, moe.Model.MTPLayers = 5, 1
-	moe.Model.MoE.DenseLayers = 1
-	moe.Model.Fill()
+	dense, moe := blockTestConfigs(t)
 	lists := [][]workload.Block{
 		{workload.BlockAttnPre, workload.BlockAttnCore, workload.BlockAttnPost},
 		{workload.BlockMLP, workload.BlockRouter, workload.BlockExperts, workload.BlockCombine},

@@ -32,11 +32,7 @@ func (opsPricer) SendTime(int, int, units.Bytes) engine.Time                    
 // blockTotal on a cache that keeps none, to the bit.
 func TestBlockSumsEqualTotals(t *testing.T) {
 	rng := rand.New(rand.NewPCG(27, 2))
-	dense := hostConfig(t, 6, HostModel{})
-	moe := moeConfig(t, false)
-	moe.Model.Layers, moe.Model.MTPLayers = 5, 1
-	moe.Model.MoE.DenseLayers = 1
-	moe.Model.Fill()
+	dense, moe := blockTestConfigs(t)
 	lists := [][]workload.Block{
 		{workload.BlockAttnPre, workload.BlockAttnCore, workload.BlockAttnPost},
 		{workload.BlockAttnPost, workload.BlockAttnCore, workload.BlockAttnPre},
@@ -142,4 +138,16 @@ func blocksString(blocks []workload.Block) []byte {
 		out[i] = '0' + byte(b)
 	}
 	return out
+}
+
+// blockTestConfigs returns the two steps the block-cache tests ask: a dense
+// model's, and an MoE model's with a dense first layer and an MTP layer.
+func blockTestConfigs(t *testing.T) (dense, moe *StepConfig) {
+	t.Helper()
+	dense = hostConfig(t, 6, HostModel{})
+	moe = moeConfig(t, false)
+	moe.Model.Layers, moe.Model.MTPLayers = 5, 1
+	moe.Model.MoE.DenseLayers = 1
+	moe.Model.Fill()
+	return dense, moe
 }
