@@ -66,40 +66,31 @@ func (c *StepConfig) StructureKey() (key uint64, ok bool) {
 // workload.Shape, by index (looked up by name once: reflect's Field by
 // index builds a StructField, ≈ 30 instructions each time).
 var keyFields = func() (f keyFieldTable) {
-	t := reflect.TypeFor[StepConfig]()
-	f.config = make([]fieldRole, t.NumField())
-	f.configOff = make([]uintptr, t.NumField())
-	f.configHash = make([]hashFunc, t.NumField())
-	for i := range f.config {
-		switch t.Field(i).Name {
-		case "Arena", "Interrupt", "LayerParams":
-			f.config[i] = fieldSkip
-		case "Layout":
-			f.config[i] = fieldLayout
-		case "Shape":
-			f.config[i] = fieldShape
-		default:
-			f.configOff[i], f.configHash[i] = t.Field(i).Offset, compileHash(t.Field(i).Type)
-		}
-	}
-	t = reflect.TypeFor[workload.Shape]()
-	f.shape = make([]fieldRole, t.NumField())
-	f.shapeOff = make([]uintptr, t.NumField())
-	f.shapeHash = make([]hashFunc, t.NumField())
-	for i := range f.shape {
-		switch t.Field(i).Name {
-		case "MicroBatch":
-			f.shape[i] = fieldSkip
-		case "TP":
-			f.shape[i] = fieldTP
-		case "ETP":
-			f.shape[i] = fieldETP
-		default:
-			f.shapeOff[i], f.shapeHash[i] = t.Field(i).Offset, compileHash(t.Field(i).Type)
-		}
-	}
+	f.config, f.configOff, f.configHash = fieldRoles(reflect.TypeFor[StepConfig](), map[string]fieldRole{
+		"Arena": fieldSkip, "Interrupt": fieldSkip, "LayerParams": fieldSkip,
+		"Layout": fieldLayout, "Shape": fieldShape,
+	})
+	f.shape, f.shapeOff, f.shapeHash = fieldRoles(reflect.TypeFor[workload.Shape](), map[string]fieldRole{
+		"MicroBatch": fieldSkip, "TP": fieldTP, "ETP": fieldETP,
+	})
 	return f
 }()
+
+// fieldRoles returns, per field of struct type t, its role (named in
+// special, else fieldValue) and, for a fieldValue field, its offset and
+// compiled hasher.
+func fieldRoles(t reflect.Type, special map[string]fieldRole) (roles []fieldRole, off []uintptr, hash []hashFunc) {
+	roles, off, hash = make([]fieldRole, t.NumField()), make([]uintptr, t.NumField()), make([]hashFunc, t.NumField())
+	for i := range roles {
+		sf := t.Field(i)
+		if r, ok := special[sf.Name]; ok {
+			roles[i] = r
+		} else {
+			off[i], hash[i] = sf.Offset, compileHash(sf.Type)
+		}
+	}
+	return roles, off, hash
+}
 
 // keyFieldTable is keyFields' type: per field of StepConfig (config) and
 // of workload.Shape (shape), its role and, for a field hashed as its value
