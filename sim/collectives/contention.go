@@ -102,13 +102,44 @@ func (g *Group) contended(k kind) (shape, bool) {
 // all-to-all pattern (n·(D−1) transfers a group) is routed only when
 // allToAll asks for it (else its share is 1). Errors are NewGroup's.
 func StaticShares(c *topology.Cluster, groups [][]int, allToAll bool) ([]Share, error) {
-	pats := []pattern{patRing, patTree}
+	pats := RingPattern | TreePattern
 	if allToAll {
-		pats = append(pats, patAllToAll)
+		pats |= AllToAllPattern
+	}
+	return StaticSharesFor(c, groups, pats)
+}
+
+// Patterns selects the traffic patterns StaticSharesFor routes: a set of
+// RingPattern (Share.Ring), TreePattern (Share.Tree) and AllToAllPattern
+// (Share.Direct).
+type Patterns uint8
+
+const (
+	RingPattern Patterns = 1 << iota
+	TreePattern
+	AllToAllPattern
+)
+
+// StaticSharesFor is StaticShares routing only the patterns in pats: each
+// routed pattern's share is the one StaticShares gives (every pattern is
+// counted on its own, from empty links), each other pattern's is 1. Why:
+// the tree pattern is ≈ 4× the ring's transfers, and its share is read only
+// by an all-reduce (ReadsTreeShare), which many groups never run, so the
+// pricer routes it when one is priced (issue 18). Errors are NewGroup's.
+func StaticSharesFor(c *topology.Cluster, groups [][]int, pats Patterns) ([]Share, error) {
+	var buf [3]pattern
+	list := buf[:0]
+	for _, p := range [...]struct {
+		sel Patterns
+		pat pattern
+	}{{RingPattern, patRing}, {TreePattern, patTree}, {AllToAllPattern, patAllToAll}} {
+		if pats&p.sel != 0 {
+			list = append(list, p.pat)
+		}
 	}
 	sc := scratches.get()
 	defer scratches.put(sc)
-	sh, err := staticLoadWith(sc, c, groups, pats)
+	sh, err := staticLoadWith(sc, c, groups, list)
 	if err != nil {
 		return nil, err
 	}
@@ -118,6 +149,14 @@ func StaticShares(c *topology.Cluster, groups [][]int, allToAll bool) ([]Share, 
 	}
 	return out, nil
 }
+
+// ReadsTreeShare reports whether pricing op (Group.Cost, any algorithm)
+// may read Share.Tree: only an all-reduce, the one collective with tree
+// algorithms (tree, and NVLS tree across domains; Group.pick's candidates).
+// For every other op a Share's Tree value changes no cost, so a caller may
+// leave it unrouted (StaticSharesFor) until an all-reduce is priced
+// (TestTreeShareReadByAllReduceOnly).
+func ReadsTreeShare(op Op) bool { return op == AllReduce }
 
 // SendShares is StaticShares for point-to-point sends that run at once,
 // pair i sending from pairs[i][0] to pairs[i][1] (one transfer each, routed
@@ -193,7 +232,8 @@ func staticLoadWith(sc *loadScratch, c *topology.Cluster, groups [][]int, pats [
 	type gr = loadGroup
 	// A send reads only its two ranks, so pairs skip the arrangement (three
 	// allocations per pipeline pair) when no other pattern is routed.
-	sendOnly := !slices.ContainsFunc(pats, func(p pattern) bool { return p != patSend })
+	// (No pattern at all is not send-only: every share stays 1.)
+	sendOnly := len(pats) > 0 && !slices.ContainsFunc(pats, func(p pattern) bool { return p != patSend })
 	// gs and multi live in the scratch too: 8,192 pipeline pairs a call
 	// otherwise cost fresh pages every call (issue 18).
 	gs := slices.Grow(sc.gs[:0], len(groups))[:len(groups)]
