@@ -18,6 +18,7 @@ import (
 // kept tables, by table.
 type KeptPriceCounts struct {
 	Groups, Costs, Sends, SendShares, Spans int
+	Trees                                   int // groups compared with their tree share routed
 }
 
 // Add adds o's counts to c's.
@@ -27,13 +28,15 @@ func (c *KeptPriceCounts) Add(o KeptPriceCounts) {
 	c.Sends += o.Sends
 	c.SendShares += o.SendShares
 	c.Spans += o.Spans
+	c.Trees += o.Trees
 }
 
 // CheckKeptPrices compares the price tables r keeps for s's layout (as a
 // Run of s with r just left them: filled by every earlier point of that
 // layout, under whatever other layouts r kept between) with what a fresh
 // pricer, on a cluster built anew, finds for every one of their entries:
-// each (kind, stage)'s groups (ranks, share, shape), each collective price,
+// each (kind, stage)'s groups (ranks, share, shape; the tree share routed
+// where an all-reduce had it routed), each collective price,
 // each pipeline pair's send group and contention share, and the
 // interference spans. A mismatch is a wrong key (Reuse.tables): a point
 // took another layout's or cluster's tables. Nil with zero counts when s is
@@ -61,6 +64,11 @@ func CheckKeptPrices(s *scenario.Plan, r *Reuse) (KeptPriceCounts, error) {
 	for key, gs := range kept.groups {
 		n.Groups++
 		want := fresh.stageGroups(parallel.GroupKind(key[0]), key[1])
+		if kept.tree[key] {
+			// An all-reduce was priced on them: their tree share routed.
+			n.Trees++
+			want = fresh.stageGroupsFor(parallel.GroupKind(key[0]), key[1], collectives.AllReduce)
+		}
 		if err := sameGroups(gs, want); err != nil {
 			return n, fmt.Errorf("groups of kind %d stage %d: %v", key[0], key[1], err)
 		}

@@ -219,6 +219,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 	}
 	pr := newPricerWith(s, cl, layout, dev, tables)
 	pr.recordShares = opt.AllRanks
+	pr.sendMemo = opt.Reuse.sendMemo(cl)
 	cfg.DeviceClass = pr.deviceClasses()
 	runID := opt.RunID
 	if runID == "" {
@@ -547,6 +548,20 @@ type Reuse struct {
 	forksShared bool // forkState[1] keeps its copies in forkState[0]'s
 
 	cfg parallel.StepConfig // the run's step configuration (stepConfig)
+
+	// sends keeps pipeline-boundary send shares on built across layouts
+	// (sendMemo), emptied when the cluster changes.
+	sends sendMemo
+}
+
+// sendMemo returns the Reuse's send-share memo for cluster c (emptied
+// when it held another cluster's), or nil for a nil Reuse or a cluster
+// that is not the one the Reuse last built.
+func (r *Reuse) sendMemo(c *topology.Cluster) *sendMemo {
+	if r == nil || c != r.built {
+		return nil
+	}
+	return r.sends.forCluster(c)
 }
 
 // stepConfig returns the storage for a run's step configuration: the
@@ -829,6 +844,9 @@ type pricer struct {
 	// sendPairs is sendContention's scratch: a boundary's forward and
 	// backward pairs.
 	sendPairs [2][][2]int
+	// sendMemo, when set (Run with a Reuse), keeps boundary send shares
+	// across the layouts played on p.c (sendContention).
+	sendMemo *sendMemo
 	// stRanks memoises Layout.StageRanks by stage for this run, shared
 	// with links.arrow's traffic like ranks (nil: not listed yet).
 	stRanks [][]int
@@ -841,9 +859,12 @@ type priceTables struct {
 	groups    map[[2]int][]*collectives.Group // (kind, stage) → one group per distinct shape
 	costs     map[costKey]engine.Time
 	sends     map[[2]int]*collectives.Group
-	shares    map[uint64]collectives.Share   // contended groups by ranksKey (contention)
-	sendShare map[[2]int]float64             // sendContention by stage pair
-	spans     [][parallel.NumGroupKinds]bool // parallel.SpansOf the layout on the cluster
+	shares    map[uint64]collectives.Share // contended groups by ranksKey (contention)
+	sendShare map[[2]int]float64           // sendContention by stage pair
+	// tree holds the (kind, stage) keys of groups whose Share.Tree is the
+	// routed tree pattern's (stageGroupsFor); the others' is 1.
+	tree  map[[2]int]bool
+	spans [][parallel.NumGroupKinds]bool // parallel.SpansOf the layout on the cluster
 	// offered says a PriceShare holds a copy of these tables (put from
 	// them, or they were taken from it): Reuse.publish skips them.
 	offered bool
@@ -855,12 +876,13 @@ type priceTables struct {
 // Run sets spans once).
 func (t *priceTables) clone() *priceTables {
 	return &priceTables{groups: maps.Clone(t.groups), costs: maps.Clone(t.costs), sends: maps.Clone(t.sends),
-		shares: maps.Clone(t.shares), sendShare: maps.Clone(t.sendShare), spans: t.spans}
+		shares: maps.Clone(t.shares), sendShare: maps.Clone(t.sendShare), tree: maps.Clone(t.tree), spans: t.spans}
 }
 
 func newPriceTables() *priceTables {
 	return &priceTables{groups: map[[2]int][]*collectives.Group{}, costs: map[costKey]engine.Time{},
-		sends: map[[2]int]*collectives.Group{}, shares: map[uint64]collectives.Share{}, sendShare: map[[2]int]float64{}}
+		sends: map[[2]int]*collectives.Group{}, shares: map[uint64]collectives.Share{}, sendShare: map[[2]int]float64{},
+		tree: map[[2]int]bool{}}
 }
 
 type costKey struct {
@@ -952,7 +974,7 @@ func (p *pricer) CommTime(k parallel.GroupKind, stage int, op collectives.Op, si
 		return t
 	}
 	var worst engine.Time
-	for _, g := range p.stageGroups(k, stage) {
+	for _, g := range p.stageGroupsFor(k, stage, op) {
 		c, err := g.Cost(op, collectives.Auto, size)
 		if err != nil {
 			p.fail(err)
@@ -1081,7 +1103,18 @@ func (p *pricer) stageGroups(k parallel.GroupKind, stage int) []*collectives.Gro
 	var out []*collectives.Group
 	var sigs [][]int
 	all := p.groupRanks(k, stage)
-	share := p.contention(all, k == parallel.GroupEP)
+	// The tree pattern is routed when an op that reads its share is priced
+	// (stageGroupsFor), except for the every-rank executor, whose recorded
+	// shares (contention) hold every pattern's.
+	pats := collectives.RingPattern
+	if k == parallel.GroupEP {
+		pats |= collectives.AllToAllPattern
+	}
+	if p.recordShares {
+		pats |= collectives.TreePattern
+		p.tree[key] = true
+	}
+	share := p.contention(all, pats)
 	for _, ranks := range all {
 		sig := p.signature(ranks) // the pricer's scratch: cloned when kept
 		if slices.ContainsFunc(sigs, func(x []int) bool { return slices.Equal(x, sig) }) {
@@ -1099,6 +1132,43 @@ func (p *pricer) stageGroups(k parallel.GroupKind, stage int) []*collectives.Gro
 	return out
 }
 
+// stageGroupsFor is stageGroups for pricing op: when op reads the tree
+// share (collectives.ReadsTreeShare: an all-reduce), the groups' Share
+// .Tree is the tree pattern's contention, routed the first time such an
+// op is priced for the kind and stage (p.tree) and the groups replaced by
+// copies carrying it. Until then their tree share is 1, which no other op
+// reads. The groups are the same as if every pattern had been routed at
+// once: each pattern's share is found on its own
+// (collectives.StaticSharesFor; TestTreeShareAskedLate). Why: the tree
+// pattern is most of the routing, and most groups never all-reduce
+// (issue 18).
+func (p *pricer) stageGroupsFor(k parallel.GroupKind, stage int, op collectives.Op) []*collectives.Group {
+	gs := p.stageGroups(k, stage)
+	if !collectives.ReadsTreeShare(op) {
+		return gs
+	}
+	k = p.l.ListedAs(k)
+	key := [2]int{int(k), stage}
+	if p.tree[key] {
+		return gs
+	}
+	p.tree[key] = true
+	tree := p.contention(p.groupRanks(k, stage), collectives.TreePattern).Tree
+	if !(tree > 0 && tree < 1) {
+		return gs // what WithShare would make of it: no contention, as the groups have
+	}
+	// New copies in a new list: the old ones may be shared with other
+	// tables (priceTables.clone).
+	out := make([]*collectives.Group, len(gs))
+	for i, g := range gs {
+		sh := g.Share()
+		sh.Tree = tree
+		out[i] = g.WithShare(sh)
+	}
+	p.groups[key] = out
+	return out
+}
+
 // noContention is the share of a group alone on the fabric.
 var noContention = collectives.Share{Ring: 1, Tree: 1, Direct: 1}
 
@@ -1110,12 +1180,16 @@ var noContention = collectives.Share{Ring: 1, Tree: 1, Direct: 1}
 // keeps the representative-rank and every-rank executors identical. It
 // records the share for the every-rank executor (groupMaker). allToAll
 // routes the all-to-all pattern too (EP groups, the only ones that issue
-// one). At flow fidelity the fabric shares the links itself: no share.
-func (p *pricer) contention(groups [][]int, allToAll bool) collectives.Share {
+// one). Only the patterns in pats are routed (collectives.StaticSharesFor:
+// the others' shares are 1); the every-rank executor's records ask for
+// ring and tree (and all-to-all for EP groups), as collectives.StaticShares
+// routes them. At flow fidelity the fabric shares the links itself: no
+// share.
+func (p *pricer) contention(groups [][]int, pats collectives.Patterns) collectives.Share {
 	if p.s.Fidelity() != network.Analytic {
 		return noContention
 	}
-	all, err := collectives.StaticShares(p.c, groups, allToAll)
+	all, err := collectives.StaticSharesFor(p.c, groups, pats)
 	if err != nil {
 		p.fail(err)
 		return noContention
@@ -1152,33 +1226,35 @@ func (p *pricer) sendContention(a, b int) (low float64) {
 	}
 	defer func() { p.sendShare[key] = low }()
 	ranks := p.stageRanks(a)
-	// The pairs live in the pricer's scratch (a stage's size each, every
-	// boundary; issue 18).
-	fwd, bwd := p.sendPairs[0][:0], p.sendPairs[1][:0]
 	// A rank's peer in stage b is the rank with its coordinates but PP = b:
 	// RankOf is linear in the coordinates (a sum of coordinate × stride)
 	// and every rank here has PP = a, so the peer is the rank plus the
 	// difference of the two stages' offsets (no CoordOf, four divisions,
 	// per rank: 8,192 ranks a boundary at 131,072 GPUs; issue 18).
 	step := p.l.RankOf(parallel.Coord{PP: b}) - p.l.RankOf(parallel.Coord{PP: a})
-	for _, r := range ranks {
-		q := r + step
-		fwd = append(fwd, [2]int{r, q})
-		bwd = append(bwd, [2]int{q, r})
+	// Another layout on this cluster may have routed these very pairs
+	// (sendMemo: the key fixes them exactly).
+	mk, keyed := sendKey{}, false
+	if p.sendMemo != nil && len(ranks) > 0 {
+		mk, keyed = stridedKey(ranks, step)
 	}
-	p.sendPairs = [2][][2]int{fwd, bwd}
-	low = 1.0
-	for _, pairs := range p.sendPairs {
-		mean, err := collectives.MeanSendShare(p.c, pairs)
+	var found bool
+	if low, found = p.sendMemo.get(mk); !keyed || !found {
+		// The pairs live in the pricer's scratch (a stage's size each,
+		// every boundary; issue 18).
+		var err error
+		low, p.sendPairs, err = boundarySendShare(p.c, ranks, step, p.sendPairs)
 		if err != nil {
 			p.fail(err)
 			return 1
 		}
-		low = min(low, mean)
+		if keyed {
+			p.sendMemo.put(mk, low)
+		}
 	}
 	if low < 1 && p.recordShares {
-		for _, pr := range fwd {
-			p.shares[ranksKey(pr[:])] = collectives.Share{Ring: 1, Tree: 1, Direct: low}
+		for _, r := range ranks {
+			p.shares[ranksKey([]int{r, r + step})] = collectives.Share{Ring: 1, Tree: 1, Direct: low}
 		}
 	}
 	return low
