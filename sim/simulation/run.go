@@ -561,6 +561,7 @@ func (r *Reuse) sendMemo(c *topology.Cluster) *sendMemo {
 	if r == nil || c != r.built {
 		return nil
 	}
+	r.sends.share = r.share
 	return r.sends.forCluster(c)
 }
 
@@ -669,6 +670,7 @@ type PriceShare struct {
 	built  *topology.Cluster
 	priced map[parallel.Layout]*priceTables // read-only once put
 	users  atomic.Int32                     // Reuses given the share (SharePrices)
+	sends  map[sendKey]float64              // boundary send shares on built (sendMemo)
 }
 
 // cluster returns the share's cluster when spec asks for it, else builds
@@ -683,7 +685,7 @@ func (s *PriceShare) cluster(spec topology.Spec) (*topology.Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.spec, s.built, s.priced = ownSpec(spec), c, nil
+	s.spec, s.built, s.priced, s.sends = ownSpec(spec), c, nil, nil
 	return c, nil
 }
 

@@ -16,10 +16,13 @@ import (
 // and each boundary routes a stage's worth of pairs twice (issue 18). The
 // layouts' own tables (priceTables.sendShare, the send groups) stay per
 // layout: only the share is kept here. The zero value is empty; not safe
-// for concurrent use (one per Reuse).
+// for concurrent use (one per Reuse). With a PriceShare (Reuse
+// .SharePrices) it also takes and offers shares there, so that a sweep's
+// workers route each boundary once between them.
 type sendMemo struct {
 	c      *topology.Cluster // the cluster the shares were found on
 	shares map[sendKey]float64
+	share  *PriceShare // nil: none
 }
 
 // maxSendShares bounds a sendMemo: past it the memo starts again empty,
@@ -104,24 +107,72 @@ func (m *sendMemo) forCluster(c *topology.Cluster) *sendMemo {
 	return m
 }
 
-// get returns the share kept for k (false: none, or a nil memo).
+// get returns the share kept for k, its own or the PriceShare's (false:
+// none, or a nil memo).
 func (m *sendMemo) get(k sendKey) (float64, bool) {
 	if m == nil {
 		return 0, false
 	}
-	f, ok := m.shares[k]
+	if f, ok := m.shares[k]; ok {
+		return f, ok
+	}
+	f, ok := m.share.sendShare(m.c, k)
+	if ok {
+		m.keep(k, f)
+	}
 	return f, ok
 }
 
-// put keeps f as k's share, starting again empty past maxSendShares.
+// put keeps f as k's share, and offers it to the PriceShare.
 func (m *sendMemo) put(k sendKey, f float64) {
 	if m == nil {
 		return
 	}
+	m.keep(k, f)
+	m.share.putSendShare(m.c, k, f)
+}
+
+// keep keeps f as k's share, starting again empty past maxSendShares.
+func (m *sendMemo) keep(k sendKey, f float64) {
 	if m.shares == nil || len(m.shares) >= maxSendShares {
 		m.shares = make(map[sendKey]float64)
 	}
 	m.shares[k] = f
+}
+
+// sendShare returns the boundary send share a Reuse given s put for k on
+// cluster c (false: none, c is not the share's cluster, or a nil share).
+func (s *PriceShare) sendShare(c *topology.Cluster, k sendKey) (float64, bool) {
+	if s == nil {
+		return 0, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c != s.built {
+		return 0, false
+	}
+	f, ok := s.sends[k]
+	return f, ok
+}
+
+// putSendShare keeps f as k's share on cluster c for the share's other
+// Reuses (nothing when c is not the share's cluster, or there are no
+// others), starting again empty past maxSendShares. Whichever Reuse puts
+// a key first, the share is the same: the figures do not depend on the
+// order the workers meet the boundaries in.
+func (s *PriceShare) putSendShare(c *topology.Cluster, k sendKey, f float64) {
+	if s == nil || s.users.Load() < 2 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c != s.built {
+		return
+	}
+	if s.sends == nil || len(s.sends) >= maxSendShares {
+		s.sends = make(map[sendKey]float64)
+	}
+	s.sends[k] = f
 }
 
 // boundarySendShare is the share of a boundary's sends, the lower of its

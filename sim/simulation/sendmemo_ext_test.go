@@ -3,6 +3,7 @@ package simulation_test
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -50,12 +51,13 @@ sweep:
 // one finds on a cluster built anew, in both directions of every boundary,
 // and every share the memo holds is that of the pairs its key describes
 // (simulation.CheckSendMemo); each point's figures equal a run without a
-// Reuse. The memo must have served layouts other than the one that filled
-// it (fewer entries than boundaries met) and, on the contended sweep,
-// hold shares below 1 — else a wrong key could not show.
+// Reuse. The same again on two Reuses sharing a PriceShare (each takes
+// shares the other found). The memo must have served layouts other than
+// the one that filled it (fewer entries than boundaries met) and, on the
+// contended sweep, hold shares below 1 — else a wrong key could not show.
 func TestClusterSendSharesEqualFresh(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs every point of three sweeps")
+		t.Skip("runs every point of three sweeps twice")
 	}
 	dir := "../../scenarios/sweeps"
 	sweeps := map[string]*sweep.Sweep{}
@@ -72,48 +74,65 @@ func TestClusterSendSharesEqualFresh(t *testing.T) {
 	}
 	sweeps["contended"] = sw
 	for name, sw := range sweeps {
-		t.Run(name, func(t *testing.T) {
-			order, layouts := interleaveLayouts(t, sw)
-			reuse := new(simulation.Reuse)
-			var n simulation.SendMemoCounts
-			entries := 0
-			for _, i := range order {
-				p := sw.Point(i)
-				mem, _ := p.Scenario.MemoryPerStage()
-				opt := simulation.Options{FiguresOnly: true, RunID: p.RunID, Memory: mem}
-				withReuse := opt
-				withReuse.Reuse = reuse
-				got, err := simulation.Run(context.Background(), p.Scenario, withReuse)
-				if err != nil {
-					t.Fatalf("point %d: %v", i, err)
-				}
-				c, err := simulation.CheckSendMemo(p.Scenario, reuse)
-				if err != nil {
-					t.Fatalf("point %d: %v", i, err)
-				}
-				n.Boundaries += c.Boundaries
-				n.Keyed += c.Keyed
-				n.Contended = max(n.Contended, c.Contended)
-				entries = max(entries, c.Entries)
-				if p.Scenario.Fidelity() != network.Analytic {
-					continue
-				}
-				want, err := simulation.Run(context.Background(), p.Scenario, opt)
-				if err != nil {
-					t.Fatalf("point %d fresh: %v", i, err)
-				}
-				if g, w := figuresOf(got), figuresOf(want); !reflect.DeepEqual(g, w) {
-					t.Fatalf("point %d: with the send memo %+v, fresh %+v", i, g, w)
-				}
-			}
-			t.Logf("%d points, %d layouts; boundaries %d, keyed %d, memo entries %d (%d below 1)", len(order), layouts, n.Boundaries, n.Keyed, entries, n.Contended)
-			if n.Boundaries > 0 && (n.Keyed == 0 || entries >= n.Keyed) {
-				t.Errorf("the memo served nothing across points: %d keyed boundaries, %d entries", n.Keyed, entries)
-			}
-			if name == "contended" && (len(order) < 30 || n.Contended == 0) {
-				t.Errorf("contended sweep: %d points, %d shares below 1", len(order), n.Contended)
-			}
-		})
+		for _, shared := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s shared %v", name, shared), func(t *testing.T) {
+				checkSendMemo(t, sw, shared, name == "contended")
+			})
+		}
+	}
+}
+
+// checkSendMemo is TestClusterSendSharesEqualFresh on one sweep, with one
+// Reuse or two sharing their prices (and send shares), the points dealt
+// between them in the Thue–Morse sequence as in checkKeptPrices.
+func checkSendMemo(t *testing.T, sw *sweep.Sweep, shared, contended bool) {
+	order, layouts := interleaveLayouts(t, sw)
+	reuses := []*simulation.Reuse{new(simulation.Reuse)}
+	if shared {
+		reuses = append(reuses, new(simulation.Reuse))
+		share := new(simulation.PriceShare)
+		for _, r := range reuses {
+			r.SharePrices(share)
+		}
+	}
+	var n simulation.SendMemoCounts
+	entries := 0
+	for k, i := range order {
+		reuse := reuses[bits.OnesCount(uint(k))%len(reuses)]
+		p := sw.Point(i)
+		mem, _ := p.Scenario.MemoryPerStage()
+		opt := simulation.Options{FiguresOnly: true, RunID: p.RunID, Memory: mem}
+		withReuse := opt
+		withReuse.Reuse = reuse
+		got, err := simulation.Run(context.Background(), p.Scenario, withReuse)
+		if err != nil {
+			t.Fatalf("point %d: %v", i, err)
+		}
+		c, err := simulation.CheckSendMemo(p.Scenario, reuse)
+		if err != nil {
+			t.Fatalf("point %d: %v", i, err)
+		}
+		n.Boundaries += c.Boundaries
+		n.Keyed += c.Keyed
+		n.Contended = max(n.Contended, c.Contended)
+		entries = max(entries, c.Entries)
+		if p.Scenario.Fidelity() != network.Analytic {
+			continue
+		}
+		want, err := simulation.Run(context.Background(), p.Scenario, opt)
+		if err != nil {
+			t.Fatalf("point %d fresh: %v", i, err)
+		}
+		if g, w := figuresOf(got), figuresOf(want); !reflect.DeepEqual(g, w) {
+			t.Fatalf("point %d: with the send memo %+v, fresh %+v", i, g, w)
+		}
+	}
+	t.Logf("%d points, %d layouts; boundaries %d, keyed %d, memo entries %d (%d below 1)", len(order), layouts, n.Boundaries, n.Keyed, entries, n.Contended)
+	if n.Boundaries > 0 && (n.Keyed == 0 || entries >= n.Keyed) {
+		t.Errorf("the memo served nothing across points: %d keyed boundaries, %d entries", n.Keyed, entries)
+	}
+	if contended && (len(order) < 30 || n.Contended == 0) {
+		t.Errorf("contended sweep: %d points, %d shares below 1", len(order), n.Contended)
 	}
 }
 
