@@ -19,6 +19,7 @@ import (
 type KeptPriceCounts struct {
 	Groups, Costs, Sends, SendShares, Spans int
 	Trees                                   int // groups compared with their tree share routed
+	SendCosts                               int // SendTime's answers
 }
 
 // Add adds o's counts to c's.
@@ -29,6 +30,7 @@ func (c *KeptPriceCounts) Add(o KeptPriceCounts) {
 	c.SendShares += o.SendShares
 	c.Spans += o.Spans
 	c.Trees += o.Trees
+	c.SendCosts += o.SendCosts
 }
 
 // CheckKeptPrices compares the price tables r keeps for s's layout (as a
@@ -36,7 +38,7 @@ func (c *KeptPriceCounts) Add(o KeptPriceCounts) {
 // layout, under whatever other layouts r kept between) with what a fresh
 // pricer, on a cluster built anew, finds for every one of their entries:
 // each (kind, stage)'s groups (ranks, share, shape; the tree share routed
-// where an all-reduce had it routed), each collective price,
+// where an all-reduce had it routed), each collective and send price,
 // each pipeline pair's send group and contention share, and the
 // interference spans. A mismatch is a wrong key (Reuse.tables): a point
 // took another layout's or cluster's tables. Nil with zero counts when s is
@@ -91,6 +93,12 @@ func CheckKeptPrices(s *scenario.Plan, r *Reuse) (KeptPriceCounts, error) {
 			if err1 != nil || err2 != nil || c != w {
 				return n, fmt.Errorf("send %v of %v bytes: kept %+v (%v), fresh %+v (%v)", key, b, c, err1, w, err2)
 			}
+		}
+	}
+	for key, t := range kept.sendCosts {
+		n.SendCosts++
+		if want := fresh.SendTime(key.from, key.to, key.bytes); t != want {
+			return n, fmt.Errorf("send %+v: kept %v, fresh %v", key, t, want)
 		}
 	}
 	for key, f := range kept.sendShare {

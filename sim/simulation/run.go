@@ -861,6 +861,7 @@ type priceTables struct {
 	groups    map[[2]int][]*collectives.Group // (kind, stage) → one group per distinct shape
 	costs     map[costKey]engine.Time
 	sends     map[[2]int]*collectives.Group
+	sendCosts map[sendCostKey]engine.Time  // SendTime's answers
 	shares    map[uint64]collectives.Share // contended groups by ranksKey (contention)
 	sendShare map[[2]int]float64           // sendContention by stage pair
 	// tree holds the (kind, stage) keys of groups whose Share.Tree is the
@@ -875,15 +876,15 @@ type priceTables struct {
 // clone returns a copy of t that its owner may fill without touching t:
 // new maps; the groups, their lists and the spans are shared, since no
 // pricer writes them once made (stageGroups and SendTime add entries,
-// Run sets spans once).
+// stageGroupsFor replaces a list by a new one, Run sets spans once).
 func (t *priceTables) clone() *priceTables {
-	return &priceTables{groups: maps.Clone(t.groups), costs: maps.Clone(t.costs), sends: maps.Clone(t.sends),
+	return &priceTables{groups: maps.Clone(t.groups), costs: maps.Clone(t.costs), sends: maps.Clone(t.sends), sendCosts: maps.Clone(t.sendCosts),
 		shares: maps.Clone(t.shares), sendShare: maps.Clone(t.sendShare), tree: maps.Clone(t.tree), spans: t.spans}
 }
 
 func newPriceTables() *priceTables {
 	return &priceTables{groups: map[[2]int][]*collectives.Group{}, costs: map[costKey]engine.Time{},
-		sends: map[[2]int]*collectives.Group{}, shares: map[uint64]collectives.Share{}, sendShare: map[[2]int]float64{},
+		sends: map[[2]int]*collectives.Group{}, sendCosts: map[sendCostKey]engine.Time{}, shares: map[uint64]collectives.Share{}, sendShare: map[[2]int]float64{},
 		tree: map[[2]int]bool{}}
 }
 
@@ -1348,6 +1349,13 @@ func resize[T any](s []T, n int) []T {
 }
 
 func (p *pricer) SendTime(from, to int, bytes units.Bytes) engine.Time {
+	// A layout's points ask the same sends, by micro-batch size and
+	// sequence parallelism (the builder remembers a build's own only):
+	// priced once per layout, as CommTime's collectives (issue 18).
+	ck := sendCostKey{from, to, bytes}
+	if t, ok := p.sendCosts[ck]; ok {
+		return t
+	}
 	key := [2]int{from, to}
 	g, ok := p.sends[key]
 	if !ok {
@@ -1367,7 +1375,14 @@ func (p *pricer) SendTime(from, to int, bytes units.Bytes) engine.Time {
 		p.fail(err)
 		return 0
 	}
+	p.sendCosts[ck] = c.Time
 	return c.Time
+}
+
+// sendCostKey is a SendTime: the stages and the bytes.
+type sendCostKey struct {
+	from, to int
+	bytes    units.Bytes
 }
 
 // summarise fills the result's figures from the executed programs; mem is
