@@ -244,11 +244,16 @@ func ReservedBytes(tasks int) int {
 // is gone; a result's figures, KeepFiguresOnly, hold none of it). The
 // arena stays usable: a later build, Reserve or ReserveMapped starts its
 // storage afresh.
+//
+// Every slice into the storage that the arena's own objects hold (its
+// programs', executor's and builder's) is dropped too, not only left
+// unread: a slice into an unmapped range would point wherever the address
+// space holds next, the Go heap included, for the collector to find.
 func (a *Arena) Release() {
-	a.dropPrograms()
 	for _, p := range a.progs {
 		*p = Program{Stage: p.Stage, arena: a}
 	}
+	a.builder = builder{}
 	a.rpKeyed = false // nothing left to re-price
 	a.tasks.drop()
 	a.hot.drop()

@@ -321,7 +321,10 @@ func ForkReservedBytes(tasks int) int {
 // Release drops f's saved state and the copies it keeps (its own, or
 // those it shares: the Forks sharing them no longer resume, ErrNoResume),
 // and gives back the mappings ReserveMapped took for them. f stays
-// usable: a later save, Reserve or ReserveMapped starts afresh.
+// usable: a later save, Reserve or ReserveMapped starts afresh. Release
+// every Fork sharing the copies as well (simulation.Reuse.Release does):
+// their saved states are windows of the copies, and a slice into an
+// unmapped range must not stay where the collector may find it.
 func (f *Fork) Release() {
 	f.Clear()
 	f.detached = false
