@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -362,12 +361,6 @@ func planRun(cmd *cobra.Command, sw *sweep.Sweep, o planOptions) ([]output.Summa
 	}
 	prog := newProgress(cmd.ErrOrStderr(), o.quiet, len(indices), 0)
 	rows := make([]output.SummaryRow, 0, len(indices))
-	// The workers reserve outside the heap, as the sweep command's do:
-	// the same pacing for the points (pointsGCPercent), the caller's
-	// setting back afterwards.
-	user := debug.SetGCPercent(100)
-	debug.SetGCPercent(pointsGCPercent(user, heapLive(), sw.ReservedBytes(indices, workers)))
-	defer debug.SetGCPercent(user)
 	err := sw.Run(cmd.Context(), indices, workers, func(pr sweep.PointResult) error {
 		row := report.Point(pr)
 		rows = append(rows, row)

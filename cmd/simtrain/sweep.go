@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"strconv"
 	"strings"
 	"time"
@@ -168,7 +167,7 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 		debug.SetGCPercent(gcp)
 	}
 	sw, err := sweep.Load(path, lo)
-	debug.SetGCPercent(pointsGCPercent(gcp, 0, 0))
+	debug.SetGCPercent(pointsGCPercent(gcp))
 	if err != nil {
 		if cmd.Context().Err() != nil {
 			return err
@@ -268,9 +267,6 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 	// a finished point has waited --flush-every, and once at the end.
 	sched := output.FlushSchedule{MinRows: o.batch, Every: o.flushEvery}
 	lastFlush := time.Now()
-	// The workers' reserved storage is outside the heap: pace the
-	// collector as if it were in it (pointsGCPercent).
-	debug.SetGCPercent(pointsGCPercent(gcp, heapLive(), sw.ReservedBytes(todo, workers)))
 	start := time.Now()
 	runErr := sw.Run(cmd.Context(), todo, workers, func(pr sweep.PointResult) error {
 		row := report.Point(pr)
@@ -291,8 +287,8 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 		}
 		return nil
 	})
-	// The workers' heap storage (their simulation.Reuse's, beside the
-	// mappings each gave back as it ended) is garbage now. It goes back
+	// The workers' storage (their simulation.Reuse: ≈ 120 MB of the
+	// 150 MB the 1,000-point 70B sweep holds) is garbage now. It goes back
 	// to the OS on the other CPU while the summary is rewritten: left to
 	// the exit, the kernel frees every page on one CPU before the shell
 	// sees the process end (≈ 12 ms at 150 MB, docs/design.md "Speed").
@@ -489,43 +485,17 @@ func (s *sweepStats) print(w io.Writer, sw *sweep.Sweep, si, sn, here, already, 
 
 // pointsGCPercent is the GC percent a sweep's points run at: the user's
 // GOGC when the environment sets it (user is the runtime's setting before
-// the load changed it), else one that sets the heap goal at about three
-// times the live heap (live bytes) and the workers' reserved storage
-// (reserved bytes, sweep.Sweep.ReservedBytes) together, and at least 200.
-//
-// Why: a worker's storage is mostly its reserved arrays, pointer-free, and
-// a point's garbage (≈ 41 KB on the 70B sweep) only paces collections. At
-// 200 with the arrays in the heap the goal was live + 2 × (live +
-// reserved) (measured on the 1,000-point 70B sweep against 100: wall
-// median 329 ms against 344, CPU 0.633 s against 0.653, peak RSS 135 MB
-// against 127). The workers now reserve outside the heap
-// (simulation.Reuse.ReserveMapped), where the collector no longer counts
-// the arrays: at 200 the goal would be three times the small live heap
-// alone and the collector would run several times as often. The percent
-// that keeps the goal where it was is 200 + 300 × reserved / live. With
-// nothing reserved, or live unknown (0), it is 200.
-func pointsGCPercent(user int, live, reserved int64) int {
+// the load changed it), else 200. A worker's heap is mostly its reserved
+// arena, pointer-free arrays the collector does not scan, and a point's
+// garbage (≈ 41 KB on the 70B sweep) only paces collections; at 200 they
+// run half as often, for a peak heap of live + 2 × live instead of
+// live + live. Measured on the 1,000-point 70B sweep (16 interleaved runs
+// each against the binary without it, idle two-core machine,
+// docs/design.md "Speed"): wall median 329 ms against 344, CPU median
+// 0.633 s against 0.653, peak RSS median 135 MB against 127.
+func pointsGCPercent(user int) int {
 	if _, set := os.LookupEnv("GOGC"); set {
 		return user
 	}
-	const least, most = 200, 100_000
-	if live <= 0 || reserved <= 0 {
-		return least
-	}
-	p := least + 300*float64(reserved)/float64(live)
-	return int(min(p, most))
-}
-
-// heapLive is the live heap the last collection found, else (none yet)
-// the bytes the heap's objects take, live or not yet swept (runtime/metrics;
-// no stop of the world).
-func heapLive() int64 {
-	m := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(m)
-	for _, s := range m {
-		if s.Value.Kind() == metrics.KindUint64 && s.Value.Uint64() > 0 {
-			return int64(s.Value.Uint64())
-		}
-	}
-	return 0
+	return 200
 }

@@ -1,8 +1,6 @@
 package parallel
 
 import (
-	"unsafe"
-
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/pipeline"
 )
@@ -66,8 +64,6 @@ type Arena struct {
 	queue pool[queueEntry]
 	qself pool[int32]
 	qrest pool[engine.Time]
-	// mapped holds the mappings ReserveMapped took, until Release.
-	mapped mappings
 }
 
 // pool is one kind of a build's per-task storage: every stage's program
@@ -178,118 +174,35 @@ const reserveDepsPerTask = 5 / 2.0
 // pointer-free array; grown, builder.go), so it costs no page until a
 // build reaches it, but it counts in the heap the collector paces itself
 // by: the collector runs less often. tasks <= 0 reserves nothing.
-func (a *Arena) Reserve(tasks int) { a.reserve(tasks, nil) }
-
-// ReserveMapped is Reserve with the new arrays taken from anonymous
-// mappings outside the Go heap (mapped.go), where the OS offers them: the
-// collector neither counts nor paces around them, and the kernel zeroes a
-// page only when a build first touches it. The arrays that later outgrow
-// them (a larger build's, Reserve's) are made on the heap as without a
-// mapping; the mappings stay, unused, until Release. Call Release when no
-// program, executor or result built in the arena is read any more: until
-// then the mappings are never given back (they are not the collector's).
-func (a *Arena) ReserveMapped(tasks int) { a.reserve(tasks, &a.mapped) }
-
-// reserve is Reserve, the new arrays from m's mappings (nil: make).
-func (a *Arena) reserve(tasks int, m *mappings) {
+func (a *Arena) Reserve(tasks int) {
 	if tasks <= 0 {
 		return
 	}
 	deps := int(float64(tasks) * reserveDepsPerTask)
-	a.tasks.reserve(tasks, m)
-	a.hot.reserve(tasks, m)
-	a.depOff.reserve(tasks+tasks/64+64, m) // one more per stage
-	a.deps.reserve(deps, m)
-	a.succOf.reserve(tasks+tasks/32+128, m) // two more per stage
-	a.succList.reserve(deps, m)
-	a.queue.reserve(tasks, m)
-	a.qself.reserve(tasks, m)
-	a.qrest.reserve(tasks, m)
+	a.tasks.reserve(tasks)
+	a.hot.reserve(tasks)
+	a.depOff.reserve(tasks + tasks/64 + 64) // one more per stage
+	a.deps.reserve(deps)
+	a.succOf.reserve(tasks + tasks/32 + 128) // two more per stage
+	a.succList.reserve(deps)
+	a.queue.reserve(tasks)
+	a.qself.reserve(tasks)
+	a.qrest.reserve(tasks)
 	if cap(a.sym.state) < tasks {
-		a.sym.state = mappedSlice[taskState](m, tasks)[:0]
+		a.sym.state = make([]taskState, 0, tasks)
 	}
 	if cap(a.sym.need) < tasks {
-		a.sym.need = mappedSlice[int32](m, tasks)[:0]
+		a.sym.need = make([]int32, 0, tasks)
 	}
 	if cap(a.sym.events) < tasks {
-		a.sym.events = mappedSlice[int32](m, tasks)[:0]
+		a.sym.events = make([]int32, 0, tasks)
 	}
 }
 
-// ReservedBytes is the storage Reserve(tasks) and ReserveMapped(tasks)
-// take in an empty arena (tasks <= 0: none), so that a caller can pace the
-// collector by it (mapped, the collector does not see it).
-func ReservedBytes(tasks int) int {
-	if tasks <= 0 {
-		return 0
-	}
-	deps := int(float64(tasks) * reserveDepsPerTask)
-	var (
-		task  Task
-		hot   hotTask
-		state taskState
-		qe    queueEntry
-		i32   int32
-		t     engine.Time
-	)
-	n := tasks * int(unsafe.Sizeof(task)+unsafe.Sizeof(hot)+unsafe.Sizeof(qe)+unsafe.Sizeof(t)+unsafe.Sizeof(state))
-	n += (tasks + tasks/64 + 64 + tasks + tasks/32 + 128 + 2*deps + 3*tasks) * int(unsafe.Sizeof(i32))
-	return n
-}
-
-// Release drops the arena's per-task storage (what Reserve and the builds
-// took) and its last build's programs, and gives back the mappings
-// ReserveMapped took: the programs, executors and fork copies of earlier
-// builds in the arena must not be read afterwards (mapped, their storage
-// is gone; a result's figures, KeepFiguresOnly, hold none of it). The
-// arena stays usable: a later build, Reserve or ReserveMapped starts its
-// storage afresh.
-//
-// Every slice into the storage that the arena's own objects hold (its
-// programs', executor's and builder's) is dropped too, not only left
-// unread: a slice into an unmapped range would point wherever the address
-// space holds next, the Go heap included, for the collector to find.
-func (a *Arena) Release() {
-	for _, p := range a.progs {
-		*p = Program{Stage: p.Stage, arena: a}
-	}
-	a.builder = builder{}
-	a.rpKeyed = false // nothing left to re-price
-	a.tasks.drop()
-	a.hot.drop()
-	a.depOff.drop()
-	a.deps.drop()
-	a.succOf.drop()
-	a.succList.drop()
-	a.queue.drop()
-	a.qself.drop()
-	a.qrest.drop()
-	clear(a.sym.inst) // their state, need and events were windows of these
-	a.sym.inst = a.sym.inst[:0]
-	a.sym.exec = Executor{}
-	a.sym.state, a.sym.need, a.sym.events = nil, nil, nil
-	a.mapped.release()
-}
-
-// reserve replaces a smaller array by one of n from m (nil: make;
-// between builds).
-func (p *pool[T]) reserve(n int, m *mappings) {
+// reserve replaces a smaller array by one of n (between builds).
+func (p *pool[T]) reserve(n int) {
 	if len(p.buf) < n {
-		p.buf, p.used = mappedSlice[T](m, n), 0
-	}
-}
-
-// drop lets go of the array (Arena.Release).
-func (p *pool[T]) drop() { *p = pool[T]{} }
-
-// dropPrograms makes the last build's programs let go of the pools'
-// arrays.
-func (a *Arena) dropPrograms() {
-	for _, p := range a.progs {
-		p.Tasks, p.hot, p.depOff, p.deps = nil, nil, nil, nil
-		p.succOf, p.succ = nil, nil
-		p.queue = [NumStreams][]queueEntry{}
-		p.qselfBuf, p.qrestBuf = nil, nil
+		p.buf, p.used = make([]T, n), 0
 	}
 }
 
@@ -298,7 +211,12 @@ func (a *Arena) startBuild() {
 	// The last build's programs let go of the pools' arrays: a stage this
 	// build has not (a shallower pipeline) would otherwise keep an array
 	// the pools replaced alive.
-	a.dropPrograms()
+	for _, p := range a.progs {
+		p.Tasks, p.hot, p.depOff, p.deps = nil, nil, nil, nil
+		p.succOf, p.succ = nil, nil
+		p.queue = [NumStreams][]queueEntry{}
+		p.qselfBuf, p.qrestBuf = nil, nil
+	}
 	a.tasks.reset()
 	a.hot.reset()
 	a.depOff.reset()

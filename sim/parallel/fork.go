@@ -76,8 +76,6 @@ type forkCopy struct {
 	// queue holds the prefixes' launch-queue entries, each stage's
 	// streams one after the other (forkInst.qEnt, qn)
 	queue []queueEntry
-	// mapped holds the mappings ReserveMapped took, until Release.
-	mapped mappings
 }
 
 // forkP2P is a prefix send's or receive's peer stage and match.
@@ -267,18 +265,7 @@ func roomy[T any](s []T, n int) []T {
 // which a worker's reserved arena makes run seldom, so every growth was
 // new pages (on the 70B sweep, page faults in save and Detach 4,636 →
 // 2,080 with the reservation; docs/design.md "Speed", mem34).
-func (f *Fork) Reserve(tasks int) { f.reserve(tasks, false) }
-
-// ReserveMapped is Reserve with the new arrays taken from anonymous
-// mappings outside the Go heap (mapped.go; Arena.ReserveMapped), recorded
-// in the copies f keeps (its own, or those it shares). Arrays that later
-// outgrow them are made on the heap as without a mapping. Call Release
-// once no Fork sharing the copies is resumed any more: until then the
-// mappings are never given back.
-func (f *Fork) ReserveMapped(tasks int) { f.reserve(tasks, true) }
-
-// reserve is Reserve, from mappings when mapped.
-func (f *Fork) reserve(tasks int, mapped bool) {
+func (f *Fork) Reserve(tasks int) {
 	if tasks <= 0 {
 		return
 	}
@@ -286,63 +273,22 @@ func (f *Fork) reserve(tasks int, mapped bool) {
 		f.cp = new(forkCopy)
 	}
 	cp := f.cp
-	var m *mappings
-	if mapped {
-		m = &cp.mapped
-	}
 	cp.owner, cp.saver = nil, nil // the copies and state held no longer valid
-	cp.state, cp.need = reserveEmpty(cp.state, tasks, m), reserveEmpty(cp.need, tasks, m)
-	cp.events = reserveEmpty(cp.events, tasks, m)
-	cp.hot = reserveEmpty(cp.hot, tasks, m)
-	cp.depOff = reserveEmpty(cp.depOff, tasks+tasks/64+64, m) // one more per stage
-	cp.deps = reserveEmpty(cp.deps, int(float64(tasks)*reserveDepsPerTask), m)
-	cp.qself, cp.qrest = reserveEmpty(cp.qself, tasks, m), reserveEmpty(cp.qrest, tasks, m)
-	cp.queue = reserveEmpty(cp.queue, tasks, m)
-}
-
-// ForkReservedBytes is the storage Fork.Reserve(tasks) and
-// Fork.ReserveMapped(tasks) take in empty copies (tasks <= 0: none).
-func ForkReservedBytes(tasks int) int {
-	if tasks <= 0 {
-		return 0
-	}
-	var (
-		state taskState
-		hot   hotTask
-		qe    queueEntry
-		i32   int32
-		t     engine.Time
-	)
-	n := tasks * int(unsafe.Sizeof(state)+unsafe.Sizeof(hot)+unsafe.Sizeof(qe)+unsafe.Sizeof(t))
-	n += (4*tasks + tasks/64 + 64 + int(float64(tasks)*reserveDepsPerTask)) * int(unsafe.Sizeof(i32))
-	return n
-}
-
-// Release drops f's saved state and the copies it keeps (its own, or
-// those it shares: the Forks sharing them no longer resume, ErrNoResume),
-// and gives back the mappings ReserveMapped took for them. f stays
-// usable: a later save, Reserve or ReserveMapped starts afresh. Release
-// every Fork sharing the copies as well (simulation.Reuse.Release does):
-// their saved states are windows of the copies, and a slice into an
-// unmapped range must not stay where the collector may find it.
-func (f *Fork) Release() {
-	f.Clear()
-	f.detached = false
-	f.inst = nil // their state, need and events were windows of the copies
-	if cp := f.cp; cp != nil {
-		m := cp.mapped
-		*cp = forkCopy{} // owner and saver nil: nobody resumes from it
-		m.release()
-		cp.mapped = m // (its regions' array, emptied, for the next mappings)
-	}
+	cp.state, cp.need = reserveEmpty(cp.state, tasks), reserveEmpty(cp.need, tasks)
+	cp.events = reserveEmpty(cp.events, tasks)
+	cp.hot = reserveEmpty(cp.hot, tasks)
+	cp.depOff = reserveEmpty(cp.depOff, tasks+tasks/64+64) // one more per stage
+	cp.deps = reserveEmpty(cp.deps, int(float64(tasks)*reserveDepsPerTask))
+	cp.qself, cp.qrest = reserveEmpty(cp.qself, tasks), reserveEmpty(cp.qrest, tasks)
+	cp.queue = reserveEmpty(cp.queue, tasks)
 }
 
 // reserveEmpty returns s emptied, replaced by an empty slice with room for
-// n from m (nil: made) when its capacity is smaller (not grown: nothing to
-// copy, and the room left as make or the kernel hands it over).
-func reserveEmpty[T any](s []T, n int, m *mappings) []T {
+// n when its capacity is smaller (made, not grown: nothing to copy, and
+// the room left as make hands it over).
+func reserveEmpty[T any](s []T, n int) []T {
 	if cap(s) < n {
-		return mappedSlice[T](m, n)[:0]
+		return make([]T, 0, n)
 	}
 	return s[:0]
 }

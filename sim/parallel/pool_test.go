@@ -14,7 +14,7 @@ import (
 // last one needed (hand-counted cases).
 func TestPool(t *testing.T) {
 	var p pool[int32]
-	p.reserve(10, nil)
+	p.reserve(10)
 	buf := p.buf
 	// stage 0: three elements appended in place
 	s := append(p.next(), 1, 2, 3)
@@ -75,11 +75,11 @@ func TestPool(t *testing.T) {
 		t.Fatalf("grow within the array: cap %d", cap(w))
 	}
 	// reserve keeps a larger array, replaces a smaller one
-	p.reserve(20, nil)
+	p.reserve(20)
 	if len(p.buf) != 50 {
 		t.Fatalf("reserve(20) replaced a 50: %d", len(p.buf))
 	}
-	p.reserve(80, nil)
+	p.reserve(80)
 	if len(p.buf) != 80 || p.used != 0 {
 		t.Fatalf("reserve(80): %d, used %d", len(p.buf), p.used)
 	}

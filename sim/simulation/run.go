@@ -521,45 +521,6 @@ func (r *Reuse) Reserve(tasks int64) {
 	}
 }
 
-// ReserveMapped is Reserve with the storage taken from anonymous mappings
-// outside the Go heap where the OS offers them (parallel.Arena.ReserveMapped,
-// parallel.Fork.ReserveMapped): the collector then neither scans nor paces
-// itself by it, so a caller that keeps the heap goal it had with the
-// storage in the heap sets the GC percent by ReservedBytes. Runs that
-// outgrow it (Run reserves for its own point) grow on the heap as without
-// it. The caller must call Release once no Result it ran with r is read
-// beyond its figures (KeepFiguresOnly): the mappings are not the
-// collector's, and without Release they stay for the life of the process.
-func (r *Reuse) ReserveMapped(tasks int64) {
-	if r != nil {
-		n := int(min(tasks, maxReservedTasks))
-		r.arena.ReserveMapped(n)
-		r.forks()[0].ReserveMapped(n) // forkState[1] shares its copies
-	}
-}
-
-// Release drops r's reserved storage and gives back its mappings
-// (ReserveMapped): the programs, executors and saved plays of the Runs
-// made with r must not be read afterwards (a Result's figures, after
-// KeepFiguresOnly, hold none of them). The cluster and price tables are
-// kept; r stays usable, a later Run or Reserve starting its storage
-// afresh. A nil r: nothing.
-func (r *Reuse) Release() {
-	if r != nil {
-		r.arena.Release()
-		r.forkState[0].Release()
-		r.forkState[1].Release()
-		r.forksShared = false // (ShareCopies again at the next forks)
-	}
-}
-
-// ReservedBytes is the storage Reserve(tasks) and ReserveMapped(tasks)
-// take in an empty Reuse (tasks at most maxReservedTasks, as they do).
-func ReservedBytes(tasks int64) int64 {
-	n := int(min(tasks, maxReservedTasks))
-	return int64(parallel.ReservedBytes(n) + parallel.ForkReservedBytes(n))
-}
-
 // Reuse is what a goroutine running many scenarios one after another keeps
 // from one Run to the next (Options.Reuse): the storage the task graphs are
 // built and played in (parallel.Arena), and the last cluster built, used

@@ -273,25 +273,10 @@ func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
-			reuse := new(simulation.Reuse) // this worker's storage and cluster, reused point after point
-			// The storage is reserved outside the Go heap
-			// (simulation.Reuse.ReserveMapped): the collector neither
-			// scans nor paces around the worker's largest point's
-			// arrays. It is given back as the worker ends, after
-			// wg.Done (deferred before it, so run after it): the
-			// results the worker put hold their figures only
-			// (evaluate: KeepFiguresOnly), nothing of its storage, so
-			// the last worker's unmapping (freeing every page it
-			// touched) overlaps the caller's last emits instead of
-			// delaying Run's return.
-			defer reuse.Release()
 			defer wg.Done()
+			reuse := new(simulation.Reuse) // this worker's storage and cluster, reused point after point
 			reuse.SharePrices(prices)
-			if reserveOnHeap {
-				reuse.Reserve(most.of(w, sw.largestWork(shares.part(w))))
-			} else {
-				reuse.ReserveMapped(most.of(w, sw.largestWork(shares.part(w))))
-			}
+			reuse.Reserve(most.of(w, sw.largestWork(shares.part(w))))
 			for cctx.Err() == nil {
 				i, ok := shares.next(w)
 				if !ok {
@@ -332,10 +317,6 @@ func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(
 	}
 	return ctx.Err()
 }
-
-// reserveOnHeap makes Run's workers reserve their storage on the Go heap,
-// as before ReserveMapped (tests: the rows do not depend on where it is).
-var reserveOnHeap = false
 
 // byStructure returns indices and their costs reordered so that the
 // points of one structure key (parallel.StepConfig.StructureKey of the
@@ -600,23 +581,6 @@ func (sw *Sweep) largestWork(points []int) int64 {
 		}
 	}
 	return most
-}
-
-// ReservedBytes is the storage Run(ctx, indices, workers, …) reserves for
-// its workers in all (simulation.ReservedBytes of the largest estimate
-// among indices, for each of min(workers, len(indices)) workers; workers
-// <= 0: one per available CPU), outside the Go heap where the OS offers
-// it (simulation.Reuse.ReserveMapped): a caller paces the collector by it
-// (the sweep command's pointsGCPercent).
-func (sw *Sweep) ReservedBytes(indices []int, workers int) int64 {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	workers = min(workers, len(indices))
-	if workers <= 0 {
-		return 0
-	}
-	return int64(workers) * simulation.ReservedBytes(sw.largestWork(indices))
 }
 
 // unknownCost is pointCost's figure for a point whose plan is not at hand:
