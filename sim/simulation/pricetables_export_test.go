@@ -48,20 +48,11 @@ func CheckKeptPrices(s *scenario.Plan, r *Reuse) (KeptPriceCounts, error) {
 	if s.Fidelity() != network.Analytic {
 		return n, nil
 	}
-	cl, err := r.cluster(s.TopologySpec())
-	if err != nil {
-		return n, err
-	}
-	layout, err := s.NewLayout()
+	cl, layout, fcl, err := keptAndFresh(s, r)
 	if err != nil {
 		return n, err
 	}
 	kept := r.tables(cl, layout) // what the Run just took and filled
-
-	fcl, err := topology.Build(s.TopologySpec())
-	if err != nil {
-		return n, err
-	}
 	fresh := newPricer(s, fcl, layout, workload.DeviceOf(s.GPU()))
 	for key, gs := range kept.groups {
 		n.Groups++
@@ -145,4 +136,19 @@ func sameGroups(a, b []*collectives.Group) error {
 		}
 	}
 	return nil
+}
+
+// keptAndFresh is what the Check functions compare on: the cluster r last
+// built for s, s's layout, and the same cluster built anew.
+func keptAndFresh(s *scenario.Plan, r *Reuse) (kept *topology.Cluster, layout *parallel.Layout, fresh *topology.Cluster, err error) {
+	if kept, err = r.cluster(s.TopologySpec()); err != nil {
+		return nil, nil, nil, err
+	}
+	if layout, err = s.NewLayout(); err != nil {
+		return nil, nil, nil, err
+	}
+	if fresh, err = topology.Build(s.TopologySpec()); err != nil {
+		return nil, nil, nil, err
+	}
+	return kept, layout, fresh, nil
 }

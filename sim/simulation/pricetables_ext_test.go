@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/scenario"
 	"github.com/simtrain/simtrain/sim/simulation"
 	"github.com/simtrain/simtrain/sim/sweep"
 )
@@ -92,10 +93,32 @@ func TestKeptPriceTablesEqualFresh(t *testing.T) {
 // checkKeptPrices is TestKeptPriceTablesEqualFresh on one sweep, with one
 // Reuse or two sharing their prices.
 func checkKeptPrices(t *testing.T, sw *sweep.Sweep, shared bool) {
-	order, layouts := interleaveLayouts(t, sw)
+	var n simulation.KeptPriceCounts
+	order, layouts := playAgainstFresh(t, sw, shared, func(i int, p *scenario.Plan, reuse *simulation.Reuse) {
+		c, err := simulation.CheckKeptPrices(p, reuse)
+		if err != nil {
+			t.Fatalf("point %d: %v", i, err)
+		}
+		n.Add(c)
+	})
 	if layouts < 2 {
 		t.Fatalf("%d layouts: nothing to tell apart", layouts)
 	}
+	if n.Groups == 0 || n.Costs == 0 {
+		t.Fatalf("nothing compared: %+v", n)
+	}
+	t.Logf("%d points, %d layouts; kept entries compared: %+v", len(order), layouts, n)
+}
+
+// playAgainstFresh runs sw's simulated points in interleaveLayouts' order
+// with one Reuse, or two sharing a PriceShare (the points dealt between
+// them in the Thue–Morse sequence), calls check after each point's Run
+// with the Reuse that ran it, and fails unless every analytic point's
+// figures equal a Run without a Reuse. It returns the order and the number
+// of layouts.
+func playAgainstFresh(t *testing.T, sw *sweep.Sweep, shared bool, check func(i int, p *scenario.Plan, r *simulation.Reuse)) ([]int, int) {
+	t.Helper()
+	order, layouts := interleaveLayouts(t, sw)
 	reuses := []*simulation.Reuse{new(simulation.Reuse)}
 	if shared {
 		reuses = append(reuses, new(simulation.Reuse))
@@ -104,7 +127,6 @@ func checkKeptPrices(t *testing.T, sw *sweep.Sweep, shared bool) {
 			r.SharePrices(share)
 		}
 	}
-	var n simulation.KeptPriceCounts
 	for k, i := range order {
 		reuse := reuses[bits.OnesCount(uint(k))%len(reuses)]
 		p := sw.Point(i)
@@ -116,11 +138,7 @@ func checkKeptPrices(t *testing.T, sw *sweep.Sweep, shared bool) {
 		if err != nil {
 			t.Fatalf("point %d: %v", i, err)
 		}
-		c, err := simulation.CheckKeptPrices(p.Scenario, reuse)
-		if err != nil {
-			t.Fatalf("point %d: %v", i, err)
-		}
-		n.Add(c)
+		check(i, p.Scenario, reuse)
 		if p.Scenario.Fidelity() != network.Analytic {
 			continue
 		}
@@ -129,13 +147,10 @@ func checkKeptPrices(t *testing.T, sw *sweep.Sweep, shared bool) {
 			t.Fatalf("point %d fresh: %v", i, err)
 		}
 		if g, w := figuresOf(got), figuresOf(want); !reflect.DeepEqual(g, w) {
-			t.Fatalf("point %d: with the kept tables %+v, fresh %+v", i, g, w)
+			t.Fatalf("point %d: with the Reuse %+v, fresh %+v", i, g, w)
 		}
 	}
-	if n.Groups == 0 || n.Costs == 0 {
-		t.Fatalf("nothing compared: %+v", n)
-	}
-	t.Logf("%d points, %d layouts; kept entries compared: %+v", len(order), layouts, n)
+	return order, layouts
 }
 
 // interleaveLayouts lists the points `simtrain sweep` simulates (valid,

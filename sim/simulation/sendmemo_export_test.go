@@ -6,7 +6,6 @@ import (
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/parallel"
 	"github.com/simtrain/simtrain/sim/scenario"
-	"github.com/simtrain/simtrain/sim/topology"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -32,15 +31,7 @@ func CheckSendMemo(s *scenario.Plan, r *Reuse) (SendMemoCounts, error) {
 	if s.Fidelity() != network.Analytic {
 		return n, nil
 	}
-	cl, err := r.cluster(s.TopologySpec())
-	if err != nil {
-		return n, err
-	}
-	layout, err := s.NewLayout()
-	if err != nil {
-		return n, err
-	}
-	fcl, err := topology.Build(s.TopologySpec())
+	cl, layout, fcl, err := keptAndFresh(s, r)
 	if err != nil {
 		return n, err
 	}

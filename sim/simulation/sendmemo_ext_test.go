@@ -1,14 +1,11 @@
 package simulation_test
 
 import (
-	"context"
 	"fmt"
-	"math/bits"
 	"path/filepath"
-	"reflect"
 	"testing"
 
-	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/scenario"
 	"github.com/simtrain/simtrain/sim/simulation"
 	"github.com/simtrain/simtrain/sim/sweep"
 )
@@ -84,31 +81,12 @@ func TestClusterSendSharesEqualFresh(t *testing.T) {
 
 // checkSendMemo is TestClusterSendSharesEqualFresh on one sweep, with one
 // Reuse or two sharing their prices (and send shares), the points dealt
-// between them in the Thue–Morse sequence as in checkKeptPrices.
+// between them in the Thue–Morse sequence (playAgainstFresh).
 func checkSendMemo(t *testing.T, sw *sweep.Sweep, shared, contended bool) {
-	order, layouts := interleaveLayouts(t, sw)
-	reuses := []*simulation.Reuse{new(simulation.Reuse)}
-	if shared {
-		reuses = append(reuses, new(simulation.Reuse))
-		share := new(simulation.PriceShare)
-		for _, r := range reuses {
-			r.SharePrices(share)
-		}
-	}
 	var n simulation.SendMemoCounts
 	entries := 0
-	for k, i := range order {
-		reuse := reuses[bits.OnesCount(uint(k))%len(reuses)]
-		p := sw.Point(i)
-		mem, _ := p.Scenario.MemoryPerStage()
-		opt := simulation.Options{FiguresOnly: true, RunID: p.RunID, Memory: mem}
-		withReuse := opt
-		withReuse.Reuse = reuse
-		got, err := simulation.Run(context.Background(), p.Scenario, withReuse)
-		if err != nil {
-			t.Fatalf("point %d: %v", i, err)
-		}
-		c, err := simulation.CheckSendMemo(p.Scenario, reuse)
+	order, layouts := playAgainstFresh(t, sw, shared, func(i int, p *scenario.Plan, reuse *simulation.Reuse) {
+		c, err := simulation.CheckSendMemo(p, reuse)
 		if err != nil {
 			t.Fatalf("point %d: %v", i, err)
 		}
@@ -116,17 +94,7 @@ func checkSendMemo(t *testing.T, sw *sweep.Sweep, shared, contended bool) {
 		n.Keyed += c.Keyed
 		n.Contended = max(n.Contended, c.Contended)
 		entries = max(entries, c.Entries)
-		if p.Scenario.Fidelity() != network.Analytic {
-			continue
-		}
-		want, err := simulation.Run(context.Background(), p.Scenario, opt)
-		if err != nil {
-			t.Fatalf("point %d fresh: %v", i, err)
-		}
-		if g, w := figuresOf(got), figuresOf(want); !reflect.DeepEqual(g, w) {
-			t.Fatalf("point %d: with the send memo %+v, fresh %+v", i, g, w)
-		}
-	}
+	})
 	t.Logf("%d points, %d layouts; boundaries %d, keyed %d, memo entries %d (%d below 1)", len(order), layouts, n.Boundaries, n.Keyed, entries, n.Contended)
 	if n.Boundaries > 0 && (n.Keyed == 0 || entries >= n.Keyed) {
 		t.Errorf("the memo served nothing across points: %d keyed boundaries, %d entries", n.Keyed, entries)
