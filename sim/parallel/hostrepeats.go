@@ -96,7 +96,7 @@ func (x *Executor) hostRepeats(i int, a, b, win int32, period engine.Time, extra
 			q := p.queue[s]
 			k := idx[s]
 			if k > 0 {
-				pos[t-a] = q[k-1].end
+				pos[t-a] = q[k-1].end()
 			}
 			if k < len(q) && q[k].id == t {
 				idx[s]++
@@ -448,10 +448,10 @@ func (h *hostFrame) holder(s Stream, x int64) int32 {
 	p := h.p
 	q := p.queue[s]
 	k := h.hd[s] - 1
-	if k < 0 || (k > 0 && q[k-1].end > x) {
+	if k < 0 || (k > 0 && q[k-1].end() > x) {
 		k = p.queueIndex(s, x)
 	}
-	for k < len(q) && q[k].end <= x {
+	for k < len(q) && q[k].end() <= x {
 		k++
 	}
 	h.hd[s] = k + 1

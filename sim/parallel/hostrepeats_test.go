@@ -139,7 +139,7 @@ func (x *Executor) hostRepeatsRef(i int, a, b, win int32, period engine.Time, ex
 			q := p.queue[s]
 			h := idx[s]
 			if h > 0 {
-				pos[t-a] = q[h-1].end
+				pos[t-a] = q[h-1].end()
 			}
 			if h < len(q) && q[h].id == t {
 				idx[s]++
@@ -152,10 +152,10 @@ func (x *Executor) hostRepeatsRef(i int, a, b, win int32, period engine.Time, ex
 	holder := func(s Stream, x int64) int32 {
 		q := p.queue[s]
 		h := hd[s] - 1
-		if h < 0 || (h > 0 && q[h-1].end > x) {
+		if h < 0 || (h > 0 && q[h-1].end() > x) {
 			h = p.queueIndex(s, x)
 		}
-		for h < len(q) && q[h].end <= x {
+		for h < len(q) && q[h].end() <= x {
 			h++
 		}
 		hd[s] = h + 1

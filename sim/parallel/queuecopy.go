@@ -98,7 +98,7 @@ func (p *Program) copyQueues(st *[streamSlots]streamQueue, streams []Stream, cs 
 			for _, r := range runs[:nr] {
 				e, d0 := st[r.s&(streamSlots-1)].q, int64(0)
 				if r.lo > 0 {
-					d0 = e[r.lo-1].end
+					d0 = e[r.lo-1].end()
 				}
 				big = big || bigRun(e[r.lo:r.hi], d0, q)
 			}
@@ -118,14 +118,14 @@ func (p *Program) copyQueues(st *[streamSlots]streamQueue, streams []Stream, cs 
 		e := sq.q
 		d0 := int64(0)
 		if r.lo > 0 {
-			d0 = e[r.lo-1].end
+			d0 = e[r.lo-1].end()
 		}
 		m := int(r.hi - r.lo)
 		m0, m1 := sq.n, sq.n+k*m
 		done0 := sq.done
 		head, done := copyRun(e, m0, e[r.lo:r.hi], p.Tasks, sq.head, done0, done0-d0, at-src, q)
 		if k > 1 { // each later range: the one before, moved (forward, overlapping)
-			head, done = copyRun(e, m0+m, e[m0:m1-m], p.Tasks, head, done, e[r.hi-1].end-d0, n, q)
+			head, done = copyRun(e, m0+m, e[m0:m1-m], p.Tasks, head, done, e[r.hi-1].end()-d0, n, q)
 		}
 		if big && p.copySelves(sq, m0, m1, q) {
 			queued = true
@@ -133,7 +133,7 @@ func (p *Program) copyQueues(st *[streamSlots]streamQueue, streams []Stream, cs 
 		// the launches before the last entry are the most before any of
 		// them: some task waits when that one does
 		if m1-1 > m0 {
-			done0 = e[m1-2].end
+			done0 = e[m1-2].end()
 		}
 		queued = queued || done0 >= q
 		sq.n, sq.head, sq.done = m1, head, done
@@ -173,10 +173,10 @@ type entryRun struct {
 // adds more launches than the queue's q (a self wait).
 func bigRun(e []queueEntry, d0, q int64) bool {
 	for _, x := range e {
-		if x.end-d0 > q {
+		if x.end()-d0 > q {
 			return true
 		}
-		d0 = x.end
+		d0 = x.end()
 	}
 	return false
 }
@@ -196,19 +196,19 @@ func copyRun(e []queueEntry, m0 int, src []queueEntry, tasks []Task, head int, d
 		x := src[k]
 		id := x.id + shift
 		tasks[id].queueAfter = 0
-		done = x.end + d
-		dst[k] = queueEntry{done, id}
+		done = x.end() + d
+		dst[k] = qEntry(done, id)
 	}
 	for ; k < len(dst); k++ {
 		x := src[k]
 		id := x.id + shift
 		first := done - q
-		for e[head].end <= first {
+		for e[head].end() <= first {
 			head++
 		}
 		tasks[id].queueAfter = e[head].id + 1
-		done = x.end + d
-		dst[k] = queueEntry{done, id}
+		done = x.end() + d
+		dst[k] = qEntry(done, id)
 	}
 	return head, done
 }
@@ -225,7 +225,7 @@ func (p *Program) copySelves(sq *streamQueue, m0, m1 int, q int64) bool {
 	done := sq.done
 	n, any := sq.n, false
 	for m := m0; m < m1; m++ {
-		if k := e[m].end - done; k > q {
+		if k := e[m].end() - done; k > q {
 			sq.n = m
 			task := &p.Tasks[e[m].id]
 			last := sq.prev()
@@ -237,7 +237,7 @@ func (p *Program) copySelves(sq *streamQueue, m0, m1 int, q int64) bool {
 				any = true
 			}
 		}
-		done = e[m].end
+		done = e[m].end()
 	}
 	sq.n = n
 	return any

@@ -1,6 +1,10 @@
 package parallel
 
-import "testing"
+import (
+	"math"
+	"testing"
+	"unsafe"
+)
 
 // setQueueWaits with copied ranges taken from their sources' list entries
 // (copyQueues) leaves what the plain walk leaves (refQueueWaits through
@@ -45,7 +49,7 @@ func TestQueueWaitsFromCopies(t *testing.T) {
 // entryAt finds the first entry of a task at or after v within its
 // bounds, and bigRun the entries that add more launches than the queue.
 func TestEntryAtAndBigRun(t *testing.T) {
-	e := []queueEntry{{3, 2}, {5, 4}, {9, 5}, {20, 9}}
+	e := []queueEntry{qEntry(3, 2), qEntry(5, 4), qEntry(9, 5), qEntry(20, 9)}
 	for _, c := range []struct {
 		lo, hi int
 		v      int32
@@ -67,5 +71,27 @@ func TestEntryAtAndBigRun(t *testing.T) {
 		if got := bigRun(e, c.d0, c.q); got != c.want {
 			t.Errorf("bigRun(d0 %d, q %d) = %v, want %v", c.d0, c.q, got, c.want)
 		}
+	}
+}
+
+// A queue entry keeps its end in two 32-bit halves (queueEntry): every
+// end, including those past 32 bits and negative ones, comes back as
+// stored, with its id, and an entry is 12 bytes (4 of an int64's
+// alignment's padding saved per entry).
+func TestQueueEntryHalves(t *testing.T) {
+	for _, c := range []struct {
+		end int64
+		id  int32
+	}{
+		{0, 0}, {1, 7}, {1<<31 - 1, 1}, {1 << 31, 2}, {1<<32 - 1, 3}, {1 << 32, 4},
+		{1<<32 + 5, 1<<31 - 1}, {1<<62 + 12345, 9}, {math.MaxInt64, 10}, {-1, 11}, {math.MinInt64, -1},
+	} {
+		e := qEntry(c.end, c.id)
+		if e.end() != c.end || e.id != c.id {
+			t.Errorf("qEntry(%d, %d) reads back end %d, id %d", c.end, c.id, e.end(), e.id)
+		}
+	}
+	if s := unsafe.Sizeof(queueEntry{}); s != 12 {
+		t.Errorf("a queueEntry is %d bytes, want 12", s)
 	}
 }

@@ -79,10 +79,10 @@ func (p *Program) resumeQueues(st *[streamSlots]streamQueue, pre *queuePrefix, q
 		n := copy(sq.q, e)
 		sq.n, sq.head, sq.done, sq.last = n, 0, 0, 0
 		if n > 0 {
-			sq.done = e[n-1].end
+			sq.done = e[n-1].end()
 			first := sq.done - q
 			sq.head, _ = slices.BinarySearchFunc(e, first, func(x queueEntry, v int64) int {
-				if x.end <= v {
+				if x.end() <= v {
 					return -1
 				}
 				return 1

@@ -199,7 +199,7 @@ func sameQueueWaits(t *testing.T, name string, p *Program, h *HostModel) (waits,
 		}
 		if k := h.launches(task); k > 0 {
 			done[task.Stream] += k
-			lists[task.Stream] = append(lists[task.Stream], queueEntry{done[task.Stream], int32(i)})
+			lists[task.Stream] = append(lists[task.Stream], qEntry(done[task.Stream], int32(i)))
 		}
 	}
 	for s := range lists {
