@@ -172,11 +172,12 @@ type entryRun struct {
 // bigRun reports whether some entry of run e, whose launches start at d0,
 // adds more launches than the queue's q (a self wait).
 func bigRun(e []queueEntry, d0, q int64) bool {
-	for _, x := range e {
-		if x.end()-d0 > q {
+	for i := range e {
+		end := e[i].end()
+		if end-d0 > q {
 			return true
 		}
-		d0 = x.end()
+		d0 = end
 	}
 	return false
 }
@@ -193,14 +194,14 @@ func copyRun(e []queueEntry, m0 int, src []queueEntry, tasks []Task, head int, d
 	k := 0
 	// while the stream's launches stand below the queue's, no task waits
 	for ; k < len(dst) && done < q; k++ {
-		x := src[k]
+		x := &src[k] // (through a pointer: end's halves read as one load)
 		id := x.id + shift
 		tasks[id].queueAfter = 0
 		done = x.end() + d
 		dst[k] = qEntry(done, id)
 	}
 	for ; k < len(dst); k++ {
-		x := src[k]
+		x := &src[k]
 		id := x.id + shift
 		first := done - q
 		for e[head].end() <= first {
