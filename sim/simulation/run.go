@@ -1181,13 +1181,12 @@ var noContention = collectives.Share{Ring: 1, Tree: 1, Direct: 1}
 // tiers and ECMP collisions), the lowest over the groups per pattern: the
 // step waits for the slowest group, and giving every group that share
 // keeps the representative-rank and every-rank executors identical. It
-// records the share for the every-rank executor (groupMaker). allToAll
-// routes the all-to-all pattern too (EP groups, the only ones that issue
-// one). Only the patterns in pats are routed (collectives.StaticSharesFor:
-// the others' shares are 1); the every-rank executor's records ask for
-// ring and tree (and all-to-all for EP groups), as collectives.StaticShares
-// routes them. At flow fidelity the fabric shares the links itself: no
-// share.
+// records the share for the every-rank executor (groupMaker). Only the
+// patterns in pats are routed (collectives.StaticSharesFor: the others'
+// shares are 1): all-to-all for EP groups only (the only ones that issue
+// one), and for the every-rank executor's records ring and tree, as
+// collectives.StaticShares routes them. At flow fidelity the fabric shares
+// the links itself: no share.
 func (p *pricer) contention(groups [][]int, pats collectives.Patterns) collectives.Share {
 	if p.s.Fidelity() != network.Analytic {
 		return noContention
@@ -1241,8 +1240,11 @@ func (p *pricer) sendContention(a, b int) (low float64) {
 	if p.sendMemo != nil && len(ranks) > 0 {
 		mk, keyed = stridedKey(ranks, step)
 	}
-	var found bool
-	if low, found = p.sendMemo.get(mk); !keyed || !found {
+	found := false
+	if keyed {
+		low, found = p.sendMemo.get(mk)
+	}
+	if !found {
 		// The pairs live in the pricer's scratch (a stage's size each,
 		// every boundary; issue 18).
 		var err error
@@ -1257,7 +1259,8 @@ func (p *pricer) sendContention(a, b int) (low float64) {
 	}
 	if low < 1 && p.recordShares {
 		for _, r := range ranks {
-			p.shares[ranksKey([]int{r, r + step})] = collectives.Share{Ring: 1, Tree: 1, Direct: low}
+			pair := [2]int{r, r + step}
+			p.shares[ranksKey(pair[:])] = collectives.Share{Ring: 1, Tree: 1, Direct: low}
 		}
 	}
 	return low
