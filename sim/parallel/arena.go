@@ -91,7 +91,19 @@ type pool[T any] struct {
 	buf  []T
 	used int
 	need int
+	// warm is how far buf's pages are mapped (warm.go); most is the
+	// largest stage slice sealed, how far ahead of a new stage ahead
+	// maps them.
+	warm warmth
+	most int
 }
+
+// ahead maps the pages of the array's tail that a stage as large as the
+// largest sealed so far would write (warm.go): builds write the tasks,
+// records and dependencies of a stage by appending in place, so the pages
+// are mapped before the stage starts, not faulted one by one as it grows.
+// A stage larger than any before faults beyond that as before.
+func (p *pool[T]) ahead() { warmTo(&p.warm, p.buf, p.used+p.most) }
 
 // reset starts a build: nothing carved. When the last build needed more
 // than the array holds (a stage's appends moved it elsewhere), the array is
@@ -118,6 +130,7 @@ func (p *pool[T]) in(s []T) bool {
 // the next stage's storage.
 func (p *pool[T]) seal(s []T) []T {
 	p.need += len(s)
+	p.most = max(p.most, len(s))
 	if p.in(s) {
 		p.used += len(s)
 	}
@@ -152,6 +165,7 @@ func (p *pool[T]) carve(n int) []T {
 		c := p.used + n
 		p.buf, p.used = make([]T, max(2*len(p.buf), c+c/4)), 0
 	}
+	warmTo(&p.warm, p.buf, p.used+n)
 	s := p.buf[p.used : p.used+n : p.used+n]
 	p.used += n
 	return s
@@ -300,6 +314,8 @@ type instanceBuffers struct {
 	need   []int32
 	hot    []hotTask // Arena.hotBuffer (exec.go)
 	events []int32   // Executor.CountEvents' counters (Arena.eventBuffers, reuse.go)
+	// how far each array's pages are mapped (warm.go)
+	warmState, warmNeed, warmHot, warmEvents warmth
 	// the executor itself, its instances and their handlers
 	// (Arena.symExecutor, exec.go)
 	exec Executor
@@ -320,6 +336,10 @@ func (a *Arena) program(s int) *Program {
 		a.progs = append(a.progs, &Program{arena: a})
 	}
 	p := a.progs[s]
+	a.tasks.ahead()
+	a.hot.ahead()
+	a.depOff.ahead()
+	a.deps.ahead()
 	tasks, hot, depOff := a.tasks.next(), a.hot.next(), a.depOff.next()
 	if c := min(cap(tasks), cap(hot), cap(depOff)-1); c < cap(tasks) {
 		tasks = tasks[:0:max(c, 0)]

@@ -76,6 +76,11 @@ type forkCopy struct {
 	// queue holds the prefixes' launch-queue entries, each stage's
 	// streams one after the other (forkInst.qEnt, qn)
 	queue []queueEntry
+	// how far each array's pages are mapped (warm.go): save and Detach
+	// size their copies before appending, so the pages are mapped in one
+	// call each rather than faulted one by one
+	warmState, warmNeed, warmEvents, warmHot   warmth
+	warmDepOff, warmDeps, warmQself, warmQrest warmth
 }
 
 // forkP2P is a prefix send's or receive's peer stage and match.
@@ -203,9 +208,12 @@ func (f *Fork) save(x *Executor, st Steady) {
 	cp := f.cp
 	cp.saver = f
 	cp.state, cp.need = roomy(cp.state, nc), roomy(cp.need, nc)
+	warmTo(&cp.warmState, cp.state, nc)
+	warmTo(&cp.warmNeed, cp.need, nc)
 	cp.events = cp.events[:0]
 	if counted {
 		cp.events = roomy(cp.events, nc)
+		warmTo(&cp.warmEvents, cp.events, nc)
 	}
 	for i := range x.inst {
 		in, fi := &x.inst[i], &f.inst[i]
@@ -332,6 +340,11 @@ func (f *Fork) Detach() {
 	cp.depOff = roomy(cp.depOff, nt+len(f.inst))
 	cp.deps = roomy(cp.deps, nd)
 	cp.qself, cp.qrest = roomy(cp.qself, nq), roomy(cp.qrest, nq)
+	warmTo(&cp.warmHot, cp.hot, nt)
+	warmTo(&cp.warmDepOff, cp.depOff, nt+len(f.inst))
+	warmTo(&cp.warmDeps, cp.deps, nd)
+	warmTo(&cp.warmQself, cp.qself, nq)
+	warmTo(&cp.warmQrest, cp.qrest, nq)
 	cp.queue = cp.queue[:0]
 	for i := range f.inst {
 		p, fi := f.progs[i], &f.inst[i]

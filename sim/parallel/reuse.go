@@ -31,8 +31,11 @@ func (a *Arena) symBuffers(inst []instance) {
 	}
 	b := &a.sym
 	b.state, b.need = resize(b.state, n), resize(b.need, n)
+	warmTo(&b.warmState, b.state, n)
+	warmTo(&b.warmNeed, b.need, n)
 	if !kept {
 		b.hot = resize(b.hot, n)
+		warmTo(&b.warmHot, b.hot, n)
 	}
 	clear(b.state) // read before written: start counts the inputs arrived
 	off := 0
@@ -67,6 +70,7 @@ func (a *Arena) eventBuffers(inst []instance) {
 	}
 	b := &a.sym
 	b.events = resize(b.events, n)
+	warmTo(&b.warmEvents, b.events, n)
 	clear(b.events)
 	off := 0
 	for i := range inst {

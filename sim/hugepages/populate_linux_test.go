@@ -1,0 +1,76 @@
+package hugepages
+
+import (
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// resident counts the pages of b that mincore reports in memory.
+func resident(t *testing.T, b []byte) int {
+	t.Helper()
+	vec := make([]byte, (len(b)+4095)/4096)
+	_, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(unsafe.Pointer(&vec[0])))
+	if errno != 0 {
+		t.Fatalf("mincore: %v", errno)
+	}
+	n := 0
+	for _, v := range vec {
+		n += int(v & 1)
+	}
+	return n
+}
+
+// Populate maps exactly the whole pages inside its slice, without a write,
+// and leaves the contents as they were; pages outside it stay unmapped.
+func TestPopulateMapsWholePagesInside(t *testing.T) {
+	const page, pages = 4096, 64
+	mem, err := unix.Mmap(-1, 0, pages*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
+	if err != nil {
+		t.Fatalf("mmap: %v", err)
+	}
+	defer unix.Munmap(mem)
+	if err := unix.Madvise(mem[:page], unix.MADV_POPULATE_WRITE); err != nil {
+		t.Skipf("kernel without MADV_POPULATE_WRITE (Linux < 5.14): %v", err)
+	}
+	if err := unix.Madvise(mem, unix.MADV_DONTNEED); err != nil {
+		t.Fatal(err)
+	}
+	if got := resident(t, mem); got != 0 {
+		t.Fatalf("%d pages resident before Populate, want 0", got)
+	}
+	mem[5*page+7] = 42 // one page written, so mapped, before
+	// int64s from the middle of page 2 to the middle of page 40: whole
+	// pages 3..39 are populated, pages 2 and 40 only if written.
+	s := unsafe.Slice((*int64)(unsafe.Pointer(&mem[2*page+2048])), (38*page)/8)
+	if got := Populate(s); unsafe.SliceData(got) != unsafe.SliceData(s) || len(got) != len(s) {
+		t.Fatal("Populate returned another slice")
+	}
+	if got, want := resident(t, mem), 37; got != want {
+		t.Errorf("%d pages resident after Populate, want %d (pages 3..39)", got, want)
+	}
+	if got := resident(t, mem[2*page:3*page]) + resident(t, mem[40*page:41*page]); got != 0 {
+		t.Errorf("a page Populate shares with its neighbours was mapped")
+	}
+	for i, v := range mem {
+		if want := byte(0); i == 5*page+7 && v != 42 || i != 5*page+7 && v != want {
+			t.Fatalf("byte %d = %d after Populate", i, v)
+		}
+	}
+}
+
+// Small slices, under two pages, are left alone.
+func TestPopulateLeavesSmallSlices(t *testing.T) {
+	const page = 4096
+	mem, err := unix.Mmap(-1, 0, 4*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
+	if err != nil {
+		t.Fatalf("mmap: %v", err)
+	}
+	defer unix.Munmap(mem)
+	Populate(mem[:2*page-1])
+	Populate(mem[:0])
+	if got := resident(t, mem); got != 0 {
+		t.Fatalf("%d pages resident after Populate of small slices, want 0", got)
+	}
+}
