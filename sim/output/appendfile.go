@@ -1,6 +1,7 @@
 package output
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -43,7 +44,17 @@ type AppendFile[T any] struct {
 	sorted int
 	// sort's index arrays, kept between flushes
 	order, from []int32
+	// The rewrites' table builder and buffered writer, kept between
+	// flushes (tableBuilder.refresh, createAtomicIPCWith).
+	tb *tableBuilder
+	w  *bufio.Writer
 }
+
+// appendBufferSize is the buffer an AppendFile's rewrites stream through:
+// a 1,000-row sweep summary (≈ 0.9 MB) goes out in 15 writes from 16
+// pages that stay in the cache, instead of one write from up to 230
+// pages.
+const appendBufferSize = 64 << 10
 
 // OpenAppendFile prepares path for appending rows of type T (a struct with
 // arrow tags). With keep, the rows already in the file are loaded and kept
@@ -178,12 +189,33 @@ func (a *AppendFile[T]) Flush() error {
 	if a.cmp != nil {
 		a.sort()
 	}
-	if err := writeTableBatches(memory.DefaultAllocator, a.path, a.rows, a.meta, max(1, a.BatchRows)); err != nil {
+	if err := a.write(); err != nil {
 		return err
 	}
 	a.pending = 0
 	a.flushes++
 	return nil
+}
+
+// write rewrites the file with every row, in record batches of BatchRows,
+// as writeTableBatches writes them (TestAppendFileRewritesEqualWriteTable),
+// through the builder and writer kept from the last rewrite.
+func (a *AppendFile[T]) write() error {
+	if a.tb == nil || !a.tb.refresh(a.rows) {
+		tb, err := newTableBuilder(memory.DefaultAllocator, a.rows, withChecksumKey(a.meta))
+		if err != nil {
+			return err
+		}
+		if a.tb != nil {
+			a.tb.release()
+		}
+		a.tb = tb
+	}
+	if a.w == nil {
+		a.w = bufio.NewWriterSize(nil, appendBufferSize)
+	}
+	create := func(path string) (*atomicFile, error) { return createAtomicIPCWith(path, a.w) }
+	return writeBatchesWith(create, memory.DefaultAllocator, a.path, a.tb.schema, a.tb.n, max(1, a.BatchRows), a.tb.batch)
 }
 
 // sort puts a.rows in cmp order, stable: equal rows keep the order they

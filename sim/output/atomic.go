@@ -33,6 +33,8 @@ type atomicFile struct {
 	seal      func(f *os.File, size int64, sum hash.Hash) error
 	done      bool
 	err       error
+	// pooled says w came from newBuffered's pool (and goes back to it).
+	pooled bool
 }
 
 // createAtomic opens PATH.tmp-PID-N for writing in PATH's directory.
@@ -41,7 +43,7 @@ func createAtomic(path string) (*atomicFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.w = newBuffered(a.f)
+	a.w, a.pooled = newBuffered(a.f), true
 	return a, nil
 }
 
@@ -64,10 +66,14 @@ func newBuffered(w io.Writer) *bufio.Writer {
 // release hands a finished file's writer back to newBuffered's pool. The
 // file must be committed or aborted, and nothing may use its writer again:
 // writeAtomicWith's fn, which alone was handed it, has returned.
+// A writer of the caller's own (createAtomicIPCWith) is only detached from
+// the file, for the caller to use again.
 func (a *atomicFile) release() {
 	if a.w != nil && a.done {
 		a.w.Reset(nil)
-		buffers.Put(a.w)
+		if a.pooled {
+			buffers.Put(a.w)
+		}
 		a.w = nil
 	}
 }
@@ -104,7 +110,24 @@ func createAtomicSealed(path string, seal func(*os.File, int64, hash.Hash) error
 		return nil, err
 	}
 	a.sum, a.seal = newChecksum(), seal
-	a.w = newBuffered(&hashingWriter{f: a.f, h: a.sum})
+	a.w, a.pooled = newBuffered(&hashingWriter{f: a.f, h: a.sum}), true
+	return a, nil
+}
+
+// createAtomicIPCWith is createAtomicIPC writing through w, a writer of
+// the caller's that release hands back detached rather than to the pool.
+// An AppendFile keeps one small writer for all its rewrites
+// (appendBufferSize): it writes the same bytes as the pooled 1 MiB
+// writers, whose pages, touched up to the size of the file, the kernel
+// faulted in afresh whenever the pool handed out a new one.
+func createAtomicIPCWith(path string, w *bufio.Writer) (*atomicFile, error) {
+	a, err := openAtomic(path)
+	if err != nil {
+		return nil, err
+	}
+	a.sum, a.seal = newChecksum(), sealChecksum
+	w.Reset(&hashingWriter{f: a.f, h: a.sum})
+	a.w = w
 	return a, nil
 }
 

@@ -1,0 +1,121 @@
+package output
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// TestAppendFileRewritesEqualWriteTable: every rewrite of a growing
+// AppendFile, through the table builder and writer it keeps from flush to
+// flush, holds the very bytes writeTableBatches writes for the rows so
+// far, stably sorted, in batches of BatchRows: when the dictionary columns
+// keep their values, when a value first appears after some rewrites
+// (sorting after, and before, the values so far), with nullable columns,
+// and when the rows array moves (no Grow).
+func TestAppendFileRewritesEqualWriteTable(t *testing.T) {
+	summary := sweepSummaryRows(300)
+	late := sweepSummaryRows(300)
+	for i := range late {
+		// gpu: "h100-sxm" for the first 100 rows added, then
+		// "z-late", then "a-late" (before both).
+		late[i].GPU = []string{"h100-sxm", "z-late", "a-late"}[i/100]
+	}
+	byName := func(a, b *SummaryRow) int { return strings.Compare(a.Name, b.Name) }
+	kinds := makeRows[allKinds](200)
+	for i := range kinds {
+		kinds[i].I64 = int64((i * 37) % 200)
+		kinds[i].D = fmt.Sprintf("d%d", i/50) // a new value every 50 rows
+	}
+	byKeyKinds := func(a, b *allKinds) int { return int(a.I64 - b.I64) }
+	t.Run("sweep summary", func(t *testing.T) { checkRewrites(t, summary, byName, 16, true, 89) })
+	t.Run("dictionary values arriving late", func(t *testing.T) { checkRewrites(t, late, byName, 16, true, 1) })
+	t.Run("every kind, rows moving", func(t *testing.T) { checkRewrites(t, kinds, byKeyKinds, 7, false, 1) })
+}
+
+// checkRewrites adds rows in the order k*step mod n, rewriting on a
+// doubling FlushSchedule of batch rows, and compares each rewrite's bytes
+// with writeTableBatches'.
+func checkRewrites[T any](t *testing.T, rows []T, cmp func(a, b *T) int, batch int, grow bool, step int) {
+	meta := map[string]string{"sweep": "s"}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "summary.arrow")
+	a, err := OpenAppendFile(path, meta, false, cmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.BatchRows = batch
+	if grow {
+		a.Grow(len(rows))
+	}
+	var added []T
+	rewrites := 0
+	for k := range rows {
+		r := rows[(k*step)%len(rows)]
+		a.Add(r)
+		added = append(added, r)
+		if k+1 != len(rows) && !a.Due(FlushSchedule{MinRows: batch}, 0) {
+			continue
+		}
+		if err := a.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		rewrites++
+		want := slices.Clone(added)
+		slices.SortStableFunc(want, func(x, y T) int { return cmp(&x, &y) })
+		ref := filepath.Join(dir, "ref.arrow")
+		if err := writeTableBatches(memory.DefaultAllocator, ref, want, meta, batch); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := os.ReadFile(path)
+		exp, _ := os.ReadFile(ref)
+		if !bytes.Equal(got, exp) {
+			t.Fatalf("rewrite %d (%d rows): %d bytes differ from writeTableBatches' %d", rewrites, len(want), len(got), len(exp))
+		}
+	}
+	if rewrites < 4 {
+		t.Errorf("only %d rewrites", rewrites)
+	}
+}
+
+// TestTableBuilderRefresh: a builder refreshes onto rows whose dictionary
+// columns hold the same distinct values (in any order and multiplicity),
+// and refuses rows with a value more, a value less, or another row type.
+func TestTableBuilderRefresh(t *testing.T) {
+	base := sweepSummaryRows(40)
+	tb, err := newTableBuilder(memory.DefaultAllocator, base, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.release()
+	more := slices.Clone(base)
+	more[3].Precision = "fp8"
+	fewer := slices.Clone(base)
+	for i := range fewer {
+		fewer[i].Recompute = "full"
+	}
+	reordered := slices.Clone(base)
+	slices.Reverse(reordered)
+	for _, tc := range []struct {
+		name string
+		rows any
+		want bool
+	}{
+		{"same rows", base, true},
+		{"reordered and doubled", append(reordered, base...), true},
+		{"a value more", more, false},
+		{"a value less", fewer, false},
+		{"another row type", makeRows[allKinds](3), false},
+		{"not a slice", 3, false},
+	} {
+		if got := tb.refresh(tc.rows); got != tc.want {
+			t.Errorf("%s: refresh %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
