@@ -287,14 +287,16 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 		}
 		return nil
 	})
-	// The workers' storage (their simulation.Reuse: ≈ 120 MB of the
-	// 150 MB the 1,000-point 70B sweep holds) is garbage now. It goes back
-	// to the OS on the other CPU while the summary is rewritten: left to
-	// the exit, the kernel frees every page on one CPU before the shell
-	// sees the process end (≈ 12 ms at 150 MB, docs/design.md "Speed").
-	// Nothing waits for it: what it has not freed when the command ends,
-	// the exit frees as before (the same work, on one CPU).
-	go debug.FreeOSMemory()
+	// The workers' storage (their simulation.Reuse: most of the ≈ 100 MB
+	// the 1,000-point 70B sweep holds) is garbage now, and the exit hands
+	// it back to the OS. It used to be released here first, by
+	// debug.FreeOSMemory on the other CPU while the summary was
+	// rewritten, to shorten the exit: measured at 21d9f23 that release
+	// (a forced collection, then madvise span by span on a live,
+	// two-threaded process, some of its memory in huge pages) cost
+	// 22–27 ms more CPU than leaving the freeing to the exit, and 6–11 ms
+	// more wall (timeit, 30 alternating pairs each way; docs/design.md
+	// "Speed", flush42).
 	flushErr := cmp.Or(af.Flush(), gp.flush())
 	prog.finish()
 	wall := time.Since(start)
