@@ -164,14 +164,16 @@ func newTableBuilder(mem memory.Allocator, rows any, meta map[string]string) (*t
 // held over them), and reports whether it could: only when every
 // dictionary column of rows holds exactly the distinct values its
 // dictionary was built from, so that the file tb writes is the one a new
-// builder would write (TestTableBuilderRefreshEqualsNew). After false, tb
-// must be released and replaced.
+// builder would write (TestTableBuilderRefresh,
+// TestAppendFileRewritesEqualWriteTable). After false, tb must be released
+// and replaced.
 //
 // Why: an AppendFile rewrites its file at every flush, and a new builder
 // per rewrite allocated its schema, dictionaries, column buffers and ≈ 130
-// arrays (≈ 20% of a rewrite's bytes). A sweep holds its heap's
-// collections off while it runs, so every byte a rewrite allocates is a
-// page the kernel faults in afresh; kept, they are faulted in once.
+// arrays (≈ 20% of a rewrite's bytes). The collector seldom runs while a
+// sweep's points do (GOGC 200 over the workers' ≈ 100 MB), so every byte
+// a rewrite allocates is a page the kernel faults in afresh; kept, they
+// are faulted in once.
 func (tb *tableBuilder) refresh(rows any) bool {
 	v, err := rowsValue(rows)
 	if err != nil || v.Type() != tb.rows.Type() {
