@@ -94,12 +94,15 @@ func (b *builder) repriceCopy(at, src, n int32) {
 	p.hot = p.hot[:end]
 	tasks, from := p.Tasks[at:end], p.Tasks[src:src+n]
 	hot, hfrom := p.hot[at:end], p.hot[src:src+n]
+	// (all four cut to one length: the loop then has no bounds checks)
+	from, hot, hfrom = from[:len(tasks)], hot[:len(tasks)], hfrom[:len(tasks)]
 	for i := range tasks {
 		t, s := &tasks[i], &from[i]
 		// aux too: a send's or receive's (its peer and match) is put
 		// back at the stage's end (repriceBuild)
 		t.Dur, t.GEMMShare, t.Bytes, t.aux = s.Dur, s.GEMMShare, s.Bytes, s.aux
-		hot[i].dur, hot[i].share = hfrom[i].dur, hfrom[i].share
+		h, hs := &hot[i], &hfrom[i]
+		h.dur, h.share = hs.dur, hs.share
 	}
 	p.noteCopy(at, src, n)
 	p.depOff = b.rp.depOff[:end]
@@ -134,8 +137,7 @@ func (b *builder) repricePass(r *passMark, at, P, n, theta, mb int32) (copied, h
 			prog.bands = append(prog.bands, e)
 		}
 	}
-	fin := r.fin
-	b.setPassState(&fin, theta, P)
+	b.setPassState(&r.fin, theta, P) // (r.fin the copy's from here on: copyPass)
 	if (at-1)>>14 != (at+n-1)>>14 && b.interrupt == nil {
 		b.interrupt = b.cfg.interrupted()
 	}
