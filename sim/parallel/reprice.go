@@ -71,8 +71,12 @@ func (b *builder) repriceAdd(t *Task) int32 {
 	p.hot = p.hot[:n+1]
 	h := &p.hot[n]
 	h.dur, h.share = t.Dur, t.GEMMShare
-	p.depOff = b.rp.depOff[:n+1]
-	p.deps = b.rp.deps[:b.rp.depOff[n+1]]
+	// The program's lists are the last build's cut (repriceBuild: the
+	// same arrays, which nothing else re-points while re-pricing), so
+	// only their lengths move: cut from b.rp's, every task stored both
+	// slices' pointers again, each with its write-barrier check.
+	p.depOff = p.depOff[:n+1]
+	p.deps = p.deps[:b.rp.depOff[n+1]]
 	b.last[t.Stream] = idx
 	if idx&(1<<14-1) == 0 && b.interrupt == nil {
 		b.interrupt = b.cfg.interrupted()
@@ -105,8 +109,8 @@ func (b *builder) repriceCopy(at, src, n int32) {
 		h.dur, h.share = hs.dur, hs.share
 	}
 	p.noteCopy(at, src, n)
-	p.depOff = b.rp.depOff[:end]
-	p.deps = b.rp.deps[:b.rp.depOff[end]]
+	p.depOff = p.depOff[:end] // (the last build's arrays: repriceAdd)
+	p.deps = p.deps[:b.rp.depOff[end]]
 }
 
 // repricePass is copyPass for a re-pricing build, from its first copy on
