@@ -406,7 +406,9 @@ func fillNeedCopied(need []int32, hot []hotTask, p *Program) {
 		if at < i || end > n || c.src < 0 || int(c.src+c.n) > at {
 			break // not a build's list: the rest is counted below
 		}
-		fillNeedOf(need[i:at], p.depOff[i:at+1], hot[i:at], p.Hosted)
+		if i < at { // (none between consecutive copies, most of them)
+			fillNeedOf(need[i:at], p.depOff[i:at+1], hot[i:at], p.Hosted)
+		}
 		copy(need[at:end], need[c.src:c.src+c.n])
 		i = end
 	}
