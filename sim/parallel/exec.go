@@ -399,20 +399,21 @@ func fillHot(hot []hotTask, need []int32, p *Program) {
 // ranges' (Program.copies) copied from their sources'.
 func fillNeedCopied(need []int32, hot []hotTask, p *Program) {
 	n := len(p.Tasks)
-	need, hot = need[:n], hot[:n]
+	// (locals: through p, each copy reloaded them)
+	need, hot, off, hosted := need[:n], hot[:n], p.depOff[:n+1], p.Hosted
 	i := 0
 	for _, c := range p.copies {
-		at, end := int(c.at), int(c.at+c.n)
-		if at < i || end > n || c.src < 0 || int(c.src+c.n) > at {
+		at, src, m := int(c.at), int(c.src), int(c.n)
+		if at < i || m < 0 || at+m > n || src < 0 || src+m > at {
 			break // not a build's list: the rest is counted below
 		}
 		if i < at { // (none between consecutive copies, most of them)
-			fillNeedOf(need[i:at], p.depOff[i:at+1], hot[i:at], p.Hosted)
+			fillNeedOf(need[i:at], off[i:at+1], hot[i:at], hosted)
 		}
-		copy(need[at:end], need[c.src:c.src+c.n])
-		i = end
+		i = at + m
+		copy(need[at:i], need[src:src+m])
 	}
-	fillNeedOf(need[i:], p.depOff[i:n+1], hot[i:], p.Hosted)
+	fillNeedOf(need[i:], off[i:], hot[i:], hosted)
 }
 
 // fillNeedOf sets need to the dependency counts, off's differences (a
