@@ -96,17 +96,23 @@ func (b *builder) repriceCopy(at, src, n int32) {
 	}
 	p.Tasks = p.Tasks[:end]
 	p.hot = p.hot[:end]
-	tasks, from := p.Tasks[at:end], p.Tasks[src:src+n]
-	hot, hfrom := p.hot[at:end], p.hot[src:src+n]
-	// (all four cut to one length: the loop then has no bounds checks)
-	from, hot, hfrom = from[:len(tasks)], hot[:len(tasks)], hfrom[:len(tasks)]
+	// The played records take the copied Dur and GEMMShare from the
+	// source Tasks, not from the source's played records: in a re-pricing
+	// build every record below len(Tasks) was written with its Task's
+	// (repriceAdd, and this loop), so they are the same values, and the
+	// loop streams three arrays instead of four (a source record is 32
+	// bytes read a task). The slices are cut to one length, so that the
+	// loop indexes them without bounds checks.
+	tasks := p.Tasks[at:end]
+	m := len(tasks)
+	from, hot := p.Tasks[src : src+n][:m], p.hot[at:end][:m]
 	for i := range tasks {
 		t, s := &tasks[i], &from[i]
 		// aux too: a send's or receive's (its peer and match) is put
 		// back at the stage's end (repriceBuild)
 		t.Dur, t.GEMMShare, t.Bytes, t.aux = s.Dur, s.GEMMShare, s.Bytes, s.aux
-		h, hs := &hot[i], &hfrom[i]
-		h.dur, h.share = hs.dur, hs.share
+		h := &hot[i]
+		h.dur, h.share = s.Dur, s.GEMMShare
 	}
 	p.noteCopy(at, src, n)
 	p.depOff = p.depOff[:end] // (the last build's arrays: repriceAdd)
