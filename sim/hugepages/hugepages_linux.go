@@ -17,16 +17,10 @@ import (
 // are zero either way). Slices under 4 MiB are left alone.
 func Advise[T any](s []T) []T {
 	const huge = 2 << 20
-	var zero T
-	n := len(s) * int(unsafe.Sizeof(zero))
-	if n < 2*huge {
-		return s
+	// madvise needs an aligned start: advise the 2 MiB-aligned interior.
+	if b := interior(s, huge, 2*huge); len(b) > 0 {
+		_ = syscall.Madvise(b, syscall.MADV_HUGEPAGE)
 	}
-	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), n)
-	// madvise needs a page-aligned start: advise the 2 MiB-aligned interior.
-	off := (huge - int(uintptr(unsafe.Pointer(unsafe.SliceData(b))))%huge) % huge
-	end := off + (n-off)/huge*huge
-	_ = syscall.Madvise(b[off:end], syscall.MADV_HUGEPAGE)
 	return s
 }
 
@@ -42,16 +36,23 @@ func Advise[T any](s []T) []T {
 // then fault as before.
 func Populate[T any](s []T) []T {
 	page := syscall.Getpagesize()
-	var zero T
-	n := len(s) * int(unsafe.Sizeof(zero))
-	if n < 2*page {
-		return s
-	}
-	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), n)
-	off := (page - int(uintptr(unsafe.Pointer(unsafe.SliceData(b))))%page) % page
-	end := off + (n-off)/page*page
-	if end > off {
-		_ = unix.Madvise(b[off:end], unix.MADV_POPULATE_WRITE) // Linux 5.14
+	if b := interior(s, page, 2*page); len(b) > 0 {
+		_ = unix.Madvise(b, unix.MADV_POPULATE_WRITE) // Linux 5.14
 	}
 	return s
+}
+
+// interior returns the bytes under s from its first align-aligned address
+// to the end of its last whole align-sized block (madvise takes aligned
+// ranges, and advice must not reach a neighbour's bytes), or nil when s
+// holds fewer than least bytes.
+func interior[T any](s []T, align, least int) []byte {
+	var zero T
+	n := len(s) * int(unsafe.Sizeof(zero))
+	if n < least {
+		return nil
+	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), n)
+	off := (align - int(uintptr(unsafe.Pointer(unsafe.SliceData(b))))%align) % align
+	return b[off : off+(n-off)/align*align]
 }
