@@ -11,11 +11,14 @@
 //
 // summary.arrow has one column per input knob. Which knobs, under which
 // name and with which value is the knob registry's (scenario.Knob.Column,
-// Knob.Value): Summary fills those columns generically, by the column's
-// name, so adding a knob with a column is its registry entry and its field
-// in output.SummaryRow; a test holds the two to each other. The other input
-// columns are derived from the plan (parameter counts, GPU count,
-// micro-batches per step), the result columns from the Result.
+// Knob.Value). Summary fills those columns with setKnobColumns, code
+// generated from the registry by the column's name (knobcolumns_gen.go:
+// plain loads and stores, one a column), so adding a knob with a column is
+// its registry entry, its field in output.SummaryRow and `go generate
+// ./sim/report`; tests hold the three to each other and the generated
+// code to reflection's reading of the registry. The other input columns
+// are derived from the plan (parameter counts, GPU count, micro-batches
+// per step), the result columns from the Result.
 package report
 
 import (
@@ -24,7 +27,6 @@ import (
 	"math"
 	"reflect"
 	"strings"
-	"sync"
 
 	"github.com/simtrain/simtrain/sim/output"
 	"github.com/simtrain/simtrain/sim/parallel"
@@ -34,53 +36,6 @@ import (
 	"github.com/simtrain/simtrain/sim/validation"
 )
 
-// summaryFields maps summary.arrow's column names to output.SummaryRow's
-// field indices.
-var summaryFields = func() map[string]int {
-	t := reflect.TypeOf(output.SummaryRow{})
-	m := map[string]int{}
-	for i := 0; i < t.NumField(); i++ {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("arrow"), ",")
-		if name != "" {
-			m[name] = i
-		}
-	}
-	return m
-}()
-
-// knobFields is, for each of scenario.Knobs, its column's field index in
-// output.SummaryRow (-1: no column), so that a row is filled without a
-// map lookup per knob (a sweep fills one row per point).
-var knobFields = func() []int {
-	out := make([]int, len(scenario.Knobs))
-	for i, k := range scenario.Knobs {
-		out[i] = -1
-		if k.Column != "" {
-			out[i] = summaryFields[k.Column]
-		}
-	}
-	return out
-}()
-
-// knobValue is knob k's column value in plan s: Knob.Value, else the
-// field's own value (a null optional as false, a missing block as zero).
-func knobValue(k *scenario.Knob, s *scenario.Plan) (reflect.Value, bool) {
-	if k.Value != nil {
-		return reflect.ValueOf(k.Value(s)), true
-	}
-	v, ok := k.Field(&s.Scenario)
-	if !ok {
-		return reflect.Value{}, false
-	}
-	if v.Kind() == reflect.Pointer {
-		if v.IsNil() {
-			return reflect.Value{}, false
-		}
-		v = v.Elem()
-	}
-	return v, true
-}
-
 // Summary is the summary.arrow row of plan s and, when it ran, its result r
 // (nil: the input columns only; the result columns stay 0).
 func Summary(s *scenario.Plan, r *simulation.Result) output.SummaryRow {
@@ -89,13 +44,18 @@ func Summary(s *scenario.Plan, r *simulation.Result) output.SummaryRow {
 	return row
 }
 
-// knobRows holds zeroed rows that summary sets the knob columns in
-// (knobColumns).
-var knobRows = sync.Pool{New: func() any { return new(output.SummaryRow) }}
-
 // summary is Summary without the run id (a sweep point has it already).
+//
+// The knob columns are set by setKnobColumns (knobcolumns_gen.go), code
+// generated from the registry: plain loads and stores, no reflection, and
+// the row stays on summary's stack. It replaced knobColumns, which walked
+// every knob by reflection (Knob.Field, then Value.Set or Convert into a
+// pooled row, copied out and cleared): 0.83% of the 1,000-point 70B
+// sweep's CPU samples, on the main goroutine, which the sweep's last
+// points wait on (docs/design.md "Speed", knob43).
 func summary(s *scenario.Plan, r *simulation.Result) output.SummaryRow {
-	row := knobColumns(s)
+	var row output.SummaryRow
+	setKnobColumns(s, &row)
 	row.NumGPUs, row.Microbatches = int64(s.GPUs()), int64(s.Microbatches())
 	pc := s.Arch().Params()
 	row.Params, row.ActiveParams = pc.Total, pc.Active
@@ -118,63 +78,66 @@ func summary(s *scenario.Plan, r *simulation.Result) output.SummaryRow {
 	return row
 }
 
-// knobColumns is a row with plan s's knob columns set (the other fields
-// zero). The columns are set by reflection, which takes the row's address:
-// a row of summary's own would move to the heap each call, ≈ 1.2 KB of
-// garbage a sweep point, and since a sweep's workers reserve their
-// storage the collector seldom runs, so each is fresh pages (≈ 300 of the
-// 1,000-point 70B sweep's page faults; docs/design.md "Speed", foot36).
-// They are set in a pooled row instead, copied out and cleared again.
-func knobColumns(s *scenario.Plan) output.SummaryRow {
-	p := knobRows.Get().(*output.SummaryRow)
-	rv := reflect.ValueOf(p).Elem()
-	for ki, k := range scenario.Knobs {
-		if knobFields[ki] < 0 {
-			continue
-		}
-		if v, ok := knobValue(k, s); ok {
-			setConverted(rv.Field(knobFields[ki]), v)
-		}
+// colInt64, colFloat64, colString and colBool convert a Knob.Value's
+// value to its column's type as reflect's Convert would: the registry's
+// Value functions return int, int64, float64, bool or string (the fast
+// cases); any other type that converts is converted by reflection.
+func colInt64(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case int:
+		return int64(x)
 	}
-	row := *p
-	*p = output.SummaryRow{}
-	knobRows.Put(p)
-	return row
+	return convertTo[int64](v)
 }
 
-// setConverted sets f to v.Convert(f.Type()), the same value, without
-// Convert's allocation where it can: Convert returns a new value, which
-// for an integer or an addressable value (a plan's field) is a fresh heap
-// copy (≈ 180 page faults of the 1,000-point 70B sweep's summary rows,
-// foot36). Integers to integers of the same signedness and integers or
-// floats to floats are set by kind (SetInt, SetUint and SetFloat truncate
-// and round as a conversion does), a value of f's own type, a bool or a
-// string by Set, SetBool or SetString; anything else is converted as
-// before.
-func setConverted(f, v reflect.Value) {
-	switch vk, fk := v.Kind(), f.Kind(); {
-	case v.Type() == f.Type():
-		f.Set(v)
-	case isSigned(vk) && isSigned(fk):
-		f.SetInt(v.Int())
-	case isUnsigned(vk) && isUnsigned(fk):
-		f.SetUint(v.Uint())
-	case isFloat(fk) && isFloat(vk):
-		f.SetFloat(v.Float())
-	case isFloat(fk) && isSigned(vk):
-		f.SetFloat(float64(v.Int()))
-	case vk == reflect.Bool && fk == reflect.Bool:
-		f.SetBool(v.Bool())
-	case vk == reflect.String && fk == reflect.String:
-		f.SetString(v.String())
-	default:
-		f.Set(v.Convert(f.Type()))
+func colFloat64(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case int:
+		return float64(x)
+	case int64:
+		return float64(x)
 	}
+	return convertTo[float64](v)
 }
 
-func isSigned(k reflect.Kind) bool   { return k >= reflect.Int && k <= reflect.Int64 }
-func isUnsigned(k reflect.Kind) bool { return k >= reflect.Uint && k <= reflect.Uintptr }
-func isFloat(k reflect.Kind) bool    { return k == reflect.Float32 || k == reflect.Float64 }
+func colString(v any) string {
+	if x, ok := v.(string); ok {
+		return x
+	}
+	return convertTo[string](v)
+}
+
+func colBool(v any) bool {
+	if x, ok := v.(bool); ok {
+		return x
+	}
+	return convertTo[bool](v)
+}
+
+// convertTo is v converted to T by reflection; it panics as Convert does
+// when v's type does not convert (TestKnobColumnsMatchTheSchema holds
+// every knob's value to its column's type).
+func convertTo[T any](v any) T {
+	return reflect.ValueOf(v).Convert(reflect.TypeFor[T]()).Interface().(T)
+}
+
+// knobsAt is the registry entries of the given paths, in order: the
+// generated setKnobColumns calls their Value functions by position.
+func knobsAt(paths ...string) []*scenario.Knob {
+	out := make([]*scenario.Knob, len(paths))
+	for i, p := range paths {
+		k, err := scenario.Lookup(p)
+		if err != nil {
+			panic("report: " + err.Error())
+		}
+		out[i] = k
+	}
+	return out
+}
 
 // Steps is steps.arrow: one row per simulated step.
 func Steps(r *simulation.Result) []output.StepRow {
