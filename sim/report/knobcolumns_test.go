@@ -437,3 +437,41 @@ func TestColConvertEqualsConvert(t *testing.T) {
 		}
 	}
 }
+
+// benchPlans are the 1,000-point 70B sweep's point plans.
+func benchPlans(b *testing.B) []*scenario.Plan {
+	sw, err := sweep.Load("../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml", sweep.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	plans := make([]*scenario.Plan, sw.Len())
+	for i := range plans {
+		plans[i] = sw.Point(i).Scenario
+	}
+	return plans
+}
+
+// BenchmarkKnobColumns sets the knob columns of the 1,000-point 70B
+// sweep's points (ns/op: all 1,000), as summary does.
+func BenchmarkKnobColumns(b *testing.B) {
+	plans := benchPlans(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, s := range plans {
+			var row output.SummaryRow
+			setKnobColumns(s, &row)
+		}
+	}
+}
+
+// BenchmarkKnobColumnsReflect is BenchmarkKnobColumns by reflection, as
+// summary set them before knobcolumns_gen.go.
+func BenchmarkKnobColumnsReflect(b *testing.B) {
+	plans := benchPlans(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, s := range plans {
+			_ = knobColumnsConverted(s, output.SummaryRow{})
+		}
+	}
+}
