@@ -25,7 +25,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"reflect"
 	"strings"
 
 	"github.com/simtrain/simtrain/sim/output"
@@ -78,65 +77,21 @@ func summary(s *scenario.Plan, r *simulation.Result) output.SummaryRow {
 	return row
 }
 
-// colInt64, colFloat64, colString and colBool convert a Knob.Value's
-// value to its column's type as reflect's Convert would: the registry's
-// Value functions return int, int64, float64, bool or string (the fast
-// cases); any other type that converts is converted by reflection.
-func colInt64(v any) int64 {
-	switch x := v.(type) {
-	case int64:
-		return x
-	case int:
-		return int64(x)
+// valueFunc is the Value function of the registry's knob path, as the
+// func(*Plan) T it must be (T its column's type): the generated
+// setKnobColumns calls it directly, with no boxed result. It panics at
+// package init on a path or type the registry does not have, which
+// TestKnobColumnsGenerated reports first.
+func valueFunc[T int64 | float64 | bool | string](path string) func(*scenario.Plan) T {
+	k, err := scenario.Lookup(path)
+	if err != nil {
+		panic("report: " + err.Error())
 	}
-	return convertTo[int64](v)
-}
-
-func colFloat64(v any) float64 {
-	switch x := v.(type) {
-	case float64:
-		return x
-	case int:
-		return float64(x)
-	case int64:
-		return float64(x)
+	f, ok := k.Value.(func(*scenario.Plan) T)
+	if !ok {
+		panic(fmt.Sprintf("report: %s: Value is a %T, not a func(*scenario.Plan) %T", path, k.Value, *new(T)))
 	}
-	return convertTo[float64](v)
-}
-
-func colString(v any) string {
-	if x, ok := v.(string); ok {
-		return x
-	}
-	return convertTo[string](v)
-}
-
-func colBool(v any) bool {
-	if x, ok := v.(bool); ok {
-		return x
-	}
-	return convertTo[bool](v)
-}
-
-// convertTo is v converted to T by reflection; it panics as Convert does
-// when v's type does not convert (TestKnobColumnsMatchTheSchema holds
-// every knob's value to its column's type).
-func convertTo[T any](v any) T {
-	return reflect.ValueOf(v).Convert(reflect.TypeFor[T]()).Interface().(T)
-}
-
-// knobsAt is the registry entries of the given paths, in order: the
-// generated setKnobColumns calls their Value functions by position.
-func knobsAt(paths ...string) []*scenario.Knob {
-	out := make([]*scenario.Knob, len(paths))
-	for i, p := range paths {
-		k, err := scenario.Lookup(p)
-		if err != nil {
-			panic("report: " + err.Error())
-		}
-		out[i] = k
-	}
-	return out
+	return f
 }
 
 // Steps is steps.arrow: one row per simulated step.

@@ -58,12 +58,16 @@ type Knob struct {
 	Quote bool
 	// Column is the summary.arrow column that reports the field (sim/report
 	// fills it), "" when NoColumn says why there is none. Value reads the
-	// column's value from a plan: int64, float64, bool or string; without
-	// it the field's own value is reported (a null optional as false, a
-	// missing block as zero). A plan that failed to resolve (a sweep's
-	// invalid point) is only partly filled: Value must not assume more.
+	// column's value from a plan: a func(*Plan) T, T the column's type in
+	// output.SummaryRow (int64, float64, bool or string; sim/report's
+	// generated code calls it as such and its tests reject another type);
+	// without it the field's own value is reported (a null optional as
+	// false, a missing block as zero). A plan that failed to resolve (a
+	// sweep's invalid point) is only partly filled: Value must not assume
+	// more. Typed, not a func returning any, so that a sweep's summary rows
+	// box no value (≈ 10 allocations a point of the 1,000-point 70B sweep).
 	Column   string
-	Value    func(s *Plan) any
+	Value    any
 	NoColumn string
 	// ZeroIsUnset: an explicit 0 also takes the default ("0 = the catalog's").
 	ZeroIsUnset bool
@@ -203,7 +207,7 @@ const noColumnExpect = "a measured figure: validation.arrow reports it"
 
 // fp8RecipeColumn is training.fp8_recipe's summary value: the recipe an FP8
 // run uses, "" for other precisions.
-func fp8RecipeColumn(s *Plan) any {
+func fp8RecipeColumn(s *Plan) string {
 	if s.Training.Precision != "fp8" {
 		return ""
 	}
@@ -213,7 +217,7 @@ func fp8RecipeColumn(s *Plan) any {
 // moeImbalanceColumn is model.moe.imbalance's summary value: the
 // most-loaded expert-parallel rank's share the model uses (1 when unset or
 // with capacity padding), 0 for a dense model.
-func moeImbalanceColumn(s *Plan) any {
+func moeImbalanceColumn(s *Plan) float64 {
 	if s.model().MoE == nil {
 		return 0.0
 	}
@@ -223,7 +227,7 @@ func moeImbalanceColumn(s *Plan) any {
 // recomputeModulesColumn is training.recompute_modules' summary value: the
 // modules selective recomputation redoes, joined by '+' in module order;
 // "" for other recompute policies.
-func recomputeModulesColumn(s *Plan) any {
+func recomputeModulesColumn(s *Plan) string {
 	if s.Training.Recompute != workload.RecomputeSelective.String() {
 		return ""
 	}
@@ -245,7 +249,7 @@ var Knobs = []*Knob{
 
 	// model: a preset fills every field (workload.Preset), workload.Model.Fill
 	// what is left; the model resolver echoes the result.
-	{Path: "model.preset", Column: "model_preset", Value: func(s *Plan) any { return cmp.Or(s.Model.Preset, "custom") }, Default: "—", Choices: workload.PresetNames},
+	{Path: "model.preset", Column: "model_preset", Value: func(s *Plan) string { return cmp.Or(s.Model.Preset, "custom") }, Default: "—", Choices: workload.PresetNames},
 	{Path: "model.layers", Column: "layers", Default: "preset"},
 	{Path: "model.hidden", Column: "hidden", Default: "preset"},
 	{Path: "model.heads", Column: "heads", Default: "preset"},
@@ -267,7 +271,7 @@ var Knobs = []*Knob{
 	{Path: "model.moe.shared_experts", Column: "shared_experts", Default: "0"},
 	{Path: "model.moe.dense_layers", Column: "dense_layers", Default: "0"},
 	{Path: "model.moe.capacity_factor", Column: "capacity_factor", Default: "1.0"},
-	{Path: "model.moe.dropless", Column: "dropless", Value: func(s *Plan) any { return s.model().MoE != nil && s.r.dropless }, Default: "true"},
+	{Path: "model.moe.dropless", Column: "dropless", Value: func(s *Plan) bool { return s.model().MoE != nil && s.r.dropless }, Default: "true"},
 	{Path: "model.moe.imbalance", Column: "moe_imbalance", Value: moeImbalanceColumn, Default: "1.0"},
 
 	{Path: "training.seq_len", Column: "seq_len", Default: "required"},
@@ -282,12 +286,12 @@ var Knobs = []*Knob{
 	{Path: "training.master_dtype", Column: "master_dtype", Const: "fp32"},
 	{Path: "training.grad_dtype", Column: "grad_dtype", Default: "precision (bf16 for fp8)",
 		Derive: func(s *Plan) any { return DefaultGradDtype(s.r.precision).String() }},
-	{Path: "training.optimizer_state_dtype", Column: "optimizer_state_dtype", Value: func(s *Plan) any { return cmp.Or(s.Training.OptimizerStateDtype, s.Training.MasterDtype) }, Default: "`master_dtype`", Choices: fixed("fp32", "bf16", "fp16")},
+	{Path: "training.optimizer_state_dtype", Column: "optimizer_state_dtype", Value: func(s *Plan) string { return cmp.Or(s.Training.OptimizerStateDtype, s.Training.MasterDtype) }, Default: "`master_dtype`", Choices: fixed("fp32", "bf16", "fp16")},
 	{Path: "training.recompute", Column: "recompute", Const: "none", Choices: workload.RecomputeNames},
 	{Path: "training.recompute_modules", Column: "recompute_modules", Value: recomputeModulesColumn, Default: "[core_attn]", Items: func() []string { return slices.Clone(workload.RecomputeModuleNames) }},
 	{Path: "training.recompute_every", Column: "recompute_every", Default: "0"},
 	{Path: "training.recompute_reentrant", NoColumn: "the recomputed forward's extra TP reduction shows in timeline.arrow (tp_mlp_recompute); the run id tells runs apart", Default: "false"},
-	{Path: "training.offload_modules", Column: "offload_modules", Value: func(s *Plan) any { return strings.Join(s.Training.OffloadModules, "+") }, Default: "[]", Items: func() []string { return slices.Clone(workload.OffloadModuleNames) }},
+	{Path: "training.offload_modules", Column: "offload_modules", Value: func(s *Plan) string { return strings.Join(s.Training.OffloadModules, "+") }, Default: "[]", Items: func() []string { return slices.Clone(workload.OffloadModuleNames) }},
 	{Path: "training.offload_optimizer", Column: "offload_optimizer", Default: "false"},
 	{Path: "training.log_optimizer_states", Default: "false",
 		NoColumn: "no summary column yet (adding one changes summary.arrow's schema); the run id tells it apart"},
@@ -322,15 +326,15 @@ var Knobs = []*Knob{
 		}},
 	{Path: "training.attention_unpad", Column: "attention_unpad", Default: "false"},
 	{Path: "training.attention_repeat_kv", Column: "attention_repeat_kv", Default: "false"},
-	{Path: "training.cuda_graphs", Column: "cuda_graphs", Value: func(s *Plan) any { return cmp.Or(s.Training.CUDAGraphs, "none") }, Default: "none", Choices: fixed("none", "full")},
-	{Path: "training.host_dispatch", Column: "host_dispatch", Value: func(s *Plan) any { return s.HostDispatchClass() }, Default: "auto",
+	{Path: "training.cuda_graphs", Column: "cuda_graphs", Value: func(s *Plan) string { return cmp.Or(s.Training.CUDAGraphs, "none") }, Default: "none", Choices: fixed("none", "full")},
+	{Path: "training.host_dispatch", Column: "host_dispatch", Value: func(s *Plan) string { return s.HostDispatchClass() }, Default: "auto",
 		Choices: func() []string { return append([]string{"auto"}, hardware.HostDispatchNames()...) }},
 	{Path: "training.framework", NoColumn: "a profile of defaults: the fields it sets have their own columns", Default: "auto",
 		Choices: func() []string { return append([]string{"auto"}, hardware.FrameworkNames()...) }},
 	{Path: "training.framework_date", NoColumn: "selects which of the profile's defaults apply: the fields they set have their own columns", Default: "current release", Quote: true},
 
-	{Path: "cluster.gpu", Column: "gpu", Default: "required", Choices: hardware.GPUNames, Accepts: IsGPUFile, Value: func(s *Plan) any { return s.GPUName() }},
-	{Path: "cluster.nodes", Column: "nodes", Default: "required", Value: func(s *Plan) any { return int64(s.Nodes()) }},
+	{Path: "cluster.gpu", Column: "gpu", Default: "required", Choices: hardware.GPUNames, Accepts: IsGPUFile, Value: func(s *Plan) string { return s.GPUName() }},
+	{Path: "cluster.nodes", Column: "nodes", Default: "required", Value: func(s *Plan) int64 { return int64(s.Nodes()) }},
 	{Path: "cluster.node_groups", Default: "none", NotSwept: "a list of node groups; write one base scenario per cluster",
 		NoColumn: "reported by the gpu (h100-sxm+h200-sxm), nodes (the sum) and gpu_hour_usd (the mean price) columns"},
 	{Path: "cluster.gpus_per_node", Column: "gpus_per_node", Default: "the GPU's usual", Derive: func(s *Plan) any { return s.r.gpu.DefaultGPUsPerNode }},
@@ -342,7 +346,7 @@ var Knobs = []*Knob{
 	{Path: "cluster.network.oversubscription", Column: "oversubscription", Const: 1.0},
 	{Path: "cluster.network.pod_gpus", Column: "pod_gpus", Default: "0"},
 	{Path: "cluster.gpu_hour_usd", Column: "gpu_hour_usd", Default: "catalog", ZeroIsUnset: true, Derive: func(s *Plan) any { return s.r.gpuHourUSD },
-		Value: func(s *Plan) any { return cmp.Or(s.Cluster.GPUHourUSD, s.r.gpuHourUSD) }},
+		Value: func(s *Plan) float64 { return cmp.Or(s.Cluster.GPUHourUSD, s.r.gpuHourUSD) }},
 	{Path: "cluster.pue", Column: "pue", Const: PUEDefault},
 
 	{Path: "parallel.tp", Column: "tp", Const: 1, Auto: gpuDivisors},
@@ -351,7 +355,7 @@ var Knobs = []*Knob{
 		Derive: func(s *Plan) any { p := s.Parallel; return s.r.numGPUs / (p.TP * p.PP * p.CP) }},
 	{Path: "parallel.cp", Column: "cp", Const: 1, Auto: gpuDivisors},
 	{Path: "parallel.ep", Column: "ep", Const: 1, Auto: gpuDivisors},
-	{Path: "parallel.expert_tp", Column: "expert_tp", Value: func(s *Plan) any { return s.ExpertTP() }, Default: "tp"},
+	{Path: "parallel.expert_tp", Column: "expert_tp", Value: func(s *Plan) int64 { return int64(s.ExpertTP()) }, Default: "tp"},
 	{Path: "parallel.sp", Column: "sp", Default: "false"},
 	{Path: "parallel.zero", Column: "zero", Const: 0, Auto: &Auto{Doc: "0, 1, 2, 3", Ints: func(*Plan) []int { return []int{0, 1, 2, 3} }}},
 	{Path: "parallel.zero3_prefetch_bucket", Column: "zero3_prefetch_bucket", Default: "0"},
@@ -364,11 +368,11 @@ var Knobs = []*Knob{
 		NoColumn: "no summary column yet (adding one changes summary.arrow's schema); the run id tells sharded from replicated apart"},
 	{Path: "parallel.tp_embedding", Default: "sharded", Choices: fixed("sharded", "replicated"),
 		NoColumn: "no summary column yet (adding one changes summary.arrow's schema); the run id tells sharded from replicated apart"},
-	{Path: "parallel.grad_bucket", Column: "grad_bucket", Value: func(s *Plan) any { return s.GradBucket() }, Default: "0"},
+	{Path: "parallel.grad_bucket", Column: "grad_bucket", Value: func(s *Plan) float64 { return s.GradBucket() }, Default: "0"},
 	{Path: "parallel.schedule", Column: "schedule", Const: "1f1b", Choices: pipeline.Names},
 	{Path: "parallel.tp_impl", Column: "tp_impl", Const: "megatron", Choices: fixed("megatron", "dtensor")},
-	{Path: "parallel.cp_impl", Column: "cp_impl", Value: func(s *Plan) any { return cmp.Or(s.Parallel.CPImpl, workload.CPP2P.String()) }, Default: "p2p", Choices: workload.CPImplNames},
-	{Path: "parallel.ep_backend", Column: "ep_backend", Value: func(s *Plan) any { return cmp.Or(s.Parallel.EPBackend, parallel.EPNCCL.String()) }, Default: "nccl", Choices: func() []string { return slices.Clone(parallel.EPBackendNames) }},
+	{Path: "parallel.cp_impl", Column: "cp_impl", Value: func(s *Plan) string { return cmp.Or(s.Parallel.CPImpl, workload.CPP2P.String()) }, Default: "p2p", Choices: workload.CPImplNames},
+	{Path: "parallel.ep_backend", Column: "ep_backend", Value: func(s *Plan) string { return cmp.Or(s.Parallel.EPBackend, parallel.EPNCCL.String()) }, Default: "nccl", Choices: func() []string { return slices.Clone(parallel.EPBackendNames) }},
 	{Path: "parallel.ep_sms", Column: "ep_sms", Default: "0"},
 	{Path: "parallel.virtual_stages", Column: "virtual_stages", Const: 1, Auto: &Auto{Doc: "1 … model.layers", Ints: func(s *Plan) []int { return upTo(s.model().Layers) }}},
 	{Path: "parallel.first_stage_layers", Column: "first_stage_layers", Default: "0"},
@@ -387,7 +391,7 @@ var Knobs = []*Knob{
 	{Path: "sim.steps", Column: "steps", Const: 1},
 	{Path: "sim.seed", Column: "seed", Default: "1 with `variability`, else 0"},
 	{Path: "sim.variability.distribution", Column: "variability", Default: "none", Derive: constant("none"), Choices: func() []string { return slices.Clone(VariabilityNames) },
-		Value: func(s *Plan) any { return cmp.Or(s.VariabilityModel().Distribution, "none") }},
+		Value: func(s *Plan) string { return cmp.Or(s.VariabilityModel().Distribution, "none") }},
 	{Path: "sim.variability.gpu_cv", Column: "variability_gpu_cv", Default: "0.011", Derive: constant(VariabilityGPUCV)},
 	{Path: "sim.variability.step_cv", Column: "variability_step_cv", Default: "0", Derive: constant(0.0)},
 	{Path: "sim.variability.slow_prob", Column: "variability_slow_prob", Default: "0", Derive: constant(0.0)},

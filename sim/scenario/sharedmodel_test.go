@@ -60,7 +60,7 @@ func TestSharedModel(t *testing.T) {
 	if bad.r.model != nil || !reflect.DeepEqual(bad.Arch(), workload.Model{}) {
 		t.Errorf("unresolved plan: model %v, Arch %+v", bad.r.model, bad.Arch())
 	}
-	if got := fmt.Sprint(moeImbalanceColumn(bad), mustKnob("model.moe.dropless").Value(bad)); got != "0 false" {
+	if got := fmt.Sprint(moeImbalanceColumn(bad), mustKnob("model.moe.dropless").Value.(func(*Plan) bool)(bad)); got != "0 false" {
 		t.Errorf("unresolved plan's MoE columns: %s, want 0 false", got)
 	}
 }
