@@ -460,6 +460,10 @@ type loadScratch struct {
 	// group's one after another; ms: arrangeInto's members.
 	orders, offs []int32
 	ms           []member
+	// sorted, ids and probe: NewGroup's rank check (checkRanksWith) and
+	// probeDomain's links and route, kept between groups.
+	sorted     []rankAt
+	ids, probe []int32
 }
 
 // totalRanks is the number of ranks of all groups.
@@ -524,6 +528,18 @@ func (s *loadScratch) zeroed(links, gpus int) (load, fanOut, fanIn []int32) {
 // checkRanksInto reports, found without cluster-sized scratch (a group is
 // usually far smaller than its cluster, and NewGroup runs once per group).
 func checkRanks(c *topology.Cluster, ranks []int) error {
+	var sorted []rankAt
+	return checkRanksWith(c, ranks, &sorted)
+}
+
+// rankAt is a rank and its index in a group's list (checkRanksWith).
+type rankAt struct{ rank, i int }
+
+// checkRanksWith is checkRanks sorting a group of more than smallGroup
+// ranks in *sorted's storage (grown as needed, left for the next call):
+// NewGroup's, from its pooled scratch (loadScratch.sorted), since a copy
+// a group was fresh pages for a sweep whose collector seldom runs.
+func checkRanksWith(c *topology.Cluster, ranks []int, sorted *[]rankAt) error {
 	if c == nil || len(ranks) == 0 || len(ranks) > c.NumGPUs() {
 		var seen []bool
 		return checkRanksInto(c, ranks, &seen)
@@ -549,20 +565,20 @@ func checkRanks(c *topology.Cluster, ranks []int) error {
 		}
 		return ranksError(ranks, bad, total)
 	}
-	type at struct{ rank, i int }
-	sorted := make([]at, 0, bad)
+	list := (*sorted)[:0]
 	for i, r := range ranks[:bad] {
-		sorted = append(sorted, at{r, i})
+		list = append(list, rankAt{r, i})
 	}
-	slices.SortFunc(sorted, func(a, b at) int {
+	*sorted = list
+	slices.SortFunc(list, func(a, b rankAt) int {
 		if a.rank != b.rank {
 			return cmp.Compare(a.rank, b.rank)
 		}
 		return cmp.Compare(a.i, b.i)
 	})
-	for k := 1; k < len(sorted); k++ {
-		if sorted[k].rank == sorted[k-1].rank {
-			bad = min(bad, sorted[k].i)
+	for k := 1; k < len(list); k++ {
+		if list[k].rank == list[k-1].rank {
+			bad = min(bad, list[k].i)
 		}
 	}
 	return ranksError(ranks, bad, total)
