@@ -1251,14 +1251,10 @@ func (p *pricer) contention(groups [][]int, pats collectives.Patterns) collectiv
 	if p.s.Fidelity() != network.Analytic {
 		return noContention
 	}
-	all, err := collectives.StaticSharesFor(p.c, groups, pats)
+	low, err := collectives.LowestStaticShareFor(p.c, groups, pats)
 	if err != nil {
 		p.fail(err)
 		return noContention
-	}
-	low := noContention
-	for _, sh := range all {
-		low = collectives.Share{Ring: min(low.Ring, sh.Ring), Tree: min(low.Tree, sh.Tree), Direct: min(low.Direct, sh.Direct)}
 	}
 	if low != noContention && p.recordShares {
 		for _, ranks := range groups {
