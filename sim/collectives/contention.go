@@ -128,18 +128,9 @@ const (
 // pricer routes it when one is priced (issue 18). Errors are NewGroup's.
 func StaticSharesFor(c *topology.Cluster, groups [][]int, pats Patterns) ([]Share, error) {
 	var buf [3]pattern
-	list := buf[:0]
-	for _, p := range [...]struct {
-		sel Patterns
-		pat pattern
-	}{{RingPattern, patRing}, {TreePattern, patTree}, {AllToAllPattern, patAllToAll}} {
-		if pats&p.sel != 0 {
-			list = append(list, p.pat)
-		}
-	}
 	sc := scratches.get()
 	defer scratches.put(sc)
-	sh, err := staticLoadWith(sc, c, groups, list)
+	sh, err := staticLoadWith(sc, c, groups, pats.list(buf[:0]))
 	if err != nil {
 		return nil, err
 	}
@@ -148,6 +139,41 @@ func StaticSharesFor(c *topology.Cluster, groups [][]int, pats Patterns) ([]Shar
 		out[i] = Share{Ring: s[patRing], Tree: s[patTree], Direct: s[patAllToAll]}
 	}
 	return out, nil
+}
+
+// LowestStaticShareFor is the lowest of StaticSharesFor's shares, per
+// pattern (each field the least over the groups; no contention for no
+// groups), without the list: the pricer reads only the lowest (every group
+// of a kind and stage gets it), and the list was a fresh array for every
+// kind and stage of every layout a sweep priced (≈ 0.25 MB of fresh pages
+// over the 1,000-point 70B sweep command, whose collector seldom runs;
+// issue 18, alloc43). Errors are StaticSharesFor's.
+func LowestStaticShareFor(c *topology.Cluster, groups [][]int, pats Patterns) (Share, error) {
+	var buf [3]pattern
+	sc := scratches.get()
+	defer scratches.put(sc)
+	sh, err := staticLoadWith(sc, c, groups, pats.list(buf[:0]))
+	if err != nil {
+		return Share{}, err
+	}
+	low := noContention
+	for _, s := range sh {
+		low = Share{Ring: min(low.Ring, s[patRing]), Tree: min(low.Tree, s[patTree]), Direct: min(low.Direct, s[patAllToAll])}
+	}
+	return low, nil
+}
+
+// list appends the patterns pats selects to buf, in pattern order.
+func (pats Patterns) list(buf []pattern) []pattern {
+	for _, p := range [...]struct {
+		sel Patterns
+		pat pattern
+	}{{RingPattern, patRing}, {TreePattern, patTree}, {AllToAllPattern, patAllToAll}} {
+		if pats&p.sel != 0 {
+			buf = append(buf, p.pat)
+		}
+	}
+	return buf
 }
 
 // ReadsTreeShare reports whether pricing op (Group.Cost, any algorithm)
@@ -460,6 +486,10 @@ type loadScratch struct {
 	// group's one after another; ms: arrangeInto's members.
 	orders, offs []int32
 	ms           []member
+	// sorted, ids and probe: NewGroup's rank check (checkRanksWith) and
+	// probeDomain's links and route, kept between groups.
+	sorted     []rankAt
+	ids, probe []int32
 }
 
 // totalRanks is the number of ranks of all groups.
@@ -524,6 +554,18 @@ func (s *loadScratch) zeroed(links, gpus int) (load, fanOut, fanIn []int32) {
 // checkRanksInto reports, found without cluster-sized scratch (a group is
 // usually far smaller than its cluster, and NewGroup runs once per group).
 func checkRanks(c *topology.Cluster, ranks []int) error {
+	var sorted []rankAt
+	return checkRanksWith(c, ranks, &sorted)
+}
+
+// rankAt is a rank and its index in a group's list (checkRanksWith).
+type rankAt struct{ rank, i int }
+
+// checkRanksWith is checkRanks sorting a group of more than smallGroup
+// ranks in *sorted's storage (grown as needed, left for the next call):
+// NewGroup's, from its pooled scratch (loadScratch.sorted), since a copy
+// a group was fresh pages for a sweep whose collector seldom runs.
+func checkRanksWith(c *topology.Cluster, ranks []int, sorted *[]rankAt) error {
 	if c == nil || len(ranks) == 0 || len(ranks) > c.NumGPUs() {
 		var seen []bool
 		return checkRanksInto(c, ranks, &seen)
@@ -549,20 +591,20 @@ func checkRanks(c *topology.Cluster, ranks []int) error {
 		}
 		return ranksError(ranks, bad, total)
 	}
-	type at struct{ rank, i int }
-	sorted := make([]at, 0, bad)
+	list := (*sorted)[:0]
 	for i, r := range ranks[:bad] {
-		sorted = append(sorted, at{r, i})
+		list = append(list, rankAt{r, i})
 	}
-	slices.SortFunc(sorted, func(a, b at) int {
+	*sorted = list
+	slices.SortFunc(list, func(a, b rankAt) int {
 		if a.rank != b.rank {
 			return cmp.Compare(a.rank, b.rank)
 		}
 		return cmp.Compare(a.i, b.i)
 	})
-	for k := 1; k < len(sorted); k++ {
-		if sorted[k].rank == sorted[k-1].rank {
-			bad = min(bad, sorted[k].i)
+	for k := 1; k < len(list); k++ {
+		if list[k].rank == list[k-1].rank {
+			bad = min(bad, list[k].i)
 		}
 	}
 	return ranksError(ranks, bad, total)

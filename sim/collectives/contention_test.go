@@ -612,3 +612,41 @@ func TestArrangeIntoEqualsArrange(t *testing.T) {
 		}
 	}
 }
+
+// LowestStaticShareFor is, per field, the least of StaticSharesFor's
+// shares (no contention for no groups), for every selection of patterns,
+// on contended and uncontended group sets; its errors are
+// StaticSharesFor's.
+func TestLowestStaticShareFor(t *testing.T) {
+	c := twoLeaves(t, 32)
+	contended := false
+	for _, groups := range [][][]int{
+		nil,
+		{seq(8)},
+		{{0, 32}, {1, 33}, {2, 40, 3}},
+		{{0, 32, 1, 33}, {2, 34}, {4, 36, 5, 37, 6, 38}, {8, 40}},
+		{{0, 32}, {5, 5}}, // a repeated rank: an error
+	} {
+		for pats := Patterns(0); pats <= RingPattern|TreePattern|AllToAllPattern; pats++ {
+			all, wantErr := StaticSharesFor(c, groups, pats)
+			got, err := LowestStaticShareFor(c, groups, pats)
+			if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
+				t.Fatalf("%v, patterns %b: error %v, StaticSharesFor's %v", groups, pats, err, wantErr)
+			}
+			if err != nil {
+				continue
+			}
+			want := noContention
+			for _, sh := range all {
+				want = Share{Ring: min(want.Ring, sh.Ring), Tree: min(want.Tree, sh.Tree), Direct: min(want.Direct, sh.Direct)}
+			}
+			if got != want {
+				t.Errorf("%v, patterns %b: %+v, the least of %v is %+v", groups, pats, got, all, want)
+			}
+			contended = contended || got != noContention
+		}
+	}
+	if !contended {
+		t.Error("no group set contended: the least of nothing was compared")
+	}
+}

@@ -18,13 +18,26 @@ import (
 // domains it uses the NIC bandwidth per GPU at NICCommProfile.Efficiency.
 // Errors name the problem: no ranks, a rank outside the cluster, a repeated
 // rank.
+//
+// What it needs only while it makes the group (the rank check's sorted
+// copy, the members arranged, the probe's routes) lives in a pooled
+// scratch (scratches): a sweep makes its layouts' groups one after
+// another, and each made them afresh, fresh pages for a process whose
+// collector seldom runs (≈ 0.4 MB over the 1,000-point 70B sweep
+// command; issue 18, alloc43). The group keeps its own rank list, order
+// and domain offsets.
 func NewGroup(c *topology.Cluster, ranks []int) (*Group, error) {
-	if err := checkRanks(c, ranks); err != nil {
+	sc := scratches.get()
+	defer scratches.put(sc)
+	if err := checkRanksWith(c, ranks, &sc.sorted); err != nil {
 		return nil, err
 	}
 	g := &Group{c: c, ranks: slices.Clone(ranks), share: noContention}
+	if cap(sc.ms) < len(ranks) {
+		sc.ms = make([]member, len(ranks))
+	}
 	var ms []member
-	g.order, g.domOff, ms = arrange(c, ranks)
+	g.order, g.domOff, ms = arrangeInto(c, ranks, sc.ms[:len(ranks)], make([]int32, len(ranks)), nil)
 
 	s := &g.sh
 	s.p = &c.GPUOf(ranks[0]).Comm // a heterogeneous cluster's: the first rank's node group
@@ -67,7 +80,7 @@ func NewGroup(c *topology.Cluster, ranks []int) (*Group, error) {
 	s.treeDeg = treeDegree(s.domains)
 	s.intraBW, s.p2pBW, s.a2aBW = math.Inf(1), math.Inf(1), math.Inf(1)
 	if s.ppnMax >= 2 {
-		g.probeDomain(g.order[g.domOff[big]:g.domOff[big+1]])
+		g.probeDomain(g.order[g.domOff[big]:g.domOff[big+1]], sc)
 	}
 	s.netBW = float64(c.NICBandwidthPerGPU()) * c.NIC.Comm.Efficiency
 	if s.domains > 1 {
@@ -129,9 +142,12 @@ func arrangeInto(c *topology.Cluster, ranks []int, ms []member, order, domOff []
 // they load: the ring (every rank to the next), one pair, and all pairs
 // (all_to_all), each link at its kind's achievable fraction divided by the
 // number of the pattern's transfers that cross it.
-func (g *Group) probeDomain(dom []int32) {
+//
+// Its link lists live in sc (ids and probe), left there for the next call.
+func (g *Group) probeDomain(dom []int32, sc *loadScratch) {
 	c, s := g.c, &g.sh
-	var ids, route []int32
+	ids, route := sc.ids[:0], sc.probe[:0]
+	defer func() { sc.ids, sc.probe = ids, route }()
 	for i := range dom {
 		a, b := int(dom[i]), int(dom[(i+1)%len(dom)])
 		route = c.AppendRoute(route[:0], a, b, routeHash(a, b, 0))

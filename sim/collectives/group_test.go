@@ -3,6 +3,7 @@ package collectives
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -315,6 +316,59 @@ func TestMeshNodeCollectives(t *testing.T) {
 			want := float64(n.Time) + op.extra*1e9
 			if d := float64(m.Time) - want; d < -2 || d > 2 || m.Proto != n.Proto {
 				t.Errorf("%v %v: mesh %d ns %s, want %.0f ns (NVSwitch %d ns %s)", tc.ranks, op.op, m.Time, m.Proto, want, n.Time, n.Proto)
+			}
+		}
+	}
+}
+
+// NewGroup's pooled scratch (the rank check's sorted copy, the members,
+// the probe's routes) carries nothing from one group into the next: a run
+// of groups of different sizes and placements, made one after another on
+// one scratch, equals each made on a fresh scratch, errors included.
+func TestNewGroupScratchLeaksNothing(t *testing.T) {
+	spread := func(n, stride, off int) []int {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = off + i*stride
+		}
+		return out
+	}
+	dup := spread(20, 1, 0)
+	dup[17] = dup[3] // a repeat past smallGroup: the sorted check
+	for _, tc := range []struct {
+		spec topology.Spec
+		runs [][]int
+	}{
+		{topology.Spec{GPU: "h100-sxm", Nodes: 8}, [][]int{
+			spread(64, 1, 0), spread(8, 8, 3), spread(32, 2, 1), dup, spread(2, 9, 5),
+			spread(24, 1, 8), {7, 6, 5, 4, 3, 2, 1, 0}, spread(17, 3, 0), spread(4, 1, 60),
+		}},
+		{topology.Spec{GPU: "mi300x", Nodes: 2}, [][]int{spread(16, 1, 0), spread(4, 2, 1), spread(8, 1, 8), spread(2, 1, 3)}},
+		{topology.Spec{GPU: "h100-pcie", Nodes: 2}, [][]int{spread(16, 1, 0), spread(4, 1, 2), spread(3, 5, 0)}},
+	} {
+		c := cluster(t, tc.spec)
+		fresh := func(ranks []int) (*Group, error) {
+			scratches.mu.Lock()
+			saved := scratches.free
+			scratches.free = nil
+			scratches.mu.Unlock()
+			defer func() {
+				scratches.mu.Lock()
+				scratches.free = saved
+				scratches.mu.Unlock()
+			}()
+			return NewGroup(c, ranks)
+		}
+		for round := range 2 { // the second round on scratch grown by the first
+			for _, ranks := range tc.runs {
+				got, gotErr := NewGroup(c, ranks)
+				want, wantErr := fresh(ranks)
+				if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
+					t.Fatalf("%s round %d, %v: error %v, fresh %v", tc.spec.GPU, round, ranks, gotErr, wantErr)
+				}
+				if gotErr == nil && !reflect.DeepEqual(got, want) {
+					t.Errorf("%s round %d, %v: group %+v, fresh %+v", tc.spec.GPU, round, ranks, *got, *want)
+				}
 			}
 		}
 	}

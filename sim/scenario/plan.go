@@ -174,8 +174,16 @@ func (s *Plan) model() *workload.Model {
 // unresolvedModel is model's answer before the model is resolved.
 var unresolvedModel workload.Model
 
-// lastModel is the model sharedModel last handed out.
-var lastModel atomic.Pointer[workload.Model]
+// lastModel is the model sharedModel last handed out, with its
+// LayerParams bound once (layerParams).
+var lastModel atomic.Pointer[sharedEntry]
+
+// sharedEntry is a shared model and its LayerParams method value, which
+// holds a copy of it: the model is read-only, so the copy is the model.
+type sharedEntry struct {
+	m  *workload.Model
+	lp func(l int) (dense, expert float64)
+}
 
 // sharedModel returns *m in storage shared with the plans resolved before
 // it when it equals the last model resolved (a sweep's points mostly
@@ -187,13 +195,27 @@ var lastModel atomic.Pointer[workload.Model]
 // its workers have reserved their memory each byte is a fresh page
 // (docs/design.md "Speed", foot37).
 func sharedModel(m *workload.Model) *workload.Model {
-	if p := lastModel.Load(); p != nil && *p == *m {
-		return p
+	if e := lastModel.Load(); e != nil && *e.m == *m {
+		return e.m
 	}
 	p := new(workload.Model) // a copy: m is the caller's
 	*p = *m
-	lastModel.Store(p)
+	lastModel.Store(&sharedEntry{m: p, lp: p.LayerParams})
 	return p
+}
+
+// layerParams is s.model().LayerParams, bound once per shared model
+// (sharedEntry) when s's model is the last one shared. Binding the method
+// value copies the model to the heap (208 bytes), and FillStepConfig
+// bound it for every point a sweep keyed when loading and every run:
+// ≈ 0.25 MB of fresh pages in the 1,000-point 70B sweep command, whose
+// collector seldom runs (issue 18, alloc43). The calls cost what they did
+// (the same method value, not a closure over the shared model: foot37).
+func (s *Plan) layerParams() func(l int) (dense, expert float64) {
+	if e := lastModel.Load(); e != nil && e.m == s.r.model {
+		return e.lp
+	}
+	return s.model().LayerParams
 }
 
 // GPU is cluster.gpu's hardware record.
@@ -601,7 +623,7 @@ func (s *Plan) FillStepConfig(dst *parallel.StepConfig, l *parallel.Layout) {
 		RecomputeToOutput: s.Training.RecomputeReentrant,
 		EPBackend:         s.r.epBackend,
 		Steps:             s.Sim.Steps,
-		LayerParams:       m.LayerParams, // copies m to the heap (208 bytes a run), but calls cost less than through a closure over the shared model (measured: docs/design.md "Speed", foot37)
+		LayerParams:       s.layerParams(), // a method value on a copy of m, bound once per shared model: calls cost less than through a closure over the shared model (measured: docs/design.md "Speed", foot37)
 		MoEHostSync:       s.MoEHostSync(),
 		UnpadHostSync:     s.UnpadHostSync(),
 		PipeEngineSync:    s.PipeEngineSync(),

@@ -64,3 +64,46 @@ func TestSharedModel(t *testing.T) {
 		t.Errorf("unresolved plan's MoE columns: %s, want 0 false", got)
 	}
 }
+
+// A plan's StepConfig.LayerParams (bound once per shared model,
+// layerParams) answers with the plan's own model, whether its model is the
+// last one shared (the bound value) or another model was shared since (a
+// value bound for it): plans of three models resolved in turn, each
+// asked after the others.
+func TestLayerParamsBoundOnce(t *testing.T) {
+	load := func(f string) *Plan {
+		s, err := Load("../../scenarios/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	plans := []*Plan{load("llama3-70b-1024-h100-3d.yaml"), load("llama3-405b-16k-h100.yaml"),
+		load("mixtral-8x7b-ep8.yaml"), load("llama3-70b-1024-h100-3d.yaml"), load("llama3-70b-1024-h100-3d.yaml")}
+	if plans[3].r.model != plans[4].r.model || plans[0].r.model == plans[3].r.model {
+		t.Fatal("the last two 70B plans do not share their model, or the first shares it")
+	}
+	for round, last := range []bool{true, false} {
+		for i, s := range plans {
+			if round == 0 && i < len(plans)-2 {
+				continue // only the plans resolved last hold the last model
+			}
+			l, err := s.NewLayout()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e := lastModel.Load(); last && e.m != s.r.model {
+				t.Fatalf("plan %d: its model is not the last shared", i)
+			}
+			cfg := s.StepConfig(l)
+			m := s.Arch()
+			for layer := -1; layer <= m.StackLayers(); layer++ {
+				gd, ge := cfg.LayerParams(layer)
+				wd, we := m.LayerParams(layer)
+				if gd != wd || ge != we {
+					t.Fatalf("plan %d (%s) layer %d: LayerParams %g, %g; its model's %g, %g", i, s.Model.Preset, layer, gd, ge, wd, we)
+				}
+			}
+		}
+	}
+}

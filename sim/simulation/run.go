@@ -217,7 +217,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 		// pr.shares, which must hold this run's groups only.
 		tables = opt.Reuse.tables(cl, layout)
 	}
-	pr := newPricerWith(s, cl, layout, dev, tables)
+	pr := opt.Reuse.pricer(s, cl, layout, dev, tables)
 	pr.recordShares = opt.AllRanks
 	pr.sendMemo = opt.Reuse.sendMemo(cl)
 	cfg.DeviceClass = pr.deviceClasses()
@@ -312,6 +312,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 	res.exec = x
 	res.progs = progs
 	res.ranks, res.stRanks = pr.ranks, pr.stRanks // read-only from here: the pricer is done
+	opt.Reuse.handedRanks(res)
 	res.Events = eng.Executed() + extraEvents
 	if err := summarise(ctx, s, res, dev, opt.Memory); err != nil {
 		return nil, err
@@ -552,6 +553,65 @@ type Reuse struct {
 	// sends keeps pipeline-boundary send shares on built across layouts
 	// (sendMemo), emptied when the cluster changes.
 	sends sendMemo
+
+	// pr is the last run's pricer, reset for the next with its maps and
+	// scratch kept (Reuse.pricer); ranksTo is the last Result given its
+	// rank lists (pricer.ranks, stRanks), which the next run takes back.
+	pr      pricer
+	ranksTo *Result
+}
+
+// pricer returns a pricer for a run as newPricerWith makes it: the
+// Reuse's, reset, keeping its maps' tables and its scratch (a nil Reuse:
+// a new one). The last run's Result loses the rank lists the pricer
+// handed it (handedRanks; it then lists them anew, as without them): they
+// are emptied for this run. Why: a pricer and its two maps were ≈ 0.6 KB
+// of fresh memory a simulated point (the sweep's collector seldom runs,
+// so each is a first-touched page in the end; issue 18, alloc43).
+func (r *Reuse) pricer(s *scenario.Plan, c *topology.Cluster, l *parallel.Layout, dev workload.Device, t *priceTables) *pricer {
+	if r == nil {
+		return newPricerWith(s, c, l, dev, t)
+	}
+	if r.ranksTo != nil {
+		r.ranksTo.ranks, r.ranksTo.stRanks = nil, nil
+		r.ranksTo = nil
+	}
+	old := &r.pr
+	epCosts, ranks, stRanks := old.epCosts, old.ranks, old.stRanks
+	clear(epCosts)
+	clear(ranks)
+	clear(stRanks[:cap(stRanks)])
+	if epCosts == nil {
+		epCosts, ranks = map[costKey]engine.Time{}, map[[2]int][][]int{}
+	}
+	if cap(stRanks) >= l.PP {
+		stRanks = stRanks[:l.PP]
+	} else {
+		stRanks = nil // made by stageRanks when asked
+	}
+	if t == nil {
+		t = newPriceTables()
+	}
+	*old = pricer{s: s, c: c, l: l, dev: dev, dtype: s.Precision(), priceTables: t,
+		epCosts: epCosts, ranks: ranks, stRanks: stRanks, sig: old.sig, sendPairs: old.sendPairs,
+		devs: old.devs[:0]}
+	if s.Heterogeneous() {
+		for _, g := range s.GPUGroups() {
+			old.devs = append(old.devs, workload.DeviceOf(*g.GPU))
+		}
+	}
+	if len(old.devs) == 0 {
+		old.devs = nil // OpsTime: nil means one device
+	}
+	return old
+}
+
+// handedRanks notes that res holds the rank lists of the Reuse's pricer
+// (Run), for the next run to take back (Reuse.pricer).
+func (r *Reuse) handedRanks(res *Result) {
+	if r != nil {
+		r.ranksTo = res
+	}
 }
 
 // sendMemo returns the Reuse's send-share memo for cluster c (emptied
@@ -1191,14 +1251,10 @@ func (p *pricer) contention(groups [][]int, pats collectives.Patterns) collectiv
 	if p.s.Fidelity() != network.Analytic {
 		return noContention
 	}
-	all, err := collectives.StaticSharesFor(p.c, groups, pats)
+	low, err := collectives.LowestStaticShareFor(p.c, groups, pats)
 	if err != nil {
 		p.fail(err)
 		return noContention
-	}
-	low := noContention
-	for _, sh := range all {
-		low = collectives.Share{Ring: min(low.Ring, sh.Ring), Tree: min(low.Tree, sh.Tree), Direct: min(low.Direct, sh.Direct)}
 	}
 	if low != noContention && p.recordShares {
 		for _, ranks := range groups {

@@ -62,6 +62,20 @@ func TestPooledBuilderEqualsFresh(t *testing.T) {
 		if got := c.m.RecomputeOps(c.layer, c.s, RecomputeFull); !reflect.DeepEqual(got, wantF) {
 			t.Fatalf("%s layer %d %+v: pooled full recompute differs from a fresh forward", c.m.Name, c.layer, c.s)
 		}
+		// The forward ops themselves, their fused linears (kept in the
+		// builder's parts storage) included, and the per-op selective
+		// recompute listed from those linears.
+		d := dirty(i + 5)
+		c.m.forwardInto(d, c.layer, c.s.forLayer(c.m, c.layer))
+		if !reflect.DeepEqual(d.ops, fresh.ops) || len(d.parts) != len(fresh.parts) {
+			t.Fatalf("%s layer %d %+v: a used builder's ops (%d linears kept) differ from a fresh one's (%d)", c.m.Name, c.layer, c.s, len(d.parts), len(fresh.parts))
+		}
+		builders.Put(&builder{})
+		wantSel := c.m.RecomputeOps(c.layer, c.s, RecomputeSelectiveOp)
+		builders.Put(dirty(i + 6))
+		if got := c.m.RecomputeOps(c.layer, c.s, RecomputeSelectiveOp); !reflect.DeepEqual(got, wantSel) {
+			t.Fatalf("%s layer %d %+v: per-op selective recompute in a used builder differs from an empty one's", c.m.Name, c.layer, c.s)
+		}
 		// The embedding and head lists: built after an empty builder is
 		// put back (the one the next Get hands out on this P) against
 		// built in another layer's builder.

@@ -328,12 +328,13 @@ func (m Model) selectiveOpActivationBytes(layer int, s Shape) float64 {
 	a, h := b.act, float64(m.Hidden)
 	act := b.tokSP * h * a
 	count := 0
+	var one [1]linear
 	for _, f := range b.ops {
 		switch {
 		case f.kind == kindAttn:
 			act += b.tok * float64(b.hl*b.d.v) * a
 		case f.kind == kindGEMM && f.op.Block != BlockAttnCore:
-			for _, p := range f.linears() {
+			for _, p := range f.linears(&one) {
 				count++
 				if count%2 != 0 {
 					act += float64(f.op.M) * float64(p.n) * float64(f.op.Batch) * a

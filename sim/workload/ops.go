@@ -155,6 +155,9 @@ type builder struct {
 	split
 	ops    []fwdOp
 	window int // the layer's sliding attention window (Model.Window), 0 = full
+	// parts holds the ops' fused linears (fwdOp.parts), one op's after
+	// another, kept with ops when the builder is reused (gemm).
+	parts []linear
 }
 
 // gemm adds C[M×N] = A[M×K]·B[K×N], batch times. Inputs are read at the
@@ -173,23 +176,37 @@ func (b *builder) gemm(name string, blk Block, m, n, k, batch int, parts ...line
 		w := float64(k) * float64(n) * float64(max(batch, 1))
 		acc = cost{w * b.accum[2], w * b.accum[0], w * b.accum[1]}
 	}
+	var kept []linear // the op's parts (nil: none)
+	if len(parts) > 0 {
+		// The op's linears in the builder's storage, not the caller's
+		// (a variadic list, or fc1Parts' pair, stored in the op, made
+		// each call a new array: ≈ 0.15 MB over the 1,000-point 70B
+		// sweep command, fresh pages while its collector seldom runs;
+		// issue 18, alloc43). A grown array leaves the earlier ops'
+		// linears in the old one, unchanged.
+		from := len(b.parts)
+		b.parts = append(b.parts, parts...)
+		kept = b.parts[from:len(b.parts):len(b.parts)]
+	}
 	var bwdScaling Scaling
 	if b.fp8 != nil {
 		o.Quant = QuantScaled
 		o.Scaling, bwdScaling = b.fp8.fwdScaling, b.fp8.bwdScaling
-		b.ops = append(b.ops, b.fp8.quant(name, blk, m, n, k, batch, parts))
+		b.ops = append(b.ops, b.fp8.quant(name, blk, m, n, k, batch, kept))
 	}
-	b.ops = append(b.ops, fwdOp{op: o, kind: kindGEMM, parts: parts, bwdScaling: bwdScaling, bwd: acc})
+	b.ops = append(b.ops, fwdOp{op: o, kind: kindGEMM, parts: kept, bwdScaling: bwdScaling, bwd: acc})
 }
 
 // fc1Parts are the linears of an MLP's first projection of inner width f
 // (local to this GPU): the gate and up projections of a GLU (SwiGLU's w1
-// and w3, in that order), or nil for a single projection.
-func (b *builder) fc1Parts(name string, f int) []linear {
+// and w3, in that order), or none (n 0) for a single projection. An
+// array, not a slice: the caller's copy stays on its stack (gemm keeps
+// the parts in the builder's storage).
+func (b *builder) fc1Parts(name string, f int) (parts [2]linear, n int) {
 	if !b.m.glu() {
-		return nil
+		return parts, 0
 	}
-	return []linear{{name + "_gate", f}, {name + "_up", f}}
+	return [2]linear{{suffixed(name, "_gate"), f}, {suffixed(name, "_up"), f}}, 2
 }
 
 // gemmOp is batch GEMMs C[m×n] = A[m×k]·B[k×n] reading inputs of in bytes
@@ -374,6 +391,43 @@ func appendFwdList(out []Op, ops []fwdOp) []Op {
 	return out
 }
 
+// suffixed is name+suffix, made once per pair in the process (up to
+// maxSuffixed pairs; past them, made each call). A layer's backward op
+// names (qkv_proj_dgrad, …) and a GLU's linears (fc1_gate, fc1_up) were
+// concatenated anew every time a point listed a layer's ops: ≈ 0.15 MB of
+// fresh pages over the 1,000-point 70B sweep command, whose collector
+// seldom runs (issue 18, alloc43). The names are the model's op names, a
+// few dozen.
+func suffixed(name, suffix string) string {
+	k := [2]string{name, suffix}
+	suffixedNames.mu.Lock()
+	s, ok := suffixedNames.m[k]
+	suffixedNames.mu.Unlock()
+	if ok {
+		return s
+	}
+	s = name + suffix
+	suffixedNames.mu.Lock()
+	if suffixedNames.m == nil {
+		suffixedNames.m = map[[2]string]string{}
+	}
+	if len(suffixedNames.m) < maxSuffixed {
+		suffixedNames.m[k] = s
+	}
+	suffixedNames.mu.Unlock()
+	return s
+}
+
+// maxSuffixed bounds suffixedNames, so that a long-lived process meeting
+// ever new op names stops keeping them.
+const maxSuffixed = 4096
+
+// suffixedNames holds suffixed's strings by (name, suffix).
+var suffixedNames struct {
+	mu sync.Mutex
+	m  map[[2]string]string
+}
+
 // bwdList derives the backward kernels of a forward list, in reverse order.
 func bwdList(ops []fwdOp, gin, act float64) []Op {
 	return appendBwdList(make([]Op, 0, 2*len(ops)), ops, gin, act)
@@ -391,20 +445,20 @@ func appendBwdList(out []Op, ops []fwdOp, gin, act float64) []Op {
 			fm, fn, fk := float64(M), float64(N), float64(K)
 			// dA[M×K] = dC[M×N]·Bᵀ; dB[K×N] = Aᵀ·dC.
 			out = append(out,
-				Op{Name: o.Name + "_dgrad", Block: o.Block, Class: ClassGEMM, Pass: Backward,
+				Op{Name: suffixed(o.Name, "_dgrad"), Block: o.Block, Class: ClassGEMM, Pass: Backward,
 					FLOPs: o.FLOPs, BytesRead: (fm*fn + fk*fn) * gin * bt, BytesWritten: fm * fk * act * bt,
 					M: M, N: K, K: N, Batch: o.Batch, Quant: o.Quant, Scaling: f.bwdScaling},
-				Op{Name: o.Name + "_wgrad", Block: o.Block, Class: ClassGEMM, Pass: Backward,
+				Op{Name: suffixed(o.Name, "_wgrad"), Block: o.Block, Class: ClassGEMM, Pass: Backward,
 					FLOPs: o.FLOPs, BytesRead: (fm*fk + fm*fn) * gin * bt, BytesWritten: fk * fn * act * bt,
 					M: K, N: N, K: M, Batch: o.Batch, Quant: o.Quant, Scaling: f.bwdScaling})
 			if f.bwd.read > 0 { // the gradient accumulation's add (autocast.go)
-				out = append(out, Op{Name: o.Name + "_grad_acc", Block: o.Block, Class: ClassMemory, Pass: Backward,
+				out = append(out, Op{Name: suffixed(o.Name, "_grad_acc"), Block: o.Block, Class: ClassMemory, Pass: Backward,
 					FLOPs: f.bwd.flops, BytesRead: f.bwd.read, BytesWritten: f.bwd.write, Batch: 1})
 			}
 		case kindAten: // the module's backward kernels, on its last forward kernel
 			out = append(out, f.bwdOps...)
 		default: // attention and memory kernels carry their backward cost
-			o.Name += "_bwd"
+			o.Name = suffixed(o.Name, "_bwd")
 			o.Pass = Backward
 			o.FLOPs, o.BytesRead, o.BytesWritten = f.bwd.flops, f.bwd.read, f.bwd.write
 			o.AttnEff = f.bwdEff
@@ -433,7 +487,7 @@ func (b *builder) release() {
 // nil each time (≈ 1.4 MB of the 1,000-point 70B sweep's garbage; garb35).
 func pooledBuilder(sp split) *builder {
 	b := builders.Get().(*builder)
-	*b = builder{split: sp, ops: b.ops[:0]}
+	*b = builder{split: sp, ops: b.ops[:0], parts: b.parts[:0]}
 	return b
 }
 
@@ -462,7 +516,7 @@ func (m Model) forward(layer int, s Shape) *builder {
 // forLayer's) into b, whatever b held before: every field is set afresh
 // and the list restarts at length zero in b's storage.
 func (m Model) forwardInto(b *builder, layer int, s Shape) {
-	*b = builder{split: newSplit(m, s), window: m.Window(layer), ops: b.ops[:0]}
+	*b = builder{split: newSplit(m, s), window: m.Window(layer), ops: b.ops[:0], parts: b.parts[:0]}
 	if m.IsMTPLayer(layer) {
 		b.mtpInput()
 	}
@@ -619,7 +673,8 @@ func (b *builder) denseMLP() {
 	T := int(b.tok)
 	f := cdiv(m.FFN, b.tp)
 	b.streamNorm("mlp_norm", BlockMLP, b.tokSP, h)
-	b.gemm("fc1", BlockMLP, T, m.fc1Width(f), h, 1, b.fc1Parts("fc1", f)...)
+	parts, n := b.fc1Parts("fc1", f)
+	b.gemm("fc1", BlockMLP, T, m.fc1Width(f), h, 1, parts[:n]...)
 	b.activation("act", BlockMLP, b.tok, f)
 	b.gemm("fc2", BlockMLP, T, h, f, 1)
 	b.dropout("mlp_dropout", BlockMLP, b.tokSP*float64(h))
@@ -659,13 +714,15 @@ func (b *builder) moe() {
 	te := b.expertTokens()
 	me := int(math.Ceil(te / float64(local)))
 	f := cdiv(e.ExpertFFN, b.etp)
-	b.gemm("expert_fc1", BlockExperts, me, m.fc1Width(f), h, local, b.fc1Parts("expert_fc1", f)...)
+	parts, n := b.fc1Parts("expert_fc1", f)
+	b.gemm("expert_fc1", BlockExperts, me, m.fc1Width(f), h, local, parts[:n]...)
 	b.activation("expert_act", BlockExperts, float64(me*local), f)
 	b.gemm("expert_fc2", BlockExperts, me, h, f, local)
 	if e.SharedExperts > 0 {
 		fs := cdiv(e.SharedExperts*e.ExpertFFN, b.tp)
 		T := int(b.tok)
-		b.gemm("shared_fc1", BlockExperts, T, m.fc1Width(fs), h, 1, b.fc1Parts("shared_fc1", fs)...)
+		parts, n := b.fc1Parts("shared_fc1", fs)
+		b.gemm("shared_fc1", BlockExperts, T, m.fc1Width(fs), h, 1, parts[:n]...)
 		b.activation("shared_act", BlockExperts, b.tok, fs)
 		b.gemm("shared_fc2", BlockExperts, T, h, fs, 1)
 	}
@@ -788,6 +845,7 @@ func isOp(name, base string) bool {
 func (b *builder) selectiveOp() []fwdOp {
 	var out []fwdOp
 	count := 0
+	var one [1]linear
 	for _, f := range b.ops {
 		switch {
 		case f.op.Block == BlockAttnCore:
@@ -795,7 +853,7 @@ func (b *builder) selectiveOp() []fwdOp {
 				out = append(out, f)
 			}
 		case f.kind == kindGEMM:
-			for _, p := range f.linears() {
+			for _, p := range f.linears(&one) {
 				count++
 				if count%2 != 0 {
 					continue
@@ -860,12 +918,16 @@ func (b *builder) saveDots() []fwdOp {
 	return out
 }
 
-// linears returns the framework linears of a GEMM: its parts, or itself.
-func (f fwdOp) linears() []linear {
+// linears returns the framework linears of a GEMM: its parts, or itself
+// (in *one: the caller's storage, so that the list of one is not a new
+// array per GEMM each time a point lists its recomputed or saved
+// activations; issue 18, alloc43).
+func (f *fwdOp) linears(one *[1]linear) []linear {
 	if len(f.parts) > 0 {
 		return f.parts
 	}
-	return []linear{{f.op.Name, f.op.N}}
+	one[0] = linear{f.op.Name, f.op.N}
+	return one[:]
 }
 
 // mtpInput adds a multi-token-prediction module's ops before its
