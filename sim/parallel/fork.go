@@ -481,6 +481,7 @@ func (x *Executor) Resume(f *Fork) error {
 	}
 	// The state: the prefixes', and past them the inputs that have
 	// arrived (need past a prefix is as NewSymmetric filled it).
+	x.lazy = false // every record written here (symBuffers)
 	for i := range x.inst {
 		in, fi := &x.inst[i], &f.inst[i]
 		copy(in.state, fi.state)
@@ -615,6 +616,7 @@ var hotPadMask = func() uint64 {
 // RunResumed plays on after Resume, as Run after begin.
 func (x *Executor) RunResumed() error {
 	x.eng.Run()
+	x.settle()
 	return x.ended()
 }
 
@@ -634,7 +636,19 @@ func (x *Executor) setWatch(cut func(stage int) int) bool {
 		}
 		watched = true
 		in.watch = in.prog.entries[e]
-		for t := int32(0); t < in.watch; t++ {
+		read := in.watch
+		if x.lazy {
+			// Past the host thread only the receives' records are
+			// written (symBuffers): the other tasks, not issued,
+			// have not ended.
+			read = min(read, in.hostNext)
+			for t := read; t < in.watch; t++ {
+				if in.hot[t].kind != KindRecv || in.state[t].end == 0 {
+					x.watchLeft++
+				}
+			}
+		}
+		for t := int32(0); t < read; t++ {
 			if in.state[t].end == 0 {
 				x.watchLeft++
 			}
