@@ -3,6 +3,7 @@ package parallel
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/engine"
@@ -18,7 +19,8 @@ import (
 // long after short and short after long, with and without a host thread
 // (without: the whole state is cleared), whole and shortened (RunSteady
 // pauses twice and reads the state past the host thread at the first:
-// Fork.save, setWatch), so that a record one play or one point left, or
+// Fork.save, setWatch), and the full step resumed from a shortened play's
+// saved state (Resume leaves the records past the prefixes lazy), so that a record one play or one point left, or
 // one not written yet, would show.
 func TestLazyStateEqualsCleared(t *testing.T) {
 	defer SetStateChecks(SetStateChecks(true))
@@ -59,13 +61,22 @@ func TestLazyStateEqualsCleared(t *testing.T) {
 		}
 	}
 	a := new(Arena)
-	lazy := 0
+	lazy, resumed := 0, 0
 	for _, s := range steps {
 		type played struct {
 			x               *Executor
 			failed          bool
 			saved           bool
 			savedDone, done int
+			// the play's records, events and Stats per stage, taken
+			// before the resumed play reuses the arena's storage
+			state      [][]taskState
+			events     [][]int32
+			stats      []Stats
+			completed  int
+			executed   uint64
+			replicated bool
+			resumed    *Executor // the full step resumed from the saved Fork (steady)
 		}
 		play := func(arena *Arena) played {
 			cfg := s.cfg()
@@ -88,9 +99,9 @@ func TestLazyStateEqualsCleared(t *testing.T) {
 			}
 			var p played
 			p.x = x
+			var f Fork
 			if s.steady {
 				x.CountEvents()
-				var f Fork
 				p.failed, err = x.RunSteady(plan, &f)
 				p.saved, p.savedDone, _ = f.Saved()
 				if !p.failed {
@@ -101,6 +112,33 @@ func TestLazyStateEqualsCleared(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatalf("%s: %v", s.name, err)
+			}
+			for i := range x.inst {
+				p.state = append(p.state, slices.Clone(x.inst[i].state))
+				p.events = append(p.events, slices.Clone(x.inst[i].events))
+				p.stats = append(p.stats, x.Stats(i))
+			}
+			p.completed, p.executed, p.replicated = x.Completed(), x.eng.Executed(), x.Replicated()
+			if s.steady {
+				if p.saved {
+					// the full step, built over the shortened one's
+					// storage, resumed from the saved state
+					f.Detach()
+					full := s.cfg()
+					full.Arena = arena
+					progs, err := BuildAfter(full, s.pricer, &f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					y := NewSymmetric(engine.New(), full.Layout, progs)
+					if err := y.Resume(&f); err != nil {
+						t.Fatalf("%s: Resume: %v", s.name, err)
+					}
+					if err := y.RunResumed(); err != nil {
+						t.Fatalf("%s: %v", s.name, err)
+					}
+					p.resumed = y
+				}
 			}
 			return p
 		}
@@ -113,23 +151,39 @@ func TestLazyStateEqualsCleared(t *testing.T) {
 			t.Errorf("%s: the state is still lazy after the play", s.name)
 		}
 		if got.failed != want.failed || got.saved != want.saved || got.savedDone != want.savedDone ||
-			got.x.Completed() != want.x.Completed() || got.x.eng.Executed() != want.x.eng.Executed() ||
-			got.x.Replicated() != want.x.Replicated() {
+			got.completed != want.completed || got.executed != want.executed || got.replicated != want.replicated {
 			t.Errorf("%s: on the arena failed %v, saved %v after %d, %d tasks, %d events, replicated %v; fresh %v, %v after %d, %d, %d, %v",
-				s.name, got.failed, got.saved, got.savedDone, got.x.Completed(), got.x.eng.Executed(), got.x.Replicated(),
-				want.failed, want.saved, want.savedDone, want.x.Completed(), want.x.eng.Executed(), want.x.Replicated())
+				s.name, got.failed, got.saved, got.savedDone, got.completed, got.executed, got.replicated,
+				want.failed, want.saved, want.savedDone, want.completed, want.executed, want.replicated)
 		}
-		for i := range want.x.inst {
-			g, w := &got.x.inst[i], &want.x.inst[i]
-			if !reflect.DeepEqual(g.state, w.state) || !reflect.DeepEqual(g.events, w.events) {
+		if (got.resumed == nil) != (want.resumed == nil) {
+			t.Fatalf("%s: resumed %v on the arena, %v fresh", s.name, got.resumed != nil, want.resumed != nil)
+		}
+		if want.resumed != nil {
+			resumed++
+			if got.resumed.Completed() != want.resumed.Completed() || got.resumed.eng.Executed() != want.resumed.eng.Executed() {
+				t.Errorf("%s: resumed on the arena %d tasks, %d events; fresh %d, %d", s.name,
+					got.resumed.Completed(), got.resumed.eng.Executed(), want.resumed.Completed(), want.resumed.eng.Executed())
+			}
+			for i := range want.resumed.inst {
+				if !reflect.DeepEqual(got.resumed.inst[i].state, want.resumed.inst[i].state) {
+					t.Errorf("%s: stage %d: the resumed full play's times differ on the arena", s.name, i)
+				}
+				if gs, ws := got.resumed.Stats(i), want.resumed.Stats(i); gs != ws {
+					t.Errorf("%s: stage %d: the resumed full play's Stats %+v on the arena, %+v fresh", s.name, i, gs, ws)
+				}
+			}
+		}
+		for i := range want.state {
+			if !reflect.DeepEqual(got.state[i], want.state[i]) || !reflect.DeepEqual(got.events[i], want.events[i]) {
 				t.Errorf("%s: stage %d: task times or events differ on the arena", s.name, i)
 			}
-			if gs, ws := got.x.Stats(i), want.x.Stats(i); gs != ws {
-				t.Errorf("%s: stage %d: Stats %+v on the arena, %+v fresh", s.name, i, gs, ws)
+			if got.stats[i] != want.stats[i] {
+				t.Errorf("%s: stage %d: Stats %+v on the arena, %+v fresh", s.name, i, got.stats[i], want.stats[i])
 			}
 		}
 	}
-	if lazy < len(steps)/2 {
-		t.Errorf("%d of %d plays left their state lazy: untested", lazy, len(steps))
+	if lazy < len(steps)/2 || resumed == 0 {
+		t.Errorf("%d of %d plays left their state lazy, %d resumed: untested", lazy, len(steps), resumed)
 	}
 }

@@ -255,7 +255,9 @@ func (x *Executor) RunSteady(st Steady, fork *Fork) (failed bool, err error) {
 // RunSteadyResumed is RunSteady for a play Resume started from another
 // shortened play's state.
 func (x *Executor) RunSteadyResumed(st Steady, fork *Fork) (failed bool, err error) {
-	return x.runSteady(st, fork)
+	failed, err = x.runSteady(st, fork)
+	x.settle()
+	return failed, err
 }
 
 func (x *Executor) runSteady(st Steady, fork *Fork) (failed bool, err error) {
