@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -185,5 +186,72 @@ func TestLazyStateEqualsCleared(t *testing.T) {
 	}
 	if lazy < len(steps)/2 || resumed == 0 {
 		t.Errorf("%d of %d plays left their state lazy, %d resumed: untested", lazy, len(steps), resumed)
+	}
+}
+
+// Resume, on a full step whose state is lazy (built in the arena the
+// shortened play saved from, the records filled with garbage:
+// SetStateChecks), refuses a step in which a task past a common prefix has
+// every input but its issue at the save (TestResumeRefusesATaskWithItsInputs'
+// prefix cut before an ended task): it reads no record past the prefix
+// for that, and the refused executor then plays as the full step on fresh
+// storage.
+func TestResumeRefusesOnLazyState(t *testing.T) {
+	defer SetStateChecks(SetStateChecks(true))
+	cfg, plan, build := hostAheadStep(t)
+	whole := build(cfg) // (no arena: its own storage)
+	if err := whole.Run(); err != nil {
+		t.Fatal(err)
+	}
+	a := new(Arena)
+	inArena := func(c *StepConfig) *Executor {
+		c2 := *c
+		c2.Arena = a
+		return build(&c2)
+	}
+	short := *cfg
+	short.Microbatches = plan.Played
+	xs := inArena(&short)
+	xs.CountEvents()
+	f := new(Fork)
+	if _, err := xs.RunSteady(plan, f); err != nil {
+		t.Fatal(err)
+	}
+	if saved, _, _ := f.Saved(); !saved {
+		t.Fatal("nothing saved")
+	}
+	f.Detach()
+	x := inArena(cfg)
+	if !x.lazy {
+		t.Fatal("the full step's state is not lazy: untested")
+	}
+	fi := &f.inst[1]
+	p := x.progs[1]
+	cut := false
+	for u := fi.common - 1; u > 0 && !cut; u-- {
+		// (not a send either: symBuffers clears the sends' records
+		// with the receives')
+		if k := p.Tasks[u].Kind; fi.state[u].end != 0 && k != KindRecv && k != KindSend && p.depCount(int(u)) > 0 {
+			// (the saved records and counts cut too: u's record is
+			// then a lazy one, which Resume must not read)
+			fi.common, fi.state, fi.need, cut = u, fi.state[:u], fi.need[:u], true
+			for fi.p2pEnd > fi.p2pAt && f.cp.p2p[fi.p2pEnd-1].t >= u {
+				fi.p2pEnd--
+			}
+		}
+	}
+	if !cut {
+		t.Fatal("no ended task in the prefix")
+	}
+	if err := x.Resume(f); !errors.Is(err, ErrNoResume) {
+		t.Fatalf("Resume: %v, want ErrNoResume", err)
+	}
+	if err := x.Run(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range x.inst {
+		if !reflect.DeepEqual(x.inst[i].state, whole.inst[i].state) {
+			t.Errorf("stage %d: the refused executor's play differs from the full step's", i)
+		}
 	}
 }
