@@ -195,6 +195,7 @@ func (b *builder) build() error {
 	b.prog.Hosted = cfg.Host.On
 	b.prog.noHostWaits = true // until add makes one
 	b.prog.issueSum, b.prog.issueSumOK = 0, true
+	b.prog.p2pListed = true
 	b.recomputed = resize(b.recomputed, cfg.Model.StackLayers())
 	clear(b.recomputed)
 	pos := 0

@@ -52,6 +52,9 @@ type Executor struct {
 	reach     int    // the units the last replicate's check reached back (steady.go, Settle)
 	unfit     bool   // the last refusal was of the programs, not of times (steady.go, structure)
 	resumed   int    // tasks ended when the play was resumed (fork.go, Resume)
+	// lazy: the task state past each instance's host thread, receives
+	// aside, is not written yet (symBuffers, settle; reuse.go).
+	lazy bool
 
 	byTask  [NumGroupKinds]bool // collectives timed by Task.Dur (TimeByTask)
 	floorBy [NumGroupKinds]bool // fabric-played collectives lasting at least Task.Dur (FloorByTask)
@@ -276,7 +279,7 @@ func NewSymmetric(eng *engine.Engine, l *Layout, progs []*Program) *Executor {
 		x.inst[s] = instance{rank: int32(l.RankOf(Coord{PP: s})), stage: int32(s), prog: p, cur: -1, hostWait: -1, walk: hostWalk(p)}
 	}
 	if pooled {
-		progs[0].arena.symBuffers(x.inst) // reuse.go
+		x.lazy = progs[0].arena.symBuffers(x.inst) // reuse.go
 	}
 	for s, p := range progs {
 		in := &x.inst[s]
@@ -618,8 +621,8 @@ func (in *instance) hostRun() (int, bool) {
 				}
 			}
 			free = issued
-			state[t].issued = free + 1
-			n := need[t] - 1 // the issue is one of its inputs
+			state[t] = taskState{issued: free + 1} // whole: its first write (symBuffers)
+			n := need[t] - 1                       // the issue is one of its inputs
 			need[t] = n
 			if n == 0 { // every input ready: the issue was the last
 				in.hostNext, in.hostFree = int32(t+1), free
@@ -665,8 +668,8 @@ func (in *instance) hostRun() (int, bool) {
 			}
 		}
 		free = issued
-		state[t].issued = free + 1
-		n := need[t] - 1 // the issue is one of its inputs
+		state[t] = taskState{issued: free + 1} // whole: its first write (symBuffers)
+		n := need[t] - 1                       // the issue is one of its inputs
 		need[t] = n
 		if n == 0 { // every input ready: the issue was the last
 			in.hostNext, in.hostFree = int32(t+1), free
@@ -725,6 +728,7 @@ func (x *Executor) Symmetric() bool { return x.symmetric }
 func (x *Executor) Run() error {
 	x.begin()
 	x.eng.Run()
+	x.settle()
 	return x.ended()
 }
 

@@ -480,11 +480,19 @@ func (x *Executor) Resume(f *Fork) error {
 		}
 	}
 	// The state: the prefixes', and past them the inputs that have
-	// arrived (need past a prefix is as NewSymmetric filled it).
+	// arrived (need past a prefix is as NewSymmetric filled it). Past a
+	// prefix the records stay as NewSymmetric left them: cleared, or
+	// lazy (symBuffers: the receives' cleared, the rest unwritten), which
+	// they still are, the host thread resuming at the prefix's end at
+	// the latest (below) and no task past it having started. (Cleared
+	// here as well, they were ≈ 2 M of the 70B sweep's 6 M cleared
+	// records: a resumed play is the full step's.)
 	for i := range x.inst {
 		in, fi := &x.inst[i], &f.inst[i]
 		copy(in.state, fi.state)
-		clear(in.state[fi.common:])
+		if !x.lazy {
+			clear(in.state[fi.common:])
+		}
 		copy(in.need, fi.need)
 		if in.events != nil {
 			copy(in.events, fi.events)
@@ -509,7 +517,9 @@ func (x *Executor) Resume(f *Fork) error {
 			for k := len(succ) - 1; k >= 0 && succ[k] >= c; k-- {
 				t := succ[k]
 				in.need[t]-- // one more input arrived
-				if in.depsIn(int(t)) && hot[t].kind != KindRecv {
+				// depsIn, for a task past the prefix, not issued (its
+				// record may be lazy: not read)
+				if n := in.need[t]; hot[t].kind != KindRecv && (n <= 0 || p.Hosted && n <= 1) {
 					early = true
 				}
 			}
@@ -615,6 +625,7 @@ var hotPadMask = func() uint64 {
 // RunResumed plays on after Resume, as Run after begin.
 func (x *Executor) RunResumed() error {
 	x.eng.Run()
+	x.settle()
 	return x.ended()
 }
 
@@ -634,7 +645,19 @@ func (x *Executor) setWatch(cut func(stage int) int) bool {
 		}
 		watched = true
 		in.watch = in.prog.entries[e]
-		for t := int32(0); t < in.watch; t++ {
+		read := in.watch
+		if x.lazy {
+			// Past the host thread only the receives' records are
+			// written (symBuffers): the other tasks, not issued,
+			// have not ended.
+			read = min(read, in.hostNext)
+			for t := read; t < in.watch; t++ {
+				if in.hot[t].kind != KindRecv || in.state[t].end == 0 {
+					x.watchLeft++
+				}
+			}
+		}
+		for t := int32(0); t < read; t++ {
 			if in.state[t].end == 0 {
 				x.watchLeft++
 			}

@@ -314,6 +314,12 @@ type Program struct {
 	// build's own records (Program.hot, keepHot: hostIssueSum).
 	issueSum   engine.Time
 	issueSumOK bool
+	// p2pListed: p2p lists every send and receive (CheckHot), which
+	// symBuffers' lazy state relies on to clear the receives' records.
+	// builder.build sets it (add, copyLayers and copyPass list theirs; a
+	// re-pricing keeps the last build's list, of the same tasks); false,
+	// the safe default, elsewhere (programs made by hand).
+	p2pListed bool
 }
 
 // copySeg is a range of a program's tasks that a build appended as a

@@ -17,7 +17,8 @@ import (
 // lists and dependency counts with a recount (CheckSucc), and that a
 // program whose build made no host wait (Program.noHostWaits) holds
 // none, and that a build's host-issue sum (Program.issueSum) is the
-// tasks'. It reports how
+// tasks', and that a build's program lists every send and receive, in
+// task order, in p2p (Program.p2pListed). It reports how
 // many tasks lie in copied ranges and the first difference.
 func CheckHot(p *Program) (copied int, err error) {
 	n := len(p.Tasks)
@@ -37,6 +38,18 @@ func CheckHot(p *Program) (copied int, err error) {
 	if len(p.depOff) > 0 { // dependency lists made (not a hand-made program's records alone)
 		if err := CheckSucc(p); err != nil {
 			return copied, err
+		}
+	}
+	if p.p2pListed {
+		// symBuffers clears the receives it finds in p2p alone (reuse.go)
+		var p2p []int32
+		for i := range p.Tasks {
+			if k := p.Tasks[i].Kind; k == KindSend || k == KindRecv {
+				p2p = append(p2p, int32(i))
+			}
+		}
+		if !slices.Equal(p2p, p.p2p) {
+			return copied, fmt.Errorf("stage %d: p2p lists %d tasks, the program has %d sends and receives", p.Stage, len(p.p2p), len(p2p))
 		}
 	}
 	if p.issueSumOK {

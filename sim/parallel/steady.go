@@ -247,13 +247,17 @@ func (x *Executor) instArena() *Arena {
 // save: nothing after the saved state is played.
 func (x *Executor) RunSteady(st Steady, fork *Fork) (failed bool, err error) {
 	x.begin()
-	return x.runSteady(st, fork)
+	failed, err = x.runSteady(st, fork)
+	x.settle() // (a refusal of the programs returns before any pause)
+	return failed, err
 }
 
 // RunSteadyResumed is RunSteady for a play Resume started from another
 // shortened play's state.
 func (x *Executor) RunSteadyResumed(st Steady, fork *Fork) (failed bool, err error) {
-	return x.runSteady(st, fork)
+	failed, err = x.runSteady(st, fork)
+	x.settle()
+	return failed, err
 }
 
 func (x *Executor) runSteady(st Steady, fork *Fork) (failed bool, err error) {
@@ -282,6 +286,7 @@ func (x *Executor) runSteady(st Steady, fork *Fork) (failed bool, err error) {
 			if x.watchLeft > 0 {
 				x.eng.Run()
 			}
+			x.settle() // the state is read from here on
 			if running() && x.watchLeft == 0 {
 				fork.save(x, st)
 				// The first stage's tasks before its suffix have
@@ -302,6 +307,7 @@ func (x *Executor) runSteady(st Steady, fork *Fork) (failed bool, err error) {
 		if x.watchLeft > 0 {
 			x.eng.Run()
 		}
+		x.settle()
 		if x.watchLeft == 0 && running() {
 			x.clearWatch()
 			if x.refusal = x.replicate(st, true); x.refusal != "" {
@@ -313,6 +319,7 @@ func (x *Executor) runSteady(st Steady, fork *Fork) (failed bool, err error) {
 	if running() {
 		x.eng.Run()
 	}
+	x.settle()
 	return false, x.ended()
 }
 
