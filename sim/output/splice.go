@@ -72,6 +72,7 @@ type ipcFrame struct {
 	recs        []ipcBlock
 	metas       []byte
 	footerBytes []byte
+	trailer     [10]byte
 	fb          *flatbuffers.Builder
 }
 
@@ -259,10 +260,9 @@ func (fr *ipcFrame) batch(offset, meta, body int64, msg []byte) {
 func (fr *ipcFrame) finish(w *countingWriter) error {
 	footer := fr.footer()
 	fr.footerBytes = footer
-	var trailer [10]byte
-	binary.LittleEndian.PutUint32(trailer[:], uint32(len(footer)))
-	copy(trailer[4:], "ARROW1")
-	for _, p := range [][]byte{fr.eos, footer, trailer[:]} {
+	binary.LittleEndian.PutUint32(fr.trailer[:], uint32(len(footer)))
+	copy(fr.trailer[4:], "ARROW1")
+	for _, p := range [][]byte{fr.eos, footer, fr.trailer[:]} {
 		if _, err := w.Write(p); err != nil {
 			return err
 		}
@@ -342,27 +342,39 @@ func (r *frameReader) written() int64 {
 }
 
 func (r *frameReader) ReadAt(p []byte, off int64) (int, error) {
+	b, ok := r.sliceAt(off, int64(len(p)))
+	if !ok {
+		return 0, fmt.Errorf("read of %d bytes at %d: not a message's metadata", len(p), off)
+	}
+	return copy(p, b), nil
+}
+
+// sliceAt returns the n bytes at off when one part the frame holds has
+// them all (readAt takes them without a copy).
+func (r *frameReader) sliceAt(off, n int64) ([]byte, bool) {
 	fr := r.fr
-	in := func(start int64, seg []byte) bool {
-		if off < start || off+int64(len(p)) > start+int64(len(seg)) {
-			return false
+	in := func(start int64, seg []byte) ([]byte, bool) {
+		if off < start || n < 0 || off+n > start+int64(len(seg)) {
+			return nil, false
 		}
-		copy(p, seg[off-start:])
-		return true
+		return seg[off-start : off-start+n], true
 	}
 	footerStart := r.size - 10 - int64(len(fr.footerBytes))
-	var trailer [10]byte
-	binary.LittleEndian.PutUint32(trailer[:], uint32(len(fr.footerBytes)))
-	copy(trailer[4:], "ARROW1")
-	if in(0, fr.header) || in(footerStart, fr.footerBytes) || in(r.size-10, trailer[:]) {
-		return len(p), nil
+	if b, ok := in(0, fr.header); ok {
+		return b, true
+	}
+	if b, ok := in(footerStart, fr.footerBytes); ok {
+		return b, true
+	}
+	if b, ok := in(r.size-10, fr.trailer[:]); ok {
+		return b, true
 	}
 	m := int64(0)
-	for _, b := range fr.recs {
-		if in(b.offset, fr.metas[m:m+b.meta]) {
-			return len(p), nil
+	for _, blk := range fr.recs {
+		if b, ok := in(blk.offset, fr.metas[m:m+blk.meta]); ok {
+			return b, true
 		}
-		m += b.meta
+		m += blk.meta
 	}
-	return 0, fmt.Errorf("read of %d bytes at %d: not a message's metadata", len(p), off)
+	return nil, false
 }
