@@ -229,15 +229,25 @@ func (a *AppendFile[T]) write() error {
 		create := func(path string) (*atomicFile, error) { return createAtomicIPCWith(path, a.w, fr.seal) }
 		return writeAtomicWith(create, a.path, func(bw *bufio.Writer) error {
 			w := fr.start(bw)
-			if err := fr.writeBatches(w, a.tb, memory.DefaultAllocator, n, batch); err != nil {
+			err := fr.writeBatches(w, a.tb, memory.DefaultAllocator, n, batch)
+			if err == nil {
+				err = fr.finish(w)
+			}
+			if err != nil {
 				return fmt.Errorf("output: write %s: %w", a.path, err)
 			}
-			return fr.finish(w)
+			return nil
 		})
 	}
+	a.frame = nil
 	create := func(path string) (*atomicFile, error) { return createAtomicIPCWith(path, a.w, sealChecksum) }
 	var tee *[]byte
 	if n > 0 {
+		if a.capture == nil {
+			// a sweep summary's first rewrite (64 rows) is ≈ 60 KB: one
+			// array, not one grown by doubling through fresh pages
+			a.capture = make([]byte, 0, appendBufferSize)
+		}
 		a.capture = a.capture[:0]
 		tee = &a.capture
 	}
@@ -246,7 +256,7 @@ func (a *AppendFile[T]) write() error {
 	}
 	a.fullWrites++
 	if n > 0 {
-		a.frame = newIPCFrame(a.capture)
+		a.frame = newIPCFrame(a.capture, (cap(a.rows)+batch-1)/batch)
 		// The capture is the first rewrite's file (one batch of a sweep's
 		// summary); a larger one, of a resumed file, is not kept.
 		if cap(a.capture) > 1<<20 {
