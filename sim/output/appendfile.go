@@ -49,7 +49,7 @@ type AppendFile[T any] struct {
 	tb *tableBuilder
 	w  *bufio.Writer
 	// frame is the header and footer the rewrites keep while the
-	// dictionaries do (splice.go); nil when the next rewrite goes through
+	// dictionaries do (frame.go); nil when the next rewrite goes through
 	// arrow-go's FileWriter, whose bytes capture then receives.
 	frame   *ipcFrame
 	capture []byte
@@ -208,7 +208,7 @@ func (a *AppendFile[T]) Flush() error {
 // as writeTableBatches writes them (TestAppendFileRewritesEqualWriteTable),
 // through the builder and writer kept from the last rewrite. While the
 // dictionaries do not change, the header and the footer's schema come
-// from the first rewrite and only the batches are encoded (splice.go).
+// from the first rewrite and only the batches are encoded (frame.go).
 func (a *AppendFile[T]) write() error {
 	n, batch := len(a.rows), max(1, a.BatchRows)
 	if a.tb == nil || !a.tb.refresh(a.rows) {

@@ -393,7 +393,7 @@ func readAt(r io.ReaderAt, off, n int64) ([]byte, error) {
 }
 
 // sliceReader is an io.ReaderAt over bytes in memory that can hand out
-// n bytes at off without copying them (frameReader, splice.go).
+// n bytes at off without copying them (frameReader, frame.go).
 type sliceReader interface {
 	sliceAt(off, n int64) ([]byte, bool)
 }

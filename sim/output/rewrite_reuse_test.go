@@ -38,7 +38,7 @@ func TestAppendFileRewritesEqualWriteTable(t *testing.T) {
 	}
 	byKeyKinds := func(a, b *allKinds) int { return int(a.I64 - b.I64) }
 	// full: the rewrites through arrow-go's FileWriter; the others keep
-	// the first one's header and footer schema (splice.go). Rewrites at
+	// the first one's header and footer schema (frame.go). Rewrites at
 	// 16, 32, 64, 128, 256 and 300 rows.
 	goodput := makeRows[GoodputSummaryRow](300) // no dictionary column
 	for i := range goodput {

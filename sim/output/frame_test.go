@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestFramedRewriteChecksItsFile: a framed rewrite (splice.go) checks the
+// TestFramedRewriteChecksItsFile: a framed rewrite (frame.go) checks the
 // structure of the file it wrote before sealing it, on the bytes the frame
 // holds: a frame whose blocks do not match its messages fails the flush,
 // and the file stays as the last rewrite left it.
