@@ -48,6 +48,13 @@ type AppendFile[T any] struct {
 	// flushes (tableBuilder.refresh, createAtomicIPCWith).
 	tb *tableBuilder
 	w  *bufio.Writer
+	// frame is the header and footer the rewrites keep while the
+	// dictionaries do (frame.go); nil when the next rewrite goes through
+	// arrow-go's FileWriter, whose bytes capture then receives.
+	frame   *ipcFrame
+	capture []byte
+	// fullWrites counts the rewrites through arrow-go's FileWriter (tests).
+	fullWrites int
 }
 
 // appendBufferSize is the buffer an AppendFile's rewrites stream through:
@@ -199,8 +206,11 @@ func (a *AppendFile[T]) Flush() error {
 
 // write rewrites the file with every row, in record batches of BatchRows,
 // as writeTableBatches writes them (TestAppendFileRewritesEqualWriteTable),
-// through the builder and writer kept from the last rewrite.
+// through the builder and writer kept from the last rewrite. While the
+// dictionaries do not change, the header and the footer's schema come
+// from the first rewrite and only the batches are encoded (frame.go).
 func (a *AppendFile[T]) write() error {
+	n, batch := len(a.rows), max(1, a.BatchRows)
 	if a.tb == nil || !a.tb.refresh(a.rows) {
 		tb, err := newTableBuilder(memory.DefaultAllocator, a.rows, withChecksumKey(a.meta))
 		if err != nil {
@@ -210,12 +220,50 @@ func (a *AppendFile[T]) write() error {
 			a.tb.release()
 		}
 		a.tb = tb
+		a.frame = nil
 	}
 	if a.w == nil {
 		a.w = bufio.NewWriterSize(nil, appendBufferSize)
 	}
-	create := func(path string) (*atomicFile, error) { return createAtomicIPCWith(path, a.w) }
-	return writeBatchesWith(create, memory.DefaultAllocator, a.path, a.tb.schema, a.tb.n, max(1, a.BatchRows), a.tb.batch)
+	if fr := a.frame; fr != nil && n > 0 {
+		create := func(path string) (*atomicFile, error) { return createAtomicIPCWith(path, a.w, fr.seal) }
+		return writeAtomicWith(create, a.path, func(bw *bufio.Writer) error {
+			w := fr.start(bw)
+			err := fr.writeBatches(w, a.tb, memory.DefaultAllocator, n, batch)
+			if err == nil {
+				err = fr.finish(w)
+			}
+			if err != nil {
+				return fmt.Errorf("output: write %s: %w", a.path, err)
+			}
+			return nil
+		})
+	}
+	a.frame = nil
+	create := func(path string) (*atomicFile, error) { return createAtomicIPCWith(path, a.w, sealChecksum) }
+	var tee *[]byte
+	if n > 0 {
+		if a.capture == nil {
+			// a sweep summary's first rewrite (64 rows) is ≈ 60 KB: one
+			// array, not one grown by doubling through fresh pages
+			a.capture = make([]byte, 0, appendBufferSize)
+		}
+		a.capture = a.capture[:0]
+		tee = &a.capture
+	}
+	if err := writeBatchesWith(create, memory.DefaultAllocator, a.path, a.tb.schema, a.tb.n, batch, a.tb.batch, tee); err != nil {
+		return err
+	}
+	a.fullWrites++
+	if n > 0 {
+		a.frame = newIPCFrame(a.capture, (cap(a.rows)+batch-1)/batch)
+		// The capture is the first rewrite's file (one batch of a sweep's
+		// summary); a larger one, of a resumed file, is not kept.
+		if cap(a.capture) > 1<<20 {
+			a.capture = nil
+		}
+	}
+	return nil
 }
 
 // sort puts a.rows in cmp order, stable: equal rows keep the order they

@@ -120,12 +120,15 @@ func createAtomicSealed(path string, seal func(*os.File, int64, hash.Hash) error
 // (appendBufferSize): it writes the same bytes as the pooled 1 MiB
 // writers, whose pages, touched up to the size of the file, the kernel
 // faulted in afresh whenever the pool handed out a new one.
-func createAtomicIPCWith(path string, w *bufio.Writer) (*atomicFile, error) {
+//
+// seal is sealChecksum, or that of an AppendFile's framed rewrite
+// (ipcFrame.seal).
+func createAtomicIPCWith(path string, w *bufio.Writer, seal func(*os.File, int64, hash.Hash) error) (*atomicFile, error) {
 	a, err := openAtomic(path)
 	if err != nil {
 		return nil, err
 	}
-	a.sum, a.seal = newChecksum(), sealChecksum
+	a.sum, a.seal = newChecksum(), seal
 	w.Reset(&hashingWriter{f: a.f, h: a.sum})
 	a.w = w
 	return a, nil

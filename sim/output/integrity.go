@@ -66,6 +66,12 @@ func newChecksum() hash.Hash { return sha256.New() }
 // h, over both placeholders. f holds size bytes.
 func sealChecksum(f *os.File, size int64, h hash.Hash) error {
 	lay, err := checkIPCFile(f, size)
+	return writeChecksum(f, lay, err, h)
+}
+
+// writeChecksum writes the digest of h over both placeholders of a file
+// whose structure checkIPCFile found to be lay (or err).
+func writeChecksum(f *os.File, lay ipcLayout, err error, h hash.Hash) error {
 	if err != nil {
 		return fmt.Errorf("checksum: the file just written does not read back: %w", err)
 	}

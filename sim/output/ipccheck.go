@@ -376,13 +376,26 @@ func checksumValue(schema fbTable) (int, string, error) {
 }
 
 // readAt reads n bytes at off; n is bounded by the caller against the file
-// size, so the allocation is at most the file's own size.
+// size, so the allocation is at most the file's own size. A reader whose
+// bytes are in memory (a sliceReader) hands out its own bytes instead of
+// a copy: the callers only read them.
 func readAt(r io.ReaderAt, off, n int64) ([]byte, error) {
+	if sr, ok := r.(sliceReader); ok {
+		if b, ok := sr.sliceAt(off, n); ok {
+			return b, nil
+		}
+	}
 	b := make([]byte, n)
 	if _, err := r.ReadAt(b, off); err != nil {
 		return nil, fmt.Errorf("cannot read %d bytes at offset %d: %w", n, off, err)
 	}
 	return b, nil
+}
+
+// sliceReader is an io.ReaderAt over bytes in memory that can hand out
+// n bytes at off without copying them (frameReader, frame.go).
+type sliceReader interface {
+	sliceAt(off, n int64) ([]byte, bool)
 }
 
 func orMissing(err error) error {

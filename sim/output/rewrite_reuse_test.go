@@ -2,6 +2,7 @@ package output
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,21 +29,55 @@ func TestAppendFileRewritesEqualWriteTable(t *testing.T) {
 		late[i].GPU = []string{"h100-sxm", "z-late", "a-late"}[i/100]
 	}
 	byName := func(a, b *SummaryRow) int { return strings.Compare(a.Name, b.Name) }
+	// byIndex: the order the rows were made in ("…-9" before "…-10").
+	byIndex := func(a, b *SummaryRow) int { return cmp.Or(len(a.Name)-len(b.Name), strings.Compare(a.Name, b.Name)) }
 	kinds := makeRows[allKinds](200)
 	for i := range kinds {
 		kinds[i].I64 = int64((i * 37) % 200)
 		kinds[i].D = fmt.Sprintf("d%d", i/50) // a new value every 50 rows
 	}
 	byKeyKinds := func(a, b *allKinds) int { return int(a.I64 - b.I64) }
-	t.Run("sweep summary", func(t *testing.T) { checkRewrites(t, summary, byName, 16, true, 89) })
-	t.Run("dictionary values arriving late", func(t *testing.T) { checkRewrites(t, late, byName, 16, true, 1) })
-	t.Run("every kind, rows moving", func(t *testing.T) { checkRewrites(t, kinds, byKeyKinds, 7, false, 1) })
+	// full: the rewrites through arrow-go's FileWriter; the others keep
+	// the first one's header and footer schema (frame.go). Rewrites at
+	// 16, 32, 64, 128, 256 and 300 rows.
+	goodput := makeRows[GoodputSummaryRow](300) // no dictionary column
+	for i := range goodput {
+		goodput[i].RunID = fmt.Sprintf("r%03d", (i*89)%300)
+	}
+	byRunID := func(a, b *GoodputSummaryRow) int { return strings.Compare(a.RunID, b.RunID) }
+	for _, tc := range []struct {
+		name string
+		run  func(t *testing.T) int
+		full int
+	}{
+		{"sweep summary, rows out of order", func(t *testing.T) int { return checkRewrites(t, summary, byName, 16, true, 89, 0) }, 1},
+		{"sweep summary, rows in order", func(t *testing.T) int { return checkRewrites(t, summary, byIndex, 16, true, 1, 0) }, 1},
+		{"sweep summary, a late row every rewrite", func(t *testing.T) int { return checkRewrites(t, summary, byIndex, 16, true, 1, 20) }, 1},
+		{"sweep summary, no Grow", func(t *testing.T) int { return checkRewrites(t, summary, byName, 16, false, 1, 0) }, 1},
+		{"goodput summary, no dictionaries", func(t *testing.T) int { return checkRewrites(t, goodput, byRunID, 16, true, 1, 0) }, 1},
+		// a new value at the rewrites of 128 and 256 rows
+		{"dictionary values arriving late", func(t *testing.T) int { return checkRewrites(t, late, byName, 16, true, 1, 0) }, 3},
+		// a new value every 50 rows: rewrites at 7, 14, 28, 56, 112 and 200
+		// rows, the first and those at 56, 112 and 200 through FileWriter
+		{"every kind, rows moving", func(t *testing.T) int { return checkRewrites(t, kinds, byKeyKinds, 7, false, 1, 0) }, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.run(t); got != tc.full {
+				t.Errorf("%d rewrites through arrow-go's FileWriter, want %d", got, tc.full)
+			}
+		})
+	}
 }
 
 // checkRewrites adds rows in the order k*step mod n, rewriting on a
 // doubling FlushSchedule of batch rows, and compares each rewrite's bytes
 // with writeTableBatches'.
-func checkRewrites[T any](t *testing.T, rows []T, cmp func(a, b *T) int, batch int, grow bool, step int) {
+//
+// With late > 0, every late-th row (counting from 0) is held back and
+// added just before the next rewrite, after the rows that follow it: a
+// row landing before rows already written, as a slow sweep point does.
+// It returns how many rewrites went through arrow-go's FileWriter.
+func checkRewrites[T any](t *testing.T, rows []T, cmp func(a, b *T) int, batch int, grow bool, step, late int) int {
 	meta := map[string]string{"sweep": "s"}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "summary.arrow")
@@ -54,15 +89,22 @@ func checkRewrites[T any](t *testing.T, rows []T, cmp func(a, b *T) int, batch i
 	if grow {
 		a.Grow(len(rows))
 	}
-	var added []T
+	var added, held []T
 	rewrites := 0
 	for k := range rows {
 		r := rows[(k*step)%len(rows)]
+		if late > 0 && k%late == 0 && k+1 != len(rows) {
+			held = append(held, r)
+			continue
+		}
 		a.Add(r)
 		added = append(added, r)
 		if k+1 != len(rows) && !a.Due(FlushSchedule{MinRows: batch}, 0) {
 			continue
 		}
+		a.Add(held...)
+		added = append(added, held...)
+		held = held[:0]
 		if err := a.Flush(); err != nil {
 			t.Fatal(err)
 		}
@@ -82,6 +124,7 @@ func checkRewrites[T any](t *testing.T, rows []T, cmp func(a, b *T) int, batch i
 	if rewrites < 4 {
 		t.Errorf("only %d rewrites", rewrites)
 	}
+	return a.fullWrites
 }
 
 // TestTableBuilderRefresh: a builder refreshes onto rows whose dictionary

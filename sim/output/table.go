@@ -3,6 +3,7 @@ package output
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"reflect"
 	"slices"
 	"unsafe"
@@ -42,13 +43,17 @@ func writeTableBatches(mem memory.Allocator, path string, rows any, meta map[str
 // batches of batch rows that build(lo, hi) makes for rows [lo, hi), through
 // the atomic, checksummed writer.
 func writeBatches(mem memory.Allocator, path string, schema *arrow.Schema, n, batch int, build func(lo, hi int) arrow.RecordBatch) error {
-	return writeBatchesWith(createAtomicIPC, mem, path, schema, n, batch, build)
+	return writeBatchesWith(createAtomicIPC, mem, path, schema, n, batch, build, nil)
 }
 
 // writeBatchesWith is writeBatches through the atomic file that create
-// opens.
-func writeBatchesWith(create func(string) (*atomicFile, error), mem memory.Allocator, path string, schema *arrow.Schema, n, batch int, build func(lo, hi int) arrow.RecordBatch) error {
-	return writeAtomicWith(create, path, func(w *bufio.Writer) error {
+// opens; with tee, every byte of the file is also appended to *tee.
+func writeBatchesWith(create func(string) (*atomicFile, error), mem memory.Allocator, path string, schema *arrow.Schema, n, batch int, build func(lo, hi int) arrow.RecordBatch, tee *[]byte) error {
+	return writeAtomicWith(create, path, func(bw *bufio.Writer) error {
+		var w io.Writer = bw
+		if tee != nil {
+			w = io.MultiWriter(bw, appendBytes{tee})
+		}
 		fw, err := ipc.NewFileWriter(w, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 		if err != nil {
 			return fmt.Errorf("output: write %s: %w", path, err)
