@@ -55,6 +55,13 @@ type Executor struct {
 	// lazy: the task state past each instance's host thread, receives
 	// aside, is not written yet (symBuffers, settle; reuse.go).
 	lazy bool
+	// eventsZero: every event counter is 0 (CountEvents cleared or made
+	// them) as long as the engine has run no event since (eventsAt, its
+	// Executed then): Resume then copies the prefixes' counts without
+	// clearing past them (fork.go). Every play's end or pause (settle)
+	// and Resume itself unset it.
+	eventsZero bool
+	eventsAt   uint64
 
 	byTask  [NumGroupKinds]bool // collectives timed by Task.Dur (TimeByTask)
 	floorBy [NumGroupKinds]bool // fabric-played collectives lasting at least Task.Dur (FloorByTask)

@@ -486,7 +486,11 @@ func (x *Executor) Resume(f *Fork) error {
 	// they still are, the host thread resuming at the prefix's end at
 	// the latest (below) and no task past it having started. (Cleared
 	// here as well, they were ≈ 2 M of the 70B sweep's 6 M cleared
-	// records: a resumed play is the full step's.)
+	// records: a resumed play is the full step's.) The event counters
+	// past a prefix are 0 when CountEvents cleared them and nothing has
+	// played since (Executor.eventsZero: simulation.Run counts, then
+	// resumes), so they are not cleared twice.
+	zero := x.eventsZero && x.eng.Executed() == x.eventsAt
 	for i := range x.inst {
 		in, fi := &x.inst[i], &f.inst[i]
 		copy(in.state, fi.state)
@@ -496,9 +500,12 @@ func (x *Executor) Resume(f *Fork) error {
 		copy(in.need, fi.need)
 		if in.events != nil {
 			copy(in.events, fi.events)
-			clear(in.events[fi.common:])
+			if !zero {
+				clear(in.events[fi.common:])
+			}
 		}
 	}
+	x.eventsZero = false // the prefixes' counts copied
 	for i := range x.inst {
 		// None has all its inputs: the full play would have started it
 		// (or, with a host thread, scheduled it) before. Arrivals come
