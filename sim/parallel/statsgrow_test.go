@@ -13,11 +13,11 @@ import (
 // fill: a list one interval short of the room is not grown by one.
 func TestGrowIntervals(t *testing.T) {
 	for _, c := range []struct{ size, n, room, least int }{
-		{0, 0, 512, 1024},
-		{512, 1, 512, 1024},
-		{1024, 600, 512, 2048},
-		{4096, 3643, 512, 8192},
-		{100, 100, 512, 1124},
+		{0, 0, 2048, 2048},
+		{2048, 1, 2048, 4096},
+		{2048, 600, 2048, 4096},
+		{4096, 3643, 2048, 8192},
+		{100, 100, 2048, 2148},
 	} {
 		v := make([]interval, c.size)
 		for i := range v {
@@ -69,7 +69,7 @@ func TestStatsScratchAcrossPoints(t *testing.T) {
 				}
 			}
 			for _, v := range a.scratch.lists {
-				grown = grown || len(v) > 1024
+				grown = grown || len(v) > 2048
 			}
 		}
 	}
