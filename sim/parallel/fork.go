@@ -327,16 +327,27 @@ func (f *Fork) Detach() {
 	cp.owner = f
 	// Sized at once: a sweep's failed plays grow, and appending would
 	// copy the largest ones several times.
-	var nt, nd, nq int
+	// The p2p tasks and launch-queue entries copied are at most the
+	// programs' (Program.p2p, when listed, and queue): room for those too,
+	// where they grew by append, ≈ 0.16 MB over the 1,000-point 70B sweep
+	// (walk43).
+	var nt, nd, nq, np, ne int
 	for i := range f.inst {
-		c := int(f.inst[i].common)
+		p, c := f.progs[i], int(f.inst[i].common)
 		nt += c
-		nd += int(f.progs[i].depOff[c])
-		if f.progs[i].qself != nil {
+		nd += int(p.depOff[c])
+		if p.qself != nil {
 			nq += c
 		}
+		np += len(p.p2p)
+		if p.qwalk {
+			for _, q := range p.queue {
+				ne += len(q)
+			}
+		}
 	}
-	cp.hot, cp.p2p = roomy(cp.hot, nt), cp.p2p[:0]
+	cp.hot, cp.p2p = roomy(cp.hot, nt), roomy(cp.p2p, np)
+	cp.queue = roomy(cp.queue, ne)
 	cp.depOff = roomy(cp.depOff, nt+len(f.inst))
 	cp.deps = roomy(cp.deps, nd)
 	cp.qself, cp.qrest = roomy(cp.qself, nq), roomy(cp.qrest, nq)
@@ -345,7 +356,6 @@ func (f *Fork) Detach() {
 	warmTo(&cp.warmDeps, cp.deps, nd)
 	warmTo(&cp.warmQself, cp.qself, nq)
 	warmTo(&cp.warmQrest, cp.qrest, nq)
-	cp.queue = cp.queue[:0]
 	for i := range f.inst {
 		p, fi := f.progs[i], &f.inst[i]
 		c := int(fi.common)
@@ -486,7 +496,11 @@ func (x *Executor) Resume(f *Fork) error {
 	// they still are, the host thread resuming at the prefix's end at
 	// the latest (below) and no task past it having started. (Cleared
 	// here as well, they were ≈ 2 M of the 70B sweep's 6 M cleared
-	// records: a resumed play is the full step's.)
+	// records: a resumed play is the full step's.) The event counters
+	// past a prefix are 0 when CountEvents cleared them and nothing has
+	// played since (Executor.eventsZero: simulation.Run counts, then
+	// resumes), so they are not cleared twice.
+	zero := x.eventsZero && x.eng.Executed() == x.eventsAt
 	for i := range x.inst {
 		in, fi := &x.inst[i], &f.inst[i]
 		copy(in.state, fi.state)
@@ -496,9 +510,12 @@ func (x *Executor) Resume(f *Fork) error {
 		copy(in.need, fi.need)
 		if in.events != nil {
 			copy(in.events, fi.events)
-			clear(in.events[fi.common:])
+			if !zero {
+				clear(in.events[fi.common:])
+			}
 		}
 	}
+	x.eventsZero = false // the prefixes' counts copied
 	for i := range x.inst {
 		// None has all its inputs: the full play would have started it
 		// (or, with a host thread, scheduled it) before. Arrivals come

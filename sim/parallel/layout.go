@@ -494,11 +494,76 @@ func (l *Layout) Groups(k GroupKind, stage int) [][]int {
 	// onto [0, n): r − stage·n when pp is the outermost digit (no
 	// division), else its coordinates flattened (CoordOf's four).
 	n := l.TP * l.CP * l.DP
-	base := stage * n
-	var ranks []int // nil: the n ranks from base on
+	var ranks []int // nil: the n ranks from stage·n on
 	if l.stride[DimPP] != n {
 		ranks = l.StageRanks(stage)
 	}
+	size := l.GroupSize(k)
+	return l.stageGroups(k, stage, ranks, make([][]int, 0, n/max(1, size)), make([]int, 0, n), make([]bool, n))
+}
+
+// GroupStore is storage that GroupsInto cuts group lists from, kept by a
+// caller from one listing to the next (a sweep worker's pricer: point
+// after point). Reset hands all of it back; the zero value is ready.
+type GroupStore struct {
+	ranks []int   // the groups' ranks: [:used] handed out since Reset
+	lists [][]int // the lists of groups: [:nlists] handed out since Reset
+	seen  []bool  // scratch, all false between listings
+	used  int     // ranks handed out
+	nlist int     // lists handed out
+}
+
+// Reset makes every list GroupsInto returned since the last Reset invalid
+// (their storage is handed out again).
+func (s *GroupStore) Reset() { s.used, s.nlist = 0, 0 }
+
+// GroupsInto is Groups(k, stage), the lists of a stage's groups (k not
+// GroupPP, stage in range) cut from s: valid, unmodified, until s's next
+// Reset. Any other listing is Groups'.
+//
+// Why: a sweep's pricer lists every kind of every stage each point
+// (simulation's pricer.groupRanks), and Groups' two arrays a listing were
+// ≈ 0.6 MB of the 1,000-point 70B sweep, new memory each (its collector
+// seldom runs: ≈ 160 page faults). The store's arrays grow to the largest
+// point's listings and are written again point after point. When one is
+// full a new one twice as large is taken (what was handed out stays where
+// it is, valid).
+func (l *Layout) GroupsInto(k GroupKind, stage int, s *GroupStore) [][]int {
+	if stage < 0 || k == GroupPP || stage >= l.PP {
+		return l.Groups(k, stage)
+	}
+	n := l.TP * l.CP * l.DP
+	var ranks []int // nil: the n ranks from stage·n on
+	if l.stride[DimPP] != n {
+		ranks = l.StageRanks(stage)
+	}
+	size := max(1, l.GroupSize(k))
+	ng := (n + size - 1) / size // groups partition the stage: n/size, at most this
+	if len(s.ranks)-s.used < n {
+		s.ranks, s.used = make([]int, max(2*len(s.ranks), n)), 0
+	}
+	if len(s.lists)-s.nlist < ng {
+		s.lists, s.nlist = make([][]int, max(2*len(s.lists), ng)), 0
+	}
+	if len(s.seen) < n {
+		s.seen = make([]bool, n)
+	}
+	seen := s.seen[:n]
+	out := l.stageGroups(k, stage, ranks, s.lists[s.nlist:s.nlist:len(s.lists)], s.ranks[s.used:s.used:s.used+n], seen)
+	clear(seen)
+	s.nlist += len(out)
+	s.used += n
+	return out[:len(out):len(out)]
+}
+
+// stageGroups is Groups' listing of stage's kind-k groups (k not GroupPP,
+// the stage in range; ranks: the stage's ranks, or nil when they are the
+// n = TP·CP·DP from stage·n on), appended to out (empty) with the groups
+// cut from buf's tail (room for n ranks) and seen (n, all false) as
+// scratch, which it leaves all true.
+func (l *Layout) stageGroups(k GroupKind, stage int, ranks []int, out [][]int, buf []int, seen []bool) [][]int {
+	n := l.TP * l.CP * l.DP
+	base := stage * n
 	at := func(r int) int {
 		if ranks == nil {
 			return r - base
@@ -506,10 +571,6 @@ func (l *Layout) Groups(k GroupKind, stage int) [][]int {
 		c := l.CoordOf(r)
 		return c.TP + l.TP*(c.CP+l.CP*c.DP)
 	}
-	seen := make([]bool, n)
-	size := l.GroupSize(k)
-	out = make([][]int, 0, n/max(1, size))
-	buf := make([]int, 0, n)
 	for i := range n {
 		r := base + i
 		if ranks != nil {

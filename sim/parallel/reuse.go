@@ -113,6 +113,7 @@ func poisonState(s []taskState) {
 // pauses). After it the state is complete, and stays so: the host
 // thread's whole-record writes then write what was there.
 func (x *Executor) settle() {
+	x.eventsZero = false // a play ran: the counters count it
 	if !x.lazy {
 		return
 	}

@@ -197,6 +197,7 @@ type replica struct {
 // CountEvents makes the executor count the engine events of each task, for
 // Replicate; call it before Run.
 func (x *Executor) CountEvents() {
+	x.eventsZero, x.eventsAt = true, x.eng.Executed()
 	if a := x.instArena(); a != nil {
 		a.eventBuffers(x.inst) // reuse.go
 		return
