@@ -2,7 +2,10 @@ package scenario
 
 import (
 	"bufio"
+	"maps"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -134,5 +137,70 @@ func TestDocsTablesMatchRegistry(t *testing.T) {
 	}
 	for n := range documented {
 		t.Errorf("docs/scenario-format.md documents %s, which is not in the registry", n)
+	}
+}
+
+// TestFillDirectEqualsReflect: on the plans of every bundled scenario,
+// with each direct knob's field zeroed, drawn at random (-0.0 among the
+// floats) or left as resolved, and given or not, fill's typed path
+// (fillDirect) leaves the scenario as the reflective one (fillReflect)
+// does; and the knobs fill's typed path takes are most of them.
+func TestFillDirectEqualsReflect(t *testing.T) {
+	files, err := filepath.Glob("../../scenarios/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenarios: %v", err)
+	}
+	r := rand.New(rand.NewPCG(43, 8))
+	direct, cases, filled := 0, 0, 0
+	for _, k := range Knobs {
+		if k.direct {
+			direct++
+		}
+	}
+	if direct < len(Knobs)/2 {
+		t.Errorf("%d of %d knobs direct, want most", direct, len(Knobs))
+	}
+	for _, f := range files {
+		base, err := Load(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, k := range Knobs {
+			if !k.direct || (k.Derive == nil && k.Const == nil) {
+				continue
+			}
+			for variant := range 6 {
+				a := *base
+				a.set = maps.Clone(base.set)
+				v, _ := k.Field(&a.Scenario)
+				switch variant % 3 {
+				case 0:
+					v.SetZero()
+				case 1:
+					fillRandom(r, v)
+				}
+				if variant < 3 {
+					a.set[k.Path] = true
+				} else {
+					delete(a.set, k.Path)
+				}
+				b := a
+				before := a.Scenario
+				a.fill(k)
+				b.fillReflect(k)
+				cases++
+				if !reflect.DeepEqual(a.Scenario, b.Scenario) {
+					got, _ := k.Field(&a.Scenario)
+					want, _ := k.Field(&b.Scenario)
+					t.Fatalf("%s %s variant %d: typed fill %v, reflective %v", filepath.Base(f), k.Path, variant, got, want)
+				}
+				if !reflect.DeepEqual(a.Scenario, before) {
+					filled++
+				}
+			}
+		}
+	}
+	if filled == 0 || filled == cases {
+		t.Errorf("%d of %d cases filled: the test does not reach both outcomes", filled, cases)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/hardware"
@@ -100,6 +101,80 @@ type GPUGroup struct {
 // place a default enters a plan: a framework profile's values (issue 16)
 // come in here, ahead of the registry's.
 func (s *Plan) fill(k *Knob) {
+	if k.direct {
+		s.fillDirect(k)
+		return
+	}
+	s.fillReflect(k)
+}
+
+// fillDirect is fill for a direct knob (Knob.direct): the field read and
+// set in place by its kind, as fillReflect reads and sets it through
+// reflection (TestFillDirectEqualsReflect); a default whose type does not
+// go into the field's kind goes to setScalar, which panics as before.
+func (s *Plan) fillDirect(k *Knob) {
+	p := unsafe.Add(unsafe.Pointer(&s.Scenario), k.offset)
+	// unset: an empty string; else not given, or a zero the knob takes
+	// for unset (reflect's IsZero: -0.0 too).
+	switch k.fkind {
+	case reflect.String:
+		if *(*string)(p) != "" {
+			return
+		}
+	case reflect.Int:
+		if s.set[k.Path] && !(k.ZeroIsUnset && *(*int)(p) == 0) {
+			return
+		}
+	case reflect.Float64:
+		if s.set[k.Path] && !(k.ZeroIsUnset && *(*float64)(p) == 0) {
+			return
+		}
+	case reflect.Bool:
+		if s.set[k.Path] && !(k.ZeroIsUnset && !*(*bool)(p)) {
+			return
+		}
+	}
+	var d any
+	switch {
+	case k.Derive != nil:
+		d = k.Derive(s)
+	case k.Const != nil:
+		d = k.Const
+	default:
+		panic("scenario: fill " + k.Path + ": the knob has no default")
+	}
+	switch x := d.(type) {
+	case bool:
+		if k.fkind == reflect.Bool {
+			*(*bool)(p) = x
+			return
+		}
+	case int:
+		switch k.fkind {
+		case reflect.Int:
+			*(*int)(p) = x
+			return
+		case reflect.Float64:
+			*(*float64)(p) = float64(x)
+			return
+		}
+	case float64:
+		if k.fkind == reflect.Float64 {
+			*(*float64)(p) = x
+			return
+		}
+	case string:
+		if k.fkind == reflect.String {
+			*(*string)(p) = x
+			return
+		}
+	}
+	v, _ := k.Field(&s.Scenario)
+	setScalar(v, d) // panics as before
+}
+
+// fillReflect is fill through reflection: any knob.
+func (s *Plan) fillReflect(k *Knob) {
 	v, ok := k.Field(&s.Scenario)
 	if !ok || !s.unset(k, v) {
 		return

@@ -108,7 +108,18 @@ func (t *Template) settable(parts []string) bool {
 // Knob.Set, error included (an invalid point's plan is filled as far as
 // resolution got).
 func (t *Template) Plan(name string, vals []Value) (*Plan, error) {
-	s := &Plan{dir: t.base.dir, set: t.pointSet(vals)}
+	s := new(Plan)
+	return s, t.PlanInto(s, name, vals)
+}
+
+// PlanInto is Plan resolving into *s, which it overwrites whole (what s
+// held before is not read), so that a caller resolving many points can
+// hand it plans from one allocation: a sweep's loader resolves its points
+// 256 at a time into one slice of Plans instead of 256 allocations of
+// 1,536 bytes each (one mallocgc per plan, and a span of five plans to
+// set up for every fifth, ≈ 0.4% of the 1,000-point 70B sweep's CPU).
+func (t *Template) PlanInto(s *Plan, name string, vals []Value) error {
+	*s = Plan{dir: t.base.dir, set: t.pointSet(vals)}
 	deepCopy(reflect.ValueOf(&s.Scenario).Elem(), reflect.ValueOf(&t.base.Scenario).Elem())
 	s.Name = name
 	for _, v := range vals {
@@ -129,9 +140,9 @@ func (t *Template) Plan(name string, vals []Value) (*Plan, error) {
 	}
 	if err := s.resolve(s.set); err != nil {
 		s.fillDisplayDefaults()
-		return s, err
+		return err
 	}
-	return s, nil
+	return nil
 }
 
 // pointSet is the field set of a point with values vals: the base's set

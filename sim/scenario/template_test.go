@@ -73,7 +73,8 @@ func TestDeepCopySharesNothing(t *testing.T) {
 // out, none), each get the plan, error and field set ParsePartial gives
 // for the base document with the same values set; consecutive points
 // with the same knobs share their field set, and a point with other
-// knobs does not take the previous one's.
+// knobs does not take the previous one's. PlanInto into storage that
+// held the previous points' plans gives the same plan and error.
 func TestTemplateSetsShared(t *testing.T) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(baseScenario), &doc); err != nil {
@@ -98,6 +99,7 @@ func TestTemplateSetsShared(t *testing.T) {
 	}
 	var prev *Plan
 	var prevKnobs string
+	var reused Plan // PlanInto's storage, every combination in turn
 	for i, c := range combos {
 		edited := CloneNode(&doc)
 		var vals []Value
@@ -132,6 +134,16 @@ func TestTemplateSetsShared(t *testing.T) {
 		}
 		if got.RunID() != want.RunID() {
 			t.Errorf("combination %d: run id %s, want %s", i, got.RunID(), want.RunID())
+		}
+		// PlanInto over the previous combinations' plan (MoE blocks,
+		// lists, an invalid point's partial fill) gives the same plan:
+		// nothing of what the storage held survives.
+		intoErr := tmpl.PlanInto(&reused, want.Name, vals)
+		if (intoErr == nil) != (wantErr == nil) || (intoErr != nil && intoErr.Error() != wantErr.Error()) {
+			t.Errorf("combination %d: PlanInto error %v, YAML %v", i, intoErr, wantErr)
+		}
+		if !reflect.DeepEqual(&reused, want) {
+			t.Errorf("combination %d %v: PlanInto's plan differs from the YAML's:\n%+v\n%+v", i, knobs, reused, *want)
 		}
 		if prev != nil {
 			shared := reflect.ValueOf(got.set).Pointer() == reflect.ValueOf(prev.set).Pointer()

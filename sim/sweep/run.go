@@ -8,6 +8,8 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"go.yaml.in/yaml/v3"
@@ -23,8 +25,27 @@ func (sw *Sweep) Len() int { return len(sw.points) }
 func (sw *Sweep) RunID(i int) string { return sw.points[i].runID }
 
 // PointName is point i's name: the sweep's name and the zero-padded point
-// number, so names sort in point order.
-func (sw *Sweep) PointName(i int) string { return fmt.Sprintf("%s-%0*d", sw.Name, sw.width, i) }
+// number, so names sort in point order. It writes what
+// fmt.Sprintf("%s-%0*d", Name, width, i) writes (TestPointNameEqualsSprintf)
+// in one allocation: the workers name every point they take, and Sprintf,
+// with its three arguments boxed, was 0.13% of the 1,000-point 70B sweep's
+// CPU samples.
+func (sw *Sweep) PointName(i int) string {
+	if i < 0 {
+		return fmt.Sprintf("%s-%0*d", sw.Name, sw.width, i) // the sign goes before the zeros
+	}
+	var digits [20]byte
+	d := strconv.AppendUint(digits[:0], uint64(i), 10)
+	var b strings.Builder
+	b.Grow(len(sw.Name) + 1 + max(sw.width, len(d)))
+	b.WriteString(sw.Name)
+	b.WriteByte('-')
+	for n := len(d); n < sw.width; n++ {
+		b.WriteByte('0')
+	}
+	b.Write(d)
+	return b.String()
+}
 
 // Valid reports whether point i is a valid scenario.
 func (sw *Sweep) Valid(i int) bool { return sw.points[i].err == "" }

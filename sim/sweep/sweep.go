@@ -540,7 +540,24 @@ func (sw *Sweep) enumerate() error {
 	// resolved, hashed and keyed in batches on every CPU (most of
 	// loading), and recorded in order.
 	var batch []pendingPoint
+	// The batch's storage, reused or shared (see pointBatch): its points'
+	// template values, rewritten by every batch; the values each point
+	// keeps, and the plans the template resolves into, one allocation per
+	// batch for all of its points.
+	var tvs []scenario.Value
+	var keptVals []*yaml.Node
+	nf := len(sw.Fields)
 	flush := func() {
+		var plans []scenario.Plan
+		for i := range batch {
+			if batch[i].doc == nil {
+				if plans == nil {
+					plans = make([]scenario.Plan, len(batch)-i)
+				}
+				batch[i].into = &plans[0]
+				plans = plans[1:]
+			}
+		}
 		parsePoints(batch, sw.parsePending)
 		for _, b := range batch {
 			n := len(sw.points)
@@ -568,11 +585,20 @@ func (sw *Sweep) enumerate() error {
 			}
 		}
 		if len(autos) == 0 {
-			b := pendingPoint{doc: doc, vals: slices.Clone(vals)}
+			if len(keptVals) < nf {
+				keptVals = make([]*yaml.Node, pointBatch*nf)
+			}
+			b := pendingPoint{doc: doc, vals: keptVals[:nf:nf]}
+			copy(b.vals, vals)
+			keptVals = keptVals[nf:]
 			if typed && sw.tmpl != nil {
 				// The template's values by index: typedValues would find
 				// each value among its field's by a search.
-				b.tv = make([]scenario.Value, len(sw.Fields))
+				if tvs == nil {
+					tvs = make([]scenario.Value, pointBatch*nf)
+				}
+				b.tv = tvs[len(batch)*nf : (len(batch)+1)*nf : (len(batch)+1)*nf]
+				clear(b.tv)
 				for k, fi := range listed {
 					b.tv[fi] = sw.Fields[fi].typed[idx[k]]
 				}
@@ -675,6 +701,9 @@ type pendingPoint struct {
 	doc  *yaml.Node
 	vals []*yaml.Node
 	tv   []scenario.Value // the template's values, by field (doc nil)
+	// into, when not nil, is where the template resolves the plan (doc
+	// nil): storage shared with the batch's other points (enumerate).
+	into *scenario.Plan
 	id   string
 	err  error
 	plan *scenario.Plan
@@ -798,7 +827,10 @@ func (sw *Sweep) parsePending(b *pendingPoint) (*scenario.Plan, error) {
 		if tv == nil {
 			tv, _ = sw.typedValues(b.vals)
 		}
-		return sw.tmpl.Plan(sw.Name, tv)
+		if b.into == nil {
+			return sw.tmpl.Plan(sw.Name, tv)
+		}
+		return b.into, sw.tmpl.PlanInto(b.into, sw.Name, tv)
 	}
 	return sw.parsePoint(b.doc)
 }

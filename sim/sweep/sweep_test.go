@@ -3,6 +3,8 @@ package sweep
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -1109,6 +1111,26 @@ func TestPointTakesLoadedPlan(t *testing.T) {
 			if first.Scenario.RunID() != sw.RunID(i) {
 				t.Errorf("%s point %d: run id %s, loaded %s", tc.name, i, first.Scenario.RunID(), sw.RunID(i))
 			}
+		}
+	}
+}
+
+// TestPointNameEqualsSprintf: PointName writes what the format it
+// replaced writes, for names and widths of every size and indices with
+// fewer, as many and more digits than the width (and a negative one).
+func TestPointNameEqualsSprintf(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		width int
+		i     int
+	}{
+		{"s", 1, 0}, {"s", 1, 7}, {"s", 1, 12}, {"sweep", 3, 0}, {"sweep", 3, 5}, {"sweep", 3, 42},
+		{"sweep", 3, 999}, {"sweep", 3, 1000}, {"", 0, 0}, {"", 0, 31}, {"a-b", 7, 1048575},
+		{"llama3-70b-1024-h100-layouts", 3, 387}, {"x", 20, math.MaxInt}, {"x", 2, -3}, {"x", 0, math.MinInt},
+	} {
+		sw := &Sweep{Name: tc.name, width: tc.width}
+		if got, want := sw.PointName(tc.i), fmt.Sprintf("%s-%0*d", tc.name, tc.width, tc.i); got != want {
+			t.Errorf("name %q width %d point %d: %q, want %q", tc.name, tc.width, tc.i, got, want)
 		}
 	}
 }
