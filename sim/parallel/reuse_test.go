@@ -72,22 +72,7 @@ func TestNewSymmetricArenaEqualsFresh(t *testing.T) {
 	a := new(Arena)
 	for _, c := range []struct{ pp, m int }{{4, 8}, {1, 8}, {2, 4}, {4, 6}, {1, 2}, {2, 8}} {
 		for _, hosted := range []bool{false, true} {
-			play := func(arena *Arena) (*Executor, int) {
-				l, cfg := stepConfig(t, 2, 2, c.pp, c.m, pipeline.OneFOneB)
-				cfg.Arena = arena
-				if hosted {
-					cfg.Host = HostModel{On: true, KernelFwd: 300, KernelBwd: 500, Call: 200, Queue: 16}
-				}
-				progs, err := Build(cfg, commPricer{unit: 1000, comm: 700})
-				if err != nil {
-					t.Fatal(err)
-				}
-				x := NewSymmetric(engine.New(), l, progs)
-				if err := x.Run(); err != nil {
-					t.Fatal(err)
-				}
-				return x, len(progs)
-			}
+			play := func(arena *Arena) (*Executor, int) { return playOneFOneB(t, arena, c.pp, c.m, hosted) }
 			want, n := play(nil)
 			got, _ := play(a)
 			for i := 0; i < n; i++ {
@@ -102,4 +87,25 @@ func TestNewSymmetricArenaEqualsFresh(t *testing.T) {
 			}
 		}
 	}
+}
+
+// playOneFOneB builds and plays a 1F1B step of tp 2, dp 2, pp stages and m
+// micro-batches on arena (nil: fresh storage), with a host thread when
+// hosted, and returns the executor and its number of programs.
+func playOneFOneB(t *testing.T, arena *Arena, pp, m int, hosted bool) (*Executor, int) {
+	t.Helper()
+	l, cfg := stepConfig(t, 2, 2, pp, m, pipeline.OneFOneB)
+	cfg.Arena = arena
+	if hosted {
+		cfg.Host = HostModel{On: true, KernelFwd: 300, KernelBwd: 500, Call: 200, Queue: 16}
+	}
+	progs, err := Build(cfg, commPricer{unit: 1000, comm: 700})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := NewSymmetric(engine.New(), l, progs)
+	if err := x.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return x, len(progs)
 }

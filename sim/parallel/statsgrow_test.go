@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/engine"
-	"github.com/simtrain/simtrain/sim/pipeline"
 )
 
 // growIntervals keeps a list's intervals, leaves at least the room asked
@@ -42,22 +41,7 @@ func TestStatsScratchAcrossPoints(t *testing.T) {
 	grown := false
 	for _, c := range []struct{ pp, m int }{{2, 4}, {1, 96}, {1, 8}, {2, 64}, {1, 2}, {1, 96}} {
 		for _, hosted := range []bool{true, false} {
-			play := func(arena *Arena) (*Executor, int) {
-				l, cfg := stepConfig(t, 2, 2, c.pp, c.m, pipeline.OneFOneB)
-				cfg.Arena = arena
-				if hosted {
-					cfg.Host = HostModel{On: true, KernelFwd: 300, KernelBwd: 500, Call: 200, Queue: 16}
-				}
-				progs, err := Build(cfg, commPricer{unit: 1000, comm: 700})
-				if err != nil {
-					t.Fatal(err)
-				}
-				x := NewSymmetric(engine.New(), l, progs)
-				if err := x.Run(); err != nil {
-					t.Fatal(err)
-				}
-				return x, len(progs)
-			}
+			play := func(arena *Arena) (*Executor, int) { return playOneFOneB(t, arena, c.pp, c.m, hosted) }
 			want, n := play(nil)
 			got, _ := play(a)
 			for i := 0; i < n; i++ {

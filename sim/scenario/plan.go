@@ -134,15 +134,7 @@ func (s *Plan) fillDirect(k *Knob) {
 			return
 		}
 	}
-	var d any
-	switch {
-	case k.Derive != nil:
-		d = k.Derive(s)
-	case k.Const != nil:
-		d = k.Const
-	default:
-		panic("scenario: fill " + k.Path + ": the knob has no default")
-	}
+	d := s.knobDefault(k)
 	switch x := d.(type) {
 	case bool:
 		if k.fkind == reflect.Bool {
@@ -173,21 +165,25 @@ func (s *Plan) fillDirect(k *Knob) {
 	setScalar(v, d) // panics as before
 }
 
+// knobDefault is knob k's default for plan s: its Derive of s, else its
+// Const; a knob with neither is a registry error (panic).
+func (s *Plan) knobDefault(k *Knob) any {
+	switch {
+	case k.Derive != nil:
+		return k.Derive(s)
+	case k.Const != nil:
+		return k.Const
+	}
+	panic("scenario: fill " + k.Path + ": the knob has no default")
+}
+
 // fillReflect is fill through reflection: any knob.
 func (s *Plan) fillReflect(k *Knob) {
 	v, ok := k.Field(&s.Scenario)
 	if !ok || !s.unset(k, v) {
 		return
 	}
-	var d any
-	switch {
-	case k.Derive != nil:
-		d = k.Derive(s)
-	case k.Const != nil:
-		d = k.Const
-	default:
-		panic("scenario: fill " + k.Path + ": the knob has no default")
-	}
+	d := s.knobDefault(k)
 	if v.Kind() == reflect.Pointer {
 		p := reflect.New(v.Type().Elem())
 		setScalar(p.Elem(), d)
