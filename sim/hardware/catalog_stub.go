@@ -2,7 +2,7 @@
 
 package hardware
 
-// generatedTables and generatedRecord stand in for catalog_gen.go's under
+// generatedTables, generatedRecord and generatedFrameworks stand in for catalog_gen.go's under
 // the tag catgen, which `go generate ./sim/hardware` builds the package
 // with, so that the generator runs even when the generated file no longer
 // compiles (a record field renamed or dropped). A package built so decodes
@@ -10,3 +10,5 @@ package hardware
 func generatedTables() *catalogTables { return nil }
 
 func generatedRecord(string) any { return nil }
+
+func generatedFrameworks() *frameworkFile { return nil }
