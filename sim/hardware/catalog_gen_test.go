@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 // The generator runs with the tag catgen, which leaves catalog_gen.go out
@@ -169,7 +170,17 @@ var (
 	_ yaml.Node
 )
 
-// generatedTables is decodeTables' result for the embedded YAML, built anew
+`)
+	sum, err := dataSum(dataFS)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(&b, `// generatedDataSum is dataSum of the embedded files this one was
+// generated from: generatedCurrent checks it before anything here is used.
+const generatedDataSum = 0x%08x
+
+`, sum)
+	b.WriteString(`// generatedTables is decodeTables' result for the embedded YAML, built anew
 // on each call.
 func generatedTables() *catalogTables {
 	return &`)
@@ -316,6 +327,46 @@ func BenchmarkCatalog(b *testing.B) {
 		}
 		if _, err := c.nics["ib-ndr-400"].res(); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestGeneratedCurrent: the shipped catalog_gen.go is the embedded data's
+// (so the catalog uses it), and a build without it never claims to be.
+func TestGeneratedCurrent(t *testing.T) {
+	compiled := generatedTables() != nil
+	if got := generatedCurrent(); got != compiled {
+		t.Errorf("generatedCurrent() = %v with catalog_gen.go compiled in: %v", got, compiled)
+	}
+}
+
+// TestDataSumSeesEdits: an edit of a byte, a renamed file and bytes moved
+// from one file to the next each change the sum catalog_gen.go is checked
+// against, so none can leave a stale generated file in use.
+func TestDataSumSeesEdits(t *testing.T) {
+	base := fstest.MapFS{
+		"data/a.yaml":      {Data: []byte("x: 1\n")},
+		"data/gpus/b.yaml": {Data: []byte("name: b\n")},
+	}
+	sum := func(m fstest.MapFS) uint32 {
+		s, err := dataSum(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	want := sum(base)
+	if again := sum(base); again != want {
+		t.Fatalf("dataSum not deterministic: %08x then %08x", want, again)
+	}
+	for name, m := range map[string]fstest.MapFS{
+		"a byte edited":  {"data/a.yaml": {Data: []byte("x: 2\n")}, "data/gpus/b.yaml": base["data/gpus/b.yaml"]},
+		"a file renamed": {"data/c.yaml": base["data/a.yaml"], "data/gpus/b.yaml": base["data/gpus/b.yaml"]},
+		"bytes moved":    {"data/a.yaml": {Data: []byte("x: 1")}, "data/gpus/b.yaml": {Data: []byte("\nname: b\n")}},
+		"a file added":   {"data/a.yaml": base["data/a.yaml"], "data/gpus/b.yaml": base["data/gpus/b.yaml"], "data/nics/n.yaml": {Data: nil}},
+	} {
+		if got := sum(m); got == want {
+			t.Errorf("%s: dataSum unchanged (%08x)", name, got)
 		}
 	}
 }

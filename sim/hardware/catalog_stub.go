@@ -9,6 +9,9 @@ package hardware
 // the embedded YAML, as before catalog_gen.go.
 func generatedTables() *catalogTables { return nil }
 
+// generatedDataSum 0: no generated data (generatedCurrent is false).
+const generatedDataSum = 0
+
 func generatedRecord(string) any { return nil }
 
 func generatedFrameworks() *frameworkFile { return nil }
