@@ -53,24 +53,48 @@ func (d FrameworkDefault) InDate(date string) bool {
 	return (d.Since == "" || d.Since <= date) && (d.Until == "" || date < d.Until)
 }
 
+// frameworkFile is data/frameworks.yaml as decoded (its types named so
+// that catalog_gen.go can spell them).
 type frameworkFile struct {
-	Frameworks map[string]struct {
-		Description string `yaml:"description"`
-		Defaults    []struct {
-			Path   string              `yaml:"path"`
-			Value  yaml.Node           `yaml:"value"`
-			Source string              `yaml:"source"`
-			When   map[string][]string `yaml:"when"`
-			Since  string              `yaml:"since"`
-			Until  string              `yaml:"until"`
-		} `yaml:"defaults"`
-	} `yaml:"frameworks"`
+	Frameworks map[string]frameworkRecord `yaml:"frameworks"`
 }
 
-var loadFrameworks = sync.OnceValues(func() (map[string]FrameworkProfile, error) {
+type frameworkRecord struct {
+	Description string                   `yaml:"description"`
+	Defaults    []frameworkDefaultRecord `yaml:"defaults"`
+}
+
+type frameworkDefaultRecord struct {
+	Path   string              `yaml:"path"`
+	Value  yaml.Node           `yaml:"value"`
+	Source string              `yaml:"source"`
+	When   map[string][]string `yaml:"when"`
+	Since  string              `yaml:"since"`
+	Until  string              `yaml:"until"`
+}
+
+// decodeFrameworks decodes data/frameworks.yaml.
+func decodeFrameworks() (*frameworkFile, error) {
 	var f frameworkFile
 	if err := decodeFile("data/frameworks.yaml", &f); err != nil {
 		return nil, err
+	}
+	return &f, nil
+}
+
+var loadFrameworks = sync.OnceValues(func() (map[string]FrameworkProfile, error) {
+	// generated (catalog_gen.go) unless built without it: yaml.v3's
+	// parse of the 23 KB file was most of a framework-naming run's
+	// catalog start (cat43).
+	var f *frameworkFile
+	if generatedCurrent() {
+		f = generatedFrameworks()
+	}
+	if f == nil {
+		var err error
+		if f, err = decodeFrameworks(); err != nil {
+			return nil, err
+		}
 	}
 	out := map[string]FrameworkProfile{}
 	for _, name := range sortedKeys(f.Frameworks) {
