@@ -55,6 +55,17 @@ var generatedCurrent = sync.OnceValue(func() bool {
 	return err == nil && generatedDataSum != 0 && sum == generatedDataSum
 })
 
+// fromGenerated is gen's value where catalog_gen.go is current
+// (generatedCurrent) and compiled in (gen not nil), else decode's.
+func fromGenerated[T any](gen func() *T, decode func() (*T, error)) (*T, error) {
+	if generatedCurrent() {
+		if v := gen(); v != nil {
+			return v, nil
+		}
+	}
+	return decode()
+}
+
 // calEntry is one calibration entry: its value as written (parsed into the
 // figure's type where it is used) and its source.
 type calEntry struct {
@@ -246,15 +257,9 @@ func decodeTables() (*catalogTables, error) {
 // ms, 836 KB and 12.6 k allocations for the tables and one GPU and NIC
 // (BenchmarkCatalog, cat43; docs/design.md "Speed").
 func newCatalog() (*catalog, error) {
-	var t *catalogTables
-	if generatedCurrent() {
-		t = generatedTables()
-	}
-	if t == nil {
-		var err error
-		if t, err = decodeTables(); err != nil {
-			return nil, err
-		}
+	t, err := fromGenerated(generatedTables, decodeTables)
+	if err != nil {
+		return nil, err
 	}
 	c := &catalog{links: t.links, cal: t.cal, calOrder: t.calOrder, nccl: t.nccl}
 	host := t.host
@@ -271,7 +276,6 @@ func newCatalog() (*catalog, error) {
 			return nil, fmt.Errorf("hardware catalog: host.yaml: dispatch.%s: missing", n)
 		}
 	}
-	var err error
 	c.nicNames, c.nics, err = lazyDir("data/nics", func(r NICRecord) string { return r.Name },
 		func(r NICRecord) (NIC, error) { return resolveNIC(c.cal, r) })
 	if err != nil {
@@ -342,12 +346,11 @@ func lazyDir[R, V any](dir string, key func(R) string, resolve func(R) (V, error
 			return nil, nil, fmt.Errorf("hardware catalog: %s: a record file is named NAME.yaml for its record", name)
 		}
 		e := &entry[R, V]{rec: sync.OnceValues(func() (R, error) {
-			if !generatedCurrent() {
-				return decodeRecord(name, n, key)
-			}
-			if r, ok := generatedRecord(name).(R); ok {
-				recordsDecoded.Add(1)
-				return r, nil
+			if generatedCurrent() {
+				if r, ok := generatedRecord(name).(R); ok {
+					recordsDecoded.Add(1)
+					return r, nil
+				}
 			}
 			return decodeRecord(name, n, key)
 		})}

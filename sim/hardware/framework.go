@@ -86,15 +86,9 @@ var loadFrameworks = sync.OnceValues(func() (map[string]FrameworkProfile, error)
 	// generated (catalog_gen.go) unless built without it: yaml.v3's
 	// parse of the 23 KB file was most of a framework-naming run's
 	// catalog start (cat43).
-	var f *frameworkFile
-	if generatedCurrent() {
-		f = generatedFrameworks()
-	}
-	if f == nil {
-		var err error
-		if f, err = decodeFrameworks(); err != nil {
-			return nil, err
-		}
+	f, err := fromGenerated(generatedFrameworks, decodeFrameworks)
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]FrameworkProfile{}
 	for _, name := range sortedKeys(f.Frameworks) {
