@@ -27,7 +27,8 @@ import (
 // only where a receive starts or ends. What decides whether an optimistic
 // skip stands is therefore: (1) the skipped layers repeat (the instance's
 // own state at the check is one layer on from its state a layer before:
-// an online check of that state is the fast-forward's trigger), and (2)
+// an online check of that state is the fast-forward's trigger, which
+// layerStateRepeats makes from what the times show of it), and (2)
 // no receive of the instance starts inside the skipped window: proven
 // beforehand where a bound on the earliest start of every receive clears
 // the window (Executor.foreignBound), else detected when its send starts
@@ -100,6 +101,16 @@ type OnlineSkips struct {
 	// the first skipped, else "later"), "period" where that pair
 	// repeats at another period.
 	WrongWhy map[string]int
+	// StateOK is, of the fired skips, those whose instance state at td
+	// is, as far as the times show it, its state one period before moved
+	// on by one layer (layerStateRepeats: every task started by then and
+	// not ended before the running compute started has its partner a
+	// layer back at the same offset from the instant, and the reverse).
+	// StateClean is the tasks of the skips clean, proven and StateOK:
+	// what a skip exact by construction would take; StateWrong the wrong
+	// skips the state check passes (it misses them), StateRefused the
+	// clean proven skips it refuses.
+	StateOK, StateClean, StateWrong, StateRefused int
 }
 
 // Add adds r's counts to s (FirstHit: the earlier).
@@ -122,6 +133,10 @@ func (s *OnlineSkips) Add(r OnlineSkips) {
 	s.Violations += r.Violations
 	s.ChainProven += r.ChainProven
 	s.ChainClean += r.ChainClean
+	s.StateOK += r.StateOK
+	s.StateClean += r.StateClean
+	s.StateWrong += r.StateWrong
+	s.StateRefused += r.StateRefused
 	for k, n := range r.WrongWhy {
 		if s.WrongWhy == nil {
 			s.WrongWhy = map[string]int{}
@@ -290,9 +305,25 @@ func onlinePass(p *Program, a, b int32, start, end, issued []engine.Time, events
 			break
 		}
 	}
+	lo, _ := seg(0)
+	_, l0end := seg(0)
+	stateOK := layerStateRepeats(p, lo, last, l0end-lo, td, period[c], start, end)
+	if stateOK {
+		rep.StateOK++
+		if !repeats && hit < 0 {
+			rep.StateWrong++
+		}
+	}
 	if proof != nil {
 		ok, chain, bad := proof(ws, we)
 		rep.Violations += bad
+		if ok && repeats && hit < 0 {
+			if stateOK {
+				rep.StateClean += tasks
+			} else {
+				rep.StateRefused++
+			}
+		}
 		if ok {
 			rep.Proven++
 			if repeats && hit < 0 {
@@ -334,6 +365,49 @@ func onlinePass(p *Program, a, b int32, start, end, issued []engine.Time, events
 		}
 		rep.WrongWhy[wrongWhy(p, c, l0, l1, seg, exact, period, start, end, issued, events)]++
 	}
+}
+
+// layerStateRepeats reports whether, as far as the times show it, the
+// instance's state at instant td is its state at td−d moved on by one
+// layer of n tasks, within the pass's layers [lo, hi): the tasks that make
+// the state at an instant τ are those started by τ (a start at τ
+// included: every event at τ has run) and not ended by the start of the
+// compute task running at τ (by τ when none runs), whose overlaps set the
+// running compute's rate and remaining work; each of them at td must lie
+// in [lo+n, hi) with its partner, n tasks before, in the state at td−d
+// with the same start (and end, where it ended) relative to its instant,
+// and the two states must be as large.
+func layerStateRepeats(p *Program, lo, hi, n int32, td, d engine.Time, start, end []engine.Time) bool {
+	set := func(tau engine.Time) (sc engine.Time) {
+		sc = tau
+		for t := range int32(len(p.Tasks)) {
+			if p.Tasks[t].Stream == StreamCompute && start[t] >= 0 && start[t] <= tau && end[t] > tau {
+				return start[t]
+			}
+		}
+		return sc
+	}
+	in := func(t int32, tau, sc engine.Time) bool { return start[t] >= 0 && start[t] <= tau && end[t] > sc }
+	t1, t0 := td, td-d
+	sc1, sc0 := set(t1), set(t0)
+	n1, n0 := 0, 0
+	for t := range int32(len(p.Tasks)) {
+		if in(t, t0, sc0) {
+			n0++
+		}
+		if !in(t, t1, sc1) {
+			continue
+		}
+		n1++
+		u := t - n
+		if t >= hi || u < lo || !in(u, t0, sc0) || start[u]-t0 != start[t]-t1 {
+			return false
+		}
+		if end[t] <= t1 && end[u]-t0 != end[t]-t1 {
+			return false
+		}
+	}
+	return n0 == n1
 }
 
 // wrongWhy labels a wrong skip (OnlineSkips.WrongWhy): the first pair j
