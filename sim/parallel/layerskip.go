@@ -111,6 +111,15 @@ type OnlineSkips struct {
 	// skips the state check passes (it misses them), StateRefused the
 	// clean proven skips it refuses.
 	StateOK, StateClean, StateWrong, StateRefused int
+	// Outside is, of the skips clean, proven and StateOK, those in whose
+	// window (after td, up to its last end) a task of the instance
+	// outside the skipped ones starts, receives aside (a DP collective
+	// whose bucket's last gradient is skipped, a task of the pass's last
+	// layer or tail, issued ahead): the skip must start it, at its
+	// derived time, rather than leave it to the play; OutsideTasks
+	// counts those tasks, OutsideStreams them by stream.
+	Outside, OutsideTasks int
+	OutsideStreams        map[string]int
 }
 
 // Add adds r's counts to s (FirstHit: the earlier).
@@ -134,6 +143,14 @@ func (s *OnlineSkips) Add(r OnlineSkips) {
 	s.ChainProven += r.ChainProven
 	s.ChainClean += r.ChainClean
 	s.StateOK += r.StateOK
+	s.Outside += r.Outside
+	s.OutsideTasks += r.OutsideTasks
+	for k, n := range r.OutsideStreams {
+		if s.OutsideStreams == nil {
+			s.OutsideStreams = map[string]int{}
+		}
+		s.OutsideStreams[k] += n
+	}
 	s.StateClean += r.StateClean
 	s.StateWrong += r.StateWrong
 	s.StateRefused += r.StateRefused
@@ -320,6 +337,10 @@ func onlinePass(p *Program, a, b int32, start, end, issued []engine.Time, events
 		if ok && repeats && hit < 0 {
 			if stateOK {
 				rep.StateClean += tasks
+				if k := startsOutside(p, s0, s1, last, td, we, start, rep); k > 0 {
+					rep.Outside++
+					rep.OutsideTasks += k
+				}
 			} else {
 				rep.StateRefused++
 			}
@@ -408,6 +429,30 @@ func layerStateRepeats(p *Program, lo, hi, n int32, td, d engine.Time, start, en
 		}
 	}
 	return n0 == n1
+}
+
+// startsOutside counts the tasks of p, receives and the skipped ones
+// (those of [s0, s1) that start after td) aside, that start in (td, we],
+// by stream into rep.OutsideStreams (the kept last layer's, [s1, last),
+// apart: the resumed play's, overlapping the skipped layers' last TP and
+// DP tasks).
+func startsOutside(p *Program, s0, s1, last int32, td, we engine.Time, start []engine.Time, rep *OnlineSkips) int {
+	k := 0
+	for t := range int32(len(p.Tasks)) {
+		if p.Tasks[t].Kind == KindRecv || (t >= s0 && t < s1) || start[t] <= td || start[t] > we {
+			continue
+		}
+		k++
+		if rep.OutsideStreams == nil {
+			rep.OutsideStreams = map[string]int{}
+		}
+		key := p.Tasks[t].Stream.String()
+		if t >= s1 && t < last {
+			key = "kept last layer's " + key
+		}
+		rep.OutsideStreams[key]++
+	}
+	return k
 }
 
 // wrongWhy labels a wrong skip (OnlineSkips.WrongWhy): the first pair j
