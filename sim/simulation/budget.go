@@ -101,6 +101,14 @@ func EstimateWork(s *scenario.Plan, opt Options) Work {
 	return w
 }
 
+// EstimateProgramTasks is EstimateWork(s, opt).ProgramTasks without
+// Drivers' strings, for callers that size storage by it (a sweep's load
+// estimates each of its points: Drivers was most of EstimateWork's time).
+func EstimateProgramTasks(s *scenario.Plan, opt Options) int64 {
+	w, _ := estimateWork(s, opt)
+	return w.ProgramTasks
+}
+
 // workDriven is what Work.Drivers names: the factors the estimate grows
 // with.
 type workDriven struct {

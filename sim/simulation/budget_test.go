@@ -76,6 +76,9 @@ func TestWorkEstimateBoundsBuiltTasks(t *testing.T) {
 		}
 		got := builtTasks(t, s)
 		est := EstimateWork(s, Options{}).ProgramTasks
+		if e := EstimateProgramTasks(s, Options{}); e != est {
+			t.Errorf("%s: EstimateProgramTasks %d, EstimateWork's %d", f, e, est)
+		}
 		ratio := float64(est) / float64(got)
 		lo, hi = min(lo, ratio), max(hi, ratio)
 		if est < got || ratio > WorkEstimateFactor {
