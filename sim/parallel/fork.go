@@ -81,6 +81,7 @@ type forkCopy struct {
 	// call each rather than faulted one by one
 	warmState, warmNeed, warmEvents, warmHot   warmth
 	warmDepOff, warmDeps, warmQself, warmQrest warmth
+	warmQueue                                  warmth
 }
 
 // forkP2P is a prefix send's or receive's peer stage and match.
@@ -331,9 +332,15 @@ func (f *Fork) Detach() {
 	// programs' (Program.p2p, when listed, and queue): room for those too,
 	// where they grew by append, ≈ 0.16 MB over the 1,000-point 70B sweep
 	// (walk43).
-	var nt, nd, nq, np, ne int
+	// The launch-queue entries copied are each stream's up to the
+	// prefix's end (fi.qn, found here once): their pages are mapped
+	// before the copies as the other arrays' are (warmTo; the prefixes'
+	// entries were ≈ 0.9 MB at the 70B sweep's largest, faulted page by
+	// page before).
+	var nt, nd, nq, np, ne, nqe int
 	for i := range f.inst {
-		p, c := f.progs[i], int(f.inst[i].common)
+		p, fi := f.progs[i], &f.inst[i]
+		c := int(fi.common)
 		nt += c
 		nd += int(p.depOff[c])
 		if p.qself != nil {
@@ -341,8 +348,11 @@ func (f *Fork) Detach() {
 		}
 		np += len(p.p2p)
 		if p.qwalk {
-			for _, q := range p.queue {
+			for s, q := range p.queue {
 				ne += len(q)
+				n, _ := slices.BinarySearchFunc(q, int32(c), func(e queueEntry, t int32) int { return int(e.id - t) })
+				fi.qn[s] = int32(n)
+				nqe += n
 			}
 		}
 	}
@@ -356,6 +366,7 @@ func (f *Fork) Detach() {
 	warmTo(&cp.warmDeps, cp.deps, nd)
 	warmTo(&cp.warmQself, cp.qself, nq)
 	warmTo(&cp.warmQrest, cp.qrest, nq)
+	warmTo(&cp.warmQueue, cp.queue, nqe)
 	for i := range f.inst {
 		p, fi := f.progs[i], &f.inst[i]
 		c := int(fi.common)
@@ -389,11 +400,9 @@ func (f *Fork) Detach() {
 			cp.qself, cp.qrest = append(cp.qself, p.qself[:c]...), append(cp.qrest, p.qrest[:c]...)
 		}
 		fi.qwalk, fi.qEnt, fi.qlim, fi.qperK = p.qwalk, len(cp.queue), p.qlim, p.qperK
-		if p.qwalk { // the entries of the prefix's tasks: each stream's first ones
+		if p.qwalk { // the entries of the prefix's tasks: each stream's first ones (fi.qn, above)
 			for s, q := range p.queue {
-				n, _ := slices.BinarySearchFunc(q, int32(c), func(e queueEntry, t int32) int { return int(e.id - t) })
-				fi.qn[s] = int32(n)
-				cp.queue = append(cp.queue, q[:n]...)
+				cp.queue = append(cp.queue, q[:fi.qn[s]]...)
 			}
 		}
 		fi.hosted = p.Hosted

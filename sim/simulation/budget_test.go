@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,6 +76,9 @@ func TestWorkEstimateBoundsBuiltTasks(t *testing.T) {
 		}
 		got := builtTasks(t, s)
 		est := EstimateWork(s, Options{}).ProgramTasks
+		if e := EstimateProgramTasks(s, Options{}); e != est {
+			t.Errorf("%s: EstimateProgramTasks %d, EstimateWork's %d", f, e, est)
+		}
 		ratio := float64(est) / float64(got)
 		lo, hi = min(lo, ratio), max(hi, ratio)
 		if est < got || ratio > WorkEstimateFactor {
@@ -86,16 +90,30 @@ func TestWorkEstimateBoundsBuiltTasks(t *testing.T) {
 
 // 100,000 layers × 4,096 micro-batches passed every check and then built a
 // task graph past 7 GB (issue 19): now Run refuses it before building,
-// naming the fields and the estimate.
+// naming the fields and the estimate, over the task budget and over the
+// memory budget, in CheckBudget's words (Run names the fields only when
+// it refuses: estimateWork).
 func TestRunRefusesWorkAboveBudget(t *testing.T) {
 	s := llama8bOnOneGPU(t, 100_000, 2048, 4096)
-	_, err := Run(context.Background(), s, Options{})
-	if !errors.Is(err, ErrBudget) {
-		t.Fatalf("got %v, want ErrBudget", err)
-	}
-	for _, want := range []string{"model.layers 100000", "4096 micro-batches", "--max-tasks"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not name %q", err, want)
+	for _, tc := range []struct {
+		name   string
+		budget Budget
+		want   []string
+	}{
+		{"tasks", Budget{}, []string{"model.layers 100000", "4096 micro-batches", "--max-tasks"}},
+		{"memory", Budget{MaxTasks: math.MaxInt64, MaxMemoryBytes: 1 << 20}, []string{"model.layers 100000", "4096 micro-batches", "--max-memory"}},
+	} {
+		_, err := Run(context.Background(), s, Options{Budget: tc.budget})
+		if !errors.Is(err, ErrBudget) {
+			t.Fatalf("%s: got %v, want ErrBudget", tc.name, err)
+		}
+		for _, want := range tc.want {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: error %q does not name %q", tc.name, err, want)
+			}
+		}
+		if want := CheckBudget(s, Options{}, tc.budget); want == nil || err.Error() != want.Error() {
+			t.Errorf("%s: Run's error %q, CheckBudget's %v", tc.name, err, want)
 		}
 	}
 }

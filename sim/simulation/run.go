@@ -186,9 +186,11 @@ type Options struct {
 // Run simulates the scenario's steps.
 func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 	wall := time.Now()
-	work := EstimateWork(s, opt)
-	if err := checkWork(work, opt.Budget); err != nil {
-		return nil, err
+	work, driven := estimateWork(s, opt)
+	if checkWork(work, opt.Budget) != nil {
+		// over the budget: the error names what drives the estimate
+		work.Drivers = driven.describe(s)
+		return nil, checkWork(work, opt.Budget)
 	}
 	cl, err := opt.Reuse.cluster(s.TopologySpec())
 	if err != nil {
