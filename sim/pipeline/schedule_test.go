@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func TestRegistry(t *testing.T) {
@@ -326,5 +327,14 @@ func TestOneFOneBOrdersShared(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A Step is 24 bytes: its Phase and Overlap share the word after the two
+// ints. Reordering the fields back (Phase first) makes it 32 and fails
+// this; the shared orders' pages are first touches (Step's comment).
+func TestStepIs24Bytes(t *testing.T) {
+	if n := unsafe.Sizeof(Step{}); n != 24 {
+		t.Fatalf("unsafe.Sizeof(Step{}) = %d, want 24", n)
 	}
 }

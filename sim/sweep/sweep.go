@@ -15,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/simtrain/simtrain/sim/hugepages"
 	"github.com/simtrain/simtrain/sim/limits"
 	"github.com/simtrain/simtrain/sim/network"
 	"github.com/simtrain/simtrain/sim/scenario"
@@ -552,7 +553,7 @@ func (sw *Sweep) enumerate() error {
 		for i := range batch {
 			if batch[i].doc == nil {
 				if plans == nil {
-					plans = make([]scenario.Plan, len(batch)-i)
+					plans = hugepages.Populate(make([]scenario.Plan, len(batch)-i))
 				}
 				batch[i].into = &plans[0]
 				plans = plans[1:]
