@@ -66,7 +66,7 @@ func oneFOneBOrder(sh Shape, stage int, splitW bool) []Step {
 // rather than faulted in one at a time as the orders are written: on this
 // project's machine, a virtual machine, a first-touch fault costs several
 // times the batched mapping, and the 1,000-point 70B sweep's 340 shared
-// orders (0.7 MB) took ≈ 180 of its page faults before. The blocks live as
+// orders (0.9 MB) took ≈ 250 of its page faults before. The blocks live as
 // long as the orders carved from them, which sharedOrders keeps for the
 // process; room carved for an order another goroutine stored first is
 // left unused (at most one order per goroutine racing for a key).
@@ -81,7 +81,7 @@ func sharedRoom(n int) []Step {
 	return out
 }
 
-// roomBlock is the smallest block sharedRoom makes, in steps (≈ 96 KiB):
+// roomBlock is the smallest block sharedRoom makes, in steps (128 KiB):
 // a process that runs one scenario maps at most that much ahead of its
 // orders' needs.
 const roomBlock = 4096
@@ -106,7 +106,7 @@ type orderKey struct {
 	splitW  bool
 }
 
-// maxSharedSteps bounds the steps sharedOrders holds (24 MB of Steps),
+// maxSharedSteps bounds the steps sharedOrders holds (32 MB of Steps),
 // so that a long-lived process meeting ever new micro-batch counts stops
 // storing orders instead of growing without end.
 const maxSharedSteps = 1 << 20

@@ -53,16 +53,11 @@ const (
 
 func (p Phase) String() string { return [...]string{"F", "B", "I", "W"}[p] }
 
-// Step is one entry of a stage's order. Its two small fields come last so
-// that they share one word: 24 bytes a step instead of 32, each padded to
-// a word of its own when Phase led (a sweep's orders are built once per
-// process and shared, and each byte of them is a first touch of fresh
-// memory: ≈ 250 of the 1,000-point 70B sweep's ≈ 6,000 page faults were
-// its 1F1B orders; TestStepIs24Bytes).
+// Step is one entry of a stage's order.
 type Step struct {
+	Phase      Phase
 	Microbatch int
 	Chunk      int // the chunk's index on this stage
-	Phase      Phase
 	// Overlap marks a forward that runs together with the next step, a
 	// backward of another micro-batch (DualPipe's overlapped forward and
 	// backward chunks): the two are issued block by block, alternating, so
