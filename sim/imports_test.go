@@ -18,7 +18,7 @@ const module = "github.com/simtrain/simtrain/"
 var mayImport = map[string][]string{
 	"sim/engine":            nil,
 	"sim/units":             nil,
-	"sim/pipeline":          nil,
+	"sim/pipeline":          {"sim/hugepages"},
 	"sim/limits":            nil,
 	"sim/hugepages":         nil,
 	"sim/goodput":           nil,
@@ -34,7 +34,7 @@ var mayImport = map[string][]string{
 	"sim/parallel":          {"sim/engine", "sim/units", "sim/hardware", "sim/pipeline", "sim/topology", "sim/network", "sim/collectives", "sim/workload", "sim/hugepages"},
 	"sim/scenario":          {"sim/engine", "sim/limits", "sim/hardware", "sim/pipeline", "sim/topology", "sim/network", "sim/parallel", "sim/workload", "sim/goodput"},
 	"sim/simulation":        {"sim/engine", "sim/units", "sim/pipeline", "sim/topology", "sim/network", "sim/collectives", "sim/parallel", "sim/workload", "sim/scenario", "sim/goodput", "sim/hugepages"},
-	"sim/sweep":             {"sim/limits", "sim/network", "sim/scenario", "sim/simulation"},
+	"sim/sweep":             {"sim/limits", "sim/network", "sim/scenario", "sim/simulation", "sim/hugepages"},
 	"sim/validation":        {"sim/workload", "sim/hardware", "sim/scenario", "sim/simulation"},
 	"sim/calibration":       {"sim/hardware", "sim/scenario", "sim/simulation", "sim/validation"},
 	"sim/report":            {"sim/output", "sim/parallel", "sim/scenario", "sim/simulation", "sim/sweep", "sim/validation"},

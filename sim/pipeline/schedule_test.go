@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func TestRegistry(t *testing.T) {
@@ -326,5 +327,33 @@ func TestOneFOneBOrdersShared(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSharedRoomCarvesDisjoint: sharedRoom hands out room of exactly the
+// asked capacity, empty, never overlapping room handed out before (within
+// a block and across blocks, a request larger than a block included), so
+// that no shared order can write into another.
+func TestSharedRoomCarvesDisjoint(t *testing.T) {
+	type span struct{ lo, hi uintptr }
+	var got []span
+	const size = unsafe.Sizeof(Step{})
+	for _, n := range []int{1, 7, roomBlock - 3, 5, roomBlock + 9, 2, roomBlock, 1} {
+		r := sharedRoom(n)
+		if len(r) != 0 || cap(r) != n {
+			t.Fatalf("sharedRoom(%d): len %d cap %d, want 0 and %d", n, len(r), cap(r), n)
+		}
+		r = r[:n]
+		for i := range r {
+			r[i] = Step{Phase: PhaseW, Microbatch: n, Chunk: i}
+		}
+		lo := uintptr(unsafe.Pointer(&r[0]))
+		s := span{lo, lo + uintptr(n)*size}
+		for _, o := range got {
+			if s.lo < o.hi && o.lo < s.hi {
+				t.Fatalf("sharedRoom(%d) at [%#x, %#x) overlaps earlier room [%#x, %#x)", n, s.lo, s.hi, o.lo, o.hi)
+			}
+		}
+		got = append(got, s)
 	}
 }

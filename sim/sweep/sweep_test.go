@@ -295,7 +295,9 @@ func TestSweepDuplicatesRunOnce(t *testing.T) {
 
 // Loading resolves the combinations on every CPU in batches (parsePoints)
 // and records them in order: the 1,000-point example loads to the same
-// points, run ids, validity and duplicates on one CPU as on several.
+// points, run ids, validity and duplicates on one CPU as on several, and
+// the same structure keys and work estimates (each goroutine keys with a
+// scratch it keeps from batch to batch, meeting other points before).
 func TestSweepLoadIndependentOfCPUs(t *testing.T) {
 	const file = "../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml"
 	sw, err := Load(file, Options{})
@@ -314,6 +316,10 @@ func TestSweepLoadIndependentOfCPUs(t *testing.T) {
 	for i := 0; i < sw.Len(); i++ {
 		if sw.RunID(i) != one.RunID(i) || sw.points[i].err != one.points[i].err || sw.describe(sw.points[i].vals) != one.describe(one.points[i].vals) {
 			t.Errorf("point %d: %s %q on %d CPUs, %s %q on one", i, sw.RunID(i), sw.points[i].err, procs, one.RunID(i), one.points[i].err)
+		}
+		a, b := sw.points[i], one.points[i]
+		if a.key != b.key || a.keyed != b.keyed || a.work != b.work {
+			t.Errorf("point %d: key %x (%v), work %d on %d CPUs; %x (%v), %d on one", i, a.key, a.keyed, a.work, procs, b.key, b.keyed, b.work)
 		}
 	}
 }
