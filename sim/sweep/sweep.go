@@ -534,7 +534,7 @@ func (sw *Sweep) enumerate() error {
 		if err == nil && len(sw.points) > n {
 			p := &sw.points[n]
 			p.key, p.keyed = simulation.FirstBuildKey(s, workerOptions, &scratch)
-			p.work = simulation.EstimateWork(s, simulation.Options{}).ProgramTasks
+			p.work = simulation.EstimateProgramTasks(s, simulation.Options{})
 		}
 	}
 	// Without auto fields every combination is one document: they are
@@ -740,7 +740,7 @@ func parsePoints(batch []pendingPoint, parse func(*pendingPoint) (*scenario.Plan
 		b.id, b.err, b.doc, b.plan = s.RunID(), err, nil, s
 		if err == nil {
 			b.key, b.keyed = simulation.FirstBuildKey(s, workerOptions, scratch)
-			b.work = simulation.EstimateWork(s, simulation.Options{}).ProgramTasks
+			b.work = simulation.EstimateProgramTasks(s, simulation.Options{})
 		}
 	}
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(batch)))
