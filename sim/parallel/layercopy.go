@@ -367,7 +367,7 @@ func (b *builder) copyLayers(p *chunkPass, hist []layerMark, cur *layerMark) boo
 	}
 	movePending()
 	b.setLayerState(p, &vals)
-	copiedTasks.Add(int64(src + n - hb.at - n))
+	b.copied[0] += int64(src + n - hb.at - n) // (copiedTasks, at the stage's end)
 	p.l, p.inLayer, p.blocks = l, false, nil
 	if l < ch.FirstLayer || l >= ch.FirstLayer+ch.Layers {
 		p.state = passEnd

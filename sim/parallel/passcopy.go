@@ -294,7 +294,7 @@ func (b *builder) copyPass(r *passMark, p *chunkPass, cur [passStateInts]int32, 
 	}
 	prog.noteCopy(at, r.at, n)
 	prog.issueSum += r.issue // the copy's tasks are the source's (r stays its mark, issue too)
-	copiedPassTasks.Add(int64(n))
+	b.copied[1] += int64(n)  // (copiedPassTasks, at the stage's end)
 	return true, hosts
 }
 

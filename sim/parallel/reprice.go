@@ -152,7 +152,7 @@ func (b *builder) repricePass(r *passMark, at, P, n, theta, mb int32) (copied, h
 		b.interrupt = b.cfg.interrupted()
 	}
 	prog.issueSum += r.issue
-	copiedPassTasks.Add(int64(n))
+	b.copied[1] += int64(n)
 	return true, hosts
 }
 
