@@ -145,21 +145,11 @@ func (s *OnlineSkips) Add(r OnlineSkips) {
 	s.StateOK += r.StateOK
 	s.Outside += r.Outside
 	s.OutsideTasks += r.OutsideTasks
-	for k, n := range r.OutsideStreams {
-		if s.OutsideStreams == nil {
-			s.OutsideStreams = map[string]int{}
-		}
-		s.OutsideStreams[k] += n
-	}
+	addCounts(&s.OutsideStreams, r.OutsideStreams)
 	s.StateClean += r.StateClean
 	s.StateWrong += r.StateWrong
 	s.StateRefused += r.StateRefused
-	for k, n := range r.WrongWhy {
-		if s.WrongWhy == nil {
-			s.WrongWhy = map[string]int{}
-		}
-		s.WrongWhy[k] += n
-	}
+	addCounts(&s.WrongWhy, r.WrongWhy)
 	if r.FirstHit >= 0 && (s.FirstHit < 0 || r.FirstHit < s.FirstHit) {
 		s.FirstHit = r.FirstHit
 	}
@@ -579,4 +569,14 @@ func (x *Executor) chainBound(j, m int, ws engine.Time) engine.Time {
 		}
 	}
 	return lb
+}
+
+// addCounts adds src's counts into *dst, making *dst when src has any.
+func addCounts(dst *map[string]int, src map[string]int) {
+	for k, n := range src {
+		if *dst == nil {
+			*dst = map[string]int{}
+		}
+		(*dst)[k] += n
+	}
 }

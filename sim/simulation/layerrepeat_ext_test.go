@@ -24,14 +24,7 @@ import (
 // micro-batches, which must have the tasks the run's successful play had);
 // the others measure every point's whole step.
 func TestLayerRepeatReport(t *testing.T) {
-	out := os.Getenv("SIMTRAIN_LAYERREPEAT_REPORT")
-	if out == "" {
-		t.Skip("SIMTRAIN_LAYERREPEAT_REPORT names the report file")
-	}
-	sw, err := sweep.Load("../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml", sweep.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, sw := reportSweep(t, "SIMTRAIN_LAYERREPEAT_REPORT")
 	var b strings.Builder
 	b.WriteString("point\tvalues\tpp\tm\tkind\tsweep_played\twhole_tasks\tpasses\tlayer_tasks\tpairs\tsame\texact\truns\trun_layers\tskip\tskip_alone\tskip_min\treach\texternal\tbreak_at\tbreaks\n")
 	type group struct {

@@ -17,14 +17,7 @@ import (
 // the totals per group to SIMTRAIN_ONLINESKIP_REPORT (skipped without it):
 // a diagnostic for issue 18, not a check.
 func TestOnlineSkipReport(t *testing.T) {
-	out := os.Getenv("SIMTRAIN_ONLINESKIP_REPORT")
-	if out == "" {
-		t.Skip("SIMTRAIN_ONLINESKIP_REPORT names the report file")
-	}
-	sw, err := sweep.Load("../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml", sweep.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, sw := reportSweep(t, "SIMTRAIN_ONLINESKIP_REPORT")
 	type group struct {
 		points, played, hitPoints, wasted, kept, netPoint, netMat int
 		rep                                                       parallel.OnlineSkips

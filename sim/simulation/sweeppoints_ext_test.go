@@ -2,6 +2,7 @@ package simulation_test
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/simulation"
@@ -32,4 +33,20 @@ func eachSimulatedPoint(t *testing.T, sw *sweep.Sweep, fn func(i int, p *sweep.P
 		}
 		fn(i, p, r)
 	}
+}
+
+// reportSweep is the report tests' start: the file the environment
+// variable env names (the test is skipped without it) and the bundled 70B
+// layout sweep, loaded.
+func reportSweep(t *testing.T, env string) (string, *sweep.Sweep) {
+	t.Helper()
+	out := os.Getenv(env)
+	if out == "" {
+		t.Skip(env + " names the report file")
+	}
+	sw, err := sweep.Load("../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml", sweep.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, sw
 }
