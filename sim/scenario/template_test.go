@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/simtrain/simtrain/sim/hardware"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -152,5 +153,62 @@ func TestTemplateSetsShared(t *testing.T) {
 			}
 		}
 		prev, prevKnobs = got, strings.Join(knobs, " ")
+	}
+}
+
+// TestPlanIntoOverwritesAll: PlanInto over a plan whose every field holds
+// something (another point's resolved plan, warnings, a field set, a
+// directory, calibration and framework entries) gives the plan Plan
+// gives: PlanInto clears only the fields outside the Scenario, so a field
+// it forgets keeps the junk and fails here. Every top-level field of Plan
+// must be filled, so a field added later is covered too.
+func TestPlanIntoOverwritesAll(t *testing.T) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(baseScenario), &doc); err != nil {
+		t.Fatal(err)
+	}
+	tmpl := NewTemplate(&doc, "")
+	if tmpl == nil {
+		t.Fatal("no template for the test base")
+	}
+	value := func(path, v string) Value {
+		var vdoc yaml.Node
+		if err := yaml.Unmarshal([]byte(v), &vdoc); err != nil {
+			t.Fatal(err)
+		}
+		val, ok := tmpl.Value(knobByPath[path], vdoc.Content[0])
+		if !ok {
+			t.Fatalf("%s is not settable by the template", path)
+		}
+		return val
+	}
+	for _, c := range []struct {
+		name       string
+		junk, want []Value
+	}{
+		{"moe over dense", []Value{value("parallel.tp", "2")}, []Value{value("model.moe.experts", "8"), value("model.moe.top_k", "2")}},
+		{"dense over moe", []Value{value("model.moe.experts", "8"), value("model.moe.top_k", "2")}, []Value{value("parallel.pp", "2")}},
+		{"valid over invalid", []Value{value("parallel.tp", "3"), value("parallel.pp", "2")}, nil},
+	} {
+		s, _ := tmpl.Plan("junk", c.junk)
+		s.Warnings = []string{"junk"}
+		s.set = fieldSet{"junk": true}
+		s.dir = "junk"
+		s.cal = hardware.Calibration{{Name: "junk", Value: "1"}}
+		s.framework = []hardware.FrameworkDefault{{}}
+		v := reflect.ValueOf(s).Elem()
+		for i := range v.NumField() {
+			if v.Field(i).IsZero() {
+				t.Fatalf("%s: the junk plan leaves %s zero", c.name, v.Type().Field(i).Name)
+			}
+		}
+		want, wantErr := tmpl.Plan("", c.want)
+		gotErr := tmpl.PlanInto(s, "", c.want)
+		if (gotErr == nil) != (wantErr == nil) {
+			t.Errorf("%s: PlanInto error %v, Plan %v", c.name, gotErr, wantErr)
+		}
+		if !reflect.DeepEqual(s, want) {
+			t.Errorf("%s: PlanInto over a filled plan differs from Plan's:\n%+v\n%+v", c.name, *s, *want)
+		}
 	}
 }
