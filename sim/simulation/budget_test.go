@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/simtrain/simtrain/sim/pipeline"
 	"math"
 	"os"
 	"path/filepath"
@@ -131,4 +132,58 @@ cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 1}
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestSplitsForRemembers: splitsFor answers what probing the order
+// answers, for every schedule on shapes it can and cannot run, asked in
+// turns (each schedule after another on the same shape, shapes sharing a
+// slot of splitsCache) and again: an entry taken for another schedule or
+// shape would give the other's answer.
+func TestSplitsForRemembers(t *testing.T) {
+	shapes := []pipeline.Shape{
+		{Stages: 1, Microbatches: 2, Virtual: 1}, {Stages: 4, Microbatches: 8, Virtual: 1},
+		{Stages: 4, Microbatches: 8, Virtual: 2}, {Stages: 8, Microbatches: 16, Virtual: 1},
+		{Stages: 8, Microbatches: 16, Virtual: 2}, {Stages: 3, Microbatches: 5, Virtual: 1},
+		// runs of shapes in one slot of splitsCache, each next to one
+		// that differs in one field and in some schedule's answer: the
+		// stages, the virtual stages, both, the micro-batches
+		{Stages: 66, Microbatches: 4, Virtual: 1},
+		{Stages: 2, Microbatches: 4, Virtual: 1}, {Stages: 2, Microbatches: 4, Virtual: 65},
+		{Stages: 2, Microbatches: 68, Virtual: 1}, {Stages: 2, Microbatches: 13, Virtual: 2},
+		{Stages: 3, Microbatches: 3, Virtual: 1}, {Stages: 3, Microbatches: 67, Virtual: 1},
+	}
+	var scheds []pipeline.Schedule
+	for _, n := range pipeline.Names() {
+		sc, err := pipeline.Lookup(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scheds = append(scheds, sc)
+	}
+	seen := map[bool]bool{}
+	check := func(round int, sc pipeline.Schedule, sh pipeline.Shape) {
+		want := probeSplits(sc, sh)
+		seen[want] = true
+		if got := splitsFor(sc, sh); got != want {
+			t.Errorf("round %d: %s on %+v: splitsFor %v, probe %v", round, sc.Name(), sh, got, want)
+		}
+	}
+	for round := range 4 {
+		for _, sh := range shapes { // each schedule after another on a shape
+			for _, sc := range scheds {
+				check(round, sc, sh)
+			}
+		}
+		for _, sc := range scheds { // a schedule on shapes sharing a slot
+			for _, sh := range shapes {
+				check(round, sc, sh)
+			}
+		}
+	}
+	if !seen[true] || !seen[false] {
+		t.Fatalf("the cases give only %v: they test nothing", seen)
+	}
+	if !splitsFor(nil, shapes[0]) {
+		t.Error("splitsFor(nil) = false, want true (unknown schedule)")
+	}
 }
