@@ -346,7 +346,7 @@ func (a *Arena) program(s int) *Program {
 	}
 	*p = Program{Stage: s, arena: a, Tasks: tasks, depOff: depOff, deps: a.deps.next(),
 		entries: p.entries[:0],
-		bands:   p.bands[:0], p2p: p.p2p[:0], recvs: p.recvs[:0], copies: p.copies[:0], hot: hot, keepHot: true}
+		bands:   p.bands[:0], p2p: p.p2p[:0], copies: p.copies[:0], hot: hot, keepHot: true}
 	return p
 }
 

@@ -337,9 +337,6 @@ func (b *builder) add(t *Task, deps ...int32) int32 {
 	p.streamTasks[t.Stream&(streamSlots-1)]++
 	if t.Kind == KindSend || t.Kind == KindRecv {
 		p.p2p = append(p.p2p, idx)
-		if t.Kind == KindRecv {
-			p.recvs = append(p.recvs, idx)
-		}
 	}
 	if idx&(1<<14-1) == 0 && b.interrupt == nil {
 		b.interrupt = b.cfg.interrupted()

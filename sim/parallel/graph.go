@@ -270,11 +270,6 @@ type Program struct {
 	// p2p lists the pipeline sends and receives, in task order, as the
 	// builder added them: what linkP2P pairs, without walking every task.
 	p2p []int32
-	// recvs lists the receives of p2p alone, in task order: copyQueues
-	// finds a copied range's receives here rather than reading every
-	// p2p task's 64-byte record for its kind (22% of its samples were on
-	// that compare, the loads of the sends' records for nothing).
-	recvs []int32
 	// entries[i] is the first task of the first step's schedule entry i
 	// (pipeline.Schedule.Order), entries[len(order)] the first task after
 	// them (the gradient flush and optimizer): the boundaries steady-state

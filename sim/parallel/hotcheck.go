@@ -18,8 +18,8 @@ import (
 // program whose build made no host wait (Program.noHostWaits) holds
 // none, and that a build's host-issue sum (Program.issueSum) is the
 // tasks', and that a build's program lists every send and receive, in
-// task order, in p2p (Program.p2pListed), and its receives in recvs. It
-// reports how many tasks lie in copied ranges and the first difference.
+// task order, in p2p (Program.p2pListed). It reports how
+// many tasks lie in copied ranges and the first difference.
 func CheckHot(p *Program) (copied int, err error) {
 	n := len(p.Tasks)
 	got, want := make([]hotTask, n), make([]hotTask, n)
@@ -42,21 +42,14 @@ func CheckHot(p *Program) (copied int, err error) {
 	}
 	if p.p2pListed {
 		// symBuffers clears the receives it finds in p2p alone (reuse.go)
-		// and copyQueues the receives it finds in recvs alone
-		var p2p, recvs []int32
+		var p2p []int32
 		for i := range p.Tasks {
 			if k := p.Tasks[i].Kind; k == KindSend || k == KindRecv {
 				p2p = append(p2p, int32(i))
-				if k == KindRecv {
-					recvs = append(recvs, int32(i))
-				}
 			}
 		}
 		if !slices.Equal(p2p, p.p2p) {
 			return copied, fmt.Errorf("stage %d: p2p lists %d tasks, the program has %d sends and receives", p.Stage, len(p.p2p), len(p2p))
-		}
-		if !slices.Equal(recvs, p.recvs) {
-			return copied, fmt.Errorf("stage %d: recvs lists %d tasks, the program has %d receives", p.Stage, len(p.recvs), len(recvs))
 		}
 	}
 	if p.issueSumOK {

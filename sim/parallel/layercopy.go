@@ -308,9 +308,6 @@ func (b *builder) copyLayers(p *chunkPass, hist []layerMark, cur *layerMark) boo
 				count[t.Stream&(streamSlots-1)]++
 				if t.Kind == KindSend || t.Kind == KindRecv { // none so far: a layer sends nothing
 					prog.p2p = append(prog.p2p, at+int32(i))
-					if t.Kind == KindRecv {
-						prog.recvs = append(prog.recvs, at+int32(i))
-					}
 				}
 				if t.hostAfter != 0 {
 					t.hostAfter = relabel(t.hostAfter-1, theta, n, from, to) + 1

@@ -273,10 +273,6 @@ func (b *builder) copyPass(r *passMark, p *chunkPass, cur [passStateInts]int32, 
 	for j := len(prog.p2p); i < j && prog.p2p[i] < r.end; i++ {
 		prog.p2p = append(prog.p2p, prog.p2p[i]+P)
 	}
-	i, _ = slices.BinarySearch(prog.recvs, r.at)
-	for j := len(prog.recvs); i < j && prog.recvs[i] < r.end; i++ {
-		prog.recvs = append(prog.recvs, prog.recvs[i]+P)
-	}
 	if len(prog.bands) > 0 {
 		i, _ := slices.BinarySearchFunc(prog.bands, r.at, func(e taskBand, t int32) int { return int(e.task - t) })
 		for j := len(prog.bands); i < j && prog.bands[i].task < r.end; i++ {

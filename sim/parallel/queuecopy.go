@@ -47,12 +47,12 @@ func (p *Program) copyQueues(st *[streamSlots]streamQueue, streams []Stream, cs 
 		k++
 		end += n
 	}
-	rs := p.recvs
-	i := cur.recv
-	for i < len(rs) && rs[i] < at {
+	pp := p.p2p
+	i := cur.p2p
+	for i < len(pp) && pp[i] < at {
 		i++
 	}
-	cur.recv = i
+	cur.p2p = i
 	var runs [NumStreams]entryRun
 	nr, big := -1, false
 	for r := range cur.taken {
@@ -64,13 +64,13 @@ func (p *Program) copyQueues(st *[streamSlots]streamQueue, streams []Stream, cs 
 		}
 	}
 	if nr < 0 {
-		// the receives among the copy's tasks (Program.recvs, in task
-		// order)
-		j := i
-		for j < len(rs) && rs[j] < at+n {
-			j++
+		// the receives among the copy's tasks (Program.p2p, in task order)
+		covered := int32(0)
+		for j := i; j < len(pp) && pp[j] < at+n; j++ {
+			if p.Tasks[pp[j]].Kind == KindRecv {
+				covered++
+			}
 		}
-		covered := int32(j - i)
 		// each stream's run of source entries: the walk has passed every
 		// task before at, so at most at − src of a list's entries are the
 		// source's or later
@@ -104,8 +104,10 @@ func (p *Program) copyQueues(st *[streamSlots]streamQueue, streams []Stream, cs 
 			}
 		}
 	}
-	for ; i < len(rs) && rs[i] < end; i++ {
-		p.Tasks[rs[i]].queueAfter = 0
+	for ; i < len(pp) && pp[i] < end; i++ {
+		if t := &p.Tasks[pp[i]]; t.Kind == KindRecv {
+			t.queueAfter = 0
+		}
 	}
 	queued := false
 	t := &cur.taken[cur.next%uint(len(cur.taken))]
@@ -141,12 +143,12 @@ func (p *Program) copyQueues(st *[streamSlots]streamQueue, streams []Stream, cs 
 }
 
 // copyCursor is what copyQueues carries from one call to the next: the
-// first entry of Program.recvs not before the ranges passed, and the last
+// first entry of Program.p2p not before the ranges passed, and the last
 // few regions it took (taken, the latest at next−1), each with its runs
 // of entries: a pass copied from the pass copied before it finds its
 // source's runs there.
 type copyCursor struct {
-	recv  int
+	p2p   int
 	next  uint
 	taken [4]takenCopy
 }
