@@ -7,13 +7,10 @@ import (
 	"github.com/simtrain/simtrain/sim/engine"
 )
 
-// layerPlay builds a one-stage step of 6 layers and m micro-batches, DP 1,
-// every layer task 1 ms (unitPricer), plays it counting events and returns
-// the program and its times.
-func layerPlay(t *testing.T, m int) (*Program, []engine.Time, []engine.Time, []int32) {
+// countedPlay builds cfg's step with every task 1 ms (unitPricer) and
+// plays it symmetrically with events counted, failing t on an error.
+func countedPlay(t *testing.T, cfg *StepConfig) (*Executor, []*Program) {
 	t.Helper()
-	cfg := copyConfig(t, 1, 1, m, 6)
-	cfg.Layout = mustLayout(t, 1, 1)
 	progs, err := Build(cfg, unitPricer{unit: engine.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -23,6 +20,17 @@ func layerPlay(t *testing.T, m int) (*Program, []engine.Time, []engine.Time, []i
 	if err := x.Run(); err != nil {
 		t.Fatal(err)
 	}
+	return x, progs
+}
+
+// layerPlay builds a one-stage step of 6 layers and m micro-batches, DP 1,
+// every layer task 1 ms (unitPricer), plays it counting events and returns
+// the program and its times.
+func layerPlay(t *testing.T, m int) (*Program, []engine.Time, []engine.Time, []int32) {
+	t.Helper()
+	cfg := copyConfig(t, 1, 1, m, 6)
+	cfg.Layout = mustLayout(t, 1, 1)
+	x, _ := countedPlay(t, cfg)
 	_, _, p, start, end := x.Instance(0)
 	if got, want := x.LayerRepeats(), MeasureLayers(p, start, end, nil, x.inst[0].events); !sameReport(got, want) {
 		t.Fatalf("LayerRepeats %+v, MeasureLayers %+v", got, want)
@@ -158,15 +166,7 @@ func TestMeasureLayersReach(t *testing.T) {
 	} {
 		cfg := copyConfig(t, 1, 1, 2, 6)
 		c.edit(cfg)
-		progs, err := Build(cfg, unitPricer{unit: engine.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		x := NewSymmetric(engine.New(), cfg.Layout, progs)
-		x.CountEvents()
-		if err := x.Run(); err != nil {
-			t.Fatal(err)
-		}
+		x, progs := countedPlay(t, cfg)
 		c.want.Tasks = len(progs[0].Tasks)
 		if got := x.LayerRepeats(); !sameReport(got, c.want) {
 			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)

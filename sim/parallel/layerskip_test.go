@@ -100,15 +100,7 @@ func TestOnlineSkipsOutcomes(t *testing.T) {
 // (OnlineSkips: no violation, proven skips on this play).
 func TestForeignBound(t *testing.T) {
 	cfg := copyConfig(t, 2, 1, 4, 12)
-	progs, err := Build(cfg, unitPricer{unit: engine.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	x := NewSymmetric(engine.New(), cfg.Layout, progs)
-	x.CountEvents()
-	if err := x.Run(); err != nil {
-		t.Fatal(err)
-	}
+	x, _ := countedPlay(t, cfg)
 	recvs := 0
 	for i := range x.inst {
 		for t0 := range x.inst[i].state {

@@ -77,14 +77,7 @@ func TestDeepCopySharesNothing(t *testing.T) {
 // knobs does not take the previous one's. PlanInto into storage that
 // held the previous points' plans gives the same plan and error.
 func TestTemplateSetsShared(t *testing.T) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(baseScenario), &doc); err != nil {
-		t.Fatal(err)
-	}
-	tmpl := NewTemplate(&doc, "")
-	if tmpl == nil {
-		t.Fatal("no template for the test base")
-	}
+	tmpl, doc := baseTemplate(t)
 	type kv struct{ path, value string }
 	combos := [][]kv{
 		{{"parallel.tp", "2"}, {"parallel.pp", "2"}},
@@ -102,7 +95,7 @@ func TestTemplateSetsShared(t *testing.T) {
 	var prevKnobs string
 	var reused Plan // PlanInto's storage, every combination in turn
 	for i, c := range combos {
-		edited := CloneNode(&doc)
+		edited := CloneNode(doc)
 		var vals []Value
 		var knobs []string
 		for _, f := range c {
@@ -163,14 +156,7 @@ func TestTemplateSetsShared(t *testing.T) {
 // it forgets keeps the junk and fails here. Every top-level field of Plan
 // must be filled, so a field added later is covered too.
 func TestPlanIntoOverwritesAll(t *testing.T) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(baseScenario), &doc); err != nil {
-		t.Fatal(err)
-	}
-	tmpl := NewTemplate(&doc, "")
-	if tmpl == nil {
-		t.Fatal("no template for the test base")
-	}
+	tmpl, _ := baseTemplate(t)
 	value := func(path, v string) Value {
 		var vdoc yaml.Node
 		if err := yaml.Unmarshal([]byte(v), &vdoc); err != nil {
@@ -211,4 +197,19 @@ func TestPlanIntoOverwritesAll(t *testing.T) {
 			t.Errorf("%s: PlanInto over a filled plan differs from Plan's:\n%+v\n%+v", c.name, *s, *want)
 		}
 	}
+}
+
+// baseTemplate is the template of the tests' base scenario (baseScenario)
+// and the document it was made from.
+func baseTemplate(t *testing.T) (*Template, *yaml.Node) {
+	t.Helper()
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(baseScenario), &doc); err != nil {
+		t.Fatal(err)
+	}
+	tmpl := NewTemplate(&doc, "")
+	if tmpl == nil {
+		t.Fatal("no template for the test base")
+	}
+	return tmpl, &doc
 }
