@@ -2,7 +2,10 @@
 
 package hugepages
 
-import "os"
+import (
+	"os"
+	"unsafe"
+)
 
 // Advise returns s: huge-page advice is Linux's (hugepages_linux.go).
 func Advise[T any](s []T) []T { return s }
@@ -11,8 +14,15 @@ func Advise[T any](s []T) []T { return s }
 // (hugepages_linux.go); elsewhere they fault on first write as before.
 func Populate[T any](s []T) []T { return s }
 
-// PopulateUpTo returns 0: nothing is populated (hugepages_linux.go).
-func PopulateUpTo[T any](s []T) int { return 0 }
+// PopulateUpTo returns s's length in bytes: nothing is populated, and a
+// caller stepping through an array moves on (hugepages_linux.go).
+func PopulateUpTo[T any](s []T) int {
+	var zero T
+	return len(s) * int(unsafe.Sizeof(zero))
+}
+
+// Populating reports false: pages are not populated ahead here.
+func Populating() bool { return false }
 
 // PageSize is the operating system's page size in bytes.
 func PageSize() int { return os.Getpagesize() }

@@ -55,7 +55,5 @@ func warmTo[T any](w *warmth, s []T, n int) {
 	page := uintptr(hugepages.PageSize())
 	end = min((base+end+page-1)&^(page-1)-base, uintptr(cap(s))*size)
 	b := unsafe.Slice((*byte)(unsafe.Add(first, w.ready)), end-w.ready)
-	if m := hugepages.PopulateUpTo(b); m > 0 {
-		w.ready += uintptr(m)
-	}
+	w.ready += uintptr(hugepages.PopulateUpTo(b))
 }

@@ -12,9 +12,7 @@ import (
 // before 5.14), as warmTo then records nothing.
 func skipWithoutPopulate(t *testing.T) {
 	t.Helper()
-	page := hugepages.PageSize()
-	b := make([]byte, 4*page)
-	if hugepages.PopulateUpTo(b) == 0 {
+	if !hugepages.Populating() {
 		t.Skip("this system does not populate pages ahead (MADV_POPULATE_WRITE)")
 	}
 }
