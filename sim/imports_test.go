@@ -23,7 +23,7 @@ var mayImport = map[string][]string{
 	"sim/hugepages":         nil,
 	"sim/goodput":           nil,
 	"sim/hardware":          {"sim/units"},
-	"sim/output":            {"sim/limits", "sim/output/parquet"},
+	"sim/output":            {"sim/limits", "sim/output/parquet", "sim/hugepages"},
 	"sim/output/parquet":    {},
 	"sim/output/htmlreport": {"sim/output", "sim/output/numfmt"},
 	"sim/output/numfmt":     {},

@@ -35,12 +35,47 @@ func Advise[T any](s []T) []T {
 // zero either way), and an error (an older kernel) is ignored: the pages
 // then fault as before.
 func Populate[T any](s []T) []T {
-	page := syscall.Getpagesize()
-	if b := interior(s, page, 2*page); len(b) > 0 {
-		_ = unix.Madvise(b, unix.MADV_POPULATE_WRITE) // Linux 5.14
-	}
+	populate(s, 2)
 	return s
 }
+
+// PopulateUpTo populates the whole pages inside s as Populate does, one
+// page or more (Populate leaves slices under two pages alone), and returns
+// the byte offset in s where they end: 0 when none is inside s. Where the
+// system does not populate (the advice refused: Linux before 5.14), it
+// returns s's length in bytes: nothing will be, and a caller stepping
+// through an array moves on (its pages fault as before) rather than ask
+// again. A caller mapping an array in steps starts its next step there, a
+// page boundary, so that the page a step ends inside is mapped by the next
+// step rather than left to fault (issue 18, docs/design.md "Speed",
+// reserve45).
+func PopulateUpTo[T any](s []T) (n int) { return populate(s, 1) }
+
+// populate is Populate and PopulateUpTo: s's whole pages mapped when it
+// holds at least least pages' bytes, and where they end in s (s's length
+// in bytes when the advice is refused).
+func populate[T any](s []T, least int) int {
+	page := syscall.Getpagesize()
+	b := interior(s, page, least*page)
+	if len(b) == 0 {
+		return 0
+	}
+	if unix.Madvise(b, unix.MADV_POPULATE_WRITE) != nil { // Linux 5.14
+		var zero T
+		return len(s) * int(unsafe.Sizeof(zero))
+	}
+	return int(uintptr(unsafe.Pointer(unsafe.SliceData(b)))-uintptr(unsafe.Pointer(unsafe.SliceData(s)))) + len(b)
+}
+
+// Populating reports whether this system populates pages ahead (Populate,
+// PopulateUpTo): Linux 5.14 or later, asked with an empty range.
+func Populating() bool {
+	_, _, errno := unix.Syscall(unix.SYS_MADVISE, 0, 0, unix.MADV_POPULATE_WRITE)
+	return errno == 0
+}
+
+// PageSize is the operating system's page size in bytes.
+func PageSize() int { return syscall.Getpagesize() }
 
 // interior returns the bytes under s from its first align-aligned address
 // to the end of its last whole align-sized block (madvise takes aligned

@@ -2,9 +2,27 @@
 
 package hugepages
 
+import (
+	"os"
+	"unsafe"
+)
+
 // Advise returns s: huge-page advice is Linux's (hugepages_linux.go).
 func Advise[T any](s []T) []T { return s }
 
 // Populate returns s: populating pages ahead is Linux's
 // (hugepages_linux.go); elsewhere they fault on first write as before.
 func Populate[T any](s []T) []T { return s }
+
+// PopulateUpTo returns s's length in bytes: nothing is populated, and a
+// caller stepping through an array moves on (hugepages_linux.go).
+func PopulateUpTo[T any](s []T) int {
+	var zero T
+	return len(s) * int(unsafe.Sizeof(zero))
+}
+
+// Populating reports false: pages are not populated ahead here.
+func Populating() bool { return false }
+
+// PageSize is the operating system's page size in bytes.
+func PageSize() int { return os.Getpagesize() }

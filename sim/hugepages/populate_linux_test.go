@@ -74,3 +74,42 @@ func TestPopulateLeavesSmallSlices(t *testing.T) {
 		t.Fatalf("%d pages resident after Populate of small slices, want 0", got)
 	}
 }
+
+// PopulateUpTo maps the whole pages inside its slice, one page and more,
+// and says where they end, as an offset into the slice; nothing for a
+// slice holding no whole page.
+func TestPopulateUpToSaysWhereMappedPagesEnd(t *testing.T) {
+	const page = 4096
+	if PageSize() != page {
+		t.Skipf("page size %d", PageSize())
+	}
+	mem, err := unix.Mmap(-1, 0, 16*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
+	if err != nil {
+		t.Fatalf("mmap: %v", err)
+	}
+	defer unix.Munmap(mem)
+	if err := unix.Madvise(mem[:page], unix.MADV_POPULATE_WRITE); err != nil {
+		t.Skipf("kernel without MADV_POPULATE_WRITE (Linux < 5.14): %v", err)
+	}
+	if err := unix.Madvise(mem, unix.MADV_DONTNEED); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		from, to int // bytes of mem
+		want     int // the offset returned
+		resident int // pages resident after, in all
+	}{
+		{"inside one page: nothing", 100, 4000, 0, 0},
+		{"one whole page", page, 2 * page, page, 1},
+		{"from inside a page to inside another", 2*page + 10, 4*page + 10, 2*page - 10, 2},
+		{"two pages and a part", 6 * page, 8*page + 5, 2 * page, 4},
+	} {
+		if got := PopulateUpTo(mem[tc.from:tc.to]); got != tc.want {
+			t.Errorf("%s: returned %d, want %d", tc.name, got, tc.want)
+		}
+		if got := resident(t, mem); got != tc.resident {
+			t.Errorf("%s: %d pages resident, want %d", tc.name, got, tc.resident)
+		}
+	}
+}

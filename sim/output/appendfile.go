@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/simtrain/simtrain/sim/hugepages"
 )
 
 // AppendFile is an Arrow IPC table that grows by flushes and survives being
@@ -132,9 +134,18 @@ func (a *AppendFile[T]) Add(rows ...T) {
 // their reserved storage, did not hand back: ≈ 580 of the 1,000-point 70B
 // sweep's page faults (docs/design.md "Speed", foot36). Rows and the file
 // are unchanged.
+//
+// The room's pages are mapped at once (hugepages.Populate): rows hold
+// strings, so a collection before they arrive (the one a sweep's workers
+// start when they reserve their storage) scans the whole array, and its
+// reads faulted in every untouched page of it as the shared zero page, to
+// fault each again when its rows were written: ≈ 600 of the 70B sweep
+// command's ≈ 4,200 page faults (perf record -d; docs/design.md "Speed",
+// reserve45).
 func (a *AppendFile[T]) Grow(n int) {
 	if n > 0 {
 		a.rows = slices.Grow(a.rows, n)
+		hugepages.Populate(a.rows[len(a.rows):cap(a.rows)])
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 // covers the bytes it holds, in copies reserved large enough to be
 // mapped ahead (warmMin). Dropping the queue's warmTo fails it.
 func TestDetachMapsCopiesAhead(t *testing.T) {
+	skipWithoutPopulate(t)
 	const m = 48
 	host := HostModel{On: true, KernelFwd: 5 * engine.Microsecond, KernelBwd: 5 * engine.Microsecond, Call: 10 * engine.Microsecond, Queue: 4}
 	cfg := steadyConfig(t, m, host)
