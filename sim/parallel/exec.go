@@ -46,6 +46,12 @@ type Executor struct {
 
 	done  int
 	total int
+	// pollAt is the done count at which symmetric mode's Handle calls
+	// poll next: the next multiple of 65,536, or the per-layer skip's
+	// next moment (skip.go) when that is sooner. Compared with >=, so a
+	// count moved on elsewhere (Resume) only calls poll once more.
+	pollAt int
+	skip   *skipState // Run's per-layer skip (skip.go); nil: none
 	// watchLeft is how many watched tasks (instance.watch) have not ended.
 	watchLeft int
 	refusal   string // why replication was refused (steady.go, Refusal)
@@ -97,15 +103,29 @@ type Executor struct {
 	interrupted error
 }
 
-// poll reports progress and checks for an interruption.
+// poll reports progress and checks for an interruption every 65,536
+// completions, and (symmetric mode, pollAt) hands the per-layer skip its
+// moments: the skip looks at the state once the completing event has run
+// whole (Engine.AfterEvent).
 func (x *Executor) poll() {
-	if x.Progress != nil {
-		x.Progress(x.done, x.total)
+	if x.done&0xffff == 0 {
+		if x.Progress != nil {
+			x.Progress(x.done, x.total)
+		}
+		if x.Interrupt != nil && x.interrupted == nil {
+			if err := x.Interrupt(); err != nil {
+				x.interrupted = err
+				x.eng.Stop()
+			}
+		}
 	}
-	if x.Interrupt != nil && x.interrupted == nil {
-		if err := x.Interrupt(); err != nil {
-			x.interrupted = err
-			x.eng.Stop()
+	x.pollAt = (x.done | 0xffff) + 1
+	if sk := x.skip; sk != nil {
+		if x.done == sk.at && x.eng.AfterEvent == nil {
+			x.eng.AfterEvent = sk.after
+		}
+		if sk.at > x.done {
+			x.pollAt = min(x.pollAt, sk.at)
 		}
 	}
 }
@@ -734,6 +754,7 @@ func (x *Executor) Symmetric() bool { return x.symmetric }
 // (a dependency cycle or a collective some member never reaches).
 func (x *Executor) Run() error {
 	x.begin()
+	x.armSkip()
 	x.eng.Run()
 	x.settle()
 	return x.ended()
@@ -960,7 +981,7 @@ func (se *symEnds) Handle(now engine.Time, arg int64) {
 	state := in.state
 	state[t].end = now + 1
 	x.done++
-	if x.done&0xffff == 0 {
+	if x.done >= x.pollAt {
 		x.poll()
 	}
 	if int32(t) < in.watch { // RunSteady: one more of the watched tasks ended
