@@ -301,7 +301,7 @@ func (b *builder) add(t *Task, deps ...int32) int32 {
 	}
 	p := b.prog
 	idx := int32(len(p.Tasks))
-	b.stampStepAndIssue(p, t)
+	wait := b.stampStepAndIssue(p, t)
 	if len(p.Tasks) == cap(p.Tasks) {
 		p.grow()
 	}
@@ -325,13 +325,15 @@ func (b *builder) add(t *Task, deps ...int32) int32 {
 	n := len(p.Tasks)
 	p.Tasks = p.Tasks[:n+1]
 	p.Tasks[n] = *t
-	if p.keepHot {
-		if h := len(p.hot); h < cap(p.hot) {
-			p.hot = p.hot[:h+1]
-			storeHot(&p.hot[h], t)
-		} else {
-			p.hot = append(p.hot, hotOf(t))
-		}
+	// The played record, which holds the task's host wait (a built
+	// program always keeps them: Program.hot).
+	if h := len(p.hot); h < cap(p.hot) {
+		p.hot = p.hot[:h+1]
+		storeHot(&p.hot[h], t, wait)
+	} else {
+		r := hotOf(t)
+		r.hostAfter = wait
+		p.hot = append(p.hot, r)
 	}
 	b.last[t.Stream] = idx
 	p.streamTasks[t.Stream&(streamSlots-1)]++
@@ -344,10 +346,11 @@ func (b *builder) add(t *Task, deps ...int32) int32 {
 	return idx
 }
 
-// storeHot sets *h to hotOf(t), one field at a time: add's
-// append(p.hot, hotOf(t)) built the record on the stack and copied it
-// twice before storing it (TestStoreHotIsHotOf).
-func storeHot(h *hotTask, t *Task) {
+// storeHot sets *h to hotOf(t) with host wait hostAfter (1 + the task
+// waited for, 0 for none), one field at a time: add's append(p.hot,
+// hotOf(t)) built the record on the stack and copied it twice before
+// storing it (TestStoreHotIsHotOf).
+func storeHot(h *hotTask, t *Task, hostAfter int32) {
 	var flags uint8
 	if t.CopyEngine {
 		flags |= hotCopyEngine
@@ -355,7 +358,7 @@ func storeHot(h *hotTask, t *Task) {
 	if t.SMSized {
 		flags |= hotSMSized
 	}
-	h.dur, h.issue, h.hostAfter, h.queueAfter = t.Dur, t.Issue, t.hostAfter, t.queueAfter
+	h.dur, h.issue, h.hostAfter, h.queueAfter = t.Dur, t.Issue, hostAfter, 0
 	h.share, h.kind, h.group, h.stream, h.flags = t.GEMMShare, t.Kind, t.Group, t.Stream, flags
 }
 
@@ -372,25 +375,18 @@ func (p *Program) grow() {
 		// Each kind grows by what n more tasks need (hot and depOff hold
 		// one entry per task while building, depOff one more at the end).
 		p.Tasks = a.tasks.grow(p.Tasks, n)
-		if p.keepHot {
-			p.hot = a.hot.grow(p.hot, len(p.Tasks)+n-len(p.hot))
-		}
+		p.hot = a.hot.grow(p.hot, len(p.Tasks)+n-len(p.hot))
 		p.depOff = a.depOff.grow(p.depOff, len(p.Tasks)+n+1-len(p.depOff))
 		if cap(p.deps)-len(p.deps) < 2*n {
 			p.deps = a.deps.grow(p.deps, max(len(p.deps), 2*n))
 		}
 		// The task room is the least of the three (Arena.program).
-		c := min(cap(p.Tasks), cap(p.depOff)-1)
-		if p.keepHot {
-			c = min(c, cap(p.hot))
-		}
+		c := min(cap(p.Tasks), cap(p.depOff)-1, cap(p.hot))
 		p.Tasks = p.Tasks[:len(p.Tasks):c]
 		return
 	}
 	p.Tasks = grown(p.Tasks, n)
-	if p.keepHot {
-		p.hot = grown(p.hot, cap(p.Tasks)-len(p.hot))
-	}
+	p.hot = grown(p.hot, cap(p.Tasks)-len(p.hot))
 	p.depOff = grown(p.depOff, n+1)
 	if cap(p.deps)-len(p.deps) < 2*n { // a task has about two dependencies
 		p.deps = grown(p.deps, max(len(p.deps), 2*n))

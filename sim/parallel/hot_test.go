@@ -19,7 +19,7 @@ func TestHotTaskSize(t *testing.T) {
 // fillHot copies each Task's played fields and counts its inputs: its
 // dependencies, plus its issue on a hosted program unless it is a receive.
 func TestFillHot(t *testing.T) {
-	fwd := Task{Kind: KindForward, Stream: StreamCompute, Dur: 1000, Issue: 7, GEMMShare: 40000, hostAfter: 3, queueAfter: 2}
+	fwd := Task{Kind: KindForward, Stream: StreamCompute, Dur: 1000, Issue: 7, GEMMShare: 40000}
 	ag := Task{Kind: KindAllGather, Stream: StreamTP, Group: GroupTP, Op: collectives.AllGather, Dur: 300, Issue: 5,
 		CopyEngine: true, SMSized: true}
 	rs := Task{Kind: KindReduceScatter, Stream: StreamDP, Group: GroupDP, Op: collectives.ReduceScatter, Dur: 200, SMSized: true}
@@ -39,6 +39,7 @@ func TestFillHot(t *testing.T) {
 		{true, []int32{1, 2, 3, 0}}, // the receive is started by its send, never issued
 	} {
 		p := handProgram([]Task{fwd, ag, rs, recv}, deps)
+		setWaits(p, 0, 3, 2) // (the waits are the program's records')
 		p.Hosted = c.hosted
 		hot, need := make([]hotTask, 4), make([]int32, 4)
 		for i := range hot {

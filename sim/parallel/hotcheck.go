@@ -27,6 +27,8 @@ func CheckHot(p *Program) (copied int, err error) {
 	fillHot(got, gotNeed, p)
 	fillHotTasks(want, p.Tasks)
 	for i := range want {
+		w := p.waits(i) // (the waits are the records' alone)
+		want[i].hostAfter, want[i].queueAfter = w.hostAfter, w.queueAfter
 		wantNeed[i] = int32(len(p.Deps(i)))
 		if p.Hosted && p.Tasks[i].Kind != KindRecv {
 			wantNeed[i]++

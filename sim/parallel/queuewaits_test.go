@@ -80,8 +80,8 @@ func TestQueueWaitsMatchPlainWalk(t *testing.T) {
 		for _, p := range progs {
 			after, self, rest := refQueueWaits(p, &cfg.Host)
 			for i := range p.Tasks {
-				if p.Tasks[i].queueAfter != after[i] {
-					t.Fatalf("%s: stage %d task %d waits for %d, the plain walk %d", c.name, p.Stage, i, p.Tasks[i].queueAfter-1, after[i]-1)
+				if int32(p.QueueAfter(i)+1) != after[i] {
+					t.Fatalf("%s: stage %d task %d waits for %d, the plain walk %d", c.name, p.Stage, i, int32(p.QueueAfter(i)+1)-1, after[i]-1)
 				}
 				if after[i] != 0 {
 					waits++
@@ -172,8 +172,8 @@ func sameQueueWaits(t *testing.T, name string, p *Program, h *HostModel) (waits,
 	t.Helper()
 	after, self, rest := refQueueWaits(p, h)
 	for i := range p.Tasks {
-		if p.Tasks[i].queueAfter != after[i] {
-			t.Fatalf("%s: task %d waits for %d, the plain walk %d", name, i, p.Tasks[i].queueAfter-1, after[i]-1)
+		if int32(p.QueueAfter(i)+1) != after[i] {
+			t.Fatalf("%s: task %d waits for %d, the plain walk %d", name, i, int32(p.QueueAfter(i)+1)-1, after[i]-1)
 		}
 		s, r := p.QueueSelf(i)
 		if int32(s+1) != self[i] || r != rest[i] {

@@ -54,22 +54,21 @@ func (b *builder) repriceAdd(t *Task) int32 {
 	p := b.prog
 	n := len(p.Tasks)
 	idx := int32(n)
-	b.stampStepAndIssue(p, t)
+	wait := b.stampStepAndIssue(p, t)
 	if n >= b.rp.n {
 		panic(errRepriceMismatch)
 	}
 	p.Tasks = p.Tasks[:n+1]
-	o := &p.Tasks[n]
+	p.hot = p.hot[:n+1]
+	o, h := &p.Tasks[n], &p.hot[n]
 	if o.Kind != t.Kind || o.Stream != t.Stream || o.Name != t.Name || o.Step != t.Step || o.Chunk != t.Chunk ||
-		o.Layer != t.Layer || o.Micro != t.Micro || o.Group != t.Group || o.Op != t.Op || o.Issue != t.Issue || o.hostAfter != t.hostAfter {
+		o.Layer != t.Layer || o.Micro != t.Micro || o.Group != t.Group || o.Op != t.Op || o.Issue != t.Issue || h.hostAfter != wait {
 		panic(errRepriceMismatch)
 	}
 	o.Dur, o.GEMMShare, o.Bytes = t.Dur, t.GEMMShare, t.Bytes
 	if t.Kind != KindSend && t.Kind != KindRecv {
 		o.aux = t.aux // FLOPs; a send's or receive's peer and match are linkP2P's, kept
 	}
-	p.hot = p.hot[:n+1]
-	h := &p.hot[n]
 	h.dur, h.share = t.Dur, t.GEMMShare
 	// The program's lists are the last build's cut (repriceBuild: the
 	// same arrays, which nothing else re-points while re-pricing), so
@@ -125,15 +124,16 @@ func (b *builder) repriceCopy(at, src, n int32) {
 // prices copied (repriceCopy), the bands listed, the pass state moved.
 func (b *builder) repricePass(r *passMark, at, P, n, theta, mb int32) (copied, hosts bool) {
 	prog := b.prog
-	src := prog.Tasks[r.at:r.end]
+	src, hot := prog.Tasks[r.at:r.end], prog.hot[r.at:r.end]
 	if r.checked {
 		hosts = r.hosts
 	} else {
+		hot = hot[:len(src)]
 		for i := range src {
 			if m := src[i].Micro; m >= 0 && m != mb {
 				return false, false
 			}
-			if src[i].hostAfter != 0 {
+			if hot[i].hostAfter != 0 {
 				hosts = true
 			}
 		}
@@ -337,20 +337,22 @@ func sameValue(a, b reflect.Value) bool {
 }
 
 // stampStepAndIssue sets t's step and, on a hosted program, the host's
-// issue cost and wait for a launched task, adding the issue to
-// Program.issueSum: the part of a task's record that add and repriceAdd
-// both write before placing it.
-func (b *builder) stampStepAndIssue(p *Program, t *Task) {
+// issue cost for a launched task, adding the issue to Program.issueSum,
+// and returns the task's host wait (hotTask.hostAfter: 1 + the task the
+// host waits for, 0 for none): the part of a task's record that add and
+// repriceAdd both work out before placing it.
+func (b *builder) stampStepAndIssue(p *Program, t *Task) (hostAfter int32) {
 	t.Step = int16(b.step)
 	if p.Hosted && t.Kind != KindRecv {
 		if t.Kind.IsComm() || t.Kind == KindHostCopy {
 			t.Issue = b.cfg.Host.Call
 		}
 		if b.hostBlock >= 0 {
-			t.hostAfter = b.hostBlock + 1
+			hostAfter = b.hostBlock + 1
 			b.hostBlock = -1
 			p.noHostWaits = false
 		}
 		p.issueSum += t.Issue // (Program.issueSum)
 	}
+	return hostAfter
 }
