@@ -380,12 +380,16 @@ func NewFull(eng *engine.Engine, l *Layout, progs []*Program, r *collectives.Run
 // pass over the Tasks. A nil need is left alone. The ranges an arena's
 // build appended as bulk copies (Program.copies) take their source's
 // records and input counts in one copy each (a copy has its source's
-// dependency counts), without converting each Task. The host and queue
-// waits, which a Task does not hold, are the program's records' (p.hot,
-// when it has one a task), else none. hot must not be p.hot.
+// dependency counts), without converting each Task. The issue times and
+// the host and queue waits, which a Task does not hold, are the program's
+// records' (p.hot, when it has one a task), else none.
 func fillHot(hot []hotTask, need []int32, p *Program) {
 	tasks := p.Tasks // (a local: through p, every store would reload it)
 	hot = hot[:len(tasks)]
+	w := p.hot
+	if len(w) == len(hot) && len(hot) > 0 && &w[0] == &hot[0] {
+		w = slices.Clone(w) // (the program's own records, refilled: tests)
+	}
 	i := 0
 	for _, c := range p.copies {
 		at, end := int(c.at), int(c.at+c.n)
@@ -397,13 +401,13 @@ func fillHot(hot []hotTask, need []int32, p *Program) {
 		i = end
 	}
 	fillHotTasks(hot[i:], tasks[i:])
-	if w := p.hot; len(w) == len(hot) {
+	if len(w) == len(hot) {
 		for k := range hot {
-			hot[k].hostAfter, hot[k].queueAfter = w[k].hostAfter, w[k].queueAfter
+			hot[k].issue, hot[k].hostAfter, hot[k].queueAfter = w[k].issue, w[k].hostAfter, w[k].queueAfter
 		}
 	} else {
 		for k := range hot {
-			hot[k].hostAfter, hot[k].queueAfter = 0, 0
+			hot[k].issue, hot[k].hostAfter, hot[k].queueAfter = 0, 0, 0
 		}
 	}
 	if need != nil {
@@ -453,12 +457,13 @@ func fillNeedOf(need, off []int32, hot []hotTask, hosted bool) {
 	}
 }
 
-// fillHotTasks sets hot[i] to tasks[i]'s hotTask (hotOf: no waits).
+// fillHotTasks sets hot[i] to tasks[i]'s hotTask (hotOf: no issue time,
+// no waits).
 func fillHotTasks(hot []hotTask, tasks []Task) {
 	hot = hot[:len(tasks)]
 	for i := range tasks {
 		t, h := &tasks[i], &hot[i]
-		h.dur, h.issue, h.hostAfter, h.queueAfter = t.Dur, t.Issue, 0, 0
+		h.dur, h.issue, h.hostAfter, h.queueAfter = t.Dur, 0, 0, 0
 		h.share, h.kind, h.group, h.stream = t.GEMMShare, t.Kind, t.Group, t.Stream
 		var f uint8
 		if t.CopyEngine {
@@ -471,10 +476,10 @@ func fillHotTasks(hot []hotTask, tasks []Task) {
 	}
 }
 
-// hotOf is t's hotTask with no host or queue wait (which the program's
-// records hold: Program.hot).
+// hotOf is t's hotTask with no issue time and no host or queue wait
+// (which the program's records hold: Program.hot).
 func hotOf(t *Task) hotTask {
-	h := hotTask{dur: t.Dur, issue: t.Issue,
+	h := hotTask{dur: t.Dur,
 		share: t.GEMMShare, kind: t.Kind, group: t.Group, stream: t.Stream}
 	if t.CopyEngine {
 		h.flags |= hotCopyEngine

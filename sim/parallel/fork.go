@@ -378,7 +378,7 @@ func (f *Fork) Detach() {
 		} else { // not an executor's own (NewSymmetric fills them)
 			for t := range p.Tasks[:c] {
 				h, w := hotOf(&p.Tasks[t]), p.waits(t)
-				h.hostAfter, h.queueAfter = w.hostAfter, w.queueAfter
+				h.issue, h.hostAfter, h.queueAfter = w.issue, w.hostAfter, w.queueAfter
 				cp.hot = append(cp.hot, h)
 			}
 		}

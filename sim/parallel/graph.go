@@ -136,12 +136,10 @@ type Task struct {
 	Chunk int16 // -1 when not per chunk
 	Layer int32 // -1 when not a layer's work
 	Micro int32 // -1 when not per micro-batch
-	// Issue is the host time to issue the task (StepConfig.Host): its
-	// kernels' launches and the framework's dispatch, or one library
-	// call. The rank's host thread issues the tasks one after another in
-	// program order (receives excepted: the matching send starts them), and
-	// a task starts no earlier than its issue ends.
-	Issue engine.Time
+	// (The host's issue time and waits are the program's played records'
+	// alone, Program.Issue, HostAfter and QueueAfter: a Task is 48 bytes,
+	// not 64, written once and copied by copyPass and copyLayers: issue
+	// 18, build45.)
 	Dur   engine.Time
 	Bytes float64 // compute: HBM bytes; communication: message size (nccl-tests convention)
 	// aux holds what only some kinds carry, one word for both: a send's
@@ -345,16 +343,23 @@ func (p *Program) HostAfter(i int) int { return int(p.waits(i).hostAfter) - 1 }
 // launches not yet finished, or -1.
 func (p *Program) QueueAfter(i int) int { return int(p.waits(i).queueAfter) - 1 }
 
-// waits is task i's host and queue waits (hostAfter, queueAfter; the
-// rest zero): its record's (Program.hot), none for a program that keeps
-// no record a task (made by hand).
+// Issue returns the host time to issue task i (StepConfig.Host): its
+// kernels' launches and the framework's dispatch, or one library call.
+// The rank's host thread issues the tasks one after another in program
+// order (receives excepted: the matching send starts them), and a task
+// starts no earlier than its issue ends.
+func (p *Program) Issue(i int) engine.Time { return p.waits(i).issue }
+
+// waits is task i's issue time and host and queue waits (issue,
+// hostAfter, queueAfter; the rest zero): its record's (Program.hot), none
+// for a program that keeps no record a task (made by hand).
 func (p *Program) waits(i int) hotTask {
 	_ = p.Tasks[i]
 	if len(p.hot) != len(p.Tasks) {
 		return hotTask{}
 	}
 	h := &p.hot[i]
-	return hotTask{hostAfter: h.hostAfter, queueAfter: h.queueAfter}
+	return hotTask{issue: h.issue, hostAfter: h.hostAfter, queueAfter: h.queueAfter}
 }
 
 // QueueSelf returns, for a task of more launches than the launch queue
@@ -677,10 +682,10 @@ const (
 // (setQueueWaits).
 const launchScale = 1 << 10
 
-// launches is the launches of task t in 1/launchScale: a task of k kernels
-// is k (its Issue over the per-kernel cost), a collective, send or host copy
-// one.
-func (h *HostModel) launches(t *Task) int64 {
+// launches is the launches of task t, of issue time issue, in
+// 1/launchScale: a task of k kernels is k (its issue over the per-kernel
+// cost), a collective, send or host copy one.
+func (h *HostModel) launches(t *Task, issue engine.Time) int64 {
 	if t.Kind.IsComm() || t.Kind == KindHostCopy {
 		return launchScale
 	}
@@ -691,7 +696,7 @@ func (h *HostModel) launches(t *Task) int64 {
 	if per <= 0 {
 		return 0
 	}
-	return (int64(t.Issue)*launchScale + int64(per)/2) / int64(per)
+	return (int64(issue)*launchScale + int64(per)/2) / int64(per)
 }
 
 // queueIndex returns the index into queue[s] of the entry holding launch

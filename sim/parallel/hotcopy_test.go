@@ -20,10 +20,10 @@ func TestFillHotCopiesByHand(t *testing.T) {
 			Hosted: true,
 			arena:  new(Arena),
 			Tasks: []Task{
-				{Kind: KindForward, Stream: StreamCompute, Dur: 10, Issue: 3, GEMMShare: 100},
-				{Kind: KindAllReduce, Stream: StreamTP, Group: GroupTP, Dur: 7, Issue: 1, SMSized: true},
-				{Kind: KindForward, Stream: StreamCompute, Dur: 10, Issue: 3, GEMMShare: 100},
-				{Kind: KindAllReduce, Stream: StreamTP, Group: GroupTP, Dur: 7, Issue: 1, SMSized: true},
+				{Kind: KindForward, Stream: StreamCompute, Dur: 10, GEMMShare: 100},
+				{Kind: KindAllReduce, Stream: StreamTP, Group: GroupTP, Dur: 7, SMSized: true},
+				{Kind: KindForward, Stream: StreamCompute, Dur: 10, GEMMShare: 100},
+				{Kind: KindAllReduce, Stream: StreamTP, Group: GroupTP, Dur: 7, SMSized: true},
 				{Kind: KindRecv, Stream: StreamPPRecvAct, Dur: 2},
 			},
 			// a copy has its source's dependency counts: tasks 1 and 3
@@ -36,6 +36,9 @@ func TestFillHotCopiesByHand(t *testing.T) {
 		setWaits(p, 1, 1, 0)
 		setWaits(p, 2, 0, 1)
 		setWaits(p, 3, 3, 0)
+		for i, issue := range []engine.Time{3, 1, 3, 1} {
+			setIssue(p, i, issue)
+		}
 		return p
 	}
 	p := mk()

@@ -29,7 +29,7 @@ func TestSetQueueWaitsKeepsHotRecordsInStep(t *testing.T) {
 			t.Helper()
 			for i := range p.Tasks {
 				h := hotOf(&p.Tasks[i])
-				h.hostAfter, h.queueAfter = p.hot[i].hostAfter, p.hot[i].queueAfter
+				h.issue, h.hostAfter, h.queueAfter = p.hot[i].issue, p.hot[i].hostAfter, p.hot[i].queueAfter
 				if p.hot[i] != h {
 					t.Fatalf("%s, %s: record %d is %+v, its task's %+v", name, when, i, p.hot[i], h)
 				}

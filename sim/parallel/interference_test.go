@@ -40,6 +40,15 @@ func setWaits(p *Program, i int, hostAfter, queueAfter int32) {
 	p.hot[i].hostAfter, p.hot[i].queueAfter = hostAfter, queueAfter
 }
 
+// setIssue gives task i of hand-made program p the host issue time issue,
+// which a program's records hold (Program.hot), as setWaits does its waits.
+func setIssue(p *Program, i int, issue engine.Time) {
+	if len(p.hot) != len(p.Tasks) {
+		p.hot = make([]hotTask, len(p.Tasks))
+	}
+	p.hot[i].issue = issue
+}
+
 func compute(d engine.Time) Task {
 	return Task{Kind: KindForward, Stream: StreamCompute, Name: internName("fwd"), Dur: d}
 }

@@ -27,7 +27,7 @@ func refQueueWaits(p *Program, h *HostModel) (after, self []int32, rest []engine
 			continue
 		}
 		s := task.Stream
-		k := h.launches(task)
+		k := h.launches(task, p.Issue(t))
 		if first := done[s] - q; first >= 0 {
 			i := 0
 			for i < len(ends[s]) && ends[s][i] <= first {
@@ -39,7 +39,7 @@ func refQueueWaits(p *Program, h *HostModel) (after, self []int32, rest []engine
 		}
 		if k > q && last[s] > 0 {
 			self[t] = last[s]
-			rest[t] = engine.Time(float64(task.Issue)*float64(k-q)/float64(k) + 0.5)
+			rest[t] = engine.Time(float64(p.Issue(t))*float64(k-q)/float64(k) + 0.5)
 		}
 		last[s] = int32(t) + 1
 		done[s] += k
@@ -197,7 +197,7 @@ func sameQueueWaits(t *testing.T, name string, p *Program, h *HostModel) (waits,
 		if task.Kind == KindRecv {
 			continue
 		}
-		if k := h.launches(task); k > 0 {
+		if k := h.launches(task, p.Issue(i)); k > 0 {
 			done[task.Stream] += k
 			lists[task.Stream] = append(lists[task.Stream], qEntry(done[task.Stream], int32(i)))
 		}

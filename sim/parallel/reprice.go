@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/pipeline"
 )
 
@@ -54,7 +55,7 @@ func (b *builder) repriceAdd(t *Task) int32 {
 	p := b.prog
 	n := len(p.Tasks)
 	idx := int32(n)
-	wait := b.stampStepAndIssue(p, t)
+	wait, issue := b.stampStepAndIssue(p, t)
 	if n >= b.rp.n {
 		panic(errRepriceMismatch)
 	}
@@ -62,7 +63,7 @@ func (b *builder) repriceAdd(t *Task) int32 {
 	p.hot = p.hot[:n+1]
 	o, h := &p.Tasks[n], &p.hot[n]
 	if o.Kind != t.Kind || o.Stream != t.Stream || o.Name != t.Name || o.Step != t.Step || o.Chunk != t.Chunk ||
-		o.Layer != t.Layer || o.Micro != t.Micro || o.Group != t.Group || o.Op != t.Op || o.Issue != t.Issue || h.hostAfter != wait {
+		o.Layer != t.Layer || o.Micro != t.Micro || o.Group != t.Group || o.Op != t.Op || h.issue != issue || h.hostAfter != wait {
 		panic(errRepriceMismatch)
 	}
 	o.Dur, o.GEMMShare, o.Bytes = t.Dur, t.GEMMShare, t.Bytes
@@ -336,23 +337,26 @@ func sameValue(a, b reflect.Value) bool {
 	panic("sameValue: " + a.Kind().String())
 }
 
-// stampStepAndIssue sets t's step and, on a hosted program, the host's
-// issue cost for a launched task, adding the issue to Program.issueSum,
-// and returns the task's host wait (hotTask.hostAfter: 1 + the task the
-// host waits for, 0 for none): the part of a task's record that add and
-// repriceAdd both work out before placing it.
-func (b *builder) stampStepAndIssue(p *Program, t *Task) (hostAfter int32) {
+// stampStepAndIssue sets t's step and returns its host issue time (the
+// emitter's, builder.issue, which it sets back to 0; on a hosted program,
+// the host model's Call for a collective, send or host copy) and host
+// wait (1 + the task the host waits for, 0 for none), which its played
+// record holds (hotTask), adding the issue to Program.issueSum on a
+// hosted program: the part of a task's record that add and repriceAdd
+// both work out before placing it.
+func (b *builder) stampStepAndIssue(p *Program, t *Task) (hostAfter int32, issue engine.Time) {
 	t.Step = int16(b.step)
+	issue, b.issue = b.issue, 0
 	if p.Hosted && t.Kind != KindRecv {
 		if t.Kind.IsComm() || t.Kind == KindHostCopy {
-			t.Issue = b.cfg.Host.Call
+			issue = b.cfg.Host.Call
 		}
 		if b.hostBlock >= 0 {
 			hostAfter = b.hostBlock + 1
 			b.hostBlock = -1
 			p.noHostWaits = false
 		}
-		p.issueSum += t.Issue // (Program.issueSum)
+		p.issueSum += issue // (Program.issueSum)
 	}
-	return hostAfter
+	return hostAfter, issue
 }
