@@ -433,7 +433,9 @@ func (b *builder) sameTasks(x, y, n int32, dl int) bool {
 		} else if tb.Layer >= 0 {
 			return false
 		}
-		if ta != tb { // (the host and queue waits are the records': not compared)
+		// the issue times (the records', with the waits, which are not
+		// compared), as when a Task held them
+		if ta != tb || prog.hot[x+i].issue != prog.hot[y+i].issue {
 			return false
 		}
 	}

@@ -669,7 +669,7 @@ func (x *Executor) repeats(i int, t, u int32, period engine.Time, reps []replica
 	if wa, wb := p.waits(int(t)).hostAfter, p.waits(int(n)).hostAfter; wa != wb && (wa <= 0 || wa+u != wb) {
 		return false
 	}
-	if a != b {
+	if a != b || p.Issue(int(t)) != p.Issue(int(n)) {
 		return false
 	}
 	da, db := p.Deps(int(t)), p.Deps(int(n))
