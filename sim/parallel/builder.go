@@ -29,6 +29,12 @@ type builder struct {
 	stage int
 	prog  *Program
 	step  int32
+	// issue is the host's issue time of the next task add appends (a
+	// Task does not hold it: Program.Issue), set by the emitters of
+	// launched compute (compute, the optimizer step) right before add,
+	// which takes it and sets it back to 0; a collective's, a send's or a
+	// host copy's is the host model's Call (stampStepAndIssue).
+	issue engine.Time
 
 	// rp is a re-pricing build's state (reprice.go): rp.on says the
 	// stage's program is the arena's last build of the same structure,
@@ -301,7 +307,7 @@ func (b *builder) add(t *Task, deps ...int32) int32 {
 	}
 	p := b.prog
 	idx := int32(len(p.Tasks))
-	b.stampStepAndIssue(p, t)
+	wait, issue := b.stampStepAndIssue(p, t)
 	if len(p.Tasks) == cap(p.Tasks) {
 		p.grow()
 	}
@@ -325,13 +331,15 @@ func (b *builder) add(t *Task, deps ...int32) int32 {
 	n := len(p.Tasks)
 	p.Tasks = p.Tasks[:n+1]
 	p.Tasks[n] = *t
-	if p.keepHot {
-		if h := len(p.hot); h < cap(p.hot) {
-			p.hot = p.hot[:h+1]
-			storeHot(&p.hot[h], t)
-		} else {
-			p.hot = append(p.hot, hotOf(t))
-		}
+	// The played record, which holds the task's host wait (a built
+	// program always keeps them: Program.hot).
+	if h := len(p.hot); h < cap(p.hot) {
+		p.hot = p.hot[:h+1]
+		storeHot(&p.hot[h], t, issue, wait)
+	} else {
+		r := hotOf(t)
+		r.issue, r.hostAfter = issue, wait
+		p.hot = append(p.hot, r)
 	}
 	b.last[t.Stream] = idx
 	p.streamTasks[t.Stream&(streamSlots-1)]++
@@ -344,10 +352,11 @@ func (b *builder) add(t *Task, deps ...int32) int32 {
 	return idx
 }
 
-// storeHot sets *h to hotOf(t), one field at a time: add's
-// append(p.hot, hotOf(t)) built the record on the stack and copied it
-// twice before storing it (TestStoreHotIsHotOf).
-func storeHot(h *hotTask, t *Task) {
+// storeHot sets *h to hotOf(t) with issue time issue and host wait
+// hostAfter (1 + the task waited for, 0 for none), one field at a time:
+// add's append(p.hot, hotOf(t)) built the record on the stack and copied
+// it twice before storing it (TestStoreHotIsHotOf).
+func storeHot(h *hotTask, t *Task, issue engine.Time, hostAfter int32) {
 	var flags uint8
 	if t.CopyEngine {
 		flags |= hotCopyEngine
@@ -355,7 +364,7 @@ func storeHot(h *hotTask, t *Task) {
 	if t.SMSized {
 		flags |= hotSMSized
 	}
-	h.dur, h.issue, h.hostAfter, h.queueAfter = t.Dur, t.Issue, t.hostAfter, t.queueAfter
+	h.dur, h.issue, h.hostAfter, h.queueAfter = t.Dur, issue, hostAfter, 0
 	h.share, h.kind, h.group, h.stream, h.flags = t.GEMMShare, t.Kind, t.Group, t.Stream, flags
 }
 
@@ -372,25 +381,18 @@ func (p *Program) grow() {
 		// Each kind grows by what n more tasks need (hot and depOff hold
 		// one entry per task while building, depOff one more at the end).
 		p.Tasks = a.tasks.grow(p.Tasks, n)
-		if p.keepHot {
-			p.hot = a.hot.grow(p.hot, len(p.Tasks)+n-len(p.hot))
-		}
+		p.hot = a.hot.grow(p.hot, len(p.Tasks)+n-len(p.hot))
 		p.depOff = a.depOff.grow(p.depOff, len(p.Tasks)+n+1-len(p.depOff))
 		if cap(p.deps)-len(p.deps) < 2*n {
 			p.deps = a.deps.grow(p.deps, max(len(p.deps), 2*n))
 		}
 		// The task room is the least of the three (Arena.program).
-		c := min(cap(p.Tasks), cap(p.depOff)-1)
-		if p.keepHot {
-			c = min(c, cap(p.hot))
-		}
+		c := min(cap(p.Tasks), cap(p.depOff)-1, cap(p.hot))
 		p.Tasks = p.Tasks[:len(p.Tasks):c]
 		return
 	}
 	p.Tasks = grown(p.Tasks, n)
-	if p.keepHot {
-		p.hot = grown(p.hot, cap(p.Tasks)-len(p.hot))
-	}
+	p.hot = grown(p.hot, cap(p.Tasks)-len(p.hot))
 	p.depOff = grown(p.depOff, n+1)
 	if cap(p.deps)-len(p.deps) < 2*n { // a task has about two dependencies
 		p.deps = grown(p.deps, max(len(p.deps), 2*n))
@@ -431,9 +433,9 @@ func (b *builder) compute(kind Kind, name string, layer, micro, chunk int, c blo
 		b.firstComp = false
 	}
 	b.depBuf = all
+	b.issue = b.issueTime(kind, c.kernels)
 	idx := b.add(&Task{Kind: kind, Stream: StreamCompute, Name: b.names.of(name), Layer: int32(layer), Micro: int32(micro),
-		Chunk: int16(chunk), Dur: c.dur, GEMMShare: c.gemmShare(), aux: math.Float64bits(c.flops), Bytes: c.bytes,
-		Issue: b.issueTime(kind, c.kernels)}, all...)
+		Chunk: int16(chunk), Dur: c.dur, GEMMShare: c.gemmShare(), aux: math.Float64bits(c.flops), Bytes: c.bytes}, all...)
 	if c.band > 0 && c.dur > 0 {
 		b.prog.bands = append(b.prog.bands, taskBand{task: idx, share: uint16(min(int64(c.band)*65535/int64(c.dur), 65535)), ctas: c.bandCTAs})
 	}
@@ -1427,9 +1429,9 @@ func (b *builder) optimizer() {
 		}
 	}
 	d := b.pr.OpsTime(b.stage, ops)
+	b.issue = b.issueTime(KindOptimizer, kernels)
 	opt := b.add(&Task{Kind: KindOptimizer, Stream: StreamCompute, Name: b.names.of("optimizer_step"), Layer: -1, Micro: -1, Chunk: -1,
-		Dur: d, aux: math.Float64bits(op.FLOPs), Bytes: op.BytesRead + op.BytesWritten,
-		Issue: b.issueTime(KindOptimizer, kernels)}, deps...)
+		Dur: d, aux: math.Float64bits(op.FLOPs), Bytes: op.BytesRead + op.BytesWritten}, deps...)
 	if cfg.LogOptimizerStates {
 		sb, mb := cfg.StateDtype.Bytes(), cfg.MasterDtype.Bytes()
 		opt = b.memTask(KindOptimizer, "optimizer_state_stats", -1, -1, -1,

@@ -253,7 +253,8 @@ type instance struct {
 }
 
 // hotTask is what the play reads of a task on every event, copied from its
-// Task once per execution (fillHot): 32 bytes, two to a cache line, where
+// Task once per execution (fillHot) but for the waits, which the
+// program's records alone hold (Program.hot): 32 bytes, two to a cache line, where
 // a Task is 88 and straddles two. The host thread's walk (hostAdvance)
 // and the start and end of each task (readySym, finishSym), and Stats
 // after the play, read these instead of the Tasks, whose lines, streamed
@@ -262,8 +263,8 @@ type instance struct {
 type hotTask struct {
 	dur        engine.Time // Task.Dur
 	issue      engine.Time // Task.Issue
-	hostAfter  int32       // Task.hostAfter
-	queueAfter int32       // Task.queueAfter
+	hostAfter  int32       // 1 + the task the host waits for before issuing this one (a device-to-host sync, the step boundary), 0: none
+	queueAfter int32       // 1 + the task the host waits for because the stream's launch queue is full (HostModel.Queue, setQueueWaits), 0: none
 	share      uint16      // Task.GEMMShare
 	kind       Kind
 	group      GroupKind
@@ -399,11 +400,16 @@ func NewFull(eng *engine.Engine, l *Layout, progs []*Program, r *collectives.Run
 // pass over the Tasks. A nil need is left alone. The ranges an arena's
 // build appended as bulk copies (Program.copies) take their source's
 // records and input counts in one copy each (a copy has its source's
-// dependency counts), with hostAfter and queueAfter their own: the same
-// values, without converting each Task.
+// dependency counts), without converting each Task. The issue times and
+// the host and queue waits, which a Task does not hold, are the program's
+// records' (p.hot, when it has one a task), else none.
 func fillHot(hot []hotTask, need []int32, p *Program) {
 	tasks := p.Tasks // (a local: through p, every store would reload it)
 	hot = hot[:len(tasks)]
+	w := p.hot
+	if len(w) == len(hot) && len(hot) > 0 && &w[0] == &hot[0] {
+		w = slices.Clone(w) // (the program's own records, refilled: tests)
+	}
 	i := 0
 	for _, c := range p.copies {
 		at, end := int(c.at), int(c.at+c.n)
@@ -412,14 +418,18 @@ func fillHot(hot []hotTask, need []int32, p *Program) {
 		}
 		fillHotTasks(hot[i:at], tasks[i:at])
 		copy(hot[at:end], hot[c.src:c.src+c.n])
-		h, t := hot[at:end], tasks[at:end]
-		t = t[:len(h)] // (no bounds check below)
-		for k := range h {
-			h[k].hostAfter, h[k].queueAfter = t[k].hostAfter, t[k].queueAfter
-		}
 		i = end
 	}
 	fillHotTasks(hot[i:], tasks[i:])
+	if len(w) == len(hot) {
+		for k := range hot {
+			hot[k].issue, hot[k].hostAfter, hot[k].queueAfter = w[k].issue, w[k].hostAfter, w[k].queueAfter
+		}
+	} else {
+		for k := range hot {
+			hot[k].issue, hot[k].hostAfter, hot[k].queueAfter = 0, 0, 0
+		}
+	}
 	if need != nil {
 		fillNeedCopied(need, hot, p)
 	}
@@ -467,12 +477,13 @@ func fillNeedOf(need, off []int32, hot []hotTask, hosted bool) {
 	}
 }
 
-// fillHotTasks sets hot[i] to tasks[i]'s hotTask.
+// fillHotTasks sets hot[i] to tasks[i]'s hotTask (hotOf: no issue time,
+// no waits).
 func fillHotTasks(hot []hotTask, tasks []Task) {
 	hot = hot[:len(tasks)]
 	for i := range tasks {
 		t, h := &tasks[i], &hot[i]
-		h.dur, h.issue, h.hostAfter, h.queueAfter = t.Dur, t.Issue, t.hostAfter, t.queueAfter
+		h.dur, h.issue, h.hostAfter, h.queueAfter = t.Dur, 0, 0, 0
 		h.share, h.kind, h.group, h.stream = t.GEMMShare, t.Kind, t.Group, t.Stream
 		var f uint8
 		if t.CopyEngine {
@@ -485,9 +496,10 @@ func fillHotTasks(hot []hotTask, tasks []Task) {
 	}
 }
 
-// hotOf is t's hotTask (as fillHot sets it in place).
+// hotOf is t's hotTask with no issue time and no host or queue wait
+// (which the program's records hold: Program.hot).
 func hotOf(t *Task) hotTask {
-	h := hotTask{dur: t.Dur, issue: t.Issue, hostAfter: t.hostAfter, queueAfter: t.queueAfter,
+	h := hotTask{dur: t.Dur,
 		share: t.GEMMShare, kind: t.Kind, group: t.Group, stream: t.Stream}
 	if t.CopyEngine {
 		h.flags |= hotCopyEngine

@@ -377,7 +377,9 @@ func (f *Fork) Detach() {
 			cp.hot = append(cp.hot, fi.hot[:c]...)
 		} else { // not an executor's own (NewSymmetric fills them)
 			for t := range p.Tasks[:c] {
-				cp.hot = append(cp.hot, hotOf(&p.Tasks[t]))
+				h, w := hotOf(&p.Tasks[t]), p.waits(t)
+				h.issue, h.hostAfter, h.queueAfter = w.issue, w.hostAfter, w.queueAfter
+				cp.hot = append(cp.hot, h)
 			}
 		}
 		fi.hot = nil

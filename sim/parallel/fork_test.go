@@ -225,7 +225,7 @@ func TestForkComparesWhatThePlayReads(t *testing.T) {
 		{"FLOPs", func(p *Program) { t := &p.Tasks[first(p, Kind.IsCompute)]; t.setFLOPs(2 * t.FLOPs()) }, true},
 		{"layer", func(p *Program) { p.Tasks[first(p, Kind.IsCompute)].Layer += 7 }, true},
 		{"duration", func(p *Program) { p.Tasks[first(p, Kind.IsCompute)].Dur++ }, false},
-		{"issue", func(p *Program) { p.Tasks[first(p, Kind.IsCompute)].Issue++ }, false},
+		{"issue", func(p *Program) { p.hot[first(p, Kind.IsCompute)].issue++ }, false},
 		{"sm-sized", func(p *Program) { i := first(p, Kind.IsCompute); p.Tasks[i].SMSized = !p.Tasks[i].SMSized }, false},
 		{"receive's match", func(p *Program) { t := &p.Tasks[first(p, isRecv)]; t.setP2P(t.Peer(), t.Match()+1) }, false},
 		{"dependency", func(p *Program) { p.deps[0]++ }, false},
@@ -255,9 +255,10 @@ func TestForkComparesWhatThePlayReads(t *testing.T) {
 	}
 }
 
-// hotOf, which Fork's copies and Resume use, is the hotTask fillHot
-// stores, for every task of a pipeline with a host thread (sends,
-// receives, compute, SM-sized communication).
+// hotOf, which Fork's copies use, with the program's issue time and waits
+// (Program.waits), is the hotTask fillHot stores, for every task of a
+// pipeline with a host thread (sends, receives, compute, SM-sized
+// communication).
 func TestHotOfIsFillHot(t *testing.T) {
 	cfg := steadyConfig(t, 12, HostModel{On: true, KernelFwd: engine.Microsecond, KernelBwd: engine.Microsecond})
 	progs, err := Build(cfg, unitPricer{unit: engine.Millisecond})
@@ -268,7 +269,9 @@ func TestHotOfIsFillHot(t *testing.T) {
 		hot := make([]hotTask, len(p.Tasks))
 		fillHot(hot, nil, p)
 		for i := range p.Tasks {
-			if got := hotOf(&p.Tasks[i]); got != hot[i] {
+			got, w := hotOf(&p.Tasks[i]), p.waits(i)
+			got.issue, got.hostAfter, got.queueAfter = w.issue, w.hostAfter, w.queueAfter
+			if got != hot[i] {
 				t.Fatalf("stage %d task %d: hotOf %+v, fillHot %+v", s, i, got, hot[i])
 			}
 		}

@@ -214,7 +214,7 @@ func newFullMode(x *Executor) *fullMode {
 				fs.initial = append(fs.initial, int32(t))
 			}
 			if p.Hosted && task.Kind != KindRecv {
-				fs.hostIssue += task.Issue
+				fs.hostIssue += p.Issue(t)
 			}
 			self, _ := p.QueueSelf(t)
 			for _, w := range [3]int{p.HostAfter(t), p.QueueAfter(t), self} {

@@ -72,17 +72,18 @@ func TestFullManyInputs(t *testing.T) {
 		var all []int32
 		for k := 0; k < n; k++ {
 			task := compute(engine.Time(10 + k%7))
-			task.Issue = 3
 			tasks = append(tasks, task)
 			deps = append(deps, nil)
 			all = append(all, int32(k))
 		}
 		last := compute(5)
-		last.Issue = 3
 		tasks = append(tasks, last, last)
 		deps = append(deps, all, []int32{n})
 		build := func() *Program {
 			p := handProgram(tasks, deps)
+			for i := range p.Tasks {
+				setIssue(p, i, 3)
+			}
 			p.Hosted = hosted
 			return p
 		}

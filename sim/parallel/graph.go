@@ -136,20 +136,10 @@ type Task struct {
 	Chunk int16 // -1 when not per chunk
 	Layer int32 // -1 when not a layer's work
 	Micro int32 // -1 when not per micro-batch
-	// hostAfter is 1 + the task whose end the host waits for before it
-	// issues this task (a device-to-host synchronisation, the step
-	// boundary); 0 when it waits for none.
-	hostAfter int32
-	// queueAfter is 1 + the task whose end the host waits for before it
-	// issues this task because the stream's launch queue is full
-	// (HostModel.Queue, setQueueWaits); 0 when it waits for none.
-	queueAfter int32
-	// Issue is the host time to issue the task (StepConfig.Host): its
-	// kernels' launches and the framework's dispatch, or one library
-	// call. The rank's host thread issues the tasks one after another in
-	// program order (receives excepted: the matching send starts them), and
-	// a task starts no earlier than its issue ends.
-	Issue engine.Time
+	// (The host's issue time and waits are the program's played records'
+	// alone, Program.Issue, HostAfter and QueueAfter: a Task is 48 bytes,
+	// not 64, written once and copied by copyPass and copyLayers: issue
+	// 18, build45.)
 	Dur   engine.Time
 	Bytes float64 // compute: HBM bytes; communication: message size (nccl-tests convention)
 	// aux holds what only some kinds carry, one word for both: a send's
@@ -279,25 +269,28 @@ type Program struct {
 	// appended as bulk copies of earlier ranges (copyPass, copyLayers),
 	// whose played fields (hotTask) other than hostAfter and queueAfter
 	// are their source's: fillHot copies those records instead of
-	// converting each Task. Kept for arena programs only (Arena.program;
+	// converting each Task (the waits it takes from Program.hot). Kept for arena programs only (Arena.program;
 	// a program built without one lists none, so that it equals the same
 	// program built with nothing copied), and valid while the program's
 	// tasks are as Build left them: code that changes a built program's
 	// played fields must set it to nil.
 	copies []copySeg
-	// hot is the tasks' hotTask records, which an arena's build keeps as
-	// it appends the tasks (keepHot: add, copyPass and copyLayers append
-	// them with the tasks, the builder's later flag changes and
-	// setQueueWaits' queue waits are written to both), so that
-	// NewSymmetric takes them instead of converting each Task (fillHot).
-	// Valid while the program's tasks are as Build left them.
+	// hot is the tasks' hotTask records, which every build keeps as it
+	// appends the tasks (keepHot: add, copyPass and copyLayers append
+	// them with the tasks, the builder's later flag changes are written
+	// to both), so that NewSymmetric takes them instead of converting
+	// each Task (fillHot); valid while the program's tasks are as Build
+	// left them. They alone hold the tasks' host and queue waits
+	// (hostAfter, queueAfter: HostAfter, QueueAfter), which the
+	// relabelling of copies and setQueueWaits write there: a Task does
+	// not carry them, 56 bytes instead of 64 written and copied a task
+	// (issue 18, build45). A program made by hand (keepHot false) holds
+	// its waits here when it has a record a task (else none), the
+	// records' other fields unused.
 	hot     []hotTask
 	keepHot bool
-	// hotQueued says some record of hot may hold a queue wait
-	// (hotQueueWaits).
-	hotQueued bool
 	// noHostWaits guarantees that no task has a host wait (every
-	// Task.hostAfter is 0, and so every hotTask.hostAfter), so that the
+	// hotTask.hostAfter is 0), so that the
 	// host thread's walk (hostRun) can skip that test on every task.
 	// builder.build sets it and add, the only place that makes a host
 	// wait (copyLayers and copyPass relabel waits the program already
@@ -323,9 +316,9 @@ type Program struct {
 }
 
 // copySeg is a range of a program's tasks that a build appended as a
-// bulk copy: tasks [at, at+n) are tasks [src, src+n) with only Micro,
-// Layer, hostAfter and queueAfter (and the dependencies, which hotTask
-// does not hold) changed. src+n <= at.
+// bulk copy: tasks [at, at+n) are tasks [src, src+n) with only Micro and
+// Layer (and the dependencies, which hotTask does not hold), and in their
+// records hostAfter and queueAfter, changed. src+n <= at.
 type copySeg struct {
 	at, src, n int32
 }
@@ -343,12 +336,31 @@ func (p *Program) noteCopy(at, src, n int32) {
 
 // HostAfter returns the task whose end the host thread waits for before
 // issuing task i, or -1.
-func (p *Program) HostAfter(i int) int { return int(p.Tasks[i].hostAfter) - 1 }
+func (p *Program) HostAfter(i int) int { return int(p.waits(i).hostAfter) - 1 }
 
 // QueueAfter returns the task whose end the host thread waits for before
 // issuing task i because task i's stream already holds HostModel.Queue
 // launches not yet finished, or -1.
-func (p *Program) QueueAfter(i int) int { return int(p.Tasks[i].queueAfter) - 1 }
+func (p *Program) QueueAfter(i int) int { return int(p.waits(i).queueAfter) - 1 }
+
+// Issue returns the host time to issue task i (StepConfig.Host): its
+// kernels' launches and the framework's dispatch, or one library call.
+// The rank's host thread issues the tasks one after another in program
+// order (receives excepted: the matching send starts them), and a task
+// starts no earlier than its issue ends.
+func (p *Program) Issue(i int) engine.Time { return p.waits(i).issue }
+
+// waits is task i's issue time and host and queue waits (issue,
+// hostAfter, queueAfter; the rest zero): its record's (Program.hot), none
+// for a program that keeps no record a task (made by hand).
+func (p *Program) waits(i int) hotTask {
+	_ = p.Tasks[i]
+	if len(p.hot) != len(p.Tasks) {
+		return hotTask{}
+	}
+	h := &p.hot[i]
+	return hotTask{issue: h.issue, hostAfter: h.hostAfter, queueAfter: h.queueAfter}
+}
 
 // QueueSelf returns, for a task of more launches than the launch queue
 // holds, the task before it on its stream and the host time of its
@@ -393,10 +405,13 @@ func (p *Program) setQueueWaits(h *HostModel, pre *queuePrefix) {
 		for s := range p.queue {
 			p.queue[s] = p.queue[s][:0]
 		}
-		p.hotQueueWaits() // the tasks keep their waits (none from a build)
-		return
+		return // the tasks keep their waits (none from a build)
 	}
-	tasks := p.Tasks
+	// The walk reads and writes the played records alone (kind, stream,
+	// issue; the queue wait), which hold the waits: half the bytes of
+	// the Tasks (issue 18, build45).
+	p.ensureHot()
+	tasks := p.hot
 	// Each stream's state lives in a local during the walk (through p,
 	// every store would reload the lists), indexed by the stream masked
 	// to the array's size (no bounds check), and its lists go back to p
@@ -408,7 +423,7 @@ func (p *Program) setQueueWaits(h *HostModel, pre *queuePrefix) {
 	if sum := sumCounts(count); sum != int64(len(tasks)) {
 		*count = [streamSlots]int32{}
 		for i := range tasks {
-			count[tasks[i].Stream&(streamSlots-1)]++
+			count[tasks[i].stream&(streamSlots-1)]++
 		}
 	}
 	p.queueLists(&st, count)
@@ -426,20 +441,10 @@ func (p *Program) setQueueWaits(h *HostModel, pre *queuePrefix) {
 	perK := [2]int64{int64(h.KernelFwd), int64(h.KernelBwd)}
 	p.qwalk, p.qperK = true, perK
 	queued, start := false, 0
-	// The hot records' waits are set region by region, right after the
-	// walk or copyQueues set the tasks' (syncHot), while those tasks are
-	// still in cache, not in a walk of their own over the whole program
-	// afterwards (hotQueueWaits), which read every task record again from
-	// memory.
-	hot, hotQ := p.hot, p.hotQueued
-	if !p.keepHot || len(hot) != len(tasks) {
-		hot = nil
-	}
 	if pre != nil {
 		start, queued = p.resumeQueues(&st, pre, q, perK)
 		p.qfrom = start
 		p.qbig = start > 0 // (the prefix's tasks are not looked at)
-		syncHot(hot, tasks, 0, start, queued || hotQ)
 	}
 	// Copied ranges (Program.copies) whose launches the lists already
 	// hold take their waits and entries from their sources' entries
@@ -463,7 +468,6 @@ func (p *Program) setQueueWaits(h *HostModel, pre *queuePrefix) {
 				continue
 			}
 			w := p.walkQueues(&st, t, int(c.at), q, perK)
-			syncHot(hot, tasks, t, int(c.at), w || hotQ)
 			queued = w || queued
 			t = int(c.at)
 			m, w := p.copyQueues(&st, streams[:ns], cs[k:], q, &cur)
@@ -473,35 +477,29 @@ func (p *Program) setQueueWaits(h *HostModel, pre *queuePrefix) {
 			}
 			queued = w || queued
 			e := cs[k+m-1]
-			syncHot(hot, tasks, t, int(e.at+e.n), w || hotQ)
 			t = int(e.at + e.n)
 			p.qcopied += t - int(c.at)
 			k += m
 		}
 	}
 	w := p.walkQueues(&st, t, len(tasks), q, perK)
-	syncHot(hot, tasks, t, len(tasks), w || hotQ)
 	queued = w || queued
 	for s := range p.queue {
 		p.queue[s] = st[s].q[:st[s].n]
 	}
 	p.queued = queued
-	if hot != nil {
-		p.hotQueued = queued // as hotQueueWaits leaves it
-	}
 }
 
-// syncHot sets the queue waits of the hot records hot[from:to] to the
-// tasks' when some may differ (differ: a task of the region waits, or a
-// record may hold a wait from before), so that after setQueueWaits' last
-// region every record's wait is its task's, as hotQueueWaits leaves them.
-// A region where no task waits and no record held a wait has every wait 0
-// on both sides already. A nil hot (no records kept) is left alone.
-func syncHot(hot []hotTask, tasks []Task, from, to int, differ bool) {
-	if hot == nil || !differ || from >= to {
+// ensureHot gives a program that keeps no played records (made by hand:
+// Build's keep them) records converted from its Tasks, with the waits its
+// records held (none when it had none), so that the waits have a place.
+func (p *Program) ensureHot() {
+	if p.keepHot && len(p.hot) == len(p.Tasks) {
 		return
 	}
-	hotWaits(hot[from:to], tasks[from:to])
+	h := make([]hotTask, len(p.Tasks))
+	fillHot(h, nil, p)
+	p.hot = h
 }
 
 // walkQueues walks tasks [from, to) of setQueueWaits, going on from the
@@ -509,21 +507,21 @@ func syncHot(hot []hotTask, tasks []Task, from, to int, differ bool) {
 // of them waits. It sets every task's queue wait (0: none), appends each
 // task of launches to its stream's list and records the self waits.
 func (p *Program) walkQueues(st *[streamSlots]streamQueue, from, to int, q int64, perK [2]int64) (queued bool) {
-	tasks := p.Tasks[:to]
+	tasks := p.hot[:to] // the played records (setQueueWaits)
 	// (t unsigned: tasks[t] needs no bounds check)
 	for t := uint(from); t < uint(to); t++ {
 		task := &tasks[t]
 		task.queueAfter = 0
-		c := queueClass[task.Kind]
+		c := queueClass[task.kind]
 		if c == queueNone {
 			continue
 		}
-		sq := &st[task.Stream&(streamSlots-1)]
+		sq := &st[task.stream&(streamSlots-1)]
 		k := int64(launchScale)
 		if c != queueCall {
 			k = 0
 			if per := perK[c&1]; per > 0 {
-				k = (int64(task.Issue)*launchScale + per/2) / per
+				k = (int64(task.issue)*launchScale + per/2) / per
 			}
 		}
 		// The launch `done - q` (0-based) must have finished before
@@ -548,10 +546,10 @@ func (p *Program) walkQueues(st *[streamSlots]streamQueue, from, to int, q int64
 			// has its previous task among the prefix's (prevMet)
 			last := sq.prev()
 			if int(last) <= p.qfrom {
-				last = p.prevMet(p.qfrom, task.Stream)
+				last = p.prevMet(p.qfrom, task.stream)
 			}
 			if last > 0 {
-				p.queueSelf(int(t), last, task.Issue, k, q)
+				p.queueSelf(int(t), last, task.issue, k, q)
 				queued = true
 			}
 		}
@@ -613,47 +611,6 @@ func (p *Program) queueWaitBufs(n int) {
 	p.qself, p.qrest = p.qselfBuf, p.qrestBuf
 	clear(p.qself)
 	clear(p.qrest)
-}
-
-// hotQueueWaits sets the queue waits of the hot records an arena's build
-// keeps (Program.hot) to the tasks', in a walk of their own, and only when
-// some record may differ: a task waits, or a record was given a wait
-// before (hotQueued). setQueueWaits calls it only where it walks nothing
-// (no queue); with a queue it sets the records region by region
-// (syncHot). (Written in setQueueWaits' per-task walk, the records cost
-// more: the walk's state no longer fit its registers.)
-func (p *Program) hotQueueWaits() {
-	tasks, hot := p.Tasks, p.hot
-	if !p.keepHot || len(hot) != len(tasks) || !p.queued && !p.hotQueued {
-		return
-	}
-	hotWaits(hot, tasks)
-	p.hotQueued = p.queued
-}
-
-// hotWaits sets each record's queue wait of hot to its task's in tasks
-// (as long as hot), and changes nothing else.
-func hotWaits(hot []hotTask, tasks []Task) {
-	tasks = tasks[:len(hot)]
-	// Eight records a turn, at fixed offsets from a window's start: one
-	// index shift, loop test and pair of bounds checks for eight copies,
-	// where a record at a time took ≈ 9 instructions (two index shifts,
-	// the test) for the two moves; the rest one at a time.
-	i := 0
-	for ; i+8 <= len(tasks); i += 8 {
-		t, h := tasks[i:i+8:i+8], hot[i:i+8:i+8]
-		h[0].queueAfter = t[0].queueAfter
-		h[1].queueAfter = t[1].queueAfter
-		h[2].queueAfter = t[2].queueAfter
-		h[3].queueAfter = t[3].queueAfter
-		h[4].queueAfter = t[4].queueAfter
-		h[5].queueAfter = t[5].queueAfter
-		h[6].queueAfter = t[6].queueAfter
-		h[7].queueAfter = t[7].queueAfter
-	}
-	for ; i < len(tasks); i++ {
-		hot[i].queueAfter = tasks[i].queueAfter
-	}
 }
 
 // sumCounts is the sum of a program's per-stream task counts.
@@ -725,10 +682,10 @@ const (
 // (setQueueWaits).
 const launchScale = 1 << 10
 
-// launches is the launches of task t in 1/launchScale: a task of k kernels
-// is k (its Issue over the per-kernel cost), a collective, send or host copy
-// one.
-func (h *HostModel) launches(t *Task) int64 {
+// launches is the launches of task t, of issue time issue, in
+// 1/launchScale: a task of k kernels is k (its issue over the per-kernel
+// cost), a collective, send or host copy one.
+func (h *HostModel) launches(t *Task, issue engine.Time) int64 {
 	if t.Kind.IsComm() || t.Kind == KindHostCopy {
 		return launchScale
 	}
@@ -739,7 +696,7 @@ func (h *HostModel) launches(t *Task) int64 {
 	if per <= 0 {
 		return 0
 	}
-	return (int64(t.Issue)*launchScale + int64(per)/2) / int64(per)
+	return (int64(issue)*launchScale + int64(per)/2) / int64(per)
 }
 
 // queueIndex returns the index into queue[s] of the entry holding launch
@@ -1389,10 +1346,10 @@ func buildAfter(cfg *StepConfig, pr Pricer, from *Fork, reprice bool) ([]*Progra
 			// Stages hold similar numbers of tasks: start each at the
 			// size of the first instead of growing it by appends.
 			q := progs[0]
-			prog = &Program{Stage: s, Tasks: make([]Task, 0, len(q.Tasks)+len(q.Tasks)/8),
-				deps: make([]int32, 0, len(q.deps)+len(q.deps)/8), depOff: make([]int32, 0, len(q.depOff)+len(q.depOff)/8)}
+			prog = &Program{Stage: s, Tasks: make([]Task, 0, len(q.Tasks)+len(q.Tasks)/8), hot: make([]hotTask, 0, len(q.Tasks)+len(q.Tasks)/8),
+				deps: make([]int32, 0, len(q.deps)+len(q.deps)/8), depOff: make([]int32, 0, len(q.depOff)+len(q.depOff)/8), keepHot: true}
 		default:
-			prog = &Program{Stage: s}
+			prog = &Program{Stage: s, keepHot: true}
 		}
 		b.reset(s, prog, cfg.Arena.order(cfg.Schedule, shape, s))
 		if err := b.build(); err != nil {

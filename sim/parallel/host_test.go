@@ -43,7 +43,7 @@ func runHost(t *testing.T, cfg *StepConfig, pr Pricer) (engine.Time, *Executor) 
 		if cfg.Host.On && prog.Tasks[i].Kind != KindRecv {
 			// the host issues in program order, one task at a time, and
 			// no task starts before its issue ends
-			if begin := issued[i] - prog.Tasks[i].Issue; begin < hostFree || start[i] < issued[i] {
+			if begin := issued[i] - prog.Issue(i); begin < hostFree || start[i] < issued[i] {
 				t.Fatalf("task %d (%s): issue %v..%v after the host was free at %v, start %v", i, prog.Tasks[i].Name.String(), begin, issued[i], hostFree, start[i])
 			}
 			hostFree = issued[i]
@@ -93,8 +93,8 @@ func TestHostHiddenByBigKernels(t *testing.T) {
 	on, x := runHost(t, hostConfig(t, 2, host), pr)
 	_, _, prog, _, _ := x.Instance(0)
 	var head engine.Time
-	for _, task := range prog.Tasks {
-		head += task.Issue
+	for i, task := range prog.Tasks {
+		head += prog.Issue(i)
 		if task.Dur > 0 {
 			break
 		}
@@ -157,7 +157,7 @@ func BenchmarkExecutorHost(b *testing.B) {
 		p.Hosted = true
 		for i := range p.Tasks {
 			if p.Tasks[i].Kind != KindRecv {
-				p.Tasks[i].Issue = 5 * engine.Microsecond
+				p.hot[i].issue = 5 * engine.Microsecond
 			}
 		}
 	}
@@ -202,20 +202,23 @@ func TestLaunchQueueHand(t *testing.T) {
 		build := func() *Program {
 			tasks := []Task{compute(1000)}
 			deps := [][]int32{nil}
-			tasks[0].Issue = issue
 			if c.fused {
 				k := compute(5)
-				k.Issue = 5 * issue
 				tasks = append(tasks, k)
 				deps = append(deps, []int32{0})
 			}
 			for i := 1; i <= 5 && !c.fused; i++ {
 				k := compute(1)
-				k.Issue = issue
 				tasks = append(tasks, k)
 				deps = append(deps, []int32{int32(i - 1)})
 			}
 			p := handProgram(tasks, deps)
+			for i := range p.Tasks {
+				setIssue(p, i, issue)
+			}
+			if c.fused {
+				setIssue(p, 1, 5*issue)
+			}
 			p.Hosted = true
 			p.setQueueWaits(&HostModel{On: true, KernelFwd: issue, KernelBwd: issue, Call: issue, Queue: c.q}, nil)
 			return p

@@ -73,10 +73,10 @@ func TestHostRunFromHandle(t *testing.T) {
 					if p.Tasks[k].Kind == KindRecv {
 						continue
 					}
-					late := free + p.Tasks[k].Issue
+					late := free + p.Issue(k)
 					for _, w := range []int{p.HostAfter(k), p.QueueAfter(k)} {
 						if w >= 0 {
-							late = max(late, se[w]+p.Tasks[k].Issue)
+							late = max(late, se[w]+p.Issue(k))
 						}
 					}
 					if si[k] < late || si[k] > ss[k] {

@@ -282,7 +282,7 @@ func (h *hostFrame) tasks(ht []hostTask, pos []int64, win int32) (out []hostTask
 		if task.Kind == KindRecv {
 			continue
 		}
-		c := hostTask{t: t, sync: -1, stream: task.Stream, pos: pos[t-a], issue: task.Issue, lo: never, self: never, played: h.state[t].Issued(), ready: never}
+		c := hostTask{t: t, sync: -1, stream: task.Stream, pos: pos[t-a], issue: p.Issue(int(t)), lo: never, self: never, played: h.state[t].Issued(), ready: never}
 		for _, d := range p.Deps(int(t)) {
 			if d >= win {
 				c.ready = max(c.ready, h.state[d].End())

@@ -201,7 +201,7 @@ func (x *Executor) hostRepeatsRef(i int, a, b, win int32, period engine.Time, ex
 					begin = max(begin, end(f, j))
 				}
 			}
-			y = begin + task.Issue
+			y = begin + p.Issue(int(t))
 			if w, rest := p.QueueSelf(int(t)); w >= 0 {
 				if int32(w) < a {
 					return 0, false
@@ -287,7 +287,7 @@ func (x *Executor) hostRepeatsRef(i int, a, b, win int32, period engine.Time, ex
 			var h engine.Time
 			for t := a; t < b; t++ {
 				if p.Tasks[t].Kind != KindRecv {
-					h += p.Tasks[t].Issue
+					h += p.Issue(int(t))
 				}
 			}
 			if h >= period {
@@ -328,7 +328,7 @@ func (x *Executor) hostRepeatsRef(i int, a, b, win int32, period engine.Time, ex
 				begin = max(begin, end(f, e))
 			}
 		}
-		y = begin + task.Issue
+		y = begin + p.Issue(int(t))
 		if w, rest := p.QueueSelf(int(t)); w >= 0 {
 			if int32(w) < a {
 				return false

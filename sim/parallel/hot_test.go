@@ -19,8 +19,8 @@ func TestHotTaskSize(t *testing.T) {
 // fillHot copies each Task's played fields and counts its inputs: its
 // dependencies, plus its issue on a hosted program unless it is a receive.
 func TestFillHot(t *testing.T) {
-	fwd := Task{Kind: KindForward, Stream: StreamCompute, Dur: 1000, Issue: 7, GEMMShare: 40000, hostAfter: 3, queueAfter: 2}
-	ag := Task{Kind: KindAllGather, Stream: StreamTP, Group: GroupTP, Op: collectives.AllGather, Dur: 300, Issue: 5,
+	fwd := Task{Kind: KindForward, Stream: StreamCompute, Dur: 1000, GEMMShare: 40000}
+	ag := Task{Kind: KindAllGather, Stream: StreamTP, Group: GroupTP, Op: collectives.AllGather, Dur: 300,
 		CopyEngine: true, SMSized: true}
 	rs := Task{Kind: KindReduceScatter, Stream: StreamDP, Group: GroupDP, Op: collectives.ReduceScatter, Dur: 200, SMSized: true}
 	recv := Task{Kind: KindRecv, Stream: StreamPPRecvAct, Group: GroupPP, Dur: 50}
@@ -39,6 +39,9 @@ func TestFillHot(t *testing.T) {
 		{true, []int32{1, 2, 3, 0}}, // the receive is started by its send, never issued
 	} {
 		p := handProgram([]Task{fwd, ag, rs, recv}, deps)
+		setWaits(p, 0, 3, 2) // (the waits and issue times are the program's records')
+		setIssue(p, 0, 7)
+		setIssue(p, 1, 5)
 		p.Hosted = c.hosted
 		hot, need := make([]hotTask, 4), make([]int32, 4)
 		for i := range hot {
@@ -143,10 +146,10 @@ func TestNeedCountsDown(t *testing.T) {
 		{false, []check{{0, []int32{0, 0, 2}, -1}, {50, []int32{0, 0, 1}, -1}, {100, []int32{0, 0, 0}, 100}}},
 	} {
 		tasks := []Task{compute(100), compute(50), compute(20)}
-		for i := range tasks {
-			tasks[i].Issue = 10
-		}
 		p := handProgram(tasks, [][]int32{nil, nil, {0, 1}})
+		for i := range tasks {
+			setIssue(p, i, 10)
+		}
 		p.Hosted = c.hosted
 		eng := engine.New()
 		x := NewSymmetric(eng, l, []*Program{p})

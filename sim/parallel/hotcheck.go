@@ -27,6 +27,8 @@ func CheckHot(p *Program) (copied int, err error) {
 	fillHot(got, gotNeed, p)
 	fillHotTasks(want, p.Tasks)
 	for i := range want {
+		w := p.waits(i) // (the issue times and waits are the records' alone)
+		want[i].issue, want[i].hostAfter, want[i].queueAfter = w.issue, w.hostAfter, w.queueAfter
 		wantNeed[i] = int32(len(p.Deps(i)))
 		if p.Hosted && p.Tasks[i].Kind != KindRecv {
 			wantNeed[i]++
@@ -56,7 +58,7 @@ func CheckHot(p *Program) (copied int, err error) {
 		var sum engine.Time
 		for i := range p.Tasks {
 			if p.Hosted && p.Tasks[i].Kind != KindRecv {
-				sum += p.Tasks[i].Issue
+				sum += p.Issue(i)
 			}
 		}
 		if sum != p.issueSum {

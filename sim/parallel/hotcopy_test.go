@@ -20,10 +20,10 @@ func TestFillHotCopiesByHand(t *testing.T) {
 			Hosted: true,
 			arena:  new(Arena),
 			Tasks: []Task{
-				{Kind: KindForward, Stream: StreamCompute, Dur: 10, Issue: 3, GEMMShare: 100},
-				{Kind: KindAllReduce, Stream: StreamTP, Group: GroupTP, Dur: 7, Issue: 1, SMSized: true, hostAfter: 1},
-				{Kind: KindForward, Stream: StreamCompute, Dur: 10, Issue: 3, GEMMShare: 100, queueAfter: 1},
-				{Kind: KindAllReduce, Stream: StreamTP, Group: GroupTP, Dur: 7, Issue: 1, SMSized: true, hostAfter: 3},
+				{Kind: KindForward, Stream: StreamCompute, Dur: 10, GEMMShare: 100},
+				{Kind: KindAllReduce, Stream: StreamTP, Group: GroupTP, Dur: 7, SMSized: true},
+				{Kind: KindForward, Stream: StreamCompute, Dur: 10, GEMMShare: 100},
+				{Kind: KindAllReduce, Stream: StreamTP, Group: GroupTP, Dur: 7, SMSized: true},
 				{Kind: KindRecv, Stream: StreamPPRecvAct, Dur: 2},
 			},
 			// a copy has its source's dependency counts: tasks 1 and 3
@@ -33,6 +33,12 @@ func TestFillHotCopiesByHand(t *testing.T) {
 			copies: []copySeg{{at: 2, src: 0, n: 2}},
 		}
 		p.finish()
+		setWaits(p, 1, 1, 0)
+		setWaits(p, 2, 0, 1)
+		setWaits(p, 3, 3, 0)
+		for i, issue := range []engine.Time{3, 1, 3, 1} {
+			setIssue(p, i, issue)
+		}
 		return p
 	}
 	p := mk()

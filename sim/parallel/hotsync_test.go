@@ -6,11 +6,12 @@ import (
 	"github.com/simtrain/simtrain/sim/engine"
 )
 
-// setQueueWaits leaves every hot record's queue wait equal to its task's
-// (the records set region by region, syncHot) on arena builds, also when
-// it runs again on the same program with another queue: a queue that
-// fills, then one that never does (no task waits, but records hold waits
-// from the call before: they must be cleared), then one that fills again.
+// setQueueWaits writes the queue waits into the played records, which
+// hold them (a Task does not), and leaves every other field of each
+// record its task's, on arena builds, also when it runs again on the same
+// program with another queue: a queue that fills, then one that never
+// does (no task waits, but records hold waits from the call before: they
+// must be cleared), then one that fills again.
 func TestSetQueueWaitsKeepsHotRecordsInStep(t *testing.T) {
 	us := engine.Microsecond
 	rerun := []HostModel{
@@ -27,13 +28,12 @@ func TestSetQueueWaitsKeepsHotRecordsInStep(t *testing.T) {
 		check := func(when string) (waits int) {
 			t.Helper()
 			for i := range p.Tasks {
-				if got, want := p.hot[i].queueAfter, p.Tasks[i].queueAfter; got != want {
-					t.Fatalf("%s, %s: record %d waits %d, its task %d", name, when, i, got-1, want-1)
+				h := hotOf(&p.Tasks[i])
+				h.issue, h.hostAfter, h.queueAfter = p.hot[i].issue, p.hot[i].hostAfter, p.hot[i].queueAfter
+				if p.hot[i] != h {
+					t.Fatalf("%s, %s: record %d is %+v, its task's %+v", name, when, i, p.hot[i], h)
 				}
-				if p.hot[i] != hotOf(&p.Tasks[i]) {
-					t.Fatalf("%s, %s: record %d is %+v, its task's %+v", name, when, i, p.hot[i], hotOf(&p.Tasks[i]))
-				}
-				if p.Tasks[i].queueAfter != 0 {
+				if p.QueueAfter(i) >= 0 {
 					waits++
 				}
 			}
@@ -57,33 +57,5 @@ func TestSetQueueWaitsKeepsHotRecordsInStep(t *testing.T) {
 	t.Logf("%d programs, %d with waits cleared by a second call", kept, cleared)
 	if cleared == 0 {
 		t.Error("no program had waits to clear: a case is missing")
-	}
-}
-
-// syncHot copies the waits of its region only, and only when told they
-// may differ; hotWaits copies every record's wait and nothing else.
-func TestSyncHotCopiesItsRegion(t *testing.T) {
-	for n := 0; n <= 19; n++ {
-		for _, c := range []struct {
-			from, to int
-			differ   bool
-		}{{0, n, true}, {0, n, false}, {n / 3, n - n/4, true}, {n / 2, n / 2, true}} {
-			tasks, hot := make([]Task, n), make([]hotTask, n)
-			for i := range tasks {
-				tasks[i].queueAfter = int32(2*i + 1)
-				hot[i].queueAfter, hot[i].hostAfter = -5, int32(i)
-			}
-			syncHot(hot, tasks, c.from, c.to, c.differ)
-			syncHot(nil, tasks, c.from, c.to, c.differ) // no records: nothing
-			for i := range hot {
-				want := int32(-5)
-				if c.differ && i >= c.from && i < c.to {
-					want = tasks[i].queueAfter
-				}
-				if hot[i].queueAfter != want || hot[i].hostAfter != int32(i) {
-					t.Fatalf("n=%d %+v: record %d = %+v, want wait %d", n, c, i, hot[i], want)
-				}
-			}
-		}
 	}
 }

@@ -29,6 +29,26 @@ func handProgram(tasks []Task, deps [][]int32) *Program {
 	return p
 }
 
+// setWaits gives task i of hand-made program p the host and queue waits
+// hostAfter and queueAfter (1 + the task waited for, 0 for none), which
+// a program's records hold (Program.hot): p gets records (their other
+// fields unused: it keeps none, keepHot) when it has none a task.
+func setWaits(p *Program, i int, hostAfter, queueAfter int32) {
+	if len(p.hot) != len(p.Tasks) {
+		p.hot = make([]hotTask, len(p.Tasks))
+	}
+	p.hot[i].hostAfter, p.hot[i].queueAfter = hostAfter, queueAfter
+}
+
+// setIssue gives task i of hand-made program p the host issue time issue,
+// which a program's records hold (Program.hot), as setWaits does its waits.
+func setIssue(p *Program, i int, issue engine.Time) {
+	if len(p.hot) != len(p.Tasks) {
+		p.hot = make([]hotTask, len(p.Tasks))
+	}
+	p.hot[i].issue = issue
+}
+
 func compute(d engine.Time) Task {
 	return Task{Kind: KindForward, Stream: StreamCompute, Name: internName("fwd"), Dur: d}
 }

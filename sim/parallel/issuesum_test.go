@@ -130,7 +130,7 @@ func checkIssueSum(t *testing.T, name string, cfg *StepConfig, pr Pricer) (fromB
 		var want engine.Time
 		for i := range p.Tasks {
 			if p.Hosted && p.Tasks[i].Kind != KindRecv {
-				want += p.Tasks[i].Issue
+				want += p.Issue(i)
 			}
 		}
 		if !p.issueSumOK || p.issueSum != want {

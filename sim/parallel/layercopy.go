@@ -294,12 +294,9 @@ func (b *builder) copyLayers(p *chunkPass, hist []layerMark, cur *layerMark) boo
 			// every store reloaded the slice)
 			prog.Tasks = append(prog.Tasks, prog.Tasks[src:src+n]...)
 			prog.noteCopy(at, src, n)
-			var hot []hotTask // the copies' hot records (Program.keepHot)
-			if prog.keepHot {
-				prog.hot = append(prog.hot, prog.hot[src:src+n]...)
-				hot = prog.hot[at:]
-			}
-			tasks, count := prog.Tasks[at:], &prog.streamTasks
+			prog.hot = append(prog.hot, prog.hot[src:src+n]...) // (the played records, with the host waits)
+			tasks, hot, count := prog.Tasks[at:], prog.hot[at:], &prog.streamTasks
+			hot = hot[:len(tasks)]
 			for i := range tasks {
 				t := &tasks[i]
 				if t.Layer >= 0 {
@@ -309,11 +306,8 @@ func (b *builder) copyLayers(p *chunkPass, hist []layerMark, cur *layerMark) boo
 				if t.Kind == KindSend || t.Kind == KindRecv { // none so far: a layer sends nothing
 					prog.p2p = append(prog.p2p, at+int32(i))
 				}
-				if t.hostAfter != 0 {
-					t.hostAfter = relabel(t.hostAfter-1, theta, n, from, to) + 1
-					if hot != nil {
-						hot[i].hostAfter = t.hostAfter
-					}
+				if h := &hot[i]; h.hostAfter != 0 {
+					h.hostAfter = relabel(h.hostAfter-1, theta, n, from, to) + 1
 				}
 			}
 			o := len(prog.depOff) // one entry per task while building: o == at
@@ -439,10 +433,9 @@ func (b *builder) sameTasks(x, y, n int32, dl int) bool {
 		} else if tb.Layer >= 0 {
 			return false
 		}
-		// (a re-pricing build compares tasks holding the last build's
-		// queue waits, a fresh one tasks holding none yet)
-		ta.hostAfter, ta.queueAfter = tb.hostAfter, tb.queueAfter
-		if ta != tb {
+		// the issue times (the records', with the waits, which are not
+		// compared), as when a Task held them
+		if ta != tb || prog.hot[x+i].issue != prog.hot[y+i].issue {
 			return false
 		}
 	}

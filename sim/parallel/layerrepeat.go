@@ -309,8 +309,7 @@ func layerSame(p *Program, x, y, n, dl int32) bool {
 		} else if tb.Layer >= 0 {
 			return false
 		}
-		ta.hostAfter, ta.queueAfter = tb.hostAfter, tb.queueAfter
-		if ta != tb {
+		if ta != tb || p.Issue(int(x+i)) != p.Issue(int(y+i)) { // (the issue times and waits are the records', Program.hot)
 			return false
 		}
 	}

@@ -64,13 +64,14 @@ func TestLayerHostSyncHand(t *testing.T) {
 			if mlp.Name.String() != "mlp_fwd" && mlp.Name.String() != "mlp_recompute" {
 				t.Fatalf("%s: task after the sync is %s, want the MLP", c.name, mlp.Name.String())
 			}
-			if want := end[attn] + mlp.Issue; start[next] != want {
-				t.Errorf("%s: layer %d %s starts at %v, want the attention's end %v + its issue %v", c.name, task.Layer, mlp.Name.String(), start[next], end[attn], mlp.Issue)
+			issue := prog.Issue(next)
+			if want := end[attn] + issue; start[next] != want {
+				t.Errorf("%s: layer %d %s starts at %v, want the attention's end %v + its issue %v", c.name, task.Layer, mlp.Name.String(), start[next], end[attn], issue)
 			}
-			if c.host.KernelFwd > 0 && mlp.Issue <= 0 {
+			if c.host.KernelFwd > 0 && issue <= 0 {
 				t.Fatalf("%s: %s has no issue time", c.name, mlp.Name.String())
 			}
-			exposed += mlp.Issue
+			exposed += issue
 		}
 		if syncs != c.syncs {
 			t.Errorf("%s: %d layer host syncs, want %d", c.name, syncs, c.syncs)

@@ -60,23 +60,23 @@ func TestOptimizerLoopOps(t *testing.T) {
 // for the fused pass; without the knob nothing changes.
 func TestOptimizerLoopTask(t *testing.T) {
 	host := HostModel{On: true, KernelFwd: 10 * engine.Microsecond, KernelBwd: 4 * engine.Microsecond}
-	find := func(cfg *StepConfig) Task {
+	find := func(cfg *StepConfig) (Task, engine.Time) {
 		t.Helper()
 		_, prog := stepEnd(t, cfg, unitPricer{unit: engine.Microsecond})
-		for _, task := range prog.Tasks {
+		for i, task := range prog.Tasks {
 			if task.Name.String() == "optimizer_step" {
-				return task
+				return task, prog.Issue(i)
 			}
 		}
 		t.Fatal("no optimizer_step")
-		return Task{}
+		return Task{}, 0
 	}
-	fused := find(hostConfig(t, 2, host))
+	fused, fusedIssue := find(hostConfig(t, 2, host))
 	cfg := hostConfig(t, 2, host)
 	cfg.OptimizerTensors = 3
-	loop := find(cfg)
-	if fused.Issue != 10*engine.Microsecond || loop.Issue != 270*engine.Microsecond {
-		t.Errorf("optimizer issue fused %v, loop %v; want 10µs and 270µs", fused.Issue, loop.Issue)
+	loop, loopIssue := find(cfg)
+	if fusedIssue != 10*engine.Microsecond || loopIssue != 270*engine.Microsecond {
+		t.Errorf("optimizer issue fused %v, loop %v; want 10µs and 270µs", fusedIssue, loopIssue)
 	}
 	// bf16 weights and gradients, fp32 master and states (hostConfig):
 	// fused 2+4+8 read, 4+8+2 written = 28 bytes per parameter; the loop

@@ -211,52 +211,30 @@ func (b *builder) copyPass(r *passMark, p *chunkPass, cur [passStateInts]int32, 
 	// task against the checking walk's ≈ 16 (cachegrind).
 	mb := int32(r.mb)
 	prog.Tasks = append(prog.Tasks, prog.Tasks[r.at:r.end]...)
-	var hot []hotTask // the copies' hot records (Program.keepHot)
-	if prog.keepHot {
-		prog.hot = append(prog.hot, prog.hot[r.at:r.end]...)
-		hot = prog.hot[at:]
-	}
+	prog.hot = append(prog.hot, prog.hot[r.at:r.end]...) // (the played records, with the host waits)
 	// (the loops below work on local slices: through prog, every store
 	// would reload the slice)
-	tasks := prog.Tasks[at:]
+	tasks, hot := prog.Tasks[at:], prog.hot[at:]
+	hot = hot[:len(tasks)]
 	switch {
 	case r.checked && !r.hosts:
 		bumpMicro(tasks)
 	case r.checked:
 		hosts = true
-		for i := range tasks {
-			t := &tasks[i]
-			if m := t.Micro; m >= 0 {
-				t.Micro = m + 1
-			}
-			if h := t.hostAfter; h != 0 {
-				t.hostAfter = relabel(h-1, theta, P, -1, -1) + 1
-				if hot != nil {
-					hot[i].hostAfter = t.hostAfter
-				}
-			}
-		}
+		bumpMicro(tasks)
+		relabelHostWaits(hot, theta, P)
 	default:
 		for i := range tasks {
 			t := &tasks[i]
 			if m := t.Micro; m >= 0 {
 				if m != mb {
-					prog.Tasks = prog.Tasks[:at]
-					if prog.keepHot {
-						prog.hot = prog.hot[:at]
-					}
+					prog.Tasks, prog.hot = prog.Tasks[:at], prog.hot[:at]
 					return false, false
 				}
 				t.Micro = m + 1
 			}
-			if h := t.hostAfter; h != 0 {
-				hosts = true
-				t.hostAfter = relabel(h-1, theta, P, -1, -1) + 1
-				if hot != nil {
-					hot[i].hostAfter = t.hostAfter
-				}
-			}
 		}
+		hosts = relabelHostWaits(hot, theta, P)
 	}
 	d0, d1 := prog.depOff[r.at], int32(len(prog.deps)) // depOff has one entry per task while building
 	if r.end < int32(len(prog.depOff)) {
@@ -296,6 +274,19 @@ func (b *builder) copyPass(r *passMark, p *chunkPass, cur [passStateInts]int32, 
 	prog.issueSum += r.issue // the copy's tasks are the source's (r stays its mark, issue too)
 	b.copied[1] += int64(n)  // (copiedPassTasks, at the stage's end)
 	return true, hosts
+}
+
+// relabelHostWaits relabels the host waits of a pass's copied records
+// (every task index from theta on moved by P) and reports whether any
+// record waits.
+func relabelHostWaits(hot []hotTask, theta, P int32) (hosts bool) {
+	for i := range hot {
+		if h := hot[i].hostAfter; h != 0 {
+			hosts = true
+			hot[i].hostAfter = relabel(h-1, theta, P, -1, -1) + 1
+		}
+	}
+	return hosts
 }
 
 // copiedPassTasks counts the tasks copyPass appended (CopiedPassTasks).

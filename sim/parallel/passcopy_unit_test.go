@@ -29,12 +29,13 @@ func TestCopyPassByHand(t *testing.T) {
 				Tasks: []Task{
 					{Kind: KindForward, Stream: StreamCompute, Micro: 0, Layer: 0},
 					{Kind: KindSend, Stream: StreamPPSend, Micro: c.micro, Layer: -1},
-					{Kind: KindForward, Stream: StreamCompute, Micro: 0, Layer: 1, hostAfter: 1},
+					{Kind: KindForward, Stream: StreamCompute, Micro: 0, Layer: 1},
 				},
 				depOff: []int32{0, 0, 1},
 				deps:   []int32{0, 1, 0},
 				p2p:    []int32{1},
 			}
+			setWaits(prog, 2, 1, 0) // task 2's host waits for task 0
 			b := &builder{cfg: &StepConfig{}, prog: prog}
 			var start [passStateInts]int32
 			for i := range start {
@@ -56,7 +57,7 @@ func TestCopyPassByHand(t *testing.T) {
 				t.Fatalf("copyPass: no host waits reported, task 2 has one")
 			}
 			if !c.ok {
-				if !reflect.DeepEqual(prog.Tasks, before.Tasks) || !reflect.DeepEqual(prog.depOff, before.depOff) ||
+				if !reflect.DeepEqual(prog.Tasks, before.Tasks) || len(prog.hot) != 3 || !reflect.DeepEqual(prog.depOff, before.depOff) ||
 					!reflect.DeepEqual(prog.deps, before.deps) || !reflect.DeepEqual(prog.p2p, before.p2p) {
 					t.Fatalf("refused copy changed the program: %+v", prog)
 				}
@@ -76,8 +77,10 @@ func TestCopyPassByHand(t *testing.T) {
 					t.Errorf("task %d: %+v, want task %d with Micro %d", 3+i, task, i, m)
 				}
 			}
-			if h := prog.Tasks[5].hostAfter; h != 4 {
-				t.Errorf("task 5 hostAfter %d, want 4", h)
+			for i, w := range []int{-1, -1, 0, -1, -1, 3} {
+				if h := prog.HostAfter(i); h != w {
+					t.Errorf("task %d's host waits for %d, want %d", i, h, w)
+				}
 			}
 			prog.depOff = append(prog.depOff, int32(len(prog.deps)))
 			wantDeps := [][]int32{{}, {0}, {1, 0}, {}, {3}, {4, 3}}
@@ -115,12 +118,13 @@ func TestCopyPassChain(t *testing.T) {
 			Tasks: []Task{
 				{Kind: KindForward, Stream: StreamCompute, Micro: 0, Layer: 0},
 				{Kind: KindSend, Stream: StreamPPSend, Micro: -1, Layer: -1},
-				{Kind: KindForward, Stream: StreamCompute, Micro: 0, Layer: 1, hostAfter: ha},
+				{Kind: KindForward, Stream: StreamCompute, Micro: 0, Layer: 1},
 			},
 			depOff: []int32{0, 0, 1},
 			deps:   []int32{0, 1, 0},
 			p2p:    []int32{1},
 		}
+		setWaits(prog, 2, ha, 0)
 		src := append([]Task(nil), prog.Tasks...)
 		b := &builder{cfg: &StepConfig{}, prog: prog}
 		var start [passStateInts]int32
@@ -152,11 +156,15 @@ func TestCopyPassChain(t *testing.T) {
 				if w.Micro >= 0 {
 					w.Micro = j
 				}
-				if w.hostAfter != 0 {
-					w.hostAfter += 3 * j
-				}
 				if got := prog.Tasks[3*j+int32(k)]; got != w {
 					t.Errorf("host %v: task %d: %+v, want %+v", host, 3*j+int32(k), got, w)
+				}
+				wa := int32(0) // the host wait, in the played record
+				if k == 2 && ha != 0 {
+					wa = ha + 3*j
+				}
+				if got := prog.hot[3*j+int32(k)].hostAfter; got != wa {
+					t.Errorf("host %v: task %d's host wait %d, want %d", host, 3*j+int32(k), got, wa)
 				}
 			}
 			want := [][]int32{{}, {3 * j}, {3*j + 1, 3 * j}}

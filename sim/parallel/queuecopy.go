@@ -67,7 +67,7 @@ func (p *Program) copyQueues(st *[streamSlots]streamQueue, streams []Stream, cs 
 		// the receives among the copy's tasks (Program.p2p, in task order)
 		covered := int32(0)
 		for j := i; j < len(pp) && pp[j] < at+n; j++ {
-			if p.Tasks[pp[j]].Kind == KindRecv {
+			if p.hot[pp[j]].kind == KindRecv {
 				covered++
 			}
 		}
@@ -105,7 +105,7 @@ func (p *Program) copyQueues(st *[streamSlots]streamQueue, streams []Stream, cs 
 		}
 	}
 	for ; i < len(pp) && pp[i] < end; i++ {
-		if t := &p.Tasks[pp[i]]; t.Kind == KindRecv {
+		if t := &p.hot[pp[i]]; t.kind == KindRecv {
 			t.queueAfter = 0
 		}
 	}
@@ -123,9 +123,9 @@ func (p *Program) copyQueues(st *[streamSlots]streamQueue, streams []Stream, cs 
 		m := int(r.hi - r.lo)
 		m0, m1 := sq.n, sq.n+k*m
 		done0 := sq.done
-		head, done := copyRun(e, m0, e[r.lo:r.hi], p.Tasks, sq.head, done0, done0-d0, at-src, q)
+		head, done := copyRun(e, m0, e[r.lo:r.hi], p.hot, sq.head, done0, done0-d0, at-src, q)
 		if k > 1 { // each later range: the one before, moved (forward, overlapping)
-			head, done = copyRun(e, m0+m, e[m0:m1-m], p.Tasks, head, done, e[r.hi-1].end()-d0, n, q)
+			head, done = copyRun(e, m0+m, e[m0:m1-m], p.hot, head, done, e[r.hi-1].end()-d0, n, q)
 		}
 		if big && p.copySelves(sq, m0, m1, q) {
 			queued = true
@@ -189,7 +189,7 @@ func bigRun(e []queueEntry, d0, q int64) bool {
 // stream's launches before e[m0] being done and its search starting at
 // entry head; it returns where the search stands and the launches after
 // them.
-func copyRun(e []queueEntry, m0 int, src []queueEntry, tasks []Task, head int, done, d int64, shift int32, q int64) (int, int64) {
+func copyRun(e []queueEntry, m0 int, src []queueEntry, tasks []hotTask, head int, done, d int64, shift int32, q int64) (int, int64) {
 	dst := e[m0 : m0+len(src)]
 	k := 0
 	// while the stream's launches stand below the queue's, no task waits
@@ -228,13 +228,13 @@ func (p *Program) copySelves(sq *streamQueue, m0, m1 int, q int64) bool {
 	for m := m0; m < m1; m++ {
 		if k := e[m].end() - done; k > q {
 			sq.n = m
-			task := &p.Tasks[e[m].id]
+			task := &p.hot[e[m].id]
 			last := sq.prev()
 			if int(last) <= p.qfrom {
-				last = p.prevMet(p.qfrom, task.Stream)
+				last = p.prevMet(p.qfrom, task.stream)
 			}
 			if last > 0 {
-				p.queueSelf(int(e[m].id), last, task.Issue, k, q)
+				p.queueSelf(int(e[m].id), last, task.issue, k, q)
 				any = true
 			}
 		}

@@ -57,11 +57,11 @@ func (p *Program) resumeQueues(st *[streamSlots]streamQueue, pre *queuePrefix, q
 			return 0, false
 		}
 	}
-	tasks, hot := p.Tasks[:c], pre.hot
+	tasks, hot := p.hot[:c], pre.hot // (the program's records: setQueueWaits)
 	var waits int32
 	for i := range hot {
 		t, h := &tasks[i], &hot[i]
-		if t.Kind != h.kind || t.Stream != h.stream || t.Issue != h.issue {
+		if t.kind != h.kind || t.stream != h.stream || t.issue != h.issue {
 			return 0, false
 		}
 		t.queueAfter = h.queueAfter
@@ -99,7 +99,7 @@ func (p *Program) resumeQueues(st *[streamSlots]streamQueue, pre *queuePrefix, q
 //go:noinline
 func (p *Program) prevMet(c int, s Stream) int32 {
 	for t := c - 1; t >= 0; t-- {
-		if task := &p.Tasks[t]; task.Stream == s && queueClass[task.Kind] != queueNone {
+		if task := &p.hot[t]; task.stream == s && queueClass[task.kind] != queueNone {
 			return int32(t) + 1
 		}
 	}
@@ -133,8 +133,8 @@ func SetQueuePrefixChecks(on bool) (progs, resumed, tasks, prefixed int64, err e
 
 // checkQueueWalks walks p from its first task again, plainly
 // (rewalkQueues), when its walk started after a prefix (given one: pre) or
-// took copied ranges, and compares every task's queue wait and hot
-// record's, the self waits, the lists and the queued flag with what that
+// took copied ranges, and compares every task's queue wait (its
+// record's), the self waits, the lists and the queued flag with what that
 // walk left, for each of the checks that is on (SetQueuePrefixChecks,
 // SetQueueCopyChecks): it counts the programs and tasks and records the
 // first mismatch in each.
@@ -175,38 +175,27 @@ func checkQueueWalks(p *Program, h *HostModel, pre bool) {
 // rewalkQueues walks p's launch queues again from its first task, with
 // neither a prefix nor its copied ranges (copyQueues), and reports the
 // first difference between what that walk leaves and what p held: a
-// task's queue wait or hot record's, the self waits, the lists or the
-// queued flags (an error naming the program by what and its way by how).
+// task's queue wait (its record's), the self waits, the lists or the
+// queued flag (an error naming the program by what and its way by how).
 // p is left as the plain walk leaves it.
 func rewalkQueues(p *Program, h *HostModel, what, how string) error {
 	waits := make([]int32, len(p.Tasks))
 	for i := range p.Tasks {
-		waits[i] = p.Tasks[i].queueAfter
-	}
-	var hot []int32
-	if p.keepHot {
-		for i := range p.hot {
-			hot = append(hot, p.hot[i].queueAfter)
-		}
+		waits[i] = int32(p.QueueAfter(i) + 1)
 	}
 	qself, qrest := slices.Clone(p.qself), slices.Clone(p.qrest)
 	var queue [NumStreams][]queueEntry
 	for s := range p.queue {
 		queue[s] = slices.Clone(p.queue[s])
 	}
-	queued, hotQueued := p.queued, p.hotQueued
+	queued := p.queued
 	copies := p.copies
 	p.copies = nil
 	p.setQueueWaits(h, nil)
 	p.copies = copies
 	for i := range p.Tasks {
-		if w := p.Tasks[i].queueAfter; w != waits[i] {
+		if w := int32(p.QueueAfter(i) + 1); w != waits[i] {
 			return fmt.Errorf("stage %d (%s): task %d waits for %d %s, %d walked whole", p.Stage, what, i, waits[i]-1, how, w-1)
-		}
-	}
-	for i, w := range hot {
-		if p.hot[i].queueAfter != w {
-			return fmt.Errorf("stage %d (%s): record %d waits for %d %s, %d walked whole", p.Stage, what, i, w-1, how, p.hot[i].queueAfter-1)
 		}
 	}
 	if (qself == nil) != (p.qself == nil) || !slices.Equal(qself, p.qself) || !slices.Equal(qrest, p.qrest) {
@@ -217,8 +206,8 @@ func rewalkQueues(p *Program, h *HostModel, what, how string) error {
 			return fmt.Errorf("stage %d (%s): stream %d's launch-queue list differs", p.Stage, what, s)
 		}
 	}
-	if queued != p.queued || hotQueued != p.hotQueued {
-		return fmt.Errorf("stage %d (%s): queued %v/%v %s, %v/%v walked whole", p.Stage, what, queued, hotQueued, how, p.queued, p.hotQueued)
+	if queued != p.queued {
+		return fmt.Errorf("stage %d (%s): queued %v %s, %v walked whole", p.Stage, what, queued, how, p.queued)
 	}
 	return nil
 }

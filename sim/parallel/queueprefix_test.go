@@ -13,9 +13,7 @@ import (
 // stream's entries of them, their self waits and p's walk parameters.
 func queuePrefixOf(p *Program, c int) *queuePrefix {
 	pre := &queuePrefix{qlim: p.qlim, perK: p.qperK}
-	for i := range c {
-		pre.hot = append(pre.hot, hotOf(&p.Tasks[i]))
-	}
+	pre.hot = slices.Clone(p.hot[:c]) // (the records, which hold the waits)
 	for s, q := range p.queue {
 		n := 0
 		for n < len(q) && q[n].id < int32(c) {
@@ -41,7 +39,7 @@ type queueWalk struct {
 func walkOf(p *Program) queueWalk {
 	w := queueWalk{queued: p.queued}
 	for i := range p.Tasks {
-		w.waits = append(w.waits, p.Tasks[i].queueAfter)
+		w.waits = append(w.waits, int32(p.QueueAfter(i)+1))
 		s, r := p.QueueSelf(i)
 		w.self, w.rest = append(w.self, int32(s+1)), append(w.rest, r)
 	}

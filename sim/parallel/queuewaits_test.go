@@ -27,7 +27,7 @@ func refQueueWaits(p *Program, h *HostModel) (after, self []int32, rest []engine
 			continue
 		}
 		s := task.Stream
-		k := h.launches(task)
+		k := h.launches(task, p.Issue(t))
 		if first := done[s] - q; first >= 0 {
 			i := 0
 			for i < len(ends[s]) && ends[s][i] <= first {
@@ -39,7 +39,7 @@ func refQueueWaits(p *Program, h *HostModel) (after, self []int32, rest []engine
 		}
 		if k > q && last[s] > 0 {
 			self[t] = last[s]
-			rest[t] = engine.Time(float64(task.Issue)*float64(k-q)/float64(k) + 0.5)
+			rest[t] = engine.Time(float64(p.Issue(t))*float64(k-q)/float64(k) + 0.5)
 		}
 		last[s] = int32(t) + 1
 		done[s] += k
@@ -80,8 +80,8 @@ func TestQueueWaitsMatchPlainWalk(t *testing.T) {
 		for _, p := range progs {
 			after, self, rest := refQueueWaits(p, &cfg.Host)
 			for i := range p.Tasks {
-				if p.Tasks[i].queueAfter != after[i] {
-					t.Fatalf("%s: stage %d task %d waits for %d, the plain walk %d", c.name, p.Stage, i, p.Tasks[i].queueAfter-1, after[i]-1)
+				if int32(p.QueueAfter(i)+1) != after[i] {
+					t.Fatalf("%s: stage %d task %d waits for %d, the plain walk %d", c.name, p.Stage, i, int32(p.QueueAfter(i)+1)-1, after[i]-1)
 				}
 				if after[i] != 0 {
 					waits++
@@ -172,8 +172,8 @@ func sameQueueWaits(t *testing.T, name string, p *Program, h *HostModel) (waits,
 	t.Helper()
 	after, self, rest := refQueueWaits(p, h)
 	for i := range p.Tasks {
-		if p.Tasks[i].queueAfter != after[i] {
-			t.Fatalf("%s: task %d waits for %d, the plain walk %d", name, i, p.Tasks[i].queueAfter-1, after[i]-1)
+		if int32(p.QueueAfter(i)+1) != after[i] {
+			t.Fatalf("%s: task %d waits for %d, the plain walk %d", name, i, int32(p.QueueAfter(i)+1)-1, after[i]-1)
 		}
 		s, r := p.QueueSelf(i)
 		if int32(s+1) != self[i] || r != rest[i] {
@@ -197,7 +197,7 @@ func sameQueueWaits(t *testing.T, name string, p *Program, h *HostModel) (waits,
 		if task.Kind == KindRecv {
 			continue
 		}
-		if k := h.launches(task); k > 0 {
+		if k := h.launches(task, p.Issue(i)); k > 0 {
 			done[task.Stream] += k
 			lists[task.Stream] = append(lists[task.Stream], qEntry(done[task.Stream], int32(i)))
 		}

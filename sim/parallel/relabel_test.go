@@ -129,7 +129,7 @@ func TestBumpMicroMatchesPlain(t *testing.T) {
 	for _, n := range []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 1001} {
 		tasks := make([]Task, n)
 		for i := range tasks {
-			tasks[i] = Task{Micro: int32(rng.Intn(8)) - 2, Layer: int32(i), hostAfter: int32(i), Step: int16(i)}
+			tasks[i] = Task{Micro: int32(rng.Intn(8)) - 2, Layer: int32(i), Name: TaskName(i), Step: int16(i)}
 		}
 		want := slices.Clone(tasks)
 		for i := range want {

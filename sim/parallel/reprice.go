@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/pipeline"
 )
 
@@ -54,22 +55,21 @@ func (b *builder) repriceAdd(t *Task) int32 {
 	p := b.prog
 	n := len(p.Tasks)
 	idx := int32(n)
-	b.stampStepAndIssue(p, t)
+	wait, issue := b.stampStepAndIssue(p, t)
 	if n >= b.rp.n {
 		panic(errRepriceMismatch)
 	}
 	p.Tasks = p.Tasks[:n+1]
-	o := &p.Tasks[n]
+	p.hot = p.hot[:n+1]
+	o, h := &p.Tasks[n], &p.hot[n]
 	if o.Kind != t.Kind || o.Stream != t.Stream || o.Name != t.Name || o.Step != t.Step || o.Chunk != t.Chunk ||
-		o.Layer != t.Layer || o.Micro != t.Micro || o.Group != t.Group || o.Op != t.Op || o.Issue != t.Issue || o.hostAfter != t.hostAfter {
+		o.Layer != t.Layer || o.Micro != t.Micro || o.Group != t.Group || o.Op != t.Op || h.issue != issue || h.hostAfter != wait {
 		panic(errRepriceMismatch)
 	}
 	o.Dur, o.GEMMShare, o.Bytes = t.Dur, t.GEMMShare, t.Bytes
 	if t.Kind != KindSend && t.Kind != KindRecv {
 		o.aux = t.aux // FLOPs; a send's or receive's peer and match are linkP2P's, kept
 	}
-	p.hot = p.hot[:n+1]
-	h := &p.hot[n]
 	h.dur, h.share = t.Dur, t.GEMMShare
 	// The program's lists are the last build's cut (repriceBuild: the
 	// same arrays, which nothing else re-points while re-pricing), so
@@ -125,15 +125,16 @@ func (b *builder) repriceCopy(at, src, n int32) {
 // prices copied (repriceCopy), the bands listed, the pass state moved.
 func (b *builder) repricePass(r *passMark, at, P, n, theta, mb int32) (copied, hosts bool) {
 	prog := b.prog
-	src := prog.Tasks[r.at:r.end]
+	src, hot := prog.Tasks[r.at:r.end], prog.hot[r.at:r.end]
 	if r.checked {
 		hosts = r.hosts
 	} else {
+		hot = hot[:len(src)]
 		for i := range src {
 			if m := src[i].Micro; m >= 0 && m != mb {
 				return false, false
 			}
-			if src[i].hostAfter != 0 {
+			if hot[i].hostAfter != 0 {
 				hosts = true
 			}
 		}
@@ -336,21 +337,26 @@ func sameValue(a, b reflect.Value) bool {
 	panic("sameValue: " + a.Kind().String())
 }
 
-// stampStepAndIssue sets t's step and, on a hosted program, the host's
-// issue cost and wait for a launched task, adding the issue to
-// Program.issueSum: the part of a task's record that add and repriceAdd
-// both write before placing it.
-func (b *builder) stampStepAndIssue(p *Program, t *Task) {
+// stampStepAndIssue sets t's step and returns its host issue time (the
+// emitter's, builder.issue, which it sets back to 0; on a hosted program,
+// the host model's Call for a collective, send or host copy) and host
+// wait (1 + the task the host waits for, 0 for none), which its played
+// record holds (hotTask), adding the issue to Program.issueSum on a
+// hosted program: the part of a task's record that add and repriceAdd
+// both work out before placing it.
+func (b *builder) stampStepAndIssue(p *Program, t *Task) (hostAfter int32, issue engine.Time) {
 	t.Step = int16(b.step)
+	issue, b.issue = b.issue, 0
 	if p.Hosted && t.Kind != KindRecv {
 		if t.Kind.IsComm() || t.Kind == KindHostCopy {
-			t.Issue = b.cfg.Host.Call
+			issue = b.cfg.Host.Call
 		}
 		if b.hostBlock >= 0 {
-			t.hostAfter = b.hostBlock + 1
+			hostAfter = b.hostBlock + 1
 			b.hostBlock = -1
 			p.noHostWaits = false
 		}
-		p.issueSum += t.Issue // (Program.issueSum)
+		p.issueSum += issue // (Program.issueSum)
 	}
+	return hostAfter, issue
 }

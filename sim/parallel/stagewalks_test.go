@@ -21,7 +21,7 @@ func TestStageWalksBeforeLinkEqualAfter(t *testing.T) {
 		hot := slices.Clone(p.hot)
 		waits := make([]int32, len(p.Tasks))
 		for i := range p.Tasks {
-			waits[i] = p.Tasks[i].queueAfter
+			waits[i] = int32(p.QueueAfter(i) + 1)
 		}
 		qself, qrest := slices.Clone(p.qself), slices.Clone(p.qrest)
 		var queue [NumStreams][]queueEntry
@@ -35,8 +35,8 @@ func TestStageWalksBeforeLinkEqualAfter(t *testing.T) {
 			t.Fatalf("%s: successor lists differ from finish after linkP2P", name)
 		}
 		for i := range p.Tasks {
-			if p.Tasks[i].queueAfter != waits[i] {
-				t.Fatalf("%s: task %d waits for %d, after linkP2P %d", name, i, waits[i]-1, p.Tasks[i].queueAfter-1)
+			if int32(p.QueueAfter(i)+1) != waits[i] {
+				t.Fatalf("%s: task %d waits for %d, after linkP2P %d", name, i, waits[i]-1, int32(p.QueueAfter(i)+1)-1)
 			}
 		}
 		if !slices.Equal(hot, p.hot) {

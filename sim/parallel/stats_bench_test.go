@@ -17,7 +17,7 @@ func BenchmarkStats(b *testing.B) {
 		p.Hosted = true
 		for i := range p.Tasks {
 			if p.Tasks[i].Kind != KindRecv {
-				p.Tasks[i].Issue = 5 * engine.Microsecond
+				p.hot[i].issue = 5 * engine.Microsecond
 			}
 		}
 		tasks += len(p.Tasks)

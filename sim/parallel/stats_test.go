@@ -324,14 +324,14 @@ func TestStatsLongSteps(t *testing.T) {
 		n := 2500 + rng.IntN(2000)
 		tasks := make([]Task, n)
 		state := make([]taskState, n)
-		p := &Program{Tasks: tasks, Hosted: hosted, depOff: make([]int32, n+1)}
+		p := &Program{Tasks: tasks, Hosted: hosted, depOff: make([]int32, n+1), hot: make([]hotTask, n)} // (hot: the issue times)
 		var want Stats
 		start, end := make([]engine.Time, n), make([]engine.Time, n)
 		waitFrom, waitTo := make([]engine.Time, n), make([]engine.Time, n)
 		at, lastComp := engine.Time(0), -1
 		for i := range tasks {
 			tasks[i] = kinds[rng.IntN(len(kinds))]
-			tasks[i].Issue = engine.Time(rng.IntN(4))
+			p.hot[i].issue = engine.Time(rng.IntN(4))
 			if !ordered && rng.IntN(60) == 0 {
 				at = max(0, at-engine.Time(rng.IntN(40))) // out of order
 			}
@@ -340,7 +340,7 @@ func TestStatsLongSteps(t *testing.T) {
 			issued := engine.Time(-1) // not issued: a receive, or no host thread
 			if hosted && tasks[i].Kind != KindRecv {
 				issued = max(0, start[i]-engine.Time(rng.IntN(12)))
-				want.HostIssue += tasks[i].Issue
+				want.HostIssue += p.hot[i].issue
 			}
 			if hosted && tasks[i].Stream == StreamCompute {
 				// the play starts it at max(ready, issued), its ready

@@ -662,14 +662,14 @@ func (x *Executor) repeats(i int, t, u int32, period engine.Time, reps []replica
 		q := reps[a.Peer()]
 		a.setP2P(a.Peer(), a.Match()+q.b-q.a)
 	}
-	if a.hostAfter > 0 && a.hostAfter != b.hostAfter {
-		a.hostAfter += u // else absolute (Replicate)
+	// The host waits (the played records') one unit later or the same
+	// (absolute: Replicate). The launch-queue waits are the host thread's
+	// only (hostRepeats checks the replicated unit's; the checked units'
+	// may reach before them, and their issues are not replicated).
+	if wa, wb := p.waits(int(t)).hostAfter, p.waits(int(n)).hostAfter; wa != wb && (wa <= 0 || wa+u != wb) {
+		return false
 	}
-	// The launch-queue waits are the host thread's only (hostRepeats
-	// checks the replicated unit's; the checked units' may reach before
-	// them, and their issues are not replicated).
-	a.queueAfter = b.queueAfter
-	if a != b {
+	if a != b || p.Issue(int(t)) != p.Issue(int(n)) {
 		return false
 	}
 	da, db := p.Deps(int(t)), p.Deps(int(n))

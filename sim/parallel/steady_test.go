@@ -88,7 +88,7 @@ func unitHost(t *testing.T, m, s int) (host, period engine.Time) {
 	e := p.entries
 	mid := len(e) / 2 &^ 1 // an entry starting a unit (forward, backward), inside the steady state
 	for i := e[mid]; i < e[mid+2]; i++ {
-		host += p.Tasks[i].Issue
+		host += p.Issue(int(i))
 	}
 	y := playSymmetric(t, steadyConfig(t, m, HostModel{}), unitPricer{unit: engine.Millisecond})
 	q, st := y.inst[s].prog, y.inst[s].state

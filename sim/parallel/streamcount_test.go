@@ -83,7 +83,7 @@ func TestQueueWaitsRecount(t *testing.T) {
 	for _, p := range progs {
 		want := make([]int32, len(p.Tasks))
 		for i := range p.Tasks {
-			want[i] = p.Tasks[i].queueAfter
+			want[i] = int32(p.QueueAfter(i) + 1)
 		}
 		if !p.queued {
 			t.Fatalf("stage %d: no task waits for a full queue", p.Stage)
@@ -94,8 +94,8 @@ func TestQueueWaitsRecount(t *testing.T) {
 			t.Errorf("stage %d: counts %v after the recount", p.Stage, p.streamTasks)
 		}
 		for i := range p.Tasks {
-			if p.Tasks[i].queueAfter != want[i] {
-				t.Fatalf("stage %d task %d: waits for %d after the recount, %d before", p.Stage, i, p.Tasks[i].queueAfter, want[i])
+			if int32(p.QueueAfter(i)+1) != want[i] {
+				t.Fatalf("stage %d task %d: waits for %d after the recount, %d before", p.Stage, i, int32(p.QueueAfter(i)+1), want[i])
 			}
 		}
 	}

@@ -1625,8 +1625,8 @@ func (r *Result) Tasks(ranks []int, fn func(TaskRecord)) {
 		var span TaskRecord
 		for t := range prog.Tasks {
 			task := &prog.Tasks[t]
-			if issued != nil && issued[t] >= 0 && task.Issue > 0 {
-				begin, end := int64(issued[t]-task.Issue), int64(issued[t])
+			if issue := prog.Issue(t); issued != nil && issued[t] >= 0 && issue > 0 {
+				begin, end := int64(issued[t]-issue), int64(issued[t])
 				if span.EndNs == begin && span.Step == int(task.Step) && span.Layer == int(task.Layer) &&
 					span.Microbatch == int(task.Micro) && span.Chunk == int(task.Chunk) && span.Stream != "" {
 					span.EndNs = end
@@ -1681,7 +1681,7 @@ func (r *Result) Check() error {
 				return fmt.Errorf("rank %d task %d (%s): bad times %d..%d", rank, t, task.Name, start[t], end[t])
 			}
 			if issued != nil && task.Kind != parallel.KindRecv {
-				begin := issued[t] - task.Issue
+				begin := issued[t] - prog.Issue(t)
 				switch w := prog.HostAfter(t); {
 				case issued[t] < 0 || start[t] < issued[t]:
 					return fmt.Errorf("rank %d task %d (%s) starts at %d before its issue ends at %d", rank, t, task.Name, start[t], issued[t])

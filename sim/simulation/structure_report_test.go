@@ -131,7 +131,7 @@ func structureHashes(p *parallel.Program) progHashes {
 		word(queue, uint64(int64(self)))
 		word(rest, uint64(r))
 		word(dur, uint64(t.Dur))
-		word(issue, uint64(t.Issue))
+		word(issue, uint64(p.Issue(i)))
 		word(share, uint64(t.GEMMShare))
 		word(bytes, math.Float64bits(t.Bytes))
 		word(flops, math.Float64bits(t.FLOPs()))
@@ -277,7 +277,7 @@ func TestBuildStructureReport(t *testing.T) {
 		for _, pg := range ps {
 			h := structureHashes(pg)
 			for k := range pg.Tasks {
-				if pg.Tasks[k].Issue != 0 {
+				if pg.Issue(k) != 0 {
 					issued++
 				}
 				if pg.QueueAfter(k) >= 0 {
