@@ -17,7 +17,7 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
-	code := execute(ctx, newRootCmd(), os.Args[1:], os.Stdout, os.Stderr)
+	code := execute(ctx, newRootCmdFor(os.Args[1:]), os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
