@@ -16,7 +16,7 @@ import (
 func runMain(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := execute(context.Background(), newRootCmd(), args, &out, &errb)
+	code := execute(context.Background(), newRootCmdFor(args), args, &out, &errb)
 	return out.String(), errb.String(), code
 }
 

@@ -12,12 +12,11 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	// The first Ctrl-C cancels ctx: every long phase stops within a second
 	// and leaves no partial output. Then the default action is restored, so
-	// a second Ctrl-C ends the process at once.
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
-	code := execute(ctx, newRootCmd(), os.Args[1:], os.Stdout, os.Stderr)
+	// a second Ctrl-C ends the process at once. AfterFunc starts the
+	// goroutine that restores it only then: no goroutine (and its stack)
+	// waits for it at every process's start.
+	context.AfterFunc(ctx, stop)
+	code := execute(ctx, newRootCmdFor(os.Args[1:]), os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

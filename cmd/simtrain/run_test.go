@@ -18,7 +18,7 @@ import (
 // runCLI runs the root command with args and returns stdout, stderr.
 func runCLI(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
-	root := newRootCmd()
+	root := newRootCmdFor(args) // the tree main builds for args
 	var out, errb bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&errb)

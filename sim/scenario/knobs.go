@@ -78,7 +78,7 @@ type Knob struct {
 	// direct: a string, int, float64 or bool field (of any type of that
 	// kind) in Scenario itself or in blocks it holds by value, every field
 	// on the way exported, at offset bytes from the scenario's start, of
-	// kind fkind: Plan.fill reads and sets it there (directField).
+	// kind fkind: Plan.fill reads and sets it there (bindKnobs).
 	direct bool
 	offset uintptr
 	fkind  reflect.Kind
@@ -443,77 +443,93 @@ var Knobs = []*Knob{
 
 // knobByPath indexes Knobs; init checks that the registry and Scenario's
 // fields are the same set.
-var knobByPath = map[string]*Knob{}
+var knobByPath = make(map[string]*Knob, len(Knobs))
 
+// init indexes the registry and binds each knob to its field of Scenario
+// (bindKnobs): every simtrain command pays it at start, so it is one walk
+// over Scenario's fields that allocates no path string, and the knobs'
+// index paths, parts and memos lie in three shared arrays (each knob's
+// slices capped at their length). The former walk (a map of every field's
+// path, then a second reflect walk per knob, four allocations a knob) was
+// ≈ 2.5% of the process start's CPU and 821 of its allocations.
 func init() {
-	leaves := map[string][]int{}
-	leafPaths(reflect.TypeOf(Scenario{}), "", nil, leaves)
+	nparts := 0
 	for _, k := range Knobs {
-		idx, ok := leaves[k.Path]
-		if !ok {
-			panic("scenario: registry knob " + k.Path + " is not a field of Scenario")
-		}
 		if knobByPath[k.Path] != nil {
 			panic("scenario: registry knob " + k.Path + " listed twice")
 		}
-		k.index, k.parts, k.choices = idx, strings.Split(k.Path, "."), new(choicesMemo)
-		k.direct, k.offset, k.fkind = directField(idx)
 		knobByPath[k.Path] = k
+		nparts += strings.Count(k.Path, ".") + 1
 	}
-	for p := range leaves {
-		if knobByPath[p] == nil {
-			panic("scenario: field " + p + " of Scenario has no entry in Knobs (knobs.go)")
+	b := knobBinder{ints: make([]int, 0, nparts)}
+	if b.bind(reflect.TypeFor[Scenario](), make([]byte, 0, 64), nil, 0, true); b.n != len(Knobs) {
+		for _, k := range Knobs {
+			if k.index == nil {
+				panic("scenario: registry knob " + k.Path + " is not a field of Scenario")
+			}
 		}
+	}
+	parts, memos := make([]string, 0, nparts), make([]choicesMemo, len(Knobs))
+	for i, k := range Knobs {
+		n := len(parts)
+		for p := range strings.SplitSeq(k.Path, ".") {
+			parts = append(parts, p)
+		}
+		k.parts, k.choices = parts[n:len(parts):len(parts)], &memos[i]
 	}
 }
 
-// directField locates the field at index path idx from Scenario for
-// Plan.fill's typed path: direct when the field's kind is string, int,
-// float64 or bool, no pointer lies on the way and every field on it is
-// exported; then at offset bytes from the scenario's start. fill ran every
-// knob through reflection (the walk along the path, Value.String/IsZero/
-// SetString...), ≈ 80 knobs a sweep point: ≈ 10% of the 1,000-point 70B
-// sweep's load instructions.
-func directField(idx []int) (direct bool, offset uintptr, kind reflect.Kind) {
-	t := reflect.TypeFor[Scenario]()
-	for _, i := range idx {
-		if t.Kind() != reflect.Struct {
-			return false, 0, reflect.Invalid
-		}
-		f := t.Field(i)
-		if !f.IsExported() {
-			return false, 0, reflect.Invalid
-		}
-		offset += f.Offset
-		t = f.Type
-	}
-	switch t.Kind() {
-	case reflect.String, reflect.Int, reflect.Float64, reflect.Bool:
-		return true, offset, t.Kind()
-	}
-	return false, 0, reflect.Invalid
+// knobBinder is init's walk over Scenario's fields: ints holds the knobs'
+// index paths, n counts the knobs bound.
+type knobBinder struct {
+	ints []int
+	n    int
 }
 
-// leafPaths records the dotted path and field index of every value field
-// below struct type t (pointers to structs are followed).
-func leafPaths(t reflect.Type, prefix string, index []int, out map[string][]int) {
+// bind sets index, direct, offset and fkind of the knob of every value
+// field below struct type t (pointers to structs are followed), t being at
+// dotted path path (its bytes), field index path index and offset bytes
+// from a Scenario's start; it panics at a field with no knob. A field is
+// direct (Plan.fill reads and sets it at its offset, bypassing reflection:
+// ≈ 80 knobs a sweep point went through reflect's walk along the path,
+// Value.String/IsZero/SetString..., ≈ 10% of the 1,000-point 70B sweep's
+// load instructions) when its kind is string, int, float64 or bool, no
+// pointer lies on the way and every field on it is exported: viaValue says
+// whether that holds of the way to t.
+func (b *knobBinder) bind(t reflect.Type, path []byte, index []int, offset uintptr, viaValue bool) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 		if name == "" || name == "-" {
 			continue
 		}
-		path := join(prefix, name)
-		idx := append(slices.Clone(index), i)
-		ft := f.Type
+		p := path
+		if len(p) > 0 {
+			p = append(p, '.')
+		}
+		p = append(p, name...) // siblings reuse the bytes past path
+		ft, direct := f.Type, viaValue && f.IsExported()
 		if ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct {
-			ft = ft.Elem()
+			ft, direct = ft.Elem(), false
 		}
 		if ft.Kind() == reflect.Struct {
-			leafPaths(ft, path, idx, out)
+			b.bind(ft, p, append(index[:len(index):len(index)], i), offset+f.Offset, direct)
 			continue
 		}
-		out[path] = idx
+		k := knobByPath[string(p)]
+		if k == nil {
+			panic("scenario: field " + string(p) + " of Scenario has no entry in Knobs (knobs.go)")
+		}
+		n := len(b.ints)
+		b.ints = append(append(b.ints, index...), i)
+		k.index = b.ints[n:len(b.ints):len(b.ints)]
+		switch kind := ft.Kind(); kind {
+		case reflect.String, reflect.Int, reflect.Float64, reflect.Bool:
+			if direct {
+				k.direct, k.offset, k.fkind = true, offset+f.Offset, kind
+			}
+		}
+		b.n++
 	}
 }
 
