@@ -3,6 +3,13 @@ package topology
 import (
 	"fmt"
 	"math"
+	"strconv"
+
+	"gonum.org/v1/gonum/graph"
+	"gonum.org/v1/gonum/graph/encoding"
+	"gonum.org/v1/gonum/graph/encoding/dot"
+	"gonum.org/v1/gonum/graph/simple"
+	"gonum.org/v1/gonum/graph/topo"
 )
 
 // adjacency builds the CSR adjacency once; every reader of adjStart,
@@ -199,10 +206,64 @@ func (c *Cluster) maxFlow(half int, use func(e int) bool) float64 {
 	}
 }
 
-// Validate checks the built graph: every cable joins two distinct
-// devices, no two cables join the same pair (parallel cables are merged),
-// every link has positive bandwidth, the two directions of each cable
-// mirror each other, and the graph is connected.
+// gNode and gEdge carry devices and cables into gonum.
+type gNode struct {
+	id  int64
+	dev *Device
+}
+
+func (n gNode) ID() int64     { return n.id }
+func (n gNode) DOTID() string { return n.dev.Name }
+func (n gNode) Attributes() []encoding.Attribute {
+	return []encoding.Attribute{{Key: "kind", Value: n.dev.Kind.String()}}
+}
+
+type gEdge struct {
+	f, t gNode
+	link *Link
+}
+
+func (e gEdge) From() graph.Node         { return e.f }
+func (e gEdge) To() graph.Node           { return e.t }
+func (e gEdge) ReversedEdge() graph.Edge { e.f, e.t = e.t, e.f; return e }
+func (e gEdge) Attributes() []encoding.Attribute {
+	a := []encoding.Attribute{
+		{Key: "kind", Value: e.link.Kind.String()},
+		{Key: "gbytes_per_s", Value: strconv.FormatFloat(float64(e.link.Bandwidth)/1e9, 'g', -1, 64)},
+	}
+	if e.link.Cables > 1 {
+		a = append(a, encoding.Attribute{Key: "cables", Value: strconv.Itoa(int(e.link.Cables))})
+	}
+	return a
+}
+
+// Graph returns the cluster as a gonum undirected graph: one node per device
+// (node id = device id) and one edge per cable, carrying its kind, bandwidth
+// and cable count as DOT attributes. It is built on demand for validation
+// and export; simtrain never routes on it (gonum's path search breaks ties in
+// map order, go-notes.md §1b).
+func (c *Cluster) Graph() *simple.UndirectedGraph {
+	g := simple.NewUndirectedGraph()
+	for i := range c.Devices() {
+		g.AddNode(gNode{id: int64(i), dev: &c.Devices()[i]})
+	}
+	for k := 0; k < len(c.Links()); k += 2 {
+		ln := &c.Links()[k]
+		g.SetEdge(gEdge{f: gNode{int64(ln.From), &c.Devices()[ln.From]}, t: gNode{int64(ln.To), &c.Devices()[ln.To]}, link: ln})
+	}
+	return g
+}
+
+// DOT returns the cluster in Graphviz DOT form (nodes named by device name,
+// sorted by id, edges with kind, bandwidth and cable count).
+func (c *Cluster) DOT() ([]byte, error) {
+	return dot.Marshal(c.Graph(), "cluster", "", "  ")
+}
+
+// Validate checks the built graph with gonum: every cable joins two distinct
+// devices, no two cables join the same pair (parallel cables are merged, so
+// the gonum graph is faithful), every link has positive bandwidth, the two
+// directions of each cable mirror each other, and the graph is connected.
 func (c *Cluster) Validate() error {
 	for k := 0; k+1 < len(c.Links()); k += 2 {
 		a, b := c.Links()[k], c.Links()[k+1]
@@ -213,15 +274,12 @@ func (c *Cluster) Validate() error {
 			return fmt.Errorf("topology: link %d has bandwidth %g", k, a.Bandwidth)
 		}
 	}
-	cables, repeats, err := c.cables()
-	if err != nil {
-		return err
-	}
-	if got, want := len(cables), len(cables)+repeats; got != want {
+	g := c.Graph()
+	if got, want := g.Edges().Len(), len(c.Links())/2; got != want {
 		return fmt.Errorf("topology: %d cables but %d distinct device pairs", want, got)
 	}
-	if n := c.components(); n != 1 {
-		return fmt.Errorf("topology: graph has %d connected components", n)
+	if cc := topo.ConnectedComponents(g); len(cc) != 1 {
+		return fmt.Errorf("topology: graph has %d connected components", len(cc))
 	}
 	return nil
 }
