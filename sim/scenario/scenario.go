@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha1"
 	"encoding"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/google/uuid"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/simtrain/simtrain/sim/goodput"
@@ -698,12 +698,8 @@ func cleanYAMLError(err error) error {
 	return errors.New(strings.ReplaceAll(msg, "\n", "; "))
 }
 
-// runIDNamespace is the UUIDv5 namespace of run ids (a fixed random UUID,
-// 5d3c3b53-8f0a-4f59-9a3e-3f2c0b6f1a10), written as its bytes: RunID
-// needs no more of github.com/google/uuid than the layout of a UUID's
-// text, and linking it brought database/sql/driver's package init into
-// every process's start (TestRunIDIsNewSHA1 holds RunID to uuid.NewSHA1).
-var runIDNamespace = [16]byte{0x5d, 0x3c, 0x3b, 0x53, 0x8f, 0x0a, 0x4f, 0x59, 0x9a, 0x3e, 0x3f, 0x2c, 0x0b, 0x6f, 0x1a, 0x10}
+// runIDNamespace is the UUIDv5 namespace of run ids (a fixed random UUID).
+var runIDNamespace = uuid.MustParse("5d3c3b53-8f0a-4f59-9a3e-3f2c0b6f1a10")
 
 // CanonicalJSON is the scenario's configuration with every default filled in,
 // without name, description and expect: two files that configure the same run
@@ -877,25 +873,12 @@ func (s *Scenario) RunID() string {
 		rest = buf[shared:]
 	}
 	h.Write(rest)
-	var id [16]byte
+	var id uuid.UUID
 	copy(id[:], h.Sum(sc.sum[:0]))
 	runIDScratches.Put(sc)
 	id[6] = (id[6] & 0x0f) | 0x50 // version 5
 	id[8] = (id[8] & 0x3f) | 0x80 // RFC 4122 variant
-	return uuidString(id)
-}
-
-// uuidString writes a UUID as its 36-character text: lower-case hex in
-// groups of 8, 4, 4, 4 and 12 digits joined by hyphens.
-func uuidString(id [16]byte) string {
-	var b [36]byte
-	hex.Encode(b[0:8], id[0:4])
-	hex.Encode(b[9:13], id[4:6])
-	hex.Encode(b[14:18], id[6:8])
-	hex.Encode(b[19:23], id[8:10])
-	hex.Encode(b[24:36], id[10:16])
-	b[8], b[13], b[18], b[23] = '-', '-', '-', '-'
-	return string(b[:])
+	return id.String()
 }
 
 // resume sets h to the hash state state (MarshalBinary's form), reporting
