@@ -40,20 +40,7 @@ func (e *Engine) AppendPending(buf []PendingEvent) []PendingEvent {
 			add(bs)
 		}
 	}
-	slices.SortFunc(buf[n:], func(a, b PendingEvent) int {
-		switch {
-		case a.At != b.At:
-			if a.At < b.At {
-				return -1
-			}
-			return 1
-		case a.key < b.key:
-			return -1
-		case a.key > b.key:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(buf[n:], pendingOrder)
 	return buf
 }
 
@@ -66,20 +53,7 @@ func (e *Engine) AppendPending(buf []PendingEvent) []PendingEvent {
 // Components use it to move their own pending events (a fast-forward),
 // between events (AfterEvent, or after Run returned).
 func (e *Engine) Replace(evs []PendingEvent) {
-	slices.SortFunc(evs, func(a, b PendingEvent) int {
-		switch {
-		case a.At != b.At:
-			if a.At < b.At {
-				return -1
-			}
-			return 1
-		case a.key < b.key:
-			return -1
-		case a.key > b.key:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(evs, pendingOrder)
 	e.fifo, e.fifoHead = e.fifo[:0], 0
 	e.q.reset()
 	for i := range evs {
@@ -99,3 +73,20 @@ func (e *Engine) Replace(evs []PendingEvent) {
 // AddExecuted counts n events as executed (Executed) that no handler ran:
 // a fast-forward that derived their effects instead of playing them.
 func (e *Engine) AddExecuted(n uint64) { e.executed += n }
+
+// pendingOrder orders pending events as the engine runs them: by time,
+// then by sequence number (the key's high bits, above the handler's).
+func pendingOrder(a, b PendingEvent) int {
+	switch {
+	case a.At != b.At:
+		if a.At < b.At {
+			return -1
+		}
+		return 1
+	case a.key < b.key:
+		return -1
+	case a.key > b.key:
+		return 1
+	}
+	return 0
+}

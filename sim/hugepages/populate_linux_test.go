@@ -22,21 +22,30 @@ func resident(t *testing.T, b []byte) int {
 	return n
 }
 
-// Populate maps exactly the whole pages inside its slice, without a write,
-// and leaves the contents as they were; pages outside it stay unmapped.
-func TestPopulateMapsWholePagesInside(t *testing.T) {
-	const page, pages = 4096, 64
-	mem, err := unix.Mmap(-1, 0, pages*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
+// unmappedAnon returns n bytes of private anonymous memory with no page
+// mapped (unmapped again when t ends), or skips t on a kernel without
+// MADV_POPULATE_WRITE.
+func unmappedAnon(t *testing.T, n int) []byte {
+	t.Helper()
+	mem, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
 	if err != nil {
 		t.Fatalf("mmap: %v", err)
 	}
-	defer unix.Munmap(mem)
-	if err := unix.Madvise(mem[:page], unix.MADV_POPULATE_WRITE); err != nil {
+	t.Cleanup(func() { unix.Munmap(mem) })
+	if err := unix.Madvise(mem[:4096], unix.MADV_POPULATE_WRITE); err != nil {
 		t.Skipf("kernel without MADV_POPULATE_WRITE (Linux < 5.14): %v", err)
 	}
 	if err := unix.Madvise(mem, unix.MADV_DONTNEED); err != nil {
 		t.Fatal(err)
 	}
+	return mem
+}
+
+// Populate maps exactly the whole pages inside its slice, without a write,
+// and leaves the contents as they were; pages outside it stay unmapped.
+func TestPopulateMapsWholePagesInside(t *testing.T) {
+	const page, pages = 4096, 64
+	mem := unmappedAnon(t, pages*page)
 	if got := resident(t, mem); got != 0 {
 		t.Fatalf("%d pages resident before Populate, want 0", got)
 	}
@@ -83,17 +92,7 @@ func TestPopulateUpToSaysWhereMappedPagesEnd(t *testing.T) {
 	if PageSize() != page {
 		t.Skipf("page size %d", PageSize())
 	}
-	mem, err := unix.Mmap(-1, 0, 16*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
-	if err != nil {
-		t.Fatalf("mmap: %v", err)
-	}
-	defer unix.Munmap(mem)
-	if err := unix.Madvise(mem[:page], unix.MADV_POPULATE_WRITE); err != nil {
-		t.Skipf("kernel without MADV_POPULATE_WRITE (Linux < 5.14): %v", err)
-	}
-	if err := unix.Madvise(mem, unix.MADV_DONTNEED); err != nil {
-		t.Fatal(err)
-	}
+	mem := unmappedAnon(t, 16*page)
 	for _, tc := range []struct {
 		name     string
 		from, to int // bytes of mem
