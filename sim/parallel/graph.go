@@ -289,6 +289,10 @@ type Program struct {
 	// records' other fields unused.
 	hot     []hotTask
 	keepHot bool
+	// skipRuns is the per-layer skip's runs of an arena's program, found
+	// at its first Run with the skip (skip.go); nil after every fresh
+	// build, its priced cleared by a re-pricing.
+	skipRuns *skipRuns
 	// noHostWaits guarantees that no task has a host wait (every
 	// hotTask.hostAfter is 0), so that the
 	// host thread's walk (hostRun) can skip that test on every task.

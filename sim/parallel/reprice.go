@@ -183,6 +183,9 @@ func (a *Arena) repriceBuild(cfg *StepConfig, pr Pricer, place pipeline.Placemen
 	for s := 0; s < l.PP; s++ {
 		caches, b.cache = a.stageBlockCache(caches, cfg, pr, s)
 		prog := a.progs[s]
+		if prog.skipRuns != nil {
+			prog.skipRuns.priced = false // (the records' dur and share rewritten: armSkip checks them)
+		}
 		n := len(prog.Tasks)
 		if !prog.keepHot || len(prog.hot) != n || len(prog.depOff) != n+1 || int(prog.depOff[n]) != len(prog.deps) {
 			return nil, false
@@ -245,9 +248,10 @@ var repriceChecks struct {
 
 // SetRepriceChecks turns on (or off) the check of every re-pricing build
 // against the same configuration built afresh in an arena of its own,
-// every Program field compared but the arena and the launch-queue walk's
-// own record (qfrom, qbig, qcopied), and returns the first difference
-// found since it was last turned on (nil: none). For tests: it builds
+// every Program field compared but the arena, the launch-queue walk's
+// own record (qfrom, qbig, qcopied) and the layer skip's runs (skipRuns),
+// and returns the first difference found since it was last turned on
+// (nil: none). For tests: it builds
 // every re-priced step twice.
 func SetRepriceChecks(on bool) error {
 	var err error
@@ -281,13 +285,14 @@ func checkRepriced(cfg *StepConfig, pr Pricer, got []*Program) error {
 // programDiff names the fields of a and b that differ (slices by their
 // elements, not their capacity), "" when none, the arena and the queue
 // walk's own record aside (qfrom, qbig, qcopied: how the walk went, not
-// what it found).
+// what it found), and the layer skip's runs (skipRuns: found by a Run,
+// not built).
 func programDiff(a, b *Program) string {
 	va, vb := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()
 	var diff []string
 	for i := 0; i < va.NumField(); i++ {
 		switch name := va.Type().Field(i).Name; name {
-		case "arena", "qfrom", "qbig", "qcopied":
+		case "arena", "qfrom", "qbig", "qcopied", "skipRuns":
 		default:
 			if !sameValue(va.Field(i), vb.Field(i)) {
 				diff = append(diff, name)

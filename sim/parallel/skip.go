@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"slices"
 	"sync/atomic"
 
 	"github.com/simtrain/simtrain/sim/engine"
@@ -87,7 +88,48 @@ func SetLayerSkipFault(f int) int { return int(skipFault.Swap(int32(f))) }
 // repeat too (else only the played tasks and their dependencies do, and
 // only a skip that replays the host's walk is made: skipSnap.ahead), and
 // reach at most back tasks behind.
-type skipPass struct{ r0, r1, l, back, strict int32 }
+// oo is where the run's edges out (skipRuns.outOff) start.
+type skipPass struct{ r0, r1, l, back, strict, oo int32 }
+
+// skipRuns is a program's runs of repeating layers (skipPassOf, one a
+// pass) and, for each task of a run, its successors outside the run
+// (outOff: CSR from skipPass.oo, one entry a task of the run and one
+// more; out: the successors), which teleport counts down for the tasks it
+// derives. Found once per arena program and kept with it
+// (Program.skipRuns): the arena's programs are reused by every point of
+// one structure key, whose builds are mostly re-pricings of the last
+// one, and the runs' check and the successor walk were 75% of what the
+// skip cost on the 70B sweep (docs/design.md "Per-layer skip of the
+// play: built for one stage"). A fresh build drops it (Arena.program
+// sets the Program afresh); a re-pricing clears priced (repriceBuild):
+// it keeps the graph, the issue times and the waits (repriceAdd checks
+// them) and rewrites only the played records' dur and share, so armSkip
+// then checks only those repeat along the runs (samePrices), and finds
+// the runs afresh where they do not.
+type skipRuns struct {
+	priced bool // the records' dur and share are those the runs were found on
+	passes []skipPass
+	outOff []int32
+	out    []int32
+}
+
+// skipRunChecks, when set, makes armSkip find the runs afresh every time
+// and compare them with the kept ones (SetSkipRunChecks), for tests.
+var skipRunChecks struct {
+	on     atomic.Bool
+	bad    atomic.Int64 // kept runs that differed from those found afresh
+	reused atomic.Int64 // kept runs used after a re-pricing (samePrices)
+}
+
+// SetSkipRunChecks turns on (or off) the check of the program's kept
+// layer runs (skipRuns) against the runs found afresh at every Run with
+// the skip, and returns how many kept runs differed and how many were
+// reused after a re-pricing since it was last turned on. For tests.
+func SetSkipRunChecks(on bool) (bad, reused int64) {
+	bad, reused = skipRunChecks.bad.Swap(0), skipRunChecks.reused.Swap(0)
+	skipRunChecks.on.Store(on)
+	return bad, reused
+}
 
 // skipSnap is the instance's state at one moment (skipState.snap): what
 // compare needs of it, relative where compare moves it.
@@ -127,6 +169,8 @@ type skipState struct {
 	prev   skipSnap
 	cur    skipSnap
 	after  func(engine.Time)
+	outOff []int32 // the runs' edges out (skipRuns)
+	out    []int32
 	ext    []int32     // teleport's scratch: successors counted down
 	saved  []taskState // teleport's scratch: the records it writes over
 	// Skips and Tasks count the skips and the tasks they derived.
@@ -159,21 +203,90 @@ func (x *Executor) armSkip() {
 			return
 		}
 	}
-	var passes []skipPass
-	var starts []int32
-	for e := 0; e+1 < len(p.entries); e++ {
-		if ps, ok := skipPassOf(&x.inst[0], p.entries[e], p.entries[e+1], &starts); ok {
-			passes = append(passes, ps)
+	in := &x.inst[0]
+	var runs *skipRuns
+	if p.arena != nil && p.keepHot && len(p.hot) == len(p.Tasks) && len(in.hot) == len(p.Tasks) && &in.hot[0] == &p.hot[0] {
+		// (an arena's program whose records the instance plays: kept)
+		runs = p.skipRuns
+		if runs != nil && !runs.priced {
+			if runs.samePrices(in.hot) {
+				runs.priced = true
+				skipRunChecks.reused.Add(1)
+			} else {
+				runs = nil
+			}
 		}
+		if runs == nil {
+			runs = findSkipRuns(in, p.skipRuns)
+			p.skipRuns = runs
+		} else if skipRunChecks.on.Load() {
+			if f := findSkipRuns(in, nil); !slices.Equal(f.passes, runs.passes) || !slices.Equal(f.outOff, runs.outOff) || !slices.Equal(f.out, runs.out) {
+				skipRunChecks.bad.Add(1)
+			}
+		}
+	} else {
+		runs = findSkipRuns(in, nil)
 	}
+	passes := runs.passes
 	if len(passes) == 0 {
 		return
 	}
-	sk := &skipState{x: x, passes: passes}
+	sk := &skipState{x: x, passes: passes, outOff: runs.outOff, out: runs.out}
 	sk.after = sk.afterEvent
 	sk.at = x.done + int(passes[0].l)
 	x.skip = sk
 	x.pollAt = min((x.done|0xffff)+1, sk.at)
+}
+
+// findSkipRuns finds in's program's runs of repeating layers (skipPassOf)
+// and their edges out, in old's storage when not nil.
+func findSkipRuns(in *instance, old *skipRuns) *skipRuns {
+	r := old
+	if r == nil {
+		r = new(skipRuns)
+	}
+	p := in.prog
+	r.priced = true
+	r.passes, r.outOff, r.out = r.passes[:0], r.outOff[:0], r.out[:0]
+	var starts []int32
+	succOf, succ := p.succOf, p.succ
+	for e := 0; e+1 < len(p.entries); e++ {
+		ps, ok := skipPassOf(in, p.entries[e], p.entries[e+1], &starts)
+		if !ok {
+			continue
+		}
+		ps.oo = int32(len(r.outOff))
+		for u := ps.r0; u < ps.r1; u++ {
+			r.outOff = append(r.outOff, int32(len(r.out)))
+			for _, y := range succ[succOf[u]:succOf[u+1]] {
+				if y < ps.r0 || y >= ps.r1 {
+					r.out = append(r.out, y)
+				}
+			}
+		}
+		r.outOff = append(r.outOff, int32(len(r.out)))
+		r.passes = append(r.passes, ps)
+	}
+	return r
+}
+
+// samePrices reports whether the records hot (a re-priced program's)
+// still repeat along r's runs in what a re-pricing rewrites (dur and
+// share): then the runs are the program's as found (skipRuns).
+func (r *skipRuns) samePrices(hot []hotTask) bool {
+	for _, ps := range r.passes {
+		if int(ps.r1) > len(hot) {
+			return false
+		}
+		a, b := hot[ps.r0:ps.r1-ps.l], hot[ps.r0+ps.l:ps.r1]
+		b = b[:len(a)]
+		for i := range a {
+			if a[i].dur != b[i].dur || a[i].share != b[i].share {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // skipPassOf finds pass [a, b)'s longest run of layers that repeat
@@ -490,9 +603,15 @@ func (sk *skipState) teleport(ps *skipPass, d engine.Time) bool {
 	c := &sk.cur
 	l, s, r1 := ps.l, c.ref, ps.r1
 	hn := c.hn
-	p := in.prog
 	state, need := in.state, in.need
 	var m int32
+	top := min(hn, r1) // the records written
+	// The records that can hold a start or end of the period: below top,
+	// and (ahead) to the last task started (an end needs a start), not the
+	// whole run after it: the scans below stop there (issue 18: with the
+	// host ahead, top is the run's end, and the scans were ≈ 4 M
+	// instructions on the 70B sweep).
+	seen := top
 	if c.ahead {
 		// The window starts the tasks the period's starts are moved to
 		// (up to maxS + m·l) and may make the next layer's ready: each of
@@ -503,6 +622,7 @@ func (sk *skipState) teleport(ps *skipPass, d engine.Time) bool {
 				maxS = u
 			}
 		}
+		seen = min(top, maxS+1)
 		m = (r1 - l - 1 - maxS) / l
 		for u := c.b; u <= maxS+m*l+l && u < r1; u++ {
 			if iss := state[u].issued; iss == 0 || iss-1 > s {
@@ -519,7 +639,6 @@ func (sk *skipState) teleport(ps *skipPass, d engine.Time) bool {
 	if m < 1 {
 		return false
 	}
-	top := min(hn, r1) // the records written
 	scan := min(c.lo, c.b-l)
 	in1 := func(v engine.Time) bool { return v != 0 && v-1 > s-d && v-1 <= s }
 	// The ends of the period: their count must be the period's
@@ -527,28 +646,25 @@ func (sk *skipState) teleport(ps *skipPass, d engine.Time) bool {
 	// run of their m copies must not become ready in the window.
 	ends := 0
 	ext := sk.ext[:0] // the successors counted down, to count up again on a refusal
-	succOf, succ := p.succOf, p.succ
-	for v := scan; v < top; v++ {
+	outOff, out := sk.outOff, sk.out
+	for v := scan; v < seen; v++ {
 		if !in1(state[v].end) {
 			continue
 		}
 		ends++
 		for u := v + l; u <= v+m*l; u += l {
-			for _, y := range succ[succOf[u]:succOf[u+1]] {
-				if y < ps.r0 || y >= r1 {
-					need[y]--
-					ext = append(ext, y)
-				}
+			if u < ps.r0 || u >= r1 {
+				return refuseExt(need, ext) // (not reached: the window stays inside the run)
+			}
+			k := ps.oo + u - ps.r0
+			for _, y := range out[outOff[k]:outOff[k+1]] {
+				need[y]--
+				ext = append(ext, y)
 			}
 		}
 	}
 	sk.ext = ext
-	refuse := func() bool {
-		for _, y := range ext {
-			need[y]++
-		}
-		return false
-	}
+	refuse := func() bool { return refuseExt(need, ext) }
 	if ends != c.done-sk.prev.done {
 		return refuse()
 	}
@@ -579,7 +695,7 @@ func (sk *skipState) teleport(ps *skipPass, d engine.Time) bool {
 			}
 		}
 	}
-	for v := scan; v < top; v++ {
+	for v := scan; v < seen; v++ {
 		st := state[v]
 		if in1(st.start) {
 			for k := int32(1); k <= m; k++ {
@@ -645,6 +761,15 @@ func (sk *skipState) teleport(ps *skipPass, d engine.Time) bool {
 	sk.Skips++
 	sk.Tasks += int(m) * ends
 	return true
+}
+
+// refuseExt counts up again the successors ext that teleport counted down,
+// and returns false.
+func refuseExt(need, ext []int32) bool {
+	for _, y := range ext {
+		need[y]++
+	}
+	return false
 }
 
 // SkippedTasks reports the layer skips of the last Run and the tasks they

@@ -1,11 +1,13 @@
 package simulation_test
 
 import (
+	"cmp"
 	"context"
 	"hash/fnv"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/engine"
@@ -188,4 +190,55 @@ func TestLayerSkipFaults(t *testing.T) {
 	if tried == 0 {
 		t.Fatal("no bundled scenario skips a layer")
 	}
+}
+
+// TestSkipRunsKept plays the simulated points of the bundled 70B layout
+// sweep with the per-layer skip in one reused arena (fresh builds of each
+// structure, re-pricings within one) and requires the layer runs each
+// program kept (parallel.SetSkipRunChecks) to be those found afresh at
+// every Run, and some to have been kept across a re-pricing.
+func TestSkipRunsKept(t *testing.T) {
+	was := parallel.SetLayerSkip(true)
+	defer parallel.SetLayerSkip(was)
+	parallel.SetSkipRunChecks(true)
+	defer parallel.SetSkipRunChecks(false)
+	sw, err := sweep.Load("../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml", sweep.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The pp-1 points in the sweep's order: by structure key (its first
+	// build's), so that a point re-prices the last build where it can.
+	type point struct {
+		i   int
+		key uint64
+	}
+	var pts []point
+	var scratch simulation.KeyScratch
+	for i := 0; i < sw.Len(); i++ {
+		if !sw.Valid(i) || sw.Point(i).Scenario.Parallel.PP != 1 {
+			continue
+		}
+		key, _ := simulation.FirstBuildKey(sw.Point(i).Scenario, simulation.Options{FiguresOnly: true}, &scratch)
+		pts = append(pts, point{i, key})
+	}
+	slices.SortStableFunc(pts, func(a, b point) int { return cmp.Compare(a.key, b.key) })
+	reuse := new(simulation.Reuse)
+	for _, pt := range pts {
+		p := sw.Point(pt.i)
+		mem, fits := p.Scenario.MemoryPerStage()
+		if !fits {
+			continue
+		}
+		if _, err := simulation.Run(context.Background(), p.Scenario, simulation.Options{Reuse: reuse, FiguresOnly: true, RunID: p.RunID, Memory: mem}); err != nil {
+			t.Fatalf("point %d: %v", pt.i, err)
+		}
+	}
+	bad, reused := parallel.SetSkipRunChecks(false)
+	if bad != 0 {
+		t.Errorf("%d kept layer runs differ from those found afresh", bad)
+	}
+	if reused == 0 {
+		t.Error("no layer runs kept across a re-pricing")
+	}
+	t.Logf("layer runs kept across %d re-pricings", reused)
 }
