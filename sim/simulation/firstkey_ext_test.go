@@ -56,18 +56,9 @@ func TestFirstBuildKey(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, always := range []bool{false, true} {
-			reuse := new(simulation.Reuse)
-			for i := 0; i < sw.Len(); i++ {
-				if !sw.Valid(i) {
-					continue
-				}
-				p := sw.Point(i)
-				mem, fits := p.Scenario.MemoryPerStage()
-				if !fits {
-					continue
-				}
-				check(f+" point "+p.RunID, p.Scenario, simulation.Options{Reuse: reuse, FiguresOnly: true, RunID: p.RunID, Memory: mem}, always)
-			}
+			eachSweepPoint(sw, new(simulation.Reuse), func(_ int, p *sweep.Point, opt simulation.Options) {
+				check(f+" point "+p.RunID, p.Scenario, opt, always)
+			})
 		}
 	}
 	files, _ := filepath.Glob("../../scenarios/*.yaml")

@@ -118,26 +118,19 @@ func TestLayerSkipExact(t *testing.T) {
 	reuseOff, reuseOn := new(simulation.Reuse), new(simulation.Reuse)
 	reuse := reuseOff
 	points := 0
-	for i := 0; i < sw.Len(); i++ {
-		if !sw.Valid(i) {
-			continue
-		}
-		p := sw.Point(i)
-		mem, fits := p.Scenario.MemoryPerStage()
-		if !fits {
-			continue
-		}
+	eachSweepPoint(sw, nil, func(i int, p *sweep.Point, opt simulation.Options) {
 		points++
 		reuse = reuseOff
 		compare(p.RunID, func() *simulation.Result {
-			r, err := simulation.Run(context.Background(), p.Scenario, simulation.Options{Reuse: reuse, FiguresOnly: true, RunID: p.RunID, Memory: mem})
+			opt.Reuse = reuse
+			r, err := simulation.Run(context.Background(), p.Scenario, opt)
 			if err != nil {
 				t.Fatalf("point %d: %v", i, err)
 			}
 			reuse = reuseOn
 			return r
 		})
-	}
+	})
 	t.Logf("scenarios and %d sweep points: %d tasks derived", points, skipped)
 	if skipped == 0 {
 		t.Error("the skip derived no task")

@@ -9,15 +9,11 @@ import (
 	"github.com/simtrain/simtrain/sim/sweep"
 )
 
-// eachSimulatedPoint runs every point of sw that `simtrain sweep` would
-// simulate (valid, fitting in memory) the way the sweep runs it: in index
-// order, FiguresOnly, one Reuse for all, with the point's run id and memory
-// estimate. It calls fn with each point's index, the point and its result,
-// and fails t on a run's error. The report tests measure what the sweep
-// plays through it.
-func eachSimulatedPoint(t *testing.T, sw *sweep.Sweep, fn func(i int, p *sweep.Point, r *simulation.Result)) {
-	t.Helper()
-	reuse := new(simulation.Reuse)
+// eachSweepPoint calls fn, in index order, with every point of sw that
+// `simtrain sweep` would simulate (valid, fitting in memory) and the
+// options the sweep runs it with: FiguresOnly, reuse, the point's run id
+// and memory estimate.
+func eachSweepPoint(sw *sweep.Sweep, reuse *simulation.Reuse, fn func(i int, p *sweep.Point, opt simulation.Options)) {
 	for i := 0; i < sw.Len(); i++ {
 		if !sw.Valid(i) {
 			continue
@@ -27,12 +23,25 @@ func eachSimulatedPoint(t *testing.T, sw *sweep.Sweep, fn func(i int, p *sweep.P
 		if !fits {
 			continue
 		}
-		r, err := simulation.Run(context.Background(), p.Scenario, simulation.Options{Reuse: reuse, FiguresOnly: true, RunID: p.RunID, Memory: mem})
+		fn(i, p, simulation.Options{Reuse: reuse, FiguresOnly: true, RunID: p.RunID, Memory: mem})
+	}
+}
+
+// eachSimulatedPoint runs every point of sw that `simtrain sweep` would
+// simulate (valid, fitting in memory) the way the sweep runs it: in index
+// order, FiguresOnly, one Reuse for all, with the point's run id and memory
+// estimate. It calls fn with each point's index, the point and its result,
+// and fails t on a run's error. The report tests measure what the sweep
+// plays through it.
+func eachSimulatedPoint(t *testing.T, sw *sweep.Sweep, fn func(i int, p *sweep.Point, r *simulation.Result)) {
+	t.Helper()
+	eachSweepPoint(sw, new(simulation.Reuse), func(i int, p *sweep.Point, opt simulation.Options) {
+		r, err := simulation.Run(context.Background(), p.Scenario, opt)
 		if err != nil {
 			t.Fatalf("point %d: %v", i, err)
 		}
 		fn(i, p, r)
-	}
+	})
 }
 
 // reportSweep is the report tests' start: the file the environment
