@@ -31,9 +31,13 @@ func Advise[T any](s []T) []T {
 // populating a sweep worker's arrays ahead of its builds cut the 70B
 // sweep's CPU by ≈ 9% (issue 18, docs/design.md "Speed", pop42). Only
 // whole pages inside s are populated (a page s shares with its neighbours
-// faults as before), contents are unchanged (an unwritten page reads as
-// zero either way), and an error (an older kernel) is ignored: the pages
-// then fault as before.
+// faults as before, unless a huge page below covers it), contents are
+// unchanged (an unwritten page reads as zero either way), and an error
+// (an older kernel) is ignored: the pages then fault as before.
+//
+// The 2 MiB blocks s reaches are first advised MADV_HUGEPAGE (adviseAround),
+// so that a block the kernel finds wholly unmapped is populated as one
+// 2 MiB page: see adviseAround for why.
 func Populate[T any](s []T) []T {
 	populate(s, 2)
 	return s
@@ -60,11 +64,45 @@ func populate[T any](s []T, least int) int {
 	if len(b) == 0 {
 		return 0
 	}
+	adviseAround(b)
 	if unix.Madvise(b, unix.MADV_POPULATE_WRITE) != nil { // Linux 5.14
 		var zero T
 		return len(s) * int(unsafe.Sizeof(zero))
 	}
 	return int(uintptr(unsafe.Pointer(unsafe.SliceData(b)))-uintptr(unsafe.Pointer(unsafe.SliceData(s)))) + len(b)
+}
+
+// hugeBlock is a huge page's size and alignment on x86-64 and arm64 with
+// 4 KiB pages (Linux's PMD size).
+const hugeBlock = 2 << 20
+
+// adviseAround advises MADV_HUGEPAGE over the hugeBlock-aligned blocks that
+// b's bytes reach, its neighbours' bytes in them included, before b is
+// populated. Why: on this project's machine (a PVM guest: the hypervisor
+// shadows the guest's page tables) the first user-mode touch of every
+// 4 KiB page costs ≈ 5–6 µs of user CPU even when the page was populated
+// (the shadow entry is made then), on top of the fault's own ≈ 6 µs of
+// system time when it was not; a 2 MiB page costs that once for its 512
+// pages: ≈ 0.24 µs a 4 KiB page in all, populating included, when the
+// guest's free 2 MiB block is memory the host still backs, and ≈ 7.7 µs
+// when the host dropped it (free page reporting: a block left free for
+// ≈ 2 s), about what a populated 4 KiB page costs (timed on a 32–64 MiB
+// mmap'd array: fault and touch, populate, then touch; issue 18,
+// docs/design.md "Speed", out46). The sweep's populated arrays are its
+// largest (the arena's pools, the play's state, the forks' copies) and
+// populated ahead of the writes, so their blocks fill, and a command run
+// soon after another (their memory freed back warm) took ≈ 10% less CPU.
+// The advice is a hint on the mapping (madvise takes whole pages; the
+// range's unmapped parts are skipped, an error ignored): contents never
+// change (the kernel puts a 2 MiB page only where none of its 4 KiB pages
+// is mapped yet), so advising a neighbour's bytes is harmless; where
+// transparent huge pages are off ("never") it does nothing.
+func adviseAround(b []byte) {
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	hi := lo + uintptr(len(b))
+	lo &^= hugeBlock - 1
+	hi = (hi + hugeBlock - 1) &^ (hugeBlock - 1)
+	unix.Syscall(unix.SYS_MADVISE, lo, hi-lo, unix.MADV_HUGEPAGE)
 }
 
 // Populating reports whether this system populates pages ahead (Populate,

@@ -1,6 +1,10 @@
 package hugepages
 
 import (
+	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -109,6 +113,69 @@ func TestPopulateUpToSaysWhereMappedPagesEnd(t *testing.T) {
 		}
 		if got := resident(t, mem); got != tc.resident {
 			t.Errorf("%s: %d pages resident, want %d", tc.name, got, tc.resident)
+		}
+	}
+}
+
+// vmFlags returns the VmFlags of the mapping holding address a in
+// /proc/self/smaps ("" when none holds it).
+func vmFlags(t *testing.T, a uintptr) string {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Skipf("no /proc/self/smaps: %v", err)
+	}
+	in := false
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if lo, hi, ok := strings.Cut(f[0], "-"); ok && !strings.HasSuffix(f[0], ":") {
+			l, err1 := strconv.ParseUint(lo, 16, 64)
+			h, err2 := strconv.ParseUint(hi, 16, 64)
+			if err1 == nil && err2 == nil {
+				in = uint64(a) >= l && uint64(a) < h
+				continue
+			}
+		}
+		if in && f[0] == "VmFlags:" {
+			return strings.Join(f[1:], " ")
+		}
+	}
+	return ""
+}
+
+// Populate advises huge pages over exactly the 2 MiB blocks its slice
+// reaches (not the blocks beside them), and leaves every byte as it was,
+// a neighbour's written byte in the same block included.
+func TestPopulateAdvisesHugePagesAround(t *testing.T) {
+	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
+		t.Skipf("no transparent huge pages: %v", err)
+	}
+	const page, huge = 4096, 2 << 20
+	mem := unmappedAnon(t, 5*huge)
+	base := uintptr(unsafe.Pointer(&mem[0]))
+	off := int((huge - base%huge) % huge) // mem[off:] starts a 2 MiB block
+	block := mem[off+huge : off+2*huge]   // the block the slice lies in
+	block[0] = 7                          // a neighbour's byte, written before
+	s := block[2*page : 5*page]
+	Populate(s)
+	hg := func(b []byte) bool {
+		return slices.Contains(strings.Fields(vmFlags(t, uintptr(unsafe.Pointer(&b[0])))), "hg")
+	}
+	if !hg(block) || !hg(block[huge-page:]) {
+		t.Errorf("the block Populate's slice lies in is not advised huge (VmFlags %q)", vmFlags(t, uintptr(unsafe.Pointer(&block[0]))))
+	}
+	if hg(mem[off:]) || hg(mem[off+2*huge:]) {
+		t.Errorf("a block beside the slice's was advised huge")
+	}
+	if got := resident(t, s); got != 3 {
+		t.Errorf("%d of the slice's 3 pages resident after Populate", got)
+	}
+	for i, v := range mem {
+		if want := byte(0); i == off+huge && v != 7 || i != off+huge && v != want {
+			t.Fatalf("byte %d = %d after Populate", i, v)
 		}
 	}
 }
