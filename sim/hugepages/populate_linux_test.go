@@ -155,6 +155,12 @@ func TestPopulateAdvisesHugePagesAround(t *testing.T) {
 	}
 	const page, huge = 4096, 2 << 20
 	mem := unmappedAnon(t, 5*huge)
+	if err := unix.Madvise(mem[:page], unix.MADV_HUGEPAGE); err != nil {
+		t.Skipf("huge-page advice refused here: %v", err)
+	}
+	if err := unix.Madvise(mem[:page], unix.MADV_NOHUGEPAGE); err != nil {
+		t.Fatal(err)
+	}
 	base := uintptr(unsafe.Pointer(&mem[0]))
 	off := int((huge - base%huge) % huge) // mem[off:] starts a 2 MiB block
 	block := mem[off+huge : off+2*huge]   // the block the slice lies in
