@@ -555,23 +555,8 @@ func (x *Executor) Resume(f *Fork) error {
 		// successor lies in the prefix is done); a task without
 		// dependencies has all of them.
 		in, c := &x.inst[i], f.inst[i].common
-		p, state, hot := in.prog, in.state, in.hot
-		early := false
-		for d := int32(0); d < c && !early; d++ {
-			succ := p.Succ(int(d))
-			if len(succ) == 0 || succ[len(succ)-1] < c || state[d].end == 0 {
-				continue
-			}
-			for k := len(succ) - 1; k >= 0 && succ[k] >= c; k-- {
-				t := succ[k]
-				in.need[t]-- // one more input arrived
-				// depsIn, for a task past the prefix, not issued (its
-				// record may be lazy: not read)
-				if n := in.need[t]; hot[t].kind != KindRecv && (n <= 0 || p.Hosted && n <= 1) {
-					early = true
-				}
-			}
-		}
+		p, state, hot, need := in.prog, in.state, in.hot, in.need
+		early := prefixArrivals(p, state[:c], need, hot)
 		if !early {
 			off := p.depOff[c:]
 			for t := range len(off) - 1 {
@@ -620,6 +605,49 @@ func (x *Executor) Resume(f *Fork) error {
 		}
 	}
 	return nil
+}
+
+// prefixArrivals delivers to the tasks past a common prefix of c =
+// len(state) tasks the inputs its ended tasks sent them (in.need[t]−− for
+// each successor t ≥ c of each prefix task d whose state says it ended,
+// as the play delivers them), and reports whether some task past the
+// prefix that is not a receive then has all its inputs (depsIn: need ≤ 0,
+// ≤ 1 with a host thread), stopping after the first task whose arrivals
+// made one. A task's successors are in task order, so those past the
+// prefix end its list.
+//
+// Each Succ(d) through local slices, each offset read once, the cheap
+// tests first: Resume 47.8 → 32.4 M instructions on -bench Sweep70BAll
+// (p.Succ's bounds checks and slicing per prefix task gone), equal to
+// the plain walk (TestPrefixArrivalsMatchPlain).
+func prefixArrivals(p *Program, state []taskState, need []int32, hot []hotTask) (early bool) {
+	c := int32(len(state))
+	if c == 0 { // (a program of no tasks may have no successor offsets)
+		return false
+	}
+	succOf, succ := p.succOf[1:c+1], p.succ // succOf[d] is where d's list ends
+	lo := p.succOf[0]
+	for d := range state {
+		hi := succOf[d]
+		if hi == lo || state[d].end == 0 || succ[hi-1] < c {
+			lo = hi
+			continue
+		}
+		for k := hi - 1; k >= lo && succ[k] >= c; k-- {
+			t := succ[k]
+			need[t]-- // one more input arrived
+			// depsIn, for a task past the prefix, not issued (its
+			// record may be lazy: not read)
+			if n := need[t]; hot[t].kind != KindRecv && (n <= 0 || p.Hosted && n <= 1) {
+				early = true
+			}
+		}
+		if early {
+			return true
+		}
+		lo = hi
+	}
+	return false
 }
 
 // sameBytes reports whether a and b hold the same bytes (the runtime's
