@@ -217,6 +217,17 @@ func TestForkComparesWhatThePlayReads(t *testing.T) {
 		return -1
 	}
 	isRecv := func(k Kind) bool { return k == KindRecv }
+	// and its last receive (Detach lists the prefix's sends and
+	// receives from the program's p2p list, to the prefix's end)
+	last := func(p *Program, kind func(Kind) bool) int {
+		for i := f.inst[1].common - 1; i >= 0; i-- {
+			if kind(p.Tasks[i].Kind) {
+				return int(i)
+			}
+		}
+		t.Fatal("no such task in the prefix")
+		return -1
+	}
 	for _, c := range []struct {
 		name   string
 		change func(p *Program)
@@ -228,6 +239,7 @@ func TestForkComparesWhatThePlayReads(t *testing.T) {
 		{"issue", func(p *Program) { p.hot[first(p, Kind.IsCompute)].issue++ }, false},
 		{"sm-sized", func(p *Program) { i := first(p, Kind.IsCompute); p.Tasks[i].SMSized = !p.Tasks[i].SMSized }, false},
 		{"receive's match", func(p *Program) { t := &p.Tasks[first(p, isRecv)]; t.setP2P(t.Peer(), t.Match()+1) }, false},
+		{"last receive's match", func(p *Program) { t := &p.Tasks[last(p, isRecv)]; t.setP2P(t.Peer(), t.Match()+1) }, false},
 		{"dependency", func(p *Program) { p.deps[0]++ }, false},
 		{"dependency count", func(p *Program) { p.depOff[1]++ }, false},
 	} {
@@ -599,4 +611,51 @@ func saveSharedForks(t *testing.T, after func(i int, forks *[2]Fork)) (*StepConf
 		after(i, forks)
 	}
 	return cfg, build, forks
+}
+
+// Detach lists every send and receive of each common prefix, in task
+// order, with its peer and match, whether it takes them from the build's
+// list (Program.p2pListed) or, for a program without one, from the
+// records' kinds: the same list as a walk over the prefix's Tasks.
+// Fails when the listed path stops short of the prefix's end.
+func TestDetachListsPrefixP2P(t *testing.T) {
+	for _, listed := range []bool{true, false} {
+		cfg, plan, build := hostAheadStep(t)
+		short := *cfg
+		short.Microbatches = plan.Played
+		xs := build(&short)
+		xs.CountEvents()
+		var f Fork
+		if _, err := xs.RunSteady(plan, &f); err != nil {
+			t.Fatal(err)
+		}
+		if saved, _, _ := f.Saved(); !saved {
+			t.Fatal("nothing saved")
+		}
+		progs := slices.Clone(f.progs)
+		for _, p := range progs {
+			if !p.p2pListed {
+				t.Fatal("a build's program without its p2p list")
+			}
+			p.p2pListed = listed
+		}
+		f.Detach()
+		n := 0
+		for i, p := range progs {
+			fi := &f.inst[i]
+			var want []forkP2P
+			for k := range p.Tasks[:fi.common] {
+				if task := &p.Tasks[k]; task.Kind == KindSend || task.Kind == KindRecv {
+					want = append(want, forkP2P{int32(k), task.Peer(), task.Match()})
+				}
+			}
+			if got := f.cp.p2p[fi.p2pAt:fi.p2pEnd]; !slices.Equal(got, want) {
+				t.Errorf("listed %v stage %d: Detach listed %d sends and receives %v, the prefix holds %d %v", listed, i, len(got), got, len(want), want)
+			}
+			n += len(want)
+		}
+		if n == 0 {
+			t.Fatalf("listed %v: no sends or receives in the prefixes", listed)
+		}
+	}
 }
