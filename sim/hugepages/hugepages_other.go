@@ -26,3 +26,6 @@ func Populating() bool { return false }
 
 // PageSize is the operating system's page size in bytes.
 func PageSize() int { return os.Getpagesize() }
+
+// AdviseHeap does nothing: huge-page advice is Linux's (heap_linux.go).
+func AdviseHeap[T any](p *T) {}
