@@ -26,8 +26,8 @@ import (
 // in fresh memory then faults page by page, ≈ 11–13 µs a page on this
 // project's machine (a PVM guest: out46's entry in docs/design.md),
 // and advised before each point and summary rewrite the 70B sweep command
-// faults ≈ 2,500 times instead of ≈ 3,500 (CPU −16.7±6.6 ms, ≈ −2.7%,
-// five timeit sets pooled). Advised, a 2 MiB block of the heap that no
+// faults ≈ 2,500 times instead of ≈ 3,500 (CPU −14.4±4.3 ms, ≈ −2.7%,
+// six timeit sets pooled). Advised, a 2 MiB block of the heap that no
 // page of is mapped yet becomes one huge page at its first touch (≈ 0.24
 // µs a 4 KiB page when the host still backs the block). Only what the runtime has mapped is advised, at most a few MiB
 // of it not yet in use, so the peak RSS barely moves (issue 18,
