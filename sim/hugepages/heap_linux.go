@@ -14,29 +14,33 @@ import (
 // AdviseHeap advises MADV_HUGEPAGE over the Go heap's arenas that the
 // runtime has mapped when they have grown since the last call: the run of
 // adjacent anonymous mappings around p, an object on the Go heap, as
-// /proc/self/maps lists them. Call it often (a sweep worker calls it
-// before each point): it costs a read of the runtime's heap statistics
-// (≈ 0.4 µs) when the heap has not grown, and ≈ 30 µs more when it has
-// (the heap grows in steps of 4 MiB or more: 6–7 advised growths over the
-// 70B sweep's 1,000 points).
+// /proc/self/maps lists them; and it puts the blocks of the heap's
+// writable mappings that are new since the last call on huge pages at
+// once (collapse: the growth's first block is touched before the call).
+// Call it often (a sweep worker calls it before each point): it costs a
+// read of the runtime's heap statistics (≈ 0.4 µs) when the heap has not
+// grown, and ≈ 30 µs and a collapse or two more when it has (the heap
+// grows in steps of 4 MiB or more: 6–7 advised growths over the 70B
+// sweep's 1,000 points).
 //
 // Why: the runtime maps the heap's growth afresh (mmap, MAP_FIXED), on
 // 4 KiB pages where transparent huge pages are "madvise", and gives no
 // advice; each small-object span, stack and map the sweep's points make
 // in fresh memory then faults page by page, ≈ 11–13 µs a page on this
-// project's machine (a PVM guest: out46's entry in docs/design.md),
-// and advised before each point and summary rewrite the 70B sweep command
-// faults ≈ 2,500 times instead of ≈ 3,500 (CPU −14.4±4.3 ms, ≈ −2.7%,
-// six timeit sets pooled). Advised, a 2 MiB block of the heap that no
-// page of is mapped yet becomes one huge page at its first touch (≈ 0.24
-// µs a 4 KiB page when the host still backs the block). Only what the runtime has mapped is advised, at most a few MiB
-// of it not yet in use, so the peak RSS barely moves (issue 18,
-// docs/design.md "Speed", heap46).
+// project's machine (a PVM guest: out46's entry in docs/design.md).
+// Advised before each point and summary rewrite, the 70B sweep command
+// faulted ≈ 2,500 times instead of ≈ 3,500 (CPU −14.4±4.3 ms, ≈ −2.7%,
+// six timeit sets pooled); the collapse took it to ≈ 2,000 (−26±5 ms
+// more). Advised, a 2 MiB block of the heap that no page of is mapped yet
+// becomes one huge page at its first touch (≈ 0.24 µs a 4 KiB page when
+// the host still backs the block). Only what the runtime has mapped is
+// advised, at most a few MiB of it not yet in use, so the peak RSS barely
+// moves (issue 18, docs/design.md "Speed", heap46).
 //
 // The advice is a hint: the contents never change (the kernel puts a huge
-// page only where none of the block's 4 KiB pages is mapped), an error
-// (no /proc, advice refused) is ignored, and where transparent huge pages
-// are off it does nothing.
+// page only where none of the block's 4 KiB pages is mapped, and a
+// collapse copies those that are), an error (no /proc, advice refused)
+// is ignored, and where transparent huge pages are off it does nothing.
 func AdviseHeap[T any](p *T) {
 	heapAdvice.Lock()
 	defer heapAdvice.Unlock()
@@ -61,9 +65,91 @@ func AdviseHeap[T any](p *T) {
 	if err != nil {
 		return
 	}
-	if lo, hi := anonRunAround(maps, uintptr(unsafe.Pointer(p))); hi > lo {
-		unix.Syscall(unix.SYS_MADVISE, lo, hi-lo, unix.MADV_HUGEPAGE)
+	lo, hi := anonRunAround(maps, uintptr(unsafe.Pointer(p)))
+	if hi <= lo {
+		return
 	}
+	unix.Syscall(unix.SYS_MADVISE, lo, hi-lo, unix.MADV_HUGEPAGE)
+	rw := writableIn(maps, lo, hi)
+	if heapAdvice.rw != nil && collapsing() {
+		for _, r := range rw {
+			for _, n := range uncovered(r, heapAdvice.rw) {
+				collapse(n[0], n[1])
+			}
+		}
+	}
+	heapAdvice.rw = rw
+}
+
+// collapse asks Linux to put the hugeBlock-aligned blocks that [lo, hi)
+// reaches on huge pages now (madvise MADV_COLLAPSE, Linux 6.1), copying
+// the 4 KiB pages already mapped there; an error (a block with no page
+// mapped yet: the advice gives it a huge page at its first touch) is
+// ignored. Why: the span whose allocation grew the heap, and whatever the
+// point allocates next, lie in the growth's first block and touch its
+// pages before AdviseHeap's next call sees the growth, so the advice came
+// too late for that block: each of its other pages then faulted alone.
+// Collapsed at the next call, the 70B sweep command faulted ≈ 700 times
+// less again (≈ 2,000 against ≈ 2,800) and took 26±5 ms less CPU (timeit,
+// 40 and 60 pairs pooled; issue 18, docs/design.md "Speed", heap46). The
+// contents never change (the kernel copies the mapped pages under the
+// mmap lock, as khugepaged does).
+func collapse(lo, hi uintptr) {
+	lo &^= hugeBlock - 1
+	hi = (hi + hugeBlock - 1) &^ (hugeBlock - 1)
+	unix.Syscall(unix.SYS_MADVISE, lo, hi-lo, unix.MADV_COLLAPSE)
+}
+
+// collapsing reports whether the system's transparent huge pages honour
+// advice ("always" or "madvise" in /sys/kernel/mm/transparent_hugepage/
+// enabled): MADV_COLLAPSE makes huge pages whatever that setting says,
+// and where an administrator chose "never" the heap is left alone.
+var collapsing = sync.OnceValue(func() bool {
+	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	return err == nil && (bytes.Contains(b, []byte("[always]")) || bytes.Contains(b, []byte("[madvise]")))
+})
+
+// writableIn returns the writable anonymous mappings that maps,
+// /proc/self/maps' text, lists inside [lo, hi), adjacent ones joined.
+func writableIn(maps []byte, lo, hi uintptr) (out [][2]uintptr) {
+	for line := range bytes.SplitSeq(maps, []byte{'\n'}) {
+		s, e, anon, ok := parseMapsLine(line)
+		if !ok || !anon || s < lo || e > hi {
+			continue
+		}
+		if perms := bytes.Fields(line)[1]; len(perms) < 2 || perms[1] != 'w' {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1][1] == s {
+			out[n-1][1] = e
+		} else {
+			out = append(out, [2]uintptr{s, e})
+		}
+	}
+	return out
+}
+
+// uncovered returns the parts of [r[0], r[1]) that no range of by holds,
+// in order.
+func uncovered(r [2]uintptr, by [][2]uintptr) [][2]uintptr {
+	parts := [][2]uintptr{r}
+	for _, b := range by {
+		var next [][2]uintptr
+		for _, p := range parts {
+			if b[1] <= p[0] || b[0] >= p[1] {
+				next = append(next, p)
+				continue
+			}
+			if p[0] < b[0] {
+				next = append(next, [2]uintptr{p[0], b[0]})
+			}
+			if b[1] < p[1] {
+				next = append(next, [2]uintptr{b[1], p[1]})
+			}
+		}
+		parts = next
+	}
+	return parts
 }
 
 // heapClasses are the runtime's memory classes whose sum is the heap's
@@ -79,7 +165,8 @@ var heapClasses = [...]string{
 var heapAdvice struct {
 	sync.Mutex
 	samples [len(heapClasses)]metrics.Sample
-	mapped  uint64 // the heap's mapped bytes at the last advice
+	mapped  uint64       // the heap's mapped bytes at the last advice
+	rw      [][2]uintptr // the heap's writable mappings then (nil before the first)
 }
 
 // anonRunAround returns the span [lo, hi) of the longest run of adjacent
