@@ -6,6 +6,7 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"sync"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -150,6 +151,48 @@ func uncovered(r [2]uintptr, by [][2]uintptr) [][2]uintptr {
 		parts = next
 	}
 	return parts
+}
+
+// WatchHeap calls AdviseHeap(p) every period, on a goroutine of its own,
+// until stop is called (stop returns once the goroutine has ended): for a
+// command whose heap grows inside one long computation, where no loop of
+// its own could call AdviseHeap, as the sweep's workers do before each
+// point. Measured on the 405B `run` (scenarios/llama3-405b-16k-h100.yaml,
+// every 1 ms): page faults ≈ 15,000 → ≈ 6,000, CPU ≈ 0.51 → ≈ 0.46 s;
+// `run --all-ranks --no-timeline` ≈ 23,000 → ≈ 9,000 faults (issue 18,
+// docs/design.md "Speed", heap46). Where transparent huge pages are off
+// ("never") it starts nothing.
+func WatchHeap[T any](p *T, period time.Duration) (stop func()) {
+	if !collapsing() {
+		return func() {}
+	}
+	t := time.NewTicker(period)
+	end := watchHeap(p, t.C)
+	return func() {
+		t.Stop()
+		end()
+	}
+}
+
+// watchHeap calls AdviseHeap(p) at each tick until the returned function
+// is called, which returns once the goroutine has ended.
+func watchHeap[T any](p *T, ticks <-chan time.Time) (stop func()) {
+	done, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		for {
+			select {
+			case <-done:
+				return
+			case <-ticks:
+				AdviseHeap(p)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-ended
+	}
 }
 
 // heapClasses are the runtime's memory classes whose sum is the heap's

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -200,4 +201,32 @@ func TestCollapseMapsTheWholeBlock(t *testing.T) {
 			t.Fatalf("byte %d = %d after collapse, want %d", i, v, want)
 		}
 	}
+}
+
+// watchHeap advises the heap at each tick, and its stop waits for the
+// goroutine to end.
+func TestWatchHeapAdvisesAtEachTick(t *testing.T) {
+	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
+		t.Skipf("no transparent huge pages: %v", err)
+	}
+	probe := unmappedAnon(t, 4096)
+	if err := unix.Madvise(probe, unix.MADV_HUGEPAGE); err != nil {
+		t.Skipf("huge-page advice refused here: %v", err)
+	}
+	anchor := new([64]byte)
+	ticks := make(chan time.Time)
+	stop := watchHeap(anchor, ticks)
+	grown := make([]byte, 32<<20)
+	grown[0] = 1
+	mid := uintptr(unsafe.Pointer(&grown[len(grown)/2]))
+	if slices.Contains(strings.Fields(vmFlags(t, mid)), "hg") {
+		stop()
+		t.Skip("the heap's new mapping is advised huge already")
+	}
+	ticks <- time.Time{}
+	stop()
+	if !slices.Contains(strings.Fields(vmFlags(t, mid)), "hg") {
+		t.Errorf("the heap's new mapping not advised huge after a tick (VmFlags %q)", vmFlags(t, mid))
+	}
+	runtime.KeepAlive(grown)
 }

@@ -4,6 +4,7 @@ package hugepages
 
 import (
 	"os"
+	"time"
 	"unsafe"
 )
 
@@ -29,3 +30,6 @@ func PageSize() int { return os.Getpagesize() }
 
 // AdviseHeap does nothing: huge-page advice is Linux's (heap_linux.go).
 func AdviseHeap[T any](p *T) {}
+
+// WatchHeap starts nothing: huge-page advice is Linux's (heap_linux.go).
+func WatchHeap[T any](p *T, period time.Duration) (stop func()) { return func() {} }
