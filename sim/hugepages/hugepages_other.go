@@ -4,6 +4,7 @@ package hugepages
 
 import (
 	"os"
+	"time"
 	"unsafe"
 )
 
@@ -26,3 +27,9 @@ func Populating() bool { return false }
 
 // PageSize is the operating system's page size in bytes.
 func PageSize() int { return os.Getpagesize() }
+
+// AdviseHeap does nothing: huge-page advice is Linux's (heap_linux.go).
+func AdviseHeap[T any](p *T) {}
+
+// WatchHeap starts nothing: huge-page advice is Linux's (heap_linux.go).
+func WatchHeap[T any](p *T, period time.Duration) (stop func()) { return func() {} }

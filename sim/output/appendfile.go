@@ -207,6 +207,7 @@ func (a *AppendFile[T]) Flush() error {
 	if a.cmp != nil {
 		a.sort()
 	}
+	hugepages.AdviseHeap(a) // the heap's growth since the last advice on 2 MiB pages
 	if err := a.write(); err != nil {
 		return err
 	}

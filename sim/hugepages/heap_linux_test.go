@@ -1,0 +1,232 @@
+package hugepages
+
+import (
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// anonRunAround finds the run of adjacent anonymous mappings holding an
+// address, and nothing where a file, a named mapping or a gap holds it.
+func TestAnonRunAround(t *testing.T) {
+	const maps = `00400000-00500000 r-xp 00000000 fe:00 123 /usr/bin/simtrain
+00500000-00600000 rw-p 00000000 00:00 0 
+10000000-10400000 ---p 00000000 00:00 0 
+10400000-10800000 rw-p 00000000 00:00 0 
+10800000-10a00000 rw-p 00000000 00:00 0 [anon: Go: heap]
+10a00000-14000000 ---p 00000000 00:00 0 
+14200000-14300000 rw-p 00000000 00:00 0 
+20000000-20100000 rw-p 00000000 fe:00 77 /tmp/file with spaces
+20100000-20200000 rw-p 00000000 00:00 0 
+7ffc0000-7ffd0000 rw-p 00000000 00:00 0                          [stack]
+`
+	for _, c := range []struct {
+		name   string
+		a      uintptr
+		lo, hi uintptr
+	}{
+		{"in the run's mapped part", 0x10400010, 0x10000000, 0x14000000},
+		{"in the run's reserve", 0x10000000, 0x10000000, 0x14000000},
+		{"in a named anonymous part", 0x109fffff, 0x10000000, 0x14000000},
+		{"last byte of the run", 0x13ffffff, 0x10000000, 0x14000000},
+		{"after a gap", 0x14200000, 0x14200000, 0x14300000},
+		{"after a file", 0x20100000, 0x20100000, 0x20200000},
+		{"anonymous after the program", 0x00500000, 0x00500000, 0x00600000},
+		{"in the program", 0x00400000, 0, 0},
+		{"in a file", 0x20000000, 0, 0},
+		{"in the stack", 0x7ffc1000, 0, 0},
+		{"in a gap", 0x18000000, 0, 0},
+	} {
+		lo, hi := anonRunAround([]byte(maps), c.a)
+		if lo != c.lo || hi != c.hi {
+			t.Errorf("%s (%#x): [%#x, %#x), want [%#x, %#x)", c.name, c.a, lo, hi, c.lo, c.hi)
+		}
+	}
+}
+
+// AdviseHeap advises the heap's mappings huge, again after it grows,
+// collapses the new ones from its second call on, and leaves the heap's
+// contents as they were.
+func TestAdviseHeapAdvisesTheHeapAsItGrows(t *testing.T) {
+	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
+		t.Skipf("no transparent huge pages: %v", err)
+	}
+	probe := unmappedAnon(t, 4096)
+	if err := unix.Madvise(probe, unix.MADV_HUGEPAGE); err != nil {
+		t.Skipf("huge-page advice refused here: %v", err)
+	}
+	hg := func(b []byte) bool {
+		return slices.Contains(strings.Fields(vmFlags(t, uintptr(unsafe.Pointer(&b[len(b)/2])))), "hg")
+	}
+	anchor := new([64]byte)
+	anchor[3] = 9
+	var keep [][]byte
+	for round := range 3 {
+		grown := make([]byte, 32<<20) // the runtime maps fresh heap for it
+		grown[0], grown[len(grown)-1] = 1, 2
+		if hg(grown) {
+			t.Skipf("round %d: the heap's new mapping is advised huge already", round)
+		}
+		// A byte written in grown's first page that the heap's writable
+		// mappings did not hold at the last call: from the second call on,
+		// its block is collapsed, so wholly resident after the call.
+		prev := heapAdvice.rw
+		fresh := -1
+		for i := 0; i < len(grown); i += 4096 {
+			a := uintptr(unsafe.Pointer(&grown[i]))
+			if !slices.ContainsFunc(prev, func(r [2]uintptr) bool { return r[0] <= a && a < r[1] }) {
+				fresh = i
+				break
+			}
+		}
+		if fresh >= 0 {
+			grown[fresh] = 3
+		}
+		AdviseHeap(anchor)
+		if !hg(grown) {
+			t.Errorf("round %d: the heap's new mapping not advised huge after AdviseHeap (VmFlags %q)",
+				round, vmFlags(t, uintptr(unsafe.Pointer(&grown[len(grown)/2]))))
+		}
+		if prev != nil && fresh >= 0 && collapsing() {
+			const huge = 2 << 20
+			a := uintptr(unsafe.Pointer(&grown[fresh]))
+			lo := max(fresh-int(a%huge), 0)
+			block := grown[lo:min(lo+huge, len(grown))]
+			if got, want := resident(t, block), (len(block)+4095)/4096; got != want {
+				t.Errorf("round %d: %d of the %d pages of the new mapping's first block resident after AdviseHeap", round, got, want)
+			}
+		}
+		for i, want := range map[int]byte{0: 1, len(grown) - 1: 2, len(grown) / 2: 0} {
+			if grown[i] != want && i != fresh {
+				t.Fatalf("round %d: byte %d = %d, want %d", round, i, grown[i], want)
+			}
+		}
+		if fresh >= 0 && grown[fresh] != 3 || anchor[3] != 9 {
+			t.Fatalf("round %d: contents changed", round)
+		}
+		keep = append(keep, grown)
+	}
+	runtime.KeepAlive(keep)
+}
+
+// writableIn lists the writable anonymous mappings inside a range, adjacent
+// ones joined, and nothing reserved, named otherwise, or outside it.
+func TestWritableIn(t *testing.T) {
+	const maps = `10000000-10400000 ---p 00000000 00:00 0 
+10400000-10800000 rw-p 00000000 00:00 0 
+10800000-10a00000 rw-p 00000000 00:00 0 [anon: Go: heap]
+10a00000-11000000 ---p 00000000 00:00 0 
+11000000-11400000 rw-p 00000000 00:00 0 
+11400000-11600000 r--p 00000000 00:00 0 
+11600000-11800000 rw-p 00000000 fe:00 5 /tmp/f
+11800000-11a00000 rw-p 00000000 00:00 0 
+`
+	for _, c := range []struct {
+		lo, hi uintptr
+		want   [][2]uintptr
+	}{
+		{0x10000000, 0x11a00000, [][2]uintptr{{0x10400000, 0x10a00000}, {0x11000000, 0x11400000}, {0x11800000, 0x11a00000}}},
+		{0x10000000, 0x11000000, [][2]uintptr{{0x10400000, 0x10a00000}}},
+		{0x10500000, 0x11a00000, [][2]uintptr{{0x10800000, 0x10a00000}, {0x11000000, 0x11400000}, {0x11800000, 0x11a00000}}},
+		{0x10000000, 0x10400000, nil},
+	} {
+		if got := writableIn([]byte(maps), c.lo, c.hi); !slices.Equal(got, c.want) {
+			t.Errorf("[%#x, %#x): %x, want %x", c.lo, c.hi, got, c.want)
+		}
+	}
+}
+
+// uncovered returns the parts of a range that no other range holds.
+func TestUncovered(t *testing.T) {
+	type r = [2]uintptr
+	for _, c := range []struct {
+		r    r
+		by   []r
+		want []r
+	}{
+		{r{10, 20}, nil, []r{{10, 20}}},
+		{r{10, 20}, []r{{0, 10}, {20, 30}}, []r{{10, 20}}},
+		{r{10, 20}, []r{{0, 30}}, nil},
+		{r{10, 20}, []r{{10, 20}}, nil},
+		{r{10, 20}, []r{{0, 12}}, []r{{12, 20}}},
+		{r{10, 20}, []r{{18, 25}}, []r{{10, 18}}},
+		{r{10, 20}, []r{{12, 14}, {16, 17}}, []r{{10, 12}, {14, 16}, {17, 20}}},
+	} {
+		if got := uncovered(c.r, c.by); !slices.Equal(got, c.want) {
+			t.Errorf("%v less %v: %v, want %v", c.r, c.by, got, c.want)
+		}
+	}
+}
+
+// collapse puts a block with a few pages mapped on one huge page (every
+// page of it then resident) and keeps its contents.
+func TestCollapseMapsTheWholeBlock(t *testing.T) {
+	const page, huge = 4096, 2 << 20
+	mem := unmappedAnon(t, 3*huge)
+	if err := unix.Madvise(mem, unix.MADV_HUGEPAGE); err != nil {
+		t.Skipf("huge-page advice refused here: %v", err)
+	}
+	if !collapsing() {
+		t.Skip("transparent huge pages off")
+	}
+	base := uintptr(unsafe.Pointer(&mem[0]))
+	off := int((huge - base%huge) % huge)
+	block := mem[off : off+huge]
+	if err := unix.Madvise(block[:page], unix.MADV_NOHUGEPAGE); err != nil {
+		t.Fatal(err)
+	}
+	block[0], block[5*page+3] = 1, 2 // two 4 KiB pages mapped
+	if err := unix.Madvise(block[:page], unix.MADV_HUGEPAGE); err != nil {
+		t.Fatal(err)
+	}
+	if got := resident(t, block); got != 2 {
+		t.Skipf("%d pages resident after two writes: the block is on a huge page already", got)
+	}
+	lo := uintptr(unsafe.Pointer(&block[page]))
+	collapse(lo, lo+page)
+	if got := resident(t, block); got != huge/page {
+		if err := unix.Madvise(block, unix.MADV_COLLAPSE); err != nil {
+			t.Skipf("collapse refused here: %v", err)
+		}
+		t.Errorf("%d of the block's %d pages resident after collapse", got, huge/page)
+	}
+	for i, v := range block {
+		if want := map[int]byte{0: 1, 5*page + 3: 2}[i]; v != want {
+			t.Fatalf("byte %d = %d after collapse, want %d", i, v, want)
+		}
+	}
+}
+
+// watchHeap advises the heap at each tick, and its stop waits for the
+// goroutine to end.
+func TestWatchHeapAdvisesAtEachTick(t *testing.T) {
+	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
+		t.Skipf("no transparent huge pages: %v", err)
+	}
+	probe := unmappedAnon(t, 4096)
+	if err := unix.Madvise(probe, unix.MADV_HUGEPAGE); err != nil {
+		t.Skipf("huge-page advice refused here: %v", err)
+	}
+	anchor := new([64]byte)
+	ticks := make(chan time.Time)
+	stop := watchHeap(anchor, ticks)
+	grown := make([]byte, 32<<20)
+	grown[0] = 1
+	mid := uintptr(unsafe.Pointer(&grown[len(grown)/2]))
+	if slices.Contains(strings.Fields(vmFlags(t, mid)), "hg") {
+		stop()
+		t.Skip("the heap's new mapping is advised huge already")
+	}
+	ticks <- time.Time{}
+	stop()
+	if !slices.Contains(strings.Fields(vmFlags(t, mid)), "hg") {
+		t.Errorf("the heap's new mapping not advised huge after a tick (VmFlags %q)", vmFlags(t, mid))
+	}
+	runtime.KeepAlive(grown)
+}
