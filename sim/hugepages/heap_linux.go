@@ -6,6 +6,7 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -72,10 +73,12 @@ func AdviseHeap[T any](p *T) {
 	}
 	unix.Syscall(unix.SYS_MADVISE, lo, hi-lo, unix.MADV_HUGEPAGE)
 	rw := writableIn(maps, lo, hi)
+	heapAdvice.collapsed = heapAdvice.collapsed[:0]
 	if heapAdvice.rw != nil && collapsing() {
 		for _, r := range rw {
 			for _, n := range uncovered(r, heapAdvice.rw) {
-				collapse(n[0], n[1])
+				err := collapse(n[0], n[1])
+				heapAdvice.collapsed = append(heapAdvice.collapsed, collapseCall{n[0], n[1], err})
 			}
 		}
 	}
@@ -95,10 +98,24 @@ func AdviseHeap[T any](p *T) {
 // 40 and 60 pairs pooled; issue 18, docs/design.md "Speed", heap46). The
 // contents never change (the kernel copies the mapped pages under the
 // mmap lock, as khugepaged does).
-func collapse(lo, hi uintptr) {
+//
+// It returns the call's error number (0: every block collapsed or huge
+// already), which AdviseHeap only records: a collapse is best-effort, and
+// the kernel refuses one (EAGAIN, ENOMEM) when it finds no free 2 MiB page
+// or the block changes under it.
+func collapse(lo, hi uintptr) syscall.Errno {
 	lo &^= hugeBlock - 1
 	hi = (hi + hugeBlock - 1) &^ (hugeBlock - 1)
-	unix.Syscall(unix.SYS_MADVISE, lo, hi-lo, unix.MADV_COLLAPSE)
+	_, _, err := unix.Syscall(unix.SYS_MADVISE, lo, hi-lo, unix.MADV_COLLAPSE)
+	return err
+}
+
+// collapseCall is one collapse AdviseHeap asked for: the range and the
+// call's error number (for the tests, which check a block's residency
+// only where the kernel did collapse it).
+type collapseCall struct {
+	lo, hi uintptr
+	err    syscall.Errno
 }
 
 // collapsing reports whether the system's transparent huge pages honour
@@ -210,6 +227,8 @@ var heapAdvice struct {
 	samples [len(heapClasses)]metrics.Sample
 	mapped  uint64       // the heap's mapped bytes at the last advice
 	rw      [][2]uintptr // the heap's writable mappings then (nil before the first)
+	// collapsed are the collapses the last advice asked for.
+	collapsed []collapseCall
 }
 
 // anonRunAround returns the span [lo, hi) of the longest run of adjacent

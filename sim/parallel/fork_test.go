@@ -595,22 +595,31 @@ func TestForkSharedStateReplaced(t *testing.T) {
 func saveSharedForks(t *testing.T, after func(i int, forks *[2]Fork)) (*StepConfig, func(*StepConfig) *Executor, *[2]Fork) {
 	t.Helper()
 	cfg, plan, build := hostAheadStep(t)
-	short := *cfg
-	short.Microbatches = plan.Played
 	forks := new([2]Fork)
 	forks[1].ShareCopies(&forks[0])
 	for i := range forks {
-		xs := build(&short)
-		xs.CountEvents()
-		if _, err := xs.RunSteady(plan, &forks[i]); err != nil {
-			t.Fatal(err)
-		}
-		if saved, _, _ := forks[i].Saved(); !saved {
-			t.Fatalf("fork %d: nothing saved", i)
-		}
+		playShortSaved(t, cfg, plan, build, &forks[i])
 		after(i, forks)
 	}
 	return cfg, build, forks
+}
+
+// playShortSaved plays cfg's step shortened to plan (built by build) with
+// its events counted, saving its state in f, and fails t when nothing was
+// saved. It returns the shortened play's executor.
+func playShortSaved(t *testing.T, cfg *StepConfig, plan Steady, build func(*StepConfig) *Executor, f *Fork) *Executor {
+	t.Helper()
+	short := *cfg
+	short.Microbatches = plan.Played
+	xs := build(&short)
+	xs.CountEvents()
+	if _, err := xs.RunSteady(plan, f); err != nil {
+		t.Fatal(err)
+	}
+	if saved, _, _ := f.Saved(); !saved {
+		t.Fatal("nothing saved")
+	}
+	return xs
 }
 
 // Detach lists every send and receive of each common prefix, in task
@@ -621,17 +630,8 @@ func saveSharedForks(t *testing.T, after func(i int, forks *[2]Fork)) (*StepConf
 func TestDetachListsPrefixP2P(t *testing.T) {
 	for _, listed := range []bool{true, false} {
 		cfg, plan, build := hostAheadStep(t)
-		short := *cfg
-		short.Microbatches = plan.Played
-		xs := build(&short)
-		xs.CountEvents()
 		var f Fork
-		if _, err := xs.RunSteady(plan, &f); err != nil {
-			t.Fatal(err)
-		}
-		if saved, _, _ := f.Saved(); !saved {
-			t.Fatal("nothing saved")
-		}
+		playShortSaved(t, cfg, plan, build, &f)
 		progs := slices.Clone(f.progs)
 		for _, p := range progs {
 			if !p.p2pListed {
