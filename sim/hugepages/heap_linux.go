@@ -77,20 +77,18 @@ func AdviseHeap[T any](p *T) {
 	if heapAdvice.rw != nil && collapsing() {
 		for _, r := range rw {
 			for _, n := range uncovered(r, heapAdvice.rw) {
-				err := collapse(n[0], n[1])
-				heapAdvice.collapsed = append(heapAdvice.collapsed, collapseCall{n[0], n[1], err})
+				heapAdvice.collapsed = collapse(heapAdvice.collapsed, n[0], n[1])
 			}
 		}
 	}
 	heapAdvice.rw = rw
 }
 
-// collapse asks Linux to put the hugeBlock-aligned blocks that [lo, hi)
-// reaches on huge pages now (madvise MADV_COLLAPSE, Linux 6.1), copying
-// the 4 KiB pages already mapped there; an error (a block with no page
-// mapped yet: the advice gives it a huge page at its first touch) is
-// ignored. Why: the span whose allocation grew the heap, and whatever the
-// point allocates next, lie in the growth's first block and touch its
+// collapse asks Linux to put each hugeBlock-aligned block that [lo, hi)
+// reaches on a huge page now (madvise MADV_COLLAPSE, Linux 6.1), one call
+// a block, copying the 4 KiB pages already mapped there, and appends each
+// call to dst. Why: the span whose allocation grew the heap, and whatever
+// the point allocates next, lie in the growth's first block and touch its
 // pages before AdviseHeap's next call sees the growth, so the advice came
 // too late for that block: each of its other pages then faulted alone.
 // Collapsed at the next call, the 70B sweep command faulted ≈ 700 times
@@ -99,18 +97,36 @@ func AdviseHeap[T any](p *T) {
 // contents never change (the kernel copies the mapped pages under the
 // mmap lock, as khugepaged does).
 //
-// It returns the call's error number (0: every block collapsed or huge
-// already), which AdviseHeap only records: a collapse is best-effort, and
-// the kernel refuses one (EAGAIN, ENOMEM) when it finds no free 2 MiB page
-// or the block changes under it.
-func collapse(lo, hi uintptr) syscall.Errno {
+// One call a block, not one over the range: Linux 6.18 (this project's
+// machine) stops a range's collapse at the first block with no page
+// mapped (EINVAL), so a growth whose first block was still empty had none
+// of its touched blocks collapsed, and a range starting in the reserve
+// none at all (measured on fresh mappings with /proc/self/smaps'
+// AnonHugePages: issue 18, docs/design.md "Speed", collapse46). An empty
+// block's call fails at once (the advice gives it a huge page at its
+// first touch). A block refused with EAGAIN (a page of it not yet on the
+// kernel's LRU lists: another thread faulted it a moment before, as the
+// run's simulating goroutine does while WatchHeap's collapses) is asked
+// once more: the call drains those lists first, and the second call took
+// the block in 2 of the 3 refusals of a 405B run watched (collapse46).
+//
+// Each call's error number (0: the block collapsed or huge already) is
+// only recorded: a collapse is best-effort, and the kernel refuses one
+// (EAGAIN, ENOMEM) when it finds no free 2 MiB page or the block changes
+// under it.
+func collapse(dst []collapseCall, lo, hi uintptr) []collapseCall {
 	lo &^= hugeBlock - 1
-	hi = (hi + hugeBlock - 1) &^ (hugeBlock - 1)
-	_, _, err := unix.Syscall(unix.SYS_MADVISE, lo, hi-lo, unix.MADV_COLLAPSE)
-	return err
+	for ; lo < hi; lo += hugeBlock {
+		_, _, err := unix.Syscall(unix.SYS_MADVISE, lo, hugeBlock, unix.MADV_COLLAPSE)
+		if err == unix.EAGAIN { // once more: see above
+			_, _, err = unix.Syscall(unix.SYS_MADVISE, lo, hugeBlock, unix.MADV_COLLAPSE)
+		}
+		dst = append(dst, collapseCall{lo, lo + hugeBlock, err})
+	}
+	return dst
 }
 
-// collapseCall is one collapse AdviseHeap asked for: the range and the
+// collapseCall is one collapse AdviseHeap asked for: the block and the
 // call's error number (for the tests, which check a block's residency
 // only where the kernel did collapse it).
 type collapseCall struct {

@@ -91,8 +91,10 @@ func TestAdviseHeapAdvisesTheHeapAsItGrows(t *testing.T) {
 			const huge = 2 << 20
 			a := uintptr(unsafe.Pointer(&grown[fresh]))
 			i := slices.IndexFunc(heapAdvice.collapsed, func(c collapseCall) bool { return c.lo <= a && a < c.hi })
-			lo := max(fresh-int(a%huge), 0)
-			block := grown[lo:min(lo+huge, len(grown))]
+			// grown's bytes in that block: the block may begin before grown
+			// (the rest of it is the runtime's), and end past it.
+			start := fresh - int(a%huge)
+			block := grown[max(start, 0):min(start+huge, len(grown))]
 			switch {
 			case i < 0:
 				t.Errorf("round %d: AdviseHeap did not collapse the new mapping's first block (%#x; asked for %v)", round, a, heapAdvice.collapsed)
@@ -192,7 +194,7 @@ func TestCollapseMapsTheWholeBlock(t *testing.T) {
 		t.Skipf("%d pages resident after two writes: the block is on a huge page already", got)
 	}
 	lo := uintptr(unsafe.Pointer(&block[page]))
-	collapse(lo, lo+page)
+	collapse(nil, lo, lo+page)
 	if got := resident(t, block); got != huge/page {
 		if err := unix.Madvise(block, unix.MADV_COLLAPSE); err != nil {
 			t.Skipf("collapse refused here: %v", err)
@@ -203,6 +205,55 @@ func TestCollapseMapsTheWholeBlock(t *testing.T) {
 		if want := map[int]byte{0: 1, 5*page + 3: 2}[i]; v != want {
 			t.Fatalf("byte %d = %d after collapse, want %d", i, v, want)
 		}
+	}
+}
+
+// collapse asks for each block of its range alone: a block with pages
+// mapped after one with none, and one past it, are each collapsed (one
+// call over the range stops at the empty block on Linux 6.18), and the
+// empty block is left to the advice.
+func TestCollapseEachBlockPastAnEmptyOne(t *testing.T) {
+	const page, huge = 4096, 2 << 20
+	if !collapsing() {
+		t.Skip("transparent huge pages off")
+	}
+	mem := unmappedAnon(t, 5*huge)
+	base := uintptr(unsafe.Pointer(&mem[0]))
+	off := int((huge - base%huge) % huge)
+	blocks := mem[off : off+3*huge] // three whole blocks: 0 empty, 1 and 2 written
+	blocks[huge+7*page], blocks[2*huge+3] = 4, 5
+	for k := 1; k < 3; k++ {
+		if got := resident(t, blocks[k*huge:(k+1)*huge]); got != 1 {
+			t.Skipf("block %d: %d pages resident after one write: on a huge page already", k, got)
+		}
+	}
+	lo := uintptr(unsafe.Pointer(&blocks[0]))
+	calls := collapse(nil, lo+page, lo+3*huge-page) // rounded out to the three blocks
+	if len(calls) != 3 {
+		t.Fatalf("%d calls for three blocks, want 3: %v", len(calls), calls)
+	}
+	for k, c := range calls {
+		if c.lo != lo+uintptr(k)*huge || c.hi != c.lo+huge {
+			t.Errorf("call %d for [%#x, %#x), want block [%#x, %#x)", k, c.lo, c.hi, lo+uintptr(k)*huge, lo+uintptr(k+1)*huge)
+		}
+	}
+	if got := resident(t, blocks[:huge]); got != 0 {
+		t.Errorf("the empty block: %d pages resident after collapse, want 0", got)
+	}
+	for k := 1; k < 3; k++ {
+		switch err := calls[k].err; err {
+		case 0:
+			if got := resident(t, blocks[k*huge:(k+1)*huge]); got != huge/page {
+				t.Errorf("block %d: %d of its %d pages resident after collapse", k, got, huge/page)
+			}
+		case unix.EAGAIN, unix.ENOMEM, unix.EBUSY: // best-effort: no free 2 MiB page now
+			t.Logf("block %d: the kernel refused the collapse: %v", k, err)
+		default:
+			t.Errorf("block %d: collapse failed: %v", k, err)
+		}
+	}
+	if blocks[huge+7*page] != 4 || blocks[2*huge+3] != 5 || blocks[0] != 0 {
+		t.Fatal("contents changed")
 	}
 }
 
