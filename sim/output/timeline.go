@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/simtrain/simtrain/sim/hugepages"
 )
 
 // TimelineColumns returns the column names of timeline.arrow, in order.
@@ -143,7 +145,7 @@ func (w *TimelineWriter) Write(rows []TimelineRow) error {
 		return w.err
 	}
 	if w.step == nil && len(rows) > 0 {
-		w.allocBatch()
+		w.allocBatch(len(rows) >= BatchRows)
 	}
 	var last [3]struct {
 		s  string
@@ -202,14 +204,40 @@ func (w *TimelineWriter) Write(rows []TimelineRow) error {
 }
 
 // allocBatch gives every column buffer the capacity of one full batch
-// (about 4.5 MiB), once, so that appends never regrow them.
-func (w *TimelineWriter) allocBatch() {
-	i32 := func() []int32 { return make([]int32, 0, BatchRows) }
+// (about 4.5 MiB), once, so that appends never regrow them. With full (the
+// first Write brings a whole batch, so every buffer fills) their pages are
+// mapped at once (hugepages.Populate) rather than faulted page by page at
+// the appends: ≈ 1,150 faults for a timeline of a batch or more (issue 18,
+// docs/design.md "Speed", run46). A smaller timeline's buffers are left
+// to fault as they fill: most of their pages are never touched.
+func (w *TimelineWriter) allocBatch(full bool) {
+	buf := func(s []int32) []int32 { return s[:0] }
+	buf64 := func(s []int64) []int64 { return s[:0] }
+	if full {
+		buf = func(s []int32) []int32 { return hugepages.Populate(s)[:0] }
+		buf64 = func(s []int64) []int64 { return hugepages.Populate(s)[:0] }
+	}
+	i32 := func() []int32 { return buf(make([]int32, BatchRows)) }
 	w.step, w.rank, w.node, w.layer, w.micro, w.chunk = i32(), i32(), i32(), i32(), i32(), i32()
 	w.stream, w.kind, w.group = i32(), i32(), i32()
-	w.start, w.end = make([]int64, 0, BatchRows), make([]int64, 0, BatchRows)
-	w.flops, w.bytes = make([]float64, 0, BatchRows), make([]int64, 0, BatchRows)
+	w.start, w.end = buf64(make([]int64, BatchRows)), buf64(make([]int64, BatchRows))
+	w.flops, w.bytes = make([]float64, 0, BatchRows), buf64(make([]int64, BatchRows))
 	w.nameData = make([]byte, 0, 16*BatchRows)
+	if full {
+		w.flops = hugepages.Populate(w.flops[:BatchRows])[:0]
+		w.nameData = hugepages.Populate(w.nameData[:16*BatchRows])[:0]
+	}
+}
+
+// TimelineRows returns an empty slice with room for n rows, its pages
+// mapped at once (hugepages.Populate) when n rows fill them: a caller
+// gathering rows for [TimelineWriter.Write] in batches of [BatchRows]
+// (report.Timeline: 8 MiB) writes every page of it, and unmapped, each
+// page faulted twice, once when the collector scanned the fresh array
+// (read as the zero page) and again at its first write: ≈ 4,000 of the
+// 405B run's ≈ 15,000 faults (issue 18, docs/design.md "Speed", run46).
+func TimelineRows(n int) []TimelineRow {
+	return hugepages.Populate(make([]TimelineRow, n))[:0]
 }
 
 func lowerDictName(k int) string { return [3]string{"stream", "kind", "group"}[k] }

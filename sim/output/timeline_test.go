@@ -92,6 +92,46 @@ func TestTimelineMatchesWriteTable(t *testing.T) {
 	}
 }
 
+// TestTimelineMatchesWriteTableByWriteSize: the file is WriteTable's
+// whatever rows each Write brings, a first Write of a whole batch or more
+// (the column buffers then mapped ahead, allocBatch) included, and
+// TimelineRows gives an empty slice with room for n rows.
+func TestTimelineMatchesWriteTableByWriteSize(t *testing.T) {
+	rows := makeTimeline(BatchRows + 1000)
+	sorted := TimelineDicts{
+		Stream: []string{"compute", "dp", "tp"},
+		Kind:   []string{"all_reduce", "gemm", "reduce_scatter"},
+		Group:  []string{"", "dp", "tp"},
+	}
+	dir := t.TempDir()
+	if err := WriteTable(dir+"/want.arrow", rows, map[string]string{"k": "v"}); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.ReadFile(dir + "/want.arrow")
+	for _, chunk := range []int{300, BatchRows - 1, BatchRows, len(rows)} {
+		w, err := NewTimelineWriter(dir+"/got.arrow", map[string]string{"k": "v"}, sorted)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := TimelineRows(chunk)
+		if len(buf) != 0 || cap(buf) != chunk {
+			t.Fatalf("TimelineRows(%d): len %d cap %d", chunk, len(buf), cap(buf))
+		}
+		for lo := 0; lo < len(rows); lo += chunk {
+			buf = append(buf[:0], rows[lo:min(lo+chunk, len(rows))]...)
+			if err := w.Write(buf); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(dir + "/got.arrow"); !bytes.Equal(got, want) {
+			t.Errorf("writes of %d rows: file differs from WriteTable's (%d vs %d bytes)", chunk, len(got), len(want))
+		}
+	}
+}
+
 func TestTimelineDeterministic(t *testing.T) {
 	rows := makeTimeline(BatchRows + 5)
 	var files [2][]byte

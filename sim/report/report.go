@@ -200,7 +200,7 @@ const timelineBatch = 1 << 16
 // tasks in issue order) to write in batches; it stops at write's first
 // error and returns it, and a cancelled ctx stops it between two batches.
 func Timeline(ctx context.Context, r *simulation.Result, ranks []int, write func([]output.TimelineRow) error) error {
-	buf := make([]output.TimelineRow, 0, timelineBatch)
+	buf := output.TimelineRows(timelineBatch)
 	var werr error
 	r.Tasks(ranks, func(t simulation.TaskRecord) {
 		if werr != nil {
