@@ -107,3 +107,22 @@ func TestGrownBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestMappedRows: make's slice, n zero rows, however many pages it spans
+// (none, part of one, several mapped ahead).
+func TestMappedRows(t *testing.T) {
+	for _, n := range []int{0, 1, 100, 100_000} {
+		rows := MappedRows[MemoryRow](n)
+		if len(rows) != n {
+			t.Fatalf("MappedRows(%d): len %d", n, len(rows))
+		}
+		for i, r := range rows {
+			if r != (MemoryRow{}) {
+				t.Fatalf("MappedRows(%d)[%d] = %+v, want zero", n, i, r)
+			}
+		}
+	}
+	if b := buffers.New().(interface{ Available() int }); b.Available() != 1<<20 {
+		t.Errorf("a pooled writer has %d bytes free, want 1 MiB", b.Available())
+	}
+}

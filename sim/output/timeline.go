@@ -226,19 +226,24 @@ func (w *TimelineWriter) allocBatch(full bool) {
 	if full {
 		w.flops = hugepages.Populate(w.flops[:BatchRows])[:0]
 		w.nameData = hugepages.Populate(w.nameData[:16*BatchRows])[:0]
+		hugepages.Populate(w.nameOff[:cap(w.nameOff)]) // contents kept
 	}
 }
 
 // TimelineRows returns an empty slice with room for n rows, its pages
-// mapped at once (hugepages.Populate) when n rows fill them: a caller
-// gathering rows for [TimelineWriter.Write] in batches of [BatchRows]
-// (report.Timeline: 8 MiB) writes every page of it, and unmapped, each
-// page faulted twice, once when the collector scanned the fresh array
-// (read as the zero page) and again at its first write: ≈ 4,000 of the
-// 405B run's ≈ 15,000 faults (issue 18, docs/design.md "Speed", run46).
-func TimelineRows(n int) []TimelineRow {
-	return hugepages.Populate(make([]TimelineRow, n))[:0]
-}
+// mapped at once (MappedRows): a caller gathering rows for
+// [TimelineWriter.Write] in batches of [BatchRows] (report.Timeline:
+// 8 MiB) writes every page of it, and unmapped, each page faulted twice,
+// once when the collector scanned the fresh array (read as the zero page)
+// and again at its first write (issue 18, docs/design.md "Speed", run46).
+func TimelineRows(n int) []TimelineRow { return MappedRows[TimelineRow](n)[:0] }
+
+// MappedRows returns make([]T, n) with its pages mapped at once
+// (hugepages.Populate: 2 MiB pages where the block is free) rather than
+// faulted one by one at the first writes: for an array the caller fills
+// next, such as memory.arrow's row per rank (1.3 MB for 16,384 ranks).
+// Contents are make's: n zero values.
+func MappedRows[T any](n int) []T { return hugepages.Populate(make([]T, n)) }
 
 func lowerDictName(k int) string { return [3]string{"stream", "kind", "group"}[k] }
 
@@ -309,9 +314,9 @@ func (w *TimelineWriter) dictArray(k int, idx []int32) arrow.Array {
 	d := w.dicts[k]
 	var indices arrow.Array
 	if d.typ.IndexType.ID() == arrow.INT16 {
-		buf := w.idx16[k][:0]
-		for _, v := range idx {
-			buf = append(buf, int16(v))
+		buf := resized(w.idx16[k], len(idx)) // mapped at once when new
+		for i, v := range idx {
+			buf[i] = int16(v)
 		}
 		w.idx16[k] = buf
 		indices = fixedArray(arrow.PrimitiveTypes.Int16, len(idx), arrow.Int16Traits.CastToBytes(buf))

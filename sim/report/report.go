@@ -145,7 +145,7 @@ func Memory(r *simulation.Result) []output.MemoryRow {
 			TotalBytes: output.ByteCount(m.Total), CapacityBytes: output.ByteCount(r.MemCapacityBytes), Fits: m.Fits,
 		}
 	}
-	rows := make([]output.MemoryRow, r.Layout.World())
+	rows := output.MappedRows[output.MemoryRow](r.Layout.World()) // every row written next
 	for rank := range rows {
 		row := &rows[rank]
 		*row = stages[r.Layout.CoordOf(rank).PP]
@@ -158,7 +158,7 @@ func Memory(r *simulation.Result) []output.MemoryRow {
 // utilisation (bytes over what its line rate carries in the simulated time).
 func Links(r *simulation.Result) []output.LinkRow {
 	n, row, _ := LinkRows(r)
-	rows := make([]output.LinkRow, n)
+	rows := output.MappedRows[output.LinkRow](n) // every row written next
 	for i := range rows {
 		rows[i] = row(i)
 	}
