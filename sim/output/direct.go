@@ -23,9 +23,9 @@ import (
 // enough (contents undefined: the caller sets every value). A new array's
 // pages are mapped at once (hugepages.Populate): the caller writes every
 // value next, and a batch's column of 65,536 values (256–512 KiB) would
-// otherwise fault page by page at its first batch: ≈ 290 of the 405B
-// run's ≈ 2,700 faults lay in linkBuilder.batch's columns alone (issue
-// 18, docs/design.md "Speed", run46).
+// otherwise fault page by page at its first batch: ≈ 600 of the 405B
+// run's ≈ 5,700 faults under perf lay in linkBuilder.batch's columns
+// alone (issue 18, docs/design.md "Speed", run46).
 func resized[T any](s []T, n int) []T {
 	if cap(s) < n {
 		return hugepages.Populate(make([]T, n))
@@ -93,8 +93,9 @@ func (c *strCol) add(s string) {
 // bytes after them, twice b's capacity or more, its pages mapped at once
 // (hugepages.Populate): a batch's value bytes (≈ 1 MiB a column of link
 // names) are written next, and append's growth faulted every page of each
-// new array, ≈ 400 faults of the 405B run's links.arrow (issue 18,
-// docs/design.md "Speed", run46). The bytes and length are append's.
+// new array, ≈ 390 faults of the 405B `run --all-ranks`'s links.arrow
+// under perf (issue 18, docs/design.md "Speed", run46). The bytes and
+// length are append's.
 func grownBytes(b []byte, more int) []byte {
 	n := max(2*cap(b), len(b)+more, 4096)
 	g := hugepages.Populate(make([]byte, n))[:len(b)]
