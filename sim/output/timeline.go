@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -56,7 +57,8 @@ type TimelineWriter struct {
 	bytes                                 []int64
 	nameOff                               []int32
 	nameData                              []byte
-	idx16                                 [3][]int16 // int16 dictionary indices, one buffer per column
+	idx16                                 [3][]int16   // int16 dictionary indices, one buffer per column
+	codes                                 [3]codeCache // the dictionaries' codes of recent strings
 }
 
 const (
@@ -147,21 +149,16 @@ func (w *TimelineWriter) Write(rows []TimelineRow) error {
 	if w.step == nil && len(rows) > 0 {
 		w.allocBatch(len(rows) >= BatchRows)
 	}
-	var last [3]struct {
-		s  string
-		i  int32
-		ok bool
-	}
 	lookup := func(k int, s string) (int32, error) {
-		if c := &last[k]; c.ok && c.s == s {
-			return c.i, nil
+		if i, ok := w.codes[k].get(s); ok {
+			return i, nil
 		}
 		i, ok := w.dicts[k].index[s]
 		if !ok {
 			return 0, fmt.Errorf("output: timeline row %d: %s %q not in TimelineDicts.%s %q",
 				w.rows, lowerDictName(k), s, dictNames[k], w.dicts[k].values)
 		}
-		last[k].s, last[k].i, last[k].ok = s, i, true
+		w.codes[k].put(s, i)
 		return i, nil
 	}
 	for ri := range rows {
@@ -244,6 +241,54 @@ func TimelineRows(n int) []TimelineRow { return MappedRows[TimelineRow](n)[:0] }
 // next, such as memory.arrow's row per rank (1.3 MB for 16,384 ranks).
 // Contents are make's: n zero values.
 func MappedRows[T any](n int) []T { return hugepages.Populate(make([]T, n)) }
+
+// codeCache remembers the dictionary codes of the strings a timeline's
+// rows name, by the address and length of the string's bytes (a direct-
+// mapped table of 16, and the empty string apart). Why: a run's rows take
+// their stream, kind and group from a few shared strings (parallel's name
+// tables), but consecutive rows alternate between them, so a cache of the
+// last value missed and the map lookup (hash and compare) took ≈ 3% of
+// the 405B run's CPU (issue 18, docs/design.md "Speed", run46). Strings
+// are immutable, so bytes at the same address and length are the same
+// string: a hit returns the code the map gave for it.
+type codeCache struct {
+	slots [16]struct {
+		p *byte
+		n int
+		i int32
+	}
+	empty   int32
+	emptyOK bool
+}
+
+// slot is where the string at p goes in a codeCache.
+func (c *codeCache) slot(p *byte) int {
+	a := uintptr(unsafe.Pointer(p))
+	return int((a ^ a>>4 ^ a>>8) & 15)
+}
+
+// get returns s's code when c holds it.
+func (c *codeCache) get(s string) (int32, bool) {
+	if len(s) == 0 {
+		return c.empty, c.emptyOK
+	}
+	p := unsafe.StringData(s)
+	if e := &c.slots[c.slot(p)]; e.p == p && e.n == len(s) {
+		return e.i, true
+	}
+	return 0, false
+}
+
+// put remembers i as s's code.
+func (c *codeCache) put(s string, i int32) {
+	if len(s) == 0 {
+		c.empty, c.emptyOK = i, true
+		return
+	}
+	p := unsafe.StringData(s)
+	e := &c.slots[c.slot(p)]
+	e.p, e.n, e.i = p, len(s), i
+}
 
 func lowerDictName(k int) string { return [3]string{"stream", "kind", "group"}[k] }
 

@@ -312,3 +312,40 @@ func BenchmarkTimelineWriter(b *testing.B) {
 	}
 	b.ReportMetric(float64(16*BatchRows*b.N)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// TestCodeCache: a hit only for the very bytes put (same address and
+// length), the empty string apart, and a later put in the same slot
+// replacing the earlier one.
+func TestCodeCache(t *testing.T) {
+	var c codeCache
+	base := strings.Repeat("gemm-tp", 3) // heap bytes: substrings share them
+	a, b := base[:4], base[:7]           // same address, other lengths
+	same := strings.Clone(a)             // same bytes elsewhere
+	if _, ok := c.get(""); ok {
+		t.Fatal("empty cache hit on the empty string")
+	}
+	c.put(a, 3)
+	c.put("", 5)
+	for _, tc := range []struct {
+		s    string
+		want int32
+		ok   bool
+	}{
+		{a, 3, true},
+		{b, 0, false},
+		{same, 0, false},
+		{"", 5, true},
+		{base[1:4], 0, false},
+	} {
+		if i, ok := c.get(tc.s); ok != tc.ok || (ok && i != tc.want) {
+			t.Errorf("get(%q) = %d, %v; want %d, %v", tc.s, i, ok, tc.want, tc.ok)
+		}
+	}
+	c.put(b, 9) // a's slot: b replaces a
+	if i, ok := c.get(b); !ok || i != 9 {
+		t.Errorf("get(b) = %d, %v after put", i, ok)
+	}
+	if _, ok := c.get(a); ok {
+		t.Error("a still hits after b took its slot")
+	}
+}

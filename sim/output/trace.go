@@ -75,6 +75,8 @@ type TraceWriter struct {
 	buf      []byte
 	events   int64
 	err      error
+
+	streamCodes codeCache // streams' lookups cached (codeCache, timeline.go)
 }
 
 // NewTraceWriter starts a trace file at path.
@@ -150,7 +152,13 @@ func (w *TraceWriter) Write(rows []TimelineRow) error {
 	}
 	for i := range rows {
 		r := &rows[i]
-		si, ok := w.streams[r.Stream]
+		c, ok := w.streamCodes.get(r.Stream) // as TimelineWriter: the map only on a miss
+		si := int(c)
+		if !ok {
+			if si, ok = w.streams[r.Stream]; ok {
+				w.streamCodes.put(r.Stream, int32(si))
+			}
+		}
 		if !ok {
 			return w.fail(fmt.Errorf("output: trace row %q (rank %d): stream %q not in TraceMeta.Streams %q", r.Name, r.Rank, r.Stream, w.names))
 		}
