@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/simtrain/simtrain/sim/hugepages"
 )
 
 // tmpSeq makes temporary names unique within one process, so two writers of
@@ -48,7 +50,16 @@ func createAtomic(path string) (*atomicFile, error) {
 }
 
 // buffers holds the 1 MiB writers of files that writeAtomicWith finished.
-var buffers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 1<<20) }}
+// A new writer's buffer is mapped at once (hugepages.Populate over
+// AvailableBuffer, the whole empty buffer): a file of 1 MiB or more
+// (the 405B run's memory.arrow, timeline.arrow, links.arrow) writes every
+// page of it, ≈ 250 faults a buffer otherwise (issue 18, docs/design.md
+// "Speed", run46).
+var buffers = sync.Pool{New: func() any {
+	b := bufio.NewWriterSize(nil, 1<<20)
+	hugepages.Populate(b.AvailableBuffer()[:b.Available()])
+	return b
+}}
 
 // newBuffered is a writer to w with a 1 MiB buffer, a pooled one when
 // there is one. Why pooled: a sweep rewrites its summary file at every

@@ -5,6 +5,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/simtrain/simtrain/sim/hugepages"
 )
 
 // Columns built straight into slices that a writer keeps from one record
@@ -18,10 +20,15 @@ import (
 // (TestWriteLinksEqualsWriteTable, TestWriteTableDirectEqualsBuilders).
 
 // resized returns s with length n, reusing its array when it is large
-// enough (contents undefined: the caller sets every value).
+// enough (contents undefined: the caller sets every value). A new array's
+// pages are mapped at once (hugepages.Populate): the caller writes every
+// value next, and a batch's column of 65,536 values (256–512 KiB) would
+// otherwise fault page by page at its first batch: ≈ 600 of the 405B
+// run's ≈ 5,700 faults under perf lay in linkBuilder.batch's columns
+// alone (issue 18, docs/design.md "Speed", run46).
 func resized[T any](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]T, n)
+		return hugepages.Populate(make([]T, n))
 	}
 	return s[:n]
 }
@@ -75,8 +82,25 @@ func (c *strCol) reset(n int) {
 
 // add appends s, already valid UTF-8.
 func (c *strCol) add(s string) {
+	if len(c.data)+len(s) > cap(c.data) {
+		c.data = grownBytes(c.data, len(s))
+	}
 	c.data = append(c.data, s...)
 	c.off = append(c.off, int32(len(c.data)))
+}
+
+// grownBytes returns b's bytes in a new array with room for at least more
+// bytes after them, twice b's capacity or more, its pages mapped at once
+// (hugepages.Populate): a batch's value bytes (≈ 1 MiB a column of link
+// names) are written next, and append's growth faulted every page of each
+// new array, ≈ 390 faults of the 405B `run --all-ranks`'s links.arrow
+// under perf (issue 18, docs/design.md "Speed", run46). The bytes and
+// length are append's.
+func grownBytes(b []byte, more int) []byte {
+	n := max(2*cap(b), len(b)+more, 4096)
+	g := hugepages.Populate(make([]byte, n))[:len(b)]
+	copy(g, b)
+	return g
 }
 
 // array wraps the strings added since reset.

@@ -80,3 +80,49 @@ func TestWriteTableDirectEqualsBuilders(t *testing.T) {
 		})
 	}
 }
+
+// TestGrownBytes: the bytes and length kept, room for more after them and
+// at least twice the old capacity (append's growth, so that adds stay
+// amortised), in a new array.
+func TestGrownBytes(t *testing.T) {
+	for _, c := range []struct {
+		b    []byte
+		more int
+	}{
+		{nil, 0},
+		{nil, 10},
+		{[]byte("abc"), 1},
+		{append(make([]byte, 0, 8192), "hello"...), 1},
+		{bytes.Repeat([]byte("x"), 5000), 20000},
+	} {
+		g := grownBytes(c.b, c.more)
+		if !bytes.Equal(g, c.b) || len(g) != len(c.b) {
+			t.Errorf("grownBytes(%q…, %d) = %q…, want the same bytes", c.b[:min(len(c.b), 8)], c.more, g[:min(len(g), 8)])
+		}
+		if cap(g) < len(c.b)+c.more || cap(g) < 2*cap(c.b) {
+			t.Errorf("grownBytes(len %d cap %d, %d): cap %d", len(c.b), cap(c.b), c.more, cap(g))
+		}
+		if cap(c.b) > 0 && &g[:1][0] == &c.b[:1][0] {
+			t.Errorf("grownBytes(len %d cap %d, %d) kept the old array", len(c.b), cap(c.b), c.more)
+		}
+	}
+}
+
+// TestMappedRows: make's slice, n zero rows, however many pages it spans
+// (none, part of one, several mapped ahead).
+func TestMappedRows(t *testing.T) {
+	for _, n := range []int{0, 1, 100, 100_000} {
+		rows := MappedRows[MemoryRow](n)
+		if len(rows) != n {
+			t.Fatalf("MappedRows(%d): len %d", n, len(rows))
+		}
+		for i, r := range rows {
+			if r != (MemoryRow{}) {
+				t.Fatalf("MappedRows(%d)[%d] = %+v, want zero", n, i, r)
+			}
+		}
+	}
+	if b := buffers.New().(interface{ Available() int }); b.Available() != 1<<20 {
+		t.Errorf("a pooled writer has %d bytes free, want 1 MiB", b.Available())
+	}
+}

@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/simtrain/simtrain/sim/hugepages"
 )
 
 // TimelineColumns returns the column names of timeline.arrow, in order.
@@ -54,7 +57,8 @@ type TimelineWriter struct {
 	bytes                                 []int64
 	nameOff                               []int32
 	nameData                              []byte
-	idx16                                 [3][]int16 // int16 dictionary indices, one buffer per column
+	idx16                                 [3][]int16   // int16 dictionary indices, one buffer per column
+	codes                                 [3]codeCache // the dictionaries' codes of recent strings
 }
 
 const (
@@ -143,23 +147,18 @@ func (w *TimelineWriter) Write(rows []TimelineRow) error {
 		return w.err
 	}
 	if w.step == nil && len(rows) > 0 {
-		w.allocBatch()
-	}
-	var last [3]struct {
-		s  string
-		i  int32
-		ok bool
+		w.allocBatch(len(rows) >= BatchRows)
 	}
 	lookup := func(k int, s string) (int32, error) {
-		if c := &last[k]; c.ok && c.s == s {
-			return c.i, nil
+		if i, ok := w.codes[k].get(s); ok {
+			return i, nil
 		}
 		i, ok := w.dicts[k].index[s]
 		if !ok {
 			return 0, fmt.Errorf("output: timeline row %d: %s %q not in TimelineDicts.%s %q",
 				w.rows, lowerDictName(k), s, dictNames[k], w.dicts[k].values)
 		}
-		last[k].s, last[k].i, last[k].ok = s, i, true
+		w.codes[k].put(s, i)
 		return i, nil
 	}
 	for ri := range rows {
@@ -202,14 +201,93 @@ func (w *TimelineWriter) Write(rows []TimelineRow) error {
 }
 
 // allocBatch gives every column buffer the capacity of one full batch
-// (about 4.5 MiB), once, so that appends never regrow them.
-func (w *TimelineWriter) allocBatch() {
-	i32 := func() []int32 { return make([]int32, 0, BatchRows) }
+// (about 4.5 MiB), once, so that appends never regrow them. With full (the
+// first Write brings a whole batch, so every buffer fills) their pages are
+// mapped at once (hugepages.Populate) rather than faulted page by page at
+// the appends: ≈ 1,150 faults for a timeline of a batch or more (issue 18,
+// docs/design.md "Speed", run46). A smaller timeline's buffers are left
+// to fault as they fill: most of their pages are never touched.
+func (w *TimelineWriter) allocBatch(full bool) {
+	buf := func(s []int32) []int32 { return s[:0] }
+	buf64 := func(s []int64) []int64 { return s[:0] }
+	if full {
+		buf = func(s []int32) []int32 { return hugepages.Populate(s)[:0] }
+		buf64 = func(s []int64) []int64 { return hugepages.Populate(s)[:0] }
+	}
+	i32 := func() []int32 { return buf(make([]int32, BatchRows)) }
 	w.step, w.rank, w.node, w.layer, w.micro, w.chunk = i32(), i32(), i32(), i32(), i32(), i32()
 	w.stream, w.kind, w.group = i32(), i32(), i32()
-	w.start, w.end = make([]int64, 0, BatchRows), make([]int64, 0, BatchRows)
-	w.flops, w.bytes = make([]float64, 0, BatchRows), make([]int64, 0, BatchRows)
+	w.start, w.end = buf64(make([]int64, BatchRows)), buf64(make([]int64, BatchRows))
+	w.flops, w.bytes = make([]float64, 0, BatchRows), buf64(make([]int64, BatchRows))
 	w.nameData = make([]byte, 0, 16*BatchRows)
+	if full {
+		w.flops = hugepages.Populate(w.flops[:BatchRows])[:0]
+		w.nameData = hugepages.Populate(w.nameData[:16*BatchRows])[:0]
+		hugepages.Populate(w.nameOff[:cap(w.nameOff)]) // contents kept
+	}
+}
+
+// TimelineRows returns an empty slice with room for n rows, its pages
+// mapped at once (MappedRows): a caller gathering rows for
+// [TimelineWriter.Write] in batches of [BatchRows] (report.Timeline:
+// 8 MiB) writes every page of it, and unmapped, each page faulted twice,
+// once when the collector scanned the fresh array (read as the zero page)
+// and again at its first write (issue 18, docs/design.md "Speed", run46).
+func TimelineRows(n int) []TimelineRow { return MappedRows[TimelineRow](n)[:0] }
+
+// MappedRows returns make([]T, n) with its pages mapped at once
+// (hugepages.Populate: 2 MiB pages where the block is free) rather than
+// faulted one by one at the first writes: for an array the caller fills
+// next, such as memory.arrow's row per rank (1.3 MB for 16,384 ranks).
+// Contents are make's: n zero values.
+func MappedRows[T any](n int) []T { return hugepages.Populate(make([]T, n)) }
+
+// codeCache remembers the dictionary codes of the strings a timeline's
+// rows name, by the address and length of the string's bytes (a direct-
+// mapped table of 16, and the empty string apart). Why: a run's rows take
+// their stream, kind and group from a few shared strings (parallel's name
+// tables), but consecutive rows alternate between them, so a cache of the
+// last value missed and the map lookup (hash and compare) took ≈ 3% of
+// the 405B run's CPU (issue 18, docs/design.md "Speed", run46). Strings
+// are immutable, so bytes at the same address and length are the same
+// string: a hit returns the code the map gave for it.
+type codeCache struct {
+	slots [16]struct {
+		p *byte
+		n int
+		i int32
+	}
+	empty   int32
+	emptyOK bool
+}
+
+// slot is where the string at p goes in a codeCache.
+func (c *codeCache) slot(p *byte) int {
+	a := uintptr(unsafe.Pointer(p))
+	return int((a ^ a>>4 ^ a>>8) & 15)
+}
+
+// get returns s's code when c holds it.
+func (c *codeCache) get(s string) (int32, bool) {
+	if len(s) == 0 {
+		return c.empty, c.emptyOK
+	}
+	p := unsafe.StringData(s)
+	if e := &c.slots[c.slot(p)]; e.p == p && e.n == len(s) {
+		return e.i, true
+	}
+	return 0, false
+}
+
+// put remembers i as s's code.
+func (c *codeCache) put(s string, i int32) {
+	if len(s) == 0 {
+		c.empty, c.emptyOK = i, true
+		return
+	}
+	p := unsafe.StringData(s)
+	e := &c.slots[c.slot(p)]
+	e.p, e.n, e.i = p, len(s), i
 }
 
 func lowerDictName(k int) string { return [3]string{"stream", "kind", "group"}[k] }
@@ -281,9 +359,9 @@ func (w *TimelineWriter) dictArray(k int, idx []int32) arrow.Array {
 	d := w.dicts[k]
 	var indices arrow.Array
 	if d.typ.IndexType.ID() == arrow.INT16 {
-		buf := w.idx16[k][:0]
-		for _, v := range idx {
-			buf = append(buf, int16(v))
+		buf := resized(w.idx16[k], len(idx)) // mapped at once when new
+		for i, v := range idx {
+			buf[i] = int16(v)
 		}
 		w.idx16[k] = buf
 		indices = fixedArray(arrow.PrimitiveTypes.Int16, len(idx), arrow.Int16Traits.CastToBytes(buf))

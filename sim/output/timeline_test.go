@@ -92,6 +92,46 @@ func TestTimelineMatchesWriteTable(t *testing.T) {
 	}
 }
 
+// TestTimelineMatchesWriteTableByWriteSize: the file is WriteTable's
+// whatever rows each Write brings, a first Write of a whole batch or more
+// (the column buffers then mapped ahead, allocBatch) included, and
+// TimelineRows gives an empty slice with room for n rows.
+func TestTimelineMatchesWriteTableByWriteSize(t *testing.T) {
+	rows := makeTimeline(BatchRows + 1000)
+	sorted := TimelineDicts{
+		Stream: []string{"compute", "dp", "tp"},
+		Kind:   []string{"all_reduce", "gemm", "reduce_scatter"},
+		Group:  []string{"", "dp", "tp"},
+	}
+	dir := t.TempDir()
+	if err := WriteTable(dir+"/want.arrow", rows, map[string]string{"k": "v"}); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.ReadFile(dir + "/want.arrow")
+	for _, chunk := range []int{300, BatchRows - 1, BatchRows, len(rows)} {
+		w, err := NewTimelineWriter(dir+"/got.arrow", map[string]string{"k": "v"}, sorted)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := TimelineRows(chunk)
+		if len(buf) != 0 || cap(buf) != chunk {
+			t.Fatalf("TimelineRows(%d): len %d cap %d", chunk, len(buf), cap(buf))
+		}
+		for lo := 0; lo < len(rows); lo += chunk {
+			buf = append(buf[:0], rows[lo:min(lo+chunk, len(rows))]...)
+			if err := w.Write(buf); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(dir + "/got.arrow"); !bytes.Equal(got, want) {
+			t.Errorf("writes of %d rows: file differs from WriteTable's (%d vs %d bytes)", chunk, len(got), len(want))
+		}
+	}
+}
+
 func TestTimelineDeterministic(t *testing.T) {
 	rows := makeTimeline(BatchRows + 5)
 	var files [2][]byte
@@ -271,4 +311,41 @@ func BenchmarkTimelineWriter(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(16*BatchRows*b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// TestCodeCache: a hit only for the very bytes put (same address and
+// length), the empty string apart, and a later put in the same slot
+// replacing the earlier one.
+func TestCodeCache(t *testing.T) {
+	var c codeCache
+	base := strings.Repeat("gemm-tp", 3) // heap bytes: substrings share them
+	a, b := base[:4], base[:7]           // same address, other lengths
+	same := strings.Clone(a)             // same bytes elsewhere
+	if _, ok := c.get(""); ok {
+		t.Fatal("empty cache hit on the empty string")
+	}
+	c.put(a, 3)
+	c.put("", 5)
+	for _, tc := range []struct {
+		s    string
+		want int32
+		ok   bool
+	}{
+		{a, 3, true},
+		{b, 0, false},
+		{same, 0, false},
+		{"", 5, true},
+		{base[1:4], 0, false},
+	} {
+		if i, ok := c.get(tc.s); ok != tc.ok || (ok && i != tc.want) {
+			t.Errorf("get(%q) = %d, %v; want %d, %v", tc.s, i, ok, tc.want, tc.ok)
+		}
+	}
+	c.put(b, 9) // a's slot: b replaces a
+	if i, ok := c.get(b); !ok || i != 9 {
+		t.Errorf("get(b) = %d, %v after put", i, ok)
+	}
+	if _, ok := c.get(a); ok {
+		t.Error("a still hits after b took its slot")
+	}
 }

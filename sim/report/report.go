@@ -145,7 +145,7 @@ func Memory(r *simulation.Result) []output.MemoryRow {
 			TotalBytes: output.ByteCount(m.Total), CapacityBytes: output.ByteCount(r.MemCapacityBytes), Fits: m.Fits,
 		}
 	}
-	rows := make([]output.MemoryRow, r.Layout.World())
+	rows := output.MappedRows[output.MemoryRow](r.Layout.World()) // every row written next
 	for rank := range rows {
 		row := &rows[rank]
 		*row = stages[r.Layout.CoordOf(rank).PP]
@@ -158,7 +158,7 @@ func Memory(r *simulation.Result) []output.MemoryRow {
 // utilisation (bytes over what its line rate carries in the simulated time).
 func Links(r *simulation.Result) []output.LinkRow {
 	n, row, _ := LinkRows(r)
-	rows := make([]output.LinkRow, n)
+	rows := output.MappedRows[output.LinkRow](n) // every row written next
 	for i := range rows {
 		rows[i] = row(i)
 	}
@@ -200,7 +200,7 @@ const timelineBatch = 1 << 16
 // tasks in issue order) to write in batches; it stops at write's first
 // error and returns it, and a cancelled ctx stops it between two batches.
 func Timeline(ctx context.Context, r *simulation.Result, ranks []int, write func([]output.TimelineRow) error) error {
-	buf := make([]output.TimelineRow, 0, timelineBatch)
+	buf := output.TimelineRows(timelineBatch)
 	var werr error
 	r.Tasks(ranks, func(t simulation.TaskRecord) {
 		if werr != nil {
