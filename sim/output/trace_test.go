@@ -261,53 +261,32 @@ func TestAppendMicros(t *testing.T) {
 	}
 }
 
-// appendJSONStringByteWise is appendJSONString as it was before plain
-// runs were appended whole, byte by byte: the reference its bytes must
-// equal.
-func appendJSONStringByteWise(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
+// appendJSONStringByUnit is appendJSONString one character at a time:
+// each rune (or invalid byte) of s encoded alone, its quotes dropped, the
+// way the encoder worked before runs of plain bytes were appended whole.
+// TestAppendJSON checks each character's escape against encoding/json;
+// this reference checks that the runs change no byte.
+func appendJSONStringByUnit(b []byte, s string) []byte {
 	b = append(b, '"')
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c < 0x20:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		one := appendJSONString(nil, s[i:i+size])
+		b = append(b, one[1:len(one)-1]...)
 		i += size
 	}
 	return append(b, '"')
 }
 
-// TestAppendJSONStringEqualsByteWise: the same bytes as the byte-wise
-// encoder for plain strings, escapes at the start, middle and end, runs
+// TestAppendJSONStringEqualsByUnit: the same bytes as the encoder one
+// character at a time for plain strings, escapes at the start, middle and end, runs
 // between them, multi-byte and invalid UTF-8, after a non-empty prefix.
-func TestAppendJSONStringEqualsByteWise(t *testing.T) {
+func TestAppendJSONStringEqualsByUnit(t *testing.T) {
 	for _, s := range []string{"", "a", "layer 12 fwd gemm", `"`, `\`, `a"b`, `ab\`, `"ab`,
 		"x\ny\tz\r", "\x00", "a\x1fb", "\x7f", "ünï €x", "x\xff", "\xffx", "a\xe2\x82b",
 		"\u2028 line", strings.Repeat("name-", 40) + `"` + strings.Repeat("k", 33)} {
 		got := appendJSONString([]byte("pre,"), s)
-		if want := appendJSONStringByteWise([]byte("pre,"), s); !bytes.Equal(got, want) {
-			t.Errorf("appendJSONString(%q) = %s, byte-wise %s", s, got, want)
+		if want := appendJSONStringByUnit([]byte("pre,"), s); !bytes.Equal(got, want) {
+			t.Errorf("appendJSONString(%q) = %s, one character at a time %s", s, got, want)
 		}
 	}
 }
