@@ -208,23 +208,25 @@ func (w *TimelineWriter) Write(rows []TimelineRow) error {
 // docs/design.md "Speed", run46). A smaller timeline's buffers are left
 // to fault as they fill: most of their pages are never touched.
 func (w *TimelineWriter) allocBatch(full bool) {
-	buf := func(s []int32) []int32 { return s[:0] }
-	buf64 := func(s []int64) []int64 { return s[:0] }
-	if full {
-		buf = func(s []int32) []int32 { return hugepages.Populate(s)[:0] }
-		buf64 = func(s []int64) []int64 { return hugepages.Populate(s)[:0] }
-	}
-	i32 := func() []int32 { return buf(make([]int32, BatchRows)) }
+	i32 := func() []int32 { return batchBuffer[int32](BatchRows, full) }
 	w.step, w.rank, w.node, w.layer, w.micro, w.chunk = i32(), i32(), i32(), i32(), i32(), i32()
 	w.stream, w.kind, w.group = i32(), i32(), i32()
-	w.start, w.end = buf64(make([]int64, BatchRows)), buf64(make([]int64, BatchRows))
-	w.flops, w.bytes = make([]float64, 0, BatchRows), buf64(make([]int64, BatchRows))
-	w.nameData = make([]byte, 0, 16*BatchRows)
+	w.start, w.end = batchBuffer[int64](BatchRows, full), batchBuffer[int64](BatchRows, full)
+	w.flops, w.bytes = batchBuffer[float64](BatchRows, full), batchBuffer[int64](BatchRows, full)
+	w.nameData = batchBuffer[byte](16*BatchRows, full)
 	if full {
-		w.flops = hugepages.Populate(w.flops[:BatchRows])[:0]
-		w.nameData = hugepages.Populate(w.nameData[:16*BatchRows])[:0]
 		hugepages.Populate(w.nameOff[:cap(w.nameOff)]) // contents kept
 	}
+}
+
+// batchBuffer is an empty slice with room for n values, its pages mapped
+// at once when mapped (allocBatch's full).
+func batchBuffer[T any](n int, mapped bool) []T {
+	s := make([]T, n)
+	if mapped {
+		hugepages.Populate(s)
+	}
+	return s[:0]
 }
 
 // TimelineRows returns an empty slice with room for n rows, its pages
@@ -249,8 +251,10 @@ func MappedRows[T any](n int) []T { return hugepages.Populate(make([]T, n)) }
 // tables), but consecutive rows alternate between them, so a cache of the
 // last value missed and the map lookup (hash and compare) took ≈ 3% of
 // the 405B run's CPU (issue 18, docs/design.md "Speed", run46). Strings
-// are immutable, so bytes at the same address and length are the same
-// string: a hit returns the code the map gave for it.
+// are immutable and a slot's pointer keeps their bytes alive (their
+// memory is not reused while the slot holds it), so bytes at the same
+// address and length are the same string: a hit returns the code the map
+// gave for it.
 type codeCache struct {
 	slots [16]struct {
 		p *byte
