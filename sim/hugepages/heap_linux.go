@@ -44,6 +44,9 @@ import (
 // collapse copies those that are), an error (no /proc, advice refused)
 // is ignored, and where transparent huge pages are off it does nothing.
 func AdviseHeap[T any](p *T) {
+	if !hugeWanted() {
+		return // fresh huge pages are dear here: gate_linux.go
+	}
 	heapAdvice.Lock()
 	defer heapAdvice.Unlock()
 	s := &heapAdvice.samples
@@ -71,7 +74,7 @@ func AdviseHeap[T any](p *T) {
 	if hi <= lo {
 		return
 	}
-	unix.Syscall(unix.SYS_MADVISE, lo, hi-lo, unix.MADV_HUGEPAGE)
+	adviseRange(lo, hi)
 	rw := writableIn(maps, lo, hi)
 	heapAdvice.collapsed = heapAdvice.collapsed[:0]
 	if heapAdvice.rw != nil && collapsing() {

@@ -55,6 +55,7 @@ func TestAnonRunAround(t *testing.T) {
 // contents as they were.
 func TestAdviseHeapAdvisesTheHeapAsItGrows(t *testing.T) {
 	skipWithoutHugeAdvice(t)
+	openGate(t)
 	hg := func(b []byte) bool {
 		return slices.Contains(strings.Fields(vmFlags(t, uintptr(unsafe.Pointer(&b[len(b)/2])))), "hg")
 	}
@@ -261,6 +262,7 @@ func TestCollapseEachBlockPastAnEmptyOne(t *testing.T) {
 // goroutine to end.
 func TestWatchHeapAdvisesAtEachTick(t *testing.T) {
 	skipWithoutHugeAdvice(t)
+	openGate(t)
 	anchor := new([64]byte)
 	ticks := make(chan time.Time)
 	stop := watchHeap(anchor, ticks)
