@@ -43,6 +43,10 @@ var (
 	// dearRun counts the fresh 2 MiB blocks seen dear (observe) since the
 	// last cheap one.
 	dearRun atomic.Int32
+	// gateHeld keeps the gate as it is whatever observe sees: for the
+	// tests of the advice itself, which must not depend on what fresh
+	// blocks cost on the machine that runs them.
+	gateHeld atomic.Bool
 )
 
 // hugeWanted reports whether to give huge-page advice now: not where the
@@ -74,6 +78,9 @@ const (
 // blocks cost (ns of the thread's CPU) and closes the gate (turnOff) from
 // the third dear block in a row.
 func observe(ns int64, blocks int) {
+	if gateHeld.Load() {
+		return
+	}
 	switch {
 	case ns > int64(max(blocks, 1))*dearBlockNs:
 		if dearRun.Add(int32(max(1, ns/dearHugeNs))) >= 3 {

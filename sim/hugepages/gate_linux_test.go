@@ -10,21 +10,27 @@ import (
 
 // openGate opens the huge-page gate for t, as a fresh process finds it
 // where transparent huge pages are on (no dear block seen, no advice
-// given), and puts the gate's state back when t ends: a test that needs
-// the advice must not depend on what the blocks earlier tests made cost.
-func openGate(t *testing.T) {
+// given), and holds it open whatever the blocks t makes cost on this
+// machine: a test of the advice must not depend on that.
+func openGate(t *testing.T) { resetGate(t, true) }
+
+// resetGate opens the gate as openGate does, held open or left to
+// observe, and puts the gate's state back when t ends.
+func resetGate(t *testing.T, hold bool) {
 	t.Helper()
 	hugeWanted() // the one-time check runs now, not inside t's calls
-	g, run := gate.Load(), dearRun.Load()
+	g, run, held := gate.Load(), dearRun.Load(), gateHeld.Load()
 	advised.Lock()
 	lo, hi := advised.lo, advised.hi
 	advised.lo, advised.hi = 0, 0
 	advised.Unlock()
 	gate.Store(gateOn)
 	dearRun.Store(0)
+	gateHeld.Store(hold)
 	t.Cleanup(func() {
 		gate.Store(g)
 		dearRun.Store(run)
+		gateHeld.Store(held)
 		advised.Lock()
 		advised.lo, advised.hi = lo, hi
 		advised.Unlock()
@@ -58,7 +64,7 @@ func TestObserveClosesTheGateAfterThreeDearInARow(t *testing.T) {
 		{"a slow 4 KiB-page populate is not dear", []obs{{500_000, 1}, {500_000, 1}, {500_000, 1}}, -1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			openGate(t)
+			resetGate(t, false)
 			for i, o := range c.seen {
 				observe(o.ns, o.blocks)
 				if want := c.off >= 0 && i >= c.off; (gate.Load() == gateOff) != want {

@@ -173,6 +173,7 @@ func TestUncovered(t *testing.T) {
 // collapse puts a block with a few pages mapped on one huge page (every
 // page of it then resident) and keeps its contents.
 func TestCollapseMapsTheWholeBlock(t *testing.T) {
+	openGate(t)
 	const page, huge = 4096, 2 << 20
 	mem := unmappedAnon(t, 3*huge)
 	if err := unix.Madvise(mem, unix.MADV_HUGEPAGE); err != nil {
@@ -214,6 +215,7 @@ func TestCollapseMapsTheWholeBlock(t *testing.T) {
 // call over the range stops at the empty block on Linux 6.18), and the
 // empty block is left to the advice.
 func TestCollapseEachBlockPastAnEmptyOne(t *testing.T) {
+	openGate(t)
 	const page, huge = 4096, 2 << 20
 	if !collapsing() {
 		t.Skip("transparent huge pages off")
