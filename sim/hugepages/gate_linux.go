@@ -9,29 +9,30 @@ import (
 
 // The gate says whether this process gives huge-page advice at all
 // (adviseAround, Advise, AdviseHeap): on where the system has transparent
-// huge pages, until the fresh 2 MiB pages it makes are seen to be mostly
-// dear; then off for the rest of the process.
+// huge pages and, in a process that asked for it (CloseWhenDear), until
+// the fresh 2 MiB pages it makes are seen to be dear; then off for the
+// rest of the process.
 //
 // Why: on this project's machine (a PVM guest with free page reporting,
 // page_reporting_order 9) a 2 MiB block the guest has left free for
 // ≈ 2 s is handed back to the host, and a huge page made from it costs
 // ≈ 2.4–7.5 ms of system time to zero (the host faulting it back in)
 // instead of ≈ 0.12–0.18 ms. A command run right after another (which
-// has just freed its memory) finds both kinds; one run on an idle machine
-// finds only dear ones, while the 4 KiB pages that huge ones replace stay
-// cheap (the kernel takes those from blocks too small to report). Measured
-// on the 1,000-point 70B sweep (median CPU, user+sys; issue 18,
-// docs/design.md "Speed", cold47): run back to back, 0.461 s with the
-// advice against 0.602 s without; run after 6 s idle, 0.714 s with it
-// against 0.620 s without.
-//
-// Per block, against 4 KiB pages, that is ≈ −3 ms for a cheap huge page and
-// ≈ +1.7 ms for a dear one (the sweep makes ≈ 55). The kernel hands out
-// its unreported free blocks before the reported ones, so the cheap ones
-// come first and, once three dear ones come in a row, the rest are dear
-// too: observe then closes the gate. Watched on the sweep after 8 s idle:
-// ten cheap blocks, then only dear ones; run back to back, 0–8 dear of
-// 39–48 (cold47).
+// has just freed its memory) finds mostly cheap ones; one run on an idle
+// machine finds a few cheap ones, then only dear ones, while the 4 KiB
+// pages that huge ones replace stay cheap (the kernel takes those from
+// blocks too small to report, and hands out its unreported blocks first).
+// A dear huge page, ≈ 7.7 µs a 4 KiB page, still beats 4 KiB pages that
+// fault one by one (≈ 11–13 µs each) but not 4 KiB pages populated ahead
+// (≈ 6 µs with the first touch), least of all in blocks only partly used.
+// Measured after 6 s idle (median CPU, user+sys; issue 18, docs/design.md
+// "Speed", cold47): the 1,000-point 70B sweep, whose arrays are populated
+// ahead, 0.714 s with the advice against 0.620 s without (back to back
+// 0.461 against 0.602 s); the 405B `run`, whose arrays mostly fault,
+// 0.376 s with it against 0.514 s without. So the sweep asks for the gate
+// and `run` does not. Watched on the sweep after 8 s idle: ten cheap
+// blocks, then only dear ones; back to back, 0–8 dear of 39–48 made:
+// observe closes the gate from the third dear block in a row.
 const (
 	gateOn  int32 = iota // advise
 	gateOff              // do not: no transparent huge pages, or they are dear here
@@ -43,11 +44,16 @@ var (
 	// dearRun counts the fresh 2 MiB blocks seen dear (observe) since the
 	// last cheap one.
 	dearRun atomic.Int32
-	// gateHeld keeps the gate as it is whatever observe sees: for the
-	// tests of the advice itself, which must not depend on what fresh
-	// blocks cost on the machine that runs them.
-	gateHeld atomic.Bool
+	// gateCloses says whether observe may close the gate (CloseWhenDear).
+	gateCloses atomic.Bool
 )
+
+// CloseWhenDear makes this process stop its huge-page advice from the
+// moment the fresh 2 MiB pages it makes are seen to be dear (observe):
+// for a command whose large arrays are populated ahead (Populate,
+// PopulateUpTo), as the sweep's are. Without it the advice is given
+// wherever the system honours it.
+func CloseWhenDear() { gateCloses.Store(true) }
 
 // hugeWanted reports whether to give huge-page advice now: not where the
 // system honours none ("never", or no transparent huge pages), nor once
@@ -78,7 +84,7 @@ const (
 // blocks cost (ns of the thread's CPU) and closes the gate (turnOff) from
 // the third dear block in a row.
 func observe(ns int64, blocks int) {
-	if gateHeld.Load() {
+	if !gateCloses.Load() {
 		return
 	}
 	switch {

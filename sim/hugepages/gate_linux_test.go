@@ -19,18 +19,18 @@ func openGate(t *testing.T) { resetGate(t, true) }
 func resetGate(t *testing.T, hold bool) {
 	t.Helper()
 	hugeWanted() // the one-time check runs now, not inside t's calls
-	g, run, held := gate.Load(), dearRun.Load(), gateHeld.Load()
+	g, run, closes := gate.Load(), dearRun.Load(), gateCloses.Load()
 	advised.Lock()
 	lo, hi := advised.lo, advised.hi
 	advised.lo, advised.hi = 0, 0
 	advised.Unlock()
 	gate.Store(gateOn)
 	dearRun.Store(0)
-	gateHeld.Store(hold)
+	gateCloses.Store(!hold)
 	t.Cleanup(func() {
 		gate.Store(g)
 		dearRun.Store(run)
-		gateHeld.Store(held)
+		gateCloses.Store(closes)
 		advised.Lock()
 		advised.lo, advised.hi = lo, hi
 		advised.Unlock()
