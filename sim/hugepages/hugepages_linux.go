@@ -66,16 +66,18 @@ func populate[T any](s []T, least int) int {
 		return 0
 	}
 	blocks := adviseAround(b)
+	// timed (two clock reads) only where the gate may close: gate_linux.go
+	timed := blocks > 0 && gateCloses.Load()
 	var t0 int64
-	if blocks > 0 {
+	if timed {
 		t0 = threadCPU()
 	}
 	if unix.Madvise(b, unix.MADV_POPULATE_WRITE) != nil { // Linux 5.14
 		var zero T
 		return len(s) * int(unsafe.Sizeof(zero))
 	}
-	if blocks > 0 {
-		observe(threadCPU()-t0, blocks) // are fresh huge pages dear here? gate_linux.go
+	if timed {
+		observe(threadCPU()-t0, blocks) // are fresh huge pages dear here?
 	}
 	return int(uintptr(unsafe.Pointer(unsafe.SliceData(b)))-uintptr(unsafe.Pointer(unsafe.SliceData(s)))) + len(b)
 }
