@@ -44,6 +44,9 @@ import (
 // collapse copies those that are), an error (no /proc, advice refused)
 // is ignored, and where transparent huge pages are off it does nothing.
 func AdviseHeap[T any](p *T) {
+	if !hugeWanted() {
+		return // fresh huge pages are dear here: gate_linux.go
+	}
 	heapAdvice.Lock()
 	defer heapAdvice.Unlock()
 	s := &heapAdvice.samples
@@ -71,7 +74,7 @@ func AdviseHeap[T any](p *T) {
 	if hi <= lo {
 		return
 	}
-	unix.Syscall(unix.SYS_MADVISE, lo, hi-lo, unix.MADV_HUGEPAGE)
+	adviseRange(lo, hi)
 	rw := writableIn(maps, lo, hi)
 	heapAdvice.collapsed = heapAdvice.collapsed[:0]
 	if heapAdvice.rw != nil && collapsing() {
@@ -110,16 +113,22 @@ func AdviseHeap[T any](p *T) {
 // once more: the call drains those lists first, and the second call took
 // the block in 2 of the 3 refusals of a 405B run watched (collapse46).
 //
-// Each call's error number (0: the block collapsed or huge already) is
-// only recorded: a collapse is best-effort, and the kernel refuses one
+// A block collapsed is a fresh huge page made: its cost tells the gate
+// whether such pages are dear here (observe), and once the gate is closed
+// no block is asked for (gate_linux.go). Each call's error number (0: the
+// block collapsed or huge already) is otherwise only recorded: a collapse is best-effort, and the kernel refuses one
 // (EAGAIN, ENOMEM) when it finds no free 2 MiB page or the block changes
 // under it.
 func collapse(dst []collapseCall, lo, hi uintptr) []collapseCall {
 	lo &^= hugeBlock - 1
-	for ; lo < hi; lo += hugeBlock {
+	for ; lo < hi && hugeWanted(); lo += hugeBlock {
+		t0 := threadCPU()
 		_, _, err := unix.Syscall(unix.SYS_MADVISE, lo, hugeBlock, unix.MADV_COLLAPSE)
 		if err == unix.EAGAIN { // once more: see above
 			_, _, err = unix.Syscall(unix.SYS_MADVISE, lo, hugeBlock, unix.MADV_COLLAPSE)
+		}
+		if err == 0 {
+			observe(threadCPU()-t0, 1) // a fresh huge page, dear or cheap: gate_linux.go
 		}
 		dst = append(dst, collapseCall{lo, lo + hugeBlock, err})
 	}

@@ -55,6 +55,7 @@ func TestAnonRunAround(t *testing.T) {
 // contents as they were.
 func TestAdviseHeapAdvisesTheHeapAsItGrows(t *testing.T) {
 	skipWithoutHugeAdvice(t)
+	openGate(t)
 	hg := func(b []byte) bool {
 		return slices.Contains(strings.Fields(vmFlags(t, uintptr(unsafe.Pointer(&b[len(b)/2])))), "hg")
 	}
@@ -172,6 +173,7 @@ func TestUncovered(t *testing.T) {
 // collapse puts a block with a few pages mapped on one huge page (every
 // page of it then resident) and keeps its contents.
 func TestCollapseMapsTheWholeBlock(t *testing.T) {
+	openGate(t)
 	const page, huge = 4096, 2 << 20
 	mem := unmappedAnon(t, 3*huge)
 	if err := unix.Madvise(mem, unix.MADV_HUGEPAGE); err != nil {
@@ -213,6 +215,7 @@ func TestCollapseMapsTheWholeBlock(t *testing.T) {
 // call over the range stops at the empty block on Linux 6.18), and the
 // empty block is left to the advice.
 func TestCollapseEachBlockPastAnEmptyOne(t *testing.T) {
+	openGate(t)
 	const page, huge = 4096, 2 << 20
 	if !collapsing() {
 		t.Skip("transparent huge pages off")
@@ -261,6 +264,7 @@ func TestCollapseEachBlockPastAnEmptyOne(t *testing.T) {
 // goroutine to end.
 func TestWatchHeapAdvisesAtEachTick(t *testing.T) {
 	skipWithoutHugeAdvice(t)
+	openGate(t)
 	anchor := new([64]byte)
 	ticks := make(chan time.Time)
 	stop := watchHeap(anchor, ticks)

@@ -18,8 +18,9 @@ import (
 func Advise[T any](s []T) []T {
 	const huge = 2 << 20
 	// madvise needs an aligned start: advise the 2 MiB-aligned interior.
-	if b := interior(s, huge, 2*huge); len(b) > 0 {
-		_ = syscall.Madvise(b, syscall.MADV_HUGEPAGE)
+	if b := interior(s, huge, 2*huge); len(b) > 0 && hugeWanted() {
+		lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+		adviseRange(lo, lo+uintptr(len(b)))
 	}
 	return s
 }
@@ -64,10 +65,19 @@ func populate[T any](s []T, least int) int {
 	if len(b) == 0 {
 		return 0
 	}
-	adviseAround(b)
+	blocks := adviseAround(b)
+	// timed (two clock reads) only where the gate may close: gate_linux.go
+	timed := blocks > 0 && gateCloses.Load()
+	var t0 int64
+	if timed {
+		t0 = threadCPU()
+	}
 	if unix.Madvise(b, unix.MADV_POPULATE_WRITE) != nil { // Linux 5.14
 		var zero T
 		return len(s) * int(unsafe.Sizeof(zero))
+	}
+	if timed {
+		observe(threadCPU()-t0, blocks) // are fresh huge pages dear here?
 	}
 	return int(uintptr(unsafe.Pointer(unsafe.SliceData(b)))-uintptr(unsafe.Pointer(unsafe.SliceData(s)))) + len(b)
 }
@@ -97,12 +107,19 @@ const hugeBlock = 2 << 20
 // change (the kernel puts a 2 MiB page only where none of its 4 KiB pages
 // is mapped yet), so advising a neighbour's bytes is harmless; where
 // transparent huge pages are off ("never") it does nothing.
-func adviseAround(b []byte) {
+//
+// It returns the number of blocks advised: 0 when the gate is shut
+// (gate_linux.go: fresh huge pages are dear here), and then it gives none.
+func adviseAround(b []byte) (blocks int) {
+	if !hugeWanted() {
+		return 0
+	}
 	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	hi := lo + uintptr(len(b))
 	lo &^= hugeBlock - 1
 	hi = (hi + hugeBlock - 1) &^ (hugeBlock - 1)
-	unix.Syscall(unix.SYS_MADVISE, lo, hi-lo, unix.MADV_HUGEPAGE)
+	adviseRange(lo, hi)
+	return int((hi - lo) / hugeBlock)
 }
 
 // Populating reports whether this system populates pages ahead (Populate,

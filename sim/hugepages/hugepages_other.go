@@ -33,3 +33,6 @@ func AdviseHeap[T any](p *T) {}
 
 // WatchHeap starts nothing: huge-page advice is Linux's (heap_linux.go).
 func WatchHeap[T any](p *T, period time.Duration) (stop func()) { return func() {} }
+
+// CloseWhenDear does nothing: huge-page advice is Linux's (gate_linux.go).
+func CloseWhenDear() {}

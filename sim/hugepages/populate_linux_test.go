@@ -153,6 +153,7 @@ func TestPopulateAdvisesHugePagesAround(t *testing.T) {
 	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
 		t.Skipf("no transparent huge pages: %v", err)
 	}
+	openGate(t)
 	const page, huge = 4096, 2 << 20
 	mem := unmappedAnon(t, 5*huge)
 	if err := unix.Madvise(mem[:page], unix.MADV_HUGEPAGE); err != nil {
