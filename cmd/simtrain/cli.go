@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -47,9 +48,28 @@ func writeJSONLine(w io.Writer, v any) error {
 	return err
 }
 
-// newTable returns a tabwriter for aligned, right-padded table output.
-func newTable(w io.Writer) *tabwriter.Writer {
-	return tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+// newTable returns a tabwriter for aligned, right-padded table output,
+// whose Flush writes the table to w in a few large writes.
+func newTable(w io.Writer) *table {
+	buf := bufio.NewWriterSize(w, 64<<10)
+	return &table{tabwriter.NewWriter(buf, 0, 0, 2, ' ', tabwriter.AlignRight), buf}
+}
+
+// table is a tabwriter over a buffer. Why: a tabwriter hands its output
+// on a cell and a pad at a time, each a write system call on an
+// unbuffered os.Stdout: `sweep --dry-run` of the bundled 1,000-point 70B
+// sweep spent ≈ 54% of its CPU in them (perf, issue 18).
+type table struct {
+	*tabwriter.Writer
+	buf *bufio.Writer
+}
+
+// Flush writes the table's rows, aligned, to the underlying writer.
+func (t *table) Flush() error {
+	if err := t.Writer.Flush(); err != nil {
+		return err
+	}
+	return t.buf.Flush()
 }
 
 // fidelityFlag parses an optional --fidelity override: nil when the flag is
