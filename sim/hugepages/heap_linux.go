@@ -42,7 +42,8 @@ import (
 // The advice is a hint: the contents never change (the kernel puts a huge
 // page only where none of the block's 4 KiB pages is mapped, and a
 // collapse copies those that are), an error (no /proc, advice refused)
-// is ignored, and where transparent huge pages are off it does nothing.
+// is ignored, and where transparent huge pages are off, or the gate is
+// closed (gate_linux.go: fresh huge pages dear), it does nothing.
 func AdviseHeap[T any](p *T) {
 	if !hugeWanted() {
 		return // fresh huge pages are dear here: gate_linux.go

@@ -101,7 +101,9 @@ const hugeBlock = 2 << 20
 // docs/design.md "Speed", out46). The sweep's populated arrays are its
 // largest (the arena's pools, the play's state, the forks' copies) and
 // populated ahead of the writes, so their blocks fill, and a command run
-// soon after another (their memory freed back warm) took ≈ 10% less CPU.
+// soon after another (their memory freed back warm) took ≈ 10% less CPU;
+// after an idle spell the host has dropped those blocks and huge pages
+// cost more than they save there, which the gate (gate_linux.go) watches.
 // The advice is a hint on the mapping (madvise takes whole pages; the
 // range's unmapped parts are skipped, an error ignored): contents never
 // change (the kernel puts a 2 MiB page only where none of its 4 KiB pages
