@@ -220,6 +220,7 @@ func TestCollapseEachBlockPastAnEmptyOne(t *testing.T) {
 	if !collapsing() {
 		t.Skip("transparent huge pages off")
 	}
+	skipWithoutHugeAdvice(t) // THP disabled for the process: every collapse is refused
 	mem := unmappedAnon(t, 5*huge)
 	base := uintptr(unsafe.Pointer(&mem[0]))
 	off := int((huge - base%huge) % huge)
