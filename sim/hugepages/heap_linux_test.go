@@ -1,6 +1,7 @@
 package hugepages
 
 import (
+	"bytes"
 	"os"
 	"runtime"
 	"slices"
@@ -220,7 +221,7 @@ func TestCollapseEachBlockPastAnEmptyOne(t *testing.T) {
 	if !collapsing() {
 		t.Skip("transparent huge pages off")
 	}
-	skipWithoutHugeAdvice(t) // THP disabled for the process: every collapse is refused
+	skipWithoutHugeAdvice(t)
 	mem := unmappedAnon(t, 5*huge)
 	base := uintptr(unsafe.Pointer(&mem[0]))
 	off := int((huge - base%huge) % huge)
@@ -294,5 +295,10 @@ func skipWithoutHugeAdvice(t *testing.T) {
 	probe := unmappedAnon(t, 4096)
 	if err := unix.Madvise(probe, unix.MADV_HUGEPAGE); err != nil {
 		t.Skipf("huge-page advice refused here: %v", err)
+	}
+	// prctl(PR_SET_THP_DISABLE) leaves the advice accepted but every huge
+	// page, and every collapse (EINVAL), refused.
+	if st, err := os.ReadFile("/proc/self/status"); err == nil && bytes.Contains(st, []byte("THP_enabled:\t0")) {
+		t.Skip("transparent huge pages disabled for this process (prctl)")
 	}
 }
