@@ -1,6 +1,7 @@
 package hugepages
 
 import (
+	"math/bits"
 	"sync"
 	"sync/atomic"
 
@@ -30,9 +31,10 @@ import (
 // ahead, 0.714 s with the advice against 0.620 s without (back to back
 // 0.461 against 0.602 s); the 405B `run`, whose arrays mostly fault,
 // 0.376 s with it against 0.514 s without. So the sweep asks for the gate
-// and `run` does not. Watched on the sweep after 8 s idle: ten cheap
-// blocks, then only dear ones; back to back, 0–8 dear of 39–48 made:
-// observe closes the gate from the third dear block in a row.
+// and `run` does not. Watched on the sweep after 8 s idle: two to ten
+// cheap blocks, then (nearly) only dear ones; back to back, mostly cheap
+// ones with dear ones in short runs between them, or a few at the end:
+// observe closes the gate once seven of the last eight were dear.
 const (
 	gateOn  int32 = iota // advise
 	gateOff              // do not: no transparent huge pages, or they are dear here
@@ -41,9 +43,12 @@ const (
 var (
 	gate     atomic.Int32
 	gateInit sync.Once
-	// dearRun counts the fresh 2 MiB blocks seen dear (observe) since the
-	// last cheap one.
-	dearRun atomic.Int32
+	// recent holds the classes of the last recentBlocks fresh 2 MiB blocks
+	// observe saw, one bit a block (1: dear), the latest in bit 0.
+	recent struct {
+		sync.Mutex
+		bits uint32
+	}
 	// gateCloses says whether observe may close the gate (CloseWhenDear).
 	gateCloses atomic.Bool
 )
@@ -80,20 +85,41 @@ const (
 	dearHugeNs  = 4_000_000
 )
 
+// The gate closes once dearOf of the last recentBlocks fresh blocks were
+// dear: after an idle spell every block past the first few cheap ones is
+// dear, while back to back a run meets dear blocks in short runs between
+// cheap ones (cold47's sequences). Closing at three dear in a row shut
+// the gate in back-to-back runs too, and a run that shut it freed fewer
+// 2 MiB blocks for the next one (one sequence of seven runs: 0.45 →
+// 0.60–0.68 s); closing at seven of eight kept the idle run's gain
+// (0.578 s against 0.584 s for three in a row and 0.640 s ungated, six
+// rounds).
+const (
+	recentBlocks = 8
+	dearOf       = 7
+)
+
 // observe classifies what populating memory that reached blocks 2 MiB
-// blocks cost (ns of the thread's CPU) and closes the gate (turnOff) from
-// the third dear block in a row.
+// blocks cost (ns of the thread's CPU) and closes the gate (turnOff) once
+// dearOf or more of the last recentBlocks blocks made were dear.
 func observe(ns int64, blocks int) {
 	if !gateCloses.Load() {
 		return
 	}
+	dear := 0
 	switch {
 	case ns > int64(max(blocks, 1))*dearBlockNs:
-		if dearRun.Add(int32(max(1, ns/dearHugeNs))) >= 3 {
-			turnOff()
-		}
+		dear = int(min(max(1, ns/dearHugeNs), recentBlocks))
 	case ns >= madeBlockNs:
-		dearRun.Store(0)
+	default:
+		return // no block made
+	}
+	recent.Lock()
+	recent.bits = (recent.bits<<max(dear, 1) | uint32(1<<dear-1)) & (1<<recentBlocks - 1)
+	off := bits.OnesCount32(recent.bits) >= dearOf
+	recent.Unlock()
+	if off {
+		turnOff()
 	}
 }
 

@@ -18,17 +18,22 @@ func openGate(t *testing.T) { resetGate(t, true) }
 func resetGate(t *testing.T, hold bool) {
 	t.Helper()
 	hugeWanted() // the one-time check runs now, not inside t's calls
-	g, run, closes := gate.Load(), dearRun.Load(), gateCloses.Load()
+	g, closes := gate.Load(), gateCloses.Load()
+	recent.Lock()
+	last := recent.bits
+	recent.bits = 0
+	recent.Unlock()
 	advised.Lock()
 	lo, hi := advised.lo, advised.hi
 	advised.lo, advised.hi = 0, 0
 	advised.Unlock()
 	gate.Store(gateOn)
-	dearRun.Store(0)
 	gateCloses.Store(!hold)
 	t.Cleanup(func() {
 		gate.Store(g)
-		dearRun.Store(run)
+		recent.Lock()
+		recent.bits = last
+		recent.Unlock()
 		gateCloses.Store(closes)
 		advised.Lock()
 		advised.lo, advised.hi = lo, hi
@@ -36,10 +41,12 @@ func resetGate(t *testing.T, hold bool) {
 	})
 }
 
-// observe closes the gate at the third dear block in a row, a cheap block
-// starting the count again, a call that made no block leaving it as it
-// was, and a dear call counting one block per ≈ 4 ms.
-func TestObserveClosesTheGateAfterThreeDearInARow(t *testing.T) {
+// observe closes the gate once seven of the last eight fresh blocks were
+// dear: as after an idle spell (a few cheap blocks, then only dear ones),
+// not for the short runs of dear blocks between cheap ones that a run
+// meets back to back; a call that made no block leaves the count as it
+// was, and a dear call counts one block per ≈ 4 ms.
+func TestObserveClosesTheGateWhenRecentBlocksAreDear(t *testing.T) {
 	type obs struct {
 		ns     int64
 		blocks int
@@ -49,18 +56,29 @@ func TestObserveClosesTheGateAfterThreeDearInARow(t *testing.T) {
 		cheap = 150_000   // one cheap block
 		none  = 20_000    // the blocks were mapped already
 	)
+	rep := func(o obs, n int) []obs {
+		out := make([]obs, n)
+		for i := range out {
+			out[i] = o
+		}
+		return out
+	}
+	seq := func(parts ...[]obs) []obs { return slices.Concat(parts...) }
+	dr, ch := obs{dear, 1}, obs{cheap, 1}
 	for _, c := range []struct {
 		name string
 		seen []obs
 		off  int // the observation after which the gate is closed (-1: never)
 	}{
-		{"cheap blocks only", []obs{{cheap, 1}, {cheap, 2}, {cheap, 1}, {none, 1}}, -1},
-		{"three dear in a row", []obs{{cheap, 1}, {dear, 1}, {dear, 1}, {dear, 1}, {cheap, 1}}, 3},
-		{"a cheap one between", []obs{{dear, 1}, {dear, 1}, {cheap, 1}, {dear, 1}, {dear, 1}, {cheap, 1}}, -1},
-		{"calls that made nothing between", []obs{{dear, 1}, {none, 1}, {dear, 2}, {none, 3}, {dear, 1}}, 4},
-		{"one call, three dear blocks", []obs{{3 * dear, 3}}, 0},
-		{"dear for one block, not for four", []obs{{dear / 2, 1}, {dear / 2, 4}, {dear / 2, 4}, {dear / 2, 4}}, -1},
-		{"a slow 4 KiB-page populate is not dear", []obs{{500_000, 1}, {500_000, 1}, {500_000, 1}}, -1},
+		{"cheap blocks only", []obs{{cheap, 1}, {cheap, 2}, ch, {none, 1}}, -1},
+		{"after an idle spell: ten cheap, then dear", seq(rep(ch, 10), rep(dr, 9)), 16},
+		{"dear from the first block", rep(dr, 9), 6},
+		{"back to back: dear in runs of three", seq(rep(ch, 8), rep(dr, 3), rep(ch, 2), rep(dr, 3), []obs{ch}, rep(dr, 3), []obs{ch}, rep(dr, 3)), -1},
+		{"seven of eight, one cheap among them", seq(rep(ch, 4), rep(dr, 3), []obs{ch}, rep(dr, 4)), 11},
+		{"calls that made nothing between", seq(rep(dr, 6), []obs{{none, 1}, {none, 3}}, []obs{dr}), 8},
+		{"one call, seven dear blocks", []obs{{7 * dear, 7}, ch}, 0},
+		{"dear for one block, not for four", seq([]obs{{dear / 2, 1}}, rep(obs{dear / 2, 4}, 9)), -1},
+		{"a slow 4 KiB-page populate is not dear", rep(obs{500_000, 1}, 9), -1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			resetGate(t, false)
