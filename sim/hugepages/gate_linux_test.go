@@ -56,14 +56,7 @@ func TestObserveClosesTheGateWhenRecentBlocksAreDear(t *testing.T) {
 		cheap = 150_000   // one cheap block
 		none  = 20_000    // the blocks were mapped already
 	)
-	rep := func(o obs, n int) []obs {
-		out := make([]obs, n)
-		for i := range out {
-			out[i] = o
-		}
-		return out
-	}
-	seq := func(parts ...[]obs) []obs { return slices.Concat(parts...) }
+	rep := func(o obs, n int) []obs { return slices.Repeat([]obs{o}, n) }
 	dr, ch := obs{dear, 1}, obs{cheap, 1}
 	for _, c := range []struct {
 		name string
@@ -71,13 +64,13 @@ func TestObserveClosesTheGateWhenRecentBlocksAreDear(t *testing.T) {
 		off  int // the observation after which the gate is closed (-1: never)
 	}{
 		{"cheap blocks only", []obs{{cheap, 1}, {cheap, 2}, ch, {none, 1}}, -1},
-		{"after an idle spell: ten cheap, then dear", seq(rep(ch, 10), rep(dr, 9)), 16},
+		{"after an idle spell: ten cheap, then dear", slices.Concat(rep(ch, 10), rep(dr, 9)), 16},
 		{"dear from the first block", rep(dr, 9), 6},
-		{"back to back: dear in runs of three", seq(rep(ch, 8), rep(dr, 3), rep(ch, 2), rep(dr, 3), []obs{ch}, rep(dr, 3), []obs{ch}, rep(dr, 3)), -1},
-		{"seven of eight, one cheap among them", seq(rep(ch, 4), rep(dr, 3), []obs{ch}, rep(dr, 4)), 11},
-		{"calls that made nothing between", seq(rep(dr, 6), []obs{{none, 1}, {none, 3}}, []obs{dr}), 8},
+		{"back to back: dear in runs of three", slices.Concat(rep(ch, 8), rep(dr, 3), rep(ch, 2), rep(dr, 3), []obs{ch}, rep(dr, 3), []obs{ch}, rep(dr, 3)), -1},
+		{"seven of eight, one cheap among them", slices.Concat(rep(ch, 4), rep(dr, 3), []obs{ch}, rep(dr, 4)), 11},
+		{"calls that made nothing between", slices.Concat(rep(dr, 6), []obs{{none, 1}, {none, 3}}, []obs{dr}), 8},
 		{"one call, seven dear blocks", []obs{{7 * dear, 7}, ch}, 0},
-		{"dear for one block, not for four", seq([]obs{{dear / 2, 1}}, rep(obs{dear / 2, 4}, 9)), -1},
+		{"dear for one block, not for four", slices.Concat([]obs{{dear / 2, 1}}, rep(obs{dear / 2, 4}, 9)), -1},
 		{"a slow 4 KiB-page populate is not dear", rep(obs{500_000, 1}, 9), -1},
 	} {
 		t.Run(c.name, func(t *testing.T) {

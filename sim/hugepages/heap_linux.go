@@ -114,21 +114,26 @@ func AdviseHeap[T any](p *T) {
 // once more: the call drains those lists first, and the second call took
 // the block in 2 of the 3 refusals of a 405B run watched (collapse46).
 //
-// A block collapsed is a fresh huge page made: its cost tells the gate
-// whether such pages are dear here (observe), and once the gate is closed
-// no block is asked for (gate_linux.go). Each call's error number (0: the
-// block collapsed or huge already) is otherwise only recorded: a collapse is best-effort, and the kernel refuses one
-// (EAGAIN, ENOMEM) when it finds no free 2 MiB page or the block changes
-// under it.
+// A block collapsed is a fresh huge page made: where the gate may close,
+// its cost tells the gate whether such pages are dear here (observe), and
+// once the gate is closed no block is asked for (gate_linux.go). Each
+// call's error number (0: the block collapsed or huge already) is
+// otherwise only recorded: a collapse is best-effort, and the kernel
+// refuses one (EAGAIN, ENOMEM) when it finds no free 2 MiB page or the
+// block changes under it.
 func collapse(dst []collapseCall, lo, hi uintptr) []collapseCall {
 	lo &^= hugeBlock - 1
 	for ; lo < hi && hugeWanted(); lo += hugeBlock {
-		t0 := threadCPU()
+		timed := gateCloses.Load() // as in populate: two clock reads only where they count
+		var t0 int64
+		if timed {
+			t0 = threadCPU()
+		}
 		_, _, err := unix.Syscall(unix.SYS_MADVISE, lo, hugeBlock, unix.MADV_COLLAPSE)
 		if err == unix.EAGAIN { // once more: see above
 			_, _, err = unix.Syscall(unix.SYS_MADVISE, lo, hugeBlock, unix.MADV_COLLAPSE)
 		}
-		if err == 0 {
+		if timed && err == 0 {
 			observe(threadCPU()-t0, 1) // a fresh huge page, dear or cheap: gate_linux.go
 		}
 		dst = append(dst, collapseCall{lo, lo + hugeBlock, err})

@@ -16,9 +16,8 @@ import (
 // hint: an error is ignored, and the contents are unchanged (fresh pages
 // are zero either way). Slices under 4 MiB are left alone.
 func Advise[T any](s []T) []T {
-	const huge = 2 << 20
 	// madvise needs an aligned start: advise the 2 MiB-aligned interior.
-	if b := interior(s, huge, 2*huge); len(b) > 0 && hugeWanted() {
+	if b := interior(s, hugeBlock, 2*hugeBlock); len(b) > 0 && hugeWanted() {
 		lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 		adviseRange(lo, lo+uintptr(len(b)))
 	}
