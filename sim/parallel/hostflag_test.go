@@ -16,10 +16,13 @@ import (
 // CheckHot reports), and the host walk's variant without the test
 // (hostRun, and in the every-rank play hostTo) plays every task with the
 // same start, end and issue as the walk with it (the flag cleared). It fails if add stops clearing the flag
-// or build stops setting it.
+// or build stops setting it, or if hostRun's loop without the tests (taken
+// where the program has no QueueSelf wait either) issues differently; it
+// counts the programs that loop walks with launch-queue waits (QueueAfter),
+// and fails if there are none.
 func TestNoHostWaitsIsExact(t *testing.T) {
 	pr := unitPricer{unit: 20 * engine.Microsecond}
-	flagged, waited := 0, 0
+	flagged, waited, fastQueued := 0, 0, 0
 	eachHostBuild(t, func(c hostBuildCase, host HostModel, cfg *StepConfig) {
 		progs, err := Build(cfg, pr)
 		if err != nil {
@@ -37,6 +40,14 @@ func TestNoHostWaitsIsExact(t *testing.T) {
 			}
 			if none {
 				flagged++
+				if hostWalk(p) == hostNoWaits && p.Hosted {
+					for i := range p.Tasks {
+						if p.QueueAfter(i) >= 0 {
+							fastQueued++
+							break
+						}
+					}
+				}
 				continue
 			}
 			waited++
@@ -90,9 +101,9 @@ func TestNoHostWaitsIsExact(t *testing.T) {
 			}
 		}
 	})
-	t.Logf("%d programs without a host wait, %d with", flagged, waited)
-	if flagged == 0 || waited == 0 {
-		t.Errorf("%d programs without a host wait, %d with", flagged, waited)
+	t.Logf("%d programs without a host wait, %d with; %d walked without either test with launch-queue waits", flagged, waited, fastQueued)
+	if flagged == 0 || waited == 0 || fastQueued == 0 {
+		t.Errorf("%d programs without a host wait, %d with; %d walked without either test with launch-queue waits", flagged, waited, fastQueued)
 	}
 }
 
@@ -108,11 +119,13 @@ type hostBuildCase struct {
 // eachHostBuild calls f with the step config of every hostBuildCase (one
 // to three steps, the optimizer's loop over 8 tensors, one arena per case
 // shared by its builds) under no host model and host models with launch
-// queues of none, one and four launches.
+// queues of none, one, four and 128 launches (the last deep enough that on
+// one step's programs no task outlaunches it: launch-queue waits without
+// QueueSelf's, as on the 70B sweep).
 func eachHostBuild(t *testing.T, f func(c hostBuildCase, host HostModel, cfg *StepConfig)) {
 	t.Helper()
 	hosts := []HostModel{{}}
-	for _, q := range []int{0, 1, 4} {
+	for _, q := range []int{0, 1, 4, 128} {
 		hosts = append(hosts, HostModel{On: true, KernelFwd: 3 * engine.Microsecond, KernelBwd: 2 * engine.Microsecond,
 			Call: 5 * engine.Microsecond, Queue: q})
 	}
