@@ -19,10 +19,12 @@ import (
 // or build stops setting it, or if hostRun's loop without the tests (taken
 // where the program has no QueueSelf wait either) issues differently; it
 // counts the programs that loop walks with launch-queue waits (QueueAfter),
-// and fails if there are none.
+// and fails if there are none, or if such a program has a receive with a
+// launch-queue wait (CheckHot: that loop tests the kind only of tasks
+// without one).
 func TestNoHostWaitsIsExact(t *testing.T) {
 	pr := unitPricer{unit: 20 * engine.Microsecond}
-	flagged, waited, fastQueued := 0, 0, 0
+	flagged, waited, fastQueued, recvChecked := 0, 0, 0, 0
 	eachHostBuild(t, func(c hostBuildCase, host HostModel, cfg *StepConfig) {
 		progs, err := Build(cfg, pr)
 		if err != nil {
@@ -40,6 +42,20 @@ func TestNoHostWaitsIsExact(t *testing.T) {
 			}
 			if none {
 				flagged++
+				if _, err := CheckHot(p); err != nil { // (a receive has no launch-queue wait, as hostRun's loop without the tests needs)
+					t.Fatalf("%+v, %+v: stage %d: %v", c, host, p.Stage, err)
+				}
+				for i := range p.Tasks {
+					if p.Tasks[i].Kind == KindRecv && len(p.hot) == len(p.Tasks) {
+						p.hot[i].queueAfter = 1 // (CheckHot must see it)
+						if _, err := CheckHot(p); err == nil {
+							t.Fatalf("%+v, %+v: stage %d: CheckHot found no launch-queue wait on receive %d", c, host, p.Stage, i)
+						}
+						p.hot[i].queueAfter = 0
+						recvChecked++
+						break
+					}
+				}
 				if hostWalk(p) == hostNoWaits && p.Hosted {
 					for i := range p.Tasks {
 						if p.QueueAfter(i) >= 0 {
@@ -102,6 +118,9 @@ func TestNoHostWaitsIsExact(t *testing.T) {
 		}
 	})
 	t.Logf("%d programs without a host wait, %d with; %d walked without either test with launch-queue waits", flagged, waited, fastQueued)
+	if recvChecked == 0 {
+		t.Errorf("no receive in a program without host waits: CheckHot's receive check not tried")
+	}
 	if flagged == 0 || waited == 0 || fastQueued == 0 {
 		t.Errorf("%d programs without a host wait, %d with; %d walked without either test with launch-queue waits", flagged, waited, fastQueued)
 	}

@@ -88,20 +88,7 @@ func (x *Executor) hostRepeats(i int, a, b, win int32, period engine.Time, extra
 		for s := range idx {
 			idx[s] = p.queueIndex(Stream(s), h.da[s]) // the first entry of a task from a on
 		}
-		for t := a; t < n; t++ {
-			s := hot[t].stream
-			if hot[t].kind == KindRecv {
-				continue
-			}
-			q := p.queue[s]
-			k := idx[s]
-			if k > 0 {
-				pos[t-a] = q[k-1].end()
-			}
-			if k < len(q) && q[k].id == t {
-				idx[s]++
-			}
-		}
+		queuePos(pos, hot[a:n], a, &p.queue, &idx)
 	}
 	// Room for every task of the unit at once (tasks appends one a task
 	// at most): appended from nothing, the scratch grew a quarter at a
@@ -209,6 +196,31 @@ func (x *Executor) hostRepeats(i int, a, b, win int32, period engine.Time, extra
 	return true
 }
 
+// queuePos sets pos[k], for each task a + k the host issues (hot holds
+// the tasks from a on, as many as pos), to its stream's launches before it:
+// the end of the stream's queue entry before the task's own, idx holding
+// per stream the first entry of a task from a on (0: none before), moved
+// past each task's entry as the walk meets it. A function of its own:
+// inside hostRepeats its loop kept the unit's bounds and the slices on the
+// stack, reloaded at every task.
+func queuePos(pos []int64, hot []hotTask, a int32, queue *[NumStreams][]queueEntry, idx *[NumStreams]int) {
+	hot = hot[:len(pos)]
+	for k := range hot {
+		h := &hot[k]
+		if h.kind == KindRecv {
+			continue
+		}
+		s := h.stream
+		q, i := queue[s], idx[s]
+		if i > 0 {
+			pos[k] = q[i-1].end()
+		}
+		if i < len(q) && q[i].id == a+int32(k) {
+			idx[s] = i + 1
+		}
+	}
+}
+
 // hostTasksHook, when set (tests), sees each frame and its tasks as
 // hostRepeats gathered them.
 var hostTasksHook func(h *hostFrame, ht []hostTask)
@@ -247,16 +259,23 @@ type hostTask struct {
 	stream Stream
 	pos    int64       // its launches on its stream before it
 	issue  engine.Time // Task.Issue
-	lo     engine.Time // the latest end it waits for, in the frame of any copy from `from` on (never: none)
+	// lo: the latest end it waits for, in the frame of any copy from
+	// `from` on (never: none); once bound, also its QueueSelf wait less
+	// its issue (self − issue), so that from `from` on its issue is
+	// max(y, lo) + issue
+	lo     engine.Time
 	self   engine.Time // its own launches' wait past the queue (QueueSelf), the same in every copy's frame
 	played engine.Time // its issue in the played unit
 	ready  engine.Time // its inputs that move with the copies (the rest end before the window)
 	iss    engine.Time // its issue in the copy walked last (walk)
-	// issLo, issHi: the issues a copy may give it (walkCheck): played
-	// when ahead, else up to ready
-	issLo, issHi engine.Time
-	ahead        bool // issued ahead of its inputs in the played unit, played > ready
-	eq           bool // issued as played in the copy walked last (it or the played one waits for its issue)
+	// issOff, issW: the issues a copy may give it (walkCheck), lo to
+	// lo + issW where issOff = −lo (wrapped): played when ahead, else up
+	// to ready; y is one exactly when uint64(y + issOff) ≤ issW, one
+	// addition and one unsigned comparison
+	issOff engine.Time
+	issW   uint64
+	ahead  bool // issued ahead of its inputs in the played unit, played > ready
+	eq     bool // issued as played in the copy walked last (it or the played one waits for its issue)
 }
 
 // tasks appends to ht the unit's tasks that the host issues and returns
@@ -353,13 +372,11 @@ func (h *hostFrame) tasks(ht []hostTask, pos []int64, win int32) (out []hostTask
 func (h *hostFrame) walk(ht []hostTask, j int32, y engine.Time, write bool) engine.Time {
 	for k := range ht {
 		c := &ht[k]
-		begin := y
 		if j >= c.from {
-			begin = max(begin, c.lo)
+			y = max(y, c.lo) + c.issue // (lo holds the QueueSelf wait: bound)
 		} else {
-			begin = h.waits(c, j, begin)
+			y = max(h.waits(c, j, y)+c.issue, c.self)
 		}
-		y = max(begin+c.issue, c.self)
 		if write {
 			c.iss = y
 		}
@@ -367,14 +384,19 @@ func (h *hostFrame) walk(ht []hostTask, j int32, y engine.Time, write bool) engi
 	return y
 }
 
-// bound sets c's ahead, issLo and issHi from its played issue and ready
-// time (walkCheck).
+// bound sets c's ahead, issOff and issW from its played issue and ready
+// time (walkCheck), and folds its QueueSelf wait into lo: max(max(y, lo)
+// + issue, self) is max(y, lo, self − issue) + issue (self − issue does not
+// overflow: never and the issues are far from the int64 limits), so the
+// walks' common case (j ≥ from) takes one maximum.
 func (c *hostTask) bound() {
 	c.ahead = c.played > c.ready
-	c.issLo, c.issHi = engine.Time(-1<<63), c.ready
+	lo, hi := engine.Time(-1<<63), c.ready
 	if c.ahead {
-		c.issLo, c.issHi = c.played, c.played
+		lo, hi = c.played, c.played
 	}
+	c.issOff, c.issW = -lo, uint64(hi-lo) // (hi ≥ lo: the wrapped difference is the width)
+	c.lo = max(c.lo, c.self-c.issue)
 }
 
 // walkCheck is walk over copy j from y (write unset) that also checks each
@@ -385,22 +407,26 @@ func (c *hostTask) bound() {
 // is neither. That is the check hostRepeats made after each walk, per
 // task eq = played > ready || y' > ready and eq ⇒ y' = played: a copy
 // passes it exactly when each task meets its bounds [lo, hi] (ahead:
-// [played, played]; not: [never, ready]), and then eq = ahead.
+// [played, played]; not: [never, ready]), and then eq = ahead. The bounds
+// are tested as one unsigned comparison (y + issOff ≤ issW, wrapped), and
+// from `from` on the QueueSelf wait is in lo (bound).
 func (h *hostFrame) walkCheck(ht []hostTask, j int32, y engine.Time) (engine.Time, bool) {
 	for k := range ht {
 		c := &ht[k]
-		begin := y
 		if j >= c.from {
-			begin = max(begin, c.lo)
-		} else if j >= c.waitFrom {
-			if c.direct {
-				begin = h.directWait(c, j, begin)
-			} else {
-				begin = h.waits(c, j, begin)
+			y = max(y, c.lo) + c.issue
+		} else {
+			begin := y
+			if j >= c.waitFrom {
+				if c.direct {
+					begin = h.directWait(c, j, begin)
+				} else {
+					begin = h.waits(c, j, begin)
+				}
 			}
+			y = max(begin+c.issue, c.self)
 		}
-		y = max(begin+c.issue, c.self)
-		if y < c.issLo || y > c.issHi {
+		if uint64(y+c.issOff) > c.issW {
 			return y, false
 		}
 	}
@@ -409,10 +435,16 @@ func (h *hostFrame) walkCheck(ht []hostTask, j int32, y engine.Time) (engine.Tim
 
 // directWait is waits for a direct task in a copy j in [waitFrom, from):
 // its queue wait's launch pos + j·ls − Queue is then in [0, da), so
-// queueWait's answer is the task holding it, before the unit.
+// queueWait's answer is the task holding it, before the unit, whose end
+// j periods back is read here (end's first case) rather than through a
+// call of end.
 func (h *hostFrame) directWait(c *hostTask, j int32, y engine.Time) engine.Time {
 	if f := h.holder(c.stream, c.pos+int64(j)*h.ls[c.stream]-h.p.qlim); f >= 0 {
-		y = max(y, h.end(f, j))
+		if f < h.a {
+			y = max(y, h.state[f].End()-engine.Time(j)*h.period)
+		} else {
+			y = max(y, h.end(f, j)) // (not met: the launch is before the unit's)
+		}
 	}
 	return y
 }

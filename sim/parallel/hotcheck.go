@@ -70,6 +70,12 @@ func CheckHot(p *Program) (copied int, err error) {
 			return copied, fmt.Errorf("stage %d task %d (%s): a host wait (on task %d) in a program built without one (noHostWaits)",
 				p.Stage, i, p.Tasks[i].Name, want[i].hostAfter-1)
 		}
+		if p.noHostWaits && want[i].kind == KindRecv && want[i].queueAfter != 0 {
+			// (hostRun's loop for such programs tests the kind only of
+			// tasks without a launch-queue wait)
+			return copied, fmt.Errorf("stage %d task %d (%s): a launch-queue wait (on task %d) on a receive, which the host does not issue",
+				p.Stage, i, p.Tasks[i].Name, want[i].queueAfter-1)
+		}
 		if p.keepHot && len(p.hot) == n && p.hot[i] != want[i] {
 			return copied, fmt.Errorf("stage %d task %d (%s): kept by the build %+v, from the Task %+v",
 				p.Stage, i, p.Tasks[i].Name, p.hot[i], want[i])

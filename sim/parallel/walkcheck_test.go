@@ -12,15 +12,19 @@ import (
 // played issue and their inputs' end, waits that hold and do not), it
 // answers as walk followed by the check it replaced (eq = played > ready
 // || iss > ready, refused when eq and iss ≠ played), with the same free
-// time when it passes, and eq is then each task's ahead.
+// time when it passes, and eq is then each task's ahead. Both read the
+// QueueSelf wait folded into lo (bound) from `from` on: walk is held to
+// the plain walk on the unfolded waits (max(max(y, lo) + issue, self) a
+// task, on tasks from `from` on and before it, before their first wait).
 func TestWalkCheckEqualsWalkThenCheck(t *testing.T) {
 	rng := rand.New(rand.NewPCG(27, 1))
-	h := &hostFrame{}
+	h := &hostFrame{p: &Program{}} // (no launch queue: waits looks nothing up)
 	pass, fail := 0, 0
 	for range 20000 {
 		n := 1 + rng.IntN(6)
 		ht := make([]hostTask, n)
 		y0 := engine.Time(rng.IntN(40))
+		plain := y0 // the walk on the waits as made, before bound folds them
 		for k := range ht {
 			c := &ht[k]
 			c.issue = engine.Time(rng.IntN(4))
@@ -31,6 +35,13 @@ func TestWalkCheckEqualsWalkThenCheck(t *testing.T) {
 			if rng.IntN(4) == 0 {
 				c.self = engine.Time(rng.IntN(60))
 			}
+			c.sync, c.waitFrom = -1, 2 // (copy 1: no wait before `from`)
+			if rng.IntN(3) == 0 {
+				c.from = 2 // copy 1 is before its `from`: no wait yet
+				plain = max(plain+c.issue, c.self)
+			} else {
+				plain = max(max(plain, c.lo)+c.issue, c.self)
+			}
 			c.played = engine.Time(rng.IntN(60))
 			c.ready = never
 			if rng.IntN(4) != 0 {
@@ -40,6 +51,9 @@ func TestWalkCheckEqualsWalkThenCheck(t *testing.T) {
 		}
 		// the old way: walk, then the check
 		want := h.walk(ht, 1, y0, true)
+		if want != plain {
+			t.Fatalf("%+v from %d: walk %d, the plain walk %d", ht, y0, want, plain)
+		}
 		wantOK := true
 		for k := range ht {
 			c := &ht[k]
