@@ -892,7 +892,16 @@ func succLists(off, deps, cnt []int32) {
 // instructions a dependency against 8: fillSucc 160.2 → 148.4 M on the
 // 70B sweep; build28). Padding follows the code's layout, so a later
 // change may bring it back: count the loop's instructions (go build
-// -gcflags=-S) after editing it.
+// -gcflags=-S) after editing it. A task's end is compared with k first
+// and checked only for a task with dependencies (an end past len(deps) is
+// past k ≤ len(deps), so no malformed end is skipped); the loop panics
+// itself (malformedAt) instead of calling malformed, so the compiler
+// moves the branch out of the loop and spills nothing around it (the call
+// had put it, and a NOP of padding, inside); and the slot is advanced in
+// place (`*at++` after the store through it: its second load is not
+// folded into the first, and the increment becomes one INCL on memory):
+// 10 instructions a task + 8 a dependency → 9 + 7, fillSucc 96.3 → 88.5 M
+// on the 70B sweep (3.96 M tasks, 7.58 M dependencies; post48).
 //
 //go:noinline
 func fillSucc(off, deps, cnt, succ []int32) {
@@ -909,18 +918,17 @@ func fillSucc(off, deps, cnt, succ []int32) {
 	k := uintptr(0)
 	for t, e := range off {
 		end := uintptr(uint32(e))
-		if end > uintptr(len(deps)) {
-			malformed(len(off), len(deps), t)
-		}
 		if k >= end {
 			continue
+		}
+		if end > uintptr(len(deps)) {
+			panic(malformedAt(len(off), len(deps), t))
 		}
 		for {
 			j := uintptr(*(*uint32)(unsafe.Add(dp, k*4)))
 			at := (*uint32)(unsafe.Add(np, j*4))
-			c := *at
-			*(*int32)(unsafe.Add(sp, uintptr(c)*4)) = int32(t)
-			*at = c + 1
+			*(*int32)(unsafe.Add(sp, uintptr(*at)*4)) = int32(t)
+			*at++
 			if k++; k == end {
 				break
 			}
@@ -934,10 +942,17 @@ func fillSucc(off, deps, cnt, succ []int32) {
 //
 //go:noinline
 func malformed(tasks, deps, t int) {
+	panic(malformedAt(tasks, deps, t))
+}
+
+// malformedAt is malformed's message (a value: fillSucc's loop panics with
+// it itself, so that the compiler knows the branch does not come back and
+// keeps the loop's values in registers across it).
+func malformedAt(tasks, deps, t int) string {
 	if t >= 0 {
-		panic(fmt.Sprintf("parallel: task %d of %d: its dependencies end past the %d listed", t, tasks, deps))
+		return fmt.Sprintf("parallel: task %d of %d: its dependencies end past the %d listed", t, tasks, deps)
 	}
-	panic(fmt.Sprintf("parallel: successor lists of %d tasks: storage does not fit %d dependencies", tasks, deps))
+	return fmt.Sprintf("parallel: successor lists of %d tasks: storage does not fit %d dependencies", tasks, deps)
 }
 
 // Overlap says which communication the frameworks overlap with compute.

@@ -135,6 +135,9 @@ func TestFillSuccRefusesMalformed(t *testing.T) {
 		{"dependency past the tasks", []int32{0, 0, 1}, []int32{2}, "index out of range"},
 		{"negative dependency", []int32{0, 0, 1}, []int32{-1}, "index out of range"},
 		{"offsets past the dependencies", []int32{0, 3, 1}, []int32{0, 0, 0}, "task 0 of 2"},
+		// fillSucc checks an end only where it passes k: a later task's,
+		// after a task of dependencies filled
+		{"offsets past the dependencies, a later task", []int32{0, 1, 4, 2}, []int32{0, 0, 1}, "task 1 of 3"},
 		// succLists counts four dependencies an iteration: a bad one in
 		// each lane of a run of four, and in the tail after it
 		{"bad dependency, lane 0", []int32{0, 0, 5}, []int32{2, 0, 0, 0, 0}, "index out of range"},
