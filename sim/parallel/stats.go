@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"slices"
+	"unsafe"
 
 	"github.com/simtrain/simtrain/sim/engine"
 )
@@ -524,10 +525,11 @@ type walker struct {
 	// before the first; the first interval closed into lists[l] is that
 	// noInterval, which closeLists leaves out.
 	open [numLists]interval
-	// n is each list's length: lists[l][:n[l]] are its closed intervals
-	// (noInterval first) and lists[l] its whole storage, so that closing
-	// an interval stores a count, with no capacity check (put)
-	n [numLists]int
+	// tail is each list's length in bytes (count): lists[l][:count(l)]
+	// are its closed intervals (noInterval first) and lists[l] its whole
+	// storage, so that closing an interval stores at the list's data
+	// plus tail, with no bounds check, and adds a constant (put)
+	tail [numLists]uintptr
 	// at and shift are run's lo and shift, for hostWait
 	at    int32
 	shift engine.Time
@@ -542,6 +544,9 @@ type walker struct {
 // less one), so the first put closes it, where putInterval (as it was,
 // in the tests) appended to an empty list.
 var noInterval = interval{-1 << 62, -1 << 62}
+
+// intervalBytes is an interval's size: walker.tail's unit.
+const intervalBytes = unsafe.Sizeof(interval{})
 
 // walker.lists' indices.
 const (
@@ -697,12 +702,12 @@ func (w *walker) walk(lo, hi int32, shift engine.Time) {
 func (w *walker) fit(room int) int {
 	least := int(^uint(0) >> 1)
 	for l := range w.lists {
-		v := w.lists[l]
-		if len(v)-w.n[l] < room {
-			v = growIntervals(v, w.n[l], room)
+		v, n := w.lists[l], w.count(l)
+		if len(v)-n < room {
+			v = growIntervals(v, n, room)
 			w.lists[l] = v
 		}
-		least = min(least, len(v)-w.n[l])
+		least = min(least, len(v)-n)
 	}
 	return least
 }
@@ -872,11 +877,15 @@ func (w *walker) put(l int, x interval) {
 		}
 		w.unsorted[l] = true
 	}
-	n := w.n[l]
-	w.lists[l][n] = *o
-	w.n[l] = n + 1
+	// lists[l][count(l)], which walk left room for
+	t := w.tail[l]
+	*(*interval)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(w.lists[l])), t)) = *o
+	w.tail[l] = t + intervalBytes
 	*o = x
 }
+
+// count is list l's length: its closed intervals, noInterval first.
+func (w *walker) count(l int) int { return int(w.tail[l] / intervalBytes) }
 
 // closeLists closes each list's open interval into it and returns the
 // lists without their first interval, noInterval (empty where none was
@@ -888,14 +897,14 @@ func (w *walker) closeLists() (v [numLists][]interval) {
 		if w.open[l] == noInterval {
 			continue
 		}
-		n := w.n[l]
+		n := w.count(l)
 		if n == len(w.lists[l]) {
 			u := append(w.lists[l], w.open[l])
 			w.lists[l] = u[:cap(u)]
 		} else {
 			w.lists[l][n] = w.open[l]
 		}
-		w.open[l], w.n[l] = noInterval, n+1
+		w.open[l], w.tail[l] = noInterval, uintptr(n+1)*intervalBytes
 		v[l] = w.lists[l][1 : n+1]
 	}
 	return v

@@ -510,8 +510,8 @@ func TestPutEqualsPutInterval(t *testing.T) {
 			if exact {
 				grown++
 			}
-			if w.n[l] != len(want[l])+1 || w.lists[l][0] != noInterval || !slices.Equal(w.lists[l][1:w.n[l]], want[l]) {
-				t.Fatalf("trial %d list %d: storage %v, count %d, want noInterval and %v", trial, l, w.lists[l][:w.n[l]], w.n[l], want[l])
+			if w.count(l) != len(want[l])+1 || w.lists[l][0] != noInterval || !slices.Equal(w.lists[l][1:w.count(l)], want[l]) {
+				t.Fatalf("trial %d list %d: storage %v, count %d, want noInterval and %v", trial, l, w.lists[l][:w.count(l)], w.count(l), want[l])
 			}
 		}
 	}
