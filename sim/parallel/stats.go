@@ -559,66 +559,89 @@ const (
 )
 
 // walkClasses are, per walk mode (walkMode: hosted, reading every hosted
-// compute task's dependencies, joint) and per task kind and group
-// (walkClass: group<<8 | kind, each masked), what walker.run does with
-// a task: its action (the low bits, walkAct…) and whether it counts for
-// the host thread (walkHost: hosted, and not a receive, which no host
-// issues), the
-// dependencies of a hosted one on the compute stream are read whatever
-// its start (walkRead) and it counts for the last end (walkEnd: not a
-// copy nobody waits for). One table read stands for IsComm, IsCompute,
-// ExposedOf, the kind comparisons and the walk's flags, with no bounds
-// check.
-var walkClasses = func() (c [8][walkClassMask + 1]uint8) {
+// compute task's dependencies, joint) and per task's walk key (walkKey:
+// its kind, group and whether its stream is the one that matters, in
+// hotTask.walk), what walker.run does with a task: its action (the low
+// bits, walkAct…) and whether it is a hosted compute task whose wait for
+// the host thread may be read (walkHost: hosted, on the compute stream
+// and not a receive, which no host issues), whether its dependencies
+// are read whatever its start (walkRead) and whether it counts for the
+// last end (walkEnd: not a copy nobody waits for). One table read, of a
+// byte the record carries, stands for IsComm, IsCompute, ExposedOf, the
+// kind and stream comparisons and the walk's flags, with no bounds check.
+var walkClasses = func() (c [8][256]uint8) {
 	for mode := range 8 {
 		hosted, read, joint := mode&4 != 0, mode&2 != 0, mode&1 != 0
-		for k := range 16 {
-			for g := range 8 {
-				kind := Kind(k)
-				v := uint8(walkActHostSync) // a host stall (and what is no task)
-				switch {
-				case kind == KindHostCopy:
-					v = walkActNone
-				case kind.IsCompute():
-					v = walkActCompute
-				case kind.IsComm() && g >= int(NumGroupKinds):
-					v = walkActNone // no such group
-				case kind.IsComm() && ExposedOf[g] == 0 && joint:
-					v = walkActTP
-				case kind.IsComm() && ExposedOf[g] == 0:
-					v = walkActTPOwn
-				case kind == KindRecv && ExposedOf[g] == ExposedOf[GroupPP]:
-					v = walkActRecv
-				case kind.IsComm():
-					v = uint8(listComm + ExposedOf[g])
-				}
-				if hosted && kind != KindRecv {
-					v |= walkHost
-					if read {
-						v |= walkRead
-					}
-				}
-				if kind != KindHostCopy {
-					v |= walkEnd // (a copy engine's transfer: neither this nor an action)
-				}
-				c[mode][g<<8|k] = v
+		for key := range 256 {
+			kind, g, on := Kind(key&15), (key>>4)&7, key&walkKeyStream != 0
+			v := uint8(walkActHostSync) // a host stall (and what is no task)
+			switch {
+			case kind == KindHostCopy:
+				v = walkActNone
+			case kind.IsCompute():
+				v = walkActCompute
+			case kind.IsComm() && g >= int(NumGroupKinds):
+				v = walkActNone // no such group
+			case kind.IsComm() && ExposedOf[g] == 0 && joint:
+				v = walkActTP
+			case kind.IsComm() && ExposedOf[g] == 0:
+				v = walkActTPOwn
+			case kind == KindRecv && ExposedOf[g] == ExposedOf[GroupPP] && on:
+				v = walkActRecvGrd
+			case kind == KindRecv && ExposedOf[g] == ExposedOf[GroupPP]:
+				v = walkActRecv
+			case kind.IsComm():
+				v = uint8(listComm + ExposedOf[g])
 			}
+			if hosted && kind != KindRecv && on {
+				v |= walkHost
+				if read {
+					v |= walkRead
+				}
+			}
+			if kind != KindHostCopy {
+				v |= walkEnd // (a copy engine's transfer: neither this nor an action)
+			}
+			c[mode][key] = v
 		}
 	}
 	return c
 }()
 
-// walkClassMask keeps of group<<8 | kind what walkClasses tells apart:
-// the kind's low 4 bits and the group's low 3 (every kind and group).
-const walkClassMask = 7<<8 | 15
+// walkKeyStream is walkKey's bit for the stream: on StreamCompute for a
+// task that is not a receive (one the host thread may hold), on
+// StreamPPRecvGrd for a receive (the pipeline's list it goes to).
+const walkKeyStream = 128
 
-// walkClass is task t's index in walkClasses' table: kind and group are
-// adjacent bytes of hotTask, so the compiler reads both in one 16-bit
-// load and one mask keeps the index in the table (no bounds check), in
-// place of two loads, two masks, a shift and an or.
-func walkClass(t *hotTask) uint {
-	return (uint(t.kind) | uint(t.group)<<8) & walkClassMask
+// walkKey is a task's index in walkClasses' tables, kept in its record
+// (hotTask.walk, set with the record's kind, group and stream: hotOf,
+// storeHot, fillHotTasks; a copied record copies it): the kind's low 4
+// bits, the group's low 3 and walkKeyStream (by the stream's low 4 bits:
+// every Stream, NumStreams ≤ 16). Read from the record, it is one byte
+// load per task walked where run loaded the kind and group, masked them,
+// and loaded and tested the stream (2 to 4 instructions a task; design.md,
+// walk48). One table load (walkKeys), so that storeHot stays inlined in
+// the builder's add.
+func walkKey(kind Kind, group GroupKind, stream Stream) uint8 {
+	return walkKeys[kind&15][stream&15] | uint8(group&7)<<4
 }
+
+// walkKeys are walkKey's kind and stream bits, by kind and stream.
+var walkKeys = func() (v [16][16]uint8) {
+	for k := range Kind(16) {
+		on := StreamCompute
+		if k == KindRecv {
+			on = StreamPPRecvGrd
+		}
+		for st := range Stream(16) {
+			v[k][st] = uint8(k)
+			if st == on {
+				v[k][st] |= walkKeyStream
+			}
+		}
+	}
+	return v
+}()
 
 // walkClasses' actions (below walkHost) and flags. An action from
 // listComm+1 to listBoth−1 is that list's communication.
@@ -628,7 +651,8 @@ const (
 	walkActTPOwn    = listBoth     // tensor parallelism's, to both and its own list
 	walkActHostSync = listBoth + 1 // compute's list and both; Stats.Host
 	walkActNone     = listBoth + 2 // a copy engine's transfer
-	walkActRecv     = listBoth + 3 // a pipeline receive: listRecvAct or listRecvGrd by its stream
+	walkActRecv     = listBoth + 3 // a pipeline receive: listRecvAct (any not on StreamPPRecvGrd)
+	walkActRecvGrd  = listBoth + 4 // a pipeline receive on StreamPPRecvGrd: listRecvGrd
 	walkHost        = 16
 	walkRead        = 32
 	walkEnd         = 64
@@ -730,7 +754,7 @@ func growIntervals(v []interval, n, room int) []interval {
 // -1 + shift for a task not started, which is skipped as its end is not
 // after that). The last end lives in a local for the loop, the lists and
 // the other sums in w (put): fewer values than registers.
-func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [walkClassMask + 1]uint8) {
+func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [256]uint8) {
 	w.at, w.shift = lo, shift // hostWait's
 	hot := w.hot[lo:hi]
 	state := w.state[lo:hi]
@@ -739,16 +763,10 @@ func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [walkClassMask + 
 	for j := range hot {
 		t, s := &hot[j], &state[j] // p.Tasks[i]'s fields, on a quarter of the cache lines
 		start, e := s.start+off, s.end+off
-		c := tab[walkClass(t)]
-		// The stream is read once, into a local, for both of its tests
-		// (this one and a receive's list): kept from &hot[j] to the
-		// receive's case, the task's offset was stored on every hosted
-		// task's path for the call below. Tested before walkHost: a
-		// hosted task on another stream (communication) then skips the
-		// call's block and its stores (design.md, stats39).
-		stream := t.stream
-		if stream == StreamCompute && c&walkHost != 0 {
-			// with start <= issued (both stored plus one), the task may
+		c := tab[t.walk] // (walkKey)
+		if c&walkHost != 0 {
+			// a hosted task on the compute stream, not a receive: with
+			// start <= issued (both stored plus one), the task may
 			// have waited for its issue: its ready is read
 			// (walkRead, bit 5, moves start 2⁶² back: one block to the
 			// call, so that only this path stores the loop's values)
@@ -787,11 +805,10 @@ func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [walkClassMask + 
 			w.put(listComm, x)
 		case act == walkActRecv:
 			end = max(end, e)
-			l := listRecvAct
-			if stream == StreamPPRecvGrd {
-				l = listRecvGrd
-			}
-			w.put(l, x)
+			w.put(listRecvAct, x)
+		case act == walkActRecvGrd:
+			end = max(end, e)
+			w.put(listRecvGrd, x)
 		case act == walkActHostSync:
 			// A host stall holds the compute stream: communication
 			// under it is not what the rank waits for, and it is not
