@@ -540,7 +540,7 @@ func walkRule(kind Kind, group GroupKind, stream Stream, hosted, read, joint boo
 	case k.IsCompute():
 		act = walkActCompute
 	case k.IsComm() && g >= int(NumGroupKinds):
-		act = walkActNone
+		act = walkActEnd
 	case k.IsComm() && ExposedOf[g] == 0 && joint:
 		act = walkActTP
 	case k.IsComm() && ExposedOf[g] == 0:
