@@ -366,6 +366,7 @@ func storeHot(h *hotTask, t *Task, issue engine.Time, hostAfter int32) {
 	}
 	h.dur, h.issue, h.hostAfter, h.queueAfter = t.Dur, issue, hostAfter, 0
 	h.share, h.kind, h.group, h.stream, h.flags = t.GEMMShare, t.Kind, t.Group, t.Stream, flags
+	h.walk = walkKey(t.Kind, t.Group, t.Stream)
 }
 
 // grow doubles the capacity of the program's task and dependency slices

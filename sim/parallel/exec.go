@@ -270,6 +270,7 @@ type hotTask struct {
 	group      GroupKind
 	stream     Stream
 	flags      uint8 // hotCopyEngine, hotSMSized
+	walk       uint8 // walkKey(kind, group, stream): the Stats walk's class index
 }
 
 // hotTask.flags: Task.CopyEngine, Task.SMSized.
@@ -485,6 +486,7 @@ func fillHotTasks(hot []hotTask, tasks []Task) {
 		t, h := &tasks[i], &hot[i]
 		h.dur, h.issue, h.hostAfter, h.queueAfter = t.Dur, 0, 0, 0
 		h.share, h.kind, h.group, h.stream = t.GEMMShare, t.Kind, t.Group, t.Stream
+		h.walk = walkKey(t.Kind, t.Group, t.Stream)
 		var f uint8
 		if t.CopyEngine {
 			f = hotCopyEngine
@@ -500,7 +502,7 @@ func fillHotTasks(hot []hotTask, tasks []Task) {
 // (which the program's records hold: Program.hot).
 func hotOf(t *Task) hotTask {
 	h := hotTask{dur: t.Dur,
-		share: t.GEMMShare, kind: t.Kind, group: t.Group, stream: t.Stream}
+		share: t.GEMMShare, kind: t.Kind, group: t.Group, stream: t.Stream, walk: walkKey(t.Kind, t.Group, t.Stream)}
 	if t.CopyEngine {
 		h.flags |= hotCopyEngine
 	}

@@ -668,9 +668,10 @@ func sameBytes[T int32 | engine.Time](a, b []T) bool {
 // sameHot reports whether a and b hold equal hotTasks (as a[i] == b[i]),
 // reading each as four words and OR-ing the differences, without a branch
 // per task (issue 18 fail24: Resume compares every prefix task's). The
-// fields fill bytes 0 to 30 (TestSameHot; the assertions below fail to
-// compile if the last one moves); the last word's 2 bytes of padding, which
-// no store is bound to write, are masked out (hotPadMask).
+// fields it compares fill bytes 0 to 29 (TestSameHot; the assertions below fail to
+// compile if the last one moves); the last word's 2 other bytes, walk
+// (walkKey of kind, group and stream, equal where those are) and a byte of
+// padding, which no store is bound to write, are masked out (hotPadMask).
 func sameHot(a, b []hotTask) bool {
 	if len(a) != len(b) {
 		return false
@@ -692,7 +693,7 @@ var (
 )
 
 // hotPadMask keeps the bytes 24 to 29 of a word loaded from a hotTask's
-// byte 24 (whatever the byte order): its fields, not its padding.
+// byte 24 (whatever the byte order): its fields, not walk or its padding.
 var hotPadMask = func() uint64 {
 	m := [8]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
 	return *(*uint64)(unsafe.Pointer(&m))

@@ -417,8 +417,9 @@ func TestResumeRefusesATaskWithItsInputs(t *testing.T) {
 }
 
 // TestSameHot checks Resume's hotTask comparison against ==: hotTask's
-// fields fill its first 30 bytes without holes (what sameHot reads), a
-// change to any one field is seen, and padding bytes alone are not.
+// fields fill its first 31 bytes without holes (sameHot reads the first
+// 30; the 31st, walk, follows from kind, group and stream), a change to
+// any one field it reads is seen, and walk and padding bytes alone are not.
 func TestSameHot(t *testing.T) {
 	ty := reflect.TypeOf(hotTask{})
 	var filled uintptr
@@ -429,8 +430,8 @@ func TestSameHot(t *testing.T) {
 		}
 		filled += f.Type.Size()
 	}
-	if filled != 30 || ty.Size() != 32 {
-		t.Fatalf("hotTask fills %d of %d bytes, want 30 of 32", filled, ty.Size())
+	if filled != 31 || ty.Size() != 32 || ty.Field(ty.NumField()-1).Name != "walk" {
+		t.Fatalf("hotTask fills %d of %d bytes, want 30 and walk of 32", filled, ty.Size())
 	}
 	base := hotTask{dur: 1e9 + 7, issue: 3, hostAfter: 12, queueAfter: 9, share: 300, kind: KindSend, group: GroupTP, stream: 1, flags: hotSMSized}
 	changes := []func(h *hotTask){
@@ -465,7 +466,7 @@ func TestSameHot(t *testing.T) {
 	pad := (*[32]byte)(unsafe.Pointer(&b[0]))
 	pad[30], pad[31] = 0xff, 0x01
 	if !sameHot(a, b) {
-		t.Error("padding bytes alone reported as a difference")
+		t.Error("walk and padding bytes alone reported as a difference")
 	}
 	if sameHot(a, nil) || !sameHot(nil, []hotTask{}) {
 		t.Error("lengths")

@@ -31,6 +31,9 @@ func TestFillHot(t *testing.T) {
 		{dur: 200, kind: KindReduceScatter, group: GroupDP, stream: StreamDP, flags: hotSMSized},
 		{dur: 50, kind: KindRecv, group: GroupPP, stream: StreamPPRecvAct},
 	}
+	for i := range want {
+		want[i].walk = walkKey(want[i].kind, want[i].group, want[i].stream)
+	}
 	for _, c := range []struct {
 		hosted bool
 		need   []int32

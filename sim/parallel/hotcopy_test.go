@@ -52,6 +52,7 @@ func TestFillHotCopiesByHand(t *testing.T) {
 		{dur: 2, kind: KindRecv, stream: StreamPPRecvAct},
 	}
 	for i := range want {
+		want[i].walk = walkKey(want[i].kind, want[i].group, want[i].stream)
 		if hot[i] != want[i] {
 			t.Errorf("task %d: %+v, want %+v", i, hot[i], want[i])
 		}

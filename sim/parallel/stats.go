@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"slices"
+	"unsafe"
 
 	"github.com/simtrain/simtrain/sim/engine"
 )
@@ -524,10 +525,11 @@ type walker struct {
 	// before the first; the first interval closed into lists[l] is that
 	// noInterval, which closeLists leaves out.
 	open [numLists]interval
-	// n is each list's length: lists[l][:n[l]] are its closed intervals
-	// (noInterval first) and lists[l] its whole storage, so that closing
-	// an interval stores a count, with no capacity check (put)
-	n [numLists]int
+	// tail is each list's length in bytes (count): lists[l][:count(l)]
+	// are its closed intervals (noInterval first) and lists[l] its whole
+	// storage, so that closing an interval stores at the list's data
+	// plus tail, with no bounds check, and adds a constant (put)
+	tail [numLists]uintptr
 	// at and shift are run's lo and shift, for hostWait
 	at    int32
 	shift engine.Time
@@ -543,6 +545,9 @@ type walker struct {
 // in the tests) appended to an empty list.
 var noInterval = interval{-1 << 62, -1 << 62}
 
+// intervalBytes is an interval's size: walker.tail's unit.
+const intervalBytes = unsafe.Sizeof(interval{})
+
 // walker.lists' indices.
 const (
 	listComp    = 0
@@ -554,66 +559,89 @@ const (
 )
 
 // walkClasses are, per walk mode (walkMode: hosted, reading every hosted
-// compute task's dependencies, joint) and per task kind and group
-// (walkClass: group<<8 | kind, each masked), what walker.run does with
-// a task: its action (the low bits, walkAct…) and whether it counts for
-// the host thread (walkHost: hosted, and not a receive, which no host
-// issues), the
-// dependencies of a hosted one on the compute stream are read whatever
-// its start (walkRead) and it counts for the last end (walkEnd: not a
-// copy nobody waits for). One table read stands for IsComm, IsCompute,
-// ExposedOf, the kind comparisons and the walk's flags, with no bounds
-// check.
-var walkClasses = func() (c [8][walkClassMask + 1]uint8) {
+// compute task's dependencies, joint) and per task's walk key (walkKey:
+// its kind, group and whether its stream is the one that matters, in
+// hotTask.walk), what walker.run does with a task: its action (the low
+// bits, walkAct…) and whether it is a hosted compute task whose wait for
+// the host thread may be read (walkHost: hosted, on the compute stream
+// and not a receive, which no host issues), whether its dependencies
+// are read whatever its start (walkRead) and whether it counts for the
+// last end (walkEnd: not a copy nobody waits for). One table read, of a
+// byte the record carries, stands for IsComm, IsCompute, ExposedOf, the
+// kind and stream comparisons and the walk's flags, with no bounds check.
+var walkClasses = func() (c [8][256]uint8) {
 	for mode := range 8 {
 		hosted, read, joint := mode&4 != 0, mode&2 != 0, mode&1 != 0
-		for k := range 16 {
-			for g := range 8 {
-				kind := Kind(k)
-				v := uint8(walkActHostSync) // a host stall (and what is no task)
-				switch {
-				case kind == KindHostCopy:
-					v = walkActNone
-				case kind.IsCompute():
-					v = walkActCompute
-				case kind.IsComm() && g >= int(NumGroupKinds):
-					v = walkActNone // no such group
-				case kind.IsComm() && ExposedOf[g] == 0 && joint:
-					v = walkActTP
-				case kind.IsComm() && ExposedOf[g] == 0:
-					v = walkActTPOwn
-				case kind == KindRecv && ExposedOf[g] == ExposedOf[GroupPP]:
-					v = walkActRecv
-				case kind.IsComm():
-					v = uint8(listComm + ExposedOf[g])
-				}
-				if hosted && kind != KindRecv {
-					v |= walkHost
-					if read {
-						v |= walkRead
-					}
-				}
-				if kind != KindHostCopy {
-					v |= walkEnd // (a copy engine's transfer: neither this nor an action)
-				}
-				c[mode][g<<8|k] = v
+		for key := range 256 {
+			kind, g, on := Kind(key&15), (key>>4)&7, key&walkKeyStream != 0
+			v := uint8(walkActHostSync) // a host stall (and what is no task)
+			switch {
+			case kind == KindHostCopy:
+				v = walkActNone
+			case kind.IsCompute():
+				v = walkActCompute
+			case kind.IsComm() && g >= int(NumGroupKinds):
+				v = walkActEnd // no such group
+			case kind.IsComm() && ExposedOf[g] == 0 && joint:
+				v = walkActTP
+			case kind.IsComm() && ExposedOf[g] == 0:
+				v = walkActTPOwn
+			case kind == KindRecv && ExposedOf[g] == ExposedOf[GroupPP] && on:
+				v = walkActRecvGrd
+			case kind == KindRecv && ExposedOf[g] == ExposedOf[GroupPP]:
+				v = walkActRecv
+			case kind.IsComm():
+				v = uint8(listComm + ExposedOf[g])
 			}
+			if hosted && kind != KindRecv && on {
+				v |= walkHost
+				if read {
+					v |= walkRead
+				}
+			}
+			if kind != KindHostCopy {
+				v |= walkEnd // (a copy engine's transfer: neither this nor an action)
+			}
+			c[mode][key] = v
 		}
 	}
 	return c
 }()
 
-// walkClassMask keeps of group<<8 | kind what walkClasses tells apart:
-// the kind's low 4 bits and the group's low 3 (every kind and group).
-const walkClassMask = 7<<8 | 15
+// walkKeyStream is walkKey's bit for the stream: on StreamCompute for a
+// task that is not a receive (one the host thread may hold), on
+// StreamPPRecvGrd for a receive (the pipeline's list it goes to).
+const walkKeyStream = 128
 
-// walkClass is task t's index in walkClasses' table: kind and group are
-// adjacent bytes of hotTask, so the compiler reads both in one 16-bit
-// load and one mask keeps the index in the table (no bounds check), in
-// place of two loads, two masks, a shift and an or.
-func walkClass(t *hotTask) uint {
-	return (uint(t.kind) | uint(t.group)<<8) & walkClassMask
+// walkKey is a task's index in walkClasses' tables, kept in its record
+// (hotTask.walk, set with the record's kind, group and stream: hotOf,
+// storeHot, fillHotTasks; a copied record copies it): the kind's low 4
+// bits, the group's low 3 and walkKeyStream (by the stream's low 4 bits:
+// every Stream, NumStreams ≤ 16). Read from the record, it is one byte
+// load per task walked where run loaded the kind and group, masked them,
+// and loaded and tested the stream (2 to 4 instructions a task; design.md,
+// walk48). One table load (walkKeys), so that storeHot stays inlined in
+// the builder's add.
+func walkKey(kind Kind, group GroupKind, stream Stream) uint8 {
+	return walkKeys[kind&15][stream&15] | uint8(group&7)<<4
 }
+
+// walkKeys are walkKey's kind and stream bits, by kind and stream.
+var walkKeys = func() (v [16][16]uint8) {
+	for k := range Kind(16) {
+		on := StreamCompute
+		if k == KindRecv {
+			on = StreamPPRecvGrd
+		}
+		for st := range Stream(16) {
+			v[k][st] = uint8(k)
+			if st == on {
+				v[k][st] |= walkKeyStream
+			}
+		}
+	}
+	return v
+}()
 
 // walkClasses' actions (below walkHost) and flags. An action from
 // listComm+1 to listBoth−1 is that list's communication.
@@ -623,7 +651,10 @@ const (
 	walkActTPOwn    = listBoth     // tensor parallelism's, to both and its own list
 	walkActHostSync = listBoth + 1 // compute's list and both; Stats.Host
 	walkActNone     = listBoth + 2 // a copy engine's transfer
-	walkActRecv     = listBoth + 3 // a pipeline receive: listRecvAct or listRecvGrd by its stream
+	walkActRecv     = listBoth + 3 // a pipeline receive: listRecvAct (any not on StreamPPRecvGrd)
+	walkActRecvGrd  = listBoth + 4 // a pipeline receive on StreamPPRecvGrd: listRecvGrd
+	walkActEnd      = listBoth + 5 // a collective of no group: its end only
+	walkActMask     = 15           // the action's bits
 	walkHost        = 16
 	walkRead        = 32
 	walkEnd         = 64
@@ -697,12 +728,12 @@ func (w *walker) walk(lo, hi int32, shift engine.Time) {
 func (w *walker) fit(room int) int {
 	least := int(^uint(0) >> 1)
 	for l := range w.lists {
-		v := w.lists[l]
-		if len(v)-w.n[l] < room {
-			v = growIntervals(v, w.n[l], room)
+		v, n := w.lists[l], w.count(l)
+		if len(v)-n < room {
+			v = growIntervals(v, n, room)
 			w.lists[l] = v
 		}
-		least = min(least, len(v)-w.n[l])
+		least = min(least, len(v)-n)
 	}
 	return least
 }
@@ -725,30 +756,48 @@ func growIntervals(v []interval, n, room int) []interval {
 // -1 + shift for a task not started, which is skipped as its end is not
 // after that). The last end lives in a local for the loop, the lists and
 // the other sums in w (put): fewer values than registers.
-func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [walkClassMask + 1]uint8) {
+func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [256]uint8) {
 	w.at, w.shift = lo, shift // hostWait's
 	hot := w.hot[lo:hi]
 	state := w.state[lo:hi]
 	state = state[:len(hot)]
 	end := w.st.End
-	for j := range hot {
-		t, s := &hot[j], &state[j] // p.Tasks[i]'s fields, on a quarter of the cache lines
+	// The records and states are reached through byte offsets, each
+	// stepped by its element's size (unsafe.Add, each offset below its
+	// slice's length in bytes): an index made the loop compute both
+	// addresses (a shift and a multiply by 3) and keep the index and the
+	// count apart (−8.7 M instructions). hostWait's task is ho / 32.
+	hp, sp := unsafe.Pointer(unsafe.SliceData(hot)), unsafe.Pointer(unsafe.SliceData(state))
+	last := uintptr(len(state)) * unsafe.Sizeof(taskState{})
+	for ho, so := uintptr(0), uintptr(0); so < last; ho, so = ho+unsafe.Sizeof(hotTask{}), so+unsafe.Sizeof(taskState{}) {
+		t, s := (*hotTask)(unsafe.Add(hp, ho)), (*taskState)(unsafe.Add(sp, so))
 		start, e := s.start+off, s.end+off
-		c := tab[walkClass(t)]
-		// The stream is read once, into a local, for both of its tests
-		// (this one and a receive's list): kept from &hot[j] to the
-		// receive's case, the task's offset was stored on every hosted
-		// task's path for the call below. Tested before walkHost: a
-		// hosted task on another stream (communication) then skips the
-		// call's block and its stores (design.md, stats39).
-		stream := t.stream
-		if stream == StreamCompute && c&walkHost != 0 {
-			// with start <= issued (both stored plus one), the task may
-			// have waited for its issue: its ready is read
-			// (walkRead, bit 5, moves start 2⁶² back: one block to the
-			// call, so that only this path stores the loop's values)
-			if s.start-engine.Time(c&walkRead)<<57 <= s.issued {
-				w.hostWait(j, s.issued+off)
+		c := tab[t.walk] // (walkKey)
+		if c == walkActTP|walkEnd {
+			// tensor parallelism's, to both (joint), not on the compute
+			// stream (no walkHost): half the tasks walked (2.72 M of 5.32
+			// M on the 70B sweep), tested first on the class itself,
+			// before the host's test and the switch's mask (−13 M
+			// instructions)
+			end = max(end, e)
+			if e > start {
+				w.put(listBoth, interval{start, e})
+			}
+			continue
+		}
+		if c&walkHost != 0 {
+			// a hosted task on the compute stream, not a receive: with
+			// start <= issued (both stored plus one), the task may have
+			// waited for its issue, and with walkRead every one may: its
+			// ready is read. c, start and e are read again after the
+			// call, not kept across it: kept, they were stored before
+			// the test on every hosted compute task and loaded after it
+			// (−5.1 M instructions); the two tests as two branches, not
+			// stats34's one comparison with walkRead shifted into the
+			// start (−2.4 M).
+			if s.start <= s.issued || c&walkRead != 0 {
+				w.hostWait(int(ho/unsafe.Sizeof(hotTask{})), s.issued+off)
+				c, start, e = tab[t.walk], s.start+off, s.end+off
 			}
 		}
 		if e <= start {
@@ -761,32 +810,35 @@ func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [walkClassMask + 
 			continue
 		}
 		// Each action counts the task's end for the last end, but a
-		// copy engine's transfer's (walkActNone without walkEnd): the
-		// test of walkEnd is on the rare actions only, not on each task.
+		// copy engine's transfer's (walkActNone, no walkEnd): walkEnd is
+		// not tested on this path.
 		x := interval{start, e}
-		switch act := c &^ (walkHost | walkRead | walkEnd); {
-		case act == walkActTP:
-			end = max(end, e)
-			w.put(listBoth, x)
+		// The action as an int, compute's case first: with a byte, the
+		// compiler kept a copy of c to widen the action again for put's
+		// index (−7.2 M instructions; c is not read past this).
+		switch act := int(c) & walkActMask; {
 		case act == walkActCompute:
 			end = max(end, e)
 			w.st.Compute += e - start
 			w.put(listComp, x)
 			w.put(listBoth, x)
+		case act == walkActTP:
+			// on the compute stream, hosted (walkHost)
+			end = max(end, e)
+			w.put(listBoth, x)
 		case act < listBoth:
 			end = max(end, e)
-			w.put(int(act), x)
+			w.put(act, x)
 		case act == walkActTPOwn:
 			end = max(end, e)
 			w.put(listBoth, x)
 			w.put(listComm, x)
 		case act == walkActRecv:
 			end = max(end, e)
-			l := listRecvAct
-			if stream == StreamPPRecvGrd {
-				l = listRecvGrd
-			}
-			w.put(l, x)
+			w.put(listRecvAct, x)
+		case act == walkActRecvGrd:
+			end = max(end, e)
+			w.put(listRecvGrd, x)
 		case act == walkActHostSync:
 			// A host stall holds the compute stream: communication
 			// under it is not what the rank waits for, and it is not
@@ -795,7 +847,7 @@ func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [walkClassMask + 
 			w.put(listComp, x)
 			w.put(listBoth, x)
 			w.st.Host += e - start
-		case c&walkEnd != 0:
+		case act == walkActEnd:
 			end = max(end, e) // a collective of no group: no list
 		default:
 			// a copy engine's transfer (walkActNone): a copy nobody
@@ -872,11 +924,15 @@ func (w *walker) put(l int, x interval) {
 		}
 		w.unsorted[l] = true
 	}
-	n := w.n[l]
-	w.lists[l][n] = *o
-	w.n[l] = n + 1
+	// lists[l][count(l)], which walk left room for
+	t := w.tail[l]
+	*(*interval)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(w.lists[l])), t)) = *o
+	w.tail[l] = t + intervalBytes
 	*o = x
 }
+
+// count is list l's length: its closed intervals, noInterval first.
+func (w *walker) count(l int) int { return int(w.tail[l] / intervalBytes) }
 
 // closeLists closes each list's open interval into it and returns the
 // lists without their first interval, noInterval (empty where none was
@@ -888,14 +944,14 @@ func (w *walker) closeLists() (v [numLists][]interval) {
 		if w.open[l] == noInterval {
 			continue
 		}
-		n := w.n[l]
+		n := w.count(l)
 		if n == len(w.lists[l]) {
 			u := append(w.lists[l], w.open[l])
 			w.lists[l] = u[:cap(u)]
 		} else {
 			w.lists[l][n] = w.open[l]
 		}
-		w.open[l], w.n[l] = noInterval, n+1
+		w.open[l], w.tail[l] = noInterval, uintptr(n+1)*intervalBytes
 		v[l] = w.lists[l][1 : n+1]
 	}
 	return v

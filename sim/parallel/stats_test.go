@@ -266,37 +266,43 @@ func TestLengthMinus(t *testing.T) {
 }
 
 // TestWalkClasses: what the walk does with a task, by hand, against the
-// walkClasses entry of its kind, group and walk.
+// walkClasses entry of its kind, group, stream and walk.
 func TestWalkClasses(t *testing.T) {
 	for _, c := range []struct {
 		kind                 Kind
 		group                GroupKind
+		stream               Stream
 		hosted, read, joint  bool
 		act                  uint8
 		host, readDeps, end_ bool
 	}{
-		{KindForward, GroupTP, false, false, false, walkActCompute, false, false, true},
-		{KindRecompute, GroupTP, true, false, true, walkActCompute, true, false, true},
-		{KindOptimizer, GroupTP, true, true, true, walkActCompute, true, true, true},
-		{KindHostSync, GroupTP, true, false, false, walkActHostSync, true, false, true},
-		{KindAllReduce, GroupTP, false, false, true, walkActTP, false, false, true},
-		{KindAllGather, GroupETP, false, false, true, walkActTP, false, false, true},
-		{KindReduceScatter, GroupTP, true, false, false, walkActTPOwn, true, false, true},
-		{KindAllGather, GroupCP, false, false, true, listComm + 1, false, false, true},
-		{KindAllToAll, GroupEP, true, true, false, listComm + 2, true, true, true},
-		{KindReduceScatter, GroupEDP, false, false, false, listComm + 3, false, false, true},
-		{KindAllReduce, GroupDP, false, false, false, listComm + 3, false, false, true},
-		{KindSend, GroupPP, true, false, true, listComm + 4, true, false, true},
-		{KindRecv, GroupPP, true, true, true, walkActRecv, false, false, true}, // no host issues a receive
-		{KindHostCopy, GroupTP, true, false, true, walkActNone, true, false, false},
-		{KindHostCopy, GroupDP, false, false, false, walkActNone, false, false, false},
+		{KindForward, GroupTP, StreamCompute, false, false, false, walkActCompute, false, false, true},
+		{KindRecompute, GroupTP, StreamCompute, true, false, true, walkActCompute, true, false, true},
+		{KindOptimizer, GroupTP, StreamCompute, true, true, true, walkActCompute, true, true, true},
+		{KindHostSync, GroupTP, StreamCompute, true, false, false, walkActHostSync, true, false, true},
+		{KindAllReduce, GroupTP, StreamTP, false, false, true, walkActTP, false, false, true},
+		{KindAllReduce, GroupTP, StreamTP, true, true, true, walkActTP, false, false, true}, // not on the compute stream
+		{KindAllReduce, GroupTP, StreamCompute, true, true, true, walkActTP, true, true, true},
+		{KindAllGather, GroupETP, StreamTP, false, false, true, walkActTP, false, false, true},
+		{KindReduceScatter, GroupTP, StreamCompute, true, false, false, walkActTPOwn, true, false, true},
+		{KindAllGather, GroupCP, StreamCP, false, false, true, listComm + 1, false, false, true},
+		{KindAllToAll, GroupEP, StreamCompute, true, true, false, listComm + 2, true, true, true},
+		{KindReduceScatter, GroupEDP, StreamDP, false, false, false, listComm + 3, false, false, true},
+		{KindAllReduce, GroupDP, StreamDP, true, false, false, listComm + 3, false, false, true},
+		{KindSend, GroupPP, StreamPPSend, true, false, true, listComm + 4, false, false, true},
+		{KindRecv, GroupPP, StreamPPRecvAct, true, true, true, walkActRecv, false, false, true}, // no host issues a receive
+		{KindRecv, GroupPP, StreamCompute, true, true, true, walkActRecv, false, false, true},
+		{KindRecv, GroupPP, StreamPPRecvGrd, false, false, true, walkActRecvGrd, false, false, true},
+		{KindRecv, GroupDP, StreamPPRecvGrd, false, false, true, listComm + 3, false, false, true},
+		{KindHostCopy, GroupTP, StreamCompute, true, false, true, walkActNone, true, false, false},
+		{KindHostCopy, GroupTP, StreamD2H, true, false, true, walkActNone, false, false, false},
+		{KindHostCopy, GroupDP, StreamH2D, false, false, false, walkActNone, false, false, false},
 	} {
-		h := hotTask{kind: c.kind, group: c.group}
-		got := walkClasses[walkMode(c.hosted, c.read, c.joint)][walkClass(&h)]
+		got := walkClasses[walkMode(c.hosted, c.read, c.joint)][walkKey(c.kind, c.group, c.stream)]
 		act := got &^ (walkHost | walkRead | walkEnd)
 		if act != c.act || (got&walkHost != 0) != c.host || (got&walkRead != 0) != c.readDeps || (got&walkEnd != 0) != c.end_ {
-			t.Errorf("%v %v hosted %v read %v joint %v: class %#x (action %d), want action %d host %v read %v end %v",
-				c.kind, c.group, c.hosted, c.read, c.joint, got, act, c.act, c.host, c.readDeps, c.end_)
+			t.Errorf("%v %v %v hosted %v read %v joint %v: class %#x (action %d), want action %d host %v read %v end %v",
+				c.kind, c.group, c.stream, c.hosted, c.read, c.joint, got, act, c.act, c.host, c.readDeps, c.end_)
 		}
 	}
 }
@@ -510,8 +516,8 @@ func TestPutEqualsPutInterval(t *testing.T) {
 			if exact {
 				grown++
 			}
-			if w.n[l] != len(want[l])+1 || w.lists[l][0] != noInterval || !slices.Equal(w.lists[l][1:w.n[l]], want[l]) {
-				t.Fatalf("trial %d list %d: storage %v, count %d, want noInterval and %v", trial, l, w.lists[l][:w.n[l]], w.n[l], want[l])
+			if w.count(l) != len(want[l])+1 || w.lists[l][0] != noInterval || !slices.Equal(w.lists[l][1:w.count(l)], want[l]) {
+				t.Fatalf("trial %d list %d: storage %v, count %d, want noInterval and %v", trial, l, w.lists[l][:w.count(l)], w.count(l), want[l])
 			}
 		}
 	}
@@ -520,22 +526,75 @@ func TestPutEqualsPutInterval(t *testing.T) {
 	}
 }
 
-// TestWalkClassIndex: walkClass is the low 4 bits of the kind and the
-// low 3 of the group (the index walkClasses was built on), for every
-// kind and group byte; the table's entry for any kind and group is that
-// of the masked pair, so no byte outside the masks changes a task's class.
-func TestWalkClassIndex(t *testing.T) {
+// walkRule is what run did with a task before its records carried
+// walkKey (walker.run with the kind and group masked into a table's
+// index, the stream tested in the loop), written out: its action (the
+// receive's list by its stream) and whether its dependencies were read
+// for the host (walkHost, and walkRead), and whether its end counted.
+func walkRule(kind Kind, group GroupKind, stream Stream, hosted, read, joint bool) (act uint8, host, readDeps, end bool) {
+	k, g := kind&15, int(group&7)
+	act = walkActHostSync
+	switch {
+	case k == KindHostCopy:
+		act = walkActNone
+	case k.IsCompute():
+		act = walkActCompute
+	case k.IsComm() && g >= int(NumGroupKinds):
+		act = walkActEnd
+	case k.IsComm() && ExposedOf[g] == 0 && joint:
+		act = walkActTP
+	case k.IsComm() && ExposedOf[g] == 0:
+		act = walkActTPOwn
+	case k == KindRecv && ExposedOf[g] == ExposedOf[GroupPP]:
+		act = walkActRecv
+		if stream == StreamPPRecvGrd {
+			act = walkActRecvGrd
+		}
+	case k.IsComm():
+		act = uint8(listComm + ExposedOf[g])
+	}
+	host = hosted && k != KindRecv && stream == StreamCompute
+	return act, host, host && read, k != KindHostCopy
+}
+
+// TestWalkKey: for every kind and group byte and every stream, the class
+// walkKey gives in every walk mode is the rule run followed when it read
+// the kind, group and stream itself (walkRule), so no bit outside the
+// masks changes a task's class (the stream's above its low 4 bits, for
+// every byte, neither); and every record hotOf makes carries its key.
+func TestWalkKey(t *testing.T) {
+	if NumStreams > 16 {
+		t.Fatalf("%d streams: walkKey reads 4 bits of a stream", NumStreams)
+	}
 	for k := range 256 {
 		for g := range 256 {
-			h := hotTask{kind: Kind(k), group: GroupKind(g), stream: Stream(k ^ g), flags: uint8(k + g)}
-			want := uint(g&7)<<8 | uint(k&15)
-			if got := walkClass(&h); got != want {
-				t.Fatalf("kind %d group %d: walkClass %#x, want %#x", k, g, got, want)
+			for st := range 256 {
+				key := walkKey(Kind(k), GroupKind(g), Stream(st))
+				if low := walkKey(Kind(k), GroupKind(g), Stream(st&15)); key != low {
+					t.Fatalf("kind %d group %d stream %d: key %#x, stream %d's %#x", k, g, st, key, st&15, low)
+				}
+				if st >= 16 {
+					continue
+				}
+				for mode := range walkClasses {
+					hosted, read, joint := mode&4 != 0, mode&2 != 0, mode&1 != 0
+					c := walkClasses[mode][key]
+					act, host, readDeps, end := walkRule(Kind(k), GroupKind(g), Stream(st), hosted, read, joint)
+					if c&^(walkHost|walkRead|walkEnd) != act || (c&walkHost != 0) != host ||
+						(c&walkRead != 0) != readDeps || (c&walkEnd != 0) != end {
+						t.Fatalf("kind %d group %d stream %d mode %d: class %#x, want action %d host %v read %v end %v",
+							k, g, st, mode, c, act, host, readDeps, end)
+					}
+				}
 			}
-			m := hotTask{kind: Kind(k & 15), group: GroupKind(g & 7)}
-			for mode := range walkClasses {
-				if walkClasses[mode][walkClass(&h)] != walkClasses[mode][walkClass(&m)] {
-					t.Fatalf("kind %d group %d mode %d: class differs from kind %d group %d's", k, g, mode, k&15, g&7)
+		}
+	}
+	for k := range NumKinds {
+		for g := range NumGroupKinds {
+			for st := range NumStreams {
+				task := Task{Kind: k, Group: g, Stream: st}
+				if h := hotOf(&task); h.walk != walkKey(k, g, st) {
+					t.Fatalf("%v %v %v: hotOf's walk %#x, want %#x", k, g, st, h.walk, walkKey(k, g, st))
 				}
 			}
 		}
