@@ -84,6 +84,27 @@ func TestPackComputeEnd(t *testing.T) {
 	}
 }
 
+// packIndex, the successor walk's packing of a successor index read as a
+// uint32 (symEnds.Handle), is pack for every such index, and the
+// argument's low half is the index again (Handle's in.cur and the rare
+// calls read it there instead of keeping the index).
+func TestPackIndexIsPack(t *testing.T) {
+	for _, i := range []int{0, 1, 16383, 1<<30 - 1} {
+		for _, s := range []int{0, 1, 182471, 1<<31 - 1, 1 << 31, 1<<32 - 1} {
+			a := packIndex(i, s)
+			if want := pack(i, s); a != want {
+				t.Errorf("packIndex(%d, %d) = %#x, pack %#x", i, s, a, want)
+			}
+			if int(uint32(a)) != s || int32(a) != int32(uint32(s)) {
+				t.Errorf("packIndex(%d, %d) = %#x: low half %d, as int32 %d", i, s, a, uint32(a), int32(a))
+			}
+			if gi, gs := unpack(a | computeEnd); gi != i || gs != s {
+				t.Errorf("unpack(packIndex(%d, %d) | computeEnd) = %d, %d", i, s, gi, gs)
+			}
+		}
+	}
+}
+
 // A compute task whose rate changes schedules a new end each time; the
 // ends it superseded still run as events (the engine counts them) but do
 // not complete it. Hand-worked on 100 SMs, a 1000 ns task 0 beside a TP
