@@ -1022,13 +1022,13 @@ func (se *symEnds) Handle(now engine.Time, arg int64) {
 	}
 	// Program.Succ(t), walked by index: cheaper than making the subslice.
 	p := in.prog
-	off := p.succOf[:t+2]
-	succ := p.succ[:off[t+1]]
+	off := p.succOf[t : t+2 : t+2]
+	succ := p.succ[:uint32(off[1])]
 	need := in.need[:len(state)] // (one bounds check at s for both)
 	// (k unsigned: the loop's test is its bounds check; s read as a
 	// uint32, one load without the sign extension's second instruction:
 	// a malformed negative entry still fails need's bounds check)
-	for k := uint(uint32(off[t])); k < uint(len(succ)); k++ {
+	for k := uint(uint32(off[0])); k < uint(len(succ)); k++ {
 		s := int(uint32(succ[k]))
 		n := need[s] - 1 // one more input arrived
 		need[s] = n
