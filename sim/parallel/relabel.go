@@ -74,7 +74,19 @@ func moveFrom(dst, src []int32, theta, P int32) {
 //
 //go:noinline
 func moveQuads(d, s unsafe.Pointer, n uintptr, c, ones, pp uint64) {
-	for i := uintptr(0); i < n; i += 16 {
+	// Eight indices an iteration, then the four left when n/16 is odd:
+	// the loop's own three instructions over twice the work (≈ 3 M of
+	// the 70B sweep's ≈ 30 M here, cachegrind).
+	i := uintptr(0)
+	for ; i+32 <= n; i += 32 {
+		x, y := *(*uint64)(unsafe.Add(s, i)), *(*uint64)(unsafe.Add(s, i+8))
+		z, w := *(*uint64)(unsafe.Add(s, i+16)), *(*uint64)(unsafe.Add(s, i+24))
+		*(*uint64)(unsafe.Add(d, i)) = x + ((x+c)>>31&ones)*pp
+		*(*uint64)(unsafe.Add(d, i+8)) = y + ((y+c)>>31&ones)*pp
+		*(*uint64)(unsafe.Add(d, i+16)) = z + ((z+c)>>31&ones)*pp
+		*(*uint64)(unsafe.Add(d, i+24)) = w + ((w+c)>>31&ones)*pp
+	}
+	if i < n {
 		x, y := *(*uint64)(unsafe.Add(s, i)), *(*uint64)(unsafe.Add(s, i+8))
 		*(*uint64)(unsafe.Add(d, i)) = x + ((x+c)>>31&ones)*pp
 		*(*uint64)(unsafe.Add(d, i+8)) = y + ((y+c)>>31&ones)*pp
@@ -119,13 +131,18 @@ func shiftQuads(d, s unsafe.Pointer, n uintptr, sh uint64) {
 //go:noinline
 func bumpMicro(tasks []Task) {
 	if len(tasks) >= 2 {
-		pairs := unsafe.Slice((*[2]Task)(unsafe.Pointer(unsafe.SliceData(tasks))), len(tasks)/2)
-		for i := range pairs {
-			if m := pairs[i][0].Micro; m >= 0 {
-				pairs[i][0].Micro = m + 1
+		// A byte offset walks the pairs (as moveQuads' loop): indexing
+		// the pairs cost two more instructions a pair, the index times
+		// the pair's 96 bytes (≈ 2.5 M on the 70B sweep, cachegrind).
+		p := unsafe.Pointer(unsafe.SliceData(tasks))
+		n := uintptr(len(tasks)/2) * unsafe.Sizeof([2]Task{})
+		for off := uintptr(0); off < n; off += unsafe.Sizeof([2]Task{}) {
+			pair := (*[2]Task)(unsafe.Add(p, off))
+			if m := pair[0].Micro; m >= 0 {
+				pair[0].Micro = m + 1
 			}
-			if m := pairs[i][1].Micro; m >= 0 {
-				pairs[i][1].Micro = m + 1
+			if m := pair[1].Micro; m >= 0 {
+				pair[1].Micro = m + 1
 			}
 		}
 	}

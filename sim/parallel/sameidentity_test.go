@@ -1,0 +1,68 @@
+package parallel
+
+import (
+	"math/rand"
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/collectives"
+)
+
+// TestSameIdentityMatchesFields holds sameIdentity's word compare to the
+// nine fields repriceAdd compares: a task against copies with one field
+// changed (each must differ), with a price field or flag changed (each
+// must stay the same task), and random pairs.
+func TestSameIdentityMatchesFields(t *testing.T) {
+	fields := func(a, b *Task) bool {
+		return a.Kind == b.Kind && a.Stream == b.Stream && a.Group == b.Group && a.Op == b.Op && a.Name == b.Name &&
+			a.Step == b.Step && a.Chunk == b.Chunk && a.Layer == b.Layer && a.Micro == b.Micro
+	}
+	base := Task{Kind: KindForward, Stream: StreamTP, Group: GroupTP, Op: 2, GEMMShare: 7, CopyEngine: true, Name: 99,
+		Step: 3, Chunk: 1, Layer: 12, Micro: 4, Dur: 1000, Bytes: 5e6, aux: 42}
+	cases := []struct {
+		name string
+		edit func(*Task)
+		same bool
+	}{
+		{"itself", func(*Task) {}, true},
+		{"kind", func(x *Task) { x.Kind = KindSend }, false},
+		{"stream", func(x *Task) { x.Stream = StreamDP }, false},
+		{"group", func(x *Task) { x.Group = GroupDP }, false},
+		{"op", func(x *Task) { x.Op++ }, false},
+		{"name", func(x *Task) { x.Name = 1 << 31 }, false},
+		{"step", func(x *Task) { x.Step = -1 }, false},
+		{"chunk", func(x *Task) { x.Chunk = 1 << 14 }, false},
+		{"layer", func(x *Task) { x.Layer = -1 }, false},
+		{"micro", func(x *Task) { x.Micro = 1 << 30 }, false},
+		{"share", func(x *Task) { x.GEMMShare = 65535 }, true},
+		{"copy engine", func(x *Task) { x.CopyEngine = false }, true},
+		{"sm sized", func(x *Task) { x.SMSized = true }, true},
+		{"prices", func(x *Task) { x.Dur, x.Bytes, x.aux = 1, 2, 3 }, true},
+	}
+	for _, c := range cases {
+		x := base
+		c.edit(&x)
+		if got, want := sameIdentity(&base, &x), fields(&base, &x); got != want || got != c.same {
+			t.Errorf("%s: sameIdentity %v, fields %v, want %v", c.name, got, want, c.same)
+		}
+	}
+	rng := rand.New(rand.NewSource(48))
+	same := 0
+	for range 100000 {
+		a, b := base, base
+		for _, x := range []*Task{&a, &b} {
+			x.Kind, x.Stream, x.Group, x.Op = Kind(rng.Intn(3)), Stream(rng.Intn(2)), GroupKind(rng.Intn(2)), base.Op+collectives.Op(rng.Intn(2))
+			x.Name, x.Step, x.Chunk = TaskName(rng.Intn(2)), int16(rng.Intn(2)), int16(rng.Intn(2))
+			x.Layer, x.Micro, x.GEMMShare = int32(rng.Intn(2)), int32(rng.Intn(2)), uint16(rng.Intn(3))
+		}
+		got, want := sameIdentity(&a, &b), fields(&a, &b)
+		if got != want {
+			t.Fatalf("%+v vs %+v: sameIdentity %v, fields %v", a, b, got, want)
+		}
+		if want {
+			same++
+		}
+	}
+	if same == 0 {
+		t.Fatal("no random pair the same task")
+	}
+}
