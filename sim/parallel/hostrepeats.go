@@ -113,7 +113,12 @@ func (x *Executor) hostRepeats(i int, a, b, win int32, period engine.Time, extra
 		// each task of copy j is ahead and so is the played one, or it
 		// is issued as the played one (walkCheck)
 		var ok bool
-		if y, ok = h.walkCheck(ht, j, y-period); !ok {
+		if h.waiting {
+			y, ok = h.walkWaits(ht, j, y-period)
+		} else {
+			y, ok = h.walkCheck(ht, j, y-period)
+		}
+		if !ok {
 			return false
 		}
 	}
@@ -241,6 +246,14 @@ type hostFrame struct {
 	// hd: each stream's last queue lookup (holder), 1 + its entry; 0:
 	// search
 	hd [NumStreams]int
+	// dc: each stream's entry the last direct lookup found and the
+	// launch it looked up (walkCheck)
+	dc [NumStreams]int
+	dx [NumStreams]int64
+	// waiting: a task of the unit waits before its `from` copy for
+	// something other than a direct lookup (tasks): the copies are
+	// walked by walkWaits
+	waiting bool
 }
 
 // hostTask is one task of the unit the host thread issues, as
@@ -362,6 +375,8 @@ func (h *hostFrame) tasks(ht []hostTask, pos []int64, win int32) (out []hostTask
 			}
 		}
 		c.bound()
+		// (walkCheck meets waits from copy max(waitFrom, 1) to from − 1)
+		h.waiting = h.waiting || !c.direct && max(c.waitFrom, 1) < c.from
 		ht = append(ht, c)
 	}
 	return ht, reachJ, selfBefore, true
@@ -410,6 +425,23 @@ func (c *hostTask) bound() {
 // [played, played]; not: [never, ready]), and then eq = ahead. The bounds
 // are tested as one unsigned comparison (y + issOff ≤ issW, wrapped), and
 // from `from` on the QueueSelf wait is in lo (bound).
+//
+// A direct task in a copy j in [waitFrom, from) waits for the task
+// holding launch x = pos + j·ls − Queue of its stream, x in [0, da): a
+// task before the unit (the entry ending at da is one, and the holder is
+// the first entry ending past x), whose end j periods back is its wait.
+// walkCheck looks it up itself, for frames whose only waits before
+// `from` are such (h.waiting unset; walkWaits walks the others): in
+// calls of directWait and holder (≈ 48 and ≈ 50 instructions a lookup:
+// the frame's fields loaded again, the calls' spills) the 70B sweep's
+// 350 k lookups cost 34 M instructions, and a call left in this loop
+// (waits) spilled and reloaded its values around each one. Each
+// stream's scan resumes at the entry its last lookup found (dc): a
+// frame's copies are walked in order, and a copy's tasks of one stream
+// wait for launches in order, each copy's after the last copy's (a
+// unit's launches on the stream span less than ls); should a launch lie
+// before the last one looked up (dx), the scan starts again from the
+// stream's first entry.
 func (h *hostFrame) walkCheck(ht []hostTask, j int32, y engine.Time) (engine.Time, bool) {
 	for k := range ht {
 		c := &ht[k]
@@ -418,11 +450,21 @@ func (h *hostFrame) walkCheck(ht []hostTask, j int32, y engine.Time) (engine.Tim
 		} else {
 			begin := y
 			if j >= c.waitFrom {
-				if c.direct {
-					begin = h.directWait(c, j, begin)
-				} else {
-					begin = h.waits(c, j, begin)
+				if !c.direct {
+					panic("parallel: walkCheck met a wait it does not look up (hostFrame.waiting)")
 				}
+				s := c.stream
+				q := h.p.queue[s]
+				x := c.pos + int64(j)*h.ls[s] - h.p.qlim
+				i := h.dc[s]
+				if x < h.dx[s] {
+					i = 0
+				}
+				for q[i].end() <= x {
+					i++
+				}
+				h.dc[s], h.dx[s] = i, x
+				begin = max(begin, h.state[q[i].id].End()-engine.Time(j)*h.period)
 			}
 			y = max(begin+c.issue, c.self)
 		}
@@ -433,20 +475,22 @@ func (h *hostFrame) walkCheck(ht []hostTask, j int32, y engine.Time) (engine.Tim
 	return y, true
 }
 
-// directWait is waits for a direct task in a copy j in [waitFrom, from):
-// its queue wait's launch pos + j·ls − Queue is then in [0, da), so
-// queueWait's answer is the task holding it, before the unit, whose end
-// j periods back is read here (end's first case) rather than through a
-// call of end.
-func (h *hostFrame) directWait(c *hostTask, j int32, y engine.Time) engine.Time {
-	if f := h.holder(c.stream, c.pos+int64(j)*h.ls[c.stream]-h.p.qlim); f >= 0 {
-		if f < h.a {
-			y = max(y, h.state[f].End()-engine.Time(j)*h.period)
+// walkWaits is walkCheck with each wait before `from` looked up through
+// waits: the walk over copies of frames with a synchronisation or a
+// queue wait that is not direct (h.waiting).
+func (h *hostFrame) walkWaits(ht []hostTask, j int32, y engine.Time) (engine.Time, bool) {
+	for k := range ht {
+		c := &ht[k]
+		if j >= c.from {
+			y = max(y, c.lo) + c.issue
 		} else {
-			y = max(y, h.end(f, j)) // (not met: the launch is before the unit's)
+			y = max(h.waits(c, j, y)+c.issue, c.self)
+		}
+		if uint64(y+c.issOff) > c.issW {
+			return y, false
 		}
 	}
-	return y
+	return y, true
 }
 
 // waits returns the latest of y and the ends task c of copy j waits for

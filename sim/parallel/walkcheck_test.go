@@ -15,7 +15,8 @@ import (
 // time when it passes, and eq is then each task's ahead. Both read the
 // QueueSelf wait folded into lo (bound) from `from` on: walk is held to
 // the plain walk on the unfolded waits (max(max(y, lo) + issue, self) a
-// task, on tasks from `from` on and before it, before their first wait).
+// task, on tasks from `from` on and before it, before their first wait),
+// and walkWaits (the walk of frames with other waits) answers as walkCheck.
 func TestWalkCheckEqualsWalkThenCheck(t *testing.T) {
 	rng := rand.New(rand.NewPCG(27, 1))
 	h := &hostFrame{p: &Program{}} // (no launch queue: waits looks nothing up)
@@ -67,6 +68,9 @@ func TestWalkCheckEqualsWalkThenCheck(t *testing.T) {
 		if ok != wantOK || ok && got != want {
 			t.Fatalf("%+v from %d: walkCheck (%d, %v), walk and check (%d, %v)", ht, y0, got, ok, want, wantOK)
 		}
+		if gotW, okW := h.walkWaits(ht, 1, y0); gotW != got || okW != ok {
+			t.Fatalf("%+v from %d: walkWaits (%d, %v), walkCheck (%d, %v)", ht, y0, gotW, okW, got, ok)
+		}
 		if ok {
 			pass++
 			for k := range ht {
@@ -89,9 +93,15 @@ func TestWalkCheckEqualsWalkThenCheck(t *testing.T) {
 // reference test's plays (queues of 1 to 2^20 launches, pp 1, 2 and 4, at
 // several copy counts), every task without a synchronisation meets that
 // exactly at each copy before `from`, and a direct one's launch lies
-// before the unit's, where directWait answers as waits.
+// before the unit's. On the frames without other waits before `from`
+// (h.waiting unset), walkCheck looks a direct task's holder up itself
+// (each stream's scan resuming where its last lookup ended): it answers
+// as walkWaits, which looks every wait up through waits, over copies 1
+// to e + 2 in order on one frame (as hostRepeats walks them), on a fresh
+// frame per copy, and in reverse order on one frame (each stream's scan
+// starting again), from several free times.
 func TestHostTaskWaitFrom(t *testing.T) {
-	checked, skipped, direct := 0, 0, 0
+	checked, skipped, direct, walks, refused, frames, waiting := 0, 0, 0, 0, 0, 0, 0
 	hostTasksHook = func(h *hostFrame, ht []hostTask) {
 		for k := range ht {
 			c := &ht[k]
@@ -110,13 +120,6 @@ func TestHostTaskWaitFrom(t *testing.T) {
 					t.Fatalf("task %d copy %d before from %d: direct, launch x − Queue = %d ≥ da %d", c.t, j, c.from, x, h.da[c.stream])
 				}
 				if c.direct && j >= c.waitFrom {
-					for _, y := range []engine.Time{never, 0, c.played} {
-						var g hostFrame = *h // (holder's cursor moves: each on its own copy)
-						var w hostFrame = *h
-						if got, want := g.directWait(c, j, y), w.waits(c, j, y); got != want {
-							t.Fatalf("task %d copy %d from %d: directWait %d, waits %d", c.t, j, y, got, want)
-						}
-					}
 					direct++
 				}
 				if j < c.waitFrom {
@@ -128,11 +131,40 @@ func TestHostTaskWaitFrom(t *testing.T) {
 				checked++
 			}
 		}
+		if h.waiting {
+			waiting++
+			return
+		}
+		frames++
+		for _, y := range []engine.Time{never, 0, ht[0].played - 1, ht[0].played, ht[0].ready} {
+			g, r := *h, *h // (walkCheck's scans move: one frame over the copies in order, one in reverse)
+			for j := int32(1); j <= h.e+2; j++ {
+				f, w := *h, *h
+				want, wantOK := w.walkWaits(ht, j, y)
+				if got, ok := f.walkCheck(ht, j, y); got != want || ok != wantOK {
+					t.Fatalf("copy %d from %d, a fresh frame: walkCheck (%d, %v), walkWaits (%d, %v)", j, y, got, ok, want, wantOK)
+				}
+				if got, ok := g.walkCheck(ht, j, y); got != want || ok != wantOK {
+					t.Fatalf("copy %d from %d, after the copies before: walkCheck (%d, %v), walkWaits (%d, %v)", j, y, got, ok, want, wantOK)
+				}
+				walks++
+				if !wantOK {
+					refused++
+				}
+			}
+			for j := h.e + 2; j >= 1; j-- {
+				w := *h
+				want, wantOK := w.walkWaits(ht, j, y)
+				if got, ok := r.walkCheck(ht, j, y); got != want || ok != wantOK {
+					t.Fatalf("copy %d from %d, after the copies after: walkCheck (%d, %v), walkWaits (%d, %v)", j, y, got, ok, want, wantOK)
+				}
+			}
+		}
 	}
 	defer func() { hostTasksHook = nil }()
 	TestHostRepeatsEqualsReference(t)
-	t.Logf("%d task copies checked, %d before waitFrom, %d direct", checked, skipped, direct)
-	if skipped == 0 || skipped == checked || direct == 0 {
-		t.Errorf("%d of %d task copies before waitFrom, %d direct: want some of each", skipped, checked, direct)
+	t.Logf("%d task copies checked, %d before waitFrom, %d direct; %d frames walked by walkCheck (%d walks, %d refused), %d by walkWaits", checked, skipped, direct, frames, walks, refused, waiting)
+	if skipped == 0 || skipped == checked || direct == 0 || refused == 0 || refused == walks {
+		t.Errorf("%d of %d task copies before waitFrom, %d direct, %d of %d walks refused, want some of each", skipped, checked, direct, refused, walks)
 	}
 }
