@@ -117,6 +117,7 @@ func (p *Program) copyQueues(st *[streamSlots]streamQueue, streams []Stream, cs 
 	t := &cur.taken[cur.next%uint(len(cur.taken))]
 	cur.next++
 	t.at, t.n, t.nr, t.big = at, end-at, nr, big
+	rc := runCopy{unsafe.Pointer(unsafe.SliceData(p.hot)), uintptr(len(p.hot)), q}
 	for ri, r := range runs[:nr] {
 		sq := &st[r.s&(streamSlots-1)]
 		e := sq.q
@@ -127,12 +128,18 @@ func (p *Program) copyQueues(st *[streamSlots]streamQueue, streams []Stream, cs 
 		m := int(r.hi - r.lo)
 		m0, m1 := sq.n, sq.n+k*m
 		done0 := sq.done
-		head, done := copyRun(e, m0, e[r.lo:r.hi], p.hot, sq.head, done0, done0-d0, at-src, q)
+		copyRun(sq, m0, int(r.lo), m, done0-d0, at-src, &rc)
 		if k > 1 { // each later range: the one before, moved (forward, overlapping)
-			head, done = copyRun(e, m0+m, e[m0:m1-m], p.hot, head, done, e[r.hi-1].end()-d0, n, q)
+			copyRun(sq, m0+m, m0, m1-m0-m, e[r.hi-1].end()-d0, n, &rc)
 		}
-		if big && p.copySelves(sq, m0, m1, q) {
-			queued = true
+		if big {
+			// copySelves reads the stream's state before the entries
+			head, done := sq.head, sq.done
+			sq.done = done0
+			if p.copySelves(sq, m0, m1, q) {
+				queued = true
+			}
+			sq.head, sq.done = head, done
 		}
 		// the launches before the last entry are the most before any of
 		// them: some task waits when that one does
@@ -140,7 +147,7 @@ func (p *Program) copyQueues(st *[streamSlots]streamQueue, streams []Stream, cs 
 			done0 = e[m1-2].end()
 		}
 		queued = queued || done0 >= q
-		sq.n, sq.head, sq.done = m1, head, done
+		sq.n = m1
 		t.runs[ri] = entryRun{r.s, int32(m0), int32(m1)}
 	}
 	return k, queued
@@ -186,30 +193,49 @@ func bigRun(e []queueEntry, d0, q int64) bool {
 	return false
 }
 
-// copyRun appends to a stream's list e, at e[m0:], the entries of src,
-// each moved by d launches and shift tasks, in order (src may lie just
-// before, overlapping: each entry is read after the write that made it),
-// and sets the queue wait of each one's task as the walk does, the
-// stream's launches before e[m0] being done and its search starting at
-// entry head; it returns where the search stands and the launches after
-// them.
+// runCopy is what copyRun's calls of one copyQueues share: the program's
+// task records (tp, nt of them) and the queue q (in launches).
+type runCopy struct {
+	tp unsafe.Pointer
+	nt uintptr
+	q  int64
+}
+
+// copyRun appends to stream state sq's list e = sq.q, at e[m0:], the n
+// entries from e[lo] on, each moved by d launches and shift tasks, in
+// order (the source may lie just before, overlapping: each entry is read
+// after the write that made it), and sets the queue wait of each one's
+// task (of c's records) as the walk does, the stream's launches before
+// e[m0] being sq.done and its search starting at entry sq.head; it leaves
+// in sq.head and sq.done where the search stands and the launches after
+// the entries (sq.n is the caller's).
+//
+// It takes seven words, all in registers, and reads and writes the
+// search's state in sq: with the list, the source and the tasks as
+// slices and the state as values (fifteen words, six of them passed on
+// the stack), copyQueues' loop over the runs cost ≈ 160 instructions a
+// stream run, most of them moving and spilling those values around the
+// calls; it calls copyQuiet only when the stream's launches stand below
+// the queue's. On the 70B sweep (cachegrind, `Sweep70BAll` 1x; ≈ 150 k
+// runs, 161 k calls): copyQueues 39.9 → 33.1 M, copyRun 12.0 → 15.5 M,
+// copyQuiet 20.2 → 19.2 M (lists48).
 //
 // Its loops (copyQuiet, then copyWaiting once the stream's launches reach
 // the queue's) read and write through unsafe.Add, without bounds checks
-// but each copied task's index (checked against len(tasks)): dst is
-// checked here, the source is read where the copy is written (src and dst
-// have one length), and the search's bound is proved once a run (see
-// below). In one bounds-checked loop over indices the compiler kept more
-// values than the registers and spilled and reloaded four of them per
-// entry: on the 70B sweep (cachegrind, `Sweep70BAll` 1x) copyRun was
+// but each copied task's index (checked against c.nt): dst and the
+// source are checked here, and the search's bound is proved once a run
+// (see below). In one bounds-checked loop over indices the compiler kept
+// more values than the registers and spilled and reloaded four of them
+// per entry: on the 70B sweep (cachegrind, `Sweep70BAll` 1x) copyRun was
 // 111.4 M instructions, ≈ 22 an entry before the queue fills and ≈ 45
 // after (1.11 M and 1.80 M entries); now ≈ 17 and ≈ 20 (+ 3 for each
-// further entry the search passes), 77.4 M with the three calls.
-func copyRun(e []queueEntry, m0 int, src []queueEntry, tasks []hotTask, head int, done, d int64, shift int32, q int64) (int, int64) {
-	n := len(src)
+// further entry the search passes; post48).
+func copyRun(sq *streamQueue, m0, lo, n int, d int64, shift int32, c *runCopy) {
 	if n == 0 {
-		return head, done
+		return
 	}
+	e, head := sq.q, sq.head
+	src := e[lo : lo+n]
 	dst := e[m0 : m0+n]
 	// Both loops walk byte offsets from −(n−1) entries up to 0 from the
 	// runs' last entries (copyWaiting), each a function of its own: with
@@ -217,10 +243,14 @@ func copyRun(e []queueEntry, m0 int, src []queueEntry, tasks []hotTask, head int
 	// after the loop in every iteration.
 	sp := unsafe.Pointer(&src[n-1])
 	dp := unsafe.Pointer(&dst[n-1])
-	tp, nt := unsafe.Pointer(unsafe.SliceData(tasks)), uintptr(len(tasks))
-	o, done := copyQuiet(dp, sp, -(n-1)*int(entrySize), tp, nt, done, d, shift, q)
-	if o > 0 {
-		return head, done
+	tp, nt, q := c.tp, c.nt, c.q
+	o, done := -(n-1)*int(entrySize), sq.done
+	if done < q { // (else every task waits: no call)
+		o, done = copyQuiet(dp, sp, o, tp, nt, done, d, shift, q)
+		if o > 0 {
+			sq.done = done
+			return
+		}
 	}
 	// The search reads e[head:] without bounds checks: it stops at the
 	// first entry whose launches end after first = done − q, and the last
@@ -232,7 +262,7 @@ func copyRun(e []queueEntry, m0 int, src []queueEntry, tasks []hotTask, head int
 	if q <= 0 || head < 0 || head > last || e[last].end() != done {
 		panic(badRun(head, last, done, q))
 	}
-	return copyWaiting(unsafe.SliceData(e), head, (*queueEntry)(unsafe.Add(dp, o)), (*queueEntry)(unsafe.Add(sp, o)), n-k, tp, nt, done, d, shift, q)
+	sq.head, sq.done = copyWaiting(unsafe.SliceData(e), head, (*queueEntry)(unsafe.Add(dp, o)), (*queueEntry)(unsafe.Add(sp, o)), n-k, tp, nt, done, d, shift, q)
 }
 
 // copyQuiet is copyRun's first loop: it moves the entries of src to dst

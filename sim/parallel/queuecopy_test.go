@@ -118,6 +118,15 @@ func plainCopyRun(e []queueEntry, m0 int, src []queueEntry, tasks []hotTask, hea
 	return head, done
 }
 
+// copyRunOn is copyRun given the list, the source run (a part of the
+// list), the tasks and the search's state as plainCopyRun takes them.
+func copyRunOn(e []queueEntry, m0 int, src []queueEntry, tasks []hotTask, head int, done, d int64, shift int32, q int64) (int, int64) {
+	lo := int((uintptr(unsafe.Pointer(unsafe.SliceData(src))) - uintptr(unsafe.Pointer(unsafe.SliceData(e)))) / entrySize)
+	sq := &streamQueue{q: e, n: m0, head: head, done: done}
+	copyRun(sq, m0, lo, len(src), d, shift, &runCopy{unsafe.Pointer(unsafe.SliceData(tasks)), uintptr(len(tasks)), q})
+	return sq.head, sq.done
+}
+
 // copyRun (its two loops, the unchecked search and the offsets walked up
 // to 0) moves the entries, sets the waits and returns the search's entry
 // and the launches as the plain loop does: runs whose queue never fills,
@@ -185,7 +194,7 @@ func TestCopyRunMatchesPlain(t *testing.T) {
 			if m > 0 && int(e[c.hi-1].id+shift)+(c.chain+1)*int(shift) >= tasksN {
 				t.Fatalf("case %+v: the test's tasks are too few", c)
 			}
-			h1, d1 := run(copyRun, e, tasks)
+			h1, d1 := run(copyRunOn, e, tasks)
 			h2, d2 := run(plainCopyRun, e2, tasks2)
 			if h1 != h2 || d1 != d2 {
 				t.Errorf("case %+v: copyRun returned entry %d, launches %d; the plain loop %d, %d", c, h1, d1, h2, d2)
@@ -233,7 +242,7 @@ func TestCopyRunRefusesMalformed(t *testing.T) {
 		tasks := make([]hotTask, c.ntasks)
 		panicked := func() (p bool) {
 			defer func() { p = recover() != nil }()
-			copyRun(e, 4, e[0:4], tasks, c.head, c.done, c.done, c.shift, c.q)
+			copyRunOn(e, 4, e[0:4], tasks, c.head, c.done, c.done, c.shift, c.q)
 			return false
 		}()
 		if panicked != c.wantsPanic {

@@ -65,6 +65,9 @@ func TestFillSuccMatchesPlainLists(t *testing.T) {
 		{"fan out", [][]int32{{}, {0}, {0}, {0}, {0, 3}}},
 		{"twice", [][]int32{{}, {0, 0}, {1, 0, 1}}},
 		{"unsorted", [][]int32{{}, {}, {1, 0}, {2, 0, 1}}},
+		// countSucc's runs of four whose bitwise or reaches the task
+		// count (each checked instead), between runs whose or does not
+		{"or past the tasks", [][]int32{{}, {}, {}, {}, {0, 1, 0, 1}, {3, 4, 1, 2}, {0, 0, 1, 1, 5, 2, 1, 0}}},
 	}
 	rng := rand.New(rand.NewPCG(18, 25))
 	for _, n := range []int{2, 3, 5, 6, 7, 17, 300, 5000} { // every task count mod 4 (the prefix sums' runs of four)
@@ -145,6 +148,10 @@ func TestFillSuccRefusesMalformed(t *testing.T) {
 		{"bad dependency, lane 2", []int32{0, 0, 5}, []int32{0, 0, 7, 0, 0}, "index out of range"},
 		{"bad dependency, lane 3", []int32{0, 0, 5}, []int32{0, 0, 0, -2, 0}, "index out of range"},
 		{"bad dependency, tail", []int32{0, 0, 5}, []int32{0, 0, 0, 0, 2}, "index out of range"},
+		// countSucc's unchecked runs take four whose or is below the task
+		// count: one equal to it (or just past it) is checked
+		{"dependency equal to the tasks, run of four", []int32{0, 0, 4}, []int32{0, 0, 0, 2}, "index out of range"},
+		{"dependency equal to the tasks after a good run", []int32{0, 4, 8}, []int32{0, 1, 0, 1, 1, 2, 0, 0}, "index out of range"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			defer func() {
@@ -163,4 +170,34 @@ func TestFillSuccRefusesMalformed(t *testing.T) {
 		}
 	}()
 	fillSucc([]int32{0, 1}, []int32{0}, make([]int32, 4), nil)
+}
+
+// succLists refuses counts that overlap the dependencies (countSucc's
+// unchecked increments read each index again after testing it): the same
+// slice, and counts starting inside the dependencies or before them.
+func TestSuccListsRefusesOverlap(t *testing.T) {
+	buf := make([]int32, 16)
+	off := []int32{0, 0, 0, 0, 0, 8} // five tasks, the last of eight dependencies
+	for _, c := range []struct {
+		name      string
+		deps, cnt []int32
+	}{
+		{"same", buf[:8], buf[:8]},
+		{"counts inside", buf[:8], buf[4:11]},
+		{"dependencies inside", buf[6:14], buf[:7]},
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "overlap") {
+					t.Errorf("%s: recovered %v, want a panic on the overlap", c.name, r)
+				}
+			}()
+			succLists(off[1:], c.deps, c.cnt)
+		}()
+	}
+	deps, cnt := buf[:8], buf[8:15] // adjacent, not overlapping
+	succLists(off[1:], deps, cnt)
+	if cnt[2] != 8 || cnt[len(cnt)-1] != 8 {
+		t.Errorf("adjacent: counts %v, want all eight at task 0", cnt)
+	}
 }
