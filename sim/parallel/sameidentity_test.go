@@ -1,10 +1,12 @@
 package parallel
 
 import (
+	"math"
 	"math/rand"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/collectives"
+	"github.com/simtrain/simtrain/sim/engine"
 )
 
 // TestSameIdentityMatchesFields holds sameIdentity's word compare to the
@@ -59,6 +61,94 @@ func TestSameIdentityMatchesFields(t *testing.T) {
 			t.Fatalf("%+v vs %+v: sameIdentity %v, fields %v", a, b, got, want)
 		}
 		if want {
+			same++
+		}
+	}
+	if same == 0 {
+		t.Fatal("no random pair the same task")
+	}
+}
+
+// TestSameTaskMatchesStruct holds sameTask's and sameTaskLayer's word
+// compares to Go's struct comparison: a task against copies with one field
+// changed (each must differ, the price fields and flags included), Bytes'
+// float cases (NaN differs from itself, −0 equals +0), the layer put by
+// sameTaskLayer, and random pairs.
+func TestSameTaskMatchesStruct(t *testing.T) {
+	base := Task{Kind: KindForward, Stream: StreamTP, Group: GroupTP, Op: 2, GEMMShare: 7, CopyEngine: true, Name: 99,
+		Step: 3, Chunk: 1, Layer: 12, Micro: 4, Dur: 1000, Bytes: 5e6, aux: 42}
+	cases := []struct {
+		name string
+		edit func(*Task)
+		same bool
+	}{
+		{"itself", func(*Task) {}, true},
+		{"kind", func(x *Task) { x.Kind = KindSend }, false},
+		{"stream", func(x *Task) { x.Stream = StreamDP }, false},
+		{"group", func(x *Task) { x.Group = GroupDP }, false},
+		{"op", func(x *Task) { x.Op++ }, false},
+		{"share", func(x *Task) { x.GEMMShare = 65535 }, false},
+		{"copy engine", func(x *Task) { x.CopyEngine = false }, false},
+		{"sm sized", func(x *Task) { x.SMSized = true }, false},
+		{"name", func(x *Task) { x.Name = 1 << 31 }, false},
+		{"step", func(x *Task) { x.Step = -1 }, false},
+		{"chunk", func(x *Task) { x.Chunk = 1 << 14 }, false},
+		{"layer", func(x *Task) { x.Layer = -1 }, false},
+		{"micro", func(x *Task) { x.Micro = 1 << 30 }, false},
+		{"dur", func(x *Task) { x.Dur = -1000 }, false},
+		{"bytes", func(x *Task) { x.Bytes = 5e6 + 1 }, false},
+		{"aux", func(x *Task) { x.aux = 1 << 63 }, false},
+	}
+	for _, c := range cases {
+		x := base
+		c.edit(&x)
+		if got, want := sameTask(&base, &x), base == x; got != want || got != c.same {
+			t.Errorf("%s: sameTask %v, == %v, want %v", c.name, got, want, c.same)
+		}
+		// the layer put: x's own (sameTask), and base's made x's
+		if got, want := sameTaskLayer(&x, &base, x.Layer), x == base; got != want {
+			t.Errorf("%s: sameTaskLayer own layer %v, == %v", c.name, got, want)
+		}
+		y := x
+		y.Layer = base.Layer
+		if got, want := sameTaskLayer(&x, &base, base.Layer), y == base; got != want {
+			t.Errorf("%s: sameTaskLayer base's layer %v, == %v", c.name, got, want)
+		}
+	}
+	for _, b := range []struct {
+		a, b float64
+		same bool
+	}{{math.NaN(), math.NaN(), false}, {math.Copysign(0, -1), 0, true}, {0, math.Copysign(0, -1), true}} {
+		x, y := base, base
+		x.Bytes, y.Bytes = b.a, b.b
+		if got, want := sameTask(&x, &y), x == y; got != want || got != b.same {
+			t.Errorf("bytes %v vs %v: sameTask %v, == %v, want %v", b.a, b.b, got, want, b.same)
+		}
+		if got := sameTaskLayer(&x, &y, 12); got != b.same {
+			t.Errorf("bytes %v vs %v: sameTaskLayer %v, want %v", b.a, b.b, got, b.same)
+		}
+	}
+	rng := rand.New(rand.NewSource(48))
+	same := 0
+	for range 100000 {
+		a, b := base, base
+		for _, x := range []*Task{&a, &b} {
+			x.Kind, x.Stream, x.Group, x.Op = Kind(rng.Intn(2)), Stream(rng.Intn(2)), GroupKind(rng.Intn(2)), base.Op+collectives.Op(rng.Intn(2))
+			x.Name, x.Step, x.Chunk = TaskName(rng.Intn(2)), int16(rng.Intn(2)), int16(rng.Intn(2))
+			x.Layer, x.Micro, x.GEMMShare = int32(rng.Intn(2)), int32(rng.Intn(2)), uint16(rng.Intn(2))
+			x.CopyEngine, x.SMSized = rng.Intn(2) == 0, rng.Intn(2) == 0
+			x.Dur, x.Bytes, x.aux = engine.Time(rng.Intn(2)), float64(rng.Intn(2)), uint64(rng.Intn(2))
+		}
+		if got, want := sameTask(&a, &b), a == b; got != want {
+			t.Fatalf("%+v vs %+v: sameTask %v, == %v", a, b, got, want)
+		}
+		layer := int32(rng.Intn(3)) - 1
+		c := a
+		c.Layer = layer
+		if got, want := sameTaskLayer(&a, &b, layer), c == b; got != want {
+			t.Fatalf("%+v (layer %d) vs %+v: sameTaskLayer %v, == %v", a, layer, b, got, want)
+		}
+		if a == b {
 			same++
 		}
 	}

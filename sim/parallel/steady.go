@@ -686,7 +686,7 @@ func (x *Executor) unitsRepeat(i int, lo, hi, u int32, period engine.Time, reps 
 				return false
 			}
 		}
-		if a != *b {
+		if !sameTask(&a, b) {
 			return false
 		}
 		da, db := deps[off[t]:off[t+1]], deps[off[n]:off[n+1]]
