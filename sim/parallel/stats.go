@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"math"
 	"slices"
 	"unsafe"
 
@@ -530,9 +531,14 @@ type walker struct {
 	// storage, so that closing an interval stores at the list's data
 	// plus tail, with no bounds check, and adds a constant (put)
 	tail [numLists]uintptr
-	// at and shift are run's lo and shift, for hostWait
+	// at and shift are run's last task (hi − 1) and shift, for hostWait
 	at    int32
 	shift engine.Time
+	// issueLead is the least a hosted compute task's issue may come
+	// after its start (both stored) for its dependencies to be read
+	// (run): 0, a task that started by its issue, or with walkRead (the
+	// walk's mode) MinInt64, every one
+	issueLead engine.Time
 	// room is the least room left in any list, as far as walk knows
 	// (fit): 0 until it first looks.
 	room int
@@ -711,7 +717,12 @@ func walkMode(hosted, read, joint bool) int {
 // is copied into each call, and passed by pointer the loop read it worse.)
 func (w *walker) walk(lo, hi int32, shift engine.Time) {
 	const chunk = 1024
-	tab := walkClasses[walkMode(w.hosted, w.scan || shift != 0, w.joint)]
+	read := w.scan || shift != 0
+	tab := walkClasses[walkMode(w.hosted, read, w.joint)]
+	w.issueLead = 0
+	if read {
+		w.issueLead = math.MinInt64 // (walkRead: every hosted compute task's)
+	}
 	for j := lo; j < hi; j += chunk {
 		k := min(hi, j+chunk)
 		need := 2 * int(k-j)
@@ -757,19 +768,25 @@ func growIntervals(v []interval, n, room int) []interval {
 // after that). The last end lives in a local for the loop, the lists and
 // the other sums in w (put): fewer values than registers.
 func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [256]uint8) {
-	w.at, w.shift = lo, shift // hostWait's
 	hot := w.hot[lo:hi]
 	state := w.state[lo:hi]
 	state = state[:len(hot)]
+	if len(state) == 0 {
+		return
+	}
+	w.at, w.shift = hi-1, shift // hostWait's
 	end := w.st.End
-	// The records and states are reached through byte offsets, each
-	// stepped by its element's size (unsafe.Add, each offset below its
-	// slice's length in bytes): an index made the loop compute both
-	// addresses (a shift and a multiply by 3) and keep the index and the
-	// count apart (−8.7 M instructions). hostWait's task is ho / 32.
-	hp, sp := unsafe.Pointer(unsafe.SliceData(hot)), unsafe.Pointer(unsafe.SliceData(state))
-	last := uintptr(len(state)) * unsafe.Sizeof(taskState{})
-	for ho, so := uintptr(0), uintptr(0); so < last; ho, so = ho+unsafe.Sizeof(hotTask{}), so+unsafe.Sizeof(taskState{}) {
+	// The records and states are reached through byte offsets from the
+	// last task's, each stepped by its element's size up to 0 (unsafe.Add,
+	// each offset at most 0 and at least minus the last's in bytes): an
+	// index made the loop compute both addresses (a shift and a multiply
+	// by 3) and keep the index and the count apart (−8.7 M instructions);
+	// offsets up from 0 kept their bound in a register, and the loop's
+	// common path then reloaded off from the stack when a list closed an
+	// interval (−1.2 M; walk48b). hostWait's task is w.at + ho / 32.
+	n := len(state) - 1
+	hp, sp := unsafe.Pointer(&hot[n]), unsafe.Pointer(&state[n])
+	for ho, so := -n*int(unsafe.Sizeof(hotTask{})), -n*int(unsafe.Sizeof(taskState{})); so <= 0; ho, so = ho+int(unsafe.Sizeof(hotTask{})), so+int(unsafe.Sizeof(taskState{})) {
 		t, s := (*hotTask)(unsafe.Add(hp, ho)), (*taskState)(unsafe.Add(sp, so))
 		start, e := s.start+off, s.end+off
 		c := tab[t.walk] // (walkKey)
@@ -785,6 +802,18 @@ func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [256]uint8) {
 			}
 			continue
 		}
+		if c == walkActCompute|walkHost|walkEnd && s.issued-s.start < w.issueLead && e > start {
+			// a hosted compute task (all the 70B sweep's 1.86 M) that
+			// started after its issue and so did not wait for it (below),
+			// of some length: compute's action, tested on the class
+			// itself before the host's test, the length's and the
+			// switch's mask (−0.9 M instructions; walk48b)
+			end = max(end, e)
+			w.st.Compute += e - start
+			w.put(listComp, interval{start, e})
+			w.put(listBoth, interval{start, e})
+			continue
+		}
 		if c&walkHost != 0 {
 			// a hosted task on the compute stream, not a receive: with
 			// start <= issued (both stored plus one), the task may have
@@ -792,11 +821,16 @@ func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [256]uint8) {
 			// ready is read. c, start and e are read again after the
 			// call, not kept across it: kept, they were stored before
 			// the test on every hosted compute task and loaded after it
-			// (−5.1 M instructions); the two tests as two branches, not
-			// stats34's one comparison with walkRead shifted into the
-			// start (−2.4 M).
-			if s.start <= s.issued || c&walkRead != 0 {
-				w.hostWait(int(ho/unsafe.Sizeof(hotTask{})), s.issued+off)
+			// (−5.1 M instructions). The test is one comparison of
+			// issued − start with the walk's walker.issueLead (with
+			// walkRead MinInt64: always), a constant of the walk, not
+			// start <= issued || c&walkRead != 0 (walk48's two branches;
+			// stats34's walkRead shifted into the start cost 2.4 M more):
+			// with two branches into the call's block, the loop's offsets
+			// and last end were stored for the call before the first, on
+			// every hosted compute task (−7.3 M; walk48b).
+			if s.issued-s.start >= w.issueLead {
+				w.hostWait(ho/int(unsafe.Sizeof(hotTask{})), s.issued+off)
 				c, start, e = tab[t.walk], s.start+off, s.end+off
 			}
 		}
@@ -861,7 +895,7 @@ func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [256]uint8) {
 }
 
 // hostWait puts the wait for the host thread of hosted compute task
-// w.at + j (run's task j), [ready, issued) with ready its last
+// w.at + j (j ≤ 0: run's chunk's last task is w.at), [ready, issued) with ready its last
 // dependency's end (those from w.win on shifted by w.shift), when the
 // issue ends after it, and adds it to HostBound. Out of run's loop, on the rare path (a task that started by
 // its issue, a copy's or StatsEveryWait's): inlined, its loop held
@@ -914,19 +948,22 @@ func appendInterval(v *[]interval, x interval) {
 // loaded to reach its last interval, a widening (most tasks: they start
 // as the one before on their stream ends) is two loads, two comparisons
 // and a store; a close stores the count (walker.n), with no capacity
-// check.
+// check, and the open interval's end as loaded for the test (read from
+// the walker again, it was loaded twice on compute's path: −4.1 M
+// instructions, walk48b).
 func (w *walker) put(l int, x interval) {
 	o := &w.open[l]
-	if x.a <= o.b {
+	ob := o.b
+	if x.a <= ob {
 		if x.a >= o.a {
-			o.b = max(o.b, x.b)
+			o.b = max(ob, x.b)
 			return
 		}
 		w.unsorted[l] = true
 	}
 	// lists[l][count(l)], which walk left room for
 	t := w.tail[l]
-	*(*interval)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(w.lists[l])), t)) = *o
+	*(*interval)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(w.lists[l])), t)) = interval{o.a, ob}
 	w.tail[l] = t + intervalBytes
 	*o = x
 }

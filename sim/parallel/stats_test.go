@@ -605,28 +605,45 @@ func TestWalkKey(t *testing.T) {
 // (here later than the issue and its dependency's end, which no play
 // makes but a copy's unshifted dependencies can) has its wait for the
 // host read with scan (StatsEveryWait, every wait read) and not without
-// (Stats' shortcut): walker.run's one-comparison test (walkRead moving
-// the start 2⁶² back) gives both, at times small and near 2⁴⁸ ns, a
-// start from 1 ns to 2⁴⁰ ns after the issue.
+// (Stats' shortcut): walker.run's one-comparison test (issued − start
+// against walker.issueLead, MinInt64 with walkRead) gives both, at times
+// small and near 2⁴⁸ ns, a start from 1 ns to 2⁴⁰ ns after the issue;
+// with tasks after it (trail), the wait's task is not the chunk's last,
+// whose offset hostWait's index counts back from (a wrong index reads
+// another task's dependencies: no wait, or the trailing task's).
 func TestHostWaitRead(t *testing.T) {
 	for _, base := range []engine.Time{0, 1 << 20, 1 << 48} {
 		for _, late := range []engine.Time{1, 33, 1 << 20, 1 << 40} {
-			tasks := []Task{
-				{Kind: KindForward, Stream: StreamCompute},
-				{Kind: KindForward, Stream: StreamCompute},
-			}
-			p := &Program{Tasks: tasks, Hosted: true, deps: []int32{0}, depOff: []int32{0, 0, 1}}
-			issued := base + 50
-			state := []taskState{
-				{start: base + 1, end: base + 10 + 1}, // not issued: no wait
-				{start: issued + late + 1, end: issued + late + 10 + 1, issued: issued + 1},
-			}
-			x := &Executor{inst: []instance{{prog: p, state: state}}}
-			if got := x.StatsEveryWait(0).HostBound; got != 40 {
-				t.Errorf("base %d, start %d after the issue: every wait read, HostBound %d, want 40", base, late, got)
-			}
-			if got := x.Stats(0).HostBound; got != 0 {
-				t.Errorf("base %d, start %d after the issue: shortcut, HostBound %d, want 0", base, late, got)
+			for _, trail := range []int{0, 1, 3} {
+				tasks := []Task{
+					{Kind: KindForward, Stream: StreamCompute},
+					{Kind: KindForward, Stream: StreamCompute},
+				}
+				issued := base + 50
+				state := []taskState{
+					{start: base + 1, end: base + 10 + 1}, // not issued: no wait
+					{start: issued + late + 1, end: issued + late + 10 + 1, issued: issued + 1},
+				}
+				deps, depOff := []int32{0}, []int32{0, 0, 1}
+				for k := range trail {
+					// task 2 + k, after task 1 + k (its dependency) ends at
+					// d, issued and started at d + 5 (a wait of 5 ns, read
+					// as it started by its issue), 5 ns long
+					d := issued + late + 10 + 10*engine.Time(k)
+					tasks = append(tasks, Task{Kind: KindForward, Stream: StreamCompute})
+					state = append(state, taskState{start: d + 5 + 1, end: d + 10 + 1, issued: d + 5 + 1})
+					deps = append(deps, int32(1+k))
+					depOff = append(depOff, int32(len(deps)))
+				}
+				p := &Program{Tasks: tasks, Hosted: true, deps: deps, depOff: depOff}
+				x := &Executor{inst: []instance{{prog: p, state: state}}}
+				want := 40 + 5*engine.Time(trail)
+				if got := x.StatsEveryWait(0).HostBound; got != want {
+					t.Errorf("base %d, start %d after the issue, %d after: every wait read, HostBound %d, want %d", base, late, trail, got, want)
+				}
+				if got, want := x.Stats(0).HostBound, 5*engine.Time(trail); got != want {
+					t.Errorf("base %d, start %d after the issue, %d after: shortcut, HostBound %d, want %d", base, late, trail, got, want)
+				}
 			}
 		}
 	}
