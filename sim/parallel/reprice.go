@@ -127,25 +127,19 @@ func sameIdentity(a, b *Task) bool {
 }
 
 // sameTask says *a == *b, Go's comparison of every field (Bytes as a
-// float64: NaN differs from itself, −0 equals +0), on the layout
-// sameIdentity reads: where words load unaligned it compares bytes 0–23
-// as three words (the nine identity fields and GEMMShare and the two
-// flags, no padding between them: taskIdentity), then Dur, Bytes and aux.
-// The compiler's struct comparison is a call testing the fields one by
-// one (type..eq.Task, 13.5 M of the 70B sweep's instructions, in
-// copyLayers' sameTasks and unitsRepeat; issue 18, misc48, cachegrind).
-// TestSameTaskMatchesStruct holds it to ==.
-func sameTask(a, b *Task) bool {
-	if !wordLoadsUnaligned {
-		return *a == *b
-	}
-	x, y := (*[3]uint64)(unsafe.Pointer(a)), (*[3]uint64)(unsafe.Pointer(b))
-	return (x[0]^y[0])|(x[1]^y[1])|(x[2]^y[2]) == 0 && a.Dur == b.Dur && a.Bytes == b.Bytes && a.aux == b.aux
-}
+// float64: NaN differs from itself, −0 equals +0): sameTaskLayer with a's
+// own layer. The compiler's struct comparison is a call testing the
+// fields one by one (type..eq.Task, 13.5 M of the 70B sweep's
+// instructions, in copyLayers' sameTasks and unitsRepeat; issue 18,
+// misc48, cachegrind). TestSameTaskMatchesStruct holds it to ==.
+func sameTask(a, b *Task) bool { return sameTaskLayer(a, b, a.Layer) }
 
-// sameTaskLayer says a with its Layer set to layer is *b: sameTask's
-// comparison with the third word's low half (Layer, taskIdentity) put
-// to layer, a left unchanged and not copied.
+// sameTaskLayer says a with its Layer set to layer is *b, a left unchanged
+// and not copied, on the layout sameIdentity reads: where words load
+// unaligned it compares bytes 0–23 as three words (the nine identity
+// fields and GEMMShare and the two flags, no padding between them:
+// taskIdentity), the third word's low half (Layer) put to layer, then
+// Dur, Bytes and aux.
 func sameTaskLayer(a, b *Task, layer int32) bool {
 	if !wordLoadsUnaligned {
 		c := *a

@@ -9,6 +9,35 @@ import (
 	"github.com/simtrain/simtrain/sim/engine"
 )
 
+// compareBase is the task the comparison tests edit one field at a time.
+var compareBase = Task{Kind: KindForward, Stream: StreamTP, Group: GroupTP, Op: 2, GEMMShare: 7, CopyEngine: true, Name: 99,
+	Step: 3, Chunk: 1, Layer: 12, Micro: 4, Dur: 1000, Bytes: 5e6, aux: 42}
+
+// fieldEdits changes compareBase's fields one at a time ("itself" none);
+// identity marks the nine fields repriceAdd compares (sameIdentity).
+var fieldEdits = []struct {
+	name     string
+	edit     func(*Task)
+	identity bool
+}{
+	{"itself", func(*Task) {}, false},
+	{"kind", func(x *Task) { x.Kind = KindSend }, true},
+	{"stream", func(x *Task) { x.Stream = StreamDP }, true},
+	{"group", func(x *Task) { x.Group = GroupDP }, true},
+	{"op", func(x *Task) { x.Op++ }, true},
+	{"share", func(x *Task) { x.GEMMShare = 65535 }, false},
+	{"copy engine", func(x *Task) { x.CopyEngine = false }, false},
+	{"sm sized", func(x *Task) { x.SMSized = true }, false},
+	{"name", func(x *Task) { x.Name = 1 << 31 }, true},
+	{"step", func(x *Task) { x.Step = -1 }, true},
+	{"chunk", func(x *Task) { x.Chunk = 1 << 14 }, true},
+	{"layer", func(x *Task) { x.Layer = -1 }, true},
+	{"micro", func(x *Task) { x.Micro = 1 << 30 }, true},
+	{"dur", func(x *Task) { x.Dur = -1000 }, false},
+	{"bytes", func(x *Task) { x.Bytes = 5e6 + 1 }, false},
+	{"aux", func(x *Task) { x.aux = 1 << 63 }, false},
+}
+
 // TestSameIdentityMatchesFields holds sameIdentity's word compare to the
 // nine fields repriceAdd compares: a task against copies with one field
 // changed (each must differ), with a price field or flag changed (each
@@ -18,34 +47,18 @@ func TestSameIdentityMatchesFields(t *testing.T) {
 		return a.Kind == b.Kind && a.Stream == b.Stream && a.Group == b.Group && a.Op == b.Op && a.Name == b.Name &&
 			a.Step == b.Step && a.Chunk == b.Chunk && a.Layer == b.Layer && a.Micro == b.Micro
 	}
-	base := Task{Kind: KindForward, Stream: StreamTP, Group: GroupTP, Op: 2, GEMMShare: 7, CopyEngine: true, Name: 99,
-		Step: 3, Chunk: 1, Layer: 12, Micro: 4, Dur: 1000, Bytes: 5e6, aux: 42}
-	cases := []struct {
-		name string
-		edit func(*Task)
-		same bool
-	}{
-		{"itself", func(*Task) {}, true},
-		{"kind", func(x *Task) { x.Kind = KindSend }, false},
-		{"stream", func(x *Task) { x.Stream = StreamDP }, false},
-		{"group", func(x *Task) { x.Group = GroupDP }, false},
-		{"op", func(x *Task) { x.Op++ }, false},
-		{"name", func(x *Task) { x.Name = 1 << 31 }, false},
-		{"step", func(x *Task) { x.Step = -1 }, false},
-		{"chunk", func(x *Task) { x.Chunk = 1 << 14 }, false},
-		{"layer", func(x *Task) { x.Layer = -1 }, false},
-		{"micro", func(x *Task) { x.Micro = 1 << 30 }, false},
-		{"share", func(x *Task) { x.GEMMShare = 65535 }, true},
-		{"copy engine", func(x *Task) { x.CopyEngine = false }, true},
-		{"sm sized", func(x *Task) { x.SMSized = true }, true},
-		{"prices", func(x *Task) { x.Dur, x.Bytes, x.aux = 1, 2, 3 }, true},
-	}
-	for _, c := range cases {
+	base := compareBase
+	for _, c := range fieldEdits {
 		x := base
 		c.edit(&x)
-		if got, want := sameIdentity(&base, &x), fields(&base, &x); got != want || got != c.same {
-			t.Errorf("%s: sameIdentity %v, fields %v, want %v", c.name, got, want, c.same)
+		if got, want := sameIdentity(&base, &x), fields(&base, &x); got != want || got != !c.identity {
+			t.Errorf("%s: sameIdentity %v, fields %v, want %v", c.name, got, want, !c.identity)
 		}
+	}
+	x := base
+	x.Dur, x.Bytes, x.aux = 1, 2, 3 // every price at once
+	if !sameIdentity(&base, &x) {
+		t.Error("prices: sameIdentity false, want true")
 	}
 	rng := rand.New(rand.NewSource(48))
 	same := 0
@@ -75,35 +88,13 @@ func TestSameIdentityMatchesFields(t *testing.T) {
 // float cases (NaN differs from itself, −0 equals +0), the layer put by
 // sameTaskLayer, and random pairs.
 func TestSameTaskMatchesStruct(t *testing.T) {
-	base := Task{Kind: KindForward, Stream: StreamTP, Group: GroupTP, Op: 2, GEMMShare: 7, CopyEngine: true, Name: 99,
-		Step: 3, Chunk: 1, Layer: 12, Micro: 4, Dur: 1000, Bytes: 5e6, aux: 42}
-	cases := []struct {
-		name string
-		edit func(*Task)
-		same bool
-	}{
-		{"itself", func(*Task) {}, true},
-		{"kind", func(x *Task) { x.Kind = KindSend }, false},
-		{"stream", func(x *Task) { x.Stream = StreamDP }, false},
-		{"group", func(x *Task) { x.Group = GroupDP }, false},
-		{"op", func(x *Task) { x.Op++ }, false},
-		{"share", func(x *Task) { x.GEMMShare = 65535 }, false},
-		{"copy engine", func(x *Task) { x.CopyEngine = false }, false},
-		{"sm sized", func(x *Task) { x.SMSized = true }, false},
-		{"name", func(x *Task) { x.Name = 1 << 31 }, false},
-		{"step", func(x *Task) { x.Step = -1 }, false},
-		{"chunk", func(x *Task) { x.Chunk = 1 << 14 }, false},
-		{"layer", func(x *Task) { x.Layer = -1 }, false},
-		{"micro", func(x *Task) { x.Micro = 1 << 30 }, false},
-		{"dur", func(x *Task) { x.Dur = -1000 }, false},
-		{"bytes", func(x *Task) { x.Bytes = 5e6 + 1 }, false},
-		{"aux", func(x *Task) { x.aux = 1 << 63 }, false},
-	}
-	for _, c := range cases {
+	base := compareBase
+	for _, c := range fieldEdits {
 		x := base
 		c.edit(&x)
-		if got, want := sameTask(&base, &x), base == x; got != want || got != c.same {
-			t.Errorf("%s: sameTask %v, == %v, want %v", c.name, got, want, c.same)
+		same := c.name == "itself" // every other edit changes a field
+		if got, want := sameTask(&base, &x), base == x; got != want || got != same {
+			t.Errorf("%s: sameTask %v, == %v, want %v", c.name, got, want, same)
 		}
 		// the layer put: x's own (sameTask), and base's made x's
 		if got, want := sameTaskLayer(&x, &base, x.Layer), x == base; got != want {
