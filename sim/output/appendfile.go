@@ -55,8 +55,10 @@ type AppendFile[T any] struct {
 	// arrow-go's FileWriter, whose bytes capture then receives.
 	frame   *ipcFrame
 	capture []byte
-	// fullWrites counts the rewrites through arrow-go's FileWriter (tests).
-	fullWrites int
+	// fullWrites counts the rewrites through arrow-go's FileWriter, probes
+	// the frames made from a file of the first batch alone, captured the
+	// bytes capture received (tests).
+	fullWrites, probes, captured int
 }
 
 // appendBufferSize is the buffer an AppendFile's rewrites stream through:
@@ -220,7 +222,9 @@ func (a *AppendFile[T]) Flush() error {
 // as writeTableBatches writes them (TestAppendFileRewritesEqualWriteTable),
 // through the builder and writer kept from the last rewrite. While the
 // dictionaries do not change, the header and the footer's schema come
-// from the first rewrite and only the batches are encoded (frame.go).
+// from the first rewrite and only the batches are encoded (frame.go);
+// once they changed, from a file of the first batch alone written to
+// memory (probe), when the file holds more than one batch.
 func (a *AppendFile[T]) write() error {
 	n, batch := len(a.rows), max(1, a.BatchRows)
 	if a.tb == nil || !a.tb.refresh(a.rows) {
@@ -236,6 +240,9 @@ func (a *AppendFile[T]) write() error {
 	}
 	if a.w == nil {
 		a.w = bufio.NewWriterSize(nil, appendBufferSize)
+	}
+	if a.frame == nil && n > batch {
+		a.frame = a.probe(batch)
 	}
 	if fr := a.frame; fr != nil && n > 0 {
 		create := func(path string) (*atomicFile, error) { return createAtomicIPCWith(path, a.w, fr.seal) }
@@ -267,6 +274,7 @@ func (a *AppendFile[T]) write() error {
 		return err
 	}
 	a.fullWrites++
+	a.captured += len(a.capture)
 	if n > 0 {
 		a.frame = newIPCFrame(a.capture, (cap(a.rows)+batch-1)/batch)
 		// The capture is the first rewrite's file (one batch of a sweep's
@@ -276,6 +284,37 @@ func (a *AppendFile[T]) write() error {
 		}
 	}
 	return nil
+}
+
+// probe returns the frame of the file arrow-go's FileWriter writes for the
+// first batch rows alone, written to memory (the capture), not to the
+// file; nil when no frame can be made of it (write then writes the whole
+// file through FileWriter). Its header (the schema and the dictionaries,
+// fixed for the whole file), end marker and footer schema are the whole
+// file's: FileWriter writes the dictionaries once, before the first batch,
+// and the schema alone makes the footer's schema part; so the framed
+// rewrite is the file FileWriter would write
+// (TestAppendFileRewritesEqualWriteTable, rewrites after a dictionary
+// grew).
+//
+// Why: when a dictionary column gained a value after the first rewrite
+// (a sweep's point whose GPU or other dictionary value comes late in the
+// order the points run), the rewrite went through FileWriter with the
+// whole file captured, to make the next frame of: the 1,000-point 70B
+// sweep's last rewrite, dealt with its largest points first, captured
+// 958 KB through fresh pages (≈ 600 page faults, docs/design.md, pool47);
+// the first batch alone is ≈ 60 KB, in the capture's kept array.
+func (a *AppendFile[T]) probe(batch int) *ipcFrame {
+	if a.capture == nil {
+		a.capture = make([]byte, 0, appendBufferSize)
+	}
+	a.capture = a.capture[:0]
+	if err := writeIPC(appendBytes{&a.capture}, memory.DefaultAllocator, a.tb.schema, batch, batch, a.tb.batch); err != nil {
+		return nil
+	}
+	a.probes++
+	a.captured += len(a.capture)
+	return newIPCFrame(a.capture, (cap(a.rows)+batch-1)/batch)
 }
 
 // sort puts a.rows in cmp order, stable: equal rows keep the order they

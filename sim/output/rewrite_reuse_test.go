@@ -19,7 +19,10 @@ import (
 // far, stably sorted, in batches of BatchRows: when the dictionary columns
 // keep their values, when a value first appears after some rewrites
 // (sorting after, and before, the values so far), with nullable columns,
-// and when the rows array moves (no Grow).
+// and when the rows array moves (no Grow). A rewrite after a dictionary
+// grew takes its frame from a file of the first batch alone (probe), so
+// the rewrites capture fewer bytes than the last file holds; before, they
+// captured every such rewrite's whole file.
 func TestAppendFileRewritesEqualWriteTable(t *testing.T) {
 	summary := sweepSummaryRows(300)
 	late := sweepSummaryRows(300)
@@ -46,24 +49,30 @@ func TestAppendFileRewritesEqualWriteTable(t *testing.T) {
 	}
 	byRunID := func(a, b *GoodputSummaryRow) int { return strings.Compare(a.RunID, b.RunID) }
 	for _, tc := range []struct {
-		name string
-		run  func(t *testing.T) int
-		full int
+		name         string
+		run          func(t *testing.T) rewriteCounts
+		full, probes int
 	}{
-		{"sweep summary, rows out of order", func(t *testing.T) int { return checkRewrites(t, summary, byName, 16, true, 89, 0) }, 1},
-		{"sweep summary, rows in order", func(t *testing.T) int { return checkRewrites(t, summary, byIndex, 16, true, 1, 0) }, 1},
-		{"sweep summary, a late row every rewrite", func(t *testing.T) int { return checkRewrites(t, summary, byIndex, 16, true, 1, 20) }, 1},
-		{"sweep summary, no Grow", func(t *testing.T) int { return checkRewrites(t, summary, byName, 16, false, 1, 0) }, 1},
-		{"goodput summary, no dictionaries", func(t *testing.T) int { return checkRewrites(t, goodput, byRunID, 16, true, 1, 0) }, 1},
-		// a new value at the rewrites of 128 and 256 rows
-		{"dictionary values arriving late", func(t *testing.T) int { return checkRewrites(t, late, byName, 16, true, 1, 0) }, 3},
+		{"sweep summary, rows out of order", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byName, 16, true, 89, 0) }, 1, 0},
+		{"sweep summary, rows in order", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byIndex, 16, true, 1, 0) }, 1, 0},
+		// the first rewrite holds 17 rows, two batches: framed from a probe
+		{"sweep summary, a late row every rewrite", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byIndex, 16, true, 1, 20) }, 0, 1},
+		{"sweep summary, no Grow", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byName, 16, false, 1, 0) }, 1, 0},
+		{"goodput summary, no dictionaries", func(t *testing.T) rewriteCounts { return checkRewrites(t, goodput, byRunID, 16, true, 1, 0) }, 1, 0},
+		// a new value at the rewrites of 128 and 256 rows: each a probe
+		{"dictionary values arriving late", func(t *testing.T) rewriteCounts { return checkRewrites(t, late, byName, 16, true, 1, 0) }, 1, 2},
 		// a new value every 50 rows: rewrites at 7, 14, 28, 56, 112 and 200
-		// rows, the first and those at 56, 112 and 200 through FileWriter
-		{"every kind, rows moving", func(t *testing.T) int { return checkRewrites(t, kinds, byKeyKinds, 7, false, 1, 0) }, 4},
+		// rows, the first through FileWriter, those at 56, 112 and 200
+		// framed from a probe
+		{"every kind, rows moving", func(t *testing.T) rewriteCounts { return checkRewrites(t, kinds, byKeyKinds, 7, false, 1, 0) }, 1, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.run(t); got != tc.full {
-				t.Errorf("%d rewrites through arrow-go's FileWriter, want %d", got, tc.full)
+			got := tc.run(t)
+			if got.full != tc.full || got.probes != tc.probes {
+				t.Errorf("%d rewrites through arrow-go's FileWriter and %d probes, want %d and %d", got.full, got.probes, tc.full, tc.probes)
+			}
+			if got.captured >= got.last {
+				t.Errorf("the rewrites captured %d bytes, the last file is %d", got.captured, got.last)
 			}
 		})
 	}
@@ -76,8 +85,8 @@ func TestAppendFileRewritesEqualWriteTable(t *testing.T) {
 // With late > 0, every late-th row (counting from 0) is held back and
 // added just before the next rewrite, after the rows that follow it: a
 // row landing before rows already written, as a slow sweep point does.
-// It returns how many rewrites went through arrow-go's FileWriter.
-func checkRewrites[T any](t *testing.T, rows []T, cmp func(a, b *T) int, batch int, grow bool, step, late int) int {
+// It returns what rewriteCounts counts.
+func checkRewrites[T any](t *testing.T, rows []T, cmp func(a, b *T) int, batch int, grow bool, step, late int) rewriteCounts {
 	meta := map[string]string{"sweep": "s"}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "summary.arrow")
@@ -124,8 +133,17 @@ func checkRewrites[T any](t *testing.T, rows []T, cmp func(a, b *T) int, batch i
 	if rewrites < 4 {
 		t.Errorf("only %d rewrites", rewrites)
 	}
-	return a.fullWrites
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rewriteCounts{full: a.fullWrites, probes: a.probes, captured: a.captured, last: int(st.Size())}
 }
+
+// rewriteCounts are an AppendFile's rewrites through arrow-go's FileWriter
+// (full), the frames it made from a file of the first batch (probes), the
+// bytes both captured, and the size of its last file.
+type rewriteCounts struct{ full, probes, captured, last int }
 
 // TestTableBuilderRefresh: a builder refreshes onto rows whose dictionary
 // columns hold the same distinct values (in any order and multiplicity),

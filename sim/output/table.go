@@ -54,24 +54,31 @@ func writeBatchesWith(create func(string) (*atomicFile, error), mem memory.Alloc
 		if tee != nil {
 			w = io.MultiWriter(bw, appendBytes{tee})
 		}
-		fw, err := ipc.NewFileWriter(w, ipc.WithSchema(schema), ipc.WithAllocator(mem))
-		if err != nil {
-			return fmt.Errorf("output: write %s: %w", path, err)
-		}
-		for lo := 0; lo < n; lo += batch {
-			rec := build(lo, min(lo+batch, n))
-			err := fw.Write(rec)
-			rec.Release()
-			if err != nil {
-				fw.Close() // releases the writer's dictionaries
-				return fmt.Errorf("output: write %s: %w", path, err)
-			}
-		}
-		if err := fw.Close(); err != nil {
+		if err := writeIPC(w, mem, schema, n, batch, build); err != nil {
 			return fmt.Errorf("output: write %s: %w", path, err)
 		}
 		return nil
 	})
+}
+
+// writeIPC writes n rows to w as an Arrow IPC file of schema through
+// arrow-go's FileWriter, in record batches of batch rows that build(lo, hi)
+// makes for rows [lo, hi).
+func writeIPC(w io.Writer, mem memory.Allocator, schema *arrow.Schema, n, batch int, build func(lo, hi int) arrow.RecordBatch) error {
+	fw, err := ipc.NewFileWriter(w, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	if err != nil {
+		return err
+	}
+	for lo := 0; lo < n; lo += batch {
+		rec := build(lo, min(lo+batch, n))
+		err := fw.Write(rec)
+		rec.Release()
+		if err != nil {
+			fw.Close() // releases the writer's dictionaries
+			return err
+		}
+	}
+	return fw.Close()
 }
 
 // tableBuilder turns a slice of row structs into record batches that share
