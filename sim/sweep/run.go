@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -274,6 +275,9 @@ func runRecovered(ctx context.Context, s *scenario.Plan, opt simulation.Options,
 // (pointCost): the command's wall clock ends with its last point, and
 // dealt that way the last points are short, so no worker idles long while
 // another plays a long point alone (longest processing time first).
+// Before the list is cut into shares, the runs of its largest points move
+// to its front (largestFirst), so that one worker builds them and the
+// others' storage stays as large as the largest point left to them.
 func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(PointResult) error) error {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -286,6 +290,7 @@ func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(
 		costs[k] = sw.pointCost(i)
 	}
 	indices, costs, tied := sw.byStructure(indices, costs)
+	indices, costs, tied = sw.largestFirst(indices, costs, tied, workers)
 	shares := newShares(indices, costs, tied, workers)
 	var q results
 	q.ready = make(chan struct{}, 1)
@@ -404,6 +409,96 @@ func (sw *Sweep) byStructure(indices []int, costs []uint64) ([]int, []uint64, []
 		tied[k] = inRun%maxRun != 0
 	}
 	return out, oc, tied
+}
+
+// largestFirst returns the runs of points (byStructure's: tied points
+// follow the first of their run) with the largest moved to the front of
+// the list, largest first, where newShares puts them at the start of the
+// first worker's part, which it takes from the front: one worker meets the
+// largest builds, and the others' largest build is the largest point left
+// behind. A run's size is its largest point's program-size estimate
+// (sweepPoint.work, what largestWork reserves for); runs are moved by
+// decreasing size while their predicted cost (pointCost) stays within
+// 4/5 of a worker's share of the whole (the largest run always), and the
+// others keep their order. Runs move whole, so every key's points still
+// follow each other (byStructure, re-pricing). With one worker, or a
+// cost not predicted (unknownCost), the order is unchanged.
+//
+// Why: after an idle spell every page a worker first touches costs
+// ≈ 6–12 µs, and a worker's pools and play state stay as large as its
+// largest build and play (≈ 142 bytes a task; docs/design.md, pool47):
+// on the 1,000-point 70B sweep one worker always builds the largest
+// point (182,836 tasks), and the other's largest was 75k–163k tasks from
+// run to run, depending on which costly points the endgame (shares.next)
+// dealt it, as these were the sweep's last points. Moved first, they are
+// played by the first worker before the other reaches its part. The
+// budget keeps them out of the endgame, which deals a part's costliest
+// points to whoever asks: the points' one-worker times replayed on two
+// workers (200 replays, ±30% noise) left the other worker 89,452 tasks
+// every time with a mean idle tail of 0.21 ms against 0.49 ms before (at
+// 9/10 of a share 53,552 tasks but a tail of 1.7 ms; at a whole share the
+// largest points again reached the endgame), docs/design.md, deal49.
+func (sw *Sweep) largestFirst(indices []int, costs []uint64, tied []bool, workers int) ([]int, []uint64, []bool) {
+	if workers < 2 || len(indices) == 0 {
+		return indices, costs, tied
+	}
+	type run struct {
+		from, to int
+		work     int64
+		cost     uint64
+	}
+	var runs []run
+	var total uint64
+	for k, i := range indices {
+		if costs[k] == unknownCost {
+			return indices, costs, tied
+		}
+		if k == 0 || !tied[k] {
+			runs = append(runs, run{from: k})
+		}
+		r := &runs[len(runs)-1]
+		r.to = k + 1
+		r.cost += costs[k]
+		total += costs[k]
+		if sw.points[i].err == "" {
+			r.work = max(r.work, sw.points[i].work)
+		}
+	}
+	bySize := make([]int, len(runs))
+	for ri := range bySize {
+		bySize[ri] = ri
+	}
+	slices.SortStableFunc(bySize, func(a, b int) int { return cmp.Compare(runs[b].work, runs[a].work) })
+	budget := total / uint64(workers) * 4 / 5
+	moved, used := 0, uint64(0)
+	for _, ri := range bySize {
+		r := runs[ri]
+		if r.work == 0 || (moved > 0 && used+r.cost > budget) {
+			break
+		}
+		used += r.cost
+		moved++
+	}
+	if moved == 0 {
+		return indices, costs, tied
+	}
+	out, oc, ot := make([]int, 0, len(indices)), make([]uint64, 0, len(indices)), make([]bool, 0, len(indices))
+	take := func(r run) {
+		out = append(out, indices[r.from:r.to]...)
+		oc = append(oc, costs[r.from:r.to]...)
+		ot = append(ot, tied[r.from:r.to]...)
+	}
+	front := make([]bool, len(runs))
+	for _, ri := range bySize[:moved] {
+		take(runs[ri])
+		front[ri] = true
+	}
+	for ri, r := range runs {
+		if !front[ri] {
+			take(r)
+		}
+	}
+	return out, oc, ot
 }
 
 // maxRun is the most points byStructure ties into one run (a longer run
