@@ -227,6 +227,7 @@ func (a *AppendFile[T]) Flush() error {
 // memory (probe), when the file holds more than one batch.
 func (a *AppendFile[T]) write() error {
 	n, batch := len(a.rows), max(1, a.BatchRows)
+	old := a.frame // its storage for the next frame
 	if a.tb == nil || !a.tb.refresh(a.rows) {
 		tb, err := newTableBuilder(memory.DefaultAllocator, a.rows, withChecksumKey(a.meta))
 		if err != nil {
@@ -234,6 +235,7 @@ func (a *AppendFile[T]) write() error {
 		}
 		if a.tb != nil {
 			a.tb.release()
+			tb.adopt(a.tb)
 		}
 		a.tb = tb
 		a.frame = nil
@@ -242,7 +244,7 @@ func (a *AppendFile[T]) write() error {
 		a.w = bufio.NewWriterSize(nil, appendBufferSize)
 	}
 	if a.frame == nil && n > batch {
-		a.frame = a.probe(batch)
+		a.frame = a.probe(batch, old)
 	}
 	if fr := a.frame; fr != nil && n > 0 {
 		create := func(path string) (*atomicFile, error) { return createAtomicIPCWith(path, a.w, fr.seal) }
@@ -276,7 +278,7 @@ func (a *AppendFile[T]) write() error {
 	a.fullWrites++
 	a.captured += len(a.capture)
 	if n > 0 {
-		a.frame = newIPCFrame(a.capture, (cap(a.rows)+batch-1)/batch)
+		a.frame = newIPCFrame(a.capture, (cap(a.rows)+batch-1)/batch, old)
 		// The capture is the first rewrite's file (one batch of a sweep's
 		// summary); a larger one, of a resumed file, is not kept.
 		if cap(a.capture) > 1<<20 {
@@ -304,7 +306,7 @@ func (a *AppendFile[T]) write() error {
 // sweep's last rewrite, dealt with its largest points first, captured
 // 958 KB through fresh pages (≈ 600 page faults, docs/design.md, pool47);
 // the first batch alone is ≈ 60 KB, in the capture's kept array.
-func (a *AppendFile[T]) probe(batch int) *ipcFrame {
+func (a *AppendFile[T]) probe(batch int, old *ipcFrame) *ipcFrame {
 	if a.capture == nil {
 		a.capture = make([]byte, 0, appendBufferSize)
 	}
@@ -314,7 +316,7 @@ func (a *AppendFile[T]) probe(batch int) *ipcFrame {
 	}
 	a.probes++
 	a.captured += len(a.capture)
-	return newIPCFrame(a.capture, (cap(a.rows)+batch-1)/batch)
+	return newIPCFrame(a.capture, (cap(a.rows)+batch-1)/batch, old)
 }
 
 // sort puts a.rows in cmp order, stable: equal rows keep the order they

@@ -137,8 +137,12 @@ func readIPCFooter(file []byte) (ipcFooterInfo, error) {
 // its ≈ 100 KB (16 batches of ≈ 6.4 KB for the 1,000-point 70B sweep)
 // were ≈ 110 page faults. It returns nil when file is not laid out as
 // framing expects or cannot be rebuilt byte for byte from the frame and
-// its batches; the rewrites then stay on arrow-go's writer.
-func newIPCFrame(file []byte, batches int) *ipcFrame {
+// its batches; the rewrites then stay on arrow-go's writer. A frame made
+// after a dictionary grew takes old's storage (the footer's builder, the
+// blocks and metadata kept for seal), whose pages are mapped already:
+// each made afresh was ≈ 40 of the ≈ 190 page faults a dictionary's
+// growth cost the 70B sweep's summary (docs/design.md, deal49).
+func newIPCFrame(file []byte, batches int, old *ipcFrame) *ipcFrame {
 	info, err := readIPCFooter(file)
 	if err != nil || len(info.recs) == 0 {
 		return nil
@@ -165,7 +169,12 @@ func newIPCFrame(file []byte, batches int) *ipcFrame {
 		return nil
 	}
 	fr := &ipcFrame{header: bytes.Clone(file[:first]), dicts: info.dicts, eos: bytes.Clone(file[at:info.footerStart]),
-		tail: bytes.Clone(footer[len(footer)-x:]), schemaOff: len(footer) - info.schemaPos, fb: flatbuffers.NewBuilder(0)}
+		tail: bytes.Clone(footer[len(footer)-x:]), schemaOff: len(footer) - info.schemaPos}
+	if old != nil {
+		fr.fb, fr.recs, fr.metas = old.fb, old.recs[:0], old.metas[:0]
+	} else {
+		fr.fb = flatbuffers.NewBuilder(0)
+	}
 	// The frame must rebuild the very file it came from.
 	same := &sameBytes{want: file}
 	w := fr.start(same)

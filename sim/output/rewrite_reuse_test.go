@@ -180,3 +180,43 @@ func TestTableBuilderRefresh(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendFileKeepsStorageWhenDictionaryGrows: when a dictionary gains
+// a value, the rewrite's new table builder takes the old one's column
+// buffers and the new frame the old one's footer builder and metadata
+// storage (already mapped), and the file is still writeTableBatches'
+// (checked by TestAppendFileRewritesEqualWriteTable's late values).
+func TestAppendFileKeepsStorageWhenDictionaryGrows(t *testing.T) {
+	rows := sweepSummaryRows(64)
+	for i := range rows {
+		rows[i].GPU = []string{"h100-sxm", "z-late"}[i/48]
+	}
+	a, err := OpenAppendFile(filepath.Join(t.TempDir(), "summary.arrow"), map[string]string{"sweep": "s"}, false,
+		func(a, b *SummaryRow) int { return strings.Compare(a.Name, b.Name) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.BatchRows = 16
+	a.Grow(len(rows))
+	a.Add(rows[:16]...) // one batch: through FileWriter
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if a.frame == nil {
+		t.Fatal("no frame after the first rewrite")
+	}
+	fb, scratch := a.frame.fb, &a.tb.scratch[0]
+	a.Add(rows[16:]...) // "z-late" arrives
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if a.probes != 1 || a.frame == nil {
+		t.Fatalf("%d probes, frame %v: want the dictionary's growth framed from a probe", a.probes, a.frame != nil)
+	}
+	if a.frame.fb != fb {
+		t.Error("the new frame has a footer builder of its own, not the old frame's")
+	}
+	if &a.tb.scratch[0] != scratch {
+		t.Error("the new table builder has column buffers of its own, not the old builder's")
+	}
+}

@@ -205,6 +205,16 @@ func (tb *tableBuilder) refresh(rows any) bool {
 	return true
 }
 
+// adopt gives tb the column buffers of old, a released builder of the same
+// row type, instead of its own new ones: an AppendFile replaces its builder
+// when a dictionary grows, and the buffers made afresh were pages faulted
+// in again (docs/design.md, deal49).
+func (tb *tableBuilder) adopt(old *tableBuilder) {
+	if old.rows.Type() == tb.rows.Type() && len(old.scratch) == len(tb.scratch) {
+		tb.scratch, old.scratch = old.scratch, nil
+	}
+}
+
 func (tb *tableBuilder) release() {
 	for _, d := range tb.dicts {
 		d.release()
