@@ -435,9 +435,10 @@ func (sw *Sweep) byStructure(indices []int, costs []uint64) ([]int, []uint64, []
 // budget keeps them out of the endgame, which deals a part's costliest
 // points to whoever asks: the points' one-worker times replayed on two
 // workers (200 replays, ±30% noise) left the other worker 89,452 tasks
-// every time with a mean idle tail of 0.21 ms against 0.49 ms before (at
-// 9/10 of a share 53,552 tasks but a tail of 1.7 ms; at a whole share the
-// largest points again reached the endgame), docs/design.md, deal49.
+// every time with a mean idle tail of 0.20 ms against 0.48 ms before (at
+// 9/10 of a share 53,552 tasks but a tail of 1.7 ms, at a whole share
+// 1.3 ms; moved in their own order rather than largest first, the
+// largest reached the endgame), docs/design.md, deal49.
 func (sw *Sweep) largestFirst(indices []int, costs []uint64, tied []bool, workers int) ([]int, []uint64, []bool) {
 	if workers < 2 || len(indices) == 0 {
 		return indices, costs, tied
