@@ -604,11 +604,12 @@ func (x *Executor) Resume(f *Fork) error {
 // The prefix's lists lie one after the other in p.succ, and few of their
 // entries reach past the prefix (the tasks just past it, and the few
 // waits of later tasks on early ones): they are found four entries at a
-// time (laneBias: two a word, an add and two ORs each, ≈ 2.8 instructions
-// an entry, ≈ 1.9 entries a task), each one's task d by the list offsets
-// (a search from the last one's), instead of a test of every prefix task's
-// list end and state (≈ 12.8 instructions a task: prefixArrivals 17.6 M →
-// 7.6 M on -bench Sweep70BAll; issue 18, fail49). The arrivals are those
+// time (laneBias: two a word, an add and two ORs each, ≈ 2.5 instructions
+// an entry with the loop, ≈ 2.4 entries a task), each one's task d by the
+// list offsets (a search from the last one's), instead of a test of every
+// prefix task's list end and state (≈ 12.8 instructions a task):
+// prefixArrivals 17.6 M → 12.4 M on -bench Sweep70BAll (issue 18,
+// fail49; eight entries an iteration cost as much an entry). The arrivals are those
 // of the walk over every task in order (TestPrefixArrivalsMatchPlain): a
 // task's entries past the prefix, all of them, one task after the other.
 func prefixArrivals(p *Program, state []taskState, need []int32, hot []hotTask) (early bool) {
