@@ -32,7 +32,8 @@ func plainArrivals(p *Program, state []taskState, need []int32, hot []hotTask) b
 // the plain walk: hand-made cases (a task not ended right before an ended
 // one whose successors all lie past the prefix, empty lists, an empty
 // prefix of a program without successor offsets) and random programs of
-// every prefix length, with and without a host thread. Fails when a
+// every prefix length, with and without a host thread, and long ones
+// (200–2,000 tasks) whose lists rarely reach far ahead. Fails when a
 // skipped task's list end is not carried to the next (the walk then reads
 // the skipped task's successors as the next one's).
 func TestPrefixArrivalsMatchPlain(t *testing.T) {
@@ -78,6 +79,36 @@ func TestPrefixArrivalsMatchPlain(t *testing.T) {
 		pr.ended = make([]bool, c)
 		for d := range c {
 			pr.ended[d] = rng.Intn(3) != 0
+		}
+		cases = append(cases, pr)
+	}
+	// long prefixes whose lists reach mostly the next few tasks and
+	// rarely far ahead: entries past the prefix far apart, their tasks
+	// found by prefixArrivals' search over long stretches of lists
+	for range 40 {
+		n := 200 + rng.Intn(1800)
+		pr := prog{lists: make([][]int32, n), need: make([]int32, n), recv: make([]bool, n), hosted: rng.Intn(2) == 0}
+		for d := range n {
+			for s := d + 1; s < min(n, d+4); s++ {
+				if rng.Intn(2) == 0 {
+					pr.lists[d] = append(pr.lists[d], int32(s))
+					pr.need[s]++
+				}
+			}
+			if rng.Intn(300) == 0 && d+4 < n {
+				s := int32(d + 4 + rng.Intn(n-d-4))
+				pr.lists[d] = append(pr.lists[d], s) // (after the near ones: in task order)
+				pr.need[s]++
+			}
+			pr.recv[d] = rng.Intn(5) == 0
+		}
+		for s := range n {
+			pr.need[s] += int32(rng.Intn(3)) - 1
+		}
+		c := n/2 + rng.Intn(n/2)
+		pr.ended = make([]bool, c)
+		for d := range c {
+			pr.ended[d] = rng.Intn(10) != 0
 		}
 		cases = append(cases, pr)
 	}

@@ -126,9 +126,6 @@ type forkInst struct {
 	// and receives' [p2pAt, p2pEnd)
 	at, offAt, depAt, qAt int
 	p2pAt, p2pEnd         int
-	// the largest hostAfter and queueAfter of the prefix's hotTasks (1 +
-	// the task the host waits for; Detach)
-	waits int32
 	// the prefix's launch-queue entries per stream, from qEnt in Fork's
 	// copies, and the program's queue bound and per-kernel costs, when
 	// setQueueWaits walked it (qwalk; queuePrefix)
@@ -383,19 +380,15 @@ func (f *Fork) Detach() {
 			}
 		}
 		fi.hot = nil
-		// The largest wait, then the prefix's sends and receives: from
-		// the build's list of them (p2pListed: every one, in task
-		// order, CheckHot) rather than a test of every record's kind
-		// in the same loop, which also reloaded cp's slices after each
-		// append: Detach 15.4 → 8.7 M instructions on the 70B sweep
-		// (0.68 M prefix tasks; cachegrind, -bench Sweep70BAll).
+		// The prefix's sends and receives: from the build's list of
+		// them (p2pListed: every one, in task order, CheckHot) rather
+		// than a test of every record's kind in a loop, which also
+		// reloaded cp's slices after each append: Detach 15.4 → 8.7 M
+		// instructions on the 70B sweep (0.68 M prefix tasks;
+		// cachegrind, -bench Sweep70BAll). (The largest host and queue
+		// wait, once taken here in a loop of its own, is sameHot's.)
 		fi.p2pAt = len(cp.p2p)
 		hot := cp.hot[fi.at:len(cp.hot):len(cp.hot)]
-		var waits int32
-		for i := range hot {
-			waits = max(waits, hot[i].hostAfter, hot[i].queueAfter)
-		}
-		fi.waits = waits
 		pp := cp.p2p
 		if p.p2pListed {
 			for _, t := range p.p2p {
@@ -494,14 +487,15 @@ func (x *Executor) Resume(f *Fork) error {
 		if !sameBytes(p.depOff[:c+1], off) {
 			return ErrNoResume
 		}
-		if deps := p.deps[:off[c]]; !sameBytes(deps, cp.deps[fi.depAt:fi.depAt+int(off[c])]) || len(deps) > 0 && slices.Max(deps) >= c {
+		if deps := p.deps[:off[c]]; !sameBytes(deps, cp.deps[fi.depAt:fi.depAt+int(off[c])]) || !allBelow(deps, c) {
 			return ErrNoResume
 		}
 		// The tasks: the executor's hotTasks (what the play reads, filled
 		// from p.Tasks by NewSymmetric) equal the saved ones, so the sends
 		// and receives sit where the saved ones do (Detach listed them,
-		// cp.p2p).
-		if !sameHot(in.hot[:c], saved) || fi.waits > c { // HostAfter, QueueAfter ≥ c (Detach)
+		// cp.p2p), and none waits past the prefix (HostAfter, QueueAfter
+		// ≥ c: 1 + the task, at most c).
+		if same, below := sameHot(in.hot[:c], saved, c+1); !same || !below {
 			return ErrNoResume
 		}
 		for _, b := range cp.p2p[fi.p2pAt:fi.p2pEnd] {
@@ -516,7 +510,7 @@ func (x *Executor) Resume(f *Fork) error {
 		}
 		if (p.qself != nil) != fi.queued || p.qself != nil &&
 			(!sameBytes(p.qself[:c], cp.qself[fi.qAt:fi.qAt+int(c)]) || !sameBytes(p.qrest[:c], cp.qrest[fi.qAt:fi.qAt+int(c)]) ||
-				c > 0 && slices.Max(p.qself[:c]) > c) { // QueueSelf ≥ c
+				!allBelow(p.qself[:c], c+1)) { // QueueSelf ≥ c
 			return ErrNoResume // launch-queue waits differ
 		}
 	}
@@ -556,16 +550,7 @@ func (x *Executor) Resume(f *Fork) error {
 		// dependencies has all of them.
 		in, c := &x.inst[i], f.inst[i].common
 		p, state, hot, need := in.prog, in.state, in.hot, in.need
-		early := prefixArrivals(p, state[:c], need, hot)
-		if !early {
-			off := p.depOff[c:]
-			for t := range len(off) - 1 {
-				if off[t+1] == off[t] && hot[int(c)+t].kind != KindRecv {
-					early = true
-					break
-				}
-			}
-		}
+		early := prefixArrivals(p, state[:c], need, hot) || freePast(p, hot, int(c))
 		if early {
 			for j := range x.inst {
 				in := &x.inst[j]
@@ -616,38 +601,89 @@ func (x *Executor) Resume(f *Fork) error {
 // made one. A task's successors are in task order, so those past the
 // prefix end its list.
 //
-// Each Succ(d) through local slices, each offset read once, the cheap
-// tests first: Resume 47.8 → 32.4 M instructions on -bench Sweep70BAll
-// (p.Succ's bounds checks and slicing per prefix task gone), equal to
-// the plain walk (TestPrefixArrivalsMatchPlain).
+// The prefix's lists lie one after the other in p.succ, and few of their
+// entries reach past the prefix (the tasks just past it, and the few
+// waits of later tasks on early ones): they are found four entries at a
+// time (laneBias: two a word, an add and two ORs each, ≈ 2.5 instructions
+// an entry with the loop, ≈ 2.4 entries a task), each one's task d by the
+// list offsets (a search from the last one's), instead of a test of every
+// prefix task's list end and state (≈ 12.8 instructions a task):
+// prefixArrivals 17.6 M → 12.4 M on -bench Sweep70BAll (issue 18,
+// fail49; eight entries an iteration cost as much an entry). The arrivals are those
+// of the walk over every task in order (TestPrefixArrivalsMatchPlain): a
+// task's entries past the prefix, all of them, one task after the other.
 func prefixArrivals(p *Program, state []taskState, need []int32, hot []hotTask) (early bool) {
 	c := int32(len(state))
 	if c == 0 { // (a program of no tasks may have no successor offsets)
 		return false
 	}
-	succOf, succ := p.succOf[1:c+1], p.succ // succOf[d] is where d's list ends
-	lo := p.succOf[0]
-	for d := range state {
-		hi := succOf[d]
-		if hi == lo || state[d].end == 0 || succ[hi-1] < c {
-			lo = hi
-			continue
+	succOf := p.succOf[:c+1] // list d is succ[succOf[d]:succOf[d+1]]
+	base := succOf[0]
+	list := p.succ[base:succOf[c]]
+	k := laneBias(c)
+	d, cur := int32(0), int32(-1) // the last entry's task; the task whose arrivals were delivered last
+	// deliver delivers entry j's arrival (list[j] ≥ c), after finding its
+	// task, and reports whether the walk stops there: a task before it
+	// made one early.
+	deliver := func(j int) bool {
+		e := base + int32(j)
+		if succOf[d+1] <= e { // a later task's: the first list ending past e
+			// galloping from the last one (the next is most often
+			// near), then halving: succOf[lo] ≤ e < succOf[hi]
+			lo, hi := d+1, c
+			for step := int32(1); lo+step < hi; step *= 2 {
+				if succOf[lo+step] > e {
+					hi = lo + step
+					break
+				}
+				lo += step
+			}
+			for hi-lo > 1 {
+				if m := lo + (hi-lo)/2; succOf[m] <= e {
+					lo = m
+				} else {
+					hi = m
+				}
+			}
+			d = lo
 		}
-		for k := hi - 1; k >= lo && succ[k] >= c; k-- {
-			t := succ[k]
-			need[t]-- // one more input arrived
-			// depsIn, for a task past the prefix, not issued (its
-			// record may be lazy: not read)
-			if n := need[t]; hot[t].kind != KindRecv && (n <= 0 || p.Hosted && n <= 1) {
-				early = true
+		if d != cur {
+			if early {
+				return true
+			}
+			cur = d
+		}
+		if state[d].end == 0 {
+			return false
+		}
+		t := list[j]
+		need[t]-- // one more input arrived
+		// depsIn, for a task past the prefix, not issued (its record may
+		// be lazy: not read)
+		if n := need[t]; hot[t].kind != KindRecv && (n <= 0 || p.Hosted && n <= 1) {
+			early = true
+		}
+		return false
+	}
+	lp := unsafe.Pointer(unsafe.SliceData(list))
+	n4 := len(list) &^ 3
+	for j := 0; j < n4; j += 4 {
+		v, u := *(*uint64)(unsafe.Add(lp, j*4)), *(*uint64)(unsafe.Add(lp, j*4+8))
+		if (v|(v+k)|u|(u+k))&laneSigns == 0 {
+			continue // all four before c
+		}
+		for i := j; i < j+4; i++ {
+			if list[i] >= c && deliver(i) {
+				return true
 			}
 		}
-		if early {
+	}
+	for i := n4; i < len(list); i++ {
+		if list[i] >= c && deliver(i) {
 			return true
 		}
-		lo = hi
 	}
-	return false
+	return early
 }
 
 // sameBytes reports whether a and b hold the same bytes (the runtime's
@@ -666,30 +702,143 @@ func sameBytes[T int32 | engine.Time](a, b []T) bool {
 }
 
 // sameHot reports whether a and b hold equal hotTasks (as a[i] == b[i]),
-// reading each as four words and OR-ing the differences, without a branch
-// per task (issue 18 fail24: Resume compares every prefix task's). The
-// fields it compares fill bytes 0 to 29 (TestSameHot; the assertions below fail to
+// and whether every host and queue wait of a's is below lim (hostAfter and
+// queueAfter < lim: Resume's test that no prefix task waits for a task past
+// the prefix; laneBias on the word that holds both). Records equal byte for
+// byte are equal: the runtime's vectorised memequal decides those first
+// (on the 70B sweep every prefix compared, 376 of 376, was equal byte for
+// byte: its builds write or copy whole records), and the waits are tested
+// then in a loop of their own: sameHot 14.9 M instructions on -bench
+// Sweep70BAll → 6.1 M and memequal's 5.1 M (issue 18, fail49). Otherwise each record is
+// read as four words and the differences OR-ed, without a branch per task
+// (issue 18 fail24), the waits tested in the same loop. The fields it
+// compares fill bytes 0 to 29 (TestSameHot; the assertions below fail to
 // compile if the last one moves); the last word's 2 other bytes, walk
 // (walkKey of kind, group and stream, equal where those are) and a byte of
 // padding, which no store is bound to write, are masked out (hotPadMask).
-func sameHot(a, b []hotTask) bool {
+func sameHot(a, b []hotTask, lim int32) (same, below bool) {
 	if len(a) != len(b) {
-		return false
+		return false, false
+	}
+	if lim <= 0 {
+		same, _ = sameHot(a, b, 1<<31-1)
+		return same, len(a) == 0 // (no value is below)
+	}
+	k := laneBias(lim)
+	if len(a) > 0 && bytes.Equal(hotBytes(a), hotBytes(b)) {
+		var w uint64
+		for i := range a {
+			v := (*[4]uint64)(unsafe.Pointer(&a[i]))[2]
+			w |= v | (v + k)
+		}
+		return true, w&laneSigns == 0
 	}
 	b = b[:len(a)]
-	var d uint64
+	var d, w uint64
 	mask := hotPadMask
 	for i := range a {
 		x, y := (*[4]uint64)(unsafe.Pointer(&a[i])), (*[4]uint64)(unsafe.Pointer(&b[i]))
 		// (^ and | bind alike in Go: each difference parenthesised)
 		d |= (x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3]^y[3])&mask
+		w |= x[2] | (x[2] + k) // hostAfter and queueAfter (the assertions below)
 	}
-	return d == 0
+	return d == 0, w&laneSigns == 0
+}
+
+// hotBytes is the bytes of a's records (len(a) > 0).
+func hotBytes(a []hotTask) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), len(a)*int(unsafe.Sizeof(hotTask{})))
+}
+
+// laneSigns is the sign bits of a word's two 32-bit lanes.
+const laneSigns = 0x8000_0000_8000_0000
+
+// laneBias is 2³¹ − lim in each 32-bit lane of a word (0 < lim < 2³¹):
+// added to a word of two lanes v in [0, 2³¹), no lane carries into the
+// next (v + 2³¹ − lim < 2³²), and a lane's sign bit is then set exactly
+// when v ≥ lim. OR-ed with the word itself, whose lanes' sign bits are set
+// for a negative int32, a lane's sign bit says v ≥ lim or v < 0 (then the
+// other lane may be read wrong: the caller refuses either way). Two
+// comparisons for an add and two ORs, without a branch: the bound tests
+// of Resume (issue 18, fail49).
+func laneBias(lim int32) uint64 {
+	return uint64(uint32(1<<31-uint32(lim))) * 0x1_0000_0001
+}
+
+// allBelow reports whether every value of s lies in [0, lim): Resume's
+// test that a prefix's dependencies and self waits point inside it (as
+// slices.Max(s) < lim for values that are never negative, and refusing a
+// negative one), two values a word (laneBias), four an iteration:
+// ≈ 2.8 instructions a value against slices.Max's ≈ 5 (issue 18, fail49).
+func allBelow(s []int32, lim int32) bool {
+	if lim <= 0 {
+		return len(s) == 0
+	}
+	k := laneBias(lim)
+	var acc uint64
+	p := unsafe.Pointer(unsafe.SliceData(s))
+	n4 := uintptr(len(s)&^3) * 4 // bytes in runs of four
+	for o := uintptr(0); o < n4; o += 16 {
+		v, u := *(*uint64)(unsafe.Add(p, o)), *(*uint64)(unsafe.Add(p, o+8))
+		acc |= v | (v + k) | u | (u + k)
+	}
+	for _, v := range s[len(s)&^3:] {
+		u := uint64(uint32(v)) // (its high lane 0)
+		acc |= u | (u + k)
+	}
+	return acc&laneSigns == 0
+}
+
+// freePast reports whether a task of p at or after c that is not a receive
+// has no dependencies (Resume: the full play would have had its inputs
+// from the start), from the dependency offsets and hot, the executor's
+// records. A range the build copied (Program.copies) has its source's
+// kinds and dependency counts (fillHot and fillNeedCopied take the play's
+// records and inputs awaited from the source; CheckHot holds both to the
+// tasks'), so a copy whose source lies at or after c, which the walk has
+// passed, has none either and is skipped: a full step past its prefix is
+// mostly copied passes and layers, and the scan of every task past it
+// cost 10.5 M instructions of the 70B sweep (issue 18, fail49). The
+// copies are taken as fillNeedCopied takes them: up to the first that is
+// not a build's, the rest scanned whole.
+func freePast(p *Program, hot []hotTask, c int) bool {
+	n := len(p.Tasks)
+	if c >= n {
+		return false
+	}
+	off, hot := p.depOff[:n+1], hot[:n]
+	free := func(lo, hi int) bool {
+		for t := lo; t < hi; t++ {
+			if off[t+1] == off[t] && hot[t].kind != KindRecv {
+				return true
+			}
+		}
+		return false
+	}
+	i, end := c, 0 // scanned or skipped: [c, i); the copies' last end
+	for _, s := range p.copies {
+		at, src, m := int(s.at), int(s.src), int(s.n)
+		if at < end || m < 0 || at+m > n || src < 0 || src+m > at {
+			break // not a build's list (fillNeedCopied)
+		}
+		end = at + m
+		if at < i || src < c {
+			continue // before c, across it, or copied from the prefix: scanned
+		}
+		if free(i, at) {
+			return true
+		}
+		i = end
+	}
+	return free(i, n)
 }
 
 var (
 	_ = [1]struct{}{}[unsafe.Sizeof(hotTask{})-32]
 	_ = [1]struct{}{}[unsafe.Offsetof(hotTask{}.flags)-29]
+	// sameHot's third word: hostAfter, queueAfter
+	_ = [1]struct{}{}[unsafe.Offsetof(hotTask{}.hostAfter)-16]
+	_ = [1]struct{}{}[unsafe.Offsetof(hotTask{}.queueAfter)-20]
 )
 
 // hotPadMask keeps the bytes 24 to 29 of a word loaded from a hotTask's
@@ -722,6 +871,16 @@ func (x *Executor) setWatch(cut func(stage int) int) bool {
 		}
 		watched = true
 		in.watch = in.prog.entries[e]
+		if x.done == 0 {
+			// No task has ended (a play from the start, before its
+			// first event): every watched one is left, none read. The
+			// first pause of a shortened play (RunSteady's save) is
+			// set there: its scan of the first stage's records to the
+			// cut was ≈ a third of setWatch's 12 M instructions on the
+			// 70B sweep (issue 18, fail49).
+			x.watchLeft += int(in.watch)
+			continue
+		}
 		read := in.watch
 		// Counted in locals: through x and in, the count's store made
 		// every iteration load the slices again (setWatch 17.8 → 12.1 M

@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"errors"
+	"math/rand"
 	"reflect"
 	"slices"
 	"testing"
@@ -421,6 +422,7 @@ func TestResumeRefusesATaskWithItsInputs(t *testing.T) {
 // 30; the 31st, walk, follows from kind, group and stream), a change to
 // any one field it reads is seen, and walk and padding bytes alone are not.
 func TestSameHot(t *testing.T) {
+	sameHot := func(a, b []hotTask) bool { same, _ := sameHot(a, b, 1<<31-1); return same }
 	ty := reflect.TypeOf(hotTask{})
 	var filled uintptr
 	for i := range ty.NumField() {
@@ -474,6 +476,197 @@ func TestSameHot(t *testing.T) {
 	if !sameBytes([]int32{1, -2, 3}, []int32{1, -2, 3}) || sameBytes([]int32{1, -2, 3}, []int32{1, -2, 4}) ||
 		sameBytes([]engine.Time{5}, []engine.Time{5, 5}) || !sameBytes([]engine.Time{}, nil) || sameBytes([]engine.Time{1 << 40}, []engine.Time{1 << 41}) {
 		t.Error("sameBytes")
+	}
+}
+
+// TestSameHotWaitsBelow checks sameHot's second result, every host and
+// queue wait of a below lim, against a plain test, on a task at every
+// position of slices of 1 to 5: waits at, just below and far above the
+// bound in either field, none, both, and a negative one (refused), and
+// bounds of 1, 2, a prefix's and the largest; a second result that does
+// not change with a's waits, or reads b's, fails.
+func TestSameHotWaitsBelow(t *testing.T) {
+	base := hotTask{dur: 7, issue: 3, share: 300, kind: KindOptimizer, stream: 1}
+	for _, c := range []struct {
+		host, queue, lim int32
+		below            bool
+	}{
+		{0, 0, 1, true},
+		{1, 0, 1, false},
+		{0, 1, 1, false},
+		{1, 1, 2, true},
+		{2, 1, 2, false},
+		{1, 2, 2, false},
+		{4_000, 3_999, 4_001, true},
+		{4_001, 0, 4_001, false},
+		{0, 4_001, 4_001, false},
+		{0, 1 << 30, 4_001, false},
+		{-1, 0, 4_001, false},
+		{0, -5, 1 << 20, false},
+		{1<<31 - 2, 1<<31 - 2, 1<<31 - 1, true},
+		{1<<31 - 1, 0, 1<<31 - 1, false},
+		{5, 5, 0, false}, // no value is below 0
+	} {
+		for n := 1; n <= 5; n++ {
+			for at := range n {
+				a := make([]hotTask, n)
+				for i := range a {
+					a[i] = base
+					a[i].dur += engine.Time(i)
+				}
+				a[at].hostAfter, a[at].queueAfter = c.host, c.queue
+				b := slices.Clone(a)
+				same, below := sameHot(a, b, c.lim)
+				if !same || below != c.below {
+					t.Errorf("waits %d, %d below %d at %d of %d: same %v below %v, want true %v", c.host, c.queue, c.lim, at, n, same, below, c.below)
+				}
+				b[at].hostAfter, b[at].queueAfter = 0, 0 // b's waits are not read
+				if c.host != 0 || c.queue != 0 {
+					if same, below := sameHot(a, b, c.lim); same || below != c.below {
+						t.Errorf("waits %d, %d below %d at %d of %d, b's cleared: same %v below %v, want false %v", c.host, c.queue, c.lim, at, n, same, below, c.below)
+					}
+				}
+			}
+		}
+	}
+	if same, below := sameHot(nil, nil, 0); !same || !below {
+		t.Error("an empty prefix: equal, and every wait below any bound")
+	}
+}
+
+// TestAllBelow checks Resume's bound test of the prefixes' dependencies
+// and self waits against a plain loop: hand-made slices (values at, below
+// and far above the bound, in the runs of four and in the tail, a negative
+// value, refused, an empty slice, bounds of 0, 1 and the largest) and
+// random ones of every length up to 13, so that every position of the runs
+// and the tail is tested. It fails when a run's second word or the tail
+// is not read, or the bias is off by one.
+func TestAllBelow(t *testing.T) {
+	plain := func(s []int32, lim int32) bool {
+		for _, v := range s {
+			if v < 0 || v >= lim {
+				return false
+			}
+		}
+		return true
+	}
+	for _, c := range []struct {
+		s    []int32
+		lim  int32
+		want bool
+	}{
+		{nil, 0, true},
+		{nil, 5, true},
+		{[]int32{0}, 0, false},
+		{[]int32{0}, 1, true},
+		{[]int32{1}, 1, false},
+		{[]int32{3, 1, 2, 0, 4}, 5, true},
+		{[]int32{3, 1, 2, 0, 5}, 5, false}, // in the tail
+		{[]int32{3, 1, 5, 0, 4}, 5, false}, // in a run's second word
+		{[]int32{3, 1, 2, 0, 4}, 4, false},
+		{[]int32{7, 1, 2, 0, -1, 1}, 9, false},
+		{[]int32{-1 << 31, 0, 0, 0}, 9, false},
+		{[]int32{1<<31 - 2, 0, 5, 1<<31 - 2}, 1<<31 - 1, true},
+		{[]int32{1<<31 - 1, 0, 5, 1}, 1<<31 - 1, false},
+		{[]int32{1 << 30, 0, 0, 0, 0, 0, 0, 0}, 1 << 20, false},
+	} {
+		if got := allBelow(c.s, c.lim); got != c.want || got != plain(c.s, c.lim) {
+			t.Errorf("allBelow(%v, %d) = %v, want %v", c.s, c.lim, got, c.want)
+		}
+	}
+	rng := rand.New(rand.NewSource(49))
+	for range 3000 {
+		s := make([]int32, rng.Intn(14))
+		lim := int32(rng.Intn(40))
+		for i := range s {
+			s[i] = int32(rng.Intn(int(lim) + 2))
+		}
+		if len(s) > 0 && rng.Intn(4) == 0 {
+			s[rng.Intn(len(s))] = max(lim-1, 0) // at the bound's edge
+		}
+		if got, want := allBelow(s, lim), plain(s, lim); got != want {
+			t.Fatalf("allBelow(%v, %d) = %v, want %v", s, lim, got, want)
+		}
+	}
+}
+
+// TestFreePast checks Resume's scan for a task past a prefix that is not a
+// receive and has no dependencies (freePast) against the scan of every
+// task, on programs whose copied ranges (Program.copies) repeat their
+// sources' kinds and dependency counts, as a build's do: a free task
+// before the first copy, between copies, after the last, inside a copy of
+// a prefix range (found in the copy, which is then scanned), a free
+// receive (not counted), a copy across the prefix's end, copies of copies,
+// a list that is not a build's, and every prefix length of each. It fails
+// when a copy of the prefix is skipped, or the tasks between copies are.
+func TestFreePast(t *testing.T) {
+	plain := func(p *Program, hot []hotTask, c int) bool {
+		for t := c; t < len(p.Tasks); t++ {
+			if len(p.Deps(t)) == 0 && hot[t].kind != KindRecv {
+				return true
+			}
+		}
+		return false
+	}
+	type blk struct {
+		kind Kind
+		deps int32
+	}
+	busy := []blk{{KindForward, 1}, {KindRecv, 0}, {KindForward, 2}, {KindBackward, 1}, {KindSend, 1}}
+	for _, c := range []struct {
+		name   string
+		n      int
+		free   []int // tasks of no dependency (not receives), before the copies repeat them
+		copies []copySeg
+	}{
+		{"none", 12, nil, []copySeg{{5, 0, 5}}},
+		{"before the copies", 20, []int{3}, []copySeg{{10, 5, 5}, {15, 10, 5}}},
+		{"between copies", 24, []int{14}, []copySeg{{5, 0, 5}, {15, 5, 5}}},
+		{"after the last", 20, []int{17}, []copySeg{{5, 0, 5}, {10, 5, 5}}},
+		{"in a prefix source", 25, []int{2}, []copySeg{{10, 0, 5}, {15, 10, 5}, {20, 15, 5}}},
+		{"across the end", 16, []int{1}, []copySeg{{4, 0, 8}}},
+		{"last of a source", 30, []int{9}, []copySeg{{10, 5, 5}, {20, 5, 5}}},
+		{"not a build's", 24, []int{21}, []copySeg{{5, 0, 5}, {4, 0, 1}, {20, 0, 4}}},
+	} {
+		p := &Program{}
+		p.Tasks = make([]Task, c.n)
+		cnt := make([]int32, c.n)
+		for i := range p.Tasks {
+			b := busy[(i*3+1)%len(busy)]
+			p.Tasks[i].Kind, cnt[i] = b.kind, b.deps
+		}
+		for _, i := range c.free {
+			p.Tasks[i].Kind, cnt[i] = KindOptimizer, 0
+		}
+		end := int32(0)
+		for _, s := range c.copies {
+			if s.at < end || s.at+s.n > int32(c.n) || s.src+s.n > s.at {
+				break // (not a build's: the rest are plain tasks)
+			}
+			end = s.at + s.n
+			for k := int32(0); k < s.n; k++ {
+				p.Tasks[s.at+k].Kind, cnt[s.at+k] = p.Tasks[s.src+k].Kind, cnt[s.src+k]
+			}
+		}
+		p.copies = c.copies
+		p.depOff = make([]int32, c.n+1)
+		for i, d := range cnt {
+			p.depOff[i+1] = p.depOff[i] + d
+		}
+		p.deps = make([]int32, p.depOff[c.n]) // (their values are not read)
+		hot := make([]hotTask, c.n)
+		fillHotTasks(hot, p.Tasks)
+		found := false
+		for pre := 0; pre <= c.n; pre++ {
+			got, want := freePast(p, hot, pre), plain(p, hot, pre)
+			if got != want {
+				t.Errorf("%s: prefix %d: %v, want %v", c.name, pre, got, want)
+			}
+			found = found || want
+		}
+		if !found && len(c.free) > 0 {
+			t.Errorf("%s: no prefix finds a free task: the case tests nothing", c.name)
+		}
 	}
 }
 

@@ -90,7 +90,8 @@ func (w *queueWalk) diff(o *queueWalk) string {
 // task lies in the prefix: prevMet), in arena programs; and a prefix that
 // differs from the program in one task's issue time, or a queue bound or
 // per-kernel cost, is not taken (the walk starts at the first task) and
-// changes nothing either.
+// changes nothing either; one that differs only in fields the walk does
+// not read (duration, group, share, flags) is taken.
 func TestQueueWaitsAfterPrefix(t *testing.T) {
 	cuts, resumed, selfCuts, refused := 0, 0, 0, 0
 	eachQueueBuild(t, []bool{false}, func(name string, p *Program, h *HostModel) {
@@ -125,10 +126,32 @@ func TestQueueWaitsAfterPrefix(t *testing.T) {
 				}
 			}
 		}
-		// refused: a prefix that is not this program's
+		// taken: a prefix whose records differ only in what the walk does
+		// not read (duration, group, share, flags)
+		if n > 2 {
+			pre := queuePrefixOf(p, n/2)
+			for i := range pre.hot {
+				h := &pre.hot[i]
+				h.dur, h.group, h.share, h.flags = h.dur+1, h.group^1, h.share^1, h.flags^hotSMSized
+			}
+			p.setQueueWaits(h, pre)
+			if p.qfrom != n/2 {
+				t.Fatalf("%s: a prefix that differs only in what the walk does not read was refused", name)
+			}
+			w := walkOf(p)
+			if d := w.diff(&whole); d != "" {
+				t.Fatalf("%s: after a prefix of other durations: %s", name, d)
+			}
+		}
+		// refused: a prefix that is not this program's (the kind of its
+		// first task, the stream or issue time of its last, the middle
+		// one's issue time)
 		if n > 2 {
 			for _, edit := range []func(*queuePrefix){
 				func(q *queuePrefix) { q.hot[len(q.hot)/2].issue++ },
+				func(q *queuePrefix) { q.hot[0].kind ^= 1 },
+				func(q *queuePrefix) { q.hot[len(q.hot)-1].stream ^= 1 },
+				func(q *queuePrefix) { q.hot[len(q.hot)-1].issue ^= 1 << 40 },
 				func(q *queuePrefix) { q.qlim++ },
 				func(q *queuePrefix) { q.perK[1]++ },
 			} {

@@ -60,25 +60,14 @@ const steadyTail = 1
 // schedule entry that overlaps two passes; a schedule whose order does not
 // grow by copies of one unit; not enough micro-batches for a gain).
 func PlanSteady(cfg *StepConfig, margin int) (Steady, bool) {
-	if cfg.Steps > 1 || cfg.Layout == nil {
+	played, g, ok := steadyCount(cfg, margin)
+	if !ok {
 		return Steady{}, false
 	}
 	sched := pipeline.Of(cfg.Schedule)
 	pp, m := cfg.Layout.PP, cfg.Microbatches
 	virtual := max(cfg.Virtual, 1)
 	shape := func(n int) pipeline.Shape { return pipeline.Shape{Stages: pp, Microbatches: n, Virtual: virtual} }
-	// g micro-batches per unit: 1, or pp for a schedule that takes
-	// only multiples of pp (interleaved).
-	g := 1
-	played := pp + margin + steadyTail
-	if sched.Check(shape(played+1)) != nil {
-		g = pp
-		played = (played + pp - 1) / pp * pp
-	}
-	if m < played+steadyMinExtra || (m-played)%g != 0 ||
-		sched.Check(shape(played)) != nil || sched.Check(shape(played+g)) != nil {
-		return Steady{}, false
-	}
 	st := Steady{Played: played, Extra: (m - played) / g, g: g, stages: make([]steadyStage, pp)}
 	var lastBackward []int
 	for s := 0; s < pp; s++ {
@@ -167,6 +156,43 @@ func PlanSteady(cfg *StepConfig, margin int) (Steady, bool) {
 		st.stages[s] = steadyStage{end: end, unit: u, common: common}
 	}
 	return st, true
+}
+
+// SteadyPlayed is the micro-batches PlanSteady(cfg, margin) would play
+// (Steady.Played), from the schedule's shapes alone, or false where it
+// refuses the step for its count (one step only; a count the schedule does
+// not take; too few micro-batches for a gain); PlanSteady may still refuse
+// one it accepts, for its orders. For a caller that decides on the count
+// first (simulation's worthShortening): PlanSteady compares every stage's
+// orders for the played, the one unit longer and the full step, ≈ 0.1 M
+// instructions at pp 16 (issue 18, fail49).
+func SteadyPlayed(cfg *StepConfig, margin int) (played int, ok bool) {
+	played, _, ok = steadyCount(cfg, margin)
+	return played, ok
+}
+
+// steadyCount is PlanSteady's count: the micro-batches played, those of a
+// unit (g: 1, or pp for a schedule that takes only multiples of pp,
+// interleaved), and false where the schedule refuses the count.
+func steadyCount(cfg *StepConfig, margin int) (played, g int, ok bool) {
+	if cfg.Steps > 1 || cfg.Layout == nil {
+		return 0, 0, false
+	}
+	sched := pipeline.Of(cfg.Schedule)
+	pp, m := cfg.Layout.PP, cfg.Microbatches
+	virtual := max(cfg.Virtual, 1)
+	shape := func(n int) pipeline.Shape { return pipeline.Shape{Stages: pp, Microbatches: n, Virtual: virtual} }
+	g = 1
+	played = pp + margin + steadyTail
+	if sched.Check(shape(played+1)) != nil {
+		g = pp
+		played = (played + pp - 1) / pp * pp
+	}
+	if m < played+steadyMinExtra || (m-played)%g != 0 ||
+		sched.Check(shape(played)) != nil || sched.Check(shape(played+g)) != nil {
+		return 0, 0, false
+	}
+	return played, g, true
 }
 
 // shifted reports whether a is b with every micro-batch g higher.

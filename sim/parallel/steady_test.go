@@ -691,3 +691,66 @@ func TestRunSteadyLastStopsAtTheSave(t *testing.T) {
 		t.Error("no play stopped at its save with Last")
 	}
 }
+
+// SteadyPlayed gives PlanSteady's Played wherever PlanSteady plans, and
+// refuses every count PlanSteady refuses for it: 1F1B on two stages and
+// interleaved on two stages of two chunks (units of pp micro-batches, the
+// count rounded up to them), at every step of 0 to 40 micro-batches and
+// margins 0 to 12, and a step of two optimizer steps (refused). A count
+// off by the tail or the rounding, or taken where the schedule refuses it,
+// fails; where SteadyPlayed accepts and PlanSteady refuses (its orders),
+// the count must still be the one PlanSteady would have played.
+func TestSteadyPlayedIsPlanSteadys(t *testing.T) {
+	interleaved := func(m int) *StepConfig {
+		cfg := hostConfig(t, 4, HostModel{})
+		l, err := NewLayout(1, 1, 1, 1, 2, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks, err := Partition(4, 2, 2, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Layout, cfg.Chunks, cfg.Schedule, cfg.Virtual, cfg.Microbatches = l, chunks, pipeline.Interleaved, 2, m
+		return cfg
+	}
+	planned, refused := 0, 0
+	for _, c := range []struct {
+		name string
+		cfg  func(m int) *StepConfig
+	}{
+		{"1f1b", func(m int) *StepConfig { return steadyConfig(t, m, HostModel{}) }},
+		{"interleaved", interleaved},
+		{"two steps", func(m int) *StepConfig { cfg := steadyConfig(t, m, HostModel{}); cfg.Steps = 2; return cfg }},
+	} {
+		for m := 0; m <= 40; m++ {
+			cfg := c.cfg(m)
+			for margin := 0; margin <= 12; margin++ {
+				plan, ok := PlanSteady(cfg, margin)
+				played, gotOK := SteadyPlayed(cfg, margin)
+				if ok && (!gotOK || played != plan.Played) {
+					t.Errorf("%s m %d margin %d: SteadyPlayed %d %v, PlanSteady plays %d", c.name, m, margin, played, gotOK, plan.Played)
+				}
+				if !ok && gotOK {
+					// accepted for its count, refused for its orders:
+					// the count is the one planned without the orders
+					want := cfg.Layout.PP + margin + steadyTail
+					if cfg.Schedule == pipeline.Interleaved {
+						want = (want + cfg.Layout.PP - 1) / cfg.Layout.PP * cfg.Layout.PP
+					}
+					if played != want {
+						t.Errorf("%s m %d margin %d: SteadyPlayed %d, want %d", c.name, m, margin, played, want)
+					}
+				}
+				if ok {
+					planned++
+				} else if !gotOK {
+					refused++
+				}
+			}
+		}
+	}
+	if planned < 100 || refused < 100 {
+		t.Errorf("%d plans, %d refused by both: the cases test too little", planned, refused)
+	}
+}

@@ -245,17 +245,28 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 		// that would gain too little.
 		margin := steadyMargin
 		forks := opt.Reuse.forks()
+		var planned *parallel.Steady // the next try's plan, when made already
 		for try := 0; try < steadyTries; try++ {
-			steady, ok := parallel.PlanSteady(cfg, margin)
-			if !ok {
-				break
+			// The first try's count decides before its plan, which
+			// compares every stage's orders (a step turned away by
+			// worthShortening is played whole either way).
+			if try == 0 && !opt.alwaysShorten {
+				if played, ok := parallel.SteadyPlayed(cfg, margin); ok && !worthShortening(played, cfg.Microbatches) {
+					break // too little to gain for what a failed play costs: play whole
+				}
+			}
+			var steady parallel.Steady
+			if planned != nil {
+				steady, planned = *planned, nil
+			} else {
+				var ok bool
+				if steady, ok = parallel.PlanSteady(cfg, margin); !ok {
+					break
+				}
 			}
 			// After the last try fails the step is played whole: no
 			// Settle, and RunSteady may stop at the first stage's units.
 			steady.Last = try == steadyTries-1
-			if try == 0 && !opt.alwaysShorten && !worthShortening(steady.Played, cfg.Microbatches) {
-				break // too little to gain for what a failed play costs: play whole
-			}
 			short := *cfg
 			short.Microbatches = steady.Played
 			// A second play resumes from the first one's state, saves
@@ -296,9 +307,11 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 			// The estimate is a guess (Settle): a second play that fails
 			// costs its time on top of the full play's, so it is tried
 			// only for a clear gain, at most 3/4 of the step.
-			if next, ok := parallel.PlanSteady(cfg, margin); !ok || 4*next.Played > 3*cfg.Microbatches {
+			plan, ok := parallel.PlanSteady(cfg, margin)
+			if !ok || 4*plan.Played > 3*cfg.Microbatches {
 				break // settling too late for a gain: play whole
 			}
+			planned = &plan // the next try's (the same cfg and margin)
 		}
 	}
 	if x == nil {
