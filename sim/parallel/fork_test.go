@@ -638,21 +638,7 @@ func TestFreePast(t *testing.T) {
 		for _, i := range c.free {
 			p.Tasks[i].Kind, cnt[i] = KindOptimizer, 0
 		}
-		end := int32(0)
-		for _, s := range c.copies {
-			if s.at < end || s.at+s.n > int32(c.n) || s.src+s.n > s.at {
-				break // (not a build's: the rest are plain tasks)
-			}
-			end = s.at + s.n
-			for k := int32(0); k < s.n; k++ {
-				p.Tasks[s.at+k].Kind, cnt[s.at+k] = p.Tasks[s.src+k].Kind, cnt[s.src+k]
-			}
-		}
-		p.copies = c.copies
-		p.depOff = make([]int32, c.n+1)
-		for i, d := range cnt {
-			p.depOff[i+1] = p.depOff[i] + d
-		}
+		applyCopies(p, cnt, c.copies)
 		p.deps = make([]int32, p.depOff[c.n]) // (their values are not read)
 		hot := make([]hotTask, c.n)
 		fillHotTasks(hot, p.Tasks)

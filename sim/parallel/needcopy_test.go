@@ -46,21 +46,7 @@ func TestFillNeedCopiedMatchesPlain(t *testing.T) {
 				b := base[(i*5+3)%len(base)]
 				p.Tasks[i].Kind, cnt[i] = b.kind, b.deps
 			}
-			end := int32(0)
-			for _, s := range c.copies {
-				if s.at < end || s.at+s.n > int32(c.n) || s.src+s.n > s.at {
-					break // (the list that is not a build's: the rest are plain tasks)
-				}
-				end = s.at + s.n
-				for k := int32(0); k < s.n; k++ {
-					p.Tasks[s.at+k].Kind, cnt[s.at+k] = p.Tasks[s.src+k].Kind, cnt[s.src+k]
-				}
-			}
-			p.copies = c.copies
-			p.depOff = make([]int32, c.n+1)
-			for i, d := range cnt {
-				p.depOff[i+1] = p.depOff[i] + d
-			}
+			applyCopies(p, cnt, c.copies)
 			hot := make([]hotTask, c.n)
 			fillHotTasks(hot, p.Tasks)
 			got := make([]int32, c.n)
@@ -72,5 +58,29 @@ func TestFillNeedCopiedMatchesPlain(t *testing.T) {
 				t.Errorf("%s hosted %v: need %v, want %v", c.name, hosted, got, want)
 			}
 		}
+	}
+}
+
+// applyCopies makes p's tasks from len(cnt) on a build's copy list: each
+// copy's tasks take their source's kind and dependency count (cnt), up to
+// the first copy a build would not make (overlapping, out of range or
+// copying forward), after which the tasks stay as they are; it sets
+// p.copies and the dependency offsets (p.depOff) from the counts.
+func applyCopies(p *Program, cnt []int32, copies []copySeg) {
+	n := int32(len(cnt))
+	end := int32(0)
+	for _, s := range copies {
+		if s.at < end || s.at+s.n > n || s.src+s.n > s.at {
+			break // (not a build's: the rest are plain tasks)
+		}
+		end = s.at + s.n
+		for k := int32(0); k < s.n; k++ {
+			p.Tasks[s.at+k].Kind, cnt[s.at+k] = p.Tasks[s.src+k].Kind, cnt[s.src+k]
+		}
+	}
+	p.copies = copies
+	p.depOff = make([]int32, n+1)
+	for i, d := range cnt {
+		p.depOff[i+1] = p.depOff[i] + d
 	}
 }

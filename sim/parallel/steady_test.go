@@ -520,16 +520,7 @@ func TestPlanSteadyOrdersFromArena(t *testing.T) {
 // steadyConfig, which plays.
 func TestRunSteadyRefusesBeforePlaying(t *testing.T) {
 	pr := unitPricer{unit: engine.Millisecond}
-	cfg := hostConfig(t, 4, HostModel{})
-	l, err := NewLayout(1, 1, 1, 1, 2, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
-	if err != nil {
-		t.Fatal(err)
-	}
-	chunks, err := Partition(4, 2, 2, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Layout, cfg.Chunks, cfg.Schedule, cfg.Virtual, cfg.Microbatches = l, chunks, pipeline.Interleaved, 2, 64
+	cfg := interleavedSteadyConfig(t, 64)
 	play := func(c *StepConfig, plan Steady) (steady, whole *Executor, failed bool) {
 		build := func() *Executor {
 			progs, err := Build(c, pr)
@@ -701,19 +692,7 @@ func TestRunSteadyLastStopsAtTheSave(t *testing.T) {
 // fails; where SteadyPlayed accepts and PlanSteady refuses (its orders),
 // the count must still be the one PlanSteady would have played.
 func TestSteadyPlayedIsPlanSteadys(t *testing.T) {
-	interleaved := func(m int) *StepConfig {
-		cfg := hostConfig(t, 4, HostModel{})
-		l, err := NewLayout(1, 1, 1, 1, 2, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
-		if err != nil {
-			t.Fatal(err)
-		}
-		chunks, err := Partition(4, 2, 2, 0, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Layout, cfg.Chunks, cfg.Schedule, cfg.Virtual, cfg.Microbatches = l, chunks, pipeline.Interleaved, 2, m
-		return cfg
-	}
+	interleaved := func(m int) *StepConfig { return interleavedSteadyConfig(t, m) }
 	planned, refused := 0, 0
 	for _, c := range []struct {
 		name string
@@ -753,4 +732,21 @@ func TestSteadyPlayedIsPlanSteadys(t *testing.T) {
 	if planned < 100 || refused < 100 {
 		t.Errorf("%d plans, %d refused by both: the cases test too little", planned, refused)
 	}
+}
+
+// interleavedSteadyConfig is hostConfig's four layers as an interleaved
+// two-stage pipeline (two chunks per stage) of m micro-batches.
+func interleavedSteadyConfig(t *testing.T, m int) *StepConfig {
+	t.Helper()
+	cfg := hostConfig(t, 4, HostModel{})
+	l, err := NewLayout(1, 1, 1, 1, 2, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, err := Partition(4, 2, 2, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Layout, cfg.Chunks, cfg.Schedule, cfg.Virtual, cfg.Microbatches = l, chunks, pipeline.Interleaved, 2, m
+	return cfg
 }

@@ -19,15 +19,7 @@ import (
 // before, 2 workers made 264 and left 136 pairs' keys split between the
 // parts).
 func TestByStructure(t *testing.T) {
-	sw, err := Load("../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	idx := sw.ShardIndices(0, 1)
-	costs := make([]uint64, len(idx))
-	for k, i := range idx {
-		costs[k] = sw.pointCost(i)
-	}
+	sw, idx, costs := load70BCosts(t)
 	key := func(i int) (uint64, bool) {
 		if sw.points[i].err != "" {
 			return 0, false
@@ -185,4 +177,20 @@ func TestByStructureRunCap(t *testing.T) {
 	if n[0] == 0 || n[1] == 0 || n[0]+n[1] != len(idx) {
 		t.Errorf("points dealt to the two workers: %v of %d", n, len(idx))
 	}
+}
+
+// load70BCosts loads the 1,000-point 70B sweep and returns its points in
+// index order with their predicted costs (pointCost), as Run starts.
+func load70BCosts(t *testing.T) (*Sweep, []int, []uint64) {
+	t.Helper()
+	sw, err := Load("../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := sw.ShardIndices(0, 1)
+	costs := make([]uint64, len(idx))
+	for k, i := range idx {
+		costs[k] = sw.pointCost(i)
+	}
+	return sw, idx, costs
 }

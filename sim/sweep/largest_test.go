@@ -109,15 +109,7 @@ func replayShares(sw *Sweep, order []int, costs []uint64, tied []bool, workers i
 // alone, with an idle tail no longer, and every key's points still
 // neighbours.
 func TestLargestFirstDeals70B(t *testing.T) {
-	sw, err := Load("../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	idx := sw.ShardIndices(0, 1)
-	costs := make([]uint64, len(idx))
-	for k, i := range idx {
-		costs[k] = sw.pointCost(i)
-	}
+	sw, idx, costs := load70BCosts(t)
 	order, oc, ot := sw.byStructure(idx, costs)
 	for _, workers := range []int{2, 3} {
 		lo, lc, lt := sw.largestFirst(order, oc, ot, workers)
