@@ -443,7 +443,7 @@ func (s *Plan) resolveTraining(set fieldSet) error {
 // fp8RecipesOn lists the FP8 recipes g runs: mxfp8 needs Blackwell's
 // block-scaled tensor cores (OCP MX formats; NVIDIA Blackwell architecture
 // technical brief), the others any GPU with FP8 tensor cores.
-func fp8RecipesOn(g hardware.GPU) []string {
+func fp8RecipesOn(g *hardware.GPU) []string {
 	var out []string
 	for _, n := range workload.FP8RecipeNames() {
 		if n != workload.FP8MXFP8.String() || g.Arch == "blackwell" {
@@ -492,25 +492,65 @@ func (s *Plan) lookupGPU(v string) (*hardware.GPU, error) {
 
 // gpuRecord reads cluster.gpu's record from the catalog or its file (a
 // shared record, read-only).
+//
+// Only the shared catalog record's lookup is done here; every path that
+// makes a record (a hardware.GPU of ≈ 3 KB, returned by value) is a
+// function of its own that is never inlined, so that this frame, which
+// every resolve enters, stays small. With those paths inlined it was
+// 18.5 KB: a goroutine of the sweep's load (parsePoints, on a fresh 2 KB
+// stack) grew its stack to 64 KB in four copies for every batch (the
+// 70B sweep's load-only process: 73–101 page faults under the stack
+// growth, 67–77 without the large frames; go build -gcflags=-S: 18,496 → 64 bytes; resolveCluster 6,816 →
+// 1,712 with fp8RecipesOn taking the record by pointer). The records and
+// errors are hardware's as before (TestGPURecordLookups).
 func (s *Plan) gpuRecord(v string) (*hardware.GPU, error) {
-	if !IsGPUFile(v) {
-		if len(s.cal) > 0 {
-			g, err := hardware.LookupGPUCalibrated(v, s.cal)
-			if err != nil {
-				return nil, err
-			}
-			return &g, nil
-		}
+	if len(s.cal) == 0 {
+		// catalogGPUs holds catalog names alone (never a file's), so a
+		// hit is the record the catalog branch below would give.
 		if g, ok := catalogGPUs.Load(v); ok {
 			return g.(*hardware.GPU), nil
 		}
-		g, err := hardware.LookupGPU(v)
-		if err != nil {
-			return nil, err
-		}
-		shared, _ := catalogGPUs.LoadOrStore(v, &g)
-		return shared.(*hardware.GPU), nil
 	}
+	if !IsGPUFile(v) {
+		if len(s.cal) > 0 {
+			return calibratedCatalogGPU(v, s.cal)
+		}
+		return sharedCatalogGPU(v)
+	}
+	return s.gpuFileRecord(v)
+}
+
+// calibratedCatalogGPU is catalog GPU name's record under calibration cal
+// (a record of the plan's own).
+//
+//go:noinline
+func calibratedCatalogGPU(name string, cal hardware.Calibration) (*hardware.GPU, error) {
+	g, err := hardware.LookupGPUCalibrated(name, cal)
+	if err != nil {
+		return nil, err
+	}
+	return &g, nil
+}
+
+// sharedCatalogGPU resolves catalog GPU name once per process and keeps
+// it in catalogGPUs (the first goroutine's record wins).
+//
+//go:noinline
+func sharedCatalogGPU(name string) (*hardware.GPU, error) {
+	g, err := hardware.LookupGPU(name)
+	if err != nil {
+		return nil, err
+	}
+	shared, _ := catalogGPUs.LoadOrStore(name, &g)
+	return shared.(*hardware.GPU), nil
+}
+
+// gpuFileRecord reads the GPU record file v (relative to the scenario's
+// directory): once per path and process without calibration (gpuFiles),
+// for this plan alone with it.
+//
+//go:noinline
+func (s *Plan) gpuFileRecord(v string) (*hardware.GPU, error) {
 	path := v
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(s.dir, path)
@@ -569,7 +609,7 @@ func (s *Plan) resolveCluster(set fieldSet) error {
 	}
 	s.r.attnDims = g.Compute.AttentionHeadDims(s.Training.AttentionKernel)
 	if s.r.fp8 == workload.FP8MXFP8 && g.Arch != "blackwell" {
-		return fmt.Errorf("training.fp8_recipe: mxfp8 needs a Blackwell GPU, %s is %s (valid: %s)", c.GPU, g.Arch, strings.Join(fp8RecipesOn(*g), ", "))
+		return fmt.Errorf("training.fp8_recipe: mxfp8 needs a Blackwell GPU, %s is %s (valid: %s)", c.GPU, g.Arch, strings.Join(fp8RecipesOn(g), ", "))
 	}
 	nodes := s.Nodes()
 	if len(c.NodeGroups) == 0 {
