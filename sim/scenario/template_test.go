@@ -123,7 +123,7 @@ func TestTemplateSetsShared(t *testing.T) {
 		if !reflect.DeepEqual(got.set, want.set) {
 			t.Errorf("combination %d %v: field set %v, want %v", i, knobs, got.set, want.set)
 		}
-		if !reflect.DeepEqual(got, want) {
+		if !reflect.DeepEqual(tableAgrees(t, got), want) {
 			t.Errorf("combination %d %v: the template's plan differs from the YAML's:\n%+v\n%+v", i, knobs, *got, *want)
 		}
 		if got.RunID() != want.RunID() {
@@ -136,7 +136,7 @@ func TestTemplateSetsShared(t *testing.T) {
 		if (intoErr == nil) != (wantErr == nil) || (intoErr != nil && intoErr.Error() != wantErr.Error()) {
 			t.Errorf("combination %d: PlanInto error %v, YAML %v", i, intoErr, wantErr)
 		}
-		if !reflect.DeepEqual(&reused, want) {
+		if !reflect.DeepEqual(tableAgrees(t, &reused), want) {
 			t.Errorf("combination %d %v: PlanInto's plan differs from the YAML's:\n%+v\n%+v", i, knobs, reused, *want)
 		}
 		if prev != nil {
@@ -147,6 +147,27 @@ func TestTemplateSetsShared(t *testing.T) {
 		}
 		prev, prevKnobs = got, strings.Join(knobs, " ")
 	}
+}
+
+// tableAgrees checks that the table of given knobs of the set a template
+// last made (givenTable) is the field set's answer for every registry
+// knob, when p (a plan it just resolved) holds that set, and returns p.
+func tableAgrees(t *testing.T, p *Plan) *Plan {
+	t.Helper()
+	g := givenTable.Load()
+	if g == nil || reflect.ValueOf(g.set).Pointer() != reflect.ValueOf(p.set).Pointer() {
+		t.Errorf("the template's last set is not the plan's")
+		return p
+	}
+	if len(g.knobGiven) != len(Knobs) {
+		t.Fatalf("the table of given knobs has %d entries, want one per knob (%d)", len(g.knobGiven), len(Knobs))
+	}
+	for _, k := range Knobs {
+		if p.knobGiven(k) != p.set[k.Path] {
+			t.Errorf("%s: given %v, the set says %v", k.Path, p.knobGiven(k), p.set[k.Path])
+		}
+	}
+	return p
 }
 
 // TestPlanIntoOverwritesAll: PlanInto over a plan whose every field holds
@@ -212,4 +233,39 @@ func baseTemplate(t *testing.T) (*Template, *yaml.Node) {
 		t.Fatal("no template for the test base")
 	}
 	return tmpl, &doc
+}
+
+// TestKnobGivenEqualsSet: knobGiven reads the table of the template's
+// last set where the plan holds that very map and the knob is the
+// registry's (the table is read even where, made up here, it disagrees
+// with the set), and the field set otherwise: no table, another map with
+// the same paths, or a knob outside the registry with a registry knob's
+// id.
+func TestKnobGivenEqualsSet(t *testing.T) {
+	defer givenTable.Store(givenTable.Load())
+	tp, mb := knobByPath["parallel.tp"], knobByPath["training.micro_batch"]
+	outside := *tp // same id, not the registry's knob
+	set := fieldSet{"parallel.tp": true}
+	table := &pointFields{set: set, knobGiven: make([]bool, len(Knobs))}
+	table.knobGiven[mb.id] = true // disagrees with set on purpose
+	for _, c := range []struct {
+		name  string
+		table *pointFields
+		set   fieldSet
+		k     *Knob
+		want  bool
+	}{
+		{"no table, given", nil, set, tp, true},
+		{"no table, not given", nil, set, mb, false},
+		{"table, given by the set only", table, set, tp, false},
+		{"table, given by the table only", table, set, mb, true},
+		{"another map", table, fieldSet{"parallel.tp": true}, mb, false},
+		{"knob outside the registry", table, set, &outside, true},
+	} {
+		givenTable.Store(c.table)
+		s := &Plan{set: c.set}
+		if got := s.knobGiven(c.k); got != c.want {
+			t.Errorf("%s: knobGiven(%s) = %v, want %v", c.name, c.k.Path, got, c.want)
+		}
+	}
 }
