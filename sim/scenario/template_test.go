@@ -269,3 +269,52 @@ func TestKnobGivenEqualsSet(t *testing.T) {
 		}
 	}
 }
+
+// TestModelFieldEachGiven: each model field resolveModel applies over the
+// preset when given (each tested by its own knob's entry in the field
+// set) takes effect alone, by the YAML and by the template: a test that
+// read another field's entry would leave the preset's value.
+func TestModelFieldEachGiven(t *testing.T) {
+	tmpl, _ := baseTemplate(t)
+	for _, c := range []struct {
+		path, value string
+		got         func(m ModelConfig) any
+		want        any
+	}{
+		{"model.activation", "gelu", func(m ModelConfig) any { return m.Activation }, "gelu"},
+		{"model.norm", "layernorm", func(m ModelConfig) any { return m.Norm }, "layernorm"},
+		{"model.attention_window", "1024", func(m ModelConfig) any { return m.AttentionWindow }, 1024},
+		{"model.mtp_layers", "1", func(m ModelConfig) any { return m.MTPLayers }, 1},
+		{"model.layers", "16", func(m ModelConfig) any { return m.Layers }, 16},
+		{"model.hidden", "2048", func(m ModelConfig) any { return m.Hidden }, 2048},
+		{"model.heads", "16", func(m ModelConfig) any { return m.Heads }, 16},
+		{"model.kv_heads", "4", func(m ModelConfig) any { return m.KVHeads }, 4},
+		{"model.ffn", "8192", func(m ModelConfig) any { return m.FFN }, 8192},
+		{"model.vocab", "32000", func(m ModelConfig) any { return m.Vocab }, 32000},
+	} {
+		s, err := parse(c.path, c.value)
+		if err != nil {
+			t.Errorf("%s: %v", c.path, err)
+			continue
+		}
+		if got := c.got(s.Model); got != c.want {
+			t.Errorf("%s %s by the YAML: %v", c.path, c.value, got)
+		}
+		var vdoc yaml.Node
+		if err := yaml.Unmarshal([]byte(c.value), &vdoc); err != nil {
+			t.Fatal(err)
+		}
+		v, ok := tmpl.Value(knobByPath[c.path], vdoc.Content[0])
+		if !ok {
+			t.Fatalf("%s is not settable by the template", c.path)
+		}
+		p, err := tmpl.Plan("t", []Value{v})
+		if err != nil {
+			t.Errorf("%s by the template: %v", c.path, err)
+			continue
+		}
+		if got := c.got(p.Model); got != c.want {
+			t.Errorf("%s %s by the template: %v", c.path, c.value, got)
+		}
+	}
+}
