@@ -72,6 +72,7 @@ type Knob struct {
 	// ZeroIsUnset: an explicit 0 also takes the default ("0 = the catalog's").
 	ZeroIsUnset bool
 
+	id      int          // the knob's index in Knobs (init)
 	index   []int        // reflect field index path from Scenario
 	parts   []string     // Path split at its dots
 	choices *choicesMemo // Choices' list, taken once (Valid)
@@ -475,7 +476,7 @@ func init() {
 		for p := range strings.SplitSeq(k.Path, ".") {
 			parts = append(parts, p)
 		}
-		k.parts, k.choices = parts[n:len(parts):len(parts)], &memos[i]
+		k.parts, k.choices, k.id = parts[n:len(parts):len(parts)], &memos[i], i
 	}
 }
 

@@ -3,6 +3,22 @@ package scenario
 // The knobs resolution fills and checks, looked up once: fill and checkChoice
 // found them by name, hashing the path per call (≈ 50 lookups a plan).
 var (
+	knobModelLayers                    = mustKnob("model.layers")
+	knobModelHidden                    = mustKnob("model.hidden")
+	knobModelHeads                     = mustKnob("model.heads")
+	knobModelKVHeads                   = mustKnob("model.kv_heads")
+	knobModelHeadDim                   = mustKnob("model.head_dim")
+	knobModelFFN                       = mustKnob("model.ffn")
+	knobModelVocab                     = mustKnob("model.vocab")
+	knobModelActivation                = mustKnob("model.activation")
+	knobModelAttention                 = mustKnob("model.attention")
+	knobModelNorm                      = mustKnob("model.norm")
+	knobModelAttentionWindow           = mustKnob("model.attention_window")
+	knobModelFullAttentionEvery        = mustKnob("model.full_attention_every")
+	knobModelMtpLayers                 = mustKnob("model.mtp_layers")
+	knobTrainingSeqLen                 = mustKnob("training.seq_len")
+	knobTrainingGlobalBatch            = mustKnob("training.global_batch")
+	knobClusterNodes                   = mustKnob("cluster.nodes")
 	knobTrainingMicroBatch             = mustKnob("training.micro_batch")
 	knobTrainingPrecision              = mustKnob("training.precision")
 	knobTrainingOptimizer              = mustKnob("training.optimizer")

@@ -103,10 +103,11 @@ func (s *Plan) resolveModel(set fieldSet) error {
 	derivedHeadDim := m.Heads > 0 && m.HeadDim == m.Hidden/m.Heads
 	// The paths are written out whole: "model."+name built a string per
 	// field and plan.
-	override := func(path string, dst *int, v int) error {
-		if !set[path] {
+	override := func(k *Knob, dst *int, v int) error {
+		if !s.knobGiven(k) {
 			return nil
 		}
+		path := k.Path
 		limit := maxWidth
 		if path == "model.layers" {
 			limit = maxLayers
@@ -121,29 +122,29 @@ func (s *Plan) resolveModel(set fieldSet) error {
 		return nil
 	}
 	for _, f := range []struct {
-		path string
-		dst  *int
-		v    int
-	}{{"model.layers", &m.Layers, mc.Layers}, {"model.hidden", &m.Hidden, mc.Hidden}, {"model.heads", &m.Heads, mc.Heads},
-		{"model.kv_heads", &m.KVHeads, mc.KVHeads}, {"model.head_dim", &m.HeadDim, mc.HeadDim}, {"model.ffn", &m.FFN, mc.FFN},
-		{"model.vocab", &m.Vocab, mc.Vocab}} {
-		if err := override(f.path, f.dst, f.v); err != nil {
+		k   *Knob
+		dst *int
+		v   int
+	}{{knobModelLayers, &m.Layers, mc.Layers}, {knobModelHidden, &m.Hidden, mc.Hidden}, {knobModelHeads, &m.Heads, mc.Heads},
+		{knobModelKVHeads, &m.KVHeads, mc.KVHeads}, {knobModelHeadDim, &m.HeadDim, mc.HeadDim}, {knobModelFFN, &m.FFN, mc.FFN},
+		{knobModelVocab, &m.Vocab, mc.Vocab}} {
+		if err := override(f.k, f.dst, f.v); err != nil {
 			return err
 		}
 	}
-	if mc.Preset != "" && derivedHeadDim && !set["model.head_dim"] && (set["model.hidden"] || set["model.heads"]) {
+	if mc.Preset != "" && derivedHeadDim && !s.knobGiven(knobModelHeadDim) && (s.knobGiven(knobModelHidden) || s.knobGiven(knobModelHeads)) {
 		m.HeadDim = 0 // re-derive from the overridden hidden/heads
 	}
-	if mc.Preset != "" && !set["model.kv_heads"] && set["model.heads"] && m.KVHeads > m.Heads {
+	if mc.Preset != "" && !s.knobGiven(knobModelKVHeads) && s.knobGiven(knobModelHeads) && m.KVHeads > m.Heads {
 		m.KVHeads = m.Heads
 	}
-	if set["model.activation"] {
+	if s.knobGiven(knobModelActivation) {
 		m.Activation = mc.Activation
 	}
-	if set["model.attention"] {
+	if s.knobGiven(knobModelAttention) {
 		m.Attention = mc.Attention
 	}
-	if set["model.norm"] {
+	if s.knobGiven(knobModelNorm) {
 		m.Norm = mc.Norm
 	}
 	if mc.TiedEmbeddings != nil {
@@ -152,19 +153,19 @@ func (s *Plan) resolveModel(set fieldSet) error {
 	if mc.Dropout != nil {
 		m.Dropout = *mc.Dropout
 	}
-	if set["model.attention_window"] {
+	if s.knobGiven(knobModelAttentionWindow) {
 		if mc.AttentionWindow < 0 || mc.AttentionWindow > maxSeqLen {
 			return fmt.Errorf("model.attention_window: must be between 0 (full attention) and %d tokens, got %d", maxSeqLen, mc.AttentionWindow)
 		}
 		m.AttentionWindow = mc.AttentionWindow
 	}
-	if set["model.full_attention_every"] {
+	if s.knobGiven(knobModelFullAttentionEvery) {
 		if mc.FullAttentionEvery < 0 || mc.FullAttentionEvery > maxLayers {
 			return fmt.Errorf("model.full_attention_every: must be between 0 (every layer windowed) and %d, got %d", maxLayers, mc.FullAttentionEvery)
 		}
 		m.FullAttentionEvery = mc.FullAttentionEvery
 	}
-	if set["model.mtp_layers"] {
+	if s.knobGiven(knobModelMtpLayers) {
 		if mc.MTPLayers < 0 || mc.MTPLayers > maxMTPLayers {
 			return fmt.Errorf("model.mtp_layers: must be between 0 (no multi-token prediction) and %d, got %d", maxMTPLayers, mc.MTPLayers)
 		}
@@ -244,13 +245,13 @@ func (s *Plan) resolveModel(set fieldSet) error {
 
 func (s *Plan) resolveTraining(set fieldSet) error {
 	t := &s.Training
-	if !set["training.seq_len"] {
+	if !s.knobGiven(knobTrainingSeqLen) {
 		return errors.New("training.seq_len: required")
 	}
 	if t.SeqLen < 1 || t.SeqLen > maxSeqLen {
 		return fmt.Errorf("training.seq_len: must be between 1 and %d, got %d", maxSeqLen, t.SeqLen)
 	}
-	if !set["training.global_batch"] {
+	if !s.knobGiven(knobTrainingGlobalBatch) {
 		return errors.New("training.global_batch: required (sequences per optimizer step)")
 	}
 	if t.GlobalBatch < 1 || t.GlobalBatch > maxBatch {
@@ -443,7 +444,7 @@ func (s *Plan) resolveTraining(set fieldSet) error {
 // fp8RecipesOn lists the FP8 recipes g runs: mxfp8 needs Blackwell's
 // block-scaled tensor cores (OCP MX formats; NVIDIA Blackwell architecture
 // technical brief), the others any GPU with FP8 tensor cores.
-func fp8RecipesOn(g hardware.GPU) []string {
+func fp8RecipesOn(g *hardware.GPU) []string {
 	var out []string
 	for _, n := range workload.FP8RecipeNames() {
 		if n != workload.FP8MXFP8.String() || g.Arch == "blackwell" {
@@ -492,25 +493,65 @@ func (s *Plan) lookupGPU(v string) (*hardware.GPU, error) {
 
 // gpuRecord reads cluster.gpu's record from the catalog or its file (a
 // shared record, read-only).
+//
+// Only the shared catalog record's lookup is done here; every path that
+// makes a record (a hardware.GPU of ≈ 3 KB, returned by value) is a
+// function of its own that is never inlined, so that this frame, which
+// every resolve enters, stays small. With those paths inlined it was
+// 18.5 KB: a goroutine of the sweep's load (parsePoints, on a fresh 2 KB
+// stack) grew its stack to 64 KB in four copies for every batch (the
+// 70B sweep's load-only process: 73–101 page faults under the stack
+// growth, 67–77 without the large frames; go build -gcflags=-S: 18,496 → 64 bytes; resolveCluster 6,816 →
+// 1,712 with fp8RecipesOn taking the record by pointer). The records and
+// errors are hardware's as before (TestGPURecordLookups).
 func (s *Plan) gpuRecord(v string) (*hardware.GPU, error) {
-	if !IsGPUFile(v) {
-		if len(s.cal) > 0 {
-			g, err := hardware.LookupGPUCalibrated(v, s.cal)
-			if err != nil {
-				return nil, err
-			}
-			return &g, nil
-		}
+	if len(s.cal) == 0 {
+		// catalogGPUs holds catalog names alone (never a file's), so a
+		// hit is the record the catalog branch below would give.
 		if g, ok := catalogGPUs.Load(v); ok {
 			return g.(*hardware.GPU), nil
 		}
-		g, err := hardware.LookupGPU(v)
-		if err != nil {
-			return nil, err
-		}
-		shared, _ := catalogGPUs.LoadOrStore(v, &g)
-		return shared.(*hardware.GPU), nil
 	}
+	if !IsGPUFile(v) {
+		if len(s.cal) > 0 {
+			return calibratedCatalogGPU(v, s.cal)
+		}
+		return sharedCatalogGPU(v)
+	}
+	return s.gpuFileRecord(v)
+}
+
+// calibratedCatalogGPU is catalog GPU name's record under calibration cal
+// (a record of the plan's own).
+//
+//go:noinline
+func calibratedCatalogGPU(name string, cal hardware.Calibration) (*hardware.GPU, error) {
+	g, err := hardware.LookupGPUCalibrated(name, cal)
+	if err != nil {
+		return nil, err
+	}
+	return &g, nil
+}
+
+// sharedCatalogGPU resolves catalog GPU name once per process and keeps
+// it in catalogGPUs (the first goroutine's record wins).
+//
+//go:noinline
+func sharedCatalogGPU(name string) (*hardware.GPU, error) {
+	g, err := hardware.LookupGPU(name)
+	if err != nil {
+		return nil, err
+	}
+	shared, _ := catalogGPUs.LoadOrStore(name, &g)
+	return shared.(*hardware.GPU), nil
+}
+
+// gpuFileRecord reads the GPU record file v (relative to the scenario's
+// directory): once per path and process without calibration (gpuFiles),
+// for this plan alone with it.
+//
+//go:noinline
+func (s *Plan) gpuFileRecord(v string) (*hardware.GPU, error) {
 	path := v
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(s.dir, path)
@@ -569,11 +610,11 @@ func (s *Plan) resolveCluster(set fieldSet) error {
 	}
 	s.r.attnDims = g.Compute.AttentionHeadDims(s.Training.AttentionKernel)
 	if s.r.fp8 == workload.FP8MXFP8 && g.Arch != "blackwell" {
-		return fmt.Errorf("training.fp8_recipe: mxfp8 needs a Blackwell GPU, %s is %s (valid: %s)", c.GPU, g.Arch, strings.Join(fp8RecipesOn(*g), ", "))
+		return fmt.Errorf("training.fp8_recipe: mxfp8 needs a Blackwell GPU, %s is %s (valid: %s)", c.GPU, g.Arch, strings.Join(fp8RecipesOn(g), ", "))
 	}
 	nodes := s.Nodes()
 	if len(c.NodeGroups) == 0 {
-		if !set["cluster.nodes"] {
+		if !s.knobGiven(knobClusterNodes) {
 			return errors.New("cluster.nodes: required")
 		}
 		if c.Nodes < 1 {
@@ -634,7 +675,7 @@ func (s *Plan) resolveCluster(set fieldSet) error {
 	if len(c.NodeGroups) == 0 {
 		s.fill(knobClusterGpuHourUsd)
 	}
-	if set["cluster.pue"] && c.PUE < 1 {
+	if s.knobGiven(knobClusterPue) && c.PUE < 1 {
 		return fmt.Errorf("cluster.pue: must be >= 1, got %g", c.PUE)
 	}
 	s.fill(knobClusterPue)

@@ -32,6 +32,9 @@ type Template struct {
 type pointFields struct {
 	knobs []*Knob
 	set   fieldSet
+	// knobGiven[k.id] is set[k.Path] for every registry knob k (the set
+	// is not written once made): Plan.knobGiven reads it.
+	knobGiven []bool
 }
 
 // NewTemplate decodes a checked scenario document (a document node or its
@@ -159,6 +162,9 @@ func (t *Template) PlanInto(s *Plan, name string, vals []Value) error {
 // the paths was ≈ 8% of a sweep's load; TestTemplateSetsShared).
 func (t *Template) pointSet(vals []Value) fieldSet {
 	if e := t.sets.Load(); e != nil && sameKnobs(e.knobs, vals) {
+		if givenTable.Load() != e {
+			givenTable.Store(e)
+		}
 		return e.set
 	}
 	// maps.Clone copies the base's table as it is (no insertions); the
@@ -179,9 +185,19 @@ func (t *Template) pointSet(vals []Value) fieldSet {
 		}
 		set[path] = true
 	}
-	t.sets.Store(&pointFields{knobs: knobs, set: set})
+	given := make([]bool, len(Knobs))
+	for i, k := range Knobs {
+		given[i] = set[k.Path]
+	}
+	e := &pointFields{knobs: knobs, set: set, knobGiven: given}
+	t.sets.Store(e)
+	givenTable.Store(e)
 	return set
 }
+
+// givenTable is the field set a template last handed a point, with its
+// table of given knobs (Plan.knobGiven).
+var givenTable atomic.Pointer[pointFields]
 
 // sameKnobs reports whether the values in vals that set a knob set
 // exactly knobs, in order.

@@ -123,7 +123,7 @@ func TestTemplateSetsShared(t *testing.T) {
 		if !reflect.DeepEqual(got.set, want.set) {
 			t.Errorf("combination %d %v: field set %v, want %v", i, knobs, got.set, want.set)
 		}
-		if !reflect.DeepEqual(got, want) {
+		if !reflect.DeepEqual(tableAgrees(t, got), want) {
 			t.Errorf("combination %d %v: the template's plan differs from the YAML's:\n%+v\n%+v", i, knobs, *got, *want)
 		}
 		if got.RunID() != want.RunID() {
@@ -136,7 +136,7 @@ func TestTemplateSetsShared(t *testing.T) {
 		if (intoErr == nil) != (wantErr == nil) || (intoErr != nil && intoErr.Error() != wantErr.Error()) {
 			t.Errorf("combination %d: PlanInto error %v, YAML %v", i, intoErr, wantErr)
 		}
-		if !reflect.DeepEqual(&reused, want) {
+		if !reflect.DeepEqual(tableAgrees(t, &reused), want) {
 			t.Errorf("combination %d %v: PlanInto's plan differs from the YAML's:\n%+v\n%+v", i, knobs, reused, *want)
 		}
 		if prev != nil {
@@ -147,6 +147,27 @@ func TestTemplateSetsShared(t *testing.T) {
 		}
 		prev, prevKnobs = got, strings.Join(knobs, " ")
 	}
+}
+
+// tableAgrees checks that the table of given knobs of the set a template
+// last made (givenTable) is the field set's answer for every registry
+// knob, when p (a plan it just resolved) holds that set, and returns p.
+func tableAgrees(t *testing.T, p *Plan) *Plan {
+	t.Helper()
+	g := givenTable.Load()
+	if g == nil || reflect.ValueOf(g.set).Pointer() != reflect.ValueOf(p.set).Pointer() {
+		t.Errorf("the template's last set is not the plan's")
+		return p
+	}
+	if len(g.knobGiven) != len(Knobs) {
+		t.Fatalf("the table of given knobs has %d entries, want one per knob (%d)", len(g.knobGiven), len(Knobs))
+	}
+	for _, k := range Knobs {
+		if p.knobGiven(k) != p.set[k.Path] {
+			t.Errorf("%s: given %v, the set says %v", k.Path, p.knobGiven(k), p.set[k.Path])
+		}
+	}
+	return p
 }
 
 // TestPlanIntoOverwritesAll: PlanInto over a plan whose every field holds
@@ -212,4 +233,88 @@ func baseTemplate(t *testing.T) (*Template, *yaml.Node) {
 		t.Fatal("no template for the test base")
 	}
 	return tmpl, &doc
+}
+
+// TestKnobGivenEqualsSet: knobGiven reads the table of the template's
+// last set where the plan holds that very map and the knob is the
+// registry's (the table is read even where, made up here, it disagrees
+// with the set), and the field set otherwise: no table, another map with
+// the same paths, or a knob outside the registry with a registry knob's
+// id.
+func TestKnobGivenEqualsSet(t *testing.T) {
+	defer givenTable.Store(givenTable.Load())
+	tp, mb := knobByPath["parallel.tp"], knobByPath["training.micro_batch"]
+	outside := *tp // same id, not the registry's knob
+	set := fieldSet{"parallel.tp": true}
+	table := &pointFields{set: set, knobGiven: make([]bool, len(Knobs))}
+	table.knobGiven[mb.id] = true // disagrees with set on purpose
+	for _, c := range []struct {
+		name  string
+		table *pointFields
+		set   fieldSet
+		k     *Knob
+		want  bool
+	}{
+		{"no table, given", nil, set, tp, true},
+		{"no table, not given", nil, set, mb, false},
+		{"table, given by the set only", table, set, tp, false},
+		{"table, given by the table only", table, set, mb, true},
+		{"another map", table, fieldSet{"parallel.tp": true}, mb, false},
+		{"knob outside the registry", table, set, &outside, true},
+	} {
+		givenTable.Store(c.table)
+		s := &Plan{set: c.set}
+		if got := s.knobGiven(c.k); got != c.want {
+			t.Errorf("%s: knobGiven(%s) = %v, want %v", c.name, c.k.Path, got, c.want)
+		}
+	}
+}
+
+// TestModelFieldEachGiven: each model field resolveModel applies over the
+// preset when given (each tested by its own knob's entry in the field
+// set) takes effect alone, by the YAML and by the template: a test that
+// read another field's entry would leave the preset's value.
+func TestModelFieldEachGiven(t *testing.T) {
+	tmpl, _ := baseTemplate(t)
+	for _, c := range []struct {
+		path, value string
+		got         func(m ModelConfig) any
+		want        any
+	}{
+		{"model.activation", "gelu", func(m ModelConfig) any { return m.Activation }, "gelu"},
+		{"model.norm", "layernorm", func(m ModelConfig) any { return m.Norm }, "layernorm"},
+		{"model.attention_window", "1024", func(m ModelConfig) any { return m.AttentionWindow }, 1024},
+		{"model.mtp_layers", "1", func(m ModelConfig) any { return m.MTPLayers }, 1},
+		{"model.layers", "16", func(m ModelConfig) any { return m.Layers }, 16},
+		{"model.hidden", "2048", func(m ModelConfig) any { return m.Hidden }, 2048},
+		{"model.heads", "16", func(m ModelConfig) any { return m.Heads }, 16},
+		{"model.kv_heads", "4", func(m ModelConfig) any { return m.KVHeads }, 4},
+		{"model.ffn", "8192", func(m ModelConfig) any { return m.FFN }, 8192},
+		{"model.vocab", "32000", func(m ModelConfig) any { return m.Vocab }, 32000},
+	} {
+		s, err := parse(c.path, c.value)
+		if err != nil {
+			t.Errorf("%s: %v", c.path, err)
+			continue
+		}
+		if got := c.got(s.Model); got != c.want {
+			t.Errorf("%s %s by the YAML: %v", c.path, c.value, got)
+		}
+		var vdoc yaml.Node
+		if err := yaml.Unmarshal([]byte(c.value), &vdoc); err != nil {
+			t.Fatal(err)
+		}
+		v, ok := tmpl.Value(knobByPath[c.path], vdoc.Content[0])
+		if !ok {
+			t.Fatalf("%s is not settable by the template", c.path)
+		}
+		p, err := tmpl.Plan("t", []Value{v})
+		if err != nil {
+			t.Errorf("%s by the template: %v", c.path, err)
+			continue
+		}
+		if got := c.got(p.Model); got != c.want {
+			t.Errorf("%s %s by the template: %v", c.path, c.value, got)
+		}
+	}
 }
