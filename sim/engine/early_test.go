@@ -244,6 +244,10 @@ func TestRoomKeepsOrder(t *testing.T) {
 		if !q.heap && len(q.ev) > sortedCap {
 			t.Fatalf("%s: sorted array over %d places: %d", where, sortedCap, len(q.ev))
 		}
+		// insertAbove's bound: the last popped event is not after the clock.
+		if !q.heap && q.head > 0 && q.ev[q.head-1].at > e.Now() {
+			t.Fatalf("%s: the event before head at %v, after now %v", where, q.ev[q.head-1].at, e.Now())
+		}
 	}
 	e.AfterEvent = func(Time) { check("after an event") }
 	var sawHeap, sawBucketing, sawSorted bool
@@ -299,5 +303,42 @@ func TestRoomKeepsOrder(t *testing.T) {
 			}
 		}
 		t.Fatalf("engine ran %d events, reference %d", len(d.log), len(ref.log))
+	}
+}
+
+// TestInsertAboveEveryPlace: insertAbove, which walks from the back
+// until an event's time is not after the new one's, with the last popped
+// event (before head) as the walk's bound, leaves the storage exactly as
+// the bounded walk (insert) does, for every head from 1 to 6 and every
+// pending count that fits, the new event before all, between, tied with
+// and after the pending ones; the popped places below head are not
+// touched. (It fails if the walk stops at a tie's first event, `>`
+// for `>=`, or passes head.)
+func TestInsertAboveEveryPlace(t *testing.T) {
+	const popped = 10 // the popped events' time: the clock, before every new one
+	for head := 1; head <= 6; head++ {
+		for pending := 0; pending <= 9; pending++ {
+			// pending events at times 20, 20, 30, 30, 40, ... (ties)
+			var base []event
+			for k := range head {
+				base = append(base, event{at: popped - Time(head-1-k), key: uint64(k+1) << handlerBits})
+			}
+			for k := range pending {
+				base = append(base, event{at: 20 + 10*Time(k/2), key: uint64(head+k+1) << handlerBits, arg: int64(k)})
+			}
+			for _, at := range []Time{popped + 1, 15, 20, 25, 30, 40, 20 + 10*Time(pending/2), 1000} {
+				x := event{at: at, key: uint64(100) << handlerBits, arg: -1}
+				want := earlyQueue{ev: append(make([]event, 0, 16), base...), head: head}
+				want.insert(x)
+				got := earlyQueue{ev: append(make([]event, 0, 16), base...), head: head}
+				got.insertAbove(x)
+				if got.head != head || !slices.Equal(got.ev, want.ev) {
+					t.Fatalf("head %d, %d pending, new at %d: storage %v, want %v", head, pending, at, got.ev, want.ev)
+				}
+				if !slices.Equal(got.ev[:head], base[:head]) {
+					t.Fatalf("head %d, %d pending, new at %d: popped places %v changed, were %v", head, pending, at, got.ev[:head], base[:head])
+				}
+			}
+		}
 	}
 }

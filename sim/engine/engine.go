@@ -195,9 +195,14 @@ func (e *Engine) At(t Time, h HandlerID, arg int64) {
 	// The common case, in this function: the queue holds a few events,
 	// none bucketed, in early's sorted array, which has room (one
 	// comparison: earlyQueue.room); insert is inlined here, without
-	// queue.push's and earlyQueue.push's calls.
+	// queue.push's and earlyQueue.push's calls, as insertAbove once an
+	// event was popped (t is after now, so after that event's time).
 	if q := &e.q.early; len(q.ev) < q.room {
-		q.insert(x)
+		if q.head > 0 {
+			q.insertAbove(x) // t > now: the last popped event bounds the walk
+		} else {
+			q.insert(x)
+		}
 		return
 	}
 	if e.q.bucketing && t >= e.q.last {
