@@ -241,8 +241,11 @@ type instance struct {
 	// walk is the program's host-walk facts (hostNoWaits, hostQSelf),
 	// set by NewSymmetric: hostRun reads them here, on a line every
 	// event of the instance reads, rather than on two of the Program's.
-	walk  uint8
-	sized int32 // of busy, the CTAs of Task.SMSized tasks
+	walk uint8
+	// counted: events is not nil or watch is not 0 (setCounted), so
+	// that symEnds.Handle tests one byte for both on every completion.
+	counted bool
+	sized   int32 // of busy, the CTAs of Task.SMSized tasks
 	// rate is Executor.rate(busy, sized, share) while a compute task
 	// runs (cur ≥ 0): set when it starts, updated by commBusy, so that a
 	// change of communication computes the new rate only (integer
@@ -251,6 +254,11 @@ type instance struct {
 	since engine.Time // last rate change
 	end   engine.Time // its scheduled end at the current rate
 }
+
+// setCounted sets in.counted: whether symEnds.Handle counts the
+// instance's events (CountEvents) or watches its tasks (setWatch).
+// Whatever sets events or watch calls it.
+func (in *instance) setCounted() { in.counted = in.events != nil || in.watch != 0 }
 
 // hotTask is what the play reads of a task on every event, copied from its
 // Task once per execution (fillHot) but for the waits, which the
@@ -978,13 +986,14 @@ func (se *symEnds) link(t int, at *int) (peer, match int) {
 func (se *symEnds) Handle(now engine.Time, arg int64) {
 	x, in, i := se.x, se.in, se.i
 	t := int(uint32(arg)) // (unpack's task)
-	if ev := in.events; ev != nil {
-		ev[t]++
-	}
 	send := false
 	if arg&computeEnd != 0 {
 		if int(in.cur) != t || now != in.end {
-			return // superseded by a rate change
+			// superseded by a rate change: an event all the same
+			if ev := in.events; ev != nil {
+				ev[t]++
+			}
+			return
 		}
 		in.cur = -1
 	} else {
@@ -1012,12 +1021,21 @@ func (se *symEnds) Handle(now engine.Time, arg int64) {
 	if x.done >= x.pollAt {
 		x.poll()
 	}
-	// RunSteady: one more of the watched tasks ended. (t, not int32(t),
-	// which the compiler reads as arg's low half, keeping arg spilled
-	// across the calls above for it; t < len(state) < 2³¹.)
-	if t < int(in.watch) {
-		if x.watchLeft--; x.watchLeft == 0 {
-			x.eng.Stop()
+	// The event's count (CountEvents) and RunSteady's watch: one test
+	// of in.counted for both on the common completion, which has
+	// neither (the test of events here and watch's below it cost ≈ 4
+	// instructions more a completion; docs/design.md, play50).
+	if in.counted {
+		if ev := in.events; ev != nil {
+			ev[t]++
+		}
+		// One more of the watched tasks ended. (t, not int32(t),
+		// which the compiler reads as arg's low half, keeping arg
+		// spilled across the calls above for it; t < len(state) < 2³¹.)
+		if t < int(in.watch) {
+			if x.watchLeft--; x.watchLeft == 0 {
+				x.eng.Stop()
+			}
 		}
 	}
 	// Program.Succ(t), walked by index: cheaper than making the subslice.

@@ -867,10 +867,12 @@ func (x *Executor) setWatch(cut func(stage int) int) bool {
 		in.watch = 0
 		e := cut(int(in.stage))
 		if e <= 0 || e >= len(in.prog.entries)-1 {
+			in.setCounted()
 			continue
 		}
 		watched = true
 		in.watch = in.prog.entries[e]
+		in.setCounted()
 		if x.done == 0 {
 			// No task has ended (a play from the start, before its
 			// first event): every watched one is left, none read. The
@@ -918,6 +920,7 @@ func (x *Executor) clearWatch() {
 	x.watchLeft = 0
 	for i := range x.inst {
 		x.inst[i].watch = 0
+		x.inst[i].setCounted()
 	}
 }
 

@@ -155,6 +155,7 @@ func (a *Arena) eventBuffers(inst []instance) {
 	for i := range inst {
 		end := off + len(inst[i].prog.Tasks)
 		inst[i].events = b.events[off:end:end]
+		inst[i].setCounted()
 		off = end
 	}
 }

@@ -231,6 +231,7 @@ func (x *Executor) CountEvents() {
 	for i := range x.inst {
 		in := &x.inst[i]
 		in.events = make([]int32, len(in.prog.Tasks))
+		in.setCounted()
 	}
 }
 
