@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"syscall"
 	"testing"
@@ -236,3 +237,87 @@ func BenchmarkHold32(b *testing.B) { benchHold(b, 32) }
 func BenchmarkHold1k(b *testing.B)   { benchHold(b, 1_000) }
 func BenchmarkHold100k(b *testing.B) { benchHold(b, 100_000) }
 func BenchmarkHold1M(b *testing.B)   { benchHold(b, 1_000_000) }
+
+// runDriver schedules, on each event, a few events with delays of 0 (the
+// FIFO), a few nanoseconds (ties) or more, keeping about target pending,
+// and stops the engine every stopEvery events (0: never).
+type runDriver struct {
+	e         *Engine
+	h         HandlerID
+	rng       *rand.Rand
+	target    int
+	zero      int // in 10: the chance of a zero delay
+	stopEvery int
+	limit     int
+	log       []event
+}
+
+func (d *runDriver) Handle(now Time, arg int64) {
+	d.log = append(d.log, event{at: now, arg: arg})
+	if len(d.log) >= d.limit {
+		return
+	}
+	if d.stopEvery > 0 && len(d.log)%d.stopEvery == 0 {
+		d.e.Stop()
+	}
+	n := d.rng.IntN(2)
+	if d.e.Pending() < d.target {
+		n += 1 + d.rng.IntN(2)
+	}
+	for range n {
+		var dt Time
+		if d.rng.IntN(10) >= d.zero {
+			dt = 1 + Time(d.rng.IntN(4))
+			if d.rng.IntN(4) == 0 {
+				dt += Time(d.rng.IntN(1000))
+			}
+		}
+		d.e.After(dt, d.h, int64(len(d.log))<<8|int64(n))
+	}
+}
+
+// TestRunEqualsRunUntilForever: Run (runAll: the in-place path in a loop
+// without a limit, run up to the next time elsewhere, run(Forever) once
+// bucketing) runs the same events at the same times in the same order as
+// RunUntil(Forever), the loop it replaced, with the AfterEvent hook on and
+// off, across zero-delay events, early's storage wrapping and heap, the
+// buckets, and Stop with Run called again.
+func TestRunEqualsRunUntilForever(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		target, zero int
+		stopEvery    int
+		afterEvent   bool
+	}{
+		{"few", 6, 0, 0, false},
+		{"few, zero delays", 6, 3, 0, false},
+		{"few, after-event hook", 6, 2, 0, true},
+		{"heap", 48, 1, 0, false},
+		{"buckets", 400, 1, 0, false},
+		{"buckets, after-event hook", 400, 2, 0, true},
+		{"stops", 12, 2, 997, false},
+		{"stops, buckets", 400, 2, 997, true},
+	} {
+		play := func(run func(e *Engine)) ([]event, []Time, Time, uint64) {
+			e := New()
+			d := &runDriver{e: e, rng: rand.New(rand.NewPCG(11, 12)), target: c.target, zero: c.zero, stopEvery: c.stopEvery, limit: 30_000}
+			d.h = e.Register(d)
+			var hook []Time
+			if c.afterEvent {
+				e.AfterEvent = func(now Time) { hook = append(hook, now) }
+			}
+			for i := range 4 {
+				e.At(Time(i), d.h, int64(i))
+			}
+			for e.Pending() > 0 {
+				run(e)
+			}
+			return d.log, hook, e.Now(), e.Executed()
+		}
+		log, hook, now, n := play(func(e *Engine) { e.Run() })
+		wlog, whook, wnow, wn := play(func(e *Engine) { e.RunUntil(Forever) })
+		if len(wlog) < 30_000 || n != wn || now != wnow || !slices.Equal(log, wlog) || !slices.Equal(hook, whook) {
+			t.Fatalf("%s: Run ran %d events to %v (hook %d), RunUntil(Forever) %d to %v (hook %d), logs equal %v", c.name, n, now, len(hook), wn, wnow, len(whook), slices.Equal(log, wlog))
+		}
+	}
+}
