@@ -134,7 +134,7 @@ func (a *event) handler() HandlerID { return HandlerID(a.key & (1<<handlerBits -
 // Engine is the simulation kernel. The zero value is not usable; call New.
 type Engine struct {
 	now      Time
-	seq      uint64
+	seq      uint64  // the last event's sequence number, shifted into key's place (<< handlerBits)
 	q        queue   // events after now, and at now scheduled before it
 	fifo     []event // zero-delay events at now, in schedule order
 	fifoHead int     // fifo's next event; run empties fifo when it is read out
@@ -190,8 +190,8 @@ func (e *Engine) At(t Time, h HandlerID, arg int64) {
 		e.atNow(t, h, arg)
 		return
 	}
-	e.seq++
-	x := event{at: t, key: e.seq<<handlerBits | uint64(h), arg: arg}
+	e.seq += 1 << handlerBits
+	x := event{at: t, key: e.seq | uint64(h), arg: arg}
 	// The common case, in this function: the queue holds a few events,
 	// none bucketed, in early's sorted array, which has room (one
 	// comparison: earlyQueue.room); insert is inlined here, without
@@ -221,8 +221,8 @@ func (e *Engine) atNow(t Time, h HandlerID, arg int64) {
 		e.overflow, e.stopped = true, true
 		return
 	}
-	e.seq++
-	e.fifo = append(e.fifo, event{at: t, key: e.seq<<handlerBits | uint64(h), arg: arg})
+	e.seq += 1 << handlerBits
+	e.fifo = append(e.fifo, event{at: t, key: e.seq | uint64(h), arg: arg})
 }
 
 // After schedules an event d after now; a negative d is treated as zero,
