@@ -108,9 +108,15 @@ func (x *Executor) statsWalk(i, extra int, w *windowMeasure, scan bool) Stats {
 	// joint), unless it comes out of order (never on the 70B sweep's 2,670
 	// instances with tensor parallelism) or with scan (StatsEveryWait, the
 	// reference, measures from the separate lists): then the tasks are
-	// walked again into separate lists.
-	for joint := !scan; ; joint = false {
+	// walked again into separate lists. The last end and Compute are
+	// measured from the lists (walker.plain) unless they cannot be (a
+	// wait for the host ending after its task, compute's intervals
+	// overlapping): then the tasks are walked again summing them per
+	// task, as scan always does.
+	joint, plain := !scan, scan
+	for {
 		wk := x.newWalker(i, scan, joint)
+		wk.plain = plain
 		x.walkFrom(&wk, i, 0, extra)
 		if st, ok := x.measure(&wk, w); ok {
 			var unit engine.Time
@@ -120,6 +126,11 @@ func (x *Executor) statsWalk(i, extra int, w *windowMeasure, scan bool) Stats {
 			}
 			st.HostIssue = x.hostIssueSum(i) + engine.Time(extra)*unit
 			return st
+		}
+		if wk.again {
+			plain = true
+		} else {
+			joint = false
 		}
 	}
 }
@@ -202,10 +213,18 @@ func (x *Executor) walkFrom(wk *walker, i int, from int32, extra int) {
 
 // measure returns the Stats of what wk walked and, with w, what lies in
 // w's window; false when the joint list came out of order (walker.joint):
-// then the tasks are to be walked again into separate lists.
+// then the tasks are to be walked again into separate lists, or when the
+// last end and Compute cannot be measured from the lists (wk.again set:
+// lastEnd, walker.plain): then they are to be walked again summing them.
 func (x *Executor) measure(wk *walker, w *windowMeasure) (Stats, bool) {
 	sc := x.scratch
 	joint := wk.joint
+	end, ok := wk.lastEnd()
+	if !ok || !wk.plain && wk.unsorted[listComp] {
+		sc.lists = wk.lists
+		wk.again = true
+		return Stats{}, false
+	}
 	ls := wk.closeLists()
 	// Tensor parallelism widened the joint list somewhere unless it came
 	// out as compute's: both get every other interval the same way, in
@@ -220,6 +239,15 @@ func (x *Executor) measure(wk *walker, w *windowMeasure) (Stats, bool) {
 		return Stats{}, false
 	}
 	st, comp := wk.st, ls[listComp]
+	st.End = end
+	var lenComp engine.Time // |comp|, when measured (below)
+	if !wk.plain {
+		// Compute's list holds each compute task's interval, each host
+		// stall's and each wait for the host, none overlapping another
+		// (put's overlap) and in order: its length is their sum.
+		lenComp = lengthOf(comp)
+		st.Compute = lenComp - st.Host - st.HostBound
+	}
 	var comm [NumExposed][]interval
 	copy(comm[:], ls[listComm:listComm+NumExposed])
 	if wk.unsorted[listComp] {
@@ -236,7 +264,10 @@ func (x *Executor) measure(wk *walker, w *windowMeasure) (Stats, bool) {
 	if both {
 		lists[0] = ls[listBoth]
 		// |T \ C| = |C ∪ T| − |C|, both lists merged
-		st.Exposed[0] = lengthOf(ls[listBoth]) - lengthOf(comp)
+		if wk.plain {
+			lenComp = lengthOf(comp)
+		}
+		st.Exposed[0] = lengthOf(ls[listBoth]) - lenComp
 	}
 	for k := range comm {
 		if wk.unsorted[listComm+k] {
@@ -542,6 +573,48 @@ type walker struct {
 	// room is the least room left in any list, as far as walk knows
 	// (fit): 0 until it first looks.
 	room int
+	// plain: the walk sums Compute and the last end on every task (st),
+	// as it did. Without it (Stats' walks), the two hottest paths, a
+	// tensor-parallel collective of the joint list and a hosted compute
+	// task that did not wait for its issue, leave both to the lists
+	// (lastEnd, measure): each puts its interval into listBoth, so the
+	// last end is the later of st.End and that list's last, and compute's
+	// list is the compute tasks', the host stalls' and the waits for the
+	// host, which overlap nowhere in a play (putComp), so Compute is its
+	// length less Host and HostBound (−4 instructions a compute task, −2
+	// a collective: issue 18, stats50).
+	plain bool
+	// waitLate: a wait for the host ended after its task's end
+	// (hostWait), so that listBoth may end after the last end; again:
+	// measure refused the walk for it or for compute's list out of order
+	// or overlapping (putComp), and it is to be walked again plain.
+	waitLate, again bool
+}
+
+// lastEnd is the last end of the tasks walked so far (Stats.End, a copy
+// nobody waits for excepted) and true, or false when it cannot be told
+// from the lists (a wait for the host that ended after its task: then the
+// walk is to be made plain). Without plain, the tasks whose end st.End
+// leaves out all put their intervals into listBoth, whose other intervals
+// (the waits for the host) end by their tasks' ends, so its latest end is
+// theirs: the open interval's unless the list went out of order.
+func (w *walker) lastEnd() (engine.Time, bool) {
+	if w.plain {
+		return w.st.End, true
+	}
+	if w.waitLate {
+		return 0, false
+	}
+	end := w.st.End
+	if o := w.open[listBoth]; o != noInterval {
+		end = max(end, o.b)
+		if w.unsorted[listBoth] {
+			for _, v := range w.lists[listBoth][1:w.count(listBoth)] {
+				end = max(end, v.b)
+			}
+		}
+	}
+	return end, true
 }
 
 // noInterval is walker.open's interval before a list's first: it ends
@@ -664,6 +737,7 @@ const (
 	walkHost        = 16
 	walkRead        = 32
 	walkEnd         = 64
+	walkPlain       = 128 // a plain walk's (walker.plain): no fast path
 )
 
 // walkMode is walkClasses' index of a walk: hosted, read and joint.
@@ -719,6 +793,12 @@ func (w *walker) walk(lo, hi int32, shift engine.Time) {
 	const chunk = 1024
 	read := w.scan || shift != 0
 	tab := walkClasses[walkMode(w.hosted, read, w.joint)]
+	if w.plain {
+		// no class is then a fast path's (run)
+		for k := range tab {
+			tab[k] |= walkPlain
+		}
+	}
 	w.issueLead = 0
 	if read {
 		w.issueLead = math.MinInt64 // (walkRead: every hosted compute task's)
@@ -795,10 +875,12 @@ func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [256]uint8) {
 			// stream (no walkHost): half the tasks walked (2.72 M of 5.32
 			// M on the 70B sweep), tested first on the class itself,
 			// before the host's test and the switch's mask (−13 M
-			// instructions)
-			end = max(end, e)
+			// instructions); its end is listBoth's (lastEnd) unless it
+			// has no length
 			if e > start {
 				w.put(listBoth, interval{start, e})
+			} else {
+				end = max(end, e)
 			}
 			continue
 		}
@@ -807,10 +889,9 @@ func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [256]uint8) {
 			// started after its issue and so did not wait for it (below),
 			// of some length: compute's action, tested on the class
 			// itself before the host's test, the length's and the
-			// switch's mask (−0.9 M instructions; walk48b)
-			end = max(end, e)
-			w.st.Compute += e - start
-			w.put(listComp, interval{start, e})
+			// switch's mask (−0.9 M instructions; walk48b); its end and
+			// length are the lists' (lastEnd, measure)
+			w.putComp(interval{start, e})
 			w.put(listBoth, interval{start, e})
 			continue
 		}
@@ -853,8 +934,10 @@ func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [256]uint8) {
 		switch act := int(c) & walkActMask; {
 		case act == walkActCompute:
 			end = max(end, e)
-			w.st.Compute += e - start
-			w.put(listComp, x)
+			if c&walkPlain != 0 {
+				w.st.Compute += e - start // (else measure's: plain)
+			}
+			w.putComp(x)
 			w.put(listBoth, x)
 		case act == walkActTP:
 			// on the compute stream, hosted (walkHost)
@@ -878,7 +961,7 @@ func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [256]uint8) {
 			// under it is not what the rank waits for, and it is not
 			// pipeline bubble.
 			end = max(end, e)
-			w.put(listComp, x)
+			w.putComp(x)
 			w.put(listBoth, x)
 			w.st.Host += e - start
 		case act == walkActEnd:
@@ -914,9 +997,12 @@ func (w *walker) hostWait(j int, issued engine.Time) {
 		ready = max(ready, de)
 	}
 	if issued > ready {
-		w.put(listComp, interval{ready, issued})
+		w.putComp(interval{ready, issued})
 		w.put(listBoth, interval{ready, issued})
 		w.st.HostBound += issued - ready
+		if issued > w.state[i].end-1+shift {
+			w.waitLate = true // (never in a play: lastEnd)
+		}
 	}
 }
 
@@ -965,6 +1051,30 @@ func (w *walker) put(l int, x interval) {
 	t := w.tail[l]
 	*(*interval)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(w.lists[l])), t)) = interval{o.a, ob}
 	w.tail[l] = t + intervalBytes
+	*o = x
+}
+
+// putComp is put for compute's list, but for an interval that starts
+// inside the open one (not where it ends): that one is closed and x
+// opened, as for an interval that starts before it, and the list marked
+// unsorted. The list's union is the same (measure merges a list so
+// marked), and unless it is so marked its intervals overlap nowhere, so
+// that its length is the sum of theirs (measure; walker.plain). In a play
+// a stream's tasks run one after another and a wait for the host ends as
+// its task starts: they touch, and none overlaps.
+func (w *walker) putComp(x interval) {
+	o := &w.open[listComp]
+	ob := o.b
+	if x.a <= ob {
+		if x.a == ob {
+			o.b = x.b // (x.b > x.a: put only with a length)
+			return
+		}
+		w.unsorted[listComp] = true
+	}
+	t := w.tail[listComp]
+	*(*interval)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(w.lists[listComp])), t)) = interval{o.a, ob}
+	w.tail[listComp] = t + intervalBytes
 	*o = x
 }
 

@@ -648,3 +648,58 @@ func TestHostWaitRead(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsPlainAgain: Stats measures the last end and Compute from its
+// lists (walker.plain unset) only where they equal the per-task sums, and
+// else walks again plain: a wait for the host that overlaps the task
+// before it on compute's list (its dependency ended before that task did),
+// and one that ends after its own task's end (not a play's times, but
+// Stats' to report as the reference does). Each case checks that the
+// first walk is refused (measure, walker.again) and that Stats equals the
+// figures by hand and StatsEveryWait, which walks plain; without the
+// refusal Compute would be the list's length less HostBound (20, not 40)
+// and End the wait's end (20, not 15).
+func TestStatsPlainAgain(t *testing.T) {
+	cases := []struct {
+		name                    string
+		state                   []taskState
+		deps, depOff            []int32
+		end, compute, hostBound engine.Time
+	}{{
+		// 0 [0,10); 1 [10,30); 2 waits for its issue over [10,30),
+		// under task 1, and runs [30,40)
+		name:   "overlap",
+		state:  []taskState{{start: 1, end: 11}, {start: 11, end: 31}, {start: 31, end: 41, issued: 31}},
+		deps:   []int32{0, 0},
+		depOff: []int32{0, 0, 1, 2},
+		end:    40, compute: 40, hostBound: 20,
+	}, {
+		// 0 [0,5); 1 runs [10,15) but its issue ends at 20: the wait
+		// [5,20) ends after it
+		name:   "late",
+		state:  []taskState{{start: 1, end: 6}, {start: 11, end: 16, issued: 21}},
+		deps:   []int32{0},
+		depOff: []int32{0, 0, 1},
+		end:    15, compute: 10, hostBound: 15,
+	}}
+	for _, c := range cases {
+		tasks := make([]Task, len(c.state))
+		for j := range tasks {
+			tasks[j] = Task{Kind: KindForward, Stream: StreamCompute}
+		}
+		p := &Program{Tasks: tasks, Hosted: true, deps: c.deps, depOff: c.depOff}
+		x := &Executor{inst: []instance{{prog: p, state: c.state}}}
+		wk := x.newWalker(0, false, true)
+		x.walkFrom(&wk, 0, 0, 0)
+		if _, ok := x.measure(&wk, nil); ok || !wk.again {
+			t.Errorf("%s: measured from the lists (ok %v, again %v), want a plain walk", c.name, ok, wk.again)
+		}
+		st := x.Stats(0)
+		if st.End != c.end || st.Compute != c.compute || st.HostBound != c.hostBound {
+			t.Errorf("%s: End %d Compute %d HostBound %d, want %d %d %d", c.name, st.End, st.Compute, st.HostBound, c.end, c.compute, c.hostBound)
+		}
+		if ref := x.StatsEveryWait(0); st != ref {
+			t.Errorf("%s: Stats %+v, StatsEveryWait %+v", c.name, st, ref)
+		}
+	}
+}
