@@ -875,22 +875,20 @@ func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [256]uint8) {
 			// stream (no walkHost): half the tasks walked (2.72 M of 5.32
 			// M on the 70B sweep), tested first on the class itself,
 			// before the host's test and the switch's mask (−13 M
-			// instructions); its end is listBoth's (lastEnd) unless it
-			// has no length
-			if e > start {
-				w.put(listBoth, interval{start, e})
-			} else {
-				end = max(end, e)
-			}
+			// instructions); its end is listBoth's (lastEnd). One of no
+			// length (none on the sweep) puts an empty interval, which
+			// measures nothing and leaves the union as it was (emptyPut):
+			// no length test on the path (−5 M instructions; stats50).
+			w.put(listBoth, interval{start, e})
 			continue
 		}
-		if c == walkActCompute|walkHost|walkEnd && s.issued-s.start < w.issueLead && e > start {
+		if c == walkActCompute|walkHost|walkEnd && s.issued-s.start < w.issueLead {
 			// a hosted compute task (all the 70B sweep's 1.86 M) that
-			// started after its issue and so did not wait for it (below),
-			// of some length: compute's action, tested on the class
-			// itself before the host's test, the length's and the
-			// switch's mask (−0.9 M instructions; walk48b); its end and
-			// length are the lists' (lastEnd, measure)
+			// started after its issue and so did not wait for it (below):
+			// compute's action, tested on the class itself before the
+			// host's test, the length's and the switch's mask (−0.9 M
+			// instructions; walk48b); its end and length are the lists'
+			// (lastEnd, measure), an empty interval's too (emptyPut)
 			w.putComp(interval{start, e})
 			w.put(listBoth, interval{start, e})
 			continue
@@ -1054,6 +1052,20 @@ func (w *walker) put(l int, x interval) {
 	*o = x
 }
 
+// emptyPut: an interval of no length [s, s) that put or putComp adds (run's
+// two fast paths do not test the length) changes no figure measure takes
+// from the lists: put widens the open interval with it when s lies in it
+// (its end then unchanged), else closes the open one and opens it; as a
+// list's element it adds 0 to lengthOf, unionRuns' and unionLength's runs
+// (a run of it alone measures 0, inside the window too) and to
+// lengthMinus' a, and as b's element it ends where it starts, after the
+// interval before it (ends still increase, which the skips need), and
+// removes nothing; clipIntervals drops it; its end is that of a task
+// walked (lastEnd). It only makes the joint list differ from compute's
+// (measure's tp, then measured from the joint list: the same union) or
+// marks a list unsorted (merged, or walked again): the same figures.
+// TestStatsEmptyTasks holds Stats with such tasks to StatsEveryWait.
+
 // putComp is put for compute's list, but for an interval that starts
 // inside the open one (not where it ends): that one is closed and x
 // opened, as for an interval that starts before it, and the list marked
@@ -1067,7 +1079,7 @@ func (w *walker) putComp(x interval) {
 	ob := o.b
 	if x.a <= ob {
 		if x.a == ob {
-			o.b = x.b // (x.b > x.a: put only with a length)
+			o.b = x.b // (x.b ≥ x.a)
 			return
 		}
 		w.unsorted[listComp] = true

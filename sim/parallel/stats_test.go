@@ -703,3 +703,68 @@ func TestStatsPlainAgain(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsEmptyTasks: run's two fast paths (a tensor-parallel collective
+// of the joint list, a hosted compute task that started after its issue)
+// put an interval without testing its length, so an empty one enters the
+// lists (emptyPut); Stats equals StatsEveryWait, which walks plain (its
+// tasks through the switch, the empty ones' ends kept per task), on hosted
+// programs of compute tasks in a chain (each waiting for the one before
+// and its issue, as the symmetric play starts them), tensor-parallel
+// collectives beside them (some not started) and host stalls, a third of
+// each of no length.
+func TestStatsEmptyTasks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(50, 18))
+	empties := 0
+	for trial := 0; trial < 3000; trial++ {
+		n := 2 + rng.IntN(30)
+		tasks := make([]Task, n)
+		state := make([]taskState, n)
+		var deps, depOff []int32
+		depOff = append(depOff, 0)
+		var free engine.Time // the compute stream's last end
+		prev := -1           // and task
+		for i := range tasks {
+			switch r := rng.IntN(6); {
+			case r < 3:
+				tasks[i] = Task{Kind: KindForward, Stream: StreamCompute}
+			case r < 5:
+				tasks[i] = Task{Kind: KindAllReduce, Stream: StreamTP, Group: GroupTP}
+			default:
+				tasks[i] = Task{Kind: KindHostSync, Stream: StreamCompute}
+			}
+			length := engine.Time(1 + rng.IntN(20))
+			if rng.IntN(3) == 0 {
+				length = 0
+				empties++
+			}
+			switch {
+			case tasks[i].Stream == StreamCompute:
+				// after the compute stream's last task (its dependency),
+				// at its issue when later
+				issued := max(0, free+engine.Time(rng.IntN(10))-5)
+				s := max(free, issued)
+				state[i] = taskState{start: s + 1, end: s + length + 1, issued: issued + 1}
+				if prev >= 0 {
+					deps = append(deps, int32(prev))
+				}
+				free, prev = s+length, i
+			case rng.IntN(10) == 0:
+				state[i] = taskState{} // not started
+			default:
+				s := engine.Time(rng.IntN(int(free) + 5))
+				state[i] = taskState{start: s + 1, end: s + length + 1}
+			}
+			depOff = append(depOff, int32(len(deps)))
+		}
+		p := &Program{Tasks: tasks, Hosted: true, deps: deps, depOff: depOff}
+		x := &Executor{inst: []instance{{prog: p, state: state}}}
+		got, want := x.Stats(0), x.StatsEveryWait(0)
+		if got != want {
+			t.Fatalf("trial %d: Stats %+v, StatsEveryWait %+v", trial, got, want)
+		}
+	}
+	if empties == 0 {
+		t.Fatal("no task of no length")
+	}
+}
