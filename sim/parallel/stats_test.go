@@ -448,6 +448,22 @@ func putInterval(v *[]interval, x interval, unsorted *bool) {
 	(*v)[n] = x
 }
 
+// putCompInterval is putInterval for compute's list as putComp fills it:
+// an interval that starts inside the last one, not where it ends, is
+// appended and the list marked unsorted, as one that starts before it.
+func putCompInterval(v *[]interval, x interval, unsorted *bool) {
+	n := len(*v)
+	if n > 0 && x.a <= (*v)[n-1].b {
+		if x.a == (*v)[n-1].b {
+			(*v)[n-1].b = x.b
+			return
+		}
+		*unsorted = true
+	}
+	*v = (*v)[:n+1]
+	(*v)[n] = x
+}
+
 // TestPutEqualsPutInterval: walker.put with its open intervals, then
 // closeLists, gives every list and unsorted flag that putInterval gives
 // on the same intervals: random lists (appendInterval's test's: mostly
@@ -455,7 +471,9 @@ func putInterval(v *[]interval, x interval, unsorted *bool) {
 // once, times from −1 (a task not started, shifted by 0), lists left
 // empty, storage with exactly the room put needs (closeLists then grows
 // it for the last open interval) or more, and the storage closeLists
-// leaves: noInterval first, the list after it.
+// leaves: noInterval first, the list after it. Compute's list is filled
+// by putComp (its open interval in the storage, room for it given as
+// walk gives it), against putCompInterval.
 func TestPutEqualsPutInterval(t *testing.T) {
 	rng := rand.New(rand.NewPCG(34, 1))
 	grown := 0
@@ -485,7 +503,11 @@ func TestPutEqualsPutInterval(t *testing.T) {
 				at[l] += engine.Time(rng.IntN(int(x.b-x.a) + 1))
 			}
 			want[l] = slices.Grow(want[l], 1)
-			putInterval(&want[l], x, &wantUnsorted[l])
+			if l == listComp {
+				putCompInterval(&want[l], x, &wantUnsorted[l])
+			} else {
+				putInterval(&want[l], x, &wantUnsorted[l])
+			}
 			xs = append(xs, struct {
 				l int
 				x interval
@@ -500,10 +522,18 @@ func TestPutEqualsPutInterval(t *testing.T) {
 			if !exact {
 				room += rng.IntN(4)
 			}
+			if l == listComp {
+				room++ // its open interval, in the storage (walk's room)
+			}
 			w.lists[l] = make([]interval, room)
 		}
+		w.lists[listComp][0] = noInterval // (newWalker)
 		for _, p := range xs {
-			w.put(p.l, p.x)
+			if p.l == listComp {
+				w.putComp(p.x)
+			} else {
+				w.put(p.l, p.x)
+			}
 		}
 		got := w.closeLists()
 		for l := range got {
