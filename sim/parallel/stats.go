@@ -766,7 +766,9 @@ func walkMode(hosted, read, joint bool) int {
 
 // walk adds tasks [lo, hi), their times shifted by shift (and their
 // dependencies' too, those from win on), to the sums and interval lists;
-// all but HostIssue, which its callers set (hostIssueSum).
+// all but HostIssue, which its callers set (hostIssueSum), and unless
+// plain the last end and Compute of its fast paths' tasks, which measure
+// takes from the lists (lastEnd; walker.plain).
 //
 // A hosted compute task waits for the host thread over [ready, issued)
 // when its issue ends after its last dependency, ready. The symmetric play
