@@ -180,9 +180,10 @@ func TestUnionIntervalsEqualsAppend(t *testing.T) {
 	}
 }
 
-// TestWalkEnds: the walk's last end (st.End) and its copy engine's
-// transfers' (copyEnd), which statsPeriodic reads after walking the
-// prefix, are End's maxima (at least 0) over the tasks not a transfer and
+// TestWalkEnds: the walk's last end (lastEnd: st.End, and listBoth's for
+// the fast paths' tasks unless plain) and its copy engine's transfers'
+// (copyEnd), which statsPeriodic reads after walking the prefix, are End's
+// maxima (at least 0) over the tasks not a transfer and
 // over the transfers: random kinds, tasks not ended, of no length, and
 // transfers first, last and alone.
 func TestWalkEnds(t *testing.T) {
@@ -210,10 +211,17 @@ func TestWalkEnds(t *testing.T) {
 			}
 		}
 		x := &Executor{inst: []instance{{prog: &Program{Tasks: tasks}, state: state}}}
-		wk := x.newWalker(0, false, true)
-		wk.walk(0, int32(n), 0)
-		if wk.st.End != notCopy || wk.copyEnd != all {
-			t.Fatalf("trial %d: end %d, transfers' %d; End per task %d and %d", trial, wk.st.End, wk.copyEnd, notCopy, all)
+		for _, plain := range []bool{false, true} {
+			wk := x.newWalker(0, false, true)
+			wk.plain = plain
+			wk.walk(0, int32(n), 0)
+			end, ok := wk.lastEnd()
+			if !ok || end != notCopy || wk.copyEnd != all {
+				t.Fatalf("trial %d plain %v: end %d (%v), transfers' %d; End per task %d and %d", trial, plain, end, ok, wk.copyEnd, notCopy, all)
+			}
+			if plain && wk.st.End != notCopy {
+				t.Fatalf("trial %d: a plain walk's st.End %d, End per task %d", trial, wk.st.End, notCopy)
+			}
 		}
 	}
 }

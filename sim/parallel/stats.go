@@ -108,9 +108,15 @@ func (x *Executor) statsWalk(i, extra int, w *windowMeasure, scan bool) Stats {
 	// joint), unless it comes out of order (never on the 70B sweep's 2,670
 	// instances with tensor parallelism) or with scan (StatsEveryWait, the
 	// reference, measures from the separate lists): then the tasks are
-	// walked again into separate lists.
-	for joint := !scan; ; joint = false {
+	// walked again into separate lists. The last end and Compute are
+	// measured from the lists (walker.plain) unless they cannot be (a
+	// wait for the host ending after its task, compute's intervals
+	// overlapping): then the tasks are walked again summing them per
+	// task, as scan always does.
+	joint, plain := !scan, scan
+	for {
 		wk := x.newWalker(i, scan, joint)
+		wk.plain = plain
 		x.walkFrom(&wk, i, 0, extra)
 		if st, ok := x.measure(&wk, w); ok {
 			var unit engine.Time
@@ -120,6 +126,11 @@ func (x *Executor) statsWalk(i, extra int, w *windowMeasure, scan bool) Stats {
 			}
 			st.HostIssue = x.hostIssueSum(i) + engine.Time(extra)*unit
 			return st
+		}
+		if wk.again {
+			plain = true
+		} else {
+			joint = false
 		}
 	}
 }
@@ -173,6 +184,15 @@ func (x *Executor) newWalker(i int, scan, joint bool) walker {
 		wk.lists[l] = v[:cap(v)]
 		wk.open[l] = noInterval
 	}
+	// compute's open interval is kept in its storage (putComp): noInterval
+	// there first. Its first storage has room for 8 chunks (walkChunk):
+	// the 70B sweep's walks reach ≈ 4,400 intervals there (≈ 2,350 and a
+	// chunk's room), which it grew to from 2,048 by doubling, each
+	// worker's smaller arrays left behind (stats50).
+	if len(wk.lists[listComp]) == 0 {
+		wk.lists[listComp] = make([]interval, 8*walkChunk)
+	}
+	wk.lists[listComp][0] = noInterval
 	if x.rep != nil {
 		wk.win = x.rep[i].win
 	}
@@ -202,10 +222,18 @@ func (x *Executor) walkFrom(wk *walker, i int, from int32, extra int) {
 
 // measure returns the Stats of what wk walked and, with w, what lies in
 // w's window; false when the joint list came out of order (walker.joint):
-// then the tasks are to be walked again into separate lists.
+// then the tasks are to be walked again into separate lists, or when the
+// last end and Compute cannot be measured from the lists (wk.again set:
+// lastEnd, walker.plain): then they are to be walked again summing them.
 func (x *Executor) measure(wk *walker, w *windowMeasure) (Stats, bool) {
 	sc := x.scratch
 	joint := wk.joint
+	end, ok := wk.lastEnd()
+	if !ok || !wk.plain && wk.unsorted[listComp] {
+		sc.lists = wk.lists
+		wk.again = true
+		return Stats{}, false
+	}
 	ls := wk.closeLists()
 	// Tensor parallelism widened the joint list somewhere unless it came
 	// out as compute's: both get every other interval the same way, in
@@ -220,6 +248,15 @@ func (x *Executor) measure(wk *walker, w *windowMeasure) (Stats, bool) {
 		return Stats{}, false
 	}
 	st, comp := wk.st, ls[listComp]
+	st.End = end
+	var lenComp engine.Time // |comp|, when measured (below)
+	if !wk.plain {
+		// Compute's list holds each compute task's interval, each host
+		// stall's and each wait for the host, none overlapping another
+		// (put's overlap) and in order: its length is their sum.
+		lenComp = lengthOf(comp)
+		st.Compute = lenComp - st.Host - st.HostBound
+	}
 	var comm [NumExposed][]interval
 	copy(comm[:], ls[listComm:listComm+NumExposed])
 	if wk.unsorted[listComp] {
@@ -236,7 +273,10 @@ func (x *Executor) measure(wk *walker, w *windowMeasure) (Stats, bool) {
 	if both {
 		lists[0] = ls[listBoth]
 		// |T \ C| = |C ∪ T| − |C|, both lists merged
-		st.Exposed[0] = lengthOf(ls[listBoth]) - lengthOf(comp)
+		if wk.plain {
+			lenComp = lengthOf(comp)
+		}
+		st.Exposed[0] = lengthOf(ls[listBoth]) - lenComp
 	}
 	for k := range comm {
 		if wk.unsorted[listComm+k] {
@@ -542,6 +582,48 @@ type walker struct {
 	// room is the least room left in any list, as far as walk knows
 	// (fit): 0 until it first looks.
 	room int
+	// plain: the walk sums Compute and the last end on every task (st),
+	// as it did. Without it (Stats' walks), the two hottest paths, a
+	// tensor-parallel collective of the joint list and a hosted compute
+	// task that did not wait for its issue, leave both to the lists
+	// (lastEnd, measure): each puts its interval into listBoth, so the
+	// last end is the later of st.End and that list's last, and compute's
+	// list is the compute tasks', the host stalls' and the waits for the
+	// host, which overlap nowhere in a play (putComp), so Compute is its
+	// length less Host and HostBound (−4 instructions a compute task, −2
+	// a collective: issue 18, stats50).
+	plain bool
+	// waitLate: a wait for the host ended after its task's end
+	// (hostWait), so that listBoth may end after the last end; again:
+	// measure refused the walk for it or for compute's list out of order
+	// or overlapping (putComp), and it is to be walked again plain.
+	waitLate, again bool
+}
+
+// lastEnd is the last end of the tasks walked so far (Stats.End, a copy
+// nobody waits for excepted) and true, or false when it cannot be told
+// from the lists (a wait for the host that ended after its task: then the
+// walk is to be made plain). Without plain, the tasks whose end st.End
+// leaves out all put their intervals into listBoth, whose other intervals
+// (the waits for the host) end by their tasks' ends, so its latest end is
+// theirs: the open interval's unless the list went out of order.
+func (w *walker) lastEnd() (engine.Time, bool) {
+	if w.plain {
+		return w.st.End, true
+	}
+	if w.waitLate {
+		return 0, false
+	}
+	end := w.st.End
+	if o := w.open[listBoth]; o != noInterval {
+		end = max(end, o.b)
+		if w.unsorted[listBoth] {
+			for _, v := range w.lists[listBoth][1:w.count(listBoth)] {
+				end = max(end, v.b)
+			}
+		}
+	}
+	return end, true
 }
 
 // noInterval is walker.open's interval before a list's first: it ends
@@ -664,6 +746,7 @@ const (
 	walkHost        = 16
 	walkRead        = 32
 	walkEnd         = 64
+	walkPlain       = 128 // a plain walk's (walker.plain): no fast path
 )
 
 // walkMode is walkClasses' index of a walk: hosted, read and joint.
@@ -683,7 +766,9 @@ func walkMode(hosted, read, joint bool) int {
 
 // walk adds tasks [lo, hi), their times shifted by shift (and their
 // dependencies' too, those from win on), to the sums and interval lists;
-// all but HostIssue, which its callers set (hostIssueSum).
+// all but HostIssue, which its callers set (hostIssueSum), and unless
+// plain the last end and Compute of its fast paths' tasks, which measure
+// takes from the lists (lastEnd; walker.plain).
 //
 // A hosted compute task waits for the host thread over [ready, issued)
 // when its issue ends after its last dependency, ready. The symmetric play
@@ -716,9 +801,15 @@ func walkMode(hosted, read, joint bool) int {
 // room, saved no more faults and cost 5 M instructions more: run's table
 // is copied into each call, and passed by pointer the loop read it worse.)
 func (w *walker) walk(lo, hi int32, shift engine.Time) {
-	const chunk = 1024
+	const chunk = walkChunk
 	read := w.scan || shift != 0
 	tab := walkClasses[walkMode(w.hosted, read, w.joint)]
+	if w.plain {
+		// no class is then a fast path's (run)
+		for k := range tab {
+			tab[k] |= walkPlain
+		}
+	}
 	w.issueLead = 0
 	if read {
 		w.issueLead = math.MinInt64 // (walkRead: every hosted compute task's)
@@ -733,6 +824,9 @@ func (w *walker) walk(lo, hi int32, shift engine.Time) {
 		w.room -= need
 	}
 }
+
+// walkChunk is how many tasks walk gives run at a time.
+const walkChunk = 1024
 
 // fit grows each list with less than room intervals free
 // (growIntervals) and returns the least room any list has then.
@@ -752,9 +846,14 @@ func (w *walker) fit(room int) int {
 // growIntervals returns the first n intervals of v (a list's whole
 // storage) in an array with room for at least room more, used at its
 // whole length: twice v's at least, so that a list that keeps growing is
-// copied a few times, not once per chunk.
+// copied a few times, not once per chunk, and room for twice room at
+// least, so that a list's first storage (from nothing) is not grown at the
+// next chunk for the few intervals put in it: made with exactly a chunk's
+// room, each list of the 70B sweep's walks but compute's grew once more
+// to hold its first 8 to 146 intervals, ≈ 0.26 MB left behind a worker
+// (pool47's regrowth; issue 18, stats50).
 func growIntervals(v []interval, n, room int) []interval {
-	u := make([]interval, max(2*len(v), n+room))
+	u := make([]interval, max(2*len(v), n+2*room))
 	copy(u, v[:n])
 	return u
 }
@@ -795,22 +894,21 @@ func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [256]uint8) {
 			// stream (no walkHost): half the tasks walked (2.72 M of 5.32
 			// M on the 70B sweep), tested first on the class itself,
 			// before the host's test and the switch's mask (−13 M
-			// instructions)
-			end = max(end, e)
-			if e > start {
-				w.put(listBoth, interval{start, e})
-			}
+			// instructions); its end is listBoth's (lastEnd). One of no
+			// length (none on the sweep) puts an empty interval, which
+			// measures nothing and leaves the union as it was (emptyPut):
+			// no length test on the path (−5 M instructions; stats50).
+			w.put(listBoth, interval{start, e})
 			continue
 		}
-		if c == walkActCompute|walkHost|walkEnd && s.issued-s.start < w.issueLead && e > start {
+		if c == walkActCompute|walkHost|walkEnd && s.issued-s.start < w.issueLead {
 			// a hosted compute task (all the 70B sweep's 1.86 M) that
-			// started after its issue and so did not wait for it (below),
-			// of some length: compute's action, tested on the class
-			// itself before the host's test, the length's and the
-			// switch's mask (−0.9 M instructions; walk48b)
-			end = max(end, e)
-			w.st.Compute += e - start
-			w.put(listComp, interval{start, e})
+			// started after its issue and so did not wait for it (below):
+			// compute's action, tested on the class itself before the
+			// host's test, the length's and the switch's mask (−0.9 M
+			// instructions; walk48b); its end and length are the lists'
+			// (lastEnd, measure), an empty interval's too (emptyPut)
+			w.putComp(interval{start, e})
 			w.put(listBoth, interval{start, e})
 			continue
 		}
@@ -853,8 +951,10 @@ func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [256]uint8) {
 		switch act := int(c) & walkActMask; {
 		case act == walkActCompute:
 			end = max(end, e)
-			w.st.Compute += e - start
-			w.put(listComp, x)
+			if c&walkPlain != 0 {
+				w.st.Compute += e - start // (else measure's: plain)
+			}
+			w.putComp(x)
 			w.put(listBoth, x)
 		case act == walkActTP:
 			// on the compute stream, hosted (walkHost)
@@ -878,7 +978,7 @@ func (w *walker) run(lo, hi int32, shift, off engine.Time, tab [256]uint8) {
 			// under it is not what the rank waits for, and it is not
 			// pipeline bubble.
 			end = max(end, e)
-			w.put(listComp, x)
+			w.putComp(x)
 			w.put(listBoth, x)
 			w.st.Host += e - start
 		case act == walkActEnd:
@@ -914,9 +1014,12 @@ func (w *walker) hostWait(j int, issued engine.Time) {
 		ready = max(ready, de)
 	}
 	if issued > ready {
-		w.put(listComp, interval{ready, issued})
+		w.putComp(interval{ready, issued})
 		w.put(listBoth, interval{ready, issued})
 		w.st.HostBound += issued - ready
+		if issued > w.state[i].end-1+shift {
+			w.waitLate = true // (never in a play: lastEnd)
+		}
 	}
 }
 
@@ -968,8 +1071,61 @@ func (w *walker) put(l int, x interval) {
 	*o = x
 }
 
-// count is list l's length: its closed intervals, noInterval first.
-func (w *walker) count(l int) int { return int(w.tail[l] / intervalBytes) }
+// emptyPut: an interval of no length [s, s) that put or putComp adds (run's
+// two fast paths do not test the length) changes no figure measure takes
+// from the lists: put widens the open interval with it when s lies in it
+// (its end then unchanged), else closes the open one and opens it; as a
+// list's element it adds 0 to lengthOf, unionRuns' and unionLength's runs
+// (a run of it alone measures 0, inside the window too) and to
+// lengthMinus' a, and as b's element it ends where it starts, after the
+// interval before it (ends still increase, which the skips need), and
+// removes nothing; clipIntervals drops it; its end is that of a task
+// walked (lastEnd). It only makes the joint list differ from compute's
+// (measure's tp, then measured from the joint list: the same union) or
+// marks a list unsorted (merged, or walked again): the same figures.
+// TestStatsEmptyTasks holds Stats with such tasks to StatsEveryWait.
+
+// putComp is put for compute's list, but for an interval that starts
+// inside the open one (not where it ends): that one is closed and x
+// opened, as for an interval that starts before it, and the list marked
+// unsorted. The list's union is the same (measure merges a list so
+// marked), and unless it is so marked its intervals overlap nowhere, so
+// that its length is the sum of theirs (measure; walker.plain). In a play
+// a stream's tasks run one after another and a wait for the host ends as
+// its task starts: they touch, and none overlaps.
+//
+// Compute's intervals are separated by the tensor-parallel collectives
+// between them, so most puts (1.66 M of the 70B sweep's 1.78 M on the
+// fast path) close the open interval: it is kept in the list's storage,
+// at tail (count is one more than its closed intervals), not apart in
+// walker.open, so that a close stores x after it and moves tail, without
+// copying the open one into the list and x into walker.open (−3
+// instructions a close; stats50). walk gave the list room for it.
+func (w *walker) putComp(x interval) {
+	t := w.tail[listComp]
+	base := unsafe.Pointer(unsafe.SliceData(w.lists[listComp]))
+	o := (*interval)(unsafe.Add(base, t))
+	if x.a <= o.b {
+		if x.a == o.b {
+			o.b = x.b // (x.b ≥ x.a)
+			return
+		}
+		w.unsorted[listComp] = true
+	}
+	t += intervalBytes
+	*(*interval)(unsafe.Add(base, t)) = x
+	w.tail[listComp] = t
+}
+
+// count is list l's length: its closed intervals, noInterval first (and
+// compute's open one, kept there: putComp).
+func (w *walker) count(l int) int {
+	n := int(w.tail[l] / intervalBytes)
+	if l == listComp {
+		n++
+	}
+	return n
+}
 
 // closeLists closes each list's open interval into it and returns the
 // lists without their first interval, noInterval (empty where none was
@@ -978,6 +1134,13 @@ func (w *walker) count(l int) int { return int(w.tail[l] / intervalBytes) }
 // over (a walker is closed once).
 func (w *walker) closeLists() (v [numLists][]interval) {
 	for l := range w.lists {
+		if l == listComp {
+			// its open interval is its last already (putComp)
+			if n := w.count(l); n > 1 {
+				v[l] = w.lists[l][1:n]
+			}
+			continue
+		}
 		if w.open[l] == noInterval {
 			continue
 		}

@@ -448,6 +448,22 @@ func putInterval(v *[]interval, x interval, unsorted *bool) {
 	(*v)[n] = x
 }
 
+// putCompInterval is putInterval for compute's list as putComp fills it:
+// an interval that starts inside the last one, not where it ends, is
+// appended and the list marked unsorted, as one that starts before it.
+func putCompInterval(v *[]interval, x interval, unsorted *bool) {
+	n := len(*v)
+	if n > 0 && x.a <= (*v)[n-1].b {
+		if x.a == (*v)[n-1].b {
+			(*v)[n-1].b = x.b
+			return
+		}
+		*unsorted = true
+	}
+	*v = (*v)[:n+1]
+	(*v)[n] = x
+}
+
 // TestPutEqualsPutInterval: walker.put with its open intervals, then
 // closeLists, gives every list and unsorted flag that putInterval gives
 // on the same intervals: random lists (appendInterval's test's: mostly
@@ -455,7 +471,9 @@ func putInterval(v *[]interval, x interval, unsorted *bool) {
 // once, times from −1 (a task not started, shifted by 0), lists left
 // empty, storage with exactly the room put needs (closeLists then grows
 // it for the last open interval) or more, and the storage closeLists
-// leaves: noInterval first, the list after it.
+// leaves: noInterval first, the list after it. Compute's list is filled
+// by putComp (its open interval in the storage, room for it given as
+// walk gives it), against putCompInterval.
 func TestPutEqualsPutInterval(t *testing.T) {
 	rng := rand.New(rand.NewPCG(34, 1))
 	grown := 0
@@ -485,7 +503,11 @@ func TestPutEqualsPutInterval(t *testing.T) {
 				at[l] += engine.Time(rng.IntN(int(x.b-x.a) + 1))
 			}
 			want[l] = slices.Grow(want[l], 1)
-			putInterval(&want[l], x, &wantUnsorted[l])
+			if l == listComp {
+				putCompInterval(&want[l], x, &wantUnsorted[l])
+			} else {
+				putInterval(&want[l], x, &wantUnsorted[l])
+			}
 			xs = append(xs, struct {
 				l int
 				x interval
@@ -500,10 +522,18 @@ func TestPutEqualsPutInterval(t *testing.T) {
 			if !exact {
 				room += rng.IntN(4)
 			}
+			if l == listComp {
+				room++ // its open interval, in the storage (walk's room)
+			}
 			w.lists[l] = make([]interval, room)
 		}
+		w.lists[listComp][0] = noInterval // (newWalker)
 		for _, p := range xs {
-			w.put(p.l, p.x)
+			if p.l == listComp {
+				w.putComp(p.x)
+			} else {
+				w.put(p.l, p.x)
+			}
 		}
 		got := w.closeLists()
 		for l := range got {
@@ -646,5 +676,125 @@ func TestHostWaitRead(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestStatsPlainAgain: Stats measures the last end and Compute from its
+// lists (walker.plain unset) only where they equal the per-task sums, and
+// else walks again plain: a wait for the host that overlaps the task
+// before it on compute's list (its dependency ended before that task did),
+// and one that ends after its own task's end (not a play's times, but
+// Stats' to report as the reference does). Each case checks that the
+// first walk is refused (measure, walker.again) and that Stats equals the
+// figures by hand and StatsEveryWait, which walks plain; without the
+// refusal Compute would be the list's length less HostBound (20, not 40)
+// and End the wait's end (20, not 15).
+func TestStatsPlainAgain(t *testing.T) {
+	cases := []struct {
+		name                    string
+		state                   []taskState
+		deps, depOff            []int32
+		end, compute, hostBound engine.Time
+	}{{
+		// 0 [0,10); 1 [10,30); 2 waits for its issue over [10,30),
+		// under task 1, and runs [30,40)
+		name:   "overlap",
+		state:  []taskState{{start: 1, end: 11}, {start: 11, end: 31}, {start: 31, end: 41, issued: 31}},
+		deps:   []int32{0, 0},
+		depOff: []int32{0, 0, 1, 2},
+		end:    40, compute: 40, hostBound: 20,
+	}, {
+		// 0 [0,5); 1 runs [10,15) but its issue ends at 20: the wait
+		// [5,20) ends after it
+		name:   "late",
+		state:  []taskState{{start: 1, end: 6}, {start: 11, end: 16, issued: 21}},
+		deps:   []int32{0},
+		depOff: []int32{0, 0, 1},
+		end:    15, compute: 10, hostBound: 15,
+	}}
+	for _, c := range cases {
+		tasks := make([]Task, len(c.state))
+		for j := range tasks {
+			tasks[j] = Task{Kind: KindForward, Stream: StreamCompute}
+		}
+		p := &Program{Tasks: tasks, Hosted: true, deps: c.deps, depOff: c.depOff}
+		x := &Executor{inst: []instance{{prog: p, state: c.state}}}
+		wk := x.newWalker(0, false, true)
+		x.walkFrom(&wk, 0, 0, 0)
+		if _, ok := x.measure(&wk, nil); ok || !wk.again {
+			t.Errorf("%s: measured from the lists (ok %v, again %v), want a plain walk", c.name, ok, wk.again)
+		}
+		st := x.Stats(0)
+		if st.End != c.end || st.Compute != c.compute || st.HostBound != c.hostBound {
+			t.Errorf("%s: End %d Compute %d HostBound %d, want %d %d %d", c.name, st.End, st.Compute, st.HostBound, c.end, c.compute, c.hostBound)
+		}
+		if ref := x.StatsEveryWait(0); st != ref {
+			t.Errorf("%s: Stats %+v, StatsEveryWait %+v", c.name, st, ref)
+		}
+	}
+}
+
+// TestStatsEmptyTasks: run's two fast paths (a tensor-parallel collective
+// of the joint list, a hosted compute task that started after its issue)
+// put an interval without testing its length, so an empty one enters the
+// lists (emptyPut); Stats equals StatsEveryWait, which walks plain (its
+// tasks through the switch, the empty ones' ends kept per task), on hosted
+// programs of compute tasks in a chain (each waiting for the one before
+// and its issue, as the symmetric play starts them), tensor-parallel
+// collectives beside them (some not started) and host stalls, a third of
+// each of no length.
+func TestStatsEmptyTasks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(50, 18))
+	empties := 0
+	for trial := 0; trial < 3000; trial++ {
+		n := 2 + rng.IntN(30)
+		tasks := make([]Task, n)
+		state := make([]taskState, n)
+		var deps, depOff []int32
+		depOff = append(depOff, 0)
+		var free engine.Time // the compute stream's last end
+		prev := -1           // and task
+		for i := range tasks {
+			switch r := rng.IntN(6); {
+			case r < 3:
+				tasks[i] = Task{Kind: KindForward, Stream: StreamCompute}
+			case r < 5:
+				tasks[i] = Task{Kind: KindAllReduce, Stream: StreamTP, Group: GroupTP}
+			default:
+				tasks[i] = Task{Kind: KindHostSync, Stream: StreamCompute}
+			}
+			length := engine.Time(1 + rng.IntN(20))
+			if rng.IntN(3) == 0 {
+				length = 0
+				empties++
+			}
+			switch {
+			case tasks[i].Stream == StreamCompute:
+				// after the compute stream's last task (its dependency),
+				// at its issue when later
+				issued := max(0, free+engine.Time(rng.IntN(10))-5)
+				s := max(free, issued)
+				state[i] = taskState{start: s + 1, end: s + length + 1, issued: issued + 1}
+				if prev >= 0 {
+					deps = append(deps, int32(prev))
+				}
+				free, prev = s+length, i
+			case rng.IntN(10) == 0:
+				state[i] = taskState{} // not started
+			default:
+				s := engine.Time(rng.IntN(int(free) + 5))
+				state[i] = taskState{start: s + 1, end: s + length + 1}
+			}
+			depOff = append(depOff, int32(len(deps)))
+		}
+		p := &Program{Tasks: tasks, Hosted: true, deps: deps, depOff: depOff}
+		x := &Executor{inst: []instance{{prog: p, state: state}}}
+		got, want := x.Stats(0), x.StatsEveryWait(0)
+		if got != want {
+			t.Fatalf("trial %d: Stats %+v, StatsEveryWait %+v", trial, got, want)
+		}
+	}
+	if empties == 0 {
+		t.Fatal("no task of no length")
 	}
 }

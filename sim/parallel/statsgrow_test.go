@@ -7,24 +7,26 @@ import (
 	"github.com/simtrain/simtrain/sim/engine"
 )
 
-// growIntervals keeps a list's intervals, leaves at least the room asked
-// for past them, and at least doubles the storage, whatever the list's
-// fill: a list one interval short of the room is not grown by one.
+// growIntervals keeps a list's intervals, leaves at least twice the room
+// asked for past them (a list's first storage is not grown again for the
+// few intervals the next chunk puts), and at least doubles the storage,
+// whatever the list's fill: a list one interval short of the room is not
+// grown by one.
 func TestGrowIntervals(t *testing.T) {
 	for _, c := range []struct{ size, n, room, least int }{
-		{0, 0, 2048, 2048},
+		{0, 0, 2048, 4096},
 		{2048, 1, 2048, 4096},
 		{2048, 600, 2048, 4096},
 		{4096, 3643, 2048, 8192},
-		{100, 100, 2048, 2148},
+		{100, 100, 2048, 4196},
 	} {
 		v := make([]interval, c.size)
 		for i := range v {
 			v[i] = interval{engine.Time(i), engine.Time(i + 1)}
 		}
 		u := growIntervals(v, c.n, c.room)
-		if len(u) < c.least || len(u)-c.n < c.room || len(u) != cap(u) {
-			t.Errorf("%+v: grown to %d (cap %d), want ≥ %d with room %d", c, len(u), cap(u), c.least, c.room)
+		if len(u) < c.least || len(u) < 2*c.size || len(u)-c.n < 2*c.room || len(u) != cap(u) {
+			t.Errorf("%+v: grown to %d (cap %d), want ≥ %d with room %d", c, len(u), cap(u), c.least, 2*c.room)
 		}
 		if !slices.Equal(u[:c.n], v[:c.n]) {
 			t.Errorf("%+v: the first %d intervals moved wrong", c, c.n)

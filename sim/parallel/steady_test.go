@@ -1,6 +1,8 @@
 package parallel
 
 import (
+	"math"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -749,4 +751,42 @@ func interleavedSteadyConfig(t *testing.T, m int) *StepConfig {
 	}
 	cfg.Layout, cfg.Chunks, cfg.Schedule, cfg.Virtual, cfg.Microbatches = l, chunks, pipeline.Interleaved, 2, m
 	return cfg
+}
+
+// TestLatestEndAndEndBefore: replicateStages' two checks of the times
+// before the window, latestEnd (two maxima a turn) and endBefore (the
+// suffix's dependencies as one run), equal their loops task by task
+// (End's maximum; each dependency before win ending by first) on random
+// times of every length from 1 to 9, with tasks not ended (End −1).
+func TestLatestEndAndEndBefore(t *testing.T) {
+	rng := rand.New(rand.NewPCG(50, 7))
+	for trial := 0; trial < 2000; trial++ {
+		state := make([]taskState, 1+rng.IntN(9))
+		for k := range state {
+			if rng.IntN(5) != 0 {
+				state[k].end = 1 + engine.Time(rng.IntN(100))
+			}
+		}
+		want := engine.Time(math.MinInt64)
+		for k := range state {
+			want = max(want, state[k].End())
+		}
+		if got := latestEnd(state); got != want {
+			t.Fatalf("trial %d: latestEnd %d, End's maximum %d (%v)", trial, got, want, state)
+		}
+		deps := make([]int32, rng.IntN(6))
+		for k := range deps {
+			deps[k] = int32(rng.IntN(len(state)))
+		}
+		win, first := int32(rng.IntN(len(state)+1)), engine.Time(rng.IntN(100))
+		ok := true
+		for _, d := range deps {
+			if d < win && state[d].End() > first {
+				ok = false
+			}
+		}
+		if got := endBefore(deps, state, win, first); got != ok {
+			t.Fatalf("trial %d: endBefore %v, want %v", trial, got, ok)
+		}
+	}
 }

@@ -112,8 +112,11 @@ func (x *Executor) statsPeriodic(i int) (Stats, bool) {
 		return x.statsWalk(i, extra, nil, false), false
 	}
 	wk := x.newWalker(i, false, true)
-	wk.walk(0, r.a, 0) // A: the walk's first tasks either way
-	endA := wk.st.End  // A's last end as Stats counts it
+	wk.walk(0, r.a, 0)       // A: the walk's first tasks either way
+	endA, ok := wk.lastEnd() // A's last end as Stats counts it
+	if !ok {
+		return x.statsWalk(i, extra, nil, false), false
+	}
 	aHi := max(endA, wk.copyEnd)
 	tau := max(aHi, uHi-period)
 	k := max(0, periodsUntil(tau+period-bLo, period), periodsUntil(tau-uLo, period))
