@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"reflect"
+	"unsafe"
 
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/pipeline"
@@ -43,11 +44,6 @@ type prefixKeep struct {
 	// micro-batches (sameStep).
 	cfg StepConfig
 	pr  Pricer
-	// tasks holds the kept prefixes' tasks, every stage's one after the
-	// other, copied from the last build's programs at the start of the
-	// next (their pools are then overwritten).
-	tasks []Task
-	warm  warmth
 	// resumed counts the stages the last build resumed (tests).
 	resumed int
 }
@@ -57,10 +53,13 @@ type prefixKeep struct {
 // dependencies are the Fork's copies), its lists' lengths and sums, and
 // the builder's task indices and lists.
 type keptStage struct {
-	ok     bool
-	entry  int
-	tasks  int32
-	at     int // where its tasks start in prefixKeep.tasks
+	ok    bool
+	entry int
+	tasks int32
+	// park is where keptPrefixes moved the prefix's tasks for this build:
+	// the top of the task pool's populated pages, which this build's
+	// programs reach last, if at all
+	park   []Task
 	order  []pipeline.Step
 	nP2P   int
 	nBands int
@@ -131,11 +130,19 @@ func (b *builder) keepState(ks *keptStage, i int) {
 }
 
 // keptPrefixes readies the kept stages of a's last build for this one
-// (from the failed play's Fork, after its Detach): the prefixes' tasks
-// are copied out of the last build's programs before this build reuses
-// their storage, each send's and receive's peer and match set back to
-// what the build wrote before linkP2P paired them. It reports whether
-// any stage may resume; the kept stages that may not are marked so.
+// (from the failed play's Fork, after its Detach) and reports whether any
+// may resume; those that may not are marked so. The prefixes' tasks are
+// moved out of the last build's programs before this build reuses their
+// storage, each send's and receive's peer and match set back to what the
+// build wrote before linkP2P paired them. They are moved within the task
+// pool, to the top of its populated pages, every stage's below the next
+// one's: this build writes its programs from the pool's start, so a
+// stage's moved tasks are still there when its build begins unless the
+// stages before it reached them (resumeKept checks), and no page is
+// touched that the builds before had not. (Copied to an array of their
+// own, the 70B sweep command faulted ≈ 1,000 pages more, ≈ 4 MB on its two
+// workers, which cost after an idle spell about what the resumed builds
+// save.)
 func (a *Arena) keptPrefixes(cfg *StepConfig, pr Pricer, from *Fork, place pipeline.Placement, stages int) bool {
 	k := &a.keep
 	if from == nil || !from.saved || !from.detached || from.cp == nil || from.cp.owner != from ||
@@ -143,31 +150,41 @@ func (a *Arena) keptPrefixes(cfg *StepConfig, pr Pricer, from *Fork, place pipel
 		!samePricer(k.pr, pr) || !sameStep(&k.cfg, cfg) {
 		return false
 	}
-	n, any := 0, false
+	n := 0
 	for s := range stages {
 		ks, p := &k.stages[s], a.progs[s]
+		ks.park = nil
 		if ks.ok && (from.inst[s].common != ks.tasks || len(p.Tasks) < int(ks.tasks) || len(p.p2p) < ks.nP2P ||
 			len(p.bands) < ks.nBands || len(p.copies) < ks.nCopy || len(p.entries) < ks.entry) {
 			ks.ok = false
 		}
 		if ks.ok {
 			n += int(ks.tasks)
-			any = true
 		}
 	}
-	if !any {
+	// The pool's populated tasks (warmTo), above every task of the last
+	// build that lies in the pool (its stages are carved from its start:
+	// the last build's extent is a.tasks.used).
+	buf := a.tasks.buf
+	if n == 0 || len(buf) == 0 || a.tasks.warm.base != uintptr(unsafe.Pointer(unsafe.SliceData(buf))) {
 		return false
 	}
-	k.tasks = roomy(k.tasks, n)
-	warmTo(&k.warm, k.tasks, n)
+	top := min(int(a.tasks.warm.ready/unsafe.Sizeof(Task{})), len(buf))
+	if top-n < a.tasks.used {
+		for s := range stages {
+			k.stages[s].ok = false
+		}
+		return false
+	}
+	at := top - n
 	for s := range stages {
 		ks, p := &k.stages[s], a.progs[s]
 		if !ks.ok {
 			continue
 		}
-		ks.at = len(k.tasks)
-		k.tasks = append(k.tasks, p.Tasks[:ks.tasks]...)
-		t := k.tasks[ks.at:]
+		t := buf[at : at+int(ks.tasks) : at+int(ks.tasks)]
+		at += copy(t, p.Tasks[:ks.tasks])
+		ks.park = t
 		for _, i := range p.p2p[:ks.nP2P] {
 			switch x := &t[i]; x.Kind {
 			case KindSend:
@@ -182,6 +199,22 @@ func (a *Arena) keptPrefixes(cfg *StepConfig, pr Pricer, from *Fork, place pipel
 		}
 	}
 	return true
+}
+
+// parkedIntact says this build has not written over stage ks's moved
+// tasks (keptPrefixes): its programs so far end below them in the task
+// pool, or the pool is another array.
+func (a *Arena) parkedIntact(ks *keptStage) bool {
+	buf := a.tasks.buf
+	if len(ks.park) == 0 || len(buf) == 0 {
+		return false
+	}
+	b0 := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+	at := uintptr(unsafe.Pointer(unsafe.SliceData(ks.park)))
+	if at < b0 || at >= b0+uintptr(len(buf))*unsafe.Sizeof(Task{}) {
+		return true // (the pool grew into a new array: the old one is the park's)
+	}
+	return int((at-b0)/unsafe.Sizeof(Task{})) >= a.tasks.used
 }
 
 // resumeKept sets b's program and state to kept stage ks (keptPrefixes),
@@ -200,7 +233,7 @@ func (b *builder) resumeKept(ks *keptStage, from *Fork) int {
 	fi, cp := &from.inst[b.stage], from.cp
 	c := int(ks.tasks)
 	p, a := b.prog, b.cfg.Arena
-	if p.arena != a || len(p.Tasks) != 0 || fi.at+c > len(cp.hot) || fi.offAt+c+1 > len(cp.depOff) {
+	if p.arena != a || len(p.Tasks) != 0 || len(ks.park) != c || !a.parkedIntact(ks) || fi.at+c > len(cp.hot) || fi.offAt+c+1 > len(cp.depOff) {
 		return 0
 	}
 	off := cp.depOff[fi.offAt : fi.offAt+c+1]
@@ -216,7 +249,8 @@ func (b *builder) resumeKept(ks *keptStage, from *Fork) int {
 		p.depOff, p.deps = a.depOff.grow(p.depOff, n+1), a.deps.grow(p.deps, max(nd, 2*n))
 		p.Tasks = p.Tasks[:0:min(cap(p.Tasks), cap(p.depOff)-1, cap(p.hot))]
 	}
-	p.Tasks = append(p.Tasks[:0], a.keep.tasks[ks.at:ks.at+c]...)
+	p.Tasks = append(p.Tasks[:0], ks.park...) // (below the park or overlapping it: copy's memmove either way)
+	ks.park = nil
 	// The played records as the failed play left them: they differ from
 	// the build's only in the launch-queue waits, which setQueueWaits
 	// writes for every task (walkQueues, copyQueues, resumeQueues), or,

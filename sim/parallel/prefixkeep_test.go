@@ -14,7 +14,9 @@ import (
 // last build, asked to keep, with the failed play's Fork detached: a build
 // in between, no request, a Fork not detached, another step (other host
 // costs: the prefixes' tasks differ) or another schedule order are built
-// from the start, equal all the same. A longer shortened play's build
+// from the start, equal all the same, as is a build whose task pool has no
+// populated room above its programs for the prefixes' tasks (keptPrefixes:
+// here, no larger build before it). A longer shortened play's build
 // (margin 16) resumes too, and keeps its own prefixes for the full build.
 func TestBuildResumesKeptPrefixes(t *testing.T) {
 	const m = 48
@@ -28,6 +30,7 @@ func TestBuildResumesKeptPrefixes(t *testing.T) {
 		between  bool // another build between the shortened one and the full one
 		other    bool // the full step another host's (its prefixes' tasks differ)
 		second   bool // a longer shortened play built in between, resumed, keeping its own
+		cold     bool // no larger build before: the task pool has no populated room to move the prefixes to
 		resumes  bool
 	}{
 		{name: "plain", resumes: true},
@@ -37,11 +40,23 @@ func TestBuildResumesKeptPrefixes(t *testing.T) {
 		{name: "a build between", between: true},
 		{name: "another step", host: hosted, other: true},
 		{name: "second play", host: hosted, second: true, resumes: true},
+		{name: "no room", cold: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := steadyConfig(t, m, tc.host)
 			a := new(Arena)
+			a.Reserve(1 << 14) // (an array populated ahead: warmTo's least)
 			cfg.Arena = a
+			if !tc.cold {
+				// a sweep worker's earlier, larger point: the pool's
+				// populated pages hold the moved prefixes above the full
+				// step's programs
+				big := *cfg
+				big.Microbatches = 2 * m
+				if _, err := BuildAfter(&big, pr, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
 			plan, ok := PlanSteady(cfg, 8)
 			if !ok {
 				t.Fatal("PlanSteady refused")
