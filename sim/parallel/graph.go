@@ -1396,15 +1396,9 @@ func buildAfter(cfg *StepConfig, pr Pricer, from *Fork, reprice bool) ([]*Progra
 	} else {
 		b = &builder{cfg: cfg, pr: pr, place: place, names: new(nameCache)}
 	}
-	if reprice {
-		if progs, ok := cfg.Arena.repriceBuild(cfg, pr, place, shape, b); ok {
-			return progs, nil
-		}
-		b.restart(cfg, pr, place, &cfg.Arena.names, cfg.Arena.passMarks) // afresh
-	}
 	// A failed shortened play's kept prefixes (prefixkeep.go): taken out
 	// of the last build's programs before this build reuses their storage;
-	// this build keeps its own where KeepPrefixes asked.
+	// this build, re-pricing or not, keeps its own where KeepPrefixes asked.
 	var resume bool
 	var want []int
 	var keep *prefixKeep
@@ -1416,6 +1410,15 @@ func buildAfter(cfg *StepConfig, pr Pricer, from *Fork, reprice bool) ([]*Progra
 		for len(keep.stages) < l.PP {
 			keep.stages = append(keep.stages, keptStage{})
 		}
+	}
+	if reprice {
+		if progs, ok := cfg.Arena.repriceBuild(cfg, pr, place, shape, b, want); ok {
+			keep.want = want[:0]
+			keep.build = cfg.Arena.builds
+			keep.keepConfig(cfg, pr)
+			return progs, nil
+		}
+		b.restart(cfg, pr, place, &cfg.Arena.names, cfg.Arena.passMarks) // afresh
 	}
 	var pq queuePrefix
 	for s := 0; s < l.PP; s++ {

@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"reflect"
+	"slices"
 	"unsafe"
 
 	"github.com/simtrain/simtrain/sim/engine"
@@ -27,7 +28,8 @@ import (
 // (the same stage and prefix, the same order up to it, the Fork's copies
 // its own and of the same length, nothing the state does not carry: no
 // error, no offloaded activations or hand-offs between this stage's
-// chunks, not a re-pricing build), else the stage is built from its start.
+// chunks, not a re-pricing build itself), else the stage is built from its
+// start. A re-pricing shortened build keeps its states as a fresh one.
 
 // prefixKeep is an Arena's kept builder states (prefixKeep.stages) of its
 // last build, and what the build in progress was asked to keep.
@@ -104,14 +106,28 @@ func (a *Arena) KeepPrefixes(st *Steady) {
 // builder holds (else the stage keeps none).
 func (b *builder) keepState(ks *keptStage, i int) {
 	ks.ok = false
-	if b.err != nil || b.interrupt != nil || len(b.offloaded) != 0 || b.local != nil || b.rp.on || b.step != 0 || b.issue != 0 {
+	if b.err != nil || b.interrupt != nil || len(b.offloaded) != 0 || b.local != nil || b.step != 0 || b.issue != 0 {
 		return
 	}
 	p := b.prog
-	ks.entry, ks.tasks = i, int32(len(p.Tasks))
+	c := int32(len(p.Tasks))
+	ks.entry, ks.tasks = i, c
 	ks.order = append(ks.order[:0], b.order[:i]...)
 	ks.nP2P, ks.nBands, ks.nCopy = len(p.p2p), len(p.bands), len(p.copies)
 	ks.streamTasks, ks.issueSum = p.streamTasks, p.issueSum
+	if b.rp.on {
+		// A re-pricing build keeps the last build's p2p list and stream
+		// counts whole (repriceBuild): the prefix's are counted here (its
+		// records' streams are the last build's, which are this one's).
+		if len(p.hot) < int(c) {
+			return
+		}
+		ks.nP2P, _ = slices.BinarySearch(p.p2p, c)
+		ks.streamTasks = [streamSlots]int32{}
+		for j := range p.hot[:c] {
+			ks.streamTasks[p.hot[j].stream&(streamSlots-1)]++
+		}
+	}
 	ks.issueSumOK, ks.noHostWaits, ks.p2pListed = p.issueSumOK, p.noHostWaits, p.p2pListed
 	ks.last = b.last
 	ks.tpRecent, ks.tpOlder, ks.epRecent, ks.epOlder = b.tpRecent, b.tpOlder, b.epRecent, b.epOlder
@@ -126,6 +142,20 @@ func (b *builder) keepState(ks *keptStage, i int) {
 	ks.barrier = append(ks.barrier[:0], b.barrier...)
 	ks.queued = append(ks.queued[:0], b.queued...)
 	ks.passMarks = append(ks.passMarks[:0], b.passMarks...)
+	if b.rp.on {
+		// and its pass marks' stream counts (runPass takes them from the
+		// program's, which do not move): a copy of the pass adds them
+		for i := range ks.passMarks {
+			r := &ks.passMarks[i]
+			if r.at < 0 || r.end < r.at || int(r.end) > len(p.hot) {
+				return
+			}
+			r.streams = [streamSlots]int32{}
+			for j := range p.hot[r.at:r.end] {
+				r.streams[p.hot[int(r.at)+j].stream&(streamSlots-1)]++
+			}
+		}
+	}
 	ks.ok = true
 }
 

@@ -17,7 +17,9 @@ import (
 // from the start, equal all the same, as is a build whose task pool has no
 // populated room above its programs for the prefixes' tasks (keptPrefixes:
 // here, no larger build before it). A longer shortened play's build
-// (margin 16) resumes too, and keeps its own prefixes for the full build.
+// (margin 16) resumes too, and keeps its own prefixes for the full build;
+// a shortened build that re-prices the arena's last keeps them as one
+// built afresh.
 func TestBuildResumesKeptPrefixes(t *testing.T) {
 	const m = 48
 	pr := unitPricer{unit: engine.Millisecond}
@@ -31,6 +33,7 @@ func TestBuildResumesKeptPrefixes(t *testing.T) {
 		other    bool // the full step another host's (its prefixes' tasks differ)
 		second   bool // a longer shortened play built in between, resumed, keeping its own
 		cold     bool // no larger build before: the task pool has no populated room to move the prefixes to
+		repriced bool // the shortened build re-prices the arena's last (the same step built just before)
 		resumes  bool
 	}{
 		{name: "plain", resumes: true},
@@ -41,6 +44,8 @@ func TestBuildResumesKeptPrefixes(t *testing.T) {
 		{name: "another step", host: hosted, other: true},
 		{name: "second play", host: hosted, second: true, resumes: true},
 		{name: "no room", cold: true},
+		{name: "re-priced", host: hosted, repriced: true, resumes: true},
+		{name: "re-priced, second play", repriced: true, second: true, resumes: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := steadyConfig(t, m, tc.host)
@@ -63,12 +68,22 @@ func TestBuildResumesKeptPrefixes(t *testing.T) {
 			}
 			short := *cfg
 			short.Microbatches = plan.Played
+			if tc.repriced {
+				pre := short // (BuildAfter sets defaults in what it is given: the key is of the step as given)
+				if _, err := BuildAfter(&pre, pr, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if !tc.noKeep {
 				a.KeepPrefixes(&plan)
 			}
+			r0 := RepricedBuilds()
 			sp, err := BuildAfter(&short, pr, nil)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if r := RepricedBuilds() - r0; (r == 1) != tc.repriced {
+				t.Fatalf("%d re-priced builds of the shortened step", r)
 			}
 			xs := NewSymmetric(engine.New(), short.Layout, sp)
 			xs.CountEvents()
