@@ -9,12 +9,12 @@ import (
 // A build after a failed shortened play resumes each stage from the state
 // the shortened build kept at its common prefix (Arena.KeepPrefixes): the
 // programs equal those built afresh, every field (programDiff), on a
-// two-stage 1F1B pipeline of 48 micro-batches played as one of 17 (margin
+// two-stage 1F1B pipeline of 48 micro-batches played as one of 11 (margin
 // 8), with and without a host thread. It resumes only from the Arena's
 // last build, asked to keep, with the failed play's Fork detached: a build
-// in between, no request, a Fork not detached, another step (other host
-// costs: the prefixes' tasks differ) or another schedule order are built
-// from the start, equal all the same, as is a build whose task pool has no
+// in between, no request, a Fork not detached or another step (other host
+// costs: the prefixes' tasks differ) are built from the start, equal all
+// the same, as is a build whose task pool has no
 // populated room above its programs for the prefixes' tasks (keptPrefixes:
 // here, no larger build before it). A longer shortened play's build
 // (margin 16) resumes too, and keeps its own prefixes for the full build;
