@@ -67,7 +67,10 @@ type keptStage struct {
 	nBands int
 	nCopy  int
 	// the program's
-	streamTasks                        [streamSlots]int32
+	streamTasks [streamSlots]int32
+	// recount says a re-pricing build kept the state: its p2p and stream
+	// counts and its pass marks' stream counts are to be counted (recount)
+	recount                            bool
 	issueSum                           engine.Time
 	issueSumOK, noHostWaits, p2pListed bool
 	// the builder's
@@ -115,18 +118,13 @@ func (b *builder) keepState(ks *keptStage, i int) {
 	ks.order = append(ks.order[:0], b.order[:i]...)
 	ks.nP2P, ks.nBands, ks.nCopy = len(p.p2p), len(p.bands), len(p.copies)
 	ks.streamTasks, ks.issueSum = p.streamTasks, p.issueSum
-	if b.rp.on {
-		// A re-pricing build keeps the last build's p2p list and stream
-		// counts whole (repriceBuild): the prefix's are counted here (its
-		// records' streams are the last build's, which are this one's).
-		if len(p.hot) < int(c) {
-			return
-		}
-		ks.nP2P, _ = slices.BinarySearch(p.p2p, c)
-		ks.streamTasks = [streamSlots]int32{}
-		for j := range p.hot[:c] {
-			ks.streamTasks[p.hot[j].stream&(streamSlots-1)]++
-		}
+	// A re-pricing build keeps the last build's p2p list and stream counts
+	// whole (repriceBuild): the prefix's are counted from its programs
+	// when a build resumes from them (keptPrefixes), not at every
+	// re-pricing shortened build.
+	ks.recount = b.rp.on
+	if b.rp.on && len(p.hot) < int(c) {
+		return
 	}
 	ks.issueSumOK, ks.noHostWaits, ks.p2pListed = p.issueSumOK, p.noHostWaits, p.p2pListed
 	ks.last = b.last
@@ -142,20 +140,6 @@ func (b *builder) keepState(ks *keptStage, i int) {
 	ks.barrier = append(ks.barrier[:0], b.barrier...)
 	ks.queued = append(ks.queued[:0], b.queued...)
 	ks.passMarks = append(ks.passMarks[:0], b.passMarks...)
-	if b.rp.on {
-		// and its pass marks' stream counts (runPass takes them from the
-		// program's, which do not move): a copy of the pass adds them
-		for i := range ks.passMarks {
-			r := &ks.passMarks[i]
-			if r.at < 0 || r.end < r.at || int(r.end) > len(p.hot) {
-				return
-			}
-			r.streams = [streamSlots]int32{}
-			for j := range p.hot[r.at:r.end] {
-				r.streams[p.hot[int(r.at)+j].stream&(streamSlots-1)]++
-			}
-		}
-	}
 	ks.ok = true
 }
 
@@ -184,6 +168,9 @@ func (a *Arena) keptPrefixes(cfg *StepConfig, pr Pricer, from *Fork, place pipel
 	for s := range stages {
 		ks, p := &k.stages[s], a.progs[s]
 		ks.park = nil
+		if ks.ok && ks.recount && !ks.counted(p) {
+			ks.ok = false
+		}
 		if ks.ok && (from.inst[s].common != ks.tasks || len(p.Tasks) < int(ks.tasks) || len(p.p2p) < ks.nP2P ||
 			len(p.bands) < ks.nBands || len(p.copies) < ks.nCopy || len(p.entries) < ks.entry) {
 			ks.ok = false
@@ -228,6 +215,36 @@ func (a *Arena) keptPrefixes(cfg *StepConfig, pr Pricer, from *Fork, place pipel
 			}
 		}
 	}
+	return true
+}
+
+// counted sets the counts a re-pricing build's kept state lacks from its
+// program p (keepState): the prefix's p2p tasks and its tasks per stream,
+// and each kept pass mark's tasks per stream (runPass takes them from the
+// program's counts, which do not move while re-pricing: a copy of the
+// pass adds them). The records' streams are the last build's, which are
+// the re-pricing build's. False when p does not hold the prefix's records.
+func (ks *keptStage) counted(p *Program) bool {
+	c := ks.tasks
+	if len(p.hot) < int(c) || len(p.Tasks) != len(p.hot) {
+		return false
+	}
+	ks.nP2P, _ = slices.BinarySearch(p.p2p, c)
+	ks.streamTasks = [streamSlots]int32{}
+	for j := range p.hot[:c] {
+		ks.streamTasks[p.hot[j].stream&(streamSlots-1)]++
+	}
+	for i := range ks.passMarks {
+		r := &ks.passMarks[i]
+		if r.at < 0 || r.end < r.at || r.end > c {
+			return false
+		}
+		r.streams = [streamSlots]int32{}
+		for j := r.at; j < r.end; j++ {
+			r.streams[p.hot[j].stream&(streamSlots-1)]++
+		}
+	}
+	ks.recount = false
 	return true
 }
 
