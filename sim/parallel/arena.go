@@ -25,6 +25,10 @@ type Arena struct {
 	rpKey   uint64
 	rpKeyed bool
 	rpAux   []uint64 // a re-pricing stage's p2p tasks' aux (repriceBuild)
+	// builds counts the builds made in the arena (BuildAfter); keep is
+	// the last build's kept prefix states (prefixkeep.go).
+	builds  uint64
+	keep    prefixKeep
 	recvs   recvIndex
 	sym     instanceBuffers // the symmetric executor's (Arena.symBuffers, reuse.go)
 	scratch statsScratch    // Executor.Stats' storage

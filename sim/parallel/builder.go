@@ -140,6 +140,14 @@ type builder struct {
 	// names finds a task name's TaskName (the Arena's, kept from build
 	// to build).
 	names *nameCache
+	// keepAt is the order entry of step 0 at whose start the stage's state
+	// is kept into keepTo (prefixkeep.go), -1: none; resumeFrom, when
+	// set, is the failed play's Fork whose common prefix the stage
+	// resumes from resumeKS, kept by the last build.
+	keepAt     int
+	keepTo     *keptStage
+	resumeFrom *Fork
+	resumeKS   *keptStage
 	// sendTimes are this build's latest Pricer.SendTime answers
 	// (sendTime), nSend of them, the oldest replaced when all are taken.
 	sendTimes [8]sendTimeEntry
@@ -178,7 +186,7 @@ func (b *builder) reset(s int, prog *Program, order []pipeline.Step) {
 		recomputed: b.recomputed, pairWait: b.pairWait[:0], queued: b.queued[:0], dpTasks: b.dpTasks[:0],
 		paramAG: b.paramAG, lastGrad: b.lastGrad, depBuf: b.depBuf[:0], classes: b.classes, classKeys: b.classKeys[:0], names: b.names,
 		sendTimes: b.sendTimes, nSend: b.nSend, plans: b.plans, plansByKey: b.plansByKey,
-		passMarks: b.passMarks[:0], barrier: b.barrier[:0], optOps: b.optOps[:0]}
+		passMarks: b.passMarks[:0], barrier: b.barrier[:0], optOps: b.optOps[:0], keepAt: -1}
 }
 
 // restart readies the arena's builder for a new build of cfg priced by
@@ -237,14 +245,26 @@ func (b *builder) build() error {
 		}
 	}
 	for step := 0; step < cfg.Steps; step++ {
-		b.step = int32(step)
-		b.dpTasks = b.dpTasks[:0]
-		b.bucketDense, b.bucketExpert = 0, 0
-		b.firstComp = true
-		b.startParamGather()
-		b.gathersEnd = int32(len(b.prog.Tasks))
-		b.passMarks = b.passMarks[:0]
-		for i := 0; i < len(b.order); i++ {
+		i0 := 0
+		if step == 0 && b.resumeFrom != nil {
+			i0 = b.resumeKept(b.resumeKS, b.resumeFrom)
+		}
+		if step == 0 && b.keepTo != nil {
+			b.keepTo.ok = false // until kept below (after the resume read it)
+		}
+		if i0 == 0 {
+			b.step = int32(step)
+			b.dpTasks = b.dpTasks[:0]
+			b.bucketDense, b.bucketExpert = 0, 0
+			b.firstComp = true
+			b.startParamGather()
+			b.gathersEnd = int32(len(b.prog.Tasks))
+			b.passMarks = b.passMarks[:0]
+		}
+		for i := i0; i < len(b.order); i++ {
+			if i == b.keepAt && step == 0 && b.keepTo != nil {
+				b.keepState(b.keepTo, i)
+			}
 			st := b.order[i]
 			if step == 0 {
 				b.prog.entries = append(b.prog.entries, int32(len(b.prog.Tasks)))

@@ -1345,8 +1345,10 @@ func BuildAfter(cfg *StepConfig, pr Pricer, from *Fork) ([]*Program, error) {
 	if a := cfg.Arena; a != nil {
 		key, keyed = cfg.StructureKey()
 		hit := keyed && a.rpKeyed && a.rpKey == key && from == nil
+		a.builds++        // (every build: the kept prefixes are the last one's, prefixkeep.go)
 		a.rpKeyed = false // until this build ends well
 		progs, err := buildAfter(cfg, pr, from, hit)
+		a.keep.want = a.keep.want[:0] // asked of this build only (a re-priced one keeps none)
 		if err == nil {
 			a.rpKey, a.rpKeyed = key, keyed
 		}
@@ -1394,8 +1396,26 @@ func buildAfter(cfg *StepConfig, pr Pricer, from *Fork, reprice bool) ([]*Progra
 	} else {
 		b = &builder{cfg: cfg, pr: pr, place: place, names: new(nameCache)}
 	}
+	// A failed shortened play's kept prefixes (prefixkeep.go): taken out
+	// of the last build's programs before this build reuses their storage;
+	// this build, re-pricing or not, keeps its own where KeepPrefixes asked.
+	var resume bool
+	var want []int
+	var keep *prefixKeep
+	if a := cfg.Arena; a != nil {
+		keep = &a.keep
+		keep.resumed = 0
+		resume = from != nil && a.keptPrefixes(cfg, pr, from, place, l.PP)
+		want, keep.want = keep.want, nil
+		for len(keep.stages) < l.PP {
+			keep.stages = append(keep.stages, keptStage{})
+		}
+	}
 	if reprice {
-		if progs, ok := cfg.Arena.repriceBuild(cfg, pr, place, shape, b); ok {
+		if progs, ok := cfg.Arena.repriceBuild(cfg, pr, place, shape, b, want); ok {
+			keep.want = want[:0]
+			keep.build = cfg.Arena.builds
+			keep.keepConfig(cfg, pr)
 			return progs, nil
 		}
 		b.restart(cfg, pr, place, &cfg.Arena.names, cfg.Arena.passMarks) // afresh
@@ -1417,6 +1437,15 @@ func buildAfter(cfg *StepConfig, pr Pricer, from *Fork, reprice bool) ([]*Progra
 			prog = &Program{Stage: s, keepHot: true}
 		}
 		b.reset(s, prog, cfg.Arena.order(cfg.Schedule, shape, s))
+		if keep != nil {
+			if resume {
+				b.resumeFrom, b.resumeKS = from, &keep.stages[s]
+			}
+			b.keepTo = &keep.stages[s] // emptied once the resume read it, kept again at keepAt
+			if s < len(want) && want[s] > 0 {
+				b.keepAt = want[s]
+			}
+		}
 		if err := b.build(); err != nil {
 			return nil, err
 		}
@@ -1455,6 +1484,11 @@ func buildAfter(cfg *StepConfig, pr Pricer, from *Fork, reprice bool) ([]*Progra
 	}
 	if err := linkP2P(progs, recvs); err != nil {
 		return nil, err
+	}
+	if keep != nil {
+		keep.want = want[:0] // (its storage, for the next request)
+		keep.build = cfg.Arena.builds
+		keep.keepConfig(cfg, pr)
 	}
 	return progs, nil
 }

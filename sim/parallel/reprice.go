@@ -238,12 +238,13 @@ func (b *builder) repricePass(r *passMark, at, P, n, theta, mb int32) (copied, h
 
 // repriceBuild re-prices the arena's last build for cfg (its structure
 // key the last build's, checked by the caller): every stage's program
-// rebuilt in the price-only mode, the builder b restarted for it. It
+// rebuilt in the price-only mode, the builder b restarted for it, each
+// stage's state kept at order entry keepAt[s] where asked (prefixkeep.go). It
 // reports false, the arena's programs then half re-priced, when a stage
 // is not the one in place (errRepriceMismatch), or when the builder
 // fails (the fresh build that follows meets the same error and returns
 // it).
-func (a *Arena) repriceBuild(cfg *StepConfig, pr Pricer, place pipeline.Placement, shape pipeline.Shape, b *builder) (progs []*Program, ok bool) {
+func (a *Arena) repriceBuild(cfg *StepConfig, pr Pricer, place pipeline.Placement, shape pipeline.Shape, b *builder, keepAt []int) (progs []*Program, ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			if r != errRepriceMismatch {
@@ -271,6 +272,10 @@ func (a *Arena) repriceBuild(cfg *StepConfig, pr Pricer, place pipeline.Placemen
 		}
 		b.reset(s, prog, a.order(cfg.Schedule, shape, s))
 		b.rp = repricing{on: true, n: n, depOff: prog.depOff, deps: prog.deps}
+		b.keepTo = &a.keep.stages[s] // (prefixkeep.go, as buildAfter's)
+		if s < len(keepAt) && keepAt[s] > 0 {
+			b.keepAt = keepAt[s]
+		}
 		// The sends' and receives' peers and matches (linkP2P's), which
 		// the copies overwrite with their sources'; the stream counts and
 		// the p2p list stay the last build's.

@@ -347,7 +347,12 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 	if opt.onBuild != nil {
 		opt.onBuild(cfg)
 	}
-	progs, err = parallel.BuildAfter(cfg, pr, from) // the launch-queue walk starts after from's prefixes where they agree
+	if steady != nil {
+		// Should this play fail, the next build resumes each stage at its
+		// common prefix instead of building it again (parallel.Arena.KeepPrefixes).
+		cfg.Arena.KeepPrefixes(steady)
+	}
+	progs, err = parallel.BuildAfter(cfg, pr, from) // the launch-queue walk starts after from's prefixes where they agree; its builder after their builds'
 	if err == nil {
 		err = pr.err
 	}
