@@ -61,6 +61,9 @@ type Fork struct {
 // peers and matches of the prefix's sends and receives (few) beside them.
 type forkCopy struct {
 	owner *Fork
+	// gen counts the Detaches and Reserves that rewrote or replaced the
+	// copies (a resumed build's Program.prefix names the one it copied)
+	gen uint64
 	// saver's saved prefixes' task states, inputs awaited and event
 	// counts (save), every stage's one after the other (forkInst.state,
 	// need, events are windows of them)
@@ -280,6 +283,7 @@ func (f *Fork) Reserve(tasks int) {
 	}
 	cp := f.cp
 	cp.owner, cp.saver = nil, nil // the copies and state held no longer valid
+	cp.gen++
 	cp.state, cp.need = reserveEmpty(cp.state, tasks), reserveEmpty(cp.need, tasks)
 	cp.events = reserveEmpty(cp.events, tasks)
 	cp.hot = reserveEmpty(cp.hot, tasks)
@@ -323,6 +327,7 @@ func (f *Fork) Detach() {
 	}
 	cp := f.cp
 	cp.owner = f
+	cp.gen++
 	// Sized at once: a sweep's failed plays grow, and appending would
 	// copy the largest ones several times.
 	// The p2p tasks and launch-queue entries copied are at most the
@@ -441,7 +446,7 @@ func (f *Fork) queuePrefix(s, stages int, pre *queuePrefix) bool {
 		return false
 	}
 	c := int(fi.common)
-	pre.hot = cp.hot[fi.at : fi.at+c]
+	pre.hot, pre.own = cp.hot[fi.at:fi.at+c], false
 	e := fi.qEnt
 	for i, n := range fi.qn {
 		pre.queue[i] = cp.queue[e : e+int(n)]
@@ -483,19 +488,32 @@ func (x *Executor) Resume(f *Fork) error {
 		// task's list equal; what a prefix task waits for lies in the
 		// prefix (the builder's references point back; guarded, not
 		// assumed).
-		saved, off := cp.hot[fi.at:fi.at+int(c)], cp.depOff[fi.offAt:fi.offAt+int(c)+1]
-		if !sameBytes(p.depOff[:c+1], off) {
-			return ErrNoResume
+		// A program whose build took its prefix's records and lists from
+		// these copies, which the executor plays in place, holds them
+		// byte for byte (builtPrefix): only the bounds are tested.
+		own := f.builtPrefix(p, i) && len(in.hot) >= int(c) && c > 0 && &in.hot[0] == &p.hot[0]
+		var deps []int32
+		if own {
+			deps = p.deps[:p.depOff[c]]
+		} else {
+			saved, off := cp.hot[fi.at:fi.at+int(c)], cp.depOff[fi.offAt:fi.offAt+int(c)+1]
+			if !sameBytes(p.depOff[:c+1], off) {
+				return ErrNoResume
+			}
+			if deps = p.deps[:off[c]]; !sameBytes(deps, cp.deps[fi.depAt:fi.depAt+int(off[c])]) {
+				return ErrNoResume
+			}
+			// The tasks: the executor's hotTasks (what the play reads,
+			// filled from p.Tasks by NewSymmetric) equal the saved
+			// ones, so the sends and receives sit where the saved ones
+			// do (Detach listed them, cp.p2p).
+			if same, _ := sameHot(in.hot[:c], saved, c+1); !same {
+				return ErrNoResume
+			}
 		}
-		if deps := p.deps[:off[c]]; !sameBytes(deps, cp.deps[fi.depAt:fi.depAt+int(off[c])]) || !allBelow(deps, c) {
-			return ErrNoResume
-		}
-		// The tasks: the executor's hotTasks (what the play reads, filled
-		// from p.Tasks by NewSymmetric) equal the saved ones, so the sends
-		// and receives sit where the saved ones do (Detach listed them,
-		// cp.p2p), and none waits past the prefix (HostAfter, QueueAfter
-		// ≥ c: 1 + the task, at most c).
-		if same, below := sameHot(in.hot[:c], saved, c+1); !same || !below {
+		// None waits past the prefix (HostAfter, QueueAfter ≥ c: 1 + the
+		// task, at most c).
+		if !allBelow(deps, c) || !hotWaitsBelow(in.hot[:c], c+1) {
 			return ErrNoResume
 		}
 		for _, b := range cp.p2p[fi.p2pAt:fi.p2pEnd] {
@@ -726,12 +744,7 @@ func sameHot(a, b []hotTask, lim int32) (same, below bool) {
 	}
 	k := laneBias(lim)
 	if len(a) > 0 && bytes.Equal(hotBytes(a), hotBytes(b)) {
-		var w uint64
-		for i := range a {
-			v := (*[4]uint64)(unsafe.Pointer(&a[i]))[2]
-			w |= v | (v + k)
-		}
-		return true, w&laneSigns == 0
+		return true, hotWaitsBelow(a, lim)
 	}
 	b = b[:len(a)]
 	var d, w uint64
@@ -743,6 +756,19 @@ func sameHot(a, b []hotTask, lim int32) (same, below bool) {
 		w |= x[2] | (x[2] + k) // hostAfter and queueAfter (the assertions below)
 	}
 	return d == 0, w&laneSigns == 0
+}
+
+// hotWaitsBelow reports whether every host and queue wait of a's is
+// below lim (0 < lim < 2³¹: sameHot's bound, laneBias on the word that
+// holds both, a load and three operations a record).
+func hotWaitsBelow(a []hotTask, lim int32) bool {
+	k := laneBias(lim)
+	var w uint64
+	for i := range a {
+		v := (*[4]uint64)(unsafe.Pointer(&a[i]))[2]
+		w |= v | (v + k)
+	}
+	return w&laneSigns == 0
 }
 
 // hotBytes is the bytes of a's records (len(a) > 0).

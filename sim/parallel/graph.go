@@ -289,6 +289,10 @@ type Program struct {
 	// records' other fields unused.
 	hot     []hotTask
 	keepHot bool
+	// prefix says the first tasks' hot records, dependency offsets and
+	// dependencies are byte copies of a Fork's (resumeKept, this
+	// program's build): Fork.builtPrefix.
+	prefix prefixSource
 	// skipRuns is the per-layer skip's runs of an arena's program, found
 	// at its first Run with the skip (skip.go); nil after every fresh
 	// build, its priced cleared by a re-pricing.
@@ -1469,6 +1473,7 @@ func buildAfter(cfg *StepConfig, pr Pricer, from *Fork, reprice bool) ([]*Progra
 		var pre *queuePrefix
 		if from.queuePrefix(s, len(progs), &pq) {
 			pre = &pq
+			pq.own = from.builtPrefix(b.prog, s)
 		}
 		b.prog.setQueueWaits(&cfg.Host, pre)
 		if queuePrefixChecks.on.Load() || queueCopyChecks.on.Load() { // tests (SetQueuePrefixChecks, SetQueueCopyChecks)

@@ -32,6 +32,9 @@ type queuePrefix struct {
 	qrest []engine.Time
 	qlim  int64
 	perK  [2]int64
+	// own says the program's first len(hot) records are byte copies of
+	// hot, made by its build and not written since (Fork.builtPrefix).
+	own bool
 }
 
 // resumeQueues sets the walk's state to what it is after pre's tasks when
@@ -67,13 +70,23 @@ func (p *Program) resumeQueues(st *[streamSlots]streamQueue, pre *queuePrefix, q
 	tasks, hot := p.hot[:c], pre.hot[:c] // (the program's records: setQueueWaits)
 	var d uint64
 	var waits int32
-	mask := hotKindStreamMask
-	for i := range hot {
-		x, y := (*[4]uint64)(unsafe.Pointer(&tasks[i])), (*[4]uint64)(unsafe.Pointer(&hot[i]))
-		d |= (x[1] ^ y[1]) | (x[3]^y[3])&mask
-		w := hot[i].queueAfter
-		tasks[i].queueAfter = w
-		waits |= w
+	if pre.own {
+		// The program's records are hot's bytes (its build copied
+		// them: Fork.builtPrefix): nothing to compare or copy, only
+		// whether any waits (≈ 3 instructions a task; issue 18,
+		// fork50b).
+		for i := range tasks {
+			waits |= tasks[i].queueAfter
+		}
+	} else {
+		mask := hotKindStreamMask
+		for i := range hot {
+			x, y := (*[4]uint64)(unsafe.Pointer(&tasks[i])), (*[4]uint64)(unsafe.Pointer(&hot[i]))
+			d |= (x[1] ^ y[1]) | (x[3]^y[3])&mask
+			w := hot[i].queueAfter
+			tasks[i].queueAfter = w
+			waits |= w
+		}
 	}
 	if d != 0 {
 		return 0, false // a kind, stream or issue time differs

@@ -369,14 +369,14 @@ func checkRepriced(cfg *StepConfig, pr Pricer, got []*Program) error {
 // programDiff names the fields of a and b that differ (slices by their
 // elements, not their capacity), "" when none, the arena and the queue
 // walk's own record aside (qfrom, qbig, qcopied: how the walk went, not
-// what it found), and the layer skip's runs (skipRuns: found by a Run,
-// not built).
+// what it found), the layer skip's runs (skipRuns: found by a Run, not
+// built) and where a resumed build took its prefix from (prefix).
 func programDiff(a, b *Program) string {
 	va, vb := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()
 	var diff []string
 	for i := 0; i < va.NumField(); i++ {
 		switch name := va.Type().Field(i).Name; name {
-		case "arena", "qfrom", "qbig", "qcopied", "skipRuns":
+		case "arena", "qfrom", "qbig", "qcopied", "skipRuns", "prefix":
 		default:
 			if !sameValue(va.Field(i), vb.Field(i)) {
 				diff = append(diff, name)

@@ -68,14 +68,15 @@ func TestPlayedProgramsAsBuilt(t *testing.T) {
 // queue walk's record of how it went, which depends on what the build
 // took from a failed shortened play (BuildAfter: qfrom, the task the walk
 // started at, qbig, the walk's own state, and qcopied, a count for
-// tests), not on the play; and for the layer skip's runs (skipRuns), which
-// a Run finds, not the build.
+// tests), not on the play; for the layer skip's runs (skipRuns), which
+// a Run finds, not the build; and for where a resumed build took its
+// prefix from (prefix).
 func programDiff(a, b *parallel.Program) string {
 	va, vb := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()
 	var diff []string
 	for i := 0; i < va.NumField(); i++ {
 		name := va.Type().Field(i).Name
-		if name == "arena" || name == "qfrom" || name == "qcopied" || name == "qbig" || name == "skipRuns" {
+		if name == "arena" || name == "qfrom" || name == "qcopied" || name == "qbig" || name == "skipRuns" || name == "prefix" {
 			continue
 		}
 		if !deepEqualUnexported(va.Field(i), vb.Field(i)) {
