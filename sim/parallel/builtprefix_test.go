@@ -17,7 +17,9 @@ import (
 // queue walks after the prefixes equal walks from the first task
 // (SetQueuePrefixChecks); the resumed play equals the full play from the
 // start, as does the play resumed into the same step built from the
-// start, which Resume compares with the copies. After the Fork's copies
+// start, which Resume compares with the copies. The walk over a prefix
+// with a queue bound tests its waits' bounds for Resume (below); a
+// record waiting past its prefix is refused where it has not. After the Fork's copies
 // are dropped (Reserve) or another build, no stage is the Fork's; and
 // a program's record of its source that differs from the Fork's in any
 // field (another Detach, another build, another place or length) is
@@ -97,6 +99,22 @@ func TestResumeTakesBuiltPrefixes(t *testing.T) {
 				if !f.builtPrefix(p, s) {
 					t.Errorf("stage %d: resumed, but its prefix not the Fork's", s)
 				}
+				if p.prefix.below != (tc.host.Queue > 0) {
+					t.Errorf("stage %d: the queue walk found the prefix's waits inside it: %v, walked: %v", s, p.prefix.below, tc.host.Queue > 0)
+				}
+			}
+			// Resume still tests the bounds of the Fork's records the
+			// walk did not read: a host wait past the prefix refused
+			{
+				p := got[0]
+				c := f.inst[0].common
+				keep, below := p.hot[1].hostAfter, p.prefix.below
+				p.hot[1].hostAfter, p.prefix.below = c+2, false
+				x := NewSymmetric(engine.New(), cfg.Layout, got)
+				if err := x.Resume(&f); err != ErrNoResume {
+					t.Errorf("a prefix task waiting past the prefix: Resume %v, want ErrNoResume", err)
+				}
+				p.hot[1].hostAfter, p.prefix.below = keep, below
 			}
 			// a program's record of its source, each field changed
 			for i, change := range []func(*prefixSource){

@@ -513,7 +513,7 @@ func (x *Executor) Resume(f *Fork) error {
 		}
 		// None waits past the prefix (HostAfter, QueueAfter ≥ c: 1 + the
 		// task, at most c).
-		if !allBelow(deps, c) || !hotWaitsBelow(in.hot[:c], c+1) {
+		if !allBelow(deps, c) || !(own && p.prefix.below) && !hotWaitsBelow(in.hot[:c], c+1) {
 			return ErrNoResume
 		}
 		for _, b := range cp.p2p[fi.p2pAt:fi.p2pEnd] {

@@ -337,6 +337,9 @@ type prefixSource struct {
 	gen, build       uint64
 	c                int32
 	at, offAt, depAt int
+	// below says every host and queue wait of the prefix's records
+	// lies in it (resumeQueues, which reads them: Resume's test)
+	below bool
 }
 
 // builtPrefix says p's hot records, dependency offsets and dependencies
