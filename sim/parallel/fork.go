@@ -178,14 +178,22 @@ func (f *Fork) save(x *Executor, st Steady) {
 		p := in.prog
 		c := prefix(p, st.stages[in.stage].common)
 		hot := x.hotTasks(i) // the Tasks' kinds, on fewer cache lines
-		for t := c; t < int32(len(p.Tasks)); t++ {
+		// (the instance's slices and flag in locals: through in, as
+		// depsIn reads them, every task reloaded four of them; issue
+		// 18, fork50b)
+		n := int32(len(p.Tasks))
+		state, need, hosted := in.state[:n], in.need[:n], p.Hosted
+		hot = hot[:n]
+		for t := c; t < n; t++ {
+			st := &state[t]
+			if st.start > 0 {
+				return // started (a receive by its send), past the common prefix
+			}
 			if hot[t].kind == KindRecv {
-				if in.state[t].start > 0 {
-					return // started by its send
-				}
 				continue
 			}
-			if in.state[t].start > 0 || in.depsIn(int(t)) {
+			// depsIn: all inputs in, the issue aside with a host thread
+			if k := need[t]; k <= 0 || hosted && st.issued == 0 && k <= 1 {
 				return // this play has run past the common prefix
 			}
 		}
