@@ -935,8 +935,16 @@ func (x *Executor) setWatch(cut func(stage int) int) bool {
 				}
 			}
 		}
+		// Four records an iteration, one bounds check each (the loop's
+		// own increment, compare and branch were half its instructions;
+		// issue 18, fork50b).
 		state := in.state[:read]
-		for t := range state {
+		n4 := len(state) &^ 3
+		for t := 0; t < n4; t += 4 {
+			q := state[t : t+4 : t+4]
+			left += b2i(q[0].end == 0) + b2i(q[1].end == 0) + b2i(q[2].end == 0) + b2i(q[3].end == 0)
+		}
+		for t := n4; t < len(state); t++ {
 			if state[t].end == 0 {
 				left++
 			}
