@@ -446,23 +446,48 @@ func fillHot(hot []hotTask, need []int32, p *Program) {
 
 // fillNeedCopied is fillHot's need from the records hot: the copied
 // ranges' (Program.copies) copied from their sources'.
+//
+// Consecutive copies that continue one another, each starting where the
+// last ended and reading on where the last one's source ended (the same
+// distance d back), are one run, copied at once (copyBack): of the 70B
+// sweep's 355 k copies (10.7 M tasks, 30 a copy) 330 k continue the one
+// before, and a copy call each cost ≈ 45 instructions of fillNeedCopied
+// and memmove.
 func fillNeedCopied(need []int32, hot []hotTask, p *Program) {
 	n := len(p.Tasks)
 	// (locals: through p, each copy reloaded them)
 	need, hot, off, hosted := need[:n], hot[:n], p.depOff[:n+1], p.Hosted
 	i := 0
+	ra, rd := 0, 0 // the open run: need[ra:i] copied from d = rd back (none: ra = i)
 	for _, c := range p.copies {
 		at, src, m := int(c.at), int(c.src), int(c.n)
 		if at < i || m < 0 || at+m > n || src < 0 || src+m > at {
 			break // not a build's list: the rest is counted below
 		}
-		if i < at { // (none between consecutive copies, most of them)
-			fillNeedOf(need[i:at], off[i:at+1], hot[i:at], hosted)
+		if d := at - src; at != i || d != rd {
+			copyBack(need[:i], ra, rd)
+			if i < at { // (none between consecutive copies, most of them)
+				fillNeedOf(need[i:at], off[i:at+1], hot[i:at], hosted)
+			}
+			ra, rd = at, d
 		}
 		i = at + m
-		copy(need[at:i], need[src:src+m])
 	}
+	copyBack(need[:i], ra, rd)
 	fillNeedOf(need[i:], off[i:], hot[i:], hosted)
+}
+
+// copyBack sets each v[k], k from a up to len(v) in turn, to v[k−d]
+// (d ≥ 1, a ≥ d; nothing when a = len(v)): the copies of a run of
+// fillNeedCopied, each of at most d elements and each reading d back, in
+// order. Where the run is longer than d it repeats v[a−d:a] (each element
+// read was set d earlier): copied in doubling blocks, each from the
+// repeated part so far, which ends where the block starts.
+func copyBack(v []int32, a, d int) {
+	for a < len(v) {
+		a += copy(v[a:], v[a-d:a])
+		d += d
+	}
 }
 
 // fillNeedOf sets need to the dependency counts, off's differences (a

@@ -37,6 +37,12 @@ func TestFillNeedCopiedMatchesPlain(t *testing.T) {
 		{"chain", 35, []copySeg{{7, 0, 7}, {14, 7, 7}, {21, 14, 7}, {28, 21, 7}}},
 		{"first at zero gap", 16, []copySeg{{9, 1, 3}, {12, 9, 3}}},
 		{"not a build's", 20, []copySeg{{7, 0, 7}, {5, 0, 2}, {14, 0, 3}}},
+		// runs of copies that continue one another (copyBack)
+		{"long chain", 70, []copySeg{{7, 0, 7}, {14, 7, 7}, {21, 14, 7}, {28, 21, 7}, {35, 28, 7}, {42, 35, 7}, {49, 42, 7}, {56, 49, 7}, {63, 56, 7}}},
+		{"chain of unequal copies", 28, []copySeg{{7, 0, 7}, {14, 7, 4}, {18, 11, 3}, {21, 14, 7}}},
+		{"one run from far back", 28, []copySeg{{14, 0, 7}, {21, 7, 7}}},
+		{"distance changes", 28, []copySeg{{7, 0, 7}, {14, 0, 7}, {21, 7, 7}}},
+		{"run then gap then run", 40, []copySeg{{7, 0, 7}, {14, 7, 7}, {23, 2, 5}, {28, 7, 5}}},
 	} {
 		for _, hosted := range []bool{false, true} {
 			p := &Program{Hosted: hosted}
@@ -82,5 +88,29 @@ func applyCopies(p *Program, cnt []int32, copies []copySeg) {
 	p.depOff = make([]int32, n+1)
 	for i, d := range cnt {
 		p.depOff[i+1] = p.depOff[i] + d
+	}
+}
+
+// TestCopyBackMatchesElementwise: copyBack(v, a, d) sets v[a:] as the
+// element-by-element copy from d back, in order (each element read may
+// have been set by the copy itself), for runs shorter than d, equal to
+// it, a few times it and not a multiple of it. It fails if a doubling
+// block reads past the part already repeated, or stops short.
+func TestCopyBackMatchesElementwise(t *testing.T) {
+	for _, c := range []struct{ n, a, d int }{
+		{10, 10, 3}, {10, 8, 3}, {10, 7, 3}, {12, 6, 6}, {40, 3, 3}, {41, 5, 2}, {9, 1, 1}, {100, 7, 7}, {30, 20, 9},
+	} {
+		got, want := make([]int32, c.n), make([]int32, c.n)
+		for i := range got {
+			got[i] = int32(i*7 + 1)
+			want[i] = got[i]
+		}
+		for k := c.a; k < c.n; k++ {
+			want[k] = want[k-c.d]
+		}
+		copyBack(got, c.a, c.d)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("n %d a %d d %d: %v, want %v", c.n, c.a, c.d, got, want)
+		}
 	}
 }

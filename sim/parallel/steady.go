@@ -717,6 +717,13 @@ func (x *Executor) unitsRepeat(i int, lo, hi, u int32, period engine.Time, reps 
 	if len(hot) != len(tasks) {
 		hot = nil // a program without records: no waits, no issue (Program.waits)
 	}
+	if lo >= hi {
+		return true
+	}
+	// Each task's dependency list ends where the next one's starts: the
+	// offsets are read once a task, carried from one to the next (oa, ob).
+	off = off[:hi+u+1]
+	oa, ob := off[lo], off[lo+u]
 	for t := lo; t < hi; t++ {
 		n := t + u
 		b := &tasks[n]
@@ -737,15 +744,19 @@ func (x *Executor) unitsRepeat(i int, lo, hi, u int32, period engine.Time, reps 
 		if !sameTask(&a, b) {
 			return false
 		}
-		da, db := deps[off[t]:off[t+1]], deps[off[n]:off[n+1]]
-		if len(da) != len(db) {
+		// The lists compared element by element through their offsets,
+		// not sliced (two slicings checked six bounds; most tasks have
+		// one dependency).
+		ea, eb := off[t+1], off[n+1]
+		if eb-ob != ea-oa {
 			return false
 		}
-		for k, d := range da {
-			if d+u != db[k] && d != db[k] { // relative or absolute (Replicate)
+		for k, m := oa, ob-oa; k < ea; k++ {
+			if d, e := deps[k], deps[k+m]; d+u != e && d != e { // relative or absolute (Replicate)
 				return false
 			}
 		}
+		oa, ob = ea, eb
 		sa, sb := &state[t], &state[n]
 		if sb.Start() != sa.Start()+period || sb.End() != sa.End()+period || events && ev[t] != ev[n] {
 			return false
