@@ -193,16 +193,12 @@ func (e *Engine) At(t Time, h HandlerID, arg int64) {
 	e.seq += 1 << handlerBits
 	x := event{at: t, key: e.seq | uint64(h), arg: arg}
 	// The common case, in this function: the queue holds a few events,
-	// none bucketed, in early's sorted array, which has room (one
-	// comparison: earlyQueue.room); insert is inlined here, without
-	// queue.push's and earlyQueue.push's calls, as insertAbove once an
-	// event was popped (t is after now, so after that event's time).
+	// none bucketed, in early's sorted array, which has room and an event
+	// popped (one comparison: earlyQueue.room); the insertion is inlined
+	// here, without queue.push's and earlyQueue.push's calls, as
+	// insertAbove (t is after now, so after the popped event's time).
 	if q := &e.q.early; len(q.ev) < q.room {
-		if q.head > 0 {
-			q.insertAbove(x) // t > now: the last popped event bounds the walk
-		} else {
-			q.insert(x)
-		}
+		q.insertAbove(x)
 		return
 	}
 	if e.q.bucketing && t >= e.q.last {

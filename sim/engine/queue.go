@@ -114,11 +114,11 @@ func (q *queue) push(x event) {
 }
 
 // setRoom sets early.room (earlyQueue): the places its sorted storage may
-// fill, min(cap, sortedCap), while early is sorted and q is not bucketing,
-// else 0.
+// fill, min(cap, sortedCap), while early is sorted, an event was popped
+// from it (head > 0: insertAbove's bound) and q is not bucketing, else 0.
 func (q *queue) setRoom() {
 	r := 0
-	if !q.bucketing && !q.early.heap {
+	if !q.bucketing && !q.early.heap && q.early.head > 0 {
 		r = min(cap(q.early.ev), sortedCap)
 	}
 	q.early.room = r
