@@ -38,7 +38,8 @@ import (
 // room lets Engine.At insert in place with one comparison: while
 // len(ev) < room, q is sorted, an event was popped (head > 0: insertAbove's
 // bound), its queue is not bucketing and the storage has room for one more
-// event. queue.setRoom sets it after every push through queue.push (the
+// event; and the engine's FIFO is empty and the engine not stopped
+// (queue.hold, Engine.hold), which lets Engine.runAll test room alone. queue.setRoom sets it after every push through queue.push (the
 // only way storage grows or the mode changes while the queue is not
 // bucketing) to min(cap(ev), sortedCap) while q is sorted, head > 0 and
 // its queue is not bucketing, else 0; what else changes the storage or the
