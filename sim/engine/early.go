@@ -36,13 +36,18 @@ import (
 // sortedCap events, whatever storage a heap left it.
 //
 // room lets Engine.At insert in place with one comparison: while
-// len(ev) < room, q is sorted, its queue is not bucketing and the storage
-// has room for one more event. queue.setRoom sets it after every push
-// through queue.push (the only way storage grows or the mode changes while
-// the queue is not bucketing) to min(cap(ev), sortedCap) while q is sorted
-// and its queue is not bucketing, else 0; what else changes the storage or the mode
-// (makeRoom, toHeap, reset, copyFrom) sets it to 0, which only sends the
-// next At the longer way.
+// len(ev) < room, q is sorted, an event was popped (head > 0: insertAbove's
+// bound), its queue is not bucketing and the storage has room for one more
+// event; and the engine's FIFO is empty and the engine not stopped
+// (queue.hold, Engine.hold), which lets Engine.runAll test room alone. queue.setRoom sets it after every push through queue.push (the
+// only way storage grows or the mode changes while the queue is not
+// bucketing) to min(cap(ev), sortedCap) while q is sorted, head > 0 and
+// its queue is not bucketing, else 0; what else changes the storage or the
+// mode (makeRoom, toHeap, reset, copyFrom) sets it to 0, which only sends
+// the next At the longer way. makeRoom keeps the last popped event below
+// head (head 1), so that a move sends one At the longer way, not every
+// one until the next pop; head is 0 with events pending only after a
+// reset, a Restore or the heap, until the first pop.
 type earlyQueue struct {
 	ev   []event // sorted: ev[head:] in order; heap: a binHeap, head 0
 	head int
@@ -110,8 +115,9 @@ func (q *earlyQueue) insert(x event) {
 // x.at. The event before head is the last one popped, and an event leaves
 // early only to run (Engine.run, popUntil), at a time no later than the
 // clock, so for Engine.At's x, after now, it holds; what rewrites the
-// places below head (makeRoom's move, toHeap, reset, copyFrom) sets head
-// to 0, and makeRoom's growth copies them with the rest. That event
+// places below head (toHeap, reset, copyFrom) sets head to 0, makeRoom's
+// move keeps the last popped event below head and its growth copies them
+// with the rest. That event
 // then stops the walk from the back by its time alone, without the test
 // of the index against head (two instructions a round), and the walk
 // steps a pointer down the array, which needs no bounds check: ≈ 9
@@ -139,14 +145,19 @@ func (q *earlyQueue) insertAbove(x event) {
 // makeRoom gives full sorted storage room for one more event: it grows to
 // sortedCap events the first time; after, fewer than sortedMax events
 // are left, past head ≥ sortedMax popped ones, and moving them down costs
-// at most one event per pop.
+// at most one event per pop. The move keeps the last popped event, at 0,
+// with head 1: insertAbove's bound (room needs head > 0), so that the
+// pushes after a move insert in place again from the next one on; with
+// head 0 every push took queue.push's way and every event run's until the
+// next pop (+26 M instructions on the 70B sweep, 99 k moves:
+// docs/design.md, play50b).
 func (q *earlyQueue) makeRoom() {
 	if cap(q.ev) < sortedCap {
 		q.ev = slices.Grow(q.ev, sortedCap-len(q.ev))
 		return
 	}
-	q.ev = q.ev[:copy(q.ev, q.ev[q.head:])]
-	q.head, q.room = 0, 0
+	q.ev = q.ev[:copy(q.ev, q.ev[q.head-1:])]
+	q.head, q.room = 1, 0
 }
 
 // toHeap turns q, sorted and holding sortedMax events or more, into a heap

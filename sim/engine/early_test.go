@@ -174,13 +174,13 @@ func TestAfterEventOnEveryPath(t *testing.T) {
 		}
 		var hooks int
 		var last Time
-		e.AfterEvent = func(now Time) {
+		e.SetAfterEvent(func(now Time) {
 			hooks++
 			if now < last {
 				t.Errorf("%d pending: hook at %v after %v", pending, now, last)
 			}
 			last = now
-		}
+		})
 		n := e.Run()
 		if want := uint64(pending + 1); n != want || uint64(hooks) != want {
 			t.Errorf("%d pending: %d events, %d hooks, want %d of each", pending, n, hooks, want)
@@ -200,6 +200,7 @@ type roomDriver struct {
 	pending int
 	log     []event                 // (at, arg) of each handled event, in order
 	at      func(t Time, arg int64) // schedules an event
+	after   func()                  // called at the end of each event, if set
 }
 
 func (d *roomDriver) Handle(now Time, arg int64) {
@@ -222,6 +223,9 @@ func (d *roomDriver) Handle(now Time, arg int64) {
 		d.pending++
 		d.at(now+dt, arg*3+int64(n))
 	}
+	if d.after != nil {
+		d.after()
+	}
 }
 
 // TestRoomKeepsOrder: earlyQueue.room lets At insert and run take events
@@ -238,8 +242,8 @@ func TestRoomKeepsOrder(t *testing.T) {
 	d.at = func(at Time, arg int64) { e.At(at, d.h, arg) }
 	check := func(where string) {
 		q := &e.q.early
-		if q.room != 0 && (q.heap || e.q.bucketing || q.room != min(cap(q.ev), sortedCap) || e.q.n != 0) {
-			t.Fatalf("%s: room %d with heap %v, bucketing %v, cap %d, %d bucketed", where, q.room, q.heap, e.q.bucketing, cap(q.ev), e.q.n)
+		if q.room != 0 && (q.heap || e.q.bucketing || q.room != min(cap(q.ev), sortedCap) || e.q.n != 0 || q.head == 0) {
+			t.Fatalf("%s: room %d with heap %v, bucketing %v, cap %d, %d bucketed, head %d", where, q.room, q.heap, e.q.bucketing, cap(q.ev), e.q.n, q.head)
 		}
 		if !q.heap && len(q.ev) > sortedCap {
 			t.Fatalf("%s: sorted array over %d places: %d", where, sortedCap, len(q.ev))
@@ -249,7 +253,7 @@ func TestRoomKeepsOrder(t *testing.T) {
 			t.Fatalf("%s: the event before head at %v, after now %v", where, q.ev[q.head-1].at, e.Now())
 		}
 	}
-	e.AfterEvent = func(Time) { check("after an event") }
+	d.after = func() { check("after an event") } // (not the AfterEvent hook, which holds room at 0)
 	var sawHeap, sawBucketing, sawSorted bool
 	for i := range 4 {
 		d.pending++
@@ -339,6 +343,81 @@ func TestInsertAboveEveryPlace(t *testing.T) {
 					t.Fatalf("head %d, %d pending, new at %d: popped places %v changed, were %v", head, pending, at, got.ev[:head], base[:head])
 				}
 			}
+		}
+	}
+}
+
+// TestMakeRoomKeepsLastPopped: makeRoom's move, for every head its caller
+// allows (full storage of sortedCap places, fewer than sortedMax pending),
+// keeps the last popped event at 0 and the pending ones from 1 (head 1,
+// insertAbove's bound: room needs head > 0) and sets room to 0, and its
+// growth leaves head and the popped places as they were; an insertion then gives the order
+// the bounded walk (insert) gives. (It fails with the move to 0, head 0.)
+func TestMakeRoomKeepsLastPopped(t *testing.T) {
+	for _, c := range []struct{ capacity, head int }{
+		{sortedCap, sortedCap - sortedMax + 1}, {sortedCap, 40}, {sortedCap, sortedCap - 1}, {sortedCap, sortedCap},
+		{8, 3}, {8, 8},
+	} {
+		var base []event
+		for k := range c.capacity {
+			base = append(base, event{at: Time(10 + k), key: uint64(k+1) << handlerBits, arg: int64(k)})
+		}
+		q := earlyQueue{ev: append(make([]event, 0, c.capacity), base...), head: c.head, room: c.capacity}
+		q.makeRoom()
+		wantHead, wantRoom, wantEv := 1, 0, base[c.head-1:]
+		if c.capacity < sortedCap {
+			wantHead, wantRoom, wantEv = c.head, c.capacity, base // grown: nothing moved (push sets room after)
+		}
+		if q.head != wantHead || q.room != wantRoom || !slices.Equal(q.ev, wantEv) || cap(q.ev) < min(len(q.ev)+1, sortedCap) {
+			t.Fatalf("cap %d, head %d: head %d, room %d, storage %v (cap %d), want head %d, room %d, %v",
+				c.capacity, c.head, q.head, q.room, q.ev, cap(q.ev), wantHead, wantRoom, wantEv)
+		}
+		// between the pending events where there are some: not before the last popped one
+		x := event{at: max(Time(10+c.capacity-2), base[c.head-1].at), key: uint64(1000) << handlerBits, arg: -1}
+		want := earlyQueue{ev: append(make([]event, 0, len(q.ev)+1), q.ev...), head: q.head}
+		want.insert(x)
+		q.insertAbove(x)
+		if !slices.Equal(q.ev, want.ev) {
+			t.Fatalf("cap %d, head %d: after the insertion %v, want %v", c.capacity, c.head, q.ev, want.ev)
+		}
+	}
+}
+
+// TestRoomNeedsPopped: room, which lets At insert in place with
+// insertAbove (bounded by the event before head), stays 0 while no event
+// was popped since the storage was reset, restored or last moved to 0
+// (head 0), and is set by the first push after a pop. (It fails if
+// setRoom sets room at head 0.)
+func TestRoomNeedsPopped(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		reset func(e *Engine) // after an event was popped
+	}{
+		{"new", nil},
+		{"reset", func(e *Engine) { e.Reset() }},
+		{"restore", func(e *Engine) { var s Snapshot; e.Save(&s); e.Restore(&s) }},
+	} {
+		e := New()
+		h := e.Register(&counter{})
+		if c.reset != nil {
+			e.At(1, h, 0)
+			e.At(2, h, 0)
+			e.RunUntil(1)
+			c.reset(e)
+			if len(e.handlers) == 0 {
+				h = e.Register(&counter{})
+			}
+		}
+		for k := range 3 {
+			e.At(Time(10+k), h, int64(k))
+			if q := &e.q.early; q.room != 0 {
+				t.Fatalf("%s: push %d with head %d: room %d, want 0", c.name, k, q.head, q.room)
+			}
+		}
+		e.RunUntil(10)
+		e.At(20, h, 9)
+		if q := &e.q.early; q.room == 0 || q.head == 0 {
+			t.Fatalf("%s: after a pop and a push: room %d, head %d, want both > 0", c.name, q.room, q.head)
 		}
 	}
 }

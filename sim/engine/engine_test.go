@@ -250,6 +250,7 @@ type runDriver struct {
 	stopEvery int
 	limit     int
 	log       []event
+	held      int // events after which room was set with the FIFO holding events or the engine stopped
 }
 
 func (d *runDriver) Handle(now Time, arg int64) {
@@ -274,6 +275,11 @@ func (d *runDriver) Handle(now Time, arg int64) {
 		}
 		d.e.After(dt, d.h, int64(len(d.log))<<8|int64(n))
 	}
+	// room != 0 says the FIFO is empty and the engine not stopped (hold):
+	// runAll's in-place path tests room alone.
+	if d.e.q.early.room != 0 && (len(d.e.fifo) != 0 || d.e.stopped) {
+		d.held++
+	}
 }
 
 // TestRunEqualsRunUntilForever: Run (runAll: the in-place path in a loop
@@ -281,7 +287,10 @@ func (d *runDriver) Handle(now Time, arg int64) {
 // bucketing) runs the same events at the same times in the same order as
 // RunUntil(Forever), the loop it replaced, with the AfterEvent hook on and
 // off, across zero-delay events, early's storage wrapping and heap, the
-// buckets, and Stop with Run called again.
+// buckets, and Stop with Run called again: each call returns after the
+// same events (it fails if Stop does not hold room at 0, or a zero-delay
+// event does not), and room is never set with the FIFO holding events or
+// the engine stopped.
 func TestRunEqualsRunUntilForever(t *testing.T) {
 	for _, c := range []struct {
 		name         string
@@ -298,26 +307,85 @@ func TestRunEqualsRunUntilForever(t *testing.T) {
 		{"stops", 12, 2, 997, false},
 		{"stops, buckets", 400, 2, 997, true},
 	} {
-		play := func(run func(e *Engine)) ([]event, []Time, Time, uint64) {
+		play := func(run func(e *Engine) uint64) ([]event, []Time, Time, []uint64) {
 			e := New()
 			d := &runDriver{e: e, rng: rand.New(rand.NewPCG(11, 12)), target: c.target, zero: c.zero, stopEvery: c.stopEvery, limit: 30_000}
 			d.h = e.Register(d)
 			var hook []Time
 			if c.afterEvent {
-				e.AfterEvent = func(now Time) { hook = append(hook, now) }
+				e.SetAfterEvent(func(now Time) { hook = append(hook, now) })
 			}
 			for i := range 4 {
 				e.At(Time(i), d.h, int64(i))
 			}
+			var calls []uint64 // the events of each call
 			for e.Pending() > 0 {
-				run(e)
+				calls = append(calls, run(e))
 			}
-			return d.log, hook, e.Now(), e.Executed()
+			if d.held != 0 {
+				t.Fatalf("%s: room set after %d events with the FIFO holding events or the engine stopped", c.name, d.held)
+			}
+			return d.log, hook, e.Now(), calls
 		}
-		log, hook, now, n := play(func(e *Engine) { e.Run() })
-		wlog, whook, wnow, wn := play(func(e *Engine) { e.RunUntil(Forever) })
-		if len(wlog) < 30_000 || n != wn || now != wnow || !slices.Equal(log, wlog) || !slices.Equal(hook, whook) {
-			t.Fatalf("%s: Run ran %d events to %v (hook %d), RunUntil(Forever) %d to %v (hook %d), logs equal %v", c.name, n, now, len(hook), wn, wnow, len(whook), slices.Equal(log, wlog))
+		log, hook, now, n := play(func(e *Engine) uint64 { return e.Run() })
+		wlog, whook, wnow, wn := play(func(e *Engine) uint64 { return e.RunUntil(Forever) })
+		if len(wlog) < 30_000 || !slices.Equal(n, wn) || now != wnow || !slices.Equal(log, wlog) || !slices.Equal(hook, whook) {
+			t.Fatalf("%s: Run's calls ran %v events to %v (hook %d), RunUntil(Forever)'s %v to %v (hook %d), logs equal %v", c.name, n, now, len(hook), wn, wnow, len(whook), slices.Equal(log, wlog))
+		}
+	}
+}
+
+// hookSetter schedules the next event 1 ns on (and a second one 3 ns on,
+// so that a few are pending) until limit, and at the event at setAt sets
+// the engine's AfterEvent hook, which records each time it runs at and
+// clears itself at clearAt.
+type hookSetter struct {
+	e                     *Engine
+	h                     HandlerID
+	setAt, clearAt, limit Time
+	hooked                []Time
+}
+
+func (s *hookSetter) Handle(now Time, arg int64) {
+	if arg == 0 && now < s.limit {
+		s.e.At(now+1, s.h, 0)
+		s.e.At(now+3, s.h, 1)
+	}
+	if now == s.setAt && arg == 0 {
+		s.e.SetAfterEvent(func(now Time) {
+			s.hooked = append(s.hooked, now)
+			if now == s.clearAt {
+				s.e.SetAfterEvent(nil)
+			}
+		})
+	}
+}
+
+// TestAfterEventSetByHandler: a hook set by a handler in the middle of a
+// Run (as the layer skip sets its moment's) runs after that event and
+// every one after it until it clears itself, on runAll's in-place path
+// too (SetAfterEvent holds room at 0; it fails if it does not).
+func TestAfterEventSetByHandler(t *testing.T) {
+	for _, c := range []struct{ setAt, clearAt Time }{{10, 20}, {1, 2}, {30, 30}, {5, 45}} {
+		e := New()
+		s := &hookSetter{e: e, setAt: c.setAt, clearAt: c.clearAt, limit: 40}
+		s.h = e.Register(s)
+		e.At(1, s.h, 0)
+		e.Run()
+		// events: arg 0 at 1..40 and arg 1 at 4..42; the hook runs after
+		// each from the arg-0 event at setAt until the first event at clearAt
+		// (none after 42: the hook is left set)
+		var want []Time
+		for now := Time(1); now <= 42; now++ {
+			if now >= 4 && now > c.setAt && now <= c.clearAt {
+				want = append(want, now) // arg 1's, scheduled before arg 0's at now: runs first
+			}
+			if now <= 40 && now >= c.setAt && now <= c.clearAt && !(now == c.clearAt && now >= 4 && now > c.setAt) {
+				want = append(want, now)
+			}
+		}
+		if left := c.clearAt > 42; !slices.Equal(s.hooked, want) || (e.AfterEvent() != nil) != left {
+			t.Fatalf("set at %v, cleared at %v: hook ran at %v (left set %v), want %v (left set %v)", c.setAt, c.clearAt, s.hooked, e.AfterEvent() != nil, want, left)
 		}
 	}
 }

@@ -56,6 +56,7 @@ func (e *Engine) Replace(evs []PendingEvent) {
 	slices.SortFunc(evs, pendingOrder)
 	e.fifo, e.fifoHead = e.fifo[:0], 0
 	e.q.reset()
+	e.hold()
 	for i := range evs {
 		p := &evs[i]
 		if p.At < e.now || p.At >= Forever {
@@ -68,6 +69,7 @@ func (e *Engine) Replace(evs []PendingEvent) {
 		}
 		e.q.push(x) // in (time, sequence) order: each the latest at its time
 	}
+	e.hold()
 }
 
 // AddExecuted counts n events as executed (Executed) that no handler ran:

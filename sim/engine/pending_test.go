@@ -61,7 +61,7 @@ func TestReplaceKeepsOrder(t *testing.T) {
 		}
 		a.got, b.got = nil, nil
 		var all [][2]int64
-		e.AfterEvent = func(now Time) {
+		e.SetAfterEvent(func(now Time) {
 			if len(a.got) > 0 {
 				all = append(all, a.got[0])
 				a.got = a.got[:0]
@@ -70,7 +70,7 @@ func TestReplaceKeepsOrder(t *testing.T) {
 				all = append(all, b.got[0])
 				b.got = b.got[:0]
 			}
-		}
+		})
 		e.Run()
 		if !slices.Equal(all, want) {
 			t.Errorf("n=%d: ran %v…, want %v…", n, all[:min(6, len(all))], want[:min(6, len(want))])

@@ -73,6 +73,10 @@ type queue struct {
 	// bucketing: more than heapMax events were pending at once since the
 	// last reset, and events at or after last go to the buckets
 	bucketing bool
+	// hold keeps early.room at 0 (setRoom) while the engine's FIFO holds
+	// events or the engine is stopped (Engine.hold), so that room alone
+	// tells Engine.runAll's loop an event can be taken in place.
+	hold bool
 }
 
 // heapMax is the most events early holds before the queue starts bucketing.
@@ -114,11 +118,13 @@ func (q *queue) push(x event) {
 }
 
 // setRoom sets early.room (earlyQueue): the places its sorted storage may
-// fill, min(cap, sortedCap), while early is sorted and q is not bucketing,
-// else 0.
+// fill, min(cap, sortedCap), while early is sorted, an event was popped
+// from it (head > 0: insertAbove's bound), q is not bucketing and not held
+// (hold), else 0. It depends on that state alone, so it may be called at
+// any time (Engine.hold).
 func (q *queue) setRoom() {
 	r := 0
-	if !q.bucketing && !q.early.heap {
+	if !q.hold && !q.bucketing && !q.early.heap && q.early.head > 0 {
 		r = min(cap(q.early.ev), sortedCap)
 	}
 	q.early.room = r
@@ -434,5 +440,5 @@ func (q *queue) reset() {
 	q.n, q.last, q.head0 = 0, 0, 0
 	q.pushAt, q.pushB = 0, 0
 	q.early.reset()
-	q.bucketing = false
+	q.bucketing, q.hold = false, false
 }

@@ -41,6 +41,7 @@ func (e *Engine) Restore(s *Snapshot) {
 	e.fifo, e.fifoHead = append(e.fifo[:0], s.fifo...), 0
 	e.q.reset()
 	copyQueue(&e.q, &s.q)
+	e.hold()
 }
 
 // copyQueue makes dst hold src's events in the same places, keeping dst's

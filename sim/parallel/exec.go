@@ -121,8 +121,8 @@ func (x *Executor) poll() {
 	}
 	x.pollAt = (x.done | 0xffff) + 1
 	if sk := x.skip; sk != nil {
-		if x.done == sk.at && x.eng.AfterEvent == nil {
-			x.eng.AfterEvent = sk.after
+		if x.done == sk.at && x.eng.AfterEvent() == nil {
+			x.eng.SetAfterEvent(sk.after)
 		}
 		if sk.at > x.done {
 			x.pollAt = min(x.pollAt, sk.at)

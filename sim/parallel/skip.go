@@ -183,7 +183,7 @@ const skipMaxFails = 6
 
 // skipEligible reports whether Run may skip layers of x's play.
 func (x *Executor) skipEligible() bool {
-	if !layerSkip.Load() || !x.symmetric || x.full != nil || len(x.inst) != 1 || x.rep != nil || x.eng.AfterEvent != nil {
+	if !layerSkip.Load() || !x.symmetric || x.full != nil || len(x.inst) != 1 || x.rep != nil || x.eng.AfterEvent() != nil {
 		return false
 	}
 	in := &x.inst[0]
@@ -425,7 +425,7 @@ func sameWait(a, b, n, base int32) bool {
 // that completed the moment's task has run whole.
 func (sk *skipState) afterEvent(now engine.Time) {
 	x := sk.x
-	x.eng.AfterEvent = nil
+	x.eng.SetAfterEvent(nil)
 	sk.moment(now)
 	x.pollAt = (x.done | 0xffff) + 1
 	if sk.at > x.done {

@@ -377,11 +377,11 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 			fab = network.New(eng, cl.Bandwidths(), cl.Latencies(), network.Flow)
 			res.fabric = fab
 			if opt.checkEvery != nil {
-				eng.AfterEvent = func(engine.Time) {
+				eng.SetAfterEvent(func(engine.Time) {
 					if err := fab.CheckInvariants(); err != nil {
 						opt.checkEvery(err)
 					}
-				}
+				})
 			}
 		}
 		runner := collectives.NewRunner(eng, fab, s.Fidelity(), cl)
