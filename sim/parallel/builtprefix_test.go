@@ -27,7 +27,7 @@ import (
 func TestResumeTakesBuiltPrefixes(t *testing.T) {
 	const m = 48
 	pr := unitPricer{unit: engine.Millisecond}
-	hosted := HostModel{On: true, KernelFwd: 20 * engine.Microsecond, KernelBwd: 20 * engine.Microsecond, Call: 5 * engine.Microsecond}
+	hosted := prefixTestHost
 	queued := hosted
 	queued.Queue = 2
 	for _, tc := range []struct {
@@ -70,15 +70,8 @@ func TestResumeTakesBuiltPrefixes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			xs := NewSymmetric(engine.New(), short.Layout, sp)
-			xs.CountEvents()
 			var f Fork
-			if _, err := xs.RunSteady(plan, &f); err != nil {
-				t.Fatal(err)
-			}
-			if saved, _, _ := f.Saved(); !saved {
-				t.Fatal("no state saved")
-			}
+			playPaused(t, &short, sp, plan, &f)
 			f.Detach()
 			p0, r0, _, _, _ := SetQueuePrefixChecks(true)
 			got, err := BuildAfter(cfg, pr, &f)

@@ -23,7 +23,7 @@ import (
 func TestBuildResumesKeptPrefixes(t *testing.T) {
 	const m = 48
 	pr := unitPricer{unit: engine.Millisecond}
-	hosted := HostModel{On: true, KernelFwd: 20 * engine.Microsecond, KernelBwd: 20 * engine.Microsecond, Call: 5 * engine.Microsecond}
+	hosted := prefixTestHost
 	for _, tc := range []struct {
 		name     string
 		host     HostModel
@@ -85,15 +85,8 @@ func TestBuildResumesKeptPrefixes(t *testing.T) {
 			if r := RepricedBuilds() - r0; (r == 1) != tc.repriced {
 				t.Fatalf("%d re-priced builds of the shortened step", r)
 			}
-			xs := NewSymmetric(engine.New(), short.Layout, sp)
-			xs.CountEvents()
 			var f Fork
-			if _, err := xs.RunSteady(plan, &f); err != nil {
-				t.Fatal(err)
-			}
-			if saved, _, _ := f.Saved(); !saved {
-				t.Fatal("no state saved")
-			}
+			playPaused(t, &short, sp, plan, &f)
 			if !tc.noDetach {
 				f.Detach()
 			}
@@ -163,5 +156,25 @@ func TestBuildResumesKeptPrefixes(t *testing.T) {
 			}
 			check(full, got, tc.resumes)
 		})
+	}
+}
+
+// prefixTestHost is the host thread of the prefix tests' hosted steps:
+// 20 µs to launch a kernel, 5 µs for a call.
+var prefixTestHost = HostModel{On: true, KernelFwd: 20 * engine.Microsecond, KernelBwd: 20 * engine.Microsecond, Call: 5 * engine.Microsecond}
+
+// playPaused plays sp, the programs of short built for plan's shortened
+// play, with events counted, saving its state at the common prefixes in
+// f: the play must have paused there (Fork.Saved), as a failed shortened
+// play's resumption needs.
+func playPaused(t *testing.T, short *StepConfig, sp []*Program, plan Steady, f *Fork) {
+	t.Helper()
+	xs := NewSymmetric(engine.New(), short.Layout, sp)
+	xs.CountEvents()
+	if _, err := xs.RunSteady(plan, f); err != nil {
+		t.Fatal(err)
+	}
+	if saved, _, _ := f.Saved(); !saved {
+		t.Fatal("no state saved")
 	}
 }
