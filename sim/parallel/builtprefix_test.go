@@ -54,17 +54,8 @@ func TestResumeTakesBuiltPrefixes(t *testing.T) {
 			a := new(Arena)
 			a.Reserve(1 << 14)
 			cfg.Arena = a
-			big := *cfg
-			big.Microbatches = 2 * m // (populated room above the full step's programs: keptPrefixes)
-			if _, err := BuildAfter(&big, pr, nil); err != nil {
-				t.Fatal(err)
-			}
-			plan, ok := PlanSteady(cfg, 8)
-			if !ok {
-				t.Fatal("PlanSteady refused")
-			}
-			short := *cfg
-			short.Microbatches = plan.Played
+			buildLarger(t, cfg, pr)
+			plan, short := shortenedStep(t, cfg, 8)
 			a.KeepPrefixes(&plan)
 			sp, err := BuildAfter(&short, pr, nil)
 			if err != nil {

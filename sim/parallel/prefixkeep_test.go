@@ -53,21 +53,9 @@ func TestBuildResumesKeptPrefixes(t *testing.T) {
 			a.Reserve(1 << 14) // (an array populated ahead: warmTo's least)
 			cfg.Arena = a
 			if !tc.cold {
-				// a sweep worker's earlier, larger point: the pool's
-				// populated pages hold the moved prefixes above the full
-				// step's programs
-				big := *cfg
-				big.Microbatches = 2 * m
-				if _, err := BuildAfter(&big, pr, nil); err != nil {
-					t.Fatal(err)
-				}
+				buildLarger(t, cfg, pr)
 			}
-			plan, ok := PlanSteady(cfg, 8)
-			if !ok {
-				t.Fatal("PlanSteady refused")
-			}
-			short := *cfg
-			short.Microbatches = plan.Played
+			plan, short := shortenedStep(t, cfg, 8)
 			if tc.repriced {
 				pre := short // (BuildAfter sets defaults in what it is given: the key is of the step as given)
 				if _, err := BuildAfter(&pre, pr, nil); err != nil {
@@ -117,12 +105,7 @@ func TestBuildResumesKeptPrefixes(t *testing.T) {
 			}
 			from := &f
 			if tc.second {
-				plan2, ok := PlanSteady(cfg, 16)
-				if !ok {
-					t.Fatal("PlanSteady refused 16")
-				}
-				short2 := *cfg
-				short2.Microbatches = plan2.Played
+				plan2, short2 := shortenedStep(t, cfg, 16)
 				a.KeepPrefixes(&plan2)
 				sp2, err := BuildAfter(&short2, pr, &f)
 				if err != nil {
@@ -177,4 +160,29 @@ func playPaused(t *testing.T, short *StepConfig, sp []*Program, plan Steady, f *
 	if saved, _, _ := f.Saved(); !saved {
 		t.Fatal("no state saved")
 	}
+}
+
+// buildLarger builds cfg's step with twice its micro-batches in cfg's
+// Arena: a sweep worker's earlier, larger point, whose populated pages
+// hold the moved prefixes above the full step's programs (keptPrefixes).
+func buildLarger(t *testing.T, cfg *StepConfig, pr Pricer) {
+	t.Helper()
+	big := *cfg
+	big.Microbatches = 2 * cfg.Microbatches
+	if _, err := BuildAfter(&big, pr, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// shortenedStep plans cfg's shortened play with margin (PlanSteady, which
+// must accept it) and returns the plan and the step it plays.
+func shortenedStep(t *testing.T, cfg *StepConfig, margin int) (Steady, StepConfig) {
+	t.Helper()
+	plan, ok := PlanSteady(cfg, margin)
+	if !ok {
+		t.Fatalf("PlanSteady refused margin %d", margin)
+	}
+	short := *cfg
+	short.Microbatches = plan.Played
+	return plan, short
 }
