@@ -1,6 +1,8 @@
 package parallel
 
 import (
+	"unsafe"
+
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/pipeline"
 )
@@ -27,8 +29,12 @@ type Arena struct {
 	rpAux   []uint64 // a re-pricing stage's p2p tasks' aux (repriceBuild)
 	// builds counts the builds made in the arena (BuildAfter); keep is
 	// the last build's kept prefix states (prefixkeep.go).
-	builds  uint64
-	keep    prefixKeep
+	builds uint64
+	keep   prefixKeep
+	// written is the build that last began writing the pools
+	// (startBuild): what lies past their used was written by earlier
+	// builds (Fork.prefixIntact)
+	written uint64
 	recvs   recvIndex
 	sym     instanceBuffers // the symmetric executor's (Arena.symBuffers, reuse.go)
 	scratch statsScratch    // Executor.Stats' storage
@@ -159,6 +165,25 @@ func (p *pool[T]) grow(s []T, n int) []T {
 	return t[:len(s)]
 }
 
+// above says the build in progress has not written s (a slice of the
+// array or of another one): s is empty, outside the array, or starts at
+// or past the stages this build has sealed or carved (used). A parked
+// copy (parkCopy) is read at a stage's start or after a whole stage is
+// sealed, when used is all this build wrote.
+func (p *pool[T]) above(s []T) bool {
+	if len(s) == 0 || len(p.buf) == 0 {
+		return true
+	}
+	var zero T
+	size := unsafe.Sizeof(zero)
+	b0 := uintptr(unsafe.Pointer(unsafe.SliceData(p.buf)))
+	at := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
+	if at < b0 || at >= b0+uintptr(len(p.buf))*size {
+		return true
+	}
+	return int((at-b0)/size) >= p.used
+}
+
 // carve returns n elements of the array's tail, capped at n, with
 // unspecified contents; the tail moves past them. Without room, a new
 // array at least twice the old one's and a quarter above what this build
@@ -235,6 +260,7 @@ func (a *Arena) startBuild() {
 		p.queue = [NumStreams][]queueEntry{}
 		p.qselfBuf, p.qrestBuf = nil, nil
 	}
+	a.written = a.builds
 	a.tasks.reset()
 	a.hot.reset()
 	a.depOff.reset()

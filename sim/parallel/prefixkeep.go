@@ -158,6 +158,17 @@ func (b *builder) keepState(ks *keptStage, i int) {
 // workers, which cost after an idle spell about what the resumed builds
 // save.)
 func (a *Arena) keptPrefixes(cfg *StepConfig, pr Pricer, from *Fork, place pipeline.Placement, stages int) bool {
+	if !a.movePrefixes(cfg, pr, from, place, stages) {
+		if from != nil {
+			from.rescue(0) // no stage resumes: Resume compares them all (Fork.rescue)
+		}
+		return false
+	}
+	return true
+}
+
+// movePrefixes is keptPrefixes but for the Fork's copies' rescue.
+func (a *Arena) movePrefixes(cfg *StepConfig, pr Pricer, from *Fork, place pipeline.Placement, stages int) bool {
 	k := &a.keep
 	if from == nil || !from.saved || !from.detached || from.cp == nil || from.cp.owner != from ||
 		k.build+1 != a.builds || len(k.stages) < stages || len(from.inst) != stages || len(a.progs) < stages ||
@@ -269,6 +280,18 @@ func (a *Arena) parkedIntact(ks *keptStage) bool {
 // reports the order entry to emit from; 0 (nothing set) when ks does not
 // resume this build's stage.
 func (b *builder) resumeKept(ks *keptStage, from *Fork) int {
+	s := int(b.stage)
+	e := b.resumeStage(ks, from)
+	if e == 0 {
+		from.rescue(s) // built from its start: Resume compares it (Fork.rescue)
+	} else if a := b.cfg.Arena; s > 0 && s < len(a.progs) {
+		from.rescueAhead(s, a.progs[s-1])
+	}
+	return e
+}
+
+// resumeStage is resumeKept but for the Fork's copies' rescue.
+func (b *builder) resumeStage(ks *keptStage, from *Fork) int {
 	if !ks.ok || ks.entry <= 0 || ks.entry > len(b.order) || b.cfg.Steps != 1 || b.rp.on {
 		return 0
 	}
@@ -280,7 +303,8 @@ func (b *builder) resumeKept(ks *keptStage, from *Fork) int {
 	fi, cp := &from.inst[b.stage], from.cp
 	c := int(ks.tasks)
 	p, a := b.prog, b.cfg.Arena
-	if p.arena != a || len(p.Tasks) != 0 || len(ks.park) != c || !a.parkedIntact(ks) || fi.at+c > len(cp.hot) || fi.offAt+c+1 > len(cp.depOff) {
+	if p.arena != a || len(p.Tasks) != 0 || len(ks.park) != c || !a.parkedIntact(ks) || fi.at+c > len(cp.hot) || fi.offAt+c+1 > len(cp.depOff) ||
+		!from.prefixIntact(b.stage) {
 		return 0
 	}
 	off := cp.depOff[fi.offAt : fi.offAt+c+1]

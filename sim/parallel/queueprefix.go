@@ -57,8 +57,8 @@ func (p *Program) resumeQueues(st *[streamSlots]streamQueue, pre *queuePrefix, q
 		return 0, false
 	}
 	for s := range pre.queue {
-		if len(pre.queue[s]) > len(st[s].q) {
-			return 0, false
+		if len(pre.queue[s]) > len(st[s].q) || p.arena != nil && !p.arena.queue.above(pre.queue[s]) {
+			return 0, false // (or parked where this build's lists now lie: Fork.Detach)
 		}
 	}
 	// Every record compared as sameHot does, its issue time's word and
