@@ -173,9 +173,7 @@ func (x *Executor) hostRepeats(i int, a, b, win int32, period engine.Time, extra
 			begin = max(begin, h.end(w+e*u, e))
 		}
 		if p.queued {
-			if f := h.queueWait(task.stream, pos[t-a]+int64(e)*h.ls[task.stream]); f >= 0 {
-				begin = max(begin, h.end(f, e))
-			}
+			begin = max(begin, h.queueEnd(task.stream, pos[t-a]+int64(e)*h.ls[task.stream], e))
 		}
 		y = begin + task.issue
 		if w, rest := p.QueueSelf(int(t)); w >= 0 {
@@ -304,7 +302,7 @@ type hostTask struct {
 // pos)/ls⌉ on, ls > 0) launch x − m·ls of copy m = j + c, c =
 // ⌊(pos − Queue − da)/ls⌋ ≤ 0, so the played unit's task holding launch
 // pos − Queue − c·ls, c periods back, again whatever j. So each such wait
-// is read once, at the first copy it holds for (end, queueWait), and is
+// is read once, at the first copy it holds for (end, queueEnd), and is
 // the same from there on; the others are looked up per copy (waits).
 func (h *hostFrame) tasks(ht []hostTask, pos []int64, win int32) (out []hostTask, reachJ int32, selfBefore, ok bool) {
 	p, a, b, u := h.p, h.a, h.b, h.u
@@ -351,9 +349,7 @@ func (h *hostFrame) tasks(ht []hostTask, pos []int64, win int32) (out []hostTask
 				j = int32((need + ls - 1) / ls)
 			}
 			if j <= h.e {
-				if f := h.queueWait(s, pos[t-a]+int64(j)*h.ls[s]); f >= 0 {
-					c.lo = max(c.lo, h.end(f, j))
-				}
+				c.lo = max(c.lo, h.queueEnd(s, pos[t-a]+int64(j)*h.ls[s], j))
 			}
 			c.from = max(c.from, j)
 			// Without a synchronisation, before copy j (from) its queue
@@ -506,9 +502,7 @@ func (h *hostFrame) waits(c *hostTask, j int32, y engine.Time) engine.Time {
 		y = max(y, h.end(c.sync+j*h.u, j))
 	}
 	if h.p.queued {
-		if f := h.queueWait(c.stream, c.pos+int64(j)*h.ls[c.stream]); f >= 0 {
-			y = max(y, h.end(f, j))
-		}
+		y = max(y, h.queueEnd(c.stream, c.pos+int64(j)*h.ls[c.stream], j))
 	}
 	return y
 }
@@ -545,24 +539,34 @@ func (h *hostFrame) holder(s Stream, x int64) int32 {
 	return q[k].id
 }
 
-// queueWait is the full play's queue wait of the task at launch x of
-// stream s (the played task's position shifted by the copies before it):
-// the task holding launch x − Queue, -1 for none.
-func (h *hostFrame) queueWait(s Stream, x int64) int32 {
+// queueEnd is the end, j periods back, of the full play's queue wait of
+// the task at launch x of stream s (the played task's position shifted by
+// the copies before it): of the task holding launch x − Queue, never for
+// none. It is end(queueWait(s, x), j) (hostrepeats_test.go's reference)
+// without end's division and remainder: the holder is the task f' holding
+// launch x − Queue − m·ls, m copies on (f' + m·u), and f' is the played
+// unit's task (m < e: the launch lies in the unit's, [da, da + ls)), a
+// task after it (m = e), or one before it (x − Queue < da, m = 0: the
+// entries of the tasks before the unit end by da), so in each of end's
+// cases f' + m·u, j periods back, ends m − j periods after f' ends. In
+// the 70B sweep's checks (≈ 420 k queue waits, most of them the suffix's)
+// end cost ≈ 18 instructions a call.
+func (h *hostFrame) queueEnd(s Stream, x int64, j int32) engine.Time {
 	x -= h.p.qlim
 	if x < 0 {
-		return -1
+		return never
 	}
-	if x < h.da[s] {
-		return h.holder(s, x)
+	var m int32
+	if x >= h.da[s] {
+		m = h.e
+		if h.ls[s] > 0 {
+			m = min(int32((x-h.da[s])/h.ls[s]), h.e)
+		}
+		x -= int64(m) * h.ls[s]
 	}
-	m := h.e
-	if h.ls[s] > 0 {
-		m = min(int32((x-h.da[s])/h.ls[s]), h.e)
-	}
-	f := h.holder(s, x-int64(m)*h.ls[s])
+	f := h.holder(s, x)
 	if f < 0 {
-		return -1
+		return never
 	}
-	return f + m*h.u
+	return h.state[f].End() + engine.Time(m-j)*h.period
 }
