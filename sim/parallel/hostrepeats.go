@@ -241,7 +241,7 @@ type hostFrame struct {
 	period     engine.Time
 	// per stream, the launches before the unit (da) and in it (ls)
 	da, ls [NumStreams]int64
-	// hd: each stream's last queue lookup (holder), 1 + its entry; 0:
+	// hd: each stream's last queue lookup (queueEnd), 1 + its entry; 0:
 	// search
 	hd [NumStreams]int
 	// dc: each stream's entry the last direct lookup found and the
@@ -520,25 +520,6 @@ func (h *hostFrame) end(f, j int32) engine.Time {
 	}
 }
 
-// holder is the task holding launch x of stream s, -1 for none. Lookups
-// mostly come in launch order: each starts where the last one ended.
-func (h *hostFrame) holder(s Stream, x int64) int32 {
-	p := h.p
-	q := p.queue[s]
-	k := h.hd[s] - 1
-	if k < 0 || (k > 0 && q[k-1].end() > x) {
-		k = p.queueIndex(s, x)
-	}
-	for k < len(q) && q[k].end() <= x {
-		k++
-	}
-	h.hd[s] = k + 1
-	if k == len(q) {
-		return -1
-	}
-	return q[k].id
-}
-
 // queueEnd is the end, j periods back, of the full play's queue wait of
 // the task at launch x of stream s (the played task's position shifted by
 // the copies before it): of the task holding launch x − Queue, never for
@@ -552,7 +533,8 @@ func (h *hostFrame) holder(s Stream, x int64) int32 {
 // the 70B sweep's checks (≈ 420 k queue waits, most of them the suffix's)
 // end cost ≈ 18 instructions a call.
 func (h *hostFrame) queueEnd(s Stream, x int64, j int32) engine.Time {
-	x -= h.p.qlim
+	p := h.p
+	x -= p.qlim
 	if x < 0 {
 		return never
 	}
@@ -564,9 +546,19 @@ func (h *hostFrame) queueEnd(s Stream, x int64, j int32) engine.Time {
 		}
 		x -= int64(m) * h.ls[s]
 	}
-	f := h.holder(s, x)
-	if f < 0 {
+	// The holder: lookups mostly come in launch order, each starting
+	// where the stream's last one ended (hd).
+	q := p.queue[s]
+	k := h.hd[s] - 1
+	if k < 0 || (k > 0 && q[k-1].end() > x) {
+		k = p.queueIndex(s, x)
+	}
+	for k < len(q) && q[k].end() <= x {
+		k++
+	}
+	h.hd[s] = k + 1
+	if k == len(q) {
 		return never
 	}
-	return h.state[f].End() + engine.Time(m-j)*h.period
+	return h.state[q[k].id].End() + engine.Time(m-j)*h.period
 }

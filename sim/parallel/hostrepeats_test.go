@@ -500,3 +500,22 @@ func TestQueueEndRandomFrames(t *testing.T) {
 		t.Error("no stream without launches in the unit and some after it")
 	}
 }
+
+// holder is the task holding launch x of stream s, -1 for none (queueWait's
+// lookup, each starting where the stream's last one ended).
+func (h *hostFrame) holder(s Stream, x int64) int32 {
+	p := h.p
+	q := p.queue[s]
+	k := h.hd[s] - 1
+	if k < 0 || (k > 0 && q[k-1].end() > x) {
+		k = p.queueIndex(s, x)
+	}
+	for k < len(q) && q[k].end() <= x {
+		k++
+	}
+	h.hd[s] = k + 1
+	if k == len(q) {
+		return -1
+	}
+	return q[k].id
+}
