@@ -94,7 +94,7 @@ func (x *Executor) hostRepeats(i int, a, b, win int32, period engine.Time, extra
 	// at most): appended from nothing, the scratch grew a quarter at a
 	// time as units grew, ≈ 0.3 MB left behind over the 1,000-point 70B
 	// sweep (walk43).
-	ht, reachJ, selfBefore, ok := h.tasks(resize(sc.hostTasks, int(u))[:0], pos, win)
+	ht, reachJ, selfBefore, ok := h.tasks(resize(sc.hostTasks, int(u))[:0], hot, pos, win)
 	sc.hostTasks = ht
 	if !ok {
 		return false
@@ -292,7 +292,11 @@ type hostTask struct {
 // tasks appends to ht the unit's tasks that the host issues and returns
 // the copies after which every queue wait falls in copies (J), whether a
 // task's own launches wait for a task before the unit, and false when a
-// queue wait never moves (not hostRepeats' reasoning).
+// queue wait never moves (not hostRepeats' reasoning). It reads each
+// task's kind, stream, issue and synchronisation from hot (the instance's
+// records, as the suffix's walk does): through p.Tasks, p.Issue and
+// p.HostAfter (each a call that copies the record) they cost ≈ 25
+// instructions a task more.
 //
 // A task's synchronisation wait in copy j's frame is the end of task
 // w + j·u less j periods: for w + j·u ≥ a a copy's task, whose end less
@@ -304,21 +308,21 @@ type hostTask struct {
 // pos − Queue − c·ls, c periods back, again whatever j. So each such wait
 // is read once, at the first copy it holds for (end, queueEnd), and is
 // the same from there on; the others are looked up per copy (waits).
-func (h *hostFrame) tasks(ht []hostTask, pos []int64, win int32) (out []hostTask, reachJ int32, selfBefore, ok bool) {
+func (h *hostFrame) tasks(ht []hostTask, hot []hotTask, pos []int64, win int32) (out []hostTask, reachJ int32, selfBefore, ok bool) {
 	p, a, b, u := h.p, h.a, h.b, h.u
 	const far = int32(1<<31 - 1)
 	for t := a; t < b; t++ {
-		task := &p.Tasks[t]
-		if task.Kind == KindRecv {
+		task := &hot[t] // p.Tasks[t]'s kind, stream, issue and host wait
+		if task.kind == KindRecv {
 			continue
 		}
-		c := hostTask{t: t, sync: -1, stream: task.Stream, pos: pos[t-a], issue: p.Issue(int(t)), lo: never, self: never, played: h.state[t].Issued(), ready: never}
+		c := hostTask{t: t, sync: -1, stream: task.stream, pos: pos[t-a], issue: task.issue, lo: never, self: never, played: h.state[t].Issued(), ready: never}
 		for _, d := range p.Deps(int(t)) {
 			if d >= win {
 				c.ready = max(c.ready, h.state[d].End())
 			}
 		}
-		if w := int32(p.HostAfter(int(t))); w >= 0 && w != int32(p.HostAfter(int(t-u))) {
+		if w := task.hostAfter - 1; w >= 0 && w != hot[t-u].hostAfter-1 { // p.HostAfter(t), p.HostAfter(t − u)
 			c.sync = w
 			var j int32 // the first copy whose task w + j·u is a copy's
 			switch {
@@ -333,7 +337,7 @@ func (h *hostFrame) tasks(ht []hostTask, pos []int64, win int32) (out []hostTask
 			}
 		}
 		if p.queued {
-			s, ls := task.Stream, h.ls[task.Stream]
+			s, ls := task.stream, h.ls[task.stream]
 			need := h.da[s] + p.qlim - pos[t-a] // launches the copies must add
 			if need > 0 {
 				if ls == 0 {
@@ -357,10 +361,10 @@ func (h *hostFrame) tasks(ht []hostTask, pos []int64, win int32) (out []hostTask
 			// task before the unit (walkCheck looks it up directly).
 			c.direct = c.sync < 0 && j < far
 		}
-		if c.sync < 0 && p.queued && p.qlim > 0 && h.ls[task.Stream] > 0 {
+		if c.sync < 0 && p.queued && p.qlim > 0 && h.ls[task.stream] > 0 {
 			// waits' queue wait is none while pos + j·ls − Queue < 0
 			if need := p.qlim - pos[t-a]; need > 0 {
-				c.waitFrom = int32(min((need+h.ls[task.Stream]-1)/h.ls[task.Stream], int64(far)))
+				c.waitFrom = int32(min((need+h.ls[task.stream]-1)/h.ls[task.stream], int64(far)))
 			}
 		}
 		if w, rest := p.QueueSelf(int(t)); w >= 0 {
