@@ -519,3 +519,40 @@ func (h *hostFrame) holder(s Stream, x int64) int32 {
 	}
 	return q[k].id
 }
+
+// tasks reads each task's synchronisation from the hot records: one the
+// unit shares with the unit before (the same task: absolute) is none, one
+// that moves with the unit (relative: to a task in the unit or before it)
+// is kept, with the first copy whose task is a copy's (from) and that
+// task's end in the copy's frame (lo). (The reference test's plays have
+// no relative synchronisation in a unit.)
+func TestHostTasksSync(t *testing.T) {
+	const a, u, n = 6, 3, 9 // the unit: tasks 6, 7 and 8; the one before: 3, 4 and 5
+	hot := make([]hotTask, n)
+	state := make([]taskState, n)
+	for k := range n {
+		hot[k].issue = 1
+		state[k].end, state[k].issued = engine.Time(10*k+1), engine.Time(10*k+1) // End and Issued 10·k
+	}
+	hot[6].hostAfter, hot[3].hostAfter = 1+1, 1+1 // both wait for task 1: absolute
+	hot[7].hostAfter, hot[4].hostAfter = 1+6, 1+3 // the unit's first task: relative, in the unit
+	hot[8].hostAfter, hot[5].hostAfter = 1+4, 1+1 // four tasks back: relative, before the unit
+	h := hostFrame{p: &Program{depOff: make([]int32, n+1)}, state: state, a: a, b: n, u: u, e: 4, period: 100}
+	ht, _, _, ok := h.tasks(nil, hot, make([]int64, u), 0)
+	if !ok || len(ht) != u {
+		t.Fatalf("tasks: %d tasks, %v", len(ht), ok)
+	}
+	want := []struct {
+		sync, from int32
+		lo         engine.Time
+	}{
+		{-1, 0, never},
+		{6, 0, 60},       // task 6 itself in every copy's frame
+		{4, 1, 70 - 100}, // from copy 1: task 4 + 3 = 7 of copy 1, its end one period back
+	}
+	for k, w := range want {
+		if c := &ht[k]; c.sync != w.sync || c.from != w.from || c.lo != w.lo {
+			t.Errorf("task %d: sync %d from %d lo %d, want %d, %d, %d", c.t, c.sync, c.from, c.lo, w.sync, w.from, w.lo)
+		}
+	}
+}
