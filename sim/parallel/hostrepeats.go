@@ -94,7 +94,7 @@ func (x *Executor) hostRepeats(i int, a, b, win int32, period engine.Time, extra
 	// at most): appended from nothing, the scratch grew a quarter at a
 	// time as units grew, ≈ 0.3 MB left behind over the 1,000-point 70B
 	// sweep (walk43).
-	ht, reachJ, selfBefore, ok := h.tasks(resize(sc.hostTasks, int(u))[:0], pos, win)
+	ht, reachJ, selfBefore, ok := h.tasks(resize(sc.hostTasks, int(u))[:0], hot, pos, win)
 	sc.hostTasks = ht
 	if !ok {
 		return false
@@ -173,9 +173,7 @@ func (x *Executor) hostRepeats(i int, a, b, win int32, period engine.Time, extra
 			begin = max(begin, h.end(w+e*u, e))
 		}
 		if p.queued {
-			if f := h.queueWait(task.stream, pos[t-a]+int64(e)*h.ls[task.stream]); f >= 0 {
-				begin = max(begin, h.end(f, e))
-			}
+			begin = max(begin, h.queueEnd(task.stream, pos[t-a]+int64(e)*h.ls[task.stream], e))
 		}
 		y = begin + task.issue
 		if w, rest := p.QueueSelf(int(t)); w >= 0 {
@@ -243,7 +241,7 @@ type hostFrame struct {
 	period     engine.Time
 	// per stream, the launches before the unit (da) and in it (ls)
 	da, ls [NumStreams]int64
-	// hd: each stream's last queue lookup (holder), 1 + its entry; 0:
+	// hd: each stream's last queue lookup (queueEnd), 1 + its entry; 0:
 	// search
 	hd [NumStreams]int
 	// dc: each stream's entry the last direct lookup found and the
@@ -294,7 +292,11 @@ type hostTask struct {
 // tasks appends to ht the unit's tasks that the host issues and returns
 // the copies after which every queue wait falls in copies (J), whether a
 // task's own launches wait for a task before the unit, and false when a
-// queue wait never moves (not hostRepeats' reasoning).
+// queue wait never moves (not hostRepeats' reasoning). It reads each
+// task's kind, stream, issue and synchronisation from hot (the instance's
+// records, as the suffix's walk does): through p.Tasks, p.Issue and
+// p.HostAfter (each a call that copies the record) they cost ≈ 25
+// instructions a task more.
 //
 // A task's synchronisation wait in copy j's frame is the end of task
 // w + j·u less j periods: for w + j·u ≥ a a copy's task, whose end less
@@ -304,23 +306,23 @@ type hostTask struct {
 // pos)/ls⌉ on, ls > 0) launch x − m·ls of copy m = j + c, c =
 // ⌊(pos − Queue − da)/ls⌋ ≤ 0, so the played unit's task holding launch
 // pos − Queue − c·ls, c periods back, again whatever j. So each such wait
-// is read once, at the first copy it holds for (end, queueWait), and is
+// is read once, at the first copy it holds for (end, queueEnd), and is
 // the same from there on; the others are looked up per copy (waits).
-func (h *hostFrame) tasks(ht []hostTask, pos []int64, win int32) (out []hostTask, reachJ int32, selfBefore, ok bool) {
+func (h *hostFrame) tasks(ht []hostTask, hot []hotTask, pos []int64, win int32) (out []hostTask, reachJ int32, selfBefore, ok bool) {
 	p, a, b, u := h.p, h.a, h.b, h.u
 	const far = int32(1<<31 - 1)
 	for t := a; t < b; t++ {
-		task := &p.Tasks[t]
-		if task.Kind == KindRecv {
+		task := &hot[t] // p.Tasks[t]'s kind, stream, issue and host wait
+		if task.kind == KindRecv {
 			continue
 		}
-		c := hostTask{t: t, sync: -1, stream: task.Stream, pos: pos[t-a], issue: p.Issue(int(t)), lo: never, self: never, played: h.state[t].Issued(), ready: never}
+		c := hostTask{t: t, sync: -1, stream: task.stream, pos: pos[t-a], issue: task.issue, lo: never, self: never, played: h.state[t].Issued(), ready: never}
 		for _, d := range p.Deps(int(t)) {
 			if d >= win {
 				c.ready = max(c.ready, h.state[d].End())
 			}
 		}
-		if w := int32(p.HostAfter(int(t))); w >= 0 && w != int32(p.HostAfter(int(t-u))) {
+		if w := task.hostAfter - 1; w >= 0 && w != hot[t-u].hostAfter-1 { // p.HostAfter(t), p.HostAfter(t − u)
 			c.sync = w
 			var j int32 // the first copy whose task w + j·u is a copy's
 			switch {
@@ -335,7 +337,7 @@ func (h *hostFrame) tasks(ht []hostTask, pos []int64, win int32) (out []hostTask
 			}
 		}
 		if p.queued {
-			s, ls := task.Stream, h.ls[task.Stream]
+			s, ls := task.stream, h.ls[task.stream]
 			need := h.da[s] + p.qlim - pos[t-a] // launches the copies must add
 			if need > 0 {
 				if ls == 0 {
@@ -351,9 +353,7 @@ func (h *hostFrame) tasks(ht []hostTask, pos []int64, win int32) (out []hostTask
 				j = int32((need + ls - 1) / ls)
 			}
 			if j <= h.e {
-				if f := h.queueWait(s, pos[t-a]+int64(j)*h.ls[s]); f >= 0 {
-					c.lo = max(c.lo, h.end(f, j))
-				}
+				c.lo = max(c.lo, h.queueEnd(s, pos[t-a]+int64(j)*h.ls[s], j))
 			}
 			c.from = max(c.from, j)
 			// Without a synchronisation, before copy j (from) its queue
@@ -361,10 +361,10 @@ func (h *hostFrame) tasks(ht []hostTask, pos []int64, win int32) (out []hostTask
 			// task before the unit (walkCheck looks it up directly).
 			c.direct = c.sync < 0 && j < far
 		}
-		if c.sync < 0 && p.queued && p.qlim > 0 && h.ls[task.Stream] > 0 {
+		if c.sync < 0 && p.queued && p.qlim > 0 && h.ls[task.stream] > 0 {
 			// waits' queue wait is none while pos + j·ls − Queue < 0
 			if need := p.qlim - pos[t-a]; need > 0 {
-				c.waitFrom = int32(min((need+h.ls[task.Stream]-1)/h.ls[task.Stream], int64(far)))
+				c.waitFrom = int32(min((need+h.ls[task.stream]-1)/h.ls[task.stream], int64(far)))
 			}
 		}
 		if w, rest := p.QueueSelf(int(t)); w >= 0 {
@@ -506,9 +506,7 @@ func (h *hostFrame) waits(c *hostTask, j int32, y engine.Time) engine.Time {
 		y = max(y, h.end(c.sync+j*h.u, j))
 	}
 	if h.p.queued {
-		if f := h.queueWait(c.stream, c.pos+int64(j)*h.ls[c.stream]); f >= 0 {
-			y = max(y, h.end(f, j))
-		}
+		y = max(y, h.queueEnd(c.stream, c.pos+int64(j)*h.ls[c.stream], j))
 	}
 	return y
 }
@@ -526,10 +524,34 @@ func (h *hostFrame) end(f, j int32) engine.Time {
 	}
 }
 
-// holder is the task holding launch x of stream s, -1 for none. Lookups
-// mostly come in launch order: each starts where the last one ended.
-func (h *hostFrame) holder(s Stream, x int64) int32 {
+// queueEnd is the end, j periods back, of the full play's queue wait of
+// the task at launch x of stream s (the played task's position shifted by
+// the copies before it): of the task holding launch x − Queue, never for
+// none. It is end(queueWait(s, x), j) (hostrepeats_test.go's reference)
+// without end's division and remainder: the holder is the task f' holding
+// launch x − Queue − m·ls, m copies on (f' + m·u), and f' is the played
+// unit's task (m < e: the launch lies in the unit's, [da, da + ls)), a
+// task after it (m = e), or one before it (x − Queue < da, m = 0: the
+// entries of the tasks before the unit end by da), so in each of end's
+// cases f' + m·u, j periods back, ends m − j periods after f' ends. In
+// the 70B sweep's checks (≈ 420 k queue waits, most of them the suffix's)
+// end cost ≈ 18 instructions a call.
+func (h *hostFrame) queueEnd(s Stream, x int64, j int32) engine.Time {
 	p := h.p
+	x -= p.qlim
+	if x < 0 {
+		return never
+	}
+	var m int32
+	if x >= h.da[s] {
+		m = h.e
+		if h.ls[s] > 0 {
+			m = min(int32((x-h.da[s])/h.ls[s]), h.e)
+		}
+		x -= int64(m) * h.ls[s]
+	}
+	// The holder: lookups mostly come in launch order, each starting
+	// where the stream's last one ended (hd).
 	q := p.queue[s]
 	k := h.hd[s] - 1
 	if k < 0 || (k > 0 && q[k-1].end() > x) {
@@ -540,29 +562,7 @@ func (h *hostFrame) holder(s Stream, x int64) int32 {
 	}
 	h.hd[s] = k + 1
 	if k == len(q) {
-		return -1
+		return never
 	}
-	return q[k].id
-}
-
-// queueWait is the full play's queue wait of the task at launch x of
-// stream s (the played task's position shifted by the copies before it):
-// the task holding launch x − Queue, -1 for none.
-func (h *hostFrame) queueWait(s Stream, x int64) int32 {
-	x -= h.p.qlim
-	if x < 0 {
-		return -1
-	}
-	if x < h.da[s] {
-		return h.holder(s, x)
-	}
-	m := h.e
-	if h.ls[s] > 0 {
-		m = min(int32((x-h.da[s])/h.ls[s]), h.e)
-	}
-	f := h.holder(s, x-int64(m)*h.ls[s])
-	if f < 0 {
-		return -1
-	}
-	return f + m*h.u
+	return h.state[q[k].id].End() + engine.Time(m-j)*h.period
 }

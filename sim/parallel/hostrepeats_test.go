@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/engine"
@@ -350,4 +351,208 @@ func (x *Executor) hostRepeatsRef(i int, a, b, win int32, period engine.Time, ex
 		}
 	}
 	return true
+}
+
+// queueWait is the full play's queue wait of the task at launch x of
+// stream s (the played task's position shifted by the copies before it):
+// the task holding launch x − Queue, -1 for none; queueEnd's reference
+// (the lookup hostRepeats made before issue 18's round 51).
+func (h *hostFrame) queueWait(s Stream, x int64) int32 {
+	x -= h.p.qlim
+	if x < 0 {
+		return -1
+	}
+	if x < h.da[s] {
+		return h.holder(s, x)
+	}
+	m := h.e
+	if h.ls[s] > 0 {
+		m = min(int32((x-h.da[s])/h.ls[s]), h.e)
+	}
+	f := h.holder(s, x-int64(m)*h.ls[s])
+	if f < 0 {
+		return -1
+	}
+	return f + m*h.u
+}
+
+// queueEnd is end(queueWait(s, x), j) (never for none) without end's
+// division: on the reference test's frames (launch queues of 1 to 2^20,
+// pp 1, 2 and 4, several copy counts), for every stream, at launches
+// before the step's first wait, before, in and past the unit's, in the
+// copies and the suffix (the edges of each, every task's position in
+// copies 0 to e + 2, and random ones), j periods back for j from 0 to
+// e + 2, the two agree.
+func TestQueueEndEqualsEndOfQueueWait(t *testing.T) {
+	rng := rand.New(rand.NewPCG(51, 2))
+	checked, none, before, in, past := 0, 0, 0, 0, 0
+	hostTasksHook = func(h *hostFrame, ht []hostTask) {
+		if !h.p.queued {
+			return
+		}
+		for s := range NumStreams {
+			q := h.p.queue[s]
+			if len(q) == 0 {
+				continue
+			}
+			da, ls, ql := h.da[s], h.ls[s], h.p.qlim
+			last := q[len(q)-1].end() + int64(h.e+1)*ls
+			xs := []int64{0, ql - 1, ql, ql + da - 1, ql + da, ql + da + ls - 1, ql + da + ls,
+				ql + da + int64(h.e)*ls - 1, ql + da + int64(h.e)*ls, ql + da + int64(h.e+1)*ls, ql + last - 1, ql + last}
+			for k := range ht {
+				if c := &ht[k]; c.stream == Stream(s) {
+					for j := range h.e + 3 {
+						xs = append(xs, c.pos+int64(j)*ls)
+					}
+				}
+			}
+			for range 64 {
+				xs = append(xs, rng.Int64N(ql+last+1))
+			}
+			f, g := *h, *h
+			for _, x := range xs {
+				if x < 0 {
+					continue
+				}
+				for j := range h.e + 3 {
+					want := never
+					if w := f.queueWait(Stream(s), x); w >= 0 {
+						want = f.end(w, j)
+					}
+					if got := g.queueEnd(Stream(s), x, j); got != want {
+						t.Fatalf("stream %d launch %d (Queue %d, da %d, ls %d, e %d), %d periods back: queueEnd %d, end of queueWait %d",
+							s, x, ql, da, ls, h.e, j, got, want)
+					}
+					checked++
+					switch y := x - ql; {
+					case want == never:
+						none++
+					case y < da:
+						before++
+					case y < da+ls:
+						in++
+					default:
+						past++
+					}
+				}
+			}
+		}
+	}
+	defer func() { hostTasksHook = nil }()
+	TestHostRepeatsEqualsReference(t)
+	t.Logf("%d lookups: %d none, %d before the unit, %d in it, %d past it", checked, none, before, in, past)
+	if none == 0 || before == 0 || in == 0 || past == 0 {
+		t.Errorf("%d lookups: %d none, %d before the unit, %d in it, %d past it: want some of each", checked, none, before, in, past)
+	}
+}
+
+// queueEnd agrees with end(queueWait(s, x), j) on random frames too: a
+// unit of 1 to 6 tasks after 0 to 6 played ones, a suffix of 0 to 6,
+// each task on stream 0 or 1 with 0 to 3 launches (so that a stream may
+// have no launches in the unit, ls = 0, and some before or after it), a
+// launch queue of 0 to 5, 0 to 4 copies, at every launch up to past the
+// suffix's and j from 0 to e + 2.
+func TestQueueEndRandomFrames(t *testing.T) {
+	rng := rand.New(rand.NewPCG(51, 3))
+	checked, flat := 0, 0
+	for range 3000 {
+		a, u := int32(rng.IntN(7)), int32(1+rng.IntN(6))
+		n := a + u + int32(rng.IntN(7))
+		p := &Program{qlim: int64(rng.IntN(6))}
+		var ends [2]int64
+		for id := range n {
+			if l := int64(rng.IntN(4)); l > 0 {
+				s := rng.IntN(2)
+				ends[s] += l
+				p.queue[s] = append(p.queue[s], qEntry(ends[s], id))
+			}
+		}
+		state := make([]taskState, n)
+		for k := range state {
+			state[k].end = engine.Time(1 + rng.IntN(1000))
+		}
+		h := hostFrame{p: p, state: state, a: a, b: a + u, u: u, e: int32(rng.IntN(5)), period: engine.Time(1 + rng.IntN(100))}
+		for s := range h.da {
+			h.da[s] = p.queueBefore(Stream(s), a)
+			h.ls[s] = p.queueBefore(Stream(s), a+u) - h.da[s]
+		}
+		for s := range 2 {
+			if h.ls[s] == 0 && ends[s] > h.da[s] {
+				flat++
+			}
+			f, g := h, h
+			for x := int64(0); x <= p.qlim+ends[s]+int64(h.e+1)*h.ls[s]+1; x++ {
+				for j := range h.e + 3 {
+					want := never
+					if w := f.queueWait(Stream(s), x); w >= 0 {
+						want = f.end(w, j)
+					}
+					if got := g.queueEnd(Stream(s), x, j); got != want {
+						t.Fatalf("%+v stream %d launch %d, %d periods back: queueEnd %d, end of queueWait %d", h, s, x, j, got, want)
+					}
+					checked++
+				}
+			}
+		}
+	}
+	t.Logf("%d lookups, %d streams with launches after the unit and none in it", checked, flat)
+	if flat == 0 {
+		t.Error("no stream without launches in the unit and some after it")
+	}
+}
+
+// holder is the task holding launch x of stream s, -1 for none (queueWait's
+// lookup, each starting where the stream's last one ended).
+func (h *hostFrame) holder(s Stream, x int64) int32 {
+	p := h.p
+	q := p.queue[s]
+	k := h.hd[s] - 1
+	if k < 0 || (k > 0 && q[k-1].end() > x) {
+		k = p.queueIndex(s, x)
+	}
+	for k < len(q) && q[k].end() <= x {
+		k++
+	}
+	h.hd[s] = k + 1
+	if k == len(q) {
+		return -1
+	}
+	return q[k].id
+}
+
+// tasks reads each task's synchronisation from the hot records: one the
+// unit shares with the unit before (the same task: absolute) is none, one
+// that moves with the unit (relative: to a task in the unit or before it)
+// is kept, with the first copy whose task is a copy's (from) and that
+// task's end in the copy's frame (lo). (The reference test's plays have
+// no relative synchronisation in a unit.)
+func TestHostTasksSync(t *testing.T) {
+	const a, u, n = 6, 3, 9 // the unit: tasks 6, 7 and 8; the one before: 3, 4 and 5
+	hot := make([]hotTask, n)
+	state := make([]taskState, n)
+	for k := range n {
+		hot[k].issue = 1
+		state[k].end, state[k].issued = engine.Time(10*k+1), engine.Time(10*k+1) // End and Issued 10·k
+	}
+	hot[6].hostAfter, hot[3].hostAfter = 1+1, 1+1 // both wait for task 1: absolute
+	hot[7].hostAfter, hot[4].hostAfter = 1+6, 1+3 // the unit's first task: relative, in the unit
+	hot[8].hostAfter, hot[5].hostAfter = 1+4, 1+1 // four tasks back: relative, before the unit
+	h := hostFrame{p: &Program{depOff: make([]int32, n+1)}, state: state, a: a, b: n, u: u, e: 4, period: 100}
+	ht, _, _, ok := h.tasks(nil, hot, make([]int64, u), 0)
+	if !ok || len(ht) != u {
+		t.Fatalf("tasks: %d tasks, %v", len(ht), ok)
+	}
+	want := []struct {
+		sync, from int32
+		lo         engine.Time
+	}{
+		{-1, 0, never},
+		{6, 0, 60},       // task 6 itself in every copy's frame
+		{4, 1, 70 - 100}, // from copy 1: task 4 + 3 = 7 of copy 1, its end one period back
+	}
+	for k, w := range want {
+		if c := &ht[k]; c.sync != w.sync || c.from != w.from || c.lo != w.lo {
+			t.Errorf("task %d: sync %d from %d lo %d, want %d, %d, %d", c.t, c.sync, c.from, c.lo, w.sync, w.from, w.lo)
+		}
+	}
 }
