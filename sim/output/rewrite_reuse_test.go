@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
@@ -237,5 +239,41 @@ func TestAppendFileKeepsStorageWhenDictionaryGrows(t *testing.T) {
 	}
 	if &a.tb.scratch[0] != scratch {
 		t.Error("the new table builder has column buffers of its own, not the old builder's")
+	}
+}
+
+// BenchmarkAppendFileLastRewrite times a sweep's last summary rewrite
+// (1,000 rows, batches of 64, framed by an earlier rewrite of 512 rows)
+// alone, with Spare off and on; cpu-ms/op is the process's CPU per
+// rewrite. On two idle CPUs "spare" takes less wall than "serial" for a
+// little more CPU (docs/design.md, wall51).
+func BenchmarkAppendFileLastRewrite(b *testing.B) {
+	rows := sweepSummaryRows(1000)
+	byName := func(a, b *SummaryRow) int { return strings.Compare(a.Name, b.Name) }
+	for _, spare := range []bool{false, true} {
+		b.Run(map[bool]string{false: "serial", true: "spare"}[spare], func(b *testing.B) {
+			a, err := OpenAppendFile(filepath.Join(b.TempDir(), "summary.arrow"), nil, false, byName)
+			if err != nil {
+				b.Fatal(err)
+			}
+			a.BatchRows = 64
+			a.Add(rows[:512]...)
+			if err := a.Flush(); err != nil {
+				b.Fatal(err)
+			}
+			a.Add(rows[512:]...)
+			a.Spare = spare
+			var cpu0, cpu1 syscall.Rusage
+			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &cpu0)
+			for b.Loop() {
+				a.pending = 1 // the same rows written again
+				if err := a.Flush(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &cpu1)
+			cpu := time.Duration(cpu1.Utime.Nano() + cpu1.Stime.Nano() - cpu0.Utime.Nano() - cpu0.Stime.Nano())
+			b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N), "cpu-ms/op")
+		})
 	}
 }
