@@ -261,8 +261,9 @@ func (fr *ipcFrame) start(w io.Writer) *countingWriter {
 // Why: a sweep's final rewrite runs after its last point, with the other
 // CPU idle; building and encoding are ≈ 4.4 of its ≈ 5.7 ms of CPU in
 // writeBatches on the 1,000-point 70B sweep (16 batches, thread CPU of a
-// probe build), writing the encoded bytes ≈ 1.3 ms (docs/design.md,
-// wall51).
+// probe build), writing the encoded bytes ≈ 1.3 ms. Measured in quiet
+// pairs, that rewrite took 6.0 → 5.3 ms (median); warm, or with no CPU
+// idle, the hand-overs eat the gain (docs/design.md, wall51).
 func (fr *ipcFrame) writeBatches(w *countingWriter, tb *tableBuilder, mem memory.Allocator, n, batch int, spare bool) (int, error) {
 	encode := func(scratch []directCol, lo int) (ipc.Payload, error) {
 		rec := tb.batchIn(scratch, lo, min(lo+batch, n))
