@@ -305,12 +305,6 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 	// 22–27 ms more CPU than leaving the freeing to the exit, and 6–11 ms
 	// more wall (timeit, 30 alternating pairs each way; docs/design.md
 	// "Speed", flush42).
-	//
-	// The last rewrite runs after the last point, nothing beside it: it
-	// encodes every other record batch on the idle CPU (AppendFile.Spare;
-	// docs/design.md "Speed", wall51).
-	af.Spare = runtime.GOMAXPROCS(0) > 1
-	gp.spare(af.Spare)
 	flushErr := cmp.Or(af.Flush(), gp.flush())
 	prog.finish()
 	wall := time.Since(start)

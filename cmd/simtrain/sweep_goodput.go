@@ -64,13 +64,6 @@ func (g *goodputSide) add(pr sweep.PointResult) error {
 	return nil
 }
 
-// spare sets the side file's AppendFile.Spare (for its last rewrite).
-func (g *goodputSide) spare(on bool) {
-	if g.file != nil {
-		g.file.Spare = on
-	}
-}
-
 func (g *goodputSide) flush() error {
 	if g.file == nil {
 		return nil

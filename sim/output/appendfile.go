@@ -34,13 +34,6 @@ type AppendFile[T any] struct {
 	// [BatchRows]); a sweep sets it to its flush size, so each batch of
 	// points is one record batch.
 	BatchRows int
-	// Spare says that another CPU idles during the rewrites: Flush then
-	// builds and encodes every other record batch on a second goroutine
-	// (ipcFrame.writeBatches), the file's bytes unchanged. Set it for a
-	// rewrite nothing runs beside, such as a sweep's last one; while the
-	// sweep's workers hold every CPU the second goroutine would only take
-	// one from them.
-	Spare bool
 
 	path    string
 	meta    map[string]string
@@ -64,9 +57,8 @@ type AppendFile[T any] struct {
 	capture []byte
 	// fullWrites counts the rewrites through arrow-go's FileWriter, probes
 	// the frames made from a file of the first batch alone, captured the
-	// bytes capture received, spared the batches encoded on a second
-	// goroutine (Spare) (tests).
-	fullWrites, probes, captured, spared int
+	// bytes capture received (tests).
+	fullWrites, probes, captured int
 }
 
 // appendBufferSize is the buffer an AppendFile's rewrites stream through:
@@ -258,8 +250,7 @@ func (a *AppendFile[T]) write() error {
 		create := func(path string) (*atomicFile, error) { return createAtomicIPCWith(path, a.w, fr.seal) }
 		return writeAtomicWith(create, a.path, func(bw *bufio.Writer) error {
 			w := fr.start(bw)
-			spared, err := fr.writeBatches(w, a.tb, memory.DefaultAllocator, n, batch, a.Spare)
-			a.spared += spared
+			err := fr.writeBatches(w, a.tb, memory.DefaultAllocator, n, batch)
 			if err == nil {
 				err = fr.finish(w)
 			}

@@ -178,11 +178,10 @@ func held[T any](sc *directCol, buf []T, mk func([]T) arrow.Array) arrow.Array {
 // directColumn builds the column of field fi, which is not a pointer, for
 // rows [lo, hi) by reading the field from the slice's memory at its offset
 // in each row rather than through reflect.Value calls, into buffers kept
-// from batch to batch (scratch[fi], one of the builder's sets). It appends
-// the values column's builders append.
-func (tb *tableBuilder) directColumn(scratch []directCol, fi, lo, hi int) arrow.Array {
+// from batch to batch. It appends the values column's builders append.
+func (tb *tableBuilder) directColumn(fi, lo, hi int) arrow.Array {
 	f := &tb.spec.fields[fi]
-	sc := &scratch[fi]
+	sc := &tb.scratch[fi]
 	n := hi - lo
 	// p is the address of the field in row lo, the next row's stride
 	// bytes on; rows is a live slice that tb holds, so its memory stays

@@ -251,112 +251,29 @@ func (fr *ipcFrame) start(w io.Writer) *countingWriter {
 }
 
 // writeBatches encodes rows [0, n) through tb in record batches of batch
-// rows, as ipc.FileWriter encodes them, and writes them to w, in order.
-// With spare set, the odd-numbered batches are built and encoded on a
-// second goroutine (in tb.spare) while this one builds, encodes and writes
-// the even ones and writes the odd ones in their turn; the bytes are the
-// same (TestAppendFileSpareWritesSameBytes). It returns how many batches
-// the second goroutine encoded.
-//
-// Why: a sweep's final rewrite runs after its last point, with the other
-// CPU idle; building and encoding are ≈ 4.4 of its ≈ 5.7 ms of CPU in
-// writeBatches on the 1,000-point 70B sweep (16 batches, thread CPU of a
-// probe build), writing the encoded bytes ≈ 1.3 ms. Measured in quiet
-// pairs, that rewrite took 6.0 → 5.3 ms (median); warm, or with no CPU
-// idle, the hand-overs eat the gain (docs/design.md, wall51).
-func (fr *ipcFrame) writeBatches(w *countingWriter, tb *tableBuilder, mem memory.Allocator, n, batch int, spare bool) (int, error) {
-	encode := func(scratch []directCol, lo int) (ipc.Payload, error) {
-		rec := tb.batchIn(scratch, lo, min(lo+batch, n))
+// rows, as ipc.FileWriter encodes them, and writes them to w.
+func (fr *ipcFrame) writeBatches(w *countingWriter, tb *tableBuilder, mem memory.Allocator, n, batch int) error {
+	for lo := 0; lo < n; lo += batch {
+		rec := tb.batch(lo, min(lo+batch, n))
 		p, err := ipc.GetRecordBatchPayload(rec, ipc.WithAllocator(mem))
 		rec.Release()
-		return p, err
-	}
-	if !spare || n <= batch {
-		for lo := 0; lo < n; lo += batch {
-			p, err := encode(tb.scratch, lo)
-			if err != nil {
-				return 0, err
-			}
-			if err := fr.writePayload(w, &p); err != nil {
-				return 0, err
-			}
+		if err != nil {
+			return err
 		}
-		return 0, nil
-	}
-	if tb.spare == nil {
-		tb.spare = make([]directCol, len(tb.scratch))
-	}
-	// The second goroutine encodes batches 1, 3, 5, … in tb.spare and
-	// hands each over on odd; it builds the next only once that one is
-	// written (written), as the next refills its columns' buffers. stop
-	// ends it early, and writeBatches waits for it (done): no batch is
-	// built in tb.spare once writeBatches returns.
-	type encoded struct {
-		p   ipc.Payload
-		err error
-	}
-	odd, written, stop, done := make(chan encoded), make(chan struct{}), make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		for lo := batch; lo < n; lo += 2 * batch {
-			if lo > batch {
-				select {
-				case <-written:
-				case <-stop:
-					return
-				}
-			}
-			p, err := encode(tb.spare, lo)
-			select {
-			case odd <- encoded{p, err}:
-			case <-stop:
-				p.Release()
-				return
-			}
+		at, k := w.n, len(fr.metas)
+		// the metadata as written, for seal's check
+		w.keep, w.from = &fr.metas, k
+		m, err := p.WritePayload(w)
+		w.keep = nil
+		p.Release()
+		if err != nil {
+			return err
 		}
-	}()
-	defer func() {
-		close(stop)
-		<-done
-	}()
-	helped := 0
-	for k, lo := 0, 0; lo < n; k, lo = k+1, lo+batch {
-		var e encoded
-		if k%2 == 0 {
-			e.p, e.err = encode(tb.scratch, lo)
-		} else {
-			e = <-odd
-			helped++
+		if len(fr.metas)-k != m {
+			return fmt.Errorf("a record batch's metadata is %d bytes, %d were kept", m, len(fr.metas)-k)
 		}
-		if e.err != nil {
-			return helped, e.err
-		}
-		if err := fr.writePayload(w, &e.p); err != nil {
-			return helped, err
-		}
-		if k%2 == 1 && lo+2*batch < n {
-			written <- struct{}{}
-		}
+		fr.recs = append(fr.recs, ipcBlock{offset: at, meta: int64(m), body: w.n - at - int64(m)})
 	}
-	return helped, nil
-}
-
-// writePayload writes one encoded record batch to w, records its block
-// and metadata (as batch does) and releases it.
-func (fr *ipcFrame) writePayload(w *countingWriter, p *ipc.Payload) error {
-	at, k := w.n, len(fr.metas)
-	// the metadata as written, for seal's check
-	w.keep, w.from = &fr.metas, k
-	m, err := p.WritePayload(w)
-	w.keep = nil
-	p.Release()
-	if err != nil {
-		return err
-	}
-	if len(fr.metas)-k != m {
-		return fmt.Errorf("a record batch's metadata is %d bytes, %d were kept", m, len(fr.metas)-k)
-	}
-	fr.recs = append(fr.recs, ipcBlock{offset: at, meta: int64(m), body: w.n - at - int64(m)})
 	return nil
 }
 

@@ -8,9 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
@@ -24,23 +22,8 @@ import (
 // and when the rows array moves (no Grow). A rewrite after a dictionary
 // grew takes its frame from a file of the first batch alone (probe), so
 // the rewrites capture fewer bytes than the last file holds; before, they
-// captured every such rewrite's whole file. With Spare set every case's
-// framed rewrites encode their odd batches on a second goroutine
-// (TestAppendFileSpareWritesSameBytes).
+// captured every such rewrite's whole file.
 func TestAppendFileRewritesEqualWriteTable(t *testing.T) {
-	testRewritesEqualWriteTable(t, false)
-}
-
-// TestAppendFileSpareWritesSameBytes: with Spare set, every rewrite of
-// TestAppendFileRewritesEqualWriteTable's cases (after a dictionary grew,
-// after the rows moved, batches of 7 and 16 rows, a last batch short or
-// full) still holds writeTableBatches' bytes, and the second goroutine
-// encoded some of their batches.
-func TestAppendFileSpareWritesSameBytes(t *testing.T) {
-	testRewritesEqualWriteTable(t, true)
-}
-
-func testRewritesEqualWriteTable(t *testing.T, spare bool) {
 	summary := sweepSummaryRows(300)
 	late := sweepSummaryRows(300)
 	for i := range late {
@@ -70,18 +53,18 @@ func testRewritesEqualWriteTable(t *testing.T, spare bool) {
 		run          func(t *testing.T) rewriteCounts
 		full, probes int
 	}{
-		{"sweep summary, rows out of order", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byName, 16, true, 89, 0, spare) }, 1, 0},
-		{"sweep summary, rows in order", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byIndex, 16, true, 1, 0, spare) }, 1, 0},
+		{"sweep summary, rows out of order", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byName, 16, true, 89, 0) }, 1, 0},
+		{"sweep summary, rows in order", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byIndex, 16, true, 1, 0) }, 1, 0},
 		// the first rewrite holds 17 rows, two batches: framed from a probe
-		{"sweep summary, a late row every rewrite", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byIndex, 16, true, 1, 20, spare) }, 0, 1},
-		{"sweep summary, no Grow", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byName, 16, false, 1, 0, spare) }, 1, 0},
-		{"goodput summary, no dictionaries", func(t *testing.T) rewriteCounts { return checkRewrites(t, goodput, byRunID, 16, true, 1, 0, spare) }, 1, 0},
+		{"sweep summary, a late row every rewrite", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byIndex, 16, true, 1, 20) }, 0, 1},
+		{"sweep summary, no Grow", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byName, 16, false, 1, 0) }, 1, 0},
+		{"goodput summary, no dictionaries", func(t *testing.T) rewriteCounts { return checkRewrites(t, goodput, byRunID, 16, true, 1, 0) }, 1, 0},
 		// a new value at the rewrites of 128 and 256 rows: each a probe
-		{"dictionary values arriving late", func(t *testing.T) rewriteCounts { return checkRewrites(t, late, byName, 16, true, 1, 0, spare) }, 1, 2},
+		{"dictionary values arriving late", func(t *testing.T) rewriteCounts { return checkRewrites(t, late, byName, 16, true, 1, 0) }, 1, 2},
 		// a new value every 50 rows: rewrites at 7, 14, 28, 56, 112 and 200
 		// rows, the first through FileWriter, those at 56, 112 and 200
 		// framed from a probe
-		{"every kind, rows moving", func(t *testing.T) rewriteCounts { return checkRewrites(t, kinds, byKeyKinds, 7, false, 1, 0, spare) }, 1, 3},
+		{"every kind, rows moving", func(t *testing.T) rewriteCounts { return checkRewrites(t, kinds, byKeyKinds, 7, false, 1, 0) }, 1, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := tc.run(t)
@@ -90,9 +73,6 @@ func testRewritesEqualWriteTable(t *testing.T, spare bool) {
 			}
 			if got.captured >= got.last {
 				t.Errorf("the rewrites captured %d bytes, the last file is %d", got.captured, got.last)
-			}
-			if spare != (got.spared > 0) {
-				t.Errorf("Spare %v: %d batches encoded on the second goroutine", spare, got.spared)
 			}
 		})
 	}
@@ -106,7 +86,7 @@ func testRewritesEqualWriteTable(t *testing.T, spare bool) {
 // added just before the next rewrite, after the rows that follow it: a
 // row landing before rows already written, as a slow sweep point does.
 // It returns what rewriteCounts counts.
-func checkRewrites[T any](t *testing.T, rows []T, cmp func(a, b *T) int, batch int, grow bool, step, late int, spare bool) rewriteCounts {
+func checkRewrites[T any](t *testing.T, rows []T, cmp func(a, b *T) int, batch int, grow bool, step, late int) rewriteCounts {
 	meta := map[string]string{"sweep": "s"}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "summary.arrow")
@@ -114,7 +94,7 @@ func checkRewrites[T any](t *testing.T, rows []T, cmp func(a, b *T) int, batch i
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.BatchRows, a.Spare = batch, spare
+	a.BatchRows = batch
 	if grow {
 		a.Grow(len(rows))
 	}
@@ -157,14 +137,13 @@ func checkRewrites[T any](t *testing.T, rows []T, cmp func(a, b *T) int, batch i
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rewriteCounts{full: a.fullWrites, probes: a.probes, captured: a.captured, spared: a.spared, last: int(st.Size())}
+	return rewriteCounts{full: a.fullWrites, probes: a.probes, captured: a.captured, last: int(st.Size())}
 }
 
 // rewriteCounts are an AppendFile's rewrites through arrow-go's FileWriter
 // (full), the frames it made from a file of the first batch (probes), the
-// bytes both captured, the batches encoded on a second goroutine (spared),
-// and the size of its last file.
-type rewriteCounts struct{ full, probes, captured, spared, last int }
+// bytes both captured, and the size of its last file.
+type rewriteCounts struct{ full, probes, captured, last int }
 
 // TestTableBuilderRefresh: a builder refreshes onto rows whose dictionary
 // columns hold the same distinct values (in any order and multiplicity),
@@ -239,41 +218,5 @@ func TestAppendFileKeepsStorageWhenDictionaryGrows(t *testing.T) {
 	}
 	if &a.tb.scratch[0] != scratch {
 		t.Error("the new table builder has column buffers of its own, not the old builder's")
-	}
-}
-
-// BenchmarkAppendFileLastRewrite times a sweep's last summary rewrite
-// (1,000 rows, batches of 64, framed by an earlier rewrite of 512 rows)
-// alone, with Spare off and on; cpu-ms/op is the process's CPU per
-// rewrite. On two idle CPUs "spare" takes less wall than "serial" for a
-// little more CPU (docs/design.md, wall51).
-func BenchmarkAppendFileLastRewrite(b *testing.B) {
-	rows := sweepSummaryRows(1000)
-	byName := func(a, b *SummaryRow) int { return strings.Compare(a.Name, b.Name) }
-	for _, spare := range []bool{false, true} {
-		b.Run(map[bool]string{false: "serial", true: "spare"}[spare], func(b *testing.B) {
-			a, err := OpenAppendFile(filepath.Join(b.TempDir(), "summary.arrow"), nil, false, byName)
-			if err != nil {
-				b.Fatal(err)
-			}
-			a.BatchRows = 64
-			a.Add(rows[:512]...)
-			if err := a.Flush(); err != nil {
-				b.Fatal(err)
-			}
-			a.Add(rows[512:]...)
-			a.Spare = spare
-			var cpu0, cpu1 syscall.Rusage
-			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &cpu0)
-			for b.Loop() {
-				a.pending = 1 // the same rows written again
-				if err := a.Flush(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &cpu1)
-			cpu := time.Duration(cpu1.Utime.Nano() + cpu1.Stime.Nano() - cpu0.Utime.Nano() - cpu0.Stime.Nano())
-			b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N), "cpu-ms/op")
-		})
 	}
 }

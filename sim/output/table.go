@@ -91,12 +91,10 @@ type tableBuilder struct {
 	schema *arrow.Schema
 	dicts  []*fixedDict // per field; nil for non-dictionary fields
 	// scratch holds each field's column buffers, reused by every batch
-	// (direct.go); spare is a second such set, for the batches a second
-	// goroutine builds (ipcFrame.writeBatches), made on its first use;
-	// stride and offsets place a field in the slice's memory.
-	scratch, spare []directCol
-	stride         uintptr
-	offsets        []uintptr
+	// (direct.go); stride and offsets place a field in the slice's memory.
+	scratch []directCol
+	stride  uintptr
+	offsets []uintptr
 }
 
 // fixedDict is one dictionary column's dictionary, built once.
@@ -214,7 +212,6 @@ func (tb *tableBuilder) refresh(rows any) bool {
 func (tb *tableBuilder) adopt(old *tableBuilder) {
 	if old.rows.Type() == tb.rows.Type() && len(old.scratch) == len(tb.scratch) {
 		tb.scratch, old.scratch = old.scratch, nil
-		tb.spare, old.spare = old.spare, nil
 	}
 }
 
@@ -224,9 +221,6 @@ func (tb *tableBuilder) release() {
 	}
 	for fi := range tb.scratch {
 		tb.scratch[fi].forget()
-	}
-	for fi := range tb.spare {
-		tb.spare[fi].forget()
 	}
 }
 
@@ -278,17 +272,9 @@ func (tb *tableBuilder) distinct(fi int) []string {
 // buffers (and, for fixed-width columns, arrays) that the next batch
 // refills: a batch must be written and released before the next is built.
 func (tb *tableBuilder) batch(lo, hi int) arrow.RecordBatch {
-	return tb.batchIn(tb.scratch, lo, hi)
-}
-
-// batchIn is batch with its columns in scratch (tb.scratch or tb.spare):
-// batches built in different sets may be built and written at the same
-// time, on different goroutines, as nothing else they build is shared
-// but the dictionaries, which they only read.
-func (tb *tableBuilder) batchIn(scratch []directCol, lo, hi int) arrow.RecordBatch {
 	cols := make([]arrow.Array, len(tb.spec.fields))
 	for fi := range tb.spec.fields {
-		cols[fi] = tb.column(scratch, fi, lo, hi)
+		cols[fi] = tb.column(fi, lo, hi)
 	}
 	rec := array.NewRecordBatch(tb.schema, cols, int64(hi-lo))
 	for _, c := range cols {
@@ -297,12 +283,11 @@ func (tb *tableBuilder) batchIn(scratch []directCol, lo, hi int) arrow.RecordBat
 	return rec
 }
 
-// column builds field fi's array for rows [lo, hi), in scratch[fi] where
-// it is built directly.
-func (tb *tableBuilder) column(scratch []directCol, fi, lo, hi int) arrow.Array {
+// column builds field fi's array for rows [lo, hi).
+func (tb *tableBuilder) column(fi, lo, hi int) arrow.Array {
 	f := &tb.spec.fields[fi]
 	if !f.nullable && directColumns {
-		return tb.directColumn(scratch, fi, lo, hi)
+		return tb.directColumn(fi, lo, hi)
 	}
 	// value returns the field of row i, or ok=false for a nil pointer.
 	value := func(i int) (reflect.Value, bool) {
