@@ -556,3 +556,49 @@ func TestHostTasksSync(t *testing.T) {
 		}
 	}
 }
+
+// hostRepeats allocates nothing once its scratch has room (the frame stays
+// on its stack: heapf51), whether it accepts the unit or not, with the test
+// hook unset: each unit, copy count and host thread is asked twice, the
+// second time counted.
+func TestHostRepeatsAllocatesNothing(t *testing.T) {
+	const m = 48
+	_, p := unitHost(t, m, 0)
+	h1, _ := unitHost(t, m, 1)
+	tight := engine.Time(float64(p) * 0.97 / float64(h1))
+	for _, tc := range []struct {
+		name string
+		host HostModel
+	}{
+		{"fast", HostModel{On: true, KernelFwd: 20 * engine.Microsecond, KernelBwd: 20 * engine.Microsecond, Call: 5 * engine.Microsecond}},
+		{"bound", HostModel{On: true, KernelFwd: 2 * engine.Millisecond, KernelBwd: 2 * engine.Millisecond}},
+		{"tight, queue 6", HostModel{On: true, KernelFwd: tight, KernelBwd: tight, Call: tight / 4, Queue: 6}},
+		{"tight, queue 1024", HostModel{On: true, KernelFwd: tight, KernelBwd: tight, Call: tight / 4, Queue: 1024}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := steadyConfig(t, m, tc.host)
+			plan, ok := PlanSteady(cfg, 8)
+			if !ok {
+				t.Fatalf("PlanSteady refused %d micro-batches", m)
+			}
+			_, short, _, _, _ := playSteady(t, cfg)
+			reps, reach, why := short.structure(plan)
+			if why != "" {
+				t.Fatal(why)
+			}
+			for i := range short.inst {
+				in := &short.inst[i]
+				r := reps[i]
+				u := r.b - r.a
+				period := in.state[r.a].Start() - in.state[r.a-u].Start()
+				win := r.b - int32(reach+1)*u
+				for _, extra := range []int{0, 3, plan.Extra} {
+					short.hostRepeats(i, r.a, r.b, win, period, extra) // the scratch's room
+					if n := testing.AllocsPerRun(3, func() { short.hostRepeats(i, r.a, r.b, win, period, extra) }); n != 0 {
+						t.Errorf("stage %d, %d copies: %v allocations a call, want 0", i, extra, n)
+					}
+				}
+			}
+		})
+	}
+}

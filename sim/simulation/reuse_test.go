@@ -115,3 +115,22 @@ func TestSameBits(t *testing.T) {
 		t.Error("a NaN field: not its own bits")
 	}
 }
+
+// shortConfig hands a Reuse's shortened plays two configurations by try
+// parity, so no try writes over the one before it, and the same two run
+// after run; a nil Reuse a new one each call.
+func TestShortConfigAlternatesByTry(t *testing.T) {
+	r := new(Reuse)
+	for _, tc := range []struct{ try, slot int }{{0, 0}, {1, 1}, {2, 0}, {3, 1}, {4, 0}, {0, 0}} {
+		if got, want := r.shortConfig(tc.try), &r.shortCfg[tc.slot]; got != want {
+			t.Errorf("try %d: not the Reuse's configuration %d", tc.try, tc.slot)
+		}
+		if tc.try > 0 && r.shortConfig(tc.try) == r.shortConfig(tc.try-1) {
+			t.Errorf("try %d: the configuration of try %d", tc.try, tc.try-1)
+		}
+	}
+	var none *Reuse
+	if a, b := none.shortConfig(0), none.shortConfig(2); a == nil || a == b {
+		t.Errorf("nil Reuse: configurations %p and %p, want two new ones", a, b)
+	}
+}

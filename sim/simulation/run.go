@@ -267,7 +267,8 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 			// After the last try fails the step is played whole: no
 			// Settle, and RunSteady may stop at the first stage's units.
 			steady.Last = try == steadyTries-1
-			short := *cfg
+			short := opt.Reuse.shortConfig(try)
+			*short = *cfg
 			short.Microbatches = steady.Played
 			// A second play resumes from the first one's state, saves
 			// its own in the other Fork.
@@ -277,7 +278,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 				fork.Detach() // the longer step is built over the failed play's programs
 			}
 			var failed bool
-			x, progs, eng, failed, err = play(ctx, s, opt, &short, pr, cl, layout, res, &steady, next, fork)
+			x, progs, eng, failed, err = play(ctx, s, opt, short, pr, cl, layout, res, &steady, next, fork)
 			if err != nil {
 				return nil, err
 			}
@@ -569,6 +570,8 @@ type Reuse struct {
 	forksShared bool // forkState[1] keeps its copies in forkState[0]'s
 
 	cfg parallel.StepConfig // the run's step configuration (stepConfig)
+	// the shortened plays' step configurations (shortConfig)
+	shortCfg [2]parallel.StepConfig
 
 	// sends keeps pipeline-boundary send shares on built across layouts
 	// (sendMemo), emptied when the cluster changes.
@@ -653,6 +656,21 @@ func (r *Reuse) stepConfig() *parallel.StepConfig {
 		return new(parallel.StepConfig)
 	}
 	return &r.cfg
+}
+
+// shortConfig returns the storage for the step configuration of a run's
+// shortened play try: the Reuse's, one for even tries and one for odd
+// ones, as forks are, so that a try never writes over the configuration
+// of the try before it; the builder and its block caches take the pointer
+// again at each build, the kept prefixes copy the configuration, and the
+// executor keeps none, so no one reads it after the run (a nil Reuse: a
+// new one). A configuration copied per try on the heap (744 bytes) was
+// fresh garbage at every shortened play (docs/design.md, heapf51).
+func (r *Reuse) shortConfig(try int) *parallel.StepConfig {
+	if r == nil {
+		return new(parallel.StepConfig)
+	}
+	return &r.shortCfg[try%2]
 }
 
 // forks returns the storage for shortened plays' saved states: the
