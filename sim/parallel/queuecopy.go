@@ -43,6 +43,9 @@ import (
 //
 //go:noinline
 func (p *Program) copyQueues(st *[streamSlots]streamQueue, streams []Stream, cs []copySeg, q int64, cur *copyCursor) (int, bool) {
+	if p.qwide != nil {
+		return 0, false // (its ends are not the entries': walkWide)
+	}
 	c := cs[0]
 	at, src, n := c.at, c.src, c.n
 	// the chain: ranges each copying the one before, right after it
@@ -106,6 +109,18 @@ func (p *Program) copyQueues(st *[streamSlots]streamQueue, streams []Stream, cs 
 				}
 				big = big || bigRun(e[r.lo:r.hi], d0, q)
 			}
+		}
+	}
+	// the copies' last ends must stay under what an entry holds (the
+	// walk goes over a range that passes it, exactly: walkWide)
+	for _, r := range runs[:nr] {
+		sq := &st[r.s&(streamSlots-1)]
+		d := sq.q[r.hi-1].end()
+		if r.lo > 0 {
+			d -= sq.q[r.lo-1].end()
+		}
+		if sq.done+int64(k)*d >= queueWide {
+			return 0, false
 		}
 	}
 	for ; i < len(pp) && pp[i] < end; i++ {
