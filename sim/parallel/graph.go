@@ -241,8 +241,12 @@ type Program struct {
 	// launches reached queueWide, past what an entry holds (queueEntry);
 	// nil otherwise.
 	qwide *wideQueues
-	qperK [2]int64
-	qfrom int
+	// qnarrow says no stream's launches can reach queueWide in this
+	// walk (launchBound), so that copyQueues need not test its copies'
+	// ends.
+	qnarrow bool
+	qperK   [2]int64
+	qfrom   int
 	// qcopied counts the tasks of copied ranges whose waits setQueueWaits
 	// took from their sources' list entries (copyQueues), for tests.
 	qcopied int
@@ -453,6 +457,7 @@ func (p *Program) setQueueWaits(h *HostModel, pre *queuePrefix) {
 	// misses of 2.1 M, cachegrind), so the test and the stores were waste.
 	perK := [2]int64{int64(h.KernelFwd), int64(h.KernelBwd)}
 	p.qwalk, p.qperK = true, perK
+	p.qnarrow = p.issueSumOK && p.keepHot && launchBound(p.issueSum, len(tasks), perK) < queueWide
 	queued, start := false, 0
 	if pre != nil {
 		start, queued = p.resumeQueues(&st, pre, q, perK)
@@ -872,6 +877,28 @@ func (e queueEntry) end() int64 { return int64(e.lo) }
 // queueWide is the first count of launches (in 1/launchScale) a
 // queueEntry does not hold.
 const queueWide = 1 << 32
+
+// launchBound bounds the launches (in 1/launchScale) of any stream of a
+// program of n tasks whose issue times, receives' aside, add up to sum,
+// with perK the per-kernel costs: a compute task's are its issue over
+// its cost, rounded (≤ issue·launchScale/cost + 1), a call's launchScale.
+// It is queueWide or more where it cannot tell (a sum of 2^40 or more).
+func launchBound(sum engine.Time, n int, perK [2]int64) int64 {
+	if sum < 0 || sum >= 1<<40 {
+		return queueWide
+	}
+	b := int64(n) * (launchScale + 1)
+	per := int64(0)
+	for _, k := range perK {
+		if k > 0 && (per == 0 || k < per) {
+			per = k
+		}
+	}
+	if per > 0 {
+		b += int64(sum) * launchScale / per
+	}
+	return b
+}
 
 // wideQueues holds, for a program whose launches on some stream reach
 // queueWide (Program.qwide), every list entry's exact end: ends[s][i] is

@@ -219,7 +219,7 @@ func sameQueueWaits(t *testing.T, name string, p *Program, h *HostModel) (waits,
 // copied ranges (copyQueues, which refuses a range that would pass it)
 // and from the start; a program that stays under it keeps no wide ends.
 func TestQueueWide(t *testing.T) {
-	wide, narrow := 0, 0
+	wide, narrow, bounded := 0, 0, 0
 	us := engine.Microsecond
 	for _, c := range []struct {
 		name     string
@@ -242,8 +242,18 @@ func TestQueueWide(t *testing.T) {
 					p.hot[i].issue = c.fwd
 				}
 			}
+			var sum engine.Time // (Program.issueSum: launchBound)
+			for i := range p.hot {
+				if p.hot[i].kind != KindRecv {
+					sum += p.hot[i].issue
+				}
+			}
+			p.issueSum = sum
 			p.setQueueWaits(&h, nil)
 			name = c.name + ": " + name
+			if p.qnarrow {
+				bounded++
+			}
 			sameQueueWaits(t, name, p, &h)
 			var done [NumStreams]int64
 			var ends [NumStreams][]int64
@@ -270,7 +280,33 @@ func TestQueueWide(t *testing.T) {
 			}
 		})
 	}
-	if wide == 0 || narrow == 0 {
-		t.Errorf("%d programs past 2^32, %d under it: the cases do not cover both", wide, narrow)
+	if wide == 0 || narrow == 0 || bounded == 0 || bounded == narrow+wide {
+		t.Errorf("%d programs past 2^32, %d under it, %d bounded under it: the cases do not cover each", wide, narrow, bounded)
+	}
+}
+
+// launchBound bounds a stream's launches by the issue times' sum: at
+// least each task's launchScale, the sum over the smaller positive
+// per-kernel cost, and queueWide where the sum is out of its range.
+func TestLaunchBound(t *testing.T) {
+	for _, c := range []struct {
+		sum  engine.Time
+		n    int
+		perK [2]int64
+		want int64
+	}{
+		{0, 0, [2]int64{1, 1}, 0},
+		{0, 10, [2]int64{0, 0}, 10 * 1025},
+		{1000, 10, [2]int64{0, 0}, 10 * 1025},
+		{1000, 10, [2]int64{7, 5}, 10*1025 + 1000*1024/5},
+		{1000, 10, [2]int64{5, 0}, 10*1025 + 1000*1024/5},
+		{1000, 1, [2]int64{0, 3}, 1025 + 1000*1024/3},
+		{1<<40 - 1, 0, [2]int64{1, 1}, (1<<40 - 1) * 1024},
+		{1 << 40, 0, [2]int64{1 << 30, 1 << 30}, queueWide},
+		{-1, 0, [2]int64{1, 1}, queueWide},
+	} {
+		if got := launchBound(c.sum, c.n, c.perK); got != c.want {
+			t.Errorf("launchBound(%d, %d, %v) = %d, want %d", c.sum, c.n, c.perK, got, c.want)
+		}
 	}
 }
