@@ -523,7 +523,10 @@ func (p *Program) ensureHot() {
 // walkQueues walks tasks [from, to) of setQueueWaits, going on from the
 // streams' state st after the tasks before from, and reports whether any
 // of them waits. It sets every task's queue wait (0: none), appends each
-// task of launches to its stream's list and records the self waits.
+// task of launches to its stream's list and records the self waits. From
+// the first task whose stream's launches would reach queueWide (and in a
+// program already past it) it keeps the exact ends in p.qwide and walks
+// on in walkWide.
 func (p *Program) walkQueues(st *[streamSlots]streamQueue, from, to int, q int64, perK [2]int64) (queued bool) {
 	if p.qwide != nil {
 		return p.walkWide(st, from, to, q, perK)
