@@ -257,7 +257,7 @@ func (a *Arena) startBuild() {
 	for _, p := range a.progs {
 		p.Tasks, p.hot, p.depOff, p.deps = nil, nil, nil, nil
 		p.succOf, p.succ = nil, nil
-		p.queue = [NumStreams][]queueEntry{}
+		p.queue, p.qwide = [NumStreams][]queueEntry{}, nil
 		p.qselfBuf, p.qrestBuf = nil, nil
 	}
 	a.written = a.builds

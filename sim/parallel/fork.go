@@ -146,7 +146,8 @@ type forkInst struct {
 	p2pAt, p2pEnd         int
 	// the prefix's launch-queue entries per stream, from qEnt in Fork's
 	// copies, and the program's queue bound and per-kernel costs, when
-	// setQueueWaits walked it (qwalk; queuePrefix)
+	// setQueueWaits walked it with ends its entries hold (qwalk:
+	// Program.qwide nil; queuePrefix)
 	qwalk bool
 	qEnt  int
 	qn    [NumStreams]int32
@@ -468,7 +469,7 @@ func (f *Fork) Detach() {
 		if fi.queued {
 			cp.qself, cp.qrest = append(cp.qself, p.qself[:c]...), append(cp.qrest, p.qrest[:c]...)
 		}
-		fi.qwalk, fi.qEnt, fi.qlim, fi.qperK = p.qwalk, len(cp.queue), p.qlim, p.qperK
+		fi.qwalk, fi.qEnt, fi.qlim, fi.qperK = p.qwalk && p.qwide == nil, len(cp.queue), p.qlim, p.qperK
 		if p.qwalk { // the entries of the prefix's tasks: each stream's first ones (fi.qn, above)
 			for s, q := range p.queue {
 				cp.queue = append(cp.queue, q[:fi.qn[s]]...)

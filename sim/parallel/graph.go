@@ -237,8 +237,16 @@ type Program struct {
 	// started at: 0, or the end of a failed shortened play's prefix whose
 	// waits it took (queuePrefix).
 	qwalk bool
-	qperK [2]int64
-	qfrom int
+	// qwide, when not nil, holds the lists' exact ends: some stream's
+	// launches reached queueWide, past what an entry holds (queueEntry);
+	// nil otherwise.
+	qwide *wideQueues
+	// qnarrow says no stream's launches can reach queueWide in this
+	// walk (launchBound), so that copyQueues need not test its copies'
+	// ends.
+	qnarrow bool
+	qperK   [2]int64
+	qfrom   int
 	// qcopied counts the tasks of copied ranges whose waits setQueueWaits
 	// took from their sources' list entries (copyQueues), for tests.
 	qcopied int
@@ -409,6 +417,7 @@ func (p *Program) setQueueWaits(h *HostModel, pre *queuePrefix) {
 	p.queued = false
 	p.qself, p.qrest = nil, nil
 	p.qwalk, p.qfrom, p.qcopied, p.qbig = false, 0, 0, false
+	p.qwide = nil
 	if !p.Hosted || h.Queue <= 0 {
 		for s := range p.queue {
 			p.queue[s] = p.queue[s][:0]
@@ -448,6 +457,7 @@ func (p *Program) setQueueWaits(h *HostModel, pre *queuePrefix) {
 	// misses of 2.1 M, cachegrind), so the test and the stores were waste.
 	perK := [2]int64{int64(h.KernelFwd), int64(h.KernelBwd)}
 	p.qwalk, p.qperK = true, perK
+	p.qnarrow = p.issueSumOK && p.keepHot && launchBound(p.issueSum, len(tasks), perK) < queueWide
 	queued, start := false, 0
 	if pre != nil {
 		start, queued = p.resumeQueues(&st, pre, q, perK)
@@ -513,8 +523,14 @@ func (p *Program) ensureHot() {
 // walkQueues walks tasks [from, to) of setQueueWaits, going on from the
 // streams' state st after the tasks before from, and reports whether any
 // of them waits. It sets every task's queue wait (0: none), appends each
-// task of launches to its stream's list and records the self waits.
+// task of launches to its stream's list and records the self waits. From
+// the first task whose stream's launches would reach queueWide (and in a
+// program already past it) it keeps the exact ends in p.qwide and walks
+// on in walkWide.
 func (p *Program) walkQueues(st *[streamSlots]streamQueue, from, to int, q int64, perK [2]int64) (queued bool) {
+	if p.qwide != nil {
+		return p.walkWide(st, from, to, q, perK)
+	}
 	tasks := p.hot[:to] // the played records (setQueueWaits)
 	// (t unsigned: tasks[t] needs no bounds check)
 	for t := uint(from); t < uint(to); t++ {
@@ -531,6 +547,12 @@ func (p *Program) walkQueues(st *[streamSlots]streamQueue, from, to int, q int64
 			if per := perK[c&1]; per > 0 {
 				k = (int64(task.issue)*launchScale + per/2) / per
 			}
+		}
+		if sq.done+k >= queueWide {
+			// past what an entry holds: the rest exactly (≈ 3
+			// instructions a task)
+			p.widen(st)
+			return p.walkWide(st, int(t), to, q, perK) || queued
 		}
 		// The launch `done - q` (0-based) must have finished before
 		// this task's first launch: wait for the task holding it.
@@ -571,6 +593,87 @@ func (p *Program) walkQueues(st *[streamSlots]streamQueue, from, to int, q int64
 		}
 	}
 	return queued
+}
+
+// walkWide is walkQueues for a program whose lists' exact ends are in
+// p.qwide (widen): it reads and writes the ends there, and the entries'
+// ids and low words in the lists.
+func (p *Program) walkWide(st *[streamSlots]streamQueue, from, to int, q int64, perK [2]int64) (queued bool) {
+	w := p.qwide
+	tasks := p.hot[:to] // the played records (setQueueWaits)
+	// (t unsigned: tasks[t] needs no bounds check)
+	for t := uint(from); t < uint(to); t++ {
+		task := &tasks[t]
+		task.queueAfter = 0
+		c := queueClass[task.kind]
+		if c == queueNone {
+			continue
+		}
+		sq := &st[task.stream&(streamSlots-1)]
+		k := int64(launchScale)
+		if c != queueCall {
+			k = 0
+			if per := perK[c&1]; per > 0 {
+				k = (int64(task.issue)*launchScale + per/2) / per
+			}
+		}
+		// The launch `done - q` (0-based) must have finished before
+		// this task's first launch: wait for the task holding it.
+		// The search needs no bound check of its own: done > 0 here, so
+		// some task added launches and the list has entries, and the
+		// last ends at done or later (only an entry adds launches),
+		// after first (the bound was two of the loop's ≈ 7 instructions
+		// an entry, cachegrind).
+		if first := sq.done - q; first >= 0 {
+			q, e, i := sq.q, w.ends[task.stream&(streamSlots-1)], sq.head
+			for e[i] <= first {
+				i++
+			}
+			sq.head = i
+			task.queueAfter = q[i].id + 1
+			queued = true
+		}
+		if k > q {
+			p.qbig = true
+			// after a copied prefix, a stream the walk has not met since
+			// has its previous task among the prefix's (prevMet)
+			last := sq.prev()
+			if int(last) <= p.qfrom {
+				last = p.prevMet(p.qfrom, task.stream)
+			}
+			if last > 0 {
+				p.queueSelf(int(t), last, task.issue, k, q)
+				queued = true
+			}
+		}
+		sq.done += k
+		if k > 0 {
+			i := sq.n
+			sq.q[i] = qEntry(sq.done, int32(t))
+			w.ends[task.stream&(streamSlots-1)][i] = sq.done
+			sq.n = i + 1
+		} else {
+			sq.last = int32(t) + 1
+		}
+	}
+	return queued
+}
+
+// widen gives p the exact ends of its lists' entries so far (the walk's
+// state st), all under queueWide, in room for each stream's tasks
+// (Program.qwide).
+//
+//go:noinline
+func (p *Program) widen(st *[streamSlots]streamQueue) {
+	w := &wideQueues{}
+	for s := range w.ends {
+		sq := &st[s]
+		w.ends[s] = make([]int64, len(sq.q))
+		for i, x := range sq.q[:sq.n] {
+			w.ends[s][i] = x.end()
+		}
+	}
+	p.qwide = w
 }
 
 // queueLists gives each stream's walk state its lists' storage, count[s]
@@ -748,24 +851,64 @@ func (p *Program) queueBefore(s Stream, t int32) int64 {
 // records, not one of ends and one of ids: setQueueWaits' append checks
 // one length, and its lookup reads the id beside the end it compared.
 //
-// The end is kept as two 32-bit halves so that an entry is 12 bytes, not
-// an int64's alignment's 16 (4 of them padding): an arena's queue lists
-// hold an entry for nearly every task, and a sweep worker writes them up
-// to its largest point's tasks, each page for the first time once (and a
-// Fork's Detach copies a prefix's): 25% fewer of those pages (issue 18,
-// faults41). The compiler reads the two halves as one 8-byte load.
+// The end is kept in 32 bits, so that an entry is 8 bytes: an arena's
+// queue lists hold an entry for nearly every task, and a sweep worker
+// writes them up to its largest point's tasks, each page for the first
+// time once (and a Fork's Detach copies a prefix's): 12 → 8 bytes a
+// task, ≈ 400 fewer minor faults on the 70B sweep (issue 18, q851; 16 →
+// 12 was faults41). An end is exact while its stream's launches stay
+// under 2^32 (4,194,304 launches of a step's stage); a program whose
+// walk passes that (setQueueWaits sets Program.qwide) keeps its exact
+// ends beside the lists (wideQueues), and no reader but the walk reads
+// its lists' ends: the host-repeat check, copied ranges and a Fork's
+// prefix refuse it, their general paths giving the same answer.
 type queueEntry struct {
-	lo, hi uint32 // end's low and high 32 bits
-	id     int32
+	lo uint32 // the end, when under 2^32 (Program.qwide nil)
+	id int32
 }
 
-// qEntry is the entry of end launches through task id.
+// qEntry is the entry of end launches through task id; end is the
+// entry's end when 0 <= end < 2^32.
 func qEntry(end int64, id int32) queueEntry {
-	return queueEntry{lo: uint32(end), hi: uint32(uint64(end) >> 32), id: id}
+	return queueEntry{lo: uint32(end), id: id}
 }
 
-// end is the launches on the stream through the entry's task.
-func (e queueEntry) end() int64 { return int64(uint64(e.hi)<<32 | uint64(e.lo)) }
+// end is the launches on the stream through the entry's task, when its
+// program's walk kept them under 2^32 (Program.qwide nil).
+func (e queueEntry) end() int64 { return int64(e.lo) }
+
+// queueWide is the first count of launches (in 1/launchScale) a
+// queueEntry does not hold.
+const queueWide = 1 << 32
+
+// launchBound bounds the launches (in 1/launchScale) of any stream of a
+// program of n tasks whose issue times, receives' aside, add up to sum,
+// with perK the per-kernel costs: a compute task's are its issue over
+// its cost, rounded (≤ issue·launchScale/cost + 1), a call's launchScale.
+// It is queueWide or more where it cannot tell (a sum of 2^40 or more).
+func launchBound(sum engine.Time, n int, perK [2]int64) int64 {
+	if sum < 0 || sum >= 1<<40 {
+		return queueWide
+	}
+	b := int64(n) * (launchScale + 1)
+	per := int64(0)
+	for _, k := range perK {
+		if k > 0 && (per == 0 || k < per) {
+			per = k
+		}
+	}
+	if per > 0 {
+		b += int64(sum) * launchScale / per
+	}
+	return b
+}
+
+// wideQueues holds, for a program whose launches on some stream reach
+// queueWide (Program.qwide), every list entry's exact end: ends[s][i] is
+// Program.queue[s][i]'s.
+type wideQueues struct {
+	ends [streamSlots][]int64
+}
 
 // Deps returns task i's dependencies (indices into Tasks).
 func (p *Program) Deps(i int) []int32 { return p.deps[p.depOff[i]:p.depOff[i+1]] }

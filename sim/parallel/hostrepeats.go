@@ -53,6 +53,9 @@ import "github.com/simtrain/simtrain/sim/engine"
 func (x *Executor) hostRepeats(i int, a, b, win int32, period engine.Time, extra int) bool {
 	in := &x.inst[i]
 	p := in.prog
+	if p.qwide != nil {
+		return false // (its lists' ends are in p.qwide: queueEntry)
+	}
 	u := b - a
 	n := int32(len(p.Tasks))
 	s0 := never // when the thread is free after the played unit

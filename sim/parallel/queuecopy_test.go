@@ -76,25 +76,27 @@ func TestEntryAtAndBigRun(t *testing.T) {
 	}
 }
 
-// A queue entry keeps its end in two 32-bit halves (queueEntry): every
-// end, including those past 32 bits and negative ones, comes back as
-// stored, with its id, and an entry is 12 bytes (4 of an int64's
-// alignment's padding saved per entry).
+// TestQueueEntryHalves checks that qEntry's entry reads back every end an
+// entry holds, [0, queueWide), with its id, and that an entry is 8 bytes
+// (issue 18, q851: ends past it are Program.qwide's, TestQueueWide).
 func TestQueueEntryHalves(t *testing.T) {
 	for _, c := range []struct {
 		end int64
 		id  int32
 	}{
-		{0, 0}, {1, 7}, {1<<31 - 1, 1}, {1 << 31, 2}, {1<<32 - 1, 3}, {1 << 32, 4},
-		{1<<32 + 5, 1<<31 - 1}, {1<<62 + 12345, 9}, {math.MaxInt64, 10}, {-1, 11}, {math.MinInt64, -1},
+		{0, 0}, {1, 7}, {1<<31 - 1, 1}, {1 << 31, 2}, {1<<32 - 1, 3},
+		{1<<32 - 2, 1<<31 - 1}, {12345, -1}, {1 << 30, math.MaxInt32},
 	} {
 		e := qEntry(c.end, c.id)
 		if e.end() != c.end || e.id != c.id {
 			t.Errorf("qEntry(%d, %d) reads back end %d, id %d", c.end, c.id, e.end(), e.id)
 		}
 	}
-	if s := unsafe.Sizeof(queueEntry{}); s != 12 {
-		t.Errorf("a queueEntry is %d bytes, want 12", s)
+	if s := unsafe.Sizeof(queueEntry{}); s != 8 {
+		t.Errorf("a queueEntry is %d bytes, want 8", s)
+	}
+	if queueWide != 1<<32 {
+		t.Errorf("queueWide %d, want 2^32", int64(queueWide))
 	}
 }
 

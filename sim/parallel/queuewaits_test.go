@@ -209,3 +209,104 @@ func sameQueueWaits(t *testing.T, name string, p *Program, h *HostModel) (waits,
 	}
 	return waits, selfs
 }
+
+// TestQueueWide checks the walk past what a list entry holds (queueWide,
+// Program.qwide): with compute issue times so long that a stream's
+// launches reach 2^32 partway through a program (a kind's issue the same
+// wherever it is, so copied ranges keep their sources' launches), the
+// waits, QueueSelf, queued and the lists' ids and exact ends are the
+// plain walk's (refQueueWaits), for programs walked in full, from
+// copied ranges (copyQueues, which refuses a range that would pass it)
+// and from the start; a program that stays under it keeps no wide ends.
+func TestQueueWide(t *testing.T) {
+	wide, narrow, bounded := 0, 0, 0
+	us := engine.Microsecond
+	for _, c := range []struct {
+		name     string
+		fwd, bwd engine.Time // compute issue times; the per-kernel cost is 1
+		queue    int
+	}{
+		{"passes 2^32 early", 1 << 26, 3 << 25, 64},
+		{"passes 2^32 late", 5 << 10, 7 << 10, 16},
+		{"one task past it, queue 1", 1 << 23, 1 << 22, 1},
+		{"stays under it", 3, 5, 4},
+	} {
+		eachQueueBuild(t, []bool{false, true}, func(name string, p *Program, _ *HostModel) {
+			h := HostModel{On: true, KernelFwd: 1, KernelBwd: 1, Call: us, Queue: c.queue}
+			for i := range p.hot {
+				switch k := p.hot[i].kind; {
+				case k == KindBackward || k == KindWGrad:
+					p.hot[i].issue = c.bwd
+				case k == KindRecv || k.IsComm() || k == KindHostCopy:
+				default:
+					p.hot[i].issue = c.fwd
+				}
+			}
+			var sum engine.Time // (Program.issueSum: launchBound)
+			for i := range p.hot {
+				if p.hot[i].kind != KindRecv {
+					sum += p.hot[i].issue
+				}
+			}
+			p.issueSum = sum
+			p.setQueueWaits(&h, nil)
+			name = c.name + ": " + name
+			if p.qnarrow {
+				bounded++
+			}
+			sameQueueWaits(t, name, p, &h)
+			var done [NumStreams]int64
+			var ends [NumStreams][]int64
+			for i := range p.Tasks {
+				task := &p.Tasks[i]
+				if k := h.launches(task, p.Issue(i)); task.Kind != KindRecv && k > 0 {
+					done[task.Stream] += k
+					ends[task.Stream] = append(ends[task.Stream], done[task.Stream])
+				}
+			}
+			over := slices.ContainsFunc(done[:], func(d int64) bool { return d >= queueWide })
+			if over != (p.qwide != nil) {
+				t.Fatalf("%s: launches past 2^32 %v, wide ends kept %v", name, over, p.qwide != nil)
+			}
+			if !over {
+				narrow++
+				return
+			}
+			wide++
+			for s := range ends {
+				if got := p.qwide.ends[s][:len(p.queue[s])]; !slices.Equal(got, ends[s]) {
+					t.Fatalf("%s: stream %d's exact ends differ from the plain walk's", name, s)
+				}
+			}
+		})
+	}
+	if wide == 0 || narrow == 0 || bounded == 0 || bounded == narrow+wide {
+		t.Errorf("%d programs past 2^32, %d under it, %d bounded under it: the cases do not cover each", wide, narrow, bounded)
+	}
+}
+
+// launchBound bounds a stream's launches by the issue times' sum: at
+// least each task's launchScale, the sum over the smaller positive
+// per-kernel cost, and queueWide where the sum is out of its range.
+func TestLaunchBound(t *testing.T) {
+	for _, c := range []struct {
+		sum  engine.Time
+		n    int
+		perK [2]int64
+		want int64
+	}{
+		{0, 0, [2]int64{1, 1}, 0},
+		{0, 10, [2]int64{0, 0}, 10 * 1025},
+		{1000, 10, [2]int64{0, 0}, 10 * 1025},
+		{1000, 10, [2]int64{7, 5}, 10*1025 + 1000*1024/5},
+		{1000, 10, [2]int64{5, 0}, 10*1025 + 1000*1024/5},
+		{1000, 1, [2]int64{0, 3}, 1025 + 1000*1024/3},
+		{1<<40 - 1, 0, [2]int64{1, 1}, (1<<40 - 1) * 1024},
+		{1 << 40, 0, [2]int64{1 << 30, 1 << 30}, queueWide},
+		{-1, 0, [2]int64{1, 1}, queueWide},
+	} {
+		if got := launchBound(c.sum, c.n, c.perK); got != c.want {
+			t.Errorf("launchBound(%d, %d, %v) = %d, want %d", c.sum, c.n, c.perK, got, c.want)
+		}
+	}
+}

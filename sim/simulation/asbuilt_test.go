@@ -88,9 +88,15 @@ func programDiff(a, b *parallel.Program) string {
 
 // deepEqualUnexported is reflect.DeepEqual for values read through
 // unexported fields (Interface refuses them): ints, floats, bools,
-// strings and their slices, arrays and structs.
+// strings and their slices, arrays, structs and pointers to them
+// (Program.qwide: nil on both, or equal values).
 func deepEqualUnexported(a, b reflect.Value) bool {
 	switch a.Kind() {
+	case reflect.Pointer:
+		if a.IsNil() || b.IsNil() {
+			return a.IsNil() == b.IsNil()
+		}
+		return deepEqualUnexported(a.Elem(), b.Elem())
 	case reflect.Bool:
 		return a.Bool() == b.Bool()
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
