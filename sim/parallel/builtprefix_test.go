@@ -40,32 +40,10 @@ func TestResumeTakesBuiltPrefixes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := steadyConfig(t, m, tc.host)
-			// the full step played from the start, on its own storage
-			whole := *cfg
-			whole.Arena = new(Arena)
-			wp, err := BuildAfter(&whole, pr, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := NewSymmetric(engine.New(), whole.Layout, wp)
-			if err := want.Run(); err != nil {
-				t.Fatal(err)
-			}
-			a := new(Arena)
-			a.Reserve(1 << 14)
-			cfg.Arena = a
-			buildLarger(t, cfg, pr)
-			plan, short := shortenedStep(t, cfg, 8)
-			a.KeepPrefixes(&plan)
-			sp, err := BuildAfter(&short, pr, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var f Fork
-			playPaused(t, &short, sp, plan, &f)
-			f.Detach()
+			want := playedWhole(t, cfg, pr)
+			a, f := detachedShortPlay(t, cfg, pr)
 			p0, r0, _, _, _ := SetQueuePrefixChecks(true)
-			got, err := BuildAfter(cfg, pr, &f)
+			got, err := BuildAfter(cfg, pr, f)
 			p1, r1, _, _, qerr := SetQueuePrefixChecks(false)
 			if err != nil {
 				t.Fatal(err)
@@ -95,7 +73,7 @@ func TestResumeTakesBuiltPrefixes(t *testing.T) {
 				keep, below := p.hot[1].hostAfter, p.prefix.below
 				p.hot[1].hostAfter, p.prefix.below = c+2, false
 				x := NewSymmetric(engine.New(), cfg.Layout, got)
-				if err := x.Resume(&f); err != ErrNoResume {
+				if err := x.Resume(f); err != ErrNoResume {
 					t.Errorf("a prefix task waiting past the prefix: Resume %v, want ErrNoResume", err)
 				}
 				p.hot[1].hostAfter, p.prefix.below = keep, below
@@ -121,7 +99,7 @@ func TestResumeTakesBuiltPrefixes(t *testing.T) {
 			play := func(progs []*Program, what string) {
 				t.Helper()
 				x := NewSymmetric(engine.New(), cfg.Layout, progs)
-				if err := x.Resume(&f); err != nil {
+				if err := x.Resume(f); err != nil {
 					t.Fatalf("%s: %v", what, err)
 				}
 				if err := x.RunResumed(); err != nil {
@@ -136,7 +114,7 @@ func TestResumeTakesBuiltPrefixes(t *testing.T) {
 			play(got, "resumed build")
 			// the same step built from the start (the kept states are the
 			// shortened build's, not the last one's): Resume compares
-			again, err := BuildAfter(cfg, pr, &f)
+			again, err := BuildAfter(cfg, pr, f)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -136,29 +136,8 @@ func TestDetachParksCopies(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := steadyConfig(t, m, host)
-			whole := *cfg
-			whole.Arena = new(Arena)
-			wp, err := BuildAfter(&whole, pr, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := NewSymmetric(engine.New(), whole.Layout, wp)
-			if err := want.Run(); err != nil {
-				t.Fatal(err)
-			}
-			a := new(Arena)
-			a.Reserve(1 << 14)
-			cfg.Arena = a
-			buildLarger(t, cfg, pr)
-			plan, short := shortenedStep(t, cfg, 8)
-			a.KeepPrefixes(&plan)
-			sp, err := BuildAfter(&short, pr, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var f Fork
-			playPaused(t, &short, sp, plan, &f)
-			f.Detach()
+			want := playedWhole(t, cfg, pr)
+			a, f := detachedShortPlay(t, cfg, pr)
 			cp := f.cp
 			if cp.parkA != a {
 				t.Fatal("nothing parked")
@@ -182,12 +161,12 @@ func TestDetachParksCopies(t *testing.T) {
 			if tc.drop >= 0 {
 				a.keep.stages[tc.drop].ok = false
 			}
-			got, err := BuildAfter(cfg, pr, &f)
+			got, err := BuildAfter(cfg, pr, f)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if tc.again {
-				if got, err = BuildAfter(cfg, pr, &f); err != nil {
+				if got, err = BuildAfter(cfg, pr, f); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -209,7 +188,7 @@ func TestDetachParksCopies(t *testing.T) {
 				}
 			}
 			x := NewSymmetric(engine.New(), cfg.Layout, got)
-			err = x.Resume(&f)
+			err = x.Resume(f)
 			if !tc.resumes {
 				if err != ErrNoResume {
 					t.Fatalf("Resume %v, want ErrNoResume", err)

@@ -162,6 +162,45 @@ func playPaused(t *testing.T, short *StepConfig, sp []*Program, plan Steady, f *
 	}
 }
 
+// playedWhole builds cfg's full step on storage of its own and plays it
+// from the start: the play a resumed build's must equal.
+func playedWhole(t *testing.T, cfg *StepConfig, pr Pricer) *Executor {
+	t.Helper()
+	whole := *cfg
+	whole.Arena = new(Arena)
+	wp, err := BuildAfter(&whole, pr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := NewSymmetric(engine.New(), whole.Layout, wp)
+	if err := x.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// detachedShortPlay leaves what a failed shortened play leaves for the
+// full build: in a new reserved Arena, set as cfg's, a larger step built
+// (buildLarger), then the shortened step (margin 8) over kept prefixes,
+// played paused into the returned Fork, which is detached.
+func detachedShortPlay(t *testing.T, cfg *StepConfig, pr Pricer) (*Arena, *Fork) {
+	t.Helper()
+	a := new(Arena)
+	a.Reserve(1 << 14)
+	cfg.Arena = a
+	buildLarger(t, cfg, pr)
+	plan, short := shortenedStep(t, cfg, 8)
+	a.KeepPrefixes(&plan)
+	sp, err := BuildAfter(&short, pr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := new(Fork)
+	playPaused(t, &short, sp, plan, f)
+	f.Detach()
+	return a, f
+}
+
 // buildLarger builds cfg's step with twice its micro-batches in cfg's
 // Arena: a sweep worker's earlier, larger point, whose populated pages
 // hold the moved prefixes above the full step's programs (keptPrefixes).
