@@ -50,24 +50,12 @@ func TestHostRepeatsEqualsReference(t *testing.T) {
 			cfg = hostConfig(t, layers, host)
 			cfg.Layout, cfg.Chunks, cfg.Microbatches = l, chunks, m
 		}
-		plan, ok := PlanSteady(cfg, 8)
-		if !ok {
-			t.Fatalf("PlanSteady refused %d micro-batches", m)
-		}
-		_, short, _, _, _ := playSteady(t, cfg)
-		reps, reach, why := short.structure(plan)
-		if why != "" {
-			t.Fatalf("%+v: %s", host, why)
-		}
-		for i := range short.inst {
-			in := &short.inst[i]
-			r := reps[i]
-			u := r.b - r.a
-			period := in.state[r.a].Start() - in.state[r.a-u].Start()
-			win := r.b - int32(reach+1)*u
+		plan, short, units := copiedUnits(t, cfg)
+		for _, c := range units {
+			i := c.stage
 			for _, extra := range []int{0, 1, 2, 3, 4, 7, 12, 20, plan.Extra, 3 * plan.Extra} {
-				got := short.hostRepeats(i, r.a, r.b, win, period, extra)
-				want := short.hostRepeatsRef(i, r.a, r.b, win, period, extra)
+				got := short.hostRepeats(i, c.a, c.b, c.win, c.period, extra)
+				want := short.hostRepeatsRef(i, c.a, c.b, c.win, c.period, extra)
 				if got != want {
 					t.Errorf("%+v, stage %d, %d copies: hostRepeats %v, the reference %v", host, i, extra, got, want)
 				}
@@ -83,6 +71,39 @@ func TestHostRepeatsEqualsReference(t *testing.T) {
 	if accepted == 0 || accepted == checked {
 		t.Errorf("%d of %d accepted: want some of each", accepted, checked)
 	}
+}
+
+// copiedUnit is what hostRepeats is asked of one stage's copied unit: the
+// unit [a, b), its check window's start and its period.
+type copiedUnit struct {
+	stage     int
+	a, b, win int32
+	period    engine.Time
+}
+
+// copiedUnits plays cfg's shortened step (PlanSteady, margin 8, which must
+// accept it) and returns the plan, the play and, per stage, its copied
+// unit's hostRepeats arguments, as replication asks them (structure's
+// units, reach + 1 units of window).
+func copiedUnits(t *testing.T, cfg *StepConfig) (Steady, *Executor, []copiedUnit) {
+	t.Helper()
+	plan, ok := PlanSteady(cfg, 8)
+	if !ok {
+		t.Fatalf("PlanSteady refused %d micro-batches", cfg.Microbatches)
+	}
+	_, short, _, _, _ := playSteady(t, cfg)
+	reps, reach, why := short.structure(plan)
+	if why != "" {
+		t.Fatalf("%+v: %s", cfg.Host, why)
+	}
+	units := make([]copiedUnit, len(short.inst))
+	for i := range short.inst {
+		in, r := &short.inst[i], reps[i]
+		u := r.b - r.a
+		units[i] = copiedUnit{stage: i, a: r.a, b: r.b, win: r.b - int32(reach+1)*u,
+			period: in.state[r.a].Start() - in.state[r.a-u].Start()}
+	}
+	return plan, short, units
 }
 
 // hostRepeatsRef is hostRepeats as it was before stats22 (the reference).
@@ -576,25 +597,12 @@ func TestHostRepeatsAllocatesNothing(t *testing.T) {
 		{"tight, queue 1024", HostModel{On: true, KernelFwd: tight, KernelBwd: tight, Call: tight / 4, Queue: 1024}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := steadyConfig(t, m, tc.host)
-			plan, ok := PlanSteady(cfg, 8)
-			if !ok {
-				t.Fatalf("PlanSteady refused %d micro-batches", m)
-			}
-			_, short, _, _, _ := playSteady(t, cfg)
-			reps, reach, why := short.structure(plan)
-			if why != "" {
-				t.Fatal(why)
-			}
-			for i := range short.inst {
-				in := &short.inst[i]
-				r := reps[i]
-				u := r.b - r.a
-				period := in.state[r.a].Start() - in.state[r.a-u].Start()
-				win := r.b - int32(reach+1)*u
+			plan, short, units := copiedUnits(t, steadyConfig(t, m, tc.host))
+			for _, c := range units {
+				i := c.stage
 				for _, extra := range []int{0, 3, plan.Extra} {
-					short.hostRepeats(i, r.a, r.b, win, period, extra) // the scratch's room
-					if n := testing.AllocsPerRun(3, func() { short.hostRepeats(i, r.a, r.b, win, period, extra) }); n != 0 {
+					short.hostRepeats(i, c.a, c.b, c.win, c.period, extra) // the scratch's room
+					if n := testing.AllocsPerRun(3, func() { short.hostRepeats(i, c.a, c.b, c.win, c.period, extra) }); n != 0 {
 						t.Errorf("stage %d, %d copies: %v allocations a call, want 0", i, extra, n)
 					}
 				}
