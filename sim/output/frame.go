@@ -31,11 +31,11 @@ import (
 // 70B sweep at ada80c4, and many of its fresh pages, for bytes
 // that were already written. Here the header (magic, schema and
 // dictionary messages) and the footer's schema part are kept from the
-// first rewrite; each batch is encoded by arrow-go
-// (ipc.GetRecordBatchPayload, the encoder FileWriter uses) and written
-// straight to the file, and the footer's block vectors and table are built
-// before the kept schema part with the flatbuffers calls arrow-go's
-// writeFileFooter makes.
+// first rewrite; each batch is encoded by the frame's encoder (batchenc.go:
+// the bytes of ipc.GetRecordBatchPayload, the encoder FileWriter uses,
+// which encodes what it declines) and written straight to the file, and
+// the footer's block vectors and table are built before the kept schema
+// part with the flatbuffers calls arrow-go's writeFileFooter makes.
 //
 // Splicing the batches themselves was measured and dropped: a batch's
 // message depends only on its rows, so the batches before the first row
