@@ -55,6 +55,9 @@ type AppendFile[T any] struct {
 	// arrow-go's FileWriter, whose bytes capture then receives.
 	frame   *ipcFrame
 	capture []byte
+	// enc is the frames' record batch encoder, kept from frame to frame
+	// (batchenc.go); nil until a frame is made.
+	enc *batchEncoder
 	// fullWrites counts the rewrites through arrow-go's FileWriter, probes
 	// the frames made from a file of the first batch alone, captured the
 	// bytes capture received (tests).
@@ -279,6 +282,7 @@ func (a *AppendFile[T]) write() error {
 	a.captured += len(a.capture)
 	if n > 0 {
 		a.frame = newIPCFrame(a.capture, (cap(a.rows)+batch-1)/batch, old)
+		a.frame.adoptEncoder(a.capture, a.tb, min(batch, n), a.encoder())
 		// The capture is the first rewrite's file (one batch of a sweep's
 		// summary); a larger one, of a resumed file, is not kept.
 		if cap(a.capture) > 1<<20 {
@@ -316,7 +320,18 @@ func (a *AppendFile[T]) probe(batch int, old *ipcFrame) *ipcFrame {
 	}
 	a.probes++
 	a.captured += len(a.capture)
-	return newIPCFrame(a.capture, (cap(a.rows)+batch-1)/batch, old)
+	fr := newIPCFrame(a.capture, (cap(a.rows)+batch-1)/batch, old)
+	fr.adoptEncoder(a.capture, a.tb, batch, a.encoder())
+	return fr
+}
+
+// encoder returns the frames' record batch encoder, made at the first
+// call.
+func (a *AppendFile[T]) encoder() *batchEncoder {
+	if a.enc == nil {
+		a.enc = newBatchEncoder()
+	}
+	return a.enc
 }
 
 // sort puts a.rows in cmp order, stable: equal rows keep the order they

@@ -31,11 +31,11 @@ import (
 // 70B sweep at ada80c4, and many of its fresh pages, for bytes
 // that were already written. Here the header (magic, schema and
 // dictionary messages) and the footer's schema part are kept from the
-// first rewrite; each batch is encoded by arrow-go
-// (ipc.GetRecordBatchPayload, the encoder FileWriter uses) and written
-// straight to the file, and the footer's block vectors and table are built
-// before the kept schema part with the flatbuffers calls arrow-go's
-// writeFileFooter makes.
+// first rewrite; each batch is encoded by the frame's encoder (batchenc.go:
+// the bytes of ipc.GetRecordBatchPayload, the encoder FileWriter uses,
+// which encodes what it declines) and written straight to the file, and
+// the footer's block vectors and table are built before the kept schema
+// part with the flatbuffers calls arrow-go's writeFileFooter makes.
 //
 // Splicing the batches themselves was measured and dropped: a batch's
 // message depends only on its rows, so the batches before the first row
@@ -75,6 +75,10 @@ type ipcFrame struct {
 	footerBytes []byte
 	trailer     [10]byte
 	fb          *flatbuffers.Builder
+	// enc encodes the batches when it encoded the first batch of the file
+	// the frame came from to arrow-go's bytes (adoptEncoder; batchenc.go);
+	// nil: GetRecordBatchPayload encodes them.
+	enc *batchEncoder
 }
 
 // ipcFooterInfo is what newIPCFrame reads from a footer.
@@ -251,10 +255,20 @@ func (fr *ipcFrame) start(w io.Writer) *countingWriter {
 }
 
 // writeBatches encodes rows [0, n) through tb in record batches of batch
-// rows, as ipc.FileWriter encodes them, and writes them to w.
+// rows, as ipc.FileWriter encodes them, and writes them to w: with the
+// frame's encoder where it has one that takes the batch, else with
+// arrow-go's.
 func (fr *ipcFrame) writeBatches(w *countingWriter, tb *tableBuilder, mem memory.Allocator, n, batch int) error {
 	for lo := 0; lo < n; lo += batch {
 		rec := tb.batch(lo, min(lo+batch, n))
+		if fr.enc != nil && fr.enc.encode(rec) {
+			err := fr.writeEncoded(w)
+			rec.Release()
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		p, err := ipc.GetRecordBatchPayload(rec, ipc.WithAllocator(mem))
 		rec.Release()
 		if err != nil {
@@ -275,6 +289,45 @@ func (fr *ipcFrame) writeBatches(w *countingWriter, tb *tableBuilder, mem memory
 		fr.recs = append(fr.recs, ipcBlock{offset: at, meta: int64(m), body: w.n - at - int64(m)})
 	}
 	return nil
+}
+
+// writeEncoded writes the batch fr.enc encoded last to w, its metadata
+// written from where fr.metas keeps it for seal, and records its block.
+func (fr *ipcFrame) writeEncoded(w *countingWriter) error {
+	at, k := w.n, len(fr.metas)
+	fr.metas = fr.enc.message(fr.metas)
+	if _, err := w.Write(fr.metas[k:]); err != nil {
+		return err
+	}
+	if err := fr.enc.writeBody(w); err != nil {
+		return err
+	}
+	m := int64(len(fr.metas) - k)
+	fr.recs = append(fr.recs, ipcBlock{offset: at, meta: m, body: w.n - at - m})
+	return nil
+}
+
+// adoptEncoder gives fr enc for its rewrites' batches when enc encodes the
+// first batch of file, the file fr was just made from (newIPCFrame: its
+// blocks are fr.recs until the next start), whose rows tb.batch(0, rows)
+// builds, to the very bytes arrow-go wrote there; otherwise the rewrites
+// stay on GetRecordBatchPayload. fr may be nil.
+func (fr *ipcFrame) adoptEncoder(file []byte, tb *tableBuilder, rows int, enc *batchEncoder) {
+	if fr == nil || len(fr.recs) == 0 {
+		return
+	}
+	blk := fr.recs[0]
+	rec := tb.batch(0, rows)
+	defer rec.Release()
+	if int64(rows) != rec.NumRows() || !enc.encode(rec) {
+		return
+	}
+	enc.check = enc.message(enc.check[:0])
+	same := &sameBytes{want: file[blk.offset : blk.offset+blk.meta+blk.body]}
+	same.Write(enc.check)
+	if enc.writeBody(same) == nil && same.equal() {
+		fr.enc = enc
+	}
 }
 
 // batch records a batch written at offset: its block, and its metadata

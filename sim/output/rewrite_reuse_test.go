@@ -22,7 +22,8 @@ import (
 // and when the rows array moves (no Grow). A rewrite after a dictionary
 // grew takes its frame from a file of the first batch alone (probe), so
 // the rewrites capture fewer bytes than the last file holds; before, they
-// captured every such rewrite's whole file.
+// captured every such rewrite's whole file. The last rewrite's batches
+// are encoded by the frame's own encoder.
 func TestAppendFileRewritesEqualWriteTable(t *testing.T) {
 	summary := sweepSummaryRows(300)
 	late := sweepSummaryRows(300)
@@ -70,6 +71,9 @@ func TestAppendFileRewritesEqualWriteTable(t *testing.T) {
 			got := tc.run(t)
 			if got.full != tc.full || got.probes != tc.probes {
 				t.Errorf("%d rewrites through arrow-go's FileWriter and %d probes, want %d and %d", got.full, got.probes, tc.full, tc.probes)
+			}
+			if !got.encoded {
+				t.Error("the last rewrite's batches went through arrow-go's encoder, not the frame's (batchenc.go)")
 			}
 			if got.captured >= got.last {
 				t.Errorf("the rewrites captured %d bytes, the last file is %d", got.captured, got.last)
@@ -137,13 +141,18 @@ func checkRewrites[T any](t *testing.T, rows []T, cmp func(a, b *T) int, batch i
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rewriteCounts{full: a.fullWrites, probes: a.probes, captured: a.captured, last: int(st.Size())}
+	return rewriteCounts{full: a.fullWrites, probes: a.probes, captured: a.captured, last: int(st.Size()),
+		encoded: a.frame != nil && a.frame.enc != nil}
 }
 
 // rewriteCounts are an AppendFile's rewrites through arrow-go's FileWriter
 // (full), the frames it made from a file of the first batch (probes), the
-// bytes both captured, and the size of its last file.
-type rewriteCounts struct{ full, probes, captured, last int }
+// bytes both captured, the size of its last file, and whether its last
+// rewrite's frame encoded the batches itself (encoded).
+type rewriteCounts struct {
+	full, probes, captured, last int
+	encoded                      bool
+}
 
 // TestTableBuilderRefresh: a builder refreshes onto rows whose dictionary
 // columns hold the same distinct values (in any order and multiplicity),

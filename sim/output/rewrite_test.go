@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -147,6 +148,35 @@ func BenchmarkSummaryFinalRewrite(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := writeTableBatches(memory.DefaultAllocator, path, rows, meta, 64); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSummaryFramedRewrite is the sweep's final summary rewrite as
+// an AppendFile makes it once its frame is made (frame.go): the 1,000
+// rows of sweepSummaryRows, sorted, rewritten in record batches of 64
+// rows with the header and footer schema the first rewrite left, each
+// batch encoded by the frame's encoder (batchenc.go). It writes no other
+// part than BenchmarkSummaryFinalRewrite, which goes through arrow-go's
+// FileWriter.
+func BenchmarkSummaryFramedRewrite(b *testing.B) {
+	a, err := OpenAppendFile(filepath.Join(b.TempDir(), "summary.arrow"), map[string]string{"sweep": "llama3-70b-1024-h100-layouts", "simtrain_version": "test"},
+		false, func(x, y *SummaryRow) int { return strings.Compare(x.Name, y.Name) })
+	if err != nil {
+		b.Fatal(err)
+	}
+	a.BatchRows = 64
+	a.Add(sweepSummaryRows(1000)...)
+	if err := a.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	if a.frame == nil {
+		b.Fatal("no frame after the first rewrite")
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := a.write(); err != nil {
 			b.Fatal(err)
 		}
 	}

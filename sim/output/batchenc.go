@@ -1,0 +1,302 @@
+package output
+
+import (
+	"encoding/binary"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	flatbuffers "github.com/google/flatbuffers/go"
+)
+
+// A framed rewrite's record batches encoded without arrow-go's encoder.
+//
+// ipc.GetRecordBatchPayload builds each batch's message in a flatbuffers
+// builder of its own started empty and grown by doubling
+// (writeRecordMessage's flatbuffers.NewBuilder(0)), copies the finished
+// flatbuffer out (writeMessageFB), and collects the body's buffers and the
+// field and buffer metadata in slices made afresh (recordEncoder.visit):
+// garbage that the collector, which seldom runs while a sweep's points
+// play, does not hand back before the next rewrite, so its pages are
+// fresh: ≈ 440–600 of the 1,000-point 70B sweep's real page faults after
+// idle (docs/design.md "Speed", heapf51), ≈ 12 µs each. batchEncoder
+// writes the same message (the calls of arrow-go v18's recordToFB,
+// writeMessageFB, writeMessage and writeIPCPayload, in their order, and
+// visit's rules for which buffers are written as they are, cut short or
+// copied) from storage it keeps from batch to batch and rewrite to
+// rewrite: one flatbuffers builder (Reset between batches), the metadata
+// slices, and the bytes of the bitmaps arrow-go copies.
+//
+// It handles, at offset 0 and without record metadata, the columns a
+// tableBuilder makes and their like: signed and unsigned integers of 8 to
+// 64 bits, float32 and float64, bool, utf8 and binary with int32 offsets
+// starting at 0, and dictionary arrays over such indices, with or without
+// nulls, with buffers longer than the batch needs. Anything else (an
+// array with an offset, another type, record metadata) is declined and
+// the batch goes through GetRecordBatchPayload. A frame takes the encoder
+// only once it has encoded the first batch of the file the frame was made
+// from to the very bytes arrow-go wrote there (ipcFrame.adoptEncoder), so
+// an arrow-go whose bytes differ leaves the rewrites on arrow-go's
+// encoder (TestBatchEncoderEqualsArrow checks every table the package's
+// tests write, both ways).
+
+// ipcArrowAlignment is arrow-go's kArrowAlignment: a bitmap it copies is
+// padded to a multiple of 64 bytes (and a buffer longer than that many
+// bytes past its values is cut short).
+const ipcArrowAlignment = 64
+
+// batchEncoder encodes record batches as arrow-go's
+// GetRecordBatchPayload and Payload.WritePayload write them. It is not
+// safe for concurrent use.
+type batchEncoder struct {
+	fb     *flatbuffers.Builder
+	nodes  []ipcFieldNode
+	body   []ipcBodyBuf
+	copies []byte // this batch's copied bitmaps (ipcBodyBuf.copied)
+	rows   int64
+	size   int64 // the body's length, every buffer padded to 8
+	// check is the message of the batch ipcFrame.adoptEncoder compares.
+	check []byte
+}
+
+// ipcFieldNode is one array's FieldNode: its length and null count.
+type ipcFieldNode struct{ n, nulls int64 }
+
+// ipcBodyBuf is one buffer of a batch's body: b, or with copied the n
+// bytes of the encoder's copies at at (copies may move as it grows).
+type ipcBodyBuf struct {
+	b      []byte
+	at, n  int
+	copied bool
+}
+
+func newBatchEncoder() *batchEncoder { return &batchEncoder{fb: flatbuffers.NewBuilder(0)} }
+
+// encode readies the message of rec and reports whether it could: false
+// when rec holds an array or metadata the encoder does not handle (the
+// caller then encodes rec with GetRecordBatchPayload). After true,
+// message and writeBody write rec's message; rec's buffers must stay as
+// they are until writeBody returns.
+func (e *batchEncoder) encode(rec arrow.RecordBatch) bool {
+	e.nodes, e.body, e.copies = e.nodes[:0], e.body[:0], e.copies[:0]
+	if rm, ok := rec.(arrow.RecordBatchWithMetadata); ok && rm.Metadata().Len() > 0 {
+		return false
+	}
+	for _, col := range rec.Columns() {
+		if !e.visit(col) {
+			return false
+		}
+	}
+	e.rows = rec.NumRows()
+	e.size = 0
+	for i := range e.body {
+		e.size += pad8(int64(e.body[i].len()))
+	}
+	return true
+}
+
+// len is the buffer's length in bytes.
+func (bb *ipcBodyBuf) len() int {
+	if bb.copied {
+		return bb.n
+	}
+	return len(bb.b)
+}
+
+func pad8(n int64) int64 { return (n + 7) &^ 7 }
+
+func padTo(n, align int64) int64 { return (n + align - 1) / align * align }
+
+// bufBytes is buf's bytes, nil for no buffer.
+func bufBytes(buf *memory.Buffer) []byte {
+	if buf == nil {
+		return nil
+	}
+	return buf.Bytes()
+}
+
+// visit adds arr's field node and body buffers as arrow-go's
+// recordEncoder.visit does, or reports false when it does not handle arr.
+func (e *batchEncoder) visit(arr arrow.Array) bool {
+	id := arr.DataType().ID()
+	if id == arrow.DICTIONARY {
+		return e.visit(arr.(*array.Dictionary).Indices())
+	}
+	data := arr.Data()
+	if data.Offset() != 0 {
+		return false
+	}
+	width := int64(0)
+	switch id {
+	case arrow.INT8, arrow.UINT8:
+		width = 1
+	case arrow.INT16, arrow.UINT16:
+		width = 2
+	case arrow.INT32, arrow.UINT32, arrow.FLOAT32:
+		width = 4
+	case arrow.INT64, arrow.UINT64, arrow.FLOAT64:
+		width = 8
+	case arrow.BOOL, arrow.STRING, arrow.BINARY:
+	default:
+		return false
+	}
+	n, nulls := int64(arr.Len()), int64(arr.NullN())
+	bufs := data.Buffers()
+	// Validated before anything is added: a declined array leaves the
+	// batch to GetRecordBatchPayload, which starts afresh anyway.
+	var offs []byte
+	if id == arrow.STRING || id == arrow.BINARY {
+		if len(bufs) < 3 {
+			return false
+		}
+		offs = bufBytes(bufs[1])
+		if len(offs) == 0 && n > 0 || len(offs) > 0 && (int64(len(offs)) < 4*(n+1) || binary.LittleEndian.Uint32(offs) != 0) {
+			// no offsets for values, too few, or not starting at 0
+			// (arrow-go shifts them into a copy)
+			return false
+		}
+	} else if len(bufs) < 2 {
+		return false
+	}
+	e.nodes = append(e.nodes, ipcFieldNode{n: n, nulls: nulls})
+	switch {
+	case nulls == 0:
+		// no nulls: no bitmap
+		e.body = append(e.body, ipcBodyBuf{})
+	case nulls == n:
+		// every value null: a zeroed bitmap
+		e.copy(nil, 0, padTo((n+7)/8, ipcArrowAlignment))
+	default:
+		e.bitmap(n, bufs[0])
+	}
+	switch id {
+	case arrow.BOOL:
+		if n == 0 {
+			e.body = append(e.body, ipcBodyBuf{})
+		} else {
+			e.bitmap(n, bufs[1])
+		}
+	case arrow.STRING, arrow.BINARY:
+		// getZeroBasedValueOffsets: the offsets the values need, the
+		// values between the first and the last
+		if len(offs) > 0 && int64(len(offs)) > 4*(n+1) {
+			offs = offs[:4*(n+1)]
+		}
+		e.body = append(e.body, ipcBodyBuf{b: offs})
+		vals := bufBytes(bufs[2])
+		total := 0
+		if len(offs) > 0 && bufs[2] != nil {
+			total = int(binary.LittleEndian.Uint32(offs[4*n:]))
+		}
+		if bufs[2] != nil && total < len(vals) {
+			vals = vals[:total]
+		}
+		e.body = append(e.body, ipcBodyBuf{b: vals})
+	default:
+		vals := bufBytes(bufs[1])
+		if need := n * width; bufs[1] != nil && padTo(need, ipcArrowAlignment) < int64(len(vals)) {
+			vals = vals[:min(pad8(need), int64(len(vals)))]
+		}
+		e.body = append(e.body, ipcBodyBuf{b: vals})
+	}
+	return true
+}
+
+// bitmap adds the bitmap of n bits buf holds as newTruncatedBitmap gives
+// it: as it is when it is at most n bits padded to 64 bytes long, else
+// its n bits copied into that many zeroed bytes.
+func (e *batchEncoder) bitmap(n int64, buf *memory.Buffer) {
+	b := bufBytes(buf)
+	if buf == nil || padTo((n+7)/8, ipcArrowAlignment) >= int64(len(b)) {
+		e.body = append(e.body, ipcBodyBuf{b: b})
+		return
+	}
+	e.copy(b, n, padTo((n+7)/8, ipcArrowAlignment))
+}
+
+// copy adds a body buffer of size zeroed bytes holding the first bits
+// bits of src.
+func (e *batchEncoder) copy(src []byte, bits, size int64) {
+	at := len(e.copies)
+	e.copies = append(e.copies, make([]byte, size)...)
+	dst := e.copies[at:]
+	copy(dst[:bits/8], src)
+	if r := bits % 8; r != 0 {
+		dst[bits/8] = src[bits/8] & (1<<r - 1)
+	}
+	e.body = append(e.body, ipcBodyBuf{at: at, n: int(size), copied: true})
+}
+
+// message appends the encapsulated message of the batch encode readied
+// to dst: the continuation marker, the flatbuffer's length padded, the
+// flatbuffer and its padding to 8 bytes, as arrow-go's writeMessage
+// writes them around writeRecordMessage's flatbuffer.
+func (e *batchEncoder) message(dst []byte) []byte {
+	b := e.fb
+	b.Reset()
+	// recordToFB: writeFieldNodes, writeBuffers (codec none, no variadic
+	// buffer counts)
+	b.StartVector(16, len(e.nodes), 8)
+	for i := len(e.nodes) - 1; i >= 0; i-- {
+		b.Prep(8, 16) // flatbuf.CreateFieldNode
+		b.PrependInt64(e.nodes[i].nulls)
+		b.PrependInt64(e.nodes[i].n)
+	}
+	nodes := b.EndVector(len(e.nodes))
+	b.StartVector(16, len(e.body), 8)
+	off := e.size
+	for i := len(e.body) - 1; i >= 0; i-- {
+		n := int64(e.body[i].len())
+		off -= pad8(n)
+		b.Prep(8, 16) // flatbuf.CreateBuffer
+		b.PrependInt64(n)
+		b.PrependInt64(off)
+	}
+	bufs := b.EndVector(len(e.body))
+	b.StartObject(5) // RecordBatch
+	b.PrependInt64Slot(0, e.rows, 0)
+	b.PrependUOffsetTSlot(1, nodes, 0)
+	b.PrependUOffsetTSlot(2, bufs, 0)
+	rb := b.EndObject()
+	// writeMessageFB, no custom metadata
+	b.StartObject(5) // Message
+	b.PrependInt16Slot(0, 4 /* MetadataVersion V5 */, 0)
+	b.PrependByteSlot(1, 3 /* MessageHeader RecordBatch */, 0)
+	b.PrependUOffsetTSlot(2, rb, 0)
+	b.PrependInt64Slot(3, e.size, 0)
+	b.PrependUOffsetTSlot(4, 0, 0)
+	b.Finish(b.EndObject())
+	fb := b.FinishedBytes()
+	padded := pad8(int64(len(fb)) + 8)
+	dst = binary.LittleEndian.AppendUint32(dst, 0xFFFFFFFF)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(padded-8))
+	dst = append(dst, fb...)
+	return append(dst, make([]byte, padded-8-int64(len(fb)))...)
+}
+
+// ipcZeros pads body buffers to 8 bytes.
+var ipcZeros [8]byte
+
+// writeBody writes the body of the batch encode readied, each buffer
+// padded to 8 bytes, as writeIPCPayload writes a payload's body.
+func (e *batchEncoder) writeBody(w io.Writer) error {
+	for i := range e.body {
+		bb := &e.body[i]
+		p := bb.b
+		if bb.copied {
+			p = e.copies[bb.at : bb.at+bb.n]
+		}
+		if len(p) > 0 {
+			if _, err := w.Write(p); err != nil {
+				return err
+			}
+		}
+		if k := pad8(int64(len(p))) - int64(len(p)); k > 0 {
+			if _, err := w.Write(ipcZeros[:k]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

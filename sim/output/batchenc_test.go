@@ -1,0 +1,315 @@
+package output
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strconv"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// arrowMessage is rec's encapsulated message as arrow-go's FileWriter
+// writes it: GetRecordBatchPayload, then WritePayload.
+func arrowMessage(t *testing.T, mem memory.Allocator, rec arrow.RecordBatch) []byte {
+	t.Helper()
+	p, err := ipc.GetRecordBatchPayload(rec, ipc.WithAllocator(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Release()
+	var b bytes.Buffer
+	if _, err := p.WritePayload(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// encoderMessage is rec's message as enc writes it; ok is false when enc
+// declines rec.
+func encoderMessage(t *testing.T, enc *batchEncoder, rec arrow.RecordBatch) (msg []byte, ok bool) {
+	t.Helper()
+	if !enc.encode(rec) {
+		return nil, false
+	}
+	msg = enc.message(nil)
+	var b bytes.Buffer
+	if err := enc.writeBody(&b); err != nil {
+		t.Fatal(err)
+	}
+	return append(msg, b.Bytes()...), true
+}
+
+// tableBatches returns the record batches of rows in batches of batch
+// rows (an empty table: one empty batch), built by a tableBuilder as an
+// AppendFile's rewrites build them; direct false builds the columns
+// through arrow-go's builders instead. Each batch must be released before
+// the next is built: next returns nil after the last.
+func tableBatches(t *testing.T, mem memory.Allocator, rows any, batch int, direct bool) (next func() arrow.RecordBatch) {
+	t.Helper()
+	tb, err := newTableBuilder(mem, rows, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tb.release)
+	lo, done := 0, false
+	return func() arrow.RecordBatch {
+		if done {
+			return nil
+		}
+		hi := min(lo+batch, tb.n)
+		saved := directColumns
+		directColumns = direct
+		rec := tb.batch(lo, hi)
+		directColumns = saved
+		lo = hi
+		done = lo >= tb.n
+		return rec
+	}
+}
+
+// oneBatch returns a function giving rec once, then nil.
+func oneBatch(rec arrow.RecordBatch) func() arrow.RecordBatch {
+	return func() arrow.RecordBatch {
+		r := rec
+		rec = nil
+		return r
+	}
+}
+
+// recordOf makes a record of the arrays given (their references taken),
+// columns named c0, c1, …, nullable.
+func recordOf(meta *arrow.Metadata, cols ...arrow.Array) arrow.RecordBatch {
+	fields := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		fields[i] = arrow.Field{Name: "c" + strconv.Itoa(i), Type: c.DataType(), Nullable: true}
+	}
+	n := int64(0)
+	if len(cols) > 0 {
+		n = int64(cols[0].Len())
+	}
+	var rec arrow.RecordBatch
+	if meta != nil {
+		rec = array.NewRecordBatchWithMetadata(arrow.NewSchema(fields, nil), cols, n, *meta)
+	} else {
+		rec = array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, n)
+	}
+	for _, c := range cols {
+		c.Release()
+	}
+	return rec
+}
+
+// rawArray makes an array of typ over the given buffers (nil: none),
+// n values at offset off, nulls nulls.
+func rawArray(typ arrow.DataType, n, off, nulls int, bufs ...[]byte) arrow.Array {
+	mb := make([]*memory.Buffer, len(bufs))
+	for i, b := range bufs {
+		if b != nil {
+			mb[i] = memory.NewBufferBytes(b)
+		}
+	}
+	d := array.NewData(typ, n, mb, nil, nulls, off)
+	defer d.Release()
+	return array.MakeFromData(d)
+}
+
+// bitsOf is a bitmap of size bytes with bit i set where set(i), i < n,
+// and every bit past n set (garbage the encoder must not copy).
+func bitsOf(size, n int, set func(i int) bool) []byte {
+	b := make([]byte, size)
+	for i := range size * 8 {
+		if i >= n || set(i) {
+			b[i/8] |= 1 << (i % 8)
+		}
+	}
+	return b
+}
+
+// TestBatchEncoderEqualsArrow: for every table the package's tests write
+// and arrays built by hand (every column kind a table builder makes,
+// nulls, columns of nulls only, one row, an empty batch, the last short
+// batch, bitmaps and buffers longer than the batch needs, which arrow-go
+// copies or cuts short), the encoder writes the very bytes arrow-go's
+// GetRecordBatchPayload and WritePayload write, one encoder reused across
+// every batch; and it declines what it does not handle (arrays with an
+// offset, offsets not starting at 0, record metadata, other types).
+func TestBatchEncoderEqualsArrow(t *testing.T) {
+	odd := makeRows[allKinds](1001)
+	odd[5].S, odd[6].D = "a\xffb", "\xfe"
+	odd[7].B, odd[8].B = true, true
+	wide := make([]allKinds, maxInt16Dict+2)
+	for i := range wide {
+		wide[i].D = "k" + strconv.Itoa((i*7919)%len(wide))
+	}
+	nils := makeRows[allKinds](40)
+	for i := range nils {
+		nils[i].PI, nils[i].PS, nils[i].PD, nils[i].PB = nil, nil, nil, nil
+	}
+	// n values; the long buffers hold 150, a long bitmap 80 bytes (more
+	// than 64: arrow-go copies n bits of it), a short one 18 (kept whole,
+	// with its set bits past n)
+	n, long, short := 70, 80, 150/8
+	ints := make([]byte, 150*8)
+	for i := range ints {
+		ints[i] = byte(i*37 + 1)
+	}
+	offs := make([]byte, 4*151)
+	for i := range 151 {
+		binary.LittleEndian.PutUint32(offs[4*i:], uint32(3*i)) // strings of 3 bytes
+	}
+	strs := bytes.Repeat([]byte("abcdefg"), 100)
+	lessThird := func(i int) bool { return i%3 != 0 }
+	meta := arrow.NewMetadata([]string{"k"}, []string{"v"})
+	for _, tc := range []struct {
+		name     string
+		batches  func(t *testing.T, mem memory.Allocator) func() arrow.RecordBatch
+		declined bool
+	}{
+		{"sweep summary, batch 64", func(t *testing.T, mem memory.Allocator) func() arrow.RecordBatch {
+			return tableBatches(t, mem, sweepSummaryRows(1000), 64, true)
+		}, false},
+		{"sweep summary, 97 rows, batch 64", func(t *testing.T, mem memory.Allocator) func() arrow.RecordBatch {
+			return tableBatches(t, mem, sweepSummaryRows(97), 64, true)
+		}, false},
+		{"filled summary rows, batch 7", func(t *testing.T, mem memory.Allocator) func() arrow.RecordBatch {
+			return tableBatches(t, mem, makeRows[SummaryRow](50), 7, true)
+		}, false},
+		{"goodput summary rows, batch 16", func(t *testing.T, mem memory.Allocator) func() arrow.RecordBatch {
+			return tableBatches(t, mem, makeRows[GoodputSummaryRow](40), 16, true)
+		}, false},
+		{"all kinds with nulls and invalid UTF-8, batch 13", func(t *testing.T, mem memory.Allocator) func() arrow.RecordBatch {
+			return tableBatches(t, mem, odd, 13, true)
+		}, false},
+		{"all kinds through arrow-go's builders, batch 100", func(t *testing.T, mem memory.Allocator) func() arrow.RecordBatch {
+			return tableBatches(t, mem, odd, 100, false)
+		}, false},
+		{"int32 dictionary indices", func(t *testing.T, mem memory.Allocator) func() arrow.RecordBatch {
+			return tableBatches(t, mem, wide, BatchRows, true)
+		}, false},
+		{"columns of nulls only, one row a batch", func(t *testing.T, mem memory.Allocator) func() arrow.RecordBatch {
+			return tableBatches(t, mem, nils[:3], 1, true)
+		}, false},
+		{"columns of nulls only, batch 40", func(t *testing.T, mem memory.Allocator) func() arrow.RecordBatch {
+			return tableBatches(t, mem, nils, 40, false)
+		}, false},
+		{"no rows", func(t *testing.T, mem memory.Allocator) func() arrow.RecordBatch {
+			return tableBatches(t, mem, []SummaryRow{}, 64, true)
+		}, false},
+		{"every fixed width, buffers longer than the values", func(*testing.T, memory.Allocator) func() arrow.RecordBatch {
+			var cols []arrow.Array
+			for _, typ := range []arrow.DataType{arrow.PrimitiveTypes.Int8, arrow.PrimitiveTypes.Uint8, arrow.PrimitiveTypes.Int16,
+				arrow.PrimitiveTypes.Uint16, arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Uint32, arrow.PrimitiveTypes.Float32,
+				arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Uint64, arrow.PrimitiveTypes.Float64} {
+				w := typ.(arrow.FixedWidthDataType).BitWidth() / 8
+				cols = append(cols,
+					rawArray(typ, n, 0, 0, nil, ints[:150*w]),                                            // cut short
+					rawArray(typ, n, 0, (n+2)/3, bitsOf(long, n, lessThird), ints[:n*w]),                 // long bitmap: copied
+					rawArray(typ, n, 0, (n+2)/3, bitsOf(short, n, lessThird), ints[:n*w+(n*w)%8+2]),      // kept whole
+					rawArray(typ, n, 0, n, bitsOf(long, n, func(int) bool { return false }), ints[:n*w])) // nulls only
+			}
+			return oneBatch(recordOf(nil, cols...))
+		}, false},
+		{"bool and strings, buffers longer than the values", func(*testing.T, memory.Allocator) func() arrow.RecordBatch {
+			return oneBatch(recordOf(nil,
+				rawArray(arrow.FixedWidthTypes.Boolean, n, 0, 0, nil, bitsOf(long, n, lessThird)),
+				rawArray(arrow.FixedWidthTypes.Boolean, n, 0, (n+2)/3, bitsOf(short, n, lessThird), bitsOf(long, n, lessThird)),
+				rawArray(arrow.BinaryTypes.String, n, 0, 0, nil, offs, strs),
+				rawArray(arrow.BinaryTypes.String, n, 0, (n+2)/3, bitsOf(long, n, lessThird), offs[:4*(n+1)], strs[:3*n]),
+				rawArray(arrow.BinaryTypes.Binary, n, 0, 0, nil, offs[:4*(n+1)], strs[:3*n]),
+			))
+		}, false},
+		{"empty strings, with and without buffers", func(*testing.T, memory.Allocator) func() arrow.RecordBatch {
+			return oneBatch(recordOf(nil,
+				rawArray(arrow.BinaryTypes.String, 0, 0, 0, nil, nil, nil),
+				rawArray(arrow.BinaryTypes.String, 0, 0, 0, nil, offs[:4], strs),
+				rawArray(arrow.PrimitiveTypes.Int64, 0, 0, 0, nil, ints),
+				rawArray(arrow.FixedWidthTypes.Boolean, 0, 0, 0, nil, nil),
+			))
+		}, false},
+		{"an array with an offset", func(*testing.T, memory.Allocator) func() arrow.RecordBatch {
+			whole := rawArray(arrow.PrimitiveTypes.Int64, n, 0, 0, nil, ints[:8*n])
+			defer whole.Release()
+			return oneBatch(recordOf(nil, array.NewSlice(whole, 3, 20)))
+		}, true},
+		{"a string array with an offset", func(*testing.T, memory.Allocator) func() arrow.RecordBatch {
+			return oneBatch(recordOf(nil, rawArray(arrow.BinaryTypes.String, 5, 2, 0, nil, offs, strs)))
+		}, true},
+		{"string offsets not starting at 0", func(*testing.T, memory.Allocator) func() arrow.RecordBatch {
+			return oneBatch(recordOf(nil, rawArray(arrow.BinaryTypes.String, 5, 0, 0, nil, offs[4:], strs)))
+		}, true},
+		{"record metadata", func(*testing.T, memory.Allocator) func() arrow.RecordBatch {
+			return oneBatch(recordOf(&meta, rawArray(arrow.PrimitiveTypes.Int64, n, 0, 0, nil, ints[:8*n])))
+		}, true},
+		{"another type", func(*testing.T, memory.Allocator) func() arrow.RecordBatch {
+			return oneBatch(recordOf(nil, rawArray(arrow.FixedWidthTypes.Date32, n, 0, 0, nil, ints[:4*n])))
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := checkedMem(t)
+			enc := newBatchEncoder()
+			next := tc.batches(t, mem)
+			k := 0
+			for rec := next(); rec != nil; rec = next() {
+				want := arrowMessage(t, mem, rec)
+				got, ok := encoderMessage(t, enc, rec)
+				rec.Release()
+				if ok == tc.declined {
+					t.Fatalf("batch %d: encoded %v, want declined %v", k, ok, tc.declined)
+				}
+				if ok && !bytes.Equal(got, want) {
+					t.Fatalf("batch %d: %d bytes differ from arrow-go's %d (first at %d)", k, len(got), len(want), firstDiff(got, want))
+				}
+				k++
+			}
+			if k == 0 {
+				t.Fatal("no batch")
+			}
+		})
+	}
+}
+
+// firstDiff is the first index where a and b differ.
+func firstDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+// TestBatchEncoderAllocatesNothing: once its storage has grown to a
+// summary batch's, encoding and writing a batch allocates nothing.
+func TestBatchEncoderAllocatesNothing(t *testing.T) {
+	tb, err := newTableBuilder(memory.DefaultAllocator, sweepSummaryRows(128), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.release()
+	rec := tb.batch(0, 64)
+	defer rec.Release()
+	enc := newBatchEncoder()
+	var dst []byte
+	run := func() {
+		if !enc.encode(rec) {
+			t.Fatal("declined")
+		}
+		dst = enc.message(dst[:0])
+		if err := enc.writeBody(discard{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run()
+	if a := testing.AllocsPerRun(20, run); a != 0 {
+		t.Errorf("%v allocations a batch", a)
+	}
+}
+
+// discard is io.Discard without its interface conversion.
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
