@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/hugepages"
 )
 
 // Resuming a failed shortened play as the full step's play (issue 18).
@@ -622,13 +623,21 @@ func inPool[T any](p *pool[T], s []T) bool {
 
 // unpark returns s's elements from from on at the same indices in own's
 // array (made large enough), the elements before them unspecified; s
-// itself when it is own's array.
+// itself when it is own's array. The pages the copy writes are mapped in
+// one call before it (hugepages.Populate).
+//
+// Why: own's arrays are the Fork's reservation, pages nothing wrote
+// before, and the copy faulted them one by one: 140–255 page faults of
+// the 70B sweep command after an idle spell, ≈ 12 µs each against ≈ 5–7
+// µs a page mapped in a batch (perf record -e page-faults, memmove under
+// rescueAhead; issue 18, docs/design.md "Speed", reserve52).
 func unpark[T any](own *[]T, s []T, from int) []T {
 	if cap(s) == 0 || cap(*own) > 0 && unsafe.SliceData(s) == unsafe.SliceData(*own) {
 		return s
 	}
 	*own = roomy(*own, len(s))
 	t := (*own)[:len(s)]
+	hugepages.Populate(t[from:])
 	copy(t[from:], s[from:])
 	return t
 }
