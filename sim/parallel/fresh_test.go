@@ -54,9 +54,11 @@ func heapBytes() uint64 {
 // reservation replaces them by arrays at least twice as large. With
 // freshSlice making its arrays on the heap this fails.
 func TestReserveOutsideHeap(t *testing.T) {
-	if hugepages.Map(1) == nil {
+	b := hugepages.Map(1)
+	if b == nil {
 		t.Skip("this system maps no memory outside the Go heap (hugepages.Map)")
 	}
+	hugepages.Unmap(b)
 	const tasks = 1 << 17 // ≈ 25 MB of arena and 14 MB of fork storage
 	var a Arena
 	var f Fork
