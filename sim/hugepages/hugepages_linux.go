@@ -147,3 +147,24 @@ func interior[T any](s []T, align, least int) []byte {
 	off := (align - int(uintptr(unsafe.Pointer(unsafe.SliceData(b))))%align) % align
 	return b[off : off+(n-off)/align*align]
 }
+
+// Map returns n bytes of fresh private anonymous memory (mmap), zero, with
+// no page mapped until it is written or populated, outside the Go heap:
+// the collector neither counts it in the heap it paces itself by, nor
+// scans it, nor frees it. It must hold no Go pointers, and it is given
+// back with Unmap once nothing refers to it. Nil when n <= 0 or the system
+// refuses.
+func Map(n int) []byte {
+	if n <= 0 {
+		return nil
+	}
+	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// Unmap gives back memory Map returned (the whole slice Map returned);
+// nothing may refer to it afterwards.
+func Unmap(b []byte) { unix.Munmap(b) }

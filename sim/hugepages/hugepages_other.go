@@ -22,6 +22,13 @@ func PopulateUpTo[T any](s []T) int {
 	return len(s) * int(unsafe.Sizeof(zero))
 }
 
+// Map returns nil: memory outside the Go heap is mapped on Linux only
+// (hugepages_linux.go); callers make theirs on the heap.
+func Map(n int) []byte { return nil }
+
+// Unmap does nothing (Map returns nothing to give back here).
+func Unmap(b []byte) {}
+
 // Populating reports false: pages are not populated ahead here.
 func Populating() bool { return false }
 

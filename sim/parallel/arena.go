@@ -55,6 +55,8 @@ type Arena struct {
 	names nameCache
 	// passMarks is the builder's storage for pass copying (passcopy.go).
 	passMarks []passMark
+	// maps holds the storage Reserve made outside the Go heap (fresh.go)
+	maps mappings
 	// builder is Build's builder, set afresh (zeroed) at each build: a
 	// 1,144-byte object allocated per build was new memory every time
 	// once a worker's reserved arena let the collector run seldom (≈ 420
@@ -211,41 +213,46 @@ const reserveDepsPerTask = 5 / 2.0
 // simulation.EstimateWork's ProgramTasks), and for their symmetric
 // execution: a build within it grows nothing, so no task array is copied
 // and none left for the collector. Storage already that large is kept;
-// smaller storage is replaced, not copied (call it between builds: the
-// last build's programs keep what they hold). The room beyond what builds
-// use is not written when make takes it from fresh memory (a large
-// pointer-free array; grown, builder.go), so it costs no page until a
-// build reaches it, but it counts in the heap the collector paces itself
-// by: the collector runs less often. tasks <= 0 reserves nothing.
+// smaller storage is replaced, not copied, by storage at least twice as
+// large (call it between builds: the last build's programs keep what they
+// hold). The storage is fresh memory outside the Go heap where the system
+// maps it (freshSlice; the arena gives it back when it is itself
+// collected): zero without a clear, no page mapped until a build reaches
+// it, and not counted in the heap the collector paces itself by, so
+// reserving starts no collection (mappings says why). tasks <= 0 reserves
+// nothing.
 func (a *Arena) Reserve(tasks int) {
 	if tasks <= 0 {
 		return
 	}
 	deps := int(float64(tasks) * reserveDepsPerTask)
-	a.tasks.reserve(tasks)
-	a.hot.reserve(tasks)
-	a.depOff.reserve(tasks + tasks/64 + 64) // one more per stage
-	a.deps.reserve(deps)
-	a.succOf.reserve(tasks + tasks/32 + 128) // two more per stage
-	a.succList.reserve(deps)
-	a.queue.reserve(tasks)
-	a.qself.reserve(tasks)
-	a.qrest.reserve(tasks)
+	m := &a.maps
+	a.tasks.reserve(m, tasks)
+	a.hot.reserve(m, tasks)
+	a.depOff.reserve(m, tasks+tasks/64+64) // one more per stage
+	a.deps.reserve(m, deps)
+	a.succOf.reserve(m, tasks+tasks/32+128) // two more per stage
+	a.succList.reserve(m, deps)
+	a.queue.reserve(m, tasks)
+	a.qself.reserve(m, tasks)
+	a.qrest.reserve(m, tasks)
 	if cap(a.sym.state) < tasks {
-		a.sym.state = make([]taskState, 0, tasks)
+		a.sym.state = reserveEmpty(m, a.sym.state, tasks)
 	}
 	if cap(a.sym.need) < tasks {
-		a.sym.need = make([]int32, 0, tasks)
+		a.sym.need = reserveEmpty(m, a.sym.need, tasks)
 	}
 	if cap(a.sym.events) < tasks {
-		a.sym.events = make([]int32, 0, tasks)
+		a.sym.events = reserveEmpty(m, a.sym.events, tasks)
 	}
 }
 
-// reserve replaces a smaller array by one of n (between builds).
-func (p *pool[T]) reserve(n int) {
+// reserve replaces an array smaller than n by fresh storage (freshSlice,
+// owned by m) of n, or twice the old one's length if more (between
+// builds).
+func (p *pool[T]) reserve(m *mappings, n int) {
 	if len(p.buf) < n {
-		p.buf, p.used = make([]T, n), 0
+		p.buf, p.used = freshSlice[T](m, max(n, 2*len(p.buf))), 0
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/hugepages"
 )
 
 // Resuming a failed shortened play as the full step's play (issue 18).
@@ -100,6 +101,8 @@ type forkCopy struct {
 	warmState, warmNeed, warmEvents, warmHot   warmth
 	warmDepOff, warmDeps, warmQself, warmQrest warmth
 	warmQueue                                  warmth
+	// maps holds the storage Reserve made outside the Go heap (fresh.go)
+	maps mappings
 }
 
 // forkP2P is a prefix send's or receive's peer stage and match.
@@ -114,9 +117,16 @@ type forkP2P struct{ t, peer, match int32 }
 // which the full play resumes). A Fork whose copies or state another
 // Fork's Detach or save has since replaced no longer resumes (ErrNoResume,
 // and the caller plays from the start).
+//
+// A state f saved in copies it shared no longer is dropped: its windows
+// (forkInst) would otherwise outlive the copies' storage (mappings).
 func (f *Fork) ShareCopies(o *Fork) {
 	if o.cp == nil {
 		o.cp = new(forkCopy)
+	}
+	if f.cp != nil && f.cp != o.cp {
+		f.Clear()
+		f.inst, f.detached = nil, false
 	}
 	f.cp = o.cp
 }
@@ -286,11 +296,13 @@ func roomy[T any](s []T, n int) []T {
 // records, dependency offsets and lists (as many dependencies a task as
 // Arena.Reserve), launch-queue waits and entries (Detach) then fit without
 // a new array. Storage already that large is kept; smaller storage is
-// replaced, not copied. Call it between plays: it drops what f and the
-// Forks sharing its copies hold (a Resume from them is refused,
-// ErrNoResume). The room is not written when make takes it from fresh
-// memory (grown, builder.go), so it costs no page until a prefix reaches
-// it. tasks <= 0 reserves nothing and drops nothing.
+// replaced, not copied, by storage at least twice as large. Call it
+// between plays: it drops what f and the Forks sharing its copies hold (a
+// Resume from them is refused, ErrNoResume). The storage is fresh memory
+// outside the Go heap where the system maps it (freshSlice, given back
+// when the copies' holder is collected): zero without a clear, no page
+// mapped until a prefix reaches it, and reserving it starts no collection
+// (mappings, fresh.go). tasks <= 0 reserves nothing and drops nothing.
 //
 // Why: roomy grows each array by half as much again when a larger prefix
 // arrives, and a sweep worker meets larger prefixes point after point:
@@ -308,24 +320,26 @@ func (f *Fork) Reserve(tasks int) {
 	cp := f.cp
 	cp.owner, cp.saver = nil, nil // the copies and state held no longer valid
 	cp.gen++
-	cp.state, cp.need = reserveEmpty(cp.state, tasks), reserveEmpty(cp.need, tasks)
-	cp.events = reserveEmpty(cp.events, tasks)
+	m := &cp.maps
+	cp.state, cp.need = reserveEmpty(m, cp.state, tasks), reserveEmpty(m, cp.need, tasks)
+	cp.events = reserveEmpty(m, cp.events, tasks)
 	o := &cp.own
-	o.hot = reserveEmpty(o.hot, tasks)
-	o.depOff = reserveEmpty(o.depOff, tasks+tasks/64+64) // one more per stage
-	o.deps = reserveEmpty(o.deps, int(float64(tasks)*reserveDepsPerTask))
-	cp.qself, cp.qrest = reserveEmpty(cp.qself, tasks), reserveEmpty(cp.qrest, tasks)
-	o.queue = reserveEmpty(o.queue, tasks)
+	o.hot = reserveEmpty(m, o.hot, tasks)
+	o.depOff = reserveEmpty(m, o.depOff, tasks+tasks/64+64) // one more per stage
+	o.deps = reserveEmpty(m, o.deps, int(float64(tasks)*reserveDepsPerTask))
+	cp.qself, cp.qrest = reserveEmpty(m, cp.qself, tasks), reserveEmpty(m, cp.qrest, tasks)
+	o.queue = reserveEmpty(m, o.queue, tasks)
 	cp.hot, cp.depOff, cp.deps, cp.queue = o.hot, o.depOff, o.deps, o.queue
 	cp.parkA, cp.rescued = nil, 0
 }
 
-// reserveEmpty returns s emptied, replaced by an empty slice with room for
-// n when its capacity is smaller (made, not grown: nothing to copy, and
-// the room left as make hands it over).
-func reserveEmpty[T any](s []T, n int) []T {
+// reserveEmpty returns s emptied, replaced when its capacity is under n
+// by an empty slice of fresh storage (freshSlice, owned by m: zero, no
+// page mapped until written, nothing to copy) with room for n, or for
+// twice s's capacity if more.
+func reserveEmpty[T any](m *mappings, s []T, n int) []T {
 	if cap(s) < n {
-		return make([]T, 0, n)
+		return freshSlice[T](m, max(n, 2*cap(s)))[:0]
 	}
 	return s[:0]
 }
@@ -609,13 +623,21 @@ func inPool[T any](p *pool[T], s []T) bool {
 
 // unpark returns s's elements from from on at the same indices in own's
 // array (made large enough), the elements before them unspecified; s
-// itself when it is own's array.
+// itself when it is own's array. The pages the copy writes are mapped in
+// one call before it (hugepages.Populate).
+//
+// Why: own's arrays are the Fork's reservation, pages nothing wrote
+// before, and the copy faulted them one by one: 140–255 page faults of
+// the 70B sweep command after an idle spell, ≈ 12 µs each against ≈ 5–7
+// µs a page mapped in a batch (perf record -e page-faults, memmove under
+// rescueAhead; issue 18, docs/design.md "Speed", reserve52).
 func unpark[T any](own *[]T, s []T, from int) []T {
 	if cap(s) == 0 || cap(*own) > 0 && unsafe.SliceData(s) == unsafe.SliceData(*own) {
 		return s
 	}
 	*own = roomy(*own, len(s))
 	t := (*own)[:len(s)]
+	hugepages.Populate(t[from:])
 	copy(t[from:], s[from:])
 	return t
 }

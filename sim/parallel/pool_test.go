@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"runtime"
 	"slices"
 	"testing"
 
@@ -14,7 +15,8 @@ import (
 // last one needed (hand-counted cases).
 func TestPool(t *testing.T) {
 	var p pool[int32]
-	p.reserve(10)
+	var m mappings
+	p.reserve(&m, 10)
 	buf := p.buf
 	// stage 0: three elements appended in place
 	s := append(p.next(), 1, 2, 3)
@@ -74,15 +76,21 @@ func TestPool(t *testing.T) {
 	if &w[:1][0] != &p.buf[0] || cap(w) != 50 {
 		t.Fatalf("grow within the array: cap %d", cap(w))
 	}
-	// reserve keeps a larger array, replaces a smaller one
-	p.reserve(20)
+	// reserve keeps a larger array, replaces a smaller one by one of the
+	// size asked or twice the old one's, the larger
+	p.reserve(&m, 20)
 	if len(p.buf) != 50 {
 		t.Fatalf("reserve(20) replaced a 50: %d", len(p.buf))
 	}
-	p.reserve(80)
-	if len(p.buf) != 80 || p.used != 0 {
-		t.Fatalf("reserve(80): %d, used %d", len(p.buf), p.used)
+	p.reserve(&m, 80)
+	if len(p.buf) != 100 || p.used != 0 {
+		t.Fatalf("reserve(80) of a 50: %d, used %d", len(p.buf), p.used)
 	}
+	p.reserve(&m, 300)
+	if len(p.buf) != 300 || p.used != 0 {
+		t.Fatalf("reserve(300) of a 100: %d, used %d", len(p.buf), p.used)
+	}
+	runtime.KeepAlive(&m) // (the holder of p's storage: mappings)
 }
 
 // Builds within an arena's reservation leave its arrays where they are

@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"runtime"
 	"testing"
 	"unsafe"
 
@@ -60,7 +61,9 @@ func TestWarmToTracksPopulatedBytes(t *testing.T) {
 func TestPoolWarmsAhead(t *testing.T) {
 	skipWithoutPopulate(t)
 	var p pool[int64]
-	p.reserve(1 << 16)
+	var m mappings // holds p's storage: kept alive to the end
+	defer runtime.KeepAlive(&m)
+	p.reserve(&m, 1<<16)
 	p.ahead()
 	if p.warm.ready != 0 {
 		t.Fatalf("ahead before any stage populated %d bytes", p.warm.ready)
