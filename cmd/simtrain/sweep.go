@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"time"
@@ -175,7 +177,7 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 		debug.SetGCPercent(gcp)
 	}
 	sw, err := sweep.Load(path, lo)
-	debug.SetGCPercent(pointsGCPercent(gcp))
+	debug.SetGCPercent(pointsGCPercent(gcp, heapObjectBytes()))
 	if err != nil {
 		if cmd.Context().Err() != nil {
 			return err
@@ -495,17 +497,54 @@ func (s *sweepStats) print(w io.Writer, sw *sweep.Sweep, si, sn, here, already, 
 
 // pointsGCPercent is the GC percent a sweep's points run at: the user's
 // GOGC when the environment sets it (user is the runtime's setting before
-// the load changed it), else 200. A worker's heap is mostly its reserved
-// arena, pointer-free arrays the collector does not scan, and a point's
-// garbage (≈ 41 KB on the 70B sweep) only paces collections; at 200 they
-// run half as often, for a peak heap of live + 2 × live instead of
-// live + live. Measured on the 1,000-point 70B sweep (16 interleaved runs
-// each against the binary without it, idle two-core machine,
-// docs/design.md "Speed"): wall median 329 ms against 344, CPU median
-// 0.633 s against 0.653, peak RSS median 135 MB against 127.
-func pointsGCPercent(user int) int {
+// the load changed it); else 800 when the load left at most smallLoadBytes
+// of heap objects (loaded), and 200 above that.
+//
+// Why 200: a point's garbage (≈ 41 KB on the 70B sweep) only paces
+// collections, and at 200 they run half as often as at 100, for a peak
+// heap of live + 2 × live instead of live + live. Measured on the
+// 1,000-point 70B sweep when the workers' reserved arenas were on the
+// heap (16 interleaved runs each against the binary without it, idle
+// two-core machine, docs/design.md "Speed"): wall median 329 ms against
+// 344, CPU median 0.633 s against 0.653, peak RSS median 135 MB against
+// 127.
+//
+// Why 800 for a small load: since the reservations live outside the Go
+// heap (sim/parallel fresh.go, reserve52) the heap after the load is the
+// plans alone, 2.8 MB for the 70B sweep's 1,000 points and 2.4 MB for the
+// 8B sweep's, and no collection has run yet, so the runtime's first goal
+// is its minimum, 4 MB × GOGC/100: at 200 the points' first few megabytes
+// of garbage set off a collection (≈ 5 ms of CPU by gctrace, and its
+// sweep's fresh span-set pages) that finds nearly everything live. At 800
+// the first goal is 32 MB and the 70B sweep runs none; a later goal is at
+// most 9 × a live heap of this size (≈ 144 MB), while a larger load
+// (≈ 5,000 points and up) keeps 200's bound on its peak. (Off Linux the
+// reservations are on the heap and set off one collection at 800 too,
+// which finds them live; the points' garbage then paces the next against
+// 9 × that, memory the garbage must first fill.) (issue 18,
+// docs/design.md "Speed", round 52).
+func pointsGCPercent(user int, loaded uint64) int {
 	if _, set := os.LookupEnv("GOGC"); set {
 		return user
 	}
+	if loaded <= smallLoadBytes {
+		return 800
+	}
 	return 200
+}
+
+// smallLoadBytes is the largest heap a sweep's load may leave for its
+// points to run at GOGC 800 (pointsGCPercent).
+const smallLoadBytes = 16 << 20
+
+// heapObjectBytes is the bytes of the heap's objects now, live or not yet
+// collected (runtime/metrics; no stop of the world); the largest uint64
+// where the runtime does not report it.
+func heapObjectBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return math.MaxUint64 // unknown: not a small load
+	}
+	return s[0].Value.Uint64()
 }
