@@ -77,8 +77,11 @@ type ipcFrame struct {
 	fb          *flatbuffers.Builder
 	// enc encodes the batches when it encoded the first batch of the file
 	// the frame came from to arrow-go's bytes (adoptEncoder; batchenc.go);
-	// nil: GetRecordBatchPayload encodes them.
-	enc *batchEncoder
+	// nil: GetRecordBatchPayload encodes them. With direct, enc encodes
+	// them from the table builder's column buffers (encodeTable), the way
+	// adoptEncoder checked.
+	enc    *batchEncoder
+	direct bool
 }
 
 // ipcFooterInfo is what newIPCFrame reads from a footer.
@@ -256,12 +259,20 @@ func (fr *ipcFrame) start(w io.Writer) *countingWriter {
 
 // writeBatches encodes rows [0, n) through tb in record batches of batch
 // rows, as ipc.FileWriter encodes them, and writes them to w: with the
-// frame's encoder where it has one that takes the batch, else with
-// arrow-go's.
+// frame's encoder where it has one that takes the batch (from tb's column
+// buffers when adoptEncoder checked that way, else from tb.batch's
+// record), else with arrow-go's.
 func (fr *ipcFrame) writeBatches(w *countingWriter, tb *tableBuilder, mem memory.Allocator, n, batch int) error {
 	for lo := 0; lo < n; lo += batch {
-		rec := tb.batch(lo, min(lo+batch, n))
-		if fr.enc != nil && fr.enc.encode(rec) {
+		hi := min(lo+batch, n)
+		if fr.direct && fr.enc.encodeTable(tb, lo, hi) {
+			if err := fr.writeEncoded(w); err != nil {
+				return err
+			}
+			continue
+		}
+		rec := tb.batch(lo, hi)
+		if fr.enc != nil && !fr.direct && fr.enc.encode(rec) {
 			err := fr.writeEncoded(w)
 			rec.Release()
 			if err != nil {
@@ -310,22 +321,25 @@ func (fr *ipcFrame) writeEncoded(w *countingWriter) error {
 // adoptEncoder gives fr enc for its rewrites' batches when enc encodes the
 // first batch of file, the file fr was just made from (newIPCFrame: its
 // blocks are fr.recs until the next start), whose rows tb.batch(0, rows)
-// builds, to the very bytes arrow-go wrote there; otherwise the rewrites
-// stay on GetRecordBatchPayload. fr may be nil.
+// builds, to the very bytes arrow-go wrote there, the way the rewrites
+// will encode them: from tb's column buffers (encodeTable, fr.direct) when
+// tb fills every column, else from tb.batch's record; otherwise the
+// rewrites stay on GetRecordBatchPayload. fr may be nil.
 func (fr *ipcFrame) adoptEncoder(file []byte, tb *tableBuilder, rows int, enc *batchEncoder) {
-	if fr == nil || len(fr.recs) == 0 {
+	if fr == nil || len(fr.recs) == 0 || rows < 1 || rows > tb.n {
 		return
 	}
 	blk := fr.recs[0]
-	rec := tb.batch(0, rows)
-	defer rec.Release()
-	if int64(rows) != rec.NumRows() || !enc.encode(rec) {
+	want := file[blk.offset : blk.offset+blk.meta+blk.body]
+	if tb.direct() {
+		if enc.encodeTable(tb, 0, rows) && enc.encodes(want) {
+			fr.enc, fr.direct = enc, true
+		}
 		return
 	}
-	enc.check = enc.message(enc.check[:0])
-	same := &sameBytes{want: file[blk.offset : blk.offset+blk.meta+blk.body]}
-	same.Write(enc.check)
-	if enc.writeBody(same) == nil && same.equal() {
+	rec := tb.batch(0, rows)
+	defer rec.Release()
+	if int64(rows) == rec.NumRows() && enc.encode(rec) && enc.encodes(want) {
 		fr.enc = enc
 	}
 }

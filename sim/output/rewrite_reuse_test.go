@@ -53,19 +53,22 @@ func TestAppendFileRewritesEqualWriteTable(t *testing.T) {
 		name         string
 		run          func(t *testing.T) rewriteCounts
 		full, probes int
+		// direct: the rows have no pointer field, so the frame encodes
+		// the batches from the builder's column buffers
+		direct bool
 	}{
-		{"sweep summary, rows out of order", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byName, 16, true, 89, 0) }, 1, 0},
-		{"sweep summary, rows in order", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byIndex, 16, true, 1, 0) }, 1, 0},
+		{"sweep summary, rows out of order", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byName, 16, true, 89, 0) }, 1, 0, true},
+		{"sweep summary, rows in order", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byIndex, 16, true, 1, 0) }, 1, 0, true},
 		// the first rewrite holds 17 rows, two batches: framed from a probe
-		{"sweep summary, a late row every rewrite", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byIndex, 16, true, 1, 20) }, 0, 1},
-		{"sweep summary, no Grow", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byName, 16, false, 1, 0) }, 1, 0},
-		{"goodput summary, no dictionaries", func(t *testing.T) rewriteCounts { return checkRewrites(t, goodput, byRunID, 16, true, 1, 0) }, 1, 0},
+		{"sweep summary, a late row every rewrite", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byIndex, 16, true, 1, 20) }, 0, 1, true},
+		{"sweep summary, no Grow", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byName, 16, false, 1, 0) }, 1, 0, true},
+		{"goodput summary, no dictionaries", func(t *testing.T) rewriteCounts { return checkRewrites(t, goodput, byRunID, 16, true, 1, 0) }, 1, 0, true},
 		// a new value at the rewrites of 128 and 256 rows: each a probe
-		{"dictionary values arriving late", func(t *testing.T) rewriteCounts { return checkRewrites(t, late, byName, 16, true, 1, 0) }, 1, 2},
+		{"dictionary values arriving late", func(t *testing.T) rewriteCounts { return checkRewrites(t, late, byName, 16, true, 1, 0) }, 1, 2, true},
 		// a new value every 50 rows: rewrites at 7, 14, 28, 56, 112 and 200
 		// rows, the first through FileWriter, those at 56, 112 and 200
 		// framed from a probe
-		{"every kind, rows moving", func(t *testing.T) rewriteCounts { return checkRewrites(t, kinds, byKeyKinds, 7, false, 1, 0) }, 1, 3},
+		{"every kind, rows moving", func(t *testing.T) rewriteCounts { return checkRewrites(t, kinds, byKeyKinds, 7, false, 1, 0) }, 1, 3, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := tc.run(t)
@@ -74,6 +77,9 @@ func TestAppendFileRewritesEqualWriteTable(t *testing.T) {
 			}
 			if !got.encoded {
 				t.Error("the last rewrite's batches went through arrow-go's encoder, not the frame's (batchenc.go)")
+			}
+			if got.direct != tc.direct {
+				t.Errorf("the last rewrite's batches encoded from the column buffers: %v, want %v", got.direct, tc.direct)
 			}
 			if got.captured >= got.last {
 				t.Errorf("the rewrites captured %d bytes, the last file is %d", got.captured, got.last)
@@ -142,16 +148,17 @@ func checkRewrites[T any](t *testing.T, rows []T, cmp func(a, b *T) int, batch i
 		t.Fatal(err)
 	}
 	return rewriteCounts{full: a.fullWrites, probes: a.probes, captured: a.captured, last: int(st.Size()),
-		encoded: a.frame != nil && a.frame.enc != nil}
+		encoded: a.frame != nil && a.frame.enc != nil, direct: a.frame != nil && a.frame.direct}
 }
 
 // rewriteCounts are an AppendFile's rewrites through arrow-go's FileWriter
 // (full), the frames it made from a file of the first batch (probes), the
 // bytes both captured, the size of its last file, and whether its last
-// rewrite's frame encoded the batches itself (encoded).
+// rewrite's frame encoded the batches itself (encoded), from the table
+// builder's column buffers (direct).
 type rewriteCounts struct {
 	full, probes, captured, last int
-	encoded                      bool
+	encoded, direct              bool
 }
 
 // TestTableBuilderRefresh: a builder refreshes onto rows whose dictionary
