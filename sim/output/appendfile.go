@@ -59,9 +59,10 @@ type AppendFile[T any] struct {
 	// (batchenc.go); nil until a frame is made.
 	enc *batchEncoder
 	// fullWrites counts the rewrites through arrow-go's FileWriter, probes
-	// the frames made from a file of the first batch alone, captured the
-	// bytes capture received (tests).
-	fullWrites, probes, captured int
+	// the frames made from a file of the first batch alone, reframes those
+	// made from the last frame after a dictionary grew (ipcFrame.reframe),
+	// captured the bytes capture received (tests).
+	fullWrites, probes, reframes, captured int
 }
 
 // appendBufferSize is the buffer an AppendFile's rewrites stream through:
@@ -246,6 +247,11 @@ func (a *AppendFile[T]) write() error {
 	if a.w == nil {
 		a.w = bufio.NewWriterSize(nil, appendBufferSize)
 	}
+	if a.frame == nil && old != nil {
+		if a.frame = old.reframe(a.tb); a.frame != nil {
+			a.reframes++
+		}
+	}
 	if a.frame == nil && n > batch {
 		a.frame = a.probe(batch, old)
 	}
@@ -283,6 +289,7 @@ func (a *AppendFile[T]) write() error {
 	if n > 0 {
 		a.frame = newIPCFrame(a.capture, (cap(a.rows)+batch-1)/batch, old)
 		a.frame.adoptEncoder(a.capture, a.tb, min(batch, n), a.encoder())
+		a.frame.adoptDicts(a.tb, a.encoder())
 		// The capture is the first rewrite's file (one batch of a sweep's
 		// summary); a larger one, of a resumed file, is not kept.
 		if cap(a.capture) > 1<<20 {
@@ -322,6 +329,7 @@ func (a *AppendFile[T]) probe(batch int, old *ipcFrame) *ipcFrame {
 	a.captured += len(a.capture)
 	fr := newIPCFrame(a.capture, (cap(a.rows)+batch-1)/batch, old)
 	fr.adoptEncoder(a.capture, a.tb, batch, a.encoder())
+	fr.adoptDicts(a.tb, a.encoder())
 	return fr
 }
 

@@ -298,7 +298,28 @@ func (e *batchEncoder) copy(src []byte, bits, size int64) {
 // to dst: the continuation marker, the flatbuffer's length padded, the
 // flatbuffer and its padding to 8 bytes, as arrow-go's writeMessage
 // writes them around writeRecordMessage's flatbuffer.
-func (e *batchEncoder) message(dst []byte) []byte {
+func (e *batchEncoder) message(dst []byte) []byte { return e.messageOf(dst, false, 0) }
+
+// dictMessage appends the encapsulated message of the dictionary batch
+// encodeDict readied to dst, with dictionary id id, as arrow-go's
+// writeDictionaryMessage builds it (not a delta) around the record batch
+// and writeMessage frames it.
+func (e *batchEncoder) dictMessage(dst []byte, id int64) []byte { return e.messageOf(dst, true, id) }
+
+// encodeDict readies the message of the dictionary batch of dict, a
+// dictionary's values, as arrow-go's dictEncoder encodes it (a record
+// batch of the one column), and reports whether it could (see visit).
+func (e *batchEncoder) encodeDict(dict arrow.Array) bool {
+	e.nodes, e.body, e.copies = e.nodes[:0], e.body[:0], e.copies[:0]
+	if !e.visit(dict) {
+		return false
+	}
+	e.ready(int64(dict.Len()))
+	return true
+}
+
+// messageOf is message, or with dict dictMessage for id.
+func (e *batchEncoder) messageOf(dst []byte, dict bool, id int64) []byte {
 	b := e.fb
 	b.Reset()
 	// recordToFB: writeFieldNodes, writeBuffers (codec none, no variadic
@@ -324,12 +345,20 @@ func (e *batchEncoder) message(dst []byte) []byte {
 	b.PrependInt64Slot(0, e.rows, 0)
 	b.PrependUOffsetTSlot(1, nodes, 0)
 	b.PrependUOffsetTSlot(2, bufs, 0)
-	rb := b.EndObject()
+	hdr, kind := b.EndObject(), byte(3 /* MessageHeader RecordBatch */)
+	if dict {
+		// writeDictionaryMessage: DictionaryBatch{id, data, isDelta}
+		b.StartObject(3)
+		b.PrependInt64Slot(0, id, 0)
+		b.PrependUOffsetTSlot(1, hdr, 0)
+		b.PrependBoolSlot(2, false, false)
+		hdr, kind = b.EndObject(), 2 /* MessageHeader DictionaryBatch */
+	}
 	// writeMessageFB, no custom metadata
 	b.StartObject(5) // Message
 	b.PrependInt16Slot(0, 4 /* MetadataVersion V5 */, 0)
-	b.PrependByteSlot(1, 3 /* MessageHeader RecordBatch */, 0)
-	b.PrependUOffsetTSlot(2, rb, 0)
+	b.PrependByteSlot(1, kind, 0)
+	b.PrependUOffsetTSlot(2, hdr, 0)
 	b.PrependInt64Slot(3, e.size, 0)
 	b.PrependUOffsetTSlot(4, 0, 0)
 	b.Finish(b.EndObject())
@@ -368,9 +397,10 @@ func (e *batchEncoder) writeBody(w io.Writer) error {
 }
 
 // encodes reports whether the batch encode or encodeTable readied is want,
-// its message and body byte for byte.
-func (e *batchEncoder) encodes(want []byte) bool {
-	e.check = e.message(e.check[:0])
+// its message and body byte for byte; with dict, the dictionary batch
+// encodeDict readied, with id id.
+func (e *batchEncoder) encodes(want []byte, dict bool, id int64) bool {
+	e.check = e.messageOf(e.check[:0], dict, id)
 	same := &sameBytes{want: want}
 	same.Write(e.check)
 	return e.writeBody(same) == nil && same.equal()

@@ -3,6 +3,7 @@ package output
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -458,5 +459,114 @@ func TestEncodeTableAllocatesNothing(t *testing.T) {
 	run()
 	if a := testing.AllocsPerRun(20, run); a != 0 {
 		t.Errorf("%v allocations a rewrite of two batches", a)
+	}
+}
+
+// TestAdoptDictsEqualsArrow: the encoder writes every dictionary message
+// arrow-go's FileWriter wrote for a table's dictionaries (a sweep
+// summary's one- and two-value dictionaries, int32 indices, a nullable
+// dictionary column beside a plain one) to the very bytes, so the frame
+// takes them (ownDicts, one field per dictionary column, in the header's
+// order); a file whose dictionary message differs by one byte, or whose
+// builder holds other dictionaries, leaves the frame without.
+func TestAdoptDictsEqualsArrow(t *testing.T) {
+	wide := make([]directKinds, maxInt16Dict+2)
+	for i := range wide {
+		wide[i].D = "k" + strconv.Itoa((i*7919)%len(wide))
+	}
+	summary := sweepSummaryRows(64)
+	other := sweepSummaryRows(64)
+	other[3].GPU = "b200"
+	for _, tc := range []struct {
+		name        string
+		rows, built any // the file's rows, the rows of the builder adoptDicts is given
+		flip        bool
+		own         bool
+	}{
+		{"sweep summary", summary, summary, false, true},
+		{"int32 dictionary indices", wide, wide, false, true},
+		{"nullable and plain dictionary columns", makeRows[allKinds](30), makeRows[allKinds](30), false, true},
+		{"a byte of a dictionary message differs", summary, summary, true, false},
+		{"the builder's dictionaries differ", summary, other, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tb, err := newTableBuilder(memory.DefaultAllocator, tc.rows, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tb.release()
+			var file []byte
+			if err := writeIPC(appendBytes{&file}, memory.DefaultAllocator, tb.schema, tb.n, tb.n, tb.batch); err != nil {
+				t.Fatal(err)
+			}
+			if tc.flip {
+				info, err := readIPCFooter(file)
+				if err != nil || len(info.dicts) < 2 {
+					t.Fatal("no dictionaries", err)
+				}
+				d := info.dicts[1]
+				file[d.offset+d.meta+d.body-1] ^= 1 // the last byte of its values
+			}
+			fr := newIPCFrame(file, 4, nil)
+			if fr == nil {
+				t.Fatal("no frame")
+			}
+			built, err := newTableBuilder(memory.DefaultAllocator, tc.built, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer built.release()
+			fr.adoptDicts(built, newBatchEncoder())
+			if fr.ownDicts != tc.own {
+				t.Fatalf("ownDicts %v, want %v", fr.ownDicts, tc.own)
+			}
+			if !tc.own {
+				return
+			}
+			want := 0
+			for fi, d := range built.dicts {
+				if d != nil {
+					if k := slices.Index(fr.dictFields, fi); k < 0 || fr.dicts[k].offset < int64(fr.schemaEnd) {
+						t.Errorf("field %d: no dictionary message", fi)
+					}
+					want++
+				}
+			}
+			if len(fr.dictFields) != want || !slices.IsSorted(fr.dictFields) {
+				t.Errorf("dictionary fields %v, want the %d dictionary columns in order", fr.dictFields, want)
+			}
+		})
+	}
+}
+
+// TestSameSchema: reframe keeps the schema message only for a schema
+// FileWriter writes the same: not for another index type, field name,
+// nullability or schema metadata value or order.
+func TestSameSchema(t *testing.T) {
+	mk := func(idx arrow.DataType, name string, nullable bool, keys, vals []string) *arrow.Schema {
+		md := arrow.NewMetadata(keys, vals)
+		return arrow.NewSchema([]arrow.Field{
+			{Name: "a", Type: arrow.PrimitiveTypes.Int64},
+			{Name: name, Type: &arrow.DictionaryType{IndexType: idx, ValueType: arrow.BinaryTypes.String}, Nullable: nullable},
+		}, &md)
+	}
+	i16, i32 := arrow.PrimitiveTypes.Int16, arrow.PrimitiveTypes.Int32
+	base := mk(i16, "d", false, []string{"k", "l"}, []string{"v", "w"})
+	for _, tc := range []struct {
+		name string
+		b    *arrow.Schema
+		want bool
+	}{
+		{"equal, built apart", mk(i16, "d", false, []string{"k", "l"}, []string{"v", "w"}), true},
+		{"int32 indices", mk(i32, "d", false, []string{"k", "l"}, []string{"v", "w"}), false},
+		{"another name", mk(i16, "e", false, []string{"k", "l"}, []string{"v", "w"}), false},
+		{"nullable", mk(i16, "d", true, []string{"k", "l"}, []string{"v", "w"}), false},
+		{"another metadata value", mk(i16, "d", false, []string{"k", "l"}, []string{"v", "x"}), false},
+		{"metadata in another order", mk(i16, "d", false, []string{"l", "k"}, []string{"w", "v"}), false},
+		{"none", nil, false},
+	} {
+		if got := sameSchema(base, tc.b); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	flatbuffers "github.com/google/flatbuffers/go"
@@ -82,6 +83,16 @@ type ipcFrame struct {
 	// adoptEncoder checked.
 	enc    *batchEncoder
 	direct bool
+	// With ownDicts, enc wrote every dictionary message of the header to
+	// arrow-go's bytes (adoptDicts), and reframe writes the header of the
+	// table builder that replaces schema's after a dictionary grew:
+	// schemaEnd is where the dictionary messages start (after the schema
+	// message), dictFields the table field of each, dictIDs its id.
+	schema     *arrow.Schema
+	ownDicts   bool
+	schemaEnd  int
+	dictFields []int
+	dictIDs    []int64
 }
 
 // ipcFooterInfo is what newIPCFrame reads from a footer.
@@ -332,16 +343,138 @@ func (fr *ipcFrame) adoptEncoder(file []byte, tb *tableBuilder, rows int, enc *b
 	blk := fr.recs[0]
 	want := file[blk.offset : blk.offset+blk.meta+blk.body]
 	if tb.direct() {
-		if enc.encodeTable(tb, 0, rows) && enc.encodes(want) {
+		if enc.encodeTable(tb, 0, rows) && enc.encodes(want, false, 0) {
 			fr.enc, fr.direct = enc, true
 		}
 		return
 	}
 	rec := tb.batch(0, rows)
 	defer rec.Release()
-	if int64(rows) == rec.NumRows() && enc.encode(rec) && enc.encodes(want) {
+	if int64(rows) == rec.NumRows() && enc.encode(rec) && enc.encodes(want, false, 0) {
 		fr.enc = enc
 	}
+}
+
+// adoptDicts lets fr write the header of a later table builder's file
+// itself (reframe) when enc encodes every dictionary message of fr's
+// header, which arrow-go wrote for tb's dictionaries (the file fr was
+// just made from), to its very bytes, each with the id the message holds
+// for the field the schema message gives that id. fr may be nil.
+func (fr *ipcFrame) adoptDicts(tb *tableBuilder, enc *batchEncoder) {
+	if fr == nil {
+		return
+	}
+	fr.schema, fr.ownDicts = tb.schema, false
+	end := len(fr.header)
+	if len(fr.dicts) > 0 {
+		end = int(fr.dicts[0].offset)
+	}
+	if end < 16 || end > len(fr.header) {
+		return
+	}
+	// the schema message, after the 8 bytes of magic and padding
+	msg, err := messageTable(fr.header[8:end])
+	if err != nil {
+		return
+	}
+	schema, ok, err := msg.table(2)
+	if err != nil || !ok {
+		return
+	}
+	cols, err := checkSchema(schema)
+	if err != nil || len(cols) != len(tb.spec.fields) {
+		return
+	}
+	fields, ids := fr.dictFields[:0], fr.dictIDs[:0]
+	at := int64(end)
+	for _, blk := range fr.dicts {
+		if blk.offset != at || blk.meta+blk.body > int64(len(fr.header))-at {
+			return
+		}
+		want := fr.header[at : at+blk.meta+blk.body]
+		m, err := messageTable(want[:blk.meta])
+		if err != nil {
+			return
+		}
+		hdr, ok, err := m.table(2)
+		if err != nil || !ok {
+			return
+		}
+		id, err := hdr.scalar(0, 8, 0)
+		if err != nil {
+			return
+		}
+		fi := slices.IndexFunc(cols, func(c column) bool { return c.dictBufs > 0 && c.dictID == id })
+		if fi < 0 || tb.dicts[fi] == nil || slices.Contains(fields, fi) ||
+			!enc.encodeDict(tb.dicts[fi].arr) || !enc.encodes(want, true, id) {
+			return
+		}
+		fields, ids = append(fields, fi), append(ids, id)
+		at += blk.meta + blk.body
+	}
+	dicts := 0
+	for _, d := range tb.dicts {
+		if d != nil {
+			dicts++
+		}
+	}
+	if at != int64(len(fr.header)) || dicts != len(fields) {
+		return
+	}
+	fr.dictFields, fr.dictIDs, fr.schemaEnd, fr.ownDicts = fields, ids, end, true
+}
+
+// reframe returns the frame of tb's file, tb a table builder that
+// replaced the one fr was made for because a dictionary grew: fr's
+// header with the dictionary messages of tb's dictionaries in place of
+// its own, encoded by fr's encoder, and fr's end marker and footer schema;
+// it takes fr's storage (the footer's builder, blocks and metadata) and
+// encoder. That is the file FileWriter writes for tb's rows: the schema
+// message, the end marker and the footer's schema depend on the schema
+// alone, the same (sameSchema), and FileWriter writes one dictionary
+// message per dictionary column in the order fr's header has them. It
+// returns nil, leaving the next frame to a probe, when fr did not check
+// its dictionary messages (adoptDicts), the schema changed (a
+// dictionary's index type), or the encoder declines a dictionary.
+//
+// Why: a probe is a file of the first batch written by arrow-go's
+// FileWriter (its schema and message flatbuffers, the batch's arrays and
+// record, the capture): ≈ 100 real page faults of the 1,000-point 70B
+// sweep after idle (docs/design.md "Speed", enc52b).
+func (fr *ipcFrame) reframe(tb *tableBuilder) *ipcFrame {
+	if fr == nil || !fr.ownDicts || fr.enc == nil || !sameSchema(fr.schema, tb.schema) {
+		return nil
+	}
+	enc := fr.enc
+	header := make([]byte, fr.schemaEnd, len(fr.header)+4096)
+	copy(header, fr.header)
+	dicts := make([]ipcBlock, 0, len(fr.dictFields))
+	for k, fi := range fr.dictFields {
+		d := tb.dicts[fi]
+		if d == nil || !enc.encodeDict(d.arr) {
+			return nil
+		}
+		at := len(header)
+		header = enc.dictMessage(header, fr.dictIDs[k])
+		meta := len(header) - at
+		enc.writeBody(appendBytes{&header})
+		dicts = append(dicts, ipcBlock{offset: int64(at), meta: int64(meta), body: int64(len(header) - at - meta)})
+	}
+	return &ipcFrame{header: header, dicts: dicts, eos: fr.eos, tail: fr.tail, schemaOff: fr.schemaOff,
+		recs: fr.recs[:0], metas: fr.metas[:0], fb: fr.fb, enc: enc, direct: fr.direct,
+		schema: tb.schema, ownDicts: true, schemaEnd: fr.schemaEnd, dictFields: fr.dictFields, dictIDs: fr.dictIDs}
+}
+
+// sameSchema reports whether FileWriter writes the same schema message
+// and footer schema for a and b: the same fields (names, types, index
+// types included, nullability, metadata) and the same schema metadata in
+// the same order.
+func sameSchema(a, b *arrow.Schema) bool {
+	if a == nil || b == nil || !a.Equal(b) {
+		return false
+	}
+	ma, mb := a.Metadata(), b.Metadata()
+	return slices.Equal(ma.Keys(), mb.Keys()) && slices.Equal(ma.Values(), mb.Values())
 }
 
 // batch records a batch written at offset: its block, and its metadata

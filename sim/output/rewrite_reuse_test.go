@@ -49,31 +49,45 @@ func TestAppendFileRewritesEqualWriteTable(t *testing.T) {
 		goodput[i].RunID = fmt.Sprintf("r%03d", (i*89)%300)
 	}
 	byRunID := func(a, b *GoodputSummaryRow) int { return strings.Compare(a.RunID, b.RunID) }
+	// a distinct dictionary value a row: int32 indices past maxInt16Dict
+	wide := makeRows[directKinds](maxInt16Dict + 2)
+	for i := range wide {
+		wide[i].I64, wide[i].D = int64(i), fmt.Sprintf("w%05d", (i*7919)%len(wide))
+	}
+	byKeyWide := func(a, b *directKinds) int { return int(a.I64 - b.I64) }
 	for _, tc := range []struct {
-		name         string
-		run          func(t *testing.T) rewriteCounts
-		full, probes int
+		name                   string
+		run                    func(t *testing.T) rewriteCounts
+		full, probes, reframes int
 		// direct: the rows have no pointer field, so the frame encodes
 		// the batches from the builder's column buffers
 		direct bool
 	}{
-		{"sweep summary, rows out of order", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byName, 16, true, 89, 0) }, 1, 0, true},
-		{"sweep summary, rows in order", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byIndex, 16, true, 1, 0) }, 1, 0, true},
+		{"sweep summary, rows out of order", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byName, 16, true, 89, 0) }, 1, 0, 0, true},
+		{"sweep summary, rows in order", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byIndex, 16, true, 1, 0) }, 1, 0, 0, true},
 		// the first rewrite holds 17 rows, two batches: framed from a probe
-		{"sweep summary, a late row every rewrite", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byIndex, 16, true, 1, 20) }, 0, 1, true},
-		{"sweep summary, no Grow", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byName, 16, false, 1, 0) }, 1, 0, true},
-		{"goodput summary, no dictionaries", func(t *testing.T) rewriteCounts { return checkRewrites(t, goodput, byRunID, 16, true, 1, 0) }, 1, 0, true},
-		// a new value at the rewrites of 128 and 256 rows: each a probe
-		{"dictionary values arriving late", func(t *testing.T) rewriteCounts { return checkRewrites(t, late, byName, 16, true, 1, 0) }, 1, 2, true},
+		{"sweep summary, a late row every rewrite", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byIndex, 16, true, 1, 20) }, 0, 1, 0, true},
+		{"sweep summary, no Grow", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byName, 16, false, 1, 0) }, 1, 0, 0, true},
+		{"goodput summary, no dictionaries", func(t *testing.T) rewriteCounts { return checkRewrites(t, goodput, byRunID, 16, true, 1, 0) }, 1, 0, 0, true},
+		// a new value at the rewrites of 128 and 256 rows: each framed
+		// from the last frame with the new dictionaries (reframe)
+		{"dictionary values arriving late", func(t *testing.T) rewriteCounts { return checkRewrites(t, late, byName, 16, true, 1, 0) }, 1, 0, 2, true},
 		// a new value every 50 rows: rewrites at 7, 14, 28, 56, 112 and 200
 		// rows, the first through FileWriter, those at 56, 112 and 200
-		// framed from a probe
-		{"every kind, rows moving", func(t *testing.T) rewriteCounts { return checkRewrites(t, kinds, byKeyKinds, 7, false, 1, 0) }, 1, 3, false},
+		// reframed
+		{"every kind, rows moving", func(t *testing.T) rewriteCounts { return checkRewrites(t, kinds, byKeyKinds, 7, false, 1, 0) }, 1, 0, 3, false},
+		// a dictionary growing at every rewrite: 8,192 rows through
+		// FileWriter, 16,384 reframed, 32,768 (int32 indices: the schema
+		// changed) from a probe, 32,769 reframed
+		{"dictionary outgrowing int16 indices", func(t *testing.T) rewriteCounts {
+			return checkRewrites(t, wide, byKeyWide, 8192, true, 1, 0)
+		}, 1, 1, 2, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := tc.run(t)
-			if got.full != tc.full || got.probes != tc.probes {
-				t.Errorf("%d rewrites through arrow-go's FileWriter and %d probes, want %d and %d", got.full, got.probes, tc.full, tc.probes)
+			if got.full != tc.full || got.probes != tc.probes || got.reframes != tc.reframes {
+				t.Errorf("%d rewrites through arrow-go's FileWriter, %d probes and %d reframes, want %d, %d and %d",
+					got.full, got.probes, got.reframes, tc.full, tc.probes, tc.reframes)
 			}
 			if !got.encoded {
 				t.Error("the last rewrite's batches went through arrow-go's encoder, not the frame's (batchenc.go)")
@@ -147,18 +161,19 @@ func checkRewrites[T any](t *testing.T, rows []T, cmp func(a, b *T) int, batch i
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rewriteCounts{full: a.fullWrites, probes: a.probes, captured: a.captured, last: int(st.Size()),
+	return rewriteCounts{full: a.fullWrites, probes: a.probes, reframes: a.reframes, captured: a.captured, last: int(st.Size()),
 		encoded: a.frame != nil && a.frame.enc != nil, direct: a.frame != nil && a.frame.direct}
 }
 
 // rewriteCounts are an AppendFile's rewrites through arrow-go's FileWriter
-// (full), the frames it made from a file of the first batch (probes), the
-// bytes both captured, the size of its last file, and whether its last
+// (full), the frames it made from a file of the first batch (probes) and
+// from the last frame with the grown dictionaries (reframes), the bytes
+// the first two captured, the size of its last file, and whether its last
 // rewrite's frame encoded the batches itself (encoded), from the table
 // builder's column buffers (direct).
 type rewriteCounts struct {
-	full, probes, captured, last int
-	encoded, direct              bool
+	full, probes, reframes, captured, last int
+	encoded, direct                        bool
 }
 
 // TestTableBuilderRefresh: a builder refreshes onto rows whose dictionary
@@ -226,8 +241,8 @@ func TestAppendFileKeepsStorageWhenDictionaryGrows(t *testing.T) {
 	if err := a.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if a.probes != 1 || a.frame == nil {
-		t.Fatalf("%d probes, frame %v: want the dictionary's growth framed from a probe", a.probes, a.frame != nil)
+	if a.reframes != 1 || a.frame == nil {
+		t.Fatalf("%d reframes, frame %v: want the dictionary's growth framed from the last frame", a.reframes, a.frame != nil)
 	}
 	if a.frame.fb != fb {
 		t.Error("the new frame has a footer builder of its own, not the old frame's")
