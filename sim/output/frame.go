@@ -93,6 +93,9 @@ type ipcFrame struct {
 	schemaEnd  int
 	dictFields []int
 	dictIDs    []int64
+	// cols are seal's check's columns (columnStore), kept from rewrite
+	// to rewrite.
+	cols [2][]column
 }
 
 // ipcFooterInfo is what newIPCFrame reads from a footer.
@@ -189,7 +192,7 @@ func newIPCFrame(file []byte, batches int, old *ipcFrame) *ipcFrame {
 	fr := &ipcFrame{header: bytes.Clone(file[:first]), dicts: info.dicts, eos: bytes.Clone(file[at:info.footerStart]),
 		tail: bytes.Clone(footer[len(footer)-x:]), schemaOff: len(footer) - info.schemaPos}
 	if old != nil {
-		fr.fb, fr.recs, fr.metas = old.fb, old.recs[:0], old.metas[:0]
+		fr.fb, fr.recs, fr.metas, fr.cols = old.fb, old.recs[:0], old.metas[:0], old.cols
 	} else {
 		fr.fb = flatbuffers.NewBuilder(0)
 	}
@@ -381,7 +384,7 @@ func (fr *ipcFrame) adoptDicts(tb *tableBuilder, enc *batchEncoder) {
 	if err != nil || !ok {
 		return
 	}
-	cols, err := checkSchema(schema)
+	cols, err := checkSchema(schema, nil)
 	if err != nil || len(cols) != len(tb.spec.fields) {
 		return
 	}
@@ -462,7 +465,7 @@ func (fr *ipcFrame) reframe(tb *tableBuilder) *ipcFrame {
 	}
 	return &ipcFrame{header: header, dicts: dicts, eos: fr.eos, tail: fr.tail, schemaOff: fr.schemaOff,
 		recs: fr.recs[:0], metas: fr.metas[:0], fb: fr.fb, enc: enc, direct: fr.direct,
-		schema: tb.schema, ownDicts: true, schemaEnd: fr.schemaEnd, dictFields: fr.dictFields, dictIDs: fr.dictIDs}
+		schema: tb.schema, ownDicts: true, schemaEnd: fr.schemaEnd, dictFields: fr.dictFields, dictIDs: fr.dictIDs, cols: fr.cols}
 }
 
 // sameSchema reports whether FileWriter writes the same schema message
@@ -560,6 +563,9 @@ type frameReader struct {
 	fr   *ipcFrame
 	size int64
 }
+
+// columns is the frame's store for checkIPCFile's columns.
+func (r *frameReader) columns() *[2][]column { return &r.fr.cols }
 
 // written is the size of the file the frame wrote.
 func (r *frameReader) written() int64 {
