@@ -232,7 +232,12 @@ func (a *AppendFile[T]) Flush() error {
 func (a *AppendFile[T]) write() error {
 	n, batch := len(a.rows), max(1, a.BatchRows)
 	old := a.frame // its storage for the next frame
-	if a.tb == nil || !a.tb.refresh(a.rows) {
+	switch {
+	case a.tb != nil && a.tb.refresh(a.rows):
+	case a.tb != nil && a.tb.redict(a.rows):
+		// a dictionary changed: the frame is made again (reframe, probe)
+		a.frame = nil
+	default:
 		tb, err := newTableBuilder(memory.DefaultAllocator, a.rows, withChecksumKey(a.meta))
 		if err != nil {
 			return err

@@ -213,10 +213,11 @@ func TestTableBuilderRefresh(t *testing.T) {
 }
 
 // TestAppendFileKeepsStorageWhenDictionaryGrows: when a dictionary gains
-// a value, the rewrite's new table builder takes the old one's column
-// buffers and the new frame the old one's footer builder and metadata
-// storage (already mapped), and the file is still writeTableBatches'
-// (checked by TestAppendFileRewritesEqualWriteTable's late values).
+// a value, the rewrite keeps its table builder (redict) with its column
+// buffers and the new frame takes the old one's footer builder and
+// metadata storage (already mapped), and the file is still
+// writeTableBatches' (checked by TestAppendFileRewritesEqualWriteTable's
+// late values).
 func TestAppendFileKeepsStorageWhenDictionaryGrows(t *testing.T) {
 	rows := sweepSummaryRows(64)
 	for i := range rows {
@@ -236,7 +237,7 @@ func TestAppendFileKeepsStorageWhenDictionaryGrows(t *testing.T) {
 	if a.frame == nil {
 		t.Fatal("no frame after the first rewrite")
 	}
-	fb, scratch := a.frame.fb, &a.tb.scratch[0]
+	fb, tb, scratch := a.frame.fb, a.tb, &a.tb.scratch[0]
 	a.Add(rows[16:]...) // "z-late" arrives
 	if err := a.Flush(); err != nil {
 		t.Fatal(err)
@@ -247,7 +248,82 @@ func TestAppendFileKeepsStorageWhenDictionaryGrows(t *testing.T) {
 	if a.frame.fb != fb {
 		t.Error("the new frame has a footer builder of its own, not the old frame's")
 	}
-	if &a.tb.scratch[0] != scratch {
-		t.Error("the new table builder has column buffers of its own, not the old builder's")
+	if a.tb != tb || &a.tb.scratch[0] != scratch {
+		t.Error("a new table builder, or column buffers of its own, not the old builder's")
+	}
+}
+
+// TestTableBuilderRedict: a builder refreshed onto rows whose dictionary
+// values changed (a value more, a value less, a dictionary outgrowing
+// int16 indices, several columns at once) and redicted writes the very
+// file a new builder of those rows writes, after it had built batches
+// over its old dictionaries; it keeps its schema unless an index type
+// changed.
+func TestTableBuilderRedict(t *testing.T) {
+	base := sweepSummaryRows(40)
+	more := slices.Clone(base)
+	more[3].Precision = "fp8"
+	fewer := slices.Clone(base)
+	for i := range fewer {
+		fewer[i].Recompute = "full"
+	}
+	both := slices.Clone(more)
+	both[7].GPU, both[9].Network = "b200", "fat-tree"
+	narrow := make([]directKinds, maxInt16Dict)
+	for i := range narrow {
+		narrow[i].D = fmt.Sprintf("w%05d", i)
+	}
+	wide := append(slices.Clone(narrow), directKinds{D: "a-new"})
+	for _, tc := range []struct {
+		name       string
+		from, to   any
+		keepSchema bool
+	}{
+		{"a value more", base, more, true},
+		{"a value less", base, fewer, true},
+		{"values more in three columns", base, both, true},
+		{"outgrowing int16 indices", narrow, wide, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tb, err := newTableBuilder(memory.DefaultAllocator, tc.from, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tb.release()
+			// batches over the old dictionaries, the last one's arrays held
+			// for a next batch of as many rows (20 of 40)
+			var first []byte
+			if err := writeIPC(appendBytes{&first}, memory.DefaultAllocator, tb.schema, tb.n, 20, tb.batch); err != nil {
+				t.Fatal(err)
+			}
+			schema := tb.schema
+			if tb.refresh(tc.to) {
+				t.Fatal("refreshed onto other dictionary values")
+			}
+			if !tb.redict(tc.to) {
+				t.Fatal("redict refused")
+			}
+			ref, err := newTableBuilder(memory.DefaultAllocator, tc.to, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ref.release()
+			var got, want []byte
+			if err := writeIPC(appendBytes{&got}, memory.DefaultAllocator, tb.schema, tb.n, 20, tb.batch); err != nil {
+				t.Fatal(err)
+			}
+			if err := writeIPC(appendBytes{&want}, memory.DefaultAllocator, ref.schema, ref.n, 20, ref.batch); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%d bytes differ from a new builder's %d (first at %d)", len(got), len(want), firstDiff(got, want))
+			}
+			if (tb.schema == schema) != tc.keepSchema {
+				t.Errorf("schema kept %v, want %v", tb.schema == schema, tc.keepSchema)
+			}
+			if !tb.refresh(tc.to) {
+				t.Error("no refresh onto the same rows after redict")
+			}
+		})
 	}
 }
