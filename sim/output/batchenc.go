@@ -323,12 +323,16 @@ func (e *batchEncoder) messageOf(dst []byte, dict bool, id int64) []byte {
 	b := e.fb
 	b.Reset()
 	// recordToFB: writeFieldNodes, writeBuffers (codec none, no variadic
-	// buffer counts)
+	// buffer counts). Each element is a struct of two int64s, which
+	// flatbuf.CreateFieldNode and CreateBuffer prepend after Prep(8, 16):
+	// StartVector has made room for them all, 8-aligned, so that Prep adds
+	// no padding (it may grow the buffer, which moves no finished byte)
+	// and the words are placed without it (≈ 1 M instructions of a
+	// 1,000-row rewrite's 16 batches in its per-word checks).
 	b.StartVector(16, len(e.nodes), 8)
 	for i := len(e.nodes) - 1; i >= 0; i-- {
-		b.Prep(8, 16) // flatbuf.CreateFieldNode
-		b.PrependInt64(e.nodes[i].nulls)
-		b.PrependInt64(e.nodes[i].n)
+		b.PlaceInt64(e.nodes[i].nulls)
+		b.PlaceInt64(e.nodes[i].n)
 	}
 	nodes := b.EndVector(len(e.nodes))
 	b.StartVector(16, len(e.body), 8)
@@ -336,9 +340,8 @@ func (e *batchEncoder) messageOf(dst []byte, dict bool, id int64) []byte {
 	for i := len(e.body) - 1; i >= 0; i-- {
 		n := int64(e.body[i].len())
 		off -= pad8(n)
-		b.Prep(8, 16) // flatbuf.CreateBuffer
-		b.PrependInt64(n)
-		b.PrependInt64(off)
+		b.PlaceInt64(n)
+		b.PlaceInt64(off)
 	}
 	bufs := b.EndVector(len(e.body))
 	b.StartObject(5) // RecordBatch
