@@ -227,8 +227,10 @@ func (a *AppendFile[T]) Flush() error {
 // through the builder and writer kept from the last rewrite. While the
 // dictionaries do not change, the header and the footer's schema come
 // from the first rewrite and only the batches are encoded (frame.go);
-// once they changed, from a file of the first batch alone written to
-// memory (probe), when the file holds more than one batch.
+// once they changed (the builder kept, redict), from the last frame with
+// the new dictionary messages (reframe), or where that cannot be, from a
+// file of the first batch alone written to memory (probe), when the file
+// holds more than one batch.
 func (a *AppendFile[T]) write() error {
 	n, batch := len(a.rows), max(1, a.BatchRows)
 	old := a.frame // its storage for the next frame

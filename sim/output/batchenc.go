@@ -40,6 +40,13 @@ import (
 // an arrow-go whose bytes differ leaves the rewrites on arrow-go's
 // encoder (TestBatchEncoderEqualsArrow checks every table the package's
 // tests write, both ways).
+//
+// A table builder whose every column is filled straight from the rows
+// (fillColumn) has its batches encoded from those buffers, with no array
+// made (encodeTable; adoptEncoder checks that path); and a dictionary's
+// values are encoded as the dictionary batch message arrow-go writes
+// (encodeDict, dictMessage), for the frame of a file whose dictionaries
+// grew (ipcFrame.reframe, checked by adoptDicts).
 
 // ipcArrowAlignment is arrow-go's kArrowAlignment: a bitmap it copies is
 // padded to a multiple of 64 bytes (and a buffer longer than that many

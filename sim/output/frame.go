@@ -83,11 +83,12 @@ type ipcFrame struct {
 	// adoptEncoder checked.
 	enc    *batchEncoder
 	direct bool
-	// With ownDicts, enc wrote every dictionary message of the header to
-	// arrow-go's bytes (adoptDicts), and reframe writes the header of the
-	// table builder that replaces schema's after a dictionary grew:
-	// schemaEnd is where the dictionary messages start (after the schema
-	// message), dictFields the table field of each, dictIDs its id.
+	// schema is the schema the frame's file has. With ownDicts, enc wrote
+	// every dictionary message of the header to arrow-go's bytes
+	// (adoptDicts), and reframe writes the header for the table builder's
+	// new dictionaries after one changed: schemaEnd is where the
+	// dictionary messages start (after the schema message), dictFields
+	// the table field of each, dictIDs its id.
 	schema     *arrow.Schema
 	ownDicts   bool
 	schemaEnd  int
@@ -427,12 +428,12 @@ func (fr *ipcFrame) adoptDicts(tb *tableBuilder, enc *batchEncoder) {
 	fr.dictFields, fr.dictIDs, fr.schemaEnd, fr.ownDicts = fields, ids, end, true
 }
 
-// reframe returns the frame of tb's file, tb a table builder that
-// replaced the one fr was made for because a dictionary grew: fr's
-// header with the dictionary messages of tb's dictionaries in place of
-// its own, encoded by fr's encoder, and fr's end marker and footer schema;
-// it takes fr's storage (the footer's builder, blocks and metadata) and
-// encoder. That is the file FileWriter writes for tb's rows: the schema
+// reframe returns the frame of tb's file, tb the table builder fr was
+// made for once its dictionaries changed (redict), or one that replaced
+// it: fr's header with the dictionary messages of tb's dictionaries in
+// place of its own, encoded by fr's encoder, and fr's end marker and
+// footer schema; it takes fr's storage (the footer's builder, blocks,
+// metadata and the seal's columns) and encoder. That is the file FileWriter writes for tb's rows: the schema
 // message, the end marker and the footer's schema depend on the schema
 // alone, the same (sameSchema), and FileWriter writes one dictionary
 // message per dictionary column in the order fr's header has them. It
