@@ -59,9 +59,10 @@ type AppendFile[T any] struct {
 	// (batchenc.go); nil until a frame is made.
 	enc *batchEncoder
 	// fullWrites counts the rewrites through arrow-go's FileWriter, probes
-	// the frames made from a file of the first batch alone, captured the
-	// bytes capture received (tests).
-	fullWrites, probes, captured int
+	// the frames made from a file of the first batch alone, reframes those
+	// made from the last frame after a dictionary grew (ipcFrame.reframe),
+	// captured the bytes capture received (tests).
+	fullWrites, probes, reframes, captured int
 }
 
 // appendBufferSize is the buffer an AppendFile's rewrites stream through:
@@ -226,12 +227,19 @@ func (a *AppendFile[T]) Flush() error {
 // through the builder and writer kept from the last rewrite. While the
 // dictionaries do not change, the header and the footer's schema come
 // from the first rewrite and only the batches are encoded (frame.go);
-// once they changed, from a file of the first batch alone written to
-// memory (probe), when the file holds more than one batch.
+// once they changed (the builder kept, redict), from the last frame with
+// the new dictionary messages (reframe), or where that cannot be, from a
+// file of the first batch alone written to memory (probe), when the file
+// holds more than one batch.
 func (a *AppendFile[T]) write() error {
 	n, batch := len(a.rows), max(1, a.BatchRows)
 	old := a.frame // its storage for the next frame
-	if a.tb == nil || !a.tb.refresh(a.rows) {
+	switch {
+	case a.tb != nil && a.tb.refresh(a.rows):
+	case a.tb != nil && a.tb.redict(a.rows):
+		// a dictionary changed: the frame is made again (reframe, probe)
+		a.frame = nil
+	default:
 		tb, err := newTableBuilder(memory.DefaultAllocator, a.rows, withChecksumKey(a.meta))
 		if err != nil {
 			return err
@@ -245,6 +253,11 @@ func (a *AppendFile[T]) write() error {
 	}
 	if a.w == nil {
 		a.w = bufio.NewWriterSize(nil, appendBufferSize)
+	}
+	if a.frame == nil && old != nil {
+		if a.frame = old.reframe(a.tb); a.frame != nil {
+			a.reframes++
+		}
 	}
 	if a.frame == nil && n > batch {
 		a.frame = a.probe(batch, old)
@@ -283,6 +296,7 @@ func (a *AppendFile[T]) write() error {
 	if n > 0 {
 		a.frame = newIPCFrame(a.capture, (cap(a.rows)+batch-1)/batch, old)
 		a.frame.adoptEncoder(a.capture, a.tb, min(batch, n), a.encoder())
+		a.frame.adoptDicts(a.tb, a.encoder())
 		// The capture is the first rewrite's file (one batch of a sweep's
 		// summary); a larger one, of a resumed file, is not kept.
 		if cap(a.capture) > 1<<20 {
@@ -322,6 +336,7 @@ func (a *AppendFile[T]) probe(batch int, old *ipcFrame) *ipcFrame {
 	a.captured += len(a.capture)
 	fr := newIPCFrame(a.capture, (cap(a.rows)+batch-1)/batch, old)
 	fr.adoptEncoder(a.capture, a.tb, batch, a.encoder())
+	fr.adoptDicts(a.tb, a.encoder())
 	return fr
 }
 

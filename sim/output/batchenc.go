@@ -40,6 +40,13 @@ import (
 // an arrow-go whose bytes differ leaves the rewrites on arrow-go's
 // encoder (TestBatchEncoderEqualsArrow checks every table the package's
 // tests write, both ways).
+//
+// A table builder whose every column is filled straight from the rows
+// (fillColumn) has its batches encoded from those buffers, with no array
+// made (encodeTable; adoptEncoder checks that path); and a dictionary's
+// values are encoded as the dictionary batch message arrow-go writes
+// (encodeDict, dictMessage), for the frame of a file whose dictionaries
+// grew (ipcFrame.reframe, checked by adoptDicts).
 
 // ipcArrowAlignment is arrow-go's kArrowAlignment: a bitmap it copies is
 // padded to a multiple of 64 bytes (and a buffer longer than that many
@@ -88,11 +95,77 @@ func (e *batchEncoder) encode(rec arrow.RecordBatch) bool {
 			return false
 		}
 	}
-	e.rows = rec.NumRows()
+	e.ready(rec.NumRows())
+	return true
+}
+
+// ready sets the batch's row count and body length once its nodes and
+// buffers are in.
+func (e *batchEncoder) ready(rows int64) {
+	e.rows = rows
 	e.size = 0
 	for i := range e.body {
 		e.size += pad8(int64(e.body[i].len()))
 	}
+}
+
+// encodeTable readies the message of the record batch tb.batch(lo, hi)
+// builds, the same bytes, from the column buffers tb fills for it
+// (fillColumn) with no arrow array, record or dictionary array made, and
+// reports whether it could: false when a column of tb is not filled that
+// way (tb.direct), and then nothing is filled. After true, message and
+// writeBody write the batch; tb's buffers must stay as they are until
+// writeBody returns.
+//
+// What visit would add for tb.batch's arrays, without them: every column
+// has no nulls (no bitmap, a null count of 0) and buffers exactly as long
+// as its values (no copy, nothing cut short): a dictionary column its
+// codes, a fixed-width column its values, bool its bitmap of ceil(n/8)
+// bytes, utf8 its n+1 offsets from 0 and its value bytes. Why: the
+// batch's record, its arrays and the dictionary arrays around the codes
+// (≈ 180 KB of a framed 1,000-row summary rewrite's 204 KB, ≈ 130
+// columns × 16 batches; the short last batch's arrays made afresh at
+// every rewrite, as the held ones wrap 64 rows) were garbage whose pages
+// the collector, seldom running while a sweep's points play, did not
+// hand back before the next rewrite (docs/design.md "Speed", enc52b).
+func (e *batchEncoder) encodeTable(tb *tableBuilder, lo, hi int) bool {
+	if !tb.direct() {
+		return false
+	}
+	e.nodes, e.body, e.copies = e.nodes[:0], e.body[:0], e.copies[:0]
+	n := hi - lo
+	for fi := range tb.spec.fields {
+		tb.fillColumn(fi, lo, hi)
+		sc := &tb.scratch[fi]
+		e.nodes = append(e.nodes, ipcFieldNode{n: int64(n)})
+		e.body = append(e.body, ipcBodyBuf{}) // no nulls: no bitmap
+		var vals []byte
+		if d := tb.dicts[fi]; d != nil {
+			if d.typ.IndexType.ID() == arrow.INT16 {
+				vals = arrow.GetBytes(sc.i16)
+			} else {
+				vals = arrow.GetBytes(sc.i32)
+			}
+		} else {
+			switch tb.spec.fields[fi].kind {
+			case kindInt, kindInt64:
+				vals = arrow.GetBytes(sc.i64)
+			case kindInt32:
+				vals = arrow.GetBytes(sc.i32)
+			case kindUint64:
+				vals = arrow.GetBytes(sc.u64)
+			case kindFloat64:
+				vals = arrow.GetBytes(sc.f64)
+			case kindBool:
+				vals = sc.bits
+			default: // kindString
+				e.body = append(e.body, ipcBodyBuf{b: arrow.GetBytes(sc.str.off)})
+				vals = sc.str.data
+			}
+		}
+		e.body = append(e.body, ipcBodyBuf{b: vals})
+	}
+	e.ready(int64(n))
 	return true
 }
 
@@ -232,16 +305,41 @@ func (e *batchEncoder) copy(src []byte, bits, size int64) {
 // to dst: the continuation marker, the flatbuffer's length padded, the
 // flatbuffer and its padding to 8 bytes, as arrow-go's writeMessage
 // writes them around writeRecordMessage's flatbuffer.
-func (e *batchEncoder) message(dst []byte) []byte {
+func (e *batchEncoder) message(dst []byte) []byte { return e.messageOf(dst, false, 0) }
+
+// dictMessage appends the encapsulated message of the dictionary batch
+// encodeDict readied to dst, with dictionary id id, as arrow-go's
+// writeDictionaryMessage builds it (not a delta) around the record batch
+// and writeMessage frames it.
+func (e *batchEncoder) dictMessage(dst []byte, id int64) []byte { return e.messageOf(dst, true, id) }
+
+// encodeDict readies the message of the dictionary batch of dict, a
+// dictionary's values, as arrow-go's dictEncoder encodes it (a record
+// batch of the one column), and reports whether it could (see visit).
+func (e *batchEncoder) encodeDict(dict arrow.Array) bool {
+	e.nodes, e.body, e.copies = e.nodes[:0], e.body[:0], e.copies[:0]
+	if !e.visit(dict) {
+		return false
+	}
+	e.ready(int64(dict.Len()))
+	return true
+}
+
+// messageOf is message, or with dict dictMessage for id.
+func (e *batchEncoder) messageOf(dst []byte, dict bool, id int64) []byte {
 	b := e.fb
 	b.Reset()
 	// recordToFB: writeFieldNodes, writeBuffers (codec none, no variadic
-	// buffer counts)
+	// buffer counts). Each element is a struct of two int64s, which
+	// flatbuf.CreateFieldNode and CreateBuffer prepend after Prep(8, 16):
+	// StartVector has made room for them all, 8-aligned, so that Prep adds
+	// no padding (it may grow the buffer, which moves no finished byte)
+	// and the words are placed without it (≈ 1 M instructions of a
+	// 1,000-row rewrite's 16 batches in its per-word checks).
 	b.StartVector(16, len(e.nodes), 8)
 	for i := len(e.nodes) - 1; i >= 0; i-- {
-		b.Prep(8, 16) // flatbuf.CreateFieldNode
-		b.PrependInt64(e.nodes[i].nulls)
-		b.PrependInt64(e.nodes[i].n)
+		b.PlaceInt64(e.nodes[i].nulls)
+		b.PlaceInt64(e.nodes[i].n)
 	}
 	nodes := b.EndVector(len(e.nodes))
 	b.StartVector(16, len(e.body), 8)
@@ -249,21 +347,28 @@ func (e *batchEncoder) message(dst []byte) []byte {
 	for i := len(e.body) - 1; i >= 0; i-- {
 		n := int64(e.body[i].len())
 		off -= pad8(n)
-		b.Prep(8, 16) // flatbuf.CreateBuffer
-		b.PrependInt64(n)
-		b.PrependInt64(off)
+		b.PlaceInt64(n)
+		b.PlaceInt64(off)
 	}
 	bufs := b.EndVector(len(e.body))
 	b.StartObject(5) // RecordBatch
 	b.PrependInt64Slot(0, e.rows, 0)
 	b.PrependUOffsetTSlot(1, nodes, 0)
 	b.PrependUOffsetTSlot(2, bufs, 0)
-	rb := b.EndObject()
+	hdr, kind := b.EndObject(), byte(3 /* MessageHeader RecordBatch */)
+	if dict {
+		// writeDictionaryMessage: DictionaryBatch{id, data, isDelta}
+		b.StartObject(3)
+		b.PrependInt64Slot(0, id, 0)
+		b.PrependUOffsetTSlot(1, hdr, 0)
+		b.PrependBoolSlot(2, false, false)
+		hdr, kind = b.EndObject(), 2 /* MessageHeader DictionaryBatch */
+	}
 	// writeMessageFB, no custom metadata
 	b.StartObject(5) // Message
 	b.PrependInt16Slot(0, 4 /* MetadataVersion V5 */, 0)
-	b.PrependByteSlot(1, 3 /* MessageHeader RecordBatch */, 0)
-	b.PrependUOffsetTSlot(2, rb, 0)
+	b.PrependByteSlot(1, kind, 0)
+	b.PrependUOffsetTSlot(2, hdr, 0)
 	b.PrependInt64Slot(3, e.size, 0)
 	b.PrependUOffsetTSlot(4, 0, 0)
 	b.Finish(b.EndObject())
@@ -299,4 +404,14 @@ func (e *batchEncoder) writeBody(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// encodes reports whether the batch encode or encodeTable readied is want,
+// its message and body byte for byte; with dict, the dictionary batch
+// encodeDict readied, with id id.
+func (e *batchEncoder) encodes(want []byte, dict bool, id int64) bool {
+	e.check = e.messageOf(e.check[:0], dict, id)
+	same := &sameBytes{want: want}
+	same.Write(e.check)
+	return e.writeBody(same) == nil && same.equal()
 }

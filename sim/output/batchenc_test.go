@@ -3,6 +3,7 @@ package output
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -35,20 +36,43 @@ func encoderMessage(t *testing.T, enc *batchEncoder, rec arrow.RecordBatch) (msg
 	if !enc.encode(rec) {
 		return nil, false
 	}
-	msg = enc.message(nil)
+	return encodedBytes(t, enc), true
+}
+
+// encodedBytes is the message of the batch enc readied last, as enc
+// writes it.
+func encodedBytes(t *testing.T, enc *batchEncoder) []byte {
+	t.Helper()
+	msg := enc.message(nil)
 	var b bytes.Buffer
 	if err := enc.writeBody(&b); err != nil {
 		t.Fatal(err)
 	}
-	return append(msg, b.Bytes()...), true
+	return append(msg, b.Bytes()...)
+}
+
+// directKinds holds every column kind a table builder fills straight from
+// the rows' memory (fillColumn): no pointer fields.
+type directKinds struct {
+	I   int     `arrow:"i"`
+	I32 int32   `arrow:"i32"`
+	I64 int64   `arrow:"i64"`
+	U64 uint64  `arrow:"u64"`
+	F   float64 `arrow:"f"`
+	S   string  `arrow:"s"`
+	D   string  `arrow:"d,dict"`
+	B   bool    `arrow:"b"`
 }
 
 // tableBatches returns the record batches of rows in batches of batch
 // rows (an empty table: one empty batch), built by a tableBuilder as an
 // AppendFile's rewrites build them; direct false builds the columns
 // through arrow-go's builders instead. Each batch must be released before
-// the next is built: next returns nil after the last.
-func tableBatches(t *testing.T, mem memory.Allocator, rows any, batch int, direct bool) (next func() arrow.RecordBatch) {
+// the next is built: next returns nil after the last. With last non-nil,
+// *last is set to a function that readies, with encodeTable, the batch
+// next built last from the builder's column buffers and reports whether
+// encodeTable took it.
+func tableBatches(t *testing.T, mem memory.Allocator, rows any, batch int, direct bool, last *func(*batchEncoder) bool) (next func() arrow.RecordBatch) {
 	t.Helper()
 	tb, err := newTableBuilder(mem, rows, nil)
 	if err != nil {
@@ -65,6 +89,15 @@ func tableBatches(t *testing.T, mem memory.Allocator, rows any, batch int, direc
 		directColumns = direct
 		rec := tb.batch(lo, hi)
 		directColumns = saved
+		if last != nil {
+			from := lo
+			*last = func(enc *batchEncoder) bool {
+				saved := directColumns
+				directColumns = direct
+				defer func() { directColumns = saved }()
+				return enc.encodeTable(tb, from, hi)
+			}
+		}
 		lo = hi
 		done = lo >= tb.n
 		return rec
@@ -145,6 +178,14 @@ func TestBatchEncoderEqualsArrow(t *testing.T) {
 	for i := range wide {
 		wide[i].D = "k" + strconv.Itoa((i*7919)%len(wide))
 	}
+	plain := makeRows[directKinds](1001)
+	plain[5].S, plain[6].D = "a\xffb", "\xfe"
+	plain[7].B, plain[8].B = true, true
+	plainWide := make([]directKinds, maxInt16Dict+2)
+	for i := range plainWide {
+		plainWide[i].D = "k" + strconv.Itoa((i*7919)%len(plainWide))
+		plainWide[i].S = strconv.Itoa(i)
+	}
 	nils := makeRows[allKinds](40)
 	for i := range nils {
 		nils[i].PI, nils[i].PS, nils[i].PD, nils[i].PB = nil, nil, nil, nil
@@ -166,40 +207,55 @@ func TestBatchEncoderEqualsArrow(t *testing.T) {
 	meta := arrow.NewMetadata([]string{"k"}, []string{"v"})
 	for _, tc := range []struct {
 		name     string
-		batches  func(t *testing.T, mem memory.Allocator) func() arrow.RecordBatch
+		batches  func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch
 		declined bool
+		// direct: encodeTable takes a table's batches from its column
+		// buffers (every column of the row type filled directly)
+		direct bool
 	}{
-		{"sweep summary, batch 64", func(t *testing.T, mem memory.Allocator) func() arrow.RecordBatch {
-			return tableBatches(t, mem, sweepSummaryRows(1000), 64, true)
-		}, false},
-		{"sweep summary, 97 rows, batch 64", func(t *testing.T, mem memory.Allocator) func() arrow.RecordBatch {
-			return tableBatches(t, mem, sweepSummaryRows(97), 64, true)
-		}, false},
-		{"filled summary rows, batch 7", func(t *testing.T, mem memory.Allocator) func() arrow.RecordBatch {
-			return tableBatches(t, mem, makeRows[SummaryRow](50), 7, true)
-		}, false},
-		{"goodput summary rows, batch 16", func(t *testing.T, mem memory.Allocator) func() arrow.RecordBatch {
-			return tableBatches(t, mem, makeRows[GoodputSummaryRow](40), 16, true)
-		}, false},
-		{"all kinds with nulls and invalid UTF-8, batch 13", func(t *testing.T, mem memory.Allocator) func() arrow.RecordBatch {
-			return tableBatches(t, mem, odd, 13, true)
-		}, false},
-		{"all kinds through arrow-go's builders, batch 100", func(t *testing.T, mem memory.Allocator) func() arrow.RecordBatch {
-			return tableBatches(t, mem, odd, 100, false)
-		}, false},
-		{"int32 dictionary indices", func(t *testing.T, mem memory.Allocator) func() arrow.RecordBatch {
-			return tableBatches(t, mem, wide, BatchRows, true)
-		}, false},
-		{"columns of nulls only, one row a batch", func(t *testing.T, mem memory.Allocator) func() arrow.RecordBatch {
-			return tableBatches(t, mem, nils[:3], 1, true)
-		}, false},
-		{"columns of nulls only, batch 40", func(t *testing.T, mem memory.Allocator) func() arrow.RecordBatch {
-			return tableBatches(t, mem, nils, 40, false)
-		}, false},
-		{"no rows", func(t *testing.T, mem memory.Allocator) func() arrow.RecordBatch {
-			return tableBatches(t, mem, []SummaryRow{}, 64, true)
-		}, false},
-		{"every fixed width, buffers longer than the values", func(*testing.T, memory.Allocator) func() arrow.RecordBatch {
+		{"sweep summary, batch 64", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
+			return tableBatches(t, mem, sweepSummaryRows(1000), 64, true, last)
+		}, false, true},
+		{"sweep summary, 97 rows, batch 64", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
+			return tableBatches(t, mem, sweepSummaryRows(97), 64, true, last)
+		}, false, true},
+		{"filled summary rows, batch 7", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
+			return tableBatches(t, mem, makeRows[SummaryRow](50), 7, true, last)
+		}, false, true},
+		{"goodput summary rows, batch 16", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
+			return tableBatches(t, mem, makeRows[GoodputSummaryRow](40), 16, true, last)
+		}, false, true},
+		{"all kinds with nulls and invalid UTF-8, batch 13", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
+			return tableBatches(t, mem, odd, 13, true, last)
+		}, false, false},
+		{"all kinds through arrow-go's builders, batch 100", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
+			return tableBatches(t, mem, odd, 100, false, last)
+		}, false, false},
+		{"int32 dictionary indices", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
+			return tableBatches(t, mem, wide, BatchRows, true, last)
+		}, false, false},
+		{"every direct kind, invalid UTF-8, batch 13", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
+			return tableBatches(t, mem, plain, 13, true, last)
+		}, false, true},
+		{"every direct kind, one row a batch", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
+			return tableBatches(t, mem, plain[:3], 1, true, last)
+		}, false, true},
+		{"every direct kind, int32 dictionary indices", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
+			return tableBatches(t, mem, plainWide, BatchRows, true, last)
+		}, false, true},
+		{"every direct kind through arrow-go's builders", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
+			return tableBatches(t, mem, plain, 100, false, last)
+		}, false, false},
+		{"columns of nulls only, one row a batch", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
+			return tableBatches(t, mem, nils[:3], 1, true, last)
+		}, false, false},
+		{"columns of nulls only, batch 40", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
+			return tableBatches(t, mem, nils, 40, false, last)
+		}, false, false},
+		{"no rows", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
+			return tableBatches(t, mem, []SummaryRow{}, 64, true, last)
+		}, false, true},
+		{"every fixed width, buffers longer than the values", func(*testing.T, memory.Allocator, *func(*batchEncoder) bool) func() arrow.RecordBatch {
 			var cols []arrow.Array
 			for _, typ := range []arrow.DataType{arrow.PrimitiveTypes.Int8, arrow.PrimitiveTypes.Uint8, arrow.PrimitiveTypes.Int16,
 				arrow.PrimitiveTypes.Uint16, arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Uint32, arrow.PrimitiveTypes.Float32,
@@ -212,8 +268,8 @@ func TestBatchEncoderEqualsArrow(t *testing.T) {
 					rawArray(typ, n, 0, n, bitsOf(long, n, func(int) bool { return false }), ints[:n*w])) // nulls only
 			}
 			return oneBatch(recordOf(nil, cols...))
-		}, false},
-		{"bool and strings, buffers longer than the values", func(*testing.T, memory.Allocator) func() arrow.RecordBatch {
+		}, false, false},
+		{"bool and strings, buffers longer than the values", func(*testing.T, memory.Allocator, *func(*batchEncoder) bool) func() arrow.RecordBatch {
 			return oneBatch(recordOf(nil,
 				rawArray(arrow.FixedWidthTypes.Boolean, n, 0, 0, nil, bitsOf(long, n, lessThird)),
 				rawArray(arrow.FixedWidthTypes.Boolean, n, 0, (n+2)/3, bitsOf(short, n, lessThird), bitsOf(long, n, lessThird)),
@@ -221,37 +277,38 @@ func TestBatchEncoderEqualsArrow(t *testing.T) {
 				rawArray(arrow.BinaryTypes.String, n, 0, (n+2)/3, bitsOf(long, n, lessThird), offs[:4*(n+1)], strs[:3*n]),
 				rawArray(arrow.BinaryTypes.Binary, n, 0, 0, nil, offs[:4*(n+1)], strs[:3*n]),
 			))
-		}, false},
-		{"empty strings, with and without buffers", func(*testing.T, memory.Allocator) func() arrow.RecordBatch {
+		}, false, false},
+		{"empty strings, with and without buffers", func(*testing.T, memory.Allocator, *func(*batchEncoder) bool) func() arrow.RecordBatch {
 			return oneBatch(recordOf(nil,
 				rawArray(arrow.BinaryTypes.String, 0, 0, 0, nil, nil, nil),
 				rawArray(arrow.BinaryTypes.String, 0, 0, 0, nil, offs[:4], strs),
 				rawArray(arrow.PrimitiveTypes.Int64, 0, 0, 0, nil, ints),
 				rawArray(arrow.FixedWidthTypes.Boolean, 0, 0, 0, nil, nil),
 			))
-		}, false},
-		{"an array with an offset", func(*testing.T, memory.Allocator) func() arrow.RecordBatch {
+		}, false, false},
+		{"an array with an offset", func(*testing.T, memory.Allocator, *func(*batchEncoder) bool) func() arrow.RecordBatch {
 			whole := rawArray(arrow.PrimitiveTypes.Int64, n, 0, 0, nil, ints[:8*n])
 			defer whole.Release()
 			return oneBatch(recordOf(nil, array.NewSlice(whole, 3, 20)))
-		}, true},
-		{"a string array with an offset", func(*testing.T, memory.Allocator) func() arrow.RecordBatch {
+		}, true, false},
+		{"a string array with an offset", func(*testing.T, memory.Allocator, *func(*batchEncoder) bool) func() arrow.RecordBatch {
 			return oneBatch(recordOf(nil, rawArray(arrow.BinaryTypes.String, 5, 2, 0, nil, offs, strs)))
-		}, true},
-		{"string offsets not starting at 0", func(*testing.T, memory.Allocator) func() arrow.RecordBatch {
+		}, true, false},
+		{"string offsets not starting at 0", func(*testing.T, memory.Allocator, *func(*batchEncoder) bool) func() arrow.RecordBatch {
 			return oneBatch(recordOf(nil, rawArray(arrow.BinaryTypes.String, 5, 0, 0, nil, offs[4:], strs)))
-		}, true},
-		{"record metadata", func(*testing.T, memory.Allocator) func() arrow.RecordBatch {
+		}, true, false},
+		{"record metadata", func(*testing.T, memory.Allocator, *func(*batchEncoder) bool) func() arrow.RecordBatch {
 			return oneBatch(recordOf(&meta, rawArray(arrow.PrimitiveTypes.Int64, n, 0, 0, nil, ints[:8*n])))
-		}, true},
-		{"another type", func(*testing.T, memory.Allocator) func() arrow.RecordBatch {
+		}, true, false},
+		{"another type", func(*testing.T, memory.Allocator, *func(*batchEncoder) bool) func() arrow.RecordBatch {
 			return oneBatch(recordOf(nil, rawArray(arrow.FixedWidthTypes.Date32, n, 0, 0, nil, ints[:4*n])))
-		}, true},
+		}, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := checkedMem(t)
 			enc := newBatchEncoder()
-			next := tc.batches(t, mem)
+			var last func(*batchEncoder) bool
+			next := tc.batches(t, mem, &last)
 			k := 0
 			for rec := next(); rec != nil; rec = next() {
 				want := arrowMessage(t, mem, rec)
@@ -262,6 +319,19 @@ func TestBatchEncoderEqualsArrow(t *testing.T) {
 				}
 				if ok && !bytes.Equal(got, want) {
 					t.Fatalf("batch %d: %d bytes differ from arrow-go's %d (first at %d)", k, len(got), len(want), firstDiff(got, want))
+				}
+				// the same batch from the builder's column buffers, by the
+				// same encoder
+				if last != nil {
+					if took := last(enc); took != tc.direct {
+						t.Fatalf("batch %d: encodeTable took it %v, want %v", k, took, tc.direct)
+					}
+					if tc.direct {
+						got := encodedBytes(t, enc)
+						if !bytes.Equal(got, want) {
+							t.Fatalf("batch %d from the column buffers: %d bytes differ from arrow-go's %d (first at %d)", k, len(got), len(want), firstDiff(got, want))
+						}
+					}
 				}
 				k++
 			}
@@ -313,3 +383,190 @@ func TestBatchEncoderAllocatesNothing(t *testing.T) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestAdoptEncoderChecksColumnBuffers: a frame made from a file of
+// summary rows takes the encoder for its batches from the column buffers
+// (direct) only when encodeTable gives the file's first batch byte for
+// byte: a file whose first batch differs by one byte of its body (the
+// rows are not those the builder holds), or whose rows the builder has
+// not, leaves the frame on arrow-go's encoder.
+func TestAdoptEncoderChecksColumnBuffers(t *testing.T) {
+	rows := sweepSummaryRows(64)
+	tb, err := newTableBuilder(memory.DefaultAllocator, rows, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.release()
+	var file []byte
+	if err := writeIPC(appendBytes{&file}, memory.DefaultAllocator, tb.schema, 16, 16, tb.batch); err != nil {
+		t.Fatal(err)
+	}
+	info, err := readIPCFooter(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the last byte of the first batch's body: a value of its last column
+	lastBody := info.recs[0].offset + info.recs[0].meta + info.recs[0].body - 1
+	flipped := bytes.Clone(file)
+	flipped[lastBody] ^= 1
+	for _, tc := range []struct {
+		name   string
+		file   []byte
+		rows   int
+		direct bool
+	}{
+		{"the builder's rows", file, 16, true},
+		{"a byte of the body differs", flipped, 16, false},
+		{"fewer rows than the batch", file, 15, false},
+		{"no rows", file, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fr := newIPCFrame(tc.file, 4, nil)
+			if fr == nil {
+				t.Fatal("no frame")
+			}
+			fr.adoptEncoder(tc.file, tb, tc.rows, newBatchEncoder())
+			if fr.direct != tc.direct || (fr.enc != nil) != tc.direct {
+				t.Errorf("frame encodes from the column buffers %v (encoder %v), want %v", fr.direct, fr.enc != nil, tc.direct)
+			}
+		})
+	}
+}
+
+// TestEncodeTableAllocatesNothing: once the builder's buffers and the
+// encoder's storage have grown to a summary batch's, encoding a batch from
+// the column buffers and writing it allocates nothing, the last short
+// batch included.
+func TestEncodeTableAllocatesNothing(t *testing.T) {
+	tb, err := newTableBuilder(memory.DefaultAllocator, sweepSummaryRows(100), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.release()
+	enc := newBatchEncoder()
+	var dst []byte
+	run := func() {
+		for lo := 0; lo < tb.n; lo += 64 {
+			if !enc.encodeTable(tb, lo, min(lo+64, tb.n)) {
+				t.Fatal("declined")
+			}
+			dst = enc.message(dst[:0])
+			if err := enc.writeBody(discard{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	run()
+	if a := testing.AllocsPerRun(20, run); a != 0 {
+		t.Errorf("%v allocations a rewrite of two batches", a)
+	}
+}
+
+// TestAdoptDictsEqualsArrow: the encoder writes every dictionary message
+// arrow-go's FileWriter wrote for a table's dictionaries (a sweep
+// summary's one- and two-value dictionaries, int32 indices, a nullable
+// dictionary column beside a plain one) to the very bytes, so the frame
+// takes them (ownDicts, one field per dictionary column, in the header's
+// order); a file whose dictionary message differs by one byte, or whose
+// builder holds other dictionaries, leaves the frame without.
+func TestAdoptDictsEqualsArrow(t *testing.T) {
+	wide := make([]directKinds, maxInt16Dict+2)
+	for i := range wide {
+		wide[i].D = "k" + strconv.Itoa((i*7919)%len(wide))
+	}
+	summary := sweepSummaryRows(64)
+	other := sweepSummaryRows(64)
+	other[3].GPU = "b200"
+	for _, tc := range []struct {
+		name        string
+		rows, built any // the file's rows, the rows of the builder adoptDicts is given
+		flip        bool
+		own         bool
+	}{
+		{"sweep summary", summary, summary, false, true},
+		{"int32 dictionary indices", wide, wide, false, true},
+		{"nullable and plain dictionary columns", makeRows[allKinds](30), makeRows[allKinds](30), false, true},
+		{"a byte of a dictionary message differs", summary, summary, true, false},
+		{"the builder's dictionaries differ", summary, other, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tb, err := newTableBuilder(memory.DefaultAllocator, tc.rows, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tb.release()
+			var file []byte
+			if err := writeIPC(appendBytes{&file}, memory.DefaultAllocator, tb.schema, tb.n, tb.n, tb.batch); err != nil {
+				t.Fatal(err)
+			}
+			if tc.flip {
+				info, err := readIPCFooter(file)
+				if err != nil || len(info.dicts) < 2 {
+					t.Fatal("no dictionaries", err)
+				}
+				d := info.dicts[1]
+				file[d.offset+d.meta+d.body-1] ^= 1 // the last byte of its values
+			}
+			fr := newIPCFrame(file, 4, nil)
+			if fr == nil {
+				t.Fatal("no frame")
+			}
+			built, err := newTableBuilder(memory.DefaultAllocator, tc.built, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer built.release()
+			fr.adoptDicts(built, newBatchEncoder())
+			if fr.ownDicts != tc.own {
+				t.Fatalf("ownDicts %v, want %v", fr.ownDicts, tc.own)
+			}
+			if !tc.own {
+				return
+			}
+			want := 0
+			for fi, d := range built.dicts {
+				if d != nil {
+					if k := slices.Index(fr.dictFields, fi); k < 0 || fr.dicts[k].offset < int64(fr.schemaEnd) {
+						t.Errorf("field %d: no dictionary message", fi)
+					}
+					want++
+				}
+			}
+			if len(fr.dictFields) != want || !slices.IsSorted(fr.dictFields) {
+				t.Errorf("dictionary fields %v, want the %d dictionary columns in order", fr.dictFields, want)
+			}
+		})
+	}
+}
+
+// TestSameSchema: reframe keeps the schema message only for a schema
+// FileWriter writes the same: not for another index type, field name,
+// nullability or schema metadata value or order.
+func TestSameSchema(t *testing.T) {
+	mk := func(idx arrow.DataType, name string, nullable bool, keys, vals []string) *arrow.Schema {
+		md := arrow.NewMetadata(keys, vals)
+		return arrow.NewSchema([]arrow.Field{
+			{Name: "a", Type: arrow.PrimitiveTypes.Int64},
+			{Name: name, Type: &arrow.DictionaryType{IndexType: idx, ValueType: arrow.BinaryTypes.String}, Nullable: nullable},
+		}, &md)
+	}
+	i16, i32 := arrow.PrimitiveTypes.Int16, arrow.PrimitiveTypes.Int32
+	base := mk(i16, "d", false, []string{"k", "l"}, []string{"v", "w"})
+	for _, tc := range []struct {
+		name string
+		b    *arrow.Schema
+		want bool
+	}{
+		{"equal, built apart", mk(i16, "d", false, []string{"k", "l"}, []string{"v", "w"}), true},
+		{"int32 indices", mk(i32, "d", false, []string{"k", "l"}, []string{"v", "w"}), false},
+		{"another name", mk(i16, "e", false, []string{"k", "l"}, []string{"v", "w"}), false},
+		{"nullable", mk(i16, "d", true, []string{"k", "l"}, []string{"v", "w"}), false},
+		{"another metadata value", mk(i16, "d", false, []string{"k", "l"}, []string{"v", "x"}), false},
+		{"metadata in another order", mk(i16, "d", false, []string{"l", "k"}, []string{"w", "v"}), false},
+		{"none", nil, false},
+	} {
+		if got := sameSchema(base, tc.b); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -176,10 +176,65 @@ func held[T any](sc *directCol, buf []T, mk func([]T) arrow.Array) arrow.Array {
 }
 
 // directColumn builds the column of field fi, which is not a pointer, for
-// rows [lo, hi) by reading the field from the slice's memory at its offset
-// in each row rather than through reflect.Value calls, into buffers kept
-// from batch to batch. It appends the values column's builders append.
+// rows [lo, hi) over the buffers fillColumn fills, handing out the array
+// held from the last batch when it wraps the same buffer for as many rows.
 func (tb *tableBuilder) directColumn(fi, lo, hi int) arrow.Array {
+	tb.fillColumn(fi, lo, hi)
+	sc := &tb.scratch[fi]
+	n := hi - lo
+	if d := tb.dicts[fi]; d != nil {
+		if d.typ.IndexType.ID() == arrow.INT16 {
+			return held(sc, sc.i16, func(v []int16) arrow.Array { return dictArrayOf(d, valuesArray(d.typ.IndexType, v)) })
+		}
+		return held(sc, sc.i32, func(v []int32) arrow.Array { return dictArrayOf(d, valuesArray(d.typ.IndexType, v)) })
+	}
+	switch tb.spec.fields[fi].kind {
+	case kindInt, kindInt64:
+		return held(sc, sc.i64, int64Array)
+	case kindInt32:
+		return held(sc, sc.i32, func(v []int32) arrow.Array { return valuesArray(arrow.PrimitiveTypes.Int32, v) })
+	case kindUint64:
+		return held(sc, sc.u64, func(v []uint64) arrow.Array { return valuesArray(arrow.PrimitiveTypes.Uint64, v) })
+	case kindFloat64:
+		return held(sc, sc.f64, func(v []float64) arrow.Array { return valuesArray(arrow.PrimitiveTypes.Float64, v) })
+	case kindBool:
+		// The bitmap's length alone does not tell n: a batch of 60 rows
+		// and one of 64 share 8 bytes. keep records n.
+		at := unsafe.Pointer(unsafe.SliceData(sc.bits))
+		if a := sc.reuse(n, at); a != nil {
+			return a
+		}
+		return sc.keep(fixedArray(arrow.FixedWidthTypes.Boolean, n, sc.bits), n, at)
+	default: // kindString
+		return sc.str.array()
+	}
+}
+
+// direct reports whether every column of tb is built by directColumn (no
+// field is a pointer), so that fillColumn fills every column's buffers.
+func (tb *tableBuilder) direct() bool {
+	if !directColumns {
+		return false
+	}
+	for fi := range tb.spec.fields {
+		if tb.spec.fields[fi].nullable {
+			return false
+		}
+	}
+	return true
+}
+
+// fillColumn fills the buffers of field fi, which is not a pointer, with
+// its values in rows [lo, hi), reading the field from the slice's memory
+// at its offset in each row rather than through reflect.Value calls, into
+// buffers kept from batch to batch. They hold the values the column's
+// builders append, as the builders' arrays lay them out: a dictionary
+// column's codes in i16 or i32 (the dictionary's index type), an int or
+// int64 column in i64, int32 in i32, uint64 in u64, float64 in f64, bool
+// in bits (n bits, the bits past n zero, ceil(n/8) bytes as
+// BooleanBuilder trims it), a string in str (offsets from 0, the bytes
+// made valid UTF-8); each buffer exactly as long as the values.
+func (tb *tableBuilder) fillColumn(fi, lo, hi int) {
 	f := &tb.spec.fields[fi]
 	sc := &tb.scratch[fi]
 	n := hi - lo
@@ -192,10 +247,10 @@ func (tb *tableBuilder) directColumn(fi, lo, hi int) arrow.Array {
 	if d := tb.dicts[fi]; d != nil {
 		if d.typ.IndexType.ID() == arrow.INT16 {
 			sc.i16 = dictCodes(sc.i16, n, p, stride, d)
-			return held(sc, sc.i16, func(v []int16) arrow.Array { return dictArrayOf(d, valuesArray(d.typ.IndexType, v)) })
+		} else {
+			sc.i32 = dictCodes(sc.i32, n, p, stride, d)
 		}
-		sc.i32 = dictCodes(sc.i32, n, p, stride, d)
-		return held(sc, sc.i32, func(v []int32) arrow.Array { return dictArrayOf(d, valuesArray(d.typ.IndexType, v)) })
+		return
 	}
 	switch f.kind {
 	case kindInt:
@@ -203,22 +258,15 @@ func (tb *tableBuilder) directColumn(fi, lo, hi int) arrow.Array {
 		for i := range n {
 			sc.i64[i] = int64(*(*int)(at(i)))
 		}
-		return held(sc, sc.i64, int64Array)
 	case kindInt64:
 		sc.i64 = copyField(sc.i64, n, p, stride)
-		return held(sc, sc.i64, int64Array)
 	case kindInt32:
 		sc.i32 = copyField(sc.i32, n, p, stride)
-		return held(sc, sc.i32, func(v []int32) arrow.Array { return valuesArray(arrow.PrimitiveTypes.Int32, v) })
 	case kindUint64:
 		sc.u64 = copyField(sc.u64, n, p, stride)
-		return held(sc, sc.u64, func(v []uint64) arrow.Array { return valuesArray(arrow.PrimitiveTypes.Uint64, v) })
 	case kindFloat64:
 		sc.f64 = copyField(sc.f64, n, p, stride)
-		return held(sc, sc.f64, func(v []float64) arrow.Array { return valuesArray(arrow.PrimitiveTypes.Float64, v) })
 	case kindBool:
-		// A bitmap of n bits, the bits past n zero, ceil(n/8) bytes long
-		// as BooleanBuilder trims it.
 		sc.bits = resized(sc.bits, (n+7)/8)
 		clear(sc.bits)
 		for i := range n {
@@ -226,19 +274,11 @@ func (tb *tableBuilder) directColumn(fi, lo, hi int) arrow.Array {
 				sc.bits[i>>3] |= 1 << (i & 7)
 			}
 		}
-		// The bitmap's length alone does not tell n: a batch of 60 rows
-		// and one of 64 share 8 bytes. keep records n.
-		at := unsafe.Pointer(unsafe.SliceData(sc.bits))
-		if a := sc.reuse(n, at); a != nil {
-			return a
-		}
-		return sc.keep(fixedArray(arrow.FixedWidthTypes.Boolean, n, sc.bits), n, at)
 	default: // kindString
 		sc.str.reset(n)
 		for i := range n {
 			sc.str.add(validUTF8(*(*string)(at(i))))
 		}
-		return sc.str.array()
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	flatbuffers "github.com/google/flatbuffers/go"
@@ -77,8 +78,25 @@ type ipcFrame struct {
 	fb          *flatbuffers.Builder
 	// enc encodes the batches when it encoded the first batch of the file
 	// the frame came from to arrow-go's bytes (adoptEncoder; batchenc.go);
-	// nil: GetRecordBatchPayload encodes them.
-	enc *batchEncoder
+	// nil: GetRecordBatchPayload encodes them. With direct, enc encodes
+	// them from the table builder's column buffers (encodeTable), the way
+	// adoptEncoder checked.
+	enc    *batchEncoder
+	direct bool
+	// schema is the schema the frame's file has. With ownDicts, enc wrote
+	// every dictionary message of the header to arrow-go's bytes
+	// (adoptDicts), and reframe writes the header for the table builder's
+	// new dictionaries after one changed: schemaEnd is where the
+	// dictionary messages start (after the schema message), dictFields
+	// the table field of each, dictIDs its id.
+	schema     *arrow.Schema
+	ownDicts   bool
+	schemaEnd  int
+	dictFields []int
+	dictIDs    []int64
+	// cols are seal's check's columns (columnStore), kept from rewrite
+	// to rewrite.
+	cols [2][]column
 }
 
 // ipcFooterInfo is what newIPCFrame reads from a footer.
@@ -175,7 +193,7 @@ func newIPCFrame(file []byte, batches int, old *ipcFrame) *ipcFrame {
 	fr := &ipcFrame{header: bytes.Clone(file[:first]), dicts: info.dicts, eos: bytes.Clone(file[at:info.footerStart]),
 		tail: bytes.Clone(footer[len(footer)-x:]), schemaOff: len(footer) - info.schemaPos}
 	if old != nil {
-		fr.fb, fr.recs, fr.metas = old.fb, old.recs[:0], old.metas[:0]
+		fr.fb, fr.recs, fr.metas, fr.cols = old.fb, old.recs[:0], old.metas[:0], old.cols
 	} else {
 		fr.fb = flatbuffers.NewBuilder(0)
 	}
@@ -256,12 +274,20 @@ func (fr *ipcFrame) start(w io.Writer) *countingWriter {
 
 // writeBatches encodes rows [0, n) through tb in record batches of batch
 // rows, as ipc.FileWriter encodes them, and writes them to w: with the
-// frame's encoder where it has one that takes the batch, else with
-// arrow-go's.
+// frame's encoder where it has one that takes the batch (from tb's column
+// buffers when adoptEncoder checked that way, else from tb.batch's
+// record), else with arrow-go's.
 func (fr *ipcFrame) writeBatches(w *countingWriter, tb *tableBuilder, mem memory.Allocator, n, batch int) error {
 	for lo := 0; lo < n; lo += batch {
-		rec := tb.batch(lo, min(lo+batch, n))
-		if fr.enc != nil && fr.enc.encode(rec) {
+		hi := min(lo+batch, n)
+		if fr.direct && fr.enc.encodeTable(tb, lo, hi) {
+			if err := fr.writeEncoded(w); err != nil {
+				return err
+			}
+			continue
+		}
+		rec := tb.batch(lo, hi)
+		if fr.enc != nil && !fr.direct && fr.enc.encode(rec) {
 			err := fr.writeEncoded(w)
 			rec.Release()
 			if err != nil {
@@ -310,24 +336,149 @@ func (fr *ipcFrame) writeEncoded(w *countingWriter) error {
 // adoptEncoder gives fr enc for its rewrites' batches when enc encodes the
 // first batch of file, the file fr was just made from (newIPCFrame: its
 // blocks are fr.recs until the next start), whose rows tb.batch(0, rows)
-// builds, to the very bytes arrow-go wrote there; otherwise the rewrites
-// stay on GetRecordBatchPayload. fr may be nil.
+// builds, to the very bytes arrow-go wrote there, the way the rewrites
+// will encode them: from tb's column buffers (encodeTable, fr.direct) when
+// tb fills every column, else from tb.batch's record; otherwise the
+// rewrites stay on GetRecordBatchPayload. fr may be nil.
 func (fr *ipcFrame) adoptEncoder(file []byte, tb *tableBuilder, rows int, enc *batchEncoder) {
-	if fr == nil || len(fr.recs) == 0 {
+	if fr == nil || len(fr.recs) == 0 || rows < 1 || rows > tb.n {
 		return
 	}
 	blk := fr.recs[0]
-	rec := tb.batch(0, rows)
-	defer rec.Release()
-	if int64(rows) != rec.NumRows() || !enc.encode(rec) {
+	want := file[blk.offset : blk.offset+blk.meta+blk.body]
+	if tb.direct() {
+		if enc.encodeTable(tb, 0, rows) && enc.encodes(want, false, 0) {
+			fr.enc, fr.direct = enc, true
+		}
 		return
 	}
-	enc.check = enc.message(enc.check[:0])
-	same := &sameBytes{want: file[blk.offset : blk.offset+blk.meta+blk.body]}
-	same.Write(enc.check)
-	if enc.writeBody(same) == nil && same.equal() {
+	rec := tb.batch(0, rows)
+	defer rec.Release()
+	if int64(rows) == rec.NumRows() && enc.encode(rec) && enc.encodes(want, false, 0) {
 		fr.enc = enc
 	}
+}
+
+// adoptDicts lets fr write the header of a later table builder's file
+// itself (reframe) when enc encodes every dictionary message of fr's
+// header, which arrow-go wrote for tb's dictionaries (the file fr was
+// just made from), to its very bytes, each with the id the message holds
+// for the field the schema message gives that id. fr may be nil.
+func (fr *ipcFrame) adoptDicts(tb *tableBuilder, enc *batchEncoder) {
+	if fr == nil {
+		return
+	}
+	fr.schema, fr.ownDicts = tb.schema, false
+	end := len(fr.header)
+	if len(fr.dicts) > 0 {
+		end = int(fr.dicts[0].offset)
+	}
+	if end < 16 || end > len(fr.header) {
+		return
+	}
+	// the schema message, after the 8 bytes of magic and padding
+	msg, err := messageTable(fr.header[8:end])
+	if err != nil {
+		return
+	}
+	schema, ok, err := msg.table(2)
+	if err != nil || !ok {
+		return
+	}
+	cols, err := checkSchema(schema, nil)
+	if err != nil || len(cols) != len(tb.spec.fields) {
+		return
+	}
+	fields, ids := fr.dictFields[:0], fr.dictIDs[:0]
+	at := int64(end)
+	for _, blk := range fr.dicts {
+		if blk.offset != at || blk.meta+blk.body > int64(len(fr.header))-at {
+			return
+		}
+		want := fr.header[at : at+blk.meta+blk.body]
+		m, err := messageTable(want[:blk.meta])
+		if err != nil {
+			return
+		}
+		hdr, ok, err := m.table(2)
+		if err != nil || !ok {
+			return
+		}
+		id, err := hdr.scalar(0, 8, 0)
+		if err != nil {
+			return
+		}
+		fi := slices.IndexFunc(cols, func(c column) bool { return c.dictBufs > 0 && c.dictID == id })
+		if fi < 0 || tb.dicts[fi] == nil || slices.Contains(fields, fi) ||
+			!enc.encodeDict(tb.dicts[fi].arr) || !enc.encodes(want, true, id) {
+			return
+		}
+		fields, ids = append(fields, fi), append(ids, id)
+		at += blk.meta + blk.body
+	}
+	dicts := 0
+	for _, d := range tb.dicts {
+		if d != nil {
+			dicts++
+		}
+	}
+	if at != int64(len(fr.header)) || dicts != len(fields) {
+		return
+	}
+	fr.dictFields, fr.dictIDs, fr.schemaEnd, fr.ownDicts = fields, ids, end, true
+}
+
+// reframe returns the frame of tb's file, tb the table builder fr was
+// made for once its dictionaries changed (redict), or one that replaced
+// it: fr's header with the dictionary messages of tb's dictionaries in
+// place of its own, encoded by fr's encoder, and fr's end marker and
+// footer schema; it takes fr's storage (the footer's builder, blocks,
+// metadata and the seal's columns) and encoder. That is the file FileWriter writes for tb's rows: the schema
+// message, the end marker and the footer's schema depend on the schema
+// alone, the same (sameSchema), and FileWriter writes one dictionary
+// message per dictionary column in the order fr's header has them. It
+// returns nil, leaving the next frame to a probe, when fr did not check
+// its dictionary messages (adoptDicts), the schema changed (a
+// dictionary's index type), or the encoder declines a dictionary.
+//
+// Why: a probe is a file of the first batch written by arrow-go's
+// FileWriter (its schema and message flatbuffers, the batch's arrays and
+// record, the capture): ≈ 100 real page faults of the 1,000-point 70B
+// sweep after idle (docs/design.md "Speed", enc52b).
+func (fr *ipcFrame) reframe(tb *tableBuilder) *ipcFrame {
+	if fr == nil || !fr.ownDicts || fr.enc == nil || !sameSchema(fr.schema, tb.schema) {
+		return nil
+	}
+	enc := fr.enc
+	header := make([]byte, fr.schemaEnd, len(fr.header)+4096)
+	copy(header, fr.header)
+	dicts := make([]ipcBlock, 0, len(fr.dictFields))
+	for k, fi := range fr.dictFields {
+		d := tb.dicts[fi]
+		if d == nil || !enc.encodeDict(d.arr) {
+			return nil
+		}
+		at := len(header)
+		header = enc.dictMessage(header, fr.dictIDs[k])
+		meta := len(header) - at
+		enc.writeBody(appendBytes{&header})
+		dicts = append(dicts, ipcBlock{offset: int64(at), meta: int64(meta), body: int64(len(header) - at - meta)})
+	}
+	return &ipcFrame{header: header, dicts: dicts, eos: fr.eos, tail: fr.tail, schemaOff: fr.schemaOff,
+		recs: fr.recs[:0], metas: fr.metas[:0], fb: fr.fb, enc: enc, direct: fr.direct,
+		schema: tb.schema, ownDicts: true, schemaEnd: fr.schemaEnd, dictFields: fr.dictFields, dictIDs: fr.dictIDs, cols: fr.cols}
+}
+
+// sameSchema reports whether FileWriter writes the same schema message
+// and footer schema for a and b: the same fields (names, types, index
+// types included, nullability, metadata) and the same schema metadata in
+// the same order.
+func sameSchema(a, b *arrow.Schema) bool {
+	if a == nil || b == nil || !a.Equal(b) {
+		return false
+	}
+	ma, mb := a.Metadata(), b.Metadata()
+	return slices.Equal(ma.Keys(), mb.Keys()) && slices.Equal(ma.Values(), mb.Values())
 }
 
 // batch records a batch written at offset: its block, and its metadata
@@ -413,6 +564,9 @@ type frameReader struct {
 	fr   *ipcFrame
 	size int64
 }
+
+// columns is the frame's store for checkIPCFile's columns.
+func (r *frameReader) columns() *[2][]column { return &r.fr.cols }
 
 // written is the size of the file the frame wrote.
 func (r *frameReader) written() int64 {

@@ -2,10 +2,14 @@ package output
 
 import (
 	"bytes"
+	"encoding/binary"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // TestFramedRewriteChecksItsFile: a framed rewrite (frame.go) checks the
@@ -86,5 +90,78 @@ func TestFrameReaderReadsOnlyWhatItHolds(t *testing.T) {
 		if (err == nil) != (tc.want != "") || (err == nil && string(p) != tc.want) {
 			t.Errorf("ReadAt(%d bytes at %d) = %q, %v; want %q", tc.n, tc.off, p, err, tc.want)
 		}
+	}
+}
+
+// TestFramedSealKeepsColumns: the check a framed rewrite's seal makes
+// reads the columns of the file's two schemas into storage the frame
+// keeps from rewrite to rewrite (one column a field, the same arrays at
+// the next rewrite), not into new slices at every rewrite.
+func TestFramedSealKeepsColumns(t *testing.T) {
+	rows := sweepSummaryRows(64)
+	a, err := OpenAppendFile(filepath.Join(t.TempDir(), "summary.arrow"), nil, false, func(x, y *SummaryRow) int { return strings.Compare(x.Name, y.Name) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.BatchRows = 8
+	spec, err := specOfRows(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := len(spec.fields)
+	var first [2]*column
+	for k, n := range []int{16, 32, 48} {
+		a.Add(rows[a.Rows():n]...)
+		if err := a.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if k == 0 {
+			continue // through FileWriter: no frame sealed it
+		}
+		for i, cols := range a.frame.cols {
+			if len(cols) != fields {
+				t.Fatalf("rewrite %d: schema %d: %d columns kept, want %d", k, i, len(cols), fields)
+			}
+			if k == 1 {
+				first[i] = &cols[0]
+			} else if &cols[0] != first[i] {
+				t.Errorf("rewrite %d: schema %d: the columns moved to new storage", k, i)
+			}
+		}
+	}
+}
+
+// TestCheckNamesDictionaryColumns: a dictionary batch whose field node
+// does not fit its body is reported with the dictionary's column name.
+func TestCheckNamesDictionaryColumns(t *testing.T) {
+	tb, err := newTableBuilder(memory.DefaultAllocator, sweepSummaryRows(8), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.release()
+	var file []byte
+	if err := writeIPC(appendBytes{&file}, memory.DefaultAllocator, tb.schema, tb.n, tb.n, tb.batch); err != nil {
+		t.Fatal(err)
+	}
+	info, err := readIPCFooter(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := info.dicts[0]
+	msg, err := messageTable(file[d.offset : d.offset+d.meta])
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdr, _, _ := msg.table(2)
+	data, _, _ := hdr.table(1)
+	start, n, err := data.vector(1, 16)
+	if err != nil || n != 1 {
+		t.Fatal("no field node", err)
+	}
+	binary.LittleEndian.PutUint64(data.buf[start:], 1<<40) // its length, in the file's bytes
+	_, err = checkIPCFile(bytes.NewReader(file), int64(len(file)))
+	col := tb.schema.Field(slices.IndexFunc(tb.dicts, func(d *fixedDict) bool { return d != nil })).Name
+	if want := `column "` + col + ` dictionary": 1099511627776 values`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want one naming %s", err, want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // checkIPCFile walks the structure of an Arrow IPC file before arrow-go
@@ -49,7 +50,15 @@ func checkIPCFile(r io.ReaderAt, size int64) (ipcLayout, error) {
 	if err != nil || !ok {
 		return lay, fbErr("footer schema", orMissing(err))
 	}
-	cols, err := checkSchema(schema)
+	store, ok := r.(columnStore)
+	var cols []column
+	if ok {
+		cols = store.columns()[0][:0]
+	}
+	cols, err = checkSchema(schema, cols)
+	if ok {
+		store.columns()[0] = cols
+	}
 	if err != nil {
 		return lay, err
 	}
@@ -100,10 +109,29 @@ type ipcBlock struct{ offset, meta, body int64 }
 
 // column is what a record batch must hold for one schema field.
 type column struct {
-	name     string
+	// name is the field's name in the schema's buffer (not copied: a
+	// rewrite's check read ≈ 130 names twice); dict: the column stands
+	// for the values of the dictionary of the field named name.
+	name     []byte
+	dict     bool
 	buffers  int   // buffers in a record batch
 	dictBufs int   // buffers of its dictionary's values; 0 without dictionary
 	dictID   int64 // its dictionary's id
+}
+
+// label is the column's name for messages.
+func (c *column) label() string {
+	if c.dict {
+		return string(c.name) + " dictionary"
+	}
+	return string(c.name)
+}
+
+// columnStore is an io.ReaderAt that keeps the columns checkIPCFile reads
+// from the two schemas of the files it is given, from file to file
+// (frameReader: a framed rewrite's check made ≈ 130 columns twice).
+type columnStore interface {
+	columns() *[2][]column
 }
 
 // maxColumns bounds a schema's fields (simtrain's widest table has about 80).
@@ -114,8 +142,9 @@ const maxColumns = 4096
 var typeBuffers = map[int64]int{2: 2 /* Int */, 3: 2 /* FloatingPoint */, 5: 3 /* Utf8 */, 6: 2 /* Bool */, 20: 3 /* LargeUtf8 */}
 
 // checkSchema verifies a Schema table: flat fields of the types simtrain
-// reads, dictionaries with integer indices.
-func checkSchema(schema fbTable) ([]column, error) {
+// reads, dictionaries with integer indices. It returns its columns in
+// cols' array when it has room (cols' contents are not read).
+func checkSchema(schema fbTable, cols []column) ([]column, error) {
 	start, n, err := schema.vector(1, 4)
 	if err != nil {
 		return nil, fbErr("schema fields", err)
@@ -126,7 +155,8 @@ func checkSchema(schema fbTable) ([]column, error) {
 	if _, _, err := schema.vector(2, 4); err != nil {
 		return nil, fbErr("schema metadata", err)
 	}
-	cols := make([]column, n)
+	cols = slices.Grow(cols[:0], n)[:n]
+	clear(cols)
 	for i := range cols {
 		f, err := schema.tableAt(start, i)
 		if err != nil {
@@ -137,42 +167,42 @@ func checkSchema(schema fbTable) ([]column, error) {
 			return nil, fbErr(fmt.Sprintf("field %d name", i), err)
 		}
 		if pos >= 0 {
-			cols[i].name = string(f.buf[pos : pos+ln])
+			cols[i].name = f.buf[pos : pos+ln]
 		}
 		tag, err := f.scalar(2, 1, 0)
 		if err != nil {
-			return nil, fbErr(cols[i].name, err)
+			return nil, fbErr(string(cols[i].name), err)
 		}
 		bufs, ok := typeBuffers[int64(uint8(tag))]
 		if !ok {
 			return nil, fmt.Errorf("column %q has an Arrow type simtrain does not read (type tag %d)", cols[i].name, uint8(tag))
 		}
 		if _, _, err := f.table(3); err != nil {
-			return nil, fbErr(cols[i].name+" type", err)
+			return nil, fbErr(string(cols[i].name)+" type", err)
 		}
 		if _, nc, err := f.vector(5, 4); err != nil || nc != 0 {
-			return nil, fbErr(cols[i].name, orMessage(err, "nested columns are not read"))
+			return nil, fbErr(string(cols[i].name), orMessage(err, "nested columns are not read"))
 		}
 		if _, _, err := f.vector(6, 4); err != nil {
-			return nil, fbErr(cols[i].name+" metadata", err)
+			return nil, fbErr(string(cols[i].name)+" metadata", err)
 		}
 		cols[i].buffers = bufs
 		dict, ok, err := f.table(4)
 		if err != nil {
-			return nil, fbErr(cols[i].name+" dictionary", err)
+			return nil, fbErr(string(cols[i].name)+" dictionary", err)
 		}
 		if ok {
 			if cols[i].dictID, err = dict.scalar(0, 8, 0); err != nil {
-				return nil, fbErr(cols[i].name+" dictionary", err)
+				return nil, fbErr(string(cols[i].name)+" dictionary", err)
 			}
 			idx, ok, err := dict.table(1)
 			if err != nil {
-				return nil, fbErr(cols[i].name+" dictionary", err)
+				return nil, fbErr(string(cols[i].name)+" dictionary", err)
 			}
 			if ok {
 				bits, err := idx.scalar(0, 4, 0)
 				if err != nil || (bits != 8 && bits != 16 && bits != 32 && bits != 64) {
-					return nil, fbErr(cols[i].name+" dictionary", orMessage(err, "index width is not 8, 16, 32 or 64 bits"))
+					return nil, fbErr(string(cols[i].name)+" dictionary", orMessage(err, "index width is not 8, 16, 32 or 64 bits"))
 				}
 			}
 			cols[i].dictBufs, cols[i].buffers = bufs, 2
@@ -227,7 +257,8 @@ func checkBlock(r io.ReaderAt, b ipcBlock, end int64, cols []column, dict bool) 
 	}
 	for _, c := range cols {
 		if c.dictBufs > 0 && c.dictID == id {
-			return checkRecordBatch(data, b.body, []column{{name: c.name + " dictionary", buffers: c.dictBufs}})
+			one := [1]column{{name: c.name, dict: true, buffers: c.dictBufs}}
+			return checkRecordBatch(data, b.body, one[:])
 		}
 	}
 	return fmt.Errorf("dictionary batch for id %d, which no column uses", id)
@@ -270,7 +301,7 @@ func checkRecordBatch(rb fbTable, body int64, cols []column) error {
 		n := int64(binary.LittleEndian.Uint64(buf[p:]))
 		nulls := int64(binary.LittleEndian.Uint64(buf[p+8:]))
 		if n < 0 || n > 8*body+8 || nulls < 0 || nulls > n {
-			return fmt.Errorf("column %q: %d values with %d nulls in a body of %d bytes", cols[k].name, n, nulls, body)
+			return fmt.Errorf("column %q: %d values with %d nulls in a body of %d bytes", cols[k].label(), n, nulls, body)
 		}
 	}
 	for k := 0; k < nb; k++ {
@@ -334,7 +365,16 @@ func headerChecksum(r io.ReaderAt, end int64) (int64, string, error) {
 	if err != nil || !ok {
 		return -1, "", fbErr("schema message", orMissing(err))
 	}
-	if _, err := checkSchema(schema); err != nil {
+	var cols []column
+	store, ok := r.(columnStore)
+	if ok {
+		cols = store.columns()[1][:0]
+	}
+	cols, err = checkSchema(schema, cols)
+	if ok {
+		store.columns()[1] = cols
+	}
+	if err != nil {
 		return -1, "", fmt.Errorf("schema message: %w", err)
 	}
 	pos, sum, err := checksumValue(schema)

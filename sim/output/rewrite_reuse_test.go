@@ -49,31 +49,51 @@ func TestAppendFileRewritesEqualWriteTable(t *testing.T) {
 		goodput[i].RunID = fmt.Sprintf("r%03d", (i*89)%300)
 	}
 	byRunID := func(a, b *GoodputSummaryRow) int { return strings.Compare(a.RunID, b.RunID) }
+	// a distinct dictionary value a row: int32 indices past maxInt16Dict
+	wide := makeRows[directKinds](maxInt16Dict + 2)
+	for i := range wide {
+		wide[i].I64, wide[i].D = int64(i), fmt.Sprintf("w%05d", (i*7919)%len(wide))
+	}
+	byKeyWide := func(a, b *directKinds) int { return int(a.I64 - b.I64) }
 	for _, tc := range []struct {
-		name         string
-		run          func(t *testing.T) rewriteCounts
-		full, probes int
+		name                   string
+		run                    func(t *testing.T) rewriteCounts
+		full, probes, reframes int
+		// direct: the rows have no pointer field, so the frame encodes
+		// the batches from the builder's column buffers
+		direct bool
 	}{
-		{"sweep summary, rows out of order", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byName, 16, true, 89, 0) }, 1, 0},
-		{"sweep summary, rows in order", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byIndex, 16, true, 1, 0) }, 1, 0},
+		{"sweep summary, rows out of order", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byName, 16, true, 89, 0) }, 1, 0, 0, true},
+		{"sweep summary, rows in order", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byIndex, 16, true, 1, 0) }, 1, 0, 0, true},
 		// the first rewrite holds 17 rows, two batches: framed from a probe
-		{"sweep summary, a late row every rewrite", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byIndex, 16, true, 1, 20) }, 0, 1},
-		{"sweep summary, no Grow", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byName, 16, false, 1, 0) }, 1, 0},
-		{"goodput summary, no dictionaries", func(t *testing.T) rewriteCounts { return checkRewrites(t, goodput, byRunID, 16, true, 1, 0) }, 1, 0},
-		// a new value at the rewrites of 128 and 256 rows: each a probe
-		{"dictionary values arriving late", func(t *testing.T) rewriteCounts { return checkRewrites(t, late, byName, 16, true, 1, 0) }, 1, 2},
+		{"sweep summary, a late row every rewrite", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byIndex, 16, true, 1, 20) }, 0, 1, 0, true},
+		{"sweep summary, no Grow", func(t *testing.T) rewriteCounts { return checkRewrites(t, summary, byName, 16, false, 1, 0) }, 1, 0, 0, true},
+		{"goodput summary, no dictionaries", func(t *testing.T) rewriteCounts { return checkRewrites(t, goodput, byRunID, 16, true, 1, 0) }, 1, 0, 0, true},
+		// a new value at the rewrites of 128 and 256 rows: each framed
+		// from the last frame with the new dictionaries (reframe)
+		{"dictionary values arriving late", func(t *testing.T) rewriteCounts { return checkRewrites(t, late, byName, 16, true, 1, 0) }, 1, 0, 2, true},
 		// a new value every 50 rows: rewrites at 7, 14, 28, 56, 112 and 200
 		// rows, the first through FileWriter, those at 56, 112 and 200
-		// framed from a probe
-		{"every kind, rows moving", func(t *testing.T) rewriteCounts { return checkRewrites(t, kinds, byKeyKinds, 7, false, 1, 0) }, 1, 3},
+		// reframed
+		{"every kind, rows moving", func(t *testing.T) rewriteCounts { return checkRewrites(t, kinds, byKeyKinds, 7, false, 1, 0) }, 1, 0, 3, false},
+		// a dictionary growing at every rewrite: 8,192 rows through
+		// FileWriter, 16,384 reframed, 32,768 (int32 indices: the schema
+		// changed) from a probe, 32,769 reframed
+		{"dictionary outgrowing int16 indices", func(t *testing.T) rewriteCounts {
+			return checkRewrites(t, wide, byKeyWide, 8192, true, 1, 0)
+		}, 1, 1, 2, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := tc.run(t)
-			if got.full != tc.full || got.probes != tc.probes {
-				t.Errorf("%d rewrites through arrow-go's FileWriter and %d probes, want %d and %d", got.full, got.probes, tc.full, tc.probes)
+			if got.full != tc.full || got.probes != tc.probes || got.reframes != tc.reframes {
+				t.Errorf("%d rewrites through arrow-go's FileWriter, %d probes and %d reframes, want %d, %d and %d",
+					got.full, got.probes, got.reframes, tc.full, tc.probes, tc.reframes)
 			}
 			if !got.encoded {
 				t.Error("the last rewrite's batches went through arrow-go's encoder, not the frame's (batchenc.go)")
+			}
+			if got.direct != tc.direct {
+				t.Errorf("the last rewrite's batches encoded from the column buffers: %v, want %v", got.direct, tc.direct)
 			}
 			if got.captured >= got.last {
 				t.Errorf("the rewrites captured %d bytes, the last file is %d", got.captured, got.last)
@@ -141,17 +161,19 @@ func checkRewrites[T any](t *testing.T, rows []T, cmp func(a, b *T) int, batch i
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rewriteCounts{full: a.fullWrites, probes: a.probes, captured: a.captured, last: int(st.Size()),
-		encoded: a.frame != nil && a.frame.enc != nil}
+	return rewriteCounts{full: a.fullWrites, probes: a.probes, reframes: a.reframes, captured: a.captured, last: int(st.Size()),
+		encoded: a.frame != nil && a.frame.enc != nil, direct: a.frame != nil && a.frame.direct}
 }
 
 // rewriteCounts are an AppendFile's rewrites through arrow-go's FileWriter
-// (full), the frames it made from a file of the first batch (probes), the
-// bytes both captured, the size of its last file, and whether its last
-// rewrite's frame encoded the batches itself (encoded).
+// (full), the frames it made from a file of the first batch (probes) and
+// from the last frame with the grown dictionaries (reframes), the bytes
+// the first two captured, the size of its last file, and whether its last
+// rewrite's frame encoded the batches itself (encoded), from the table
+// builder's column buffers (direct).
 type rewriteCounts struct {
-	full, probes, captured, last int
-	encoded                      bool
+	full, probes, reframes, captured, last int
+	encoded, direct                        bool
 }
 
 // TestTableBuilderRefresh: a builder refreshes onto rows whose dictionary
@@ -191,10 +213,11 @@ func TestTableBuilderRefresh(t *testing.T) {
 }
 
 // TestAppendFileKeepsStorageWhenDictionaryGrows: when a dictionary gains
-// a value, the rewrite's new table builder takes the old one's column
-// buffers and the new frame the old one's footer builder and metadata
-// storage (already mapped), and the file is still writeTableBatches'
-// (checked by TestAppendFileRewritesEqualWriteTable's late values).
+// a value, the rewrite keeps its table builder (redict) with its column
+// buffers and the new frame takes the old one's footer builder and
+// metadata storage (already mapped), and the file is still
+// writeTableBatches' (checked by TestAppendFileRewritesEqualWriteTable's
+// late values).
 func TestAppendFileKeepsStorageWhenDictionaryGrows(t *testing.T) {
 	rows := sweepSummaryRows(64)
 	for i := range rows {
@@ -214,18 +237,93 @@ func TestAppendFileKeepsStorageWhenDictionaryGrows(t *testing.T) {
 	if a.frame == nil {
 		t.Fatal("no frame after the first rewrite")
 	}
-	fb, scratch := a.frame.fb, &a.tb.scratch[0]
+	fb, tb, scratch := a.frame.fb, a.tb, &a.tb.scratch[0]
 	a.Add(rows[16:]...) // "z-late" arrives
 	if err := a.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if a.probes != 1 || a.frame == nil {
-		t.Fatalf("%d probes, frame %v: want the dictionary's growth framed from a probe", a.probes, a.frame != nil)
+	if a.reframes != 1 || a.frame == nil {
+		t.Fatalf("%d reframes, frame %v: want the dictionary's growth framed from the last frame", a.reframes, a.frame != nil)
 	}
 	if a.frame.fb != fb {
 		t.Error("the new frame has a footer builder of its own, not the old frame's")
 	}
-	if &a.tb.scratch[0] != scratch {
-		t.Error("the new table builder has column buffers of its own, not the old builder's")
+	if a.tb != tb || &a.tb.scratch[0] != scratch {
+		t.Error("a new table builder, or column buffers of its own, not the old builder's")
+	}
+}
+
+// TestTableBuilderRedict: a builder refreshed onto rows whose dictionary
+// values changed (a value more, a value less, a dictionary outgrowing
+// int16 indices, several columns at once) and redicted writes the very
+// file a new builder of those rows writes, after it had built batches
+// over its old dictionaries; it keeps its schema unless an index type
+// changed.
+func TestTableBuilderRedict(t *testing.T) {
+	base := sweepSummaryRows(40)
+	more := slices.Clone(base)
+	more[3].Precision = "fp8"
+	fewer := slices.Clone(base)
+	for i := range fewer {
+		fewer[i].Recompute = "full"
+	}
+	both := slices.Clone(more)
+	both[7].GPU, both[9].Network = "b200", "fat-tree"
+	narrow := make([]directKinds, maxInt16Dict)
+	for i := range narrow {
+		narrow[i].D = fmt.Sprintf("w%05d", i)
+	}
+	wide := append(slices.Clone(narrow), directKinds{D: "a-new"})
+	for _, tc := range []struct {
+		name       string
+		from, to   any
+		keepSchema bool
+	}{
+		{"a value more", base, more, true},
+		{"a value less", base, fewer, true},
+		{"values more in three columns", base, both, true},
+		{"outgrowing int16 indices", narrow, wide, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tb, err := newTableBuilder(memory.DefaultAllocator, tc.from, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tb.release()
+			// batches over the old dictionaries, the last one's arrays held
+			// for a next batch of as many rows (20 of 40)
+			var first []byte
+			if err := writeIPC(appendBytes{&first}, memory.DefaultAllocator, tb.schema, tb.n, 20, tb.batch); err != nil {
+				t.Fatal(err)
+			}
+			schema := tb.schema
+			if tb.refresh(tc.to) {
+				t.Fatal("refreshed onto other dictionary values")
+			}
+			if !tb.redict(tc.to) {
+				t.Fatal("redict refused")
+			}
+			ref, err := newTableBuilder(memory.DefaultAllocator, tc.to, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ref.release()
+			var got, want []byte
+			if err := writeIPC(appendBytes{&got}, memory.DefaultAllocator, tb.schema, tb.n, 20, tb.batch); err != nil {
+				t.Fatal(err)
+			}
+			if err := writeIPC(appendBytes{&want}, memory.DefaultAllocator, ref.schema, ref.n, 20, ref.batch); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%d bytes differ from a new builder's %d (first at %d)", len(got), len(want), firstDiff(got, want))
+			}
+			if (tb.schema == schema) != tc.keepSchema {
+				t.Errorf("schema kept %v, want %v", tb.schema == schema, tc.keepSchema)
+			}
+			if !tb.refresh(tc.to) {
+				t.Error("no refresh onto the same rows after redict")
+			}
+		})
 	}
 }

@@ -95,6 +95,8 @@ type tableBuilder struct {
 	scratch []directCol
 	stride  uintptr
 	offsets []uintptr
+	// seen is sameValues' scratch, one flag per dictionary value.
+	seen []bool
 }
 
 // fixedDict is one dictionary column's dictionary, built once.
@@ -177,15 +179,17 @@ func newTableBuilder(mem memory.Allocator, rows any, meta map[string]string) (*t
 // dictionary column of rows holds exactly the distinct values its
 // dictionary was built from, so that the file tb writes is the one a new
 // builder would write (TestTableBuilderRefresh,
-// TestAppendFileRewritesEqualWriteTable). After false, tb must be released
-// and replaced.
+// TestAppendFileRewritesEqualWriteTable). After false, tb holds rows and
+// redict can make it the builder of rows; else tb must be released and
+// replaced.
 //
 // Why: an AppendFile rewrites its file at every flush, and a new builder
 // per rewrite allocated its schema, dictionaries, column buffers and ≈ 130
 // arrays (≈ 20% of a rewrite's bytes). The collector seldom runs while a
 // sweep's points do (GOGC 200 over the workers' ≈ 100 MB), so every byte
 // a rewrite allocates is a page the kernel faults in afresh; kept, they
-// are faulted in once.
+// are faulted in once. The check allocates nothing (sameValues): sorting
+// each column's distinct values afresh was ≈ 35 allocations a rewrite.
 func (tb *tableBuilder) refresh(rows any) bool {
 	v, err := rowsValue(rows)
 	if err != nil || v.Type() != tb.rows.Type() {
@@ -193,14 +197,75 @@ func (tb *tableBuilder) refresh(rows any) bool {
 	}
 	tb.rows, tb.n = v, v.Len()
 	for fi, d := range tb.dicts {
+		if d != nil && !tb.sameValues(fi, d) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameValues reports whether string field fi holds, over all rows (made
+// valid UTF-8, nil pointers skipped), exactly the values of d: each row's
+// value is one of d's, and each of d's is some row's.
+func (tb *tableBuilder) sameValues(fi int, d *fixedDict) bool {
+	tb.seen = slices.Grow(tb.seen[:0], len(d.values))[:len(d.values)]
+	clear(tb.seen)
+	found := 0
+	all := tb.eachString(fi, func(s string) bool {
+		k, ok := d.index[validUTF8(s)]
+		if ok && !tb.seen[k] {
+			tb.seen[k] = true
+			found++
+		}
+		return ok
+	})
+	return all && found == len(d.values)
+}
+
+// redict makes tb, refreshed onto rows whose dictionary values changed
+// (refresh false), the builder newTableBuilder makes of rows with the same
+// metadata: each dictionary column whose distinct values changed gets its
+// dictionary built anew, its column's held array forgotten (it carried
+// the old dictionary), and the schema is made anew only when a
+// dictionary's index type changed (else the types stay the very values
+// the schema holds). It reports false when rows are not of tb's row type.
+//
+// Why: when a dictionary gained a value, a new builder made the spec,
+// schema, column offsets and every dictionary again, ≈ 60 real page
+// faults of the 1,000-point 70B sweep after idle (docs/design.md
+// "Speed", enc52b); its column buffers were already taken over (adopt).
+func (tb *tableBuilder) redict(rows any) bool {
+	v, err := rowsValue(rows)
+	if err != nil || v.Type() != tb.rows.Type() {
+		return false
+	}
+	tb.rows, tb.n = v, v.Len()
+	var fields []arrow.Field
+	for fi, d := range tb.dicts {
 		if d == nil {
 			continue
 		}
 		values := tb.distinct(fi)
 		slices.Sort(values)
-		if !slices.Equal(values, d.values) {
-			return false
+		if slices.Equal(values, d.values) {
+			continue
 		}
+		nd := newFixedDict(tb.mem, values)
+		if nd.typ.IndexType.ID() == d.typ.IndexType.ID() {
+			nd.typ = d.typ
+		} else {
+			if fields == nil {
+				fields = slices.Clone(tb.schema.Fields())
+			}
+			fields[fi].Type = nd.typ
+		}
+		d.release()
+		tb.dicts[fi] = nd
+		tb.scratch[fi].forget()
+	}
+	if fields != nil {
+		md := tb.schema.Metadata()
+		tb.schema = arrow.NewSchema(fields, &md)
 	}
 	return true
 }
@@ -226,46 +291,58 @@ func (tb *tableBuilder) release() {
 
 // distinct returns the distinct values of string field fi over all rows,
 // each made valid UTF-8, in the order they first appear (nil pointers
-// skipped). A field that is not a pointer is read from the slice's memory
-// at its offset, and a row whose string equals the row before's is not
-// looked up again: a sweep's dictionary columns hold one or two values
-// (its rows share their plans' strings, so the comparison is mostly a
-// pointer check), and a lookup per row per column was ≈ 15% of the final
-// summary rewrite.
+// skipped).
 func (tb *tableBuilder) distinct(fi int) []string {
-	f := &tb.spec.fields[fi]
 	seen := map[string]bool{}
 	var values []string
-	add := func(s string) {
+	tb.eachString(fi, func(s string) bool {
 		if s = validUTF8(s); !seen[s] {
 			seen[s] = true
 			values = append(values, s)
 		}
-	}
+		return true
+	})
+	return values
+}
+
+// eachString calls fn with string field fi of every row in order (nil
+// pointers skipped) until fn returns false, and reports whether fn
+// returned true every time; a row whose string equals the row before's is
+// not passed again. A field that is not a pointer is read from the
+// slice's memory at its offset: a sweep's dictionary columns hold one or
+// two values (its rows share their plans' strings, so the comparison is
+// mostly a pointer check), and a lookup per row per column was ≈ 15% of
+// the final summary rewrite.
+func (tb *tableBuilder) eachString(fi int, fn func(string) bool) bool {
+	f := &tb.spec.fields[fi]
 	if f.nullable {
 		for i := 0; i < tb.n; i++ {
 			fv := tb.rows.Index(i).Field(f.index)
-			if !fv.IsNil() {
-				add(fv.Elem().String())
+			if !fv.IsNil() && !fn(fv.Elem().String()) {
+				return false
 			}
 		}
-		return values
+		return true
 	}
 	if tb.n == 0 {
-		return values
+		return true
 	}
 	base, stride := tb.rows.UnsafePointer(), tb.stride
 	at := unsafe.Add(base, tb.offsets[fi])
 	prev := *(*string)(at)
-	add(prev)
+	if !fn(prev) {
+		return false
+	}
 	for i := 1; i < tb.n; i++ {
 		at = unsafe.Add(at, stride)
 		if s := *(*string)(at); !sameString(s, prev) {
 			prev = s
-			add(s)
+			if !fn(s) {
+				return false
+			}
 		}
 	}
-	return values
+	return true
 }
 
 // batch builds the record batch of rows [lo, hi). Its columns live in
