@@ -161,6 +161,12 @@ type Options struct {
 	// already computed it (a sweep checks every point's fit before it
 	// simulates it); it must fit. Nil: Run computes it.
 	Memory []scenario.StageMemory
+	// Result, when set, is the storage Run fills and returns instead of a
+	// new Result: Run overwrites all of it, keeping only its Steps' storage
+	// for the new steps. A sweep worker passes the Result of a point whose
+	// row was written (sweep.Sweep.RunLent): ≈ 0.3 KB a simulated point
+	// that was fresh memory otherwise (docs/design.md "Speed", emit52).
+	Result *Result
 	// EmitEveryLayer builds the programs with every layer emitted, none
 	// copied (parallel.StepConfig.EmitEveryLayer): for tests that hold the
 	// copies equal.
@@ -227,7 +233,11 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 	if runID == "" {
 		runID = s.RunID()
 	}
-	res := &Result{Scenario: s, RunID: runID, Cluster: cl, Layout: layout}
+	res := opt.Result
+	if res == nil {
+		res = new(Result)
+	}
+	*res = Result{Scenario: s, RunID: runID, Cluster: cl, Layout: layout, Steps: res.Steps[:0]}
 	var x *parallel.Executor
 	var progs []*parallel.Program
 	var eng *engine.Engine
