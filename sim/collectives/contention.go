@@ -492,7 +492,8 @@ type loadScratch struct {
 	pairs [][]int
 	route []int32 // netRate's route buffer
 	// orders and offs: staticLoadWith's arrangements (arrangeInto), every
-	// group's one after another; ms: arrangeInto's members.
+	// group's one after another, and NewGroup's, which it copies out; ms:
+	// arrangeInto's members.
 	orders, offs []int32
 	ms           []member
 	// sorted, ids and probe: NewGroup's rank check (checkRanksWith) and

@@ -3,6 +3,7 @@ package collectives
 import (
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -39,5 +40,47 @@ func TestSetShareEqualsWithShare(t *testing.T) {
 				t.Errorf("%v on %v: another group's share %+v", sh, ranks, other.Share())
 			}
 		}
+	}
+}
+
+// TestNewGroupArrangementOwn: a group's order and domain offsets are
+// arrange's, in arrays of exactly their lengths that no later group or
+// scratch use writes (NewGroup arranges in its scratch and copies out):
+// groups in one domain, across domains evenly and unevenly, in any order,
+// each made after the one before and checked again after all are made.
+func TestNewGroupArrangementOwn(t *testing.T) {
+	c := twoLeaves(t, 1)
+	cases := [][]int{
+		{0, 1, 2, 3, 4, 5, 6, 7},
+		{0, 8, 16, 24, 32, 40, 48, 56},
+		{9, 1, 17, 2, 25, 3},
+		{0, 16},
+		{63, 62, 7, 15, 23, 31, 39, 47, 55, 0, 8, 16},
+		{5},
+	}
+	groups := make([]*Group, len(cases))
+	check := func(when string, i int) {
+		g := groups[i]
+		order, domOff, _ := arrange(c, cases[i])
+		if !slices.Equal(g.order, order) || !slices.Equal(g.domOff, domOff) ||
+			cap(g.order) != len(g.order) || cap(g.domOff) != len(g.domOff) {
+			t.Errorf("%s, group %v: order %v (cap %d) offsets %v (cap %d), want %v and %v",
+				when, cases[i], g.order, cap(g.order), g.domOff, cap(g.domOff), order, domOff)
+		}
+	}
+	for i, ranks := range cases {
+		g, err := NewGroup(c, ranks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		groups[i] = g
+		check("made", i)
+		// A contention pass uses the scratch's arrangement storage too.
+		if _, err := StaticShares(c, cases[:i+1], true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range cases {
+		check("after all", i)
 	}
 }

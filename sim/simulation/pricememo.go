@@ -21,7 +21,8 @@ type priceMemo[K comparable, V any] struct {
 // get is the answer for k. The base is read first: a copied table's
 // answers are mostly its base's, and a miss in a map that is not empty
 // costs a hash (cachegrind: own first cost +1.5 M instructions on the
-// 70B sweep).
+// 70B sweep; looking first where the last answer was found, +0.1 M more
+// than base first).
 func (m *priceMemo[K, V]) get(k K) (V, bool) {
 	if v, ok := m.base[k]; ok {
 		return v, true
