@@ -272,7 +272,10 @@ func (sw *Sweep) evaluateIn(ctx context.Context, i int, reuse *simulation.Reuse,
 	var mem []scenario.StageMemory
 	var fits bool
 	if st != nil {
-		mem, fits = s.AppendMemoryPerStage(st.mem[:0])
+		// Room for every stage first: appended from empty, a store's
+		// first list was a chain of arrays (≈ 30–45 fresh pages of the
+		// 70B sweep command's stores).
+		mem, fits = s.AppendMemoryPerStage(slices.Grow(st.mem[:0], s.Parallel.PP))
 		st.mem = mem
 	} else {
 		mem, fits = s.MemoryPerStage()
