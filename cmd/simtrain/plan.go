@@ -361,7 +361,8 @@ func planRun(cmd *cobra.Command, sw *sweep.Sweep, o planOptions) ([]output.Summa
 	}
 	prog := newProgress(cmd.ErrOrStderr(), o.quiet, len(indices), 0)
 	rows := make([]output.SummaryRow, 0, len(indices))
-	err := sw.Run(cmd.Context(), indices, workers, func(pr sweep.PointResult) error {
+	// RunLent: the rows are copies; pr is not kept past the call.
+	err := sw.RunLent(cmd.Context(), indices, workers, func(pr sweep.PointResult) error {
 		row := report.Point(pr)
 		rows = append(rows, row)
 		prog.update(pr.Outcome, row)

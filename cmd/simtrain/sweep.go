@@ -278,7 +278,9 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 	sched := output.FlushSchedule{MinRows: o.batch, Every: o.flushEvery}
 	lastFlush := time.Now()
 	start := time.Now()
-	runErr := sw.Run(cmd.Context(), todo, workers, func(pr sweep.PointResult) error {
+	// RunLent: pr's storage is the worker's again once this returns, and
+	// nothing here keeps it (the row, goodput and stats are copies).
+	runErr := sw.RunLent(cmd.Context(), todo, workers, func(pr sweep.PointResult) error {
 		row := report.Point(pr)
 		af.Add(row)
 		if err := gp.add(pr); err != nil {

@@ -48,14 +48,23 @@ func (g *Group) Share() Share { return g.share }
 // uncontended groups: the fabric shares the links itself.
 func (g *Group) WithShare(s Share) *Group {
 	h := *g
+	h.SetShare(s)
+	return &h
+}
+
+// SetShare gives g the share WithShare would give its copy, in place: for
+// a group its maker holds alone (just made by NewGroup), where the copy
+// WithShare makes leaves the group it copied as garbage. The pricer makes
+// every group of a layout that way: ≈ 120 KB of fresh memory over the
+// 1,000-point 70B sweep (docs/design.md "Speed", emit52).
+func (g *Group) SetShare(s Share) {
 	clamp := func(f float64) float64 {
 		if f > 0 && f < 1 {
 			return f
 		}
 		return 1
 	}
-	h.share = Share{clamp(s.Ring), clamp(s.Tree), clamp(s.Direct)}
-	return &h
+	g.share = Share{clamp(s.Ring), clamp(s.Tree), clamp(s.Direct)}
 }
 
 // contended returns the shape that prices kind k under the group's share:
@@ -483,7 +492,8 @@ type loadScratch struct {
 	pairs [][]int
 	route []int32 // netRate's route buffer
 	// orders and offs: staticLoadWith's arrangements (arrangeInto), every
-	// group's one after another; ms: arrangeInto's members.
+	// group's one after another, and NewGroup's, which it copies out; ms:
+	// arrangeInto's members.
 	orders, offs []int32
 	ms           []member
 	// sorted, ids and probe: NewGroup's rank check (checkRanksWith) and

@@ -768,9 +768,18 @@ func (s *Plan) paramDtype() workload.Dtype {
 // pipeline stage and whether all of them fit in the GPU's memory. It needs no
 // simulation, so sweeps use it to prune layouts that cannot fit.
 func (s *Plan) MemoryPerStage() ([]StageMemory, bool) {
+	return s.AppendMemoryPerStage(make([]StageMemory, 0, s.Parallel.PP))
+}
+
+// AppendMemoryPerStage is MemoryPerStage appending the stages to dst: a
+// sweep worker passes the list of a point whose row was written, so the
+// list is not ≈ 0.4 KB of fresh memory a point (≈ 100 first-touched pages
+// of the 1,000-point 70B sweep after idle: docs/design.md "Speed",
+// emit52).
+func (s *Plan) AppendMemoryPerStage(dst []StageMemory) ([]StageMemory, bool) {
 	p := s.Parallel
 	all := true
-	out := make([]StageMemory, 0, p.PP)
+	out := dst
 	buf := stageIDBufs.Get().(*[]int)
 	defer stageIDBufs.Put(buf)
 	in := s.memoryInput()

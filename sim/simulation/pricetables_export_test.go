@@ -66,7 +66,7 @@ func CheckKeptPrices(s *scenario.Plan, r *Reuse) (KeptPriceCounts, error) {
 			return n, fmt.Errorf("groups of kind %d stage %d: %v", key[0], key[1], err)
 		}
 	}
-	for key, t := range kept.costs {
+	for key, t := range kept.costs.all() {
 		n.Costs++
 		if want := fresh.CommTime(parallel.GroupKind(key.kind), key.stage, key.op, units.Bytes(key.bytes)); t != want {
 			return n, fmt.Errorf("price of %+v: kept %v, fresh %v", key, t, want)
@@ -86,7 +86,7 @@ func CheckKeptPrices(s *scenario.Plan, r *Reuse) (KeptPriceCounts, error) {
 			}
 		}
 	}
-	for key, t := range kept.sendCosts {
+	for key, t := range kept.sendCosts.all() {
 		n.SendCosts++
 		if want := fresh.SendTime(key.from, key.to, key.bytes); t != want {
 			return n, fmt.Errorf("send %+v: kept %v, fresh %v", key, t, want)

@@ -161,6 +161,12 @@ type Options struct {
 	// already computed it (a sweep checks every point's fit before it
 	// simulates it); it must fit. Nil: Run computes it.
 	Memory []scenario.StageMemory
+	// Result, when set, is the storage Run fills and returns instead of a
+	// new Result: Run overwrites all of it, keeping only its Steps' storage
+	// for the new steps. A sweep worker passes the Result of a point whose
+	// row was written (sweep.Sweep.RunLent): ≈ 0.3 KB a simulated point
+	// that was fresh memory otherwise (docs/design.md "Speed", emit52).
+	Result *Result
 	// EmitEveryLayer builds the programs with every layer emitted, none
 	// copied (parallel.StepConfig.EmitEveryLayer): for tests that hold the
 	// copies equal.
@@ -227,7 +233,11 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 	if runID == "" {
 		runID = s.RunID()
 	}
-	res := &Result{Scenario: s, RunID: runID, Cluster: cl, Layout: layout}
+	res := opt.Result
+	if res == nil {
+		res = new(Result)
+	}
+	*res = Result{Scenario: s, RunID: runID, Cluster: cl, Layout: layout, Steps: res.Steps[:0]}
 	var x *parallel.Executor
 	var progs []*parallel.Program
 	var eng *engine.Engine
@@ -913,7 +923,7 @@ func (g groupMaker) NewGroup(ranks []int) (*collectives.Group, error) {
 		return nil, err
 	}
 	if sh, ok := g.shares[ranksKey(ranks)]; ok {
-		grp = grp.WithShare(sh)
+		grp.SetShare(sh) // a new group: no copy (Group.WithShare) needed
 	}
 	return grp, nil
 }
@@ -968,11 +978,11 @@ type pricer struct {
 // (at analytic fidelity), so a Reuse keeps them across sweep points.
 type priceTables struct {
 	groups    map[[2]int][]*collectives.Group // (kind, stage) → one group per distinct shape
-	costs     map[costKey]engine.Time
+	costs     priceMemo[costKey, engine.Time]
 	sends     map[[2]int]*collectives.Group
-	sendCosts map[sendCostKey]engine.Time  // SendTime's answers
-	shares    map[uint64]collectives.Share // contended groups by ranksKey (contention)
-	sendShare map[[2]int]float64           // sendContention by stage pair
+	sendCosts priceMemo[sendCostKey, engine.Time] // SendTime's answers
+	shares    map[uint64]collectives.Share        // contended groups by ranksKey (contention)
+	sendShare map[[2]int]float64                  // sendContention by stage pair
 	// tree holds the (kind, stage) keys of groups whose Share.Tree is the
 	// routed tree pattern's (stageGroupsFor); the others' is 1.
 	tree  map[[2]int]bool
@@ -983,17 +993,20 @@ type priceTables struct {
 }
 
 // clone returns a copy of t that its owner may fill without touching t:
-// new maps; the groups, their lists and the spans are shared, since no
-// pricer writes them once made (stageGroups and SendTime add entries,
-// stageGroupsFor replaces a list by a new one, Run sets spans once).
+// new maps, but for the prices, which the copy reads from t's as a base
+// (priceMemo.copy: t's own prices become t's base too, so clone writes t
+// unless t holds none of its own); the groups, their lists and the spans
+// are shared, since no pricer writes them once made (stageGroups and
+// SendTime add entries, stageGroupsFor replaces a list by a new one, Run
+// sets spans once).
 func (t *priceTables) clone() *priceTables {
-	return &priceTables{groups: maps.Clone(t.groups), costs: maps.Clone(t.costs), sends: maps.Clone(t.sends), sendCosts: maps.Clone(t.sendCosts),
+	return &priceTables{groups: maps.Clone(t.groups), costs: t.costs.copy(), sends: maps.Clone(t.sends), sendCosts: t.sendCosts.copy(),
 		shares: maps.Clone(t.shares), sendShare: maps.Clone(t.sendShare), tree: maps.Clone(t.tree), spans: t.spans}
 }
 
 func newPriceTables() *priceTables {
-	return &priceTables{groups: map[[2]int][]*collectives.Group{}, costs: map[costKey]engine.Time{},
-		sends: map[[2]int]*collectives.Group{}, sendCosts: map[sendCostKey]engine.Time{}, shares: map[uint64]collectives.Share{}, sendShare: map[[2]int]float64{},
+	return &priceTables{groups: map[[2]int][]*collectives.Group{},
+		sends: map[[2]int]*collectives.Group{}, shares: map[uint64]collectives.Share{}, sendShare: map[[2]int]float64{},
 		tree: map[[2]int]bool{}}
 }
 
@@ -1082,7 +1095,7 @@ func (p *pricer) CommTime(k parallel.GroupKind, stage int, op collectives.Op, si
 		}
 		return t
 	}
-	if t, ok := p.costs[key]; ok {
+	if t, ok := p.costs.get(key); ok {
 		return t
 	}
 	var worst engine.Time
@@ -1094,7 +1107,7 @@ func (p *pricer) CommTime(k parallel.GroupKind, stage int, op collectives.Op, si
 		}
 		worst = max(worst, c.Time)
 	}
-	p.costs[key] = worst
+	p.costs.set(key, worst)
 	return worst
 }
 
@@ -1238,7 +1251,8 @@ func (p *pricer) stageGroups(k parallel.GroupKind, stage int) []*collectives.Gro
 			p.fail(err)
 			continue
 		}
-		out = append(out, g.WithShare(share))
+		g.SetShare(share) // a new group: no copy (Group.WithShare) needed
+		out = append(out, g)
 	}
 	p.groups[key] = out
 	return out
@@ -1461,7 +1475,7 @@ func (p *pricer) SendTime(from, to int, bytes units.Bytes) engine.Time {
 	// sequence parallelism (the builder remembers a build's own only):
 	// priced once per layout, as CommTime's collectives (issue 18).
 	ck := sendCostKey{from, to, bytes}
-	if t, ok := p.sendCosts[ck]; ok {
+	if t, ok := p.sendCosts.get(ck); ok {
 		return t
 	}
 	key := [2]int{from, to}
@@ -1475,7 +1489,7 @@ func (p *pricer) SendTime(from, to int, bytes units.Bytes) engine.Time {
 			p.fail(err)
 			return 0
 		}
-		g = g.WithShare(collectives.Share{Ring: 1, Tree: 1, Direct: p.sendContention(from, to)})
+		g.SetShare(collectives.Share{Ring: 1, Tree: 1, Direct: p.sendContention(from, to)}) // a new group: no copy (Group.WithShare) needed
 		p.sends[key] = g
 	}
 	c, err := g.Cost(collectives.Send, collectives.Auto, bytes)
@@ -1483,7 +1497,7 @@ func (p *pricer) SendTime(from, to int, bytes units.Bytes) engine.Time {
 		p.fail(err)
 		return 0
 	}
-	p.sendCosts[ck] = c.Time
+	p.sendCosts.set(ck, c.Time)
 	return c.Time
 }
 
@@ -1502,7 +1516,15 @@ func summarise(ctx context.Context, s *scenario.Plan, res *Result, dev workload.
 	n := x.Instances()
 	var busyMax, bubble, host, hostBound, hostIssue engine.Time
 	var exposed [5]engine.Time
-	stageCompute := make([]engine.Time, s.Parallel.PP)
+	// Up to 64 stages on the stack: a made list of more than 32 bytes is
+	// heap memory, fresh a simulated point of a sweep (emit52).
+	var onStack [64]engine.Time
+	stageCompute := onStack[:0]
+	if s.Parallel.PP <= len(onStack) {
+		stageCompute = onStack[:s.Parallel.PP]
+	} else {
+		stageCompute = make([]engine.Time, s.Parallel.PP)
+	}
 	for i := 0; i < n; i++ {
 		if i&63 == 63 {
 			if err := ctx.Err(); err != nil {

@@ -90,7 +90,7 @@ func playSteps(s *scenario.Plan, res *Result, stageCompute []engine.Time, end en
 	} else {
 		ends = stepEnds(res.exec, steps)
 	}
-	res.Steps = make([]StepRecord, steps)
+	res.Steps = slices.Grow(res.Steps[:0], steps)[:steps] // Run's Result keeps its storage (Options.Result); every record is written next
 	var prev engine.Time
 	for k := range res.Steps {
 		b := (ends[k] - prev).Seconds()

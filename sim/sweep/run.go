@@ -76,8 +76,22 @@ type Point struct {
 // base document with the values set and decoded again: the same plan
 // either way (TestTemplateEqualsYAML).
 func (sw *Sweep) Point(i int) *Point {
+	p := new(Point)
+	sw.pointInto(i, p)
+	return p
+}
+
+// pointInto is Point writing point i into p, overwriting all of it but
+// reusing its Values' storage (RunLent's points).
+func (sw *Sweep) pointInto(i int, p *Point) {
 	sp := sw.points[i]
-	p := &Point{Index: i, Name: sw.PointName(i), RunID: sp.runID, Values: make([]string, len(sw.Fields))}
+	values := p.Values[:0]
+	if cap(values) < len(sw.Fields) {
+		values = make([]string, len(sw.Fields))
+	}
+	values = values[:len(sw.Fields)]
+	clear(values)
+	*p = Point{Index: i, Name: sw.PointName(i), RunID: sp.runID, Values: values}
 	for fi, v := range sp.vals {
 		if v != nil {
 			p.Values[fi] = nodeValue(v)
@@ -103,7 +117,6 @@ func (sw *Sweep) Point(i int) *Point {
 	if p.Err == nil && err != nil {
 		p.Err = err // cannot happen: the same document validated when loading
 	}
-	return p
 }
 
 // pointYAML resolves point sp from the base document with its values set
@@ -184,6 +197,41 @@ type PointResult struct {
 	// figures only (Result.KeepFiguresOnly: no Tasks, Links or Check).
 	Result *simulation.Result
 	Err    error // set for Invalid and Failed
+	// store is the storage Point and Result live in when RunLent lent
+	// them (nil: they are the caller's), handed back after emit.
+	store *pointStore
+}
+
+// pointStore is the storage of one point RunLent evaluates: its Point,
+// Result and memory list. The emitting goroutine hands it back once emit
+// has returned, to the worker that made it, which fills it again for a
+// later point. A store stays with its worker because the worker's Reuse
+// keeps the last Result its pricer lent rank lists to (Reuse.pricer
+// clears them at the next run): written by another worker's Run, one
+// Result would be written by two goroutines.
+type pointStore struct {
+	point  Point
+	result simulation.Result
+	mem    []scenario.StageMemory
+	worker int
+}
+
+// newResult is the Result storage of the point st holds: st's, or a new
+// one for a nil st.
+func (st *pointStore) newResult() *simulation.Result {
+	if st == nil {
+		return new(simulation.Result)
+	}
+	return &st.result
+}
+
+// runResult is Options.Result for the point st holds: nil (a new Result)
+// for a nil st.
+func (st *pointStore) runResult() *simulation.Result {
+	if st == nil {
+		return nil
+	}
+	return &st.result
 }
 
 // Evaluate runs point i: an invalid point is returned as is, one that does
@@ -198,7 +246,20 @@ func (sw *Sweep) Evaluate(ctx context.Context, i int) (pr PointResult, ok bool) 
 // simulated with a Reuse keeps its figures only: the next run with it
 // overwrites its tasks and times.
 func (sw *Sweep) evaluate(ctx context.Context, i int, reuse *simulation.Reuse) (pr PointResult, ok bool) {
-	p := sw.Point(i)
+	return sw.evaluateIn(ctx, i, reuse, nil)
+}
+
+// evaluateIn is evaluate writing the point, its memory list and its
+// Result into st (nil: new ones), which pr then carries.
+func (sw *Sweep) evaluateIn(ctx context.Context, i int, reuse *simulation.Reuse, st *pointStore) (pr PointResult, ok bool) {
+	var p *Point
+	if st != nil {
+		p = &st.point
+		sw.pointInto(i, p)
+		pr.store = st
+	} else {
+		p = sw.Point(i)
+	}
 	pr.Point = p
 	if p.Err != nil {
 		pr.Outcome, pr.Err = Invalid, p.Err
@@ -208,9 +269,20 @@ func (sw *Sweep) evaluate(ctx context.Context, i int, reuse *simulation.Reuse) (
 		return pr, false
 	}
 	s := p.Scenario
-	mem, fits := s.MemoryPerStage()
+	var mem []scenario.StageMemory
+	var fits bool
+	if st != nil {
+		// Room for every stage first: appended from empty, a store's
+		// first list was a chain of arrays (≈ 30–45 fresh pages of the
+		// 70B sweep command's stores).
+		mem, fits = s.AppendMemoryPerStage(slices.Grow(st.mem[:0], s.Parallel.PP))
+		st.mem = mem
+	} else {
+		mem, fits = s.MemoryPerStage()
+	}
 	if !fits {
-		r := &simulation.Result{Scenario: s, RunID: p.RunID, Memory: mem, MemCapacityBytes: s.MemCapacityBytes()}
+		r := st.newResult()
+		*r = simulation.Result{Scenario: s, RunID: p.RunID, Memory: mem, MemCapacityBytes: s.MemCapacityBytes()}
 		r.MinPeakMemBytes = mem[0].Total
 		for _, m := range mem {
 			r.PeakMemBytes = max(r.PeakMemBytes, m.Total)
@@ -220,7 +292,7 @@ func (sw *Sweep) evaluate(ctx context.Context, i int, reuse *simulation.Reuse) (
 		pr.Outcome, pr.Result = Pruned, r
 		return pr, true
 	}
-	res, err := runRecovered(ctx, s, simulation.Options{Budget: sw.budget, RunID: p.RunID, Memory: mem}, reuse)
+	res, err := runRecovered(ctx, s, simulation.Options{Budget: sw.budget, RunID: p.RunID, Memory: mem, Result: st.runResult()}, reuse)
 	if err != nil {
 		if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 			return pr, false
@@ -279,6 +351,25 @@ func runRecovered(ctx context.Context, s *scenario.Plan, opt simulation.Options,
 // to its front (largestFirst), so that one worker builds them and the
 // others' storage stays as large as the largest point left to them.
 func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(PointResult) error) error {
+	return sw.run(ctx, indices, workers, emit, false)
+}
+
+// RunLent is Run lending each point's storage to emit: pr's Point (its
+// Values included) and Result (its Memory and Steps included) are valid
+// only until emit returns, after which the worker that evaluated the point
+// writes a later point into them. emit copies what it keeps; strings it
+// may keep as they are (none is written again), and the Point's Scenario
+// is not reused. Why: a point's Point, Result and memory list were ≈ 1 KB
+// of fresh memory each, ≈ 240 first-touched pages of the 1,000-point 70B
+// sweep, at ≈ 12 µs each after the machine idled (docs/design.md "Speed",
+// emit52); lent, a worker's points cycle through the few stores that are
+// queued or being emitted at once.
+func (sw *Sweep) RunLent(ctx context.Context, indices []int, workers int, emit func(PointResult) error) error {
+	return sw.run(ctx, indices, workers, emit, true)
+}
+
+// run is Run, lending the points' storage (RunLent) when lend is set.
+func (sw *Sweep) run(ctx context.Context, indices []int, workers int, emit func(PointResult) error, lend bool) error {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -294,10 +385,13 @@ func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(
 	shares := newShares(indices, costs, tied, workers)
 	var q results
 	q.ready = make(chan struct{}, 1)
+	if lend {
+		q.free = make([][]*pointStore, workers)
+	}
 	var wg sync.WaitGroup
 	most := newLargest(workers)
 	prices := new(simulation.PriceShare) // each layout priced once between the workers
-	for w := 0; w < workers; w++ {
+	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -313,9 +407,29 @@ func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(
 				// pages (hugepages.AdviseHeap): ≈ 1,500 fewer page
 				// faults on the 70B sweep.
 				hugepages.AdviseHeap(reuse)
-				pr, ok := sw.evaluate(cctx, i, reuse)
+				var st *pointStore
+				if lend {
+					st = q.store(w)
+				}
+				pr, ok := sw.evaluateIn(cctx, i, reuse, st)
 				if ok {
 					q.put(pr)
+				} else if st != nil {
+					q.handBack(st)
+				}
+				if lend {
+					// The put woke the emitting goroutine onto this
+					// CPU's queue; yielding lets it emit and hand the
+					// store back now. Without it, with a worker on
+					// every CPU, it ran only when the scheduler
+					// preempted a worker (≈ 10 ms, tens of points), and
+					// the 1,000-point 70B sweep made 494 stores on two
+					// workers instead of 4–6; yielding after every
+					// fourth point, 45–103 stores on a third of it (the
+					// emitting goroutine may wait on the other CPU's
+					// queue). A yield and the emit it lets run cost
+					// ≈ 1,600 instructions a point (cachegrind).
+					runtime.Gosched()
 				}
 			}
 		}()
@@ -330,15 +444,17 @@ func (sw *Sweep) Run(ctx context.Context, indices []int, workers int, emit func(
 		var open bool
 		batch, open = q.take(batch[:0])
 		for _, pr := range batch {
-			if emitErr != nil {
-				break
+			if emitErr == nil {
+				if err := emit(pr); err != nil {
+					emitErr = err
+					cancel()
+				}
 			}
-			if err := emit(pr); err != nil {
-				emitErr = err
-				cancel()
+			if pr.store != nil {
+				q.handBack(pr.store) // emitted (or not to be): its worker may fill it again
 			}
 		}
-		clear(batch) // the results are the caller's now; do not hold them
+		clear(batch) // the results are the caller's now (RunLent: their workers'); do not hold them
 		if !open {
 			break
 		}
@@ -747,6 +863,29 @@ type results struct {
 	queue  []PointResult
 	closed bool
 	ready  chan struct{} // capacity 1: a token once something was put or the queue closed
+	// free holds, by worker, the point stores handed back (RunLent; nil
+	// for Run).
+	free [][]*pointStore
+}
+
+// store returns a point store of worker w's that no one holds: one handed
+// back, or a new one.
+func (q *results) store(w int) *pointStore {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if f := q.free[w]; len(f) > 0 {
+		st := f[len(f)-1]
+		q.free[w] = f[:len(f)-1]
+		return st
+	}
+	return &pointStore{worker: w}
+}
+
+// handBack returns st to its worker's free stores.
+func (q *results) handBack(st *pointStore) {
+	q.mu.Lock()
+	q.free[st.worker] = append(q.free[st.worker], st)
+	q.mu.Unlock()
 }
 
 // put adds a finished point.

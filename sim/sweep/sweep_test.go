@@ -543,7 +543,7 @@ func BenchmarkSweep70BHeavy(b *testing.B) {
 }
 
 // BenchmarkSweep70BAll runs all 1,000 points of the example on two
-// workers, as `simtrain sweep --workers 2` does (no files written): the
+// workers, as `simtrain sweep --workers 2` does (RunLent; no files written): the
 // workers' Reuse serves the points that share a layout in runs, which
 // every-20th sampling cannot show. cpu-ms/point is this process's CPU
 // time (garbage collection included) over the points.
@@ -556,7 +556,7 @@ func BenchmarkSweep70BAll(b *testing.B) {
 	var cpu0, cpu1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &cpu0)
 	for b.Loop() {
-		if err := sw.Run(context.Background(), idx, 2, func(PointResult) error { return nil }); err != nil {
+		if err := sw.RunLent(context.Background(), idx, 2, func(PointResult) error { return nil }); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -579,7 +579,7 @@ func BenchmarkSweep70BLoadRun(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := sw.Run(context.Background(), sw.ShardIndices(0, 1), 2, func(PointResult) error { return nil }); err != nil {
+		if err := sw.RunLent(context.Background(), sw.ShardIndices(0, 1), 2, func(PointResult) error { return nil }); err != nil {
 			b.Fatal(err)
 		}
 		points += sw.Len()
