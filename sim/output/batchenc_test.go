@@ -64,6 +64,14 @@ type directKinds struct {
 	B   bool    `arrow:"b"`
 }
 
+// batchesOf is a case of TestBatchEncoderEqualsArrow whose batches are
+// rows' table in batches of batch rows (tableBatches).
+func batchesOf(rows any, batch int, direct bool) func(*testing.T, memory.Allocator, *func(*batchEncoder) bool) func() arrow.RecordBatch {
+	return func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
+		return tableBatches(t, mem, rows, batch, direct, last)
+	}
+}
+
 // tableBatches returns the record batches of rows in batches of batch
 // rows (an empty table: one empty batch), built by a tableBuilder as an
 // AppendFile's rewrites build them; direct false builds the columns
@@ -213,48 +221,20 @@ func TestBatchEncoderEqualsArrow(t *testing.T) {
 		// buffers (every column of the row type filled directly)
 		direct bool
 	}{
-		{"sweep summary, batch 64", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
-			return tableBatches(t, mem, sweepSummaryRows(1000), 64, true, last)
-		}, false, true},
-		{"sweep summary, 97 rows, batch 64", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
-			return tableBatches(t, mem, sweepSummaryRows(97), 64, true, last)
-		}, false, true},
-		{"filled summary rows, batch 7", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
-			return tableBatches(t, mem, makeRows[SummaryRow](50), 7, true, last)
-		}, false, true},
-		{"goodput summary rows, batch 16", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
-			return tableBatches(t, mem, makeRows[GoodputSummaryRow](40), 16, true, last)
-		}, false, true},
-		{"all kinds with nulls and invalid UTF-8, batch 13", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
-			return tableBatches(t, mem, odd, 13, true, last)
-		}, false, false},
-		{"all kinds through arrow-go's builders, batch 100", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
-			return tableBatches(t, mem, odd, 100, false, last)
-		}, false, false},
-		{"int32 dictionary indices", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
-			return tableBatches(t, mem, wide, BatchRows, true, last)
-		}, false, false},
-		{"every direct kind, invalid UTF-8, batch 13", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
-			return tableBatches(t, mem, plain, 13, true, last)
-		}, false, true},
-		{"every direct kind, one row a batch", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
-			return tableBatches(t, mem, plain[:3], 1, true, last)
-		}, false, true},
-		{"every direct kind, int32 dictionary indices", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
-			return tableBatches(t, mem, plainWide, BatchRows, true, last)
-		}, false, true},
-		{"every direct kind through arrow-go's builders", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
-			return tableBatches(t, mem, plain, 100, false, last)
-		}, false, false},
-		{"columns of nulls only, one row a batch", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
-			return tableBatches(t, mem, nils[:3], 1, true, last)
-		}, false, false},
-		{"columns of nulls only, batch 40", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
-			return tableBatches(t, mem, nils, 40, false, last)
-		}, false, false},
-		{"no rows", func(t *testing.T, mem memory.Allocator, last *func(*batchEncoder) bool) func() arrow.RecordBatch {
-			return tableBatches(t, mem, []SummaryRow{}, 64, true, last)
-		}, false, true},
+		{"sweep summary, batch 64", batchesOf(sweepSummaryRows(1000), 64, true), false, true},
+		{"sweep summary, 97 rows, batch 64", batchesOf(sweepSummaryRows(97), 64, true), false, true},
+		{"filled summary rows, batch 7", batchesOf(makeRows[SummaryRow](50), 7, true), false, true},
+		{"goodput summary rows, batch 16", batchesOf(makeRows[GoodputSummaryRow](40), 16, true), false, true},
+		{"all kinds with nulls and invalid UTF-8, batch 13", batchesOf(odd, 13, true), false, false},
+		{"all kinds through arrow-go's builders, batch 100", batchesOf(odd, 100, false), false, false},
+		{"int32 dictionary indices", batchesOf(wide, BatchRows, true), false, false},
+		{"every direct kind, invalid UTF-8, batch 13", batchesOf(plain, 13, true), false, true},
+		{"every direct kind, one row a batch", batchesOf(plain[:3], 1, true), false, true},
+		{"every direct kind, int32 dictionary indices", batchesOf(plainWide, BatchRows, true), false, true},
+		{"every direct kind through arrow-go's builders", batchesOf(plain, 100, false), false, false},
+		{"columns of nulls only, one row a batch", batchesOf(nils[:3], 1, true), false, false},
+		{"columns of nulls only, batch 40", batchesOf(nils, 40, false), false, false},
+		{"no rows", batchesOf([]SummaryRow{}, 64, true), false, true},
 		{"every fixed width, buffers longer than the values", func(*testing.T, memory.Allocator, *func(*batchEncoder) bool) func() arrow.RecordBatch {
 			var cols []arrow.Array
 			for _, typ := range []arrow.DataType{arrow.PrimitiveTypes.Int8, arrow.PrimitiveTypes.Uint8, arrow.PrimitiveTypes.Int16,
