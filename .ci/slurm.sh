@@ -28,10 +28,14 @@ fi
 
 w=$(mktemp -d)
 chmod 755 "$w"
-stop() {
-  for p in slurmd slurmctld munged; do
+# kill_daemons stops the named daemons started here (by their pid files).
+kill_daemons() {
+  for p in "$@"; do
     if [[ -f $w/$p.pid ]]; then kill "$(cat "$w/$p.pid")" 2>/dev/null || true; fi
   done
+}
+stop() {
+  kill_daemons slurmd slurmctld munged
   sleep 1
   rm -rf "$w"
 }
@@ -90,9 +94,7 @@ slurmd -N ci
 if ! up 45; then
   echo "the Slurm node is not up after 45 s; restarting its daemons" >&2
   tail -n 20 "$w/log/slurmctld.log" "$w/log/slurmd.log" >&2 || true
-  for p in slurmd slurmctld; do
-    if [[ -f $w/$p.pid ]]; then kill "$(cat "$w/$p.pid")" 2>/dev/null || true; fi
-  done
+  kill_daemons slurmd slurmctld
   sleep 2
   slurmctld -i
   slurmd -N ci
