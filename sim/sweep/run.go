@@ -566,9 +566,12 @@ func (sw *Sweep) byStructure(indices []int, costs []uint64) ([]int, []uint64, []
 // 926 (shortened plays that fail and play whole: 63,852 and 89,452 tasks),
 // the other worker's largest builds in 25 of 28 runs; charged nothing,
 // those runs move too and the other worker's largest was 53,552 tasks in
-// 24 of 28 runs, its minor faults (THP off) 14,321 → 12,884 (median of
-// ten), docs/design.md, deal53. The share's total keeps them at their
-// predicted cost, as the budget's 4/5 was measured with it.
+// 24 of 28 runs, the command's minor faults with THP off 14,306–14,333 →
+// 12,884–13,413 (medians of three sets of ten). The share's total keeps
+// pruned points at their predicted cost, as the budget's 4/5 was
+// measured with it; the moved runs then take ≈ 0.95 of a share of the
+// points' one-worker times, so a late first worker leaves a longer idle
+// tail more often (docs/design.md, deal53).
 func (sw *Sweep) largestFirst(indices []int, costs []uint64, tied []bool, workers int) ([]int, []uint64, []bool) {
 	if workers < 2 || len(indices) == 0 {
 		return indices, costs, tied
