@@ -1,17 +1,25 @@
 package sweep
 
 import (
+	"context"
 	"slices"
+	"sync/atomic"
 	"testing"
+
+	"github.com/simtrain/simtrain/sim/scenario"
+	"github.com/simtrain/simtrain/sim/simulation"
 )
 
 // TestLargestFirst: largestFirst moves the runs of the largest points
 // (by their largest sweepPoint.work, an invalid point's ignored) to the
-// front, largest first, while their costs stay within 4/5 of a worker's
-// share (the largest run always), keeps every run whole with its ties and
-// costs, leaves the others in their order, and changes nothing for one
-// worker, an unpredicted cost or no estimate at all.
+// front, largest first, while the costs of their points that will be
+// simulated stay within 4/5 of a worker's share (the largest run always;
+// a point pruned for memory costs nothing, a point without a plan its
+// cost), keeps every run whole with its ties and costs, leaves the others
+// in their order, and changes nothing for one worker, an unpredicted cost
+// or no estimate at all.
 func TestLargestFirst(t *testing.T) {
+	pruned, fits := prunedAndFitting(t)
 	// runs: [0 1] [2] [3 4] [5] [6] [7]
 	tied := []bool{false, true, false, false, true, false, false, false}
 	ten := []uint64{9, 11, 10, 12, 8, 10, 10, 10} // 80 in all; runs [0 1] and [3 4] cost 20
@@ -19,29 +27,46 @@ func TestLargestFirst(t *testing.T) {
 		name    string
 		work    []int64
 		bad     []int // invalid points
+		pruned  []int // points whose plan does not fit memory (the others fit, or have none)
 		costs   []uint64
 		workers int
 		want    []int
 	}{
 		// total 80, share 40, budget 32: [3 4] (90, 20), [6] (60, 10),
 		// then [0 1] (50, 20) would pass it
-		{"within the budget", []int64{10, 50, 20, 90, 10, 5, 60, 0}, nil, ten, 2, []int{3, 4, 6, 0, 1, 2, 5, 7}},
+		{"within the budget", []int64{10, 50, 20, 90, 10, 5, 60, 0}, nil, nil, ten, 2, []int{3, 4, 6, 0, 1, 2, 5, 7}},
+		// by size [3 4] (90, 20), [6] (60, 10), [5] (50, 10), [2] (30):
+		// [5] passes the budget of 32 ...
+		{"a run past the budget", []int64{10, 20, 30, 90, 10, 50, 60, 0}, nil, nil, ten, 2, []int{3, 4, 6, 0, 1, 2, 5, 7}},
+		// ... but pruned it costs nothing and moves; [2] then passes it
+		{"a pruned point costs nothing", []int64{10, 20, 30, 90, 10, 50, 60, 0}, nil, []int{5}, ten, 2, []int{3, 4, 6, 5, 0, 1, 2, 7}},
+		// [3 4] with 4 pruned costs 12: [6] 22, [5] 32, [2] would pass
+		{"a pruned point of a run", []int64{10, 20, 30, 90, 10, 50, 60, 0}, nil, []int{4}, ten, 2, []int{3, 4, 6, 5, 0, 1, 2, 7}},
+		// an invalid point is charged its cost whatever its plan (pointCost
+		// gives it 0): [3 4] still costs 20, and [5] passes the budget
+		{"an invalid point is not pruned", []int64{10, 20, 30, 90, 10, 50, 60, 0}, []int{4}, []int{4}, ten, 2, []int{3, 4, 6, 0, 1, 2, 5, 7}},
 		// budget 21 (3 workers): [3 4] (90, 20) only
-		{"a smaller share", []int64{10, 50, 20, 90, 10, 5, 60, 0}, nil, ten, 3, []int{3, 4, 0, 1, 2, 5, 6, 7}},
+		{"a smaller share", []int64{10, 50, 20, 90, 10, 5, 60, 0}, nil, nil, ten, 3, []int{3, 4, 0, 1, 2, 5, 6, 7}},
 		// ties of size keep their order: [5] then [6], then [2] (30)
-		{"equal sizes", []int64{1, 1, 2, 1, 1, 70, 70, 0}, nil, ten, 2, []int{5, 6, 2, 0, 1, 3, 4, 7}},
+		{"equal sizes", []int64{1, 1, 2, 1, 1, 70, 70, 0}, nil, nil, ten, 2, []int{5, 6, 2, 0, 1, 3, 4, 7}},
 		// the largest run, above the budget alone, still moves
-		{"one run above the budget", []int64{1, 1, 1, 9, 1, 1, 1, 1}, nil, []uint64{1, 1, 1, 50, 50, 1, 1, 1}, 2, []int{3, 4, 0, 1, 2, 5, 6, 7}},
+		{"one run above the budget", []int64{1, 1, 1, 9, 1, 1, 1, 1}, nil, nil, []uint64{1, 1, 1, 50, 50, 1, 1, 1}, 2, []int{3, 4, 0, 1, 2, 5, 6, 7}},
 		// point 3 is invalid: its run's size is point 4's; [6], [0 1]
-		{"an invalid point's estimate ignored", []int64{10, 50, 20, 90, 10, 5, 60, 0}, []int{3}, ten, 2, []int{6, 0, 1, 2, 3, 4, 5, 7}},
-		{"one worker", []int64{10, 50, 20, 90, 10, 5, 60, 0}, nil, ten, 1, []int{0, 1, 2, 3, 4, 5, 6, 7}},
-		{"a cost not predicted", []int64{10, 50, 20, 90, 10, 5, 60, 0}, nil, []uint64{10, 10, 10, 10, 10, unknownCost, 10, 10}, 2, []int{0, 1, 2, 3, 4, 5, 6, 7}},
-		{"no estimates", make([]int64, 8), nil, ten, 2, []int{0, 1, 2, 3, 4, 5, 6, 7}},
+		{"an invalid point's estimate ignored", []int64{10, 50, 20, 90, 10, 5, 60, 0}, []int{3}, nil, ten, 2, []int{6, 0, 1, 2, 3, 4, 5, 7}},
+		{"one worker", []int64{10, 50, 20, 90, 10, 5, 60, 0}, nil, []int{3, 4}, ten, 1, []int{0, 1, 2, 3, 4, 5, 6, 7}},
+		{"a cost not predicted", []int64{10, 50, 20, 90, 10, 5, 60, 0}, nil, nil, []uint64{10, 10, 10, 10, 10, unknownCost, 10, 10}, 2, []int{0, 1, 2, 3, 4, 5, 6, 7}},
+		{"no estimates", make([]int64, 8), nil, nil, ten, 2, []int{0, 1, 2, 3, 4, 5, 6, 7}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			sw := &Sweep{points: make([]sweepPoint, len(c.work))}
+			sw := &Sweep{points: make([]sweepPoint, len(c.work)), plans: make([]atomic.Pointer[scenario.Plan], len(c.work))}
 			for i, w := range c.work {
 				sw.points[i].work = w
+				if i%2 == 0 { // the odd points have no plan: their costs count
+					sw.plans[i].Store(fits)
+				}
+			}
+			for _, i := range c.pruned {
+				sw.plans[i].Store(pruned)
 			}
 			for _, i := range c.bad {
 				sw.points[i].err = "invalid"
@@ -61,6 +86,62 @@ func TestLargestFirst(t *testing.T) {
 			}
 		})
 	}
+}
+
+// prunedAndFitting returns a plan of the 70B sweep that does not fit its
+// GPUs' memory and one that does.
+func prunedAndFitting(t *testing.T) (pruned, fits *scenario.Plan) {
+	t.Helper()
+	sw, idx, _ := load70BCosts(t)
+	for _, i := range idx {
+		s := sw.plans[i].Load()
+		if sw.points[i].err != "" || s == nil {
+			continue
+		}
+		if _, ok := s.MemoryPerStage(); ok {
+			fits = cmpOr(fits, s)
+		} else {
+			pruned = cmpOr(pruned, s)
+		}
+	}
+	if pruned == nil || fits == nil {
+		t.Fatal("the 70B sweep has no pruned point or none that fits")
+	}
+	return pruned, fits
+}
+
+// cmpOr returns a if it is set, else b.
+func cmpOr(a, b *scenario.Plan) *scenario.Plan {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// TestPlayedCostPrunesAsEvaluate: on the 70B sweep, playedCost charges
+// nothing for exactly the points evaluate prunes for memory (Pruned) and
+// its cost for every other, invalid ones included.
+func TestPlayedCostPrunesAsEvaluate(t *testing.T) {
+	sw, idx, _ := load70BCosts(t)
+	pruned := 0
+	reuse := new(simulation.Reuse)
+	for _, i := range idx {
+		c, _ := sw.playedCost([]int{i}, []uint64{7}, nil) // before evaluate takes the plan
+		pr, ok := sw.evaluate(context.Background(), i, reuse)
+		if !ok {
+			t.Fatalf("point %d not evaluated", i)
+		}
+		if want := pr.Outcome != Pruned; (c == 7) != want {
+			t.Errorf("point %d (%v): played cost %d", i, pr.Outcome, c)
+		}
+		if pr.Outcome == Pruned {
+			pruned++
+		}
+	}
+	if pruned == 0 {
+		t.Fatal("no pruned point: the test checks nothing")
+	}
+	t.Logf("%d of %d points pruned", pruned, len(idx))
 }
 
 // replayShares deals order (with its costs and ties) through newShares and

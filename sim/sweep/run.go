@@ -534,11 +534,13 @@ func (sw *Sweep) byStructure(indices []int, costs []uint64) ([]int, []uint64, []
 // largest builds, and the others' largest build is the largest point left
 // behind. A run's size is its largest point's program-size estimate
 // (sweepPoint.work, what largestWork reserves for); runs are moved by
-// decreasing size while their predicted cost (pointCost) stays within
-// 4/5 of a worker's share of the whole (the largest run always), and the
-// others keep their order. Runs move whole, so every key's points still
-// follow each other (byStructure, re-pricing). With one worker, or a
-// cost not predicted (unknownCost), the order is unchanged.
+// decreasing size while the predicted cost (pointCost) of their points
+// that will be simulated (playedCost: a point pruned for memory costs
+// nothing) stays within 4/5 of a worker's share of the whole (the largest
+// run always), and the others keep their order. Runs move whole, so every
+// key's points still follow each other (byStructure, re-pricing). With
+// one worker, or a cost not predicted (unknownCost), the order is
+// unchanged.
 //
 // Why: after an idle spell every page a worker first touches costs
 // ≈ 6–12 µs, and a worker's pools and play state stay as large as its
@@ -555,6 +557,21 @@ func (sw *Sweep) byStructure(indices []int, costs []uint64) ([]int, []uint64, []
 // 9/10 of a share 53,552 tasks but a tail of 1.7 ms, at a whole share
 // 1.3 ms; moved in their own order rather than largest first, the
 // largest reached the endgame), docs/design.md, deal49.
+//
+// Why a pruned point costs nothing here: evaluateIn returns it without a
+// simulation, so it takes none of the first worker's time, while a run
+// holds it beside the points of its structure key. On the 70B sweep four
+// pruned points of the moved runs (968, 969, 928, 929) had taken 15,360
+// of the budget's 232,192 cost units, leaving behind the runs of 924 and
+// 926 (shortened plays that fail and play whole: 63,852 and 89,452 tasks),
+// the other worker's largest builds in 25 of 28 runs; charged nothing,
+// those runs move too and the other worker's largest was 53,552 tasks in
+// 24 of 28 runs, the command's minor faults with THP off 14,306–14,333 →
+// 12,884–13,413 (medians of three sets of ten). The share's total keeps
+// pruned points at their predicted cost, as the budget's 4/5 was
+// measured with it; the moved runs then take ≈ 0.95 of a share of the
+// points' one-worker times, so a late first worker leaves a longer idle
+// tail more often (docs/design.md, deal53).
 func (sw *Sweep) largestFirst(indices []int, costs []uint64, tied []bool, workers int) ([]int, []uint64, []bool) {
 	if workers < 2 || len(indices) == 0 {
 		return indices, costs, tied
@@ -562,7 +579,6 @@ func (sw *Sweep) largestFirst(indices []int, costs []uint64, tied []bool, worker
 	type run struct {
 		from, to int
 		work     int64
-		cost     uint64
 	}
 	var runs []run
 	var total uint64
@@ -575,7 +591,6 @@ func (sw *Sweep) largestFirst(indices []int, costs []uint64, tied []bool, worker
 		}
 		r := &runs[len(runs)-1]
 		r.to = k + 1
-		r.cost += costs[k]
 		total += costs[k]
 		if sw.points[i].err == "" {
 			r.work = max(r.work, sw.points[i].work)
@@ -588,12 +603,18 @@ func (sw *Sweep) largestFirst(indices []int, costs []uint64, tied []bool, worker
 	slices.SortStableFunc(bySize, func(a, b int) int { return cmp.Compare(runs[b].work, runs[a].work) })
 	budget := total / uint64(workers) * 4 / 5
 	moved, used := 0, uint64(0)
+	var mem []scenario.StageMemory
 	for _, ri := range bySize {
 		r := runs[ri]
-		if r.work == 0 || (moved > 0 && used+r.cost > budget) {
+		if r.work == 0 {
 			break
 		}
-		used += r.cost
+		var c uint64
+		c, mem = sw.playedCost(indices[r.from:r.to], costs[r.from:r.to], mem)
+		if moved > 0 && used+c > budget {
+			break
+		}
+		used += c
 		moved++
 	}
 	if moved == 0 {
@@ -616,6 +637,28 @@ func (sw *Sweep) largestFirst(indices []int, costs []uint64, tied []bool, worker
 		}
 	}
 	return out, oc, ot
+}
+
+// playedCost returns the predicted cost (costs[k] for points[k],
+// pointCost's) of the points that will be simulated: a point whose stages
+// do not fit the GPU's memory (Pruned, as evaluateIn decides it from the
+// plan loading resolved) costs nothing, as evaluateIn returns it without
+// a simulation. mem is scratch for the stages' memory, returned grown.
+func (sw *Sweep) playedCost(points []int, costs []uint64, mem []scenario.StageMemory) (uint64, []scenario.StageMemory) {
+	var c uint64
+	for k, i := range points {
+		if sw.points[i].err == "" && i < len(sw.plans) {
+			if s := sw.plans[i].Load(); s != nil {
+				var fits bool
+				mem, fits = s.AppendMemoryPerStage(mem[:0])
+				if !fits {
+					continue
+				}
+			}
+		}
+		c += costs[k]
+	}
+	return c, mem
 }
 
 // maxRun is the most points byStructure ties into one run (a longer run
