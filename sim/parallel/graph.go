@@ -765,21 +765,17 @@ func (sq *streamQueue) prev() int32 {
 // send or host copy as one call (queueCall); a receive is not issued
 // (queueNone). It has an entry for every value of a Kind's byte, so
 // indexing it needs no bounds check.
-var queueClass = func() (c [256]uint8) {
-	for k := range NumKinds {
-		switch kk := Kind(k); {
-		case kk == KindRecv:
-			c[k] = queueNone
-		case kk.IsComm() || kk == KindHostCopy:
-			c[k] = queueCall
-		case kk == KindBackward || kk == KindWGrad:
-			c[k] = queueBwd
-		default:
-			c[k] = queueFwd
-		}
-	}
-	return c
-}()
+//
+// Written out as static data rather than computed at init (start53: no
+// init code, no page written at a process's start); every kind not named
+// is queueFwd (0), and queueClassOf in statictables_test.go derives the table
+// from the rule above (TestStaticTablesDerived).
+var queueClass = [256]uint8{
+	KindBackward: queueBwd, KindWGrad: queueBwd,
+	KindAllReduce: queueCall, KindAllGather: queueCall, KindReduceScatter: queueCall,
+	KindAllToAll: queueCall, KindSend: queueCall, KindHostCopy: queueCall,
+	KindRecv: queueNone,
+}
 
 // queueClass values (queueFwd and queueBwd index lastIssue and lastK).
 const (

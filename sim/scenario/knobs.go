@@ -443,23 +443,33 @@ var Knobs = []*Knob{
 }
 
 // knobByPath indexes Knobs; init checks that the registry and Scenario's
-// fields are the same set.
-var knobByPath = make(map[string]*Knob, len(Knobs))
+// fields are the same set. It is built before the package's knob
+// variables (knobvars.go), which look their knobs up in it (mustKnob).
+var knobByPath = indexKnobs(Knobs)
 
-// init indexes the registry and binds each knob to its field of Scenario
-// (bindKnobs): every simtrain command pays it at start, so it is one walk
-// over Scenario's fields that allocates no path string, and the knobs'
-// index paths, parts and memos lie in three shared arrays (each knob's
-// slices capped at their length). The former walk (a map of every field's
-// path, then a second reflect walk per knob, four allocations a knob) was
-// ≈ 2.5% of the process start's CPU and 821 of its allocations.
+// indexKnobs is knobByPath of knobs: each knob by its path; a path
+// listed twice is a programming error (panic).
+func indexKnobs(knobs []*Knob) map[string]*Knob {
+	m := make(map[string]*Knob, len(knobs))
+	for _, k := range knobs {
+		if m[k.Path] != nil {
+			panic("scenario: registry knob " + k.Path + " listed twice")
+		}
+		m[k.Path] = k
+	}
+	return m
+}
+
+// init binds each knob to its field of Scenario (bindKnobs): every
+// simtrain command pays it at start, so it is one walk over Scenario's
+// fields that allocates no path string, and the knobs' index paths, parts
+// and memos lie in three shared arrays (each knob's slices capped at their
+// length). The former walk (a map of every field's path, then a second
+// reflect walk per knob, four allocations a knob) was ≈ 2.5% of the
+// process start's CPU and 821 of its allocations.
 func init() {
 	nparts := 0
 	for _, k := range Knobs {
-		if knobByPath[k.Path] != nil {
-			panic("scenario: registry knob " + k.Path + " listed twice")
-		}
-		knobByPath[k.Path] = k
 		nparts += strings.Count(k.Path, ".") + 1
 	}
 	b := knobBinder{ints: make([]int, 0, nparts)}

@@ -78,14 +78,14 @@ var (
 	knobsVariability          = mustKnobs("sim.variability.", "distribution", "gpu_cv", "step_cv", "slow_prob", "slow_factor")
 )
 
-// mustKnob is the registry entry of path, found in Knobs itself (package
-// variables are set before init builds knobByPath); a path the registry
-// lacks is a programming error.
+// mustKnob is the registry entry of path (knobByPath, which Go initialises
+// before the variables that call this: a lookup each instead of a scan of
+// Knobs, ≈ 35,000 instructions of every process's start for the 67 knobs
+// here; docs/design.md "Speed", start53); a path the registry lacks is a
+// programming error.
 func mustKnob(path string) *Knob {
-	for _, k := range Knobs {
-		if k.Path == path {
-			return k
-		}
+	if k := knobByPath[path]; k != nil {
+		return k
 	}
 	panic("scenario: no knob " + path)
 }

@@ -86,3 +86,52 @@ func TestValidMemo(t *testing.T) {
 		t.Error("a Knob outside the registry: Valid wrong")
 	}
 }
+
+// TestIndexKnobs holds knobByPath, which the knob variables now look
+// their knobs up in while Go initialises them (start53), to the scan of
+// Knobs that mustKnob did before: every path finds the registry's own
+// entry, and indexKnobs refuses a path listed twice.
+func TestIndexKnobs(t *testing.T) {
+	scan := func(knobs []*Knob, path string) *Knob { // mustKnob's former lookup
+		for _, k := range knobs {
+			if k.Path == path {
+				return k
+			}
+		}
+		return nil
+	}
+	a, b, a2 := &Knob{Path: "x.a"}, &Knob{Path: "x.b"}, &Knob{Path: "x.a"}
+	cases := []struct {
+		name      string
+		knobs     []*Knob
+		wantPanic bool
+	}{
+		{"registry", Knobs, false},
+		{"two", []*Knob{a, b}, false},
+		{"none", nil, false},
+		{"listed twice", []*Knob{a, b, a2}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			defer func() {
+				if p := recover(); (p != nil) != c.wantPanic {
+					t.Errorf("panic %v, want a panic: %v", p, c.wantPanic)
+				}
+			}()
+			m := indexKnobs(c.knobs)
+			if len(m) != len(c.knobs) {
+				t.Errorf("%d entries for %d knobs", len(m), len(c.knobs))
+			}
+			for _, k := range c.knobs {
+				if m[k.Path] != scan(c.knobs, k.Path) {
+					t.Errorf("%s: %p, the scan finds %p", k.Path, m[k.Path], scan(c.knobs, k.Path))
+				}
+			}
+		})
+	}
+	for _, k := range Knobs {
+		if mustKnob(k.Path) != scan(Knobs, k.Path) {
+			t.Errorf("mustKnob(%s) is not the scan's entry", k.Path)
+		}
+	}
+}
