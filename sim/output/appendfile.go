@@ -41,8 +41,9 @@ type AppendFile[T any] struct {
 	cmp     func(a, b *T) int
 	rows    []T
 	pending int
-	// room is the array Grow made (nil without one, or once the rows
-	// moved on), mapped the bytes of it whose pages are mapped (mapAhead).
+	// room is the array Grow made while the rows are in it (nil without
+	// one, or once they moved on), mapped the bytes of it whose pages are
+	// mapped (mapAhead).
 	room    *T
 	mapped  int
 	flushes int
@@ -133,8 +134,12 @@ func globEscape(p string) string {
 
 // Add buffers rows; they reach the file at the next Flush.
 func (a *AppendFile[T]) Add(rows ...T) {
-	if a.room != nil && len(rows) <= cap(a.rows)-len(a.rows) {
-		a.mapAhead(len(a.rows) + len(rows))
+	if a.room != nil {
+		if len(rows) <= cap(a.rows)-len(a.rows) {
+			a.mapAhead(len(a.rows) + len(rows))
+		} else {
+			a.room = nil // the rows move to a new array
+		}
 	}
 	a.rows = append(a.rows, rows...)
 	a.pending += len(rows)
@@ -143,14 +148,9 @@ func (a *AppendFile[T]) Add(rows ...T) {
 // mapAhead populates the room Grow made ahead of the rows, so that before
 // the first n rows are written there every whole page of the array below
 // the n-th row's end plus half a step is mapped (the page a step ends
-// inside is the next step's first: hugepages.PopulateUpTo). It does
-// nothing once the rows have moved to another array (Add past Grow's
-// room).
+// inside is the next step's first: hugepages.PopulateUpTo). The rows are
+// in Grow's array (a.room), and n is at most its capacity.
 func (a *AppendFile[T]) mapAhead(n int) {
-	if unsafe.SliceData(a.rows) != a.room {
-		a.room = nil
-		return
-	}
 	var zero T
 	size := int(unsafe.Sizeof(zero))
 	lo, hi := aheadRange(a.mapped, n*size, cap(a.rows)*size, mapStep)

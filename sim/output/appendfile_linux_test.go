@@ -10,9 +10,9 @@ import (
 
 // Add maps Grow's room ahead of the rows (mapAhead): after each Add every
 // whole page of the room from the rows' end to half a step past it (within
-// the array) is resident, so the rows that follow write mapped pages.
-// Without mapAhead's Populate, pages past the rows of a fresh array are
-// not resident and this fails.
+// the array) is resident, so the rows that follow write mapped pages; once
+// the rows move past the room, it is let go. Without mapAhead's Populate,
+// pages past the rows of a fresh array are not resident and this fails.
 func TestAppendFileAddMapsRoomAhead(t *testing.T) {
 	probe, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
 	if err != nil {
@@ -68,6 +68,12 @@ func TestAppendFileAddMapsRoomAhead(t *testing.T) {
 		t.Fatalf("%d rows, want %d", a.Rows(), n+1)
 	}
 	if a.room == nil {
-		t.Error("the rows left Grow's room")
+		t.Fatal("the rows left Grow's room")
+	}
+	for range cap(a.rows) - len(a.rows) + 1 { // past the room: a new array
+		a.Add(appendRow{2, "b"})
+	}
+	if a.room != nil {
+		t.Error("the rows moved past Grow's room, which is still held")
 	}
 }
