@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -40,6 +41,11 @@ type AppendFile[T any] struct {
 	cmp     func(a, b *T) int
 	rows    []T
 	pending int
+	// room is the array Grow made while the rows are in it (nil without
+	// one, or once they moved on), mapped the bytes of it whose pages are
+	// mapped (mapAhead).
+	room    *T
+	mapped  int
 	flushes int
 	// sorted is how many leading rows are in cmp order: all of them after
 	// a sort, none of the rows a resumed file was read with.
@@ -128,9 +134,54 @@ func globEscape(p string) string {
 
 // Add buffers rows; they reach the file at the next Flush.
 func (a *AppendFile[T]) Add(rows ...T) {
+	if a.room != nil {
+		if len(rows) <= cap(a.rows)-len(a.rows) {
+			a.mapAhead(len(a.rows) + len(rows))
+		} else {
+			a.room = nil // the rows move to a new array
+		}
+	}
 	a.rows = append(a.rows, rows...)
 	a.pending += len(rows)
 }
+
+// mapAhead populates the room Grow made ahead of the rows, so that before
+// the first n rows are written there every whole page of the array below
+// the n-th row's end plus half a step is mapped (the page a step ends
+// inside is the next step's first: hugepages.PopulateUpTo). The rows are
+// in Grow's array (a.room), and n is at most its capacity.
+func (a *AppendFile[T]) mapAhead(n int) {
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	lo, hi := aheadRange(a.mapped, n*size, cap(a.rows)*size, mapStep)
+	if hi > lo {
+		b := unsafe.Slice((*byte)(unsafe.Pointer(a.room)), cap(a.rows)*size)
+		a.mapped = lo + hugepages.PopulateUpTo(b[lo:hi])
+		if hi == len(b) || a.mapped < min(n*size+mapStep/2, len(b)) {
+			// the array's last step, or the kernel populates nothing: what
+			// is left faults as it is written, and no later Add asks again
+			a.mapped = len(b)
+		}
+	}
+}
+
+// aheadRange is the byte range of an array of capBytes bytes that mapAhead
+// populates when rows up to byte need are about to be written and the
+// pages below byte mapped are: none while mapped is at least half a step
+// past need (or at the array's end); else from mapped through a step past
+// need, within the array.
+func aheadRange(mapped, need, capBytes, step int) (lo, hi int) {
+	if mapped >= min(need+step/2, capBytes) {
+		return mapped, mapped
+	}
+	return mapped, min(need+step, capBytes)
+}
+
+// mapStep is how far ahead of the rows Add maps Grow's room: up to 64
+// KiB, ≈ 50 of a sweep's 1.2 KB summary rows, once fewer than half of it
+// are left, so a 1,000-point sweep's rows are mapped in ≈ 40 calls as its
+// points finish.
+const mapStep = 64 << 10
 
 // Grow makes room for n more rows, so that the next n rows Add buffers land
 // in one array: the rows held are copied once, into an array whose pages
@@ -141,17 +192,21 @@ func (a *AppendFile[T]) Add(rows ...T) {
 // sweep's page faults (docs/design.md "Speed", foot36). Rows and the file
 // are unchanged.
 //
-// The room's pages are mapped at once (hugepages.Populate): rows hold
-// strings, so a collection before they arrive (the one a sweep's workers
-// start when they reserve their storage) scans the whole array, and its
-// reads faulted in every untouched page of it as the shared zero page, to
-// fault each again when its rows were written: ≈ 600 of the 70B sweep
-// command's ≈ 4,200 page faults (perf record -d; docs/design.md "Speed",
-// reserve45).
+// The room's pages are mapped ahead of the rows, mapStep bytes at a time
+// (hugepages.PopulateUpTo, by Add: mapAhead), not here: a sweep grows its
+// summary before its first point runs, when nothing else runs beside it,
+// and its rows arrive beside the workers, so mapping the 70B sweep's 305
+// pages at once (reserve45, when a collection scanned the room before the
+// rows arrived and faulted its untouched pages in as the zero page) held
+// up its first point by them (docs/design.md "Speed", serial53). A
+// collection that scans the room before its rows arrive still reads the
+// pages not yet mapped as the zero page; the sweep's points run no
+// collection (pointsGCPercent, cmd/simtrain).
 func (a *AppendFile[T]) Grow(n int) {
 	if n > 0 {
 		a.rows = slices.Grow(a.rows, n)
-		hugepages.Populate(a.rows[len(a.rows):cap(a.rows)])
+		var zero T
+		a.room, a.mapped = unsafe.SliceData(a.rows), len(a.rows)*int(unsafe.Sizeof(zero))
 	}
 }
 

@@ -449,3 +449,31 @@ func TestAppendFileGrow(t *testing.T) {
 		t.Error("the files differ")
 	}
 }
+
+// TestAheadRange: mapAhead maps nothing while half a step is mapped past
+// the rows about to be written (or the array is mapped to its end), else
+// from where the mapped pages end through a step past them, never past
+// the array.
+func TestAheadRange(t *testing.T) {
+	const step = 64 << 10
+	for _, c := range []struct {
+		name                   string
+		mapped, need, capBytes int
+		lo, hi                 int
+	}{
+		{"first rows", 0, 1200, 1 << 20, 0, 1200 + step},
+		{"rows copied before", 3600, 4800, 1 << 20, 3600, 4800 + step},
+		{"over half a step ahead", 70000, 1200, 1 << 20, 70000, 70000},
+		{"exactly half a step ahead", 1200 + step/2, 1200, 1 << 20, 1200 + step/2, 1200 + step/2},
+		{"under half a step ahead", 1199 + step/2, 1200, 1 << 20, 1199 + step/2, 1200 + step},
+		{"rows past the mapped pages", 65536, 90000, 1 << 20, 65536, 90000 + step},
+		{"near the end", 1000000, 1040000, 1 << 20, 1000000, 1 << 20},
+		{"mapped to the end", 1 << 20, 1<<20 - 100, 1 << 20, 1 << 20, 1 << 20},
+		{"small array", 0, 100, 2000, 0, 2000},
+	} {
+		lo, hi := aheadRange(c.mapped, c.need, c.capBytes, step)
+		if lo != c.lo || hi != c.hi {
+			t.Errorf("%s: aheadRange(%d, %d, %d) = [%d, %d), want [%d, %d)", c.name, c.mapped, c.need, c.capBytes, lo, hi, c.lo, c.hi)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"go.yaml.in/yaml/v3"
 
@@ -554,22 +555,24 @@ func (sw *Sweep) enumerate() error {
 	var scratches []*simulation.KeyScratch
 	nf := len(sw.Fields)
 	flush := func() {
-		// The batch's plans (≈ 1.5 KB each) are mapped in one call
-		// (hugepages.Populate) before the template writes them: faulted
-		// in page by page they were ≈ 370 of the 1,000-point 70B sweep's
-		// page faults, each costing this VM several times the batched
-		// mapping (load-only `sweep --print-point 0`: −3.4±1.6 ms CPU).
-		var plans []scenario.Plan
+		// The batch's plans (≈ 1.5 KB each) are mapped before the
+		// template writes them (hugepages.PopulateUpTo, by parsePoints'
+		// workers, a part each): faulted in page by page they were ≈ 370
+		// of the 1,000-point 70B sweep's page faults, each costing this
+		// VM several times the batched mapping (load-only `sweep
+		// --print-point 0`: −3.4±1.6 ms CPU).
+		var plans, room []scenario.Plan
 		for i := range batch {
 			if batch[i].doc == nil {
 				if plans == nil {
-					plans = hugepages.Populate(make([]scenario.Plan, len(batch)-i))
+					plans = make([]scenario.Plan, len(batch)-i)
+					room = plans
 				}
 				batch[i].into = &plans[0]
 				plans = plans[1:]
 			}
 		}
-		parsePoints(batch, sw.parsePending, &scratches)
+		parsePoints(batch, sw.parsePending, &scratches, planBytes(room))
 		for _, b := range batch {
 			n := len(sw.points)
 			addID(b.vals, b.id, b.err, b.plan)
@@ -738,7 +741,16 @@ type pendingPoint struct {
 // with (*scratches)[w], made when missing and kept for the next batch (a
 // scratch only memoises what a key reads, so which points met it before
 // changes no key).
-func parsePoints(batch []pendingPoint, parse func(*pendingPoint) (*scenario.Plan, error), scratches *[]*simulation.KeyScratch) {
+//
+// Before its first entry, worker w maps its part of room (the batch's
+// plan storage, split at page boundaries: pagePart) in one call
+// (hugepages.PopulateUpTo), so that the storage is mapped on every CPU
+// rather than by the caller before the workers start (the 70B sweep's
+// 367 pages were the load's largest serial item; docs/design.md "Speed",
+// serial53). The parts together map the whole pages inside room, as one
+// call over it would; a worker that reaches another's part before that
+// part is mapped only faults there as before.
+func parsePoints(batch []pendingPoint, parse func(*pendingPoint) (*scenario.Plan, error), scratches *[]*simulation.KeyScratch, room []byte) {
 	one := func(b *pendingPoint, scratch *simulation.KeyScratch) {
 		s, err := parse(b)
 		b.id, b.err, b.doc, b.plan = s.RunID(), err, nil, s
@@ -751,7 +763,15 @@ func parsePoints(batch []pendingPoint, parse func(*pendingPoint) (*scenario.Plan
 	for len(*scratches) < workers {
 		*scratches = append(*scratches, new(simulation.KeyScratch))
 	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(room)))
+	page := hugepages.PageSize()
+	mapPart := func(w int) {
+		if lo, hi := pagePart(base, len(room), workers, w, page); hi > lo {
+			hugepages.PopulateUpTo(room[lo:hi])
+		}
+	}
 	if workers == 1 {
+		mapPart(0)
 		scratch := (*scratches)[0]
 		for i := range batch {
 			one(&batch[i], scratch)
@@ -759,7 +779,8 @@ func parsePoints(batch []pendingPoint, parse func(*pendingPoint) (*scenario.Plan
 		return
 	}
 	var next atomic.Int64
-	work := func(scratch *simulation.KeyScratch) {
+	work := func(w int, scratch *simulation.KeyScratch) {
+		mapPart(w)
 		for {
 			i := int(next.Add(1)) - 1
 			if i >= len(batch) {
@@ -775,11 +796,39 @@ func parsePoints(batch []pendingPoint, parse func(*pendingPoint) (*scenario.Plan
 		scratch := (*scratches)[w]
 		go func() {
 			defer wg.Done()
-			work(scratch)
+			work(w, scratch)
 		}()
 	}
-	work((*scratches)[0])
+	work(0, (*scratches)[0])
 	wg.Wait()
+}
+
+// pagePart is part w of parts of an array of n bytes at address base, as
+// byte offsets [lo, hi): the parts follow each other from 0 to n, each
+// about n/parts bytes, and every cut between two parts is at a page
+// boundary, so that the whole pages inside the parts are the whole pages
+// inside the array.
+func pagePart(base uintptr, n, parts, w, page int) (lo, hi int) {
+	cut := func(k int) int {
+		if k <= 0 {
+			return 0
+		}
+		if k >= parts {
+			return n
+		}
+		p := uintptr(page)
+		a := (base + uintptr(k*n/parts) + p - 1) &^ (p - 1)
+		return min(int(a-base), n)
+	}
+	return cut(w), cut(w + 1)
+}
+
+// planBytes is the memory under plans, as bytes (nil for none).
+func planBytes(plans []scenario.Plan) []byte {
+	if len(plans) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(plans))), len(plans)*int(unsafe.Sizeof(plans[0])))
 }
 
 // autoRec enumerates the auto fields autos[0], autos[1], … depth first on
