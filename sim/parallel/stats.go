@@ -661,8 +661,8 @@ const (
 // The table is written out, not computed at init, so that no command pays
 // for building it (≈ 87,000 instructions and a fresh page of every process's
 // start, `simtrain version` included; docs/design.md "Speed", start53):
-// walkClassesOf in statictables_test.go derives it from the rules above, and
-// TestStaticTablesDerived holds the two equal. Rows are 16 keys each (the
+// TestWalkKey holds every entry to the rules above (walkRule in
+// stats_test.go), in every walk mode. Rows are 16 keys each (the
 // kind in the low 4 bits, the group in bits 4–6, walkKeyStream in bit 7).
 var walkClasses = [8][256]uint8{
 	{ // mode 0
