@@ -335,11 +335,7 @@ func firstDiff(a, b []byte) int {
 // TestBatchEncoderAllocatesNothing: once its storage has grown to a
 // summary batch's, encoding and writing a batch allocates nothing.
 func TestBatchEncoderAllocatesNothing(t *testing.T) {
-	tb, err := newTableBuilder(memory.DefaultAllocator, sweepSummaryRows(128), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.release()
+	tb := builtTable(t, sweepSummaryRows(128))
 	rec := tb.batch(0, 64)
 	defer rec.Release()
 	enc := newBatchEncoder()
@@ -372,15 +368,8 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 // not, leaves the frame on arrow-go's encoder.
 func TestAdoptEncoderChecksColumnBuffers(t *testing.T) {
 	rows := sweepSummaryRows(64)
-	tb, err := newTableBuilder(memory.DefaultAllocator, rows, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.release()
-	var file []byte
-	if err := writeIPC(appendBytes{&file}, memory.DefaultAllocator, tb.schema, 16, 16, tb.batch); err != nil {
-		t.Fatal(err)
-	}
+	tb := builtTable(t, rows)
+	file := tableFile(t, tb, 16, 16)
 	info, err := readIPCFooter(file)
 	if err != nil {
 		t.Fatal(err)
@@ -418,11 +407,7 @@ func TestAdoptEncoderChecksColumnBuffers(t *testing.T) {
 // the column buffers and writing it allocates nothing, the last short
 // batch included.
 func TestEncodeTableAllocatesNothing(t *testing.T) {
-	tb, err := newTableBuilder(memory.DefaultAllocator, sweepSummaryRows(100), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.release()
+	tb := builtTable(t, sweepSummaryRows(100))
 	enc := newBatchEncoder()
 	var dst []byte
 	run := func() {
@@ -470,15 +455,8 @@ func TestAdoptDictsEqualsArrow(t *testing.T) {
 		{"the builder's dictionaries differ", summary, other, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tb, err := newTableBuilder(memory.DefaultAllocator, tc.rows, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tb.release()
-			var file []byte
-			if err := writeIPC(appendBytes{&file}, memory.DefaultAllocator, tb.schema, tb.n, tb.n, tb.batch); err != nil {
-				t.Fatal(err)
-			}
+			tb := builtTable(t, tc.rows)
+			file := tableFile(t, tb, tb.n, tb.n)
 			if tc.flip {
 				info, err := readIPCFooter(file)
 				if err != nil || len(info.dicts) < 2 {
@@ -491,11 +469,7 @@ func TestAdoptDictsEqualsArrow(t *testing.T) {
 			if fr == nil {
 				t.Fatal("no frame")
 			}
-			built, err := newTableBuilder(memory.DefaultAllocator, tc.built, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer built.release()
+			built := builtTable(t, tc.built)
 			fr.adoptDicts(built, newBatchEncoder())
 			if fr.ownDicts != tc.own {
 				t.Fatalf("ownDicts %v, want %v", fr.ownDicts, tc.own)

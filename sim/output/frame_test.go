@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // TestFramedRewriteChecksItsFile: a framed rewrite (frame.go) checks the
@@ -134,15 +132,8 @@ func TestFramedSealKeepsColumns(t *testing.T) {
 // TestCheckNamesDictionaryColumns: a dictionary batch whose field node
 // does not fit its body is reported with the dictionary's column name.
 func TestCheckNamesDictionaryColumns(t *testing.T) {
-	tb, err := newTableBuilder(memory.DefaultAllocator, sweepSummaryRows(8), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.release()
-	var file []byte
-	if err := writeIPC(appendBytes{&file}, memory.DefaultAllocator, tb.schema, tb.n, tb.n, tb.batch); err != nil {
-		t.Fatal(err)
-	}
+	tb := builtTable(t, sweepSummaryRows(8))
+	file := tableFile(t, tb, tb.n, tb.n)
 	info, err := readIPCFooter(file)
 	if err != nil {
 		t.Fatal(err)

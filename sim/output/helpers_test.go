@@ -58,6 +58,28 @@ func fillRow(v reflect.Value, i int) {
 	}
 }
 
+// builtTable returns a table builder of rows, released when the test ends.
+func builtTable(t testing.TB, rows any) *tableBuilder {
+	t.Helper()
+	tb, err := newTableBuilder(memory.DefaultAllocator, rows, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tb.release)
+	return tb
+}
+
+// tableFile returns the IPC file writeIPC makes of tb's first n rows in
+// record batches of batchRows.
+func tableFile(t testing.TB, tb *tableBuilder, n, batchRows int) []byte {
+	t.Helper()
+	var file []byte
+	if err := writeIPC(appendBytes{&file}, memory.DefaultAllocator, tb.schema, n, batchRows, tb.batch); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
 // makeRows returns n filled rows of type T.
 func makeRows[T any](n int) []T {
 	rows := make([]T, n)

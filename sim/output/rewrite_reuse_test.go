@@ -176,22 +176,26 @@ type rewriteCounts struct {
 	encoded, direct                        bool
 }
 
+// dictionaryEdits returns copies of base whose dictionary columns hold a
+// value more (a fourth row's precision fp8) and a value less (every row's
+// recompute full).
+func dictionaryEdits(base []SummaryRow) (more, fewer []SummaryRow) {
+	more = slices.Clone(base)
+	more[3].Precision = "fp8"
+	fewer = slices.Clone(base)
+	for i := range fewer {
+		fewer[i].Recompute = "full"
+	}
+	return more, fewer
+}
+
 // TestTableBuilderRefresh: a builder refreshes onto rows whose dictionary
 // columns hold the same distinct values (in any order and multiplicity),
 // and refuses rows with a value more, a value less, or another row type.
 func TestTableBuilderRefresh(t *testing.T) {
 	base := sweepSummaryRows(40)
-	tb, err := newTableBuilder(memory.DefaultAllocator, base, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.release()
-	more := slices.Clone(base)
-	more[3].Precision = "fp8"
-	fewer := slices.Clone(base)
-	for i := range fewer {
-		fewer[i].Recompute = "full"
-	}
+	tb := builtTable(t, base)
+	more, fewer := dictionaryEdits(base)
 	reordered := slices.Clone(base)
 	slices.Reverse(reordered)
 	for _, tc := range []struct {
@@ -261,12 +265,7 @@ func TestAppendFileKeepsStorageWhenDictionaryGrows(t *testing.T) {
 // changed.
 func TestTableBuilderRedict(t *testing.T) {
 	base := sweepSummaryRows(40)
-	more := slices.Clone(base)
-	more[3].Precision = "fp8"
-	fewer := slices.Clone(base)
-	for i := range fewer {
-		fewer[i].Recompute = "full"
-	}
+	more, fewer := dictionaryEdits(base)
 	both := slices.Clone(more)
 	both[7].GPU, both[9].Network = "b200", "fat-tree"
 	narrow := make([]directKinds, maxInt16Dict)
@@ -285,17 +284,10 @@ func TestTableBuilderRedict(t *testing.T) {
 		{"outgrowing int16 indices", narrow, wide, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tb, err := newTableBuilder(memory.DefaultAllocator, tc.from, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tb.release()
+			tb := builtTable(t, tc.from)
 			// batches over the old dictionaries, the last one's arrays held
 			// for a next batch of as many rows (20 of 40)
-			var first []byte
-			if err := writeIPC(appendBytes{&first}, memory.DefaultAllocator, tb.schema, tb.n, 20, tb.batch); err != nil {
-				t.Fatal(err)
-			}
+			tableFile(t, tb, tb.n, 20)
 			schema := tb.schema
 			if tb.refresh(tc.to) {
 				t.Fatal("refreshed onto other dictionary values")
@@ -303,18 +295,9 @@ func TestTableBuilderRedict(t *testing.T) {
 			if !tb.redict(tc.to) {
 				t.Fatal("redict refused")
 			}
-			ref, err := newTableBuilder(memory.DefaultAllocator, tc.to, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ref.release()
-			var got, want []byte
-			if err := writeIPC(appendBytes{&got}, memory.DefaultAllocator, tb.schema, tb.n, 20, tb.batch); err != nil {
-				t.Fatal(err)
-			}
-			if err := writeIPC(appendBytes{&want}, memory.DefaultAllocator, ref.schema, ref.n, 20, ref.batch); err != nil {
-				t.Fatal(err)
-			}
+			ref := builtTable(t, tc.to)
+			got := tableFile(t, tb, tb.n, 20)
+			want := tableFile(t, ref, ref.n, 20)
 			if !bytes.Equal(got, want) {
 				t.Errorf("%d bytes differ from a new builder's %d (first at %d)", len(got), len(want), firstDiff(got, want))
 			}
