@@ -86,21 +86,28 @@ up() {
   done
   return 1
 }
-slurmctld -i
-slurmd -N ci
+# start_daemons starts the controller and the node daemon.
+start_daemons() {
+  slurmctld -i
+  slurmd -N ci
+}
+# show_logs prints the daemons' last log lines.
+show_logs() {
+  tail -n 20 "$w/log/slurmctld.log" "$w/log/slurmd.log" >&2 || true
+}
+start_daemons
 # Once in a while (seen once in CI, 2026-12-05) the controller is still
 # unreachable after 30 s; the daemons are then started once more before
 # the test fails, with their logs.
 if ! up 45; then
   echo "the Slurm node is not up after 45 s; restarting its daemons" >&2
-  tail -n 20 "$w/log/slurmctld.log" "$w/log/slurmd.log" >&2 || true
+  show_logs
   kill_daemons slurmd slurmctld
   sleep 2
-  slurmctld -i
-  slurmd -N ci
+  start_daemons
   if ! up 45; then
     echo "FAIL: the Slurm node did not come up" >&2
-    tail -n 20 "$w/log/slurmctld.log" "$w/log/slurmd.log" >&2 || true
+    show_logs
     exit 1
   fi
 fi
