@@ -50,15 +50,7 @@ func checkIPCFile(r io.ReaderAt, size int64) (ipcLayout, error) {
 	if err != nil || !ok {
 		return lay, fbErr("footer schema", orMissing(err))
 	}
-	store, ok := r.(columnStore)
-	var cols []column
-	if ok {
-		cols = store.columns()[0][:0]
-	}
-	cols, err = checkSchema(schema, cols)
-	if ok {
-		store.columns()[0] = cols
-	}
+	cols, err := checkSchemaIn(r, 0, schema)
 	if err != nil {
 		return lay, err
 	}
@@ -132,6 +124,19 @@ func (c *column) label() string {
 // (frameReader: a framed rewrite's check made ≈ 130 columns twice).
 type columnStore interface {
 	columns() *[2][]column
+}
+
+// checkSchemaIn is checkSchema into the column list r keeps in slot (0:
+// the footer's schema, 1: the schema message) when r is a columnStore,
+// left there for r's next check; into a new list otherwise.
+func checkSchemaIn(r any, slot int, schema fbTable) ([]column, error) {
+	store, ok := r.(columnStore)
+	if !ok {
+		return checkSchema(schema, nil)
+	}
+	cols, err := checkSchema(schema, store.columns()[slot][:0])
+	store.columns()[slot] = cols
+	return cols, err
 }
 
 // maxColumns bounds a schema's fields (simtrain's widest table has about 80).
@@ -365,16 +370,7 @@ func headerChecksum(r io.ReaderAt, end int64) (int64, string, error) {
 	if err != nil || !ok {
 		return -1, "", fbErr("schema message", orMissing(err))
 	}
-	var cols []column
-	store, ok := r.(columnStore)
-	if ok {
-		cols = store.columns()[1][:0]
-	}
-	cols, err = checkSchema(schema, cols)
-	if ok {
-		store.columns()[1] = cols
-	}
-	if err != nil {
+	if _, err := checkSchemaIn(r, 1, schema); err != nil {
 		return -1, "", fmt.Errorf("schema message: %w", err)
 	}
 	pos, sum, err := checksumValue(schema)
