@@ -141,10 +141,16 @@ var advised struct {
 }
 
 // adviseRange advises MADV_HUGEPAGE over [lo, hi) (page-aligned; its
-// unmapped parts skipped, an error ignored) and widens advised to hold it.
-// Advice given while turnOff runs is taken back here: the gate is read
-// again after the advice, so none outlives a closed gate.
+// unmapped parts skipped, an error ignored) and widens advised to hold it,
+// unless the advice given before already holds over all of it (covered:
+// no system call then). Advice given while turnOff runs is taken back
+// here: the gate is read again after the advice, so none outlives a closed
+// gate.
 func adviseRange(lo, hi uintptr) {
+	heap, ok := isCovered(lo, hi)
+	if ok {
+		return
+	}
 	advised.Lock()
 	if advised.hi == 0 || lo < advised.lo {
 		advised.lo = lo
@@ -154,7 +160,9 @@ func adviseRange(lo, hi uintptr) {
 	unix.Syscall(unix.SYS_MADVISE, lo, hi-lo, unix.MADV_HUGEPAGE)
 	if gate.Load() == gateOff {
 		unix.Syscall(unix.SYS_MADVISE, lo, hi-lo, unix.MADV_NOHUGEPAGE)
+		return
 	}
+	cover(lo, hi, heap)
 }
 
 // turnOff closes the gate and withdraws the advice given so far
@@ -165,6 +173,7 @@ func turnOff() {
 	if gate.Swap(gateOff) == gateOff {
 		return
 	}
+	forgetCovered()
 	advised.Lock()
 	lo, hi := advised.lo, advised.hi
 	advised.Unlock()

@@ -18,6 +18,7 @@ func openGate(t *testing.T) { resetGate(t, true) }
 func resetGate(t *testing.T, hold bool) {
 	t.Helper()
 	hugeWanted() // the one-time check runs now, not inside t's calls
+	forgetCovered()
 	g, closes := gate.Load(), gateCloses.Load()
 	recent.Lock()
 	last := recent.bits

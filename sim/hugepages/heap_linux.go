@@ -50,19 +50,7 @@ func AdviseHeap[T any](p *T) {
 	}
 	heapAdvice.Lock()
 	defer heapAdvice.Unlock()
-	s := &heapAdvice.samples
-	if s[0].Name == "" {
-		for i, n := range heapClasses {
-			s[i].Name = n
-		}
-	}
-	metrics.Read(s[:])
-	var mapped uint64
-	for i := range s {
-		if s[i].Value.Kind() == metrics.KindUint64 {
-			mapped += s[i].Value.Uint64()
-		}
-	}
+	mapped := heapMapped(&heapAdvice.samples)
 	if mapped == heapAdvice.mapped {
 		return
 	}
@@ -241,6 +229,24 @@ func watchHeap[T any](p *T, ticks <-chan time.Time) (stop func()) {
 		close(done)
 		<-ended
 	}
+}
+
+// heapMapped is the bytes of the heap's mapped arenas, read through s
+// (the caller's samples, kept from call to call: no allocation).
+func heapMapped(s *[len(heapClasses)]metrics.Sample) uint64 {
+	if s[0].Name == "" {
+		for i, n := range heapClasses {
+			s[i].Name = n
+		}
+	}
+	metrics.Read(s[:])
+	var mapped uint64
+	for i := range s {
+		if s[i].Value.Kind() == metrics.KindUint64 {
+			mapped += s[i].Value.Uint64()
+		}
+	}
+	return mapped
 }
 
 // heapClasses are the runtime's memory classes whose sum is the heap's

@@ -162,6 +162,8 @@ func Map(n int) []byte {
 	if err != nil {
 		return nil
 	}
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	uncover(lo, lo+uintptr(n)) // it may lie where advice was given over a hole
 	return b
 }
 
