@@ -110,14 +110,15 @@ func TestCoveredAfterAdvice(t *testing.T) {
 	}
 	// Asked again, adviseRange makes no call: advice taken back behind
 	// its back (MADV_NOHUGEPAGE) stays taken back.
-	if err := unix.Madvise(unsafe.Slice((*byte)(unsafe.Pointer(lo)), hi-lo), unix.MADV_NOHUGEPAGE); err != nil {
+	advisedBytes := b[lo-base : hi-base]
+	if err := unix.Madvise(advisedBytes, unix.MADV_NOHUGEPAGE); err != nil {
 		t.Fatal(err)
 	}
 	adviseRange(lo+huge, lo+3*huge)
 	if f := vmFlags(t, lo+2*huge); strings.Contains(f, "hg") {
 		t.Errorf("adviseRange advised a covered range again (VmFlags %q)", f)
 	}
-	unix.Madvise(unsafe.Slice((*byte)(unsafe.Pointer(lo)), hi-lo), unix.MADV_HUGEPAGE)
+	unix.Madvise(advisedBytes, unix.MADV_HUGEPAGE)
 	if _, ok := isCovered(lo, hi+huge); ok {
 		t.Errorf("a range reaching past the advised one is covered")
 	}
