@@ -21,13 +21,28 @@ func fakeHeap(t *testing.T, n *uint64) {
 	t.Cleanup(func() { coveredHeap = real })
 }
 
+// spanEdit is one case of an edit of a span list: in with [lo, hi) added
+// or removed gives want.
+type spanEdit struct {
+	name   string
+	in     []span
+	lo, hi uintptr
+	want   []span
+}
+
+// checkSpanEdits runs edit (addSpan or removeSpan, named name) on each
+// case, on a copy of its list.
+func checkSpanEdits(t *testing.T, name string, edit func([]span, uintptr, uintptr) []span, cases []spanEdit) {
+	t.Helper()
+	for _, tc := range cases {
+		if got := edit(slices.Clone(tc.in), tc.lo, tc.hi); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %s(%v, %d, %d) = %v, want %v", tc.name, name, tc.in, tc.lo, tc.hi, got, tc.want)
+		}
+	}
+}
+
 func TestAddSpan(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		in     []span
-		lo, hi uintptr
-		want   []span
-	}{
+	checkSpanEdits(t, "addSpan", addSpan, []spanEdit{
 		{"into nothing", nil, 10, 20, []span{{10, 20}}},
 		{"before all", []span{{30, 40}}, 10, 20, []span{{10, 20}, {30, 40}}},
 		{"after all", []span{{30, 40}}, 50, 60, []span{{30, 40}, {50, 60}}},
@@ -37,32 +52,17 @@ func TestAddSpan(t *testing.T) {
 		{"inside one", []span{{0, 100}}, 10, 20, []span{{0, 100}}},
 		{"bridging three", []span{{0, 10}, {15, 18}, {25, 30}, {50, 60}}, 5, 27, []span{{0, 30}, {50, 60}}},
 		{"over all", []span{{10, 20}, {30, 40}}, 0, 100, []span{{0, 100}}},
-	} {
-		got := addSpan(slices.Clone(tc.in), tc.lo, tc.hi)
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("%s: addSpan(%v, %d, %d) = %v, want %v", tc.name, tc.in, tc.lo, tc.hi, got, tc.want)
-		}
-	}
+	})
 }
 
 func TestRemoveSpan(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		in     []span
-		lo, hi uintptr
-		want   []span
-	}{
+	checkSpanEdits(t, "removeSpan", removeSpan, []spanEdit{
 		{"from nothing", nil, 10, 20, []span{}},
 		{"apart", []span{{0, 10}, {30, 40}}, 10, 30, []span{{0, 10}, {30, 40}}},
 		{"a whole span", []span{{0, 10}, {20, 30}}, 15, 35, []span{{0, 10}}},
 		{"cut in two", []span{{0, 100}}, 10, 20, []span{{0, 10}, {20, 100}}},
 		{"the ends of two", []span{{0, 10}, {20, 30}}, 5, 25, []span{{0, 5}, {25, 30}}},
-	} {
-		got := removeSpan(slices.Clone(tc.in), tc.lo, tc.hi)
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("%s: removeSpan(%v, %d, %d) = %v, want %v", tc.name, tc.in, tc.lo, tc.hi, got, tc.want)
-		}
-	}
+	})
 }
 
 func TestSpanHolds(t *testing.T) {
