@@ -95,12 +95,13 @@ func build(cases []validation.Case, entries []hardware.FitEntry, budget simulati
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				reuse := new(simulation.Reuse) // the worker's, case to case (validation.EvaluateWith)
 				for i := range jobs {
 					cal := make(hardware.Calibration, len(p.Params))
 					for k, q := range p.Params {
 						cal[k] = hardware.Setting{Name: q.Name, Value: pts[i].Values[k]}
 					}
-					c := validation.EvaluateCalibrated(ctx, paths[pts[i].Row], budget, cal, overrides...)
+					c := validation.EvaluateWith(ctx, paths[pts[i].Row], budget, cal, reuse, overrides...)
 					out[i] = Outcome{Err: c.Comparison.Error, OK: c.Err == nil}
 				}
 			}()

@@ -1,7 +1,10 @@
 package validation
 
 import (
+	"context"
 	"errors"
+	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/simulation"
@@ -39,5 +42,61 @@ func TestSummarise(t *testing.T) {
 	}
 	if nf := NotFitting(cases); len(nf) != 1 || nf[0] != "c" {
 		t.Errorf("not fitting: %v", nf)
+	}
+}
+
+// Run's workers each keep one simulation.Reuse from case to case
+// (EvaluateWith); the cases are the ones Evaluate gives with nothing
+// reused, whatever the worker count (and so whatever each Reuse saw
+// before): the error, the comparison and every figure a Case is read for,
+// on every published run of scenarios/validation and scenarios/holdout
+// (every fourth with -short). A Reuse whose storage, cluster or prices
+// leaked into the next case fails here.
+func TestRunReusesAsFresh(t *testing.T) {
+	var paths []string
+	for _, pat := range []string{"../../scenarios/validation/*.yaml", "../../scenarios/holdout/*.yaml"} {
+		m, err := filepath.Glob(pat)
+		if err != nil || len(m) == 0 {
+			t.Fatalf("%s: %v (%d files)", pat, err, len(m))
+		}
+		for i, p := range m {
+			if !testing.Short() || i%4 == 0 {
+				paths = append(paths, p)
+			}
+		}
+	}
+	ctx := context.Background()
+	budget := simulation.Budget{} // the defaults
+	fresh := make([]Case, len(paths))
+	for i, p := range paths {
+		fresh[i] = Evaluate(ctx, p, budget)
+	}
+	figures := func(c Case) []any {
+		if c.Result == nil {
+			return nil
+		}
+		r := c.Result
+		return []any{r.StepTimeS, r.StepP50S, r.StepP99S, r.TokensPerS, r.MFU, r.HFU, r.TFLOPsPerGPU, r.BubbleFraction,
+			r.ComputeS, r.ExposedCommS, r.HostBoundS, r.PeakMemBytes, r.PeakReservedBytes, r.MemCapacityBytes,
+			r.MemMarginBytes, r.Fits, r.Events, r.SimWallS > 0}
+	}
+	simulated := 0
+	for _, workers := range []int{1, 2} {
+		cases := Run(ctx, paths, workers, budget)
+		for i, c := range cases {
+			f := fresh[i]
+			if (c.Err == nil) != (f.Err == nil) || (c.Err != nil && c.Err.Error() != f.Err.Error()) {
+				t.Fatalf("%d workers, %s: error %v, alone %v", workers, c.Name, c.Err, f.Err)
+			}
+			if c.Comparison != f.Comparison || !reflect.DeepEqual(figures(c), figures(f)) {
+				t.Errorf("%d workers, %s: %+v %v\nalone %+v %v", workers, c.Name, c.Comparison, figures(c), f.Comparison, figures(f))
+			}
+			if c.Err == nil && workers == 1 {
+				simulated++
+			}
+		}
+	}
+	if simulated < len(paths)/2 {
+		t.Errorf("%d of %d cases simulated", simulated, len(paths))
 	}
 }
