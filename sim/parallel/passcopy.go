@@ -14,9 +14,10 @@ import (
 // micro-batch, and as layer copying relies on (layercopy.go) the builder
 // uses task indices only as references. The micro-batch enters what is
 // emitted only as the tasks' Micro field, except through the builder's maps
-// keyed by micro-batch — the offloaded activations (offloaded) and the
-// hand-offs between two chunks of this stage (local) — which a copied
-// pass's builder must not hold. So when pass C (micro-batch m) starts with
+// keyed by micro-batch: the hand-offs between two chunks of this stage
+// (local), which a copied pass's builder must not hold, and the offloaded
+// activations (offloaded), whose entries a copy makes and reads at its own
+// micro-batch as emitting it would (offloadsCopy). So when pass C (micro-batch m) starts with
 // the state the last pass B of its kind (same chunk, direction and split,
 // micro-batch m−1, no gradient reduction in either) started with,
 // relabelled — every task index from some threshold θ on moved by P, the
@@ -75,7 +76,7 @@ type passOther struct {
 	first      bool
 	dense, exp float64
 	lens       [4]int // queued, dpTasks, barrier, pairWait
-	clean      bool   // no error, no interrupt, no offloaded activations, no local hand-offs
+	clean      bool   // no error, no interrupt, no local hand-offs (offloaded activations: offloadsCopy)
 }
 
 // passState is the task indices of the builder's state that a pass reads
@@ -107,7 +108,7 @@ func (b *builder) setPassState(s *[passStateInts]int32, theta, P int32) {
 func (b *builder) passOther() passOther {
 	return passOther{first: b.firstComp, dense: b.bucketDense, exp: b.bucketExpert,
 		lens:  [4]int{len(b.queued), len(b.dpTasks), len(b.barrier), len(b.pairWait)},
-		clean: b.err == nil && b.interrupt == nil && len(b.offloaded) == 0 && b.local == nil}
+		clean: b.err == nil && b.interrupt == nil && b.local == nil}
 }
 
 // runPass emits pass p alone, or copies it from the last pass of its kind
@@ -186,8 +187,18 @@ func (b *builder) copyPass(r *passMark, p *chunkPass, cur [passStateInts]int32, 
 	if !ok || theta < b.gathersEnd {
 		return false, false
 	}
+	offloads := false
+	if len(b.offloaded) > 0 {
+		if offloads, ok = b.offloadsCopy(r, theta, P); !ok {
+			return false, false
+		}
+	}
 	if b.rp.on {
-		return b.repricePass(r, at, P, n, theta, int32(r.mb))
+		copied, hosts = b.repricePass(r, at, P, n, theta, int32(r.mb))
+		if copied && offloads {
+			b.copyOffloads(r, at, false)
+		}
+		return copied, hosts
 	}
 	for cap(prog.Tasks)-len(prog.Tasks) < int(n) {
 		prog.grow()
@@ -255,6 +266,9 @@ func (b *builder) copyPass(r *passMark, p *chunkPass, cur [passStateInts]int32, 
 	deps := growDeps(prog.deps, int(d1-d0))[:e+int(d1-d0)]
 	prog.deps = deps
 	moveFrom(deps[e:], deps[d0:d1], theta, P)
+	if offloads {
+		b.copyOffloads(r, at, true)
+	}
 	b.setPassState(&r.fin, theta, P) // (r.fin the copy's from here on)
 	addStreams(&prog.streamTasks, &r.streams)
 	if (at-1)>>14 != (at+n-1)>>14 && b.interrupt == nil { // add's polling: a multiple of 16,384 among the copies
@@ -348,4 +362,109 @@ func addStreams(c, d *[streamSlots]int32) {
 	for i := range cw {
 		cw[i] += dw[i]
 	}
+}
+
+// Offloaded activations in a copied pass. A forward pass offloads each of
+// its layers' inputs of its micro-batch (builder.offload: a D2H copy and
+// the entry of b.offloaded keyed by the layer and micro-batch), and the
+// backward pass of that micro-batch reloads them (reloadLayer: an H2D copy
+// after the entry's D2H, made once and recorded in the entry). Those are
+// the builder's only reads and writes of b.offloaded, each at its own
+// pass's micro-batch, so a pass copied one micro-batch further reads and
+// writes the next micro-batch's entries as emitting it would, provided
+// they hold what the source's held when it ran: a forward makes its
+// entries anew, a backward finds each of its layers' entries made and not
+// yet reloaded. The copied reload must then wait for its own
+// micro-batch's offload, which the relabelling cannot give it (the
+// source's D2H is an earlier pass's task, kept or moved by P): copyOffloads
+// points it there. TestLayerCopyEqualsEmit holds the copies to emitting on
+// the scenarios that offload (DeepSeek-V3 on GB200), TestRepricedEqualsFresh
+// the re-pricing builds that copy them.
+
+// offloadsCopy reports whether the pass of r, copied one micro-batch
+// further with the relabelling (theta, P), keeps b.offloaded as emitting it
+// would (ok), and whether it holds offload copies at all (some). It
+// changes nothing.
+func (b *builder) offloadsCopy(r *passMark, theta, P int32) (some, ok bool) {
+	prog := b.prog
+	mb := int32(r.mb)
+	for i := r.at; i < r.end; i++ {
+		t := &prog.Tasks[i]
+		if t.Kind != KindHostCopy || t.Micro < 0 {
+			continue
+		}
+		if t.Micro != mb {
+			return false, false
+		}
+		some = true
+		l := int(t.Layer)
+		src, ok := b.offloaded[offloadKey(l, int(mb))]
+		switch t.Stream {
+		case StreamD2H:
+			if !ok || src.d2h != i {
+				return false, false // not the offload that made the source's entry
+			}
+		case StreamH2D:
+			dst, made := b.offloaded[offloadKey(l, int(mb)+1)]
+			if !ok || src.h2d != i || !made || dst.h2d >= 0 || dst.d2h < 0 || dst.bytes != src.bytes {
+				return false, false
+			}
+			// The copy's dependencies are the source's relabelled, with
+			// the source's D2H (once) replaced by the copy's: no other
+			// may then equal it (emitting lists a dependency once).
+			deps := prog.builtDeps(i)
+			if j := slices.Index(deps, src.d2h); j < 0 || slices.Index(deps[j+1:], src.d2h) >= 0 {
+				return false, false
+			}
+			for _, d := range deps {
+				if d != src.d2h && relabel(d, theta, P, -1, -1) == dst.d2h {
+					return false, false
+				}
+			}
+		default:
+			return false, false
+		}
+	}
+	return some, true
+}
+
+// copyOffloads makes b.offloaded's entries for the pass of r copied at
+// task at, one micro-batch further, as emitting it would have: a copied
+// offload's entry, and a copied reload recorded in its entry and, when
+// deps is set (a copy, not a re-pricing build's, whose dependencies are
+// the last build's), waiting for its own micro-batch's offload. The
+// caller checked the pass with offloadsCopy.
+func (b *builder) copyOffloads(r *passMark, at int32, deps bool) {
+	prog := b.prog
+	mb := r.mb
+	for i := r.at; i < r.end; i++ {
+		t := &prog.Tasks[i]
+		if t.Kind != KindHostCopy || t.Micro < 0 {
+			continue
+		}
+		c := at + (i - r.at)
+		k := offloadKey(int(t.Layer), mb+1)
+		if t.Stream == StreamD2H {
+			b.offloaded[k] = hostCopies{d2h: c, h2d: -1, bytes: t.Bytes}
+			continue
+		}
+		src, dst := b.offloaded[offloadKey(int(t.Layer), mb)], b.offloaded[k]
+		if deps {
+			from := prog.builtDeps(i)
+			to := prog.deps[prog.depOff[c]:][:len(from)]
+			to[slices.Index(from, src.d2h)] = dst.d2h
+		}
+		dst.h2d = c
+		b.offloaded[k] = dst
+	}
+}
+
+// builtDeps is Deps(i) while the program is being built, when depOff has
+// no entry after the last task's.
+func (p *Program) builtDeps(i int32) []int32 {
+	hi := int32(len(p.deps))
+	if int(i)+1 < len(p.depOff) {
+		hi = p.depOff[i+1]
+	}
+	return p.deps[p.depOff[i]:hi]
 }

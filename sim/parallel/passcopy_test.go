@@ -25,8 +25,12 @@ import (
 // With DP 2 and one-parameter buckets the backward still reduces only on
 // the last micro-batch (ZeRO 0-2), so the same 40 are copied. 8 micro-batches
 // copy 6 forwards and 6 backwards: 120. With offloaded activations (the
-// builder's map of them is keyed by micro-batch) nothing is copied; under
-// DualPipeV only the stage without the turn's local hand-offs copies.
+// builder's map of them is keyed by micro-batch; copyOffloads makes a
+// copy's entries) a forward is 13 tasks (three offloads: the chunk's last
+// layer keeps its inputs) and a backward 13 (three reloads); F2 and F3
+// are copied as before, but B1 is emitted: its start state names B0's last
+// reload where B0's named none. B2 is copied: 39. Under DualPipeV only the
+// stage without the turn's local hand-offs copies.
 func TestPassCopy(t *testing.T) {
 	noDP := func(c *StepConfig) { c.Layout = mustLayout(t, 1, 1) }
 	cases := []struct {
@@ -60,10 +64,10 @@ func TestPassCopy(t *testing.T) {
 		}, -1},
 		{"blocking sends", 2, 1, 8, 16, func(c *StepConfig) { c.Overlap.P2P = false }, -1},
 		{"two steps", 2, 1, 8, 16, func(c *StepConfig) { c.Steps = 2 }, -1},
-		{"offloaded activations", 1, 1, 4, 8, func(c *StepConfig) {
+		{"offloaded activations", 1, 1, 4, 4, func(c *StepConfig) {
 			c.Shape.Offload = workload.OffloadAttnNorm
 			c.HostD2H, c.HostH2D = 1e12, 1e12
-		}, 0},
+		}, 39},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

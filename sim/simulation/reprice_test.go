@@ -143,3 +143,46 @@ func TestRepricedEqualsFresh(t *testing.T) {
 	}
 	t.Logf("scenarios: %d runs in groups of one key, %d re-priced builds", runs, parallel.RepricedBuilds()-before)
 }
+
+// A pass that offloads activations is copied in a re-pricing build too
+// (parallel's copyOffloads): the bundled DeepSeek-V3 on GB200 and its
+// published run r023 share a structure key and offload the experts' fc1
+// inputs, so the second, run after the first in one Reuse, re-prices the
+// first's build with its passes copied, with the re-pricing checks on
+// (every re-priced build compared with a fresh one), and its figures are
+// its own run's alone. A copy that left the offloads' entries unmade
+// would send the re-pricing build back to a fresh one (no re-priced build
+// here) or, unchecked, wrong.
+func TestRepricedWithOffloads(t *testing.T) {
+	parallel.SetRepriceChecks(true)
+	defer parallel.SetRepriceChecks(false)
+	reuse := new(simulation.Reuse)
+	for k, f := range []string{"../../scenarios/deepseek-v3-256-gb200.yaml", "../../scenarios/validation/r023-deepseek-v3-gb200-256gpu.yaml"} {
+		s, err := scenario.Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Offload() == 0 {
+			t.Fatalf("%s offloads nothing", f)
+		}
+		repriced, copied := parallel.RepricedBuilds(), parallel.CopiedPassTasks()
+		r, err := simulation.Run(context.Background(), s, simulation.Options{Reuse: reuse, FiguresOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := parallel.SetRepriceChecks(true); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		repriced, copied = parallel.RepricedBuilds()-repriced, parallel.CopiedPassTasks()-copied
+		if k == 1 && (repriced == 0 || copied == 0) {
+			t.Errorf("%s after its key's other: %d re-priced builds, %d tasks in copied passes", f, repriced, copied)
+		}
+		own, err := simulation.Run(context.Background(), s, simulation.Options{FiguresOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.StepTimeS != own.StepTimeS || r.Events != own.Events || r.PlayedTasks != own.PlayedTasks {
+			t.Errorf("%s: step %v events %d played %d in one Reuse, alone %v %d %d", f, r.StepTimeS, r.Events, r.PlayedTasks, own.StepTimeS, own.Events, own.PlayedTasks)
+		}
+	}
+}
