@@ -173,7 +173,14 @@ func SteadyPlayed(cfg *StepConfig, margin int) (played int, ok bool) {
 
 // steadyCount is PlanSteady's count: the micro-batches played, those of a
 // unit (g: 1, or pp for a schedule that takes only multiples of pp,
-// interleaved), and false where the schedule refuses the count.
+// interleaved), and false where the schedule refuses the count. The unit
+// is found by asking the schedule for played + 1 micro-batches, so where
+// that is itself a multiple of pp (interleaved at pp 2, 4 and 8 and the
+// sweep's margin of 6) g comes out 1 and the count is refused. That
+// refusal is kept on purpose: an interleaved step whose count is accepted
+// is refused by its programs as Lasting (a unit's receive matched in the
+// peer's suffix across the chunk wrap), so the count only saves the
+// shortened play that would fail (docs/design.md, round 55).
 func steadyCount(cfg *StepConfig, margin int) (played, g int, ok bool) {
 	if cfg.Steps > 1 || cfg.Layout == nil {
 		return 0, 0, false
