@@ -16,10 +16,11 @@ import (
 // emitted only as the tasks' Micro field, except through the builder's maps
 // keyed by micro-batch: the hand-offs between two chunks of this stage
 // (local), which a copied pass's builder must not hold, and the offloaded
-// activations (offloaded), whose entries a copy makes and reads at its own
-// micro-batch as emitting it would (offloadsCopy). So when pass C (micro-batch m) starts with
-// the state the last pass B of its kind (same chunk, direction and split,
-// micro-batch m−1, no gradient reduction in either) started with,
+// activations (offloaded), whose entries a copy makes and reads at its
+// own micro-batch as emitting it would (offloadsCopy). So when pass C
+// (micro-batch m) starts with the state the last pass B of its kind (same
+// chunk, direction and split, micro-batch m−1, no gradient reduction in
+// either) started with,
 // relabelled — every task index from some threshold θ on moved by P, the
 // distance from B's first task to C's, every index before θ unchanged —
 // and with the same untracked state (gradient bucket, queued buckets, DP
@@ -378,8 +379,9 @@ func addStreams(c, d *[streamSlots]int32) {
 // micro-batch's offload, which the relabelling cannot give it (the
 // source's D2H is an earlier pass's task, kept or moved by P): copyOffloads
 // points it there. TestLayerCopyEqualsEmit holds the copies to emitting on
-// the scenarios that offload (DeepSeek-V3 on GB200), TestRepricedEqualsFresh
-// the re-pricing builds that copy them.
+// the scenarios that offload (DeepSeek-V3 on GB200), TestPassCopy counts
+// them on a hand-made case, and TestRepricedWithOffloads holds the
+// re-pricing builds that copy them to fresh builds.
 
 // offloadsCopy reports whether the pass of r, copied one micro-batch
 // further with the relabelling (theta, P), keeps b.offloaded as emitting it
