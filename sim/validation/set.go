@@ -93,8 +93,8 @@ func EvaluateWith(ctx context.Context, path string, budget simulation.Budget, ca
 // Run evaluates every path on workers goroutines (≤ 0: one per CPU) and
 // returns the cases in path order; they do not depend on workers. Each
 // goroutine keeps one simulation.Reuse across its cases (EvaluateWith):
-// the 185 published runs of scenarios/validation then take 1.0 s of CPU
-// instead of 1.7 (issue 18; a fresh arena and cluster per case was 95 k
+// `simtrain validate scenarios/validation` then takes 0.79 s of CPU
+// instead of 1.85 (issue 18; a fresh arena and cluster per case was 94 k
 // page faults and 0.67 s of system time).
 func Run(ctx context.Context, paths []string, workers int, budget simulation.Budget, overrides ...scenario.Override) []Case {
 	if workers <= 0 {
