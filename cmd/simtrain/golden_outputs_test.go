@@ -165,6 +165,40 @@ func TestGoldenBundledScenarios(t *testing.T) {
 	goldenCompare(t, "bundled-scenarios.txt", b.String())
 }
 
+// TestGoldenBundledScenariosInOneRun: `simtrain run` given every bundled
+// scenario at once, whose runs keep one simulation.Reuse from file to
+// file, writes what running each alone does: the same golden file as
+// TestGoldenBundledScenarios, every JSON line and every output file. A
+// Reuse that carried a run's storage, cluster or prices into the next
+// would change some file here.
+func TestGoldenBundledScenariosInOneRun(t *testing.T) {
+	files, err := filepath.Glob("../../scenarios/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no bundled scenarios: %v", err)
+	}
+	sort.Strings(files)
+	out := t.TempDir()
+	stdout, stderr, err := runCLI(t, append(append([]string{"run"}, files...), "--out", out, "--format", "json", "--quiet")...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != len(files) {
+		t.Fatalf("%d JSON lines for %d scenarios", len(lines), len(files))
+	}
+	var b strings.Builder
+	for i, f := range files {
+		line := withoutWallTime(t, lines[i])
+		var named struct{ Name string }
+		if err := json.Unmarshal([]byte(line), &named); err != nil || named.Name == "" {
+			t.Fatalf("%s: no name in %s (%v)", f, line, err)
+		}
+		fmt.Fprintf(&b, "%s\n  %s\n", filepath.Base(f), line)
+		b.WriteString(dirDigest(t, filepath.Join(out, named.Name)))
+	}
+	goldenCompare(t, "bundled-scenarios.txt", b.String())
+}
+
 // TestGoldenSweep pins the bundled 160-point sweep's summary.
 func TestGoldenSweep(t *testing.T) {
 	out := t.TempDir()

@@ -115,8 +115,12 @@ input (a flag, a file, a field; also work above --max-tasks or --max-memory),
 			// command's own error). The exit status is the worst file's.
 			failed, code := 0, exitOK
 			var first error
+			// One Reuse for the files in turn (simulation.Options.Reuse:
+			// the arena, cluster and prices a sweep worker keeps): a run
+			// has written its directory before the next one starts.
+			reuse := new(simulation.Reuse)
 			for _, path := range args {
-				err := runOne(cmd, path, o, fid)
+				err := runOne(cmd, path, o, fid, reuse)
 				if err == nil {
 					continue
 				}
@@ -163,8 +167,10 @@ input (a flag, a file, a field; also work above --max-tasks or --max-memory),
 }
 
 // runOne simulates one scenario file and writes its directory. Errors name
-// the file; an invalid file or flag is bad input (exit status 2).
-func runOne(cmd *cobra.Command, path string, o runOptions, fid *network.Fidelity) error {
+// the file; an invalid file or flag is bad input (exit status 2). reuse
+// (nil: none) is what the command's runs keep from one file to the next;
+// an every-rank play (--all-ranks) takes none.
+func runOne(cmd *cobra.Command, path string, o runOptions, fid *network.Fidelity, reuse *simulation.Reuse) error {
 	s, err := scenario.Load(path, o.overrides...)
 	if err != nil {
 		return inputError(err) // scenario.Load names the file
@@ -199,7 +205,10 @@ func runOne(cmd *cobra.Command, path string, o runOptions, fid *network.Fidelity
 		return append(o.tlRanks.ranks(world, r.TimelineRanks), o.trRanks.ranks(world, r.TimelineRanks)...)
 	}
 	prog := newRunProgress(cmd.ErrOrStderr(), o.quiet, s.Name)
-	res, err := simulation.Run(cmd.Context(), s, simulation.Options{AllRanks: o.allRanks, Progress: prog.update, Budget: o.budget.budget(), KeepRanks: keep})
+	if o.allRanks {
+		reuse = nil
+	}
+	res, err := simulation.Run(cmd.Context(), s, simulation.Options{AllRanks: o.allRanks, Progress: prog.update, Budget: o.budget.budget(), KeepRanks: keep, Reuse: reuse})
 	prog.finish()
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
