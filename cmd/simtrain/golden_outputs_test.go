@@ -140,27 +140,41 @@ func dirDigest(t *testing.T, dir string) string {
 	return b.String()
 }
 
-// TestGoldenBundledScenarios pins `simtrain run` on every bundled scenario:
-// its JSON summary and every file it writes.
-func TestGoldenBundledScenarios(t *testing.T) {
+// bundledScenarios lists the bundled scenario files in name order.
+func bundledScenarios(t *testing.T) []string {
+	t.Helper()
 	files, err := filepath.Glob("../../scenarios/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no bundled scenarios: %v", err)
 	}
 	sort.Strings(files)
+	return files
+}
+
+// writeScenarioEntry appends to b one scenario's entry of
+// bundled-scenarios.txt: its file name, its run's JSON line without the
+// wall time and the digest of the directory the run wrote.
+func writeScenarioEntry(t *testing.T, b *strings.Builder, file, jsonLine, dir string) {
+	t.Helper()
+	fmt.Fprintf(b, "%s\n  %s\n", filepath.Base(file), withoutWallTime(t, jsonLine))
+	b.WriteString(dirDigest(t, dir))
+}
+
+// TestGoldenBundledScenarios pins `simtrain run` on every bundled scenario:
+// its JSON summary and every file it writes.
+func TestGoldenBundledScenarios(t *testing.T) {
 	var b strings.Builder
-	for _, f := range files {
+	for _, f := range bundledScenarios(t) {
 		out := t.TempDir()
 		stdout, stderr, err := runCLI(t, "run", f, "--out", out, "--format", "json", "--quiet")
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", f, err, stderr)
 		}
-		fmt.Fprintf(&b, "%s\n  %s\n", filepath.Base(f), withoutWallTime(t, strings.TrimSpace(stdout)))
 		dirs, err := os.ReadDir(out)
 		if err != nil || len(dirs) != 1 {
 			t.Fatalf("%s: want one output directory under %s, got %v (%v)", f, out, dirs, err)
 		}
-		b.WriteString(dirDigest(t, filepath.Join(out, dirs[0].Name())))
+		writeScenarioEntry(t, &b, f, strings.TrimSpace(stdout), filepath.Join(out, dirs[0].Name()))
 	}
 	goldenCompare(t, "bundled-scenarios.txt", b.String())
 }
@@ -172,11 +186,7 @@ func TestGoldenBundledScenarios(t *testing.T) {
 // Reuse that carried a run's storage, cluster or prices into the next
 // would change some file here.
 func TestGoldenBundledScenariosInOneRun(t *testing.T) {
-	files, err := filepath.Glob("../../scenarios/*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no bundled scenarios: %v", err)
-	}
-	sort.Strings(files)
+	files := bundledScenarios(t)
 	out := t.TempDir()
 	stdout, stderr, err := runCLI(t, append(append([]string{"run"}, files...), "--out", out, "--format", "json", "--quiet")...)
 	if err != nil {
@@ -188,13 +198,11 @@ func TestGoldenBundledScenariosInOneRun(t *testing.T) {
 	}
 	var b strings.Builder
 	for i, f := range files {
-		line := withoutWallTime(t, lines[i])
 		var named struct{ Name string }
-		if err := json.Unmarshal([]byte(line), &named); err != nil || named.Name == "" {
-			t.Fatalf("%s: no name in %s (%v)", f, line, err)
+		if err := json.Unmarshal([]byte(lines[i]), &named); err != nil || named.Name == "" {
+			t.Fatalf("%s: no name in %s (%v)", f, lines[i], err)
 		}
-		fmt.Fprintf(&b, "%s\n  %s\n", filepath.Base(f), line)
-		b.WriteString(dirDigest(t, filepath.Join(out, named.Name)))
+		writeScenarioEntry(t, &b, f, lines[i], filepath.Join(out, named.Name))
 	}
 	goldenCompare(t, "bundled-scenarios.txt", b.String())
 }
