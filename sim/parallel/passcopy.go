@@ -389,25 +389,25 @@ func addStreams(c, d *[streamSlots]int32) {
 // changes nothing.
 func (b *builder) offloadsCopy(r *passMark, theta, P int32) (some, ok bool) {
 	prog := b.prog
-	mb := int32(r.mb)
+	mb := r.mb
 	for i := r.at; i < r.end; i++ {
 		t := &prog.Tasks[i]
 		if t.Kind != KindHostCopy || t.Micro < 0 {
 			continue
 		}
-		if t.Micro != mb {
+		if int(t.Micro) != mb {
 			return false, false
 		}
 		some = true
 		l := int(t.Layer)
-		src, ok := b.offloaded[offloadKey(l, int(mb))]
+		src, ok := b.offloaded[offloadKey(l, mb)]
 		switch t.Stream {
 		case StreamD2H:
 			if !ok || src.d2h != i {
 				return false, false // not the offload that made the source's entry
 			}
 		case StreamH2D:
-			dst, made := b.offloaded[offloadKey(l, int(mb)+1)]
+			dst, made := b.offloaded[offloadKey(l, mb+1)]
 			if !ok || src.h2d != i || !made || dst.h2d >= 0 || dst.d2h < 0 || dst.bytes != src.bytes {
 				return false, false
 			}
