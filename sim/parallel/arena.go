@@ -108,6 +108,23 @@ type pool[T any] struct {
 	// maps them.
 	warm warmth
 	most int
+	// stop, when not 0, is where the stage being built ends in buf: the
+	// start of the parked copies (parkCopy) of the stages after it, which
+	// their builds and Resume read after this one (Fork.guardPark). A
+	// stage that needs the room past stop gives those copies up first
+	// (guard.rescue(guardStage), which clears every pool's stop).
+	stop       int
+	guard      *Fork
+	guardStage int
+}
+
+// room is where the stage being built must end in buf: stop while a
+// parked copy lies above, else buf's end.
+func (p *pool[T]) room() int {
+	if p.stop > p.used {
+		return p.stop
+	}
+	return len(p.buf)
 }
 
 // ahead maps the pages of the array's tail that a stage as large as the
@@ -126,10 +143,26 @@ func (p *pool[T]) reset() {
 		p.buf = make([]T, p.need+p.need/4)
 	}
 	p.used, p.need = 0, 0
+	p.unguarded()
 }
 
+// unguardPools drops the stops of the pools a Fork parks its copies in
+// (Fork.guardPark); nothing for a nil arena.
+func (a *Arena) unguardPools() {
+	if a != nil {
+		a.hot.unguarded()
+		a.depOff.unguarded()
+		a.deps.unguarded()
+		a.queue.unguarded()
+	}
+}
+
+// unguarded drops the stop (the copies above it given up, or not read
+// again).
+func (p *pool[T]) unguarded() { p.stop, p.guard = 0, nil }
+
 // next returns an empty slice at the array's free tail, with its room.
-func (p *pool[T]) next() []T { return p.buf[p.used:p.used:len(p.buf)] }
+func (p *pool[T]) next() []T { return p.buf[p.used:p.used:p.room()] }
 
 // in says whether s starts at the array's free tail (next's slice,
 // appended to in place).
@@ -141,6 +174,7 @@ func (p *pool[T]) in(s []T) bool {
 // it, and s is capped at its length, so that no append through it reaches
 // the next stage's storage.
 func (p *pool[T]) seal(s []T) []T {
+
 	p.need += len(s)
 	p.most = max(p.most, len(s))
 	if p.in(s) {
@@ -158,12 +192,22 @@ func (p *pool[T]) grow(s []T, n int) []T {
 	if cap(s)-len(s) >= n {
 		return s
 	}
-	if p.in(s) && len(p.buf)-p.used >= len(s)+n {
-		return p.buf[p.used : p.used+len(s)]
+	if p.in(s) {
+		if p.room()-p.used >= len(s)+n {
+			return p.buf[p.used : p.used+len(s) : p.room()]
+		}
+		if p.stop > 0 && len(p.buf)-p.used >= len(s)+n {
+			// The room past the copies parked above: they are moved
+			// out of the way first (Fork.rescue), not written over.
+			p.guard.rescue(p.guardStage)
+			p.unguarded() // (rescue dropped every pool's stop, unless it found the copies written over)
+			return p.buf[p.used : p.used+len(s)]
+		}
 	}
 	t := make([]T, max(2*(p.used+len(s)), len(s)+n))
 	copy(t, s)
 	p.buf, p.used = t, 0
+	p.unguarded() // (the copies stay where they are, in the old array)
 	return t[:len(s)]
 }
 
@@ -192,9 +236,15 @@ func (p *pool[T]) above(s []T) bool {
 // has carved (the slices carved before keep the old one).
 func (p *pool[T]) carve(n int) []T {
 	p.need += n
-	if len(p.buf)-p.used < n {
-		c := p.used + n
-		p.buf, p.used = make([]T, max(2*len(p.buf), c+c/4)), 0
+	if p.room()-p.used < n {
+		if p.stop > 0 && len(p.buf)-p.used >= n {
+			p.guard.rescue(p.guardStage) // (the copies parked above moved out of the way first: grow)
+			p.unguarded()
+		} else {
+			c := p.used + n
+			p.buf, p.used = make([]T, max(2*len(p.buf), c+c/4)), 0
+			p.unguarded()
+		}
 	}
 	warmTo(&p.warm, p.buf, p.used+n)
 	s := p.buf[p.used : p.used+n : p.used+n]
@@ -365,10 +415,11 @@ type instanceBuffers struct {
 // sealProgram). Its task capacity is the least of the tails' (one depOff
 // entry more), so that add's one check of the tasks' room covers hot and
 // depOff too.
-func (a *Arena) program(s int) *Program {
+func (a *Arena) program(s int, from *Fork) *Program {
 	if s == 0 {
 		a.startBuild()
 	}
+	from.guardPark(s, a) // (before the stage's storage is taken: next)
 	for len(a.progs) <= s {
 		a.progs = append(a.progs, &Program{arena: a})
 	}

@@ -571,7 +571,49 @@ func (f *Fork) rescue(s int) {
 	cp.depOff = unpark(&cp.own.depOff, cp.depOff, fi.offAt)
 	cp.deps = unpark(&cp.own.deps, cp.deps, fi.depAt)
 	cp.queue = unpark(&cp.own.queue, cp.queue, fi.qEnt)
+	cp.parkA.unguardPools()
 	cp.parkA, cp.rescued = nil, s
+}
+
+// guardPark keeps the build of stage s in arena a below the copies parked
+// there (parkCopy) of the stages after it, which their builds and Resume
+// read later (pool.stop): a stage that needs the room past them rescues
+// them first. Stage s's own copy lies below theirs, and its build reads it
+// at its start (resumeKept), before it writes past it. With a nil f (no
+// Fork to resume from) it only drops the pools' stops.
+//
+// Why: a stage's build could reach a later stage's parked copies, whose
+// start (rescue, or rescueAhead's estimate one stage ahead) then found
+// them written over, and Resume refused the whole play. Whether a build
+// reached them depended on how far the arena's earlier builds had
+// populated its pools (the park lies at their top), so a Reuse's history
+// decided whether a failed shortened play was resumed or played again:
+// the 70B sweep's point 965, after a run of twelve points on one Reuse,
+// played 188,293 tasks where a fresh run played 169,608 (issue 18, round
+// 56; TestClusterSendSharesEqualFresh holds Reuse runs to fresh ones).
+func (f *Fork) guardPark(s int, a *Arena) {
+	a.unguardPools()
+	if f == nil || a == nil || f.cp == nil || f.cp.parkA != a || f.cp.owner != f || s+1 >= len(f.inst) {
+		return
+	}
+	cp := f.cp
+	fi := &f.inst[s+1]
+	guardPool(&a.hot, cp.hot, fi.at, f, s+1)
+	guardPool(&a.depOff, cp.depOff, fi.offAt, f, s+1)
+	guardPool(&a.deps, cp.deps, fi.depAt, f, s+1)
+	guardPool(&a.queue, cp.queue, fi.qEnt, f, s+1)
+}
+
+// guardPool sets pool p's stop at the start of copy[at:], when that lies
+// in p's array (for stage's rescue).
+func guardPool[T any](p *pool[T], copy []T, at int, f *Fork, stage int) {
+	if at >= len(copy) || !inPool(p, copy) {
+		return
+	}
+	var zero T
+	b0 := uintptr(unsafe.Pointer(unsafe.SliceData(p.buf)))
+	p.stop = int((uintptr(unsafe.Pointer(unsafe.SliceData(copy[at:]))) - b0) / unsafe.Sizeof(zero))
+	p.guard, p.guardStage = f, stage
 }
 
 // rescueAhead rescues the copies of the stages after s when stage s's

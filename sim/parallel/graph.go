@@ -1569,7 +1569,7 @@ func buildAfter(cfg *StepConfig, pr Pricer, from *Fork, reprice bool) ([]*Progra
 		var prog *Program
 		switch {
 		case cfg.Arena != nil:
-			prog = cfg.Arena.program(s)
+			prog = cfg.Arena.program(s, from)
 		case s > 0:
 			// Stages hold similar numbers of tasks: start each at the
 			// size of the first instead of growing it by appends.
@@ -1620,6 +1620,7 @@ func buildAfter(cfg *StepConfig, pr Pricer, from *Fork, reprice bool) ([]*Progra
 		}
 	}
 	if cfg.Arena != nil {
+		cfg.Arena.unguardPools()          // (no stage is built past here)
 		cfg.Arena.passMarks = b.passMarks // pass copying's marks (passcopy.go), kept for the next build
 	}
 	var recvs *recvIndex
