@@ -60,7 +60,33 @@ const steadyTail = 1
 // schedule entry that overlaps two passes; a schedule whose order does not
 // grow by copies of one unit; not enough micro-batches for a gain).
 func PlanSteady(cfg *StepConfig, margin int) (Steady, bool) {
-	played, g, ok := steadyCount(cfg, margin)
+	return planSteady(cfg, margin, false)
+}
+
+// PlanSteadyPairs is PlanSteady with units of two micro-batches, for a
+// schedule whose unit is one (not interleaved): a pipeline whose period
+// alternates between two values repeats exactly in units of two, which
+// Replicate then checks (and a settled one too, over a window twice as
+// long). It plays pp + margin + 2·steadyTail micro-batches, or one more
+// where the step's count needs it to be a whole number of units longer.
+// Each stage's cut moves back by whole units, when its last unit would
+// receive from a neighbour's suffix, until none does (alignPairs).
+//
+// Why (issue 18, round 56): with the persistent-GEMM waves a GEMM loses a
+// wave when a communication kernel overlaps it, and on some layouts that
+// overlap comes and goes every other micro-batch: the 70B sweep's points
+// 924 and 964 (tp 16, pp 8 and 16) alternate between two periods from
+// their first units on and were played whole after two failed shortened
+// plays; in pairs they replicate on the second (5.8 → 4.0 and 13.5 → 5.3
+// ms of thread CPU, the least of four runs each; played whole at once
+// they take 4.1 and 9.1).
+func PlanSteadyPairs(cfg *StepConfig, margin int) (Steady, bool) {
+	return planSteady(cfg, margin, true)
+}
+
+// planSteady is PlanSteady (pairs false) and PlanSteadyPairs.
+func planSteady(cfg *StepConfig, margin int, pairs bool) (Steady, bool) {
+	played, g, ok := steadyCount(cfg, margin, pairs)
 	if !ok {
 		return Steady{}, false
 	}
@@ -69,7 +95,7 @@ func PlanSteady(cfg *StepConfig, margin int) (Steady, bool) {
 	virtual := max(cfg.Virtual, 1)
 	shape := func(n int) pipeline.Shape { return pipeline.Shape{Stages: pp, Microbatches: n, Virtual: virtual} }
 	st := Steady{Played: played, Extra: (m - played) / g, g: g, stages: make([]steadyStage, pp)}
-	var lastBackward []int
+	var last []int // (indexed by chunk: lastBackwards)
 	for s := 0; s < pp; s++ {
 		// The orders from the arena (its kept ones, shared with the
 		// builds of the played and the full step; read only here).
@@ -87,20 +113,9 @@ func PlanSteady(cfg *StepConfig, margin int) (Steady, bool) {
 		}
 		// The last backward of each chunk issues the gradient reduction:
 		// keep it in the suffix, which is played once.
-		// (indexed by chunk; -1 for a chunk with no backward here)
-		last := lastBackward[:0]
-		for i, e := range o1 {
-			if e.Overlap {
-				return Steady{}, false
-			}
-			if e.Phase == pipeline.PhaseB || e.Phase == pipeline.PhaseW {
-				for len(last) <= e.Chunk {
-					last = append(last, -1)
-				}
-				last[e.Chunk] = i
-			}
+		if last, ok = lastBackwards(o1, last[:0]); !ok {
+			return Steady{}, false
 		}
-		lastBackward = last
 		for moved := true; moved && end >= u; {
 			moved = false
 			for _, i := range last {
@@ -120,43 +135,137 @@ func PlanSteady(cfg *StepConfig, margin int) (Steady, bool) {
 		if end < u {
 			return Steady{}, false
 		}
-		// The full order must be the played one with Extra more units.
-		full := cfg.Arena.order(sched, shape(m), s)
-		if len(full) != len(o1)+st.Extra*u {
+		st.stages[s] = steadyStage{end: end, unit: u}
+		if pairs {
+			continue // checked below, once the cuts are aligned
+		}
+		if st.stages[s].common, ok = checkFull(cfg.Arena.order(sched, shape(m), s), o1, end, u, g, st.Extra, last); !ok {
 			return Steady{}, false
 		}
-		for i := range full {
-			var want pipeline.Step
-			switch c := (i - end) / u; {
-			case i < end:
-				want = o1[i]
-			case c < st.Extra:
-				want = o1[end-u+(i-end)%u]
-				want.Microbatch += (c + 1) * g
-			default:
-				want = o1[i-st.Extra*u]
-				want.Microbatch += st.Extra * g
-			}
-			if full[i] != want {
+	}
+	if pairs {
+		o := func(s int) []pipeline.Step { return cfg.Arena.order(sched, shape(played), s) }
+		if !alignPairs(o, st.stages) {
+			return Steady{}, false
+		}
+		for s := range st.stages {
+			o1 := o(s)
+			last, _ = lastBackwards(o1, last[:0])
+			c := &st.stages[s]
+			if c.common, ok = checkFull(cfg.Arena.order(sched, shape(m), s), o1, c.end, c.unit, g, st.Extra, last); !ok {
 				return Steady{}, false
 			}
 		}
-		// common: the entries the played and the full order share before
-		// the played step's first last backward (whose gradient
-		// reductions the full step issues later): Fork's prefix.
-		common := 0
-		for common < len(o1) && o1[common] == full[common] {
-			common++
-		}
-		for _, i := range last {
-			if i >= 0 {
-				common = min(common, i)
-			}
-		}
-		st.stages[s] = steadyStage{end: end, unit: u, common: common}
 	}
 	return st, true
 }
+
+// lastBackwards returns, per chunk, the index in o of the chunk's last
+// backward (or weight-gradient) entry, -1 for a chunk with none, in last's
+// storage; false when an entry overlaps two passes.
+func lastBackwards(o []pipeline.Step, last []int) ([]int, bool) {
+	for i, e := range o {
+		if e.Overlap {
+			return last, false
+		}
+		if e.Phase == pipeline.PhaseB || e.Phase == pipeline.PhaseW {
+			for len(last) <= e.Chunk {
+				last = append(last, -1)
+			}
+			last[e.Chunk] = i
+		}
+	}
+	return last, true
+}
+
+// checkFull checks that full, the step's order, is played (the played
+// step's order) with extra more copies of its unit [end−u, end), each g
+// micro-batches on, and returns common: the entries the played and the
+// full order share before the played step's first last backward (last:
+// lastBackwards; whose gradient reductions the full step issues later),
+// Fork's prefix.
+func checkFull(full, played []pipeline.Step, end, u, g, extra int, last []int) (common int, ok bool) {
+	if len(full) != len(played)+extra*u {
+		return 0, false
+	}
+	for i := range full {
+		var want pipeline.Step
+		switch c := (i - end) / u; {
+		case i < end:
+			want = played[i]
+		case c < extra:
+			want = played[end-u+(i-end)%u]
+			want.Microbatch += (c + 1) * g
+		default:
+			want = played[i-extra*u]
+			want.Microbatch += extra * g
+		}
+		if full[i] != want {
+			return 0, false
+		}
+	}
+	for common < len(played) && played[common] == full[common] {
+		common++
+	}
+	for _, i := range last {
+		if i >= 0 {
+			common = min(common, i)
+		}
+	}
+	return common, true
+}
+
+// alignPairs moves stages' cuts (order(s): stage s's played order) back by
+// whole units until no stage's last unit holds a forward whose activation
+// comes from the stage before, or a backward whose gradient comes from the
+// stage after, that the sending stage plays in its suffix: Replicate's
+// structure check refuses such a unit ("receive from a suffix"). Cuts of
+// one-micro-batch units meet this as the schedule cuts them; with units of
+// two, the last stage's cut, moved back a whole unit for its last
+// backward, leaves in its suffix a backward whose gradient the stage
+// before receives in its last unit (TestPlanSteadyPairs counts one case
+// by hand). Cuts only move back, so this ends; false when one falls below
+// its unit.
+func alignPairs(order func(s int) []pipeline.Step, stages []steadyStage) bool {
+	pp := len(stages)
+	// at(s, e): e's index in stage s's order, -1 when absent (orders are
+	// short: pp + margin micro-batches)
+	at := func(s int, e pipeline.Step) int {
+		for i, f := range order(s) {
+			if f == e {
+				return i
+			}
+		}
+		return -1
+	}
+	for moved := true; moved; {
+		moved = false
+		for s := range stages {
+			c := &stages[s]
+			for _, e := range order(s)[c.end-c.unit : c.end] {
+				peer := s - 1 // a forward's input comes from the stage before
+				if e.Phase != pipeline.PhaseF {
+					peer = s + 1 // a backward's from the stage after
+				}
+				if e.Phase == pipeline.PhaseW || peer < 0 || peer >= pp {
+					continue // (a weight gradient receives nothing)
+				}
+				if i := at(peer, e); i >= stages[peer].end {
+					c.end -= c.unit
+					moved = true
+					break
+				}
+			}
+			if c.end < c.unit {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Unit is the micro-batches of st's replicated unit.
+func (st Steady) Unit() int { return st.g }
 
 // SteadyPlayed is the micro-batches PlanSteady(cfg, margin) would play
 // (Steady.Played), from the schedule's shapes alone, or false where it
@@ -167,7 +276,7 @@ func PlanSteady(cfg *StepConfig, margin int) (Steady, bool) {
 // orders for the played, the one unit longer and the full step, ≈ 0.1 M
 // instructions at pp 16 (issue 18, fail49).
 func SteadyPlayed(cfg *StepConfig, margin int) (played int, ok bool) {
-	played, _, ok = steadyCount(cfg, margin)
+	played, _, ok = steadyCount(cfg, margin, false)
 	return played, ok
 }
 
@@ -181,7 +290,11 @@ func SteadyPlayed(cfg *StepConfig, margin int) (played int, ok bool) {
 // is refused by its programs as Lasting (a unit's receive matched in the
 // peer's suffix across the chunk wrap), so the count only saves the
 // shortened play that would fail (docs/design.md, round 55).
-func steadyCount(cfg *StepConfig, margin int) (played, g int, ok bool) {
+//
+// With pairs (PlanSteadyPairs) the unit is two micro-batches, the tail unit
+// too, and played is one more where m − played would be odd; false for a
+// schedule whose unit is not one micro-batch, or that has virtual stages.
+func steadyCount(cfg *StepConfig, margin int, pairs bool) (played, g int, ok bool) {
 	if cfg.Steps > 1 || cfg.Layout == nil {
 		return 0, 0, false
 	}
@@ -191,9 +304,19 @@ func steadyCount(cfg *StepConfig, margin int) (played, g int, ok bool) {
 	shape := func(n int) pipeline.Shape { return pipeline.Shape{Stages: pp, Microbatches: n, Virtual: virtual} }
 	g = 1
 	played = pp + margin + steadyTail
-	if sched.Check(shape(played+1)) != nil {
+	switch {
+	case sched.Check(shape(played+1)) != nil:
+		if pairs {
+			return 0, 0, false
+		}
 		g = pp
 		played = (played + pp - 1) / pp * pp
+	case pairs && virtual > 1:
+		return 0, 0, false // (its units cross the chunk wrap: alignPairs does not hold)
+	case pairs:
+		g = 2
+		played = pp + margin + steadyTail*g
+		played += (m - played) % g
 	}
 	if m < played+steadyMinExtra || (m-played)%g != 0 ||
 		sched.Check(shape(played)) != nil || sched.Check(shape(played+g)) != nil {
@@ -808,6 +931,12 @@ func (x *Executor) Replicated() bool { return x.rep != nil }
 // for a gain (a shortened play that fails costs its time on top of the
 // full play's). The estimate only chooses what to play: Replicate still
 // checks the new play exactly.
+
+// Reach is how many units back the last checked unit's tasks depend, as
+// the last Replicate (or RunSteady's early check) found it: the check
+// compares Reach + 2 units, so units of two micro-batches (PlanSteadyPairs)
+// need Reach + 2 micro-batches more than units of one. 0 before any check.
+func (x *Executor) Reach() int { return x.reach }
 
 // settleUnits is how many units Settle measures the change of period on.
 const settleUnits = 4

@@ -1,0 +1,134 @@
+package parallel
+
+import (
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/pipeline"
+)
+
+// pairsConfig is steadyConfig with pp stages of one layer each.
+func pairsConfig(t *testing.T, pp, m int) *StepConfig {
+	t.Helper()
+	cfg := hostConfig(t, pp, HostModel{})
+	l, err := NewLayout(1, 1, 1, 1, pp, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, err := Partition(pp, pp, 1, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Layout, cfg.Chunks, cfg.Microbatches = l, chunks, m
+	return cfg
+}
+
+// PlanSteadyPairs plays pp + margin + 2 micro-batches (one more where the
+// rest would not be whole units of two), copies units of two, and cuts
+// every stage where no unit receives from a neighbour's suffix: each
+// forward of a stage's last unit is sent by the stage before from its
+// played part, each backward by the stage after. At pp 2 the cuts are
+// counted by hand: with n played, stage 1 (no warm-up: F0 B0 F1 B1 …)
+// cuts at 2n − 4 for its last backward and 2n − 8 for the tail unit;
+// stage 0 (F0, then F(k+1) B(k), then B(n−1)) at 2n − 5 after its tail,
+// where its unit's B(n−4) would come from stage 1's suffix, so it moves a
+// unit back, to 2n − 9.
+func TestPlanSteadyPairs(t *testing.T) {
+	for _, tc := range []struct{ pp, m, played int }{
+		{2, 40, 12}, {2, 41, 13}, {4, 40, 14}, {4, 39, 15}, {8, 64, 18},
+	} {
+		cfg := pairsConfig(t, tc.pp, tc.m)
+		st, ok := PlanSteadyPairs(cfg, 8)
+		if !ok {
+			t.Fatalf("pp %d m %d: refused", tc.pp, tc.m)
+		}
+		if st.Unit() != 2 || st.Played != tc.played || st.Played+2*st.Extra != tc.m {
+			t.Errorf("pp %d m %d: unit %d, played %d (want %d), %d copies", tc.pp, tc.m, st.Unit(), st.Played, tc.played, st.Extra)
+		}
+		shape := pipeline.Shape{Stages: tc.pp, Microbatches: st.Played, Virtual: 1}
+		order := func(s int) []pipeline.Step { return cfg.Arena.order(cfg.Schedule, shape, s) }
+		for s, c := range st.stages {
+			if c.unit != 4 {
+				t.Errorf("pp %d stage %d: unit of %d entries, want 4", tc.pp, s, c.unit)
+			}
+			for _, e := range order(s)[c.end-c.unit : c.end] {
+				peer := s + 1
+				if e.Phase == pipeline.PhaseF {
+					peer = s - 1
+				}
+				if peer < 0 || peer >= tc.pp {
+					continue
+				}
+				i := -1
+				for k, f := range order(peer) {
+					if f == e {
+						i = k
+					}
+				}
+				if i < 0 || i >= st.stages[peer].end {
+					t.Errorf("pp %d stage %d: %+v sent at entry %d of stage %d, cut at %d", tc.pp, s, e, i, peer, st.stages[peer].end)
+				}
+			}
+		}
+		if tc.pp == 2 {
+			n := st.Played
+			if g0, g1 := st.stages[0].end, st.stages[1].end; g0 != 2*n-9 || g1 != 2*n-8 {
+				t.Errorf("pp 2, %d played: cuts %d and %d, want %d and %d", n, g0, g1, 2*n-9, 2*n-8)
+			}
+		}
+	}
+	// Schedules whose unit is not one micro-batch, or too few
+	// micro-batches: none.
+	if _, ok := PlanSteadyPairs(interleavedSteadyConfig(t, 64), 8); ok {
+		t.Error("an interleaved step planned in pairs")
+	}
+	if _, ok := PlanSteadyPairs(pairsConfig(t, 4, 15), 8); ok {
+		t.Error("15 micro-batches at pp 4 planned in pairs with a margin of 8")
+	}
+}
+
+// A pipeline replicated in units of two has the whole play's figures: the
+// steady two-stage pipeline of steadyConfig (which repeats in units of
+// one, so in units of two as well), with a host thread ahead of its GPU.
+func TestSteadyPairsReplicate(t *testing.T) {
+	const m = 41
+	cfg := steadyConfig(t, m, HostModel{On: true, KernelFwd: 20 * engine.Microsecond, KernelBwd: 20 * engine.Microsecond, Call: 5 * engine.Microsecond})
+	pr := unitPricer{unit: engine.Millisecond}
+	// The margin PlanSteady's check takes there (8), and the reach + 2 =
+	// 4 micro-batches more that a check of units of two reaches back
+	// (simulation's retry adds them too).
+	plan, ok := PlanSteadyPairs(cfg, 12)
+	if !ok {
+		t.Fatal("refused")
+	}
+	play := func(c *StepConfig, count bool) (*Executor, uint64) {
+		progs, err := Build(c, pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng := engine.New()
+		x := NewSymmetric(eng, c.Layout, progs)
+		if count {
+			x.CountEvents()
+		}
+		if err := x.Run(); err != nil {
+			t.Fatal(err)
+		}
+		return x, eng.Executed()
+	}
+	full, fe := play(cfg, false)
+	c := *cfg
+	c.Microbatches = plan.Played
+	short, se := play(&c, true)
+	if !short.Replicate(plan) {
+		t.Fatalf("not replicated: %s", short.Refusal())
+	}
+	for i := range full.inst {
+		if g, w := short.Stats(i), full.Stats(i); g != w {
+			t.Errorf("stage %d: replicated in pairs %+v, full %+v", i, g, w)
+		}
+	}
+	if g := se + short.ExtraEvents(); g != fe {
+		t.Errorf("events: replicated %d + %d = %d, full %d", se, short.ExtraEvents(), g, fe)
+	}
+}
