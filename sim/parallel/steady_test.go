@@ -50,6 +50,27 @@ func (p tpUnitPricer) CommTime(g GroupKind, _ int, _ collectives.Op, _ units.Byt
 	return 0
 }
 
+// playWhole builds c's step priced by pr and plays it whole on its
+// representative ranks, counting each task's events when count
+// (CountEvents, as Replicate needs), and returns the executor and the
+// engine's events.
+func playWhole(t *testing.T, c *StepConfig, pr Pricer, count bool) (*Executor, uint64) {
+	t.Helper()
+	progs, err := Build(c, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := engine.New()
+	x := NewSymmetric(eng, c.Layout, progs)
+	if count {
+		x.CountEvents()
+	}
+	if err := x.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return x, eng.Executed()
+}
+
 // playSteadyPriced is playSteady with the given pricer.
 func playSteadyPriced(t *testing.T, cfg *StepConfig, pr Pricer) (full, short *Executor, fullEvents, shortEvents uint64, why string) {
 	t.Helper()
@@ -57,25 +78,10 @@ func playSteadyPriced(t *testing.T, cfg *StepConfig, pr Pricer) (full, short *Ex
 	if !ok {
 		t.Fatalf("PlanSteady refused %d micro-batches on pp %d", cfg.Microbatches, cfg.Layout.PP)
 	}
-	play := func(c *StepConfig, count bool) (*Executor, uint64) {
-		progs, err := Build(c, pr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng := engine.New()
-		x := NewSymmetric(eng, c.Layout, progs)
-		if count {
-			x.CountEvents()
-		}
-		if err := x.Run(); err != nil {
-			t.Fatal(err)
-		}
-		return x, eng.Executed()
-	}
-	full, fullEvents = play(cfg, false)
+	full, fullEvents = playWhole(t, cfg, pr, false)
 	c := *cfg
 	c.Microbatches = plan.Played
-	short, shortEvents = play(&c, true)
+	short, shortEvents = playWhole(t, &c, pr, true)
 	why = short.replicate(plan, false)
 	return full, short, fullEvents, shortEvents, why
 }

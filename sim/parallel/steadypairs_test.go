@@ -101,25 +101,10 @@ func TestSteadyPairsReplicate(t *testing.T) {
 	if !ok {
 		t.Fatal("refused")
 	}
-	play := func(c *StepConfig, count bool) (*Executor, uint64) {
-		progs, err := Build(c, pr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng := engine.New()
-		x := NewSymmetric(eng, c.Layout, progs)
-		if count {
-			x.CountEvents()
-		}
-		if err := x.Run(); err != nil {
-			t.Fatal(err)
-		}
-		return x, eng.Executed()
-	}
-	full, fe := play(cfg, false)
+	full, fe := playWhole(t, cfg, pr, false)
 	c := *cfg
 	c.Microbatches = plan.Played
-	short, se := play(&c, true)
+	short, se := playWhole(t, &c, pr, true)
 	if !short.Replicate(plan) {
 		t.Fatalf("not replicated: %s", short.Refusal())
 	}
