@@ -50,6 +50,22 @@ func (p tpUnitPricer) CommTime(g GroupKind, _ int, _ collectives.Op, _ units.Byt
 	return 0
 }
 
+// stagesConfig is steadyConfig with pp stages of one layer each.
+func stagesConfig(t *testing.T, pp, m int, host HostModel) *StepConfig {
+	t.Helper()
+	cfg := hostConfig(t, pp, host)
+	l, err := NewLayout(1, 1, 1, 1, pp, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, err := Partition(pp, pp, 1, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Layout, cfg.Chunks, cfg.Microbatches = l, chunks, m
+	return cfg
+}
+
 // playWhole builds c's step priced by pr and plays it whole on its
 // representative ranks, counting each task's events when count
 // (CountEvents, as Replicate needs), and returns the executor and the
@@ -601,19 +617,7 @@ func TestRunSteadyRefusesBeforePlaying(t *testing.T) {
 // than without Last.
 func TestRunSteadyLastStopsAtTheSave(t *testing.T) {
 	const m, pp = 48, 4
-	config := func(host HostModel) *StepConfig {
-		cfg := hostConfig(t, pp, host)
-		l, err := NewLayout(1, 1, 1, 1, pp, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
-		if err != nil {
-			t.Fatal(err)
-		}
-		chunks, err := Partition(pp, pp, 1, 0, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Layout, cfg.Chunks, cfg.Microbatches = l, chunks, m
-		return cfg
-	}
+	config := func(host HostModel) *StepConfig { return stagesConfig(t, pp, m, host) }
 	build := func(c *StepConfig) *Executor {
 		progs, err := Build(c, unitPricer{unit: engine.Millisecond})
 		if err != nil {

@@ -7,22 +7,6 @@ import (
 	"github.com/simtrain/simtrain/sim/pipeline"
 )
 
-// pairsConfig is steadyConfig with pp stages of one layer each.
-func pairsConfig(t *testing.T, pp, m int) *StepConfig {
-	t.Helper()
-	cfg := hostConfig(t, pp, HostModel{})
-	l, err := NewLayout(1, 1, 1, 1, pp, [5]Dim{DimTP, DimCP, DimEP, DimDP, DimPP})
-	if err != nil {
-		t.Fatal(err)
-	}
-	chunks, err := Partition(pp, pp, 1, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Layout, cfg.Chunks, cfg.Microbatches = l, chunks, m
-	return cfg
-}
-
 // PlanSteadyPairs plays pp + margin + 2 micro-batches (one more where the
 // rest would not be whole units of two), copies units of two, and cuts
 // every stage where no unit receives from a neighbour's suffix: each
@@ -37,7 +21,7 @@ func TestPlanSteadyPairs(t *testing.T) {
 	for _, tc := range []struct{ pp, m, played int }{
 		{2, 40, 12}, {2, 41, 13}, {4, 40, 14}, {4, 39, 15}, {8, 64, 18},
 	} {
-		cfg := pairsConfig(t, tc.pp, tc.m)
+		cfg := stagesConfig(t, tc.pp, tc.m, HostModel{})
 		st, ok := PlanSteadyPairs(cfg, 8)
 		if !ok {
 			t.Fatalf("pp %d m %d: refused", tc.pp, tc.m)
@@ -82,7 +66,7 @@ func TestPlanSteadyPairs(t *testing.T) {
 	if _, ok := PlanSteadyPairs(interleavedSteadyConfig(t, 64), 8); ok {
 		t.Error("an interleaved step planned in pairs")
 	}
-	if _, ok := PlanSteadyPairs(pairsConfig(t, 4, 15), 8); ok {
+	if _, ok := PlanSteadyPairs(stagesConfig(t, 4, 15, HostModel{}), 8); ok {
 		t.Error("15 micro-batches at pp 4 planned in pairs with a margin of 8")
 	}
 }
