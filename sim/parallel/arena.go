@@ -108,20 +108,21 @@ type pool[T any] struct {
 	// maps them.
 	warm warmth
 	most int
-	// stop, when not 0, is where the stage being built ends in buf: the
-	// start of the parked copies (parkCopy) of the stages after it, which
-	// their builds and Resume read after this one (Fork.guardPark). A
-	// stage that needs the room past stop gives those copies up first
-	// (guard.rescue(guardStage), which clears every pool's stop).
+	// stop, while guard is set, is where the stage being built ends in
+	// buf: the start of the parked copies (parkCopy) of the stages after
+	// it, which their builds and Resume read after this one
+	// (Fork.guardPark). A stage that needs the room past stop gives those
+	// copies up first (guard.rescue(guardStage), which clears every
+	// pool's guard).
 	stop       int
 	guard      *Fork
 	guardStage int
 }
 
 // room is where the stage being built must end in buf: stop while a
-// parked copy lies above, else buf's end.
+// parked copy lies there or above, else buf's end.
 func (p *pool[T]) room() int {
-	if p.stop > p.used {
+	if p.guard != nil && p.stop >= p.used {
 		return p.stop
 	}
 	return len(p.buf)
@@ -196,7 +197,7 @@ func (p *pool[T]) grow(s []T, n int) []T {
 		if p.room()-p.used >= len(s)+n {
 			return p.buf[p.used : p.used+len(s) : p.room()]
 		}
-		if p.stop > 0 && len(p.buf)-p.used >= len(s)+n {
+		if p.guard != nil && len(p.buf)-p.used >= len(s)+n {
 			// The room past the copies parked above: they are moved
 			// out of the way first (Fork.rescue), not written over.
 			p.guard.rescue(p.guardStage)
@@ -237,7 +238,7 @@ func (p *pool[T]) above(s []T) bool {
 func (p *pool[T]) carve(n int) []T {
 	p.need += n
 	if p.room()-p.used < n {
-		if p.stop > 0 && len(p.buf)-p.used >= n {
+		if p.guard != nil && len(p.buf)-p.used >= n {
 			p.guard.rescue(p.guardStage) // (the copies parked above moved out of the way first: grow)
 			p.unguarded()
 		} else {
