@@ -588,9 +588,10 @@ func (f *Fork) rescue(s int) {
 // reached them depended on how far the arena's earlier builds had
 // populated its pools (the park lies at their top), so a Reuse's history
 // decided whether a failed shortened play was resumed or played again:
-// the 70B sweep's point 965, after a run of twelve points on one Reuse,
+// the 70B sweep's point 965, after eleven other points on one Reuse,
 // played 188,293 tasks where a fresh run played 169,608 (issue 18, round
-// 56; TestClusterSendSharesEqualFresh holds Reuse runs to fresh ones).
+// 56; TestResumeIndependentOfHistory, and TestClusterSendSharesEqualFresh
+// holds Reuse runs to fresh ones).
 func (f *Fork) guardPark(s int, a *Arena) {
 	a.unguardPools()
 	if f == nil || a == nil || f.cp == nil || f.cp.parkA != a || f.cp.owner != f || s+1 >= len(f.inst) {
@@ -604,15 +605,15 @@ func (f *Fork) guardPark(s int, a *Arena) {
 	guardPool(&a.queue, cp.queue, fi.qEnt, f, s+1)
 }
 
-// guardPool sets pool p's stop at the start of copy[at:], when that lies
-// in p's array (for stage's rescue).
-func guardPool[T any](p *pool[T], copy []T, at int, f *Fork, stage int) {
-	if at >= len(copy) || !inPool(p, copy) {
+// guardPool sets pool p's stop at the start of parked[at:] (the copies
+// of stage and the stages after it), when that lies in p's array.
+func guardPool[T any](p *pool[T], parked []T, at int, f *Fork, stage int) {
+	if at >= len(parked) || !inPool(p, parked) {
 		return
 	}
 	var zero T
 	b0 := uintptr(unsafe.Pointer(unsafe.SliceData(p.buf)))
-	p.stop = int((uintptr(unsafe.Pointer(unsafe.SliceData(copy[at:]))) - b0) / unsafe.Sizeof(zero))
+	p.stop = int((uintptr(unsafe.Pointer(unsafe.SliceData(parked[at:]))) - b0) / unsafe.Sizeof(zero))
 	p.guard, p.guardStage = f, stage
 }
 

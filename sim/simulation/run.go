@@ -92,8 +92,9 @@ type Result struct {
 	ReplicatedUnit int
 	// SteadyPlays is how many shortened plays steady-state replication
 	// tried (0–2; the second with the micro-batches
-	// parallel.Executor.Settle estimated); with Replicated > 0 the last
-	// one was used, else the step was then played whole.
+	// parallel.Executor.Settle estimated or, without an estimate, in units
+	// of two micro-batches); with Replicated > 0 the last one was used,
+	// else the step was then played whole.
 	SteadyPlays int
 	// PlayedTasks is how many tasks the step's plays completed on the
 	// played ranks, a shortened play thrown away (SteadyPlays) included:
@@ -324,17 +325,18 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 			x = nil
 			if !known {
 				// No estimate: the change of period does not shrink
-				// from unit to unit. Mostly the pipeline alternates
-				// between two periods (PlanSteadyPairs says why), so
-				// the next play checks units of two micro-batches,
-				// with steadyRetry more and the reach + 2 more their
-				// longer window needs; a settled pipeline repeats in
-				// pairs too. Measured on the 70B layout sweep (issue
-				// 18, round 56; the next play's margin grown by 0, 4,
-				// 8, 12 beyond steadyRetry): 42, 46, 45, 45 points
-				// replicated against 44 with units of one, 2.41, 2.32,
-				// 2.34, 2.36 M tasks played over its 60 points with
-				// shortened plays against 2.42 M.
+				// from unit to unit. The pipeline may alternate
+				// between two periods (PlanSteadyPairs says why),
+				// which units of two micro-batches repeat where units
+				// of one never do, and a pipeline that settles later
+				// repeats in pairs too: the next play checks units of
+				// two, with steadyRetry more and the reach + 2 more
+				// their longer window needs. Measured on the 70B
+				// layout sweep (issue 18, round 56; the next play's
+				// margin grown by 0, 4, 8, 12 beyond steadyRetry): 42,
+				// 46, 45, 45 points replicated against 44 with units
+				// of one, 2.41, 2.32, 2.34, 2.36 M tasks played over
+				// its 60 points with shortened plays against 2.42 M.
 				margin += steadyRetry
 				pairs = reach + 2
 				continue
