@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"iter"
 	"slices"
 	"sync/atomic"
 	"unsafe"
@@ -383,6 +384,19 @@ func addStreams(c, d *[streamSlots]int32) {
 // them on a hand-made case, and TestRepricedWithOffloads holds the
 // re-pricing builds that copy them to fresh builds.
 
+// passHostCopies yields the index and record of each activation offload
+// and reload (a host copy of a micro-batch) in the pass of r, in order:
+// what offloadsCopy checks and copyOffloads copies.
+func (p *Program) passHostCopies(r *passMark) iter.Seq2[int32, *Task] {
+	return func(yield func(int32, *Task) bool) {
+		for i := r.at; i < r.end; i++ {
+			if t := &p.Tasks[i]; t.Kind == KindHostCopy && t.Micro >= 0 && !yield(i, t) {
+				return
+			}
+		}
+	}
+}
+
 // offloadsCopy reports whether the pass of r, copied one micro-batch
 // further with the relabelling (theta, P), keeps b.offloaded as emitting it
 // would (ok), and whether it holds offload copies at all (some). It
@@ -390,11 +404,7 @@ func addStreams(c, d *[streamSlots]int32) {
 func (b *builder) offloadsCopy(r *passMark, theta, P int32) (some, ok bool) {
 	prog := b.prog
 	mb := r.mb
-	for i := r.at; i < r.end; i++ {
-		t := &prog.Tasks[i]
-		if t.Kind != KindHostCopy || t.Micro < 0 {
-			continue
-		}
+	for i, t := range prog.passHostCopies(r) {
 		if int(t.Micro) != mb {
 			return false, false
 		}
@@ -439,11 +449,7 @@ func (b *builder) offloadsCopy(r *passMark, theta, P int32) (some, ok bool) {
 func (b *builder) copyOffloads(r *passMark, at int32, deps bool) {
 	prog := b.prog
 	mb := r.mb
-	for i := r.at; i < r.end; i++ {
-		t := &prog.Tasks[i]
-		if t.Kind != KindHostCopy || t.Micro < 0 {
-			continue
-		}
+	for i, t := range prog.passHostCopies(r) {
 		c := at + (i - r.at)
 		k := offloadKey(int(t.Layer), mb+1)
 		if t.Stream == StreamD2H {
