@@ -63,7 +63,8 @@ func WriteTrace(path string, rows []TimelineRow, meta TraceMeta) error {
 // for simtrain's timelines because a stream runs one op at a time
 // ([CheckNoOverlap] checks it). The writer streams through a buffer, so its
 // memory does not grow with the number of rows (beyond one entry per node
-// and per track). Errors abort the file like [TimelineWriter]'s.
+// and per track, and two ranks' formatted events). Errors abort the file
+// like [TimelineWriter]'s.
 type TraceWriter struct {
 	path     string
 	af       *atomicFile
@@ -77,6 +78,8 @@ type TraceWriter struct {
 	err      error
 
 	streamCodes codeCache // streams' lookups cached (codeCache, timeline.go)
+	memo        traceMemo // the events of the rank before, formatted (encoded)
+	noMemo      bool      // (tests) format every row
 }
 
 // NewTraceWriter starts a trace file at path.
@@ -186,41 +189,12 @@ func (w *TraceWriter) Write(rows []TimelineRow) error {
 			w.metaEvent("thread_sort_index", pid, tid, "", tid)
 		}
 		w.event()
-		b := append(w.buf, `{"name":`...)
-		b = appendJSONString(b, r.Name)
-		b = append(b, `,"cat":`...)
-		b = appendJSONString(b, r.Kind)
-		b = append(b, `,"ph":"X","ts":`...)
-		b = appendMicros(b, r.StartNs)
-		b = append(b, `,"dur":`...)
-		b = appendMicros(b, r.EndNs-r.StartNs)
-		b = append(b, `,"pid":`...)
+		head, tail := w.encoded(r)
+		b := append(w.buf, head...)
 		b = strconv.AppendInt(b, pid, 10)
 		b = append(b, `,"tid":`...)
 		b = strconv.AppendInt(b, tid, 10)
-		b = append(b, `,"args":{"step":`...)
-		b = strconv.AppendInt(b, int64(r.Step), 10)
-		if r.Layer >= 0 {
-			b = append(b, `,"layer":`...)
-			b = strconv.AppendInt(b, int64(r.Layer), 10)
-		}
-		if r.Microbatch >= 0 {
-			b = append(b, `,"microbatch":`...)
-			b = strconv.AppendInt(b, int64(r.Microbatch), 10)
-		}
-		if r.Chunk >= 0 {
-			b = append(b, `,"chunk":`...)
-			b = strconv.AppendInt(b, int64(r.Chunk), 10)
-		}
-		b = append(b, `,"bytes":`...)
-		b = strconv.AppendInt(b, r.Bytes, 10)
-		b = append(b, `,"flops":`...)
-		b = appendJSONFloat(b, r.FLOPs)
-		if r.Group != "" {
-			b = append(b, `,"group":`...)
-			b = appendJSONString(b, r.Group)
-		}
-		w.buf = append(b, "}}"...)
+		w.buf = append(b, tail...)
 		if len(w.buf) >= 64<<10 {
 			if err := w.emit(); err != nil {
 				return w.fail(err)
@@ -231,6 +205,141 @@ func (w *TraceWriter) Write(rows []TimelineRow) error {
 		return w.fail(err)
 	}
 	return nil
+}
+
+// encoded returns row r's complete event as two pieces of JSON, the text
+// before its pid's value and the text after its tid's value, for Write to
+// put the row's pid and tid between. The rows of one rank come together
+// (Timeline writes rank by rank), and in a run on representative ranks
+// every rank of a stage repeats its representative's tasks with the same
+// times, names and arguments: only pid and tid differ. So the pieces of
+// the rank written last (or the latest rank with a row of its own) are
+// kept (traceMemo), and a rank whose k-th row equals that rank's k-th row
+// in everything the pieces hold takes them as they are, instead of
+// formatting its numbers again. Formatting was ≈ 20% of `simtrain run`'s
+// CPU on the 405B scenario and ≈ 39% on a pp 16 × tp 16 layout of the 70B
+// sweep (perf; issue 18, docs/design.md round 57). The bytes are the same
+// either way (TestTraceMemoSameBytes).
+func (w *TraceWriter) encoded(r *TimelineRow) (head, tail []byte) {
+	m := &w.memo
+	if w.noMemo {
+		m.next.copyFirst(&m.next, 0)
+		m.next.add(r)
+		return m.next.pieces(0)
+	}
+	if r.Rank != m.rank || !m.started {
+		if m.missed {
+			m.ref, m.next = m.next, m.ref // the last rank's own rows serve the ranks after it
+		}
+		m.rank, m.started, m.at, m.missed = r.Rank, true, 0, false
+	}
+	k := m.at
+	m.at++
+	if !m.missed && k < len(m.ref.rows) && sameEvent(&m.ref.rows[k], r) {
+		m.hits++
+		return m.ref.pieces(k)
+	}
+	if !m.missed {
+		// This rank's rows so far were the reference's: they start the
+		// rank's own list, the rows from here on are formatted.
+		m.missed = true
+		m.next.copyFirst(&m.ref, k)
+	}
+	m.next.add(r)
+	return m.next.pieces(len(m.next.rows) - 1)
+}
+
+// traceMemo is what TraceWriter.encoded keeps: the reference rank's
+// events (ref) and, once a row of the rank being written differs from the
+// reference's, that rank's own (next).
+type traceMemo struct {
+	ref, next rankEvents
+	rank      int32 // the rank being written
+	started   bool  // rank is set
+	at        int   // its rows so far
+	missed    bool  // one of them differed from ref's: next holds them all
+	hits      int64 // rows that took ref's events (tests)
+}
+
+// rankEvents is one rank's events, each row's JSON before its pid (head)
+// and after its tid (tail), one after the other in text.
+type rankEvents struct {
+	rows []TimelineRow
+	ends []eventEnds
+	text []byte
+}
+
+// eventEnds are where an event's head and tail end in rankEvents.text
+// (its head starts where the event before ends).
+type eventEnds struct{ head, tail int }
+
+// pieces returns event k's head and tail.
+func (e *rankEvents) pieces(k int) (head, tail []byte) {
+	start := 0
+	if k > 0 {
+		start = e.ends[k-1].tail
+	}
+	c := e.ends[k]
+	return e.text[start:c.head], e.text[c.head:c.tail]
+}
+
+// copyFirst makes e the first n events of from.
+func (e *rankEvents) copyFirst(from *rankEvents, n int) {
+	e.rows = append(e.rows[:0], from.rows[:n]...)
+	e.ends = append(e.ends[:0], from.ends[:n]...)
+	end := 0
+	if n > 0 {
+		end = from.ends[n-1].tail
+	}
+	e.text = append(e.text[:0], from.text[:end]...)
+}
+
+// add formats row r's event after e's last.
+func (e *rankEvents) add(r *TimelineRow) {
+	b := append(e.text, `{"name":`...)
+	b = appendJSONString(b, r.Name)
+	b = append(b, `,"cat":`...)
+	b = appendJSONString(b, r.Kind)
+	b = append(b, `,"ph":"X","ts":`...)
+	b = appendMicros(b, r.StartNs)
+	b = append(b, `,"dur":`...)
+	b = appendMicros(b, r.EndNs-r.StartNs)
+	b = append(b, `,"pid":`...)
+	head := len(b)
+	b = append(b, `,"args":{"step":`...)
+	b = strconv.AppendInt(b, int64(r.Step), 10)
+	if r.Layer >= 0 {
+		b = append(b, `,"layer":`...)
+		b = strconv.AppendInt(b, int64(r.Layer), 10)
+	}
+	if r.Microbatch >= 0 {
+		b = append(b, `,"microbatch":`...)
+		b = strconv.AppendInt(b, int64(r.Microbatch), 10)
+	}
+	if r.Chunk >= 0 {
+		b = append(b, `,"chunk":`...)
+		b = strconv.AppendInt(b, int64(r.Chunk), 10)
+	}
+	b = append(b, `,"bytes":`...)
+	b = strconv.AppendInt(b, r.Bytes, 10)
+	b = append(b, `,"flops":`...)
+	b = appendJSONFloat(b, r.FLOPs)
+	if r.Group != "" {
+		b = append(b, `,"group":`...)
+		b = appendJSONString(b, r.Group)
+	}
+	e.text = append(b, "}}"...)
+	e.rows = append(e.rows, *r)
+	e.ends = append(e.ends, eventEnds{head, len(e.text)})
+}
+
+// sameEvent reports whether rows a and b format to the same head and tail
+// (rankEvents.add): everything but the rank, node and stream, which only
+// the pid and tid show; FLOPs compared by their bits, as they format.
+func sameEvent(a, b *TimelineRow) bool {
+	return a.StartNs == b.StartNs && a.EndNs == b.EndNs && a.Name == b.Name && a.Kind == b.Kind &&
+		a.Step == b.Step && a.Layer == b.Layer && a.Microbatch == b.Microbatch && a.Chunk == b.Chunk &&
+		a.Bytes == b.Bytes && math.Float64bits(a.FLOPs) == math.Float64bits(b.FLOPs) && a.Group == b.Group
 }
 
 // metaEvent appends a "M" event: a name when name != "", else a sort index.

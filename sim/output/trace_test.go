@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -326,4 +327,143 @@ func BenchmarkTraceWriter(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(BatchRows*b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// memoRows is a timeline as a run on representative ranks writes it, rank
+// by rank, and the rows TraceWriter.encoded takes from the rank before
+// (hits), counted by hand in the comments: ranks of stage 0's tasks, of
+// stage 1's, one task's end moved, two tasks more, −0 and NaN FLOPs, and
+// each field the events show changed alone in one row.
+func memoRows() (rows []TimelineRow, hits int64) {
+	stage := func(s int) []TimelineRow {
+		var rows []TimelineRow
+		t := int64(1000 * s)
+		for i := range 40 {
+			stream := []string{"compute", "tp", "dp"}[i%3]
+			dur := int64(1000 + (i*37+s*11)%1999)
+			layer, micro := int32(i/4), int32(i%3)
+			if i%7 == 0 {
+				layer = -1
+			}
+			rows = append(rows, TimelineRow{Step: 0, Stream: stream, Kind: map[string]string{"compute": "gemm", "tp": "all_reduce", "dp": "reduce_scatter"}[stream],
+				Name: fmt.Sprintf("op%d_%d", s, i%9), Layer: layer, Microbatch: micro, Chunk: -1, StartNs: t, EndNs: t + dur,
+				FLOPs: float64(i) * 1.5e9, Bytes: int64(i) * 4096, Group: map[string]string{"compute": "", "tp": "tp", "dp": "dp"}[stream]})
+			t += dur + int64(i%3)
+		}
+		return rows
+	}
+	rank := 0
+	add := func(rs []TimelineRow, at int, edit func(r *TimelineRow)) {
+		for k, r := range rs {
+			r.Rank, r.Node = int32(rank), int32(rank/4)
+			if k == at {
+				edit(&r)
+			}
+			rows = append(rows, r)
+		}
+		rank++
+	}
+	s0, s1 := stage(0), stage(1)
+	for range 4 {
+		add(s0, -1, nil) // the first formatted, then 3 × 40 hits
+	}
+	add(s1, -1, nil)                                                    // 0: stage 1's first
+	add(s1, 3, func(r *TimelineRow) { r.EndNs++ })                      // 3, then its own
+	add(append(s1[:40:40], stage(2)[:2]...), -1, nil)                   // 3 (the one before's fourth differs)
+	add(s1, -1, nil)                                                    // 40 (a shorter rank)
+	add(append(s1[:40:40], stage(2)[:2]...), -1, nil)                   // 42
+	add(s0, -1, nil)                                                    // 0
+	add(s0, 0, func(r *TimelineRow) { r.FLOPs = math.Copysign(0, -1) }) // 0: −0 formats as -0
+	add(s0, -1, nil)                                                    // 0
+	add(s0, 5, func(r *TimelineRow) { r.FLOPs = math.NaN() })           // 5
+	add(s0, 5, func(r *TimelineRow) { r.FLOPs = math.NaN() })           // 40: NaN as NaN
+	add(s0, -1, nil)                                                    // 5
+	hits = 120 + 3 + 3 + 40 + 42 + 5 + 40 + 5
+	// Each field alone, in row k = 1 … 10 of a rank, then a rank as
+	// stage 0's again: k hits each.
+	for i, edit := range []func(r *TimelineRow){
+		func(r *TimelineRow) { r.StartNs-- },
+		func(r *TimelineRow) { r.Name += "x" },
+		func(r *TimelineRow) { r.Kind = "send" },
+		func(r *TimelineRow) { r.Step = 1 },
+		func(r *TimelineRow) { r.Layer = 31 },
+		func(r *TimelineRow) { r.Microbatch = 7 },
+		func(r *TimelineRow) { r.Chunk = 1 },
+		func(r *TimelineRow) { r.Bytes++ },
+		func(r *TimelineRow) { r.FLOPs *= 2 },
+		func(r *TimelineRow) { r.Group = "pp" },
+	} {
+		add(s0, i+1, edit)
+		add(s0, -1, nil)
+		hits += 2 * int64(i+1)
+	}
+	return rows, hits
+}
+
+// TestTraceMemoSameBytes: a trace written with the rank before's events
+// reused (TraceWriter.encoded) is byte for byte the trace with every row
+// formatted, whatever the batches' boundaries, and reuses exactly the rows
+// memoRows counts.
+func TestTraceMemoSameBytes(t *testing.T) {
+	rows, hits := memoRows()
+	write := func(noMemo bool, batch int) ([]byte, int64) {
+		path := tempPath(t, "t.json")
+		w, err := NewTraceWriter(path, TraceMeta{Streams: testDicts.Stream, Other: map[string]string{"k": "v"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.noMemo = noMemo
+		for lo := 0; lo < len(rows); lo += batch {
+			if err := w.Write(rows[lo:min(lo+batch, len(rows))]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b, w.memo.hits
+	}
+	want, _ := write(true, len(rows))
+	for _, batch := range []int{len(rows), 1, 7, 40, 41} {
+		got, n := write(false, batch)
+		if !bytes.Equal(got, want) {
+			i := 0
+			for i < min(len(got), len(want)) && got[i] == want[i] {
+				i++
+			}
+			t.Errorf("batches of %d: the trace differs from every row formatted at byte %d: %q against %q", batch, i,
+				got[max(0, i-80):min(len(got), i+80)], want[max(0, i-80):min(len(want), i+80)])
+		}
+		if n != hits {
+			t.Errorf("batches of %d: %d rows took the rank before's events, want %d", batch, n, hits)
+		}
+	}
+}
+
+// BenchmarkTraceWriterRanks: a timeline as a run on representative ranks
+// writes it, rank by rank, eight ranks repeating one rank's tasks (a
+// tensor-parallel group of eight), where each rank after the first takes
+// its events from the one before (TraceWriter.encoded); BenchmarkTraceWriter's
+// rows interleave four ranks, so none does.
+func BenchmarkTraceWriterRanks(b *testing.B) {
+	one := makeTimeline(BatchRows / 8)
+	rows := make([]TimelineRow, 0, len(one)*8)
+	for rank := range 8 {
+		for _, r := range one {
+			r.Rank, r.Node = int32(rank), 0
+			rows = append(rows, r)
+		}
+	}
+	dir := b.TempDir()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := WriteTrace(dir+"/t.json", rows, TraceMeta{Streams: testDicts.Stream}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(rows)*b.N)/b.Elapsed().Seconds(), "rows/s")
 }
