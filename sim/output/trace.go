@@ -223,7 +223,7 @@ func (w *TraceWriter) Write(rows []TimelineRow) error {
 func (w *TraceWriter) encoded(r *TimelineRow) (head, tail []byte) {
 	m := &w.memo
 	if w.noMemo {
-		m.next.copyFirst(&m.next, 0)
+		m.next.copyFirst(nil, 0)
 		m.next.add(r)
 		return m.next.pieces(0)
 	}
@@ -283,15 +283,15 @@ func (e *rankEvents) pieces(k int) (head, tail []byte) {
 	return e.text[start:c.head], e.text[c.head:c.tail]
 }
 
-// copyFirst makes e the first n events of from.
+// copyFirst makes e the first n events of from (none: n = 0, from nil).
 func (e *rankEvents) copyFirst(from *rankEvents, n int) {
+	if n == 0 {
+		e.rows, e.ends, e.text = e.rows[:0], e.ends[:0], e.text[:0]
+		return
+	}
 	e.rows = append(e.rows[:0], from.rows[:n]...)
 	e.ends = append(e.ends[:0], from.ends[:n]...)
-	end := 0
-	if n > 0 {
-		end = from.ends[n-1].tail
-	}
-	e.text = append(e.text[:0], from.text[:end]...)
+	e.text = append(e.text[:0], from.text[:from.ends[n-1].tail]...)
 }
 
 // add formats row r's event after e's last.
