@@ -49,6 +49,12 @@ func readTrace(t *testing.T, path string) traceFile {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return readTraceBytes(t, b)
+}
+
+// readTraceBytes decodes a trace file's bytes, as readTrace.
+func readTraceBytes(t *testing.T, b []byte) traceFile {
+	t.Helper()
 	var tf traceFile
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -397,6 +403,11 @@ func memoRows() (rows []TimelineRow, hits int64) {
 		add(s0, -1, nil)
 		hits += 2 * int64(i+1)
 	}
+	// Rank 0 again, after the others: its node and tracks have their
+	// metadata already; its 3 rows are the rank before's first 3.
+	rank = 0
+	add(s0[:3], -1, nil)
+	hits += 3
 	return rows, hits
 }
 
@@ -427,7 +438,19 @@ func TestTraceMemoSameBytes(t *testing.T) {
 		}
 		return b, w.memo.hits
 	}
+	// Two metadata events per node and per (rank, stream) track, each
+	// written once (the rank-by-rank lookups, rankSeen, must not repeat
+	// them when a rank comes back).
+	nodes, tracks := map[int32]bool{}, map[[2]any]bool{}
+	for _, r := range rows {
+		nodes[r.Node] = true
+		tracks[[2]any{r.Rank, r.Stream}] = true
+	}
+	events := int64(len(rows) + 2*len(nodes) + 2*len(tracks))
 	want, _ := write(true, len(rows))
+	if n := int64(len(readTraceBytes(t, want).TraceEvents)); n != events {
+		t.Errorf("the trace has %d events, want %d rows + 2 × %d nodes + 2 × %d tracks", n, len(rows), len(nodes), len(tracks))
+	}
 	for _, batch := range []int{len(rows), 1, 7, 40, 41} {
 		got, n := write(false, batch)
 		if !bytes.Equal(got, want) {

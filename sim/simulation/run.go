@@ -1685,7 +1685,14 @@ func (r *Result) Tasks(ranks []int, fn func(TaskRecord)) {
 		byRank[rank] = i
 		byStage[stage] = i
 	}
-	var start, end, issued []engine.Time
+	// The records of one instance, made once for the ranks it stands for
+	// (in a symmetric run every rank of a stage, one after the other in
+	// the default ranks): only Rank and Node differ from rank to rank.
+	// Making them again for each rank (the times copied, every name
+	// looked up) was ≈ 13% of a pp 16 × tp 16 run's CPU (perf; issue 18,
+	// docs/design.md round 57).
+	var recs []TaskRecord
+	made := -1 // the instance recs holds
 	for _, rank := range ranks {
 		var i int
 		var ok bool
@@ -1697,46 +1704,61 @@ func (r *Result) Tasks(ranks []int, fn func(TaskRecord)) {
 		if !ok || !x.HasTimes(i) {
 			continue // not kept (Options.KeepRanks)
 		}
-		_, _, prog := x.Place(i)
-		start, end, issued = x.Times(i, start[:0], end[:0], issued[:0])
-		if !prog.Hosted {
-			issued = nil
+		if i != made {
+			recs = r.instanceRecords(i, recs[:0])
+			made = i
 		}
 		node := r.Cluster.NodeOf(rank)
-		// The host track: one row per run of back-to-back issues of one
-		// layer's pass (same step, layer, micro-batch and chunk), named
-		// after its first task, so that the track adds a row per layer
-		// pass rather than per task.
-		var span TaskRecord
-		for t := range prog.Tasks {
-			task := &prog.Tasks[t]
-			if issue := prog.Issue(t); issued != nil && issued[t] >= 0 && issue > 0 {
-				begin, end := int64(issued[t]-issue), int64(issued[t])
-				if span.EndNs == begin && span.Step == int(task.Step) && span.Layer == int(task.Layer) &&
-					span.Microbatch == int(task.Micro) && span.Chunk == int(task.Chunk) && span.Stream != "" {
-					span.EndNs = end
-				} else {
-					if span.Stream != "" {
-						fn(span)
-					}
-					span = TaskRecord{Step: int(task.Step), Rank: rank, Node: node, Stream: parallel.StreamHost.String(),
-						Kind: parallel.KindHostIssue.String(), Name: task.Name.String(), Layer: int(task.Layer),
-						Microbatch: int(task.Micro), Chunk: int(task.Chunk), StartNs: begin, EndNs: end}
-				}
-			}
-			group := ""
-			if task.Kind.IsComm() {
-				group = task.Group.String()
-			}
-			fn(TaskRecord{Step: int(task.Step), Rank: rank, Node: node, Stream: task.Stream.String(),
-				Kind: task.Kind.String(), Name: task.Name.String(), Group: group, Layer: int(task.Layer),
-				Microbatch: int(task.Micro), Chunk: int(task.Chunk), StartNs: int64(start[t]), EndNs: int64(end[t]),
-				FLOPs: task.FLOPs(), Bytes: task.Bytes})
-		}
-		if span.Stream != "" {
-			fn(span)
+		for _, rec := range recs {
+			rec.Rank, rec.Node = rank, node
+			fn(rec)
 		}
 	}
+}
+
+// instanceRecords appends to recs the records of instance i's executed
+// tasks in issue order, Rank and Node left 0 (Tasks sets them), and
+// returns it. The host track: one row per run of back-to-back issues of
+// one layer's pass (same step, layer, micro-batch and chunk), named after
+// its first task, so that the track adds a row per layer pass rather than
+// per task.
+func (r *Result) instanceRecords(i int, recs []TaskRecord) []TaskRecord {
+	x := r.exec
+	_, _, prog := x.Place(i)
+	start, end, issued := x.Times(i, nil, nil, nil)
+	if !prog.Hosted {
+		issued = nil
+	}
+	var span TaskRecord
+	for t := range prog.Tasks {
+		task := &prog.Tasks[t]
+		if issue := prog.Issue(t); issued != nil && issued[t] >= 0 && issue > 0 {
+			begin, end := int64(issued[t]-issue), int64(issued[t])
+			if span.EndNs == begin && span.Step == int(task.Step) && span.Layer == int(task.Layer) &&
+				span.Microbatch == int(task.Micro) && span.Chunk == int(task.Chunk) && span.Stream != "" {
+				span.EndNs = end
+			} else {
+				if span.Stream != "" {
+					recs = append(recs, span)
+				}
+				span = TaskRecord{Step: int(task.Step), Stream: parallel.StreamHost.String(),
+					Kind: parallel.KindHostIssue.String(), Name: task.Name.String(), Layer: int(task.Layer),
+					Microbatch: int(task.Micro), Chunk: int(task.Chunk), StartNs: begin, EndNs: end}
+			}
+		}
+		group := ""
+		if task.Kind.IsComm() {
+			group = task.Group.String()
+		}
+		recs = append(recs, TaskRecord{Step: int(task.Step), Stream: task.Stream.String(),
+			Kind: task.Kind.String(), Name: task.Name.String(), Group: group, Layer: int(task.Layer),
+			Microbatch: int(task.Micro), Chunk: int(task.Chunk), StartNs: int64(start[t]), EndNs: int64(end[t]),
+			FLOPs: task.FLOPs(), Bytes: task.Bytes})
+	}
+	if span.Stream != "" {
+		recs = append(recs, span)
+	}
+	return recs
 }
 
 // Check verifies the invariants every simulated run must satisfy: tasks on
