@@ -186,6 +186,7 @@ func (w *TraceWriter) Write(rows []TimelineRow) error {
 				return w.fail(fmt.Errorf("output: trace row %q: rank %d is on node %d and node %d", r.Name, r.Rank, node, r.Node))
 			}
 			*l = rankSeen{rank: r.Rank, node: r.Node, set: true}
+			w.memo.startRank()
 			if !w.nodes[r.Node] {
 				w.nodes[r.Node] = true
 				pid := int64(r.Node)
@@ -246,12 +247,6 @@ func (w *TraceWriter) encoded(r *TimelineRow) (head, tail []byte) {
 		m.next.add(r)
 		return m.next.pieces(0)
 	}
-	if r.Rank != m.rank || !m.started {
-		if m.missed {
-			m.ref, m.next = m.next, m.ref // the last rank's own rows serve the ranks after it
-		}
-		m.rank, m.started, m.at, m.missed = r.Rank, true, 0, false
-	}
 	k := m.at
 	m.at++
 	if !m.missed && k < len(m.ref.rows) && sameEvent(&m.ref.rows[k], r) {
@@ -282,11 +277,19 @@ type rankSeen struct {
 // reference's, that rank's own (next).
 type traceMemo struct {
 	ref, next rankEvents
-	rank      int32 // the rank being written
-	started   bool  // rank is set
-	at        int   // its rows so far
+	at        int   // the rows of the rank being written so far
 	missed    bool  // one of them differed from ref's: next holds them all
 	hits      int64 // rows that took ref's events (tests)
+}
+
+// startRank begins the rows of another rank (Write, at a rank's first row
+// of a run of rows): the rank before becomes the reference when it had
+// rows of its own.
+func (m *traceMemo) startRank() {
+	if m.missed {
+		m.ref, m.next = m.next, m.ref
+	}
+	m.at, m.missed = 0, false
 }
 
 // rankEvents is one rank's events, each row's JSON before its pid (head)

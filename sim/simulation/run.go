@@ -1692,6 +1692,7 @@ func (r *Result) Tasks(ranks []int, fn func(TaskRecord)) {
 	// looked up) was ≈ 13% of a pp 16 × tp 16 run's CPU (perf; issue 18,
 	// docs/design.md round 57).
 	var recs []TaskRecord
+	var times instanceTimes
 	made := -1 // the instance recs holds
 	for _, rank := range ranks {
 		var i int
@@ -1705,7 +1706,7 @@ func (r *Result) Tasks(ranks []int, fn func(TaskRecord)) {
 			continue // not kept (Options.KeepRanks)
 		}
 		if i != made {
-			recs = r.instanceRecords(i, recs[:0])
+			recs = r.instanceRecords(i, recs[:0], &times)
 			made = i
 		}
 		node := r.Cluster.NodeOf(rank)
@@ -1716,16 +1717,21 @@ func (r *Result) Tasks(ranks []int, fn func(TaskRecord)) {
 	}
 }
 
+// instanceTimes is Tasks' storage for an instance's times, kept from one
+// instance to the next.
+type instanceTimes struct{ start, end, issued []engine.Time }
+
 // instanceRecords appends to recs the records of instance i's executed
 // tasks in issue order, Rank and Node left 0 (Tasks sets them), and
-// returns it. The host track: one row per run of back-to-back issues of
-// one layer's pass (same step, layer, micro-batch and chunk), named after
-// its first task, so that the track adds a row per layer pass rather than
-// per task.
-func (r *Result) instanceRecords(i int, recs []TaskRecord) []TaskRecord {
+// returns it; its times go through buf. The host track: one row per run
+// of back-to-back issues of one layer's pass (same step, layer,
+// micro-batch and chunk), named after its first task, so that the track
+// adds a row per layer pass rather than per task.
+func (r *Result) instanceRecords(i int, recs []TaskRecord, buf *instanceTimes) []TaskRecord {
 	x := r.exec
 	_, _, prog := x.Place(i)
-	start, end, issued := x.Times(i, nil, nil, nil)
+	buf.start, buf.end, buf.issued = x.Times(i, buf.start[:0], buf.end[:0], buf.issued[:0])
+	start, end, issued := buf.start, buf.end, buf.issued
 	if !prog.Hosted {
 		issued = nil
 	}
