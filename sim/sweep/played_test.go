@@ -21,18 +21,23 @@ func threadCPU() time.Duration {
 	return time.Duration(ts.Nano())
 }
 
-// TestSweepPlayedReport writes, for every simulated point of the 70B sweep,
-// what its plays were (shortened and replicated, shortened and failed then
-// played whole, played whole straight), the tasks each played and the CPU
-// time, beside the tasks and CPU time of its full play, as a table in the
-// file SIMTRAIN_PLAYED_REPORT names (skipped without it): a diagnostic for
+// TestSweepPlayedReport writes, for every simulated point of the 70B sweep
+// (or of the sweep file SIMTRAIN_PLAYED_SWEEP names), what its plays were
+// (shortened and replicated, shortened and failed then played whole,
+// played whole straight), the tasks each played and the CPU time, beside
+// the tasks and CPU time of its full play, as a table in the file
+// SIMTRAIN_PLAYED_REPORT names (skipped without it): a diagnostic for
 // issue 18, not a check.
 func TestSweepPlayedReport(t *testing.T) {
 	out := os.Getenv("SIMTRAIN_PLAYED_REPORT")
 	if out == "" {
 		t.Skip("SIMTRAIN_PLAYED_REPORT names the report file")
 	}
-	sw, err := Load("../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml", Options{})
+	path := "../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml"
+	if p := os.Getenv("SIMTRAIN_PLAYED_SWEEP"); p != "" {
+		path = p
+	}
+	sw, err := Load(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
