@@ -62,10 +62,12 @@ type builder struct {
 	// none.
 	pairWait []int32
 	// reload is the host-to-device copy of offloaded activations the next
-	// compute (a layer's backward) must wait for; offloaded maps a layer
-	// and micro-batch (offloadKey) to the copy that took them to the host.
+	// compute (a layer's backward) must wait for; offloaded holds, by
+	// layer and micro-batch, the copies that took them to the host and
+	// back (its storage kept from stage to stage and build to build, its
+	// entries removed: reset, restart).
 	reload    int32
-	offloaded map[int64]hostCopies
+	offloaded offloadTable
 
 	// DP gradient buckets (ZeRO 0-2): parameters accumulated since the last
 	// bucket was issued, and the DP tasks of this step.
@@ -185,7 +187,9 @@ func (b *builder) sendTime(from, to int, bytes float64) engine.Time {
 // schedule order, keeping only reusable scratch storage from the stage
 // before.
 func (b *builder) reset(s int, prog *Program, order []pipeline.Step) {
-	*b = builder{cfg: b.cfg, pr: b.pr, cache: b.cache, place: b.place, stage: s, prog: prog, order: order,
+	off := b.offloaded
+	off.reset()
+	*b = builder{offloaded: off, cfg: b.cfg, pr: b.pr, cache: b.cache, place: b.place, stage: s, prog: prog, order: order,
 		recomputed: b.recomputed, pairWait: b.pairWait[:0], queued: b.queued[:0], dpTasks: b.dpTasks[:0],
 		paramAG: b.paramAG, lastGrad: b.lastGrad, depBuf: b.depBuf[:0], classes: b.classes, classKeys: b.classKeys[:0], names: b.names,
 		sendTimes: b.sendTimes, nSend: b.nSend, plans: b.plans, plansByKey: b.plansByKey,
@@ -204,7 +208,9 @@ func (b *builder) reset(s int, prog *Program, order []pipeline.Step) {
 // faults a 70B sweep on one worker once the workers had reserved their memory
 // (TestArenaBuilderRestartEqualsFresh).
 func (b *builder) restart(cfg *StepConfig, pr Pricer, place pipeline.Placement, names *nameCache, passMarks []passMark) {
-	*b = builder{cfg: cfg, pr: pr, place: place, names: names, passMarks: passMarks[:0],
+	off := b.offloaded
+	off.reset()
+	*b = builder{offloaded: off, cfg: cfg, pr: pr, place: place, names: names, passMarks: passMarks[:0],
 		recomputed: b.recomputed, pairWait: b.pairWait[:0], queued: b.queued[:0], dpTasks: b.dpTasks[:0],
 		paramAG: b.paramAG[:0], lastGrad: b.lastGrad, depBuf: b.depBuf[:0], classes: b.classes, classKeys: b.classKeys[:0],
 		plans: b.plans, plansByKey: b.plansByKey[:0], barrier: b.barrier[:0], optOps: b.optOps[:0]}
@@ -1400,25 +1406,21 @@ func (b *builder) offload(ch Chunk, l, mb int, after int32) {
 	d2h := b.add(&Task{Kind: KindHostCopy, Stream: StreamD2H, Name: b.names.of("offload_d2h"),
 		Layer: int32(l), Micro: int32(mb), Chunk: int16(ch.Index), Dur: copyTime(bytes, b.cfg.HostD2H),
 		Bytes: bytes, CopyEngine: true}, after)
-	if b.offloaded == nil {
-		b.offloaded = map[int64]hostCopies{}
-	}
-	b.offloaded[offloadKey(l, mb)] = hostCopies{d2h: d2h, h2d: -1, bytes: bytes}
+	b.offloaded.set(l, mb, hostCopies{d2h: d2h, h2d: -1, bytes: bytes})
 }
 
 // reloadLayer issues, once, the copy of layer l's offloaded inputs of
 // micro-batch mb back to the GPU, after their offload and task after, and
 // returns it (-1 when nothing was offloaded).
 func (b *builder) reloadLayer(l, mb, chunk int, after int32) int32 {
-	k := offloadKey(l, mb)
-	c, ok := b.offloaded[k]
+	c, ok := b.offloaded.get(l, mb)
 	if !ok {
 		return -1
 	}
 	if c.h2d < 0 {
 		c.h2d = b.add(&Task{Kind: KindHostCopy, Stream: StreamH2D, Name: b.names.of("reload_h2d"), Layer: int32(l), Micro: int32(mb),
 			Chunk: int16(chunk), Dur: copyTime(c.bytes, b.cfg.HostH2D), Bytes: c.bytes, CopyEngine: true}, c.d2h, after)
-		b.offloaded[k] = c
+		b.offloaded.set(l, mb, c)
 	}
 	return c.h2d
 }

@@ -97,7 +97,7 @@ var _ [passStateInts + 3 - layerStateInts]struct{}
 
 func (b *builder) mark(p *chunkPass) layerMark {
 	return layerMark{at: int32(len(b.prog.Tasks)), l: p.l, first: b.firstComp, dense: b.bucketDense, exp: b.bucketExpert,
-		lens:  [6]int{len(b.queued), len(b.dpTasks), len(b.barrier), len(b.local), len(b.offloaded), len(b.pairWait)},
+		lens:  [6]int{len(b.queued), len(b.dpTasks), len(b.barrier), len(b.local), b.offloaded.length(), len(b.pairWait)},
 		noErr: b.err == nil, ints: b.layerState(p), issue: b.prog.issueSum}
 }
 

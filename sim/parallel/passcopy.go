@@ -190,7 +190,7 @@ func (b *builder) copyPass(r *passMark, p *chunkPass, cur [passStateInts]int32, 
 		return false, false
 	}
 	offloads := false
-	if len(b.offloaded) > 0 {
+	if b.offloaded.length() > 0 {
 		if offloads, ok = b.offloadsCopy(r, theta, P); !ok {
 			return false, false
 		}
@@ -410,14 +410,14 @@ func (b *builder) offloadsCopy(r *passMark, theta, P int32) (some, ok bool) {
 		}
 		some = true
 		l := int(t.Layer)
-		src, ok := b.offloaded[offloadKey(l, mb)]
+		src, ok := b.offloaded.get(l, mb)
 		switch t.Stream {
 		case StreamD2H:
 			if !ok || src.d2h != i {
 				return false, false // not the offload that made the source's entry
 			}
 		case StreamH2D:
-			dst, made := b.offloaded[offloadKey(l, mb+1)]
+			dst, made := b.offloaded.get(l, mb+1)
 			if !ok || src.h2d != i || !made || dst.h2d >= 0 || dst.d2h < 0 || dst.bytes != src.bytes {
 				return false, false
 			}
@@ -451,19 +451,20 @@ func (b *builder) copyOffloads(r *passMark, at int32, deps bool) {
 	mb := r.mb
 	for i, t := range prog.passHostCopies(r) {
 		c := at + (i - r.at)
-		k := offloadKey(int(t.Layer), mb+1)
+		l := int(t.Layer)
 		if t.Stream == StreamD2H {
-			b.offloaded[k] = hostCopies{d2h: c, h2d: -1, bytes: t.Bytes}
+			b.offloaded.set(l, mb+1, hostCopies{d2h: c, h2d: -1, bytes: t.Bytes})
 			continue
 		}
-		src, dst := b.offloaded[offloadKey(int(t.Layer), mb)], b.offloaded[k]
+		src, _ := b.offloaded.get(l, mb)
+		dst, _ := b.offloaded.get(l, mb+1)
 		if deps {
 			from := prog.builtDeps(i)
 			to := prog.deps[prog.depOff[c]:][:len(from)]
 			to[slices.Index(from, src.d2h)] = dst.d2h
 		}
 		dst.h2d = c
-		b.offloaded[k] = dst
+		b.offloaded.set(l, mb+1, dst)
 	}
 }
 

@@ -109,7 +109,7 @@ func (a *Arena) KeepPrefixes(st *Steady) {
 // builder holds (else the stage keeps none).
 func (b *builder) keepState(ks *keptStage, i int) {
 	ks.ok = false
-	if b.err != nil || b.interrupt != nil || len(b.offloaded) != 0 || b.local != nil || b.step != 0 || b.issue != 0 {
+	if b.err != nil || b.interrupt != nil || b.offloaded.length() != 0 || b.local != nil || b.step != 0 || b.issue != 0 {
 		return
 	}
 	p := b.prog
