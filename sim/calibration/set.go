@@ -87,6 +87,12 @@ func build(cases []validation.Case, entries []hardware.FitEntry, budget simulati
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
+	// Each file read and parsed once for every evaluation of it
+	// (scenario.File; its Resolve calls may run concurrently).
+	files := make([]*scenario.File, len(paths))
+	for r, path := range paths {
+		files[r] = scenario.ReadFile(path)
+	}
 	p.Eval = func(ctx context.Context, pts []Point) []Outcome {
 		out := make([]Outcome, len(pts))
 		jobs := make(chan int)
@@ -101,7 +107,7 @@ func build(cases []validation.Case, entries []hardware.FitEntry, budget simulati
 					for k, q := range p.Params {
 						cal[k] = hardware.Setting{Name: q.Name, Value: pts[i].Values[k]}
 					}
-					c := validation.EvaluateWith(ctx, paths[pts[i].Row], budget, cal, reuse, overrides...)
+					c := validation.EvaluateFile(ctx, files[pts[i].Row], budget, cal, reuse, overrides...)
 					out[i] = Outcome{Err: c.Comparison.Error, OK: c.Err == nil}
 				}
 			}()

@@ -534,18 +534,52 @@ func Load(path string, overrides ...Override) (*Plan, error) {
 // cluster.gpu is resolved: how `simtrain calibrate` evaluates a fitted
 // constant at another value (nil: the committed table).
 func LoadCalibrated(path string, cal hardware.Calibration, overrides ...Override) (*Plan, error) {
+	return ReadFile(path).Resolve(cal, overrides...)
+}
+
+// File is a scenario file read and parsed once, for a caller that resolves
+// it many times: calibrate's search and validate --cv evaluate each
+// validation file at many values of the fitted constants, and reading and
+// parsing the file again for each was ≈ 5% of `validate --cv source`'s
+// CPU (perf, issue 18, round 58). Resolve calls may run concurrently: they
+// only read the parsed document (decode clones it before applying
+// overrides).
+type File struct {
+	path string
+	doc  *yaml.Node
+	err  error // the read's, as is, or the parse's, with the path
+}
+
+// ReadFile reads and parses the scenario file at path; an error is kept
+// for Resolve to return, as LoadCalibrated would.
+func ReadFile(path string) *File {
+	f := &File{path: path}
 	data, err := limits.ReadFile(path, limits.MaxInputBytes)
 	if err != nil {
-		return nil, err
+		f.err = err
+		return f
 	}
-	doc, err := parseDoc(data)
-	if err == nil {
-		var s *Plan
-		if s, err = parseNodeCal(doc, filepath.Dir(path), cal, overrides); err == nil {
-			return s, nil
-		}
+	if f.doc, err = parseDoc(data); err != nil {
+		f.err = fmt.Errorf("%s: %w", path, err)
 	}
-	return nil, fmt.Errorf("%s: %w", path, err)
+	return f
+}
+
+// Path is the file's path, as ReadFile was given it.
+func (f *File) Path() string { return f.path }
+
+// Resolve checks and resolves the file's scenario with the calibration
+// entries of cal replaced (nil: the committed table) and the overrides
+// applied: LoadCalibrated's result for the file as it was read.
+func (f *File) Resolve(cal hardware.Calibration, overrides ...Override) (*Plan, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	s, err := parseNodeCal(f.doc, filepath.Dir(f.path), cal, overrides)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.path, err)
+	}
+	return s, nil
 }
 
 // Parse decodes, checks and resolves a scenario document; a relative

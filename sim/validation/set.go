@@ -56,8 +56,15 @@ func EvaluateCalibrated(ctx context.Context, path string, budget simulation.Budg
 // (simulation.Result.KeepFiguresOnly), which is all a Case is read for:
 // its storage is the next case's. The figures are the same either way.
 func EvaluateWith(ctx context.Context, path string, budget simulation.Budget, cal hardware.Calibration, reuse *simulation.Reuse, overrides ...scenario.Override) Case {
+	return EvaluateFile(ctx, scenario.ReadFile(path), budget, cal, reuse, overrides...)
+}
+
+// EvaluateFile is EvaluateWith for a file read once (scenario.ReadFile)
+// and evaluated many times, as calibrate's search does.
+func EvaluateFile(ctx context.Context, f *scenario.File, budget simulation.Budget, cal hardware.Calibration, reuse *simulation.Reuse, overrides ...scenario.Override) Case {
+	path := f.Path()
 	c := Case{Path: path, Name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))}
-	s, err := scenario.LoadCalibrated(path, cal, overrides...)
+	s, err := f.Resolve(cal, overrides...)
 	if err != nil {
 		c.Err = err
 		return c
