@@ -93,6 +93,16 @@ func build(cases []validation.Case, entries []hardware.FitEntry, budget simulati
 	for r, path := range paths {
 		files[r] = scenario.ReadFile(path)
 	}
+	// The workers' Reuses (validation.EvaluateWith: storage, clusters and
+	// collective prices kept from case to case) are kept from one Eval to
+	// the next too: a fit calls Eval once per block of parameters and
+	// pass, ≈ 100 times for `validate --cv source`, and a fresh Reuse's
+	// arena is fresh memory to populate (populating and clearing pages
+	// were ≈ 20% of that command's perf samples, issue 18, round 58). A
+	// worker takes one from the pool or makes one, and puts it back if
+	// there is room: one goroutine uses a Reuse at a time, whatever
+	// calls Eval concurrently.
+	reuses := make(chan *simulation.Reuse, workers)
 	p.Eval = func(ctx context.Context, pts []Point) []Outcome {
 		out := make([]Outcome, len(pts))
 		jobs := make(chan int)
@@ -101,7 +111,18 @@ func build(cases []validation.Case, entries []hardware.FitEntry, budget simulati
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				reuse := new(simulation.Reuse) // the worker's, case to case (validation.EvaluateWith)
+				var reuse *simulation.Reuse
+				select {
+				case reuse = <-reuses:
+				default:
+					reuse = new(simulation.Reuse)
+				}
+				defer func() {
+					select {
+					case reuses <- reuse:
+					default:
+					}
+				}()
 				for i := range jobs {
 					cal := make(hardware.Calibration, len(p.Params))
 					for k, q := range p.Params {
