@@ -158,26 +158,9 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 		return err
 	}
 	lo := sweep.Options{Fidelity: fid, Budget: o.budget.budget(), Context: cmd.Context(), Overrides: overrides}
-	// The sweep's large arrays are populated ahead, point after point: on
-	// 4 KiB pages that costs less than on huge pages the host must fault
-	// back in (a machine left idle a few seconds), so the advice stops
-	// once those are seen (after 6 s idle, the 70B sweep's CPU 0.714 s
-	// with the advice against 0.620 s without; docs/design.md "Speed",
-	// cold47).
-	hugepages.CloseWhenDear()
-	// Loading grows the heap from nothing to ≈ 15 MB (the hardware
-	// catalog, the resolved points and their plans), nearly all of it kept.
-	// The Go runtime's first heap goal is 4 MB × GOGC/100, so at the default
-	// 100 the load ran six collections, each marking what it keeps; at 400
-	// it runs one (-48 M instructions, 0.7%, of the 1,000-point 70B sweep
-	// at GOMAXPROCS=1; docs/design.md "Speed"). The points then run at
-	// pointsGCPercent (one above 400, or off, applies to the load too).
-	gcp := debug.SetGCPercent(400)
-	if gcp < 0 || gcp > 400 {
-		debug.SetGCPercent(gcp)
-	}
+	loaded := startSweepLoad()
 	sw, err := sweep.Load(path, lo)
-	debug.SetGCPercent(pointsGCPercent(gcp, heapObjectBytes()))
+	loaded()
 	if err != nil {
 		if cmd.Context().Err() != nil {
 			return err
@@ -495,6 +478,33 @@ func (s *sweepStats) print(w io.Writer, sw *sweep.Sweep, si, sn, here, already, 
 			b.Name, layoutString(*b), b.GPU, numfmt.Grouped(b.TokensPerS), numfmt.Seconds4(b.StepTimeS), 100*b.MFU)
 	}
 	fmt.Fprintf(w, "  wrote %s\n", file)
+}
+
+// startSweepLoad readies the process's memory for a sweep about to be
+// loaded, and returns what to call once it is loaded (once), before its
+// points run: what `simtrain sweep` and `simtrain plan` share.
+//
+// The huge-page advice stops once fresh 2 MiB pages are seen to be dear
+// (hugepages.CloseWhenDear): a sweep's large arrays are populated ahead,
+// point after point, and on 4 KiB pages that costs less than on huge
+// pages the host must fault back in (a machine left idle a few seconds;
+// after 6 s idle, the 70B sweep's CPU 0.714 s with the advice against
+// 0.620 s without; docs/design.md "Speed", cold47).
+//
+// Loading grows the heap from nothing to ≈ 15 MB (the hardware catalog,
+// the resolved points and their plans), nearly all of it kept. The Go
+// runtime's first heap goal is 4 MB × GOGC/100, so at the default 100 the
+// load ran six collections, each marking what it keeps; at 400 it runs
+// one (-48 M instructions, 0.7%, of the 1,000-point 70B sweep at
+// GOMAXPROCS=1; docs/design.md "Speed"). The points then run at
+// pointsGCPercent (one above 400, or off, applies to the load too).
+func startSweepLoad() (loaded func()) {
+	hugepages.CloseWhenDear()
+	gcp := debug.SetGCPercent(400)
+	if gcp < 0 || gcp > 400 {
+		debug.SetGCPercent(gcp)
+	}
+	return func() { debug.SetGCPercent(pointsGCPercent(gcp, heapObjectBytes())) }
 }
 
 // pointsGCPercent is the GC percent a sweep's points run at: the user's
