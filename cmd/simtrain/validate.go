@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/simtrain/simtrain/sim/hugepages"
 	"io"
 	"math"
 	"os"
@@ -171,6 +172,17 @@ func runValidate(cmd *cobra.Command, paths []string, o validateOptions, fid *net
 		return err
 	}
 	overrides = append(overrides, fidelityOverride(fid)...)
+	if o.cv == "" {
+		// A short command whose workers' arenas are fresh memory: after
+		// an idle spell, 2 MiB pages the host must fault back in cost
+		// more than they save (hugepages.CloseWhenDear), as for a sweep.
+		// Measured after 6 s idle on the 185 published runs: 0.967 s of
+		// CPU against 1.075 s with the advice (6 alternating pairs,
+		// −111 ± 40 ms). Not with --cv: its fit keeps the same memory
+		// for ≈ 2,000 simulations, where huge pages pay (5.26 s against
+		// 5.89 s with the gate closing, 4 pairs; issue 18, round 58).
+		hugepages.CloseWhenDear()
+	}
 	results := validation.Run(ctx, paths, o.workers, o.budget.budget(), overrides...)
 	if err := ctx.Err(); err != nil {
 		return err // interrupted: no table, no files
