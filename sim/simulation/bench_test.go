@@ -99,3 +99,48 @@ func BenchmarkAllRanks405B(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFlow is `simtrain run --fidelity flow --no-timeline` without
+// writing files: every rank played, every transfer a max-min flow on the
+// fabric (sim/network). Two sizes: the bundled 70B scenario on 1,024 GPUs
+// and the 405B one cut to 2,048 GPUs (dp 16) in two pods of 1,024, so that
+// its data-parallel rings cross the oversubscribed tier as at 16,384 GPUs;
+// the 16,384-GPU flow run takes about a minute, README's performance table
+// times it whole.
+//
+//	go test ./sim/simulation -run '^$' -bench Flow -benchtime 3x
+func BenchmarkFlow(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		load func(*testing.B) *scenario.Plan
+	}{
+		{"llama3-70b-1024", func(b *testing.B) *scenario.Plan {
+			s, err := scenario.Load("../../scenarios/llama3-70b-1024-h100-3d.yaml", scenario.Overrides("sim.fidelity", "flow")...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return s
+		}},
+		{"llama3-405b-2048", func(b *testing.B) *scenario.Plan {
+			s, err := scenario.Load(llama405B, scenario.Overrides(
+				"cluster.nodes", "256", "parallel.dp", "16",
+				"training.global_batch", "256", "cluster.network.pod_gpus", "1024",
+				"sim.fidelity", "flow")...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return s
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			s := c.load(b)
+			none := func(*Result) []int { return []int{} }
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Run(context.Background(), s, Options{KeepRanks: none}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
