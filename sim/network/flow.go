@@ -11,21 +11,46 @@ import (
 
 // flow is one transfer in transmission: the fields the solver reads only
 // for flows it re-solves. Slots live in Fabric.flows, parallel to
-// Fabric.hot, and are recycled through a free-index stack; route and pos
-// keep their capacity across reuse, so steady state allocates nothing.
+// Fabric.hot, and are recycled through a free-index stack. A route of at
+// most inlineHops links (a GPU's NVLink hop to the switch and back, most
+// of a training step's flows) lies in the slot itself, so reading it costs
+// no load beyond the slot's; a longer one lies in ext, which keeps its
+// capacity across reuse, so steady state allocates nothing.
 type flow struct {
-	route  []int32 // link ids
-	pos    []int32 // pos[k]: index of this flow's entry in links[route[k]]
-	bytes  float64 // size of the transfer
-	rem    float64 // bytes left to transmit at time last
+	inl    [inlineHops]hop // the route, when it has at most inlineHops links
+	nhop   int32           // links on the route
+	ext    []hop           // the route, when it is longer
+	bytes  float64         // size of the transfer
+	rem    float64         // bytes left to transmit at time last
 	last   engine.Time
 	finish engine.Time // when the last byte is transmitted at the current rate
 	lat    engine.Time // sum of the route's latencies
 	seq    uint64      // start order: breaks ties between equal finish times
-	hidx   int32       // index in the finish heap, -1 when not in it
 	del    int32       // delivery slot
 	certEp uint32      // solve epoch in which cert was computed
 	cert   bool        // the flow has an unchanged bottleneck link (see tied)
+}
+
+// hop is one link of a flow's route with the index of the flow's entry in
+// that link's list (lk[link].es[pos]).
+type hop struct {
+	link int32
+	pos  int32
+}
+
+// inlineHops is the longest route a flow slot holds in place. The bundled
+// scenarios' flows cross 2 links (NVLink), 6 or 8 (a rail-optimised or
+// two-tier fabric) or 10 (three tiers): four keeps the slot small for the
+// first, which are 80–99% of the flows, and the others pay one load more.
+const inlineHops = 4
+
+// hops is the flow's route with its entries' positions; writes through it
+// update the flow.
+func (fl *flow) hops() []hop {
+	if fl.nhop <= inlineHops {
+		return fl.inl[:fl.nhop]
+	}
+	return fl.ext[:fl.nhop]
 }
 
 // flowHot holds the fields the solver reads for every flow on the links it
@@ -46,7 +71,36 @@ const (
 	flowActive  // on its links with a rate
 )
 
-// entry is one flow crossing one link: links[l] holds the entries of the
+// flink is one link's flow-fidelity state: its active flows, capacity and
+// statistics, and the solver's scratch for it. The solver reads and writes
+// a dozen figures of every link it visits, so they share one 128-byte
+// record, the fields read by every visit in its first 64 bytes: a visit
+// costs one or two cache lines rather than one per figure (the fabric of
+// 16,384 GPUs has 180,416 links, and one array per figure put each visit
+// out of cache a dozen times over; issue 18). Marks equal to the current
+// epoch are current.
+type flink struct {
+	es     []entry // the active flows on the link
+	bw     float64 // capacity, bytes/s (Fabric.bw's value)
+	rem    float64 // capacity left for the unfixed flows
+	cnt    int32   // unfixed entries
+	mark   uint32  // the link is in the current re-solved set
+	satEp  uint32  // satMax is valid
+	chg    uint32  // the link gained or lost a flow at this instant
+	satMax float64 // highest rate on a saturated link, -1 if not saturated
+
+	brem   float64     // capacity left after frozen flows (fillLocal)
+	fmax   float64     // highest frozen rate on the link (fillLocal)
+	old    float64     // satMax before this solve; -2 for a changed link (fillLocal)
+	rmax   float64     // highest share fixed on the link by the last fill
+	bytes  float64     // bytes carried by flows that finished (see LinkBytes)
+	busy   engine.Time // busy time of closed busy periods
+	busyT  engine.Time // start of the open busy period
+	bcnt   int32       // flows of the re-solved set on the link (fillLocal)
+	fdirty bool        // fmax must be rescanned (fillLocal)
+}
+
+// entry is one flow crossing one link: lk[l].es holds the entries of the
 // active flows on link l; hop is the index of l in the flow's route.
 type entry struct {
 	flow int32
@@ -81,7 +135,7 @@ const linkRoom = 4
 const maxLocalRounds = 64
 
 type flowState struct {
-	links    [][]entry
+	lk       []flink // per link, by link id
 	flows    []flow
 	hot      []flowHot
 	flowFree []int32
@@ -95,25 +149,13 @@ type flowState struct {
 	wakeAt       engine.Time // time of the valid pending evWake event, or -1
 	wakeGen      int64       // generation of the valid evWake event
 
-	// Solver scratch, indexed by link id and reused across solves.
+	// Solver scratch beyond the per-link records, reused across solves.
 	epoch     uint32
-	lmark     []uint32  // link is in the current re-solved set when lmark == epoch
-	lrem      []float64 // capacity left for the unfixed flows
-	lcnt      []int32   // unfixed entries
-	lchg      []uint32  // == epoch: the link gained or lost a flow at this instant
-	lsatEp    []uint32  // == epoch: lsatMax is valid
-	lsatMax   []float64 // highest rate on a saturated link, -1 if not saturated
-	lfmax     []float64 // highest frozen rate on the link (fillLocal)
-	viol      []int32   // frozen flows that failed the check (fillLocal)
-	worse     []int32   // links whose state got worse this round (fillLocal)
-	lold      []float64 // satMax before this solve; -2 for a changed link (fillLocal)
-	lbrem     []float64 // capacity left after frozen flows (fillLocal)
-	lbcnt     []int32   // flows of the re-solved set on the link (fillLocal)
-	lrmax     []float64 // highest share fixed on the link by the last fill
-	lfdirty   []bool    // lfmax must be rescanned (fillLocal)
-	fdirty    []int32   // links with lfdirty set
-	chk       uint32    // current check stamp
-	fixStamp  uint32    // current progressiveFill stamp
+	viol      []int32 // frozen flows that failed the check (fillLocal)
+	worse     []int32 // links whose state got worse this round (fillLocal)
+	fdirty    []int32 // links with fdirty set
+	chk       uint32  // current check stamp
+	fixStamp  uint32  // current progressiveFill stamp
 	compLinks []int32
 	compFlows []int32
 	sh        shareHeap
@@ -131,26 +173,14 @@ func (f *Fabric) initFlow(n int) {
 	// Every link starts with room for linkRoom flows in one shared
 	// backing array, so the first flows on a link allocate nothing; a
 	// busier link grows its own slice once and keeps it.
-	f.links = make([][]entry, n)
+	f.lk = make([]flink, n)
 	room := make([]entry, n*linkRoom)
-	for l := range f.links {
-		f.links[l] = room[l*linkRoom : l*linkRoom : (l+1)*linkRoom]
+	for l := range f.lk {
+		f.lk[l].es = room[l*linkRoom : l*linkRoom : (l+1)*linkRoom]
+		f.lk[l].bw = f.bw[l]
 	}
-	f.lmark = make([]uint32, n)
-	f.lrem = make([]float64, n)
-	f.lcnt = make([]int32, n)
-	f.lchg = make([]uint32, n)
-	f.lsatEp = make([]uint32, n)
-	f.lsatMax = make([]float64, n)
-	f.lfmax = make([]float64, n)
-	f.lold = make([]float64, n)
-	f.lbrem = make([]float64, n)
-	f.lbcnt = make([]int32, n)
-	f.lrmax = make([]float64, n)
-	f.lfdirty = make([]bool, n)
 	f.wakeAt = -1
 	f.maxRounds = maxLocalRounds
-	f.fh.flows = &f.flows
 }
 
 // startFlow takes a slot for a new flow and queues it for the solve at this
@@ -163,20 +193,22 @@ func (f *Fabric) startFlow(now engine.Time, route []int32, bytes float64, del in
 	} else {
 		f.flows = append(f.flows, flow{})
 		f.hot = append(f.hot, flowHot{})
+		f.fh.addSlot()
 		fi = int32(len(f.flows) - 1)
 	}
 	fl := &f.flows[fi]
 	h := &f.hot[fi]
-	if cap(fl.route) < len(route) {
+	fl.nhop = int32(len(route))
+	if len(route) > inlineHops && cap(fl.ext) < len(route) {
 		// Room for the longest routes of common topologies (a 3-tier
-		// fat tree through NVLink and PCIe has about 8 hops), so that a
-		// recycled slot rarely grows again.
-		c := max(len(route), 8)
-		fl.route = make([]int32, 0, c)
-		fl.pos = make([]int32, 0, c)
+		// fat tree through NVLink and PCIe has about 10 hops), so that
+		// a recycled slot rarely grows again.
+		fl.ext = make([]hop, max(len(route), 12))
 	}
-	fl.route = append(fl.route[:0], route...)
-	fl.pos = fl.pos[:len(route)]
+	hs := fl.hops()
+	for k, l := range route {
+		hs[k].link = l
+	}
 	fl.bytes = bytes
 	fl.rem = bytes
 	h.rate = 0
@@ -185,7 +217,6 @@ func (f *Fabric) startFlow(now engine.Time, route []int32, bytes float64, del in
 	fl.lat = lat
 	f.seq++
 	fl.seq = f.seq
-	fl.hidx = -1
 	fl.del = del
 	h.state = flowPending
 	f.arrivals = append(f.arrivals, fi)
@@ -210,18 +241,19 @@ func (f *Fabric) step(now engine.Time) {
 
 	// Departures.
 	for f.fh.len() > 0 {
-		fi := f.fh.min()
-		fl := &f.flows[fi]
-		if fl.finish > now {
+		if f.fh.minFinish() > now {
 			break
 		}
-		f.fh.pop()
-		thetaD = math.Min(thetaD, f.hot[fi].rate)
-		for k, l := range fl.route {
-			f.removeEntry(l, fl.pos[k])
-			f.lbytes[l] += fl.bytes
-			if len(f.links[l]) == 0 {
-				f.lbusy[l] += now - f.lbusyT[l]
+		fi := f.fh.pop()
+		fl := &f.flows[fi]
+		thetaD = min(thetaD, f.hot[fi].rate)
+		for _, hp := range fl.hops() {
+			l := hp.link
+			lk := &f.lk[l]
+			f.removeEntry(lk, hp.pos)
+			lk.bytes += fl.bytes
+			if len(lk.es) == 0 {
+				lk.busy += now - lk.busyT
 			}
 			f.seeds = append(f.seeds, l)
 		}
@@ -235,12 +267,15 @@ func (f *Fabric) step(now engine.Time) {
 	if len(f.arrivals) > 0 {
 		for _, fi := range f.arrivals {
 			fl := &f.flows[fi]
-			for k, l := range fl.route {
-				if len(f.links[l]) == 0 {
-					f.lbusyT[l] = now
+			hs := fl.hops()
+			for k := range hs {
+				l := hs[k].link
+				lk := &f.lk[l]
+				if len(lk.es) == 0 {
+					lk.busyT = now
 				}
-				fl.pos[k] = int32(len(f.links[l]))
-				f.links[l] = append(f.links[l], entry{fi, int32(k)})
+				hs[k].pos = int32(len(lk.es))
+				lk.es = append(lk.es, entry{fi, int32(k)})
 				f.seeds = append(f.seeds, l)
 			}
 			f.nActive++
@@ -248,8 +283,9 @@ func (f *Fabric) step(now engine.Time) {
 		// A flow's max-min rate is at least min over its links of
 		// capacity / (flows on the link).
 		for _, fi := range f.arrivals {
-			for _, l := range f.flows[fi].route {
-				thetaA = math.Min(thetaA, f.bw[l]/float64(len(f.links[l])))
+			for _, hp := range f.flows[fi].hops() {
+				lk := &f.lk[hp.link]
+				thetaA = min(thetaA, lk.bw/float64(len(lk.es)))
 			}
 		}
 		f.arrivals = f.arrivals[:0]
@@ -265,7 +301,7 @@ func (f *Fabric) step(now engine.Time) {
 	if f.fh.len() == 0 {
 		return
 	}
-	m := f.flows[f.fh.min()].finish
+	m := f.fh.minFinish()
 	if m == engine.Forever || (f.wakeAt >= 0 && f.wakeAt <= m) {
 		return
 	}
@@ -274,17 +310,17 @@ func (f *Fabric) step(now engine.Time) {
 	f.e.At(m, f.h, f.wakeGen<<evKindBits|evWake)
 }
 
-// removeEntry deletes entry i of link l by moving the last entry into its
+// removeEntry deletes entry i of link lk by moving the last entry into its
 // place.
-func (f *Fabric) removeEntry(l int32, i int32) {
-	es := f.links[l]
+func (f *Fabric) removeEntry(lk *flink, i int32) {
+	es := lk.es
 	last := int32(len(es) - 1)
 	if i != last {
 		moved := es[last]
 		es[i] = moved
-		f.flows[moved.flow].pos[moved.hop] = i
+		f.flows[moved.flow].hops()[moved.hop].pos = i
 	}
-	f.links[l] = es[:last]
+	lk.es = es[:last]
 }
 
 // solve recomputes the max-min rates of the flows that can change after
@@ -329,7 +365,7 @@ func (f *Fabric) solve(now engine.Time, thetaD, thetaA float64) {
 		fl.last = now
 		h.rate = r
 		fl.finish = addTime(now, txTime(fl.rem, r))
-		f.fh.update(fi)
+		f.fh.update(fi, fl.finish, fl.seq)
 		resched++
 	}
 
@@ -343,9 +379,9 @@ func (f *Fabric) solve(now engine.Time, thetaD, thetaA float64) {
 func (f *Fabric) nextEpoch() uint32 {
 	f.epoch++
 	if f.epoch == 0 { // wrapped: clear every mark once per 2^32 epochs
-		clear(f.lmark)
-		clear(f.lchg)
-		clear(f.lsatEp)
+		for l := range f.lk {
+			f.lk[l].mark, f.lk[l].chg, f.lk[l].satEp = 0, 0, 0
+		}
 		for i := range f.flows {
 			f.hot[i].mark, f.flows[i].certEp = 0, 0
 		}
@@ -356,8 +392,8 @@ func (f *Fabric) nextEpoch() uint32 {
 
 // addToSet puts flow fi in the re-solved set R of epoch ep, with every link
 // of its route, and keeps each link's base for the next round of
-// fillLocal: lbrem, the capacity left after the frozen flows, lbcnt, the
-// number of R's flows on it, and lfmax, the fastest frozen rate (rescanned
+// fillLocal: brem, the capacity left after the frozen flows, bcnt, the
+// number of R's flows on it, and fmax, the fastest frozen rate (rescanned
 // at the next round when a flow left the frozen set).
 func (f *Fabric) addToSet(fi int32, ep uint32) {
 	h := &f.hot[fi]
@@ -366,47 +402,49 @@ func (f *Fabric) addToSet(fi int32, ep uint32) {
 	}
 	h.mark = ep
 	f.compFlows = append(f.compFlows, fi)
-	for _, m := range f.flows[fi].route {
-		if f.lmark[m] == ep {
+	for _, hp := range f.flows[fi].hops() {
+		m := hp.link
+		lk := &f.lk[m]
+		if lk.mark == ep {
 			// The flow was frozen on m until now.
-			f.lbrem[m] += h.rate
-			f.lbcnt[m]++
-			if !f.lfdirty[m] {
-				f.lfdirty[m] = true
+			lk.brem += h.rate
+			lk.bcnt++
+			if !lk.fdirty {
+				lk.fdirty = true
 				f.fdirty = append(f.fdirty, m)
 			}
 			continue
 		}
-		f.lmark[m] = ep
+		lk.mark = ep
 		f.compLinks = append(f.compLinks, m)
 		// One pass for the base and for the link's state before this
 		// solve (rates are still the old ones), which satMax would give;
 		// a changed link counts as worse whatever happens.
-		rem, cnt, fmax := f.bw[m], int32(0), 0.0
+		rem, cnt, fmax := lk.bw, int32(0), 0.0
 		sum, mx := 0.0, 0.0
-		for _, en := range f.links[m] {
+		for _, en := range lk.es {
 			o := &f.hot[en.flow]
 			sum += o.rate
-			mx = math.Max(mx, o.rate)
+			mx = max(mx, o.rate)
 			if o.mark == ep {
 				cnt++
 			} else {
 				rem -= o.rate
-				fmax = math.Max(fmax, o.rate)
+				fmax = max(fmax, o.rate)
 			}
 		}
-		f.lbrem[m], f.lbcnt[m], f.lfmax[m] = rem, cnt, fmax
-		if f.lsatEp[m] != ep {
-			f.lsatEp[m] = ep
-			f.lsatMax[m] = -1
-			if sum >= f.bw[m]*(1-satSlack) {
-				f.lsatMax[m] = mx
+		lk.brem, lk.bcnt, lk.fmax = rem, cnt, fmax
+		if lk.satEp != ep {
+			lk.satEp = ep
+			lk.satMax = -1
+			if sum >= lk.bw*(1-satSlack) {
+				lk.satMax = mx
 			}
 		}
-		if f.lchg[m] == ep {
-			f.lold[m] = -2
+		if lk.chg == ep {
+			lk.old = -2
 		} else {
-			f.lold[m] = f.lsatMax[m]
+			lk.old = lk.satMax
 		}
 	}
 }
@@ -430,10 +468,10 @@ func (f *Fabric) fillLocal(lo, hi float64) bool {
 	f.compLinks = f.compLinks[:0]
 	f.compFlows = f.compFlows[:0]
 	for _, l := range f.seeds {
-		f.lchg[l] = ep
+		f.lk[l].chg = ep
 	}
 	for _, l := range f.seeds {
-		for _, en := range f.links[l] {
+		for _, en := range f.lk[l].es {
 			if h := &f.hot[en.flow]; h.state != flowActive || h.rate >= lo || h.rate > hi {
 				f.addToSet(en.flow, ep)
 			}
@@ -451,25 +489,26 @@ func (f *Fabric) fillLocal(lo, hi float64) bool {
 		}
 		for _, l := range f.fdirty {
 			fmax := 0.0
-			for _, en := range f.links[l] {
+			for _, en := range f.lk[l].es {
 				if o := &f.hot[en.flow]; o.mark != ep {
-					fmax = math.Max(fmax, o.rate)
+					fmax = max(fmax, o.rate)
 				}
 			}
-			f.lfmax[l] = fmax
-			f.lfdirty[l] = false
+			f.lk[l].fmax = fmax
+			f.lk[l].fdirty = false
 		}
 		f.fdirty = f.fdirty[:0]
 		links := f.compLinks
 		for _, l := range links {
-			f.lrem[l], f.lcnt[l], f.lrmax[l] = f.lbrem[l], f.lbcnt[l], 0
+			lk := &f.lk[l]
+			lk.rem, lk.cnt, lk.rmax = lk.brem, lk.bcnt, 0
 		}
 		f.viol = f.viol[:0]
 		f.progressiveFill(links, ep, true)
 
 		// Bottleneck check for the frozen flows on R's links. First the
 		// new state of R's links: the rates now add up to capacity -
-		// lrem, and the fastest is the fastest frozen or re-solved one.
+		// rem, and the fastest is the fastest frozen or re-solved one.
 		// A frozen flow had a bottleneck before (the old allocation was
 		// max-min fair); it still has it unless that link got worse: it
 		// changed, or was saturated and now is not, or now carries a
@@ -478,26 +517,27 @@ func (f *Fabric) fillLocal(lo, hi float64) bool {
 		worse := f.worse[:0]
 		for _, l := range links {
 			m := -1.0
-			if f.lrem[l] <= f.bw[l]*satSlack {
-				m = math.Max(f.lfmax[l], f.lrmax[l])
+			lk := &f.lk[l]
+			if lk.rem <= lk.bw*satSlack {
+				m = max(lk.fmax, lk.rmax)
 			}
-			f.lsatEp[l] = ep
-			f.lsatMax[l] = m
-			if old := f.lold[l]; old == -2 || old >= 0 && (m < 0 || m > old*(1+sameRate)) {
+			lk.satEp = ep
+			lk.satMax = m
+			if old := lk.old; old == -2 || old >= 0 && (m < 0 || m > old*(1+sameRate)) {
 				worse = append(worse, l)
 			}
 		}
 		f.worse = worse
 		for _, l := range worse {
-			for _, en := range f.links[l] {
+			for _, en := range f.lk[l].es {
 				h := &f.hot[en.flow]
 				if h.mark == ep || h.chk == f.chk {
 					continue
 				}
 				h.chk = f.chk
 				ok := false
-				for _, b := range f.flows[en.flow].route {
-					if m := f.satMax(b, ep); m >= 0 && m <= h.rate*(1+sameRate) {
+				for _, hp := range f.flows[en.flow].hops() {
+					if m := f.satMax(hp.link, ep); m >= 0 && m <= h.rate*(1+sameRate) {
 						ok = true
 						break
 					}
@@ -509,7 +549,7 @@ func (f *Fabric) fillLocal(lo, hi float64) bool {
 		}
 		if len(f.viol) == 0 {
 			for _, l := range f.fdirty {
-				f.lfdirty[l] = false
+				f.lk[l].fdirty = false
 			}
 			f.fdirty = f.fdirty[:0]
 			return true
@@ -520,7 +560,7 @@ func (f *Fabric) fillLocal(lo, hi float64) bool {
 		}
 	}
 	for _, l := range f.fdirty {
-		f.lfdirty[l] = false
+		f.lk[l].fdirty = false
 	}
 	f.fdirty = f.fdirty[:0]
 	return false
@@ -531,20 +571,21 @@ func (f *Fabric) fillLocal(lo, hi float64) bool {
 // capacity and -1 otherwise; cached per epoch. For links in the set,
 // fillLocal stores the same figure for the new rates.
 func (f *Fabric) satMax(b int32, ep uint32) float64 {
-	if f.lsatEp[b] != ep {
-		f.lsatEp[b] = ep
+	lk := &f.lk[b]
+	if lk.satEp != ep {
+		lk.satEp = ep
 		sum, mx := 0.0, 0.0
-		for _, en := range f.links[b] {
+		for _, en := range lk.es {
 			r := f.hot[en.flow].rate
 			sum += r
-			mx = math.Max(mx, r)
+			mx = max(mx, r)
 		}
-		f.lsatMax[b] = -1
-		if sum >= f.bw[b]*(1-satSlack) {
-			f.lsatMax[b] = mx
+		lk.satMax = -1
+		if sum >= lk.bw*(1-satSlack) {
+			lk.satMax = mx
 		}
 	}
-	return f.lsatMax[b]
+	return lk.satMax
 }
 
 // fillThreshold re-solves the set that the thresholds prove sufficient
@@ -554,21 +595,21 @@ func (f *Fabric) satMax(b int32, ep uint32) float64 {
 func (f *Fabric) fillThreshold(lo, tie, hi float64) {
 	ep := f.nextEpoch()
 	for _, l := range f.seeds {
-		f.lchg[l] = ep
+		f.lk[l].chg = ep
 	}
 	links := f.compLinks[:0]
 	flows := f.compFlows[:0]
 	for _, l := range f.seeds {
-		if f.lmark[l] != ep {
-			f.lmark[l] = ep
+		if f.lk[l].mark != ep {
+			f.lk[l].mark = ep
 			links = append(links, l)
 		}
 	}
 	for i := 0; i < len(links); i++ {
 		l := links[i]
-		rem := f.bw[l]
+		rem := f.lk[l].bw
 		cnt := int32(0)
-		for _, en := range f.links[l] {
+		for _, en := range f.lk[l].es {
 			h := &f.hot[en.flow]
 			if h.state == flowActive && h.rate <= hi && (h.rate < lo || h.rate <= tie && f.tied(en.flow, ep)) {
 				rem -= h.rate // frozen
@@ -580,15 +621,15 @@ func (f *Fabric) fillThreshold(lo, tie, hi float64) {
 			}
 			h.mark = ep
 			flows = append(flows, en.flow)
-			for _, m := range f.flows[en.flow].route {
-				if f.lmark[m] != ep {
-					f.lmark[m] = ep
+			for _, hp := range f.flows[en.flow].hops() {
+				if m := hp.link; f.lk[m].mark != ep {
+					f.lk[m].mark = ep
 					links = append(links, m)
 				}
 			}
 		}
-		f.lrem[l] = rem
-		f.lcnt[l] = cnt
+		f.lk[l].rem = rem
+		f.lk[l].cnt = cnt
 	}
 	f.compLinks = links
 	f.compFlows = flows
@@ -596,20 +637,20 @@ func (f *Fabric) fillThreshold(lo, tie, hi float64) {
 }
 
 // progressiveFill runs progressive filling on the flows marked with ep over
-// links, whose lrem and lcnt hold the capacity left for them and their
+// links, whose rem and cnt hold the capacity left for them and their
 // number: repeatedly take the link whose fair share (capacity left /
 // unfixed flows) is smallest and fix every unfixed flow on it at that
 // share, in flow.next. Fixing a flow at the current minimum never lowers
 // another link's share, so a popped key below the link's current share is
 // stale and is pushed again with the current value. With check, a frozen
 // flow faster than the share at which a link fixes its flows is appended to
-// f.viol (lfmax must hold each link's fastest frozen rate).
+// f.viol (fmax must hold each link's fastest frozen rate).
 func (f *Fabric) progressiveFill(links []int32, ep uint32, check bool) {
 	sh := &f.sh
 	sh.items = sh.items[:0]
 	for _, l := range links {
-		if f.lcnt[l] > 0 {
-			sh.push(f.share(l), l)
+		if lk := &f.lk[l]; lk.cnt > 0 {
+			sh.push(lk.share(), l)
 		}
 	}
 	f.fixStamp++
@@ -622,16 +663,17 @@ func (f *Fabric) progressiveFill(links []int32, ep uint32, check bool) {
 	fx := f.fixStamp
 	for len(sh.items) > 0 {
 		key, l := sh.pop()
-		if f.lcnt[l] == 0 {
+		lk := &f.lk[l]
+		if lk.cnt == 0 {
 			continue
 		}
-		s := f.share(l)
+		s := lk.share()
 		if s > key {
 			sh.push(s, l)
 			continue
 		}
-		if check && s < f.lfmax[l]*(1-sameRate) {
-			for _, en := range f.links[l] {
+		if check && s < lk.fmax*(1-sameRate) {
+			for _, en := range lk.es {
 				h := &f.hot[en.flow]
 				if h.mark != ep && h.chk != f.chk && h.rate > s*(1+sameRate) {
 					h.chk = f.chk
@@ -639,17 +681,18 @@ func (f *Fabric) progressiveFill(links []int32, ep uint32, check bool) {
 				}
 			}
 		}
-		for _, en := range f.links[l] {
+		for _, en := range lk.es {
 			h := &f.hot[en.flow]
 			if h.mark != ep || h.fixed == fx {
 				continue
 			}
 			h.fixed = fx
 			h.next = s
-			for _, m := range f.flows[en.flow].route {
-				f.lrem[m] -= s
-				f.lcnt[m]--
-				f.lrmax[m] = s
+			for _, hp := range f.flows[en.flow].hops() {
+				m := &f.lk[hp.link]
+				m.rem -= s
+				m.cnt--
+				m.rmax = s
 			}
 		}
 	}
@@ -668,8 +711,9 @@ func (f *Fabric) tied(fi int32, ep uint32) bool {
 	fl.certEp = ep
 	fl.cert = false
 	rate := f.hot[fi].rate
-	for _, b := range fl.route {
-		if f.lchg[b] == ep {
+	for _, hp := range fl.hops() {
+		b := hp.link
+		if f.lk[b].chg == ep {
 			continue
 		}
 		if m := f.satMax(b, ep); m >= 0 && m <= rate*(1+freezeSlack) {
@@ -680,19 +724,19 @@ func (f *Fabric) tied(fi int32, ep uint32) bool {
 	return false
 }
 
-// share is link l's fair share for its unfixed flows.
-func (f *Fabric) share(l int32) float64 {
-	return math.Max(f.lrem[l], 0) / float64(f.lcnt[l])
+// share is the link's fair share for its unfixed flows.
+func (lk *flink) share() float64 {
+	return max(lk.rem, 0) / float64(lk.cnt)
 }
 
 // flowLinkBytes is the bytes link has carried by now: those of flows that
 // finished on it plus what its active flows have transmitted so far.
 func (f *Fabric) flowLinkBytes(link int, now engine.Time) float64 {
-	b := f.lbytes[link]
-	for _, en := range f.links[link] {
+	b := f.lk[link].bytes
+	for _, en := range f.lk[link].es {
 		fl := &f.flows[en.flow]
 		rem := fl.rem - f.hot[en.flow].rate*float64(now-fl.last)/1e9
-		b += fl.bytes - math.Max(rem, 0)
+		b += fl.bytes - max(rem, 0)
 	}
 	return b
 }

@@ -168,6 +168,15 @@ func referenceRates(bw []float64, routes [][]int32) []float64 {
 	return rate
 }
 
+// links is the flow's route as link ids.
+func (fl *flow) links() []int32 {
+	var r []int32
+	for _, hp := range fl.hops() {
+		r = append(r, hp.link)
+	}
+	return r
+}
+
 // checkAgainstReference compares every active flow's rate with
 // referenceRates over the active flows.
 func checkAgainstReference(f *Fabric) error {
@@ -175,7 +184,7 @@ func checkAgainstReference(f *Fabric) error {
 	var ids []int
 	for i := range f.flows {
 		if f.hot[i].state == flowActive {
-			routes = append(routes, f.flows[i].route)
+			routes = append(routes, f.flows[i].links())
 			ids = append(ids, i)
 		}
 	}
@@ -183,7 +192,7 @@ func checkAgainstReference(f *Fabric) error {
 	for k, i := range ids {
 		got := f.hot[i].rate
 		if math.Abs(got-want[k]) > 1e-9*math.Max(want[k], 1) {
-			return fmt.Errorf("flow slot %d (route %v): rate %v, reference max-min %v", i, f.flows[i].route, got, want[k])
+			return fmt.Errorf("flow slot %d (route %v): rate %v, reference max-min %v", i, f.flows[i].links(), got, want[k])
 		}
 	}
 	return nil

@@ -28,7 +28,8 @@ func (f *Fabric) CheckInvariants() error {
 		return fmt.Errorf("network: %d flow slots but %d solver slots", len(f.flows), len(f.hot))
 	}
 	now := f.e.Now()
-	for l, es := range f.links {
+	for l := range f.lk {
+		es := f.lk[l].es
 		sum := 0.0
 		for i, en := range es {
 			if en.flow < 0 || int(en.flow) >= len(f.flows) {
@@ -38,7 +39,7 @@ func (f *Fabric) CheckInvariants() error {
 			if h.state != flowActive {
 				return fmt.Errorf("network: link %d lists flow slot %d, which is not active", l, en.flow)
 			}
-			if int(en.hop) >= len(fl.route) || fl.route[en.hop] != int32(l) || fl.pos[en.hop] != int32(i) {
+			if hs := fl.hops(); int(en.hop) >= len(hs) || hs[en.hop] != (hop{int32(l), int32(i)}) {
 				return fmt.Errorf("network: link %d entry %d (flow %d hop %d) disagrees with the flow's route", l, i, en.flow, en.hop)
 			}
 			sum += h.rate
@@ -55,30 +56,33 @@ func (f *Fabric) CheckInvariants() error {
 		}
 		active++
 		zeroLink := false
-		for k, l := range fl.route {
+		for k, hp := range fl.hops() {
+			l := hp.link
 			if f.bw[l] == 0 {
 				zeroLink = true
 			}
-			es := f.links[l]
-			if p := fl.pos[k]; p < 0 || int(p) >= len(es) || es[p] != (entry{int32(i), int32(k)}) {
+			es := f.lk[l].es
+			if p := hp.pos; p < 0 || int(p) >= len(es) || es[p] != (entry{int32(i), int32(k)}) {
 				return fmt.Errorf("network: flow slot %d hop %d is not listed on link %d", i, k, l)
 			}
 		}
 		if !(h.rate > 0) && !zeroLink {
 			return fmt.Errorf("network: flow slot %d has rate %g with no zero-capacity link on its route", i, h.rate)
 		}
-		if fl.hidx < 0 || int(fl.hidx) >= len(f.fh.items) || f.fh.items[fl.hidx] != int32(i) {
-			return fmt.Errorf("network: flow slot %d is missing from the completion heap", i)
-		}
 		if fl.finish < now {
 			return fmt.Errorf("network: flow slot %d should have finished at %v, now is %v", i, fl.finish, now)
+		}
+		if at := f.fh.at[i]; at < 0 || int(at) >= len(f.fh.items) || f.fh.items[at].flow != int32(i) {
+			return fmt.Errorf("network: flow slot %d is missing from the completion heap", i)
+		} else if it := f.fh.items[at]; it.finish != fl.finish || it.seq != fl.seq {
+			return fmt.Errorf("network: flow slot %d is in the completion heap at %v, its finish is %v", i, it.finish, fl.finish)
 		}
 	}
 	if active != f.nActive || len(f.fh.items) != active {
 		return fmt.Errorf("network: %d active flows, counter says %d, completion heap holds %d", active, f.nActive, len(f.fh.items))
 	}
 	for i := 1; i < len(f.fh.items); i++ {
-		if f.fh.less(f.fh.items[i], f.fh.items[(i-1)/2]) {
+		if f.fh.items[i].before(f.fh.items[(i-1)/4]) {
 			return fmt.Errorf("network: completion heap out of order at index %d", i)
 		}
 	}

@@ -76,13 +76,6 @@ type Fabric struct {
 	delFree  []int32
 	inFlight int
 
-	// Per-link statistics at flow fidelity. lbytes: bytes carried (see
-	// LinkBytes). lbusy: busy time of closed busy periods. lbusyT: start of
-	// the open busy period.
-	lbytes []float64
-	lbusy  []engine.Time
-	lbusyT []engine.Time
-
 	// an is every link's state at analytic fidelity, one record per link
 	// (see alink); abw its bandwidths, New's slice itself (not copied).
 	an  []alink
@@ -199,9 +192,6 @@ func New(e *engine.Engine, bandwidth []units.BytesPerSecond, latency []engine.Ti
 	for i, b := range bandwidth {
 		fb.bw[i] = float64(b)
 	}
-	fb.lbytes = make([]float64, n)
-	fb.lbusy = make([]engine.Time, n)
-	fb.lbusyT = make([]engine.Time, n)
 	fb.initFlow(n)
 	return fb
 }
@@ -370,9 +360,10 @@ func (f *Fabric) rec(link int) *alink {
 func (f *Fabric) LinkBusy(link int) engine.Time {
 	now := f.e.Now()
 	if f.fid == Flow {
-		b := f.lbusy[link]
-		if len(f.links[link]) > 0 {
-			b += now - f.lbusyT[link]
+		lk := &f.lk[link]
+		b := lk.busy
+		if len(lk.es) > 0 {
+			b += now - lk.busyT
 		}
 		return b
 	}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/units"
@@ -519,8 +520,9 @@ func TestCheckInvariantsDetects(t *testing.T) {
 	}{
 		{"rate above capacity", func(f *Fabric) { f.hot[0].rate = 2 * gbps }, "above its capacity"},
 		{"zero rate", func(f *Fabric) { f.hot[1].rate = 0 }, "has rate 0"},
-		{"wrong position", func(f *Fabric) { f.flows[0].pos[0] = 1 }, "disagrees with the flow's route"},
-		{"lost from heap", func(f *Fabric) { f.flows[1].hidx = 7 }, "missing from the completion heap"},
+		{"wrong position", func(f *Fabric) { f.flows[0].hops()[0].pos = 1 }, "disagrees with the flow's route"},
+		{"lost from heap", func(f *Fabric) { f.fh.at[1] = 7 }, "missing from the completion heap"},
+		{"stale heap key", func(f *Fabric) { f.flows[1].finish++ }, "in the completion heap at"},
 		{"overdue", func(f *Fabric) { f.flows[0].finish = 0 }, "should have finished"},
 		{"counter", func(f *Fabric) { f.nActive++ }, "active flows, counter says"},
 		{"callbacks", func(f *Fabric) { f.inFlight++ }, "transfers in flight"},
@@ -713,5 +715,16 @@ func TestAnalyticFoldChanged(t *testing.T) {
 	}
 	if !fb.Pending(2) {
 		t.Error("the zero-bandwidth link's open busy period is not kept listed")
+	}
+}
+
+// TestFlinkIsTwoCacheLines: the per-link record of flow fidelity is 128
+// bytes, its first 64 the fields every solver visit reads (flow.go).
+func TestFlinkIsTwoCacheLines(t *testing.T) {
+	if s := unsafe.Sizeof(flink{}); s != 128 {
+		t.Errorf("flink is %d bytes, want 128", s)
+	}
+	if o := unsafe.Offsetof(flink{}.brem); o != 64 {
+		t.Errorf("flink's second cache line starts at byte %d, want 64", o)
 	}
 }
