@@ -82,25 +82,41 @@ func (h *finishHeap) up(i int, it finishItem) {
 
 // down places it at hole i and sifts it towards the leaves.
 func (h *finishHeap) down(i int, it finishItem) {
-	n := len(h.items)
+	items, at := h.items, h.at
+	n := len(items)
 	for {
 		c := 4*i + 1
 		if c >= n {
 			break
 		}
+		// The least of up to four children, compared on local copies
+		// of the keys.
 		best := c
-		for k, end := c+1, min(c+4, n); k < end; k++ {
-			if h.items[k].before(h.items[best]) {
-				best = k
+		bf, bs := items[c].finish, items[c].seq
+		if c+3 < n {
+			// Four children, the usual case: no loop to run.
+			kids := items[c+1 : c+4 : c+4]
+			for k := range kids {
+				if f := kids[k].finish; f < bf || f == bf && kids[k].seq < bs {
+					best, bf, bs = c+1+k, f, kids[k].seq
+				}
+			}
+		} else {
+			for k := c + 1; k < n; k++ {
+				if f := items[k].finish; f < bf || f == bf && items[k].seq < bs {
+					best, bf, bs = k, f, items[k].seq
+				}
 			}
 		}
-		if !h.items[best].before(it) {
+		if bf > it.finish || bf == it.finish && bs > it.seq {
 			break
 		}
-		h.set(i, h.items[best])
+		items[i] = items[best]
+		at[items[i].flow] = int32(i)
 		i = best
 	}
-	h.set(i, it)
+	items[i] = it
+	at[it.flow] = int32(i)
 }
 
 // shareHeap is a binary min-heap of (fair share, link) pairs for
@@ -115,30 +131,27 @@ type shareItem struct {
 	link int32
 }
 
-func (a shareItem) less(b shareItem) bool {
-	return a.key < b.key || (a.key == b.key && a.link < b.link)
-}
-
 func (h *shareHeap) push(key float64, link int32) {
-	it := shareItem{key, link}
-	h.items = append(h.items, it)
-	i := len(h.items) - 1
+	h.items = append(h.items, shareItem{})
+	items := h.items
+	i := len(items) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if !it.less(h.items[p]) {
+		if pk := items[p].key; pk < key || pk == key && items[p].link < link {
 			break
 		}
-		h.items[i] = h.items[p]
+		items[i] = items[p]
 		i = p
 	}
-	h.items[i] = it
+	items[i] = shareItem{key, link}
 }
 
 func (h *shareHeap) pop() (float64, int32) {
 	top := h.items[0]
 	n := len(h.items) - 1
 	last := h.items[n]
-	h.items = h.items[:n]
+	items := h.items[:n]
+	h.items = items
 	if n > 0 {
 		i := 0
 		for {
@@ -146,16 +159,20 @@ func (h *shareHeap) pop() (float64, int32) {
 			if c >= n {
 				break
 			}
-			if r := c + 1; r < n && h.items[r].less(h.items[c]) {
-				c = r
+			// The lesser child, compared on local copies of the keys.
+			ck, cl := items[c].key, items[c].link
+			if r := c + 1; r < n {
+				if rk, rl := items[r].key, items[r].link; rk < ck || rk == ck && rl < cl {
+					c, ck, cl = r, rk, rl
+				}
 			}
-			if !h.items[c].less(last) {
+			if ck > last.key || ck == last.key && cl > last.link {
 				break
 			}
-			h.items[i] = h.items[c]
+			items[i] = shareItem{ck, cl}
 			i = c
 		}
-		h.items[i] = last
+		items[i] = last
 	}
 	return top.key, top.link
 }

@@ -1,0 +1,90 @@
+package network
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/engine"
+)
+
+// TestFinishHeapOrder: flows leave the completion heap in (finish, seq)
+// order whatever the order of their updates, as a sort would give them.
+func TestFinishHeapOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var h finishHeap
+	const n = 2000
+	finish := make([]engine.Time, n)
+	for i := range n {
+		h.addSlot()
+		finish[i] = engine.Time(r.IntN(50))
+		h.update(int32(i), finish[i], uint64(i))
+	}
+	// Move a third of them, some earlier and some later.
+	for i := 0; i < n; i += 3 {
+		finish[i] = engine.Time(r.IntN(50))
+		h.update(int32(i), finish[i], uint64(i))
+	}
+	prev := int32(-1)
+	for h.len() > 0 {
+		fi := h.pop()
+		if h.at[fi] != -1 {
+			t.Fatalf("popped flow %d still has heap index %d", fi, h.at[fi])
+		}
+		if prev >= 0 && (finish[fi] < finish[prev] || finish[fi] == finish[prev] && fi < prev) {
+			t.Fatalf("flow %d (finish %d) left after flow %d (finish %d)", fi, finish[fi], prev, finish[prev])
+		}
+		prev = fi
+	}
+}
+
+// TestShareHeapOrder: links leave the fill's heap in (share, link) order,
+// pushed in any order and pushed again between pops, as progressive
+// filling does with a stale key.
+func TestShareHeapOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var h shareHeap
+	key := map[int32]float64{}
+	for l := range int32(3000) {
+		key[l] = float64(r.IntN(40))
+		h.push(key[l], l)
+	}
+	prevKey, prevLink := -1.0, int32(-1)
+	for len(h.items) > 0 {
+		k, l := h.pop()
+		if k != key[l] {
+			t.Fatalf("link %d popped with key %v, pushed with %v", l, k, key[l])
+		}
+		if k < prevKey || k == prevKey && l < prevLink {
+			t.Fatalf("link %d (key %v) left after link %d (key %v)", l, k, prevLink, prevKey)
+		}
+		if l%7 == 0 && k < 1000 { // stale: back in with a larger key
+			key[l] = k + float64(1+r.IntN(5))
+			h.push(key[l], l)
+			continue
+		}
+		prevKey, prevLink = k, l
+	}
+}
+
+// BenchmarkFinishHeap: one op is a pop and an insert at a later time, on a
+// heap of 600 flows with many equal finish times (a step's bursts of
+// equal flows), as flow fidelity's departures and arrivals use it.
+func BenchmarkFinishHeap(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var h finishHeap
+	const n = 600
+	seq := uint64(0)
+	for i := range n {
+		h.addSlot()
+		seq++
+		h.update(int32(i), engine.Time(r.IntN(1000)), seq)
+	}
+	now := engine.Time(0)
+	b.ReportAllocs()
+	for b.Loop() {
+		now = h.minFinish()
+		fi := h.pop()
+		seq++
+		h.update(fi, now+engine.Time(r.IntN(64)*16), seq)
+	}
+}
