@@ -70,7 +70,19 @@
 //     bottleneck link that gained and lost no flow: that link's load is
 //     unchanged up to θD, so it still fills at θD.
 //
-// Local re-solve (the usual path). The re-solved set R starts as the flows
+// Nothing to re-solve (the most common instant). When every changed link
+// now carries only flows that arrived at this instant, each alone on it,
+// no flow that stays shared a link with a departed or arrived one, so
+// every other rate stands, and an arrived flow's rate is the least
+// capacity on its route (progressive filling's first fill for a flow
+// alone on its links, capacity / 1, to the bit). A collective's ring steps
+// over NVLink and the rails are mostly such instants: 96% of the solves of
+// the 1,024-GPU Llama 3 70B step and 89% of a 2,048-GPU 405B one
+// (BenchmarkFlow in sim/simulation). Tests check, at every such instant of
+// the random scenarios, that the local re-solve gives the same flows the
+// same rates.
+//
+// Local re-solve (the usual path otherwise). The re-solved set R starts as the flows
 // on the links that gained or lost a flow, less those that 1 and 2 prove
 // unchanged. Progressive filling runs on R while every other flow on R's
 // links keeps its rate and only reduces its links' capacity (it is

@@ -163,10 +163,15 @@ type flowState struct {
 	stats SolverStats
 
 	// maxRounds is maxLocalRounds; tests lower it to exercise the
-	// fallback. fullSolve re-solves whole connected components (tests
-	// compare all three ways).
+	// fallback. fullSolve re-solves whole connected components, and
+	// noAlone turns off the shortcut for instants that touch no staying
+	// flow (tests compare all these ways).
 	maxRounds int
 	fullSolve bool
+	noAlone   bool
+	// afterAlone, when set (tests), runs after alone has given the
+	// arrived flows their rates, with fillLocal's thresholds.
+	afterAlone func(lo, hi float64)
 }
 
 func (f *Fabric) initFlow(n int) {
@@ -329,15 +334,22 @@ func (f *Fabric) removeEntry(lk *flink, i int32) {
 // departed flows and thetaA a lower bound on the rate of every arrived flow
 // (+Inf when there are none).
 //
-// It first tries a local re-solve (fillLocal), which grows the re-solved
-// set from the changed links only as far as a check of the max-min
-// conditions requires. If that does not settle within its budget, it
-// re-solves the set that the thresholds prove sufficient (fillThreshold).
+// When the changes touch no flow that stays (alone), the arrived flows'
+// rates follow from their routes alone. Otherwise it tries a local
+// re-solve (fillLocal), which grows the re-solved set from the changed
+// links only as far as a check of the max-min conditions requires. If that
+// does not settle within its budget, it re-solves the set that the
+// thresholds prove sufficient (fillThreshold).
 func (f *Fabric) solve(now engine.Time, thetaD, thetaA float64) {
 	lo := thetaD * (1 - freezeSlack)
 	switch {
 	case f.fullSolve:
 		f.fillThreshold(0, 0, math.Inf(1))
+	case !f.noAlone && f.alone():
+		f.stats.Alone++
+		if f.afterAlone != nil {
+			f.afterAlone(lo, thetaA)
+		}
 	case f.fillLocal(lo, thetaA):
 	default:
 		f.stats.Fallbacks++
@@ -373,6 +385,46 @@ func (f *Fabric) solve(now engine.Time, thetaD, thetaA float64) {
 	f.stats.FlowsVisited += uint64(len(flows))
 	f.stats.LinksVisited += uint64(len(links))
 	f.stats.Rescheduled += uint64(resched)
+}
+
+// alone reports whether every link that gained or lost a flow at this
+// instant now carries nothing but flows that arrived at it, each alone on
+// that link, and if so gives each arrived flow its rate: the least
+// capacity on its route. That is what the local re-solve would find, to
+// the bit. A departed flow left its links empty, so no flow that stays
+// shared a link with it; an arrived flow shares none of its links (all of
+// them are changed links); so every other flow keeps its bottleneck and
+// its rate, and progressive filling fixes a flow alone on its links at
+// the smallest of their fair shares, capacity / 1. Collective steps over
+// NVLink and the rails are mostly such instants: each GPU's links carry
+// one flow of the step at a time. compFlows lists the arrived flows;
+// compLinks is left empty, as no link's state is re-solved.
+func (f *Fabric) alone() bool {
+	for _, l := range f.seeds {
+		es := f.lk[l].es
+		if len(es) > 1 || len(es) == 1 && f.hot[es[0].flow].state != flowPending {
+			return false
+		}
+	}
+	f.compLinks = f.compLinks[:0]
+	flows := f.compFlows[:0]
+	for _, l := range f.seeds {
+		// Each arrived flow once: at its first hop, which is a seed
+		// like every other hop of an arrived flow.
+		es := f.lk[l].es
+		if len(es) == 0 || es[0].hop != 0 {
+			continue
+		}
+		fi := es[0].flow
+		r := math.Inf(1)
+		for _, hp := range f.flows[fi].hops() {
+			r = min(r, f.lk[hp.link].bw)
+		}
+		f.hot[fi].next = r
+		flows = append(flows, fi)
+	}
+	f.compFlows = flows
+	return true
 }
 
 // nextEpoch starts a new solver epoch; marks equal to it are current.

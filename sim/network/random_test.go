@@ -66,18 +66,56 @@ func randomScenario(seed uint64, allowZero bool) (bw []float64, lat []engine.Tim
 	return bw, lat, xs
 }
 
-// solverModes are the three ways the fabric can re-solve: local rounds
-// with the threshold fallback (the default), the threshold re-solve alone,
-// a single local round before falling back, and whole connected components.
+// solverModes are the ways the fabric can re-solve: local rounds with the
+// threshold fallback (the default), the threshold re-solve alone, a single
+// local round before falling back, whole connected components, and the
+// default without the shortcut for instants that touch no staying flow
+// (alone), which must give the default's completion times to the
+// nanosecond.
 var solverModes = []struct {
-	name   string
-	rounds int
-	full   bool
+	name    string
+	rounds  int
+	full    bool
+	noAlone bool
 }{
-	{"local", maxLocalRounds, false},
-	{"threshold", 0, false},
-	{"one-round", 1, false},
-	{"component", 0, true},
+	{"local", maxLocalRounds, false, false},
+	{"threshold", 0, false, false},
+	{"one-round", 1, false, false},
+	{"component", 0, true, false},
+	{"no-alone", maxLocalRounds, false, true},
+}
+
+// exactMode is the mode that must match mode 0 exactly.
+const exactMode = 4
+
+// checkAlone makes f verify, at every instant that alone settles, that the
+// local re-solve would have re-solved the same flows to the same rates, to
+// the bit.
+func checkAlone(t *testing.T, f *Fabric) {
+	var flows []int32
+	var rates []float64
+	f.afterAlone = func(lo, hi float64) {
+		flows, rates = append(flows[:0], f.compFlows...), rates[:0]
+		for _, fi := range flows {
+			rates = append(rates, f.hot[fi].next)
+		}
+		if !f.fillLocal(lo, hi) {
+			t.Fatalf("at %v alone settled, the local re-solve did not", f.e.Now())
+		}
+		got := map[int32]float64{}
+		for _, fi := range f.compFlows {
+			got[fi] = f.hot[fi].next
+		}
+		if len(got) != len(flows) {
+			t.Fatalf("at %v alone gave %d flows rates, the local re-solve %d", f.e.Now(), len(flows), len(got))
+		}
+		for k, fi := range flows {
+			if r, ok := got[fi]; !ok || math.Float64bits(r) != math.Float64bits(rates[k]) {
+				t.Fatalf("at %v flow slot %d: alone gave rate %v, the local re-solve %v", f.e.Now(), fi, rates[k], r)
+			}
+		}
+		f.compFlows = append(f.compFlows[:0], flows...)
+	}
 }
 
 // TestRandomAgainstReference: on random scenarios, after every event the
@@ -86,13 +124,16 @@ var solverModes = []struct {
 // solver mode, and all modes give the same completion times. It also checks
 // that the random scenarios reach every path of the solver.
 func TestRandomAgainstReference(t *testing.T) {
-	var total [4]SolverStats
+	var total [5]SolverStats
 	check := func(seed uint64) bool {
 		bw, lat, xs := randomScenario(seed, true)
-		var runs [4]map[int64]engine.Time
+		var runs [5]map[int64]engine.Time
 		for i, m := range solverModes {
 			h := newHarness(t, bw, lat, Flow)
-			h.f.maxRounds, h.f.fullSolve = m.rounds, m.full
+			h.f.maxRounds, h.f.fullSolve, h.f.noAlone = m.rounds, m.full, m.noAlone
+			if i == 0 {
+				checkAlone(t, h.f)
+			}
 			h.start(xs)
 			h.run()
 			runs[i] = h.doneAt
@@ -101,6 +142,7 @@ func TestRandomAgainstReference(t *testing.T) {
 			total[i].FlowsVisited += s.FlowsVisited
 			total[i].LocalRounds += s.LocalRounds
 			total[i].Fallbacks += s.Fallbacks
+			total[i].Alone += s.Alone
 		}
 		for i := 1; i < len(runs); i++ {
 			if len(runs[0]) != len(runs[i]) {
@@ -109,8 +151,13 @@ func TestRandomAgainstReference(t *testing.T) {
 			}
 			for tag, a := range runs[0] {
 				// The modes differ only in floating-point rounding of
-				// rates that are equal on paper; allow 1 ns.
-				if b := runs[i][tag]; a-b > 1 || b-a > 1 {
+				// rates that are equal on paper; allow 1 ns, except
+				// where the shortcut is all that differs.
+				tol := engine.Time(1)
+				if i == exactMode {
+					tol = 0
+				}
+				if b := runs[i][tag]; a-b > tol || b-a > tol {
 					t.Errorf("seed %d: transfer %d done at %d ns in mode %s, %d ns in mode %s", seed, tag, a, solverModes[0].name, b, solverModes[i].name)
 					return false
 				}
@@ -133,7 +180,8 @@ func TestRandomAgainstReference(t *testing.T) {
 	// whole components. (On these small, dense networks the local
 	// re-solve often ends up with most of the component; its gain shows
 	// on large sparse ones, see the benchmarks.)
-	if total[0].LocalRounds == 0 || total[2].Fallbacks == 0 || total[1].Fallbacks != total[1].Solves {
+	if total[0].LocalRounds == 0 || total[2].Fallbacks == 0 || total[1].Fallbacks+total[1].Alone != total[1].Solves ||
+		total[0].Alone == 0 || total[exactMode].Alone != 0 {
 		t.Errorf("solver paths not all exercised: %+v", total)
 	}
 	if total[1].FlowsVisited >= total[3].FlowsVisited {
@@ -274,7 +322,7 @@ func TestFatTreeModesAgree(t *testing.T) {
 	for _, m := range solverModes {
 		h := newHarness(t, tree.bw, tree.lat, Flow)
 		h.checkRates = false
-		h.f.maxRounds, h.f.fullSolve = m.rounds, m.full
+		h.f.maxRounds, h.f.fullSolve, h.f.noAlone = m.rounds, m.full, m.noAlone
 		inner := h.f.afterEvent
 		h.f.afterEvent = func(now engine.Time) {
 			inner(now)
@@ -292,8 +340,11 @@ func TestFatTreeModesAgree(t *testing.T) {
 		runs = append(runs, h.doneAt)
 		t.Logf("mode %-9s %+v", m.name, h.f.Stats())
 	}
-	tol := engine.Time(1 + n/1000)
 	for i := 1; i < len(runs); i++ {
+		tol := engine.Time(1 + n/1000)
+		if i == exactMode {
+			tol = 0
+		}
 		for tag, a := range runs[0] {
 			if b := runs[i][tag]; a-b > tol || b-a > tol {
 				t.Errorf("transfer %d done at %d ns in mode %s, %d ns in mode %s", tag, a, solverModes[0].name, b, solverModes[i].name)

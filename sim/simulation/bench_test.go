@@ -106,7 +106,8 @@ func BenchmarkAllRanks405B(b *testing.B) {
 // and the 405B one cut to 2,048 GPUs (dp 16) in two pods of 1,024, so that
 // its data-parallel rings cross the oversubscribed tier as at 16,384 GPUs;
 // the 16,384-GPU flow run takes about a minute, README's performance table
-// times it whole.
+// times it whole. It reports the max-min solves per run and the share of
+// them that needed no re-solve.
 //
 //	go test ./sim/simulation -run '^$' -bench Flow -benchtime 3x
 func BenchmarkFlow(b *testing.B) {
@@ -136,11 +137,18 @@ func BenchmarkFlow(b *testing.B) {
 			s := c.load(b)
 			none := func(*Result) []int { return []int{} }
 			b.ReportAllocs()
+			var res *Result
 			for b.Loop() {
-				if _, err := Run(context.Background(), s, Options{KeepRanks: none}); err != nil {
+				var err error
+				if res, err = Run(context.Background(), s, Options{KeepRanks: none}); err != nil {
 					b.Fatal(err)
 				}
 			}
+			// The solver's work per run: solves, and the share of them
+			// that touched no flow that stays (sim/network's alone).
+			st := res.fabric.Stats()
+			b.ReportMetric(float64(st.Solves), "solves/op")
+			b.ReportMetric(100*float64(st.Alone)/float64(st.Solves), "alone%")
 		})
 	}
 }
