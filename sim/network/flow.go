@@ -239,10 +239,9 @@ func (f *Fabric) startFlow(now engine.Time, route []int32, bytes float64, del in
 // it completes at the next step of this same instant, so no loop of
 // zero-progress events is possible.
 func (f *Fabric) step(now engine.Time) {
-	// Thresholds for the re-solve (doc.go): thetaD, the lowest rate of a
-	// departing flow; thetaA, a lower bound on the rate any arriving flow
-	// will get. +Inf when there are none.
-	thetaD, thetaA := math.Inf(1), math.Inf(1)
+	// Threshold for the re-solve (doc.go): thetaD, the lowest rate of a
+	// departing flow, +Inf when there are none.
+	thetaD := math.Inf(1)
 
 	// Departures.
 	for f.fh.len() > 0 {
@@ -285,21 +284,13 @@ func (f *Fabric) step(now engine.Time) {
 			}
 			f.nActive++
 		}
-		// A flow's max-min rate is at least min over its links of
-		// capacity / (flows on the link).
-		for _, fi := range f.arrivals {
-			for _, hp := range f.flows[fi].hops() {
-				lk := &f.lk[hp.link]
-				thetaA = min(thetaA, lk.bw/float64(len(lk.es)))
-			}
-		}
-		f.arrivals = f.arrivals[:0]
 	}
 
 	if len(f.seeds) > 0 {
-		f.solve(now, thetaD, thetaA)
+		f.solve(now, thetaD)
 		f.seeds = f.seeds[:0]
 	}
+	f.arrivals = f.arrivals[:0]
 
 	// Schedule the next completion unless a valid wake at or before it is
 	// already pending (that one will find nothing due and reschedule).
@@ -331,8 +322,8 @@ func (f *Fabric) removeEntry(lk *flink, i int32) {
 // solve recomputes the max-min rates of the flows that can change after
 // the departures and arrivals of this instant, then gives every flow whose
 // rate changed a new completion time. thetaD is the lowest rate among
-// departed flows and thetaA a lower bound on the rate of every arrived flow
-// (+Inf when there are none).
+// departed flows (+Inf when there are none); f.arrivals lists the arrived
+// flows.
 //
 // When the changes touch no flow that stays (alone), the arrived flows'
 // rates follow from their routes alone. Otherwise it tries a local
@@ -340,7 +331,7 @@ func (f *Fabric) removeEntry(lk *flink, i int32) {
 // links only as far as a check of the max-min conditions requires. If that
 // does not settle within its budget, it re-solves the set that the
 // thresholds prove sufficient (fillThreshold).
-func (f *Fabric) solve(now engine.Time, thetaD, thetaA float64) {
+func (f *Fabric) solve(now engine.Time, thetaD float64) {
 	lo := thetaD * (1 - freezeSlack)
 	switch {
 	case f.fullSolve:
@@ -348,12 +339,14 @@ func (f *Fabric) solve(now engine.Time, thetaD, thetaA float64) {
 	case !f.noAlone && f.alone():
 		f.stats.Alone++
 		if f.afterAlone != nil {
-			f.afterAlone(lo, thetaA)
+			f.afterAlone(lo, f.arrivalBound())
 		}
-	case f.fillLocal(lo, thetaA):
 	default:
-		f.stats.Fallbacks++
-		f.fillThreshold(lo, thetaD*(1+freezeSlack), thetaA)
+		thetaA := f.arrivalBound()
+		if !f.fillLocal(lo, thetaA) {
+			f.stats.Fallbacks++
+			f.fillThreshold(lo, thetaD*(1+freezeSlack), thetaA)
+		}
 	}
 	links, flows := f.compLinks, f.compFlows
 
@@ -385,6 +378,21 @@ func (f *Fabric) solve(now engine.Time, thetaD, thetaA float64) {
 	f.stats.FlowsVisited += uint64(len(flows))
 	f.stats.LinksVisited += uint64(len(links))
 	f.stats.Rescheduled += uint64(resched)
+}
+
+// arrivalBound is thetaA (doc.go): a lower bound on the rate any flow
+// arrived at this instant will get, +Inf when there are none. A flow's
+// max-min rate is at least the least over its links of capacity / (flows
+// on the link).
+func (f *Fabric) arrivalBound() float64 {
+	thetaA := math.Inf(1)
+	for _, fi := range f.arrivals {
+		for _, hp := range f.flows[fi].hops() {
+			lk := &f.lk[hp.link]
+			thetaA = min(thetaA, lk.bw/float64(len(lk.es)))
+		}
+	}
+	return thetaA
 }
 
 // alone reports whether every link that gained or lost a flow at this
