@@ -74,30 +74,31 @@ const (
 // flink is one link's flow-fidelity state: its active flows, capacity and
 // statistics, and the solver's scratch for it. The solver reads and writes
 // a dozen figures of every link it visits, so they share one 128-byte
-// record, the fields read by every visit in its first 64 bytes: a visit
-// costs one or two cache lines rather than one per figure (the fabric of
-// 16,384 GPUs has 180,416 links, and one array per figure put each visit
-// out of cache a dozen times over; issue 18). Marks equal to the current
-// epoch are current.
+// record: a visit costs one or two cache lines rather than one per figure
+// (the fabric of 16,384 GPUs has 180,416 links, and one array per figure
+// put each visit out of cache a dozen times over; issue 18). The first 64
+// bytes hold what a departure, an arrival and alone read, so the instants
+// that need no re-solve touch one line per link; the second the re-solve's
+// scratch. Marks equal to the current epoch are current.
 type flink struct {
-	es     []entry // the active flows on the link
-	bw     float64 // capacity, bytes/s (Fabric.bw's value)
-	rem    float64 // capacity left for the unfixed flows
-	cnt    int32   // unfixed entries
-	mark   uint32  // the link is in the current re-solved set
-	satEp  uint32  // satMax is valid
-	chg    uint32  // the link gained or lost a flow at this instant
-	satMax float64 // highest rate on a saturated link, -1 if not saturated
+	es    []entry     // the active flows on the link
+	bw    float64     // capacity, bytes/s (Fabric.bw's value)
+	bytes float64     // bytes carried by flows that finished (see LinkBytes)
+	busy  engine.Time // busy time of closed busy periods
+	busyT engine.Time // start of the open busy period
+	mark  uint32      // the link is in the current re-solved set
+	chg   uint32      // the link gained or lost a flow at this instant
 
-	brem   float64     // capacity left after frozen flows (fillLocal)
-	fmax   float64     // highest frozen rate on the link (fillLocal)
-	old    float64     // satMax before this solve; -2 for a changed link (fillLocal)
-	rmax   float64     // highest share fixed on the link by the last fill
-	bytes  float64     // bytes carried by flows that finished (see LinkBytes)
-	busy   engine.Time // busy time of closed busy periods
-	busyT  engine.Time // start of the open busy period
-	bcnt   int32       // flows of the re-solved set on the link (fillLocal)
-	fdirty bool        // fmax must be rescanned (fillLocal)
+	rem    float64 // capacity left for the unfixed flows
+	satMax float64 // highest rate on a saturated link, -1 if not saturated
+	brem   float64 // capacity left after frozen flows (fillLocal)
+	fmax   float64 // highest frozen rate on the link (fillLocal)
+	old    float64 // satMax before this solve; -2 for a changed link (fillLocal)
+	rmax   float64 // highest share fixed on the link by the last fill
+	cnt    int32   // unfixed entries
+	satEp  uint32  // satMax is valid
+	bcnt   int32   // flows of the re-solved set on the link (fillLocal)
+	fdirty bool    // fmax must be rescanned (fillLocal)
 }
 
 // entry is one flow crossing one link: lk[l].es holds the entries of the

@@ -719,12 +719,13 @@ func TestAnalyticFoldChanged(t *testing.T) {
 }
 
 // TestFlinkIsTwoCacheLines: the per-link record of flow fidelity is 128
-// bytes, its first 64 the fields every solver visit reads (flow.go).
+// bytes, its first 64 the fields of departures, arrivals and alone
+// (flow.go).
 func TestFlinkIsTwoCacheLines(t *testing.T) {
 	if s := unsafe.Sizeof(flink{}); s != 128 {
 		t.Errorf("flink is %d bytes, want 128", s)
 	}
-	if o := unsafe.Offsetof(flink{}.brem); o != 64 {
+	if o := unsafe.Offsetof(flink{}.rem); o != 64 {
 		t.Errorf("flink's second cache line starts at byte %d, want 64", o)
 	}
 }
