@@ -722,10 +722,21 @@ func (f *Fabric) progressiveFill(links []int32, ep uint32, check bool) {
 		f.fixStamp = 1
 	}
 	fx := f.fixStamp
+	// settled counts the links in the heap whose flows are all fixed: a
+	// fill of a collective's burst fixes most links' flows through other
+	// links, and popping each of them costs a sift. Once they are most of
+	// the heap, they are dropped in one pass.
+	settled := 0
 	for len(sh.items) > 0 {
+		if settled >= 32 && 2*settled > len(sh.items) {
+			sh.keep(f.unsettled)
+			settled = 0
+			continue
+		}
 		key, l := sh.pop()
 		lk := &f.lk[l]
 		if lk.cnt == 0 {
+			settled--
 			continue
 		}
 		s := lk.share()
@@ -754,10 +765,17 @@ func (f *Fabric) progressiveFill(links []int32, ep uint32, check bool) {
 				m.rem -= s
 				m.cnt--
 				m.rmax = s
+				if m.cnt == 0 && hp.link != l {
+					settled++
+				}
 			}
 		}
 	}
 }
+
+// unsettled reports whether link l still has flows to fix in the current
+// fill.
+func (f *Fabric) unsettled(l int32) bool { return f.lk[l].cnt > 0 }
 
 // tied reports whether active flow fi has a bottleneck link that nothing
 // changed at this instant: a link that gained and lost no flow, whose rates

@@ -1,7 +1,9 @@
 package network
 
 import (
+	"cmp"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/engine"
@@ -63,6 +65,46 @@ func TestShareHeapOrder(t *testing.T) {
 			continue
 		}
 		prevKey, prevLink = k, l
+	}
+}
+
+// TestShareHeapKeep: after keep drops some links mid-fill, the others
+// leave in the order they would have, as a sort of the survivors gives it.
+func TestShareHeapKeep(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	var h shareHeap
+	var want []shareItem
+	for l := range int32(5000) {
+		k := float64(r.IntN(60))
+		h.push(k, l)
+		want = append(want, shareItem{k, l})
+	}
+	slices.SortFunc(want, func(a, b shareItem) int {
+		if c := cmp.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.link, b.link)
+	})
+	for _, w := range want[:700] {
+		if k, l := h.pop(); k != w.key || l != w.link {
+			t.Fatalf("popped (%v, %d), want (%v, %d)", k, l, w.key, w.link)
+		}
+	}
+	dead := func(l int32) bool { return l%3 == 0 }
+	h.keep(func(l int32) bool { return !dead(l) })
+	for _, w := range want[700:] {
+		if dead(w.link) {
+			continue
+		}
+		if len(h.items) == 0 {
+			t.Fatalf("heap empty, want (%v, %d)", w.key, w.link)
+		}
+		if k, l := h.pop(); k != w.key || l != w.link {
+			t.Fatalf("after keep popped (%v, %d), want (%v, %d)", k, l, w.key, w.link)
+		}
+	}
+	if len(h.items) != 0 {
+		t.Fatalf("%d items left after every survivor popped", len(h.items))
 	}
 }
 
