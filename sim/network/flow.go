@@ -417,14 +417,7 @@ func (f *Fabric) alone() bool {
 	}
 	f.compLinks = f.compLinks[:0]
 	flows := f.compFlows[:0]
-	for _, l := range f.seeds {
-		// Each arrived flow once: at its first hop, which is a seed
-		// like every other hop of an arrived flow.
-		es := f.lk[l].es
-		if len(es) == 0 || es[0].hop != 0 {
-			continue
-		}
-		fi := es[0].flow
+	for _, fi := range f.arrivals {
 		r := math.Inf(1)
 		for _, hp := range f.flows[fi].hops() {
 			r = min(r, f.lk[hp.link].bw)
