@@ -78,30 +78,82 @@ func (r *Runner) Flows() int64 { return r.flows }
 // Errors: those of Cost, a nil group or done, a group of another cluster, or
 // flow fidelity without a fabric. done is never called from inside Start.
 func (r *Runner) Start(g *Group, op Op, algo Algo, size units.Bytes, done Done, tag int64) error {
-	bytes := float64(size)
 	if g == nil || done == nil {
 		return fmt.Errorf("collectives: Start needs a group and a done")
 	}
-	if g.c != r.c {
-		return fmt.Errorf("collectives: group was built on a different cluster than the runner's")
-	}
-	if r.fid == network.Flow && r.f == nil {
-		return fmt.Errorf("collectives: flow fidelity needs a fabric")
-	}
-	e, err := g.estimate(op, algo, bytes)
+	p, err := r.Plan(g, op, algo, size)
 	if err != nil {
 		return err
 	}
+	return r.StartPlan(p, done, tag)
+}
+
+// Plan is what Start does for one collective on one group, worked out
+// ahead (Runner.Plan): the algorithm and protocol picked, and whether the
+// runner plays it as one timer or as transfers on the fabric. A caller
+// that starts the same collective on the same group many times keeps the
+// Plan and starts it with StartPlan: every rank of a flow-fidelity run of
+// 2,048 GPUs or more repeats a few collectives on each of its groups
+// thousands of times, and working out NCCL's choice for each start was ≈
+// 7% of the run's instructions (issue 18).
+type Plan struct {
+	g     *Group
+	op    Op
+	bytes float64
+	e     est
+	timed bool // played as one timer of e.t (Timed's ok)
+}
+
+// Timed returns how long the planned collective takes when the runner
+// plays it as one timer, and ok = false when it plays transfers on the
+// fabric: what Runner.Timed returns for the same arguments.
+func (p Plan) Timed() (d engine.Time, ok bool) {
+	if !p.timed {
+		return 0, false
+	}
+	return engine.Seconds(p.e.t), true
+}
+
+// Plan works out what Start(g, op, algo, size, …) would do, with its
+// errors: a nil group, a group of another cluster, flow fidelity without a
+// fabric, or those of Cost. The result depends on its arguments alone, so
+// it may be kept and started any number of times on this runner.
+func (r *Runner) Plan(g *Group, op Op, algo Algo, size units.Bytes) (Plan, error) {
+	bytes := float64(size)
+	if g == nil {
+		return Plan{}, fmt.Errorf("collectives: Plan needs a group")
+	}
+	if g.c != r.c {
+		return Plan{}, fmt.Errorf("collectives: group was built on a different cluster than the runner's")
+	}
+	if r.fid == network.Flow && r.f == nil {
+		return Plan{}, fmt.Errorf("collectives: flow fidelity needs a fabric")
+	}
+	e, err := g.estimate(op, algo, bytes)
+	if err != nil {
+		return Plan{}, err
+	}
+	timed := r.fid != network.Flow || g.sh.n < 2 || bytes == 0
+	return Plan{g: g, op: op, bytes: bytes, e: e, timed: timed}, nil
+}
+
+// StartPlan begins the collective p now, as Start does; p must come from
+// this runner's Plan. done.CollectiveDone(now, tag) fires once when it
+// ends. It fails only for a nil done or a zero Plan.
+func (r *Runner) StartPlan(p Plan, done Done, tag int64) error {
+	if done == nil || p.g == nil {
+		return fmt.Errorf("collectives: Start needs a group and a done")
+	}
 	id := r.alloc()
 	ru := &r.runs[id]
-	*ru = run{g: g, op: op, e: e, bytes: bytes, done: done, tag: tag, nphase: 1}
-	if r.fid != network.Flow || g.sh.n < 2 || bytes == 0 {
-		r.e.After(engine.Seconds(e.t), r.h, int64(id))
+	*ru = run{g: p.g, op: p.op, e: p.e, bytes: p.bytes, done: done, tag: tag, nphase: 1}
+	if p.timed {
+		r.e.After(engine.Seconds(p.e.t), r.h, int64(id))
 		ru.nphase = 0 // the timer finishes it
 		return nil
 	}
-	if e.kind == kHier {
-		_, ru.nphase = g.sh.hierPlan(op, bytes)
+	if p.e.kind == kHier {
+		_, ru.nphase = p.g.sh.hierPlan(p.op, p.bytes)
 	}
 	r.startPhase(id)
 	return nil

@@ -256,3 +256,92 @@ func TestRunnerErrors(t *testing.T) {
 		t.Errorf("failed starts completed %d collectives", len(rec.at))
 	}
 }
+
+// TestPlanStartsAsStart: one Plan kept and started again and again plays
+// as Start called each time, to the nanosecond and the flow (both
+// fidelities, every op, sizes from nothing to gigabytes, a group over two
+// nodes and a group of one rank); Plan.Timed is Runner.Timed; Plan and
+// StartPlan fail where Start does.
+func TestPlanStartsAsStart(t *testing.T) {
+	c := cluster(t, topology.Spec{GPU: "h100-sxm", Nodes: 2})
+	one, err := NewGroup(c, []int{3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// chain plays three of op back to back, each started from the done
+	// of the one before, with start (Start, or StartPlan of one Plan).
+	chain := func(fid network.Fidelity, start func(r *Runner, done Done, tag int64) error) ([]engine.Time, int64) {
+		e := engine.New()
+		f := network.New(e, c.Bandwidths(), c.Latencies(), fid)
+		r := NewRunner(e, f, fid, c)
+		rec := &recorder{}
+		rec.then = func(now engine.Time, tag int64) {
+			if tag < 2 {
+				if err := start(r, rec, tag+1); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := start(r, rec, 0); err != nil {
+			t.Fatal(err)
+		}
+		e.Run()
+		return rec.at, r.Flows()
+	}
+	for _, fid := range []network.Fidelity{network.Analytic, network.Flow} {
+		for _, g := range []*Group{allRanks(t, c), one} {
+			for _, op := range []Op{AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast, SendRecv} {
+				for _, b := range []float64{0, 1, 3 * MiB, 2 * GiB} {
+					want, wantFlows := chain(fid, func(r *Runner, done Done, tag int64) error {
+						return r.Start(g, op, Auto, units.Bytes(b), done, tag)
+					})
+					var p Plan
+					got, gotFlows := chain(fid, func(r *Runner, done Done, tag int64) error {
+						if tag == 0 {
+							var err error
+							if p, err = r.Plan(g, op, Auto, units.Bytes(b)); err != nil {
+								return err
+							}
+						}
+						return r.StartPlan(p, done, tag)
+					})
+					if len(got) != 3 || len(want) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] || gotFlows != wantFlows {
+						t.Errorf("%v, %d ranks, %s %v B: StartPlan ends %v with %d flows, Start %v with %d", fid, g.Size(), op, b, got, gotFlows, want, wantFlows)
+					}
+					d, ok := p.Timed()
+					wd, wok, err := NewRunner(engine.New(), nil, fid, c).Timed(g, op, Auto, units.Bytes(b))
+					if err != nil || d != wd || ok != wok {
+						t.Errorf("%v, %d ranks, %s %v B: Plan.Timed %v, %v; Timed %v, %v, %v", fid, g.Size(), op, b, d, ok, wd, wok, err)
+					}
+				}
+			}
+		}
+	}
+	g := allRanks(t, c)
+	other := cluster(t, topology.Spec{GPU: "h100-sxm", Nodes: 1})
+	for _, tc := range []struct {
+		r    *Runner
+		g    *Group
+		algo Algo
+	}{
+		{NewRunner(engine.New(), nil, network.Analytic, c), nil, Auto},   // no group
+		{NewRunner(engine.New(), nil, network.Analytic, other), g, Auto}, // other cluster
+		{NewRunner(engine.New(), nil, network.Flow, c), g, Auto},         // flow without fabric
+		{NewRunner(engine.New(), nil, network.Analytic, c), g, Direct},   // bad algo
+	} {
+		if _, err := tc.r.Plan(tc.g, AllReduce, tc.algo, 1); err == nil {
+			t.Errorf("Plan(group %p, %s) on a %v runner: no error", tc.g, tc.algo, tc.r.fid)
+		}
+	}
+	r := NewRunner(engine.New(), nil, network.Analytic, c)
+	p, err := r.Plan(g, AllReduce, Auto, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.StartPlan(p, nil, 0); err == nil {
+		t.Error("StartPlan without a done: no error")
+	}
+	if err := r.StartPlan(Plan{}, &recorder{}, 0); err == nil {
+		t.Error("StartPlan of a zero Plan: no error")
+	}
+}

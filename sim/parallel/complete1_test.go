@@ -100,17 +100,17 @@ func TestComplete1FullIsCompleteFull(t *testing.T) {
 						x.TimeByTask(k) // (no runner: collectives last their priced time)
 					}
 					// Sends: each size's cost known on every send group
-					// (timedCost's list), so that no runner is asked.
+					// (groupPlan's list), so that no runner is asked.
 					var sends []groupCost
 					for _, p := range progs {
 						for k := range p.Tasks {
 							if task := &p.Tasks[k]; task.Kind == KindSend {
-								sends = append(sends, groupCost{collectives.Send, task.Bytes, 7*engine.Microsecond + engine.Time(task.Bytes)%1000})
+								sends = append(sends, groupCost{op: collectives.Send, bytes: task.Bytes, d: 7*engine.Microsecond + engine.Time(task.Bytes)%1000})
 							}
 						}
 					}
 					for r := range x.sendTo {
-						x.sendTo[r][0].timed, x.sendTo[r][1].timed = sends, sends
+						x.sendTo[r][0].plans, x.sendTo[r][1].plans = sends, sends
 					}
 					if sms {
 						if err := x.SetInterference(iv, ownDomain{}); err != nil {

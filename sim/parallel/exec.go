@@ -138,7 +138,7 @@ type GroupMaker interface {
 type groupState struct {
 	ranks []int
 	g     *collectives.Group
-	timed []groupCost // collectives on g the runner plays as one timer (timedCost)
+	plans []groupCost // collectives on g and how the runner plays them (groupPlan)
 	// arrived counts, per collective some member has reached and not all,
 	// the members that have (a group's members are at most a few
 	// collectives apart, so the list stays short).
@@ -1290,13 +1290,13 @@ func (x *Executor) arrive(i, t int, task *Task) {
 		x.eng.After(task.Dur, x.h, pack(leader, t))
 		return
 	}
+	c, err := x.groupPlan(gs, task.Op, task.Bytes)
+	if err != nil {
+		panic(fmt.Sprintf("parallel: %s on %s group: %v", task.Name, task.Group, err))
+	}
 	if !x.floorBy[task.Group] {
-		d, ok, err := x.timedCost(gs, task.Op, task.Bytes)
-		if err != nil {
-			panic(fmt.Sprintf("parallel: %s on %s group: %v", task.Name, task.Group, err))
-		}
-		if ok {
-			x.eng.After(d, x.h, pack(leader, t))
+		if !c.flows {
+			x.eng.After(c.d, x.h, pack(leader, t))
 			return
 		}
 	} else {
@@ -1308,40 +1308,44 @@ func (x *Executor) arrive(i, t int, task *Task) {
 		}
 		x.minEnd[leader][t] = now.Add(task.Dur)
 	}
-	if err := x.runner.Start(gs.g, task.Op, collectives.Auto, units.Bytes(task.Bytes), x, pack(leader, t)); err != nil {
+	if err := x.runner.StartPlan(c.plan, x, pack(leader, t)); err != nil {
 		panic(fmt.Sprintf("parallel: %s on %s group: %v", task.Name, task.Group, err))
 	}
 }
 
-// groupCost is one collective's duration on a group: what it depends on
-// besides the group, and the time.
+// groupCost is one collective on a group: what it depends on besides the
+// group, and how the runner plays it.
 type groupCost struct {
 	op    collectives.Op
 	bytes float64
-	d     engine.Time
+	flows bool             // the runner plays transfers on the fabric (plan), else one timer
+	d     engine.Time      // the timer's duration, when not flows
+	plan  collectives.Plan // what the runner starts (StartPlan)
 }
 
-// timedCost is how long op of the given size takes on gs's group when the
-// runner would play it as one timer (ok = false: it plays transfers, and
-// the caller starts it on the runner). The executor then schedules the end
-// itself, which is the same time through the same event order (one event
-// scheduled at the same instant; the handler is not part of the order),
-// and remembers the cost on the group: every rank of a 16,384-GPU run
-// repeats the same few collectives on its groups thousands of times, and
-// NCCL's algorithm choice was ≈ 15% of the run (issue 18). A group sees a
-// handful of distinct (op, size) pairs, so a short list beats a map.
-func (x *Executor) timedCost(gs *groupState, op collectives.Op, bytes float64) (engine.Time, bool, error) {
-	for _, c := range gs.timed {
-		if c.op == op && c.bytes == bytes {
-			return c.d, true, nil
+// groupPlan is the runner's Plan of op of the given size on gs's group,
+// kept on the group: every rank of a 16,384-GPU run repeats the same few
+// collectives on its groups thousands of times, and NCCL's algorithm
+// choice was ≈ 15% of the every-rank run (issue 18) and ≈ 7% of the
+// instructions of a flow-fidelity one. A collective the runner plays as
+// one timer (not flows) the executor times itself: the same time through
+// the same event order (one event scheduled at the same instant; the
+// handler is not part of the order). A group sees a handful of distinct
+// (op, size) pairs, so a short list beats a map. The pointer is into
+// gs.plans: read it before the group's next groupPlan.
+func (x *Executor) groupPlan(gs *groupState, op collectives.Op, bytes float64) (*groupCost, error) {
+	for k := range gs.plans {
+		if c := &gs.plans[k]; c.op == op && c.bytes == bytes {
+			return c, nil
 		}
 	}
-	d, ok, err := x.runner.Timed(gs.g, op, collectives.Auto, units.Bytes(bytes))
-	if err != nil || !ok {
-		return 0, false, err
+	p, err := x.runner.Plan(gs.g, op, collectives.Auto, units.Bytes(bytes))
+	if err != nil {
+		return nil, err
 	}
-	gs.timed = append(gs.timed, groupCost{op, bytes, d})
-	return d, true, nil
+	d, timed := p.Timed()
+	gs.plans = append(gs.plans, groupCost{op: op, bytes: bytes, flows: !timed, d: d, plan: p})
+	return &gs.plans[len(gs.plans)-1], nil
 }
 
 func (x *Executor) group(k GroupKind, rank int) *groupState {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
-	"github.com/simtrain/simtrain/sim/units"
 )
 
 // Full mode's compact state (issue 18: a 16,384-GPU --all-ranks run in
@@ -934,16 +933,15 @@ func (x *Executor) startAt(i, t int, fi *fullInst, fs *fullStage, now engine.Tim
 			x.commBusy(j, x.ctasFull(peer, recv), recv.flags&hotSMSized != 0)
 		}
 		gs, err := x.sendGroup(i, j, peer == (st+1)%x.layout.PP)
+		var c *groupCost
 		if err == nil {
-			var d engine.Time
-			var ok bool
-			if d, ok, err = x.timedCost(gs, collectives.Send, task.Bytes); ok {
-				x.eng.After(d, x.h, pack(i, t))
+			if c, err = x.groupPlan(gs, collectives.Send, task.Bytes); err == nil && !c.flows {
+				x.eng.After(c.d, x.h, pack(i, t))
 				return
 			}
 		}
 		if err == nil {
-			err = x.runner.Start(gs.g, collectives.Send, collectives.Auto, units.Bytes(task.Bytes), x, pack(i, t))
+			err = x.runner.StartPlan(c.plan, x, pack(i, t))
 		}
 		if err != nil {
 			panic(fmt.Sprintf("parallel: pipeline send: %v", err))
