@@ -62,9 +62,57 @@ func (h *finishHeap) pop() int32 {
 	h.items = h.items[:n]
 	h.at[top] = -1
 	if n > 0 {
-		h.down(0, last)
+		h.downUp(last)
 	}
 	return top
+}
+
+// downUp places it at the root's hole the bottom-up way: the hole goes
+// down to a leaf along the least children, then it rises from there. The
+// item a pop puts at the root is the heap's last, which mostly belongs
+// near the leaves, so this spares down's comparison with it at every level
+// for a few at the end (keys are unique: the same heap order, the same
+// pops).
+func (h *finishHeap) downUp(it finishItem) {
+	items, at := h.items, h.at
+	n := len(items)
+	i := 0
+	for {
+		c := 4*i + 1
+		if c >= n {
+			break
+		}
+		best := c
+		bf, bs := items[c].finish, items[c].seq
+		if c+3 < n {
+			kids := items[c+1 : c+4 : c+4]
+			for k := range kids {
+				if f := kids[k].finish; f < bf || f == bf && kids[k].seq < bs {
+					best, bf, bs = c+1+k, f, kids[k].seq
+				}
+			}
+		} else {
+			for k := c + 1; k < n; k++ {
+				if f := items[k].finish; f < bf || f == bf && items[k].seq < bs {
+					best, bf, bs = k, f, items[k].seq
+				}
+			}
+		}
+		items[i] = items[best]
+		at[items[i].flow] = int32(i)
+		i = best
+	}
+	for i > 0 {
+		p := (i - 1) / 4
+		if pf := items[p].finish; it.finish > pf || it.finish == pf && it.seq > items[p].seq {
+			break
+		}
+		items[i] = items[p]
+		at[items[i].flow] = int32(i)
+		i = p
+	}
+	items[i] = it
+	at[it.flow] = int32(i)
 }
 
 // up places it at hole i and sifts it towards the root.

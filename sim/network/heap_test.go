@@ -130,3 +130,56 @@ func BenchmarkFinishHeap(b *testing.B) {
 		h.update(fi, now+engine.Time(r.IntN(64)*16), seq)
 	}
 }
+
+// TestFinishHeapInterleaved: inserts, moves and pops in random order, as
+// the fabric makes them; every pop is the least (finish, seq) of the flows
+// in the heap, and after every operation each item sits below its parent
+// and at holds its index. Tied finish times are common, as in a step's
+// collective flows.
+func TestFinishHeapInterleaved(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	var h finishHeap
+	const slots = 500
+	for range slots {
+		h.addSlot()
+	}
+	in := map[int32]finishItem{}
+	seq := uint64(0)
+	for op := range 60000 {
+		fi := int32(r.IntN(slots))
+		switch x := r.IntN(10); {
+		case x < 4: // a start, or a new rate for a flow in the heap
+			it, ok := in[fi]
+			if !ok {
+				seq++
+				it = finishItem{seq: seq, flow: fi}
+			}
+			it.finish = engine.Time(r.IntN(64))
+			in[fi] = it
+			h.update(fi, it.finish, it.seq)
+		case len(in) > 0:
+			got := h.pop()
+			want := finishItem{finish: -1}
+			for _, it := range in {
+				if want.finish < 0 || it.before(want) {
+					want = it
+				}
+			}
+			if got != want.flow {
+				t.Fatalf("op %d: popped flow %d, least is flow %d", op, got, want.flow)
+			}
+			delete(in, got)
+		}
+		if h.len() != len(in) {
+			t.Fatalf("op %d: %d items, %d flows in", op, h.len(), len(in))
+		}
+		for i, it := range h.items {
+			if i > 0 && it.before(h.items[(i-1)/4]) {
+				t.Fatalf("op %d: item %d before its parent", op, i)
+			}
+			if h.at[it.flow] != int32(i) {
+				t.Fatalf("op %d: flow %d at %d, index says %d", op, it.flow, i, h.at[it.flow])
+			}
+		}
+	}
+}
