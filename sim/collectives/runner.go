@@ -47,6 +47,10 @@ type run struct {
 	after   float64     // seconds of fixed time (launch, latency, ramp) of the current phase
 	wire    engine.Time // route latency of the phase's last-arriving flow
 	scale   float64     // volume inflation of the current phase (protocol, channels)
+	// The kept Plan's transfers (StartPlan): replayed from flows where
+	// they hold the current phase, recorded into it while rec is set.
+	flows *planFlows
+	rec   bool
 }
 
 // runnerTimer and runnerFlows adapt the Runner to engine.Handler and
@@ -85,7 +89,7 @@ func (r *Runner) Start(g *Group, op Op, algo Algo, size units.Bytes, done Done, 
 	if err != nil {
 		return err
 	}
-	return r.StartPlan(p, done, tag)
+	return r.startPlan(&p, done, tag, false)
 }
 
 // Plan is what Start does for one collective on one group, worked out
@@ -102,6 +106,38 @@ type Plan struct {
 	bytes float64
 	e     est
 	timed bool // played as one timer of e.t (Timed's ok)
+	// flows are the plan's transfers, recorded by its first StartPlan
+	// and replayed by the others (planFlows).
+	flows *planFlows
+}
+
+// planFlows is a kept Plan's transfers, phase by phase, in the order its
+// first start made them: each one's route, size and route latency, and
+// each phase's fixed time and protocol scale. They follow from the plan
+// alone (routes from the ranks and their hashes, sizes from its bytes and
+// choice), so a later start of the plan replays them, the same fabric
+// calls in the same order, without the routing, the inflation and the
+// latency sums behind each one: ≈ 11% of the instructions of a
+// flow-fidelity run (BenchmarkFlow/llama3-405b-2048; issue 18).
+type planFlows struct {
+	phases []planPhase
+	flows  []plannedFlow
+	routes []int32 // the flows' routes, end to end
+}
+
+// planPhase is one phase of a kept plan: its run fields and its flows,
+// planFlows.flows[first:end].
+type planPhase struct {
+	after, scale float64
+	first, end   int32
+}
+
+// plannedFlow is one transfer of a kept plan: Fabric.Start's size and the
+// route latency in its tag, and its route, planFlows.routes[at:at+n].
+type plannedFlow struct {
+	size  units.Bytes
+	wire  engine.Time
+	at, n int32
 }
 
 // Timed returns how long the planned collective takes when the runner
@@ -137,16 +173,28 @@ func (r *Runner) Plan(g *Group, op Op, algo Algo, size units.Bytes) (Plan, error
 	return Plan{g: g, op: op, bytes: bytes, e: e, timed: timed}, nil
 }
 
-// StartPlan begins the collective p now, as Start does; p must come from
-// this runner's Plan. done.CollectiveDone(now, tag) fires once when it
-// ends. It fails only for a nil done or a zero Plan.
-func (r *Runner) StartPlan(p Plan, done Done, tag int64) error {
-	if done == nil || p.g == nil {
+// StartPlan begins the collective *p now, as Start does; p must come from
+// this runner's Plan, and is kept by the caller to be started again: the
+// first start records the plan's transfers in it, and the others replay
+// them. done.CollectiveDone(now, tag) fires once when it ends. It fails
+// only for a nil done or a zero Plan.
+func (r *Runner) StartPlan(p *Plan, done Done, tag int64) error {
+	if done == nil || p == nil || p.g == nil {
 		return fmt.Errorf("collectives: Start needs a group and a done")
 	}
+	rec := false
+	if !p.timed && p.flows == nil {
+		p.flows, rec = new(planFlows), true
+	}
+	return r.startPlan(p, done, tag, rec)
+}
+
+// startPlan begins p now; its transfers are replayed from p.flows where it
+// holds them, and recorded into it with rec.
+func (r *Runner) startPlan(p *Plan, done Done, tag int64, rec bool) error {
 	id := r.alloc()
 	ru := &r.runs[id]
-	*ru = run{g: p.g, op: p.op, e: p.e, bytes: p.bytes, done: done, tag: tag, nphase: 1}
+	*ru = run{g: p.g, op: p.op, e: p.e, bytes: p.bytes, done: done, tag: tag, nphase: 1, flows: p.flows, rec: rec}
 	if p.timed {
 		r.e.After(engine.Seconds(p.e.t), r.h, int64(id))
 		ru.nphase = 0 // the timer finishes it
@@ -237,6 +285,14 @@ func (ru *run) remaining() engine.Time {
 // startPhase starts the current phase's flows of run id.
 func (r *Runner) startPhase(id int32) {
 	ru := &r.runs[id]
+	if pf := ru.flows; pf != nil && !ru.rec && ru.phase < len(pf.phases) {
+		r.replayPhase(id, ru, pf)
+		return
+	}
+	first := 0
+	if ru.rec {
+		first = len(ru.flows.flows)
+	}
 	g, s := ru.g, &ru.g.sh
 	ru.pending, ru.wire = 0, 0
 	ru.after, ru.scale = ru.e.fixed, 1
@@ -284,7 +340,30 @@ func (r *Runner) startPhase(id int32) {
 	case kAllPairs:
 		r.allPairs(id, g, S)
 	}
-	if ru := &r.runs[id]; ru.pending == 0 {
+	ru = &r.runs[id]
+	if ru.rec {
+		pf := ru.flows
+		pf.phases = append(pf.phases, planPhase{ru.after, ru.scale, int32(first), int32(len(pf.flows))})
+	}
+	if ru.pending == 0 {
+		r.e.After(ru.remaining(), r.h, int64(id))
+	}
+}
+
+// replayPhase starts the current phase of run id from its kept plan's
+// record: what startPhase would start, call for call.
+func (r *Runner) replayPhase(id int32, ru *run, pf *planFlows) {
+	ph := &pf.phases[ru.phase]
+	ru.wire = 0
+	ru.after, ru.scale = ph.after, ph.scale
+	flows := pf.flows[ph.first:ph.end]
+	ru.pending = len(flows)
+	r.flows += int64(len(flows))
+	for k := range flows {
+		fl := &flows[k]
+		r.f.Start(pf.routes[fl.at:fl.at+fl.n], fl.size, (*runnerFlows)(r), int64(id)|int64(fl.wire)<<32)
+	}
+	if len(flows) == 0 {
 		r.e.After(ru.remaining(), r.h, int64(id))
 	}
 }
@@ -337,7 +416,13 @@ func (r *Runner) start(id int32, route []int32, vol float64) {
 	wire = min(wire, math.MaxInt32)
 	ru.pending++
 	r.flows++
-	r.f.Start(route, units.Bytes(vol*ru.scale), (*runnerFlows)(r), int64(id)|int64(wire)<<32)
+	size := units.Bytes(vol * ru.scale)
+	if ru.rec {
+		pf := ru.flows
+		pf.flows = append(pf.flows, plannedFlow{size, wire, int32(len(pf.routes)), int32(len(route))})
+		pf.routes = append(pf.routes, route...)
+	}
+	r.f.Start(route, size, (*runnerFlows)(r), int64(id)|int64(wire)<<32)
 }
 
 // member returns the rank at position j of domain d (positions follow local

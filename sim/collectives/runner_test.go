@@ -2,6 +2,7 @@ package collectives
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/engine"
@@ -257,8 +258,10 @@ func TestRunnerErrors(t *testing.T) {
 	}
 }
 
-// TestPlanStartsAsStart: one Plan kept and started again and again plays
-// as Start called each time, to the nanosecond and the flow (both
+// TestPlanStartsAsStart: one Plan kept and started again and again (the
+// first start records its transfers, the others replay them) plays as
+// Start called each time, to the nanosecond, the flow and the byte on
+// every link (both
 // fidelities, every op, sizes from nothing to gigabytes, a group over two
 // nodes and a group of one rank); Plan.Timed is Runner.Timed; Plan and
 // StartPlan fail where Start does.
@@ -270,7 +273,7 @@ func TestPlanStartsAsStart(t *testing.T) {
 	}
 	// chain plays three of op back to back, each started from the done
 	// of the one before, with start (Start, or StartPlan of one Plan).
-	chain := func(fid network.Fidelity, start func(r *Runner, done Done, tag int64) error) ([]engine.Time, int64) {
+	chain := func(fid network.Fidelity, start func(r *Runner, done Done, tag int64) error) ([]engine.Time, int64, []units.Bytes) {
 		e := engine.New()
 		f := network.New(e, c.Bandwidths(), c.Latencies(), fid)
 		r := NewRunner(e, f, fid, c)
@@ -286,36 +289,54 @@ func TestPlanStartsAsStart(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.Run()
-		return rec.at, r.Flows()
+		bytes := make([]units.Bytes, f.NumLinks())
+		for l := range bytes {
+			bytes[l] = f.LinkBytes(l)
+		}
+		return rec.at, r.Flows(), bytes
 	}
+	phases := 0 // the most phases a recorded plan held
 	for _, fid := range []network.Fidelity{network.Analytic, network.Flow} {
 		for _, g := range []*Group{allRanks(t, c), one} {
 			for _, op := range []Op{AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast, SendRecv} {
-				for _, b := range []float64{0, 1, 3 * MiB, 2 * GiB} {
-					want, wantFlows := chain(fid, func(r *Runner, done Done, tag int64) error {
-						return r.Start(g, op, Auto, units.Bytes(b), done, tag)
-					})
-					var p Plan
-					got, gotFlows := chain(fid, func(r *Runner, done Done, tag int64) error {
-						if tag == 0 {
-							var err error
-							if p, err = r.Plan(g, op, Auto, units.Bytes(b)); err != nil {
-								return err
-							}
+				for algo := range numAlgos {
+					for _, b := range []float64{0, 1, 3 * MiB, 2 * GiB} {
+						f := network.New(engine.New(), c.Bandwidths(), c.Latencies(), fid)
+						if _, err := NewRunner(engine.New(), f, fid, c).Plan(g, op, algo, units.Bytes(b)); err != nil {
+							continue // (not applicable: Start fails alike, TestRunnerErrors)
 						}
-						return r.StartPlan(p, done, tag)
-					})
-					if len(got) != 3 || len(want) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] || gotFlows != wantFlows {
-						t.Errorf("%v, %d ranks, %s %v B: StartPlan ends %v with %d flows, Start %v with %d", fid, g.Size(), op, b, got, gotFlows, want, wantFlows)
-					}
-					d, ok := p.Timed()
-					wd, wok, err := NewRunner(engine.New(), nil, fid, c).Timed(g, op, Auto, units.Bytes(b))
-					if err != nil || d != wd || ok != wok {
-						t.Errorf("%v, %d ranks, %s %v B: Plan.Timed %v, %v; Timed %v, %v, %v", fid, g.Size(), op, b, d, ok, wd, wok, err)
+						want, wantFlows, wantBytes := chain(fid, func(r *Runner, done Done, tag int64) error {
+							return r.Start(g, op, algo, units.Bytes(b), done, tag)
+						})
+						var p Plan
+						got, gotFlows, gotBytes := chain(fid, func(r *Runner, done Done, tag int64) error {
+							if tag == 0 {
+								var err error
+								if p, err = r.Plan(g, op, algo, units.Bytes(b)); err != nil {
+									return err
+								}
+							}
+							return r.StartPlan(&p, done, tag)
+						})
+						if len(got) != 3 || len(want) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] || gotFlows != wantFlows {
+							t.Errorf("%v, %d ranks, %s %s %v B: StartPlan ends %v with %d flows, Start %v with %d", fid, g.Size(), op, algo, b, got, gotFlows, want, wantFlows)
+						}
+						if !slices.Equal(gotBytes, wantBytes) {
+							t.Errorf("%v, %d ranks, %s %v B: the links carried other bytes under StartPlan", fid, g.Size(), op, b)
+						}
+						d, ok := p.Timed()
+						wd, wok, err := NewRunner(engine.New(), nil, fid, c).Timed(g, op, algo, units.Bytes(b))
+						if err != nil && wok || d != wd || ok != wok {
+							t.Errorf("%v, %d ranks, %s %s %v B: Plan.Timed %v, %v; Timed %v, %v, %v", fid, g.Size(), op, algo, b, d, ok, wd, wok, err)
+						}
+						phases = max(phases, len(p.flows.phasesOrNil()))
 					}
 				}
 			}
 		}
+	}
+	if phases < 2 {
+		t.Errorf("no plan of more than %d phase recorded: the hierarchical ones are not covered", phases)
 	}
 	g := allRanks(t, c)
 	other := cluster(t, topology.Spec{GPU: "h100-sxm", Nodes: 1})
@@ -338,10 +359,18 @@ func TestPlanStartsAsStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.StartPlan(p, nil, 0); err == nil {
+	if err := r.StartPlan(&p, nil, 0); err == nil {
 		t.Error("StartPlan without a done: no error")
 	}
-	if err := r.StartPlan(Plan{}, &recorder{}, 0); err == nil {
+	if err := r.StartPlan(&Plan{}, &recorder{}, 0); err == nil {
 		t.Error("StartPlan of a zero Plan: no error")
 	}
+}
+
+// phasesOrNil is the recorded phases, none for a nil record (a timed plan).
+func (pf *planFlows) phasesOrNil() []planPhase {
+	if pf == nil {
+		return nil
+	}
+	return pf.phases
 }

@@ -1308,7 +1308,7 @@ func (x *Executor) arrive(i, t int, task *Task) {
 		}
 		x.minEnd[leader][t] = now.Add(task.Dur)
 	}
-	if err := x.runner.StartPlan(c.plan, x, pack(leader, t)); err != nil {
+	if err := x.runner.StartPlan(&c.plan, x, pack(leader, t)); err != nil {
 		panic(fmt.Sprintf("parallel: %s on %s group: %v", task.Name, task.Group, err))
 	}
 }

@@ -941,7 +941,7 @@ func (x *Executor) startAt(i, t int, fi *fullInst, fs *fullStage, now engine.Tim
 			}
 		}
 		if err == nil {
-			err = x.runner.StartPlan(c.plan, x, pack(i, t))
+			err = x.runner.StartPlan(&c.plan, x, pack(i, t))
 		}
 		if err != nil {
 			panic(fmt.Sprintf("parallel: pipeline send: %v", err))
