@@ -132,11 +132,13 @@ type planPhase struct {
 	first, end   int32
 }
 
-// plannedFlow is one transfer of a kept plan: Fabric.Start's size and the
-// route latency in its tag, and its route, planFlows.routes[at:at+n].
+// plannedFlow is one transfer of a kept plan: Fabric.Start's size, the
+// fabric's latency of its route (RouteLatency), the route latency in its
+// tag, and its route, planFlows.routes[at:at+n].
 type plannedFlow struct {
 	size  units.Bytes
-	wire  engine.Time
+	lat   engine.Time
+	wire  int32
 	at, n int32
 }
 
@@ -361,7 +363,7 @@ func (r *Runner) replayPhase(id int32, ru *run, pf *planFlows) {
 	r.flows += int64(len(flows))
 	for k := range flows {
 		fl := &flows[k]
-		r.f.Start(pf.routes[fl.at:fl.at+fl.n], fl.size, (*runnerFlows)(r), int64(id)|int64(fl.wire)<<32)
+		r.f.StartWithLatency(pf.routes[fl.at:fl.at+fl.n], fl.size, (*runnerFlows)(r), int64(id)|int64(fl.wire)<<32, fl.lat)
 	}
 	if len(flows) == 0 {
 		r.e.After(ru.remaining(), r.h, int64(id))
@@ -419,7 +421,7 @@ func (r *Runner) start(id int32, route []int32, vol float64) {
 	size := units.Bytes(vol * ru.scale)
 	if ru.rec {
 		pf := ru.flows
-		pf.flows = append(pf.flows, plannedFlow{size, wire, int32(len(pf.routes)), int32(len(route))})
+		pf.flows = append(pf.flows, plannedFlow{size, r.f.RouteLatency(route), int32(wire), int32(len(pf.routes)), int32(len(route))})
 		pf.routes = append(pf.routes, route...)
 	}
 	r.f.Start(route, size, (*runnerFlows)(r), int64(id)|int64(wire)<<32)

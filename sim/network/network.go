@@ -264,12 +264,26 @@ func (f *Fabric) NumLinks() int {
 // bytes finite and >= 0, link ids valid, no link twice (see CheckTransfer).
 // Done is never called from inside Start.
 func (f *Fabric) Start(route []int32, size units.Bytes, done Done, tag int64) {
-	bytes := float64(size)
-	now := f.e.Now()
+	f.StartWithLatency(route, size, done, tag, f.RouteLatency(route))
+}
+
+// RouteLatency is the latency a transfer on route is charged: the sum of
+// its links' latencies (Forever if that overflows).
+func (f *Fabric) RouteLatency(route []int32) engine.Time {
 	var lat engine.Time
 	for _, l := range route {
 		lat = addTime(lat, f.lat[l])
 	}
+	return lat
+}
+
+// StartWithLatency is Start for a caller that has the route's latency from
+// this fabric's RouteLatency: the same transfer, without reading every
+// link's latency again (a replayed collective's transfers: a link's
+// latency was a cache miss per hop at 2,048 GPUs and more; issue 18).
+func (f *Fabric) StartWithLatency(route []int32, size units.Bytes, done Done, tag int64, lat engine.Time) {
+	bytes := float64(size)
+	now := f.e.Now()
 	d := f.newDelivery(done, tag)
 	f.inFlight++
 	if len(route) == 0 || !(bytes > 0) {
