@@ -102,12 +102,13 @@ func BenchmarkAllRanks405B(b *testing.B) {
 
 // BenchmarkFlow is `simtrain run --fidelity flow --no-timeline` without
 // writing files: every rank played, every transfer a max-min flow on the
-// fabric (sim/network). Two sizes: the bundled 70B scenario on 1,024 GPUs
-// and the 405B one cut to 2,048 GPUs (dp 16) in two pods of 1,024, so that
-// its data-parallel rings cross the oversubscribed tier as at 16,384 GPUs;
-// the 16,384-GPU flow run takes about a minute, README's performance table
-// times it whole. It reports the max-min solves per run and the share of
-// them that needed no re-solve.
+// fabric (sim/network). Three cases: the bundled 70B scenario on 1,024
+// GPUs, DeepSeek-V3 on 256 GB200 with a smaller batch (expert-parallel
+// all-to-alls), and the 405B one cut to 2,048 GPUs (dp 16) in two pods of
+// 1,024, so that its data-parallel rings cross the oversubscribed tier as
+// at 16,384 GPUs (the 16,384-GPU flow run takes about a minute; README's
+// performance table times it whole). It reports the max-min solves per run
+// and the share of them that needed no re-solve.
 //
 //	go test ./sim/simulation -run '^$' -bench Flow -benchtime 3x
 func BenchmarkFlow(b *testing.B) {
@@ -117,6 +118,17 @@ func BenchmarkFlow(b *testing.B) {
 	}{
 		{"llama3-70b-1024", func(b *testing.B) *scenario.Plan {
 			s, err := scenario.Load("../../scenarios/llama3-70b-1024-h100-3d.yaml", scenario.Overrides("sim.fidelity", "flow")...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return s
+		}},
+		{"deepseek-v3-256", func(b *testing.B) *scenario.Plan {
+			// The bundled scenario with 4 micro-batches per replica
+			// (global batch 256): its expert-parallel all-to-alls put
+			// hundreds of flows on one link at an instant.
+			s, err := scenario.Load("../../scenarios/deepseek-v3-256-gb200.yaml", scenario.Overrides(
+				"training.global_batch", "256", "sim.fidelity", "flow")...)
 			if err != nil {
 				b.Fatal(err)
 			}
