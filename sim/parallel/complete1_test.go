@@ -105,12 +105,12 @@ func TestComplete1FullIsCompleteFull(t *testing.T) {
 					for _, p := range progs {
 						for k := range p.Tasks {
 							if task := &p.Tasks[k]; task.Kind == KindSend {
-								sends = append(sends, groupCost{op: collectives.Send, bytes: task.Bytes, d: 7*engine.Microsecond + engine.Time(task.Bytes)%1000})
+								sends = append(sends, groupCost{op: collectives.Send, plan: -1, bytes: task.Bytes, d: 7*engine.Microsecond + engine.Time(task.Bytes)%1000})
 							}
 						}
 					}
 					for r := range x.sendTo {
-						x.sendTo[r][0].plans, x.sendTo[r][1].plans = sends, sends
+						x.sendTo[r][0].costs, x.sendTo[r][1].costs = sends, sends
 					}
 					if sms {
 						if err := x.SetInterference(iv, ownDomain{}); err != nil {

@@ -138,7 +138,8 @@ type GroupMaker interface {
 type groupState struct {
 	ranks []int
 	g     *collectives.Group
-	plans []groupCost // collectives on g and how the runner plays them (groupPlan)
+	costs []groupCost        // collectives on g and how the runner plays them (groupPlan)
+	plans []collectives.Plan // their Plans, for groupCost.plan
 	// arrived counts, per collective some member has reached and not all,
 	// the members that have (a group's members are at most a few
 	// collectives apart, so the list stays short).
@@ -1290,62 +1291,74 @@ func (x *Executor) arrive(i, t int, task *Task) {
 		x.eng.After(task.Dur, x.h, pack(leader, t))
 		return
 	}
-	c, err := x.groupPlan(gs, task.Op, task.Bytes)
-	if err != nil {
-		panic(fmt.Sprintf("parallel: %s on %s group: %v", task.Name, task.Group, err))
-	}
 	if !x.floorBy[task.Group] {
-		if !c.flows {
-			x.eng.After(c.d, x.h, pack(leader, t))
+		d, plan, err := x.groupPlan(gs, task.Op, task.Bytes)
+		if err == nil && plan == nil {
+			x.eng.After(d, x.h, pack(leader, t))
 			return
 		}
-	} else {
-		if x.minEnd == nil {
-			x.minEnd = make([][]engine.Time, len(x.inst))
+		if err == nil {
+			err = x.runner.StartPlan(plan, x, pack(leader, t))
 		}
-		if x.minEnd[leader] == nil {
-			x.minEnd[leader] = make([]engine.Time, len(x.inst[leader].prog.Tasks))
+		if err != nil {
+			panic(fmt.Sprintf("parallel: %s on %s group: %v", task.Name, task.Group, err))
 		}
-		x.minEnd[leader][t] = now.Add(task.Dur)
+		return
 	}
-	if err := x.runner.StartPlan(&c.plan, x, pack(leader, t)); err != nil {
+	if x.minEnd == nil {
+		x.minEnd = make([][]engine.Time, len(x.inst))
+	}
+	if x.minEnd[leader] == nil {
+		x.minEnd[leader] = make([]engine.Time, len(x.inst[leader].prog.Tasks))
+	}
+	x.minEnd[leader][t] = now.Add(task.Dur)
+	if err := x.runner.Start(gs.g, task.Op, collectives.Auto, units.Bytes(task.Bytes), x, pack(leader, t)); err != nil {
 		panic(fmt.Sprintf("parallel: %s on %s group: %v", task.Name, task.Group, err))
 	}
 }
 
 // groupCost is one collective on a group: what it depends on besides the
-// group, and how the runner plays it.
+// group, and how the runner plays it. 24 bytes and no pointer: a group's
+// list is scanned at every start of a collective on it (23 M at 16,384
+// GPUs), and the every-rank run makes a list for each of its groups.
 type groupCost struct {
 	op    collectives.Op
-	bytes float64
-	flows bool             // the runner plays transfers on the fabric (plan), else one timer
-	d     engine.Time      // the timer's duration, when not flows
-	plan  collectives.Plan // what the runner starts (StartPlan)
+	plan  int32       // the Plan the runner starts, in groupState.plans; -1: a timer of d
+	bytes float64     // the size
+	d     engine.Time // the timer's duration (plan -1)
 }
 
-// groupPlan is the runner's Plan of op of the given size on gs's group,
+// groupPlan is how the runner plays op of the given size on gs's group,
 // kept on the group: every rank of a 16,384-GPU run repeats the same few
 // collectives on its groups thousands of times, and NCCL's algorithm
 // choice was ≈ 15% of the every-rank run (issue 18) and ≈ 7% of the
 // instructions of a flow-fidelity one. A collective the runner plays as
-// one timer (not flows) the executor times itself: the same time through
+// one timer (plan nil) the executor times itself: the same time through
 // the same event order (one event scheduled at the same instant; the
-// handler is not part of the order). A group sees a handful of distinct
-// (op, size) pairs, so a short list beats a map. The pointer is into
-// gs.plans: read it before the group's next groupPlan.
-func (x *Executor) groupPlan(gs *groupState, op collectives.Op, bytes float64) (*groupCost, error) {
-	for k := range gs.plans {
-		if c := &gs.plans[k]; c.op == op && c.bytes == bytes {
-			return c, nil
+// handler is not part of the order). One it plays as transfers (Plan.Timed
+// not ok) it starts from the kept Plan. A group sees a handful of distinct
+// (op, size) pairs, so a short list beats a map. The Plan pointer is into
+// gs.plans: start it before the group's next groupPlan.
+func (x *Executor) groupPlan(gs *groupState, op collectives.Op, bytes float64) (d engine.Time, plan *collectives.Plan, err error) {
+	for k := range gs.costs {
+		if c := &gs.costs[k]; c.op == op && c.bytes == bytes {
+			if c.plan < 0 {
+				return c.d, nil, nil
+			}
+			return 0, &gs.plans[c.plan], nil
 		}
 	}
 	p, err := x.runner.Plan(gs.g, op, collectives.Auto, units.Bytes(bytes))
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
-	d, timed := p.Timed()
-	gs.plans = append(gs.plans, groupCost{op: op, bytes: bytes, flows: !timed, d: d, plan: p})
-	return &gs.plans[len(gs.plans)-1], nil
+	if d, timed := p.Timed(); timed {
+		gs.costs = append(gs.costs, groupCost{op: op, plan: -1, bytes: bytes, d: d})
+		return d, nil, nil
+	}
+	gs.costs = append(gs.costs, groupCost{op: op, plan: int32(len(gs.plans)), bytes: bytes})
+	gs.plans = append(gs.plans, p)
+	return 0, &gs.plans[len(gs.plans)-1], nil
 }
 
 func (x *Executor) group(k GroupKind, rank int) *groupState {

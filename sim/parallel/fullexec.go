@@ -933,15 +933,16 @@ func (x *Executor) startAt(i, t int, fi *fullInst, fs *fullStage, now engine.Tim
 			x.commBusy(j, x.ctasFull(peer, recv), recv.flags&hotSMSized != 0)
 		}
 		gs, err := x.sendGroup(i, j, peer == (st+1)%x.layout.PP)
-		var c *groupCost
+		var plan *collectives.Plan
 		if err == nil {
-			if c, err = x.groupPlan(gs, collectives.Send, task.Bytes); err == nil && !c.flows {
-				x.eng.After(c.d, x.h, pack(i, t))
+			var d engine.Time
+			if d, plan, err = x.groupPlan(gs, collectives.Send, task.Bytes); err == nil && plan == nil {
+				x.eng.After(d, x.h, pack(i, t))
 				return
 			}
 		}
 		if err == nil {
-			err = x.runner.StartPlan(&c.plan, x, pack(i, t))
+			err = x.runner.StartPlan(plan, x, pack(i, t))
 		}
 		if err != nil {
 			panic(fmt.Sprintf("parallel: pipeline send: %v", err))
