@@ -144,7 +144,7 @@ type flowState struct {
 	seq      uint64
 	arrivals []int32 // flows started at this instant, not yet on their links
 	seeds    []int32 // links whose flow set changed at this instant
-	fh       finishHeap
+	fh       finishQueue
 	// scanned is, per link, the epoch of the last local re-solve that took
 	// the link's flows as its first set (fillLocal): a link is in seeds
 	// once per flow that left or joined it, and an all-to-all's burst
@@ -251,11 +251,7 @@ func (f *Fabric) step(now engine.Time) {
 	thetaD := math.Inf(1)
 
 	// Departures.
-	for f.fh.len() > 0 {
-		if f.fh.minFinish() > now {
-			break
-		}
-		fi := f.fh.pop()
+	for _, fi := range f.fh.popDue(now) {
 		fl := &f.flows[fi]
 		thetaD = min(thetaD, f.hot[fi].rate)
 		for _, hp := range fl.hops() {

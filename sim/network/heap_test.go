@@ -9,36 +9,6 @@ import (
 	"github.com/simtrain/simtrain/sim/engine"
 )
 
-// TestFinishHeapOrder: flows leave the completion heap in (finish, seq)
-// order whatever the order of their updates, as a sort would give them.
-func TestFinishHeapOrder(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	var h finishHeap
-	const n = 2000
-	finish := make([]engine.Time, n)
-	for i := range n {
-		h.addSlot()
-		finish[i] = engine.Time(r.IntN(50))
-		h.update(int32(i), finish[i], uint64(i))
-	}
-	// Move a third of them, some earlier and some later.
-	for i := 0; i < n; i += 3 {
-		finish[i] = engine.Time(r.IntN(50))
-		h.update(int32(i), finish[i], uint64(i))
-	}
-	prev := int32(-1)
-	for h.len() > 0 {
-		fi := h.pop()
-		if h.at[fi] != -1 {
-			t.Fatalf("popped flow %d still has heap index %d", fi, h.at[fi])
-		}
-		if prev >= 0 && (finish[fi] < finish[prev] || finish[fi] == finish[prev] && fi < prev) {
-			t.Fatalf("flow %d (finish %d) left after flow %d (finish %d)", fi, finish[fi], prev, finish[prev])
-		}
-		prev = fi
-	}
-}
-
 // TestShareHeapOrder: links leave the fill's heap in (share, link) order,
 // pushed in any order and pushed again between pops, as progressive
 // filling does with a stale key.
@@ -108,78 +78,148 @@ func TestShareHeapKeep(t *testing.T) {
 	}
 }
 
-// BenchmarkFinishHeap: one op is a pop and an insert at a later time, on a
-// heap of 600 flows with many equal finish times (a step's bursts of
-// equal flows), as flow fidelity's departures and arrivals use it.
-func BenchmarkFinishHeap(b *testing.B) {
-	r := rand.New(rand.NewPCG(1, 2))
-	var h finishHeap
-	const n = 600
-	seq := uint64(0)
-	for i := range n {
-		h.addSlot()
-		seq++
-		h.update(int32(i), engine.Time(r.IntN(1000)), seq)
+// TestFinishQueueOrder: inserts, moves and departures in random order, as
+// the fabric makes them, with the clock moving on; every popDue returns
+// exactly the flows held with finish at or before now, in (finish, seq)
+// order, and after every operation CheckQueue holds. Tied finish times are
+// the common case, as in a step's collective flows, and some flows share a
+// finish time but not a bucket (inserted between others).
+func TestFinishQueueOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	var q finishQueue
+	const slots = 500
+	for range slots {
+		q.addSlot()
 	}
+	type key struct {
+		finish engine.Time
+		seq    uint64
+	}
+	in := map[int32]key{}
+	seq := uint64(0)
 	now := engine.Time(0)
-	b.ReportAllocs()
-	for b.Loop() {
-		now = h.minFinish()
-		fi := h.pop()
-		seq++
-		h.update(fi, now+engine.Time(r.IntN(64)*16), seq)
+	pops := 0
+	for op := range 100000 {
+		fi := int32(r.IntN(slots))
+		switch x := r.IntN(20); {
+		case x < 12: // a start, or a new rate for a flow held
+			k, ok := in[fi]
+			if !ok {
+				seq++
+				k.seq = seq
+			}
+			k.finish = now + engine.Time(r.IntN(8)*r.IntN(8))
+			in[fi] = k
+			q.update(fi, k.finish, k.seq)
+		case x < 19: // the clock moves on; the flows due leave
+			now += engine.Time(r.IntN(3))
+			var want []int32
+			for f, k := range in {
+				if k.finish <= now {
+					want = append(want, f)
+				}
+			}
+			slices.SortFunc(want, func(a, b int32) int {
+				ka, kb := in[a], in[b]
+				if ka.finish != kb.finish {
+					return cmp.Compare(ka.finish, kb.finish)
+				}
+				return cmp.Compare(ka.seq, kb.seq)
+			})
+			got := q.popDue(now)
+			if !slices.Equal(got, want) {
+				t.Fatalf("op %d, now %d: popDue %v, want %v", op, now, got, want)
+			}
+			if len(got) > 1 {
+				pops++
+			}
+			for _, f := range got {
+				delete(in, f)
+			}
+		default: // a flow leaves early (only the fabric's tests do)
+			if _, ok := in[fi]; ok {
+				q.remove(fi)
+				delete(in, fi)
+			}
+		}
+		if err := q.check(); err != nil {
+			t.Fatalf("op %d: %v", op, err)
+		}
+		if q.len() != len(in) {
+			t.Fatalf("op %d: %d held, %d flows in", op, q.len(), len(in))
+		}
+		if q.len() > 0 {
+			least := engine.Forever
+			for _, k := range in {
+				least = min(least, k.finish)
+			}
+			if q.minFinish() != least {
+				t.Fatalf("op %d: minFinish %d, least finish %d", op, q.minFinish(), least)
+			}
+		}
+	}
+	if pops < 1000 {
+		t.Errorf("only %d departures of more than one flow: the test does not exercise popDue's order", pops)
 	}
 }
 
-// TestFinishHeapInterleaved: inserts, moves and pops in random order, as
-// the fabric makes them; every pop is the least (finish, seq) of the flows
-// in the heap, and after every operation each item sits below its parent
-// and at holds its index. Tied finish times are common, as in a step's
-// collective flows.
-func TestFinishHeapInterleaved(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 8))
-	var h finishHeap
-	const slots = 500
-	for range slots {
-		h.addSlot()
-	}
-	in := map[int32]finishItem{}
+// BenchmarkFinishQueue: one op is a departure instant of a burst of 8
+// equal flows and their 8 successors' arrival at a later time (a step's
+// ring flows), on a queue of 600 flows.
+func BenchmarkFinishQueue(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var q finishQueue
+	const n = 600
 	seq := uint64(0)
-	for op := range 60000 {
-		fi := int32(r.IntN(slots))
-		switch x := r.IntN(10); {
-		case x < 4: // a start, or a new rate for a flow in the heap
-			it, ok := in[fi]
-			if !ok {
-				seq++
-				it = finishItem{seq: seq, flow: fi}
-			}
-			it.finish = engine.Time(r.IntN(64))
-			in[fi] = it
-			h.update(fi, it.finish, it.seq)
-		case len(in) > 0:
-			got := h.pop()
-			want := finishItem{finish: -1}
-			for _, it := range in {
-				if want.finish < 0 || it.before(want) {
-					want = it
-				}
-			}
-			if got != want.flow {
-				t.Fatalf("op %d: popped flow %d, least is flow %d", op, got, want.flow)
-			}
-			delete(in, got)
+	finish := engine.Time(0)
+	for i := range n {
+		q.addSlot()
+		if i%8 == 0 { // bursts of 8 share a finish
+			finish = engine.Time(r.IntN(1000))
 		}
-		if h.len() != len(in) {
-			t.Fatalf("op %d: %d items, %d flows in", op, h.len(), len(in))
+		seq++
+		q.update(int32(i), finish, seq)
+	}
+	var left []int32
+	b.ReportAllocs()
+	for b.Loop() {
+		now := q.minFinish()
+		left = append(left[:0], q.popDue(now)...)
+		next := now + engine.Time(1+r.IntN(64)*16)
+		for _, fi := range left {
+			seq++
+			q.update(fi, next, seq)
 		}
-		for i, it := range h.items {
-			if i > 0 && it.before(h.items[(i-1)/4]) {
-				t.Fatalf("op %d: item %d before its parent", op, i)
-			}
-			if h.at[it.flow] != int32(i) {
-				t.Fatalf("op %d: flow %d at %d, index says %d", op, it.flow, i, h.at[it.flow])
-			}
+	}
+}
+
+// TestFinishQueueSeqOrder: the flows of one finish time, inserted out of
+// order (moved from another finish), leave in seq order by each of
+// popDue's three ways: seqs close together (placed by offset), spread
+// (packed keys sorted), and too large to pack (a comparison sort).
+func TestFinishQueueSeqOrder(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		base uint64
+		seqs []uint64
+		want []int32
+	}{
+		{"close", 0, []uint64{9, 3, 7, 1, 8, 2}, []int32{3, 5, 1, 2, 4, 0}},
+		{"spread", 0, []uint64{900, 3, 7000, 1, 8000, 2}, []int32{3, 5, 1, 0, 2, 4}},
+		{"large", 1 << 50, []uint64{900, 3, 7000, 1, 8000, 2}, []int32{3, 5, 1, 0, 2, 4}},
+	} {
+		var q finishQueue
+		for i, s := range c.seqs {
+			q.addSlot()
+			q.update(int32(i), 100, c.base+s)
+			q.update(int32(i), 50, c.base+s) // moved: a new bucket, its flows out of order
+		}
+		got := q.popDue(50)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: popDue %v, want %v", c.name, got, c.want)
+		}
+		if q.len() != 0 || len(q.heap) != 0 {
+			t.Errorf("%s: %d flows and %d buckets left", c.name, q.len(), len(q.heap))
 		}
 	}
 }

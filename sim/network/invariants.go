@@ -72,19 +72,17 @@ func (f *Fabric) CheckInvariants() error {
 		if fl.finish < now {
 			return fmt.Errorf("network: flow slot %d should have finished at %v, now is %v", i, fl.finish, now)
 		}
-		if at := f.fh.at[i]; at < 0 || int(at) >= len(f.fh.items) || f.fh.items[at].flow != int32(i) {
+		if at := f.fh.at[i]; at.b < 0 || int(at.b) >= len(f.fh.bk) {
 			return fmt.Errorf("network: flow slot %d is missing from the completion heap", i)
-		} else if it := f.fh.items[at]; it.finish != fl.finish || it.seq != fl.seq {
-			return fmt.Errorf("network: flow slot %d is in the completion heap at %v, its finish is %v", i, it.finish, fl.finish)
+		} else if bk := &f.fh.bk[at.b]; bk.finish != fl.finish || at.seq != fl.seq {
+			return fmt.Errorf("network: flow slot %d is in the completion heap at %v, its finish is %v", i, bk.finish, fl.finish)
 		}
 	}
-	if active != f.nActive || len(f.fh.items) != active {
-		return fmt.Errorf("network: %d active flows, counter says %d, completion heap holds %d", active, f.nActive, len(f.fh.items))
+	if active != f.nActive || f.fh.n != active {
+		return fmt.Errorf("network: %d active flows, counter says %d, completion heap holds %d", active, f.nActive, f.fh.n)
 	}
-	for i := 1; i < len(f.fh.items); i++ {
-		if f.fh.items[i].before(f.fh.items[(i-1)/4]) {
-			return fmt.Errorf("network: completion heap out of order at index %d", i)
-		}
+	if err := f.fh.check(); err != nil {
+		return fmt.Errorf("network: completion heap: %v", err)
 	}
 	return nil
 }

@@ -521,7 +521,7 @@ func TestCheckInvariantsDetects(t *testing.T) {
 		{"rate above capacity", func(f *Fabric) { f.hot[0].rate = 2 * gbps }, "above its capacity"},
 		{"zero rate", func(f *Fabric) { f.hot[1].rate = 0 }, "has rate 0"},
 		{"wrong position", func(f *Fabric) { f.flows[0].hops()[0].pos = 1 }, "disagrees with the flow's route"},
-		{"lost from heap", func(f *Fabric) { f.fh.at[1] = 7 }, "missing from the completion heap"},
+		{"lost from heap", func(f *Fabric) { f.fh.at[1].b = -1 }, "missing from the completion heap"},
 		{"stale heap key", func(f *Fabric) { f.flows[1].finish++ }, "in the completion heap at"},
 		{"overdue", func(f *Fabric) { f.flows[0].finish = 0 }, "should have finished"},
 		{"counter", func(f *Fabric) { f.nActive++ }, "active flows, counter says"},

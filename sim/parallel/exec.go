@@ -1312,7 +1312,15 @@ func (x *Executor) arrive(i, t int, task *Task) {
 		x.minEnd[leader] = make([]engine.Time, len(x.inst[leader].prog.Tasks))
 	}
 	x.minEnd[leader][t] = now.Add(task.Dur)
-	if err := x.runner.Start(gs.g, task.Op, collectives.Auto, units.Bytes(task.Bytes), x, pack(leader, t)); err != nil {
+	// Floored: the runner plays it, its timer too (a kept Plan for
+	// transfers; Start for a timer, which keeps nothing).
+	_, plan, err := x.groupPlan(gs, task.Op, task.Bytes)
+	if err == nil && plan != nil {
+		err = x.runner.StartPlan(plan, x, pack(leader, t))
+	} else if err == nil {
+		err = x.runner.Start(gs.g, task.Op, collectives.Auto, units.Bytes(task.Bytes), x, pack(leader, t))
+	}
+	if err != nil {
 		panic(fmt.Sprintf("parallel: %s on %s group: %v", task.Name, task.Group, err))
 	}
 }
