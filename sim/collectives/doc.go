@@ -208,4 +208,11 @@
 // (tested); under contention the fabric's max-min sharing slows the
 // transfers that share links. A collective starts O(n) transfers, except
 // all_to_all: n·(ppn-1) inside domains plus n·(D-1) across.
+//
+// A caller that starts one collective on one group many times (the
+// every-rank executor) works out its Plan once (Runner.Plan: the algorithm
+// and protocol, and whether it is a timer or transfers) and starts it with
+// StartPlan: the first start records every phase's transfers (routes,
+// sizes, latencies), the others replay the same fabric calls in the same
+// order without routing or pricing them again.
 package collectives

@@ -15,7 +15,8 @@ const rateSlack = 1e-9
 // of its flows is at most capacity*(1+1e-9); every active flow has a
 // positive rate unless a link on its route has zero capacity; every active
 // flow is listed on each link of its route (and only there) and in the
-// completion heap, whose order holds; no completion is overdue; and
+// completion queue at its finish, whose heap order and lists hold; no
+// completion is overdue; and
 // ActiveFlows() counts the active flows.
 func (f *Fabric) CheckInvariants() error {
 	if n := len(f.dels) - len(f.delFree); n != f.inFlight {
