@@ -105,7 +105,7 @@ type Plan struct {
 	op    Op
 	bytes float64
 	e     est
-	timed bool // played as one timer of e.t (Timed's ok)
+	timed bool // played as one timer of e.t (Plan.Timed's ok)
 	// flows are the plan's transfers, recorded by its first StartPlan
 	// and replayed by the others (planFlows).
 	flows *planFlows
@@ -143,8 +143,11 @@ type plannedFlow struct {
 }
 
 // Timed returns how long the planned collective takes when the runner
-// plays it as one timer, and ok = false when it plays transfers on the
-// fabric: what Runner.Timed returns for the same arguments.
+// plays it as one timer (analytic fidelity, a group of one rank, or
+// nothing to move), and ok = false when it plays transfers on the fabric.
+// It is what Start waits for, computed the same way, so a caller may
+// schedule the end itself and remember the time for repeats of the same
+// collective on the same group (the every-rank executor does: issue 18).
 func (p Plan) Timed() (d engine.Time, ok bool) {
 	if !p.timed {
 		return 0, false
@@ -207,31 +210,6 @@ func (r *Runner) startPlan(p *Plan, done Done, tag int64, rec bool) error {
 	}
 	r.startPhase(id)
 	return nil
-}
-
-// Timed returns how long Start(g, op, algo, size, …) would take when the
-// runner plays it as one timer (analytic fidelity, or a group of one rank,
-// or nothing to move), and ok = false when it would play transfers on the
-// fabric instead. It is what Start waits for, computed the same way, so a
-// caller may schedule the end itself and remember the time for repeats of
-// the same collective on the same group (the every-rank executor does:
-// issue 18). Errors are Start's.
-func (r *Runner) Timed(g *Group, op Op, algo Algo, size units.Bytes) (d engine.Time, ok bool, err error) {
-	bytes := float64(size)
-	if g == nil {
-		return 0, false, fmt.Errorf("collectives: Timed needs a group")
-	}
-	if g.c != r.c {
-		return 0, false, fmt.Errorf("collectives: group was built on a different cluster than the runner's")
-	}
-	if r.fid == network.Flow && g.sh.n >= 2 && bytes != 0 {
-		return 0, false, nil
-	}
-	e, err := g.estimate(op, algo, bytes)
-	if err != nil {
-		return 0, false, err
-	}
-	return engine.Seconds(e.t), true, nil
 }
 
 func (r *Runner) alloc() int32 {

@@ -62,28 +62,34 @@ func TestAnalyticRunner(t *testing.T) {
 	}
 }
 
-// TestRunnerTimed: Timed is the time Start's timer waits (analytic
+// TestPlanTimed: a Plan's Timed is the time Start's timer waits (analytic
 // fidelity, every op, sizes from nothing to gigabytes), ok = false exactly
-// where flow fidelity plays transfers, and Start's errors.
-func TestRunnerTimed(t *testing.T) {
+// where flow fidelity plays transfers, and Plan fails where Start does.
+func TestPlanTimed(t *testing.T) {
 	c := cluster(t, topology.Spec{GPU: "h100-sxm", Nodes: 2})
 	g := allRanks(t, c)
 	one, err := NewGroup(c, []int{3})
 	if err != nil {
 		t.Fatal(err)
 	}
+	timed := func(fid network.Fidelity, g *Group, op Op, b float64) (engine.Time, bool, error) {
+		e := engine.New()
+		p, err := NewRunner(e, network.New(e, c.Bandwidths(), c.Latencies(), fid), fid, c).Plan(g, op, Auto, units.Bytes(b))
+		d, ok := p.Timed()
+		return d, ok, err
+	}
 	for _, op := range []Op{AllReduce, AllGather, ReduceScatter, AllToAll, Broadcast} {
 		for _, b := range []float64{0, 1, 3 * MiB, 2 * GiB} {
 			want, _ := play(t, c, network.Analytic, g, op, Auto, b)
-			d, ok, err := NewRunner(engine.New(), nil, network.Analytic, c).Timed(g, op, Auto, units.Bytes(b))
+			d, ok, err := timed(network.Analytic, g, op, b)
 			if err != nil || !ok || d != want {
 				t.Errorf("%s %v B: Timed %v, %v, %v; Start's timer %v", op, b, d, ok, err, want)
 			}
-			_, ok, err = NewRunner(engine.New(), nil, network.Flow, c).Timed(g, op, Auto, units.Bytes(b))
+			_, ok, err = timed(network.Flow, g, op, b)
 			if err != nil || ok != (b == 0) {
 				t.Errorf("%s %v B at flow fidelity: ok %v, %v (want ok only with nothing to move)", op, b, ok, err)
 			}
-			_, ok, err = NewRunner(engine.New(), nil, network.Flow, c).Timed(one, op, Auto, units.Bytes(b))
+			_, ok, err = timed(network.Flow, one, op, b)
 			if err != nil || !ok {
 				t.Errorf("%s %v B on one rank at flow fidelity: ok %v, %v", op, b, ok, err)
 			}
@@ -95,7 +101,7 @@ func TestRunnerTimed(t *testing.T) {
 		g    *Group
 		algo Algo
 	}{{nil, Auto}, {allRanks(t, other), Auto}, {g, Direct}} {
-		if _, _, err := r.Timed(tc.g, AllReduce, tc.algo, 1); err == nil {
+		if _, err := r.Plan(tc.g, AllReduce, tc.algo, 1); err == nil {
 			t.Errorf("group %p, %s: no error", tc.g, tc.algo)
 		}
 	}
@@ -261,9 +267,8 @@ func TestRunnerErrors(t *testing.T) {
 // TestPlanStartsAsStart: one Plan kept and started again and again (the
 // first start records its transfers, the others replay them) plays as
 // Start called each time, to the nanosecond, the flow and the byte on
-// every link (both
-// fidelities, every op, sizes from nothing to gigabytes, a group over two
-// nodes and a group of one rank); Plan.Timed is Runner.Timed; Plan and
+// every link (both fidelities, every algorithm and op, sizes from nothing
+// to gigabytes, a group over two nodes and a group of one rank); Plan and
 // StartPlan fail where Start does.
 func TestPlanStartsAsStart(t *testing.T) {
 	c := cluster(t, topology.Spec{GPU: "h100-sxm", Nodes: 2})
@@ -323,11 +328,6 @@ func TestPlanStartsAsStart(t *testing.T) {
 						}
 						if !slices.Equal(gotBytes, wantBytes) {
 							t.Errorf("%v, %d ranks, %s %v B: the links carried other bytes under StartPlan", fid, g.Size(), op, b)
-						}
-						d, ok := p.Timed()
-						wd, wok, err := NewRunner(engine.New(), nil, fid, c).Timed(g, op, algo, units.Bytes(b))
-						if err != nil && wok || d != wd || ok != wok {
-							t.Errorf("%v, %d ranks, %s %s %v B: Plan.Timed %v, %v; Timed %v, %v, %v", fid, g.Size(), op, algo, b, d, ok, wd, wok, err)
 						}
 						phases = max(phases, len(p.flows.phasesOrNil()))
 					}

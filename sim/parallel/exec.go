@@ -1291,33 +1291,28 @@ func (x *Executor) arrive(i, t int, task *Task) {
 		x.eng.After(task.Dur, x.h, pack(leader, t))
 		return
 	}
-	if !x.floorBy[task.Group] {
-		d, plan, err := x.groupPlan(gs, task.Op, task.Bytes)
-		if err == nil && plan == nil {
-			x.eng.After(d, x.h, pack(leader, t))
-			return
-		}
-		if err == nil {
-			err = x.runner.StartPlan(plan, x, pack(leader, t))
-		}
-		if err != nil {
-			panic(fmt.Sprintf("parallel: %s on %s group: %v", task.Name, task.Group, err))
-		}
+	d, plan, err := x.groupPlan(gs, task.Op, task.Bytes)
+	floored := x.floorBy[task.Group]
+	if err == nil && plan == nil && !floored {
+		x.eng.After(d, x.h, pack(leader, t))
 		return
 	}
-	if x.minEnd == nil {
-		x.minEnd = make([][]engine.Time, len(x.inst))
+	if floored {
+		if x.minEnd == nil {
+			x.minEnd = make([][]engine.Time, len(x.inst))
+		}
+		if x.minEnd[leader] == nil {
+			x.minEnd[leader] = make([]engine.Time, len(x.inst[leader].prog.Tasks))
+		}
+		x.minEnd[leader][t] = now.Add(task.Dur)
 	}
-	if x.minEnd[leader] == nil {
-		x.minEnd[leader] = make([]engine.Time, len(x.inst[leader].prog.Tasks))
-	}
-	x.minEnd[leader][t] = now.Add(task.Dur)
-	// Floored: the runner plays it, its timer too (a kept Plan for
-	// transfers; Start for a timer, which keeps nothing).
-	_, plan, err := x.groupPlan(gs, task.Op, task.Bytes)
-	if err == nil && plan != nil {
+	// The runner plays it: a kept Plan of transfers, or (floored) its own
+	// timer through Start, which keeps nothing.
+	switch {
+	case err != nil:
+	case plan != nil:
 		err = x.runner.StartPlan(plan, x, pack(leader, t))
-	} else if err == nil {
+	default:
 		err = x.runner.Start(gs.g, task.Op, collectives.Auto, units.Bytes(task.Bytes), x, pack(leader, t))
 	}
 	if err != nil {
