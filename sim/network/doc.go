@@ -93,7 +93,13 @@
 // link on which no flow is faster; a link outside R's links is unchanged,
 // so its old state answers. Frozen flows that fail join R and the round
 // repeats. When both checks pass, every flow has a bottleneck, so the
-// allocation is the max-min fair one, whatever R was. When the earliest and
+// allocation is the max-min fair one, whatever R was. Where no frozen flow
+// is left on R's links, both hold without looking: (a) has no frozen flow
+// to compare with and (b) none to examine, so the round ends without the
+// check's pass over R's links (R then holds every flow of its links'
+// component: a collective step's or an all-to-all's burst, where the pass
+// was a cache miss a link on 16,384 GPUs). addToSet keeps the count of
+// frozen entries as R grows. When the earliest and
 // fastest flows of a burst leave, 1 freezes every slower flow and R stays
 // empty; in the random-traffic benchmark below R averages about 3 flows at
 // 10,000 concurrent flows.
@@ -152,7 +158,10 @@
 // inside the flow's slot, and a due instant's flows taken from one
 // bucket's list rather than sifted out of a heap one by one. A local
 // re-solve takes a changed link's flows once however many flows left or
-// joined it (an all-to-all puts hundreds on a link at one instant).
+// joined it (an all-to-all puts hundreds on a link at one instant), and
+// passes over its links as few times as it can: a round's base is set in
+// the pass that fills the share heap, and the check is skipped where
+// nothing is frozen (above).
 // Measured with go test -bench on the project's 2-core machine
 // (2026-12-06), on a 16,384-host two-tier fat tree (65,536 links) with
 // flows between random hosts: analytic fidelity, about 6.7 million

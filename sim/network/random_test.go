@@ -68,25 +68,26 @@ func randomScenario(seed uint64, allowZero bool) (bw []float64, lat []engine.Tim
 
 // solverModes are the ways the fabric can re-solve: local rounds with the
 // threshold fallback (the default), the threshold re-solve alone, a single
-// local round before falling back, whole connected components, and the
+// local round before falling back, whole connected components, the
 // default without the shortcut for instants that touch no staying flow
-// (alone), which must give the default's completion times to the
-// nanosecond.
+// (alone), and the default checking the max-min conditions even where no
+// flow is frozen (its count recounted at every round); the last two must
+// give the default's completion times to the nanosecond (exact).
 var solverModes = []struct {
-	name    string
-	rounds  int
-	full    bool
-	noAlone bool
+	name     string
+	rounds   int
+	full     bool
+	noAlone  bool
+	checkAll bool
+	exact    bool
 }{
-	{"local", maxLocalRounds, false, false},
-	{"threshold", 0, false, false},
-	{"one-round", 1, false, false},
-	{"component", 0, true, false},
-	{"no-alone", maxLocalRounds, false, true},
+	{"local", maxLocalRounds, false, false, false, true},
+	{"threshold", 0, false, false, false, false},
+	{"one-round", 1, false, false, false, false},
+	{"component", 0, true, false, false, false},
+	{"no-alone", maxLocalRounds, false, true, false, true},
+	{"check-all", maxLocalRounds, false, false, true, true},
 }
-
-// exactMode is the mode that must match mode 0 exactly.
-const exactMode = 4
 
 // checkAlone makes f verify, at every instant that alone settles, that the
 // local re-solve would have re-solved the same flows to the same rates, to
@@ -124,13 +125,13 @@ func checkAlone(t *testing.T, f *Fabric) {
 // solver mode, and all modes give the same completion times. It also checks
 // that the random scenarios reach every path of the solver.
 func TestRandomAgainstReference(t *testing.T) {
-	var total [5]SolverStats
+	total := make([]SolverStats, len(solverModes))
 	check := func(seed uint64) bool {
 		bw, lat, xs := randomScenario(seed, true)
-		var runs [5]map[int64]engine.Time
+		runs := make([]map[int64]engine.Time, len(solverModes))
 		for i, m := range solverModes {
 			h := newHarness(t, bw, lat, Flow)
-			h.f.maxRounds, h.f.fullSolve, h.f.noAlone = m.rounds, m.full, m.noAlone
+			h.f.maxRounds, h.f.fullSolve, h.f.noAlone, h.f.checkAll = m.rounds, m.full, m.noAlone, m.checkAll
 			if i == 0 {
 				checkAlone(t, h.f)
 			}
@@ -143,6 +144,7 @@ func TestRandomAgainstReference(t *testing.T) {
 			total[i].LocalRounds += s.LocalRounds
 			total[i].Fallbacks += s.Fallbacks
 			total[i].Alone += s.Alone
+			total[i].Unchecked += s.Unchecked
 		}
 		for i := 1; i < len(runs); i++ {
 			if len(runs[0]) != len(runs[i]) {
@@ -152,9 +154,9 @@ func TestRandomAgainstReference(t *testing.T) {
 			for tag, a := range runs[0] {
 				// The modes differ only in floating-point rounding of
 				// rates that are equal on paper; allow 1 ns, except
-				// where the shortcut is all that differs.
+				// where a shortcut is all that differs.
 				tol := engine.Time(1)
-				if i == exactMode {
+				if solverModes[i].exact {
 					tol = 0
 				}
 				if b := runs[i][tag]; a-b > tol || b-a > tol {
@@ -176,12 +178,13 @@ func TestRandomAgainstReference(t *testing.T) {
 		t.Logf("mode %-9s %+v", m.name, total[i])
 	}
 	// Every path must have run: local rounds that grew the set, fallbacks
-	// from a single round, and thresholds that re-solve fewer flows than
-	// whole components. (On these small, dense networks the local
-	// re-solve often ends up with most of the component; its gain shows
-	// on large sparse ones, see the benchmarks.)
+	// from a single round, thresholds that re-solve fewer flows than
+	// whole components, and local rounds left unchecked with no frozen
+	// flow. (On these small, dense networks the local re-solve often ends
+	// up with most of the component; its gain shows on large sparse ones,
+	// see the benchmarks.)
 	if total[0].LocalRounds == 0 || total[2].Fallbacks == 0 || total[1].Fallbacks+total[1].Alone != total[1].Solves ||
-		total[0].Alone == 0 || total[exactMode].Alone != 0 {
+		total[0].Alone == 0 || total[4].Alone != 0 || total[0].Unchecked == 0 || total[5].Unchecked != 0 {
 		t.Errorf("solver paths not all exercised: %+v", total)
 	}
 	if total[1].FlowsVisited >= total[3].FlowsVisited {
@@ -322,7 +325,7 @@ func TestFatTreeModesAgree(t *testing.T) {
 	for _, m := range solverModes {
 		h := newHarness(t, tree.bw, tree.lat, Flow)
 		h.checkRates = false
-		h.f.maxRounds, h.f.fullSolve, h.f.noAlone = m.rounds, m.full, m.noAlone
+		h.f.maxRounds, h.f.fullSolve, h.f.noAlone, h.f.checkAll = m.rounds, m.full, m.noAlone, m.checkAll
 		inner := h.f.afterEvent
 		h.f.afterEvent = func(now engine.Time) {
 			inner(now)
@@ -342,7 +345,7 @@ func TestFatTreeModesAgree(t *testing.T) {
 	}
 	for i := 1; i < len(runs); i++ {
 		tol := engine.Time(1 + n/1000)
-		if i == exactMode {
+		if solverModes[i].exact {
 			tol = 0
 		}
 		for tag, a := range runs[0] {
