@@ -100,7 +100,8 @@ func checkAlone(t *testing.T, f *Fabric) {
 		for _, fi := range flows {
 			rates = append(rates, f.hot[fi].next)
 		}
-		if !f.fillLocal(lo, hi) {
+		f.hiVal, f.hiSet = hi, true
+		if !f.fillLocal(lo) {
 			t.Fatalf("at %v alone settled, the local re-solve did not", f.e.Now())
 		}
 		got := map[int32]float64{}
