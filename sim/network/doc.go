@@ -160,8 +160,9 @@
 // re-solve takes a changed link's flows once however many flows left or
 // joined it (an all-to-all puts hundreds on a link at one instant), and
 // passes over its links as few times as it can: a round's base is set in
-// the pass that fills the share heap, and the check is skipped where
-// nothing is frozen (above).
+// the pass that fills the share heap, the check is skipped where nothing
+// is frozen (above), and the arrival bound (thetaA) is worked out only
+// where the first set's test reads it.
 // Measured with go test -bench on the project's 2-core machine
 // (2026-12-06), on a 16,384-host two-tier fat tree (65,536 links) with
 // flows between random hosts: analytic fidelity, about 6.7 million
