@@ -163,7 +163,7 @@ type flowState struct {
 	// set, of flows outside it (frozen flows), kept by addToSet.
 	frozen int
 	// hiVal is this instant's arrivalBound once hiSet (thetaA), worked out
-	// only where a test of the local re-solve needs it.
+	// only where the condition of fillLocal's first set reads it.
 	hiVal     float64
 	hiSet     bool
 	worse     []int32 // links whose state got worse this round (fillLocal)
