@@ -7,11 +7,13 @@ import (
 	"time"
 
 	"golang.org/x/term"
+
+	"github.com/simtrain/simtrain/sim/output/numfmt"
 )
 
 // runProgress draws one self-erasing status line on a terminal while a long
-// simulation plays ("flow fidelity on 16K GPUs: 46% of 47,571,463 tasks,
-// 48 s"). Off a terminal, or with --quiet, it draws nothing, so logs and
+// simulation plays ("llama3-405b-16k-h100: simulating, 46% of 43,810,816
+// rank-tasks, 48s"). Off a terminal, or with --quiet, it draws nothing, so logs and
 // pipes stay clean.
 type runProgress struct {
 	w     io.Writer
@@ -42,12 +44,18 @@ func (p *runProgress) update(done, total int) {
 		return
 	}
 	p.last = now
+	fmt.Fprintf(p.w, "\r\x1b[K%s", progressLine(p.name, done, total, now.Sub(p.start)))
+	p.drawn = true
+}
+
+// progressLine is the status line's text: the share of the rank-tasks
+// played, their number with thousands separators, and the time so far.
+func progressLine(name string, done, total int, elapsed time.Duration) string {
 	pct := 0
 	if total > 0 {
 		pct = 100 * done / total
 	}
-	fmt.Fprintf(p.w, "\r\x1b[K%s: simulating, %d%% of %d rank-tasks, %s", p.name, pct, total, now.Sub(p.start).Round(time.Second))
-	p.drawn = true
+	return fmt.Sprintf("%s: simulating, %d%% of %s rank-tasks, %s", name, pct, numfmt.Grouped(float64(total)), elapsed.Round(time.Second))
 }
 
 // finish erases the status line.
