@@ -44,6 +44,7 @@ import (
 //     representative-rank play (hostAdvance), and the times are the same.
 type fullMode struct {
 	inst  []fullInst
+	rare  []fullRare // per instance, beside inst
 	stage []fullStage
 	keep  []bool // per instance: records kept (nil: every instance's)
 	// stepEnd is, per step, the last end of a task other than a host copy
@@ -81,6 +82,11 @@ type fullStage struct {
 	// hostIssue is the host thread's busy time over the program: the
 	// sum of the issue times of the tasks it issues.
 	hostIssue engine.Time
+	// hostStall is the host stalls' time over the program (Stats.Host),
+	// the same on every rank of the stage: a KindHostSync task holds the
+	// compute stream for its Dur (startAt's default case), so the sum of
+	// its ends less its starts is the sum of the Durs.
+	hostStall engine.Time
 	hosted    bool // Program.Hosted
 	// keep is set when some rank of the stage keeps its task times
 	// (fullMode.keep): the ranks of the others skip the per-rank test.
@@ -155,16 +161,16 @@ func (fs *fullStage) ended(t, col int) bool {
 	return fs.big[int(fs.bigOrd[t])*fs.ranks+col] == -1
 }
 
-// fullInst is one rank's compact state, 192 bytes laid out by use (issue
+// fullInst is one rank's compact state, 128 bytes laid out by use (issue
 // 18): the first cache line holds what nearly every start, end and issue
 // of the rank's tasks touches (its column and stage, the host thread's
-// position, the statistics' clock, compute count and open kinds), the
-// second the communication counts, the sums of host waits (one per
-// compute task with a host thread) and stalls, and the first exposed
-// times, the third the other exposed times and what a host thread that
-// runs ahead or parks needs (the ring, the waiting tasks)
-// (TestFullInstLayout holds the offsets). The instance's own host-thread
-// fields are the representative-rank play's; full mode keeps these.
+// position, the statistics' clock, compute count, open kinds and the sums
+// of compute and host waits), the second the communication counts and
+// exposed times, which only a communication task's start and end, or a
+// change while communication alone is in flight, touch
+// (TestFullInstLayout holds the offsets). What few events touch is in the
+// rank's fullRare. The instance's own host-thread fields are the
+// representative-rank play's; full mode keeps these.
 type fullInst struct {
 	col   int32 // the rank's column in its stage's counters (fullStage.cnt, waitEnd)
 	stage int32 // the rank's pipeline stage (instance.stage)
@@ -174,6 +180,12 @@ type fullInst struct {
 	hostNext, hostWait int32
 	hostFree           engine.Time
 	live               liveStats
+}
+
+// fullRare is the part of one rank's state that few events touch, kept
+// apart so that fullInst fits two cache lines: what a host thread that
+// runs ahead or parks needs.
+type fullRare struct {
 	// ring holds, at index task & (len-1), the issue time plus one of a
 	// task the host thread has passed before the task asked for it (0:
 	// empty); it grows when a slot is still taken.
@@ -185,7 +197,7 @@ type fullInst struct {
 
 // newFullMode prepares full mode's state for the executor's instances.
 func newFullMode(x *Executor) *fullMode {
-	f := &fullMode{inst: make([]fullInst, len(x.inst)), stage: make([]fullStage, len(x.progs))}
+	f := &fullMode{inst: make([]fullInst, len(x.inst)), rare: make([]fullRare, len(x.inst)), stage: make([]fullStage, len(x.progs))}
 	steps := 0
 	cells := 0
 	for s, p := range x.progs {
@@ -214,6 +226,9 @@ func newFullMode(x *Executor) *fullMode {
 			}
 			if p.Hosted && task.Kind != KindRecv {
 				fs.hostIssue += p.Issue(t)
+			}
+			if task.Kind == KindHostSync {
+				fs.hostStall += task.Dur
 			}
 			self, _ := p.QueueSelf(t)
 			for _, w := range [3]int{p.HostAfter(t), p.QueueAfter(t), self} {
@@ -403,21 +418,23 @@ func (x *Executor) startedAt(i, t int, fi *fullInst, fs *fullStage, ft *fullTask
 		x.inst[i].state[t].start = now + 1
 	}
 	l := &fi.live
-	l.advance(now)
 	switch kind := ft.kind; {
 	case kind.IsComm():
+		l.advance(now)
 		k := ExposedOf[ft.group]
 		if l.comm[k]++; l.comm[k] == 1 {
 			l.open |= 1 << k
 		}
 	case kind.IsCompute():
+		l.advance(now)
 		l.comp++
 		l.compute -= now
 	case kind == KindHostCopy:
-		// a copy engine's transfer: not the compute stream's
+		// a copy engine's transfer: not the compute stream's, and no
+		// change (liveStats.end)
 	default:
-		l.comp++ // a host stall holds the compute stream
-		l.host -= now
+		l.advance(now)
+		l.comp++ // a host stall holds the compute stream (its length: fullStage.hostStall)
 	}
 }
 
@@ -602,11 +619,12 @@ func (x *Executor) askAt(i, t int, fi *fullInst, fs *fullStage, now engine.Time)
 	var iss engine.Time
 	switch {
 	case int32(t) < fi.hostNext:
-		slot := t & (len(fi.ring) - 1)
-		iss = fi.ring[slot] - 1
-		fi.ring[slot] = 0
+		r := &x.full.rare[i]
+		slot := t & (len(r.ring) - 1)
+		iss = r.ring[slot] - 1
+		r.ring[slot] = 0
 	case fi.hostWait >= 0:
-		x.waitIssue(t, fi, fs, now)
+		x.waitIssue(i, t, fi, fs, now)
 		return
 	case int32(t) == fi.hostNext:
 		// hostTo's walk for its one task t (t asks: not a receive).
@@ -617,7 +635,7 @@ func (x *Executor) askAt(i, t int, fi *fullInst, fs *fullStage, now engine.Time)
 			e := fs.waitEnd[int(fs.task[w].waitOrd)*fs.ranks+col]
 			if e == 0 {
 				fi.hostWait = w
-				x.waitIssue(t, fi, fs, now)
+				x.waitIssue(i, t, fi, fs, now)
 				return
 			}
 			begin = max(begin, e-1)
@@ -626,7 +644,7 @@ func (x *Executor) askAt(i, t int, fi *fullInst, fs *fullStage, now engine.Time)
 			e := fs.waitEnd[int(fs.task[w].waitOrd)*fs.ranks+col]
 			if e == 0 {
 				fi.hostWait = w
-				x.waitIssue(t, fi, fs, now)
+				x.waitIssue(i, t, fi, fs, now)
 				return
 			}
 			begin = max(begin, e-1)
@@ -637,7 +655,7 @@ func (x *Executor) askAt(i, t int, fi *fullInst, fs *fullStage, now engine.Time)
 				e := fs.waitEnd[int(fs.task[w].waitOrd)*fs.ranks+col]
 				if e == 0 {
 					fi.hostWait = w
-					x.waitIssue(t, fi, fs, now)
+					x.waitIssue(i, t, fi, fs, now)
 					return
 				}
 				iss = max(iss, e-1+p.qrest[t])
@@ -651,7 +669,7 @@ func (x *Executor) askAt(i, t int, fi *fullInst, fs *fullStage, now engine.Time)
 	default:
 		var ok bool
 		if iss, ok = x.hostTo(i, t, fi, fs); !ok {
-			x.waitIssue(t, fi, fs, now)
+			x.waitIssue(i, t, fi, fs, now)
 			return
 		}
 	}
@@ -669,11 +687,12 @@ func (x *Executor) askAt(i, t int, fi *fullInst, fs *fullStage, now engine.Time)
 // waitIssue parks task t, every input of which but its issue is in, until
 // the host thread resumes (hostResume): a compute-stream task's wait for
 // its issue opens now.
-func (x *Executor) waitIssue(t int, fi *fullInst, fs *fullStage, now engine.Time) {
+func (x *Executor) waitIssue(i, t int, fi *fullInst, fs *fullStage, now engine.Time) {
 	if fs.task[t].stream == StreamCompute {
 		fi.live.hostWaitOpen(now)
 	}
-	fi.waiting = append(fi.waiting, int32(t))
+	r := &x.full.rare[i]
+	r.waiting = append(r.waiting, int32(t))
 }
 
 // issuedAt makes task t of instance i, whose other inputs are in, ready when
@@ -750,7 +769,7 @@ func (x *Executor) hostTo(i, t int, fi *fullInst, fs *fullStage) (engine.Time, b
 		if u == t {
 			return issued, true
 		}
-		fi.ringPut(u, issued)
+		x.full.rare[i].ringPut(u, issued)
 	}
 }
 
@@ -762,7 +781,8 @@ func (x *Executor) hostResume(i int) {
 	fs := &x.full.stage[fi.stage]
 	now := x.eng.Now()
 	fi.hostWait = -1
-	ws := fi.waiting
+	r := &x.full.rare[i]
+	ws := r.waiting
 	slices.Sort(ws)
 	k := 0
 	for ; k < len(ws); k++ {
@@ -773,36 +793,36 @@ func (x *Executor) hostResume(i int) {
 		}
 		x.issuedAt(i, t, iss, fi, fs, now) // schedules or starts: never asks on this rank meanwhile
 	}
-	fi.waiting = ws[:copy(ws, ws[k:])]
+	r.waiting = ws[:copy(ws, ws[k:])]
 }
 
 // ringPut keeps the issue end iss of task u, which the host thread passed
 // before u asked for it.
-func (fi *fullInst) ringPut(u int, iss engine.Time) {
-	if len(fi.ring) == 0 {
-		fi.ring = make([]engine.Time, 64)
+func (r *fullRare) ringPut(u int, iss engine.Time) {
+	if len(r.ring) == 0 {
+		r.ring = make([]engine.Time, 64)
 	}
-	if fi.ring[u&(len(fi.ring)-1)] != 0 {
+	if r.ring[u&(len(r.ring)-1)] != 0 {
 		// The slot holds task u-len, still waiting: double the ring. Its
 		// tasks are those in [u-len, u), each at its index mod len.
-		c := len(fi.ring)
+		c := len(r.ring)
 		ring := make([]engine.Time, 2*c)
 		base := u - c
-		for s, v := range fi.ring {
+		for s, v := range r.ring {
 			if v != 0 {
 				task := base + (s-base%c+c)%c
 				ring[task&(2*c-1)] = v
 			}
 		}
-		fi.ring = ring
+		r.ring = ring
 	}
-	fi.ring[u&(len(fi.ring)-1)] = iss + 1
+	r.ring[u&(len(r.ring)-1)] = iss + 1
 }
 
 // fullStats is Stats in full mode: what liveStats accumulated.
 func (x *Executor) fullStats(i int) Stats {
 	l := &x.full.inst[i].live
-	st := Stats{End: l.last, Compute: l.compute, Host: l.host, HostBound: l.hostBound, Exposed: l.exposed}
+	st := Stats{End: l.since, Compute: l.compute, Host: x.full.stage[x.inst[i].stage].hostStall, HostBound: l.hostBound, Exposed: l.exposed}
 	st.Idle = st.End - l.covered
 	if x.inst[i].prog.Hosted {
 		st.HostIssue = x.full.stage[x.inst[i].stage].hostIssue
@@ -830,20 +850,22 @@ func (x *Executor) stalledFull() error {
 // time order: comp counts the compute stream's holders open now (compute,
 // host stalls, waits for an issue), comm the communication tasks in flight
 // per exposed kind; the time since the last change is charged to what was
-// open (covered, or exposed kind k when only communication was). last is
-// Stats.End; compute, host and hostBound, Stats' Compute, Host and
-// HostBound, are sums of ends minus starts. The fields every start and end
-// touch come first (fullInst's layout).
+// open (covered, or exposed kind k when only communication was). compute
+// and hostBound, Stats' Compute and HostBound, are sums of ends minus
+// starts; Stats.Host is the stage's (fullStage.hostStall). since, the last
+// change, is Stats.End once the step has played: every change but the
+// last end is followed by a task's end no earlier (a start by its end, a
+// wait for the issue by the task's start), and a host copy, which
+// Stats.End leaves out, changes nothing here. The fields every start and
+// end touch come first (fullInst's layout).
 type liveStats struct {
-	since, covered, last, compute engine.Time
-	comp                          int32
+	since, covered, compute, hostBound engine.Time
+	comp                               int32
 	// open has bit k set while comm[k] > 0: advance charges the kinds
 	// in flight without looking at the others.
-	open      uint32
-	comm      [NumExposed]int32
-	hostBound engine.Time
-	host      engine.Time
-	exposed   [NumExposed]engine.Time
+	open    uint32
+	comm    [NumExposed]int32
+	exposed [NumExposed]engine.Time
 }
 
 // advance charges the time from the last change to now.
@@ -868,23 +890,26 @@ func (l *liveStats) advance(now engine.Time) {
 
 // end closes what startedAt opened.
 func (l *liveStats) end(kind Kind, group GroupKind, now engine.Time) {
-	l.advance(now)
+	// Each case advances the clock on its own: a host copy must not (its
+	// end is no change, and since is Stats.End), and a test ahead of the
+	// switch would cost every end a comparison.
 	switch {
 	case kind.IsComm():
+		l.advance(now)
 		k := ExposedOf[group]
 		if l.comm[k]--; l.comm[k] == 0 {
 			l.open &^= 1 << k
 		}
 	case kind.IsCompute():
+		l.advance(now)
 		l.comp--
 		l.compute += now
 	case kind == KindHostCopy:
-		return // a copy nobody waits for runs under the next step: not in End
+		// a copy nobody waits for runs under the next step: not in End
 	default:
+		l.advance(now)
 		l.comp--
-		l.host += now
 	}
-	l.last = now // events come in time order: now is the latest end
 }
 
 // hostWaitOpen and hostWaitClose bracket a compute-stream task's wait for

@@ -24,16 +24,16 @@ func TestIssueRing(t *testing.T) {
 		{"one late", 1000, func(u int) bool { return u == 5 }, 10},
 		{"many late", 3000, func(u int) bool { return u%7 == 3 }, 100},
 	} {
-		var fi fullInst
+		var r fullRare
 		issue := func(u int) engine.Time { return engine.Time(1000*u + 7) }
 		got := map[int]engine.Time{}
 		take := func(u int) {
-			slot := u & (len(fi.ring) - 1)
-			got[u] = fi.ring[slot] - 1
-			fi.ring[slot] = 0
+			slot := u & (len(r.ring) - 1)
+			got[u] = r.ring[slot] - 1
+			r.ring[slot] = 0
 		}
 		for u := 0; u < c.tasks; u++ {
-			fi.ringPut(u, issue(u))
+			r.ringPut(u, issue(u))
 			if v := u - c.lag; v >= 0 && !c.late(v) {
 				take(v)
 			}
@@ -50,10 +50,10 @@ func TestIssueRing(t *testing.T) {
 		}
 		for u := 0; u < c.tasks; u++ {
 			if got[u] != issue(u) {
-				t.Fatalf("%s: task %d: issue %d, want %d (ring of %d)", c.name, u, got[u], issue(u), len(fi.ring))
+				t.Fatalf("%s: task %d: issue %d, want %d (ring of %d)", c.name, u, got[u], issue(u), len(r.ring))
 			}
 		}
-		for s, v := range fi.ring {
+		for s, v := range r.ring {
 			if v != 0 {
 				t.Fatalf("%s: slot %d still holds %d", c.name, s, v)
 			}
@@ -130,12 +130,13 @@ func playBoth(t *testing.T, l *Layout, build func() *Program) (sym, full *Execut
 }
 
 // TestFullInstLayout: what every task's start, end and issue touch of a
-// rank's fullInst lies in its first cache line, the per-kind counts and
-// host waits in the second, the host thread's ring and waiting tasks in
-// the third (fullInst's doc).
+// rank's fullInst, the host waits' sum included, lies in its first cache
+// line, the per-kind counts and exposed times in the second, and there is
+// no third (fullInst's doc).
 func TestFullInstLayout(t *testing.T) {
 	var fi fullInst
 	l := &fi.live
+	live := unsafe.Offsetof(fi.live)
 	for _, c := range []struct {
 		name     string
 		off, end uintptr
@@ -143,20 +144,18 @@ func TestFullInstLayout(t *testing.T) {
 	}{
 		{"col", unsafe.Offsetof(fi.col), unsafe.Offsetof(fi.col) + 4, 0},
 		{"hostFree", unsafe.Offsetof(fi.hostFree), unsafe.Offsetof(fi.hostFree) + 8, 0},
-		{"live.since", unsafe.Offsetof(fi.live) + unsafe.Offsetof(l.since), 0, 0},
-		{"live.open", unsafe.Offsetof(fi.live) + unsafe.Offsetof(l.open), unsafe.Offsetof(fi.live) + unsafe.Offsetof(l.open) + 4, 0},
-		{"live.comm", unsafe.Offsetof(fi.live) + unsafe.Offsetof(l.comm), 0, 1},
-		{"live.hostBound", unsafe.Offsetof(fi.live) + unsafe.Offsetof(l.hostBound), unsafe.Offsetof(fi.live) + unsafe.Offsetof(l.hostBound) + 8, 1},
-		{"live.exposed", unsafe.Offsetof(fi.live) + unsafe.Offsetof(l.exposed), 0, 1},
-		{"ring", unsafe.Offsetof(fi.ring), 0, 2},
-		{"waiting", unsafe.Offsetof(fi.waiting), unsafe.Offsetof(fi.waiting) + 24, 2},
+		{"live.since", live + unsafe.Offsetof(l.since), 0, 0},
+		{"live.hostBound", live + unsafe.Offsetof(l.hostBound), live + unsafe.Offsetof(l.hostBound) + 8, 0},
+		{"live.open", live + unsafe.Offsetof(l.open), live + unsafe.Offsetof(l.open) + 4, 0},
+		{"live.comm", live + unsafe.Offsetof(l.comm), 0, 1},
+		{"live.exposed", live + unsafe.Offsetof(l.exposed), live + unsafe.Offsetof(l.exposed) + unsafe.Sizeof(l.exposed), 1},
 	} {
 		if c.off/64 != c.line || (c.end > 0 && (c.end-1)/64 != c.line) {
 			t.Errorf("fullInst.%s at bytes [%d, %d), want in cache line %d", c.name, c.off, c.end, c.line)
 		}
 	}
-	if n := unsafe.Sizeof(fi); n != 192 {
-		t.Errorf("fullInst is %d bytes, want 192 (three cache lines)", n)
+	if n := unsafe.Sizeof(fi); n != 128 {
+		t.Errorf("fullInst is %d bytes, want 128 (two cache lines)", n)
 	}
 }
 
