@@ -61,12 +61,15 @@ func newPlanCmd() *cobra.Command {
 		Short: "Find the best layouts for a model on N GPUs, with days and cost to train — no file to write",
 		Long: `plan answers "how should I train this model on these GPUs, and how long and how
 much will it take?" from the command line. It writes the sweep a user would
-write by hand — tensor × pipeline parallel size (1F1B), sequence parallelism,
-micro-batch, activation recompute and ZeRO stage (plus expert parallelism for
-MoE models and context parallelism from 32k tokens) on the model, the GPUs
-and a batch of about 4M tokens — prunes the layouts that do not fit in
-memory, simulates the rest, and prints the best few with step time, MFU,
-memory, days and cost to train on --tokens, and why the next ones lose.
+write by hand — tensor × pipeline parallel size (1F1B; a depth the layers do
+not split evenly over gets lighter first and last stages), sequence
+parallelism, micro-batch, activation recompute and ZeRO stage (plus expert
+parallelism for MoE models and context parallelism from 32k tokens) on the
+model, the GPUs and a batch of about 4M tokens (more where the deepest
+pipeline would get fewer micro-batches than stages; it says so) — prunes the
+layouts that do not fit in memory, simulates the rest, and prints the best
+few with step time, MFU, memory, days and cost to train on --tokens, and why
+the next ones lose.
 
 --gpu may list several GPU types (h100-sxm,b200) to compare hardware in one
 answer. --budget-usd and --days drop layouts that cost or take more. Any
@@ -88,7 +91,7 @@ point's row (DIR/summary.arrow) for simtrain best and notebooks.`,
 	f.IntVar(&o.gpusPerNode, "gpus-per-node", 0, "GPUs per node (default: the GPU's usual server)")
 	f.StringVar(&o.tokens, "tokens", "", "tokens to train on (required; e.g. 2T, 300B, 1.5e12)")
 	f.IntVar(&o.seq, "seq", planDefaultSeq, "sequence length")
-	f.IntVar(&o.globalBatch, "global-batch", 0, "sequences per optimizer step (default: about 4M tokens / --seq)")
+	f.IntVar(&o.globalBatch, "global-batch", 0, "sequences per optimizer step (default: about 4M tokens / --seq, raised so the deepest pipeline gets as many micro-batches as stages)")
 	f.Float64Var(&o.budgetUSD, "budget-usd", 0, "drop layouts whose training costs more (USD; 0 = no limit)")
 	f.Float64Var(&o.days, "days", 0, "drop layouts that take longer to train (days; 0 = no limit)")
 	f.StringVar(&o.by, "by", "days", "ranking: days (fastest to train) or cost (cheapest)")
@@ -109,34 +112,275 @@ type planSearch struct {
 	values []string
 }
 
-// planSweepFile is the sweep document plan runs for one GPU type, as text a
-// user can save and run with simtrain sweep.
-func planSweepFile(o planOptions, gpu string, nodes, gpn int, m workload.Model, pinned map[string]bool) (name, doc string) {
+// planSweepFile is the sweep document plan runs for one GPU type and one
+// part of its pipeline search, as text a user can save and run with
+// simtrain sweep. A pipeline with uneven end stages has its depth and end
+// layers in the scenario, and -ppN after the sweep's name.
+func planSweepFile(o planOptions, gpu string, nodes, gpn int, m workload.Model, pipe planPipeline, pinned map[string]bool) (name, doc string) {
 	name = fmt.Sprintf("plan-%s-%s-%d", o.model, planGPUName(gpu), o.numGPUs)
+	par := "tp: 1, pp: 1, zero: 1, schedule: 1f1b"
+	if pipe.first > 0 {
+		pp := pipe.depths[0]
+		name += fmt.Sprintf("-pp%d", pp)
+		par = fmt.Sprintf("tp: 1, pp: %d, zero: 1, schedule: 1f1b, first_stage_layers: %d, last_stage_layers: %d", pp, pipe.first, pipe.last)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Written by simtrain plan: %s on %d× %s, %s tokens.\n", o.model, o.numGPUs, gpu, o.tokens)
+	if pipe.first > 0 {
+		pp := pipe.depths[0]
+		fmt.Fprintf(&b, "# pp %d does not divide the %d layers: the first and last stages (with the embedding and the output layer) hold %d and %d", pp, pipe.layers, pipe.first, pipe.last)
+		if pp > 2 {
+			fmt.Fprintf(&b, ", the %d others %d each", pp-2, (pipe.layers-pipe.first-pipe.last)/(pp-2))
+		}
+		b.WriteString(".\n")
+	}
 	fmt.Fprintf(&b, "#   simtrain sweep THIS_FILE --out DIR && simtrain best DIR --by time_to_train --tokens %s\n", o.tokens)
 	fmt.Fprintf(&b, "name: %s\n", name)
 	b.WriteString("scenario:\n")
 	fmt.Fprintf(&b, "  name: %s\n", name)
 	fmt.Fprintf(&b, "  model: {preset: %s}\n", o.model)
 	fmt.Fprintf(&b, "  training: {seq_len: %d, global_batch: %d, micro_batch: 1}\n", o.seq, o.globalBatch)
-	fmt.Fprintf(&b, "  cluster: {gpu: %s, nodes: %d, gpus_per_node: %d}\n", strconv.Quote(gpu), nodes, gpn)
-	b.WriteString("  parallel: {tp: 1, pp: 1, zero: 1, schedule: 1f1b}\n")
+	network := ""
+	if o.numGPUs > planFabricGPUs && !pinned["cluster.network.pod_gpus"] && !pinned["cluster.network.kind"] {
+		network = fmt.Sprintf(", network: {pod_gpus: %d}", (planPodGPUs+gpn-1)/gpn*gpn)
+	}
+	fmt.Fprintf(&b, "  cluster: {gpu: %s, nodes: %d, gpus_per_node: %d%s}\n", strconv.Quote(gpu), nodes, gpn, network)
+	fmt.Fprintf(&b, "  parallel: {%s}\n", par)
 	b.WriteString("sweep:\n")
 	for _, f := range planSpace(m, gpn, o.seq) {
-		if pinned[f.path] {
+		if pinned[f.path] || f.path == "parallel.pp" && (pipe.first > 0 || pipe.depths == nil) {
 			continue
+		}
+		if f.path == "parallel.pp" {
+			f.values = nil
+			for _, pp := range pipe.depths {
+				f.values = append(f.values, strconv.Itoa(pp))
+			}
 		}
 		fmt.Fprintf(&b, "  %s: [%s]\n", f.path, strings.Join(f.values, ", "))
 	}
 	return name, b.String()
 }
 
+// planFabricGPUs is the most GPUs the default network joins, at one NIC
+// per GPU: a three-tier fat tree of radix-64 switches, 64 spine-leaf groups
+// of 32 leaves under 32 GPUs each (sim/topology: switchRadix, podLeaves,
+// maxPods; k³/4 = 65,536 hosts for k = 64, Al-Fares et al., SIGCOMM 2008).
+// A larger cluster needs cluster.network.pod_gpus, which plan sets to
+// planPodGPUs: the same groups, as many as the cluster needs.
+const planFabricGPUs = 65536
+
+// planPodGPUs is one spine-leaf group of the default network: 32 leaves of
+// 32 GPUs (k²/4 = 1,024 hosts for k = 64).
+const planPodGPUs = 1024
+
+// planMaxPP is the deepest pipeline plan searches.
+const planMaxPP = 16
+
+// planPipelineDepths are the pipeline depths plan searches for a model of
+// layers layers: the powers of two up to planMaxPP, none above layers.
+func planPipelineDepths(layers int) []int {
+	var out []int
+	for pp := 1; pp <= planMaxPP && pp <= layers; pp *= 2 {
+		out = append(out, pp)
+	}
+	return out
+}
+
+// planUnevenEnds splits layers over pp pipeline stages that pp does not
+// divide, as Megatron-LM does with its first/last pipeline stage layer
+// counts: every middle stage holds c = ⌈layers/pp⌉ layers, and the first
+// and last stages, which also hold the embedding and the output layer,
+// share the r = layers − (pp−2)·c left: first = ⌊r/2⌋, last = r − first.
+// Since pp·c ≥ layers, r ≤ 2c: no end stage holds more than a middle one.
+// ok is false where the even split applies (pp divides layers), where pp
+// < 2, and where an end stage would be empty (first < 1).
+func planUnevenEnds(layers, pp int) (first, last int, ok bool) {
+	if pp < 2 || layers < 1 || layers%pp == 0 {
+		return 0, 0, false
+	}
+	c := (layers + pp - 1) / pp
+	r := layers - (pp-2)*c
+	first = r / 2
+	last = r - first
+	if first < 1 {
+		return 0, 0, false
+	}
+	return first, last, true
+}
+
+// planPipeline is the pipeline part of one of plan's sweep documents: the
+// depths it sweeps (nil: parallel.pp is pinned with --set), or one depth
+// that does not divide the layers with the end stages' layers (first > 0).
+type planPipeline struct {
+	depths              []int
+	layers, first, last int
+}
+
+// planPipelines splits plan's search over pipeline depths into sweep
+// documents. A sweep's cross product cannot tie first/last_stage_layers
+// to pp, so the depths that divide the layers share one document and each
+// other depth with valid uneven end stages (planUnevenEnds) gets its own.
+// The first document is always the even one. A --set of parallel.pp, or
+// of the stage layers, is kept: pp pinned to a depth that does not divide
+// the layers gets that depth's end stages and nothing else; pinned stage
+// layers leave every depth in one document, as before, for the scenario's
+// rules to judge.
+func planPipelines(layers int, pins planPins) []planPipeline {
+	depths := planPipelineDepths(layers)
+	for _, f := range []string{"parallel.first_stage_layers", "parallel.last_stage_layers", "parallel.stage_layers"} {
+		if _, ok := pins[f]; ok {
+			return []planPipeline{{depths: depths, layers: layers}}
+		}
+	}
+	if _, ok := pins["parallel.pp"]; ok {
+		if pp, ok := pins.int("parallel.pp"); ok {
+			if first, last, ok := planUnevenEnds(layers, pp); ok {
+				return []planPipeline{{depths: []int{pp}, layers: layers, first: first, last: last}}
+			}
+		}
+		return []planPipeline{{layers: layers}}
+	}
+	out := []planPipeline{{layers: layers}}
+	for _, pp := range depths {
+		if layers%pp == 0 {
+			out[0].depths = append(out[0].depths, pp)
+		} else if first, last, ok := planUnevenEnds(layers, pp); ok {
+			out = append(out, planPipeline{depths: []int{pp}, layers: layers, first: first, last: last})
+		}
+	}
+	return out
+}
+
+// planPins are the --set values by field (the last one of a field wins, as
+// the overrides apply in order).
+type planPins map[string]string
+
+// int is a pinned field's value as an integer; ok is false if the field is
+// not pinned or its value is not a plain integer.
+func (p planPins) int(path string) (int, bool) {
+	v, set := p[path]
+	if !set {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	return n, err == nil
+}
+
+// planValues are the values plan's search tries for an integer field: the
+// pinned one, those in space, or 1 (every field plan sweeps defaults to 1).
+func planValues(space []planSearch, path string, pins planPins) []int {
+	if v, ok := pins.int(path); ok {
+		return []int{v}
+	}
+	for _, f := range space {
+		if f.path != path {
+			continue
+		}
+		var out []int
+		for _, s := range f.values {
+			if v, err := strconv.Atoi(s); err == nil {
+				out = append(out, v)
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	return []int{1}
+}
+
+// planPipelineRuns says whether a sweep document of pipeline depth pp has
+// a layout the scenario rules can accept: a tp of the search with tp·pp·cp
+// dividing the GPUs and dp·micro_batch dividing the global batch (cp and
+// the micro-batch at their smallest). plan leaves out an extra document
+// without one, since simtrain sweep rejects a sweep whose every point is
+// invalid.
+func planPipelineRuns(o planOptions, pp int, space []planSearch, pins planPins) bool {
+	cp := slices.Min(planValues(space, "parallel.cp", pins))
+	mb := slices.Min(planValues(space, "training.micro_batch", pins))
+	for _, tp := range planValues(space, "parallel.tp", pins) {
+		model := tp * pp * cp
+		if model < 1 || mb < 1 || o.numGPUs%model != 0 {
+			continue
+		}
+		if o.globalBatch%(o.numGPUs/model*mb) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// planBatchRaise is a global batch above the default of about 4M tokens
+// (from), and the layout that needs it.
+type planBatchRaise struct {
+	from, batch, tp, pp, cp, dp int
+}
+
+// planBatchFloor is the smallest global batch with which the most
+// model-parallel layout of the search, tp·pp·cp at their largest, gives
+// each of its dp = numGPUs / (tp·pp·cp) pipelines (at least one) pp
+// micro-batches of one sequence: batch = dp·pp. 1F1B idles (p−1)/m of the
+// compute time in the pipeline bubble for p stages and m micro-batches
+// (Narayanan et al. 2021, arXiv:2104.04473 §2.2), so m ≥ p keeps the bubble
+// shorter than the work. The 4M-token batch (1,024 sequences of 4,096)
+// leaves Llama 3 405B's tp8 × pp16 layout 8 micro-batches per pipeline on
+// 16,384 GPUs (dp 128) and less than one on 131,072 (dp 1,024), where no
+// layout plan builds was valid.
+func planBatchFloor(numGPUs, tp, pp, cp int) planBatchRaise {
+	dp := max(1, numGPUs/max(1, tp*pp*cp))
+	return planBatchRaise{batch: dp * pp, tp: tp, pp: pp, cp: cp, dp: dp}
+}
+
+// layout names the layout the batch was raised for: tp8 × pp16 × dp1024.
+func (r planBatchRaise) layout() string {
+	s := fmt.Sprintf("tp%d × pp%d", r.tp, r.pp)
+	if r.cp > 1 {
+		s += fmt.Sprintf(" × cp%d", r.cp)
+	}
+	return s + fmt.Sprintf(" × dp%d", r.dp)
+}
+
+// planDefaultBatch is the global batch plan runs without --global-batch:
+// about 4M tokens (planBatchTokens / seq), or planBatchFloor's batch for
+// the deepest pipeline of the search (pipes, or a pinned parallel.pp) with
+// the largest tp and cp of any GPU type's search (gpns: GPUs per node of
+// each), whichever is larger. One batch for every GPU type, so that their
+// rows compare. raised is nil when the 4M-token batch stands, and always
+// when training.global_batch is pinned with --set (the user's choice).
+// Llama 3 405B itself grew its batch from 4M to 16M tokens during
+// pre-training (arXiv:2407.21783 §3.4.1).
+func planDefaultBatch(m workload.Model, seq, numGPUs int, gpns []int, pipes []planPipeline, pins planPins) (batch int, raised *planBatchRaise) {
+	batch = max(1, int(math.Round(planBatchTokens/float64(seq))))
+	if _, ok := pins["training.global_batch"]; ok {
+		return batch, nil
+	}
+	ppMax := 1
+	for _, p := range pipes {
+		for _, pp := range p.depths {
+			ppMax = max(ppMax, pp)
+		}
+	}
+	if pp, ok := pins.int("parallel.pp"); ok {
+		ppMax = pp
+	}
+	from := batch
+	for _, gpn := range gpns {
+		space := planSpace(m, gpn, seq)
+		f := planBatchFloor(numGPUs, slices.Max(planValues(space, "parallel.tp", pins)), ppMax, slices.Max(planValues(space, "parallel.cp", pins)))
+		if f.batch > batch {
+			f.from = from
+			batch, raised = f.batch, &f
+		}
+	}
+	return batch, raised
+}
+
 // planSpace is the search: the layouts Megatron-style trainers are run
 // with. Tensor parallelism stays inside a node's NVLink domain (at most 8
 // ways); pipeline parallelism goes up to 16 stages, no more than the
-// model's layers; expert parallelism up to 8 for MoE models (at most their
+// model's layers (planPipelines splits these over documents, with uneven
+// end stages where a depth does not divide the layers); expert parallelism up to 8 for MoE models (at most their
 // experts); context parallelism only from 32k-token sequences, where
 // attention memory needs it.
 func planSpace(m workload.Model, gpn, seq int) []planSearch {
@@ -149,7 +393,7 @@ func planSpace(m workload.Model, gpn, seq int) []planSearch {
 	}
 	space := []planSearch{
 		{"parallel.tp", pow2(max(gpn, 1), 8)},
-		{"parallel.pp", pow2(m.Layers, 16)},
+		{"parallel.pp", pow2(m.Layers, planMaxPP)},
 		{"parallel.sp", []string{"false", "true"}},
 		{"training.micro_batch", []string{"1", "2", "4"}},
 		{"training.recompute", []string{"none", "selective", "full"}},
@@ -213,14 +457,22 @@ func runPlan(cmd *cobra.Command, o planOptions) error {
 		return err
 	}
 	pinned := map[string]bool{}
+	pins := planPins{}
 	for _, ov := range overrides {
 		pinned[ov.Path] = true
+		pins[ov.Path] = ov.Value
 	}
-	if o.globalBatch == 0 {
-		o.globalBatch = max(1, int(math.Round(planBatchTokens/float64(o.seq))))
+	layers := m.Layers
+	if l, ok := pins.int("model.layers"); ok {
+		layers = l
 	}
-	type planned struct{ name, doc string }
-	var sweeps []planned
+	pipes := planPipelines(layers, pins)
+	type planCluster struct {
+		gpu        string
+		nodes, gpn int
+	}
+	var clusters []planCluster
+	var gpns []int
 	for _, gpu := range o.gpus {
 		gpn := o.gpusPerNode
 		if gpn == 0 {
@@ -236,8 +488,29 @@ func runPlan(cmd *cobra.Command, o planOptions) error {
 		} else if o.numGPUs%gpn != 0 {
 			return usageErrorf("--gpus: %d is not a whole number of %s nodes of %d GPUs (pass --gpus-per-node, or a multiple of %d)", o.numGPUs, gpu, gpn, gpn)
 		}
-		name, doc := planSweepFile(o, gpu, nodes, gpn, m, pinned)
-		sweeps = append(sweeps, planned{name, doc})
+		clusters = append(clusters, planCluster{gpu, nodes, gpn})
+		gpns = append(gpns, gpn)
+	}
+	var raised *planBatchRaise
+	if o.globalBatch == 0 {
+		o.globalBatch, raised = planDefaultBatch(m, o.seq, o.numGPUs, gpns, pipes, pins)
+	}
+	// extra: a document of one more pipeline depth with uneven end
+	// stages, which plan added to the user's search.
+	type planned struct {
+		name, doc string
+		extra     bool
+	}
+	var sweeps []planned
+	for _, c := range clusters {
+		space := planSpace(m, c.gpn, o.seq)
+		for i, p := range pipes {
+			if i > 0 && !planPipelineRuns(o, p.depths[0], space, pins) {
+				continue
+			}
+			name, doc := planSweepFile(o, c.gpu, c.nodes, c.gpn, m, p, pinned)
+			sweeps = append(sweeps, planned{name, doc, i > 0})
+		}
 	}
 	w := cmd.OutOrStdout()
 	if o.printSweep {
@@ -250,6 +523,7 @@ func runPlan(cmd *cobra.Command, o planOptions) error {
 		return nil
 	}
 	var rows []output.SummaryRow
+	var dropped []string
 	loaded := map[string]*sweep.Sweep{}
 	// The memory set for a sweep's points as `simtrain sweep` sets it
 	// (startSweepLoad), from the first sweep's load on. After 6 s idle,
@@ -266,6 +540,12 @@ func runPlan(cmd *cobra.Command, o planOptions) error {
 		if err != nil {
 			if cmd.Context().Err() != nil {
 				return err
+			}
+			if s.extra {
+				// An added depth that no layout of the search can use
+				// (e.g. with a pinned schedule) is left out, and said.
+				dropped = append(dropped, fmt.Sprintf("%s has no valid layout: %v", s.name, err))
+				continue
 			}
 			return inputError(err)
 		}
@@ -289,6 +569,8 @@ func runPlan(cmd *cobra.Command, o planOptions) error {
 		}
 	}
 	res := rankPlan(rows, tokens, o)
+	res.raised = raised
+	res.excluded = append(res.excluded, dropped...)
 	if o.out != "" && len(res.proposals) > 0 {
 		if err := writeBestScenario(o.out, res.proposals[0], loaded); err != nil {
 			return err
@@ -432,6 +714,7 @@ type planResult struct {
 	why                                 []string // one per proposal
 	excluded                            []string // layouts better on the ranking that were dropped, and why
 	points, simulated, fitting, invalid int
+	raised                              *planBatchRaise // nil: the global batch is --global-batch or about 4M tokens
 }
 
 // rankPlan ranks the fitting layouts by days (or cost) to train on tokens
@@ -555,6 +838,10 @@ func (res planResult) print(w io.Writer, o planOptions, tokens float64) {
 	fmt.Fprintf(w, "%s on %s GPUs (%s), %s tokens, seq %s, global batch %s: %s points, %s simulated and fitting\n",
 		o.model, numfmt.Grouped(float64(o.numGPUs)), strings.Join(o.gpus, ", "), o.tokens, numfmt.Grouped(float64(o.seq)),
 		numfmt.Grouped(float64(o.globalBatch)), numfmt.Grouped(float64(res.points)), numfmt.Grouped(float64(res.simulated)))
+	if r := res.raised; r != nil {
+		fmt.Fprintf(w, "global batch raised from %s to %s sequences (%s tokens) so that %s has %d micro-batches per pipeline; pass --global-batch to choose\n",
+			numfmt.Grouped(float64(r.from)), numfmt.Grouped(float64(r.batch)), numfmt.Count(float64(r.batch)*float64(o.seq)), r.layout(), r.pp)
+	}
 	if len(res.proposals) == 0 {
 		fmt.Fprintln(w, "no layout fits the constraints")
 	} else {
@@ -590,11 +877,18 @@ func (res planResult) json(o planOptions, tokens float64) map[string]any {
 			"days": p.Days, "cost_usd": p.CostUSD, "why": res.why[i],
 		})
 	}
-	return map[string]any{
+	out := map[string]any{
 		"model": o.model, "gpus": o.gpus, "num_gpus": o.numGPUs, "tokens": tokens, "seq_len": o.seq,
 		"global_batch": o.globalBatch, "by": o.by, "points": res.points, "simulated": res.simulated,
 		"proposals": props, "not_proposed": res.excluded,
 	}
+	// Only when raised, so that the answer for a batch of about 4M tokens
+	// reads as it did before the rule.
+	if r := res.raised; r != nil {
+		out["global_batch_raised"] = true
+		out["global_batch_raised_from"] = r.from
+	}
+	return out
 }
 
 // gibOf is a byte count of summary.arrow in GiB, rounded to 10⁻⁹ GiB (about

@@ -5,9 +5,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/simtrain/simtrain/sim/workload"
 )
 
 // planArgs is a small plan (Llama 3 8B on one 8-GPU node) that runs in a
@@ -144,5 +147,209 @@ func TestPlanCompareGPUs(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("plan output lacks %q:\n%s", want, stdout)
 		}
+	}
+}
+
+// TestPlanUnevenEnds: the end stages of a pipeline the layers do not
+// split evenly over, worked out by hand: middle stages ⌈L/pp⌉ layers, the
+// rest halved between the first and last (the first takes the smaller half).
+func TestPlanUnevenEnds(t *testing.T) {
+	for _, c := range []struct {
+		layers, pp, first, last int
+		ok                      bool
+	}{
+		{126, 16, 7, 7, true},  // Llama 3 405B as Meta trained it: 14 × 8 + 7 + 7
+		{126, 8, 15, 15, true}, // 6 × 16 + 15 + 15
+		{126, 4, 31, 31, true}, // 2 × 32 + 31 + 31
+		{126, 2, 0, 0, false},  // 126 = 2 × 63: the even split
+		{61, 16, 2, 3, true},   // DeepSeek-V3: 14 × 4 + 2 + 3
+		{61, 2, 30, 31, true},
+		{80, 16, 0, 0, false}, // 80 = 16 × 5: the even split, no ends
+		{126, 1, 0, 0, false},
+		{17, 16, 0, 0, false}, // ⌈17/16⌉ = 2, 14 × 2 = 28 > 17: no layers left for the ends
+	} {
+		first, last, ok := planUnevenEnds(c.layers, c.pp)
+		if first != c.first || last != c.last || ok != c.ok {
+			t.Errorf("planUnevenEnds(%d, %d) = %d, %d, %v; want %d, %d, %v", c.layers, c.pp, first, last, ok, c.first, c.last, c.ok)
+		}
+	}
+}
+
+// TestPlanPipelines: the depths that divide the layers share the first
+// document; each other depth gets its own with its end stages; a --set of
+// parallel.pp or of the stage layers is kept.
+func TestPlanPipelines(t *testing.T) {
+	type doc struct {
+		depths      []int
+		first, last int
+	}
+	for _, c := range []struct {
+		name   string
+		layers int
+		pins   planPins
+		want   []doc
+	}{
+		{"even (70B)", 80, nil, []doc{{[]int{1, 2, 4, 8, 16}, 0, 0}}},
+		{"405B", 126, nil, []doc{{[]int{1, 2}, 0, 0}, {[]int{4}, 31, 31}, {[]int{8}, 15, 15}, {[]int{16}, 7, 7}}},
+		{"pp pinned, uneven", 126, planPins{"parallel.pp": "16"}, []doc{{[]int{16}, 7, 7}}},
+		{"pp pinned, even", 126, planPins{"parallel.pp": "2"}, []doc{{nil, 0, 0}}},
+		{"ends pinned", 126, planPins{"parallel.first_stage_layers": "7"}, []doc{{[]int{1, 2, 4, 8, 16}, 0, 0}}},
+	} {
+		var got []doc
+		for _, p := range planPipelines(c.layers, c.pins) {
+			got = append(got, doc{p.depths, p.first, p.last})
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: planPipelines(%d) = %v, want %v", c.name, c.layers, got, c.want)
+		}
+	}
+}
+
+// TestPlanDefaultBatch: about 4M tokens, raised to dp·pp for the most
+// model-parallel layout (tp 8 in the node, pp 16) where that is more.
+func TestPlanDefaultBatch(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		model     string
+		seq, gpus int
+		gpns      []int
+		pins      planPins
+		want      int
+		raisedFor string // "" = not raised
+	}{
+		{"70B on 512: 4 × 16 = 64 < 1,024", "llama3-70b", 4096, 512, []int{8}, nil, 1024, ""},
+		{"405B on 16,384", "llama3-405b", 4096, 16384, []int{8}, nil, 2048, "tp8 × pp16 × dp128"},
+		{"405B on 131,072", "llama3-405b", 4096, 131072, []int{8}, nil, 16384, "tp8 × pp16 × dp1024"},
+		{"the largest of two GPU types", "llama3-405b", 4096, 16384, []int{8, 4}, nil, 4096, "tp4 × pp16 × dp256"},
+		{"pp pinned", "llama3-405b", 4096, 16384, []int{8}, planPins{"parallel.pp": "8"}, 2048, "tp8 × pp8 × dp256"},
+		{"batch pinned", "llama3-405b", 4096, 131072, []int{8}, planPins{"training.global_batch": "1024"}, 1024, ""},
+		{"cp from 32k: 8 / (8·16·8) → dp 1", "llama3-8b", 32768, 8, []int{8}, nil, 128, ""},
+	} {
+		m, err := workload.Preset(c.model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, raised := planDefaultBatch(m, c.seq, c.gpus, c.gpns, planPipelines(m.Layers, c.pins), c.pins)
+		var raisedFor string
+		if raised != nil {
+			raisedFor = raised.layout()
+			if raised.batch != got || raised.from != 1024 {
+				t.Errorf("%s: raised %+v, batch %d", c.name, *raised, got)
+			}
+		}
+		if got != c.want || raisedFor != c.raisedFor {
+			t.Errorf("%s: batch %d raised for %q, want %d for %q", c.name, got, raisedFor, c.want, c.raisedFor)
+		}
+	}
+}
+
+// planPins405B pin every field of plan's search but tp and pp, so that
+// the sweep of Llama 3 405B is 20 points.
+var planPins405B = []string{"--set", "training.recompute=none", "--set", "parallel.zero=1", "--set", "parallel.sp=true",
+	"--set", "training.micro_batch=1"}
+
+// planPinned405B is plan for Llama 3 405B with planPins405B.
+func planPinned405B(gpus string, extra ...string) []string {
+	args := []string{"plan", "--model", "llama3-405b", "--gpu", "h100-sxm", "--gpus", gpus, "--tokens", "15T", "--quiet"}
+	return append(append(args, planPins405B...), extra...)
+}
+
+// TestPlanLlama405BPipelines: Llama 3 405B's 126 layers do not split evenly
+// over 4, 8 or 16 stages; plan offers them with uneven end stages and, at
+// 16,384 GPUs, proposes pp 16 first (Meta trained it at tp 8, pp 16,
+// arXiv:2407.21783 §3.3). The sweep files it keeps, run with simtrain
+// sweep and ranked by simtrain best, give the same answer, and best.yaml
+// (first and last stages of 7 layers) runs.
+func TestPlanLlama405BPipelines(t *testing.T) {
+	dir := t.TempDir()
+	stdout, stderr, err := runCLI(t, planPinned405B("16384", "--format", "json", "--out", dir)...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["global_batch"] != 2048.0 || got["global_batch_raised"] != true {
+		t.Errorf("global batch %v (raised %v), want 2048, raised", got["global_batch"], got["global_batch_raised"])
+	}
+	props := got["proposals"].([]any)
+	if len(props) == 0 {
+		t.Fatalf("no proposal: %v", got)
+	}
+	first := props[0].(map[string]any)
+	if first["tp"] != 8.0 || first["pp"] != 16.0 {
+		t.Errorf("first proposal %v, want tp8 pp16", first["layout"])
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	var sweeps, runs []string
+	for _, f := range files {
+		if filepath.Base(f) != "best.yaml" {
+			sweeps = append(sweeps, filepath.Base(f))
+		}
+	}
+	want := []string{"plan-llama3-405b-h100-sxm-16384-pp16.yaml", "plan-llama3-405b-h100-sxm-16384-pp4.yaml",
+		"plan-llama3-405b-h100-sxm-16384-pp8.yaml", "plan-llama3-405b-h100-sxm-16384.yaml"}
+	if !slices.Equal(sweeps, want) {
+		t.Fatalf("sweep files %v, want %v", sweeps, want)
+	}
+	for _, f := range sweeps {
+		out := filepath.Join(t.TempDir(), "s")
+		args := append([]string{"sweep", filepath.Join(dir, f), "--out", out, "--quiet"}, planPins405B...)
+		if _, stderr, err := runCLI(t, args...); err != nil {
+			t.Fatalf("%s: %v\n%s", f, err, stderr)
+		}
+		runs = append(runs, out)
+	}
+	stdout, stderr, err = runCLI(t, append(append([]string{"best"}, runs...), "--by", "time_to_train", "--tokens", "15T", "--format", "json", "--no-svg")...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var best struct {
+		Top []struct {
+			Name      string  `json:"name"`
+			StepTimeS float64 `json:"step_time_s"`
+		} `json:"top"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &best); err != nil {
+		t.Fatal(err)
+	}
+	if len(best.Top) == 0 || best.Top[0].Name != first["name"] || best.Top[0].StepTimeS != first["step_time_s"] {
+		t.Errorf("sweep + best: %+v; plan: %v at %v s", best.Top, first["name"], first["step_time_s"])
+	}
+	stdout, stderr, err = runCLI(t, "run", filepath.Join(dir, "best.yaml"), "--out", t.TempDir(), "--format", "json", "--no-timeline")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var run map[string]any
+	if err := json.Unmarshal([]byte(strings.Split(stdout, "\n")[0]), &run); err != nil {
+		t.Fatal(err)
+	}
+	if run["step_time_s"] != first["step_time_s"] {
+		t.Errorf("best.yaml runs at %v s, plan said %v", run["step_time_s"], first["step_time_s"])
+	}
+}
+
+// TestPlanLlama405BAt131072: the 4M-token batch is smaller than the
+// data-parallel size of every layout at 131,072 GPUs and the default
+// network joins at most 65,536; plan raises the batch, says so, builds the
+// network from pods and proposes a layout.
+func TestPlanLlama405BAt131072(t *testing.T) {
+	stdout, stderr, err := runCLI(t, planPinned405B("131072")...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	for _, want := range []string{
+		"global batch 16,384:",
+		"global batch raised from 1,024 to 16,384 sequences (67.11M tokens) so that tp8 × pp16 × dp1024 has 16 micro-batches per pipeline; pass --global-batch to choose",
+		"fastest layout that fits",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("plan output lacks %q:\n%s", want, stdout)
+		}
+	}
+	stdout, _, err = runCLI(t, planPinned405B("131072", "--print-sweep")...)
+	if err != nil || !strings.Contains(stdout, "network: {pod_gpus: 1024}") {
+		t.Errorf("the sweep at 131,072 GPUs should build its network from 1,024-GPU pods (%v):\n%s", err, stdout)
 	}
 }
