@@ -380,9 +380,10 @@ func planDefaultBatch(m workload.Model, seq, numGPUs int, gpns []int, pipes []pl
 // with. Tensor parallelism stays inside a node's NVLink domain (at most 8
 // ways); pipeline parallelism goes up to 16 stages, no more than the
 // model's layers (planPipelines splits these over documents, with uneven
-// end stages where a depth does not divide the layers); expert parallelism up to 8 for MoE models (at most their
-// experts); context parallelism only from 32k-token sequences, where
-// attention memory needs it.
+// end stages where a depth does not divide the layers); expert
+// parallelism up to 8 for MoE models (at most their experts); context
+// parallelism only from 32k-token sequences, where attention memory needs
+// it.
 func planSpace(m workload.Model, gpn, seq int) []planSearch {
 	pow2 := func(limit int, top int) []string {
 		var out []string
