@@ -70,31 +70,11 @@ func TestPlanAgreesWithSweepAndBest(t *testing.T) {
 	if _, stderr, err := runCLI(t, "sweep", sweepFile, "--out", hand, "--quiet"); err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	stdout, stderr, err := runCLI(t, "best", hand, "--by", "time_to_train", "--tokens", "20B", "--format", "json", "--no-svg")
-	if err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
-	}
-	var best struct {
-		Top []struct {
-			Name      string  `json:"name"`
-			StepTimeS float64 `json:"step_time_s"`
-		} `json:"top"`
-	}
-	if err := json.Unmarshal([]byte(stdout), &best); err != nil {
-		t.Fatal(err)
-	}
-	if best.Top[0].Name != first["name"] || best.Top[0].StepTimeS != step {
-		t.Errorf("sweep + best: %s at %v s; plan: %v at %v s", best.Top[0].Name, best.Top[0].StepTimeS, first["name"], step)
+	if name, got := planBestTop(t, "20B", hand); name != first["name"] || got != step {
+		t.Errorf("sweep + best: %s at %v s; plan: %v at %v s", name, got, first["name"], step)
 	}
 	// The best layout kept as a scenario simulates to the same step.
-	stdout, stderr, err = runCLI(t, "run", filepath.Join(dir, "best.yaml"), "--out", t.TempDir(), "--format", "json", "--no-timeline")
-	if err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
-	}
-	var run map[string]any
-	if err := json.Unmarshal([]byte(strings.Split(stdout, "\n")[0]), &run); err != nil {
-		t.Fatal(err)
-	}
+	run := runScenarioJSON(t, filepath.Join(dir, "best.yaml"))
 	if run["step_time_s"] != step {
 		t.Errorf("best.yaml runs at %v s, plan said %v", run["step_time_s"], step)
 	}
@@ -301,7 +281,19 @@ func TestPlanLlama405BPipelines(t *testing.T) {
 		}
 		runs = append(runs, out)
 	}
-	stdout, stderr, err = runCLI(t, append(append([]string{"best"}, runs...), "--by", "time_to_train", "--tokens", "15T", "--format", "json", "--no-svg")...)
+	if name, got := planBestTop(t, "15T", runs...); name != first["name"] || got != first["step_time_s"] {
+		t.Errorf("sweep + best: %s at %v s; plan: %v at %v s", name, got, first["name"], first["step_time_s"])
+	}
+	if got := runScenarioJSON(t, filepath.Join(dir, "best.yaml"))["step_time_s"]; got != first["step_time_s"] {
+		t.Errorf("best.yaml runs at %v s, plan said %v", got, first["step_time_s"])
+	}
+}
+
+// planBestTop ranks the sweep outputs in dirs with simtrain best by time to
+// train on tokens and returns the first row's name and step time.
+func planBestTop(t *testing.T, tokens string, dirs ...string) (name string, stepS float64) {
+	t.Helper()
+	stdout, stderr, err := runCLI(t, append(append([]string{"best"}, dirs...), "--by", "time_to_train", "--tokens", tokens, "--format", "json", "--no-svg")...)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
@@ -314,10 +306,17 @@ func TestPlanLlama405BPipelines(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &best); err != nil {
 		t.Fatal(err)
 	}
-	if len(best.Top) == 0 || best.Top[0].Name != first["name"] || best.Top[0].StepTimeS != first["step_time_s"] {
-		t.Errorf("sweep + best: %+v; plan: %v at %v s", best.Top, first["name"], first["step_time_s"])
+	if len(best.Top) == 0 {
+		t.Fatalf("simtrain best ranked nothing:\n%s", stdout)
 	}
-	stdout, stderr, err = runCLI(t, "run", filepath.Join(dir, "best.yaml"), "--out", t.TempDir(), "--format", "json", "--no-timeline")
+	return best.Top[0].Name, best.Top[0].StepTimeS
+}
+
+// runScenarioJSON runs a scenario file (plan's best.yaml) without a
+// timeline and returns its JSON summary.
+func runScenarioJSON(t *testing.T, file string) map[string]any {
+	t.Helper()
+	stdout, stderr, err := runCLI(t, "run", file, "--out", t.TempDir(), "--format", "json", "--no-timeline")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
@@ -325,9 +324,7 @@ func TestPlanLlama405BPipelines(t *testing.T) {
 	if err := json.Unmarshal([]byte(strings.Split(stdout, "\n")[0]), &run); err != nil {
 		t.Fatal(err)
 	}
-	if run["step_time_s"] != first["step_time_s"] {
-		t.Errorf("best.yaml runs at %v s, plan said %v", run["step_time_s"], first["step_time_s"])
-	}
+	return run
 }
 
 // TestPlanLlama405BAt131072: the 4M-token batch is smaller than the
