@@ -61,8 +61,10 @@ func newPlanCmd() *cobra.Command {
 		Short: "Find the best layouts for a model on N GPUs, with days and cost to train — no file to write",
 		Long: `plan answers "how should I train this model on these GPUs, and how long and how
 much will it take?" from the command line. It writes the sweep a user would
-write by hand — tensor × pipeline parallel size (1F1B; a depth the layers do
-not split evenly over gets lighter first and last stages), sequence
+write by hand — tensor × pipeline parallel size (1F1B, and the interleaved
+schedule with 2, 4 or 8 virtual stages where the layers split over them; a
+depth the layers do not split evenly over gets lighter first and last
+stages), sequence
 parallelism, micro-batch, activation recompute and ZeRO stage (plus expert
 parallelism for MoE models and context parallelism from 32k tokens) on the
 model, the GPUs and a batch of about 4M tokens (more where the deepest
@@ -115,24 +117,42 @@ type planSearch struct {
 // planSweepFile is the sweep document plan runs for one GPU type and one
 // part of its pipeline search, as text a user can save and run with
 // simtrain sweep. A pipeline with uneven end stages has its depth and end
-// layers in the scenario, and -ppN after the sweep's name.
-func planSweepFile(o planOptions, gpu string, nodes, gpn int, m workload.Model, pipe planPipeline, pinned map[string]bool) (name, doc string) {
+// layers in the scenario, and -ppN after the sweep's name; an interleaved
+// one has the schedule and its virtual stages in the scenario, and -vV
+// after the name (plan-llama3-405b-h100-sxm-16384-pp16-v8), so that every
+// document of a plan has a name of its own.
+func planSweepFile(o planOptions, gpu string, nodes, gpn int, m workload.Model, pipe planPipeline, pins planPins) (name, doc string) {
+	pinned := func(path string) bool { _, ok := pins[path]; return ok }
 	name = fmt.Sprintf("plan-%s-%s-%d", o.model, planGPUName(gpu), o.numGPUs)
-	par := "tp: 1, pp: 1, zero: 1, schedule: 1f1b"
+	pp := 1
+	if pipe.first > 0 || pipe.virtual > 1 && pipe.depths != nil {
+		pp = pipe.depths[0]
+	}
+	par := fmt.Sprintf("tp: 1, pp: %d, zero: 1", pp)
+	if pipe.virtual > 1 {
+		par += fmt.Sprintf(", schedule: interleaved, virtual_stages: %d", pipe.virtual)
+	} else {
+		par += ", schedule: 1f1b"
+	}
 	if pipe.first > 0 {
-		pp := pipe.depths[0]
 		name += fmt.Sprintf("-pp%d", pp)
-		par = fmt.Sprintf("tp: 1, pp: %d, zero: 1, schedule: 1f1b, first_stage_layers: %d, last_stage_layers: %d", pp, pipe.first, pipe.last)
+		par += fmt.Sprintf(", first_stage_layers: %d, last_stage_layers: %d", pipe.first, pipe.last)
+	}
+	if pipe.virtual > 1 {
+		name += fmt.Sprintf("-v%d", pipe.virtual)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Written by simtrain plan: %s on %d× %s, %s tokens.\n", o.model, o.numGPUs, gpu, o.tokens)
 	if pipe.first > 0 {
-		pp := pipe.depths[0]
 		fmt.Fprintf(&b, "# pp %d does not divide the %d layers: the first and last stages (with the embedding and the output layer) hold %d and %d", pp, pipe.layers, pipe.first, pipe.last)
 		if pp > 2 {
 			fmt.Fprintf(&b, ", the %d others %d each", pp-2, (pipe.layers-pipe.first-pipe.last)/(pp-2))
 		}
 		b.WriteString(".\n")
+	}
+	if pipe.virtual > 1 {
+		fmt.Fprintf(&b, "# The interleaved schedule, %d model chunks per pipeline rank: a bubble of (p-1)/(%d·m) instead of 1F1B's (p-1)/m\n", pipe.virtual, pipe.virtual)
+		b.WriteString("# (arXiv:2104.04473 §2.2); it needs micro-batches per pipeline (global_batch/(dp·micro_batch)) a multiple of pp.\n")
 	}
 	fmt.Fprintf(&b, "#   simtrain sweep THIS_FILE --out DIR && simtrain best DIR --by time_to_train --tokens %s\n", o.tokens)
 	fmt.Fprintf(&b, "name: %s\n", name)
@@ -141,14 +161,15 @@ func planSweepFile(o planOptions, gpu string, nodes, gpn int, m workload.Model, 
 	fmt.Fprintf(&b, "  model: {preset: %s}\n", o.model)
 	fmt.Fprintf(&b, "  training: {seq_len: %d, global_batch: %d, micro_batch: 1}\n", o.seq, o.globalBatch)
 	network := ""
-	if o.numGPUs > planFabricGPUs && !pinned["cluster.network.pod_gpus"] && !pinned["cluster.network.kind"] {
+	if o.numGPUs > planFabricGPUs && !pinned("cluster.network.pod_gpus") && !pinned("cluster.network.kind") {
 		network = fmt.Sprintf(", network: {pod_gpus: %d}", (planPodGPUs+gpn-1)/gpn*gpn)
 	}
 	fmt.Fprintf(&b, "  cluster: {gpu: %s, nodes: %d, gpus_per_node: %d%s}\n", strconv.Quote(gpu), nodes, gpn, network)
 	fmt.Fprintf(&b, "  parallel: {%s}\n", par)
 	b.WriteString("sweep:\n")
-	for _, f := range planSpace(m, gpn, o.seq) {
-		if pinned[f.path] || f.path == "parallel.pp" && (pipe.first > 0 || pipe.depths == nil) {
+	space := planSpace(m, gpn, o.seq)
+	for _, f := range space {
+		if pinned(f.path) || f.path == "parallel.pp" && (pipe.first > 0 || pipe.depths == nil) {
 			continue
 		}
 		if f.path == "parallel.pp" {
@@ -156,6 +177,9 @@ func planSweepFile(o planOptions, gpu string, nodes, gpn int, m workload.Model, 
 			for _, pp := range pipe.depths {
 				f.values = append(f.values, strconv.Itoa(pp))
 			}
+		}
+		if f.path == "parallel.tp" && pipe.virtual > 1 {
+			f.values = planInterleavedTPs(o, pipe.depths, f.values, space, pins)
 		}
 		fmt.Fprintf(&b, "  %s: [%s]\n", f.path, strings.Join(f.values, ", "))
 	}
@@ -211,22 +235,77 @@ func planUnevenEnds(layers, pp int) (first, last int, ok bool) {
 
 // planPipeline is the pipeline part of one of plan's sweep documents: the
 // depths it sweeps (nil: parallel.pp is pinned with --set), or one depth
-// that does not divide the layers with the end stages' layers (first > 0).
+// that does not divide the layers with the end stages' layers (first > 0);
+// with the 1F1B schedule (virtual 0) or the interleaved one with virtual
+// model chunks per rank (virtual ≥ 2).
 type planPipeline struct {
 	depths              []int
 	layers, first, last int
+	virtual             int
 }
 
-// planPipelines splits plan's search over pipeline depths into sweep
-// documents. A sweep's cross product cannot tie first/last_stage_layers
-// to pp, so the depths that divide the layers share one document and each
-// other depth with valid uneven end stages (planUnevenEnds) gets its own.
-// The first document is always the even one. A --set of parallel.pp, or
-// of the stage layers, is kept: pp pinned to a depth that does not divide
-// the layers gets that depth's end stages and nothing else; pinned stage
-// layers leave every depth in one document, as before, for the scenario's
-// rules to judge.
+// planVirtualStages are the virtual-stage counts plan tries with the
+// interleaved schedule, where the layers allow them (planVirtualFits).
+// The schedule's bubble is (p−1)/(v·m) of the work for p stages, m
+// micro-batches and v chunks per rank, against 1F1B's (p−1)/m (Narayanan et
+// al. 2021, arXiv:2104.04473 §2.2), while each rank sends v times as many
+// activations between stages; Llama 3 405B ran 8 (tp 8, pp 16:
+// scenarios/llama3-405b-16k-h100.yaml, arXiv:2407.21783 §3.3).
+var planVirtualStages = []int{2, 4, 8}
+
+// planVirtualFits says whether the scenario rules accept the interleaved
+// schedule with v virtual stages on pp pipeline stages over layers layers,
+// the first and last stage holding first and last layers (0: the even
+// split): pp ≥ 2 (pipeline.Interleaved); without end stages v divides
+// each stage's layers/pp, pp·v dividing layers; with them the rest splits
+// evenly over the middle stages and their v chunks, each chunk holding a
+// layer, and the first and last stage, whose embedding or output layer
+// takes a chunk slot, have at least v slots (layers + 1; sim/parallel
+// partitionStages). It does not judge the batch: the interleaved schedule
+// also needs micro-batches per pipeline a multiple of pp, which the sweep
+// point's rules check.
+func planVirtualFits(layers, pp, first, last, v int) bool {
+	if pp < 2 || v < 2 || layers < 1 || first < 0 || last < 0 {
+		return false
+	}
+	if first == 0 && last == 0 {
+		return layers%(pp*v) == 0
+	}
+	middle, rest := pp, layers-first-last
+	if first > 0 {
+		middle--
+		if first+1 < v {
+			return false
+		}
+	}
+	if last > 0 {
+		middle--
+		if last+1 < v {
+			return false
+		}
+	}
+	if middle == 0 {
+		return rest == 0
+	}
+	return rest > 0 && rest%(middle*v) == 0
+}
+
+// planPipelines splits plan's search over pipeline depths and schedules
+// into sweep documents. A sweep's cross product cannot tie
+// first/last_stage_layers to pp, so the depths that divide the layers
+// share one document and each other depth with valid uneven end stages
+// (planUnevenEnds) gets its own. The first document is always the even
+// one. A --set of parallel.pp, or of the stage layers, is kept: pp pinned
+// to a depth that does not divide the layers gets that depth's end stages
+// and nothing else; pinned stage layers leave every depth in one document,
+// as before, for the scenario's rules to judge. Each 1F1B document is
+// followed by its interleaved ones (planInterleaved).
 func planPipelines(layers int, pins planPins) []planPipeline {
+	return planInterleaved(planPipelines1F1B(layers, pins), pins)
+}
+
+// planPipelines1F1B is planPipelines' search with the 1F1B schedule only.
+func planPipelines1F1B(layers int, pins planPins) []planPipeline {
 	depths := planPipelineDepths(layers)
 	for _, f := range []string{"parallel.first_stage_layers", "parallel.last_stage_layers", "parallel.stage_layers"} {
 		if _, ok := pins[f]; ok {
@@ -250,6 +329,87 @@ func planPipelines(layers int, pins planPins) []planPipeline {
 		}
 	}
 	return out
+}
+
+// planInterleaved adds to the 1F1B documents pipes the interleaved
+// schedule: after each, one document per virtual-stage count v of
+// planVirtualStages with the depths of it (pp ≥ 2) that v fits
+// (planVirtualFits), and none where v fits no depth, so that the search
+// holds no schedule and virtual-stage combination that is invalid by
+// construction. It respects the pins: a parallel.schedule other than
+// interleaved, DeepSpeed's pipeline engine (1F1B only), or pinned stage
+// layers (which plan cannot check against v) add nothing; a pinned
+// parallel.virtual_stages of 1 adds nothing, and one above 1 is the only
+// count tried and replaces the 1F1B documents, which it would make
+// invalid (if it fits no depth, pipes are returned for the scenario rules
+// to reject, saying why).
+func planInterleaved(pipes []planPipeline, pins planPins) []planPipeline {
+	if s, ok := pins["parallel.schedule"]; ok && strings.TrimSpace(s) != "interleaved" {
+		return pipes
+	}
+	if e, ok := pins["parallel.pipe_engine"]; ok && strings.TrimSpace(e) != "megatron" {
+		return pipes
+	}
+	for _, f := range []string{"parallel.first_stage_layers", "parallel.last_stage_layers", "parallel.stage_layers"} {
+		if _, ok := pins[f]; ok {
+			return pipes
+		}
+	}
+	counts := planVirtualStages
+	vPinned := false
+	if _, ok := pins["parallel.virtual_stages"]; ok {
+		v, ok := pins.int("parallel.virtual_stages")
+		if !ok || v < 2 {
+			return pipes
+		}
+		counts, vPinned = []int{v}, true
+	}
+	var out, added []planPipeline
+	for _, p := range pipes {
+		if !vPinned {
+			out = append(out, p)
+		}
+		depths := p.depths
+		if depths == nil {
+			pp, ok := pins.int("parallel.pp")
+			if !ok {
+				continue
+			}
+			depths = []int{pp}
+		}
+		for _, v := range counts {
+			q := planPipeline{layers: p.layers, first: p.first, last: p.last, virtual: v}
+			for _, pp := range depths {
+				if planVirtualFits(p.layers, pp, p.first, p.last, v) {
+					q.depths = append(q.depths, pp)
+				}
+			}
+			if q.depths == nil {
+				continue
+			}
+			if p.depths == nil {
+				q.depths = nil // pinned: the pin sets pp
+			}
+			out = append(out, q)
+			added = append(added, q)
+		}
+	}
+	if vPinned && len(added) == 0 {
+		return pipes
+	}
+	return out
+}
+
+// depth is the pipeline depth of a document of one depth: its own, or the
+// pinned parallel.pp (ok false: neither).
+func (p planPipeline) depth(pins planPins) (pp int, ok bool) {
+	if len(p.depths) == 1 {
+		return p.depths[0], true
+	}
+	if p.depths == nil {
+		return pins.int("parallel.pp")
+	}
+	return 0, false
 }
 
 // planPins are the --set values by field (the last one of a field wins, as
@@ -291,24 +451,75 @@ func planValues(space []planSearch, path string, pins planPins) []int {
 }
 
 // planPipelineRuns says whether a sweep document of pipeline depth pp has
-// a layout the scenario rules can accept: a tp of the search with tp·pp·cp
-// dividing the GPUs and dp·micro_batch dividing the global batch (cp and
-// the micro-batch at their smallest). plan leaves out an extra document
-// without one, since simtrain sweep rejects a sweep whose every point is
-// invalid.
-func planPipelineRuns(o planOptions, pp int, space []planSearch, pins planPins) bool {
-	cp := slices.Min(planValues(space, "parallel.cp", pins))
-	mb := slices.Min(planValues(space, "training.micro_batch", pins))
+// a layout the scenario rules can accept (planLayoutRuns for some tp of
+// the search). plan leaves out an extra document without one, since
+// simtrain sweep rejects a sweep whose every point is invalid.
+func planPipelineRuns(o planOptions, pp int, interleaved bool, space []planSearch, pins planPins) bool {
 	for _, tp := range planValues(space, "parallel.tp", pins) {
-		model := tp * pp * cp
-		if model < 1 || mb < 1 || o.numGPUs%model != 0 {
-			continue
-		}
-		if o.globalBatch%(o.numGPUs/model*mb) == 0 {
+		if planLayoutRuns(o, tp, pp, interleaved, space, pins) {
 			return true
 		}
 	}
 	return false
+}
+
+// planLayoutRuns says whether tp and pp make a layout the scenario rules
+// can accept with some micro-batch of the search (cp at its smallest):
+// tp·pp·cp divides the GPUs and dp·micro_batch the global batch, and, with
+// the interleaved schedule (interleaved true), the micro-batches per
+// pipeline, global batch / (dp·micro_batch), are a multiple of pp
+// (pipeline.Interleaved, as Megatron-LM requires).
+func planLayoutRuns(o planOptions, tp, pp int, interleaved bool, space []planSearch, pins planPins) bool {
+	cp := slices.Min(planValues(space, "parallel.cp", pins))
+	model := tp * pp * cp
+	if model < 1 || o.numGPUs%model != 0 {
+		return false
+	}
+	for _, mb := range planValues(space, "training.micro_batch", pins) {
+		if mb < 1 {
+			continue
+		}
+		perStep := o.numGPUs / model * mb
+		if o.globalBatch%perStep == 0 && (!interleaved || o.globalBatch/perStep%pp == 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// planInterleavedTPs are the tensor-parallel sizes of the search (values)
+// that an interleaved document of depths (nil: the pinned parallel.pp)
+// keeps: those with a valid layout at one of its depths (planLayoutRuns).
+// A cross product cannot tie the micro-batch to tp, and the interleaved
+// rule that micro-batches per pipeline be a multiple of pp leaves, for
+// Llama 3 405B on 16,384 GPUs (batch 2,048), only tp 8 at pp 4, 8 and 16:
+// without this cut 3 of 4 points of those documents would be invalid.
+// If none is kept, values are returned for the scenario rules to judge.
+func planInterleavedTPs(o planOptions, depths []int, values []string, space []planSearch, pins planPins) []string {
+	if depths == nil {
+		pp, ok := pins.int("parallel.pp")
+		if !ok {
+			return values
+		}
+		depths = []int{pp}
+	}
+	var out []string
+	for _, v := range values {
+		tp, err := strconv.Atoi(v)
+		if err != nil {
+			return values
+		}
+		for _, pp := range depths {
+			if planLayoutRuns(o, tp, pp, true, space, pins) {
+				out = append(out, v)
+				break
+			}
+		}
+	}
+	if out == nil {
+		return values
+	}
+	return out
 }
 
 // planBatchRaise is a global batch above the default of about 4M tokens
@@ -380,7 +591,8 @@ func planDefaultBatch(m workload.Model, seq, numGPUs int, gpns []int, pipes []pl
 // with. Tensor parallelism stays inside a node's NVLink domain (at most 8
 // ways); pipeline parallelism goes up to 16 stages, no more than the
 // model's layers (planPipelines splits these over documents, with uneven
-// end stages where a depth does not divide the layers); expert
+// end stages where a depth does not divide the layers, and with the
+// interleaved schedule where its virtual stages fit); expert
 // parallelism up to 8 for MoE models (at most their experts); context
 // parallelism only from 32k-token sequences, where attention memory needs
 // it.
@@ -429,9 +641,15 @@ type planRow struct {
 	Days, CostUSD float64
 }
 
-// layout names a point's layout compactly.
+// layout names a point's layout compactly; the virtual stages (v8 after
+// pp) say the schedule is the interleaved one, which plan's other
+// schedule, 1F1B, is not.
 func (r planRow) layout() string {
-	s := fmt.Sprintf("tp%d pp%d dp%d", r.TP, r.PP, r.DP)
+	s := fmt.Sprintf("tp%d pp%d", r.TP, r.PP)
+	if r.Schedule == "interleaved" {
+		s += fmt.Sprintf(" v%d", r.VirtualStages)
+	}
+	s += fmt.Sprintf(" dp%d", r.DP)
 	if r.CP > 1 {
 		s += fmt.Sprintf(" cp%d", r.CP)
 	}
@@ -457,10 +675,8 @@ func runPlan(cmd *cobra.Command, o planOptions) error {
 	if err != nil {
 		return err
 	}
-	pinned := map[string]bool{}
 	pins := planPins{}
 	for _, ov := range overrides {
-		pinned[ov.Path] = true
 		pins[ov.Path] = ov.Value
 	}
 	layers := m.Layers
@@ -497,7 +713,8 @@ func runPlan(cmd *cobra.Command, o planOptions) error {
 		o.globalBatch, raised = planDefaultBatch(m, o.seq, o.numGPUs, gpns, pipes, pins)
 	}
 	// extra: a document of one more pipeline depth with uneven end
-	// stages, which plan added to the user's search.
+	// stages, or of the interleaved schedule, which plan added to the
+	// user's search.
 	type planned struct {
 		name, doc string
 		extra     bool
@@ -506,10 +723,10 @@ func runPlan(cmd *cobra.Command, o planOptions) error {
 	for _, c := range clusters {
 		space := planSpace(m, c.gpn, o.seq)
 		for i, p := range pipes {
-			if i > 0 && !planPipelineRuns(o, p.depths[0], space, pins) {
+			if pp, ok := p.depth(pins); i > 0 && ok && !planPipelineRuns(o, pp, p.virtual > 1, space, pins) {
 				continue
 			}
-			name, doc := planSweepFile(o, c.gpu, c.nodes, c.gpn, m, p, pinned)
+			name, doc := planSweepFile(o, c.gpu, c.nodes, c.gpn, m, p, pins)
 			sweeps = append(sweeps, planned{name, doc, i > 0})
 		}
 	}
@@ -761,15 +978,15 @@ func rankPlan(rows []output.SummaryRow, tokens float64, o planOptions) planResul
 	// same step and memory (selective recompute of flash attention costs
 	// nothing) are one proposal: the first, which sorts by name.
 	type same struct {
-		gpu                          string
-		tp, pp, dp, cp, ep, mb, zero int64
-		sp                           bool
-		step                         float64
-		mem                          int64
+		gpu, schedule                   string
+		tp, pp, v, dp, cp, ep, mb, zero int64
+		sp                              bool
+		step                            float64
+		mem                             int64
 	}
 	seen := map[same]bool{}
 	for _, p := range fit {
-		k := same{p.GPU, p.TP, p.PP, p.DP, p.CP, p.EP, p.MicroBatch, p.Zero, p.SP, p.StepTimeS, p.PeakMemBytes}
+		k := same{p.GPU, p.Schedule, p.TP, p.PP, p.VirtualStages, p.DP, p.CP, p.EP, p.MicroBatch, p.Zero, p.SP, p.StepTimeS, p.PeakMemBytes}
 		if seen[k] {
 			continue
 		}
@@ -872,7 +1089,7 @@ func (res planResult) json(o planOptions, tokens float64) map[string]any {
 		props = append(props, map[string]any{
 			"rank": i + 1, "name": p.Name, "run_id": p.RunID, "gpu": p.GPU, "num_gpus": p.NumGPUs,
 			"layout": p.layout(), "tp": p.TP, "pp": p.PP, "dp": p.DP, "cp": p.CP, "ep": p.EP, "sp": p.SP,
-			"zero": p.Zero, "micro_batch": p.MicroBatch, "recompute": p.Recompute, "schedule": p.Schedule,
+			"zero": p.Zero, "micro_batch": p.MicroBatch, "recompute": p.Recompute, "schedule": p.Schedule, "virtual_stages": p.VirtualStages,
 			"step_time_s": p.StepTimeS, "tokens_per_s": p.TokensPerS, "mfu": p.MFU,
 			"peak_memory_gib": gibOf(p.PeakMemBytes), "memory_capacity_gib": gibOf(p.MemCapacityBytes),
 			"days": p.Days, "cost_usd": p.CostUSD, "why": res.why[i],

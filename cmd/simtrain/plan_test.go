@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/simtrain/simtrain/sim/parallel"
+	"github.com/simtrain/simtrain/sim/pipeline"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -156,31 +158,107 @@ func TestPlanUnevenEnds(t *testing.T) {
 }
 
 // TestPlanPipelines: the depths that divide the layers share the first
-// document; each other depth gets its own with its end stages; a --set of
-// parallel.pp or of the stage layers is kept.
+// document; each other depth gets its own with its end stages; each 1F1B
+// document is followed by one interleaved document per virtual-stage count
+// with the depths that count fits (virtual 0: 1F1B); a --set of
+// parallel.pp, of the stage layers, of the schedule, of the virtual stages
+// or of the pipeline engine is kept.
 func TestPlanPipelines(t *testing.T) {
 	type doc struct {
 		depths      []int
 		first, last int
+		virtual     int
 	}
+	// 126 layers: pp 2 holds 63 a stage, which no v of 2, 4, 8 divides;
+	// pp 4, 8, 16 have 32, 16, 8 layers on each middle stage and 31, 15, 7
+	// (+1 slot) on the ends, room for 8 chunks.
+	llama405B := []doc{{[]int{1, 2}, 0, 0, 0},
+		{[]int{4}, 31, 31, 0}, {[]int{4}, 31, 31, 2}, {[]int{4}, 31, 31, 4}, {[]int{4}, 31, 31, 8},
+		{[]int{8}, 15, 15, 0}, {[]int{8}, 15, 15, 2}, {[]int{8}, 15, 15, 4}, {[]int{8}, 15, 15, 8},
+		{[]int{16}, 7, 7, 0}, {[]int{16}, 7, 7, 2}, {[]int{16}, 7, 7, 4}, {[]int{16}, 7, 7, 8}}
 	for _, c := range []struct {
 		name   string
 		layers int
 		pins   planPins
 		want   []doc
 	}{
-		{"even (70B)", 80, nil, []doc{{[]int{1, 2, 4, 8, 16}, 0, 0}}},
-		{"405B", 126, nil, []doc{{[]int{1, 2}, 0, 0}, {[]int{4}, 31, 31}, {[]int{8}, 15, 15}, {[]int{16}, 7, 7}}},
-		{"pp pinned, uneven", 126, planPins{"parallel.pp": "16"}, []doc{{[]int{16}, 7, 7}}},
-		{"pp pinned, even", 126, planPins{"parallel.pp": "2"}, []doc{{nil, 0, 0}}},
-		{"ends pinned", 126, planPins{"parallel.first_stage_layers": "7"}, []doc{{[]int{1, 2, 4, 8, 16}, 0, 0}}},
+		// 80 layers: 80/(pp·v) whole for v 2 at pp 2, 4, 8; v 4 at pp 2, 4; v 8 at pp 2.
+		{"even (70B)", 80, nil, []doc{{[]int{1, 2, 4, 8, 16}, 0, 0, 0}, {[]int{2, 4, 8}, 0, 0, 2}, {[]int{2, 4}, 0, 0, 4}, {[]int{2}, 0, 0, 8}}},
+		{"405B", 126, nil, llama405B},
+		{"pp pinned, uneven", 126, planPins{"parallel.pp": "16"}, []doc{{[]int{16}, 7, 7, 0}, {[]int{16}, 7, 7, 2}, {[]int{16}, 7, 7, 4}, {[]int{16}, 7, 7, 8}}},
+		{"pp pinned, even, no v fits", 126, planPins{"parallel.pp": "2"}, []doc{{nil, 0, 0, 0}}},
+		{"pp pinned, even", 80, planPins{"parallel.pp": "4"}, []doc{{nil, 0, 0, 0}, {nil, 0, 0, 2}, {nil, 0, 0, 4}}},
+		{"ends pinned", 126, planPins{"parallel.first_stage_layers": "7"}, []doc{{[]int{1, 2, 4, 8, 16}, 0, 0, 0}}},
+		{"schedule pinned 1f1b", 126, planPins{"parallel.schedule": "1f1b"}, []doc{{[]int{1, 2}, 0, 0, 0}, {[]int{4}, 31, 31, 0}, {[]int{8}, 15, 15, 0}, {[]int{16}, 7, 7, 0}}},
+		{"schedule pinned interleaved", 80, planPins{"parallel.schedule": "interleaved"}, []doc{{[]int{1, 2, 4, 8, 16}, 0, 0, 0}, {[]int{2, 4, 8}, 0, 0, 2}, {[]int{2, 4}, 0, 0, 4}, {[]int{2}, 0, 0, 8}}},
+		{"virtual stages pinned to 1", 80, planPins{"parallel.virtual_stages": "1"}, []doc{{[]int{1, 2, 4, 8, 16}, 0, 0, 0}}},
+		{"virtual stages pinned to 4", 126, planPins{"parallel.virtual_stages": "4"}, []doc{{[]int{4}, 31, 31, 4}, {[]int{8}, 15, 15, 4}, {[]int{16}, 7, 7, 4}}},
+		{"virtual stages pinned to 16: fits nothing", 80, planPins{"parallel.virtual_stages": "16"}, []doc{{[]int{1, 2, 4, 8, 16}, 0, 0, 0}}},
+		{"deepspeed's engine: 1F1B only", 80, planPins{"parallel.pipe_engine": "deepspeed"}, []doc{{[]int{1, 2, 4, 8, 16}, 0, 0, 0}}},
 	} {
 		var got []doc
 		for _, p := range planPipelines(c.layers, c.pins) {
-			got = append(got, doc{p.depths, p.first, p.last})
+			got = append(got, doc{p.depths, p.first, p.last, p.virtual})
 		}
 		if !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s: planPipelines(%d) = %v, want %v", c.name, c.layers, got, c.want)
+		}
+	}
+}
+
+// TestPlanVirtualFits: the interleaved schedule's virtual stages the
+// scenario rules accept, worked out by hand. Even split: pp·v divides the
+// layers. Uneven ends f, l: the rest splits over the middle stages' chunks
+// and the end stages have f+1, l+1 ≥ v slots (the embedding or the output
+// layer takes one).
+func TestPlanVirtualFits(t *testing.T) {
+	for _, c := range []struct {
+		layers, pp, first, last int
+		fits                    []int // of v = 2, 3, 4, 8, 16
+	}{
+		{126, 16, 7, 7, []int{2, 4, 8}},      // 112 = 14 × 8 in the middle; 8 slots on each end
+		{126, 8, 15, 15, []int{2, 4, 8, 16}}, // 96 = 6 × 16; 16 slots on each end
+		{126, 4, 31, 31, []int{2, 4, 8, 16}}, // 64 = 2 × 32; 32 slots on each end
+		{126, 2, 0, 0, []int{3}},             // 63 a stage: odd, 3 divides it
+		{126, 1, 0, 0, nil},                  // no pipeline to interleave
+		{80, 2, 0, 0, []int{2, 4, 8}},        // 40 a stage
+		{80, 4, 0, 0, []int{2, 4}},           // 20 a stage
+		{80, 8, 0, 0, []int{2}},              // 10 a stage
+		{80, 16, 0, 0, nil},                  // 5 a stage
+		{61, 16, 2, 3, []int{2}},             // 56 = 14 × 4, but the first stage has 2 + 1 slots: not 4 chunks
+		{10, 2, 4, 6, []int{2, 3, 4}},        // no middle stage; ends of 5 and 7 slots
+		{126, 16, 63, 63, nil},               // nothing left for the 14 middle stages
+	} {
+		var got []int
+		for _, v := range []int{2, 3, 4, 8, 16} {
+			if planVirtualFits(c.layers, c.pp, c.first, c.last, v) {
+				got = append(got, v)
+			}
+		}
+		if !slices.Equal(got, c.fits) {
+			t.Errorf("planVirtualFits(%d layers, pp %d, ends %d/%d): v %v, want %v", c.layers, c.pp, c.first, c.last, got, c.fits)
+		}
+	}
+}
+
+// TestPlanVirtualFitsAgreesWithPlacement: planVirtualFits says yes
+// exactly where the scenario rules' layer placement (parallel.Place on the
+// interleaved schedule's placement) cuts the model, over every layer count
+// to 130, the depths plan searches with their end stages, and v 2 to 8.
+func TestPlanVirtualFitsAgreesWithPlacement(t *testing.T) {
+	for layers := 1; layers <= 130; layers++ {
+		for _, pp := range []int{2, 4, 8, 16} {
+			first, last, uneven := planUnevenEnds(layers, pp)
+			if !uneven && layers%pp != 0 {
+				continue
+			}
+			for v := 2; v <= 8; v++ {
+				sh := pipeline.Shape{Stages: pp, Virtual: v}
+				_, err := parallel.Place(pipeline.Interleaved.Placement(sh), layers, first, last)
+				if got := planVirtualFits(layers, pp, first, last, v); got != (err == nil) {
+					t.Errorf("%d layers, pp %d, ends %d/%d, v %d: planVirtualFits %v, placement error %v", layers, pp, first, last, v, got, err)
+				}
+			}
 		}
 	}
 }
@@ -235,11 +313,13 @@ func planPinned405B(gpus string, extra ...string) []string {
 }
 
 // TestPlanLlama405BPipelines: Llama 3 405B's 126 layers do not split evenly
-// over 4, 8 or 16 stages; plan offers them with uneven end stages and, at
-// 16,384 GPUs, proposes pp 16 first (Meta trained it at tp 8, pp 16,
-// arXiv:2407.21783 §3.3). The sweep files it keeps, run with simtrain
-// sweep and ranked by simtrain best, give the same answer, and best.yaml
-// (first and last stages of 7 layers) runs.
+// over 4, 8 or 16 stages; plan offers them with uneven end stages, with
+// 1F1B and the interleaved schedule at 2, 4 and 8 virtual stages, and, at
+// 16,384 GPUs, proposes pp 16 with 8 virtual stages first (Meta trained it
+// at tp 8, pp 16, interleaved: arXiv:2407.21783 §3.3,
+// scenarios/llama3-405b-16k-h100.yaml). The sweep files it keeps, run
+// with simtrain sweep and ranked by simtrain best, give the same answer,
+// and best.yaml (first and last stages of 7 layers, 8 chunks a rank) runs.
 func TestPlanLlama405BPipelines(t *testing.T) {
 	dir := t.TempDir()
 	stdout, stderr, err := runCLI(t, planPinned405B("16384", "--format", "json", "--out", dir)...)
@@ -258,8 +338,10 @@ func TestPlanLlama405BPipelines(t *testing.T) {
 		t.Fatalf("no proposal: %v", got)
 	}
 	first := props[0].(map[string]any)
-	if first["tp"] != 8.0 || first["pp"] != 16.0 {
-		t.Errorf("first proposal %v, want tp8 pp16", first["layout"])
+	if first["tp"] != 8.0 || first["pp"] != 16.0 || first["schedule"] != "interleaved" || first["virtual_stages"] != 8.0 ||
+		first["layout"] != "tp8 pp16 v8 dp128 sp mb1 zero1 none" {
+		t.Errorf("first proposal %v (schedule %v, virtual_stages %v), want tp8 pp16 v8 dp128 sp mb1 zero1 none",
+			first["layout"], first["schedule"], first["virtual_stages"])
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	var sweeps, runs []string
@@ -268,8 +350,13 @@ func TestPlanLlama405BPipelines(t *testing.T) {
 			sweeps = append(sweeps, filepath.Base(f))
 		}
 	}
-	want := []string{"plan-llama3-405b-h100-sxm-16384-pp16.yaml", "plan-llama3-405b-h100-sxm-16384-pp4.yaml",
-		"plan-llama3-405b-h100-sxm-16384-pp8.yaml", "plan-llama3-405b-h100-sxm-16384.yaml"}
+	want := []string{"plan-llama3-405b-h100-sxm-16384.yaml"}
+	for _, pp := range []string{"-pp4", "-pp8", "-pp16"} {
+		for _, v := range []string{"", "-v2", "-v4", "-v8"} {
+			want = append(want, "plan-llama3-405b-h100-sxm-16384"+pp+v+".yaml")
+		}
+	}
+	slices.Sort(want)
 	if !slices.Equal(sweeps, want) {
 		t.Fatalf("sweep files %v, want %v", sweeps, want)
 	}
@@ -286,6 +373,79 @@ func TestPlanLlama405BPipelines(t *testing.T) {
 	}
 	if got := runScenarioJSON(t, filepath.Join(dir, "best.yaml"))["step_time_s"]; got != first["step_time_s"] {
 		t.Errorf("best.yaml runs at %v s, plan said %v", got, first["step_time_s"])
+	}
+}
+
+// TestPlanInterleavedDocuments: the interleaved documents plan writes for
+// Llama 3 405B on 16,384 GPUs carry the schedule and virtual stages in
+// their scenario, keep only tp 8 (the one tp whose 2,048-sequence batch
+// gives micro-batches per pipeline a multiple of pp, as the interleaved
+// schedule needs), and follow the --set pins: none with the schedule
+// pinned to 1F1B, only v 4 with virtual_stages pinned to 4.
+func TestPlanInterleavedDocuments(t *testing.T) {
+	docs := func(extra ...string) []string {
+		t.Helper()
+		stdout, stderr, err := runCLI(t, planPinned405B("16384", append([]string{"--print-sweep"}, extra...)...)...)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, stderr)
+		}
+		return strings.Split(stdout, "\n---\n")
+	}
+	free := docs()
+	if len(free) != 13 {
+		t.Fatalf("%d documents, want 13 (4 of 1F1B, 9 interleaved)", len(free))
+	}
+	interleaved := 0
+	for _, d := range free {
+		if !strings.Contains(d, "schedule: interleaved") {
+			continue
+		}
+		interleaved++
+		if !strings.Contains(d+"\n", "  parallel.tp: [8]\n") || !strings.Contains(d, "first_stage_layers:") {
+			t.Errorf("an interleaved document of 405B should search tp 8 only, with end stages:\n%s", d)
+		}
+	}
+	if !strings.Contains(free[len(free)-1], "name: plan-llama3-405b-h100-sxm-16384-pp16-v8\n") ||
+		!strings.Contains(free[len(free)-1], "pp: 16, zero: 1, schedule: interleaved, virtual_stages: 8, first_stage_layers: 7, last_stage_layers: 7}") {
+		t.Errorf("the last document should be pp 16 with 8 virtual stages:\n%s", free[len(free)-1])
+	}
+	if interleaved != 9 {
+		t.Errorf("%d interleaved documents, want 9 (v 2, 4, 8 at pp 4, 8, 16)", interleaved)
+	}
+	for _, d := range docs("--set", "parallel.schedule=1f1b") {
+		if strings.Contains(d, "interleaved") || strings.Contains(d, "virtual_stages") {
+			t.Errorf("schedule pinned to 1f1b, yet:\n%s", d)
+		}
+	}
+	pinned := docs("--set", "parallel.virtual_stages=4")
+	if len(pinned) != 3 {
+		t.Errorf("virtual_stages pinned to 4: %d documents, want 3 (pp 4, 8, 16)", len(pinned))
+	}
+	for _, d := range pinned {
+		if !strings.Contains(d, "schedule: interleaved, virtual_stages: 4") || !strings.Contains(d, "-v4\n") {
+			t.Errorf("virtual_stages pinned to 4, yet:\n%s", d)
+		}
+	}
+}
+
+// TestPlanLayoutName: the layout plan prints names the virtual stages of
+// the interleaved schedule after pp, and nothing for 1F1B.
+func TestPlanLayoutName(t *testing.T) {
+	for _, c := range []struct {
+		schedule string
+		virtual  int64
+		want     string
+	}{
+		{"1f1b", 1, "tp8 pp16 dp128 sp mb1 zero1 none"},
+		{"interleaved", 8, "tp8 pp16 v8 dp128 sp mb1 zero1 none"},
+		{"interleaved", 1, "tp8 pp16 v1 dp128 sp mb1 zero1 none"},
+	} {
+		var r planRow
+		r.TP, r.PP, r.DP, r.SP, r.MicroBatch, r.Zero, r.Recompute = 8, 16, 128, true, 1, 1, "none"
+		r.Schedule, r.VirtualStages = c.schedule, c.virtual
+		if got := r.layout(); got != c.want {
+			t.Errorf("%s v%d: %q, want %q", c.schedule, c.virtual, got, c.want)
+		}
 	}
 }
 
