@@ -249,8 +249,9 @@ type planPipeline struct {
 // The schedule's bubble is (p−1)/(v·m) of the work for p stages, m
 // micro-batches and v chunks per rank, against 1F1B's (p−1)/m (Narayanan et
 // al. 2021, arXiv:2104.04473 §2.2), while each rank sends v times as many
-// activations between stages; Llama 3 405B ran 8 (tp 8, pp 16:
-// scenarios/llama3-405b-16k-h100.yaml, arXiv:2407.21783 §3.3).
+// activations between stages. Llama 3 405B was trained interleaved at
+// pp 16 (arXiv:2407.21783 §3.3); scenarios/llama3-405b-16k-h100.yaml runs
+// it with 8, one layer slot a chunk.
 var planVirtualStages = []int{2, 4, 8}
 
 // planVirtualFits says whether the scenario rules accept the interleaved

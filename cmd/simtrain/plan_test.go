@@ -316,7 +316,7 @@ func planPinned405B(gpus string, extra ...string) []string {
 // over 4, 8 or 16 stages; plan offers them with uneven end stages, with
 // 1F1B and the interleaved schedule at 2, 4 and 8 virtual stages, and, at
 // 16,384 GPUs, proposes pp 16 with 8 virtual stages first (Meta trained it
-// at tp 8, pp 16, interleaved: arXiv:2407.21783 §3.3,
+// at tp 8, pp 16, interleaved: arXiv:2407.21783 §3.3; 8 as in
 // scenarios/llama3-405b-16k-h100.yaml). The sweep files it keeps, run
 // with simtrain sweep and ranked by simtrain best, give the same answer,
 // and best.yaml (first and last stages of 7 layers, 8 chunks a rank) runs.
