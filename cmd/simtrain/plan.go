@@ -93,7 +93,7 @@ point's row (DIR/summary.arrow) for simtrain best and notebooks.`,
 	f.IntVar(&o.gpusPerNode, "gpus-per-node", 0, "GPUs per node (default: the GPU's usual server)")
 	f.StringVar(&o.tokens, "tokens", "", "tokens to train on (required; e.g. 2T, 300B, 1.5e12)")
 	f.IntVar(&o.seq, "seq", planDefaultSeq, "sequence length")
-	f.IntVar(&o.globalBatch, "global-batch", 0, "sequences per optimizer step (default: about 4M tokens / --seq, raised so the deepest pipeline gets as many micro-batches as stages)")
+	f.IntVar(&o.globalBatch, "global-batch", 0, "sequences per optimizer step (default: about 4M tokens / --seq, made a batch every data-parallel size divides, raised so the deepest pipeline gets as many micro-batches as stages)")
 	f.Float64Var(&o.budgetUSD, "budget-usd", 0, "drop layouts whose training costs more (USD; 0 = no limit)")
 	f.Float64Var(&o.days, "days", 0, "drop layouts that take longer to train (days; 0 = no limit)")
 	f.StringVar(&o.by, "by", "days", "ranking: days (fastest to train) or cost (cheapest)")
@@ -554,18 +554,24 @@ func (r planBatchRaise) layout() string {
 }
 
 // planDefaultBatch is the global batch plan runs without --global-batch:
-// about 4M tokens (planBatchTokens / seq), or planBatchFloor's batch for
-// the deepest pipeline of the search (pipes, or a pinned parallel.pp) with
-// the largest tp and cp of any GPU type's search (gpns: GPUs per node of
-// each), whichever is larger. One batch for every GPU type, so that their
-// rows compare. raised is nil when the 4M-token batch stands, and always
-// when training.global_batch is pinned with --set (the user's choice).
-// Llama 3 405B itself grew its batch from 4M to 16M tokens during
-// pre-training (arXiv:2407.21783 §3.4.1).
-func planDefaultBatch(m workload.Model, seq, numGPUs int, gpns []int, pipes []planPipeline, pins planPins) (batch int, raised *planBatchRaise) {
+// about 4M tokens (planBatchTokens / seq) made a batch the search's
+// data-parallel sizes divide (planBatchDivisible), or planBatchFloor's
+// batch for the deepest pipeline of the search (pipes, or a pinned
+// parallel.pp) with the largest tp and cp of any GPU type's search (gpns:
+// GPUs per node of each), whichever is larger. One batch for every GPU
+// type, so that their rows compare. rounded is the 4M-token batch where
+// planBatchDivisible changed it (0: it did not); raised is nil when no
+// floor raised the batch. Neither applies when training.global_batch is
+// pinned with --set (the user's choice). Llama 3 405B itself grew its
+// batch from 4M to 16M tokens during pre-training (arXiv:2407.21783
+// §3.4.1).
+func planDefaultBatch(m workload.Model, seq, numGPUs int, gpns []int, pipes []planPipeline, pins planPins) (batch, rounded int, raised *planBatchRaise) {
 	batch = max(1, int(math.Round(planBatchTokens/float64(seq))))
 	if _, ok := pins["training.global_batch"]; ok {
-		return batch, nil
+		return batch, 0, nil
+	}
+	if b := planBatchDivisible(batch, numGPUs); b != batch {
+		batch, rounded = b, batch
 	}
 	ppMax := 1
 	for _, p := range pipes {
@@ -585,7 +591,22 @@ func planDefaultBatch(m workload.Model, seq, numGPUs int, gpns []int, pipes []pl
 			batch, raised = f.batch, &f
 		}
 	}
-	return batch, raised
+	return batch, rounded, raised
+}
+
+// planBatchDivisible is the batch nearest want sequences (on a log scale)
+// that every data-parallel size plan can make on numGPUs GPUs divides at a
+// micro-batch of 1: the odd part of numGPUs times a power of two. plan's
+// tp, pp and cp are powers of two, so each dp is the odd part times a
+// power of two, and a batch of 1,024 sequences, which no dp of 24 GPUs
+// (3 × 2^k) divides, made every point of a 3-node cluster invalid.
+func planBatchDivisible(want, numGPUs int) int {
+	odd := max(1, numGPUs)
+	for odd%2 == 0 {
+		odd /= 2
+	}
+	k := max(0, int(math.Round(math.Log2(float64(want)/float64(odd)))))
+	return odd << k
 }
 
 // planSpace is the search: the layouts Megatron-style trainers are run
@@ -710,8 +731,9 @@ func runPlan(cmd *cobra.Command, o planOptions) error {
 		gpns = append(gpns, gpn)
 	}
 	var raised *planBatchRaise
+	rounded := 0
 	if o.globalBatch == 0 {
-		o.globalBatch, raised = planDefaultBatch(m, o.seq, o.numGPUs, gpns, pipes, pins)
+		o.globalBatch, rounded, raised = planDefaultBatch(m, o.seq, o.numGPUs, gpns, pipes, pins)
 	}
 	// extra: a document of one more pipeline depth with uneven end
 	// stages, or of the interleaved schedule, which plan added to the
@@ -788,7 +810,7 @@ func runPlan(cmd *cobra.Command, o planOptions) error {
 		}
 	}
 	res := rankPlan(rows, tokens, o)
-	res.raised = raised
+	res.raised, res.rounded = raised, rounded
 	res.excluded = append(res.excluded, dropped...)
 	if o.out != "" && len(res.proposals) > 0 {
 		if err := writeBestScenario(o.out, res.proposals[0], loaded); err != nil {
@@ -934,6 +956,7 @@ type planResult struct {
 	excluded                            []string // layouts better on the ranking that were dropped, and why
 	points, simulated, fitting, invalid int
 	raised                              *planBatchRaise // nil: the global batch is --global-batch or about 4M tokens
+	rounded                             int             // the 4M-token batch planBatchDivisible changed (0: none)
 }
 
 // rankPlan ranks the fitting layouts by days (or cost) to train on tokens
@@ -1057,6 +1080,14 @@ func (res planResult) print(w io.Writer, o planOptions, tokens float64) {
 	fmt.Fprintf(w, "%s on %s GPUs (%s), %s tokens, seq %s, global batch %s: %s points, %s simulated and fitting\n",
 		o.model, numfmt.Grouped(float64(o.numGPUs)), strings.Join(o.gpus, ", "), o.tokens, numfmt.Grouped(float64(o.seq)),
 		numfmt.Grouped(float64(o.globalBatch)), numfmt.Grouped(float64(res.points)), numfmt.Grouped(float64(res.simulated)))
+	if res.rounded > 0 {
+		batch := o.globalBatch
+		if res.raised != nil {
+			batch = res.raised.from
+		}
+		fmt.Fprintf(w, "global batch %s sequences (%s tokens), not %s: the nearest to 4M tokens that every data-parallel size on %s GPUs divides; pass --global-batch to choose\n",
+			numfmt.Grouped(float64(batch)), numfmt.Count(float64(batch)*float64(o.seq)), numfmt.Grouped(float64(res.rounded)), numfmt.Grouped(float64(o.numGPUs)))
+	}
 	if r := res.raised; r != nil {
 		fmt.Fprintf(w, "global batch raised from %s to %s sequences (%s tokens) so that %s has %d micro-batches per pipeline; pass --global-batch to choose\n",
 			numfmt.Grouped(float64(r.from)), numfmt.Grouped(float64(r.batch)), numfmt.Count(float64(r.batch)*float64(o.seq)), r.layout(), r.pp)
@@ -1106,6 +1137,9 @@ func (res planResult) json(o planOptions, tokens float64) map[string]any {
 	if r := res.raised; r != nil {
 		out["global_batch_raised"] = true
 		out["global_batch_raised_from"] = r.from
+	}
+	if res.rounded > 0 {
+		out["global_batch_rounded_from"] = res.rounded
 	}
 	return out
 }

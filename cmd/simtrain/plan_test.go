@@ -263,6 +263,53 @@ func TestPlanVirtualFitsAgreesWithPlacement(t *testing.T) {
 	}
 }
 
+// TestPlanBatchDivisible: the batch nearest the one wanted that every dp
+// plan can make divides, the odd part of the GPU count times a power of
+// two.
+func TestPlanBatchDivisible(t *testing.T) {
+	for _, c := range []struct{ want, gpus, batch int }{
+		{1024, 512, 1024},
+		{1024, 131072, 1024},
+		{1024, 1, 1024},
+		{1024, 24, 768},   // 3 × 256: 1,024/3 = 341 is nearer 256 than 512 on a log scale
+		{1024, 96, 768},   // the same odd part
+		{1024, 40, 1280},  // 5 × 256 (1,024/5 = 205)
+		{683, 8, 512},     // 4M tokens of 6,144: a prime no dp > 1 divides
+		{128, 1023, 1023}, // never below the odd part
+	} {
+		got := planBatchDivisible(c.want, c.gpus)
+		if got != c.batch {
+			t.Errorf("planBatchDivisible(%d, %d GPUs) = %d, want %d", c.want, c.gpus, got, c.batch)
+		}
+		odd := c.gpus
+		for odd%2 == 0 {
+			odd /= 2
+		}
+		if got%odd != 0 {
+			t.Errorf("planBatchDivisible(%d, %d GPUs) = %d, which the odd part %d does not divide", c.want, c.gpus, got, odd)
+		}
+	}
+}
+
+// TestPlanOnThreeNodes: 24 GPUs (three nodes of 8), on which no dp divides
+// the 1,024 sequences of 4M tokens; plan takes 768 and says so.
+func TestPlanOnThreeNodes(t *testing.T) {
+	stdout, stderr, err := runCLI(t, "plan", "--model", "llama3-8b", "--gpu", "h100-sxm", "--gpus", "24", "--tokens", "1T", "--quiet",
+		"--set", "training.recompute=none", "--set", "parallel.zero=1", "--set", "parallel.sp=true", "--set", "training.micro_batch=1", "--set", "parallel.pp=1")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	for _, want := range []string{
+		"global batch 768:",
+		"global batch 768 sequences (3.146M tokens), not 1,024: the nearest to 4M tokens that every data-parallel size on 24 GPUs divides; pass --global-batch to choose",
+		"fastest layout that fits",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("plan output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
 // TestPlanDefaultBatch: about 4M tokens, raised to dp·pp for the most
 // model-parallel layout (tp 8 in the node, pp 16) where that is more.
 func TestPlanDefaultBatch(t *testing.T) {
@@ -287,7 +334,7 @@ func TestPlanDefaultBatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, raised := planDefaultBatch(m, c.seq, c.gpus, c.gpns, planPipelines(m.Layers, c.pins), c.pins)
+		got, _, raised := planDefaultBatch(m, c.seq, c.gpus, c.gpns, planPipelines(m.Layers, c.pins), c.pins)
 		var raisedFor string
 		if raised != nil {
 			raisedFor = raised.layout()
