@@ -732,6 +732,11 @@ func runPlan(cmd *cobra.Command, o planOptions) error {
 	}
 	var raised *planBatchRaise
 	rounded := 0
+	if b, ok := pins.int("training.global_batch"); ok {
+		// The pin overrides the sweep file's batch, so the header, the
+		// JSON and planLayoutRuns' choice of documents take it too.
+		o.globalBatch = b
+	}
 	if o.globalBatch == 0 {
 		o.globalBatch, rounded, raised = planDefaultBatch(m, o.seq, o.numGPUs, gpns, pipes, pins)
 	}

@@ -310,6 +310,30 @@ func TestPlanOnThreeNodes(t *testing.T) {
 	}
 }
 
+// TestPlanPinnedBatch: a batch pinned with --set is the one plan reports
+// (the header and the JSON), not the 4M-token default it replaced.
+func TestPlanPinnedBatch(t *testing.T) {
+	args := append(planPinned405B("16384"), "--set", "training.global_batch=4096", "--set", "parallel.pp=16", "--format", "json")
+	stdout, stderr, err := runCLI(t, args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["global_batch"] != 4096.0 || got["global_batch_raised"] != nil || got["global_batch_rounded_from"] != nil {
+		t.Errorf("global batch %v (raised %v, rounded from %v), want 4096 as pinned", got["global_batch"], got["global_batch_raised"], got["global_batch_rounded_from"])
+	}
+	props := got["proposals"].([]any)
+	if len(props) == 0 {
+		t.Fatalf("no proposal: %v", got)
+	}
+	if p := props[0].(map[string]any); p["dp"] != 128.0 {
+		t.Errorf("first proposal %v", p["layout"])
+	}
+}
+
 // TestPlanDefaultBatch: about 4M tokens, raised to dp·pp for the most
 // model-parallel layout (tp 8 in the node, pp 16) where that is more.
 func TestPlanDefaultBatch(t *testing.T) {
