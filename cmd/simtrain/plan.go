@@ -179,7 +179,9 @@ func planSweepFile(o planOptions, gpu string, nodes, gpn int, m workload.Model, 
 			}
 		}
 		if f.path == "parallel.tp" && pipe.virtual > 1 {
-			f.values = planInterleavedTPs(o, pipe.depths, f.values, space, pins)
+			if tps := planInterleavedTPs(o, pipe.depths, f.values, space, pins); tps != nil {
+				f.values = tps
+			}
 		}
 		fmt.Fprintf(&b, "  %s: [%s]\n", f.path, strings.Join(f.values, ", "))
 	}
@@ -490,37 +492,80 @@ func planLayoutRuns(o planOptions, tp, pp int, interleaved bool, space []planSea
 
 // planInterleavedTPs are the tensor-parallel sizes of the search (values)
 // that an interleaved document of depths (nil: the pinned parallel.pp)
-// keeps: those with a valid layout at one of its depths (planLayoutRuns).
-// A cross product cannot tie the micro-batch to tp, and the interleaved
-// rule that micro-batches per pipeline be a multiple of pp leaves, for
-// Llama 3 405B on 16,384 GPUs (batch 2,048), only tp 8 at pp 4, 8 and 16:
-// without this cut 3 of 4 points of those documents would be invalid.
-// If none is kept, values are returned for the scenario rules to judge.
+// keeps: those with a valid layout at one of its depths (planLayoutRuns)
+// where interleaving can pay (planInterleavePays; not applied when the
+// user pinned parallel.virtual_stages). A cross product cannot tie the
+// micro-batch to tp, and the interleaved rule that micro-batches per
+// pipeline be a multiple of pp leaves, for Llama 3 405B on 16,384 GPUs
+// (batch 2,048), only tp 8 at pp 4, 8 and 16: without this cut 3 of 4
+// points of those documents would be invalid. nil where none is kept (or
+// a value is not an integer).
 func planInterleavedTPs(o planOptions, depths []int, values []string, space []planSearch, pins planPins) []string {
 	if depths == nil {
 		pp, ok := pins.int("parallel.pp")
 		if !ok {
-			return values
+			return nil
 		}
 		depths = []int{pp}
 	}
+	_, vPinned := pins["parallel.virtual_stages"]
 	var out []string
 	for _, v := range values {
 		tp, err := strconv.Atoi(v)
 		if err != nil {
-			return values
+			return nil
 		}
 		for _, pp := range depths {
-			if planLayoutRuns(o, tp, pp, true, space, pins) {
+			if planLayoutRuns(o, tp, pp, true, space, pins) && (vPinned || planInterleavePays(o, tp, pp, space, pins)) {
 				out = append(out, v)
 				break
 			}
 		}
 	}
-	if out == nil {
-		return values
-	}
 	return out
+}
+
+// planInterleaveSkipped says whether plan leaves out the interleaved
+// document pipe: no tp of the search both runs and pays at its depths
+// (planInterleavedTPs). A pinned parallel.virtual_stages keeps it.
+func planInterleaveSkipped(o planOptions, pipe planPipeline, space []planSearch, pins planPins) bool {
+	if pipe.virtual < 2 {
+		return false
+	}
+	if _, ok := pins["parallel.virtual_stages"]; ok {
+		return false
+	}
+	var tps []string
+	for _, tp := range planValues(space, "parallel.tp", pins) {
+		tps = append(tps, strconv.Itoa(tp))
+	}
+	return planInterleavedTPs(o, pipe.depths, tps, space, pins) == nil
+}
+
+// planInterleaveMinBubble is the smallest 1F1B bubble, as a share of the
+// compute time, at which plan searches the interleaved schedule for a
+// layout. Interleaving wins back at most the bubble ((p−1)/m less
+// (p−1)/(v·m), arXiv:2104.04473 §2.2) and adds v times the sends between
+// stages; and its steps play whole, since steady-state replication
+// refuses them (sim/parallel steadyCount), at a cost that grows with m:
+// with short sequences (4M tokens of 512 are 8,192 sequences) the search
+// took Llama 3 8B on 64 GPUs from 9.7 to 126 s of CPU for points where
+// 1F1B's bubble was under 3%. A search-cost cut, not a measured constant.
+const planInterleaveMinBubble = 0.05
+
+// planInterleavePays says whether 1F1B's bubble for tp and pp, (p−1)/m
+// with the fewest micro-batches per pipeline the search makes (m = global
+// batch / (dp × the largest micro-batch), cp at its smallest), is at least
+// planInterleaveMinBubble.
+func planInterleavePays(o planOptions, tp, pp int, space []planSearch, pins planPins) bool {
+	cp := slices.Min(planValues(space, "parallel.cp", pins))
+	mb := slices.Max(planValues(space, "training.micro_batch", pins))
+	model := tp * pp * cp
+	if model < 1 || mb < 1 || o.numGPUs%model != 0 {
+		return false
+	}
+	m := float64(o.globalBatch) / float64(o.numGPUs/model*mb)
+	return m > 0 && float64(pp-1)/m >= planInterleaveMinBubble
 }
 
 // planBatchRaise is a global batch above the default of about 4M tokens
@@ -752,6 +797,9 @@ func runPlan(cmd *cobra.Command, o planOptions) error {
 		space := planSpace(m, c.gpn, o.seq)
 		for i, p := range pipes {
 			if pp, ok := p.depth(pins); i > 0 && ok && !planPipelineRuns(o, pp, p.virtual > 1, space, pins) {
+				continue
+			}
+			if planInterleaveSkipped(o, p, space, pins) {
 				continue
 			}
 			name, doc := planSweepFile(o, c.gpu, c.nodes, c.gpn, m, p, pins)

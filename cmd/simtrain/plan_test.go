@@ -447,6 +447,47 @@ func TestPlanLlama405BPipelines(t *testing.T) {
 	}
 }
 
+// TestPlanInterleavePays: plan searches the interleaved schedule for a
+// layout only where 1F1B's bubble, with the fewest micro-batches the
+// search makes, is at least 5% (planInterleaveMinBubble).
+func TestPlanInterleavePays(t *testing.T) {
+	space := []planSearch{{"parallel.tp", []string{"1", "2", "4", "8"}}, {"training.micro_batch", []string{"1", "2", "4"}}}
+	for _, c := range []struct {
+		name        string
+		gpus, batch int
+		tp, pp      int
+		want        bool
+		bubble      string
+	}{
+		{"405B on 16,384: m = 2,048/(128·4) = 4", 16384, 2048, 8, 16, true, "15/4"},
+		{"70B on 512: m = 1,024/(64·4) = 4", 512, 1024, 4, 2, true, "1/4"},
+		{"8B on 64 at seq 512: m = 8,192/(32·4) = 64", 64, 8192, 1, 2, false, "1/64"},
+		{"the same at pp 8: m = 8,192/(8·4) = 256", 64, 8192, 1, 8, false, "7/256"},
+		{"at the bound: 1/20", 64, 2560, 1, 2, true, "1/20"},
+		{"just below it: 1/21", 64, 2688, 1, 2, false, "1/21"},
+		{"tp·pp does not divide the GPUs", 24, 768, 16, 1, false, "-"},
+	} {
+		o := planOptions{numGPUs: c.gpus, globalBatch: c.batch}
+		if got := planInterleavePays(o, c.tp, c.pp, space, nil); got != c.want {
+			t.Errorf("%s (bubble %s): pays %v, want %v", c.name, c.bubble, got, c.want)
+		}
+	}
+	// End to end: Llama 3 8B on 64 GPUs with 512-token sequences (8,192 of
+	// them) gets no interleaved document; 4,096-token ones (1,024) do.
+	for _, c := range []struct {
+		seq  string
+		want bool
+	}{{"512", false}, {"4096", true}} {
+		stdout, stderr, err := runCLI(t, "plan", "--model", "llama3-8b", "--gpu", "h100-sxm", "--gpus", "64", "--tokens", "1T", "--seq", c.seq, "--print-sweep")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, stderr)
+		}
+		if got := strings.Contains(stdout, "schedule: interleaved"); got != c.want {
+			t.Errorf("seq %s: interleaved documents %v, want %v", c.seq, got, c.want)
+		}
+	}
+}
+
 // TestPlanInterleavedDocuments: the interleaved documents plan writes for
 // Llama 3 405B on 16,384 GPUs carry the schedule and virtual stages in
 // their scenario, keep only tp 8 (the one tp whose 2,048-sequence batch
