@@ -294,16 +294,22 @@ func TestPlanBatchDivisible(t *testing.T) {
 // TestPlanOnThreeNodes: 24 GPUs (three nodes of 8), on which no dp divides
 // the 1,024 sequences of 4M tokens; plan takes 768 and says so.
 func TestPlanOnThreeNodes(t *testing.T) {
-	stdout, stderr, err := runCLI(t, "plan", "--model", "llama3-8b", "--gpu", "h100-sxm", "--gpus", "24", "--tokens", "1T", "--quiet",
-		"--set", "training.recompute=none", "--set", "parallel.zero=1", "--set", "parallel.sp=true", "--set", "training.micro_batch=1", "--set", "parallel.pp=1")
+	planOutputHas(t, []string{"plan", "--model", "llama3-8b", "--gpu", "h100-sxm", "--gpus", "24", "--tokens", "1T", "--quiet",
+		"--set", "training.recompute=none", "--set", "parallel.zero=1", "--set", "parallel.sp=true", "--set", "training.micro_batch=1", "--set", "parallel.pp=1"},
+		"global batch 768:",
+		"global batch 768 sequences (3.146M tokens), not 1,024: the nearest to 4M tokens that every data-parallel size on 24 GPUs divides; pass --global-batch to choose",
+		"fastest layout that fits")
+}
+
+// planOutputHas runs simtrain with args (a plan) and fails the test where
+// its output lacks one of wants.
+func planOutputHas(t *testing.T, args []string, wants ...string) {
+	t.Helper()
+	stdout, stderr, err := runCLI(t, args...)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	for _, want := range []string{
-		"global batch 768:",
-		"global batch 768 sequences (3.146M tokens), not 1,024: the nearest to 4M tokens that every data-parallel size on 24 GPUs divides; pass --global-batch to choose",
-		"fastest layout that fits",
-	} {
+	for _, want := range wants {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("plan output lacks %q:\n%s", want, stdout)
 		}
@@ -604,20 +610,11 @@ func runScenarioJSON(t *testing.T, file string) map[string]any {
 // network joins at most 65,536; plan raises the batch, says so, builds the
 // network from pods and proposes a layout.
 func TestPlanLlama405BAt131072(t *testing.T) {
-	stdout, stderr, err := runCLI(t, planPinned405B("131072")...)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
-	}
-	for _, want := range []string{
+	planOutputHas(t, planPinned405B("131072"),
 		"global batch 16,384:",
 		"global batch raised from 1,024 to 16,384 sequences (67.11M tokens) so that tp8 × pp16 × dp1024 has 16 micro-batches per pipeline; pass --global-batch to choose",
-		"fastest layout that fits",
-	} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("plan output lacks %q:\n%s", want, stdout)
-		}
-	}
-	stdout, _, err = runCLI(t, planPinned405B("131072", "--print-sweep")...)
+		"fastest layout that fits")
+	stdout, _, err := runCLI(t, planPinned405B("131072", "--print-sweep")...)
 	if err != nil || !strings.Contains(stdout, "network: {pod_gpus: 1024}") {
 		t.Errorf("the sweep at 131,072 GPUs should build its network from 1,024-GPU pods (%v):\n%s", err, stdout)
 	}
