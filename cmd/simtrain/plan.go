@@ -549,8 +549,9 @@ func planInterleaveSkipped(o planOptions, pipe planPipeline, space []planSearch,
 // stages; and its steps play whole, since steady-state replication
 // refuses them (sim/parallel steadyCount), at a cost that grows with m:
 // with short sequences (4M tokens of 512 are 8,192 sequences) the search
-// took Llama 3 8B on 64 GPUs from 9.7 to 126 s of CPU for points where
-// 1F1B's bubble was under 3%. A search-cost cut, not a measured constant.
+// took Llama 3 8B on 64 GPUs from 9.7 to 126–137 s of user time (two
+// runs) for points where 1F1B's bubble was under 3%. A search-cost cut,
+// not a measured constant.
 const planInterleaveMinBubble = 0.05
 
 // planInterleavePays says whether 1F1B's bubble for tp and pp, (p−1)/m
