@@ -64,14 +64,13 @@ much will it take?" from the command line. It writes the sweep a user would
 write by hand — tensor × pipeline parallel size (1F1B, and the interleaved
 schedule with 2, 4 or 8 virtual stages where the layers split over them; a
 depth the layers do not split evenly over gets lighter first and last
-stages), sequence
-parallelism, micro-batch, activation recompute and ZeRO stage (plus expert
-parallelism for MoE models and context parallelism from 32k tokens) on the
-model, the GPUs and a batch of about 4M tokens (more where the deepest
-pipeline would get fewer micro-batches than stages; it says so) — prunes the
-layouts that do not fit in memory, simulates the rest, and prints the best
-few with step time, MFU, memory, days and cost to train on --tokens, and why
-the next ones lose.
+stages), sequence parallelism, micro-batch, activation recompute and ZeRO
+stage (plus expert parallelism for MoE models and context parallelism from
+32k tokens) on the model, the GPUs and a batch of about 4M tokens (more
+where the deepest pipeline would get fewer micro-batches than stages; it
+says so) — prunes the layouts that do not fit in memory, simulates the
+rest, and prints the best few with step time, MFU, memory, days and cost to
+train on --tokens, and why the next ones lose.
 
 --gpu may list several GPU types (h100-sxm,b200) to compare hardware in one
 answer. --budget-usd and --days drop layouts that cost or take more. Any
@@ -310,10 +309,8 @@ func planPipelines(layers int, pins planPins) []planPipeline {
 // planPipelines1F1B is planPipelines' search with the 1F1B schedule only.
 func planPipelines1F1B(layers int, pins planPins) []planPipeline {
 	depths := planPipelineDepths(layers)
-	for _, f := range []string{"parallel.first_stage_layers", "parallel.last_stage_layers", "parallel.stage_layers"} {
-		if _, ok := pins[f]; ok {
-			return []planPipeline{{depths: depths, layers: layers}}
-		}
+	if pins.stageLayers() {
+		return []planPipeline{{depths: depths, layers: layers}}
 	}
 	if _, ok := pins["parallel.pp"]; ok {
 		if pp, ok := pins.int("parallel.pp"); ok {
@@ -353,10 +350,8 @@ func planInterleaved(pipes []planPipeline, pins planPins) []planPipeline {
 	if e, ok := pins["parallel.pipe_engine"]; ok && strings.TrimSpace(e) != "megatron" {
 		return pipes
 	}
-	for _, f := range []string{"parallel.first_stage_layers", "parallel.last_stage_layers", "parallel.stage_layers"} {
-		if _, ok := pins[f]; ok {
-			return pipes
-		}
+	if pins.stageLayers() {
+		return pipes
 	}
 	counts := planVirtualStages
 	vPinned := false
@@ -428,6 +423,18 @@ func (p planPins) int(path string) (int, bool) {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	return n, err == nil
+}
+
+// stageLayers reports whether the user pinned how layers split over the
+// pipeline stages (first/last_stage_layers or stage_layers), which plan
+// then leaves to the scenario rules.
+func (p planPins) stageLayers() bool {
+	for _, f := range []string{"parallel.first_stage_layers", "parallel.last_stage_layers", "parallel.stage_layers"} {
+		if _, ok := p[f]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // planValues are the values plan's search tries for an integer field: the
