@@ -117,6 +117,11 @@ type pool[T any] struct {
 	stop       int
 	guard      *Fork
 	guardStage int
+	// left is the array this build started in, once a growth has
+	// replaced it (grow, carve), and leftWritten how far this build had
+	// written it then (nothing writes it after): untouched reads them.
+	left        []T
+	leftWritten int
 }
 
 // room is where the stage being built must end in buf: stop while a
@@ -144,7 +149,56 @@ func (p *pool[T]) reset() {
 		p.buf = make([]T, p.need+p.need/4)
 	}
 	p.used, p.need = 0, 0
+	p.left, p.leftWritten = nil, 0
 	p.unguarded()
+}
+
+// leave records, before a growth replaces the array, that this build
+// wrote it up to written (the first array left only: the later ones hold
+// nothing a build reads back).
+func (p *pool[T]) leave(written int) {
+	if p.left == nil {
+		p.left, p.leftWritten = p.buf, written
+	}
+}
+
+// untouched says this build has not written s, a slice of the array the
+// build started in or of the one it uses now: s starts at or past what
+// the build wrote there. False for an empty s or one of another array.
+//
+// Why both arrays (issue 18, round 63): a failed shortened play's kept
+// prefixes are parked at the top of the array (keptPrefixes), and a stage
+// appends in place up to the array's end before it grows into a new one;
+// judged by the new array alone, a park the stage had written over before
+// it grew was taken as intact, and the resumed stage got another stage's
+// tasks (plan's 8B at 128 tokens on 64 GPUs: "send from stage 6 has no
+// matching receive on stage 7" at tp 2 pp 8, after other points).
+func (p *pool[T]) untouched(s []T) bool {
+	if len(s) == 0 {
+		return false
+	}
+	if i, ok := offsetIn(p.buf, s); ok {
+		return i >= p.used
+	}
+	if i, ok := offsetIn(p.left, s); ok {
+		return i >= p.leftWritten
+	}
+	return false
+}
+
+// offsetIn is the index in a of s's first element, false when it does not
+// lie in a.
+func offsetIn[T any](a, s []T) (int, bool) {
+	if len(a) == 0 || len(s) == 0 {
+		return 0, false
+	}
+	size := unsafe.Sizeof(a[0])
+	b0 := uintptr(unsafe.Pointer(unsafe.SliceData(a)))
+	at := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
+	if at < b0 || at >= b0+uintptr(len(a))*size {
+		return 0, false
+	}
+	return int((at - b0) / size), true
 }
 
 // unguardPools drops the stops of the pools a Fork parks its copies in
@@ -207,6 +261,11 @@ func (p *pool[T]) grow(s []T, n int) []T {
 	}
 	t := make([]T, max(2*(p.used+len(s)), len(s)+n))
 	copy(t, s)
+	if p.in(s) {
+		p.leave(p.used + len(s))
+	} else {
+		p.leave(p.used)
+	}
 	p.buf, p.used = t, 0
 	p.unguarded() // (the copies stay where they are, in the old array)
 	return t[:len(s)]
@@ -218,17 +277,8 @@ func (p *pool[T]) grow(s []T, n int) []T {
 // copy (parkCopy) is read at a stage's start or after a whole stage is
 // sealed, when used is all this build wrote.
 func (p *pool[T]) above(s []T) bool {
-	if len(s) == 0 || len(p.buf) == 0 {
-		return true
-	}
-	var zero T
-	size := unsafe.Sizeof(zero)
-	b0 := uintptr(unsafe.Pointer(unsafe.SliceData(p.buf)))
-	at := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
-	if at < b0 || at >= b0+uintptr(len(p.buf))*size {
-		return true
-	}
-	return int((at-b0)/size) >= p.used
+	i, ok := offsetIn(p.buf, s)
+	return !ok || i >= p.used
 }
 
 // carve returns n elements of the array's tail, capped at n, with
@@ -243,6 +293,7 @@ func (p *pool[T]) carve(n int) []T {
 			p.unguarded()
 		} else {
 			c := p.used + n
+			p.leave(p.used)
 			p.buf, p.used = make([]T, max(2*len(p.buf), c+c/4)), 0
 			p.unguarded()
 		}

@@ -160,3 +160,60 @@ func TestRoomy(t *testing.T) {
 		t.Fatalf("roomy(nil, 0): len %d", len(r))
 	}
 }
+
+// pool.untouched on a build's first array of 100 elements with a park at
+// [80, 90) (keptPrefixes' place, above every stage): intact while the
+// build has written below it; not once a stage has appended over it in
+// place, and still not after that stage grew into a new array (the case
+// parkedIntact took as intact: issue 18, round 63); intact in the old
+// array when the stage that grew had stopped below it; a slice of the new
+// array past its used part is untouched, one of an unrelated array never
+// is. Dropping the old array's record (left) or the stage's own length
+// from leave fails it.
+func TestPoolUntouchedAcrossGrowth(t *testing.T) {
+	fresh := func() (*pool[int32], []int32) {
+		p := &pool[int32]{buf: make([]int32, 100)}
+		return p, p.buf[80:90]
+	}
+	p, park := fresh()
+	s := append(p.next(), make([]int32, 30)...) // stage 0: 30 in place
+	if !p.untouched(park) {
+		t.Fatal("a park above the stage being built is not untouched")
+	}
+	p.seal(s)
+	s = append(p.next(), make([]int32, 65)...) // stage 1: to 95, over the park, in place
+	s = p.grow(s, 20)                          // then into a new array
+	if len(p.left) != 100 || p.leftWritten != 95 {
+		t.Fatalf("left %d written %d, want 100 and 95", len(p.left), p.leftWritten)
+	}
+	if p.untouched(park) {
+		t.Error("a park written over in place, then left for a new array: untouched")
+	}
+	p.seal(s)
+	if !p.untouched(p.buf[len(s):]) || p.untouched(p.buf[:1]) {
+		t.Error("the new array: its tail not untouched, or its used part untouched")
+	}
+	if p.untouched(make([]int32, 4)) || p.untouched(park[:0]) {
+		t.Error("another array or an empty slice: untouched")
+	}
+
+	// the stage that grows stopped at 70, below the park: intact
+	p, park = fresh()
+	s = append(p.next(), make([]int32, 70)...)
+	p.seal(p.grow(s, 40))
+	if !p.untouched(park) {
+		t.Error("a park above what the build wrote before it grew: not untouched")
+	}
+	// a carve that leaves the array: written up to the tail
+	p, park = fresh()
+	p.seal(append(p.next(), make([]int32, 85)...))
+	p.carve(30)
+	if p.untouched(park) || p.leftWritten != 85 {
+		t.Errorf("carve past the array: untouched %v, written %d, want false, 85", p.untouched(park), p.leftWritten)
+	}
+	// the next build starts afresh
+	p.reset()
+	if p.left != nil || p.leftWritten != 0 {
+		t.Error("reset kept the last build's old array")
+	}
+}

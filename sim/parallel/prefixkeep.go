@@ -261,18 +261,10 @@ func (ks *keptStage) counted(p *Program) bool {
 
 // parkedIntact says this build has not written over stage ks's moved
 // tasks (keptPrefixes): its programs so far end below them in the task
-// pool, or the pool is another array.
+// pool's array, or, where the pool has grown into a new array since, had
+// ended below them when it left the old one (pool.untouched).
 func (a *Arena) parkedIntact(ks *keptStage) bool {
-	buf := a.tasks.buf
-	if len(ks.park) == 0 || len(buf) == 0 {
-		return false
-	}
-	b0 := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
-	at := uintptr(unsafe.Pointer(unsafe.SliceData(ks.park)))
-	if at < b0 || at >= b0+uintptr(len(buf))*unsafe.Sizeof(Task{}) {
-		return true // (the pool grew into a new array: the old one is the park's)
-	}
-	return int((at-b0)/unsafe.Sizeof(Task{})) >= a.tasks.used
+	return a.tasks.untouched(ks.park)
 }
 
 // resumeKept sets b's program and state to kept stage ks (keptPrefixes),
