@@ -262,7 +262,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 		forks := opt.Reuse.forks()
 		var planned *parallel.Steady // the next try's plan, when made already
 		pairs := 0                   // > 0: the next try checks units of two micro-batches, with this many more played
-		for try := 0; try < steadyTries; try++ {
+		for try := 0; ; try++ {
 			// The first try's count decides before its plan, which
 			// compares every stage's orders (a step turned away by
 			// worthShortening is played whole either way).
@@ -276,18 +276,14 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 				steady, planned = *planned, nil
 			} else {
 				var ok bool
-				if pairs > 0 {
-					steady, ok = parallel.PlanSteadyPairs(cfg, margin+pairs)
-				} else {
-					steady, ok = parallel.PlanSteady(cfg, margin)
-				}
-				if !ok {
+				if steady, ok = planTry(cfg, margin, pairs); !ok {
 					break
 				}
 			}
-			// After the last try fails the step is played whole: no
-			// Settle, and RunSteady may stop at the first stage's units.
-			steady.Last = try == steadyTries-1
+			// No Settle after the second try (a longer one doubles the
+			// margin instead), so RunSteady may stop at the first
+			// stage's units.
+			steady.Last = try >= steadyTries-1
 			short := opt.Reuse.shortConfig(try)
 			*short = *cfg
 			short.Microbatches = steady.Played
@@ -316,9 +312,22 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 			}
 			res.FailedTasks += x.Completed() - x.Resumed()
 			res.SteadyRefusal = x.Refusal()
-			if x.Lasting() || steady.Last {
+			if x.Lasting() {
 				x = nil
-				break // no longer play would replicate either, or none is tried: play whole
+				break // no longer play would replicate either: play whole
+			}
+			if steady.Last {
+				x = nil
+				// A long step (many micro-batches per pipeline) is
+				// worth more tries: each doubles the margin.
+				margin *= 2
+				if try+1 < steadyTries+longerTries {
+					if plan, ok := longerPlay(cfg, margin, pairs); ok {
+						planned = &plan
+						continue
+					}
+				}
+				break // too many tries, or too long a play for a gain: play whole
 			}
 			more, known := x.Settle(steady, cfg.Microbatches)
 			reach := x.Reach()
@@ -504,8 +513,45 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 const (
 	steadyMargin = 6
 	steadyRetry  = 8
-	steadyTries  = 2 // shortened plays at most: the first, and one Settle asks for
+	steadyTries  = 2 // shortened plays before longerPlay's: the first, and one Settle asks for
+	// longerTries: shortened plays after those, each with twice the
+	// margin of the one before (longerPlay), where each plays at most
+	// 1/longStepShare of the step.
+	longerTries   = 2
+	longStepShare = 4
 )
+
+// longerPlay plans a shortened play after the first two have failed
+// (steadyTries): with margin (and units of two where pairs > 0), accepted
+// only while it plays at most 1/longStepShare of the step's micro-batches.
+//
+// Why (issue 18, round 63): a step of thousands of micro-batches a pipeline
+// (short sequences under a large batch) may settle only after 30–60 of
+// them, later than Settle's estimate, and playing it whole takes seconds
+// and gigabytes where a replicated play takes milliseconds: Llama 3 8B at
+// 128 tokens on 64 GPUs (tp 8 pp 8 sp, 32,768 micro-batches) played whole
+// in 5.4 s and 3 GB, replicated at the first doubled margin in 7–40 ms,
+// to the same figures. Measured on that plan's 720-point sweep (plan
+// --model llama3-8b --gpus 64 --seq 128 --print-sweep): of 556 points
+// replicated, 456 on the first play, 67 on the second and 33 on the
+// first doubled margin (37–67 micro-batches played of 2,048–32,768);
+// none on later doublings up to a quarter of the step, which the 37
+// points that never settle (checked to 4,000 played at tp 2 pp 8) paid
+// for at up to 1.5× their whole play. So two doublings (longerTries),
+// and each play at most a quarter of the step (longStepShare).
+func longerPlay(cfg *parallel.StepConfig, margin, pairs int) (parallel.Steady, bool) {
+	plan, ok := planTry(cfg, margin, pairs)
+	return plan, ok && longStepShare*plan.Played <= cfg.Microbatches
+}
+
+// planTry plans a shortened play with margin: in units of two micro-batches
+// with pairs more where pairs > 0 (parallel.PlanSteadyPairs), else of one.
+func planTry(cfg *parallel.StepConfig, margin, pairs int) (parallel.Steady, bool) {
+	if pairs > 0 {
+		return parallel.PlanSteadyPairs(cfg, margin+pairs)
+	}
+	return parallel.PlanSteady(cfg, margin)
+}
 
 // worthShortening reports whether a first shortened play of played
 // micro-batches (parallel.Steady.Played) is worth trying for a step of m,
