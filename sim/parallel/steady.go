@@ -60,7 +60,7 @@ const steadyTail = 1
 // schedule entry that overlaps two passes; a schedule whose order does not
 // grow by copies of one unit; not enough micro-batches for a gain).
 func PlanSteady(cfg *StepConfig, margin int) (Steady, bool) {
-	return planSteady(cfg, margin, false)
+	return planSteady(cfg, margin, 0)
 }
 
 // PlanSteadyPairs is PlanSteady with units of two micro-batches, for a
@@ -81,12 +81,29 @@ func PlanSteady(cfg *StepConfig, margin int) (Steady, bool) {
 // ms of thread CPU, the least of four runs each; played whole at once
 // they take 4.1 and 9.1).
 func PlanSteadyPairs(cfg *StepConfig, margin int) (Steady, bool) {
-	return planSteady(cfg, margin, true)
+	return planSteady(cfg, margin, 2)
 }
 
-// planSteady is PlanSteady (pairs false) and PlanSteadyPairs.
-func planSteady(cfg *StepConfig, margin int, pairs bool) (Steady, bool) {
-	played, g, ok := steadyCount(cfg, margin, pairs)
+// PlanSteadyUnits is PlanSteadyPairs with units of g micro-batches (g ≥ 2):
+// a pipeline that settles into a cycle of g micro-batches (periods that
+// repeat every g: Executor.Cycle) repeats exactly in units of g. It plays
+// pp + margin + g·steadyTail micro-batches, more where the step's count
+// needs it to be a whole number of units longer.
+//
+// Why (issue 18, round 63): on plan's Llama 3 8B at 128 tokens on 64 GPUs,
+// steps of 8,192–32,768 micro-batches settled into cycles of 2, 3 and 8
+// micro-batches (tp 2 pp 8; tp 4 pp 16; tp 4 pp 8) and were played whole.
+func PlanSteadyUnits(cfg *StepConfig, margin, g int) (Steady, bool) {
+	if g < 2 {
+		return Steady{}, false
+	}
+	return planSteady(cfg, margin, g)
+}
+
+// planSteady is PlanSteady (units 0) and PlanSteadyUnits (units ≥ 2).
+func planSteady(cfg *StepConfig, margin, units int) (Steady, bool) {
+	pairs := units >= 2 // (units of several micro-batches: their cuts aligned as pairs' are)
+	played, g, ok := steadyCount(cfg, margin, units)
 	if !ok {
 		return Steady{}, false
 	}
@@ -276,7 +293,7 @@ func (st Steady) Unit() int { return st.g }
 // orders for the played, the one unit longer and the full step, ≈ 0.1 M
 // instructions at pp 16 (issue 18, fail49).
 func SteadyPlayed(cfg *StepConfig, margin int) (played int, ok bool) {
-	played, _, ok = steadyCount(cfg, margin, false)
+	played, _, ok = steadyCount(cfg, margin, 0)
 	return played, ok
 }
 
@@ -291,10 +308,12 @@ func SteadyPlayed(cfg *StepConfig, margin int) (played int, ok bool) {
 // peer's suffix across the chunk wrap), so the count only saves the
 // shortened play that would fail (docs/design.md, round 55).
 //
-// With pairs (PlanSteadyPairs) the unit is two micro-batches, the tail unit
-// too, and played is one more where m − played would be odd; false for a
-// schedule whose unit is not one micro-batch, or that has virtual stages.
-func steadyCount(cfg *StepConfig, margin int, pairs bool) (played, g int, ok bool) {
+// With units ≥ 2 (PlanSteadyPairs, PlanSteadyUnits) the unit is that many
+// micro-batches, the tail unit too, and played is more where m − played
+// would not be a whole number of units; false for a schedule whose unit is
+// not one micro-batch, or that has virtual stages.
+func steadyCount(cfg *StepConfig, margin, units int) (played, g int, ok bool) {
+	pairs := units >= 2
 	if cfg.Steps > 1 || cfg.Layout == nil {
 		return 0, 0, false
 	}
@@ -314,7 +333,7 @@ func steadyCount(cfg *StepConfig, margin int, pairs bool) (played, g int, ok boo
 	case pairs && virtual > 1:
 		return 0, 0, false // (its units cross the chunk wrap: alignPairs does not hold)
 	case pairs:
-		g = 2
+		g = units
 		played = pp + margin + steadyTail*g
 		played += (m - played) % g
 	}
@@ -1002,6 +1021,72 @@ func (x *Executor) Settle(st Steady, limit int) (more int, ok bool) {
 		return 0, false
 	}
 	return min((n+settleSlack)*st.g, limit), true
+}
+
+// Cycle is, after a shortened play of st failed, the fewest micro-batches
+// (a multiple of st's unit, at most most) after which the first stage's
+// latest units start their tasks one period later each, cycle after cycle:
+// every task's change of start from one unit to the next equals its change
+// k units before, over k + 1 units up to the cut. 0 when no such cycle
+// shows (or the units are not all alike, or have not ended). A pipeline
+// whose periods cycle so repeats exactly in units of that many
+// micro-batches (PlanSteadyUnits), which Replicate then checks.
+//
+// Only the first stage: RunSteady with st.Last may end the play once that
+// stage's units have ended and been refused, before the others play
+// theirs.
+func (x *Executor) Cycle(st Steady, most int) int {
+	if len(st.stages) != len(x.inst) || x.unfit || len(x.inst) == 0 || st.g < 1 {
+		return 0
+	}
+	in := &x.inst[0]
+	p, cut := in.prog, st.stages[in.stage]
+	if cut.unit <= 0 || cut.end >= len(p.entries) {
+		return 0
+	}
+	b := int(p.entries[cut.end]) // (the cut: the checked units end here)
+	u := b - int(p.entries[cut.end-cut.unit])
+	if u <= 0 {
+		return 0
+	}
+	for k := 1; k*st.g <= most; k++ {
+		// units j = 0 … 2k+1 back from the cut, all of u tasks, ended
+		n := 2*k + 2
+		if cut.end-n*cut.unit < 0 || b-n*u < 0 {
+			return 0
+		}
+		alike := true
+		for j := 1; j <= n && alike; j++ {
+			alike = int(p.entries[cut.end-(j-1)*cut.unit]-p.entries[cut.end-j*cut.unit]) == u
+		}
+		if !alike {
+			return 0
+		}
+		for _, s := range in.state[b-n*u : b] {
+			if s.end == 0 {
+				return 0
+			}
+		}
+		if cycles(in.state[:b], u, k) {
+			return k * st.g
+		}
+	}
+	return 0
+}
+
+// cycles reports whether the last k + 1 units of u tasks of state each
+// change every task's start from the unit before by what the unit k
+// earlier changed it (state holds 2k + 2 units or more).
+func cycles(state []taskState, u, k int) bool {
+	b := len(state)
+	for t := b - (k+1)*u; t < b; t++ {
+		d := state[t].Start() - state[t-u].Start()
+		e := state[t-k*u].Start() - state[t-(k+1)*u].Start()
+		if d != e {
+			return false
+		}
+	}
+	return true
 }
 
 // settleEstimate is how many units it takes d[0] to fall below 1 shrinking

@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/engine"
@@ -99,5 +100,83 @@ func TestSteadyPairsReplicate(t *testing.T) {
 	}
 	if g := se + short.ExtraEvents(); g != fe {
 		t.Errorf("events: replicated %d + %d = %d, full %d", se, short.ExtraEvents(), g, fe)
+	}
+}
+
+// PlanSteadyUnits plays pp + margin + g micro-batches, more until the rest
+// is whole units of g (hand-computed), each stage's unit is g forwards and
+// g backwards, and no stage's last unit receives from a peer's suffix; g
+// below 2 is refused, and so is a play too short for its cuts (pp 8, units
+// of 8, margin 8). (issue 18, round 63)
+func TestPlanSteadyUnits(t *testing.T) {
+	for _, tc := range []struct{ pp, m, margin, g, played int }{
+		{4, 100, 8, 3, 16},  // 4 + 8 + 3 = 15, and (100 − 15) mod 3 = 1 more
+		{4, 100, 8, 6, 22},  // 18, and 82 mod 6 = 4 more
+		{8, 256, 32, 8, 48}, // 48, and 208 mod 8 = 0
+		{2, 64, 8, 4, 16},   // 14, and 50 mod 4 = 2 more
+	} {
+		cfg := stagesConfig(t, tc.pp, tc.m, HostModel{})
+		st, ok := PlanSteadyUnits(cfg, tc.margin, tc.g)
+		if !ok {
+			t.Fatalf("pp %d m %d g %d: refused", tc.pp, tc.m, tc.g)
+		}
+		if st.Unit() != tc.g || st.Played != tc.played || st.Played+tc.g*st.Extra != tc.m {
+			t.Errorf("pp %d m %d g %d: unit %d, played %d (want %d), %d copies", tc.pp, tc.m, tc.g, st.Unit(), st.Played, tc.played, st.Extra)
+		}
+		shape := pipeline.Shape{Stages: tc.pp, Microbatches: st.Played, Virtual: 1}
+		order := func(s int) []pipeline.Step { return cfg.Arena.order(cfg.Schedule, shape, s) }
+		for s, c := range st.stages {
+			if c.unit != 2*tc.g {
+				t.Errorf("pp %d g %d stage %d: unit of %d entries, want %d", tc.pp, tc.g, s, c.unit, 2*tc.g)
+			}
+			for _, e := range order(s)[c.end-c.unit : c.end] {
+				peer := s + 1
+				if e.Phase == pipeline.PhaseF {
+					peer = s - 1
+				}
+				if peer < 0 || peer >= tc.pp {
+					continue
+				}
+				if i := slices.Index(order(peer), e); i < 0 || i >= st.stages[peer].end {
+					t.Errorf("pp %d g %d stage %d: %+v sent at entry %d of stage %d, cut at %d", tc.pp, tc.g, s, e, i, peer, st.stages[peer].end)
+				}
+			}
+		}
+	}
+	if _, ok := PlanSteadyUnits(stagesConfig(t, 4, 100, HostModel{}), 8, 1); ok {
+		t.Error("units of one micro-batch planned by PlanSteadyUnits")
+	}
+	if _, ok := PlanSteadyUnits(stagesConfig(t, 8, 256, HostModel{}), 8, 8); ok {
+		t.Error("pp 8 in units of 8 with a margin of 8 planned")
+	}
+}
+
+// cycles finds a cycle of k units in start times whose unit-to-unit
+// changes repeat every k units (hand-made: periods 10, 12, 11, 10, 12,
+// 11, … for two tasks a unit): 3 and 6 hold, 1, 2, 4 and 5 do not; one
+// task a unit late by 1 ns in the last unit breaks every k.
+func TestCycles(t *testing.T) {
+	periods := []engine.Time{10, 12, 11}
+	const units, u = 16, 2
+	state := make([]taskState, units*u)
+	var at engine.Time = 100
+	for j := range units {
+		if j > 0 {
+			at += periods[j%3]
+		}
+		for k := range u {
+			state[j*u+k] = taskState{start: at + engine.Time(k) + 1, end: at + 5}
+		}
+	}
+	for k, want := range map[int]bool{1: false, 2: false, 3: true, 4: false, 5: false, 6: true} {
+		if got := cycles(state, u, k); got != want {
+			t.Errorf("cycles(k %d) = %v, want %v", k, got, want)
+		}
+	}
+	state[len(state)-1].start++
+	for k := 1; k <= 6; k++ {
+		if cycles(state, u, k) {
+			t.Errorf("a late task: cycles(k %d) holds", k)
+		}
 	}
 }

@@ -261,7 +261,10 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 		margin := steadyMargin
 		forks := opt.Reuse.forks()
 		var planned *parallel.Steady // the next try's plan, when made already
-		pairs := 0                   // > 0: the next try checks units of two micro-batches, with this many more played
+		// units: the next try's unit in micro-batches (> 1: units of
+		// several, parallel.PlanSteadyUnits), with extra micro-batches
+		// played for their longer check
+		units, extra := 1, 0
 		for try := 0; ; try++ {
 			// The first try's count decides before its plan, which
 			// compares every stage's orders (a step turned away by
@@ -276,7 +279,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 				steady, planned = *planned, nil
 			} else {
 				var ok bool
-				if steady, ok = planTry(cfg, margin, pairs); !ok {
+				if steady, ok = planTry(cfg, margin, units, extra); !ok {
 					break
 				}
 			}
@@ -317,12 +320,19 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 				break // no longer play would replicate either: play whole
 			}
 			if steady.Last {
-				x = nil
 				// A long step (many micro-batches per pipeline) is
-				// worth more tries: each doubles the margin.
+				// worth more tries: each doubles the margin, in units
+				// of the cycle the failed play shows, else of two
+				// (longerPlay says why).
+				units = x.Cycle(steady, maxCycle)
+				if units == 0 {
+					units = 2
+				}
+				extra = (x.Reach() + 2) * (units - 1)
+				x = nil
 				margin *= 2
 				if try+1 < steadyTries+longerTries {
-					if plan, ok := longerPlay(cfg, margin, pairs); ok {
+					if plan, ok := longerPlay(cfg, margin, units, extra); ok {
 						planned = &plan
 						continue
 					}
@@ -347,7 +357,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 				// of one, 2.41, 2.32, 2.34, 2.36 M tasks played over
 				// its 60 points with shortened plays against 2.42 M.
 				margin += steadyRetry
-				pairs = reach + 2
+				units, extra = 2, reach+2
 				continue
 			}
 			margin += more
@@ -517,38 +527,51 @@ const (
 	// longerTries: shortened plays after those, each with twice the
 	// margin of the one before (longerPlay), where each plays at most
 	// 1/longStepShare of the step.
-	longerTries   = 2
+	longerTries   = 3
 	longStepShare = 4
+	// maxCycle: the longest cycle of periods (micro-batches) the longer
+	// plays look for (parallel.Executor.Cycle).
+	maxCycle = 8
 )
 
 // longerPlay plans a shortened play after the first two have failed
-// (steadyTries): with margin (and units of two where pairs > 0), accepted
-// only while it plays at most 1/longStepShare of the step's micro-batches.
+// (steadyTries): with margin, in units of units micro-batches (extra more
+// played for their longer check) where units > 1, accepted only while it
+// plays at most 1/longStepShare of the step's micro-batches.
 //
 // Why (issue 18, round 63): a step of thousands of micro-batches a pipeline
-// (short sequences under a large batch) may settle only after 30–60 of
-// them, later than Settle's estimate, and playing it whole takes seconds
-// and gigabytes where a replicated play takes milliseconds: Llama 3 8B at
-// 128 tokens on 64 GPUs (tp 8 pp 8 sp, 32,768 micro-batches) played whole
-// in 5.4 s and 3 GB, replicated at the first doubled margin in 7–40 ms,
-// to the same figures. Measured on that plan's 720-point sweep (plan
-// --model llama3-8b --gpus 64 --seq 128 --print-sweep): of 556 points
-// replicated, 456 on the first play, 67 on the second and 33 on the
-// first doubled margin (37–67 micro-batches played of 2,048–32,768);
-// none on later doublings up to a quarter of the step, which the 37
-// points that never settle (checked to 4,000 played at tp 2 pp 8) paid
-// for at up to 1.5× their whole play. So two doublings (longerTries),
-// and each play at most a quarter of the step (longStepShare).
-func longerPlay(cfg *parallel.StepConfig, margin, pairs int) (parallel.Steady, bool) {
-	plan, ok := planTry(cfg, margin, pairs)
+// (short sequences under a large batch) may settle later than Settle's
+// estimate, or into a cycle of periods that repeats every few
+// micro-batches, and was then played whole: seconds and gigabytes where a
+// replicated play takes milliseconds. Llama 3 8B at 128 tokens on 64 GPUs,
+// tp 8 pp 8 with sp, 32,768 micro-batches: played whole in 5.4 s and 3 GB,
+// replicated on the third play in 7–40 ms, to the same figures. The
+// periods of that plan's layouts cycle every 1, 2, 3 or 8 micro-batches
+// (tp 2 pp 8: 3,715,748 and 3,679,577 ns in turn), which units of that
+// many repeat exactly; the cycle is read off the failed play
+// (parallel.Executor.Cycle), units of two where none shows. Measured on
+// the plan's 720-point sweep (plan --model llama3-8b --gpus 64 --seq 128
+// --print-sweep): of 593 points simulated, 456 replicated on the first
+// play, 67 on the second, 55 on the third (units of 2 and 8) and 8 on the
+// fifth (units of 4 and 6; the fourth play's failure showed the cycle),
+// 38–1,310 micro-batches played of 2,048–32,768; 7 played whole. The
+// sweep took 92 s of CPU and 13.4 GB before, 7.0 s and 1.7 GB with three
+// longer plays, 21.2 s and 4.1 GB with two. Each play at most a quarter
+// of the step bounds what a step that never settles pays for them.
+func longerPlay(cfg *parallel.StepConfig, margin, units, more int) (parallel.Steady, bool) {
+	plan, ok := planTry(cfg, margin, units, more)
+	if !ok {
+		plan, ok = parallel.PlanSteady(cfg, margin) // (no longer units for its schedule)
+	}
 	return plan, ok && longStepShare*plan.Played <= cfg.Microbatches
 }
 
-// planTry plans a shortened play with margin: in units of two micro-batches
-// with pairs more where pairs > 0 (parallel.PlanSteadyPairs), else of one.
-func planTry(cfg *parallel.StepConfig, margin, pairs int) (parallel.Steady, bool) {
-	if pairs > 0 {
-		return parallel.PlanSteadyPairs(cfg, margin+pairs)
+// planTry plans a shortened play with margin: in units of units
+// micro-batches with more played where units > 1 (parallel.PlanSteadyUnits),
+// else of one.
+func planTry(cfg *parallel.StepConfig, margin, units, more int) (parallel.Steady, bool) {
+	if units > 1 {
+		return parallel.PlanSteadyUnits(cfg, margin+more, units)
 	}
 	return parallel.PlanSteady(cfg, margin)
 }
