@@ -827,6 +827,7 @@ func runPlan(cmd *cobra.Command, o planOptions) error {
 	var rows []output.SummaryRow
 	var dropped []string
 	loaded := map[string]*sweep.Sweep{}
+	failed := map[string]bool{} // the points that failed to simulate (planRun)
 	// The memory set for a sweep's points as `simtrain sweep` sets it
 	// (startSweepLoad), from the first sweep's load on. After 6 s idle,
 	// the plan of Llama 3 70B on 512 H100 took 0.879 s of CPU against
@@ -852,7 +853,7 @@ func runPlan(cmd *cobra.Command, o planOptions) error {
 			return inputError(err)
 		}
 		loaded[sw.Name] = sw
-		got, err := planRun(cmd, sw, o)
+		got, err := planRun(cmd, sw, o, failed)
 		if err != nil {
 			return err
 		}
@@ -870,7 +871,7 @@ func runPlan(cmd *cobra.Command, o planOptions) error {
 			return err
 		}
 	}
-	res := rankPlan(rows, tokens, o)
+	res := rankPlan(rows, failed, tokens, o)
 	res.raised, res.rounded = raised, rounded
 	res.excluded = append(res.excluded, dropped...)
 	if o.out != "" && len(res.proposals) > 0 {
@@ -946,8 +947,10 @@ func planGPU(name string) (hardware.GPU, error) {
 	return g, nil
 }
 
-// planRun simulates every point of one sweep and returns its rows.
-func planRun(cmd *cobra.Command, sw *sweep.Sweep, o planOptions) ([]output.SummaryRow, error) {
+// planRun simulates every point of one sweep and returns its rows; the
+// names of the points that failed to simulate (over the work budget, or an
+// internal error) go into failed.
+func planRun(cmd *cobra.Command, sw *sweep.Sweep, o planOptions, failed map[string]bool) ([]output.SummaryRow, error) {
 	indices := sw.ShardIndices(0, 1)
 	workers := o.workers
 	if workers == 0 {
@@ -959,6 +962,9 @@ func planRun(cmd *cobra.Command, sw *sweep.Sweep, o planOptions) ([]output.Summa
 	err := sw.RunLent(cmd.Context(), indices, workers, func(pr sweep.PointResult) error {
 		row := report.Point(pr)
 		rows = append(rows, row)
+		if pr.Outcome == sweep.Failed {
+			failed[row.Name] = true
+		}
 		prog.update(pr.Outcome, row)
 		return nil
 	})
@@ -1016,21 +1022,30 @@ type planResult struct {
 	why                                 []string // one per proposal
 	excluded                            []string // layouts better on the ranking that were dropped, and why
 	points, simulated, fitting, invalid int
-	raised                              *planBatchRaise // nil: the global batch is --global-batch or about 4M tokens
-	rounded                             int             // the 4M-token batch planBatchDivisible changed (0: none)
+	// failed is the points that failed to simulate (planRun), and
+	// firstFailed the first of them by name with its error
+	failed      int
+	firstFailed string
+	raised      *planBatchRaise // nil: the global batch is --global-batch or about 4M tokens
+	rounded     int             // the 4M-token batch planBatchDivisible changed (0: none)
 }
 
 // rankPlan ranks the fitting layouts by days (or cost) to train on tokens
-// and explains what lost.
-func rankPlan(rows []output.SummaryRow, tokens float64, o planOptions) planResult {
+// and explains what lost; failed names the rows that failed to simulate
+// (planRun), which are counted apart from the invalid combinations.
+func rankPlan(rows []output.SummaryRow, failed map[string]bool, tokens float64, o planOptions) planResult {
 	var res planResult
 	res.points = len(rows)
 	var fit, tooBig, over []planRow
 	for _, r := range rows {
-		if r.Error != "" {
-			if !strings.Contains(r.Error, "does not fit") {
-				res.invalid++
+		switch {
+		case r.Error == "":
+		case failed[r.Name]:
+			if res.failed++; res.firstFailed == "" {
+				res.firstFailed = r.GPU + " " + (planRow{SummaryRow: r}).layout() + ": " + r.Error
 			}
+		case !strings.Contains(r.Error, "does not fit"):
+			res.invalid++
 		}
 		pr := planRow{SummaryRow: r}
 		if tps := float64(r.GlobalBatch) * float64(r.SeqLen); tps > 0 && r.StepTimeS > 0 {
@@ -1102,6 +1117,10 @@ func rankPlan(rows []output.SummaryRow, tokens float64, o planOptions) planResul
 		t := tooBig[0]
 		res.excluded = append(res.excluded, fmt.Sprintf("%d layouts do not fit in memory; the closest, %s %s, needs %s per GPU of %s",
 			len(tooBig), t.GPU, t.layout(), numfmt.GiB(t.PeakMemBytes), numfmt.GiB(t.MemCapacityBytes)))
+	}
+	if res.failed > 0 {
+		// (first: the rows are sorted by name)
+		res.excluded = append(res.excluded, fmt.Sprintf("%d layouts were not simulated, so a better one may be among them; the first, %s", res.failed, res.firstFailed))
 	}
 	if res.invalid > 0 {
 		res.excluded = append(res.excluded, fmt.Sprintf("%d combinations are not valid layouts (e.g. dp × micro-batch does not divide the global batch, sp without tp)", res.invalid))
@@ -1190,7 +1209,7 @@ func (res planResult) json(o planOptions, tokens float64) map[string]any {
 	}
 	out := map[string]any{
 		"model": o.model, "gpus": o.gpus, "num_gpus": o.numGPUs, "tokens": tokens, "seq_len": o.seq,
-		"global_batch": o.globalBatch, "by": o.by, "points": res.points, "simulated": res.simulated,
+		"global_batch": o.globalBatch, "by": o.by, "points": res.points, "simulated": res.simulated, "failed": res.failed,
 		"proposals": props, "not_proposed": res.excluded,
 	}
 	// Only when raised, so that the answer for a batch of about 4M tokens

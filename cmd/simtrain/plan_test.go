@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -617,5 +618,56 @@ func TestPlanLlama405BAt131072(t *testing.T) {
 	stdout, _, err := runCLI(t, planPinned405B("131072", "--print-sweep")...)
 	if err != nil || !strings.Contains(stdout, "network: {pod_gpus: 1024}") {
 		t.Errorf("the sweep at 131,072 GPUs should build its network from 1,024-GPU pods (%v):\n%s", err, stdout)
+	}
+}
+
+// TestPlanCountsFailedApart: points the work budget refuses are not
+// "combinations that are not valid layouts" (which plan counted them as):
+// plan says how many were not simulated, that a better layout may be among
+// them, and the first with its error; the JSON carries the count; the
+// invalid count is the one without the budget.
+func TestPlanCountsFailedApart(t *testing.T) {
+	base := []string{"plan", "--model", "llama3-8b", "--gpu", "h100-sxm", "--gpus", "16", "--tokens", "1T", "--quiet", "--format", "json"}
+	plan := func(extra ...string) map[string]any {
+		stdout, stderr, err := runCLI(t, append(append([]string{}, base...), extra...)...)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, stderr)
+		}
+		var got map[string]any
+		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	notProposed := func(got map[string]any) string {
+		var b strings.Builder
+		for _, e := range got["not_proposed"].([]any) {
+			b.WriteString(e.(string) + "\n")
+		}
+		return b.String()
+	}
+	all, tight := plan(), plan("--max-tasks", "2e4")
+	if all["failed"] != 0.0 || strings.Contains(notProposed(all), "not simulated") {
+		t.Errorf("within the budget: failed %v\n%s", all["failed"], notProposed(all))
+	}
+	failed, _ := tight["failed"].(float64)
+	if failed < 100 || all["simulated"].(float64)-tight["simulated"].(float64) != failed {
+		t.Errorf("--max-tasks 2e4: %v failed, simulated %v against %v", tight["failed"], tight["simulated"], all["simulated"])
+	}
+	n := notProposed(tight)
+	if want := fmt.Sprintf("%d layouts were not simulated, so a better one may be among them; the first, h100-sxm tp", int(failed)); !strings.Contains(n, want) ||
+		!strings.Contains(n, "more than --max-tasks") {
+		t.Errorf("not proposed lacks %q and the budget's error:\n%s", want, n)
+	}
+	invalid := func(s string) string {
+		for _, l := range strings.Split(s, "\n") {
+			if strings.Contains(l, "not valid layouts") {
+				return l
+			}
+		}
+		return ""
+	}
+	if a, b := invalid(notProposed(all)), invalid(notProposed(tight)); a == "" || a != b {
+		t.Errorf("invalid combinations: %q within the budget, %q over it", a, b)
 	}
 }
