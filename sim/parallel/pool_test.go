@@ -161,15 +161,16 @@ func TestRoomy(t *testing.T) {
 	}
 }
 
-// pool.untouched on a build's first array of 100 elements with a park at
-// [80, 90) (keptPrefixes' place, above every stage): intact while the
-// build has written below it; not once a stage has appended over it in
+// pool.untouched (and pool.above, which Fork's parked copies use) on a
+// build's first array of 100 elements with a park at [80, 90)
+// (keptPrefixes' place, above every stage): intact while the build has
+// written below it; not once a stage has appended over it in
 // place, and still not after that stage grew into a new array (the case
 // parkedIntact took as intact: issue 18, round 63); intact in the old
 // array when the stage that grew had stopped below it; a slice of the new
 // array past its used part is untouched, one of an unrelated array never
-// is. Dropping the old array's record (left) or the stage's own length
-// from leave fails it.
+// is (above: always is). Dropping the old array's record (left), from
+// untouched or from above, or the stage's own length from leave fails it.
 func TestPoolUntouchedAcrossGrowth(t *testing.T) {
 	fresh := func() (*pool[int32], []int32) {
 		p := &pool[int32]{buf: make([]int32, 100)}
@@ -186,23 +187,23 @@ func TestPoolUntouchedAcrossGrowth(t *testing.T) {
 	if len(p.left) != 100 || p.leftWritten != 95 {
 		t.Fatalf("left %d written %d, want 100 and 95", len(p.left), p.leftWritten)
 	}
-	if p.untouched(park) {
-		t.Error("a park written over in place, then left for a new array: untouched")
+	if p.untouched(park) || p.above(park) {
+		t.Error("a park written over in place, then left for a new array: untouched or above")
 	}
 	p.seal(s)
 	if !p.untouched(p.buf[len(s):]) || p.untouched(p.buf[:1]) {
 		t.Error("the new array: its tail not untouched, or its used part untouched")
 	}
-	if p.untouched(make([]int32, 4)) || p.untouched(park[:0]) {
-		t.Error("another array or an empty slice: untouched")
+	if other := make([]int32, 4); p.untouched(other) || p.untouched(park[:0]) || !p.above(other) || !p.above(park[:0]) {
+		t.Error("another array or an empty slice: untouched, or not above")
 	}
 
 	// the stage that grows stopped at 70, below the park: intact
 	p, park = fresh()
 	s = append(p.next(), make([]int32, 70)...)
 	p.seal(p.grow(s, 40))
-	if !p.untouched(park) {
-		t.Error("a park above what the build wrote before it grew: not untouched")
+	if !p.untouched(park) || !p.above(park) {
+		t.Error("a park above what the build wrote before it grew: not untouched, or not above")
 	}
 	// a carve that leaves the array: written up to the tail
 	p, park = fresh()
