@@ -527,7 +527,7 @@ const (
 	// longerTries: shortened plays after those, each with twice the
 	// margin of the one before (longerPlay), where each plays at most
 	// 1/longStepShare of the step.
-	longerTries   = 3
+	longerTries   = 8
 	longStepShare = 4
 	// maxCycle: the longest cycle of periods (micro-batches) the longer
 	// plays look for (parallel.Executor.Cycle).
@@ -549,15 +549,22 @@ const (
 // periods of that plan's layouts cycle every 1, 2, 3 or 8 micro-batches
 // (tp 2 pp 8: 3,715,748 and 3,679,577 ns in turn), which units of that
 // many repeat exactly; the cycle is read off the failed play
-// (parallel.Executor.Cycle), units of two where none shows. Measured on
-// the plan's 720-point sweep (plan --model llama3-8b --gpus 64 --seq 128
-// --print-sweep): of 593 points simulated, 456 replicated on the first
-// play, 67 on the second, 55 on the third (units of 2 and 8) and 8 on the
-// fifth (units of 4 and 6; the fourth play's failure showed the cycle),
-// 38–1,310 micro-batches played of 2,048–32,768; 7 played whole. The
-// sweep took 92 s of CPU and 13.4 GB before, 7.0 s and 1.7 GB with three
-// longer plays, 21.2 s and 4.1 GB with two. Each play at most a quarter
-// of the step bounds what a step that never settles pays for them.
+// (parallel.Executor.Cycle), units of two where none shows. On the plan's
+// 720-point sweep (plan --model llama3-8b --gpus 64 --seq 128
+// --print-sweep) with three longer plays: of 593 points simulated, 456
+// replicated on the first play, 67 on the second, 55 on the third (units
+// of 2 and 8) and 8 on the fifth (units of 4 and 6; the fourth play's
+// failure showed the cycle), 38–1,310 micro-batches played of
+// 2,048–32,768; 7 played whole. The margins double, and each play resumes
+// from the last one's saved state (parallel.Fork) and may stop at the
+// first stage's units (Steady.Last), so what bounds a step that never
+// settles is the share, not the count: with eight longer plays that sweep
+// took 3.71 s of CPU and 835 MB against 6.09 s and 1.75 GB with three (3
+// alternating runs), while a sweep whose long steps drift and never settle
+// (plan --model gpt-oss-120b --gpu b200 --gpus 128 --seq 256, its pp 8
+// document: stage 0 and stage 1 a few hundred ns a micro-batch apart,
+// 8,192 micro-batches) took 83.6 against 82.5 s (2 runs, −1.2 ± 6.5 s).
+// Before this round the 8B sweep took 92 s of CPU and 13.4 GB.
 func longerPlay(cfg *parallel.StepConfig, margin, units, more int) (parallel.Steady, bool) {
 	plan, ok := planTry(cfg, margin, units, more)
 	if !ok {
