@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -30,31 +31,7 @@ func TestPlanSteadyPairs(t *testing.T) {
 		if st.Unit() != 2 || st.Played != tc.played || st.Played+2*st.Extra != tc.m {
 			t.Errorf("pp %d m %d: unit %d, played %d (want %d), %d copies", tc.pp, tc.m, st.Unit(), st.Played, tc.played, st.Extra)
 		}
-		shape := pipeline.Shape{Stages: tc.pp, Microbatches: st.Played, Virtual: 1}
-		order := func(s int) []pipeline.Step { return cfg.Arena.order(cfg.Schedule, shape, s) }
-		for s, c := range st.stages {
-			if c.unit != 4 {
-				t.Errorf("pp %d stage %d: unit of %d entries, want 4", tc.pp, s, c.unit)
-			}
-			for _, e := range order(s)[c.end-c.unit : c.end] {
-				peer := s + 1
-				if e.Phase == pipeline.PhaseF {
-					peer = s - 1
-				}
-				if peer < 0 || peer >= tc.pp {
-					continue
-				}
-				i := -1
-				for k, f := range order(peer) {
-					if f == e {
-						i = k
-					}
-				}
-				if i < 0 || i >= st.stages[peer].end {
-					t.Errorf("pp %d stage %d: %+v sent at entry %d of stage %d, cut at %d", tc.pp, s, e, i, peer, st.stages[peer].end)
-				}
-			}
-		}
+		checkUnitCuts(t, fmt.Sprintf("pp %d", tc.pp), cfg, st)
 		if tc.pp == 2 {
 			n := st.Played
 			if g0, g1 := st.stages[0].end, st.stages[1].end; g0 != 2*n-9 || g1 != 2*n-8 {
@@ -123,25 +100,7 @@ func TestPlanSteadyUnits(t *testing.T) {
 		if st.Unit() != tc.g || st.Played != tc.played || st.Played+tc.g*st.Extra != tc.m {
 			t.Errorf("pp %d m %d g %d: unit %d, played %d (want %d), %d copies", tc.pp, tc.m, tc.g, st.Unit(), st.Played, tc.played, st.Extra)
 		}
-		shape := pipeline.Shape{Stages: tc.pp, Microbatches: st.Played, Virtual: 1}
-		order := func(s int) []pipeline.Step { return cfg.Arena.order(cfg.Schedule, shape, s) }
-		for s, c := range st.stages {
-			if c.unit != 2*tc.g {
-				t.Errorf("pp %d g %d stage %d: unit of %d entries, want %d", tc.pp, tc.g, s, c.unit, 2*tc.g)
-			}
-			for _, e := range order(s)[c.end-c.unit : c.end] {
-				peer := s + 1
-				if e.Phase == pipeline.PhaseF {
-					peer = s - 1
-				}
-				if peer < 0 || peer >= tc.pp {
-					continue
-				}
-				if i := slices.Index(order(peer), e); i < 0 || i >= st.stages[peer].end {
-					t.Errorf("pp %d g %d stage %d: %+v sent at entry %d of stage %d, cut at %d", tc.pp, tc.g, s, e, i, peer, st.stages[peer].end)
-				}
-			}
-		}
+		checkUnitCuts(t, fmt.Sprintf("pp %d g %d", tc.pp, tc.g), cfg, st)
 	}
 	if _, ok := PlanSteadyUnits(stagesConfig(t, 4, 100, HostModel{}), 8, 1); ok {
 		t.Error("units of one micro-batch planned by PlanSteadyUnits")
@@ -177,6 +136,34 @@ func TestCycles(t *testing.T) {
 	for k := 1; k <= 6; k++ {
 		if cycles(state, u, k) {
 			t.Errorf("a late task: cycles(k %d) holds", k)
+		}
+	}
+}
+
+// checkUnitCuts fails t unless every stage's unit in st is st.Unit()
+// forwards and as many backwards (two entries a micro-batch) and no entry
+// of a stage's last unit receives what its peer (the stage before for a
+// forward, after for a backward) sends from its suffix.
+func checkUnitCuts(t *testing.T, name string, cfg *StepConfig, st Steady) {
+	t.Helper()
+	pp := len(st.stages)
+	shape := pipeline.Shape{Stages: pp, Microbatches: st.Played, Virtual: 1}
+	order := func(s int) []pipeline.Step { return cfg.Arena.order(cfg.Schedule, shape, s) }
+	for s, c := range st.stages {
+		if c.unit != 2*st.Unit() {
+			t.Errorf("%s stage %d: unit of %d entries, want %d", name, s, c.unit, 2*st.Unit())
+		}
+		for _, e := range order(s)[c.end-c.unit : c.end] {
+			peer := s + 1
+			if e.Phase == pipeline.PhaseF {
+				peer = s - 1
+			}
+			if peer < 0 || peer >= pp {
+				continue
+			}
+			if i := slices.Index(order(peer), e); i < 0 || i >= st.stages[peer].end {
+				t.Errorf("%s stage %d: %+v sent at entry %d of stage %d, cut at %d", name, s, e, i, peer, st.stages[peer].end)
+			}
 		}
 	}
 }
