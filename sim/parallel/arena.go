@@ -174,16 +174,21 @@ func (p *pool[T]) leave(written int) {
 // tasks (plan's 8B at 128 tokens on 64 GPUs: "send from stage 6 has no
 // matching receive on stage 7" at tp 2 pp 8, after other points).
 func (p *pool[T]) untouched(s []T) bool {
-	if len(s) == 0 {
-		return false
-	}
+	past, held := p.past(s)
+	return held && past
+}
+
+// past says whether s starts at or past what this build wrote in the
+// array that holds it, and held whether one of the two does: the pool's
+// array (used) or the one the build started in (left, leftWritten).
+func (p *pool[T]) past(s []T) (past, held bool) {
 	if i, ok := offsetIn(p.buf, s); ok {
-		return i >= p.used
+		return i >= p.used, true
 	}
 	if i, ok := offsetIn(p.left, s); ok {
-		return i >= p.leftWritten
+		return i >= p.leftWritten, true
 	}
-	return false
+	return false, false
 }
 
 // offsetIn is the index in a of s's first element, false when it does not
@@ -286,18 +291,8 @@ func (p *pool[T]) grow(s []T, n int) []T {
 // 2540 on two workers, about one run in three: "slice bounds out of
 // range" in prefixIntact).
 func (p *pool[T]) above(s []T) bool {
-	if len(s) == 0 || len(p.buf) == 0 {
-		return true
-	}
-	return p.untouched(s) || !p.holds(s)
-}
-
-// holds says s lies in the pool's array or in the array this build
-// started in (left).
-func (p *pool[T]) holds(s []T) bool {
-	_, in := offsetIn(p.buf, s)
-	_, left := offsetIn(p.left, s)
-	return in || left
+	past, held := p.past(s)
+	return past || !held
 }
 
 // carve returns n elements of the array's tail, capped at n, with
