@@ -3,6 +3,7 @@ package simulation
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -110,6 +111,14 @@ type Result struct {
 	// last failed shortened play instead of playing them again
 	// (parallel.Fork): counted in PlayedTasks once, not in FailedTasks.
 	ResumedTasks int
+	// RuledOut says the step was built but not played: its computation
+	// alone (StepBoundS) exceeds Options.StepCutoffS. Only the scenario,
+	// the memory figures and StepBoundS are then set.
+	RuledOut bool
+	// StepBoundS is, for a RuledOut result, a lower bound on its step
+	// time: the most compute one stage's rank holds per step
+	// (parallel.ComputeBound).
+	StepBoundS float64
 
 	Cluster *topology.Cluster
 	Layout  *parallel.Layout
@@ -172,6 +181,14 @@ type Options struct {
 	// row was written (sweep.Sweep.RunLent): ≈ 0.3 KB a simulated point
 	// that was fresh memory otherwise (docs/design.md "Speed", emit52).
 	Result *Result
+	// StepCutoffS, when positive, is the step time in seconds above which
+	// the caller has no use for the point's figures (a search for the best
+	// layouts, once it holds enough better ones): Run then builds the
+	// step, and where the computation of one stage's rank alone
+	// (parallel.ComputeBound, a lower bound on the step time) exceeds it,
+	// returns without playing it, RuledOut set. A point whose bound does
+	// not exceed it is played as without the cutoff, to the same figures.
+	StepCutoffS float64
 	// EmitEveryLayer builds the programs with every layer emitted, none
 	// copied (parallel.StepConfig.EmitEveryLayer): for tests that hold the
 	// copies equal.
@@ -299,6 +316,9 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 			}
 			var failed bool
 			x, progs, eng, failed, err = play(ctx, s, opt, short, pr, cl, layout, res, &steady, next, fork)
+			if err == errRuledOut {
+				return ruledOut(s, opt, res, cl, layout, tables, wall), nil
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -376,6 +396,9 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 			fork.Detach() // the full step is built over the failed play's programs
 		}
 		x, progs, eng, _, err = play(ctx, s, opt, cfg, pr, cl, layout, res, nil, nil, fork)
+		if err == errRuledOut {
+			return ruledOut(s, opt, res, cl, layout, tables, wall), nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -391,6 +414,35 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 	}
 	res.SimWallS = time.Since(wall).Seconds()
 	return res, nil
+}
+
+// cutoffDeadline is the simulated time, for steps steps, that a play ended
+// after has a step time above cutoff seconds: cutoff·steps rounded up to a
+// whole nanosecond (Forever when beyond them), so that a step ending after
+// it ends a nanosecond or more after cutoff·steps, far beyond the
+// products' rounding.
+func cutoffDeadline(cutoff float64, steps int) engine.Time {
+	ns := math.Ceil(cutoff * float64(steps) * 1e9)
+	if !(ns < float64(engine.Forever)) {
+		return engine.Forever
+	}
+	return engine.Time(ns)
+}
+
+// errRuledOut is play's report that the step it built is ruled out
+// (Options.StepCutoffS), its bound in the Result's StepBoundS.
+var errRuledOut = errors.New("simulation: the step's computation exceeds the cutoff")
+
+// ruledOut is Run's Result for a step ruled out by its bound (play's
+// errRuledOut): res holds the scenario, the memory figures and the bound,
+// nothing played. The build priced its groups without error, so the
+// layout's price tables are published as after a play.
+func ruledOut(s *scenario.Plan, opt Options, res *Result, cl *topology.Cluster, layout *parallel.Layout, tables *priceTables, wall time.Time) *Result {
+	opt.Reuse.publish(cl, layout, tables)
+	*res = Result{Scenario: s, RunID: res.RunID, Cluster: cl, Layout: layout, Steps: res.Steps[:0], RuledOut: true, StepBoundS: res.StepBoundS}
+	memory(s, res, opt.Memory)
+	res.SimWallS = time.Since(wall).Seconds()
+	return res
 }
 
 // play builds cfg's programs and plays them: on the representative ranks at
@@ -422,6 +474,14 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, nil, nil, false, err
+	}
+	if opt.StepCutoffS > 0 && from == nil && res.SteadyPlays == 0 {
+		// The first build of the step: ruled out before any play when
+		// its computation alone is over the cutoff.
+		if b := parallel.ComputeBound(progs, steady).Seconds() / float64(s.Sim.Steps); b > opt.StepCutoffS {
+			res.StepBoundS = b
+			return nil, nil, nil, false, errRuledOut
+		}
 	}
 
 	eng = opt.Reuse.newEngine()
@@ -488,6 +548,15 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 	case steady != nil:
 		x.CountEvents()
 		err = x.Run()
+	case opt.StepCutoffS > 0:
+		// The whole step, given up once its clock passes the cutoff
+		// with its computation unfinished (its step is then longer).
+		deadline := cutoffDeadline(opt.StepCutoffS, s.Sim.Steps)
+		var ended bool
+		if ended, err = x.RunBefore(deadline, resume()); err == nil && !ended {
+			res.StepBoundS = deadline.Seconds() / float64(s.Sim.Steps)
+			return nil, nil, nil, false, errRuledOut
+		}
 	case resume():
 		err = x.RunResumed()
 	default:
@@ -1885,6 +1954,11 @@ func (r *Result) Check() error {
 				if end[d] > start[t] {
 					return fmt.Errorf("rank %d task %d (%s) starts at %d before dependency %s ends at %d", rank, t, task.Name, start[t], prog.Tasks[d].Name, end[d])
 				}
+			}
+			if task.Kind.IsCompute() && (task.Stream != parallel.StreamCompute || end[t]-start[t] < max(task.Dur, 0)) {
+				// What parallel.ComputeBound rests on: a rank's compute
+				// runs one task at a time, none faster than priced.
+				return fmt.Errorf("rank %d task %d (%s): compute on stream %s for %d ns, priced %d", rank, t, task.Name, task.Stream, end[t]-start[t], task.Dur)
 			}
 			if task.Kind != parallel.KindRecv {
 				if start[t] < lastEnd[task.Stream] {

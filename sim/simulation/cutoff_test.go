@@ -1,0 +1,143 @@
+package simulation
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/parallel"
+	"github.com/simtrain/simtrain/sim/scenario"
+)
+
+// TestComputeBoundBelowStepTime holds parallel.ComputeBound, the bound a
+// cutoff rules points out by (Options.StepCutoffS), at or below the step
+// time on every bundled, validation and holdout scenario, with the first
+// build shortened where a sweep worker's would be (its replicated units
+// counted) and whole; and a cutoff at the step time changes no figure,
+// one between the bound and the step stops the play on the way or changes
+// no figure, and one below the bound rules the point out unplayed.
+func TestComputeBoundBelowStepTime(t *testing.T) {
+	files, _ := filepath.Glob("../../scenarios/*.yaml")
+	for _, pat := range []string{"../../scenarios/validation/*.yaml", "../../scenarios/holdout/*.yaml"} {
+		m, _ := filepath.Glob(pat)
+		for i := range m {
+			if !testing.Short() || i%3 == 0 {
+				files = append(files, m[i])
+			}
+		}
+	}
+	if len(files) < 30 {
+		t.Fatalf("%d scenario files", len(files))
+	}
+	ctx := context.Background()
+	shortened, tight, stopped := 0, 0, 0
+	for _, f := range files {
+		s, err := scenario.Load(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if s.GPUs() > 4096 && os.Getenv("SIMTRAIN_ALL_SCENARIOS") == "" {
+			continue // the 16k-GPU runs take seconds each
+		}
+		name := filepath.Base(f)
+		for _, figuresOnly := range []bool{true, false} {
+			full, err := Run(ctx, s, Options{FiguresOnly: figuresOnly})
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if err := full.Check(); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			// The smallest positive cutoff: every point is ruled out,
+			// and says its bound.
+			out, err := Run(ctx, s, Options{FiguresOnly: figuresOnly, StepCutoffS: 1e-300})
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if !out.RuledOut || out.StepTimeS != 0 || out.Events != 0 || out.PeakMemBytes != full.PeakMemBytes || out.Fits != full.Fits {
+				t.Fatalf("%s: ruled out %v, step %v, events %d, memory %v (want %v)", name, out.RuledOut, out.StepTimeS, out.Events, out.PeakMemBytes, full.PeakMemBytes)
+			}
+			if !(out.StepBoundS > 0 && out.StepBoundS <= full.StepTimeS) {
+				t.Fatalf("%s (figures only %v): bound %v s against a step of %v s", name, figuresOnly, out.StepBoundS, full.StepTimeS)
+			}
+			if figuresOnly && full.SteadyPlays > 0 {
+				shortened++
+			}
+			if out.StepBoundS > 0.8*full.StepTimeS {
+				tight++
+			}
+			// A cutoff at the step time: played, the same figures.
+			same, err := Run(ctx, s, Options{FiguresOnly: figuresOnly, StepCutoffS: full.StepTimeS})
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if same.RuledOut || !sameFigures(same, full) {
+				t.Fatalf("%s: with a cutoff at the step time: ruled out %v, step %v against %v", name, same.RuledOut, same.StepTimeS, full.StepTimeS)
+			}
+			// Between the bound and the step: either stopped on the way
+			// (the clock past the cutoff with compute left) or played
+			// to the same figures.
+			mid, err := Run(ctx, s, Options{FiguresOnly: figuresOnly, StepCutoffS: (out.StepBoundS + full.StepTimeS) / 2})
+			switch {
+			case err != nil:
+				t.Fatalf("%s: %v", name, err)
+			case mid.RuledOut && !(mid.StepBoundS > 0 && mid.StepBoundS <= full.StepTimeS):
+				t.Fatalf("%s: stopped with a bound of %v s against a step of %v s", name, mid.StepBoundS, full.StepTimeS)
+			case mid.RuledOut:
+				stopped++
+			case !sameFigures(mid, full):
+				t.Fatalf("%s: a cutoff between bound and step changed the figures: step %v against %v", name, mid.StepTimeS, full.StepTimeS)
+			}
+			// Just below the bound: ruled out.
+			below, err := Run(ctx, s, Options{FiguresOnly: figuresOnly, StepCutoffS: out.StepBoundS * (1 - 1e-9)})
+			if err != nil || !below.RuledOut {
+				t.Fatalf("%s: a cutoff below the bound %v: ruled out %v, %v", name, out.StepBoundS, below.RuledOut, err)
+			}
+		}
+	}
+	t.Logf("%d scenarios; %d first builds shortened; the bound above 80%% of the step on %d runs; %d runs stopped between bound and step", len(files), shortened, tight, stopped)
+	if stopped == 0 {
+		t.Error("no play stopped at its cutoff: Executor.RunBefore's stop is untested")
+	}
+	if shortened == 0 {
+		t.Error("no first build was shortened: the replicated units' count is untested")
+	}
+}
+
+// TestCheckHoldsComputeSerial holds the two facts ComputeBound rests on in
+// Result.Check: every compute task runs on the compute stream, never
+// shorter than its priced Dur.
+func TestCheckHoldsComputeSerial(t *testing.T) {
+	s, err := scenario.Load("../../scenarios/quickstart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Check(); err != nil {
+		t.Fatal(err)
+	}
+	p := res.progs[0]
+	k := -1
+	for i := range p.Tasks {
+		if p.Tasks[i].Kind.IsCompute() && p.Tasks[i].Dur > 1 {
+			k = i
+			break
+		}
+	}
+	if k < 0 {
+		t.Fatal("no compute task")
+	}
+	p.Tasks[k].Dur *= 1000 // priced far longer than it ran
+	if err := res.Check(); err == nil {
+		t.Error("Check passes a compute task that ran shorter than its Dur")
+	}
+	p.Tasks[k].Dur /= 1000
+	p.Tasks[k].Stream = parallel.StreamTP
+	if err := res.Check(); err == nil {
+		t.Error("Check passes a compute task off the compute stream")
+	}
+}
