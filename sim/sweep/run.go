@@ -170,11 +170,39 @@ func (sw *Sweep) ShardIndices(i, n int) []int {
 	return out
 }
 
+// Pool keeps what a sweep's workers build up (each one's simulation.Reuse:
+// storage, cluster, price tables; the prices they share) from one Run to
+// the next of the sweeps given it (Sweep.SetPool), so that a caller that
+// runs points in several Runs (simtrain plan's phases) does not make and
+// first-touch it again for each. One Run at a time; the zero value is
+// ready.
+type Pool struct {
+	reuses []*simulation.Reuse
+	prices *simulation.PriceShare
+}
+
+// take returns the pool's Reuses for workers workers and their share of
+// prices: fresh ones for a nil pool.
+func (p *Pool) take(workers int) ([]*simulation.Reuse, *simulation.PriceShare) {
+	if p == nil {
+		p = new(Pool)
+	}
+	for len(p.reuses) < workers {
+		p.reuses = append(p.reuses, new(simulation.Reuse))
+	}
+	if p.prices == nil {
+		p.prices = new(simulation.PriceShare)
+	}
+	return p.reuses[:workers], p.prices
+}
+
 // Outcome says what became of an evaluated point.
 type Outcome uint8
 
 const (
-	// Simulated: the engine played the point; Result holds its figures.
+	// Simulated: the engine played the point; Result holds its figures
+	// (or, with a cutoff set, Result.RuledOut: built, not played, its
+	// computation alone over the cutoff: Sweep.SetCutoff).
 	Simulated Outcome = iota
 	// Pruned: the accounting model says it does not fit in memory, so it
 	// was not simulated; Result holds the memory figures, Fits is false.
@@ -292,7 +320,11 @@ func (sw *Sweep) evaluateIn(ctx context.Context, i int, reuse *simulation.Reuse,
 		pr.Outcome, pr.Result = Pruned, r
 		return pr, true
 	}
-	res, err := runRecovered(ctx, s, simulation.Options{Budget: sw.budget, RunID: p.RunID, Memory: mem, Result: st.runResult()}, reuse)
+	var cutoff float64
+	if sw.cutoff != nil {
+		cutoff = sw.cutoff(s)
+	}
+	res, err := runRecovered(ctx, s, simulation.Options{Budget: sw.budget, RunID: p.RunID, Memory: mem, Result: st.runResult(), StepCutoffS: cutoff}, reuse)
 	if err != nil {
 		if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 			return pr, false
@@ -390,12 +422,12 @@ func (sw *Sweep) run(ctx context.Context, indices []int, workers int, emit func(
 	}
 	var wg sync.WaitGroup
 	most := newLargest(workers)
-	prices := new(simulation.PriceShare) // each layout priced once between the workers
+	reuses, prices := sw.pool.take(workers) // each layout priced once between the workers
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			reuse := new(simulation.Reuse) // this worker's storage and cluster, reused point after point
+			reuse := reuses[w] // this worker's storage and cluster, reused point after point
 			reuse.SharePrices(prices)
 			reuse.Reserve(most.of(w, sw.largestWork(shares.part(w))))
 			for cctx.Err() == nil {

@@ -55,7 +55,21 @@ type Sweep struct {
 	budget   simulation.Budget
 	ctx      context.Context
 	width    int // digits of the point number in names
+	// cutoff, when set, is each point's simulation.Options.StepCutoffS
+	// (SetCutoff).
+	cutoff func(*scenario.Plan) float64
+	pool   *Pool // the workers' storage kept between Runs (SetPool); nil: made for each Run
 }
+
+// SetPool has the sweep's Runs take their workers' storage from p and
+// leave it there for the next Run (of this sweep or another given p).
+func (sw *Sweep) SetPool(p *Pool) { sw.pool = p }
+
+// SetCutoff has every point evaluated from now on built with
+// simulation.Options.StepCutoffS = cutoff(its plan) (0: none): a point
+// whose computation alone is slower is then Simulated with its Result
+// RuledOut, not played. Set it before a Run, not during one.
+func (sw *Sweep) SetCutoff(cutoff func(*scenario.Plan) float64) { sw.cutoff = cutoff }
 
 // Field is one swept field.
 type Field struct {
