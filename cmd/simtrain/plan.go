@@ -824,10 +824,10 @@ func runPlan(cmd *cobra.Command, o planOptions) error {
 		}
 		return nil
 	}
-	var rows []output.SummaryRow
 	var dropped []string
 	loaded := map[string]*sweep.Sweep{}
-	failed := map[string]bool{} // the points that failed to simulate (planRun)
+	tally := planTally{failed: map[string]bool{}}
+	pool := new(sweep.Pool) // the workers' storage, kept from sweep to sweep and phase to phase
 	// The memory set for a sweep's points as `simtrain sweep` sets it
 	// (startSweepLoad), from the first sweep's load on. After 6 s idle,
 	// the plan of Llama 3 70B on 512 H100 took 0.879 s of CPU against
@@ -853,17 +853,17 @@ func runPlan(cmd *cobra.Command, o planOptions) error {
 			return inputError(err)
 		}
 		loaded[sw.Name] = sw
-		got, err := planRun(cmd, sw, o, failed)
-		if err != nil {
+		sw.SetPool(pool)
+		if err := planRun(cmd, sw, o, &tally, tokens); err != nil {
 			return err
 		}
-		rows = append(rows, got...)
 		if o.out != "" {
 			if err := writePlanSweep(o.out, s.name, s.doc, overrides); err != nil {
 				return err
 			}
 		}
 	}
+	rows := tally.rows
 	slices.SortFunc(rows, compareRows)
 	if o.out != "" {
 		meta := map[string]string{"sweep": "plan", "points": strconv.Itoa(len(rows))}
@@ -871,7 +871,7 @@ func runPlan(cmd *cobra.Command, o planOptions) error {
 			return err
 		}
 	}
-	res := rankPlan(rows, failed, tokens, o)
+	res := rankPlan(rows, tally.failed, tally.ruled, tokens, o)
 	res.raised, res.rounded = raised, rounded
 	res.excluded = append(res.excluded, dropped...)
 	if o.out != "" && len(res.proposals) > 0 {
@@ -947,35 +947,92 @@ func planGPU(name string) (hardware.GPU, error) {
 	return g, nil
 }
 
-// planRun simulates every point of one sweep and returns its rows; the
-// names of the points that failed to simulate (over the work budget, or an
-// internal error) go into failed.
-func planRun(cmd *cobra.Command, sw *sweep.Sweep, o planOptions, failed map[string]bool) ([]output.SummaryRow, error) {
+// planTally is what plan's sweeps produced so far: every point's row but
+// those ruled out by their computation (counted in ruled), and the names of
+// the points that failed to simulate (over the work budget, or an internal
+// error).
+type planTally struct {
+	rows   []output.SummaryRow
+	failed map[string]bool
+	ruled  int
+}
+
+// planRun simulates every point of one sweep into t, with the cutoff
+// (planCutoff) made from all that t holds before it, or, for the first
+// sweep, before each of its phases (planPhases); unless --out keeps every
+// row, when every point is played to its end.
+func planRun(cmd *cobra.Command, sw *sweep.Sweep, o planOptions, t *planTally, tokens float64) error {
 	indices := sw.ShardIndices(0, 1)
 	workers := o.workers
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	prog := newProgress(cmd.ErrOrStderr(), o.quiet, len(indices), 0)
-	rows := make([]output.SummaryRow, 0, len(indices))
-	// RunLent: the rows are copies; pr is not kept past the call.
-	err := sw.RunLent(cmd.Context(), indices, workers, func(pr sweep.PointResult) error {
-		row := report.Point(pr)
-		rows = append(rows, row)
-		if pr.Outcome == sweep.Failed {
-			failed[row.Name] = true
+	t.rows = slices.Grow(t.rows, len(indices))
+	cut := o.out == ""
+	// (the first sweep, which no cutoff would otherwise reach: sampled first)
+	first := len(t.rows) == 0 && t.ruled == 0
+	for _, phase := range planPhases(indices, cut && first) {
+		if cut {
+			sw.SetCutoff(planCutoff(t, tokens, o))
 		}
-		prog.update(pr.Outcome, row)
-		return nil
-	})
-	prog.finish()
-	if err != nil {
-		if cmd.Context().Err() != nil {
-			return nil, &exitError{exitInterrupted, fmt.Errorf("plan interrupted; nothing written")}
+		// RunLent: the rows are copies; pr is not kept past the call.
+		err := sw.RunLent(cmd.Context(), phase, workers, func(pr sweep.PointResult) error {
+			if pr.Result != nil && pr.Result.RuledOut {
+				t.ruled++
+				prog.update(pr.Outcome, output.SummaryRow{})
+				return nil
+			}
+			row := report.Point(pr)
+			t.rows = append(t.rows, row)
+			if pr.Outcome == sweep.Failed {
+				t.failed[row.Name] = true
+			}
+			prog.update(pr.Outcome, row)
+			return nil
+		})
+		if err != nil {
+			prog.finish()
+			if cmd.Context().Err() != nil {
+				return &exitError{exitInterrupted, fmt.Errorf("plan interrupted; nothing written")}
+			}
+			return err
 		}
-		return nil, err
 	}
-	return rows, nil
+	prog.finish()
+	return nil
+}
+
+// planSampleStride is the stride of planPhases' sample.
+const planSampleStride = 16
+
+// planPhases cuts the points of plan's first sweep (indices, in the sweep's
+// order) into the phases planRun runs them in, the cutoff made from the
+// first before the second: with sample, every planSampleStride-th point,
+// spread over the whole search, whose best layouts set a cutoff for the
+// rest; without, all in one.
+//
+// Why only the first sweep: the later ones have the sweeps before them to
+// set their cutoff, and cutting a sweep into runs costs what its points
+// share inside one (a worker's points of one structure re-price one build:
+// sweep.Sweep.Run). Measured (3 alternating runs each, 2026-12-06): the
+// first sweep sampled against none sampled, plan on 512 H100 of
+// mixtral-8x7b −0.25 ± 0.79 s of CPU, qwen3-235b-a22b −0.60 ± 1.24 s,
+// llama3-70b −0.46 ± 0.30 s; every sweep in a sample and two more runs:
+// −1.67 ± 0.88 s, +0.82 ± 0.26 s and −0.17 ± 0.07 s.
+func planPhases(indices []int, sample bool) [][]int {
+	if !sample || len(indices) < 4*planSampleStride {
+		return [][]int{indices}
+	}
+	var first, rest []int
+	for k, i := range indices {
+		if k%planSampleStride == 0 {
+			first = append(first, i)
+		} else {
+			rest = append(rest, i)
+		}
+	}
+	return [][]int{first, rest}
 }
 
 // writePlanSweep saves the sweep file plan ran, with the --set overrides
@@ -1022,6 +1079,10 @@ type planResult struct {
 	why                                 []string // one per proposal
 	excluded                            []string // layouts better on the ranking that were dropped, and why
 	points, simulated, fitting, invalid int
+	// ruled is the fitting points ruled out by their computation alone
+	// (planCutoff), not simulated; with --days or --budget-usd each of
+	// them exceeds a limit too
+	ruled int
 	// failed is the points that failed to simulate (planRun), and
 	// firstFailed the first of them by name with its error
 	failed      int
@@ -1032,10 +1093,13 @@ type planResult struct {
 
 // rankPlan ranks the fitting layouts by days (or cost) to train on tokens
 // and explains what lost; failed names the rows that failed to simulate
-// (planRun), which are counted apart from the invalid combinations.
-func rankPlan(rows []output.SummaryRow, failed map[string]bool, tokens float64, o planOptions) planResult {
+// (planRun), which are counted apart from the invalid combinations, and
+// ruled counts the fitting points ruled out by their computation, which
+// have no row (planCutoff says why none of them can be proposed).
+func rankPlan(rows []output.SummaryRow, failed map[string]bool, ruled int, tokens float64, o planOptions) planResult {
 	var res planResult
-	res.points = len(rows)
+	res.points = len(rows) + ruled
+	res.ruled = ruled
 	var fit, tooBig, over []planRow
 	for _, r := range rows {
 		switch {
@@ -1099,6 +1163,10 @@ func rankPlan(rows []output.SummaryRow, failed map[string]bool, tokens float64, 
 	for i, p := range res.proposals {
 		res.why = append(res.why, planWhy(i, p, res.proposals, o.by))
 	}
+	nOver := len(over)
+	if o.days > 0 || o.budgetUSD > 0 {
+		nOver += ruled // (over a limit: planCutoff)
+	}
 	if len(over) > 0 && (len(fit) == 0 || better(over[0], fit[0]) < 0) {
 		limit := []string{}
 		if o.days > 0 {
@@ -1108,7 +1176,7 @@ func rankPlan(rows []output.SummaryRow, failed map[string]bool, tokens float64, 
 			limit = append(limit, numfmt.USD(o.budgetUSD))
 		}
 		res.excluded = append(res.excluded, fmt.Sprintf("%d layouts exceed %s; the best of them, %s %s, takes %s days and %s",
-			len(over), strings.Join(limit, " / "), over[0].GPU, over[0].layout(), numfmt.Sig(over[0].Days), numfmt.USD(over[0].CostUSD)))
+			nOver, strings.Join(limit, " / "), over[0].GPU, over[0].layout(), numfmt.Sig(over[0].Days), numfmt.USD(over[0].CostUSD)))
 	}
 	if len(tooBig) > 0 {
 		slices.SortFunc(tooBig, func(a, b planRow) int {
@@ -1157,9 +1225,13 @@ func planWhy(i int, p planRow, all []planRow, by string) string {
 }
 
 func (res planResult) print(w io.Writer, o planOptions, tokens float64) {
-	fmt.Fprintf(w, "%s on %s GPUs (%s), %s tokens, seq %s, global batch %s: %s points, %s simulated and fitting\n",
+	fmt.Fprintf(w, "%s on %s GPUs (%s), %s tokens, seq %s, global batch %s: %s points, %s simulated and fitting",
 		o.model, numfmt.Grouped(float64(o.numGPUs)), strings.Join(o.gpus, ", "), o.tokens, numfmt.Grouped(float64(o.seq)),
 		numfmt.Grouped(float64(o.globalBatch)), numfmt.Grouped(float64(res.points)), numfmt.Grouped(float64(res.simulated)))
+	if res.ruled > 0 {
+		fmt.Fprintf(w, ", %s more fitting but not played to the end: slower than the best %d found before them", numfmt.Grouped(float64(res.ruled)), o.top)
+	}
+	fmt.Fprintln(w)
 	if res.rounded > 0 {
 		batch := o.globalBatch
 		if res.raised != nil {
@@ -1209,7 +1281,7 @@ func (res planResult) json(o planOptions, tokens float64) map[string]any {
 	}
 	out := map[string]any{
 		"model": o.model, "gpus": o.gpus, "num_gpus": o.numGPUs, "tokens": tokens, "seq_len": o.seq,
-		"global_batch": o.globalBatch, "by": o.by, "points": res.points, "simulated": res.simulated, "failed": res.failed,
+		"global_batch": o.globalBatch, "by": o.by, "points": res.points, "simulated": res.simulated, "ruled_out": res.ruled, "failed": res.failed,
 		"proposals": props, "not_proposed": res.excluded,
 	}
 	// Only when raised, so that the answer for a batch of about 4M tokens
@@ -1227,3 +1299,45 @@ func (res planResult) json(o planOptions, tokens float64) map[string]any {
 // gibOf is a byte count of summary.arrow in GiB, rounded to 10⁻⁹ GiB (about
 // one byte, the precision of the column) so that 79.11 GiB prints as 79.11.
 func gibOf(b int64) float64 { return math.Round(float64(b)/(1<<30)*1e9) / 1e9 }
+
+// planCutoff is the step-time cutoff (sweep.Sweep.SetCutoff) for the
+// points plan runs after those t holds (planRun's phases): the step
+// time above which a point would rank below the --top-th proposal so far
+// (days, or cost with --by cost, to train on tokens), so that it cannot be
+// proposed (later points only push that proposal down), with a margin of
+// 10⁻⁹ so no tie is cut. With --days or --budget-usd the cutoff is also
+// no lower than the step that exceeds a limit, so every point ruled out
+// is over a limit too and the count of those stays exact. Nil (no
+// cutoff) until --top proposals are known. The phases run one after
+// another, so each one's cutoff, and so which points it rules out, does
+// not depend on the workers' timing: the answer and the counts are the
+// same on any number of workers.
+func planCutoff(t *planTally, tokens float64, o planOptions) func(*scenario.Plan) float64 {
+	res := rankPlan(t.rows, t.failed, t.ruled, tokens, o)
+	if len(res.proposals) < o.top {
+		return nil
+	}
+	last := res.proposals[o.top-1]
+	return func(s *scenario.Plan) float64 {
+		steps := tokens / (float64(s.Training.GlobalBatch) * float64(s.Training.SeqLen)) // to train on tokens
+		usdPerS := s.GPUHourUSD() * float64(s.GPUs()) / 3600                             // per second of a step (summarise's cost)
+		step := last.Days * 86400 / steps
+		if o.by == "cost" {
+			step = last.CostUSD / (steps * usdPerS)
+		}
+		limit := math.Inf(1)
+		if o.days > 0 {
+			limit = min(limit, o.days*86400/steps)
+		}
+		if o.budgetUSD > 0 {
+			limit = min(limit, o.budgetUSD/(steps*usdPerS))
+		}
+		if !math.IsInf(limit, 1) {
+			step = max(step, limit)
+		}
+		if !(step > 0) || math.IsInf(step, 1) {
+			return 0 // (no cutoff)
+		}
+		return step * (1 + 1e-9)
+	}
+}

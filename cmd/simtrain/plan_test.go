@@ -651,8 +651,11 @@ func TestPlanCountsFailedApart(t *testing.T) {
 		t.Errorf("within the budget: failed %v\n%s", all["failed"], notProposed(all))
 	}
 	failed, _ := tight["failed"].(float64)
-	if failed < 100 || all["simulated"].(float64)-tight["simulated"].(float64) != failed {
-		t.Errorf("--max-tasks 2e4: %v failed, simulated %v against %v", tight["failed"], tight["simulated"], all["simulated"])
+	// (simulated or ruled out by the cutoff: which of them a point is
+	// depends on the points before it, the failed ones among them)
+	evaluated := func(got map[string]any) float64 { return got["simulated"].(float64) + got["ruled_out"].(float64) }
+	if failed < 100 || evaluated(all)-evaluated(tight) != failed {
+		t.Errorf("--max-tasks 2e4: %v failed, simulated or ruled out %v against %v", tight["failed"], evaluated(tight), evaluated(all))
 	}
 	n := notProposed(tight)
 	if want := fmt.Sprintf("%d layouts were not simulated, so a better one may be among them; the first, h100-sxm tp", int(failed)); !strings.Contains(n, want) ||
@@ -669,5 +672,59 @@ func TestPlanCountsFailedApart(t *testing.T) {
 	}
 	if a, b := invalid(notProposed(all)), invalid(notProposed(tight)); a == "" || a != b {
 		t.Errorf("invalid combinations: %q within the budget, %q over it", a, b)
+	}
+}
+
+// TestPlanCutoffKeepsTheAnswer: the cutoff plan rules points out by
+// (planCutoff: not played to the end once slower than the best --top found
+// before them) changes nothing of the answer: the proposals, their figures
+// and why, and what was not proposed (the counts over --days and
+// --budget-usd included) are those of the plan that plays every point
+// (--out keeps every row, so it cuts nothing); and the counts do not depend
+// on the workers.
+func TestPlanCutoffKeepsTheAnswer(t *testing.T) {
+	for _, c := range [][]string{
+		{"--model", "llama3-8b", "--gpus", "16", "--tokens", "1T"},
+		{"--model", "llama3-8b", "--gpus", "16", "--tokens", "1T", "--by", "cost", "--top", "3"},
+		// limits that bind: the best takes 12.1 days and $13,852
+		{"--model", "mixtral-8x7b", "--gpus", "16", "--tokens", "100B", "--days", "13", "--budget-usd", "14500", "--top", "2"},
+	} {
+		plan := func(extra ...string) (map[string]any, string) {
+			args := append(append([]string{"plan", "--gpu", "h100-sxm", "--quiet", "--format", "json"}, c...), extra...)
+			stdout, stderr, err := runCLI(t, args...)
+			if err != nil {
+				t.Fatalf("%v: %v\n%s", c, err, stderr)
+			}
+			var got map[string]any
+			if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+				t.Fatal(err)
+			}
+			return got, stdout
+		}
+		cut, cutJSON := plan()
+		_, oneJSON := plan("--workers", "1")
+		whole, _ := plan("--out", t.TempDir())
+		if cutJSON != oneJSON {
+			t.Errorf("%v: on one worker the answer differs:\n%s\n%s", c, cutJSON, oneJSON)
+		}
+		ruled := cut["ruled_out"].(float64)
+		if ruled == 0 || whole["ruled_out"].(float64) != 0 || cut["simulated"].(float64)+ruled != whole["simulated"].(float64) {
+			t.Errorf("%v: %v simulated and %v ruled out with the cutoff, %v and %v without", c, cut["simulated"], ruled, whole["simulated"], whole["ruled_out"])
+		}
+		for _, k := range []string{"simulated", "ruled_out"} {
+			delete(cut, k)
+			delete(whole, k)
+		}
+		for _, p := range whole["proposals"].([]any) {
+			delete(p.(map[string]any), "run_id") // (the same either way; kept out only to print less)
+		}
+		for _, p := range cut["proposals"].([]any) {
+			delete(p.(map[string]any), "run_id")
+		}
+		if !reflect.DeepEqual(cut, whole) {
+			a, _ := json.MarshalIndent(cut, "", " ")
+			b, _ := json.MarshalIndent(whole, "", " ")
+			t.Errorf("%v: the cutoff changed the answer:\n%s\nagainst\n%s", c, a, b)
+		}
 	}
 }
