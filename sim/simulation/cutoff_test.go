@@ -141,3 +141,18 @@ func TestCheckHoldsComputeSerial(t *testing.T) {
 		t.Error("Check passes a compute task off the compute stream")
 	}
 }
+
+// TestCutoffNotUnderVariability: with sim.variability a step's time is its
+// played time plus the slowest rank's draw, which may be below it (every
+// rank drawn faster than its median), so no bound on the played step
+// bounds it: a cutoff is not applied, the figures are the same.
+func TestCutoffNotUnderVariability(t *testing.T) {
+	s := parseWith(t, variable, "cluster.nodes", "1")
+	for _, figuresOnly := range []bool{true, false} {
+		want := mustRun(t, s, Options{FiguresOnly: figuresOnly})
+		got := mustRun(t, s, Options{FiguresOnly: figuresOnly, StepCutoffS: 1e-300})
+		if got.RuledOut || !sameFigures(got, want) {
+			t.Errorf("figures only %v: ruled out %v, step %v against %v", figuresOnly, got.RuledOut, got.StepTimeS, want.StepTimeS)
+		}
+	}
+}

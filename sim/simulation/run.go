@@ -186,8 +186,12 @@ type Options struct {
 	// layouts, once it holds enough better ones): Run then builds the
 	// step, and where the computation of one stage's rank alone
 	// (parallel.ComputeBound, a lower bound on the step time) exceeds it,
-	// returns without playing it, RuledOut set. A point whose bound does
-	// not exceed it is played as without the cutoff, to the same figures.
+	// returns without playing it, RuledOut set; a whole play stops once
+	// its clock passes the cutoff with computation left
+	// (parallel.Executor.RunBefore), RuledOut set too. A point under the
+	// cutoff is played as without it, to the same figures. Not applied
+	// under sim.variability, whose draws may take a step below its
+	// played time (a rank drawn faster than its median).
 	StepCutoffS float64
 	// EmitEveryLayer builds the programs with every layer emitted, none
 	// copied (parallel.StepConfig.EmitEveryLayer): for tests that hold the
@@ -475,7 +479,8 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 	if err := ctx.Err(); err != nil {
 		return nil, nil, nil, false, err
 	}
-	if opt.StepCutoffS > 0 && from == nil && res.SteadyPlays == 0 {
+	cutoff := opt.StepCutoffS > 0 && s.VariabilityModel().Distribution == "none"
+	if cutoff && from == nil && res.SteadyPlays == 0 {
 		// The first build of the step: ruled out before any play when
 		// its computation alone is over the cutoff.
 		if b := parallel.ComputeBound(progs, steady).Seconds() / float64(s.Sim.Steps); b > opt.StepCutoffS {
@@ -548,7 +553,7 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 	case steady != nil:
 		x.CountEvents()
 		err = x.Run()
-	case opt.StepCutoffS > 0:
+	case cutoff:
 		// The whole step, given up once its clock passes the cutoff
 		// with its computation unfinished (its step is then longer).
 		deadline := cutoffDeadline(opt.StepCutoffS, s.Sim.Steps)
@@ -1917,10 +1922,15 @@ func (r *Result) instanceRecords(i int, recs []TaskRecord, buf *instanceTimes) [
 // ends no earlier than it starts, sends and receives pair up with equal
 // bytes and times, and the step is no shorter than the compute critical path.
 // With a host thread, it issues the tasks one at a time in program order,
-// after the GPU tasks it waits for, and no task starts before its issue.
-// It checks the ranks whose times the run kept (Options.KeepRanks), and a
-// send against its receive where both were.
+// after the GPU tasks it waits for, and no task starts before its issue;
+// compute runs on the compute stream, no task shorter than its priced Dur
+// (what parallel.ComputeBound rests on). It checks the ranks whose times the run kept (Options.KeepRanks), and a
+// send against its receive where both were; on a RuledOut result, which
+// played nothing to check, it reports so.
 func (r *Result) Check() error {
+	if r.RuledOut {
+		return errors.New("simulation: the step was ruled out by its cutoff, not played (Options.StepCutoffS)")
+	}
 	x := r.exec
 	var start, end, issued, ps, pe []engine.Time
 	for i := 0; i < x.Instances(); i++ {
