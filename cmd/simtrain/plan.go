@@ -1079,9 +1079,8 @@ type planResult struct {
 	why                                 []string // one per proposal
 	excluded                            []string // layouts better on the ranking that were dropped, and why
 	points, simulated, fitting, invalid int
-	// ruled is the fitting points ruled out by their computation alone
-	// (planCutoff), not simulated; with --days or --budget-usd each of
-	// them exceeds a limit too
+	// ruled is the fitting points not played to the end (planCutoff):
+	// slower than the --top-th proposal before them
 	ruled int
 	// failed is the points that failed to simulate (planRun), and
 	// firstFailed the first of them by name with its error
@@ -1094,8 +1093,8 @@ type planResult struct {
 // rankPlan ranks the fitting layouts by days (or cost) to train on tokens
 // and explains what lost; failed names the rows that failed to simulate
 // (planRun), which are counted apart from the invalid combinations, and
-// ruled counts the fitting points ruled out by their computation, which
-// have no row (planCutoff says why none of them can be proposed).
+// ruled counts the fitting points not played to the end, which have no
+// row (planCutoff says why none of them can be proposed).
 func rankPlan(rows []output.SummaryRow, failed map[string]bool, ruled int, tokens float64, o planOptions) planResult {
 	var res planResult
 	res.points = len(rows) + ruled
@@ -1163,10 +1162,6 @@ func rankPlan(rows []output.SummaryRow, failed map[string]bool, ruled int, token
 	for i, p := range res.proposals {
 		res.why = append(res.why, planWhy(i, p, res.proposals, o.by))
 	}
-	nOver := len(over)
-	if o.days > 0 || o.budgetUSD > 0 {
-		nOver += ruled // (over a limit: planCutoff)
-	}
 	if len(over) > 0 && (len(fit) == 0 || better(over[0], fit[0]) < 0) {
 		limit := []string{}
 		if o.days > 0 {
@@ -1175,8 +1170,15 @@ func rankPlan(rows []output.SummaryRow, failed map[string]bool, ruled int, token
 		if o.budgetUSD > 0 {
 			limit = append(limit, numfmt.USD(o.budgetUSD))
 		}
-		res.excluded = append(res.excluded, fmt.Sprintf("%d layouts exceed %s; the best of them, %s %s, takes %s days and %s",
-			nOver, strings.Join(limit, " / "), over[0].GPU, over[0].layout(), numfmt.Sig(over[0].Days), numfmt.USD(over[0].CostUSD)))
+		// (A point not played to the end is slower than the --top-th
+		// proposal, so it may or may not be over a limit, but it is
+		// never the best of them: over[0] is better than fit[0].)
+		some := ""
+		if ruled > 0 {
+			some = fmt.Sprintf(" (and perhaps some of the %d not played to the end)", ruled)
+		}
+		res.excluded = append(res.excluded, fmt.Sprintf("%d layouts exceed %s%s; the best of them, %s %s, takes %s days and %s",
+			len(over), strings.Join(limit, " / "), some, over[0].GPU, over[0].layout(), numfmt.Sig(over[0].Days), numfmt.USD(over[0].CostUSD)))
 	}
 	if len(tooBig) > 0 {
 		slices.SortFunc(tooBig, func(a, b planRow) int {
@@ -1305,9 +1307,9 @@ func gibOf(b int64) float64 { return math.Round(float64(b)/(1<<30)*1e9) / 1e9 }
 // time above which a point would rank below the --top-th proposal so far
 // (days, or cost with --by cost, to train on tokens), so that it cannot be
 // proposed (later points only push that proposal down), with a margin of
-// 10⁻⁹ so no tie is cut. With --days or --budget-usd the cutoff is also
-// no lower than the step that exceeds a limit, so every point ruled out
-// is over a limit too and the count of those stays exact. Nil (no
+// 10⁻⁹ so no tie is cut. (With --days or --budget-usd the proposals are
+// the layouts within the limits, and a point cut may or may not be over
+// them: rankPlan says so where it counts those that are.) Nil (no
 // cutoff) until --top proposals are known. The phases run one after
 // another, so each one's cutoff, and so which points it rules out, does
 // not depend on the workers' timing: the answer and the counts are the
@@ -1324,16 +1326,6 @@ func planCutoff(t *planTally, tokens float64, o planOptions) func(*scenario.Plan
 		step := last.Days * 86400 / steps
 		if o.by == "cost" {
 			step = last.CostUSD / (steps * usdPerS)
-		}
-		limit := math.Inf(1)
-		if o.days > 0 {
-			limit = min(limit, o.days*86400/steps)
-		}
-		if o.budgetUSD > 0 {
-			limit = min(limit, o.budgetUSD/(steps*usdPerS))
-		}
-		if !math.IsInf(limit, 1) {
-			step = max(step, limit)
 		}
 		if !(step > 0) || math.IsInf(step, 1) {
 			return 0 // (no cutoff)

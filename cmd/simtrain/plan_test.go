@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/simtrain/simtrain/sim/output"
 	"github.com/simtrain/simtrain/sim/parallel"
 	"github.com/simtrain/simtrain/sim/pipeline"
 	"github.com/simtrain/simtrain/sim/workload"
@@ -681,7 +682,9 @@ func TestPlanCountsFailedApart(t *testing.T) {
 // and why, and what was not proposed (the counts over --days and
 // --budget-usd included) are those of the plan that plays every point
 // (--out keeps every row, so it cuts nothing); and the counts do not depend
-// on the workers.
+// on the workers. With limits a point cut may be over them, which the
+// count of those says ("and perhaps some of the N not played to the
+// end"); the count itself is of the layouts played.
 func TestPlanCutoffKeepsTheAnswer(t *testing.T) {
 	for _, c := range [][]string{
 		{"--model", "llama3-8b", "--gpus", "16", "--tokens", "1T"},
@@ -725,6 +728,31 @@ func TestPlanCutoffKeepsTheAnswer(t *testing.T) {
 			a, _ := json.MarshalIndent(cut, "", " ")
 			b, _ := json.MarshalIndent(whole, "", " ")
 			t.Errorf("%v: the cutoff changed the answer:\n%s\nagainst\n%s", c, a, b)
+		}
+	}
+}
+
+// TestRankPlanOverLimitsWithCut: the line that counts the layouts over
+// --budget-usd counts those played, and where points were not played to
+// the end says that some of them may be over too; its best layout is a
+// played one (one not played to the end is never better than the
+// proposals).
+func TestRankPlanOverLimitsWithCut(t *testing.T) {
+	row := func(name, gpu string, step, usd float64) output.SummaryRow {
+		return output.SummaryRow{Name: name, GPU: gpu, StepTimeS: step, CostUSDPerStep: usd, Fits: true, GlobalBatch: 1, SeqLen: 1, TP: 1, PP: 1, DP: 8, MicroBatch: 1, Zero: 1}
+	}
+	rows := []output.SummaryRow{row("a", "b200", 1, 100), row("b", "h100-sxm", 2, 10)}
+	o := planOptions{by: "days", top: 1, budgetUSD: 50}
+	for _, c := range []struct {
+		ruled int
+		want  string
+	}{
+		{0, "1 layouts exceed $50.0; the best of them, b200 tp1 pp1 dp8 mb1 zero1"},
+		{3, "1 layouts exceed $50.0 (and perhaps some of the 3 not played to the end); the best of them, b200 tp1 pp1 dp8 mb1 zero1"},
+	} {
+		res := rankPlan(rows, map[string]bool{}, c.ruled, 1, o)
+		if len(res.proposals) != 1 || res.proposals[0].Name != "b" || res.points != 2+c.ruled || len(res.excluded) == 0 || !strings.HasPrefix(res.excluded[0], c.want) {
+			t.Errorf("%d not played: proposals %d, points %d, not proposed %q, want %q", c.ruled, len(res.proposals), res.points, res.excluded, c.want)
 		}
 	}
 }
