@@ -70,14 +70,94 @@ func (x *Executor) RunBefore(deadline engine.Time, resumed bool) (ended bool, er
 		x.armSkip()
 	}
 	if x.full == nil {
+		x.armCut(deadline)
 		x.eng.RunUntil(deadline)
-		if x.eng.Err() == nil && x.interrupted == nil && x.computeLeft() {
+		if x.eng.Err() == nil && x.interrupted == nil && (x.cut.over || x.computeLeft()) {
 			return false, nil
 		}
+		x.cut = nil
 	}
 	x.eng.Run()
 	x.settle()
 	return true, x.ended()
+}
+
+// cutState is RunBefore's running bound on the step's end: per instance,
+// the compute not yet ended (rest), found by walking its compute tasks in
+// program order (at: the first not seen ended), which the compute stream
+// ends in that order.
+type cutState struct {
+	deadline engine.Time
+	at       []int
+	rest     []engine.Time
+	over     bool // the bound passed the deadline: the play was stopped
+}
+
+// cutEvery is how many task ends apart poll checks the bound (checkCut):
+// cutEveryDefault, or what SetCutEvery set.
+var cutEvery = cutEveryDefault
+
+// cutEveryDefault: a check walks each stage's compute ended since the last
+// one and compares pp sums, far less than 512 task ends cost.
+const cutEveryDefault = 512
+
+// SetCutEvery sets how many task ends apart RunBefore checks its bound (n
+// ≥ 1; 0: the default) and returns the previous setting, for tests that
+// check it at every end. Not safe while a play runs.
+func SetCutEvery(n int) int {
+	old := cutEvery
+	if n < 1 {
+		n = cutEveryDefault
+	}
+	cutEvery = n
+	return old
+}
+
+// armCut starts RunBefore's check: each instance's compute at first, and
+// a poll within cutEvery task ends.
+func (x *Executor) armCut(deadline engine.Time) {
+	c := &cutState{deadline: deadline, at: make([]int, len(x.inst)), rest: make([]engine.Time, len(x.inst))}
+	for i := range x.inst {
+		c.rest[i] = computeSum(x.inst[i].prog.Tasks)
+	}
+	x.cut = c
+	x.pollAt = min(x.pollAt, x.done+cutEvery)
+}
+
+// checkCut stops the play (cut.over) once some instance's step provably
+// ends after the deadline: the compute it has not ended, beyond a task now
+// running, runs one task at a time from now on and none faster than
+// priced, so the instance's last compute task ends at now + that or later.
+// This tightens the bound by the idle time the play has shown so far
+// (exposed communication, pipeline bubbles), so a slow layout stops well
+// before its clock reaches the deadline.
+func (x *Executor) checkCut(c *cutState) {
+	now := x.eng.Now()
+	for i := range x.inst {
+		in := &x.inst[i]
+		tasks := in.prog.Tasks
+		k, rest := c.at[i], c.rest[i]
+		for ; k < len(tasks); k++ {
+			t := &tasks[k]
+			if !t.Kind.IsCompute() {
+				continue
+			}
+			if x.lazy && in.prog.Hosted && k >= int(in.hostNext) || in.state[k].end == 0 {
+				break // (a record past the host thread is not read: not issued, not ended)
+			}
+			rest -= max(t.Dur, 0)
+		}
+		c.at[i], c.rest[i] = k, rest
+		left := rest
+		if k < len(tasks) && int32(k) == in.cur {
+			left -= max(tasks[k].Dur, 0) // running: part of it may be done
+		}
+		if now.Add(left) > c.deadline {
+			c.over = true
+			x.eng.Stop()
+			return
+		}
+	}
 }
 
 // computeLeft reports whether some instance's last compute task has not

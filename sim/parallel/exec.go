@@ -52,6 +52,7 @@ type Executor struct {
 	// count moved on elsewhere (Resume) only calls poll once more.
 	pollAt int
 	skip   *skipState // Run's per-layer skip (skip.go); nil: none
+	cut    *cutState  // RunBefore's check of the step's end against its deadline (bound.go); nil: none
 	// watchLeft is how many watched tasks (instance.watch) have not ended.
 	watchLeft int
 	refusal   string // why replication was refused (steady.go, Refusal)
@@ -127,6 +128,10 @@ func (x *Executor) poll() {
 		if sk.at > x.done {
 			x.pollAt = min(x.pollAt, sk.at)
 		}
+	}
+	if c := x.cut; c != nil {
+		x.checkCut(c)
+		x.pollAt = min(x.pollAt, x.done+cutEvery)
 	}
 }
 

@@ -31,7 +31,10 @@ func TestComputeBoundBelowStepTime(t *testing.T) {
 		t.Fatalf("%d scenario files", len(files))
 	}
 	ctx := context.Background()
-	shortened, tight, stopped := 0, 0, 0
+	// The running bound checked at every task end, not every 512th, so
+	// that a bound too high anywhere in a play stops a step at the cutoff.
+	defer parallel.SetCutEvery(parallel.SetCutEvery(1))
+	shortened, tight, stopped, nearStopped := 0, 0, 0, 0
 	for _, f := range files {
 		s, err := scenario.Load(f)
 		if err != nil {
@@ -89,6 +92,20 @@ func TestComputeBoundBelowStepTime(t *testing.T) {
 			case !sameFigures(mid, full):
 				t.Fatalf("%s: a cutoff between bound and step changed the figures: step %v against %v", name, mid.StepTimeS, full.StepTimeS)
 			}
+			// A nanosecond or so below the step: stopped on the way (the
+			// running bound, Executor.checkCut, or the clock), or, where
+			// the step ends on a task after its last compute, played to
+			// the same figures; a cutoff at the step never stops it
+			// (above).
+			near, err := Run(ctx, s, Options{FiguresOnly: figuresOnly, StepCutoffS: full.StepTimeS * (1 - 1e-9)})
+			switch {
+			case err != nil:
+				t.Fatalf("%s: %v", name, err)
+			case near.RuledOut:
+				nearStopped++
+			case !sameFigures(near, full):
+				t.Fatalf("%s: a cutoff just below the step changed the figures: step %v against %v", name, near.StepTimeS, full.StepTimeS)
+			}
 			// Just below the bound: ruled out.
 			below, err := Run(ctx, s, Options{FiguresOnly: figuresOnly, StepCutoffS: out.StepBoundS * (1 - 1e-9)})
 			if err != nil || !below.RuledOut {
@@ -96,7 +113,7 @@ func TestComputeBoundBelowStepTime(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d scenarios; %d first builds shortened; the bound above 80%% of the step on %d runs; %d runs stopped between bound and step", len(files), shortened, tight, stopped)
+	t.Logf("%d scenarios; %d first builds shortened; the bound above 80%% of the step on %d runs; %d runs stopped between bound and step, %d just below the step", len(files), shortened, tight, stopped, nearStopped)
 	if stopped == 0 {
 		t.Error("no play stopped at its cutoff: Executor.RunBefore's stop is untested")
 	}
