@@ -111,13 +111,14 @@ type Result struct {
 	// last failed shortened play instead of playing them again
 	// (parallel.Fork): counted in PlayedTasks once, not in FailedTasks.
 	ResumedTasks int
-	// RuledOut says the step was built but not played: its computation
-	// alone (StepBoundS) exceeds Options.StepCutoffS. Only the scenario,
-	// the memory figures and StepBoundS are then set.
+	// RuledOut says the step was not played to its end: its computation
+	// alone, or its play so far, showed that it ends after
+	// Options.StepCutoffS. Only the scenario, the memory figures and
+	// StepBoundS are then set.
 	RuledOut bool
 	// StepBoundS is, for a RuledOut result, a lower bound on its step
 	// time: the most compute one stage's rank holds per step
-	// (parallel.ComputeBound).
+	// (parallel.ComputeBound), or the cutoff its play showed it passes.
 	StepBoundS float64
 
 	Cluster *topology.Cluster
@@ -187,7 +188,7 @@ type Options struct {
 	// step, and where the computation of one stage's rank alone
 	// (parallel.ComputeBound, a lower bound on the step time) exceeds it,
 	// returns without playing it, RuledOut set; a whole play stops once
-	// its clock passes the cutoff with computation left
+	// the compute some rank has left cannot end by the cutoff
 	// (parallel.Executor.RunBefore), RuledOut set too. A point under the
 	// cutoff is played as without it, to the same figures. Not applied
 	// under sim.variability, whose draws may take a step below its
@@ -433,14 +434,14 @@ func cutoffDeadline(cutoff float64, steps int) engine.Time {
 	return engine.Time(ns)
 }
 
-// errRuledOut is play's report that the step it built is ruled out
-// (Options.StepCutoffS), its bound in the Result's StepBoundS.
-var errRuledOut = errors.New("simulation: the step's computation exceeds the cutoff")
+// errRuledOut is play's report that the step it built ends after the
+// cutoff (Options.StepCutoffS), its bound in the Result's StepBoundS.
+var errRuledOut = errors.New("simulation: the step ends after the cutoff")
 
-// ruledOut is Run's Result for a step ruled out by its bound (play's
-// errRuledOut): res holds the scenario, the memory figures and the bound,
-// nothing played. The build priced its groups without error, so the
-// layout's price tables are published as after a play.
+// ruledOut is Run's Result for a step ruled out (play's errRuledOut): res
+// holds the scenario, the memory figures and the bound, no figure of a
+// play. The build priced its groups without error, so the layout's price
+// tables are published as after a play.
 func ruledOut(s *scenario.Plan, opt Options, res *Result, cl *topology.Cluster, layout *parallel.Layout, tables *priceTables, wall time.Time) *Result {
 	opt.Reuse.publish(cl, layout, tables)
 	*res = Result{Scenario: s, RunID: res.RunID, Cluster: cl, Layout: layout, Steps: res.Steps[:0], RuledOut: true, StepBoundS: res.StepBoundS}
@@ -554,8 +555,8 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 		x.CountEvents()
 		err = x.Run()
 	case cutoff:
-		// The whole step, given up once its clock passes the cutoff
-		// with its computation unfinished (its step is then longer).
+		// The whole step, given up once it cannot end by the cutoff
+		// (its step is then longer).
 		deadline := cutoffDeadline(opt.StepCutoffS, s.Sim.Steps)
 		var ended bool
 		if ended, err = x.RunBefore(deadline, resume()); err == nil && !ended {
@@ -1924,9 +1925,10 @@ func (r *Result) instanceRecords(i int, recs []TaskRecord, buf *instanceTimes) [
 // With a host thread, it issues the tasks one at a time in program order,
 // after the GPU tasks it waits for, and no task starts before its issue;
 // compute runs on the compute stream, no task shorter than its priced Dur
-// (what parallel.ComputeBound rests on). It checks the ranks whose times the run kept (Options.KeepRanks), and a
-// send against its receive where both were; on a RuledOut result, which
-// played nothing to check, it reports so.
+// (what parallel.ComputeBound rests on). It checks the ranks whose times
+// the run kept (Options.KeepRanks), and a send against its receive where
+// both were; on a RuledOut result, which has no play to check, it says
+// so.
 func (r *Result) Check() error {
 	if r.RuledOut {
 		return errors.New("simulation: the step was ruled out by its cutoff, not played (Options.StepCutoffS)")
