@@ -18,18 +18,7 @@ import (
 // one between the bound and the step stops the play on the way or changes
 // no figure, and one below the bound rules the point out unplayed.
 func TestComputeBoundBelowStepTime(t *testing.T) {
-	files, _ := filepath.Glob("../../scenarios/*.yaml")
-	for _, pat := range []string{"../../scenarios/validation/*.yaml", "../../scenarios/holdout/*.yaml"} {
-		m, _ := filepath.Glob(pat)
-		for i := range m {
-			if !testing.Short() || i%3 == 0 {
-				files = append(files, m[i])
-			}
-		}
-	}
-	if len(files) < 30 {
-		t.Fatalf("%d scenario files", len(files))
-	}
+	files := scenarioFiles(t)
 	ctx := context.Background()
 	// The running bound checked at every task end, not every 512th, so
 	// that a bound too high anywhere in a play stops a step at the cutoff.

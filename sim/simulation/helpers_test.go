@@ -2,6 +2,7 @@ package simulation
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -54,4 +55,24 @@ func checkParseErrors(t *testing.T, base []string, cases []parseErrorCase) {
 			t.Errorf("%v: error %v, want %q", c.kv, err, c.want)
 		}
 	}
+}
+
+// scenarioFiles is every bundled scenario and every published run of
+// scenarios/validation and scenarios/holdout (every third of those with
+// -short), failing the test when fewer than 30 are found.
+func scenarioFiles(t *testing.T) []string {
+	t.Helper()
+	files, _ := filepath.Glob("../../scenarios/*.yaml")
+	for _, pat := range []string{"../../scenarios/validation/*.yaml", "../../scenarios/holdout/*.yaml"} {
+		m, _ := filepath.Glob(pat)
+		for i := range m {
+			if !testing.Short() || i%3 == 0 {
+				files = append(files, m[i])
+			}
+		}
+	}
+	if len(files) < 30 {
+		t.Fatalf("%d scenario files", len(files))
+	}
+	return files
 }

@@ -18,15 +18,7 @@ import (
 // instance's Stats equal the walk that reads every task's dependencies and
 // every copy (StatsEveryWait).
 func TestStatsShortcutEqualsEveryWait(t *testing.T) {
-	files, _ := filepath.Glob("../../scenarios/*.yaml")
-	for _, pat := range []string{"../../scenarios/validation/*.yaml", "../../scenarios/holdout/*.yaml"} {
-		m, _ := filepath.Glob(pat)
-		for i := range m {
-			if !testing.Short() || i%3 == 0 {
-				files = append(files, m[i])
-			}
-		}
-	}
+	files := scenarioFiles(t)
 	reuse := new(Reuse)
 	hosted, bound, instances := 0, 0, 0
 	for _, f := range files {

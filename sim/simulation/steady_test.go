@@ -115,18 +115,7 @@ func steadyMatches(t *testing.T, name string, s *scenario.Plan, reuse *Reuse, re
 // with -short) that PlanSteady accepts, the figures of the replicated play equal the full play's,
 // Events included.
 func TestSteadyMatchesFull(t *testing.T) {
-	files, _ := filepath.Glob("../../scenarios/*.yaml")
-	for _, pat := range []string{"../../scenarios/validation/*.yaml", "../../scenarios/holdout/*.yaml"} {
-		m, _ := filepath.Glob(pat)
-		for i := 0; i < len(m); i++ {
-			if !testing.Short() || i%3 == 0 {
-				files = append(files, m[i])
-			}
-		}
-	}
-	if len(files) < 30 {
-		t.Fatalf("%d scenario files", len(files))
-	}
+	files := scenarioFiles(t)
 	reuse := new(Reuse)
 	used, tried, period, stages, saved, resumed, wholeAtOnce := 0, 0, 0, 0, 0, 0, 0
 	for _, f := range files {
