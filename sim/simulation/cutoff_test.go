@@ -2,12 +2,10 @@ package simulation
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/simtrain/simtrain/sim/parallel"
-	"github.com/simtrain/simtrain/sim/scenario"
 )
 
 // TestComputeBoundBelowStepTime holds parallel.ComputeBound, the bound a
@@ -25,12 +23,9 @@ func TestComputeBoundBelowStepTime(t *testing.T) {
 	defer parallel.SetCutEvery(parallel.SetCutEvery(1))
 	shortened, tight, stopped, nearStopped := 0, 0, 0, 0
 	for _, f := range files {
-		s, err := scenario.Load(f)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if s.GPUs() > 4096 && os.Getenv("SIMTRAIN_ALL_SCENARIOS") == "" {
-			continue // the 16k-GPU runs take seconds each
+		s, ok := playable(t, f)
+		if !ok {
+			continue
 		}
 		name := filepath.Base(f)
 		for _, figuresOnly := range []bool{true, false} {
@@ -115,17 +110,7 @@ func TestComputeBoundBelowStepTime(t *testing.T) {
 // Result.Check: every compute task runs on the compute stream, never
 // shorter than its priced Dur.
 func TestCheckHoldsComputeSerial(t *testing.T) {
-	s, err := scenario.Load("../../scenarios/quickstart.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Run(context.Background(), s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := res.Check(); err != nil {
-		t.Fatal(err)
-	}
+	_, res := loadAndRun(t, "../../scenarios/quickstart.yaml")
 	p := res.progs[0]
 	k := -1
 	for i := range p.Tasks {

@@ -57,6 +57,18 @@ func checkParseErrors(t *testing.T, base []string, cases []parseErrorCase) {
 	}
 }
 
+// playable loads scenario file f for the whole-set tests (scenarioFiles),
+// false for a cluster above 4,096 GPUs unless SIMTRAIN_ALL_SCENARIOS is
+// set: the 16k-GPU runs take seconds each.
+func playable(t *testing.T, f string) (*scenario.Plan, bool) {
+	t.Helper()
+	s, err := scenario.Load(f)
+	if err != nil {
+		t.Fatalf("%s: %v", f, err)
+	}
+	return s, s.GPUs() <= 4096 || os.Getenv("SIMTRAIN_ALL_SCENARIOS") != ""
+}
+
 // scenarioFiles is every bundled scenario and every published run of
 // scenarios/validation and scenarios/holdout (every third of those with
 // -short), failing the test when fewer than 30 are found.

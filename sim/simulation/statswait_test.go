@@ -2,11 +2,8 @@ package simulation
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/simtrain/simtrain/sim/scenario"
 )
 
 // Stats skips reading a played hosted compute task's dependencies when the
@@ -22,12 +19,9 @@ func TestStatsShortcutEqualsEveryWait(t *testing.T) {
 	reuse := new(Reuse)
 	hosted, bound, instances := 0, 0, 0
 	for _, f := range files {
-		s, err := scenario.Load(f)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if s.GPUs() > 4096 && os.Getenv("SIMTRAIN_ALL_SCENARIOS") == "" {
-			continue // the 16k-GPU runs take seconds each
+		s, ok := playable(t, f)
+		if !ok {
+			continue
 		}
 		res, err := Run(context.Background(), s, Options{FiguresOnly: true, Reuse: reuse})
 		if err != nil {

@@ -2,7 +2,6 @@ package simulation
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -119,12 +118,9 @@ func TestSteadyMatchesFull(t *testing.T) {
 	reuse := new(Reuse)
 	used, tried, period, stages, saved, resumed, wholeAtOnce := 0, 0, 0, 0, 0, 0, 0
 	for _, f := range files {
-		s, err := scenario.Load(f)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if s.GPUs() > 4096 && os.Getenv("SIMTRAIN_ALL_SCENARIOS") == "" {
-			continue // the 16k-GPU runs take seconds each, played whole
+		s, ok := playable(t, f)
+		if !ok {
+			continue // (played whole)
 		}
 		layout, err := s.NewLayout()
 		if err != nil {
