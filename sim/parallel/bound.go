@@ -51,10 +51,10 @@ func computeSum(tasks []Task) engine.Time {
 	return sum
 }
 
-// RunBefore is Run (or, resumed, RunResumed) that gives up once the clock
-// passes deadline with the step's computation unfinished: some rank's last
-// compute task has not ended by then, so the step ends after deadline. It
-// then returns false with the play left where it stopped (its figures are
+// RunBefore is Run (or, resumed, RunResumed) that gives up once the step
+// cannot end by deadline: some rank's compute left, counted from now,
+// would end after it (checkCut, every cutEvery task ends), or the clock
+// passes it with some rank's compute unfinished. It then returns false with the play left where it stopped (its figures are
 // not to be read; the executor's storage is set again by the next play).
 // Otherwise it plays on to the end, exactly as Run: the engine keeps the
 // order of events across a pause (engine.RunUntil). Only symmetric mode
@@ -72,7 +72,7 @@ func (x *Executor) RunBefore(deadline engine.Time, resumed bool) (ended bool, er
 	if x.full == nil {
 		x.armCut(deadline)
 		x.eng.RunUntil(deadline)
-		if x.eng.Err() == nil && x.interrupted == nil && (x.cut.over || x.computeLeft()) {
+		if x.eng.Err() == nil && x.interrupted == nil && (x.cut.over || x.computeLeft(x.cut)) {
 			return false, nil
 		}
 		x.cut = nil
@@ -134,22 +134,9 @@ func (x *Executor) armCut(deadline engine.Time) {
 func (x *Executor) checkCut(c *cutState) {
 	now := x.eng.Now()
 	for i := range x.inst {
-		in := &x.inst[i]
-		tasks := in.prog.Tasks
-		k, rest := c.at[i], c.rest[i]
-		for ; k < len(tasks); k++ {
-			t := &tasks[k]
-			if !t.Kind.IsCompute() {
-				continue
-			}
-			if x.lazy && in.prog.Hosted && k >= int(in.hostNext) || in.state[k].end == 0 {
-				break // (a record past the host thread is not read: not issued, not ended)
-			}
-			rest -= max(t.Dur, 0)
-		}
-		c.at[i], c.rest[i] = k, rest
-		left := rest
-		if k < len(tasks) && int32(k) == in.cur {
+		k := x.advanceCut(c, i)
+		left := c.rest[i]
+		if tasks := x.inst[i].prog.Tasks; k < len(tasks) && int32(k) == x.inst[i].cur {
 			left -= max(tasks[k].Dur, 0) // running: part of it may be done
 		}
 		if now.Add(left) > c.deadline {
@@ -160,25 +147,34 @@ func (x *Executor) checkCut(c *cutState) {
 	}
 }
 
-// computeLeft reports whether some instance's last compute task has not
-// ended (symmetric mode). Compute tasks run one at a time in program order
-// on the compute stream, so the last one ends last; a record past the host
-// thread (lazy state: symBuffers) is not read, its task not yet issued.
-func (x *Executor) computeLeft() bool {
-	for i := range x.inst {
-		in := &x.inst[i]
-		tasks := in.prog.Tasks
-		last := len(tasks) - 1
-		for last >= 0 && !tasks[last].Kind.IsCompute() {
-			last--
-		}
-		if last < 0 {
+// advanceCut moves instance i's place in c past the compute tasks that have
+// ended since (c.at: the first compute task not ended, or the program's
+// end), taking their Dur off c.rest, and returns it. The compute stream
+// ends them in program order; a record past the host thread (lazy state:
+// symBuffers) is not read, its task not yet issued.
+func (x *Executor) advanceCut(c *cutState, i int) int {
+	in := &x.inst[i]
+	tasks := in.prog.Tasks
+	k, rest := c.at[i], c.rest[i]
+	for ; k < len(tasks); k++ {
+		t := &tasks[k]
+		if !t.Kind.IsCompute() {
 			continue
 		}
-		if x.lazy && in.prog.Hosted && last >= int(in.hostNext) {
-			return true
+		if x.lazy && in.prog.Hosted && k >= int(in.hostNext) || in.state[k].end == 0 {
+			break
 		}
-		if in.state[last].end == 0 {
+		rest -= max(t.Dur, 0)
+	}
+	c.at[i], c.rest[i] = k, rest
+	return k
+}
+
+// computeLeft reports whether some instance has a compute task not ended
+// (advanceCut stops short of the program's end).
+func (x *Executor) computeLeft(c *cutState) bool {
+	for i := range x.inst {
+		if x.advanceCut(c, i) < len(x.inst[i].prog.Tasks) {
 			return true
 		}
 	}

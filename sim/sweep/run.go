@@ -201,8 +201,8 @@ type Outcome uint8
 
 const (
 	// Simulated: the engine played the point; Result holds its figures
-	// (or, with a cutoff set, Result.RuledOut: built, not played, its
-	// computation alone over the cutoff: Sweep.SetCutoff).
+	// (or, with a cutoff set, Result.RuledOut: not played to its end, its
+	// step shown to be longer than the cutoff: Sweep.SetCutoff).
 	Simulated Outcome = iota
 	// Pruned: the accounting model says it does not fit in memory, so it
 	// was not simulated; Result holds the memory figures, Fits is false.

@@ -67,8 +67,9 @@ func (sw *Sweep) SetPool(p *Pool) { sw.pool = p }
 
 // SetCutoff has every point evaluated from now on built with
 // simulation.Options.StepCutoffS = cutoff(its plan) (0: none): a point
-// whose computation alone is slower is then Simulated with its Result
-// RuledOut, not played. Set it before a Run, not during one.
+// shown to be slower (by its computation alone, or as it plays) is then
+// Simulated with its Result RuledOut, not played to its end. Set it before
+// a Run, not during one.
 func (sw *Sweep) SetCutoff(cutoff func(*scenario.Plan) float64) { sw.cutoff = cutoff }
 
 // Field is one swept field.
