@@ -1,6 +1,10 @@
 package parallel
 
-import "github.com/simtrain/simtrain/sim/engine"
+import (
+	"fmt"
+
+	"github.com/simtrain/simtrain/sim/engine"
+)
 
 // ComputeBound is a lower bound on the simulated time at which the programs'
 // steps end, whatever the play: the most GPU computation any one program
@@ -23,20 +27,66 @@ import "github.com/simtrain/simtrain/sim/engine"
 func ComputeBound(progs []*Program, st *Steady) engine.Time {
 	var most engine.Time
 	for _, p := range progs {
-		if p == nil {
-			continue
+		if p != nil {
+			most = max(most, stageCompute(p, st))
 		}
-		sum := computeSum(p.Tasks)
-		if st != nil && st.Extra > 0 && p.Stage < len(st.stages) {
-			c := st.stages[p.Stage]
-			if c.unit > 0 && c.end < len(p.entries) && c.end >= c.unit {
-				unit := computeSum(p.Tasks[p.entries[c.end-c.unit]:p.entries[c.end]])
-				sum = sum.Add(engine.Time(satMul(int64(unit), int64(st.Extra)))) // (unit ≥ 0, Extra > 0)
-			}
-		}
-		most = max(most, sum)
 	}
 	return most
+}
+
+// stageCompute is ComputeBound's sum for one program p: its compute tasks'
+// Dur, with st set each replicated unit once more per copy (Steady.Extra).
+func stageCompute(p *Program, st *Steady) engine.Time {
+	sum := computeSum(p.Tasks)
+	if st != nil && st.Extra > 0 && p.Stage < len(st.stages) {
+		c := st.stages[p.Stage]
+		if c.unit > 0 && c.end < len(p.entries) && c.end >= c.unit {
+			unit := computeSum(p.Tasks[p.entries[c.end-c.unit]:p.entries[c.end]])
+			sum = sum.Add(engine.Time(satMul(int64(unit), int64(st.Extra)))) // (unit ≥ 0, Extra > 0)
+		}
+	}
+	return sum
+}
+
+// StageCut is a build's cutoff on its stages' computation
+// (StepConfig.StageCut): with On, a stage whose compute, summed as
+// ComputeBound sums a program (Steady: the shortened build's plan, nil for
+// a whole step), is over Limit stops the build. Since ComputeBound is the
+// most of the stages' sums, a build stops exactly when its ComputeBound
+// would be over Limit, at the first stage that shows it.
+//
+// Why: in a search for the best layouts (simtrain plan) most of a ruled-out
+// point's cost was its build, every stage of it built before the bound was
+// taken; a stage over the cutoff rules the point out as well as the whole
+// build does.
+type StageCut struct {
+	On     bool
+	Limit  engine.Time
+	Steady *Steady
+}
+
+// over returns a *ComputeOverError when the cut is on and stage program
+// p's computation is over its limit, else nil.
+func (c *StageCut) over(p *Program) error {
+	if !c.On {
+		return nil
+	}
+	if sum := stageCompute(p, c.Steady); sum > c.Limit {
+		return &ComputeOverError{Stage: p.Stage, Compute: sum}
+	}
+	return nil
+}
+
+// ComputeOverError is BuildAfter's report that a stage's computation is
+// over the build's StageCut: Compute, that stage's sum, is a lower bound on
+// the step (ComputeBound's reasoning), above the cut's Limit.
+type ComputeOverError struct {
+	Stage   int
+	Compute engine.Time
+}
+
+func (e *ComputeOverError) Error() string {
+	return fmt.Sprintf("parallel: stage %d computes for %v, over the build's cutoff", e.Stage, e.Compute)
 }
 
 // computeSum is the sum of the compute tasks' Dur in tasks (negative ones

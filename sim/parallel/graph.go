@@ -1409,6 +1409,12 @@ type StepConfig struct {
 	// 16,384 tasks and between stages); a non-nil error, such as a
 	// cancelled context's, stops Build, which returns it.
 	Interrupt func() error
+	// StageCut, when On, stops the build at the first stage whose
+	// computation is over its Limit (StageCut says how it is counted):
+	// BuildAfter then returns a *ComputeOverError, and the later stages
+	// are not built. For a step that is not to be played when it cannot
+	// end by then (a search's cutoff, sim/simulation Options.StepCutoffS).
+	StageCut StageCut
 	// EmitEveryLayer turns layer copying (layercopy.go) and pass copying
 	// (passcopy.go) off: every layer is emitted block by block. For tests
 	// that hold the copies equal.
@@ -1555,7 +1561,11 @@ func buildAfter(cfg *StepConfig, pr Pricer, from *Fork, reprice bool) ([]*Progra
 		}
 	}
 	if reprice {
-		if progs, ok := cfg.Arena.repriceBuild(cfg, pr, place, shape, b, want); ok {
+		progs, ok, err := cfg.Arena.repriceBuild(cfg, pr, place, shape, b, want)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
 			keep.want = want[:0]
 			keep.build = cfg.Arena.builds
 			keep.keepConfig(cfg, pr)
@@ -1594,6 +1604,9 @@ func buildAfter(cfg *StepConfig, pr Pricer, from *Fork, reprice bool) ([]*Progra
 		}
 		if err := cfg.interrupted(); err != nil {
 			return nil, err
+		}
+		if err := cfg.StageCut.over(b.prog); err != nil {
+			return nil, err // (the arena's last build is not re-priced: BuildAfter)
 		}
 		b.prog.depOff = append(b.prog.depOff, int32(len(b.prog.deps)))
 		if cfg.Arena != nil {

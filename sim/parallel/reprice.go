@@ -243,19 +243,20 @@ func (b *builder) repricePass(r *passMark, at, P, n, theta, mb int32) (copied, h
 // reports false, the arena's programs then half re-priced, when a stage
 // is not the one in place (errRepriceMismatch), or when the builder
 // fails (the fresh build that follows meets the same error and returns
-// it).
-func (a *Arena) repriceBuild(cfg *StepConfig, pr Pricer, place pipeline.Placement, shape pipeline.Shape, b *builder, keepAt []int) (progs []*Program, ok bool) {
+// it). A stage over cfg's StageCut stops it with that error (a fresh
+// build would stop at the same stage: its tasks are the same).
+func (a *Arena) repriceBuild(cfg *StepConfig, pr Pricer, place pipeline.Placement, shape pipeline.Shape, b *builder, keepAt []int) (progs []*Program, ok bool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if r != errRepriceMismatch {
 				panic(r)
 			}
-			progs, ok = nil, false
+			progs, ok, err = nil, false, nil
 		}
 	}()
 	l := cfg.Layout
 	if len(a.progs) < l.PP {
-		return nil, false
+		return nil, false, nil
 	}
 	b.restart(cfg, pr, place, &a.names, a.passMarks)
 	var caches []*blockCache
@@ -268,7 +269,7 @@ func (a *Arena) repriceBuild(cfg *StepConfig, pr Pricer, place pipeline.Placemen
 		}
 		n := len(prog.Tasks)
 		if !prog.keepHot || len(prog.hot) != n || len(prog.depOff) != n+1 || int(prog.depOff[n]) != len(prog.deps) {
-			return nil, false
+			return nil, false, nil
 		}
 		b.reset(s, prog, a.order(cfg.Schedule, shape, s))
 		b.rp = repricing{on: true, n: n, depOff: prog.depOff, deps: prog.deps}
@@ -287,13 +288,16 @@ func (a *Arena) repriceBuild(cfg *StepConfig, pr Pricer, place pipeline.Placemen
 		prog.Tasks, prog.hot, prog.depOff, prog.deps = prog.Tasks[:0], prog.hot[:0], prog.depOff[:0], prog.deps[:0]
 		prog.entries, prog.bands, prog.copies = prog.entries[:0], prog.bands[:0], prog.copies[:0]
 		if err := b.build(); err != nil {
-			return nil, false
+			return nil, false, nil
 		}
 		if err := cfg.interrupted(); err != nil {
-			return nil, false
+			return nil, false, nil
 		}
 		if len(prog.Tasks) != n {
-			return nil, false
+			return nil, false, nil
+		}
+		if err := cfg.StageCut.over(prog); err != nil {
+			return nil, false, err
 		}
 		prog.depOff, prog.deps = b.rp.depOff, b.rp.deps
 		for k, t := range prog.p2p {
@@ -309,7 +313,7 @@ func (a *Arena) repriceBuild(cfg *StepConfig, pr Pricer, place pipeline.Placemen
 			repriceChecks.err.CompareAndSwap(nil, &err)
 		}
 	}
-	return progs, true
+	return progs, true, nil
 }
 
 // ForgetBuild says the arena's last build is not to be re-priced: its

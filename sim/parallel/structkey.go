@@ -67,7 +67,7 @@ func (c *StepConfig) StructureKey() (key uint64, ok bool) {
 // index builds a StructField, ≈ 30 instructions each time).
 var keyFields = func() (f keyFieldTable) {
 	f.config, f.configOff, f.configHash = fieldRoles(reflect.TypeFor[StepConfig](), map[string]fieldRole{
-		"Arena": fieldSkip, "Interrupt": fieldSkip, "LayerParams": fieldSkip,
+		"Arena": fieldSkip, "Interrupt": fieldSkip, "StageCut": fieldSkip, "LayerParams": fieldSkip,
 		"Layout": fieldLayout, "Shape": fieldShape,
 	})
 	f.shape, f.shapeOff, f.shapeHash = fieldRoles(reflect.TypeFor[workload.Shape](), map[string]fieldRole{

@@ -2,9 +2,12 @@ package simulation
 
 import (
 	"context"
+	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"testing"
 
+	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/parallel"
 )
 
@@ -145,5 +148,29 @@ func TestCutoffNotUnderVariability(t *testing.T) {
 		if got.RuledOut || !sameFigures(got, want) {
 			t.Errorf("figures only %v: ruled out %v, step %v against %v", figuresOnly, got.RuledOut, got.StepTimeS, want.StepTimeS)
 		}
+	}
+}
+
+// TestComputeLimit: computeLimit is the most computation whose step is not
+// over the cutoff, by the comparison a ruled-out point is judged by, so
+// that a build's StageCut rules out exactly the points that the whole
+// build's bound would: at random cutoffs and steps, at steps that round,
+// and at the extremes.
+func TestComputeLimit(t *testing.T) {
+	over := func(b engine.Time, cutoff float64, steps int) bool { return b.Seconds()/float64(steps) > cutoff }
+	rng := rand.New(rand.NewPCG(1, 65))
+	cases := [][2]float64{{1e-300, 1}, {1e-9, 3}, {0.1, 3}, {1.0 / 3, 7}, {4.528, 1}, {86400 * 365, 10}}
+	for range 2000 {
+		cases = append(cases, [2]float64{math.Exp(rng.Float64()*30 - 20), float64(1 + rng.IntN(20))})
+	}
+	for _, c := range cases {
+		cutoff, steps := c[0], int(c[1])
+		l := computeLimit(cutoff, steps)
+		if over(l, cutoff, steps) || (l < engine.Forever && !over(l+1, cutoff, steps)) {
+			t.Fatalf("cutoff %v s over %d steps: limit %d ns (over: %v; one more: %v)", cutoff, steps, l, over(l, cutoff, steps), over(l+1, cutoff, steps))
+		}
+	}
+	if l := computeLimit(1e300, 1); l != engine.Forever {
+		t.Errorf("a cutoff beyond any time: limit %d, want Forever", l)
 	}
 }

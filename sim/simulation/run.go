@@ -434,6 +434,28 @@ func cutoffDeadline(cutoff float64, steps int) engine.Time {
 	return engine.Time(ns)
 }
 
+// computeLimit is the most computation, in simulated time over steps
+// steps, whose step time is not above cutoff seconds: a bound b rules a
+// step out (b.Seconds()/steps > cutoff) exactly when b is over it. Found
+// from the nearest nanosecond by the comparison itself, so that the
+// products' rounding cannot move a point across it; Forever when no time
+// is over the cutoff.
+func computeLimit(cutoff float64, steps int) engine.Time {
+	over := func(t engine.Time) bool { return t.Seconds()/float64(steps) > cutoff }
+	ns := math.Floor(cutoff * float64(steps) * 1e9)
+	if !(ns < float64(engine.Forever)) || !over(engine.Forever) {
+		return engine.Forever
+	}
+	t := engine.Time(max(ns, 0))
+	for t > 0 && over(t) {
+		t--
+	}
+	for !over(t + 1) {
+		t++
+	}
+	return t
+}
+
 // errRuledOut is play's report that the step it built ends after the
 // cutoff (Options.StepCutoffS), its bound in the Result's StepBoundS.
 var errRuledOut = errors.New("simulation: the step ends after the cutoff")
@@ -466,7 +488,20 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 		// common prefix instead of building it again (parallel.Arena.KeepPrefixes).
 		cfg.Arena.KeepPrefixes(steady)
 	}
+	cutoff := opt.StepCutoffS > 0 && s.VariabilityModel().Distribution == "none"
+	if cutoff && from == nil && res.SteadyPlays == 0 {
+		// The first build of the step: ruled out, before any play and
+		// before the rest of its stages are built, at the first stage
+		// whose computation alone is over the cutoff
+		// (parallel.ComputeBound's sum for the stage).
+		cfg.StageCut = parallel.StageCut{On: true, Limit: computeLimit(opt.StepCutoffS, s.Sim.Steps), Steady: steady}
+	}
 	progs, err = parallel.BuildAfter(cfg, pr, from) // the launch-queue walk starts after from's prefixes where they agree; its builder after their builds'
+	cfg.StageCut = parallel.StageCut{}
+	over := (*parallel.ComputeOverError)(nil)
+	if errors.As(err, &over) {
+		err = nil // (ruled out below, unless its pricing failed)
+	}
 	if err == nil {
 		err = pr.err
 	}
@@ -480,14 +515,9 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 	if err := ctx.Err(); err != nil {
 		return nil, nil, nil, false, err
 	}
-	cutoff := opt.StepCutoffS > 0 && s.VariabilityModel().Distribution == "none"
-	if cutoff && from == nil && res.SteadyPlays == 0 {
-		// The first build of the step: ruled out before any play when
-		// its computation alone is over the cutoff.
-		if b := parallel.ComputeBound(progs, steady).Seconds() / float64(s.Sim.Steps); b > opt.StepCutoffS {
-			res.StepBoundS = b
-			return nil, nil, nil, false, errRuledOut
-		}
+	if over != nil {
+		res.StepBoundS = over.Compute.Seconds() / float64(s.Sim.Steps)
+		return nil, nil, nil, false, errRuledOut
 	}
 
 	eng = opt.Reuse.newEngine()
