@@ -955,12 +955,13 @@ type planTally struct {
 	rows   []output.SummaryRow
 	failed map[string]bool
 	ruled  int
+	guide  planGuide // the points played so far, to order the next ones
 }
 
 // planRun simulates every point of one sweep into t, with the cutoff
-// (planCutoff) made from all that t holds before it, or, for the first
-// sweep, before each of its phases (planPhases); unless --out keeps every
-// row, when every point is played to its end.
+// (planCutoff) made from all that t holds before each of its phases
+// (planNext); unless --out keeps every row, when every point is played
+// to its end in one run.
 func planRun(cmd *cobra.Command, sw *sweep.Sweep, o planOptions, t *planTally, tokens float64) error {
 	indices := sw.ShardIndices(0, 1)
 	workers := o.workers
@@ -970,9 +971,15 @@ func planRun(cmd *cobra.Command, sw *sweep.Sweep, o planOptions, t *planTally, t
 	prog := newProgress(cmd.ErrOrStderr(), o.quiet, len(indices), 0)
 	t.rows = slices.Grow(t.rows, len(indices))
 	cut := o.out == ""
-	// (the first sweep, which no cutoff would otherwise reach: sampled first)
-	first := len(t.rows) == 0 && t.ruled == 0
-	for _, phase := range planPhases(indices, cut && first) {
+	t.guide.sweep++
+	var at planPhase
+	for rest := indices; len(rest) > 0; {
+		phase := rest // (with --out: one run, in the sweep's order)
+		if cut {
+			phase, rest = at.next(&t.guide, sw, rest)
+		} else {
+			rest = nil
+		}
 		if cut {
 			sw.SetCutoff(planCutoff(t, tokens, o))
 		}
@@ -987,6 +994,9 @@ func planRun(cmd *cobra.Command, sw *sweep.Sweep, o planOptions, t *planTally, t
 			t.rows = append(t.rows, row)
 			if pr.Outcome == sweep.Failed {
 				t.failed[row.Name] = true
+			}
+			if r := row; r.Error == "" && r.StepTimeS > 0 && r.Fits && pr.Point != nil {
+				t.guide.observe(sw, pr.Point.Index, planFigure(r, tokens, o))
 			}
 			prog.update(pr.Outcome, row)
 			return nil
@@ -1003,36 +1013,53 @@ func planRun(cmd *cobra.Command, sw *sweep.Sweep, o planOptions, t *planTally, t
 	return nil
 }
 
-// planSampleStride is the stride of planPhases' sample.
-const planSampleStride = 16
+// planPhase is where a sweep's run stands in plan's phases (next).
+type planPhase struct{ sampled, led bool }
 
-// planPhases cuts the points of plan's first sweep (indices, in the sweep's
-// order) into the phases planRun runs them in, the cutoff made from the
-// first before the second: with sample, every planSampleStride-th point,
-// spread over the whole search, whose best layouts set a cutoff for the
-// rest; without, all in one.
+// next cuts the next phase off rest, the sweep's points not run yet (in
+// the sweep's order). In plan's first sweep, while the guide holds
+// nothing, a sample of every sampleStride-th point, spread over the whole
+// search; then the points the guide scores best (planLead), whose figures
+// set the cutoff for the others; then the others, in one run. Each phase
+// runs whole before the next one's cutoff is made, so what is cut, and
+// every count, is the same on any number of workers.
 //
-// Why only the first sweep: the later ones have the sweeps before them to
-// set their cutoff, and cutting a sweep into runs costs what its points
-// share inside one (a worker's points of one structure re-price one build:
-// sweep.Sweep.Run). Measured (3 alternating runs each, 2026-12-06): the
-// first sweep sampled against none sampled, plan on 512 H100 of
+// Why phases and not one run: the cutoff changes only between runs, and
+// cutting a sweep into runs costs what its points share inside one (a
+// worker's points of one structure re-price one build: sweep.Sweep.Run).
+// Measured (3 alternating runs each, 2026-12-06): the first sweep sampled
+// (at a stride of 16) against none sampled, plan on 512 H100 of
 // mixtral-8x7b −0.25 ± 0.79 s of CPU, qwen3-235b-a22b −0.60 ± 1.24 s,
 // llama3-70b −0.46 ± 0.30 s; every sweep in a sample and two more runs:
 // −1.67 ± 0.88 s, +0.82 ± 0.26 s and −0.17 ± 0.07 s.
-func planPhases(indices []int, sample bool) [][]int {
-	if !sample || len(indices) < 4*planSampleStride {
-		return [][]int{indices}
-	}
-	var first, rest []int
-	for k, i := range indices {
-		if k%planSampleStride == 0 {
-			first = append(first, i)
-		} else {
-			rest = append(rest, i)
+func (at *planPhase) next(g *planGuide, sw *sweep.Sweep, rest []int) (phase, left []int) {
+	if !at.sampled && !at.led && len(g.obs) == 0 {
+		at.sampled = true
+		if stride := sampleStride(sw); len(rest) >= 4*stride {
+			return planSample(rest, stride)
 		}
 	}
-	return [][]int{first, rest}
+	if !at.led {
+		at.led = true
+		if lead, left := planLead(g, sw, rest); len(lead) > 0 {
+			return lead, left
+		}
+	}
+	return rest, nil
+}
+
+// planFigure is the figure plan ranks row by (rankPlan): its days to train
+// on tokens, or its cost with --by cost.
+func planFigure(r output.SummaryRow, tokens float64, o planOptions) float64 {
+	tps := float64(r.GlobalBatch) * float64(r.SeqLen)
+	if !(tps > 0) {
+		return 0
+	}
+	steps := tokens / tps
+	if o.by == "cost" {
+		return steps * r.CostUSDPerStep
+	}
+	return steps * r.StepTimeS / 86400
 }
 
 // writePlanSweep saves the sweep file plan ran, with the --set overrides

@@ -52,6 +52,16 @@ func (sw *Sweep) PointName(i int) string {
 // Valid reports whether point i is a valid scenario.
 func (sw *Sweep) Valid(i int) bool { return sw.points[i].err == "" }
 
+// Value is point i's value of Fields[f] as written (Point's Values[f]),
+// without building the point: "" for an auto field of a combination that
+// had no valid value.
+func (sw *Sweep) Value(i, f int) string {
+	if v := sw.points[i].vals[f]; v != nil {
+		return nodeValue(v)
+	}
+	return ""
+}
+
 // Point is one enumerated point of a sweep.
 type Point struct {
 	Index int

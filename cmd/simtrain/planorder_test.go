@@ -1,0 +1,145 @@
+package main
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/sweep"
+)
+
+// guideSweep is a small search for the guide's tests: 4 × 3 × 2 × 3 = 72
+// points (some not valid layouts; the guide reads only their values).
+func guideSweep(t *testing.T) *sweep.Sweep {
+	t.Helper()
+	doc := `name: guide
+scenario:
+  name: guide
+  model: {preset: llama3-8b}
+  training: {seq_len: 4096, global_batch: 64, micro_batch: 1}
+  cluster: {gpu: "h100-sxm", nodes: 4, gpus_per_node: 8}
+  parallel: {tp: 1, pp: 1, zero: 1}
+sweep:
+  parallel.tp: [1, 2, 4, 8]
+  parallel.pp: [1, 2, 4]
+  parallel.zero: [1, 3]
+  training.micro_batch: [1, 2, 4]
+`
+	sw, err := sweep.Parse([]byte(doc), ".", sweep.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sw
+}
+
+// TestPlanGuideRanksTheBest: from a sample of a search whose figure has
+// main effects and an interaction (tp 1 with micro-batch 4 far better
+// than either alone says), the guide scores the best unplayed point first,
+// where each value's mean figure would not; and it scores every point the
+// same, to the bit, whatever order the sample was observed in (the
+// workers' timing sets it).
+func TestPlanGuideRanksTheBest(t *testing.T) {
+	sw := guideSweep(t)
+	field := func(i int, path string) string {
+		for f := range sw.Fields {
+			if sw.Fields[f].Path == path {
+				return sw.Value(i, f)
+			}
+		}
+		t.Fatalf("no field %s", path)
+		return ""
+	}
+	figure := func(i int) float64 {
+		y := map[string]float64{"1": 0.3, "2": 0, "4": 0.1, "8": 0.4}[field(i, "parallel.tp")]
+		y += map[string]float64{"1": 0, "2": 0.1, "4": 0.3}[field(i, "parallel.pp")]
+		y += map[string]float64{"1": 0, "3": 0.2}[field(i, "parallel.zero")]
+		y += map[string]float64{"1": 0, "2": 0.05, "4": 0.15}[field(i, "training.micro_batch")]
+		if field(i, "parallel.tp") == "1" && field(i, "training.micro_batch") == "4" {
+			y -= 0.8 // the interaction
+		}
+		return 10 * math.Exp(y)
+	}
+	var sample, rest []int
+	for i := range sw.Len() {
+		if i%5 == 0 {
+			sample = append(sample, i)
+		} else {
+			rest = append(rest, i)
+		}
+	}
+	best := slices.MinFunc(rest, func(a, b int) int { return cmpFloat(figure(a), figure(b)) })
+	scores := func(order []int) []float64 {
+		var g planGuide
+		for _, i := range order {
+			g.observe(sw, i, figure(i))
+		}
+		if !g.fit() {
+			t.Fatal("nothing to fit")
+		}
+		s := make([]float64, sw.Len())
+		for i := range s {
+			s[i] = g.score(sw, i)
+		}
+		return s
+	}
+	s := scores(sample)
+	first := slices.MinFunc(rest, func(a, b int) int { return cmpFloat(s[a], s[b]) })
+	if first != best {
+		t.Errorf("scored first: point %d (figure %.3g), the best unplayed is %d (%.3g)", first, figure(first), best, figure(best))
+	}
+	// each value's mean figure ranks it lower (why the fit has pairs)
+	mean := func(i int) float64 {
+		var sum float64
+		for f := range sw.Fields {
+			var y float64
+			var n int
+			for _, j := range sample {
+				if sw.Value(j, f) == sw.Value(i, f) {
+					y += math.Log(figure(j))
+					n++
+				}
+			}
+			sum += y / float64(n)
+		}
+		return sum
+	}
+	if byMean := slices.MinFunc(rest, func(a, b int) int { return cmpFloat(mean(a), mean(b)) }); byMean == best {
+		t.Errorf("the means find the best too (point %d): the search does not test the pairs", best)
+	}
+	reversed := slices.Clone(sample)
+	slices.Reverse(reversed)
+	if r := scores(reversed); !slices.Equal(s, r) {
+		t.Errorf("the scores depend on the order the points were observed in")
+	}
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// TestSampleStride: the sample's stride shares no factor with any field's
+// count of values, so it meets every value of the fastest fields.
+func TestSampleStride(t *testing.T) {
+	sw := guideSweep(t) // counts 4, 3, 2, 3
+	s := sampleStride(sw)
+	if s != 17 {
+		t.Errorf("stride %d, want 17", s)
+	}
+	sample, rest := planSample(sw.ShardIndices(0, 1), s)
+	if len(sample)+len(rest) != sw.Len() {
+		t.Fatalf("%d + %d points of %d", len(sample), len(rest), sw.Len())
+	}
+	seen := map[string]bool{}
+	for _, i := range sample {
+		seen[sw.Value(i, 3)] = true // micro-batch, the fastest field
+	}
+	if len(seen) != 3 {
+		t.Errorf("the sample meets micro-batches %v", seen)
+	}
+}
