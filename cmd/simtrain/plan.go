@@ -69,8 +69,9 @@ stage (plus expert parallelism for MoE models and context parallelism from
 32k tokens) on the model, the GPUs and a batch of about 4M tokens (more
 where the deepest pipeline would get fewer micro-batches than stages; it
 says so) — prunes the layouts that do not fit in memory, simulates the
-rest, and prints the best few with step time, MFU, memory, days and cost to
-train on --tokens, and why the next ones lose.
+rest (the likely best first; one that cannot beat the best found so far
+only until that shows), and prints the best few with step time, MFU,
+memory, days and cost to train on --tokens, and why the next ones lose.
 
 --gpu may list several GPU types (h100-sxm,b200) to compare hardware in one
 answer. --budget-usd and --days drop layouts that cost or take more. Any
