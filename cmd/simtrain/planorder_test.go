@@ -143,3 +143,88 @@ func TestSampleStride(t *testing.T) {
 		t.Errorf("the sample meets micro-batches %v", seen)
 	}
 }
+
+// TestPlanPhases: plan's first sweep runs a sample, then the lead the
+// guide ranks best (a sixteenth of its valid points), then the rest; a
+// later sweep, with figures to fit, its lead and the rest; a small sweep
+// one run. The phases hold every point once, each in the sweep's order.
+func TestPlanPhases(t *testing.T) {
+	doc := `name: phases
+scenario:
+  name: phases
+  model: {preset: llama3-8b}
+  training: {seq_len: 4096, global_batch: 512, micro_batch: 1}
+  cluster: {gpu: "h100-sxm", nodes: 16, gpus_per_node: 8}
+  parallel: {tp: 1, pp: 1, zero: 1}
+sweep:
+  parallel.tp: [1, 2, 4, 8]
+  parallel.pp: [1, 2, 4, 8]
+  parallel.sp: [false, true]
+  training.micro_batch: [1, 2, 4, 8]
+  training.recompute: [none, selective, full]
+  parallel.zero: [1, 2, 3]
+`
+	sw, err := sweep.Parse([]byte(doc), ".", sweep.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	valid := 0
+	for i := range sw.Len() {
+		if sw.Valid(i) {
+			valid++
+		}
+	}
+	if valid < 8*max(valid/planLeadShare, planLeadMin) {
+		t.Fatalf("%d valid points: too few for a lead", valid)
+	}
+	figure := func(i int) float64 { return 1 + float64(i%7) }
+	run := func(g *planGuide, sw *sweep.Sweep) [][]int {
+		var at planPhase
+		var phases [][]int
+		for rest := sw.ShardIndices(0, 1); len(rest) > 0; {
+			var phase []int
+			phase, rest = at.next(g, sw, rest)
+			phases = append(phases, phase)
+			for _, i := range phase {
+				if sw.Valid(i) {
+					g.observe(sw, i, figure(i))
+				}
+			}
+		}
+		return phases
+	}
+	check := func(label string, sw *sweep.Sweep, phases [][]int, sizes ...int) {
+		t.Helper()
+		var all []int
+		for k, p := range phases {
+			if !slices.IsSorted(p) {
+				t.Errorf("%s: phase %d not in the sweep's order", label, k)
+			}
+			if k < len(sizes) && sizes[k] >= 0 && len(p) != sizes[k] {
+				t.Errorf("%s: phase %d holds %d points, want %d", label, k, len(p), sizes[k])
+			}
+			all = append(all, p...)
+		}
+		if len(phases) != len(sizes) {
+			t.Errorf("%s: %d phases, want %d", label, len(phases), len(sizes))
+		}
+		slices.Sort(all)
+		if !slices.Equal(all, sw.ShardIndices(0, 1)) {
+			t.Errorf("%s: the phases hold %d points, not each of the %d once", label, len(all), sw.Len())
+		}
+	}
+	var g planGuide
+	stride := sampleStride(sw)
+	restValid := 0 // the valid points the sample leaves
+	for i := range sw.Len() {
+		if i%stride != 0 && sw.Valid(i) {
+			restValid++
+		}
+	}
+	check("first sweep", sw, run(&g, sw), (sw.Len()+stride-1)/stride, restValid/planLeadShare, -1)
+	g.sweep++
+	check("later sweep", sw, run(&g, sw), valid/planLeadShare, -1)
+	small := guideSweep(t)
+	g.sweep++
+	check("small sweep", small, run(&g, small), small.Len())
+}
