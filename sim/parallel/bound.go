@@ -37,7 +37,7 @@ func ComputeBound(progs []*Program, st *Steady) engine.Time {
 // stageCompute is ComputeBound's sum for one program p: its compute tasks'
 // Dur, with st set each replicated unit once more per copy (Steady.Extra).
 func stageCompute(p *Program, st *Steady) engine.Time {
-	sum := computeSum(p.Tasks)
+	sum := programCompute(p)
 	if st != nil && st.Extra > 0 && p.Stage < len(st.stages) {
 		c := st.stages[p.Stage]
 		if c.unit > 0 && c.end < len(p.entries) && c.end >= c.unit {
@@ -87,6 +87,15 @@ type ComputeOverError struct {
 
 func (e *ComputeOverError) Error() string {
 	return fmt.Sprintf("parallel: stage %d computes for %v, over the build's cutoff", e.Stage, e.Compute)
+}
+
+// programCompute is computeSum of p's tasks, summed once a build
+// (Program.compute).
+func programCompute(p *Program) engine.Time {
+	if !p.computeKnown {
+		p.compute, p.computeKnown = computeSum(p.Tasks), true
+	}
+	return p.compute
 }
 
 // computeSum is the sum of the compute tasks' Dur in tasks (negative ones
@@ -168,7 +177,7 @@ func SetCutEvery(n int) int {
 func (x *Executor) armCut(deadline engine.Time) {
 	c := &cutState{deadline: deadline, at: make([]int, len(x.inst)), rest: make([]engine.Time, len(x.inst))}
 	for i := range x.inst {
-		c.rest[i] = computeSum(x.inst[i].prog.Tasks)
+		c.rest[i] = programCompute(x.inst[i].prog)
 	}
 	x.cut = c
 	x.pollAt = min(x.pollAt, x.done+cutEvery)

@@ -305,6 +305,13 @@ type Program struct {
 	// at its first Run with the skip (skip.go); nil after every fresh
 	// build, its priced cleared by a re-pricing.
 	skipRuns *skipRuns
+	// compute is the sum of the compute tasks' Dur (computeSum), where
+	// computeKnown: taken by the build's StageCut check, and read by
+	// RunBefore's running bound (armCut) instead of summing again. Cleared
+	// by every fresh build (Arena.program makes the Program anew) and by a
+	// re-pricing one (repriceBuild); only the builder writes a Dur.
+	compute      engine.Time
+	computeKnown bool
 	// noHostWaits guarantees that no task has a host wait (every
 	// hotTask.hostAfter is 0), so that the
 	// host thread's walk (hostRun) can skip that test on every task.

@@ -267,6 +267,7 @@ func (a *Arena) repriceBuild(cfg *StepConfig, pr Pricer, place pipeline.Placemen
 		if prog.skipRuns != nil {
 			prog.skipRuns.priced = false // (the records' dur and share rewritten: armSkip checks them)
 		}
+		prog.computeKnown = false // (every Dur priced again)
 		n := len(prog.Tasks)
 		if !prog.keepHot || len(prog.hot) != n || len(prog.depOff) != n+1 || int(prog.depOff[n]) != len(prog.deps) {
 			return nil, false, nil

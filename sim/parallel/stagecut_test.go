@@ -80,6 +80,19 @@ func TestStageCutStopsAtTheFirstStageOver(t *testing.T) {
 					t.Fatalf("%s %s: limit %v: stopped at stage %d with %v, want stage %d with %v", label, in, limit, over.Stage, over.Compute, want, sums[want])
 				}
 				if in != "fresh" {
+					// re-priced at twice the unit: each stage's sum is
+					// taken again, not the last build's
+					dear := commPricer{unit: 2 * pr.unit, comm: pr.comm}
+					again := *cfg
+					again.Arena, again.StageCut = arena, StageCut{On: true, Limit: engine.Forever - 1}
+					if _, err := Build(&again, pr); err != nil {
+						t.Fatal(err)
+					}
+					again.StageCut.Limit = bound // under every doubled sum
+					_, err := Build(&again, dear)
+					if !errors.As(err, &over) || over.Stage != 0 || over.Compute != 2*sums[0] {
+						t.Fatalf("%s: re-priced at twice the unit: %v, want stage 0 over at %v", label, err, 2*sums[0])
+					}
 					// the arena after the cut: a build of another
 					// layout, then of this one, as fresh ones
 					_, other := stepConfig(t, 1, 1, 2, 4, pipeline.OneFOneB)
