@@ -961,8 +961,8 @@ type planTally struct {
 
 // planRun simulates every point of one sweep into t, with the cutoff
 // (planCutoff) made from all that t holds before each of its phases
-// (planNext); unless --out keeps every row, when every point is played
-// to its end in one run.
+// (planPhase.next); unless --out keeps every row, when every point is
+// played to its end in one run.
 func planRun(cmd *cobra.Command, sw *sweep.Sweep, o planOptions, t *planTally, tokens float64) error {
 	indices := sw.ShardIndices(0, 1)
 	workers := o.workers
@@ -978,11 +978,9 @@ func planRun(cmd *cobra.Command, sw *sweep.Sweep, o planOptions, t *planTally, t
 		phase := rest // (with --out: one run, in the sweep's order)
 		if cut {
 			phase, rest = at.next(&t.guide, sw, rest)
+			sw.SetCutoff(planCutoff(t, tokens, o))
 		} else {
 			rest = nil
-		}
-		if cut {
-			sw.SetCutoff(planCutoff(t, tokens, o))
 		}
 		// RunLent: the rows are copies; pr is not kept past the call.
 		err := sw.RunLent(cmd.Context(), phase, workers, func(pr sweep.PointResult) error {
@@ -1052,15 +1050,21 @@ func (at *planPhase) next(g *planGuide, sw *sweep.Sweep, rest []int) (phase, lef
 // planFigure is the figure plan ranks row by (rankPlan): its days to train
 // on tokens, or its cost with --by cost.
 func planFigure(r output.SummaryRow, tokens float64, o planOptions) float64 {
-	tps := float64(r.GlobalBatch) * float64(r.SeqLen)
-	if !(tps > 0) {
-		return 0
-	}
-	steps := tokens / tps
+	days, cost := planToTrain(r, tokens)
 	if o.by == "cost" {
-		return steps * r.CostUSDPerStep
+		return cost
 	}
-	return steps * r.StepTimeS / 86400
+	return days
+}
+
+// planToTrain is row r's days and cost to train on tokens (0 and 0 for a
+// row without a step time).
+func planToTrain(r output.SummaryRow, tokens float64) (days, cost float64) {
+	if tps := float64(r.GlobalBatch) * float64(r.SeqLen); tps > 0 && r.StepTimeS > 0 {
+		steps := tokens / tps
+		return steps * r.StepTimeS / 86400, steps * r.CostUSDPerStep
+	}
+	return 0, 0
 }
 
 // writePlanSweep saves the sweep file plan ran, with the --set overrides
@@ -1139,11 +1143,7 @@ func rankPlan(rows []output.SummaryRow, failed map[string]bool, ruled int, token
 			res.invalid++
 		}
 		pr := planRow{SummaryRow: r}
-		if tps := float64(r.GlobalBatch) * float64(r.SeqLen); tps > 0 && r.StepTimeS > 0 {
-			steps := tokens / tps
-			pr.Days = steps * r.StepTimeS / 86400
-			pr.CostUSD = steps * r.CostUSDPerStep
-		}
+		pr.Days, pr.CostUSD = planToTrain(r, tokens)
 		switch {
 		case r.Error == "" && r.StepTimeS > 0 && r.Fits:
 			res.simulated++

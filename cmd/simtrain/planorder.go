@@ -14,9 +14,10 @@ import (
 //
 // The prediction is a ridge regression of the log of the ranked figure
 // (days to train, or cost with --by cost) on the search's fields, one
-// indicator per field and value ("parallel.tp=2"): a point's score is the
-// sum of its values' coefficients (a value never played counts 0), lower
-// being better. Least squares, not each value's mean figure: the fields
+// indicator per field and value ("parallel.tp=2") and one per pair of
+// fields' values (features): a point's score is the sum of its
+// indicators' coefficients (one never played counts 0), lower being
+// better. Least squares, not each value's mean figure: the fields
 // are not independent in a search (sp only with tp > 1, the larger
 // micro-batches fitting at deeper pipelines), and a value's mean carries
 // the others' effects (on mixtral-8x7b's first sweep the best layout, tp 1
@@ -258,16 +259,17 @@ func planLead(g *planGuide, sw *sweep.Sweep, indices []int) (lead, rest []int) {
 		s float64
 	}
 	var valid []scored
-	if g.fit() {
-		for _, i := range indices {
-			if sw.Valid(i) {
-				valid = append(valid, scored{i, g.score(sw, i)})
-			}
+	for _, i := range indices {
+		if sw.Valid(i) {
+			valid = append(valid, scored{i: i})
 		}
 	}
 	m := max(len(valid)/planLeadShare, planLeadMin)
-	if len(valid) < 8*m {
+	if len(valid) < 8*m || !g.fit() {
 		return nil, indices
+	}
+	for k := range valid {
+		valid[k].s = g.score(sw, valid[k].i)
 	}
 	slices.SortFunc(valid, func(a, b scored) int { return cmp.Or(cmp.Compare(a.s, b.s), cmp.Compare(a.i, b.i)) })
 	chosen := make(map[int]bool, m)

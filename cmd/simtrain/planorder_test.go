@@ -25,6 +25,12 @@ sweep:
   parallel.zero: [1, 3]
   training.micro_batch: [1, 2, 4]
 `
+	return parseSweep(t, doc)
+}
+
+// parseSweep parses a sweep document for the guide's tests.
+func parseSweep(t *testing.T, doc string) *sweep.Sweep {
+	t.Helper()
 	sw, err := sweep.Parse([]byte(doc), ".", sweep.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -164,10 +170,7 @@ sweep:
   training.recompute: [none, selective, full]
   parallel.zero: [1, 2, 3]
 `
-	sw, err := sweep.Parse([]byte(doc), ".", sweep.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sw := parseSweep(t, doc)
 	valid := 0
 	for i := range sw.Len() {
 		if sw.Valid(i) {

@@ -306,8 +306,10 @@ type Program struct {
 	// build, its priced cleared by a re-pricing.
 	skipRuns *skipRuns
 	// compute is the sum of the compute tasks' Dur (computeSum), where
-	// computeKnown: taken by the build's StageCut check, and read by
-	// RunBefore's running bound (armCut) instead of summing again. Cleared
+	// computeKnown: taken once a build by the first to ask
+	// (programCompute: the build's StageCut check, RunBefore's running
+	// bound, ComputeBound), and read by the others instead of summing
+	// again. Cleared
 	// by every fresh build (Arena.program makes the Program anew) and by a
 	// re-pricing one (repriceBuild); only the builder writes a Dur.
 	compute      engine.Time
