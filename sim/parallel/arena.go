@@ -53,6 +53,9 @@ type Arena struct {
 	nextOrder int
 	// names are the task names the builds have seen (builder.names).
 	names nameCache
+	// cut is the pipeline bound's record of the build's stages
+	// (StageCut.over, pipebound.go), kept for its storage.
+	cut pipeCut
 	// passMarks is the builder's storage for pass copying (passcopy.go).
 	passMarks []passMark
 	// maps holds the storage Reserve made outside the Go heap (fresh.go)

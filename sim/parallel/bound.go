@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/pipeline"
 )
 
 // ComputeBound is a lower bound on the simulated time at which the programs'
@@ -63,16 +64,45 @@ type StageCut struct {
 	On     bool
 	Limit  engine.Time
 	Steady *Steady
+	// CommExact says every task that is not compute takes exactly its Dur
+	// in the play (the symmetric executor at analytic fidelity), so the
+	// pipeline bound counts it; else it counts it as 0.
+	CommExact bool
+	// pipe is the pipeline bound's record of the stages checked so far,
+	// for a build whose programs have no arena (an arena keeps its own).
+	pipe *pipeCut
 }
 
 // over returns a *ComputeOverError when the cut is on and stage program
-// p's computation is over its limit, else nil.
-func (c *StageCut) over(p *Program) error {
+// p's computation is over its limit, or, for a whole step of several
+// stages built in order (place: the schedule's placement), when the
+// pipeline bound of p's stage is (pipeCut.stage), else nil.
+func (c *StageCut) over(p *Program, place pipeline.Placement) error {
 	if !c.On {
 		return nil
 	}
-	if sum := stageCompute(p, c.Steady); sum > c.Limit {
+	sum := stageCompute(p, c.Steady)
+	if sum > c.Limit {
 		return &ComputeOverError{Stage: p.Stage, Compute: sum}
+	}
+	if c.Steady != nil {
+		return nil // (a shortened build's copies are not in its programs)
+	}
+	pc := c.pipe
+	if p.arena != nil {
+		pc = &p.arena.cut
+	} else if pc == nil {
+		pc = new(pipeCut)
+		c.pipe = pc
+	}
+	if p.Stage == 0 {
+		pc.reset(c.CommExact)
+	}
+	if len(pc.stages) != p.Stage {
+		return nil // stages not checked in order: no pipeline term
+	}
+	if b := pc.stage(p, place, sum); b > c.Limit {
+		return &ComputeOverError{Stage: p.Stage, Compute: b}
 	}
 	return nil
 }

@@ -1614,7 +1614,7 @@ func buildAfter(cfg *StepConfig, pr Pricer, from *Fork, reprice bool) ([]*Progra
 		if err := cfg.interrupted(); err != nil {
 			return nil, err
 		}
-		if err := cfg.StageCut.over(b.prog); err != nil {
+		if err := cfg.StageCut.over(b.prog, place); err != nil {
 			return nil, err // (the arena's last build is not re-priced: BuildAfter)
 		}
 		b.prog.depOff = append(b.prog.depOff, int32(len(b.prog.deps)))

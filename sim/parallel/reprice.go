@@ -297,12 +297,14 @@ func (a *Arena) repriceBuild(cfg *StepConfig, pr Pricer, place pipeline.Placemen
 		if len(prog.Tasks) != n {
 			return nil, false, nil
 		}
-		if err := cfg.StageCut.over(prog); err != nil {
-			return nil, false, err
-		}
 		prog.depOff, prog.deps = b.rp.depOff, b.rp.deps
 		for k, t := range prog.p2p {
 			prog.Tasks[t].aux = p2pAux[k]
+		}
+		// (checked with the dependencies and peers in place: the
+		// pipeline bound reads them)
+		if err := cfg.StageCut.over(prog, place); err != nil {
+			return nil, false, err
 		}
 		b.rp = repricing{}
 		progs[s] = prog

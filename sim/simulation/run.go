@@ -494,7 +494,11 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 		// before the rest of its stages are built, at the first stage
 		// whose computation alone is over the cutoff
 		// (parallel.ComputeBound's sum for the stage).
-		cfg.StageCut = parallel.StageCut{On: true, Limit: computeLimit(opt.StepCutoffS, s.Sim.Steps), Steady: steady}
+		// With one rank per stage at analytic fidelity every task that
+		// is not compute takes exactly its priced time, which the
+		// pipeline bound may then count (parallel.StageCut.CommExact).
+		exact := s.Fidelity() == network.Analytic && !opt.AllRanks
+		cfg.StageCut = parallel.StageCut{On: true, Limit: computeLimit(opt.StepCutoffS, s.Sim.Steps), Steady: steady, CommExact: exact}
 	}
 	progs, err = parallel.BuildAfter(cfg, pr, from) // the launch-queue walk starts after from's prefixes where they agree; its builder after their builds'
 	cfg.StageCut = parallel.StageCut{}

@@ -1,0 +1,314 @@
+package parallel
+
+import (
+	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/pipeline"
+)
+
+// The pipeline bound (issue 18: a build stopped sooner in a search for the
+// best layouts). ComputeBound counts one stage's computation and nothing
+// of the pipeline around it; but a stage cannot start its first
+// micro-batch before the stages ahead of it have computed theirs (the
+// fill), and the step does not end before the stages ahead of it have
+// computed the last micro-batch's backward that it sends them (the
+// drain). Both are chains of dependencies that every play obeys, whatever
+// the communication and the interference, so a bound built from them is
+// as safe as ComputeBound's:
+//
+//   - a rank runs its compute tasks one at a time, in program order, each
+//     for at least its Dur (ComputeBound's reasoning);
+//   - any other task ends no earlier than its inputs (its own time is
+//     counted as 0: transfers and collectives are not bounded below here);
+//   - a receive ends no earlier than the send it is matched with (the
+//     executors complete both at the send's end).
+//
+// Relaxed times under these rules (compute priced, everything else
+// instant) are lower bounds on the played ones, since every played start is
+// a maximum of ends that are each at least as late. After building stage s
+// the check knows stages 0..s: stage s's compute from its first
+// micro-batch on cannot start before the relaxed end of the sends that
+// feed it (fill), and its last gradient send to stage s−1 is followed, on
+// every stage below, by the computation that depends on it before that
+// stage's own last gradient send (drain), down to stage 0's end. For a
+// 1F1B pipeline of m micro-batches this is about (pp − 1 + m)·(F + B), the
+// classic step time, against ComputeBound's m·(F + B).
+//
+// Only what the check needs is walked: the first micro-batch of a stage
+// (to its first activation send), and its end (from its last gradient
+// receive), not the whole program. The matching of sends and receives is
+// read from the tasks' keys (gradient or activation, step, micro-batch,
+// sending stage and chunk, receiving stage), as linkP2P matches them, and
+// a chain whose keys do not match ends there: a schedule whose last sends
+// do not form one chain (a bidirectional one) simply gets a smaller bound.
+
+// pipeCut is StageCut's record of one build's stages checked so far, and
+// the scratch of its walks.
+type pipeCut struct {
+	// commExact: every task that is not compute takes exactly its Dur
+	// (StageCut.CommExact), so the walks count it.
+	commExact bool
+	stages    []stageEdges
+	// sent is the relaxed end of every send of the stages checked so far
+	// to a later stage, by transfer.
+	sent map[p2pEnd]engine.Time
+	rel  []engine.Time // fill's relaxed end of each task
+	// tail and valid: drainEdges' relaxed end of each task from the
+	// receive it starts at, and whether it is a bound (the task depends
+	// on the receive)
+	tail  []engine.Time
+	valid []bool
+}
+
+// p2pEnd identifies a pipeline transfer as linkP2P pairs it: the send and
+// the receive of one transfer have the same p2pEnd.
+type p2pEnd struct {
+	grad            bool
+	step            int16
+	micro           int32
+	from, fromChunk int32
+	to              int32
+}
+
+// stageEdges is what the pipeline bound keeps of a checked stage for the
+// drain of the stages after it.
+type stageEdges struct {
+	// recv is the stage's last gradient receive and send its last gradient
+	// send (has: found). gain is the relaxed time from recv's end to
+	// send's (gainOK: send depends on recv), end from recv's end to the
+	// end of the stage's last task that depends on it or runs on the
+	// compute stream after one that does (endOK: some task does).
+	recv, send       p2pEnd
+	hasRecv, hasSend bool
+	gain, end        engine.Time
+	gainOK, endOK    bool
+	sendTask         int32 // the last gradient send's index
+}
+
+// depsOf is task t's dependencies, also before the build has closed the
+// dependency offsets (depOff without its final entry).
+func depsOf(p *Program, t int) []int32 {
+	hi := int32(len(p.deps))
+	if t+1 < len(p.depOff) {
+		hi = p.depOff[t+1]
+	}
+	return p.deps[p.depOff[t]:hi]
+}
+
+// sendKey is send task t of stage program p's transfer.
+func sendKey(p *Program, t *Task) p2pEnd {
+	return p2pEnd{grad: t.Name == sendGradID, step: t.Step, micro: t.Micro, from: int32(p.Stage), fromChunk: int32(t.Chunk), to: t.Peer()}
+}
+
+// recvKey is receive task t of stage program p's transfer, its sending
+// chunk from the placement; false when the placement does not name the
+// receive's peer as its sender.
+func recvKey(p *Program, t *Task, place pipeline.Placement) (p2pEnd, bool) {
+	grad := t.Stream == StreamPPRecvGrd
+	if p.Stage >= place.Stages || t.Chunk < 0 || int(t.Chunk) >= place.Chunks {
+		return p2pEnd{}, false
+	}
+	var from pipeline.Loc
+	var ok bool
+	if grad {
+		from, ok = place.Next(p.Stage, int(t.Chunk))
+	} else {
+		from, ok = place.Prev(p.Stage, int(t.Chunk))
+	}
+	if !ok || int32(from.Stage) != t.Peer() {
+		return p2pEnd{}, false
+	}
+	return p2pEnd{grad: grad, step: t.Step, micro: t.Micro, from: int32(from.Stage), fromChunk: int32(from.Chunk), to: int32(p.Stage)}, true
+}
+
+// reset starts the record of a build (its stage 0 next).
+func (pc *pipeCut) reset(commExact bool) {
+	pc.commExact = commExact
+	pc.stages = pc.stages[:0]
+	if pc.sent == nil {
+		pc.sent = map[p2pEnd]engine.Time{}
+	}
+	clear(pc.sent)
+}
+
+// stage records stage program p (the next stage of the build, whose
+// computation sums to compute) and returns its pipeline bound: the most of
+// the relaxed end of its tasks (fill) and the drain bounds of its last
+// gradient send, at least compute.
+func (pc *pipeCut) stage(p *Program, place pipeline.Placement, compute engine.Time) engine.Time {
+	if pc.sent == nil {
+		pc.reset(pc.commExact)
+	}
+	pc.stages = append(pc.stages, stageEdges{})
+	e := &pc.stages[len(pc.stages)-1]
+	bound := max(compute, pc.fill(p, place))
+	pc.drainEdges(p, place, e)
+	if e.hasSend {
+		bound = max(bound, pc.drain(pc.rel[e.sendTask], len(pc.stages)-1))
+	}
+	return bound
+}
+
+// fill walks stage program p's tasks in order, each receive whose send an
+// earlier stage recorded ending at that send's relaxed end (every other
+// receive at 0), and returns the latest relaxed end; it records the
+// relaxed end of every send to a later stage (pc.sent) and leaves every
+// task's in pc.rel.
+func (pc *pipeCut) fill(p *Program, place pipeline.Placement) engine.Time {
+	tasks := p.Tasks
+	if cap(pc.rel) < len(tasks) {
+		pc.rel = make([]engine.Time, len(tasks))
+	}
+	rel := pc.rel[:len(tasks)] // (each task's written before it is read)
+	var last, most engine.Time // the last compute task's end; the latest end
+	for t := range tasks {
+		task := &tasks[t]
+		var in engine.Time
+		for _, d := range depsOf(p, t) {
+			in = max(in, rel[d])
+		}
+		var end engine.Time
+		switch {
+		case task.Kind.IsCompute():
+			end = max(in, last).Add(max(task.Dur, 0))
+			last = end
+		case task.Kind == KindRecv:
+			// the matched send's end, its own inputs not counted (it ends
+			// with the send)
+			if k, ok := recvKey(p, task, place); ok && int(k.from) < p.Stage {
+				end = pc.sent[k]
+			}
+		case pc.commExact:
+			end = in.Add(max(task.Dur, 0))
+		default:
+			end = in
+		}
+		if task.Kind == KindSend && int(task.Peer()) > p.Stage {
+			pc.sent[sendKey(p, task)] = end
+		}
+		rel[t] = end
+		most = max(most, end)
+	}
+	return most
+}
+
+// tailScratch returns drainEdges' storage for n tasks, cleared.
+func (pc *pipeCut) tailScratch(n int) ([]engine.Time, []bool) {
+	if cap(pc.tail) < n {
+		pc.tail, pc.valid = make([]engine.Time, n), make([]bool, n)
+	}
+	rel, valid := pc.tail[:n], pc.valid[:n]
+	clear(rel)
+	clear(valid)
+	return rel, valid
+}
+
+// drainEdges finds stage program p's last gradient receive and send and
+// walks its tasks from the receive to the end: the relaxed time from the
+// receive's end to the send's (e.gain) and to the last compute task's
+// (e.end), counting only what depends on the receive and the compute
+// tasks from the first one that does (the compute stream runs the rest
+// after it).
+func (pc *pipeCut) drainEdges(p *Program, place pipeline.Placement, e *stageEdges) {
+	tasks := p.Tasks
+	r, s := -1, -1
+	for t := len(tasks) - 1; t >= 0 && (r < 0 || s < 0); t-- {
+		task := &tasks[t]
+		switch {
+		case r < 0 && task.Kind == KindRecv && task.Stream == StreamPPRecvGrd:
+			r = t
+		case s < 0 && task.Kind == KindSend && task.Name == sendGradID:
+			s = t
+		}
+	}
+	if s >= 0 {
+		e.send, e.hasSend, e.sendTask = sendKey(p, &tasks[s]), true, int32(s)
+	}
+	if r < 0 {
+		return
+	}
+	k, ok := recvKey(p, &tasks[r], place)
+	if !ok {
+		return
+	}
+	e.recv, e.hasRecv = k, true
+	rel, valid := pc.tailScratch(len(tasks) - r)
+	valid[0] = true // the receive: 0, its end
+	var last, most engine.Time
+	started := false // a compute task that depends on the receive has been seen
+	for t := r + 1; t < len(tasks); t++ {
+		task := &tasks[t]
+		var in engine.Time
+		dep := false
+		for _, d := range depsOf(p, t) {
+			if int(d) >= r && valid[int(d)-r] {
+				in = max(in, rel[int(d)-r])
+				dep = true
+			}
+		}
+		var end engine.Time
+		switch {
+		case task.Kind.IsCompute() && (dep || started):
+			started = true
+			end = max(in, last).Add(max(task.Dur, 0))
+			last = end
+			dep = true
+		case task.Kind == KindRecv:
+			dep = false // ends with its own send, which need not wait for this one
+		case pc.commExact:
+			end = in.Add(max(task.Dur, 0))
+		default:
+			end = in
+		}
+		rel[t-r], valid[t-r] = end, dep
+		if dep {
+			most = max(most, end)
+		}
+	}
+	e.end, e.endOK = most, true
+	if s > r && valid[s-r] {
+		e.gain, e.gainOK = rel[s-r], true
+	}
+}
+
+// drain is the most of the bounds the chain of last gradient sends gives,
+// from stage top's, whose inputs end no earlier than at: each stage below
+// receives it, then computes at least end before its computation is done,
+// and gain before its own last gradient send, which the stage below it
+// receives in turn.
+func (pc *pipeCut) drain(at engine.Time, top int) engine.Time {
+	var best engine.Time
+	for j := top - 1; j >= 0; j-- {
+		from, below := &pc.stages[j+1], &pc.stages[j]
+		if !from.hasSend || !below.hasRecv || from.send != below.recv {
+			break
+		}
+		if below.endOK {
+			best = max(best, at.Add(below.end))
+		}
+		if !below.gainOK {
+			break
+		}
+		at = at.Add(below.gain)
+	}
+	return best
+}
+
+// PipelineBound is the most of the pipeline bounds of a whole step's
+// programs, progs (every stage, in stage order, as cfg builds them): what
+// StageCut compares with its limit after each stage, the stage's compute
+// sum included. For tests and diagnostics; nil progs give 0.
+func PipelineBound(cfg *StepConfig, progs []*Program, commExact bool) engine.Time {
+	shape := pipeline.Shape{Stages: cfg.Layout.PP, Microbatches: cfg.Microbatches, Virtual: max(cfg.Virtual, 1)}
+	place := pipeline.Of(cfg.Schedule).Placement(shape)
+	var pc pipeCut
+	pc.reset(commExact)
+	var most engine.Time
+	for s, p := range progs {
+		if p == nil || p.Stage != s {
+			return 0
+		}
+		sum := programCompute(p)
+		most = max(most, pc.stage(p, place, sum))
+	}
+	return most
+}
