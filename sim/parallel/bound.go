@@ -85,9 +85,6 @@ func (c *StageCut) over(p *Program, place pipeline.Placement) error {
 	if sum > c.Limit {
 		return &ComputeOverError{Stage: p.Stage, Compute: sum}
 	}
-	if c.Steady != nil {
-		return nil // (a shortened build's copies are not in its programs)
-	}
 	pc := c.pipe
 	if p.arena != nil {
 		pc = &p.arena.cut
@@ -101,7 +98,7 @@ func (c *StageCut) over(p *Program, place pipeline.Placement) error {
 	if len(pc.stages) != p.Stage {
 		return nil // stages not checked in order: no pipeline term
 	}
-	if b := pc.stage(p, place, sum); b > c.Limit {
+	if b := pc.stage(p, place, sum, c.Steady); b > c.Limit {
 		return &ComputeOverError{Stage: p.Stage, Compute: b}
 	}
 	return nil

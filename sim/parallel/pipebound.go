@@ -131,21 +131,135 @@ func (pc *pipeCut) reset(commExact bool) {
 }
 
 // stage records stage program p (the next stage of the build, whose
-// computation sums to compute) and returns its pipeline bound: the most of
-// the relaxed end of its tasks (fill) and the drain bounds of its last
-// gradient send, at least compute.
-func (pc *pipeCut) stage(p *Program, place pipeline.Placement, compute engine.Time) engine.Time {
+// computation sums to compute: the full step's for a shortened build) and
+// returns its pipeline bound, at least compute. For a whole step (st nil)
+// that is the most of the relaxed end of its tasks (fill) and the drain
+// bounds of its last gradient send; for a build shortened as st plans,
+// where the full step holds st.Extra more copies of each stage's unit
+// before the programs' suffixes, only what the full step shares with it
+// is walked (prefixFill's first tasks, and drainEdges' tails inside the
+// suffixes), and the computation between is compute's.
+func (pc *pipeCut) stage(p *Program, place pipeline.Placement, compute engine.Time, st *Steady) engine.Time {
 	if pc.sent == nil {
 		pc.reset(pc.commExact)
 	}
 	pc.stages = append(pc.stages, stageEdges{})
 	e := &pc.stages[len(pc.stages)-1]
-	bound := max(compute, pc.fill(p, place))
-	pc.drainEdges(p, place, e)
-	if e.hasSend {
-		bound = max(bound, pc.drain(pc.rel[e.sendTask], len(pc.stages)-1))
+	if st == nil {
+		bound := max(compute, pc.fill(p, place))
+		pc.drainEdges(p, place, e, 0)
+		if e.hasSend {
+			bound = max(bound, pc.drain(pc.rel[e.sendTask], len(pc.stages)-1))
+		}
+		return bound
+	}
+	suffix, ok := steadySuffix(p, st)
+	if !ok {
+		return compute
+	}
+	stop, prefixEnd, prefixCompute := pc.prefixFill(p, place, suffix)
+	bound := max(compute, prefixEnd.Add(compute-prefixCompute))
+	pc.drainEdges(p, place, e, suffix)
+	if e.hasSend && int(e.sendTask) > stop {
+		// The last gradient send ends no earlier than the compute task
+		// it waits for, which runs after the prefix's: compute less what
+		// the tail after that task holds.
+		if through, ok := lastComputeInput(p, int(e.sendTask)); ok && through > stop && through >= suffix {
+			at := prefixEnd.Add(compute - prefixCompute - computeSum(p.Tasks[through+1:]))
+			bound = max(bound, pc.drain(at, len(pc.stages)-1))
+		}
 	}
 	return bound
+}
+
+// steadySuffix is where stage program p, built shortened as st plans,
+// and the full step part: its tasks before suffix are the full step's
+// first ones (its order's first entries, its replicated unit's the last of
+// them: checkFull), and its tasks from suffix on are the full step's last
+// ones, st.Extra units later (Replicate's premise); false when st does not
+// cut p's stage.
+func steadySuffix(p *Program, st *Steady) (suffix int, ok bool) {
+	if p.Stage >= len(st.stages) {
+		return 0, false
+	}
+	c := st.stages[p.Stage]
+	if c.unit <= 0 || c.end < c.unit || c.end >= len(p.entries) {
+		return 0, false
+	}
+	return int(p.entries[c.end]), true
+}
+
+// prefixFill is fill for the tasks before limit alone (a shortened
+// build's tasks before its suffix: what the full step starts with), walked
+// until it has
+// passed the first activation send to a later stage: the last task
+// walked, the relaxed end of the last compute task walked and the
+// computation walked. Compute after it runs after that end.
+func (pc *pipeCut) prefixFill(p *Program, place pipeline.Placement, limit int) (stop int, last, compute engine.Time) {
+	tasks := p.Tasks[:min(limit, len(p.Tasks))]
+	if cap(pc.rel) < len(tasks) {
+		pc.rel = make([]engine.Time, len(tasks))
+	}
+	rel := pc.rel[:len(tasks)]
+	stop = -1
+	for t := range tasks {
+		task := &tasks[t]
+		var in engine.Time
+		for _, d := range depsOf(p, t) {
+			in = max(in, rel[d])
+		}
+		end := pc.relaxed(p, place, task, in, &last)
+		if task.Kind.IsCompute() {
+			compute = compute.Add(max(task.Dur, 0))
+		}
+		rel[t], stop = end, t
+		if task.Kind == KindSend && int(task.Peer()) > p.Stage {
+			pc.sent[sendKey(p, task)] = end
+			if task.Name != sendGradID {
+				break
+			}
+		}
+	}
+	return stop, last, compute
+}
+
+// relaxed is a task's relaxed end (fill's rules) given the end of its
+// inputs in and the end of the compute task before it, last, which a
+// compute task moves on.
+func (pc *pipeCut) relaxed(p *Program, place pipeline.Placement, task *Task, in engine.Time, last *engine.Time) engine.Time {
+	switch {
+	case task.Kind.IsCompute():
+		*last = max(in, *last).Add(max(task.Dur, 0))
+		return *last
+	case task.Kind == KindRecv:
+		// the matched send's end, its own inputs not counted (it ends
+		// with the send)
+		if k, ok := recvKey(p, task, place); ok && int(k.from) < p.Stage {
+			return pc.sent[k]
+		}
+		return 0
+	case pc.commExact:
+		return in.Add(max(task.Dur, 0))
+	}
+	return in
+}
+
+// lastComputeInput is the latest compute task (in program order) among
+// task t's inputs and their inputs, false when there is none.
+func lastComputeInput(p *Program, t int) (int, bool) {
+	best := -1
+	for _, d := range depsOf(p, t) {
+		if p.Tasks[d].Kind.IsCompute() {
+			best = max(best, int(d))
+			continue
+		}
+		for _, dd := range depsOf(p, int(d)) {
+			if p.Tasks[dd].Kind.IsCompute() {
+				best = max(best, int(dd))
+			}
+		}
+	}
+	return best, best >= 0
 }
 
 // fill walks stage program p's tasks in order, each receive whose send an
@@ -166,22 +280,7 @@ func (pc *pipeCut) fill(p *Program, place pipeline.Placement) engine.Time {
 		for _, d := range depsOf(p, t) {
 			in = max(in, rel[d])
 		}
-		var end engine.Time
-		switch {
-		case task.Kind.IsCompute():
-			end = max(in, last).Add(max(task.Dur, 0))
-			last = end
-		case task.Kind == KindRecv:
-			// the matched send's end, its own inputs not counted (it ends
-			// with the send)
-			if k, ok := recvKey(p, task, place); ok && int(k.from) < p.Stage {
-				end = pc.sent[k]
-			}
-		case pc.commExact:
-			end = in.Add(max(task.Dur, 0))
-		default:
-			end = in
-		}
+		end := pc.relaxed(p, place, task, in, &last)
 		if task.Kind == KindSend && int(task.Peer()) > p.Stage {
 			pc.sent[sendKey(p, task)] = end
 		}
@@ -202,16 +301,17 @@ func (pc *pipeCut) tailScratch(n int) ([]engine.Time, []bool) {
 	return rel, valid
 }
 
-// drainEdges finds stage program p's last gradient receive and send and
-// walks its tasks from the receive to the end: the relaxed time from the
+// drainEdges finds stage program p's last gradient receive and send (at or
+// after task from: none found before it) and walks its tasks from the
+// receive to the end: the relaxed time from the
 // receive's end to the send's (e.gain) and to the last compute task's
 // (e.end), counting only what depends on the receive and the compute
 // tasks from the first one that does (the compute stream runs the rest
 // after it).
-func (pc *pipeCut) drainEdges(p *Program, place pipeline.Placement, e *stageEdges) {
+func (pc *pipeCut) drainEdges(p *Program, place pipeline.Placement, e *stageEdges, from int) {
 	tasks := p.Tasks
 	r, s := -1, -1
-	for t := len(tasks) - 1; t >= 0 && (r < 0 || s < 0); t-- {
+	for t := len(tasks) - 1; t >= from && (r < 0 || s < 0); t-- {
 		task := &tasks[t]
 		switch {
 		case r < 0 && task.Kind == KindRecv && task.Stream == StreamPPRecvGrd:
@@ -293,11 +393,13 @@ func (pc *pipeCut) drain(at engine.Time, top int) engine.Time {
 	return best
 }
 
-// PipelineBound is the most of the pipeline bounds of a whole step's
-// programs, progs (every stage, in stage order, as cfg builds them): what
-// StageCut compares with its limit after each stage, the stage's compute
-// sum included. For tests and diagnostics; nil progs give 0.
-func PipelineBound(cfg *StepConfig, progs []*Program, commExact bool) engine.Time {
+// PipelineBound is the most of the pipeline bounds of a step's programs,
+// progs (every stage, in stage order, as cfg builds them; shortened as st
+// plans, nil for a whole step): what StageCut compares with its limit
+// after each stage, the stage's computation included (the full step's for
+// a shortened build). For tests and diagnostics; 0 when progs are not one
+// program per stage in order.
+func PipelineBound(cfg *StepConfig, progs []*Program, commExact bool, st *Steady) engine.Time {
 	shape := pipeline.Shape{Stages: cfg.Layout.PP, Microbatches: cfg.Microbatches, Virtual: max(cfg.Virtual, 1)}
 	place := pipeline.Of(cfg.Schedule).Placement(shape)
 	var pc pipeCut
@@ -307,8 +409,8 @@ func PipelineBound(cfg *StepConfig, progs []*Program, commExact bool) engine.Tim
 		if p == nil || p.Stage != s {
 			return 0
 		}
-		sum := programCompute(p)
-		most = max(most, pc.stage(p, place, sum))
+		sum := stageCompute(p, st)
+		most = max(most, pc.stage(p, place, sum, st))
 	}
 	return most
 }

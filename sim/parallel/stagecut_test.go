@@ -49,7 +49,7 @@ func TestStageCutStopsAtTheFirstStageOver(t *testing.T) {
 		pc.reset(false)
 		place := cfg.Schedule.Placement(pipeline.Shape{Stages: c.pp, Microbatches: c.m, Virtual: 1})
 		for s, p := range whole {
-			cuts[s] = max(sums[s], pc.stage(p, place, sums[s]))
+			cuts[s] = max(sums[s], pc.stage(p, place, sums[s], nil))
 		}
 		bound := slices.Max(cuts)
 		if c.pp > 1 && bound <= computeBound {

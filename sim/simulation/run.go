@@ -489,14 +489,17 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 		cfg.Arena.KeepPrefixes(steady)
 	}
 	cutoff := opt.StepCutoffS > 0 && s.VariabilityModel().Distribution == "none"
-	if cutoff && from == nil && res.SteadyPlays == 0 {
-		// The first build of the step: ruled out, before any play and
-		// before the rest of its stages are built, at the first stage
-		// whose computation alone is over the cutoff
-		// (parallel.ComputeBound's sum for the stage).
-		// With one rank per stage at analytic fidelity every task that
-		// is not compute takes exactly its priced time, which the
-		// pipeline bound may then count (parallel.StageCut.CommExact).
+	if cutoff {
+		// Ruled out, before any play and before the rest of its stages
+		// are built, at the first stage whose computation alone
+		// (parallel.ComputeBound's sum for the stage, the full step's
+		// for a shortened build) or, for a whole step, whose pipeline
+		// bound is over the cutoff. Every build of the step is checked:
+		// the whole step built after failed shortened plays has a
+		// pipeline bound their shortened builds had not. With one rank
+		// per stage at analytic fidelity every task that is not compute
+		// takes exactly its priced time, which the pipeline bound then
+		// counts (parallel.StageCut.CommExact).
 		exact := s.Fidelity() == network.Analytic && !opt.AllRanks
 		cfg.StageCut = parallel.StageCut{On: true, Limit: computeLimit(opt.StepCutoffS, s.Sim.Steps), Steady: steady, CommExact: exact}
 	}
