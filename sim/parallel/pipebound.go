@@ -7,39 +7,42 @@ import (
 
 // The pipeline bound (issue 18: a build stopped sooner in a search for the
 // best layouts). ComputeBound counts one stage's computation and nothing
-// of the pipeline around it; but a stage cannot start its first
-// micro-batch before the stages ahead of it have computed theirs (the
-// fill), and the step does not end before the stages ahead of it have
-// computed the last micro-batch's backward that it sends them (the
-// drain). Both are chains of dependencies that every play obeys, whatever
-// the communication and the interference, so a bound built from them is
-// as safe as ComputeBound's:
+// of the pipeline around it; but a stage cannot start a micro-batch before
+// the stages ahead of it have computed and sent it (the fill), and the
+// step does not end before the stages ahead of it have computed the
+// backward of the last micro-batch it sends them (the drain). Both are
+// chains of dependencies that every play obeys, so a bound built from
+// them is as safe as ComputeBound's. It rests on:
 //
 //   - a rank runs its compute tasks one at a time, in program order, each
-//     for at least its Dur (ComputeBound's reasoning);
-//   - any other task ends no earlier than its inputs (its own time is
-//     counted as 0: transfers and collectives are not bounded below here);
+//     for at least its Dur (ComputeBound's reasoning: interference only
+//     slows them);
+//   - any other task ends no earlier than its inputs, and, where every
+//     such task takes exactly its Dur (StageCut.CommExact: the symmetric
+//     executor at analytic fidelity), no earlier than its inputs plus its
+//     Dur; elsewhere (flow fidelity, every rank) it counts as instant;
 //   - a receive ends no earlier than the send it is matched with (the
 //     executors complete both at the send's end).
 //
-// Relaxed times under these rules (compute priced, everything else
-// instant) are lower bounds on the played ones, since every played start is
-// a maximum of ends that are each at least as late. After building stage s
-// the check knows stages 0..s: stage s's compute from its first
-// micro-batch on cannot start before the relaxed end of the sends that
-// feed it (fill), and its last gradient send to stage s−1 is followed, on
-// every stage below, by the computation that depends on it before that
-// stage's own last gradient send (drain), down to stage 0's end. For a
-// 1F1B pipeline of m micro-batches this is about (pp − 1 + m)·(F + B), the
-// classic step time, against ComputeBound's m·(F + B).
+// Relaxed times under these rules are lower bounds on the played ones,
+// since every played end is a maximum of ends each at least as late plus
+// a time at least as long. After building stage s the check knows stages
+// 0..s. A whole step's stage is walked whole, each receive from an earlier
+// stage ending at its send's relaxed end (fill); its last gradient send to
+// stage s−1 is then followed, on every stage below, by what depends on its
+// receipt before that stage's own last gradient send, down to stage 0's
+// end (drain). For a 1F1B pipeline of m micro-batches this is at least
+// (pp − 1 + m)·(F + B), the classic step time, against ComputeBound's
+// m·(F + B), and with the priced communication it follows the tensor- and
+// expert-parallel collectives on the critical path too. A shortened build
+// walks only what it shares with the full step (stage's doc).
 //
-// Only what the check needs is walked: the first micro-batch of a stage
-// (to its first activation send), and its end (from its last gradient
-// receive), not the whole program. The matching of sends and receives is
-// read from the tasks' keys (gradient or activation, step, micro-batch,
-// sending stage and chunk, receiving stage), as linkP2P matches them, and
-// a chain whose keys do not match ends there: a schedule whose last sends
-// do not form one chain (a bidirectional one) simply gets a smaller bound.
+// The matching of sends and receives is read from the tasks' keys
+// (gradient or activation, step, micro-batch, sending stage and chunk,
+// receiving stage), as linkP2P matches them, so it holds before linkP2P
+// and after; a chain whose keys do not match ends there, and a schedule
+// whose last sends do not form one chain (a bidirectional one) simply gets
+// a smaller bound.
 
 // pipeCut is StageCut's record of one build's stages checked so far, and
 // the scratch of its walks.
@@ -75,8 +78,8 @@ type stageEdges struct {
 	// recv is the stage's last gradient receive and send its last gradient
 	// send (has: found). gain is the relaxed time from recv's end to
 	// send's (gainOK: send depends on recv), end from recv's end to the
-	// end of the stage's last task that depends on it or runs on the
-	// compute stream after one that does (endOK: some task does).
+	// latest end of the stage's tasks that depend on it or run on the
+	// compute stream after a compute task that does (endOK: recv found).
 	recv, send       p2pEnd
 	hasRecv, hasSend bool
 	gain, end        engine.Time
@@ -400,6 +403,9 @@ func (pc *pipeCut) drain(at engine.Time, top int) engine.Time {
 // a shortened build). For tests and diagnostics; 0 when progs are not one
 // program per stage in order.
 func PipelineBound(cfg *StepConfig, progs []*Program, commExact bool, st *Steady) engine.Time {
+	if cfg.Layout == nil || len(progs) != cfg.Layout.PP {
+		return 0
+	}
 	shape := pipeline.Shape{Stages: cfg.Layout.PP, Microbatches: cfg.Microbatches, Virtual: max(cfg.Virtual, 1)}
 	place := pipeline.Of(cfg.Schedule).Placement(shape)
 	var pc pipeCut
