@@ -54,7 +54,7 @@ type pipeCut struct {
 	// sent is the relaxed end of every send of the stages checked so far
 	// to a later stage, by transfer.
 	sent map[p2pEnd]engine.Time
-	rel  []engine.Time // fill's relaxed end of each task
+	rel  []engine.Time // walk's relaxed end of each task
 	// tail and valid: drainEdges' relaxed end of each task from the
 	// receive it starts at, and whether it is a bound (the task depends
 	// on the receive)
@@ -140,7 +140,7 @@ func (pc *pipeCut) reset(commExact bool) {
 // bounds of its last gradient send; for a build shortened as st plans,
 // where the full step holds st.Extra more copies of each stage's unit
 // before the programs' suffixes, only what the full step shares with it
-// is walked (prefixFill's first tasks, and drainEdges' tails inside the
+// is walked (walk's first tasks, and drainEdges' tails inside the
 // suffixes), and the computation between is compute's.
 func (pc *pipeCut) stage(p *Program, place pipeline.Placement, compute engine.Time, st *Steady) engine.Time {
 	if pc.sent == nil {
@@ -149,7 +149,8 @@ func (pc *pipeCut) stage(p *Program, place pipeline.Placement, compute engine.Ti
 	pc.stages = append(pc.stages, stageEdges{})
 	e := &pc.stages[len(pc.stages)-1]
 	if st == nil {
-		bound := max(compute, pc.fill(p, place))
+		_, _, _, most := pc.walk(p, place, len(p.Tasks), false)
+		bound := max(compute, most)
 		pc.drainEdges(p, place, e, 0)
 		if e.hasSend {
 			bound = max(bound, pc.drain(pc.rel[e.sendTask], len(pc.stages)-1))
@@ -160,7 +161,7 @@ func (pc *pipeCut) stage(p *Program, place pipeline.Placement, compute engine.Ti
 	if !ok {
 		return compute
 	}
-	stop, prefixEnd, prefixCompute := pc.prefixFill(p, place, suffix)
+	stop, prefixEnd, prefixCompute, _ := pc.walk(p, place, suffix, true)
 	bound := max(compute, prefixEnd.Add(compute-prefixCompute))
 	pc.drainEdges(p, place, e, suffix)
 	if e.hasSend && int(e.sendTask) > stop {
@@ -192,41 +193,7 @@ func steadySuffix(p *Program, st *Steady) (suffix int, ok bool) {
 	return int(p.entries[c.end]), true
 }
 
-// prefixFill is fill for the tasks before limit alone (a shortened
-// build's tasks before its suffix: what the full step starts with), walked
-// until it has
-// passed the first activation send to a later stage: the last task
-// walked, the relaxed end of the last compute task walked and the
-// computation walked. Compute after it runs after that end.
-func (pc *pipeCut) prefixFill(p *Program, place pipeline.Placement, limit int) (stop int, last, compute engine.Time) {
-	tasks := p.Tasks[:min(limit, len(p.Tasks))]
-	if cap(pc.rel) < len(tasks) {
-		pc.rel = make([]engine.Time, len(tasks))
-	}
-	rel := pc.rel[:len(tasks)]
-	stop = -1
-	for t := range tasks {
-		task := &tasks[t]
-		var in engine.Time
-		for _, d := range depsOf(p, t) {
-			in = max(in, rel[d])
-		}
-		end := pc.relaxed(p, place, task, in, &last)
-		if task.Kind.IsCompute() {
-			compute = compute.Add(max(task.Dur, 0))
-		}
-		rel[t], stop = end, t
-		if task.Kind == KindSend && int(task.Peer()) > p.Stage {
-			pc.sent[sendKey(p, task)] = end
-			if task.Name != sendGradID {
-				break
-			}
-		}
-	}
-	return stop, last, compute
-}
-
-// relaxed is a task's relaxed end (fill's rules) given the end of its
+// relaxed is a task's relaxed end (the rules above) given the end of its
 // inputs in and the end of the compute task before it, last, which a
 // compute task moves on.
 func (pc *pipeCut) relaxed(p *Program, place pipeline.Placement, task *Task, in engine.Time, last *engine.Time) engine.Time {
@@ -265,18 +232,22 @@ func lastComputeInput(p *Program, t int) (int, bool) {
 	return best, best >= 0
 }
 
-// fill walks stage program p's tasks in order, each receive whose send an
-// earlier stage recorded ending at that send's relaxed end (every other
-// receive at 0), and returns the latest relaxed end; it records the
-// relaxed end of every send to a later stage (pc.sent) and leaves every
-// task's in pc.rel.
-func (pc *pipeCut) fill(p *Program, place pipeline.Placement) engine.Time {
-	tasks := p.Tasks
+// walk relaxes stage program p's tasks before limit in order (relaxed's
+// rules: each receive whose send an earlier stage recorded ends at that
+// send's relaxed end), leaves each task's end in pc.rel and records the
+// relaxed end of each send to a later stage (pc.sent). With first it stops
+// after the first activation send to a later stage (a shortened build's
+// prefix walk: the next stage's fill is what it needs). It returns the
+// last task walked, the relaxed end of the last compute task walked (all
+// compute after the walk runs after it), the computation walked and the
+// latest end.
+func (pc *pipeCut) walk(p *Program, place pipeline.Placement, limit int, first bool) (stop int, last, compute, most engine.Time) {
+	tasks := p.Tasks[:min(limit, len(p.Tasks))]
 	if cap(pc.rel) < len(tasks) {
 		pc.rel = make([]engine.Time, len(tasks))
 	}
 	rel := pc.rel[:len(tasks)] // (each task's written before it is read)
-	var last, most engine.Time // the last compute task's end; the latest end
+	stop = -1
 	for t := range tasks {
 		task := &tasks[t]
 		var in engine.Time
@@ -284,13 +255,18 @@ func (pc *pipeCut) fill(p *Program, place pipeline.Placement) engine.Time {
 			in = max(in, rel[d])
 		}
 		end := pc.relaxed(p, place, task, in, &last)
+		if task.Kind.IsCompute() {
+			compute = compute.Add(max(task.Dur, 0))
+		}
+		rel[t], stop, most = end, t, max(most, end)
 		if task.Kind == KindSend && int(task.Peer()) > p.Stage {
 			pc.sent[sendKey(p, task)] = end
+			if first && task.Name != sendGradID {
+				break
+			}
 		}
-		rel[t] = end
-		most = max(most, end)
 	}
-	return most
+	return stop, last, compute, most
 }
 
 // tailScratch returns drainEdges' storage for n tasks, cleared.
