@@ -85,21 +85,51 @@ func (c *StageCut) over(p *Program, place pipeline.Placement) error {
 	if sum > c.Limit {
 		return &ComputeOverError{Stage: p.Stage, Compute: sum}
 	}
-	pc := c.pipe
-	if p.arena != nil {
-		pc = &p.arena.cut
-	} else if pc == nil {
-		pc = new(pipeCut)
-		c.pipe = pc
-	}
-	if p.Stage == 0 {
-		pc.reset(c.CommExact)
-	}
+	pc := c.pipeOf(p)
 	if len(pc.stages) != p.Stage {
 		return nil // stages not checked in order: no pipeline term
 	}
 	if b := pc.stage(p, place, sum, c.Steady); b > c.Limit {
 		return &ComputeOverError{Stage: p.Stage, Compute: b}
+	}
+	return nil
+}
+
+// pipeOf is the pipeline bound's record for program p's build: its
+// arena's, else the cut's own.
+func (c *StageCut) pipeOf(p *Program) *pipeCut {
+	if p.arena != nil {
+		return &p.arena.cut
+	}
+	if c.pipe == nil {
+		c.pipe = new(pipeCut)
+	}
+	return c.pipe
+}
+
+// begin starts the cut's walk of stage program p, about to be built (the
+// builder calls it at the build's start; stage 0 starts a build's record).
+func (c *StageCut) begin(p *Program) {
+	if c.On {
+		c.pipeOf(p).begin(p, c.CommExact)
+	}
+}
+
+// during returns a *ComputeOverError when the tasks stage program p has so
+// far (a whole step's, built in place: the builder's check after each
+// schedule entry) already end, relaxed, after the limit, else nil: their
+// relaxed ends only grow as the stage is built further, so a stage cut
+// here is cut by over too, with as much built as it took.
+func (c *StageCut) during(p *Program, place pipeline.Placement) error {
+	if !c.On || c.Steady != nil {
+		return nil
+	}
+	pc := c.pipeOf(p)
+	if len(pc.stages) != p.Stage {
+		return nil
+	}
+	if _, _, _, most := pc.walk(p, place, len(p.Tasks), false); most > c.Limit {
+		return &ComputeOverError{Stage: p.Stage, Compute: most}
 	}
 	return nil
 }

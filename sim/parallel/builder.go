@@ -221,6 +221,12 @@ func (b *builder) dense() float64 { return float64(b.cfg.Layout.TP) }
 func (b *builder) build() error {
 	defer b.flushCopied() // (also when a re-pricing build panics out of it)
 	cfg := b.cfg
+	cfg.StageCut.begin(b.prog)
+	// A whole step built afresh is checked against its cutoff after each
+	// schedule entry (StageCut.during), not only once built (over): the
+	// walk is the same, and a stage far over stops early. A re-pricing
+	// build's dependencies are the last build's until it ends.
+	cutDuring := cfg.StageCut.On && cfg.StageCut.Steady == nil && !b.rp.on
 	for i := range b.last {
 		b.last[i] = -1
 	}
@@ -305,6 +311,11 @@ func (b *builder) build() error {
 			}
 			if b.err != nil {
 				return b.err
+			}
+			if cutDuring {
+				if err := cfg.StageCut.during(b.prog, b.place); err != nil {
+					return err
+				}
 			}
 		}
 		if step == 0 {

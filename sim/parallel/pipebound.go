@@ -55,6 +55,11 @@ type pipeCut struct {
 	// to a later stage, by transfer.
 	sent map[p2pEnd]engine.Time
 	rel  []engine.Time // walk's relaxed end of each task
+	// The walk of the stage being built (begin, walk): its tasks
+	// [0, walked) are walked, with last, compute and most walk's results
+	// so far.
+	walked              int
+	last, compute, most engine.Time
 	// tail and valid: drainEdges' relaxed end of each task from the
 	// receive it starts at, and whether it is a bound (the task depends
 	// on the receive)
@@ -232,23 +237,26 @@ func lastComputeInput(p *Program, t int) (int, bool) {
 	return best, best >= 0
 }
 
-// walk relaxes stage program p's tasks before limit in order (relaxed's
-// rules: each receive whose send an earlier stage recorded ends at that
-// send's relaxed end), leaves each task's end in pc.rel and records the
-// relaxed end of each send to a later stage (pc.sent). With first it stops
-// after the first activation send to a later stage (a shortened build's
-// prefix walk: the next stage's fill is what it needs). It returns the
-// last task walked, the relaxed end of the last compute task walked (all
-// compute after the walk runs after it), the computation walked and the
-// latest end.
+// walk relaxes stage program p's tasks before limit in order, on from
+// those walked so far (relaxed's rules: each receive whose send an earlier
+// stage recorded ends at that send's relaxed end), leaves each task's end
+// in pc.rel and records the relaxed end of each send to a later stage
+// (pc.sent). With first it stops after the first activation send to a
+// later stage (a shortened build's prefix walk: the next stage's fill is
+// what it needs). It returns the last task walked, the relaxed end of the
+// last compute task walked (all compute after the walk runs after it), the
+// computation walked and the latest end.
 func (pc *pipeCut) walk(p *Program, place pipeline.Placement, limit int, first bool) (stop int, last, compute, most engine.Time) {
 	tasks := p.Tasks[:min(limit, len(p.Tasks))]
 	if cap(pc.rel) < len(tasks) {
-		pc.rel = make([]engine.Time, len(tasks))
+		rel := make([]engine.Time, max(len(tasks), 2*cap(pc.rel)))
+		copy(rel, pc.rel[:pc.walked])
+		pc.rel = rel
 	}
 	rel := pc.rel[:len(tasks)] // (each task's written before it is read)
-	stop = -1
-	for t := range tasks {
+	last, compute, most = pc.last, pc.compute, pc.most
+	stop = pc.walked - 1
+	for t := pc.walked; t < len(tasks); t++ {
 		task := &tasks[t]
 		var in engine.Time
 		for _, d := range depsOf(p, t) {
@@ -266,7 +274,17 @@ func (pc *pipeCut) walk(p *Program, place pipeline.Placement, limit int, first b
 			}
 		}
 	}
+	pc.walked, pc.last, pc.compute, pc.most = stop+1, last, compute, most
 	return stop, last, compute, most
+}
+
+// begin starts the walk of stage program p, about to be built (a stage 0
+// starts the record of a build).
+func (pc *pipeCut) begin(p *Program, commExact bool) {
+	if p.Stage == 0 || pc.sent == nil {
+		pc.reset(commExact)
+	}
+	pc.walked, pc.last, pc.compute, pc.most = 0, 0, 0, 0
 }
 
 // tailScratch returns drainEdges' storage for n tasks, cleared.
@@ -392,6 +410,7 @@ func PipelineBound(cfg *StepConfig, progs []*Program, commExact bool, st *Steady
 			return 0
 		}
 		sum := stageCompute(p, st)
+		pc.begin(p, commExact)
 		most = max(most, pc.stage(p, place, sum, st))
 	}
 	return most
