@@ -49,12 +49,15 @@ func stageCompute(p *Program, st *Steady) engine.Time {
 	return sum
 }
 
-// StageCut is a build's cutoff on its stages' computation
+// StageCut is a build's cutoff on its stages' lower bounds
 // (StepConfig.StageCut): with On, a stage whose compute, summed as
 // ComputeBound sums a program (Steady: the shortened build's plan, nil for
-// a whole step), is over Limit stops the build. Since ComputeBound is the
-// most of the stages' sums, a build stops exactly when its ComputeBound
-// would be over Limit, at the first stage that shows it.
+// a whole step), or whose pipeline bound (pipebound.go: the stages before
+// it, the relaxed play of its tasks, the drain below it; the full step's
+// for a shortened build) is over Limit stops the build, a whole step's
+// already while the stage is built (during). Both are lower bounds on the
+// full step's end, so a point ruled out here could not have ended by the
+// Limit.
 //
 // Why: in a search for the best layouts (simtrain plan) most of a ruled-out
 // point's cost was its build, every stage of it built before the bound was
@@ -74,9 +77,9 @@ type StageCut struct {
 }
 
 // over returns a *ComputeOverError when the cut is on and stage program
-// p's computation is over its limit, or, for a whole step of several
-// stages built in order (place: the schedule's placement), when the
-// pipeline bound of p's stage is (pipeCut.stage), else nil.
+// p's computation is over its limit, or when its stage's pipeline bound
+// is (pipeCut.stage, the stages before it checked in order; place: the
+// schedule's placement), else nil.
 func (c *StageCut) over(p *Program, place pipeline.Placement) error {
 	if !c.On {
 		return nil

@@ -492,9 +492,10 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 	if cutoff {
 		// Ruled out, before any play and before the rest of its stages
 		// are built, at the first stage whose computation alone
-		// (parallel.ComputeBound's sum for the stage, the full step's
-		// for a shortened build) or, for a whole step, whose pipeline
-		// bound is over the cutoff. Every build of the step is checked:
+		// (parallel.ComputeBound's sum for the stage) or whose pipeline
+		// bound (the stages before it around it) is over the cutoff,
+		// each the full step's for a shortened build. Every build of the
+		// step is checked:
 		// the whole step built after failed shortened plays has a
 		// pipeline bound their shortened builds had not. With one rank
 		// per stage at analytic fidelity every task that is not compute
