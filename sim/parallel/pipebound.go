@@ -198,25 +198,14 @@ func steadySuffix(p *Program, st *Steady) (suffix int, ok bool) {
 	return int(p.entries[c.end]), true
 }
 
-// relaxed is a task's relaxed end (the rules above) given the end of its
-// inputs in and the end of the compute task before it, last, which a
-// compute task moves on.
-func (pc *pipeCut) relaxed(p *Program, place pipeline.Placement, task *Task, in engine.Time, last *engine.Time) engine.Time {
-	switch {
-	case task.Kind.IsCompute():
-		*last = max(in, *last).Add(max(task.Dur, 0))
-		return *last
-	case task.Kind == KindRecv:
-		// the matched send's end, its own inputs not counted (it ends
-		// with the send)
-		if k, ok := recvKey(p, task, place); ok && int(k.from) < p.Stage {
-			return pc.sent[k]
-		}
-		return 0
-	case pc.commExact:
-		return in.Add(max(task.Dur, 0))
+// recvEnd is a receive's relaxed end: its matched send's, when an earlier
+// stage recorded it, else 0 (its own inputs not counted: it ends with its
+// send).
+func (pc *pipeCut) recvEnd(p *Program, place pipeline.Placement, task *Task) engine.Time {
+	if k, ok := recvKey(p, task, place); ok && int(k.from) < p.Stage {
+		return pc.sent[k]
 	}
-	return in
+	return 0
 }
 
 // lastComputeInput is the latest compute task (in program order) among
@@ -238,7 +227,7 @@ func lastComputeInput(p *Program, t int) (int, bool) {
 }
 
 // walk relaxes stage program p's tasks before limit in order, on from
-// those walked so far (relaxed's rules: each receive whose send an earlier
+// those walked so far (the rules above: each receive whose send an earlier
 // stage recorded ends at that send's relaxed end), leaves each task's end
 // in pc.rel and records the relaxed end of each send to a later stage
 // (pc.sent). With first it stops after the first activation send to a
@@ -255,6 +244,7 @@ func (pc *pipeCut) walk(p *Program, place pipeline.Placement, limit int, first b
 	}
 	rel := pc.rel[:len(tasks)] // (each task's written before it is read)
 	last, compute, most = pc.last, pc.compute, pc.most
+	exact := pc.commExact
 	stop = pc.walked - 1
 	for t := pc.walked; t < len(tasks); t++ {
 		task := &tasks[t]
@@ -262,9 +252,21 @@ func (pc *pipeCut) walk(p *Program, place pipeline.Placement, limit int, first b
 		for _, d := range depsOf(p, t) {
 			in = max(in, rel[d])
 		}
-		end := pc.relaxed(p, place, task, in, &last)
-		if task.Kind.IsCompute() {
-			compute = compute.Add(max(task.Dur, 0))
+		// The rules above: compute one at a time after the last, a
+		// receive with its send, the rest after its inputs (plus its
+		// time where exact).
+		var end engine.Time
+		switch k := task.Kind; {
+		case k.IsCompute():
+			d := max(task.Dur, 0)
+			last = max(in, last).Add(d)
+			end, compute = last, compute.Add(d)
+		case k == KindRecv:
+			end = pc.recvEnd(p, place, task)
+		case exact:
+			end = in.Add(max(task.Dur, 0))
+		default:
+			end = in
 		}
 		rel[t], stop, most = end, t, max(most, end)
 		if task.Kind == KindSend && int(task.Peer()) > p.Stage {
