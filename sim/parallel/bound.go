@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/pipeline"
@@ -172,30 +173,34 @@ func computeSum(tasks []Task) engine.Time {
 
 // RunBefore is Run (or, resumed, RunResumed) that gives up once the step
 // cannot end by deadline: some rank's compute left, counted from now,
-// would end after it (checkCut, every cutEvery task ends), or the clock
-// passes it with some rank's compute unfinished. It then returns false with the play left where it stopped (its figures are
-// not to be read; the executor's storage is set again by the next play).
-// Otherwise it plays on to the end, exactly as Run: the engine keeps the
-// order of events across a pause (engine.RunUntil). Only symmetric mode
-// gives up; an every-rank play plays whole.
+// would end after it (checkCut, every cutEvery task ends, or every
+// cutEvery times the ranks a stage in full mode), or the clock passes it
+// with some rank's compute unfinished. It then returns false with the
+// play left where it stopped (its figures are not to be read; the
+// executor's storage is set again by the next play). Otherwise it plays
+// on to the end, exactly as Run: the engine keeps the order of events
+// across a pause (engine.RunUntil). Both modes give up: the
+// representative-rank play and the every-rank one (flow fidelity,
+// --all-ranks), where every rank's compute is counted.
 //
 // Why: a search for the best layouts needs the exact figures of the best
 // few only (sim/simulation Options.StepCutoffS); a layout whose step
 // outlasts the best found so far is ruled out at the cutoff instead of
-// played to its end.
+// played to its end. At flow fidelity, where every rank plays and each
+// transfer is a flow on the fabric, the plays of such layouts were ≈ 86%
+// of a plan's CPU (Llama 3 70B on 512 H100; issue 18, docs/design.md
+// "Speed", round 67).
 func (x *Executor) RunBefore(deadline engine.Time, resumed bool) (ended bool, err error) {
 	if !resumed {
 		x.begin()
 		x.armSkip()
 	}
-	if x.full == nil {
-		x.armCut(deadline)
-		x.eng.RunUntil(deadline)
-		if x.eng.Err() == nil && x.interrupted == nil && (x.cut.over || x.computeLeft(x.cut)) {
-			return false, nil
-		}
-		x.cut = nil
+	x.armCut(deadline)
+	x.eng.RunUntil(deadline)
+	if x.eng.Err() == nil && x.interrupted == nil && (x.cut.over || x.computeLeft(x.cut)) {
+		return false, nil
 	}
+	x.cut = nil
 	x.eng.Run()
 	x.settle()
 	return true, x.ended()
@@ -210,6 +215,10 @@ type cutState struct {
 	at       []int
 	rest     []engine.Time
 	over     bool // the bound passed the deadline: the play was stopped
+	// every is how many task ends apart poll checks the bound: cutEvery,
+	// times the ranks a stage in full mode, whose check walks every rank
+	// (so that a check costs about as much a task end in both modes).
+	every int
 }
 
 // cutEvery is how many task ends apart poll checks the bound (checkCut):
@@ -235,12 +244,23 @@ func SetCutEvery(n int) int {
 // armCut starts RunBefore's check: each instance's compute at first, and
 // a poll within cutEvery task ends.
 func (x *Executor) armCut(deadline engine.Time) {
-	c := &cutState{deadline: deadline, at: make([]int, len(x.inst)), rest: make([]engine.Time, len(x.inst))}
+	c := &cutState{deadline: deadline, at: make([]int, len(x.inst)), rest: make([]engine.Time, len(x.inst)), every: cutEvery}
 	for i := range x.inst {
 		c.rest[i] = programCompute(x.inst[i].prog)
 	}
+	if x.full != nil {
+		c.every = satMulInt(cutEvery, max(1, len(x.inst)/max(1, len(x.progs))))
+	}
 	x.cut = c
-	x.pollAt = min(x.pollAt, x.done+cutEvery)
+	x.pollAt = min(x.pollAt, x.done+c.every)
+}
+
+// satMulInt is a·b for a, b ≥ 0, saturated at the largest int.
+func satMulInt(a, b int) int {
+	if b != 0 && a > math.MaxInt/b {
+		return math.MaxInt
+	}
+	return a * b
 }
 
 // checkCut stops the play (cut.over) once some instance's step provably
@@ -249,13 +269,17 @@ func (x *Executor) armCut(deadline engine.Time) {
 // priced, so the instance's last compute task ends at now + that or later.
 // This tightens the bound by the idle time the play has shown so far
 // (exposed communication, pipeline bubbles), so a slow layout stops well
-// before its clock reaches the deadline.
+// before its clock reaches the deadline. The task running is the
+// instance's cur in both modes (startComputeOn sets it, the compute end
+// clears it); where compute runs without the interference model (no SMs)
+// cur is never set, and the first compute task not ended counts as
+// running, none of it left.
 func (x *Executor) checkCut(c *cutState) {
 	now := x.eng.Now()
 	for i := range x.inst {
 		k := x.advanceCut(c, i)
 		left := c.rest[i]
-		if tasks := x.inst[i].prog.Tasks; k < len(tasks) && int32(k) == x.inst[i].cur {
+		if tasks := x.inst[i].prog.Tasks; k < len(tasks) && (int32(k) == x.inst[i].cur || x.sms == 0) {
 			left -= max(tasks[k].Dur, 0) // running: part of it may be done
 		}
 		if now.Add(left) > c.deadline {
@@ -272,6 +296,9 @@ func (x *Executor) checkCut(c *cutState) {
 // ends them in program order; a record past the host thread (lazy state:
 // symBuffers) is not read, its task not yet issued.
 func (x *Executor) advanceCut(c *cutState, i int) int {
+	if x.full != nil {
+		return x.advanceCutFull(c, i)
+	}
 	in := &x.inst[i]
 	tasks := in.prog.Tasks
 	k, rest := c.at[i], c.rest[i]
@@ -281,6 +308,28 @@ func (x *Executor) advanceCut(c *cutState, i int) int {
 			continue
 		}
 		if x.lazy && in.prog.Hosted && k >= int(in.hostNext) || in.state[k].end == 0 {
+			break
+		}
+		rest -= max(t.Dur, 0)
+	}
+	c.at[i], c.rest[i] = k, rest
+	return k
+}
+
+// advanceCutFull is advanceCut in full mode, where rank i's ends are its
+// column of its stage's counters (fullStage.ended).
+func (x *Executor) advanceCutFull(c *cutState, i int) int {
+	fi := &x.full.inst[i]
+	fs := &x.full.stage[fi.stage]
+	col := int(fi.col)
+	tasks := x.inst[i].prog.Tasks
+	k, rest := c.at[i], c.rest[i]
+	for ; k < len(tasks); k++ {
+		t := &tasks[k]
+		if !t.Kind.IsCompute() {
+			continue
+		}
+		if !fs.ended(k, col) {
 			break
 		}
 		rest -= max(t.Dur, 0)

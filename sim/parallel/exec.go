@@ -46,9 +46,11 @@ type Executor struct {
 
 	done  int
 	total int
-	// pollAt is the done count at which symmetric mode's Handle calls
+	// pollAt is the done count at which a task's completion (symmetric
+	// mode's Handle, full mode's complete1Full and completeFull) calls
 	// poll next: the next multiple of 65,536, or the per-layer skip's
-	// next moment (skip.go) when that is sooner. Compared with >=, so a
+	// next moment (skip.go) or RunBefore's next check (bound.go) when
+	// that is sooner. Compared with >=, so a
 	// count moved on elsewhere (Resume) only calls poll once more.
 	pollAt int
 	skip   *skipState // Run's per-layer skip (skip.go); nil: none
@@ -131,7 +133,7 @@ func (x *Executor) poll() {
 	}
 	if c := x.cut; c != nil {
 		x.checkCut(c)
-		x.pollAt = min(x.pollAt, x.done+cutEvery)
+		x.pollAt = min(x.pollAt, x.done+c.every)
 	}
 }
 

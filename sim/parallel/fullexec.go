@@ -473,7 +473,7 @@ func (x *Executor) complete1Full(i, t int) {
 		x.commBusyOn(&x.inst[i], i, -x.ctasFull(int(fi.stage), ft), ft.flags&hotSMSized != 0) // (commBusy, inlined)
 	}
 	x.done++
-	if x.done&0xffff == 0 {
+	if x.done >= x.pollAt {
 		x.poll()
 	}
 	for _, n := range fs.next[fs.nextOf[t]:fs.nextOf[t+1]] {
@@ -534,7 +534,7 @@ func (x *Executor) completeFull(ranks []int, t, st int) {
 			x.commBusyOn(&x.inst[i], i, ctas, sized) // (commBusy, inlined)
 		}
 		x.done++
-		if x.done&0xffff == 0 {
+		if x.done >= x.pollAt {
 			x.poll()
 		}
 		for _, n := range next {
