@@ -839,7 +839,7 @@ func runPlan(cmd *cobra.Command, o planOptions) error {
 	for i, s := range sweeps {
 		sw, err := sweep.Parse([]byte(s.doc), ".", sweep.Options{Budget: o.budget.budget(), Context: cmd.Context(), Overrides: overrides})
 		if i == 0 {
-			firstLoaded()
+			firstLoaded(sw != nil && sw.PlaysEveryRank())
 		}
 		if err != nil {
 			if cmd.Context().Err() != nil {

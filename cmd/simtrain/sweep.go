@@ -160,7 +160,7 @@ func runSweep(cmd *cobra.Command, path string, o sweepOptions) error {
 	lo := sweep.Options{Fidelity: fid, Budget: o.budget.budget(), Context: cmd.Context(), Overrides: overrides}
 	loaded := startSweepLoad()
 	sw, err := sweep.Load(path, lo)
-	loaded()
+	loaded(sw != nil && sw.PlaysEveryRank())
 	if err != nil {
 		if cmd.Context().Err() != nil {
 			return err
@@ -482,7 +482,9 @@ func (s *sweepStats) print(w io.Writer, sw *sweep.Sweep, si, sn, here, already, 
 
 // startSweepLoad readies the process's memory for a sweep about to be
 // loaded, and returns what to call once it is loaded (once), before its
-// points run: what `simtrain sweep` and `simtrain plan` share.
+// points run, saying whether some point plays every rank
+// (sweep.Sweep.PlaysEveryRank): what `simtrain sweep` and `simtrain plan`
+// share.
 //
 // The huge-page advice stops once fresh 2 MiB pages are seen to be dear
 // (hugepages.CloseWhenDear): a sweep's large arrays are populated ahead,
@@ -498,19 +500,29 @@ func (s *sweepStats) print(w io.Writer, sw *sweep.Sweep, si, sn, here, already, 
 // one (-48 M instructions, 0.7%, of the 1,000-point 70B sweep at
 // GOMAXPROCS=1; docs/design.md "Speed"). The points then run at
 // pointsGCPercent (one above 400, or off, applies to the load too).
-func startSweepLoad() (loaded func()) {
+func startSweepLoad() (loaded func(everyRank bool)) {
 	hugepages.CloseWhenDear()
 	gcp := debug.SetGCPercent(400)
 	if gcp < 0 || gcp > 400 {
 		debug.SetGCPercent(gcp)
 	}
-	return func() { debug.SetGCPercent(pointsGCPercent(gcp, heapObjectBytes())) }
+	return func(everyRank bool) { debug.SetGCPercent(pointsGCPercent(gcp, heapObjectBytes(), everyRank)) }
 }
 
 // pointsGCPercent is the GC percent a sweep's points run at: the user's
 // GOGC when the environment sets it (user is the runtime's setting before
-// the load changed it); else 800 when the load left at most smallLoadBytes
-// of heap objects (loaded), and 200 above that.
+// the load changed it); else 100, the runtime's default, when some point
+// plays every rank (everyRank); else 800 when the load left at most
+// smallLoadBytes of heap objects (loaded), and 200 above that.
+//
+// Why 100 for every-rank points: the reasons for 800 and 200 below rest
+// on a point's garbage being small beside the heap, which a play of every
+// rank's tasks and flows is not (hundreds of megabytes a point), and at
+// 800 the heap grew to about nine times what the plays keep live. The
+// plan of Llama 3 70B on 512 H100 at flow fidelity (one run each,
+// 2026-12-06, round 67): 194 s of CPU and 4.19 GB at 800, 217 s and
+// 1.74 GB at 200, 205 s and 1.50 GB at 100 (issue 18, docs/design.md
+// "Speed").
 //
 // Why 200: a point's garbage (≈ 41 KB on the 70B sweep) only paces
 // collections, and at 200 they run half as often as at 100, for a peak
@@ -535,9 +547,12 @@ func startSweepLoad() (loaded func()) {
 // which finds them live; the points' garbage then paces the next against
 // 9 × that, memory the garbage must first fill.) (issue 18,
 // docs/design.md "Speed", round 52).
-func pointsGCPercent(user int, loaded uint64) int {
+func pointsGCPercent(user int, loaded uint64, everyRank bool) int {
 	if _, set := os.LookupEnv("GOGC"); set {
 		return user
+	}
+	if everyRank {
+		return 100
 	}
 	if loaded <= smallLoadBytes {
 		return 800

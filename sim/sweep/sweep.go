@@ -59,7 +59,16 @@ type Sweep struct {
 	// (SetCutoff).
 	cutoff func(*scenario.Plan) float64
 	pool   *Pool // the workers' storage kept between Runs (SetPool); nil: made for each Run
+	// everyRank is set when some valid point plays every rank (flow
+	// fidelity): PlaysEveryRank.
+	everyRank bool
 }
+
+// PlaysEveryRank reports whether some valid point of the sweep plays every
+// rank (sim.fidelity flow), whose plays make hundreds of megabytes of
+// garbage where a representative-rank play makes kilobytes: what a
+// caller sizes the collector's pace by.
+func (sw *Sweep) PlaysEveryRank() bool { return sw.everyRank }
 
 // SetPool has the sweep's Runs take their workers' storage from p and
 // leave it there for the next Run (of this sweep or another given p).
@@ -551,6 +560,7 @@ func (sw *Sweep) enumerate() error {
 			p := &sw.points[n]
 			p.key, p.keyed = simulation.FirstBuildKey(s, workerOptions, &scratch)
 			p.work = simulation.EstimateProgramTasks(s, simulation.Options{})
+			sw.everyRank = sw.everyRank || s.Fidelity() == network.Flow
 		}
 	}
 	// Without auto fields every combination is one document: they are
@@ -593,6 +603,9 @@ func (sw *Sweep) enumerate() error {
 			addID(b.vals, b.id, b.err, b.plan)
 			if len(sw.points) > n {
 				sw.points[n].key, sw.points[n].keyed, sw.points[n].work = b.key, b.keyed, b.work
+				if b.err == nil && b.plan != nil {
+					sw.everyRank = sw.everyRank || b.plan.Fidelity() == network.Flow
+				}
 			}
 		}
 		batch = batch[:0]

@@ -1166,3 +1166,31 @@ func TestPointNameEqualsSprintf(t *testing.T) {
 		}
 	}
 }
+
+// TestPlaysEveryRank: a sweep says whether some valid point plays every
+// rank (flow fidelity), from the base, the --fidelity override, a swept
+// sim.fidelity, and with an auto field (whose points are keyed one by one
+// rather than in batches).
+func TestPlaysEveryRank(t *testing.T) {
+	flow, analytic := network.Flow, network.Analytic
+	for _, tc := range []struct {
+		name, body string
+		fid        *network.Fidelity
+		want       bool
+	}{
+		{"analytic", "sweep:\n  parallel.tp: [1, 8]\n", nil, false},
+		{"flow override", "sweep:\n  parallel.tp: [1, 8]\n", &flow, true},
+		{"analytic override", "sweep:\n  parallel.tp: [1, 8]\n", &analytic, false},
+		{"swept fidelity", "sweep:\n  sim.fidelity: [analytic, flow]\n", nil, true},
+		{"auto field, flow", "sweep:\n  parallel.pp: auto\n", &flow, true},
+		{"auto field, analytic", "sweep:\n  parallel.pp: auto\n", nil, false},
+	} {
+		sw, err := Parse([]byte(sweepBase+tc.body), t.TempDir(), Options{Fidelity: tc.fid})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := sw.PlaysEveryRank(); got != tc.want {
+			t.Errorf("%s: PlaysEveryRank() = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
