@@ -195,9 +195,11 @@ func (x *Executor) RunBefore(deadline engine.Time, resumed bool) (ended bool, er
 		x.begin()
 		x.armSkip()
 	}
+	x.cutEnd = 0
 	x.armCut(deadline)
 	x.eng.RunUntil(deadline)
 	if x.eng.Err() == nil && x.interrupted == nil && (x.cut.over || x.computeLeft(x.cut)) {
+		x.cutEnd = x.leftEnd(x.cut)
 		return false, nil
 	}
 	x.cut = nil
@@ -337,6 +339,28 @@ func (x *Executor) advanceCutFull(c *cutState, i int) int {
 	c.at[i], c.rest[i] = k, rest
 	return k
 }
+
+// leftEnd is the latest end checkCut's bound gives any instance now: the
+// clock plus the compute it has not ended, a task running counted as
+// done (a lower bound on the step's end, at least the clock).
+func (x *Executor) leftEnd(c *cutState) engine.Time {
+	now := x.eng.Now()
+	end := now
+	for i := range x.inst {
+		k := x.advanceCut(c, i)
+		left := c.rest[i]
+		if tasks := x.inst[i].prog.Tasks; k < len(tasks) && (int32(k) == x.inst[i].cur || x.sms == 0) {
+			left -= max(tasks[k].Dur, 0)
+		}
+		end = max(end, now.Add(left))
+	}
+	return end
+}
+
+// CutEnd is, after RunBefore gave up, a lower bound on the simulated time
+// the step would have ended at: the latest of the clock and each rank's
+// compute left from it (leftEnd), past the deadline; 0 before.
+func (x *Executor) CutEnd() engine.Time { return x.cutEnd }
 
 // computeLeft reports whether some instance has a compute task not ended
 // (advanceCut stops short of the program's end).

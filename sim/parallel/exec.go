@@ -53,8 +53,9 @@ type Executor struct {
 	// that is sooner. Compared with >=, so a
 	// count moved on elsewhere (Resume) only calls poll once more.
 	pollAt int
-	skip   *skipState // Run's per-layer skip (skip.go); nil: none
-	cut    *cutState  // RunBefore's check of the step's end against its deadline (bound.go); nil: none
+	skip   *skipState  // Run's per-layer skip (skip.go); nil: none
+	cut    *cutState   // RunBefore's check of the step's end against its deadline (bound.go); nil: none
+	cutEnd engine.Time // RunBefore's bound on the step's end where it gave up (CutEnd)
 	// watchLeft is how many watched tasks (instance.watch) have not ended.
 	watchLeft int
 	refusal   string // why replication was refused (steady.go, Refusal)

@@ -68,6 +68,9 @@ func TestCutoffEveryRank(t *testing.T) {
 			}
 			if r := with(full.StepTimeS * (1 - 1e-9)); r.RuledOut {
 				near++
+				if !(r.StepBoundS <= full.StepTimeS) {
+					t.Fatalf("%s: stopped just below the step with a bound of %v s against a step of %v s", name, r.StepBoundS, full.StepTimeS)
+				}
 			} else if !sameFigures(r, full) {
 				t.Fatalf("%s: a cutoff just below the step changed the figures: step %v against %v", name, r.StepTimeS, full.StepTimeS)
 			}
@@ -78,10 +81,12 @@ func TestCutoffEveryRank(t *testing.T) {
 				t.Fatalf("%s: ruled out with a bound of %v s against a step of %v s", name, r.StepBoundS, full.StepTimeS)
 			case r.RuledOut:
 				stopped++
-				// A play stopped on the way reports the deadline
-				// (play), a build its stage's bound.
-				if r.StepBoundS == cutoffDeadline(cutoff, s.Sim.Steps).Seconds()/float64(s.Sim.Steps) {
+				if r.cutInPlay {
 					stoppedInPlay++
+					// At or past the deadline, and a bound.
+					if dl := cutoffDeadline(cutoff, s.Sim.Steps).Seconds() / float64(s.Sim.Steps); r.StepBoundS < dl {
+						t.Fatalf("%s: given up in the play with a bound of %v s, under the deadline's %v s", name, r.StepBoundS, dl)
+					}
 				}
 			case !sameFigures(r, full):
 				t.Fatalf("%s: a cutoff below the step changed the figures: step %v against %v", name, r.StepTimeS, full.StepTimeS)

@@ -117,9 +117,14 @@ type Result struct {
 	// StepBoundS are then set.
 	RuledOut bool
 	// StepBoundS is, for a RuledOut result, a lower bound on its step
-	// time: the most compute one stage's rank holds per step
-	// (parallel.ComputeBound), or the cutoff its play showed it passes.
+	// time: the bound of the first stage its build found over the cutoff
+	// (parallel.StageCut), or for a play given up the latest of the
+	// cutoff and each rank's clock plus its compute left
+	// (parallel.Executor.CutEnd), per step.
 	StepBoundS float64
+	// cutInPlay says a RuledOut result was given up in its play, not in
+	// its build (for tests).
+	cutInPlay bool
 
 	Cluster *topology.Cluster
 	Layout  *parallel.Layout
@@ -466,7 +471,7 @@ var errRuledOut = errors.New("simulation: the step ends after the cutoff")
 // tables are published as after a play.
 func ruledOut(s *scenario.Plan, opt Options, res *Result, cl *topology.Cluster, layout *parallel.Layout, tables *priceTables, wall time.Time) *Result {
 	opt.Reuse.publish(cl, layout, tables)
-	*res = Result{Scenario: s, RunID: res.RunID, Cluster: cl, Layout: layout, Steps: res.Steps[:0], RuledOut: true, StepBoundS: res.StepBoundS}
+	*res = Result{Scenario: s, RunID: res.RunID, Cluster: cl, Layout: layout, Steps: res.Steps[:0], RuledOut: true, StepBoundS: res.StepBoundS, cutInPlay: res.cutInPlay}
 	memory(s, res, opt.Memory)
 	res.SimWallS = time.Since(wall).Seconds()
 	return res
@@ -598,7 +603,8 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 		deadline := cutoffDeadline(opt.StepCutoffS, s.Sim.Steps)
 		var ended bool
 		if ended, err = x.RunBefore(deadline, resume()); err == nil && !ended {
-			res.StepBoundS = deadline.Seconds() / float64(s.Sim.Steps)
+			res.StepBoundS = max(deadline, x.CutEnd()).Seconds() / float64(s.Sim.Steps)
+			res.cutInPlay = true
 			return nil, nil, nil, false, errRuledOut
 		}
 	case resume():
