@@ -974,7 +974,7 @@ func planRun(cmd *cobra.Command, sw *sweep.Sweep, o planOptions, t *planTally, t
 	cut := o.out == ""
 	t.guide.sweep++
 	var at planPhase
-	for rest := indices; len(rest) > 0; {
+	for rest := indices; len(rest) > 0 || len(at.tail) > 0; {
 		phase := rest // (with --out: one run, in the sweep's order)
 		if cut {
 			phase, rest = at.next(&t.guide, sw, rest)
@@ -983,9 +983,15 @@ func planRun(cmd *cobra.Command, sw *sweep.Sweep, o planOptions, t *planTally, t
 			rest = nil
 		}
 		// RunLent: the rows are copies; pr is not kept past the call.
+		bounds := at.bounds
 		err := sw.RunLent(cmd.Context(), phase, workers, func(pr sweep.PointResult) error {
 			if pr.Result != nil && pr.Result.RuledOut {
 				t.ruled++
+				if bounds && pr.Point != nil && pr.Point.Scenario != nil {
+					// The sample's tail: observed at its bound, no better
+					// than the cutoff (planPhase.next).
+					t.guide.observe(sw, pr.Point.Index, boundFigure(pr.Point.Scenario, pr.Result.StepBoundS, tokens, o))
+				}
 				prog.update(pr.Outcome, output.SummaryRow{})
 				return nil
 			}
@@ -1012,8 +1018,14 @@ func planRun(cmd *cobra.Command, sw *sweep.Sweep, o planOptions, t *planTally, t
 	return nil
 }
 
-// planPhase is where a sweep's run stands in plan's phases (next).
-type planPhase struct{ sampled, led bool }
+// planPhase is where a sweep's run stands in plan's phases (next):
+// tail is the sample's parts not run yet where the sample runs in parts,
+// and bounds says the phase next returned last is one of them, whose
+// points ruled out the guide observes at their bounds.
+type planPhase struct {
+	sampled, led, bounds bool
+	tail                 [][]int
+}
 
 // next cuts the next phase off rest, the sweep's points not run yet (in
 // the sweep's order). In plan's first sweep, while the guide holds
@@ -1032,10 +1044,20 @@ type planPhase struct{ sampled, led bool }
 // llama3-70b −0.46 ± 0.30 s; every sweep in a sample and two more runs:
 // −1.67 ± 0.88 s, +0.82 ± 0.26 s and −0.17 ± 0.07 s.
 func (at *planPhase) next(g *planGuide, sw *sweep.Sweep, rest []int) (phase, left []int) {
+	at.bounds = false
+	if len(at.tail) > 0 {
+		phase, at.tail, at.bounds = at.tail[0], at.tail[1:], true
+		return phase, rest
+	}
 	if !at.sampled && !at.led && len(g.obs) == 0 {
 		at.sampled = true
 		if stride := sampleStride(sw); len(rest) >= 4*stride {
-			return planSample(rest, stride)
+			sample, left := planSample(rest, stride)
+			if sw.PlaysEveryRank() && len(sample) >= planSampleParts*planSamplePartMin {
+				parts := sampleParts(sample, planSampleParts)
+				sample, at.tail = parts[0], parts[1:]
+			}
+			return sample, left
 		}
 	}
 	if !at.led {
@@ -1045,6 +1067,56 @@ func (at *planPhase) next(g *planGuide, sw *sweep.Sweep, rest []int) (phase, lef
 		}
 	}
 	return rest, nil
+}
+
+// planSampleParts and planSamplePartMin: where a sweep's points play
+// every rank (flow fidelity), plan's first sample runs in planSampleParts
+// phases (planPhase.next; at least planSamplePartMin points in each), the
+// j-th of every planSampleParts sample points in the j-th, each after the
+// cutoff the figures before it give once they hold --top proposals; the
+// points of the later phases that are ruled out are observed at their
+// bound, a figure no better than the cutoff, so the guide still learns
+// which values lose.
+//
+// Why: a play of every rank costs far more than building its programs,
+// and the sample was played whole before any cutoff existed: 73% of the
+// samples of the plan of Llama 3 8B on 64 H100 at flow fidelity (perf,
+// issue 18, docs/design.md "Speed", round 67). Parts, not a head and
+// the rest: a first part may hold fewer fitting layouts than --top (the
+// 70B plan on 512 H100, where 580 of 1,584 layouts do not fit), and
+// then the next one gives the cutoff. Only there: where builds are most
+// of a point's cost, the cut between two phases costs what the points on
+// either side would share (sweep.Sweep.Run's re-pricing).
+const (
+	planSampleParts   = 4
+	planSamplePartMin = 4
+)
+
+// sampleParts splits sample (in the sweep's order) into parts
+// interleaved sets, the j-th holding every parts-th point from the j-th,
+// each in the sweep's order.
+func sampleParts(sample []int, parts int) [][]int {
+	out := make([][]int, parts)
+	for k, i := range sample {
+		out[k%parts] = append(out[k%parts], i)
+	}
+	return out
+}
+
+// boundFigure is the figure (planFigure's) of a point of plan s ruled out
+// with step bound boundS seconds: its days, or its cost with --by cost,
+// at that step time; summarise's cost per step is the step's seconds at
+// the GPUs' hourly price (planCutoff).
+func boundFigure(s *scenario.Plan, boundS, tokens float64, o planOptions) float64 {
+	tps := float64(s.Training.GlobalBatch) * float64(s.Training.SeqLen)
+	if !(tps > 0) || !(boundS > 0) {
+		return 0 // (not observed)
+	}
+	steps := tokens / tps
+	if o.by == "cost" {
+		return steps * boundS * s.GPUHourUSD() * float64(s.GPUs()) / 3600
+	}
+	return steps * boundS / 86400
 }
 
 // planFigure is the figure plan ranks row by (rankPlan): its days to train

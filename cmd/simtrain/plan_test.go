@@ -14,6 +14,7 @@ import (
 	"github.com/simtrain/simtrain/sim/output"
 	"github.com/simtrain/simtrain/sim/parallel"
 	"github.com/simtrain/simtrain/sim/pipeline"
+	"github.com/simtrain/simtrain/sim/scenario"
 	"github.com/simtrain/simtrain/sim/workload"
 )
 
@@ -684,14 +685,24 @@ func TestPlanCountsFailedApart(t *testing.T) {
 // (--out keeps every row, so it cuts nothing); and the counts do not depend
 // on the workers. With limits a point cut may be over them, which the
 // count of those says ("and perhaps some of the N not played to the
-// end"); the count itself is of the layouts played.
+// end"); the count itself is of the layouts played. At flow fidelity
+// (every rank played, the sample in two phases, the second's ruled-out
+// points observed at their bounds: planPhase.next) the same, by days and
+// by cost; those cases play every point at flow fidelity for the answer
+// to compare with (≈ 12 s of CPU each), so -short leaves them out.
 func TestPlanCutoffKeepsTheAnswer(t *testing.T) {
-	for _, c := range [][]string{
+	cases := [][]string{
 		{"--model", "llama3-8b", "--gpus", "16", "--tokens", "1T"},
 		{"--model", "llama3-8b", "--gpus", "16", "--tokens", "1T", "--by", "cost", "--top", "3"},
 		// limits that bind: the best takes 12.1 days and $13,852
 		{"--model", "mixtral-8x7b", "--gpus", "16", "--tokens", "100B", "--days", "13", "--budget-usd", "14500", "--top", "2"},
-	} {
+	}
+	if !testing.Short() {
+		cases = append(cases,
+			[]string{"--model", "gpt3-125m", "--gpus", "8", "--tokens", "1T", "--set", "sim.fidelity=flow", "--top", "2"},
+			[]string{"--model", "gpt3-125m", "--gpus", "8", "--tokens", "1T", "--set", "sim.fidelity=flow", "--by", "cost", "--top", "3"})
+	}
+	for _, c := range cases {
 		plan := func(extra ...string) (map[string]any, string) {
 			args := append(append([]string{"plan", "--gpu", "h100-sxm", "--quiet", "--format", "json"}, c...), extra...)
 			stdout, stderr, err := runCLI(t, args...)
@@ -754,5 +765,33 @@ func TestRankPlanOverLimitsWithCut(t *testing.T) {
 		if len(res.proposals) != 1 || res.proposals[0].Name != "b" || res.points != 2+c.ruled || len(res.excluded) == 0 || !strings.HasPrefix(res.excluded[0], c.want) {
 			t.Errorf("%d not played: proposals %d, points %d, not proposed %q, want %q", c.ruled, len(res.proposals), res.points, res.excluded, c.want)
 		}
+	}
+}
+
+// TestBoundFigureInvertsCutoff: a point ruled out at the cutoff's step is
+// observed (boundFigure) at the figure of the proposal the cutoff came
+// from, by days and by cost, whatever its batch, sequence, GPUs and price:
+// the guide then places it with the layouts no better than that one.
+func TestBoundFigureInvertsCutoff(t *testing.T) {
+	s, err := scenario.Load("../../scenarios/quickstart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := output.SummaryRow{Name: "a", GPU: "b200", StepTimeS: 2.5, CostUSDPerStep: 40, Fits: true, GlobalBatch: 64, SeqLen: 2048, TP: 1, PP: 1, DP: 8, MicroBatch: 1, Zero: 1}
+	const tokens = 1e12
+	for _, by := range []string{"days", "cost"} {
+		o := planOptions{by: by, top: 1}
+		tally := planTally{rows: []output.SummaryRow{row}, failed: map[string]bool{}}
+		cutoff := planCutoff(&tally, tokens, o)
+		if cutoff == nil {
+			t.Fatalf("%s: no cutoff from one proposal", by)
+		}
+		want := planFigure(row, tokens, o) * (1 + 1e-9) // planCutoff's margin
+		if got := boundFigure(s, cutoff(s), tokens, o); math.Abs(got-want) > 1e-9*want {
+			t.Errorf("by %s: bound figure %v, want %v", by, got, want)
+		}
+	}
+	if f := boundFigure(s, 0, tokens, planOptions{by: "days"}); f != 0 {
+		t.Errorf("no bound: figure %v, want 0 (not observed)", f)
 	}
 }
