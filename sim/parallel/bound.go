@@ -279,12 +279,7 @@ func satMulInt(a, b int) int {
 func (x *Executor) checkCut(c *cutState) {
 	now := x.eng.Now()
 	for i := range x.inst {
-		k := x.advanceCut(c, i)
-		left := c.rest[i]
-		if tasks := x.inst[i].prog.Tasks; k < len(tasks) && (int32(k) == x.inst[i].cur || x.sms == 0) {
-			left -= max(tasks[k].Dur, 0) // running: part of it may be done
-		}
-		if now.Add(left) > c.deadline {
+		if now.Add(x.computeAhead(c, i)) > c.deadline {
 			c.over = true
 			x.eng.Stop()
 			return
@@ -340,19 +335,25 @@ func (x *Executor) advanceCutFull(c *cutState, i int) int {
 	return k
 }
 
+// computeAhead is instance i's compute not yet ended (advanceCut), less
+// the task running: checkCut's bound on what it has left to compute.
+func (x *Executor) computeAhead(c *cutState, i int) engine.Time {
+	k := x.advanceCut(c, i)
+	left := c.rest[i]
+	if tasks := x.inst[i].prog.Tasks; k < len(tasks) && (int32(k) == x.inst[i].cur || x.sms == 0) {
+		left -= max(tasks[k].Dur, 0) // running: part of it may be done
+	}
+	return left
+}
+
 // leftEnd is the latest end checkCut's bound gives any instance now: the
-// clock plus the compute it has not ended, a task running counted as
-// done (a lower bound on the step's end, at least the clock).
+// clock plus the compute it has not ended (computeAhead), a lower bound on
+// the step's end, at least the clock.
 func (x *Executor) leftEnd(c *cutState) engine.Time {
 	now := x.eng.Now()
 	end := now
 	for i := range x.inst {
-		k := x.advanceCut(c, i)
-		left := c.rest[i]
-		if tasks := x.inst[i].prog.Tasks; k < len(tasks) && (int32(k) == x.inst[i].cur || x.sms == 0) {
-			left -= max(tasks[k].Dur, 0)
-		}
-		end = max(end, now.Add(left))
+		end = max(end, now.Add(x.computeAhead(c, i)))
 	}
 	return end
 }
