@@ -1108,15 +1108,23 @@ func sampleParts(sample []int, parts int) [][]int {
 // at that step time; summarise's cost per step is the step's seconds at
 // the GPUs' hourly price (planCutoff).
 func boundFigure(s *scenario.Plan, boundS, tokens float64, o planOptions) float64 {
-	tps := float64(s.Training.GlobalBatch) * float64(s.Training.SeqLen)
-	if !(tps > 0) || !(boundS > 0) {
+	steps, usdPerS := planRates(s, tokens)
+	if !(steps > 0) || math.IsInf(steps, 1) || !(boundS > 0) {
 		return 0 // (not observed)
 	}
-	steps := tokens / tps
 	if o.by == "cost" {
-		return steps * boundS * s.GPUHourUSD() * float64(s.GPUs()) / 3600
+		return steps * boundS * usdPerS
 	}
 	return steps * boundS / 86400
+}
+
+// planRates is what plan s takes to train on tokens: its steps, and its
+// GPUs' price per second of a step (summarise's cost per step is the
+// step's seconds at that price). planCutoff turns a figure into a step
+// time with them, boundFigure a step time into a figure.
+func planRates(s *scenario.Plan, tokens float64) (steps, usdPerS float64) {
+	steps = tokens / (float64(s.Training.GlobalBatch) * float64(s.Training.SeqLen))
+	return steps, s.GPUHourUSD() * float64(s.GPUs()) / 3600
 }
 
 // planFigure is the figure plan ranks row by (rankPlan): its days to train
@@ -1421,8 +1429,7 @@ func planCutoff(t *planTally, tokens float64, o planOptions) func(*scenario.Plan
 	}
 	last := res.proposals[o.top-1]
 	return func(s *scenario.Plan) float64 {
-		steps := tokens / (float64(s.Training.GlobalBatch) * float64(s.Training.SeqLen)) // to train on tokens
-		usdPerS := s.GPUHourUSD() * float64(s.GPUs()) / 3600                             // per second of a step (summarise's cost)
+		steps, usdPerS := planRates(s, tokens)
 		step := last.Days * 86400 / steps
 		if o.by == "cost" {
 			step = last.CostUSD / (steps * usdPerS)
