@@ -31,6 +31,14 @@ type Runner struct {
 	route []int32 // scratch
 	count []int   // scratch
 	flows int64
+	// floor is set on PlayFloor's runner, which starts nothing: each
+	// transfer only raises phaseMax to its time alone on its route and
+	// adds its size to the load of each link it crosses (loads, with the
+	// least route latency of the transfers crossing it in lats).
+	floor    bool
+	phaseMax engine.Time
+	loads    map[int32]float64
+	lats     map[int32]engine.Time
 }
 
 // run is one collective in flight.
@@ -273,6 +281,21 @@ func (r *Runner) startPhase(id int32) {
 	if ru.rec {
 		first = len(ru.flows.flows)
 	}
+	r.phaseFlows(id)
+	ru = &r.runs[id]
+	if ru.rec {
+		pf := ru.flows
+		pf.phases = append(pf.phases, planPhase{ru.after, ru.scale, int32(first), int32(len(pf.flows))})
+	}
+	if ru.pending == 0 {
+		r.e.After(ru.remaining(), r.h, int64(id))
+	}
+}
+
+// phaseFlows sets the current phase's fixed time and protocol scale on
+// run id and starts its transfers (start).
+func (r *Runner) phaseFlows(id int32) {
+	ru := &r.runs[id]
 	g, s := ru.g, &ru.g.sh
 	ru.pending, ru.wire = 0, 0
 	ru.after, ru.scale = ru.e.fixed, 1
@@ -319,14 +342,6 @@ func (r *Runner) startPhase(id int32) {
 		r.direct(id, g, ru.op, S)
 	case kAllPairs:
 		r.allPairs(id, g, S)
-	}
-	ru = &r.runs[id]
-	if ru.rec {
-		pf := ru.flows
-		pf.phases = append(pf.phases, planPhase{ru.after, ru.scale, int32(first), int32(len(pf.flows))})
-	}
-	if ru.pending == 0 {
-		r.e.After(ru.remaining(), r.h, int64(id))
 	}
 }
 
@@ -397,6 +412,10 @@ func (r *Runner) start(id int32, route []int32, vol float64) {
 	ru.pending++
 	r.flows++
 	size := units.Bytes(vol * ru.scale)
+	if r.floor {
+		r.floorTransfer(route, size)
+		return
+	}
 	if ru.rec {
 		pf := ru.flows
 		pf.flows = append(pf.flows, plannedFlow{size, r.f.RouteLatency(route), int32(wire), int32(len(pf.routes)), int32(len(route))})
@@ -581,4 +600,100 @@ func (r *Runner) direct(id int32, g *Group, op Op, S float64) {
 	case Send:
 		r.flow(id, g, g.ranks[0], g.ranks[1], S, 0, true)
 	}
+}
+
+// PlayFloor is a lower bound on how long a Runner at fidelity fid takes
+// over op of size on g (algo as Start takes it), from its start to its
+// done, whatever else the fabric carries at the time. Where the runner
+// plays it as one timer (analytic fidelity, one rank, nothing to move) it
+// is that timer's time. At flow fidelity it is the sum over the
+// algorithm's phases of a bound on each (phaseFloor): a phase ends once
+// its last transfer arrives and the fixed time less that transfer's route
+// latency has elapsed (Runner.TransferDone), so no sooner than its fixed
+// time, nor than any of its transfers can arrive. Its errors are Cost's.
+//
+// Why: a search for the best layouts (simtrain plan) rules out a layout
+// before playing it when a bound on its step is over the best found so
+// far; at flow fidelity such a bound counted the collectives as instant,
+// so that most layouts were played until their compute alone showed them
+// out (issue 18, round 68).
+func (g *Group) PlayFloor(fid network.Fidelity, op Op, algo Algo, size units.Bytes) (engine.Time, error) {
+	bytes := float64(size)
+	e, err := g.estimate(op, algo, bytes)
+	if err != nil {
+		return 0, err
+	}
+	if fid != network.Flow || g.sh.n < 2 || bytes == 0 {
+		return engine.Seconds(e.t), nil // (Plan.Timed's time)
+	}
+	r := &Runner{fid: network.Flow, c: g.c, floor: true, loads: map[int32]float64{}, lats: map[int32]engine.Time{}}
+	r.runs = append(r.runs, run{g: g, op: op, e: e, bytes: bytes, nphase: 1})
+	if e.kind == kHier {
+		_, r.runs[0].nphase = g.sh.hierPlan(op, bytes)
+	}
+	var total engine.Time
+	for ph := 0; ph < r.runs[0].nphase; ph++ {
+		r.runs[0].phase, r.phaseMax = ph, 0
+		clear(r.loads)
+		clear(r.lats)
+		r.phaseFlows(0)
+		total = total.Add(max(r.phaseFloor(), engine.Seconds(r.runs[0].after)))
+	}
+	return total, nil
+}
+
+// floorTransfer is start on PlayFloor's runner: a transfer of size on
+// route raises the phase's bound to when it could arrive alone (its
+// route's latency, as the fabric charges it, Fabric.RouteLatency, plus its
+// size at the route's narrowest line rate) and adds its size to each of
+// its links' loads.
+func (r *Runner) floorTransfer(route []int32, size units.Bytes) {
+	bw, lat := r.c.Bandwidths(), r.c.Latencies()
+	var wire engine.Time
+	rate := math.Inf(1)
+	for _, l := range route {
+		wire = wire.Add(lat[l])
+		rate = min(rate, float64(bw[l]))
+	}
+	b := float64(size)
+	r.phaseMax = max(r.phaseMax, wire.Add(floorTx(b, rate)))
+	if !(b > 0) {
+		return
+	}
+	for _, l := range route {
+		r.loads[l] += b
+		if w, ok := r.lats[l]; !ok || wire < w {
+			r.lats[l] = wire
+		}
+	}
+}
+
+// phaseFloor is the bound on the current phase's transfers: the latest
+// any could arrive alone, and for each link the time to carry every byte
+// the phase sends over it at its line rate (a max-min share of a link
+// never exceeds that, and the phase's transfers start together), plus the
+// least route latency of the transfers crossing it, one of which carries
+// its last byte.
+func (r *Runner) phaseFloor() engine.Time {
+	bw := r.c.Bandwidths()
+	most := r.phaseMax
+	for l, load := range r.loads { // (a maximum: the order does not matter)
+		most = max(most, r.lats[l].Add(floorTx(load, float64(bw[l]))))
+	}
+	return most
+}
+
+// floorTx is a lower bound on the time to carry bytes at rate: their
+// time, less a nanosecond and a part in 10⁹ to stay below the fabric's
+// rounding; 0 for nothing to carry or a zero or unknown rate (a transfer
+// on a zero-rate link never arrives: the bound stays finite).
+func floorTx(bytes, rate float64) engine.Time {
+	if !(bytes > 0) || !(rate > 0) || math.IsInf(rate, 1) {
+		return 0
+	}
+	ns := math.Floor(bytes/rate*1e9*(1-1e-9)) - 1
+	if !(ns > 0) || ns > 9e18 {
+		return 0
+	}
+	return engine.Time(ns)
 }
