@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/pipeline"
+	"github.com/simtrain/simtrain/sim/units"
 )
 
 // ComputeBound is a lower bound on the simulated time at which the programs'
@@ -70,8 +72,10 @@ type StageCut struct {
 	Steady *Steady
 	// CommExact says every task that is not compute takes exactly its Dur
 	// in the play (the symmetric executor at analytic fidelity), so the
-	// pipeline bound counts it; else it counts it as 0.
+	// pipeline bound counts it; else it counts a collective as its floor
+	// in Floors (nil: 0) and any other such task as 0.
 	CommExact bool
+	Floors    CommFloors
 	// pipe is the pipeline bound's record of the stages checked so far,
 	// for a build whose programs have no arena (an arena keeps its own).
 	pipe *pipeCut
@@ -115,7 +119,7 @@ func (c *StageCut) pipeOf(p *Program) *pipeCut {
 // builder calls it at the build's start; stage 0 starts a build's record).
 func (c *StageCut) begin(p *Program) {
 	if c.On {
-		c.pipeOf(p).begin(p, c.CommExact)
+		c.pipeOf(p).begin(p, c.CommExact, c.Floors)
 	}
 }
 
@@ -136,6 +140,17 @@ func (c *StageCut) during(p *Program, place pipeline.Placement) error {
 		return &ComputeOverError{Stage: p.Stage, Compute: most}
 	}
 	return nil
+}
+
+// CommFloors gives the pipeline bound (StageCut.Floors) lower bounds on
+// the collectives of a play where they do not take exactly their Dur: the
+// every-rank executor, whose collectives the runner plays (at flow
+// fidelity as transfers on the fabric; collectives.Group.PlayFloor).
+type CommFloors interface {
+	// CommFloor is a lower bound on how long op of bytes on any kind-k
+	// group of pipeline stage `stage` lasts in the play, from its start
+	// (its last member's arrival) to its end; 0 where none is known.
+	CommFloor(k GroupKind, stage int, op collectives.Op, bytes units.Bytes) engine.Time
 }
 
 // ComputeOverError is BuildAfter's report that a stage's computation is

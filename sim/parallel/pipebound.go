@@ -1,8 +1,10 @@
 package parallel
 
 import (
+	"github.com/simtrain/simtrain/sim/collectives"
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/pipeline"
+	"github.com/simtrain/simtrain/sim/units"
 )
 
 // The pipeline bound (issue 18: a build stopped sooner in a search for the
@@ -20,7 +22,10 @@ import (
 //   - any other task ends no earlier than its inputs, and, where every
 //     such task takes exactly its Dur (StageCut.CommExact: the symmetric
 //     executor at analytic fidelity), no earlier than its inputs plus its
-//     Dur; elsewhere (flow fidelity, every rank) it counts as instant;
+//     Dur; elsewhere (flow fidelity, every rank) a collective no earlier
+//     than its inputs plus its floor (StageCut.Floors: a collective
+//     starts once its last member arrives, and the runner takes at least
+//     that over it), any other such task as instant;
 //   - a receive ends no earlier than the send it is matched with (the
 //     executors complete both at the send's end).
 //
@@ -48,8 +53,12 @@ import (
 // the scratch of its walks.
 type pipeCut struct {
 	// commExact: every task that is not compute takes exactly its Dur
-	// (StageCut.CommExact), so the walks count it.
+	// (StageCut.CommExact), so the walks count it; else floors, where
+	// set, bound the collectives (StageCut.Floors), memoised in floorMemo
+	// for the stage walked.
 	commExact bool
+	floors    CommFloors
+	floorMemo []floorEntry
 	stages    []stageEdges
 	// sent is the relaxed end of every send of the stages checked so far
 	// to a later stage, by transfer.
@@ -128,9 +137,45 @@ func recvKey(p *Program, t *Task, place pipeline.Placement) (p2pEnd, bool) {
 	return p2pEnd{grad: grad, step: t.Step, micro: t.Micro, from: int32(from.Stage), fromChunk: int32(from.Chunk), to: int32(p.Stage)}, true
 }
 
+// floorEntry is one collective's floor in pipeCut.floorMemo.
+type floorEntry struct {
+	k     GroupKind
+	op    collectives.Op
+	bytes float64
+	floor engine.Time
+}
+
+// floorMemoMax bounds pipeCut.floorMemo: a stage holds a handful of
+// distinct collectives (per group kind, an op and a size or two each).
+const floorMemoMax = 32
+
+// commEnd is when task t of stage program p, neither compute nor a
+// receive, ends at the earliest after its inputs end at in: with its Dur
+// where every such task takes exactly that (commExact); a collective
+// after its floor where floors are known (the pipeline send's time is
+// not bounded: it counts as instant); else at in.
+func (pc *pipeCut) commEnd(p *Program, t *Task, in engine.Time) engine.Time {
+	switch {
+	case pc.commExact:
+		return in.Add(max(t.Dur, 0))
+	case pc.floors == nil || !t.Kind.IsComm() || t.Kind.isP2P():
+		return in
+	}
+	for i := range pc.floorMemo {
+		if e := &pc.floorMemo[i]; e.k == t.Group && e.op == t.Op && e.bytes == t.Bytes {
+			return in.Add(e.floor)
+		}
+	}
+	f := max(pc.floors.CommFloor(t.Group, p.Stage, t.Op, units.Bytes(t.Bytes)), 0)
+	if len(pc.floorMemo) < floorMemoMax {
+		pc.floorMemo = append(pc.floorMemo, floorEntry{t.Group, t.Op, t.Bytes, f})
+	}
+	return in.Add(f)
+}
+
 // reset starts the record of a build (its stage 0 next).
-func (pc *pipeCut) reset(commExact bool) {
-	pc.commExact = commExact
+func (pc *pipeCut) reset(commExact bool, floors CommFloors) {
+	pc.commExact, pc.floors = commExact, floors
 	pc.stages = pc.stages[:0]
 	if pc.sent == nil {
 		pc.sent = map[p2pEnd]engine.Time{}
@@ -149,7 +194,7 @@ func (pc *pipeCut) reset(commExact bool) {
 // suffixes), and the computation between is compute's.
 func (pc *pipeCut) stage(p *Program, place pipeline.Placement, compute engine.Time, st *Steady) engine.Time {
 	if pc.sent == nil {
-		pc.reset(pc.commExact)
+		pc.reset(pc.commExact, pc.floors)
 	}
 	pc.stages = append(pc.stages, stageEdges{})
 	e := &pc.stages[len(pc.stages)-1]
@@ -244,7 +289,6 @@ func (pc *pipeCut) walk(p *Program, place pipeline.Placement, limit int, first b
 	}
 	rel := pc.rel[:len(tasks)] // (each task's written before it is read)
 	last, compute, most = pc.last, pc.compute, pc.most
-	exact := pc.commExact
 	stop = pc.walked - 1
 	for t := pc.walked; t < len(tasks); t++ {
 		task := &tasks[t]
@@ -263,10 +307,8 @@ func (pc *pipeCut) walk(p *Program, place pipeline.Placement, limit int, first b
 			end, compute = last, compute.Add(d)
 		case k == KindRecv:
 			end = pc.recvEnd(p, place, task)
-		case exact:
-			end = in.Add(max(task.Dur, 0))
 		default:
-			end = in
+			end = pc.commEnd(p, task, in)
 		}
 		rel[t], stop, most = end, t, max(most, end)
 		if task.Kind == KindSend && int(task.Peer()) > p.Stage {
@@ -282,11 +324,12 @@ func (pc *pipeCut) walk(p *Program, place pipeline.Placement, limit int, first b
 
 // begin starts the walk of stage program p, about to be built (a stage 0
 // starts the record of a build).
-func (pc *pipeCut) begin(p *Program, commExact bool) {
+func (pc *pipeCut) begin(p *Program, commExact bool, floors CommFloors) {
 	if p.Stage == 0 || pc.sent == nil {
-		pc.reset(commExact)
+		pc.reset(commExact, floors)
 	}
 	pc.walked, pc.last, pc.compute, pc.most = 0, 0, 0, 0
+	pc.floorMemo = pc.floorMemo[:0] // (the floors are the stage's)
 }
 
 // tailScratch returns drainEdges' storage for n tasks, cleared.
@@ -353,10 +396,8 @@ func (pc *pipeCut) drainEdges(p *Program, place pipeline.Placement, e *stageEdge
 			dep = true
 		case task.Kind == KindRecv:
 			dep = false // ends with its own send, which need not wait for this one
-		case pc.commExact:
-			end = in.Add(max(task.Dur, 0))
 		default:
-			end = in
+			end = pc.commEnd(p, task, in)
 		}
 		rel[t-r], valid[t-r] = end, dep
 		if dep {
@@ -398,21 +439,21 @@ func (pc *pipeCut) drain(at engine.Time, top int) engine.Time {
 // after each stage, the stage's computation included (the full step's for
 // a shortened build). For tests and diagnostics; 0 when progs are not one
 // program per stage in order.
-func PipelineBound(cfg *StepConfig, progs []*Program, commExact bool, st *Steady) engine.Time {
+func PipelineBound(cfg *StepConfig, progs []*Program, commExact bool, floors CommFloors, st *Steady) engine.Time {
 	if cfg.Layout == nil || len(progs) != cfg.Layout.PP {
 		return 0
 	}
 	shape := pipeline.Shape{Stages: cfg.Layout.PP, Microbatches: cfg.Microbatches, Virtual: max(cfg.Virtual, 1)}
 	place := pipeline.Of(cfg.Schedule).Placement(shape)
 	var pc pipeCut
-	pc.reset(commExact)
+	pc.reset(commExact, floors)
 	var most engine.Time
 	for s, p := range progs {
 		if p == nil || p.Stage != s {
 			return 0
 		}
 		sum := stageCompute(p, st)
-		pc.begin(p, commExact)
+		pc.begin(p, commExact, floors)
 		most = max(most, pc.stage(p, place, sum, st))
 	}
 	return most

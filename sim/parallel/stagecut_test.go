@@ -47,10 +47,10 @@ func TestStageCutStopsAtTheFirstStageOver(t *testing.T) {
 		// recorded, in order)
 		cuts := make([]engine.Time, len(whole))
 		var pc pipeCut
-		pc.reset(false)
+		pc.reset(false, nil)
 		place := cfg.Schedule.Placement(pipeline.Shape{Stages: c.pp, Microbatches: c.m, Virtual: 1})
 		for s, p := range whole {
-			pc.begin(p, false)
+			pc.begin(p, false, nil)
 			cuts[s] = max(sums[s], pc.stage(p, place, sums[s], nil))
 		}
 		bound := slices.Max(cuts)

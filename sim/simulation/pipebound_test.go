@@ -40,7 +40,7 @@ func TestPipelineBoundBelowStepTime(t *testing.T) {
 				end = max(end, e)
 			}
 		}
-		bound := parallel.PipelineBound(&cfg, res.progs, true, nil)
+		bound := parallel.PipelineBound(&cfg, res.progs, true, nil, nil)
 		compute := parallel.ComputeBound(res.progs, nil)
 		if bound > end {
 			t.Errorf("%s: pipeline bound %v after the step's end %v (compute bound %v)", name, bound, end, compute)
@@ -67,7 +67,7 @@ func TestPipelineBoundBelowStepTime(t *testing.T) {
 		}
 		scfg := cfg
 		scfg.Microbatches = st.Played
-		sb := parallel.PipelineBound(&scfg, short.progs, true, &st)
+		sb := parallel.PipelineBound(&scfg, short.progs, true, nil, &st)
 		sc := parallel.ComputeBound(short.progs, &st)
 		if sb > end {
 			t.Errorf("%s: shortened build's pipeline bound %v after the full step's end %v (compute bound %v)", name, sb, end, sc)

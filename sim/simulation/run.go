@@ -505,9 +505,14 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 		// pipeline bound their shortened builds had not. With one rank
 		// per stage at analytic fidelity every task that is not compute
 		// takes exactly its priced time, which the pipeline bound then
-		// counts (parallel.StageCut.CommExact).
+		// counts (parallel.StageCut.CommExact); at flow fidelity it counts
+		// each collective at the least the runner takes over it
+		// (commFloors).
 		exact := s.Fidelity() == network.Analytic && !opt.AllRanks
 		cfg.StageCut = parallel.StageCut{On: true, Limit: computeLimit(opt.StepCutoffS, s.Sim.Steps), Steady: steady, CommExact: exact}
+		if s.Fidelity() == network.Flow {
+			cfg.StageCut.Floors = pr.commFloors()
+		}
 	}
 	progs, err = parallel.BuildAfter(cfg, pr, from) // the launch-queue walk starts after from's prefixes where they agree; its builder after their builds'
 	cfg.StageCut = parallel.StageCut{}
@@ -1193,6 +1198,9 @@ type pricer struct {
 	// stRanks memoises Layout.StageRanks by stage for this run, shared
 	// with links.arrow's traffic like ranks (nil: not listed yet).
 	stRanks [][]int
+	// floors are this run's floors on the collectives of a play at flow
+	// fidelity (commFloors), nil until asked.
+	floors *commFloors
 }
 
 // priceTables are what a pricer finds for one cluster and rank layout: the
