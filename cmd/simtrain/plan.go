@@ -836,6 +836,9 @@ func runPlan(cmd *cobra.Command, o planOptions) error {
 	// −39 ± 77 ms, 8 pairs), and it runs no collection instead of four
 	// (issue 18, round 58).
 	firstLoaded := startSweepLoad()
+	var runs []*sweep.Sweep  // the sweeps loaded, in order
+	var docs, names []string // their documents and file names
+	everyRank := false
 	for i, s := range sweeps {
 		sw, err := sweep.Parse([]byte(s.doc), ".", sweep.Options{Budget: o.budget.budget(), Context: cmd.Context(), Overrides: overrides})
 		if i == 0 {
@@ -855,12 +858,28 @@ func runPlan(cmd *cobra.Command, o planOptions) error {
 		}
 		loaded[sw.Name] = sw
 		sw.SetPool(pool)
-		if err := planRun(cmd, sw, o, &tally, tokens); err != nil {
+		runs, docs, names = append(runs, sw), append(docs, s.doc), append(names, s.name)
+		everyRank = everyRank || sw.PlaysEveryRank()
+	}
+	var order []planRef
+	if everyRank && o.out == "" {
+		if order, err = planAnalyticPrior(cmd, runs, docs, overrides, o, tokens, pool); err != nil {
 			return err
 		}
-		if o.out != "" {
-			if err := writePlanSweep(o.out, s.name, s.doc, overrides); err != nil {
+	}
+	if order != nil {
+		if err := planRunPrior(cmd, runs, order, o, &tally, tokens); err != nil {
+			return err
+		}
+	} else {
+		for k, sw := range runs {
+			if err := planRun(cmd, sw, o, &tally, tokens); err != nil {
 				return err
+			}
+			if o.out != "" {
+				if err := writePlanSweep(o.out, names[k], docs[k], overrides); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -957,6 +976,8 @@ type planTally struct {
 	failed map[string]bool
 	ruled  int
 	guide  planGuide // the points played so far, to order the next ones
+	// prior, where set, records each point's figure (planAnalyticPrior).
+	prior *planPrior
 }
 
 // planRun simulates every point of one sweep into t, with the cutoff
@@ -974,7 +995,7 @@ func planRun(cmd *cobra.Command, sw *sweep.Sweep, o planOptions, t *planTally, t
 	cut := o.out == ""
 	t.guide.sweep++
 	var at planPhase
-	for rest := indices; len(rest) > 0 || len(at.tail) > 0; {
+	for rest := indices; len(rest) > 0; {
 		phase := rest // (with --out: one run, in the sweep's order)
 		if cut {
 			phase, rest = at.next(&t.guide, sw, rest)
@@ -982,35 +1003,8 @@ func planRun(cmd *cobra.Command, sw *sweep.Sweep, o planOptions, t *planTally, t
 		} else {
 			rest = nil
 		}
-		// RunLent: the rows are copies; pr is not kept past the call.
-		bounds := at.bounds
-		err := sw.RunLent(cmd.Context(), phase, workers, func(pr sweep.PointResult) error {
-			if pr.Result != nil && pr.Result.RuledOut {
-				t.ruled++
-				if bounds && pr.Point != nil && pr.Point.Scenario != nil {
-					// The sample's tail: observed at its bound, no better
-					// than the cutoff (planPhase.next).
-					t.guide.observe(sw, pr.Point.Index, boundFigure(pr.Point.Scenario, pr.Result.StepBoundS, tokens, o))
-				}
-				prog.update(pr.Outcome, output.SummaryRow{})
-				return nil
-			}
-			row := report.Point(pr)
-			t.rows = append(t.rows, row)
-			if pr.Outcome == sweep.Failed {
-				t.failed[row.Name] = true
-			}
-			if r := row; r.Error == "" && r.StepTimeS > 0 && r.Fits && pr.Point != nil {
-				t.guide.observe(sw, pr.Point.Index, planFigure(r, tokens, o))
-			}
-			prog.update(pr.Outcome, row)
-			return nil
-		})
-		if err != nil {
+		if err := t.run(cmd, sw, phase, workers, prog, tokens, o); err != nil {
 			prog.finish()
-			if cmd.Context().Err() != nil {
-				return &exitError{exitInterrupted, fmt.Errorf("plan interrupted; nothing written")}
-			}
 			return err
 		}
 	}
@@ -1018,13 +1012,44 @@ func planRun(cmd *cobra.Command, sw *sweep.Sweep, o planOptions, t *planTally, t
 	return nil
 }
 
-// planPhase is where a sweep's run stands in plan's phases (next):
-// tail is the sample's parts not run yet where the sample runs in parts,
-// and bounds says the phase next returned last is one of them, whose
-// points ruled out the guide observes at their bounds.
+// run plays the points indices of sw into t on workers (the cutoff set
+// before), each row counted on prog: a point ruled out is counted in
+// t.ruled, one played to its figure is observed by the guide; where t
+// records a prior (planPrior.note), each point's figure, or its bound
+// (boundFigure) when ruled out, is noted too.
+func (t *planTally) run(cmd *cobra.Command, sw *sweep.Sweep, indices []int, workers int, prog *progress, tokens float64, o planOptions) error {
+	// RunLent: the rows are copies; pr is not kept past the call.
+	err := sw.RunLent(cmd.Context(), indices, workers, func(pr sweep.PointResult) error {
+		if pr.Result != nil && pr.Result.RuledOut {
+			t.ruled++
+			if t.prior != nil && pr.Point != nil && pr.Point.Scenario != nil {
+				t.prior.note(pr.Point.Index, boundFigure(pr.Point.Scenario, pr.Result.StepBoundS, tokens, o), false)
+			}
+			prog.update(pr.Outcome, output.SummaryRow{})
+			return nil
+		}
+		row := report.Point(pr)
+		t.rows = append(t.rows, row)
+		if pr.Outcome == sweep.Failed {
+			t.failed[row.Name] = true
+		}
+		if r := row; r.Error == "" && r.StepTimeS > 0 && r.Fits && pr.Point != nil {
+			f := planFigure(r, tokens, o)
+			t.guide.observe(sw, pr.Point.Index, f)
+			t.prior.note(pr.Point.Index, f, true)
+		}
+		prog.update(pr.Outcome, row)
+		return nil
+	})
+	if err != nil && cmd.Context().Err() != nil {
+		return &exitError{exitInterrupted, fmt.Errorf("plan interrupted; nothing written")}
+	}
+	return err
+}
+
+// planPhase is where a sweep's run stands in plan's phases (next).
 type planPhase struct {
-	sampled, led, bounds bool
-	tail                 [][]int
+	sampled, led bool
 }
 
 // next cuts the next phase off rest, the sweep's points not run yet (in
@@ -1044,20 +1069,10 @@ type planPhase struct {
 // llama3-70b −0.46 ± 0.30 s; every sweep in a sample and two more runs:
 // −1.67 ± 0.88 s, +0.82 ± 0.26 s and −0.17 ± 0.07 s.
 func (at *planPhase) next(g *planGuide, sw *sweep.Sweep, rest []int) (phase, left []int) {
-	at.bounds = false
-	if len(at.tail) > 0 {
-		phase, at.tail, at.bounds = at.tail[0], at.tail[1:], true
-		return phase, rest
-	}
 	if !at.sampled && !at.led && len(g.obs) == 0 {
 		at.sampled = true
 		if stride := sampleStride(sw); len(rest) >= 4*stride {
-			sample, left := planSample(rest, stride)
-			if sw.PlaysEveryRank() && len(sample) >= planSampleParts*planSamplePartMin {
-				parts := sampleParts(sample, planSampleParts)
-				sample, at.tail = parts[0], parts[1:]
-			}
-			return sample, left
+			return planSample(rest, stride)
 		}
 	}
 	if !at.led {
@@ -1067,40 +1082,6 @@ func (at *planPhase) next(g *planGuide, sw *sweep.Sweep, rest []int) (phase, lef
 		}
 	}
 	return rest, nil
-}
-
-// planSampleParts and planSamplePartMin: where a sweep's points play
-// every rank (flow fidelity), plan's first sample runs in planSampleParts
-// phases (planPhase.next; at least planSamplePartMin points in each), the
-// j-th of every planSampleParts sample points in the j-th, each after the
-// cutoff the figures before it give once they hold --top proposals; the
-// points of the later phases that are ruled out are observed at their
-// bound, a figure no better than the cutoff, so the guide still learns
-// which values lose.
-//
-// Why: a play of every rank costs far more than building its programs,
-// and the sample was played whole before any cutoff existed: 73% of the
-// samples of the plan of Llama 3 8B on 64 H100 at flow fidelity (perf,
-// issue 18, docs/design.md "Speed", round 67). Parts, not a head and
-// the rest: a first part may hold fewer fitting layouts than --top (the
-// 70B plan on 512 H100, where 580 of 1,584 layouts do not fit), and
-// then the next one gives the cutoff. Only there: where builds are most
-// of a point's cost, the cut between two phases costs what the points on
-// either side would share (sweep.Sweep.Run's re-pricing).
-const (
-	planSampleParts   = 4
-	planSamplePartMin = 4
-)
-
-// sampleParts splits sample (in the sweep's order) into parts
-// interleaved sets, the j-th holding every parts-th point from the j-th,
-// each in the sweep's order.
-func sampleParts(sample []int, parts int) [][]int {
-	out := make([][]int, parts)
-	for k, i := range sample {
-		out[k%parts] = append(out[k%parts], i)
-	}
-	return out
 }
 
 // boundFigure is the figure (planFigure's) of a point of plan s ruled out

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"cmp"
+	"runtime"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/simtrain/simtrain/sim/network"
+	"github.com/simtrain/simtrain/sim/scenario"
+	"github.com/simtrain/simtrain/sim/sweep"
+)
+
+// A plan whose points play every rank (flow fidelity) first runs the same
+// search at analytic fidelity, the representative ranks' play, and plays
+// its points in the order that pass ranks them: the analytic plan's best
+// first, with no cutoff, then the next ones against the cutoff those give,
+// then the rest (planPriorPhases). The analytic pass only orders the
+// points: a point is ruled out only by the figures of points played at
+// the plan's own fidelity (planCutoff), so the answer is the same in any
+// order; the order decides how soon the cutoff reaches its final value,
+// and so how much of the other points' plays is spent before they are
+// given up.
+//
+// Why (issue 18, round 68): the plan of Llama 3 70B on 512 H100 at flow
+// fidelity spent 14.6 s of CPU on its sample's first part, played whole
+// before any cutoff existed, and most of its 179 s of plays given up
+// against cutoffs of 12.9, 10.0, 8.24 and 7.84 s a step, the best five
+// found so far in the order the sample and its fit gave, where the final
+// fifth best is 7.51 s. The analytic plan of the same search takes 0.44 s
+// of CPU and its five best are the flow plan's five best but one, so the
+// flow plan's first phase holds its answer and its cutoff is final, or
+// nearly, for the rest.
+
+// planRef is one point of a plan's sweeps with the analytic pass's figure
+// for it (planPrior): exact (played to its figure), a bound (ruled out by
+// the pass's cutoff, no better than that), or none (not played there:
+// invalid, not fitting or failed).
+type planRef struct {
+	sweep, point int
+	class        priorClass
+	figure       float64
+}
+
+// priorClass orders planRef's kinds of figure: exact ones first, then
+// bounds, then points with none.
+type priorClass int8
+
+const (
+	priorExact priorClass = iota
+	priorBound
+	priorNone
+)
+
+// planPrior is the analytic pass's record of each point's figure, by
+// sweep and point (planTally.run notes them).
+type planPrior struct {
+	sweep int // the sweep being recorded
+	figs  [][]planRef
+}
+
+// note records point i of the sweep being recorded at figure f, exact or
+// a bound; nothing on a nil prior. A point noted exact is not demoted by a
+// bound.
+func (p *planPrior) note(i int, f float64, exact bool) {
+	if p == nil || p.sweep >= len(p.figs) || i < 0 || i >= len(p.figs[p.sweep]) || !(f > 0) {
+		return
+	}
+	r := &p.figs[p.sweep][i]
+	switch {
+	case exact:
+		r.class, r.figure = priorExact, f
+	case r.class != priorExact:
+		r.class, r.figure = priorBound, f
+	}
+}
+
+// planAnalyticPrior runs the plan's sweeps (docs, with the user's
+// overrides) at analytic fidelity, quietly, as plan runs them (its cutoff
+// and phases), and returns every point of runs (the same documents at the
+// plan's fidelity) ordered best first by what that pass found
+// (priorOrder). Nil, with no error, where a document does not load at
+// analytic fidelity or holds another number of points: the plan then runs
+// as without a prior.
+func planAnalyticPrior(cmd *cobra.Command, runs []*sweep.Sweep, docs []string, overrides []scenario.Override, o planOptions, tokens float64, pool *sweep.Pool) ([]planRef, error) {
+	analytic := network.Analytic
+	pre := planTally{failed: map[string]bool{}, prior: &planPrior{}}
+	quiet := o
+	quiet.quiet, quiet.out = true, ""
+	for k, doc := range docs {
+		sw, err := sweep.Parse([]byte(doc), ".", sweep.Options{Budget: o.budget.budget(), Context: cmd.Context(), Overrides: overrides, Fidelity: &analytic})
+		if err != nil || sw.Len() != runs[k].Len() {
+			if err := cmd.Context().Err(); err != nil {
+				return nil, err
+			}
+			return nil, nil
+		}
+		sw.SetPool(pool)
+		pre.prior.sweep = k
+		pre.prior.figs = append(pre.prior.figs, make([]planRef, sw.Len()))
+		for i := range pre.prior.figs[k] {
+			pre.prior.figs[k][i] = planRef{sweep: k, point: i, class: priorNone}
+		}
+		if err := planRun(cmd, sw, quiet, &pre, tokens); err != nil {
+			return nil, err
+		}
+	}
+	return priorOrder(runs, pre.prior), nil
+}
+
+// priorOrder is every point of runs with its figure in prior, best first:
+// exact figures, then bounds, then none, each by figure, ties by sweep
+// and point.
+func priorOrder(runs []*sweep.Sweep, prior *planPrior) []planRef {
+	var order []planRef
+	for k, sw := range runs {
+		for _, i := range sw.ShardIndices(0, 1) {
+			order = append(order, prior.figs[k][i])
+		}
+	}
+	slices.SortFunc(order, func(a, b planRef) int {
+		return cmp.Or(cmp.Compare(a.class, b.class), cmp.Compare(a.figure, b.figure), cmp.Compare(a.sweep, b.sweep), cmp.Compare(a.point, b.point))
+	})
+	return order
+}
+
+// planPriorNext: after the first phase of a plan with a prior (the --top
+// points the analytic pass ranks best, played with no cutoff), the second
+// holds the planPriorNext × --top points ranked next, played against the
+// first phase's cutoff, and the third all the others, against the cutoff
+// of both. The second phase brings in the layouts whose figure at the
+// plan's fidelity beats one of the first phase's, so that the many points
+// of the third meet a cutoff closer to its final value.
+const planPriorNext = 3
+
+// planPriorPhases cuts order (best first) into the phases plan runs one
+// after another: the first top points, the next planPriorNext × top, and
+// the rest (empty phases left out).
+func planPriorPhases(order []planRef, top int) [][]planRef {
+	top = max(top, 1)
+	var phases [][]planRef
+	for _, n := range []int{top, planPriorNext * top, len(order)} {
+		n = min(n, len(order))
+		if n > 0 {
+			phases = append(phases, order[:n])
+		}
+		order = order[n:]
+	}
+	return phases
+}
+
+// planRunPrior plays the points of runs in order's phases into t
+// (planPriorPhases): each phase sweep by sweep, in the sweep's order of
+// points, against the cutoff (planCutoff) of all that t holds before the
+// sweep's part of the phase starts. The phases and their parts run one
+// after another, so the answer and the counts are the same on any number
+// of workers.
+func planRunPrior(cmd *cobra.Command, runs []*sweep.Sweep, order []planRef, o planOptions, t *planTally, tokens float64) error {
+	workers := o.workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	prog := newProgress(cmd.ErrOrStderr(), o.quiet, len(order), 0)
+	t.rows = slices.Grow(t.rows, len(order))
+	for _, phase := range planPriorPhases(order, o.top) {
+		bySweep := make([][]int, len(runs))
+		for _, r := range phase {
+			bySweep[r.sweep] = append(bySweep[r.sweep], r.point)
+		}
+		for k, indices := range bySweep {
+			if len(indices) == 0 {
+				continue
+			}
+			slices.Sort(indices)
+			runs[k].SetCutoff(planCutoff(t, tokens, o))
+			if err := t.run(cmd, runs[k], indices, workers, prog, tokens, o); err != nil {
+				prog.finish()
+				return err
+			}
+		}
+	}
+	prog.finish()
+	return nil
+}
