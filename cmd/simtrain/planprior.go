@@ -135,12 +135,24 @@ func priorOrder(runs []*sweep.Sweep, prior *planPrior) []planRef {
 const planPriorNext = 3
 
 // planPriorPhases cuts order (best first) into the phases plan runs one
-// after another: the first top points, the next planPriorNext × top, and
-// the rest (empty phases left out).
+// after another: the first points up to the top-th distinct exact figure
+// (ties all in: layouts that differ only where the play cannot tell, the
+// recompute policy at times, are one proposal, rankPlan), at least top;
+// the next planPriorNext × top; and the rest (empty phases left out).
 func planPriorPhases(order []planRef, top int) [][]planRef {
 	top = max(top, 1)
+	first, distinct := 0, 0
+	for first < len(order) && order[first].class == priorExact {
+		if first == 0 || order[first].figure != order[first-1].figure {
+			if distinct == top {
+				break
+			}
+			distinct++
+		}
+		first++
+	}
 	var phases [][]planRef
-	for _, n := range []int{top, planPriorNext * top, len(order)} {
+	for _, n := range []int{max(first, top), planPriorNext * top, len(order)} {
 		n = min(n, len(order))
 		if n > 0 {
 			phases = append(phases, order[:n])

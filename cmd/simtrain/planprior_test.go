@@ -1,0 +1,115 @@
+package main
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/simtrain/simtrain/sim/sweep"
+)
+
+// TestPlanPriorPhases: the first phase runs to the --top-th distinct
+// exact figure of the analytic pass (ties, the layouts one proposal
+// stands for, all in; at least --top points), the second holds the next
+// planPriorNext × --top, the third the rest; every point once, in order.
+func TestPlanPriorPhases(t *testing.T) {
+	ref := func(class priorClass, figure float64) planRef { return planRef{class: class, figure: figure} }
+	exact := func(figs ...float64) []planRef {
+		var out []planRef
+		for _, f := range figs {
+			out = append(out, ref(priorExact, f))
+		}
+		return out
+	}
+	rest := func(n int) []planRef {
+		var out []planRef
+		for i := range n {
+			out = append(out, ref(priorBound, float64(10+i)))
+		}
+		return out
+	}
+	cases := []struct {
+		name  string
+		order []planRef
+		top   int
+		sizes []int
+	}{
+		{"distinct", append(exact(1, 2, 3, 4, 5, 6), rest(30)...), 2, []int{2, 6, 28}},
+		{"ties in the first", append(exact(1, 1, 2, 2, 2, 3), rest(30)...), 2, []int{5, 6, 25}},
+		{"a tie after the first", append(exact(1, 2, 2, 3), rest(30)...), 1, []int{1, 3, 30}},
+		{"few exact", append(exact(1), rest(30)...), 3, []int{3, 9, 19}},
+		{"no exact", rest(5), 2, []int{2, 3}},
+		{"small", exact(1, 2), 5, []int{2}},
+		{"top 0 as 1", append(exact(1, 1, 2), rest(4)...), 0, []int{2, 3, 2}},
+	}
+	for _, c := range cases {
+		for i := range c.order {
+			c.order[i].point = i
+		}
+		phases := planPriorPhases(c.order, c.top)
+		var sizes []int
+		var all []planRef
+		for _, p := range phases {
+			sizes = append(sizes, len(p))
+			all = append(all, p...)
+		}
+		if !slices.Equal(sizes, c.sizes) {
+			t.Errorf("%s: phases of %v points, want %v", c.name, sizes, c.sizes)
+		}
+		if !slices.Equal(all, c.order) {
+			t.Errorf("%s: the phases do not hold every point once, in order", c.name)
+		}
+	}
+}
+
+// TestPriorOrder: exact figures first, then bounds, then points without a
+// figure, each by figure, ties by sweep and point; a point noted exact is
+// not demoted by a bound noted after it, and nothing is noted on a nil
+// prior or past the sweep's points.
+func TestPriorOrder(t *testing.T) {
+	sw := guideSweep(t)
+	n := sw.Len()
+	if n < 6 {
+		t.Fatalf("%d points: too few", n)
+	}
+	prior := &planPrior{}
+	for k := range 2 {
+		prior.sweep = k
+		prior.figs = append(prior.figs, make([]planRef, n))
+		for i := range prior.figs[k] {
+			prior.figs[k][i] = planRef{sweep: k, point: i, class: priorNone}
+		}
+	}
+	prior.sweep = 0
+	prior.note(0, 5, false)
+	prior.note(1, 3, true)
+	prior.note(1, 9, false) // (a bound after the figure: kept exact)
+	prior.note(2, 3, true)
+	prior.note(n, 1, true) // (no such point)
+	prior.note(3, 0, true) // (no figure)
+	prior.sweep = 1
+	prior.note(0, 2, false)
+	prior.note(4, 3, true)
+	var none *planPrior
+	none.note(0, 1, true)
+	order := priorOrder([]*sweep.Sweep{sw, sw}, prior)
+	if len(order) != 2*len(sw.ShardIndices(0, 1)) {
+		t.Fatalf("%d points ordered, want %d", len(order), 2*len(sw.ShardIndices(0, 1)))
+	}
+	type key struct {
+		sweep, point int
+		class        priorClass
+	}
+	var head []key
+	for _, r := range order[:5] {
+		head = append(head, key{r.sweep, r.point, r.class})
+	}
+	want := []key{{0, 1, priorExact}, {0, 2, priorExact}, {1, 4, priorExact}, {1, 0, priorBound}, {0, 0, priorBound}}
+	if !slices.Equal(head, want) {
+		t.Errorf("first five %v, want %v", head, want)
+	}
+	for _, r := range order[5:] {
+		if r.class != priorNone {
+			t.Fatalf("a point with a figure after the first five: %+v", r)
+		}
+	}
+}
