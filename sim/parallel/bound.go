@@ -236,6 +236,66 @@ type cutState struct {
 	// times the ranks a stage in full mode, whose check walks every rank
 	// (so that a check costs about as much a task end in both modes).
 	every int
+	// tail, in full mode with floors (SetCommFloors), is each stage's
+	// stageTail, by stage; nil: none.
+	tail [][]engine.Time
+}
+
+// SetCommFloors gives RunBefore's bound in full mode the collectives'
+// floors (the pipeline bound's, CommFloors): a rank's step then ends no
+// sooner than the longest chain of its own tasks from its first compute
+// task not ended (stageTail), each collective on it at its floor, not
+// only its compute. Nil: compute only.
+//
+// Why: at flow fidelity the plays a plan gives up on were stopped at 55%
+// of their deadline, the median, on the plan of Mixtral 8x7B on 64 H100,
+// counting compute alone (issue 18, round 68).
+func (x *Executor) SetCommFloors(f CommFloors) { x.floors = f }
+
+// TailBound is the most of stage program p's tails (stageTail) with the
+// collectives at floors (nil: compute only): a lower bound on the end of
+// the step of each rank p plays, from its start. For tests and
+// diagnostics.
+func TailBound(p *Program, floors CommFloors) engine.Time {
+	var pc pipeCut
+	pc.reset(false, floors)
+	var most engine.Time
+	for _, t := range stageTail(p, &pc) {
+		most = max(most, t)
+	}
+	return most
+}
+
+// stageTail is, for each task of stage program p, a lower bound on the
+// time from its start to the end of the rank's step: the longest chain of
+// dependencies from it, each compute task also before the next one in
+// program order (the compute stream runs them so), counting a compute
+// task at its Dur and a collective at its floor (pc.commEnd's rules, its
+// floors pc's), anything else as instant. A receive ends with its send,
+// not necessarily after its own inputs, so no chain runs through it to
+// them.
+func stageTail(p *Program, pc *pipeCut) []engine.Time {
+	tasks := p.Tasks
+	sl := make([]engine.Time, len(tasks)) // first the most over the successors seen, then the task's own
+	var nextCompute engine.Time
+	for t := len(tasks) - 1; t >= 0; t-- {
+		task := &tasks[t]
+		after := sl[t]
+		if task.Kind.IsCompute() {
+			after = max(after, nextCompute).Add(max(task.Dur, 0))
+			nextCompute = after
+		} else {
+			after = pc.commEnd(p, task, after)
+		}
+		sl[t] = after
+		if task.Kind == KindRecv {
+			continue
+		}
+		for _, d := range depsOf(p, t) {
+			sl[d] = max(sl[d], after)
+		}
+	}
+	return sl
 }
 
 // cutEvery is how many task ends apart poll checks the bound (checkCut):
@@ -267,6 +327,16 @@ func (x *Executor) armCut(deadline engine.Time) {
 	}
 	if x.full != nil {
 		c.every = satMulInt(cutEvery, max(1, len(x.inst)/max(1, len(x.progs))))
+		if x.floors != nil {
+			var pc pipeCut
+			c.tail = make([][]engine.Time, len(x.full.stage))
+			for st := range x.full.stage {
+				p := x.full.stage[st].prog
+				pc.reset(false, x.floors)
+				pc.floorMemo = pc.floorMemo[:0]
+				c.tail[st] = stageTail(p, &pc)
+			}
+		}
 	}
 	x.cut = c
 	x.pollAt = min(x.pollAt, x.done+c.every)
@@ -350,13 +420,28 @@ func (x *Executor) advanceCutFull(c *cutState, i int) int {
 	return k
 }
 
-// computeAhead is instance i's compute not yet ended (advanceCut), less
-// the task running: checkCut's bound on what it has left to compute.
+// computeAhead is checkCut's bound on what instance i has left to play
+// from now: its compute not yet ended (advanceCut), less the task
+// running; with the stages' tails (cutState.tail), at least the tail of
+// its first compute task not ended, less that task where it is running
+// (it ends no sooner than now, and what follows it after that).
 func (x *Executor) computeAhead(c *cutState, i int) engine.Time {
 	k := x.advanceCut(c, i)
 	left := c.rest[i]
-	if tasks := x.inst[i].prog.Tasks; k < len(tasks) && (int32(k) == x.inst[i].cur || x.sms == 0) {
-		left -= max(tasks[k].Dur, 0) // running: part of it may be done
+	tasks := x.inst[i].prog.Tasks
+	if k >= len(tasks) {
+		return left
+	}
+	running := int32(k) == x.inst[i].cur || x.sms == 0
+	if running {
+		left -= max(tasks[k].Dur, 0) // part of it may be done
+	}
+	if c.tail != nil {
+		tail := c.tail[x.full.inst[i].stage][k]
+		if running {
+			tail -= max(tasks[k].Dur, 0)
+		}
+		left = max(left, tail)
 	}
 	return left
 }

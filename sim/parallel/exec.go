@@ -56,6 +56,7 @@ type Executor struct {
 	skip   *skipState  // Run's per-layer skip (skip.go); nil: none
 	cut    *cutState   // RunBefore's check of the step's end against its deadline (bound.go); nil: none
 	cutEnd engine.Time // RunBefore's bound on the step's end where it gave up (CutEnd)
+	floors CommFloors  // full mode: the collectives' floors RunBefore's bound counts (SetCommFloors); nil: none
 	// watchLeft is how many watched tasks (instance.watch) have not ended.
 	watchLeft int
 	refusal   string // why replication was refused (steady.go, Refusal)

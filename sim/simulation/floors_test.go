@@ -18,7 +18,10 @@ import (
 // GPUs played at flow fidelity: every collective of every rank lasts at
 // least its floor, from its start to its end; the pipeline bound with the
 // floors is at most the step's end and at least the bound without them;
-// and the floors raise it on most scenarios, so they count.
+// and the floors raise it on most scenarios, so they count. The same for
+// each stage's tail (parallel.TailBound, the chain RunBefore's bound
+// follows in the play): at most the step's end, at least the stage's
+// compute, and over it on most stages.
 func TestCommFloorsBelowPlay(t *testing.T) {
 	ctx := context.Background()
 	var files []string
@@ -31,6 +34,7 @@ func TestCommFloorsBelowPlay(t *testing.T) {
 		files = files[:8]
 	}
 	tighter, collectives := 0, 0
+	stages, tailTighter := 0, 0 // stage programs, and those whose tail is over their compute
 	for _, f := range files {
 		name := filepath.Base(f)
 		s, err := scenario.Load(f, scenario.Overrides("sim.fidelity", "flow")...)
@@ -71,10 +75,20 @@ func TestCommFloorsBelowPlay(t *testing.T) {
 		if with > without {
 			tighter++
 		}
+		for _, p := range res.progs {
+			tail, compute := parallel.TailBound(p, floors), parallel.ComputeBound([]*parallel.Program{p}, nil)
+			if tail > stepEnd || tail < compute {
+				t.Errorf("%s: stage %d's tail %v, its compute %v, the step's end %v", name, p.Stage, tail, compute, stepEnd)
+			}
+			stages++
+			if tail > compute {
+				tailTighter++
+			}
+		}
 		t.Logf("%s: bound %.3f of the step with the floors, %.3f without", name, float64(with)/float64(stepEnd), float64(without)/float64(stepEnd))
 	}
-	t.Logf("%d scenarios, %d collectives played; the floors raise the bound on %d", len(files), collectives, tighter)
-	if 2*tighter < len(files) {
-		t.Errorf("the floors raise the bound on %d of %d scenarios", tighter, len(files))
+	t.Logf("%d scenarios, %d collectives played; the floors raise the bound on %d; %d of %d stages' tails are over their compute", len(files), collectives, tighter, tailTighter, stages)
+	if 2*tighter < len(files) || 2*tailTighter < stages {
+		t.Errorf("the floors raise the bound on %d of %d scenarios, the tail over the compute on %d of %d stages", tighter, len(files), tailTighter, stages)
 	}
 }

@@ -606,6 +606,9 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 		// The whole step, given up once it cannot end by the cutoff
 		// (its step is then longer).
 		deadline := cutoffDeadline(opt.StepCutoffS, s.Sim.Steps)
+		if s.Fidelity() == network.Flow {
+			x.SetCommFloors(pr.commFloors()) // (the build's: counted as in its pipeline bound)
+		}
 		var ended bool
 		if ended, err = x.RunBefore(deadline, resume()); err == nil && !ended {
 			res.StepBoundS = max(deadline, x.CutEnd()).Seconds() / float64(s.Sim.Steps)
