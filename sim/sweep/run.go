@@ -368,8 +368,20 @@ func runRecovered(ctx context.Context, s *scenario.Plan, opt simulation.Options,
 	// carries the run id computed when the sweep was loaded and the
 	// memory estimate the point was checked with.
 	opt.Reuse, opt.FiguresOnly = reuse, reuse != nil
+	if reuse != nil {
+		opt.KeepRanks = keepNoRanks
+	}
 	return simulation.Run(ctx, s, opt)
 }
+
+// keepNoRanks is a sweep worker's Options.KeepRanks: a point's play of
+// every rank (flow fidelity) keeps no rank's task times, which only
+// Result.Tasks, Links and Check read, and a worker keeps the figures alone
+// (the figures are the same: simulation's TestEveryRankCompactPlay). Why: a play kept
+// every rank's start, end and issue times, three per task of each rank,
+// and two workers' plays of Llama 3 405B on 2,048 H100 held ≈ 1 GB of
+// them at once (plan at flow fidelity, issue 18, round 68).
+func keepNoRanks(*simulation.Result) []int { return nil }
 
 // Run evaluates the given points on workers goroutines (≤ 0: one per
 // available CPU) and calls emit once per finished point, from the calling

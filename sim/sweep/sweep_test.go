@@ -743,10 +743,23 @@ func TestSweepReuseSameFigures(t *testing.T) {
 		return []any{r.StepTimeS, r.TokensPerS, r.MFU, r.HFU, r.BubbleFraction, r.ComputeS, r.HostSyncS,
 			r.ExposedCommS, r.PeakMemBytes, r.MinPeakMemBytes, r.Fits, r.CostUSDPerStep, r.EnergyKWhPerStep, r.Events}
 	}
-	for _, f := range []string{"../../scenarios/sweeps/llama3-8b-gpu-types.yaml", "../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml"} {
-		sw, err := Load(f, Options{})
+	cases := []struct {
+		f   string
+		opt Options
+	}{
+		{"../../scenarios/sweeps/llama3-8b-gpu-types.yaml", Options{}},
+		{"../../scenarios/sweeps/llama3-70b-1024-h100-layouts.yaml", Options{}},
+		// every rank played, a worker keeping no rank's times (keepNoRanks)
+		{"../../scenarios/sweeps/llama3-8b-gpu-types.yaml", Options{Overrides: scenario.Overrides("sim.fidelity", "flow")}},
+	}
+	for _, c := range cases {
+		f := c.f
+		sw, err := Load(f, c.opt)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if c.opt.Overrides != nil && !sw.PlaysEveryRank() {
+			t.Fatalf("%s at flow fidelity: no point plays every rank", f)
 		}
 		idx := sw.ShardIndices(0, max(1, sw.Len()/25))
 		// and a run of consecutive points, which share their layout (and
