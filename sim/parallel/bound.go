@@ -187,8 +187,9 @@ func computeSum(tasks []Task) engine.Time {
 }
 
 // RunBefore is Run (or, resumed, RunResumed) that gives up once the step
-// cannot end by deadline: some rank's compute left, counted from now,
-// would end after it (checkCut, every cutEvery task ends, or every
+// cannot end by deadline: some rank's compute left, counted from now (in
+// full mode with floors, SetCommFloors, the longest chain of its tasks
+// ahead), would end after it (checkCut, every cutEvery task ends, or every
 // cutEvery times the ranks a stage in full mode), or the clock passes it
 // with some rank's compute unfinished. It then returns false with the
 // play left where it stopped (its figures are not to be read; the
