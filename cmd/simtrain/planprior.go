@@ -29,9 +29,9 @@ import (
 // against cutoffs of 12.9, 10.0, 8.24 and 7.84 s a step, the best five
 // found so far in the order the sample and its fit gave, where the final
 // fifth best is 7.51 s. The analytic plan of the same search takes 0.44 s
-// of CPU and its five best are the flow plan's five best but one, so the
-// flow plan's first phase holds its answer and its cutoff is final, or
-// nearly, for the rest.
+// of CPU and its five best are the flow plan's five best, in the same
+// order, so the flow plan's first phase holds its answer and its cutoff
+// is final, or nearly, for the rest.
 
 // planRef is one point of a plan's sweeps with the analytic pass's figure
 // for it (planPrior): exact (played to its figure), a bound (ruled out by
