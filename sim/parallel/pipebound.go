@@ -328,8 +328,11 @@ func (pc *pipeCut) begin(p *Program, commExact bool, floors CommFloors) {
 	if p.Stage == 0 || pc.sent == nil {
 		pc.reset(commExact, floors)
 	}
+	// This build's rules and floors whatever the record holds (the floors
+	// are its pricer's, and the memo the stage's).
+	pc.commExact, pc.floors = commExact, floors
 	pc.walked, pc.last, pc.compute, pc.most = 0, 0, 0, 0
-	pc.floorMemo = pc.floorMemo[:0] // (the floors are the stage's)
+	pc.floorMemo = pc.floorMemo[:0]
 }
 
 // tailScratch returns drainEdges' storage for n tasks, cleared.
