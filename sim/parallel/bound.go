@@ -333,8 +333,7 @@ func (x *Executor) armCut(deadline engine.Time) {
 			c.tail = make([][]engine.Time, len(x.full.stage))
 			for st := range x.full.stage {
 				p := x.full.stage[st].prog
-				pc.reset(false, x.floors)
-				pc.floorMemo = pc.floorMemo[:0]
+				pc.reset(false, x.floors) // (each stage's floors apart)
 				c.tail[st] = stageTail(p, &pc)
 			}
 		}

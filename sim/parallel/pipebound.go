@@ -173,9 +173,11 @@ func (pc *pipeCut) commEnd(p *Program, t *Task, in engine.Time) engine.Time {
 	return in.Add(f)
 }
 
-// reset starts the record of a build (its stage 0 next).
+// reset starts the record of a build (its stage 0 next), its floors'
+// memo empty.
 func (pc *pipeCut) reset(commExact bool, floors CommFloors) {
 	pc.commExact, pc.floors = commExact, floors
+	pc.floorMemo = pc.floorMemo[:0]
 	pc.stages = pc.stages[:0]
 	if pc.sent == nil {
 		pc.sent = map[p2pEnd]engine.Time{}
