@@ -916,6 +916,15 @@ func runPlan(cmd *cobra.Command, o planOptions) error {
 	return nil
 }
 
+// workerCount is the points a plan simulates at once: --workers, or one
+// per CPU.
+func (o planOptions) workerCount() int {
+	if o.workers == 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return o.workers
+}
+
 // check validates the flags before anything runs.
 func (o *planOptions) check(cmd *cobra.Command) error {
 	if err := checkChoice("format", o.format, "table", "json"); err != nil {
@@ -992,10 +1001,7 @@ type planTally struct {
 // played to its end in one run.
 func planRun(cmd *cobra.Command, sw *sweep.Sweep, o planOptions, t *planTally, tokens float64) error {
 	indices := sw.ShardIndices(0, 1)
-	workers := o.workers
-	if workers == 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	workers := o.workerCount()
 	prog := newProgress(cmd.ErrOrStderr(), o.quiet, len(indices), 0)
 	t.rows = slices.Grow(t.rows, len(indices))
 	cut := o.out == ""

@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"runtime"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -169,10 +168,7 @@ func planPriorPhases(order []planRef, top int) [][]planRef {
 // after another, so the answer and the counts are the same on any number
 // of workers.
 func planRunPrior(cmd *cobra.Command, runs []*sweep.Sweep, order []planRef, o planOptions, t *planTally, tokens float64) error {
-	workers := o.workers
-	if workers == 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	workers := o.workerCount()
 	prog := newProgress(cmd.ErrOrStderr(), o.quiet, len(order), 0)
 	t.rows = slices.Grow(t.rows, len(order))
 	for _, phase := range planPriorPhases(order, o.top) {
