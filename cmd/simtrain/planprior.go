@@ -138,6 +138,8 @@ const planPriorNext = 3
 // (ties all in: layouts that differ only where the play cannot tell, the
 // recompute policy at times, are one proposal, rankPlan), at least top;
 // the next planPriorNext × top; and the rest (empty phases left out).
+// Each phase's exact ties after the first of their figure follow it as a
+// phase of their own (tiesAfter).
 func planPriorPhases(order []planRef, top int) [][]planRef {
 	top = max(top, 1)
 	first, distinct := 0, 0
@@ -154,11 +156,40 @@ func planPriorPhases(order []planRef, top int) [][]planRef {
 	for _, n := range []int{max(first, top), planPriorNext * top, len(order)} {
 		n = min(n, len(order))
 		if n > 0 {
-			phases = append(phases, order[:n])
+			lead, ties := tiesAfter(order[:n])
+			phases = append(phases, lead)
+			if len(ties) > 0 {
+				phases = append(phases, ties)
+			}
 		}
 		order = order[n:]
 	}
 	return phases
+}
+
+// tiesAfter splits phase (best first) into its leads (every point whose
+// figure is not an exact one the point before it holds) and the ties
+// after them, each list in phase's order.
+//
+// Why (issue 18, round 69): layouts the analytic pass finds exactly tied
+// are mostly twins, equal but for a recompute policy the play cannot
+// tell (selective recomputation with FlashAttention), whose every-rank
+// plays a sweep shares (sim/simulation twins.go): the second takes the
+// first's figures once it has ended, and waits for it while it plays. In
+// one phase two workers met the twins together (the sweep deals a short
+// list costliest first, and twins cost alike), so one waited while the
+// other played: the 70B plan at flow fidelity took 14.4 s of CPU against
+// 19.0 s, but 11.5 s of wall against 10.6 s. Played after the leads,
+// the twins find their figures ready.
+func tiesAfter(phase []planRef) (lead, ties []planRef) {
+	for k, r := range phase {
+		if k > 0 && r.class == priorExact && phase[k-1].class == priorExact && r.figure == phase[k-1].figure {
+			ties = append(ties, r)
+		} else {
+			lead = append(lead, r)
+		}
+	}
+	return lead, ties
 }
 
 // planRunPrior plays the points of runs in order's phases into t

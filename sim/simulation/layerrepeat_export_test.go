@@ -34,7 +34,7 @@ func PlayCounted(s *scenario.Plan, microbatches int) (*parallel.Executor, uint64
 	pr := newPricerWith(s, cl, layout, workload.DeviceOf(s.GPU()), nil)
 	cfg.DeviceClass = pr.deviceClasses()
 	res := &Result{Scenario: s, Cluster: cl, Layout: layout}
-	x, _, eng, _, err := play(context.Background(), s, Options{wholeSteady: true}, cfg, pr, cl, layout, res, &parallel.Steady{}, nil, nil)
+	x, _, eng, _, err := play(context.Background(), s, Options{wholeSteady: true}, cfg, pr, cl, layout, res, &parallel.Steady{}, nil, nil, nil)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -125,6 +125,11 @@ type Result struct {
 	// cutInPlay says a RuledOut result was given up in its play, not in
 	// its build (for tests).
 	cutInPlay bool
+	// TwinPlay says the figures from the play are a twin's: another point
+	// of the sweep, equal but for its recomputation, built the same
+	// programs and played them (twins.go); this one played nothing
+	// (PlayedTasks 0) and worked out the rest from its own scenario.
+	TwinPlay bool
 
 	Cluster *topology.Cluster
 	Layout  *parallel.Layout
@@ -325,7 +330,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 				fork.Detach() // the longer step is built over the failed play's programs
 			}
 			var failed bool
-			x, progs, eng, failed, err = play(ctx, s, opt, short, pr, cl, layout, res, &steady, next, fork)
+			x, progs, eng, failed, err = play(ctx, s, opt, short, pr, cl, layout, res, &steady, next, fork, nil)
 			if err == errRuledOut {
 				return ruledOut(s, opt, res, cl, layout, tables, wall), nil
 			}
@@ -401,13 +406,22 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 			planned = &plan // the next try's (the same cfg and margin)
 		}
 	}
+	var twin *twinClaim // (every-rank plays alone, which are never shortened)
 	if x == nil {
 		if fork != nil {
 			fork.Detach() // the full step is built over the failed play's programs
 		}
-		x, progs, eng, _, err = play(ctx, s, opt, cfg, pr, cl, layout, res, nil, nil, fork)
+		twin = opt.Reuse.twins(s, opt, cl)
+		defer twin.abandon() // (nothing once filled)
+		x, progs, eng, _, err = play(ctx, s, opt, cfg, pr, cl, layout, res, nil, nil, fork, twin)
 		if err == errRuledOut {
 			return ruledOut(s, opt, res, cl, layout, tables, wall), nil
+		}
+		if err == errTwinPlayed {
+			twin.take(res)
+			deriveFigures(s, res, dev, opt.Memory)
+			res.SimWallS = time.Since(wall).Seconds()
+			return res, nil
 		}
 		if err != nil {
 			return nil, err
@@ -422,6 +436,7 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 	if err := summarise(ctx, s, res, dev, opt.Memory); err != nil {
 		return nil, err
 	}
+	twin.fill(res, eng.Now())
 	res.SimWallS = time.Since(wall).Seconds()
 	return res, nil
 }
@@ -484,7 +499,7 @@ func ruledOut(s *scenario.Plan, opt Options, res *Result, cl *topology.Cluster, 
 // parallel.Executor.RunSteady: failed says the play stopped early, known
 // not to replicate (only Settle may read it).
 func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.StepConfig, pr *pricer,
-	cl *topology.Cluster, layout *parallel.Layout, res *Result, steady *parallel.Steady, fork, from *parallel.Fork) (x *parallel.Executor, progs []*parallel.Program, eng *engine.Engine, failed bool, err error) {
+	cl *topology.Cluster, layout *parallel.Layout, res *Result, steady *parallel.Steady, fork, from *parallel.Fork, twin *twinClaim) (x *parallel.Executor, progs []*parallel.Program, eng *engine.Engine, failed bool, err error) {
 	if opt.onBuild != nil {
 		opt.onBuild(cfg)
 	}
@@ -536,6 +551,15 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 	if over != nil {
 		res.StepBoundS = over.Compute.Seconds() / float64(s.Sim.Steps)
 		return nil, nil, nil, false, errRuledOut
+	}
+	if twin != nil {
+		var deadline engine.Time
+		if cutoff {
+			deadline = cutoffDeadline(opt.StepCutoffS, s.Sim.Steps)
+		}
+		if twin.lookup(ctx, twinKey(s, progs), deadline) {
+			return nil, nil, nil, false, errTwinPlayed
+		}
 	}
 
 	eng = opt.Reuse.newEngine()
@@ -802,6 +826,7 @@ type Reuse struct {
 	// share, when set (SharePrices), is where this Reuse takes the cluster
 	// and a layout's tables another Reuse already made, and offers its own.
 	share *PriceShare
+	twin  twinClaim      // the last run's claim on share's twin plays (twins)
 	eng   *engine.Engine // the last run's, reset for the next (its queue storage kept)
 	// forkState holds the shortened plays' saved states (parallel.Fork),
 	// for the next play to resume from: a second shortened play saves
@@ -1010,6 +1035,7 @@ type PriceShare struct {
 	priced map[parallel.Layout]*priceTables // read-only once put
 	users  atomic.Int32                     // Reuses given the share (SharePrices)
 	sends  map[sendKey]float64              // boundary send shares on built (sendMemo)
+	twins  twinPlays                        // every-rank plays' figures by key (twins.go)
 }
 
 // cluster returns the share's cluster when spec asks for it, else builds
@@ -1791,6 +1817,14 @@ func summarise(ctx context.Context, s *scenario.Plan, res *Result, dev workload.
 	if total > 0 {
 		res.BubbleFraction = float64(bubble) / float64(n) / float64(end)
 	}
+	deriveFigures(s, res, dev, mem)
+	return nil
+}
+
+// deriveFigures sets the figures of res that follow from its scenario and
+// the play's figures (step time): FLOPs, throughput, MFU and HFU, memory,
+// cost and energy. Each is set afresh, whatever res held.
+func deriveFigures(s *scenario.Plan, res *Result, dev workload.Device, mem []scenario.StageMemory) {
 	m := s.Arch()
 	tokens := float64(s.Training.GlobalBatch) * float64(s.Training.SeqLen)
 	gpus := float64(s.GPUs())
@@ -1826,7 +1860,6 @@ func summarise(ctx context.Context, s *scenario.Plan, res *Result, dev workload.
 			res.EnergyKWhPerStep += g.GPU.TDPWatts * s.Cluster.PUE * float64(g.GPUs) * hours / 1000
 		}
 	}
-	return nil
 }
 
 func memory(s *scenario.Plan, res *Result, known []scenario.StageMemory) {
@@ -1836,7 +1869,7 @@ func memory(s *scenario.Plan, res *Result, known []scenario.StageMemory) {
 		res.Memory, res.Fits = s.MemoryPerStage()
 	}
 	res.MemCapacityBytes = s.MemCapacityBytes()
-	res.MinPeakMemBytes = math.Inf(1)
+	res.PeakMemBytes, res.MinPeakMemBytes, res.PeakReservedBytes = 0, math.Inf(1), 0
 	for _, m := range res.Memory {
 		res.PeakMemBytes = max(res.PeakMemBytes, m.Total)
 		res.MinPeakMemBytes = min(res.MinPeakMemBytes, m.Total)
