@@ -200,4 +200,3 @@ func TestTwinPlaysUnderCutoff(t *testing.T) {
 		}
 	}
 }
-
