@@ -139,8 +139,8 @@ const planPriorNext = 3
 // recompute policy at times, are one proposal, rankPlan), at least top;
 // the next planPriorNext × top; and the rest (empty phases left out).
 // Each phase's exact ties after the first of their figure follow it as a
-// phase of their own (tiesAfter).
-func planPriorPhases(order []planRef, top int) [][]planRef {
+// phase of their own (tiesAfter), marked ties.
+func planPriorPhases(order []planRef, top int) []priorPhase {
 	top = max(top, 1)
 	first, distinct := 0, 0
 	for first < len(order) && order[first].class == priorExact {
@@ -152,19 +152,27 @@ func planPriorPhases(order []planRef, top int) [][]planRef {
 		}
 		first++
 	}
-	var phases [][]planRef
+	var phases []priorPhase
 	for _, n := range []int{max(first, top), planPriorNext * top, len(order)} {
 		n = min(n, len(order))
 		if n > 0 {
 			lead, ties := tiesAfter(order[:n])
-			phases = append(phases, lead)
+			phases = append(phases, priorPhase{points: lead})
 			if len(ties) > 0 {
-				phases = append(phases, ties)
+				phases = append(phases, priorPhase{points: ties, ties: true})
 			}
 		}
 		order = order[n:]
 	}
 	return phases
+}
+
+// priorPhase is one of planPriorPhases' phases: its points, and whether
+// they are the ties of the phase before it, which they are played against
+// the cutoffs of (planRunPrior).
+type priorPhase struct {
+	points []planRef
+	ties   bool
 }
 
 // tiesAfter splits phase (best first) into its leads (every point whose
@@ -180,7 +188,9 @@ func planPriorPhases(order []planRef, top int) [][]planRef {
 // list costliest first, and twins cost alike), so one waited while the
 // other played: the 70B plan at flow fidelity took 14.4 s of CPU against
 // 19.0 s, but 11.5 s of wall against 10.6 s. Played after the leads,
-// the twins find their figures ready.
+// the twins find their figures ready; and played against the leads'
+// cutoffs, a twin of a lead given up is given up alike, which it takes
+// from the lead as well.
 func tiesAfter(phase []planRef) (lead, ties []planRef) {
 	for k, r := range phase {
 		if k > 0 && r.class == priorExact && phase[k-1].class == priorExact && r.figure == phase[k-1].figure {
@@ -195,16 +205,18 @@ func tiesAfter(phase []planRef) (lead, ties []planRef) {
 // planRunPrior plays the points of runs in order's phases into t
 // (planPriorPhases): each phase sweep by sweep, in the sweep's order of
 // points, against the cutoff (planCutoff) of all that t holds before the
-// sweep's part of the phase starts. The phases and their parts run one
+// sweep's part of the phase starts (a phase of ties: the cutoff the
+// sweep's part of the leads met). The phases and their parts run one
 // after another, so the answer and the counts are the same on any number
 // of workers.
 func planRunPrior(cmd *cobra.Command, runs []*sweep.Sweep, order []planRef, o planOptions, t *planTally, tokens float64) error {
 	workers := o.workerCount()
 	prog := newProgress(cmd.ErrOrStderr(), o.quiet, len(order), 0)
 	t.rows = slices.Grow(t.rows, len(order))
+	cutoffs := make([]func(*scenario.Plan) float64, len(runs)) // each sweep's in the last phase of leads
 	for _, phase := range planPriorPhases(order, o.top) {
 		bySweep := make([][]int, len(runs))
-		for _, r := range phase {
+		for _, r := range phase.points {
 			bySweep[r.sweep] = append(bySweep[r.sweep], r.point)
 		}
 		for k, indices := range bySweep {
@@ -212,7 +224,10 @@ func planRunPrior(cmd *cobra.Command, runs []*sweep.Sweep, order []planRef, o pl
 				continue
 			}
 			slices.Sort(indices)
-			runs[k].SetCutoff(planCutoff(t, tokens, o))
+			if !phase.ties {
+				cutoffs[k] = planCutoff(t, tokens, o)
+			}
+			runs[k].SetCutoff(cutoffs[k])
 			if err := t.run(cmd, runs[k], indices, workers, prog, tokens, o); err != nil {
 				prog.finish()
 				return err

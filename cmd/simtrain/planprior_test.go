@@ -48,9 +48,13 @@ func TestPlanPriorPhases(t *testing.T) {
 		}
 		phases := planPriorPhases(c.order, c.top)
 		var sizes, all []int
-		for _, p := range phases {
+		for n, phase := range phases {
+			p := phase.points
 			sizes = append(sizes, len(p))
 			for k, r := range p {
+				if phase.ties && (n == 0 || phases[n-1].ties || r.class != priorExact) {
+					t.Errorf("%s: phase %d of ties follows no phase of leads, or holds a bound", c.name, n)
+				}
 				all = append(all, r.point)
 				if k > 0 && r.point < p[k-1].point {
 					t.Errorf("%s: a phase out of order: %v", c.name, p)

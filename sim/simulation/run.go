@@ -128,7 +128,9 @@ type Result struct {
 	// TwinPlay says the figures from the play are a twin's: another point
 	// of the sweep, equal but for its recomputation, built the same
 	// programs and played them (twins.go); this one played nothing
-	// (PlayedTasks 0) and worked out the rest from its own scenario.
+	// (PlayedTasks 0) and worked out the rest from its own scenario. With
+	// RuledOut: the twin's play was given up against the same cutoff, and
+	// StepBoundS is its bound.
 	TwinPlay bool
 
 	Cluster *topology.Cluster
@@ -415,6 +417,9 @@ func Run(ctx context.Context, s *scenario.Plan, opt Options) (*Result, error) {
 		defer twin.abandon() // (nothing once filled)
 		x, progs, eng, _, err = play(ctx, s, opt, cfg, pr, cl, layout, res, nil, nil, fork, twin)
 		if err == errRuledOut {
+			if res.cutInPlay {
+				twin.fillCut(res.StepBoundS) // (nothing for a twin's)
+			}
 			return ruledOut(s, opt, res, cl, layout, tables, wall), nil
 		}
 		if err == errTwinPlayed {
@@ -486,7 +491,7 @@ var errRuledOut = errors.New("simulation: the step ends after the cutoff")
 // tables are published as after a play.
 func ruledOut(s *scenario.Plan, opt Options, res *Result, cl *topology.Cluster, layout *parallel.Layout, tables *priceTables, wall time.Time) *Result {
 	opt.Reuse.publish(cl, layout, tables)
-	*res = Result{Scenario: s, RunID: res.RunID, Cluster: cl, Layout: layout, Steps: res.Steps[:0], RuledOut: true, StepBoundS: res.StepBoundS, cutInPlay: res.cutInPlay}
+	*res = Result{Scenario: s, RunID: res.RunID, Cluster: cl, Layout: layout, Steps: res.Steps[:0], RuledOut: true, StepBoundS: res.StepBoundS, cutInPlay: res.cutInPlay, TwinPlay: res.TwinPlay}
 	memory(s, res, opt.Memory)
 	res.SimWallS = time.Since(wall).Seconds()
 	return res
@@ -558,6 +563,10 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 			deadline = cutoffDeadline(opt.StepCutoffS, s.Sim.Steps)
 		}
 		if twin.lookup(ctx, twinKey(s, progs), deadline) {
+			if e := twin.hit; e.cut {
+				res.StepBoundS, res.cutInPlay, res.TwinPlay = e.bound, true, true
+				return nil, nil, nil, false, errRuledOut
+			}
 			return nil, nil, nil, false, errTwinPlayed
 		}
 	}

@@ -57,6 +57,12 @@ type twinPlay struct {
 	ok   bool        // the play ended, and res holds its figures
 	end  engine.Time // the play's last event
 	res  Result      // its figures (Steps its own copy; no tasks, cluster or layout)
+	// cut says the play was given up at deadline (parallel.Executor
+	// .RunBefore), with bound its StepBoundS: a twin played against the
+	// same deadline is given up at the same event, with the same bound.
+	cut      bool
+	deadline engine.Time
+	bound    float64
 }
 
 // twinClaim is a Run's part in its sweep's twinPlays.
@@ -64,12 +70,14 @@ type twinClaim struct {
 	plays   *twinPlays
 	cluster *topology.Cluster
 	key     [sha256.Size]byte
-	own     *twinPlay // the entry this Run plays for: filled or abandoned by it
-	hit     *twinPlay // the twin whose figures this Run takes
+	own     *twinPlay   // the entry this Run plays for: filled or abandoned by it
+	hit     *twinPlay   // the twin whose figures this Run takes
+	limit   engine.Time // the deadline this Run plays against (0: none)
 }
 
 // errTwinPlayed is play's report that the step it built is a twin's,
-// whose figures the twinClaim holds.
+// whose figures the twinClaim holds (a twin given up at the cutoff: play
+// reports errRuledOut, with the twin's bound).
 var errTwinPlayed = errors.New("simulation: a twin's play")
 
 // twins returns r's claim on its share's twin plays for a Run of s, or nil
@@ -97,14 +105,14 @@ func twinKey(s *scenario.Plan, progs []*parallel.Program) (key [sha256.Size]byte
 }
 
 // lookup reports whether a play of key (twinKey) is a twin's whose
-// figures c may take: one played to its end on c's cluster by deadline
-// (0: no deadline; a play whose last event is at or before it is never
-// given up, parallel.Executor.RunBefore: Options.StepCutoffS), waiting
-// for it while it plays. False: the caller
-// plays, and where no play of the key is known, c owns the key's entry
-// (fill, abandon).
+// outcome c may take, waiting for it while it plays: one played to its
+// end on c's cluster by deadline (0: no deadline; a play whose last event
+// is at or before it is never given up, parallel.Executor.RunBefore:
+// Options.StepCutoffS), or one given up against the same deadline
+// (c.hit.cut). False: the caller plays, and where no play of the key is
+// known, c owns the key's entry (fill, fillCut, abandon).
 func (c *twinClaim) lookup(ctx context.Context, key [sha256.Size]byte, deadline engine.Time) bool {
-	c.key = key
+	c.key, c.limit = key, deadline
 	for {
 		p := c.plays
 		p.mu.Lock()
@@ -127,10 +135,13 @@ func (c *twinClaim) lookup(ctx context.Context, key [sha256.Size]byte, deadline 
 		case <-ctx.Done():
 			return false // (the play notices)
 		}
-		if !e.ok {
+		switch {
+		case e.cut && deadline > 0 && deadline == e.deadline:
+		case e.cut:
+			return false // given up against another deadline: played to find out
+		case !e.ok:
 			continue // abandoned, and gone from the map: claim it, or find a newer one
-		}
-		if deadline > 0 && e.end > deadline {
+		case deadline > 0 && e.end > deadline:
 			return false // its own play may be given up: played to find out
 		}
 		c.hit = e
@@ -154,6 +165,19 @@ func (c *twinClaim) fill(res *Result, end engine.Time) {
 	close(e.done)
 }
 
+// fillCut keeps, as c's entry's outcome, that its play was given up
+// against the deadline c looked up with, with bound its StepBoundS.
+func (c *twinClaim) fillCut(bound float64) {
+	if c == nil || c.own == nil || c.limit == 0 {
+		c.abandon()
+		return
+	}
+	e := c.own
+	c.own = nil
+	e.cut, e.deadline, e.bound = true, c.limit, bound
+	close(e.done)
+}
+
 // abandon gives up c's entry, where c still owns one (its play failed, was
 // cancelled or given up at the cutoff): it leaves the map, and a twin
 // waiting for it plays itself.
@@ -174,7 +198,8 @@ func (c *twinClaim) abandon() {
 
 // take sets res (Scenario, RunID, Cluster and Layout set, Steps its
 // storage) to the twin's figures from the play, with nothing played here;
-// deriveFigures then works out the rest from res's own scenario.
+// deriveFigures then works out the rest from res's own scenario. (Not for
+// a twin given up: play reports that one.)
 func (c *twinClaim) take(res *Result) {
 	e := c.hit
 	s, id, cl, l, steps := res.Scenario, res.RunID, res.Cluster, res.Layout, res.Steps[:0]

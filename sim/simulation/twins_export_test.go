@@ -12,3 +12,6 @@ func TwinFigures(r *Result) Result {
 	c.PlayedTasks, c.FailedTasks, c.ResumedTasks, c.TwinPlay = 0, 0, 0, false
 	return c
 }
+
+// CutInPlay says a RuledOut result was given up in its play, not its build.
+func CutInPlay(r *Result) bool { return r.cutInPlay }

@@ -154,9 +154,10 @@ func TestTwinPlaysSameFigures(t *testing.T) {
 	}
 }
 
-// A twin's figures are taken under a cutoff only where its play ended
-// before it; under a lower cutoff the point plays, and is ruled out as
-// without a twin.
+// A twin's figures are taken under a cutoff only where its play ended by
+// it; under a lower cutoff the point plays, and is ruled out as without a
+// twin. A twin given up against the same cutoff is taken: the point is
+// ruled out with its bound; against another cutoff it is played.
 func TestTwinPlaysUnderCutoff(t *testing.T) {
 	sw, err := sweep.Parse([]byte(twinSweep), ".", sweep.Options{})
 	if err != nil {
@@ -179,24 +180,37 @@ func TestTwinPlaysUnderCutoff(t *testing.T) {
 		t.Fatal("no twins in the sweep")
 	}
 	alone := twinRun(t, sw, selective, nil, 0)
+	// A cutoff the play is given up at (not the build: no play to share).
+	below := 0.0
+	for f := 0.995; f > 0.5; f -= 0.005 {
+		if r := twinRun(t, sw, selective, nil, alone.StepTimeS*f); r.RuledOut && simulation.CutInPlay(r) {
+			below = alone.StepTimeS * f
+			break
+		}
+	}
+	if below == 0 {
+		t.Fatal("no cutoff gives the play up in its play")
+	}
 	for _, c := range []struct {
-		name   string
-		cutoff float64
-		taken  bool
+		name          string
+		cutoff, first float64 // the point's, its twin's before it
+		taken         bool
 	}{
-		{"above", alone.StepTimeS * 1.01, true},
-		{"below", alone.StepTimeS * 0.99, false},
+		{"above the step", alone.StepTimeS * 1.01, 0, true},
+		{"below it", below, 0, false},
+		{"below it, the twin given up at the same", below, below, true},
+		{"below it, the twin given up at another", below, below * 0.999, false},
 	} {
 		reuse := new(simulation.Reuse)
 		reuse.SharePrices(new(simulation.PriceShare))
-		twinRun(t, sw, none, reuse, 0)
+		twinRun(t, sw, none, reuse, c.first)
 		got := twinRun(t, sw, selective, reuse, c.cutoff)
 		want := twinRun(t, sw, selective, nil, c.cutoff)
 		if got.TwinPlay != c.taken {
-			t.Errorf("cutoff %s the step: taken %v, want %v", c.name, got.TwinPlay, c.taken)
+			t.Errorf("cutoff %s: taken %v, want %v", c.name, got.TwinPlay, c.taken)
 		}
 		if got.RuledOut != want.RuledOut || !reflect.DeepEqual(simulation.TwinFigures(got), simulation.TwinFigures(want)) {
-			t.Errorf("cutoff %s the step: %+v, alone %+v", c.name, simulation.TwinFigures(got), simulation.TwinFigures(want))
+			t.Errorf("cutoff %s: %+v, alone %+v", c.name, simulation.TwinFigures(got), simulation.TwinFigures(want))
 		}
 	}
 }
