@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -874,7 +875,7 @@ func runPlan(cmd *cobra.Command, o planOptions) error {
 		}
 	}
 	if order != nil {
-		if err := planRunPrior(cmd, runs, order, o, &tally, tokens); err != nil {
+		if err := planRunPrior(cmd, runs, order, o, &tally, tokens, pool); err != nil {
 			return err
 		}
 	} else {
@@ -987,6 +988,7 @@ func planGPU(name string) (hardware.GPU, error) {
 // the points that failed to simulate (over the work budget, or an internal
 // error).
 type planTally struct {
+	mu     sync.Mutex // held while a result is recorded (run: Runs of several sweeps at once)
 	rows   []output.SummaryRow
 	failed map[string]bool
 	ruled  int
@@ -1032,6 +1034,8 @@ func planRun(cmd *cobra.Command, sw *sweep.Sweep, o planOptions, t *planTally, t
 func (t *planTally) run(cmd *cobra.Command, sw *sweep.Sweep, indices []int, workers int, prog *progress, tokens float64, o planOptions) error {
 	// RunLent: the rows are copies; pr is not kept past the call.
 	err := sw.RunLent(cmd.Context(), indices, workers, func(pr sweep.PointResult) error {
+		t.mu.Lock()
+		defer t.mu.Unlock()
 		if pr.Result != nil && pr.Result.RuledOut {
 			t.ruled++
 			if t.prior != nil && pr.Point != nil && pr.Point.Scenario != nil {

@@ -3,6 +3,8 @@ package main
 import (
 	"cmp"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -206,34 +208,98 @@ func tiesAfter(phase []planRef) (lead, ties []planRef) {
 // (planPriorPhases): each phase sweep by sweep, in the sweep's order of
 // points, against the cutoff (planCutoff) of all that t holds before the
 // sweep's part of the phase starts (a phase of ties: the cutoff the
-// sweep's part of the leads met). The phases and their parts run one
-// after another, so the answer and the counts are the same on any number
-// of workers.
-func planRunPrior(cmd *cobra.Command, runs []*sweep.Sweep, order []planRef, o planOptions, t *planTally, tokens float64) error {
+// sweep's part of the leads met). The first phase and the phases of ties,
+// whose cutoffs are known before they start (none, mostly, and the
+// leads'), run their sweeps' parts at once, one worker each, on pool's
+// storage split between them (planPartsAtOnce). The phases run one after
+// another, so the answer and the counts are the same on any number of
+// workers.
+func planRunPrior(cmd *cobra.Command, runs []*sweep.Sweep, order []planRef, o planOptions, t *planTally, tokens float64, pool *sweep.Pool) error {
 	workers := o.workerCount()
 	prog := newProgress(cmd.ErrOrStderr(), o.quiet, len(order), 0)
 	t.rows = slices.Grow(t.rows, len(order))
 	cutoffs := make([]func(*scenario.Plan) float64, len(runs)) // each sweep's in the last phase of leads
-	for _, phase := range planPriorPhases(order, o.top) {
+	for n, phase := range planPriorPhases(order, o.top) {
 		bySweep := make([][]int, len(runs))
 		for _, r := range phase.points {
 			bySweep[r.sweep] = append(bySweep[r.sweep], r.point)
 		}
+		var parts []int // the sweeps with points in the phase
 		for k, indices := range bySweep {
-			if len(indices) == 0 {
-				continue
+			if len(indices) > 0 {
+				slices.Sort(indices)
+				parts = append(parts, k)
 			}
-			slices.Sort(indices)
+		}
+		if (n == 0 || phase.ties) && len(parts) > 1 && workers > 1 {
+			if !phase.ties {
+				at := planCutoff(t, tokens, o)
+				for _, k := range parts {
+					cutoffs[k] = at
+				}
+			}
+			err := planPartsAtOnce(cmd, runs, parts, bySweep, cutoffs, min(workers, len(parts)), pool, prog, t, tokens, o)
+			if err != nil {
+				prog.finish()
+				return err
+			}
+			continue
+		}
+		for _, k := range parts {
 			if !phase.ties {
 				cutoffs[k] = planCutoff(t, tokens, o)
 			}
 			runs[k].SetCutoff(cutoffs[k])
-			if err := t.run(cmd, runs[k], indices, workers, prog, tokens, o); err != nil {
+			if err := t.run(cmd, runs[k], bySweep[k], workers, prog, tokens, o); err != nil {
 				prog.finish()
 				return err
 			}
 		}
 	}
 	prog.finish()
+	return nil
+}
+
+// planPartsAtOnce runs the parts of one phase, sweep k's points
+// bySweep[k] for each k of parts against cutoffs[k], on lanes goroutines
+// at once, each taking the next part not taken and playing it with one
+// worker and its own share of pool (sweep.Pool.Split), and returns the
+// first lane's error.
+//
+// Why (issue 18, round 69): the first phase of a plan at flow fidelity
+// holds the --top best layouts, often one in each of several sweeps, and
+// run sweep by sweep each part held one layout for two workers: the plan
+// of Llama 3 405B on 2,048 H100 played its five best one after another,
+// 21 s of wall while the other worker idled (before twins shared their
+// plays, each part held a layout and its twin, one on each worker).
+func planPartsAtOnce(cmd *cobra.Command, runs []*sweep.Sweep, parts []int, bySweep [][]int, cutoffs []func(*scenario.Plan) float64,
+	lanes int, pool *sweep.Pool, prog *progress, t *planTally, tokens float64, o planOptions) error {
+	pools := pool.Split(lanes)
+	errs := make([]error, lanes)
+	var next atomic.Int64 // the next part to take
+	var wg sync.WaitGroup
+	for g := range lanes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for errs[g] == nil {
+				p := int(next.Add(1)) - 1
+				if p >= len(parts) {
+					return
+				}
+				k := parts[p]
+				runs[k].SetPool(pools[g])
+				runs[k].SetCutoff(cutoffs[k])
+				errs[g] = t.run(cmd, runs[k], bySweep[k], 1, prog, tokens, o)
+				runs[k].SetPool(pool)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }

@@ -206,6 +206,20 @@ func (p *Pool) take(workers int) ([]*simulation.Reuse, *simulation.PriceShare) {
 	return p.reuses[:workers], p.prices
 }
 
+// Split returns n pools for n Runs at once with one worker each (Runs of
+// different sweeps: a caller playing a few points of each): the i-th holds
+// the i-th of p's workers' storage (made where p holds fewer) and p's
+// prices, shared by all, so what one Run prices or plays (twin plays)
+// the others may take. p is not to be used until their Runs are done.
+func (p *Pool) Split(n int) []*Pool {
+	p.take(n)
+	out := make([]*Pool, n)
+	for i := range out {
+		out[i] = &Pool{reuses: p.reuses[i : i+1 : i+1], prices: p.prices}
+	}
+	return out
+}
+
 // Outcome says what became of an evaluated point.
 type Outcome uint8
 
