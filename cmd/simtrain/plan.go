@@ -84,7 +84,9 @@ point's row (DIR/summary.arrow) for simtrain best and notebooks.
 --set sim.fidelity=flow plays every rank and every transfer as a flow on the
 fabric, which sees contention the closed forms do not: seconds to minutes
 instead of a second. It first runs the search at analytic fidelity to play
-the likely best first; only the flow figures decide the answer.`,
+the likely best first; only the flow figures decide the answer. Layouts that
+build the same step (recompute none and selective beside FlashAttention)
+share one play.`,
 		Example: `  simtrain plan --model llama3-70b --gpu h100-sxm --gpus 512 --tokens 2T
   simtrain plan --model llama3-8b --gpu h100-sxm,b200 --gpus 64 --tokens 1T --seq 8192 --format json
   simtrain plan --model mixtral-8x7b --gpu a100-80gb --gpus 64 --tokens 500B --budget-usd 2e6 --out results/plan
