@@ -207,13 +207,13 @@ func tiesAfter(phase []planRef) (lead, ties []planRef) {
 // planRunPrior plays the points of runs in order's phases into t
 // (planPriorPhases): each phase sweep by sweep, in the sweep's order of
 // points, against the cutoff (planCutoff) of all that t holds before the
-// sweep's part of the phase starts (a phase of ties: the cutoff the
-// sweep's part of the leads met). The first phase and the phases of ties,
-// whose cutoffs are known before they start (none, mostly, and the
-// leads'), run their sweeps' parts at once, one worker each, on pool's
-// storage split between them (planPartsAtOnce). The phases run one after
-// another, so the answer and the counts are the same on any number of
-// workers.
+// sweep's part of the phase starts; the first phase against what t holds
+// before it starts (mostly nothing: no cutoff), a phase of ties against
+// the cutoff the sweep's part of the leads met. Those two kinds, whose
+// cutoffs are known before they start, run their sweeps' parts at once,
+// one worker each, on pool's storage split between them
+// (planPartsAtOnce). The phases run one after another, so the answer and
+// the counts are the same on any number of workers.
 func planRunPrior(cmd *cobra.Command, runs []*sweep.Sweep, order []planRef, o planOptions, t *planTally, tokens float64, pool *sweep.Pool) error {
 	workers := o.workerCount()
 	prog := newProgress(cmd.ErrOrStderr(), o.quiet, len(order), 0)
@@ -231,13 +231,16 @@ func planRunPrior(cmd *cobra.Command, runs []*sweep.Sweep, order []planRef, o pl
 				parts = append(parts, k)
 			}
 		}
-		if (n == 0 || phase.ties) && len(parts) > 1 && workers > 1 {
-			if !phase.ties {
-				at := planCutoff(t, tokens, o)
-				for _, k := range parts {
-					cutoffs[k] = at
-				}
+		// The first phase's cutoff is made once, before it, on any number
+		// of workers; a phase of ties keeps its leads'.
+		fixed := n == 0 || phase.ties
+		if n == 0 {
+			at := planCutoff(t, tokens, o)
+			for _, k := range parts {
+				cutoffs[k] = at
 			}
+		}
+		if fixed && len(parts) > 1 && workers > 1 {
 			err := planPartsAtOnce(cmd, runs, parts, bySweep, cutoffs, min(workers, len(parts)), pool, prog, t, tokens, o)
 			if err != nil {
 				prog.finish()
@@ -246,7 +249,7 @@ func planRunPrior(cmd *cobra.Command, runs []*sweep.Sweep, order []planRef, o pl
 			continue
 		}
 		for _, k := range parts {
-			if !phase.ties {
+			if !fixed {
 				cutoffs[k] = planCutoff(t, tokens, o)
 			}
 			runs[k].SetCutoff(cutoffs[k])
