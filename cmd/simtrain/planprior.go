@@ -263,6 +263,9 @@ func planRunPrior(cmd *cobra.Command, runs []*sweep.Sweep, order []planRef, o pl
 	return nil
 }
 
+// partsAtOnce counts planPartsAtOnce's calls (for tests).
+var partsAtOnce atomic.Int64
+
 // planPartsAtOnce runs the parts of one phase, sweep k's points
 // bySweep[k] for each k of parts against cutoffs[k], on lanes goroutines
 // at once, each taking the next part not taken and playing it with one
@@ -277,6 +280,7 @@ func planRunPrior(cmd *cobra.Command, runs []*sweep.Sweep, order []planRef, o pl
 // plays, each part held a layout and its twin, one on each worker).
 func planPartsAtOnce(cmd *cobra.Command, runs []*sweep.Sweep, parts []int, bySweep [][]int, cutoffs []func(*scenario.Plan) float64,
 	lanes int, pool *sweep.Pool, prog *progress, t *planTally, tokens float64, o planOptions) error {
+	partsAtOnce.Add(1)
 	pools := pool.Split(lanes)
 	errs := make([]error, lanes)
 	var next atomic.Int64 // the next part to take

@@ -126,3 +126,30 @@ func TestPriorOrder(t *testing.T) {
 		}
 	}
 }
+
+// A flow plan whose first phase and phases of ties lie in several sweeps
+// runs their parts at once (planPartsAtOnce) on more than one worker: the
+// answer and the counts are the same on 1, 2 and 3 workers.
+func TestPlanPartsAtOnceSameAnswer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays a flow-fidelity plan three times")
+	}
+	args := []string{"plan", "--model", "llama3-8b", "--gpu", "h100-sxm", "--gpus", "64", "--tokens", "300B",
+		"--set", "sim.fidelity=flow", "--top", "4", "--quiet", "--format", "json"}
+	var first string
+	for _, w := range []string{"1", "2", "3"} {
+		before := partsAtOnce.Load()
+		stdout, stderr, err := runCLI(t, append(args, "--workers", w)...)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, stderr)
+		}
+		if ran := partsAtOnce.Load() - before; (w == "1") != (ran == 0) {
+			t.Errorf("%s workers: %d phases ran their parts at once", w, ran)
+		}
+		if first == "" {
+			first = stdout
+		} else if stdout != first {
+			t.Errorf("%s workers: the answer differs from one worker's:\n%s\n%s", w, stdout, first)
+		}
+	}
+}
