@@ -159,8 +159,8 @@ func (c *twinClaim) fill(res *Result, end engine.Time) {
 	c.own = nil
 	e.res = *res
 	e.res.Steps = append([]StepRecord(nil), res.Steps...)
-	e.res.Scenario, e.res.Cluster, e.res.Layout, e.res.Memory = nil, nil, nil, nil
-	e.res.exec, e.res.progs, e.res.fabric, e.res.ranks, e.res.stRanks = nil, nil, nil, nil, nil
+	e.res.KeepFiguresOnly()
+	e.res.Scenario, e.res.Cluster, e.res.Layout, e.res.Memory, e.res.fabric = nil, nil, nil, nil, nil
 	e.end, e.ok = end, true
 	close(e.done)
 }
@@ -178,9 +178,9 @@ func (c *twinClaim) fillCut(bound float64) {
 	close(e.done)
 }
 
-// abandon gives up c's entry, where c still owns one (its play failed, was
-// cancelled or given up at the cutoff): it leaves the map, and a twin
-// waiting for it plays itself.
+// abandon gives up c's entry, where c still owns one (its play failed or
+// was cancelled): it leaves the map, and a twin waiting for it plays
+// itself.
 func (c *twinClaim) abandon() {
 	if c == nil || c.own == nil {
 		return
