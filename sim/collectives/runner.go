@@ -39,6 +39,11 @@ type Runner struct {
 	phaseMax engine.Time
 	loads    map[int32]float64
 	lats     map[int32]engine.Time
+	// capture is set on MakeSole's runner, which starts nothing either:
+	// each transfer is appended to it.
+	capture *planFlows
+	// soleStarts counts the collectives started as sole plans (MakeSole).
+	soleStarts int64
 }
 
 // run is one collective in flight.
@@ -59,6 +64,10 @@ type run struct {
 	// they hold the current phase, recorded into it while rec is set.
 	flows *planFlows
 	rec   bool
+	// sole is the run's plan when it plays as one timer alone on its
+	// links (MakeSole): its transfers are added to the links' figures
+	// when it ends.
+	sole *solePlan
 }
 
 // runnerTimer and runnerFlows adapt the Runner to engine.Handler and
@@ -117,6 +126,28 @@ type Plan struct {
 	// flows are the plan's transfers, recorded by its first StartPlan
 	// and replayed by the others (planFlows).
 	flows *planFlows
+	// sole, when set (MakeSole), plays the plan as one timer of the time
+	// its transfers take alone on their links.
+	sole *solePlan
+}
+
+// solePlan is a Plan whose transfers its caller has proven alone on their
+// links (MakeSole): the time from its start to its done, as the fabric and
+// the runner would play it, and its transfers, phase by phase, for the
+// links' figures.
+type solePlan struct {
+	d      engine.Time
+	flows  []soleFlow
+	routes []int32
+}
+
+// soleFlow is one transfer of a solePlan: its size, its route
+// (solePlan.routes[at:at+n]), when it starts after the plan's start
+// (from) and how long it transmits alone (tx, Fabric.AloneTime).
+type soleFlow struct {
+	size     units.Bytes
+	from, tx engine.Time
+	at, n    int32
 }
 
 // planFlows is a kept Plan's transfers, phase by phase, in the order its
@@ -213,6 +244,15 @@ func (r *Runner) startPlan(p *Plan, done Done, tag int64, rec bool) error {
 		ru.nphase = 0 // the timer finishes it
 		return nil
 	}
+	if sp := p.sole; sp != nil {
+		r.soleStarts++
+		ru.sole, ru.nphase = sp, 0 // the timer finishes it
+		r.e.After(sp.d, r.h, int64(id))
+		if r.f.CheckingAlone() {
+			r.holdAlone(sp)
+		}
+		return nil
+	}
 	if p.e.kind == kHier {
 		_, ru.nphase = p.g.sh.hierPlan(p.op, p.bytes)
 	}
@@ -241,6 +281,12 @@ func (t *runnerTimer) Handle(now engine.Time, arg int64) {
 		return
 	}
 	done, tag := ru.done, ru.tag
+	if sp := ru.sole; sp != nil {
+		for k := range sp.flows {
+			fl := &sp.flows[k]
+			r.f.AddAlone(sp.routes[fl.at:fl.at+fl.n], fl.size, fl.tx)
+		}
+	}
 	*ru = run{}
 	r.free = append(r.free, id)
 	done.CollectiveDone(now, tag)
@@ -412,6 +458,11 @@ func (r *Runner) start(id int32, route []int32, vol float64) {
 	ru.pending++
 	r.flows++
 	size := units.Bytes(vol * ru.scale)
+	if pf := r.capture; pf != nil {
+		pf.flows = append(pf.flows, plannedFlow{size, 0, int32(wire), int32(len(pf.routes)), int32(len(route))})
+		pf.routes = append(pf.routes, route...)
+		return
+	}
 	if r.floor {
 		r.floorTransfer(route, size)
 		return
@@ -696,4 +747,103 @@ func floorTx(bytes, rate float64) engine.Time {
 		return 0
 	}
 	return engine.Time(ns)
+}
+
+// MakeSole makes p, a plan this runner plays as transfers on its fabric,
+// play as one timer: the time its phases take with each transfer alone on
+// its links, as the fabric and the runner would play them to the
+// nanosecond. Each phase's transfers start together; each arrives after
+// its time alone (Fabric.AloneTime: its last byte, then its route's
+// latency); the phase ends at the last arrival, plus its fixed time less
+// that transfer's wire latency (TransferDone). When the plan ends, its
+// transfers' bytes and busy time are added to their links
+// (Fabric.AddAlone). It reports whether p now plays so: not where p plays
+// as a timer already, nor where two transfers of one phase share a link
+// (they would share its capacity) or a phase's transfers differ in wire
+// latency (which one arrives last would then matter).
+//
+// The caller vouches that no other transfer (of another group, or of
+// another collective of p's group) uses any of p's links while p plays:
+// the runner does not check it (Fabric.CheckAlone does, in tests). The
+// every-rank executor proves it from the layout (issue 18): a group inside
+// one NVSwitch domain whose members' scale-up ports no other group's
+// routes cross (topology.Cluster.ScaleUpLinksOf), whose collectives run on
+// one stream. It plays two or three events and a share of a re-solve per
+// transfer as one event: 35% of the CPU of Llama 3 405B's step on 16,384
+// H100 at flow fidelity.
+func (r *Runner) MakeSole(p *Plan) bool {
+	if p == nil || p.g == nil || p.sole != nil {
+		return p != nil && p.sole != nil
+	}
+	if p.timed || r.fid != network.Flow || r.f == nil {
+		return false
+	}
+	dry := &Runner{fid: network.Flow, c: p.g.c, capture: new(planFlows)}
+	dry.runs = append(dry.runs, run{g: p.g, op: p.op, e: p.e, bytes: p.bytes, nphase: 1})
+	if p.e.kind == kHier {
+		_, dry.runs[0].nphase = p.g.sh.hierPlan(p.op, p.bytes)
+	}
+	sp := &solePlan{}
+	used := make(map[int32]bool)
+	var at engine.Time // the phase's start, from the plan's
+	for ph := 0; ph < dry.runs[0].nphase; ph++ {
+		dry.runs[0].phase = ph
+		first := len(dry.capture.flows)
+		dry.phaseFlows(0)
+		ru := &dry.runs[0]
+		var last, wire engine.Time
+		clear(used)
+		for k, fl := range dry.capture.flows[first:] {
+			route := dry.capture.routes[fl.at : fl.at+fl.n]
+			for _, l := range route {
+				if used[l] {
+					return false
+				}
+				used[l] = true
+			}
+			if k > 0 && engine.Time(fl.wire) != wire {
+				return false
+			}
+			wire = engine.Time(fl.wire)
+			tx, lat := r.f.AloneTime(route, fl.size)
+			if tx >= engine.Forever/4 || lat >= engine.Forever/4 {
+				return false
+			}
+			last = max(last, tx+lat)
+			sp.flows = append(sp.flows, soleFlow{size: fl.size, from: at, tx: tx, at: int32(len(sp.routes)), n: fl.n})
+			sp.routes = append(sp.routes, route...)
+		}
+		// (a phase without transfers waits its fixed time alone: wire 0)
+		end := last + max(0, engine.Seconds(ru.after)-wire)
+		if at >= engine.Forever/4-end {
+			return false
+		}
+		at += end
+	}
+	sp.d = at
+	p.sole = sp
+	return true
+}
+
+// holdAlone declares a sole plan's transfers to the fabric's check
+// (Fabric.CheckAlone), each from its start to its last byte.
+func (r *Runner) holdAlone(sp *solePlan) {
+	now := r.e.Now()
+	for k := range sp.flows {
+		fl := &sp.flows[k]
+		r.f.HoldAlone(sp.routes[fl.at:fl.at+fl.n], now+fl.from, now+fl.from+fl.tx)
+	}
+}
+
+// SoleStarts is how many collectives the runner has played as sole plans
+// (MakeSole).
+func (r *Runner) SoleStarts() int64 { return r.soleStarts }
+
+// Sole reports whether the plan plays as one timer alone on its links
+// (Runner.MakeSole), and that timer's time.
+func (p *Plan) Sole() (d engine.Time, ok bool) {
+	if p.sole == nil {
+		return 0, false
+	}
+	return p.sole.d, true
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/simtrain/simtrain/sim/engine"
+	"github.com/simtrain/simtrain/sim/units"
 )
 
 // Flow-fidelity state and the incremental max-min solver. The model and
@@ -189,6 +190,11 @@ type flowState struct {
 	// afterAlone, when set (tests), runs after alone has given the
 	// arrived flows their rates, with fillLocal's thresholds.
 	afterAlone func(lo, hi float64)
+	// soleUntil, when set (CheckAlone, tests), is per link the end of the
+	// last transfer a caller declared alone on it (HoldAlone); a flow that
+	// joins the link before then counts in soleClashes.
+	soleUntil   []engine.Time
+	soleClashes int
 }
 
 func (f *Fabric) initFlow(n int) {
@@ -286,6 +292,9 @@ func (f *Fabric) step(now engine.Time) {
 		for _, fi := range f.arrivals {
 			fl := &f.flows[fi]
 			hs := fl.hops()
+			if f.soleUntil != nil {
+				f.clashes(hs, now)
+			}
 			for k := range hs {
 				l := hs[k].link
 				lk := &f.lk[l]
@@ -894,4 +903,81 @@ func (f *Fabric) flowLinkBytes(link int, now engine.Time) float64 {
 		b += fl.bytes - max(rem, 0)
 	}
 	return b
+}
+
+// AloneTime is how long a flow-fidelity transfer of size on route takes
+// from its start to its delivery when no other transfer shares any of its
+// links meanwhile: tx, its last byte, at the rate the max-min allocation
+// gives a flow alone on its links (its narrowest link's capacity, what
+// alone and every re-solve give it), and lat, the route's latency
+// (RouteLatency), with the fabric's own rounding (txTime). A transfer on a
+// link of zero capacity never arrives: tx is engine.Forever.
+//
+// Why: a caller that can prove a collective's transfers alone on their
+// links (collectives.Runner.MakeSole) plays it as one timer of the time
+// the fabric would give it, instead of two or three events and a re-solve
+// for each transfer (issue 18).
+func (f *Fabric) AloneTime(route []int32, size units.Bytes) (tx, lat engine.Time) {
+	rate := math.Inf(1)
+	for _, l := range route {
+		rate = min(rate, f.lk[l].bw)
+	}
+	return txTime(float64(size), rate), f.RouteLatency(route)
+}
+
+// AddAlone records on route's links a transfer of size that a caller
+// played alone on them for tx (AloneTime), as its departure would have:
+// its bytes and its busy time. Call it once the transfer has ended, in
+// the order the transfers on each link end, so that the links' byte sums
+// add in the same order as the flows' (LinkBytes to the bit).
+func (f *Fabric) AddAlone(route []int32, size units.Bytes, tx engine.Time) {
+	for _, l := range route {
+		lk := &f.lk[l]
+		lk.bytes += float64(size)
+		lk.busy += tx
+	}
+}
+
+// CheckAlone makes the fabric check, from now on, the transfers callers
+// declare alone (HoldAlone): a flow that joins a link of one before it
+// ends, or a declared transfer on a link that carries a flow, counts as a
+// clash (AloneClashes). For tests: the check reads a link-sized array at
+// every flow's arrival.
+func (f *Fabric) CheckAlone() {
+	if f.fid == Flow && f.soleUntil == nil {
+		f.soleUntil = make([]engine.Time, len(f.lk))
+	}
+}
+
+// HoldAlone declares that a transfer on route, played by the caller alone
+// on its links, occupies them from from (now or later) until until
+// (CheckAlone; nothing without it). A link that carries a flow now, or a
+// declared transfer after from, is a clash.
+func (f *Fabric) HoldAlone(route []int32, from, until engine.Time) {
+	if f.soleUntil == nil {
+		return
+	}
+	for _, l := range route {
+		if len(f.lk[l].es) > 0 || f.soleUntil[l] > from {
+			f.soleClashes++
+		}
+		f.soleUntil[l] = until
+	}
+}
+
+// CheckingAlone reports whether CheckAlone is on.
+func (f *Fabric) CheckingAlone() bool { return f.soleUntil != nil }
+
+// AloneClashes is how many clashes CheckAlone has seen: 0 where every
+// transfer declared alone was.
+func (f *Fabric) AloneClashes() int { return f.soleClashes }
+
+// clashes counts a flow arriving on a link held by a transfer declared
+// alone (CheckAlone).
+func (f *Fabric) clashes(hs []hop, now engine.Time) {
+	for _, h := range hs {
+		if f.soleUntil[h.link] > now {
+			f.soleClashes++
+		}
+	}
 }

@@ -76,7 +76,13 @@ type Executor struct {
 
 	byTask  [NumGroupKinds]bool // collectives timed by Task.Dur (TimeByTask)
 	floorBy [NumGroupKinds]bool // fabric-played collectives lasting at least Task.Dur (FloorByTask)
-	minEnd  [][]engine.Time     // per leader instance, per task: earliest end under FloorByTask
+	// sole, when set (SetSoleGroups), says which groups' collectives the
+	// runner may play as one timer alone on their links; soleOverlaps
+	// counts starts of such a collective while its group's last one had
+	// not ended (SoleOverlaps: 0 where the proof holds).
+	sole         func(k GroupKind, ranks []int) bool
+	soleOverlaps int
+	minEnd       [][]engine.Time // per leader instance, per task: earliest end under FloorByTask
 
 	// compute slowdown under communication (interference.go); sms 0 = off
 	sms        int64
@@ -153,6 +159,10 @@ type groupState struct {
 	// the members that have (a group's members are at most a few
 	// collectives apart, so the list stays short).
 	arrived []arrival
+	// sole: the group's collectives play alone on their links
+	// (SetSoleGroups), the last one ending at soleEnd.
+	sole    bool
+	soleEnd engine.Time
 }
 
 // arrival is how many members of a group have reached its collective task.
@@ -1320,6 +1330,12 @@ func (x *Executor) arrive(i, t int, task *Task) {
 	switch {
 	case err != nil:
 	case plan != nil:
+		if d, ok := plan.Sole(); ok {
+			if now < gs.soleEnd {
+				x.soleOverlaps++
+			}
+			gs.soleEnd = now.Add(d)
+		}
 		err = x.runner.StartPlan(plan, x, pack(leader, t))
 	default:
 		err = x.runner.Start(gs.g, task.Op, collectives.Auto, units.Bytes(task.Bytes), x, pack(leader, t))
@@ -1368,6 +1384,9 @@ func (x *Executor) groupPlan(gs *groupState, op collectives.Op, bytes float64) (
 		gs.costs = append(gs.costs, groupCost{op: op, plan: -1, bytes: bytes, d: d})
 		return d, nil, nil
 	}
+	if gs.sole {
+		x.runner.MakeSole(&p)
+	}
 	gs.costs = append(gs.costs, groupCost{op: op, plan: int32(len(gs.plans)), bytes: bytes})
 	gs.plans = append(gs.plans, p)
 	return 0, &gs.plans[len(gs.plans)-1], nil
@@ -1383,7 +1402,7 @@ func (x *Executor) group(k GroupKind, rank int) *groupState {
 	if err != nil {
 		panic(fmt.Sprintf("parallel: %s group: %v", k, err))
 	}
-	gs := &groupState{ranks: ranks, g: g}
+	gs := &groupState{ranks: ranks, g: g, sole: x.sole != nil && x.sole(k, ranks)}
 	id = int32(len(x.groups[k]))
 	x.groups[k] = append(x.groups[k], gs)
 	for _, r := range ranks {
@@ -1415,3 +1434,16 @@ func (x *Executor) sendGroup(i, j int, forward bool) (*groupState, error) {
 // the compiler reads from the index's load, not from its register,
 // keeping that load's value live (a spill per successor walked).
 func packIndex(i, s int) int64 { return int64(i)<<32 | int64(s) }
+
+// SetSoleGroups lets the runner play the collectives of the groups sole
+// accepts (by kind and ranks) as one timer each, alone on their links
+// (collectives.Runner.MakeSole), at flow fidelity in full mode. The caller
+// vouches that no other transfer uses those groups' links, and that a
+// group's collectives never overlap one another; SoleOverlaps counts the
+// starts that break the second. Nil: none. Set before the play.
+func (x *Executor) SetSoleGroups(sole func(k GroupKind, ranks []int) bool) { x.sole = sole }
+
+// SoleOverlaps is how many collectives of groups SetSoleGroups accepted
+// started before their group's last one had ended: 0 where the caller's
+// proof holds.
+func (x *Executor) SoleOverlaps() int { return x.soleOverlaps }

@@ -226,6 +226,14 @@ type Options struct {
 	// onBuild, for tests, sees each StepConfig play builds, before it
 	// builds it (TestFirstBuildKey).
 	onBuild func(*parallel.StepConfig)
+	// noSole, for tests, plays every collective's transfers on the fabric
+	// at flow fidelity, none as a sole timer (soleGroups); checkAlone
+	// makes the fabric check the sole ones (network.Fabric.CheckAlone)
+	// and onSole sees, after each every-rank play, how many collectives
+	// played sole, and the clashes and overlaps the checks found.
+	noSole     bool
+	checkAlone bool
+	onSole     func(starts int64, clashes, overlaps int)
 }
 
 // Run simulates the scenario's steps.
@@ -592,6 +600,17 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 		x, err = parallel.NewFull(eng, layout, progs, runner, groupMaker{cl, pr.shares})
 		if err != nil {
 			return nil, nil, nil, false, err
+		}
+		if fab != nil && !opt.noSole {
+			x.SetSoleGroups(soleGroups(cl, layout, progs))
+			if opt.checkAlone {
+				fab.CheckAlone()
+			}
+			if opt.onSole != nil {
+				defer func() {
+					opt.onSole(runner.SoleStarts(), fab.AloneClashes(), x.SoleOverlaps())
+				}()
+			}
 		}
 		if opt.KeepRanks != nil {
 			if err := x.KeepTimes(opt.KeepRanks(res)); err != nil {
