@@ -38,6 +38,7 @@ func playTwice(t *testing.T, c *topology.Cluster, g *Group, op Op, algo Algo, si
 		t.Fatal(err)
 	}
 	e.Run()
+	r.FlushSole()
 	if len(rec.at) != 2 {
 		t.Fatalf("%d ends", len(rec.at))
 	}

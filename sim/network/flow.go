@@ -925,17 +925,14 @@ func (f *Fabric) AloneTime(route []int32, size units.Bytes) (tx, lat engine.Time
 	return txTime(float64(size), rate), f.RouteLatency(route)
 }
 
-// AddAlone records on route's links a transfer of size that a caller
-// played alone on them for tx (AloneTime), as its departure would have:
-// its bytes and its busy time. Call it once the transfer has ended, in
-// the order the transfers on each link end, so that the links' byte sums
-// add in the same order as the flows' (LinkBytes to the bit).
-func (f *Fabric) AddAlone(route []int32, size units.Bytes, tx engine.Time) {
-	for _, l := range route {
-		lk := &f.lk[l]
-		lk.bytes += float64(size)
-		lk.busy += tx
-	}
+// AddAlone adds to link the bytes and busy time of transfers a caller
+// played alone on it (AloneTime), as their departures would have: for
+// the same bytes to the bit, bytes must be their sum in the order they
+// ended, on a link nothing else crossed.
+func (f *Fabric) AddAlone(link int32, bytes float64, busy engine.Time) {
+	lk := &f.lk[link]
+	lk.bytes += bytes
+	lk.busy += busy
 }
 
 // CheckAlone makes the fabric check, from now on, the transfers callers

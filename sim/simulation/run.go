@@ -580,6 +580,7 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 	}
 
 	eng = opt.Reuse.newEngine()
+	var soleRunner *collectives.Runner // (flow fidelity: its sole collectives' link figures, FlushSole)
 	switch {
 	case s.Fidelity() == network.Analytic && !opt.AllRanks:
 		x = parallel.NewSymmetric(eng, layout, progs)
@@ -602,6 +603,7 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 			return nil, nil, nil, false, err
 		}
 		if fab != nil && !opt.noSole {
+			soleRunner = runner
 			x.SetSoleGroups(soleGroups(cl, layout, progs))
 			if opt.checkAlone {
 				fab.CheckAlone()
@@ -671,6 +673,9 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 		err = x.RunResumed()
 	default:
 		err = x.Run()
+	}
+	if soleRunner != nil {
+		soleRunner.FlushSole()
 	}
 	if err != nil {
 		return nil, nil, nil, false, explainRunError(s, err)
