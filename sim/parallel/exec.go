@@ -76,13 +76,14 @@ type Executor struct {
 
 	byTask  [NumGroupKinds]bool // collectives timed by Task.Dur (TimeByTask)
 	floorBy [NumGroupKinds]bool // fabric-played collectives lasting at least Task.Dur (FloorByTask)
+	minEnd  [][]engine.Time     // per leader instance, per task: earliest end under FloorByTask
+
 	// sole, when set (SetSoleGroups), says which groups' collectives the
 	// runner may play as one timer alone on their links; soleOverlaps
 	// counts starts of such a collective while its group's last one had
 	// not ended (SoleOverlaps: 0 where the proof holds).
 	sole         func(k GroupKind, ranks []int) bool
 	soleOverlaps int
-	minEnd       [][]engine.Time // per leader instance, per task: earliest end under FloorByTask
 
 	// compute slowdown under communication (interference.go); sms 0 = off
 	sms        int64
