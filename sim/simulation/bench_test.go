@@ -150,9 +150,11 @@ func BenchmarkFlow(b *testing.B) {
 			none := func(*Result) []int { return []int{} }
 			b.ReportAllocs()
 			var res *Result
+			var sole int64
+			count := func(starts int64, _, _ int) { sole = starts }
 			for b.Loop() {
 				var err error
-				if res, err = Run(context.Background(), s, Options{KeepRanks: none}); err != nil {
+				if res, err = Run(context.Background(), s, Options{KeepRanks: none, onSole: count}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -164,6 +166,7 @@ func BenchmarkFlow(b *testing.B) {
 			b.ReportMetric(float64(st.Solves), "solves/op")
 			b.ReportMetric(100*float64(st.Alone)/float64(st.Solves), "alone%")
 			b.ReportMetric(float64(st.Unchecked), "unchecked/op")
+			b.ReportMetric(float64(sole), "sole/op") // collectives played as one timer (soleGroups)
 		})
 	}
 }
