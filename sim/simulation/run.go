@@ -81,6 +81,11 @@ type Result struct {
 	CostUSDPerStep   float64
 	EnergyKWhPerStep float64
 
+	// Events is the engine events the play executed, with those the
+	// replicated units would have (parallel.Executor.ExtraEvents): a
+	// measure of the simulator's work, like SimWallS. At flow fidelity a
+	// collective played sole (soleGroups) is one event where its
+	// transfers were several.
 	Events   uint64
 	SimWallS float64
 	// Replicated is how many micro-batches per pipeline were not played
