@@ -716,11 +716,8 @@ func (g *Group) PlayFloor(fid network.Fidelity, op Op, algo Algo, size units.Byt
 	if fid != network.Flow || g.sh.n < 2 || bytes == 0 {
 		return engine.Seconds(e.t), nil // (Plan.Timed's time)
 	}
-	r := &Runner{fid: network.Flow, c: g.c, floor: true, loads: map[int32]float64{}, lats: map[int32]engine.Time{}}
-	r.runs = append(r.runs, run{g: g, op: op, e: e, bytes: bytes, nphase: 1})
-	if e.kind == kHier {
-		_, r.runs[0].nphase = g.sh.hierPlan(op, bytes)
-	}
+	r := dryRunner(g, op, e, bytes)
+	r.floor, r.loads, r.lats = true, map[int32]float64{}, map[int32]engine.Time{}
 	var total engine.Time
 	for ph := 0; ph < r.runs[0].nphase; ph++ {
 		r.runs[0].phase, r.phaseMax = ph, 0
@@ -730,6 +727,20 @@ func (g *Group) PlayFloor(fid network.Fidelity, op Op, algo Algo, size units.Byt
 		total = total.Add(max(r.phaseFloor(), engine.Seconds(r.runs[0].after)))
 	}
 	return total, nil
+}
+
+// dryRunner is a flow-fidelity runner without engine or fabric holding
+// one run of op of bytes on g with e, in its every phase's count (the
+// hierarchical plan's): PlayFloor and MakeSole work its phases out one by
+// one (phaseFlows) with their transfers taken apart (floor, capture)
+// rather than started.
+func dryRunner(g *Group, op Op, e est, bytes float64) *Runner {
+	r := &Runner{fid: network.Flow, c: g.c}
+	r.runs = append(r.runs, run{g: g, op: op, e: e, bytes: bytes, nphase: 1})
+	if e.kind == kHier {
+		_, r.runs[0].nphase = g.sh.hierPlan(op, bytes)
+	}
+	return r
 }
 
 // floorTransfer is start on PlayFloor's runner: a transfer of size on
@@ -818,11 +829,8 @@ func (r *Runner) MakeSole(p *Plan) bool {
 	if p.timed || r.fid != network.Flow || r.f == nil {
 		return false
 	}
-	dry := &Runner{fid: network.Flow, c: p.g.c, capture: new(planFlows)}
-	dry.runs = append(dry.runs, run{g: p.g, op: p.op, e: p.e, bytes: p.bytes, nphase: 1})
-	if p.e.kind == kHier {
-		_, dry.runs[0].nphase = p.g.sh.hierPlan(p.op, p.bytes)
-	}
+	dry := dryRunner(p.g, p.op, p.e, p.bytes)
+	dry.capture = new(planFlows)
 	sp := &solePlan{}
 	used := make(map[int32]bool)
 	var at engine.Time // the phase's start, from the plan's

@@ -24,15 +24,14 @@ func (c *Cluster) ScaleUpLinksOf(ranks []int, use func(link int32)) (ok bool) {
 		return false
 	}
 	g := l.g
-	domainOf := func(r int) int { return r / g / l.domainNodes }
 	// Inside a domain: a member with another member in its domain sends
 	// to it and receives from it.
 	perDomain := make(map[int]int, 4)
 	for _, r := range ranks {
-		perDomain[domainOf(r)]++
+		perDomain[c.DomainOf(r)]++
 	}
 	for _, r := range ranks {
-		if perDomain[domainOf(r)] > 1 {
+		if perDomain[c.DomainOf(r)] > 1 {
 			use(up(l.cUp + int32(r)))
 			use(down(l.cUp + int32(r)))
 		}
@@ -48,14 +47,14 @@ func (c *Cluster) ScaleUpLinksOf(ranks []int, use func(link int32)) (ok bool) {
 	// rails(sl, dl, 0) says so) and the destination's rail NIC is not on
 	// a's own PCIe switch.
 	type key struct{ domain, local int }
-	locals := make(map[int]int, g)            // members by local index
+	locals := make([]int, g)                  // members by local index
 	inDomain := make(map[key]int, len(ranks)) // members by domain and local index
 	for _, r := range ranks {
 		locals[r%g]++
-		inDomain[key{domainOf(r), r % g}]++
+		inDomain[key{c.DomainOf(r), r % g}]++
 	}
 	for _, a := range ranks {
-		sl, node, da := a%g, a/g, domainOf(a)
+		sl, node, da := a%g, a/g, c.DomainOf(a)
 		for dl := 0; dl < g; dl++ {
 			if locals[dl]-inDomain[key{da, dl}] == 0 {
 				continue // no member with local index dl in another domain
