@@ -58,6 +58,7 @@ type SolverStats struct {
 	Fallbacks    uint64 // solves where the local re-solve did not settle and the threshold re-solve ran
 	Alone        uint64 // solves where every changed link carried only arrived flows, each alone (no re-solve)
 	Unchecked    uint64 // rounds of the local re-solve whose set left no flow frozen on its links (no check)
+	Fresh        uint64 // local re-solves whose changed links carried only arrived flows (fillFresh; counted in Unchecked too)
 }
 
 // Fabric plays transfers on directed links at one Fidelity. Create with New.

@@ -4,6 +4,7 @@ import (
 	"math"
 	randv1 "math/rand"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 	"testing/quick"
@@ -87,6 +88,7 @@ var solverModes = []struct {
 	{"component", 0, true, false, false, false},
 	{"no-alone", maxLocalRounds, false, true, false, true},
 	{"check-all", maxLocalRounds, false, false, true, true},
+	{"no-fresh", maxLocalRounds, false, false, false, true},
 }
 
 // checkAlone makes f verify, at every instant that alone settles, that the
@@ -120,6 +122,32 @@ func checkAlone(t *testing.T, f *Fabric) {
 	}
 }
 
+// checkFresh makes f verify, at every instant that fillFresh settles, that
+// fillLocal's general round re-solves the same flows, over the same links,
+// in the same order, to the same rates, to the bit.
+func checkFresh(t *testing.T, f *Fabric) {
+	var flows, links []int32
+	var rates []float64
+	f.afterFresh = func() {
+		flows, links, rates = append(flows[:0], f.compFlows...), append(links[:0], f.compLinks...), rates[:0]
+		for _, fi := range flows {
+			rates = append(rates, f.hot[fi].next)
+		}
+		f.noFresh = true
+		settled := f.fillLocal(0)
+		f.noFresh = false
+		if !settled || !slices.Equal(flows, f.compFlows) || !slices.Equal(links, f.compLinks) {
+			t.Fatalf("at %v fillFresh re-solved flows %v over links %v, the general round (settled %v) %v over %v",
+				f.e.Now(), flows, links, settled, f.compFlows, f.compLinks)
+		}
+		for k, fi := range flows {
+			if r := f.hot[fi].next; math.Float64bits(r) != math.Float64bits(rates[k]) {
+				t.Fatalf("at %v flow slot %d: fillFresh gave rate %v, the general round %v", f.e.Now(), fi, rates[k], r)
+			}
+		}
+	}
+}
+
 // TestRandomAgainstReference: on random scenarios, after every event the
 // incremental solver's rates equal a from-scratch progressive filling over
 // all active flows (the harness checks this and the invariants) in every
@@ -133,8 +161,12 @@ func TestRandomAgainstReference(t *testing.T) {
 		for i, m := range solverModes {
 			h := newHarness(t, bw, lat, Flow)
 			h.f.maxRounds, h.f.fullSolve, h.f.noAlone, h.f.checkAll = m.rounds, m.full, m.noAlone, m.checkAll
+			h.f.noFresh = m.name == "no-fresh"
 			if i == 0 {
 				checkAlone(t, h.f)
+			}
+			if m.name == "local" || m.name == "no-alone" {
+				checkFresh(t, h.f)
 			}
 			h.start(xs)
 			h.run()
@@ -146,6 +178,7 @@ func TestRandomAgainstReference(t *testing.T) {
 			total[i].Fallbacks += s.Fallbacks
 			total[i].Alone += s.Alone
 			total[i].Unchecked += s.Unchecked
+			total[i].Fresh += s.Fresh
 		}
 		for i := 1; i < len(runs); i++ {
 			if len(runs[0]) != len(runs[i]) {
@@ -185,7 +218,8 @@ func TestRandomAgainstReference(t *testing.T) {
 	// up with most of the component; its gain shows on large sparse ones,
 	// see the benchmarks.)
 	if total[0].LocalRounds == 0 || total[2].Fallbacks == 0 || total[1].Fallbacks+total[1].Alone != total[1].Solves ||
-		total[0].Alone == 0 || total[4].Alone != 0 || total[0].Unchecked == 0 || total[5].Unchecked != 0 {
+		total[0].Alone == 0 || total[4].Alone != 0 || total[0].Unchecked == 0 || total[5].Unchecked != 0 ||
+		total[0].Fresh == 0 || total[4].Fresh == 0 || total[6].Fresh != 0 {
 		t.Errorf("solver paths not all exercised: %+v", total)
 	}
 	if total[1].FlowsVisited >= total[3].FlowsVisited {

@@ -166,6 +166,7 @@ func BenchmarkFlow(b *testing.B) {
 			b.ReportMetric(float64(st.Solves), "solves/op")
 			b.ReportMetric(100*float64(st.Alone)/float64(st.Solves), "alone%")
 			b.ReportMetric(float64(st.Unchecked), "unchecked/op")
+			b.ReportMetric(float64(st.Fresh), "fresh/op")
 			b.ReportMetric(float64(sole), "sole/op") // collectives played as one timer (soleGroups)
 		})
 	}
