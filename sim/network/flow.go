@@ -101,14 +101,26 @@ type flink struct {
 	satEp  uint32  // satMax is valid
 	bcnt   int32   // flows of the re-solved set on the link (fillLocal)
 	fdirty bool    // fmax must be rescanned (fillLocal)
+	heaped bool    // the link is in progressiveFill's heap
 }
 
 // entry is one flow crossing one link: lk[l].es holds the entries of the
-// active flows on link l; hop is the index of l in the flow's route.
+// active flows on link l; hop is the index of l in the flow's route, with
+// extHop added where the route lies in the flow's ext (index gives the
+// index alone).
 type entry struct {
 	flow int32
 	hop  int32
 }
+
+// extHop marks an entry whose flow's route lies in ext: removeEntry then
+// knows where the hop of a moved entry is without first loading the
+// flow's length, a cache miss on a random flow, so an inline route's hop
+// is written blind.
+const extHop = 1 << 30
+
+// index is the entry's index into its flow's route.
+func (en entry) index() int32 { return en.hop &^ extHop }
 
 // Thresholds of the solver. freezeSlack widens the set of re-solved flows
 // by a relative 1e-9 below the departure threshold so that flows tied with
@@ -301,6 +313,10 @@ func (f *Fabric) step(now engine.Time) {
 			if f.soleUntil != nil {
 				f.clashes(hs, now)
 			}
+			ext := int32(0)
+			if len(hs) > inlineHops {
+				ext = extHop
+			}
 			for k := range hs {
 				l := hs[k].link
 				lk := &f.lk[l]
@@ -308,7 +324,7 @@ func (f *Fabric) step(now engine.Time) {
 					lk.busyT = now
 				}
 				hs[k].pos = int32(len(lk.es))
-				lk.es = append(lk.es, entry{fi, int32(k)})
+				lk.es = append(lk.es, entry{fi, int32(k) + ext})
 				f.seeds = append(f.seeds, l)
 			}
 			f.arrHops += len(hs)
@@ -345,7 +361,11 @@ func (f *Fabric) removeEntry(lk *flink, i int32) {
 	if i != last {
 		moved := es[last]
 		es[i] = moved
-		f.flows[moved.flow].hops()[moved.hop].pos = i
+		if k := moved.hop; k < extHop {
+			f.flows[moved.flow].inl[k].pos = i
+		} else {
+			f.flows[moved.flow].ext[k-extHop].pos = i
+		}
 	}
 	lk.es = es[:last]
 }
@@ -862,13 +882,44 @@ func (f *Fabric) fillThreshold(lo, tie, hi float64) {
 func (f *Fabric) progressiveFill(links []int32, ep uint32, check bool) {
 	sh := &f.sh
 	sh.items = sh.items[:0]
+	own := 0 // links with one flow of the set
 	for _, l := range links {
 		lk := &f.lk[l]
 		if check {
 			lk.rem, lk.cnt, lk.rmax = lk.brem, lk.bcnt, 0
 		}
-		if lk.cnt > 0 {
+		if lk.cnt > 1 {
 			sh.push(lk.share(), l)
+			lk.heaped = true
+		} else if lk.cnt == 1 {
+			own++
+		}
+	}
+	// A link with one flow of the set is that flow's alone: its share
+	// changes only when the flow is fixed, so of a flow's own links only
+	// the least, in the heap's order, can fix it; the others leave the
+	// heap after it is fixed and pass over. Only that one goes in. A
+	// collective's flows across a fabric cross mostly their own links
+	// (GPU, NIC and leaf ports), and popping those was most of the fill's
+	// sifts (issue 18). The pass ends with the last such link (an expert
+	// all-to-all's links each carry many of its flows: then it does not
+	// start).
+	for _, fi := range f.compFlows {
+		if own == 0 {
+			break
+		}
+		best, bl := 0.0, int32(-1)
+		for _, hp := range f.flows[fi].hops() {
+			if lk := &f.lk[hp.link]; lk.cnt == 1 {
+				own--
+				if s := lk.share(); bl < 0 || s < best || s == best && hp.link < bl {
+					best, bl = s, hp.link
+				}
+			}
+		}
+		if bl >= 0 {
+			sh.push(best, bl)
+			f.lk[bl].heaped = true
 		}
 	}
 	f.fixStamp++
@@ -892,6 +943,7 @@ func (f *Fabric) progressiveFill(links []int32, ep uint32, check bool) {
 		}
 		key, l := sh.pop()
 		lk := &f.lk[l]
+		lk.heaped = false
 		if lk.cnt == 0 {
 			settled--
 			continue
@@ -899,6 +951,7 @@ func (f *Fabric) progressiveFill(links []int32, ep uint32, check bool) {
 		s := lk.share()
 		if s > key {
 			sh.push(s, l)
+			lk.heaped = true
 			continue
 		}
 		if check && s < lk.fmax*(1-sameRate) {
@@ -922,7 +975,7 @@ func (f *Fabric) progressiveFill(links []int32, ep uint32, check bool) {
 				m.rem -= s
 				m.cnt--
 				m.rmax = s
-				if m.cnt == 0 && hp.link != l {
+				if m.cnt == 0 && m.heaped {
 					settled++
 				}
 			}
@@ -931,8 +984,15 @@ func (f *Fabric) progressiveFill(links []int32, ep uint32, check bool) {
 }
 
 // unsettled reports whether link l still has flows to fix in the current
-// fill.
-func (f *Fabric) unsettled(l int32) bool { return f.lk[l].cnt > 0 }
+// fill; a link that has none leaves the heap (keep).
+func (f *Fabric) unsettled(l int32) bool {
+	lk := &f.lk[l]
+	if lk.cnt > 0 {
+		return true
+	}
+	lk.heaped = false
+	return false
+}
 
 // tied reports whether active flow fi has a bottleneck link that nothing
 // changed at this instant: a link that gained and lost no flow, whose rates

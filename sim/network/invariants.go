@@ -30,6 +30,9 @@ func (f *Fabric) CheckInvariants() error {
 	}
 	now := f.e.Now()
 	for l := range f.lk {
+		if f.lk[l].heaped {
+			return fmt.Errorf("network: link %d is marked in the fill's heap between fills", l)
+		}
 		es := f.lk[l].es
 		sum := 0.0
 		for i, en := range es {
@@ -40,7 +43,8 @@ func (f *Fabric) CheckInvariants() error {
 			if h.state != flowActive {
 				return fmt.Errorf("network: link %d lists flow slot %d, which is not active", l, en.flow)
 			}
-			if hs := fl.hops(); int(en.hop) >= len(hs) || hs[en.hop] != (hop{int32(l), int32(i)}) {
+			if hs := fl.hops(); int(en.index()) >= len(hs) || hs[en.index()] != (hop{int32(l), int32(i)}) ||
+				(en.hop >= extHop) != (len(hs) > inlineHops) {
 				return fmt.Errorf("network: link %d entry %d (flow %d hop %d) disagrees with the flow's route", l, i, en.flow, en.hop)
 			}
 			sum += h.rate
@@ -57,13 +61,17 @@ func (f *Fabric) CheckInvariants() error {
 		}
 		active++
 		zeroLink := false
+		ext := int32(0)
+		if fl.nhop > inlineHops {
+			ext = extHop
+		}
 		for k, hp := range fl.hops() {
 			l := hp.link
 			if f.bw[l] == 0 {
 				zeroLink = true
 			}
 			es := f.lk[l].es
-			if p := hp.pos; p < 0 || int(p) >= len(es) || es[p] != (entry{int32(i), int32(k)}) {
+			if p := hp.pos; p < 0 || int(p) >= len(es) || es[p] != (entry{int32(i), int32(k) + ext}) {
 				return fmt.Errorf("network: flow slot %d hop %d is not listed on link %d", i, k, l)
 			}
 		}

@@ -14,7 +14,7 @@ import (
 
 // randomScenario draws a small random network and workload from seed:
 // 1–12 links with capacities spread over two orders of magnitude (a few of
-// them zero when allowZero), routes of 1–4 distinct links, sizes from 1 byte
+// them zero when allowZero), routes of 1–6 distinct links (some longer than a flow slot holds in place), sizes from 1 byte
 // to 2e9 bytes (some zero), and start times drawn from a handful of instants
 // so that many transfers start together (batched solves) as well as from
 // arbitrary nanoseconds.
@@ -38,7 +38,7 @@ func randomScenario(seed uint64, allowZero bool) (bw []float64, lat []engine.Tim
 	nf := 1 + r.IntN(40)
 	instants := []engine.Time{0, 0, 1000, 1 * ms, 3 * ms, 3 * ms, 50 * ms}
 	for i := 0; i < nf; i++ {
-		hops := 1 + r.IntN(min(4, nl))
+		hops := 1 + r.IntN(min(inlineHops+2, nl)) // longer than inlineHops: routes in ext
 		perm := r.Perm(nl)[:hops]
 		route := make([]int32, hops)
 		for k, p := range perm {
