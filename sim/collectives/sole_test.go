@@ -14,11 +14,20 @@ import (
 // MakeSole's timer (ok false where MakeSole refuses it). It returns the
 // two ends and every link's bytes and busy time after them.
 func playTwice(t *testing.T, c *topology.Cluster, g *Group, op Op, algo Algo, size units.Bytes, sole bool) (ends []engine.Time, bytes []units.Bytes, busy []engine.Time, ok bool) {
+	return playTwiceSums(t, c, g, op, algo, size, sole, false)
+}
+
+// playTwiceSums is playTwice with the sole plan's link sums skipped
+// (Runner.SkipSoleLinks) where skip is set.
+func playTwiceSums(t *testing.T, c *topology.Cluster, g *Group, op Op, algo Algo, size units.Bytes, sole, skip bool) (ends []engine.Time, bytes []units.Bytes, busy []engine.Time, ok bool) {
 	t.Helper()
 	e := engine.New()
 	f := network.New(e, c.Bandwidths(), c.Latencies(), network.Flow)
 	f.CheckAlone()
 	r := NewRunner(e, f, network.Flow, c)
+	if skip {
+		r.SkipSoleLinks()
+	}
 	p, err := r.Plan(g, op, algo, size)
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +106,17 @@ func TestMakeSoleMatchesTransfers(t *testing.T) {
 						if bytes[l] != wantBytes[l] || busy[l] != wantBusy[l] {
 							t.Fatalf("%s %v B on %v: link %d carries %v bytes busy %v sole, %v bytes busy %v as transfers",
 								name(), b, tc.ranks, l, bytes[l], busy[l], wantBytes[l], wantBusy[l])
+						}
+					}
+					// With the sums skipped, the same ends and no
+					// bytes on any link.
+					ends, bytes, busy, _ = playTwiceSums(t, c, g, op, algo, units.Bytes(b), true, true)
+					if ends[0] != wantEnds[0] || ends[1] != wantEnds[1] {
+						t.Fatalf("%s %v B on %v: sole ends %v with the sums skipped, transfers %v", name(), b, tc.ranks, ends, wantEnds)
+					}
+					for l := range bytes {
+						if bytes[l] != 0 || busy[l] != 0 {
+							t.Fatalf("%s %v B on %v: link %d carries %v bytes busy %v with the sums skipped", name(), b, tc.ranks, l, bytes[l], busy[l])
 						}
 					}
 				}

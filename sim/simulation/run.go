@@ -170,7 +170,9 @@ type Options struct {
 	// tasks (Tasks, Links, Check): a step of many micro-batches may then be
 	// played shortened, its steady-state micro-batches replicated
 	// (parallel.PlanSteady), with the same figures, to the bit, as the full
-	// play. Tasks, Links and Check see the shortened play.
+	// play. Tasks, Links and Check see the shortened play, and at flow
+	// fidelity Links lacks the collectives played sole (their transfers
+	// are not summed on the links: collectives.Runner.SkipSoleLinks).
 	FiguresOnly bool
 	// KeepRanks, when set, names the ranks whose task times an every-rank
 	// play (AllRanks, or flow fidelity) keeps for Result.Tasks and
@@ -610,6 +612,9 @@ func play(ctx context.Context, s *scenario.Plan, opt Options, cfg *parallel.Step
 		if fab != nil && !opt.noSole {
 			soleRunner = runner
 			x.SetSoleGroups(soleGroups(cl, layout, progs))
+			if opt.FiguresOnly {
+				runner.SkipSoleLinks() // (Links is not read)
+			}
 			if opt.checkAlone {
 				fab.CheckAlone()
 			}
