@@ -128,8 +128,8 @@ func TestAtInsertsAsPush(t *testing.T) {
 		// Phases that fill the array past sortedMax (a heap) and then
 		// drain it and hover, sorted, while its storage wraps.
 		pushP := 5 // of 10: draining, then about level
-		if step%1000 < 100 {
-			pushP = 9 // filling past sortedMax
+		if step%1000 < 100 && ref.len() < heapMax-8 {
+			pushP = 9 // filling past sortedMax, short of heapMax
 		}
 		if ref.len() == 0 || rng.IntN(10) < pushP {
 			at := e.Now() + 1 + Time(rng.IntN(40)) // some ties
@@ -190,8 +190,8 @@ func TestAfterEventOnEveryPath(t *testing.T) {
 
 // roomDriver schedules, from each event it handles, zero to two more
 // (zero-delay ones included), steering the number pending through phases
-// of a few events (early sorted), a few dozen and a hundred (past
-// sortedMax: early a heap) and a few hundred (past heapMax: bucketing). The same driver runs
+// of a few events (early sorted), a few dozen (past sortedMax: early a
+// heap) and a hundred or a few hundred (past heapMax: bucketing). The same driver runs
 // on an Engine and on a naive reference queue (at: nil).
 type roomDriver struct {
 	h       HandlerID

@@ -234,6 +234,12 @@ func BenchmarkHold8(b *testing.B)  { benchHold(b, 8) }
 func BenchmarkHold16(b *testing.B) { benchHold(b, 16) }
 func BenchmarkHold32(b *testing.B) { benchHold(b, 32) }
 
+// Between the sorted array's few and the buckets' thousands: the ranks of
+// a small cluster played every one (64 GPUs at flow fidelity hold 60–250).
+func BenchmarkHold64(b *testing.B)  { benchHold(b, 64) }
+func BenchmarkHold128(b *testing.B) { benchHold(b, 128) }
+func BenchmarkHold256(b *testing.B) { benchHold(b, 256) }
+
 func BenchmarkHold1k(b *testing.B)   { benchHold(b, 1_000) }
 func BenchmarkHold100k(b *testing.B) { benchHold(b, 100_000) }
 func BenchmarkHold1M(b *testing.B)   { benchHold(b, 1_000_000) }

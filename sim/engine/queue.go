@@ -80,7 +80,16 @@ type queue struct {
 }
 
 // heapMax is the most events early holds before the queue starts bucketing.
-const heapMax = 256
+// Above sortedMax early is a binary heap, which the buckets beat from there
+// on: holding 128 or 256 events, 17–18 M events/s on the heap against 27 M
+// on the buckets (`-bench 'Hold(64|128|256)$'`); 64 ties. The ranks of a
+// small cluster played every one sit there (Mixtral 8x7B on 64 H100 at
+// flow fidelity: its plan took 16.4–16.5 s of CPU at 256, 13.5–14.7 s at
+// 64, the popping of the heap 9.6% of it; issue 18). A sweep point's
+// representative ranks hold 32 at most (earlyQueue) and never bucket;
+// at 33 the analytic Mixtral plan on 512 H100 was 4% slower (its points'
+// peaks then bucketed for the rest of their plays), at 64 not.
+const heapMax = 64
 
 // The time is read in 4-bit digits (16 of them): bucket 16p+v holds the
 // events whose highest digit differing from last's is digit p, with value
