@@ -3,6 +3,7 @@ package collectives
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/network"
@@ -50,6 +51,9 @@ type Runner struct {
 	soleOf  map[*Group]*soleLinks
 	// noSoleSums: the caller reads no link figures (SkipSoleLinks)
 	noSoleSums bool
+	// soleShapes holds one copy of each sole plan's transfers and slots
+	// that some group's plan has (shareShape), by a hash of them.
+	soleShapes map[uint64][]*solePlan
 }
 
 // run is one collective in flight.
@@ -884,8 +888,43 @@ func (r *Runner) MakeSole(p *Plan) bool {
 	for _, l := range sp.routes {
 		sp.slots = append(sp.slots, acc.slot(l))
 	}
+	r.shareShape(sp)
 	p.sole = sp
 	return true
+}
+
+// shareShape points sp's transfers and slots at an earlier sole plan's
+// where they are equal. The groups of one kind play the same collectives
+// over their own links, and a group's links take their slots in the order
+// its plans first name them, so the 2,048 tensor-parallel groups of the
+// 405B step on 16,384 GPUs hold one copy of each plan's transfers and
+// slots between them rather than one each: each collective's end reads
+// them (runnerTimer.Handle) before it adds to its group's sums, and a copy
+// of its own missed the cache (issue 18). The values are the same, so is
+// every sum.
+func (r *Runner) shareShape(sp *solePlan) {
+	h := uint64(14695981039346656037) // FNV-1a over what Handle reads
+	mix := func(v uint64) { h = (h ^ v) * 1099511628211 }
+	for k := range sp.flows {
+		fl := &sp.flows[k]
+		mix(math.Float64bits(float64(fl.size)))
+		mix(uint64(fl.from))
+		mix(uint64(fl.tx))
+		mix(uint64(fl.at)<<32 | uint64(uint32(fl.n)))
+	}
+	for _, j := range sp.slots {
+		mix(uint64(j))
+	}
+	for _, o := range r.soleShapes[h] {
+		if slices.Equal(o.flows, sp.flows) && slices.Equal(o.slots, sp.slots) {
+			sp.flows, sp.slots = o.flows, o.slots
+			return
+		}
+	}
+	if r.soleShapes == nil {
+		r.soleShapes = make(map[uint64][]*solePlan)
+	}
+	r.soleShapes[h] = append(r.soleShapes[h], sp)
 }
 
 // FlushSole adds the bytes and busy time of the sole plans' transfers

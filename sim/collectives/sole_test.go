@@ -2,6 +2,7 @@ package collectives
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/simtrain/simtrain/sim/engine"
 	"github.com/simtrain/simtrain/sim/network"
@@ -156,5 +157,68 @@ func TestMakeSoleRefuses(t *testing.T) {
 	}
 	if _, ok := q.Sole(); ok {
 		t.Fatal("a refused plan reports sole")
+	}
+}
+
+// TestMakeSoleSharesShapes: the sole plans of two nodes' tensor-parallel
+// groups, equal but for their links, share one copy of their transfers and
+// slots (shareShape), and each group's collectives still leave exactly
+// their transfers' bytes on its own links and none on the other's.
+func TestMakeSoleSharesShapes(t *testing.T) {
+	c := cluster(t, topology.Spec{GPU: "h100-sxm", Nodes: 2})
+	e := engine.New()
+	f := network.New(e, c.Bandwidths(), c.Latencies(), network.Flow)
+	r := NewRunner(e, f, network.Flow, c)
+	var plans [2]Plan
+	for n := range plans {
+		g, err := NewGroup(c, []int{8 * n, 8*n + 1, 8*n + 2, 8*n + 3, 8*n + 4, 8*n + 5, 8*n + 6, 8*n + 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plans[n], err = r.Plan(g, AllReduce, Auto, 64*MiB); err != nil {
+			t.Fatal(err)
+		}
+		if !r.MakeSole(&plans[n]) {
+			t.Fatalf("node %d's plan not made sole", n)
+		}
+	}
+	a, b := plans[0].sole, plans[1].sole
+	if unsafe.SliceData(a.flows) != unsafe.SliceData(b.flows) || unsafe.SliceData(a.slots) != unsafe.SliceData(b.slots) {
+		t.Fatal("equal plans of two groups keep two copies of their transfers and slots")
+	}
+	if unsafe.SliceData(a.routes) == unsafe.SliceData(b.routes) || a.acc == b.acc {
+		t.Fatal("two groups' plans share their routes or their sums")
+	}
+	rec := &recorder{}
+	if err := r.StartPlan(&plans[1], rec, 1); err != nil {
+		t.Fatal(err)
+	}
+	e.Run()
+	r.FlushSole()
+	// The same collective as transfers on a fabric of its own.
+	e2 := engine.New()
+	f2 := network.New(e2, c.Bandwidths(), c.Latencies(), network.Flow)
+	r2 := NewRunner(e2, f2, network.Flow, c)
+	p2, err := r2.Plan(plans[1].g, AllReduce, Auto, 64*MiB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r2.StartPlan(&p2, &recorder{}, 1); err != nil {
+		t.Fatal(err)
+	}
+	e2.Run()
+	carried := 0
+	for l := range c.NumLinks() {
+		got, want := f.LinkBytes(l), f2.LinkBytes(l)
+		if got != want || f.LinkBusy(l) != f2.LinkBusy(l) {
+			t.Fatalf("link %d carries %v bytes busy %v after node 1's sole collective, %v busy %v as transfers",
+				l, got, f.LinkBusy(l), want, f2.LinkBusy(l))
+		}
+		if got > 0 {
+			carried++
+		}
+	}
+	if carried == 0 {
+		t.Fatal("no link carried node 1's collective")
 	}
 }
