@@ -891,6 +891,8 @@ func (f *Fabric) fillThreshold(lo, tie, hi float64) {
 // pass over a burst's links fewer, each a cache miss on 16,384 GPUs), and
 // a frozen flow faster than the share at which a link fixes its flows is
 // appended to f.viol (fmax must hold each link's fastest frozen rate).
+// f.compFlows must list the flows marked with ep: a link that carries one
+// of them enters the heap only as the least of that flow's own links.
 func (f *Fabric) progressiveFill(links []int32, ep uint32, check bool) {
 	sh := &f.sh
 	sh.items = sh.items[:0]
