@@ -521,6 +521,18 @@ func (f *Fabric) nextEpoch() uint32 {
 	return f.epoch
 }
 
+// nextCheck starts a new check stamp (a round of fillLocal, or fillFresh's);
+// stamps equal to it are current.
+func (f *Fabric) nextCheck() {
+	f.chk++
+	if f.chk == 0 { // wrapped: clear every stamp once per 2^32 rounds
+		for i := range f.hot {
+			f.hot[i].chk = 0
+		}
+		f.chk = 1
+	}
+}
+
 // addToSet puts flow fi in the re-solved set R of epoch ep, with every link
 // of its route, and keeps each link's base for the next round of
 // fillLocal: brem, the capacity left after the frozen flows, bcnt, the
@@ -633,13 +645,7 @@ func (f *Fabric) fillLocal(lo float64) bool {
 	work := 0 // flows re-solved over all rounds so far
 	for round := 0; round < f.maxRounds && work <= f.nActive; round++ {
 		work += len(f.compFlows)
-		f.chk++
-		if f.chk == 0 {
-			for i := range f.hot {
-				f.hot[i].chk = 0
-			}
-			f.chk = 1
-		}
+		f.nextCheck()
 		for _, l := range f.fdirty {
 			fmax := 0.0
 			for _, en := range f.lk[l].es {
@@ -732,13 +738,7 @@ func (f *Fabric) fillFresh(ep uint32) {
 			}
 		}
 	}
-	f.chk++
-	if f.chk == 0 {
-		for i := range f.hot {
-			f.hot[i].chk = 0
-		}
-		f.chk = 1
-	}
+	f.nextCheck()
 	f.viol = f.viol[:0]
 	f.progressiveFill(f.compLinks, ep, true)
 	f.stats.Unchecked++
