@@ -108,5 +108,17 @@ func fidelityOverride(f *network.Fidelity) []scenario.Override {
 	return []scenario.Override{{Path: "sim.fidelity", Value: f.String()}}
 }
 
+// overridesFlow reports whether ovs set sim.fidelity to flow: the last
+// override of the field decides, as scenario.Load applies them in order.
+func overridesFlow(ovs []scenario.Override) bool {
+	flow := false
+	for _, o := range ovs {
+		if o.Path == "sim.fidelity" {
+			flow = strings.Trim(strings.TrimSpace(o.Value), `"'`) == network.Flow.String()
+		}
+	}
+	return flow
+}
+
 // groupedInt formats an integer count with thousands separators (16,384).
 func groupedInt[T ~int | ~int32 | ~int64](n T) string { return numfmt.Grouped(float64(n)) }

@@ -218,6 +218,19 @@ func runOne(cmd *cobra.Command, path string, o runOptions, fid *network.Fidelity
 		world := r.Layout.World()
 		return append(o.tlRanks.ranks(world, r.TimelineRanks), o.trRanks.ranks(world, r.TimelineRanks)...)
 	}
+	if s.Fidelity() == network.Analytic {
+		// An analytic play's arrays are written in order and read stage
+		// by stage: where huge pages cannot pay here (a page's first
+		// touch is cheap, and the host takes back free 2 MiB blocks),
+		// none (hugepages.CloseWhereUnpaid). After 6 s idle on the
+		// project's Intel machine: the 405B run −71 ± 28 ms of CPU,
+		// every rank of it −372 ± 99 ms (round 72). A flow play keeps
+		// them: its fabric tables, read at random for seconds, lose to
+		// 4 KiB pages' TLB misses (the 405B step on every rank at flow
+		// fidelity 22.6 s against 20.3 s). Once closed, the gate stays
+		// closed for the command's later files.
+		hugepages.CloseWhereUnpaid()
+	}
 	prog := newRunProgress(cmd.ErrOrStderr(), o.quiet, s.Name)
 	if o.allRanks {
 		reuse = nil

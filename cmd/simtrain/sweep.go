@@ -491,7 +491,12 @@ func (s *sweepStats) print(w io.Writer, sw *sweep.Sweep, si, sn, here, already, 
 // point after point, and on 4 KiB pages that costs less than on huge
 // pages the host must fault back in (a machine left idle a few seconds;
 // after 6 s idle, the 70B sweep's CPU 0.714 s with the advice against
-// 0.620 s without; docs/design.md "Speed", cold47).
+// 0.620 s without; docs/design.md "Speed", cold47). Where huge pages
+// cannot pay at all (hugepages.CloseWhereUnpaid: a page's first touch is
+// cheap here), a sweep of analytic points gives none once it is loaded
+// (the 70B sweep after 6 s idle −90 ± 35 ms of CPU on the project's Intel
+// machine, round 72); one whose points play every rank keeps them for
+// the fabric's tables.
 //
 // Loading grows the heap from nothing to ≈ 15 MB (the hardware catalog,
 // the resolved points and their plans), nearly all of it kept. The Go
@@ -506,7 +511,12 @@ func startSweepLoad() (loaded func(everyRank bool)) {
 	if gcp < 0 || gcp > 400 {
 		debug.SetGCPercent(gcp)
 	}
-	return func(everyRank bool) { debug.SetGCPercent(pointsGCPercent(gcp, heapObjectBytes(), everyRank)) }
+	return func(everyRank bool) {
+		debug.SetGCPercent(pointsGCPercent(gcp, heapObjectBytes(), everyRank))
+		if !everyRank {
+			hugepages.CloseWhereUnpaid()
+		}
+	}
 }
 
 // pointsGCPercent is the GC percent a sweep's points run at: the user's

@@ -182,6 +182,12 @@ func runValidate(cmd *cobra.Command, paths []string, o validateOptions, fid *net
 		// for ≈ 2,000 simulations, where huge pages pay (5.26 s against
 		// 5.89 s with the gate closing, 4 pairs; issue 18, round 58).
 		hugepages.CloseWhenDear()
+		if !overridesFlow(overrides) {
+			// Analytic plays, where huge pages cannot pay at all
+			// (hugepages.CloseWhereUnpaid: a page's first touch is
+			// cheap here): none from the start (round 72).
+			hugepages.CloseWhereUnpaid()
+		}
 	}
 	results := validation.Run(ctx, paths, o.workers, o.budget.budget(), overrides...)
 	if err := ctx.Err(); err != nil {

@@ -11,8 +11,9 @@ import (
 // The gate says whether this process gives huge-page advice at all
 // (adviseAround, Advise, AdviseHeap): on where the system has transparent
 // huge pages and, in a process that asked for it (CloseWhenDear), until
-// the fresh 2 MiB pages it makes are seen to be dear; then off for the
-// rest of the process.
+// the fresh 2 MiB pages it makes are seen to be dear, or in one that
+// plays analytic steps (CloseWhereUnpaid, pays_linux.go) until it finds
+// they cannot pay here; then off for the rest of the process.
 //
 // Why: on this project's machine (a PVM guest with free page reporting,
 // page_reporting_order 9) a 2 MiB block the guest has left free for

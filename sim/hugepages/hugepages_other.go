@@ -43,3 +43,7 @@ func WatchHeap[T any](p *T, period time.Duration) (stop func()) { return func() 
 
 // CloseWhenDear does nothing: huge-page advice is Linux's (gate_linux.go).
 func CloseWhenDear() {}
+
+// CloseWhereUnpaid does nothing: huge-page advice is Linux's
+// (pays_linux.go).
+func CloseWhereUnpaid() {}
