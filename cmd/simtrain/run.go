@@ -223,8 +223,8 @@ func runOne(cmd *cobra.Command, path string, o runOptions, fid *network.Fidelity
 		// by stage: where huge pages cannot pay here (a page's first
 		// touch is cheap, and the host takes back free 2 MiB blocks),
 		// none (hugepages.CloseWhereUnpaid). After 6 s idle on the
-		// project's Intel machine: the 405B run −71 ± 28 ms of CPU,
-		// every rank of it −372 ± 99 ms (round 72). A flow play keeps
+		// project's Intel machine: the 405B run −104 ± 62 ms of CPU,
+		// every rank of it −417 ± 107 ms (round 72). A flow play keeps
 		// them: its fabric tables, read at random for seconds, lose to
 		// 4 KiB pages' TLB misses (the 405B step on every rank at flow
 		// fidelity 22.6 s against 20.3 s). Once closed, the gate stays

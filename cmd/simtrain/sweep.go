@@ -494,7 +494,7 @@ func (s *sweepStats) print(w io.Writer, sw *sweep.Sweep, si, sn, here, already, 
 // 0.620 s without; docs/design.md "Speed", cold47). Where huge pages
 // cannot pay at all (hugepages.CloseWhereUnpaid: a page's first touch is
 // cheap here), a sweep of analytic points gives none once it is loaded
-// (the 70B sweep after 6 s idle −90 ± 35 ms of CPU on the project's Intel
+// (the 70B sweep after 6 s idle −68 ± 33 ms of CPU on the project's Intel
 // machine, round 72); one whose points play every rank keeps them for
 // the fabric's tables.
 //

@@ -36,17 +36,17 @@ import (
 //
 // Measured on the project's Intel machine (issue 18, round 72), where a
 // populated page's first touch costs 0.02–0.03 µs and free 2 MiB blocks
-// are reported, the gate closed from the start against main after 6 s
-// idle: the 70B sweep −90 ± 35 ms of CPU (0.532 s against 0.633 s) and
-// −65 ± 24 ms of wall (10 alternating pairs), `run --all-ranks` on the
-// 405B scenario −372 ± 99 ms (2.36 s against 2.74 s, 6 pairs), the 405B
-// `run` −71 ± 28 ms (10 pairs), the 70B plan −71 ± 50 ms (6 pairs); back
-// to back, each binary in its own chain of runs, the same within the
-// noise (the sweep 0.462 and 0.434 s against 0.500 and 0.455 s). At flow
-// fidelity the 4 KiB pages cost TLB misses instead: the 405B step on
-// every rank of 16,384 GPUs 22.58 s against 20.33 s back to back (2
-// pairs), the 70B flow plan 7.45 s against 7.31 s. docs/design.md
-// "Speed", round 72.
+// are reported, against main (caf6a56) after 6 s idle, alternating pairs:
+// the 70B sweep −68 ± 33 ms of CPU (0.583 s against 0.653 s) and −53 ± 21
+// ms of wall (10 pairs), the 405B `run` −104 ± 62 ms (8), on 131,072 GPUs
+// −155 ± 36 ms (6), every rank −417 ± 107 ms (2.34 s against 2.73 s, 6),
+// `validate` −81 ± 45 ms (6), the 70B plan −110 ± 45 ms (6); back to
+// back, each binary in its own chain of runs, the same within the noise
+// (the sweep 0.462 and 0.434 s against 0.500 and 0.455 s). At flow
+// fidelity 4 KiB pages cost TLB misses instead: the 405B step on every
+// rank of 16,384 GPUs 22.58 s against 20.33 s back to back (2 pairs),
+// the 70B flow plan 7.45 s against 7.31 s. docs/design.md "Speed",
+// round 72.
 func CloseWhereUnpaid() { closeUnless(paysHere) }
 
 // closeUnless closes the gate unless pays says huge pages pay; pays is
