@@ -285,6 +285,23 @@ func TestWatchHeapAdvisesAtEachTick(t *testing.T) {
 	runtime.KeepAlive(grown)
 }
 
+// Once the gate is closed the watcher ends at its next tick: a closed
+// gate advises nothing, so ticking on would only wake the process (a
+// thousand times a second in `run`).
+func TestWatchHeapEndsWithTheGate(t *testing.T) {
+	resetGate(t, true)
+	turnOff()
+	ticks := make(chan time.Time)
+	stop := watchHeap(new([64]byte), ticks)
+	defer stop()
+	ticks <- time.Time{} // taken: the watcher was running
+	select {
+	case ticks <- time.Time{}:
+		t.Fatal("the watcher took a second tick after the gate closed")
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
 // skipWithoutHugeAdvice skips t where the system has no transparent huge
 // pages or refuses the advice (THP disabled for the process).
 func skipWithoutHugeAdvice(t *testing.T) {
