@@ -182,12 +182,16 @@ func runValidate(cmd *cobra.Command, paths []string, o validateOptions, fid *net
 		// for ≈ 2,000 simulations, where huge pages pay (5.26 s against
 		// 5.89 s with the gate closing, 4 pairs; issue 18, round 58).
 		hugepages.CloseWhenDear()
-		if !overridesFlow(overrides) {
-			// Analytic plays, where huge pages cannot pay at all
-			// (hugepages.CloseWhereUnpaid: a page's first touch is
-			// cheap here): none from the start (round 72).
-			hugepages.CloseWhereUnpaid()
-		}
+	}
+	if !overridesFlow(overrides) {
+		// Analytic plays, where huge pages cannot pay at all
+		// (hugepages.CloseWhereUnpaid: a page's first touch is cheap
+		// here): none from the start, --cv too. After 6 s idle on the
+		// project's Intel machine the 185 runs took −81 ± 45 ms of CPU
+		// (6 pairs), with --cv source −556 ± 134 ms (4 pairs); back to
+		// back, in chains of runs, --cv the same with huge pages off
+		// (5.64 and 5.67 s against 5.65 and 5.62 s; round 72).
+		hugepages.CloseWhereUnpaid()
 	}
 	results := validation.Run(ctx, paths, o.workers, o.budget.budget(), overrides...)
 	if err := ctx.Err(); err != nil {
