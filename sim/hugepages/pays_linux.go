@@ -16,9 +16,9 @@ import (
 // the guest's free 2 MiB blocks and a populated 4 KiB page's first touch
 // is cheap (hugePays). For a process that plays analytic steps, whose
 // large arrays (the task graphs, the plays' records) are written in order
-// and read stage by stage for a second or two; a play at flow fidelity,
-// whose fabric tables are read at random for tens of seconds, keeps huge
-// pages for their TLB reach (below). Elsewhere it does nothing.
+// and read stage by stage; a play at flow fidelity, whose fabric tables
+// are read at random for seconds to minutes, keeps huge pages for their
+// TLB reach (below). Elsewhere it does nothing.
 //
 // Why. Against 4 KiB pages a 2 MiB page saves the faults (or the
 // populate) of its 512 pages and, in a guest whose hypervisor shadows its
