@@ -179,8 +179,10 @@ func runValidate(cmd *cobra.Command, paths []string, o validateOptions, fid *net
 		// Measured after 6 s idle on the 185 published runs: 0.967 s of
 		// CPU against 1.075 s with the advice (6 alternating pairs,
 		// −111 ± 40 ms). Not with --cv: its fit keeps the same memory
-		// for ≈ 2,000 simulations, where huge pages pay (5.26 s against
-		// 5.89 s with the gate closing, 4 pairs; issue 18, round 58).
+		// for ≈ 2,000 simulations, where huge pages paid on the AMD
+		// machine of round 58 (5.26 s against 5.89 s with the gate
+		// closing, 4 pairs; issue 18). Where they cannot pay at all, the
+		// rule below turns them off for --cv too.
 		hugepages.CloseWhenDear()
 	}
 	if !overridesFlow(overrides) {
