@@ -63,6 +63,7 @@ fi
 
 rows=()
 missed=0
+began=$(date -u '+%Y-%m-%d %H:%M')
 
 # row NAME MEASURED BAR OK: one line of the table (OK 1 or 0).
 row() {
@@ -136,7 +137,7 @@ if ((cold)); then
   row "RPC packages linked (of $pkgs)" "$rpc" "0" "$( ((rpc == 0)) && echo 1 || echo 0)"
 fi
 
-echo "issue 18's bars, $(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//' || uname -m):"
+echo "issue 18's bars, $began–$(date -u '+%H:%M') UTC, $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//' || uname -m):"
 echo
 echo "| what | measured (median) | bar | |"
 echo "|---|---|---|---|"
