@@ -85,7 +85,10 @@ timed() {
   shift
   echo "bars.sh: $n runs of simtrain $*" >&2
   local line
-  line=$("$tmp/timeit" -n "$n" -sleep 6s -- "$bin" "$@" | tail -1)
+  if ! line=$("$tmp/timeit" -n "$n" -sleep 6s -- "$bin" "$@" | tail -1); then
+    echo "bars.sh: simtrain $* did not run to the end (tools/timeit said why above)" >&2
+    exit 1
+  fi
   cpu=$(sed -E 's/.*CPU median ([0-9.]+) s.*/\1/' <<<"$line")
   wall=$(sed -E 's/.*wall median ([0-9.]+) s.*/\1/' <<<"$line")
   rss=$(sed -E 's/.*max RSS ([0-9]+) MB.*/\1/' <<<"$line")
@@ -125,6 +128,8 @@ row "engine, 1,000 pending events (median of 3)" "$events M events/cpu-s" "≥ 2
 
 if ((cold)); then
   echo "bars.sh: a cold go build ./cmd/simtrain" >&2
+  # The modules first, so that the build's time holds no download.
+  go mod download
   cache=$(mktemp -d)
   start=$(date +%s.%N)
   GOCACHE=$cache go build -o "$tmp/cold" ./cmd/simtrain
